@@ -1,0 +1,62 @@
+# gpuprof — the front door. `make demo` and `make test` are all a new user needs.
+GO       ?= go
+BIN      ?= bin/gpuprof
+VERSION  ?= $(shell git describe --tags --always --dirty 2>/dev/null || echo devel)
+LDFLAGS  := -X main.version=$(VERSION)
+PKGS     := ./...
+export CGO_ENABLED := 1
+
+.PHONY: all build test test-unit test-e2e demo bench lint fmt vet fuzz update-golden install clean
+
+all: build
+
+build:
+	$(GO) build -ldflags '$(LDFLAGS)' -o $(BIN) ./cmd/gpuprof
+
+# Unit tests, then the end-to-end tests under a real Slurm (started by the
+# harness in contrib/slurm/testcluster.sh; they skip only when not root or
+# without apt, and never when CI=true).
+test: build vet
+	$(GO) test -count=1 -timeout 20m $(PKGS)
+
+test-unit:
+	$(GO) test -count=1 $(shell $(GO) list ./... | grep -v /e2e)
+
+test-e2e: build
+	GPUPROF_BIN=$(abspath $(BIN)) $(GO) test -count=1 -v -timeout 20m ./e2e/...
+
+# A simulated GPU node and a handful of simulated jobs through the real
+# recording path (agent, hooks, store). No root, Slurm or GPU needed.
+demo: build
+	./scripts/demo.sh $(abspath $(BIN)) demo-out
+
+bench: build
+	$(GO) test -run '^$$' -bench . -benchmem $(shell $(GO) list ./... | grep -v /e2e)
+	./scripts/bench-hooks.sh $(abspath $(BIN))
+
+fuzz:
+	for t in FuzzParseHookEnv FuzzParseIndexList FuzzExpandHostlist FuzzParseGresConf; do \
+		$(GO) test ./slurmext -run '^$$' -fuzz "^$$t$$" -fuzztime 20s || exit 1; done
+
+vet:
+	$(GO) vet $(PKGS)
+	@test -z "$$(gofmt -l $$(git ls-files '*.go'))" || { gofmt -l $$(git ls-files '*.go'); echo "gofmt needed"; exit 1; }
+
+lint: vet
+	@if command -v golangci-lint >/dev/null; then golangci-lint run; else echo "golangci-lint not installed; ran go vet and gofmt"; fi
+
+fmt:
+	gofmt -w $$(git ls-files '*.go')
+
+update-golden:
+	$(GO) test ./... -run Golden -update
+
+install: build
+	install -D -m 0755 $(BIN) $(DESTDIR)/usr/local/sbin/gpuprof
+	install -D -m 0755 contrib/slurm/prolog.sh $(DESTDIR)/etc/slurm/prolog.d/50-gpuprof
+	install -D -m 0755 contrib/slurm/epilog.sh $(DESTDIR)/etc/slurm/epilog.d/50-gpuprof
+	install -D -m 0644 contrib/systemd/gpuprof-agent.service $(DESTDIR)/etc/systemd/system/gpuprof-agent.service
+	test -e $(DESTDIR)/etc/gpuprof/gpuprof.toml || install -D -m 0644 contrib/slurm/gpuprof.toml.example $(DESTDIR)/etc/gpuprof/gpuprof.toml
+
+clean:
+	rm -rf bin demo-out bench-out

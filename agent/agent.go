@@ -1,0 +1,597 @@
+// Package agent is the node agent: it samples every GPU of a node on a fixed
+// interval, attributes readings to Slurm jobs (whole devices for exclusive
+// GPUs, processes for shared ones), keeps running profiles in the node's
+// database so a restart resumes them, and finalises a job when its epilog
+// says so. It also serves the hooks over a unix socket.
+//
+// It must not import go-nvml (it reads GPUs through gpu.Sampler) nor parse
+// Slurm environments (the hooks do that).
+package agent
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"log/slog"
+	"net"
+	"os"
+	"path/filepath"
+	"slices"
+	"sort"
+	"sync"
+	"time"
+
+	"github.com/gpuprof/gpuprof/gpu"
+	"github.com/gpuprof/gpuprof/profile"
+	"github.com/gpuprof/gpuprof/spool"
+	"github.com/gpuprof/gpuprof/store"
+)
+
+// Options configure an Agent.
+type Options struct {
+	Cluster       string
+	Node          string
+	Socket        string
+	Interval      time.Duration
+	FlushInterval time.Duration
+	SeriesPoints  int
+	Procfs        string
+	CgroupRoot    string
+	// Clock returns the current time; nil means time.Now.
+	Clock func() time.Time
+}
+
+// Agent samples GPUs and keeps job profiles. Create it with New and run it
+// with Run.
+type Agent struct {
+	opts  Options
+	gpus  gpu.Sampler
+	db    *store.DB
+	spool spool.Dir
+	log   *slog.Logger
+	proc  procReader
+	now   func() time.Time
+
+	// gpuSem serialises use of the sampler (its contract) while letting a
+	// caller give up waiting when its context ends.
+	gpuSem chan struct{}
+	// persistWake asks the persister to flush and drain the spool now.
+	persistWake chan struct{}
+
+	devices  []gpu.Device
+	byUUID   map[string]gpu.Device
+	versions gpu.Versions
+
+	mu        sync.Mutex
+	jobs      map[string]*jobState // by job id
+	pids      map[int]pidInfo
+	nodeIO    ioCounter
+	delayAcct bool
+}
+
+type jobState struct {
+	prof     profile.Job
+	cgroupIO float64 // last cgroup io.pressure total, seconds (NaN-free: valid with hasCG)
+	hasCG    bool
+	ticks    map[int]uint64 // last blkio ticks per PID
+	lastIO   time.Time
+	gapFrom  time.Time // set when resumed after a sampling gap
+}
+
+type pidInfo struct {
+	job   string
+	start uint64
+	name  string
+	seen  bool
+}
+
+type ioCounter struct {
+	psi       float64
+	hasPSI    bool
+	iowait    uint64
+	total     uint64
+	hasCPU    bool
+	lastValid bool
+}
+
+// New prepares an agent. It reads the GPU inventory once; Run does the rest.
+func New(ctx context.Context, opts Options, sampler gpu.Sampler, db *store.DB, sp spool.Dir, log *slog.Logger) (*Agent, error) {
+	if opts.Interval <= 0 {
+		return nil, errors.New("agent: interval must be positive")
+	}
+	if opts.FlushInterval <= 0 {
+		opts.FlushInterval = 10 * opts.Interval
+	}
+	if opts.Procfs == "" {
+		opts.Procfs = "/proc"
+	}
+	if opts.CgroupRoot == "" {
+		opts.CgroupRoot = "/sys/fs/cgroup"
+	}
+	a := &Agent{
+		opts:        opts,
+		gpus:        sampler,
+		db:          db,
+		spool:       sp,
+		log:         log,
+		proc:        procReader{procfs: opts.Procfs, cgroupRoot: opts.CgroupRoot},
+		now:         opts.Clock,
+		gpuSem:      make(chan struct{}, 1),
+		persistWake: make(chan struct{}, 1),
+		byUUID:      map[string]gpu.Device{},
+		jobs:        map[string]*jobState{},
+		pids:        map[int]pidInfo{},
+	}
+	if a.now == nil {
+		a.now = time.Now
+	}
+	devs, err := sampler.Devices(ctx)
+	if err != nil {
+		return nil, fmt.Errorf("agent: GPU inventory: %w", err)
+	}
+	a.devices = devs
+	resolved, _, _ := Resolve(devs, uuidRefs(devs))
+	for _, d := range resolved {
+		a.byUUID[d.UUID] = d
+	}
+	if v, err := sampler.Versions(ctx); err == nil {
+		a.versions = v
+	} else {
+		log.Warn("driver versions unavailable", "err", err)
+	}
+	a.delayAcct = a.proc.delayAcct()
+	return a, nil
+}
+
+// Run serves the socket, samples and persists until ctx ends, then flushes
+// the running profiles once more and returns.
+func (a *Agent) Run(ctx context.Context) error {
+	if err := a.resume(ctx); err != nil {
+		return err
+	}
+	ln, err := listen(a.opts.Socket)
+	if err != nil {
+		return err
+	}
+	a.log.Info("agent started", "node", a.opts.Node, "gpus", len(a.devices), "interval", a.opts.Interval,
+		"socket", a.opts.Socket, "jobs_resumed", len(a.jobs), "delayacct", a.delayAcct)
+
+	var wg sync.WaitGroup
+	wg.Go(func() { a.serve(ctx, ln) })
+	wg.Go(func() { a.persistLoop(ctx) })
+	a.sampleLoop(ctx)
+	_ = ln.Close()
+	wg.Wait()
+
+	// Final flush with a fresh context: ctx is already cancelled.
+	fctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+	defer cancel()
+	a.flush(fctx)
+	a.drain(fctx)
+	_ = os.Remove(a.opts.Socket)
+	a.log.Info("agent stopped")
+	return nil
+}
+
+// resume loads the running profiles this node left in the database.
+func (a *Agent) resume(ctx context.Context) error {
+	jobs, err := a.db.RunningJobs(ctx, "", "") // the node database holds this node only
+	if err != nil {
+		return fmt.Errorf("agent: load running jobs: %w", err)
+	}
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	for _, j := range jobs {
+		st := &jobState{prof: j, ticks: map[int]uint64{}}
+		st.gapFrom = j.LastSample
+		if st.gapFrom.IsZero() {
+			st.gapFrom = j.Start
+		}
+		a.jobs[j.JobID] = st
+		a.log.Info("resumed job", "job", j.JobID, "last_sample", j.LastSample)
+	}
+	return nil
+}
+
+func listen(path string) (net.Listener, error) {
+	if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
+		return nil, fmt.Errorf("agent: socket dir: %w", err)
+	}
+	if c, err := net.DialTimeout("unix", path, 200*time.Millisecond); err == nil {
+		c.Close()
+		return nil, fmt.Errorf("agent: another agent is listening on %s", path)
+	}
+	_ = os.Remove(path) // stale socket of a dead agent
+	ln, err := net.Listen("unix", path)
+	if err != nil {
+		return nil, fmt.Errorf("agent: listen: %w", err)
+	}
+	// Only root (the hooks) may talk to the agent.
+	if err := os.Chmod(path, 0o600); err != nil {
+		ln.Close()
+		return nil, fmt.Errorf("agent: socket mode: %w", err)
+	}
+	return ln, nil
+}
+
+func (a *Agent) serve(ctx context.Context, ln net.Listener) {
+	go func() {
+		<-ctx.Done()
+		ln.Close()
+	}()
+	for {
+		conn, err := ln.Accept()
+		if err != nil {
+			if ctx.Err() == nil {
+				a.log.Error("accept", "err", err)
+			}
+			return
+		}
+		go a.handle(ctx, conn)
+	}
+}
+
+func (a *Agent) handle(ctx context.Context, conn net.Conn) {
+	defer conn.Close()
+	_ = conn.SetDeadline(time.Now().Add(30 * time.Second))
+	var req Request
+	dec := json.NewDecoder(&limitedReader{r: conn, n: 1 << 20})
+	resp := Response{OK: true}
+	if err := dec.Decode(&req); err != nil {
+		resp = Response{Error: "bad request: " + err.Error()}
+	} else if err := a.Handle(ctx, req, &resp); err != nil {
+		resp.OK, resp.Error = false, err.Error()
+	}
+	_ = json.NewEncoder(conn).Encode(resp)
+}
+
+// Handle executes one request; it is what the socket calls and what tests
+// call directly.
+func (a *Agent) Handle(ctx context.Context, req Request, resp *Response) error {
+	switch req.Op {
+	case OpStart:
+		if req.Start == nil {
+			return errors.New("start without job")
+		}
+		return a.startJob(ctx, *req.Start)
+	case OpEnd:
+		if req.End == nil {
+			return errors.New("end without job")
+		}
+		return a.endJob(ctx, *req.End)
+	case OpStatus:
+		a.mu.Lock()
+		for id := range a.jobs {
+			resp.Running = append(resp.Running, id)
+		}
+		a.mu.Unlock()
+		sort.Strings(resp.Running)
+		resp.Devices = len(a.devices)
+		return nil
+	}
+	return fmt.Errorf("unknown op %q", req.Op)
+}
+
+type limitedReader struct {
+	r interface{ Read([]byte) (int, error) }
+	n int
+}
+
+func (l *limitedReader) Read(p []byte) (int, error) {
+	if l.n <= 0 {
+		return 0, errors.New("request too large")
+	}
+	if len(p) > l.n {
+		p = p[:l.n]
+	}
+	n, err := l.r.Read(p)
+	l.n -= n
+	return n, err
+}
+
+func (a *Agent) resolve(refs []GPURef) ([]gpu.Device, []int, []string) {
+	return Resolve(a.devices, refs)
+}
+
+// Resolve maps the hook's GPU references to devices of this node: by UUID,
+// else by device-file minor number, else by Slurm index in PCI bus order. It
+// returns the devices, their Slurm indices, and a note per reference it
+// could not resolve.
+func Resolve(devices []gpu.Device, refs []GPURef) ([]gpu.Device, []int, []string) {
+	byUUID := map[string]gpu.Device{}
+	for _, d := range devices {
+		byUUID[d.UUID] = d
+		for _, m := range d.MIG {
+			byUUID[m.UUID] = gpu.Device{Index: d.Index, UUID: m.UUID, Name: d.Name + " MIG " + m.Profile,
+				Minor: d.Minor, PCIBusID: d.PCIBusID, MemoryTotal: m.MemoryTotal}
+		}
+	}
+	byPCI := slices.Clone(devices)
+	sort.Slice(byPCI, func(i, j int) bool { return byPCI[i].PCIBusID < byPCI[j].PCIBusID })
+	var devs []gpu.Device
+	var idx []int
+	var problems []string
+	for _, r := range refs {
+		var d gpu.Device
+		var ok bool
+		switch {
+		case r.UUID != "":
+			d, ok = byUUID[r.UUID]
+		case r.Minor >= 0:
+			for _, c := range devices {
+				if c.Minor == r.Minor {
+					d, ok = c, true
+					break
+				}
+			}
+		case r.SlurmIndex >= 0 && r.SlurmIndex < len(byPCI):
+			d, ok = byPCI[r.SlurmIndex], true
+		}
+		if !ok {
+			problems = append(problems, fmt.Sprintf("GPU (slurm index %d, minor %d, uuid %q) not found on this node", r.SlurmIndex, r.Minor, r.UUID))
+			continue
+		}
+		if slices.ContainsFunc(devs, func(x gpu.Device) bool { return x.UUID == d.UUID }) {
+			continue
+		}
+		devs = append(devs, d)
+		idx = append(idx, r.SlurmIndex)
+	}
+	return devs, idx, problems
+}
+
+// NewJobProfile builds the empty profile of a job starting on devs.
+func NewJobProfile(js JobStart, devs []gpu.Device, slurmIdx []int, interval time.Duration, points int, v gpu.Versions, source string) profile.Job {
+	j := profile.Job{
+		Key:            profile.Key{Cluster: js.Cluster, JobID: js.JobID, Node: js.Node},
+		User:           js.User,
+		UID:            js.UID,
+		GID:            js.GID,
+		Account:        js.Account,
+		Partition:      js.Partition,
+		Comment:        js.Comment,
+		Start:          js.Start,
+		Status:         profile.StatusRunning,
+		Source:         source,
+		SampleInterval: interval,
+		Driver:         v.Driver,
+		CUDADriver:     v.CUDADriver,
+	}
+	for i, d := range devs {
+		j.GPUs = append(j.GPUs, profile.NewGPU(d, slurmIdx[i], js.Start, interval, points))
+	}
+	return j
+}
+
+func (a *Agent) startJob(ctx context.Context, js JobStart) error {
+	if js.JobID == "" {
+		return errors.New("start: empty job id")
+	}
+	if js.Cluster == "" {
+		js.Cluster = a.opts.Cluster
+	}
+	if js.Node == "" {
+		js.Node = a.opts.Node
+	}
+	if js.Start.IsZero() {
+		js.Start = a.now()
+	}
+	a.mu.Lock()
+	if _, ok := a.jobs[js.JobID]; ok {
+		a.mu.Unlock()
+		return nil // a repeated prolog changes nothing
+	}
+	devs, idx, problems := a.resolve(js.GPUs)
+	j := NewJobProfile(js, devs, idx, a.opts.Interval, a.opts.SeriesPoints, a.versions, profile.SourceAgent)
+	for _, p := range problems {
+		j.MarkPartial(p)
+		a.log.Warn("unresolved GPU", "job", js.JobID, "problem", p)
+	}
+	a.jobs[js.JobID] = &jobState{prof: j, ticks: map[int]uint64{}}
+	a.mu.Unlock()
+	a.log.Info("job started", "job", js.JobID, "user", js.User, "gpus", len(devs))
+
+	// A first reading at the very start, so a job shorter than the interval
+	// still has one; then make the start durable.
+	sctx, cancel := context.WithTimeout(ctx, 300*time.Millisecond)
+	defer cancel()
+	a.sample(sctx, js.JobID)
+	a.wakePersister()
+	return nil
+}
+
+func (a *Agent) endJob(ctx context.Context, je JobEnd) error {
+	if je.End.IsZero() {
+		je.End = a.now()
+	}
+	// A last reading, best effort and short: the epilog is waiting.
+	sctx, cancel := context.WithTimeout(ctx, 300*time.Millisecond)
+	a.sample(sctx, je.JobID)
+	cancel()
+
+	a.mu.Lock()
+	st, ok := a.jobs[je.JobID]
+	if ok {
+		delete(a.jobs, je.JobID)
+	}
+	a.mu.Unlock()
+
+	var j profile.Job
+	if ok {
+		j = st.prof
+	} else {
+		// The agent never saw the start (it was down, or restarted without
+		// its database row): adopt what the database has, else start empty.
+		got, err := a.db.GetJob(ctx, profile.Key{Cluster: orDefault(je.Cluster, a.opts.Cluster), JobID: je.JobID, Node: orDefault(je.Node, a.opts.Node)})
+		switch {
+		case err == nil && got.Status == profile.StatusFinished:
+			return nil
+		case err == nil:
+			j = got
+			j.MarkPartial("agent restarted without this job's recent readings")
+		default:
+			js := je.JobStart
+			js.Cluster, js.Node = orDefault(js.Cluster, a.opts.Cluster), orDefault(js.Node, a.opts.Node)
+			devs, idx, _ := a.resolve(js.GPUs)
+			j = NewJobProfile(js, devs, idx, a.opts.Interval, a.opts.SeriesPoints, a.versions, profile.SourceAgent)
+			j.MarkPartial("agent did not see the job start")
+		}
+	}
+	a.addAccounting(ctx, &j)
+	j.ExitKnown, j.ExitStatus, j.ExitSignal = je.ExitKnown, je.ExitStatus, je.ExitSignal
+	j.Finish(je.End)
+	if _, err := a.spool.Put(KindProfile, j); err != nil {
+		// Not durable: put the job back so the next flush retries it as
+		// running, and tell the epilog (which then records what it can).
+		a.mu.Lock()
+		if st != nil {
+			a.jobs[je.JobID] = st
+		}
+		a.mu.Unlock()
+		return fmt.Errorf("finish job %s: %w", je.JobID, err)
+	}
+	a.log.Info("job finished", "job", je.JobID, "partial", j.Partial)
+	a.wakePersister()
+	return nil
+}
+
+// uuidRefs names every device and MIG instance by UUID.
+func uuidRefs(devs []gpu.Device) []GPURef {
+	var refs []GPURef
+	for _, d := range devs {
+		refs = append(refs, GPURef{SlurmIndex: -1, Minor: -1, UUID: d.UUID})
+		for _, m := range d.MIG {
+			refs = append(refs, GPURef{SlurmIndex: -1, Minor: -1, UUID: m.UUID})
+		}
+	}
+	return refs
+}
+
+func orDefault(s, d string) string {
+	if s == "" {
+		return d
+	}
+	return s
+}
+
+// addAccounting fills a GPU with no readings from the driver's accounting
+// records (kept after processes exit), for jobs too short to sample.
+func (a *Agent) addAccounting(ctx context.Context, j *profile.Job) {
+	for i := range j.GPUs {
+		g := &j.GPUs[i]
+		if g.MemSamples > 0 && g.ProcSamples > 0 {
+			continue
+		}
+		if !a.acquire(ctx) {
+			return
+		}
+		stats, err := a.gpus.Accounting(ctx, g.UUID)
+		a.release()
+		if err != nil {
+			continue
+		}
+		applyAccounting(j, g, stats)
+	}
+}
+
+// applyAccounting uses the accounting records of processes that started
+// within the job's window on an exclusive GPU.
+func applyAccounting(j *profile.Job, g *profile.GPU, stats []gpu.AccountingStats) {
+	if g.Shared {
+		return
+	}
+	used := false
+	for _, s := range stats {
+		if s.Start.Before(j.Start.Add(-time.Second)) {
+			continue
+		}
+		g.MemPeak = max(g.MemPeak, s.MaxMemory)
+		g.UtilMax = max(g.UtilMax, min(s.GPUUtil, 100))
+		g.ProcSamples++
+		used = true
+	}
+	if used {
+		j.MarkPartial("short job: memory peak and utilisation maximum from NVML accounting")
+	}
+}
+
+func (a *Agent) acquire(ctx context.Context) bool {
+	select {
+	case a.gpuSem <- struct{}{}:
+		return true
+	case <-ctx.Done():
+		return false
+	}
+}
+
+func (a *Agent) release() { <-a.gpuSem }
+
+func (a *Agent) wakePersister() {
+	select {
+	case a.persistWake <- struct{}{}:
+	default:
+	}
+}
+
+func (a *Agent) persistLoop(ctx context.Context) {
+	t := time.NewTicker(a.opts.FlushInterval)
+	defer t.Stop()
+	for {
+		select {
+		case <-ctx.Done():
+			return
+		case <-t.C:
+		case <-a.persistWake:
+		}
+		a.drain(ctx)
+		a.flush(ctx)
+	}
+}
+
+// flush writes every running profile to the database in one transaction.
+// A locked database skips this round; the profiles stay in memory.
+func (a *Agent) flush(ctx context.Context) {
+	a.mu.Lock()
+	snap := make([]profile.Job, 0, len(a.jobs))
+	for _, st := range a.jobs {
+		snap = append(snap, st.prof.Clone())
+	}
+	a.mu.Unlock()
+	if len(snap) == 0 {
+		return
+	}
+	var gone []string
+	err := a.db.WithTx(ctx, func(tx *store.Tx) error {
+		gone = gone[:0]
+		for _, j := range snap {
+			err := tx.PutJob(ctx, j)
+			if errors.Is(err, store.ErrFinished) {
+				gone = append(gone, j.JobID)
+				continue
+			}
+			if err != nil {
+				return err
+			}
+		}
+		return nil
+	})
+	if err != nil {
+		a.log.Warn("flush of running profiles postponed", "jobs", len(snap), "err", err)
+		return
+	}
+	// Finished by someone else (an epilog that could not reach us).
+	a.mu.Lock()
+	for _, id := range gone {
+		delete(a.jobs, id)
+		a.log.Info("job already finished in the database; dropped", "job", id)
+	}
+	a.mu.Unlock()
+}
+
+func (a *Agent) drain(ctx context.Context) {
+	n, err := DrainSpool(ctx, a.db, a.spool, a.log)
+	if err != nil {
+		a.log.Warn("spool not drained yet", "applied", n, "err", err)
+	}
+}

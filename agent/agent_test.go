@@ -1,0 +1,305 @@
+package agent
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"log/slog"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/gpuprof/gpuprof/gpu"
+	"github.com/gpuprof/gpuprof/gpu/sim"
+	"github.com/gpuprof/gpuprof/profile"
+	"github.com/gpuprof/gpuprof/spool"
+	"github.com/gpuprof/gpuprof/store"
+)
+
+const gib = 1 << 30
+
+// fixture is an agent on a simulated node with a fake procfs and clock.
+type fixture struct {
+	t      *testing.T
+	dir    string
+	procfs string
+	node   *sim.Node
+	devs   []gpu.Device
+	db     *store.DB
+	spool  spool.Dir
+	now    time.Time
+	a      *Agent
+}
+
+func newFixture(t *testing.T, minors []int) *fixture {
+	t.Helper()
+	dir := t.TempDir()
+	f := &fixture{t: t, dir: dir, procfs: filepath.Join(dir, "proc"), now: time.Unix(1_800_000_000, 0)}
+	if err := os.MkdirAll(filepath.Join(f.procfs, "pressure"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	devs, err := sim.Init(filepath.Join(dir, "sim"), sim.NodeSpec{GPUs: 4, Model: "NVIDIA H100 80GB HBM3", MemoryTotal: 80 * gib, Minors: minors})
+	if err != nil {
+		t.Fatal(err)
+	}
+	f.devs = devs
+	f.node, err = sim.Open(filepath.Join(dir, "sim"), sim.WithProcfs(f.procfs))
+	if err != nil {
+		t.Fatal(err)
+	}
+	f.db, err = store.Open(context.Background(), filepath.Join(dir, "gpuprof.db"), store.Options{BusyTimeout: time.Second})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { f.db.Close() })
+	f.spool = spool.Dir{Path: filepath.Join(dir, "spool")}
+	f.a = f.newAgent()
+	return f
+}
+
+func (f *fixture) newAgent() *Agent {
+	f.t.Helper()
+	a, err := New(context.Background(), Options{
+		Cluster: "c", Node: "n1", Socket: filepath.Join(f.dir, "agent.sock"),
+		Interval: time.Second, FlushInterval: time.Minute, SeriesPoints: 64,
+		Procfs: f.procfs, CgroupRoot: filepath.Join(f.dir, "cgroup"),
+		Clock: func() time.Time { return f.now },
+	}, f.node, f.db, f.spool, slog.New(slog.NewTextHandler(io.Discard, nil)))
+	if err != nil {
+		f.t.Fatal(err)
+	}
+	return a
+}
+
+// proc creates a fake /proc/PID for a process of job (environ only: no
+// cgroup, as under proctrack/linuxproc) and registers its GPU use.
+func (f *fixture) proc(pid int, job, name string, use ...sim.Usage) {
+	f.t.Helper()
+	d := filepath.Join(f.procfs, fmt.Sprint(pid))
+	if err := os.MkdirAll(d, 0o755); err != nil {
+		f.t.Fatal(err)
+	}
+	stat := fmt.Sprintf("%d (%s) S 1 1 1 0 -1 0 0 0 0 0 0 0 0 0 20 0 1 0 %d 0 0\n", pid, name, 1000+pid)
+	for file, data := range map[string]string{
+		"stat":    stat,
+		"comm":    name + "\n",
+		"environ": "PATH=/bin\x00SLURM_JOB_ID=" + job + "\x00",
+	} {
+		if err := os.WriteFile(filepath.Join(d, file), []byte(data), 0o644); err != nil {
+			f.t.Fatal(err)
+		}
+	}
+	f.node.Register(sim.Process{PID: pid, Name: name, Usage: use})
+}
+
+func (f *fixture) do(req Request) {
+	f.t.Helper()
+	var resp Response
+	if err := f.a.Handle(context.Background(), req, &resp); err != nil {
+		f.t.Fatalf("%s: %v", req.Op, err)
+	}
+}
+
+func (f *fixture) start(job string, refs ...GPURef) {
+	f.do(Request{Op: OpStart, Start: &JobStart{JobID: job, User: "u" + job, UID: 1000, Start: f.now, GPUs: refs}})
+}
+
+func (f *fixture) end(job string, exit int) profile.Job {
+	f.t.Helper()
+	f.do(Request{Op: OpEnd, End: &JobEnd{JobStart: JobStart{JobID: job}, End: f.now, ExitKnown: true, ExitStatus: exit}})
+	if _, err := DrainSpool(context.Background(), f.db, f.spool, f.a.log); err != nil {
+		f.t.Fatal(err)
+	}
+	j, err := f.db.GetJob(context.Background(), profile.Key{Cluster: "c", JobID: job, Node: "n1"})
+	if err != nil {
+		f.t.Fatalf("job %s: %v", job, err)
+	}
+	return j
+}
+
+// tick advances the clock one interval and samples.
+func (f *fixture) tick(n int) {
+	for range n {
+		f.now = f.now.Add(time.Second)
+		f.a.sample(context.Background(), "")
+	}
+}
+
+func minorRef(m int) GPURef { return GPURef{SlurmIndex: m, Minor: m} }
+
+func mean(t *testing.T, g profile.GPU) float64 {
+	t.Helper()
+	m, ok := g.UtilMean()
+	if !ok {
+		t.Fatalf("GPU %s: no utilisation samples", g.UUID)
+	}
+	return m
+}
+
+func TestExclusiveGPUsDifferentLoads(t *testing.T) {
+	f := newFixture(t, nil)
+	f.start("10", minorRef(0), minorRef(1))
+	f.proc(100, "10", "python", sim.Usage{UUID: f.devs[0].UUID, Mem: 10 * gib, Util: 80}, sim.Usage{UUID: f.devs[1].UUID, Mem: 4 * gib, Util: 20})
+	f.tick(10)
+	f.node.Unregister(100)
+	f.tick(1)
+	j := f.end("10", 0)
+
+	if j.Status != profile.StatusFinished || len(j.GPUs) != 2 {
+		t.Fatalf("status %s, %d GPUs; want finished with 2", j.Status, len(j.GPUs))
+	}
+	for i, want := range []struct {
+		mem  uint64
+		util uint32
+	}{{10 * gib, 80}, {4 * gib, 20}} {
+		g := j.GPUs[i]
+		if g.UUID != f.devs[i].UUID {
+			t.Errorf("GPU %d: uuid %s, want %s", i, g.UUID, f.devs[i].UUID)
+		}
+		if g.MemPeak != want.mem {
+			t.Errorf("GPU %d: peak %d, want %d", i, g.MemPeak, want.mem)
+		}
+		if p50, _ := g.UtilPercentile(50); p50 != want.util {
+			t.Errorf("GPU %d: util p50 %d, want %d", i, p50, want.util)
+		}
+		if g.IdleAllocation || g.Shared {
+			t.Errorf("GPU %d: idle=%v shared=%v, want neither", i, g.IdleAllocation, g.Shared)
+		}
+		if len(g.Processes) != 1 || g.Processes[0] != "python" {
+			t.Errorf("GPU %d: processes %v, want [python]", i, g.Processes)
+		}
+		if !g.EnergyValid || g.EnergyJ <= 0 {
+			t.Errorf("GPU %d: energy %v (valid %v), want > 0 from integrated power", i, g.EnergyJ, g.EnergyValid)
+		}
+	}
+	if !j.ExitKnown || j.ExitStatus != 0 || j.Driver == "" {
+		t.Errorf("exit known %v status %d driver %q", j.ExitKnown, j.ExitStatus, j.Driver)
+	}
+}
+
+func TestIdleAllocation(t *testing.T) {
+	f := newFixture(t, nil)
+	f.start("11", minorRef(2))
+	f.tick(5)
+	j := f.end("11", 0)
+	g := j.GPUs[0]
+	if !g.IdleAllocation {
+		t.Errorf("idle allocation not flagged: samples %d procs %d max %d", g.Samples, g.ProcSamples, g.UtilMax)
+	}
+	if g.MemPeak != 0 || g.Samples < 5 {
+		t.Errorf("peak %d samples %d, want 0 and ≥5", g.MemPeak, g.Samples)
+	}
+}
+
+func TestSharedGPUPerProcessAttribution(t *testing.T) {
+	f := newFixture(t, nil)
+	uuid := f.devs[3].UUID
+	f.start("20", minorRef(3))
+	f.start("21", minorRef(3))
+	f.start("22", minorRef(3))
+	f.proc(200, "20", "a", sim.Usage{UUID: uuid, Mem: 2 * gib, Util: 10})
+	f.proc(210, "21", "b", sim.Usage{UUID: uuid, Mem: 3 * gib, Util: 30})
+	f.proc(220, "22", "c", sim.Usage{UUID: uuid, Mem: 5 * gib, Util: 50})
+	f.tick(6)
+	for job, want := range map[string]struct {
+		mem  uint64
+		util float64
+	}{"20": {2 * gib, 10}, "21": {3 * gib, 30}, "22": {5 * gib, 50}} {
+		j := f.end(job, 0)
+		g := j.GPUs[0]
+		if !g.Shared {
+			t.Errorf("job %s: not marked shared", job)
+		}
+		if g.MemPeak != want.mem {
+			t.Errorf("job %s: peak %d GiB, want %d GiB", job, g.MemPeak/gib, want.mem/gib)
+		}
+		// The first sample (at start) saw no processes: 0 %.
+		if m := mean(t, g); m < want.util*0.7 || m > want.util {
+			t.Errorf("job %s: mean util %.1f, want about %.0f", job, m, want.util)
+		}
+		if g.EnergyValid {
+			t.Errorf("job %s: energy attributed on a shared GPU", job)
+		}
+	}
+}
+
+func TestMinorNotIndex(t *testing.T) {
+	// Device files' minors in PCI order are 2,3,0,1: Slurm's GPU with minor
+	// 0 is the third device, not NVML index 0.
+	f := newFixture(t, []int{2, 3, 0, 1})
+	f.start("30", GPURef{SlurmIndex: 0, Minor: 0})
+	f.tick(1)
+	j := f.end("30", 0)
+	if got, want := j.GPUs[0].UUID, f.devs[2].UUID; got != want {
+		t.Fatalf("slurm index 0 (minor 0) mapped to %s, want %s (device with minor 0)", got, want)
+	}
+	// Without a minor (no gres.conf files) Slurm's index is the PCI order.
+	f.start("31", GPURef{SlurmIndex: 1, Minor: -1})
+	j = f.end("31", 0)
+	if got, want := j.GPUs[0].UUID, f.devs[1].UUID; got != want {
+		t.Fatalf("slurm index 1 by PCI order mapped to %s, want %s", got, want)
+	}
+}
+
+func TestResumeAfterRestartMarksGap(t *testing.T) {
+	f := newFixture(t, nil)
+	f.start("40", minorRef(0))
+	f.proc(400, "40", "train", sim.Usage{UUID: f.devs[0].UUID, Mem: 30 * gib, Util: 90})
+	f.tick(3)
+	f.a.flush(context.Background())
+
+	// The agent dies (no final flush); a new one starts 60 s later.
+	f.now = f.now.Add(60 * time.Second)
+	f.a = f.newAgent()
+	if err := f.a.resume(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	f.node.Register(sim.Process{PID: 400, Name: "train", Usage: []sim.Usage{{UUID: f.devs[0].UUID, Mem: 40 * gib, Util: 90}}})
+	f.tick(2)
+	j := f.end("40", 0)
+	g := j.GPUs[0]
+	if g.MemPeak != 40*gib {
+		t.Errorf("peak %d GiB, want 40 (readings after the restart kept)", g.MemPeak/gib)
+	}
+	if g.Samples < 5 {
+		t.Errorf("samples %d, want ≥5 (before and after the restart)", g.Samples)
+	}
+	if !j.Partial || !strings.Contains(strings.Join(j.PartialReasons, ";"), "agent not running") {
+		t.Errorf("partial %v reasons %q; want the gap recorded", j.Partial, j.PartialReasons)
+	}
+}
+
+func TestEndWithoutStartAndRepeatedStart(t *testing.T) {
+	f := newFixture(t, nil)
+	f.start("50", minorRef(1))
+	f.start("50", minorRef(1)) // a repeated prolog changes nothing
+	if n := len(f.a.jobs); n != 1 {
+		t.Fatalf("%d running jobs after a repeated start, want 1", n)
+	}
+	f.do(Request{Op: OpEnd, End: &JobEnd{JobStart: JobStart{JobID: "51", GPUs: []GPURef{minorRef(2)}}, End: f.now}})
+	if _, err := DrainSpool(context.Background(), f.db, f.spool, f.a.log); err != nil {
+		t.Fatal(err)
+	}
+	j, err := f.db.GetJob(context.Background(), profile.Key{Cluster: "c", JobID: "51", Node: "n1"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !j.Partial || j.Status != profile.StatusFinished || len(j.GPUs) != 1 {
+		t.Errorf("unseen job: partial %v status %s gpus %d", j.Partial, j.Status, len(j.GPUs))
+	}
+}
+
+func TestAbsurdReadingsDropped(t *testing.T) {
+	f := newFixture(t, nil)
+	f.start("60", minorRef(0), minorRef(1))
+	// A process claiming more memory than the card, and more than 100 %.
+	f.proc(600, "60", "weird", sim.Usage{UUID: f.devs[0].UUID, Mem: 500 * gib, Util: 400})
+	f.tick(4)
+	j := f.end("60", 0)
+	g := j.GPUs[0]
+	if g.MemPeak > g.MemoryTotal || g.UtilMax > 100 {
+		t.Errorf("absurd readings stored: peak %d > total %d or util max %d", g.MemPeak, g.MemoryTotal, g.UtilMax)
+	}
+}

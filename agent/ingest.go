@@ -1,0 +1,120 @@
+package agent
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"log/slog"
+
+	"github.com/gpuprof/gpuprof/profile"
+	"github.com/gpuprof/gpuprof/spool"
+	"github.com/gpuprof/gpuprof/store"
+)
+
+// Kinds of spool records. Every record is idempotent to apply, so a record
+// applied twice (crash between commit and removal) changes nothing.
+const (
+	// KindProfile is a complete profile from the agent (running or
+	// finished); it replaces what the database has, except that a running
+	// profile never replaces a finished one.
+	KindProfile = "profile"
+	// KindHookStart is a minimal running profile from a prolog that could
+	// not reach the agent; it is inserted only if the job is unknown.
+	KindHookStart = "hookstart"
+	// KindHookEnd closes a job from an epilog that could not reach the
+	// agent; it finishes what the database has, marked partial.
+	KindHookEnd = "hookend"
+)
+
+// HookEnd is the payload of a KindHookEnd record.
+type HookEnd struct {
+	Job profile.Job `json:"job"` // minimal profile built from the epilog environment
+	End JobEnd      `json:"end"`
+}
+
+// Apply writes one record to the database within tx.
+func Apply(ctx context.Context, tx *store.Tx, kind string, data []byte) error {
+	switch kind {
+	case KindProfile:
+		var j profile.Job
+		if err := json.Unmarshal(data, &j); err != nil {
+			return fmt.Errorf("%w: %v", errBadRecord, err)
+		}
+		if err := tx.PutJob(ctx, j); err != nil && !errors.Is(err, store.ErrFinished) {
+			return err
+		}
+		return nil
+	case KindHookStart:
+		var j profile.Job
+		if err := json.Unmarshal(data, &j); err != nil {
+			return fmt.Errorf("%w: %v", errBadRecord, err)
+		}
+		_, err := tx.InsertJobIfAbsent(ctx, j)
+		return err
+	case KindHookEnd:
+		var h HookEnd
+		if err := json.Unmarshal(data, &h); err != nil {
+			return fmt.Errorf("%w: %v", errBadRecord, err)
+		}
+		return FinishFromHook(ctx, tx, h)
+	}
+	return fmt.Errorf("%w: unknown kind %q", errBadRecord, kind)
+}
+
+var errBadRecord = errors.New("unreadable spool record")
+
+// FinishFromHook closes a job in the database without the agent: what the
+// agent last flushed is kept, the job is finished at the epilog's end time
+// and marked partial. A job already finished (by the agent) is left alone.
+func FinishFromHook(ctx context.Context, tx *store.Tx, h HookEnd) error {
+	j, err := tx.GetJob(ctx, h.Job.Key)
+	switch {
+	case errors.Is(err, store.ErrNotFound):
+		j = h.Job
+		j.MarkPartial("no readings: the agent never saw this job")
+	case err != nil:
+		return err
+	case j.Status == profile.StatusFinished:
+		return nil
+	default:
+		if !j.LastSample.IsZero() {
+			j.MarkPartial("agent unreachable at job end: readings stop at " + j.LastSample.UTC().Format("2006-01-02T15:04:05Z"))
+		} else {
+			j.MarkPartial("no readings: the agent never sampled this job")
+		}
+	}
+	j.ExitKnown, j.ExitStatus, j.ExitSignal = h.End.ExitKnown, h.End.ExitStatus, h.End.ExitSignal
+	j.Finish(h.End.End)
+	return tx.PutJob(ctx, j)
+}
+
+// DrainSpool applies every record in dir to db, oldest first, removing each
+// once committed. Unreadable records are quarantined, not retried. It stops
+// at the first database error (typically: locked) and returns it; the rest
+// stays for the next call.
+func DrainSpool(ctx context.Context, db *store.DB, dir spool.Dir, log *slog.Logger) (int, error) {
+	entries, err := dir.List()
+	if err != nil {
+		return 0, fmt.Errorf("list spool: %w", err)
+	}
+	n := 0
+	for _, e := range entries {
+		err := db.WithTx(ctx, func(tx *store.Tx) error { return Apply(ctx, tx, e.Kind, e.Data) })
+		if errors.Is(err, errBadRecord) {
+			log.Error("spool record unreadable; quarantined", "record", e.Name, "err", err)
+			if qerr := dir.Quarantine(e.Name, err.Error()); qerr != nil {
+				return n, qerr
+			}
+			continue
+		}
+		if err != nil {
+			return n, fmt.Errorf("apply spool record %s: %w", e.Name, err)
+		}
+		if err := dir.Remove(e.Name); err != nil {
+			return n, err
+		}
+		n++
+	}
+	return n, nil
+}

@@ -1,0 +1,184 @@
+package agent
+
+import (
+	"bufio"
+	"bytes"
+	"fmt"
+	"os"
+	"path/filepath"
+	"regexp"
+	"strconv"
+	"strings"
+)
+
+// procReader reads what the agent needs from procfs and the cgroup tree.
+// Both roots are parameters so tests run on fixture trees.
+type procReader struct {
+	procfs     string
+	cgroupRoot string
+}
+
+var cgroupJobRe = regexp.MustCompile(`/job_([A-Za-z0-9_.+-]+)(/|$)`)
+
+// jobOf maps a PID to its Slurm job: from /proc/PID/cgroup (job_<id>) when
+// the job runs under cgroups, else from SLURM_JOB_ID in /proc/PID/environ
+// (proctrack/linuxproc). It returns "" when the PID belongs to no job.
+func (p procReader) jobOf(pid int) (string, error) {
+	dir := filepath.Join(p.procfs, strconv.Itoa(pid))
+	if data, err := os.ReadFile(filepath.Join(dir, "cgroup")); err == nil {
+		for line := range strings.Lines(string(data)) {
+			if m := cgroupJobRe.FindStringSubmatch(line); m != nil {
+				return m[1], nil
+			}
+		}
+	}
+	data, err := os.ReadFile(filepath.Join(dir, "environ"))
+	if err != nil {
+		return "", fmt.Errorf("read environ of pid %d: %w", pid, err)
+	}
+	for kv := range bytes.SplitSeq(data, []byte{0}) {
+		if v, ok := bytes.CutPrefix(kv, []byte("SLURM_JOB_ID=")); ok {
+			return string(v), nil
+		}
+	}
+	return "", nil
+}
+
+// comm returns the process name.
+func (p procReader) comm(pid int) string {
+	data, err := os.ReadFile(filepath.Join(p.procfs, strconv.Itoa(pid), "comm"))
+	if err != nil {
+		return ""
+	}
+	return sanitizeName(strings.TrimSpace(string(data)))
+}
+
+// sanitizeName keeps a process name printable: names come from users and
+// reach terminals and HTML.
+func sanitizeName(s string) string {
+	s = strings.Map(func(r rune) rune {
+		if r < 0x20 || r == 0x7f {
+			return -1
+		}
+		return r
+	}, s)
+	if len(s) > 64 {
+		s = s[:64]
+	}
+	return s
+}
+
+// startTicks returns field 22 of /proc/PID/stat (start time in clock ticks),
+// used to tell a PID from a later process that reused it.
+func (p procReader) statFields(pid int) ([]string, error) {
+	data, err := os.ReadFile(filepath.Join(p.procfs, strconv.Itoa(pid), "stat"))
+	if err != nil {
+		return nil, err
+	}
+	// comm (field 2) may contain spaces and parentheses: split after the last ')'.
+	i := bytes.LastIndexByte(data, ')')
+	if i < 0 {
+		return nil, fmt.Errorf("malformed stat of pid %d", pid)
+	}
+	return strings.Fields(string(data[i+1:])), nil // index 0 is field 3
+}
+
+// startTime returns the process start time in clock ticks (field 22).
+func (p procReader) startTime(pid int) (uint64, error) {
+	f, err := p.statFields(pid)
+	if err != nil || len(f) < 20 {
+		return 0, fmt.Errorf("start time of pid %d: %v", pid, err)
+	}
+	return strconv.ParseUint(f[19], 10, 64)
+}
+
+// blkioTicks returns the process's aggregated block-IO delay in clock ticks
+// (field 42, delayacct_blkio_ticks; meaningful only with delay accounting).
+func (p procReader) blkioTicks(pid int) (uint64, error) {
+	f, err := p.statFields(pid)
+	if err != nil || len(f) < 40 {
+		return 0, fmt.Errorf("blkio ticks of pid %d: %v", pid, err)
+	}
+	return strconv.ParseUint(f[39], 10, 64)
+}
+
+// delayAcct reports whether per-task delay accounting is on.
+func (p procReader) delayAcct() bool {
+	data, err := os.ReadFile(filepath.Join(p.procfs, "sys/kernel/task_delayacct"))
+	return err == nil && strings.TrimSpace(string(data)) == "1"
+}
+
+// jobCgroupDirs are where Slurm puts a job's cgroup v2 directory.
+func (p procReader) jobIOPressure(jobID string) (float64, bool) {
+	for _, dir := range []string{
+		"system.slice/slurmstepd.scope/job_" + jobID,
+		"slurm/job_" + jobID,
+	} {
+		if v, ok := readPSITotal(filepath.Join(p.cgroupRoot, dir, "io.pressure")); ok {
+			return v, true
+		}
+	}
+	return 0, false
+}
+
+// nodeIOPressure returns the node's "some" IO stall total in seconds.
+func (p procReader) nodeIOPressure() (float64, bool) {
+	return readPSITotal(filepath.Join(p.procfs, "pressure/io"))
+}
+
+// readPSITotal parses a PSI file and returns the "some" total in seconds.
+func readPSITotal(path string) (float64, bool) {
+	f, err := os.Open(path)
+	if err != nil {
+		return 0, false
+	}
+	defer f.Close()
+	sc := bufio.NewScanner(f)
+	for sc.Scan() {
+		fields := strings.Fields(sc.Text())
+		if len(fields) == 0 || fields[0] != "some" {
+			continue
+		}
+		for _, kv := range fields[1:] {
+			if v, ok := strings.CutPrefix(kv, "total="); ok {
+				us, err := strconv.ParseUint(v, 10, 64)
+				if err != nil {
+					return 0, false
+				}
+				return float64(us) / 1e6, true
+			}
+		}
+	}
+	return 0, false
+}
+
+// cpuIOWait returns the iowait and total jiffies of the node from /proc/stat.
+func (p procReader) cpuIOWait() (iowait, total uint64, ok bool) {
+	f, err := os.Open(filepath.Join(p.procfs, "stat"))
+	if err != nil {
+		return 0, 0, false
+	}
+	defer f.Close()
+	sc := bufio.NewScanner(f)
+	if !sc.Scan() {
+		return 0, 0, false
+	}
+	fields := strings.Fields(sc.Text())
+	if len(fields) < 6 || fields[0] != "cpu" {
+		return 0, 0, false
+	}
+	for i, s := range fields[1:] {
+		v, err := strconv.ParseUint(s, 10, 64)
+		if err != nil {
+			return 0, 0, false
+		}
+		if i == 7 || i == 8 { // guest, guest_nice are already in user, nice
+			continue
+		}
+		total += v
+		if i == 4 {
+			iowait = v
+		}
+	}
+	return iowait, total, true
+}

@@ -1,0 +1,105 @@
+package agent
+
+import (
+	"bufio"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"net"
+	"time"
+)
+
+// Requests understood by the agent's socket. One JSON request and one JSON
+// response per connection, each a single line.
+const (
+	OpStart  = "start"  // a job begins on this node (prolog)
+	OpEnd    = "end"    // a job ended on this node (epilog): finalise it
+	OpStatus = "status" // liveness and running jobs
+)
+
+// GPURef names one GPU of a job as the hook found it. The agent resolves it
+// to a device: by UUID when given (MIG, CUDA_VISIBLE_DEVICES UUIDs), else by
+// the device file's minor number, else by Slurm's index in PCI bus order
+// (what Slurm's AutoDetect uses when gres.conf lists no files).
+type GPURef struct {
+	SlurmIndex int    `json:"slurm_index"`
+	Minor      int    `json:"minor"`
+	UUID       string `json:"uuid,omitempty"`
+}
+
+// JobStart is what the prolog tells the agent.
+type JobStart struct {
+	Cluster   string    `json:"cluster"`
+	JobID     string    `json:"job_id"`
+	Node      string    `json:"node"`
+	User      string    `json:"user"`
+	UID       int       `json:"uid"`
+	GID       int       `json:"gid"`
+	Account   string    `json:"account,omitempty"`
+	Partition string    `json:"partition,omitempty"`
+	Comment   string    `json:"comment,omitempty"`
+	Start     time.Time `json:"start"`
+	GPUs      []GPURef  `json:"gpus"`
+}
+
+// JobEnd is what the epilog tells the agent.
+type JobEnd struct {
+	JobStart
+	End        time.Time `json:"end"`
+	ExitKnown  bool      `json:"exit_known"`
+	ExitStatus int       `json:"exit_status"`
+	ExitSignal int       `json:"exit_signal"`
+}
+
+// Request is one message to the agent.
+type Request struct {
+	Op    string    `json:"op"`
+	Start *JobStart `json:"start,omitempty"`
+	End   *JobEnd   `json:"end,omitempty"`
+}
+
+// Response is the agent's answer. OK means the request's effect is durable
+// (for OpEnd: the finished profile is in the database or the spool).
+type Response struct {
+	OK      bool     `json:"ok"`
+	Error   string   `json:"error,omitempty"`
+	Running []string `json:"running,omitempty"` // job ids, for OpStatus
+	Devices int      `json:"devices,omitempty"`
+}
+
+// ErrUnreachable means no agent answered on the socket.
+var ErrUnreachable = errors.New("agent unreachable")
+
+// Client talks to the agent over its unix socket.
+type Client struct {
+	Socket string
+}
+
+// Do sends one request and waits for the answer until ctx ends.
+func (c Client) Do(ctx context.Context, req Request) (Response, error) {
+	var d net.Dialer
+	conn, err := d.DialContext(ctx, "unix", c.Socket)
+	if err != nil {
+		return Response{}, fmt.Errorf("%w: %v", ErrUnreachable, err)
+	}
+	defer conn.Close()
+	if dl, ok := ctx.Deadline(); ok {
+		_ = conn.SetDeadline(dl)
+	}
+	if err := json.NewEncoder(conn).Encode(req); err != nil {
+		return Response{}, fmt.Errorf("%w: send: %v", ErrUnreachable, err)
+	}
+	line, err := bufio.NewReader(conn).ReadBytes('\n')
+	if err != nil {
+		return Response{}, fmt.Errorf("%w: read answer: %v", ErrUnreachable, err)
+	}
+	var resp Response
+	if err := json.Unmarshal(line, &resp); err != nil {
+		return Response{}, fmt.Errorf("bad answer from agent: %w", err)
+	}
+	if !resp.OK {
+		return resp, fmt.Errorf("agent refused %s: %s", req.Op, resp.Error)
+	}
+	return resp, nil
+}

@@ -1,0 +1,302 @@
+package agent
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"time"
+
+	"github.com/gpuprof/gpuprof/gpu"
+	"github.com/gpuprof/gpuprof/profile"
+)
+
+// clockTicks is USER_HZ, the unit of /proc/PID/stat times on Linux.
+const clockTicks = 100
+
+func (a *Agent) sampleLoop(ctx context.Context) {
+	t := time.NewTicker(a.opts.Interval)
+	defer t.Stop()
+	for {
+		select {
+		case <-ctx.Done():
+			return
+		case <-t.C:
+			sctx, cancel := context.WithTimeout(ctx, a.opts.Interval)
+			a.sample(sctx, "")
+			cancel()
+		}
+	}
+}
+
+// reading is one GPU's raw readings at one instant.
+type reading struct {
+	dev   gpu.Device
+	ds    gpu.DeviceSample
+	procs []gpu.ProcessSample
+	err   error
+}
+
+// sample reads the GPUs of running jobs (of one job when only != "") and
+// adds the readings to their profiles.
+func (a *Agent) sample(ctx context.Context, only string) {
+	now := a.now()
+	a.mu.Lock()
+	want := map[string]bool{}
+	for id, st := range a.jobs {
+		if only != "" && id != only {
+			continue
+		}
+		for _, g := range st.prof.GPUs {
+			want[g.UUID] = true
+		}
+	}
+	a.mu.Unlock()
+
+	readings := map[string]reading{}
+	var xids []gpu.XIDEvent
+	if a.acquire(ctx) {
+		for uuid := range want {
+			readings[uuid] = a.read(ctx, uuid)
+		}
+		if only == "" {
+			var err error
+			xids, err = a.gpus.XIDEvents(ctx)
+			if err != nil && !errors.Is(err, gpu.ErrUnsupported) {
+				a.log.Warn("XID events", "err", err)
+			}
+		}
+		a.release()
+	}
+	for _, r := range readings {
+		if r.err != nil {
+			a.log.Warn("GPU reading failed", "gpu", r.dev.UUID, "err", r.err)
+		}
+	}
+
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	a.mapPIDs(readings)
+	nodeStall, nodeOK := a.nodeIOStall()
+	for id, st := range a.jobs {
+		if only != "" && id != only {
+			continue
+		}
+		a.apply(now, st, readings)
+		a.observeIO(now, st, nodeStall, nodeOK)
+		st.prof.LastSample = now
+	}
+	for _, x := range xids {
+		for _, st := range a.jobs {
+			if g := st.prof.GPU(x.UUID); g != nil {
+				g.AddXID(x.XID, x.Time)
+				a.log.Warn("XID error", "job", st.prof.JobID, "gpu", x.UUID, "xid", x.XID)
+			}
+		}
+	}
+}
+
+// read takes one GPU's device and process readings, dropping absurd values.
+func (a *Agent) read(ctx context.Context, uuid string) reading {
+	dev := a.byUUID[uuid]
+	r := reading{dev: dev}
+	ds, err := a.gpus.SampleDevice(ctx, uuid)
+	if err != nil {
+		r.err = fmt.Errorf("sample: %w", err)
+		return r
+	}
+	ds, dropped := gpu.Sanitize(ds, dev.MemoryTotal)
+	procs, err := a.gpus.Processes(ctx, uuid)
+	if err != nil && !errors.Is(err, gpu.ErrUnsupported) {
+		r.err = fmt.Errorf("processes: %w", err)
+	}
+	for i := range procs {
+		var d int
+		procs[i], d = gpu.SanitizeProcess(procs[i], dev.MemoryTotal)
+		dropped += d
+	}
+	if dropped > 0 {
+		a.log.Warn("dropped absurd GPU readings", "gpu", uuid, "count", dropped)
+	}
+	r.ds, r.procs = ds, procs
+	return r
+}
+
+// mapPIDs refreshes the PID → job cache for the processes seen now.
+func (a *Agent) mapPIDs(readings map[string]reading) {
+	for pid, info := range a.pids {
+		info.seen = false
+		a.pids[pid] = info
+	}
+	for _, r := range readings {
+		for _, p := range r.procs {
+			start, _ := a.proc.startTime(p.PID)
+			info, ok := a.pids[p.PID]
+			if !ok || info.start != start {
+				job, err := a.proc.jobOf(p.PID)
+				if err != nil {
+					a.log.Debug("pid without job", "pid", p.PID, "err", err)
+				}
+				info = pidInfo{job: job, start: start, name: a.proc.comm(p.PID)}
+			}
+			info.seen = true
+			a.pids[p.PID] = info
+		}
+	}
+	for pid, info := range a.pids {
+		if !info.seen {
+			delete(a.pids, pid)
+		}
+	}
+}
+
+// apply attributes readings to one job. A GPU held by this job alone gets
+// the device's readings (processes or not: an untouched GPU is an idle
+// allocation, not a gap). A GPU held by several jobs at once (shards, MPS),
+// or carrying another job's processes, gets the sum of the job's own
+// processes.
+func (a *Agent) apply(now time.Time, st *jobState, readings map[string]reading) {
+	if !st.gapFrom.IsZero() {
+		if now.Sub(st.gapFrom) > 2*a.opts.Interval {
+			st.prof.MarkPartial(fmt.Sprintf("no readings from %s to %s (agent not running)",
+				st.gapFrom.UTC().Format(time.RFC3339), now.UTC().Format(time.RFC3339)))
+		}
+		st.gapFrom = time.Time{}
+	}
+	for i := range st.prof.GPUs {
+		g := &st.prof.GPUs[i]
+		r, ok := readings[g.UUID]
+		if !ok || r.err != nil && !r.ds.Util.Valid && !r.ds.MemoryUsed.Valid {
+			continue
+		}
+		// Processes of another job on a GPU we think exclusive (a job's
+		// leftovers, a misconfigured device constraint) would inflate the
+		// device readings: then attribute per process as on a shared GPU.
+		foreign := false
+		for _, p := range r.procs {
+			if job := a.pids[p.PID].job; job != "" && job != st.prof.JobID {
+				foreign = true
+			}
+		}
+		rd := profile.Reading{Time: now, TempC: r.ds.TempC}
+		if a.holders(g.UUID) <= 1 && !foreign {
+			rd.MemUsed, rd.Util = r.ds.MemoryUsed, r.ds.Util
+			rd.PowerMW, rd.EnergyMJ = r.ds.PowerMW, r.ds.EnergyMJ
+			rd.Processes = len(r.procs)
+			for _, p := range r.procs {
+				g.AddProcessName(a.pids[p.PID].name)
+			}
+		} else {
+			rd.Shared = true
+			var mem uint64
+			var util uint32
+			memOK, utilOK := true, true
+			for _, p := range r.procs {
+				if a.pids[p.PID].job != st.prof.JobID {
+					continue
+				}
+				rd.Processes++
+				g.AddProcessName(a.pids[p.PID].name)
+				if p.MemoryUsed.Valid {
+					mem += p.MemoryUsed.Value
+				} else {
+					memOK = false
+				}
+				if p.SMUtil.Valid {
+					util += p.SMUtil.Value
+				} else {
+					utilOK = false
+				}
+			}
+			if memOK {
+				rd.MemUsed = gpu.Some(mem)
+			}
+			if utilOK {
+				rd.Util = gpu.Some(min(util, 100))
+			}
+		}
+		g.Observe(rd, a.opts.Interval)
+	}
+}
+
+// holders counts the running jobs that hold a GPU now.
+func (a *Agent) holders(uuid string) int {
+	n := 0
+	for _, st := range a.jobs {
+		if st.prof.GPU(uuid) != nil {
+			n++
+		}
+	}
+	return n
+}
+
+// nodeIOStall returns the node-wide IO stall seconds per wall second since
+// the previous call: PSI "some" where the kernel has it, else the CPU
+// iowait share from /proc/stat.
+func (a *Agent) nodeIOStall() (float64, bool) {
+	prev := a.nodeIO
+	cur := ioCounter{}
+	cur.psi, cur.hasPSI = a.proc.nodeIOPressure()
+	cur.iowait, cur.total, cur.hasCPU = a.proc.cpuIOWait()
+	cur.lastValid = true
+	a.nodeIO = cur
+	if !prev.lastValid {
+		return 0, false
+	}
+	switch {
+	case cur.hasPSI && prev.hasPSI && cur.psi >= prev.psi:
+		return cur.psi - prev.psi, true // seconds of stall; caller divides by wall
+	case cur.hasCPU && prev.hasCPU && cur.total > prev.total:
+		frac := float64(cur.iowait-prev.iowait) / float64(cur.total-prev.total)
+		return -frac, true // negative marks a fraction, see observeIO
+	}
+	return 0, false
+}
+
+// observeIO adds the job's IO wait since its previous reading, in the most
+// precise scope available.
+func (a *Agent) observeIO(now time.Time, st *jobState, nodeStall float64, nodeOK bool) {
+	prev := st.lastIO
+	st.lastIO = now
+	wall := now.Sub(prev).Seconds()
+	first := prev.IsZero()
+
+	if v, ok := a.proc.jobIOPressure(st.prof.JobID); ok {
+		if st.hasCG && !first && v >= st.cgroupIO {
+			st.prof.IO.Observe(profile.IOScopeCgroup, v-st.cgroupIO, wall)
+		}
+		st.cgroupIO, st.hasCG = v, true
+		return
+	}
+	if a.delayAcct {
+		var stall float64
+		n := 0
+		for pid, info := range a.pids {
+			if info.job != st.prof.JobID {
+				continue
+			}
+			t, err := a.proc.blkioTicks(pid)
+			if err != nil {
+				continue
+			}
+			if last, ok := st.ticks[pid]; ok && t >= last {
+				stall += float64(t-last) / clockTicks
+			}
+			st.ticks[pid] = t
+			n++
+		}
+		if n > 0 {
+			if !first {
+				// Several processes may wait at once; cap at the wall time.
+				st.prof.IO.Observe(profile.IOScopeProcess, min(stall, wall), wall)
+			}
+			return
+		}
+	}
+	if nodeOK && !first && wall > 0 {
+		stall := nodeStall
+		if stall < 0 { // a fraction from /proc/stat
+			stall = -stall * wall
+		}
+		st.prof.IO.Observe(profile.IOScopeNode, stall, wall)
+	}
+}

@@ -1,0 +1,148 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"os"
+	"time"
+
+	"github.com/spf13/cobra"
+	"github.com/spf13/pflag"
+
+	"github.com/gpuprof/gpuprof/agent"
+	"github.com/gpuprof/gpuprof/config"
+	"github.com/gpuprof/gpuprof/gpu"
+	"github.com/gpuprof/gpuprof/gpu/nvml"
+	"github.com/gpuprof/gpuprof/gpu/sim"
+	"github.com/gpuprof/gpuprof/spool"
+	"github.com/gpuprof/gpuprof/store"
+)
+
+type agentOptions struct {
+	GPU      string
+	Interval time.Duration
+	Socket   string
+}
+
+func (o *agentOptions) AddFlags(fs *pflag.FlagSet) {
+	fs.StringVar(&o.GPU, "gpu", "", `GPU backend: "nvml" or "sim" (default from agent.gpu)`)
+	fs.DurationVar(&o.Interval, "interval", 0, "sampling interval (default from agent.interval, 1s)")
+	fs.StringVar(&o.Socket, "socket", "", "unix socket for the hooks (default from socket)")
+}
+
+func newAgentCommand(g *globalOptions) *cobra.Command {
+	o := &agentOptions{}
+	cmd := &cobra.Command{
+		Use:   "agent",
+		Short: "Node agent: sample GPUs and keep per-job profiles (runs as root)",
+		Long: `Samples every GPU of this node on a fixed interval, attributes the readings to
+Slurm jobs and keeps each job's profile in the node database. The prolog and
+epilog talk to it over a unix socket. Runs in the foreground until SIGTERM;
+restarting it resumes the profiles of running jobs.
+
+--gpu sim runs on the simulated GPU node described by the [sim] section of
+the configuration (see docs/sim-node.md).`,
+		Args: cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			cfg, err := g.load()
+			if err != nil {
+				return err
+			}
+			if o.GPU != "" {
+				cfg.Agent.GPU = o.GPU
+			}
+			if o.Interval > 0 {
+				cfg.Agent.Interval = config.Duration(o.Interval)
+			}
+			if o.Socket != "" {
+				cfg.Socket = o.Socket
+			}
+			if err := cfg.Validate(); err != nil {
+				return err
+			}
+			log, closeLog := newLogger(cfg.LogFile, os.Stderr, g.level(), "component", "agent")
+			defer closeLog()
+			return runAgent(cmd.Context(), cfg, log)
+		},
+	}
+	o.AddFlags(cmd.Flags())
+	return cmd
+}
+
+func runAgent(ctx context.Context, cfg config.Config, log *slog.Logger) error {
+	sampler, err := openSampler(ctx, cfg, log)
+	if err != nil {
+		return err
+	}
+	sampler = gpu.WithTimeout(sampler, cfg.Agent.CallTimeout.D())
+	defer sampler.Close()
+	db, err := store.Open(ctx, cfg.DB, store.Options{BusyTimeout: 500 * time.Millisecond})
+	if err != nil {
+		return fmt.Errorf("open database: %w", err)
+	}
+	defer db.Close()
+	node := cfg.Node
+	if node == "" {
+		node = shortHostname()
+	}
+	cluster := cfg.Cluster
+	if cluster == "" {
+		cluster = "default"
+	}
+	a, err := agent.New(ctx, agent.Options{
+		Cluster:       cluster,
+		Node:          node,
+		Socket:        cfg.Socket,
+		Interval:      cfg.Agent.Interval.D(),
+		FlushInterval: cfg.Agent.FlushInterval.D(),
+		SeriesPoints:  cfg.Agent.SeriesPoints,
+		Procfs:        cfg.Proc.Procfs,
+		CgroupRoot:    cfg.Proc.CgroupRoot,
+	}, sampler, db, spool.Dir{Path: cfg.SpoolDir}, log)
+	if err != nil {
+		return err
+	}
+	return a.Run(ctx)
+}
+
+// openSampler opens the configured GPU backend. A missing NVML library is a
+// clear error, never a crash.
+func openSampler(_ context.Context, cfg config.Config, log *slog.Logger) (gpu.Sampler, error) {
+	switch cfg.Agent.GPU {
+	case "sim":
+		if _, err := sim.Init(cfg.Sim.Dir, simSpec(cfg)); err != nil {
+			return nil, fmt.Errorf("simulated GPU node: %w", err)
+		}
+		n, err := sim.Open(cfg.Sim.Dir, sim.WithProcfs(cfg.Proc.Procfs))
+		if err != nil {
+			return nil, fmt.Errorf("simulated GPU node: %w", err)
+		}
+		return n, nil
+	case "nvml":
+		s, err := nvml.Open(cfg.NVML.Library, log)
+		if err != nil {
+			return nil, fmt.Errorf("NVML: %w (is the NVIDIA driver installed? for a simulated node use --gpu sim)", err)
+		}
+		return s, nil
+	}
+	return nil, errors.New("unknown GPU backend " + cfg.Agent.GPU)
+}
+
+func simSpec(cfg config.Config) sim.NodeSpec {
+	return sim.NodeSpec{GPUs: cfg.Sim.GPUs, Model: cfg.Sim.Model, MemoryTotal: uint64(cfg.Sim.Memory), Minors: cfg.Sim.Minors}
+}
+
+func shortHostname() string {
+	h, err := os.Hostname()
+	if err != nil {
+		return "localhost"
+	}
+	for i, c := range h {
+		if c == '.' {
+			return h[:i]
+		}
+	}
+	return h
+}

@@ -1,0 +1,98 @@
+package main
+
+import (
+	"context"
+	"io"
+	"log/slog"
+	"os"
+	"time"
+
+	"github.com/spf13/cobra"
+
+	"github.com/gpuprof/gpuprof/config"
+	"github.com/gpuprof/gpuprof/gpu"
+	"github.com/gpuprof/gpuprof/hooks"
+	"github.com/gpuprof/gpuprof/slurmext"
+)
+
+func newHookCommand(g *globalOptions, kind string) *cobra.Command {
+	return &cobra.Command{
+		Use:   kind,
+		Short: "slurmd " + kind + " hook (always exits 0)",
+		Long: "Run by slurmd as its " + kind + ` (directly, or through contrib/slurm/` + kind + `.sh).
+It reads the job from the hook environment and tells the node agent; when the
+agent is unreachable it records what it can itself. It finishes within
+hooks.deadline and exits 0 whatever happens, so it never drains the node.
+Log lines go to log_file (default: syslog), never to the job's output.`,
+		Args: cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			runHook(cmd.Context(), g, kind, os.Getenv, os.Exit)
+			return nil
+		},
+	}
+}
+
+// runHook runs a hook under a hard deadline: when the deadline passes, exit
+// is called with 0 even if a cgo call (SQLite, NVML) is stuck.
+func runHook(ctx context.Context, g *globalOptions, kind string, getenv func(string) string, exit func(int)) {
+	began := time.Now()
+	cfg, cfgErr := g.load()
+	if cfgErr != nil {
+		// A broken config file must not break jobs: run on defaults.
+		def := config.Default()
+		if g.DB != "" {
+			def.DB = g.DB
+		}
+		cfg = def
+	}
+	logDest := cfg.LogFile
+	if logDest == "" {
+		logDest = "syslog"
+	}
+	log, closeLog := newLogger(logDest, io.Discard, g.level(), "hook", kind)
+	defer closeLog()
+	if cfgErr != nil {
+		log.Error("configuration unusable; using defaults", "err", cfgErr)
+	}
+
+	deadline := cfg.Hooks.Deadline.D()
+	watchdog := time.AfterFunc(deadline, func() {
+		log.Error("deadline reached; exiting 0", "job", getenv("SLURM_JOB_ID"), "deadline", deadline)
+		exit(0)
+	})
+	defer watchdog.Stop()
+	// Leave the last tenth of the deadline for logging and exit.
+	ctx, cancel := context.WithTimeout(ctx, deadline*9/10)
+	defer cancel()
+
+	env, err := slurmext.ParseHookEnv(getenv)
+	if err != nil {
+		log.Error("job not recorded: bad environment", "err", err)
+		return
+	}
+	for _, p := range env.Problems {
+		log.Warn("environment problem", "job", env.JobID, "problem", p)
+	}
+	self, _ := os.Executable()
+	path, _ := g.configPath()
+	d := hooks.Deps{
+		Config:      cfg,
+		ConfigPath:  path,
+		Env:         env,
+		Log:         log,
+		Now:         time.Now,
+		OpenSampler: func(ctx context.Context) (gpu.Sampler, error) { return openSampler(ctx, cfg, log) },
+		Self:        self,
+	}
+	var out hooks.Outcome
+	if kind == "prolog" {
+		out, err = hooks.Prolog(ctx, d)
+	} else {
+		out, err = hooks.Epilog(ctx, d)
+	}
+	lvl := slog.LevelInfo
+	if err != nil {
+		lvl = slog.LevelError
+	}
+	log.Log(ctx, lvl, "done", "job", env.JobID, "via", string(out), "err", err, "took", time.Since(began).Round(time.Microsecond))
+}

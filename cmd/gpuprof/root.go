@@ -1,0 +1,139 @@
+package main
+
+import (
+	"fmt"
+	"io"
+	"log/slog"
+	"log/syslog"
+	"os"
+	"runtime/debug"
+	"strings"
+
+	"github.com/spf13/cobra"
+	"github.com/spf13/pflag"
+
+	"github.com/gpuprof/gpuprof/config"
+)
+
+// version is set with -ldflags "-X main.version=..."; see versionString.
+var version = ""
+
+func versionString() string {
+	if version != "" {
+		return version
+	}
+	if bi, ok := debug.ReadBuildInfo(); ok && bi.Main.Version != "" && bi.Main.Version != "(devel)" {
+		return bi.Main.Version
+	}
+	return "devel"
+}
+
+// globalOptions are the flags every command takes.
+type globalOptions struct {
+	ConfigPath string
+	DB         string
+	LogLevel   string
+}
+
+func (g *globalOptions) AddFlags(fs *pflag.FlagSet) {
+	fs.StringVar(&g.ConfigPath, "config", "", "configuration file (default $GPUPROF_CONFIG, else "+config.DefaultPath+")")
+	fs.StringVar(&g.DB, "db", "", "database path (overrides the configuration)")
+	fs.StringVar(&g.LogLevel, "log-level", "info", "log level: debug, info, warn, error")
+}
+
+// configPath returns the file to read and whether it was asked for.
+func (g *globalOptions) configPath() (string, bool) {
+	if g.ConfigPath != "" {
+		return g.ConfigPath, true
+	}
+	if p := os.Getenv("GPUPROF_CONFIG"); p != "" {
+		return p, true
+	}
+	return config.DefaultPath, false
+}
+
+func (g *globalOptions) load() (config.Config, error) {
+	path, explicit := g.configPath()
+	c, err := config.Load(path, explicit)
+	if err != nil {
+		return c, err
+	}
+	if g.DB != "" {
+		c.DB = g.DB
+	}
+	return c, nil
+}
+
+func (g *globalOptions) level() slog.Level {
+	var l slog.Level
+	if err := l.UnmarshalText([]byte(g.LogLevel)); err != nil {
+		return slog.LevelInfo
+	}
+	return l
+}
+
+// newLogger logs one line per event to the configured file, to syslog, or
+// to fallback. A log that cannot be opened is not fatal: it goes to
+// fallback and says why.
+func newLogger(dest string, fallback io.Writer, level slog.Level, attrs ...any) (*slog.Logger, func()) {
+	var w io.Writer = fallback
+	closeFn := func() {}
+	var openErr error
+	switch dest {
+	case "":
+	case "syslog":
+		sw, err := syslog.New(syslog.LOG_DAEMON|syslog.LOG_INFO, "gpuprof")
+		if err == nil {
+			w, closeFn = sw, func() { sw.Close() }
+		} else {
+			openErr = err
+		}
+	default:
+		f, err := os.OpenFile(dest, os.O_WRONLY|os.O_APPEND|os.O_CREATE, 0o640)
+		if err == nil {
+			w, closeFn = f, func() { f.Close() }
+		} else {
+			openErr = err
+		}
+	}
+	l := slog.New(slog.NewTextHandler(w, &slog.HandlerOptions{Level: level})).With(attrs...)
+	if openErr != nil {
+		l.Warn("log destination unavailable", "dest", dest, "err", openErr)
+	}
+	return l, closeFn
+}
+
+func newRootCommand() *cobra.Command {
+	g := &globalOptions{}
+	root := &cobra.Command{
+		Use:   "gpuprof",
+		Short: "Per-job GPU profiles for Slurm clusters",
+		Long: strings.TrimSpace(`
+gpuprof records what Slurm jobs really do with their GPUs — VRAM peak,
+utilisation over time, IO wait, energy, temperature, XID errors — on each GPU
+node, and keeps it in SQLite.
+
+On a GPU node: run "gpuprof agent" as a service and install "gpuprof prolog"
+and "gpuprof epilog" as slurmd's Prolog and Epilog (see contrib/slurm).
+
+Exit codes: 0 success (hooks always exit 0), 1 error, 2 usage error,
+3 invalid configuration file.`),
+		Version:       versionString(),
+		SilenceUsage:  true,
+		SilenceErrors: false,
+	}
+	g.AddFlags(root.PersistentFlags())
+	root.AddCommand(
+		newAgentCommand(g),
+		newHookCommand(g, "prolog"),
+		newHookCommand(g, "epilog"),
+		newSimGPUCommand(g),
+		newJobsCommand(g),
+		newShowCommand(g),
+		newIngestCommand(g),
+	)
+	root.SetFlagErrorFunc(func(_ *cobra.Command, err error) error { return usageError{err} })
+	return root
+}
+
+func printf(w io.Writer, format string, a ...any) { _, _ = fmt.Fprintf(w, format, a...) }

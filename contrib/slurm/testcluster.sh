@@ -1,0 +1,535 @@
+#!/bin/bash
+# testcluster.sh — a real single-node Slurm with fake GPUs, for gpuprof's
+# end-to-end tests, CI and demos.
+#
+#   testcluster.sh start DIR [--accounting]   start (or keep) a cluster in DIR
+#   testcluster.sh stop DIR                   stop what start started; DIR stays
+#   testcluster.sh status DIR                 exit 0 when the node is usable
+#
+# Exit status: 0 done, 1 failed, 2 usage, 3 Slurm missing and not
+# installable (no apt-get, or apt-get failed).
+#
+# Everything the cluster writes (configuration, state, spool, logs, pid
+# files, the MariaDB data directory) lives under DIR, so several clusters can
+# run side by side and a test removes all traces by removing DIR. The node has
+# four GPUs whose device files are character devices DIR/dev/nvidia[0-3]
+# (major 195 like NVIDIA's), so Slurm hands jobs CUDA_VISIBLE_DEVICES and
+# SLURM_JOB_GPUS exactly as on a GPU node.
+#
+# start prints one line on stdout, SLURM_CONF=DIR/etc/slurm.conf, for callers
+# to eval and export; progress and errors go to stderr. It must run as root
+# (Slurm daemons, mknod, munge) and needs no systemd.
+#
+# Environment:
+#   GPUPROF_BIN      gpuprof binary the Prolog/Epilog wrappers run; unset: the
+#                    wrappers do nothing and exit 0.
+#   GPUPROF_CONFIG   --config passed to it (unset: gpuprof's default path).
+#   TESTCLUSTER_CPUS CPUs the node advertises (default: max(16, nproc)); jobs
+#                    in tests sleep rather than compute, so more slots than
+#                    cores lets them run concurrently.
+#   TESTCLUSTER_HOOK_ENV=1  the wrappers also save their environment to
+#                    DIR/hooks/env/<prolog|epilog>.<jobid> (debugging).
+#
+# munged is the host's one munge daemon (default socket): start launches it
+# when it is not running and stop leaves it running, because other clusters
+# and the host's own Slurm may rely on it.
+set -euo pipefail
+
+readonly CLUSTER=gpuproftest
+readonly NGPU=4
+readonly NSHARD=32 # 8 per GPU: Slurm splits a File-less shard count evenly
+readonly WAIT_S=60
+
+log() { printf 'testcluster: %s\n' "$*" >&2; }
+die() {
+	log "error: $*"
+	exit 1
+}
+
+# Exit status 3 means "Slurm is not installed and cannot be": test harnesses
+# skip on it (outside CI) instead of failing.
+readonly EXIT_NO_SLURM=3
+die_no_slurm() {
+	log "error: $*"
+	exit "$EXIT_NO_SLURM"
+}
+
+usage() {
+	sed -n '2,10p' "$0" | sed 's/^# \{0,1\}//' >&2
+	exit 2
+}
+
+[[ $# -ge 2 ]] || usage
+cmd=$1
+dir=$(realpath -m -- "$2")
+shift 2
+accounting=0
+for a in "$@"; do
+	case $a in
+	--accounting) accounting=1 ;;
+	*) usage ;;
+	esac
+done
+
+conf=$dir/etc/slurm.conf
+export SLURM_CONF=$conf
+# The Slurm commands read SLURM_CONF; a stale SLURM_CONFIG_DIR or server
+# variables of the caller must not redirect them to another cluster.
+unset SLURM_CONFIG_DIR SLURM_CLUSTERS
+
+# ---------------------------------------------------------------- helpers
+
+# alive PIDFILE NAME: the pid in PIDFILE runs a program called NAME. The name
+# check guards against a pid reused after a crash.
+alive() {
+	local pid
+	[[ -s $1 ]] || return 1
+	pid=$(<"$1")
+	[[ $pid =~ ^[0-9]+$ ]] || return 1
+	[[ -r /proc/$pid/comm ]] || return 1
+	[[ $(<"/proc/$pid/comm") == "$2"* ]] || return 1
+	# A daemon that exited under an init that does not reap (containers)
+	# stays a zombie with its name.
+	local stat
+	stat=$(<"/proc/$pid/stat") || return 1
+	stat=${stat##*) }
+	[[ ${stat%% *} != Z ]]
+}
+
+# stop_pidfile PIDFILE NAME: SIGTERM, wait up to 15 s, then SIGKILL.
+stop_pidfile() {
+	local pid i
+	alive "$1" "$2" || return 0
+	pid=$(<"$1")
+	kill -TERM "$pid" 2>/dev/null || return 0
+	for ((i = 0; i < 150; i++)); do
+		alive "$1" "$2" || return 0
+		sleep 0.1
+	done
+	log "$2 (pid $pid) ignored SIGTERM; killing it"
+	kill -KILL "$pid" 2>/dev/null || true
+}
+
+port_free() { [[ -z $(ss -Htln "sport = :$1" 2>/dev/null) ]]; }
+
+# wait_for SECONDS DESCRIPTION COMMAND...: poll until COMMAND succeeds.
+wait_for() {
+	local secs=$1 what=$2 i
+	shift 2
+	for ((i = 0; i < secs * 5; i++)); do
+		if "$@" >/dev/null 2>&1; then
+			return 0
+		fi
+		sleep 0.2
+	done
+	log "timed out after ${secs}s waiting for $what"
+	return 1
+}
+
+show_logs() {
+	local f
+	for f in "$dir"/log/*.log; do
+		[[ -f $f ]] || continue
+		printf '==== %s (last 40 lines)\n' "$f" >&2
+		tail -n 40 "$f" >&2
+	done
+}
+
+# ---------------------------------------------------------------- packages
+
+# need_pkgs installs the Debian packages behind the given commands when a
+# command is missing. apt-get update runs only when a package is unknown to
+# the current lists, which keeps a warm machine fast.
+need_pkgs() {
+	local -a missing=()
+	local pair
+	for pair in "$@"; do
+		command -v "${pair%%:*}" >/dev/null 2>&1 || missing+=("${pair#*:}")
+	done
+	((${#missing[@]})) || return 0
+	command -v apt-get >/dev/null 2>&1 || die_no_slurm "missing ${missing[*]} and no apt-get to install them"
+	mapfile -t missing < <(printf '%s\n' "${missing[@]}" | sort -u)
+	log "installing ${missing[*]}"
+	export DEBIAN_FRONTEND=noninteractive
+	local -a apt=(apt-get -y -q --no-install-recommends -o Dpkg::Options::=--force-confdef -o Dpkg::Options::=--force-confold install)
+	if ! "${apt[@]}" "${missing[@]}" >"$dir/log/apt.log" 2>&1; then
+		log "apt-get install failed; updating package lists and retrying"
+		apt-get -q update >>"$dir/log/apt.log" 2>&1 || true
+		"${apt[@]}" "${missing[@]}" >>"$dir/log/apt.log" 2>&1 ||
+			{
+				tail -n 20 "$dir/log/apt.log" >&2
+				die_no_slurm "cannot install ${missing[*]} (see $dir/log/apt.log)"
+			}
+	fi
+}
+
+# ---------------------------------------------------------------- munge
+
+munge_ok() { munge -n 2>/dev/null | unmunge >/dev/null 2>&1; }
+
+start_munge() {
+	munge_ok && return 0
+	if [[ ! -s /etc/munge/munge.key ]]; then
+		log "creating /etc/munge/munge.key"
+		mkdir -p /etc/munge
+		mungekey --create --keyfile=/etc/munge/munge.key
+	fi
+	mkdir -p /run/munge /var/log/munge /var/lib/munge
+	chown munge:munge /etc/munge /etc/munge/munge.key /run/munge /var/log/munge /var/lib/munge
+	chmod 0700 /etc/munge
+	chmod 0400 /etc/munge/munge.key
+	chmod 0755 /run/munge
+	log "starting munged"
+	runuser -u munge -- /usr/sbin/munged || die "munged did not start (see /var/log/munge/munged.log)"
+	wait_for 10 munged munge_ok || die "munged does not answer"
+}
+
+# ---------------------------------------------------------------- config
+
+# pick_ports sets ctld_port (slurmctld), slurmd_port, dbd_port and db_port
+# (MariaDB): the ones DIR already uses, else the first free block of four
+# from 16817 on, so a system Slurm (6817-6819) and other test clusters keep
+# theirs.
+pick_ports() {
+	local base=""
+	if [[ -f $conf ]]; then
+		base=$(sed -n 's/^SlurmctldPort=\([0-9]*\)$/\1/p' "$conf")
+	fi
+	if [[ -z $base ]] || ! { running_ctld || ports_free "$base"; }; then
+		for ((base = 16817; base < 17817; base += 10)); do
+			ports_free "$base" && break
+		done
+		((base < 17817)) || die "no free ports in 16817-17816"
+	fi
+	ctld_port=$base
+	slurmd_port=$((base + 1))
+	dbd_port=$((base + 2))
+	db_port=$((base + 3))
+}
+
+ports_free() {
+	local p
+	for p in "$1" $(($1 + 1)) $(($1 + 2)) $(($1 + 3)); do
+		port_free "$p" || return 1
+	done
+}
+
+running_ctld() { alive "$dir/run/slurmctld.pid" slurmctld; }
+
+make_devices() {
+	local i dev
+	mkdir -p "$dir/dev"
+	for ((i = 0; i < NGPU; i++)); do
+		dev=$dir/dev/nvidia$i
+		if [[ ! -c $dev ]] || [[ $(stat -c '%t:%T' "$dev") != "c3:$(printf '%x' "$i")" ]]; then
+			rm -f "$dev"
+			mknod -m 0666 "$dev" c 195 "$i"
+		fi
+	done
+}
+
+# write_if_changed FILE MODE: stdin becomes FILE when it differs; returns 0
+# when FILE changed.
+write_if_changed() {
+	local tmp
+	tmp=$(mktemp "$1.XXXXXX")
+	cat >"$tmp"
+	chmod "$2" "$tmp"
+	if [[ -f $1 ]] && cmp -s "$tmp" "$1"; then
+		rm -f "$tmp"
+		return 1
+	fi
+	mv -f "$tmp" "$1"
+}
+
+write_hooks() {
+	local ctx f q_bin q_cfg=""
+	mkdir -p "$dir/hooks/env"
+	for ctx in prolog epilog; do
+		f=$dir/hooks/$ctx
+		{
+			printf '#!/bin/sh\n'
+			printf '# Generated by testcluster.sh; rewritten on every start.\n'
+			if [[ ${TESTCLUSTER_HOOK_ENV:-0} == 1 ]]; then
+				# Written aside and renamed, so a reader never sees half a file.
+				printf 'f=%q/%s.${SLURM_JOB_ID:-none}\n' "$dir/hooks/env" "$ctx"
+				printf '/usr/bin/env >"$f.tmp" && /bin/mv -f "$f.tmp" "$f"\n'
+			fi
+			if [[ -n ${GPUPROF_BIN:-} ]]; then
+				printf -v q_bin '%q' "$GPUPROF_BIN"
+				[[ -z ${GPUPROF_CONFIG:-} ]] || printf -v q_cfg ' --config %q' "$GPUPROF_CONFIG"
+				printf 'exec %s %s%s\n' "$q_bin" "$ctx" "$q_cfg"
+			else
+				printf 'exit 0\n'
+			fi
+		} | write_if_changed "$f" 0755 || true
+	done
+}
+
+# write_conf writes slurm.conf, gres.conf and slurmdbd.conf; returns 0 when
+# slurm.conf or gres.conf changed (the daemons must then restart).
+write_conf() {
+	local cpus changed=1 acct
+	cpus=${TESTCLUSTER_CPUS:-$(($(nproc) > 16 ? $(nproc) : 16))}
+	if ((accounting)); then
+		acct="AccountingStorageType=accounting_storage/slurmdbd
+AccountingStorageHost=localhost
+AccountingStoragePort=$dbd_port
+AccountingStorageTRES=gres/gpu,gres/shard"
+	else
+		acct="AccountingStorageType=accounting_storage/none"
+	fi
+	write_if_changed "$conf" 0644 <<EOF && changed=0
+# Generated by testcluster.sh for a single-node test cluster.
+ClusterName=$CLUSTER
+SlurmctldHost=localhost
+SlurmctldPort=$ctld_port
+SlurmdPort=$slurmd_port
+SlurmUser=root
+SlurmdUser=root
+AuthType=auth/munge
+CryptoType=crypto/munge
+StateSaveLocation=$dir/state
+SlurmdSpoolDir=$dir/spool/slurmd
+SlurmctldPidFile=$dir/run/slurmctld.pid
+SlurmdPidFile=$dir/run/slurmd.pid
+SlurmctldLogFile=$dir/log/slurmctld.log
+SlurmdLogFile=$dir/log/slurmd.log
+SlurmctldDebug=info
+SlurmdDebug=info
+ProctrackType=proctrack/linuxproc
+TaskPlugin=task/none
+JobAcctGatherType=jobacct_gather/linux
+SelectType=select/cons_tres
+SelectTypeParameters=CR_Core
+GresTypes=gpu,shard
+$acct
+# Hooks: gpuprof's wrappers. Alloc runs the prolog when the job is
+# allocated, before its batch script starts.
+Prolog=$dir/hooks/prolog
+Epilog=$dir/hooks/epilog
+PrologFlags=Alloc
+PrologEpilogTimeout=30
+ReturnToService=2
+MinJobAge=30
+KillWait=5
+MessageTimeout=10
+SchedulerType=sched/backfill
+MailProg=/bin/true
+# The node advertises more CPUs than it has so that tests' sleeping jobs run
+# concurrently; config_overrides makes slurmd accept the mismatch.
+SlurmdParameters=config_overrides
+NodeName=localhost CPUs=$cpus RealMemory=16000 Gres=gpu:$NGPU,shard:$NSHARD State=UNKNOWN
+PartitionName=gpu Nodes=localhost Default=YES MaxTime=INFINITE State=UP
+EOF
+	write_if_changed "$dir/etc/gres.conf" 0644 <<EOF && changed=0
+# Generated by testcluster.sh: four fake GPUs (character devices, major 195).
+NodeName=localhost Name=gpu File=$dir/dev/nvidia[0-$((NGPU - 1))]
+NodeName=localhost Name=shard Count=$NSHARD
+EOF
+	if ((accounting)); then
+		write_if_changed "$dir/etc/slurmdbd.conf" 0600 <<EOF || true
+# Generated by testcluster.sh. slurmdbd refuses a file others can read.
+AuthType=auth/munge
+DbdHost=localhost
+DbdPort=$dbd_port
+SlurmUser=root
+DebugLevel=info
+LogFile=$dir/log/slurmdbd.log
+PidFile=$dir/run/slurmdbd.pid
+StorageType=accounting_storage/mysql
+StorageHost=127.0.0.1
+StoragePort=$db_port
+StorageUser=slurm
+StoragePass=gpuproftest
+StorageLoc=slurm_acct_db
+EOF
+	fi
+	return "$changed"
+}
+
+# ---------------------------------------------------------------- daemons
+
+db_ok() { mariadb --no-defaults -S "$dir/run/mariadb.sock" -u root -e 'SELECT 1'; }
+
+start_mariadb() {
+	local data=$dir/db
+	alive "$dir/run/mariadb.pid" mariadbd && db_ok >/dev/null 2>&1 && return 0
+	if [[ ! -d $data/mysql ]]; then
+		log "initialising MariaDB in $data"
+		mkdir -p "$data"
+		mariadb-install-db --no-defaults --user=root --datadir="$data" \
+			--skip-test-db --auth-root-authentication-method=socket \
+			>"$dir/log/mariadb-install.log" 2>&1 ||
+			{
+				tail -n 20 "$dir/log/mariadb-install.log" >&2
+				die "mariadb-install-db failed"
+			}
+	fi
+	log "starting MariaDB on 127.0.0.1:$db_port"
+	setsid /usr/sbin/mariadbd --no-defaults --user=root --datadir="$data" \
+		--socket="$dir/run/mariadb.sock" --port="$db_port" --bind-address=127.0.0.1 \
+		--pid-file="$dir/run/mariadb.pid" --log-error="$dir/log/mariadb.log" \
+		--skip-name-resolve --innodb-buffer-pool-size=64M --innodb-lock-wait-timeout=900 \
+		</dev/null >/dev/null 2>&1 &
+	wait_for 60 MariaDB db_ok || {
+		show_logs
+		die "MariaDB did not start"
+	}
+	mariadb --no-defaults -S "$dir/run/mariadb.sock" -u root <<'EOF'
+CREATE DATABASE IF NOT EXISTS slurm_acct_db;
+CREATE USER IF NOT EXISTS 'slurm'@'127.0.0.1' IDENTIFIED BY 'gpuproftest';
+GRANT ALL ON slurm_acct_db.* TO 'slurm'@'127.0.0.1';
+EOF
+}
+
+start_slurmdbd() {
+	if ! alive "$dir/run/slurmdbd.pid" slurmdbd; then
+		log "starting slurmdbd on port $dbd_port"
+		/usr/sbin/slurmdbd || {
+			show_logs
+			die "slurmdbd did not start"
+		}
+	fi
+	wait_for 30 slurmdbd sacctmgr -n -P show cluster || {
+		show_logs
+		die "slurmdbd does not answer"
+	}
+	if [[ -z $(sacctmgr -n -P show cluster where name="$CLUSTER" format=cluster) ]]; then
+		sacctmgr -i add cluster "$CLUSTER" >/dev/null
+	fi
+}
+
+node_idle() { [[ $(sinfo -h -n localhost -o %t 2>/dev/null) == idle ]]; }
+node_known() {
+	case $(sinfo -h -n localhost -o %t 2>/dev/null) in
+	"" | unk* | down*) return 1 ;;
+	esac
+}
+
+start_slurm() {
+	if ! running_ctld; then
+		log "starting slurmctld on port $ctld_port"
+		/usr/sbin/slurmctld -f "$conf" || {
+			show_logs
+			die "slurmctld did not start"
+		}
+	fi
+	if ! alive "$dir/run/slurmd.pid" slurmd; then
+		log "starting slurmd on port $slurmd_port"
+		/usr/sbin/slurmd -f "$conf" -N localhost || {
+			show_logs
+			die "slurmd did not start"
+		}
+	fi
+	# A node drained by a failed hook in an earlier run stays drained across
+	# restarts (slurmctld saves node state); start means "make it usable".
+	wait_for 10 "slurmd to register" node_known || true
+	if [[ $(sinfo -h -n localhost -o %t 2>/dev/null) == drain* ]]; then
+		log "node localhost was drained ($(sinfo -h -R -o %E)); resuming it"
+		scontrol update NodeName=localhost State=RESUME
+	fi
+	wait_for "$WAIT_S" "node localhost to be idle" node_idle || {
+		sinfo -N -l >&2 || true
+		show_logs
+		die "the node did not become idle"
+	}
+}
+
+# stop_slurm cancels the cluster's jobs (slurmstepd and job processes outlive
+# slurmd otherwise), then stops the daemons and any slurmstepd of this cluster
+# that is left.
+stop_slurm() {
+	local i pid
+	if running_ctld && [[ -n $(squeue -h -o %i 2>/dev/null) ]]; then
+		scancel --full $(squeue -h -o %i) 2>/dev/null || true
+		for ((i = 0; i < 100; i++)); do
+			[[ -z $(squeue -h -o %i 2>/dev/null) ]] && break
+			sleep 0.2
+		done
+	fi
+	stop_pidfile "$dir/run/slurmctld.pid" slurmctld
+	stop_pidfile "$dir/run/slurmd.pid" slurmd
+	# slurmstepd inherits slurmd's environment, SLURM_CONF included: that is
+	# how this cluster's steps are told from another cluster's.
+	for pid in $(pgrep -x slurmstepd || true); do
+		if tr '\0' '\n' <"/proc/$pid/environ" 2>/dev/null | grep -qxF "SLURM_CONF=$conf"; then
+			kill -KILL "$pid" 2>/dev/null || true
+		fi
+	done
+}
+
+# ---------------------------------------------------------------- commands
+
+do_start() {
+	[[ $(id -u) == 0 ]] || die "must run as root"
+	mkdir -p "$dir"/{etc,run,log,state,spool/slurmd,hooks}
+	# Jobs, hooks and the agent may run as other users; they need to reach
+	# files under DIR (created 0700 by mktemp -d and Go's t.TempDir).
+	chmod 0755 "$dir"
+	# A DIR that held an accounting cluster keeps its slurmdbd.conf; starting
+	# without --accounting must not bring slurmdbd back, and the reverse needs
+	# the packages.
+	local -a pkgs=(slurmctld:slurmctld slurmd:slurmd sbatch:slurm-client munged:munge ss:iproute2)
+	((accounting)) && pkgs+=(slurmdbd:slurmdbd mariadbd:mariadb-server mariadb:mariadb-client)
+	need_pkgs "${pkgs[@]}"
+	start_munge
+	make_devices
+	write_hooks
+	pick_ports
+	if write_conf; then
+		if running_ctld || alive "$dir/run/slurmd.pid" slurmd; then
+			log "configuration changed; restarting slurmctld and slurmd"
+			stop_slurm
+		fi
+	fi
+	if ((accounting)); then
+		start_mariadb
+		start_slurmdbd
+	else
+		stop_pidfile "$dir/run/slurmdbd.pid" slurmdbd
+		stop_pidfile "$dir/run/mariadb.pid" mariadbd
+	fi
+	start_slurm
+	if ((accounting)); then
+		wait_for 30 sacct sacct -n -X -a || {
+			show_logs
+			die "sacct does not answer"
+		}
+	fi
+	log "cluster $CLUSTER is up in $dir"
+	printf 'SLURM_CONF=%q\n' "$conf"
+}
+
+do_stop() {
+	[[ -d $dir ]] || die "$dir does not exist"
+	stop_slurm
+	stop_pidfile "$dir/run/slurmdbd.pid" slurmdbd
+	stop_pidfile "$dir/run/mariadb.pid" mariadbd
+	log "stopped; $dir is kept for inspection"
+}
+
+do_status() {
+	local rc=0 d
+	for d in slurmctld slurmd slurmdbd:optional mariadbd:optional; do
+		local name=${d%%:*} pidf=$dir/run/${d%%:*}.pid
+		[[ $name == mariadbd ]] && pidf=$dir/run/mariadb.pid
+		if alive "$pidf" "$name"; then
+			printf '%-10s running (pid %s)\n' "$name" "$(<"$pidf")"
+		else
+			printf '%-10s stopped\n' "$name"
+			[[ $d == *:optional ]] || rc=1
+		fi
+	done
+	if ((rc == 0)); then
+		sinfo -N -o '%N %t %G %E' || rc=1
+	fi
+	return "$rc"
+}
+
+case $cmd in
+start) do_start ;;
+stop) do_stop ;;
+status) do_status ;;
+*) usage ;;
+esac

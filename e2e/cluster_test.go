@@ -1,0 +1,331 @@
+package e2e
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"slices"
+	"strings"
+	"sync"
+	"syscall"
+	"testing"
+	"time"
+)
+
+// exitNoSlurm is testcluster.sh's exit status for "Slurm is missing and
+// cannot be installed".
+const exitNoSlurm = 3
+
+// binaryBuild holds the gpuprof binary built for this test run. It is set
+// once, by the first test that needs it, and removed by TestMain: building
+// takes long enough that tests which skip should not pay for it.
+var binaryBuild struct {
+	once sync.Once
+	dir  string
+	path string
+	err  error
+}
+
+func TestMain(m *testing.M) {
+	code := m.Run()
+	if binaryBuild.dir != "" {
+		_ = os.RemoveAll(binaryBuild.dir)
+	}
+	os.Exit(code)
+}
+
+// skipOrFail skips a test whose environment cannot run it, except in CI,
+// whose machine is meant to have everything: there a skip would hide a
+// broken pipeline.
+func skipOrFail(t testing.TB, format string, args ...any) {
+	t.Helper()
+	if os.Getenv("CI") == "true" {
+		t.Fatalf("CI=true, so not skipping: "+format, args...)
+	}
+	t.Skipf(format, args...)
+}
+
+// moduleRoot returns the repository root; go test runs a package's tests in
+// the package directory, e2e/.
+func moduleRoot(t testing.TB) string {
+	t.Helper()
+	root, err := filepath.Abs("..")
+	if err != nil {
+		t.Fatalf("module root: %v", err)
+	}
+	if _, err := os.Stat(filepath.Join(root, "go.mod")); err != nil {
+		t.Fatalf("module root: %v", err)
+	}
+	return root
+}
+
+// gpuprofBinary returns $GPUPROF_BIN, or a gpuprof built from this tree.
+func gpuprofBinary(t testing.TB) string {
+	t.Helper()
+	if p := os.Getenv("GPUPROF_BIN"); p != "" {
+		abs, err := filepath.Abs(p)
+		if err != nil {
+			t.Fatalf("GPUPROF_BIN: %v", err)
+		}
+		if fi, err := os.Stat(abs); err != nil || fi.Mode()&0o111 == 0 {
+			t.Fatalf("GPUPROF_BIN=%s is not an executable file (%v)", p, err)
+		}
+		return abs
+	}
+	root := moduleRoot(t)
+	binaryBuild.once.Do(func() {
+		dir, err := os.MkdirTemp("", "gpuprof-e2e-bin-")
+		if err != nil {
+			binaryBuild.err = fmt.Errorf("build gpuprof: %w", err)
+			return
+		}
+		binaryBuild.dir = dir
+		// slurmd runs the hooks and jobs run the simulated CUDA program:
+		// both must reach the binary whatever their user.
+		if err := os.Chmod(dir, 0o755); err != nil {
+			binaryBuild.err = fmt.Errorf("build gpuprof: %w", err)
+			return
+		}
+		path := filepath.Join(dir, "gpuprof")
+		// go test puts its own toolchain first in PATH.
+		cmd := exec.Command("go", "build", "-o", path, "./cmd/gpuprof")
+		cmd.Dir = root
+		if out, err := cmd.CombinedOutput(); err != nil {
+			binaryBuild.err = fmt.Errorf("go build ./cmd/gpuprof: %w\n%s", err, out)
+			return
+		}
+		binaryBuild.path = path
+	})
+	if binaryBuild.err != nil {
+		t.Fatal(binaryBuild.err)
+	}
+	return binaryBuild.path
+}
+
+// requireClusterHost skips (or, in CI, fails) before anything expensive
+// when the machine cannot run a test cluster.
+func requireClusterHost(t testing.TB) {
+	t.Helper()
+	if os.Geteuid() != 0 {
+		skipOrFail(t, "needs root to run the Slurm daemons and create device files")
+	}
+}
+
+// cluster is a running test cluster (see contrib/slurm/testcluster.sh).
+type cluster struct {
+	// Dir holds everything the cluster writes: etc/, log/, hooks/, dev/.
+	Dir string
+	// Conf is its slurm.conf; every Slurm command must get it as SLURM_CONF.
+	Conf   string
+	script string
+}
+
+type clusterOptions struct {
+	// Accounting adds slurmdbd and MariaDB, so sacct works.
+	Accounting bool
+	// GPUProfBin and GPUProfConfig make the Prolog and Epilog run
+	// `GPUProfBin prolog|epilog --config GPUProfConfig`; with no GPUProfBin
+	// the hooks do nothing.
+	GPUProfBin    string
+	GPUProfConfig string
+	// HookEnv makes the hooks save their environment to
+	// Dir/hooks/env/<prolog|epilog>.<jobid>.
+	HookEnv bool
+}
+
+// startCluster starts a cluster in a fresh temporary directory and stops it
+// when the test ends, printing the daemons' logs if the test failed.
+func startCluster(t *testing.T, o clusterOptions) *cluster {
+	t.Helper()
+	requireClusterHost(t)
+	if _, err := exec.LookPath("apt-get"); err != nil {
+		if _, err := os.Stat("/usr/sbin/slurmctld"); err != nil {
+			skipOrFail(t, "Slurm is not installed and there is no apt-get to install it")
+		}
+	}
+	c := &cluster{
+		Dir:    t.TempDir(),
+		script: filepath.Join(moduleRoot(t), "contrib", "slurm", "testcluster.sh"),
+	}
+	c.Conf = filepath.Join(c.Dir, "etc", "slurm.conf")
+	// Registered before start so that a half-started cluster is stopped
+	// too; it runs before t.TempDir's removal (cleanups run last first).
+	t.Cleanup(func() { c.stop(t) })
+
+	args := []string{c.script, "start", c.Dir}
+	if o.Accounting {
+		args = append(args, "--accounting")
+	}
+	// Installing Slurm and MariaDB on a fresh machine takes about a minute.
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Minute)
+	defer cancel()
+	cmd := exec.CommandContext(ctx, "bash", args...)
+	cmd.Env = append(os.Environ(), "GPUPROF_BIN="+o.GPUProfBin, "GPUPROF_CONFIG="+o.GPUProfConfig, "TESTCLUSTER_HOOK_ENV=0")
+	if o.HookEnv {
+		cmd.Env = append(cmd.Env, "TESTCLUSTER_HOOK_ENV=1")
+	}
+	var stdout, stderr bytes.Buffer
+	cmd.Stdout, cmd.Stderr = &stdout, &stderr
+	start := time.Now()
+	err := cmd.Run()
+	if ee := (*exec.ExitError)(nil); errors.As(err, &ee) && ee.ExitCode() == exitNoSlurm {
+		skipOrFail(t, "Slurm cannot be installed here:\n%s", stderr.String())
+	}
+	if err != nil {
+		t.Fatalf("testcluster.sh start: %v\n%s", err, stderr.String())
+	}
+	if want := "SLURM_CONF=" + c.Conf; !strings.Contains(stdout.String(), want) {
+		t.Fatalf("testcluster.sh start printed %q, want a line %q", stdout.String(), want)
+	}
+	t.Logf("cluster up in %s (%s)", c.Dir, time.Since(start).Round(time.Millisecond))
+	return c
+}
+
+func (c *cluster) stop(t *testing.T) {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+	defer cancel()
+	out, err := exec.CommandContext(ctx, "bash", c.script, "stop", c.Dir).CombinedOutput()
+	if err != nil {
+		t.Errorf("testcluster.sh stop: %v\n%s", err, out)
+	}
+	if t.Failed() {
+		for _, name := range []string{"slurmctld.log", "slurmd.log", "slurmdbd.log"} {
+			if tail := c.logTail(name, 60); tail != "" {
+				t.Logf("==== %s (last 60 lines)\n%s", name, tail)
+			}
+		}
+	}
+}
+
+// env returns the environment for a Slurm command of this cluster.
+func (c *cluster) env(extra ...string) []string {
+	return append(append(os.Environ(), "SLURM_CONF="+c.Conf), extra...)
+}
+
+// run runs a Slurm command (sbatch, squeue, ...) and returns its trimmed
+// standard output, failing the test if it fails.
+func (c *cluster) run(t testing.TB, name string, args ...string) string {
+	t.Helper()
+	out, err := c.output(name, args...)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return out
+}
+
+// output runs a Slurm command and returns its trimmed standard output; safe
+// to call from other goroutines than the test's.
+func (c *cluster) output(name string, args ...string) (string, error) {
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	cmd := exec.CommandContext(ctx, name, args...)
+	cmd.Env = c.env()
+	var stderr bytes.Buffer
+	cmd.Stderr = &stderr
+	out, err := cmd.Output()
+	if err != nil {
+		return "", fmt.Errorf("%s %s: %w\n%s", name, strings.Join(args, " "), err, stderr.String())
+	}
+	return strings.TrimSpace(string(out)), nil
+}
+
+// logTail returns the last n lines of a log under Dir/log, or "".
+func (c *cluster) logTail(name string, n int) string {
+	data, err := os.ReadFile(filepath.Join(c.Dir, "log", name))
+	if err != nil {
+		return ""
+	}
+	return lastLines(string(data), n)
+}
+
+func lastLines(s string, n int) string {
+	lines := strings.Split(strings.TrimRight(s, "\n"), "\n")
+	return strings.Join(lines[max(0, len(lines)-n):], "\n")
+}
+
+// jobState returns a job's state as squeue shows it ("" once the job has
+// left the queue).
+func (c *cluster) jobState(id string) (string, error) {
+	return c.output("squeue", "-h", "-j", id, "-o", "%T")
+}
+
+// waitQueueEmpty waits until none of ids is in the queue.
+func (c *cluster) waitQueueEmpty(t testing.TB, ids []string, timeout time.Duration) {
+	t.Helper()
+	deadline := time.Now().Add(timeout)
+	for {
+		out := c.run(t, "squeue", "-h", "-o", "%i %T %j")
+		var left []string
+		for line := range strings.SplitSeq(out, "\n") {
+			if f := strings.Fields(line); len(f) > 0 && slices.Contains(ids, f[0]) {
+				left = append(left, line)
+			}
+		}
+		if len(left) == 0 {
+			return
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("after %s, jobs still queued:\n%s", timeout, strings.Join(left, "\n"))
+		}
+		time.Sleep(time.Second)
+	}
+}
+
+// process is a long-running child of the test (the agent), stopped with
+// SIGTERM when the test ends.
+type process struct {
+	cmd  *exec.Cmd
+	done chan struct{}
+	err  error
+}
+
+// startProcess starts name with args, its output going to logPath, and
+// registers a cleanup that sends SIGTERM and waits (then SIGKILL).
+func startProcess(t *testing.T, logPath string, env []string, name string, args ...string) *process {
+	t.Helper()
+	logf, err := os.Create(logPath)
+	if err != nil {
+		t.Fatal(err)
+	}
+	p := &process{cmd: exec.Command(name, args...), done: make(chan struct{})}
+	p.cmd.Env = env
+	p.cmd.Stdout, p.cmd.Stderr = logf, logf
+	// Its own process group: a ^C to go test must not reach it before the
+	// cleanup has stopped the cluster that talks to it.
+	p.cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
+	if err := p.cmd.Start(); err != nil {
+		logf.Close()
+		t.Fatalf("start %s: %v", name, err)
+	}
+	go func() {
+		p.err = p.cmd.Wait()
+		logf.Close()
+		close(p.done)
+	}()
+	t.Cleanup(func() {
+		_ = p.cmd.Process.Signal(syscall.SIGTERM)
+		select {
+		case <-p.done:
+		case <-time.After(15 * time.Second):
+			t.Errorf("%s ignored SIGTERM for 15s; killing it", name)
+			_ = p.cmd.Process.Kill()
+			<-p.done
+		}
+	})
+	return p
+}
+
+// running reports whether the process has not exited yet.
+func (p *process) running() bool {
+	select {
+	case <-p.done:
+		return false
+	default:
+		return true
+	}
+}

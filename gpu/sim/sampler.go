@@ -1,0 +1,295 @@
+package sim
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io/fs"
+	"math"
+	"os"
+	"path/filepath"
+	"slices"
+	"sync"
+	"time"
+
+	"github.com/gpuprof/gpuprof/gpu"
+)
+
+// ErrClosed is returned by every Node call after Close.
+var ErrClosed = errors.New("simulated GPU node is closed")
+
+// Reported versions: a plausible H100-era driver, marked as simulated so a
+// profile recorded on the sim node is never mistaken for a real one.
+const (
+	DriverVersion     = "550.54.15-sim"
+	CUDADriverVersion = "12.4"
+)
+
+// Reading formulas (see docs/sim-node.md). Power follows an H100 SXM board:
+// 60 W idle, 700 W at full load, linear in utilisation; it is the same for
+// every model because only its shape matters to the agent.
+const (
+	idlePowerMW = 60_000
+	maxPowerMW  = 700_000
+	idleTempC   = 30
+)
+
+var _ gpu.Sampler = (*Node)(nil)
+
+// Node is a gpu.Sampler reading a simulated node's state directory.
+//
+// It provides no energy counter (EnergyMJ stays invalid), as some GPUs and
+// drivers do not: the agent then integrates PowerMW over time, and that path
+// gets exercised. Accounting is reported off (gpu.ErrUnsupported).
+type Node struct {
+	dir     string
+	procfs  string
+	now     func() time.Time
+	devices []gpu.Device
+	byUUID  map[string]int
+
+	mu         sync.Mutex // guards the fields below; Register may come from another goroutine
+	registered map[int]Process
+	xidOffset  int64
+	closed     bool
+}
+
+// Option configures Open.
+type Option func(*Node)
+
+// WithProcfs sets the procfs root used to check that registered PIDs still
+// run (default /proc).
+func WithProcfs(root string) Option { return func(n *Node) { n.procfs = root } }
+
+// WithClock sets the clock that stamps samples (default time.Now); the demo
+// generator drives a virtual one.
+func WithClock(now func() time.Time) Option { return func(n *Node) { n.now = now } }
+
+// Open opens the node in dir, which Init must have created. XID events
+// recorded before Open are not replayed. Process files of dead processes are
+// removed on the way (best effort).
+func Open(dir string, opts ...Option) (*Node, error) {
+	devs, err := LoadNode(dir)
+	if err != nil {
+		return nil, err
+	}
+	n := &Node{
+		dir:        dir,
+		procfs:     "/proc",
+		now:        time.Now,
+		devices:    devs,
+		byUUID:     make(map[string]int, len(devs)),
+		registered: make(map[int]Process),
+	}
+	for _, o := range opts {
+		o(n)
+	}
+	for i, d := range devs {
+		n.byUUID[d.UUID] = i
+	}
+	fi, err := os.Stat(filepath.Join(dir, xidFileName))
+	switch {
+	case err == nil:
+		n.xidOffset = fi.Size()
+	case !errors.Is(err, fs.ErrNotExist):
+		return nil, fmt.Errorf("open sim xid log: %w", err)
+	}
+	n.liveProcesses() // collects garbage
+	return n, nil
+}
+
+// Register adds an in-memory process that counts as live without a /proc
+// check (the demo's virtual processes). It replaces an earlier registration
+// or process file with the same PID.
+func (n *Node) Register(p Process) {
+	p.Usage = slices.Clone(p.Usage)
+	n.mu.Lock()
+	defer n.mu.Unlock()
+	n.registered[p.PID] = p
+}
+
+// Unregister removes a process added by Register.
+func (n *Node) Unregister(pid int) {
+	n.mu.Lock()
+	defer n.mu.Unlock()
+	delete(n.registered, pid)
+}
+
+func (n *Node) check(ctx context.Context) error {
+	if err := ctx.Err(); err != nil {
+		return err
+	}
+	n.mu.Lock()
+	defer n.mu.Unlock()
+	if n.closed {
+		return ErrClosed
+	}
+	return nil
+}
+
+func (n *Node) device(uuid string) (gpu.Device, error) {
+	i, ok := n.byUUID[uuid]
+	if !ok {
+		return gpu.Device{}, fmt.Errorf("sim: %s: %w", uuid, gpu.ErrNotFound)
+	}
+	return n.devices[i], nil
+}
+
+// Devices returns the node's GPUs in index (PCI bus) order.
+func (n *Node) Devices(ctx context.Context) ([]gpu.Device, error) {
+	if err := n.check(ctx); err != nil {
+		return nil, err
+	}
+	return slices.Clone(n.devices), nil
+}
+
+// Versions returns DriverVersion and CUDADriverVersion.
+func (n *Node) Versions(ctx context.Context) (gpu.Versions, error) {
+	if err := n.check(ctx); err != nil {
+		return gpu.Versions{}, err
+	}
+	return gpu.Versions{Driver: DriverVersion, CUDADriver: CUDADriverVersion}, nil
+}
+
+// SampleDevice sums the live processes on the GPU: memory (capped at the
+// card's total, as the driver can hand out no more), utilisation (capped at
+// 100 %), and power, temperature and memory-controller load derived from
+// utilisation. EnergyMJ is left invalid.
+func (n *Node) SampleDevice(ctx context.Context, uuid string) (gpu.DeviceSample, error) {
+	if err := n.check(ctx); err != nil {
+		return gpu.DeviceSample{}, err
+	}
+	d, err := n.device(uuid)
+	if err != nil {
+		return gpu.DeviceSample{}, err
+	}
+	var mem uint64
+	var util uint32
+	for _, p := range n.liveProcesses() {
+		for _, u := range p.Usage {
+			if u.UUID == uuid {
+				mem = addSat(mem, u.Mem)
+				util = uint32(min(uint64(util)+uint64(u.Util), 100))
+			}
+		}
+	}
+	return gpu.DeviceSample{
+		UUID:       uuid,
+		Time:       n.now(),
+		MemoryUsed: gpu.Some(min(mem, d.MemoryTotal)),
+		Util:       gpu.Some(util),
+		MemUtil:    gpu.Some(util / 2),
+		PowerMW:    gpu.Some(uint32(idlePowerMW + (maxPowerMW-idlePowerMW)*util/100)),
+		TempC:      gpu.Some(idleTempC + util/2),
+	}, nil
+}
+
+// Processes lists the live processes using the GPU, by PID. Values are as
+// the processes registered them, absurd ones included: judging them is
+// gpu.SanitizeProcess's job.
+func (n *Node) Processes(ctx context.Context, uuid string) ([]gpu.ProcessSample, error) {
+	if err := n.check(ctx); err != nil {
+		return nil, err
+	}
+	if _, err := n.device(uuid); err != nil {
+		return nil, err
+	}
+	out := []gpu.ProcessSample{}
+	for _, p := range n.liveProcesses() {
+		for _, u := range p.Usage {
+			if u.UUID == uuid {
+				out = append(out, gpu.ProcessSample{PID: p.PID, UUID: uuid, MemoryUsed: gpu.Some(u.Mem), SMUtil: gpu.Some(u.Util)})
+			}
+		}
+	}
+	return out, nil
+}
+
+// XIDEvents returns the events appended to xid.log since the previous call
+// (or since Open).
+func (n *Node) XIDEvents(ctx context.Context) ([]gpu.XIDEvent, error) {
+	if err := n.check(ctx); err != nil {
+		return nil, err
+	}
+	n.mu.Lock()
+	defer n.mu.Unlock()
+	events, off, err := readXIDs(filepath.Join(n.dir, xidFileName), n.xidOffset)
+	if err != nil {
+		return nil, err
+	}
+	n.xidOffset = off
+	out := events[:0]
+	for _, e := range events {
+		// NVML reports events of this node's GPUs only.
+		if _, ok := n.byUUID[e.UUID]; ok {
+			out = append(out, e)
+		}
+	}
+	return out, nil
+}
+
+// Accounting reports accounting mode off, after checking the UUID.
+func (n *Node) Accounting(ctx context.Context, uuid string) ([]gpu.AccountingStats, error) {
+	if err := n.check(ctx); err != nil {
+		return nil, err
+	}
+	if _, err := n.device(uuid); err != nil {
+		return nil, err
+	}
+	return nil, fmt.Errorf("sim: accounting on %s: %w", uuid, gpu.ErrUnsupported)
+}
+
+// Close makes every later call fail with ErrClosed.
+func (n *Node) Close() error {
+	n.mu.Lock()
+	defer n.mu.Unlock()
+	n.closed = true
+	return nil
+}
+
+// liveProcesses returns the registered processes and those of the process
+// files whose PIDs still run, in PID order. It removes the files of dead
+// processes when it may; a permission error (the agent not running as root)
+// only leaves them there, ignored.
+func (n *Node) liveProcesses() []Process {
+	n.mu.Lock()
+	byPID := make(map[int]Process, len(n.registered))
+	for pid, p := range n.registered {
+		byPID[pid] = p
+	}
+	n.mu.Unlock()
+
+	entries, _ := os.ReadDir(filepath.Join(n.dir, procsDirName)) // a missing procs/ means no process
+	for _, e := range entries {
+		pid, ok := pidOfProcFile(e.Name())
+		if !ok || !e.Type().IsRegular() {
+			continue
+		}
+		if _, ok := byPID[pid]; ok {
+			continue
+		}
+		path := filepath.Join(n.dir, procsDirName, e.Name())
+		pf, err := readProcFile(path, pid)
+		if err != nil {
+			continue // malformed, or removed since ReadDir
+		}
+		if !alive(n.procfs, pf) {
+			_ = os.Remove(path) // best effort, see above
+			continue
+		}
+		byPID[pid] = Process{PID: pid, Name: pf.Name, Usage: pf.GPUs}
+	}
+	out := make([]Process, 0, len(byPID))
+	for _, p := range byPID {
+		out = append(out, p)
+	}
+	slices.SortFunc(out, func(a, b Process) int { return a.PID - b.PID })
+	return out
+}
+
+func addSat(a, b uint64) uint64 {
+	if a > math.MaxUint64-b {
+		return math.MaxUint64
+	}
+	return a + b
+}

@@ -1,0 +1,418 @@
+package sim
+
+import (
+	"context"
+	"errors"
+	"math"
+	"os"
+	"path/filepath"
+	"testing"
+	"time"
+
+	"github.com/gpuprof/gpuprof/gpu"
+)
+
+func TestSampleAndProcesses(t *testing.T) {
+	ctx := context.Background()
+	dir, procfs, devs := newTestNode(t)
+	g0, g1, g2 := devs[0].UUID, devs[1].UUID, devs[2].UUID
+
+	// 101 and 102 share GPU 0; 102 also uses GPU 1.
+	fakeProc(t, procfs, 101, 'S', 5000)
+	writeProc(t, dir, procFile{PID: 101, StartTime: 5000, Name: "python", GPUs: []Usage{{UUID: g0, Mem: 6 * gib, Util: 40}}})
+	fakeProc(t, procfs, 102, 'R', 6000)
+	writeProc(t, dir, procFile{PID: 102, StartTime: 6000, Name: "train", GPUs: []Usage{{UUID: g0, Mem: 10 * gib, Util: 70}, {UUID: g1, Mem: 1 * gib, Util: 5}}})
+	// Dead: no /proc entry.
+	writeProc(t, dir, procFile{PID: 103, StartTime: 7000, GPUs: []Usage{{UUID: g0, Mem: 20 * gib, Util: 50}}})
+	// PID reused by another process since it registered.
+	fakeProc(t, procfs, 104, 'S', 9999)
+	writeProc(t, dir, procFile{PID: 104, StartTime: 8000, GPUs: []Usage{{UUID: g0, Mem: 20 * gib, Util: 50}}})
+	// Exited, not yet reaped.
+	fakeProc(t, procfs, 105, 'Z', 8100)
+	writeProc(t, dir, procFile{PID: 105, StartTime: 8100, GPUs: []Usage{{UUID: g0, Mem: 20 * gib, Util: 50}}})
+	// Malformed or foreign files, all of live PIDs.
+	for _, pid := range []int{106, 107, 108} {
+		fakeProc(t, procfs, pid, 'S', 1)
+	}
+	writeRaw(t, dir, "106.json", `{"pid":106,"gpus":[{"uuid":"`+g0) // truncated
+	writeRaw(t, dir, "107.json", `{"pid":999,"gpus":[{"uuid":"`+g0+`","mem_bytes":1}]}`)
+	writeRaw(t, dir, "108.json", `{"pid":108,"gpus":[{"uuid":"`+g0+`","mem_bytes":-1}]}`)
+	writeRaw(t, dir, ".tmp-101-123", `{"pid":101,"gpus":[{"uuid":"`+g0+`","mem_bytes":1}]}`)
+	writeRaw(t, dir, "notes.txt", "hello")
+	writeRaw(t, dir, "0.json", `{"pid":0,"gpus":[{"uuid":"`+g0+`","mem_bytes":1}]}`)
+
+	clock := time.Date(2025, 3, 1, 12, 0, 0, 0, time.UTC)
+	n, err := Open(dir, WithProcfs(procfs), WithClock(func() time.Time { return clock }))
+	if err != nil {
+		t.Fatalf("Open: %v", err)
+	}
+	defer n.Close()
+
+	tests := []struct {
+		name      string
+		uuid      string
+		wantProcs []gpu.ProcessSample
+		want      gpu.DeviceSample
+	}{
+		{
+			name: "shared GPU",
+			uuid: g0,
+			wantProcs: []gpu.ProcessSample{
+				{PID: 101, UUID: g0, MemoryUsed: gpu.Some[uint64](6 * gib), SMUtil: gpu.Some[uint32](40)},
+				{PID: 102, UUID: g0, MemoryUsed: gpu.Some[uint64](10 * gib), SMUtil: gpu.Some[uint32](70)},
+			},
+			want: gpu.DeviceSample{UUID: g0, Time: clock, MemoryUsed: gpu.Some[uint64](16 * gib), Util: gpu.Some[uint32](100),
+				MemUtil: gpu.Some[uint32](50), PowerMW: gpu.Some[uint32](700_000), TempC: gpu.Some[uint32](80)},
+		},
+		{
+			name:      "one light process",
+			uuid:      g1,
+			wantProcs: []gpu.ProcessSample{{PID: 102, UUID: g1, MemoryUsed: gpu.Some[uint64](1 * gib), SMUtil: gpu.Some[uint32](5)}},
+			want: gpu.DeviceSample{UUID: g1, Time: clock, MemoryUsed: gpu.Some[uint64](1 * gib), Util: gpu.Some[uint32](5),
+				MemUtil: gpu.Some[uint32](2), PowerMW: gpu.Some[uint32](92_000), TempC: gpu.Some[uint32](32)},
+		},
+		{
+			name:      "idle GPU",
+			uuid:      g2,
+			wantProcs: []gpu.ProcessSample{},
+			want: gpu.DeviceSample{UUID: g2, Time: clock, MemoryUsed: gpu.Some[uint64](0), Util: gpu.Some[uint32](0),
+				MemUtil: gpu.Some[uint32](0), PowerMW: gpu.Some[uint32](60_000), TempC: gpu.Some[uint32](30)},
+		},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			procs, err := n.Processes(ctx, tt.uuid)
+			if err != nil {
+				t.Fatalf("Processes: %v", err)
+			}
+			if !equalProcs(procs, tt.wantProcs) {
+				t.Errorf("Processes = %+v, want %+v", procs, tt.wantProcs)
+			}
+			if procs == nil {
+				t.Errorf("Processes returned nil, want an empty slice")
+			}
+			s, err := n.SampleDevice(ctx, tt.uuid)
+			if err != nil {
+				t.Fatalf("SampleDevice: %v", err)
+			}
+			if s != tt.want {
+				t.Errorf("SampleDevice = %+v, want %+v", s, tt.want)
+			}
+			if s.EnergyMJ.Valid {
+				t.Errorf("EnergyMJ is valid; the sim leaves it to the agent's power integration")
+			}
+		})
+	}
+
+	for _, pid := range []string{"103", "104", "105"} {
+		if exists(filepath.Join(dir, procsDirName, pid+".json")) {
+			t.Errorf("process file of dead PID %s was not collected", pid)
+		}
+	}
+	if !exists(filepath.Join(dir, procsDirName, "106.json")) {
+		t.Errorf("malformed file of a live PID was removed; only dead ones are collected")
+	}
+}
+
+func equalProcs(a, b []gpu.ProcessSample) bool {
+	if len(a) != len(b) {
+		return false
+	}
+	for i := range a {
+		if a[i] != b[i] {
+			return false
+		}
+	}
+	return true
+}
+
+func TestProcessAppearsAndDisappears(t *testing.T) {
+	ctx := context.Background()
+	dir, procfs, devs := newTestNode(t)
+	n, err := Open(dir, WithProcfs(procfs))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer n.Close()
+	uuid := devs[3].UUID
+
+	fakeProc(t, procfs, 4242, 'S', 77)
+	writeProc(t, dir, procFile{PID: 4242, StartTime: 77, GPUs: []Usage{{UUID: uuid, Mem: 3 * gib, Util: 20}}})
+	s, err := n.SampleDevice(ctx, uuid)
+	if err != nil || s.MemoryUsed.Value != 3*gib {
+		t.Fatalf("after start: MemoryUsed = %v, err %v, want %d", s.MemoryUsed, err, 3*gib)
+	}
+
+	// The process exits: the driver frees its memory at once.
+	if err := os.RemoveAll(filepath.Join(procfs, "4242")); err != nil {
+		t.Fatal(err)
+	}
+	s, err = n.SampleDevice(ctx, uuid)
+	if err != nil || s.MemoryUsed.Value != 0 || s.Util.Value != 0 {
+		t.Errorf("after exit: sample = %+v, err %v, want nothing used", s, err)
+	}
+	procs, err := n.Processes(ctx, uuid)
+	if err != nil || len(procs) != 0 {
+		t.Errorf("after exit: Processes = %+v, %v, want none", procs, err)
+	}
+}
+
+func TestAbsurdValuesPassThrough(t *testing.T) {
+	ctx := context.Background()
+	dir, procfs, devs := newTestNode(t)
+	uuid := devs[0].UUID
+	fakeProc(t, procfs, 10, 'S', 1)
+	fakeProc(t, procfs, 11, 'S', 1)
+	writeRaw(t, dir, "10.json", `{"pid":10,"gpus":[{"uuid":"`+uuid+`","mem_bytes":18446744073709551615,"util_percent":4000000000}]}`)
+	writeRaw(t, dir, "11.json", `{"pid":11,"gpus":[{"uuid":"`+uuid+`","mem_bytes":5,"util_percent":4000000000}]}`)
+	n, err := Open(dir, WithProcfs(procfs))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer n.Close()
+
+	procs, err := n.Processes(ctx, uuid)
+	if err != nil || len(procs) != 2 {
+		t.Fatalf("Processes = %+v, %v", procs, err)
+	}
+	if procs[0].MemoryUsed.Value != math.MaxUint64 || procs[0].SMUtil.Value != 4000000000 {
+		t.Errorf("process reading = %+v, want the file's values unchanged", procs[0])
+	}
+	if _, dropped := gpu.SanitizeProcess(procs[0], devs[0].MemoryTotal); dropped != 2 {
+		t.Errorf("SanitizeProcess dropped %d readings, want 2", dropped)
+	}
+	s, err := n.SampleDevice(ctx, uuid)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if s.MemoryUsed.Value != devs[0].MemoryTotal || s.Util.Value != 100 {
+		t.Errorf("device sample = %+v, want memory capped at %d and util at 100", s, devs[0].MemoryTotal)
+	}
+	if _, dropped := gpu.Sanitize(s, devs[0].MemoryTotal); dropped != 0 {
+		t.Errorf("Sanitize dropped %d device readings, want 0", dropped)
+	}
+}
+
+func TestRegister(t *testing.T) {
+	ctx := context.Background()
+	dir, procfs, devs := newTestNode(t)
+	n, err := Open(dir, WithProcfs(procfs))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer n.Close()
+	uuid := devs[1].UUID
+
+	// PID 900 has no /proc entry: registered processes need none.
+	n.Register(Process{PID: 900, Name: "virtual", Usage: []Usage{{UUID: uuid, Mem: 2 * gib, Util: 30}}})
+	// A registration replaces a process file of the same PID.
+	fakeProc(t, procfs, 901, 'S', 1)
+	writeProc(t, dir, procFile{PID: 901, StartTime: 1, GPUs: []Usage{{UUID: uuid, Mem: 50 * gib, Util: 50}}})
+	n.Register(Process{PID: 901, Usage: []Usage{{UUID: uuid, Mem: 1 * gib, Util: 10}}})
+
+	s, err := n.SampleDevice(ctx, uuid)
+	if err != nil || s.MemoryUsed.Value != 3*gib || s.Util.Value != 40 {
+		t.Fatalf("with registrations: sample = %+v, %v, want 3 GiB at 40 %%", s, err)
+	}
+	n.Unregister(900)
+	n.Unregister(901)
+	s, err = n.SampleDevice(ctx, uuid)
+	if err != nil || s.MemoryUsed.Value != 50*gib || s.Util.Value != 50 {
+		t.Errorf("after Unregister: sample = %+v, %v, want the process file's 50 GiB at 50 %%", s, err)
+	}
+}
+
+func TestUnknownUUIDAndClose(t *testing.T) {
+	ctx := context.Background()
+	dir, procfs, devs := newTestNode(t)
+	n, err := Open(dir, WithProcfs(procfs))
+	if err != nil {
+		t.Fatal(err)
+	}
+	calls := []struct {
+		name string
+		call func(uuid string) error
+	}{
+		{name: "SampleDevice", call: func(u string) error { _, err := n.SampleDevice(ctx, u); return err }},
+		{name: "Processes", call: func(u string) error { _, err := n.Processes(ctx, u); return err }},
+		{name: "Accounting", call: func(u string) error { _, err := n.Accounting(ctx, u); return err }},
+	}
+	for _, c := range calls {
+		t.Run(c.name, func(t *testing.T) {
+			if err := c.call("GPU-00000000-0000-0000-0000-000000000000"); !errors.Is(err, gpu.ErrNotFound) {
+				t.Errorf("unknown UUID: error = %v, want %v", err, gpu.ErrNotFound)
+			}
+		})
+	}
+	if _, err := n.Accounting(ctx, devs[0].UUID); !errors.Is(err, gpu.ErrUnsupported) {
+		t.Errorf("Accounting error = %v, want %v", err, gpu.ErrUnsupported)
+	}
+	v, err := n.Versions(ctx)
+	if err != nil || v != (gpu.Versions{Driver: "550.54.15-sim", CUDADriver: "12.4"}) {
+		t.Errorf("Versions = %+v, %v", v, err)
+	}
+	got, err := n.Devices(ctx)
+	if err != nil || !sameDevices(got, devs) {
+		t.Errorf("Devices = %+v, %v, want %+v", got, err, devs)
+	}
+
+	if err := n.Close(); err != nil {
+		t.Fatalf("Close: %v", err)
+	}
+	if _, err := n.SampleDevice(ctx, devs[0].UUID); !errors.Is(err, ErrClosed) {
+		t.Errorf("after Close: error = %v, want %v", err, ErrClosed)
+	}
+	if _, err := n.Devices(ctx); !errors.Is(err, ErrClosed) {
+		t.Errorf("after Close: Devices error = %v, want %v", err, ErrClosed)
+	}
+}
+
+func TestXIDEvents(t *testing.T) {
+	ctx := context.Background()
+	dir, procfs, devs := newTestNode(t)
+	t0 := time.Date(2025, 3, 1, 12, 0, 0, 0, time.UTC)
+	if err := RecordXID(dir, devs[0].UUID, 13, t0); err != nil {
+		t.Fatalf("RecordXID: %v", err)
+	}
+	n, err := Open(dir, WithProcfs(procfs))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer n.Close()
+
+	got, err := n.XIDEvents(ctx)
+	if err != nil || len(got) != 0 {
+		t.Fatalf("first drain = %+v, %v, want no event recorded before Open", got, err)
+	}
+	if err := RecordXID(dir, devs[1].UUID, 79, t0.Add(time.Second)); err != nil {
+		t.Fatal(err)
+	}
+	if err := RecordXID(dir, devs[2].UUID, 48, t0.Add(2*time.Second)); err != nil {
+		t.Fatal(err)
+	}
+	log := filepath.Join(dir, xidFileName)
+	appendTo(t, log, "garbage\n"+`{"uuid":"GPU-not-here","xid":31,"time":"2025-03-01T12:00:03Z"}`+"\n")
+	// A line a writer has not finished yet.
+	appendTo(t, log, `{"uuid":"`+devs[3].UUID+`","xid":94,`)
+
+	got, err = n.XIDEvents(ctx)
+	want := []gpu.XIDEvent{
+		{UUID: devs[1].UUID, XID: 79, Time: t0.Add(time.Second)},
+		{UUID: devs[2].UUID, XID: 48, Time: t0.Add(2 * time.Second)},
+	}
+	if err != nil || !equalXIDs(got, want) {
+		t.Fatalf("second drain = %+v, %v, want %+v", got, err, want)
+	}
+
+	appendTo(t, log, `"time":"2025-03-01T12:00:04Z"}`+"\n")
+	got, err = n.XIDEvents(ctx)
+	want = []gpu.XIDEvent{{UUID: devs[3].UUID, XID: 94, Time: t0.Add(4 * time.Second)}}
+	if err != nil || !equalXIDs(got, want) {
+		t.Fatalf("third drain = %+v, %v, want the completed line %+v", got, err, want)
+	}
+	got, err = n.XIDEvents(ctx)
+	if err != nil || len(got) != 0 {
+		t.Errorf("fourth drain = %+v, %v, want nothing new", got, err)
+	}
+
+	if err := RecordXID(dir, "GPU-nope", 13, t0); !errors.Is(err, gpu.ErrNotFound) {
+		t.Errorf("RecordXID on an unknown GPU: error = %v, want %v", err, gpu.ErrNotFound)
+	}
+}
+
+func TestXIDLogTruncated(t *testing.T) {
+	ctx := context.Background()
+	dir, procfs, devs := newTestNode(t)
+	t0 := time.Date(2025, 3, 1, 12, 0, 0, 0, time.UTC)
+	for i := range 3 {
+		if err := RecordXID(dir, devs[0].UUID, uint64(i), t0); err != nil {
+			t.Fatal(err)
+		}
+	}
+	n, err := Open(dir, WithProcfs(procfs))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer n.Close()
+	if err := os.Truncate(filepath.Join(dir, xidFileName), 0); err != nil {
+		t.Fatal(err)
+	}
+	if err := RecordXID(dir, devs[0].UUID, 79, t0); err != nil {
+		t.Fatal(err)
+	}
+	got, err := n.XIDEvents(ctx)
+	want := []gpu.XIDEvent{{UUID: devs[0].UUID, XID: 79, Time: t0}}
+	if err != nil || !equalXIDs(got, want) {
+		t.Errorf("after truncation: %+v, %v, want %+v", got, err, want)
+	}
+}
+
+func appendTo(t *testing.T, path, s string) {
+	t.Helper()
+	f, err := os.OpenFile(path, os.O_APPEND|os.O_WRONLY, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	if _, err := f.WriteString(s); err != nil {
+		t.Fatal(err)
+	}
+}
+
+func equalXIDs(a, b []gpu.XIDEvent) bool {
+	if len(a) != len(b) {
+		return false
+	}
+	for i := range a {
+		if a[i].UUID != b[i].UUID || a[i].XID != b[i].XID || !a[i].Time.Equal(b[i].Time) {
+			return false
+		}
+	}
+	return true
+}
+
+func TestParseStat(t *testing.T) {
+	tests := []struct {
+		name    string
+		line    string
+		want    procStat
+		wantErr bool
+	}{
+		{
+			name: "plain",
+			line: "7935 (cat) R 7931 7931 4812 0 -1 4194304 99 0 0 0 0 0 0 0 20 0 1 0 81893 3133440 390 18446744073709551615 0",
+			want: procStat{comm: "cat", state: 'R', startTime: 81893},
+		},
+		{
+			name: "comm with spaces and parens",
+			line: "12 (a) b (c)) S 1 12 12 0 -1 0 0 0 0 0 0 0 0 0 20 0 1 0 555 0 0",
+			want: procStat{comm: "a) b (c)", state: 'S', startTime: 555},
+		},
+		{name: "truncated", line: "12 (x) S 1 2 3", wantErr: true},
+		{name: "no comm", line: "12 x S", wantErr: true},
+		{name: "bad start", line: "12 (x) S 1 12 12 0 -1 0 0 0 0 0 0 0 0 0 20 0 1 0 soon 0 0", wantErr: true},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			got, err := parseStat(tt.line)
+			if (err != nil) != tt.wantErr {
+				t.Fatalf("error = %v, want error %v", err, tt.wantErr)
+			}
+			if got != tt.want {
+				t.Errorf("got %+v, want %+v", got, tt.want)
+			}
+		})
+	}
+}
+
+func TestStatOfThisProcess(t *testing.T) {
+	st, err := readStat("/proc", os.Getpid())
+	if err != nil {
+		t.Skipf("no readable /proc here: %v", err)
+	}
+	// The kernel keeps the first 15 bytes of the executable's name.
+	exe := filepath.Base(os.Args[0])
+	if want := exe[:min(len(exe), 15)]; st.comm != want || st.startTime == 0 {
+		t.Errorf("own stat = %+v, want comm %q and a start time", st, want)
+	}
+}

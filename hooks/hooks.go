@@ -1,0 +1,315 @@
+// Package hooks implements gpuprof's slurmd Prolog and Epilog: they tell the
+// node agent that a job starts or ends and, when the agent cannot be
+// reached, record what they can themselves.
+//
+// Hooks must never hurt the cluster: a non-zero exit drains the node, so
+// every function here reports its failures to the caller for logging and the
+// command exits 0. Nothing here samples GPUs on a schedule (the agent does).
+package hooks
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"syscall"
+	"time"
+
+	"github.com/gpuprof/gpuprof/agent"
+	"github.com/gpuprof/gpuprof/config"
+	"github.com/gpuprof/gpuprof/gpu"
+	"github.com/gpuprof/gpuprof/profile"
+	"github.com/gpuprof/gpuprof/slurmext"
+	"github.com/gpuprof/gpuprof/spool"
+	"github.com/gpuprof/gpuprof/store"
+)
+
+// Deps is what a hook needs. Everything is injected so tests can run a hook
+// against a temp directory, a fake clock and a simulated GPU node.
+type Deps struct {
+	Config     config.Config
+	ConfigPath string // passed to an autostarted agent
+	Env        slurmext.HookEnv
+	Log        *slog.Logger
+	Now        func() time.Time
+	// OpenSampler opens the GPU backend; used only when the agent is
+	// unreachable, to name the job's GPUs by UUID. May be nil.
+	OpenSampler func(ctx context.Context) (gpu.Sampler, error)
+	// Self is this binary's path, for starting the agent.
+	Self string
+}
+
+// Outcome says how a hook recorded the job, for the log line.
+type Outcome string
+
+// Outcomes of a hook.
+const (
+	ViaAgent Outcome = "agent"    // the agent took it
+	ViaDB    Outcome = "database" // the hook wrote the database itself
+	ViaSpool Outcome = "spool"    // the database was busy: spooled for the agent
+)
+
+func (d Deps) cluster() string {
+	switch {
+	case d.Config.Cluster != "":
+		return d.Config.Cluster
+	case d.Env.Cluster != "":
+		return d.Env.Cluster
+	}
+	return "default"
+}
+
+func (d Deps) node() string {
+	if d.Config.Node != "" {
+		return d.Config.Node
+	}
+	if d.Env.Node != "" {
+		return d.Env.Node
+	}
+	h, _ := os.Hostname()
+	return h
+}
+
+// jobStart builds the agent's view of the job from the environment.
+func (d Deps) jobStart() agent.JobStart {
+	e := d.Env
+	start := e.Start
+	if start.IsZero() {
+		start = d.Now()
+	}
+	return agent.JobStart{
+		Cluster:   d.cluster(),
+		JobID:     e.JobID,
+		Node:      d.node(),
+		User:      e.User,
+		UID:       e.UID,
+		GID:       e.GID,
+		Account:   e.Account,
+		Partition: e.Partition,
+		Comment:   e.Comment,
+		Start:     start,
+		GPUs:      GPURefs(e, d.gresConf(), d.Log),
+	}
+}
+
+func (d Deps) gresConf() string {
+	if d.Config.Hooks.GresConf != "" {
+		return d.Config.Hooks.GresConf
+	}
+	if c := os.Getenv("SLURM_CONF"); c != "" {
+		return filepath.Join(filepath.Dir(c), "gres.conf")
+	}
+	return "/etc/slurm/gres.conf"
+}
+
+// GPURefs maps the job's Slurm GPU indices to device files through
+// gres.conf (position i in the node's gpu File= list is Slurm index i) and
+// names each by the file's minor number. Without gres.conf files the agent
+// falls back to PCI bus order, as Slurm's AutoDetect does. Never by assuming
+// Slurm index = NVML index.
+func GPURefs(e slurmext.HookEnv, gresConf string, log *slog.Logger) []agent.GPURef {
+	var refs []agent.GPURef
+	for _, u := range e.GPUUUIDs {
+		refs = append(refs, agent.GPURef{SlurmIndex: -1, Minor: -1, UUID: u})
+	}
+	if len(refs) > 0 || len(e.GPUs) == 0 {
+		return refs
+	}
+	var devs []slurmext.GresDevice
+	if f, err := os.Open(gresConf); err == nil {
+		devs, err = slurmext.ParseGresConf(f, e.Node)
+		f.Close()
+		if err != nil {
+			log.Warn("gres.conf unreadable; mapping GPUs by PCI order", "job", e.JobID, "file", gresConf, "err", err)
+			devs = nil
+		}
+	}
+	for _, idx := range e.GPUs {
+		ref := agent.GPURef{SlurmIndex: idx, Minor: -1}
+		if idx < len(devs) {
+			if m, err := slurmext.DeviceMinor(devs[idx].File); err == nil {
+				ref.Minor = m
+			} else {
+				log.Warn("device minor unknown", "job", e.JobID, "file", devs[idx].File, "err", err)
+			}
+		}
+		refs = append(refs, ref)
+	}
+	return refs
+}
+
+// Prolog registers the job with the agent, or records it directly.
+func Prolog(ctx context.Context, d Deps) (Outcome, error) {
+	js := d.jobStart()
+	req := agent.Request{Op: agent.OpStart, Start: &js}
+	actx, cancel := context.WithTimeout(ctx, budget(ctx, 0.4))
+	_, err := agent.Client{Socket: d.Config.Socket}.Do(actx, req)
+	cancel()
+	if err == nil {
+		return ViaAgent, nil
+	}
+	d.Log.Warn("agent not reachable at job start; recording directly", "job", js.JobID, "err", err)
+	if d.Config.Hooks.AutostartAgent && errors.Is(err, agent.ErrUnreachable) {
+		if serr := d.startAgent(); serr != nil {
+			d.Log.Error("agent autostart failed", "job", js.JobID, "err", serr)
+		} else {
+			d.Log.Info("agent started detached", "job", js.JobID)
+		}
+	}
+	j := d.minimalProfile(ctx, js)
+	j.MarkPartial("agent unreachable at job start")
+	return d.record(ctx, agent.KindHookStart, j, func(tx *store.Tx) error {
+		_, err := tx.InsertJobIfAbsent(ctx, j)
+		return err
+	})
+}
+
+// Epilog asks the agent to finalise the job, or finalises it directly.
+func Epilog(ctx context.Context, d Deps) (Outcome, error) {
+	js := d.jobStart()
+	e := d.Env
+	end := e.End
+	if end.IsZero() {
+		end = d.Now()
+	}
+	je := agent.JobEnd{JobStart: js, End: end, ExitKnown: e.HasExit, ExitStatus: e.ExitStatus, ExitSignal: e.ExitSignal}
+	actx, cancel := context.WithTimeout(ctx, budget(ctx, 0.5))
+	_, err := agent.Client{Socket: d.Config.Socket}.Do(actx, agent.Request{Op: agent.OpEnd, End: &je})
+	cancel()
+	if err == nil {
+		return ViaAgent, nil
+	}
+	d.Log.Warn("agent not reachable at job end; finishing directly", "job", js.JobID, "err", err)
+	h := agent.HookEnd{Job: d.minimalProfile(ctx, js), End: je}
+	return d.record(ctx, agent.KindHookEnd, h, func(tx *store.Tx) error {
+		return agent.FinishFromHook(ctx, tx, h)
+	})
+}
+
+// minimalProfile is the profile a hook can build alone: the job, its GPUs
+// (by UUID when the GPU backend answers in time) and no readings.
+func (d Deps) minimalProfile(ctx context.Context, js agent.JobStart) profile.Job {
+	var devs []gpu.Device
+	if d.OpenSampler != nil {
+		sctx, cancel := context.WithTimeout(ctx, budget(ctx, 0.3))
+		devs = d.devices(sctx)
+		cancel()
+	}
+	interval := d.Config.Agent.Interval.D()
+	got, idx, problems := agent.Resolve(devs, js.GPUs)
+	j := agent.NewJobProfile(js, got, idx, interval, d.Config.Agent.SeriesPoints, gpu.Versions{}, profile.SourceHook)
+	if len(problems) > 0 {
+		// Keep the GPUs by Slurm index even without a UUID.
+		for _, r := range js.GPUs {
+			if slicesContainsIndex(idx, r.SlurmIndex) {
+				continue
+			}
+			g := profile.NewGPU(gpu.Device{UUID: fmt.Sprintf("unresolved-slurm-gpu-%d", r.SlurmIndex), Minor: r.Minor}, r.SlurmIndex, js.Start, interval, d.Config.Agent.SeriesPoints)
+			j.GPUs = append(j.GPUs, g)
+		}
+		j.MarkPartial("GPU UUIDs unknown: the GPU backend did not answer")
+	}
+	return j
+}
+
+func slicesContainsIndex(idx []int, v int) bool {
+	for _, x := range idx {
+		if x == v {
+			return true
+		}
+	}
+	return false
+}
+
+func (d Deps) devices(ctx context.Context) []gpu.Device {
+	type res struct {
+		devs []gpu.Device
+		err  error
+	}
+	ch := make(chan res, 1)
+	go func() {
+		s, err := d.OpenSampler(ctx)
+		if err != nil {
+			ch <- res{err: err}
+			return
+		}
+		ts := gpu.WithTimeout(s, budget(ctx, 1))
+		devs, err := ts.Devices(ctx)
+		_ = ts.Close()
+		ch <- res{devs, err}
+	}()
+	select {
+	case r := <-ch:
+		if r.err != nil {
+			d.Log.Warn("GPU inventory unavailable", "job", d.Env.JobID, "err", r.err)
+		}
+		return r.devs
+	case <-ctx.Done():
+		d.Log.Warn("GPU inventory timed out", "job", d.Env.JobID)
+		return nil
+	}
+}
+
+// record writes through the database when it answers within the budget,
+// else spools the record for the agent.
+func (d Deps) record(ctx context.Context, kind string, v any, write func(tx *store.Tx) error) (Outcome, error) {
+	busy := budget(ctx, 0.5)
+	db, err := store.Open(ctx, d.Config.DB, store.Options{BusyTimeout: busy})
+	if err == nil {
+		err = db.WithTx(ctx, write)
+		db.Close()
+		if err == nil {
+			return ViaDB, nil
+		}
+	}
+	d.Log.Warn("database not writable in time; spooling", "job", d.Env.JobID, "err", err)
+	if _, serr := (spool.Dir{Path: d.Config.SpoolDir}).Put(kind, v); serr != nil {
+		return "", fmt.Errorf("record lost: database: %v; spool: %w", err, serr)
+	}
+	return ViaSpool, nil
+}
+
+// budget returns a share of the time left before ctx's deadline.
+func budget(ctx context.Context, share float64) time.Duration {
+	dl, ok := ctx.Deadline()
+	if !ok {
+		return time.Second
+	}
+	left := time.Until(dl)
+	if left <= 0 {
+		return time.Millisecond
+	}
+	return time.Duration(float64(left) * share)
+}
+
+// startAgent starts the agent in its own session with no inherited
+// descriptors, so slurmd neither kills it with the prolog's process group
+// nor waits for its output.
+func (d Deps) startAgent() error {
+	args := d.Config.Hooks.AgentCommand
+	if len(args) == 0 {
+		if d.Self == "" {
+			return errors.New("no agent command configured and own path unknown")
+		}
+		args = []string{d.Self, "agent"}
+		if d.ConfigPath != "" {
+			args = append(args, "--config", d.ConfigPath)
+		}
+	}
+	devnull, err := os.OpenFile(os.DevNull, os.O_RDWR, 0)
+	if err != nil {
+		return err
+	}
+	defer devnull.Close()
+	cmd := exec.Command(args[0], args[1:]...)
+	cmd.Stdin, cmd.Stdout, cmd.Stderr = devnull, devnull, devnull
+	cmd.Env = []string{"PATH=/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin"}
+	cmd.SysProcAttr = &syscall.SysProcAttr{Setsid: true}
+	if err := cmd.Start(); err != nil {
+		return err
+	}
+	return cmd.Process.Release()
+}

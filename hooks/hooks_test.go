@@ -1,0 +1,221 @@
+package hooks
+
+import (
+	"context"
+	"errors"
+	"io"
+	"log/slog"
+	"os"
+	"path/filepath"
+	"testing"
+	"time"
+
+	"github.com/gpuprof/gpuprof/agent"
+	"github.com/gpuprof/gpuprof/config"
+	"github.com/gpuprof/gpuprof/gpu"
+	"github.com/gpuprof/gpuprof/gpu/sim"
+	"github.com/gpuprof/gpuprof/profile"
+	"github.com/gpuprof/gpuprof/slurmext"
+	"github.com/gpuprof/gpuprof/spool"
+	"github.com/gpuprof/gpuprof/store"
+)
+
+var t0 = time.Unix(1_800_000_000, 0)
+
+// deps returns hook dependencies on a temp dir with no agent running.
+func deps(t *testing.T, jobID string) Deps {
+	t.Helper()
+	dir := t.TempDir()
+	cfg := config.Default()
+	cfg.Cluster, cfg.Node = "c", "n1"
+	cfg.DB = filepath.Join(dir, "db", "gpuprof.db")
+	cfg.SpoolDir = filepath.Join(dir, "spool")
+	cfg.Socket = filepath.Join(dir, "agent.sock")
+	cfg.Sim.Dir = filepath.Join(dir, "sim")
+	devDir := filepath.Join(dir, "dev")
+	if err := os.MkdirAll(devDir, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	for _, n := range []string{"nvidia0", "nvidia1", "nvidia2", "nvidia3"} {
+		if err := os.WriteFile(filepath.Join(devDir, n), nil, 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	cfg.Hooks.GresConf = filepath.Join(dir, "gres.conf")
+	if err := os.WriteFile(cfg.Hooks.GresConf, []byte("Name=gpu File="+devDir+"/nvidia[0-3]\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := sim.Init(cfg.Sim.Dir, sim.NodeSpec{GPUs: 4, Model: "NVIDIA H100 80GB HBM3", MemoryTotal: 80 << 30}); err != nil {
+		t.Fatal(err)
+	}
+	return Deps{
+		Config: cfg,
+		Env: slurmext.HookEnv{
+			JobID: jobID, Node: "n1", User: "alice", UID: 1001, GID: 1001,
+			GPUs: []int{1, 3}, HasExit: true, ExitStatus: 3,
+		},
+		Log: slog.New(slog.NewTextHandler(io.Discard, nil)),
+		Now: func() time.Time { return t0 },
+		OpenSampler: func(context.Context) (gpu.Sampler, error) {
+			return sim.Open(cfg.Sim.Dir)
+		},
+	}
+}
+
+func withDeadline(t *testing.T, d time.Duration) context.Context {
+	ctx, cancel := context.WithTimeout(context.Background(), d)
+	t.Cleanup(cancel)
+	return ctx
+}
+
+func readJob(t *testing.T, d Deps) profile.Job {
+	t.Helper()
+	db, err := store.Open(context.Background(), d.Config.DB, store.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer db.Close()
+	j, err := db.GetJob(context.Background(), profile.Key{Cluster: "c", JobID: d.Env.JobID, Node: "n1"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return j
+}
+
+func TestNoAgentRecordsDirectly(t *testing.T) {
+	d := deps(t, "77")
+	out, err := Prolog(withDeadline(t, 2*time.Second), d)
+	if err != nil || out != ViaDB {
+		t.Fatalf("prolog: %v via %q, want database", err, out)
+	}
+	j := readJob(t, d)
+	if j.Status != profile.StatusRunning || j.Source != profile.SourceHook || !j.Partial {
+		t.Errorf("after prolog: status %s source %s partial %v", j.Status, j.Source, j.Partial)
+	}
+	devs, _ := sim.LoadNode(d.Config.Sim.Dir)
+	if len(j.GPUs) != 2 || j.GPUs[0].UUID != devs[1].UUID || j.GPUs[1].UUID != devs[3].UUID {
+		t.Fatalf("GPUs %+v; want the devices with minors 1 and 3", j.GPUs)
+	}
+
+	d.Now = func() time.Time { return t0.Add(time.Minute) }
+	out, err = Epilog(withDeadline(t, 2*time.Second), d)
+	if err != nil || out != ViaDB {
+		t.Fatalf("epilog: %v via %q", err, out)
+	}
+	j = readJob(t, d)
+	if j.Status != profile.StatusFinished || !j.ExitKnown || j.ExitStatus != 3 || !j.End.Equal(t0.Add(time.Minute)) {
+		t.Errorf("after epilog: status %s exit %v/%d end %v", j.Status, j.ExitKnown, j.ExitStatus, j.End)
+	}
+}
+
+func TestEpilogAloneMakesMinimalProfile(t *testing.T) {
+	d := deps(t, "78")
+	if _, err := Epilog(withDeadline(t, 2*time.Second), d); err != nil {
+		t.Fatal(err)
+	}
+	j := readJob(t, d)
+	if j.Status != profile.StatusFinished || !j.Partial || len(j.GPUs) != 2 {
+		t.Errorf("status %s partial %v gpus %d", j.Status, j.Partial, len(j.GPUs))
+	}
+}
+
+func TestLockedDatabaseSpoolsWithinDeadline(t *testing.T) {
+	d := deps(t, "79")
+	ctx := context.Background()
+	db, err := store.Open(ctx, d.Config.DB, store.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer db.Close()
+	locked, release := make(chan struct{}), make(chan struct{})
+	go func() {
+		_ = db.WithTx(ctx, func(*store.Tx) error { close(locked); <-release; return nil })
+	}()
+	<-locked
+
+	began := time.Now()
+	out, err := Epilog(withDeadline(t, time.Second), d)
+	if took := time.Since(began); took > time.Second {
+		t.Errorf("epilog took %s with the database locked, deadline 1s", took)
+	}
+	if err != nil || out != ViaSpool {
+		t.Fatalf("epilog: %v via %q, want spool", err, out)
+	}
+	close(release)
+
+	// Once the lock is gone, the spooled record lands: nothing lost.
+	n, err := agent.DrainSpool(ctx, db, spool.Dir{Path: d.Config.SpoolDir}, d.Log)
+	if err != nil || n != 1 {
+		t.Fatalf("drain: %d records, %v", n, err)
+	}
+	if j := readJob(t, d); j.Status != profile.StatusFinished {
+		t.Errorf("status %s after drain", j.Status)
+	}
+}
+
+func TestUnwritableEverywhereReportsError(t *testing.T) {
+	d := deps(t, "80")
+	// A file where the database directory and the spool should be: neither
+	// can be written (as on a full or read-only disk).
+	blocker := filepath.Join(t.TempDir(), "file")
+	if err := os.WriteFile(blocker, nil, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	d.Config.DB = filepath.Join(blocker, "gpuprof.db")
+	d.Config.SpoolDir = filepath.Join(blocker, "spool")
+	_, err := Epilog(withDeadline(t, time.Second), d)
+	if err == nil {
+		t.Fatal("no error although nothing could be written")
+	}
+}
+
+func TestGPURefs(t *testing.T) {
+	d := deps(t, "81")
+	tests := []struct {
+		name  string
+		env   slurmext.HookEnv
+		gres  string
+		wantM []int
+	}{
+		{"minors from gres.conf", slurmext.HookEnv{GPUs: []int{0, 2}}, d.Config.Hooks.GresConf, []int{0, 2}},
+		{"no gres.conf: by PCI order", slurmext.HookEnv{GPUs: []int{1}}, filepath.Join(t.TempDir(), "none"), []int{-1}},
+		{"index beyond gres.conf", slurmext.HookEnv{GPUs: []int{9}}, d.Config.Hooks.GresConf, []int{-1}},
+		{"no GPUs", slurmext.HookEnv{}, d.Config.Hooks.GresConf, nil},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			refs := GPURefs(tt.env, tt.gres, d.Log)
+			if len(refs) != len(tt.wantM) {
+				t.Fatalf("%d refs, want %d", len(refs), len(tt.wantM))
+			}
+			for i, r := range refs {
+				if r.Minor != tt.wantM[i] || r.SlurmIndex != tt.env.GPUs[i] {
+					t.Errorf("ref %d = %+v, want minor %d index %d", i, r, tt.wantM[i], tt.env.GPUs[i])
+				}
+			}
+		})
+	}
+	uu := GPURefs(slurmext.HookEnv{GPUs: []int{0}, GPUUUIDs: []string{"MIG-abc"}}, d.Config.Hooks.GresConf, d.Log)
+	if len(uu) != 1 || uu[0].UUID != "MIG-abc" {
+		t.Errorf("MIG UUIDs: %+v", uu)
+	}
+}
+
+func TestHungBackendDoesNotBlock(t *testing.T) {
+	d := deps(t, "82")
+	d.OpenSampler = func(ctx context.Context) (gpu.Sampler, error) {
+		<-ctx.Done() // a driver that never answers
+		return nil, errors.New("hung")
+	}
+	began := time.Now()
+	if _, err := Prolog(withDeadline(t, time.Second), d); err != nil {
+		t.Fatal(err)
+	}
+	if took := time.Since(began); took > time.Second {
+		t.Errorf("prolog took %s with a hung GPU backend", took)
+	}
+	j := readJob(t, d)
+	if len(j.GPUs) != 2 || !j.Partial {
+		t.Errorf("GPUs %d partial %v; want both GPUs kept by Slurm index", len(j.GPUs), j.Partial)
+	}
+}

@@ -1,0 +1,91 @@
+#!/usr/bin/env bash
+# make demo: a simulated GPU node and a handful of simulated Slurm jobs,
+# recorded through the real path — the agent samples the simulated GPUs, the
+# prolog/epilog hooks run with the environment slurmd would give them, and
+# `gpuprof simgpu burn` stands in for the CUDA programs. No root, Slurm or
+# GPU needed. Everything goes under OUT (default ./demo-out).
+set -euo pipefail
+BIN=${1:?usage: demo.sh GPUPROF_BIN [OUT]}
+OUT=${2:-demo-out}
+mkdir -p "$OUT"
+OUT=$(cd "$OUT" && pwd)
+
+# Fresh state each run.
+if [ -f "$OUT/agent.pid" ]; then kill "$(cat "$OUT/agent.pid")" 2>/dev/null || true; fi
+rm -rf "$OUT/sim" "$OUT/spool" "$OUT/dev" "$OUT"/gpuprof.db* "$OUT/gpuprof.log" "$OUT/agent.sock"
+mkdir -p "$OUT/dev"
+for i in 0 1 2 3; do : > "$OUT/dev/nvidia$i"; done   # stand-ins for /dev/nvidiaN (minor = N)
+
+cat > "$OUT/gres.conf" <<GRES
+# The demo node's GPUs, as Slurm would list them.
+Name=gpu Type=h100 File=$OUT/dev/nvidia[0-3]
+Name=shard Count=8
+GRES
+
+cat > "$OUT/gpuprof.toml" <<CONF
+cluster   = "demo"
+node      = "gpu01"
+db        = "$OUT/gpuprof.db"
+spool_dir = "$OUT/spool"
+socket    = "$OUT/agent.sock"
+log_file  = "$OUT/gpuprof.log"
+
+[agent]
+gpu            = "sim"
+interval       = "250ms"
+flush_interval = "1s"
+
+[hooks]
+deadline  = "2s"
+gres_conf = "$OUT/gres.conf"
+
+[sim]
+dir    = "$OUT/sim"
+gpus   = 4
+model  = "NVIDIA H100 80GB HBM3"
+memory = "80GiB"
+CONF
+export GPUPROF_CONFIG="$OUT/gpuprof.toml"
+
+"$BIN" agent >>"$OUT/gpuprof.log" 2>&1 </dev/null &
+echo $! > "$OUT/agent.pid"
+trap 'kill "$(cat "$OUT/agent.pid")" 2>/dev/null || true' EXIT
+for _ in $(seq 50); do [ -S "$OUT/agent.sock" ] && break; sleep 0.1; done
+
+# run_job ID USER GPUS SECONDS EXIT -- burn args...
+# Runs prolog, the "job" (a simulated CUDA program with SLURM_JOB_ID in its
+# environment, as under Slurm) and epilog, like slurmd does.
+run_job() {
+	local id=$1 user=$2 gpus=$3 exit_code=$4; shift 4
+	local hookenv=(SLURM_JOB_ID="$id" SLURM_JOB_USER="$user" SLURM_JOB_UID=$((1000 + ${id: -1}))
+		SLURM_JOB_GID=1000 SLURMD_NODENAME=gpu01 SLURM_CLUSTER_NAME=demo SLURM_JOB_PARTITION=gpu
+		SLURM_JOB_ACCOUNT=lab SLURM_JOB_GPUS="$gpus")
+	env -i "${hookenv[@]}" SLURM_SCRIPT_CONTEXT=prolog_slurmd "$BIN" prolog --config "$GPUPROF_CONFIG"
+	if [ $# -gt 0 ]; then
+		SLURM_JOB_ID=$id CUDA_VISIBLE_DEVICES=$gpus "$BIN" simgpu burn "$@" || true
+	else
+		sleep 2   # holds its GPU and never touches it
+	fi
+	env -i "${hookenv[@]}" SLURM_SCRIPT_CONTEXT=epilog_slurmd SLURM_JOB_EXIT_CODE=$((exit_code * 256)) "$BIN" epilog --config "$GPUPROF_CONFIG"
+}
+
+echo "demo: simulated node with 4 × H100 80GB; running 7 jobs (about 8 s)…"
+pids=()
+run_job 101 alice 0,1 0 --mem 60GiB,58GiB --util 92,88 --for 6s & pids+=($!)   # 2-GPU training
+run_job 102 bob   2   0 --mem 6GiB --util 35 --for 5s & pids+=($!)              # small job on a shard…
+run_job 103 carol 2   0 --mem 9GiB --util 20 --for 5s & pids+=($!)              # …sharing GPU 2
+run_job 104 dave  3   0 --mem 77GiB --util 15 --for 4s & pids+=($!)             # framework preallocates the card
+wait "${pids[@]}"
+pids=()
+run_job 105 erin  3   0 & pids+=($!)                                            # GPU held, never touched
+run_job 106 bob   2   3 --mem 12GiB --util 60 --for 3s & pids+=($!)             # fails with exit 3
+run_job 107 alice 1   0 --mem 2GiB --util 50 --for 100ms & pids+=($!)           # shorter than the interval
+wait "${pids[@]}"
+sleep 1.5   # let the agent's persister write the last profiles
+
+echo
+"$BIN" jobs
+echo
+"$BIN" show 101
+echo
+echo "database: $OUT/gpuprof.db   log: $OUT/gpuprof.log   config: $OUT/gpuprof.toml"

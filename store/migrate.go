@@ -1,0 +1,151 @@
+package store
+
+import (
+	"context"
+	"database/sql"
+	"embed"
+	"fmt"
+	"io/fs"
+	"path"
+	"sort"
+	"strconv"
+	"strings"
+	"time"
+)
+
+// SchemaVersion is the schema this gpuprof writes: the number of the last
+// migration, kept in PRAGMA user_version.
+const SchemaVersion = 1
+
+//go:embed migrations/*.sql
+var migrationFS embed.FS
+
+type migration struct {
+	version int
+	name    string
+	sql     string
+}
+
+// loadMigrations returns the embedded migrations in order. They must be
+// numbered 1..SchemaVersion without gaps ("0001_init.sql", ...).
+func loadMigrations() ([]migration, error) {
+	files, err := fs.Glob(migrationFS, "migrations/*.sql")
+	if err != nil {
+		return nil, err
+	}
+	var ms []migration
+	for _, f := range files {
+		base := path.Base(f)
+		num, _, ok := strings.Cut(base, "_")
+		v, err := strconv.Atoi(num)
+		if !ok || err != nil || v <= 0 {
+			return nil, fmt.Errorf("migration %s: name must be NNNN_what.sql", base)
+		}
+		b, err := migrationFS.ReadFile(f)
+		if err != nil {
+			return nil, err
+		}
+		ms = append(ms, migration{version: v, name: base, sql: string(b)})
+	}
+	sort.Slice(ms, func(i, j int) bool { return ms[i].version < ms[j].version })
+	for i, m := range ms {
+		if m.version != i+1 {
+			return nil, fmt.Errorf("migration %s: want number %d", m.name, i+1)
+		}
+	}
+	if len(ms) != SchemaVersion {
+		return nil, fmt.Errorf("%d migrations embedded, SchemaVersion is %d", len(ms), SchemaVersion)
+	}
+	return ms, nil
+}
+
+// header is what identifies a database as ours and its schema version.
+type header struct {
+	appID   int64
+	version int
+	objects int // entries in sqlite_master
+}
+
+type queryRower interface {
+	QueryRowContext(ctx context.Context, query string, args ...any) *sql.Row
+}
+
+func readHeader(ctx context.Context, q queryRower) (header, error) {
+	var h header
+	if err := q.QueryRowContext(ctx, "PRAGMA application_id").Scan(&h.appID); err != nil {
+		return h, fmt.Errorf("read application_id: %w", classify(err))
+	}
+	if err := q.QueryRowContext(ctx, "PRAGMA user_version").Scan(&h.version); err != nil {
+		return h, fmt.Errorf("read user_version: %w", classify(err))
+	}
+	if err := q.QueryRowContext(ctx, "SELECT count(*) FROM sqlite_master").Scan(&h.objects); err != nil {
+		return h, fmt.Errorf("read schema: %w", classify(err))
+	}
+	return h, nil
+}
+
+// check refuses a database that is not ours or is too new. An empty
+// database with no application id is ours to initialise.
+func (h header) check() error {
+	switch {
+	case h.appID != ApplicationID && (h.objects > 0 || h.version != 0):
+		return fmt.Errorf("%w: application_id %#x, %d schema objects", ErrForeign, h.appID, h.objects)
+	case h.version > SchemaVersion:
+		return fmt.Errorf("%w: version %d, this gpuprof knows up to %d", ErrSchemaTooNew, h.version, SchemaVersion)
+	}
+	return nil
+}
+
+// migrate brings the schema to SchemaVersion in one immediate transaction,
+// so concurrent openers of a new file serialise and the second finds the
+// work done. A current schema needs no transaction at all.
+func migrate(ctx context.Context, w *sql.DB, busy time.Duration) error {
+	ms, err := loadMigrations()
+	if err != nil {
+		return err
+	}
+	// Most opens find the schema current: check without the write lock, so
+	// opening does not wait for another process's long transaction.
+	h, err := readHeader(ctx, w)
+	if err != nil {
+		return fmt.Errorf("migrate: %w", err)
+	}
+	if err := h.check(); err != nil {
+		return err
+	}
+	if h.version == SchemaVersion && h.appID == ApplicationID {
+		return nil
+	}
+	stx, err := beginWrite(ctx, w, busy)
+	if err != nil {
+		return fmt.Errorf("migrate: begin: %w", classify(err))
+	}
+	defer stx.Rollback() //nolint:errcheck // no-op after Commit
+	// Again under the lock: another process may have migrated meanwhile.
+	h, err = readHeader(ctx, stx)
+	if err != nil {
+		return fmt.Errorf("migrate: %w", err)
+	}
+	if err := h.check(); err != nil {
+		return err
+	}
+	if h.version == SchemaVersion && h.appID == ApplicationID {
+		return nil
+	}
+	for _, m := range ms[h.version:] {
+		if _, err := stx.ExecContext(ctx, m.sql); err != nil {
+			return fmt.Errorf("migrate: %s: %w", m.name, classify(err))
+		}
+	}
+	// Pragmas cannot take bound parameters; both values are constants.
+	if _, err := stx.ExecContext(ctx, fmt.Sprintf("PRAGMA application_id = %d", ApplicationID)); err != nil {
+		return fmt.Errorf("migrate: set application_id: %w", classify(err))
+	}
+	if _, err := stx.ExecContext(ctx, fmt.Sprintf("PRAGMA user_version = %d", SchemaVersion)); err != nil {
+		return fmt.Errorf("migrate: set user_version: %w", classify(err))
+	}
+	if err := stx.Commit(); err != nil {
+		return fmt.Errorf("migrate: commit: %w", classify(err))
+	}
+	return nil
+}

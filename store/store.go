@@ -1,0 +1,386 @@
+// Package store keeps job profiles (profile.Job) in a SQLite database: the
+// node-local database the agent and hooks write, and later the central one
+// the collector fills.
+//
+// It owns the schema (embedded, numbered migrations under migrations/), the
+// connection settings (WAL, immediate write transactions, busy timeout) and
+// the queries. It must not interpret profiles beyond deriving the summary
+// columns from profile.GPU's own methods, and it must never modify a file it
+// did not create as a gpuprof database: a foreign SQLite database, a corrupt
+// file or one written by a newer gpuprof is refused untouched.
+//
+// Time is stored as whole unix seconds in UTC (see Normalize): a profile
+// read back equals Normalize of what was written, not the value itself.
+//
+// Files: the database is created with mode 0640 (its WAL and shared-memory
+// files inherit that mode from SQLite); its parent directory is created with
+// 0755 when missing. WAL does not work on network filesystems: keep the file
+// on local disk, one per host.
+package store
+
+import (
+	"context"
+	"database/sql"
+	"encoding/binary"
+	"errors"
+	"fmt"
+	"io"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"strings"
+	"time"
+
+	"github.com/mattn/go-sqlite3"
+)
+
+// Errors. Callers test them with errors.Is; the store wraps them with
+// context and, where SQLite said more, with SQLite's own error.
+var (
+	// ErrNotFound: no profile with that key.
+	ErrNotFound = errors.New("job profile not found")
+	// ErrFinished: the stored profile is finished and the one being written
+	// is not; a late running snapshot must not undo a finished profile.
+	ErrFinished = errors.New("job profile already finished")
+	// ErrInvalid: the profile cannot be stored as given (empty key field,
+	// unknown status, duplicate GPU UUID, non-finite number).
+	ErrInvalid = errors.New("invalid job profile")
+	// ErrSchemaTooNew: the database was written by a newer gpuprof.
+	ErrSchemaTooNew = errors.New("database schema is newer than this gpuprof")
+	// ErrSchemaTooOld: a read-only open found a database that needs
+	// migrating; open it once read-write.
+	ErrSchemaTooOld = errors.New("database schema is older than this gpuprof")
+	// ErrForeign: the file is a SQLite database of some other program.
+	ErrForeign = errors.New("not a gpuprof database")
+	// ErrCorrupt: the file is not a SQLite database or is damaged.
+	ErrCorrupt = errors.New("database file is corrupt or not a database")
+	// ErrLocked: another writer held the database past the busy timeout.
+	// Nothing was written; callers may retry or fall back to the spool.
+	ErrLocked = errors.New("database is locked")
+	// ErrReadOnly: a write on a database opened with Options.ReadOnly.
+	ErrReadOnly = errors.New("database opened read-only")
+)
+
+// ApplicationID marks a gpuprof database in the SQLite header
+// (PRAGMA application_id): "gppf".
+const ApplicationID = 0x67707066
+
+// DefaultBusyTimeout is used when Options.BusyTimeout is zero.
+const DefaultBusyTimeout = 5 * time.Second
+
+// FileMode is the mode of a database file the store creates.
+const FileMode fs.FileMode = 0o640
+
+// Options configure Open.
+type Options struct {
+	// BusyTimeout is how long a write transaction waits for another
+	// connection's write lock (and a read for a WAL recovery) before failing
+	// with ErrLocked; the wait ends early when the context is done. Zero
+	// means DefaultBusyTimeout.
+	BusyTimeout time.Duration
+	// ReadOnly opens the database with mode=ro: nothing is created or
+	// migrated, writes fail with ErrReadOnly, and the file must exist with
+	// the current schema.
+	ReadOnly bool
+}
+
+// DB is an open database. It is safe for concurrent use. Writes go through
+// one connection (SQLite allows one writer at a time anyway, so a pool would
+// only make this process's writers wait on each other's locks); reads use a
+// separate pool of query-only connections so they never take the write lock.
+type DB struct {
+	path     string
+	w        *sql.DB // nil when read-only
+	r        *sql.DB
+	readOnly bool
+	busy     time.Duration
+}
+
+// busySlice bounds how long SQLite's own busy handler waits for the write
+// lock in one go. SQLite does not see the context while it waits, so
+// beginWrite retries in slices of this length and checks the context
+// between them, up to the whole busy timeout.
+const busySlice = 100 * time.Millisecond
+
+// Open opens (creating and migrating if needed) the database at path.
+func Open(ctx context.Context, path string, opts Options) (*DB, error) {
+	db, err := open(ctx, path, opts)
+	if err != nil {
+		return nil, fmt.Errorf("open store %s: %w", path, err)
+	}
+	return db, nil
+}
+
+func open(ctx context.Context, path string, opts Options) (*DB, error) {
+	if path == "" {
+		return nil, errors.New("empty path")
+	}
+	abs, err := filepath.Abs(path)
+	if err != nil {
+		return nil, err
+	}
+	busy := opts.BusyTimeout
+	if busy <= 0 {
+		busy = DefaultBusyTimeout
+	}
+	ms := max(busy.Milliseconds(), 1)
+	uri := "file:" + escapePath(abs)
+
+	if opts.ReadOnly {
+		return openReadOnly(ctx, abs, uri, ms)
+	}
+
+	if err := os.MkdirAll(filepath.Dir(abs), 0o755); err != nil {
+		return nil, err
+	}
+	if err := createOrProbe(ctx, abs, uri, ms); err != nil {
+		return nil, err
+	}
+
+	w, err := sql.Open("sqlite3", fmt.Sprintf(
+		"%s?_journal_mode=WAL&_synchronous=NORMAL&_busy_timeout=%d&_txlock=immediate&_foreign_keys=on",
+		uri, max(min(busy, busySlice).Milliseconds(), 1)))
+	if err != nil {
+		return nil, err
+	}
+	w.SetMaxOpenConns(1)
+	// Keep the connection open between writes (no idle timeout): closing the
+	// last one checkpoints and removes the WAL, which the next write then has
+	// to recreate.
+	w.SetConnMaxIdleTime(0)
+	if err := migrate(ctx, w, busy); err != nil {
+		w.Close()
+		return nil, err
+	}
+	r, err := sql.Open("sqlite3", fmt.Sprintf(
+		"%s?_busy_timeout=%d&_foreign_keys=on&_query_only=1", uri, ms))
+	if err != nil {
+		w.Close()
+		return nil, err
+	}
+	return &DB{path: abs, w: w, r: r, busy: busy}, nil
+}
+
+func openReadOnly(ctx context.Context, abs, uri string, ms int64) (*DB, error) {
+	if _, err := inspectFile(abs); err != nil {
+		return nil, err
+	}
+	r, err := sql.Open("sqlite3", fmt.Sprintf("%s?mode=ro&_busy_timeout=%d&_query_only=1", uri, ms))
+	if err != nil {
+		return nil, err
+	}
+	st, err := readHeader(ctx, r)
+	if err == nil {
+		err = st.check()
+	}
+	if err == nil && st.version < SchemaVersion {
+		err = fmt.Errorf("%w: version %d, want %d", ErrSchemaTooOld, st.version, SchemaVersion)
+	}
+	if err != nil {
+		r.Close()
+		return nil, err
+	}
+	return &DB{path: abs, r: r, readOnly: true}, nil
+}
+
+// createOrProbe creates a missing database file with FileMode, or checks an
+// existing one before anything opens it for writing: the writer's
+// connection settings (journal_mode=WAL) would already change a foreign
+// database's header.
+func createOrProbe(ctx context.Context, abs, uri string, ms int64) error {
+	f, err := os.OpenFile(abs, os.O_RDWR|os.O_CREATE|os.O_EXCL, FileMode)
+	if err == nil {
+		// An empty file is a valid empty database; SQLite gives the WAL and
+		// shm files the same mode. Chmod because umask may have narrowed it.
+		chErr := f.Chmod(FileMode)
+		return errors.Join(chErr, f.Close())
+	}
+	if !errors.Is(err, fs.ErrExist) {
+		return err
+	}
+	empty, err := inspectFile(abs)
+	if err != nil || empty {
+		return err
+	}
+	p, err := sql.Open("sqlite3", fmt.Sprintf("%s?mode=ro&_busy_timeout=%d", uri, ms))
+	if err != nil {
+		return err
+	}
+	defer p.Close()
+	st, err := readHeader(ctx, p)
+	if err != nil {
+		return err
+	}
+	return st.check()
+}
+
+// inspectFile checks an existing file's SQLite header without SQLite, so a
+// file that is refused gets no -wal or -shm file next to it either. The
+// header is authoritative unless a WAL holds newer pages; whatever it
+// misses then, the check inside the migration transaction catches before
+// anything is written.
+func inspectFile(path string) (empty bool, err error) {
+	f, err := os.Open(path)
+	if err != nil {
+		return false, err
+	}
+	defer f.Close()
+	// The 100-byte database header, then page 1's b-tree page header.
+	b := make([]byte, 108)
+	n, err := io.ReadFull(f, b)
+	switch {
+	case n == 0 && errors.Is(err, io.EOF):
+		return true, nil // empty: a valid empty database
+	case err != nil && !errors.Is(err, io.ErrUnexpectedEOF):
+		return false, err
+	case string(b[:min(n, 16)]) != "SQLite format 3\x00":
+		return false, fmt.Errorf("%w: no SQLite header", ErrCorrupt)
+	case n < len(b):
+		return false, fmt.Errorf("%w: truncated header", ErrCorrupt)
+	}
+	pageSize := int(binary.BigEndian.Uint16(b[16:18]))
+	if pageSize == 1 {
+		pageSize = 65536
+	}
+	if pageSize < 512 || pageSize&(pageSize-1) != 0 {
+		return false, fmt.Errorf("%w: page size %d", ErrCorrupt, pageSize)
+	}
+	h := header{
+		version: int(int32(binary.BigEndian.Uint32(b[60:64]))),
+		appID:   int64(int32(binary.BigEndian.Uint32(b[68:72]))),
+	}
+	switch b[100] {
+	case 0x0d: // leaf table page: the cells are the schema entries
+		h.objects = int(binary.BigEndian.Uint16(b[103:105]))
+	case 0x05: // interior page: too many schema entries for one page
+		h.objects = 1
+	default:
+		return false, fmt.Errorf("%w: page 1 type %#x", ErrCorrupt, b[100])
+	}
+	return false, h.check()
+}
+
+// escapePath makes a filesystem path safe inside a file: URI. The driver
+// splits its own parameters at the first '?', and SQLite decodes %XX.
+func escapePath(p string) string {
+	return strings.NewReplacer("%", "%25", "?", "%3f", "#", "%23").Replace(p)
+}
+
+// Close closes the database.
+func (db *DB) Close() error {
+	var errs []error
+	if db.r != nil {
+		errs = append(errs, db.r.Close())
+	}
+	if db.w != nil {
+		errs = append(errs, db.w.Close())
+	}
+	if err := errors.Join(errs...); err != nil {
+		return fmt.Errorf("close store %s: %w", db.path, err)
+	}
+	return nil
+}
+
+// Path returns the absolute path of the database file.
+func (db *DB) Path() string { return db.path }
+
+// Tx is one transaction. Its methods are those of DB, run inside the
+// transaction; it must not be used after the function given to WithTx
+// returns. After a method fails, return its error from that function so the
+// transaction rolls back: the method may have done part of its work.
+type Tx struct {
+	tx *sql.Tx
+}
+
+// WithTx runs fn in one immediate (write-locking) transaction and commits
+// it if fn returns nil; otherwise, or if fn panics, it rolls back. fn's
+// error is returned unchanged. Failing to get the write lock within the busy
+// timeout returns ErrLocked.
+func (db *DB) WithTx(ctx context.Context, fn func(tx *Tx) error) error {
+	if db.readOnly {
+		return ErrReadOnly
+	}
+	return runTx(func() (*sql.Tx, error) { return beginWrite(ctx, db.w, db.busy) }, fn)
+}
+
+// beginWrite starts an immediate transaction, waiting up to busy for the
+// write lock while honouring ctx (see busySlice).
+func beginWrite(ctx context.Context, w *sql.DB, busy time.Duration) (*sql.Tx, error) {
+	deadline := time.Now().Add(busy)
+	for {
+		tx, err := w.BeginTx(ctx, nil)
+		if err == nil {
+			return tx, nil
+		}
+		if !errors.Is(classify(err), ErrLocked) || !time.Now().Before(deadline) {
+			return nil, err
+		}
+		// SQLite may report busy without waiting (it skips the handler
+		// when waiting could deadlock); do not spin.
+		t := time.NewTimer(2 * time.Millisecond)
+		select {
+		case <-ctx.Done():
+			t.Stop()
+			return nil, ctx.Err()
+		case <-t.C:
+		}
+	}
+}
+
+// read runs fn in a deferred (read) transaction on the reader pool, so the
+// rows of one call come from one snapshot.
+func (db *DB) read(ctx context.Context, fn func(tx *Tx) error) error {
+	return runTx(func() (*sql.Tx, error) { return db.r.BeginTx(ctx, nil) }, fn)
+}
+
+func runTx(begin func() (*sql.Tx, error), fn func(tx *Tx) error) (err error) {
+	stx, err := begin()
+	if err != nil {
+		return fmt.Errorf("begin transaction: %w", classify(err))
+	}
+	done := false
+	defer func() {
+		if !done {
+			// A panic in fn: release the connection (the writer pool has only
+			// one) and let the panic continue.
+			_ = stx.Rollback()
+		}
+	}()
+	if err := fn(&Tx{tx: stx}); err != nil {
+		done = true
+		_ = stx.Rollback()
+		return err
+	}
+	done = true
+	if err := stx.Commit(); err != nil {
+		return fmt.Errorf("commit: %w", classify(err))
+	}
+	return nil
+}
+
+// classify maps SQLite's errors to the package's sentinels, keeping the
+// original in the chain.
+func classify(err error) error {
+	if err == nil {
+		return nil
+	}
+	var se sqlite3.Error
+	if errors.As(err, &se) {
+		switch se.Code {
+		case sqlite3.ErrBusy, sqlite3.ErrLocked:
+			return fmt.Errorf("%w: %w", ErrLocked, err)
+		case sqlite3.ErrNotADB, sqlite3.ErrCorrupt:
+			return fmt.Errorf("%w: %w", ErrCorrupt, err)
+		case sqlite3.ErrReadonly:
+			return fmt.Errorf("%w: %w", ErrReadOnly, err)
+		}
+	}
+	msg := err.Error()
+	switch {
+	case strings.Contains(msg, "database is locked"), strings.Contains(msg, "database table is locked"):
+		return fmt.Errorf("%w: %w", ErrLocked, err)
+	case strings.Contains(msg, "file is not a database"), strings.Contains(msg, "disk image is malformed"):
+		return fmt.Errorf("%w: %w", ErrCorrupt, err)
+	}
+	return err
+}
