@@ -17,7 +17,7 @@ build:
 # harness in contrib/slurm/testcluster.sh; they skip only when not root or
 # without apt, and never when CI=true).
 test: build vet
-	$(GO) test -count=1 -timeout 20m $(PKGS)
+	GPUPROF_BIN=$(abspath $(BIN)) $(GO) test -count=1 -timeout 20m $(PKGS)
 
 test-unit:
 	$(GO) test -count=1 $(shell $(GO) list ./... | grep -v /e2e)

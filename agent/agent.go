@@ -66,17 +66,17 @@ type Agent struct {
 	mu        sync.Mutex
 	jobs      map[string]*jobState // by job id
 	pids      map[int]pidInfo
-	nodeIO    ioCounter
 	delayAcct bool
 }
 
 type jobState struct {
 	prof     profile.Job
-	cgroupIO float64 // last cgroup io.pressure total, seconds (NaN-free: valid with hasCG)
+	cgroupIO float64 // last cgroup io.pressure total, seconds (valid with hasCG)
 	hasCG    bool
 	ticks    map[int]uint64 // last blkio ticks per PID
 	lastIO   time.Time
 	gapFrom  time.Time // set when resumed after a sampling gap
+	nodeIO   ioCounter // node IO counters at the job's previous reading
 }
 
 type pidInfo struct {

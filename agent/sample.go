@@ -76,13 +76,13 @@ func (a *Agent) sample(ctx context.Context, only string) {
 	a.mu.Lock()
 	defer a.mu.Unlock()
 	a.mapPIDs(readings)
-	nodeStall, nodeOK := a.nodeIOStall()
+	nodeIO := a.readNodeIO()
 	for id, st := range a.jobs {
 		if only != "" && id != only {
 			continue
 		}
 		a.apply(now, st, readings)
-		a.observeIO(now, st, nodeStall, nodeOK)
+		a.observeIO(now, st, nodeIO)
 		st.prof.LastSample = now
 	}
 	for _, x := range xids {
@@ -229,32 +229,33 @@ func (a *Agent) holders(uuid string) int {
 	return n
 }
 
-// nodeIOStall returns the node-wide IO stall seconds per wall second since
-// the previous call: PSI "some" where the kernel has it, else the CPU
-// iowait share from /proc/stat.
-func (a *Agent) nodeIOStall() (float64, bool) {
-	prev := a.nodeIO
-	cur := ioCounter{}
-	cur.psi, cur.hasPSI = a.proc.nodeIOPressure()
-	cur.iowait, cur.total, cur.hasCPU = a.proc.cpuIOWait()
-	cur.lastValid = true
-	a.nodeIO = cur
-	if !prev.lastValid {
-		return 0, false
-	}
+// readNodeIO reads the node-wide IO counters: PSI "some" total where the
+// kernel has it, and the CPU iowait jiffies from /proc/stat.
+func (a *Agent) readNodeIO() ioCounter {
+	var c ioCounter
+	c.psi, c.hasPSI = a.proc.nodeIOPressure()
+	c.iowait, c.total, c.hasCPU = a.proc.cpuIOWait()
+	c.lastValid = true
+	return c
+}
+
+// nodeStall returns the node's IO stall seconds between two readings that
+// span wall seconds: PSI where available, else the iowait share of CPU time.
+func nodeStall(prev, cur ioCounter, wall float64) (float64, bool) {
 	switch {
+	case !prev.lastValid || wall <= 0:
+		return 0, false
 	case cur.hasPSI && prev.hasPSI && cur.psi >= prev.psi:
-		return cur.psi - prev.psi, true // seconds of stall; caller divides by wall
-	case cur.hasCPU && prev.hasCPU && cur.total > prev.total:
-		frac := float64(cur.iowait-prev.iowait) / float64(cur.total-prev.total)
-		return -frac, true // negative marks a fraction, see observeIO
+		return cur.psi - prev.psi, true
+	case cur.hasCPU && prev.hasCPU && cur.total > prev.total && cur.iowait >= prev.iowait:
+		return float64(cur.iowait-prev.iowait) / float64(cur.total-prev.total) * wall, true
 	}
 	return 0, false
 }
 
 // observeIO adds the job's IO wait since its previous reading, in the most
 // precise scope available.
-func (a *Agent) observeIO(now time.Time, st *jobState, nodeStall float64, nodeOK bool) {
+func (a *Agent) observeIO(now time.Time, st *jobState, node ioCounter) {
 	prev := st.lastIO
 	st.lastIO = now
 	wall := now.Sub(prev).Seconds()
@@ -292,11 +293,9 @@ func (a *Agent) observeIO(now time.Time, st *jobState, nodeStall float64, nodeOK
 			return
 		}
 	}
-	if nodeOK && !first && wall > 0 {
-		stall := nodeStall
-		if stall < 0 { // a fraction from /proc/stat
-			stall = -stall * wall
-		}
+	prevNode := st.nodeIO
+	st.nodeIO = node
+	if stall, ok := nodeStall(prevNode, node, wall); ok && !first {
 		st.prof.IO.Observe(profile.IOScopeNode, stall, wall)
 	}
 }

@@ -144,7 +144,9 @@ func (g *GPU) Observe(r Reading, interval time.Duration) {
 		}
 		switch {
 		case g.EarlyHigh:
-			g.MemMinAfterHigh = min(g.MemMinAfterHigh, m)
+			if m > 0 { // 0: the program has exited (the end-of-job sample)
+				g.MemMinAfterHigh = min(g.MemMinAfterHigh, m)
+			}
 		case g.MemActive > 0 && g.MemActive <= PreallocSamples && g.MemoryTotal > 0 &&
 			float64(m) >= PreallocFraction*float64(g.MemoryTotal):
 			g.EarlyHigh = true
