@@ -303,3 +303,110 @@ func TestAbsurdReadingsDropped(t *testing.T) {
 		t.Errorf("absurd readings stored: peak %d > total %d or util max %d", g.MemPeak, g.MemoryTotal, g.UtilMax)
 	}
 }
+
+func TestXIDAttributedToJobOnThatGPU(t *testing.T) {
+	f := newFixture(t, nil)
+	f.start("70", minorRef(0))
+	f.start("71", minorRef(1))
+	f.tick(1)
+	if err := sim.RecordXID(filepath.Join(f.dir, "sim"), f.devs[1].UUID, 79, f.now); err != nil {
+		t.Fatal(err)
+	}
+	f.tick(1)
+	if g := f.end("70", 0).GPUs[0]; g.XIDCount != 0 {
+		t.Errorf("job 70 got %d XIDs from another GPU", g.XIDCount)
+	}
+	g := f.end("71", 0).GPUs[0]
+	if g.XIDCount != 1 || len(g.XIDs) != 1 || g.XIDs[0].Code != 79 {
+		t.Errorf("job 71 XIDs: count %d %+v, want one XID 79", g.XIDCount, g.XIDs)
+	}
+}
+
+func writeFile(t *testing.T, path, data string) {
+	t.Helper()
+	if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(path, []byte(data), 0o644); err != nil {
+		t.Fatal(err)
+	}
+}
+
+func TestIOWaitScopes(t *testing.T) {
+	psi := func(totalUS int) string {
+		return fmt.Sprintf("some avg10=0.00 avg60=0.00 avg300=0.00 total=%d\nfull avg10=0.00 avg60=0.00 avg300=0.00 total=0\n", totalUS)
+	}
+	t.Run("cgroup", func(t *testing.T) {
+		f := newFixture(t, nil)
+		cg := filepath.Join(f.dir, "cgroup/system.slice/slurmstepd.scope/job_80/io.pressure")
+		writeFile(t, cg, psi(0))
+		f.start("80", minorRef(0))
+		// 10 s of job time of which 2.5 s stalled on IO.
+		for i := 1; i <= 10; i++ {
+			writeFile(t, cg, psi(i*250_000))
+			f.tick(1)
+		}
+		j := f.end("80", 0)
+		frac, ok := j.IO.Fraction()
+		if !ok || j.IO.Scope != profile.IOScopeCgroup || frac < 0.24 || frac > 0.26 {
+			t.Errorf("IO wait %.3f (ok %v) scope %q, want 0.25 from the cgroup", frac, ok, j.IO.Scope)
+		}
+	})
+	t.Run("node PSI fallback", func(t *testing.T) {
+		f := newFixture(t, nil)
+		node := filepath.Join(f.procfs, "pressure/io")
+		writeFile(t, node, psi(0))
+		f.start("81", minorRef(0))
+		for i := 1; i <= 4; i++ {
+			writeFile(t, node, psi(i*500_000))
+			f.tick(1)
+		}
+		j := f.end("81", 0)
+		frac, ok := j.IO.Fraction()
+		if !ok || j.IO.Scope != profile.IOScopeNode || frac < 0.49 || frac > 0.51 {
+			t.Errorf("IO wait %.3f (ok %v) scope %q, want 0.5 node-wide", frac, ok, j.IO.Scope)
+		}
+	})
+	t.Run("proc stat iowait fallback", func(t *testing.T) {
+		f := newFixture(t, nil)
+		stat := filepath.Join(f.procfs, "stat")
+		// user nice system idle iowait irq softirq steal guest guest_nice
+		writeFile(t, stat, "cpu 0 0 0 0 0 0 0 0 0 0\n")
+		f.start("82", minorRef(0))
+		for i := 1; i <= 4; i++ {
+			writeFile(t, stat, fmt.Sprintf("cpu %d 0 0 %d %d 0 0 0 0 0\n", 50*i, 40*i, 10*i))
+			f.tick(1)
+		}
+		j := f.end("82", 0)
+		frac, ok := j.IO.Fraction()
+		if !ok || j.IO.Scope != profile.IOScopeNode || frac < 0.09 || frac > 0.11 {
+			t.Errorf("IO wait %.3f (ok %v) scope %q, want 0.10 from /proc/stat", frac, ok, j.IO.Scope)
+		}
+	})
+	t.Run("none", func(t *testing.T) {
+		f := newFixture(t, nil)
+		f.start("83", minorRef(0))
+		f.tick(3)
+		if _, ok := f.end("83", 0).IO.Fraction(); ok {
+			t.Error("IO wait reported with no source to measure it")
+		}
+	})
+}
+
+func TestCgroupMapsPIDToJob(t *testing.T) {
+	f := newFixture(t, nil)
+	uuid := f.devs[0].UUID
+	f.start("90", minorRef(0))
+	f.start("91", minorRef(0))
+	// PID 900 has no SLURM_JOB_ID in its environment but sits in job 91's
+	// cgroup: the cgroup wins.
+	f.proc(900, "", "cg", sim.Usage{UUID: uuid, Mem: 7 * gib, Util: 40})
+	writeFile(t, filepath.Join(f.procfs, "900/cgroup"), "0::/system.slice/slurmstepd.scope/job_91/step_0/user/task_0\n")
+	f.tick(3)
+	if g := f.end("91", 0).GPUs[0]; g.MemPeak != 7*gib {
+		t.Errorf("job 91 peak %d GiB, want 7 (PID mapped through its cgroup)", g.MemPeak/gib)
+	}
+	if g := f.end("90", 0).GPUs[0]; g.MemPeak != 0 {
+		t.Errorf("job 90 peak %d GiB, want 0 (no process of its own)", g.MemPeak/gib)
+	}
+}

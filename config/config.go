@@ -160,6 +160,9 @@ func (c Config) Validate() error {
 		return fmt.Errorf("%w: agent.interval %s is below 10ms", ErrConfig, c.Agent.Interval.D())
 	case c.Agent.FlushInterval.D() <= 0:
 		return fmt.Errorf("%w: agent.flush_interval must be positive", ErrConfig)
+	case c.Agent.CallTimeout.D() <= 0:
+		// A zero timer fires at once: every GPU call would time out.
+		return fmt.Errorf("%w: agent.call_timeout must be positive", ErrConfig)
 	case c.Agent.SeriesPoints < 16:
 		return fmt.Errorf("%w: agent.series_points must be at least 16", ErrConfig)
 	case c.Hooks.Deadline.D() <= 0 || c.Hooks.Deadline.D() > time.Minute:

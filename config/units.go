@@ -2,6 +2,7 @@ package config
 
 import (
 	"fmt"
+	"math"
 	"strconv"
 	"strings"
 	"time"
@@ -65,7 +66,9 @@ func ParseBytes(s string) (uint64, error) {
 		}
 	}
 	v, err := strconv.ParseFloat(t, 64)
-	if err != nil || v < 0 || v*mult > 1<<62 {
+	// ParseFloat accepts "NaN", which passes both range checks and converts
+	// to an arbitrary integer.
+	if err != nil || math.IsNaN(v) || v < 0 || v*mult > 1<<62 {
 		return 0, fmt.Errorf("bad size %q", s)
 	}
 	return uint64(v * mult), nil

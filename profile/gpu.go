@@ -49,6 +49,9 @@ type GPU struct {
 	MemActive   int       `json:"mem_active"`   // memory samples since memory first rose above 0
 	ProcSamples int       `json:"proc_samples"` // samples with at least one of the job's processes on the GPU
 	FirstSample time.Time `json:"first_sample,omitzero"`
+	// LastSample is the time of the latest reading: the power integral's
+	// previous point (the series only keeps bucket starts, which are coarser).
+	LastSample time.Time `json:"last_sample,omitzero"`
 
 	// Preallocation tracking: EarlyHigh is set when memory reached
 	// PreallocFraction of the card within PreallocSamples samples of first
@@ -115,10 +118,11 @@ func (g *GPU) Observe(r Reading, interval time.Duration) {
 	if len(g.UtilHist) != 101 {
 		g.UtilHist = make([]uint32, 101)
 	}
-	prev := g.Series.lastTime()
+	prev := g.LastSample
 	if g.FirstSample.IsZero() {
 		g.FirstSample = r.Time
 	}
+	g.LastSample = r.Time
 	if r.Shared {
 		g.Shared = true
 	}
@@ -201,7 +205,9 @@ func (g *GPU) AddProcessName(name string) {
 }
 
 func (g *GPU) finish() {
-	g.IdleAllocation = g.ProcSamples == 0 && g.UtilMax <= IdleUtil
+	// Without a single utilisation reading there is no evidence either way
+	// (a profile recorded by a hook alone): never accuse such a job.
+	g.IdleAllocation = g.Samples > 0 && g.ProcSamples == 0 && g.UtilMax <= IdleUtil
 	g.Preallocated = g.EarlyHigh && g.MemoryTotal > 0 &&
 		float64(g.MemPeak-g.MemMinAfterHigh) <= PreallocFlat*float64(g.MemoryTotal)
 }
@@ -222,8 +228,11 @@ func (g *GPU) UtilPercentile(p float64) (uint32, bool) {
 	if g.Samples == 0 || p <= 0 || p > 100 || len(g.UtilHist) != 101 {
 		return 0, false
 	}
-	rank := uint64(p / 100 * float64(g.Samples))
-	if float64(rank) < p/100*float64(g.Samples) {
+	// p·n first, then /100: p/100 is inexact in binary (0.07·100 is
+	// 7.000000000000001), which would push an exact rank one too high.
+	exact := p * float64(g.Samples) / 100
+	rank := uint64(exact)
+	if float64(rank) < exact {
 		rank++ // ceil
 	}
 	rank = max(rank, 1)

@@ -39,13 +39,6 @@ func NewSeries(start time.Time, interval time.Duration, maxPoints int) Series {
 	return Series{Start: start.Unix(), Step: step, MaxPoints: maxPoints}
 }
 
-func (s *Series) lastTime() time.Time {
-	if len(s.Points) == 0 {
-		return time.Time{}
-	}
-	return time.Unix(s.Points[len(s.Points)-1].T, 0)
-}
-
 // Add records one reading.
 func (s *Series) Add(t time.Time, util gpu.Opt[uint32], mem gpu.Opt[uint64]) {
 	if s.Step <= 0 {

@@ -1,0 +1,181 @@
+#!/usr/bin/env bash
+# bench-hooks.sh BIN [N]: prolog and epilog latency, side by side with
+# /bin/true and `python3 -c pass` in one interleaved run.
+#
+# A simulated node (4 GPUs) with a running agent, and a second configuration
+# whose socket has no agent behind it (the hooks' fallback path: they write
+# the database themselves). Each round runs, in a shuffled order, /bin/true,
+# python3 -c pass, one prolog+epilog pair through the agent and one through
+# the fallback, so machine noise hits every command alike. An epilog ends
+# the job its prolog started three rounds earlier, so the agent holds a few
+# running jobs and samples them between the hooks, as on a real node.
+#
+# Every command gets the environment slurmd gives a prolog/epilog and
+# nothing else (what `env -i VAR=...` would pass; set directly, so the
+# timings carry no extra exec of env(1)). Wall time per exec is measured
+# with time.perf_counter_ns around subprocess.run.
+#
+# Prints: command, runs, p50, p99, max (ms, nearest rank) and p50 / p50 of
+# /bin/true. Exits non-zero on errors (a hook failing, a job not recorded
+# the way it should be), never because a target is missed.
+set -euo pipefail
+BIN=${1:?usage: bench-hooks.sh GPUPROF_BIN [N]}
+N=${2:-200}
+BIN=$(cd "$(dirname "$BIN")" && pwd)/$(basename "$BIN")
+[ -x "$BIN" ] || { echo "bench-hooks: $BIN is not executable" >&2; exit 2; }
+# The interpreter itself, not a version-manager shim (pyenv's shims are shell
+# scripts that would add their own startup to the python3 row).
+PY=$(python3 -c 'import sys; print(sys.executable)')
+
+W=$(mktemp -d "${TMPDIR:-/tmp}/gpuprof-bench-hooks.XXXXXX")
+AGENT_PID=
+cleanup() {
+	if [ -n "$AGENT_PID" ]; then kill "$AGENT_PID" 2>/dev/null || true; wait "$AGENT_PID" 2>/dev/null || true; fi
+	rm -rf "$W"
+}
+trap cleanup EXIT
+
+mkdir -p "$W/dev"
+for i in 0 1 2 3; do : >"$W/dev/nvidia$i"; done
+cat >"$W/gres.conf" <<GRES
+Name=gpu Type=h100 File=$W/dev/nvidia[0-3]
+GRES
+
+# conf NAME DB SOCKET: one configuration; both share the simulated node.
+conf() {
+	cat >"$W/$1.toml" <<CONF
+cluster   = "bench"
+node      = "gpu01"
+db        = "$2"
+spool_dir = "$W/$1-spool"
+socket    = "$3"
+log_file  = "$W/$1.log"
+
+[agent]
+gpu            = "sim"
+interval       = "1s"
+flush_interval = "10s"
+
+[hooks]
+deadline  = "2s"
+gres_conf = "$W/gres.conf"
+
+[sim]
+dir    = "$W/sim"
+gpus   = 4
+model  = "NVIDIA H100 80GB HBM3"
+memory = "80GiB"
+CONF
+}
+conf agent "$W/agent.db" "$W/agent.sock"
+conf fallback "$W/fallback.db" "$W/no-agent.sock" # nothing ever listens here
+
+"$BIN" agent --config "$W/agent.toml" >>"$W/agent.log" 2>&1 </dev/null &
+AGENT_PID=$!
+for _ in $(seq 100); do [ -S "$W/agent.sock" ] && break; sleep 0.05; done
+[ -S "$W/agent.sock" ] || { echo "bench-hooks: agent did not start:" >&2; cat "$W/agent.log" >&2; exit 1; }
+# The fallback prolog opens the simulated node itself: create it now so the
+# first timed run does not pay for sim.Init.
+"$BIN" simgpu init --config "$W/fallback.toml" >/dev/null 2>&1 || true
+
+"$PY" - "$BIN" "$PY" "$W" "$N" <<'PY'
+import os, random, sqlite3, subprocess, sys, time
+
+bin_, py, w, n = sys.argv[1], sys.argv[2], sys.argv[3], int(sys.argv[4])
+LAG = 3  # an epilog ends the job its prolog started LAG rounds earlier
+
+def hookenv(job, ctx, extra=None):
+    e = {
+        "SLURM_SCRIPT_CONTEXT": ctx,
+        "SLURM_JOB_ID": str(job),
+        "SLURM_JOBID": str(job),
+        "SLURM_JOB_USER": "alice",
+        "SLURM_JOB_UID": "1001",
+        "SLURM_JOB_GID": "1001",
+        "SLURM_JOB_ACCOUNT": "vision",
+        "SLURM_JOB_PARTITION": "gpu",
+        "SLURM_JOB_NODELIST": "gpu01",
+        "SLURM_CLUSTER_NAME": "bench",
+        "SLURMD_NODENAME": "gpu01",
+        "SLURM_CONF": "/etc/slurm/slurm.conf",
+        "SLURM_JOB_GPUS": str(job % 4),
+        "CUDA_VISIBLE_DEVICES": str(job % 4),
+        "PATH": "/usr/sbin:/usr/bin:/sbin:/bin",
+    }
+    if extra:
+        e.update(extra)
+    return e
+
+times = {}
+failures = []
+
+def run(name, argv, env):
+    t0 = time.perf_counter_ns()
+    p = subprocess.run(argv, env=env, stdin=subprocess.DEVNULL,
+                       stdout=subprocess.PIPE, stderr=subprocess.STDOUT)
+    dt = time.perf_counter_ns() - t0
+    times.setdefault(name, []).append(dt)
+    if p.returncode != 0:
+        failures.append(f"{name}: exit {p.returncode}: {p.stdout.decode(errors='replace')[:300]}")
+
+def hook(label, cfg, kind, job):
+    ctx = kind + "_slurmd"
+    extra = {"SLURM_JOB_EXIT_CODE": "0"} if kind == "epilog" else None
+    run(f"gpuprof {kind} ({label})", [bin_, kind, "--config", f"{w}/{cfg}.toml"], hookenv(job, ctx, extra))
+
+rng = random.Random(1)
+pending = []  # (round, agent job, fallback job)
+for i in range(n + LAG):
+    units = []
+    if i < n:
+        units += [
+            lambda i=i: run("/bin/true", ["/bin/true"], hookenv(100000 + i, "prolog_slurmd")),
+            lambda i=i: run("python3 -c pass", [py, "-c", "pass"], hookenv(100000 + i, "prolog_slurmd")),
+            lambda i=i: hook("agent", "agent", "prolog", 100000 + i),
+            lambda i=i: hook("no agent", "fallback", "prolog", 200000 + i),
+        ]
+    if i >= LAG:
+        j = i - LAG
+        units += [
+            lambda j=j: hook("agent", "agent", "epilog", 100000 + j),
+            lambda j=j: hook("no agent", "fallback", "epilog", 200000 + j),
+        ]
+    rng.shuffle(units)
+    for u in units:
+        u()
+
+if failures:
+    print("bench-hooks: %d failed runs, first: %s" % (len(failures), failures[0]), file=sys.stderr)
+    sys.exit(1)
+
+# Every job must be in its database, finished, recorded by the right path.
+time.sleep(1.5)  # the agent writes finished profiles asynchronously
+def check(db, source, lo):
+    c = sqlite3.connect(db, timeout=5)
+    got = c.execute("SELECT count(*) FROM jobs WHERE status='finished' AND source=? AND CAST(job_id AS INTEGER) BETWEEN ? AND ?",
+                    (source, lo, lo + n - 1)).fetchone()[0]
+    total = c.execute("SELECT count(*) FROM jobs").fetchone()[0]
+    c.close()
+    return got, total
+errs = []
+for db, source, lo in ((f"{w}/agent.db", "agent", 100000), (f"{w}/fallback.db", "hook", 200000)):
+    got, total = check(db, source, lo)
+    if got != n or total != n:
+        errs.append(f"{os.path.basename(db)}: {got} finished jobs from {source} of {total} rows, want {n}")
+if errs:
+    print("bench-hooks: " + "; ".join(errs), file=sys.stderr)
+    sys.exit(1)
+
+def pct(v, p):  # nearest rank
+    s = sorted(v)
+    k = max(1, -(-p * len(s) // 100))
+    return s[k - 1]
+
+base = pct(times["/bin/true"], 50)
+order = ["/bin/true", "python3 -c pass", "gpuprof prolog (agent)", "gpuprof epilog (agent)",
+         "gpuprof prolog (no agent)", "gpuprof epilog (no agent)"]
+print(f"{'command':<27} {'runs':>5} {'p50 ms':>8} {'p99 ms':>8} {'max ms':>8} {'p50/true':>9}")
+for name in order:
+    v = times[name]
+    print(f"{name:<27} {len(v):>5} {pct(v,50)/1e6:>8.2f} {pct(v,99)/1e6:>8.2f} {max(v)/1e6:>8.2f} {pct(v,50)/base:>9.1f}")
+PY
