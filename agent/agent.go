@@ -23,6 +23,7 @@ import (
 	"time"
 
 	"github.com/gpuprof/gpuprof/gpu"
+	"github.com/gpuprof/gpuprof/ingest"
 	"github.com/gpuprof/gpuprof/profile"
 	"github.com/gpuprof/gpuprof/spool"
 	"github.com/gpuprof/gpuprof/store"
@@ -441,7 +442,7 @@ func (a *Agent) endJob(ctx context.Context, je JobEnd) error {
 	a.addAccounting(ctx, &j)
 	j.ExitKnown, j.ExitStatus, j.ExitSignal = je.ExitKnown, je.ExitStatus, je.ExitSignal
 	j.Finish(je.End)
-	if _, err := a.spool.Put(KindProfile, j); err != nil {
+	if _, err := a.spool.Put(ingest.KindProfile, j); err != nil {
 		// Not durable: put the job back so the next flush retries it as
 		// running, and tell the epilog (which then records what it can).
 		a.mu.Lock()
@@ -590,7 +591,7 @@ func (a *Agent) flush(ctx context.Context) {
 }
 
 func (a *Agent) drain(ctx context.Context) {
-	n, err := DrainSpool(ctx, a.db, a.spool, a.log)
+	n, err := ingest.DrainSpool(ctx, a.db, a.spool, a.log)
 	if err != nil {
 		a.log.Warn("spool not drained yet", "applied", n, "err", err)
 	}

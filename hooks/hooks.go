@@ -21,6 +21,7 @@ import (
 	"github.com/gpuprof/gpuprof/agent"
 	"github.com/gpuprof/gpuprof/config"
 	"github.com/gpuprof/gpuprof/gpu"
+	"github.com/gpuprof/gpuprof/ingest"
 	"github.com/gpuprof/gpuprof/profile"
 	"github.com/gpuprof/gpuprof/slurmext"
 	"github.com/gpuprof/gpuprof/spool"
@@ -161,7 +162,7 @@ func Prolog(ctx context.Context, d Deps) (Outcome, error) {
 	}
 	j := d.minimalProfile(ctx, js)
 	j.MarkPartial("agent unreachable at job start")
-	return d.record(ctx, agent.KindHookStart, j, func(tx *store.Tx) error {
+	return d.record(ctx, ingest.KindHookStart, j, func(tx *store.Tx) error {
 		_, err := tx.InsertJobIfAbsent(ctx, j)
 		return err
 	})
@@ -183,9 +184,9 @@ func Epilog(ctx context.Context, d Deps) (Outcome, error) {
 		return ViaAgent, nil
 	}
 	d.Log.Warn("agent not reachable at job end; finishing directly", "job", js.JobID, "err", err)
-	h := agent.HookEnd{Job: d.minimalProfile(ctx, js), End: je}
-	return d.record(ctx, agent.KindHookEnd, h, func(tx *store.Tx) error {
-		return agent.FinishFromHook(ctx, tx, h)
+	h := ingest.HookEnd{Job: d.minimalProfile(ctx, js), End: je.End, ExitKnown: je.ExitKnown, ExitStatus: je.ExitStatus, ExitSignal: je.ExitSignal}
+	return d.record(ctx, ingest.KindHookEnd, h, func(tx *store.Tx) error {
+		return ingest.FinishFromHook(ctx, tx, h)
 	})
 }
 

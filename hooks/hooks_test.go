@@ -10,10 +10,10 @@ import (
 	"testing"
 	"time"
 
-	"github.com/gpuprof/gpuprof/agent"
 	"github.com/gpuprof/gpuprof/config"
 	"github.com/gpuprof/gpuprof/gpu"
 	"github.com/gpuprof/gpuprof/gpu/sim"
+	"github.com/gpuprof/gpuprof/ingest"
 	"github.com/gpuprof/gpuprof/profile"
 	"github.com/gpuprof/gpuprof/slurmext"
 	"github.com/gpuprof/gpuprof/spool"
@@ -144,7 +144,7 @@ func TestLockedDatabaseSpoolsWithinDeadline(t *testing.T) {
 	close(release)
 
 	// Once the lock is gone, the spooled record lands: nothing lost.
-	n, err := agent.DrainSpool(ctx, db, spool.Dir{Path: d.Config.SpoolDir}, d.Log)
+	n, err := ingest.DrainSpool(ctx, db, spool.Dir{Path: d.Config.SpoolDir}, d.Log)
 	if err != nil || n != 1 {
 		t.Fatalf("drain: %d records, %v", n, err)
 	}

@@ -225,7 +225,7 @@ func (g *GPU) UtilMean() (float64, bool) {
 // the nearest-rank method: the smallest value v such that at least p % of
 // samples are ≤ v. Exact, because readings are integer percent.
 func (g *GPU) UtilPercentile(p float64) (uint32, bool) {
-	if g.Samples == 0 || p <= 0 || p > 100 || len(g.UtilHist) != 101 {
+	if g.Samples == 0 || !(p > 0 && p <= 100) || len(g.UtilHist) != 101 { // also rejects NaN
 		return 0, false
 	}
 	// p·n first, then /100: p/100 is inexact in binary (0.07·100 is

@@ -13,7 +13,7 @@ import (
 	"github.com/spf13/cobra"
 	"github.com/spf13/pflag"
 
-	"github.com/gpuprof/gpuprof/agent"
+	"github.com/gpuprof/gpuprof/ingest"
 	"github.com/gpuprof/gpuprof/profile"
 	"github.com/gpuprof/gpuprof/spool"
 	"github.com/gpuprof/gpuprof/store"
@@ -112,7 +112,7 @@ directory holds records.`,
 			defer db.Close()
 			log, closeLog := newLogger(cfg.LogFile, os.Stderr, g.level(), "component", "ingest")
 			defer closeLog()
-			n, err := agent.DrainSpool(cmd.Context(), db, spool.Dir{Path: cfg.SpoolDir}, log)
+			n, err := ingest.DrainSpool(cmd.Context(), db, spool.Dir{Path: cfg.SpoolDir}, log)
 			printf(cmd.OutOrStdout(), "%d records ingested\n", n)
 			return err
 		},

@@ -1,4 +1,8 @@
-package agent
+// Package ingest applies durable records — from the spool directory, where
+// hooks and the agent put what the database could not take in time — to a
+// database. Every record kind is idempotent to apply. It must not sample
+// GPUs or talk to Slurm.
+package ingest
 
 import (
 	"context"
@@ -6,6 +10,7 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"time"
 
 	"github.com/gpuprof/gpuprof/profile"
 	"github.com/gpuprof/gpuprof/spool"
@@ -29,8 +34,11 @@ const (
 
 // HookEnd is the payload of a KindHookEnd record.
 type HookEnd struct {
-	Job profile.Job `json:"job"` // minimal profile built from the epilog environment
-	End JobEnd      `json:"end"`
+	Job        profile.Job `json:"job"` // minimal profile built from the epilog environment
+	End        time.Time   `json:"end"`
+	ExitKnown  bool        `json:"exit_known"`
+	ExitStatus int         `json:"exit_status"`
+	ExitSignal int         `json:"exit_signal"`
 }
 
 // Apply writes one record to the database within tx.
@@ -84,8 +92,8 @@ func FinishFromHook(ctx context.Context, tx *store.Tx, h HookEnd) error {
 			j.MarkPartial("no readings: the agent never sampled this job")
 		}
 	}
-	j.ExitKnown, j.ExitStatus, j.ExitSignal = h.End.ExitKnown, h.End.ExitStatus, h.End.ExitSignal
-	j.Finish(h.End.End)
+	j.ExitKnown, j.ExitStatus, j.ExitSignal = h.ExitKnown, h.ExitStatus, h.ExitSignal
+	j.Finish(h.End)
 	return tx.PutJob(ctx, j)
 }
 

@@ -1,0 +1,87 @@
+package slurmext
+
+import "time"
+
+// JobRecord is the scheduler's view of one job allocation, as jobcomp/script
+// or sacct report it. It is keyed by (Cluster, JobID) where JobID is the raw
+// job id (each array task and each heterogeneous component has its own),
+// which is also the SLURM_JOB_ID the node hooks see.
+type JobRecord struct {
+	Cluster string `json:"cluster"`
+	JobID   string `json:"job_id"` // raw id (sacct JobIDRaw, jobcomp JOBID)
+	// DisplayID is how Slurm shows the job: "123", "123_4", "123_[1-5%2]",
+	// "123+0".
+	DisplayID string `json:"display_id"`
+
+	ArrayJobID    string `json:"array_job_id,omitempty"`    // "" when not an array
+	ArrayTaskID   int    `json:"array_task_id"`             // -1 when not an array task
+	ArrayTaskSpec string `json:"array_task_spec,omitempty"` // pending, unsplit tasks: "1-5%2"
+	HetJobID      string `json:"het_job_id,omitempty"`
+	HetOffset     int    `json:"het_offset"` // -1 when not heterogeneous
+
+	Name      string `json:"name"`
+	User      string `json:"user"`
+	UID       int    `json:"uid"` // -1 when unknown
+	Account   string `json:"account,omitempty"`
+	Partition string `json:"partition,omitempty"`
+	QOS       string `json:"qos,omitempty"`
+
+	// State is the base state in capitals (COMPLETED, FAILED, TIMEOUT,
+	// CANCELLED, OUT_OF_MEMORY, PENDING, RUNNING, …); CancelledBy is the
+	// uid from "CANCELLED by <uid>", -1 otherwise.
+	State       string `json:"state"`
+	CancelledBy int    `json:"cancelled_by"`
+
+	Submit   time.Time `json:"submit,omitzero"`
+	Eligible time.Time `json:"eligible,omitzero"`
+	Start    time.Time `json:"start,omitzero"`
+	End      time.Time `json:"end,omitzero"`
+
+	// TimeLimit is the requested limit; Unlimited is true for UNLIMITED /
+	// INFINITE (TimeLimit is then 0). Both zero: unknown.
+	TimeLimit time.Duration `json:"time_limit_ns"`
+	Unlimited bool          `json:"unlimited"`
+
+	ExitStatus    int `json:"exit_status"`
+	ExitSignal    int `json:"exit_signal"`
+	DerivedStatus int `json:"derived_status"`
+	DerivedSignal int `json:"derived_signal"`
+
+	NodeList  string `json:"node_list,omitempty"` // hostlist expression, e.g. "gpu[01-02]"
+	NodeCount int    `json:"node_count"`
+	CPUs      int    `json:"cpus"`
+
+	// GPUs requested: whole GPUs (gres/gpu, any type), their type when one
+	// was named, and shards (gres/shard). ReqTRES/AllocTRES keep the raw
+	// strings.
+	ReqGPUs    int    `json:"req_gpus"`
+	ReqGPUType string `json:"req_gpu_type,omitempty"`
+	ReqShards  int    `json:"req_shards"`
+	ReqTRES    string `json:"req_tres,omitempty"`
+	AllocTRES  string `json:"alloc_tres,omitempty"`
+
+	Restarts int `json:"restarts"`
+	// Source says who reported the record: "jobcomp" or "sacct".
+	Source string `json:"source"`
+}
+
+// Wait returns how long the job waited between eligibility (or submission)
+// and start, and whether both times are known.
+func (r JobRecord) Wait() (time.Duration, bool) {
+	from := r.Eligible
+	if from.IsZero() {
+		from = r.Submit
+	}
+	if from.IsZero() || r.Start.IsZero() || r.Start.Before(from) {
+		return 0, false
+	}
+	return r.Start.Sub(from), true
+}
+
+// Elapsed returns the run time, and whether it is known.
+func (r JobRecord) Elapsed() (time.Duration, bool) {
+	if r.Start.IsZero() || r.End.IsZero() || r.End.Before(r.Start) {
+		return 0, false
+	}
+	return r.End.Sub(r.Start), true
+}
