@@ -326,9 +326,9 @@ func TestEnergy(t *testing.T) {
 			name: "clock step backwards adds nothing",
 			obs: []obs{
 				{i: 10, energy: -1, powerMW: 100_000},
-				{i: 5, energy: -1, powerMW: 100_000},  // before the previous reading: 0 J
-				{i: 6, energy: -1, powerMW: 100_000},  // 1 s after the previous one: 100 J
-				{i: 6, energy: -1, powerMW: 100_000},  // same instant: 0 J
+				{i: 5, energy: -1, powerMW: 100_000}, // before the previous reading: 0 J
+				{i: 6, energy: -1, powerMW: 100_000}, // 1 s after the previous one: 100 J
+				{i: 6, energy: -1, powerMW: 100_000}, // same instant: 0 J
 			},
 			wantJ:     100,
 			wantValid: true,
@@ -428,7 +428,7 @@ func TestPreallocated(t *testing.T) {
 		{name: "within 2 percent", total: card, mem: []float64{76, 75, 76}, wantEarlyHigh: true, want: true},
 		{name: "high at the fourth active sample", total: card, mem: []float64{0, 10, 20, 40, 73, 73}, wantEarlyHigh: false, want: false},
 		{name: "slow growth", total: card, mem: []float64{8, 16, 24, 32, 40, 48, 56, 64, 72, 80}, wantEarlyHigh: false, want: false},
-		{name: "high then varying", total: card, mem: []float64{76, 76, 74, 76}, wantEarlyHigh: true, want: false}, // 2 GiB > 1.6 GiB
+		{name: "high then varying", total: card, mem: []float64{76, 76, 74, 76}, wantEarlyHigh: true, want: false},      // 2 GiB > 1.6 GiB
 		{name: "peak before the high point", total: card, mem: []float64{79, 76, 76}, wantEarlyHigh: true, want: false}, // 79-76 = 3 GiB
 		{name: "never high", total: card, mem: []float64{0, 30, 30, 30}, wantEarlyHigh: false, want: false},
 		{name: "no memory used", total: card, mem: []float64{0, 0, 0}, wantEarlyHigh: false, want: false},

@@ -49,7 +49,8 @@ func TestSeriesBuckets(t *testing.T) {
 	add(5, 30, 4) // same 10 s bucket
 	add(9, -1, 2) // no utilisation: memory only
 	add(10, 150, 3)
-	add(25, 0, 0) // skips the [20,30) bucket start? no: 25 is in it
+	add(25, 0, 0) // the [20,30) bucket
+	// nothing in [30,40): no empty point is made
 	add(47, 50, 9)
 	s0 := t0.Unix()
 	want := []Point{
@@ -124,10 +125,9 @@ func TestSeriesCoarsenWithGap(t *testing.T) {
 
 // seriesTotals are what coarsening must preserve.
 type seriesTotals struct {
-	n, utilSum       uint64
-	utilMax          uint8
-	memMax           uint64
-	firstT, pointCnt int64
+	n, utilSum uint64
+	utilMax    uint8
+	memMax     uint64
 }
 
 func totalsOf(s *Series) seriesTotals {

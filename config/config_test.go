@@ -1,0 +1,256 @@
+package config
+
+import (
+	"errors"
+	"os"
+	"path/filepath"
+	"reflect"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/BurntSushi/toml"
+)
+
+// examplePath covers every key; it doubles as documentation.
+const examplePath = "testdata/gpuprof.toml"
+
+func TestLoadExample(t *testing.T) {
+	got, err := Load(examplePath, true)
+	if err != nil {
+		t.Fatalf("Load(%s): %v", examplePath, err)
+	}
+	want := Config{
+		Cluster:  "hpc1",
+		Node:     "gpu017",
+		DB:       "/srv/gpuprof/node.db",
+		SpoolDir: "/srv/gpuprof/spool",
+		Socket:   "/run/gpuprof-test/agent.sock",
+		LogFile:  "/var/log/gpuprof.log",
+		Agent: AgentConfig{
+			GPU:           "sim",
+			Interval:      Duration(500 * time.Millisecond),
+			FlushInterval: Duration(30 * time.Second),
+			SeriesPoints:  2048,
+			CallTimeout:   Duration(5 * time.Second),
+		},
+		Hooks: HookConfig{
+			Deadline:       Duration(4 * time.Second),
+			AutostartAgent: true,
+			AgentCommand:   []string{"/usr/local/bin/gpuprof", "agent", "--config", "/etc/gpuprof/gpuprof.toml"},
+			GresConf:       "/etc/slurm/gres-gpu.conf",
+		},
+		Sim: SimConfig{
+			Dir:    "/tmp/gpuprof-sim",
+			GPUs:   2,
+			Model:  "NVIDIA A100-SXM4-40GB",
+			Memory: Bytes(40 << 30),
+			Minors: []int{4, 6},
+		},
+		NVML: NVMLConfig{Library: "/usr/lib64/libnvidia-ml.so.1"},
+		Proc: ProcConfig{Procfs: "/srv/fixture/proc", CgroupRoot: "/srv/fixture/cgroup"},
+	}
+	if !reflect.DeepEqual(got, want) {
+		t.Errorf("Load(%s) =\n%+v\nwant\n%+v", examplePath, got, want)
+	}
+}
+
+// leaves returns every non-struct field of v by its TOML key path.
+func leaves(prefix string, v reflect.Value, out map[string]reflect.Value) {
+	for i := range v.NumField() {
+		f := v.Type().Field(i)
+		key := f.Tag.Get("toml")
+		if prefix != "" {
+			key = prefix + "." + key
+		}
+		if f.Type.Kind() == reflect.Struct {
+			leaves(key, v.Field(i), out)
+			continue
+		}
+		out[key] = v.Field(i)
+	}
+}
+
+func configKeys(c Config) map[string]reflect.Value {
+	out := map[string]reflect.Value{}
+	leaves("", reflect.ValueOf(c), out)
+	return out
+}
+
+func TestExampleSetsEveryKey(t *testing.T) {
+	// A key added to Config but not to the example (and its docs) shows up
+	// here: every value in the example differs from the default.
+	got, err := Load(examplePath, true)
+	if err != nil {
+		t.Fatalf("Load(%s): %v", examplePath, err)
+	}
+	def := configKeys(Default())
+	for key, v := range configKeys(got) {
+		if reflect.DeepEqual(v.Interface(), def[key].Interface()) {
+			t.Errorf("%s: example value %v equals the default; set it to something else", key, v.Interface())
+		}
+	}
+}
+
+func TestDocumentationExample(t *testing.T) {
+	// docs/configuration.md must stay true to the code: its annotated
+	// example names every key and shows the defaults (log_file aside, which
+	// it marks "not the default").
+	doc, err := os.ReadFile(filepath.Join("..", "docs", "configuration.md"))
+	if err != nil {
+		t.Fatalf("read docs: %v", err)
+	}
+	text := string(doc)
+	start := strings.Index(text, "```toml\n")
+	if start < 0 {
+		t.Fatal("docs/configuration.md has no ```toml block")
+	}
+	block := text[start+len("```toml\n"):]
+	block = block[:strings.Index(block, "```")]
+
+	var got Config
+	md, err := toml.Decode(block, &got)
+	if err != nil {
+		t.Fatalf("the documented example does not parse: %v", err)
+	}
+	if undec := md.Undecoded(); len(undec) > 0 {
+		t.Errorf("the documented example has unknown keys %v", undec)
+	}
+	for key := range configKeys(Default()) {
+		if !md.IsDefined(strings.Split(key, ".")...) {
+			t.Errorf("the documented example lacks %s", key)
+		}
+	}
+	// An empty TOML array decodes to an empty slice; the default is nil.
+	if len(got.Hooks.AgentCommand) == 0 {
+		got.Hooks.AgentCommand = nil
+	}
+	if len(got.Sim.Minors) == 0 {
+		got.Sim.Minors = nil
+	}
+	want := Default()
+	want.LogFile = "/var/log/gpuprof/gpuprof.log"
+	if !reflect.DeepEqual(got, want) {
+		t.Errorf("documented values =\n%+v\nwant the defaults\n%+v", got, want)
+	}
+}
+
+func TestDefaultIsValid(t *testing.T) {
+	if err := Default().Validate(); err != nil {
+		t.Errorf("Default().Validate() = %v, want nil", err)
+	}
+}
+
+func TestLoadMissing(t *testing.T) {
+	missing := filepath.Join(t.TempDir(), "absent.toml")
+
+	t.Run("default path", func(t *testing.T) {
+		got, err := Load(missing, false)
+		if err != nil {
+			t.Fatalf("Load(missing, false) error = %v, want nil", err)
+		}
+		if !reflect.DeepEqual(got, Default()) {
+			t.Errorf("Load(missing, false) = %+v, want the defaults", got)
+		}
+	})
+	t.Run("explicit", func(t *testing.T) {
+		_, err := Load(missing, true)
+		if !errors.Is(err, os.ErrNotExist) {
+			t.Errorf("Load(missing, true) error = %v, want one wrapping os.ErrNotExist", err)
+		}
+	})
+}
+
+func TestLoadPartialFileKeepsDefaults(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "gpuprof.toml")
+	if err := os.WriteFile(path, []byte("[agent]\ninterval = \"250ms\"\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	got, err := Load(path, true)
+	if err != nil {
+		t.Fatalf("Load: %v", err)
+	}
+	want := Default()
+	want.Agent.Interval = Duration(250 * time.Millisecond)
+	if !reflect.DeepEqual(got, want) {
+		t.Errorf("Load = %+v, want the defaults with agent.interval 250ms", got)
+	}
+}
+
+func TestLoadInvalid(t *testing.T) {
+	tests := []struct {
+		name    string
+		content string
+		wantIn  string // part of the error message
+	}{
+		{name: "unknown top-level key", content: "cluster = \"a\"\ndatabase = \"x\"\n", wantIn: `unknown key "database"`},
+		{name: "unknown nested key", content: "[agent]\nintervall = \"1s\"\n", wantIn: `unknown key "agent.intervall"`},
+		{name: "unknown section", content: "[gpu]\nx = 1\n", wantIn: `unknown key "gpu`},
+		{name: "syntax error", content: "cluster = \n", wantIn: "gpuprof.toml"},
+		{name: "bad duration", content: "[agent]\ninterval = \"fast\"\n", wantIn: "fast"},
+		{name: "duration without unit", content: "[hooks]\ndeadline = \"2\"\n", wantIn: "deadline"},
+		{name: "bad size", content: "[sim]\nmemory = \"lots\"\n", wantIn: "lots"},
+		{name: "wrong type", content: "[sim]\ngpus = \"four\"\n", wantIn: "gpus"},
+		{name: "fails validation", content: "[agent]\ngpu = \"rocm\"\n", wantIn: `agent.gpu must be "nvml" or "sim", not "rocm"`},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			path := filepath.Join(t.TempDir(), "gpuprof.toml")
+			if err := os.WriteFile(path, []byte(tt.content), 0o600); err != nil {
+				t.Fatal(err)
+			}
+			_, err := Load(path, true)
+			if !errors.Is(err, ErrConfig) {
+				t.Fatalf("Load error = %v, want ErrConfig", err)
+			}
+			if !strings.Contains(err.Error(), tt.wantIn) {
+				t.Errorf("Load error = %q, want it to contain %q", err, tt.wantIn)
+			}
+		})
+	}
+}
+
+func TestValidate(t *testing.T) {
+	tests := []struct {
+		name   string
+		mutate func(*Config)
+		wantIn string // "" means valid
+	}{
+		{name: "defaults", mutate: func(*Config) {}},
+		{name: "sim backend", mutate: func(c *Config) { c.Agent.GPU = "sim" }},
+		{name: "unknown backend", mutate: func(c *Config) { c.Agent.GPU = "cuda" }, wantIn: "agent.gpu"},
+		{name: "empty backend", mutate: func(c *Config) { c.Agent.GPU = "" }, wantIn: "agent.gpu"},
+		{name: "interval at minimum", mutate: func(c *Config) { c.Agent.Interval = Duration(10 * time.Millisecond) }},
+		{name: "interval below minimum", mutate: func(c *Config) { c.Agent.Interval = Duration(9 * time.Millisecond) }, wantIn: "agent.interval 9ms is below 10ms"},
+		{name: "zero flush interval", mutate: func(c *Config) { c.Agent.FlushInterval = 0 }, wantIn: "agent.flush_interval"},
+		{name: "negative flush interval", mutate: func(c *Config) { c.Agent.FlushInterval = Duration(-time.Second) }, wantIn: "agent.flush_interval"},
+		{name: "zero call timeout", mutate: func(c *Config) { c.Agent.CallTimeout = 0 }, wantIn: "agent.call_timeout"},
+		{name: "series points at minimum", mutate: func(c *Config) { c.Agent.SeriesPoints = 16 }},
+		{name: "too few series points", mutate: func(c *Config) { c.Agent.SeriesPoints = 15 }, wantIn: "agent.series_points"},
+		{name: "zero deadline", mutate: func(c *Config) { c.Hooks.Deadline = 0 }, wantIn: "hooks.deadline"},
+		{name: "deadline at maximum", mutate: func(c *Config) { c.Hooks.Deadline = Duration(time.Minute) }},
+		{name: "deadline above maximum", mutate: func(c *Config) { c.Hooks.Deadline = Duration(time.Minute + 1) }, wantIn: "hooks.deadline"},
+		{name: "no simulated GPUs", mutate: func(c *Config) { c.Sim.GPUs = 0 }, wantIn: "sim.gpus"},
+		{name: "64 simulated GPUs", mutate: func(c *Config) { c.Sim.GPUs = 64 }},
+		{name: "too many simulated GPUs", mutate: func(c *Config) { c.Sim.GPUs = 65 }, wantIn: "sim.gpus"},
+		{name: "minors match GPUs", mutate: func(c *Config) { c.Sim.GPUs, c.Sim.Minors = 2, []int{1, 0} }},
+		{name: "minors mismatch", mutate: func(c *Config) { c.Sim.Minors = []int{0, 1} }, wantIn: "sim.minors has 2 entries for 4 GPUs"},
+		{name: "no database", mutate: func(c *Config) { c.DB = "" }, wantIn: "db must be set"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			c := Default()
+			tt.mutate(&c)
+			err := c.Validate()
+			if tt.wantIn == "" {
+				if err != nil {
+					t.Errorf("Validate() = %v, want nil", err)
+				}
+				return
+			}
+			if !errors.Is(err, ErrConfig) || !strings.Contains(err.Error(), tt.wantIn) {
+				t.Errorf("Validate() = %v, want ErrConfig mentioning %q", err, tt.wantIn)
+			}
+		})
+	}
+}
