@@ -41,6 +41,17 @@ type Options struct {
 	CgroupRoot    string
 	// Clock returns the current time; nil means time.Now.
 	Clock func() time.Time
+	// Collector, when set, receives every finished profile (multi-node
+	// mode): profiles are queued in the node database's outbox and
+	// delivered with retries until acknowledged.
+	Collector Pusher
+	// Outbox is true when Collector is set.
+	Outbox bool
+}
+
+// Pusher delivers a profile to the collector; it must be idempotent.
+type Pusher interface {
+	Push(ctx context.Context, j profile.Job) error
 }
 
 // Agent samples GPUs and keeps job profiles. Create it with New and run it
@@ -591,7 +602,7 @@ func (a *Agent) flush(ctx context.Context) {
 }
 
 func (a *Agent) drain(ctx context.Context) {
-	n, err := ingest.DrainSpool(ctx, a.db, a.spool, a.log)
+	n, err := ingest.DrainSpool(ctx, a.db, a.spool, ingest.Options{Outbox: a.opts.Outbox}, a.log)
 	if err != nil {
 		a.log.Warn("spool not drained yet", "applied", n, "err", err)
 	}

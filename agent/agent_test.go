@@ -110,7 +110,7 @@ func (f *fixture) start(job string, refs ...GPURef) {
 func (f *fixture) end(job string, exit int) profile.Job {
 	f.t.Helper()
 	f.do(Request{Op: OpEnd, End: &JobEnd{JobStart: JobStart{JobID: job}, End: f.now, ExitKnown: true, ExitStatus: exit}})
-	if _, err := ingest.DrainSpool(context.Background(), f.db, f.spool, f.a.log); err != nil {
+	if _, err := ingest.DrainSpool(context.Background(), f.db, f.spool, ingest.Options{}, f.a.log); err != nil {
 		f.t.Fatal(err)
 	}
 	j, err := f.db.GetJob(context.Background(), profile.Key{Cluster: "c", JobID: job, Node: "n1"})
@@ -280,7 +280,7 @@ func TestEndWithoutStartAndRepeatedStart(t *testing.T) {
 		t.Fatalf("%d running jobs after a repeated start, want 1", n)
 	}
 	f.do(Request{Op: OpEnd, End: &JobEnd{JobStart: JobStart{JobID: "51", GPUs: []GPURef{minorRef(2)}}, End: f.now}})
-	if _, err := ingest.DrainSpool(context.Background(), f.db, f.spool, f.a.log); err != nil {
+	if _, err := ingest.DrainSpool(context.Background(), f.db, f.spool, ingest.Options{}, f.a.log); err != nil {
 		t.Fatal(err)
 	}
 	j, err := f.db.GetJob(context.Background(), profile.Key{Cluster: "c", JobID: "51", Node: "n1"})

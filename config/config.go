@@ -35,15 +35,30 @@ type Config struct {
 	SpoolDir string `toml:"spool_dir"`
 	// Socket is the agent's unix socket.
 	Socket string `toml:"socket"`
+	// Collector is the URL of `gpuprof serve` on the central host
+	// (multi-node mode); empty means single-host mode: everything stays in
+	// DB.
+	Collector string `toml:"collector"`
 	// LogFile receives hook and agent log lines; "syslog" sends them to the
 	// local syslog; empty means stderr for the agent and syslog for hooks.
 	LogFile string `toml:"log_file"`
 
-	Agent AgentConfig `toml:"agent"`
-	Hooks HookConfig  `toml:"hooks"`
-	Sim   SimConfig   `toml:"sim"`
-	NVML  NVMLConfig  `toml:"nvml"`
-	Proc  ProcConfig  `toml:"proc"`
+	// AdminGroup is the Unix group whose members see every user's jobs
+	// (root always does); everyone else sees only their own.
+	AdminGroup string `toml:"admin_group"`
+	// SlurmConf is read for ClusterName when neither cluster nor the hook
+	// environment names the cluster.
+	SlurmConf string `toml:"slurm_conf"`
+
+	Agent   AgentConfig   `toml:"agent"`
+	Hooks   HookConfig    `toml:"hooks"`
+	JobComp JobCompConfig `toml:"jobcomp"`
+	Import  ImportConfig  `toml:"import"`
+	Serve   ServeConfig   `toml:"serve"`
+	Munge   MungeConfig   `toml:"munge"`
+	Sim     SimConfig     `toml:"sim"`
+	NVML    NVMLConfig    `toml:"nvml"`
+	Proc    ProcConfig    `toml:"proc"`
 }
 
 // AgentConfig configures `gpuprof agent`.
@@ -75,6 +90,38 @@ type HookConfig struct {
 	// GresConf is the gres.conf used to map Slurm GPU indices to device
 	// files; empty means gres.conf beside SLURM_CONF.
 	GresConf string `toml:"gres_conf"`
+}
+
+// JobCompConfig configures `gpuprof jobcomp` (slurmctld's jobcomp/script).
+type JobCompConfig struct {
+	// Deadline after which jobcomp exits 0 whatever it was doing: slurmctld
+	// runs jobcomp scripts one at a time and waits for each.
+	Deadline Duration `toml:"deadline"`
+}
+
+// ImportConfig configures `gpuprof import sacct`.
+type ImportConfig struct {
+	// Sacct is the sacct program.
+	Sacct string `toml:"sacct"`
+}
+
+// ServeConfig configures `gpuprof serve`, the central collector.
+type ServeConfig struct {
+	// Listen is the TCP address to serve on.
+	Listen string `toml:"listen"`
+	// SlurmUser may push profiles besides root.
+	SlurmUser string `toml:"slurm_user"`
+	// Nodes, when not empty, are the only hosts (addresses as munge reports
+	// them) whose pushes are accepted.
+	Nodes []string `toml:"nodes"`
+}
+
+// MungeConfig locates munge, which authenticates nodes and users.
+type MungeConfig struct {
+	Munge   string `toml:"munge"`
+	Unmunge string `toml:"unmunge"`
+	// Socket of munged; empty means munge's default.
+	Socket string `toml:"socket"`
 }
 
 // SimConfig shapes the simulated GPU node (`agent --gpu sim`, `simgpu`).
@@ -119,7 +166,12 @@ func Default() Config {
 			SeriesPoints:  1024,
 			CallTimeout:   Duration(2 * time.Second),
 		},
-		Hooks: HookConfig{Deadline: Duration(2 * time.Second)},
+		SlurmConf: "/etc/slurm/slurm.conf",
+		Hooks:     HookConfig{Deadline: Duration(2 * time.Second)},
+		JobComp:   JobCompConfig{Deadline: Duration(time.Second)},
+		Import:    ImportConfig{Sacct: "/usr/bin/sacct"},
+		Serve:     ServeConfig{Listen: "127.0.0.1:8642", SlurmUser: "slurm"},
+		Munge:     MungeConfig{Munge: "/usr/bin/munge", Unmunge: "/usr/bin/unmunge"},
 		Sim: SimConfig{
 			Dir:    "/run/gpuprof/sim",
 			GPUs:   4,
@@ -167,6 +219,8 @@ func (c Config) Validate() error {
 		return fmt.Errorf("%w: agent.series_points must be at least 16", ErrConfig)
 	case c.Hooks.Deadline.D() <= 0 || c.Hooks.Deadline.D() > time.Minute:
 		return fmt.Errorf("%w: hooks.deadline must be in (0, 1m]", ErrConfig)
+	case c.JobComp.Deadline.D() <= 0 || c.JobComp.Deadline.D() > time.Minute:
+		return fmt.Errorf("%w: jobcomp.deadline must be in (0, 1m]", ErrConfig)
 	case c.Sim.GPUs < 1 || c.Sim.GPUs > 64:
 		return fmt.Errorf("%w: sim.gpus must be 1..64", ErrConfig)
 	case len(c.Sim.Minors) > 0 && len(c.Sim.Minors) != c.Sim.GPUs:

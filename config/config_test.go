@@ -21,12 +21,19 @@ func TestLoadExample(t *testing.T) {
 		t.Fatalf("Load(%s): %v", examplePath, err)
 	}
 	want := Config{
-		Cluster:  "hpc1",
-		Node:     "gpu017",
-		DB:       "/srv/gpuprof/node.db",
-		SpoolDir: "/srv/gpuprof/spool",
-		Socket:   "/run/gpuprof-test/agent.sock",
-		LogFile:  "/var/log/gpuprof.log",
+		Cluster:    "hpc1",
+		Node:       "gpu017",
+		DB:         "/srv/gpuprof/node.db",
+		SpoolDir:   "/srv/gpuprof/spool",
+		Socket:     "/run/gpuprof-test/agent.sock",
+		LogFile:    "/var/log/gpuprof.log",
+		Collector:  "http://ctl01:8642",
+		AdminGroup: "gpuadmin",
+		SlurmConf:  "/etc/slurm-llnl/slurm.conf",
+		JobComp:    JobCompConfig{Deadline: Duration(300 * time.Millisecond)},
+		Import:     ImportConfig{Sacct: "/opt/slurm/bin/sacct"},
+		Serve:      ServeConfig{Listen: "0.0.0.0:9000", SlurmUser: "slurmadm", Nodes: []string{"10.0.0.11", "10.0.0.12"}},
+		Munge:      MungeConfig{Munge: "/opt/munge/bin/munge", Unmunge: "/opt/munge/bin/unmunge", Socket: "/run/munge/alt.socket"},
 		Agent: AgentConfig{
 			GPU:           "sim",
 			Interval:      Duration(500 * time.Millisecond),
@@ -127,6 +134,9 @@ func TestDocumentationExample(t *testing.T) {
 	}
 	if len(got.Sim.Minors) == 0 {
 		got.Sim.Minors = nil
+	}
+	if len(got.Serve.Nodes) == 0 {
+		got.Serve.Nodes = nil
 	}
 	want := Default()
 	want.LogFile = "/var/log/gpuprof/gpuprof.log"

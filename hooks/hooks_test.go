@@ -144,7 +144,7 @@ func TestLockedDatabaseSpoolsWithinDeadline(t *testing.T) {
 	close(release)
 
 	// Once the lock is gone, the spooled record lands: nothing lost.
-	n, err := ingest.DrainSpool(ctx, db, spool.Dir{Path: d.Config.SpoolDir}, d.Log)
+	n, err := ingest.DrainSpool(ctx, db, spool.Dir{Path: d.Config.SpoolDir}, ingest.Options{}, d.Log)
 	if err != nil || n != 1 {
 		t.Fatalf("drain: %d records, %v", n, err)
 	}

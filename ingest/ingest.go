@@ -13,6 +13,7 @@ import (
 	"time"
 
 	"github.com/gpuprof/gpuprof/profile"
+	"github.com/gpuprof/gpuprof/slurmext"
 	"github.com/gpuprof/gpuprof/spool"
 	"github.com/gpuprof/gpuprof/store"
 )
@@ -30,7 +31,17 @@ const (
 	// KindHookEnd closes a job from an epilog that could not reach the
 	// agent; it finishes what the database has, marked partial.
 	KindHookEnd = "hookend"
+	// KindSchedJob is the scheduler's view of a job from jobcomp; it is
+	// merged into the scheduler table (see store.PutSchedJob).
+	KindSchedJob = "schedjob"
 )
+
+// Options say what applying a record does besides writing it.
+type Options struct {
+	// Outbox queues every finished profile for delivery to the collector
+	// (multi-node mode), in the same transaction that stores it.
+	Outbox bool
+}
 
 // HookEnd is the payload of a KindHookEnd record.
 type HookEnd struct {
@@ -42,17 +53,31 @@ type HookEnd struct {
 }
 
 // Apply writes one record to the database within tx.
-func Apply(ctx context.Context, tx *store.Tx, kind string, data []byte) error {
+func Apply(ctx context.Context, tx *store.Tx, kind string, data []byte, opts Options) error {
 	switch kind {
 	case KindProfile:
 		var j profile.Job
 		if err := json.Unmarshal(data, &j); err != nil {
 			return fmt.Errorf("%w: %v", errBadRecord, err)
 		}
-		if err := tx.PutJob(ctx, j); err != nil && !errors.Is(err, store.ErrFinished) {
-			return err
+		err := tx.PutJob(ctx, j)
+		if errors.Is(err, store.ErrFinished) {
+			return nil
 		}
-		return nil
+		if err == nil && opts.Outbox && j.Status == profile.StatusFinished {
+			err = tx.EnqueueOutbox(ctx, j)
+		}
+		return err
+	case KindSchedJob:
+		var r slurmext.JobRecord
+		if err := json.Unmarshal(data, &r); err != nil {
+			return fmt.Errorf("%w: %v", errBadRecord, err)
+		}
+		err := tx.PutSchedJob(ctx, r)
+		if errors.Is(err, store.ErrInvalid) {
+			return fmt.Errorf("%w: %v", errBadRecord, err)
+		}
+		return err
 	case KindHookStart:
 		var j profile.Job
 		if err := json.Unmarshal(data, &j); err != nil {
@@ -65,7 +90,17 @@ func Apply(ctx context.Context, tx *store.Tx, kind string, data []byte) error {
 		if err := json.Unmarshal(data, &h); err != nil {
 			return fmt.Errorf("%w: %v", errBadRecord, err)
 		}
-		return FinishFromHook(ctx, tx, h)
+		if err := FinishFromHook(ctx, tx, h); err != nil {
+			return err
+		}
+		if opts.Outbox {
+			j, err := tx.GetJob(ctx, h.Job.Key)
+			if err != nil {
+				return err
+			}
+			return tx.EnqueueOutbox(ctx, j)
+		}
+		return nil
 	}
 	return fmt.Errorf("%w: unknown kind %q", errBadRecord, kind)
 }
@@ -101,14 +136,21 @@ func FinishFromHook(ctx context.Context, tx *store.Tx, h HookEnd) error {
 // once committed. Unreadable records are quarantined, not retried. It stops
 // at the first database error (typically: locked) and returns it; the rest
 // stays for the next call.
-func DrainSpool(ctx context.Context, db *store.DB, dir spool.Dir, log *slog.Logger) (int, error) {
+func DrainSpool(ctx context.Context, db *store.DB, dir spool.Dir, opts Options, log *slog.Logger) (int, error) {
 	entries, err := dir.List()
 	if err != nil {
 		return 0, fmt.Errorf("list spool: %w", err)
 	}
 	n := 0
 	for _, e := range entries {
-		err := db.WithTx(ctx, func(tx *store.Tx) error { return Apply(ctx, tx, e.Kind, e.Data) })
+		if e.Err != nil {
+			log.Error("spool record unreadable; quarantined", "record", e.Name, "err", e.Err)
+			if qerr := dir.Quarantine(e.Name, e.Err.Error()); qerr != nil {
+				return n, qerr
+			}
+			continue
+		}
+		err := db.WithTx(ctx, func(tx *store.Tx) error { return Apply(ctx, tx, e.Kind, e.Data, opts) })
 		if errors.Is(err, errBadRecord) {
 			log.Error("spool record unreadable; quarantined", "record", e.Name, "err", err)
 			if qerr := dir.Quarantine(e.Name, err.Error()); qerr != nil {

@@ -112,7 +112,7 @@ directory holds records.`,
 			defer db.Close()
 			log, closeLog := newLogger(cfg.LogFile, os.Stderr, g.level(), "component", "ingest")
 			defer closeLog()
-			n, err := ingest.DrainSpool(cmd.Context(), db, spool.Dir{Path: cfg.SpoolDir}, log)
+			n, err := ingest.DrainSpool(cmd.Context(), db, spool.Dir{Path: cfg.SpoolDir}, ingest.Options{Outbox: cfg.Collector != ""}, log)
 			printf(cmd.OutOrStdout(), "%d records ingested\n", n)
 			return err
 		},
