@@ -172,6 +172,9 @@ func (a *Agent) Run(ctx context.Context) error {
 	var wg sync.WaitGroup
 	wg.Go(func() { a.serve(ctx, ln) })
 	wg.Go(func() { a.persistLoop(ctx) })
+	if a.opts.Collector != nil {
+		wg.Go(func() { a.deliverLoop(ctx) })
+	}
 	a.sampleLoop(ctx)
 	_ = ln.Close()
 	wg.Wait()

@@ -17,6 +17,7 @@ import (
 	"github.com/gpuprof/gpuprof/config"
 	"github.com/gpuprof/gpuprof/gpu/sim"
 	"github.com/gpuprof/gpuprof/profile"
+	"github.com/gpuprof/gpuprof/slurmext"
 )
 
 const (
@@ -388,13 +389,15 @@ func waitProfiles(t *testing.T, bin, cfgPath string, ids []string) map[string]pr
 		if err != nil {
 			t.Fatal(err)
 		}
-		var all []profile.Job
+		var all []jobJSON
 		if err := json.Unmarshal(out, &all); err != nil {
 			t.Fatalf("gpuprof jobs --json: %v\n%s", err, out)
 		}
 		got := map[string]profile.Job{}
-		for _, p := range all {
-			got[p.JobID] = p
+		for _, v := range all {
+			for _, p := range v.Profiles {
+				got[p.JobID] = p
+			}
 		}
 		var missing []string
 		for _, id := range ids {
@@ -418,11 +421,26 @@ func showJob(t *testing.T, bin, cfgPath, id string) []profile.Job {
 	if err != nil {
 		t.Fatal(err)
 	}
-	var ps []profile.Job
-	if err := json.Unmarshal(out, &ps); err != nil {
+	var vs []jobJSON
+	if err := json.Unmarshal(out, &vs); err != nil {
 		t.Fatalf("gpuprof show %s --json: %v\n%s", id, err, out)
 	}
+	var ps []profile.Job
+	for _, v := range vs {
+		ps = append(ps, v.Profiles...)
+	}
 	return ps
+}
+
+// jobJSON is the part of an element of `gpuprof jobs --json` these tests
+// read (docs/json.md).
+type jobJSON struct {
+	Cluster  string              `json:"cluster"`
+	JobID    string              `json:"job_id"`
+	Sched    *slurmext.JobRecord `json:"sched"`
+	Profiles []profile.Job       `json:"profiles"`
+	GPUsReq  *int                `json:"gpus_requested"`
+	Missing  []string            `json:"missing"`
 }
 
 // jobGPUs returns the Slurm GPU indices a job printed, in

@@ -1,8 +1,9 @@
 #!/usr/bin/env bash
 # make demo: a simulated GPU node and a handful of simulated Slurm jobs,
 # recorded through the real path — the agent samples the simulated GPUs, the
-# prolog/epilog hooks run with the environment slurmd would give them, and
-# `gpuprof simgpu burn` stands in for the CUDA programs. No root, Slurm or
+# prolog/epilog hooks run with the environment slurmd would give them,
+# jobcomp with the one slurmctld gives it, and `gpuprof simgpu burn` stands
+# in for the CUDA programs. No root, Slurm or
 # GPU needed. Everything goes under OUT (default ./demo-out).
 set -euo pipefail
 BIN=${1:?usage: demo.sh GPUPROF_BIN [OUT]}
@@ -52,12 +53,14 @@ echo $! > "$OUT/agent.pid"
 trap 'kill "$(cat "$OUT/agent.pid")" 2>/dev/null || true' EXIT
 for _ in $(seq 50); do [ -S "$OUT/agent.sock" ] && break; sleep 0.1; done
 
-# run_job ID USER GPUS SECONDS EXIT -- burn args...
+# run_job ID USER GPUS EXIT [burn args...]
 # Runs prolog, the "job" (a simulated CUDA program with SLURM_JOB_ID in its
-# environment, as under Slurm) and epilog, like slurmd does.
+# environment, as under Slurm), epilog and slurmctld's jobcomp, like Slurm
+# does.
 run_job() {
 	local id=$1 user=$2 gpus=$3 exit_code=$4; shift 4
-	local hookenv=(SLURM_JOB_ID="$id" SLURM_JOB_USER="$user" SLURM_JOB_UID=$((1000 + ${id: -1}))
+	local uid=$((1000 + ${id: -1})) submit=$(( $(date +%s) - ${id: -1} * 7 )) start=$(date +%s)
+	local hookenv=(SLURM_JOB_ID="$id" SLURM_JOB_USER="$user" SLURM_JOB_UID=$uid
 		SLURM_JOB_GID=1000 SLURMD_NODENAME=gpu01 SLURM_CLUSTER_NAME=demo SLURM_JOB_PARTITION=gpu
 		SLURM_JOB_ACCOUNT=lab SLURM_JOB_GPUS="$gpus")
 	env -i "${hookenv[@]}" SLURM_SCRIPT_CONTEXT=prolog_slurmd "$BIN" prolog --config "$GPUPROF_CONFIG"
@@ -67,6 +70,13 @@ run_job() {
 		sleep 2   # holds its GPU and never touches it
 	fi
 	env -i "${hookenv[@]}" SLURM_SCRIPT_CONTEXT=epilog_slurmd SLURM_JOB_EXIT_CODE=$((exit_code * 256)) "$BIN" epilog --config "$GPUPROF_CONFIG"
+	local state=COMPLETED
+	[ "$exit_code" = 0 ] || state=FAILED
+	env -i PATH=/usr/bin:/bin JOBID="$id" ARRAYJOBID=0 ARRAYTASKID=4294967294 UID=$uid GID=1000 \
+		USERNAME="$user" GROUPNAME=lab JOBNAME="demo-$user-$id" JOBSTATE=$state PARTITION=gpu QOS=normal \
+		ACCOUNT=lab CLUSTER=demo NODES=gpu01 NODECNT=1 PROCS=4 SUBMIT=$submit START=$start END=$(date +%s) \
+		LIMIT=01:00:00 EXITCODE="$exit_code:0" DERIVED_EC=0:0 BATCH=yes WORK_DIR=/home/$user \
+		"$BIN" jobcomp --config "$GPUPROF_CONFIG"
 }
 
 echo "demo: simulated node with 4 × H100 80GB; running 7 jobs (about 8 s)…"

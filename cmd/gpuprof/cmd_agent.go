@@ -12,6 +12,7 @@ import (
 	"github.com/spf13/pflag"
 
 	"github.com/gpuprof/gpuprof/agent"
+	"github.com/gpuprof/gpuprof/collect"
 	"github.com/gpuprof/gpuprof/config"
 	"github.com/gpuprof/gpuprof/gpu"
 	"github.com/gpuprof/gpuprof/gpu/nvml"
@@ -91,6 +92,10 @@ func runAgent(ctx context.Context, cfg config.Config, log *slog.Logger) error {
 	if cluster == "" {
 		cluster = "default"
 	}
+	var pusher agent.Pusher
+	if cfg.Collector != "" {
+		pusher = collect.Client{URL: cfg.Collector, Munge: mungeFrom(cfg)}
+	}
 	a, err := agent.New(ctx, agent.Options{
 		Cluster:       cluster,
 		Node:          node,
@@ -100,6 +105,8 @@ func runAgent(ctx context.Context, cfg config.Config, log *slog.Logger) error {
 		SeriesPoints:  cfg.Agent.SeriesPoints,
 		Procfs:        cfg.Proc.Procfs,
 		CgroupRoot:    cfg.Proc.CgroupRoot,
+		Collector:     pusher,
+		Outbox:        pusher != nil,
 	}, sampler, db, spool.Dir{Path: cfg.SpoolDir}, log)
 	if err != nil {
 		return err

@@ -55,15 +55,8 @@ func runHook(ctx context.Context, g *globalOptions, kind string, getenv func(str
 		log.Error("configuration unusable; using defaults", "err", cfgErr)
 	}
 
-	deadline := cfg.Hooks.Deadline.D()
-	watchdog := time.AfterFunc(deadline, func() {
-		log.Error("deadline reached; exiting 0", "job", getenv("SLURM_JOB_ID"), "deadline", deadline)
-		exit(0)
-	})
-	defer watchdog.Stop()
-	// Leave the last tenth of the deadline for logging and exit.
-	ctx, cancel := context.WithTimeout(ctx, deadline*9/10)
-	defer cancel()
+	ctx, stop := guard(ctx, cfg.Hooks.Deadline.D(), log, getenv("SLURM_JOB_ID"), exit)
+	defer stop()
 
 	env, err := slurmext.ParseHookEnv(getenv)
 	if err != nil {

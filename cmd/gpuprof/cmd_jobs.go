@@ -7,12 +7,12 @@ import (
 	"io"
 	"os"
 	"strings"
-	"text/tabwriter"
 	"time"
 
 	"github.com/spf13/cobra"
 	"github.com/spf13/pflag"
 
+	"github.com/gpuprof/gpuprof/collect"
 	"github.com/gpuprof/gpuprof/ingest"
 	"github.com/gpuprof/gpuprof/profile"
 	"github.com/gpuprof/gpuprof/spool"
@@ -20,46 +20,69 @@ import (
 )
 
 type jobsOptions struct {
-	JSON   bool
-	User   string
-	Status string
-	Since  string
-	Limit  int
+	JSON      bool
+	User      string
+	Account   string
+	Partition string
+	State     string
+	Since     string
+	Until     string
+	Limit     int
+	Local     bool
 }
 
 func (o *jobsOptions) AddFlags(fs *pflag.FlagSet) {
-	fs.BoolVar(&o.JSON, "json", false, "print profiles as JSON (an array of profile objects, see docs/json.md)")
+	fs.BoolVar(&o.JSON, "json", false, "print jobs as JSON (see docs/json.md)")
 	fs.StringVar(&o.User, "user", "", "only jobs of this user")
-	fs.StringVar(&o.Status, "status", "", "only jobs with this status: running or finished")
-	fs.StringVar(&o.Since, "since", "", "only jobs started at or after this time (RFC 3339 or YYYY-MM-DD)")
+	fs.StringVar(&o.Account, "account", "", "only jobs of this account")
+	fs.StringVar(&o.Partition, "partition", "", "only jobs in this partition")
+	fs.StringVar(&o.State, "state", "", "only jobs in this state (COMPLETED, FAILED, TIMEOUT, CANCELLED, …; running or finished for jobs known only from profiles)")
+	fs.StringVar(&o.Since, "since", "", "only jobs running at or after this time (RFC 3339 or YYYY-MM-DD)")
+	fs.StringVar(&o.Until, "until", "", "only jobs running before this time")
 	fs.IntVar(&o.Limit, "limit", 0, "at most this many jobs (0: all)")
+	fs.BoolVar(&o.Local, "local", false, "read the local database even when a collector is configured")
+}
+
+func (o *jobsOptions) filter() (store.ViewFilter, error) {
+	f := store.ViewFilter{User: o.User, Account: o.Account, Partition: o.Partition, State: o.State, Limit: o.Limit, WithSeries: o.JSON}
+	var err error
+	if o.Since != "" {
+		if f.Since, err = parseTime(o.Since); err != nil {
+			return f, usagef("--since: %v", err)
+		}
+	}
+	if o.Until != "" {
+		if f.Until, err = parseTime(o.Until); err != nil {
+			return f, usagef("--until: %v", err)
+		}
+	}
+	return f, nil
 }
 
 func newJobsCommand(g *globalOptions) *cobra.Command {
 	o := &jobsOptions{}
 	cmd := &cobra.Command{
 		Use:   "jobs",
-		Short: "List job profiles, newest first",
-		Long: `Lists the job profiles in the database, newest first. A user who is not root
-sees only their own jobs.`,
+		Short: "List jobs — scheduler view and GPU profiles — newest first",
+		Long: `Lists jobs newest first, each with the scheduler's view (from jobcomp or an
+sacct import) and the GPU profile of every node it ran on, and says which
+part is missing. A user who is not root or in admin_group sees only their
+own jobs. With "collector" configured the list comes from gpuprof serve
+(authenticated with munge), else from the local database.`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
-			f := store.Filter{User: o.User, Status: o.Status, Limit: o.Limit, WithSeries: o.JSON}
-			if o.Since != "" {
-				t, err := parseTime(o.Since)
-				if err != nil {
-					return usagef("--since: %v", err)
-				}
-				f.Since = t
+			f, err := o.filter()
+			if err != nil {
+				return err
 			}
-			jobs, err := queryJobs(cmd.Context(), g, f)
+			views, err := listViews(cmd.Context(), g, f, o.Local)
 			if err != nil {
 				return err
 			}
 			if o.JSON {
-				return writeJSON(cmd.OutOrStdout(), jobs)
+				return writeJSON(cmd.OutOrStdout(), toJobJSON(views))
 			}
-			return writeJobTable(cmd.OutOrStdout(), jobs)
+			return writeViewTable(cmd.OutOrStdout(), views)
 		},
 	}
 	o.AddFlags(cmd.Flags())
@@ -67,29 +90,30 @@ sees only their own jobs.`,
 }
 
 func newShowCommand(g *globalOptions) *cobra.Command {
-	var asJSON bool
+	var asJSON, local bool
 	cmd := &cobra.Command{
 		Use:   "show JOBID",
-		Short: "Show a job's profile on every node it ran on",
+		Short: "Show one job: scheduler view and its profile on every node it ran on",
 		Args:  cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			jobs, err := queryJobs(cmd.Context(), g, store.Filter{JobID: args[0], WithSeries: true})
+			views, err := listViews(cmd.Context(), g, store.ViewFilter{JobID: args[0], WithSeries: true}, local)
 			if err != nil {
 				return err
 			}
-			if len(jobs) == 0 {
+			if len(views) == 0 {
 				return fmt.Errorf("job %s: %w", args[0], store.ErrNotFound)
 			}
 			if asJSON {
-				return writeJSON(cmd.OutOrStdout(), jobs)
+				return writeJSON(cmd.OutOrStdout(), toJobJSON(views))
 			}
-			for _, j := range jobs {
-				writeJobDetail(cmd.OutOrStdout(), j)
+			for _, v := range views {
+				writeViewDetail(cmd.OutOrStdout(), v)
 			}
 			return nil
 		},
 	}
-	cmd.Flags().BoolVar(&asJSON, "json", false, "print a JSON array of per-node profiles")
+	cmd.Flags().BoolVar(&asJSON, "json", false, "print a JSON array (one element per cluster with that job id)")
+	cmd.Flags().BoolVar(&local, "local", false, "read the local database even when a collector is configured")
 	return cmd
 }
 
@@ -119,13 +143,23 @@ directory holds records.`,
 	}
 }
 
-// queryJobs reads profiles; a caller who is not root sees only their own.
-func queryJobs(ctx context.Context, g *globalOptions, f store.Filter) ([]profile.Job, error) {
+// listViews reads jobs from the collector when one is configured, else from
+// the local database. Either way a caller who is not an admin sees only
+// their own jobs: the collector enforces it from the munge identity, the
+// local path from the caller's uid (and the database file's permissions).
+func listViews(ctx context.Context, g *globalOptions, f store.ViewFilter, local bool) ([]store.JobView, error) {
 	cfg, err := g.load()
 	if err != nil {
 		return nil, err
 	}
-	if uid := os.Getuid(); uid != 0 {
+	if cfg.Collector != "" && !local && g.DB == "" {
+		return collect.Client{URL: cfg.Collector, Munge: mungeFrom(cfg)}.Jobs(ctx, f)
+	}
+	isAdmin, err := collect.GroupAdmin(cfg.AdminGroup)
+	if err != nil {
+		return nil, err
+	}
+	if uid := os.Getuid(); !isAdmin(uid) {
 		f.UID = &uid
 	}
 	db, err := store.Open(ctx, cfg.DB, store.Options{ReadOnly: true, BusyTimeout: 2 * time.Second})
@@ -133,7 +167,7 @@ func queryJobs(ctx context.Context, g *globalOptions, f store.Filter) ([]profile
 		return nil, err
 	}
 	defer db.Close()
-	return db.ListJobs(ctx, f)
+	return db.ListViews(ctx, f)
 }
 
 func parseTime(s string) (time.Time, error) {
@@ -167,51 +201,6 @@ func clean(s string, maxLen int) string {
 }
 
 func gib(b uint64) string { return fmt.Sprintf("%.1f", float64(b)/(1<<30)) }
-
-func writeJobTable(w io.Writer, jobs []profile.Job) error {
-	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
-	printf(tw, "JOBID\tNODE\tUSER\tSTATUS\tSTART\tELAPSED\tGPUS\tVRAM PEAK GiB\tUTIL MEAN\tFLAGS\n")
-	for _, j := range jobs {
-		var peaks, utils []string
-		var flags []string
-		for _, g := range j.GPUs {
-			if g.MemSamples > 0 {
-				peaks = append(peaks, gib(g.MemPeak))
-			} else {
-				peaks = append(peaks, "-")
-			}
-			if m, ok := g.UtilMean(); ok {
-				utils = append(utils, fmt.Sprintf("%.0f%%", m))
-			} else {
-				utils = append(utils, "-")
-			}
-			if g.IdleAllocation {
-				flags = appendOnce(flags, "idle-gpu")
-			}
-			if g.Preallocated {
-				flags = appendOnce(flags, "prealloc")
-			}
-			if g.Shared {
-				flags = appendOnce(flags, "shared")
-			}
-			if g.XIDCount > 0 {
-				flags = appendOnce(flags, "xid")
-			}
-		}
-		if j.Partial {
-			flags = append(flags, "partial")
-		}
-		status := j.Status
-		if j.ExitKnown && (j.ExitStatus != 0 || j.ExitSignal != 0) {
-			status = fmt.Sprintf("%s(%d:%d)", status, j.ExitStatus, j.ExitSignal)
-		}
-		printf(tw, "%s\t%s\t%s\t%s\t%s\t%s\t%d\t%s\t%s\t%s\n",
-			clean(j.JobID, 20), clean(j.Node, 20), clean(j.User, 16), status,
-			j.Start.Local().Format("2006-01-02 15:04"), elapsed(j), len(j.GPUs),
-			orDash(strings.Join(peaks, ",")), orDash(strings.Join(utils, ",")), orDash(strings.Join(flags, ",")))
-	}
-	return tw.Flush()
-}
 
 func appendOnce(s []string, v string) []string {
 	for _, x := range s {

@@ -131,6 +131,9 @@ Exit codes: 0 success (hooks always exit 0), 1 error, 2 usage error,
 		newJobsCommand(g),
 		newShowCommand(g),
 		newIngestCommand(g),
+		newJobCompCommand(g),
+		newImportCommand(g),
+		newServeCommand(g),
 	)
 	root.SetFlagErrorFunc(func(_ *cobra.Command, err error) error { return usageError{err} })
 	return root

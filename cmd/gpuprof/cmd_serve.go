@@ -1,0 +1,111 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"net"
+	"net/http"
+	"os"
+	"os/user"
+	"strconv"
+	"time"
+
+	"github.com/spf13/cobra"
+
+	"github.com/gpuprof/gpuprof/collect"
+	"github.com/gpuprof/gpuprof/config"
+	"github.com/gpuprof/gpuprof/ingest"
+	"github.com/gpuprof/gpuprof/spool"
+	"github.com/gpuprof/gpuprof/store"
+)
+
+func newServeCommand(g *globalOptions) *cobra.Command {
+	var listen string
+	cmd := &cobra.Command{
+		Use:   "serve",
+		Short: "Central collector: receive node profiles, answer job queries (multi-node mode)",
+		Long: `Runs on the central host (usually the slurmctld host, next to jobcomp) in
+multi-node mode. Node agents configured with "collector" push finished
+profiles here; every push must carry a munge credential of root or the
+SlurmUser, bound to that request. Users' commands query jobs here with their
+own munge credential: a user sees only their own jobs, members of
+admin_group see all. Records jobcomp spooled while the database was busy are
+ingested here too. Not needed in single-host mode.`,
+		Args: cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			cfg, err := g.load()
+			if err != nil {
+				return err
+			}
+			if listen != "" {
+				cfg.Serve.Listen = listen
+			}
+			log, closeLog := newLogger(cfg.LogFile, os.Stderr, g.level(), "component", "serve")
+			defer closeLog()
+			return runServe(cmd.Context(), cfg, log)
+		},
+	}
+	cmd.Flags().StringVar(&listen, "listen", "", "TCP address (default from serve.listen)")
+	return cmd
+}
+
+func mungeFrom(cfg config.Config) collect.Munge {
+	return collect.Munge{MungeBin: cfg.Munge.Munge, UnmungeBin: cfg.Munge.Unmunge, Socket: cfg.Munge.Socket, Timeout: 10 * time.Second}
+}
+
+func runServe(ctx context.Context, cfg config.Config, log *slog.Logger) error {
+	isAdmin, err := collect.GroupAdmin(cfg.AdminGroup)
+	if err != nil {
+		return err
+	}
+	push := []int{0}
+	if cfg.Serve.SlurmUser != "" && cfg.Serve.SlurmUser != "root" {
+		if u, err := user.Lookup(cfg.Serve.SlurmUser); err == nil {
+			if uid, err := strconv.Atoi(u.Uid); err == nil {
+				push = append(push, uid)
+			}
+		} else {
+			log.Warn("SlurmUser unknown; only root may push", "user", cfg.Serve.SlurmUser, "err", err)
+		}
+	}
+	db, err := store.Open(ctx, cfg.DB, store.Options{BusyTimeout: 2 * time.Second})
+	if err != nil {
+		return fmt.Errorf("open database: %w", err)
+	}
+	defer db.Close()
+	srv := collect.NewServer(db, mungeFrom(cfg), collect.ServerOptions{
+		PushUIDs: push, PushHosts: cfg.Serve.Nodes, IsAdmin: isAdmin,
+	}, log)
+	ln, err := net.Listen("tcp", cfg.Serve.Listen)
+	if err != nil {
+		return fmt.Errorf("serve: %w", err)
+	}
+	hs := &http.Server{Handler: srv.Handler(), ReadHeaderTimeout: 10 * time.Second}
+	go func() {
+		<-ctx.Done()
+		sctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+		defer cancel()
+		_ = hs.Shutdown(sctx)
+	}()
+	go func() {
+		t := time.NewTicker(2 * time.Second)
+		defer t.Stop()
+		for {
+			select {
+			case <-ctx.Done():
+				return
+			case <-t.C:
+				if _, err := ingest.DrainSpool(ctx, db, spool.Dir{Path: cfg.SpoolDir}, ingest.Options{}, log); err != nil {
+					log.Warn("spool not drained yet", "err", err)
+				}
+			}
+		}
+	}()
+	log.Info("collector listening", "addr", ln.Addr().String(), "push_uids", push)
+	if err := hs.Serve(ln); err != nil && !errors.Is(err, http.ErrServerClosed) {
+		return err
+	}
+	return nil
+}

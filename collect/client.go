@@ -1,0 +1,103 @@
+package collect
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"net/http"
+	"net/url"
+	"strings"
+	"time"
+
+	"github.com/gpuprof/gpuprof/profile"
+	"github.com/gpuprof/gpuprof/store"
+)
+
+// Encoder makes a credential for a payload.
+type Encoder interface {
+	Encode(ctx context.Context, payload []byte) (string, error)
+}
+
+// ErrRejected means the collector refused the request for good (bad
+// credential, not allowed, malformed): retrying the same request is useless.
+var ErrRejected = errors.New("collector rejected the request")
+
+// Client calls a collector.
+type Client struct {
+	URL   string // e.g. http://ctl:8642
+	Munge Encoder
+	HTTP  *http.Client
+}
+
+func (c Client) httpClient() *http.Client {
+	if c.HTTP != nil {
+		return c.HTTP
+	}
+	return &http.Client{Timeout: 30 * time.Second}
+}
+
+func (c Client) do(ctx context.Context, method, pathQuery string, body []byte) ([]byte, error) {
+	req, err := http.NewRequestWithContext(ctx, method, strings.TrimSuffix(c.URL, "/")+pathQuery, bytes.NewReader(body))
+	if err != nil {
+		return nil, err
+	}
+	// Bind to the request URI exactly as it goes on the wire.
+	cred, err := c.Munge.Encode(ctx, Binding(method, req.URL.RequestURI(), body))
+	if err != nil {
+		return nil, fmt.Errorf("munge: %w", err)
+	}
+	req.Header.Set("Authorization", "MUNGE "+cred)
+	if body != nil {
+		req.Header.Set("Content-Type", "application/json")
+	}
+	resp, err := c.httpClient().Do(req)
+	if err != nil {
+		return nil, err
+	}
+	defer resp.Body.Close()
+	out, err := io.ReadAll(io.LimitReader(resp.Body, 256<<20))
+	if err != nil {
+		return nil, err
+	}
+	switch {
+	case resp.StatusCode < 300:
+		return out, nil
+	case resp.StatusCode >= 400 && resp.StatusCode < 500 && resp.StatusCode != http.StatusTooManyRequests:
+		return nil, fmt.Errorf("%w: %s: %s", ErrRejected, resp.Status, strings.TrimSpace(string(out)))
+	}
+	return nil, fmt.Errorf("collector: %s: %s", resp.Status, strings.TrimSpace(string(out)))
+}
+
+// Push sends one profile. It is idempotent: the collector upserts by
+// cluster, job and node.
+func (c Client) Push(ctx context.Context, j profile.Job) error {
+	body, err := json.Marshal(j)
+	if err != nil {
+		return err
+	}
+	_, err = c.do(ctx, http.MethodPost, "/v1/profiles", body)
+	return err
+}
+
+// Jobs queries job views; the collector limits them to the caller's own
+// unless the caller is an admin.
+func (c Client) Jobs(ctx context.Context, f store.ViewFilter) ([]store.JobView, error) {
+	pq := "/v1/jobs"
+	if q := ViewFilterQuery(f); q != "" {
+		pq += "?" + q
+	}
+	out, err := c.do(ctx, http.MethodGet, pq, nil)
+	if err != nil {
+		return nil, err
+	}
+	var views []store.JobView
+	if err := json.Unmarshal(out, &views); err != nil {
+		return nil, fmt.Errorf("collector answer: %w", err)
+	}
+	return views, nil
+}
+
+func urlEscape(s string) string { return url.QueryEscape(s) }

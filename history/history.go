@@ -1,0 +1,203 @@
+// Package history backfills the scheduler's view of past jobs from sacct,
+// so queue and partition analysis works on the day gpuprof is installed,
+// before any GPU profile exists. Imports are idempotent (re-importing a
+// window changes nothing) and resumable (a mark records how far the last
+// import got).
+//
+// It must not sample GPUs or touch node databases.
+package history
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"os/exec"
+	"time"
+
+	"github.com/gpuprof/gpuprof/slurmext"
+	"github.com/gpuprof/gpuprof/store"
+)
+
+// Source is the import mark's source name for sacct.
+const Source = "sacct"
+
+// Format of an import source.
+const (
+	FormatText = "text" // sacct -P
+	FormatJSON = "json" // sacct --json
+)
+
+// Result counts what an import did.
+type Result struct {
+	Read      int // records read from the source
+	Inserted  int
+	Updated   int
+	Unchanged int
+	Skipped   int     // lines or jobs that could not be parsed
+	Problems  []error // the first MaxProblems of them
+	Last      time.Time
+	Took      time.Duration
+}
+
+// MaxProblems bounds the problems kept in a Result (the count is exact).
+const MaxProblems = 100
+
+// Options configure an import.
+type Options struct {
+	Cluster string
+	// Batch is the number of records per transaction.
+	Batch int
+	// Progress, when not nil, is called after each batch.
+	Progress func(read int, elapsed time.Duration)
+	// Now is the clock; nil means time.Now.
+	Now func() time.Time
+}
+
+func (o Options) now() time.Time {
+	if o.Now != nil {
+		return o.Now()
+	}
+	return time.Now()
+}
+
+// Import reads sacct output in format and merges every job into db (see
+// store.PutSchedJobs). It stops at the first database error; parse errors
+// skip the record and are counted. The import mark moves to the latest end
+// time imported, in the same transaction as the records.
+func Import(ctx context.Context, db *store.DB, r io.Reader, format string, o Options) (Result, error) {
+	if o.Batch <= 0 {
+		o.Batch = 5000
+	}
+	began := o.now()
+	var res Result
+	batch := make([]slurmext.JobRecord, 0, o.Batch)
+	flush := func() error {
+		if len(batch) == 0 {
+			return nil
+		}
+		var last time.Time
+		for _, rec := range batch {
+			if rec.End.After(last) {
+				last = rec.End
+			}
+		}
+		err := db.WithTx(ctx, func(tx *store.Tx) error {
+			ins, upd, same, err := tx.PutSchedJobs(ctx, batch)
+			if err != nil {
+				return err
+			}
+			res.Inserted += ins
+			res.Updated += upd
+			res.Unchanged += same
+			if last.After(res.Last) {
+				mark, err := tx.GetImportMark(ctx, o.Cluster, Source)
+				if err != nil {
+					return err
+				}
+				if last.After(mark) {
+					if err := tx.SetImportMark(ctx, o.Cluster, Source, last); err != nil {
+						return err
+					}
+				}
+			}
+			return nil
+		})
+		if err != nil {
+			return fmt.Errorf("store batch: %w", err)
+		}
+		if last.After(res.Last) {
+			res.Last = last
+		}
+		batch = batch[:0]
+		if o.Progress != nil {
+			o.Progress(res.Read, o.now().Sub(began))
+		}
+		return nil
+	}
+	problem := func(err error) {
+		res.Skipped++
+		if len(res.Problems) < MaxProblems {
+			res.Problems = append(res.Problems, err)
+		}
+	}
+	add := func(rec slurmext.JobRecord) error {
+		if rec.Cluster == "" {
+			rec.Cluster = o.Cluster
+		}
+		rec.Source = Source
+		res.Read++
+		batch = append(batch, rec)
+		if len(batch) >= o.Batch {
+			return flush()
+		}
+		return nil
+	}
+
+	switch format {
+	case FormatText:
+		sr := slurmext.NewSacctReader(r, slurmext.SacctFields(), slurmext.SacctOptions{Cluster: o.Cluster})
+		for {
+			if err := ctx.Err(); err != nil {
+				return res, err
+			}
+			rec, err := sr.Next()
+			var le *slurmext.LineError
+			switch {
+			case errors.Is(err, io.EOF):
+				err := flush()
+				res.Took = o.now().Sub(began)
+				return res, err
+			case errors.As(err, &le):
+				problem(err)
+				continue
+			case err != nil:
+				_ = flush()
+				return res, fmt.Errorf("read sacct output: %w", err)
+			}
+			if err := add(rec); err != nil {
+				return res, err
+			}
+		}
+	case FormatJSON:
+		recs, problems, err := slurmext.ParseSacctJSON(r, o.Cluster)
+		for _, p := range problems {
+			problem(p)
+		}
+		for _, rec := range recs {
+			if err := add(rec); err != nil {
+				return res, err
+			}
+		}
+		ferr := flush()
+		res.Took = o.now().Sub(began)
+		if err != nil {
+			return res, fmt.Errorf("sacct JSON (records before the error were imported): %w", err)
+		}
+		return res, ferr
+	}
+	return res, fmt.Errorf("unknown format %q", format)
+}
+
+// DetectFormat tells sacct --json output from sacct -P text by the first
+// non-space byte.
+func DetectFormat(head []byte) string {
+	if b := bytes.TrimLeft(head, " \t\r\n"); len(b) > 0 && b[0] == '{' {
+		return FormatJSON
+	}
+	return FormatText
+}
+
+// SacctCommand returns the sacct invocation for a window: every user (-a),
+// allocations only (-X), pipe-separated with no header, gpuprof's field
+// list, and epoch-second times so time zones cannot skew anything.
+func SacctCommand(ctx context.Context, sacct string, since, until time.Time) *exec.Cmd {
+	const layout = "2006-01-02T15:04:05" // what -S/-E accept in every version
+	args := []string{"-a", "-X", "-P", "--noheader", "--format=" + slurmext.SacctFormat,
+		"--starttime", since.Local().Format(layout), "--endtime", until.Local().Format(layout)}
+	cmd := exec.CommandContext(ctx, sacct, args...)
+	cmd.Env = append(os.Environ(), "SLURM_TIME_FORMAT=%s")
+	return cmd
+}

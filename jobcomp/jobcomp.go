@@ -1,0 +1,70 @@
+// Package jobcomp records the scheduler's view of a job from slurmctld's
+// jobcomp/script hook. Slurm runs jobcomp scripts one at a time and waits
+// for each with no timeout, so everything here is bounded by the caller's
+// context: a database that does not answer in time gets the record through
+// the spool instead, and nothing is lost.
+//
+// It must not sample GPUs or talk to the node agent.
+package jobcomp
+
+import (
+	"context"
+	"fmt"
+	"log/slog"
+	"time"
+
+	"github.com/gpuprof/gpuprof/ingest"
+	"github.com/gpuprof/gpuprof/slurmext"
+	"github.com/gpuprof/gpuprof/spool"
+	"github.com/gpuprof/gpuprof/store"
+)
+
+// Outcome says where the record went.
+type Outcome string
+
+// Outcomes of Record.
+const (
+	ViaDB    Outcome = "database"
+	ViaSpool Outcome = "spool"
+)
+
+// Deps is what Record needs.
+type Deps struct {
+	DB       string
+	SpoolDir string
+	Log      *slog.Logger
+}
+
+// Record stores r in the database if it can within half the time left in
+// ctx, else in the spool. The database write is an idempotent merge
+// (store.PutSchedJob), so a requeued job's PENDING report and its final
+// report may arrive in any order, as may node profiles.
+func Record(ctx context.Context, d Deps, r slurmext.JobRecord) (Outcome, error) {
+	busy := half(ctx)
+	err := func() error {
+		dbctx, cancel := context.WithTimeout(ctx, busy)
+		defer cancel()
+		db, err := store.Open(dbctx, d.DB, store.Options{BusyTimeout: busy})
+		if err != nil {
+			return err
+		}
+		defer db.Close()
+		return db.PutSchedJob(dbctx, r)
+	}()
+	if err == nil {
+		return ViaDB, nil
+	}
+	d.Log.Warn("database not writable in time; spooling", "job", r.JobID, "err", err)
+	if _, serr := (spool.Dir{Path: d.SpoolDir}).Put(ingest.KindSchedJob, r); serr != nil {
+		return "", fmt.Errorf("record lost: database: %v; spool: %w", err, serr)
+	}
+	return ViaSpool, nil
+}
+
+func half(ctx context.Context) time.Duration {
+	dl, ok := ctx.Deadline()
+	if !ok {
+		return time.Second
+	}
+	return max(time.Until(dl)/2, time.Millisecond)
+}
