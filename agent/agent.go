@@ -47,6 +47,11 @@ type Options struct {
 	Collector Pusher
 	// Outbox is true when Collector is set.
 	Outbox bool
+	// SlurmdSpoolDir is slurmd's spool directory, where slurmstepd keeps a
+	// socket per running step (NODE_JOBID.STEPID). When set, running jobs
+	// whose epilog never came (node crash, epilog killed) are closed once
+	// no step of theirs is left; empty turns the check off.
+	SlurmdSpoolDir string
 }
 
 // Pusher delivers a profile to the collector; it must be idempotent.
@@ -83,6 +88,7 @@ type Agent struct {
 
 type jobState struct {
 	prof     profile.Job
+	goneOnce bool    // no step of the job was found at the previous check
 	cgroupIO float64 // last cgroup io.pressure total, seconds (valid with hasCG)
 	hasCG    bool
 	ticks    map[int]uint64 // last blkio ticks per PID
@@ -172,6 +178,7 @@ func (a *Agent) Run(ctx context.Context) error {
 	var wg sync.WaitGroup
 	wg.Go(func() { a.serve(ctx, ln) })
 	wg.Go(func() { a.persistLoop(ctx) })
+	wg.Go(func() { a.reconcileLoop(ctx) })
 	if a.opts.Collector != nil {
 		wg.Go(func() { a.deliverLoop(ctx) })
 	}
@@ -457,14 +464,24 @@ func (a *Agent) endJob(ctx context.Context, je JobEnd) error {
 	j.ExitKnown, j.ExitStatus, j.ExitSignal = je.ExitKnown, je.ExitStatus, je.ExitSignal
 	j.Finish(je.End)
 	if _, err := a.spool.Put(ingest.KindProfile, j); err != nil {
-		// Not durable: put the job back so the next flush retries it as
-		// running, and tell the epilog (which then records what it can).
-		a.mu.Lock()
-		if st != nil {
-			a.jobs[je.JobID] = st
+		// The spool is not writable (disk full?): try the database itself
+		// before giving up.
+		dctx, cancel := context.WithTimeout(ctx, 500*time.Millisecond)
+		derr := a.db.WithTx(dctx, func(tx *store.Tx) error {
+			return ingest.Apply(dctx, tx, ingest.KindProfile, mustJSON(j), ingest.Options{Outbox: a.opts.Outbox})
+		})
+		cancel()
+		if derr != nil {
+			// Not durable: put the job back so the next flush retries it
+			// as running, and tell the epilog (which records what it can).
+			a.mu.Lock()
+			if st != nil {
+				a.jobs[je.JobID] = st
+			}
+			a.mu.Unlock()
+			return fmt.Errorf("finish job %s: spool: %v; database: %w", je.JobID, err, derr)
 		}
-		a.mu.Unlock()
-		return fmt.Errorf("finish job %s: %w", je.JobID, err)
+		a.log.Warn("spool not writable; profile written to the database directly", "job", je.JobID, "err", err)
 	}
 	a.log.Info("job finished", "job", je.JobID, "partial", j.Partial)
 	a.wakePersister()
@@ -481,6 +498,14 @@ func uuidRefs(devs []gpu.Device) []GPURef {
 		}
 	}
 	return refs
+}
+
+func mustJSON(v any) []byte {
+	b, err := json.Marshal(v)
+	if err != nil {
+		panic(err) // profiles are plain data: marshalling cannot fail
+	}
+	return b
 }
 
 func orDefault(s, d string) string {

@@ -411,3 +411,41 @@ func TestCgroupMapsPIDToJob(t *testing.T) {
 		t.Errorf("job 90 peak %d GiB, want 0 (no process of its own)", g.MemPeak/gib)
 	}
 }
+
+func TestAbandonedJobClosedWhenSlurmdHasNoStep(t *testing.T) {
+	f := newFixture(t, nil)
+	spoolDir := filepath.Join(f.dir, "slurmd")
+	writeFile(t, filepath.Join(spoolDir, "n1_95.4294967292"), "")
+	f.a.opts.SlurmdSpoolDir = spoolDir
+	f.start("95", minorRef(0))
+	f.now = f.now.Add(5 * time.Minute)
+	f.tick(1)
+
+	ctx := context.Background()
+	f.a.reconcile(ctx)
+	f.a.reconcile(ctx)
+	if len(f.a.jobs) != 1 {
+		t.Fatal("job with a live step was closed")
+	}
+	if err := os.Remove(filepath.Join(spoolDir, "n1_95.4294967292")); err != nil {
+		t.Fatal(err)
+	}
+	f.a.reconcile(ctx) // first sight of no step: not yet
+	if len(f.a.jobs) != 1 {
+		t.Fatal("job closed on the first check without steps")
+	}
+	f.a.reconcile(ctx)
+	if len(f.a.jobs) != 0 {
+		t.Fatal("abandoned job still running after two checks without steps")
+	}
+	if _, err := ingest.DrainSpool(ctx, f.db, f.spool, ingest.Options{}, f.a.log); err != nil {
+		t.Fatal(err)
+	}
+	j, err := f.db.GetJob(ctx, profile.Key{Cluster: "c", JobID: "95", Node: "n1"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if j.Status != profile.StatusFinished || !j.Partial || !j.End.Equal(j.LastSample) {
+		t.Errorf("status %s partial %v end %v last sample %v", j.Status, j.Partial, j.End, j.LastSample)
+	}
+}

@@ -156,12 +156,16 @@ func (a *Agent) mapPIDs(readings map[string]reading) {
 // processes.
 func (a *Agent) apply(now time.Time, st *jobState, readings map[string]reading) {
 	if !st.gapFrom.IsZero() {
-		if now.Sub(st.gapFrom) > 2*a.opts.Interval {
-			st.prof.MarkPartial(fmt.Sprintf("no readings from %s to %s (agent not running)",
-				st.gapFrom.UTC().Format(time.RFC3339), now.UTC().Format(time.RFC3339)))
+		// Stored times have whole seconds: only a gap clearly longer than
+		// that and than the interval is a gap.
+		if gap := now.Sub(st.gapFrom); gap > max(2*a.opts.Interval, 2*time.Second) {
+			st.prof.MarkPartial(fmt.Sprintf("no readings for %s from %s (agent not running)",
+				gap.Round(time.Second), st.gapFrom.UTC().Format(time.RFC3339)))
 		}
 		st.gapFrom = time.Time{}
 	}
+	// A job the hooks recorded while the agent was away is sampled now.
+	st.prof.Source = profile.SourceAgent
 	for i := range st.prof.GPUs {
 		g := &st.prof.GPUs[i]
 		r, ok := readings[g.UUID]

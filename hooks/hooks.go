@@ -211,7 +211,13 @@ func (d Deps) minimalProfile(ctx context.Context, js agent.JobStart) profile.Job
 			g := profile.NewGPU(gpu.Device{UUID: fmt.Sprintf("unresolved-slurm-gpu-%d", r.SlurmIndex), Minor: r.Minor}, r.SlurmIndex, js.Start, interval, d.Config.Agent.SeriesPoints)
 			j.GPUs = append(j.GPUs, g)
 		}
-		j.MarkPartial("GPU UUIDs unknown: the GPU backend did not answer")
+		if len(devs) == 0 {
+			j.MarkPartial("GPU UUIDs unknown: the GPU backend did not answer")
+		} else {
+			for _, p := range problems {
+				j.MarkPartial(p)
+			}
+		}
 	}
 	return j
 }

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"log/slog"
 	"os"
+	"strings"
 	"time"
 
 	"github.com/spf13/cobra"
@@ -17,6 +18,7 @@ import (
 	"github.com/gpuprof/gpuprof/gpu"
 	"github.com/gpuprof/gpuprof/gpu/nvml"
 	"github.com/gpuprof/gpuprof/gpu/sim"
+	"github.com/gpuprof/gpuprof/slurmext"
 	"github.com/gpuprof/gpuprof/spool"
 	"github.com/gpuprof/gpuprof/store"
 )
@@ -65,7 +67,11 @@ the configuration (see docs/sim-node.md).`,
 			}
 			log, closeLog := newLogger(cfg.LogFile, os.Stderr, g.level(), "component", "agent")
 			defer closeLog()
-			return runAgent(cmd.Context(), cfg, log)
+			err = runAgent(cmd.Context(), cfg, log)
+			if err != nil {
+				log.Error("agent stopped on error", "err", err)
+			}
+			return err
 		},
 	}
 	o.AddFlags(cmd.Flags())
@@ -97,16 +103,17 @@ func runAgent(ctx context.Context, cfg config.Config, log *slog.Logger) error {
 		pusher = collect.Client{URL: cfg.Collector, Munge: mungeFrom(cfg)}
 	}
 	a, err := agent.New(ctx, agent.Options{
-		Cluster:       cluster,
-		Node:          node,
-		Socket:        cfg.Socket,
-		Interval:      cfg.Agent.Interval.D(),
-		FlushInterval: cfg.Agent.FlushInterval.D(),
-		SeriesPoints:  cfg.Agent.SeriesPoints,
-		Procfs:        cfg.Proc.Procfs,
-		CgroupRoot:    cfg.Proc.CgroupRoot,
-		Collector:     pusher,
-		Outbox:        pusher != nil,
+		Cluster:        cluster,
+		Node:           node,
+		Socket:         cfg.Socket,
+		Interval:       cfg.Agent.Interval.D(),
+		FlushInterval:  cfg.Agent.FlushInterval.D(),
+		SeriesPoints:   cfg.Agent.SeriesPoints,
+		Procfs:         cfg.Proc.Procfs,
+		CgroupRoot:     cfg.Proc.CgroupRoot,
+		Collector:      pusher,
+		Outbox:         pusher != nil,
+		SlurmdSpoolDir: slurmdSpoolDir(cfg),
 	}, sampler, db, spool.Dir{Path: cfg.SpoolDir}, log)
 	if err != nil {
 		return err
@@ -135,6 +142,27 @@ func openSampler(_ context.Context, cfg config.Config, log *slog.Logger) (gpu.Sa
 		return s, nil
 	}
 	return nil, errors.New("unknown GPU backend " + cfg.Agent.GPU)
+}
+
+// slurmdSpoolDir reads SlurmdSpoolDir from slurm.conf (default
+// /var/spool/slurmd); "" when slurm.conf is not readable, which turns off
+// the agent's check for jobs that ended without an epilog.
+func slurmdSpoolDir(cfg config.Config) string {
+	f, err := os.Open(cfg.SlurmConf)
+	if err != nil {
+		return ""
+	}
+	defer f.Close()
+	dir := slurmext.ReadSlurmConf(f, "SlurmdSpoolDir")
+	if dir == "" {
+		return "/var/spool/slurmd"
+	}
+	// %n (node name) and %h (host name) expand per node.
+	node := cfg.Node
+	if node == "" {
+		node = shortHostname()
+	}
+	return strings.NewReplacer("%n", node, "%h", shortHostname()).Replace(dir)
 }
 
 func simSpec(cfg config.Config) sim.NodeSpec {

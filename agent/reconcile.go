@@ -1,0 +1,103 @@
+package agent
+
+import (
+	"context"
+	"os"
+	"path/filepath"
+	"time"
+
+	"github.com/gpuprof/gpuprof/ingest"
+)
+
+// Jobs whose epilog never reaches the agent (the node rebooted, the epilog
+// was killed at its deadline) would stay "running" forever and make every
+// later job on their GPUs look shared. The agent closes them when slurmd
+// has no step of theirs left, seen twice reconcileEvery apart, and no
+// process of theirs is on a GPU.
+
+const (
+	reconcileEvery = time.Minute
+	// reconcileMinAge spares jobs between allocation and their first step.
+	reconcileMinAge = 2 * time.Minute
+)
+
+func (a *Agent) reconcileLoop(ctx context.Context) {
+	if a.opts.SlurmdSpoolDir == "" {
+		return
+	}
+	t := time.NewTicker(reconcileEvery)
+	defer t.Stop()
+	for {
+		select {
+		case <-ctx.Done():
+			return
+		case <-t.C:
+			a.reconcile(ctx)
+		}
+	}
+}
+
+// hasSteps reports whether slurmd's spool holds a step socket of the job,
+// and whether it could tell at all.
+func (a *Agent) hasSteps(jobID string) (alive, known bool) {
+	dir := a.opts.SlurmdSpoolDir
+	if st, err := os.Stat(dir); err != nil || !st.IsDir() {
+		return false, false
+	}
+	matches, err := filepath.Glob(filepath.Join(dir, "*_"+jobID+".*"))
+	if err != nil {
+		return false, false
+	}
+	return len(matches) > 0, true
+}
+
+func (a *Agent) reconcile(ctx context.Context) {
+	now := a.now()
+	var closed []string
+	a.mu.Lock()
+	for id, st := range a.jobs {
+		if now.Sub(st.prof.Start) < reconcileMinAge {
+			continue
+		}
+		alive, known := a.hasSteps(id)
+		if !known || alive || a.hasProcesses(id) {
+			st.goneOnce = false
+			continue
+		}
+		if !st.goneOnce {
+			st.goneOnce = true
+			continue
+		}
+		j := st.prof
+		end := j.LastSample
+		if end.IsZero() {
+			end = now
+		}
+		j.MarkPartial("job ended without an epilog reaching gpuprof (node reboot or epilog killed?); its end is its last reading")
+		j.Finish(end)
+		if _, err := a.spool.Put(ingest.KindProfile, j); err != nil {
+			a.log.Warn("closing an abandoned job postponed", "job", id, "err", err)
+			continue
+		}
+		delete(a.jobs, id)
+		closed = append(closed, id)
+	}
+	a.mu.Unlock()
+	for _, id := range closed {
+		a.log.Warn("closed a job slurmd no longer runs", "job", id)
+	}
+	if len(closed) > 0 {
+		a.wakePersister()
+	}
+}
+
+// hasProcesses reports whether a process of the job was on a GPU at the
+// last sample. Called with a.mu held.
+func (a *Agent) hasProcesses(jobID string) bool {
+	for _, info := range a.pids {
+		if info.job == jobID {
+			return true
+		}
+	}
+	return false
+}
