@@ -31,6 +31,11 @@ type JobRecord struct {
 	// uid from "CANCELLED by <uid>", -1 otherwise.
 	State       string `json:"state"`
 	CancelledBy int    `json:"cancelled_by"`
+	// Reason is why the job last waited before it ran (Slurm's
+	// state_reason_prev: "Priority", "Resources", "QOSMaxGRESPerUser",
+	// "JobArrayTaskLimit", "None"): jobcomp STATEREASONPREV, sacct Reason,
+	// sacct --json state.reason. It is what queueing analysis needs.
+	Reason string `json:"reason,omitempty"`
 
 	Submit   time.Time `json:"submit,omitzero"`
 	Eligible time.Time `json:"eligible,omitzero"`

@@ -1,0 +1,654 @@
+package slurmext
+
+import (
+	"bytes"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"math"
+	"math/big"
+	"slices"
+	"strconv"
+	"strings"
+	"time"
+)
+
+// MaxSacctJSONValue bounds the JSON text of one job (or one other top-level
+// value) of `sacct --json`. A job with thousands of steps takes a few MiB;
+// the bound only stops one hostile or corrupt value from exhausting memory.
+const MaxSacctJSONValue = 64 << 20
+
+// ParseSacctJSON reads the output of `sacct --json` (Slurm 22.05, OpenAPI
+// dbv0.0.38, through the data_parser v0.0.39–v0.0.43 of 23.02–25.05) and
+// returns one record per job, with Source "sacct". cluster is used for jobs
+// that do not name theirs.
+//
+// The document is decoded one job at a time (json.Decoder's token API), so a
+// file of months of history is never held in memory whole; each job's text
+// is bounded by MaxSacctJSONValue. Steps are read past. The layouts that
+// differ between versions are all accepted:
+//
+//	state.current         "COMPLETED" (≤23.02) or ["COMPLETED"] (23.11+);
+//	                      of an array, the first base state is kept
+//	time.limit            minutes, null when unset (22.05), or
+//	                      {"set","infinite","number"} (23.02+)
+//	exit_code             {"status":"SIGNALED","return_code":null,
+//	                      "signal":{"signal_id":9}} (22.05),
+//	                      {"status":"SUCCESS","return_code":0} (23.02), or
+//	                      {"status":["SIGNALED"],"return_code":{…},
+//	                      "signal":{"id":{…}}} (23.11+)
+//	array.task_id         number/null (22.05) or {"set",…} (23.02+)
+//	array.task            tasks not split off yet: a hex bitmap "0x1E"
+//	                      (bits 1-4), kept as ArrayTaskSpec "1-4"
+//	het.job_offset        number/null or {"set",…}
+//	tres.requested/allocated  [{type,name,count}], turned into the text form
+//	                      ReqTRES/AllocTRES have in sacct -P ("billing=1,
+//	                      cpu=4,gres/gpu=2,mem=16000M,node=1": sorted, mem
+//	                      in M, unset counts left out)
+//
+// Like sacct -P -D, the output lists every run of a requeued job (State
+// REQUEUED, then the final one) under the same job id, in order: the last
+// record of a job id is its latest run.
+//
+// What JSON lacks: the uid (UID is -1) and the canceller's uid (the JSON
+// names the user; CancelledBy is -1). Slurm 22.05's dbv0.0.38 reports the
+// exit code of a job that exited non-zero as SUCCESS/0 (sacct -P shows it
+// correctly): prefer the text import there.
+//
+// problems holds one error per job skipped (no valid job_id) or per
+// malformed value (the field keeps its unknown value), and the "errors"
+// sacct itself reported; all wrap ErrBadSacct. err is non-nil when the
+// document cannot be read on (invalid JSON, a value over the bound, a read
+// error); the records decoded before that point are returned with it, so a
+// truncated file still yields its complete jobs.
+func ParseSacctJSON(r io.Reader, cluster string) (records []JobRecord, problems []error, err error) {
+	return parseSacctJSON(r, cluster, MaxSacctJSONValue)
+}
+
+// parseSacctJSON is ParseSacctJSON with the bound on one value as a
+// parameter, so that tests can reach it with small input.
+func parseSacctJSON(r io.Reader, cluster string, limit int64) (records []JobRecord, problems []error, err error) {
+	lr := &valueLimitReader{r: r, limit: limit}
+	dec := json.NewDecoder(lr)
+	fail := func(what string, err error) ([]JobRecord, []error, error) {
+		if errors.Is(err, ErrTooLarge) {
+			return records, problems, fmt.Errorf("sacct JSON: %s: %w", what, err)
+		}
+		return records, problems, fmt.Errorf("sacct JSON: %s: %w: %w", what, ErrBadSacct, escapedError{err})
+	}
+	if err := expectDelim(dec, '{'); err != nil {
+		return fail("document", err)
+	}
+	jobsSeen := 0
+	for dec.More() {
+		tok, err := dec.Token()
+		if err != nil {
+			return fail("key", err)
+		}
+		key, _ := tok.(string)
+		lr.reset()
+		switch key {
+		case "jobs":
+			if err := expectDelim(dec, '['); err != nil {
+				return fail("jobs", err)
+			}
+			for dec.More() {
+				lr.reset()
+				var j sjJob
+				var typeErr *json.UnmarshalTypeError
+				if err := dec.Decode(&j); errors.As(err, &typeErr) {
+					// The decoder read the whole job and filled what fit;
+					// one field of an unexpected type costs only that field.
+					problems = append(problems, fmt.Errorf("job %d in the list: %s has JSON type %s: %w",
+						jobsSeen+1, quoteShort(typeErr.Field), typeErr.Value, ErrBadSacct))
+				} else if err != nil {
+					return fail(fmt.Sprintf("job %d in the list", jobsSeen+1), err)
+				}
+				jobsSeen++
+				rec, notes, ok := j.record(cluster)
+				for _, n := range notes {
+					problems = append(problems, fmt.Errorf("job %s: %s: %w", quoteShort(rec.JobID), n, ErrBadSacct))
+				}
+				if ok {
+					records = append(records, rec)
+				}
+			}
+			if err := expectDelim(dec, ']'); err != nil {
+				return fail("jobs", err)
+			}
+		case "errors":
+			var errs []sjError
+			if err := dec.Decode(&errs); err != nil {
+				return fail("errors", err)
+			}
+			for _, e := range errs {
+				problems = append(problems, fmt.Errorf("sacct reported: %s: %w", e.text(), ErrBadSacct))
+			}
+		default:
+			if err := skipValue(dec); err != nil {
+				return fail(fmt.Sprintf("value of %s", quoteShort(key)), err)
+			}
+		}
+	}
+	if err := expectDelim(dec, '}'); err != nil {
+		return fail("document", err)
+	}
+	return records, problems, nil
+}
+
+// escapedError quotes the message of an error that may quote its input (a
+// JSON syntax error names the offending character), keeping it for
+// errors.Is and errors.As.
+type escapedError struct{ err error }
+
+func (e escapedError) Error() string { return quoteShort(e.err.Error()) }
+
+func (e escapedError) Unwrap() error { return e.err }
+
+// expectDelim reads one token and checks that it is the delimiter d.
+func expectDelim(dec *json.Decoder, d json.Delim) error {
+	tok, err := dec.Token()
+	if err != nil {
+		return err
+	}
+	if got, ok := tok.(json.Delim); !ok || got != d {
+		return fmt.Errorf("want %q, got %s", rune(d), quoteShort(fmt.Sprint(tok)))
+	}
+	return nil
+}
+
+// skipValue reads past one value of any kind without keeping it.
+func skipValue(dec *json.Decoder) error {
+	depth := 0
+	for {
+		tok, err := dec.Token()
+		if err != nil {
+			return err
+		}
+		if d, ok := tok.(json.Delim); ok {
+			switch d {
+			case '{', '[':
+				depth++
+			default:
+				depth--
+			}
+		}
+		if depth == 0 {
+			return nil
+		}
+	}
+}
+
+// valueLimitReader fails once more than limit bytes have been read since the
+// last reset; the decoder reads ahead, so the bound is approximate (limit
+// plus one buffer), which is enough to stop unbounded growth.
+type valueLimitReader struct {
+	r     io.Reader
+	n     int64
+	limit int64
+}
+
+func (l *valueLimitReader) reset() { l.n = 0 }
+
+func (l *valueLimitReader) Read(p []byte) (int, error) {
+	if l.n > l.limit {
+		return 0, fmt.Errorf("a value longer than %d bytes: %w", l.limit, ErrTooLarge)
+	}
+	n, err := l.r.Read(p)
+	l.n += int64(n)
+	return n, err
+}
+
+// sjError is one entry of the "errors" array.
+type sjError struct {
+	Error       string `json:"error"`
+	Description string `json:"description"`
+}
+
+func (e sjError) text() string {
+	msg := strings.TrimSpace(strings.Join([]string{e.Error, e.Description}, " "))
+	if msg == "" {
+		msg = "unspecified error"
+	}
+	return quoteShort(msg)
+}
+
+// sjNum is a number in any of the shapes sacct --json uses: a plain number,
+// null, a numeric string, or {"set":…, "infinite":…, "number":…}.
+type sjNum struct {
+	Set      bool
+	Infinite bool
+	Number   int64
+	Bad      string // the value, when it is none of these
+}
+
+func (n *sjNum) UnmarshalJSON(b []byte) error {
+	*n = sjNum{}
+	b = bytes.TrimSpace(b)
+	switch {
+	case len(b) == 0 || string(b) == "null":
+		return nil
+	case b[0] == '{':
+		var o struct {
+			Set      *bool       `json:"set"`
+			Infinite bool        `json:"infinite"`
+			Number   json.Number `json:"number"`
+		}
+		if err := json.Unmarshal(b, &o); err != nil {
+			n.Bad = string(b)
+			return nil
+		}
+		n.Infinite = o.Infinite
+		if o.Set != nil && !*o.Set || o.Infinite {
+			return nil
+		}
+		return n.setNumber(string(o.Number))
+	case b[0] == '"':
+		var s string
+		if err := json.Unmarshal(b, &s); err != nil {
+			n.Bad = string(b)
+			return nil
+		}
+		return n.setNumber(s)
+	default:
+		return n.setNumber(string(b))
+	}
+}
+
+func (n *sjNum) setNumber(s string) error {
+	if s == "" {
+		return nil
+	}
+	v, err := strconv.ParseInt(s, 10, 64)
+	if err != nil {
+		n.Bad = s
+		return nil
+	}
+	n.Set, n.Number = true, v
+	return nil
+}
+
+// sjStrings is a string or an array of strings (state.current). It never
+// fails to decode: a custom decoder's error would abandon the rest of the
+// job, so a value of another shape sets Bad instead.
+type sjStrings struct {
+	List []string
+	Bad  bool
+}
+
+func (s *sjStrings) UnmarshalJSON(b []byte) error {
+	*s = sjStrings{}
+	b = bytes.TrimSpace(b)
+	switch {
+	case len(b) == 0 || string(b) == "null":
+	case b[0] == '[':
+		s.Bad = json.Unmarshal(b, &s.List) != nil
+	default:
+		var v string
+		if json.Unmarshal(b, &v) != nil {
+			s.Bad = true
+		} else {
+			s.List = []string{v}
+		}
+	}
+	return nil
+}
+
+// sjExit is exit_code / derived_exit_code in any version. Its "status"
+// ("SUCCESS", "SIGNALED", …) says no more than return_code and signal do.
+type sjExit struct {
+	ReturnCode sjNum `json:"return_code"`
+	Signal     struct {
+		SignalID sjNum  `json:"signal_id"` // 22.05, 23.02
+		ID       sjNum  `json:"id"`        // 23.11+
+		Name     string `json:"name"`
+	} `json:"signal"`
+}
+
+// sjTRES is one item of tres.requested / tres.allocated.
+type sjTRES struct {
+	Type  string `json:"type"`
+	Name  string `json:"name"`
+	Count sjNum  `json:"count"`
+}
+
+// sjJob holds the fields of a sacct --json job that a JobRecord needs; the
+// decoder reads past the rest (steps included) without keeping them.
+type sjJob struct {
+	JobID           sjNum  `json:"job_id"`
+	Name            string `json:"name"`
+	User            string `json:"user"`
+	Account         string `json:"account"`
+	Partition       string `json:"partition"`
+	QOS             string `json:"qos"`
+	Cluster         string `json:"cluster"`
+	Nodes           string `json:"nodes"`
+	AllocationNodes sjNum  `json:"allocation_nodes"`
+	RestartCnt      sjNum  `json:"restart_cnt"`
+	Array           struct {
+		JobID  sjNum  `json:"job_id"`
+		TaskID sjNum  `json:"task_id"`
+		Task   string `json:"task"`
+	} `json:"array"`
+	Het struct {
+		JobID     sjNum `json:"job_id"`
+		JobOffset sjNum `json:"job_offset"`
+	} `json:"het"`
+	State struct {
+		Current sjStrings `json:"current"`
+		Reason  string    `json:"reason"`
+	} `json:"state"`
+	Time struct {
+		Eligible   sjNum `json:"eligible"`
+		End        sjNum `json:"end"`
+		Start      sjNum `json:"start"`
+		Submission sjNum `json:"submission"`
+		Limit      sjNum `json:"limit"`
+	} `json:"time"`
+	ExitCode        sjExit `json:"exit_code"`
+	DerivedExitCode sjExit `json:"derived_exit_code"`
+	Required        struct {
+		CPUs sjNum `json:"CPUs"`
+	} `json:"required"`
+	TRES struct {
+		Allocated []sjTRES `json:"allocated"`
+		Requested []sjTRES `json:"requested"`
+	} `json:"tres"`
+}
+
+// record converts a decoded job; ok is false when the job has no usable id.
+func (j *sjJob) record(cluster string) (rec JobRecord, problems notes, ok bool) {
+	n := &problems
+	if !j.JobID.Set || j.JobID.Number <= 0 || j.JobID.Number > math.MaxUint32 {
+		n.add("job_id", "missing or not a job id")
+		return JobRecord{}, problems, false
+	}
+	id := strconv.FormatInt(j.JobID.Number, 10)
+	rec = JobRecord{
+		JobID: id, DisplayID: id, ArrayTaskID: -1, HetOffset: -1, UID: -1, CancelledBy: -1,
+		Source: "sacct",
+	}
+	rec.Cluster = n.text("cluster", j.Cluster, maxFieldBytes)
+	if rec.Cluster == "" {
+		rec.Cluster = cluster
+	}
+	rec.Name = n.text("name", j.Name, maxFieldBytes)
+	rec.User = n.text("user", j.User, maxFieldBytes)
+	rec.Account = n.text("account", j.Account, maxFieldBytes)
+	rec.Partition = n.text("partition", j.Partition, maxFieldBytes)
+	rec.QOS = n.text("qos", j.QOS, maxFieldBytes)
+	rec.Reason = n.text("state.reason", j.State.Reason, maxFieldBytes)
+	if j.Nodes != "None assigned" {
+		rec.NodeList = n.text("nodes", j.Nodes, maxFieldBytes)
+		if rec.NodeList != "" {
+			if _, err := parseHostlist(rec.NodeList); err != nil {
+				n.add("nodes", "%v", err)
+			}
+		}
+	}
+	rec.Restarts = n.jsonCount("restart_cnt", j.RestartCnt)
+	rec.Submit = n.jsonTime("time.submission", j.Time.Submission)
+	rec.Eligible = n.jsonTime("time.eligible", j.Time.Eligible)
+	rec.Start = n.jsonTime("time.start", j.Time.Start)
+	rec.End = n.jsonTime("time.end", j.Time.End)
+	rec.TimeLimit, rec.Unlimited = n.jsonLimit("time.limit", j.Time.Limit)
+	rec.ExitStatus, rec.ExitSignal = n.jsonExit("exit_code", j.ExitCode)
+	rec.DerivedStatus, rec.DerivedSignal = n.jsonExit("derived_exit_code", j.DerivedExitCode)
+	rec.State = n.jsonState(j.State.Current)
+
+	rec.ReqTRES = n.text("tres.requested", tresText(j.TRES.Requested), maxFieldBytes)
+	rec.AllocTRES = n.text("tres.allocated", tresText(j.TRES.Allocated), maxFieldBytes)
+	rec.ReqGPUs, rec.ReqGPUType, rec.ReqShards = GPUsFromTRES(rec.ReqTRES)
+	rec.NodeCount = n.jsonCount("allocation_nodes", j.AllocationNodes)
+	if rec.NodeCount == 0 {
+		rec.NodeCount = tresCount(j.TRES.Requested, "node") // not started: as requested, like sacct -P
+	}
+	rec.CPUs = tresCount(j.TRES.Allocated, "cpu")
+	if rec.CPUs == 0 {
+		rec.CPUs = n.jsonCount("required.CPUs", j.Required.CPUs)
+	}
+	j.arrayAndHet(&rec, n)
+	return rec, problems, true
+}
+
+// arrayAndHet fills the array and heterogeneous job fields and DisplayID.
+func (j *sjJob) arrayAndHet(rec *JobRecord, n *notes) {
+	if a := j.Array.JobID; a.Set && a.Number > 0 && a.Number <= math.MaxUint32 {
+		rec.ArrayJobID = strconv.FormatInt(a.Number, 10)
+		switch t := j.Array.TaskID; {
+		case t.Set && t.Number >= 0 && t.Number <= math.MaxInt32:
+			rec.ArrayTaskID = int(t.Number)
+			rec.DisplayID = rec.ArrayJobID + "_" + strconv.Itoa(rec.ArrayTaskID)
+		case t.Bad != "":
+			n.add("array.task_id", "not an array index: %s", quoteShort(t.Bad))
+		case t.Set && t.Number < noValTask:
+			n.add("array.task_id", "array index %d out of range", t.Number)
+		case j.Array.Task != "":
+			spec, err := arrayTaskSpec(j.Array.Task)
+			if err != nil {
+				n.add("array.task", "%v", err)
+				break
+			}
+			rec.ArrayTaskSpec = spec
+			rec.DisplayID = rec.ArrayJobID + "_[" + spec + "]"
+		}
+	}
+	if h := j.Het.JobID; h.Set && h.Number > 0 && h.Number <= math.MaxUint32 {
+		rec.HetJobID = strconv.FormatInt(h.Number, 10)
+		if o := j.Het.JobOffset; o.Set && o.Number >= 0 && o.Number <= math.MaxInt32 {
+			rec.HetOffset = int(o.Number)
+			rec.DisplayID = rec.HetJobID + "+" + strconv.Itoa(rec.HetOffset)
+		} else if o.Bad != "" || o.Set {
+			n.add("het.job_offset", "not a component offset")
+		}
+	}
+}
+
+// arrayTaskSpec turns the task list of an unsplit array into the form sacct
+// -P shows inside the brackets: the hex bitmap the database keeps ("0x1E") →
+// "1-4"; a list already in that form is kept.
+func arrayTaskSpec(task string) (string, error) {
+	t := strings.TrimSpace(task)
+	hex, isHex := strings.CutPrefix(strings.ToLower(t), "0x")
+	if !isHex {
+		if !validArraySpec(t) {
+			return "", fmt.Errorf("task list %s is neither 0x<hex bitmap> nor a list of indices: %w", quoteShort(task), ErrBadSacct)
+		}
+		return t, nil
+	}
+	// Each hex digit is 4 indices: bound the bitmap before decoding it.
+	if hex == "" || len(hex) > MaxIndexList/4 {
+		return "", fmt.Errorf("task bitmap %s: empty or over %d indices: %w", quoteShort(task), MaxIndexList, ErrBadSacct)
+	}
+	bits, ok := new(big.Int).SetString(hex, 16)
+	if !ok {
+		return "", fmt.Errorf("task bitmap %s is not hexadecimal: %w", quoteShort(task), ErrBadSacct)
+	}
+	var idx []int
+	for i := range bits.BitLen() {
+		if bits.Bit(i) == 1 {
+			idx = append(idx, i)
+		}
+	}
+	if len(idx) == 0 {
+		return "", fmt.Errorf("task bitmap %s names no task: %w", quoteShort(task), ErrBadSacct)
+	}
+	return formatIndexRanges(idx), nil
+}
+
+// formatIndexRanges renders sorted unique indices with ranges: [1 2 3 5] →
+// "1-3,5".
+func formatIndexRanges(idx []int) string {
+	var b strings.Builder
+	for i := 0; i < len(idx); {
+		j := i
+		for j+1 < len(idx) && idx[j+1] == idx[j]+1 {
+			j++
+		}
+		if b.Len() > 0 {
+			b.WriteByte(',')
+		}
+		b.WriteString(strconv.Itoa(idx[i]))
+		if j > i {
+			b.WriteByte('-')
+			b.WriteString(strconv.Itoa(idx[j]))
+		}
+		i = j + 1
+	}
+	return b.String()
+}
+
+// tresText renders TRES items as sacct -P does: "name=count" sorted by name,
+// gres and the like as "type/name", memory in megabytes with an M, and
+// items without a count (null, or NO_VAL's -2) left out.
+func tresText(items []sjTRES) string {
+	if len(items) > maxTRESItems {
+		items = items[:maxTRESItems]
+	}
+	type item struct{ name, value string }
+	kept := make([]item, 0, len(items))
+	for _, t := range items {
+		if !t.Count.Set || t.Count.Number < 0 || t.Type == "" {
+			continue
+		}
+		it := item{name: t.Type, value: strconv.FormatInt(t.Count.Number, 10)}
+		if t.Name != "" {
+			it.name += "/" + t.Name
+		}
+		if t.Type == "mem" {
+			it.value += "M"
+		}
+		kept = append(kept, it)
+	}
+	// By name, as sacct orders them: "gres/gpu" before "gres/gpu:h100".
+	slices.SortStableFunc(kept, func(a, b item) int { return strings.Compare(a.name, b.name) })
+	var b strings.Builder
+	for i, it := range kept {
+		if i > 0 {
+			b.WriteByte(',')
+		}
+		b.WriteString(it.name + "=" + it.value)
+	}
+	return b.String()
+}
+
+// tresCount returns the count of the TRES named typ ("cpu", "node"), 0 when
+// absent or out of range.
+func tresCount(items []sjTRES, typ string) int {
+	for _, t := range items {
+		if t.Type == typ && t.Name == "" && t.Count.Set && t.Count.Number > 0 && t.Count.Number <= math.MaxInt32 {
+			return int(t.Count.Number)
+		}
+	}
+	return 0
+}
+
+// jsonCount reads a non-negative count; unset is 0.
+func (n *notes) jsonCount(name string, v sjNum) int {
+	switch {
+	case v.Bad != "":
+		n.add(name, "not a number: %s", quoteShort(v.Bad))
+	case !v.Set:
+	case v.Number < 0 || v.Number > math.MaxInt32:
+		n.add(name, "%d out of range", v.Number)
+	default:
+		return int(v.Number)
+	}
+	return 0
+}
+
+// jsonTime reads seconds since 1970; 0 and unset are the zero time.
+func (n *notes) jsonTime(name string, v sjNum) time.Time {
+	switch {
+	case v.Bad != "":
+		n.add(name, "not a time: %s", quoteShort(v.Bad))
+	case !v.Set || v.Number == 0:
+	case v.Number < 0 || v.Number > maxUnixSeconds:
+		n.add(name, "%d is before 1970 or after year 9999", v.Number)
+	default:
+		return time.Unix(v.Number, 0).UTC()
+	}
+	return time.Time{}
+}
+
+// jsonLimit reads a time limit in minutes: infinite (or INFINITE,
+// 0xffffffff) is unlimited, unset (or NO_VAL) unknown.
+func (n *notes) jsonLimit(name string, v sjNum) (time.Duration, bool) {
+	switch {
+	case v.Bad != "":
+		n.add(name, "not a number of minutes: %s", quoteShort(v.Bad))
+	case v.Infinite || v.Set && v.Number == math.MaxUint32:
+		return 0, true
+	case !v.Set || v.Number == noValTask:
+	case v.Number < 0 || v.Number > math.MaxUint32:
+		n.add(name, "%d minutes out of range", v.Number)
+	default:
+		return time.Duration(v.Number) * time.Minute, false
+	}
+	return 0, false
+}
+
+// jsonExit reads an exit code object: the return code when set, and the
+// signal when the status says the job was signalled (or a signal is set).
+func (n *notes) jsonExit(name string, e sjExit) (status, signal int) {
+	if rc := e.ReturnCode; rc.Bad != "" {
+		n.add(name, "return_code not a number: %s", quoteShort(rc.Bad))
+	} else if rc.Set {
+		if rc.Number < 0 || rc.Number > 255 {
+			n.add(name, "return_code %d outside 0-255", rc.Number)
+		} else {
+			status = int(rc.Number)
+		}
+	}
+	sig := e.Signal.ID
+	if !sig.Set {
+		sig = e.Signal.SignalID
+	}
+	if sig.Bad != "" {
+		n.add(name, "signal not a number: %s", quoteShort(sig.Bad))
+	} else if sig.Set {
+		if sig.Number < 0 || sig.Number > 127 {
+			n.add(name, "signal %d outside 0-127", sig.Number)
+		} else {
+			signal = int(sig.Number)
+		}
+	}
+	return status, signal
+}
+
+// jsonState picks the state of a state.current value: the first base state
+// when the array also holds flags, else the first state that parses.
+func (n *notes) jsonState(current sjStrings) string {
+	if current.Bad {
+		n.add("state.current", "neither a string nor a list of strings")
+	}
+	first := ""
+	for i, s := range current.List {
+		if i >= maxTRESItems {
+			break
+		}
+		st, _, err := ParseState(s)
+		if err != nil {
+			n.add("state.current", "%v", err)
+			continue
+		}
+		if isBaseState(st) {
+			return st
+		}
+		if first == "" {
+			first = st
+		}
+	}
+	return first
+}
+
+// isBaseState reports the base states (JOB_STATE_BASE) among jobStates.
+func isBaseState(s string) bool {
+	switch s {
+	case "PENDING", "RUNNING", "SUSPENDED", "COMPLETED", "CANCELLED", "FAILED",
+		"TIMEOUT", "NODE_FAIL", "PREEMPTED", "BOOT_FAIL", "DEADLINE", "OUT_OF_MEMORY":
+		return true
+	}
+	return false
+}

@@ -1,0 +1,159 @@
+package slurmext
+
+import (
+	"errors"
+	"fmt"
+	"math"
+	"strings"
+)
+
+// ErrBadState means a job state is not one Slurm prints.
+var ErrBadState = errors.New("unknown job state")
+
+// jobStates are the names Slurm's job_state_string gives: the base states
+// first, then the state flags it prints in place of the base state
+// (COMPLETING, REQUEUED, …). A function, not a package variable, so that no
+// caller can change the table.
+func jobStates() []string {
+	return []string{
+		"PENDING", "RUNNING", "SUSPENDED", "COMPLETED", "CANCELLED", "FAILED",
+		"TIMEOUT", "NODE_FAIL", "PREEMPTED", "BOOT_FAIL", "DEADLINE", "OUT_OF_MEMORY",
+		"COMPLETING", "CONFIGURING", "RESIZING", "REQUEUED", "REQUEUE_FED",
+		"REQUEUE_HOLD", "SPECIAL_EXIT", "STOPPED", "REVOKED", "RESV_DEL_HOLD",
+		"SIGNALING", "STAGE_OUT", "POWER_UP_NODE", "LAUNCH_FAILED", "UPDATE_DB",
+		"RECONFIG_FAIL",
+	}
+}
+
+// isJobState reports whether s is one of jobStates, without allocating:
+// history import calls it once per job.
+func isJobState(s string) bool {
+	switch s {
+	case "PENDING", "RUNNING", "SUSPENDED", "COMPLETED", "CANCELLED", "FAILED",
+		"TIMEOUT", "NODE_FAIL", "PREEMPTED", "BOOT_FAIL", "DEADLINE", "OUT_OF_MEMORY",
+		"COMPLETING", "CONFIGURING", "RESIZING", "REQUEUED", "REQUEUE_FED",
+		"REQUEUE_HOLD", "SPECIAL_EXIT", "STOPPED", "REVOKED", "RESV_DEL_HOLD",
+		"SIGNALING", "STAGE_OUT", "POWER_UP_NODE", "LAUNCH_FAILED", "UPDATE_DB",
+		"RECONFIG_FAIL":
+		return true
+	}
+	return false
+}
+
+// compactState maps squeue's two-letter codes (job_state_string_compact) to
+// the full names, so that state filters written either way work.
+func compactState(code string) (string, bool) {
+	switch code {
+	case "PD":
+		return "PENDING", true
+	case "R":
+		return "RUNNING", true
+	case "S":
+		return "SUSPENDED", true
+	case "CD":
+		return "COMPLETED", true
+	case "CA":
+		return "CANCELLED", true
+	case "F":
+		return "FAILED", true
+	case "TO":
+		return "TIMEOUT", true
+	case "NF":
+		return "NODE_FAIL", true
+	case "PR":
+		return "PREEMPTED", true
+	case "BF":
+		return "BOOT_FAIL", true
+	case "DL":
+		return "DEADLINE", true
+	case "OOM":
+		return "OUT_OF_MEMORY", true
+	case "CG":
+		return "COMPLETING", true
+	case "CF":
+		return "CONFIGURING", true
+	case "RS":
+		return "RESIZING", true
+	case "RQ":
+		return "REQUEUED", true
+	case "RF":
+		return "REQUEUE_FED", true
+	case "RH":
+		return "REQUEUE_HOLD", true
+	case "SE":
+		return "SPECIAL_EXIT", true
+	case "ST":
+		return "STOPPED", true
+	case "RV":
+		return "REVOKED", true
+	case "RD":
+		return "RESV_DEL_HOLD", true
+	case "SI":
+		return "SIGNALING", true
+	case "SO":
+		return "STAGE_OUT", true
+	}
+	return "", false
+}
+
+// ParseState parses a job state as sacct, squeue, scontrol or jobcomp print
+// it and returns the state name in capitals:
+//
+//	"COMPLETED", "completed", "CD"   → COMPLETED, -1
+//	"CANCELLED by 1000"              → CANCELLED, 1000
+//	"CANCELLED+", "OUT_OF_ME+"       → CANCELLED, OUT_OF_MEMORY, -1: sacct cuts a
+//	                                   value to its column width and marks the
+//	                                   cut with '+'; the prefix must name one
+//	                                   state only ("RE+" is an error)
+//	"CANCELLED by 10+"               → CANCELLED, -1 (the uid was cut)
+//
+// cancelledBy is the uid from "CANCELLED by <uid>" and -1 otherwise. Errors
+// wrap ErrBadState.
+func ParseState(s string) (state string, cancelledBy int, err error) {
+	t := strings.ToUpper(strings.TrimSpace(s))
+	truncated := strings.HasSuffix(t, "+")
+	t = strings.TrimSuffix(t, "+")
+	base, uid, hasBy := strings.Cut(t, " BY ")
+	base = strings.TrimSpace(base)
+	cancelledBy = -1
+	if hasBy {
+		if base != "CANCELLED" {
+			return "", -1, fmt.Errorf("job state %s: only CANCELLED has \"by <uid>\": %w", quoteShort(s), ErrBadState)
+		}
+		u, ok := parseDigits(strings.TrimSpace(uid), math.MaxUint32-1)
+		switch {
+		case ok && !truncated:
+			cancelledBy = int(u)
+		case !truncated:
+			return "", -1, fmt.Errorf("job state %s: not a uid after \"by\": %w", quoteShort(s), ErrBadState)
+		}
+		return base, cancelledBy, nil
+	}
+	if full, ok := compactState(t); ok && !truncated {
+		return full, -1, nil
+	}
+	if isJobState(t) {
+		return t, -1, nil
+	}
+	if !truncated || t == "" {
+		return "", -1, fmt.Errorf("job state %s: %w", quoteShort(s), ErrBadState)
+	}
+	if strings.HasPrefix(t, "CANCELLED ") {
+		return "CANCELLED", -1, nil // "CANCELLED b+"
+	}
+	match := ""
+	for _, name := range jobStates() {
+		if !strings.HasPrefix(name, t) {
+			continue
+		}
+		if match != "" {
+			return "", -1, fmt.Errorf("job state %s: cut short, could be %s or %s: %w",
+				quoteShort(s), match, name, ErrBadState)
+		}
+		match = name
+	}
+	if match == "" {
+		return "", -1, fmt.Errorf("job state %s: %w", quoteShort(s), ErrBadState)
+	}
+	return match, -1, nil
+}
