@@ -38,6 +38,9 @@ type Result struct {
 	Unchanged int
 	Skipped   int     // lines or jobs that could not be parsed
 	Problems  []error // the first MaxProblems of them
+	// Notes are values that were malformed but did not cost the record
+	// (the field was left unknown).
+	Notes []string
 	Last      time.Time
 	Took      time.Duration
 }
@@ -147,6 +150,9 @@ func Import(ctx context.Context, db *store.DB, r io.Reader, format string, o Opt
 			var le *slurmext.LineError
 			switch {
 			case errors.Is(err, io.EOF):
+				for _, p := range sr.Problems() {
+					res.Notes = append(res.Notes, p)
+				}
 				err := flush()
 				res.Took = o.now().Sub(began)
 				return res, err

@@ -1,13 +1,18 @@
 // Package slurmext holds everything Slurm-shaped that gpuprof needs to
-// understand: the environment of a slurmd Prolog/Epilog, hostlist and index
-// list expressions, gres.conf, and the mapping of GRES device files to device
-// minor numbers.
+// understand: the environment of a slurmd Prolog/Epilog and of slurmctld's
+// jobcomp/script, sacct output (-P text and --json of 22.05–25.x), Slurm
+// durations, times, states, TRES strings and job ids, hostlist and index
+// list expressions, gres.conf and slurm.conf values, and the mapping of GRES
+// device files to device minor numbers.
 //
 // The parsers are pure and bounded: they never panic, never allocate in
 // proportion to a number written in their input (a range such as
 // "node[0-4294967295]" is refused, not expanded), and report malformed values
 // as errors or, in a hook environment, as notes, because a hook that fails
 // drains the node. Only DeviceMinor touches the filesystem.
+//
+// JobRecord is the scheduler's view of a job that jobcomp and sacct both
+// produce.
 //
 // This package must not import NVML, SQLite, cobra or any other gpuprof
 // package, must not execute Slurm commands, and must not write anything.

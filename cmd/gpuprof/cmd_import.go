@@ -160,6 +160,13 @@ func runImport(ctx context.Context, g *globalOptions, o *importOptions, stdout, 
 	for _, p := range res.Problems {
 		fmt.Fprintf(stderr, "skipped: %v\n", p)
 	}
+	for i, n := range res.Notes {
+		if i == history.MaxProblems {
+			fmt.Fprintf(stderr, "… and %d more notes\n", len(res.Notes)-i)
+			break
+		}
+		fmt.Fprintf(stderr, "note: %s\n", n)
+	}
 	fmt.Fprintf(stdout, "%d jobs read: %d new, %d updated, %d unchanged; %d skipped; %.0f jobs/s\n",
 		res.Read, res.Inserted, res.Updated, res.Unchanged, res.Skipped,
 		float64(res.Read)/max(res.Took.Seconds(), 1e-3))
