@@ -15,6 +15,8 @@ import (
 	"io"
 	"os"
 	"os/exec"
+	"os/user"
+	"strconv"
 	"time"
 
 	"github.com/gpuprof/gpuprof/slurmext"
@@ -39,8 +41,9 @@ type Result struct {
 	Skipped   int     // lines or jobs that could not be parsed
 	Problems  []error // the first MaxProblems of them
 	// Notes are values that were malformed but did not cost the record
-	// (the field was left unknown).
-	Notes []string
+	// (the field was left unknown): the first MaxProblems of NoteCount.
+	Notes     []string
+	NoteCount int
 	Last      time.Time
 	Took      time.Duration
 }
@@ -126,9 +129,15 @@ func Import(ctx context.Context, db *store.DB, r io.Reader, format string, o Opt
 			res.Problems = append(res.Problems, err)
 		}
 	}
+	uids := map[string]int{}
 	add := func(rec slurmext.JobRecord) error {
 		if rec.Cluster == "" {
 			rec.Cluster = o.Cluster
+		}
+		if rec.UID < 0 && rec.User != "" {
+			// sacct --json names users without uids; access control needs
+			// the uid, so look it up where the name is known here.
+			rec.UID = lookupUID(uids, rec.User)
 		}
 		rec.Source = Source
 		res.Read++
@@ -150,9 +159,6 @@ func Import(ctx context.Context, db *store.DB, r io.Reader, format string, o Opt
 			var le *slurmext.LineError
 			switch {
 			case errors.Is(err, io.EOF):
-				for _, p := range sr.Problems() {
-					res.Notes = append(res.Notes, p)
-				}
 				err := flush()
 				res.Took = o.now().Sub(began)
 				return res, err
@@ -162,6 +168,14 @@ func Import(ctx context.Context, db *store.DB, r io.Reader, format string, o Opt
 			case err != nil:
 				_ = flush()
 				return res, fmt.Errorf("read sacct output: %w", err)
+			}
+			// Problems holds the notes of this record only: the next call
+			// of Next clears them.
+			for _, p := range sr.Problems() {
+				res.NoteCount++
+				if len(res.Notes) < MaxProblems {
+					res.Notes = append(res.Notes, "job "+rec.JobID+": "+p)
+				}
 			}
 			if err := add(rec); err != nil {
 				return res, err
@@ -179,12 +193,30 @@ func Import(ctx context.Context, db *store.DB, r io.Reader, format string, o Opt
 		}
 		ferr := flush()
 		res.Took = o.now().Sub(began)
-		if err != nil {
+		switch {
+		case err != nil && ferr != nil:
+			// Nothing of the last batch was stored: do not say it was.
+			return res, errors.Join(ferr, fmt.Errorf("sacct JSON: %w", err))
+		case err != nil:
 			return res, fmt.Errorf("sacct JSON (records before the error were imported): %w", err)
 		}
 		return res, ferr
 	}
 	return res, fmt.Errorf("unknown format %q", format)
+}
+
+func lookupUID(cache map[string]int, name string) int {
+	if uid, ok := cache[name]; ok {
+		return uid
+	}
+	uid := -1
+	if u, err := user.Lookup(name); err == nil {
+		if n, err := strconv.Atoi(u.Uid); err == nil {
+			uid = n
+		}
+	}
+	cache[name] = uid
+	return uid
 }
 
 // DetectFormat tells sacct --json output from sacct -P text by the first

@@ -133,9 +133,10 @@ func FinishFromHook(ctx context.Context, tx *store.Tx, h HookEnd) error {
 }
 
 // DrainSpool applies every record in dir to db, oldest first, removing each
-// once committed. Unreadable records are quarantined, not retried. It stops
-// at the first database error (typically: locked) and returns it; the rest
-// stays for the next call.
+// once committed. Unreadable records, and records the store refuses as
+// invalid, are quarantined, not retried. It stops at the first database
+// error (typically: locked) and returns it; the rest stays for the next
+// call.
 func DrainSpool(ctx context.Context, db *store.DB, dir spool.Dir, opts Options, log *slog.Logger) (int, error) {
 	entries, err := dir.List()
 	if err != nil {
@@ -151,7 +152,10 @@ func DrainSpool(ctx context.Context, db *store.DB, dir spool.Dir, opts Options, 
 			continue
 		}
 		err := db.WithTx(ctx, func(tx *store.Tx) error { return Apply(ctx, tx, e.Kind, e.Data, opts) })
-		if errors.Is(err, errBadRecord) {
+		// A record the store refuses as invalid (a hook's profile with no
+		// node or cluster) is refused on every pass: retrying it would
+		// block every record behind it.
+		if errors.Is(err, errBadRecord) || errors.Is(err, store.ErrInvalid) {
 			log.Error("spool record unreadable; quarantined", "record", e.Name, "err", err)
 			if qerr := dir.Quarantine(e.Name, err.Error()); qerr != nil {
 				return n, qerr

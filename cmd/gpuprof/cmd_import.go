@@ -160,12 +160,11 @@ func runImport(ctx context.Context, g *globalOptions, o *importOptions, stdout, 
 	for _, p := range res.Problems {
 		fmt.Fprintf(stderr, "skipped: %v\n", p)
 	}
-	for i, n := range res.Notes {
-		if i == history.MaxProblems {
-			fmt.Fprintf(stderr, "… and %d more notes\n", len(res.Notes)-i)
-			break
-		}
+	for _, n := range res.Notes {
 		fmt.Fprintf(stderr, "note: %s\n", n)
+	}
+	if more := res.NoteCount - len(res.Notes); more > 0 {
+		fmt.Fprintf(stderr, "… and %d more notes\n", more)
 	}
 	fmt.Fprintf(stdout, "%d jobs read: %d new, %d updated, %d unchanged; %d skipped; %.0f jobs/s\n",
 		res.Read, res.Inserted, res.Updated, res.Unchanged, res.Skipped,
