@@ -1,0 +1,111 @@
+package main
+
+import (
+	"context"
+	"io"
+	"log/slog"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/gpuprof/gpuprof/config"
+	"github.com/gpuprof/gpuprof/profile"
+	"github.com/gpuprof/gpuprof/slurmext"
+	"github.com/gpuprof/gpuprof/store"
+)
+
+func TestGuardExitsZeroAtDeadline(t *testing.T) {
+	exited := make(chan int, 1)
+	log := slog.New(slog.NewTextHandler(io.Discard, nil))
+	began := time.Now()
+	ctx, stop := guard(context.Background(), 100*time.Millisecond, log, "7", func(code int) { exited <- code })
+	defer stop()
+	if dl, ok := ctx.Deadline(); !ok || dl.Sub(began) > 95*time.Millisecond {
+		t.Errorf("context deadline %v after start, want 90ms (a tenth before the hard one)", dl.Sub(began))
+	}
+	select {
+	case code := <-exited:
+		if code != 0 {
+			t.Errorf("exit code %d, want 0", code)
+		}
+		if took := time.Since(began); took < 100*time.Millisecond || took > time.Second {
+			t.Errorf("watchdog fired after %s, want 100ms", took)
+		}
+	case <-time.After(2 * time.Second):
+		t.Fatal("watchdog never fired for a stuck hook")
+	}
+}
+
+func TestGuardStopDisarms(t *testing.T) {
+	exited := make(chan int, 1)
+	_, stop := guard(context.Background(), 50*time.Millisecond, slog.New(slog.NewTextHandler(io.Discard, nil)), "7", func(code int) { exited <- code })
+	stop()
+	select {
+	case <-exited:
+		t.Fatal("watchdog fired after stop")
+	case <-time.After(150 * time.Millisecond):
+	}
+}
+
+func TestCleanKeepsTerminalsSafe(t *testing.T) {
+	tests := []struct{ name, in, want string }{
+		{"plain", "train-resnet", "train-resnet"},
+		{"ansi", "x\x1b[31mred\x1b[0m", "x?[31mred?[0m"},
+		{"c1 control", "a\u009bb", "a?b"},
+		{"newline", "a\nb", "a?b"},
+		{"long", strings.Repeat("é", 30), strings.Repeat("é", 19) + "…"},
+		{"cjk", "训练任务", "训练任务"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			if got := clean(tt.in, 20); got != tt.want {
+				t.Errorf("clean(%q) = %q, want %q", tt.in, got, tt.want)
+			}
+		})
+	}
+}
+
+func TestJobJSONSaysWhatIsMissing(t *testing.T) {
+	t0 := time.Unix(1_800_000_000, 0)
+	sacct := &slurmext.JobRecord{JobID: "1", Submit: t0, Start: t0.Add(time.Minute), ReqTRES: "gres/gpu=2", ReqGPUs: 2}
+	jobcomp := &slurmext.JobRecord{JobID: "2", Submit: t0}
+	prof := profile.Job{Key: profile.Key{JobID: "3"}, GPUs: []profile.GPU{{UUID: "a", Samples: 3, ProcSamples: 3}, {UUID: "b", Samples: 3}}}
+	got := toJobJSON([]store.JobView{
+		{JobID: "1", Sched: sacct},
+		{JobID: "2", Sched: jobcomp},
+		{JobID: "3", Profiles: []profile.Job{prof}},
+	})
+	if w := got[0].WaitSeconds; w == nil || *w != 60 {
+		t.Errorf("job 1 wait %v, want 60", w)
+	}
+	if r := got[0].GPUsRequested; r == nil || *r != 2 {
+		t.Errorf("job 1 requested %v, want 2 from sacct", r)
+	}
+	if got[0].GPUsUsed != nil || strings.Join(got[0].Missing, ",") != "gpu_profile" {
+		t.Errorf("job 1: used %v missing %v; want null and gpu_profile", got[0].GPUsUsed, got[0].Missing)
+	}
+	if got[1].GPUsRequested != nil || got[1].WaitSeconds != nil {
+		t.Errorf("job 2 (jobcomp only, never started): requested %v wait %v, want both null", got[1].GPUsRequested, got[1].WaitSeconds)
+	}
+	if r, u := got[2].GPUsRequested, got[2].GPUsUsed; r == nil || *r != 2 || u == nil || *u != 1 {
+		t.Errorf("job 3: requested %v used %v, want 2 allocated and 1 used", r, u)
+	}
+	if strings.Join(got[2].Missing, ",") != "scheduler_view" {
+		t.Errorf("job 3 missing %v, want scheduler_view", got[2].Missing)
+	}
+}
+
+func TestClusterNamePrecedence(t *testing.T) {
+	cfg := config.Default()
+	cfg.SlurmConf = t.TempDir() + "/none"
+	if got := clusterName(cfg, ""); got != "default" {
+		t.Errorf("no names anywhere: %q, want default", got)
+	}
+	if got := clusterName(cfg, "fromslurm"); got != "fromslurm" {
+		t.Errorf("from Slurm: %q", got)
+	}
+	cfg.Cluster = "configured"
+	if got := clusterName(cfg, "fromslurm"); got != "configured" {
+		t.Errorf("configured: %q", got)
+	}
+}
