@@ -440,15 +440,17 @@ func (t *Tx) list(ctx context.Context, f Filter, exact bool) ([]profile.Job, err
 	return js, nil
 }
 
-func scanJob(rows *sql.Rows) (profile.Job, error) {
+// scanJob reads one row of jobColumns, and extra trailing columns into
+// extra.
+func scanJob(rows scanner, extra ...any) (profile.Job, error) {
 	var j profile.Job
 	var start, end, last sql.NullInt64
 	var reasons string
 	var intervalMS int64
-	err := rows.Scan(&j.Cluster, &j.JobID, &j.Node, &j.User, &j.UID, &j.GID, &j.Account, &j.Partition, &j.Comment,
+	err := rows.Scan(append([]any{&j.Cluster, &j.JobID, &j.Node, &j.User, &j.UID, &j.GID, &j.Account, &j.Partition, &j.Comment,
 		&start, &end, &j.Status, &j.Source, &j.ExitKnown, &j.ExitStatus, &j.ExitSignal,
 		&j.Partial, &reasons, &intervalMS, &last,
-		&j.Driver, &j.CUDADriver, &j.IO.Scope, &j.IO.StallSeconds, &j.IO.Seconds)
+		&j.Driver, &j.CUDADriver, &j.IO.Scope, &j.IO.StallSeconds, &j.IO.Seconds}, extra...)...)
 	if err != nil {
 		return j, classify(err)
 	}
@@ -493,10 +495,10 @@ func decodeGPU(state string, withSeries bool) (profile.GPU, error) {
 }
 
 // Normalize returns j as the store gives it back: every time (the job's
-// start, end and last sample, each GPU's first sample and XID times) cut to
-// whole seconds in UTC, the zero time kept zero; the sample interval cut to
-// whole milliseconds; empty lists (partial reasons, GPUs, XIDs, process
-// names) nil. Sub-second precision is dropped on purpose: the columns are
+// start, end and last sample, each GPU's first and last sample and XID
+// times) cut to whole seconds in UTC, the zero time kept zero; the sample
+// interval cut to whole milliseconds; empty lists (partial reasons, GPUs,
+// XIDs, process names) nil. Sub-second precision is dropped on purpose: the columns are
 // unix seconds for SQL, and the series is per second at best. j itself is
 // not modified.
 func Normalize(j profile.Job) profile.Job {
@@ -513,7 +515,7 @@ func Normalize(j profile.Job) profile.Job {
 	}
 	gs := make([]profile.GPU, len(j.GPUs))
 	for i, g := range j.GPUs {
-		g.FirstSample = normTime(g.FirstSample)
+		g.FirstSample, g.LastSample = normTime(g.FirstSample), normTime(g.LastSample)
 		if len(g.XIDs) == 0 {
 			g.XIDs = nil
 		} else {

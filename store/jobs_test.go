@@ -108,8 +108,10 @@ func TestSummaryColumns(t *testing.T) {
 	if got := read(g.UUID); got != want {
 		t.Errorf("busy GPU summary:\n got %+v\nwant %+v", got, want)
 	}
-	// The untouched GPU has nothing measured: NULL, not zero.
-	if got, want := read(j.GPUs[1].UUID), (row{idleAlloc: true}); got != want {
+	// The untouched GPU has nothing measured: NULL, not zero. Without a
+	// single reading it is not called an idle allocation either (profile's
+	// rule: no evidence, no accusation).
+	if got, want := read(j.GPUs[1].UUID), (row{}); got != want {
 		t.Errorf("idle GPU summary:\n got %+v\nwant %+v", got, want)
 	}
 }

@@ -4,6 +4,7 @@ import (
 	"context"
 	"database/sql"
 	"embed"
+	"errors"
 	"fmt"
 	"io/fs"
 	"path"
@@ -15,7 +16,7 @@ import (
 
 // SchemaVersion is the schema this gpuprof writes: the number of the last
 // migration, kept in PRAGMA user_version.
-const SchemaVersion = 1
+const SchemaVersion = 2
 
 //go:embed migrations/*.sql
 var migrationFS embed.FS
@@ -72,14 +73,14 @@ type queryRower interface {
 
 func readHeader(ctx context.Context, q queryRower) (header, error) {
 	var h header
-	if err := q.QueryRowContext(ctx, "PRAGMA application_id").Scan(&h.appID); err != nil {
-		return h, fmt.Errorf("read application_id: %w", classify(err))
-	}
-	if err := q.QueryRowContext(ctx, "PRAGMA user_version").Scan(&h.version); err != nil {
-		return h, fmt.Errorf("read user_version: %w", classify(err))
-	}
-	if err := q.QueryRowContext(ctx, "SELECT count(*) FROM sqlite_master").Scan(&h.objects); err != nil {
-		return h, fmt.Errorf("read schema: %w", classify(err))
+	// One statement, so one snapshot: read apart, another process's
+	// migration could commit between the reads and show its schema without
+	// its application id.
+	err := q.QueryRowContext(ctx, `SELECT (SELECT application_id FROM pragma_application_id),
+		(SELECT user_version FROM pragma_user_version), (SELECT count(*) FROM sqlite_master)`).
+		Scan(&h.appID, &h.version, &h.objects)
+	if err != nil {
+		return h, fmt.Errorf("read header: %w", classify(err))
 	}
 	return h, nil
 }
@@ -96,25 +97,35 @@ func (h header) check() error {
 	return nil
 }
 
-// migrate brings the schema to SchemaVersion in one immediate transaction,
-// so concurrent openers of a new file serialise and the second finds the
-// work done. A current schema needs no transaction at all.
-func migrate(ctx context.Context, w *sql.DB, busy time.Duration) error {
+// migrateTo brings the schema to version target (SchemaVersion, except in
+// tests that build the databases older releases wrote) in one immediate
+// transaction, so concurrent openers of a new file serialise and the second
+// finds the work done. A current schema needs no transaction at all.
+func migrateTo(ctx context.Context, w *sql.DB, busy time.Duration, target int) error {
 	ms, err := loadMigrations()
 	if err != nil {
 		return err
 	}
+	if target < 1 || target > len(ms) {
+		return fmt.Errorf("migrate: no schema version %d", target)
+	}
 	// Most opens find the schema current: check without the write lock, so
-	// opening does not wait for another process's long transaction.
+	// opening does not wait for another process's long transaction. A new
+	// file being migrated by another opener is not in WAL mode yet and
+	// blocks even this read (for the writer's short busy slice): then wait
+	// for the lock like a migration would, and check under it.
 	h, err := readHeader(ctx, w)
-	if err != nil {
+	switch {
+	case errors.Is(err, ErrLocked):
+	case err != nil:
 		return fmt.Errorf("migrate: %w", err)
-	}
-	if err := h.check(); err != nil {
-		return err
-	}
-	if h.version == SchemaVersion && h.appID == ApplicationID {
-		return nil
+	default:
+		if err := h.check(); err != nil {
+			return err
+		}
+		if h.version >= target && h.appID == ApplicationID {
+			return nil
+		}
 	}
 	stx, err := beginWrite(ctx, w, busy)
 	if err != nil {
@@ -129,10 +140,10 @@ func migrate(ctx context.Context, w *sql.DB, busy time.Duration) error {
 	if err := h.check(); err != nil {
 		return err
 	}
-	if h.version == SchemaVersion && h.appID == ApplicationID {
+	if h.version >= target && h.appID == ApplicationID {
 		return nil
 	}
-	for _, m := range ms[h.version:] {
+	for _, m := range ms[h.version:target] {
 		if _, err := stx.ExecContext(ctx, m.sql); err != nil {
 			return fmt.Errorf("migrate: %s: %w", m.name, classify(err))
 		}
@@ -141,7 +152,7 @@ func migrate(ctx context.Context, w *sql.DB, busy time.Duration) error {
 	if _, err := stx.ExecContext(ctx, fmt.Sprintf("PRAGMA application_id = %d", ApplicationID)); err != nil {
 		return fmt.Errorf("migrate: set application_id: %w", classify(err))
 	}
-	if _, err := stx.ExecContext(ctx, fmt.Sprintf("PRAGMA user_version = %d", SchemaVersion)); err != nil {
+	if _, err := stx.ExecContext(ctx, fmt.Sprintf("PRAGMA user_version = %d", target)); err != nil {
 		return fmt.Errorf("migrate: set user_version: %w", classify(err))
 	}
 	if err := stx.Commit(); err != nil {

@@ -1,11 +1,15 @@
 // Package store keeps job profiles (profile.Job) in a SQLite database: the
-// node-local database the agent and hooks write, and later the central one
-// the collector fills.
+// node-local database the agent and hooks write, and the central one the
+// collector fills. The central one also keeps the scheduler's view of each
+// job (slurmext.JobRecord from jobcomp and sacct, merged whatever the order
+// of arrival) and joins both into JobViews; the node one also keeps the
+// outbox of profiles waiting for the collector.
 //
 // It owns the schema (embedded, numbered migrations under migrations/), the
 // connection settings (WAL, immediate write transactions, busy timeout) and
 // the queries. It must not interpret profiles beyond deriving the summary
-// columns from profile.GPU's own methods, and it must never modify a file it
+// columns from profile.GPU's own methods (nor scheduler records beyond the
+// merge rules of PutSchedJob), and it must never modify a file it
 // did not create as a gpuprof database: a foreign SQLite database, a corrupt
 // file or one written by a newer gpuprof is refused untouched.
 //
@@ -37,13 +41,15 @@ import (
 // Errors. Callers test them with errors.Is; the store wraps them with
 // context and, where SQLite said more, with SQLite's own error.
 var (
-	// ErrNotFound: no profile with that key.
+	// ErrNotFound: no profile (scheduler record, job view, queued
+	// profile) with that key.
 	ErrNotFound = errors.New("job profile not found")
 	// ErrFinished: the stored profile is finished and the one being written
 	// is not; a late running snapshot must not undo a finished profile.
 	ErrFinished = errors.New("job profile already finished")
-	// ErrInvalid: the profile cannot be stored as given (empty key field,
-	// unknown status, duplicate GPU UUID, non-finite number).
+	// ErrInvalid: the profile or scheduler record cannot be stored as given
+	// (empty key field, unknown status, duplicate GPU UUID, non-finite
+	// number).
 	ErrInvalid = errors.New("invalid job profile")
 	// ErrSchemaTooNew: the database was written by a newer gpuprof.
 	ErrSchemaTooNew = errors.New("database schema is newer than this gpuprof")
@@ -112,6 +118,12 @@ func Open(ctx context.Context, path string, opts Options) (*DB, error) {
 }
 
 func open(ctx context.Context, path string, opts Options) (*DB, error) {
+	return openAt(ctx, path, opts, SchemaVersion)
+}
+
+// openAt is open migrating only up to schema version target (tests build
+// older databases with it).
+func openAt(ctx context.Context, path string, opts Options, target int) (*DB, error) {
 	if path == "" {
 		return nil, errors.New("empty path")
 	}
@@ -148,7 +160,7 @@ func open(ctx context.Context, path string, opts Options) (*DB, error) {
 	// last one checkpoints and removes the WAL, which the next write then has
 	// to recreate.
 	w.SetConnMaxIdleTime(0)
-	if err := migrate(ctx, w, busy); err != nil {
+	if err := migrateTo(ctx, w, busy, target); err != nil {
 		w.Close()
 		return nil, err
 	}
