@@ -2,14 +2,12 @@ package main
 
 import (
 	"context"
-	"io"
 	"log/slog"
 	"os"
 	"time"
 
 	"github.com/spf13/cobra"
 
-	"github.com/gpuprof/gpuprof/config"
 	"github.com/gpuprof/gpuprof/gpu"
 	"github.com/gpuprof/gpuprof/hooks"
 	"github.com/gpuprof/gpuprof/slurmext"
@@ -36,25 +34,8 @@ Log lines go to log_file (default: syslog), never to the job's output.`,
 // is called with 0 even if a cgo call (SQLite, NVML) is stuck.
 func runHook(ctx context.Context, g *globalOptions, kind string, getenv func(string) string, exit func(int)) {
 	began := time.Now()
-	cfg, cfgErr := g.load()
-	if cfgErr != nil {
-		// A broken config file must not break jobs: run on defaults.
-		def := config.Default()
-		if g.DB != "" {
-			def.DB = g.DB
-		}
-		cfg = def
-	}
-	logDest := cfg.LogFile
-	if logDest == "" {
-		logDest = "syslog"
-	}
-	log, closeLog := newLogger(logDest, io.Discard, g.level(), "hook", kind)
+	cfg, log, closeLog := hookSetup(g, kind)
 	defer closeLog()
-	if cfgErr != nil {
-		log.Error("configuration unusable; using defaults", "err", cfgErr)
-	}
-
 	ctx, stop := guard(ctx, cfg.Hooks.Deadline.D(), log, getenv("SLURM_JOB_ID"), exit)
 	defer stop()
 

@@ -2,7 +2,6 @@ package main
 
 import (
 	"context"
-	"io"
 	"log/slog"
 	"os"
 	"time"
@@ -34,23 +33,8 @@ spool (spool_dir) and is ingested later. It always exits 0.`,
 
 func runJobComp(ctx context.Context, g *globalOptions, getenv func(string) string, exit func(int)) {
 	began := time.Now()
-	cfg, cfgErr := g.load()
-	if cfgErr != nil {
-		def := config.Default()
-		if g.DB != "" {
-			def.DB = g.DB
-		}
-		cfg = def
-	}
-	logDest := cfg.LogFile
-	if logDest == "" {
-		logDest = "syslog"
-	}
-	log, closeLog := newLogger(logDest, io.Discard, g.level(), "hook", "jobcomp")
+	cfg, log, closeLog := hookSetup(g, "jobcomp")
 	defer closeLog()
-	if cfgErr != nil {
-		log.Error("configuration unusable; using defaults", "err", cfgErr)
-	}
 	ctx, stop := guard(ctx, cfg.JobComp.Deadline.D(), log, getenv("JOBID"), exit)
 	defer stop()
 

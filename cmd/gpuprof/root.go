@@ -90,9 +90,16 @@ func newLogger(dest string, fallback io.Writer, level slog.Level, attrs ...any) 
 		}
 	default:
 		f, err := os.OpenFile(dest, os.O_WRONLY|os.O_APPEND|os.O_CREATE, 0o640)
-		if err == nil {
+		switch {
+		case err == nil:
 			w, closeFn = f, func() { f.Close() }
-		} else {
+		case fallback == io.Discard:
+			// A hook must stay quiet on stdout/stderr: try syslog instead.
+			openErr = err
+			if sw, serr := syslog.New(syslog.LOG_DAEMON|syslog.LOG_INFO, "gpuprof"); serr == nil {
+				w, closeFn = sw, func() { sw.Close() }
+			}
+		default:
 			openErr = err
 		}
 	}
