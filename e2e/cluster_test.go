@@ -127,6 +127,9 @@ type cluster struct {
 type clusterOptions struct {
 	// Accounting adds slurmdbd and MariaDB, so sacct works.
 	Accounting bool
+	// JobComp makes slurmctld run `GPUProfBin jobcomp --config
+	// GPUProfConfig` as its jobcomp/script at the end of every job.
+	JobComp bool
 	// GPUProfBin and GPUProfConfig make the Prolog and Epilog run
 	// `GPUProfBin prolog|epilog --config GPUProfConfig`; with no GPUProfBin
 	// the hooks do nothing.
@@ -159,6 +162,9 @@ func startCluster(t *testing.T, o clusterOptions) *cluster {
 	args := []string{c.script, "start", c.Dir}
 	if o.Accounting {
 		args = append(args, "--accounting")
+	}
+	if o.JobComp {
+		args = append(args, "--jobcomp")
 	}
 	// Installing Slurm and MariaDB on a fresh machine takes about a minute.
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Minute)

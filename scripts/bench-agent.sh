@@ -152,9 +152,14 @@ size = os.path.getsize(db) + (os.path.getsize(db + "-wal") if os.path.exists(db 
 page = c.execute("PRAGMA page_size").fetchone()[0]
 free = c.execute("PRAGMA freelist_count").fetchone()[0] * page
 print(f"database: {size} bytes on disk ({free} free), {size / jobs:.0f} bytes per job")
-print("per table (dbstat, pages incl. overflow):")
+print("per table and index with data (dbstat, pages incl. overflow):")
+empty = empty_bytes = 0
 for name, pages, payload in c.execute("SELECT name, sum(pgsize), sum(payload) FROM dbstat GROUP BY name ORDER BY name"):
-    print(f"  {name:<28} {pages:>9} bytes in pages, {payload:>9} payload, {pages / jobs:>8.0f} per job")
+    if not payload:  # an empty table or index still holds its root page
+        empty, empty_bytes = empty + 1, empty_bytes + pages
+        continue
+    print(f"  {name:<32} {pages:>9} bytes in pages, {payload:>9} payload, {payload / jobs:>8.0f} payload per job")
+print(f"  ({empty} empty tables and indexes: {empty_bytes} bytes of root pages, a fixed cost)")
 
 # A jobs row as stored: the sum of its columns' lengths.
 cols = [r[1] for r in c.execute("PRAGMA table_info(jobs)")]

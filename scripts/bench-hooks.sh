@@ -5,19 +5,22 @@
 # A simulated node (4 GPUs) with a running agent, and a second configuration
 # whose socket has no agent behind it (the hooks' fallback path: they write
 # the database themselves). Each round runs, in a shuffled order, /bin/true,
-# python3 -c pass, one prolog+epilog pair through the agent and one through
-# the fallback, so machine noise hits every command alike. An epilog ends
-# the job its prolog started three rounds earlier, so the agent holds a few
-# running jobs and samples them between the hooks, as on a real node.
+# python3 -c pass, `gpuprof --version` (the binary's start-up floor: runtime,
+# package init, cobra), one prolog+epilog pair through the agent and one
+# through the fallback, so machine noise hits every command alike. An epilog
+# ends the job its prolog started three rounds earlier, so the agent holds a
+# few running jobs and samples them between the hooks, as on a real node.
 #
 # Every command gets the environment slurmd gives a prolog/epilog and
 # nothing else (what `env -i VAR=...` would pass; set directly, so the
 # timings carry no extra exec of env(1)). Wall time per exec is measured
 # with time.perf_counter_ns around subprocess.run.
 #
-# Prints: command, runs, p50, p99, max (ms, nearest rank) and p50 / p50 of
-# /bin/true. Exits non-zero on errors (a hook failing, a job not recorded
-# the way it should be), never because a target is missed.
+# Prints: command, runs, p50, p99, max (ms, nearest rank), their p50 and
+# p99 over /bin/true's, and the hooks' own logged duration (took=) p50 and
+# p99. Exits non-zero on errors (a hook failing, a job not recorded the way
+# it should be), never because a target is missed. BENCH_KEEP=1 keeps the work
+# directory (configurations, databases, logs).
 set -euo pipefail
 BIN=${1:?usage: bench-hooks.sh GPUPROF_BIN [N]}
 N=${2:-200}
@@ -31,7 +34,7 @@ W=$(mktemp -d "${TMPDIR:-/tmp}/gpuprof-bench-hooks.XXXXXX")
 AGENT_PID=
 cleanup() {
 	if [ -n "$AGENT_PID" ]; then kill "$AGENT_PID" 2>/dev/null || true; wait "$AGENT_PID" 2>/dev/null || true; fi
-	rm -rf "$W"
+	if [ "${BENCH_KEEP:-}" = 1 ]; then echo "bench-hooks: work directory kept: $W" >&2; else rm -rf "$W"; fi
 }
 trap cleanup EXIT
 
@@ -131,6 +134,7 @@ for i in range(n + LAG):
         units += [
             lambda i=i: run("/bin/true", ["/bin/true"], hookenv(100000 + i, "prolog_slurmd")),
             lambda i=i: run("python3 -c pass", [py, "-c", "pass"], hookenv(100000 + i, "prolog_slurmd")),
+            lambda i=i: run("gpuprof --version", [bin_, "--version"], hookenv(100000 + i, "prolog_slurmd")),
             lambda i=i: hook("agent", "agent", "prolog", 100000 + i),
             lambda i=i: hook("no agent", "fallback", "prolog", 200000 + i),
         ]
@@ -166,16 +170,39 @@ if errs:
     print("bench-hooks: " + "; ".join(errs), file=sys.stderr)
     sys.exit(1)
 
+# The hooks log their own duration ("took", from process start to the end
+# of the work, runtime start-up excluded) and the path taken ("via").
+import re
+UNIT = {"ns": 1, "µs": 1e3, "us": 1e3, "ms": 1e6, "s": 1e9}
+took = {}
+for cfg, label, via in (("agent", "agent", "agent"), ("fallback", "no agent", "database")):
+    for line in open(f"{w}/{cfg}.log", encoding="utf-8"):
+        m = re.search(r"msg=done hook=(\w+) .*via=(\w+) .*took=([0-9.]+)(ns|µs|us|ms|s)\b", line)
+        if not m:
+            continue
+        if m.group(2) != via:
+            errs.append(f"{cfg}.log: a {m.group(1)} went via {m.group(2)}, want {via}")
+        took.setdefault(f"gpuprof {m.group(1)} ({label})", []).append(float(m.group(3)) * UNIT[m.group(4)])
+for name, v in took.items():
+    if len(v) != n:
+        errs.append(f"{len(v)} logged runs of {name}, want {n}")
+if errs:
+    print("bench-hooks: " + "; ".join(errs[:5]), file=sys.stderr)
+    sys.exit(1)
+
 def pct(v, p):  # nearest rank
     s = sorted(v)
     k = max(1, -(-p * len(s) // 100))
     return s[k - 1]
 
-base = pct(times["/bin/true"], 50)
-order = ["/bin/true", "python3 -c pass", "gpuprof prolog (agent)", "gpuprof epilog (agent)",
+base, base99 = pct(times["/bin/true"], 50), pct(times["/bin/true"], 99)
+order = ["/bin/true", "python3 -c pass", "gpuprof --version", "gpuprof prolog (agent)", "gpuprof epilog (agent)",
          "gpuprof prolog (no agent)", "gpuprof epilog (no agent)"]
-print(f"{'command':<27} {'runs':>5} {'p50 ms':>8} {'p99 ms':>8} {'max ms':>8} {'p50/true':>9}")
+print(f"{'command':<27} {'runs':>5} {'p50 ms':>8} {'p99 ms':>8} {'max ms':>8} {'p50/true':>9} {'p99/true':>9} {'in-hook p50':>12} {'p99':>6}")
 for name in order:
     v = times[name]
-    print(f"{name:<27} {len(v):>5} {pct(v,50)/1e6:>8.2f} {pct(v,99)/1e6:>8.2f} {max(v)/1e6:>8.2f} {pct(v,50)/base:>9.1f}")
+    t = took.get(name)
+    inhook = f"{pct(t,50)/1e6:>12.2f} {pct(t,99)/1e6:>6.2f}" if t else f"{'':>12} {'':>6}"
+    print(f"{name:<27} {len(v):>5} {pct(v,50)/1e6:>8.2f} {pct(v,99)/1e6:>8.2f} {max(v)/1e6:>8.2f} {pct(v,50)/base:>9.1f} {pct(v,99)/base99:>9.1f} {inhook}")
+print("p50/true, p99/true: ratios to /bin/true's p50 and p99 in the same run; in-hook: the hooks' own logged duration (took=), runtime start-up excluded")
 PY
