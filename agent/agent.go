@@ -91,6 +91,7 @@ type jobState struct {
 	goneOnce bool    // no step of the job was found at the previous check
 	cgroupIO float64 // last cgroup io.pressure total, seconds (valid with hasCG)
 	hasCG    bool
+	cgMisses int            // samples since the cgroup was last looked for in vain
 	ticks    map[int]uint64 // last blkio ticks per PID
 	lastIO   time.Time
 	gapFrom  time.Time // set when resumed after a sampling gap
@@ -98,10 +99,9 @@ type jobState struct {
 }
 
 type pidInfo struct {
-	job   string
-	start uint64
-	name  string
-	seen  bool
+	job  string
+	name string
+	seen bool
 }
 
 type ioCounter struct {

@@ -31,6 +31,11 @@ const (
 type benchNode struct {
 	agent *Agent
 	now   time.Time
+	// With touch, procsDir is touched before each tick: with the node's
+	// scan cache that forces exactly one scan of the process files per
+	// tick, as a real 1 s interval does.
+	procsDir string
+	touch    bool
 }
 
 // newBenchNode starts jobs jobs on a node of gpus GPUs, job k on GPU
@@ -40,7 +45,7 @@ type benchNode struct {
 // they are registered in memory and the sampler costs next to nothing,
 // leaving the agent's own work: PID → job mapping through procfs,
 // attribution, profile accumulation, IO wait.
-func newBenchNode(b *testing.B, gpus, jobs int, procFiles bool) *benchNode {
+func newBenchNode(b *testing.B, gpus, jobs int, procFiles bool, opts ...sim.Option) *benchNode {
 	b.Helper()
 	dir := b.TempDir()
 	procfs := filepath.Join(dir, "proc")
@@ -53,7 +58,7 @@ func newBenchNode(b *testing.B, gpus, jobs int, procFiles bool) *benchNode {
 	if err != nil {
 		b.Fatal(err)
 	}
-	node, err := sim.Open(simDir, sim.WithProcfs(procfs))
+	node, err := sim.Open(simDir, append([]sim.Option{sim.WithProcfs(procfs)}, opts...)...)
 	if err != nil {
 		b.Fatal(err)
 	}
@@ -62,7 +67,7 @@ func newBenchNode(b *testing.B, gpus, jobs int, procFiles bool) *benchNode {
 		b.Fatal(err)
 	}
 	b.Cleanup(func() { db.Close() })
-	n := &benchNode{now: time.Unix(1_800_000_000, 0)}
+	n := &benchNode{now: time.Unix(1_800_000_000, 0), procsDir: filepath.Join(simDir, "procs")}
 	n.agent, err = New(context.Background(), Options{
 		Cluster: "c", Node: "n1", Socket: filepath.Join(dir, "agent.sock"),
 		Interval: time.Second, FlushInterval: 10 * time.Second, SeriesPoints: 1024,
@@ -115,6 +120,9 @@ func benchFile(b *testing.B, path, data string) {
 // tick advances the virtual clock one interval and samples every job.
 func (n *benchNode) tick() {
 	n.now = n.now.Add(time.Second)
+	if n.touch {
+		_ = os.Chtimes(n.procsDir, n.now, n.now)
+	}
 	n.agent.sample(context.Background(), "")
 }
 
@@ -151,12 +159,21 @@ func BenchmarkSample(b *testing.B) {
 	for _, bc := range []struct {
 		name      string
 		procFiles bool
+		cached    bool
 	}{
-		{"registered", false},
-		{"procfiles", true},
+		{"registered", false, false},
+		{"procfiles", true, false},
+		// What the agent runs: the node's scan cache (sim.WithScanCache)
+		// makes it one scan per tick instead of two per GPU.
+		{"procfiles-cached", true, true},
 	} {
 		b.Run(bc.name, func(b *testing.B) {
-			n := newBenchNode(b, benchGPUs, benchJobs, bc.procFiles)
+			var opts []sim.Option
+			if bc.cached {
+				opts = append(opts, sim.WithScanCache(time.Hour))
+			}
+			n := newBenchNode(b, benchGPUs, benchJobs, bc.procFiles, opts...)
+			n.touch = bc.cached
 			n.tick()
 			n.check(b)
 			b.ReportAllocs()

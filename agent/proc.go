@@ -68,8 +68,7 @@ func sanitizeName(s string) string {
 	return s
 }
 
-// startTicks returns field 22 of /proc/PID/stat (start time in clock ticks),
-// used to tell a PID from a later process that reused it.
+// statFields returns the fields of /proc/PID/stat from field 3 on.
 func (p procReader) statFields(pid int) ([]string, error) {
 	data, err := os.ReadFile(filepath.Join(p.procfs, strconv.Itoa(pid), "stat"))
 	if err != nil {
@@ -81,15 +80,6 @@ func (p procReader) statFields(pid int) ([]string, error) {
 		return nil, fmt.Errorf("malformed stat of pid %d", pid)
 	}
 	return strings.Fields(string(data[i+1:])), nil // index 0 is field 3
-}
-
-// startTime returns the process start time in clock ticks (field 22).
-func (p procReader) startTime(pid int) (uint64, error) {
-	f, err := p.statFields(pid)
-	if err != nil || len(f) < 20 {
-		return 0, fmt.Errorf("start time of pid %d: %v", pid, err)
-	}
-	return strconv.ParseUint(f[19], 10, 64)
 }
 
 // blkioTicks returns the process's aggregated block-IO delay in clock ticks

@@ -129,14 +129,17 @@ func (a *Agent) mapPIDs(readings map[string]reading) {
 	}
 	for _, r := range readings {
 		for _, p := range r.procs {
-			start, _ := a.proc.startTime(p.PID)
+			// A PID seen at the previous sample is the same process: a PID
+			// is not reused within one interval in practice, and /proc
+			// reads are most of the agent's cost. Only new PIDs are looked
+			// up (their job and name).
 			info, ok := a.pids[p.PID]
-			if !ok || info.start != start {
+			if !ok {
 				job, err := a.proc.jobOf(p.PID)
 				if err != nil {
 					a.log.Debug("pid without job", "pid", p.PID, "err", err)
 				}
-				info = pidInfo{job: job, start: start, name: a.proc.comm(p.PID)}
+				info = pidInfo{job: job, name: a.proc.comm(p.PID)}
 			}
 			info.seen = true
 			a.pids[p.PID] = info
@@ -265,7 +268,17 @@ func (a *Agent) observeIO(now time.Time, st *jobState, node ioCounter) {
 	wall := now.Sub(prev).Seconds()
 	first := prev.IsZero()
 
-	if v, ok := a.proc.jobIOPressure(st.prof.JobID); ok {
+	// A job without a cgroup (proctrack/linuxproc) is re-checked only every
+	// tenth sample: the failed lookups were a tenth of the agent's work.
+	var v float64
+	ok := false
+	if st.hasCG || st.cgMisses%10 == 0 {
+		v, ok = a.proc.jobIOPressure(st.prof.JobID)
+	}
+	if !ok {
+		st.cgMisses++
+	}
+	if ok {
 		if st.hasCG && !first && v >= st.cgroupIO {
 			st.prof.IO.Observe(profile.IOScopeCgroup, v-st.cgroupIO, wall)
 		}

@@ -129,7 +129,8 @@ func openSampler(_ context.Context, cfg config.Config, log *slog.Logger) (gpu.Sa
 		if _, err := sim.Init(cfg.Sim.Dir, simSpec(cfg)); err != nil {
 			return nil, fmt.Errorf("simulated GPU node: %w", err)
 		}
-		n, err := sim.Open(cfg.Sim.Dir, sim.WithProcfs(cfg.Proc.Procfs))
+		n, err := sim.Open(cfg.Sim.Dir, sim.WithProcfs(cfg.Proc.Procfs),
+			sim.WithScanCache(min(cfg.Agent.Interval.D()/2, 500*time.Millisecond)))
 		if err != nil {
 			return nil, fmt.Errorf("simulated GPU node: %w", err)
 		}

@@ -48,10 +48,15 @@ type Node struct {
 	devices []gpu.Device
 	byUUID  map[string]int
 
+	scanTTL time.Duration
+
 	mu         sync.Mutex // guards the fields below; Register may come from another goroutine
 	registered map[int]Process
 	xidOffset  int64
 	closed     bool
+	scanAt     time.Time // wall-clock time of the last scan of procs/
+	scanDirMod time.Time // procs/ modification time at that scan
+	scanned    []Process // live processes from procs/ at that scan
 }
 
 // Option configures Open.
@@ -60,6 +65,14 @@ type Option func(*Node)
 // WithProcfs sets the procfs root used to check that registered PIDs still
 // run (default /proc).
 func WithProcfs(root string) Option { return func(n *Node) { n.procfs = root } }
+
+// WithScanCache lets the node reuse its scan of procs/ for up to ttl while
+// the directory is unchanged (no process registered or left), instead of
+// re-reading every process file for each call: an agent asks for every GPU's
+// readings and processes each tick, and a real driver answers those from
+// memory. A process killed without unregistering is then noticed up to ttl
+// late. Default 0: scan on every call.
+func WithScanCache(ttl time.Duration) Option { return func(n *Node) { n.scanTTL = ttl } }
 
 // WithClock sets the clock that stamps samples (default time.Now); the demo
 // generator drives a virtual one.
@@ -258,17 +271,44 @@ func (n *Node) liveProcesses() []Process {
 		byPID[pid] = p
 	}
 	n.mu.Unlock()
+	for _, p := range n.scanProcFiles() {
+		if _, ok := byPID[p.PID]; !ok {
+			byPID[p.PID] = p
+		}
+	}
+	out := make([]Process, 0, len(byPID))
+	for _, p := range byPID {
+		out = append(out, p)
+	}
+	slices.SortFunc(out, func(a, b Process) int { return a.PID - b.PID })
+	return out
+}
 
-	entries, _ := os.ReadDir(filepath.Join(n.dir, procsDirName)) // a missing procs/ means no process
+// scanProcFiles returns the live processes registered through procs/,
+// reusing the previous scan within scanTTL while the directory is unchanged.
+func (n *Node) scanProcFiles() []Process {
+	dir := filepath.Join(n.dir, procsDirName)
+	var mod time.Time
+	if st, err := os.Stat(dir); err == nil {
+		mod = st.ModTime()
+	}
+	if n.scanTTL > 0 {
+		n.mu.Lock()
+		fresh := time.Since(n.scanAt) < n.scanTTL && mod.Equal(n.scanDirMod)
+		cached := n.scanned
+		n.mu.Unlock()
+		if fresh {
+			return cached
+		}
+	}
+	var found []Process
+	entries, _ := os.ReadDir(dir) // a missing procs/ means no process
 	for _, e := range entries {
 		pid, ok := pidOfProcFile(e.Name())
 		if !ok || !e.Type().IsRegular() {
 			continue
 		}
-		if _, ok := byPID[pid]; ok {
-			continue
-		}
-		path := filepath.Join(n.dir, procsDirName, e.Name())
+		path := filepath.Join(dir, e.Name())
 		pf, err := readProcFile(path, pid)
 		if err != nil {
 			continue // malformed, or removed since ReadDir
@@ -277,14 +317,14 @@ func (n *Node) liveProcesses() []Process {
 			_ = os.Remove(path) // best effort, see above
 			continue
 		}
-		byPID[pid] = Process{PID: pid, Name: pf.Name, Usage: pf.GPUs}
+		found = append(found, Process{PID: pid, Name: pf.Name, Usage: pf.GPUs})
 	}
-	out := make([]Process, 0, len(byPID))
-	for _, p := range byPID {
-		out = append(out, p)
+	if n.scanTTL > 0 {
+		n.mu.Lock()
+		n.scanAt, n.scanDirMod, n.scanned = time.Now(), mod, found
+		n.mu.Unlock()
 	}
-	slices.SortFunc(out, func(a, b Process) int { return a.PID - b.PID })
-	return out
+	return found
 }
 
 func addSat(a, b uint64) uint64 {
