@@ -1,0 +1,62 @@
+package analysis
+
+// Input is everything the analysis reads. cmd/ fills it from the store
+// (FromView for each job); later steps add what they need (the period the
+// jobs cover, the cluster's GPU inventory) as fields here.
+type Input struct {
+	Jobs []Job
+}
+
+// JobResult is the compact verdict on one job, kept for every input job:
+// 8 bytes, so a million jobs cost 8 MB. The evidence (reasons, metrics) is
+// recomputed on demand with Classify, Diagnose and Measure.
+type JobResult struct {
+	Class       Class `json:"class"`
+	Bottlenecks Kinds `json:"bottlenecks"`
+	// Task is the index of the job's task in Findings.Profiles; −1 for a
+	// job that neither requested nor recorded a GPU.
+	Task int32 `json:"task"`
+}
+
+// Findings is what the analysis concludes. Later steps add their results
+// (recommendations, the capacity plan) as fields here.
+type Findings struct {
+	// Jobs holds one result per Input.Jobs entry, in the same order.
+	Jobs     []JobResult    `json:"jobs"`
+	Profiles []TaskProfile  `json:"profiles"`
+	Summary  ClusterSummary `json:"summary"`
+}
+
+// Analyse classifies and diagnoses every job, builds the task profiles and
+// the cluster summary in one pass over the jobs. It returns an error (ErrConfig)
+// only for an invalid configuration; any data, including none, gives
+// findings.
+func Analyse(in Input, c Config) (Findings, error) {
+	if err := c.Validate(); err != nil {
+		return Findings{}, err
+	}
+	f := Findings{Jobs: make([]JobResult, len(in.Jobs))}
+	p := newProfileAcc(len(in.Jobs))
+	s := newSummaryAcc(len(in.Jobs))
+	var m Metrics
+	for i := range in.Jobs {
+		j := &in.Jobs[i]
+		measure(j, &c, &m)
+		cls := classify(j, &m, &c, nil)
+		kinds := diagnose(j, &m, &c, nil)
+		p.add(j, &m, cls, kinds)
+		s.add(j, &m, &c, cls, kinds)
+		f.Jobs[i] = JobResult{Class: cls, Bottlenecks: kinds}
+	}
+	var pos []int32
+	f.Profiles, pos = p.finish()
+	for i, r := range p.recs {
+		if r.group < 0 {
+			f.Jobs[i].Task = -1
+		} else {
+			f.Jobs[i].Task = pos[r.group]
+		}
+	}
+	f.Summary = s.finish()
+	return f, nil
+}

@@ -1,0 +1,162 @@
+package analysis
+
+import (
+	"errors"
+	"os"
+	"path/filepath"
+	"reflect"
+	"strings"
+	"testing"
+	"time"
+)
+
+func TestDefaultConfigValid(t *testing.T) {
+	if err := DefaultConfig().Validate(); err != nil {
+		t.Fatalf("defaults invalid: %v", err)
+	}
+}
+
+// TestExampleIsDefaults keeps contrib/analysis.toml.example, which states
+// the defaults, from drifting away from DefaultConfig.
+func TestExampleIsDefaults(t *testing.T) {
+	c, err := LoadConfig(filepath.Join("..", "contrib", "analysis.toml.example"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if want := DefaultConfig(); !reflect.DeepEqual(c, want) {
+		t.Errorf("example = %+v\nwant      %+v", c, want)
+	}
+	// Every key of the example is a key of the config: decoding it over a
+	// zero config must set every field (a key left out would stay zero).
+	data, err := os.ReadFile(filepath.Join("..", "contrib", "analysis.toml.example"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, key := range []string{"short_job_max", "long_training_min", "idle_util_max", "low_util_max",
+		"service_min_duration", "service_steady_min", "service_burst_spread", "interactive_names",
+		"vram_bound_frac", "compute_bound_util", "io_bound_frac", "io_node_scope",
+		"queue_bound_ratio", "queue_bound_min_wait", "limit_min_run"} {
+		if !strings.Contains(string(data), "\n"+key+" = ") {
+			t.Errorf("example lacks key %s", key)
+		}
+	}
+}
+
+func TestParseConfig(t *testing.T) {
+	tests := []struct {
+		name    string
+		toml    string
+		check   func(Config) bool // nil: no check
+		wantErr string            // "" : no error
+	}{
+		{name: "empty", toml: "", check: func(c Config) bool { return reflect.DeepEqual(c, DefaultConfig()) }},
+		{
+			name: "override one key",
+			toml: "[classes]\nshort_job_max = \"45m\"\n",
+			check: func(c Config) bool {
+				return c.Classes.ShortJobMax.D() == 45*time.Minute && c.Classes.LongTrainingMin.D() == 4*time.Hour
+			},
+		},
+		{
+			name:  "list replaced, not appended",
+			toml:  "[classes]\ninteractive_names = [\"ipython\"]\n",
+			check: func(c Config) bool { return reflect.DeepEqual(c.Classes.InteractiveNames, []string{"ipython"}) },
+		},
+		{
+			name:  "integers for floats",
+			toml:  "[bottlenecks]\nqueue_bound_ratio = 10\n",
+			check: func(c Config) bool { return c.Bottlenecks.QueueBoundRatio == 10 },
+		},
+		{name: "unknown key", toml: "[classes]\nshort_jobs_max = \"1h\"\n", wantErr: `unknown key "classes.short_jobs_max"`},
+		{name: "unknown section", toml: "[recommend]\nx = 1\n", wantErr: "unknown key"},
+		{name: "bad duration", toml: "[classes]\nshort_job_max = \"soon\"\n", wantErr: "invalid analysis configuration"},
+		{name: "wrong type", toml: "[classes]\nidle_util_max = \"five\"\n", wantErr: "invalid analysis configuration"},
+		{name: "syntax", toml: "[classes\n", wantErr: "invalid analysis configuration"},
+		{name: "short not below long", toml: "[classes]\nshort_job_max = \"5h\"\n", wantErr: "long_training_min"},
+		{name: "service not above short", toml: "[classes]\nservice_min_duration = \"10m\"\n", wantErr: "service_min_duration"},
+		{name: "zero short", toml: "[classes]\nshort_job_max = \"0s\"\n", wantErr: "short_job_max must be positive"},
+		{name: "idle above low", toml: "[classes]\nidle_util_max = 40.0\n", wantErr: "idle_util_max"},
+		{name: "low above 100", toml: "[classes]\nlow_util_max = 101.0\n", wantErr: "low_util_max"},
+		{name: "NaN threshold", toml: "[classes]\nidle_util_max = nan\n", wantErr: "idle_util_max"},
+		{name: "steady above 1", toml: "[classes]\nservice_steady_min = 1.5\n", wantErr: "service_steady_min"},
+		{name: "spread zero", toml: "[classes]\nservice_burst_spread = 0.0\n", wantErr: "service_burst_spread"},
+		{name: "vram frac zero", toml: "[bottlenecks]\nvram_bound_frac = 0.0\n", wantErr: "vram_bound_frac"},
+		{name: "compute below low", toml: "[bottlenecks]\ncompute_bound_util = 20.0\n", wantErr: "compute_bound_util"},
+		{name: "io frac above 1", toml: "[bottlenecks]\nio_bound_frac = 1.2\n", wantErr: "io_bound_frac"},
+		{name: "ratio negative", toml: "[bottlenecks]\nqueue_bound_ratio = -1.0\n", wantErr: "queue_bound_ratio"},
+		{name: "ratio infinite", toml: "[bottlenecks]\nqueue_bound_ratio = inf\n", wantErr: "queue_bound_ratio"},
+		{name: "min wait negative", toml: "[bottlenecks]\nqueue_bound_min_wait = \"-1m\"\n", wantErr: "queue_bound_min_wait"},
+		{name: "limit min run negative", toml: "[summary]\nlimit_min_run = \"-1s\"\n", wantErr: "limit_min_run"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			c, err := ParseConfig([]byte(tt.toml), "test.toml")
+			if tt.wantErr != "" {
+				if err == nil || !errors.Is(err, ErrConfig) || !strings.Contains(err.Error(), tt.wantErr) {
+					t.Fatalf("error = %v, want ErrConfig containing %q", err, tt.wantErr)
+				}
+				if !strings.Contains(err.Error(), "test.toml") {
+					t.Errorf("error %q does not name the file", err)
+				}
+				return
+			}
+			if err != nil {
+				t.Fatalf("error = %v", err)
+			}
+			if tt.check != nil && !tt.check(c) {
+				t.Errorf("config = %+v: check failed", c)
+			}
+		})
+	}
+}
+
+func TestLoadConfigMissing(t *testing.T) {
+	_, err := LoadConfig(filepath.Join(t.TempDir(), "none.toml"))
+	if !errors.Is(err, os.ErrNotExist) {
+		t.Errorf("error = %v, want os.ErrNotExist", err)
+	}
+}
+
+func TestLoadConfigFile(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "analysis.toml")
+	if err := os.WriteFile(path, []byte("[bottlenecks]\nvram_bound_frac = 0.95\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	c, err := LoadConfig(path)
+	if err != nil || c.Bottlenecks.VRAMBoundFrac != 0.95 {
+		t.Errorf("LoadConfig = %v, %v; want vram_bound_frac 0.95", c.Bottlenecks.VRAMBoundFrac, err)
+	}
+}
+
+func TestDurationText(t *testing.T) {
+	var d Duration
+	if err := d.UnmarshalText([]byte("1h30m")); err != nil || d.D() != 90*time.Minute {
+		t.Errorf("UnmarshalText(1h30m) = %v, %v", d.D(), err)
+	}
+	if b, _ := d.MarshalText(); string(b) != "1h30m0s" {
+		t.Errorf("MarshalText = %s, want 1h30m0s", b)
+	}
+	if err := d.UnmarshalText([]byte("1d")); err == nil {
+		t.Error("UnmarshalText(1d): no error")
+	}
+}
+
+// TestDocsExampleParses keeps the example in docs/analysis.md valid.
+func TestDocsExampleParses(t *testing.T) {
+	data, err := os.ReadFile(filepath.Join("..", "docs", "analysis.md"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, rest, ok := strings.Cut(string(data), "```toml\n")
+	block, _, closed := strings.Cut(rest, "```")
+	if !ok || !closed {
+		t.Fatal("docs/analysis.md has no toml block")
+	}
+	c, err := ParseConfig([]byte(block), "docs/analysis.md")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if c.Classes.ShortJobMax.D() != 20*time.Minute || c.Bottlenecks.IONodeScope || c.Bottlenecks.QueueBoundRatio != 10 {
+		t.Errorf("docs example decoded to %+v", c)
+	}
+}

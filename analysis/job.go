@@ -1,0 +1,247 @@
+package analysis
+
+import (
+	"slices"
+	"time"
+
+	"github.com/gpuprof/gpuprof/profile"
+	"github.com/gpuprof/gpuprof/slurmext"
+)
+
+// Job is one job as the analysis sees it: the scheduler's view and a
+// summary of every GPU it held. cmd/ builds it from a store.JobView with
+// FromView; tests and generators fill it in directly.
+//
+// Values may be missing (each has a validity flag or a zero meaning
+// "unknown") and may be broken: the analysis ignores and counts what is
+// absurd rather than trusting it (see DataNotes).
+type Job struct {
+	Cluster string
+	ID      string // raw job id, as SLURM_JOB_ID
+	// ArrayJobID is the array's job id for an array task, "" otherwise.
+	ArrayJobID string
+	User       string
+	Account    string
+	Partition  string
+	QOS        string
+	Name       string
+	// State is the Slurm base state in capitals (COMPLETED, FAILED,
+	// TIMEOUT, OUT_OF_MEMORY, …); "" when no scheduler record exists.
+	State string
+
+	// Zero times are unknown.
+	Submit, Eligible, Start, End time.Time
+	// TimeLimit is the requested limit; Unlimited is set for UNLIMITED.
+	// Both zero: unknown.
+	TimeLimit time.Duration
+	Unlimited bool
+
+	// ExitKnown is false when neither the scheduler nor an epilog reported
+	// the exit.
+	ExitKnown  bool
+	ExitStatus int
+	ExitSignal int
+
+	// GPUs requested: whole GPUs, their type when one was named, and
+	// shards.
+	ReqGPUs    int
+	ReqGPUType string
+	ReqShards  int
+
+	// HasGPUData is true when at least one GPU reading (utilisation or
+	// memory) was recorded; false for history imported from sacct and for
+	// profiles recorded by a hook alone.
+	HasGPUData bool
+	// Partial is true when a profile misses part of the job's life.
+	Partial bool
+
+	// IOWait is the fraction of the job's wall time spent stalled on block
+	// IO, measured in IOScope (profile.IOScopeCgroup, …Process, …Node).
+	IOWait      float64
+	IOWaitValid bool
+	IOScope     string
+
+	// GPUs are the GPUs the job held, on all its nodes, including those it
+	// never touched.
+	GPUs []GPU
+}
+
+// GPU is what was measured on one GPU a job held.
+type GPU struct {
+	Node        string
+	Model       string // e.g. "NVIDIA H100 80GB HBM3"
+	MemoryTotal uint64 // bytes; 0 when unknown
+
+	// VRAMPeak is the highest memory use seen, in bytes.
+	VRAMPeak      uint64
+	VRAMPeakValid bool
+	// VRAMFloor is the memory the job held for at least 90 % of its sampled
+	// time (the 10th percentile, nearest rank, of the time series' bucket
+	// maxima). It tells a steady footprint (a loaded model) from a peak
+	// reached once. Valid only when the time series was loaded.
+	VRAMFloor      uint64
+	VRAMFloorValid bool
+
+	// Utilisation in percent (0–100): the mean, the median and 95th
+	// percentile of the samples, and the maximum.
+	UtilMean      float64
+	UtilMeanValid bool
+	UtilP50       float64
+	UtilP95       float64
+	UtilPctValid  bool // UtilP50 and UtilP95
+	UtilMax       float64
+	UtilMaxValid  bool
+	// IdleFraction is the fraction (0–1) of samples at 0 % utilisation.
+	IdleFraction float64
+	IdleValid    bool
+
+	// IdleAllocation: held for the whole job with no process ever on it
+	// and no utilisation (the recorder's flag).
+	IdleAllocation bool
+	// Preallocated: a framework reserved nearly all the memory at start
+	// and held it flat (TensorFlow, JAX), so VRAMPeak says what was
+	// reserved, not what was needed.
+	Preallocated bool
+	// Shared: another job used this GPU at the same time (shards, MPS);
+	// the readings are then the job's processes', not the device's.
+	Shared bool
+
+	EnergyJ     float64 // joules
+	EnergyValid bool
+}
+
+// floorPercentile is the percentile of the memory series that VRAMFloor
+// reports: memory held for at least 100 − floorPercentile % of the time.
+const floorPercentile = 10
+
+// FromView builds a Job from the scheduler's record (nil when none arrived)
+// and the per-node profiles (empty when there are no GPU readings), the two
+// halves of a store.JobView. When rec is nil, identity, times and exit
+// come from the profiles: the earliest start, the latest end (unknown while
+// a node still runs the job) and the first non-zero exit.
+func FromView(rec *slurmext.JobRecord, profiles []profile.Job) Job {
+	var j Job
+	if rec != nil {
+		j = Job{
+			Cluster:    rec.Cluster,
+			ID:         rec.JobID,
+			ArrayJobID: rec.ArrayJobID,
+			User:       rec.User,
+			Account:    rec.Account,
+			Partition:  rec.Partition,
+			QOS:        rec.QOS,
+			Name:       rec.Name,
+			State:      rec.State,
+			Submit:     rec.Submit,
+			Eligible:   rec.Eligible,
+			Start:      rec.Start,
+			End:        rec.End,
+			TimeLimit:  rec.TimeLimit,
+			Unlimited:  rec.Unlimited,
+			// A record with an end time is a finished job: its exit code is
+			// the scheduler's, even when that is 0:0.
+			ExitKnown:  !rec.End.IsZero(),
+			ExitStatus: rec.ExitStatus,
+			ExitSignal: rec.ExitSignal,
+			ReqGPUs:    rec.ReqGPUs,
+			ReqGPUType: rec.ReqGPUType,
+			ReqShards:  rec.ReqShards,
+		}
+	} else if len(profiles) > 0 {
+		j = fromProfilesOnly(profiles)
+	}
+
+	var io profile.IOWait
+	n := 0
+	for i := range profiles {
+		n += len(profiles[i].GPUs)
+	}
+	if n > 0 {
+		j.GPUs = make([]GPU, 0, n)
+	}
+	for i := range profiles {
+		p := &profiles[i]
+		if p.Partial {
+			j.Partial = true
+		}
+		// Observe keeps the least precise scope of all nodes, so the
+		// fraction is never reported under a better name than it has.
+		io.Observe(p.IO.Scope, p.IO.StallSeconds, p.IO.Seconds)
+		for k := range p.GPUs {
+			g := fromProfileGPU(p.Node, &p.GPUs[k])
+			if g.UtilMeanValid || g.VRAMPeakValid {
+				j.HasGPUData = true
+			}
+			j.GPUs = append(j.GPUs, g)
+		}
+	}
+	j.IOWait, j.IOWaitValid = io.Fraction()
+	j.IOScope = io.Scope
+	return j
+}
+
+func fromProfilesOnly(profiles []profile.Job) Job {
+	first := &profiles[0]
+	j := Job{
+		Cluster:   first.Cluster,
+		ID:        first.JobID,
+		User:      first.User,
+		Account:   first.Account,
+		Partition: first.Partition,
+		Start:     first.Start,
+		End:       first.End,
+		ExitKnown: true,
+	}
+	for i := range profiles {
+		p := &profiles[i]
+		if !p.Start.IsZero() && (j.Start.IsZero() || p.Start.Before(j.Start)) {
+			j.Start = p.Start
+		}
+		switch {
+		case p.End.IsZero() || j.End.IsZero():
+			j.End = time.Time{} // a node still runs it: no end yet
+		case p.End.After(j.End):
+			j.End = p.End
+		}
+		if !p.ExitKnown {
+			j.ExitKnown = false
+		} else if j.ExitStatus == 0 && j.ExitSignal == 0 {
+			j.ExitStatus, j.ExitSignal = p.ExitStatus, p.ExitSignal
+		}
+	}
+	if !j.ExitKnown {
+		j.ExitStatus, j.ExitSignal = 0, 0
+	}
+	return j
+}
+
+func fromProfileGPU(node string, p *profile.GPU) GPU {
+	g := GPU{
+		Node:           node,
+		Model:          p.Model,
+		MemoryTotal:    p.MemoryTotal,
+		VRAMPeak:       p.MemPeak,
+		VRAMPeakValid:  p.MemSamples > 0,
+		UtilMax:        float64(p.UtilMax),
+		UtilMaxValid:   p.Samples > 0,
+		IdleAllocation: p.IdleAllocation,
+		Preallocated:   p.Preallocated,
+		Shared:         p.Shared,
+		EnergyJ:        p.EnergyJ,
+		EnergyValid:    p.EnergyValid,
+	}
+	g.UtilMean, g.UtilMeanValid = p.UtilMean()
+	p50, ok50 := p.UtilPercentile(50)
+	p95, ok95 := p.UtilPercentile(95)
+	g.UtilP50, g.UtilP95, g.UtilPctValid = float64(p50), float64(p95), ok50 && ok95
+	g.IdleFraction, g.IdleValid = p.IdleFraction()
+	if pts := p.Series.Points; len(pts) > 0 && p.MemSamples > 0 {
+		mem := make([]uint64, len(pts))
+		for i, pt := range pts {
+			mem[i] = pt.MemMax
+		}
+		slices.Sort(mem)
+		g.VRAMFloor, g.VRAMFloorValid = mem[nearestRank(len(mem), floorPercentile)-1], true
+	}
+	return g
+}

@@ -1,0 +1,380 @@
+package analysis
+
+import (
+	"math"
+	"time"
+
+	"github.com/gpuprof/gpuprof/profile"
+)
+
+// maxSpan bounds every duration the analysis accepts (run time, wait): a
+// longer one is a clock or parsing error, not a job.
+const maxSpan = 400 * 24 * time.Hour
+
+// DataNotes counts readings the analysis ignored because they cannot be
+// true. Each ignored value is counted once, under its first problem.
+type DataNotes struct {
+	NaN          int `json:"nan"`            // NaN readings
+	Inf          int `json:"inf"`            // ±Inf readings
+	Negative     int `json:"negative"`       // negative utilisation, fraction or energy
+	UtilOver100  int `json:"util_over_100"`  // utilisation above 100 %
+	FracOver1    int `json:"frac_over_1"`    // idle or IO-wait fraction above 1
+	PeakOverCard int `json:"peak_over_card"` // memory peak above the card's size
+	// Inconsistent counts values that contradict another: a memory floor
+	// above the peak.
+	Inconsistent int `json:"inconsistent"`
+	// NoCardSize counts memory peaks without the card's size: kept in
+	// bytes, but no fraction of the card can be computed.
+	NoCardSize int `json:"no_card_size"`
+	// BadTimes counts times before 1970 or after 9999, times out of order
+	// (end before start, start before submit) and spans longer than 400
+	// days.
+	BadTimes int `json:"bad_times"`
+}
+
+// Add adds o's counts to n.
+func (n *DataNotes) Add(o DataNotes) {
+	n.NaN += o.NaN
+	n.Inf += o.Inf
+	n.Negative += o.Negative
+	n.UtilOver100 += o.UtilOver100
+	n.FracOver1 += o.FracOver1
+	n.PeakOverCard += o.PeakOverCard
+	n.Inconsistent += o.Inconsistent
+	n.NoCardSize += o.NoCardSize
+	n.BadTimes += o.BadTimes
+}
+
+// Total returns the number of values ignored or degraded.
+func (n DataNotes) Total() int {
+	return n.NaN + n.Inf + n.Negative + n.UtilOver100 + n.FracOver1 +
+		n.PeakOverCard + n.Inconsistent + n.NoCardSize + n.BadTimes
+}
+
+// number checks a reading that must be finite and within [0, hi]; over
+// counts values above hi. It returns whether the reading is usable.
+func (n *DataNotes) number(v float64, valid bool, hi float64, over *int) bool {
+	switch {
+	case !valid:
+		return false // missing is not wrong
+	case math.IsNaN(v):
+		n.NaN++
+	case math.IsInf(v, 0):
+		n.Inf++
+	case v < 0:
+		n.Negative++
+	case v > hi:
+		*over++
+	default:
+		return true
+	}
+	return false
+}
+
+// Times outside [minYear, maxYear] are clock or parsing errors; JSON cannot
+// even encode a year beyond 9999.
+const minYear, maxYear = 1970, 9999
+
+// checkTime returns t, or the zero time (unknown) when t is implausible.
+func (n *DataNotes) checkTime(t time.Time) time.Time {
+	if t.IsZero() {
+		return t
+	}
+	if y := t.Year(); y < minYear || y > maxYear {
+		n.BadTimes++
+		return time.Time{}
+	}
+	return t
+}
+
+// Outcome is how a job ended, as far as the record tells.
+type Outcome uint8
+
+// Outcomes. Failed covers FAILED, OUT_OF_MEMORY, NODE_FAIL, BOOT_FAIL and
+// LAUNCH_FAILED; Timeout covers TIMEOUT and DEADLINE; Cancelled covers
+// CANCELLED, PREEMPTED and REVOKED. Without a scheduler state, an exit
+// reported by the epilog decides: 0:0 completed, anything else failed.
+const (
+	OutcomeUnknown Outcome = iota
+	OutcomeCompleted
+	OutcomeFailed
+	OutcomeTimeout
+	OutcomeCancelled
+	OutcomeRunning // not finished: pending, running, suspended, requeued, …
+)
+
+var outcomeNames = [...]string{"unknown", "completed", "failed", "timeout", "cancelled", "running"}
+
+func (o Outcome) String() string {
+	if int(o) < len(outcomeNames) {
+		return outcomeNames[o]
+	}
+	return "unknown"
+}
+
+// MarshalText implements encoding.TextMarshaler.
+func (o Outcome) MarshalText() ([]byte, error) { return []byte(o.String()), nil }
+
+// Finished reports whether the outcome is a final one.
+func (o Outcome) Finished() bool {
+	return o == OutcomeCompleted || o == OutcomeFailed || o == OutcomeTimeout || o == OutcomeCancelled
+}
+
+func outcomeOf(j *Job) Outcome {
+	switch j.State {
+	case "":
+		switch {
+		case !j.ExitKnown:
+			return OutcomeUnknown
+		case j.ExitStatus == 0 && j.ExitSignal == 0:
+			return OutcomeCompleted
+		}
+		return OutcomeFailed
+	case "COMPLETED":
+		return OutcomeCompleted
+	case "FAILED", "OUT_OF_MEMORY", "NODE_FAIL", "BOOT_FAIL", "LAUNCH_FAILED":
+		return OutcomeFailed
+	case "TIMEOUT", "DEADLINE":
+		return OutcomeTimeout
+	case "CANCELLED", "PREEMPTED", "REVOKED":
+		return OutcomeCancelled
+	case "PENDING", "RUNNING", "SUSPENDED", "COMPLETING", "CONFIGURING", "RESIZING",
+		"REQUEUED", "REQUEUE_FED", "REQUEUE_HOLD", "SPECIAL_EXIT", "STOPPED",
+		"RESV_DEL_HOLD", "SIGNALING", "STAGE_OUT", "POWER_UP_NODE", "UPDATE_DB", "RECONFIG_FAIL":
+		return OutcomeRunning
+	}
+	return OutcomeUnknown
+}
+
+// Metrics are the numbers the rules read, derived from a Job once and
+// cleaned of absurd values (counted in Notes). Job-level utilisation
+// statistics are the mean over the job's GPUs of each GPU's statistic
+// (every GPU is held for the same time, so this is the GPU-time-weighted
+// value); UtilMax is the highest.
+type Metrics struct {
+	// Start and Submit are the job's, or zero when unknown or implausible.
+	Start, Submit time.Time
+
+	Elapsed      time.Duration
+	ElapsedValid bool
+	Wait         time.Duration // start − eligible (or submit)
+	WaitValid    bool
+	Outcome      Outcome
+
+	// GPUs is how many GPUs the job held: the whole GPUs requested, or the
+	// GPUs recorded when more; a shard job without a profile counts one (an
+	// upper bound: it held part of one).
+	GPUs int
+	// MeasuredGPUs have at least one usable utilisation or memory reading.
+	MeasuredGPUs int
+	// UnusedGPUs were recorded as idle allocations or had a mean
+	// utilisation below classes.idle_util_max. GPUs without readings are
+	// never counted unused.
+	UnusedGPUs int
+	// IdleAllocatedGPUs carry the recorder's idle-allocation flag.
+	IdleAllocatedGPUs int
+	// GPUHours is GPUs × Elapsed in hours; 0 when the run time is unknown.
+	GPUHours float64
+
+	UtilMean      float64 // percent
+	UtilMeanValid bool
+	UtilP50       float64
+	UtilP50Valid  bool
+	UtilP95       float64
+	UtilP95Valid  bool
+	UtilMax       float64
+	UtilMaxValid  bool
+	IdleFraction  float64
+	IdleValid     bool
+
+	// VRAMPeakFrac is the highest memory peak as a fraction of its card,
+	// over the GPUs whose peak is a need (not preallocated); VRAMPeak,
+	// VRAMCard and VRAMModel describe that GPU. Without a card size the
+	// peak is still kept in bytes (VRAMPeakBytesValid) but no fraction.
+	VRAMPeakFrac       float64
+	VRAMPeakValid      bool
+	VRAMPeak           uint64
+	VRAMPeakBytesValid bool
+	VRAMCard           uint64
+	VRAMModel          string
+	// Preallocated: at least one GPU's peak was a framework's reservation;
+	// VRAMReservedFrac is the highest such peak as a fraction of its card.
+	Preallocated     bool
+	VRAMReservedFrac float64
+	// VRAMSteady is the lowest memory floor / peak over the GPUs where both
+	// are known (a preallocated GPU counts as 1: its memory is flat).
+	VRAMSteady      float64
+	VRAMSteadyValid bool
+
+	IOWait      float64 // fraction of wall time
+	IOWaitValid bool
+	IOScope     string
+
+	EnergyJ     float64 // sum over the GPUs; valid when every measured GPU reported it
+	EnergyValid bool
+	Shared      bool // some GPU was shared with another job
+
+	Notes DataNotes
+}
+
+// Measure derives the rules' numbers from a job, ignoring (and counting in
+// Notes) values that cannot be true.
+func Measure(j Job, c Config) Metrics {
+	var m Metrics
+	measure(&j, &c, &m)
+	return m
+}
+
+func measure(j *Job, c *Config, m *Metrics) {
+	*m = Metrics{Outcome: outcomeOf(j)}
+	n := &m.Notes
+	m.Start, m.Submit = n.checkTime(j.Start), n.checkTime(j.Submit)
+	end, eligible := n.checkTime(j.End), n.checkTime(j.Eligible)
+	if !m.Start.IsZero() && !end.IsZero() {
+		if d := end.Sub(m.Start); d >= 0 && d <= maxSpan {
+			m.Elapsed, m.ElapsedValid = d, true
+		} else {
+			n.BadTimes++
+		}
+	}
+	from := eligible
+	if from.IsZero() {
+		from = m.Submit
+	}
+	if !from.IsZero() && !m.Start.IsZero() {
+		if d := m.Start.Sub(from); d >= 0 && d <= maxSpan {
+			m.Wait, m.WaitValid = d, true
+		} else {
+			n.BadTimes++
+		}
+	}
+
+	m.GPUs = max(j.ReqGPUs, len(j.GPUs))
+	if m.GPUs == 0 && j.ReqShards > 0 {
+		m.GPUs = 1
+	}
+	if m.ElapsedValid {
+		m.GPUHours = float64(m.GPUs) * m.Elapsed.Hours()
+	}
+
+	var sumMean, sumP50, sumP95, sumIdle float64
+	var nMean, nP50, nP95, nIdle, nEnergy int
+	for i := range j.GPUs {
+		g := &j.GPUs[i]
+		measured := false
+		meanOK := n.number(g.UtilMean, g.UtilMeanValid, 100, &n.UtilOver100)
+		if meanOK {
+			sumMean += g.UtilMean
+			nMean++
+			measured = true
+		}
+		if n.number(g.UtilP50, g.UtilPctValid, 100, &n.UtilOver100) {
+			sumP50 += g.UtilP50
+			nP50++
+			measured = true
+		}
+		if n.number(g.UtilP95, g.UtilPctValid, 100, &n.UtilOver100) {
+			sumP95 += g.UtilP95
+			nP95++
+			measured = true
+		}
+		if n.number(g.UtilMax, g.UtilMaxValid, 100, &n.UtilOver100) {
+			m.UtilMax = max(m.UtilMax, g.UtilMax)
+			m.UtilMaxValid = true
+			measured = true
+		}
+		if n.number(g.IdleFraction, g.IdleValid, 1, &n.FracOver1) {
+			sumIdle += g.IdleFraction
+			nIdle++
+		}
+		if measureVRAM(g, m) {
+			measured = true
+		}
+		if measured {
+			m.MeasuredGPUs++
+			// No upper bound for energy: over stays untouched.
+			if n.number(g.EnergyJ, g.EnergyValid, math.MaxFloat64, &n.Negative) {
+				m.EnergyJ += g.EnergyJ
+				nEnergy++
+			}
+		}
+		if g.Shared {
+			m.Shared = true
+		}
+		if g.IdleAllocation {
+			m.IdleAllocatedGPUs++
+		}
+		if g.IdleAllocation || (meanOK && g.UtilMean < c.Classes.IdleUtilMax) {
+			m.UnusedGPUs++
+		}
+	}
+	if nMean > 0 {
+		m.UtilMean, m.UtilMeanValid = sumMean/float64(nMean), true
+	}
+	if nP50 > 0 {
+		m.UtilP50, m.UtilP50Valid = sumP50/float64(nP50), true
+	}
+	if nP95 > 0 {
+		m.UtilP95, m.UtilP95Valid = sumP95/float64(nP95), true
+	}
+	if nIdle > 0 {
+		m.IdleFraction, m.IdleValid = sumIdle/float64(nIdle), true
+	}
+	m.EnergyValid = nEnergy > 0 && nEnergy == m.MeasuredGPUs
+
+	if n.number(j.IOWait, j.IOWaitValid, 1, &n.FracOver1) && j.IOScope != profile.IOScopeNone {
+		m.IOWait, m.IOWaitValid, m.IOScope = j.IOWait, true, j.IOScope
+	}
+}
+
+// measureVRAM folds one GPU's memory readings into m and reports whether
+// it had a usable one.
+func measureVRAM(g *GPU, m *Metrics) bool {
+	if !g.VRAMPeakValid {
+		return false
+	}
+	n := &m.Notes
+	card := g.MemoryTotal
+	if card > 0 && g.VRAMPeak > card {
+		n.PeakOverCard++
+		return false
+	}
+	floorOK := g.VRAMFloorValid
+	if floorOK && g.VRAMFloor > g.VRAMPeak {
+		n.Inconsistent++
+		floorOK = false
+	}
+	if card == 0 {
+		n.NoCardSize++
+	}
+	frac := 0.0
+	if card > 0 {
+		frac = float64(g.VRAMPeak) / float64(card)
+	}
+	if g.Preallocated {
+		m.Preallocated = true
+		m.VRAMReservedFrac = max(m.VRAMReservedFrac, frac)
+		steady(m, 1)
+		return true
+	}
+	if floorOK && g.VRAMPeak > 0 {
+		steady(m, float64(g.VRAMFloor)/float64(g.VRAMPeak))
+	}
+	// The GPU with the highest fraction describes the job; without card
+	// sizes, the highest peak in bytes.
+	switch {
+	case card > 0 && (!m.VRAMPeakValid || frac > m.VRAMPeakFrac):
+		m.VRAMPeakFrac, m.VRAMPeakValid = frac, true
+	case card == 0 && !m.VRAMPeakValid && (!m.VRAMPeakBytesValid || g.VRAMPeak > m.VRAMPeak):
+	default:
+		return true
+	}
+	m.VRAMPeak, m.VRAMPeakBytesValid, m.VRAMCard, m.VRAMModel = g.VRAMPeak, true, card, g.Model
+	return true
+}
+
+func steady(m *Metrics, s float64) {
+	if !m.VRAMSteadyValid || s < m.VRAMSteady {
+		m.VRAMSteady, m.VRAMSteadyValid = s, true
+	}
+}

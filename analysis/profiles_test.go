@@ -1,0 +1,170 @@
+package analysis
+
+import (
+	"reflect"
+	"testing"
+	"time"
+)
+
+// aliceRuns are four runs of one task under different raw names, plus
+// noise: bob's run of the same task, and a CPU job of alice's.
+func aliceRuns() []Job {
+	day := 24 * time.Hour
+	at := func(d time.Duration, j Job) Job {
+		run := j.End.Sub(j.Start)
+		j.Submit, j.Start, j.End = t0.Add(d), t0.Add(d), t0.Add(d+run)
+		return j
+	}
+	// J1: 2 h, 1 GPU, peak 20/80, util 80 (median 80: compute-bound).
+	j1 := at(0, job(2*time.Hour, busy(80, 20)))
+	j1.Name, j1.ArrayJobID = "train_resnet50_seed1", "500"
+	// J2: 4 h, 2 GPUs, peaks 40 and 10 of 80, util 90 and 2 (the second
+	// unused): mean 46, failed.
+	j2 := at(day, job(4*time.Hour, busy(90, 40), busy(2, 10)))
+	j2.Name, j2.State, j2.ExitStatus = "train_resnet50_seed2", "FAILED", 1
+	// J3: 1 h, 1 GPU, peak 60/80, util 70, timed out.
+	j3 := at(2*day, job(time.Hour, busy(70, 60)))
+	j3.Name, j3.State, j3.ArrayJobID = "Train-ResNet50-seed3", "TIMEOUT", "501"
+	// J4: 3 h, sacct history only (one GPU requested, no readings).
+	j4 := at(3*day, job(3*time.Hour))
+	j4.Name, j4.ReqGPUs, j4.ArrayJobID, j4.Account, j4.Partition = "train_resnet50_seed4", 1, "500", "acct4", "long"
+
+	bob := job(time.Hour, busy(50, 10))
+	bob.User, bob.Name = "bob", "train_resnet50"
+	cpu := job(10 * time.Hour)
+	cpu.Name = "train_resnet50_seed5"
+	return []Job{j1, bob, j2, cpu, j3, j4}
+}
+
+func TestProfiles(t *testing.T) {
+	ps := Profiles(aliceRuns(), DefaultConfig())
+	if len(ps) != 2 {
+		t.Fatalf("got %d profiles, want 2 (alice, bob): %+v", len(ps), ps)
+	}
+	a := ps[0]
+	want := TaskProfile{
+		TaskKey:    TaskKey{Cluster: "c1", User: "alice", Name: "train_resnet_seed"},
+		Account:    "acct4", // of the latest run, J4
+		Partition:  "long",
+		FirstStart: t0,
+		LastStart:  t0.Add(3 * 24 * time.Hour),
+		Jobs:       4,
+		// J4 has no readings.
+		WithGPUData: 3,
+		// J1 and J4 are tasks of array 500, J3 of 501.
+		Arrays: 2,
+		// Peaks 0.25, 0.5, 0.75: mean 0.5, p50 rank 2, p95 rank ceil(2.85) = 3.
+		VRAMPeakFrac: Dist{N: 3, Mean: 0.5, P50: 0.5, P95: 0.75, Max: 0.75},
+		VRAMPeak:     Dist{N: 3, Mean: float64(40 * gib), P50: float64(40 * gib), P95: float64(60 * gib), Max: float64(60 * gib)},
+		// Means 80, 46, 70 → sorted 46, 70, 80.
+		UtilMean: Dist{N: 3, Mean: 196.0 / 3, P50: 70, P95: 80, Max: 80},
+		// 1, 2, 3, 4 h: mean 2.5 h, p50 rank 2 → 2 h, p95 rank ceil(3.8) = 4 → 4 h.
+		Duration: Dist{N: 4, Mean: 9000, P50: 7200, P95: 14400, Max: 14400},
+		// Over J1–J3: held 1 + 2 + 1, used 1 + 1 + 1.
+		GPUsRequested: 4.0 / 3,
+		GPUsUsed:      1,
+		Finished:      4,
+		Failures:      1,
+		Timeouts:      1,
+		FailureRate:   0.25,
+		TimeoutRate:   0.25,
+		// 2·1 + 4·2 + 1·1 + 3·1.
+		GPUHours: 14,
+		// J1 (2 h, 80 %) and J3 (1 h, 70 %) match no rule; J2 (4 h, 46 %)
+		// is long training; J4 unknown.
+		Class: ClassOther,
+		ByClass: []ClassShare{
+			{ClassUnknown, 1, 3}, {ClassLongTraining, 1, 8}, {ClassOther, 2, 3},
+		},
+		ByBottleneck: []KindShare{
+			{KindComputeBound, 1, 2}, // J1
+			{KindUnderused, 1, 8},    // J2
+		},
+	}
+	if !reflect.DeepEqual(a, want) {
+		t.Errorf("alice's profile:\n got %+v\nwant %+v", a, want)
+	}
+	if b := ps[1]; b.User != "bob" || b.Jobs != 1 || b.GPUHours != 1 || b.Arrays != 0 || b.Class != ClassOther {
+		t.Errorf("bob's profile = %+v", b)
+	}
+}
+
+func TestProfilesEdgeCases(t *testing.T) {
+	c := DefaultConfig()
+	if ps := Profiles(nil, c); ps == nil || len(ps) != 0 {
+		t.Errorf("Profiles(nil) = %#v, want an empty, non-nil slice", ps)
+	}
+	if ps := Profiles([]Job{job(time.Hour)}, c); len(ps) != 0 {
+		t.Errorf("a CPU job made profiles: %+v", ps)
+	}
+
+	one := Profiles([]Job{job(time.Hour, busy(50, 8))}, c)
+	if len(one) != 1 {
+		t.Fatalf("one job: %d profiles", len(one))
+	}
+	p := one[0]
+	if p.Jobs != 1 || p.Duration != (Dist{N: 1, Mean: 3600, P50: 3600, P95: 3600, Max: 3600}) ||
+		p.VRAMPeakFrac != (Dist{N: 1, Mean: 0.1, P50: 0.1, P95: 0.1, Max: 0.1}) || p.FailureRate != 0 {
+		t.Errorf("one job's profile = %+v", p)
+	}
+
+	// Jobs without GPU data: counted, no GPU distributions, class unknown.
+	sched := job(2 * time.Hour)
+	sched.ReqGPUs = 4
+	ps := Profiles([]Job{sched, sched}, c)
+	if len(ps) != 1 || ps[0].Jobs != 2 || ps[0].WithGPUData != 0 || ps[0].VRAMPeakFrac.N != 0 ||
+		ps[0].UtilMean.N != 0 || ps[0].GPUsRequested != 0 || ps[0].GPUHours != 16 || ps[0].Class != ClassUnknown {
+		t.Errorf("history-only profile = %+v", ps)
+	}
+}
+
+func TestProfilesGrouping(t *testing.T) {
+	mk := func(cluster, user, name, array string) Job {
+		j := job(time.Hour, busy(50, 10))
+		j.Cluster, j.User, j.Name, j.ArrayJobID = cluster, user, name, array
+		return j
+	}
+	jobs := []Job{
+		mk("c1", "u", "prep_2025-03-01", ""),
+		mk("c1", "u", "prep_2025-03-02", ""),
+		mk("c2", "u", "prep_2025-03-02", ""), // other cluster
+		mk("c1", "v", "prep", ""),            // other user
+		mk("c1", "u", "42", "900"),           // nothing left of the name: keyed by array
+		mk("c1", "u", "43", "900"),
+		mk("c1", "u", "44", ""), // no name, no array
+	}
+	ps := Profiles(jobs, DefaultConfig())
+	got := map[TaskKey]int{}
+	for _, p := range ps {
+		got[p.TaskKey] = p.Jobs
+	}
+	want := map[TaskKey]int{
+		{"c1", "u", "prep"}:      2,
+		{"c2", "u", "prep"}:      1,
+		{"c1", "v", "prep"}:      1,
+		{"c1", "u", "array:900"}: 2,
+		{"c1", "u", ""}:          1,
+	}
+	if !reflect.DeepEqual(got, want) {
+		t.Errorf("groups = %v, want %v", got, want)
+	}
+	// Order: GPU-hours, then runs, then key.
+	var order []TaskKey
+	for _, p := range ps {
+		order = append(order, p.TaskKey)
+	}
+	wantOrder := []TaskKey{{"c1", "u", "array:900"}, {"c1", "u", "prep"}, {"c1", "u", ""}, {"c1", "v", "prep"}, {"c2", "u", "prep"}}
+	if !reflect.DeepEqual(order, wantOrder) {
+		t.Errorf("order = %v, want %v", order, wantOrder)
+	}
+}
+
+func TestProfilesPreallocated(t *testing.T) {
+	p := busy(60, 79)
+	p.Preallocated = true
+	ps := Profiles([]Job{job(time.Hour, p), job(time.Hour, busy(60, 8))}, DefaultConfig())
+	// The reservation is left out of the VRAM distribution and counted.
+	if len(ps) != 1 || ps[0].Preallocated != 1 || ps[0].VRAMPeakFrac != (Dist{N: 1, Mean: 0.1, P50: 0.1, P95: 0.1, Max: 0.1}) {
+		t.Errorf("profile = %+v", ps)
+	}
+}

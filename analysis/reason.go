@@ -1,0 +1,164 @@
+package analysis
+
+import (
+	"math"
+	"strconv"
+	"strings"
+	"time"
+)
+
+// Metric names a measured quantity a rule compares; its unit is fixed.
+type Metric string
+
+// Metrics the rules compare, with their units.
+const (
+	MetricElapsed      Metric = "elapsed"        // seconds
+	MetricWait         Metric = "wait"           // seconds
+	MetricWaitRatio    Metric = "wait_ratio"     // wait / run time
+	MetricUtilMean     Metric = "util_mean"      // percent
+	MetricUtilP50      Metric = "util_p50"       // percent
+	MetricUtilSpread   Metric = "util_spread"    // p95 − p50, percentage points
+	MetricVRAMPeakFrac Metric = "vram_peak_frac" // fraction of the card
+	MetricVRAMSteady   Metric = "vram_steady"    // memory floor / peak
+	MetricIOWait       Metric = "io_wait"        // fraction of wall time
+	MetricUnusedGPUs   Metric = "unused_gpus"    // count
+	MetricIdleGPUs     Metric = "idle_gpus"      // count of idle-allocated GPUs
+)
+
+// Op is a comparison.
+type Op string
+
+// Comparisons.
+const (
+	OpGE Op = ">="
+	OpGT Op = ">"
+	OpLT Op = "<"
+	OpLE Op = "<="
+	OpEQ Op = "=="
+)
+
+// Check is one comparison a rule made: Value Op Limit held.
+type Check struct {
+	Metric Metric  `json:"metric"`
+	Value  float64 `json:"value"`
+	Op     Op      `json:"op"`
+	Limit  float64 `json:"limit"`
+}
+
+// Reason says which rule fired and on what numbers, or, for a job no rule
+// could judge, why not.
+type Reason struct {
+	// Rule is the rule's name, e.g. "long_training", "short_debug.name",
+	// "vram_bound.peak" (docs/analysis.md lists them).
+	Rule string `json:"rule"`
+	// Checks are the comparisons that held, in the rule's order.
+	Checks []Check `json:"checks,omitempty"`
+	// Note adds what the comparisons cannot say ("job name \"bash\"",
+	// "memory steadiness not measured").
+	Note string `json:"note,omitempty"`
+}
+
+// String renders the reason for people: "ran 6h12m ≥ 4h and mean util
+// 87% ≥ 30%".
+func (r Reason) String() string {
+	var b strings.Builder
+	for i, c := range r.Checks {
+		if i > 0 {
+			b.WriteString(" and ")
+		}
+		b.WriteString(c.String())
+	}
+	if r.Note != "" {
+		if b.Len() > 0 {
+			b.WriteString("; ")
+		}
+		b.WriteString(r.Note)
+	}
+	return b.String()
+}
+
+// String renders one comparison in the metric's unit.
+func (c Check) String() string {
+	label, suffix := "", ""
+	format := formatNumber
+	switch c.Metric {
+	case MetricElapsed:
+		label, format = "ran", formatSeconds
+	case MetricWait:
+		label, format = "waited", formatSeconds
+	case MetricWaitRatio:
+		label, format = "wait/run", formatTimes
+	case MetricUtilMean:
+		label, format = "mean util", formatPercent
+	case MetricUtilP50:
+		label, format = "median util", formatPercent
+	case MetricUtilSpread:
+		label, suffix = "util p95−p50", " points"
+	case MetricVRAMPeakFrac:
+		label, format, suffix = "VRAM peak", formatFraction, " of the card"
+	case MetricVRAMSteady:
+		label, format, suffix = "memory floor", formatFraction, " of the peak"
+	case MetricIOWait:
+		label, format, suffix = "IO wait", formatFraction, " of wall time"
+	case MetricUnusedGPUs:
+		label = "unused GPUs"
+	case MetricIdleGPUs:
+		label = "idle-allocated GPUs"
+	default:
+		label = string(c.Metric)
+	}
+	return label + " " + format(c.Value) + suffix + " " + c.Op.symbol() + " " + format(c.Limit)
+}
+
+func (o Op) symbol() string {
+	switch o {
+	case OpGE:
+		return "≥"
+	case OpLE:
+		return "≤"
+	case OpEQ:
+		return "="
+	}
+	return string(o)
+}
+
+// formatNumber prints at most one decimal and no trailing ".0".
+func formatNumber(v float64) string {
+	return strconv.FormatFloat(math.Round(v*10)/10, 'f', -1, 64)
+}
+
+func formatPercent(v float64) string  { return formatNumber(v) + "%" }
+func formatFraction(v float64) string { return formatNumber(v*100) + "%" }
+func formatTimes(v float64) string    { return formatNumber(v) + "×" }
+func formatSeconds(v float64) string  { return FormatDuration(time.Duration(v * float64(time.Second))) }
+
+// FormatDuration prints a duration in its two largest units, truncated to
+// the second: "6h12m", "4h", "2d3h", "45s", "1m30s", "0s".
+func FormatDuration(d time.Duration) string {
+	neg := d < 0
+	if neg {
+		d = -d
+	}
+	s := int64(d / time.Second)
+	units := [...]struct {
+		n    int64
+		name string
+	}{{s / 86400, "d"}, {s / 3600 % 24, "h"}, {s / 60 % 60, "m"}, {s % 60, "s"}}
+	var b strings.Builder
+	if neg {
+		b.WriteByte('-')
+	}
+	for i, u := range units {
+		if u.n == 0 {
+			continue
+		}
+		b.WriteString(strconv.FormatInt(u.n, 10))
+		b.WriteString(u.name)
+		if i+1 < len(units) && units[i+1].n != 0 {
+			b.WriteString(strconv.FormatInt(units[i+1].n, 10))
+			b.WriteString(units[i+1].name)
+		}
+		return b.String()
+	}
+	return "0s"
+}

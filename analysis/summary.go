@@ -1,0 +1,198 @@
+package analysis
+
+import (
+	"cmp"
+	"slices"
+)
+
+// ClusterSummary is the cluster-level view of a set of jobs.
+type ClusterSummary struct {
+	Jobs int `json:"jobs"` // all jobs given
+	// CPUJobs neither requested nor recorded a GPU; they are counted here
+	// and nowhere else.
+	CPUJobs int `json:"cpu_jobs"`
+	GPUJobs int `json:"gpu_jobs"`
+	// WithGPUData and WithoutGPUData split the GPU jobs: usable GPU
+	// readings, or none (sacct history, hook-only profiles, readings all
+	// absurd: class unknown).
+	WithGPUData    int     `json:"with_gpu_data"`
+	WithoutGPUData int     `json:"without_gpu_data"`
+	GPUHours       float64 `json:"gpu_hours"` // Metrics.GPUHours summed over GPU jobs
+
+	// ByClass has every class, in report order. ByBottleneck has every
+	// kind; a job with several bottlenecks counts under each, so the
+	// GPU-hours there add up to more than the total.
+	ByClass      []ClassShare `json:"by_class"`
+	ByBottleneck []KindShare  `json:"by_bottleneck"`
+
+	// Partitions are ordered by name ("" for jobs without one).
+	Partitions []PartitionSummary `json:"partitions"`
+
+	// Notes counts readings ignored as impossible, over all jobs.
+	Notes            DataNotes `json:"data_notes"`
+	PercentileMethod string    `json:"percentile_method"`
+}
+
+// PartitionSummary is queueing and time-limit accuracy in one partition.
+type PartitionSummary struct {
+	Partition string  `json:"partition"`
+	Jobs      int     `json:"jobs"`
+	GPUHours  float64 `json:"gpu_hours"`
+	// Wait is the distribution of waits (start − eligible, else submit),
+	// seconds, over jobs where both are known.
+	Wait Dist `json:"wait_s"`
+	// LimitRatio is the distribution of requested time limit / run time
+	// over COMPLETED and TIMEOUT jobs with a finite limit that ran at least
+	// summary.limit_min_run: 1 is a perfect request, 10 asked for ten
+	// times the run time. Failed and cancelled runs do not say what limit
+	// the work needed.
+	LimitRatio Dist `json:"limit_ratio"`
+}
+
+// Summarise returns the cluster summary of jobs.
+func Summarise(jobs []Job, c Config) ClusterSummary {
+	s := newSummaryAcc(len(jobs))
+	var m Metrics
+	for i := range jobs {
+		j := &jobs[i]
+		measure(j, &c, &m)
+		s.add(j, &m, &c, classify(j, &m, &c, nil), diagnose(j, &m, &c, nil))
+	}
+	return s.finish()
+}
+
+// summaryAcc accumulates the summary. Like profileAcc, it keeps each
+// job's distribution values in a compact record and scatters them into
+// flat per-partition segments at the end, rather than growing a slice per
+// partition.
+type summaryAcc struct {
+	s          ClusterSummary
+	classJobs  [numClasses]int
+	classHours [numClasses]float64
+	kindJobs   [numKinds]int
+	kindHours  [numKinds]float64
+	index      map[string]int32
+	parts      []partAcc
+	recs       []partRec
+}
+
+type partAcc struct {
+	name           string
+	jobs           int
+	gpuHours       float64
+	nWait, nRatios int
+}
+
+// Flags of partRec.has.
+const (
+	recWait = 1 << iota
+	recRatio
+)
+
+type partRec struct {
+	part        int32
+	has         uint8
+	wait, ratio float64
+}
+
+func newSummaryAcc(n int) *summaryAcc {
+	return &summaryAcc{index: make(map[string]int32), recs: make([]partRec, 0, n)}
+}
+
+func (a *summaryAcc) add(j *Job, m *Metrics, c *Config, cls Class, kinds Kinds) {
+	a.s.Jobs++
+	a.s.Notes.Add(m.Notes)
+	if m.GPUs == 0 {
+		a.s.CPUJobs++
+		return
+	}
+	a.s.GPUJobs++
+	if cls == ClassUnknown {
+		a.s.WithoutGPUData++
+	} else {
+		a.s.WithGPUData++
+	}
+	a.s.GPUHours += m.GPUHours
+	a.classJobs[cls]++
+	a.classHours[cls] += m.GPUHours
+	for k := range numKinds {
+		if kinds.Has(k) {
+			a.kindJobs[k]++
+			a.kindHours[k] += m.GPUHours
+		}
+	}
+
+	pi, ok := a.index[j.Partition]
+	if !ok {
+		pi = int32(len(a.parts))
+		a.index[j.Partition] = pi
+		a.parts = append(a.parts, partAcc{name: j.Partition})
+	}
+	p := &a.parts[pi]
+	p.jobs++
+	p.gpuHours += m.GPUHours
+	r := partRec{part: pi}
+	if m.WaitValid {
+		r.has |= recWait
+		r.wait = m.Wait.Seconds()
+		p.nWait++
+	}
+	if j.TimeLimit > 0 && !j.Unlimited && m.ElapsedValid && m.Elapsed > 0 &&
+		m.Elapsed >= c.Summary.LimitMinRun.D() &&
+		(m.Outcome == OutcomeCompleted || m.Outcome == OutcomeTimeout) {
+		r.has |= recRatio
+		r.ratio = j.TimeLimit.Seconds() / m.Elapsed.Seconds()
+		p.nRatios++
+	}
+	if r.has != 0 {
+		a.recs = append(a.recs, r)
+	}
+}
+
+func (a *summaryAcc) finish() ClusterSummary {
+	s := a.s
+	s.PercentileMethod = PercentileMethod
+	s.ByClass = make([]ClassShare, numClasses)
+	for cls := range numClasses {
+		s.ByClass[cls] = ClassShare{Class: cls, Jobs: a.classJobs[cls], GPUHours: a.classHours[cls]}
+	}
+	s.ByBottleneck = make([]KindShare, numKinds)
+	for k := range numKinds {
+		s.ByBottleneck[k] = KindShare{Kind: k, Jobs: a.kindJobs[k], GPUHours: a.kindHours[k]}
+	}
+
+	type offs struct{ wait, ratio int }
+	starts := make([]offs, len(a.parts)+1)
+	for i, p := range a.parts {
+		starts[i+1] = offs{starts[i].wait + p.nWait, starts[i].ratio + p.nRatios}
+	}
+	total := starts[len(a.parts)]
+	waits, ratios := make([]float64, total.wait), make([]float64, total.ratio)
+	next := slices.Clone(starts[:len(a.parts)])
+	for _, r := range a.recs {
+		o := &next[r.part]
+		if r.has&recWait != 0 {
+			waits[o.wait] = r.wait
+			o.wait++
+		}
+		if r.has&recRatio != 0 {
+			ratios[o.ratio] = r.ratio
+			o.ratio++
+		}
+	}
+
+	s.Partitions = make([]PartitionSummary, len(a.parts))
+	for i := range a.parts {
+		p := &a.parts[i]
+		st, e := starts[i], starts[i+1]
+		s.Partitions[i] = PartitionSummary{
+			Partition:  p.name,
+			Jobs:       p.jobs,
+			GPUHours:   p.gpuHours,
+			Wait:       distOf(waits[st.wait:e.wait]),
+			LimitRatio: distOf(ratios[st.ratio:e.ratio]),
+		}
+	}
+	slices.SortFunc(s.Partitions, func(x, y PartitionSummary) int { return cmp.Compare(x.Partition, y.Partition) })
+	return s
+}
