@@ -228,12 +228,21 @@ func DetectFormat(head []byte) string {
 	return FormatText
 }
 
+// FinalStates are the job states an import selects.
+const FinalStates = "BF,CA,CD,DL,F,NF,OOM,PR,TO"
+
 // SacctCommand returns the sacct invocation for a window: every user (-a),
 // allocations only (-X), pipe-separated with no header, gpuprof's field
 // list, and epoch-second times so time zones cannot skew anything.
 func SacctCommand(ctx context.Context, sacct string, since, until time.Time) *exec.Cmd {
 	const layout = "2006-01-02T15:04:05" // what -S/-E accept in every version
+	// With --state, sacct selects jobs that reached one of these states in
+	// the window (by end time), so jobs that never became eligible (held,
+	// then cancelled) are listed too, and the import mark (latest end)
+	// lines up with the selection. Jobs still pending or running come in
+	// a later import, once they have ended.
 	args := []string{"-a", "-X", "-P", "--noheader", "--format=" + slurmext.SacctFormat,
+		"--state=" + FinalStates,
 		"--starttime", since.Local().Format(layout), "--endtime", until.Local().Format(layout)}
 	cmd := exec.CommandContext(ctx, sacct, args...)
 	cmd.Env = append(os.Environ(), "SLURM_TIME_FORMAT=%s")

@@ -171,13 +171,18 @@ func (t *Tx) putJob(ctx context.Context, j profile.Job, ifAbsent bool, inserted 
 		}
 	} else {
 		var status string
-		err := t.tx.QueryRowContext(ctx, `SELECT status FROM jobs WHERE cluster = ? AND job_id = ? AND node = ?`,
-			j.Cluster, j.JobID, j.Node).Scan(&status)
+		var end sql.NullInt64
+		err := t.tx.QueryRowContext(ctx, `SELECT status, "end" FROM jobs WHERE cluster = ? AND job_id = ? AND node = ?`,
+			j.Cluster, j.JobID, j.Node).Scan(&status, &end)
 		switch {
 		case errors.Is(err, sql.ErrNoRows):
 		case err != nil:
 			return classify(err)
-		case status == profile.StatusFinished && j.Status != profile.StatusFinished:
+		case status == profile.StatusFinished && j.Status != profile.StatusFinished &&
+			!(end.Valid && j.Start.Unix() > end.Int64):
+			// A late snapshot of the run that finished. A run that started
+			// after that one ended is the job running again (requeued):
+			// its profile replaces the earlier run's.
 			return ErrFinished
 		}
 		if _, err := t.tx.ExecContext(ctx, upsertJobSQL, args...); err != nil {
