@@ -84,6 +84,10 @@ type Agent struct {
 	jobs      map[string]*jobState // by job id
 	pids      map[int]pidInfo
 	delayAcct bool
+	ended     map[string]endedRun // recently ended jobs, see discover.go
+	// lastCluster and lastNode are the names the hooks last used, given to
+	// jobs found without a prolog so their keys match the epilog's.
+	lastCluster, lastNode string
 }
 
 type jobState struct {
@@ -140,6 +144,9 @@ func New(ctx context.Context, opts Options, sampler gpu.Sampler, db *store.DB, s
 		byUUID:      map[string]gpu.Device{},
 		jobs:        map[string]*jobState{},
 		pids:        map[int]pidInfo{},
+		ended:       map[string]endedRun{},
+		lastCluster: opts.Cluster,
+		lastNode:    opts.Node,
 	}
 	if a.now == nil {
 		a.now = time.Now
@@ -400,6 +407,7 @@ func (a *Agent) startJob(ctx context.Context, js JobStart) error {
 		js.Start = a.now()
 	}
 	a.mu.Lock()
+	a.lastCluster, a.lastNode = js.Cluster, js.Node
 	if _, ok := a.jobs[js.JobID]; ok {
 		a.mu.Unlock()
 		return nil // a repeated prolog changes nothing
@@ -437,6 +445,7 @@ func (a *Agent) endJob(ctx context.Context, je JobEnd) error {
 	if ok {
 		delete(a.jobs, je.JobID)
 	}
+	a.rememberEnded(je.JobID, a.now())
 	a.mu.Unlock()
 
 	var j profile.Job

@@ -449,3 +449,61 @@ func TestAbandonedJobClosedWhenSlurmdHasNoStep(t *testing.T) {
 		t.Errorf("status %s partial %v end %v last sample %v", j.Status, j.Partial, j.End, j.LastSample)
 	}
 }
+
+// SampleNow is the sampling loop's tick for drivers on a virtual clock: each
+// call adds one reading at the clock's time to every running job.
+func TestSampleNowTakesOneTick(t *testing.T) {
+	f := newFixture(t, []int{0, 1, 2, 3})
+	f.proc(4242, "77", "python", sim.Usage{UUID: f.devs[0].UUID, Mem: 10 * gib, Util: 50})
+	f.start("77", minorRef(0))
+	for range 3 {
+		f.now = f.now.Add(time.Second)
+		f.a.SampleNow(context.Background())
+	}
+	j := f.end("77", 0)
+	// One reading at the start, three ticks, one at the end.
+	if got, want := j.GPUs[0].Samples, 5; got != want {
+		t.Errorf("samples = %d, want %d", got, want)
+	}
+	if got, want := j.LastSample, f.now.Truncate(time.Second); !got.Equal(want) {
+		t.Errorf("last sample %v, want %v", got, want)
+	}
+}
+
+// Slurm 22.05 runs no prolog when a requeued job starts again on the same
+// node: the agent finds the new run from its processes.
+func TestRequeuedRunDiscoveredWithoutProlog(t *testing.T) {
+	f := newFixture(t, nil)
+	uuid := f.devs[1].UUID
+	f.start("100", minorRef(1))
+	f.proc(1000, "100", "first", sim.Usage{UUID: uuid, Mem: 1 * gib, Util: 30})
+	f.tick(4)
+	first := f.end("100", 0)
+	if first.GPUs[0].MemPeak != 1*gib {
+		t.Fatalf("first run peak %d GiB, want 1", first.GPUs[0].MemPeak/gib)
+	}
+
+	// The first run's process lingers a moment: it must not bring the job back.
+	f.tick(2)
+	if len(f.a.jobs) != 0 {
+		t.Fatal("a lingering process of the ended run restarted the job")
+	}
+	f.node.Unregister(1000)
+	f.now = f.now.Add(5 * time.Second)
+
+	// The requeued run: a new process of job 100, no prolog.
+	f.proc(1001, "100", "second", sim.Usage{UUID: uuid, Mem: 3 * gib, Util: 60})
+	f.tick(5)
+	if len(f.a.jobs) != 1 {
+		t.Fatalf("%d running jobs, want the requeued run discovered", len(f.a.jobs))
+	}
+	f.a.flush(context.Background())
+	j := f.end("100", 0)
+	g := j.GPUs[0]
+	if g.UUID != uuid || g.MemPeak != 3*gib {
+		t.Errorf("second run: gpu %s peak %d GiB, want %s and 3 GiB", g.UUID, g.MemPeak/gib, uuid)
+	}
+	if !j.Start.After(first.End) || !j.Partial || !strings.Contains(strings.Join(j.PartialReasons, ";"), "prolog not seen") {
+		t.Errorf("second run: start %v (first ended %v) partial %v reasons %q", j.Start, first.End, j.Partial, j.PartialReasons)
+	}
+}

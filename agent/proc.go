@@ -172,3 +172,19 @@ func (p procReader) cpuIOWait() (iowait, total uint64, ok bool) {
 	}
 	return iowait, total, true
 }
+
+// uid returns the real uid of a process (/proc/PID/status).
+func (p procReader) uid(pid int) (int, error) {
+	data, err := os.ReadFile(filepath.Join(p.procfs, strconv.Itoa(pid), "status"))
+	if err != nil {
+		return -1, err
+	}
+	for line := range strings.Lines(string(data)) {
+		if rest, ok := strings.CutPrefix(line, "Uid:"); ok {
+			if f := strings.Fields(rest); len(f) > 0 {
+				return strconv.Atoi(f[0])
+			}
+		}
+	}
+	return -1, fmt.Errorf("no Uid in status of pid %d", pid)
+}

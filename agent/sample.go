@@ -28,6 +28,13 @@ func (a *Agent) sampleLoop(ctx context.Context) {
 	}
 }
 
+// SampleNow takes one sampling tick of every running job, exactly what the
+// sampling loop does on each interval. It exists for drivers that run the
+// agent on a virtual clock instead of calling Run (the demo's simulated
+// month, package demo): they call Handle for the hooks' requests and
+// SampleNow once per virtual interval.
+func (a *Agent) SampleNow(ctx context.Context) { a.sample(ctx, "") }
+
 // reading is one GPU's raw readings at one instant.
 type reading struct {
 	dev   gpu.Device
@@ -53,10 +60,24 @@ func (a *Agent) sample(ctx context.Context, only string) {
 	a.mu.Unlock()
 
 	readings := map[string]reading{}
+	// Processes on the GPUs no running job holds: a job whose prolog the
+	// agent never saw (a requeued job on 22.05, an agent restarted without
+	// its database) is found from them.
+	others := map[string][]gpu.ProcessSample{}
 	var xids []gpu.XIDEvent
 	if a.acquire(ctx) {
 		for uuid := range want {
 			readings[uuid] = a.read(ctx, uuid)
+		}
+		if only == "" {
+			for _, d := range a.devices {
+				if want[d.UUID] {
+					continue
+				}
+				if procs, err := a.gpus.Processes(ctx, d.UUID); err == nil && len(procs) > 0 {
+					others[d.UUID] = procs
+				}
+			}
 		}
 		if only == "" {
 			var err error
@@ -75,7 +96,10 @@ func (a *Agent) sample(ctx context.Context, only string) {
 
 	a.mu.Lock()
 	defer a.mu.Unlock()
-	a.mapPIDs(readings)
+	a.mapPIDs(readings, others)
+	if only == "" {
+		a.discover(now, readings, others)
+	}
 	nodeIO := a.readNodeIO()
 	for id, st := range a.jobs {
 		if only != "" && id != only {
@@ -122,13 +146,20 @@ func (a *Agent) read(ctx context.Context, uuid string) reading {
 }
 
 // mapPIDs refreshes the PID → job cache for the processes seen now.
-func (a *Agent) mapPIDs(readings map[string]reading) {
+func (a *Agent) mapPIDs(readings map[string]reading, others map[string][]gpu.ProcessSample) {
 	for pid, info := range a.pids {
 		info.seen = false
 		a.pids[pid] = info
 	}
+	var all [][]gpu.ProcessSample
 	for _, r := range readings {
-		for _, p := range r.procs {
+		all = append(all, r.procs)
+	}
+	for _, procs := range others {
+		all = append(all, procs)
+	}
+	for _, procs := range all {
+		for _, p := range procs {
 			// A PID seen at the previous sample is the same process: a PID
 			// is not reused within one interval in practice, and /proc
 			// reads are most of the agent's cost. Only new PIDs are looked
@@ -159,11 +190,11 @@ func (a *Agent) mapPIDs(readings map[string]reading) {
 // processes.
 func (a *Agent) apply(now time.Time, st *jobState, readings map[string]reading) {
 	if !st.gapFrom.IsZero() {
-		// Stored times have whole seconds: only a gap clearly longer than
-		// that and than the interval is a gap.
-		if gap := now.Sub(st.gapFrom); gap > max(2*a.opts.Interval, 2*time.Second) {
-			st.prof.MarkPartial(fmt.Sprintf("no readings for %s from %s (agent not running)",
-				gap.Round(time.Second), st.gapFrom.UTC().Format(time.RFC3339)))
+		// Stored times have whole seconds: allow that much on top of two
+		// intervals before calling it a gap.
+		if gap := now.Sub(st.gapFrom); gap > 2*a.opts.Interval+time.Second {
+			st.prof.MarkPartial(fmt.Sprintf("no readings from %s to %s (agent not running)",
+				st.gapFrom.UTC().Format(time.RFC3339), now.UTC().Format(time.RFC3339)))
 		}
 		st.gapFrom = time.Time{}
 	}
