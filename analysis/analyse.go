@@ -1,10 +1,13 @@
 package analysis
 
 // Input is everything the analysis reads. cmd/ fills it from the store
-// (FromView for each job); later steps add what they need (the period the
-// jobs cover, the cluster's GPU inventory) as fields here.
+// (FromView for each job) and the cluster's GPU inventory.
 type Input struct {
 	Jobs []Job
+	// Nodes is the GPU inventory: the recommendations write node and
+	// partition lines from it and the plan counts the GPUs there are. It
+	// may be empty; rules that need it then say so.
+	Nodes []Node
 }
 
 // JobResult is the compact verdict on one job, kept for every input job:
@@ -25,6 +28,12 @@ type Findings struct {
 	Jobs     []JobResult    `json:"jobs"`
 	Profiles []TaskProfile  `json:"profiles"`
 	Summary  ClusterSummary `json:"summary"`
+	// Recommendations are the changes the data justifies; NoChange the
+	// rules that looked and found none, with why.
+	Recommendations []Recommendation `json:"recommendations"`
+	NoChange        []NoChange       `json:"no_change"`
+	// Plan is the capacity plan with the [plan] section's parameters.
+	Plan CapacityPlan `json:"plan"`
 }
 
 // Analyse classifies and diagnoses every job, builds the task profiles and
@@ -38,6 +47,7 @@ func Analyse(in Input, c Config) (Findings, error) {
 	f := Findings{Jobs: make([]JobResult, len(in.Jobs))}
 	p := newProfileAcc(len(in.Jobs))
 	s := newSummaryAcc(len(in.Jobs))
+	facts := newFacts(len(in.Jobs))
 	var m Metrics
 	for i := range in.Jobs {
 		j := &in.Jobs[i]
@@ -46,6 +56,7 @@ func Analyse(in Input, c Config) (Findings, error) {
 		kinds := diagnose(j, &m, &c, nil)
 		p.add(j, &m, cls, kinds)
 		s.add(j, &m, &c, cls, kinds)
+		facts.add(j, &m, cls, kinds)
 		f.Jobs[i] = JobResult{Class: cls, Bottlenecks: kinds}
 	}
 	var pos []int32
@@ -58,5 +69,11 @@ func Analyse(in Input, c Config) (Findings, error) {
 		}
 	}
 	f.Summary = s.finish()
+	// The recommendations and the plan share the compact records kept in
+	// the pass above; their sweeps and percentiles sort, so the whole
+	// stays O(n log n).
+	rb := recommend(&in, facts, &f, &c)
+	f.Recommendations, f.NoChange = rb.recs, rb.none
+	f.Plan = plan(&in, facts, c.Plan.params(), &c)
 	return f, nil
 }

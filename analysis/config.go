@@ -25,6 +25,80 @@ type Config struct {
 	Classes     ClassConfig      `toml:"classes"`
 	Bottlenecks BottleneckConfig `toml:"bottlenecks"`
 	Summary     SummaryConfig    `toml:"summary"`
+	Recommend   RecommendConfig  `toml:"recommend"`
+	Plan        PlanConfig       `toml:"plan"`
+}
+
+// RecommendConfig holds the thresholds of the recommendation rules
+// (Recommend). A rule that does not fire gives no recommendation.
+type RecommendConfig struct {
+	// MinJobs: no cluster-level recommendation rests on fewer jobs.
+	MinJobs int `toml:"min_jobs"`
+	// MinUserJobs: no per-user or per-account note rests on fewer jobs.
+	MinUserJobs int `toml:"min_user_jobs"`
+	// ConfidenceN0: the sample size at which the size factor of the
+	// confidence reaches 1 − 1/e (confidence = (1 − e^(−n/n0)) ·
+	// (1 − e^(−effect/threshold))).
+	ConfidenceN0 float64 `toml:"confidence_n0"`
+	// SharingVRAMMax: a single-GPU job whose memory need is at most this
+	// fraction of the card, with mean utilisation below classes.low_util_max,
+	// is a candidate for a shared GPU.
+	SharingVRAMMax float64 `toml:"sharing_vram_max"`
+	// SharingShareMin: sharing is recommended for a GPU model when the
+	// candidates hold at least this share of the model's GPU-hours.
+	SharingShareMin float64 `toml:"sharing_share_min"`
+	// SharingMargin multiplies the candidates' p95 memory need before the
+	// card is divided by it.
+	SharingMargin float64 `toml:"sharing_margin"`
+	// MaxShards caps the shards per GPU.
+	MaxShards int `toml:"max_shards"`
+	// MPSUtilMin (percent): MPS is added when the candidates' median mean
+	// utilisation is at least this (they compute enough to contend for SMs).
+	MPSUtilMin float64 `toml:"mps_util_min"`
+	// OverRequestRatio: a partition whose median requested limit / run
+	// time is at least this gets a DefaultTime.
+	OverRequestRatio float64 `toml:"over_request_ratio"`
+	// IOShareMin: storage is named when IO-bound jobs hold at least this
+	// share of the GPU-hours.
+	IOShareMin float64 `toml:"io_share_min"`
+	// IdleShareMin: an account is named when idle allocations hold at
+	// least this share of its GPU-hours.
+	IdleShareMin float64 `toml:"idle_share_min"`
+	// LongGrpFrac: the long-training QOS may hold at most this fraction of
+	// the cluster's GPUs (GrpTRES); it is recommended when long training
+	// was seen holding more.
+	LongGrpFrac float64 `toml:"long_grp_frac"`
+	// QueueShareMin: per-user limits and the burst reserve are recommended
+	// when queue-bound jobs are at least this share of the GPU jobs.
+	QueueShareMin float64 `toml:"queue_share_min"`
+	// UserShareMax: the per-user GPU limit is at least this fraction of
+	// the GPUs (and at least the median user's peak).
+	UserShareMax float64 `toml:"user_share_max"`
+	// BurstFrac: the deadline-burst QOS may hold this fraction of the GPUs.
+	BurstFrac float64 `toml:"burst_frac"`
+}
+
+// PlanConfig holds the defaults of the capacity plan (Plan) and the
+// thresholds of its verdict.
+type PlanConfig struct {
+	// Growth is the demand growth per year (0.3 = 30 %).
+	Growth float64 `toml:"growth"`
+	// HorizonMonths is how far ahead the plan looks.
+	HorizonMonths int `toml:"horizon_months"`
+	// NewDemand is demand in GPUs expected from new projects.
+	NewDemand float64 `toml:"new_demand"`
+	// Headroom is the fraction of every GPU kept free for peaks:
+	// Q_safe = 1 − headroom.
+	Headroom float64 `toml:"headroom"`
+	// VRAMShareMin: GPUs with more memory are the constraint when
+	// VRAM-bound jobs hold at least this share of the GPU-hours.
+	VRAMShareMin float64 `toml:"vram_share_min"`
+	// IOShareMin: storage bandwidth is a constraint at this share of
+	// IO-bound GPU-hours.
+	IOShareMin float64 `toml:"io_share_min"`
+	// WasteShareMin: scheduling policy is a constraint when idle
+	// allocations and unused GPUs hold at least this share.
+	WasteShareMin float64 `toml:"waste_share_min"`
 }
 
 // ClassConfig holds the thresholds of the class rules (Classify).
@@ -122,6 +196,32 @@ func DefaultConfig() Config {
 		Summary: SummaryConfig{
 			LimitMinRun: Duration(time.Minute),
 		},
+		Recommend: RecommendConfig{
+			MinJobs:          20,
+			MinUserJobs:      5,
+			ConfidenceN0:     50,
+			SharingVRAMMax:   0.25,
+			SharingShareMin:  0.2,
+			SharingMargin:    1.2,
+			MaxShards:        8,
+			MPSUtilMin:       10,
+			OverRequestRatio: 5,
+			IOShareMin:       0.1,
+			IdleShareMin:     0.2,
+			LongGrpFrac:      0.75,
+			QueueShareMin:    0.1,
+			UserShareMax:     0.5,
+			BurstFrac:        0.1,
+		},
+		Plan: PlanConfig{
+			Growth:        0.3,
+			HorizonMonths: 12,
+			NewDemand:     0,
+			Headroom:      0.2,
+			VRAMShareMin:  0.2,
+			IOShareMin:    0.1,
+			WasteShareMin: 0.2,
+		},
 	}
 }
 
@@ -187,6 +287,46 @@ func (c Config) Validate() error {
 		return bad("bottlenecks.queue_bound_min_wait must not be negative")
 	case c.Summary.LimitMinRun < 0:
 		return bad("summary.limit_min_run must not be negative")
+	}
+	return c.validateRecommendPlan(bad)
+}
+
+func (c Config) validateRecommendPlan(bad func(string, ...any) error) error {
+	r, p := c.Recommend, c.Plan
+	frac := func(v float64) bool { return v > 0 && v <= 1 } // also rejects NaN
+	switch {
+	case r.MinJobs < 1:
+		return bad("recommend.min_jobs must be at least 1")
+	case r.MinUserJobs < 1:
+		return bad("recommend.min_user_jobs must be at least 1")
+	case !(r.ConfidenceN0 > 0) || !finite(r.ConfidenceN0):
+		return bad("recommend.confidence_n0 must be positive")
+	case !frac(r.SharingVRAMMax) || r.SharingVRAMMax > 0.5:
+		return bad("recommend.sharing_vram_max must be in (0, 0.5], not %v", r.SharingVRAMMax)
+	case !frac(r.SharingShareMin):
+		return bad("recommend.sharing_share_min must be in (0, 1], not %v", r.SharingShareMin)
+	case !(r.SharingMargin >= 1) || !finite(r.SharingMargin):
+		return bad("recommend.sharing_margin must be at least 1, not %v", r.SharingMargin)
+	case r.MaxShards < 2 || r.MaxShards > 128:
+		return bad("recommend.max_shards must be in [2, 128], not %d", r.MaxShards)
+	case !(r.MPSUtilMin > 0 && r.MPSUtilMin <= 100):
+		return bad("recommend.mps_util_min must be in (0, 100], not %v", r.MPSUtilMin)
+	case !(r.OverRequestRatio > 1) || !finite(r.OverRequestRatio):
+		return bad("recommend.over_request_ratio must exceed 1, not %v", r.OverRequestRatio)
+	case !frac(r.IOShareMin), !frac(r.IdleShareMin), !frac(r.QueueShareMin):
+		return bad("recommend.io_share_min, idle_share_min and queue_share_min must be in (0, 1]")
+	case !frac(r.LongGrpFrac), !frac(r.BurstFrac), !frac(r.UserShareMax):
+		return bad("recommend.long_grp_frac, user_share_max and burst_frac must be in (0, 1]")
+	case !(p.Growth > -1) || !finite(p.Growth):
+		return bad("plan.growth must exceed -1, not %v", p.Growth)
+	case p.HorizonMonths < 0 || p.HorizonMonths > 120:
+		return bad("plan.horizon_months must be in [0, 120], not %d", p.HorizonMonths)
+	case !(p.NewDemand >= 0) || !finite(p.NewDemand):
+		return bad("plan.new_demand must not be negative, not %v", p.NewDemand)
+	case !(p.Headroom >= 0 && p.Headroom < 1):
+		return bad("plan.headroom must be in [0, 1), not %v", p.Headroom)
+	case !frac(p.VRAMShareMin), !frac(p.IOShareMin), !frac(p.WasteShareMin):
+		return bad("plan.vram_share_min, io_share_min and waste_share_min must be in (0, 1]")
 	}
 	return nil
 }

@@ -35,7 +35,11 @@ func TestExampleIsDefaults(t *testing.T) {
 	for _, key := range []string{"short_job_max", "long_training_min", "idle_util_max", "low_util_max",
 		"service_min_duration", "service_steady_min", "service_burst_spread", "interactive_names",
 		"vram_bound_frac", "compute_bound_util", "io_bound_frac", "io_node_scope",
-		"queue_bound_ratio", "queue_bound_min_wait", "limit_min_run"} {
+		"queue_bound_ratio", "queue_bound_min_wait", "limit_min_run",
+		"min_jobs", "min_user_jobs", "confidence_n0", "sharing_vram_max", "sharing_share_min",
+		"sharing_margin", "max_shards", "mps_util_min", "over_request_ratio", "io_share_min",
+		"idle_share_min", "long_grp_frac", "queue_share_min", "user_share_max", "burst_frac",
+		"growth", "horizon_months", "new_demand", "headroom", "vram_share_min", "waste_share_min"} {
 		if !strings.Contains(string(data), "\n"+key+" = ") {
 			t.Errorf("example lacks key %s", key)
 		}
@@ -87,6 +91,16 @@ func TestParseConfig(t *testing.T) {
 		{name: "ratio infinite", toml: "[bottlenecks]\nqueue_bound_ratio = inf\n", wantErr: "queue_bound_ratio"},
 		{name: "min wait negative", toml: "[bottlenecks]\nqueue_bound_min_wait = \"-1m\"\n", wantErr: "queue_bound_min_wait"},
 		{name: "limit min run negative", toml: "[summary]\nlimit_min_run = \"-1s\"\n", wantErr: "limit_min_run"},
+		{name: "min jobs zero", toml: "[recommend]\nmin_jobs = 0\n", wantErr: "min_jobs"},
+		{name: "sharing vram above half", toml: "[recommend]\nsharing_vram_max = 0.6\n", wantErr: "sharing_vram_max"},
+		{name: "margin below 1", toml: "[recommend]\nsharing_margin = 0.9\n", wantErr: "sharing_margin"},
+		{name: "one shard", toml: "[recommend]\nmax_shards = 1\n", wantErr: "max_shards"},
+		{name: "over-request ratio 1", toml: "[recommend]\nover_request_ratio = 1.0\n", wantErr: "over_request_ratio"},
+		{name: "burst NaN", toml: "[recommend]\nburst_frac = nan\n", wantErr: "burst_frac"},
+		{name: "headroom 1", toml: "[plan]\nheadroom = 1.0\n", wantErr: "headroom"},
+		{name: "growth -1", toml: "[plan]\ngrowth = -1.0\n", wantErr: "growth"},
+		{name: "horizon negative", toml: "[plan]\nhorizon_months = -1\n", wantErr: "horizon_months"},
+		{name: "plan override", toml: "[plan]\ngrowth = 0.5\n", check: func(c Config) bool { return c.Plan.Growth == 0.5 && c.Plan.Headroom == 0.2 }},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

@@ -2,7 +2,10 @@
 // a class for every job (long training, short debugging, inference service,
 // IO-bound preprocessing, idle allocation, …) with the rule that fired and
 // its numbers, bottlenecks per job (VRAM, compute, IO, unused GPUs,
-// queueing), recurring task profiles, and a cluster summary.
+// queueing), recurring task profiles, a cluster summary, recommendations
+// with their evidence and exact Slurm configuration (EmitSlurm), and a
+// capacity plan. Plant generates workloads with known answers for tests
+// and demonstrations.
 //
 // Everything here is pure: Jobs and a Config in, findings out. The package
 // must not import database/sql, SQLite, NVML, cobra, the store or any GPU

@@ -106,6 +106,14 @@ func (c Check) String() string {
 		label = "idle-allocated GPUs"
 	default:
 		label = string(c.Metric)
+		// Shares and fractions of the recommendation rules read as
+		// percentages, ratios as multiples.
+		switch {
+		case strings.HasSuffix(label, "_share") || strings.HasSuffix(label, "_fraction"):
+			format = formatFraction
+		case strings.HasPrefix(label, "limit_ratio"):
+			format = formatTimes
+		}
 	}
 	return label + " " + format(c.Value) + suffix + " " + c.Op.symbol() + " " + format(c.Limit)
 }

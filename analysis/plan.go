@@ -1,0 +1,328 @@
+package analysis
+
+import (
+	"cmp"
+	"fmt"
+	"math"
+	"slices"
+	"time"
+)
+
+// PlanParams are the purchase question's inputs.
+type PlanParams struct {
+	Growth    float64 `json:"growth"`     // demand growth per year (0.3 = 30 %)
+	Months    int     `json:"months"`     // horizon
+	NewDemand float64 `json:"new_demand"` // GPUs of new demand at the horizon
+	Headroom  float64 `json:"headroom"`   // fraction of every GPU kept free, in [0, 1)
+}
+
+func (p PlanConfig) params() PlanParams {
+	return PlanParams{Growth: p.Growth, Months: p.HorizonMonths, NewDemand: p.NewDemand, Headroom: p.Headroom}
+}
+
+// ClassLoad is the queueing view of one class: arrival rate λ (jobs per
+// hour over the observed period), mean service time S (hours of run time)
+// and mean GPUs per job, and the average concurrency they give by Little's
+// law, L = λ · S · GPUs (in GPUs).
+type ClassLoad struct {
+	Class       Class   `json:"class"`
+	Jobs        int     `json:"jobs"`
+	ArrivalRate float64 `json:"arrival_per_hour"`
+	ServiceTime float64 `json:"service_hours"`
+	MeanGPUs    float64 `json:"mean_gpus"`
+	Concurrency float64 `json:"concurrency_gpus"`
+	PeakGPUs    int     `json:"peak_gpus"`
+}
+
+// Scaling is the measured scaling efficiency of multi-GPU runs: for tasks
+// run both on one GPU and on several, the mean utilisation of the
+// multi-GPU runs over that of the single-GPU runs, weighted by the
+// multi-GPU runs' GPU-hours. 1 scales perfectly; 0.5 wastes half.
+type Scaling struct {
+	Tasks      int     `json:"tasks"`
+	Efficiency float64 `json:"efficiency"`
+	Valid      bool    `json:"valid"`
+}
+
+// Constraints the verdict names.
+const (
+	ConstraintNone       = "none"
+	ConstraintGPUs       = "more_gpus"
+	ConstraintMemory     = "gpus_with_more_memory"
+	ConstraintStorage    = "storage_bandwidth"
+	ConstraintScheduling = "scheduling_policy"
+	ConstraintNoData     = "no_data"
+)
+
+// CapacityPlan answers how many GPUs the cluster needs at the horizon and
+// what limits it now.
+type CapacityPlan struct {
+	Params PlanParams `json:"params"`
+	// PeriodHours is the time the jobs cover, first start to last end.
+	PeriodHours float64     `json:"period_hours"`
+	Classes     []ClassLoad `json:"classes"`
+	// CNow is the average number of GPUs allocated: the sum of L over the
+	// classes (= GPU-hours / period). PeakGPUs is the most held at once.
+	CNow     float64 `json:"c_now"`
+	PeakGPUs int     `json:"peak_gpus"`
+	Scaling  Scaling `json:"scaling"`
+	// CFuture = CNow · (1 + g)^(months/12) + new demand.
+	CFuture float64 `json:"c_future"`
+	// QSafe = 1 − headroom: the share of each GPU planned to be busy.
+	QSafe float64 `json:"q_safe"`
+	// GPUsNeeded = ceil(CFuture / QSafe); CurrentGPUs from the inventory
+	// (0 when none was given).
+	GPUsNeeded  int `json:"gpus_needed"`
+	CurrentGPUs int `json:"current_gpus"`
+	// Verdict is the main constraint; Constraints all that apply, with
+	// Evidence for each.
+	Verdict     string   `json:"verdict"`
+	Constraints []string `json:"constraints"`
+	Evidence    []Reason `json:"evidence"`
+	Summary     string   `json:"summary"`
+}
+
+// FutureDemand is C_now · (1 + g)^(months/12) + new.
+func FutureDemand(cNow, growth float64, months int, newDemand float64) float64 {
+	return cNow*math.Pow(1+growth, float64(months)/12) + newDemand
+}
+
+// GPUsNeeded is ceil(cFuture / qSafe); 0 for no demand or an unusable
+// qSafe.
+func GPUsNeeded(cFuture, qSafe float64) int {
+	if !(cFuture > 0) || !(qSafe > 0) || !finite(cFuture) {
+		return 0
+	}
+	// A tiny epsilon keeps an exact quotient (8.0000000001 from rounding)
+	// from buying one GPU too many.
+	return int(math.Ceil(cFuture/qSafe - 1e-9))
+}
+
+// Plan computes the capacity plan of the input with the given parameters.
+// findings must be Analyse's for the same input.
+func Plan(in Input, findings Findings, p PlanParams, c Config) (CapacityPlan, error) {
+	if err := c.Validate(); err != nil {
+		return CapacityPlan{}, err
+	}
+	if !(p.Growth > -1) || !finite(p.Growth) || p.Months < 0 || !(p.NewDemand >= 0) || !finite(p.NewDemand) ||
+		!(p.Headroom >= 0 && p.Headroom < 1) {
+		return CapacityPlan{}, fmt.Errorf("%w: plan parameters %+v out of range", ErrConfig, p)
+	}
+	_ = findings // the plan recomputes what it needs in one pass; findings keep the signature stable for callers that have them
+	return plan(&in, collect(&in, &c), p, &c), nil
+}
+
+func plan(in *Input, f *facts, p PlanParams, c *Config) CapacityPlan {
+	cp := CapacityPlan{Params: p, QSafe: 1 - p.Headroom, CurrentGPUs: totalGPUs(in.Nodes)}
+	var first, last int64
+	for i := range f.jobs {
+		j := &f.jobs[i]
+		if j.start == 0 || j.end == 0 {
+			continue
+		}
+		if first == 0 || j.start < first {
+			first = j.start
+		}
+		last = max(last, j.end)
+	}
+	cp.PeriodHours = float64(last-first) / 3600
+	if cp.PeriodHours <= 0 {
+		cp.Verdict, cp.Constraints = ConstraintNoData, []string{ConstraintNoData}
+		cp.Summary = "No jobs with known start and end: nothing to plan from."
+		cp.CFuture = FutureDemand(0, p.Growth, p.Months, p.NewDemand)
+		cp.GPUsNeeded = GPUsNeeded(cp.CFuture, cp.QSafe)
+		return cp
+	}
+
+	var jobs [numClasses]int
+	var run, gpus, hours [numClasses]float64
+	var total, waste, vram, io float64
+	for i := range f.jobs {
+		j := &f.jobs[i]
+		if j.start == 0 || j.end == 0 {
+			continue
+		}
+		jobs[j.cls]++
+		run[j.cls] += j.elapsed / 3600
+		gpus[j.cls] += float64(j.gpus)
+		hours[j.cls] += j.gpuHours
+		total += j.gpuHours
+		switch {
+		case j.cls == ClassIdleAllocation:
+			waste += j.gpuHours
+		case j.gpus > 0 && j.unused > 0:
+			waste += j.gpuHours * float64(j.unused) / float64(j.gpus)
+		}
+		if j.kinds.Has(KindVRAMBound) {
+			vram += j.gpuHours
+		}
+		if j.kinds.Has(KindIOBound) {
+			io += j.gpuHours
+		}
+	}
+	for cls := range numClasses {
+		if jobs[cls] == 0 {
+			continue
+		}
+		n := float64(jobs[cls])
+		l := ClassLoad{Class: cls, Jobs: jobs[cls], ArrivalRate: n / cp.PeriodHours,
+			ServiceTime: run[cls] / n, MeanGPUs: gpus[cls] / n}
+		// λ·S·GPUs is the class's GPU-hours over the period.
+		l.Concurrency = l.ArrivalRate * l.ServiceTime * l.MeanGPUs
+		if gpus[cls] > 0 && run[cls] > 0 {
+			// Use the exact GPU-hours: mean GPUs × mean run time differs
+			// from the mean of their product when sizes and lengths vary.
+			l.Concurrency = hours[cls] / cp.PeriodHours
+		}
+		cp.Classes = append(cp.Classes, l)
+		cp.CNow += l.Concurrency
+	}
+	var classPeaks [numClasses]int
+	cp.PeakGPUs, classPeaks = peaksByClass(f.jobs)
+	for i := range cp.Classes {
+		cp.Classes[i].PeakGPUs = classPeaks[cp.Classes[i].Class]
+	}
+	cp.Scaling = scaling(f)
+	cp.CFuture = FutureDemand(cp.CNow, p.Growth, p.Months, p.NewDemand)
+	cp.GPUsNeeded = GPUsNeeded(cp.CFuture, cp.QSafe)
+
+	share := func(v float64) float64 {
+		if total <= 0 {
+			return 0
+		}
+		return v / total
+	}
+	pc := &c.Plan
+	queued := 0
+	for i := range f.jobs {
+		if f.jobs[i].kinds.Has(KindQueueBound) {
+			queued++
+		}
+	}
+	cp.Evidence = append(cp.Evidence,
+		Reason{Rule: "plan.demand", Note: fmt.Sprintf("C_now %.2f GPUs (%.0f GPU-hours over %s), peak %d; C_future = %.2f·(1+%.2f)^(%d/12) + %.2f = %.2f; G = ceil(%.2f / %.2f) = %d; %d GPUs now",
+			cp.CNow, total, FormatDuration(time.Duration(cp.PeriodHours*float64(time.Hour))), cp.PeakGPUs,
+			cp.CNow, p.Growth, p.Months, p.NewDemand, cp.CFuture, cp.CFuture, cp.QSafe, cp.GPUsNeeded, cp.CurrentGPUs)})
+	if s := share(waste); s >= pc.WasteShareMin {
+		cp.Constraints = append(cp.Constraints, ConstraintScheduling)
+		cp.Evidence = append(cp.Evidence, Reason{Rule: "plan.waste", Checks: []Check{{Metric("waste_share"), s, OpGE, pc.WasteShareMin}},
+			Note: fmt.Sprintf("%.0f GPU-hours idle-allocated or unused; %d jobs queue-bound", waste, queued)})
+	}
+	if s := share(io); s >= pc.IOShareMin {
+		cp.Constraints = append(cp.Constraints, ConstraintStorage)
+		cp.Evidence = append(cp.Evidence, Reason{Rule: "plan.io", Checks: []Check{{Metric("io_bound_share"), s, OpGE, pc.IOShareMin}}})
+	}
+	short := cp.CurrentGPUs > 0 && cp.GPUsNeeded > cp.CurrentGPUs
+	if s := share(vram); s >= pc.VRAMShareMin {
+		cp.Constraints = append(cp.Constraints, ConstraintMemory)
+		cp.Evidence = append(cp.Evidence, Reason{Rule: "plan.vram", Checks: []Check{{Metric("vram_bound_share"), s, OpGE, pc.VRAMShareMin}}})
+	}
+	if short {
+		cp.Constraints = append(cp.Constraints, ConstraintGPUs)
+		cp.Evidence = append(cp.Evidence, Reason{Rule: "plan.gpus", Checks: []Check{{Metric("gpus_needed"), float64(cp.GPUsNeeded), OpGT, float64(cp.CurrentGPUs)}}})
+	}
+	// The verdict is the first constraint in the order an admin should
+	// act: waste and IO waits cost nothing to fix and would distort a
+	// purchase; then memory, then count.
+	cp.Verdict = ConstraintNone
+	if len(cp.Constraints) > 0 {
+		cp.Verdict = cp.Constraints[0]
+	} else {
+		cp.Constraints = []string{}
+	}
+	switch cp.Verdict {
+	case ConstraintNone:
+		if cp.CurrentGPUs == 0 {
+			cp.Summary = fmt.Sprintf("%d GPUs needed at the horizon; no inventory given to compare with.", cp.GPUsNeeded)
+		} else {
+			cp.Summary = fmt.Sprintf("%d GPUs cover the demand at the horizon (%d needed): no purchase or policy change needed.", cp.CurrentGPUs, cp.GPUsNeeded)
+		}
+	case ConstraintScheduling:
+		cp.Summary = fmt.Sprintf("Fix scheduling policy first: %s of the GPU-hours are idle or unused allocations.", formatFraction(share(waste)))
+	case ConstraintStorage:
+		cp.Summary = fmt.Sprintf("Storage bandwidth: %s of the GPU-hours wait on IO; faster storage or local staging before more GPUs.", formatFraction(share(io)))
+	case ConstraintMemory:
+		cp.Summary = fmt.Sprintf("GPUs with more memory: %s of the GPU-hours are VRAM-bound; %d GPUs needed.", formatFraction(share(vram)), cp.GPUsNeeded)
+	case ConstraintGPUs:
+		cp.Summary = fmt.Sprintf("More GPUs: %d needed at the horizon, %d now.", cp.GPUsNeeded, cp.CurrentGPUs)
+	}
+	return cp
+}
+
+// scaling compares, per task (user and normalised name), the mean
+// utilisation of its multi-GPU runs with that of its single-GPU runs.
+func scaling(f *facts) Scaling {
+	type acc struct {
+		u1, un, hn float64
+		n1, nn     int
+	}
+	tasks := map[[2]string]*acc{}
+	for i := range f.jobs {
+		j := &f.jobs[i]
+		if !j.utilOK || j.gpus < 1 {
+			continue
+		}
+		k := [2]string{j.user, NormaliseName(j.name)}
+		a := tasks[k]
+		if a == nil {
+			a = &acc{}
+			tasks[k] = a
+		}
+		if j.gpus == 1 {
+			a.u1 += j.util
+			a.n1++
+		} else {
+			a.un += j.util * j.gpuHours
+			a.hn += j.gpuHours
+			a.nn++
+		}
+	}
+	var s Scaling
+	var num, den float64
+	for _, a := range tasks {
+		if a.n1 == 0 || a.nn == 0 || a.u1 <= 0 || a.hn <= 0 {
+			continue
+		}
+		s.Tasks++
+		eff := (a.un / a.hn) / (a.u1 / float64(a.n1))
+		num += eff * a.hn
+		den += a.hn
+	}
+	if den > 0 {
+		s.Efficiency, s.Valid = num/den, true
+	}
+	return s
+}
+
+// peaksByClass is peakConcurrency for all jobs and for each class, in one
+// sort of the events.
+func peaksByClass(jobs []jobFact) (int, [numClasses]int) {
+	type ev struct {
+		t   int64
+		d   int32
+		cls Class
+	}
+	evs := make([]ev, 0, 2*len(jobs))
+	for i := range jobs {
+		j := &jobs[i]
+		if j.start == 0 || j.end == 0 || j.end < j.start {
+			continue
+		}
+		evs = append(evs, ev{j.start, j.gpus, j.cls}, ev{j.end, -j.gpus, j.cls})
+	}
+	slices.SortFunc(evs, func(a, b ev) int {
+		if c := cmp.Compare(a.t, b.t); c != 0 {
+			return c
+		}
+		return cmp.Compare(a.d, b.d)
+	})
+	var cur, peaks [numClasses]int
+	total, peak := 0, 0
+	for _, e := range evs {
+		total += int(e.d)
+		peak = max(peak, total)
+		cur[e.cls] += int(e.d)
+		peaks[e.cls] = max(peaks[e.cls], cur[e.cls])
+	}
+	return peak, peaks
+}

@@ -1,0 +1,458 @@
+package analysis
+
+import (
+	"cmp"
+	"fmt"
+	"math"
+	"slices"
+	"strings"
+	"time"
+)
+
+// recommendDebug proposes a debug/interactive partition when short jobs
+// wait longer than they run: MaxTime from their duration p95, DefaultTime
+// from the p50, a higher PriorityTier and a QOS that caps each user.
+func recommendDebug(b *recBuilder, in *Input, f *facts) {
+	rc := &b.c.Recommend
+	var durs, waits []float64
+	users := map[string]bool{}
+	for i := range f.jobs {
+		j := &f.jobs[i]
+		if j.cls != ClassShortDebug || !j.elapsedOK || !j.waitOK {
+			continue
+		}
+		durs = append(durs, j.elapsed)
+		waits = append(waits, j.wait)
+		users[j.user] = true
+	}
+	if len(durs) < rc.MinJobs {
+		b.nothing(RecDebugPart, "%d short jobs with known wait (need %d): no debug partition", len(durs), rc.MinJobs)
+		return
+	}
+	dd, wd := distOf(durs), distOf(waits)
+	if wd.P50 < dd.P50 || wd.P50 <= 0 {
+		b.nothing(RecDebugPart, "short jobs wait %s (p50), less than they run (%s): no debug partition",
+			formatSeconds(wd.P50), formatSeconds(dd.P50))
+		return
+	}
+	maxTime := roundUp(time.Duration(dd.P95*float64(time.Second)), 15*time.Minute)
+	defTime := min(roundUp(time.Duration(dd.P50*float64(time.Second)), 5*time.Minute), maxTime)
+	perUser := max(1, peakPercentileBy(f.jobs, func(j *jobFact) string {
+		if j.cls == ClassShortDebug {
+			return j.user
+		}
+		return ""
+	}, 95))
+	ratio := wd.P50 / max(dd.P50, 1)
+	r := Recommendation{
+		Kind:  RecDebugPart,
+		Title: "Add a debug/interactive partition",
+		Change: fmt.Sprintf("Create partition %q (MaxTime %s, DefaultTime %s, PriorityTier %d) with QOS %s limiting each user to %d GPUs.",
+			debugPartition, slurmTime(maxTime), slurmTime(defTime), debugPriorityTie, debugQOS, perUser),
+		Evidence: []Reason{
+			{Rule: "debug.jobs", Note: fmt.Sprintf("%d short jobs of %d users", len(durs), len(users))},
+			{Rule: "debug.duration", Note: fmt.Sprintf("run time p50 %s, p95 %s", formatSeconds(dd.P50), formatSeconds(dd.P95))},
+			{Rule: "debug.wait", Checks: []Check{{MetricWaitRatio, ratio, OpGE, 1}},
+				Note: fmt.Sprintf("wait p50 %s, p95 %s", formatSeconds(wd.P50), formatSeconds(wd.P95))},
+			{Rule: "debug.per_user", Note: fmt.Sprintf("p95 over users of their peak concurrent short-job GPUs: %d", perUser)},
+		},
+		Effect: fmt.Sprintf("Short jobs start ahead of long work; their median wait (%s) should drop below their run time.", formatSeconds(wd.P50)),
+		Config: []ConfigLine{
+			{TargetSacctmgr, "sacctmgr -i add qos " + debugQOS},
+			{TargetSacctmgr, fmt.Sprintf("sacctmgr -i modify qos %s set MaxWall=%s MaxTRESPerUser=gres/gpu=%d Priority=100 Flags=DenyOnLimit",
+				debugQOS, slurmTime(maxTime), perUser)},
+			{TargetSlurmConf, fmt.Sprintf("PartitionName=%s Nodes=%s MaxTime=%s DefaultTime=%s PriorityTier=%d QOS=%s State=UP",
+				debugPartition, nodeList(in.Nodes), slurmTime(maxTime), slurmTime(defTime), debugPriorityTie, debugQOS)},
+		},
+	}
+	b.add(r, len(durs), ratio, 1)
+}
+
+// recommendLong proposes a long-training QOS when long training was seen
+// holding more than recommend.long_grp_frac of the GPUs: MaxWall from the
+// long runs' p95, a GrpTRES cap, and requeue on preemption.
+func recommendLong(b *recBuilder, in *Input, f *facts) {
+	rc := &b.c.Recommend
+	total := totalGPUs(in.Nodes)
+	var durs []float64
+	for i := range f.jobs {
+		if j := &f.jobs[i]; j.cls == ClassLongTraining && j.elapsedOK {
+			durs = append(durs, j.elapsed)
+		}
+	}
+	if total == 0 || len(durs) < rc.MinJobs {
+		b.nothing(RecLongQOS, "%d long-training runs, %d GPUs in the inventory (need %d runs and an inventory): no long-training QOS", len(durs), total, rc.MinJobs)
+		return
+	}
+	peak := peakConcurrency(f.jobs, func(j *jobFact) bool { return j.cls == ClassLongTraining })
+	capN := max(1, int(math.Floor(rc.LongGrpFrac*float64(total))))
+	if peak <= capN {
+		b.nothing(RecLongQOS, "long training held at most %d of %d GPUs at once (cap would be %d): no long-training QOS", peak, total, capN)
+		return
+	}
+	dd := distOf(durs)
+	wall := roundUp(time.Duration(dd.P95*1.1*float64(time.Second)), time.Hour)
+	frac := float64(peak) / float64(total)
+	b.add(Recommendation{
+		Kind:  RecLongQOS,
+		Title: "Cap long training with a QOS",
+		Change: fmt.Sprintf("Put long training in QOS %s: MaxWall %s, at most %d of %d GPUs together (GrpTRES), requeued when a burst job needs its GPUs.",
+			longQOS, slurmTime(wall), capN, total),
+		Evidence: []Reason{
+			{Rule: "long.peak", Checks: []Check{{Metric("gpu_fraction"), frac, OpGT, rc.LongGrpFrac}},
+				Note: fmt.Sprintf("long training held %d of %d GPUs at its peak", peak, total)},
+			{Rule: "long.duration", Note: fmt.Sprintf("%d runs; run time p50 %s, p95 %s, max %s", dd.N,
+				formatSeconds(dd.P50), formatSeconds(dd.P95), formatSeconds(dd.Max))},
+		},
+		Effect: fmt.Sprintf("At least %d GPUs stay free for other work while long training runs.", total-capN),
+		Config: []ConfigLine{
+			{TargetSacctmgr, "sacctmgr -i add qos " + longQOS},
+			{TargetSacctmgr, fmt.Sprintf("sacctmgr -i modify qos %s set MaxWall=%s GrpTRES=gres/gpu=%d PreemptMode=requeue Flags=DenyOnLimit",
+				longQOS, slurmTime(wall), capN)},
+			{TargetSbatch, "#SBATCH --qos=" + longQOS},
+		},
+	}, dd.N, frac, rc.LongGrpFrac)
+}
+
+// recommendLimits proposes per-user GPU limits and a small deadline-burst
+// QOS when the queue is contended: queue-bound jobs at least
+// recommend.queue_share_min of the GPU jobs. The per-user limit is the
+// larger of the median over users of each user's peak concurrent GPUs
+// (what a typical user already needs) and recommend.user_share_max of the
+// GPUs; it is recommended only when some user's peak exceeded it.
+func recommendLimits(b *recBuilder, in *Input, f *facts) {
+	rc := &b.c.Recommend
+	total := totalGPUs(in.Nodes)
+	queued := 0
+	for i := range f.jobs {
+		if f.jobs[i].kinds.Has(KindQueueBound) {
+			queued++
+		}
+	}
+	share := float64(queued) / float64(len(f.jobs))
+	if len(f.jobs) < rc.MinJobs || share < rc.QueueShareMin || total == 0 {
+		b.nothing(RecUserLimits, "%d of %d GPU jobs queue-bound (%s, threshold %s), %d GPUs in the inventory: no new limits",
+			queued, len(f.jobs), formatFraction(share), formatFraction(rc.QueueShareMin), total)
+		return
+	}
+	peaks := peaksBy(f.jobs, func(j *jobFact) string { return j.user })
+	vals := make([]float64, 0, len(peaks))
+	top, topUser := 0, ""
+	for _, u := range sortedKeys(peaks) {
+		vals = append(vals, float64(peaks[u]))
+		if peaks[u] > top {
+			top, topUser = peaks[u], u
+		}
+	}
+	pd := distOf(vals)
+	limit := max(1, int(pd.P50), int(math.Floor(rc.UserShareMax*float64(total))))
+	burst := max(1, int(math.Ceil(rc.BurstFrac*float64(total))))
+	if top <= limit {
+		b.nothing(RecUserLimits, "queue-bound jobs are %s, but no user's peak (%d GPUs) exceeds the limit the data supports (%d): a per-user limit would bind no one",
+			formatFraction(share), top, limit)
+		return
+	}
+	b.add(Recommendation{
+		Kind:  RecUserLimits,
+		Title: "Limit concurrent GPUs per user and keep a burst reserve",
+		Change: fmt.Sprintf("Limit every user to %d GPUs at once (QOS %s), and add a high-priority QOS %s of %d GPUs for deadlines that preempts %s.",
+			limit, defaultUserQOS, burstQOS, burst, longQOS),
+		Evidence: []Reason{
+			{Rule: "limits.queue", Checks: []Check{{Metric("queue_bound_share"), share, OpGE, rc.QueueShareMin}},
+				Note: fmt.Sprintf("%d of %d GPU jobs waited ≥ %s× their run time", queued, len(f.jobs), formatNumber(b.c.Bottlenecks.QueueBoundRatio))},
+			{Rule: "limits.per_user", Note: fmt.Sprintf("peak concurrent GPUs per user over %d users: p50 %s, p95 %s, max %d (%s)",
+				pd.N, formatNumber(pd.P50), formatNumber(pd.P95), top, topUser)},
+		},
+		Effect: fmt.Sprintf("No user holds more than %d of %d GPUs; deadline work can take %d GPUs at once.", limit, total, burst),
+		Config: []ConfigLine{
+			{TargetSlurmConf, "PriorityType=priority/multifactor"},
+			{TargetSlurmConf, "PreemptType=preempt/qos"},
+			{TargetSlurmConf, "PreemptMode=REQUEUE"},
+			{TargetSacctmgr, fmt.Sprintf("sacctmgr -i modify qos %s set MaxTRESPerUser=gres/gpu=%d", defaultUserQOS, limit)},
+			{TargetSacctmgr, "sacctmgr -i add qos " + longQOS},
+			{TargetSacctmgr, fmt.Sprintf("sacctmgr -i modify qos %s set PreemptMode=requeue", longQOS)},
+			{TargetSacctmgr, "sacctmgr -i add qos " + burstQOS},
+			{TargetSacctmgr, fmt.Sprintf("sacctmgr -i modify qos %s set Priority=1000 GrpTRES=gres/gpu=%d MaxTRESPerUser=gres/gpu=%d Preempt=%s PreemptMode=requeue Flags=DenyOnLimit",
+				burstQOS, burst, burst, longQOS)},
+		},
+	}, queued, share, rc.QueueShareMin)
+}
+
+// recommendDefaultTime proposes a DefaultTime for each partition whose
+// users over-request their time limits by recommend.over_request_ratio
+// (median limit / run time): the partition's run-time p95, rounded up.
+func recommendDefaultTime(b *recBuilder, f *facts, fd *Findings) {
+	rc := &b.c.Recommend
+	durs := map[string][]float64{}
+	for i := range f.jobs {
+		j := &f.jobs[i]
+		if j.elapsedOK && j.elapsed > 0 && (j.outcome == OutcomeCompleted || j.outcome == OutcomeTimeout) {
+			durs[j.partition] = append(durs[j.partition], j.elapsed)
+		}
+	}
+	for _, p := range fd.Summary.Partitions {
+		lr := p.LimitRatio
+		if lr.N < rc.MinJobs || !validName(p.Partition) {
+			continue
+		}
+		if lr.P50 < rc.OverRequestRatio {
+			b.nothing(RecDefaultTime, "partition %s: limit / run time p50 %s < %s: time limits are close enough",
+				p.Partition, formatTimes(lr.P50), formatTimes(rc.OverRequestRatio))
+			continue
+		}
+		dd := distOf(durs[p.Partition])
+		if dd.N == 0 {
+			continue
+		}
+		def := roundUp(time.Duration(dd.P95*float64(time.Second)), 15*time.Minute)
+		b.add(Recommendation{
+			Kind:  RecDefaultTime,
+			Title: fmt.Sprintf("Set a DefaultTime on partition %s", p.Partition),
+			Change: fmt.Sprintf("Set DefaultTime=%s on partition %s (its run-time p95, rounded up), and ask users to pass --time.",
+				slurmTime(def), p.Partition),
+			Evidence: []Reason{
+				{Rule: "default_time.ratio", Checks: []Check{{Metric("limit_ratio_p50"), lr.P50, OpGE, rc.OverRequestRatio}},
+					Note: fmt.Sprintf("%d finished jobs; limit / run time p95 %s", lr.N, formatTimes(lr.P95))},
+				{Rule: "default_time.duration", Note: fmt.Sprintf("run time p50 %s, p95 %s", formatSeconds(dd.P50), formatSeconds(dd.P95))},
+			},
+			Effect: "Limits close to real run times let the backfill scheduler start waiting jobs in the gaps.",
+			Config: []ConfigLine{
+				{TargetScontrol, fmt.Sprintf("scontrol update PartitionName=%s DefaultTime=%s", p.Partition, slurmTime(def))},
+			},
+		}, lr.N, lr.P50, rc.OverRequestRatio)
+	}
+}
+
+// recommendStorage names the IO-bound tasks when IO-bound jobs hold at
+// least recommend.io_share_min of the GPU-hours.
+func recommendStorage(b *recBuilder, f *facts) {
+	rc := &b.c.Recommend
+	type task struct {
+		hours float64
+		jobs  int
+	}
+	tasks := map[string]*task{}
+	users := map[string]bool{}
+	hours, n := 0.0, 0
+	for i := range f.jobs {
+		j := &f.jobs[i]
+		if !j.kinds.Has(KindIOBound) {
+			continue
+		}
+		hours += j.gpuHours
+		n++
+		users[j.user] = true
+		k := j.user + "/" + NormaliseName(j.name)
+		t := tasks[k]
+		if t == nil {
+			t = &task{}
+			tasks[k] = t
+		}
+		t.hours += j.gpuHours
+		t.jobs++
+	}
+	share := 0.0
+	if f.gpuHours > 0 {
+		share = hours / f.gpuHours
+	}
+	if n < rc.MinUserJobs || share < rc.IOShareMin {
+		b.nothing(RecStorage, "IO-bound jobs hold %s of the GPU-hours (threshold %s, %d jobs): storage is not the bottleneck",
+			formatFraction(share), formatFraction(rc.IOShareMin), n)
+		return
+	}
+	keys := sortedKeys(tasks)
+	slices.SortStableFunc(keys, func(a, b string) int { return cmp.Compare(tasks[b].hours, tasks[a].hours) })
+	names := make([]string, 0, 5)
+	for _, k := range keys[:min(5, len(keys))] {
+		names = append(names, fmt.Sprintf("%s (%d jobs, %.0f GPU-hours)", k, tasks[k].jobs, tasks[k].hours))
+	}
+	b.add(Recommendation{
+		Kind:  RecStorage,
+		Title: "GPUs wait on storage",
+		Change: fmt.Sprintf("Stage input data to node-local disk before the GPU work and stagger checkpoints; first for %s. Users: %s.",
+			strings.Join(names, ", "), strings.Join(sortedKeys(users), ", ")),
+		Evidence: []Reason{{Rule: "storage.share", Checks: []Check{{Metric("io_bound_share"), share, OpGE, rc.IOShareMin}},
+			Note: fmt.Sprintf("%d IO-bound jobs, %.0f of %.0f GPU-hours", n, hours, f.gpuHours)}},
+		Effect: fmt.Sprintf("Up to %.0f GPU-hours spent waiting on IO could do work.", hours),
+	}, n, share, rc.IOShareMin)
+}
+
+// recommendIdleAccounts names the accounts whose GPU-hours are mostly idle
+// allocations.
+func recommendIdleAccounts(b *recBuilder, f *facts) {
+	rc := &b.c.Recommend
+	type acc struct {
+		hours, idle float64
+		jobs, idles int
+	}
+	accs := map[string]*acc{}
+	for i := range f.jobs {
+		j := &f.jobs[i]
+		a := accs[j.account]
+		if a == nil {
+			a = &acc{}
+			accs[j.account] = a
+		}
+		a.hours += j.gpuHours
+		a.jobs++
+		if j.cls == ClassIdleAllocation {
+			a.idle += j.gpuHours
+			a.idles++
+		}
+	}
+	named := 0
+	for _, name := range sortedKeys(accs) {
+		a := accs[name]
+		if a.idles < rc.MinUserJobs || a.hours <= 0 || a.idle/a.hours < rc.IdleShareMin {
+			continue
+		}
+		named++
+		share := a.idle / a.hours
+		label := name
+		if label == "" {
+			label = "(no account)"
+		}
+		b.add(Recommendation{
+			Kind:   RecIdleAccount,
+			Title:  fmt.Sprintf("Account %s holds idle GPUs", label),
+			Change: fmt.Sprintf("Ask account %s to release GPUs it does not use (end interactive sessions, request fewer GPUs); consider a lower MaxTRESPerUser for it.", label),
+			Evidence: []Reason{{Rule: "idle_account.share", Checks: []Check{{Metric("idle_share"), share, OpGE, rc.IdleShareMin}},
+				Note: fmt.Sprintf("%d of %d jobs idle allocations, %.0f of %.0f GPU-hours", a.idles, a.jobs, a.idle, a.hours)}},
+			Effect: fmt.Sprintf("%.0f GPU-hours returned to the queue.", a.idle),
+		}, a.idles, share, rc.IdleShareMin)
+	}
+	if named == 0 {
+		b.nothing(RecIdleAccount, "no account has idle allocations over %s of its GPU-hours", formatFraction(rc.IdleShareMin))
+	}
+}
+
+// recommendUsers writes per-user hints: users who request more GPUs than
+// they use in most runs, and users whose runs would fit a shard of a
+// model for which shards were recommended.
+func recommendUsers(b *recBuilder, f *facts, shared map[string]sharingPlan) {
+	rc := &b.c.Recommend
+	type acc struct {
+		runs, over int
+		req, used  []float64
+		needs      map[string][]float64
+		lowRuns    int
+	}
+	users := map[string]*acc{}
+	for i := range f.jobs {
+		j := &f.jobs[i]
+		if !j.utilOK {
+			continue
+		}
+		a := users[j.user]
+		if a == nil {
+			a = &acc{needs: map[string][]float64{}}
+			users[j.user] = a
+		}
+		a.runs++
+		if j.gpus >= 2 && j.unused > 0 && j.unused*2 >= j.gpus {
+			a.over++
+			a.req = append(a.req, float64(j.gpus))
+			a.used = append(a.used, float64(max(1, j.gpus-j.unused)))
+		}
+		if _, ok := shared[j.model]; ok && j.gpus == 1 && j.need > 0 && j.util < b.c.Classes.LowUtilMax {
+			a.needs[j.model] = append(a.needs[j.model], float64(j.need))
+			a.lowRuns++
+		}
+	}
+	for _, u := range sortedKeys(users) {
+		a := users[u]
+		if !validName(u) {
+			continue
+		}
+		if a.over >= rc.MinUserJobs && a.over*2 >= a.runs {
+			rd, ud := distOf(a.req), distOf(a.used)
+			use := int(ud.P95)
+			b.add(Recommendation{
+				Kind:   RecUserGPUs,
+				Title:  fmt.Sprintf("User %s: asked for %d GPUs, used %d", u, int(rd.P50), use),
+				Change: fmt.Sprintf("asked for %d GPUs, used %d → --gres=gpu:%d", int(rd.P50), use, use),
+				Evidence: []Reason{{Rule: "user.over_request", Checks: []Check{{Metric("over_request_share"), float64(a.over) / float64(a.runs), OpGE, 0.5}},
+					Note: fmt.Sprintf("%d of %d runs left at least half their GPUs unused; used p95 %d", a.over, a.runs, use)}},
+				Effect: "The unused GPUs go to other jobs.",
+				Config: []ConfigLine{{TargetSbatch, fmt.Sprintf("#SBATCH --gres=gpu:%d", use)}},
+			}, a.over, float64(a.over)/float64(a.runs), 0.5)
+		}
+		for _, model := range sortedKeys(a.needs) {
+			needs := a.needs[model]
+			sp := shared[model]
+			if len(needs) < rc.MinUserJobs || len(needs)*2 < a.runs {
+				continue
+			}
+			nd := distOf(needs)
+			if uint64(nd.Max) > sp.need {
+				continue
+			}
+			b.add(Recommendation{
+				Kind:  RecUserShard,
+				Title: fmt.Sprintf("User %s: use a shard", u),
+				Change: fmt.Sprintf("peak %s of %s → --gres=shard:1 on partition %s",
+					formatGiB(uint64(nd.Max)), formatGiB(sp.card), sp.partition),
+				Evidence: []Reason{{Rule: "user.shard", Note: fmt.Sprintf("%d of %d runs on %s needed at most %s (a shard holds %s)",
+					len(needs), a.runs, model, formatGiB(uint64(nd.Max)), formatGiB(sp.need))}},
+				Effect: fmt.Sprintf("%d jobs share a card instead of holding one each.", sp.shards),
+				Config: []ConfigLine{
+					{TargetSbatch, "#SBATCH --partition=" + sp.partition},
+					{TargetSbatch, "#SBATCH --gres=shard:1"},
+				},
+			}, len(needs), float64(len(needs))/float64(a.runs), 0.5)
+		}
+	}
+}
+
+// peaksBy returns each key's peak concurrent GPUs (jobs with key "" left
+// out), in one sort of all the jobs' events: O(n log n).
+func peaksBy(jobs []jobFact, key func(*jobFact) string) map[string]int {
+	type ev struct {
+		k string
+		t int64
+		d int32
+	}
+	var evs []ev
+	for i := range jobs {
+		j := &jobs[i]
+		k := key(j)
+		if k == "" || j.start == 0 || j.end == 0 || j.end < j.start {
+			continue
+		}
+		evs = append(evs, ev{k, j.start, j.gpus}, ev{k, j.end, -j.gpus})
+	}
+	slices.SortFunc(evs, func(a, b ev) int {
+		if c := strings.Compare(a.k, b.k); c != 0 {
+			return c
+		}
+		if c := cmp.Compare(a.t, b.t); c != 0 {
+			return c
+		}
+		return cmp.Compare(a.d, b.d)
+	})
+	out := map[string]int{}
+	cur := 0
+	for i, e := range evs {
+		if i == 0 || evs[i-1].k != e.k {
+			cur = 0
+		}
+		cur += int(e.d)
+		out[e.k] = max(out[e.k], cur)
+	}
+	return out
+}
+
+// peakPercentileBy is the p-th percentile over keys of their peak
+// concurrent GPUs; 0 when no key has jobs.
+func peakPercentileBy(jobs []jobFact, key func(*jobFact) string, p float64) int {
+	peaks := peaksBy(jobs, key)
+	if len(peaks) == 0 {
+		return 0
+	}
+	vs := make([]float64, 0, len(peaks))
+	for _, v := range peaks {
+		vs = append(vs, float64(v))
+	}
+	slices.Sort(vs)
+	return int(percentileSorted(vs, p))
+}

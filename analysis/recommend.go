@@ -1,0 +1,342 @@
+package analysis
+
+import (
+	"cmp"
+	"fmt"
+	"math"
+	"slices"
+	"strings"
+	"time"
+)
+
+// Node is one GPU node of the cluster's inventory: the recommendations
+// need it to write node and partition lines, the plan to know the GPUs
+// there are now.
+type Node struct {
+	Name        string `json:"name"`
+	GPUModel    string `json:"gpu_model"` // NVML name, e.g. "NVIDIA H100 80GB HBM3"
+	GPUs        int    `json:"gpus"`
+	MemoryTotal uint64 `json:"memory_total"` // bytes per GPU; 0 when unknown
+	// Partitions the node belongs to (optional).
+	Partitions []string `json:"partitions,omitempty"`
+}
+
+// Config targets of ConfigLine.
+const (
+	TargetSlurmConf = "slurm.conf"
+	TargetGresConf  = "gres.conf"
+	TargetSacctmgr  = "sacctmgr"
+	TargetScontrol  = "scontrol"
+	TargetSbatch    = "sbatch"
+)
+
+// ConfigLine is one exact line of configuration: a slurm.conf or gres.conf
+// line, a sacctmgr or scontrol command, or a line of a batch script.
+type ConfigLine struct {
+	Target string `json:"target"`
+	Text   string `json:"text"`
+}
+
+// Recommendation kinds.
+const (
+	RecShards        = "gpu_shards"
+	RecMPS           = "gpu_mps"
+	RecMIG           = "gpu_mig"
+	RecDebugPart     = "debug_partition"
+	RecLongQOS       = "long_training_qos"
+	RecUserLimits    = "qos_limits"
+	RecDefaultTime   = "default_time"
+	RecStorage       = "storage"
+	RecIdleAccount   = "idle_account"
+	RecUserGPUs      = "user_gpus"
+	RecUserShard     = "user_shard"
+	RecNoChange      = "no_change"
+	sharedPartition  = "shared"
+	sharedQOS        = "gpu-shared"
+	debugPartition   = "debug"
+	debugQOS         = "gpu-debug"
+	longQOS          = "gpu-long"
+	burstQOS         = "gpu-burst"
+	defaultUserQOS   = "normal"
+	debugPriorityTie = 10
+)
+
+// Recommendation is one change the data justifies, with its evidence, its
+// expected effect, a confidence and the exact configuration.
+type Recommendation struct {
+	ID     string `json:"id"`
+	Kind   string `json:"kind"`
+	Title  string `json:"title"`
+	Change string `json:"change"` // what to change, in plain words
+	// Evidence are the numbers: jobs, users, shares of GPU-hours,
+	// percentiles.
+	Evidence []Reason `json:"evidence"`
+	Effect   string   `json:"effect"` // expected effect
+	// Confidence is (1 − e^(−n/n0)) · (1 − e^(−effect/threshold)): n the
+	// jobs the rule rests on, n0 recommend.confidence_n0, effect the
+	// measured quantity the rule compares and threshold the value at which
+	// it fires. At the threshold with n = n0 it is 0.40; it nears 1 only
+	// with many jobs and a large effect.
+	Confidence     float64      `json:"confidence"`
+	ConfidenceNote string       `json:"confidence_note"`
+	Config         []ConfigLine `json:"config,omitempty"`
+}
+
+// NoChange is a rule that looked at the data and found no change justified,
+// with why: saying so is part of the answer.
+type NoChange struct {
+	Rule string `json:"rule"`
+	Note string `json:"note"`
+}
+
+// Confidence returns (1 − e^(−n/n0)) · (1 − e^(−effect/threshold)), in
+// [0, 1]; 0 for non-positive or non-finite inputs.
+func Confidence(n int, n0, effect, threshold float64) float64 {
+	if n <= 0 || !(n0 > 0) || !(threshold > 0) || !(effect > 0) || !finite(effect) {
+		return 0
+	}
+	return (1 - math.Exp(-float64(n)/n0)) * (1 - math.Exp(-effect/threshold))
+}
+
+// jobFact is what the recommendations and the plan keep of one GPU job: a
+// compact record (about 180 bytes), so a million jobs cost about 180 MB.
+type jobFact struct {
+	user, account, partition, name string
+	model                          string
+	card, need                     uint64 // bytes; need 0: unknown
+	start, end                     int64  // unix seconds; 0 unknown
+	elapsed, wait, limit           float64
+	gpuHours, util                 float64
+	gpus, unused                   int32
+	cls                            Class
+	kinds                          Kinds
+	elapsedOK, waitOK, utilOK      bool
+	prealloc, limitOK              bool
+	outcome                        Outcome
+}
+
+// facts is one pass over the jobs.
+type facts struct {
+	jobs     []jobFact
+	gpuHours float64
+}
+
+func collect(in *Input, c *Config) *facts {
+	f := newFacts(len(in.Jobs))
+	var m Metrics
+	for i := range in.Jobs {
+		j := &in.Jobs[i]
+		measure(j, c, &m)
+		f.add(j, &m, classify(j, &m, c, nil), diagnose(j, &m, c, nil))
+	}
+	return f
+}
+
+func newFacts(n int) *facts {
+	return &facts{jobs: make([]jobFact, 0, n)}
+}
+
+// add keeps the record of one job measured, classified and diagnosed by the
+// caller (Analyse does it once for all its parts).
+func (f *facts) add(j *Job, m *Metrics, cls Class, kinds Kinds) {
+	if m.GPUs == 0 {
+		return // CPU jobs say nothing about GPUs
+	}
+	jf := jobFact{
+		user: j.User, account: j.Account, partition: j.Partition, name: j.Name,
+		elapsed: m.Elapsed.Seconds(), elapsedOK: m.ElapsedValid,
+		wait: m.Wait.Seconds(), waitOK: m.WaitValid,
+		gpuHours: m.GPUHours, util: m.UtilMean, utilOK: m.UtilMeanValid,
+		gpus: int32(m.GPUs), unused: int32(m.UnusedGPUs),
+		cls: cls, kinds: kinds, outcome: m.Outcome,
+		prealloc: m.Preallocated,
+	}
+	if !m.Start.IsZero() {
+		jf.start = m.Start.Unix()
+		if m.ElapsedValid {
+			jf.end = jf.start + int64(m.Elapsed/time.Second)
+		}
+	}
+	if j.TimeLimit > 0 && !j.Unlimited {
+		jf.limit, jf.limitOK = j.TimeLimit.Seconds(), true
+	}
+	jf.model, jf.card, jf.need = vramNeed(j, m)
+	f.gpuHours += m.GPUHours
+	f.jobs = append(f.jobs, jf)
+}
+
+// vramNeed returns the card and the memory a job needed on its fullest
+// GPU. A peak that a framework preallocated says what was reserved, not
+// needed: then the measured floor counts when it is below the reservation
+// (the framework grew into less than it took), else the need is unknown
+// (0).
+func vramNeed(j *Job, m *Metrics) (model string, card, need uint64) {
+	if m.VRAMPeakBytesValid && m.VRAMCard > 0 {
+		model, card, need = m.VRAMModel, m.VRAMCard, m.VRAMPeak
+	}
+	for i := range j.GPUs {
+		g := &j.GPUs[i]
+		if model == "" && g.Model != "" {
+			model, card = g.Model, g.MemoryTotal
+		}
+		if !g.Preallocated || !g.VRAMPeakValid || g.MemoryTotal == 0 || g.VRAMPeak > g.MemoryTotal {
+			continue
+		}
+		if g.VRAMFloorValid && g.VRAMFloor > 0 && g.VRAMFloor < g.VRAMPeak*9/10 {
+			need = max(need, g.VRAMFloor)
+		} else {
+			return g.Model, g.MemoryTotal, 0
+		}
+	}
+	return model, card, need
+}
+
+// Recommend derives the recommendations the data justifies, and the rules
+// that found nothing to change. findings must be Analyse's for the same
+// input (the summary's time-limit ratios are reused).
+func Recommend(in Input, findings Findings, c Config) ([]Recommendation, []NoChange, error) {
+	if err := c.Validate(); err != nil {
+		return nil, nil, err
+	}
+	f := collect(&in, &c)
+	r := recommend(&in, f, &findings, &c)
+	return r.recs, r.none, nil
+}
+
+type recBuilder struct {
+	recs []Recommendation
+	none []NoChange
+	c    *Config
+}
+
+func (b *recBuilder) add(r Recommendation, n int, effect, threshold float64) {
+	r.ID = fmt.Sprintf("R%d", len(b.recs)+1)
+	r.Confidence = math.Round(Confidence(n, b.c.Recommend.ConfidenceN0, effect, threshold)*100) / 100
+	r.ConfidenceNote = fmt.Sprintf("%d jobs; effect %s of the %s threshold", n,
+		formatTimes(effect/threshold), formatNumber(threshold))
+	if n < 2*b.c.Recommend.MinJobs {
+		r.ConfidenceNote += "; small sample"
+	}
+	b.recs = append(b.recs, r)
+}
+
+func (b *recBuilder) nothing(rule, format string, args ...any) {
+	b.none = append(b.none, NoChange{Rule: rule, Note: fmt.Sprintf(format, args...)})
+}
+
+func recommend(in *Input, f *facts, fd *Findings, c *Config) *recBuilder {
+	b := &recBuilder{c: c}
+	if len(f.jobs) == 0 {
+		b.nothing("all", "no GPU jobs: nothing to base a change on")
+		return b
+	}
+	sharedModels := recommendSharing(b, in, f)
+	recommendDebug(b, in, f)
+	recommendLong(b, in, f)
+	recommendLimits(b, in, f)
+	recommendDefaultTime(b, f, fd)
+	recommendStorage(b, f)
+	recommendIdleAccounts(b, f)
+	recommendUsers(b, f, sharedModels)
+	return b
+}
+
+// sortedStrings returns the keys of m, sorted.
+func sortedKeys[V any](m map[string]V) []string {
+	ks := make([]string, 0, len(m))
+	for k := range m {
+		ks = append(ks, k)
+	}
+	slices.Sort(ks)
+	return ks
+}
+
+// slurmTime formats a duration as Slurm accepts it: HH:MM:SS, or
+// D-HH:MM:SS from a day on.
+func slurmTime(d time.Duration) string {
+	s := int64(d / time.Second)
+	if s < 0 {
+		s = 0
+	}
+	days, h, m, sec := s/86400, s/3600%24, s/60%60, s%60
+	if days > 0 {
+		return fmt.Sprintf("%d-%02d:%02d:%02d", days, h, m, sec)
+	}
+	return fmt.Sprintf("%02d:%02d:%02d", h, m, sec)
+}
+
+// roundUp rounds d up to a multiple of step (at least one step).
+func roundUp(d, step time.Duration) time.Duration {
+	if d <= step {
+		return step
+	}
+	return (d + step - 1) / step * step
+}
+
+// nodeList returns the names of the nodes, or "ALL" when none are known
+// by name: Slurm accepts a comma-separated list.
+func nodeList(nodes []Node) string {
+	names := make([]string, 0, len(nodes))
+	for _, n := range nodes {
+		if validName(n.Name) {
+			names = append(names, n.Name)
+		}
+	}
+	if len(names) == 0 {
+		return "ALL"
+	}
+	slices.Sort(names)
+	return strings.Join(slices.Compact(names), ",")
+}
+
+// validName reports whether s can stand unquoted in a Slurm line.
+func validName(s string) bool {
+	if s == "" || len(s) > 64 {
+		return false
+	}
+	for _, r := range s {
+		if !(r >= 'a' && r <= 'z' || r >= 'A' && r <= 'Z' || r >= '0' && r <= '9' || r == '-' || r == '_' || r == '.') {
+			return false
+		}
+	}
+	return true
+}
+
+func totalGPUs(nodes []Node) int {
+	n := 0
+	for _, nd := range nodes {
+		n += max(nd.GPUs, 0)
+	}
+	return n
+}
+
+// peakConcurrency sweeps the jobs' [start, end) intervals weighted by their
+// GPUs and returns the highest sum of GPUs held at once. Ends sort before
+// starts at the same instant, so back-to-back jobs do not overlap. Jobs
+// without both times are left out.
+func peakConcurrency(jobs []jobFact, keep func(*jobFact) bool) int {
+	type ev struct {
+		t int64
+		d int32
+	}
+	evs := make([]ev, 0, 16)
+	for i := range jobs {
+		j := &jobs[i]
+		if j.start == 0 || j.end == 0 || j.end < j.start || (keep != nil && !keep(j)) {
+			continue
+		}
+		evs = append(evs, ev{j.start, j.gpus}, ev{j.end, -j.gpus})
+	}
+	slices.SortFunc(evs, func(a, b ev) int {
+		if c := cmp.Compare(a.t, b.t); c != 0 {
+			return c
+		}
+		return cmp.Compare(a.d, b.d)
+	})
+	cur, peak := 0, 0
+	for _, e := range evs {
+		cur += int(e.d)
+		peak = max(peak, cur)
+	}
+	return peak
+}
