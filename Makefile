@@ -26,7 +26,9 @@ test-e2e: build
 	GPUPROF_BIN=$(abspath $(BIN)) $(GO) test -count=1 -v -timeout 20m ./e2e/...
 
 # A simulated GPU node and a handful of simulated jobs through the real
-# recording path (agent, hooks, store). No root, Slurm or GPU needed.
+# recording path (agent, hooks, store), then a simulated month of a 4-node
+# cluster on a virtual clock and its task profiles. No root, Slurm or GPU
+# needed.
 demo: build
 	./scripts/demo.sh $(abspath $(BIN)) demo-out
 

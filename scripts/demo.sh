@@ -3,8 +3,10 @@
 # recorded through the real path — the agent samples the simulated GPUs, the
 # prolog/epilog hooks run with the environment slurmd would give them,
 # jobcomp with the one slurmctld gives it, and `gpuprof simgpu burn` stands
-# in for the CUDA programs. No root, Slurm or
-# GPU needed. Everything goes under OUT (default ./demo-out).
+# in for the CUDA programs. Then a simulated month of a small cluster through
+# the same path on a virtual clock (gpuprof demo month) and its task
+# profiles. No root, Slurm or GPU needed. Everything goes under OUT (default
+# ./demo-out).
 set -euo pipefail
 BIN=${1:?usage: demo.sh GPUPROF_BIN [OUT]}
 OUT=${2:-demo-out}
@@ -99,3 +101,20 @@ echo
 "$BIN" show 101
 echo
 echo "database: $OUT/gpuprof.db   log: $OUT/gpuprof.log   config: $OUT/gpuprof.toml"
+
+# Part two: a simulated month of a small cluster (four nodes of three GPU
+# models, eleven users in three accounts) through the same recording path —
+# agent, prolog/epilog requests, jobcomp — on a virtual clock.
+kill "$(cat "$OUT/agent.pid")" 2>/dev/null || true
+echo
+echo "demo: simulating a month of a 4-node cluster (10–30 s)…"
+"$BIN" demo month --out "$OUT" --seed 1 --days 30
+echo
+"$BIN" profiles --db "$OUT/month.db"
+# Recommendations and the capacity plan, where this build has them.
+for sub in recommend plan; do
+	if "$BIN" "$sub" --help >/dev/null 2>&1; then
+		echo
+		"$BIN" "$sub" --db "$OUT/month.db" || echo "demo: gpuprof $sub failed (see above)" >&2
+	fi
+done

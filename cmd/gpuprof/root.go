@@ -141,6 +141,8 @@ Exit codes: 0 success (hooks always exit 0), 1 error, 2 usage error,
 		newJobCompCommand(g),
 		newImportCommand(g),
 		newServeCommand(g),
+		newProfilesCommand(g),
+		newDemoCommand(g),
 	)
 	root.SetFlagErrorFunc(func(_ *cobra.Command, err error) error { return usageError{err} })
 	return root

@@ -1,0 +1,272 @@
+package main
+
+import (
+	"fmt"
+	"io"
+	"math"
+	"path/filepath"
+	"strings"
+	"text/tabwriter"
+	"time"
+
+	"github.com/spf13/cobra"
+	"github.com/spf13/pflag"
+
+	"github.com/gpuprof/gpuprof/analysis"
+	"github.com/gpuprof/gpuprof/demo"
+	"github.com/gpuprof/gpuprof/store"
+)
+
+type profilesOptions struct {
+	JSON   bool
+	User   string
+	Since  string
+	Until  string
+	Top    int
+	Config string
+	Local  bool
+}
+
+func (o *profilesOptions) AddFlags(fs *pflag.FlagSet) {
+	fs.BoolVar(&o.JSON, "json", false, "print {\"profiles\": [analysis.TaskProfile…], \"summary\": analysis.ClusterSummary} as JSON")
+	fs.StringVar(&o.User, "user", "", "only jobs of this user")
+	fs.StringVar(&o.Since, "since", "", "only jobs running at or after this time (RFC 3339 or YYYY-MM-DD)")
+	fs.StringVar(&o.Until, "until", "", "only jobs running before this time")
+	fs.IntVar(&o.Top, "top", 5, "explain this many tasks (largest GPU-hours first) in sentences")
+	fs.StringVar(&o.Config, "analysis-config", "", "analysis thresholds (TOML, see contrib/analysis.toml.example; default: built-in)")
+	fs.BoolVar(&o.Local, "local", false, "read the local database even when a collector is configured")
+}
+
+// profilesJSON is the stable JSON shape of `gpuprof profiles --json`.
+type profilesJSON struct {
+	Profiles []analysis.TaskProfile  `json:"profiles"`
+	Summary  analysis.ClusterSummary `json:"summary"`
+}
+
+func newProfilesCommand(g *globalOptions) *cobra.Command {
+	o := &profilesOptions{}
+	cmd := &cobra.Command{
+		Use:   "profiles",
+		Short: "Recurring task profiles and a cluster summary",
+		Long: `Groups the recorded jobs into recurring tasks (same user and normalised job
+name, or the same array) and prints, per task, runs, GPU-hours, class, VRAM
+peak, utilisation, run time and failure rate; then the cluster's GPU-hours by
+class and by bottleneck and the queue wait per partition (docs/analysis.md
+defines every number).`,
+		Args: cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			jf := jobsOptions{User: o.User, Since: o.Since, Until: o.Until}
+			f, err := jf.filter()
+			if err != nil {
+				return err
+			}
+			f.WithSeries = true // the memory floor (service detection) needs the series
+			c := analysis.DefaultConfig()
+			if o.Config != "" {
+				if c, err = analysis.LoadConfig(o.Config); err != nil {
+					return err
+				}
+			}
+			views, err := listViews(cmd.Context(), g, f, o.Local)
+			if err != nil {
+				return err
+			}
+			out := analyseViews(views, c)
+			if o.JSON {
+				return writeJSON(cmd.OutOrStdout(), out)
+			}
+			return writeProfiles(cmd.OutOrStdout(), out, o.Top)
+		},
+	}
+	o.AddFlags(cmd.Flags())
+	return cmd
+}
+
+func analyseViews(views []store.JobView, c analysis.Config) profilesJSON {
+	jobs := make([]analysis.Job, len(views))
+	for i, v := range views {
+		jobs[i] = analysis.FromView(v.Sched, v.Profiles)
+	}
+	out := profilesJSON{Profiles: analysis.Profiles(jobs, c), Summary: analysis.Summarise(jobs, c)}
+	if out.Profiles == nil {
+		out.Profiles = []analysis.TaskProfile{}
+	}
+	return out
+}
+
+func pct(f float64) string { return fmt.Sprintf("%.0f%%", 100*f) }
+
+func hours(h float64) string {
+	if h >= 10 {
+		return fmt.Sprintf("%.0f", h)
+	}
+	return fmt.Sprintf("%.1f", h)
+}
+
+func secs(s float64) string {
+	return analysis.FormatDuration(time.Duration(s * float64(time.Second)))
+}
+
+func writeProfiles(w io.Writer, p profilesJSON, top int) error {
+	s := p.Summary
+	if s.Jobs == 0 {
+		printf(w, "No jobs recorded in this period.\n")
+		return nil
+	}
+	printf(w, "Task profiles: %d GPU jobs in %d recurring tasks, %s GPU-hours.\n\n", s.GPUJobs, len(p.Profiles), hours(s.GPUHours))
+	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
+	printf(tw, "USER\tTASK\tCLASS\tRUNS\tGPU-H\tGPUS REQ/USED\tVRAM P95\tUTIL P50\tRUN P50\tRUN P95\tFAILED\tTIMEOUT\n")
+	for _, t := range p.Profiles {
+		vram := "-"
+		switch {
+		case t.VRAMPeakFrac.N > 0:
+			vram = pct(t.VRAMPeakFrac.P95)
+		case t.Preallocated > 0:
+			vram = "prealloc"
+		}
+		util := "-"
+		if t.UtilMean.N > 0 {
+			util = fmt.Sprintf("%.0f%%", t.UtilMean.P50)
+		}
+		printf(tw, "%s\t%s\t%s\t%d\t%s\t%.1f/%.1f\t%s\t%s\t%s\t%s\t%s\t%s\n",
+			clean(t.User, 16), clean(t.Name, 28), t.Class, t.Jobs, hours(t.GPUHours), t.GPUsRequested, t.GPUsUsed,
+			vram, util, secs(t.Duration.P50), secs(t.Duration.P95), pct(t.FailureRate), pct(t.TimeoutRate))
+	}
+	if err := tw.Flush(); err != nil {
+		return err
+	}
+	if top > 0 {
+		printf(w, "\n")
+	}
+	for i, t := range p.Profiles {
+		if i >= top {
+			break
+		}
+		printf(w, "%s\n", describeTask(t, s.GPUHours))
+	}
+
+	printf(w, "\nCluster: %d jobs (%d with GPU readings, %d without, %d CPU-only), %s GPU-hours.\n",
+		s.Jobs, s.WithGPUData, s.WithoutGPUData, s.CPUJobs, hours(s.GPUHours))
+	tw = tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
+	printf(tw, "CLASS\tJOBS\tGPU-H\tSHARE\n")
+	for _, c := range s.ByClass {
+		if c.Jobs > 0 {
+			printf(tw, "%s\t%d\t%s\t%s\n", c.Class, c.Jobs, hours(c.GPUHours), share(c.GPUHours, s.GPUHours))
+		}
+	}
+	printf(tw, "\nBOTTLENECK\tJOBS\tGPU-H\tSHARE\n")
+	for _, k := range s.ByBottleneck {
+		if k.Jobs > 0 {
+			printf(tw, "%s\t%d\t%s\t%s\n", k.Kind, k.Jobs, hours(k.GPUHours), share(k.GPUHours, s.GPUHours))
+		}
+	}
+	printf(tw, "\nPARTITION\tJOBS\tGPU-H\tWAIT P50\tWAIT P95\tLIMIT/RUN P50\n")
+	for _, ps := range s.Partitions {
+		wait50, wait95, ratio := "-", "-", "-"
+		if ps.Wait.N > 0 {
+			wait50, wait95 = secs(ps.Wait.P50), secs(ps.Wait.P95)
+		}
+		if ps.LimitRatio.N > 0 {
+			ratio = fmt.Sprintf("%.1f×", ps.LimitRatio.P50)
+		}
+		printf(tw, "%s\t%d\t%s\t%s\t%s\t%s\n", orDash(clean(ps.Partition, 16)), ps.Jobs, hours(ps.GPUHours), wait50, wait95, ratio)
+	}
+	if err := tw.Flush(); err != nil {
+		return err
+	}
+	printf(w, "(percentiles: %s)\n", s.PercentileMethod)
+	return nil
+}
+
+func share(part, total float64) string {
+	if total <= 0 {
+		return "-"
+	}
+	return pct(part / total)
+}
+
+// describeTask says in one sentence what a task's runs did.
+func describeTask(t analysis.TaskProfile, total float64) string {
+	var b strings.Builder
+	fmt.Fprintf(&b, "%s/%s (%s, %s): %d runs, %s GPU-hours (%s of the cluster), mostly %s.",
+		clean(t.User, 16), clean(t.Name, 28), orDash(clean(t.Account, 16)), orDash(clean(t.Partition, 16)),
+		t.Jobs, hours(t.GPUHours), share(t.GPUHours, total), strings.ReplaceAll(t.Class.String(), "_", " "))
+	if t.VRAMPeakFrac.N > 0 {
+		fmt.Fprintf(&b, " VRAM peak %s of the card at p95 (max %s)", pct(t.VRAMPeakFrac.P95), pct(t.VRAMPeakFrac.Max))
+		if t.Preallocated > 0 {
+			fmt.Fprintf(&b, "; %d runs preallocated the card", t.Preallocated)
+		}
+		b.WriteString(".")
+	} else if t.Preallocated > 0 {
+		fmt.Fprintf(&b, " Its framework preallocated the whole card in %d runs, so the real memory need is unknown.", t.Preallocated)
+	}
+	if t.UtilMean.N > 0 {
+		fmt.Fprintf(&b, " Median utilisation %.0f%%.", t.UtilMean.P50)
+	}
+	if t.GPUsRequested > 0 && t.GPUsRequested-t.GPUsUsed >= 0.5 {
+		fmt.Fprintf(&b, " Asks for %.1f GPUs per run but uses %.1f.", t.GPUsRequested, t.GPUsUsed)
+	}
+	if t.Finished > 0 && (t.Failures > 0 || t.Timeouts > 0) {
+		fmt.Fprintf(&b, " Of %d finished runs, %d failed and %d timed out.", t.Finished, t.Failures, t.Timeouts)
+	}
+	for _, k := range t.ByBottleneck {
+		if t.GPUHours > 0 && k.GPUHours/t.GPUHours >= 0.5 {
+			fmt.Fprintf(&b, " Mostly %s (%s of its GPU-hours).", strings.ReplaceAll(k.Kind.String(), "_", " "), share(k.GPUHours, t.GPUHours))
+		}
+	}
+	return b.String()
+}
+
+type demoMonthOptions struct {
+	Out      string
+	Seed     uint64
+	Days     int
+	Interval time.Duration
+}
+
+func (o *demoMonthOptions) AddFlags(fs *pflag.FlagSet) {
+	fs.StringVar(&o.Out, "out", "demo-out", "directory for month.db (unless --db names it) and the simulated nodes' state (OUT/month-sim)")
+	fs.Uint64Var(&o.Seed, "seed", 1, "workload seed: the same seed gives the same month")
+	fs.IntVar(&o.Days, "days", 30, "days of job submissions")
+	fs.DurationVar(&o.Interval, "interval", 2*time.Minute, "the agent's sampling interval on the virtual clock")
+}
+
+func newDemoCommand(g *globalOptions) *cobra.Command {
+	cmd := &cobra.Command{
+		Use:   "demo",
+		Short: "Demonstrations that need no Slurm, GPU or root",
+	}
+	o := &demoMonthOptions{}
+	month := &cobra.Command{
+		Use:   "month",
+		Short: "Simulate a month of a small GPU cluster into OUT/month.db",
+		Long: `Simulates a small cluster (two 4×H100 nodes, a 4×A100 node, a 2×L40S node)
+and eleven users in three accounts for --days days on a virtual clock,
+through the real recording path: a simulated GPU node and the node agent per
+node, the prolog's and epilog's requests to it, and the jobcomp hook's
+record of each job. An earlier month there is replaced. The result is
+OUT/month.db (or --db); read it with
+"gpuprof profiles --db OUT/month.db" or "gpuprof jobs --db OUT/month.db".`,
+		Args: cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			if o.Days < 1 {
+				return usagef("--days must be at least 1")
+			}
+			db := g.DB
+			if db == "" {
+				db = filepath.Join(o.Out, "month.db")
+			}
+			s, err := demo.Month(cmd.Context(), demo.MonthOptions{Dir: filepath.Join(o.Out, "month-sim"), DB: db, Seed: o.Seed, Days: o.Days, Interval: o.Interval})
+			if err != nil {
+				return err
+			}
+			printf(cmd.OutOrStdout(), "demo month: %d nodes, %d jobs (%d failed, %d timed out), %s GPU-hours allocated, %s to %s; %d sampling ticks in %s.\ndatabase: %s\n",
+				s.Nodes, s.Jobs, s.Failed, s.TimedOut, hours(math.Round(s.GPUHours)),
+				s.Start.Format("2006-01-02"), s.End.Format("2006-01-02 15:04"), s.Ticks, s.Wall.Round(100*time.Millisecond), s.DB)
+			return nil
+		},
+	}
+	o.AddFlags(month.Flags())
+	cmd.AddCommand(month)
+	return cmd
+}
