@@ -143,6 +143,8 @@ Exit codes: 0 success (hooks always exit 0), 1 error, 2 usage error,
 		newServeCommand(g),
 		newProfilesCommand(g),
 		newDemoCommand(g),
+		newRecommendCommand(g),
+		newPlanCommand(g),
 	)
 	root.SetFlagErrorFunc(func(_ *cobra.Command, err error) error { return usageError{err} })
 	return root

@@ -1,0 +1,205 @@
+package main
+
+import (
+	"fmt"
+	"io"
+	"math"
+	"strconv"
+	"strings"
+	"text/tabwriter"
+
+	"github.com/spf13/cobra"
+
+	"github.com/gpuprof/gpuprof/analysis"
+)
+
+type planOptions struct {
+	analysisOptions
+	JSON      bool
+	Growth    string
+	Horizon   string
+	NewDemand float64
+	Headroom  string
+}
+
+// planJSON is the stable JSON shape of `gpuprof plan --json`
+// (docs/json.md).
+type planJSON struct {
+	Nodes []analysis.Node       `json:"nodes"`
+	Plan  analysis.CapacityPlan `json:"plan"`
+}
+
+func newPlanCommand(g *globalOptions) *cobra.Command {
+	o := &planOptions{}
+	cmd := &cobra.Command{
+		Use:   "plan",
+		Short: "Capacity plan: GPUs needed at a horizon, and the real constraint now",
+		Long: `Computes, per task class, the arrival rate λ, the mean service time S and the
+average concurrency L = λ·S·GPUs (Little's law), the GPUs in use now (C_now)
+and at the horizon, C_future = C_now·(1+g)^(T/12) + new demand, the safe
+utilisation Q_safe = 1 − headroom and the GPUs needed G = ceil(C_future /
+Q_safe); then names what limits the cluster — more GPUs, GPUs with more
+memory, storage bandwidth or scheduling policy — with the evidence.
+
+Flags left unset take the [plan] section of --analysis-config (or the
+built-in defaults).`,
+		Example: `  gpuprof plan --growth 30% --horizon 12mo
+  gpuprof plan --growth 0.5 --horizon 18mo --new-demand 8 --headroom 20%`,
+		Args: cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			in, c, err := o.load(cmd.Context(), g)
+			if err != nil {
+				return err
+			}
+			p, err := o.params(c.Plan, cmd.Flags().Changed("new-demand"))
+			if err != nil {
+				return err
+			}
+			f, err := analysis.Analyse(in, c)
+			if err != nil {
+				return err
+			}
+			cp, err := analysis.Plan(in, f, p, c)
+			if err != nil {
+				return err
+			}
+			if o.JSON {
+				nodes := in.Nodes
+				if nodes == nil {
+					nodes = []analysis.Node{}
+				}
+				return writeJSON(cmd.OutOrStdout(), planJSON{Nodes: nodes, Plan: cp})
+			}
+			writePlan(cmd.OutOrStdout(), cp)
+			return nil
+		},
+	}
+	o.analysisOptions.AddFlags(cmd.Flags())
+	fs := cmd.Flags()
+	fs.BoolVar(&o.JSON, "json", false, `print {"nodes", "plan"} as JSON (docs/json.md)`)
+	fs.StringVar(&o.Growth, "growth", "", `demand growth per year: "30%" or "0.3" (default: the configuration's)`)
+	fs.StringVar(&o.Horizon, "horizon", "", `how far ahead: "12mo", "18mo", "1y", "2y" (default: the configuration's)`)
+	fs.Float64Var(&o.NewDemand, "new-demand", 0, "GPUs of new demand (new projects) at the horizon (default: the configuration's)")
+	fs.StringVar(&o.Headroom, "headroom", "", `share of every GPU kept free for peaks: "20%" or "0.2" (default: the configuration's)`)
+	return cmd
+}
+
+// params merges the flags over the configuration's [plan] section.
+func (o *planOptions) params(c analysis.PlanConfig, newDemandSet bool) (analysis.PlanParams, error) {
+	p := analysis.PlanParams{Growth: c.Growth, Months: c.HorizonMonths, NewDemand: c.NewDemand, Headroom: c.Headroom}
+	var err error
+	if o.Growth != "" {
+		if p.Growth, err = parseFraction(o.Growth); err != nil {
+			return p, usagef("--growth: %v", err)
+		}
+		if p.Growth <= -1 {
+			return p, usagef("--growth: %s would make demand vanish", o.Growth)
+		}
+	}
+	if o.Horizon != "" {
+		if p.Months, err = parseHorizon(o.Horizon); err != nil {
+			return p, usagef("--horizon: %v", err)
+		}
+	}
+	if newDemandSet {
+		if !(o.NewDemand >= 0) || math.IsInf(o.NewDemand, 0) {
+			return p, usagef("--new-demand: want a number of GPUs ≥ 0, got %v", o.NewDemand)
+		}
+		p.NewDemand = o.NewDemand
+	}
+	if o.Headroom != "" {
+		if p.Headroom, err = parseFraction(o.Headroom); err != nil {
+			return p, usagef("--headroom: %v", err)
+		}
+		if p.Headroom < 0 || p.Headroom >= 1 {
+			return p, usagef("--headroom: want at least 0%% and under 100%%, got %s", o.Headroom)
+		}
+	}
+	return p, nil
+}
+
+// parseFraction reads "30%" as 0.3 and "0.3" as 0.3. A bare number above 1
+// is refused rather than guessed: "30" could mean 30 % or 3000 %.
+func parseFraction(s string) (float64, error) {
+	t := strings.TrimSpace(s)
+	pctForm := strings.HasSuffix(t, "%")
+	t = strings.TrimSpace(strings.TrimSuffix(t, "%"))
+	v, err := strconv.ParseFloat(t, 64)
+	if err != nil || math.IsNaN(v) || math.IsInf(v, 0) {
+		return 0, fmt.Errorf("bad fraction %q (want \"30%%\" or \"0.3\")", s)
+	}
+	if pctForm {
+		return v / 100, nil
+	}
+	if math.Abs(v) > 1 {
+		return 0, fmt.Errorf("bare %q is ambiguous: write \"%s%%\" or a fraction such as \"0.3\"", s, t)
+	}
+	return v, nil
+}
+
+// parseHorizon reads "12mo", "18mo", "1y", "1.5y" or "2yr" as a whole
+// number of months.
+func parseHorizon(s string) (int, error) {
+	t := strings.ToLower(strings.TrimSpace(s))
+	var num string
+	var perUnit float64
+	switch {
+	case strings.HasSuffix(t, "mo"):
+		num, perUnit = strings.TrimSuffix(t, "mo"), 1
+	case strings.HasSuffix(t, "yr"):
+		num, perUnit = strings.TrimSuffix(t, "yr"), 12
+	case strings.HasSuffix(t, "y"):
+		num, perUnit = strings.TrimSuffix(t, "y"), 12
+	default:
+		return 0, fmt.Errorf("bad horizon %q (want months \"12mo\" or years \"1y\")", s)
+	}
+	v, err := strconv.ParseFloat(num, 64)
+	if err != nil || math.IsNaN(v) || math.IsInf(v, 0) || v < 0 {
+		return 0, fmt.Errorf("bad horizon %q (want months \"12mo\" or years \"1y\")", s)
+	}
+	months := v * perUnit
+	if months != math.Trunc(months) || months > 1200 {
+		return 0, fmt.Errorf("horizon %q is not a whole number of months up to 100 years", s)
+	}
+	return int(months), nil
+}
+
+func writePlan(w io.Writer, cp analysis.CapacityPlan) {
+	p := cp.Params
+	printf(w, "Capacity plan: growth %s a year, horizon %d months, new demand %g GPUs, headroom %s.\n",
+		pct(p.Growth), p.Months, p.NewDemand, pct(p.Headroom))
+	if cp.PeriodHours <= 0 {
+		printf(w, "\n%s\n", cp.Summary)
+		return
+	}
+	printf(w, "Observed period: %s hours.\n\n", hours(cp.PeriodHours))
+	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
+	printf(tw, "CLASS\tJOBS\tλ (JOBS/H)\tS (H)\tGPUS/JOB\tL = λ·S·GPUS\tPEAK GPUS\n")
+	for _, l := range cp.Classes {
+		printf(tw, "%s\t%d\t%.3f\t%.2f\t%.2f\t%.2f\t%d\n", l.Class, l.Jobs, l.ArrivalRate, l.ServiceTime, l.MeanGPUs, l.Concurrency, l.PeakGPUs)
+	}
+	_ = tw.Flush()
+	printf(w, "\nC_now    = Σ L = %.2f GPUs on average (observed peak %d at once)\n", cp.CNow, cp.PeakGPUs)
+	printf(w, "C_future = C_now·(1+g)^(T/12) + C_new = %.2f·(1+%.2f)^(%d/12) + %g = %.2f GPUs\n",
+		cp.CNow, p.Growth, p.Months, p.NewDemand, cp.CFuture)
+	printf(w, "Q_safe   = 1 − headroom = 1 − %.2f = %.2f\n", p.Headroom, cp.QSafe)
+	printf(w, "G        = ceil(C_future / Q_safe) = ceil(%.2f / %.2f) = %d GPUs\n", cp.CFuture, cp.QSafe, cp.GPUsNeeded)
+	if cp.CurrentGPUs > 0 {
+		printf(w, "GPUs now = %d (from the profiles' inventory)\n", cp.CurrentGPUs)
+	} else {
+		printf(w, "GPUs now: unknown (no profiled GPUs)\n")
+	}
+	if cp.Scaling.Valid {
+		printf(w, "Multi-GPU scaling efficiency: %s over %d tasks\n", pct(cp.Scaling.Efficiency), cp.Scaling.Tasks)
+	}
+	printf(w, "\nVerdict: %s — %s\n", cp.Verdict, cp.Summary)
+	if len(cp.Constraints) > 0 {
+		printf(w, "Constraints: %s\n", strings.Join(cp.Constraints, ", "))
+	}
+	if len(cp.Evidence) > 0 {
+		printf(w, "Evidence:\n")
+		for _, e := range cp.Evidence {
+			printf(w, "- %s\n", sentence(e))
+		}
+	}
+}

@@ -1,0 +1,246 @@
+package main
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"slices"
+	"strings"
+
+	"github.com/spf13/cobra"
+	"github.com/spf13/pflag"
+
+	"github.com/gpuprof/gpuprof/analysis"
+	"github.com/gpuprof/gpuprof/store"
+)
+
+// analysisOptions are the flags recommend and plan share: which jobs to
+// read and with which thresholds.
+type analysisOptions struct {
+	Since  string
+	Until  string
+	Config string
+	Local  bool
+}
+
+func (o *analysisOptions) AddFlags(fs *pflag.FlagSet) {
+	fs.StringVar(&o.Since, "since", "", "only jobs running at or after this time (RFC 3339 or YYYY-MM-DD)")
+	fs.StringVar(&o.Until, "until", "", "only jobs running before this time")
+	fs.StringVar(&o.Config, "analysis-config", "", "analysis thresholds (TOML, see contrib/analysis.toml.example; default: built-in)")
+	fs.BoolVar(&o.Local, "local", false, "read the local database even when a collector is configured")
+}
+
+// load reads the jobs and the thresholds and builds the analysis input,
+// with the GPU inventory taken from the profiles.
+func (o *analysisOptions) load(ctx context.Context, g *globalOptions) (analysis.Input, analysis.Config, error) {
+	jf := jobsOptions{Since: o.Since, Until: o.Until}
+	f, err := jf.filter()
+	if err != nil {
+		return analysis.Input{}, analysis.Config{}, err
+	}
+	// The memory floor (service detection, VRAM need) needs the series.
+	f.WithSeries = true
+	c := analysis.DefaultConfig()
+	if o.Config != "" {
+		if c, err = analysis.LoadConfig(o.Config); err != nil {
+			return analysis.Input{}, c, err
+		}
+	}
+	views, err := listViews(ctx, g, f, o.Local)
+	if err != nil {
+		return analysis.Input{}, c, err
+	}
+	return inputFromViews(views), c, nil
+}
+
+// inputFromViews converts every job and derives the GPU inventory from
+// the profiles: per node, the model, the number of distinct GPUs (by UUID)
+// ever seen and their memory, and the partitions its jobs ran in. A node
+// that never ran a profiled job is not known here, which the plan's
+// "GPUs now" then undercounts.
+func inputFromViews(views []store.JobView) analysis.Input {
+	in := analysis.Input{Jobs: make([]analysis.Job, len(views))}
+	type inv struct {
+		model string
+		mem   uint64
+		uuids map[string]bool
+		parts []string
+	}
+	nodes := map[string]*inv{}
+	for i, v := range views {
+		in.Jobs[i] = analysis.FromView(v.Sched, v.Profiles)
+		for _, p := range v.Profiles {
+			n := nodes[p.Node]
+			if n == nil {
+				n = &inv{uuids: map[string]bool{}}
+				nodes[p.Node] = n
+			}
+			if p.Partition != "" {
+				n.parts = appendOnce(n.parts, p.Partition)
+			}
+			for _, gp := range p.GPUs {
+				if gp.UUID != "" {
+					n.uuids[gp.UUID] = true
+				}
+				if gp.Model != "" {
+					n.model = gp.Model
+				}
+				n.mem = max(n.mem, gp.MemoryTotal)
+			}
+		}
+	}
+	names := make([]string, 0, len(nodes))
+	for name, n := range nodes {
+		if len(n.uuids) > 0 && name != "" {
+			names = append(names, name)
+		}
+	}
+	slices.Sort(names)
+	for _, name := range names {
+		n := nodes[name]
+		slices.Sort(n.parts)
+		in.Nodes = append(in.Nodes, analysis.Node{Name: name, GPUModel: n.model, GPUs: len(n.uuids), MemoryTotal: n.mem, Partitions: n.parts})
+	}
+	return in
+}
+
+type recommendOptions struct {
+	analysisOptions
+	JSON bool
+	Emit string
+}
+
+// recommendJSON is the stable JSON shape of `gpuprof recommend --json`
+// (docs/json.md).
+type recommendJSON struct {
+	Nodes           []analysis.Node           `json:"nodes"`
+	Recommendations []analysis.Recommendation `json:"recommendations"`
+	NoChange        []analysis.NoChange       `json:"no_change"`
+}
+
+func newRecommendCommand(g *globalOptions) *cobra.Command {
+	o := &recommendOptions{}
+	cmd := &cobra.Command{
+		Use:   "recommend",
+		Short: "Changes to queues, partitions, QOS and GPU sharing the recorded jobs justify",
+		Long: `Analyses the recorded jobs and prints each change the data justifies: what to
+change, why (the numbers), the expected effect, a confidence that reflects
+the sample size, and the exact slurm.conf / gres.conf lines and sacctmgr
+commands; then the rules that found nothing to change, with why.
+
+--emit slurm prints only the configuration, grouped by where it goes, as a
+script for an administrator to review and apply.`,
+		Args: cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			if o.Emit != "" && o.Emit != "slurm" {
+				return usagef("--emit: unknown format %q (want slurm)", o.Emit)
+			}
+			if o.Emit != "" && o.JSON {
+				return usagef("--emit and --json exclude each other")
+			}
+			in, c, err := o.load(cmd.Context(), g)
+			if err != nil {
+				return err
+			}
+			f, err := analysis.Analyse(in, c)
+			if err != nil {
+				return err
+			}
+			w := cmd.OutOrStdout()
+			switch {
+			case o.Emit == "slurm":
+				_, err = io.WriteString(w, analysis.EmitSlurm(f.Recommendations))
+				return err
+			case o.JSON:
+				return writeJSON(w, toRecommendJSON(in, f))
+			}
+			writeRecommendations(w, in, f)
+			return nil
+		},
+	}
+	o.analysisOptions.AddFlags(cmd.Flags())
+	cmd.Flags().BoolVar(&o.JSON, "json", false, `print {"nodes", "recommendations", "no_change"} as JSON (docs/json.md)`)
+	cmd.Flags().StringVar(&o.Emit, "emit", "", `print only the configuration: "slurm" (sacctmgr commands, slurm.conf and gres.conf lines, scontrol commands)`)
+	return cmd
+}
+
+func toRecommendJSON(in analysis.Input, f analysis.Findings) recommendJSON {
+	out := recommendJSON{Nodes: in.Nodes, Recommendations: f.Recommendations, NoChange: f.NoChange}
+	// Empty lists are [] rather than null, so consumers need no special case.
+	if out.Nodes == nil {
+		out.Nodes = []analysis.Node{}
+	}
+	if out.Recommendations == nil {
+		out.Recommendations = []analysis.Recommendation{}
+	}
+	if out.NoChange == nil {
+		out.NoChange = []analysis.NoChange{}
+	}
+	return out
+}
+
+// writeRecommendations prints every recommendation as a short report:
+// title, the change, its evidence as sentences, the effect, the confidence
+// and the configuration by target; then the no-change notes.
+func writeRecommendations(w io.Writer, in analysis.Input, f analysis.Findings) {
+	s := f.Summary
+	printf(w, "Recommendations from %d jobs (%d with GPU readings) on %d GPU nodes.\n", s.Jobs, s.WithGPUData, len(in.Nodes))
+	if len(f.Recommendations) == 0 {
+		printf(w, "\nNo change is justified by the data.\n")
+	}
+	for i, r := range f.Recommendations {
+		printf(w, "\n%d. [%s] %s\n", i+1, r.ID, clean(r.Title, 200))
+		printf(w, "   Change: %s\n", clean(r.Change, 2000))
+		if len(r.Evidence) > 0 {
+			printf(w, "   Why:\n")
+			for _, e := range r.Evidence {
+				printf(w, "   - %s\n", sentence(e))
+			}
+		}
+		if r.Effect != "" {
+			printf(w, "   Expected effect: %s\n", clean(r.Effect, 2000))
+		}
+		printf(w, "   Confidence: %.0f%%", 100*r.Confidence)
+		if r.ConfidenceNote != "" {
+			printf(w, " (%s)", clean(r.ConfidenceNote, 500))
+		}
+		printf(w, "\n")
+		writeConfigLines(w, r.Config)
+	}
+	if len(f.NoChange) > 0 {
+		printf(w, "\nNo change needed:\n")
+		for _, n := range f.NoChange {
+			printf(w, "- %s: %s\n", n.Rule, clean(n.Note, 2000))
+		}
+	}
+}
+
+// writeConfigLines prints a recommendation's configuration grouped by
+// target, in the order the lines were given within each target.
+func writeConfigLines(w io.Writer, lines []analysis.ConfigLine) {
+	var targets []string
+	for _, l := range lines {
+		targets = appendOnce(targets, l.Target)
+	}
+	for _, t := range targets {
+		printf(w, "   %s:\n", t)
+		for _, l := range lines {
+			if l.Target == t {
+				printf(w, "     %s\n", l.Text)
+			}
+		}
+	}
+}
+
+// sentence renders one piece of evidence as a sentence: the rule and what
+// held.
+func sentence(r analysis.Reason) string {
+	s := clean(r.String(), 1000)
+	if s == "" {
+		return r.Rule + "."
+	}
+	if !strings.HasSuffix(s, ".") {
+		s += "."
+	}
+	return fmt.Sprintf("%s: %s", r.Rule, s)
+}
