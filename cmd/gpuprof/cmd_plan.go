@@ -55,14 +55,17 @@ built-in defaults).`,
 			if err != nil {
 				return err
 			}
+			// Analyse computes the plan from the [plan] section: put the
+			// flags there so the plan is computed once.
+			c.Plan.Growth, c.Plan.HorizonMonths, c.Plan.NewDemand, c.Plan.Headroom = p.Growth, p.Months, p.NewDemand, p.Headroom
+			if err := c.Validate(); err != nil {
+				return usagef("%v", err)
+			}
 			f, err := analysis.Analyse(in, c)
 			if err != nil {
 				return err
 			}
-			cp, err := analysis.Plan(in, f, p, c)
-			if err != nil {
-				return err
-			}
+			cp := f.Plan
 			if o.JSON {
 				nodes := in.Nodes
 				if nodes == nil {
