@@ -125,8 +125,8 @@ func recommendSharing(b *recBuilder, in *Input, f *facts) map[string]sharingPlan
 		r := Recommendation{
 			Kind:  RecShards,
 			Title: fmt.Sprintf("Share %s GPUs: %d shards per GPU", gresType(model), shards),
-			Change: fmt.Sprintf("Configure %d shards per %s GPU and a partition %q for shard jobs. Shards isolate nothing: every shard job must cap its memory at %s (%.2f of the card), e.g. torch.cuda.set_per_process_memory_fraction(%.2f), XLA_PYTHON_CLIENT_MEM_FRACTION, or CUDA_MPS_PINNED_DEVICE_MEM_LIMIT under MPS.",
-				shards, model, part, formatGiB(need), capFrac, capFrac),
+			Change: fmt.Sprintf("Configure %d shards per %s GPU and a partition %q for shard jobs. Shards isolate nothing: every shard job must cap its memory at %s (%.2f of the card), e.g. torch.cuda.set_per_process_memory_fraction(%.2f), XLA_PYTHON_CLIENT_MEM_FRACTION, or CUDA_MPS_PINNED_DEVICE_MEM_LIMIT under MPS. The node lines name the GPU type (gpu:%s), so gres.conf must list these GPUs with Type=%s (AutoDetect=nvml does); merge the Gres= part into each node's existing NodeName line.",
+				shards, model, part, formatGiB(need), capFrac, capFrac, gresType(model), gresType(model)),
 			Evidence: evidence,
 			Effect: fmt.Sprintf("%.0f GPU-hours of small work could run %d to a card, freeing up to %.0f GPU-hours (%s of the model's) for whole-GPU jobs.",
 				a.candHours, shards, a.candHours*(1-1/float64(shards)), formatFraction(share*(1-1/float64(shards)))),
