@@ -93,7 +93,7 @@ func captureJobs() []captureJob {
 			// RUNNING starts at allocation: the program starts up to a few
 			// seconds later on a loaded machine.
 			busy: [2]time.Duration{3 * time.Second, 10 * time.Second},
-			gpus: 1, cancelAfter: 8 * time.Second, wantMem: []uint64{7 * gib}, wantUtil: []uint32{70},
+			gpus: 1, cancelAfter: 5 * time.Second, wantMem: []uint64{7 * gib}, wantUtil: []uint32{70},
 		},
 		{
 			name: "two-gpus", sbatch: []string{"--gres=gpu:2"},
@@ -211,7 +211,9 @@ func TestCaptureUnderSlurm(t *testing.T) {
 	for i, j := range jobs {
 		if j.cancelAfter > 0 {
 			cancels++
-			go func() { cancelErrs <- cancelWhenRunning(c, ids[i], j.cancelAfter) }()
+			go func() {
+				cancelErrs <- cancelWhenRunning(c, ids[i], j.cancelAfter, func() bool { return programSeen(bin, cfgPath, ids[i]) })
+			}()
 		}
 	}
 	c.waitQueueEmpty(t, ids, queueTimeout)
@@ -358,19 +360,22 @@ func simUUIDs(t *testing.T, simDir string) map[int]string {
 	return m
 }
 
-// cancelWhenRunning cancels a job once it has run for d.
-func cancelWhenRunning(c *cluster, id string, d time.Duration) error {
+// cancelWhenRunning cancels a job once its program has run for d. RUNNING
+// starts at allocation, and on a loaded machine the batch script can take
+// many seconds more to start its program: seen says when the agent has
+// seen the program on its GPU.
+func cancelWhenRunning(c *cluster, id string, d time.Duration, seen func() bool) error {
 	deadline := time.Now().Add(queueTimeout)
 	for {
 		state, err := c.jobState(id)
 		if err != nil {
 			return err
 		}
-		if state == "RUNNING" {
+		if state == "RUNNING" && seen() {
 			break
 		}
 		if state == "" || time.Now().After(deadline) {
-			return fmt.Errorf("job %s never ran (state %q); not cancelled", id, state)
+			return fmt.Errorf("job %s never ran its program (state %q); not cancelled", id, state)
 		}
 		time.Sleep(200 * time.Millisecond)
 	}
@@ -557,6 +562,29 @@ func checkUtil(t *testing.T, g profile.GPU, want float64, busy [2]time.Duration)
 		t.Errorf("GPU %d: %d busy samples, want %d..%d for a program busy %s..%s at %s intervals",
 			g.SlurmIndex, busyN, max(lo, 1), hi, busy[0], busy[1], interval)
 	}
+}
+
+// programSeen reports whether the agent has recorded memory of job id on a
+// GPU (its running profile is flushed every 2 s).
+func programSeen(bin, cfgPath, id string) bool {
+	out, err := gpuprofOutput(bin, "show", id, "--config", cfgPath, "--json")
+	if err != nil {
+		return false
+	}
+	var vs []jobJSON
+	if json.Unmarshal(out, &vs) != nil {
+		return false
+	}
+	for _, v := range vs {
+		for _, p := range v.Profiles {
+			for _, g := range p.GPUs {
+				if g.MemPeak > 0 {
+					return true
+				}
+			}
+		}
+	}
+	return false
 }
 
 func gpuprofOutput(bin string, args ...string) ([]byte, error) {

@@ -142,7 +142,7 @@ func TestSchedulerViewMatchesSacct(t *testing.T) {
 			c.run(t, "scancel", ids[i])
 		case "cancel-running":
 			actions++
-			go func() { errs <- cancelWhenRunning(c, ids[i], 3*time.Second) }()
+			go func() { errs <- cancelWhenRunning(c, ids[i], 3*time.Second, func() bool { return true }) }()
 		case "requeue":
 			actions++
 			go func() { errs <- requeueWhenRunning(c, ids[i], 4*time.Second) }()
