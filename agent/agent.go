@@ -141,7 +141,6 @@ func New(ctx context.Context, opts Options, sampler gpu.Sampler, db *store.DB, s
 		now:         opts.Clock,
 		gpuSem:      make(chan struct{}, 1),
 		persistWake: make(chan struct{}, 1),
-		byUUID:      map[string]gpu.Device{},
 		jobs:        map[string]*jobState{},
 		pids:        map[int]pidInfo{},
 		ended:       map[string]endedRun{},
@@ -156,10 +155,7 @@ func New(ctx context.Context, opts Options, sampler gpu.Sampler, db *store.DB, s
 		return nil, fmt.Errorf("agent: GPU inventory: %w", err)
 	}
 	a.devices = devs
-	resolved, _, _ := Resolve(devs, uuidRefs(devs))
-	for _, d := range resolved {
-		a.byUUID[d.UUID] = d
-	}
+	a.byUUID = byUUID(devs)
 	if v, err := sampler.Versions(ctx); err == nil {
 		a.versions = v
 	} else {
@@ -328,14 +324,7 @@ func (a *Agent) resolve(refs []GPURef) ([]gpu.Device, []int, []string) {
 // returns the devices, their Slurm indices, and a note per reference it
 // could not resolve.
 func Resolve(devices []gpu.Device, refs []GPURef) ([]gpu.Device, []int, []string) {
-	byUUID := map[string]gpu.Device{}
-	for _, d := range devices {
-		byUUID[d.UUID] = d
-		for _, m := range d.MIG {
-			byUUID[m.UUID] = gpu.Device{Index: d.Index, UUID: m.UUID, Name: d.Name + " MIG " + m.Profile,
-				Minor: d.Minor, PCIBusID: d.PCIBusID, MemoryTotal: m.MemoryTotal}
-		}
-	}
+	uuids := byUUID(devices)
 	byPCI := slices.Clone(devices)
 	sort.Slice(byPCI, func(i, j int) bool { return byPCI[i].PCIBusID < byPCI[j].PCIBusID })
 	var devs []gpu.Device
@@ -346,7 +335,7 @@ func Resolve(devices []gpu.Device, refs []GPURef) ([]gpu.Device, []int, []string
 		var ok bool
 		switch {
 		case r.UUID != "":
-			d, ok = byUUID[r.UUID]
+			d, ok = uuids[r.UUID]
 		case r.Minor >= 0:
 			for _, c := range devices {
 				if c.Minor == r.Minor {
@@ -497,16 +486,18 @@ func (a *Agent) endJob(ctx context.Context, je JobEnd) error {
 	return nil
 }
 
-// uuidRefs names every device and MIG instance by UUID.
-func uuidRefs(devs []gpu.Device) []GPURef {
-	var refs []GPURef
-	for _, d := range devs {
-		refs = append(refs, GPURef{SlurmIndex: -1, Minor: -1, UUID: d.UUID})
-		for _, m := range d.MIG {
-			refs = append(refs, GPURef{SlurmIndex: -1, Minor: -1, UUID: m.UUID})
+// byUUID indexes every device and MIG instance by UUID; a MIG instance is
+// a device of its own memory on its parent's minor and bus.
+func byUUID(devices []gpu.Device) map[string]gpu.Device {
+	m := map[string]gpu.Device{}
+	for _, d := range devices {
+		m[d.UUID] = d
+		for _, g := range d.MIG {
+			m[g.UUID] = gpu.Device{Index: d.Index, UUID: g.UUID, Name: d.Name + " MIG " + g.Profile,
+				Minor: d.Minor, PCIBusID: d.PCIBusID, MemoryTotal: g.MemoryTotal}
 		}
 	}
-	return refs
+	return m
 }
 
 func mustJSON(v any) []byte {

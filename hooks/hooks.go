@@ -108,8 +108,8 @@ func (d Deps) gresConf() string {
 
 // GPURefs maps the job's Slurm GPU indices to device files through
 // gres.conf (position i in the node's gpu File= list is Slurm index i) and
-// names each by the file's minor number. Without gres.conf files the agent
-// falls back to PCI bus order, as Slurm's AutoDetect does. Never by assuming
+// names each by the file's minor number. Without gres.conf files, or with
+// AutoDetect on, the agent takes Slurm's index in PCI bus order. Never by assuming
 // Slurm index = NVML index.
 func GPURefs(e slurmext.HookEnv, gresConf string, log *slog.Logger) []agent.GPURef {
 	var refs []agent.GPURef
@@ -121,11 +121,16 @@ func GPURefs(e slurmext.HookEnv, gresConf string, log *slog.Logger) []agent.GPUR
 	}
 	var devs []slurmext.GresDevice
 	if f, err := os.Open(gresConf); err == nil {
-		devs, err = slurmext.ParseGresConf(f, e.Node)
+		gc, err := slurmext.ReadGresConf(f, e.Node)
 		f.Close()
-		if err != nil {
+		switch {
+		case err != nil:
 			log.Warn("gres.conf unreadable; mapping GPUs by PCI order", "job", e.JobID, "file", gresConf, "err", err)
-			devs = nil
+		case gc.AutoDetect != "" && gc.AutoDetect != "off":
+			// slurmd merges what it detects and orders it itself: the
+			// file order says nothing; Slurm's order is PCI bus order.
+		default:
+			devs = gc.Devices
 		}
 	}
 	for _, idx := range e.GPUs {

@@ -219,3 +219,16 @@ func TestHungBackendDoesNotBlock(t *testing.T) {
 		t.Errorf("GPUs %d partial %v; want both GPUs kept by Slurm index", len(j.GPUs), j.Partial)
 	}
 }
+
+func TestGPURefsIgnoreFileOrderUnderAutoDetect(t *testing.T) {
+	d := deps(t, "83")
+	gres := filepath.Join(t.TempDir(), "gres.conf")
+	dev := filepath.Dir(d.Config.Hooks.GresConf)
+	if err := os.WriteFile(gres, []byte("AutoDetect=nvml\nName=gpu File="+dev+"/dev/nvidia[0-3]\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	refs := GPURefs(slurmext.HookEnv{GPUs: []int{2}}, gres, d.Log)
+	if len(refs) != 1 || refs[0].Minor != -1 || refs[0].SlurmIndex != 2 {
+		t.Errorf("refs %+v, want slurm index 2 by PCI order (no minor) under AutoDetect", refs)
+	}
+}

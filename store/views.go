@@ -181,6 +181,29 @@ const (
 	viewOrder = ` ORDER BY t DESC, cluster DESC, job_id DESC`
 )
 
+// addJobFilters adds the conditions both tables answer the same way, on
+// the columns of the table aliased a.
+func addJobFilters(a string, f ViewFilter, add func(cond string, v any)) {
+	if f.Cluster != "" {
+		add(a+".cluster = ?", f.Cluster)
+	}
+	if f.JobID != "" {
+		add(a+".job_id = ?", f.JobID)
+	}
+	if f.User != "" {
+		add(a+`."user" = ?`, f.User)
+	}
+	if f.Account != "" {
+		add(a+".account = ?", f.Account)
+	}
+	if f.Partition != "" {
+		add(a+`."partition" = ?`, f.Partition)
+	}
+	if f.UID != nil {
+		add(a+".uid = ?", *f.UID)
+	}
+}
+
 // schedKeys returns the first want (all when 0) keys of jobs with a
 // scheduler record that f selects. Records without start and submit time
 // (rare) take the earliest profile start; they are a second, small arm so
@@ -189,24 +212,7 @@ func (t *Tx) schedKeys(ctx context.Context, f ViewFilter, want int) ([]sortKey, 
 	var conds []string
 	var args []any
 	add := func(cond string, v any) { conds, args = append(conds, cond), append(args, v) }
-	if f.Cluster != "" {
-		add("s.cluster = ?", f.Cluster)
-	}
-	if f.JobID != "" {
-		add("s.job_id = ?", f.JobID)
-	}
-	if f.User != "" {
-		add(`s."user" = ?`, f.User)
-	}
-	if f.Account != "" {
-		add("s.account = ?", f.Account)
-	}
-	if f.Partition != "" {
-		add(`s."partition" = ?`, f.Partition)
-	}
-	if f.UID != nil {
-		add("s.uid = ?", *f.UID)
-	}
+	addJobFilters("s", f, add)
 	if f.State != "" {
 		add("s.state = ?", f.State) // NOCASE column
 	}
@@ -254,24 +260,7 @@ func (t *Tx) profileKeys(ctx context.Context, f ViewFilter, want int, cutoff *in
 	}
 	var args []any
 	add := func(cond string, v any) { conds, args = append(conds, cond), append(args, v) }
-	if f.Cluster != "" {
-		add("p.cluster = ?", f.Cluster)
-	}
-	if f.JobID != "" {
-		add("p.job_id = ?", f.JobID)
-	}
-	if f.User != "" {
-		add(`p."user" = ?`, f.User)
-	}
-	if f.Account != "" {
-		add("p.account = ?", f.Account)
-	}
-	if f.Partition != "" {
-		add(`p."partition" = ?`, f.Partition)
-	}
-	if f.UID != nil {
-		add("p.uid = ?", *f.UID)
-	}
+	addJobFilters("p", f, add)
 	switch status {
 	case profile.StatusRunning:
 		// Few profiles run at a time: start from them (jobs_status).
