@@ -35,7 +35,7 @@ demo: build
 bench: build
 	$(GO) test -run '^$$' -bench . -benchmem $(shell $(GO) list ./... | grep -v /e2e)
 	./scripts/bench-hooks.sh $(abspath $(BIN))
-	GO=$(GO) ./scripts/bench-analysis.sh
+	REPORT=1 GO=$(GO) ./scripts/bench-analysis.sh
 
 fuzz:
 	for t in FuzzParseHookEnv FuzzParseIndexList FuzzExpandHostlist FuzzParseGresConf; do \

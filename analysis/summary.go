@@ -41,6 +41,10 @@ type PartitionSummary struct {
 	// Wait is the distribution of waits (start − eligible, else submit),
 	// seconds, over jobs where both are known.
 	Wait Dist `json:"wait_s"`
+	// Run is the distribution of run times (end − start), seconds, over
+	// the partition's jobs (GPU jobs, as Jobs) whose run time is known and
+	// plausible: the work the Wait was spent queueing for.
+	Run Dist `json:"run_s"`
 	// LimitRatio is the distribution of requested time limit / run time
 	// over COMPLETED and TIMEOUT jobs with a finite limit that ran at least
 	// summary.limit_min_run: 1 is a perfect request, 10 asked for ten
@@ -77,22 +81,23 @@ type summaryAcc struct {
 }
 
 type partAcc struct {
-	name           string
-	jobs           int
-	gpuHours       float64
-	nWait, nRatios int
+	name                  string
+	jobs                  int
+	gpuHours              float64
+	nWait, nRatios, nRuns int
 }
 
 // Flags of partRec.has.
 const (
 	recWait = 1 << iota
 	recRatio
+	recRun
 )
 
 type partRec struct {
-	part        int32
-	has         uint8
-	wait, ratio float64
+	part             int32
+	has              uint8
+	wait, ratio, run float64
 }
 
 func newSummaryAcc(n int) *summaryAcc {
@@ -137,6 +142,11 @@ func (a *summaryAcc) add(j *Job, m *Metrics, c *Config, cls Class, kinds Kinds) 
 		r.wait = m.Wait.Seconds()
 		p.nWait++
 	}
+	if m.ElapsedValid {
+		r.has |= recRun
+		r.run = m.Elapsed.Seconds()
+		p.nRuns++
+	}
 	if j.TimeLimit > 0 && !j.Unlimited && m.ElapsedValid && m.Elapsed > 0 &&
 		m.Elapsed >= c.Summary.LimitMinRun.D() &&
 		(m.Outcome == OutcomeCompleted || m.Outcome == OutcomeTimeout) {
@@ -161,13 +171,13 @@ func (a *summaryAcc) finish() ClusterSummary {
 		s.ByBottleneck[k] = KindShare{Kind: k, Jobs: a.kindJobs[k], GPUHours: a.kindHours[k]}
 	}
 
-	type offs struct{ wait, ratio int }
+	type offs struct{ wait, ratio, run int }
 	starts := make([]offs, len(a.parts)+1)
 	for i, p := range a.parts {
-		starts[i+1] = offs{starts[i].wait + p.nWait, starts[i].ratio + p.nRatios}
+		starts[i+1] = offs{starts[i].wait + p.nWait, starts[i].ratio + p.nRatios, starts[i].run + p.nRuns}
 	}
 	total := starts[len(a.parts)]
-	waits, ratios := make([]float64, total.wait), make([]float64, total.ratio)
+	waits, ratios, runs := make([]float64, total.wait), make([]float64, total.ratio), make([]float64, total.run)
 	next := slices.Clone(starts[:len(a.parts)])
 	for _, r := range a.recs {
 		o := &next[r.part]
@@ -178,6 +188,10 @@ func (a *summaryAcc) finish() ClusterSummary {
 		if r.has&recRatio != 0 {
 			ratios[o.ratio] = r.ratio
 			o.ratio++
+		}
+		if r.has&recRun != 0 {
+			runs[o.run] = r.run
+			o.run++
 		}
 	}
 
@@ -190,6 +204,7 @@ func (a *summaryAcc) finish() ClusterSummary {
 			Jobs:       p.jobs,
 			GPUHours:   p.gpuHours,
 			Wait:       distOf(waits[st.wait:e.wait]),
+			Run:        distOf(runs[st.run:e.run]),
 			LimitRatio: distOf(ratios[st.ratio:e.ratio]),
 		}
 	}

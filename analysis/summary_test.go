@@ -64,6 +64,8 @@ func TestSummarise(t *testing.T) {
 				GPUHours: hours(30*time.Second) + hours(10*time.Minute) + hours(5*time.Minute),
 				// e 300 s, h 60 s; f has no submit time.
 				Wait: Dist{N: 2, Mean: 180, P50: 60, P95: 300, Max: 300},
+				// e 30 s, f 600 s, h 300 s → sorted 30, 300, 600.
+				Run: Dist{N: 3, Mean: 310, P50: 300, P95: 600, Max: 600},
 				// h: 1 h / 5 m = 12; e ran 30 s < 1 m; f unlimited.
 				LimitRatio: Dist{N: 1, Mean: 12, P50: 12, P95: 12, Max: 12},
 			},
@@ -71,6 +73,8 @@ func TestSummarise(t *testing.T) {
 				Partition: "gpu", Jobs: 4, GPUHours: 5,
 				// 600, 1800, 0, 7200 s → sorted 0, 600, 1800, 7200.
 				Wait: Dist{N: 4, Mean: 2400, P50: 600, P95: 7200, Max: 7200},
+				// a 7200, b 3600, c 3600, d 1800 s.
+				Run: Dist{N: 4, Mean: 4050, P50: 3600, P95: 7200, Max: 7200},
 				// a 2, b 10, c 1 (d failed) → sorted 1, 2, 10.
 				LimitRatio: Dist{N: 3, Mean: 13.0 / 3, P50: 2, P95: 10, Max: 10},
 			},

@@ -82,8 +82,9 @@ func (c Client) Push(ctx context.Context, j profile.Job) error {
 	return err
 }
 
-// Jobs queries job views; the collector limits them to the caller's own
-// unless the caller is an admin.
+// Jobs queries one page of job views in f's order (f.Sort, f.Asc); the
+// collector limits them to the caller's own unless the caller is an admin,
+// and a page to 10,000 jobs.
 func (c Client) Jobs(ctx context.Context, f store.ViewFilter) ([]store.JobView, error) {
 	pq := "/v1/jobs"
 	if q := ViewFilterQuery(f); q != "" {
@@ -98,6 +99,26 @@ func (c Client) Jobs(ctx context.Context, f store.ViewFilter) ([]store.JobView, 
 		return nil, fmt.Errorf("collector answer: %w", err)
 	}
 	return views, nil
+}
+
+// Count returns how many jobs f selects (f.Limit and f.Offset are
+// ignored); the collector counts only the caller's own unless the caller
+// is an admin.
+func (c Client) Count(ctx context.Context, f store.ViewFilter) (int, error) {
+	f.Limit, f.Offset, f.WithSeries = 0, 0, false
+	pq := "/v1/jobs/count"
+	if q := ViewFilterQuery(f); q != "" {
+		pq += "?" + q
+	}
+	out, err := c.do(ctx, http.MethodGet, pq, nil)
+	if err != nil {
+		return 0, err
+	}
+	var a CountAnswer
+	if err := json.Unmarshal(out, &a); err != nil {
+		return 0, fmt.Errorf("collector answer: %w", err)
+	}
+	return a.Count, nil
 }
 
 func urlEscape(s string) string { return url.QueryEscape(s) }

@@ -72,6 +72,49 @@ func TestClientAgainstServer(t *testing.T) {
 	}
 }
 
+// TestClientCountAndSort checks that Count and the sort and text fields
+// reach the collector, and that the collector scopes the count.
+func TestClientCountAndSort(t *testing.T) {
+	s, m, db := newTestServer(t, ServerOptions{PushUIDs: []int{0}})
+	seedViews(t, db)
+	hs := httptest.NewServer(s.Handler())
+	t.Cleanup(hs.Close)
+	ctx := context.Background()
+	counts := []struct {
+		name string
+		as   Identity
+		f    store.ViewFilter
+		want int
+	}{
+		{name: "user, no filter", as: alice, want: 2},
+		{name: "user asks for someone else", as: alice, f: store.ViewFilter{User: "user1002"}, want: 0},
+		{name: "admin, paged filter", as: admin, f: store.ViewFilter{Limit: 1, Offset: 3, WithSeries: true}, want: 4},
+		{name: "admin, text", as: admin, f: store.ViewFilter{Text: "4"}, want: 1},
+	}
+	for _, tt := range counts {
+		t.Run(tt.name, func(t *testing.T) {
+			n, err := Client{URL: hs.URL, Munge: m.as(tt.as)}.Count(ctx, tt.f)
+			if err != nil || n != tt.want {
+				t.Errorf("Count(%+v) = %d, %v; want %d", tt.f, n, err, tt.want)
+			}
+		})
+	}
+	views, err := Client{URL: hs.URL, Munge: m.as(admin)}.Jobs(ctx, store.ViewFilter{Sort: store.SortID, Asc: true, Text: "", Limit: 3})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var ids []string
+	for _, v := range views {
+		ids = append(ids, v.JobID)
+	}
+	if want := []string{"4", "3", "2"}; !slices.Equal(ids, want) {
+		t.Errorf("Jobs(sort id, reversed, limit 3) = %v, want %v", ids, want)
+	}
+	if _, err := (Client{URL: hs.URL, Munge: m.as(admin)}).Count(ctx, store.ViewFilter{Sort: "nope"}); !errors.Is(err, ErrRejected) {
+		t.Errorf("Count(sort nope) error = %v, want ErrRejected", err)
+	}
+}
+
 func TestClientRejected(t *testing.T) {
 	s, m, _ := newTestServer(t, ServerOptions{PushUIDs: []int{0}})
 	hs := httptest.NewServer(s.Handler())

@@ -46,8 +46,12 @@ type ServerOptions struct {
 // Server answers the collector's HTTP API:
 //
 //	POST /v1/profiles              a finished (or running) profile; upsert by cluster, job, node
-//	GET  /v1/jobs?user=&account=&partition=&state=&since=&until=&limit=&offset=
+//	GET  /v1/jobs?user=&account=&partition=&state=&text=&since=&until=&sort=&asc=&limit=&offset=
+//	GET  /v1/jobs/count?…          {"count": n}: how many jobs the same filter selects (limit, offset ignored)
 //	GET  /v1/jobs/{cluster}/{job}  one job: scheduler view and every node's profile
+//
+// A caller who is not an admin gets only their own jobs from all three
+// queries, whatever the filter asks for.
 //
 // Each request carries "Authorization: MUNGE <credential>" whose payload is
 // Binding(method, path?query, body).
@@ -74,6 +78,9 @@ func (s *Server) Handler() http.Handler {
 	mux := http.NewServeMux()
 	mux.HandleFunc("POST /v1/profiles", s.push)
 	mux.HandleFunc("GET /v1/jobs", s.list)
+	// Three segments: never taken for a job of cluster "count", whose path
+	// has four.
+	mux.HandleFunc("GET /v1/jobs/count", s.count)
 	mux.HandleFunc("GET /v1/jobs/{cluster}/{job}", s.get)
 	return mux
 }
@@ -151,26 +158,64 @@ func (s *Server) scope(id Identity) *int {
 	return &uid
 }
 
-func (s *Server) list(w http.ResponseWriter, r *http.Request) {
+// scopedFilter authenticates a query and returns its filter, restricted
+// to the caller's own jobs unless they are an admin. On failure it has
+// answered the request and ok is false.
+func (s *Server) scopedFilter(w http.ResponseWriter, r *http.Request) (f store.ViewFilter, ok bool) {
 	id, err := s.authenticate(r, nil)
 	if err != nil {
 		s.fail(w, r, http.StatusUnauthorized, err)
-		return
+		return f, false
 	}
-	f, err := parseViewFilter(r.URL.Query())
+	f, err = parseViewFilter(r.URL.Query())
 	if err != nil {
 		s.fail(w, r, http.StatusBadRequest, err)
-		return
+		return f, false
 	}
 	if uid := s.scope(id); uid != nil {
 		f.UID = uid
 	}
+	return f, true
+}
+
+// queryFailed answers a failed store query.
+func (s *Server) queryFailed(w http.ResponseWriter, r *http.Request, err error) {
+	if errors.Is(err, store.ErrBadFilter) {
+		s.fail(w, r, http.StatusBadRequest, err)
+		return
+	}
+	s.fail(w, r, http.StatusInternalServerError, err)
+}
+
+func (s *Server) list(w http.ResponseWriter, r *http.Request) {
+	f, ok := s.scopedFilter(w, r)
+	if !ok {
+		return
+	}
 	views, err := s.db.ListViews(r.Context(), f)
 	if err != nil {
-		s.fail(w, r, http.StatusInternalServerError, err)
+		s.queryFailed(w, r, err)
 		return
 	}
 	writeJSON(w, views)
+}
+
+// CountAnswer is the body of GET /v1/jobs/count.
+type CountAnswer struct {
+	Count int `json:"count"`
+}
+
+func (s *Server) count(w http.ResponseWriter, r *http.Request) {
+	f, ok := s.scopedFilter(w, r)
+	if !ok {
+		return
+	}
+	n, err := s.db.CountViews(r.Context(), f)
+	if err != nil {
+		s.queryFailed(w, r, err)
+		return
+	}
+	writeJSON(w, CountAnswer{Count: n})
 }
 
 func (s *Server) get(w http.ResponseWriter, r *http.Request) {
@@ -202,7 +247,9 @@ func writeJSON(w http.ResponseWriter, v any) {
 }
 
 // ViewFilterQuery encodes a filter as URL query parameters (the inverse of
-// parseViewFilter); the client and server share it.
+// parseViewFilter); the client and server share it. UID is not sent (the
+// collector decides it from the credential), nor Now (the collector's
+// clock measures running jobs).
 func ViewFilterQuery(f store.ViewFilter) string {
 	q := make([]string, 0, 8)
 	add := func(k, v string) {
@@ -216,6 +263,11 @@ func ViewFilterQuery(f store.ViewFilter) string {
 	add("account", f.Account)
 	add("partition", f.Partition)
 	add("state", f.State)
+	add("text", f.Text)
+	add("sort", f.Sort)
+	if f.Asc {
+		add("asc", "1")
+	}
 	if !f.Since.IsZero() {
 		add("since", strconv.FormatInt(f.Since.Unix(), 10))
 	}
@@ -243,7 +295,11 @@ func parseViewFilter(q map[string][]string) (store.ViewFilter, error) {
 	}
 	f := store.ViewFilter{
 		Cluster: get("cluster"), JobID: get("job"), User: get("user"), Account: get("account"),
-		Partition: get("partition"), State: get("state"), WithSeries: get("series") == "1",
+		Partition: get("partition"), State: get("state"), Text: get("text"), Sort: get("sort"),
+		Asc: get("asc") == "1", WithSeries: get("series") == "1",
+	}
+	if _, ok := store.SortDescending(f.Sort); !ok {
+		return f, fmt.Errorf("bad sort %q (want one of %s)", f.Sort, strings.Join(store.SortKeys(), ", "))
 	}
 	for k, dst := range map[string]*time.Time{"since": &f.Since, "until": &f.Until} {
 		if v := get(k); v != "" {

@@ -340,6 +340,113 @@ func TestListScoping(t *testing.T) {
 	}
 }
 
+// TestCountScoping checks that the count obeys the list's access rule: a
+// user counts only their own jobs, whatever the filter says.
+func TestCountScoping(t *testing.T) {
+	s, m, db := newTestServer(t, ServerOptions{PushUIDs: []int{0}, IsAdmin: func(uid int) bool { return uid == 0 || uid == 5000 }})
+	seedViews(t, db)
+	tests := []struct {
+		name   string
+		as     Identity
+		target string
+		want   int
+	}{
+		{name: "user counts own", as: alice, target: "/v1/jobs/count", want: 2},
+		{name: "user asks for another user", as: alice, target: "/v1/jobs/count?user=user1002", want: 0},
+		{name: "user asks for another user's job id", as: alice, target: "/v1/jobs/count?job=2", want: 0},
+		{name: "other user, with and without sched record", as: bob, target: "/v1/jobs/count", want: 2},
+		{name: "root counts all", as: admin, target: "/v1/jobs/count", want: 4},
+		{name: "admin group member counts all", as: Identity{UID: 5000, Host: "h"}, target: "/v1/jobs/count", want: 4},
+		{name: "admin filters by user", as: admin, target: "/v1/jobs/count?user=user1002", want: 2},
+		{name: "limit and offset are ignored", as: admin, target: "/v1/jobs/count?limit=1&offset=1", want: 4},
+		{name: "text", as: admin, target: "/v1/jobs/count?text=TRA", want: 3},
+		{name: "sort is accepted", as: alice, target: "/v1/jobs/count?sort=vram&asc=1", want: 2},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			w := serve(s.Handler(), "GET", tt.target, nil, signed(m, tt.as, "GET", tt.target, nil))
+			if w.Code != http.StatusOK {
+				t.Fatalf("status = %d (%s), want 200", w.Code, w.Body.String())
+			}
+			var got CountAnswer
+			if err := json.Unmarshal(w.Body.Bytes(), &got); err != nil {
+				t.Fatalf("answer %s: %v", w.Body.String(), err)
+			}
+			if got.Count != tt.want {
+				t.Errorf("count = %d, want %d", got.Count, tt.want)
+			}
+		})
+	}
+	for _, tt := range []struct {
+		name, target, authz string
+		want                int
+	}{
+		{name: "no credential", target: "/v1/jobs/count", want: http.StatusUnauthorized},
+		{name: "credential for the list", target: "/v1/jobs/count", authz: signed(m, alice, "GET", "/v1/jobs", nil), want: http.StatusUnauthorized},
+		{name: "bad sort", target: "/v1/jobs/count?sort=mem", authz: signed(m, alice, "GET", "/v1/jobs/count?sort=mem", nil), want: http.StatusBadRequest},
+		{name: "bad since", target: "/v1/jobs/count?since=x", authz: signed(m, alice, "GET", "/v1/jobs/count?since=x", nil), want: http.StatusBadRequest},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			if w := serve(s.Handler(), "GET", tt.target, nil, tt.authz); w.Code != tt.want {
+				t.Errorf("status = %d (%s), want %d", w.Code, strings.TrimSpace(w.Body.String()), tt.want)
+			}
+		})
+	}
+
+	// The count route does not shadow a job of a cluster named "count".
+	j := testJob("7", "gpu01", aliceUID, true)
+	j.Cluster = "count"
+	if err := db.PutJob(context.Background(), j); err != nil {
+		t.Fatal(err)
+	}
+	target := "/v1/jobs/count/7"
+	w := serve(s.Handler(), "GET", target, nil, signed(m, alice, "GET", target, nil))
+	var v store.JobView
+	if w.Code != http.StatusOK || json.Unmarshal(w.Body.Bytes(), &v) != nil || v.Cluster != "count" || v.JobID != "7" {
+		t.Errorf("GET %s: status %d, body %.200s; want job count/7", target, w.Code, w.Body.String())
+	}
+}
+
+func TestListSortAndText(t *testing.T) {
+	s, m, db := newTestServer(t, ServerOptions{PushUIDs: []int{0}})
+	seedViews(t, db)
+	get := func(target string) *httptest.ResponseRecorder {
+		return serve(s.Handler(), "GET", target, nil, signed(m, admin, "GET", target, nil))
+	}
+	// Unsorted ids: the order is the server's.
+	ids := func(body []byte) []string {
+		var views []store.JobView
+		if err := json.Unmarshal(body, &views); err != nil {
+			t.Fatalf("answer %s: %v", body, err)
+		}
+		var out []string
+		for _, v := range views {
+			out = append(out, v.JobID)
+		}
+		return out
+	}
+	for _, tt := range []struct {
+		target string
+		want   []string
+	}{
+		{target: "/v1/jobs?sort=id", want: []string{"1", "2", "3", "4"}},
+		{target: "/v1/jobs?sort=id&asc=1", want: []string{"4", "3", "2", "1"}},
+		{target: "/v1/jobs?sort=id&text=tRaIn", want: []string{"1", "2", "3"}},
+		{target: "/v1/jobs?text=%25", want: nil}, // % is literal
+	} {
+		w := get(tt.target)
+		if w.Code != http.StatusOK {
+			t.Fatalf("GET %s: status %d (%s)", tt.target, w.Code, w.Body.String())
+		}
+		if got := ids(w.Body.Bytes()); !slices.Equal(got, tt.want) {
+			t.Errorf("GET %s = %v, want %v", tt.target, got, tt.want)
+		}
+	}
+	if w := get("/v1/jobs?sort=bogus"); w.Code != http.StatusBadRequest {
+		t.Errorf("unknown sort: status %d, want 400", w.Code)
+	}
+}
+
 func TestListRefused(t *testing.T) {
 	s, m, db := newTestServer(t, ServerOptions{PushUIDs: []int{0}})
 	seedViews(t, db)
@@ -420,9 +527,10 @@ func TestViewFilterQueryRoundTrip(t *testing.T) {
 		{name: "limit only", f: store.ViewFilter{Limit: 50}},
 		{name: "every field", f: store.ViewFilter{
 			Cluster: "lab", JobID: "123_4", User: "alice", Account: "vision", Partition: "gpu", State: "COMPLETED",
-			Since: since, Until: since.Add(48 * time.Hour), Limit: 20, Offset: 40, WithSeries: true}},
+			Text: "50%_done", Sort: store.SortVRAM, Asc: true, Since: since, Until: since.Add(48 * time.Hour), Limit: 20, Offset: 40, WithSeries: true}},
 		{name: "hostile values", f: store.ViewFilter{
 			User: "a&user=root", Account: "x=y z", Partition: "p+q%20r", State: "#frag?x", Cluster: "c/d;e", JobID: "1 2", Limit: 1}},
+		{name: "hostile text", f: store.ViewFilter{Text: "\x1b[31m<script>&sort=id\"'", Sort: store.SortName, Limit: 2}},
 		{name: "unicode", f: store.ViewFilter{User: "unicodé", Account: "研究", Limit: 3}},
 		{name: "epoch since", f: store.ViewFilter{Since: time.Unix(0, 0), Limit: 10}},
 		{name: "before epoch", f: store.ViewFilter{Until: time.Unix(-86400, 0), Limit: 10}},
@@ -472,6 +580,8 @@ func TestParseViewFilter(t *testing.T) {
 		{name: "since not a number", query: "since=2026-01-01", wantErr: true},
 		{name: "until not a number", query: "until=x", wantErr: true},
 		{name: "series other than 1", query: "series=true", wantLimit: 10000},
+		{name: "every sort key", query: "sort=util&asc=1", wantLimit: 10000},
+		{name: "unknown sort key", query: "sort=memory", wantErr: true},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

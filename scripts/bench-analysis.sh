@@ -2,7 +2,9 @@
 # bench-analysis.sh [N=1000000] [ROUNDS=3]: the whole analysis (classify,
 # profile, recommend, plan) over N planted jobs, interleaved with a raw
 # sqlite3 aggregate scan of the same jobs in one table (A B A B …), in one
-# run so machine noise hits both sides alike. See internal/benchanalysis.
+# run so machine noise hits both sides alike. With REPORT=1 each round adds
+# side C, the whole monthly report (analyse, plan, workload summary, HTML,
+# Markdown and JSON), and the ratio C/A. See internal/benchanalysis.
 #
 # Prints per-round times, the analysis's peak RSS (VmHWM, reset before each
 # round; it includes the input), the input's heap size, medians and the
@@ -17,4 +19,6 @@ cd "$(dirname "$0")/.."
 W=$(mktemp -d "${TMPDIR:-/tmp}/gpuprof-bench-analysis.XXXXXX")
 trap 'rm -rf "$W"' EXIT
 "$GO" build -o "$W/benchanalysis" ./internal/benchanalysis
-"$W/benchanalysis" -n "$N" -rounds "$ROUNDS" -dir "$W"
+EXTRA=()
+[ -n "${REPORT:-}" ] && EXTRA+=(-report)
+"$W/benchanalysis" -n "$N" -rounds "$ROUNDS" -dir "$W" "${EXTRA[@]}"

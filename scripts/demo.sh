@@ -118,3 +118,12 @@ for sub in recommend plan; do
 		"$BIN" "$sub" --db "$OUT/month.db" || echo "demo: gpuprof $sub failed (see above)" >&2
 	fi
 done
+
+# The month's workload report for admins (HTML with charts, Markdown, JSON).
+echo
+echo "demo: writing the month's workload report…"
+# The simulated month starts on demo.DefaultStart, 2026-10-01.
+"$BIN" report --db "$OUT/month.db" --month 2026-10 --out "$OUT/report"
+echo
+echo "report: open $OUT/report/gpuprof-report-*.html in a browser (it needs no network);"
+echo "        the Markdown and JSON are beside it. Browse the jobs: $BIN tui --db $OUT/month.db"

@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/gpuprof/gpuprof/gpu"
+	"github.com/gpuprof/gpuprof/internal/benchdb"
 	"github.com/gpuprof/gpuprof/profile"
 )
 
@@ -163,6 +164,68 @@ func TestStorageFootprint(t *testing.T) {
 			}
 			if limit := 4096.0; f.summaryBytes > limit {
 				t.Errorf("summary = %.0f B per job, want at most %.0f", f.summaryBytes, limit)
+			}
+		})
+	}
+}
+
+// millionViews fills a database with benchdb's million jobs (see
+// internal/benchdb): 10,310 of them user "target"'s.
+func millionViews(tb testing.TB) *DB {
+	tb.Helper()
+	db := openTest(tb, Options{})
+	if err := benchdb.Fill(context.Background(), db.w, vbase); err != nil {
+		tb.Fatal(err)
+	}
+	return db
+}
+
+// BenchmarkViewsPage1M measures what the terminal UI asks of a database of
+// 1,000,000 jobs for one user with 10,000 of them: the first page of 50
+// and the count, then the first page sorted by memory peak and by
+// utilisation. Run it with: go test ./store -run '^$' -bench ViewsPage1M
+// (building the fixture takes a while; -short skips it).
+func BenchmarkViewsPage1M(b *testing.B) {
+	if testing.Short() {
+		b.Skip("builds a database of 1,000,000 jobs")
+	}
+	ctx := context.Background()
+	start := time.Now()
+	db := millionViews(b)
+	b.Logf("fixture built in %v", time.Since(start).Round(time.Millisecond))
+	target := ViewFilter{User: "target", Limit: 50}
+	if n, err := db.CountViews(ctx, target); err != nil || n != 10_310 {
+		b.Fatalf("CountViews(target) = %d, %v; want 10310", n, err)
+	}
+	for _, bb := range []struct {
+		name string
+		f    ViewFilter
+		page bool
+		cnt  bool
+	}{
+		{name: "user page", f: target, page: true},
+		{name: "user count", f: target, cnt: true},
+		{name: "user page and count", f: target, page: true, cnt: true},
+		{name: "user by vram", f: ViewFilter{User: "target", Limit: 50, Sort: SortVRAM}, page: true},
+		{name: "user by util", f: ViewFilter{User: "target", Limit: 50, Sort: SortUtil}, page: true},
+		{name: "user by elapsed", f: ViewFilter{User: "target", Limit: 50, Sort: SortElapsed}, page: true},
+		{name: "user text", f: ViewFilter{User: "target", Limit: 50, Text: "train-10"}, page: true, cnt: true},
+		{name: "all page", f: ViewFilter{Limit: 50}, page: true},
+		{name: "all count", f: ViewFilter{}, cnt: true},
+	} {
+		b.Run(bb.name, func(b *testing.B) {
+			for b.Loop() {
+				if bb.page {
+					vs, err := db.ListViews(ctx, bb.f)
+					if err != nil || len(vs) != 50 {
+						b.Fatalf("ListViews(%+v): %d views, %v", bb.f, len(vs), err)
+					}
+				}
+				if bb.cnt {
+					if _, err := db.CountViews(ctx, bb.f); err != nil {
+						b.Fatal(err)
+					}
+				}
 			}
 		})
 	}

@@ -1,11 +1,14 @@
 package store
 
 import (
+	"cmp"
 	"context"
 	"database/sql"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"slices"
+	"strconv"
 	"strings"
 	"time"
 
@@ -27,6 +30,63 @@ type JobView struct {
 	Profiles []profile.Job `json:"profiles"`
 }
 
+// ErrBadFilter means a ViewFilter cannot be answered as given (an unknown
+// sort key); asking again with the same filter is useless.
+var ErrBadFilter = errors.New("invalid view filter")
+
+// The keys ViewFilter.Sort accepts. Each has a default direction, which
+// ViewFilter.Asc reverses: descending (largest, newest first) for
+// SortStart, SortElapsed, SortGPUs, SortVRAM and SortUtil; ascending
+// (A to Z, lowest id first) for SortID, SortName, SortState and SortUser.
+// Whatever the direction, jobs without the value come last, and ties are
+// broken by cluster, then job id, in the key's direction.
+const (
+	// SortStart orders by the job's start: the scheduler's start, else its
+	// submit time, else the earliest profile start. The default ("").
+	SortStart = "start"
+	// SortID orders by the numeric job id (array and heterogeneous ids by
+	// their leading number).
+	SortID = "id"
+	// SortName orders by the scheduler's job name, ASCII case folded;
+	// profile-only jobs have no name.
+	SortName = "name"
+	// SortState orders by the scheduler state, ASCII case folded, or for a
+	// profile-only job "running" when any node runs, else "finished".
+	SortState = "state"
+	// SortElapsed orders by run time: end (or ViewFilter.Now while running)
+	// minus start, from the scheduler record, else from the profiles.
+	SortElapsed = "elapsed"
+	// SortGPUs orders by the number of GPUs the profiles observed, else the
+	// number the scheduler record requested.
+	SortGPUs = "gpus"
+	// SortVRAM orders by the largest GPU memory peak over the job's GPUs
+	// (bytes).
+	SortVRAM = "vram"
+	// SortUtil orders by the mean GPU utilisation over the job's GPUs.
+	SortUtil = "util"
+	// SortUser orders by the user name (the scheduler record's, else the
+	// first node's profile's).
+	SortUser = "user"
+)
+
+// SortKeys returns every key ViewFilter.Sort accepts, the default first:
+// the cycle a user interface steps through.
+func SortKeys() []string {
+	return []string{SortStart, SortID, SortName, SortUser, SortState, SortElapsed, SortGPUs, SortVRAM, SortUtil}
+}
+
+// SortDescending reports the default direction of a sort key (see the
+// Sort constants) and whether the key is known; "" is SortStart.
+func SortDescending(key string) (desc, ok bool) {
+	switch key {
+	case "", SortStart, SortElapsed, SortGPUs, SortVRAM, SortUtil:
+		return true, true
+	case SortID, SortName, SortState, SortUser:
+		return false, true
+	}
+	return false, false
+}
+
 // ViewFilter selects jobs for ListViews. Zero fields select everything.
 type ViewFilter struct {
 	Cluster, JobID string
@@ -39,27 +99,53 @@ type ViewFilter struct {
 	// running, …) or, for a job without a scheduler record, the profile
 	// status (running, finished) of any of its nodes.
 	State string
+	// Text matches jobs whose scheduler name, job id or display id (123_4)
+	// contains it, ignoring the case of ASCII letters (other letters match
+	// exactly); a job without a scheduler record matches on its id. % and _
+	// are plain characters.
+	Text string
 	// Since and Until select jobs whose [start, end] overlaps [Since, Until):
 	// started before Until, and ended at or after Since or not ended. The
 	// start is the sort time of ListViews (the scheduler's start, else its
 	// submit time, else the earliest profile start); a job without one is
 	// not selected by Until. A zero bound is open.
 	Since, Until time.Time
+	// Sort is the order of ListViews: one of SortKeys ("" is SortStart);
+	// Asc reverses the key's default direction. Another value makes
+	// ListViews fail with ErrBadFilter.
+	Sort string
+	Asc  bool
+	// Now is when a running job's elapsed time ends for SortElapsed; zero
+	// means the time of the call.
+	Now time.Time
 	// Limit bounds the page (0: no bound); Offset skips that many jobs.
 	Limit, Offset int
 	// WithSeries decodes each GPU's time series (see Filter.WithSeries).
 	WithSeries bool
 }
 
-// ListViews returns the jobs f selects, newest first: by the scheduler's
-// start, else its submit time, else the earliest profile start; jobs with
-// none of these last; ties by cluster, then job id, both descending.
+// ListViews returns the jobs f selects in f's order (f.Sort, f.Asc). The
+// default is newest first: by the scheduler's start, else its submit time,
+// else the earliest profile start; jobs with none of these last; ties by
+// cluster, then job id, both descending. An unknown f.Sort is an error
+// wrapping ErrBadFilter.
 func (db *DB) ListViews(ctx context.Context, f ViewFilter) (vs []JobView, err error) {
 	err = db.read(ctx, func(tx *Tx) error {
 		vs, err = tx.ListViews(ctx, f)
 		return err
 	})
 	return vs, err
+}
+
+// CountViews returns how many jobs f selects (f.Limit, f.Offset and the
+// order are ignored): each (cluster, job id) once, whether it has a
+// scheduler record, profiles, or both.
+func (db *DB) CountViews(ctx context.Context, f ViewFilter) (n int, err error) {
+	err = db.read(ctx, func(tx *Tx) error {
+		n, err = tx.CountViews(ctx, f)
+		return err
+	})
+	return n, err
 }
 
 // GetView returns one job with its series, or ErrNotFound when neither a
@@ -72,7 +158,7 @@ func (db *DB) GetView(ctx context.Context, cluster, jobID string) (v JobView, er
 	return v, err
 }
 
-// ListViews returns the jobs f selects, newest first; see DB.ListViews.
+// ListViews returns the jobs f selects in f's order; see DB.ListViews.
 func (t *Tx) ListViews(ctx context.Context, f ViewFilter) ([]JobView, error) {
 	keys, err := t.viewKeys(ctx, f)
 	if err != nil {
@@ -83,6 +169,24 @@ func (t *Tx) ListViews(ctx context.Context, f ViewFilter) ([]JobView, error) {
 		return nil, fmt.Errorf("list views: %w", err)
 	}
 	return vs, nil
+}
+
+// CountViews returns how many jobs f selects; see DB.CountViews.
+func (t *Tx) CountViews(ctx context.Context, f ViewFilter) (int, error) {
+	sc, sargs := schedConds(f)
+	timed, untimed, timedArgs, untimedArgs := splitUntil(f, sc, sargs)
+	q := `SELECT (SELECT count(*) FROM sched_jobs s` + where(timed) + `) +
+		(SELECT count(*) FROM sched_jobs s` + where(untimed) + `)`
+	args := slices.Concat(timedArgs, untimedArgs)
+	if pc, pargs, ok := profileConds(f); ok {
+		q += ` + (SELECT count(*) FROM jobs p` + where(pc) + `)`
+		args = append(args, pargs...)
+	}
+	var n int
+	if err := t.tx.QueryRowContext(ctx, q, args...).Scan(&n); err != nil {
+		return 0, fmt.Errorf("count views: %w", classify(err))
+	}
+	return n, nil
 }
 
 // GetView returns one job with its series, or ErrNotFound.
@@ -99,63 +203,162 @@ func (t *Tx) GetView(ctx context.Context, cluster, jobID string) (JobView, error
 
 type viewKey struct{ cluster, jobID string }
 
-// sortKey is a key with its sort time (NULL when the job has no time).
+// sortKey is a key with its sort value: num for numeric keys (times,
+// counts, bytes), str for text keys; invalid (NULL) when the job has none.
 type sortKey struct {
 	viewKey
-	t sql.NullInt64
+	num sql.NullFloat64
+	str sql.NullString
 }
 
-// before reports whether a comes before b in the views' order: newest
-// first, no time last, ties by cluster then job id, descending (so that the
-// order is an index order, see 0002_sched.sql).
-func (a sortKey) before(b sortKey) bool {
-	if a.t.Valid != b.t.Valid {
-		return a.t.Valid
+// order is a sort key's comparison, the Go twin of the arms' ORDER BY
+// (see orderBy): both must agree for pages cut from each arm to merge.
+type order struct {
+	text, desc bool
+}
+
+// compare orders a before b (negative) when a comes first: a value before
+// none, then by value, cluster and job id (byte order, as SQLite's BINARY
+// collation), reversed when descending.
+func (o order) compare(a, b sortKey) int {
+	av, bv := a.num.Valid, b.num.Valid
+	if o.text {
+		av, bv = a.str.Valid, b.str.Valid
 	}
-	if a.t.Int64 != b.t.Int64 {
-		return a.t.Int64 > b.t.Int64
+	if av != bv {
+		if av {
+			return -1
+		}
+		return 1
 	}
-	if a.cluster != b.cluster {
-		return a.cluster > b.cluster
+	c := 0
+	if av {
+		if o.text {
+			c = strings.Compare(a.str.String, b.str.String)
+		} else {
+			c = cmp.Compare(a.num.Float64, b.num.Float64)
+		}
 	}
-	return a.jobID > b.jobID
+	if c == 0 {
+		c = strings.Compare(a.cluster, b.cluster)
+	}
+	if c == 0 {
+		c = strings.Compare(a.jobID, b.jobID)
+	}
+	if o.desc {
+		c = -c
+	}
+	return c
+}
+
+// dir is the SQL direction of o.
+func (o order) dir() string {
+	if o.desc {
+		return " DESC"
+	}
+	return " ASC"
+}
+
+// orderBy is o as an ORDER BY clause over columns k, cluster and job_id
+// (qualified by alias a when not empty).
+func (o order) orderBy(a string) string {
+	if a != "" {
+		a += "."
+	}
+	d := o.dir()
+	return ` ORDER BY k IS NULL, k` + d + `, ` + a + `cluster` + d + `, ` + a + `job_id` + d
+}
+
+// sortSpec is how a sort key is computed in each arm: on the scheduler
+// record (alias s) and on a profile-only job's first node (alias p).
+type sortSpec struct {
+	order
+	sched, prof string
+}
+
+// sortSpecFor returns the spec of f.Sort in f's direction, or an error
+// wrapping ErrBadFilter. The spec of SortStart has no expressions: that
+// order has arms of its own (startKeys).
+func sortSpecFor(f ViewFilter) (sortSpec, error) {
+	desc, ok := SortDescending(f.Sort)
+	if !ok {
+		return sortSpec{}, fmt.Errorf("%w: unknown sort key %q (want one of %s)", ErrBadFilter, f.Sort, strings.Join(SortKeys(), ", "))
+	}
+	now := f.Now
+	if now.IsZero() {
+		now = time.Now()
+	}
+	o := order{desc: desc != f.Asc}
+	gpus := func(a string) string {
+		return `(SELECT %s FROM job_gpus g WHERE g.cluster = ` + a + `.cluster AND g.job_id = ` + a + `.job_id)`
+	}
+	// A job's elapsed time over its nodes: first start to last end.
+	nowS := strconv.FormatInt(now.Unix(), 10)
+	nodesElapsed := func(a string) string {
+		return `(SELECT max(max(coalesce(q."end", ` + nowS + `)) - min(q."start"), 0) FROM jobs q
+			WHERE q.cluster = ` + a + `.cluster AND q.job_id = ` + a + `.job_id)`
+	}
+	switch f.Sort {
+	case "", SortStart:
+		return sortSpec{order: o}, nil // viewKeys's own arms, see startKeys
+	case SortID:
+		return sortSpec{o, `CAST(s.job_id AS INTEGER)`, `CAST(p.job_id AS INTEGER)`}, nil
+	case SortName:
+		o.text = true
+		return sortSpec{o, `nullif(lower(s.name), '')`, `NULL`}, nil
+	case SortUser:
+		o.text = true
+		return sortSpec{o, `nullif(s."user", '')`, `nullif(p."user", '')`}, nil
+	case SortState:
+		o.text = true
+		return sortSpec{o, `lower(s.state)`, `CASE WHEN EXISTS (SELECT 1 FROM jobs q
+			WHERE q.cluster = p.cluster AND q.job_id = p.job_id AND q.status = 'running')
+			THEN 'running' ELSE 'finished' END`}, nil
+	case SortElapsed:
+		return sortSpec{o, `CASE WHEN s."start" IS NOT NULL
+			THEN max(coalesce(s."end", ` + nowS + `) - s."start", 0) ELSE ` + nodesElapsed("s") + ` END`,
+			nodesElapsed("p")}, nil
+	case SortGPUs:
+		return sortSpec{o, `coalesce(` + fmt.Sprintf(gpus("s"), "nullif(count(*), 0)") + `, s.req_gpus)`,
+			fmt.Sprintf(gpus("p"), "count(*)")}, nil
+	case SortVRAM:
+		return sortSpec{o, fmt.Sprintf(gpus("s"), "max(g.mem_peak)"), fmt.Sprintf(gpus("p"), "max(g.mem_peak)")}, nil
+	case SortUtil:
+		return sortSpec{o, fmt.Sprintf(gpus("s"), "avg(g.util_mean)"), fmt.Sprintf(gpus("p"), "avg(g.util_mean)")}, nil
+	}
+	// SortDescending knows a key this switch does not: a bug, not a bad filter.
+	return sortSpec{}, fmt.Errorf("sort key %q has no expression", f.Sort)
 }
 
 // viewKeys returns the keys of the page f selects. They come from two
-// disjoint arms, each with f pushed down and read in index order: jobs with
-// a scheduler record (matched on it), then jobs with profiles only (matched
-// on those). With a page size, each arm stops after Offset+Limit keys, and
-// the second reads only profiles at least as new as the first arm's last
-// key: in a controller database where jobcomp reports every job, the
-// profile arm then touches a page's worth of rows, not the whole table.
+// disjoint arms, each with f pushed down and cut to Offset+Limit keys in
+// f's order: jobs with a scheduler record (matched on it), then jobs with
+// profiles only (matched on those). Sorted by start, each arm reads in
+// index order and the second reads only profiles no further down the order
+// than the first arm's last key: in a controller database where jobcomp
+// reports every job, the profile arm then touches a page's worth of rows,
+// not the whole table. Other keys are computed for every job the filter
+// selects (a user's jobs: thousands, fine; the whole table: seconds).
 func (t *Tx) viewKeys(ctx context.Context, f ViewFilter) ([]viewKey, error) {
+	spec, err := sortSpecFor(f)
+	if err != nil {
+		return nil, err
+	}
 	offset := max(f.Offset, 0)
 	want := 0 // keys each arm needs; 0: all
 	if f.Limit > 0 {
 		want = offset + f.Limit
 	}
-	sched, err := t.schedKeys(ctx, f, want)
+	var all []sortKey
+	if spec.sched == "" {
+		all, err = t.startKeys(ctx, f, spec.order, want)
+	} else {
+		all, err = t.sortedKeys(ctx, f, spec, want)
+	}
 	if err != nil {
 		return nil, err
 	}
-	var cutoff *int64
-	if want > 0 && len(sched) == want && sched[want-1].t.Valid {
-		cutoff = &sched[want-1].t.Int64
-	}
-	prof, err := t.profileKeys(ctx, f, want, cutoff)
-	if err != nil {
-		return nil, err
-	}
-	all := append(sched, prof...)
-	slices.SortFunc(all, func(a, b sortKey) int {
-		switch {
-		case a.before(b):
-			return -1
-		case b.before(a):
-			return 1
-		}
-		return 0
-	})
+	slices.SortFunc(all, spec.compare)
 	if offset >= len(all) {
 		return nil, nil
 	}
@@ -177,8 +380,6 @@ const (
 	// profileWhen is the sort time of a job with a scheduler record that
 	// has neither start nor submit time: its earliest profile start.
 	profileWhen = `(SELECT min(p."start") FROM jobs p WHERE p.cluster = s.cluster AND p.job_id = s.job_id)`
-	// viewOrder is the order of sortKey.before for an arm's key columns.
-	viewOrder = ` ORDER BY t DESC, cluster DESC, job_id DESC`
 )
 
 // addJobFilters adds the conditions both tables answer the same way, on
@@ -204,11 +405,20 @@ func addJobFilters(a string, f ViewFilter, add func(cond string, v any)) {
 	}
 }
 
-// schedKeys returns the first want (all when 0) keys of jobs with a
-// scheduler record that f selects. Records without start and submit time
-// (rare) take the earliest profile start; they are a second, small arm so
-// the first can follow the index.
-func (t *Tx) schedKeys(ctx context.Context, f ViewFilter, want int) ([]sortKey, error) {
+// likeEscape is the escape character of the LIKE patterns of containsLike.
+const likeEscape = `\`
+
+// containsLike is the LIKE pattern (with ESCAPE likeEscape) for values
+// containing s, its own %, _ and escape characters taken literally.
+func containsLike(s string) string {
+	r := strings.NewReplacer(likeEscape, likeEscape+likeEscape, "%", likeEscape+"%", "_", likeEscape+"_")
+	return "%" + r.Replace(s) + "%"
+}
+
+// schedConds returns the conditions of f on a scheduler record (alias s),
+// all but Until, which depends on which sort time the record has (see
+// splitUntil).
+func schedConds(f ViewFilter) ([]string, []any) {
 	var conds []string
 	var args []any
 	add := func(cond string, v any) { conds, args = append(conds, cond), append(args, v) }
@@ -216,49 +426,49 @@ func (t *Tx) schedKeys(ctx context.Context, f ViewFilter, want int) ([]sortKey, 
 	if f.State != "" {
 		add("s.state = ?", f.State) // NOCASE column
 	}
+	if f.Text != "" {
+		like := containsLike(f.Text)
+		conds = append(conds, `(s.name LIKE ? ESCAPE '`+likeEscape+`' OR s.job_id LIKE ? ESCAPE '`+likeEscape+`'
+			OR s.display_id LIKE ? ESCAPE '`+likeEscape+`')`)
+		args = append(args, like, like, like)
+	}
 	if !f.Since.IsZero() {
 		add(`(s."end" IS NULL OR s."end" >= ?)`, f.Since.Unix())
 	}
-	// The start of the window's overlap is the sort time in both arms.
-	timedConds, untimedConds := slices.Concat(conds, []string{schedWhen + " IS NOT NULL"}), slices.Concat(conds, []string{schedWhen + " IS NULL"})
-	timedArgs, untimedArgs := args, args
-	if !f.Until.IsZero() {
-		timedConds, timedArgs = append(timedConds, schedWhen+" < ?"), append(slices.Clip(timedArgs), ceilUnix(f.Until))
-		untimedConds, untimedArgs = append(untimedConds, profileWhen+" < ?"), append(slices.Clip(untimedArgs), ceilUnix(f.Until))
-	}
-	limit, limitArgs := "", []any(nil)
-	if want > 0 {
-		limit, limitArgs = " LIMIT ?", []any{want}
-	}
-	timed := `SELECT s.cluster AS cluster, s.job_id AS job_id, ` + schedWhen + ` AS t FROM sched_jobs s` +
-		where(timedConds) + ` ORDER BY ` + schedWhen + ` DESC, s.cluster DESC, s.job_id DESC` + limit
-	untimed := `SELECT s.cluster AS cluster, s.job_id AS job_id, ` + profileWhen + ` AS t
-		FROM sched_jobs s` + where(untimedConds) + viewOrder + limit
-	q := `SELECT * FROM (` + timed + `) UNION ALL SELECT * FROM (` + untimed + `)` + viewOrder + limit
-	all := slices.Concat(timedArgs, limitArgs, untimedArgs, limitArgs, limitArgs)
-	return t.queryKeys(ctx, q, all...)
+	return conds, args
 }
 
-// profileKeys returns the first want (all when 0) keys of jobs with
-// profiles and no scheduler record that f selects, no older than cutoff
-// when that is set. A job's sort time is its earliest node start; it is
-// read from that node's row (the "first node": earliest start, then node
-// name), which also carries the job-wide fields (user, uid, account,
-// partition) the filter matches. Status differs between nodes: a job
-// matches a status when any node has it.
-func (t *Tx) profileKeys(ctx context.Context, f ViewFilter, want int, cutoff *int64) ([]sortKey, error) {
+// splitUntil splits the scheduler records conds selects into those with a
+// sort time of their own (timed) and those without, which take their
+// earliest profile start (untimed), and applies f.Until to each.
+func splitUntil(f ViewFilter, conds []string, args []any) (timed, untimed []string, timedArgs, untimedArgs []any) {
+	timed, untimed = slices.Concat(conds, []string{schedWhen + " IS NOT NULL"}), slices.Concat(conds, []string{schedWhen + " IS NULL"})
+	timedArgs, untimedArgs = slices.Clip(args), slices.Clip(args)
+	if !f.Until.IsZero() {
+		timed, timedArgs = append(timed, schedWhen+" < ?"), append(timedArgs, ceilUnix(f.Until))
+		untimed, untimedArgs = append(untimed, profileWhen+" < ?"), append(untimedArgs, ceilUnix(f.Until))
+	}
+	return timed, untimed, timedArgs, untimedArgs
+}
+
+// profileConds returns the conditions of f on jobs with profiles and no
+// scheduler record, on the row of the job's first node (alias p: earliest
+// start, then node name), which also carries the job-wide fields (user,
+// uid, account, partition) the filter matches. Status differs between
+// nodes: a job matches a status when any node has it. ok is false when no
+// such job can match (f.State is a scheduler state).
+func profileConds(f ViewFilter) (conds []string, args []any, ok bool) {
 	status := strings.ToLower(f.State)
 	if f.State != "" && status != profile.StatusRunning && status != profile.StatusFinished {
-		return nil, nil // a scheduler state: only scheduler records have it
+		return nil, nil, false // a scheduler state: only scheduler records have it
 	}
 	sameJob := `q.cluster = p.cluster AND q.job_id = p.job_id`
-	conds := []string{
+	conds = []string{
 		`NOT EXISTS (SELECT 1 FROM sched_jobs s WHERE s.cluster = p.cluster AND s.job_id = p.job_id)`,
 		// p is the job's first node; a missing start counts as latest.
 		`NOT EXISTS (SELECT 1 FROM jobs q WHERE ` + sameJob + `
 			AND (coalesce(q."start", 9e18), q.node) < (coalesce(p."start", 9e18), p.node))`,
 	}
-	var args []any
 	add := func(cond string, v any) { conds, args = append(conds, cond), append(args, v) }
 	addJobFilters("p", f, add)
 	switch status {
@@ -269,25 +479,108 @@ func (t *Tx) profileKeys(ctx context.Context, f ViewFilter, want int, cutoff *in
 		// Nearly all have finished: follow the time order, check each.
 		add(`EXISTS (SELECT 1 FROM jobs q WHERE `+sameJob+` AND q.status = ?)`, status)
 	}
+	if f.Text != "" {
+		add(`p.job_id LIKE ? ESCAPE '`+likeEscape+`'`, containsLike(f.Text))
+	}
 	if !f.Until.IsZero() {
 		add(`p."start" < ?`, ceilUnix(f.Until))
 	}
 	if !f.Since.IsZero() {
 		add(`EXISTS (SELECT 1 FROM jobs q WHERE `+sameJob+` AND (q."end" IS NULL OR q."end" >= ?))`, f.Since.Unix())
 	}
-	if cutoff != nil {
-		add(`p."start" >= ?`, *cutoff)
-	}
-	q := `SELECT p.cluster, p.job_id, p."start" AS t FROM jobs p` + where(conds) +
-		` ORDER BY p."start" DESC, p.cluster DESC, p.job_id DESC`
-	if want > 0 {
-		q += " LIMIT ?"
-		args = append(args, want)
-	}
-	return t.queryKeys(ctx, q, args...)
+	return conds, args, true
 }
 
-func (t *Tx) queryKeys(ctx context.Context, q string, args ...any) ([]sortKey, error) {
+// startKeys returns the first want (all when 0) keys of each arm in start
+// order o. Records without start and submit time (rare) take the earliest
+// profile start; they are a third, small arm so the first can follow the
+// index (sched_jobs_when and the filters' indexes of 0002_sched.sql).
+func (t *Tx) startKeys(ctx context.Context, f ViewFilter, o order, want int) ([]sortKey, error) {
+	sc, sargs := schedConds(f)
+	timedConds, untimedConds, timedArgs, untimedArgs := splitUntil(f, sc, sargs)
+	limit, limitArgs := "", []any(nil)
+	if want > 0 {
+		limit, limitArgs = " LIMIT ?", []any{want}
+	}
+	d := o.dir()
+	// No NULL times here: the plain ORDER BY is the index's.
+	timed := `SELECT s.cluster AS cluster, s.job_id AS job_id, ` + schedWhen + ` AS k FROM sched_jobs s` +
+		where(timedConds) + ` ORDER BY ` + schedWhen + d + `, s.cluster` + d + `, s.job_id` + d + limit
+	untimed := `SELECT s.cluster AS cluster, s.job_id AS job_id, ` + profileWhen + ` AS k
+		FROM sched_jobs s` + where(untimedConds) + o.orderBy("") + limit
+	q := `SELECT * FROM (` + timed + `) UNION ALL SELECT * FROM (` + untimed + `)`
+	sched, err := t.queryKeys(ctx, o, q, slices.Concat(timedArgs, limitArgs, untimedArgs, limitArgs)...)
+	if err != nil {
+		return nil, err
+	}
+	slices.SortFunc(sched, o.compare)
+	if want > 0 && len(sched) > want {
+		sched = sched[:want]
+	}
+	pc, pargs, ok := profileConds(f)
+	if !ok {
+		return sched, nil
+	}
+	// Profiles further down the order than the want-th record cannot make
+	// the page; a NULL start is last, so never makes it either.
+	if want > 0 && len(sched) == want && sched[want-1].num.Valid {
+		cut := int64(sched[want-1].num.Float64)
+		if o.desc {
+			pc, pargs = append(pc, `p."start" >= ?`), append(pargs, cut)
+		} else {
+			pc, pargs = append(pc, `p."start" <= ?`), append(pargs, cut)
+		}
+	}
+	q = `SELECT p.cluster, p.job_id, p."start" AS k FROM jobs p` + where(pc)
+	if o.desc {
+		// Index order (jobs_start); NULL starts are last anyway.
+		q += ` ORDER BY p."start" DESC, p.cluster DESC, p.job_id DESC`
+	} else {
+		q += o.orderBy("p")
+	}
+	if want > 0 {
+		q, pargs = q+" LIMIT ?", append(pargs, want)
+	}
+	prof, err := t.queryKeys(ctx, o, q, pargs...)
+	if err != nil {
+		return nil, err
+	}
+	return append(sched, prof...), nil
+}
+
+// sortedKeys returns the first want (all when 0) keys of each arm in the
+// order of spec, a key other than the start.
+func (t *Tx) sortedKeys(ctx context.Context, f ViewFilter, spec sortSpec, want int) ([]sortKey, error) {
+	sc, args := schedConds(f)
+	if !f.Until.IsZero() {
+		// splitUntil's two conditions in one (coalesce stops at the first
+		// value, so the subquery runs only for untimed records).
+		sc, args = append(sc, `coalesce(`+schedWhen+`, `+profileWhen+`) < ?`), append(slices.Clip(args), ceilUnix(f.Until))
+	}
+	limit := ""
+	if want > 0 {
+		limit = " LIMIT " + strconv.Itoa(want)
+	}
+	q := `SELECT s.cluster, s.job_id, ` + spec.sched + ` AS k FROM sched_jobs s` + where(sc) + spec.orderBy("s") + limit
+	sched, err := t.queryKeys(ctx, spec.order, q, args...)
+	if err != nil {
+		return nil, err
+	}
+	pc, pargs, ok := profileConds(f)
+	if !ok {
+		return sched, nil
+	}
+	q = `SELECT p.cluster, p.job_id, ` + spec.prof + ` AS k FROM jobs p` + where(pc) + spec.orderBy("p") + limit
+	prof, err := t.queryKeys(ctx, spec.order, q, pargs...)
+	if err != nil {
+		return nil, err
+	}
+	return append(sched, prof...), nil
+}
+
+// queryKeys runs q, whose rows are cluster, job id and the sort value of
+// order o.
+func (t *Tx) queryKeys(ctx context.Context, o order, q string, args ...any) ([]sortKey, error) {
 	rows, err := t.tx.QueryContext(ctx, q, args...)
 	if err != nil {
 		return nil, classify(err)
@@ -296,7 +589,11 @@ func (t *Tx) queryKeys(ctx context.Context, q string, args ...any) ([]sortKey, e
 	var keys []sortKey
 	for rows.Next() {
 		var k sortKey
-		if err := rows.Scan(&k.cluster, &k.jobID, &k.t); err != nil {
+		var v any = &k.num
+		if o.text {
+			v = &k.str
+		}
+		if err := rows.Scan(&k.cluster, &k.jobID, v); err != nil {
 			return nil, classify(err)
 		}
 		keys = append(keys, k)

@@ -11,6 +11,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/gpuprof/gpuprof/gpu"
 	"github.com/gpuprof/gpuprof/profile"
 	"github.com/gpuprof/gpuprof/slurmext"
 )
@@ -476,4 +477,265 @@ func BenchmarkListViews(b *testing.B) {
 			}
 		}
 	})
+}
+
+// busyGPU is a GPU of job id observed n times at util percent with mem
+// bytes in use.
+func busyGPU(id string, index int, start time.Time, util uint32, mem uint64) profile.GPU {
+	g := profile.NewGPU(gpu.Device{UUID: fmt.Sprintf("GPU-%s-%d", id, index), Name: "NVIDIA H100 80GB HBM3", Minor: index, MemoryTotal: 80 << 30},
+		index, start, time.Second, profile.DefaultMaxPoints)
+	for i := range 5 {
+		g.Observe(profile.Reading{Time: start.Add(time.Duration(i) * time.Second), Util: gpu.Some(util), MemUsed: gpu.Some(mem)}, time.Second)
+	}
+	return g
+}
+
+// sortFixture stores five jobs whose every sort key differs, with ties
+// where the tie-break matters; TestListViewsSort lists their values.
+func sortFixture(t *testing.T, db *DB) {
+	t.Helper()
+	ctx := context.Background()
+	sched := func(cluster, id, name, user, state string, submit, start, end time.Time, gpus int) slurmext.JobRecord {
+		r := rec(id, state, start, end, "jobcomp")
+		r.Cluster, r.Name, r.User, r.Submit, r.ReqGPUs = cluster, name, user, submit, gpus
+		return r
+	}
+	records := []slurmext.JobRecord{
+		sched("lab", "11", "Train-A", "bob", "COMPLETED", at(0.5), at(1), at(3), 2),
+		sched("lab", "2", "eval", "alice", "RUNNING", at(4), at(5), time.Time{}, 4),
+		sched("lab", "4", "", "dave", "PENDING", at(7), time.Time{}, time.Time{}, 1),
+		sched("hpc", "5", "train-b", "alice", "FAILED", at(-1), at(0), at(4), 1),
+	}
+	if _, _, _, err := db.PutSchedJobs(ctx, records); err != nil {
+		t.Fatal(err)
+	}
+	a := simpleJob("lab", "11", "gpu01", "bob", 1002, at(1), time.Time{})
+	a.GPUs = []profile.GPU{busyGPU("11", 0, at(1), 50, 10<<30), busyGPU("11", 1, at(1), 70, 30<<30)}
+	a.Finish(at(3))
+	c := simpleJob("lab", "30", "gpu02", "carol", 1003, at(2), time.Time{})
+	c.GPUs = []profile.GPU{busyGPU("30", 0, at(2), 10, 50<<30)}
+	c.Finish(at(2.5))
+	e := simpleJob("hpc", "5", "gpu01", "alice", 1001, at(0), time.Time{})
+	e.GPUs = []profile.GPU{busyGPU("5", 0, at(0), 90, 30<<30)}
+	e.Finish(at(4))
+	for _, j := range []profile.Job{a, c, e} {
+		if err := db.PutJob(ctx, j); err != nil {
+			t.Fatal(err)
+		}
+	}
+}
+
+func TestListViewsSort(t *testing.T) {
+	ctx := context.Background()
+	db := openTest(t, Options{})
+	sortFixture(t, db)
+	// Job:      11          2          4          5 (hpc)    30 (profile only)
+	// name:     Train-A     eval       -          train-b    -
+	// user:     bob         alice      dave       alice      carol
+	// state:    COMPLETED   RUNNING    PENDING    FAILED     finished
+	// start:    1h          5h         (submit 7h) 0h        2h
+	// elapsed:  2h          1h (now 6h) -         4h         0.5h
+	// gpus:     2 (seen)    4 (asked)  1 (asked)  1          1
+	// vram:     30G         -          -          30G        50G
+	// util:     60          -          -          90         10
+	now := at(6)
+	tests := []struct {
+		sort string
+		asc  bool
+		want []string
+	}{
+		{sort: "", want: []string{"4", "2", "30", "11", "5"}},
+		{sort: SortStart, want: []string{"4", "2", "30", "11", "5"}},
+		{sort: SortStart, asc: true, want: []string{"5", "11", "30", "2", "4"}},
+		{sort: SortID, want: []string{"2", "4", "5", "11", "30"}},
+		{sort: SortID, asc: true, want: []string{"30", "11", "5", "4", "2"}},
+		// Case folded; no name last, ties by cluster and id ("30" < "4").
+		{sort: SortName, want: []string{"2", "11", "5", "30", "4"}},
+		{sort: SortName, asc: true, want: []string{"5", "11", "2", "4", "30"}},
+		// alice twice: hpc before lab.
+		{sort: SortUser, want: []string{"5", "2", "11", "30", "4"}},
+		{sort: SortState, want: []string{"11", "5", "30", "4", "2"}},
+		{sort: SortElapsed, want: []string{"5", "11", "2", "30", "4"}},
+		{sort: SortElapsed, asc: true, want: []string{"30", "2", "11", "5", "4"}},
+		// Three with 1 GPU: lab before hpc, "4" before "30" (descending).
+		{sort: SortGPUs, want: []string{"2", "11", "4", "30", "5"}},
+		{sort: SortVRAM, want: []string{"30", "11", "5", "4", "2"}},
+		{sort: SortVRAM, asc: true, want: []string{"5", "11", "30", "2", "4"}},
+		{sort: SortUtil, want: []string{"5", "11", "30", "4", "2"}},
+		{sort: SortUtil, asc: true, want: []string{"30", "11", "5", "2", "4"}},
+	}
+	for _, tt := range tests {
+		t.Run(fmt.Sprintf("%s asc=%v", tt.sort, tt.asc), func(t *testing.T) {
+			f := ViewFilter{Sort: tt.sort, Asc: tt.asc, Now: now}
+			got, err := db.ListViews(ctx, f)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if ids := viewIDs(got); !slices.Equal(ids, tt.want) {
+				t.Errorf("ListViews(sort %q, asc %v) = %v, want %v", tt.sort, tt.asc, ids, tt.want)
+			}
+			// Every page is the slice of the whole order.
+			for limit := 1; limit <= 3; limit++ {
+				for offset := 0; offset <= len(tt.want); offset++ {
+					f.Limit, f.Offset = limit, offset
+					page, err := db.ListViews(ctx, f)
+					if err != nil {
+						t.Fatal(err)
+					}
+					if got, want := viewIDs(page), tt.want[offset:min(offset+limit, len(tt.want))]; !slices.Equal(got, want) {
+						t.Errorf("page limit %d offset %d = %v, want %v", limit, offset, got, want)
+					}
+				}
+			}
+		})
+	}
+}
+
+func TestListViewsBadSort(t *testing.T) {
+	db := openTest(t, Options{})
+	_, err := db.ListViews(context.Background(), ViewFilter{Sort: "memory"})
+	if !errors.Is(err, ErrBadFilter) {
+		t.Fatalf("ListViews(sort memory) error = %v, want ErrBadFilter", err)
+	}
+	for _, k := range SortKeys() {
+		if _, ok := SortDescending(k); !ok {
+			t.Errorf("SortKeys has %q, SortDescending does not know it", k)
+		}
+		if _, err := db.ListViews(context.Background(), ViewFilter{Sort: k}); err != nil {
+			t.Errorf("ListViews(sort %q): %v", k, err)
+		}
+	}
+}
+
+func TestListViewsText(t *testing.T) {
+	ctx := context.Background()
+	db := openTest(t, Options{})
+	sortFixture(t, db)
+	odd := []slurmext.JobRecord{rec("100", "COMPLETED", at(1), at(2), "sacct"), rec("101", "COMPLETED", at(1), at(2), "sacct"), rec("102", "COMPLETED", at(1), at(2), "sacct")}
+	odd[0].Name = "50%_done"
+	odd[1].Name = "50xxdone"
+	odd[2].Name, odd[2].DisplayID = `back\slash`, "77_3"
+	if _, _, _, err := db.PutSchedJobs(ctx, odd); err != nil {
+		t.Fatal(err)
+	}
+	tests := []struct {
+		text string
+		want []string
+	}{
+		{text: "TRAIN", want: []string{"5", "11"}},
+		{text: "ain-", want: []string{"5", "11"}},
+		{text: "3", want: []string{"30", "102"}}, // a profile-only job by id; 77_3
+		{text: "30", want: []string{"30"}},
+		{text: "1", want: []string{"11", "100", "101", "102"}},
+		{text: "%", want: []string{"100"}},
+		{text: "50%_", want: []string{"100"}},
+		{text: "_", want: []string{"100", "102"}},
+		{text: "x_", want: []string{}},
+		{text: `\`, want: []string{"102"}},
+		{text: "77_3", want: []string{"102"}}, // display id
+		{text: "nothing", want: []string{}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.text, func(t *testing.T) {
+			f := ViewFilter{Text: tt.text, Sort: SortID}
+			got, err := db.ListViews(ctx, f)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if ids := viewIDs(got); !slices.Equal(ids, tt.want) {
+				t.Errorf("ListViews(text %q) = %v, want %v", tt.text, ids, tt.want)
+			}
+			n, err := db.CountViews(ctx, f)
+			if err != nil || n != len(tt.want) {
+				t.Errorf("CountViews(text %q) = %d, %v; want %d", tt.text, n, err, len(tt.want))
+			}
+		})
+	}
+}
+
+// TestCountViews checks that CountViews counts what ListViews lists, for
+// every filter of TestListViews's fixture and of random databases.
+func TestCountViews(t *testing.T) {
+	ctx := context.Background()
+	db := openTest(t, Options{})
+	viewFixture(t, db)
+	uid, erin := 1003, 1005
+	filters := []ViewFilter{
+		{}, {Cluster: "hpc"}, {JobID: "3"}, {User: "alice"}, {User: "erin"}, {UID: &uid}, {UID: &erin},
+		{Account: "vision"}, {State: "completed"}, {State: "RUNNING"}, {State: "finished"},
+		{Since: at(3.5), Until: at(5.5)}, {Since: at(6.1)}, {Until: at(1)}, {User: "alice", State: "running"},
+		{User: "mallory"}, {Text: "1"},
+		{Limit: 2, Offset: 1}, // ignored
+	}
+	for _, f := range filters {
+		vs, err := db.ListViews(ctx, ViewFilter{Cluster: f.Cluster, JobID: f.JobID, User: f.User, UID: f.UID, Account: f.Account,
+			State: f.State, Text: f.Text, Since: f.Since, Until: f.Until})
+		if err != nil {
+			t.Fatal(err)
+		}
+		n, err := db.CountViews(ctx, f)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if n != len(vs) {
+			t.Errorf("CountViews(%+v) = %d, ListViews lists %d: %v", f, n, len(vs), viewIDs(vs))
+		}
+	}
+	// A known answer, so a count that agrees with a broken list still fails.
+	if n, err := db.CountViews(ctx, ViewFilter{}); err != nil || n != 10 {
+		t.Errorf("CountViews() = %d, %v; want 10", n, err)
+	}
+
+	rdb := openTest(t, Options{})
+	want := randomViews(t, rdb, 60, rand.New(rand.NewPCG(3, 5)))
+	for _, f := range []ViewFilter{{}, {User: "u1"}, {State: "running"}, {State: "finished"}, {Since: at(10), Until: at(30)}} {
+		vs, err := rdb.ListViews(ctx, f)
+		if err != nil {
+			t.Fatal(err)
+		}
+		n, err := rdb.CountViews(ctx, f)
+		if err != nil || n != len(vs) {
+			t.Errorf("CountViews(%+v) = %d, %v; ListViews lists %d", f, n, err, len(vs))
+		}
+		if f == (ViewFilter{}) && n != len(want) {
+			t.Errorf("CountViews() = %d, want %d jobs", n, len(want))
+		}
+	}
+}
+
+// TestListViewsSortPages checks pages of every sort key against the whole
+// list on random databases, where arms and ties mix.
+func TestListViewsSortPages(t *testing.T) {
+	ctx := context.Background()
+	db := openTest(t, Options{})
+	randomViews(t, db, 40, rand.New(rand.NewPCG(9, 4)))
+	for _, key := range SortKeys() {
+		for _, asc := range []bool{false, true} {
+			for _, base := range []ViewFilter{{}, {User: "u2"}, {Since: at(10), Until: at(30)}} {
+				f := base
+				f.Sort, f.Asc, f.Now = key, asc, at(100)
+				all, err := db.ListViews(ctx, f)
+				if err != nil {
+					t.Fatal(err)
+				}
+				ids := viewIDs(all)
+				if len(ids) != len(slices.Compact(slices.Sorted(slices.Values(ids)))) {
+					t.Errorf("sort %s asc %v: duplicate jobs in %v", key, asc, ids)
+				}
+				for limit := 1; limit <= len(ids)+1; limit += 4 {
+					for offset := 0; offset <= len(ids); offset += 3 {
+						pf := f
+						pf.Limit, pf.Offset = limit, offset
+						page, err := db.ListViews(ctx, pf)
+						if err != nil {
+							t.Fatal(err)
+						}
+						if got, want := viewIDs(page), ids[offset:min(offset+limit, len(ids))]; !slices.Equal(got, want) {
+							t.Errorf("sort %s asc %v %+v: page %d+%d = %v, want %v", key, asc, base, offset, limit, got, want)
+						}
+					}
+				}
+			}
+		}
+	}
 }

@@ -13,7 +13,6 @@ import (
 	"github.com/spf13/cobra"
 	"github.com/spf13/pflag"
 
-	"github.com/gpuprof/gpuprof/collect"
 	"github.com/gpuprof/gpuprof/ingest"
 	"github.com/gpuprof/gpuprof/profile"
 	"github.com/gpuprof/gpuprof/spool"
@@ -144,33 +143,15 @@ directory holds records.`,
 	}
 }
 
-// listViews reads jobs from the collector when one is configured, else from
-// the local database. Either way a caller who is not an admin sees only
-// their own jobs: the collector enforces it from the munge identity, the
-// local path from the caller's uid (and the database file's permissions).
-// Whoever owns a local database file (a demo's, a copy) could read every
-// row with sqlite3 anyway, and sees all of it.
+// listViews reads the jobs f selects from the configured source; see
+// jobSource for who sees what.
 func listViews(ctx context.Context, g *globalOptions, f store.ViewFilter, local bool) ([]store.JobView, error) {
-	cfg, err := g.load()
+	src, err := openSource(ctx, g, local)
 	if err != nil {
 		return nil, err
 	}
-	if cfg.Collector != "" && !local && g.DB == "" {
-		return collect.Client{URL: cfg.Collector, Munge: mungeFrom(cfg)}.Jobs(ctx, f)
-	}
-	isAdmin, err := collect.GroupAdmin(cfg.AdminGroup)
-	if err != nil {
-		return nil, err
-	}
-	if uid := os.Getuid(); !isAdmin(uid) && !ownsFile(cfg.DB, uid) {
-		f.UID = &uid
-	}
-	db, err := store.Open(ctx, cfg.DB, store.Options{ReadOnly: true, BusyTimeout: 2 * time.Second})
-	if err != nil {
-		return nil, err
-	}
-	defer db.Close()
-	return db.ListViews(ctx, f)
+	defer src.Close()
+	return src.Jobs(ctx, f)
 }
 
 // ownsFile reports whether uid owns the file at path.

@@ -145,6 +145,8 @@ Exit codes: 0 success (hooks always exit 0), 1 error, 2 usage error,
 		newDemoCommand(g),
 		newRecommendCommand(g),
 		newPlanCommand(g),
+		newReportCommand(g),
+		newTUICommand(g),
 	)
 	root.SetFlagErrorFunc(func(_ *cobra.Command, err error) error { return usageError{err} })
 	return root

@@ -41,10 +41,10 @@ func TestSpecTotalsN(t *testing.T) {
 // does not exist, so the scan takes the in-process fallback and says so.
 func TestRunSmall(t *testing.T) {
 	var out bytes.Buffer
-	if err := run(&out, 500, 2, "gpuprof-no-such-sqlite3", t.TempDir()); err != nil {
+	if err := run(&out, 500, 2, "gpuprof-no-such-sqlite3", t.TempDir(), true); err != nil {
 		t.Fatalf("run: %v\n%s", err, out.String())
 	}
-	for _, want := range []string{"input: 500 jobs", "NOTE: gpuprof-no-such-sqlite3 CLI not found", "round 2 B", "ratio A/B"} {
+	for _, want := range []string{"input: 500 jobs", "NOTE: gpuprof-no-such-sqlite3 CLI not found", "round 2 B", "round 2 C report", "ratio C/A", "ratio A/B"} {
 		if !strings.Contains(out.String(), want) {
 			t.Errorf("output lacks %q:\n%s", want, out.String())
 		}
@@ -52,7 +52,7 @@ func TestRunSmall(t *testing.T) {
 }
 
 func TestRunRejectsNoRounds(t *testing.T) {
-	if err := run(&bytes.Buffer{}, 10, 0, "sqlite3", t.TempDir()); err == nil {
+	if err := run(&bytes.Buffer{}, 10, 0, "sqlite3", t.TempDir(), false); err == nil {
 		t.Error("run with 0 rounds: got nil error, want one")
 	}
 }

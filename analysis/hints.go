@@ -1,0 +1,177 @@
+package analysis
+
+import (
+	"fmt"
+	"strconv"
+	"time"
+)
+
+// Hint is one change a user can make to their next submission of a job,
+// with the measurement that calls for it.
+//
+// Option is what to write: an sbatch option ("--gres=gpu:1",
+// "--time=02:00:00", "--gres=shard:1", "--mem=<size>") or a line for the
+// batch script ("export TF_FORCE_GPU_ALLOW_GROWTH=true"). Where the right
+// value is not in the job's data, the option holds one placeholder in
+// angle brackets ("--gres=gpu:<type>:1") that Why says how to fill. Option
+// is empty when the change is not an option at all (staging data to local
+// disk): Why then says what to do.
+type Hint struct {
+	Option string `json:"option"`
+	// Why is one sentence with the numbers behind the hint.
+	Why string `json:"why"`
+	// Rule names the rule that gave the hint: one of the Hint* constants.
+	Rule string `json:"rule"`
+}
+
+// Hint rules, in the order Hints returns their hints.
+const (
+	// HintUnusedGPUs: some GPUs were unused (Metrics.UnusedGPUs): ask for
+	// the ones used; none used: ask for none.
+	HintUnusedGPUs = "unused_gpus"
+	// HintShard: one whole GPU with a small memory peak (at most
+	// recommend.sharing_vram_max of the card) and low utilisation (below
+	// classes.low_util_max): a shard of one is enough.
+	HintShard = "shard"
+	// HintLargerGPU: a GPU's memory peak reached
+	// bottlenecks.vram_bound_frac of its card: ask for a type with more.
+	HintLargerGPU = "larger_gpu"
+	// HintGrowMemory: a framework reserved the card's memory at start
+	// (TensorFlow, JAX), hiding what the job needs: let it grow instead.
+	HintGrowMemory = "grow_memory"
+	// HintTimeLimit: a completed job's limit was at least
+	// recommend.over_request_ratio times its run time: ask for 1.5 times
+	// the run time, rounded up to 5 minutes.
+	HintTimeLimit = "time_limit"
+	// HintHostMemory: Slurm ended the job OUT_OF_MEMORY: ask for more host
+	// memory.
+	HintHostMemory = "host_memory"
+	// HintStageData: IO-bound (the bottleneck rule): copy the input to
+	// node-local storage first.
+	HintStageData = "stage_data"
+)
+
+// limitMargin is how much longer than the last run the suggested time
+// limit is, and limitStep what it is rounded up to.
+const (
+	limitMargin = 1.5
+	limitStep   = 5 * time.Minute
+)
+
+// Hints returns the sbatch options (and script lines) the user should
+// change when submitting j again, one per problem the job shows, in the
+// order of the Hint* rule constants, without repeating an option. A job
+// with nothing to change gets an empty, non-nil slice. The thresholds are
+// c's, the same as Classify's and Diagnose's.
+//
+// GPU counts go per node (--gres) for a job on one node and per job
+// (--gpus) for a job on several. When both unused_gpus and larger_gpu
+// fire, the larger_gpu option carries the reduced count, so it replaces
+// the unused_gpus one.
+func Hints(j Job, c Config) []Hint {
+	var m Metrics
+	measure(&j, &c, &m)
+	out := []Hint{}
+	add := func(rule, option, why string) {
+		for _, h := range out {
+			if option != "" && h.Option == option {
+				return
+			}
+		}
+		out = append(out, Hint{Option: option, Why: why, Rule: rule})
+	}
+
+	nodes := nodeCount(&j)
+	used := m.GPUs - m.UnusedGPUs
+	// A shard job's readings are of its part of a GPU: counting whole GPUs
+	// or shards of shards makes no sense there.
+	whole := j.ReqShards == 0 && !m.Shared
+
+	if whole && m.UnusedGPUs > 0 && m.GPUs > 0 {
+		idle := fmt.Sprintf("mean utilisation below %s or never touched", formatPercent(c.Classes.IdleUtilMax))
+		if used > 0 {
+			add(HintUnusedGPUs, gpuOption(j.ReqGPUType, used, nodes),
+				fmt.Sprintf("%d of the %d GPUs were unused (%s): ask for the %d it used.", m.UnusedGPUs, m.GPUs, idle, used))
+		} else {
+			add(HintUnusedGPUs, "",
+				fmt.Sprintf("None of the %d GPUs was used (%s): submit it without --gres=gpu or --gpus, to a CPU partition.", m.GPUs, idle))
+		}
+	}
+
+	rc := &c.Recommend
+	if whole && m.GPUs == 1 && used == 1 && m.VRAMPeakValid && !m.Preallocated &&
+		m.VRAMPeakFrac <= rc.SharingVRAMMax && m.UtilMeanValid && m.UtilMean < c.Classes.LowUtilMax {
+		add(HintShard, "--gres=shard:1",
+			fmt.Sprintf("It used %s of the %s GPU memory (%s) at %s mean utilisation: if this cluster offers GPU shards (gres/shard), a shard instead of a whole GPU leaves the rest to others.",
+				formatGiB(m.VRAMPeak), formatGiB(m.VRAMCard), formatFraction(m.VRAMPeakFrac), formatPercent(m.UtilMean)))
+	}
+
+	if m.VRAMPeakValid && m.VRAMPeakFrac >= c.Bottlenecks.VRAMBoundFrac {
+		n := max(used, 1)
+		on := ""
+		if m.VRAMModel != "" {
+			on = " on " + m.VRAMModel
+		}
+		add(HintLargerGPU, gpuOption("<type>", n, nodes),
+			fmt.Sprintf("GPU memory peaked at %s of %s (%s)%s: replace <type> with a GPU type with more than %s (sinfo -o \"%%P %%G\" lists them), or reduce the batch size.",
+				formatGiB(m.VRAMPeak), formatGiB(m.VRAMCard), formatFraction(m.VRAMPeakFrac), on, formatGiB(m.VRAMCard)))
+	}
+
+	if m.Preallocated {
+		res := formatFraction(m.VRAMReservedFrac)
+		add(HintGrowMemory, "export TF_FORCE_GPU_ALLOW_GROWTH=true",
+			fmt.Sprintf("A framework reserved %s of the GPU memory at start, so the job's real need is unknown: for TensorFlow, this lets memory grow with use.", res))
+		add(HintGrowMemory, "export XLA_PYTHON_CLIENT_PREALLOCATE=false",
+			fmt.Sprintf("A framework reserved %s of the GPU memory at start, so the job's real need is unknown: for JAX, this stops the up-front reservation.", res))
+	}
+
+	if j.State == "COMPLETED" && j.TimeLimit > 0 && !j.Unlimited && m.ElapsedValid && m.Elapsed > 0 &&
+		m.Elapsed >= c.Summary.LimitMinRun.D() {
+		ratio := j.TimeLimit.Seconds() / m.Elapsed.Seconds()
+		want := roundUp(time.Duration(float64(m.Elapsed)*limitMargin), limitStep)
+		if ratio >= rc.OverRequestRatio && want < j.TimeLimit {
+			add(HintTimeLimit, "--time="+slurmTime(want),
+				fmt.Sprintf("It ran %s of its %s limit (the limit was %s the run): %s is %s the run rounded up, and a shorter limit lets the scheduler start it sooner.",
+					FormatDuration(m.Elapsed), FormatDuration(j.TimeLimit), formatTimes(ratio), FormatDuration(want), formatTimes(limitMargin)))
+		}
+	}
+
+	if j.State == "OUT_OF_MEMORY" {
+		add(HintHostMemory, "--mem=<size>",
+			"Slurm stopped the job at its host-memory limit (OUT_OF_MEMORY, not GPU memory): set <size> above this run's request (sacct -j <job> -o ReqMem,MaxRSS shows the request and the peak).")
+	}
+
+	if ioBound(&m, &c) {
+		add(HintStageData, "",
+			fmt.Sprintf("It waited on storage %s of its time while the GPUs averaged %s: copy the input to node-local disk ($TMPDIR or /local) at the start of the job and read it from there.",
+				formatFraction(m.IOWait), formatPercent(m.UtilMean)))
+	}
+	return out
+}
+
+// gpuOption asks for n GPUs of type typ ("" for any): per node with
+// --gres on one node, per job with --gpus on several (--gres counts per
+// node, and the job's GPUs need not be spread evenly).
+func gpuOption(typ string, n, nodes int) string {
+	if typ != "" && typ != "<type>" && !validName(typ) {
+		typ = "" // not something to paste into a command line
+	}
+	count := strconv.Itoa(n)
+	if typ != "" {
+		count = typ + ":" + count
+	}
+	if nodes > 1 {
+		return "--gpus=" + count
+	}
+	return "--gres=gpu:" + count
+}
+
+// nodeCount returns on how many nodes the job's GPUs were (1 when none
+// says).
+func nodeCount(j *Job) int {
+	seen := map[string]bool{}
+	for _, g := range j.GPUs {
+		seen[g.Node] = true
+	}
+	return max(len(seen), 1)
+}

@@ -1,0 +1,166 @@
+package analysis
+
+import (
+	"reflect"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/gpuprof/gpuprof/profile"
+)
+
+func TestHints(t *testing.T) {
+	c := DefaultConfig()
+	h := time.Hour
+	type want struct {
+		rule, option string
+		why          []string // substrings of Why
+	}
+	tests := []struct {
+		name string
+		job  func() Job
+		want []want
+	}{
+		{name: "nothing to change", job: func() Job { return job(6*h, busy(70, 40), busy(70, 40)) }},
+		{name: "no GPU data, no record of a limit", job: func() Job {
+			j := job(6 * h)
+			j.TimeLimit = 0
+			return j
+		}},
+		{name: "one of two GPUs unused", job: func() Job { return job(6*h, busy(70, 40), idleGPU()) },
+			want: []want{{HintUnusedGPUs, "--gres=gpu:1", []string{"1 of the 2 GPUs", "below 5%"}}}},
+		{name: "unused, with the requested type", job: func() Job {
+			j := job(6*h, busy(70, 40), busy(3, 1), busy(70, 40))
+			j.ReqGPUType = "a100"
+			return j
+		}, want: []want{{HintUnusedGPUs, "--gres=gpu:a100:2", []string{"1 of the 3 GPUs"}}}},
+		{name: "a type not fit for a command line is left out", job: func() Job {
+			j := job(6*h, busy(70, 40), idleGPU())
+			j.ReqGPUType = "a100;rm -rf ~"
+			return j
+		}, want: []want{{HintUnusedGPUs, "--gres=gpu:1", nil}}},
+		{name: "several nodes: GPUs per job", job: func() Job {
+			a, b, d := busy(70, 40), idleGPU(), idleGPU()
+			d.Node = "gpu02"
+			e := busy(70, 40)
+			e.Node = "gpu02"
+			return job(6*h, a, b, d, e)
+		}, want: []want{{HintUnusedGPUs, "--gpus=2", []string{"2 of the 4 GPUs"}}}},
+		{name: "no GPU used", job: func() Job { return job(6*h, idleGPU(), busy(1, 2)) },
+			want: []want{{HintUnusedGPUs, "", []string{"None of the 2 GPUs", "CPU partition"}}}},
+		{name: "small and quiet: a shard", job: func() Job { return job(6*h, busy(10, 8)) },
+			want: []want{{HintShard, "--gres=shard:1", []string{"8 GiB of the 80 GiB", "10%", "gres/shard"}}}},
+		{name: "already on a shard", job: func() Job {
+			j := job(6*h, busy(10, 8))
+			j.ReqGPUs, j.ReqShards = 0, 1
+			return j
+		}},
+		{name: "small but busy: no shard", job: func() Job { return job(6*h, busy(50, 8)) }},
+		{name: "quiet but large: no shard", job: func() Job { return job(6*h, busy(10, 30)) }},
+		{name: "memory full: a larger card", job: func() Job { return job(6*h, busy(90, 78)) },
+			want: []want{{HintLargerGPU, "--gres=gpu:<type>:1", []string{"78 GiB of 80 GiB", "97.5%", h100, "more than 80 GiB"}}}},
+		{name: "memory full and a GPU unused", job: func() Job { return job(6*h, busy(90, 78), idleGPU()) },
+			want: []want{{HintUnusedGPUs, "--gres=gpu:1", nil}, {HintLargerGPU, "--gres=gpu:<type>:1", nil}}},
+		{name: "preallocated: let memory grow", job: func() Job {
+			g := busy(60, 78)
+			g.Preallocated = true
+			return job(6*h, g)
+		}, want: []want{
+			{HintGrowMemory, "export TF_FORCE_GPU_ALLOW_GROWTH=true", []string{"97.5%", "TensorFlow"}},
+			{HintGrowMemory, "export XLA_PYTHON_CLIENT_PREALLOCATE=false", []string{"JAX"}},
+		}},
+		{name: "limit 24 times the run", job: func() Job { return job(h, busy(70, 40)) },
+			want: []want{{HintTimeLimit, "--time=01:30:00", []string{"1h of its 1d limit", "24×"}}}},
+		{name: "limit rounded up to 5 minutes", job: func() Job { return job(61*time.Minute, busy(70, 40)) },
+			want: []want{{HintTimeLimit, "--time=01:35:00", nil}}},
+		{name: "limit in days", job: func() Job {
+			j := job(40*h, busy(70, 40))
+			j.TimeLimit = 14 * 24 * h
+			return j
+		}, want: []want{{HintTimeLimit, "--time=2-12:00:00", nil}}},
+		{name: "limit 4 times the run: below the ratio", job: func() Job { return job(6*h, busy(70, 40)) }},
+		{name: "failed job: no limit hint", job: func() Job {
+			j := job(h, busy(70, 40))
+			j.State = "FAILED"
+			return j
+		}},
+		{name: "crashed after seconds: no limit hint", job: func() Job { return job(30*time.Second, busy(70, 40)) }},
+		{name: "unlimited", job: func() Job {
+			j := job(h, busy(70, 40))
+			j.TimeLimit, j.Unlimited = 0, true
+			return j
+		}},
+		{name: "host out of memory", job: func() Job {
+			j := job(6*h, busy(70, 40))
+			j.State = "OUT_OF_MEMORY"
+			return j
+		}, want: []want{{HintHostMemory, "--mem=<size>", []string{"OUT_OF_MEMORY", "not GPU memory"}}}},
+		{name: "IO-bound: stage the data", job: func() Job {
+			j := job(6*h, busy(10, 40))
+			j.IOWait, j.IOWaitValid, j.IOScope = 0.5, true, profile.IOScopeCgroup
+			return j
+		}, want: []want{{HintStageData, "", []string{"50%", "10%", "node-local"}}}},
+		{name: "IO wait on a quiet node scope not accepted", job: func() Job {
+			c := job(6*h, busy(10, 40))
+			c.IOWait, c.IOWaitValid, c.IOScope = 0.5, true, profile.IOScopeNone
+			return c
+		}},
+		{name: "several problems, in rule order", job: func() Job { return job(h, busy(90, 78), idleGPU()) },
+			want: []want{
+				{HintUnusedGPUs, "--gres=gpu:1", nil},
+				{HintLargerGPU, "--gres=gpu:<type>:1", nil},
+				{HintTimeLimit, "--time=01:30:00", nil},
+			}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			j := tt.job()
+			got := Hints(j, c)
+			if got == nil {
+				t.Fatal("Hints = nil, want a non-nil slice")
+			}
+			if len(got) != len(tt.want) {
+				t.Fatalf("Hints = %+v, want %d hints %+v", got, len(tt.want), tt.want)
+			}
+			seen := map[string]bool{}
+			for i, w := range tt.want {
+				g := got[i]
+				if g.Rule != w.rule || g.Option != w.option {
+					t.Errorf("hint %d = %s %q, want %s %q", i, g.Rule, g.Option, w.rule, w.option)
+				}
+				for _, s := range w.why {
+					if !strings.Contains(g.Why, s) {
+						t.Errorf("hint %d why = %q, want it to contain %q", i, g.Why, s)
+					}
+				}
+				if g.Why == "" || !strings.HasSuffix(g.Why, ".") || strings.Contains(g.Why, "%!") {
+					t.Errorf("hint %d why = %q: want one finished sentence", i, g.Why)
+				}
+				if g.Option != "" && seen[g.Option] {
+					t.Errorf("option %q twice", g.Option)
+				}
+				seen[g.Option] = true
+			}
+			if again := Hints(j, c); !reflect.DeepEqual(again, got) {
+				t.Errorf("Hints is not deterministic: %+v then %+v", got, again)
+			}
+		})
+	}
+}
+
+func TestHintsFollowConfig(t *testing.T) {
+	j := job(6*time.Hour, busy(10, 8))
+	c := DefaultConfig()
+	if got := Hints(j, c); len(got) != 1 || got[0].Rule != HintShard {
+		t.Fatalf("default config: %+v, want one shard hint", got)
+	}
+	c.Recommend.SharingVRAMMax = 0.05 // 8 of 80 GiB is now too much for a shard
+	if got := Hints(j, c); len(got) != 0 {
+		t.Errorf("sharing_vram_max 0.05: %+v, want none", got)
+	}
+	c = DefaultConfig()
+	c.Bottlenecks.VRAMBoundFrac = 0.1
+	if got := Hints(j, c); len(got) != 2 || got[1].Rule != HintLargerGPU {
+		t.Errorf("vram_bound_frac 0.1: %+v, want shard and larger_gpu", got)
+	}
+}

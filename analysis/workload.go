@@ -1,0 +1,930 @@
+package analysis
+
+import (
+	"cmp"
+	"slices"
+	"time"
+)
+
+// Window is the half-open period [From, To) a workload summary covers,
+// typically a calendar month. Days and hours of the week are taken in
+// From's location.
+type Window struct {
+	From time.Time `json:"from"`
+	To   time.Time `json:"to"`
+}
+
+// WorkloadParams choose the period and how many users and accounts the
+// summary names.
+type WorkloadParams struct {
+	Window Window `json:"window"`
+	// TopN is how many users and accounts are listed by name; the rest are
+	// summed into one "others" row. 0 (or less) means 10.
+	TopN int `json:"top_n"`
+}
+
+// Workload is what the monthly report shows beyond the task profiles,
+// recommendations and plan: GPU-hours inside the window (jobs that straddle
+// a boundary count only their part inside), how much of them was used, who
+// used them, what was lost, and how demand spread over days and hours.
+// Every number the report prints comes from here or from Findings.
+type Workload struct {
+	Window   Window   `json:"window"`
+	Headline Headline `json:"headline"`
+
+	// Daily has one entry per calendar day of the window, in order.
+	Daily []DayUsage `json:"daily"`
+	// HourOfWeek is the mean number of GPUs allocated in each hour of the
+	// week, [weekday][hour], Monday = 0, averaged over the occurrences of
+	// that hour inside the window; PendingHourOfWeek the same for GPUs
+	// requested by jobs waiting in the queue.
+	HourOfWeek        [7][24]float64 `json:"hour_of_week_gpus"`
+	PendingHourOfWeek [7][24]float64 `json:"pending_hour_of_week_gpus"`
+
+	// Models has one entry per GPU model seen, most GPU-hours first (then
+	// by name). Model "" holds GPUs held without a per-GPU record (sacct
+	// history, a shard job without a profile): their GPU-hours, no
+	// readings. The models' GPU-hours add up to AllocatedGPUHours.
+	Models []ModelUsage `json:"models"`
+	// Util is the distribution of per-GPU mean utilisation over the GPUs
+	// with readings (as MeasuredGPUHours), in ten bins of 10 points
+	// ([0,10), …, [90,100]).
+	Util UtilHistogram `json:"util_histogram"`
+
+	// Users and Accounts are the TopN largest by allocated GPU-hours, ties
+	// by name; OtherUsers and OtherAccounts sum the rest (Name "", Count =
+	// how many; all zero when there is no rest).
+	Users         []GroupUsage `json:"users"`
+	OtherUsers    GroupUsage   `json:"other_users"`
+	Accounts      []GroupUsage `json:"accounts"`
+	OtherAccounts GroupUsage   `json:"other_accounts"`
+
+	// Lost is GPU-hours (clipped) of GPU jobs that ran inside the window
+	// and ended without success, one entry per final Job.State present
+	// (FAILED, TIMEOUT, CANCELLED, OUT_OF_MEMORY, NODE_FAIL, PREEMPTED,
+	// BOOT_FAIL, DEADLINE), most GPU-hours first, then most jobs, then in
+	// that order. A job without a scheduler state is never lost here, and
+	// a job cancelled in the queue held no GPU.
+	Lost         []LostShare `json:"lost"`
+	LostGPUHours float64     `json:"lost_gpu_hours"`
+
+	// DataEnd is when jobs still running (or still queued) stop counting:
+	// the latest time anywhere in the data, but no later than the window's
+	// end; zero when the data holds no time. A report made mid-month thus
+	// counts no future hours.
+	DataEnd time.Time `json:"data_end"`
+	// Notes counts readings ignored as impossible in the jobs counted;
+	// AbsurdGPUCounts the jobs whose GPU count (over 100,000) was ignored.
+	Notes           DataNotes `json:"data_notes"`
+	AbsurdGPUCounts int       `json:"absurd_gpu_counts"`
+}
+
+// Headline holds the report's first numbers.
+type Headline struct {
+	// Jobs that ran or waited inside the window, or were submitted,
+	// started or ended there (CPU jobs included).
+	Jobs     int `json:"jobs"`
+	GPUJobs  int `json:"gpu_jobs"` // of which requested or recorded a GPU
+	Users    int `json:"users"`    // distinct user names of those jobs
+	Accounts int `json:"accounts"` // distinct accounts of those jobs
+
+	// AllocatedGPUHours is GPUs held × time, clipped to the window.
+	AllocatedGPUHours float64 `json:"allocated_gpu_hours"`
+	// MeasuredGPUHours is the part of AllocatedGPUHours on GPUs with a
+	// usable mean utilisation (or the idle-allocation flag, which means
+	// 0 %); UsedGPUHours is that part weighted by each
+	// GPU's mean utilisation (an hour at 40 % counts 0.4).
+	MeasuredGPUHours float64 `json:"measured_gpu_hours"`
+	UsedGPUHours     float64 `json:"used_gpu_hours"`
+	// Utilisation is UsedGPUHours / MeasuredGPUHours (0–1), the mean
+	// utilisation weighted by GPU-hours; Coverage is MeasuredGPUHours /
+	// AllocatedGPUHours.
+	Utilisation float64 `json:"utilisation"`
+	Coverage    float64 `json:"coverage"`
+	// IdleGPUHours are measured GPU-hours at 0 % utilisation: each GPU's
+	// idle fraction × its hours (a whole idle allocation, or a mean of 0 %
+	// without an idle fraction, counts fully).
+	IdleGPUHours float64 `json:"idle_gpu_hours"`
+	// VRAMPeakFrac is the distribution over job GPUs of the memory peak as
+	// a fraction of the card (preallocated GPUs, GPUs without a card size
+	// and peaks above the card left out);
+	// VRAMHeadroom = 1 − VRAMPeakFrac.P95 (0 when there are none).
+	VRAMPeakFrac Dist    `json:"vram_peak_frac"`
+	VRAMHeadroom float64 `json:"vram_headroom"`
+	// CapacityGPUHours is the inventory's GPUs × the window's hours (0
+	// without an inventory; a node with a GPU count ≤ 0 or over 100,000 is
+	// left out); Occupancy = AllocatedGPUHours / it.
+	CapacityGPUHours float64 `json:"capacity_gpu_hours"`
+	Occupancy        float64 `json:"occupancy"`
+}
+
+// DayUsage is one calendar day (23 or 25 hours on a DST change; the first
+// and last may be partial when the window does not start or end at
+// midnight). Jobs count as in Headline.Jobs.
+type DayUsage struct {
+	Date          string  `json:"date"` // YYYY-MM-DD in the window's location
+	Allocated     float64 `json:"allocated_gpu_hours"`
+	Used          float64 `json:"used_gpu_hours"`    // as Headline.UsedGPUHours
+	Pending       float64 `json:"pending_gpu_hours"` // GPUs requested × time waiting
+	JobsStarted   int     `json:"jobs_started"`
+	JobsSubmitted int     `json:"jobs_submitted"`
+}
+
+// ModelUsage is one GPU model: its GPU-hours and how much of its memory
+// jobs reached.
+type ModelUsage struct {
+	Model       string  `json:"model"`
+	MemoryTotal uint64  `json:"memory_total"` // bytes, the largest seen
+	JobGPUs     int     `json:"job_gpus"`     // job × GPU pairs
+	GPUHours    float64 `json:"gpu_hours"`    // clipped to the window
+	// VRAMHist counts job GPUs by peak / card in ten bins of 10 % (the
+	// last bin includes 100 %); Preallocated GPUs are counted apart.
+	VRAMHist     [10]int `json:"vram_peak_hist"`
+	VRAMPeakFrac Dist    `json:"vram_peak_frac"`
+	Preallocated int     `json:"preallocated"`
+	UtilMean     float64 `json:"util_mean"` // GPU-hour weighted, percent; 0 without readings
+}
+
+// UtilHistogram is per-GPU mean utilisation in ten bins of 10 points.
+type UtilHistogram struct {
+	JobGPUs  [10]int     `json:"job_gpus"`
+	GPUHours [10]float64 `json:"gpu_hours"`
+}
+
+// GroupUsage is one user's or account's share.
+type GroupUsage struct {
+	Name         string  `json:"name"`
+	Count        int     `json:"count,omitempty"` // for the "others" rows: how many names
+	Jobs         int     `json:"jobs"`            // as Headline.Jobs
+	GPUHours     float64 `json:"gpu_hours"`       // allocated, clipped
+	UsedGPUHours float64 `json:"used_gpu_hours"`  // as Headline.UsedGPUHours
+	Utilisation  float64 `json:"utilisation"`     // used / measured, 0–1
+	IdleGPUHours float64 `json:"idle_gpu_hours"`
+	LostGPUHours float64 `json:"lost_gpu_hours"`
+	Share        float64 `json:"share"` // of all allocated GPU-hours
+	// WaitP50 is the median (nearest rank) queue wait, seconds, over the
+	// jobs with a known wait; 0 without one.
+	WaitP50 float64 `json:"wait_p50_s"`
+	// TopClass is the class with the most GPU-hours (ties: report order;
+	// unknown without GPU-hours).
+	TopClass Class `json:"top_class"`
+}
+
+// LostShare is GPU-hours of jobs that ended in one unsuccessful state.
+type LostShare struct {
+	State    string  `json:"state"`
+	Jobs     int     `json:"jobs"`
+	GPUHours float64 `json:"gpu_hours"`
+	Share    float64 `json:"share"` // of all allocated GPU-hours
+}
+
+// maxWindow bounds the window SummariseWorkload accepts: ten years of
+// hours is 87,672 timeline segments; a longer window is a parsing error.
+const maxWindow = 10 * 366 * 24 * time.Hour
+
+// maxJobGPUs is the most GPUs a plausible job holds; a larger count is a
+// parsing error and is ignored (Workload.AbsurdGPUCounts).
+const maxJobGPUs = 100_000
+
+// defaultTopN is how many users and accounts are named when TopN is 0.
+const defaultTopN = 10
+
+// Final unsuccessful states, in the order Workload.Lost breaks ties.
+const numLost = 8
+
+var lostNames = [numLost]string{
+	"FAILED", "TIMEOUT", "CANCELLED", "OUT_OF_MEMORY", "NODE_FAIL", "PREEMPTED", "BOOT_FAIL", "DEADLINE",
+}
+
+// lostIndex returns the index of state in lostNames, −1 for a state that
+// is not a final unsuccessful one.
+func lostIndex(state string) int {
+	switch state {
+	case "FAILED":
+		return 0
+	case "TIMEOUT":
+		return 1
+	case "CANCELLED":
+		return 2
+	case "OUT_OF_MEMORY":
+		return 3
+	case "NODE_FAIL":
+		return 4
+	case "PREEMPTED":
+		return 5
+	case "BOOT_FAIL":
+		return 6
+	case "DEADLINE":
+		return 7
+	}
+	return -1
+}
+
+// SummariseWorkload returns the monthly workload summary of in.Jobs inside
+// p.Window (docs/analysis.md, "Workload summary"). It reads every job once
+// (after counting their GPUs to size its buffers; jobs still running or
+// queued are kept aside and finished once the latest time in the data is
+// known) and clips each job's GPU-hours to the
+// window, to the days and to the hours of the week with a binary search
+// over the window's hours, so a job costs the same whatever its length.
+//
+// A job counts when its run [start, end) or its queue wait [eligible (else
+// submit), start) overlaps the window, or its submit, start or end time
+// lies inside it. A job still running is taken to run until DataEnd; one
+// whose start is unknown counts but contributes no GPU-hours. A window
+// that is empty, reversed, outside the years 1970–9999 or longer than ten
+// years gives a Workload with only the Window and empty lists.
+//
+// c should be valid (Config.Validate); it decides the classes behind
+// GroupUsage.TopClass.
+func SummariseWorkload(in Input, p WorkloadParams, c Config) Workload {
+	a, ok := newWorkloadAcc(p.Window)
+	if !ok {
+		return emptyWorkload(p.Window)
+	}
+	nGPUs := 0
+	for i := range in.Jobs {
+		nGPUs += len(in.Jobs[i].GPUs)
+	}
+	a.waits = make([]waitRec, 0, len(in.Jobs))
+	a.fracs, a.fracModel = make([]float64, 0, nGPUs), make([]int32, 0, nGPUs)
+	var m Metrics
+	var open []int32
+	for i := range in.Jobs {
+		j := &in.Jobs[i]
+		measure(j, &c, &m)
+		a.seeTimes(j, &m)
+		if !m.ElapsedValid && j.End.IsZero() && openEnded(m.Outcome) {
+			open = append(open, int32(i)) // needs DataEnd
+			continue
+		}
+		a.add(j, &m, &c)
+	}
+	a.setDataEnd()
+	for _, i := range open {
+		j := &in.Jobs[i]
+		measure(j, &c, &m)
+		a.add(j, &m, &c)
+	}
+	return a.finish(in.Nodes, p.TopN)
+}
+
+func emptyWorkload(w Window) Workload {
+	return Workload{
+		Window: w, Daily: []DayUsage{}, Models: []ModelUsage{},
+		Users: []GroupUsage{}, Accounts: []GroupUsage{}, Lost: []LostShare{},
+	}
+}
+
+// openEnded reports whether a job without an end time may still be
+// running or queued.
+func openEnded(o Outcome) bool { return o == OutcomeRunning || o == OutcomeUnknown }
+
+// plausible reports whether t is a known time inside the years the
+// analysis accepts (DataNotes.BadTimes).
+func plausible(t time.Time) bool {
+	// Seconds of 1970-01-01 and 10000-01-01 UTC: cheaper than t.Year().
+	const lo, hi = 0, 253402300800
+	s := t.Unix()
+	return s >= lo && s < hi
+}
+
+// timeline cuts the window into segments that each lie inside one hour of
+// the week and one calendar day of the window's location: usually whole
+// local hours, shorter at the window's edges and at odd time-zone changes.
+// Times are nanoseconds after the window's start.
+type timeline struct {
+	from, to time.Time
+	length   int64
+	starts   []int64 // segment starts; one more entry: length
+	cell     []uint8 // weekday×24 + hour, Monday = 0
+	day      []int32
+	dates    []string // one per calendar day
+}
+
+func newTimeline(from, to time.Time) timeline {
+	loc := from.Location()
+	tl := timeline{from: from, to: to, length: int64(to.Sub(from))}
+	// Day k starts at local midnight of From's date + k days, computed from
+	// the calendar date (as AddDate does), never as k × 24 h: DST days are
+	// 23 or 25 hours long.
+	y, mo, d := from.Date()
+	var dayStarts []int64
+	for k := 0; ; k++ {
+		ds := time.Date(y, mo, d+k, 0, 0, 0, 0, loc)
+		if !ds.Before(to) {
+			break
+		}
+		dayStarts = append(dayStarts, max(0, int64(ds.Sub(from))))
+		tl.dates = append(tl.dates, ds.Format(time.DateOnly))
+	}
+	di := 0
+	for t := from; t.Before(to); {
+		lt := t.In(loc)
+		next := t.Add(time.Hour - time.Duration(lt.Minute())*time.Minute -
+			time.Duration(lt.Second())*time.Second - time.Duration(lt.Nanosecond()))
+		// A zone change off the hour (a 30-minute DST shift) or a
+		// midnight off the hour grid also ends a segment.
+		if _, ze := lt.ZoneBounds(); ze.After(t) && ze.Before(next) {
+			next = ze
+		}
+		off := int64(t.Sub(from))
+		for di+1 < len(dayStarts) && dayStarts[di+1] <= off {
+			di++
+		}
+		if di+1 < len(dayStarts) {
+			if nd := from.Add(time.Duration(dayStarts[di+1])); nd.Before(next) {
+				next = nd
+			}
+		}
+		if next.After(to) {
+			next = to
+		}
+		wd := (int(lt.Weekday()) + 6) % 7
+		tl.starts = append(tl.starts, off)
+		tl.cell = append(tl.cell, uint8(wd*24+lt.Hour()))
+		tl.day = append(tl.day, int32(di))
+		t = next
+	}
+	tl.starts = append(tl.starts, tl.length)
+	return tl
+}
+
+// segment returns the index of the segment holding off (0 ≤ off < length).
+func (tl *timeline) segment(off int64) int {
+	lo, hi := 0, len(tl.starts)-1 // starts[lo] ≤ off < starts[hi]
+	for hi-lo > 1 {
+		mid := int(uint(lo+hi) >> 1)
+		if tl.starts[mid] <= off {
+			lo = mid
+		} else {
+			hi = mid
+		}
+	}
+	return lo
+}
+
+// inside reports whether t lies in the window.
+func (tl *timeline) inside(t time.Time) bool {
+	return !t.IsZero() && !t.Before(tl.from) && t.Before(tl.to)
+}
+
+// clip returns [s, e) clipped to the window, in nanoseconds after its
+// start; ok is false when nothing is left.
+func (tl *timeline) clip(s, e time.Time) (cs, ce int64, ok bool) {
+	if !s.Before(tl.to) || !e.After(tl.from) || !e.After(s) {
+		return 0, 0, false
+	}
+	cs, ce = 0, tl.length
+	if s.After(tl.from) {
+		cs = int64(s.Sub(tl.from))
+	}
+	if e.Before(tl.to) {
+		ce = int64(e.Sub(tl.from))
+	}
+	return cs, ce, ce > cs
+}
+
+// spreadAcc adds a constant rate (GPUs) held over [s, e) to per-segment
+// GPU-hours: the partial segments at both ends directly, the whole ones in
+// between through a difference array, so a month-long job costs two
+// binary searches.
+type spreadAcc struct {
+	edge []float64 // GPU-hours
+	diff []float64 // rate changes at segment starts
+}
+
+func newSpread(n int) spreadAcc {
+	return spreadAcc{edge: make([]float64, n), diff: make([]float64, n+1)}
+}
+
+const nsPerHour = float64(time.Hour)
+
+func (sp *spreadAcc) add(tl *timeline, s, e int64, rate float64) {
+	if rate == 0 || e <= s {
+		return
+	}
+	a, b := tl.segment(s), tl.segment(e-1)
+	if a == b {
+		sp.edge[a] += rate * float64(e-s) / nsPerHour
+		return
+	}
+	sp.edge[a] += rate * float64(tl.starts[a+1]-s) / nsPerHour
+	sp.edge[b] += rate * float64(e-tl.starts[b]) / nsPerHour
+	if b > a+1 {
+		sp.diff[a+1] += rate
+		sp.diff[b] -= rate
+	}
+}
+
+// hours returns the GPU-hours of every segment.
+func (sp *spreadAcc) hours(tl *timeline) []float64 {
+	out := make([]float64, len(sp.edge))
+	rate := 0.0
+	for k := range out {
+		rate += sp.diff[k]
+		// The running sum of ± rates can leave a rounding residue where
+		// the true rate is 0.
+		out[k] = max(0, sp.edge[k]+max(0, rate)*float64(tl.starts[k+1]-tl.starts[k])/nsPerHour)
+	}
+	return out
+}
+
+// groupAcc accumulates one user or account.
+type groupAcc struct {
+	name                              string
+	jobs, nWait                       int
+	alloc, used, measured, idle, lost float64
+	classHours                        [numClasses]float64
+}
+
+// groupSet indexes groups by name; last caches the previous lookup, since
+// a user's jobs tend to come together.
+type groupSet struct {
+	index   map[string]int32
+	groups  []groupAcc
+	last    string
+	lastIdx int32
+}
+
+func (g *groupSet) of(name string) int32 {
+	if len(g.groups) > 0 && name == g.last {
+		return g.lastIdx
+	}
+	i, ok := g.index[name]
+	if !ok {
+		i = int32(len(g.groups))
+		g.index[name] = i
+		g.groups = append(g.groups, groupAcc{name: name})
+	}
+	g.last, g.lastIdx = name, i
+	return i
+}
+
+// modelAcc accumulates one GPU model.
+type modelAcc struct {
+	u              ModelUsage
+	measured, used float64 // GPU-hours
+	nFracs         int
+}
+
+// waitRec is one job's queue wait, kept for the groups' medians.
+type waitRec struct {
+	user, account int32
+	wait          float64 // seconds
+}
+
+type workloadAcc struct {
+	w      Workload
+	tl     timeline
+	latest time.Time // the latest plausible time in the data
+	now    time.Time // DataEnd, once known
+
+	alloc, used, pending spreadAcc
+	started, submitted   []int // per day
+
+	users, accounts groupSet
+	modelIndex      map[string]int32
+	models          []modelAcc
+	lastModel       string
+	lastModelIdx    int32
+	lost            [numLost]LostShare
+	// waits has one record per counted job with a known wait; fracs and
+	// fracModel one per job GPU with a VRAM fraction. Both are sized
+	// once from the input, so the pass does not grow them.
+	waits     []waitRec
+	fracs     []float64
+	fracModel []int32
+}
+
+func newWorkloadAcc(w Window) (*workloadAcc, bool) {
+	from, to := w.From, w.To
+	if !plausible(from) || !plausible(to) {
+		return nil, false
+	}
+	// Round(0) drops a monotonic reading: differences are then wall-clock.
+	from, to = from.Round(0), to.In(from.Location()).Round(0)
+	if !to.After(from) || to.Sub(from) > maxWindow {
+		return nil, false
+	}
+	tl := newTimeline(from, to)
+	n := len(tl.cell)
+	a := &workloadAcc{
+		tl:    tl,
+		alloc: newSpread(n), used: newSpread(n), pending: newSpread(n),
+		started:    make([]int, len(tl.dates)),
+		submitted:  make([]int, len(tl.dates)),
+		users:      groupSet{index: make(map[string]int32)},
+		accounts:   groupSet{index: make(map[string]int32)},
+		modelIndex: make(map[string]int32),
+	}
+	a.w.Window = w
+	for i := range a.lost {
+		a.lost[i].State = lostNames[i]
+	}
+	return a, true
+}
+
+// seeTimes moves latest to the job's latest plausible time.
+func (a *workloadAcc) seeTimes(j *Job, m *Metrics) {
+	for _, t := range [...]time.Time{m.Submit, m.Start, j.Eligible, j.End} {
+		if t.After(a.latest) && plausible(t) {
+			a.latest = t
+		}
+	}
+}
+
+func (a *workloadAcc) setDataEnd() {
+	a.now = a.latest
+	if a.now.After(a.tl.to) {
+		a.now = a.tl.to
+	}
+	a.w.DataEnd = a.now
+}
+
+func (a *workloadAcc) model(name string) *modelAcc {
+	if len(a.models) > 0 && name == a.lastModel {
+		return &a.models[a.lastModelIdx]
+	}
+	i, ok := a.modelIndex[name]
+	if !ok {
+		i = int32(len(a.models))
+		a.modelIndex[name] = i
+		a.models = append(a.models, modelAcc{u: ModelUsage{Model: name}})
+	}
+	a.lastModel, a.lastModelIdx = name, i
+	return &a.models[i]
+}
+
+// usable reports whether a reading is present, finite and in [0, hi].
+func usable(v float64, valid bool, hi float64) bool {
+	return valid && v >= 0 && v <= hi // NaN fails both comparisons
+}
+
+// add folds one job in; open-ended jobs must wait for setDataEnd.
+func (a *workloadAcc) add(j *Job, m *Metrics, c *Config) {
+	tl := &a.tl
+	end := j.End
+	if !plausible(end) {
+		end = time.Time{}
+	}
+
+	// The run.
+	var runS, runE time.Time
+	hasRun := false
+	switch {
+	case m.ElapsedValid:
+		runS, runE, hasRun = m.Start, m.Start.Add(m.Elapsed), true
+	case !m.Start.IsZero() && j.End.IsZero() && openEnded(m.Outcome) && !a.now.IsZero():
+		if d := a.now.Sub(m.Start); d > maxSpan {
+			m.Notes.BadTimes++ // "running" for over 400 days
+		} else if d >= 0 {
+			runS, runE, hasRun = m.Start, a.now, true
+		}
+	}
+
+	// The wait: until the start, or for a job that never started, until
+	// it was cancelled or (still queued) until DataEnd.
+	var waitS, waitE time.Time
+	hasWait := false
+	if m.WaitValid {
+		waitS, waitE, hasWait = m.Start.Add(-m.Wait), m.Start, true
+	} else if m.Start.IsZero() {
+		w0 := j.Eligible
+		if !plausible(w0) {
+			w0 = m.Submit
+		}
+		w1 := time.Time{}
+		switch {
+		case m.Outcome == OutcomeCancelled && !end.IsZero():
+			w1 = end
+		case j.End.IsZero() && openEnded(m.Outcome):
+			w1 = a.now
+		}
+		if !w0.IsZero() && !w1.IsZero() {
+			if d := w1.Sub(w0); d >= 0 && d <= maxSpan {
+				waitS, waitE, hasWait = w0, w1, true
+			}
+		}
+	}
+
+	rs, re, runIn := int64(0), int64(0), false
+	if hasRun {
+		rs, re, runIn = tl.clip(runS, runE)
+	}
+	ws, we, waitIn := int64(0), int64(0), false
+	if hasWait {
+		ws, we, waitIn = tl.clip(waitS, waitE)
+	}
+	startIn, submitIn := tl.inside(m.Start), tl.inside(m.Submit)
+	if !runIn && !waitIn && !startIn && !submitIn && !tl.inside(end) {
+		return
+	}
+
+	h := &a.w.Headline
+	h.Jobs++
+	a.w.Notes.Add(m.Notes)
+	gpus := m.GPUs
+	if gpus > 0 {
+		h.GPUJobs++
+	}
+	if gpus > maxJobGPUs || gpus < 0 {
+		a.w.AbsurdGPUCounts++
+		gpus = 0
+	}
+	if startIn {
+		a.started[tl.day[tl.segment(int64(m.Start.Sub(tl.from)))]]++
+	}
+	if submitIn {
+		a.submitted[tl.day[tl.segment(int64(m.Submit.Sub(tl.from)))]]++
+	}
+	ui, ai := a.users.of(j.User), a.accounts.of(j.Account)
+	u, ac := &a.users.groups[ui], &a.accounts.groups[ai]
+	u.jobs++
+	ac.jobs++
+	if m.WaitValid {
+		a.waits = append(a.waits, waitRec{ui, ai, m.Wait.Seconds()})
+		u.nWait++
+		ac.nWait++
+	}
+	if waitIn && gpus > 0 {
+		a.pending.add(tl, ws, we, float64(gpus))
+	}
+	// A job that ran inside the window, even for no time, shows its GPUs
+	// in the per-GPU distributions.
+	ran := runIn || (hasRun && runS.Equal(runE) && startIn)
+	if !ran || gpus == 0 {
+		return
+	}
+
+	// The same expression as Metrics.GPUHours, so a job wholly inside the
+	// window counts exactly what the cluster summary counts.
+	hours := time.Duration(re - rs).Hours()
+	var usedRate, idleRate float64
+	measured := 0
+	recorded := min(len(j.GPUs), gpus)
+	for i := range recorded {
+		g := &j.GPUs[i]
+		mod := a.model(g.Model)
+		mod.u.JobGPUs++
+		mod.u.GPUHours += hours
+		mod.u.MemoryTotal = max(mod.u.MemoryTotal, g.MemoryTotal)
+		if g.Preallocated {
+			mod.u.Preallocated++
+		} else if g.VRAMPeakValid && g.MemoryTotal > 0 && g.VRAMPeak <= g.MemoryTotal {
+			frac := float64(g.VRAMPeak) / float64(g.MemoryTotal)
+			a.fracs = append(a.fracs, frac)
+			a.fracModel = append(a.fracModel, a.lastModelIdx)
+			mod.nFracs++
+			mod.u.VRAMHist[min(int(frac*10), 9)]++
+		}
+		util, ok := 0.0, false
+		switch {
+		case usable(g.UtilMean, g.UtilMeanValid, 100):
+			util, ok = g.UtilMean, true
+		case g.IdleAllocation:
+			ok = true // never touched: 0 %
+		}
+		if !ok {
+			continue
+		}
+		idle := 0.0
+		switch {
+		case g.IdleAllocation:
+			idle = 1
+		case usable(g.IdleFraction, g.IdleValid, 1):
+			idle = g.IdleFraction
+		case util == 0:
+			idle = 1 // a mean of 0 % is every sample at 0 %
+		}
+		measured++
+		usedRate += util / 100
+		idleRate += idle
+		mod.measured += hours
+		mod.used += util / 100 * hours
+		bin := min(int(util/10), 9)
+		a.w.Util.JobGPUs[bin]++
+		a.w.Util.GPUHours[bin] += hours
+	}
+	if extra := gpus - recorded; extra > 0 {
+		// GPUs without a record (sacct history, shards): model unknown.
+		mod := a.model("")
+		mod.u.JobGPUs += extra
+		mod.u.GPUHours += float64(extra) * hours
+	}
+
+	allocH := float64(gpus) * hours
+	usedH, measH, idleH := usedRate*hours, float64(measured)*hours, idleRate*hours
+	h.AllocatedGPUHours += allocH
+	h.UsedGPUHours += usedH
+	h.MeasuredGPUHours += measH
+	h.IdleGPUHours += idleH
+	cls := classify(j, m, c, nil)
+	for _, g := range [...]*groupAcc{u, ac} {
+		g.alloc += allocH
+		g.used += usedH
+		g.measured += measH
+		g.idle += idleH
+		g.classHours[cls] += allocH
+	}
+	if li := lostIndex(j.State); li >= 0 {
+		a.lost[li].Jobs++
+		a.lost[li].GPUHours += allocH
+		a.w.LostGPUHours += allocH
+		u.lost += allocH
+		ac.lost += allocH
+	}
+	if runIn {
+		a.alloc.add(tl, rs, re, float64(gpus))
+		a.used.add(tl, rs, re, usedRate)
+	}
+}
+
+func (a *workloadAcc) finish(nodes []Node, topN int) Workload {
+	w := a.w
+	tl := &a.tl
+	h := &w.Headline
+
+	// Days and hours of the week from the segments.
+	w.Daily = make([]DayUsage, len(tl.dates))
+	for i, d := range tl.dates {
+		w.Daily[i] = DayUsage{Date: d, JobsStarted: a.started[i], JobsSubmitted: a.submitted[i]}
+	}
+	alloc, used, pending := a.alloc.hours(tl), a.used.hours(tl), a.pending.hours(tl)
+	var occ, allocCell, pendCell [7 * 24]float64
+	for k := range tl.cell {
+		d, cell := &w.Daily[tl.day[k]], tl.cell[k]
+		d.Allocated += alloc[k]
+		d.Used += used[k]
+		d.Pending += pending[k]
+		occ[cell] += float64(tl.starts[k+1]-tl.starts[k]) / nsPerHour
+		allocCell[cell] += alloc[k]
+		pendCell[cell] += pending[k]
+	}
+	for cell, n := range occ {
+		if n > 0 {
+			w.HourOfWeek[cell/24][cell%24] = allocCell[cell] / n
+			w.PendingHourOfWeek[cell/24][cell%24] = pendCell[cell] / n
+		}
+	}
+
+	// Models, and the VRAM distribution over all of them.
+	// The fractions are scattered into one segment per model (a counting
+	// sort) for the models' distributions, then summarised together.
+	w.Models = make([]ModelUsage, len(a.models))
+	byModel := make([]float64, len(a.fracs))
+	next := make([]int, len(a.models))
+	off := 0
+	for i := range a.models {
+		next[i] = off
+		off += a.models[i].nFracs
+	}
+	for k, f := range a.fracs {
+		byModel[next[a.fracModel[k]]] = f
+		next[a.fracModel[k]]++
+	}
+	withFracs := 0
+	for i := range a.models {
+		mo := &a.models[i]
+		mo.u.VRAMPeakFrac = distOf(byModel[next[i]-mo.nFracs : next[i]])
+		if mo.measured > 0 {
+			mo.u.UtilMean = 100 * mo.used / mo.measured
+		}
+		if mo.nFracs > 0 {
+			withFracs++
+			h.VRAMPeakFrac = mo.u.VRAMPeakFrac
+		}
+		w.Models[i] = mo.u
+	}
+	slices.SortFunc(w.Models, func(x, y ModelUsage) int {
+		return cmp.Or(cmp.Compare(y.GPUHours, x.GPUHours), cmp.Compare(x.Model, y.Model))
+	})
+	// With one model (the usual case) its distribution is the whole's.
+	if withFracs > 1 {
+		h.VRAMPeakFrac = distOf(a.fracs)
+	}
+	if h.VRAMPeakFrac.N > 0 {
+		h.VRAMHeadroom = 1 - h.VRAMPeakFrac.P95
+	}
+
+	// Headline ratios and capacity.
+	if h.MeasuredGPUHours > 0 {
+		h.Utilisation = h.UsedGPUHours / h.MeasuredGPUHours
+	}
+	if h.AllocatedGPUHours > 0 {
+		h.Coverage = h.MeasuredGPUHours / h.AllocatedGPUHours
+	}
+	gpus := 0
+	for _, n := range nodes {
+		if n.GPUs > 0 && n.GPUs <= maxJobGPUs {
+			gpus += n.GPUs
+		}
+	}
+	h.CapacityGPUHours = float64(gpus) * time.Duration(tl.length).Hours()
+	if h.CapacityGPUHours > 0 {
+		h.Occupancy = h.AllocatedGPUHours / h.CapacityGPUHours
+	}
+
+	// Lost GPU-hours by state.
+	w.Lost = []LostShare{}
+	for _, l := range a.lost {
+		if l.Jobs > 0 {
+			if h.AllocatedGPUHours > 0 {
+				l.Share = l.GPUHours / h.AllocatedGPUHours
+			}
+			w.Lost = append(w.Lost, l)
+		}
+	}
+	slices.SortStableFunc(w.Lost, func(x, y LostShare) int {
+		return cmp.Or(cmp.Compare(y.GPUHours, x.GPUHours), cmp.Compare(y.Jobs, x.Jobs))
+	})
+
+	// Users and accounts.
+	if topN <= 0 {
+		topN = defaultTopN
+	}
+	h.Users, h.Accounts = len(a.users.groups), len(a.accounts.groups)
+	buf := make([]float64, len(a.waits))
+	w.Users, w.OtherUsers = topGroups(a.users.groups, a.waits, func(r *waitRec) int32 { return r.user },
+		buf, topN, h.AllocatedGPUHours)
+	w.Accounts, w.OtherAccounts = topGroups(a.accounts.groups, a.waits, func(r *waitRec) int32 { return r.account },
+		buf, topN, h.AllocatedGPUHours)
+	return w
+}
+
+// topGroups returns the n groups with the most GPU-hours (then by name)
+// and the sum of the rest. The waits are laid out in buf (len(waits)) in
+// that order, each group's together, so the rest's waits are one tail.
+func topGroups(groups []groupAcc, waits []waitRec, key func(*waitRec) int32, buf []float64,
+	n int, total float64) ([]GroupUsage, GroupUsage) {
+	order := make([]int32, len(groups))
+	for i := range order {
+		order[i] = int32(i)
+	}
+	slices.SortFunc(order, func(x, y int32) int {
+		return cmp.Or(cmp.Compare(groups[y].alloc, groups[x].alloc), cmp.Compare(groups[x].name, groups[y].name))
+	})
+	next := make([]int, len(groups)) // by group: where its next wait goes
+	off := 0
+	for _, gi := range order {
+		next[gi] = off
+		off += groups[gi].nWait
+	}
+	for i := range waits {
+		g := key(&waits[i])
+		buf[next[g]] = waits[i].wait
+		next[g]++
+	}
+
+	n = min(n, len(order))
+	top := make([]GroupUsage, n)
+	for i, gi := range order[:n] {
+		g := &groups[gi]
+		top[i] = groupUsage(g, buf[next[gi]-g.nWait:next[gi]], total)
+	}
+	var others GroupUsage
+	if len(order) == n {
+		return top, others
+	}
+	var rest groupAcc
+	tail := len(buf)
+	for _, gi := range order[n:] {
+		g := &groups[gi]
+		rest.jobs += g.jobs
+		rest.alloc += g.alloc
+		rest.used += g.used
+		rest.measured += g.measured
+		rest.idle += g.idle
+		rest.lost += g.lost
+		for k := range rest.classHours {
+			rest.classHours[k] += g.classHours[k]
+		}
+		tail -= g.nWait
+	}
+	others = groupUsage(&rest, buf[tail:], total)
+	others.Count = len(order) - n
+	return top, others
+}
+
+func groupUsage(g *groupAcc, waits []float64, total float64) GroupUsage {
+	u := GroupUsage{
+		Name: g.name, Jobs: g.jobs, GPUHours: g.alloc, UsedGPUHours: g.used,
+		IdleGPUHours: g.idle, LostGPUHours: g.lost,
+	}
+	if g.measured > 0 {
+		u.Utilisation = g.used / g.measured
+	}
+	if total > 0 {
+		u.Share = g.alloc / total
+	}
+	if len(waits) > 0 {
+		slices.Sort(waits)
+		u.WaitP50 = percentileSorted(waits, 50)
+	}
+	for k, hrs := range g.classHours {
+		if hrs > g.classHours[u.TopClass] {
+			u.TopClass = Class(k)
+		}
+	}
+	return u
+}

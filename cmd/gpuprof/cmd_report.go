@@ -1,0 +1,283 @@
+package main
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+	"time"
+
+	"github.com/spf13/cobra"
+
+	"github.com/gpuprof/gpuprof/analysis"
+	"github.com/gpuprof/gpuprof/report"
+	"github.com/gpuprof/gpuprof/store"
+)
+
+type reportOptions struct {
+	Month     string
+	Out       string
+	Formats   []string
+	Anonymize bool
+	Compare   int
+	Top       int
+	Config    string
+	Local     bool
+	Title     string
+}
+
+func newReportCommand(g *globalOptions) *cobra.Command {
+	o := &reportOptions{}
+	cmd := &cobra.Command{
+		Use:   "report",
+		Short: "Monthly workload report for purchasing decisions (HTML with charts, Markdown, JSON)",
+		Long: `Writes the month's workload report: GPU-hours allocated and used, queue wait
+per partition, work by task class, account and user, bottlenecks, GPU-hours
+lost to failed, timed-out and cancelled jobs, the month against earlier
+months, the capacity plan and its verdict, the recommendations with their
+configuration, and how every number was computed.
+
+The HTML is one self-contained file (charts as inline SVG, no scripts, no
+network) that prints to PDF; the Markdown is for wikis and mail; the JSON
+(docs/json.md) for other tools. Every number comes from the analysis
+(docs/analysis.md); the report only presents it. A user who is not an admin
+gets a report of their own jobs.`,
+		Example: `  gpuprof report --month 2026-11 --out /srv/reports
+  gpuprof report --month 2026-11 --format md --anonymize`,
+		Args: cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			return o.run(cmd.Context(), g, cmd.OutOrStdout())
+		},
+	}
+	fs := cmd.Flags()
+	fs.StringVar(&o.Month, "month", "", "the month, YYYY-MM (default: last month), in the local time zone")
+	fs.StringVar(&o.Out, "out", ".", "directory for the report files")
+	fs.StringSliceVar(&o.Formats, "format", []string{"html", "md", "json"}, "formats to write: html, md, json (comma-separated)")
+	fs.BoolVar(&o.Anonymize, "anonymize", false, "replace user and account names with user-01…, account-01… throughout")
+	fs.IntVar(&o.Compare, "compare", 6, "compare with up to this many earlier months (those with jobs)")
+	fs.IntVar(&o.Top, "top", 10, "users and accounts listed by name")
+	fs.StringVar(&o.Config, "analysis-config", "", "analysis thresholds (TOML, see contrib/analysis.toml.example; default: built-in)")
+	fs.BoolVar(&o.Local, "local", false, "read the local database even when a collector is configured")
+	fs.StringVar(&o.Title, "title", "", "report title (default: \"GPU workload report, <Month YYYY>\")")
+	return cmd
+}
+
+// parseMonth returns the month's window [first day, first day of the next
+// month) in loc; "" is the month before now's.
+func parseMonth(s string, now time.Time, loc *time.Location) (analysis.Window, error) {
+	var first time.Time
+	if s == "" {
+		n := now.In(loc)
+		first = time.Date(n.Year(), n.Month(), 1, 0, 0, 0, 0, loc).AddDate(0, -1, 0)
+	} else {
+		t, err := time.ParseInLocation("2006-01", s, loc)
+		if err != nil {
+			return analysis.Window{}, usagef("--month: want YYYY-MM, got %q", s)
+		}
+		first = t
+	}
+	return analysis.Window{From: first, To: first.AddDate(0, 1, 0)}, nil
+}
+
+func (o *reportOptions) run(ctx context.Context, g *globalOptions, stdout io.Writer) error {
+	w, err := parseMonth(o.Month, time.Now(), time.Local)
+	if err != nil {
+		return err
+	}
+	formats, err := reportFormats(o.Formats)
+	if err != nil {
+		return err
+	}
+	if o.Top < 1 {
+		return usagef("--top: want at least 1, got %d", o.Top)
+	}
+	if o.Compare < 0 {
+		return usagef("--compare: want 0 or more, got %d", o.Compare)
+	}
+	c := analysis.DefaultConfig()
+	if o.Config != "" {
+		if c, err = analysis.LoadConfig(o.Config); err != nil {
+			return err
+		}
+	}
+	src, err := openSource(ctx, g, o.Local)
+	if err != nil {
+		return err
+	}
+	defer src.Close()
+
+	// The memory floor (service detection, VRAM need) needs the series.
+	views, err := src.Jobs(ctx, store.ViewFilter{Since: w.From, Until: w.To, WithSeries: true})
+	if err != nil {
+		return err
+	}
+	in := inputFromViews(views)
+	views = nil
+	findings, err := analysis.Analyse(in, c)
+	if err != nil {
+		return err
+	}
+	findings.Jobs = nil
+	params := analysis.WorkloadParams{Window: w, TopN: o.Top}
+	d := report.Data{
+		Title:     o.Title,
+		Month:     w.From.Format("2006-01"),
+		Generated: time.Now(),
+		Workload:  analysis.SummariseWorkload(in, params, c),
+		Findings:  findings,
+		Config:    c,
+		Sources:   sourcesOf(src, in),
+		Cluster:   clustersOf(in.Jobs),
+	}
+	if d.Title == "" {
+		d.Title = "GPU workload report, " + w.From.Format("January 2006")
+	}
+	users, accounts := namesOf(in.Jobs)
+	nodes := in.Nodes
+	in = analysis.Input{}
+
+	// Earlier months, oldest first: only their headline numbers.
+	for k := o.Compare; k >= 1; k-- {
+		ew := analysis.Window{From: w.From.AddDate(0, -k, 0), To: w.From.AddDate(0, -k+1, 0)}
+		ev, err := src.Jobs(ctx, store.ViewFilter{Since: ew.From, Until: ew.To})
+		if err != nil {
+			return fmt.Errorf("month %s: %w", ew.From.Format("2006-01"), err)
+		}
+		if len(ev) == 0 {
+			continue
+		}
+		ein := inputFromViews(ev)
+		ein.Nodes = nodes // the inventory now, for occupancy on the same footing
+		ew2 := analysis.SummariseWorkload(ein, analysis.WorkloadParams{Window: ew, TopN: 1}, c)
+		d.Earlier = append(d.Earlier, report.MonthHeadline{Month: ew.From.Format("2006-01"), Headline: ew2.Headline})
+		u, a := namesOf(ein.Jobs)
+		users, accounts = append(users, u...), append(accounts, a...)
+	}
+	if o.Anonymize {
+		report.Anonymize(&d, users, accounts)
+	}
+
+	if err := os.MkdirAll(o.Out, 0o755); err != nil {
+		return err
+	}
+	base := filepath.Join(o.Out, "gpuprof-report-"+d.Month)
+	for _, f := range formats {
+		path := base + "." + f
+		if err := writeReportFile(path, f, d); err != nil {
+			return err
+		}
+		printf(stdout, "%s\n", path)
+	}
+	return nil
+}
+
+func reportFormats(in []string) ([]string, error) {
+	var out []string
+	for _, f := range in {
+		f = strings.ToLower(strings.TrimSpace(f))
+		switch f {
+		case "markdown":
+			f = "md"
+		case "htm":
+			f = "html"
+		}
+		if f != "html" && f != "md" && f != "json" {
+			return nil, usagef("--format: want html, md or json, got %q", f)
+		}
+		if !slices.Contains(out, f) {
+			out = append(out, f)
+		}
+	}
+	if len(out) == 0 {
+		return nil, usagef("--format: no format given")
+	}
+	return out, nil
+}
+
+// writeReportFile writes one format through a temporary file, so a reader
+// never sees half a report.
+func writeReportFile(path, format string, d report.Data) (err error) {
+	tmp, err := os.CreateTemp(filepath.Dir(path), ".report-*")
+	if err != nil {
+		return err
+	}
+	defer func() {
+		if err != nil {
+			_ = os.Remove(tmp.Name())
+		}
+	}()
+	switch format {
+	case "html":
+		err = report.WriteHTML(tmp, d)
+	case "md":
+		err = report.WriteMarkdown(tmp, d)
+	case "json":
+		err = report.WriteJSON(tmp, d)
+	}
+	if err != nil {
+		_ = tmp.Close()
+		return fmt.Errorf("%s: %w", path, err)
+	}
+	if err := tmp.Chmod(0o644); err != nil {
+		_ = tmp.Close()
+		return err
+	}
+	if err := tmp.Close(); err != nil {
+		return err
+	}
+	return os.Rename(tmp.Name(), path)
+}
+
+// namesOf returns every user and account name in jobs, for --anonymize.
+func namesOf(jobs []analysis.Job) (users, accounts []string) {
+	seenU, seenA := map[string]bool{}, map[string]bool{}
+	for i := range jobs {
+		if u := jobs[i].User; u != "" && !seenU[u] {
+			seenU[u] = true
+			users = append(users, u)
+		}
+		if a := jobs[i].Account; a != "" && !seenA[a] {
+			seenA[a] = true
+			accounts = append(accounts, a)
+		}
+	}
+	return users, accounts
+}
+
+// sourcesOf says where the report's jobs came from.
+func sourcesOf(src *jobSource, in analysis.Input) report.Sources {
+	var s report.Sources
+	if src.client != nil {
+		s.Collector = src.client.URL
+	} else if src.db != nil {
+		s.Database = src.db.Path()
+	}
+	if src.uid != nil {
+		s.Notes = append(s.Notes, fmt.Sprintf("only the jobs of %s (uid %d): the reader is not an admin", src.id.User, *src.uid))
+	}
+	if len(in.Nodes) == 0 {
+		s.Notes = append(s.Notes, "no GPU inventory: no node sent a GPU profile this month, so capacity and occupancy are unknown")
+	} else {
+		gpus := 0
+		for _, n := range in.Nodes {
+			gpus += n.GPUs
+		}
+		s.Notes = append(s.Notes, fmt.Sprintf("GPU inventory from the profiles: %d nodes, %d GPUs (a node that ran no profiled job is not counted)", len(in.Nodes), gpus))
+	}
+	return s
+}
+
+// clustersOf names the clusters of jobs, sorted, joined with ", ".
+func clustersOf(jobs []analysis.Job) string {
+	var cs []string
+	for i := range jobs {
+		if c := jobs[i].Cluster; c != "" && !slices.Contains(cs, c) {
+			cs = append(cs, c)
+		}
+	}
+	slices.Sort(cs)
+	return strings.Join(cs, ", ")
+}

@@ -1,0 +1,59 @@
+package main
+
+import (
+	"os"
+
+	"github.com/spf13/cobra"
+
+	"github.com/gpuprof/gpuprof/analysis"
+	"github.com/gpuprof/gpuprof/tui"
+)
+
+func newTUICommand(g *globalOptions) *cobra.Command {
+	var (
+		local    bool
+		noColor  bool
+		pageSize int
+		aconf    string
+	)
+	cmd := &cobra.Command{
+		Use:   "tui",
+		Short: "Browse your jobs' GPU profiles in the terminal",
+		Long: `Opens a terminal UI over your jobs: the list (sort with s/S, filter with /,
+state f, partition p, time window t), a job's detail (per-GPU utilisation and
+memory over time, IO wait, energy, XID errors, flags, and the sbatch options
+to use next time, with the task's other runs) and your month's summary (m).
+? shows every key; q quits.
+
+You see only your own jobs; members of admin_group (and root) can switch to
+any user (u) or account (a). The jobs come from the collector when
+"collector" is configured (munge identifies you), else from the local
+database. NO_COLOR turns colours off.`,
+		Args: cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			c := analysis.DefaultConfig()
+			if aconf != "" {
+				var err error
+				if c, err = analysis.LoadConfig(aconf); err != nil {
+					return err
+				}
+			}
+			src, err := openSource(cmd.Context(), g, local)
+			if err != nil {
+				return err
+			}
+			defer src.Close()
+			if os.Getenv("NO_COLOR") != "" { // no-color.org: set and not empty
+				noColor = true
+			}
+			return tui.Run(cmd.Context(), src, src.id, tui.Options{PageSize: pageSize, NoColor: noColor, Config: c},
+				cmd.InOrStdin(), cmd.OutOrStdout())
+		},
+	}
+	fs := cmd.Flags()
+	fs.BoolVar(&local, "local", false, "read the local database even when a collector is configured")
+	fs.BoolVar(&noColor, "no-color", false, "no colours (also when NO_COLOR is set)")
+	fs.IntVar(&pageSize, "page-size", 100, "jobs loaded per page")
+	fs.StringVar(&aconf, "analysis-config", "", "analysis thresholds (TOML, see contrib/analysis.toml.example; default: built-in)")
+	return cmd
+}

@@ -1,0 +1,113 @@
+package main
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"os/user"
+	"strconv"
+	"time"
+
+	"github.com/gpuprof/gpuprof/collect"
+	"github.com/gpuprof/gpuprof/store"
+	"github.com/gpuprof/gpuprof/tui"
+)
+
+// jobSource reads job views from the collector or from the local database,
+// and is where the "users see only their own jobs" rule is enforced for
+// every reader (jobs, show, profiles, recommend, plan, report, tui): the
+// collector enforces it from the caller's munge identity; the local path
+// forces the caller's uid into every filter unless the caller is an admin
+// or owns the database file (whoever owns it could read every row with
+// sqlite3 anyway). The database file's own permissions decide who can open
+// it at all.
+type jobSource struct {
+	client *collect.Client // nil: local database
+	db     *store.DB
+	// uid, when non-nil, is forced into every local query.
+	uid *int
+	id  tui.Identity
+}
+
+// openSource opens the configured job source. local reads the local
+// database even when a collector is configured.
+func openSource(ctx context.Context, g *globalOptions, local bool) (*jobSource, error) {
+	cfg, err := g.load()
+	if err != nil {
+		return nil, err
+	}
+	isAdmin, err := collect.GroupAdmin(cfg.AdminGroup)
+	if err != nil {
+		return nil, err
+	}
+	uid := os.Getuid()
+	s := &jobSource{id: tui.Identity{User: userName(uid), Admin: isAdmin(uid)}}
+	if cfg.Collector != "" && !local && g.DB == "" {
+		s.client = &collect.Client{URL: cfg.Collector, Munge: mungeFrom(cfg)}
+		return s, nil
+	}
+	if !s.id.Admin && !ownsFile(cfg.DB, uid) {
+		s.uid = &uid
+	} else {
+		s.id.Admin = true
+	}
+	s.db, err = store.Open(ctx, cfg.DB, store.Options{ReadOnly: true, BusyTimeout: 2 * time.Second})
+	if err != nil {
+		return nil, err
+	}
+	return s, nil
+}
+
+// userName is the login name of uid, or the uid as text.
+func userName(uid int) string {
+	if u, err := user.LookupId(strconv.Itoa(uid)); err == nil {
+		return u.Username
+	}
+	return strconv.Itoa(uid)
+}
+
+func (s *jobSource) Close() error {
+	if s.db != nil {
+		return s.db.Close()
+	}
+	return nil
+}
+
+func (s *jobSource) scope(f store.ViewFilter) store.ViewFilter {
+	if s.uid != nil {
+		uid := *s.uid
+		f.UID = &uid
+	}
+	return f
+}
+
+// Jobs implements tui.Source.
+func (s *jobSource) Jobs(ctx context.Context, f store.ViewFilter) ([]store.JobView, error) {
+	if s.client != nil {
+		return s.client.Jobs(ctx, f)
+	}
+	return s.db.ListViews(ctx, s.scope(f))
+}
+
+// Count implements tui.Source.
+func (s *jobSource) Count(ctx context.Context, f store.ViewFilter) (int, error) {
+	if s.client != nil {
+		return s.client.Count(ctx, f)
+	}
+	return s.db.CountViews(ctx, s.scope(f))
+}
+
+// Job implements tui.Source: one job with its series, through the same
+// scoping as Jobs (a job id of someone else's job is "not found").
+func (s *jobSource) Job(ctx context.Context, cluster, jobID string) (store.JobView, error) {
+	vs, err := s.Jobs(ctx, store.ViewFilter{Cluster: cluster, JobID: jobID, WithSeries: true, Limit: 1})
+	if err != nil {
+		return store.JobView{}, err
+	}
+	if len(vs) == 0 {
+		return store.JobView{}, fmt.Errorf("job %s: %w", jobID, store.ErrNotFound)
+	}
+	return vs[0], nil
+}
+
+var _ tui.Source = (*jobSource)(nil)

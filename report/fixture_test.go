@@ -1,0 +1,150 @@
+package report
+
+import (
+	"fmt"
+	"time"
+
+	"github.com/gpuprof/gpuprof/analysis"
+)
+
+// fixture is a hand-built month of two GPU models, three partitions,
+// recommendations with configuration lines and two earlier months. Every
+// number is given, none computed: the report only formats them.
+func fixture() Data {
+	day := func(i int, alloc, used float64) analysis.DayUsage {
+		return analysis.DayUsage{Date: fmt.Sprintf("2026-11-%02d", i+1), Allocated: alloc, Used: used, Pending: alloc / 4, JobsStarted: 10 + i, JobsSubmitted: 12 + i}
+	}
+	var daily []analysis.DayUsage
+	for i := range 30 {
+		daily = append(daily, day(i, 400+float64(i%7)*20, 250+float64(i%5)*15))
+	}
+	var how [7][24]float64
+	for d := range 7 {
+		for h := range 24 {
+			v := 4.0
+			if d < 5 && h >= 8 && h < 19 {
+				v = 14 + float64(h%4)
+			}
+			how[d][h] = v
+		}
+	}
+	headline := analysis.Headline{
+		Jobs: 1234, GPUJobs: 1100, Users: 23, Accounts: 6,
+		AllocatedGPUHours: 12960.5, MeasuredGPUHours: 11000, UsedGPUHours: 6050.25,
+		Utilisation: 0.55, Coverage: 0.8487, IdleGPUHours: 1320,
+		VRAMPeakFrac: analysis.Dist{N: 1500, Mean: 0.41, P50: 0.38, P95: 0.88, Max: 1},
+		VRAMHeadroom: 0.12, CapacityGPUHours: 23040, Occupancy: 0.5625,
+	}
+	w := analysis.Workload{
+		Window:     analysis.Window{From: time.Date(2026, 11, 1, 0, 0, 0, 0, time.UTC), To: time.Date(2026, 12, 1, 0, 0, 0, 0, time.UTC)},
+		Headline:   headline,
+		Daily:      daily,
+		HourOfWeek: how,
+		Models: []analysis.ModelUsage{
+			{Model: "NVIDIA H100 80GB HBM3", MemoryTotal: 80 << 30, JobGPUs: 1200, GPUHours: 9000, VRAMHist: [10]int{50, 120, 200, 180, 150, 100, 80, 60, 40, 20}, VRAMPeakFrac: analysis.Dist{N: 1000, P50: 0.35, P95: 0.85}, Preallocated: 40, UtilMean: 58},
+			{Model: "NVIDIA A100-SXM4-40GB", MemoryTotal: 40 << 30, JobGPUs: 500, GPUHours: 3960.5, VRAMHist: [10]int{10, 20, 40, 60, 80, 90, 70, 50, 40, 40}, VRAMPeakFrac: analysis.Dist{N: 500, P50: 0.52, P95: 0.97}, UtilMean: 47.5},
+		},
+		Util: analysis.UtilHistogram{
+			JobGPUs:  [10]int{300, 80, 60, 70, 90, 110, 150, 200, 250, 190},
+			GPUHours: [10]float64{1320, 400, 350, 420, 600, 900, 1500, 2100, 2200, 1210},
+		},
+		Users: []analysis.GroupUsage{
+			{Name: "alice", Jobs: 400, GPUHours: 5000, UsedGPUHours: 3500, Utilisation: 0.78, IdleGPUHours: 100, LostGPUHours: 200, Share: 0.3858, WaitP50: 1800, TopClass: analysis.ClassLongTraining},
+			{Name: "bob", Jobs: 300, GPUHours: 3000, UsedGPUHours: 900, Utilisation: 0.35, IdleGPUHours: 600, LostGPUHours: 50, Share: 0.2315, WaitP50: 600, TopClass: analysis.ClassIdleAllocation},
+			{Name: "al", Jobs: 100, GPUHours: 1000, UsedGPUHours: 500, Utilisation: 0.5, IdleGPUHours: 120, Share: 0.0772, WaitP50: 120, TopClass: analysis.ClassShortDebug},
+		},
+		OtherUsers: analysis.GroupUsage{Count: 20, Jobs: 434, GPUHours: 3960.5, UsedGPUHours: 1150.25, Utilisation: 0.4, IdleGPUHours: 500, LostGPUHours: 100, Share: 0.3056, WaitP50: 900, TopClass: analysis.ClassOther},
+		Accounts: []analysis.GroupUsage{
+			{Name: "physics", Jobs: 700, GPUHours: 8000, UsedGPUHours: 4400, Utilisation: 0.6, IdleGPUHours: 700, LostGPUHours: 250, Share: 0.6173, WaitP50: 1200, TopClass: analysis.ClassLongTraining},
+			{Name: "bio", Jobs: 300, GPUHours: 3000, UsedGPUHours: 1200, Utilisation: 0.45, IdleGPUHours: 400, LostGPUHours: 60, Share: 0.2315, WaitP50: 700, TopClass: analysis.ClassInferenceService},
+		},
+		OtherAccounts: analysis.GroupUsage{Count: 4, Jobs: 234, GPUHours: 1960.5, UsedGPUHours: 450.25, Utilisation: 0.3, IdleGPUHours: 220, LostGPUHours: 40, Share: 0.1513, WaitP50: 500, TopClass: analysis.ClassOther},
+		Lost: []analysis.LostShare{
+			{State: "TIMEOUT", Jobs: 20, GPUHours: 220, Share: 0.017},
+			{State: "FAILED", Jobs: 35, GPUHours: 130, Share: 0.01},
+			{State: "OUT_OF_MEMORY", Jobs: 5, GPUHours: 0.5, Share: 0.00004},
+		},
+		LostGPUHours: 350.5,
+	}
+	sum := analysis.ClusterSummary{
+		Jobs: 1234, CPUJobs: 134, GPUJobs: 1100, WithGPUData: 1000, WithoutGPUData: 100, GPUHours: 12960.5,
+		ByClass: []analysis.ClassShare{
+			{Class: analysis.ClassUnknown, Jobs: 100, GPUHours: 960.5},
+			{Class: analysis.ClassLongTraining, Jobs: 200, GPUHours: 7000},
+			{Class: analysis.ClassShortDebug, Jobs: 500, GPUHours: 800},
+			{Class: analysis.ClassInferenceService, Jobs: 50, GPUHours: 2000},
+			{Class: analysis.ClassPreprocessingIO, Jobs: 100, GPUHours: 600},
+			{Class: analysis.ClassIdleAllocation, Jobs: 80, GPUHours: 1200},
+			{Class: analysis.ClassOther, Jobs: 70, GPUHours: 400},
+		},
+		ByBottleneck: []analysis.KindShare{
+			{Kind: analysis.KindVRAMBound, Jobs: 60, GPUHours: 1500},
+			{Kind: analysis.KindHostMemoryBound, Jobs: 5, GPUHours: 0.5},
+			{Kind: analysis.KindComputeBound, Jobs: 150, GPUHours: 5000},
+			{Kind: analysis.KindIOBound, Jobs: 90, GPUHours: 700},
+			{Kind: analysis.KindUnderused, Jobs: 120, GPUHours: 1600},
+			{Kind: analysis.KindQueueBound, Jobs: 40, GPUHours: 300},
+		},
+		Partitions: []analysis.PartitionSummary{
+			{Partition: "debug", Jobs: 500, GPUHours: 800, Wait: analysis.Dist{N: 500, Mean: 200, P50: 60, P95: 900, Max: 3600}, Run: analysis.Dist{N: 500, P50: 300, P95: 1500}, LimitRatio: analysis.Dist{N: 300, P50: 4, P95: 12}},
+			{Partition: "gpu", Jobs: 600, GPUHours: 11160.5, Wait: analysis.Dist{N: 600, Mean: 3000, P50: 1800, P95: 14400, Max: 86400}, Run: analysis.Dist{N: 580, P50: 21600, P95: 172800}, LimitRatio: analysis.Dist{N: 400, P50: 2.5, P95: 8}},
+			{Partition: "", Jobs: 134, GPUHours: 1000},
+		},
+		Notes:            analysis.DataNotes{NaN: 3, UtilOver100: 2},
+		PercentileMethod: analysis.PercentileMethod,
+	}
+	profiles := []analysis.TaskProfile{
+		{TaskKey: analysis.TaskKey{Cluster: "alpha", User: "alice", Name: "train_llm"}, Account: "physics", Partition: "gpu", Jobs: 40, WithGPUData: 40, GPUHours: 4000, Class: analysis.ClassLongTraining,
+			UtilMean: analysis.Dist{N: 40, P50: 82, P95: 95}, VRAMPeakFrac: analysis.Dist{N: 40, P50: 0.7, P95: 0.93}, Duration: analysis.Dist{N: 40, P50: 86400, P95: 172800}, Finished: 40, Failures: 2, FailureRate: 0.05},
+		{TaskKey: analysis.TaskKey{Cluster: "alpha", User: "bob", Name: "bob_notebook"}, Account: "bio", Partition: "gpu", Jobs: 30, WithGPUData: 30, GPUHours: 1200, Class: analysis.ClassIdleAllocation,
+			UtilMean: analysis.Dist{N: 30, P50: 2, P95: 6}, VRAMPeakFrac: analysis.Dist{N: 30, P50: 0.05, P95: 0.1}, Duration: analysis.Dist{N: 30, P50: 28800, P95: 43200}, Finished: 30},
+		{TaskKey: analysis.TaskKey{Cluster: "alpha", User: "al", Name: "allocate-test"}, Account: "physics", Partition: "debug", Jobs: 100, GPUHours: 300, Class: analysis.ClassUnknown, Duration: analysis.Dist{N: 100, P50: 600, P95: 1700}},
+	}
+	recs := []analysis.Recommendation{
+		{ID: "R1", Kind: analysis.RecShards, Title: "Share NVIDIA H100 80GB HBM3 GPUs in 4 shards", Change: "Add a shared partition with 4 shards per GPU for small jobs",
+			Evidence: []analysis.Reason{{Rule: "gpu_shards", Checks: []analysis.Check{{Metric: "candidate_share", Value: 0.32, Op: analysis.OpGE, Limit: 0.2}}, Note: "users bob and al run small jobs"}},
+			Effect:   "about 900 GPU-hours a month freed", Confidence: 0.71, ConfidenceNote: "600 jobs, effect 1.6× the threshold",
+			Config: []analysis.ConfigLine{
+				{Target: analysis.TargetGresConf, Text: "NodeName=gpu[01-04] Name=shard Count=32"},
+				{Target: analysis.TargetSlurmConf, Text: "GresTypes=gpu,shard"},
+				{Target: analysis.TargetSlurmConf, Text: "PartitionName=shared Nodes=gpu[01-04] QOS=gpu-shared"},
+			}},
+		{ID: "R2", Kind: analysis.RecIdleAccount, Title: "Account bio holds idle GPUs", Change: "Ask account bio to release interactive GPUs; limit user bob",
+			Evidence: []analysis.Reason{{Rule: "idle_account", Checks: []analysis.Check{{Metric: "idle_share", Value: 0.4, Op: analysis.OpGE, Limit: 0.25}}}},
+			Effect:   "400 idle GPU-hours a month", Confidence: 0.55,
+			Config: []analysis.ConfigLine{{Target: analysis.TargetSacctmgr, Text: "sacctmgr modify user name=bob account=bio set GrpTRES=gres/gpu=2"}}},
+	}
+	plan := analysis.CapacityPlan{
+		Params:      analysis.PlanParams{Growth: 0.3, Months: 12, NewDemand: 4, Headroom: 0.2},
+		PeriodHours: 720, CNow: 18.0, PeakGPUs: 30, CFuture: 27.4, QSafe: 0.8, GPUsNeeded: 35, CurrentGPUs: 32,
+		Verdict: analysis.ConstraintMemory, Constraints: []string{analysis.ConstraintMemory, analysis.ConstraintScheduling},
+		Evidence: []analysis.Reason{{Rule: "plan.vram", Checks: []analysis.Check{{Metric: "vram_bound_share", Value: 0.116, Op: analysis.OpGE, Limit: 0.1}}}},
+		Summary:  "Demand grows to 27.4 GPUs; 35 are needed against 32 now.",
+	}
+	return Data{
+		Title:     "GPU workload report, November 2026",
+		Cluster:   "alpha",
+		Month:     "2026-11",
+		Generated: time.Date(2026, 12, 1, 6, 0, 0, 0, time.UTC),
+		Workload:  w,
+		Findings: analysis.Findings{
+			Profiles: profiles, Summary: sum, Recommendations: recs,
+			NoChange: []analysis.NoChange{{Rule: "debug_partition", Note: "short jobs wait a median 1m, below 10m"}},
+			Plan:     plan,
+		},
+		Earlier: []MonthHeadline{
+			{Month: "2026-09", Headline: analysis.Headline{Jobs: 900, GPUJobs: 850, Users: 20, AllocatedGPUHours: 10000, Coverage: 0, CapacityGPUHours: 0}},
+			{Month: "2026-10", Headline: analysis.Headline{Jobs: 1100, GPUJobs: 1000, Users: 22, AllocatedGPUHours: 11800, MeasuredGPUHours: 10000, UsedGPUHours: 5200, Utilisation: 0.52, IdleGPUHours: 1400, CapacityGPUHours: 23808, Occupancy: 0.4956}},
+		},
+		Config:  testConfig(),
+		Sources: Sources{Database: "/var/lib/gpuprof/gpuprof.db", Notes: []string{"sacct history imported for 2026-11-01 to 2026-11-30"}},
+	}
+}
+
+// fixtureUsers and fixtureAccounts are every name in fixture.
+var (
+	fixtureUsers    = []string{"alice", "bob", "al", "carol"}
+	fixtureAccounts = []string{"physics", "bio", "chem"}
+)
+
+func testConfig() analysis.Config { return analysis.DefaultConfig() }

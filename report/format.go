@@ -1,0 +1,112 @@
+package report
+
+import (
+	"math"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/gpuprof/gpuprof/analysis"
+)
+
+// dash stands for a number that is missing or cannot be shown.
+const dash = "—"
+
+// num prints v with dec decimals and thin thousands separators
+// ("12,345.6"); a non-finite v prints as a dash.
+func num(v float64, dec int) string {
+	if math.IsNaN(v) || math.IsInf(v, 0) {
+		return dash
+	}
+	s := strconv.FormatFloat(v, 'f', dec, 64)
+	neg := strings.HasPrefix(s, "-")
+	s = strings.TrimPrefix(s, "-")
+	intPart, frac, _ := strings.Cut(s, ".")
+	var b strings.Builder
+	if neg && strings.Trim(s, "0.") != "" {
+		b.WriteByte('-')
+	}
+	for i, c := range intPart {
+		if i > 0 && (len(intPart)-i)%3 == 0 {
+			b.WriteByte(',')
+		}
+		b.WriteRune(c)
+	}
+	if frac != "" {
+		b.WriteByte('.')
+		b.WriteString(frac)
+	}
+	return b.String()
+}
+
+// count prints an integer with thousands separators.
+func count(n int) string { return num(float64(n), 0) }
+
+// hours prints GPU-hours: one decimal below 1,000, none above.
+func hours(v float64) string {
+	if math.Abs(v) >= 1000 {
+		return num(v, 0)
+	}
+	return num(v, 1)
+}
+
+// pct prints a fraction (0–1) as a percentage with one decimal.
+func pct(frac float64) string {
+	if math.IsNaN(frac) || math.IsInf(frac, 0) {
+		return dash
+	}
+	return num(frac*100, 1) + " %"
+}
+
+// points prints a value already in percent.
+func points(v float64) string { return pct(v / 100) }
+
+// seconds prints a duration given in seconds: "6h12m".
+func seconds(v float64) string {
+	if math.IsNaN(v) || math.IsInf(v, 0) {
+		return dash
+	}
+	return analysis.FormatDuration(time.Duration(v * float64(time.Second)))
+}
+
+// times prints a ratio: "3.2×".
+func times(v float64) string { return num(v, 1) + "×" }
+
+// gib prints bytes in GiB.
+func gib(b uint64) string {
+	if b == 0 {
+		return dash
+	}
+	return num(float64(b)/(1<<30), 0) + " GiB"
+}
+
+// share returns part/whole, 0 when whole is not positive. It only
+// expresses a given number relative to a given total for display.
+func share(part, whole float64) float64 {
+	if !(whole > 0) {
+		return 0
+	}
+	return part / whole
+}
+
+// verdictWords names a plan verdict in plain words.
+func verdictWords(v string) string {
+	switch v {
+	case analysis.ConstraintNone:
+		return "no constraint: the GPUs there are meet the demand"
+	case analysis.ConstraintGPUs:
+		return "more GPUs"
+	case analysis.ConstraintMemory:
+		return "GPUs with more memory"
+	case analysis.ConstraintStorage:
+		return "storage bandwidth"
+	case analysis.ConstraintScheduling:
+		return "scheduling policy (idle and unused allocations), not hardware"
+	case analysis.ConstraintNoData, "":
+		return "not enough data for a verdict"
+	}
+	return v
+}
+
+// words turns a snake_case key into words: "long_training" → "long training".
+func words(s string) string { return strings.ReplaceAll(s, "_", " ") }

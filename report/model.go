@@ -1,0 +1,645 @@
+package report
+
+import (
+	"fmt"
+	"reflect"
+	"strings"
+
+	"github.com/gpuprof/gpuprof/analysis"
+)
+
+// The report is built once as a list of sections of format-neutral blocks;
+// HTML and Markdown render the same list, so both show the same sections
+// in the same order with the same words for missing data.
+
+type blockKind int
+
+const (
+	blockPara blockKind = iota
+	blockList
+	blockTable
+	blockCode
+	blockChart
+	blockHeading
+)
+
+type block struct {
+	Kind  blockKind
+	Text  string   // paragraph, heading, code label
+	Items []string // list items, code lines
+	Table *table
+	Chart string // chart id
+}
+
+// table is a table of display strings; Num marks right-aligned columns.
+type table struct {
+	Head []string
+	Num  []bool
+	Rows [][]string
+}
+
+type section struct {
+	ID     string
+	Title  string
+	Blocks []block
+}
+
+func (s *section) para(format string, args ...any) {
+	s.Blocks = append(s.Blocks, block{Kind: blockPara, Text: fmt.Sprintf(format, args...)})
+}
+func (s *section) list(items []string) {
+	if len(items) > 0 {
+		s.Blocks = append(s.Blocks, block{Kind: blockList, Items: items})
+	}
+}
+func (s *section) table(t *table)  { s.Blocks = append(s.Blocks, block{Kind: blockTable, Table: t}) }
+func (s *section) chart(id string) { s.Blocks = append(s.Blocks, block{Kind: blockChart, Chart: id}) }
+func (s *section) heading(text string) {
+	s.Blocks = append(s.Blocks, block{Kind: blockHeading, Text: text})
+}
+func (s *section) code(label string, lines []string) {
+	s.Blocks = append(s.Blocks, block{Kind: blockCode, Text: label, Items: lines})
+}
+
+// newTable makes a table; a heading starting with "#" is a numeric
+// (right-aligned) column, the "#" is dropped.
+func newTable(head ...string) *table {
+	t := &table{}
+	for _, h := range head {
+		n := strings.HasPrefix(h, "#")
+		t.Head = append(t.Head, strings.TrimPrefix(h, "#"))
+		t.Num = append(t.Num, n)
+	}
+	return t
+}
+
+func (t *table) row(cells ...string) { t.Rows = append(t.Rows, cells) }
+
+// Missing-data codes, shared by the JSON "missing" list and the text.
+const (
+	missingNoJobs      = "no_jobs"
+	missingNoGPUJobs   = "no_gpu_jobs"
+	missingNoGPUData   = "no_gpu_data" // GPU jobs, but only scheduler history
+	missingSomeGPUData = "partial_gpu_data"
+	missingOneModel    = "one_gpu_model"
+	missingNoModel     = "no_gpu_model"
+	missingNoCapacity  = "no_inventory"
+	missingNoEarlier   = "no_earlier_months"
+	missingNoWaits     = "no_queue_waits"
+)
+
+// missing lists what the month's data lacks, in a fixed order.
+func missing(d *Data) []string {
+	h := d.Workload.Headline
+	s := d.Findings.Summary
+	jobs := max(h.Jobs, s.Jobs)
+	gpuJobs := max(h.GPUJobs, s.GPUJobs)
+	var out []string
+	switch {
+	case jobs == 0:
+		out = append(out, missingNoJobs)
+	case gpuJobs == 0:
+		out = append(out, missingNoGPUJobs)
+	case s.WithGPUData == 0 && h.MeasuredGPUHours == 0:
+		out = append(out, missingNoGPUData)
+	case s.WithoutGPUData > 0:
+		out = append(out, missingSomeGPUData)
+	}
+	switch len(d.Workload.Models) {
+	case 0:
+		if gpuJobs > 0 {
+			out = append(out, missingNoModel)
+		}
+	case 1:
+		out = append(out, missingOneModel)
+	}
+	if h.CapacityGPUHours <= 0 && d.Findings.Plan.CurrentGPUs == 0 {
+		out = append(out, missingNoCapacity)
+	}
+	if len(d.Earlier) == 0 {
+		out = append(out, missingNoEarlier)
+	}
+	waits := false
+	for _, p := range s.Partitions {
+		waits = waits || p.Wait.N > 0
+	}
+	if !waits && jobs > 0 {
+		out = append(out, missingNoWaits)
+	}
+	return out
+}
+
+func has(list []string, code string) bool {
+	for _, c := range list {
+		if c == code {
+			return true
+		}
+	}
+	return false
+}
+
+// build lays out the report of d, which must have been cleaned.
+func build(d *Data) []section {
+	miss := missing(d)
+	return []section{
+		headlineSection(d, miss),
+		queueSection(d, miss),
+		workSection(d, miss),
+		bottleneckSection(d, miss),
+		lostSection(d, miss),
+		historySection(d),
+		planSection(d),
+		recommendationSection(d, miss),
+		noChangeSection(d, miss),
+		profileSection(d, miss),
+		methodsSection(d, miss),
+	}
+}
+
+func headlineSection(d *Data, miss []string) section {
+	s := section{ID: "headline", Title: "Headline numbers"}
+	h := d.Workload.Headline
+	if has(miss, missingNoJobs) {
+		s.para("No jobs ran or waited in this month: there is nothing to report.")
+		for _, c := range []string{chartDaily, chartHeatmap, chartUtil, chartVRAM} {
+			s.chart(c)
+		}
+		return s
+	}
+	if has(miss, missingNoGPUJobs) {
+		s.para("No job in this month requested or recorded a GPU.")
+	}
+	noGPUData := has(miss, missingNoGPUData)
+	if noGPUData {
+		s.para("No GPU readings for this month: only the scheduler's history (sacct) is available, so utilisation, idle GPU-hours and GPU memory cannot be shown.")
+	}
+	t := newTable("Measure", "#Value")
+	t.row("Jobs (with a GPU)", fmt.Sprintf("%s (%s)", count(h.Jobs), count(h.GPUJobs)))
+	t.row("Users / accounts", fmt.Sprintf("%s / %s", count(h.Users), count(h.Accounts)))
+	t.row("GPU-hours allocated", hours(h.AllocatedGPUHours))
+	if noGPUData || h.MeasuredGPUHours <= 0 {
+		t.row("GPU-hours measured", "no GPU readings")
+		t.row("GPU-hours used", "no GPU readings")
+		t.row("Utilisation (GPU-hour weighted)", "no GPU readings")
+		t.row("Idle GPU-hours", "no GPU readings")
+	} else {
+		t.row("GPU-hours measured", fmt.Sprintf("%s (%s of allocated)", hours(h.MeasuredGPUHours), pct(h.Coverage)))
+		t.row("GPU-hours used", hours(h.UsedGPUHours))
+		t.row("Utilisation (GPU-hour weighted)", pct(h.Utilisation))
+		t.row("Idle GPU-hours", fmt.Sprintf("%s (%s of measured)", hours(h.IdleGPUHours), pct(share(h.IdleGPUHours, h.MeasuredGPUHours))))
+	}
+	if h.VRAMPeakFrac.N > 0 {
+		t.row("VRAM headroom (1 − p95 peak)", fmt.Sprintf("%s (p50 peak %s of the card, %s GPUs)", pct(h.VRAMHeadroom), pct(h.VRAMPeakFrac.P50), count(h.VRAMPeakFrac.N)))
+	} else {
+		t.row("VRAM headroom (1 − p95 peak)", "no GPU memory readings")
+	}
+	if h.CapacityGPUHours > 0 {
+		t.row("Occupancy (allocated / capacity)", fmt.Sprintf("%s of %s GPU-hours", pct(h.Occupancy), hours(h.CapacityGPUHours)))
+	} else {
+		t.row("Occupancy (allocated / capacity)", "capacity unknown (no GPU inventory)")
+	}
+	t.row("GPU-hours lost to unsuccessful jobs", hours(d.Workload.LostGPUHours))
+	s.table(t)
+	s.chart(chartDaily)
+	s.chart(chartHeatmap)
+	s.chart(chartUtil)
+
+	s.heading("GPU models")
+	switch {
+	case len(d.Workload.Models) == 0:
+		s.para("No GPU model was recorded: the jobs carry no GPU readings.")
+	case len(d.Workload.Models) == 1:
+		s.para("Only one GPU model was used this month, so models cannot be compared.")
+	}
+	if len(d.Workload.Models) == 0 {
+		s.chart(chartVRAM)
+	} else {
+		mt := newTable("Model", "#Memory", "#Job GPUs", "#GPU-hours", "#Mean util", "#VRAM peak p50", "#VRAM peak p95", "#Preallocated")
+		for _, m := range d.Workload.Models {
+			util, p50, p95 := dash, dash, dash
+			if m.UtilMean > 0 {
+				util = points(m.UtilMean)
+			}
+			if m.VRAMPeakFrac.N > 0 {
+				p50, p95 = pct(m.VRAMPeakFrac.P50), pct(m.VRAMPeakFrac.P95)
+			}
+			mt.row(m.Model, gib(m.MemoryTotal), count(m.JobGPUs), hours(m.GPUHours), util, p50, p95, count(m.Preallocated))
+		}
+		s.table(mt)
+		s.chart(chartVRAM)
+	}
+	return s
+}
+
+// partitionName shows the empty partition.
+func partitionName(p string) string {
+	if p == "" {
+		return "(none)"
+	}
+	return p
+}
+
+func distCells(d analysis.Dist, f func(float64) string) (string, string) {
+	if d.N == 0 {
+		return dash, dash
+	}
+	return f(d.P50), f(d.P95)
+}
+
+func queueSection(d *Data, miss []string) section {
+	s := section{ID: "queue", Title: "Queue wait and run time by partition"}
+	parts := d.Findings.Summary.Partitions
+	if len(parts) == 0 {
+		s.para("No partition data: no jobs were analysed.")
+		s.chart(chartWait)
+		return s
+	}
+	if has(miss, missingNoWaits) {
+		s.para("No job has both a submit (or eligible) and a start time, so queue waits are unknown.")
+	}
+	t := newTable("Partition", "#Jobs", "#GPU-hours", "#Wait p50", "#Wait p95", "#Run p50", "#Run p95", "#Limit/run p50", "#Limit/run p95")
+	for _, p := range parts {
+		w50, w95 := distCells(p.Wait, seconds)
+		r50, r95 := distCells(p.Run, seconds)
+		l50, l95 := distCells(p.LimitRatio, times)
+		t.row(partitionName(p.Partition), count(p.Jobs), hours(p.GPUHours), w50, w95, r50, r95, l50, l95)
+	}
+	s.table(t)
+	s.para("Limit/run is the requested time limit over the run time of completed and timed-out jobs: 1× is a perfect request. A dash means no job had the numbers.")
+	s.chart(chartWait)
+	return s
+}
+
+func workSection(d *Data, miss []string) section {
+	s := section{ID: "work", Title: "Work by task class, account and user"}
+	sum := d.Findings.Summary
+	if has(miss, missingNoJobs) {
+		s.para("No jobs: no work to break down.")
+		s.chart(chartClass)
+		return s
+	}
+	s.heading("By task class")
+	if has(miss, missingNoGPUData) {
+		s.para("Without GPU readings every GPU job is of class unknown.")
+	}
+	t := newTable("Class", "#Jobs", "#GPU-hours", "#Share of GPU-hours")
+	for _, c := range sum.ByClass {
+		t.row(words(c.Class.String()), count(c.Jobs), hours(c.GPUHours), pct(share(c.GPUHours, sum.GPUHours)))
+	}
+	s.table(t)
+	s.chart(chartClass)
+
+	w := d.Workload
+	group := func(title, kind, column string, top []analysis.GroupUsage, other analysis.GroupUsage) {
+		s.heading(title)
+		if len(top) == 0 {
+			s.para("No %s used a GPU this month.", kind)
+			return
+		}
+		t := newTable(column, "#Jobs", "#GPU-hours", "#Share", "#Used GPU-h", "#Utilisation", "#Idle GPU-h", "#Lost GPU-h", "#Wait p50", "Top class")
+		add := func(name string, g analysis.GroupUsage) {
+			util, used, idle := pct(g.Utilisation), hours(g.UsedGPUHours), hours(g.IdleGPUHours)
+			if has(miss, missingNoGPUData) {
+				util, used, idle = dash, dash, dash
+			}
+			t.row(name, count(g.Jobs), hours(g.GPUHours), pct(g.Share), used, util, idle, hours(g.LostGPUHours), seconds(g.WaitP50), words(g.TopClass.String()))
+		}
+		for _, g := range top {
+			add(g.Name, g)
+		}
+		if other.Count > 0 {
+			add(fmt.Sprintf("%s others", count(other.Count)), other)
+		}
+		s.table(t)
+	}
+	group("By account", "accounts", "Account", w.Accounts, w.OtherAccounts)
+	group("By user", "users", "User", w.Users, w.OtherUsers)
+	return s
+}
+
+func bottleneckSection(d *Data, miss []string) section {
+	s := section{ID: "bottlenecks", Title: "Bottlenecks"}
+	sum := d.Findings.Summary
+	switch {
+	case has(miss, missingNoJobs):
+		s.para("No jobs: no bottlenecks to show.")
+		return s
+	case has(miss, missingNoGPUData):
+		s.para("Without GPU readings only scheduler-visible bottlenecks (host memory, queueing) can be found.")
+	}
+	t := newTable("Bottleneck", "#Jobs", "#GPU-hours", "#Share of GPU-hours")
+	for _, k := range sum.ByBottleneck {
+		t.row(words(k.Kind.String()), count(k.Jobs), hours(k.GPUHours), pct(share(k.GPUHours, sum.GPUHours)))
+	}
+	s.table(t)
+	s.para("A job with several bottlenecks counts under each, so the shares add up to more than 100 %%.")
+	return s
+}
+
+func lostSection(d *Data, miss []string) section {
+	s := section{ID: "lost", Title: "GPU-hours lost"}
+	w := d.Workload
+	if has(miss, missingNoJobs) {
+		s.para("No jobs: nothing was lost.")
+		return s
+	}
+	if len(w.Lost) == 0 {
+		s.para("No GPU-hours were lost: no GPU job ended failed, timed out, cancelled or preempted.")
+		return s
+	}
+	t := newTable("Final state", "#Jobs", "#GPU-hours", "#Share of allocated")
+	for _, l := range w.Lost {
+		t.row(l.State, count(l.Jobs), hours(l.GPUHours), pct(l.Share))
+	}
+	t.row("total", "", hours(w.LostGPUHours), pct(share(w.LostGPUHours, w.Headline.AllocatedGPUHours)))
+	s.table(t)
+	return s
+}
+
+func historySection(d *Data) section {
+	s := section{ID: "history", Title: "This month against earlier months"}
+	if len(d.Earlier) == 0 {
+		s.para("No earlier months are on record, so there is nothing to compare this month with.")
+		return s
+	}
+	t := newTable("Month", "#Jobs", "#GPU jobs", "#Users", "#GPU-h allocated", "#GPU-h used", "#Utilisation", "#Idle GPU-h", "#Occupancy")
+	add := func(month string, h analysis.Headline) {
+		used, util, idle, occ := hours(h.UsedGPUHours), pct(h.Utilisation), hours(h.IdleGPUHours), pct(h.Occupancy)
+		if h.MeasuredGPUHours <= 0 {
+			used, util, idle = dash, dash, dash
+		}
+		if h.CapacityGPUHours <= 0 {
+			occ = dash
+		}
+		t.row(month, count(h.Jobs), count(h.GPUJobs), count(h.Users), hours(h.AllocatedGPUHours), used, util, idle, occ)
+	}
+	for _, e := range d.Earlier {
+		add(e.Month, e.Headline)
+	}
+	add(d.Month+" (this month)", d.Workload.Headline)
+	s.table(t)
+	s.para("A dash means the month had no GPU readings or no inventory.")
+	return s
+}
+
+func planSection(d *Data) section {
+	s := section{ID: "plan", Title: "Capacity plan"}
+	p := d.Findings.Plan
+	s.para("Verdict: %s.", verdictWords(p.Verdict))
+	if p.Verdict == analysis.ConstraintNoData || p.Verdict == "" {
+		if p.Summary != "" {
+			s.para("%s", p.Summary)
+		}
+		return s
+	}
+	t := newTable("Quantity", "#Value")
+	t.row("GPUs allocated on average now (C_now)", num(p.CNow, 1))
+	t.row("Most GPUs held at once", count(p.PeakGPUs))
+	t.row(fmt.Sprintf("Demand in %d months (C_future; growth %s a year, %s GPUs of new demand)", p.Params.Months, pct(p.Params.Growth), num(p.Params.NewDemand, 1)), num(p.CFuture, 1))
+	t.row(fmt.Sprintf("GPUs needed (keeping %s free)", pct(p.Params.Headroom)), count(p.GPUsNeeded))
+	if p.CurrentGPUs > 0 {
+		t.row("GPUs in the inventory now", count(p.CurrentGPUs))
+	} else {
+		t.row("GPUs in the inventory now", "unknown (no inventory)")
+	}
+	if p.Scaling.Valid {
+		t.row(fmt.Sprintf("Multi-GPU scaling efficiency (%d tasks)", p.Scaling.Tasks), pct(p.Scaling.Efficiency))
+	}
+	s.table(t)
+	if len(p.Constraints) > 1 {
+		var cs []string
+		for _, c := range p.Constraints {
+			cs = append(cs, verdictWords(c))
+		}
+		s.para("Constraints that apply: %s.", strings.Join(cs, "; "))
+	}
+	s.list(reasons(p.Evidence))
+	if p.Summary != "" {
+		s.para("%s", p.Summary)
+	}
+	return s
+}
+
+func reasons(rs []analysis.Reason) []string {
+	var out []string
+	for _, r := range rs {
+		text := r.String()
+		if r.Rule != "" {
+			text = r.Rule + ": " + text
+		}
+		out = append(out, text)
+	}
+	return out
+}
+
+// byTarget groups config lines by target, targets in first-seen order.
+func byTarget(lines []analysis.ConfigLine) (targets []string, grouped map[string][]string) {
+	grouped = map[string][]string{}
+	for _, l := range lines {
+		if _, ok := grouped[l.Target]; !ok {
+			targets = append(targets, l.Target)
+		}
+		grouped[l.Target] = append(grouped[l.Target], l.Text)
+	}
+	return targets, grouped
+}
+
+func recommendationSection(d *Data, miss []string) section {
+	s := section{ID: "recommendations", Title: "Recommendations"}
+	recs := d.Findings.Recommendations
+	if len(recs) == 0 {
+		if has(miss, missingNoJobs) {
+			s.para("No recommendations: no jobs.")
+		} else {
+			s.para("No change is recommended this month; the rules that looked say why under \u201cNo change needed\u201d.")
+		}
+		return s
+	}
+	var all []analysis.ConfigLine
+	for i, r := range recs {
+		s.heading(fmt.Sprintf("%d. %s", i+1, r.Title))
+		s.para("Change: %s", r.Change)
+		s.list(reasons(r.Evidence))
+		s.para("Expected effect: %s", r.Effect)
+		conf := fmt.Sprintf("Confidence: %s", num(r.Confidence, 2))
+		if r.ConfidenceNote != "" {
+			conf += " (" + r.ConfidenceNote + ")"
+		}
+		s.para("%s", conf)
+		targets, grouped := byTarget(r.Config)
+		for _, t := range targets {
+			s.code(t, grouped[t])
+		}
+		all = append(all, r.Config...)
+	}
+	if len(all) > 0 {
+		s.heading("All configuration changes by target")
+		targets, grouped := byTarget(all)
+		for _, t := range targets {
+			s.code(t, grouped[t])
+		}
+	}
+	return s
+}
+
+func noChangeSection(d *Data, miss []string) section {
+	s := section{ID: "no-change", Title: "No change needed"}
+	if len(d.Findings.NoChange) == 0 && has(miss, missingNoJobs) {
+		s.para("No jobs: no rule had data to look at.")
+		return s
+	}
+	if len(d.Findings.NoChange) == 0 {
+		s.para("Every rule that looked found something to recommend, or none looked.")
+		return s
+	}
+	var items []string
+	for _, n := range d.Findings.NoChange {
+		items = append(items, words(n.Rule)+": "+n.Note)
+	}
+	s.list(items)
+	return s
+}
+
+func profileSection(d *Data, miss []string) section {
+	s := section{ID: "profiles", Title: "Top task profiles"}
+	ps := d.Findings.Profiles
+	if len(ps) == 0 {
+		s.para("No task profiles: no GPU jobs were analysed.")
+		return s
+	}
+	if len(ps) > topProfiles {
+		s.para("The %d largest of %s recurring tasks by GPU-hours.", topProfiles, count(len(ps)))
+		ps = ps[:topProfiles]
+	}
+	t := newTable("User", "Task", "Account", "Class", "#Runs", "#With GPU data", "#GPU-hours", "#Util p50", "#VRAM p95", "#Run p50", "#Failed")
+	for _, p := range ps {
+		util, vram := dash, dash
+		if p.UtilMean.N > 0 {
+			util = points(p.UtilMean.P50)
+		}
+		if p.VRAMPeakFrac.N > 0 {
+			vram = pct(p.VRAMPeakFrac.P95)
+		}
+		run := dash
+		if p.Duration.N > 0 {
+			run = seconds(p.Duration.P50)
+		}
+		failed := dash
+		if p.Finished > 0 {
+			failed = pct(p.FailureRate)
+		}
+		t.row(p.User, p.Name, p.Account, words(p.Class.String()), count(p.Jobs), count(p.WithGPUData), hours(p.GPUHours), util, vram, run, failed)
+	}
+	s.table(t)
+	if has(miss, missingNoGPUData) {
+		s.para("Utilisation and memory columns are dashes: the month has no GPU readings.")
+	}
+	return s
+}
+
+func methodsSection(d *Data, miss []string) section {
+	s := section{ID: "methods", Title: "Methods and data"}
+	sum := d.Findings.Summary
+	src := []string{}
+	if d.Sources.Database != "" {
+		src = append(src, "Database: "+d.Sources.Database)
+	}
+	if d.Sources.Collector != "" {
+		src = append(src, "Collector: "+d.Sources.Collector)
+	}
+	if len(src) == 0 {
+		src = append(src, "Data source not recorded.")
+	}
+	src = append(src, d.Sources.Notes...)
+	s.list(src)
+	s.para("Jobs analysed: %s, of which %s used a GPU and %s did not. Of the GPU jobs, %s have GPU profiles (readings from the node) and %s have only the scheduler's record (sacct history, no usable readings).",
+		count(sum.Jobs), count(sum.GPUJobs), count(sum.CPUJobs), count(sum.WithGPUData), count(sum.WithoutGPUData))
+	method := sum.PercentileMethod
+	if method == "" {
+		method = analysis.PercentileMethod
+	}
+	s.para("Percentiles (p50, p95) are computed by the %s method: the smallest value with at least that share of the values at or below it; no interpolation.", method)
+	s.para("GPU-hours are GPUs held × time, clipped to the month: a job that started before the month or ended after it counts only its hours inside the month, in the cluster's time zone. Utilisation is weighted by GPU-hours.")
+	if d.Anonymized {
+		s.para("User and account names are replaced by user-NN and account-NN, numbered by GPU-hours.")
+	}
+	n := sum.Notes
+	if bad := n.NaN + n.Inf + n.Negative + n.UtilOver100 + n.FracOver1 + n.PeakOverCard + n.Inconsistent; bad > 0 {
+		s.para("%s readings were ignored as impossible (not a number, infinite, negative or out of range).", count(bad))
+	}
+	s.heading("Thresholds in force")
+	if !configRecorded(d.Config) {
+		s.para("The thresholds in force were not recorded.")
+		return s
+	}
+	t := newTable("Setting", "Value")
+	for _, th := range thresholds(d.Config) {
+		t.row(th.Key, th.Text)
+	}
+	s.table(t)
+	return s
+}
+
+// configRecorded reports whether c holds any setting: a zero Config
+// (empty lists included) means the caller did not say which was in force.
+func configRecorded(c analysis.Config) bool {
+	for _, t := range thresholds(c) {
+		if !t.zero {
+			return true
+		}
+	}
+	return false
+}
+
+// threshold is one TOML setting of the analysis configuration.
+type threshold struct {
+	Key   string // "classes.short_job_max"
+	Value any    // the field's value, for JSON
+	Text  string // the value as the report prints it
+	zero  bool   // the value is zero or an empty list
+}
+
+// thresholds lists analysis.Config's TOML-tagged fields in declaration
+// order, keyed by their dotted TOML names.
+func thresholds(c analysis.Config) []threshold {
+	var out []threshold
+	var walk func(prefix string, v reflect.Value)
+	walk = func(prefix string, v reflect.Value) {
+		t := v.Type()
+		for i := range t.NumField() {
+			f := t.Field(i)
+			tag, _, _ := strings.Cut(f.Tag.Get("toml"), ",")
+			if !f.IsExported() || tag == "-" || tag == "" {
+				continue
+			}
+			key := tag
+			if prefix != "" {
+				key = prefix + "." + tag
+			}
+			fv := v.Field(i)
+			if fv.Kind() == reflect.Struct {
+				walk(key, fv)
+				continue
+			}
+			val := fv.Interface()
+			text := fmt.Sprint(val)
+			if m, ok := val.(interface{ MarshalText() ([]byte, error) }); ok {
+				if b, err := m.MarshalText(); err == nil {
+					text = string(b)
+					val = text
+				}
+			}
+			if fv.Kind() == reflect.Slice {
+				parts := make([]string, fv.Len())
+				for j := range fv.Len() {
+					parts[j] = fmt.Sprint(fv.Index(j).Interface())
+				}
+				text = strings.Join(parts, ", ")
+			}
+			zero := fv.IsZero() || fv.Kind() == reflect.Slice && fv.Len() == 0
+			out = append(out, threshold{Key: key, Value: val, Text: text, zero: zero})
+		}
+	}
+	walk("", reflect.ValueOf(c))
+	return out
+}

@@ -1,0 +1,549 @@
+package tui
+
+import (
+	"fmt"
+	"math"
+	"strings"
+	"unicode"
+
+	tea "charm.land/bubbletea/v2"
+	"github.com/charmbracelet/x/ansi"
+
+	"github.com/gpuprof/gpuprof/analysis"
+	"github.com/gpuprof/gpuprof/profile"
+	"github.com/gpuprof/gpuprof/store"
+)
+
+// taskRunsLimit bounds the runs loaded for a job's task profile.
+const taskRunsLimit = 200
+
+// detailState is the job detail: the job with its series, analysed once
+// when it arrives, and the profile of its recurring task, which follows.
+type detailState struct {
+	r       row // the list's row, shown while loading
+	loading bool
+	err     string
+
+	v       store.JobView
+	job     analysis.Job
+	metrics analysis.Metrics
+	class   analysis.Class
+	why     []analysis.Reason
+	bottle  []analysis.Bottleneck
+	hints   []hint
+	hintsOK bool // the analysis gives hints in this build
+
+	taskLoading bool
+	taskErr     string
+	task        *taskInfo
+
+	scroll int
+}
+
+// taskInfo is the profile of the task a job belongs to.
+type taskInfo struct {
+	name      string // normalised
+	profile   analysis.TaskProfile
+	truncated bool // the run limit was reached: older runs left out
+	none      string
+}
+
+// detailMsg carries a loaded and analysed job.
+type detailMsg struct {
+	cluster, jobID string
+	d              *detailState
+	err            error
+}
+
+// taskMsg carries a job's task profile.
+type taskMsg struct {
+	cluster, jobID string
+	task           *taskInfo
+	err            error
+}
+
+// openDetail shows row r's job and starts loading it.
+func (m Model) openDetail(r row) (tea.Model, tea.Cmd) {
+	m.screen = screenDetail
+	m.detail = &detailState{r: r, loading: true}
+	src, ctx, cfg := m.src, m.ctx, m.cfg
+	return m, func() tea.Msg {
+		v, err := src.Job(ctx, r.cluster, r.jobID)
+		if err != nil {
+			return detailMsg{cluster: r.cluster, jobID: r.jobID, err: err}
+		}
+		return detailMsg{cluster: r.cluster, jobID: r.jobID, d: analyseDetail(r, v, cfg)}
+	}
+}
+
+// analyseDetail runs the analysis of one job for the detail view.
+func analyseDetail(r row, v store.JobView, cfg analysis.Config) *detailState {
+	j := analysis.FromView(v.Sched, v.Profiles)
+	d := &detailState{r: r, v: v, job: j, taskLoading: true}
+	d.metrics = analysis.Measure(j, cfg)
+	d.class, d.why = analysis.Classify(j, cfg)
+	d.bottle = analysis.Diagnose(j, cfg)
+	d.hints, d.hintsOK = jobHints(j, cfg)
+	return d
+}
+
+func (m Model) gotDetail(msg detailMsg) (tea.Model, tea.Cmd) {
+	d := m.detail
+	if d == nil || d.r.cluster != msg.cluster || d.r.jobID != msg.jobID {
+		return m, nil // the user moved on
+	}
+	if msg.err != nil {
+		d.loading = false
+		d.err = msg.err.Error()
+		m.errMsg = "load job " + sanitise(d.r.id) + ": " + msg.err.Error()
+		return m, nil
+	}
+	m.errMsg = ""
+	m.detail = msg.d
+	return m, m.loadTask(msg.d.job)
+}
+
+// loadTask returns the command that loads the other runs of j's task (same
+// user, same normalised name or same array) and profiles them.
+func (m Model) loadTask(j analysis.Job) tea.Cmd {
+	src, ctx, cfg := m.src, m.ctx, m.cfg
+	norm := analysis.NormaliseName(j.Name)
+	return func() tea.Msg {
+		done := func(t *taskInfo, err error) tea.Msg {
+			return taskMsg{cluster: j.Cluster, jobID: j.ID, task: t, err: err}
+		}
+		if norm == "" && j.ArrayJobID == "" {
+			return done(&taskInfo{none: "no recurring task: the job name has no words"}, nil)
+		}
+		vs, err := src.Jobs(ctx, store.ViewFilter{
+			Cluster: j.Cluster, User: j.User, Text: namePrefix(j.Name), Limit: taskRunsLimit,
+		})
+		if err != nil {
+			return done(nil, err)
+		}
+		var runs []analysis.Job
+		for _, v := range vs {
+			r := analysis.FromView(v.Sched, v.Profiles)
+			if (norm != "" && analysis.NormaliseName(r.Name) == norm) ||
+				(j.ArrayJobID != "" && r.ArrayJobID == j.ArrayJobID) {
+				runs = append(runs, r)
+			}
+		}
+		t := &taskInfo{name: norm, truncated: len(vs) == taskRunsLimit}
+		ps := analysis.Profiles(runs, cfg)
+		switch {
+		case len(ps) == 0:
+			t.none = "no other GPU runs of this task"
+		default:
+			t.profile = ps[0]
+			for _, p := range ps {
+				if p.Name == norm {
+					t.profile = p
+					break
+				}
+			}
+		}
+		return done(t, nil)
+	}
+}
+
+// namePrefix is the text the task's runs are searched by: the name's
+// leading letters ("train" of "train_resnet50_seed3"), which every name
+// that normalises alike shares unless it starts with a separator or digit.
+func namePrefix(name string) string {
+	end := 0
+	for i, r := range name {
+		if !unicode.IsLetter(r) {
+			break
+		}
+		end = i + len(string(r))
+	}
+	return name[:end]
+}
+
+func (m Model) gotTask(msg taskMsg) (tea.Model, tea.Cmd) {
+	d := m.detail
+	if d == nil || d.v.Cluster != msg.cluster || d.job.ID != msg.jobID {
+		return m, nil
+	}
+	d.taskLoading = false
+	if msg.err != nil {
+		d.taskErr = msg.err.Error()
+		return m, nil
+	}
+	d.task = msg.task
+	return m, nil
+}
+
+// detailKey scrolls the detail or goes back to the list.
+func (m Model) detailKey(k string) (tea.Model, tea.Cmd) {
+	d := m.detail
+	page := m.bodyHeight()
+	switch k {
+	case "esc", "backspace", "left", "h":
+		m.screen = screenList
+		m.detail = nil
+		return m, m.ensurePages()
+	case "up", "k":
+		d.scroll--
+	case "down", "j":
+		d.scroll++
+	case "pgup", "ctrl+u", "ctrl+b":
+		d.scroll -= page
+	case "pgdown", "ctrl+d", "ctrl+f", "space":
+		d.scroll += page
+	case "g", "home":
+		d.scroll = 0
+	case "G", "end":
+		d.scroll = math.MaxInt32
+	case "m":
+		return m.openSummary()
+	}
+	d.scroll = max(min(d.scroll, len(m.detailLines())-page), 0)
+	return m, nil
+}
+
+// detailView renders the job detail, scrolled.
+func (m Model) detailView() (title string, body []string, status string) {
+	d := m.detail
+	title = " gpuprof · job " + clip(d.r.id, 24) + " · " + clip(d.r.name, max(m.width/2, 10))
+	lines := m.detailLines()
+	n := m.bodyHeight()
+	scroll := max(min(d.scroll, len(lines)-n), 0)
+	end := min(scroll+n, len(lines))
+	status = " esc back"
+	if len(lines) > n {
+		status = fmt.Sprintf(" lines %d–%d of %d · esc back", scroll+1, end, len(lines))
+	}
+	return title, lines[scroll:end], status
+}
+
+// detailLines is the whole detail, wrapped to the screen's width.
+func (m Model) detailLines() []string {
+	d := m.detail
+	w := m.width
+	var out []string
+	add := func(s string) { out = append(out, wrapHanging(s, w)...) }
+	section := func(s string) {
+		out = append(out, "", " "+m.st.render(m.st.header, s))
+	}
+	if d.loading {
+		add("loading job " + d.r.id + "…")
+		return out
+	}
+	if d.err != "" {
+		add("could not load job " + d.r.id + ": " + sanitise(d.err))
+		return out
+	}
+	j, mt := &d.job, &d.metrics
+	loc := m.opts.Now().Location()
+
+	add("job " + sanitise(displayID(d.v)) + " · " + orDash(sanitise(j.Name)))
+	add(fmt.Sprintf("user %s · account %s · partition %s",
+		orDash(sanitise(j.User)), orDash(sanitise(j.Account)), orDash(sanitise(j.Partition))))
+	state := orDash(sanitise(j.State))
+	if j.ExitKnown {
+		state += fmt.Sprintf(" · exit %d:%d", j.ExitStatus, j.ExitSignal)
+	}
+	add("state " + state + " · " + mt.Outcome.String())
+	times := "start " + formatTime(j.Start, loc) + " · end " + formatTime(j.End, loc)
+	if mt.ElapsedValid {
+		times += " · elapsed " + analysis.FormatDuration(mt.Elapsed)
+	} else if !j.Start.IsZero() && !mt.Outcome.Finished() {
+		times += " · running " + analysis.FormatDuration(m.opts.Now().Sub(j.Start))
+	}
+	if mt.WaitValid {
+		times += " · wait " + analysis.FormatDuration(mt.Wait)
+	}
+	if j.TimeLimit > 0 {
+		times += " · limit " + analysis.FormatDuration(j.TimeLimit)
+	}
+	add(times)
+	gpus := fmt.Sprintf("GPUs %d requested", j.ReqGPUs)
+	if j.ReqShards > 0 {
+		gpus += fmt.Sprintf(", %d shards", j.ReqShards)
+	}
+	gpus += fmt.Sprintf(" · %d held · %d unused", mt.GPUs, mt.UnusedGPUs)
+	if mt.ElapsedValid {
+		gpus += fmt.Sprintf(" · %.1f GPU-hours", mt.GPUHours)
+	}
+	add(gpus)
+
+	section("Analysis")
+	cls := "class " + d.class.String()
+	if len(d.why) > 0 {
+		cls += ": " + sanitise(d.why[0].String())
+	}
+	add(cls)
+	if len(d.bottle) == 0 {
+		add("no bottleneck found")
+	}
+	for _, b := range d.bottle {
+		add("bottleneck " + b.Kind.String() + ": " + sanitise(b.Reason.String()))
+	}
+	io := "IO wait not measured"
+	if mt.IOWaitValid {
+		io = fmt.Sprintf("IO wait %.1f%% of wall time (measured per %s)", mt.IOWait*100, sanitise(mt.IOScope))
+	}
+	if mt.EnergyValid {
+		io += " · energy " + formatEnergy(mt.EnergyJ)
+	}
+	add(io)
+	for _, f := range d.flags() {
+		add("flag: " + f)
+	}
+	if n := mt.Notes.Total(); n > 0 {
+		add(fmt.Sprintf("%d reading(s) ignored as impossible", n))
+	}
+
+	section(fmt.Sprintf("GPUs (%d)", len(j.GPUs)))
+	if len(j.GPUs) == 0 {
+		add("no GPU profile recorded")
+	}
+	gi := 0
+	for _, p := range d.v.Profiles {
+		for k := range p.GPUs {
+			var ag *analysis.GPU
+			if gi < len(j.GPUs) {
+				ag = &j.GPUs[gi]
+			}
+			gi++
+			out = append(out, m.gpuLines(p.Node, &p.GPUs[k], ag)...)
+		}
+	}
+
+	section("Hints")
+	switch {
+	case !d.hintsOK:
+		add("not available in this build")
+	case len(d.hints) == 0:
+		add("none: nothing to change")
+	}
+	for _, h := range d.hints {
+		if h.option == "" { // not an option: why says what to do
+			add("• " + sanitise(h.why))
+			continue
+		}
+		add("• " + sanitise(h.option))
+		if h.why != "" {
+			add("  " + sanitise(h.why))
+		}
+	}
+
+	section("Task profile")
+	switch {
+	case d.taskLoading:
+		add("loading the other runs…")
+	case d.taskErr != "":
+		add("could not load the other runs: " + sanitise(d.taskErr))
+	case d.task == nil:
+	case d.task.none != "":
+		add(d.task.none)
+	default:
+		for _, l := range taskLines(d.task) {
+			add(l)
+		}
+	}
+	return out
+}
+
+// flags are the job's caveats: GPUs never used, memory a framework
+// reserved, readings missing part of the job.
+func (d *detailState) flags() []string {
+	var fs []string
+	if n := d.metrics.IdleAllocatedGPUs; n > 0 {
+		fs = append(fs, fmt.Sprintf("idle allocation: %d GPU(s) never touched by a process", n))
+	}
+	if d.metrics.Preallocated {
+		fs = append(fs, "preallocated memory: the peak is what a framework reserved, not what it needed")
+	}
+	if d.metrics.Shared {
+		fs = append(fs, "shared GPU: readings are the job's processes', energy not attributable")
+	}
+	for _, p := range d.v.Profiles {
+		if !p.Partial {
+			continue
+		}
+		reasons := "reason not recorded"
+		if len(p.PartialReasons) > 0 {
+			reasons = strings.Join(p.PartialReasons, "; ")
+		}
+		fs = append(fs, "partial data on "+sanitise(p.Node)+": "+sanitise(reasons))
+	}
+	return fs
+}
+
+// gpuLines are one GPU's lines: where it is, its sparklines over the
+// job's life, and its numbers.
+func (m Model) gpuLines(node string, g *profile.GPU, ag *analysis.GPU) []string {
+	w := m.width
+	idx := "#?"
+	if g.SlurmIndex >= 0 {
+		idx = fmt.Sprintf("#%d", g.SlurmIndex)
+	}
+	head := " " + clip(node, 24) + " · " + orDash(clip(g.Model, 32)) + " · " + idx + " " + shortUUID(g.UUID)
+	lines := []string{"", head}
+
+	util, mem := seriesValues(g)
+	utilText, memText := "util -", "peak -"
+	if ag != nil && ag.UtilMeanValid {
+		utilText = fmt.Sprintf("mean %.0f%%", ag.UtilMean)
+		if ag.UtilPctValid {
+			utilText += fmt.Sprintf(" p95 %.0f%%", ag.UtilP95)
+		}
+	}
+	if g.MemSamples > 0 {
+		memText = "peak " + formatGiB(g.MemPeak) + "G"
+		if g.MemoryTotal > 0 {
+			memText = "peak " + formatGiB(g.MemPeak) + "/" + formatGiB(g.MemoryTotal) + "G"
+		}
+	}
+	sw := max(w-8-max(width(utilText), width(memText))-2, 4)
+	memHi := float64(g.MemoryTotal)
+	if memHi == 0 {
+		memHi = float64(g.MemPeak)
+	}
+	lines = append(lines,
+		"   util "+fitClean(sparkline(util, 100, sw, false), sw)+" "+utilText,
+		"   mem  "+fitClean(sparkline(mem, memHi, sw, true), sw)+" "+memText)
+
+	var facts []string
+	if g.EnergyValid {
+		facts = append(facts, "energy "+formatEnergy(g.EnergyJ))
+	}
+	if g.TempValid {
+		facts = append(facts, fmt.Sprintf("max %d°C", g.MaxTempC))
+	}
+	xid := fmt.Sprintf("XID errors %d", g.XIDCount)
+	if len(g.XIDs) > 0 {
+		codes := make([]string, 0, len(g.XIDs))
+		seen := map[uint64]bool{}
+		for _, x := range g.XIDs {
+			if !seen[x.Code] {
+				seen[x.Code] = true
+				codes = append(codes, fmt.Sprint(x.Code))
+			}
+		}
+		xid += " (" + strings.Join(codes, ", ") + ")"
+	}
+	facts = append(facts, xid)
+	if g.IdleAllocation {
+		facts = append(facts, "idle allocation")
+	}
+	if g.Preallocated {
+		facts = append(facts, "preallocated")
+	}
+	lines = append(lines, "   "+strings.Join(facts, " · "))
+	if len(g.Processes) > 0 {
+		names := make([]string, len(g.Processes))
+		for i, p := range g.Processes {
+			names[i] = clip(p, 32)
+		}
+		lines = append(lines, "   "+clip("processes "+strings.Join(names, ", "), max(w-3, 1)))
+	}
+	return lines
+}
+
+// seriesValues lays a GPU's series out on its bucket grid: mean
+// utilisation (percent) and peak memory (bytes) per bucket, NaN where no
+// reading fell.
+func seriesValues(g *profile.GPU) (util, mem []float64) {
+	s := &g.Series
+	pts := s.Points
+	if len(pts) == 0 {
+		return nil, nil
+	}
+	n := len(pts)
+	grid := s.Step > 0 && pts[n-1].T >= s.Start && (pts[n-1].T-s.Start)/s.Step < 8*int64(max(s.MaxPoints, n))
+	if grid {
+		n = int((pts[n-1].T-s.Start)/s.Step) + 1
+	}
+	util, mem = make([]float64, n), make([]float64, n)
+	for i := range util {
+		util[i], mem[i] = math.NaN(), math.NaN()
+	}
+	for i, p := range pts {
+		k := i
+		if grid {
+			k = int((p.T - s.Start) / s.Step)
+			if k < 0 || k >= n {
+				continue
+			}
+		}
+		if p.N > 0 {
+			util[k] = float64(p.UtilSum) / float64(p.N)
+		}
+		if g.MemSamples > 0 {
+			mem[k] = float64(p.MemMax)
+		}
+	}
+	return util, mem
+}
+
+// taskLines describe the task's runs.
+func taskLines(t *taskInfo) []string {
+	p := &t.profile
+	runs := fmt.Sprintf("%s: %d run(s)", clip(p.Name, 40), p.Jobs)
+	if t.truncated {
+		runs += fmt.Sprintf(" (the latest %d jobs searched)", taskRunsLimit)
+	}
+	runs += fmt.Sprintf(" · %d with GPU readings · class %s", p.WithGPUData, p.Class)
+	lines := []string{runs}
+	var facts []string
+	if p.Duration.N > 0 {
+		facts = append(facts, "runtime p50 "+analysis.FormatDuration(secondsDuration(p.Duration.P50)))
+	}
+	if p.VRAMPeak.N > 0 {
+		v := "VRAM p95 " + formatGiB(uint64(p.VRAMPeak.P95)) + "G"
+		if p.VRAMPeakFrac.N > 0 {
+			v += fmt.Sprintf(" (%.0f%% of the card)", p.VRAMPeakFrac.P95*100)
+		}
+		facts = append(facts, v)
+	}
+	if p.UtilMean.N > 0 {
+		facts = append(facts, fmt.Sprintf("util p50 %.0f%%", p.UtilMean.P50))
+	}
+	if p.Finished > 0 {
+		facts = append(facts, fmt.Sprintf("failed %.0f%% · timed out %.0f%%", p.FailureRate*100, p.TimeoutRate*100))
+	}
+	if len(facts) > 0 {
+		lines = append(lines, strings.Join(facts, " · "))
+	}
+	return lines
+}
+
+func displayID(v store.JobView) string {
+	if v.Sched != nil && v.Sched.DisplayID != "" {
+		return v.Sched.DisplayID
+	}
+	return v.JobID
+}
+
+func orDash(s string) string {
+	if s == "" {
+		return "-"
+	}
+	return s
+}
+
+// wrapHanging wraps s to w columns behind a one-column margin; lines after
+// the first are indented like s's text, after its leading spaces and
+// bullet.
+func wrapHanging(s string, w int) []string {
+	text := strings.TrimLeft(s, " ")
+	lead := s[:len(s)-len(text)]
+	hang := len(lead)
+	if strings.HasPrefix(text, "• ") {
+		hang += 2
+	}
+	lines := strings.Split(ansi.Wrap(text, max(w-1-hang, 10), ""), "\n")
+	out := make([]string, len(lines))
+	for i, l := range lines {
+		if i == 0 {
+			out[i] = " " + lead + l
+		} else {
+			out[i] = " " + strings.Repeat(" ", hang) + l
+		}
+	}
+	return out
+}

@@ -1,0 +1,428 @@
+package tui
+
+import (
+	"fmt"
+	"strings"
+
+	tea "charm.land/bubbletea/v2"
+
+	"github.com/gpuprof/gpuprof/store"
+)
+
+// listState is the job list: the query, the cursor and the pages loaded
+// around it. Only pages near the cursor are kept (maxCachedPages); a
+// page's rows are analysed once, when it arrives.
+type listState struct {
+	q query
+	// gen numbers the query: results of an older one are dropped.
+	gen        int
+	total      int
+	totalKnown bool
+	pages      map[int][]row
+	pending    map[int]bool
+	cursor     int
+	top        int // first visible row
+}
+
+func newListState(q query) *listState {
+	return &listState{q: q, pages: make(map[int][]row), pending: make(map[int]bool)}
+}
+
+// countMsg carries the number of jobs a query selects.
+type countMsg struct {
+	gen int
+	n   int
+	err error
+}
+
+// pageMsg carries one analysed page of the list.
+type pageMsg struct {
+	gen, page int
+	rows      []row
+	err       error
+}
+
+// listRows is how many rows of the list fit under its header.
+func (m Model) listRows() int { return max(m.bodyHeight()-1, 1) }
+
+// reload restarts the list for its (changed) query: a fresh count and the
+// page at the cursor, which goes back to the top.
+func (m Model) reload() tea.Cmd {
+	l := m.list
+	l.gen++
+	l.total, l.totalKnown = 0, false
+	l.pages = make(map[int][]row)
+	l.pending = make(map[int]bool)
+	l.cursor, l.top = 0, 0
+	src, ctx, gen, f := m.src, m.ctx, l.gen, l.q.filter(m.opts.Now(), 0, 0)
+	count := func() tea.Msg {
+		n, err := src.Count(ctx, f)
+		return countMsg{gen: gen, n: n, err: err}
+	}
+	return tea.Batch(count, m.ensurePages())
+}
+
+// ensurePages asks for the pages the screen shows, and the one a screen
+// further down (so that scrolling on rarely waits), that are neither
+// cached nor on their way.
+func (m Model) ensurePages() tea.Cmd {
+	l := m.list
+	size := m.opts.PageSize
+	first, last := l.top/size, (l.top+2*m.listRows()-1)/size
+	if l.totalKnown {
+		last = min(last, max(l.total-1, 0)/size)
+	}
+	var cmds []tea.Cmd
+	for p := first; p <= last; p++ {
+		if _, ok := l.pages[p]; ok || l.pending[p] {
+			continue
+		}
+		l.pending[p] = true
+		cmds = append(cmds, m.loadPage(p))
+	}
+	return tea.Batch(cmds...)
+}
+
+// loadPage returns the command that loads and analyses page p.
+func (m Model) loadPage(p int) tea.Cmd {
+	l := m.list
+	src, ctx, gen, cfg := m.src, m.ctx, l.gen, m.cfg
+	now := m.opts.Now()
+	f := l.q.filter(now, p*m.opts.PageSize, m.opts.PageSize)
+	return func() tea.Msg {
+		vs, err := src.Jobs(ctx, f)
+		if err != nil {
+			return pageMsg{gen: gen, page: p, err: err}
+		}
+		rows := make([]row, len(vs))
+		for i, v := range vs {
+			rows[i] = rowOf(v, cfg, now)
+		}
+		return pageMsg{gen: gen, page: p, rows: rows}
+	}
+}
+
+func (m Model) gotCount(msg countMsg) (tea.Model, tea.Cmd) {
+	l := m.list
+	if msg.gen != l.gen {
+		return m, nil
+	}
+	if msg.err != nil {
+		m.errMsg = "count jobs: " + msg.err.Error()
+		return m, nil
+	}
+	l.total, l.totalKnown = msg.n, true
+	l.cursor = min(l.cursor, max(l.total-1, 0))
+	l.scrollTo(l.cursor, m.listRows())
+	return m, m.ensurePages()
+}
+
+func (m Model) gotPage(msg pageMsg) (tea.Model, tea.Cmd) {
+	l := m.list
+	if msg.gen != l.gen {
+		return m, nil
+	}
+	delete(l.pending, msg.page)
+	if msg.err != nil {
+		m.errMsg = fmt.Sprintf("load page %d: %v", msg.page+1, msg.err)
+		return m, nil
+	}
+	m.errMsg = ""
+	l.pages[msg.page] = msg.rows
+	l.evict(l.cursor/m.opts.PageSize, m.cacheLimit())
+	return m, nil
+}
+
+// cacheLimit is how many pages the list keeps: maxCachedPages, or more
+// when small pages on a tall screen need more for two screens' worth.
+func (m Model) cacheLimit() int {
+	return max(maxCachedPages, 2*m.listRows()/m.opts.PageSize+3)
+}
+
+// evict drops the cached pages farthest from page cur beyond limit.
+func (l *listState) evict(cur, limit int) {
+	for len(l.pages) > limit {
+		far, dist := -1, -1
+		for p := range l.pages {
+			d := p - cur
+			if d < 0 {
+				d = -d
+			}
+			if d > dist || (d == dist && p > far) {
+				far, dist = p, d
+			}
+		}
+		delete(l.pages, far)
+	}
+}
+
+// rowAt returns row i when its page is loaded.
+func (m Model) rowAt(i int) (row, bool) {
+	size := m.opts.PageSize
+	rows, ok := m.list.pages[i/size]
+	if !ok || i%size >= len(rows) {
+		return row{}, false
+	}
+	return rows[i%size], true
+}
+
+// lastIndex is the index of the last row the cursor may reach.
+func (m Model) lastIndex() int {
+	l := m.list
+	if l.totalKnown {
+		return l.total - 1
+	}
+	return len(l.pages[0]) - 1 // before the count: the first page
+}
+
+// scrollTo keeps row i visible in a window of n rows.
+func (l *listState) scrollTo(i, n int) {
+	switch {
+	case i < l.top:
+		l.top = i
+	case i >= l.top+n:
+		l.top = i - n + 1
+	}
+	l.top = max(l.top, 0)
+}
+
+// move puts the cursor at i (clamped) and loads what becomes visible.
+func (m Model) move(i int) (tea.Model, tea.Cmd) {
+	l := m.list
+	l.cursor = max(min(i, m.lastIndex()), 0)
+	l.scrollTo(l.cursor, m.listRows())
+	return m, m.ensurePages()
+}
+
+// listKey handles a key on the job list.
+func (m Model) listKey(k string) (tea.Model, tea.Cmd) {
+	l := m.list
+	page := m.listRows()
+	switch k {
+	case "up", "k":
+		return m.move(l.cursor - 1)
+	case "down", "j":
+		return m.move(l.cursor + 1)
+	case "pgup", "ctrl+u", "ctrl+b":
+		l.top = max(l.top-page, 0)
+		return m.move(l.cursor - page)
+	case "pgdown", "ctrl+d", "ctrl+f", "space":
+		l.top += page
+		if last := m.lastIndex(); l.top > last-page+1 {
+			l.top = max(last-page+1, 0)
+		}
+		return m.move(l.cursor + page)
+	case "g", "home":
+		return m.move(0)
+	case "G", "end":
+		return m.move(m.lastIndex())
+	case "enter":
+		r, ok := m.rowAt(l.cursor)
+		if !ok {
+			return m, nil
+		}
+		return m.openDetail(r)
+	case "/":
+		m.prompt = newPrompt(promptText, "filter (name or job id): ", l.q.text)
+	case "p":
+		m.prompt = newPrompt(promptPartition, "partition (empty: all): ", l.q.partition)
+	case "u":
+		if !m.id.Admin {
+			m.message = "only admins can switch user"
+			return m, nil
+		}
+		m.prompt = newPrompt(promptUser, "user (empty: everyone): ", l.q.user)
+	case "a":
+		if !m.id.Admin {
+			m.message = "only admins can switch account"
+			return m, nil
+		}
+		m.prompt = newPrompt(promptAccount, "account (empty: all): ", l.q.account)
+	case "s":
+		cur := l.q.sort
+		if cur == "" {
+			cur = store.SortStart
+		}
+		l.q.sort, l.q.reverse = next(store.SortKeys(), cur), false
+		return m, m.reload()
+	case "S", "r":
+		l.q.reverse = !l.q.reverse
+		return m, m.reload()
+	case "f":
+		l.q.state = next(states, l.q.state)
+		return m, m.reload()
+	case "t":
+		l.q.window = next(windows, l.q.window)
+		return m, m.reload()
+	case "m":
+		return m.openSummary()
+	}
+	return m, nil
+}
+
+// column is one column of the list: its header, width, and how to read
+// it from a row.
+type column struct {
+	title string
+	width int
+	right bool
+	cell  func(r *row) string
+}
+
+var (
+	colID      = column{"JOBID", 10, false, func(r *row) string { return r.id }}
+	colName    = column{"NAME", 0, false, func(r *row) string { return r.name }}
+	colUser    = column{"USER", 8, false, func(r *row) string { return r.user }}
+	colState   = column{"STATE", 9, false, func(r *row) string { return r.state }}
+	colStart   = column{"START", 11, false, func(r *row) string { return r.start }}
+	colElapsed = column{"ELAPSED", 7, true, func(r *row) string { return r.elapsed }}
+	colGPUs    = column{"GPUS", 5, true, func(r *row) string { return r.gpus }}
+	colVRAM    = column{"VRAM", 8, true, func(r *row) string { return r.vram }}
+	colUtil    = column{"UTIL", 4, true, func(r *row) string { return r.util }}
+	colClass   = column{"CLASS", 10, false, func(r *row) string { return r.class }}
+	colBadges  = column{"BOTTLENECK", 12, false, func(r *row) string { return r.badges }}
+)
+
+// minNameWidth is the narrowest the name column gets before other columns
+// are dropped.
+const minNameWidth = 8
+
+// columns chooses the columns for a screen w wide. The name takes what is
+// left; class and bottleneck need 100 columns; under 80, the least useful
+// columns go first. The user column is shown when the list is not one
+// user's.
+func columns(w int, showUser bool) []column {
+	cols := []column{colID, colName}
+	if showUser {
+		cols = append(cols, colUser)
+	}
+	cols = append(cols, colState, colStart, colElapsed, colGPUs, colVRAM, colUtil)
+	if w >= 100 {
+		cols = append(cols, colClass, colBadges)
+	}
+	// Dropped in this order when the name would be narrower than
+	// minNameWidth.
+	dropOrder := []string{"BOTTLENECK", "CLASS", "START", "USER", "GPUS", "VRAM", "ELAPSED", "UTIL", "STATE"}
+	for _, drop := range dropOrder {
+		if fixedWidth(cols)+minNameWidth <= w-2 {
+			break
+		}
+		for i, c := range cols {
+			if c.title == drop {
+				cols = append(cols[:i:i], cols[i+1:]...)
+				break
+			}
+		}
+	}
+	for i := range cols {
+		if cols[i].title == "NAME" {
+			cols[i].width = max(w-2-fixedWidth(cols), 1)
+		}
+	}
+	return cols
+}
+
+// fixedWidth is the width of the columns other than the name, with one
+// space between columns.
+func fixedWidth(cols []column) int {
+	n := len(cols) - 1
+	for _, c := range cols {
+		n += c.width
+	}
+	return n
+}
+
+// listView renders the job list.
+func (m Model) listView() (title string, body []string, status string) {
+	l := m.list
+	title = m.listTitle()
+	cols := columns(m.width, l.q.user == "" && m.id.Admin)
+	cells := make([]string, len(cols))
+	for i, c := range cols {
+		cells[i] = pad(c.title, c.width, c.right)
+	}
+	body = append(body, m.st.render(m.st.header, "  "+strings.Join(cells, " ")))
+
+	n := m.listRows()
+	for i := l.top; i < l.top+n; i++ {
+		if l.totalKnown && i >= l.total {
+			break
+		}
+		r, ok := m.rowAt(i)
+		if !ok {
+			if !l.totalKnown && i > 0 {
+				break
+			}
+			body = append(body, "  "+m.st.render(m.st.dim, "loading…"))
+			continue
+		}
+		for k, c := range cols {
+			cells[k] = pad(c.cell(&r), c.width, c.right)
+			if c.title == "STATE" && i != l.cursor { // a reset inside would end the selection's style
+				cells[k] = m.st.render(m.st.stateStyle(r.state), cells[k])
+			}
+		}
+		line := strings.Join(cells, " ")
+		if i == l.cursor {
+			body = append(body, m.st.render(m.st.selected, "› "+line))
+		} else {
+			body = append(body, "  "+line)
+		}
+	}
+	if l.totalKnown && l.total == 0 {
+		body = append(body, "  no jobs match")
+	}
+	return title, body, m.listStatus()
+}
+
+// pad fits a clean cell to w columns, aligned left or right.
+func pad(s string, w int, right bool) string {
+	if right {
+		return fitRight(s, w)
+	}
+	return fitClean(s, w)
+}
+
+// listTitle says whose jobs the list shows and how they are filtered.
+func (m Model) listTitle() string {
+	q := m.list.q
+	who := "everyone"
+	if q.user != "" {
+		who = clip(q.user, 24)
+	}
+	parts := []string{"gpuprof · jobs of " + who}
+	if q.account != "" {
+		parts = append(parts, "account "+clip(q.account, 20))
+	}
+	if q.partition != "" {
+		parts = append(parts, "partition "+clip(q.partition, 20))
+	}
+	state := q.state
+	if state == "" {
+		state = "all"
+	}
+	parts = append(parts, "state "+state, "window "+windowName(q.window))
+	parts = append(parts, "sort "+q.sortName())
+	if q.text != "" {
+		parts = append(parts, "filter /"+clip(q.text, 20)+"/")
+	}
+	return " " + strings.Join(parts, " · ")
+}
+
+// listStatus is the list's part of the status bar: where the cursor is.
+func (m Model) listStatus() string {
+	l := m.list
+	var s string
+	switch {
+	case !l.totalKnown:
+		s = " loading…"
+	case l.total == 0:
+		s = " 0 jobs"
+	default:
+		s = fmt.Sprintf(" row %s of %s", formatCount(l.cursor+1), formatCount(l.total))
+		if len(l.pending) > 0 {
+			s += " · loading…"
+		}
+	}
+	return s
+}

@@ -1,0 +1,134 @@
+package tui
+
+import (
+	"fmt"
+	"strings"
+	"time"
+
+	"github.com/gpuprof/gpuprof/analysis"
+	"github.com/gpuprof/gpuprof/store"
+)
+
+// row is one job of the list, analysed and formatted once when its page
+// arrives. Strings that came from users are already sanitised.
+type row struct {
+	cluster, jobID string // the key, raw, for loading the detail
+	id             string // display id
+	name, user     string
+	state          string
+	start          string
+	elapsed        string
+	gpus           string // requested/used
+	vram           string // peak/card
+	util           string
+	class          string
+	badges         string
+}
+
+// rowOf analyses one job for the list. now is the end of a job still
+// running.
+func rowOf(v store.JobView, c analysis.Config, now time.Time) row {
+	j := analysis.FromView(v.Sched, v.Profiles)
+	m := analysis.Measure(j, c)
+	cls, _ := analysis.Classify(j, c)
+	r := row{
+		cluster: v.Cluster,
+		jobID:   v.JobID,
+		id:      sanitise(v.JobID),
+		name:    sanitise(j.Name),
+		user:    sanitise(j.User),
+		state:   stateLabel(j.State),
+		start:   formatStart(m.Start, now.Location()),
+		elapsed: "-",
+		gpus:    "-",
+		vram:    "-",
+		util:    "-",
+		class:   classLabel(cls),
+		badges:  badges(analysis.Diagnose(j, c)),
+	}
+	if v.Sched != nil && v.Sched.DisplayID != "" {
+		r.id = sanitise(v.Sched.DisplayID)
+	}
+	switch {
+	case m.ElapsedValid:
+		r.elapsed = formatElapsed(m.Elapsed)
+	case !m.Start.IsZero() && !m.Outcome.Finished() && now.After(m.Start):
+		r.elapsed = formatElapsed(now.Sub(m.Start)) // still running
+	}
+	if m.GPUs > 0 {
+		r.gpus = fmt.Sprintf("%d/-", m.GPUs)
+		if m.MeasuredGPUs > 0 {
+			r.gpus = fmt.Sprintf("%d/%d", m.GPUs, m.GPUs-m.UnusedGPUs)
+		}
+	}
+	r.vram = vramLabel(m)
+	if m.UtilMeanValid {
+		r.util = fmt.Sprintf("%.0f%%", m.UtilMean)
+	}
+	return r
+}
+
+// vramLabel is the memory peak over the card, "61/80G"; "pre 78/80G" is a
+// framework's preallocation, not a need.
+func vramLabel(m analysis.Metrics) string {
+	switch {
+	case m.VRAMPeakBytesValid && m.VRAMCard > 0:
+		return formatGiB(m.VRAMPeak) + "/" + formatGiB(m.VRAMCard) + "G"
+	case m.VRAMPeakBytesValid:
+		return formatGiB(m.VRAMPeak) + "G"
+	case m.Preallocated:
+		return "prealloc"
+	}
+	return "-"
+}
+
+// stateLabel shortens Slurm states that would not fit the column.
+func stateLabel(s string) string {
+	switch s {
+	case "":
+		return "-"
+	case "OUT_OF_MEMORY":
+		return "OOM"
+	}
+	return sanitise(s)
+}
+
+// classLabel is a class's short name for the list.
+func classLabel(c analysis.Class) string {
+	switch c {
+	case analysis.ClassLongTraining:
+		return "training"
+	case analysis.ClassShortDebug:
+		return "debug"
+	case analysis.ClassInferenceService:
+		return "inference"
+	case analysis.ClassPreprocessingIO:
+		return "io-preproc"
+	case analysis.ClassIdleAllocation:
+		return "idle"
+	case analysis.ClassOther:
+		return "other"
+	}
+	return "-"
+}
+
+// badgeNames are the bottlenecks' short names for the list.
+var badgeNames = map[analysis.Kind]string{
+	analysis.KindVRAMBound:       "VRAM",
+	analysis.KindHostMemoryBound: "HOSTMEM",
+	analysis.KindComputeBound:    "COMPUTE",
+	analysis.KindIOBound:         "IO",
+	analysis.KindUnderused:       "UNUSED",
+	analysis.KindQueueBound:      "QUEUE",
+}
+
+func badges(bs []analysis.Bottleneck) string {
+	if len(bs) == 0 {
+		return ""
+	}
+	names := make([]string, len(bs))
+	for i, b := range bs {
+		names[i] = badgeNames[b.Kind]
+	}
+	return strings.Join(names, ",")
+}

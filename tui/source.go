@@ -1,0 +1,31 @@
+package tui
+
+import (
+	"context"
+
+	"github.com/gpuprof/gpuprof/store"
+)
+
+// Source is where the TUI reads jobs from: the local database or the
+// collector (`gpuprof serve`). Access control lives in the Source, not in
+// the UI: a non-admin's Source returns only that user's jobs whatever the
+// filter asks for.
+type Source interface {
+	// Jobs returns one page of the jobs f selects, in f's order
+	// (f.Sort, f.Asc; newest first by default), f.Limit at most, after
+	// skipping f.Offset.
+	Jobs(ctx context.Context, f store.ViewFilter) ([]store.JobView, error)
+	// Count returns how many jobs f selects (f.Limit and f.Offset are
+	// ignored).
+	Count(ctx context.Context, f store.ViewFilter) (int, error)
+	// Job returns one job with its GPU time series, or an error wrapping
+	// store.ErrNotFound.
+	Job(ctx context.Context, cluster, jobID string) (store.JobView, error)
+}
+
+// Identity is who runs the TUI. Admin enables switching to another user
+// or account; the Source enforces what that may return.
+type Identity struct {
+	User  string
+	Admin bool
+}

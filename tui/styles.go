@@ -1,0 +1,51 @@
+package tui
+
+import (
+	"charm.land/lipgloss/v2"
+)
+
+// styles are the looks of the views. With NoColor every style is empty and
+// renders its text unchanged: no escape sequence reaches the terminal and
+// the selection is shown by the "›" marker alone.
+type styles struct {
+	noColor                                                    bool
+	title, header, selected, status, err, dim, good, bad, warn lipgloss.Style
+}
+
+func newStyles(noColor bool) styles {
+	if noColor {
+		return styles{noColor: true}
+	}
+	return styles{
+		title:    lipgloss.NewStyle().Bold(true).Foreground(lipgloss.Color("15")).Background(lipgloss.Color("24")),
+		header:   lipgloss.NewStyle().Bold(true).Underline(true),
+		selected: lipgloss.NewStyle().Reverse(true),
+		status:   lipgloss.NewStyle().Foreground(lipgloss.Color("252")).Background(lipgloss.Color("236")),
+		err:      lipgloss.NewStyle().Bold(true).Foreground(lipgloss.Color("9")),
+		dim:      lipgloss.NewStyle().Faint(true),
+		good:     lipgloss.NewStyle().Foreground(lipgloss.Color("10")),
+		bad:      lipgloss.NewStyle().Foreground(lipgloss.Color("9")),
+		warn:     lipgloss.NewStyle().Foreground(lipgloss.Color("11")),
+	}
+}
+
+// stateStyle colours a job state in the list.
+func (s styles) stateStyle(state string) lipgloss.Style {
+	switch state {
+	case "COMPLETED":
+		return s.good
+	case "FAILED", "OOM", "NODE_FAIL", "BOOT_FAIL":
+		return s.bad
+	case "TIMEOUT", "CANCELLED", "PREEMPTED":
+		return s.warn
+	}
+	return lipgloss.NewStyle()
+}
+
+// render applies st to text, or returns text unchanged without colour.
+func (s styles) render(st lipgloss.Style, text string) string {
+	if s.noColor {
+		return text
+	}
+	return st.Render(text)
+}

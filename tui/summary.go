@@ -1,0 +1,240 @@
+package tui
+
+import (
+	"cmp"
+	"context"
+	"fmt"
+	"slices"
+	"time"
+
+	tea "charm.land/bubbletea/v2"
+
+	"github.com/gpuprof/gpuprof/analysis"
+	"github.com/gpuprof/gpuprof/store"
+)
+
+// Bounds of the summary's loading: it reads the month's jobs in pages of
+// summaryPage, at most maxSummaryJobs, and says when it stopped short.
+const (
+	summaryPage    = 500
+	maxSummaryJobs = 5000
+)
+
+// summaryState is "my summary": this month's numbers for one user (or,
+// for an admin looking at everyone, for all).
+type summaryState struct {
+	who     string // user, "" for everyone
+	loading bool
+	err     string
+	res     *summaryResult
+	scroll  int
+}
+
+// summaryResult is what the analysis says about the month's jobs.
+type summaryResult struct {
+	window    analysis.Window
+	loaded    int
+	total     int // jobs the Source selects; more than loaded when truncated
+	truncated bool
+	head      analysis.Headline
+	sum       analysis.ClusterSummary
+	hintsOK   bool
+	topHint   hint
+	topHintN  int
+	hinted    int // jobs with at least one hint
+}
+
+// summaryMsg carries a loaded summary.
+type summaryMsg struct {
+	who string
+	res *summaryResult
+	err error
+}
+
+// openSummary shows the month's summary and starts loading it.
+func (m Model) openSummary() (tea.Model, tea.Cmd) {
+	who := m.id.User
+	if m.id.Admin {
+		who = m.list.q.user
+	}
+	m.screen = screenSummary
+	m.summary = &summaryState{who: who, loading: true}
+	src, ctx, cfg, now := m.src, m.ctx, m.cfg, m.opts.Now()
+	return m, func() tea.Msg {
+		res, err := loadSummary(ctx, src, who, now, cfg)
+		return summaryMsg{who: who, res: res, err: err}
+	}
+}
+
+// monthOf returns the calendar month containing now, in now's location.
+func monthOf(now time.Time) analysis.Window {
+	from := time.Date(now.Year(), now.Month(), 1, 0, 0, 0, 0, now.Location())
+	return analysis.Window{From: from, To: from.AddDate(0, 1, 0)}
+}
+
+// loadSummary reads who's jobs of now's month page by page (at most
+// maxSummaryJobs) and summarises them with the analysis.
+func loadSummary(ctx context.Context, src Source, who string, now time.Time, cfg analysis.Config) (*summaryResult, error) {
+	win := monthOf(now)
+	f := store.ViewFilter{User: who, Since: win.From, Until: win.To}
+	total, err := src.Count(ctx, f)
+	if err != nil {
+		return nil, fmt.Errorf("count this month's jobs: %w", err)
+	}
+	var jobs []analysis.Job
+	for off := 0; off < min(total, maxSummaryJobs); off += summaryPage {
+		f.Offset, f.Limit = off, min(summaryPage, maxSummaryJobs-off)
+		vs, err := src.Jobs(ctx, f)
+		if err != nil {
+			return nil, fmt.Errorf("load this month's jobs: %w", err)
+		}
+		for _, v := range vs {
+			jobs = append(jobs, analysis.FromView(v.Sched, v.Profiles))
+		}
+		if len(vs) < f.Limit {
+			break
+		}
+	}
+	res := &summaryResult{
+		window:    win,
+		loaded:    len(jobs),
+		total:     max(total, len(jobs)),
+		truncated: len(jobs) < total,
+		sum:       analysis.Summarise(jobs, cfg),
+	}
+	in := analysis.Input{Jobs: jobs}
+	res.head = analysis.SummariseWorkload(in, analysis.WorkloadParams{Window: win}, cfg).Headline
+
+	counts := map[string]int{}
+	first := map[string]hint{}
+	for _, j := range jobs {
+		hs, ok := jobHints(j, cfg)
+		if !ok {
+			break
+		}
+		res.hintsOK = true
+		if len(hs) > 0 {
+			res.hinted++
+		}
+		for _, h := range hs {
+			counts[h.rule]++
+			if _, seen := first[h.rule]; !seen {
+				first[h.rule] = h
+			}
+		}
+	}
+	rules := make([]string, 0, len(counts))
+	for r := range counts {
+		rules = append(rules, r)
+	}
+	slices.SortFunc(rules, func(a, b string) int {
+		return cmp.Or(cmp.Compare(counts[b], counts[a]), cmp.Compare(a, b))
+	})
+	if len(rules) > 0 {
+		res.topHint, res.topHintN = first[rules[0]], counts[rules[0]]
+	}
+	return res, nil
+}
+
+func (m Model) gotSummary(msg summaryMsg) (tea.Model, tea.Cmd) {
+	s := m.summary
+	if s == nil || s.who != msg.who || !s.loading {
+		return m, nil
+	}
+	s.loading = false
+	if msg.err != nil {
+		s.err = msg.err.Error()
+		m.errMsg = msg.err.Error()
+		return m, nil
+	}
+	m.errMsg = ""
+	s.res = msg.res
+	return m, nil
+}
+
+// summaryKey scrolls the summary or goes back to the list.
+func (m Model) summaryKey(k string) (tea.Model, tea.Cmd) {
+	s := m.summary
+	switch k {
+	case "esc", "backspace", "left", "h", "m":
+		m.screen = screenList
+		m.summary = nil
+		return m, m.ensurePages()
+	case "up", "k":
+		s.scroll--
+	case "down", "j":
+		s.scroll++
+	case "g", "home":
+		s.scroll = 0
+	}
+	s.scroll = max(min(s.scroll, len(m.summaryLines())-m.bodyHeight()), 0)
+	return m, nil
+}
+
+// summaryView renders the summary.
+func (m Model) summaryView() (title string, body []string, status string) {
+	s := m.summary
+	who := "everyone"
+	if s.who != "" {
+		who = clip(s.who, 24)
+	}
+	title = " gpuprof · summary of " + who
+	lines := m.summaryLines()
+	scroll := max(min(s.scroll, len(lines)-m.bodyHeight()), 0)
+	return title, lines[scroll:], " esc back"
+}
+
+// summaryLines is the whole summary.
+func (m Model) summaryLines() []string {
+	s := m.summary
+	switch {
+	case s.loading:
+		return []string{"", " loading this month's jobs…"}
+	case s.err != "":
+		return []string{"", " could not load the summary: " + clip(s.err, m.width)}
+	}
+	r := s.res
+	h := &r.head
+	out := []string{""}
+	add := func(format string, args ...any) { out = append(out, " "+fmt.Sprintf(format, args...)) }
+	add("%s (%s to %s)", r.window.From.Format("January 2006"),
+		r.window.From.Format("2006-01-02"), r.window.To.AddDate(0, 0, -1).Format("2006-01-02"))
+	add("%s jobs, %s with GPUs", formatCount(r.sum.Jobs), formatCount(r.sum.GPUJobs))
+	if r.truncated {
+		add("only the newest %s of %s jobs were read", formatCount(r.loaded), formatCount(r.total))
+	}
+	out = append(out, "")
+	add("GPU-hours      %8.1f", h.AllocatedGPUHours)
+	if h.MeasuredGPUHours > 0 {
+		add("efficiency     %7.0f%%  (mean utilisation weighted by GPU-hours)", h.Utilisation*100)
+		add("idle GPU-hours %8.1f  (%.0f%% of measured)", h.IdleGPUHours, h.IdleGPUHours/h.MeasuredGPUHours*100)
+	} else {
+		add("efficiency           -  (no utilisation readings)")
+		add("idle GPU-hours       -")
+	}
+	if h.Coverage > 0 && h.Coverage < 1 {
+		add("readings cover %.0f%% of the GPU-hours", h.Coverage*100)
+	}
+	out = append(out, "", " "+m.st.render(m.st.header, "Jobs by class"))
+	for _, c := range r.sum.ByClass {
+		if c.Jobs == 0 {
+			continue
+		}
+		add("%-18s %6s job(s) %9.1f GPU-hours", c.Class, formatCount(c.Jobs), c.GPUHours)
+	}
+	out = append(out, "", " "+m.st.render(m.st.header, "Most common hint"))
+	switch {
+	case !r.hintsOK:
+		add("not available in this build")
+	case r.topHintN == 0:
+		add("none: nothing to change")
+	default:
+		what := r.topHint.option
+		if what == "" {
+			what = r.topHint.rule
+		}
+		add("%s (%d of %d jobs, rule %s)", clip(what, max(m.width-40, 10)), r.topHintN, r.loaded, clip(r.topHint.rule, 20))
+		out = append(out, wrapHanging("  for example: "+sanitise(r.topHint.why), m.width)...)
+	}
+	return out
+}

@@ -1,0 +1,248 @@
+package tui
+
+import (
+	"fmt"
+	"math"
+	"strings"
+	"time"
+	"unicode/utf8"
+
+	"github.com/charmbracelet/x/ansi"
+)
+
+// sanitise makes a user-controlled string (job name, user, account,
+// partition, node, process name) safe to put on a terminal: escape
+// sequences (CSI, OSC, DCS, …) are removed, then every remaining C0 and C1
+// control character and bidirectional override; tabs and line breaks
+// become spaces, invalid UTF-8 becomes U+FFFD. What is left can be measured
+// by display width.
+func sanitise(s string) string {
+	clean := true
+	for i := 0; i < len(s); i++ {
+		if c := s[i]; c < 0x20 || c == 0x7f || c >= 0x80 {
+			clean = false
+			break
+		}
+	}
+	if clean {
+		return s
+	}
+	s = ansi.Strip(s)
+	var b strings.Builder
+	b.Grow(len(s))
+	for i := 0; i < len(s); {
+		r, size := utf8.DecodeRuneInString(s[i:])
+		i += size
+		switch {
+		case r == utf8.RuneError && size <= 1:
+			b.WriteRune('\uFFFD')
+		case r == '\t' || r == '\n' || r == '\r':
+			b.WriteByte(' ')
+		case r < 0x20 || r == 0x7f || (r >= 0x80 && r <= 0x9f):
+			// C0 and C1 controls, ESC included: dropped.
+		case isBidiControl(r):
+			// Would reorder the rest of the line on the terminal.
+		default:
+			b.WriteRune(r)
+		}
+	}
+	return b.String()
+}
+
+// isBidiControl reports whether r is a Unicode bidirectional formatting
+// character (embeddings, overrides, isolates, marks).
+func isBidiControl(r rune) bool {
+	return r == 0x061c || r == 0x200e || r == 0x200f ||
+		(r >= 0x202a && r <= 0x202e) || (r >= 0x2066 && r <= 0x2069)
+}
+
+// width returns the display width of s (wide CJK and emoji count two).
+func width(s string) int { return ansi.StringWidth(s) }
+
+// fitClean makes a clean string (sanitised, or styled here) exactly w
+// columns wide: truncated with "…" when longer, padded with spaces when
+// shorter. Escape sequences of styles count zero columns.
+func fitClean(s string, w int) string {
+	if w <= 0 {
+		return ""
+	}
+	sw := width(s)
+	if sw > w {
+		s = ansi.Truncate(s, w, "…")
+		sw = width(s)
+	}
+	if sw < w {
+		s += strings.Repeat(" ", w-sw)
+	}
+	return s
+}
+
+// fitRight is fitClean aligned right.
+func fitRight(s string, w int) string {
+	if w <= 0 {
+		return ""
+	}
+	sw := width(s)
+	if sw > w {
+		return ansi.Truncate(s, w, "…")
+	}
+	return strings.Repeat(" ", w-sw) + s
+}
+
+// clip sanitises s and truncates it to at most w columns, without padding.
+func clip(s string, w int) string {
+	s = sanitise(s)
+	if width(s) > w {
+		return ansi.Truncate(s, max(w, 0), "…")
+	}
+	return s
+}
+
+// sparkBlocks are the eight levels of a sparkline.
+var sparkBlocks = [...]rune{'▁', '▂', '▃', '▄', '▅', '▆', '▇', '█'}
+
+// sparkline draws vs (each in [0, hi]) across w cells: values are merged
+// into w buckets when there are more (their mean, or their maximum when
+// peak is set), and stretched over several cells when fewer. A NaN value
+// (no reading) is drawn as a space.
+func sparkline(vs []float64, hi float64, w int, peak bool) string {
+	if w <= 0 || len(vs) == 0 || !(hi > 0) {
+		return ""
+	}
+	cells := resample(vs, w, peak)
+	var b strings.Builder
+	for _, v := range cells {
+		if math.IsNaN(v) {
+			b.WriteByte(' ')
+			continue
+		}
+		level := int(math.Round(v / hi * float64(len(sparkBlocks)-1)))
+		level = min(max(level, 0), len(sparkBlocks)-1)
+		b.WriteRune(sparkBlocks[level])
+	}
+	return b.String()
+}
+
+// resample maps vs onto w cells: several values merge into a cell by mean
+// or by maximum, ignoring NaN values; fewer values than cells are
+// stretched.
+func resample(vs []float64, w int, peak bool) []float64 {
+	if len(vs) == w {
+		return vs
+	}
+	if len(vs) < w {
+		out := make([]float64, w)
+		for i := range out {
+			out[i] = vs[i*len(vs)/w]
+		}
+		return out
+	}
+	out := make([]float64, w)
+	for i := range out {
+		lo, hi := i*len(vs)/w, (i+1)*len(vs)/w
+		sum, top, n := 0.0, 0.0, 0
+		for _, v := range vs[lo:hi] {
+			if !math.IsNaN(v) {
+				sum += v
+				top = max(top, v)
+				n++
+			}
+		}
+		switch {
+		case n == 0:
+			out[i] = math.NaN()
+		case peak:
+			out[i] = top
+		default:
+			out[i] = sum / float64(n)
+		}
+	}
+	return out
+}
+
+// formatCount prints n with thousands separators: 10,000.
+func formatCount(n int) string {
+	s := fmt.Sprint(n)
+	neg := strings.HasPrefix(s, "-")
+	s = strings.TrimPrefix(s, "-")
+	var b strings.Builder
+	for i, c := range s {
+		if i > 0 && (len(s)-i)%3 == 0 {
+			b.WriteByte(',')
+		}
+		b.WriteRune(c)
+	}
+	if neg {
+		return "-" + b.String()
+	}
+	return b.String()
+}
+
+// formatElapsed prints a duration compactly: 45s, 12m, 3h05m, 2d04h.
+func formatElapsed(d time.Duration) string {
+	switch {
+	case d < 0:
+		return "-"
+	case d < time.Minute:
+		return fmt.Sprintf("%ds", int(d/time.Second))
+	case d < time.Hour:
+		return fmt.Sprintf("%dm", int(d/time.Minute))
+	case d < 24*time.Hour:
+		return fmt.Sprintf("%dh%02dm", int(d/time.Hour), int(d%time.Hour/time.Minute))
+	}
+	return fmt.Sprintf("%dd%02dh", int(d/(24*time.Hour)), int(d%(24*time.Hour)/time.Hour))
+}
+
+// formatGiB prints bytes as whole GiB ("61"), or with one decimal under
+// 10 GiB ("4.5").
+func formatGiB(b uint64) string {
+	g := float64(b) / (1 << 30)
+	if g < 10 {
+		return trimZero(fmt.Sprintf("%.1f", g))
+	}
+	return fmt.Sprintf("%.0f", g)
+}
+
+func trimZero(s string) string { return strings.TrimSuffix(s, ".0") }
+
+// formatEnergy prints joules as Wh or kWh.
+func formatEnergy(j float64) string {
+	wh := j / 3600
+	if wh >= 1000 {
+		return fmt.Sprintf("%.1f kWh", wh/1000)
+	}
+	return fmt.Sprintf("%.0f Wh", wh)
+}
+
+// formatTime prints a time in the given location, or "-" when unknown.
+func formatTime(t time.Time, loc *time.Location) string {
+	if t.IsZero() {
+		return "-"
+	}
+	return t.In(loc).Format("2006-01-02 15:04")
+}
+
+// formatStart prints a job's start compactly for the list: "01-02 15:04".
+func formatStart(t time.Time, loc *time.Location) string {
+	if t.IsZero() {
+		return "-"
+	}
+	return t.In(loc).Format("01-02 15:04")
+}
+
+// shortUUID shortens a GPU UUID to its first group: "GPU-3f9a2b1c".
+func shortUUID(u string) string {
+	u = sanitise(u)
+	if i := strings.IndexByte(u, '-'); i >= 0 {
+		if j := strings.IndexByte(u[i+1:], '-'); j >= 0 {
+			return u[:i+1+j]
+		}
+	}
+	return clip(u, 16)
+}
+
+// secondsDuration converts seconds (as analysis.Dist holds them) to a
+// duration.
+func secondsDuration(s float64) time.Duration {
+	return time.Duration(s * float64(time.Second))
+}
