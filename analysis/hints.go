@@ -43,6 +43,9 @@ const (
 	// recommend.over_request_ratio times its run time: ask for 1.5 times
 	// the run time, rounded up to 5 minutes.
 	HintTimeLimit = "time_limit"
+	// HintTimedOut: Slurm ended the job at its time limit (TIMEOUT): ask
+	// for half as much again if the work needs it, or checkpoint.
+	HintTimedOut = "timed_out"
 	// HintHostMemory: Slurm ended the job OUT_OF_MEMORY: ask for more host
 	// memory.
 	HintHostMemory = "host_memory"
@@ -134,6 +137,13 @@ func Hints(j Job, c Config) []Hint {
 				fmt.Sprintf("It ran %s of its %s limit (the limit was %s the run): %s is %s the run rounded up, and a shorter limit lets the scheduler start it sooner.",
 					FormatDuration(m.Elapsed), FormatDuration(j.TimeLimit), formatTimes(ratio), FormatDuration(want), formatTimes(limitMargin)))
 		}
+	}
+
+	if j.State == "TIMEOUT" && j.TimeLimit > 0 && !j.Unlimited {
+		want := roundUp(time.Duration(float64(j.TimeLimit)*limitMargin), limitStep)
+		add(HintTimedOut, "--time="+slurmTime(want),
+			fmt.Sprintf("Slurm stopped it at its %s limit (TIMEOUT): if the work needs longer, ask for %s the limit; better, save checkpoints and resume (sbatch --requeue, --signal=B:USR1@300 to be warned 5 minutes before the end).",
+				FormatDuration(j.TimeLimit), formatTimes(limitMargin)))
 	}
 
 	if j.State == "OUT_OF_MEMORY" {

@@ -95,6 +95,16 @@ func TestHints(t *testing.T) {
 			j.State = "OUT_OF_MEMORY"
 			return j
 		}, want: []want{{HintHostMemory, "--mem=<size>", []string{"OUT_OF_MEMORY", "not GPU memory"}}}},
+		{name: "timed out", job: func() Job {
+			j := job(24*h, busy(70, 40))
+			j.State, j.TimeLimit = "TIMEOUT", 24*h
+			return j
+		}, want: []want{{HintTimedOut, "--time=1-12:00:00", []string{"TIMEOUT", "1d limit", "checkpoints"}}}},
+		{name: "timed out without a known limit: no hint", job: func() Job {
+			j := job(24*h, busy(70, 40))
+			j.State, j.TimeLimit, j.Unlimited = "TIMEOUT", 0, false
+			return j
+		}},
 		{name: "IO-bound: stage the data", job: func() Job {
 			j := job(6*h, busy(10, 40))
 			j.IOWait, j.IOWaitValid, j.IOScope = 0.5, true, profile.IOScopeCgroup

@@ -31,7 +31,6 @@ type detailState struct {
 	why     []analysis.Reason
 	bottle  []analysis.Bottleneck
 	hints   []hint
-	hintsOK bool // the analysis gives hints in this build
 
 	taskLoading bool
 	taskErr     string
@@ -83,7 +82,7 @@ func analyseDetail(r row, v store.JobView, cfg analysis.Config) *detailState {
 	d.metrics = analysis.Measure(j, cfg)
 	d.class, d.why = analysis.Classify(j, cfg)
 	d.bottle = analysis.Diagnose(j, cfg)
-	d.hints, d.hintsOK = jobHints(j, cfg)
+	d.hints = jobHints(j, cfg)
 	return d
 }
 
@@ -313,10 +312,7 @@ func (m Model) detailLines() []string {
 	}
 
 	section("Hints")
-	switch {
-	case !d.hintsOK:
-		add("not available in this build")
-	case len(d.hints) == 0:
+	if len(d.hints) == 0 {
 		add("none: nothing to change")
 	}
 	for _, h := range d.hints {

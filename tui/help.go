@@ -17,12 +17,17 @@ var (
 		{"f", "state: all, RUNNING, COMPLETED, FAILED, TIMEOUT, CANCELLED, OOM"},
 		{"p", "partition"},
 		{"t", "time window: all, 24h, 7d, 30d"},
-		{"m", "my summary of this month"},
+		{"m", "my summary of this month ([ ] other months)"},
 		{"u a", "switch user / account (admins)"},
 	}
 	detailHelp = []helpEntry{
 		{"↑/k ↓/j pgup pgdn g G", "scroll"},
 		{"esc backspace", "back to the list"},
+	}
+	summaryHelp = []helpEntry{
+		{"↑/k ↓/j g", "scroll"},
+		{"[ ]", "the month before / after"},
+		{"esc backspace m", "back to the list"},
 	}
 	commonHelp = []helpEntry{
 		{"?", "close this help"},
@@ -33,8 +38,11 @@ var (
 // helpLines is the help overlay for the current view.
 func (m Model) helpLines() []string {
 	entries := listHelp
-	if m.screen != screenList {
+	switch m.screen {
+	case screenDetail:
 		entries = detailHelp
+	case screenSummary:
+		entries = summaryHelp
 	}
 	entries = append(entries[:len(entries):len(entries)], commonHelp...)
 	w := 0

@@ -9,12 +9,11 @@ import (
 // are sanitised when rendered: they may quote job data.
 type hint struct{ option, why, rule string }
 
-// jobHints returns the analysis' hints for j (analysis.Hints); ok is
-// always true now that the analysis has them, and is kept so the views
-// can tell "no hint" from "no hints available".
-func jobHints(j analysis.Job, c analysis.Config) (hs []hint, ok bool) {
+// jobHints returns the analysis' hints for j (analysis.Hints).
+func jobHints(j analysis.Job, c analysis.Config) []hint {
+	var hs []hint
 	for _, h := range analysis.Hints(j, c) {
 		hs = append(hs, hint{option: h.Option, why: h.Why, rule: h.Rule})
 	}
-	return hs, true
+	return hs
 }

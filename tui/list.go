@@ -67,11 +67,7 @@ func (m Model) reload() tea.Cmd {
 // cached nor on their way.
 func (m Model) ensurePages() tea.Cmd {
 	l := m.list
-	size := m.opts.PageSize
-	first, last := l.top/size, (l.top+2*m.listRows()-1)/size
-	if l.totalKnown {
-		last = min(last, max(l.total-1, 0)/size)
-	}
+	first, last := m.wantedPages()
 	var cmds []tea.Cmd
 	for p := first; p <= last; p++ {
 		if _, ok := l.pages[p]; ok || l.pending[p] {
@@ -111,6 +107,13 @@ func (m Model) gotCount(msg countMsg) (tea.Model, tea.Cmd) {
 		m.errMsg = "count jobs: " + msg.err.Error()
 		return m, nil
 	}
+	// An admin who has no jobs of their own (root, an operator) starts on
+	// everyone's rather than an empty list.
+	if msg.n == 0 && msg.gen == 1 && m.id.Admin && l.q == (query{user: m.id.User}) {
+		l.q.user = ""
+		m.message = "you have no jobs: showing everyone's (u switches user)"
+		return m, m.reload()
+	}
 	l.total, l.totalKnown = msg.n, true
 	l.cursor = min(l.cursor, max(l.total-1, 0))
 	l.scrollTo(l.cursor, m.listRows())
@@ -129,8 +132,21 @@ func (m Model) gotPage(msg pageMsg) (tea.Model, tea.Cmd) {
 	}
 	m.errMsg = ""
 	l.pages[msg.page] = msg.rows
-	l.evict(l.cursor/m.opts.PageSize, m.cacheLimit())
+	first, last := m.wantedPages()
+	l.evict(first, last, m.cacheLimit())
 	return m, nil
+}
+
+// wantedPages is the range of pages ensurePages keeps loaded: the screen
+// and one screen further down.
+func (m Model) wantedPages() (first, last int) {
+	l := m.list
+	size := m.opts.PageSize
+	first, last = l.top/size, (l.top+2*m.listRows()-1)/size
+	if l.totalKnown {
+		last = min(last, max(l.total-1, 0)/size)
+	}
+	return first, max(first, last)
 }
 
 // cacheLimit is how many pages the list keeps: maxCachedPages, or more
@@ -139,16 +155,21 @@ func (m Model) cacheLimit() int {
 	return max(maxCachedPages, 2*m.listRows()/m.opts.PageSize+3)
 }
 
-// evict drops the cached pages farthest from page cur beyond limit.
-func (l *listState) evict(cur, limit int) {
+// evict drops cached pages beyond limit, farthest from the wanted range
+// [first, last] first (pages inside it are dropped last), so the pages
+// about to be shown are never the ones thrown away.
+func (l *listState) evict(first, last, limit int) {
 	for len(l.pages) > limit {
 		far, dist := -1, -1
 		for p := range l.pages {
-			d := p - cur
-			if d < 0 {
-				d = -d
+			d := 0
+			switch {
+			case p < first:
+				d = first - p
+			case p > last:
+				d = p - last
 			}
-			if d > dist || (d == dist && p > far) {
+			if d > dist || (d == dist && p < far) {
 				far, dist = p, d
 			}
 		}

@@ -29,6 +29,12 @@ type Options struct {
 	// Config holds the analysis thresholds; the zero Config means
 	// analysis.DefaultConfig().
 	Config analysis.Config
+	// User and Account, for an admin, start the list on that user's or
+	// account's jobs (Everyone: on all jobs) instead of the admin's own.
+	// They are ignored for anyone else; the Source would refuse them
+	// anyway.
+	User, Account string
+	Everyone      bool
 }
 
 // DefaultPageSize is the page size when Options.PageSize is 0.
@@ -93,8 +99,24 @@ func New(ctx context.Context, src Source, id Identity, opts Options) Model {
 		st:     newStyles(opts.NoColor),
 		width:  80,
 		height: 24,
-		list:   newListState(query{user: id.User}),
+		list:   newListState(startQuery(id, opts)),
 	}
+}
+
+// startQuery is the list's first query: the caller's own jobs, or for an
+// admin what Options ask for.
+func startQuery(id Identity, opts Options) query {
+	q := query{user: id.User}
+	if !id.Admin {
+		return q
+	}
+	switch {
+	case opts.User != "" || opts.Account != "":
+		q.user, q.account = opts.User, opts.Account
+	case opts.Everyone:
+		q.user = ""
+	}
+	return q
 }
 
 // Run shows the TUI on out, reading keys from in, until the user quits or

@@ -23,7 +23,8 @@ const (
 // summaryState is "my summary": this month's numbers for one user (or,
 // for an admin looking at everyone, for all).
 type summaryState struct {
-	who     string // user, "" for everyone
+	who     string    // user, "" for everyone
+	month   time.Time // any time in the month shown; [ and ] move it
 	loading bool
 	err     string
 	res     *summaryResult
@@ -38,7 +39,6 @@ type summaryResult struct {
 	truncated bool
 	head      analysis.Headline
 	sum       analysis.ClusterSummary
-	hintsOK   bool
 	topHint   hint
 	topHintN  int
 	hinted    int // jobs with at least one hint
@@ -46,9 +46,10 @@ type summaryResult struct {
 
 // summaryMsg carries a loaded summary.
 type summaryMsg struct {
-	who string
-	res *summaryResult
-	err error
+	who   string
+	month time.Time
+	res   *summaryResult
+	err   error
 }
 
 // openSummary shows the month's summary and starts loading it.
@@ -58,11 +59,18 @@ func (m Model) openSummary() (tea.Model, tea.Cmd) {
 		who = m.list.q.user
 	}
 	m.screen = screenSummary
-	m.summary = &summaryState{who: who, loading: true}
-	src, ctx, cfg, now := m.src, m.ctx, m.cfg, m.opts.Now()
+	m.summary = &summaryState{who: who}
+	return m.loadMonth(m.opts.Now())
+}
+
+// loadMonth starts loading the summary of the month containing t.
+func (m Model) loadMonth(t time.Time) (tea.Model, tea.Cmd) {
+	s := m.summary
+	s.month, s.loading, s.err, s.scroll = t, true, "", 0
+	who, src, ctx, cfg := s.who, m.src, m.ctx, m.cfg
 	return m, func() tea.Msg {
-		res, err := loadSummary(ctx, src, who, now, cfg)
-		return summaryMsg{who: who, res: res, err: err}
+		res, err := loadSummary(ctx, src, who, t, cfg)
+		return summaryMsg{who: who, month: t, res: res, err: err}
 	}
 }
 
@@ -108,11 +116,7 @@ func loadSummary(ctx context.Context, src Source, who string, now time.Time, cfg
 	counts := map[string]int{}
 	first := map[string]hint{}
 	for _, j := range jobs {
-		hs, ok := jobHints(j, cfg)
-		if !ok {
-			break
-		}
-		res.hintsOK = true
+		hs := jobHints(j, cfg)
 		if len(hs) > 0 {
 			res.hinted++
 		}
@@ -138,7 +142,7 @@ func loadSummary(ctx context.Context, src Source, who string, now time.Time, cfg
 
 func (m Model) gotSummary(msg summaryMsg) (tea.Model, tea.Cmd) {
 	s := m.summary
-	if s == nil || s.who != msg.who || !s.loading {
+	if s == nil || s.who != msg.who || !s.month.Equal(msg.month) || !s.loading {
 		return m, nil
 	}
 	s.loading = false
@@ -166,6 +170,12 @@ func (m Model) summaryKey(k string) (tea.Model, tea.Cmd) {
 		s.scroll++
 	case "g", "home":
 		s.scroll = 0
+	case "[": // the month before
+		from := monthOf(s.month).From
+		return m.loadMonth(from.AddDate(0, -1, 0))
+	case "]": // the month after
+		from := monthOf(s.month).From
+		return m.loadMonth(from.AddDate(0, 1, 0))
 	}
 	s.scroll = max(min(s.scroll, len(m.summaryLines())-m.bodyHeight()), 0)
 	return m, nil
@@ -181,7 +191,7 @@ func (m Model) summaryView() (title string, body []string, status string) {
 	title = " gpuprof · summary of " + who
 	lines := m.summaryLines()
 	scroll := max(min(s.scroll, len(lines)-m.bodyHeight()), 0)
-	return title, lines[scroll:], " esc back"
+	return title, lines[scroll:], " [ ] month · esc back"
 }
 
 // summaryLines is the whole summary.
@@ -189,7 +199,7 @@ func (m Model) summaryLines() []string {
 	s := m.summary
 	switch {
 	case s.loading:
-		return []string{"", " loading this month's jobs…"}
+		return []string{"", " loading " + monthOf(s.month).From.Format("January 2006") + "'s jobs…"}
 	case s.err != "":
 		return []string{"", " could not load the summary: " + clip(s.err, m.width)}
 	}
@@ -224,8 +234,8 @@ func (m Model) summaryLines() []string {
 	}
 	out = append(out, "", " "+m.st.render(m.st.header, "Most common hint"))
 	switch {
-	case !r.hintsOK:
-		add("not available in this build")
+	case r.loaded == 0:
+		add("none: no jobs this month ([ shows the month before)")
 	case r.topHintN == 0:
 		add("none: nothing to change")
 	default:

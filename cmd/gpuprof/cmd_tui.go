@@ -15,6 +15,9 @@ func newTUICommand(g *globalOptions) *cobra.Command {
 		noColor  bool
 		pageSize int
 		aconf    string
+		user     string
+		account  string
+		all      bool
 	)
 	cmd := &cobra.Command{
 		Use:   "tui",
@@ -46,7 +49,11 @@ database. NO_COLOR turns colours off.`,
 			if os.Getenv("NO_COLOR") != "" { // no-color.org: set and not empty
 				noColor = true
 			}
-			return tui.Run(cmd.Context(), src, src.id, tui.Options{PageSize: pageSize, NoColor: noColor, Config: c},
+			if (user != "" || account != "" || all) && !src.id.Admin {
+				return usagef("--user, --account and --all are for admins (admin_group); you see your own jobs")
+			}
+			opts := tui.Options{PageSize: pageSize, NoColor: noColor, Config: c, User: user, Account: account, Everyone: all}
+			return tui.Run(cmd.Context(), src, src.id, opts,
 				cmd.InOrStdin(), cmd.OutOrStdout())
 		},
 	}
@@ -54,6 +61,9 @@ database. NO_COLOR turns colours off.`,
 	fs.BoolVar(&local, "local", false, "read the local database even when a collector is configured")
 	fs.BoolVar(&noColor, "no-color", false, "no colours (also when NO_COLOR is set)")
 	fs.IntVar(&pageSize, "page-size", 100, "jobs loaded per page")
+	fs.StringVar(&user, "user", "", "admins: start on this user's jobs")
+	fs.StringVar(&account, "account", "", "admins: start on this account's jobs")
+	fs.BoolVar(&all, "all", false, "admins: start on everyone's jobs")
 	fs.StringVar(&aconf, "analysis-config", "", "analysis thresholds (TOML, see contrib/analysis.toml.example; default: built-in)")
 	return cmd
 }
