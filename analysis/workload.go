@@ -153,15 +153,18 @@ type UtilHistogram struct {
 
 // GroupUsage is one user's or account's share.
 type GroupUsage struct {
-	Name         string  `json:"name"`
-	Count        int     `json:"count,omitempty"` // for the "others" rows: how many names
-	Jobs         int     `json:"jobs"`            // as Headline.Jobs
-	GPUHours     float64 `json:"gpu_hours"`       // allocated, clipped
-	UsedGPUHours float64 `json:"used_gpu_hours"`  // as Headline.UsedGPUHours
-	Utilisation  float64 `json:"utilisation"`     // used / measured, 0–1
-	IdleGPUHours float64 `json:"idle_gpu_hours"`
-	LostGPUHours float64 `json:"lost_gpu_hours"`
-	Share        float64 `json:"share"` // of all allocated GPU-hours
+	Name     string  `json:"name"`
+	Count    int     `json:"count,omitempty"` // for the "others" rows: how many names
+	Jobs     int     `json:"jobs"`            // as Headline.Jobs
+	GPUHours float64 `json:"gpu_hours"`       // allocated, clipped
+	// MeasuredGPUHours, UsedGPUHours and Utilisation are as in Headline;
+	// Utilisation is 0 and says nothing when MeasuredGPUHours is 0.
+	MeasuredGPUHours float64 `json:"measured_gpu_hours"`
+	UsedGPUHours     float64 `json:"used_gpu_hours"`
+	Utilisation      float64 `json:"utilisation"` // used / measured, 0–1
+	IdleGPUHours     float64 `json:"idle_gpu_hours"`
+	LostGPUHours     float64 `json:"lost_gpu_hours"`
+	Share            float64 `json:"share"` // of all allocated GPU-hours
 	// WaitP50 is the median (nearest rank) queue wait, seconds, over the
 	// jobs with a known wait; 0 without one.
 	WaitP50 float64 `json:"wait_p50_s"`
@@ -908,7 +911,7 @@ func topGroups(groups []groupAcc, waits []waitRec, key func(*waitRec) int32, buf
 
 func groupUsage(g *groupAcc, waits []float64, total float64) GroupUsage {
 	u := GroupUsage{
-		Name: g.name, Jobs: g.jobs, GPUHours: g.alloc, UsedGPUHours: g.used,
+		Name: g.name, Jobs: g.jobs, GPUHours: g.alloc, MeasuredGPUHours: g.measured, UsedGPUHours: g.used,
 		IdleGPUHours: g.idle, LostGPUHours: g.lost,
 	}
 	if g.measured > 0 {

@@ -49,16 +49,16 @@ func fixture() Data {
 			GPUHours: [10]float64{1320, 400, 350, 420, 600, 900, 1500, 2100, 2200, 1210},
 		},
 		Users: []analysis.GroupUsage{
-			{Name: "alice", Jobs: 400, GPUHours: 5000, UsedGPUHours: 3500, Utilisation: 0.78, IdleGPUHours: 100, LostGPUHours: 200, Share: 0.3858, WaitP50: 1800, TopClass: analysis.ClassLongTraining},
-			{Name: "bob", Jobs: 300, GPUHours: 3000, UsedGPUHours: 900, Utilisation: 0.35, IdleGPUHours: 600, LostGPUHours: 50, Share: 0.2315, WaitP50: 600, TopClass: analysis.ClassIdleAllocation},
-			{Name: "al", Jobs: 100, GPUHours: 1000, UsedGPUHours: 500, Utilisation: 0.5, IdleGPUHours: 120, Share: 0.0772, WaitP50: 120, TopClass: analysis.ClassShortDebug},
+			{Name: "alice", Jobs: 400, GPUHours: 5000, MeasuredGPUHours: 4487.18, UsedGPUHours: 3500, Utilisation: 0.78, IdleGPUHours: 100, LostGPUHours: 200, Share: 0.3858, WaitP50: 1800, TopClass: analysis.ClassLongTraining},
+			{Name: "bob", Jobs: 300, GPUHours: 3000, MeasuredGPUHours: 2571.43, UsedGPUHours: 900, Utilisation: 0.35, IdleGPUHours: 600, LostGPUHours: 50, Share: 0.2315, WaitP50: 600, TopClass: analysis.ClassIdleAllocation},
+			{Name: "al", Jobs: 100, GPUHours: 1000, MeasuredGPUHours: 1000, UsedGPUHours: 500, Utilisation: 0.5, IdleGPUHours: 120, Share: 0.0772, WaitP50: 120, TopClass: analysis.ClassShortDebug},
 		},
-		OtherUsers: analysis.GroupUsage{Count: 20, Jobs: 434, GPUHours: 3960.5, UsedGPUHours: 1150.25, Utilisation: 0.4, IdleGPUHours: 500, LostGPUHours: 100, Share: 0.3056, WaitP50: 900, TopClass: analysis.ClassOther},
+		OtherUsers: analysis.GroupUsage{Count: 20, Jobs: 434, GPUHours: 3960.5, MeasuredGPUHours: 2875.62, UsedGPUHours: 1150.25, Utilisation: 0.4, IdleGPUHours: 500, LostGPUHours: 100, Share: 0.3056, WaitP50: 900, TopClass: analysis.ClassOther},
 		Accounts: []analysis.GroupUsage{
-			{Name: "physics", Jobs: 700, GPUHours: 8000, UsedGPUHours: 4400, Utilisation: 0.6, IdleGPUHours: 700, LostGPUHours: 250, Share: 0.6173, WaitP50: 1200, TopClass: analysis.ClassLongTraining},
-			{Name: "bio", Jobs: 300, GPUHours: 3000, UsedGPUHours: 1200, Utilisation: 0.45, IdleGPUHours: 400, LostGPUHours: 60, Share: 0.2315, WaitP50: 700, TopClass: analysis.ClassInferenceService},
+			{Name: "physics", Jobs: 700, GPUHours: 8000, MeasuredGPUHours: 7333.33, UsedGPUHours: 4400, Utilisation: 0.6, IdleGPUHours: 700, LostGPUHours: 250, Share: 0.6173, WaitP50: 1200, TopClass: analysis.ClassLongTraining},
+			{Name: "bio", Jobs: 300, GPUHours: 3000, MeasuredGPUHours: 2666.67, UsedGPUHours: 1200, Utilisation: 0.45, IdleGPUHours: 400, LostGPUHours: 60, Share: 0.2315, WaitP50: 700, TopClass: analysis.ClassInferenceService},
 		},
-		OtherAccounts: analysis.GroupUsage{Count: 4, Jobs: 234, GPUHours: 1960.5, UsedGPUHours: 450.25, Utilisation: 0.3, IdleGPUHours: 220, LostGPUHours: 40, Share: 0.1513, WaitP50: 500, TopClass: analysis.ClassOther},
+		OtherAccounts: analysis.GroupUsage{Count: 4, Jobs: 234, GPUHours: 1960.5, MeasuredGPUHours: 1500.83, UsedGPUHours: 450.25, Utilisation: 0.3, IdleGPUHours: 220, LostGPUHours: 40, Share: 0.1513, WaitP50: 500, TopClass: analysis.ClassOther},
 		Lost: []analysis.LostShare{
 			{State: "TIMEOUT", Jobs: 20, GPUHours: 220, Share: 0.017},
 			{State: "FAILED", Jobs: 35, GPUHours: 130, Share: 0.01},

@@ -223,7 +223,11 @@ func headlineSection(d *Data, miss []string) section {
 			if m.VRAMPeakFrac.N > 0 {
 				p50, p95 = pct(m.VRAMPeakFrac.P50), pct(m.VRAMPeakFrac.P95)
 			}
-			mt.row(m.Model, gib(m.MemoryTotal), count(m.JobGPUs), hours(m.GPUHours), util, p50, p95, count(m.Preallocated))
+			model := m.Model
+			if model == "" {
+				model = "(no per-GPU record: sacct history, unprofiled shards)"
+			}
+			mt.row(model, gib(m.MemoryTotal), count(m.JobGPUs), hours(m.GPUHours), util, p50, p95, count(m.Preallocated))
 		}
 		s.table(mt)
 		s.chart(chartVRAM)
@@ -299,7 +303,7 @@ func workSection(d *Data, miss []string) section {
 		t := newTable(column, "#Jobs", "#GPU-hours", "#Share", "#Used GPU-h", "#Utilisation", "#Idle GPU-h", "#Lost GPU-h", "#Wait p50", "Top class")
 		add := func(name string, g analysis.GroupUsage) {
 			util, used, idle := pct(g.Utilisation), hours(g.UsedGPUHours), hours(g.IdleGPUHours)
-			if has(miss, missingNoGPUData) {
+			if has(miss, missingNoGPUData) || g.MeasuredGPUHours <= 0 {
 				util, used, idle = dash, dash, dash
 			}
 			t.row(name, count(g.Jobs), hours(g.GPUHours), pct(g.Share), used, util, idle, hours(g.LostGPUHours), seconds(g.WaitP50), words(g.TopClass.String()))
@@ -435,10 +439,15 @@ func reasons(rs []analysis.Reason) []string {
 // byTarget groups config lines by target, targets in first-seen order.
 func byTarget(lines []analysis.ConfigLine) (targets []string, grouped map[string][]string) {
 	grouped = map[string][]string{}
+	seen := map[analysis.ConfigLine]bool{}
 	for _, l := range lines {
 		if _, ok := grouped[l.Target]; !ok {
 			targets = append(targets, l.Target)
 		}
+		if seen[l] { // two recommendations asking for the same line: once
+			continue
+		}
+		seen[l] = true
 		grouped[l.Target] = append(grouped[l.Target], l.Text)
 	}
 	return targets, grouped

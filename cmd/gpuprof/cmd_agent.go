@@ -47,7 +47,7 @@ restarting it resumes the profiles of running jobs.
 
 --gpu sim runs on the simulated GPU node described by the [sim] section of
 the configuration (see docs/sim-node.md).`,
-		Args: cobra.NoArgs,
+		Args: usageArgs(cobra.NoArgs),
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			cfg, err := g.load()
 			if err != nil {

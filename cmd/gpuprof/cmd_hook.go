@@ -22,7 +22,7 @@ It reads the job from the hook environment and tells the node agent; when the
 agent is unreachable it records what it can itself. It finishes within
 hooks.deadline and exits 0 whatever happens, so it never drains the node.
 Log lines go to log_file (default: syslog), never to the job's output.`,
-		Args: cobra.NoArgs,
+		Args: cobra.ArbitraryArgs, // slurmd passes none; a wrapper's extra ones are ignored
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			runHook(cmd.Context(), g, kind, os.Getenv, os.Exit)
 			return nil

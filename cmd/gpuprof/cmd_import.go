@@ -51,7 +51,7 @@ Re-importing a window changes nothing; without --since the import continues
 where the last one stopped. Lines that cannot be parsed are reported with
 their line number and skipped. A progress line (jobs/s) is shown on a
 terminal.`,
-		Args: cobra.NoArgs,
+		Args: usageArgs(cobra.NoArgs),
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			return runImport(cmd.Context(), g, o, cmd.OutOrStdout(), cmd.ErrOrStderr())
 		},

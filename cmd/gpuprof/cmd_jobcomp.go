@@ -23,7 +23,7 @@ state and exit from the jobcomp environment in the central database, within
 jobcomp.deadline: slurmctld runs these scripts one at a time and waits for
 each, so when the database does not answer in time the record goes to the
 spool (spool_dir) and is ingested later. It always exits 0.`,
-		Args: cobra.NoArgs,
+		Args: cobra.ArbitraryArgs, // slurmd passes none; a wrapper's extra ones are ignored
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			runJobComp(cmd.Context(), g, os.Getenv, os.Exit)
 			return nil

@@ -69,7 +69,7 @@ sacct import) and the GPU profile of every node it ran on, and says which
 part is missing. A user who is not root or in admin_group sees only their
 own jobs. With "collector" configured the list comes from gpuprof serve
 (authenticated with munge), else from the local database.`,
-		Args: cobra.NoArgs,
+		Args: usageArgs(cobra.NoArgs),
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			f, err := o.filter()
 			if err != nil {
@@ -94,7 +94,7 @@ func newShowCommand(g *globalOptions) *cobra.Command {
 	cmd := &cobra.Command{
 		Use:   "show JOBID",
 		Short: "Show one job: scheduler view and its profile on every node it ran on",
-		Args:  cobra.ExactArgs(1),
+		Args:  usageArgs(cobra.ExactArgs(1)),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			views, err := listViews(cmd.Context(), g, store.ViewFilter{JobID: args[0], WithSeries: true}, local)
 			if err != nil {
@@ -123,7 +123,7 @@ func newIngestCommand(g *globalOptions) *cobra.Command {
 		Short: "Write spooled records (kept while the database was busy) into the database",
 		Long: `The agent does this on its own; run it when the agent is stopped and the spool
 directory holds records.`,
-		Args: cobra.NoArgs,
+		Args: usageArgs(cobra.NoArgs),
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			cfg, err := g.load()
 			if err != nil {

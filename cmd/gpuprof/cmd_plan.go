@@ -45,7 +45,7 @@ Flags left unset take the [plan] section of --analysis-config (or the
 built-in defaults).`,
 		Example: `  gpuprof plan --growth 30% --horizon 12mo
   gpuprof plan --growth 0.5 --horizon 18mo --new-demand 8 --headroom 20%`,
-		Args: cobra.NoArgs,
+		Args: usageArgs(cobra.NoArgs),
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			in, c, err := o.load(cmd.Context(), g)
 			if err != nil {

@@ -53,7 +53,7 @@ name, or the same array) and prints, per task, runs, GPU-hours, class, VRAM
 peak, utilisation, run time and failure rate; then the cluster's GPU-hours by
 class and by bottleneck and the queue wait per partition (docs/analysis.md
 defines every number).`,
-		Args: cobra.NoArgs,
+		Args: usageArgs(cobra.NoArgs),
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			jf := jobsOptions{User: o.User, Since: o.Since, Until: o.Until}
 			f, err := jf.filter()
@@ -247,7 +247,7 @@ node, the prolog's and epilog's requests to it, and the jobcomp hook's
 record of each job. An earlier month there is replaced. The result is
 OUT/month.db (or --db); read it with
 "gpuprof profiles --db OUT/month.db" or "gpuprof jobs --db OUT/month.db".`,
-		Args: cobra.NoArgs,
+		Args: usageArgs(cobra.NoArgs),
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			if o.Days < 1 {
 				return usagef("--days must be at least 1")

@@ -130,7 +130,7 @@ commands; then the rules that found nothing to change, with why.
 
 --emit slurm prints only the configuration, grouped by where it goes, as a
 script for an administrator to review and apply.`,
-		Args: cobra.NoArgs,
+		Args: usageArgs(cobra.NoArgs),
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			if o.Emit != "" && o.Emit != "slurm" {
 				return usagef("--emit: unknown format %q (want slurm)", o.Emit)

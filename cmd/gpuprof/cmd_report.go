@@ -47,7 +47,7 @@ network) that prints to PDF; the Markdown is for wikis and mail; the JSON
 gets a report of their own jobs.`,
 		Example: `  gpuprof report --month 2026-11 --out /srv/reports
   gpuprof report --month 2026-11 --format md --anonymize`,
-		Args: cobra.NoArgs,
+		Args: usageArgs(cobra.NoArgs),
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			return o.run(cmd.Context(), g, cmd.OutOrStdout())
 		},

@@ -33,7 +33,7 @@ SlurmUser, bound to that request. Users' commands query jobs here with their
 own munge credential: a user sees only their own jobs, members of
 admin_group see all. Records jobcomp spooled while the database was busy are
 ingested here too. Not needed in single-host mode.`,
-		Args: cobra.NoArgs,
+		Args: usageArgs(cobra.NoArgs),
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			cfg, err := g.load()
 			if err != nil {

@@ -52,7 +52,7 @@ does (ordinals in PCI bus order, or GPU UUIDs; unset means all GPUs), then
 registers its real PID, memory and load with the simulated node until --for
 elapses or it is terminated.`,
 		Example: "  gpuprof simgpu burn --mem 6GiB --util 40 --for 30s\n  gpuprof simgpu burn --mem 10GiB,4GiB --util 80,20 --for 1m",
-		Args:    cobra.NoArgs,
+		Args:    usageArgs(cobra.NoArgs),
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			cfg, err := g.load()
 			if err != nil {
@@ -102,7 +102,7 @@ func newXIDCommand(g *globalOptions) *cobra.Command {
 	cmd := &cobra.Command{
 		Use:   "xid",
 		Short: "Raise a simulated XID error on a GPU",
-		Args:  cobra.NoArgs,
+		Args:  usageArgs(cobra.NoArgs),
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			cfg, err := g.load()
 			if err != nil {
@@ -127,7 +127,7 @@ func newSimInitCommand(g *globalOptions) *cobra.Command {
 	return &cobra.Command{
 		Use:   "init",
 		Short: "Create the simulated node's state directory and print its GPUs",
-		Args:  cobra.NoArgs,
+		Args:  usageArgs(cobra.NoArgs),
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			cfg, err := g.load()
 			if err != nil {

@@ -32,7 +32,7 @@ You see only your own jobs; members of admin_group (and root) can switch to
 any user (u) or account (a). The jobs come from the collector when
 "collector" is configured (munge identifies you), else from the local
 database. NO_COLOR turns colours off.`,
-		Args: cobra.NoArgs,
+		Args: usageArgs(cobra.NoArgs),
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			c := analysis.DefaultConfig()
 			if aconf != "" {

@@ -14,6 +14,8 @@ import (
 	"os/signal"
 	"syscall"
 
+	"github.com/spf13/cobra"
+
 	"github.com/gpuprof/gpuprof/config"
 )
 
@@ -34,7 +36,21 @@ func main() {
 	root := newRootCommand()
 	root.SetArgs(args)
 	err := root.ExecuteContext(ctx)
-	os.Exit(exitCode(err))
+	code := exitCode(err)
+	if code != exitOK && len(args) > 0 && isHook(args[0]) {
+		// A hook exits 0 even when slurmd (or a wrapper) called it with
+		// arguments or flags it does not know: a failed prolog or epilog
+		// drains the node, a failed jobcomp is logged by slurmctld for
+		// every job. cobra has printed the error to stderr, which slurmd
+		// logs.
+		code = exitOK
+	}
+	os.Exit(code)
+}
+
+// isHook says whether command is one Slurm runs; those always exit 0.
+func isHook(command string) bool {
+	return command == "prolog" || command == "epilog" || command == "jobcomp"
 }
 
 // Exit codes, documented in the root command's help.
@@ -61,3 +77,14 @@ func exitCode(err error) int {
 type usageError struct{ error }
 
 func usagef(format string, a ...any) error { return usageError{fmt.Errorf(format, a...)} }
+
+// usageArgs makes an argument check's error a usage error (exit code 2),
+// like a bad flag's.
+func usageArgs(check cobra.PositionalArgs) cobra.PositionalArgs {
+	return func(cmd *cobra.Command, args []string) error {
+		if err := check(cmd, args); err != nil {
+			return usageError{err}
+		}
+		return nil
+	}
+}

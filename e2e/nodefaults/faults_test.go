@@ -2,6 +2,7 @@ package nodefaults
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"maps"
 	"os"
@@ -756,5 +757,29 @@ func TestEpilogBurst(t *testing.T) {
 	}
 	if !a.running() {
 		t.Errorf("agent exited during the burst\n%s", a.dump())
+	}
+}
+
+// TestHookBadArguments: a hook called with arguments or flags it does not
+// know (a wrapper passing "$@", a typo in slurm.conf) still exits 0; any
+// other command exits 2 for the same mistake.
+func TestHookBadArguments(t *testing.T) {
+	t.Parallel()
+	for _, args := range [][]string{
+		{"prolog", "extra"},
+		{"epilog", "--no-such-flag"},
+		{"jobcomp", "extra", "--no-such-flag"},
+	} {
+		cmd := exec.Command(gpuprofBin, args...)
+		cmd.Env = []string{"PATH=/usr/bin:/bin", "GPUPROF_CONFIG=/nonexistent/gpuprof.toml"}
+		out, err := cmd.CombinedOutput()
+		if err != nil {
+			t.Errorf("gpuprof %v: %v, want exit 0 (a hook never fails)\n%s", args, err, out)
+		}
+	}
+	out, err := exec.Command(gpuprofBin, "report", "extra").CombinedOutput()
+	var ee *exec.ExitError
+	if !errors.As(err, &ee) || ee.ExitCode() != 2 {
+		t.Errorf("gpuprof report extra: %v, want exit 2 (usage)\n%s", err, out)
 	}
 }

@@ -1,0 +1,475 @@
+package main
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"regexp"
+	"slices"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/gpuprof/gpuprof/profile"
+	"github.com/gpuprof/gpuprof/slurmext"
+	"github.com/gpuprof/gpuprof/store"
+)
+
+// reportJob is one job written to a test database for the report
+// command: the scheduler's record always, the agent's profile unless
+// sacctOnly.
+type reportJob struct {
+	id                  string
+	user, account, name string
+	start               time.Time
+	run                 time.Duration
+	wait                time.Duration
+	util                float64 // percent
+	state               string  // default COMPLETED
+	sacctOnly           bool
+	gpus                int    // default 1
+	node                string // default gpu01
+}
+
+// reportDB writes jobs to a new database and returns its path.
+func reportDB(t *testing.T, jobs ...reportJob) string {
+	t.Helper()
+	ctx := context.Background()
+	path := filepath.Join(t.TempDir(), "gpuprof.db")
+	db, err := store.Open(ctx, path, store.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer db.Close()
+	uid := os.Getuid()
+	for _, j := range jobs {
+		if j.state == "" {
+			j.state = "COMPLETED"
+		}
+		if j.gpus == 0 {
+			j.gpus = 1
+		}
+		if j.node == "" {
+			j.node = "gpu01"
+		}
+		end := j.start.Add(j.run)
+		if !j.sacctOnly {
+			var gs []profile.GPU
+			for k := range j.gpus {
+				hist := make([]uint32, 101)
+				hist[int(j.util)] = 60
+				gs = append(gs, profile.GPU{
+					UUID: fmt.Sprintf("GPU-%s-%d", j.node, k), SlurmIndex: k, Minor: k,
+					Model: testH100, MemoryTotal: 80 << 30,
+					Samples: 60, UtilSum: uint64(j.util) * 60, UtilMax: uint32(j.util), UtilHist: hist,
+					MemSamples: 60, MemPeak: 20 << 30, MemActive: 60, ProcSamples: 60,
+					FirstSample: j.start, LastSample: end,
+				})
+			}
+			p := profile.Job{
+				Key:  profile.Key{Cluster: "c1", JobID: j.id, Node: j.node},
+				User: j.user, UID: uid, Account: j.account, Partition: "gpu",
+				Start: j.start, End: end, Status: profile.StatusFinished, Source: profile.SourceAgent,
+				ExitKnown: true, SampleInterval: time.Minute, LastSample: end,
+				GPUs: gs,
+			}
+			if err := db.PutJob(ctx, p); err != nil {
+				t.Fatalf("PutJob %s: %v", j.id, err)
+			}
+		}
+		r := slurmext.JobRecord{
+			Cluster: "c1", JobID: j.id, DisplayID: j.id, ArrayTaskID: -1, HetOffset: -1,
+			Name: j.name, User: j.user, UID: uid, Account: j.account, Partition: "gpu",
+			State: j.state, CancelledBy: -1,
+			Submit: j.start.Add(-j.wait), Eligible: j.start.Add(-j.wait), Start: j.start, End: end,
+			TimeLimit: 2 * j.run, ReqGPUs: j.gpus, ReqTRES: fmt.Sprintf("gres/gpu=%d", j.gpus),
+		}
+		if err := db.PutSchedJob(ctx, r); err != nil {
+			t.Fatalf("PutSchedJob %s: %v", j.id, err)
+		}
+	}
+	return path
+}
+
+// monthJobs is n jobs of users spread over the days of the month that
+// starts at first, round-robin over users and accounts.
+func monthJobs(first time.Time, idBase, n int, users, accounts []string, name string) []reportJob {
+	var out []reportJob
+	for i := range n {
+		out = append(out, reportJob{
+			id: fmt.Sprint(idBase + i), user: users[i%len(users)], account: accounts[i%len(accounts)], name: name,
+			start: first.Add(time.Duration(24+i*20) * time.Hour), run: 3 * time.Hour, util: float64(20 + 10*(i%7)),
+			node: fmt.Sprintf("gpu%02d", 1+i%2), wait: time.Duration(1+i%5) * 10 * time.Minute,
+		})
+	}
+	return out
+}
+
+var (
+	oct2026 = time.Date(2026, 10, 1, 0, 0, 0, 0, time.Local)
+	sep2026 = time.Date(2026, 9, 1, 0, 0, 0, 0, time.Local)
+)
+
+// reportFiles reads the files the report command wrote to dir, by
+// extension, and fails if dir holds anything else.
+func reportFiles(t *testing.T, dir, month string, want ...string) map[string]string {
+	t.Helper()
+	entries, err := os.ReadDir(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var names []string
+	for _, e := range entries {
+		names = append(names, e.Name())
+	}
+	var wantNames []string
+	for _, f := range want {
+		wantNames = append(wantNames, "gpuprof-report-"+month+"."+f)
+	}
+	slices.Sort(wantNames)
+	if !slices.Equal(names, wantNames) {
+		t.Fatalf("%s holds %q, want exactly %q (no temporary files)", dir, names, wantNames)
+	}
+	out := map[string]string{}
+	for _, f := range want {
+		path := filepath.Join(dir, "gpuprof-report-"+month+"."+f)
+		b, err := os.ReadFile(path)
+		if err != nil {
+			t.Fatal(err)
+		}
+		st, err := os.Stat(path)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if st.Mode().Perm() != 0o644 {
+			t.Errorf("%s mode %v, want 0644", path, st.Mode().Perm())
+		}
+		out[f] = string(b)
+	}
+	return out
+}
+
+// reportJSON is the part of the JSON report the command tests read.
+type reportJSON struct {
+	Schema     string   `json:"schema"`
+	Month      string   `json:"month"`
+	Title      string   `json:"title"`
+	Anonymized bool     `json:"anonymized"`
+	Missing    []string `json:"missing"`
+	Sources    struct {
+		Database string `json:"database"`
+		Jobs     int    `json:"jobs"`
+		GPUJobs  int    `json:"gpu_jobs"`
+	} `json:"sources"`
+	Workload struct {
+		Headline struct {
+			Jobs              int     `json:"jobs"`
+			AllocatedGPUHours float64 `json:"allocated_gpu_hours"`
+		} `json:"headline"`
+		Users []struct {
+			Name string `json:"name"`
+		} `json:"users"`
+	} `json:"workload"`
+	Earlier []struct {
+		Month    string `json:"month"`
+		Headline struct {
+			Jobs              int     `json:"jobs"`
+			AllocatedGPUHours float64 `json:"allocated_gpu_hours"`
+		} `json:"headline"`
+	} `json:"earlier"`
+}
+
+func decodeReport(t *testing.T, js string) reportJSON {
+	t.Helper()
+	var r reportJSON
+	if err := json.Unmarshal([]byte(js), &r); err != nil {
+		t.Fatalf("JSON report: %v\n%.2000s", err, js)
+	}
+	return r
+}
+
+func TestReportCommandWritesThreeFiles(t *testing.T) {
+	jobs := monthJobs(oct2026, 2000, 12, []string{"ann", "bob"}, []string{"ml"}, "train")
+	jobs = append(jobs, monthJobs(sep2026, 1000, 5, []string{"ann"}, []string{"ml"}, "train")...)
+	db := reportDB(t, jobs...)
+	dir := filepath.Join(t.TempDir(), "reports") // created by the command
+
+	out, err := runCLI(t, "report", "--db", db, "--month", "2026-10", "--out", dir)
+	if err != nil {
+		t.Fatalf("report: %v", err)
+	}
+	base := filepath.Join(dir, "gpuprof-report-2026-10")
+	if want := base + ".html\n" + base + ".md\n" + base + ".json\n"; out != want {
+		t.Errorf("stdout %q, want the three paths %q", out, want)
+	}
+	files := reportFiles(t, dir, "2026-10", "html", "md", "json")
+	r := decodeReport(t, files["json"])
+	if r.Schema != "gpuprof.report/v1" || r.Month != "2026-10" || r.Title != "GPU workload report, October 2026" {
+		t.Errorf("schema %q month %q title %q", r.Schema, r.Month, r.Title)
+	}
+	if r.Workload.Headline.Jobs != 12 || r.Sources.GPUJobs != 12 {
+		t.Errorf("month jobs %d (GPU %d), want the 12 October jobs", r.Workload.Headline.Jobs, r.Sources.GPUJobs)
+	}
+	// 12 one-GPU jobs of 3 h, all inside October.
+	if h := r.Workload.Headline.AllocatedGPUHours; h < 36-1e-9 || h > 36+1e-9 {
+		t.Errorf("allocated %v GPU-hours, want 36", h)
+	}
+	if r.Sources.Database != db {
+		t.Errorf("sources.database %q, want %q", r.Sources.Database, db)
+	}
+	if len(r.Earlier) != 1 || r.Earlier[0].Month != "2026-09" || r.Earlier[0].Headline.Jobs != 5 {
+		t.Errorf("earlier = %+v, want 2026-09 with 5 jobs", r.Earlier)
+	}
+	if !strings.Contains(files["md"], "# GPU workload report, October 2026\n") ||
+		!strings.Contains(files["md"], "| 2026-09 | 5 |") {
+		t.Errorf("Markdown lacks the title or September's row:\n%.3000s", files["md"])
+	}
+	if !strings.HasPrefix(files["html"], "<!DOCTYPE html>") {
+		t.Errorf("HTML starts %.80q", files["html"])
+	}
+
+	// Writing again replaces the files and leaves nothing else behind.
+	if _, err := runCLI(t, "report", "--db", db, "--month", "2026-10", "--out", dir); err != nil {
+		t.Fatalf("second report: %v", err)
+	}
+	reportFiles(t, dir, "2026-10", "html", "md", "json")
+}
+
+func TestReportCommandFormatsAndUsage(t *testing.T) {
+	db := reportDB(t, monthJobs(oct2026, 2000, 3, []string{"ann"}, []string{"ml"}, "train")...)
+
+	dir := t.TempDir()
+	out, err := runCLI(t, "report", "--db", db, "--month", "2026-10", "--out", dir, "--format", "md")
+	if err != nil {
+		t.Fatalf("report --format md: %v", err)
+	}
+	if want := filepath.Join(dir, "gpuprof-report-2026-10.md") + "\n"; out != want {
+		t.Errorf("stdout %q, want %q", out, want)
+	}
+	reportFiles(t, dir, "2026-10", "md")
+
+	dir = t.TempDir()
+	if _, err := runCLI(t, "report", "--db", db, "--month", "2026-10", "--out", dir, "--format", "json,markdown,JSON"); err != nil {
+		t.Fatalf("report --format json,markdown: %v", err)
+	}
+	reportFiles(t, dir, "2026-10", "json", "md")
+
+	for _, tt := range []struct {
+		name string
+		args []string
+	}{
+		{"unknown format", []string{"--format", "pdf"}},
+		{"empty format", []string{"--format", ""}},
+		{"month 13", []string{"--month", "2026-13"}},
+		{"month name", []string{"--month", "nov"}},
+		{"month with day", []string{"--month", "2026-10-01"}},
+		{"top 0", []string{"--top", "0"}},
+		{"negative compare", []string{"--compare", "-1"}},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			dir := t.TempDir()
+			args := append([]string{"report", "--db", db, "--out", dir}, tt.args...)
+			_, err := runCLI(t, args...)
+			if code := exitCode(err); code != exitUsage {
+				t.Errorf("%q: exit code %d (%v), want %d (usage)", tt.args, code, err, exitUsage)
+			}
+			if entries, _ := os.ReadDir(dir); len(entries) != 0 {
+				t.Errorf("%q: a usage error wrote %d files", tt.args, len(entries))
+			}
+		})
+	}
+}
+
+func TestReportCommandEmptyMonth(t *testing.T) {
+	db := reportDB(t, monthJobs(sep2026, 1000, 3, []string{"ann"}, []string{"ml"}, "train")...)
+	dir := t.TempDir()
+	if _, err := runCLI(t, "report", "--db", db, "--month", "2026-11", "--out", dir); err != nil {
+		t.Fatalf("report of an empty month: %v", err)
+	}
+	files := reportFiles(t, dir, "2026-11", "html", "md", "json")
+	for _, f := range []string{"html", "md"} {
+		if !strings.Contains(files[f], "No jobs ran or waited in this month") {
+			t.Errorf("%s does not say the month had no jobs:\n%.2000s", f, files[f])
+		}
+	}
+	r := decodeReport(t, files["json"])
+	if !slices.Contains(r.Missing, "no_jobs") || r.Workload.Headline.Jobs != 0 {
+		t.Errorf("JSON missing %q, jobs %d; want no_jobs and 0", r.Missing, r.Workload.Headline.Jobs)
+	}
+	// September, two months back, is still compared.
+	if len(r.Earlier) != 1 || r.Earlier[0].Month != "2026-09" {
+		t.Errorf("earlier = %+v, want September", r.Earlier)
+	}
+}
+
+func TestReportCommandSacctOnlyMonth(t *testing.T) {
+	var jobs []reportJob
+	for _, j := range monthJobs(oct2026, 3000, 6, []string{"dan"}, []string{"chem"}, "md_sim") {
+		j.sacctOnly = true
+		j.gpus = 2
+		jobs = append(jobs, j)
+	}
+	db := reportDB(t, jobs...)
+	dir := t.TempDir()
+	if _, err := runCLI(t, "report", "--db", db, "--month", "2026-10", "--out", dir); err != nil {
+		t.Fatalf("report: %v", err)
+	}
+	files := reportFiles(t, dir, "2026-10", "html", "md", "json")
+	const say = "No GPU readings for this month: only the scheduler's history (sacct) is available"
+	for _, f := range []string{"html", "md"} {
+		text := strings.ReplaceAll(files[f], "&#39;", "'")
+		if !strings.Contains(text, say) {
+			t.Errorf("%s does not say there is no GPU data:\n%.3000s", f, files[f])
+		}
+	}
+	r := decodeReport(t, files["json"])
+	if !slices.Contains(r.Missing, "no_gpu_data") {
+		t.Errorf("JSON missing = %q, want no_gpu_data", r.Missing)
+	}
+	// 6 jobs × 2 GPUs × 3 h, known from sacct alone.
+	if h := r.Workload.Headline.AllocatedGPUHours; h < 36-1e-9 || h > 36+1e-9 {
+		t.Errorf("allocated %v GPU-hours, want 36 from the scheduler's records", h)
+	}
+}
+
+func TestReportCommandAnonymize(t *testing.T) {
+	octUsers := []string{"zelda", "quentin", "ophelia"}
+	octAccounts := []string{"astrophys", "genomics"}
+	sepUsers := []string{"mortimer"} // only in September
+	sepAccounts := []string{"paleontology"}
+	jobs := monthJobs(oct2026, 2000, 9, octUsers, octAccounts, "train")
+	jobs = append(jobs, monthJobs(sep2026, 1000, 4, sepUsers, sepAccounts, "fit")...)
+	// September's user also has a job that runs into October.
+	jobs = append(jobs, reportJob{id: "1999", user: "mortimer", account: "paleontology", name: "fit",
+		start: oct2026.Add(-2 * time.Hour), run: 5 * time.Hour, util: 50})
+	db := reportDB(t, jobs...)
+
+	// Without --anonymize every name is in the report, so the check below
+	// can fail.
+	plain := t.TempDir()
+	if _, err := runCLI(t, "report", "--db", db, "--month", "2026-10", "--out", plain, "--format", "md"); err != nil {
+		t.Fatalf("report: %v", err)
+	}
+	md := reportFiles(t, plain, "2026-10", "md")["md"]
+	for _, name := range slices.Concat(octUsers, octAccounts, sepUsers, sepAccounts) {
+		if !strings.Contains(md, name) {
+			t.Errorf("setup: the plain report does not name %q", name)
+		}
+	}
+
+	dir := t.TempDir()
+	if _, err := runCLI(t, "report", "--db", db, "--month", "2026-10", "--out", dir, "--anonymize", "--top", "2"); err != nil {
+		t.Fatalf("report --anonymize: %v", err)
+	}
+	files := reportFiles(t, dir, "2026-10", "html", "md", "json")
+	for f, text := range files {
+		lower := strings.ToLower(text)
+		for _, name := range slices.Concat(octUsers, octAccounts, sepUsers, sepAccounts) {
+			if strings.Contains(lower, name) {
+				i := strings.Index(lower, name)
+				t.Errorf("%s names %q: …%s…", f, name, text[max(0, i-80):min(len(text), i+80)])
+			}
+		}
+		for _, want := range []string{"user-01", "user-02", "account-01"} {
+			if !strings.Contains(text, want) {
+				t.Errorf("%s lacks %q", f, want)
+			}
+		}
+		if regexp.MustCompile(`user-0[5-9]`).MatchString(text) {
+			t.Errorf("%s numbers more users than the 4 in the data", f)
+		}
+	}
+	r := decodeReport(t, files["json"])
+	if !r.Anonymized {
+		t.Error(`JSON "anonymized" is false`)
+	}
+	userRe := regexp.MustCompile(`^user-\d\d$`)
+	for _, u := range r.Workload.Users {
+		if !userRe.MatchString(u.Name) {
+			t.Errorf("workload user %q, want user-NN", u.Name)
+		}
+	}
+	if len(r.Workload.Users) != 2 {
+		t.Errorf("%d users listed, want --top 2", len(r.Workload.Users))
+	}
+}
+
+func TestReportCommandHostileNames(t *testing.T) {
+	long := strings.Repeat("x", 2000)
+	jobs := monthJobs(oct2026, 2000, 6, []string{"ann\x1b[31mred", "<script>alert(1)</script>", long},
+		[]string{"acct\x1b]0;title\x07", "<img src=x onerror=alert(2)>"}, "<script>alert(1)</script>\x1b[31m")
+	jobs[0].name = "\x1b[2J\x1b[31m" + long
+	jobs = append(jobs, monthJobs(sep2026, 1000, 2, []string{"<script>x</script>"}, []string{"\x1b[1mbold"}, "\x9b31m")...)
+	db := reportDB(t, jobs...)
+	// The database keeps the names as given: sanitising is the report's job.
+	sdb, err := store.Open(context.Background(), db, store.Options{ReadOnly: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	views, err := sdb.ListViews(context.Background(), store.ViewFilter{})
+	sdb.Close()
+	if err != nil {
+		t.Fatal(err)
+	}
+	raw := false
+	for _, v := range views {
+		raw = raw || v.Sched != nil && strings.ContainsRune(v.Sched.User, 0x1b)
+	}
+	if !raw {
+		t.Fatal("setup: the store dropped the escape from the user name")
+	}
+
+	dir := t.TempDir()
+	if _, err := runCLI(t, "report", "--db", db, "--month", "2026-10", "--out", dir, "--title", "<script>alert(3)</script>\x1b[31m"); err != nil {
+		t.Fatalf("report: %v", err)
+	}
+	files := reportFiles(t, dir, "2026-10", "html", "md", "json")
+	if i := strings.Index(strings.ToLower(files["html"]), "<script"); i >= 0 {
+		t.Errorf("HTML holds a script tag: …%s…", files["html"][max(0, i-80):min(len(files["html"]), i+80)])
+	}
+	if !strings.Contains(files["html"], "&lt;script&gt;alert(1)&lt;/script&gt;") {
+		t.Error("HTML does not show the <script> user escaped")
+	}
+	if strings.Contains(strings.ToLower(files["html"]), "<img") {
+		t.Error("HTML holds an img tag from a name")
+	}
+	for f, text := range files {
+		if strings.ContainsRune(text, 0x1b) || strings.ContainsRune(text, 0x9b) || strings.ContainsRune(text, 0x07) {
+			t.Errorf("%s holds an escape or control character", f)
+		}
+	}
+	if strings.Contains(files["md"], "<script>") {
+		t.Error("Markdown holds an unescaped <script>")
+	}
+	// The JSON keeps the names (sanitised) as data: the 2000-character
+	// user is still there in full.
+	r := decodeReport(t, files["json"])
+	found := false
+	for _, u := range r.Workload.Users {
+		found = found || u.Name == long
+	}
+	if !found {
+		t.Errorf("the 2000-character user is not in the JSON's users: %d users", len(r.Workload.Users))
+	}
+	if !bytes.Contains([]byte(files["json"]), []byte(`\u003cscript\u003e`)) {
+		t.Error("JSON does not carry the <script> name HTML-escaped")
+	}
+}
+
+// A database that cannot be opened is an error, not a usage error, and
+// writes nothing.
+func TestReportCommandMissingDB(t *testing.T) {
+	dir := t.TempDir()
+	_, err := runCLI(t, "report", "--db", filepath.Join(dir, "missing", "none.db"), "--month", "2026-10", "--out", filepath.Join(dir, "out"))
+	var ue usageError
+	if err == nil || errors.As(err, &ue) {
+		t.Fatalf("missing database: %v, want a plain error", err)
+	}
+	if _, err := os.Stat(filepath.Join(dir, "out")); !errors.Is(err, os.ErrNotExist) {
+		t.Errorf("output directory created for a failed report: %v", err)
+	}
+}
