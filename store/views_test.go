@@ -739,3 +739,19 @@ func TestListViewsSortPages(t *testing.T) {
 		}
 	}
 }
+
+func TestViewFilterScopedTo(t *testing.T) {
+	f := ViewFilter{User: "alice", State: "FAILED"}.ScopedTo(1001, "alice")
+	if f.UID == nil || *f.UID != 1001 || f.User != "" || f.State != "FAILED" {
+		t.Errorf("own user: %+v, want uid 1001, no user filter, the state kept", f)
+	}
+	f = ViewFilter{User: "bob"}.ScopedTo(1001, "alice")
+	if f.UID == nil || *f.UID != 1001 || f.User != "bob" {
+		t.Errorf("another user: %+v, want uid 1001 and the user filter kept (it then matches nothing)", f)
+	}
+	uid := 7
+	f = ViewFilter{UID: &uid}.ScopedTo(1001, "")
+	if *f.UID != 1001 || uid != 7 {
+		t.Errorf("a uid in the filter: %+v (caller's %d), want 1001 and the caller's value untouched", f, uid)
+	}
+}

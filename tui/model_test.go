@@ -19,10 +19,20 @@ func TestFirstPage(t *testing.T) {
 	if !m.list.totalKnown || m.list.total != 200 {
 		t.Fatalf("total = %d (known %v), want 200 of alice's jobs", m.list.total, m.list.totalKnown)
 	}
+	// The first page, and the last (for G) once the count is known.
 	calls := src.calls()
-	if len(calls) != 1 || calls[0].Offset != 0 || calls[0].Limit != DefaultPageSize || calls[0].User != "alice" {
-		t.Fatalf("Jobs calls = %+v, want one page at offset 0 of %d for alice", calls, DefaultPageSize)
+	if len(calls) != 2 || calls[0].Offset != 0 || calls[1].Offset != 100 || calls[0].Limit != DefaultPageSize || calls[0].User != "alice" {
+		t.Fatalf("Jobs calls = %+v, want a page at offset 0 and the last at 100, %d each, for alice", calls, DefaultPageSize)
 	}
+	if n := len(m.list.pages); n != 2 {
+		t.Errorf("%d pages cached, want 2", n)
+	}
+	calls0 := len(calls)
+	m = press(t, m, "G")
+	if !strings.Contains(m.render(), "row 200 of 200") || len(src.calls()) != calls0 {
+		t.Errorf("G after the prefetch: %d more loads, want none:\n%s", len(src.calls())-calls0, m.render())
+	}
+	m = press(t, m, "g")
 	out := m.render()
 	if !strings.Contains(out, "row 1 of 200") {
 		t.Errorf("status bar lacks %q:\n%s", "row 1 of 200", out)

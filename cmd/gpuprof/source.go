@@ -75,8 +75,7 @@ func (s *jobSource) Close() error {
 
 func (s *jobSource) scope(f store.ViewFilter) store.ViewFilter {
 	if s.uid != nil {
-		uid := *s.uid
-		f.UID = &uid
+		return f.ScopedTo(*s.uid, s.id.User)
 	}
 	return f
 }
