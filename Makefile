@@ -36,6 +36,7 @@ bench: build
 	$(GO) test -run '^$$' -bench . -benchmem $(shell $(GO) list ./... | grep -v /e2e)
 	./scripts/bench-hooks.sh $(abspath $(BIN))
 	REPORT=1 GO=$(GO) ./scripts/bench-analysis.sh
+	GO=$(GO) ./scripts/bench-report.sh $(abspath $(BIN))
 
 fuzz:
 	for t in FuzzParseHookEnv FuzzParseIndexList FuzzExpandHostlist FuzzParseGresConf; do \
