@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"math/rand/v2"
 	"path/filepath"
+	"reflect"
 	"slices"
 	"testing"
 	"time"
@@ -753,5 +754,40 @@ func TestViewFilterScopedTo(t *testing.T) {
 	f = ViewFilter{UID: &uid}.ScopedTo(1001, "")
 	if *f.UID != 1001 || uid != 7 {
 		t.Errorf("a uid in the filter: %+v (caller's %d), want 1001 and the caller's value untouched", f, uid)
+	}
+}
+
+// AllViews returns the jobs ListViews lists, with the same profiles, for
+// every filter, on random databases.
+func TestAllViewsMatchesListViews(t *testing.T) {
+	ctx := context.Background()
+	db := openTest(t, Options{})
+	randomViews(t, db, 80, rand.New(rand.NewPCG(21, 8)))
+	uid := 1
+	for _, f := range []ViewFilter{{}, {User: "u1"}, {UID: &uid}, {State: "running"}, {State: "finished"}, {State: "COMPLETED"},
+		{Since: at(10), Until: at(30)}, {Since: at(25)}, {Until: at(15)}, {Text: "10"}, {Cluster: "c", Partition: "gpu"},
+		{Since: at(10), Until: at(30), WithSeries: true}} {
+		want, err := db.ListViews(ctx, f)
+		if err != nil {
+			t.Fatal(err)
+		}
+		got, err := db.AllViews(ctx, f)
+		if err != nil {
+			t.Fatal(err)
+		}
+		byKey := func(a, b JobView) int {
+			return cmp.Or(cmp.Compare(a.Cluster, b.Cluster), cmp.Compare(a.JobID, b.JobID))
+		}
+		slices.SortFunc(want, byKey)
+		slices.SortFunc(got, byKey)
+		if !reflect.DeepEqual(got, want) {
+			t.Errorf("AllViews(%+v): %v, ListViews: %v", f, viewIDs(got), viewIDs(want))
+		}
+	}
+	if vs, err := db.AllViews(ctx, ViewFilter{}); err != nil || len(vs) != 80 {
+		t.Errorf("AllViews() = %d views, %v; want 80", len(vs), err)
+	}
+	if _, err := db.AllViews(ctx, ViewFilter{Sort: "bogus"}); !errors.Is(err, ErrBadFilter) {
+		t.Errorf("AllViews with a bad sort key: %v, want ErrBadFilter", err)
 	}
 }

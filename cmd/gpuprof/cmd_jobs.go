@@ -154,6 +154,18 @@ func listViews(ctx context.Context, g *globalOptions, f store.ViewFilter, local 
 	return src.Jobs(ctx, f)
 }
 
+// allViews reads every job f selects, in no particular order, for the
+// analysis commands: the local database reads each table once
+// (store.AllViews) instead of ordering and looking up every job.
+func allViews(ctx context.Context, g *globalOptions, f store.ViewFilter, local bool) ([]store.JobView, error) {
+	src, err := openSource(ctx, g, local)
+	if err != nil {
+		return nil, err
+	}
+	defer src.Close()
+	return src.All(ctx, f)
+}
+
 // ownsFile reports whether uid owns the file at path.
 func ownsFile(path string, uid int) bool {
 	st, err := os.Stat(path)

@@ -67,7 +67,7 @@ defines every number).`,
 					return err
 				}
 			}
-			views, err := listViews(cmd.Context(), g, f, o.Local)
+			views, err := allViews(cmd.Context(), g, f, o.Local)
 			if err != nil {
 				return err
 			}

@@ -4,8 +4,11 @@ import (
 	"context"
 	"fmt"
 	"io"
+	"runtime"
 	"slices"
 	"strings"
+	"sync"
+	"sync/atomic"
 
 	"github.com/spf13/cobra"
 	"github.com/spf13/pflag"
@@ -46,7 +49,7 @@ func (o *analysisOptions) load(ctx context.Context, g *globalOptions) (analysis.
 			return analysis.Input{}, c, err
 		}
 	}
-	views, err := listViews(ctx, g, f, o.Local)
+	views, err := allViews(ctx, g, f, o.Local)
 	if err != nil {
 		return analysis.Input{}, c, err
 	}
@@ -67,8 +70,8 @@ func inputFromViews(views []store.JobView) analysis.Input {
 		parts []string
 	}
 	nodes := map[string]*inv{}
-	for i, v := range views {
-		in.Jobs[i] = analysis.FromView(v.Sched, v.Profiles)
+	fromViews(in.Jobs, views)
+	for _, v := range views {
 		for _, p := range v.Profiles {
 			n := nodes[p.Node]
 			if n == nil {
@@ -102,6 +105,35 @@ func inputFromViews(views []store.JobView) analysis.Input {
 		in.Nodes = append(in.Nodes, analysis.Node{Name: name, GPUModel: n.model, GPUs: len(n.uuids), MemoryTotal: n.mem, Partitions: n.parts})
 	}
 	return in
+}
+
+// fromViews fills jobs[i] with analysis.FromView of views[i], on all
+// CPUs: a month of a big cluster is a million views.
+func fromViews(jobs []analysis.Job, views []store.JobView) {
+	const chunk = 4096
+	workers := min(runtime.GOMAXPROCS(0), (len(views)+chunk-1)/chunk)
+	if workers <= 1 {
+		for i, v := range views {
+			jobs[i] = analysis.FromView(v.Sched, v.Profiles)
+		}
+		return
+	}
+	var next atomic.Int64
+	var wg sync.WaitGroup
+	for range workers {
+		wg.Go(func() {
+			for {
+				lo := int(next.Add(chunk)) - chunk
+				if lo >= len(views) {
+					return
+				}
+				for i := lo; i < min(lo+chunk, len(views)); i++ {
+					jobs[i] = analysis.FromView(views[i].Sched, views[i].Profiles)
+				}
+			}
+		})
+	}
+	wg.Wait()
 }
 
 type recommendOptions struct {

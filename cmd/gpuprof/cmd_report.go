@@ -8,6 +8,7 @@ import (
 	"path/filepath"
 	"slices"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/spf13/cobra"
@@ -110,24 +111,40 @@ func (o *reportOptions) run(ctx context.Context, g *globalOptions, stdout io.Wri
 	defer src.Close()
 
 	// The memory floor (service detection, VRAM need) needs the series.
-	views, err := src.Jobs(ctx, store.ViewFilter{Since: w.From, Until: w.To, WithSeries: true})
+	views, err := src.All(ctx, store.ViewFilter{Since: w.From, Until: w.To, WithSeries: true})
 	if err != nil {
 		return err
 	}
 	in := inputFromViews(views)
 	views = nil
+
+	// Three things at once, on two cores: this month's analysis, its
+	// workload summary and the earlier months' headlines (which read the
+	// database). All three only read in.
+	params := analysis.WorkloadParams{Window: w, TopN: o.Top}
+	var (
+		wg      sync.WaitGroup
+		wl      analysis.Workload
+		earlier earlierMonths
+	)
+	wg.Go(func() { wl = analysis.SummariseWorkload(in, params, c) })
+	wg.Go(func() { earlier = o.earlierMonths(ctx, src, w, in.Nodes, c) })
 	findings, err := analysis.Analyse(in, c)
+	wg.Wait()
 	if err != nil {
 		return err
 	}
+	if earlier.err != nil {
+		return earlier.err
+	}
 	findings.Jobs = nil
-	params := analysis.WorkloadParams{Window: w, TopN: o.Top}
 	d := report.Data{
 		Title:     o.Title,
 		Month:     w.From.Format("2006-01"),
 		Generated: time.Now(),
-		Workload:  analysis.SummariseWorkload(in, params, c),
+		Workload:  wl,
 		Findings:  findings,
+		Earlier:   earlier.months,
 		Config:    c,
 		Sources:   sourcesOf(src, in),
 		Cluster:   clustersOf(in.Jobs),
@@ -136,26 +153,8 @@ func (o *reportOptions) run(ctx context.Context, g *globalOptions, stdout io.Wri
 		d.Title = "GPU workload report, " + w.From.Format("January 2006")
 	}
 	users, accounts := namesOf(in.Jobs)
-	nodes := in.Nodes
+	users, accounts = append(users, earlier.users...), append(accounts, earlier.accounts...)
 	in = analysis.Input{}
-
-	// Earlier months, oldest first: only their headline numbers.
-	for k := o.Compare; k >= 1; k-- {
-		ew := analysis.Window{From: w.From.AddDate(0, -k, 0), To: w.From.AddDate(0, -k+1, 0)}
-		ev, err := src.Jobs(ctx, store.ViewFilter{Since: ew.From, Until: ew.To})
-		if err != nil {
-			return fmt.Errorf("month %s: %w", ew.From.Format("2006-01"), err)
-		}
-		if len(ev) == 0 {
-			continue
-		}
-		ein := inputFromViews(ev)
-		ein.Nodes = nodes // the inventory now, for occupancy on the same footing
-		ew2 := analysis.SummariseWorkload(ein, analysis.WorkloadParams{Window: ew, TopN: 1}, c)
-		d.Earlier = append(d.Earlier, report.MonthHeadline{Month: ew.From.Format("2006-01"), Headline: ew2.Headline})
-		u, a := namesOf(ein.Jobs)
-		users, accounts = append(users, u...), append(accounts, a...)
-	}
 	if o.Anonymize {
 		report.Anonymize(&d, users, accounts)
 	}
@@ -172,6 +171,38 @@ func (o *reportOptions) run(ctx context.Context, g *globalOptions, stdout io.Wri
 		printf(stdout, "%s\n", path)
 	}
 	return nil
+}
+
+// earlierMonths are the headlines of the months before the report's, with
+// the names in them (for --anonymize).
+type earlierMonths struct {
+	months          []report.MonthHeadline
+	users, accounts []string
+	err             error
+}
+
+// earlierMonths reads up to o.Compare months before w, oldest first, and
+// keeps the headline of each that has jobs. nodes is this month's
+// inventory, so occupancy is on the same footing.
+func (o *reportOptions) earlierMonths(ctx context.Context, src *jobSource, w analysis.Window, nodes []analysis.Node, c analysis.Config) (e earlierMonths) {
+	for k := o.Compare; k >= 1; k-- {
+		ew := analysis.Window{From: w.From.AddDate(0, -k, 0), To: w.From.AddDate(0, -k+1, 0)}
+		ev, err := src.All(ctx, store.ViewFilter{Since: ew.From, Until: ew.To})
+		if err != nil {
+			e.err = fmt.Errorf("month %s: %w", ew.From.Format("2006-01"), err)
+			return e
+		}
+		if len(ev) == 0 {
+			continue
+		}
+		in := inputFromViews(ev)
+		in.Nodes = nodes
+		h := analysis.SummariseWorkload(in, analysis.WorkloadParams{Window: ew, TopN: 1}, c).Headline
+		e.months = append(e.months, report.MonthHeadline{Month: ew.From.Format("2006-01"), Headline: h})
+		u, a := namesOf(in.Jobs)
+		e.users, e.accounts = append(e.users, u...), append(e.accounts, a...)
+	}
+	return e
 }
 
 func reportFormats(in []string) ([]string, error) {

@@ -8,12 +8,15 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"reflect"
 	"regexp"
 	"slices"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
 
+	"github.com/gpuprof/gpuprof/analysis"
 	"github.com/gpuprof/gpuprof/profile"
 	"github.com/gpuprof/gpuprof/slurmext"
 	"github.com/gpuprof/gpuprof/store"
@@ -471,5 +474,22 @@ func TestReportCommandMissingDB(t *testing.T) {
 	}
 	if _, err := os.Stat(filepath.Join(dir, "out")); !errors.Is(err, os.ErrNotExist) {
 		t.Errorf("output directory created for a failed report: %v", err)
+	}
+}
+
+// fromViews converts on several goroutines; the result must be the
+// one-by-one conversion, in order.
+func TestFromViewsParallel(t *testing.T) {
+	views := make([]store.JobView, 10_000+17)
+	for i := range views {
+		id := strconv.Itoa(i)
+		views[i] = store.JobView{Cluster: "c", JobID: id, Sched: &slurmext.JobRecord{Cluster: "c", JobID: id, User: "u" + id, State: "COMPLETED", ReqGPUs: i % 4}}
+	}
+	got := make([]analysis.Job, len(views))
+	fromViews(got, views)
+	for i, v := range views {
+		if want := analysis.FromView(v.Sched, v.Profiles); !reflect.DeepEqual(got[i], want) {
+			t.Fatalf("job %d: %+v, want %+v", i, got[i], want)
+		}
 	}
 }

@@ -88,6 +88,16 @@ func (s *jobSource) Jobs(ctx context.Context, f store.ViewFilter) ([]store.JobVi
 	return s.db.ListViews(ctx, s.scope(f))
 }
 
+// All returns every job f selects, in no particular order (f.Limit and
+// f.Offset ignored): what the analysis reads.
+func (s *jobSource) All(ctx context.Context, f store.ViewFilter) ([]store.JobView, error) {
+	f.Limit, f.Offset = 0, 0
+	if s.client != nil {
+		return s.client.Jobs(ctx, f)
+	}
+	return s.db.AllViews(ctx, s.scope(f))
+}
+
 // Count implements tui.Source.
 func (s *jobSource) Count(ctx context.Context, f store.ViewFilter) (int, error) {
 	if s.client != nil {

@@ -1,0 +1,153 @@
+package store
+
+import (
+	"context"
+	"database/sql"
+	"fmt"
+	"slices"
+	"strings"
+
+	"github.com/gpuprof/gpuprof/profile"
+)
+
+// AllViews returns every job f selects, the same jobs as ListViews with
+// the same profiles, in no particular order; f.Limit, f.Offset, f.Sort and
+// f.Asc are ignored. It reads each table in one filtered pass rather than
+// job by job, which is what a whole month (the report) wants: ListViews
+// orders a million keys and then looks each job up.
+func (db *DB) AllViews(ctx context.Context, f ViewFilter) (vs []JobView, err error) {
+	err = db.read(ctx, func(tx *Tx) error {
+		vs, err = tx.AllViews(ctx, f)
+		return err
+	})
+	return vs, err
+}
+
+// AllViews returns every job f selects, unordered; see DB.AllViews.
+func (t *Tx) AllViews(ctx context.Context, f ViewFilter) ([]JobView, error) {
+	vs, err := t.allViews(ctx, f)
+	if err != nil {
+		return nil, fmt.Errorf("all views: %w", err)
+	}
+	return vs, nil
+}
+
+func (t *Tx) allViews(ctx context.Context, f ViewFilter) ([]JobView, error) {
+	if _, err := sortSpecFor(ViewFilter{Sort: f.Sort}); err != nil {
+		return nil, err // a bad key is as wrong here as in ListViews
+	}
+	// The jobs with a scheduler record that match on it (sortedKeys'
+	// conditions), and those known only from profiles that match on their
+	// first node (profileConds).
+	sc, sargs := schedConds(f)
+	if !f.Until.IsZero() {
+		sc, sargs = append(sc, `coalesce(`+schedWhen+`, `+profileWhen+`) < ?`), append(slices.Clip(sargs), ceilUnix(f.Until))
+	}
+	pc, pargs, profOnly := profileConds(f)
+
+	// First every profile of those jobs, whatever its node's own times,
+	// keyed by job: profiles are far fewer than scheduler records, and each
+	// is checked with a lookup of its job, not a scan.
+	member := `EXISTS (SELECT 1 FROM sched_jobs s WHERE s.cluster = j.cluster AND s.job_id = j.job_id` + and(sc) + `)`
+	args := slices.Clip(sargs)
+	if profOnly {
+		member = `(` + member + ` OR (j.cluster, j.job_id) IN (SELECT p.cluster, p.job_id FROM jobs p` + where(pc) + `))`
+		args = append(args, pargs...)
+	}
+	profiles, err := t.profilesWhere(ctx, member, args, f.WithSeries)
+	if err != nil {
+		return nil, err
+	}
+
+	var vs []JobView
+	rows, err := t.tx.QueryContext(ctx, `SELECT `+prefixed("s", schedColumns)+` FROM sched_jobs s`+where(sc), sargs...)
+	if err != nil {
+		return nil, classify(err)
+	}
+	for rows.Next() {
+		r, _, err := scanSched(rows)
+		if err != nil {
+			rows.Close()
+			return nil, err
+		}
+		k := viewKey{r.Cluster, r.JobID}
+		vs = append(vs, JobView{Cluster: r.Cluster, JobID: r.JobID, Sched: &r, Profiles: profiles[k]})
+		delete(profiles, k)
+	}
+	if err := rows.Close(); err != nil {
+		return nil, classify(err)
+	}
+	if err := rows.Err(); err != nil {
+		return nil, classify(err)
+	}
+	if !profOnly {
+		return vs, nil
+	}
+	rows, err = t.tx.QueryContext(ctx, `SELECT p.cluster, p.job_id FROM jobs p`+where(pc), pargs...)
+	if err != nil {
+		return nil, classify(err)
+	}
+	defer rows.Close()
+	for rows.Next() {
+		var k viewKey
+		if err := rows.Scan(&k.cluster, &k.jobID); err != nil {
+			return nil, classify(err)
+		}
+		vs = append(vs, JobView{Cluster: k.cluster, JobID: k.jobID, Profiles: profiles[k]})
+	}
+	if err := rows.Err(); err != nil {
+		return nil, classify(err)
+	}
+	return vs, nil
+}
+
+// and is conds as " AND c1 AND c2 …", to extend a WHERE clause.
+func and(conds []string) string {
+	var b strings.Builder
+	for _, c := range conds {
+		b.WriteString(" AND ")
+		b.WriteString(c)
+	}
+	return b.String()
+}
+
+// profilesWhere returns the profiles (jobs rows with their GPUs) that
+// satisfy cond on the jobs table aliased j, grouped by job, each job's
+// nodes in node order and GPUs in position order.
+func (t *Tx) profilesWhere(ctx context.Context, cond string, args []any, withSeries bool) (map[viewKey][]profile.Job, error) {
+	rows, err := t.tx.QueryContext(ctx, `SELECT `+prefixed("j", jobColumns)+`, g.uuid, g.state
+		FROM jobs j LEFT JOIN job_gpus g ON g.cluster = j.cluster AND g.job_id = j.job_id AND g.node = j.node
+		WHERE `+cond+`
+		ORDER BY j.cluster, j.job_id, j.node, g.position`, args...)
+	if err != nil {
+		return nil, classify(err)
+	}
+	defer rows.Close()
+	out := map[viewKey][]profile.Job{}
+	for rows.Next() {
+		var uuid, state sql.NullString
+		j, err := scanJob(rows, &uuid, &state)
+		if err != nil {
+			return nil, err
+		}
+		k := viewKey{j.Cluster, j.JobID}
+		ps := out[k]
+		if n := len(ps); n == 0 || ps[n-1].Node != j.Node {
+			ps = append(ps, j)
+		}
+		if uuid.Valid {
+			g, err := decodeGPU(state.String, withSeries)
+			if err != nil {
+				return nil, fmt.Errorf("job %s gpu %s: %w", keyString(j.Key), uuid.String, err)
+			}
+			g.UUID = uuid.String
+			p := &ps[len(ps)-1]
+			p.GPUs = append(p.GPUs, g)
+		}
+		out[k] = ps
+	}
+	if err := rows.Err(); err != nil {
+		return nil, classify(err)
+	}
+	return out, nil
+}
