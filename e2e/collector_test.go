@@ -454,22 +454,9 @@ func TestCollectorAuth(t *testing.T) {
 	requireClusterHost(t) // creates Unix users
 	t.Parallel()
 	ensureMunge(t)
-	for _, tool := range []string{"useradd", "userdel", "groupadd", "groupdel", "runuser"} {
-		if _, err := exec.LookPath(tool); err != nil {
-			skipOrFail(t, "%s is missing: %v", tool, err)
-		}
-	}
+	requireUserTools(t)
 	bin := gpuprofBinary(t)
-	// Not t.TempDir: its parent is private to root, and the users' commands
-	// read their configuration here.
-	dir, err := os.MkdirTemp("", "gpuprof-e2e-auth-")
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { os.RemoveAll(dir) })
-	if err := os.Chmod(dir, 0o755); err != nil {
-		t.Fatal(err)
-	}
+	dir := sharedTempDir(t, "gpuprof-e2e-auth-")
 
 	suffix := strconv.Itoa(os.Getpid() % 100000)
 	admins := "gpuprof-adm-" + suffix
@@ -636,6 +623,33 @@ func TestCollectorAuth(t *testing.T) {
 			}
 		}
 	})
+}
+
+// requireUserTools skips (fails in CI) without the tools that create
+// users and run commands as them.
+func requireUserTools(t *testing.T) {
+	t.Helper()
+	for _, tool := range []string{"useradd", "userdel", "groupadd", "groupdel", "runuser"} {
+		if _, err := exec.LookPath(tool); err != nil {
+			skipOrFail(t, "%s is missing: %v", tool, err)
+		}
+	}
+}
+
+// sharedTempDir is a temporary directory other users can read (mode
+// 0755), removed when the test ends. Not t.TempDir: its parent is private
+// to root, and the test users' commands read their configuration here.
+func sharedTempDir(t *testing.T, prefix string) string {
+	t.Helper()
+	dir, err := os.MkdirTemp("", prefix)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { os.RemoveAll(dir) })
+	if err := os.Chmod(dir, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	return dir
 }
 
 type unixUser struct {

@@ -288,20 +288,9 @@ func TestTUIUsersSeeOwnJobs(t *testing.T) {
 	requireTmux(t)
 	t.Parallel()
 	ensureMunge(t)
-	for _, tool := range []string{"useradd", "userdel", "groupadd", "groupdel", "runuser"} {
-		if _, err := exec.LookPath(tool); err != nil {
-			skipOrFail(t, "%s is missing: %v", tool, err)
-		}
-	}
+	requireUserTools(t)
 	bin := gpuprofBinary(t)
-	dir, err := os.MkdirTemp("", "gpuprof-e2e-tui-")
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { os.RemoveAll(dir) })
-	if err := os.Chmod(dir, 0o755); err != nil {
-		t.Fatal(err)
-	}
+	dir := sharedTempDir(t, "gpuprof-e2e-tui-")
 	suffix := strconv.Itoa(os.Getpid()%100000 + 1)
 	admins := "gpuprof-tadm-" + suffix
 	runRoot(t, "groupadd", admins)

@@ -131,20 +131,9 @@ func (t *Tx) profilesWhere(ctx context.Context, cond string, args []any, withSer
 			return nil, err
 		}
 		k := viewKey{j.Cluster, j.JobID}
-		ps := out[k]
-		if n := len(ps); n == 0 || ps[n-1].Node != j.Node {
-			ps = append(ps, j)
+		if out[k], err = addProfileRow(out[k], j, uuid, state, withSeries); err != nil {
+			return nil, err
 		}
-		if uuid.Valid {
-			g, err := decodeGPU(state.String, withSeries)
-			if err != nil {
-				return nil, fmt.Errorf("job %s gpu %s: %w", keyString(j.Key), uuid.String, err)
-			}
-			g.UUID = uuid.String
-			p := &ps[len(ps)-1]
-			p.GPUs = append(p.GPUs, g)
-		}
-		out[k] = ps
 	}
 	if err := rows.Err(); err != nil {
 		return nil, classify(err)

@@ -670,29 +670,37 @@ func (t *Tx) loadViews(ctx context.Context, keys []viewKey, withSeries bool) ([]
 		if err != nil {
 			return nil, err
 		}
-		i, ok := index[viewKey{j.Cluster, j.JobID}]
-		if !ok {
-			continue
+		if i, ok := index[viewKey{j.Cluster, j.JobID}]; ok {
+			if vs[i].Profiles, err = addProfileRow(vs[i].Profiles, j, uuid, state, withSeries); err != nil {
+				return nil, err
+			}
 		}
-		ps := &vs[i].Profiles
-		if n := len(*ps); n == 0 || (*ps)[n-1].Node != j.Node {
-			*ps = append(*ps, j)
-		}
-		if !uuid.Valid {
-			continue
-		}
-		g, err := decodeGPU(state.String, withSeries)
-		if err != nil {
-			return nil, fmt.Errorf("job %s gpu %s: %w", keyString(j.Key), uuid.String, err)
-		}
-		g.UUID = uuid.String
-		p := &(*ps)[len(*ps)-1]
-		p.GPUs = append(p.GPUs, g)
 	}
 	if err := rows.Err(); err != nil {
 		return nil, classify(err)
 	}
 	return vs, nil
+}
+
+// addProfileRow adds one row of a profile query (jobs LEFT JOIN job_gpus,
+// ordered by job, node and GPU position) to its job's profiles: the row's
+// node starts a new profile unless it is the last one's, and its GPU, when
+// it has one, is decoded onto that profile.
+func addProfileRow(ps []profile.Job, j profile.Job, uuid, state sql.NullString, withSeries bool) ([]profile.Job, error) {
+	if n := len(ps); n == 0 || ps[n-1].Node != j.Node {
+		ps = append(ps, j)
+	}
+	if !uuid.Valid {
+		return ps, nil
+	}
+	g, err := decodeGPU(state.String, withSeries)
+	if err != nil {
+		return ps, fmt.Errorf("job %s gpu %s: %w", keyString(j.Key), uuid.String, err)
+	}
+	g.UUID = uuid.String
+	p := &ps[len(ps)-1]
+	p.GPUs = append(p.GPUs, g)
+	return ps, nil
 }
 
 // prefixed qualifies each column of a column list with table alias a.
