@@ -34,12 +34,12 @@ run() {
 	t1=$(date +%s.%N)
 	WALL=$(calc "$t1 - $t0")
 }
-scan() { sqlite3 "$W/month.db" 'SELECT "partition", account, count(*), sum(req_gpus * ("end" - "start")) / 3600.0, avg("start" - submit) FROM sched_jobs GROUP BY 1, 2;'; }
+SCAN='SELECT "partition", account, count(*), sum(req_gpus * ("end" - "start")) / 3600.0, avg("start" - submit) FROM sched_jobs GROUP BY 1, 2;'
 A=() B=()
 for r in $(seq "$ROUNDS"); do
 	run "$BIN" report --db "$W/month.db" --month 2026-10 --out "$W/out" --compare 1
 	A+=("$WALL"); echo "round $r A gpuprof report: $WALL s, peak RSS $RSS MiB"
-	run scan
+	run sqlite3 "$W/month.db" "$SCAN"
 	B+=("$WALL"); echo "round $r B sqlite3 scan:     $WALL s"
 done
 median() { printf '%s\n' "$@" | sort -g | awk '{v[NR]=$1} END {print v[int((NR+1)/2)]}'; }
