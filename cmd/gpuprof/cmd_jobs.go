@@ -28,6 +28,9 @@ type jobsOptions struct {
 	Since     string
 	Until     string
 	Limit     int
+	Text      string
+	Sort      string
+	Asc       bool
 	Local     bool
 }
 
@@ -40,11 +43,18 @@ func (o *jobsOptions) AddFlags(fs *pflag.FlagSet) {
 	fs.StringVar(&o.Since, "since", "", "only jobs running at or after this time (RFC 3339 or YYYY-MM-DD)")
 	fs.StringVar(&o.Until, "until", "", "only jobs running before this time")
 	fs.IntVar(&o.Limit, "limit", 0, "at most this many jobs (0: all)")
+	fs.StringVar(&o.Text, "text", "", "only jobs whose name or job id contains this (case-insensitive)")
+	fs.StringVar(&o.Sort, "sort", "", "order by one of: "+strings.Join(store.SortKeys(), ", ")+" (default start, newest first)")
+	fs.BoolVar(&o.Asc, "reverse", false, "reverse the sort key's default direction")
 	fs.BoolVar(&o.Local, "local", false, "read the local database even when a collector is configured")
 }
 
 func (o *jobsOptions) filter() (store.ViewFilter, error) {
-	f := store.ViewFilter{User: o.User, Account: o.Account, Partition: o.Partition, State: o.State, Limit: o.Limit, WithSeries: o.JSON}
+	f := store.ViewFilter{User: o.User, Account: o.Account, Partition: o.Partition, State: o.State, Limit: o.Limit,
+		Text: o.Text, Sort: o.Sort, Asc: o.Asc, WithSeries: o.JSON}
+	if _, ok := store.SortDescending(o.Sort); !ok {
+		return f, usagef("--sort: want one of %s, got %q", strings.Join(store.SortKeys(), ", "), o.Sort)
+	}
 	var err error
 	if o.Since != "" {
 		if f.Since, err = parseTime(o.Since); err != nil {

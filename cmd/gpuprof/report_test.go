@@ -493,3 +493,48 @@ func TestFromViewsParallel(t *testing.T) {
 		}
 	}
 }
+
+// jobs --sort, --reverse and --text reach the store; a bad key is a usage
+// error.
+func TestJobsSortAndText(t *testing.T) {
+	oct := time.Date(2026, 10, 5, 0, 0, 0, 0, time.UTC)
+	db := reportDB(t,
+		reportJob{id: "11", user: "alice", account: "lab", name: "train-a", start: oct, run: 3 * time.Hour, util: 50},
+		reportJob{id: "12", user: "alice", account: "lab", name: "eval-b", start: oct.Add(time.Hour), run: time.Hour, util: 50},
+		reportJob{id: "13", user: "alice", account: "lab", name: "train-c", start: oct.Add(2 * time.Hour), run: 2 * time.Hour, util: 50},
+	)
+	ids := func(args ...string) []string {
+		t.Helper()
+		out, err := runCLI(t, append([]string{"jobs", "--db", db, "--json"}, args...)...)
+		if err != nil {
+			t.Fatalf("jobs %v: %v", args, err)
+		}
+		var got []struct {
+			JobID string `json:"job_id"`
+		}
+		if err := json.Unmarshal([]byte(out), &got); err != nil {
+			t.Fatalf("jobs %v: %v\n%s", args, err, out)
+		}
+		var s []string
+		for _, j := range got {
+			s = append(s, j.JobID)
+		}
+		return s
+	}
+	for _, tt := range []struct {
+		args []string
+		want []string
+	}{
+		{nil, []string{"13", "12", "11"}},
+		{[]string{"--sort", "elapsed"}, []string{"11", "13", "12"}},
+		{[]string{"--sort", "elapsed", "--reverse"}, []string{"12", "13", "11"}},
+		{[]string{"--text", "TRAIN"}, []string{"13", "11"}},
+	} {
+		if got := ids(tt.args...); !slices.Equal(got, tt.want) {
+			t.Errorf("jobs %v: %v, want %v", tt.args, got, tt.want)
+		}
+	}
+	if _, err := runCLI(t, "jobs", "--db", db, "--sort", "bogus"); exitCode(err) != exitUsage {
+		t.Errorf("jobs --sort bogus: %v (exit %d), want a usage error", err, exitCode(err))
+	}
+}
