@@ -7,7 +7,9 @@
 //
 // The job list (the default view) shows the jobs newest first, one page
 // of Options.PageSize at a time fetched from the Source around the
-// cursor; a few pages are cached and nothing loads the whole table. Each
+// cursor, plus the screen ahead and, once the count is known, the last
+// screen (for G); a few pages are cached and nothing loads the whole
+// table. An admin without jobs of their own starts on everyone's. Each
 // row shows the job id, name, state, start, elapsed time, GPUs requested
 // and used, the VRAM peak over the card ("61/80G"), the mean utilisation
 // and, from 100 columns, the class and bottleneck badges. The name column
@@ -21,8 +23,9 @@
 // profile of the job's recurring task (its other runs: same user, same
 // normalised name or same array).
 //
-// My summary (m) reads this month's jobs (at most 5,000, and says so when
-// there were more) and shows GPU-hours, efficiency (utilisation weighted
+// My summary (m) reads this month's jobs ([ and ] move to the month
+// before and after; at most 5,000 jobs, and it says so when there were
+// more) and shows GPU-hours, efficiency (utilisation weighted
 // by GPU-hours), idle GPU-hours, jobs by class and the most common hint,
 // all from the analysis package.
 //
