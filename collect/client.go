@@ -30,6 +30,34 @@ type Client struct {
 	URL   string // e.g. http://ctl:8642
 	Munge Encoder
 	HTTP  *http.Client
+	// PageSize is how many jobs All asks for a request; 0 means MaxPage.
+	PageSize int
+}
+
+// All returns every job f selects (the caller's own unless an admin), in
+// the default order, however many there are: the collector answers at
+// most MaxPage a request, so All asks page after page, each after the
+// last job of the one before (keyset paging). f's Sort, Asc, Limit and
+// Offset are ignored.
+func (c Client) All(ctx context.Context, f store.ViewFilter) ([]store.JobView, error) {
+	size := c.PageSize
+	if size <= 0 || size > MaxPage {
+		size = MaxPage
+	}
+	f.Sort, f.Asc, f.Limit, f.Offset, f.AfterCluster, f.AfterJobID = "", false, size, 0, "", ""
+	var all []store.JobView
+	for {
+		page, err := c.Jobs(ctx, f)
+		if err != nil {
+			return nil, err
+		}
+		all = append(all, page...)
+		if len(page) < size {
+			return all, nil
+		}
+		last := page[len(page)-1]
+		f.AfterCluster, f.AfterJobID = last.Cluster, last.JobID
+	}
 }
 
 func (c Client) httpClient() *http.Client {

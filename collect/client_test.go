@@ -197,3 +197,30 @@ func TestClientUnreachable(t *testing.T) {
 		t.Errorf("err = %v, want a transport error that is not ErrRejected", err)
 	}
 }
+
+// All pages through more jobs than one request answers, each page after
+// the last job of the one before, and stays scoped to the caller.
+func TestClientAllPages(t *testing.T) {
+	s, m, db := newTestServer(t, ServerOptions{PushUIDs: []int{0}})
+	seedViews(t, db)
+	hs := httptest.NewServer(s.Handler())
+	t.Cleanup(hs.Close)
+	ctx := context.Background()
+	for _, size := range []int{1, 2, 3, 4, 0} {
+		views, err := Client{URL: hs.URL, Munge: m.as(admin), PageSize: size}.All(ctx, store.ViewFilter{Limit: 1, Offset: 2, Sort: store.SortID})
+		if err != nil {
+			t.Fatalf("page size %d: %v", size, err)
+		}
+		var ids []string
+		for _, v := range views {
+			ids = append(ids, v.JobID)
+		}
+		if want := []string{"3", "2", "4", "1"}; !slices.Equal(ids, want) {
+			t.Errorf("All with pages of %d = %v, want every job newest first %v", size, ids, want)
+		}
+	}
+	views, err := Client{URL: hs.URL, Munge: m.as(alice), PageSize: 1}.All(ctx, store.ViewFilter{})
+	if err != nil || len(views) != 2 {
+		t.Errorf("All as alice = %d jobs, %v; want her 2", len(views), err)
+	}
+}

@@ -180,7 +180,8 @@ func (s *Server) scopedFilter(w http.ResponseWriter, r *http.Request) (f store.V
 
 // queryFailed answers a failed store query.
 func (s *Server) queryFailed(w http.ResponseWriter, r *http.Request, err error) {
-	if errors.Is(err, store.ErrBadFilter) {
+	if errors.Is(err, store.ErrBadFilter) || errors.Is(err, store.ErrNotFound) {
+		// A bad filter, or a page after a job that does not exist.
 		s.fail(w, r, http.StatusBadRequest, err)
 		return
 	}
@@ -283,8 +284,16 @@ func ViewFilterQuery(f store.ViewFilter) string {
 	if f.WithSeries {
 		add("series", "1")
 	}
+	if f.AfterJobID != "" {
+		add("after_cluster", f.AfterCluster)
+		add("after_job", f.AfterJobID)
+	}
 	return strings.Join(q, "&")
 }
+
+// MaxPage is the most jobs one list request returns; a request for more,
+// or for all, gets this many (Client.All pages through the rest).
+const MaxPage = 10000
 
 func parseViewFilter(q map[string][]string) (store.ViewFilter, error) {
 	get := func(k string) string {
@@ -297,6 +306,7 @@ func parseViewFilter(q map[string][]string) (store.ViewFilter, error) {
 		Cluster: get("cluster"), JobID: get("job"), User: get("user"), Account: get("account"),
 		Partition: get("partition"), State: get("state"), Text: get("text"), Sort: get("sort"),
 		Asc: get("asc") == "1", WithSeries: get("series") == "1",
+		AfterCluster: get("after_cluster"), AfterJobID: get("after_job"),
 	}
 	if _, ok := store.SortDescending(f.Sort); !ok {
 		return f, fmt.Errorf("bad sort %q (want one of %s)", f.Sort, strings.Join(store.SortKeys(), ", "))
@@ -319,8 +329,8 @@ func parseViewFilter(q map[string][]string) (store.ViewFilter, error) {
 			*dst = n
 		}
 	}
-	if f.Limit == 0 || f.Limit > 10000 {
-		f.Limit = 10000
+	if f.Limit == 0 || f.Limit > MaxPage {
+		f.Limit = MaxPage
 	}
 	return f, nil
 }

@@ -527,7 +527,8 @@ func TestViewFilterQueryRoundTrip(t *testing.T) {
 		{name: "limit only", f: store.ViewFilter{Limit: 50}},
 		{name: "every field", f: store.ViewFilter{
 			Cluster: "lab", JobID: "123_4", User: "alice", Account: "vision", Partition: "gpu", State: "COMPLETED",
-			Text: "50%_done", Sort: store.SortVRAM, Asc: true, Since: since, Until: since.Add(48 * time.Hour), Limit: 20, Offset: 40, WithSeries: true}},
+			Text: "50%_done", Sort: store.SortVRAM, Asc: true, Since: since, Until: since.Add(48 * time.Hour), Limit: 20, Offset: 40, WithSeries: true,
+			AfterCluster: "lab&x", AfterJobID: "99_1"}},
 		{name: "hostile values", f: store.ViewFilter{
 			User: "a&user=root", Account: "x=y z", Partition: "p+q%20r", State: "#frag?x", Cluster: "c/d;e", JobID: "1 2", Limit: 1}},
 		{name: "hostile text", f: store.ViewFilter{Text: "\x1b[31m<script>&sort=id\"'", Sort: store.SortName, Limit: 2}},

@@ -120,6 +120,13 @@ type ViewFilter struct {
 	Now time.Time
 	// Limit bounds the page (0: no bound); Offset skips that many jobs.
 	Limit, Offset int
+	// AfterCluster and AfterJobID, when AfterJobID is set, start the page
+	// right after that job in f's order (keyset paging): the rows an
+	// Offset of its position + 1 gives, without reading the rows before
+	// it, so a page deep in a long list costs what the first does. The job
+	// need not match f, but must exist (else ErrNotFound); Offset then
+	// counts from there. Ignored by CountViews and AllViews.
+	AfterCluster, AfterJobID string
 	// WithSeries decodes each GPU's time series (see Filter.WithSeries).
 	WithSeries bool
 }
@@ -269,6 +276,57 @@ func (o order) orderBy(a string) string {
 	return ` ORDER BY k IS NULL, k` + d + `, ` + a + `cluster` + d + `, ` + a + `job_id` + d
 }
 
+// seek is the condition (with its arguments) that keeps the rows of an
+// arm that come after anchor in o: expr is the arm's sort value, a its
+// table alias. It is compare's "anchor before row" in SQL: a value before
+// none, then by value, cluster and job id, reversed when descending.
+// nullable says whether expr can be NULL in this arm.
+func (o order) seek(expr, a string, anchor sortKey, nullable bool) (string, []any) {
+	op := ">"
+	if o.desc {
+		op = "<"
+	}
+	rest := `(` + a + `.cluster, ` + a + `.job_id) ` + op + ` (?, ?)`
+	valid, val := anchor.num.Valid, any(anchor.num.Float64)
+	if o.text {
+		valid, val = anchor.str.Valid, any(anchor.str.String)
+	} else if f := anchor.num.Float64; f == float64(int64(f)) {
+		val = int64(f) // an integer compares with an indexed integer column as one
+	}
+	if !valid {
+		// After a job without a value: only other jobs without one, by key.
+		return `(` + expr + ` IS NULL AND ` + rest + `)`, []any{anchor.cluster, anchor.jobID}
+	}
+	cond := `(` + expr + `, ` + a + `.cluster, ` + a + `.job_id) ` + op + ` (?, ?, ?)`
+	if nullable {
+		cond = `(` + expr + ` IS NULL OR ` + cond + `)`
+	}
+	return cond, []any{val, anchor.cluster, anchor.jobID}
+}
+
+// anchorKey returns the sort value of job (cluster, jobID) in spec's
+// order, as the arm it belongs to computes it: its scheduler record's, or
+// for a job known only from profiles, its first node's.
+func (t *Tx) anchorKey(ctx context.Context, spec sortSpec, cluster, jobID string) (sortKey, error) {
+	schedExpr, profExpr := spec.sched, spec.prof
+	if schedExpr == "" { // the start order's arms
+		schedExpr, profExpr = `coalesce(`+schedWhen+`, `+profileWhen+`)`, `p."start"`
+	}
+	q := `SELECT s.cluster, s.job_id, ` + schedExpr + ` FROM sched_jobs s WHERE s.cluster = ? AND s.job_id = ?
+		UNION ALL SELECT * FROM (SELECT p.cluster, p.job_id, ` + profExpr + ` FROM jobs p
+			WHERE p.cluster = ? AND p.job_id = ?
+			AND NOT EXISTS (SELECT 1 FROM sched_jobs s WHERE s.cluster = p.cluster AND s.job_id = p.job_id)
+			ORDER BY coalesce(p."start", 9e18), p.node LIMIT 1)`
+	keys, err := t.queryKeys(ctx, spec.order, q, cluster, jobID, cluster, jobID)
+	if err != nil {
+		return sortKey{}, err
+	}
+	if len(keys) == 0 {
+		return sortKey{}, fmt.Errorf("page after job %s/%s: %w", cluster, jobID, ErrNotFound)
+	}
+	return keys[0], nil
+}
+
 // sortSpec is how a sort key is computed in each arm: on the scheduler
 // record (alias s) and on a profile-only job's first node (alias p).
 type sortSpec struct {
@@ -349,11 +407,19 @@ func (t *Tx) viewKeys(ctx context.Context, f ViewFilter) ([]viewKey, error) {
 	if f.Limit > 0 {
 		want = offset + f.Limit
 	}
+	var after *sortKey
+	if f.AfterJobID != "" {
+		a, err := t.anchorKey(ctx, spec, f.AfterCluster, f.AfterJobID)
+		if err != nil {
+			return nil, err
+		}
+		after = &a
+	}
 	var all []sortKey
 	if spec.sched == "" {
-		all, err = t.startKeys(ctx, f, spec.order, want)
+		all, err = t.startKeys(ctx, f, spec.order, want, after)
 	} else {
-		all, err = t.sortedKeys(ctx, f, spec, want)
+		all, err = t.sortedKeys(ctx, f, spec, want, after)
 	}
 	if err != nil {
 		return nil, err
@@ -495,9 +561,16 @@ func profileConds(f ViewFilter) (conds []string, args []any, ok bool) {
 // order o. Records without start and submit time (rare) take the earliest
 // profile start; they are a third, small arm so the first can follow the
 // index (sched_jobs_when and the filters' indexes of 0002_sched.sql).
-func (t *Tx) startKeys(ctx context.Context, f ViewFilter, o order, want int) ([]sortKey, error) {
+func (t *Tx) startKeys(ctx context.Context, f ViewFilter, o order, want int, after *sortKey) ([]sortKey, error) {
 	sc, sargs := schedConds(f)
 	timedConds, untimedConds, timedArgs, untimedArgs := splitUntil(f, sc, sargs)
+	if after != nil {
+		// The timed arm has no NULL times: its seek is the index's range.
+		cond, args := o.seek(schedWhen, "s", *after, false)
+		timedConds, timedArgs = append(timedConds, cond), append(timedArgs, args...)
+		cond, args = o.seek(profileWhen, "s", *after, true)
+		untimedConds, untimedArgs = append(untimedConds, cond), append(untimedArgs, args...)
+	}
 	limit, limitArgs := "", []any(nil)
 	if want > 0 {
 		limit, limitArgs = " LIMIT ?", []any{want}
@@ -520,6 +593,10 @@ func (t *Tx) startKeys(ctx context.Context, f ViewFilter, o order, want int) ([]
 	pc, pargs, ok := profileConds(f)
 	if !ok {
 		return sched, nil
+	}
+	if after != nil {
+		cond, args := o.seek(`p."start"`, "p", *after, true)
+		pc, pargs = append(pc, cond), append(pargs, args...)
 	}
 	// Profiles further down the order than the want-th record cannot make
 	// the page; a NULL start is last, so never makes it either.
@@ -550,12 +627,16 @@ func (t *Tx) startKeys(ctx context.Context, f ViewFilter, o order, want int) ([]
 
 // sortedKeys returns the first want (all when 0) keys of each arm in the
 // order of spec, a key other than the start.
-func (t *Tx) sortedKeys(ctx context.Context, f ViewFilter, spec sortSpec, want int) ([]sortKey, error) {
+func (t *Tx) sortedKeys(ctx context.Context, f ViewFilter, spec sortSpec, want int, after *sortKey) ([]sortKey, error) {
 	sc, args := schedConds(f)
 	if !f.Until.IsZero() {
 		// splitUntil's two conditions in one (coalesce stops at the first
 		// value, so the subquery runs only for untimed records).
 		sc, args = append(sc, `coalesce(`+schedWhen+`, `+profileWhen+`) < ?`), append(slices.Clip(args), ceilUnix(f.Until))
+	}
+	if after != nil {
+		cond, sargs := spec.seek(spec.sched, "s", *after, true)
+		sc, args = append(sc, cond), append(slices.Clip(args), sargs...)
 	}
 	limit := ""
 	if want > 0 {
@@ -569,6 +650,10 @@ func (t *Tx) sortedKeys(ctx context.Context, f ViewFilter, spec sortSpec, want i
 	pc, pargs, ok := profileConds(f)
 	if !ok {
 		return sched, nil
+	}
+	if after != nil {
+		cond, args := spec.seek(spec.prof, "p", *after, true)
+		pc, pargs = append(pc, cond), append(pargs, args...)
 	}
 	q = `SELECT p.cluster, p.job_id, ` + spec.prof + ` AS k FROM jobs p` + where(pc) + spec.orderBy("p") + limit
 	prof, err := t.queryKeys(ctx, spec.order, q, pargs...)

@@ -791,3 +791,41 @@ func TestAllViewsMatchesListViews(t *testing.T) {
 		t.Errorf("AllViews with a bad sort key: %v, want ErrBadFilter", err)
 	}
 }
+
+// A page after a job (keyset paging) is the page an offset of that job's
+// position + 1 gives, for every sort key and direction, on random
+// databases where the arms, ties and missing values mix.
+func TestListViewsAfter(t *testing.T) {
+	ctx := context.Background()
+	db := openTest(t, Options{})
+	randomViews(t, db, 40, rand.New(rand.NewPCG(5, 17)))
+	for _, key := range SortKeys() {
+		for _, asc := range []bool{false, true} {
+			for _, base := range []ViewFilter{{}, {User: "u2"}, {Since: at(10), Until: at(30)}} {
+				f := base
+				f.Sort, f.Asc, f.Now = key, asc, at(100)
+				all, err := db.ListViews(ctx, f)
+				if err != nil {
+					t.Fatal(err)
+				}
+				ids := viewIDs(all)
+				for i, v := range all {
+					for _, limit := range []int{1, 3, 7} {
+						pf := f
+						pf.AfterCluster, pf.AfterJobID, pf.Limit = v.Cluster, v.JobID, limit
+						page, err := db.ListViews(ctx, pf)
+						if err != nil {
+							t.Fatal(err)
+						}
+						if got, want := viewIDs(page), ids[i+1:min(i+1+limit, len(ids))]; !slices.Equal(got, want) {
+							t.Errorf("sort %s asc %v %+v: %d after %s = %v, want %v", key, asc, base, limit, v.JobID, got, want)
+						}
+					}
+				}
+			}
+		}
+	}
+	if _, err := db.ListViews(ctx, ViewFilter{AfterCluster: "nope", AfterJobID: "1", Limit: 5}); !errors.Is(err, ErrNotFound) {
+		t.Errorf("after a job that does not exist: %v, want ErrNotFound", err)
+	}
+}

@@ -50,6 +50,13 @@ func (s *fakeSource) Jobs(ctx context.Context, f store.ViewFilter) ([]store.JobV
 	if err != nil {
 		return nil, err
 	}
+	if f.AfterJobID != "" { // keyset paging: start after that job
+		i := slices.IndexFunc(vs, func(v store.JobView) bool { return v.Cluster == f.AfterCluster && v.JobID == f.AfterJobID })
+		if i < 0 {
+			return nil, fmt.Errorf("page after %s: %w", f.AfterJobID, store.ErrNotFound)
+		}
+		vs = vs[i+1:]
+	}
 	off := min(max(f.Offset, 0), len(vs))
 	vs = vs[off:]
 	if f.Limit > 0 && len(vs) > f.Limit {

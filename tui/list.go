@@ -85,8 +85,26 @@ func (m Model) loadPage(p int) tea.Cmd {
 	src, ctx, gen, cfg := m.src, m.ctx, l.gen, m.cfg
 	now := m.opts.Now()
 	f := l.q.filter(now, p*m.opts.PageSize, m.opts.PageSize)
+	// With the page before in hand, ask for the jobs after its last one:
+	// the store then reads this page alone, where an offset makes it read
+	// every job before it (keyset paging; the same rows).
+	var keyset store.ViewFilter
+	if prev := l.pages[p-1]; p > 0 && len(prev) == m.opts.PageSize {
+		keyset = f
+		keyset.Offset = 0
+		keyset.AfterCluster, keyset.AfterJobID = prev[len(prev)-1].cluster, prev[len(prev)-1].jobID
+	}
 	return func() tea.Msg {
-		vs, err := src.Jobs(ctx, f)
+		var vs []store.JobView
+		var err error
+		if keyset.AfterJobID != "" {
+			// That job may have gone meanwhile: then by offset.
+			if vs, err = src.Jobs(ctx, keyset); err != nil {
+				vs, err = src.Jobs(ctx, f)
+			}
+		} else {
+			vs, err = src.Jobs(ctx, f)
+		}
 		if err != nil {
 			return pageMsg{gen: gen, page: p, err: err}
 		}

@@ -3,6 +3,7 @@ package tui
 import (
 	"context"
 	"errors"
+	"fmt"
 	"strings"
 	"testing"
 	"time"
@@ -85,11 +86,12 @@ func TestPageCacheBounded(t *testing.T) {
 	}
 	// root has no jobs of its own, so the list moved to everyone's; then
 	// 40 screens of 27 rows pass 108 pages, and each should load once.
-	loads, distinct := 0, map[int]bool{}
+	// A page is asked by offset or, after the page before it, by keyset.
+	loads, distinct := 0, map[string]bool{}
 	for _, f := range src.calls() {
 		if f.User == "" {
 			loads++
-			distinct[f.Offset] = true
+			distinct[fmt.Sprint(f.Offset, "/", f.AfterJobID)] = true
 		}
 	}
 	if len(distinct) < 108 || loads > len(distinct)+1 {
@@ -521,5 +523,40 @@ func TestSummaryMonths(t *testing.T) {
 	m = press(t, m, "esc")
 	if m.screen != screenList {
 		t.Errorf("esc from the summary: screen %v, want the list", m.screen)
+	}
+}
+
+// Paging down asks for each page after the last job of the page before
+// (keyset) and shows the same rows an offset would.
+func TestKeysetPages(t *testing.T) {
+	src := &fakeSource{jobs: genJobs(250), user: "alice"}
+	m := New(context.Background(), src, alice, Options{PageSize: 10, NoColor: true, Now: func() time.Time { return testNow }})
+	m = drive(t, m, m.Init())
+	m = send(t, m, tea.WindowSizeMsg{Width: 100, Height: 30})
+	want, err := src.Jobs(context.Background(), store.ViewFilter{User: "alice", Now: testNow})
+	if err != nil {
+		t.Fatal(err)
+	}
+	keyset := 0
+	for range 12 {
+		m = press(t, m, "pgdown")
+		for p, rows := range m.list.pages {
+			for i, r := range rows {
+				if w := want[p*10+i]; r.jobID != w.JobID {
+					t.Fatalf("page %d row %d: job %s, want %s", p, i, r.jobID, w.JobID)
+				}
+			}
+		}
+	}
+	for _, f := range src.calls() {
+		if f.AfterJobID != "" {
+			keyset++
+			if f.Offset != 0 {
+				t.Errorf("a keyset page with offset %d", f.Offset)
+			}
+		}
+	}
+	if keyset == 0 {
+		t.Error("no page was asked by keyset")
 	}
 }

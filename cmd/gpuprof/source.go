@@ -91,11 +91,11 @@ func (s *jobSource) Jobs(ctx context.Context, f store.ViewFilter) ([]store.JobVi
 // All returns every job f selects, in no particular order (f.Limit and
 // f.Offset ignored): what the analysis reads.
 func (s *jobSource) All(ctx context.Context, f store.ViewFilter) ([]store.JobView, error) {
-	f.Limit, f.Offset = 0, 0
-	if s.client != nil {
-		return s.client.Jobs(ctx, f)
+	f.Limit, f.Offset, f.AfterCluster, f.AfterJobID = 0, 0, "", ""
+	if s.client == nil {
+		return s.db.AllViews(ctx, s.scope(f))
 	}
-	return s.db.AllViews(ctx, s.scope(f))
+	return s.client.All(ctx, f)
 }
 
 // Count implements tui.Source.
