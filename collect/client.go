@@ -34,6 +34,10 @@ type Client struct {
 	PageSize int
 }
 
+// seriesPage is All's page size when the views carry their time series
+// (tens of kilobytes a GPU): answers of a few tens of megabytes.
+const seriesPage = 500
+
 // All returns every job f selects (the caller's own unless an admin), in
 // the default order, however many there are: the collector answers at
 // most MaxPage a request, so All asks page after page, each after the
@@ -43,6 +47,9 @@ func (c Client) All(ctx context.Context, f store.ViewFilter) ([]store.JobView, e
 	size := c.PageSize
 	if size <= 0 || size > MaxPage {
 		size = MaxPage
+		if f.WithSeries {
+			size = seriesPage
+		}
 	}
 	f.Sort, f.Asc, f.Limit, f.Offset, f.AfterCluster, f.AfterJobID = "", false, size, 0, "", ""
 	var all []store.JobView
