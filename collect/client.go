@@ -39,11 +39,22 @@ type Client struct {
 const seriesPage = 500
 
 // All returns every job f selects (the caller's own unless an admin), in
-// the default order, however many there are: the collector answers at
-// most MaxPage a request, so All asks page after page, each after the
-// last job of the one before (keyset paging). f's Sort, Asc, Limit and
-// Offset are ignored.
+// the default order, however many there are; see Each.
 func (c Client) All(ctx context.Context, f store.ViewFilter) ([]store.JobView, error) {
+	var all []store.JobView
+	err := c.Each(ctx, f, func(v store.JobView) error {
+		all = append(all, v)
+		return nil
+	})
+	return all, err
+}
+
+// Each calls fn with every job f selects, in the default order: the
+// collector answers at most MaxPage a request, so Each asks page after
+// page, each after the last job of the one before (keyset paging), and
+// holds one page at a time. f's Sort, Asc, Limit and Offset are ignored;
+// fn's error stops it.
+func (c Client) Each(ctx context.Context, f store.ViewFilter, fn func(store.JobView) error) error {
 	size := c.PageSize
 	if size <= 0 || size > MaxPage {
 		size = MaxPage
@@ -52,15 +63,18 @@ func (c Client) All(ctx context.Context, f store.ViewFilter) ([]store.JobView, e
 		}
 	}
 	f.Sort, f.Asc, f.Limit, f.Offset, f.AfterCluster, f.AfterJobID = "", false, size, 0, "", ""
-	var all []store.JobView
 	for {
 		page, err := c.Jobs(ctx, f)
 		if err != nil {
-			return nil, err
+			return err
 		}
-		all = append(all, page...)
+		for _, v := range page {
+			if err := fn(v); err != nil {
+				return err
+			}
+		}
 		if len(page) < size {
-			return all, nil
+			return nil
 		}
 		last := page[len(page)-1]
 		f.AfterCluster, f.AfterJobID = last.Cluster, last.JobID

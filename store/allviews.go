@@ -16,25 +16,33 @@ import (
 // job by job, which is what a whole month (the report) wants: ListViews
 // orders a million keys and then looks each job up.
 func (db *DB) AllViews(ctx context.Context, f ViewFilter) (vs []JobView, err error) {
-	err = db.read(ctx, func(tx *Tx) error {
-		vs, err = tx.AllViews(ctx, f)
-		return err
+	err = db.EachView(ctx, f, func(v JobView) error {
+		vs = append(vs, v)
+		return nil
 	})
 	return vs, err
 }
 
-// AllViews returns every job f selects, unordered; see DB.AllViews.
-func (t *Tx) AllViews(ctx context.Context, f ViewFilter) ([]JobView, error) {
-	vs, err := t.allViews(ctx, f)
-	if err != nil {
-		return nil, fmt.Errorf("all views: %w", err)
-	}
-	return vs, nil
+// EachView calls fn with every job AllViews returns, one at a time, so
+// that a caller who keeps less than the whole view (the analysis keeps a
+// summary of each GPU, not its time series) never holds them all. fn runs
+// inside the read transaction and must not use the database; its error
+// stops the reading and is returned.
+func (db *DB) EachView(ctx context.Context, f ViewFilter, fn func(JobView) error) error {
+	return db.read(ctx, func(tx *Tx) error { return tx.EachView(ctx, f, fn) })
 }
 
-func (t *Tx) allViews(ctx context.Context, f ViewFilter) ([]JobView, error) {
+// EachView calls fn with every job f selects, unordered; see DB.EachView.
+func (t *Tx) EachView(ctx context.Context, f ViewFilter, fn func(JobView) error) error {
+	if err := t.eachView(ctx, f, fn); err != nil {
+		return fmt.Errorf("all views: %w", err)
+	}
+	return nil
+}
+
+func (t *Tx) eachView(ctx context.Context, f ViewFilter, fn func(JobView) error) error {
 	if _, err := sortSpecFor(ViewFilter{Sort: f.Sort}); err != nil {
-		return nil, err // a bad key is as wrong here as in ListViews
+		return err // a bad key is as wrong here as in ListViews
 	}
 	// The jobs with a scheduler record that match on it (sortedKeys'
 	// conditions), and those known only from profiles that match on their
@@ -56,49 +64,54 @@ func (t *Tx) allViews(ctx context.Context, f ViewFilter) ([]JobView, error) {
 	}
 	profiles, err := t.profilesWhere(ctx, member, args, f.WithSeries)
 	if err != nil {
-		return nil, err
+		return err
 	}
 
-	var vs []JobView
 	rows, err := t.tx.QueryContext(ctx, `SELECT `+prefixed("s", schedColumns)+` FROM sched_jobs s`+where(sc), sargs...)
 	if err != nil {
-		return nil, classify(err)
+		return classify(err)
 	}
 	for rows.Next() {
 		r, _, err := scanSched(rows)
 		if err != nil {
 			rows.Close()
-			return nil, err
+			return err
 		}
 		k := viewKey{r.Cluster, r.JobID}
-		vs = append(vs, JobView{Cluster: r.Cluster, JobID: r.JobID, Sched: &r, Profiles: profiles[k]})
-		delete(profiles, k)
+		ps := profiles[k]
+		delete(profiles, k) // handed over: fn may keep it, this need not
+		if err := fn(JobView{Cluster: r.Cluster, JobID: r.JobID, Sched: &r, Profiles: ps}); err != nil {
+			rows.Close()
+			return err
+		}
 	}
 	if err := rows.Close(); err != nil {
-		return nil, classify(err)
+		return classify(err)
 	}
 	if err := rows.Err(); err != nil {
-		return nil, classify(err)
+		return classify(err)
 	}
 	if !profOnly {
-		return vs, nil
+		return nil
 	}
 	rows, err = t.tx.QueryContext(ctx, `SELECT p.cluster, p.job_id FROM jobs p`+where(pc), pargs...)
 	if err != nil {
-		return nil, classify(err)
+		return classify(err)
 	}
 	defer rows.Close()
 	for rows.Next() {
 		var k viewKey
 		if err := rows.Scan(&k.cluster, &k.jobID); err != nil {
-			return nil, classify(err)
+			return classify(err)
 		}
-		vs = append(vs, JobView{Cluster: k.cluster, JobID: k.jobID, Profiles: profiles[k]})
+		if err := fn(JobView{Cluster: k.cluster, JobID: k.jobID, Profiles: profiles[k]}); err != nil {
+			return err
+		}
 	}
 	if err := rows.Err(); err != nil {
-		return nil, classify(err)
+		return classify(err)
 	}
-	return vs, nil
+	return nil
 }
 
 // and is conds as " AND c1 AND c2 …", to extend a WHERE clause.

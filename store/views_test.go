@@ -829,3 +829,26 @@ func TestListViewsAfter(t *testing.T) {
 		t.Errorf("after a job that does not exist: %v, want ErrNotFound", err)
 	}
 }
+
+// EachView hands over the views AllViews returns, and stops at fn's
+// error.
+func TestEachViewStops(t *testing.T) {
+	ctx := context.Background()
+	db := openTest(t, Options{})
+	randomViews(t, db, 30, rand.New(rand.NewPCG(2, 9)))
+	stop := errors.New("enough")
+	n := 0
+	err := db.EachView(ctx, ViewFilter{}, func(JobView) error {
+		if n++; n == 5 {
+			return stop
+		}
+		return nil
+	})
+	if !errors.Is(err, stop) || n != 5 {
+		t.Errorf("EachView stopped after %d views with %v, want 5 and fn's error", n, err)
+	}
+	all, err := db.AllViews(ctx, ViewFilter{})
+	if err != nil || len(all) != 30 {
+		t.Errorf("AllViews = %d views, %v; want 30", len(all), err)
+	}
+}

@@ -13,6 +13,7 @@ import (
 	"github.com/spf13/cobra"
 	"github.com/spf13/pflag"
 
+	"github.com/gpuprof/gpuprof/analysis"
 	"github.com/gpuprof/gpuprof/ingest"
 	"github.com/gpuprof/gpuprof/profile"
 	"github.com/gpuprof/gpuprof/spool"
@@ -164,16 +165,16 @@ func listViews(ctx context.Context, g *globalOptions, f store.ViewFilter, local 
 	return src.Jobs(ctx, f)
 }
 
-// allViews reads every job f selects, in no particular order, for the
-// analysis commands: the local database reads each table once
-// (store.AllViews) instead of ordering and looking up every job.
-func allViews(ctx context.Context, g *globalOptions, f store.ViewFilter, local bool) ([]store.JobView, error) {
+// loadInput reads every job f selects into the analysis input, converting
+// each view as it arrives (see inputBuilder): what the analysis commands
+// read. The local database reads each table once (store.EachView).
+func loadInput(ctx context.Context, g *globalOptions, f store.ViewFilter, local bool) (analysis.Input, error) {
 	src, err := openSource(ctx, g, local)
 	if err != nil {
-		return nil, err
+		return analysis.Input{}, err
 	}
 	defer src.Close()
-	return src.All(ctx, f)
+	return src.input(ctx, f)
 }
 
 // ownsFile reports whether uid owns the file at path.

@@ -67,11 +67,11 @@ defines every number).`,
 					return err
 				}
 			}
-			views, err := allViews(cmd.Context(), g, f, o.Local)
+			in, err := loadInput(cmd.Context(), g, f, o.Local)
 			if err != nil {
 				return err
 			}
-			out := analyseViews(views, c)
+			out := analyseJobs(in.Jobs, c)
 			if o.JSON {
 				return writeJSON(cmd.OutOrStdout(), out)
 			}
@@ -83,10 +83,10 @@ defines every number).`,
 }
 
 func analyseViews(views []store.JobView, c analysis.Config) profilesJSON {
-	jobs := make([]analysis.Job, len(views))
-	for i, v := range views {
-		jobs[i] = analysis.FromView(v.Sched, v.Profiles)
-	}
+	return analyseJobs(inputFromViews(views).Jobs, c)
+}
+
+func analyseJobs(jobs []analysis.Job, c analysis.Config) profilesJSON {
 	out := profilesJSON{Profiles: analysis.Profiles(jobs, c), Summary: analysis.Summarise(jobs, c)}
 	if out.Profiles == nil {
 		out.Profiles = []analysis.TaskProfile{}

@@ -111,12 +111,10 @@ func (o *reportOptions) run(ctx context.Context, g *globalOptions, stdout io.Wri
 	defer src.Close()
 
 	// The memory floor (service detection, VRAM need) needs the series.
-	views, err := src.All(ctx, store.ViewFilter{Since: w.From, Until: w.To, WithSeries: true})
+	in, err := src.input(ctx, store.ViewFilter{Since: w.From, Until: w.To, WithSeries: true})
 	if err != nil {
 		return err
 	}
-	in := inputFromViews(views)
-	views = nil
 
 	// Three things at once, on two cores: this month's analysis, its
 	// workload summary and the earlier months' headlines (which read the
@@ -187,15 +185,14 @@ type earlierMonths struct {
 func (o *reportOptions) earlierMonths(ctx context.Context, src *jobSource, w analysis.Window, nodes []analysis.Node, c analysis.Config) (e earlierMonths) {
 	for k := o.Compare; k >= 1; k-- {
 		ew := analysis.Window{From: w.From.AddDate(0, -k, 0), To: w.From.AddDate(0, -k+1, 0)}
-		ev, err := src.All(ctx, store.ViewFilter{Since: ew.From, Until: ew.To})
+		in, err := src.input(ctx, store.ViewFilter{Since: ew.From, Until: ew.To})
 		if err != nil {
 			e.err = fmt.Errorf("month %s: %w", ew.From.Format("2006-01"), err)
 			return e
 		}
-		if len(ev) == 0 {
+		if len(in.Jobs) == 0 {
 			continue
 		}
-		in := inputFromViews(ev)
 		in.Nodes = nodes
 		h := analysis.SummariseWorkload(in, analysis.WorkloadParams{Window: ew, TopN: 1}, c).Headline
 		e.months = append(e.months, report.MonthHeadline{Month: ew.From.Format("2006-01"), Headline: h})

@@ -8,6 +8,7 @@ import (
 	"strconv"
 	"time"
 
+	"github.com/gpuprof/gpuprof/analysis"
 	"github.com/gpuprof/gpuprof/collect"
 	"github.com/gpuprof/gpuprof/store"
 	"github.com/gpuprof/gpuprof/tui"
@@ -91,11 +92,34 @@ func (s *jobSource) Jobs(ctx context.Context, f store.ViewFilter) ([]store.JobVi
 // All returns every job f selects, in no particular order (f.Limit and
 // f.Offset ignored): what the analysis reads.
 func (s *jobSource) All(ctx context.Context, f store.ViewFilter) ([]store.JobView, error) {
+	var all []store.JobView
+	err := s.Each(ctx, f, func(v store.JobView) error {
+		all = append(all, v)
+		return nil
+	})
+	return all, err
+}
+
+// Each calls fn with every job f selects, one at a time, in no particular
+// order (f.Limit and f.Offset ignored): what the analysis reads, without
+// holding every view (and its time series) at once.
+func (s *jobSource) Each(ctx context.Context, f store.ViewFilter, fn func(store.JobView) error) error {
 	f.Limit, f.Offset, f.AfterCluster, f.AfterJobID = 0, 0, "", ""
 	if s.client == nil {
-		return s.db.AllViews(ctx, s.scope(f))
+		return s.db.EachView(ctx, s.scope(f), fn)
 	}
-	return s.client.All(ctx, f)
+	return s.client.Each(ctx, f, fn)
+}
+
+// input reads every job f selects into the analysis input.
+func (s *jobSource) input(ctx context.Context, f store.ViewFilter) (analysis.Input, error) {
+	b := newInputBuilder()
+	err := s.Each(ctx, f, b.add)
+	in := b.input() // waits for the conversions even after an error
+	if err != nil {
+		return analysis.Input{}, err
+	}
+	return in, nil
 }
 
 // Count implements tui.Source.
