@@ -710,35 +710,48 @@ func TestListViewsSortPages(t *testing.T) {
 	ctx := context.Background()
 	db := openTest(t, Options{})
 	randomViews(t, db, 40, rand.New(rand.NewPCG(9, 4)))
+	eachSortedList(t, db, func(f ViewFilter, all []JobView) {
+		ids := viewIDs(all)
+		if len(ids) != len(slices.Compact(slices.Sorted(slices.Values(ids)))) {
+			t.Errorf("%s: duplicate jobs in %v", describeSort(f), ids)
+		}
+		for limit := 1; limit <= len(ids)+1; limit += 4 {
+			for offset := 0; offset <= len(ids); offset += 3 {
+				pf := f
+				pf.Limit, pf.Offset = limit, offset
+				page, err := db.ListViews(ctx, pf)
+				if err != nil {
+					t.Fatal(err)
+				}
+				if got, want := viewIDs(page), ids[offset:min(offset+limit, len(ids))]; !slices.Equal(got, want) {
+					t.Errorf("%s: page %d+%d = %v, want %v", describeSort(f), offset, limit, got, want)
+				}
+			}
+		}
+	})
+}
+
+// eachSortedList calls check with every sort key, in both directions,
+// over a few filters, and the whole list ListViews gives for each.
+func eachSortedList(t *testing.T, db *DB, check func(f ViewFilter, all []JobView)) {
+	t.Helper()
 	for _, key := range SortKeys() {
 		for _, asc := range []bool{false, true} {
 			for _, base := range []ViewFilter{{}, {User: "u2"}, {Since: at(10), Until: at(30)}} {
 				f := base
 				f.Sort, f.Asc, f.Now = key, asc, at(100)
-				all, err := db.ListViews(ctx, f)
+				all, err := db.ListViews(context.Background(), f)
 				if err != nil {
 					t.Fatal(err)
 				}
-				ids := viewIDs(all)
-				if len(ids) != len(slices.Compact(slices.Sorted(slices.Values(ids)))) {
-					t.Errorf("sort %s asc %v: duplicate jobs in %v", key, asc, ids)
-				}
-				for limit := 1; limit <= len(ids)+1; limit += 4 {
-					for offset := 0; offset <= len(ids); offset += 3 {
-						pf := f
-						pf.Limit, pf.Offset = limit, offset
-						page, err := db.ListViews(ctx, pf)
-						if err != nil {
-							t.Fatal(err)
-						}
-						if got, want := viewIDs(page), ids[offset:min(offset+limit, len(ids))]; !slices.Equal(got, want) {
-							t.Errorf("sort %s asc %v %+v: page %d+%d = %v, want %v", key, asc, base, offset, limit, got, want)
-						}
-					}
-				}
+				check(f, all)
 			}
 		}
 	}
+}
+
+func describeSort(f ViewFilter) string {
+	return fmt.Sprintf("sort %s asc %v user %q since %v", f.Sort, f.Asc, f.User, !f.Since.IsZero())
 }
 
 func TestViewFilterScopedTo(t *testing.T) {
@@ -799,32 +812,22 @@ func TestListViewsAfter(t *testing.T) {
 	ctx := context.Background()
 	db := openTest(t, Options{})
 	randomViews(t, db, 40, rand.New(rand.NewPCG(5, 17)))
-	for _, key := range SortKeys() {
-		for _, asc := range []bool{false, true} {
-			for _, base := range []ViewFilter{{}, {User: "u2"}, {Since: at(10), Until: at(30)}} {
-				f := base
-				f.Sort, f.Asc, f.Now = key, asc, at(100)
-				all, err := db.ListViews(ctx, f)
+	eachSortedList(t, db, func(f ViewFilter, all []JobView) {
+		ids := viewIDs(all)
+		for i, v := range all {
+			for _, limit := range []int{1, 3, 7} {
+				pf := f
+				pf.AfterCluster, pf.AfterJobID, pf.Limit = v.Cluster, v.JobID, limit
+				page, err := db.ListViews(ctx, pf)
 				if err != nil {
 					t.Fatal(err)
 				}
-				ids := viewIDs(all)
-				for i, v := range all {
-					for _, limit := range []int{1, 3, 7} {
-						pf := f
-						pf.AfterCluster, pf.AfterJobID, pf.Limit = v.Cluster, v.JobID, limit
-						page, err := db.ListViews(ctx, pf)
-						if err != nil {
-							t.Fatal(err)
-						}
-						if got, want := viewIDs(page), ids[i+1:min(i+1+limit, len(ids))]; !slices.Equal(got, want) {
-							t.Errorf("sort %s asc %v %+v: %d after %s = %v, want %v", key, asc, base, limit, v.JobID, got, want)
-						}
-					}
+				if got, want := viewIDs(page), ids[i+1:min(i+1+limit, len(ids))]; !slices.Equal(got, want) {
+					t.Errorf("%s: %d after %s = %v, want %v", describeSort(f), limit, v.JobID, got, want)
 				}
 			}
 		}
-	}
+	})
 	if _, err := db.ListViews(ctx, ViewFilter{AfterCluster: "nope", AfterJobID: "1", Limit: 5}); !errors.Is(err, ErrNotFound) {
 		t.Errorf("after a job that does not exist: %v, want ErrNotFound", err)
 	}
