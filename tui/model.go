@@ -41,8 +41,11 @@ type Options struct {
 const DefaultPageSize = 100
 
 // maxCachedPages bounds the list's page cache (see Model.cacheLimit): the
-// pages around the cursor are kept, the farthest dropped.
-const maxCachedPages = 5
+// pages around the cursor are kept, the farthest dropped. Twenty pages of
+// the default 100 rows keep scrolling back up over 2,000 jobs from
+// reading the store again (a page reached back up is read by offset),
+// for well under a megabyte.
+const maxCachedPages = 20
 
 // screen is one of the views.
 type screen int

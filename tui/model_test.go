@@ -81,7 +81,7 @@ func TestPageCacheBounded(t *testing.T) {
 	for range 40 {
 		m = press(t, m, "pgdown")
 	}
-	if n, limit := len(m.list.pages), m.cacheLimit(); n > limit || limit > 10 {
+	if n, limit := len(m.list.pages), m.cacheLimit(); n > limit || limit > 24 {
 		t.Errorf("%d pages cached, limit %d; want at most the limit, and a small one", n, limit)
 	}
 	// root has no jobs of its own, so the list moved to everyone's; then
