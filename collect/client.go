@@ -38,18 +38,8 @@ type Client struct {
 // (tens of kilobytes a GPU): answers of a few tens of megabytes.
 const seriesPage = 500
 
-// All returns every job f selects (the caller's own unless an admin), in
-// the default order, however many there are; see Each.
-func (c Client) All(ctx context.Context, f store.ViewFilter) ([]store.JobView, error) {
-	var all []store.JobView
-	err := c.Each(ctx, f, func(v store.JobView) error {
-		all = append(all, v)
-		return nil
-	})
-	return all, err
-}
-
-// Each calls fn with every job f selects, in the default order: the
+// Each calls fn with every job f selects (the caller's own unless an
+// admin), in the default order, however many there are: the
 // collector answers at most MaxPage a request, so Each asks page after
 // page, each after the last job of the one before (keyset paging), and
 // holds one page at a time. f's Sort, Asc, Limit and Offset are ignored;

@@ -198,16 +198,26 @@ func TestClientUnreachable(t *testing.T) {
 	}
 }
 
-// All pages through more jobs than one request answers, each page after
+// each collects what Client.Each hands over.
+func each(ctx context.Context, c Client, f store.ViewFilter) ([]store.JobView, error) {
+	var vs []store.JobView
+	err := c.Each(ctx, f, func(v store.JobView) error {
+		vs = append(vs, v)
+		return nil
+	})
+	return vs, err
+}
+
+// Each pages through more jobs than one request answers, each page after
 // the last job of the one before, and stays scoped to the caller.
-func TestClientAllPages(t *testing.T) {
+func TestClientEachPages(t *testing.T) {
 	s, m, db := newTestServer(t, ServerOptions{PushUIDs: []int{0}})
 	seedViews(t, db)
 	hs := httptest.NewServer(s.Handler())
 	t.Cleanup(hs.Close)
 	ctx := context.Background()
 	for _, size := range []int{1, 2, 3, 4, 0} {
-		views, err := Client{URL: hs.URL, Munge: m.as(admin), PageSize: size}.All(ctx, store.ViewFilter{Limit: 1, Offset: 2, Sort: store.SortID})
+		views, err := each(ctx, Client{URL: hs.URL, Munge: m.as(admin), PageSize: size}, store.ViewFilter{Limit: 1, Offset: 2, Sort: store.SortID})
 		if err != nil {
 			t.Fatalf("page size %d: %v", size, err)
 		}
@@ -216,11 +226,11 @@ func TestClientAllPages(t *testing.T) {
 			ids = append(ids, v.JobID)
 		}
 		if want := []string{"3", "2", "4", "1"}; !slices.Equal(ids, want) {
-			t.Errorf("All with pages of %d = %v, want every job newest first %v", size, ids, want)
+			t.Errorf("Each with pages of %d = %v, want every job newest first %v", size, ids, want)
 		}
 	}
-	views, err := Client{URL: hs.URL, Munge: m.as(alice), PageSize: 1}.All(ctx, store.ViewFilter{})
+	views, err := each(ctx, Client{URL: hs.URL, Munge: m.as(alice), PageSize: 1}, store.ViewFilter{})
 	if err != nil || len(views) != 2 {
-		t.Errorf("All as alice = %d jobs, %v; want her 2", len(views), err)
+		t.Errorf("Each as alice = %d jobs, %v; want her 2", len(views), err)
 	}
 }

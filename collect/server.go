@@ -292,7 +292,7 @@ func ViewFilterQuery(f store.ViewFilter) string {
 }
 
 // MaxPage is the most jobs one list request returns; a request for more,
-// or for all, gets this many (Client.All pages through the rest).
+// or for all, gets this many (Client.Each pages through the rest).
 const MaxPage = 10000
 
 func parseViewFilter(q map[string][]string) (store.ViewFilter, error) {

@@ -10,29 +10,21 @@ import (
 	"github.com/gpuprof/gpuprof/profile"
 )
 
-// AllViews returns every job f selects, the same jobs as ListViews with
-// the same profiles, in no particular order; f.Limit, f.Offset, f.Sort and
-// f.Asc are ignored. It reads each table in one filtered pass rather than
-// job by job, which is what a whole month (the report) wants: ListViews
-// orders a million keys and then looks each job up.
-func (db *DB) AllViews(ctx context.Context, f ViewFilter) (vs []JobView, err error) {
-	err = db.EachView(ctx, f, func(v JobView) error {
-		vs = append(vs, v)
-		return nil
-	})
-	return vs, err
-}
-
-// EachView calls fn with every job AllViews returns, one at a time, so
-// that a caller who keeps less than the whole view (the analysis keeps a
-// summary of each GPU, not its time series) never holds them all. fn runs
+// EachView calls fn with every job f selects — the same jobs as ListViews
+// with the same profiles, in no particular order; f.Limit, f.Offset,
+// f.Sort, f.Asc and the After fields are ignored. It reads each table in
+// one filtered pass rather than job by job (ListViews orders every key and
+// then looks each job up), and hands the views over one at a time, so a
+// caller who keeps less than the whole view (the analysis keeps a summary
+// of each GPU, not its time series) never holds them all: what a whole
+// month (the report) wants. fn runs
 // inside the read transaction and must not use the database; its error
 // stops the reading and is returned.
 func (db *DB) EachView(ctx context.Context, f ViewFilter, fn func(JobView) error) error {
 	return db.read(ctx, func(tx *Tx) error { return tx.EachView(ctx, f, fn) })
 }
 
-// EachView calls fn with every job f selects, unordered; see DB.EachView.
+// EachView calls fn with every job f selects; see DB.EachView.
 func (t *Tx) EachView(ctx context.Context, f ViewFilter, fn func(JobView) error) error {
 	if err := t.eachView(ctx, f, fn); err != nil {
 		return fmt.Errorf("all views: %w", err)

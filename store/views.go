@@ -125,7 +125,7 @@ type ViewFilter struct {
 	// Offset of its position + 1 gives, without reading the rows before
 	// it, so a page deep in a long list costs what the first does. The job
 	// need not match f, but must exist (else ErrNotFound); Offset then
-	// counts from there. Ignored by CountViews and AllViews.
+	// counts from there. Ignored by CountViews and EachView.
 	AfterCluster, AfterJobID string
 	// WithSeries decodes each GPU's time series (see Filter.WithSeries).
 	WithSeries bool

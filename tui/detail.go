@@ -30,7 +30,7 @@ type detailState struct {
 	class   analysis.Class
 	why     []analysis.Reason
 	bottle  []analysis.Bottleneck
-	hints   []hint
+	hints   []analysis.Hint
 
 	taskLoading bool
 	taskErr     string
@@ -82,7 +82,7 @@ func analyseDetail(r row, v store.JobView, cfg analysis.Config) *detailState {
 	d.metrics = analysis.Measure(j, cfg)
 	d.class, d.why = analysis.Classify(j, cfg)
 	d.bottle = analysis.Diagnose(j, cfg)
-	d.hints = jobHints(j, cfg)
+	d.hints = analysis.Hints(j, cfg)
 	return d
 }
 
@@ -316,13 +316,13 @@ func (m Model) detailLines() []string {
 		add("none: nothing to change")
 	}
 	for _, h := range d.hints {
-		if h.option == "" { // not an option: why says what to do
-			add("• " + sanitise(h.why))
+		if h.Option == "" { // not an option: why says what to do
+			add("• " + sanitise(h.Why))
 			continue
 		}
-		add("• " + sanitise(h.option))
-		if h.why != "" {
-			add("  " + sanitise(h.why))
+		add("• " + sanitise(h.Option))
+		if h.Why != "" {
+			add("  " + sanitise(h.Why))
 		}
 	}
 

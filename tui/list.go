@@ -66,8 +66,13 @@ func (m Model) reload() tea.Cmd {
 // further down (so that scrolling on rarely waits), that are neither
 // cached nor on their way.
 func (m Model) ensurePages() tea.Cmd {
+	return m.loadMissing(m.wantedPages())
+}
+
+// loadMissing loads the pages first..last that are neither cached nor on
+// their way.
+func (m Model) loadMissing(first, last int) tea.Cmd {
 	l := m.list
-	first, last := m.wantedPages()
 	var cmds []tea.Cmd
 	for p := first; p <= last; p++ {
 		if _, ok := l.pages[p]; ok || l.pending[p] {
@@ -148,15 +153,7 @@ func (m Model) prefetchEnd() tea.Cmd {
 	if l.total <= 2*m.listRows() {
 		return nil // the first screens' pages cover it
 	}
-	var cmds []tea.Cmd
-	for p := max(l.total-m.listRows(), 0) / size; p <= (l.total-1)/size; p++ {
-		if _, ok := l.pages[p]; ok || l.pending[p] {
-			continue
-		}
-		l.pending[p] = true
-		cmds = append(cmds, m.loadPage(p))
-	}
-	return tea.Batch(cmds...)
+	return m.loadMissing(max(l.total-m.listRows(), 0)/size, (l.total-1)/size)
 }
 
 func (m Model) gotPage(msg pageMsg) (tea.Model, tea.Cmd) {

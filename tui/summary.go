@@ -39,7 +39,7 @@ type summaryResult struct {
 	truncated bool
 	head      analysis.Headline
 	sum       analysis.ClusterSummary
-	topHint   hint
+	topHint   analysis.Hint
 	topHintN  int
 	hinted    int // jobs with at least one hint
 }
@@ -114,16 +114,16 @@ func loadSummary(ctx context.Context, src Source, who string, now time.Time, cfg
 	res.head = analysis.SummariseWorkload(in, analysis.WorkloadParams{Window: win}, cfg).Headline
 
 	counts := map[string]int{}
-	first := map[string]hint{}
+	first := map[string]analysis.Hint{}
 	for _, j := range jobs {
-		hs := jobHints(j, cfg)
+		hs := analysis.Hints(j, cfg)
 		if len(hs) > 0 {
 			res.hinted++
 		}
 		for _, h := range hs {
-			counts[h.rule]++
-			if _, seen := first[h.rule]; !seen {
-				first[h.rule] = h
+			counts[h.Rule]++
+			if _, seen := first[h.Rule]; !seen {
+				first[h.Rule] = h
 			}
 		}
 	}
@@ -239,12 +239,12 @@ func (m Model) summaryLines() []string {
 	case r.topHintN == 0:
 		add("none: nothing to change")
 	default:
-		what := r.topHint.option
+		what := r.topHint.Option
 		if what == "" {
-			what = r.topHint.rule
+			what = r.topHint.Rule
 		}
-		add("%s (%d of %d jobs, rule %s)", clip(what, max(m.width-40, 10)), r.topHintN, r.loaded, clip(r.topHint.rule, 20))
-		out = append(out, wrapHanging("  for example: "+sanitise(r.topHint.why), m.width)...)
+		add("%s (%d of %d jobs, rule %s)", clip(what, max(m.width-40, 10)), r.topHintN, r.loaded, clip(r.topHint.Rule, 20))
+		out = append(out, wrapHanging("  for example: "+sanitise(r.topHint.Why), m.width)...)
 	}
 	return out
 }

@@ -14,7 +14,6 @@ import (
 
 	"github.com/gpuprof/gpuprof/analysis"
 	"github.com/gpuprof/gpuprof/demo"
-	"github.com/gpuprof/gpuprof/store"
 )
 
 type profilesOptions struct {
@@ -80,10 +79,6 @@ defines every number).`,
 	}
 	o.AddFlags(cmd.Flags())
 	return cmd
-}
-
-func analyseViews(views []store.JobView, c analysis.Config) profilesJSON {
-	return analyseJobs(inputFromViews(views).Jobs, c)
 }
 
 func analyseJobs(jobs []analysis.Job, c analysis.Config) profilesJSON {

@@ -52,16 +52,6 @@ func (o *analysisOptions) load(ctx context.Context, g *globalOptions) (analysis.
 	return in, c, err
 }
 
-// inputFromViews converts every job and derives the GPU inventory from
-// the profiles (see inputBuilder).
-func inputFromViews(views []store.JobView) analysis.Input {
-	b := newInputBuilder()
-	for _, v := range views {
-		b.add(v)
-	}
-	return b.input()
-}
-
 // inputBuilder turns job views into the analysis input as they are read
 // (its add is a store.EachView callback): views are converted with
 // analysis.FromView in batches on all CPUs, in their order, and dropped,

@@ -127,3 +127,16 @@ func TestProfilesCommand(t *testing.T) {
 		t.Errorf("profiles --user alice:\n%s", got)
 	}
 }
+
+// inputFromViews converts views as the analysis commands do while reading.
+func inputFromViews(views []store.JobView) analysis.Input {
+	b := newInputBuilder()
+	for _, v := range views {
+		b.add(v)
+	}
+	return b.input()
+}
+
+func analyseViews(views []store.JobView, c analysis.Config) profilesJSON {
+	return analyseJobs(inputFromViews(views).Jobs, c)
+}

@@ -89,17 +89,6 @@ func (s *jobSource) Jobs(ctx context.Context, f store.ViewFilter) ([]store.JobVi
 	return s.db.ListViews(ctx, s.scope(f))
 }
 
-// All returns every job f selects, in no particular order (f.Limit and
-// f.Offset ignored): what the analysis reads.
-func (s *jobSource) All(ctx context.Context, f store.ViewFilter) ([]store.JobView, error) {
-	var all []store.JobView
-	err := s.Each(ctx, f, func(v store.JobView) error {
-		all = append(all, v)
-		return nil
-	})
-	return all, err
-}
-
 // Each calls fn with every job f selects, one at a time, in no particular
 // order (f.Limit and f.Offset ignored): what the analysis reads, without
 // holding every view (and its time series) at once.
