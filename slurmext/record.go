@@ -65,6 +65,14 @@ type JobRecord struct {
 	ReqTRES    string `json:"req_tres,omitempty"`
 	AllocTRES  string `json:"alloc_tres,omitempty"`
 
+	// Readings Slurm's own accounting recorded (acct_gather_gpu, Slurm ≥ 23.02): the
+	// highest GPU memory any task used (TRESUsageInMax gres/gpumem), and the mean GPU
+	// utilisation (TRESUsageInAve gres/gpuutil, percent).
+	SlurmGPUMem       uint64  `json:"slurm_gpu_mem,omitempty"` // bytes
+	SlurmGPUMemValid  bool    `json:"slurm_gpu_mem_valid,omitempty"`
+	SlurmGPUUtil      float64 `json:"slurm_gpu_util,omitempty"` // percent
+	SlurmGPUUtilValid bool    `json:"slurm_gpu_util_valid,omitempty"`
+
 	Restarts int `json:"restarts"`
 	// Source says who reported the record: "jobcomp" or "sacct".
 	Source string `json:"source"`
