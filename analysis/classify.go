@@ -12,7 +12,8 @@ type Class uint8
 
 // Classes, in the order reports list them. Other is a job with GPU
 // readings that no rule matched (say, one hour at 60 % utilisation: neither
-// short nor long); Unknown has no usable GPU readings at all.
+// short nor long); Unknown is a CPU job, or a GPU job without usable GPU
+// readings whose scheduler record decides no class either.
 const (
 	ClassUnknown Class = iota
 	ClassLongTraining
@@ -67,7 +68,10 @@ func (c *Class) UnmarshalText(b []byte) error {
 // Classify returns the job's class and the reasons for it. The rules are
 // tried in order and the first that matches decides (docs/analysis.md):
 //
-//  1. unknown: no GPU requested or recorded, no GPU readings, or none usable
+//  1. unknown: no GPU requested or recorded. A GPU job without a usable
+//     GPU reading is classified from its scheduler record alone
+//     (classifyScheduler): short_debug when short or interactive by name,
+//     long_training when long, else unknown
 //  2. short_debug: not an array task and ran < classes.short_job_max
 //  3. preprocessing_io: IO wait ≥ bottlenecks.io_bound_frac while mean
 //     utilisation < classes.low_util_max
@@ -98,20 +102,16 @@ func classify(j *Job, m *Metrics, c *Config, why *[]Reason) Class {
 		}
 	}
 
-	switch {
-	case m.GPUs == 0:
+	if m.GPUs == 0 {
 		say(Reason{Rule: "unknown.no_gpu", Note: "no GPU requested or recorded"})
 		return ClassUnknown
-	case !j.HasGPUData:
-		say(Reason{Rule: "unknown.no_data", Note: "no GPU readings (scheduler record only)"})
-		return ClassUnknown
-	case m.MeasuredGPUs == 0:
-		say(Reason{Rule: "unknown.bad_data", Note: fmt.Sprintf("no usable GPU reading (%d ignored)", m.Notes.Total())})
-		return ClassUnknown
+	}
+	if m.MeasuredGPUs == 0 {
+		return classifyScheduler(j, m, c, why)
 	}
 
 	elapsed := m.Elapsed.Seconds()
-	if m.ElapsedValid && j.ArrayJobID == "" && m.Elapsed < cl.ShortJobMax.D() {
+	if short(j, m, c) {
 		if why != nil {
 			say(Reason{Rule: "short_debug.duration", Checks: []Check{
 				{MetricElapsed, elapsed, OpLT, cl.ShortJobMax.D().Seconds()},
@@ -191,6 +191,82 @@ func classify(j *Job, m *Metrics, c *Config, why *[]Reason) Class {
 		say(Reason{Rule: "other", Note: otherNote(m, c)})
 	}
 	return ClassOther
+}
+
+// short is the short-debugging rule's condition, which the scheduler's
+// record alone decides: a run shorter than classes.short_job_max that is
+// not an array task.
+func short(j *Job, m *Metrics, c *Config) bool {
+	return m.ElapsedValid && j.ArrayJobID == "" && m.Elapsed < c.Classes.ShortJobMax.D()
+}
+
+// classifyScheduler classifies a GPU job without a usable GPU reading
+// (sacct history, a hook-only profile, readings all absurd) from what the
+// scheduler recorded, so that such history still shows its short and long
+// runs. It applies the rules' scheduler-view conditions in the rules'
+// order:
+//
+//   - short_debug.duration: the same run-time test as with readings (it
+//     comes before every GPU rule there, so readings could not change it);
+//   - short_debug.name: an interactive job name;
+//   - long_training.duration: ran ≥ classes.long_training_min. With
+//     readings such a run could also be idle, IO-bound or a service; the
+//     reason says that utilisation was not measured;
+//   - anything else stays unknown: idle_allocation, preprocessing_io and
+//     inference_service are decided by readings alone.
+//
+// Every reason says that the GPU readings are missing.
+func classifyScheduler(j *Job, m *Metrics, c *Config, why *[]Reason) Class {
+	cl := &c.Classes
+	missing := "no GPU readings"
+	rule := "unknown.no_data"
+	if j.HasGPUData {
+		missing = fmt.Sprintf("no usable GPU reading (%d ignored)", m.Notes.Total())
+		rule = "unknown.bad_data"
+	}
+	say := func(r Reason) {
+		if why != nil {
+			*why = append(*why, r)
+		}
+	}
+	elapsed := m.Elapsed.Seconds()
+	switch {
+	case short(j, m, c):
+		if why != nil {
+			say(Reason{Rule: "short_debug.duration", Checks: []Check{
+				{MetricElapsed, elapsed, OpLT, cl.ShortJobMax.D().Seconds()},
+			}, Note: missing + ": decided from the scheduler view alone (run time)"})
+		}
+		return ClassShortDebug
+	case interactiveName(j.Name, cl.InteractiveNames):
+		if why != nil {
+			say(Reason{Rule: "short_debug.name", Note: fmt.Sprintf(
+				"interactive job name %q; %s: decided from the scheduler view alone (job name), an idle session cannot be told apart", j.Name, missing)})
+		}
+		return ClassShortDebug
+	case m.ElapsedValid && m.Elapsed >= cl.LongTrainingMin.D():
+		if why != nil {
+			say(Reason{Rule: "long_training.duration", Checks: []Check{
+				{MetricElapsed, elapsed, OpGE, cl.LongTrainingMin.D().Seconds()},
+			}, Note: missing + ": decided from the scheduler view alone (run time); utilisation not measured, so an idle, IO-bound or serving run cannot be told apart"})
+		}
+		return ClassLongTraining
+	}
+	if why != nil {
+		ran := "run time unknown"
+		switch {
+		case m.ElapsedValid && j.ArrayJobID != "" && m.Elapsed < cl.ShortJobMax.D():
+			ran = "a short array task (batch work, not debugging)"
+		case m.ElapsedValid:
+			ran = "ran " + FormatDuration(m.Elapsed) + ", neither short nor long"
+		}
+		note := missing + " (scheduler record only)"
+		if j.HasGPUData {
+			note = missing
+		}
+		say(Reason{Rule: rule, Note: note + ": " + ran + "; the other classes need GPU readings"})
+	}
+	return ClassUnknown
 }
 
 // otherNote says why no rule matched, with the numbers the rules read.

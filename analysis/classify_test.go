@@ -25,6 +25,9 @@ func TestClassify(t *testing.T) {
 		return g
 	}
 	running := func(j Job) Job { j.End, j.State = time.Time{}, "RUNNING"; return j }
+	// sacct is a job known only from sacct: two GPUs requested, no
+	// readings.
+	sacct := func(j Job) Job { j.ReqGPUs, j.HasGPUData, j.GPUs = 2, false, nil; return j }
 	nodeScope := DefaultConfig()
 	nodeScope.Bottlenecks.IONodeScope = false
 
@@ -44,11 +47,60 @@ func TestClassify(t *testing.T) {
 			wantWhy:  "no GPU requested or recorded",
 		},
 		{
-			name:     "sacct history",
-			job:      func() Job { j := job(time.Hour); j.ReqGPUs = 2; return j }(),
+			name:     "sacct history, neither short nor long",
+			job:      sacct(job(time.Hour)),
 			want:     ClassUnknown,
 			wantRule: "unknown.no_data",
-			wantWhy:  "no GPU readings (scheduler record only)",
+			wantWhy:  "no GPU readings (scheduler record only): ran 1h, neither short nor long; the other classes need GPU readings",
+		},
+		{
+			name:     "sacct history, short run",
+			job:      sacct(job(29*time.Minute + 59*time.Second)),
+			want:     ClassShortDebug,
+			wantRule: "short_debug.duration",
+			wantWhy:  "ran 29m59s < 30m; no GPU readings: decided from the scheduler view alone (run time)",
+		},
+		{
+			name:     "sacct history, short boundary",
+			job:      sacct(job(30 * time.Minute)),
+			want:     ClassUnknown,
+			wantRule: "unknown.no_data",
+			wantWhy:  "no GPU readings (scheduler record only): ran 30m, neither short nor long; the other classes need GPU readings",
+		},
+		{
+			name:     "sacct history, short array task",
+			job:      array(sacct(job(10 * time.Minute))),
+			want:     ClassUnknown,
+			wantRule: "unknown.no_data",
+			wantWhy:  "no GPU readings (scheduler record only): a short array task (batch work, not debugging); the other classes need GPU readings",
+		},
+		{
+			name:     "sacct history, long run",
+			job:      sacct(job(4 * time.Hour)),
+			want:     ClassLongTraining,
+			wantRule: "long_training.duration",
+			wantWhy:  "ran 4h ≥ 4h; no GPU readings: decided from the scheduler view alone (run time); utilisation not measured, so an idle, IO-bound or serving run cannot be told apart",
+		},
+		{
+			name:     "sacct history, long interactive session",
+			job:      named("jupyter", sacct(job(8*time.Hour))),
+			want:     ClassShortDebug,
+			wantRule: "short_debug.name",
+			wantWhy:  `interactive job name "jupyter"; no GPU readings: decided from the scheduler view alone (job name), an idle session cannot be told apart`,
+		},
+		{
+			name:     "sacct history, still running",
+			job:      running(sacct(job(0))),
+			want:     ClassUnknown,
+			wantRule: "unknown.no_data",
+			wantWhy:  "no GPU readings (scheduler record only): run time unknown; the other classes need GPU readings",
+		},
+		{
+			name:     "sacct history, shard job",
+			job:      func() Job { j := job(10 * time.Minute); j.ReqShards = 2; return j }(),
+			want:     ClassShortDebug,
+			wantRule: "short_debug.duration",
+			wantWhy:  "ran 10m < 30m; no GPU readings: decided from the scheduler view alone (run time)",
 		},
 		{
 			// NaN mean and a peak above the card: both ignored, nothing left.
@@ -57,7 +109,15 @@ func TestClassify(t *testing.T) {
 				UtilMean: math.NaN(), UtilMeanValid: true}),
 			want:     ClassUnknown,
 			wantRule: "unknown.bad_data",
-			wantWhy:  "no usable GPU reading (2 ignored)",
+			wantWhy:  "no usable GPU reading (2 ignored): ran 1h, neither short nor long; the other classes need GPU readings",
+		},
+		{
+			name: "only absurd readings, long run",
+			job: job(5*time.Hour, GPU{MemoryTotal: card, VRAMPeak: 81 * gib, VRAMPeakValid: true,
+				UtilMean: math.NaN(), UtilMeanValid: true}),
+			want:     ClassLongTraining,
+			wantRule: "long_training.duration",
+			wantWhy:  "ran 5h ≥ 4h; no usable GPU reading (2 ignored): decided from the scheduler view alone (run time); utilisation not measured, so an idle, IO-bound or serving run cannot be told apart",
 		},
 		{
 			name:     "short",

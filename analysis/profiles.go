@@ -58,11 +58,16 @@ type TaskProfile struct {
 	UtilMean Dist `json:"util_mean"`
 	// Duration is the distribution of run times, seconds.
 	Duration Dist `json:"duration_s"`
-	// GPUsRequested and GPUsUsed are means per run over the runs with
-	// utilisation readings: GPUs held (Metrics.GPUs), and held minus
-	// unused (Metrics.UnusedGPUs).
+	// GPUsRequested is the mean per run of the GPUs held (Metrics.GPUs),
+	// over every run: the scheduler's record says it, readings or not.
 	GPUsRequested float64 `json:"gpus_requested"`
-	GPUsUsed      float64 `json:"gpus_used"`
+	// UsageRuns are the runs with utilisation readings. GPUsUsed and
+	// GPUsUnused are means per run over those runs alone: GPUs held minus
+	// unused (Metrics.UnusedGPUs), and unused. Both are null when no run
+	// has readings: how many GPUs sacct history used is unknown, not 0.
+	UsageRuns  int      `json:"usage_runs"`
+	GPUsUsed   *float64 `json:"gpus_used"`
+	GPUsUnused *float64 `json:"gpus_unused"`
 
 	// Finished runs have a final outcome; FailureRate and TimeoutRate are
 	// Failures / Finished and Timeouts / Finished (0 when none finished).
@@ -130,7 +135,8 @@ type taskAcc struct {
 	prealloc                     int
 	nPeakFrac, nPeak, nUtil      int
 	nDur, utilJobs               int
-	gpusHeld, gpusUsed           int
+	gpusReq                      int // over all runs
+	gpusHeld, gpusUsed           int // over the utilJobs runs
 	finished, failures, timeouts int
 	gpuHours                     float64
 	classJobs                    [numClasses]int32
@@ -228,9 +234,12 @@ func (p *profileAcc) add(j *Job, m *Metrics, cls Class, kinds Kinds) {
 			g.arrays++
 		}
 	}
-	if cls != ClassUnknown {
+	// Readings, not the class, say whether a run has GPU data: history
+	// without readings is classified too (classifyScheduler).
+	if m.MeasuredGPUs > 0 {
 		g.withData++
 	}
+	g.gpusReq += m.GPUs
 	if m.Preallocated {
 		g.prealloc++
 	}
@@ -344,9 +353,13 @@ func (p *profileAcc) finish() ([]TaskProfile, []int32) {
 			Timeouts:     g.timeouts,
 			GPUHours:     g.gpuHours,
 		}
+		if g.jobs > 0 {
+			tp.GPUsRequested = float64(g.gpusReq) / float64(g.jobs)
+		}
 		if g.utilJobs > 0 {
-			tp.GPUsRequested = float64(g.gpusHeld) / float64(g.utilJobs)
-			tp.GPUsUsed = float64(g.gpusUsed) / float64(g.utilJobs)
+			used := float64(g.gpusUsed) / float64(g.utilJobs)
+			unused := float64(g.gpusHeld-g.gpusUsed) / float64(g.utilJobs)
+			tp.UsageRuns, tp.GPUsUsed, tp.GPUsUnused = g.utilJobs, &used, &unused
 		}
 		if g.finished > 0 {
 			tp.FailureRate = float64(g.failures) / float64(g.finished)

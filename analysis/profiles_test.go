@@ -60,9 +60,12 @@ func TestProfiles(t *testing.T) {
 		UtilMean: Dist{N: 3, Mean: 196.0 / 3, P50: 70, P95: 80, Max: 80},
 		// 1, 2, 3, 4 h: mean 2.5 h, p50 rank 2 → 2 h, p95 rank ceil(3.8) = 4 → 4 h.
 		Duration: Dist{N: 4, Mean: 9000, P50: 7200, P95: 14400, Max: 14400},
-		// Over J1–J3: held 1 + 2 + 1, used 1 + 1 + 1.
-		GPUsRequested: 4.0 / 3,
-		GPUsUsed:      1,
+		// Requested over J1–J4: 1 + 2 + 1 + 1. Used and unused over the
+		// three runs with readings: held 1 + 2 + 1, used 1 + 1 + 1.
+		GPUsRequested: 5.0 / 4,
+		UsageRuns:     3,
+		GPUsUsed:      ptr(1.0),
+		GPUsUnused:    ptr(1.0 / 3),
 		Finished:      4,
 		Failures:      1,
 		Timeouts:      1,
@@ -108,15 +111,29 @@ func TestProfilesEdgeCases(t *testing.T) {
 		t.Errorf("one job's profile = %+v", p)
 	}
 
-	// Jobs without GPU data: counted, no GPU distributions, class unknown.
+	// Jobs without GPU data: counted, no GPU distributions, class unknown
+	// (2 h is neither short nor long), GPUs requested known and GPUs used
+	// unknown.
 	sched := job(2 * time.Hour)
 	sched.ReqGPUs = 4
 	ps := Profiles([]Job{sched, sched}, c)
 	if len(ps) != 1 || ps[0].Jobs != 2 || ps[0].WithGPUData != 0 || ps[0].VRAMPeakFrac.N != 0 ||
-		ps[0].UtilMean.N != 0 || ps[0].GPUsRequested != 0 || ps[0].GPUHours != 16 || ps[0].Class != ClassUnknown {
+		ps[0].UtilMean.N != 0 || ps[0].GPUsRequested != 4 || ps[0].UsageRuns != 0 || ps[0].GPUsUsed != nil ||
+		ps[0].GPUsUnused != nil || ps[0].GPUHours != 16 || ps[0].Class != ClassUnknown {
 		t.Errorf("history-only profile = %+v", ps)
 	}
+
+	// Short history runs are short debugging from the scheduler view, and
+	// still count as runs without GPU data.
+	quick := job(10 * time.Minute)
+	quick.ReqGPUs = 2
+	ps = Profiles([]Job{quick, quick, quick}, c)
+	if len(ps) != 1 || ps[0].Class != ClassShortDebug || ps[0].WithGPUData != 0 || ps[0].GPUsRequested != 2 || ps[0].GPUsUsed != nil {
+		t.Errorf("short history-only profile = %+v", ps)
+	}
 }
+
+func ptr[T any](v T) *T { return &v }
 
 func TestProfilesGrouping(t *testing.T) {
 	mk := func(cluster, user, name, array string) Job {
