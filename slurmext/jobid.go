@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"math"
+	"strconv"
 	"strings"
 )
 
@@ -144,4 +145,138 @@ func validArraySpec(spec string) bool {
 		}
 	}
 	return true
+}
+
+// JobRef is a job as a user names it to gpuprof (`gpuprof show 53_1`), in
+// the forms `scontrol show job` and `sacct -j` accept and print:
+//
+//	"58"          a raw job id (SLURM_JOB_ID), or an array job id or a
+//	              heterogeneous job id, which in Slurm is also the raw id of
+//	              one of its tasks or components: Slurm then means all of
+//	              them (`sacct -j 53` lists every task of array 53)
+//	"53_1"        array task 1 of array job 53
+//	"53_[1-5%2]"  the record of array 53's tasks that never split off, as
+//	              sacct lists it while they are pending
+//	"60+1"        component 1 of heterogeneous job 60
+//	"s0C8F3K2M1A0ZX"  a SLUID (Slurm 25.11+): a raw job id
+//
+// A step ("53_1.batch") is not a job: gpuprof profiles whole allocations.
+type JobRef struct {
+	// Base is the leading id: the raw id of a plain reference, else the
+	// array or heterogeneous job id.
+	Base string
+	// ArrayTaskID is the task of "53_1", else -1.
+	ArrayTaskID int
+	// ArrayTaskSpec is the task list of "53_[1-5%2]", else "".
+	ArrayTaskSpec string
+	// HetOffset is the component of "60+1", else -1.
+	HetOffset int
+}
+
+// Plain reports whether r is a bare id ("53"): a raw id, an array job id
+// or a heterogeneous job id, whichever the cluster has.
+func (r JobRef) Plain() bool {
+	return r.ArrayTaskID < 0 && r.ArrayTaskSpec == "" && r.HetOffset < 0
+}
+
+// String is r as Slurm prints it, and as ParseJobRef reads it back.
+func (r JobRef) String() string {
+	switch {
+	case r.ArrayTaskID >= 0:
+		return r.Base + "_" + strconv.Itoa(r.ArrayTaskID)
+	case r.ArrayTaskSpec != "":
+		return r.Base + "_[" + r.ArrayTaskSpec + "]"
+	case r.HetOffset >= 0:
+		return r.Base + "+" + strconv.Itoa(r.HetOffset)
+	}
+	return r.Base
+}
+
+// maxRawJobID is the largest job id Slurm hands out: job ids are 32-bit,
+// and 0xfffffffe / 0xffffffff are NO_VAL and INFINITE.
+const maxRawJobID = math.MaxUint32 - 2
+
+// jobRefForms is what ParseJobRef's errors say it wants.
+const jobRefForms = "want a job id such as 58, an array task 53_1, a heterogeneous job component 60+1, or a SLUID"
+
+// ParseJobRef reads a job id as a user types it (see JobRef). Anything
+// else, "abc" or a step such as "53_1.batch", is an error wrapping
+// ErrBadJobID that says what was wanted. Numbers lose their leading zeros
+// ("058" is 58, as Slurm reads it) and a SLUID is put in the case Slurm
+// prints, so that the reference compares equal to the stored id.
+func ParseJobRef(s string) (JobRef, error) {
+	p, err := ParseJobID(s)
+	if err != nil {
+		return JobRef{}, fmt.Errorf("%s is not a job id (%s): %w", quoteShort(strings.TrimSpace(s)), jobRefForms, ErrBadJobID)
+	}
+	if p.IsStep() {
+		return JobRef{}, fmt.Errorf("%s is a job step: gpuprof profiles whole jobs, use %s: %w", quoteShort(strings.TrimSpace(s)), p.Job, ErrBadJobID)
+	}
+	base, ok := canonicalJobID(p.Base)
+	if !ok {
+		return JobRef{}, fmt.Errorf("%s is not a job id (%s): %w", quoteShort(strings.TrimSpace(s)), jobRefForms, ErrBadJobID)
+	}
+	if !isDigits(base) && (p.ArrayTaskID >= 0 || p.ArrayTaskSpec != "" || p.HetOffset >= 0) {
+		// Array and heterogeneous job ids are numbers even where a SLUID
+		// names the job.
+		return JobRef{}, fmt.Errorf("%s: an array or heterogeneous job id is a number (%s): %w", quoteShort(strings.TrimSpace(s)), jobRefForms, ErrBadJobID)
+	}
+	return JobRef{Base: base, ArrayTaskID: p.ArrayTaskID, ArrayTaskSpec: p.ArrayTaskSpec, HetOffset: p.HetOffset}, nil
+}
+
+// sluidDigits is the Crockford base32 alphabet of a SLUID after its 's'
+// (Slurm's src/common/sluid.c: sluid2str prints 's' and 13 of these).
+const sluidDigits = "0123456789ABCDEFGHJKMNPQRSTVWXYZ"
+
+// canonicalJobID returns a raw job id as Slurm prints it: a number from 1
+// to maxRawJobID without leading zeros, or a SLUID as sluid2str prints it
+// ('s', then 13 upper-case digits; str2sluid also reads lower case and
+// I, L as 1 and O as 0). ok is false for anything else.
+func canonicalJobID(b string) (string, bool) {
+	if n, ok := parseDigits(b, maxRawJobID); ok {
+		if n == 0 {
+			return "", false
+		}
+		return strconv.FormatUint(n, 10), true
+	}
+	if len(b) != 14 || (b[0] != 's' && b[0] != 'S') {
+		return "", false
+	}
+	out := []byte(strings.ToUpper(b))
+	out[0] = 's'
+	for i := 1; i < len(out); i++ {
+		switch out[i] {
+		case 'I', 'L':
+			out[i] = '1'
+		case 'O':
+			out[i] = '0'
+		}
+		if strings.IndexByte(sluidDigits, out[i]) < 0 {
+			return "", false
+		}
+	}
+	return string(out), true
+}
+
+func isDigits(s string) bool {
+	_, ok := parseDigits(s, math.MaxUint64)
+	return ok
+}
+
+// SlurmID is the job's id as Slurm prints it ("53_1", "53_[1-5%2]",
+// "60+1", "58"): DisplayID when the report carried it, else built from the
+// array or heterogeneous job fields, else the raw id. Every place that
+// names a job to a person uses it; the raw id stays the key.
+func (r JobRecord) SlurmID() string {
+	switch {
+	case r.DisplayID != "":
+		return r.DisplayID
+	case r.ArrayJobID != "" && r.ArrayTaskID >= 0:
+		return r.ArrayJobID + "_" + strconv.Itoa(r.ArrayTaskID)
+	case r.ArrayJobID != "" && r.ArrayTaskSpec != "":
+		return r.ArrayJobID + "_[" + r.ArrayTaskSpec + "]"
+	case r.HetJobID != "" && r.HetOffset >= 0:
+		return r.HetJobID + "+" + strconv.Itoa(r.HetOffset)
+	}
+	return r.JobID
 }

@@ -1,6 +1,7 @@
 package slurmext
 
 import (
+	"bufio"
 	"errors"
 	"strings"
 	"testing"
@@ -65,6 +66,182 @@ func TestParseJobIDErrors(t *testing.T) {
 				t.Fatalf("ParseJobID(%q) = %+v, %v; want zero, ErrBadJobID", tt.in, got, err)
 			}
 			checkErrorMessage(t, err)
+		})
+	}
+}
+
+func TestParseJobRef(t *testing.T) {
+	tests := []struct {
+		name  string
+		in    string
+		want  JobRef
+		str   string // String(); "" means the input
+		plain bool
+	}{
+		{name: "raw id", in: "58", want: JobRef{Base: "58", ArrayTaskID: -1, HetOffset: -1}, plain: true},
+		{name: "leading zeros", in: "0058", want: JobRef{Base: "58", ArrayTaskID: -1, HetOffset: -1}, str: "58", plain: true},
+		{name: "spaces", in: " 53_1 ", want: JobRef{Base: "53", ArrayTaskID: 1, HetOffset: -1}, str: "53_1"},
+		{name: "array task", in: "53_1", want: JobRef{Base: "53", ArrayTaskID: 1, HetOffset: -1}},
+		{name: "array task 0", in: "53_0", want: JobRef{Base: "53", ArrayTaskID: 0, HetOffset: -1}},
+		{name: "pending tasks", in: "53_[1-5%2]", want: JobRef{Base: "53", ArrayTaskID: -1, ArrayTaskSpec: "1-5%2", HetOffset: -1}},
+		{name: "het component", in: "60+1", want: JobRef{Base: "60", ArrayTaskID: -1, HetOffset: 1}},
+		{name: "het leader", in: "60+0", want: JobRef{Base: "60", ArrayTaskID: -1, HetOffset: 0}},
+		{name: "largest job id", in: "4294967293", want: JobRef{Base: "4294967293", ArrayTaskID: -1, HetOffset: -1}, plain: true},
+		{name: "SLUID", in: "s0C8F3K2M1A0ZX", want: JobRef{Base: "s0C8F3K2M1A0ZX", ArrayTaskID: -1, HetOffset: -1}, plain: true},
+		{name: "SLUID as str2sluid reads it", in: "S0c8f3k2mlaozx", want: JobRef{Base: "s0C8F3K2M1A0ZX", ArrayTaskID: -1, HetOffset: -1}, str: "s0C8F3K2M1A0ZX", plain: true},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			got, err := ParseJobRef(tt.in)
+			if err != nil || got != tt.want {
+				t.Fatalf("ParseJobRef(%q) = %+v, %v; want %+v", tt.in, got, err, tt.want)
+			}
+			str := tt.str
+			if str == "" {
+				str = tt.in
+			}
+			if got.String() != str {
+				t.Errorf("String() = %q, want %q", got.String(), str)
+			}
+			if got.Plain() != tt.plain {
+				t.Errorf("Plain() = %v, want %v", got.Plain(), tt.plain)
+			}
+			again, err := ParseJobRef(got.String())
+			if err != nil || again != got {
+				t.Errorf("ParseJobRef(String()) = %+v, %v; want %+v", again, err, got)
+			}
+		})
+	}
+}
+
+func TestParseJobRefErrors(t *testing.T) {
+	for _, tt := range []struct{ name, in, says string }{
+		{name: "word", in: "abc", says: `"abc" is not a job id (want a job id such as 58`},
+		{name: "empty", in: "", says: "not a job id"},
+		{name: "zero", in: "0", says: "not a job id"},
+		{name: "NO_VAL", in: "4294967294", says: "not a job id"},
+		{name: "over 32 bits", in: "4294967296", says: "not a job id"},
+		{name: "negative", in: "-5", says: "not a job id"},
+		{name: "SLUID too short", in: "sC8F3K2M1A0Z", says: "not a job id"},
+		{name: "SLUID bad digit", in: "s0C8F3K2M1A0ZU", says: "not a job id"},
+		{name: "task not a number", in: "53_x", says: "not a job id"},
+		{name: "empty task", in: "53_", says: "not a job id"},
+		{name: "array of a SLUID", in: "s0C8F3K2M1A0ZX_1", says: "an array or heterogeneous job id is a number"},
+		{name: "batch step", in: "53_1.batch", says: `"53_1.batch" is a job step: gpuprof profiles whole jobs, use 53_1`},
+		{name: "numbered step", in: "58.0", says: "is a job step"},
+		{name: "shell characters", in: "58;reboot", says: "not a job id"},
+		{name: "terminal escape", in: "5\x1b[2J8", says: `"5\x1b[2J8" is not a job id`},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			got, err := ParseJobRef(tt.in)
+			if !errors.Is(err, ErrBadJobID) || got != (JobRef{}) {
+				t.Fatalf("ParseJobRef(%q) = %+v, %v; want zero, ErrBadJobID", tt.in, got, err)
+			}
+			if !strings.Contains(err.Error(), tt.says) {
+				t.Errorf("error %q does not say %q", err, tt.says)
+			}
+			checkErrorMessage(t, err)
+		})
+	}
+}
+
+func TestJobRecordSlurmID(t *testing.T) {
+	base := JobRecord{JobID: "58", ArrayTaskID: -1, HetOffset: -1}
+	tests := []struct {
+		name string
+		edit func(*JobRecord)
+		want string
+	}{
+		{name: "plain job", want: "58"},
+		{name: "display id wins", edit: func(r *JobRecord) { r.DisplayID, r.ArrayJobID, r.ArrayTaskID = "53_1", "53", 1 }, want: "53_1"},
+		{name: "array task without display id", edit: func(r *JobRecord) { r.ArrayJobID, r.ArrayTaskID = "53", 1 }, want: "53_1"},
+		{name: "pending tasks without display id", edit: func(r *JobRecord) { r.ArrayJobID, r.ArrayTaskSpec = "53", "2-5%2" }, want: "53_[2-5%2]"},
+		{name: "cancelled pending array", edit: func(r *JobRecord) { r.JobID, r.ArrayJobID = "53", "53" }, want: "53"},
+		{name: "het component without display id", edit: func(r *JobRecord) { r.HetJobID, r.HetOffset = "57", 1 }, want: "57+1"},
+		{name: "het job without offset", edit: func(r *JobRecord) { r.HetJobID = "57" }, want: "58"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			r := base
+			if tt.edit != nil {
+				tt.edit(&r)
+			}
+			if got := r.SlurmID(); got != tt.want {
+				t.Errorf("SlurmID() = %q, want %q", got, tt.want)
+			}
+		})
+	}
+}
+
+// TestSlurmIDsOfRealSacct checks the id rules against what a real Slurm
+// 22.05 printed (testdata/README.md): every job's SlurmID is sacct's JobID
+// column (6_3 for raw id 6, 12+1 for 13, 25_[1-4]), and both it and the
+// raw id read back as references to that job.
+func TestSlurmIDsOfRealSacct(t *testing.T) {
+	for _, file := range []string{"22.05-P-steps-iso.txt", "22.05-P-duplicates.txt"} {
+		t.Run(file, func(t *testing.T) {
+			// sacct's own JobID for each JobIDRaw, from the first two
+			// columns of the job lines (not through the parser under test).
+			printed := map[string]string{}
+			sc := bufio.NewScanner(openFixture(t, "sacct", file))
+			for sc.Scan() {
+				f := strings.SplitN(sc.Text(), "|", 3)
+				if len(f) < 3 || f[0] == "JobID" || strings.Contains(f[0], ".") || !isDigits(f[1]) {
+					continue
+				}
+				printed[f[1]] = f[0]
+			}
+			if err := sc.Err(); err != nil {
+				t.Fatal(err)
+			}
+			recs, lineErrs, _ := readAllSacct(t, NewSacctReader(openFixture(t, "sacct", file), capturedFields(), SacctOptions{}))
+			if len(lineErrs) > 0 || len(recs) == 0 {
+				t.Fatalf("%d records, line errors %v", len(recs), lineErrs)
+			}
+			seen := map[string]int{}
+			for _, r := range recs {
+				want, ok := printed[r.JobID]
+				if !ok {
+					t.Fatalf("raw id %s not among sacct's job lines", r.JobID)
+				}
+				id := r.SlurmID()
+				if id != want {
+					t.Errorf("raw id %s: SlurmID() = %q, sacct printed %q", r.JobID, id, want)
+				}
+				ref, err := ParseJobRef(id)
+				if err != nil || ref.String() != id {
+					t.Errorf("ParseJobRef(%q) = %v, %v", id, ref, err)
+				}
+				var names bool
+				switch {
+				case ref.ArrayTaskID >= 0:
+					seen["array task"]++
+					names = ref.Base == r.ArrayJobID && ref.ArrayTaskID == r.ArrayTaskID
+				case ref.ArrayTaskSpec != "":
+					seen["pending tasks"]++
+					names = ref.Base == r.ArrayJobID && ref.ArrayTaskSpec == r.ArrayTaskSpec
+				case ref.HetOffset >= 0:
+					seen["het component"]++
+					names = ref.Base == r.HetJobID && ref.HetOffset == r.HetOffset
+				default:
+					names = ref.Base == r.JobID
+				}
+				if !names {
+					t.Errorf("%s does not name raw id %s by its own fields %+v", id, r.JobID, r)
+				}
+				if raw, err := ParseJobRef(r.JobID); err != nil || !raw.Plain() || raw.Base != r.JobID {
+					t.Errorf("raw id %s: ParseJobRef = %+v, %v", r.JobID, raw, err)
+				}
+			}
+			kinds := map[string][]string{
+				"22.05-P-steps-iso.txt":  {"array task", "het component"},
+				"22.05-P-duplicates.txt": {"pending tasks"},
+			}
+			for _, k := range kinds[file] {
+				if seen[k] == 0 {
+					t.Errorf("no %s in %s: the test checks less than it says", k, file)
+				}
+			}
 		})
 	}
 }
