@@ -1,5 +1,7 @@
 package analysis
 
+import "time"
+
 // Input is everything the analysis reads. cmd/ fills it from the store
 // (FromView for each job) and the cluster's GPU inventory.
 type Input struct {
@@ -8,6 +10,14 @@ type Input struct {
 	// partition lines from it and the plan counts the GPUs there are. It
 	// may be empty; rules that need it then say so.
 	Nodes []Node
+	// Window is the period analysed (a report's month, --since/--until):
+	// GPU time is clipped to it. Zero ends mean the data's own bounds: the
+	// earliest start, and Now.
+	Window Window
+	// Now is the time of the analysis: jobs without an end count up to it
+	// when it is before the window's end. Zero means the latest time in the
+	// data (deterministic, but it lags behind a live cluster).
+	Now time.Time
 }
 
 // JobResult is the compact verdict on one job, kept for every input job:
@@ -34,6 +44,9 @@ type Findings struct {
 	NoChange        []NoChange       `json:"no_change"`
 	// Plan is the capacity plan with the [plan] section's parameters.
 	Plan CapacityPlan `json:"plan"`
+	// Counting says how GPU time was counted: the window, the jobs counted
+	// up to its end, the shard assumption.
+	Counting Counting `json:"counting"`
 }
 
 // Analyse classifies and diagnoses every job, builds the task profiles and
@@ -48,10 +61,12 @@ func Analyse(in Input, c Config) (Findings, error) {
 	p := newProfileAcc(len(in.Jobs))
 	s := newSummaryAcc(len(in.Jobs))
 	facts := newFacts(len(in.Jobs))
+	k := newCounter(&in, c.Counting.shardsPerGPU())
 	var m Metrics
 	for i := range in.Jobs {
 		j := &in.Jobs[i]
 		measure(j, &c, &m)
+		k.count(j, &m)
 		cls := classify(j, &m, &c, nil)
 		kinds := diagnose(j, &m, &c, nil)
 		p.add(j, &m, cls, kinds)
@@ -74,6 +89,7 @@ func Analyse(in Input, c Config) (Findings, error) {
 	// stays O(n log n).
 	rb := recommend(&in, facts, &f, &c)
 	f.Recommendations, f.NoChange = rb.recs, rb.none
-	f.Plan = plan(&in, facts, c.Plan.params(), &c)
+	f.Counting = k.counting()
+	f.Plan = plan(&in, facts, k, c.Plan.params(), &c)
 	return f, nil
 }

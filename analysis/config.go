@@ -27,6 +27,24 @@ type Config struct {
 	Summary     SummaryConfig    `toml:"summary"`
 	Recommend   RecommendConfig  `toml:"recommend"`
 	Plan        PlanConfig       `toml:"plan"`
+	Counting    CountingConfig   `toml:"counting"`
+}
+
+// CountingConfig holds the assumptions of the one rule for counting GPU
+// time (counter).
+type CountingConfig struct {
+	// ShardsPerGPU is assumed for a shard job whose node's shard count is
+	// not in the inventory (slurm.conf's NodeName … Gres=gpu:N,shard:M
+	// gives M/N); DefaultShardsPerGPU by default, 0 means that too.
+	// Outputs say when it was used.
+	ShardsPerGPU int `toml:"shards_per_gpu"`
+}
+
+func (c CountingConfig) shardsPerGPU() int {
+	if c.ShardsPerGPU > 0 {
+		return c.ShardsPerGPU
+	}
+	return DefaultShardsPerGPU
 }
 
 // RecommendConfig holds the thresholds of the recommendation rules
@@ -213,6 +231,7 @@ func DefaultConfig() Config {
 			UserShareMax:     0.5,
 			BurstFrac:        0.1,
 		},
+		Counting: CountingConfig{ShardsPerGPU: DefaultShardsPerGPU},
 		Plan: PlanConfig{
 			Growth:        0.3,
 			HorizonMonths: 12,
@@ -265,6 +284,8 @@ func (c Config) Validate() error {
 	switch {
 	case cl.ShortJobMax <= 0:
 		return bad("classes.short_job_max must be positive")
+	case c.Counting.ShardsPerGPU < 0 || c.Counting.ShardsPerGPU > 1_000_000:
+		return bad("counting.shards_per_gpu must be in [0, 1000000], not %d", c.Counting.ShardsPerGPU)
 	case cl.LongTrainingMin <= cl.ShortJobMax:
 		return bad("classes.long_training_min (%s) must exceed classes.short_job_max (%s)", cl.LongTrainingMin.D(), cl.ShortJobMax.D())
 	case cl.ServiceMinDuration <= cl.ShortJobMax:

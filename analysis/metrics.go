@@ -173,8 +173,19 @@ type Metrics struct {
 	UnusedGPUs int
 	// IdleAllocatedGPUs carry the recorder's idle-allocation flag.
 	IdleAllocatedGPUs int
-	// GPUHours is GPUs × Elapsed in hours; 0 when the run time is unknown.
+	// GPUShare is the GPUs held in GPU-equivalents: GPUs, or for a shard
+	// job the shards held ÷ shards configured on its GPU (see counter).
+	GPUShare float64
+	// GPUHours is GPUShare × the hours of the run counted: the whole run
+	// for Measure; inside the window, with a job without an end counted up
+	// to Counting.End, in Analyse, Summarise and SummariseWorkload. 0 when
+	// the start is unknown.
 	GPUHours float64
+	// CountStart and CountEnd are the part of the run counted (zero when
+	// none); Open is set for a job without an end, counted up to
+	// Counting.End.
+	CountStart, CountEnd time.Time
+	Open                 bool
 
 	UtilMean      float64 // percent
 	UtilMeanValid bool
@@ -253,9 +264,6 @@ func measure(j *Job, c *Config, m *Metrics) {
 	if m.GPUs == 0 && j.ReqShards > 0 {
 		m.GPUs = 1
 	}
-	if m.ElapsedValid {
-		m.GPUHours = float64(m.GPUs) * m.Elapsed.Hours()
-	}
 
 	var sumMean, sumP50, sumP95, sumIdle float64
 	var nMean, nP50, nP95, nIdle, nEnergy int
@@ -325,6 +333,10 @@ func measure(j *Job, c *Config, m *Metrics) {
 	if n.number(j.IOWait, j.IOWaitValid, 1, &n.FracOver1) && j.IOScope != profile.IOScopeNone {
 		m.IOWait, m.IOWaitValid, m.IOScope = j.IOWait, true, j.IOScope
 	}
+	// The whole run, with no window: a caller that counts a period
+	// recounts with its counter.
+	k := counter{assumeShards: c.Counting.shardsPerGPU()}
+	k.count(j, m)
 }
 
 // measureVRAM folds one GPU's memory readings into m and reports whether

@@ -68,12 +68,16 @@ func TestMeasureGPUCount(t *testing.T) {
 		reqShards int
 		recorded  int
 		want      int
+		wantShare float64 // GPU-equivalents; 0: as want
 	}{
 		{name: "requested and recorded", reqGPUs: 4, recorded: 4, want: 4},
 		{name: "a node's profile missing", reqGPUs: 8, recorded: 4, want: 8},
 		{name: "profiles only", reqGPUs: 0, recorded: 2, want: 2},
-		{name: "shard job recorded", reqShards: 3, recorded: 1, want: 1},
-		{name: "shard job without profile", reqShards: 3, want: 1},
+		// Without an inventory, DefaultShardsPerGPU (8) shards make a GPU.
+		{name: "shard job recorded", reqShards: 3, recorded: 1, want: 1, wantShare: 3.0 / 8},
+		{name: "shard job without profile", reqShards: 3, want: 1, wantShare: 3.0 / 8},
+		{name: "shards of two GPUs", reqShards: 12, recorded: 2, want: 2, wantShare: 12.0 / 8},
+		{name: "more shards than the GPUs recorded hold", reqShards: 12, recorded: 1, want: 1, wantShare: 1},
 		{name: "cpu job", want: 0},
 	}
 	for _, tt := range tests {
@@ -85,8 +89,12 @@ func TestMeasureGPUCount(t *testing.T) {
 			j := job(2*time.Hour, gpus...)
 			j.ReqGPUs, j.ReqShards = tt.reqGPUs, tt.reqShards
 			m := Measure(j, DefaultConfig())
-			if m.GPUs != tt.want || m.GPUHours != float64(2*tt.want) {
-				t.Errorf("GPUs = %d, GPU-hours %v; want %d, %d", m.GPUs, m.GPUHours, tt.want, 2*tt.want)
+			share := tt.wantShare
+			if share == 0 {
+				share = float64(tt.want)
+			}
+			if m.GPUs != tt.want || !approx(m.GPUShare, share) || !approx(m.GPUHours, 2*share) {
+				t.Errorf("GPUs = %d (share %v), GPU-hours %v; want %d (%v), %v", m.GPUs, m.GPUShare, m.GPUHours, tt.want, share, 2*share)
 			}
 		})
 	}

@@ -31,7 +31,7 @@ type ClassLoad struct {
 	ServiceTime float64 `json:"service_hours"`
 	MeanGPUs    float64 `json:"mean_gpus"`
 	Concurrency float64 `json:"concurrency_gpus"`
-	PeakGPUs    int     `json:"peak_gpus"`
+	PeakGPUs    float64 `json:"peak_gpus"`
 }
 
 // Scaling is the measured scaling efficiency of multi-GPU runs: for tasks
@@ -58,13 +58,18 @@ const (
 // what limits it now.
 type CapacityPlan struct {
 	Params PlanParams `json:"params"`
-	// PeriodHours is the time the jobs cover, first start to last end.
+	// Window is the period planned from: the analysis window, ending at
+	// Counting.End when that is earlier (a month not yet over);
+	// PeriodHours its length.
+	Window      Window      `json:"window"`
 	PeriodHours float64     `json:"period_hours"`
 	Classes     []ClassLoad `json:"classes"`
 	// CNow is the average number of GPUs allocated: the sum of L over the
-	// classes (= GPU-hours / period). PeakGPUs is the most held at once.
+	// classes (= GPU-hours counted in the period / PeriodHours). PeakGPUs
+	// is the most held at once, in GPU-equivalents (a shard job counts its
+	// share of the GPU), over the counted parts of the runs.
 	CNow     float64 `json:"c_now"`
-	PeakGPUs int     `json:"peak_gpus"`
+	PeakGPUs float64 `json:"peak_gpus"`
 	Scaling  Scaling `json:"scaling"`
 	// CFuture = CNow · (1 + g)^(months/12) + new demand.
 	CFuture float64 `json:"c_future"`
@@ -109,26 +114,25 @@ func Plan(in Input, findings Findings, p PlanParams, c Config) (CapacityPlan, er
 		return CapacityPlan{}, fmt.Errorf("%w: plan parameters %+v out of range", ErrConfig, p)
 	}
 	_ = findings // the plan recomputes what it needs in one pass; findings keep the signature stable for callers that have them
-	return plan(&in, collect(&in, &c), p, &c), nil
+	f, k := collect(&in, &c)
+	return plan(&in, f, k, p, &c), nil
 }
 
-func plan(in *Input, f *facts, p PlanParams, c *Config) CapacityPlan {
+func plan(in *Input, f *facts, k *counter, p PlanParams, c *Config) CapacityPlan {
 	cp := CapacityPlan{Params: p, QSafe: 1 - p.Headroom, CurrentGPUs: totalGPUs(in.Nodes)}
-	var first, last int64
-	for i := range f.jobs {
-		j := &f.jobs[i]
-		if j.start == 0 || j.end == 0 {
-			continue
-		}
-		if first == 0 || j.start < first {
-			first = j.start
-		}
-		last = max(last, j.end)
+	// The period is the window analysed (the report's month, --since and
+	// --until), up to when open jobs stop counting: not the span of the
+	// jobs that touch it, which runs from the first start of a job running
+	// at the window's start to the last end of one still running after it.
+	cw := k.counting()
+	cp.Window = cw.Window
+	if !cw.End.IsZero() && cw.End.Before(cp.Window.To) {
+		cp.Window.To = cw.End
 	}
-	cp.PeriodHours = float64(last-first) / 3600
-	if cp.PeriodHours <= 0 {
+	cp.PeriodHours = cp.Window.Hours()
+	if cp.PeriodHours <= 0 || len(f.jobs) == 0 {
 		cp.Verdict, cp.Constraints = ConstraintNoData, []string{ConstraintNoData}
-		cp.Summary = "No jobs with known start and end: nothing to plan from."
+		cp.Summary = "No GPU jobs with a known start in the period: nothing to plan from."
 		cp.CFuture = FutureDemand(0, p.Growth, p.Months, p.NewDemand)
 		cp.GPUsNeeded = GPUsNeeded(cp.CFuture, cp.QSafe)
 		return cp
@@ -137,14 +141,18 @@ func plan(in *Input, f *facts, p PlanParams, c *Config) CapacityPlan {
 	var jobs [numClasses]int
 	var run, gpus, hours [numClasses]float64
 	var total, waste, vram, io float64
+	var runJobs [numClasses]int
 	for i := range f.jobs {
 		j := &f.jobs[i]
-		if j.start == 0 || j.end == 0 {
-			continue
+		if j.cs == 0 {
+			continue // nothing of it counted in the period
 		}
 		jobs[j.cls]++
-		run[j.cls] += j.elapsed / 3600
-		gpus[j.cls] += float64(j.gpus)
+		if j.elapsedOK {
+			run[j.cls] += j.elapsed / 3600
+			runJobs[j.cls]++
+		}
+		gpus[j.cls] += j.share
 		hours[j.cls] += j.gpuHours
 		total += j.gpuHours
 		switch {
@@ -165,19 +173,19 @@ func plan(in *Input, f *facts, p PlanParams, c *Config) CapacityPlan {
 			continue
 		}
 		n := float64(jobs[cls])
-		l := ClassLoad{Class: cls, Jobs: jobs[cls], ArrivalRate: n / cp.PeriodHours,
-			ServiceTime: run[cls] / n, MeanGPUs: gpus[cls] / n}
-		// λ·S·GPUs is the class's GPU-hours over the period.
-		l.Concurrency = l.ArrivalRate * l.ServiceTime * l.MeanGPUs
-		if gpus[cls] > 0 && run[cls] > 0 {
-			// Use the exact GPU-hours: mean GPUs × mean run time differs
-			// from the mean of their product when sizes and lengths vary.
-			l.Concurrency = hours[cls] / cp.PeriodHours
+		l := ClassLoad{Class: cls, Jobs: jobs[cls], ArrivalRate: n / cp.PeriodHours, MeanGPUs: gpus[cls] / n}
+		if runJobs[cls] > 0 {
+			l.ServiceTime = run[cls] / float64(runJobs[cls])
 		}
+		// L is the class's GPU-hours counted in the period over its
+		// length: λ·S·GPUs would miss the jobs still running (no S yet) and
+		// the parts of runs outside the period, and mean GPUs × mean run
+		// time differs from the mean of their product.
+		l.Concurrency = hours[cls] / cp.PeriodHours
 		cp.Classes = append(cp.Classes, l)
 		cp.CNow += l.Concurrency
 	}
-	var classPeaks [numClasses]int
+	var classPeaks [numClasses]float64
 	cp.PeakGPUs, classPeaks = peaksByClass(f.jobs)
 	for i := range cp.Classes {
 		cp.Classes[i].PeakGPUs = classPeaks[cp.Classes[i].Class]
@@ -200,8 +208,8 @@ func plan(in *Input, f *facts, p PlanParams, c *Config) CapacityPlan {
 		}
 	}
 	cp.Evidence = append(cp.Evidence,
-		Reason{Rule: "plan.demand", Note: fmt.Sprintf("C_now %.2f GPUs (%.0f GPU-hours over %s), peak %d; C_future = %.2f·(1+%.2f)^(%d/12) + %.2f = %.2f; G = ceil(%.2f / %.2f) = %d; %d GPUs now",
-			cp.CNow, total, FormatDuration(time.Duration(cp.PeriodHours*float64(time.Hour))), cp.PeakGPUs,
+		Reason{Rule: "plan.demand", Note: fmt.Sprintf("C_now %.2f GPUs (%.0f GPU-hours over %s), peak %s; C_future = %.2f·(1+%.2f)^(%d/12) + %.2f = %.2f; G = ceil(%.2f / %.2f) = %d; %d GPUs now",
+			cp.CNow, total, FormatDuration(time.Duration(cp.PeriodHours*float64(time.Hour))), formatNumber(cp.PeakGPUs),
 			cp.CNow, p.Growth, p.Months, p.NewDemand, cp.CFuture, cp.CFuture, cp.QSafe, cp.GPUsNeeded, cp.CurrentGPUs)})
 	if s := share(waste); s >= pc.WasteShareMin {
 		cp.Constraints = append(cp.Constraints, ConstraintScheduling)
@@ -294,21 +302,23 @@ func scaling(f *facts) Scaling {
 	return s
 }
 
-// peaksByClass is peakConcurrency for all jobs and for each class, in one
-// sort of the events.
-func peaksByClass(jobs []jobFact) (int, [numClasses]int) {
+// peaksByClass returns the most GPUs held at once (GPU-equivalents, over
+// the counted parts of the runs), in all and per class, in one sort of the
+// events. Ends sort before starts at the same instant, so back-to-back
+// jobs do not overlap.
+func peaksByClass(jobs []jobFact) (float64, [numClasses]float64) {
 	type ev struct {
 		t   int64
-		d   int32
+		d   float64
 		cls Class
 	}
 	evs := make([]ev, 0, 2*len(jobs))
 	for i := range jobs {
 		j := &jobs[i]
-		if j.start == 0 || j.end == 0 || j.end < j.start {
+		if j.cs == 0 || j.ce <= j.cs || j.share <= 0 {
 			continue
 		}
-		evs = append(evs, ev{j.start, j.gpus, j.cls}, ev{j.end, -j.gpus, j.cls})
+		evs = append(evs, ev{j.cs, j.share, j.cls}, ev{j.ce, -j.share, j.cls})
 	}
 	slices.SortFunc(evs, func(a, b ev) int {
 		if c := cmp.Compare(a.t, b.t); c != 0 {
@@ -316,13 +326,18 @@ func peaksByClass(jobs []jobFact) (int, [numClasses]int) {
 		}
 		return cmp.Compare(a.d, b.d)
 	})
-	var cur, peaks [numClasses]int
-	total, peak := 0, 0
+	var cur, peaks [numClasses]float64
+	total, peak := 0.0, 0.0
 	for _, e := range evs {
-		total += int(e.d)
+		total += e.d
 		peak = max(peak, total)
-		cur[e.cls] += int(e.d)
+		cur[e.cls] += e.d
 		peaks[e.cls] = max(peaks[e.cls], cur[e.cls])
 	}
-	return peak, peaks
+	// Sums of shares drift by ulps; a peak is shown to two decimals.
+	round := func(v float64) float64 { return math.Round(v*1e6) / 1e6 }
+	for i := range peaks {
+		peaks[i] = round(peaks[i])
+	}
+	return round(peak), peaks
 }

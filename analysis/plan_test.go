@@ -47,6 +47,10 @@ func TestPeakConcurrency(t *testing.T) {
 		{start: 120, end: 130, gpus: 1, user: "b"},
 		{start: 0, end: 0, gpus: 50, user: "a"}, // no times: left out
 	}
+	// The plan counts the counted spans and GPU shares: the same here.
+	for i := range jobs {
+		jobs[i].cs, jobs[i].ce, jobs[i].share = jobs[i].start, jobs[i].end, float64(jobs[i].gpus)
+	}
 	if got := peakConcurrency(jobs, nil); got != 7 {
 		t.Errorf("peak = %d, want 7", got)
 	}
@@ -56,7 +60,7 @@ func TestPeakConcurrency(t *testing.T) {
 	jobs[2].cls = ClassLongTraining
 	all, byClass := peaksByClass(jobs)
 	if all != 7 || byClass[ClassLongTraining] != 4 || byClass[ClassUnknown] != 5 {
-		t.Errorf("peaksByClass = %d, %v; want 7, long 4, unknown 5", all, byClass)
+		t.Errorf("peaksByClass = %v, %v; want 7, long 4, unknown 5", all, byClass)
 	}
 	peaks := peaksBy(jobs, func(j *jobFact) string { return j.user })
 	if peaks["a"] != 4 || peaks["b"] != 3 {
@@ -115,7 +119,7 @@ func TestPlanLittlesLaw(t *testing.T) {
 	// Long runs start 9 h apart and last 10 h: two overlap (4 GPUs) plus
 	// the 1-GPU run of the hour.
 	if p.PeakGPUs != 5 {
-		t.Errorf("peak = %d, want 5", p.PeakGPUs)
+		t.Errorf("peak = %v, want 5", p.PeakGPUs)
 	}
 	if p.Verdict != ConstraintGPUs || !strings.Contains(p.Summary, "10 needed") {
 		t.Errorf("verdict = %s (%s), want more GPUs", p.Verdict, p.Summary)
@@ -129,7 +133,7 @@ func TestPlanScaling(t *testing.T) {
 	// One task run on 1 GPU at 80 % and on 4 GPUs at 40 %: efficiency 0.5.
 	one := job(time.Hour, busy(80, 10))
 	four := job(time.Hour, busy(40, 10), busy(40, 10), busy(40, 10), busy(40, 10))
-	f := collect(&Input{Jobs: []Job{one, four}}, func() *Config { c := DefaultConfig(); return &c }())
+	f, _ := collect(&Input{Jobs: []Job{one, four}}, func() *Config { c := DefaultConfig(); return &c }())
 	s := scaling(f)
 	if !s.Valid || s.Tasks != 1 || !approx(s.Efficiency, 0.5) {
 		t.Errorf("scaling = %+v, want 1 task at 0.5", s)

@@ -17,6 +17,10 @@ type Node struct {
 	GPUModel    string `json:"gpu_model"` // NVML name, e.g. "NVIDIA H100 80GB HBM3"
 	GPUs        int    `json:"gpus"`
 	MemoryTotal uint64 `json:"memory_total"` // bytes per GPU; 0 when unknown
+	// Shards configured on the node (slurm.conf Gres=…,shard:N), 0 when
+	// unknown or none: a shard job there holds shards ÷ (Shards / GPUs) of a
+	// GPU.
+	Shards int `json:"shards,omitempty"`
 	// Partitions the node belongs to (optional).
 	Partitions []string `json:"partitions,omitempty"`
 }
@@ -105,14 +109,20 @@ type jobFact struct {
 	model                          string
 	card, need                     uint64 // bytes; need 0: unknown
 	start, end                     int64  // unix seconds; 0 unknown
-	elapsed, wait, limit           float64
-	gpuHours, util                 float64
-	gpus, unused                   int32
-	cls                            Class
-	kinds                          Kinds
-	elapsedOK, waitOK, utilOK      bool
-	prealloc, limitOK              bool
-	outcome                        Outcome
+	// cs and ce are the part of the run counted (Metrics.CountStart/End),
+	// share the GPUs held in GPU-equivalents (Metrics.GPUShare): what the
+	// plan's GPU-hours and "GPUs held at once" count. start, end and gpus
+	// are the whole run and the whole GPUs, what Slurm's limits count.
+	cs, ce                    int64
+	share                     float64
+	elapsed, wait, limit      float64
+	gpuHours, util            float64
+	gpus, unused              int32
+	cls                       Class
+	kinds                     Kinds
+	elapsedOK, waitOK, utilOK bool
+	prealloc, limitOK         bool
+	outcome                   Outcome
 }
 
 // facts is one pass over the jobs.
@@ -121,15 +131,17 @@ type facts struct {
 	gpuHours float64
 }
 
-func collect(in *Input, c *Config) *facts {
+func collect(in *Input, c *Config) (*facts, *counter) {
 	f := newFacts(len(in.Jobs))
+	k := newCounter(in, c.Counting.shardsPerGPU())
 	var m Metrics
 	for i := range in.Jobs {
 		j := &in.Jobs[i]
 		measure(j, c, &m)
+		k.count(j, &m)
 		f.add(j, &m, classify(j, &m, c, nil), diagnose(j, &m, c, nil))
 	}
-	return f
+	return f, k
 }
 
 func newFacts(n int) *facts {
@@ -150,6 +162,10 @@ func (f *facts) add(j *Job, m *Metrics, cls Class, kinds Kinds) {
 		gpus: int32(m.GPUs), unused: int32(m.UnusedGPUs),
 		cls: cls, kinds: kinds, outcome: m.Outcome,
 		prealloc: m.Preallocated,
+	}
+	jf.share = m.GPUShare
+	if !m.CountStart.IsZero() {
+		jf.cs, jf.ce = m.CountStart.Unix(), m.CountEnd.Unix()
 	}
 	if !m.Start.IsZero() {
 		jf.start = m.Start.Unix()
@@ -198,7 +214,7 @@ func Recommend(in Input, findings Findings, c Config) ([]Recommendation, []NoCha
 	if err := c.Validate(); err != nil {
 		return nil, nil, err
 	}
-	f := collect(&in, &c)
+	f, _ := collect(&in, &c)
 	r := recommend(&in, f, &findings, &c)
 	return r.recs, r.none, nil
 }

@@ -15,9 +15,11 @@ type ClusterSummary struct {
 	// WithGPUData and WithoutGPUData split the GPU jobs: usable GPU
 	// readings, or none (sacct history, hook-only profiles, readings all
 	// absurd: class unknown).
-	WithGPUData    int     `json:"with_gpu_data"`
-	WithoutGPUData int     `json:"without_gpu_data"`
-	GPUHours       float64 `json:"gpu_hours"` // Metrics.GPUHours summed over GPU jobs
+	WithGPUData    int `json:"with_gpu_data"`
+	WithoutGPUData int `json:"without_gpu_data"`
+	// GPUHours is Metrics.GPUHours summed over GPU jobs: counted inside
+	// the window (Findings.Counting), shard jobs by their share.
+	GPUHours float64 `json:"gpu_hours"`
 
 	// ByClass has every class, in report order. ByBottleneck has every
 	// kind; a job with several bottlenecks counts under each, so the
@@ -56,10 +58,12 @@ type PartitionSummary struct {
 // Summarise returns the cluster summary of jobs.
 func Summarise(jobs []Job, c Config) ClusterSummary {
 	s := newSummaryAcc(len(jobs))
+	k := newCounter(&Input{Jobs: jobs}, c.Counting.shardsPerGPU())
 	var m Metrics
 	for i := range jobs {
 		j := &jobs[i]
 		measure(j, &c, &m)
+		k.count(j, &m)
 		s.add(j, &m, &c, classify(j, &m, &c, nil), diagnose(j, &m, &c, nil))
 	}
 	return s.finish()
@@ -112,10 +116,12 @@ func (a *summaryAcc) add(j *Job, m *Metrics, c *Config, cls Class, kinds Kinds) 
 		return
 	}
 	a.s.GPUJobs++
-	if cls == ClassUnknown {
-		a.s.WithoutGPUData++
-	} else {
+	// Readings, not the class, decide: a class can come from the
+	// scheduler view alone (sacct history).
+	if m.MeasuredGPUs > 0 || m.IdleAllocatedGPUs > 0 {
 		a.s.WithGPUData++
+	} else {
+		a.s.WithoutGPUData++
 	}
 	a.s.GPUHours += m.GPUHours
 	a.classJobs[cls]++

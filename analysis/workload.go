@@ -4,6 +4,8 @@ import (
 	"cmp"
 	"slices"
 	"time"
+
+	"github.com/gpuprof/gpuprof/slurmext"
 )
 
 // Window is the half-open period [From, To) a workload summary covers,
@@ -60,19 +62,27 @@ type Workload struct {
 	OtherAccounts GroupUsage   `json:"other_accounts"`
 
 	// Lost is GPU-hours (clipped) of GPU jobs that ran inside the window
-	// and ended without success, one entry per final Job.State present
-	// (FAILED, TIMEOUT, CANCELLED, OUT_OF_MEMORY, NODE_FAIL, PREEMPTED,
-	// BOOT_FAIL, DEADLINE), most GPU-hours first, then most jobs, then in
-	// that order. A job without a scheduler state is never lost here, and
-	// a job cancelled in the queue held no GPU.
-	Lost         []LostShare `json:"lost"`
-	LostGPUHours float64     `json:"lost_gpu_hours"`
+	// and ended in a state of lost work (slurmext.LostStates: FAILED,
+	// OUT_OF_MEMORY, NODE_FAIL, BOOT_FAIL, DEADLINE, PREEMPTED, TIMEOUT),
+	// one entry per state present, most GPU-hours first, then most jobs,
+	// then in that order. LostGPUHours sums them; TimeoutGPUHours is the
+	// TIMEOUT part of it, shown apart (a job that checkpoints may have
+	// saved its work). A job without a scheduler state is never lost here,
+	// and a job cancelled in the queue held no GPU.
+	Lost            []LostShare `json:"lost"`
+	LostGPUHours    float64     `json:"lost_gpu_hours"`
+	TimeoutGPUHours float64     `json:"timeout_gpu_hours"`
+	// Cancelled is the GPU jobs that ran and ended CANCELLED: never called
+	// lost, since services and interactive sessions end with scancel.
+	Cancelled LostShare `json:"cancelled"`
 
-	// DataEnd is when jobs still running (or still queued) stop counting:
-	// the latest time anywhere in the data, but no later than the window's
-	// end; zero when the data holds no time. A report made mid-month thus
-	// counts no future hours.
+	// DataEnd is when jobs still running (or still queued) stop counting
+	// (Counting.End): the window's end, or the time of the analysis
+	// (Input.Now) when earlier, or without it the latest time anywhere in
+	// the data. A report made mid-month thus counts no future hours.
 	DataEnd time.Time `json:"data_end"`
+	// Counting says how GPU time was counted (the same rule as Findings').
+	Counting Counting `json:"counting"`
 	// Notes counts readings ignored as impossible in the jobs counted;
 	// AbsurdGPUCounts the jobs whose GPU count (over 100,000) was ignored.
 	Notes           DataNotes `json:"data_notes"`
@@ -192,44 +202,15 @@ const maxJobGPUs = 100_000
 // defaultTopN is how many users and accounts are named when TopN is 0.
 const defaultTopN = 10
 
-// Final unsuccessful states, in the order Workload.Lost breaks ties.
-const numLost = 8
-
-var lostNames = [numLost]string{
-	"FAILED", "TIMEOUT", "CANCELLED", "OUT_OF_MEMORY", "NODE_FAIL", "PREEMPTED", "BOOT_FAIL", "DEADLINE",
-}
-
-// lostIndex returns the index of state in lostNames, −1 for a state that
-// is not a final unsuccessful one.
-func lostIndex(state string) int {
-	switch state {
-	case "FAILED":
-		return 0
-	case "TIMEOUT":
-		return 1
-	case "CANCELLED":
-		return 2
-	case "OUT_OF_MEMORY":
-		return 3
-	case "NODE_FAIL":
-		return 4
-	case "PREEMPTED":
-		return 5
-	case "BOOT_FAIL":
-		return 6
-	case "DEADLINE":
-		return 7
-	}
-	return -1
-}
+// numLost is len(slurmext.LostStates()).
+const numLost = 7
 
 // SummariseWorkload returns the monthly workload summary of in.Jobs inside
-// p.Window (docs/analysis.md, "Workload summary"). It reads every job once
-// (after counting their GPUs to size its buffers; jobs still running or
-// queued are kept aside and finished once the latest time in the data is
-// known) and clips each job's GPU-hours to the
-// window, to the days and to the hours of the week with a binary search
-// over the window's hours, so a job costs the same whatever its length.
+// p.Window (docs/analysis.md, "Workload summary"). It counts GPU time with
+// the same rule as Analyse (counter: clipped to the window, jobs without an
+// end up to DataEnd, shard jobs by their share of the GPU) and spreads it
+// over the days and the hours of the week with a binary search over the
+// window's hours, so a job costs the same whatever its length.
 //
 // A job counts when its run [start, end) or its queue wait [eligible (else
 // submit), start) overlaps the window, or its submit, start or end time
@@ -251,24 +232,20 @@ func SummariseWorkload(in Input, p WorkloadParams, c Config) Workload {
 	}
 	a.waits = make([]waitRec, 0, len(in.Jobs))
 	a.fracs, a.fracModel = make([]float64, 0, nGPUs), make([]int32, 0, nGPUs)
+	// The one counting rule, over the summary's window.
+	win := in
+	win.Window = Window{From: a.tl.from, To: a.tl.to}
+	k := newCounter(&win, c.Counting.shardsPerGPU())
+	a.now = k.end
+	a.w.DataEnd = k.end
 	var m Metrics
-	var open []int32
 	for i := range in.Jobs {
 		j := &in.Jobs[i]
 		measure(j, &c, &m)
-		a.seeTimes(j, &m)
-		if !m.ElapsedValid && j.End.IsZero() && openEnded(m.Outcome) {
-			open = append(open, int32(i)) // needs DataEnd
-			continue
-		}
+		k.count(j, &m)
 		a.add(j, &m, &c)
 	}
-	a.setDataEnd()
-	for _, i := range open {
-		j := &in.Jobs[i]
-		measure(j, &c, &m)
-		a.add(j, &m, &c)
-	}
+	a.w.Counting = k.counting()
 	return a.finish(in.Nodes, p.TopN)
 }
 
@@ -478,10 +455,9 @@ type waitRec struct {
 }
 
 type workloadAcc struct {
-	w      Workload
-	tl     timeline
-	latest time.Time // the latest plausible time in the data
-	now    time.Time // DataEnd, once known
+	w   Workload
+	tl  timeline
+	now time.Time // DataEnd
 
 	alloc, used, pending spreadAcc
 	started, submitted   []int // per day
@@ -522,27 +498,11 @@ func newWorkloadAcc(w Window) (*workloadAcc, bool) {
 		modelIndex: make(map[string]int32),
 	}
 	a.w.Window = w
-	for i := range a.lost {
-		a.lost[i].State = lostNames[i]
+	for i, st := range slurmext.LostStates() {
+		a.lost[i].State = st
 	}
+	a.w.Cancelled.State = "CANCELLED"
 	return a, true
-}
-
-// seeTimes moves latest to the job's latest plausible time.
-func (a *workloadAcc) seeTimes(j *Job, m *Metrics) {
-	for _, t := range [...]time.Time{m.Submit, m.Start, j.Eligible, j.End} {
-		if t.After(a.latest) && plausible(t) {
-			a.latest = t
-		}
-	}
-}
-
-func (a *workloadAcc) setDataEnd() {
-	a.now = a.latest
-	if a.now.After(a.tl.to) {
-		a.now = a.tl.to
-	}
-	a.w.DataEnd = a.now
 }
 
 func (a *workloadAcc) model(name string) *modelAcc {
@@ -572,19 +532,9 @@ func (a *workloadAcc) add(j *Job, m *Metrics, c *Config) {
 		end = time.Time{}
 	}
 
-	// The run.
-	var runS, runE time.Time
-	hasRun := false
-	switch {
-	case m.ElapsedValid:
-		runS, runE, hasRun = m.Start, m.Start.Add(m.Elapsed), true
-	case !m.Start.IsZero() && j.End.IsZero() && openEnded(m.Outcome) && !a.now.IsZero():
-		if d := a.now.Sub(m.Start); d > maxSpan {
-			m.Notes.BadTimes++ // "running" for over 400 days
-		} else if d >= 0 {
-			runS, runE, hasRun = m.Start, a.now, true
-		}
-	}
+	// The run, as the counter counted it.
+	runS, runE := m.CountStart, m.CountEnd
+	hasRun := !runS.IsZero()
 
 	// The wait: until the start, or for a job that never started, until
 	// it was cancelled or (still queued) until DataEnd.
@@ -651,7 +601,7 @@ func (a *workloadAcc) add(j *Job, m *Metrics, c *Config) {
 		ac.nWait++
 	}
 	if waitIn && gpus > 0 {
-		a.pending.add(tl, ws, we, float64(gpus))
+		a.pending.add(tl, ws, we, m.GPUShare)
 	}
 	// A job that ran inside the window, even for no time, shows its GPUs
 	// in the per-GPU distributions.
@@ -660,17 +610,18 @@ func (a *workloadAcc) add(j *Job, m *Metrics, c *Config) {
 		return
 	}
 
-	// The same expression as Metrics.GPUHours, so a job wholly inside the
-	// window counts exactly what the cluster summary counts.
+	// The same expression as Metrics.GPUHours, so the headline counts
+	// exactly what the cluster summary counts. per is each GPU's share: 1
+	// for whole GPUs, shards held ÷ shards on the GPU for a shard job.
 	hours := time.Duration(re - rs).Hours()
-	var usedRate, idleRate float64
-	measured := 0
+	per := m.GPUShare / float64(gpus)
+	var usedRate, idleRate, measured float64
 	recorded := min(len(j.GPUs), gpus)
 	for i := range recorded {
 		g := &j.GPUs[i]
 		mod := a.model(g.Model)
 		mod.u.JobGPUs++
-		mod.u.GPUHours += hours
+		mod.u.GPUHours += per * hours
 		mod.u.MemoryTotal = max(mod.u.MemoryTotal, g.MemoryTotal)
 		if g.Preallocated {
 			mod.u.Preallocated++
@@ -700,24 +651,25 @@ func (a *workloadAcc) add(j *Job, m *Metrics, c *Config) {
 		case util == 0:
 			idle = 1 // a mean of 0 % is every sample at 0 %
 		}
-		measured++
-		usedRate += util / 100
-		idleRate += idle
-		mod.measured += hours
-		mod.used += util / 100 * hours
+		measured += per
+		usedRate += per * util / 100
+		idleRate += per * idle
+		mod.measured += per * hours
+		mod.used += per * util / 100 * hours
 		bin := min(int(util/10), 9)
 		a.w.Util.JobGPUs[bin]++
-		a.w.Util.GPUHours[bin] += hours
+		a.w.Util.GPUHours[bin] += per * hours
 	}
 	if extra := gpus - recorded; extra > 0 {
-		// GPUs without a record (sacct history, shards): model unknown.
+		// GPUs without a record (sacct history, a shard job without a
+		// profile): model unknown.
 		mod := a.model("")
 		mod.u.JobGPUs += extra
-		mod.u.GPUHours += float64(extra) * hours
+		mod.u.GPUHours += float64(extra) * per * hours
 	}
 
-	allocH := float64(gpus) * hours
-	usedH, measH, idleH := usedRate*hours, float64(measured)*hours, idleRate*hours
+	allocH := m.GPUShare * hours
+	usedH, measH, idleH := usedRate*hours, measured*hours, idleRate*hours
 	h.AllocatedGPUHours += allocH
 	h.UsedGPUHours += usedH
 	h.MeasuredGPUHours += measH
@@ -730,15 +682,21 @@ func (a *workloadAcc) add(j *Job, m *Metrics, c *Config) {
 		g.idle += idleH
 		g.classHours[cls] += allocH
 	}
-	if li := lostIndex(j.State); li >= 0 {
+	if li := slurmext.LostIndex(j.State); li >= 0 {
 		a.lost[li].Jobs++
 		a.lost[li].GPUHours += allocH
 		a.w.LostGPUHours += allocH
+		if j.State == "TIMEOUT" {
+			a.w.TimeoutGPUHours += allocH
+		}
 		u.lost += allocH
 		ac.lost += allocH
+	} else if j.State == "CANCELLED" {
+		a.w.Cancelled.Jobs++
+		a.w.Cancelled.GPUHours += allocH
 	}
 	if runIn {
-		a.alloc.add(tl, rs, re, float64(gpus))
+		a.alloc.add(tl, rs, re, m.GPUShare)
 		a.used.add(tl, rs, re, usedRate)
 	}
 }
@@ -841,6 +799,9 @@ func (a *workloadAcc) finish(nodes []Node, topN int) Workload {
 	slices.SortStableFunc(w.Lost, func(x, y LostShare) int {
 		return cmp.Or(cmp.Compare(y.GPUHours, x.GPUHours), cmp.Compare(y.Jobs, x.Jobs))
 	})
+	if h.AllocatedGPUHours > 0 {
+		w.Cancelled.Share = w.Cancelled.GPUHours / h.AllocatedGPUHours
+	}
 
 	// Users and accounts.
 	if topN <= 0 {

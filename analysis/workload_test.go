@@ -238,8 +238,9 @@ func TestWorkloadTopNAndLost(t *testing.T) {
 		t.Errorf("alice = %+v", al)
 	}
 	// Others: carol 3 h, dave 1 h, erin 0 h; waits 0, 600, 1200, 1800 s.
+	// dave's CANCELLED hour is not lost work.
 	o := w.OtherUsers
-	if o.Name != "" || o.Count != 3 || o.Jobs != 4 || !approx(o.GPUHours, 4) || !approx(o.LostGPUHours, 4) || o.WaitP50 != 600 {
+	if o.Name != "" || o.Count != 3 || o.Jobs != 4 || !approx(o.GPUHours, 4) || !approx(o.LostGPUHours, 3) || o.WaitP50 != 600 {
 		t.Errorf("others = %+v", o)
 	}
 	if len(w.Accounts) != 2 || w.Accounts[0].Name != "physics" || w.Accounts[1].Name != "bio" ||
@@ -249,7 +250,12 @@ func TestWorkloadTopNAndLost(t *testing.T) {
 	want := []LostShare{
 		{State: "TIMEOUT", Jobs: 1, GPUHours: 5, Share: 5 / total},
 		{State: "FAILED", Jobs: 2, GPUHours: 3, Share: 3 / total},
-		{State: "CANCELLED", Jobs: 1, GPUHours: 1, Share: 1 / total},
+	}
+	if c := w.Cancelled; c.State != "CANCELLED" || c.Jobs != 1 || !approx(c.GPUHours, 1) || !approx(c.Share, 1/total) {
+		t.Errorf("cancelled = %+v, want 1 job, 1 GPU-hour, in its own row", c)
+	}
+	if !approx(w.LostGPUHours, 8) || !approx(w.TimeoutGPUHours, 5) {
+		t.Errorf("lost %v (timeout %v), want 8 (5)", w.LostGPUHours, w.TimeoutGPUHours)
 	}
 	if len(w.Lost) != len(want) {
 		t.Fatalf("lost = %+v", w.Lost)
@@ -259,7 +265,7 @@ func TestWorkloadTopNAndLost(t *testing.T) {
 			t.Errorf("lost[%d] = %+v, want %+v", i, g, want[i])
 		}
 	}
-	near(t, "lost total", w.LostGPUHours, 9)
+	near(t, "lost total", w.LostGPUHours, 8)
 
 	// TopN 0 means 10: everyone named, no others.
 	w = SummariseWorkload(Input{Jobs: jobs}, WorkloadParams{Window: march}, DefaultConfig())
@@ -379,7 +385,9 @@ func TestWorkloadPlantedMonth(t *testing.T) {
 	if u := byName["u5"]; u.UsedGPUHours != 0 || !approx(u.IdleGPUHours, u.GPUHours) || u.TopClass != ClassIdleAllocation {
 		t.Errorf("u5 = %+v", u)
 	}
-	if u := byName["u7"]; u.TopClass != ClassUnknown || u.UsedGPUHours != 0 {
+	// u7 has no readings: its long runs are long training by the scheduler
+	// view alone.
+	if u := byName["u7"]; u.TopClass != ClassLongTraining || u.UsedGPUHours != 0 {
 		t.Errorf("u7 = %+v", u)
 	}
 	// The preallocated GPUs are counted apart; u7's GPUs have no model.

@@ -42,6 +42,15 @@ func num(v float64, dec int) string {
 // count prints an integer with thousands separators.
 func count(n int) string { return num(float64(n), 0) }
 
+// gpus prints a number of GPUs held, which shard jobs make fractional:
+// "7", "6.38".
+func gpus(v float64) string {
+	if v == math.Trunc(v) {
+		return num(v, 0)
+	}
+	return num(v, 2)
+}
+
 // hours prints GPU-hours: one decimal below 1,000, none above.
 func hours(v float64) string {
 	if math.Abs(v) >= 1000 {

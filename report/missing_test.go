@@ -93,7 +93,8 @@ func TestMissingData(t *testing.T) {
 			for format, s := range out {
 				for _, bad := range []string{"NaN", "Inf", "null"} {
 					if strings.Contains(s, bad) {
-						t.Errorf("%s contains %q", format, bad)
+						i := strings.Index(s, bad)
+						t.Errorf("%s contains %q: …%s", format, bad, s[max(0, i-200):i+len(bad)])
 					}
 				}
 			}

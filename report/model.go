@@ -198,8 +198,9 @@ func headlineSection(d *Data, miss []string) section {
 	} else {
 		t.row("Occupancy (allocated / capacity)", "capacity unknown (no GPU inventory)")
 	}
-	t.row("GPU-hours lost to unsuccessful jobs", hours(d.Workload.LostGPUHours))
+	t.row("GPU-hours lost (failed, timed out, preempted, …; not cancelled)", hours(d.Workload.LostGPUHours))
 	s.table(t)
+	countingPara(&s, d.Workload.Counting)
 	s.chart(chartDaily)
 	s.chart(chartHeatmap)
 	s.chart(chartUtil)
@@ -347,16 +348,28 @@ func lostSection(d *Data, miss []string) section {
 		s.para("No jobs: nothing was lost.")
 		return s
 	}
+	s.para("Lost work is GPU time of jobs that ended failed, out of memory, on a failed node, never booted, past their deadline, preempted or timed out. Timed-out jobs are shown apart: one that checkpoints may have saved its work. Cancelled jobs are not lost work (services and interactive sessions end with scancel) and have a row of their own.")
 	if len(w.Lost) == 0 {
-		s.para("No GPU-hours were lost: no GPU job ended failed, timed out, cancelled or preempted.")
-		return s
+		s.para("No GPU-hours were lost: no GPU job ended in one of those states.")
+	} else {
+		t := newTable("Final state", "#Jobs", "#GPU-hours", "#Share of allocated")
+		for _, l := range w.Lost {
+			if l.State != "TIMEOUT" {
+				t.row(l.State, count(l.Jobs), hours(l.GPUHours), pct(l.Share))
+			}
+		}
+		for _, l := range w.Lost {
+			if l.State == "TIMEOUT" {
+				t.row("TIMEOUT (may have checkpointed)", count(l.Jobs), hours(l.GPUHours), pct(l.Share))
+			}
+		}
+		t.row("total lost", "", hours(w.LostGPUHours), pct(share(w.LostGPUHours, w.Headline.AllocatedGPUHours)))
+		s.table(t)
 	}
-	t := newTable("Final state", "#Jobs", "#GPU-hours", "#Share of allocated")
-	for _, l := range w.Lost {
-		t.row(l.State, count(l.Jobs), hours(l.GPUHours), pct(l.Share))
+	if c := w.Cancelled; c.Jobs > 0 {
+		s.para("Cancelled after they started, not counted as lost: %s %s, %s GPU-hours (%s of allocated).",
+			count(c.Jobs), plural(c.Jobs, "job", "jobs"), hours(c.GPUHours), pct(c.Share))
 	}
-	t.row("total", "", hours(w.LostGPUHours), pct(share(w.LostGPUHours, w.Headline.AllocatedGPUHours)))
-	s.table(t)
 	return s
 }
 
@@ -398,7 +411,7 @@ func planSection(d *Data) section {
 	}
 	t := newTable("Quantity", "#Value")
 	t.row("GPUs allocated on average now (C_now)", num(p.CNow, 1))
-	t.row("Most GPUs held at once", count(p.PeakGPUs))
+	t.row("Most GPUs held at once", gpus(p.PeakGPUs))
 	t.row(fmt.Sprintf("Demand in %d months (C_future; growth %s a year, %s GPUs of new demand)", p.Params.Months, pct(p.Params.Growth), num(p.Params.NewDemand, 1)), num(p.CFuture, 1))
 	t.row(fmt.Sprintf("GPUs needed (keeping %s free)", pct(p.Params.Headroom)), count(p.GPUsNeeded))
 	if p.CurrentGPUs > 0 {

@@ -157,3 +157,35 @@ func ParseState(s string) (state string, cancelledBy int, err error) {
 	}
 	return match, -1, nil
 }
+
+// LostStates are the final states whose GPU time bought nothing the user
+// asked for, in the order reports list them: the job failed, ran out of
+// memory, lost its node, never booted, missed its deadline, was preempted,
+// or hit its time limit. TIMEOUT comes last because it is shown apart: a
+// job that checkpoints may have saved its work. CANCELLED is not lost work:
+// services and interactive sessions end with scancel as a matter of course.
+func LostStates() []string {
+	return []string{"FAILED", "OUT_OF_MEMORY", "NODE_FAIL", "BOOT_FAIL", "DEADLINE", "PREEMPTED", "TIMEOUT"}
+}
+
+// LostIndex returns the position of state in LostStates, −1 for a state
+// that is not lost work (COMPLETED, CANCELLED, running, unknown).
+func LostIndex(state string) int {
+	switch state {
+	case "FAILED":
+		return 0
+	case "OUT_OF_MEMORY":
+		return 1
+	case "NODE_FAIL":
+		return 2
+	case "BOOT_FAIL":
+		return 3
+	case "DEADLINE":
+		return 4
+	case "PREEMPTED":
+		return 5
+	case "TIMEOUT":
+		return 6
+	}
+	return -1
+}

@@ -99,3 +99,19 @@ func TestStateTables(t *testing.T) {
 		t.Error("isJobState or isBaseState accepts what it must not")
 	}
 }
+
+func TestLostStates(t *testing.T) {
+	for i, s := range LostStates() {
+		if got := LostIndex(s); got != i {
+			t.Errorf("LostIndex(%s) = %d, want %d", s, got, i)
+		}
+		if !isJobState(s) {
+			t.Errorf("%s is not a Slurm job state", s)
+		}
+	}
+	for _, s := range []string{"COMPLETED", "CANCELLED", "RUNNING", "PENDING", "REQUEUED", "", "failed"} {
+		if got := LostIndex(s); got != -1 {
+			t.Errorf("LostIndex(%q) = %d, want -1 (not lost work)", s, got)
+		}
+	}
+}

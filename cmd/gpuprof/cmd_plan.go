@@ -1,6 +1,7 @@
 package main
 
 import (
+	"time"
 	"fmt"
 	"io"
 	"math"
@@ -74,6 +75,7 @@ built-in defaults).`,
 				return writeJSON(cmd.OutOrStdout(), planJSON{Nodes: nodes, Plan: cp})
 			}
 			writePlan(cmd.OutOrStdout(), cp)
+			writeCounting(cmd.OutOrStdout(), f.Counting)
 			return nil
 		},
 	}
@@ -175,14 +177,14 @@ func writePlan(w io.Writer, cp analysis.CapacityPlan) {
 		printf(w, "\n%s\n", cp.Summary)
 		return
 	}
-	printf(w, "Observed period: %s hours.\n\n", hours(cp.PeriodHours))
+	printf(w, "Period: %s to %s (%s hours).\n\n", cp.Window.From.Format(time.RFC3339), cp.Window.To.Format(time.RFC3339), hours(cp.PeriodHours))
 	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
 	printf(tw, "CLASS\tJOBS\tλ (JOBS/H)\tS (H)\tGPUS/JOB\tL = λ·S·GPUS\tPEAK GPUS\n")
 	for _, l := range cp.Classes {
-		printf(tw, "%s\t%d\t%.3f\t%.2f\t%.2f\t%.2f\t%d\n", l.Class, l.Jobs, l.ArrivalRate, l.ServiceTime, l.MeanGPUs, l.Concurrency, l.PeakGPUs)
+		printf(tw, "%s\t%d\t%.3f\t%.2f\t%.2f\t%.2f\t%g\n", l.Class, l.Jobs, l.ArrivalRate, l.ServiceTime, l.MeanGPUs, l.Concurrency, l.PeakGPUs)
 	}
 	_ = tw.Flush()
-	printf(w, "\nC_now    = Σ L = %.2f GPUs on average (observed peak %d at once)\n", cp.CNow, cp.PeakGPUs)
+	printf(w, "\nC_now    = Σ L = GPU-hours / period = %.2f GPUs on average (observed peak %g at once)\n", cp.CNow, cp.PeakGPUs)
 	printf(w, "C_future = C_now·(1+g)^(T/12) + C_new = %.2f·(1+%.2f)^(%d/12) + %g = %.2f GPUs\n",
 		cp.CNow, p.Growth, p.Months, p.NewDemand, cp.CFuture)
 	printf(w, "Q_safe   = 1 − headroom = 1 − %.2f = %.2f\n", p.Headroom, cp.QSafe)

@@ -4,16 +4,12 @@ import (
 	"context"
 	"fmt"
 	"io"
-	"runtime"
-	"slices"
 	"strings"
-	"sync"
 
 	"github.com/spf13/cobra"
 	"github.com/spf13/pflag"
 
 	"github.com/gpuprof/gpuprof/analysis"
-	"github.com/gpuprof/gpuprof/store"
 )
 
 // analysisOptions are the flags recommend and plan share: which jobs to
@@ -50,111 +46,6 @@ func (o *analysisOptions) load(ctx context.Context, g *globalOptions) (analysis.
 	}
 	in, err := loadInput(ctx, g, f, o.Local)
 	return in, c, err
-}
-
-// inputBuilder turns job views into the analysis input as they are read
-// (its add is a store.EachView callback): views are converted with
-// analysis.FromView in batches on all CPUs, in their order, and dropped,
-// so a month's time series are never all held at once. The GPU inventory
-// comes from the profiles: per node, the model, the number of distinct
-// GPUs (by UUID) ever seen and their memory, and the partitions its jobs
-// ran in. A node that never ran a profiled job is not known here, which
-// the plan's "GPUs now" then undercounts.
-type inputBuilder struct {
-	nodes   map[string]*nodeInventory
-	batch   []store.JobView
-	results []*[]analysis.Job // one per batch, in order
-	workers chan struct{}     // a slot per CPU
-	wg      sync.WaitGroup
-}
-
-type nodeInventory struct {
-	model string
-	mem   uint64
-	uuids map[string]bool
-	parts []string
-}
-
-// inputBatch is how many views one conversion job takes.
-const inputBatch = 4096
-
-func newInputBuilder() *inputBuilder {
-	return &inputBuilder{nodes: map[string]*nodeInventory{}, workers: make(chan struct{}, runtime.GOMAXPROCS(0))}
-}
-
-// add takes one view; its error is always nil (a store.EachView callback).
-func (b *inputBuilder) add(v store.JobView) error {
-	for _, p := range v.Profiles {
-		n := b.nodes[p.Node]
-		if n == nil {
-			n = &nodeInventory{uuids: map[string]bool{}}
-			b.nodes[p.Node] = n
-		}
-		if p.Partition != "" {
-			n.parts = appendOnce(n.parts, p.Partition)
-		}
-		for _, gp := range p.GPUs {
-			if gp.UUID != "" {
-				n.uuids[gp.UUID] = true
-			}
-			if gp.Model != "" {
-				n.model = gp.Model
-			}
-			n.mem = max(n.mem, gp.MemoryTotal)
-		}
-	}
-	b.batch = append(b.batch, v)
-	if len(b.batch) == inputBatch {
-		b.flush()
-	}
-	return nil
-}
-
-// flush converts the current batch on a free CPU.
-func (b *inputBuilder) flush() {
-	if len(b.batch) == 0 {
-		return
-	}
-	views, out := b.batch, new([]analysis.Job)
-	b.batch, b.results = nil, append(b.results, out)
-	b.workers <- struct{}{}
-	b.wg.Go(func() {
-		defer func() { <-b.workers }()
-		jobs := make([]analysis.Job, len(views))
-		for i := range views {
-			jobs[i] = analysis.FromView(views[i].Sched, views[i].Profiles)
-		}
-		*out = jobs
-	})
-}
-
-// input waits for the conversions and returns the jobs, in the order
-// they were added, with the inventory.
-func (b *inputBuilder) input() analysis.Input {
-	b.flush()
-	b.wg.Wait()
-	n := 0
-	for _, r := range b.results {
-		n += len(*r)
-	}
-	in := analysis.Input{Jobs: make([]analysis.Job, 0, n)}
-	for _, r := range b.results {
-		in.Jobs = append(in.Jobs, *r...)
-		*r = nil
-	}
-	names := make([]string, 0, len(b.nodes))
-	for name, n := range b.nodes {
-		if len(n.uuids) > 0 && name != "" {
-			names = append(names, name)
-		}
-	}
-	slices.Sort(names)
-	for _, name := range names {
-		n := b.nodes[name]
-		slices.Sort(n.parts)
-		in.Nodes = append(in.Nodes, analysis.Node{Name: name, GPUModel: n.model, GPUs: len(n.uuids), MemoryTotal: n.mem, Partitions: n.parts})
-	}
-	return in
 }
 
 type recommendOptions struct {
@@ -208,6 +99,7 @@ script for an administrator to review and apply.`,
 				return writeJSON(w, toRecommendJSON(in, f))
 			}
 			writeRecommendations(w, in, f)
+			writeCounting(w, f.Counting)
 			return nil
 		},
 	}

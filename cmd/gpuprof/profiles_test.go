@@ -8,6 +8,7 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/gpuprof/gpuprof/analysis"
 	"github.com/gpuprof/gpuprof/demo"
@@ -130,11 +131,11 @@ func TestProfilesCommand(t *testing.T) {
 
 // inputFromViews converts views as the analysis commands do while reading.
 func inputFromViews(views []store.JobView) analysis.Input {
-	b := newInputBuilder()
+	b := analysis.NewInputBuilder()
 	for _, v := range views {
-		b.add(v)
+		b.Add(v.Sched, v.Profiles)
 	}
-	return b.input()
+	return b.Input(analysis.Window{}, time.Time{})
 }
 
 func analyseViews(views []store.JobView, c analysis.Config) profilesJSON {

@@ -10,6 +10,7 @@ import (
 
 	"github.com/gpuprof/gpuprof/analysis"
 	"github.com/gpuprof/gpuprof/collect"
+	"github.com/gpuprof/gpuprof/slurmext"
 	"github.com/gpuprof/gpuprof/store"
 	"github.com/gpuprof/gpuprof/tui"
 )
@@ -28,6 +29,10 @@ type jobSource struct {
 	// uid, when non-nil, is forced into every local query.
 	uid *int
 	id  tui.Identity
+	// slurmNodes are slurm.conf's nodes with their GPUs and shards (nil
+	// when the file is absent or unreadable): the inventory and the shard
+	// jobs' share of a GPU (analysis.InputBuilder.SetSlurmNodes).
+	slurmNodes []slurmext.NodeGres
 }
 
 // openSource opens the configured job source. local reads the local
@@ -42,7 +47,7 @@ func openSource(ctx context.Context, g *globalOptions, local bool) (*jobSource, 
 		return nil, err
 	}
 	uid := os.Getuid()
-	s := &jobSource{id: tui.Identity{User: userName(uid), Admin: isAdmin(uid)}}
+	s := &jobSource{id: tui.Identity{User: userName(uid), Admin: isAdmin(uid)}, slurmNodes: readSlurmNodes(cfg.SlurmConf)}
 	if cfg.Collector != "" && !local && g.DB == "" {
 		s.client = &collect.Client{URL: cfg.Collector, Munge: mungeFrom(cfg)}
 		return s, nil
@@ -100,15 +105,41 @@ func (s *jobSource) Each(ctx context.Context, f store.ViewFilter, fn func(store.
 	return s.client.Each(ctx, f, fn)
 }
 
-// input reads every job f selects into the analysis input.
+// input reads every job f selects into the analysis input, whose window
+// is f's Since and Until (zero ends: the data's own) and whose Now is the
+// clock, so jobs still running count up to now.
 func (s *jobSource) input(ctx context.Context, f store.ViewFilter) (analysis.Input, error) {
-	b := newInputBuilder()
-	err := s.Each(ctx, f, b.add)
-	in := b.input() // waits for the conversions even after an error
+	b := analysis.NewInputBuilder()
+	b.SetSlurmNodes(s.slurmNodes)
+	err := s.Each(ctx, f, func(v store.JobView) error {
+		b.Add(v.Sched, v.Profiles)
+		return nil
+	})
+	// Input waits for the conversions even after an error.
+	in := b.Input(analysis.Window{From: f.Since, To: f.Until}, time.Now())
 	if err != nil {
 		return analysis.Input{}, err
 	}
 	return in, nil
+}
+
+// readSlurmNodes reads the NodeName lines of the slurm.conf at path; nil
+// when there is none or it cannot be read (the analysis then says what it
+// assumed).
+func readSlurmNodes(path string) []slurmext.NodeGres {
+	if path == "" {
+		return nil
+	}
+	f, err := os.Open(path)
+	if err != nil {
+		return nil
+	}
+	defer f.Close()
+	nodes, err := slurmext.ReadNodeGres(f)
+	if err != nil {
+		return nil
+	}
+	return nodes
 }
 
 // Count implements tui.Source.

@@ -1,0 +1,217 @@
+package analysis
+
+import (
+	"time"
+)
+
+// DefaultShardsPerGPU is the shards per GPU assumed for a shard job whose
+// GPU's shard count is known neither from its node in the inventory
+// (Node.Shards, read from slurm.conf's Gres=…,shard:N) nor from the
+// configuration ([counting] shards_per_gpu). Eight is the ratio of Slurm's
+// own gres.conf example (Name=shard Count=64 on an 8-GPU node). Every output
+// that relied on it says so (Counting.ShardsAssumed).
+const DefaultShardsPerGPU = 8
+
+// Counting says how GPU time was counted, so that every output can print
+// it: the window, when jobs without an end stopped counting, and what was
+// assumed for shared GPUs. Every reader of Findings and Workload counts
+// with the same rule (see counter), so their GPU-hours add up.
+type Counting struct {
+	// Window is the period counted: a job's GPU time is clipped to it.
+	Window Window `json:"window"`
+	// End is when jobs without an end (still running at the window's end,
+	// or with no end recorded) stop counting: the window's end, or the
+	// time of the analysis (Input.Now) when earlier; without Input.Now the
+	// latest time anywhere in the data.
+	End time.Time `json:"end"`
+	// OpenJobs are the GPU jobs counted up to End, their GPU-hours
+	// OpenGPUHours.
+	OpenJobs     int     `json:"open_jobs"`
+	OpenGPUHours float64 `json:"open_gpu_hours"`
+	// ShardJobs held shards, not whole GPUs: each counts shards held ÷
+	// shards configured on its GPU. ShardsAssumed is the shards per GPU
+	// assumed for those whose node's shard count was unknown (0 when none
+	// needed it); AssumedShardJobs counts them.
+	ShardJobs        int `json:"shard_jobs"`
+	ShardsAssumed    int `json:"shards_assumed"`
+	AssumedShardJobs int `json:"assumed_shard_jobs"`
+}
+
+// Hours returns the window's length in hours, 0 for an empty one.
+func (w Window) Hours() float64 {
+	if !w.To.After(w.From) {
+		return 0
+	}
+	return w.To.Sub(w.From).Hours()
+}
+
+// counter applies the one rule for a job's GPU time (docs/analysis.md,
+// "Counting GPU time"):
+//
+//   - the run [start, end) is clipped to the window; a job without an end
+//     runs until End (the window's end, or now when earlier); a job that
+//     never started counts nothing;
+//   - the GPUs held are whole GPUs, or for a shard job shards held ÷ shards
+//     configured on the GPU (the node's count from the inventory, else the
+//     configured or default assumption);
+//   - GPU-hours = GPUs held × clipped hours.
+//
+// Its methods never allocate: the analysis calls them once per job.
+type counter struct {
+	from, to, end time.Time
+	// shardsPerGPU by node name, from the inventory.
+	nodeShards   map[string]float64
+	assumeShards int
+	c            Counting
+}
+
+// newCounter builds the counter of in: its window (in.Window, else from the
+// earliest start in the data to End), End, and the shard counts of its
+// nodes. assume is the shards per GPU assumed where a node's is unknown.
+func newCounter(in *Input, assume int) *counter {
+	if assume <= 0 {
+		assume = DefaultShardsPerGPU
+	}
+	k := &counter{from: in.Window.From, to: in.Window.To, assumeShards: assume}
+	latest, earliest := time.Time{}, time.Time{}
+	if in.Now.IsZero() || in.Window.From.IsZero() {
+		for i := range in.Jobs {
+			j := &in.Jobs[i]
+			for _, t := range [...]time.Time{j.Submit, j.Eligible, j.Start, j.End} {
+				if !plausible(t) {
+					continue
+				}
+				if t.After(latest) {
+					latest = t
+				}
+			}
+			if plausible(j.Start) && (earliest.IsZero() || j.Start.Before(earliest)) {
+				earliest = j.Start
+			}
+		}
+	}
+	now := in.Now
+	if now.IsZero() {
+		now = latest
+	}
+	if k.from.IsZero() {
+		k.from = earliest
+	}
+	if k.to.IsZero() {
+		k.to = now
+	}
+	k.end = k.to
+	if !now.IsZero() && now.Before(k.end) {
+		k.end = now
+	}
+	if k.end.Before(k.from) {
+		k.end = k.from
+	}
+	for _, n := range in.Nodes {
+		if n.Shards > 0 && n.GPUs > 0 {
+			if k.nodeShards == nil {
+				k.nodeShards = make(map[string]float64, len(in.Nodes))
+			}
+			k.nodeShards[n.Name] = float64(n.Shards) / float64(n.GPUs)
+		}
+	}
+	k.c = Counting{Window: Window{From: k.from, To: k.to}, End: k.end}
+	return k
+}
+
+// span returns the part of the job's run counted: [s, e) clipped to the
+// window, and whether the job has no end (counted up to End). ok is false
+// when nothing of the run lies in the window or the start is unknown; a
+// zero-length run that started inside the window is ok with s == e.
+func (k *counter) span(j *Job, m *Metrics) (s, e time.Time, open, ok bool) {
+	if m.Start.IsZero() {
+		return s, e, false, false
+	}
+	s = m.Start
+	switch {
+	case m.ElapsedValid:
+		e = s.Add(m.Elapsed)
+	case j.End.IsZero() && !m.Outcome.Finished() && !k.end.IsZero():
+		// Running, or an end sacct printed as Unknown.
+		e, open = k.end, true
+		if e.Sub(s) > maxSpan {
+			return s, e, open, false
+		}
+	default:
+		return s, e, false, false // a final state with a bad end time
+	}
+	if !k.from.IsZero() && s.Before(k.from) {
+		s = k.from
+	}
+	if !k.to.IsZero() && e.After(k.to) {
+		e = k.to
+	}
+	if e.After(s) {
+		return s, e, open, true
+	}
+	inside := (k.from.IsZero() || !m.Start.Before(k.from)) && (k.to.IsZero() || m.Start.Before(k.to))
+	return m.Start, m.Start, open, inside
+}
+
+// share returns the GPUs the job held, in GPU-equivalents, and whether
+// the shards-per-GPU assumption was needed.
+func (k *counter) share(j *Job, m *Metrics) (share float64, assumed bool) {
+	if j.ReqShards <= 0 || j.ReqGPUs > 0 {
+		return float64(m.GPUs), false
+	}
+	per := 0.0
+	for i := range j.GPUs {
+		if v, ok := k.nodeShards[j.GPUs[i].Node]; ok {
+			per = v
+			break
+		}
+	}
+	if per == 0 && len(k.nodeShards) == 1 && len(j.GPUs) == 0 {
+		// One shard-configured node: a job without a profile ran there.
+		for _, v := range k.nodeShards {
+			per = v
+		}
+	}
+	if per == 0 {
+		per, assumed = float64(k.assumeShards), true
+	}
+	// A job may hold shards of several GPUs (Slurm spreads them unless
+	// told not to); it never holds more than the GPUs recorded.
+	share = float64(j.ReqShards) / per
+	if n := max(len(j.GPUs), 1); share > float64(n) {
+		share = float64(n)
+	}
+	return share, assumed
+}
+
+// count sets m's counted GPU time (GPUShare, GPUHours, Counted*) and adds
+// the job to the Counting record.
+func (k *counter) count(j *Job, m *Metrics) {
+	m.GPUHours, m.CountStart, m.CountEnd, m.Open = 0, time.Time{}, time.Time{}, false
+	m.GPUShare = float64(m.GPUs)
+	if m.GPUs == 0 {
+		return
+	}
+	share, assumed := k.share(j, m)
+	m.GPUShare = share
+	if j.ReqShards > 0 && j.ReqGPUs == 0 {
+		k.c.ShardJobs++
+		if assumed {
+			k.c.AssumedShardJobs++
+			k.c.ShardsAssumed = k.assumeShards
+		}
+	}
+	s, e, open, ok := k.span(j, m)
+	if !ok {
+		return
+	}
+	m.CountStart, m.CountEnd, m.Open = s, e, open
+	m.GPUHours = share * e.Sub(s).Hours()
+	if open {
+		k.c.OpenJobs++
+		k.c.OpenGPUHours += m.GPUHours
+	}
+}
+
+// counting returns the record of what was counted so far.
+func (k *counter) counting() Counting { return k.c }

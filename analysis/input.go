@@ -1,0 +1,161 @@
+package analysis
+
+import (
+	"runtime"
+	"slices"
+	"sync"
+	"time"
+
+	"github.com/gpuprof/gpuprof/profile"
+	"github.com/gpuprof/gpuprof/slurmext"
+)
+
+// InputBuilder turns stored jobs into the analysis input as they are read:
+// every reader (the CLI's analysis commands, the report, the TUI summary,
+// the collector) converts with it, so none can count differently. Add takes
+// one job's scheduler record and profiles at a time; they are converted
+// with FromView in batches on all CPUs, in their order, and dropped, so a
+// month's time series are never all held at once.
+//
+// The GPU inventory comes from the profiles: per node, the model, the
+// number of distinct GPUs (by UUID) ever seen, their memory and the
+// partitions its jobs ran in. A node that never ran a profiled job is not
+// known from them; SetSlurmNodes adds what slurm.conf says (GPU count and
+// type, shards), which also gives the shard jobs their share of a GPU.
+//
+// An InputBuilder is not safe for concurrent Add calls.
+type InputBuilder struct {
+	nodes   map[string]*nodeInventory
+	slurm   []slurmext.NodeGres
+	batch   []pending
+	results []*[]Job // one per batch, in order
+	workers chan struct{}
+	wg      sync.WaitGroup
+}
+
+type pending struct {
+	rec      *slurmext.JobRecord
+	profiles []profile.Job
+}
+
+type nodeInventory struct {
+	model string
+	mem   uint64
+	uuids map[string]bool
+	parts []string
+}
+
+// inputBatch is how many jobs one conversion takes.
+const inputBatch = 4096
+
+// NewInputBuilder returns an empty builder.
+func NewInputBuilder() *InputBuilder {
+	return &InputBuilder{nodes: map[string]*nodeInventory{}, workers: make(chan struct{}, runtime.GOMAXPROCS(0))}
+}
+
+// SetSlurmNodes gives the nodes slurm.conf declares (slurmext.ReadNodeGres):
+// a node there that no profile names joins the inventory with its GPU count
+// and type; every node gets its shard count.
+func (b *InputBuilder) SetSlurmNodes(nodes []slurmext.NodeGres) { b.slurm = nodes }
+
+// Add takes one job: its scheduler record (nil when none arrived) and its
+// per-node profiles. The builder keeps both until the batch is converted.
+func (b *InputBuilder) Add(rec *slurmext.JobRecord, profiles []profile.Job) {
+	for _, p := range profiles {
+		n := b.nodes[p.Node]
+		if n == nil {
+			n = &nodeInventory{uuids: map[string]bool{}}
+			b.nodes[p.Node] = n
+		}
+		if p.Partition != "" && !slices.Contains(n.parts, p.Partition) {
+			n.parts = append(n.parts, p.Partition)
+		}
+		for _, gp := range p.GPUs {
+			if gp.UUID != "" {
+				n.uuids[gp.UUID] = true
+			}
+			if gp.Model != "" {
+				n.model = gp.Model
+			}
+			n.mem = max(n.mem, gp.MemoryTotal)
+		}
+	}
+	b.batch = append(b.batch, pending{rec, profiles})
+	if len(b.batch) == inputBatch {
+		b.flush()
+	}
+}
+
+// flush converts the current batch on a free CPU.
+func (b *InputBuilder) flush() {
+	if len(b.batch) == 0 {
+		return
+	}
+	batch, out := b.batch, new([]Job)
+	b.batch, b.results = nil, append(b.results, out)
+	b.workers <- struct{}{}
+	b.wg.Go(func() {
+		defer func() { <-b.workers }()
+		jobs := make([]Job, len(batch))
+		for i := range batch {
+			jobs[i] = FromView(batch[i].rec, batch[i].profiles)
+		}
+		*out = jobs
+	})
+}
+
+// Input waits for the conversions and returns the jobs, in the order they
+// were added, with the inventory. w and now become Input.Window and
+// Input.Now. The builder is spent afterwards.
+func (b *InputBuilder) Input(w Window, now time.Time) Input {
+	b.flush()
+	b.wg.Wait()
+	n := 0
+	for _, r := range b.results {
+		n += len(*r)
+	}
+	in := Input{Jobs: make([]Job, 0, n), Window: w, Now: now}
+	for _, r := range b.results {
+		in.Jobs = append(in.Jobs, *r...)
+		*r = nil
+	}
+	in.Nodes = b.inventory()
+	return in
+}
+
+// inventory merges the nodes seen in profiles with slurm.conf's.
+func (b *InputBuilder) inventory() []Node {
+	byName := map[string]*Node{}
+	for name, n := range b.nodes {
+		if len(n.uuids) == 0 || name == "" {
+			continue
+		}
+		parts := slices.Clone(n.parts)
+		slices.Sort(parts)
+		byName[name] = &Node{Name: name, GPUModel: n.model, GPUs: len(n.uuids), MemoryTotal: n.mem, Partitions: parts}
+	}
+	for _, s := range b.slurm {
+		if s.GPUs <= 0 && s.Shards <= 0 {
+			continue
+		}
+		nd := byName[s.Name]
+		if nd == nil {
+			// Known only from slurm.conf: the GRES type stands for the
+			// model (Slurm's own name for it, e.g. "h100").
+			nd = &Node{Name: s.Name, GPUModel: s.GPUType, GPUs: s.GPUs}
+			byName[s.Name] = nd
+		}
+		nd.GPUs = max(nd.GPUs, s.GPUs)
+		nd.Shards = s.Shards
+	}
+	names := make([]string, 0, len(byName))
+	for name := range byName {
+		names = append(names, name)
+	}
+	slices.Sort(names)
+	nodes := make([]Node, 0, len(names))
+	for _, name := range names {
+		nodes = append(nodes, *byName[name])
+	}
+	return nodes
+}

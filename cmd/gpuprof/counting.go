@@ -1,0 +1,37 @@
+package main
+
+import (
+	"io"
+
+	"github.com/gpuprof/gpuprof/analysis"
+)
+
+// writeCounting says how GPU time was counted, after any table of
+// GPU-hours: the window, the jobs without an end and what was assumed for
+// shard jobs, so that no number rests on an unstated assumption.
+func writeCounting(w io.Writer, c analysis.Counting) {
+	if c.Window.From.IsZero() && c.Window.To.IsZero() {
+		return
+	}
+	const layout = "2006-01-02 15:04 MST"
+	printf(w, "\nGPU time counted from %s to %s", c.Window.From.Format(layout), c.Window.To.Format(layout))
+	if c.OpenJobs > 0 {
+		printf(w, "; %d %s without an end counted up to %s (%s GPU-hours)", c.OpenJobs, plural(c.OpenJobs, "job", "jobs"),
+			c.End.Format(layout), hours(c.OpenGPUHours))
+	}
+	if c.ShardJobs > 0 {
+		printf(w, "; %d shard %s counted by their share of a GPU", c.ShardJobs, plural(c.ShardJobs, "job", "jobs"))
+		if c.AssumedShardJobs > 0 {
+			printf(w, " (%d shards per GPU assumed for %d of them: their node's shard count is not in slurm.conf)", c.ShardsAssumed, c.AssumedShardJobs)
+		}
+	}
+	printf(w, ".\n")
+}
+
+// plural picks the word for n.
+func plural(n int, one, many string) string {
+	if n == 1 {
+		return one
+	}
+	return many
+}

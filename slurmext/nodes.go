@@ -1,0 +1,196 @@
+package slurmext
+
+import (
+	"bufio"
+	"errors"
+	"fmt"
+	"io"
+	"strconv"
+	"strings"
+)
+
+// ErrBadSlurmConf means a NodeName line of slurm.conf cannot be read.
+var ErrBadSlurmConf = errors.New("malformed slurm.conf")
+
+// maxConfNodes bounds how many nodes ReadNodeGres expands.
+const maxConfNodes = 100_000
+
+// NodeGres is what slurm.conf's NodeName lines say about one node's GPUs.
+type NodeGres struct {
+	Name string
+	// GPUs is the number of gres/gpu, GPUType their type when one type was
+	// given ("h100"; "h100,a100" for several types).
+	GPUs    int
+	GPUType string
+	// Shards and MPS are the node's gres/shard and gres/mps counts (all of
+	// its GPUs together, as Slurm configures them).
+	Shards int
+	MPS    int
+}
+
+// ReadNodeGres returns the nodes slurm.conf declares with their Gres=, in
+// file order. NodeName=DEFAULT lines set the Gres= of the lines after them,
+// as in Slurm; a node named twice keeps its last line. Hostlists
+// ("gpu[01-04]") are expanded. Gres= entries are Slurm's
+// name[:type][:count][(S:sockets)] (count defaults to 1, a K/M/G suffix
+// multiplies by 1024s, "no_consume" is read past); names other than gpu,
+// shard and mps are ignored. Include lines are not followed. Errors wrap
+// ErrBadSlurmConf and name the line.
+func ReadNodeGres(r io.Reader) ([]NodeGres, error) {
+	sc := bufio.NewScanner(r)
+	sc.Buffer(make([]byte, 64<<10), 1<<20)
+	var (
+		nodes    []NodeGres
+		index    = map[string]int{}
+		defGres  string
+		lineNo   int
+		pendLine strings.Builder
+	)
+	for sc.Scan() {
+		lineNo++
+		text := sc.Text()
+		if i := strings.IndexByte(text, '#'); i >= 0 {
+			text = text[:i]
+		}
+		// A trailing backslash continues the line.
+		if t := strings.TrimRight(text, " \t"); strings.HasSuffix(t, "\\") {
+			pendLine.WriteString(strings.TrimSuffix(t, "\\"))
+			pendLine.WriteByte(' ')
+			continue
+		}
+		pendLine.WriteString(text)
+		line := pendLine.String()
+		pendLine.Reset()
+		var name, gres string
+		hasGres := false
+		for field := range strings.FieldsSeq(line) {
+			k, v, ok := strings.Cut(field, "=")
+			if !ok {
+				continue
+			}
+			switch {
+			case strings.EqualFold(k, "NodeName"):
+				name = v
+			case strings.EqualFold(k, "Gres"):
+				gres, hasGres = v, true
+			}
+		}
+		if name == "" {
+			continue
+		}
+		if strings.EqualFold(name, "DEFAULT") {
+			if hasGres {
+				defGres = gres
+			}
+			continue
+		}
+		if !hasGres {
+			gres = defGres
+		}
+		g, err := parseNodeGres(gres)
+		if err != nil {
+			return nil, fmt.Errorf("slurm.conf line %d: Gres=%s: %v: %w", lineNo, quoteShort(gres), err, ErrBadSlurmConf)
+		}
+		names, err := ExpandHostlist(name)
+		if err != nil {
+			return nil, fmt.Errorf("slurm.conf line %d: NodeName=%s: %v: %w", lineNo, quoteShort(name), err, ErrBadSlurmConf)
+		}
+		for _, n := range names {
+			g.Name = n
+			if i, ok := index[n]; ok {
+				nodes[i] = g
+				continue
+			}
+			if len(nodes) >= maxConfNodes {
+				return nil, fmt.Errorf("slurm.conf: more than %d nodes: %w", maxConfNodes, ErrTooLarge)
+			}
+			index[n] = len(nodes)
+			nodes = append(nodes, g)
+		}
+	}
+	if err := sc.Err(); err != nil {
+		return nil, fmt.Errorf("read slurm.conf: %w", err)
+	}
+	return nodes, nil
+}
+
+// parseNodeGres reads one Gres= value.
+func parseNodeGres(v string) (NodeGres, error) {
+	var g NodeGres
+	var types []string
+	if v == "" || strings.EqualFold(v, "(null)") {
+		return g, nil
+	}
+	for entry := range strings.SplitSeq(v, ",") {
+		entry = strings.TrimSpace(entry)
+		if i := strings.IndexByte(entry, '('); i >= 0 { // (S:0-1): sockets
+			entry = entry[:i]
+		}
+		if entry == "" {
+			continue
+		}
+		parts := strings.Split(entry, ":")
+		name := strings.ToLower(parts[0])
+		var typ string
+		count := int64(1)
+		for _, p := range parts[1:] {
+			if strings.EqualFold(p, "no_consume") {
+				continue
+			}
+			if n, ok := parseGresCount(p); ok {
+				count = n
+				continue
+			}
+			if typ != "" {
+				return g, fmt.Errorf("entry %s: two types", quoteShort(entry))
+			}
+			typ = p
+		}
+		if count > 1<<40 {
+			return g, fmt.Errorf("entry %s: count out of range", quoteShort(entry))
+		}
+		switch name {
+		case "gpu":
+			g.GPUs += int(count)
+			if typ != "" && !contains(types, typ) {
+				types = append(types, typ)
+			}
+		case "shard":
+			g.Shards += int(count)
+		case "mps":
+			g.MPS += int(count)
+		}
+	}
+	g.GPUType = strings.Join(types, ",")
+	return g, nil
+}
+
+// parseGresCount reads "8", "2K" (2048), "1M".
+func parseGresCount(s string) (int64, bool) {
+	mult := int64(1)
+	switch {
+	case strings.HasSuffix(s, "K"), strings.HasSuffix(s, "k"):
+		mult = 1 << 10
+	case strings.HasSuffix(s, "M"), strings.HasSuffix(s, "m"):
+		mult = 1 << 20
+	case strings.HasSuffix(s, "G"), strings.HasSuffix(s, "g"):
+		mult = 1 << 30
+	}
+	if mult > 1 {
+		s = s[:len(s)-1]
+	}
+	n, err := strconv.ParseInt(s, 10, 64)
+	if err != nil || n < 0 {
+		return 0, false
+	}
+	return n * mult, true
+}
+
+func contains(list []string, s string) bool {
+	for _, v := range list {
+		if v == s {
+			return true
+		}
+	}
+	return false
+}
