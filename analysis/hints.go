@@ -27,11 +27,13 @@ type Hint struct {
 // Hint rules, in the order Hints returns their hints.
 const (
 	// HintUnusedGPUs: some GPUs were unused (Metrics.UnusedGPUs): ask for
-	// the ones used; none used: ask for none.
+	// the ones used; none used: ask for none. A GPU whose memory filled
+	// (larger_gpu) counts as used, whatever its utilisation (gpusUsed).
 	HintUnusedGPUs = "unused_gpus"
 	// HintShard: one whole GPU with a small memory peak (at most
 	// recommend.sharing_vram_max of the card) and low utilisation (below
-	// classes.low_util_max): a shard of one is enough.
+	// classes.low_util_max): a shard of one is enough. Never with
+	// larger_gpu (a threshold set that low makes both match).
 	HintShard = "shard"
 	// HintLargerGPU: a GPU's memory peak reached
 	// bottlenecks.vram_bound_frac of its card: ask for a type with more.
@@ -85,32 +87,40 @@ func Hints(j Job, c Config) []Hint {
 	}
 
 	nodes := nodeCount(&j)
-	used := m.GPUs - m.UnusedGPUs
+	vramBound := m.VRAMPeakValid && m.VRAMPeakFrac >= c.Bottlenecks.VRAMBoundFrac
+	used := gpusUsed(m.GPUs, m.UnusedGPUs, vramBound)
 	// A shard job's readings are of its part of a GPU: counting whole GPUs
 	// or shards of shards makes no sense there.
 	whole := j.ReqShards == 0 && !m.Shared
 
-	if whole && m.UnusedGPUs > 0 && m.GPUs > 0 {
+	if whole && m.UnusedGPUs > 0 && m.GPUs > 0 && used < m.GPUs {
 		idle := fmt.Sprintf("mean utilisation below %s or never touched", formatPercent(c.Classes.IdleUtilMax))
-		if used > 0 {
-			add(HintUnusedGPUs, gpuOption(j.ReqGPUType, used, nodes),
-				fmt.Sprintf("%d of the %d GPUs were unused (%s): ask for the %d it used.", m.UnusedGPUs, m.GPUs, idle, used))
-		} else {
+		switch {
+		case used == 0:
 			add(HintUnusedGPUs, "",
 				fmt.Sprintf("None of the %d GPUs was used (%s): submit it without --gres=gpu or --gpus, to a CPU partition.", m.GPUs, idle))
+		case used > m.GPUs-m.UnusedGPUs:
+			// Every GPU was quiet, but one's memory was full: it was used.
+			add(HintUnusedGPUs, gpuOption(j.ReqGPUType, used, nodes),
+				fmt.Sprintf("All %d GPUs were quiet (%s), but GPU memory peaked at %s of a card: ask for the %d whose memory it used.",
+					m.GPUs, idle, formatFraction(m.VRAMPeakFrac), used))
+		default:
+			add(HintUnusedGPUs, gpuOption(j.ReqGPUType, used, nodes),
+				fmt.Sprintf("%d of the %d GPUs were unused (%s): ask for the %d it used.", m.UnusedGPUs, m.GPUs, idle, used))
 		}
 	}
 
 	rc := &c.Recommend
-	if whole && m.GPUs == 1 && used == 1 && m.VRAMPeakValid && !m.Preallocated &&
+	// Full memory asks for a larger GPU below: never also for a shard.
+	if whole && m.GPUs == 1 && used == 1 && !vramBound && m.VRAMPeakValid && !m.Preallocated &&
 		m.VRAMPeakFrac <= rc.SharingVRAMMax && m.UtilMeanValid && m.UtilMean < c.Classes.LowUtilMax {
 		add(HintShard, "--gres=shard:1",
 			fmt.Sprintf("It used %s of the %s GPU memory (%s) at %s mean utilisation: if this cluster offers GPU shards (gres/shard), a shard instead of a whole GPU leaves the rest to others.",
 				formatGiB(m.VRAMPeak), formatGiB(m.VRAMCard), formatFraction(m.VRAMPeakFrac), formatPercent(m.UtilMean)))
 	}
 
-	if m.VRAMPeakValid && m.VRAMPeakFrac >= c.Bottlenecks.VRAMBoundFrac {
-		n := max(used, 1)
+	if vramBound {
+		n := used // at least one: gpusUsed counts the GPU whose memory filled
 		on := ""
 		if m.VRAMModel != "" {
 			on = " on " + m.VRAMModel
@@ -157,6 +167,20 @@ func Hints(j Job, c Config) []Hint {
 				formatFraction(m.IOWait), formatPercent(m.UtilMean)))
 	}
 	return out
+}
+
+// gpusUsed is the GPUs a job used as every piece of advice counts them
+// (Hints, the per-user recommendations): those held minus those unused
+// (Metrics.UnusedGPUs), but at least one when a GPU's memory peaked at
+// bottlenecks.vram_bound_frac of its card (vramBound, the vram_bound
+// rule): a job that filled a GPU's memory used that GPU, whatever its
+// utilisation, and must not be told to run without one.
+func gpusUsed(held, unused int, vramBound bool) int {
+	used := max(held-unused, 0)
+	if vramBound && used == 0 && held > 0 {
+		used = 1
+	}
+	return used
 }
 
 // gpuOption asks for n GPUs of type typ ("" for any): per node with

@@ -61,6 +61,13 @@ func TestHints(t *testing.T) {
 			want: []want{{HintLargerGPU, "--gres=gpu:<type>:1", []string{"78 GiB of 80 GiB", "97.5%", h100, "more than 80 GiB"}}}},
 		{name: "memory full and a GPU unused", job: func() Job { return job(6*h, busy(90, 78), idleGPU()) },
 			want: []want{{HintUnusedGPUs, "--gres=gpu:1", nil}, {HintLargerGPU, "--gres=gpu:<type>:1", nil}}},
+		{name: "quiet GPUs, one with full memory: it used that one", job: func() Job { return job(6*h, busy(1, 78), busy(1, 2)) },
+			want: []want{
+				{HintUnusedGPUs, "--gres=gpu:1", []string{"All 2 GPUs were quiet", "97.5% of a card", "the 1 whose memory"}},
+				{HintLargerGPU, "--gres=gpu:<type>:1", nil},
+			}},
+		{name: "one quiet GPU with full memory: never run without it", job: func() Job { return job(6*h, busy(1, 78)) },
+			want: []want{{HintLargerGPU, "--gres=gpu:<type>:1", []string{"78 GiB of 80 GiB"}}}},
 		{name: "preallocated: let memory grow", job: func() Job {
 			g := busy(60, 78)
 			g.Preallocated = true
@@ -168,9 +175,11 @@ func TestHintsFollowConfig(t *testing.T) {
 	if got := Hints(j, c); len(got) != 0 {
 		t.Errorf("sharing_vram_max 0.05: %+v, want none", got)
 	}
+	// A peak that counts as full memory asks for a larger GPU, never also
+	// for a shard of one.
 	c = DefaultConfig()
 	c.Bottlenecks.VRAMBoundFrac = 0.1
-	if got := Hints(j, c); len(got) != 2 || got[1].Rule != HintLargerGPU {
-		t.Errorf("vram_bound_frac 0.1: %+v, want shard and larger_gpu", got)
+	if got := Hints(j, c); len(got) != 1 || got[0].Rule != HintLargerGPU {
+		t.Errorf("vram_bound_frac 0.1: %+v, want larger_gpu alone", got)
 	}
 }

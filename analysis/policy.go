@@ -11,11 +11,15 @@ import (
 
 // recommendDebug proposes a debug/interactive partition when short jobs
 // wait longer than they run: MaxTime from their duration p95, DefaultTime
-// from the p50, a higher PriorityTier and a QOS that caps each user.
+// from the p50, a higher PriorityTier and a QOS that caps each user. The
+// short jobs are those of class short_debug with a known run time and
+// wait, which the scheduler's record alone decides (classifyScheduler):
+// sacct history without GPU readings counts as much as profiled jobs.
 func recommendDebug(b *recBuilder, in *Input, f *facts) {
 	rc := &b.c.Recommend
 	var durs, waits []float64
 	users := map[string]bool{}
+	noReadings := 0
 	for i := range f.jobs {
 		j := &f.jobs[i]
 		if j.cls != ClassShortDebug || !j.elapsedOK || !j.waitOK {
@@ -24,6 +28,9 @@ func recommendDebug(b *recBuilder, in *Input, f *facts) {
 		durs = append(durs, j.elapsed)
 		waits = append(waits, j.wait)
 		users[j.user] = true
+		if !j.utilOK {
+			noReadings++
+		}
 	}
 	if len(durs) < rc.MinJobs {
 		b.nothing(RecDebugPart, "%d short jobs with known wait (need %d): no debug partition", len(durs), rc.MinJobs)
@@ -50,7 +57,7 @@ func recommendDebug(b *recBuilder, in *Input, f *facts) {
 		Change: fmt.Sprintf("Create partition %q (MaxTime %s, DefaultTime %s, PriorityTier %d) with QOS %s limiting each user to %d GPUs.",
 			debugPartition, slurmTime(maxTime), slurmTime(defTime), debugPriorityTie, debugQOS, perUser),
 		Evidence: []Reason{
-			{Rule: "debug.jobs", Note: fmt.Sprintf("%d short jobs of %d users", len(durs), len(users))},
+			{Rule: "debug.jobs", Note: fmt.Sprintf("%d short jobs of %d users (%d without GPU utilisation readings)", len(durs), len(users), noReadings)},
 			{Rule: "debug.duration", Note: fmt.Sprintf("run time p50 %s, p95 %s", formatSeconds(dd.P50), formatSeconds(dd.P95))},
 			{Rule: "debug.wait", Checks: []Check{{MetricWaitRatio, ratio, OpGE, 1}},
 				Note: fmt.Sprintf("wait p50 %s, p95 %s", formatSeconds(wd.P50), formatSeconds(wd.P95))},
@@ -326,37 +333,65 @@ func recommendIdleAccounts(b *recBuilder, f *facts) {
 	}
 }
 
-// recommendUsers writes per-user hints: users who request more GPUs than
-// they use in most runs, and users whose runs would fit a shard of a
-// model for which shards were recommended.
+// recommendUsers writes per-user hints: users whose runs on several GPUs
+// used none of them, users who request more GPUs than they use, and users
+// whose runs would fit a shard of a model for which shards were
+// recommended. Only runs with utilisation readings count, and GPUs are
+// counted used as Hints counts them (gpusUsed), so that a user's advice
+// and the hints on their jobs never say opposite things:
+//
+//   - user_gpus, none used: in at least half of the runs, and in at least
+//     recommend.min_user_jobs of them, a job on two or more GPUs used none
+//     → submit those without GPUs;
+//   - user_gpus, fewer: the same share of runs on two or more GPUs used
+//     some but left half or more unused → ask for the p95 of the GPUs
+//     those runs used (never fewer than one: each used one);
+//   - user_shard: half or more of the runs on a model with shards were
+//     sharing candidates that used their GPU, all fit a shard, and no run
+//     of the user filled a GPU's memory (its hint asks for a larger GPU).
+//
+// Single-GPU runs are left out of user_gpus: the facts do not say whether
+// a single GPU was a shard's or shared, where Hints gives no count advice.
 func recommendUsers(b *recBuilder, f *facts, shared map[string]sharingPlan) {
 	rc := &b.c.Recommend
 	type acc struct {
-		runs, over int
-		req, used  []float64
-		needs      map[string][]float64
-		lowRuns    int
+		runs, idle, over int       // idle and over: runs on ≥ 2 GPUs
+		req, used        []float64 // of the over runs
+		idleReq          []float64
+		needs            map[string][]float64
+		full             int // runs that filled a GPU's memory
 	}
 	users := map[string]*acc{}
 	for i := range f.jobs {
 		j := &f.jobs[i]
-		if !j.utilOK {
-			continue
-		}
 		a := users[j.user]
 		if a == nil {
 			a = &acc{needs: map[string][]float64{}}
 			users[j.user] = a
 		}
-		a.runs++
-		if j.gpus >= 2 && j.unused > 0 && j.unused*2 >= j.gpus {
-			a.over++
-			a.req = append(a.req, float64(j.gpus))
-			a.used = append(a.used, float64(max(1, j.gpus-j.unused)))
+		// A memory peak alone (no utilisation) still asks for a larger GPU.
+		vramBound := j.kinds.Has(KindVRAMBound)
+		if vramBound {
+			a.full++
 		}
-		if _, ok := shared[j.model]; ok && j.gpus == 1 && j.need > 0 && j.util < b.c.Classes.LowUtilMax {
+		if !j.utilOK {
+			continue
+		}
+		a.runs++
+		gpus, unused := int(j.gpus), int(j.unused)
+		used := gpusUsed(gpus, unused, vramBound)
+		switch {
+		case gpus < 2 || unused == 0:
+		case used == 0:
+			a.idle++
+			a.idleReq = append(a.idleReq, float64(gpus))
+		case (gpus-used)*2 >= gpus:
+			a.over++
+			a.req = append(a.req, float64(gpus))
+			a.used = append(a.used, float64(used))
+		}
+		if _, ok := shared[j.model]; ok && gpus == 1 && used == 1 && j.need > 0 && j.util < b.c.Classes.LowUtilMax {
 			a.needs[j.model] = append(a.needs[j.model], float64(j.need))
-			a.lowRuns++
 		}
 	}
 	for _, u := range sortedKeys(users) {
@@ -364,15 +399,30 @@ func recommendUsers(b *recBuilder, f *facts, shared map[string]sharingPlan) {
 		if !validName(u) {
 			continue
 		}
+		if a.runs == 0 {
+			continue
+		}
+		if a.idle >= rc.MinUserJobs && a.idle*2 >= a.runs {
+			share := float64(a.idle) / float64(a.runs)
+			b.add(Recommendation{
+				Kind:   RecUserGPUs,
+				Title:  fmt.Sprintf("User %s: asked for %d GPUs, used none", u, int(distOf(a.idleReq).P50)),
+				Change: fmt.Sprintf("%d of %d runs used none of their GPUs → submit those without --gres=gpu or --gpus, to a CPU partition", a.idle, a.runs),
+				Evidence: []Reason{{Rule: "user.no_gpu_used", Checks: []Check{{Metric("unused_share"), share, OpGE, 0.5}},
+					Note: fmt.Sprintf("%d of %d runs with utilisation readings had every GPU below %s mean utilisation or never touched",
+						a.idle, a.runs, formatPercent(b.c.Classes.IdleUtilMax))}},
+				Effect: "The GPUs go to jobs that use them.",
+			}, a.idle, share, 0.5)
+		}
 		if a.over >= rc.MinUserJobs && a.over*2 >= a.runs {
 			rd, ud := distOf(a.req), distOf(a.used)
-			use := int(ud.P95)
+			use := max(1, int(ud.P95))
 			b.add(Recommendation{
 				Kind:   RecUserGPUs,
 				Title:  fmt.Sprintf("User %s: asked for %d GPUs, used %d", u, int(rd.P50), use),
 				Change: fmt.Sprintf("asked for %d GPUs, used %d → --gres=gpu:%d", int(rd.P50), use, use),
 				Evidence: []Reason{{Rule: "user.over_request", Checks: []Check{{Metric("over_request_share"), float64(a.over) / float64(a.runs), OpGE, 0.5}},
-					Note: fmt.Sprintf("%d of %d runs left at least half their GPUs unused; used p95 %d", a.over, a.runs, use)}},
+					Note: fmt.Sprintf("%d of %d runs left at least half their GPUs unused; used p95 %d, max %d", a.over, a.runs, int(ud.P95), int(ud.Max))}},
 				Effect: "The unused GPUs go to other jobs.",
 				Config: []ConfigLine{{TargetSbatch, fmt.Sprintf("#SBATCH --gres=gpu:%d", use)}},
 			}, a.over, float64(a.over)/float64(a.runs), 0.5)
@@ -381,6 +431,11 @@ func recommendUsers(b *recBuilder, f *facts, shared map[string]sharingPlan) {
 			needs := a.needs[model]
 			sp := shared[model]
 			if len(needs) < rc.MinUserJobs || len(needs)*2 < a.runs {
+				continue
+			}
+			if a.full > 0 {
+				b.nothing(RecUserShard, "user %s: %d runs on %s would fit a shard, but %d runs filled a GPU's memory: no shard advice",
+					u, len(needs), model, a.full)
 				continue
 			}
 			nd := distOf(needs)

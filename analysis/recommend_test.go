@@ -247,6 +247,73 @@ func TestUserOverRequestHint(t *testing.T) {
 	}
 }
 
+// TestUserUsedNoGPU is heidi's month: every two-GPU run left both GPUs
+// idle. The advice is to submit without GPUs, as each job's hint says,
+// never "used 1".
+func TestUserUsedNoGPU(t *testing.T) {
+	heidi := PlantGroup{Users: []string{"heidi"}, Account: "bio", Name: "nb", Jobs: 12,
+		Duration: 5 * time.Hour, GPUs: 2, IdleAll: true}
+	in, f := analyseSpec(t, heidi, healthy())
+	rs := recsOf(f, RecUserGPUs)
+	if len(rs) != 1 {
+		t.Fatalf("user recommendations = %v", kinds(f))
+	}
+	r := rs[0]
+	if r.Title != "User heidi: asked for 2 GPUs, used none" ||
+		r.Change != "12 of 12 runs used none of their GPUs → submit those without --gres=gpu or --gpus, to a CPU partition" {
+		t.Errorf("recommendation = %q / %q", r.Title, r.Change)
+	}
+	if strings.Contains(r.Title+r.Change, "used 1") || len(r.Config) != 0 {
+		t.Errorf("advice asks for a GPU: %+v", r)
+	}
+	for _, j := range in.Jobs {
+		if j.User != "heidi" {
+			continue
+		}
+		hs := Hints(j, DefaultConfig())
+		if len(hs) == 0 || hs[0].Rule != HintUnusedGPUs || hs[0].Option != "" {
+			t.Fatalf("job %s hints = %+v, want submit without GPUs first", j.ID, hs)
+		}
+	}
+}
+
+// TestUserMixedRuns: half of grace's runs used none of their 4 GPUs, the
+// other half one: two pieces of advice, each for its runs, each agreeing
+// with the hints on those runs.
+func TestUserMixedRuns(t *testing.T) {
+	none := PlantGroup{Users: []string{"grace"}, Account: "cv", Name: "nb", Jobs: 8,
+		Duration: 5 * time.Hour, GPUs: 4, IdleAll: true}
+	one := PlantGroup{Users: []string{"grace"}, Account: "cv", Name: "ft", Jobs: 8,
+		Duration: 5 * time.Hour, GPUs: 4, UsedGPUs: 1, VRAMFrac: 0.5, Util: 90}
+	_, f := analyseSpec(t, none, one, healthy())
+	var got []string
+	for _, r := range recsOf(f, RecUserGPUs) {
+		got = append(got, r.Change)
+	}
+	want := []string{
+		"8 of 16 runs used none of their GPUs → submit those without --gres=gpu or --gpus, to a CPU partition",
+		"asked for 4 GPUs, used 1 → --gres=gpu:1",
+	}
+	if !slices.Equal(got, want) {
+		t.Errorf("changes = %q\nwant      %q", got, want)
+	}
+}
+
+// TestDebugPartitionFromSacct: short jobs known only from sacct (no GPU
+// readings) that wait longer than they run call for a debug partition.
+func TestDebugPartitionFromSacct(t *testing.T) {
+	short := PlantGroup{Users: []string{"dan", "eve"}, Account: "ml", Name: "try", Jobs: 60,
+		Duration: 10 * time.Minute, Jitter: 0.3, Wait: 2 * time.Hour, GPUs: 1, NoGPUData: true}
+	_, f := analyseSpec(t, short, healthy())
+	rs := recsOf(f, RecDebugPart)
+	if len(rs) != 1 {
+		t.Fatalf("no debug partition: %v; no change %+v", kinds(f), f.NoChange)
+	}
+	if n := rs[0].Evidence[0].Note; n != "60 short jobs of 2 users (60 without GPU utilisation readings)" {
+		t.Errorf("evidence = %q", n)
+	}
+}
+
 func TestHealthyClusterNoFalseAlarms(t *testing.T) {
 	in, f := analyseSpec(t, healthy())
 	if len(f.Recommendations) != 0 {
