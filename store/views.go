@@ -44,8 +44,8 @@ const (
 	// SortStart orders by the job's start: the scheduler's start, else its
 	// submit time, else the earliest profile start. The default ("").
 	SortStart = "start"
-	// SortID orders by the numeric job id (array and heterogeneous ids by
-	// their leading number).
+	// SortID orders by the numeric raw job id (SLURM_JOB_ID: each array
+	// task and heterogeneous component has its own).
 	SortID = "id"
 	// SortName orders by the scheduler's job name, ASCII case folded;
 	// profile-only jobs have no name.
@@ -89,7 +89,18 @@ func SortDescending(key string) (desc, ok bool) {
 
 // ViewFilter selects jobs for ListViews. Zero fields select everything.
 type ViewFilter struct {
+	// Cluster and JobID match the key exactly: JobID is the raw id
+	// (SLURM_JOB_ID), the one a profile knows.
 	Cluster, JobID string
+	// Job selects the jobs a Slurm job id names, as `sacct -j` does (see
+	// slurmext.JobRef): "53_1" the job whose scheduler record is task 1
+	// of array 53, "60+1" component 1 of heterogeneous job 60,
+	// "53_[1-5%2]" the record of array 53's tasks not yet split off, and a
+	// plain "53" the job with raw id 53 together with every task of array
+	// 53 and every component of heterogeneous job 53. Only a scheduler
+	// record knows array and heterogeneous ids: a job known from profiles
+	// alone matches a plain id on its raw id and nothing else.
+	Job *slurmext.JobRef
 	// User, UID, Account and Partition match the scheduler record or, for
 	// a job without one, the profile of its first node (earliest start):
 	// Slurm gives every node of a job the same values.
@@ -206,6 +217,16 @@ func (t *Tx) GetView(ctx context.Context, cluster, jobID string) (JobView, error
 		return JobView{}, fmt.Errorf("get view %s/%s: %w", cluster, jobID, ErrNotFound)
 	}
 	return vs[0], nil
+}
+
+// SlurmID is the job's id as Slurm prints it ("53_1", "60+1"; see
+// slurmext.JobRecord.SlurmID), or the raw id when no scheduler record
+// names it otherwise: a profile knows only the raw id.
+func (v JobView) SlurmID() string {
+	if v.Sched != nil {
+		return v.Sched.SlurmID()
+	}
+	return v.JobID
 }
 
 type viewKey struct{ cluster, jobID string }
@@ -492,6 +513,18 @@ func schedConds(f ViewFilter) ([]string, []any) {
 	if f.State != "" {
 		add("s.state = ?", f.State) // NOCASE column
 	}
+	if r := f.Job; r != nil {
+		switch {
+		case r.ArrayTaskID >= 0:
+			conds, args = append(conds, `s.array_job_id = ? AND s.array_task_id = ?`), append(args, r.Base, r.ArrayTaskID)
+		case r.ArrayTaskSpec != "":
+			conds, args = append(conds, `s.array_job_id = ? AND s.array_task_spec = ?`), append(args, r.Base, r.ArrayTaskSpec)
+		case r.HetOffset >= 0:
+			conds, args = append(conds, `s.het_job_id = ? AND s.het_offset = ?`), append(args, r.Base, r.HetOffset)
+		default:
+			conds, args = append(conds, `(s.job_id = ? OR s.array_job_id = ? OR s.het_job_id = ?)`), append(args, r.Base, r.Base, r.Base)
+		}
+	}
 	if f.Text != "" {
 		like := containsLike(f.Text)
 		conds = append(conds, `(s.name LIKE ? ESCAPE '`+likeEscape+`' OR s.job_id LIKE ? ESCAPE '`+likeEscape+`'
@@ -528,6 +561,9 @@ func profileConds(f ViewFilter) (conds []string, args []any, ok bool) {
 	if f.State != "" && status != profile.StatusRunning && status != profile.StatusFinished {
 		return nil, nil, false // a scheduler state: only scheduler records have it
 	}
+	if f.Job != nil && !f.Job.Plain() {
+		return nil, nil, false // an array or het id: only scheduler records have it
+	}
 	sameJob := `q.cluster = p.cluster AND q.job_id = p.job_id`
 	conds = []string{
 		`NOT EXISTS (SELECT 1 FROM sched_jobs s WHERE s.cluster = p.cluster AND s.job_id = p.job_id)`,
@@ -537,6 +573,9 @@ func profileConds(f ViewFilter) (conds []string, args []any, ok bool) {
 	}
 	add := func(cond string, v any) { conds, args = append(conds, cond), append(args, v) }
 	addJobFilters("p", f, add)
+	if f.Job != nil {
+		add("p.job_id = ?", f.Job.Base)
+	}
 	switch status {
 	case profile.StatusRunning:
 		// Few profiles run at a time: start from them (jobs_status).

@@ -5,10 +5,13 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io"
 	"math/rand/v2"
+	"os"
 	"path/filepath"
 	"reflect"
 	"slices"
+	"strings"
 	"testing"
 	"time"
 
@@ -863,5 +866,144 @@ func TestEachViewStops(t *testing.T) {
 	all, err := allViews(t, db, ViewFilter{})
 	if err != nil || len(all) != 30 {
 		t.Errorf("EachView = %d views, %v; want 30", len(all), err)
+	}
+}
+
+// slurmIDFixture fills db with what a real Slurm 22.05 reported
+// (../slurmext/testdata: arrays 6 and 7, heterogeneous jobs 12 and 21, the
+// unsplit array 25_[1-4]) as an sacct import, plus GPU profiles, which
+// know only raw ids: one of task 6_1 (raw id 10) and one of job 99, which
+// has no record. Task 6_1 belongs to uid 1001, the rest to root. Cluster
+// "hpc" has a job 6 of its own.
+func slurmIDFixture(t *testing.T, db *DB) {
+	t.Helper()
+	ctx := context.Background()
+	var recs []slurmext.JobRecord
+	for _, file := range []string{"22.05-P-steps-iso.txt", "22.05-P-duplicates.txt"} {
+		f, err := os.Open(filepath.Join("..", "slurmext", "testdata", "sacct", file))
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer f.Close()
+		fields := strings.Split("JobID,JobIDRaw,JobName,User,UID,Account,Partition,QOS,Submit,Eligible,Start,End,"+
+			"Elapsed,Timelimit,State,ExitCode,DerivedExitCode,NodeList,NNodes,NCPUS,ReqTRES,AllocTRES,Reason,Cluster", ",")
+		r := slurmext.NewSacctReader(f, fields, slurmext.SacctOptions{Cluster: "lab"})
+		for {
+			rec, err := r.Next()
+			if errors.Is(err, io.EOF) {
+				break
+			}
+			if err != nil {
+				t.Fatalf("%s: %v", file, err)
+			}
+			rec.Cluster = "lab"
+			if rec.JobID == "10" {
+				rec.UID, rec.User = 1001, "alice"
+			}
+			recs = append(recs, rec)
+		}
+	}
+	other := rec("6", "COMPLETED", at(1), at(2), "sacct")
+	other.Cluster = "hpc"
+	recs = append(recs, other)
+	if _, _, _, err := db.PutSchedJobs(ctx, recs); err != nil {
+		t.Fatal(err)
+	}
+	for _, j := range []profile.Job{
+		simpleJob("lab", "10", "localhost", "alice", 1001, at(1), at(2)),
+		simpleJob("lab", "99", "localhost", "root", 0, at(1), at(2)),
+	} {
+		if err := db.PutJob(ctx, j); err != nil {
+			t.Fatal(err)
+		}
+	}
+}
+
+// TestListViewsSlurmJobID looks jobs up by the ids Slurm prints, as `sacct
+// -j` reads them: through every reader (ListViews, CountViews, EachView),
+// and within a non-admin's scope.
+func TestListViewsSlurmJobID(t *testing.T) {
+	ctx := context.Background()
+	db := openTest(t, Options{})
+	slurmIDFixture(t, db)
+	ref := func(s string) *slurmext.JobRef {
+		r, err := slurmext.ParseJobRef(s)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return &r
+	}
+	key := func(v JobView) string { return v.Cluster + "/" + v.JobID }
+	tests := []struct {
+		name string
+		f    ViewFilter
+		want []string // cluster/raw id, by cluster then raw id
+		ids  []string // their SlurmID, same order
+	}{
+		{name: "array task", f: ViewFilter{Job: ref("6_1")}, want: []string{"lab/10"}, ids: []string{"6_1"}},
+		{name: "array task whose raw id is the array's", f: ViewFilter{Job: ref("6_3")}, want: []string{"lab/6"}, ids: []string{"6_3"}},
+		{name: "raw id of a task", f: ViewFilter{Job: ref("10")}, want: []string{"lab/10"}, ids: []string{"6_1"}},
+		{name: "array job: every task, in every cluster", f: ViewFilter{Job: ref("6")},
+			want: []string{"hpc/6", "lab/10", "lab/11", "lab/6"}, ids: []string{"6", "6_1", "6_2", "6_3"}},
+		{name: "array job in one cluster", f: ViewFilter{Cluster: "lab", Job: ref("6")},
+			want: []string{"lab/10", "lab/11", "lab/6"}, ids: []string{"6_1", "6_2", "6_3"}},
+		{name: "array job of five", f: ViewFilter{Job: ref("7")},
+			want: []string{"lab/16", "lab/17", "lab/18", "lab/19", "lab/7"}, ids: []string{"7_1", "7_2", "7_3", "7_4", "7_5"}},
+		{name: "het component", f: ViewFilter{Job: ref("12+1")}, want: []string{"lab/13"}, ids: []string{"12+1"}},
+		{name: "het leader", f: ViewFilter{Job: ref("12+0")}, want: []string{"lab/12"}, ids: []string{"12+0"}},
+		{name: "het job: every component", f: ViewFilter{Job: ref("21")}, want: []string{"lab/21", "lab/22"}, ids: []string{"21+0", "21+1"}},
+		{name: "raw id of a het component", f: ViewFilter{Job: ref("22")}, want: []string{"lab/22"}, ids: []string{"21+1"}},
+		{name: "unsplit array tasks", f: ViewFilter{Job: ref("25_[1-4]")}, want: []string{"lab/25"}, ids: []string{"25_[1-4]"}},
+		{name: "unsplit array by its id", f: ViewFilter{Job: ref("25")}, want: []string{"lab/25"}, ids: []string{"25_[1-4]"}},
+		{name: "plain job", f: ViewFilter{Job: ref("1")}, want: []string{"lab/1"}, ids: []string{"1"}},
+		{name: "profile only, by raw id", f: ViewFilter{Job: ref("99")}, want: []string{"lab/99"}, ids: []string{"99"}},
+		{name: "profile only has no array id", f: ViewFilter{Job: ref("99_1")}, want: nil},
+		{name: "no such task", f: ViewFilter{Job: ref("6_4")}, want: nil},
+		{name: "another array's tasks", f: ViewFilter{Job: ref("25_[1-3]")}, want: nil},
+		{name: "a task is not a het component", f: ViewFilter{Job: ref("6+1")}, want: nil},
+		{name: "no such job", f: ViewFilter{Job: ref("4242")}, want: nil},
+		{name: "scoped: only the own task of an array", f: ViewFilter{Job: ref("6")}.ScopedTo(1001, "alice"),
+			want: []string{"lab/10"}, ids: []string{"6_1"}},
+		{name: "scoped: someone else's task", f: ViewFilter{Job: ref("6_2")}.ScopedTo(1001, "alice"), want: nil},
+		{name: "with other filters", f: ViewFilter{Job: ref("7"), State: "COMPLETED"},
+			want: []string{"lab/16", "lab/17", "lab/18", "lab/19", "lab/7"}, ids: []string{"7_1", "7_2", "7_3", "7_4", "7_5"}},
+		{name: "with a filter that excludes", f: ViewFilter{Job: ref("7"), State: "FAILED"}, want: nil},
+	}
+	sorted := func(vs []JobView) ([]string, []string) {
+		slices.SortFunc(vs, func(a, b JobView) int {
+			return cmp.Or(cmp.Compare(a.Cluster, b.Cluster), cmp.Compare(a.JobID, b.JobID))
+		})
+		var keys, ids []string
+		for _, v := range vs {
+			keys, ids = append(keys, key(v)), append(ids, v.SlurmID())
+		}
+		return keys, ids
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			vs, err := db.ListViews(ctx, tt.f)
+			if err != nil {
+				t.Fatal(err)
+			}
+			keys, ids := sorted(vs)
+			if !slices.Equal(keys, tt.want) || !slices.Equal(ids, tt.ids) {
+				t.Errorf("ListViews(job %s) = %v as %v, want %v as %v", tt.f.Job, keys, ids, tt.want, tt.ids)
+			}
+			if n, err := db.CountViews(ctx, tt.f); err != nil || n != len(tt.want) {
+				t.Errorf("CountViews(job %s) = %d, %v; want %d", tt.f.Job, n, err, len(tt.want))
+			}
+			each, err := allViews(t, db, tt.f)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if keys, _ := sorted(each); !slices.Equal(keys, tt.want) {
+				t.Errorf("EachView(job %s) = %v, want %v", tt.f.Job, keys, tt.want)
+			}
+		})
+	}
+	// The task's profile comes with it, found by its Slurm id.
+	vs, err := db.ListViews(ctx, ViewFilter{Job: ref("6_1"), WithSeries: true})
+	if err != nil || len(vs) != 1 || len(vs[0].Profiles) != 1 || vs[0].Sched == nil {
+		t.Fatalf("6_1: %+v, %v; want the record and its profile", vs, err)
 	}
 }
