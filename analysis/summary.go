@@ -55,10 +55,19 @@ type PartitionSummary struct {
 	LimitRatio Dist `json:"limit_ratio"`
 }
 
-// Summarise returns the cluster summary of jobs.
+// Summarise returns the cluster summary of jobs, their whole runs counted
+// (the data's own window); SummariseInput counts a window.
 func Summarise(jobs []Job, c Config) ClusterSummary {
+	return SummariseInput(Input{Jobs: jobs}, c)
+}
+
+// SummariseInput returns the cluster summary of in's jobs with GPU time
+// counted as Analyse counts it (in.Window, in.Now, in.Nodes' shards): the
+// same numbers as Analyse's Summary, without the rest of the analysis.
+func SummariseInput(in Input, c Config) ClusterSummary {
+	jobs := in.Jobs
 	s := newSummaryAcc(len(jobs))
-	k := newCounter(&Input{Jobs: jobs}, c.Counting.shardsPerGPU())
+	k := newCounter(&in, c.Counting.shardsPerGPU())
 	var m Metrics
 	for i := range jobs {
 		j := &jobs[i]

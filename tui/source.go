@@ -3,6 +3,7 @@ package tui
 import (
 	"context"
 
+	"github.com/gpuprof/gpuprof/slurmext"
 	"github.com/gpuprof/gpuprof/store"
 )
 
@@ -21,6 +22,13 @@ type Source interface {
 	// Job returns one job with its GPU time series, or an error wrapping
 	// store.ErrNotFound.
 	Job(ctx context.Context, cluster, jobID string) (store.JobView, error)
+}
+
+// NodeSource is implemented by a Source that knows slurm.conf's nodes:
+// the summary then counts shard jobs by their node's shards, as the CLI
+// and the report do.
+type NodeSource interface {
+	SlurmNodes() []slurmext.NodeGres
 }
 
 // Identity is who runs the TUI. Admin enables switching to another user

@@ -89,7 +89,11 @@ func loadSummary(ctx context.Context, src Source, who string, now time.Time, cfg
 	if err != nil {
 		return nil, fmt.Errorf("count this month's jobs: %w", err)
 	}
-	var jobs []analysis.Job
+	// The same conversion and counting as the CLI and the report.
+	b := analysis.NewInputBuilder()
+	if ns, ok := src.(NodeSource); ok {
+		b.SetSlurmNodes(ns.SlurmNodes())
+	}
 	for off := 0; off < min(total, maxSummaryJobs); off += summaryPage {
 		f.Offset, f.Limit = off, min(summaryPage, maxSummaryJobs-off)
 		vs, err := src.Jobs(ctx, f)
@@ -97,20 +101,21 @@ func loadSummary(ctx context.Context, src Source, who string, now time.Time, cfg
 			return nil, fmt.Errorf("load this month's jobs: %w", err)
 		}
 		for _, v := range vs {
-			jobs = append(jobs, analysis.FromView(v.Sched, v.Profiles))
+			b.Add(v.Sched, v.Profiles)
 		}
 		if len(vs) < f.Limit {
 			break
 		}
 	}
+	in := b.Input(win, now)
+	jobs := in.Jobs
 	res := &summaryResult{
 		window:    win,
 		loaded:    len(jobs),
 		total:     max(total, len(jobs)),
 		truncated: len(jobs) < total,
-		sum:       analysis.Summarise(jobs, cfg),
+		sum:       analysis.SummariseInput(in, cfg),
 	}
-	in := analysis.Input{Jobs: jobs}
 	res.head = analysis.SummariseWorkload(in, analysis.WorkloadParams{Window: win}, cfg).Headline
 
 	counts := map[string]int{}

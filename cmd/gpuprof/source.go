@@ -163,4 +163,10 @@ func (s *jobSource) Job(ctx context.Context, cluster, jobID string) (store.JobVi
 	return vs[0], nil
 }
 
-var _ tui.Source = (*jobSource)(nil)
+// SlurmNodes implements tui.NodeSource.
+func (s *jobSource) SlurmNodes() []slurmext.NodeGres { return s.slurmNodes }
+
+var (
+	_ tui.Source     = (*jobSource)(nil)
+	_ tui.NodeSource = (*jobSource)(nil)
+)
