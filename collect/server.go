@@ -22,6 +22,7 @@ import (
 	"time"
 
 	"github.com/gpuprof/gpuprof/profile"
+	"github.com/gpuprof/gpuprof/slurmext"
 	"github.com/gpuprof/gpuprof/store"
 )
 
@@ -260,6 +261,9 @@ func ViewFilterQuery(f store.ViewFilter) string {
 	}
 	add("cluster", f.Cluster)
 	add("job", f.JobID)
+	if f.Job != nil {
+		add("slurm_job", f.Job.String())
+	}
 	add("user", f.User)
 	add("account", f.Account)
 	add("partition", f.Partition)
@@ -310,6 +314,13 @@ func parseViewFilter(q map[string][]string) (store.ViewFilter, error) {
 	}
 	if _, ok := store.SortDescending(f.Sort); !ok {
 		return f, fmt.Errorf("bad sort %q (want one of %s)", f.Sort, strings.Join(store.SortKeys(), ", "))
+	}
+	if v := get("slurm_job"); v != "" {
+		ref, err := slurmext.ParseJobRef(v)
+		if err != nil {
+			return f, fmt.Errorf("slurm_job: %w", err)
+		}
+		f.Job = &ref
 	}
 	for k, dst := range map[string]*time.Time{"since": &f.Since, "until": &f.Until} {
 		if v := get(k); v != "" {
