@@ -8,7 +8,6 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
-	"reflect"
 	"regexp"
 	"slices"
 	"strconv"
@@ -474,25 +473,6 @@ func TestReportCommandMissingDB(t *testing.T) {
 	}
 	if _, err := os.Stat(filepath.Join(dir, "out")); !errors.Is(err, os.ErrNotExist) {
 		t.Errorf("output directory created for a failed report: %v", err)
-	}
-}
-
-// inputFromViews converts in batches on several goroutines; the result
-// must be the one-by-one conversion, in order.
-func TestInputFromViewsOrder(t *testing.T) {
-	views := make([]store.JobView, 10_000+17)
-	for i := range views {
-		id := strconv.Itoa(i)
-		views[i] = store.JobView{Cluster: "c", JobID: id, Sched: &slurmext.JobRecord{Cluster: "c", JobID: id, User: "u" + id, State: "COMPLETED", ReqGPUs: i % 4}}
-	}
-	got := inputFromViews(views).Jobs
-	if len(got) != len(views) {
-		t.Fatalf("%d jobs from %d views", len(got), len(views))
-	}
-	for i, v := range views {
-		if want := analysis.FromView(v.Sched, v.Profiles); !reflect.DeepEqual(got[i], want) {
-			t.Fatalf("job %d: %+v, want %+v", i, got[i], want)
-		}
 	}
 }
 

@@ -1,0 +1,63 @@
+package analysis
+
+import (
+	"reflect"
+	"strconv"
+	"testing"
+	"time"
+
+	"github.com/gpuprof/gpuprof/profile"
+	"github.com/gpuprof/gpuprof/slurmext"
+)
+
+// The builder converts in batches on several goroutines; the result must
+// be the one-by-one conversion, in order.
+func TestInputBuilderOrder(t *testing.T) {
+	b := NewInputBuilder()
+	recs := make([]slurmext.JobRecord, 2*inputBatch+17)
+	for i := range recs {
+		id := strconv.Itoa(i)
+		recs[i] = slurmext.JobRecord{Cluster: "c", JobID: id, User: "u" + id, State: "COMPLETED", ReqGPUs: i % 4}
+		b.Add(&recs[i], nil)
+	}
+	w := Window{From: time.Unix(0, 0), To: time.Unix(3600, 0)}
+	in := b.Input(w, time.Unix(1800, 0))
+	if len(in.Jobs) != len(recs) || in.Window != w || !in.Now.Equal(time.Unix(1800, 0)) {
+		t.Fatalf("%d jobs from %d records, window %v, now %v", len(in.Jobs), len(recs), in.Window, in.Now)
+	}
+	for i := range recs {
+		if want := FromView(&recs[i], nil); !reflect.DeepEqual(in.Jobs[i], want) {
+			t.Fatalf("job %d: %+v, want %+v", i, in.Jobs[i], want)
+		}
+	}
+}
+
+// The inventory: nodes seen in profiles (distinct GPUs by UUID), joined by
+// slurm.conf's nodes with their shard counts; a node only slurm.conf
+// knows joins with its GRES type for a model.
+func TestInputBuilderInventory(t *testing.T) {
+	b := NewInputBuilder()
+	b.SetSlurmNodes([]slurmext.NodeGres{
+		{Name: "n1", GPUs: 4, GPUType: "h100", Shards: 8},
+		{Name: "n3", GPUs: 2, GPUType: "l40s"},
+		{Name: "cpu1"},
+	})
+	prof := func(node, part string, uuids ...string) profile.Job {
+		p := profile.Job{Key: profile.Key{Node: node}, Partition: part}
+		for _, u := range uuids {
+			p.GPUs = append(p.GPUs, profile.GPU{UUID: u, Model: "NVIDIA H100 80GB HBM3", MemoryTotal: 80 << 30})
+		}
+		return p
+	}
+	b.Add(nil, []profile.Job{prof("n1", "gpu", "a", "b")})
+	b.Add(nil, []profile.Job{prof("n1", "debug", "b", "c"), prof("n2", "gpu", "x")})
+	in := b.Input(Window{}, time.Time{})
+	want := []Node{
+		{Name: "n1", GPUModel: "NVIDIA H100 80GB HBM3", GPUs: 4, MemoryTotal: 80 << 30, Partitions: []string{"debug", "gpu"}, Shards: 8},
+		{Name: "n2", GPUModel: "NVIDIA H100 80GB HBM3", GPUs: 1, MemoryTotal: 80 << 30, Partitions: []string{"gpu"}},
+		{Name: "n3", GPUModel: "l40s", GPUs: 2},
+	}
+	if !reflect.DeepEqual(in.Nodes, want) {
+		t.Errorf("nodes = %+v\nwant %+v", in.Nodes, want)
+	}
+}
