@@ -14,7 +14,6 @@ import (
 	"testing"
 	"time"
 
-	"github.com/gpuprof/gpuprof/analysis"
 	"github.com/gpuprof/gpuprof/profile"
 	"github.com/gpuprof/gpuprof/slurmext"
 	"github.com/gpuprof/gpuprof/store"
