@@ -1,6 +1,7 @@
 package slurmext
 
 import (
+	"cmp"
 	"errors"
 	"fmt"
 	"math"
@@ -279,4 +280,43 @@ func (r JobRecord) SlurmID() string {
 		return r.HetJobID + "+" + strconv.Itoa(r.HetOffset)
 	}
 	return r.JobID
+}
+
+// Compare orders references as a person reads a list of jobs: by the
+// leading id (numbers by value, before SLUIDs), then the plain id, then
+// the array tasks by index, the unsplit task list, and the heterogeneous
+// components by offset. It returns -1, 0 or +1.
+func (r JobRef) Compare(o JobRef) int {
+	if c := compareJobIDs(r.Base, o.Base); c != 0 {
+		return c
+	}
+	rank := func(x JobRef) (int, int, string) {
+		switch {
+		case x.ArrayTaskID >= 0:
+			return 1, x.ArrayTaskID, ""
+		case x.ArrayTaskSpec != "":
+			return 2, 0, x.ArrayTaskSpec
+		case x.HetOffset >= 0:
+			return 3, x.HetOffset, ""
+		}
+		return 0, 0, ""
+	}
+	rk, rn, rs := rank(r)
+	ok, on, os := rank(o)
+	return cmp.Or(cmp.Compare(rk, ok), cmp.Compare(rn, on), strings.Compare(rs, os))
+}
+
+// compareJobIDs orders raw ids: numbers by value (canonical ones have no
+// leading zeros, so by length first), then anything else byte by byte.
+func compareJobIDs(a, b string) int {
+	an, bn := isDigits(a), isDigits(b)
+	switch {
+	case an && bn:
+		return cmp.Or(cmp.Compare(len(a), len(b)), strings.Compare(a, b))
+	case an:
+		return -1
+	case bn:
+		return 1
+	}
+	return strings.Compare(a, b)
 }

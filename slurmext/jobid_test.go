@@ -2,6 +2,7 @@ package slurmext
 
 import (
 	"bufio"
+	"cmp"
 	"errors"
 	"strings"
 	"testing"
@@ -243,5 +244,24 @@ func TestSlurmIDsOfRealSacct(t *testing.T) {
 				}
 			}
 		})
+	}
+}
+
+func TestJobRefCompare(t *testing.T) {
+	want := []string{"9", "53", "53_1", "53_2", "53_10", "53_[11-20%2]", "60", "60+0", "60+1", "100", "s0C8F3K2M1A0ZX", "s1C8F3K2M1A0ZX"}
+	refs := make([]JobRef, len(want))
+	for i, id := range want {
+		r, err := ParseJobRef(id)
+		if err != nil {
+			t.Fatal(err)
+		}
+		refs[i] = r
+	}
+	for i := range refs {
+		for j := range refs {
+			if got, want := refs[i].Compare(refs[j]), cmp.Compare(i, j); got != want {
+				t.Errorf("%s.Compare(%s) = %d, want %d", refs[i], refs[j], got, want)
+			}
+		}
 	}
 }
