@@ -417,15 +417,22 @@ func recommendUsers(b *recBuilder, f *facts, shared map[string]sharingPlan) {
 		if a.over >= rc.MinUserJobs && a.over*2 >= a.runs {
 			rd, ud := distOf(a.req), distOf(a.used)
 			use := max(1, int(ud.P95))
-			b.add(Recommendation{
-				Kind:   RecUserGPUs,
-				Title:  fmt.Sprintf("User %s: asked for %d GPUs, used %d", u, int(rd.P50), use),
-				Change: fmt.Sprintf("asked for %d GPUs, used %d → --gres=gpu:%d", int(rd.P50), use, use),
-				Evidence: []Reason{{Rule: "user.over_request", Checks: []Check{{Metric("over_request_share"), float64(a.over) / float64(a.runs), OpGE, 0.5}},
-					Note: fmt.Sprintf("%d of %d runs left at least half their GPUs unused; used p95 %d, max %d", a.over, a.runs, int(ud.P95), int(ud.Max))}},
-				Effect: "The unused GPUs go to other jobs.",
-				Config: []ConfigLine{{TargetSbatch, fmt.Sprintf("#SBATCH --gres=gpu:%d", use)}},
-			}, a.over, float64(a.over)/float64(a.runs), 0.5)
+			if use >= int(rd.P50) {
+				// Runs of different sizes: what the large ones used is
+				// no fewer than what the typical one asks for.
+				b.nothing(RecUserGPUs, "user %s: %d runs left half their GPUs unused, but they differ in size (asked p50 %d, used p95 %d): no single GPU count to advise",
+					u, a.over, int(rd.P50), use)
+			} else {
+				b.add(Recommendation{
+					Kind:   RecUserGPUs,
+					Title:  fmt.Sprintf("User %s: asked for %d GPUs, used %d", u, int(rd.P50), use),
+					Change: fmt.Sprintf("asked for %d GPUs, used %d → --gres=gpu:%d", int(rd.P50), use, use),
+					Evidence: []Reason{{Rule: "user.over_request", Checks: []Check{{Metric("over_request_share"), float64(a.over) / float64(a.runs), OpGE, 0.5}},
+						Note: fmt.Sprintf("%d of %d runs left at least half their GPUs unused; used p95 %d, max %d", a.over, a.runs, int(ud.P95), int(ud.Max))}},
+					Effect: "The unused GPUs go to other jobs.",
+					Config: []ConfigLine{{TargetSbatch, fmt.Sprintf("#SBATCH --gres=gpu:%d", use)}},
+				}, a.over, float64(a.over)/float64(a.runs), 0.5)
+			}
 		}
 		for _, model := range sortedKeys(a.needs) {
 			needs := a.needs[model]
