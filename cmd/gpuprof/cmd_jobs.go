@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"slices"
 	"strings"
 	"syscall"
 	"time"
@@ -16,6 +17,7 @@ import (
 	"github.com/gpuprof/gpuprof/analysis"
 	"github.com/gpuprof/gpuprof/ingest"
 	"github.com/gpuprof/gpuprof/profile"
+	"github.com/gpuprof/gpuprof/slurmext"
 	"github.com/gpuprof/gpuprof/spool"
 	"github.com/gpuprof/gpuprof/store"
 )
@@ -44,7 +46,7 @@ func (o *jobsOptions) AddFlags(fs *pflag.FlagSet) {
 	fs.StringVar(&o.Since, "since", "", "only jobs running at or after this time (RFC 3339 or YYYY-MM-DD)")
 	fs.StringVar(&o.Until, "until", "", "only jobs running before this time")
 	fs.IntVar(&o.Limit, "limit", 0, "at most this many jobs (0: all)")
-	fs.StringVar(&o.Text, "text", "", "only jobs whose name or job id contains this (case-insensitive)")
+	fs.StringVar(&o.Text, "text", "", "only jobs whose name, Slurm job id (53_1, 60+1) or raw job id contains this (case-insensitive)")
 	fs.StringVar(&o.Sort, "sort", "", "order by one of: "+strings.Join(store.SortKeys(), ", ")+" (default start, newest first)")
 	fs.BoolVar(&o.Asc, "reverse", false, "reverse the sort key's default direction")
 	fs.BoolVar(&o.Local, "local", false, "read the local database even when a collector is configured")
@@ -100,32 +102,121 @@ own jobs. With "collector" configured the list comes from gpuprof serve
 	return cmd
 }
 
+type showOptions struct {
+	JSON  bool
+	Local bool
+}
+
+func (o *showOptions) AddFlags(fs *pflag.FlagSet) {
+	fs.BoolVar(&o.JSON, "json", false, "print a JSON array (one element per job the id names)")
+	fs.BoolVar(&o.Local, "local", false, "read the local database even when a collector is configured")
+}
+
 func newShowCommand(g *globalOptions) *cobra.Command {
-	var asJSON, local bool
+	o := &showOptions{}
 	cmd := &cobra.Command{
 		Use:   "show JOBID",
 		Short: "Show one job: scheduler view and its profile on every node it ran on",
-		Args:  usageArgs(cobra.ExactArgs(1)),
+		Long: `Shows a job by its id as Slurm prints it: an array task (53_1), a
+heterogeneous job component (60+1), or a raw job id (58, SLURM_JOB_ID),
+and prints both the Slurm id and the raw id. As with sacct -j, an array
+job id (53) shows every task of the array and a heterogeneous job id every
+component; the same id on several clusters shows each. Array and
+heterogeneous ids are known from a jobcomp record or an sacct import; a job
+known only from its GPU profile is found by its raw id.`,
+		Args: usageArgs(cobra.ExactArgs(1)),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			views, err := listViews(cmd.Context(), g, store.ViewFilter{JobID: args[0], WithSeries: true}, local)
-			if err != nil {
-				return err
-			}
-			if len(views) == 0 {
-				return fmt.Errorf("job %s: %w", args[0], store.ErrNotFound)
-			}
-			if asJSON {
-				return writeJSON(cmd.OutOrStdout(), toJobJSON(views))
-			}
-			for _, v := range views {
-				writeViewDetail(cmd.OutOrStdout(), v)
-			}
-			return nil
+			return runShow(cmd.Context(), g, o, args[0], cmd.OutOrStdout())
 		},
 	}
-	cmd.Flags().BoolVar(&asJSON, "json", false, "print a JSON array (one element per cluster with that job id)")
-	cmd.Flags().BoolVar(&local, "local", false, "read the local database even when a collector is configured")
+	o.AddFlags(cmd.Flags())
 	return cmd
+}
+
+// maxShowNames bounds how many ids the line above several jobs lists.
+const maxShowNames = 20
+
+// runShow prints the jobs id names (see newShowCommand). An id that is no
+// job id is a usage error; one that names no job the caller may see is
+// "not found", the same answer whether the job is absent or someone
+// else's.
+func runShow(ctx context.Context, g *globalOptions, o *showOptions, id string, w io.Writer) error {
+	ref, err := slurmext.ParseJobRef(id)
+	if err != nil {
+		return usagef("%w", err)
+	}
+	views, err := listViews(ctx, g, store.ViewFilter{Job: &ref, WithSeries: true}, o.Local)
+	if err != nil {
+		return err
+	}
+	if len(views) == 0 {
+		return jobNotFound{ref}
+	}
+	sortBySlurmID(views)
+	if o.JSON {
+		return writeJSON(w, toJobJSON(views))
+	}
+	if len(views) > 1 {
+		clusters := map[string]bool{}
+		for _, v := range views {
+			clusters[v.Cluster] = true
+		}
+		names := make([]string, 0, min(len(views), maxShowNames))
+		for _, v := range views[:min(len(views), maxShowNames)] {
+			name := clean(v.SlurmID(), 64)
+			if len(clusters) > 1 {
+				name += " (cluster " + clean(v.Cluster, 64) + ")"
+			}
+			names = append(names, name)
+		}
+		more := ""
+		if len(views) > maxShowNames {
+			more = fmt.Sprintf(" and %d more", len(views)-maxShowNames)
+		}
+		printf(w, "%s names %d jobs: %s%s\n", ref, len(views), strings.Join(names, ", "), more)
+	}
+	for i, v := range views {
+		if i > 0 {
+			printf(w, "\n")
+		}
+		writeViewDetail(w, v)
+	}
+	return nil
+}
+
+// jobNotFound is show's answer when an id names no job the caller may
+// see; it wraps store.ErrNotFound.
+type jobNotFound struct{ ref slurmext.JobRef }
+
+func (e jobNotFound) Error() string {
+	if e.ref.Plain() {
+		return fmt.Sprintf("job %s: not found", e.ref)
+	}
+	return fmt.Sprintf("job %s: not found (array and heterogeneous job ids come from a jobcomp record or an sacct import; a job with a GPU profile alone is found by its raw id)", e.ref)
+}
+
+func (e jobNotFound) Unwrap() error { return store.ErrNotFound }
+
+// sortBySlurmID orders views by cluster, then as Slurm lists jobs (53_1,
+// 53_2, 53_10; see slurmext.JobRef.Compare), then by raw id.
+func sortBySlurmID(views []store.JobView) {
+	refOf := func(v store.JobView) (slurmext.JobRef, bool) {
+		r, err := slurmext.ParseJobRef(v.SlurmID())
+		return r, err == nil
+	}
+	slices.SortStableFunc(views, func(a, b store.JobView) int {
+		if c := strings.Compare(a.Cluster, b.Cluster); c != 0 {
+			return c
+		}
+		ra, oka := refOf(a)
+		rb, okb := refOf(b)
+		if oka && okb {
+			if c := ra.Compare(rb); c != 0 {
+				return c
+			}
+		}
+		return strings.Compare(a.JobID, b.JobID)
+	})
 }
 
 func newIngestCommand(g *globalOptions) *cobra.Command {
@@ -247,7 +338,9 @@ func elapsed(j profile.Job) string {
 }
 
 func writeJobDetail(w io.Writer, j profile.Job) {
-	printf(w, "Job %s on %s (cluster %s)\n", clean(j.JobID, 64), clean(j.Node, 64), clean(j.Cluster, 64))
+	// Under the job's heading, which names the job; the node knows only
+	// the raw id.
+	printf(w, "  Profile on node %s (raw id %s)\n", clean(j.Node, 64), clean(j.JobID, 64))
 	printf(w, "  user %s (uid %d)  account %s  partition %s\n", clean(j.User, 32), j.UID, orDash(clean(j.Account, 32)), orDash(clean(j.Partition, 32)))
 	printf(w, "  status %s  source %s  start %s  elapsed %s\n", j.Status, j.Source, j.Start.Local().Format(time.RFC3339), elapsed(j))
 	if j.ExitKnown {

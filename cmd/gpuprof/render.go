@@ -16,8 +16,11 @@ import (
 // Derived values are null when their inputs are missing: never a zero that
 // looks measured.
 type jobJSON struct {
-	Cluster       string              `json:"cluster"`
-	JobID         string              `json:"job_id"`
+	Cluster string `json:"cluster"`
+	JobID   string `json:"job_id"` // raw id (SLURM_JOB_ID)
+	// DisplayID is the id as Slurm prints it ("53_1", "60+1"); the raw
+	// id when no scheduler record names the job otherwise.
+	DisplayID     string              `json:"display_id"`
 	Sched         *slurmext.JobRecord `json:"sched"`
 	Profiles      []profile.Job       `json:"profiles"`
 	WaitSeconds   *float64            `json:"wait_seconds"`
@@ -35,7 +38,7 @@ const (
 func toJobJSON(views []store.JobView) []jobJSON {
 	out := make([]jobJSON, 0, len(views))
 	for _, v := range views {
-		j := jobJSON{Cluster: v.Cluster, JobID: v.JobID, Sched: v.Sched, Profiles: v.Profiles, Missing: missing(v)}
+		j := jobJSON{Cluster: v.Cluster, JobID: v.JobID, DisplayID: v.SlurmID(), Sched: v.Sched, Profiles: v.Profiles, Missing: missing(v)}
 		if j.Profiles == nil {
 			j.Profiles = []profile.Job{}
 		}
@@ -166,14 +169,21 @@ func writeViewTable(w io.Writer, views []store.JobView) error {
 			notes = append(notes, "no "+strings.ReplaceAll(m, "_", "-"))
 		}
 		printf(tw, "%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s/%s\t%s\t%s\t%s\n",
-			clean(v.JobID, 20), user, account, partition, clean(state, 24), start, wait, ran, req, used,
+			clean(v.SlurmID(), 24), user, account, partition, clean(state, 24), start, wait, ran, req, used,
 			orDash(strings.Join(peaks, ",")), orDash(strings.Join(utils, ",")), orDash(strings.Join(notes, ",")))
 	}
 	return tw.Flush()
 }
 
+// writeViewDetail prints one job. Its heading names it as Slurm does and,
+// when that differs, by the raw id too: "Job 53_1 (raw id 58, cluster
+// lab)", since the node hooks, cgroups and logs know only the raw id.
 func writeViewDetail(w io.Writer, v store.JobView) {
-	printf(w, "Job %s (cluster %s)\n", clean(v.JobID, 64), clean(v.Cluster, 64))
+	if id := v.SlurmID(); id != v.JobID {
+		printf(w, "Job %s (raw id %s, cluster %s)\n", clean(id, 64), clean(v.JobID, 64), clean(v.Cluster, 64))
+	} else {
+		printf(w, "Job %s (cluster %s)\n", clean(v.JobID, 64), clean(v.Cluster, 64))
+	}
 	if s := v.Sched; s != nil {
 		printf(w, "  scheduler (%s): %s  name %q  user %s  account %s  partition %s  qos %s\n", s.Source, s.State,
 			clean(s.Name, 80), clean(s.User, 32), orDash(clean(s.Account, 32)), orDash(clean(s.Partition, 32)), orDash(clean(s.QOS, 32)))
