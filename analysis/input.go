@@ -25,12 +25,18 @@ import (
 //
 // An InputBuilder is not safe for concurrent Add calls.
 type InputBuilder struct {
-	nodes   map[string]*nodeInventory
-	slurm   []slurmext.NodeGres
-	batch   []pending
-	results []*[]Job // one per batch, in order
-	workers chan struct{}
-	wg      sync.WaitGroup
+	nodes map[string]*nodeInventory
+	slurm []slurmext.NodeGres
+	batch []pending
+	// jobs is the reserved result (Reserve); filled counts the jobs
+	// converted into it. Batches that do not fit go to overflow, and so do
+	// all batches after them, to keep the order.
+	jobs     []Job
+	filled   int
+	added    int
+	overflow []*[]Job
+	workers  chan struct{}
+	wg       sync.WaitGroup
 }
 
 type pending struct {
@@ -51,6 +57,16 @@ const inputBatch = 4096
 // NewInputBuilder returns an empty builder.
 func NewInputBuilder() *InputBuilder {
 	return &InputBuilder{nodes: map[string]*nodeInventory{}, workers: make(chan struct{}, runtime.GOMAXPROCS(0))}
+}
+
+// Reserve sizes the result for n jobs before the first Add, so the jobs
+// are converted into their final place and never copied: a million jobs
+// then cost one array of them instead of two at the end. n is a hint
+// (e.g. the store's count): more jobs than reserved still work.
+func (b *InputBuilder) Reserve(n int) {
+	if b.added == 0 && n > 0 {
+		b.jobs = make([]Job, n)
+	}
 }
 
 // SetSlurmNodes gives the nodes slurm.conf declares (slurmext.ReadNodeGres):
@@ -86,21 +102,29 @@ func (b *InputBuilder) Add(rec *slurmext.JobRecord, profiles []profile.Job) {
 	}
 }
 
-// flush converts the current batch on a free CPU.
+// flush converts the current batch on a free CPU, into the reserved
+// result while it has room.
 func (b *InputBuilder) flush() {
 	if len(b.batch) == 0 {
 		return
 	}
-	batch, out := b.batch, new([]Job)
-	b.batch, b.results = nil, append(b.results, out)
+	batch := b.batch
+	b.batch = nil
+	var out []Job
+	if b.filled+len(batch) <= len(b.jobs) && len(b.overflow) == 0 {
+		out = b.jobs[b.filled : b.filled+len(batch)]
+		b.filled += len(batch)
+	} else {
+		out = make([]Job, len(batch))
+		b.overflow = append(b.overflow, &out)
+	}
+	b.added += len(batch)
 	b.workers <- struct{}{}
 	b.wg.Go(func() {
 		defer func() { <-b.workers }()
-		jobs := make([]Job, len(batch))
 		for i := range batch {
-			jobs[i] = FromView(batch[i].rec, batch[i].profiles)
+			out[i] = FromView(batch[i].rec, batch[i].profiles)
 		}
-		*out = jobs
 	})
 }
 
@@ -110,15 +134,26 @@ func (b *InputBuilder) flush() {
 func (b *InputBuilder) Input(w Window, now time.Time) Input {
 	b.flush()
 	b.wg.Wait()
-	n := 0
-	for _, r := range b.results {
-		n += len(*r)
+	in := Input{Window: w, Now: now, Jobs: b.jobs[:b.filled]}
+	if len(b.overflow) > 0 {
+		n := b.filled
+		for _, r := range b.overflow {
+			n += len(*r)
+		}
+		if cap(in.Jobs) < n {
+			jobs := make([]Job, b.filled, n)
+			copy(jobs, in.Jobs)
+			in.Jobs = jobs
+		}
+		for _, r := range b.overflow {
+			in.Jobs = append(in.Jobs, *r...)
+			*r = nil
+		}
 	}
-	in := Input{Jobs: make([]Job, 0, n), Window: w, Now: now}
-	for _, r := range b.results {
-		in.Jobs = append(in.Jobs, *r...)
-		*r = nil
+	if in.Jobs == nil {
+		in.Jobs = []Job{}
 	}
+	b.jobs, b.overflow = nil, nil
 	in.Nodes = b.inventory()
 	return in
 }

@@ -32,6 +32,40 @@ func TestInputBuilderOrder(t *testing.T) {
 	}
 }
 
+// Reserve converts into the final array; a wrong guess, too small or too
+// large, still gives every job once, in order.
+func TestInputBuilderReserve(t *testing.T) {
+	for _, tt := range []struct {
+		name       string
+		reserve, n int
+	}{
+		{"exact", 3*inputBatch + 5, 3*inputBatch + 5},
+		{"too small", inputBatch + 1, 3*inputBatch + 5},
+		{"too large", 5 * inputBatch, inputBatch + 7},
+		{"none", 0, inputBatch + 7},
+		{"empty", 100, 0},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			b := NewInputBuilder()
+			b.Reserve(tt.reserve)
+			recs := make([]slurmext.JobRecord, tt.n)
+			for i := range recs {
+				recs[i] = slurmext.JobRecord{JobID: strconv.Itoa(i)}
+				b.Add(&recs[i], nil)
+			}
+			in := b.Input(Window{}, time.Time{})
+			if len(in.Jobs) != tt.n {
+				t.Fatalf("%d jobs, want %d", len(in.Jobs), tt.n)
+			}
+			for i := range in.Jobs {
+				if in.Jobs[i].ID != strconv.Itoa(i) {
+					t.Fatalf("job %d is %q", i, in.Jobs[i].ID)
+				}
+			}
+		})
+	}
+}
+
 // The inventory: nodes seen in profiles (distinct GPUs by UUID), joined by
 // slurm.conf's nodes with their shard counts; a node only slurm.conf
 // knows joins with its GRES type for a model.

@@ -111,6 +111,12 @@ func (s *jobSource) Each(ctx context.Context, f store.ViewFilter, fn func(store.
 func (s *jobSource) input(ctx context.Context, f store.ViewFilter) (analysis.Input, error) {
 	b := analysis.NewInputBuilder()
 	b.SetSlurmNodes(s.slurmNodes)
+	// Converting into an array of the right size saves holding a month's
+	// jobs twice at the end; the count is a hint (jobs may arrive between
+	// the two reads).
+	if n, err := s.Count(ctx, f); err == nil {
+		b.Reserve(n)
+	}
 	err := s.Each(ctx, f, func(v store.JobView) error {
 		b.Add(v.Sched, v.Profiles)
 		return nil
