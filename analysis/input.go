@@ -122,8 +122,10 @@ func (b *InputBuilder) flush() {
 	b.workers <- struct{}{}
 	b.wg.Go(func() {
 		defer func() { <-b.workers }()
+		names := make(interner, 256)
 		for i := range batch {
 			out[i] = FromView(batch[i].rec, batch[i].profiles)
+			names.job(&out[i])
 		}
 	})
 }
@@ -193,4 +195,31 @@ func (b *InputBuilder) inventory() []Node {
 		nodes = append(nodes, *byName[name])
 	}
 	return nodes
+}
+
+// interner shares the text of names that repeat from job to job (users,
+// accounts, partitions, states, nodes, GPU models): each job read from the
+// store brings its own copies, and a month of a million jobs would hold
+// them a million times. One per batch: batches convert concurrently.
+type interner map[string]string
+
+func (m interner) of(s string) string {
+	if s == "" {
+		return s
+	}
+	if v, ok := m[s]; ok {
+		return v
+	}
+	m[s] = s
+	return s
+}
+
+func (m interner) job(j *Job) {
+	j.Cluster, j.User, j.Account = m.of(j.Cluster), m.of(j.User), m.of(j.Account)
+	j.Partition, j.QOS, j.State = m.of(j.Partition), m.of(j.QOS), m.of(j.State)
+	j.ReqGPUType, j.IOScope = m.of(j.ReqGPUType), m.of(j.IOScope)
+	for i := range j.GPUs {
+		g := &j.GPUs[i]
+		g.Node, g.Model = m.of(g.Node), m.of(g.Model)
+	}
 }
