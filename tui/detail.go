@@ -237,7 +237,12 @@ func (m Model) detailLines() []string {
 	j, mt := &d.job, &d.metrics
 	loc := m.opts.Now().Location()
 
-	add("job " + sanitise(displayID(d.v)) + " · " + orDash(sanitise(j.Name)))
+	// The Slurm id, and the raw id the nodes, cgroups and logs know.
+	head := "job " + sanitise(d.v.SlurmID())
+	if d.v.SlurmID() != d.v.JobID {
+		head += " (raw id " + sanitise(d.v.JobID) + ")"
+	}
+	add(head + " · " + orDash(sanitise(j.Name)))
 	add(fmt.Sprintf("user %s · account %s · partition %s",
 		orDash(sanitise(j.User)), orDash(sanitise(j.Account)), orDash(sanitise(j.Partition))))
 	state := orDash(sanitise(j.State))
@@ -506,13 +511,6 @@ func taskLines(t *taskInfo) []string {
 		lines = append(lines, strings.Join(facts, " · "))
 	}
 	return lines
-}
-
-func displayID(v store.JobView) string {
-	if v.Sched != nil && v.Sched.DisplayID != "" {
-		return v.Sched.DisplayID
-	}
-	return v.JobID
 }
 
 func orDash(s string) string {

@@ -13,7 +13,7 @@ import (
 // arrives. Strings that came from users are already sanitised.
 type row struct {
 	cluster, jobID string // the key, raw, for loading the detail
-	id             string // display id
+	id             string // as Slurm prints it (53_1, 60+1), sanitised
 	name, user     string
 	state          string
 	start          string
@@ -34,7 +34,7 @@ func rowOf(v store.JobView, c analysis.Config, now time.Time) row {
 	r := row{
 		cluster: v.Cluster,
 		jobID:   v.JobID,
-		id:      sanitise(v.JobID),
+		id:      sanitise(v.SlurmID()),
 		name:    sanitise(j.Name),
 		user:    sanitise(j.User),
 		state:   stateLabel(j.State),
@@ -45,9 +45,6 @@ func rowOf(v store.JobView, c analysis.Config, now time.Time) row {
 		util:    "-",
 		class:   classLabel(cls),
 		badges:  badges(analysis.Diagnose(j, c)),
-	}
-	if v.Sched != nil && v.Sched.DisplayID != "" {
-		r.id = sanitise(v.Sched.DisplayID)
 	}
 	switch {
 	case m.ElapsedValid:
