@@ -63,11 +63,12 @@ type TaskProfile struct {
 	GPUsRequested float64 `json:"gpus_requested"`
 	// UsageRuns are the runs with utilisation readings. GPUsUsed and
 	// GPUsUnused are means per run over those runs alone: GPUs held minus
-	// unused (Metrics.UnusedGPUs), and unused. Both are null when no run
-	// has readings: how many GPUs sacct history used is unknown, not 0.
+	// unused (Metrics.UnusedGPUs), and unused. Both are nil, and absent
+	// from JSON, when no run has readings: how many GPUs sacct history
+	// used is unknown, not 0.
 	UsageRuns  int      `json:"usage_runs"`
-	GPUsUsed   *float64 `json:"gpus_used"`
-	GPUsUnused *float64 `json:"gpus_unused"`
+	GPUsUsed   *float64 `json:"gpus_used,omitempty"`
+	GPUsUnused *float64 `json:"gpus_unused,omitempty"`
 
 	// Finished runs have a final outcome; FailureRate and TimeoutRate are
 	// Failures / Finished and Timeouts / Finished (0 when none finished).

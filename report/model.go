@@ -88,6 +88,20 @@ const (
 	missingNoWaits     = "no_queue_waits"
 )
 
+// namedModels returns the GPU models known by name. The Workload's model
+// "" holds GPUs without a per-GPU record (sacct history, unprofiled
+// shards): it is no model, so a month of it alone has no GPU model known,
+// not one model.
+func namedModels(d *Data) []string {
+	var out []string
+	for _, m := range d.Workload.Models {
+		if m.Model != "" {
+			out = append(out, m.Model)
+		}
+	}
+	return out
+}
+
 // missing lists what the month's data lacks, in a fixed order.
 func missing(d *Data) []string {
 	h := d.Workload.Headline
@@ -105,7 +119,7 @@ func missing(d *Data) []string {
 	case s.WithoutGPUData > 0:
 		out = append(out, missingSomeGPUData)
 	}
-	switch len(d.Workload.Models) {
+	switch len(namedModels(d)) {
 	case 0:
 		if gpuJobs > 0 {
 			out = append(out, missingNoModel)
@@ -206,11 +220,13 @@ func headlineSection(d *Data, miss []string) section {
 	s.chart(chartUtil)
 
 	s.heading("GPU models")
-	switch {
-	case len(d.Workload.Models) == 0:
-		s.para("No GPU model was recorded: the jobs carry no GPU readings.")
-	case len(d.Workload.Models) == 1:
-		s.para("Only one GPU model was used this month, so models cannot be compared.")
+	switch named := namedModels(d); {
+	case len(named) == 0 && len(d.Workload.Models) == 0:
+		s.para("No GPU model is known: the jobs carry no GPU readings.")
+	case len(named) == 0:
+		s.para("No GPU model is known: no job has a per-GPU record (sacct history, unprofiled shards), so models cannot be compared.")
+	case len(named) == 1:
+		s.para("Only one GPU model was used this month (%s), so models cannot be compared.", named[0])
 	}
 	if len(d.Workload.Models) == 0 {
 		s.chart(chartVRAM)
