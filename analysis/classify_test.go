@@ -2,13 +2,19 @@ package analysis
 
 import (
 	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
 	"math"
 	"math/rand/v2"
+	"os"
+	"path/filepath"
 	"strings"
 	"testing"
 	"time"
 
 	"github.com/gpuprof/gpuprof/profile"
+	"github.com/gpuprof/gpuprof/slurmext"
 )
 
 func TestClassify(t *testing.T) {
@@ -483,5 +489,91 @@ func TestRandomJobsNeverPanic(t *testing.T) {
 	}
 	if !strings.Contains(f.Summary.PercentileMethod, "nearest") {
 		t.Errorf("percentile method = %q", f.Summary.PercentileMethod)
+	}
+}
+
+// TestClassifyRealSacct reads the test cluster's own sacct output (Slurm
+// 22.05, no GPU readings): its GPU jobs are classified from the scheduler
+// view, not left unknown, their requested GPUs are known and their GPUs
+// used are not, and the debug-partition rule counts their short runs.
+func TestClassifyRealSacct(t *testing.T) {
+	f, err := os.Open(filepath.Join("..", "slurmext", "testdata", "sacct", "22.05-P-steps-iso.txt"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	r := slurmext.NewSacctReader(f, nil, slurmext.SacctOptions{})
+	var jobs []Job
+	for {
+		rec, err := r.Next()
+		if errors.Is(err, io.EOF) {
+			break
+		}
+		var le *slurmext.LineError
+		if errors.As(err, &le) {
+			continue
+		}
+		if err != nil {
+			t.Fatal(err)
+		}
+		jobs = append(jobs, FromView(&rec, nil))
+	}
+	c := DefaultConfig()
+	gpuJobs, short := 0, 0
+	for _, j := range jobs {
+		m := Measure(j, c)
+		cls, why := Classify(j, c)
+		if m.GPUs == 0 {
+			continue
+		}
+		gpuJobs++
+		if j.HasGPUData {
+			t.Fatalf("job %s has GPU data in sacct history", j.ID)
+		}
+		// The cluster's test jobs ran for seconds: every finished, non-array
+		// GPU job is short debugging, and says why.
+		if m.ElapsedValid && j.ArrayJobID == "" {
+			short++
+			if cls != ClassShortDebug || !strings.Contains(why[0].String(), "no GPU readings: decided from the scheduler view alone") {
+				t.Errorf("job %s (%s, ran %s): class %s, %v", j.ID, j.Name, m.Elapsed, cls, why)
+			}
+		}
+	}
+	if gpuJobs == 0 || short == 0 {
+		t.Fatalf("%d GPU jobs, %d short: the fixture no longer has sacct GPU jobs", gpuJobs, short)
+	}
+
+	ps := Profiles(jobs, c)
+	for _, p := range ps {
+		if p.GPUsRequested <= 0 || p.GPUsUsed != nil || p.UsageRuns != 0 {
+			t.Errorf("profile %s: requested %v, used %v over %d runs; want requested known, used unknown", p.Name, p.GPUsRequested, p.GPUsUsed, p.UsageRuns)
+		}
+	}
+
+	// With min_jobs lowered to the fixture's size, the debug rule reads
+	// the short jobs: they waited about a second, no queue worth a
+	// partition, and it says so with their number.
+	c.Recommend.MinJobs = 1
+	fd, err := Analyse(Input{Jobs: jobs}, c)
+	if err != nil {
+		t.Fatal(err)
+	}
+	found := false
+	for _, n := range fd.NoChange {
+		if n.Rule == RecDebugPart {
+			found = true
+			want := fmt.Sprintf("%d short jobs wait 1s (p50), under bottlenecks.queue_bound_min_wait (15m): no debug partition", short)
+			if n.Note != want {
+				t.Errorf("debug rule: %q, want %q", n.Note, want)
+			}
+		}
+	}
+	for _, rec := range fd.Recommendations {
+		if rec.Kind == RecDebugPart {
+			t.Errorf("a debug partition for waits of seconds: %s", rec.Change)
+		}
+	}
+	if !found {
+		t.Errorf("the debug rule said nothing: %+v", fd.NoChange)
 	}
 }

@@ -38,8 +38,15 @@ func recommendDebug(b *recBuilder, in *Input, f *facts) {
 	}
 	dd, wd := distOf(durs), distOf(waits)
 	if wd.P50 < dd.P50 || wd.P50 <= 0 {
-		b.nothing(RecDebugPart, "short jobs wait %s (p50), less than they run (%s): no debug partition",
-			formatSeconds(wd.P50), formatSeconds(dd.P50))
+		b.nothing(RecDebugPart, "%d short jobs wait %s (p50), less than they run (%s): no debug partition",
+			len(durs), formatSeconds(wd.P50), formatSeconds(dd.P50))
+		return
+	}
+	// A wait of seconds is no queue, however short the runs: the same
+	// floor as the queue_bound bottleneck's.
+	if minWait := b.c.Bottlenecks.QueueBoundMinWait.D().Seconds(); wd.P50 < minWait {
+		b.nothing(RecDebugPart, "%d short jobs wait %s (p50), under bottlenecks.queue_bound_min_wait (%s): no debug partition",
+			len(durs), formatSeconds(wd.P50), formatSeconds(minWait))
 		return
 	}
 	maxTime := roundUp(time.Duration(dd.P95*float64(time.Second)), 15*time.Minute)
