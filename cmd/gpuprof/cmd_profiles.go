@@ -111,6 +111,7 @@ func writeProfiles(w io.Writer, p profilesJSON, top int) error {
 	printf(w, "Task profiles: %d GPU jobs in %d recurring tasks, %s GPU-hours.\n\n", s.GPUJobs, len(p.Profiles), hours(s.GPUHours))
 	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
 	printf(tw, "USER\tTASK\tCLASS\tRUNS\tGPU-H\tGPUS REQ/USED\tVRAM P95\tUTIL P50\tRUN P50\tRUN P95\tFAILED\tTIMEOUT\n")
+	noUse, partUse := false, false
 	for _, t := range p.Profiles {
 		vram := "-"
 		switch {
@@ -123,12 +124,23 @@ func writeProfiles(w io.Writer, p profilesJSON, top int) error {
 		if t.UtilMean.N > 0 {
 			util = fmt.Sprintf("%.0f%%", t.UtilMean.P50)
 		}
-		printf(tw, "%s\t%s\t%s\t%d\t%s\t%.1f/%.1f\t%s\t%s\t%s\t%s\t%s\t%s\n",
-			clean(t.User, 16), clean(t.Name, 28), t.Class, t.Jobs, hours(t.GPUHours), t.GPUsRequested, t.GPUsUsed,
+		gpus := gpusReqUsed(t)
+		noUse = noUse || t.GPUsUsed == nil
+		partUse = partUse || (t.GPUsUsed != nil && t.UsageRuns < t.Jobs)
+		printf(tw, "%s\t%s\t%s\t%d\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\n",
+			clean(t.User, 16), clean(t.Name, 28), t.Class, t.Jobs, hours(t.GPUHours), gpus,
 			vram, util, secs(t.Duration.P50), secs(t.Duration.P95), pct(t.FailureRate), pct(t.TimeoutRate))
 	}
 	if err := tw.Flush(); err != nil {
 		return err
+	}
+	switch {
+	case noUse && partUse:
+		printf(w, "(GPUS USED: – no run has GPU utilisation readings, so the GPUs used are unknown; * over the runs with readings only)\n")
+	case noUse:
+		printf(w, "(GPUS USED: – no run has GPU utilisation readings, so the GPUs used are unknown)\n")
+	case partUse:
+		printf(w, "(GPUS USED: * over the runs with GPU utilisation readings only)\n")
 	}
 	if top > 0 {
 		printf(w, "\n")
@@ -173,6 +185,20 @@ func writeProfiles(w io.Writer, p profilesJSON, top int) error {
 	return nil
 }
 
+// gpusReqUsed is the GPUS REQ/USED cell: the GPUs requested per run (the
+// scheduler's record, always known) and those used, "–" when no run has
+// utilisation readings (sacct history) and marked "*" when only some have.
+func gpusReqUsed(t analysis.TaskProfile) string {
+	if t.GPUsUsed == nil {
+		return fmt.Sprintf("%.1f/–", t.GPUsRequested)
+	}
+	mark := ""
+	if t.UsageRuns < t.Jobs {
+		mark = "*"
+	}
+	return fmt.Sprintf("%.1f/%.1f%s", t.GPUsRequested, *t.GPUsUsed, mark)
+}
+
 func share(part, total float64) string {
 	if total <= 0 {
 		return "-"
@@ -198,8 +224,17 @@ func describeTask(t analysis.TaskProfile, total float64) string {
 	if t.UtilMean.N > 0 {
 		fmt.Fprintf(&b, " Median utilisation %.0f%%.", t.UtilMean.P50)
 	}
-	if t.GPUsRequested > 0 && t.GPUsRequested-t.GPUsUsed >= 0.5 {
-		fmt.Fprintf(&b, " Asks for %.1f GPUs per run but uses %.1f.", t.GPUsRequested, t.GPUsUsed)
+	// Used and unused are over the runs with readings: compare them with
+	// each other, not with the requests of runs without readings.
+	if t.GPUsUsed != nil && t.GPUsUnused != nil && *t.GPUsUnused >= 0.5 {
+		held := *t.GPUsUsed + *t.GPUsUnused
+		fmt.Fprintf(&b, " Asks for %.1f GPUs per run but uses %.1f", held, *t.GPUsUsed)
+		if t.UsageRuns < t.Jobs {
+			fmt.Fprintf(&b, " (over the %d of %d runs with readings)", t.UsageRuns, t.Jobs)
+		}
+		b.WriteString(".")
+	} else if t.GPUsUsed == nil && t.GPUsRequested > 0 {
+		fmt.Fprintf(&b, " Asks for %.1f GPUs per run; how many it used is unknown (no GPU readings).", t.GPUsRequested)
 	}
 	if t.Finished > 0 && (t.Failures > 0 || t.Timeouts > 0) {
 		fmt.Fprintf(&b, " Of %d finished runs, %d failed and %d timed out.", t.Finished, t.Failures, t.Timeouts)

@@ -1,0 +1,49 @@
+package main
+
+import (
+	"bytes"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/gpuprof/gpuprof/analysis"
+)
+
+// TestProfilesGPUsColumn: sacct history shows the GPUs it requested and
+// "–" for those used (unknown, never 0.0); a task with readings on only
+// some runs is marked.
+func TestProfilesGPUsColumn(t *testing.T) {
+	t0 := time.Date(2026, 3, 2, 8, 0, 0, 0, time.UTC)
+	mk := func(user, name string, run time.Duration, gpus int, util ...float64) analysis.Job {
+		j := analysis.Job{Cluster: "c", ID: name, User: user, Name: name, State: "COMPLETED",
+			Submit: t0, Start: t0, End: t0.Add(run), ExitKnown: true, ReqGPUs: gpus}
+		for _, u := range util {
+			j.GPUs = append(j.GPUs, analysis.GPU{Node: "n1", UtilMean: u, UtilMeanValid: true})
+			j.HasGPUData = true
+		}
+		return j
+	}
+	jobs := []analysis.Job{
+		mk("ann", "sweep", 10*time.Minute, 2), mk("ann", "sweep", 12*time.Minute, 2), // sacct history
+		mk("bob", "train", 6*time.Hour, 2, 90, 1), mk("bob", "train", 6*time.Hour, 4), // readings on one run
+	}
+	var b bytes.Buffer
+	if err := writeProfiles(&b, analyseJobs(jobs, analysis.DefaultConfig()), 5); err != nil {
+		t.Fatal(err)
+	}
+	out := b.String()
+	for _, want := range []string{
+		"short_debug", "2.0/–", // ann: short runs from the scheduler view, used unknown
+		"3.0/1.0*", // bob: 2 + 4 requested over both runs; 1 used on the run with readings
+		"– no run has GPU utilisation readings", "* over the runs with readings only",
+		"Asks for 2.0 GPUs per run; how many it used is unknown (no GPU readings).",
+		"Asks for 2.0 GPUs per run but uses 1.0 (over the 1 of 2 runs with readings).",
+	} {
+		if !strings.Contains(out, want) {
+			t.Errorf("output lacks %q:\n%s", want, out)
+		}
+	}
+	if strings.Contains(out, "0.0/0.0") || strings.Contains(out, "2.0/0.0") {
+		t.Errorf("GPUs used printed as 0 where unknown:\n%s", out)
+	}
+}
