@@ -15,21 +15,56 @@ import (
 // JobIDRaw.
 var ErrBadSacct = errors.New("malformed sacct output")
 
+// ErrSacctLayout means sacct text does not fit the columns it is read with
+// (see LayoutError): the whole input is refused, not read line by line. It
+// wraps ErrBadSacct.
+var ErrSacctLayout = fmt.Errorf("sacct text does not fit its columns: %w", ErrBadSacct)
+
 // SacctFormat is the --format list gpuprof asks sacct for, in order; every
-// name exists in Slurm 22.05 (sacct --helpformat). Run sacct as
+// name exists in Slurm 22.05 (sacct --helpformat, and SEEN on 22.05.8). Run
+// sacct as
 //
-//	SLURM_TIME_FORMAT=%s sacct -a -X -P --format=<SacctFormat> -S … -E …
+//	SLURM_TIME_FORMAT=%s sacct -a -P --format=<SacctFormat> -S … -E …
 //
-// -X leaves out steps (they would be skipped anyway), -P separates fields
-// with '|', and SLURM_TIME_FORMAT=%s prints times as seconds since 1970, so
-// that the sacct host's time zone does not matter. sacct has no restart
-// count column; the JSON output has one.
+// -P separates fields with '|', the header line names the columns (the
+// reader maps them by name), and SLURM_TIME_FORMAT=%s prints times as
+// seconds since 1970, so that the sacct host's time zone does not matter.
+// Step lines are asked for (no -X) because TRESUsageInMax/TRESUsageInAve,
+// where Slurm's GPU accounting fills them, are step values: the job line has
+// them empty (SEEN on 22.05.8). sacct has no restart count column; the JSON
+// output has one.
 const SacctFormat = "JobID,JobIDRaw,JobName,User,UID,Account,Partition,QOS," +
 	"Submit,Eligible,Start,End,Elapsed,Timelimit,State,ExitCode,DerivedExitCode," +
-	"NodeList,NNodes,NCPUS,ReqTRES,AllocTRES,Reason,Cluster"
+	"NodeList,NNodes,NCPUS,ReqTRES,AllocTRES,Reason,Cluster,TRESUsageInMax,TRESUsageInAve"
 
 // SacctFields returns the names in SacctFormat, a new slice each call.
 func SacctFields() []string { return strings.Split(SacctFormat, ",") }
+
+// previousSacctFormat is the SacctFormat of gpuprof before the usage columns
+// were added. Header-less text read with gpuprof's own columns may have
+// either layout; their column counts differ, so the probe tells them apart.
+const previousSacctFormat = "JobID,JobIDRaw,JobName,User,UID,Account,Partition,QOS," +
+	"Submit,Eligible,Start,End,Elapsed,Timelimit,State,ExitCode,DerivedExitCode," +
+	"NodeList,NNodes,NCPUS,ReqTRES,AllocTRES,Reason,Cluster"
+
+// ParseSacctColumns reads a column list as --format takes it ("JobIDRaw,
+// State,JobName%30"): names separated by commas, each a sacct field name
+// with an optional %width. The list must name JobID or JobIDRaw. Errors wrap
+// ErrBadSacct.
+func ParseSacctColumns(list string) ([]string, error) {
+	var fields []string
+	for f := range strings.SplitSeq(list, ",") {
+		f = strings.TrimSpace(f)
+		if !fieldNameShaped(f) {
+			return nil, fmt.Errorf("column list %s: %s is not a sacct field name: %w", quoteShort(list), quoteShort(f), ErrBadSacct)
+		}
+		fields = append(fields, f)
+	}
+	if _, err := newSacctLayout(fields, false); err != nil {
+		return nil, err
+	}
+	return fields, nil
+}
 
 // DefaultMaxSacctLine bounds one record of sacct text; a longer line is
 // skipped with a *LineError, never held in memory whole.
@@ -38,6 +73,13 @@ const DefaultMaxSacctLine = 1 << 20
 // maxJoinedLines bounds how many physical lines one record may span (a job
 // name with newlines, see SacctReader).
 const maxJoinedLines = 64
+
+// The probe (see SacctReader) looks at up to probeLines non-blank lines or
+// probeBytes bytes, whichever comes first, of each part of the input.
+const (
+	probeLines = 100
+	probeBytes = 1 << 20
+)
 
 // SacctOptions adjusts a SacctReader.
 type SacctOptions struct {
@@ -64,6 +106,37 @@ func (e *LineError) Error() string { return fmt.Sprintf("sacct line %d: %v", e.L
 
 func (e *LineError) Unwrap() error { return e.Err }
 
+// LayoutError says that sacct text does not fit the columns it is read with:
+// fewer than half of the first records of a part of the input (the whole
+// input, or what follows a header line) have exactly the columns expected
+// and values of the right kind (a job id, a state, a time, a limit) where
+// the columns say they are. It wraps ErrSacctLayout.
+type LayoutError struct {
+	Line    int    // first line of the part that does not fit
+	Columns string // the columns it was read with, '|'-separated
+	// Source says where the columns came from: "header line N", "the
+	// columns given", or "gpuprof's own columns".
+	Source string
+	Reason string // what did not fit
+	First  string // the part's first non-blank line, quoted and shortened
+}
+
+func (e *LayoutError) Error() string {
+	return fmt.Sprintf("sacct text from line %d does not fit the columns it is read with (%s): %s; expected %d columns %s; line %d is %s",
+		e.Line, e.Source, e.Reason, strings.Count(e.Columns, "|")+1, quoteUpTo(e.Columns, 400), e.Line, e.First)
+}
+
+func (e *LayoutError) Unwrap() error { return ErrSacctLayout }
+
+// quoteUpTo is quoteShort with another bound: a layout error quotes a whole
+// column list and the start of a line.
+func quoteUpTo(s string, n int) string {
+	if len(s) <= n {
+		return fmt.Sprintf("%+q", s)
+	}
+	return fmt.Sprintf("%+q... (%d bytes)", s[:n], len(s))
+}
+
 // sacctColumn identifies a column SacctReader understands.
 type sacctColumn int
 
@@ -80,6 +153,7 @@ const (
 	colEligible
 	colStart
 	colEnd
+	colElapsed
 	colTimelimit
 	colState
 	colExitCode
@@ -91,6 +165,8 @@ const (
 	colAllocTRES
 	colReason
 	colCluster
+	colTRESUsageInMax
+	colTRESUsageInAve
 	numSacctColumns
 )
 
@@ -121,6 +197,8 @@ func sacctColumnOf(name string) (sacctColumn, bool) {
 		return colStart, true
 	case "end":
 		return colEnd, true
+	case "elapsed":
+		return colElapsed, true
 	case "timelimit", "timelimitraw":
 		return colTimelimit, true
 	case "state":
@@ -143,19 +221,111 @@ func sacctColumnOf(name string) (sacctColumn, bool) {
 		return colReason, true
 	case "cluster":
 		return colCluster, true
+	case "tresusageinmax":
+		return colTRESUsageInMax, true
+	case "tresusageinave":
+		return colTRESUsageInAve, true
 	}
 	return 0, false
 }
 
+// fieldNameShaped reports whether s looks like a sacct field name as
+// --format takes it and a header prints it: a letter, then letters, digits
+// or '_', then optionally '%' and a width.
+func fieldNameShaped(s string) bool {
+	name, width, hasWidth := strings.Cut(s, "%")
+	if name == "" || len(name) > 64 || !isLetter(name[0]) {
+		return false
+	}
+	for i := 1; i < len(name); i++ {
+		if c := name[i]; !isLetter(c) && !(c >= '0' && c <= '9') && c != '_' {
+			return false
+		}
+	}
+	if hasWidth {
+		if _, ok := parseDigits(width, 1<<16); !ok {
+			return false
+		}
+	}
+	return true
+}
+
+func isLetter(c byte) bool { return c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' }
+
+// sacctLayout is a list of columns: from the field list given, or from a
+// header line.
+type sacctLayout struct {
+	cols    [numSacctColumns]int // index into the fields of a line, -1 when absent
+	nFields int
+	names   string // the column names, '|'-separated, for messages
+	source  string // where they came from, for LayoutError
+	// trailing is -p (--parsable) output, whose lines end with a '|';
+	// trailingKnown says whether a header (or a probe) decided it.
+	trailing      bool
+	trailingKnown bool
+}
+
+// newSacctLayout maps field names to columns; names are matched without
+// regard to case, "%width" suffixes are dropped and unknown names are read
+// past. A list without JobID or JobIDRaw is an error wrapping ErrBadSacct.
+func newSacctLayout(fields []string, fromHeader bool) (sacctLayout, error) {
+	l := sacctLayout{nFields: len(fields)}
+	for i := range l.cols {
+		l.cols[i] = -1
+	}
+	names := make([]string, len(fields))
+	for i, f := range fields {
+		name, _, _ := strings.Cut(strings.TrimSpace(f), "%")
+		names[i] = name
+		if c, ok := sacctColumnOf(strings.ToLower(name)); ok && l.cols[c] < 0 {
+			l.cols[c] = i
+		}
+	}
+	l.names = strings.Join(names, "|")
+	if l.cols[colJobID] < 0 && l.cols[colJobIDRaw] < 0 {
+		what := "sacct fields"
+		if fromHeader {
+			what = "sacct header"
+		}
+		return l, fmt.Errorf("%s %s: neither JobID nor JobIDRaw: %w", what, quoteUpTo(strings.Join(fields, ","), 400), ErrBadSacct)
+	}
+	return l, nil
+}
+
+// hasUsage reports whether the layout has a column of step usage, so that
+// step lines carry readings to fold into their job.
+func (l *sacctLayout) hasUsage() bool {
+	return l.cols[colTRESUsageInMax] >= 0 || l.cols[colTRESUsageInAve] >= 0
+}
+
 // SacctReader reads the records of `sacct -P` (or -p) text one at a time.
 //
-// The columns are those of fields, in order, as given to --format (names
-// are matched without regard to case; unknown names are read past, and
-// Elapsed is not needed: JobRecord.Elapsed derives it). A line equal to
-// the field names is a header and is skipped, wherever it is, so output with
-// and without --noheader, and several outputs concatenated, all work. A
-// first line (header or not) with one '|' too many at its end selects -p
-// (--parsable) output, whose lines end with a '|'.
+// Columns are mapped by name from sacct's header line, in any order and any
+// subset that names JobID or JobIDRaw (names match without regard to case,
+// "JobName%30" widths are dropped, unknown columns are read past; Elapsed
+// is only checked: JobRecord.Elapsed derives it). A line is a header when
+// every '|'-separated column is shaped like a field name and one of them is
+// a column the reader knows; one that names neither JobID nor JobIDRaw
+// stops the reader with a *LayoutError. A header further down starts a new
+// part with its own columns, so several sacct outputs concatenated, each
+// with its own --format, are read as one. Text before any header (all of
+// it, with --noheader) is read with the field list given to
+// NewSacctReader; nil means gpuprof's own (SacctFormat, or the one before
+// it, whichever fits). A part whose header ends in a '|' is -p
+// (--parsable) output, whose lines end in one; without a header, the probe
+// finds out which of -P and -p fits.
+//
+// Before it returns anything of a part, the reader probes it: it reads
+// ahead up to 100 lines (at most 1 MiB) and checks that the
+// records there have exactly the columns expected, a job id where the job
+// id is, and a state, times, limits, exit codes and counts of the right
+// kind where those columns are (at least half of them, and at least one,
+// must). When they do not, Next returns a
+// *LayoutError (wrapping ErrSacctLayout) for that part and for every later
+// call: text in another layout is refused, not read into wrong fields. In a
+// part that fits, a line that does not is skipped with a *LineError, and a
+// malformed value is noted (Problems) and left unknown. Empty input, or a
+// header alone, holds no jobs.
 //
 // sacct does not escape the separator or line breaks inside values, and a
 // job name may contain both:
@@ -167,57 +337,104 @@ func sacctColumnOf(name string) (sacctColumn, bool) {
 //     each is short as well) when that yields enough columns: the name had
 //     a line break. A short last line is a truncated file: a *LineError.
 //
-// Step lines ("123.batch", "123.0") are skipped and counted (StepsSkipped).
+// Step lines ("123.batch", "123.0") are not records; StepsSkipped counts
+// them. When the columns include TRESUsageInMax or TRESUsageInAve, step
+// lines carry Slurm's GPU readings (gres/gpumem, gres/gpuutil), which are
+// folded into the job line before them (the same JobIDRaw, else the same
+// JobID): SlurmGPUMem is the most memory of any step, and SlurmGPUUtil the
+// highest mean utilisation of any step. The highest, not a mean over steps:
+// the work of a job runs in one step (the batch script or an srun step)
+// while the extern step, and the batch step of an srun job, idle at 0%,
+// which a mean would mix in. A reading that is malformed in any step
+// leaves the job's unknown. With such columns a job is returned once the
+// line after its steps has been read, so a *LineError of a later line may
+// come before it.
+//
 // With -D, every run of a requeued job is a line of its own (State REQUEUED,
 // then the final run), all with the same JobIDRaw, oldest first.
 // Memory is bounded by MaxLineBytes whatever the input.
 type SacctReader struct {
-	br      *bufio.Reader
-	opts    SacctOptions
-	cols    [numSacctColumns]int // index into the fields of a line, -1 when absent
-	nFields int
-	names   []string // lower-cased field names, for header detection
+	br   *bufio.Reader
+	opts SacctOptions
 
-	line     int    // physical lines read so far
-	started  bool   // the first line was examined for -p output
-	trailing bool   // -p output: every line ends with '|'
-	buf      []byte // the record being assembled
-	pushback []byte // a line read ahead and not used
-	havePush bool
+	layout sacctLayout // the columns lines are read with now
+	// candidates are the layouts the first part may have when it has no
+	// header: the fields given, or gpuprof's current and earlier ones.
+	candidates []sacctLayout
+	firstPart  bool
+	needProbe  bool
+	probing    bool // a probe's dry run: read the window only
+	// What the last line scanned was like, for the probe.
+	misfit     string // why it does not fit its columns; "" when it does
+	misfitCols int    // its column count, when that was why
+	probeFirst string // the first non-blank line of a probe window
+	probeNo    int
+
+	queue   []queuedLine // lines read and not yet consumed (the probe window)
+	qhead   int
+	srcLine int   // lines read from br
+	srcErr  error // br failed
+	srcEOF  bool
+
+	line     int // number of the last line consumed
 	split    []string
-	problems notes
+	cur      notes // notes of the record being built
+	problems notes // notes of the record Next returned last
 	steps    int
-	deferred *LineError // an overlong line met while joining, reported next
-	err      error      // sticky: the underlying reader failed
+	err      error // sticky: the input cannot be read on
+
+	// With usage columns, the job read last is held until its steps have
+	// passed.
+	pending      JobRecord
+	havePending  bool
+	pendingNotes notes
+	memBad       bool // a reading of the pending job was malformed
+	utilBad      bool
 }
 
-// NewSacctReader returns a reader of sacct text in r whose columns are
-// fields. A field list without JobID or JobIDRaw makes every Next fail with
-// an error wrapping ErrBadSacct.
+// queuedLine is a physical line read ahead: its number, its text without the
+// line break, or ErrTooLarge.
+type queuedLine struct {
+	no   int
+	text []byte
+	err  error
+}
+
+// NewSacctReader returns a reader of sacct text in r. fields are the
+// columns of text before any header line (see SacctReader); nil means
+// gpuprof's own. A field list without JobID or JobIDRaw makes every Next
+// fail with an error wrapping ErrBadSacct.
 func NewSacctReader(r io.Reader, fields []string, opts SacctOptions) *SacctReader {
 	if opts.MaxLineBytes <= 0 {
 		opts.MaxLineBytes = DefaultMaxSacctLine
 	}
 	sr := &SacctReader{
-		br:      bufio.NewReaderSize(r, 64<<10),
-		opts:    opts,
-		nFields: len(fields),
+		br:        bufio.NewReaderSize(r, 64<<10),
+		opts:      opts,
+		firstPart: true,
+		needProbe: true,
 	}
-	for i := range sr.cols {
-		sr.cols[i] = -1
-	}
-	for i, f := range fields {
-		// "JobName%30": a width only matters without -P.
-		name, _, _ := strings.Cut(strings.ToLower(strings.TrimSpace(f)), "%")
-		sr.names = append(sr.names, name)
-		if c, ok := sacctColumnOf(name); ok && sr.cols[c] < 0 {
-			sr.cols[c] = i
+	if fields == nil {
+		for i, format := range []string{SacctFormat, previousSacctFormat} {
+			l, err := newSacctLayout(strings.Split(format, ","), false)
+			if err != nil {
+				panic(err) // a constant above is wrong
+			}
+			l.source = "no header line: gpuprof's own columns"
+			if i > 0 {
+				l.source = "no header line: gpuprof's own columns, current or earlier"
+			}
+			sr.candidates = append(sr.candidates, l)
 		}
+	} else {
+		l, err := newSacctLayout(fields, false)
+		if err != nil {
+			sr.err = err
+		}
+		l.source = "no header line: the columns given"
+		sr.candidates = append(sr.candidates, l)
 	}
-	if sr.cols[colJobID] < 0 && sr.cols[colJobIDRaw] < 0 {
-		sr.err = fmt.Errorf("sacct fields %s: neither JobID nor JobIDRaw: %w",
-			quoteShort(strings.Join(fields, ",")), ErrBadSacct)
-	}
+	sr.layout = sr.candidates[0]
 	return sr
 }
 
@@ -226,154 +443,539 @@ func NewSacctReader(r io.Reader, fields []string, opts SacctOptions) *SacctReade
 // valid until the next call of Next.
 func (r *SacctReader) Problems() []string { return r.problems }
 
-// StepsSkipped returns how many step lines Next has skipped so far.
+// StepsSkipped returns how many step lines Next has read past so far.
 func (r *SacctReader) StepsSkipped() int { return r.steps }
 
 // Next returns the next job record. It returns io.EOF at the end, a
-// *LineError for a line it skipped (call Next again to go on), and any other
-// error when the input cannot be read further (every later call returns it
-// again).
+// *LineError for a line it skipped (call Next again to go on), a
+// *LayoutError when a part of the input does not fit its columns, and any
+// other error when the input cannot be read further; after a *LayoutError or
+// such an error, every later call returns it again.
 func (r *SacctReader) Next() (JobRecord, error) {
-	r.problems = r.problems[:0]
+	var rec JobRecord
 	for {
+		if r.err == nil && r.needProbe {
+			r.needProbe = false
+			if err := r.probe(); err != nil {
+				r.err = err
+			}
+		}
 		if r.err != nil {
+			if r.havePending {
+				return r.takePending(), nil
+			}
+			r.problems = r.problems[:0]
 			return JobRecord{}, r.err
 		}
-		if d := r.deferred; d != nil {
-			r.deferred = nil
-			return JobRecord{}, d
+		kind, err := r.scan(&rec)
+		switch kind {
+		case scanEOF:
+			if r.havePending {
+				return r.takePending(), nil
+			}
+			r.problems = r.problems[:0]
+			return JobRecord{}, io.EOF
+		case scanFatal:
+			r.err = err
+		case scanHeader:
+			// A new part: the steps of the job held cannot follow.
+			if r.havePending {
+				return r.takePending(), nil
+			}
+		case scanSkip:
+			r.problems = r.problems[:0]
+			return JobRecord{}, err
+		case scanStep:
+			r.steps++
+			if r.havePending && r.stepOfPending(&rec) {
+				r.fold(&rec)
+			}
+		case scanJob:
+			if !r.layout.hasUsage() {
+				r.problems = append(r.problems[:0], r.cur...)
+				return rec, nil
+			}
+			if !r.havePending {
+				r.hold(&rec)
+				continue
+			}
+			out := r.takePending()
+			r.hold(&rec)
+			return out, nil
 		}
-		first := r.line + 1
+	}
+}
+
+// hold keeps a job until its step lines have been read.
+func (r *SacctReader) hold(rec *JobRecord) {
+	r.pending, r.havePending = *rec, true
+	r.pendingNotes = append(r.pendingNotes[:0], r.cur...)
+	r.memBad, r.utilBad = r.usageBad(rec)
+}
+
+// usageBad reports which of the job line's own readings were malformed
+// (build notes them and leaves them invalid).
+func (r *SacctReader) usageBad(rec *JobRecord) (mem, util bool) {
+	for _, n := range r.cur {
+		if strings.HasPrefix(n, "TRESUsageInMax:") {
+			mem = true
+		}
+		if strings.HasPrefix(n, "TRESUsageInAve:") {
+			util = true
+		}
+	}
+	return mem, util
+}
+
+// takePending returns the job held, with its notes, and makes a malformed
+// step reading the job's unknown.
+func (r *SacctReader) takePending() JobRecord {
+	r.havePending = false
+	rec := r.pending
+	if r.memBad {
+		rec.SlurmGPUMem, rec.SlurmGPUMemValid = 0, false
+	}
+	if r.utilBad {
+		rec.SlurmGPUUtil, rec.SlurmGPUUtilValid = 0, false
+	}
+	r.problems = append(r.problems[:0], r.pendingNotes...)
+	return rec
+}
+
+// stepOfPending reports whether a step line (JobID: the raw job id before
+// the '.', DisplayID: the JobID before the '.') belongs to the job held.
+func (r *SacctReader) stepOfPending(step *JobRecord) bool {
+	if step.JobID != "" {
+		return step.JobID == r.pending.JobID
+	}
+	return step.DisplayID == r.pending.DisplayID
+}
+
+// fold takes the readings of a step into the job held: the highest of each.
+func (r *SacctReader) fold(step *JobRecord) {
+	p := &r.pending
+	if step.SlurmGPUMemValid && (!p.SlurmGPUMemValid || step.SlurmGPUMem > p.SlurmGPUMem) {
+		p.SlurmGPUMem, p.SlurmGPUMemValid = step.SlurmGPUMem, true
+	}
+	if step.SlurmGPUUtilValid && (!p.SlurmGPUUtilValid || step.SlurmGPUUtil > p.SlurmGPUUtil) {
+		p.SlurmGPUUtil, p.SlurmGPUUtilValid = step.SlurmGPUUtil, true
+	}
+	for _, n := range r.cur {
+		if len(r.pendingNotes) < maxStepNotes {
+			r.pendingNotes = append(r.pendingNotes, "step "+quoteShort(step.DisplayID)+": "+n)
+		}
+		if strings.HasPrefix(n, "TRESUsageInMax:") {
+			r.memBad = true
+		}
+		if strings.HasPrefix(n, "TRESUsageInAve:") {
+			r.utilBad = true
+		}
+	}
+}
+
+// maxStepNotes bounds the notes a job collects from its steps.
+const maxStepNotes = 32
+
+// scanKind is what scan met.
+type scanKind int
+
+const (
+	scanJob    scanKind = iota
+	scanStep            // a step line; the record holds its ids and readings
+	scanHeader          // a header line; the layout is now its columns
+	scanSkip            // a line that does not fit: a *LineError
+	scanEOF
+	scanFatal
+)
+
+// scan reads the next record (or header) into rec.
+func (r *SacctReader) scan(rec *JobRecord) (scanKind, error) {
+	r.misfit, r.misfitCols = "", 0
+	for {
 		line, err := r.readLine()
+		no := r.line
 		switch {
 		case errors.Is(err, io.EOF):
-			return JobRecord{}, io.EOF
+			return scanEOF, io.EOF
 		case errors.Is(err, ErrTooLarge):
-			return JobRecord{}, &LineError{Line: first, Err: err}
+			r.misfit = "longer than the line limit"
+			return scanSkip, &LineError{Line: no, Err: err}
 		case err != nil:
-			r.err = fmt.Errorf("read sacct output: %w", err)
-			return JobRecord{}, r.err
+			return scanFatal, fmt.Errorf("read sacct output: %w", err)
 		}
 		if len(bytes.TrimSpace(line)) == 0 {
 			continue
 		}
-		if r.isHeader(line) {
-			// Also further down: several sacct runs may be concatenated.
-			continue
+		if r.probing && r.probeFirst == "" {
+			r.probeFirst, r.probeNo = quoteUpTo(string(line), 160), no
+		}
+		if lay, isHeader, why := r.header(line, no); isHeader || why != "" {
+			if r.probing {
+				// The window ends where the next part begins.
+				r.unread()
+				return scanEOF, io.EOF
+			}
+			if why != "" {
+				return scanFatal, &LayoutError{Line: no, Columns: string(line), Source: "header line " + fmt.Sprint(no),
+					Reason: why, First: quoteUpTo(string(line), 160)}
+			}
+			r.layout, r.needProbe = lay, true
+			return scanHeader, nil
 		}
 		fields, lerr := r.record(line)
 		if lerr != nil {
-			return JobRecord{}, &LineError{Line: first, Err: lerr}
+			return scanSkip, &LineError{Line: no, Err: lerr}
 		}
-		rec, isStep, rerr := r.build(fields)
+		isStep, berr := r.build(fields, rec)
 		switch {
-		case rerr != nil:
-			return JobRecord{}, &LineError{Line: first, Err: rerr}
+		case berr != nil:
+			r.misfit = "job id"
+			return scanSkip, &LineError{Line: no, Err: berr}
 		case isStep:
-			r.steps++
-			continue
+			return scanStep, nil
 		}
-		return rec, nil
+		return scanJob, nil
 	}
 }
 
-// readLine returns the next physical line without its line break, copied
-// into r.buf. A line longer than MaxLineBytes is consumed and reported as an
-// error wrapping ErrTooLarge. At the end of input it returns io.EOF.
-func (r *SacctReader) readLine() ([]byte, error) {
-	r.buf = r.buf[:0]
-	if r.havePush {
-		r.havePush = false
-		r.line++
-		r.buf = append(r.buf, r.pushback...)
-		return r.buf, nil
+// header tells a header line from a data line. isHeader comes with the
+// header's layout; why is set for a line that is a header by its shape but
+// names neither JobID nor JobIDRaw.
+func (r *SacctReader) header(line []byte, no int) (lay sacctLayout, isHeader bool, why string) {
+	// Cheap test first: a data line starts with a job id, a digit (or, for
+	// a SLUID, an 's': those take the full test).
+	if len(line) == 0 || !isLetter(line[0]) {
+		return lay, false, ""
 	}
+	s := string(line)
+	trailing := strings.HasSuffix(s, "|")
+	s = strings.TrimSuffix(s, "|")
+	cols := strings.Split(s, "|")
+	known, hasID := 0, false
+	for i, c := range cols {
+		c = strings.TrimSpace(c)
+		if !fieldNameShaped(c) {
+			return lay, false, ""
+		}
+		cols[i] = c
+		name, _, _ := strings.Cut(c, "%")
+		if col, ok := sacctColumnOf(strings.ToLower(name)); ok {
+			known++
+			hasID = hasID || col == colJobID || col == colJobIDRaw
+		}
+	}
+	if known == 0 {
+		return lay, false, ""
+	}
+	if !hasID {
+		if r.dataLine(s) {
+			return lay, false, ""
+		}
+		return lay, false, "the header line names neither JobID nor JobIDRaw, so its lines cannot be told apart"
+	}
+	lay, _ = newSacctLayout(cols, true) // it names a job id column
+	lay.trailing, lay.trailingKnown = trailing, true
+	lay.source = "header line " + fmt.Sprint(no)
+	return lay, true, ""
+}
+
+// dataLine reports whether a line shaped like a header is a data line of
+// the current layout after all: the right number of columns, and a job id
+// in the job id column (a SLUID is shaped like a name).
+func (r *SacctReader) dataLine(s string) bool {
+	if r.layout.trailing {
+		s = strings.TrimSuffix(s, "|")
+	}
+	cols := strings.Split(s, "|")
+	if len(cols) != r.layout.nFields {
+		return false
+	}
+	for _, c := range []sacctColumn{colJobIDRaw, colJobID} {
+		if i := r.layout.cols[c]; i >= 0 {
+			_, err := ParseJobID(cols[i])
+			return err == nil
+		}
+	}
+	return false
+}
+
+// probe checks that the part of the input about to be read fits the
+// columns it will be read with (see SacctReader), trying each candidate
+// layout of a header-less first part in turn; it returns a *LayoutError
+// when none fits. It reads ahead but consumes nothing.
+func (r *SacctReader) probe() error {
+	r.fillWindow()
+	cands := []sacctLayout{r.layout}
+	if r.firstPart {
+		cands = r.candidates
+		r.firstPart = false
+	}
+	var first probeStats
+	tried := false
+	for _, c := range cands {
+		// Without a header, -P and -p (a '|' at the end of each line) are
+		// told apart by which fits: a first line alone cannot tell a
+		// trailing '|' from an empty last column.
+		for _, trailing := range []bool{false, true} {
+			if c.trailingKnown && trailing != c.trailing {
+				continue
+			}
+			r.layout = c
+			r.layout.trailing, r.layout.trailingKnown = trailing, true
+			st := r.dryRun()
+			if st.fits() {
+				return nil
+			}
+			if !tried {
+				first, tried = st, true
+			}
+		}
+	}
+	r.layout = cands[0]
+	if r.srcErr != nil {
+		// The window was cut short: say why, not that it did not fit.
+		return fmt.Errorf("read sacct output: %w", r.srcErr)
+	}
+	return &LayoutError{Line: first.firstNo, Columns: cands[0].names, Source: cands[0].source,
+		Reason: first.reason(cands[0].nFields), First: first.first}
+}
+
+// fillWindow reads ahead up to probeLines non-blank lines (probeBytes
+// bytes), stopping after a header line: the probe window of a part.
+func (r *SacctReader) fillWindow() {
+	if r.qhead == len(r.queue) {
+		r.queue, r.qhead = r.queue[:0], 0
+	}
+	lines, size := 0, 0
+	for _, q := range r.queue[r.qhead:] {
+		if len(bytes.TrimSpace(q.text)) > 0 || q.err != nil {
+			lines++
+			size += len(q.text)
+		}
+	}
+	for lines < probeLines && size < probeBytes {
+		if r.fill() != nil {
+			return
+		}
+		q := &r.queue[len(r.queue)-1]
+		if len(bytes.TrimSpace(q.text)) == 0 && q.err == nil {
+			continue
+		}
+		lines++
+		size += len(q.text)
+		if q.err == nil && isLetter(q.text[0]) {
+			if _, isHeader, why := r.header(q.text, q.no); isHeader || why != "" {
+				return // the next part; it has a window of its own
+			}
+		}
+	}
+}
+
+// probeStats counts what a probe's dry run met.
+type probeStats struct {
+	records, fit int
+	wrongCount   int
+	cols         int // the column count of the last line with the wrong count
+	badID        int
+	badValue     int
+	value        string // the first value of the wrong kind
+	tooLong      int
+	first        string
+	firstNo      int
+}
+
+// fits: a part fits when at least half of its first records (and at least
+// one) fit cleanly; an empty part fits. A record that needed joining or
+// merging (a name with a line break or '|') does not count as fitting, so
+// lines of another layout glued together cannot pass for a name with a line
+// break.
+func (s *probeStats) fits() bool { return s.records == 0 || (s.fit > 0 && 2*s.fit >= s.records) }
+
+func (s *probeStats) reason(want int) string {
+	parts := []string{fmt.Sprintf("%d of the first %d records fit", s.fit, s.records)}
+	if s.wrongCount > 0 {
+		parts = append(parts, fmt.Sprintf("%d have another number of columns (e.g. %d, not %d)", s.wrongCount, s.cols, want))
+	}
+	if s.badID > 0 {
+		parts = append(parts, fmt.Sprintf("%d have no job id where the job id column is", s.badID))
+	}
+	if s.badValue > 0 {
+		parts = append(parts, fmt.Sprintf("%d have values of another kind (first: %s)", s.badValue, s.value))
+	}
+	if s.tooLong > 0 {
+		parts = append(parts, fmt.Sprintf("%d are longer than the line limit", s.tooLong))
+	}
+	return strings.Join(parts, ", ")
+}
+
+// dryRun reads the probe window as Next would and counts the records that
+// fit; the reader is left as it was.
+func (r *SacctReader) dryRun() probeStats {
+	qhead, line, steps := r.qhead, r.line, r.steps
+	r.probing, r.probeFirst, r.probeNo = true, "", 0
+	var st probeStats
+	var rec JobRecord
+	for {
+		kind, _ := r.scan(&rec)
+		if kind != scanJob && kind != scanStep && kind != scanSkip {
+			break
+		}
+		st.records++
+		switch {
+		case r.misfit == "":
+			st.fit++
+		case r.misfitCols > 0:
+			st.wrongCount++
+			st.cols = r.misfitCols
+		case r.misfit == "job id":
+			st.badID++
+		case r.misfit == "longer than the line limit":
+			st.tooLong++
+		default:
+			st.badValue++
+			if st.value == "" {
+				st.value = r.misfit
+			}
+		}
+	}
+	st.first, st.firstNo = r.probeFirst, r.probeNo
+	if st.first == "" {
+		st.first, st.firstNo = `""`, line+1
+	}
+	r.qhead, r.line, r.steps, r.probing = qhead, line, steps, false
+	r.cur = r.cur[:0]
+	return st
+}
+
+// fill reads one physical line from br onto the queue.
+func (r *SacctReader) fill() error {
+	switch {
+	case r.srcErr != nil:
+		return r.srcErr
+	case r.srcEOF:
+		return io.EOF
+	}
+	n := len(r.queue)
+	if n < cap(r.queue) {
+		r.queue = r.queue[:n+1] // reuse the slot's buffer
+	} else {
+		r.queue = append(r.queue, queuedLine{})
+	}
+	q := &r.queue[n]
+	text, err := r.readSource(q.text[:0])
+	switch {
+	case errors.Is(err, io.EOF):
+		r.queue, r.srcEOF = r.queue[:n], true
+		return err
+	case errors.Is(err, ErrTooLarge):
+		q.text, q.err = q.text[:0], err
+	case err != nil:
+		r.queue, r.srcErr = r.queue[:n], err
+		return err
+	default:
+		q.text, q.err = text, nil
+	}
+	r.srcLine++
+	q.no = r.srcLine
+	return nil
+}
+
+// readLine returns the next physical line, from the queue or else from br.
+// The text is valid until the next call. A line longer than MaxLineBytes
+// is reported as an error wrapping ErrTooLarge; at the end of input (or of
+// the probe window, in a dry run) it returns io.EOF.
+func (r *SacctReader) readLine() ([]byte, error) {
+	if r.qhead == len(r.queue) {
+		if r.probing {
+			return nil, io.EOF
+		}
+		r.queue, r.qhead = r.queue[:0], 0
+		if err := r.fill(); err != nil {
+			return nil, err
+		}
+	}
+	q := &r.queue[r.qhead]
+	r.qhead++
+	r.line = q.no
+	if q.err != nil {
+		return nil, q.err
+	}
+	return q.text, nil
+}
+
+// unread gives back the line readLine returned last.
+func (r *SacctReader) unread() {
+	r.qhead--
+	r.line = r.queue[r.qhead].no - 1
+}
+
+// readSource reads one physical line from br into buf, without its line
+// break. A line longer than MaxLineBytes is consumed and reported as an
+// error wrapping ErrTooLarge. At the end of input it returns io.EOF.
+func (r *SacctReader) readSource(buf []byte) ([]byte, error) {
 	tooLong := false
 	for {
 		chunk, err := r.br.ReadSlice('\n')
 		if !tooLong {
-			if len(r.buf)+len(chunk) > r.opts.MaxLineBytes+1 { // +1: the '\n'
+			if len(buf)+len(chunk) > r.opts.MaxLineBytes+1 { // +1: the '\n'
 				tooLong = true
-				r.buf = r.buf[:0]
+				buf = buf[:0]
 			} else {
-				r.buf = append(r.buf, chunk...)
+				buf = append(buf, chunk...)
 			}
 		}
 		switch {
 		case errors.Is(err, bufio.ErrBufferFull):
 			continue
 		case errors.Is(err, io.EOF):
-			if len(r.buf) == 0 && !tooLong {
-				return nil, io.EOF
+			if len(buf) == 0 && !tooLong {
+				return buf, io.EOF
 			}
 		case err != nil:
-			return nil, err
+			return buf, err
 		}
-		r.line++
 		if tooLong {
-			return nil, fmt.Errorf("line longer than %d bytes: %w", r.opts.MaxLineBytes, ErrTooLarge)
+			return buf, fmt.Errorf("line longer than %d bytes: %w", r.opts.MaxLineBytes, ErrTooLarge)
 		}
-		line := bytes.TrimSuffix(r.buf, []byte{'\n'})
+		line := bytes.TrimSuffix(buf, []byte{'\n'})
 		return bytes.TrimSuffix(line, []byte{'\r'}), nil
 	}
 }
 
-// isHeader reports whether line is the header sacct prints (the field
-// names). On the first line it also notes whether the output is -p, whose
-// lines end with a '|'; without a header, the first data line decides that.
-func (r *SacctReader) isHeader(line []byte) bool {
-	first := !r.started
-	r.started = true
-	if first && r.countCols(line) == r.nFields+1 && bytes.HasSuffix(line, []byte{'|'}) {
-		r.trailing = true
-	}
-	// Cheap test first: a data line starts with a job id, not a field name.
-	name0 := r.names[0]
-	if len(line) < len(name0) || !strings.EqualFold(string(line[:len(name0)]), name0) {
-		return false
-	}
-	cols := strings.Split(string(line), "|")
-	if r.trailing && len(cols) == r.nFields+1 && cols[r.nFields] == "" {
-		cols = cols[:r.nFields]
-	}
-	if len(cols) != r.nFields {
-		return false
-	}
-	for i, c := range cols {
-		if !strings.EqualFold(strings.TrimSpace(c), r.names[i]) {
-			return false
-		}
-	}
-	return true
-}
-
 // record splits line (joining the lines that follow when a job name held a
-// line break) into exactly nFields values.
+// line break) into exactly nFields values. A record that needed joining or
+// merging counts as a misfit in a probe: another layout can look like that,
+// while real names with '|' or line breaks are rare.
 func (r *SacctReader) record(line []byte) ([]string, error) {
+	l := &r.layout
 	n := r.countCols(line)
-	nameCol := r.cols[colJobName]
-	if n < r.nFields && nameCol >= 0 && n > nameCol {
-		// Keep a copy of what we have: readLine reuses r.buf.
+	nameCol := l.cols[colJobName]
+	if n < l.nFields && nameCol >= 0 && n > nameCol {
+		r.misfit, r.misfitCols = "columns", n
+		// Keep a copy of what we have: readLine reuses its buffers.
 		joined := append([]byte(nil), line...)
 		for range maxJoinedLines {
-			next, err := r.readAhead()
+			next, err := r.readLine()
 			if err != nil {
+				if errors.Is(err, ErrTooLarge) {
+					r.unread() // reported on its own
+				}
 				break
 			}
 			m := r.countCols(next)
-			if m >= r.nFields || len(joined)+1+len(next) > r.opts.MaxLineBytes {
-				r.unread(next)
+			if m >= l.nFields || len(joined)+1+len(next) > r.opts.MaxLineBytes {
+				r.unread()
 				break
 			}
 			joined = append(append(joined, '\n'), next...)
-			if n += m - 1; n >= r.nFields {
+			if n += m - 1; n >= l.nFields {
 				break
 			}
 		}
 		line = joined
 	}
 	s := string(line)
-	if r.trailing {
+	if l.trailing {
 		s = strings.TrimSuffix(s, "|")
 	}
 	r.split = r.split[:0]
@@ -381,15 +983,18 @@ func (r *SacctReader) record(line []byte) ([]string, error) {
 		r.split = append(r.split, f)
 	}
 	switch {
-	case len(r.split) == r.nFields:
+	case len(r.split) == l.nFields:
 		return r.split, nil
-	case len(r.split) < r.nFields:
-		return nil, fmt.Errorf("%d of %d columns (truncated line?): %w", len(r.split), r.nFields, ErrBadSacct)
+	case len(r.split) < l.nFields:
+		r.misfit, r.misfitCols = "columns", len(r.split)
+		return nil, fmt.Errorf("%d of %d columns (truncated line?): %w", len(r.split), l.nFields, ErrBadSacct)
 	case nameCol < 0:
-		return nil, fmt.Errorf("%d columns, want %d: %w", len(r.split), r.nFields, ErrBadSacct)
+		r.misfit, r.misfitCols = "columns", len(r.split)
+		return nil, fmt.Errorf("%d columns, want %d: %w", len(r.split), l.nFields, ErrBadSacct)
 	}
 	// The job name held '|': it takes the surplus columns.
-	surplus := len(r.split) - r.nFields
+	r.misfit, r.misfitCols = "columns", len(r.split)
+	surplus := len(r.split) - l.nFields
 	name := strings.Join(r.split[nameCol:nameCol+surplus+1], "|")
 	r.split = append(r.split[:nameCol+1], r.split[nameCol+surplus+1:]...)
 	r.split[nameCol] = name
@@ -399,45 +1004,28 @@ func (r *SacctReader) record(line []byte) ([]string, error) {
 // countCols counts the '|'-separated columns of a line as record will.
 func (r *SacctReader) countCols(line []byte) int {
 	n := bytes.Count(line, []byte{'|'}) + 1
-	if r.trailing && bytes.HasSuffix(line, []byte{'|'}) {
+	if r.layout.trailing && bytes.HasSuffix(line, []byte{'|'}) {
 		n--
 	}
 	return n
 }
 
-// readAhead reads the next physical line for a join; EOF and overlong lines
-// end the join (an overlong line is left for Next to report).
-func (r *SacctReader) readAhead() ([]byte, error) {
-	line, err := r.readLine()
-	if err != nil {
-		if errors.Is(err, ErrTooLarge) {
-			// Already consumed, so it cannot be pushed back: report it
-			// after the record being joined.
-			r.deferred = &LineError{Line: r.line, Err: err}
-		} else if !errors.Is(err, io.EOF) {
-			r.err = fmt.Errorf("read sacct output: %w", err)
-		}
-		return nil, err
-	}
-	return append([]byte(nil), line...), nil
-}
-
-// unread returns a line read ahead so that the next readLine gives it again.
-func (r *SacctReader) unread(line []byte) {
-	r.pushback = append(r.pushback[:0], line...)
-	r.havePush = true
-	r.line--
-}
-
-// build turns the values of one line into a record; isStep reports a step
-// line, which the caller skips.
-func (r *SacctReader) build(f []string) (rec JobRecord, isStep bool, err error) {
+// build turns the values of one line into rec; isStep reports a step line,
+// for which rec holds only its job's ids (JobID: the raw id before the '.',
+// DisplayID: the JobID before the '.') and readings. It notes in r.misfit
+// the first value of the wrong kind in a column whose kind is known (a
+// state, a time, a limit, an exit code, a count, a node list, a TRES
+// string): what a probe counts against the layout.
+func (r *SacctReader) build(f []string, rec *JobRecord) (isStep bool, err error) {
+	cols := &r.layout.cols
 	get := func(c sacctColumn) string {
-		if i := r.cols[c]; i >= 0 {
+		if i := cols[c]; i >= 0 {
 			return f[i]
 		}
 		return ""
 	}
+	r.cur = r.cur[:0]
+	n := &r.cur
 	raw := strings.TrimSpace(get(colJobIDRaw))
 	disp := strings.TrimSpace(get(colJobID))
 	idText := disp
@@ -446,22 +1034,28 @@ func (r *SacctReader) build(f []string) (rec JobRecord, isStep bool, err error) 
 	}
 	parts, err := ParseJobID(idText)
 	if err != nil {
-		return JobRecord{}, false, err
+		return false, err
 	}
 	if parts.IsStep() || strings.Contains(raw, ".") {
-		return JobRecord{}, true, nil
+		*rec = JobRecord{}
+		if r.layout.hasUsage() {
+			rec.JobID, _, _ = strings.Cut(raw, ".")
+			rec.DisplayID = parts.Job
+			r.usage(n, rec, get(colTRESUsageInMax), get(colTRESUsageInAve))
+		}
+		return true, nil
 	}
 	switch {
 	case raw != "" && !ValidJobID(raw):
-		return JobRecord{}, false, fmt.Errorf("JobIDRaw %s is not a job id: %w", quoteShort(raw), ErrBadJobID)
+		return false, fmt.Errorf("JobIDRaw %s is not a job id: %w", quoteShort(raw), ErrBadJobID)
 	case raw == "" && (parts.ArrayTaskID >= 0 || parts.HetOffset >= 0):
 		// The raw id of an array task or het component is its own job id,
 		// which only JobIDRaw gives.
-		return JobRecord{}, false, fmt.Errorf("JobID %s needs the JobIDRaw column: %w", quoteShort(disp), ErrBadSacct)
+		return false, fmt.Errorf("JobID %s needs the JobIDRaw column: %w", quoteShort(disp), ErrBadSacct)
 	case raw == "":
 		raw = parts.Base
 	}
-	rec = JobRecord{
+	*rec = JobRecord{
 		JobID: raw, DisplayID: parts.Job, ArrayTaskID: parts.ArrayTaskID,
 		ArrayTaskSpec: parts.ArrayTaskSpec, HetOffset: parts.HetOffset,
 		UID: -1, CancelledBy: -1, Source: "sacct",
@@ -473,18 +1067,20 @@ func (r *SacctReader) build(f []string) (rec JobRecord, isStep bool, err error) 
 		rec.HetJobID = parts.Base
 	}
 
-	n := &r.problems
 	rec.Cluster = n.text("Cluster", get(colCluster), maxFieldBytes)
 	if rec.Cluster == "" {
 		rec.Cluster = r.opts.Cluster
 	}
 	rec.Name = n.text("JobName", get(colJobName), maxFieldBytes)
 	rec.User = n.text("User", get(colUser), maxFieldBytes)
+	mark := len(*n)
 	rec.UID = n.id("UID", get(colUID))
+	r.shape(mark)
 	rec.Account = n.text("Account", get(colAccount), maxFieldBytes)
 	rec.Partition = n.text("Partition", get(colPartition), maxFieldBytes)
 	rec.QOS = n.text("QOS", get(colQOS), maxFieldBytes)
 	rec.Reason = n.text("Reason", get(colReason), maxFieldBytes)
+	mark = len(*n)
 	rec.Submit = r.time(n, "Submit", get(colSubmit))
 	rec.Eligible = r.time(n, "Eligible", get(colEligible))
 	rec.Start = r.time(n, "Start", get(colStart))
@@ -501,22 +1097,67 @@ func (r *SacctReader) build(f []string) (rec JobRecord, isStep bool, err error) 
 		n.add("Timelimit", "%v", err)
 	}
 	rec.TimeLimit, rec.Unlimited = d, unlimited
+	if cols[colElapsed] >= 0 {
+		// Not kept (End-Start is), but a layout check: a duration goes here.
+		if _, _, err := ParseDuration(get(colElapsed)); err != nil {
+			n.add("Elapsed", "%v", err)
+		}
+	}
 	rec.ExitStatus, rec.ExitSignal = n.exitCode("ExitCode", get(colExitCode))
 	rec.DerivedStatus, rec.DerivedSignal = n.exitCode("DerivedExitCode", get(colDerivedExitCode))
 	rec.NodeCount = n.count("NNodes", get(colNNodes))
 	rec.CPUs = n.count("NCPUS", get(colNCPUS))
+	r.shape(mark)
 	if nl := get(colNodeList); nl != "None assigned" {
 		rec.NodeList = n.text("NodeList", nl, maxFieldBytes)
 		if rec.NodeList != "" {
 			if _, err := parseHostlist(rec.NodeList); err != nil {
+				mark = len(*n)
 				n.add("NodeList", "%v", err)
+				r.shape(mark)
 			}
 		}
 	}
 	rec.ReqTRES = r.tres(n, "ReqTRES", get(colReqTRES))
 	rec.AllocTRES = r.tres(n, "AllocTRES", get(colAllocTRES))
 	rec.ReqGPUs, rec.ReqGPUType, rec.ReqShards = GPUsFromTRES(rec.ReqTRES)
-	return rec, false, nil
+	r.usage(n, rec, get(colTRESUsageInMax), get(colTRESUsageInAve))
+	return false, nil
+}
+
+// shape records as the line's misfit the first note added since mark.
+func (r *SacctReader) shape(mark int) {
+	if r.misfit == "" && len(r.cur) > mark {
+		r.misfit = quoteShort(r.cur[mark])
+	}
+}
+
+// usage reads Slurm's GPU readings from the usage columns into rec; a
+// malformed usage string or reading is noted (under the column's name, which
+// fold and hold look for) and leaves the reading unknown.
+func (r *SacctReader) usage(n *notes, rec *JobRecord, maxText, aveText string) {
+	if maxText != "" {
+		mark := len(*n)
+		if err := checkTRES(maxText); err != nil {
+			n.add("TRESUsageInMax", "%v", err)
+		} else if b, found, err := GPUMemFromUsage(maxText); err != nil {
+			n.add("TRESUsageInMax", "%v", err)
+		} else if found {
+			rec.SlurmGPUMem, rec.SlurmGPUMemValid = b, true
+		}
+		r.shape(mark)
+	}
+	if aveText != "" {
+		mark := len(*n)
+		if err := checkTRES(aveText); err != nil {
+			n.add("TRESUsageInAve", "%v", err)
+		} else if u, found, err := GPUUtilFromUsage(aveText); err != nil {
+			n.add("TRESUsageInAve", "%v", err)
+		} else if found {
+			rec.SlurmGPUUtil, rec.SlurmGPUUtilValid = u, true
+		}
+		r.shape(mark)
+	}
 }
 
 // time parses a time column, noting a malformed value.
@@ -533,7 +1174,9 @@ func (r *SacctReader) time(n *notes, name, v string) time.Time {
 func (r *SacctReader) tres(n *notes, name, v string) string {
 	v = n.text(name, v, maxFieldBytes)
 	if err := checkTRES(v); err != nil {
+		mark := len(*n)
 		n.add(name, "%v", err)
+		r.shape(mark)
 	}
 	return v
 }

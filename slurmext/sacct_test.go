@@ -303,12 +303,12 @@ func TestSacctReader(t *testing.T) {
 		},
 		{
 			name:  "pipes only in the name",
-			input: sacctLine("100", map[string]string{"JobName": "||"}) + "\n",
+			input: sacctLine("100", map[string]string{"JobName": "||"}) + "\n" + sacctLine("101", nil) + "\n",
 			want: []JobRecord{func() JobRecord {
 				r := sacctWant("100")
 				r.Name = "||"
 				return r
-			}()},
+			}(), sacctWant("101")},
 		},
 		{
 			name:  "newline in the name",
@@ -357,9 +357,9 @@ func TestSacctReader(t *testing.T) {
 		},
 		{
 			name:     "overlong line met while joining is reported after",
-			input:    sacctLine("100", nil)[:60] + "\n" + strings.Repeat("y|", 600) + "\n" + sacctLine("102", nil) + "\n",
+			input:    sacctLine("100", nil)[:60] + "\n" + strings.Repeat("y|", 600) + "\n" + sacctLine("102", nil) + "\n" + sacctLine("103", nil) + "\n",
 			opts:     SacctOptions{MaxLineBytes: 1000},
-			want:     []JobRecord{sacctWant("102")},
+			want:     []JobRecord{sacctWant("102"), sacctWant("103")},
 			lineErrs: []lineErr{{1, ErrBadSacct}, {2, ErrTooLarge}},
 		},
 		{
@@ -370,13 +370,15 @@ func TestSacctReader(t *testing.T) {
 		},
 		{
 			name:     "bad JobIDRaw",
-			input:    sacctLine("100", map[string]string{"JobIDRaw": "x y"}) + "\n",
+			input:    sacctLine("100", map[string]string{"JobIDRaw": "x y"}) + "\n" + sacctLine("101", nil) + "\n",
+			want:     []JobRecord{sacctWant("101")},
 			lineErrs: []lineErr{{1, ErrBadJobID}},
 		},
 		{
 			name:     "surplus columns without a JobName column",
 			fields:   []string{"JobIDRaw", "State"},
-			input:    "100|COMPLETED|x\n",
+			input:    "100|COMPLETED|x\n101|FAILED\n",
+			want:     []JobRecord{{JobID: "101", DisplayID: "101", ArrayTaskID: -1, HetOffset: -1, UID: -1, State: "FAILED", CancelledBy: -1, Source: "sacct"}},
 			lineErrs: []lineErr{{1, ErrBadSacct}},
 		},
 		{
@@ -417,13 +419,13 @@ func TestSacctReader(t *testing.T) {
 			input: sacctLine("100", map[string]string{
 				"UID": "x", "Submit": "yesterday", "Timelimit": "soon", "State": "EXPLODED", "ExitCode": "3",
 				"NNodes": "-1", "NodeList": "gpu[01-", "ReqTRES": "gres/gpu=2,junk", "AllocTRES": "cpu=",
-			}) + "\n",
+			}) + "\n" + sacctLine("101", nil) + "\n",
 			want: []JobRecord{func() JobRecord {
 				r := sacctWant("100")
 				r.UID, r.Submit, r.TimeLimit, r.State, r.NodeCount = -1, time.Time{}, 0, "", 0
 				r.NodeList, r.ReqTRES, r.AllocTRES, r.ReqGPUType = "gpu[01-", "gres/gpu=2,junk", "cpu=", ""
 				return r
-			}()},
+			}(), sacctWant("101")},
 			problems: map[string][]string{"100": {
 				"UID: not a user or group id", "Submit: time", "State: job state", "Timelimit: duration",
 				"ExitCode: exit code", "NNodes: not a non-negative number", "NodeList: hostlist",
@@ -527,14 +529,30 @@ func TestSacctReaderFatal(t *testing.T) {
 	})
 	t.Run("read error while joining", func(t *testing.T) {
 		boom := errors.New("disk on fire")
-		in := io.MultiReader(strings.NewReader(sacctLine("100", nil)[:60]+"\n"), iotest.ErrReader(boom))
+		good := sacctLine("98", nil) + "\n" + sacctLine("99", nil) + "\n"
+		in := io.MultiReader(strings.NewReader(good+sacctLine("100", nil)[:60]+"\n"), iotest.ErrReader(boom))
 		r := NewSacctReader(in, SacctFields(), SacctOptions{})
-		var le *LineError
-		if _, err := r.Next(); !errors.As(err, &le) {
-			t.Fatalf("first Next = %v, want the short line's LineError", err)
+		// With usage columns a job is held until its steps have passed, so
+		// the short line's error may come before job 99.
+		var ids []string
+		var lineErrs int
+		for range 3 {
+			rec, err := r.Next()
+			var le *LineError
+			switch {
+			case errors.As(err, &le):
+				lineErrs++
+			case err != nil:
+				t.Fatalf("Next = %v, want records and the short line's LineError first", err)
+			default:
+				ids = append(ids, rec.JobID)
+			}
+		}
+		if !reflect.DeepEqual(ids, []string{"98", "99"}) || lineErrs != 1 {
+			t.Fatalf("jobs %v and %d line errors, want 98, 99 and 1", ids, lineErrs)
 		}
 		if _, err := r.Next(); !errors.Is(err, boom) {
-			t.Fatalf("second Next = %v, want the read error", err)
+			t.Fatalf("last Next = %v, want the read error", err)
 		}
 	})
 }

@@ -141,3 +141,124 @@ func (g *gresCount) total() int {
 	}
 	return g.typed
 }
+
+// The GPU readings of Slurm's acct_gather_gpu (gpu/nvml, gpu/rsmi; Slurm ≥
+// 23.02) are TRES items of a step's usage strings: TRESUsageInMax holds
+// gres/gpumem, the most GPU memory a task held, and TRESUsageInAve holds
+// gres/gpuutil, a task's mean GPU utilisation in percent.
+const (
+	usageGPUMem  = "gres/gpumem"
+	usageGPUUtil = "gres/gpuutil"
+)
+
+// maxGPUUtil bounds a believable gres/gpuutil reading. A reading of a task
+// on several GPUs may exceed 100, so 100 is not the bound; a hundred GPUs'
+// worth is past anything real.
+const maxGPUUtil = 100 * 100
+
+// usageItem returns the value of the item called name in a TRES usage string
+// ("cpu=00:56:24,gres/gpumem=40777023488,gres/gpuutil=100,mem=10621726720"),
+// without allocating: it runs once per step line.
+func usageItem(s, name string) (string, bool) {
+	for len(s) > 0 {
+		item, rest, _ := strings.Cut(s, ",")
+		s = rest
+		k, v, ok := strings.Cut(item, "=")
+		if ok && strings.TrimSpace(k) == name {
+			return strings.TrimSpace(v), true
+		}
+	}
+	return "", false
+}
+
+// GPUMemFromUsage reads gres/gpumem from a TRESUsageInMax string: bytes,
+// either plain ("40777023488", as sacct --noconvert and the JSON give it) or
+// with sacct's binary unit suffix ("2562M", "1.50G"). found is false when
+// the string has no gres/gpumem item. A value that is not a size, or one of
+// Slurm's markers for "no value" (NO_VAL64, INFINITE64), is an error
+// wrapping ErrBadTRES: the reading is then unknown, never a number.
+func GPUMemFromUsage(s string) (bytes uint64, found bool, err error) {
+	v, found := usageItem(s, usageGPUMem)
+	if !found {
+		return 0, false, nil
+	}
+	b, ok := parseSlurmSize(v)
+	if !ok {
+		return 0, true, fmt.Errorf("%s=%s is not a memory size: %w", usageGPUMem, quoteShort(v), ErrBadTRES)
+	}
+	return b, true, nil
+}
+
+// GPUUtilFromUsage reads gres/gpuutil (percent) from a TRESUsageInAve
+// string; found and err as for GPUMemFromUsage. Slurm records it as a
+// whole number; a fraction is accepted.
+func GPUUtilFromUsage(s string) (pct float64, found bool, err error) {
+	v, found := usageItem(s, usageGPUUtil)
+	if !found {
+		return 0, false, nil
+	}
+	u, ok := parseDecimal(v)
+	if !ok || u > maxGPUUtil {
+		return 0, true, fmt.Errorf("%s=%s is not a utilisation in percent: %w", usageGPUUtil, quoteShort(v), ErrBadTRES)
+	}
+	return u, true, nil
+}
+
+// maxUsageBytes is the largest believable memory reading (1 EiB); Slurm's
+// NO_VAL64 and INFINITE64 markers lie above it.
+const maxUsageBytes = 1 << 60
+
+// parseSlurmSize reads a size as sacct prints one: a decimal number of
+// bytes, or a number (possibly with a fraction) followed by one of Slurm's
+// binary unit letters K, M, G, T, P (convert_num_unit: powers of 1024).
+func parseSlurmSize(s string) (uint64, bool) {
+	mult := 1.0
+	if n := len(s); n > 0 {
+		switch s[n-1] {
+		case 'K', 'k':
+			mult = 1 << 10
+		case 'M', 'm':
+			mult = 1 << 20
+		case 'G', 'g':
+			mult = 1 << 30
+		case 'T', 't':
+			mult = 1 << 40
+		case 'P', 'p':
+			mult = 1 << 50
+		}
+		if mult > 1 {
+			s = s[:n-1]
+		}
+	}
+	if mult == 1 {
+		n, ok := parseDigits(s, maxUsageBytes)
+		return n, ok
+	}
+	v, ok := parseDecimal(s)
+	if !ok || v*mult > maxUsageBytes {
+		return 0, false
+	}
+	return uint64(math.Round(v * mult)), true
+}
+
+// parseDecimal reads a non-negative decimal with an optional fraction
+// ("57", "1.50"): ASCII digits and at most one '.', nothing else.
+func parseDecimal(s string) (float64, bool) {
+	whole, frac, hasFrac := strings.Cut(s, ".")
+	if whole == "" || (hasFrac && frac == "") || len(whole) > 18 || len(frac) > 18 {
+		return 0, false
+	}
+	w, ok := parseDigits(whole, math.MaxUint64)
+	if !ok {
+		return 0, false
+	}
+	v := float64(w)
+	if hasFrac {
+		f, ok := parseDigits(frac, math.MaxUint64)
+		if !ok {
+			return 0, false
+		}
+		v += float64(f) / math.Pow10(len(frac))
+	}
+	return v, true
+}
