@@ -236,8 +236,9 @@ func (p *profileAcc) add(j *Job, m *Metrics, cls Class, kinds Kinds) {
 		}
 	}
 	// Readings, not the class, say whether a run has GPU data: history
-	// without readings is classified too (classifyScheduler).
-	if m.MeasuredGPUs > 0 {
+	// without readings is classified too (classifyScheduler). The same
+	// test as the summary's WithGPUData.
+	if m.MeasuredGPUs > 0 || m.IdleAllocatedGPUs > 0 {
 		g.withData++
 	}
 	g.gpusReq += m.GPUs
