@@ -109,6 +109,7 @@ func (s *jobSource) Each(ctx context.Context, f store.ViewFilter, fn func(store.
 // is f's Since and Until (zero ends: the data's own) and whose Now is the
 // clock, so jobs still running count up to now.
 func (s *jobSource) input(ctx context.Context, f store.ViewFilter) (analysis.Input, error) {
+	limitMemory()
 	b := analysis.NewInputBuilder()
 	b.SetSlurmNodes(s.slurmNodes)
 	// Converting into an array of the right size saves holding a month's
