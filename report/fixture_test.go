@@ -64,7 +64,14 @@ func fixture() Data {
 			{State: "FAILED", Jobs: 35, GPUHours: 130, Share: 0.01},
 			{State: "OUT_OF_MEMORY", Jobs: 5, GPUHours: 0.5, Share: 0.00004},
 		},
-		LostGPUHours: 350.5,
+		LostGPUHours:    350.5,
+		TimeoutGPUHours: 220,
+		Cancelled:       analysis.LostShare{State: "CANCELLED", Jobs: 12, GPUHours: 96, Share: 0.0074},
+		Counting: analysis.Counting{
+			Window: analysis.Window{From: time.Date(2026, 11, 1, 0, 0, 0, 0, time.UTC), To: time.Date(2026, 12, 1, 0, 0, 0, 0, time.UTC)},
+			End:    time.Date(2026, 12, 1, 0, 0, 0, 0, time.UTC), OpenJobs: 3, OpenGPUHours: 41.5,
+			ShardJobs: 40, ShardsAssumed: 8, AssumedShardJobs: 10,
+		},
 	}
 	sum := analysis.ClusterSummary{
 		Jobs: 1234, CPUJobs: 134, GPUJobs: 1100, WithGPUData: 1000, WithoutGPUData: 100, GPUHours: 12960.5,

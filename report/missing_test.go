@@ -64,7 +64,7 @@ func TestMissingData(t *testing.T) {
 			data:    sacctOnly(),
 			missing: []string{missingNoGPUData, missingNoModel, missingNoEarlier},
 			say: []string{"only the scheduler", "no GPU readings", "no GPU memory readings",
-				"Without GPU readings every GPU job is of class unknown", "No GPU model is known",
+				"from the scheduler record alone", "No GPU model is known",
 				"1,100 have only the scheduler"},
 			html: []string{`id="chart-util" class="chart chart-empty"`, "used is not known", `id="chart-daily" class="chart"`},
 		},

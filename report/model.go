@@ -300,8 +300,12 @@ func workSection(d *Data, miss []string) section {
 		return s
 	}
 	s.heading("By task class")
-	if has(miss, missingNoGPUData) {
-		s.para("Without GPU readings every GPU job is of class unknown.")
+	if sum.WithoutGPUData > 0 {
+		c := d.Config.Classes
+		n := sum.WithoutGPUData
+		s.para("%s GPU %s no GPU readings: %s from the scheduler record alone (runs shorter than %s are short debugging, runs of at least %s long training); the rest stay unknown.",
+			count(n), plural(n, "job has", "jobs have"), plural(n, "its class comes", "their classes come"),
+			analysis.FormatDuration(c.ShortJobMax.D()), analysis.FormatDuration(c.LongTrainingMin.D()))
 	}
 	t := newTable("Class", "#Jobs", "#GPU-hours", "#Share of GPU-hours")
 	for _, c := range sum.ByClass {

@@ -406,7 +406,7 @@ func TestPlantedMarkdownNumbers(t *testing.T) {
 		"| GPU-hours allocated | " + hours(h.AllocatedGPUHours) + " |",
 		"| GPU-hours used | " + hours(h.UsedGPUHours) + " |",
 		"| Utilisation (GPU-hour weighted) | " + pct(h.Utilisation) + " |",
-		"| GPU-hours lost to unsuccessful jobs | " + hours(w.LostGPUHours) + " |",
+		"| GPU-hours lost (failed, timed out, preempted, …; not cancelled) | " + hours(w.LostGPUHours) + " |",
 		"GPUs needed (keeping " + pct(f.Plan.Params.Headroom) + " free) | " + count(f.Plan.GPUsNeeded) + " |",
 		"| 2026-09 | 200 | 190 | 7 | 1,500 |",
 	} {
