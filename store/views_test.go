@@ -464,6 +464,10 @@ func BenchmarkListViews(b *testing.B) {
 		{name: "running", f: ViewFilter{State: "running", Limit: 50}},
 		{name: "window", f: ViewFilter{Since: vbase.Add(200 * time.Hour), Until: vbase.Add(220 * time.Hour), Limit: 50}},
 		{name: "job id", f: ViewFilter{JobID: "51019", Limit: 50}},
+		// What show asks: the raw id or the array or het job of that id,
+		// and an array task.
+		{name: "slurm job id", f: ViewFilter{Job: &slurmext.JobRef{Base: "51019", ArrayTaskID: -1, HetOffset: -1}}},
+		{name: "array task", f: ViewFilter{Job: &slurmext.JobRef{Base: "51019", ArrayTaskID: 1, HetOffset: -1}}},
 		{name: "newest with series", f: ViewFilter{Limit: 50, WithSeries: true}},
 	} {
 		b.Run(bb.name, func(b *testing.B) {
