@@ -54,6 +54,11 @@ const MaxProblems = 100
 // Options configure an import.
 type Options struct {
 	Cluster string
+	// Columns are the columns of sacct text that has no header line (sacct
+	// --noheader), as --format named them; nil means gpuprof's own
+	// (slurmext.SacctFormat). A header line, where there is one, names the
+	// columns of what follows it.
+	Columns []string
 	// Batch is the number of records per transaction.
 	Batch int
 	// Progress, when not nil, is called after each batch.
@@ -73,6 +78,13 @@ func (o Options) now() time.Time {
 // store.PutSchedJobs). It stops at the first database error; parse errors
 // skip the record and are counted. The import mark moves to the latest end
 // time imported, in the same transaction as the records.
+//
+// sacct text that does not fit the columns it is read with (see
+// slurmext.SacctReader) is refused as a whole: Import returns an error
+// wrapping slurmext.ErrSacctLayout and has stored nothing, mark included.
+// Where a later part of concatenated text (after a header line) does not
+// fit, the jobs of the parts before it are stored, the error says how many,
+// and nothing of that part or after it is.
 func Import(ctx context.Context, db *store.DB, r io.Reader, format string, o Options) (Result, error) {
 	if o.Batch <= 0 {
 		o.Batch = 5000
@@ -150,7 +162,7 @@ func Import(ctx context.Context, db *store.DB, r io.Reader, format string, o Opt
 
 	switch format {
 	case FormatText:
-		sr := slurmext.NewSacctReader(r, slurmext.SacctFields(), slurmext.SacctOptions{Cluster: o.Cluster})
+		sr := slurmext.NewSacctReader(r, o.Columns, slurmext.SacctOptions{Cluster: o.Cluster})
 		for {
 			if err := ctx.Err(); err != nil {
 				return res, err
@@ -165,6 +177,14 @@ func Import(ctx context.Context, db *store.DB, r io.Reader, format string, o Opt
 			case errors.As(err, &le):
 				problem(err)
 				continue
+			case errors.Is(err, slurmext.ErrSacctLayout) && res.Read == 0:
+				res.Took = o.now().Sub(began)
+				return res, fmt.Errorf("sacct text refused, nothing imported: %w", err)
+			case errors.Is(err, slurmext.ErrSacctLayout):
+				// The parts before this one fit; keep them, and say so.
+				ferr := flush()
+				res.Took = o.now().Sub(began)
+				return res, errors.Join(ferr, fmt.Errorf("sacct text refused from there on (the %d jobs before it were imported): %w", res.Read, err))
 			case err != nil:
 				_ = flush()
 				return res, fmt.Errorf("read sacct output: %w", err)
@@ -232,8 +252,11 @@ func DetectFormat(head []byte) string {
 const FinalStates = "BF,CA,CD,DL,F,NF,OOM,PR,TO"
 
 // SacctCommand returns the sacct invocation for a window: every user (-a),
-// allocations only (-X), pipe-separated with no header, gpuprof's field
-// list, and epoch-second times so time zones cannot skew anything.
+// pipe-separated with a header line (the reader maps columns by name, so a
+// change of SacctFormat cannot misalign them), gpuprof's field list, and
+// epoch-second times so time zones cannot skew anything. Steps are listed
+// (no -X): Slurm's GPU readings (TRESUsageInMax/TRESUsageInAve) are step
+// values, which the reader folds into their job.
 func SacctCommand(ctx context.Context, sacct string, since, until time.Time) *exec.Cmd {
 	const layout = "2006-01-02T15:04:05" // what -S/-E accept in every version
 	// With --state, sacct selects jobs that reached one of these states in
@@ -241,7 +264,7 @@ func SacctCommand(ctx context.Context, sacct string, since, until time.Time) *ex
 	// then cancelled) are listed too, and the import mark (latest end)
 	// lines up with the selection. Jobs still pending or running come in
 	// a later import, once they have ended.
-	args := []string{"-a", "-X", "-P", "--noheader", "--format=" + slurmext.SacctFormat,
+	args := []string{"-a", "-P", "--format=" + slurmext.SacctFormat,
 		"--state=" + FinalStates,
 		"--starttime", since.Local().Format(layout), "--endtime", until.Local().Format(layout)}
 	cmd := exec.CommandContext(ctx, sacct, args...)

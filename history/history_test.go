@@ -43,6 +43,7 @@ func row(id string, uid int, start, end time.Time, state, cluster string) string
 		strconv.FormatInt(start.Add(-time.Minute).Unix(), 10), strconv.FormatInt(start.Add(-time.Minute).Unix(), 10),
 		strconv.FormatInt(start.Unix(), 10), endField, "00:10:00", "01:00:00", state, "0:0", "0:0",
 		"gpu01", "1", "8", "billing=8,cpu=8,gres/gpu=1,mem=16000M,node=1", "billing=8,cpu=8,gres/gpu=1,node=1", "None", cluster,
+		"", "", // TRESUsageInMax, TRESUsageInAve: empty on a job line
 	}
 	if n := len(slurmext.SacctFields()); len(fields) != n {
 		panic(fmt.Sprintf("row has %d fields, SacctFormat %d", len(fields), n))
@@ -383,9 +384,15 @@ func TestSacctCommand(t *testing.T) {
 		t.Errorf("Args[0] = %q, want the sacct given", cmd.Args[0])
 	}
 	args := cmd.Args[1:]
-	for _, want := range []string{"-a", "-X", "-P", "--noheader", "--format=" + slurmext.SacctFormat} {
+	for _, want := range []string{"-a", "-P", "--format=" + slurmext.SacctFormat} {
 		if !slices.Contains(args, want) {
 			t.Errorf("args %q lack %q", args, want)
+		}
+	}
+	// The header maps the columns; steps carry Slurm's GPU readings.
+	for _, unwanted := range []string{"-X", "--noheader", "-n"} {
+		if slices.Contains(args, unwanted) {
+			t.Errorf("args %q hold %q", args, unwanted)
 		}
 	}
 	const layout = "2006-01-02T15:04:05"

@@ -993,7 +993,9 @@ func (r *SacctReader) record(line []byte) ([]string, error) {
 		return nil, fmt.Errorf("%d columns, want %d: %w", len(r.split), l.nFields, ErrBadSacct)
 	}
 	// The job name held '|': it takes the surplus columns.
-	r.misfit, r.misfitCols = "columns", len(r.split)
+	if r.misfit == "" {
+		r.misfit, r.misfitCols = "columns", len(r.split)
+	}
 	surplus := len(r.split) - l.nFields
 	name := strings.Join(r.split[nameCol:nameCol+surplus+1], "|")
 	r.split = append(r.split[:nameCol+1], r.split[nameCol+surplus+1:]...)
@@ -1036,6 +1038,9 @@ func (r *SacctReader) build(f []string, rec *JobRecord) (isStep bool, err error)
 	if err != nil {
 		return false, err
 	}
+	if !plausibleJobID(parts.Base) {
+		r.misfit = "job id"
+	}
 	if parts.IsStep() || strings.Contains(raw, ".") {
 		*rec = JobRecord{}
 		if r.layout.hasUsage() {
@@ -1055,8 +1060,14 @@ func (r *SacctReader) build(f []string, rec *JobRecord) (isStep bool, err error)
 	case raw == "":
 		raw = parts.Base
 	}
+	// Without a JobID column the display id is unknown: JobIDRaw alone
+	// does not say whether a job is an array task or a het component.
+	display := parts.Job
+	if cols[colJobID] < 0 {
+		display = ""
+	}
 	*rec = JobRecord{
-		JobID: raw, DisplayID: parts.Job, ArrayTaskID: parts.ArrayTaskID,
+		JobID: raw, DisplayID: display, ArrayTaskID: parts.ArrayTaskID,
 		ArrayTaskSpec: parts.ArrayTaskSpec, HetOffset: parts.HetOffset,
 		UID: -1, CancelledBy: -1, Source: "sacct",
 	}
@@ -1123,6 +1134,17 @@ func (r *SacctReader) build(f []string, rec *JobRecord) (isStep bool, err error)
 	rec.ReqGPUs, rec.ReqGPUType, rec.ReqShards = GPUsFromTRES(rec.ReqTRES)
 	r.usage(n, rec, get(colTRESUsageInMax), get(colTRESUsageInAve))
 	return false, nil
+}
+
+// plausibleJobID is the probe's view of a job id: a number, or shaped like a
+// SLUID ('s' and 13 more letters or digits). ParseJobID accepts any id of
+// the characters Slurm uses; a probe wants a word like "gpu" in the job id
+// column to count against the layout.
+func plausibleJobID(base string) bool {
+	if _, ok := parseDigits(base, 1<<32); ok {
+		return true
+	}
+	return len(base) == 14 && (base[0] == 's' || base[0] == 'S')
 }
 
 // shape records as the line's misfit the first note added since mark.

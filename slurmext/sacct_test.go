@@ -378,7 +378,7 @@ func TestSacctReader(t *testing.T) {
 			name:     "surplus columns without a JobName column",
 			fields:   []string{"JobIDRaw", "State"},
 			input:    "100|COMPLETED|x\n101|FAILED\n",
-			want:     []JobRecord{{JobID: "101", DisplayID: "101", ArrayTaskID: -1, HetOffset: -1, UID: -1, State: "FAILED", CancelledBy: -1, Source: "sacct"}},
+			want:     []JobRecord{{JobID: "101", ArrayTaskID: -1, HetOffset: -1, UID: -1, State: "FAILED", CancelledBy: -1, Source: "sacct"}},
 			lineErrs: []lineErr{{1, ErrBadSacct}},
 		},
 		{
@@ -403,7 +403,7 @@ func TestSacctReader(t *testing.T) {
 			fields: []string{"JobIDRaw", "JobName%30", "Comment", "AllocCPUS", "TimelimitRaw", "State%20"},
 			input:  "7|x|hello|4|90|CD\n",
 			opts:   SacctOptions{Cluster: "default"},
-			want: []JobRecord{{Cluster: "default", JobID: "7", DisplayID: "7", ArrayTaskID: -1, HetOffset: -1, Name: "x", UID: -1,
+			want: []JobRecord{{Cluster: "default", JobID: "7", ArrayTaskID: -1, HetOffset: -1, Name: "x", UID: -1,
 				CPUs: 4, TimeLimit: 90 * time.Minute, State: "COMPLETED", CancelledBy: -1, Source: "sacct"}},
 		},
 		{
@@ -411,7 +411,7 @@ func TestSacctReader(t *testing.T) {
 			fields: []string{"JobIDRaw", "Start", "End"},
 			input:  "7|2026-11-03T14:05:01|Unknown\n",
 			opts:   SacctOptions{Location: time.FixedZone("CET", 3600)},
-			want: []JobRecord{{JobID: "7", DisplayID: "7", ArrayTaskID: -1, HetOffset: -1, UID: -1, CancelledBy: -1,
+			want: []JobRecord{{JobID: "7", ArrayTaskID: -1, HetOffset: -1, UID: -1, CancelledBy: -1,
 				Start: time.Date(2026, 11, 3, 13, 5, 1, 0, time.UTC), Source: "sacct"}},
 		},
 		{
