@@ -12,11 +12,13 @@ type Input struct {
 	Nodes []Node
 	// Window is the period analysed (a report's month, --since/--until):
 	// GPU time is clipped to it. Zero ends mean the data's own bounds: the
-	// earliest start, and Now.
+	// earliest start, and the latest time anywhere in the data (not after
+	// Now).
 	Window Window
 	// Now is the time of the analysis: jobs without an end count up to it
-	// when it is before the window's end. Zero means the latest time in the
-	// data (deterministic, but it lags behind a live cluster).
+	// when it is before the window's end. Zero: the latest time anywhere in
+	// the data stands for it (deterministic, but it lags behind a live
+	// cluster).
 	Now time.Time
 }
 

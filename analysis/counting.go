@@ -21,8 +21,9 @@ type Counting struct {
 	Window Window `json:"window"`
 	// End is when jobs without an end (still running at the window's end,
 	// or with no end recorded) stop counting: the window's end, or the
-	// time of the analysis (Input.Now) when earlier; without Input.Now the
-	// latest time anywhere in the data.
+	// time of the analysis (Input.Now; without it the latest time anywhere
+	// in the data) when earlier. A window without an end ends at the
+	// latest time in the data.
 	End time.Time `json:"end"`
 	// OpenJobs are the GPU jobs counted up to End, their GPU-hours
 	// OpenGPUHours.
@@ -65,16 +66,16 @@ type counter struct {
 	c            Counting
 }
 
-// newCounter builds the counter of in: its window (in.Window, else from the
-// earliest start in the data to End), End, and the shard counts of its
-// nodes. assume is the shards per GPU assumed where a node's is unknown.
+// newCounter builds the counter of in: its window (in.Window; an open
+// start is the earliest start in the data, an open end the latest time in
+// it, never after in.Now), End, and the shard counts of its nodes. assume is the shards per GPU assumed where a node's is unknown.
 func newCounter(in *Input, assume int) *counter {
 	if assume <= 0 {
 		assume = DefaultShardsPerGPU
 	}
 	k := &counter{from: in.Window.From, to: in.Window.To, assumeShards: assume}
 	latest, earliest := time.Time{}, time.Time{}
-	if in.Now.IsZero() || in.Window.From.IsZero() {
+	if in.Now.IsZero() || in.Window.From.IsZero() || in.Window.To.IsZero() {
 		for i := range in.Jobs {
 			j := &in.Jobs[i]
 			for _, t := range [...]time.Time{j.Submit, j.Eligible, j.Start, j.End} {
@@ -90,15 +91,21 @@ func newCounter(in *Input, assume int) *counter {
 			}
 		}
 	}
-	now := in.Now
-	if now.IsZero() {
-		now = latest
-	}
 	if k.from.IsZero() {
 		k.from = earliest
 	}
 	if k.to.IsZero() {
-		k.to = now
+		// The data's own end: the latest time in it, but not the future.
+		k.to = latest
+		if !in.Now.IsZero() && in.Now.Before(k.to) {
+			k.to = in.Now
+		}
+	}
+	// Without the time of the analysis, the latest time in the data stands
+	// for it (deterministic; it lags behind a live cluster).
+	now := in.Now
+	if now.IsZero() {
+		now = latest
 	}
 	k.end = k.to
 	if !now.IsZero() && now.Before(k.end) {

@@ -70,7 +70,10 @@ defines every number).`,
 			if err != nil {
 				return err
 			}
-			out := analyseJobs(in.Jobs, c)
+			out, err := analyseInput(in, c)
+			if err != nil {
+				return err
+			}
 			if o.JSON {
 				return writeJSON(cmd.OutOrStdout(), out)
 			}
@@ -81,12 +84,18 @@ defines every number).`,
 	return cmd
 }
 
-func analyseJobs(jobs []analysis.Job, c analysis.Config) profilesJSON {
-	out := profilesJSON{Profiles: analysis.Profiles(jobs, c), Summary: analysis.Summarise(jobs, c)}
+// analyseInput builds the profiles and the summary with the analysis's
+// own counting (in.Window, in.Now), so their GPU-hours are the report's.
+func analyseInput(in analysis.Input, c analysis.Config) (profilesJSON, error) {
+	f, err := analysis.Analyse(in, c)
+	if err != nil {
+		return profilesJSON{}, err
+	}
+	out := profilesJSON{Profiles: f.Profiles, Summary: f.Summary}
 	if out.Profiles == nil {
 		out.Profiles = []analysis.TaskProfile{}
 	}
-	return out
+	return out, nil
 }
 
 func pct(f float64) string { return fmt.Sprintf("%.0f%%", 100*f) }

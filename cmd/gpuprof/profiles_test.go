@@ -138,6 +138,15 @@ func inputFromViews(views []store.JobView) analysis.Input {
 	return b.Input(analysis.Window{}, time.Time{})
 }
 
+// analyseJobs is analyseInput over jobs with the data's own window.
+func analyseJobs(jobs []analysis.Job, c analysis.Config) profilesJSON {
+	out, err := analyseInput(analysis.Input{Jobs: jobs}, c)
+	if err != nil {
+		panic(err) // the tests pass valid configurations
+	}
+	return out
+}
+
 func analyseViews(views []store.JobView, c analysis.Config) profilesJSON {
 	return analyseJobs(inputFromViews(views).Jobs, c)
 }
