@@ -4,6 +4,7 @@ import (
 	"bufio"
 	"bytes"
 	"context"
+	"errors"
 	"fmt"
 	"io"
 	"os"
@@ -14,19 +15,22 @@ import (
 	"github.com/spf13/pflag"
 
 	"github.com/gpuprof/gpuprof/history"
+	"github.com/gpuprof/gpuprof/slurmext"
 	"github.com/gpuprof/gpuprof/store"
 )
 
 type importOptions struct {
-	File   string
-	Format string
-	Since  string
-	Until  string
+	File    string
+	Format  string
+	Columns string
+	Since   string
+	Until   string
 }
 
 func (o *importOptions) AddFlags(fs *pflag.FlagSet) {
 	fs.StringVar(&o.File, "file", "", "read sacct output from this file (- for stdin) instead of running sacct")
 	fs.StringVar(&o.Format, "format", "auto", "format of --file: auto, text (sacct -P) or json (sacct --json)")
+	fs.StringVar(&o.Columns, "columns", "", "the sacct --format list of --file text that has no header line (default: gpuprof's own)")
 	fs.StringVar(&o.Since, "since", "", "start of the window (default: where the last import stopped, else 90 days ago)")
 	fs.StringVar(&o.Until, "until", "", "end of the window (default: now)")
 }
@@ -44,13 +48,32 @@ func newImportCommand(g *globalOptions) *cobra.Command {
 exit, requested GPUs) so queue and partition analysis works before any GPU
 profile exists. Without --file it runs
 
-  SLURM_TIME_FORMAT=%s sacct -a -X -P --noheader --format=<fields> -S SINCE -E UNTIL
+  SLURM_TIME_FORMAT=%s sacct -a -P --format=<fields> --state=<final states> -S SINCE -E UNTIL
 
-With --file it reads sacct -P text or sacct --json output (Slurm 22.05–25.x).
+With --file it reads sacct -P (or -p) text or sacct --json output (Slurm
+22.05–25.x). Text is read by its header line: the columns may come in any
+order and any subset that names JobID or JobIDRaw, unknown columns are read
+past, and several sacct outputs concatenated, each with its own header and
+--format, are read as one. Text without a header (sacct --noheader) is read
+with gpuprof's own columns, or with those named by --columns, exactly as
+given to sacct --format:
+
+  sacct -a -X -P --noheader --format=JobIDRaw,State,Start,End > jobs.txt
+  gpuprof import sacct --file jobs.txt --columns JobIDRaw,State,Start,End
+
+Text that does not fit the columns it is read with (most of its first lines
+with another number of columns, or no job ids, states or times where the
+columns say they are: another --format, or another tool's output) is
+refused as a whole: nothing is imported and the command exits 1, saying
+which columns it expected and what line 1 holds. An empty file holds no
+jobs. Where step lines carry Slurm's own GPU readings (TRESUsageInMax
+gres/gpumem, TRESUsageInAve gres/gpuutil; Slurm 23.02+ with GPU accounting),
+they are imported with their job.
+
 Re-importing a window changes nothing; without --since the import continues
-where the last one stopped. Lines that cannot be parsed are reported with
-their line number and skipped. A progress line (jobs/s) is shown on a
-terminal.`,
+where the last one stopped. Within text that fits, lines that cannot be
+parsed are reported with their line number and skipped. A progress line
+(jobs/s) is shown on a terminal.`,
 		Args: usageArgs(cobra.NoArgs),
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			return runImport(cmd.Context(), g, o, cmd.OutOrStdout(), cmd.ErrOrStderr())
@@ -72,6 +95,19 @@ func runImport(ctx context.Context, g *globalOptions, o *importOptions, stdout, 
 		return err
 	}
 	defer db.Close()
+
+	var columns []string
+	if o.Columns != "" {
+		if o.File == "" {
+			return usagef("--columns describes the text of --file; gpuprof's own sacct run prints a header")
+		}
+		if o.Format == history.FormatJSON {
+			return usagef("--columns applies to text, not to sacct --json")
+		}
+		if columns, err = slurmext.ParseSacctColumns(o.Columns); err != nil {
+			return usagef("--columns: %v", err)
+		}
+	}
 
 	var src io.Reader
 	var wait func() error
@@ -141,7 +177,7 @@ func runImport(ctx context.Context, g *globalOptions, o *importOptions, stdout, 
 		format = history.DetectFormat(head)
 	}
 
-	opts := history.Options{Cluster: cluster}
+	opts := history.Options{Cluster: cluster, Columns: columns}
 	tty := isTerminal(stderr)
 	if tty {
 		opts.Progress = func(read int, el time.Duration) {
@@ -156,6 +192,9 @@ func runImport(ctx context.Context, g *globalOptions, o *importOptions, stdout, 
 		if werr := wait(); werr != nil && err == nil {
 			err = werr
 		}
+	}
+	if errors.Is(err, slurmext.ErrSacctLayout) && res.Read == 0 {
+		return err // refused as a whole: no counts to show
 	}
 	for _, p := range res.Problems {
 		fmt.Fprintf(stderr, "skipped: %v\n", p)

@@ -1,0 +1,144 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/gpuprof/gpuprof/history"
+	"github.com/gpuprof/gpuprof/slurmext"
+	"github.com/gpuprof/gpuprof/store"
+)
+
+// realSacct is a file of slurmext/testdata/real (Slurm 22.05.8's sacct).
+func realSacct(name string) string {
+	return filepath.Join("..", "..", "slurmext", "testdata", "real", name)
+}
+
+// importedJobs returns how many jobs and which import mark a database has.
+func importedJobs(t *testing.T, path string) (int, time.Time) {
+	t.Helper()
+	ctx := context.Background()
+	db, err := store.Open(ctx, path, store.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer db.Close()
+	n, err := db.CountViews(ctx, store.ViewFilter{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	mark, err := db.GetImportMark(ctx, "default", history.Source)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return n, mark
+}
+
+func writeFile(t *testing.T, content string) string {
+	t.Helper()
+	p := filepath.Join(t.TempDir(), "sacct.txt")
+	if err := os.WriteFile(p, []byte(content), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	return p
+}
+
+// TestImportCommandRefuses: text that does not fit its columns, or another
+// tool's output, makes `gpuprof import sacct` exit 1 with a message saying
+// what it expected, and leaves the database as it was.
+func TestImportCommandRefuses(t *testing.T) {
+	db := filepath.Join(t.TempDir(), "gpuprof.db")
+	if _, err := runCLI(t, "--db", db, "import", "sacct", "--file", realSacct("22.05-own-P-epoch-steps.txt")); err != nil {
+		t.Fatalf("import of gpuprof's own layout: %v", err)
+	}
+	jobs, mark := importedJobs(t, db)
+	if jobs != 12 || mark.IsZero() {
+		t.Fatalf("%d jobs, mark %v after the first import; want 12 and a mark", jobs, mark)
+	}
+	tests := []struct {
+		name string
+		args []string
+		want string
+	}{
+		{name: "header without a job id column", args: []string{"--file", realSacct("22.05-no-jobid-XP.txt")}, want: "neither JobID nor JobIDRaw"},
+		{name: "header-less, another layout", args: []string{"--file", realSacct("22.05-issue-XP-noheader.txt")},
+			want: "expected 26 columns"},
+		{name: "header-less, wrong --columns", args: []string{"--file", realSacct("22.05-issue-XP-noheader.txt"), "--columns", "JobIDRaw,State,Start"},
+			want: "expected 3 columns"},
+		{name: "squeue output", args: []string{"--file", realSacct("squeue.txt")}, want: "does not fit"},
+		{name: "sacct without -P", args: []string{"--file", realSacct("22.05-sacct-default-columns.txt")}, want: "does not fit"},
+		{name: "CSV", args: []string{"--file", writeFile(t, "JobID,State\n1,COMPLETED\n2,FAILED\n")}, want: "does not fit"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			out, err := runCLI(t, append([]string{"--db", db, "import", "sacct"}, tt.args...)...)
+			if code := exitCode(err); code != exitError {
+				t.Fatalf("exit %d (%v), want %d", code, err, exitError)
+			}
+			if !errors.Is(err, slurmext.ErrSacctLayout) || !strings.Contains(err.Error(), tt.want) ||
+				!strings.Contains(err.Error(), "nothing imported") {
+				t.Errorf("error %v, want ErrSacctLayout saying %q and that nothing was imported", err, tt.want)
+			}
+			if out != "" {
+				t.Errorf("stdout %q, want no counts for a refused file", out)
+			}
+			if j, m := importedJobs(t, db); j != jobs || !m.Equal(mark) {
+				t.Errorf("%d jobs, mark %v after the refusal; want %d, %v", j, m, jobs, mark)
+			}
+		})
+	}
+}
+
+// TestImportCommandColumns: header-less text in another layout imports with
+// --columns; the flag is checked before anything is read.
+func TestImportCommandColumns(t *testing.T) {
+	db := filepath.Join(t.TempDir(), "gpuprof.db")
+	issue := "JobID,JobIDRaw,JobName,User,Account,Partition,QOS,Submit,Eligible,Start,End,Elapsed,Timelimit,State,ExitCode,NodeList,ReqTRES,AllocTRES"
+	out, err := runCLI(t, "--db", db, "import", "sacct", "--file", realSacct("22.05-issue-XP-noheader.txt"), "--columns", issue)
+	if err != nil {
+		t.Fatalf("import with --columns: %v", err)
+	}
+	if !strings.HasPrefix(out, "12 jobs read: 12 new, 0 updated, 0 unchanged; 0 skipped") {
+		t.Errorf("stdout %q, want 12 new jobs, none skipped", out)
+	}
+	// The same layout with its header needs no --columns.
+	out, err = runCLI(t, "--db", db, "import", "sacct", "--file", realSacct("22.05-issue-P-steps.txt"))
+	if err != nil || !strings.HasPrefix(out, "12 jobs read: 0 new, 0 updated, 12 unchanged; 0 skipped") {
+		t.Errorf("import of the same jobs with a header: %q, %v; want 12 unchanged", out, err)
+	}
+
+	for _, tt := range []struct{ name, columns, file string }{
+		{"no job id column", "State,Start,End", realSacct("22.05-issue-XP-noheader.txt")},
+		{"not a field name", "JobIDRaw,St ate", realSacct("22.05-issue-XP-noheader.txt")},
+		{"json", "JobIDRaw,State", realSacct("22.05-steps-usage.json") + "\x00json"},
+		{"without --file", "JobIDRaw,State", ""},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			args := []string{"--db", db, "import", "sacct", "--columns", tt.columns}
+			switch file, isJSON := strings.CutSuffix(tt.file, "\x00json"); {
+			case isJSON:
+				args = append(args, "--file", file, "--format", "json")
+			case tt.file != "":
+				args = append(args, "--file", tt.file)
+			}
+			if _, err := runCLI(t, args...); exitCode(err) != exitUsage {
+				t.Errorf("exit %d (%v), want %d", exitCode(err), err, exitUsage)
+			}
+		})
+	}
+}
+
+// TestImportCommandEmpty: sacct prints nothing for a window without jobs;
+// importing that is no jobs and exit 0.
+func TestImportCommandEmpty(t *testing.T) {
+	db := filepath.Join(t.TempDir(), "gpuprof.db")
+	out, err := runCLI(t, "--db", db, "import", "sacct", "--file", writeFile(t, ""))
+	if err != nil || !strings.HasPrefix(out, "0 jobs read") {
+		t.Errorf("empty file: %q, %v; want 0 jobs and no error", out, err)
+	}
+}
