@@ -3,6 +3,7 @@ package analysis
 import (
 	"fmt"
 	"strings"
+	"time"
 
 	"github.com/gpuprof/gpuprof/profile"
 )
@@ -152,19 +153,20 @@ func classify(j *Job, m *Metrics, c *Config, why *[]Reason) Class {
 		return ClassShortDebug
 	}
 
-	if m.ElapsedValid && m.UtilMeanValid && m.Elapsed >= cl.ServiceMinDuration.D() &&
+	ran, ranOK := runTime(m)
+	if ranOK && m.UtilMeanValid && ran >= cl.ServiceMinDuration.D() &&
 		(!m.VRAMSteadyValid || m.VRAMSteady >= cl.ServiceSteadyMin) {
 		low := m.UtilMean < cl.LowUtilMax
 		bursty := m.UtilP50Valid && m.UtilP95Valid && m.UtilP95-m.UtilP50 >= cl.ServiceBurstSpread
 		if low || bursty {
 			if why != nil {
 				r := Reason{Rule: "inference_service", Checks: []Check{
-					{MetricElapsed, elapsed, OpGE, cl.ServiceMinDuration.D().Seconds()},
-				}}
+					{MetricElapsed, ran.Seconds(), OpGE, cl.ServiceMinDuration.D().Seconds()},
+				}, Note: stillRunning(m)}
 				if m.VRAMSteadyValid {
 					r.Checks = append(r.Checks, Check{MetricVRAMSteady, m.VRAMSteady, OpGE, cl.ServiceSteadyMin})
 				} else {
-					r.Note = "memory steadiness not measured"
+					r.Note = joinNotes(r.Note, "memory steadiness not measured")
 				}
 				if low {
 					r.Checks = append(r.Checks, Check{MetricUtilMean, m.UtilMean, OpLT, cl.LowUtilMax})
@@ -177,12 +179,12 @@ func classify(j *Job, m *Metrics, c *Config, why *[]Reason) Class {
 		}
 	}
 
-	if m.ElapsedValid && m.UtilMeanValid && m.Elapsed >= cl.LongTrainingMin.D() && m.UtilMean >= cl.LowUtilMax {
+	if ranOK && m.UtilMeanValid && ran >= cl.LongTrainingMin.D() && m.UtilMean >= cl.LowUtilMax {
 		if why != nil {
 			say(Reason{Rule: "long_training", Checks: []Check{
-				{MetricElapsed, elapsed, OpGE, cl.LongTrainingMin.D().Seconds()},
+				{MetricElapsed, ran.Seconds(), OpGE, cl.LongTrainingMin.D().Seconds()},
 				{MetricUtilMean, m.UtilMean, OpGE, cl.LowUtilMax},
-			}})
+			}, Note: stillRunning(m)})
 		}
 		return ClassLongTraining
 	}
@@ -191,6 +193,43 @@ func classify(j *Job, m *Metrics, c *Config, why *[]Reason) Class {
 		say(Reason{Rule: "other", Note: otherNote(m, c)})
 	}
 	return ClassOther
+}
+
+// runTime is the job's run time, or for a job still running the time it
+// has run so far (Metrics.SoFar): a lower bound, which the long-run rules
+// can use and the short-run rule cannot.
+func runTime(m *Metrics) (time.Duration, bool) {
+	switch {
+	case m.ElapsedValid:
+		return m.Elapsed, true
+	case m.Open && m.SoFar >= 0:
+		return m.SoFar, true
+	}
+	return 0, false
+}
+
+// longRun reports whether the job ran (or has run so far) at least d.
+func longRun(m *Metrics, d time.Duration) bool {
+	ran, ok := runTime(m)
+	return ok && ran >= d
+}
+
+// stillRunning notes a run time that is only a lower bound.
+func stillRunning(m *Metrics) string {
+	if m.ElapsedValid || !m.Open {
+		return ""
+	}
+	return "still running: the run time so far"
+}
+
+func joinNotes(a, b string) string {
+	switch {
+	case a == "":
+		return b
+	case b == "":
+		return a
+	}
+	return a + "; " + b
 }
 
 // short is the short-debugging rule's condition, which the scheduler's
@@ -244,11 +283,12 @@ func classifyScheduler(j *Job, m *Metrics, c *Config, why *[]Reason) Class {
 				"interactive job name %q; %s: decided from the scheduler view alone (job name), an idle session cannot be told apart", j.Name, missing)})
 		}
 		return ClassShortDebug
-	case m.ElapsedValid && m.Elapsed >= cl.LongTrainingMin.D():
+	case longRun(m, cl.LongTrainingMin.D()):
 		if why != nil {
+			ran, _ := runTime(m)
 			say(Reason{Rule: "long_training.duration", Checks: []Check{
-				{MetricElapsed, elapsed, OpGE, cl.LongTrainingMin.D().Seconds()},
-			}, Note: missing + ": decided from the scheduler view alone (run time); utilisation not measured, so an idle, IO-bound or serving run cannot be told apart"})
+				{MetricElapsed, ran.Seconds(), OpGE, cl.LongTrainingMin.D().Seconds()},
+			}, Note: joinNotes(stillRunning(m), missing+": decided from the scheduler view alone (run time); utilisation not measured, so an idle, IO-bound or serving run cannot be told apart")})
 		}
 		return ClassLongTraining
 	}

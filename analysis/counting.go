@@ -194,7 +194,7 @@ func (k *counter) share(j *Job, m *Metrics) (share float64, assumed bool) {
 // count sets m's counted GPU time (GPUShare, GPUHours, Counted*) and adds
 // the job to the Counting record.
 func (k *counter) count(j *Job, m *Metrics) {
-	m.GPUHours, m.CountStart, m.CountEnd, m.Open = 0, time.Time{}, time.Time{}, false
+	m.GPUHours, m.CountStart, m.CountEnd, m.Open, m.SoFar = 0, time.Time{}, time.Time{}, false, 0
 	m.GPUShare = float64(m.GPUs)
 	if m.GPUs == 0 {
 		return
@@ -215,6 +215,7 @@ func (k *counter) count(j *Job, m *Metrics) {
 	m.CountStart, m.CountEnd, m.Open = s, e, open
 	m.GPUHours = share * e.Sub(s).Hours()
 	if open {
+		m.SoFar = k.end.Sub(m.Start)
 		k.c.OpenJobs++
 		k.c.OpenGPUHours += m.GPUHours
 	}

@@ -120,6 +120,13 @@ func TestCountingAddsUp(t *testing.T) {
 	if k.ShardJobs != 2 || k.AssumedShardJobs != 1 || k.ShardsAssumed != DefaultShardsPerGPU {
 		t.Errorf("counting = %+v, want 2 shard jobs, 1 on the assumption", k)
 	}
+	// Jobs still running are the long runs they already are: c with its
+	// readings, f from the scheduler record alone.
+	for _, i := range []int{2, 5} {
+		if cls := f.Jobs[i].Class; cls != ClassLongTraining {
+			t.Errorf("running job %s: class %s, want long_training", in.Jobs[i].ID, cls)
+		}
+	}
 	if w.Counting != k {
 		t.Errorf("workload counted %+v, analysis %+v", w.Counting, k)
 	}

@@ -186,6 +186,11 @@ type Metrics struct {
 	// Counting.End.
 	CountStart, CountEnd time.Time
 	Open                 bool
+	// SoFar is how long a job without an end had run by Counting.End
+	// (from its start, not clipped to the window); valid when Open. The
+	// long-run rules read it, so a job still running counts as the long run
+	// it already is.
+	SoFar time.Duration
 
 	UtilMean      float64 // percent
 	UtilMeanValid bool
