@@ -7,8 +7,9 @@
 // The mix: plain jobs, job arrays (a tenth of submissions, 2–64 tasks, raw
 // ids as Slurm hands them out), a few heterogeneous jobs, the final states
 // an import selects (CANCELLED jobs that never started among them), typed
-// and untyped gres/gpu and gres/shard requests, and gres/gpumem and
-// gres/gpuutil usage where the fields include TRESUsageInMax/Ave.
+// and untyped gres/gpu and gres/shard requests; optionally a header line,
+// and each job's steps with Slurm's GPU readings (gres/gpumem,
+// gres/gpuutil in TRESUsageInMax/Ave) as sacct prints them without -X.
 package mksacct
 
 import (
@@ -22,10 +23,20 @@ import (
 
 // Options say what to write.
 type Options struct {
-	Jobs   int       // number of records (lines)
+	Jobs   int       // number of jobs (allocation lines)
 	Seed   uint64    // the same seed gives the same file
 	Base   time.Time // the first submission
 	Fields []string  // sacct field names, in output order (slurmext.SacctFields)
+	// Header writes the field names first, as sacct -P does without
+	// --noheader.
+	Header bool
+	// Steps writes each job's steps after it, as sacct does without -X: a
+	// batch step and an extern step for every job that started, and for
+	// half the GPU jobs an srun step 0 that does the GPU work. Slurm's GPU
+	// readings (gres/gpumem, gres/gpuutil in TRESUsageInMax/Ave, Slurm ≥
+	// 23.02 with gpu/nvml) are on the steps; allocation lines leave those
+	// fields empty, so without Steps there are no readings at all.
+	Steps bool
 }
 
 // job is one allocation line, by field name (lower case).
@@ -54,28 +65,47 @@ var (
 	limits     = []int64{30 * 60, 2 * 3600, 4 * 3600, 24 * 3600, 3 * 24 * 3600, -1}
 )
 
-// Write writes o.Jobs lines of the fields o.Fields to w, one allocation a
-// line, with no header. A field it cannot generate is an error.
+// Write writes o.Jobs jobs of the fields o.Fields to w. A field it cannot
+// generate is an error.
 func Write(w io.Writer, o Options) error {
-	for _, f := range o.Fields {
-		if _, ok := fieldWriters[strings.ToLower(f)]; !ok {
+	get := make([]func(job) string, len(o.Fields))
+	for i, f := range o.Fields {
+		fw, ok := fieldWriters[strings.ToLower(f)]
+		if !ok {
 			return fmt.Errorf("no generator for sacct field %q", f)
+		}
+		get[i] = fw
+	}
+	if o.Header {
+		if _, err := io.WriteString(w, strings.Join(o.Fields, "|")+"\n"); err != nil {
+			return err
 		}
 	}
 	g := &gen{rnd: rand.New(rand.NewPCG(o.Seed, 0x6770_7066)), nextID: 1_000_000, clock: o.Base.Unix()}
 	var line []byte
+	put := func(j job) error {
+		line = line[:0]
+		for i, fw := range get {
+			if i > 0 {
+				line = append(line, '|')
+			}
+			line = append(line, fw(j)...)
+		}
+		line = append(line, '\n')
+		_, err := w.Write(line)
+		return err
+	}
 	for n := 0; n < o.Jobs; {
 		for _, j := range g.submission(o.Jobs - n) {
-			line = line[:0]
-			for i, f := range o.Fields {
-				if i > 0 {
-					line = append(line, '|')
-				}
-				line = append(line, fieldWriters[strings.ToLower(f)](j)...)
-			}
-			line = append(line, '\n')
-			if _, err := w.Write(line); err != nil {
+			if err := put(j); err != nil {
 				return err
+			}
+			if o.Steps {
+				for _, st := range g.steps(j) {
+					if err := put(st); err != nil {
+						return err
+					}
+				}
 			}
 			n++
 		}
@@ -223,23 +253,82 @@ func (g *gen) run(common job, limit int64, gpus int) job {
 	j["start"] = strconv.FormatInt(start, 10)
 	j["elapsed"] = duration(end - start)
 	first := 1 + r.IntN(64)
+	j["node0"] = fmt.Sprintf("gpu%02d", first)
 	if nodes == 1 {
 		j["nodelist"] = fmt.Sprintf("gpu%02d", first)
 	} else {
 		j["nodelist"] = fmt.Sprintf("gpu[%02d-%02d]", first, first+nodes-1)
 	}
 	j["alloctres"] = fmt.Sprintf("billing=%d,cpu=%d%s,mem=%dG,node=%d", cpus, cpus, gres, mem, nodes)
-	if gpus > 0 {
-		// Slurm ≥ 23.02 with gpu/nvml: peak and mean GPU memory (in
-		// megabytes with a unit suffix) and utilisation (percent).
-		peak := 1 + r.IntN(80*1024)
-		util := r.IntN(101)
-		j["tresusageinmax"] = fmt.Sprintf("cpu=%s,energy=0,fs/disk=%d,gres/gpumem=%dM,gres/gpuutil=%d,mem=%dM,pages=0,vmem=%dM",
-			duration(end-start), r.IntN(1<<30), peak, min(util+r.IntN(20), 100), r.IntN(mem<<10), r.IntN(mem<<11))
-		j["tresusageinave"] = fmt.Sprintf("cpu=%s,energy=0,fs/disk=%d,gres/gpumem=%dM,gres/gpuutil=%d,mem=%dM,pages=0,vmem=%dM",
-			duration(end-start), r.IntN(1<<30), peak/2, util, r.IntN(mem<<10), r.IntN(mem<<11))
-	}
+	j["gpus"] = strconv.Itoa(gpus)
 	return j
+}
+
+// steps returns the step lines of job j: none for a job that never started.
+func (g *gen) steps(j job) []job {
+	if j["start"] == "None" {
+		return nil
+	}
+	r := g.rnd
+	gpus, _ := strconv.Atoi(j["gpus"])
+	start, _ := strconv.ParseInt(j["start"], 10, 64)
+	end, _ := strconv.ParseInt(j["end"], 10, 64)
+	state := strings.Fields(j["state"])[0]
+	if state != "COMPLETED" && state != "FAILED" && state != "OUT_OF_MEMORY" {
+		state = "CANCELLED"
+	}
+	step := func(suffix, name string, from, to int64) job {
+		st := job{
+			"jobid": j["jobid"] + "." + suffix, "jobidraw": j["jobidraw"] + "." + suffix, "jobname": name,
+			"account": j["account"], "submit": strconv.FormatInt(from, 10), "eligible": strconv.FormatInt(from, 10),
+			"start": strconv.FormatInt(from, 10), "end": strconv.FormatInt(to, 10), "elapsed": duration(to - from),
+			"state": state, "exitcode": j["exitcode"], "nodelist": j["node0"],
+			"nnodes": "1", "ncpus": j["ncpus"], "alloctres": "cpu=" + j["ncpus"] + ",mem=0,node=1", "cluster": j["cluster"],
+		}
+		if gpus > 0 {
+			st["alloctres"] = fmt.Sprintf("cpu=%s,gres/gpu=%d,mem=0,node=1", j["ncpus"], gpus)
+		}
+		return st
+	}
+	// usage is a TRESUsageIn value; mem < 0 leaves out the GPU items (a
+	// job without GPUs, or a cluster without GPU accounting).
+	usage := func(secs int64, mem int64, util int) string {
+		gpu := ""
+		switch {
+		case mem < 0:
+		case mem > 0 && r.IntN(4) == 0:
+			gpu = fmt.Sprintf(",gres/gpumem=%dM,gres/gpuutil=%d", mem>>20, util) // sacct's unit form
+		default:
+			gpu = fmt.Sprintf(",gres/gpumem=%d,gres/gpuutil=%d", mem, util)
+		}
+		return fmt.Sprintf("cpu=%s,energy=0,fs/disk=%d%s,mem=%d,pages=%d,vmem=%d",
+			duration(secs), r.IntN(1<<30), gpu, r.Int64N(64<<30), r.IntN(5000), r.Int64N(128<<30))
+	}
+	noGPU := int64(-1)
+	if gpus > 0 {
+		noGPU = 0
+	}
+	peak, util := int64(1+r.IntN(80<<10))<<20, r.IntN(101)
+	batch, extern := step("batch", "batch", start, end), step("extern", "extern", start, end)
+	extern["tresusageinmax"] = usage(0, noGPU, 0)
+	extern["tresusageinave"] = extern["tresusageinmax"]
+	if gpus == 0 || r.IntN(2) == 0 {
+		// The batch script does the work itself.
+		avg := peak / 2
+		if gpus == 0 {
+			peak, avg = -1, -1
+		}
+		batch["tresusageinmax"] = usage(end-start, peak, min(util+r.IntN(20), 100))
+		batch["tresusageinave"] = usage(end-start, avg, util)
+		return []job{batch, extern}
+	}
+	// An srun step does the GPU work; the batch step idles.
+	srun := step("0", "python", start+int64(r.IntN(10)), end)
+	batch["tresusageinmax"] = usage(end-start, 0, 0)
+	batch["tresusageinave"] = batch["tresusageinmax"]
+	srun["tresusageinmax"] = usage(end-start, peak, min(util+r.IntN(20), 100))
+	srun["tresusageinave"] = usage(end-start, peak/2, util)
+	return []job{batch, extern, srun}
 }
 
 // duration formats seconds as sacct does: [D-]HH:MM:SS.
