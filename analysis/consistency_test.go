@@ -29,7 +29,7 @@ type habit struct {
 	use string
 }
 
-var uses = []string{"all", "some", "none", "quietfull", "shard", "small", "full", "nodata", "memonly"}
+var uses = []string{"all", "some", "none", "quietfull", "shard", "small", "full", "nodata", "memonly", "sharedwhole"}
 
 func randomMonth(r *rand.Rand) []Job {
 	users := 2 + r.IntN(5)
@@ -111,6 +111,12 @@ func randomRun(r *rand.Rand, user, id string, h habit) Job {
 			g = gpu(i, busyUtil(), 73+uint64(r.IntN(7)))
 		default:
 			g = gpu(i, busyUtil(), peak())
+		}
+		if h.use == "sharedwhole" && i == 0 {
+			// A whole GPU that shard jobs used at the same time: its
+			// readings are this job's processes', and quiet.
+			g = gpu(i, quiet(), peak())
+			g.Shared = true
 		}
 		if h.use == "memonly" {
 			g.UtilMeanValid, g.UtilPctValid, g.UtilMaxValid, g.IdleValid, g.IdleAllocation = false, false, false, false, false

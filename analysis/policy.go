@@ -362,7 +362,7 @@ func recommendIdleAccounts(b *recBuilder, f *facts) {
 func recommendUsers(b *recBuilder, f *facts, shared map[string]sharingPlan) {
 	rc := &b.c.Recommend
 	type acc struct {
-		runs, idle, over int       // idle and over: runs on ≥ 2 GPUs
+		runs, idle, over int       // idle: no GPU used; over: ≥ 2 GPUs, half unused
 		req, used        []float64 // of the over runs
 		idleReq          []float64
 		needs            map[string][]float64
@@ -381,18 +381,20 @@ func recommendUsers(b *recBuilder, f *facts, shared map[string]sharingPlan) {
 		if vramBound {
 			a.full++
 		}
-		if !j.utilOK {
+		// Runs on shards or on GPUs other jobs used too have readings of
+		// their part of a GPU: neither the hints nor this count them.
+		if !j.utilOK || !j.whole {
 			continue
 		}
 		a.runs++
 		gpus, unused := int(j.gpus), int(j.unused)
 		used := gpusUsed(gpus, unused, vramBound)
 		switch {
-		case gpus < 2 || unused == 0:
+		case gpus < 1 || unused == 0:
 		case used == 0:
 			a.idle++
 			a.idleReq = append(a.idleReq, float64(gpus))
-		case (gpus-used)*2 >= gpus:
+		case gpus >= 2 && (gpus-used)*2 >= gpus:
 			a.over++
 			a.req = append(a.req, float64(gpus))
 			a.used = append(a.used, float64(used))

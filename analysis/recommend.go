@@ -113,8 +113,11 @@ type jobFact struct {
 	// share the GPUs held in GPU-equivalents (Metrics.GPUShare): what the
 	// plan's GPU-hours and "GPUs held at once" count. start, end and gpus
 	// are the whole run and the whole GPUs, what Slurm's limits count.
-	cs, ce                    int64
-	share                     float64
+	cs, ce int64
+	share  float64
+	// whole: the job held whole GPUs to itself (no shards, no other job
+	// on them), so its GPUs can be counted used or unused, as the hints do.
+	whole                     bool
 	elapsed, wait, limit      float64
 	gpuHours, util            float64
 	gpus, unused              int32
@@ -164,6 +167,7 @@ func (f *facts) add(j *Job, m *Metrics, cls Class, kinds Kinds) {
 		prealloc: m.Preallocated,
 	}
 	jf.share = m.GPUShare
+	jf.whole = j.ReqShards == 0 && !m.Shared
 	if !m.CountStart.IsZero() {
 		jf.cs, jf.ce = m.CountStart.Unix(), m.CountEnd.Unix()
 	}

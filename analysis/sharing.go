@@ -80,6 +80,9 @@ func recommendSharing(b *recBuilder, in *Input, f *facts) map[string]sharingPlan
 		a.users[j.user] = true
 	}
 	out := map[string]sharingPlan{}
+	if len(models) == 0 {
+		b.nothing(RecShards, "no GPU model known (no job has a per-GPU record with the card's size: sacct history, unprofiled shard jobs): GPU sharing cannot be sized")
+	}
 	for _, model := range sortedKeys(models) {
 		a := models[model]
 		n := len(a.needs)
