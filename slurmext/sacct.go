@@ -644,7 +644,7 @@ func (r *SacctReader) scan(rec *JobRecord) (scanKind, error) {
 func (r *SacctReader) header(line []byte, no int) (lay sacctLayout, isHeader bool, why string) {
 	// Cheap test first: a data line starts with a job id, a digit (or, for
 	// a SLUID, an 's': those take the full test).
-	if len(line) == 0 || !isLetter(line[0]) {
+	if t := bytes.TrimLeft(line, " "); len(t) == 0 || !isLetter(t[0]) {
 		return lay, false, ""
 	}
 	s := string(line)
@@ -692,8 +692,8 @@ func (r *SacctReader) dataLine(s string) bool {
 	}
 	for _, c := range []sacctColumn{colJobIDRaw, colJobID} {
 		if i := r.layout.cols[c]; i >= 0 {
-			_, err := ParseJobID(cols[i])
-			return err == nil
+			p, err := ParseJobID(cols[i])
+			return err == nil && plausibleJobID(p.Base)
 		}
 	}
 	return false
@@ -763,7 +763,7 @@ func (r *SacctReader) fillWindow() {
 		}
 		lines++
 		size += len(q.text)
-		if q.err == nil && isLetter(q.text[0]) {
+		if q.err == nil {
 			if _, isHeader, why := r.header(q.text, q.no); isHeader || why != "" {
 				return // the next part; it has a window of its own
 			}
@@ -1108,8 +1108,9 @@ func (r *SacctReader) build(f []string, rec *JobRecord) (isStep bool, err error)
 		n.add("Timelimit", "%v", err)
 	}
 	rec.TimeLimit, rec.Unlimited = d, unlimited
-	if cols[colElapsed] >= 0 {
-		// Not kept (End-Start is), but a layout check: a duration goes here.
+	if cols[colElapsed] >= 0 && r.probing {
+		// Not kept (End-Start is), but a layout check: a duration goes
+		// here. Only while probing: it costs an allocation per line.
 		if _, _, err := ParseDuration(get(colElapsed)); err != nil {
 			n.add("Elapsed", "%v", err)
 		}

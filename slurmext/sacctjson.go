@@ -26,7 +26,8 @@ const MaxSacctJSONValue = 64 << 20
 //
 // The document is decoded one job at a time (json.Decoder's token API), so a
 // file of months of history is never held in memory whole; each job's text
-// is bounded by MaxSacctJSONValue. Steps are read past. The layouts that
+// is bounded by MaxSacctJSONValue. Of the steps, only Slurm's GPU readings
+// are kept, folded into the job (see gpuUsage). The layouts that
 // differ between versions are all accepted:
 //
 //	state.current         "COMPLETED" (≤23.02) or ["COMPLETED"] (23.11+);
@@ -355,6 +356,19 @@ type sjJob struct {
 		Allocated []sjTRES `json:"allocated"`
 		Requested []sjTRES `json:"requested"`
 	} `json:"tres"`
+	Steps []sjStep `json:"steps"`
+}
+
+// sjStep holds what a job record takes from a step: Slurm's usage readings,
+// steps[].tres.requested.max (gres/gpumem, bytes) and .average
+// (gres/gpuutil, percent), in every version from dbv0.0.38 to v0.0.43.
+type sjStep struct {
+	TRES struct {
+		Requested struct {
+			Max     []sjTRES `json:"max"`
+			Average []sjTRES `json:"average"`
+		} `json:"requested"`
+	} `json:"tres"`
 }
 
 // record converts a decoded job; ok is false when the job has no usable id.
@@ -409,7 +423,55 @@ func (j *sjJob) record(cluster string) (rec JobRecord, problems notes, ok bool) 
 		rec.CPUs = n.jsonCount("required.CPUs", j.Required.CPUs)
 	}
 	j.arrayAndHet(&rec, n)
+	j.gpuUsage(&rec, n)
 	return rec, problems, true
+}
+
+// gpuUsage folds the steps' GPU readings into the job as SacctReader does
+// for text: the most memory of any step, the highest mean utilisation of
+// any step; a reading that is not a number in any step (NO_VAL64 and
+// INFINITE64 do not fit an int64) leaves the job's unknown.
+func (j *sjJob) gpuUsage(rec *JobRecord, n *notes) {
+	memBad, utilBad := false, false
+	for i, st := range j.Steps {
+		if i >= maxTRESItems {
+			break
+		}
+		if v, found := usageCount(st.TRES.Requested.Max, "gpumem"); found {
+			switch {
+			case !v.Set || v.Number < 0 || v.Number > maxUsageBytes:
+				memBad = true
+			case !rec.SlurmGPUMemValid || uint64(v.Number) > rec.SlurmGPUMem:
+				rec.SlurmGPUMem, rec.SlurmGPUMemValid = uint64(v.Number), true
+			}
+		}
+		if v, found := usageCount(st.TRES.Requested.Average, "gpuutil"); found {
+			switch {
+			case !v.Set || v.Number < 0 || v.Number > maxGPUUtil:
+				utilBad = true
+			case !rec.SlurmGPUUtilValid || float64(v.Number) > rec.SlurmGPUUtil:
+				rec.SlurmGPUUtil, rec.SlurmGPUUtilValid = float64(v.Number), true
+			}
+		}
+	}
+	if memBad {
+		n.add("steps.tres.requested.max", "gres/gpumem is not a memory size in some step")
+		rec.SlurmGPUMem, rec.SlurmGPUMemValid = 0, false
+	}
+	if utilBad {
+		n.add("steps.tres.requested.average", "gres/gpuutil is not a utilisation in some step")
+		rec.SlurmGPUUtil, rec.SlurmGPUUtilValid = 0, false
+	}
+}
+
+// usageCount finds the gres item called name in a usage list.
+func usageCount(items []sjTRES, name string) (sjNum, bool) {
+	for _, t := range items {
+		if t.Type == "gres" && t.Name == name {
+			return t.Count, true
+		}
+	}
+	return sjNum{}, false
 }
 
 // arrayAndHet fills the array and heterogeneous job fields and DisplayID.
