@@ -123,7 +123,7 @@ type LayoutError struct {
 
 func (e *LayoutError) Error() string {
 	return fmt.Sprintf("sacct text from line %d does not fit the columns it is read with (%s): %s; expected %d columns %s; line %d is %s",
-		e.Line, e.Source, e.Reason, strings.Count(e.Columns, "|")+1, quoteUpTo(e.Columns, 400), e.Line, e.First)
+		e.Line, e.Source, e.Reason, strings.Count(e.Columns, "|")+1, quoteUpTo(e.Columns, 300), e.Line, e.First)
 }
 
 func (e *LayoutError) Unwrap() error { return ErrSacctLayout }
@@ -607,7 +607,7 @@ func (r *SacctReader) scan(rec *JobRecord) (scanKind, error) {
 			continue
 		}
 		if r.probing && r.probeFirst == "" {
-			r.probeFirst, r.probeNo = quoteUpTo(string(line), 160), no
+			r.probeFirst, r.probeNo = quoteUpTo(string(line), 80), no
 		}
 		if lay, isHeader, why := r.header(line, no); isHeader || why != "" {
 			if r.probing {
@@ -617,7 +617,7 @@ func (r *SacctReader) scan(rec *JobRecord) (scanKind, error) {
 			}
 			if why != "" {
 				return scanFatal, &LayoutError{Line: no, Columns: string(line), Source: "header line " + fmt.Sprint(no),
-					Reason: why, First: quoteUpTo(string(line), 160)}
+					Reason: why, First: quoteUpTo(string(line), 80)}
 			}
 			r.layout, r.needProbe = lay, true
 			return scanHeader, nil
