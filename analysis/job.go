@@ -108,6 +108,13 @@ type GPU struct {
 
 	EnergyJ     float64 // joules
 	EnergyValid bool
+
+	// FromSlurm: the readings are Slurm's own accounting (acct_gather_gpu:
+	// sacct's TRESUsageInMax gres/gpumem and TRESUsageInAve gres/gpuutil),
+	// job-wide, not gpuprof's per-GPU samples: no node, model or card size,
+	// the job's mean utilisation on every GPU and its memory peak on the
+	// first.
+	FromSlurm bool
 }
 
 // floorPercentile is the percentile of the memory series that VRAMFloor
@@ -177,8 +184,47 @@ func FromView(rec *slurmext.JobRecord, profiles []profile.Job) Job {
 	}
 	j.IOWait, j.IOWaitValid = io.Fraction()
 	j.IOScope = io.Scope
+	if len(j.GPUs) == 0 && rec != nil {
+		j.GPUs = slurmReadings(rec)
+		j.HasGPUData = len(j.GPUs) > 0
+	}
 	return j
 }
+
+// slurmReadings turns the GPU readings of Slurm's own accounting into GPU
+// records for a job gpuprof did not profile (sacct history on a cluster
+// with acct_gather_gpu): one per GPU requested (one for a shard job), each
+// with the job's mean utilisation, the memory peak on the first. nil when
+// Slurm recorded neither.
+func slurmReadings(rec *slurmext.JobRecord) []GPU {
+	if !rec.SlurmGPUMemValid && !rec.SlurmGPUUtilValid {
+		return nil
+	}
+	n := rec.ReqGPUs
+	if n <= 0 {
+		if rec.ReqShards <= 0 {
+			return nil // no GPU requested: nothing to attribute them to
+		}
+		n = 1
+	}
+	n = min(n, maxSlurmGPUs)
+	gs := make([]GPU, n)
+	for i := range gs {
+		g := &gs[i]
+		g.FromSlurm = true
+		if rec.SlurmGPUUtilValid {
+			g.UtilMean, g.UtilMeanValid = rec.SlurmGPUUtil, true
+		}
+	}
+	if rec.SlurmGPUMemValid {
+		gs[0].VRAMPeak, gs[0].VRAMPeakValid = rec.SlurmGPUMem, true
+	}
+	return gs
+}
+
+// maxSlurmGPUs bounds the records slurmReadings makes for one job: a larger
+// GPU count is a parsing error the analysis counts elsewhere.
+const maxSlurmGPUs = 1024
 
 func fromProfilesOnly(profiles []profile.Job) Job {
 	first := &profiles[0]

@@ -192,3 +192,37 @@ func TestFromViewFloor(t *testing.T) {
 		t.Error("floor valid without a series")
 	}
 }
+
+// Slurm's own GPU readings (sacct TRESUsageInMax/Ave) stand in for a
+// profile, marked as Slurm's.
+func TestFromViewSlurmReadings(t *testing.T) {
+	rec := &slurmext.JobRecord{JobID: "7", State: "COMPLETED", ReqGPUs: 2,
+		Start: t0, End: t0.Add(time.Hour),
+		SlurmGPUMem: 6 << 30, SlurmGPUMemValid: true, SlurmGPUUtil: 3, SlurmGPUUtilValid: true}
+	j := FromView(rec, nil)
+	if !j.HasGPUData || len(j.GPUs) != 2 || !j.GPUs[0].FromSlurm || !j.GPUs[1].FromSlurm {
+		t.Fatalf("job = %+v", j)
+	}
+	if g := j.GPUs[0]; !g.VRAMPeakValid || g.VRAMPeak != 6<<30 || !g.UtilMeanValid || g.UtilMean != 3 {
+		t.Errorf("first GPU = %+v", g)
+	}
+	if g := j.GPUs[1]; g.VRAMPeakValid || !g.UtilMeanValid {
+		t.Errorf("second GPU = %+v: the memory peak is the job's, on the first", g)
+	}
+	// 3 % mean utilisation: both GPUs unused, as the hints and the class say.
+	if m := Measure(j, DefaultConfig()); m.UnusedGPUs != 2 || m.MeasuredGPUs != 2 {
+		t.Errorf("metrics = %d unused of %d measured", m.UnusedGPUs, m.MeasuredGPUs)
+	}
+	if cls, _ := Classify(j, DefaultConfig()); cls != ClassIdleAllocation {
+		t.Errorf("class %s, want idle_allocation", cls)
+	}
+	// A profile's GPUs win over Slurm's readings; no readings, no records.
+	p := profile.Job{Key: profile.Key{Node: "n1"}, GPUs: []profile.GPU{{UUID: "GPU-1"}}}
+	if j := FromView(rec, []profile.Job{p}); len(j.GPUs) != 1 || j.GPUs[0].FromSlurm {
+		t.Errorf("with a profile: %+v", j.GPUs)
+	}
+	rec.SlurmGPUMemValid, rec.SlurmGPUUtilValid = false, false
+	if j := FromView(rec, nil); j.HasGPUData || len(j.GPUs) != 0 {
+		t.Errorf("without readings: %+v", j)
+	}
+}
