@@ -200,13 +200,15 @@ func addFixtureSeeds(f *testing.F, dir string, add func(string)) {
 }
 
 func FuzzSacctText(f *testing.F) {
-	addFixtureSeeds(f, "sacct", func(s string) { f.Add(s, uint8(0)) }) // SacctFormat == the capture's
+	// which 0: no column list (a header decides; header-less text is read
+	// with gpuprof's own list, current or the 24-column one before it).
+	addFixtureSeeds(f, "sacct", func(s string) { f.Add(s, uint8(0)) })
 	f.Add(sacctLine("100", map[string]string{"JobName": "a|b\nc"})+"\n"+sacctLine("101", nil), uint8(0))
 	f.Add(strings.Join(SacctFields(), "|")+"|\n"+sacctLine("100", nil)+"|\n", uint8(0))
 	f.Add("6_1|10|COMPLETED\n12+1|13|CANCELLED by 1000\n25_[1-4%2]|25|PENDING\n7.batch|7.batch|x\n", uint8(1))
 	f.Add("1|x|y\n|\n\n||||\n", uint8(2))
 	f.Fuzz(func(t *testing.T, input string, which uint8) {
-		fields := [][]string{SacctFields(), {"JobID", "JobIDRaw", "State"}, {"JobIDRaw", "JobName", "Start"}}[int(which)%3]
+		fields := [][]string{nil, {"JobID", "JobIDRaw", "State"}, {"JobIDRaw", "JobName", "Start"}}[int(which)%3]
 		r := NewSacctReader(strings.NewReader(input), fields, SacctOptions{MaxLineBytes: 512, Cluster: "c"})
 		lastLine := 0
 		maxCalls := strings.Count(input, "\n") + 2
@@ -216,6 +218,16 @@ func FuzzSacctText(f *testing.F) {
 			}
 			rec, err := r.Next()
 			if errors.Is(err, io.EOF) {
+				break
+			}
+			// Text that does not fit its columns is refused as a whole, with
+			// the same error on every later call.
+			var lay *LayoutError
+			if errors.As(err, &lay) {
+				checkErrorMessage(t, lay)
+				if _, again := r.Next(); !errors.Is(again, ErrSacctLayout) {
+					t.Fatalf("after a layout error, Next = %v", again)
+				}
 				break
 			}
 			var le *LineError
