@@ -6,6 +6,8 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"math"
+	"slices"
 	"strings"
 	"time"
 
@@ -34,13 +36,20 @@ func finalState(state string) bool {
 
 // NormalizeRecord returns r as the store gives it back: times cut to whole
 // seconds in UTC (the zero time kept zero), the time limit cut to whole
-// seconds and zero when Unlimited.
+// seconds and zero when Unlimited, and Slurm's GPU readings zero where they
+// are not valid.
 func NormalizeRecord(r slurmext.JobRecord) slurmext.JobRecord {
 	r.Submit, r.Eligible = normTime(r.Submit), normTime(r.Eligible)
 	r.Start, r.End = normTime(r.Start), normTime(r.End)
 	r.TimeLimit = r.TimeLimit.Truncate(time.Second)
 	if r.Unlimited || r.TimeLimit < 0 {
 		r.TimeLimit = 0
+	}
+	if !r.SlurmGPUMemValid {
+		r.SlurmGPUMem = 0
+	}
+	if !r.SlurmGPUUtilValid {
+		r.SlurmGPUUtil = 0
 	}
 	return r
 }
@@ -67,6 +76,17 @@ func (db *DB) GetSchedJob(ctx context.Context, cluster, jobID string) (r slurmex
 		return err
 	})
 	return r, err
+}
+
+// SchedReports returns every report of the scheduler's view of a job, in
+// order of first arrival, each as it was first reported (normalised, see
+// NormalizeRecord), or ErrNotFound. The merged record is GetSchedJob's.
+func (db *DB) SchedReports(ctx context.Context, cluster, jobID string) (rs []slurmext.JobRecord, err error) {
+	err = db.read(ctx, func(tx *Tx) error {
+		rs, err = tx.SchedReports(ctx, cluster, jobID)
+		return err
+	})
+	return rs, err
 }
 
 // GetImportMark returns where the importer source of cluster stopped: the
@@ -112,7 +132,13 @@ func (db *DB) SetImportMark(ctx context.Context, cluster, source string, t time.
 // Restarts is the largest of the counts reported and the number of distinct
 // non-zero Start times ever reported for the job, minus one.
 //
-// Cluster and JobID must be set (ErrInvalid otherwise).
+// Every report is kept (SchedReports returns them); a job's first report
+// is kept as its sched_jobs row alone for as long as it is the only one
+// and the row is unchanged, so importing a new job writes one row, not
+// two.
+//
+// Cluster and JobID must be set, and Slurm's GPU readings, when valid,
+// finite, not negative and (memory) within int64 (ErrInvalid otherwise).
 func (t *Tx) PutSchedJob(ctx context.Context, r slurmext.JobRecord) error {
 	w := t.newSchedWriter()
 	defer w.close()
@@ -181,8 +207,13 @@ func (t *Tx) PutSchedJobs(ctx context.Context, rs []slurmext.JobRecord) (inserte
 const schedChunk = 512
 
 func validRecord(r slurmext.JobRecord) error {
-	if r.Cluster == "" || r.JobID == "" {
+	switch {
+	case r.Cluster == "" || r.JobID == "":
 		return fmt.Errorf("%w: cluster and job id must both be set", ErrInvalid)
+	case r.SlurmGPUMemValid && r.SlurmGPUMem > math.MaxInt64:
+		return fmt.Errorf("%w: Slurm GPU memory reading %d bytes", ErrInvalid, r.SlurmGPUMem)
+	case r.SlurmGPUUtilValid && (math.IsNaN(r.SlurmGPUUtil) || math.IsInf(r.SlurmGPUUtil, 0) || r.SlurmGPUUtil < 0):
+		return fmt.Errorf("%w: Slurm GPU utilisation reading %v", ErrInvalid, r.SlurmGPUUtil)
 	}
 	return nil
 }
@@ -198,6 +229,47 @@ func (t *Tx) GetSchedJob(ctx context.Context, cluster, jobID string) (slurmext.J
 		return r, fmt.Errorf("get sched job %s/%s: %w", cluster, jobID, err)
 	}
 	return r, nil
+}
+
+// SchedReports returns every report of a job; see DB.SchedReports.
+func (t *Tx) SchedReports(ctx context.Context, cluster, jobID string) ([]slurmext.JobRecord, error) {
+	rs, err := t.schedReports(ctx, cluster, jobID)
+	if err != nil {
+		return nil, fmt.Errorf("sched reports %s/%s: %w", cluster, jobID, err)
+	}
+	return rs, nil
+}
+
+func (t *Tx) schedReports(ctx context.Context, cluster, jobID string) ([]slurmext.JobRecord, error) {
+	rows, err := t.tx.QueryContext(ctx, `SELECT payload FROM sched_events WHERE cluster = ? AND job_id = ? ORDER BY seq`, cluster, jobID)
+	if err != nil {
+		return nil, classify(err)
+	}
+	defer rows.Close()
+	var rs []slurmext.JobRecord
+	for rows.Next() {
+		var payload string
+		if err := rows.Scan(&payload); err != nil {
+			return nil, classify(err)
+		}
+		var r slurmext.JobRecord
+		if err := json.Unmarshal([]byte(payload), &r); err != nil {
+			return nil, fmt.Errorf("%w: report %d: %v", ErrCorrupt, len(rs)+1, err)
+		}
+		rs = append(rs, r)
+	}
+	if err := rows.Err(); err != nil {
+		return nil, classify(err)
+	}
+	if len(rs) > 0 {
+		return rs, nil
+	}
+	// No report written: the row is the only one (see PutSchedJob).
+	r, err := t.GetSchedJob(ctx, cluster, jobID)
+	if err != nil {
+		return nil, err
+	}
+	return []slurmext.JobRecord{r}, nil
 }
 
 // GetImportMark returns where the importer source of cluster stopped: the
@@ -232,10 +304,10 @@ const schedColumns = `cluster, job_id, display_id, array_job_id, array_task_id, 
 	state, cancelled_by, reason, submit, eligible, "start", "end", time_limit, unlimited,
 	exit_status, exit_signal, derived_status, derived_signal,
 	node_list, node_count, cpus, req_gpus, req_gpu_type, req_shards, req_tres, alloc_tres,
-	restarts, source, event_seq`
+	slurm_gpu_mem, slurm_gpu_util, restarts, source, event_seq`
 
-const upsertSchedSQL = `INSERT INTO sched_jobs (` + schedColumns + `, updated_at)
-	VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)
+var upsertSchedSQL = `INSERT INTO sched_jobs (` + schedColumns + `, updated_at)
+	VALUES (?` + strings.Repeat(",?", schedColumnCount-1) + `)
 	ON CONFLICT (cluster, job_id) DO UPDATE SET
 	display_id = excluded.display_id, array_job_id = excluded.array_job_id,
 	array_task_id = excluded.array_task_id, array_task_spec = excluded.array_task_spec,
@@ -251,6 +323,7 @@ const upsertSchedSQL = `INSERT INTO sched_jobs (` + schedColumns + `, updated_at
 	node_count = excluded.node_count, cpus = excluded.cpus, req_gpus = excluded.req_gpus,
 	req_gpu_type = excluded.req_gpu_type, req_shards = excluded.req_shards,
 	req_tres = excluded.req_tres, alloc_tres = excluded.alloc_tres,
+	slurm_gpu_mem = excluded.slurm_gpu_mem, slurm_gpu_util = excluded.slurm_gpu_util,
 	restarts = excluded.restarts, source = excluded.source, event_seq = excluded.event_seq,
 	updated_at = excluded.updated_at`
 
@@ -311,15 +384,16 @@ func (w *schedWriter) queryRow(ctx context.Context, query string, args ...any) (
 }
 
 const (
-	currentSQL = `SELECT ` + schedColumns + ` FROM sched_jobs WHERE cluster = ? AND job_id = ?`
+	currentSQL = `SELECT ` + schedColumns + `, updated_at FROM sched_jobs WHERE cluster = ? AND job_id = ?`
 	knownSQL   = `SELECT k.cluster, k.job_id FROM ` + keyTable + ` k
 		WHERE EXISTS (SELECT 1 FROM sched_jobs s WHERE s.cluster = k.cluster AND s.job_id = k.job_id)
 		OR EXISTS (SELECT 1 FROM sched_events e WHERE e.cluster = k.cluster AND e.job_id = k.job_id)`
-	eventSeqSQL = `SELECT seq FROM sched_events
-		WHERE cluster = ? AND job_id = ? AND state = ? AND "start" = ? AND "end" = ? AND source = ?`
-	// Reports so far, distinct non-zero starts, and whether start ?3 is
-	// among them.
-	eventCountsSQL = `SELECT count(*), count(DISTINCT nullif("start", 0)), coalesce(max("start" = ?3), 0)
+	// What put needs to know of a job's stored reports, in one look at
+	// them: how many, their distinct non-zero starts, whether start ?4 is
+	// among them, and the seq of the report with key ?1..?6 (see evKey),
+	// if stored.
+	eventsSQL = `SELECT count(*), count(DISTINCT nullif("start", 0)), coalesce(max("start" = ?4), 0),
+		max(CASE WHEN state = ?3 AND "start" = ?4 AND "end" = ?5 AND source = ?6 THEN seq END)
 		FROM sched_events WHERE cluster = ?1 AND job_id = ?2`
 	insertEventSQL = `INSERT INTO sched_events (` + eventColumns + `) VALUES (?,?,?,?,?,?,?,?,?)`
 )
@@ -359,31 +433,22 @@ func (w *schedWriter) known(ctx context.Context, rs []slurmext.JobRecord) (map[v
 }
 
 // insertFresh inserts jobs that have neither a record nor a report yet,
-// each once, freshRows to a statement: a bulk import of new jobs costs
-// little more than SQLite's own work on the rows and their indexes.
+// each once, freshRows to a statement. Each row is its job's single report
+// (see PutSchedJob), so nothing goes to sched_events: a bulk import of new
+// jobs costs little more than SQLite's own work on the rows and their
+// indexes.
 func (w *schedWriter) insertFresh(ctx context.Context, rs []slurmext.JobRecord) error {
 	now := time.Now().Unix()
-	events := make([]any, 0, freshRows*eventColumnCount)
 	jobs := make([]any, 0, freshRows*schedColumnCount)
 	for len(rs) > 0 {
 		batch := rs[:min(len(rs), freshRows)]
 		rs = rs[len(batch):]
-		events, jobs = events[:0], jobs[:0]
+		jobs = jobs[:0]
 		for _, r := range batch {
-			r = NormalizeRecord(r)
-			payload, err := json.Marshal(r)
-			if err != nil {
-				return fmt.Errorf("job %s/%s: encode record: %w", r.Cluster, r.JobID, err)
-			}
-			events = append(events, r.Cluster, r.JobID, r.State, unixOrZero(r.Start), unixOrZero(r.End), r.Source,
-				1, now, string(payload))
-			jobs = append(append(jobs, schedArgs(r, 1)...), now)
+			jobs = append(append(jobs, schedArgs(NormalizeRecord(r), 1)...), now)
 		}
-		// Statements are kept by their text: the full-size ones are
+		// Statements are kept by their text: the full-size one is
 		// prepared once a call, a short last batch gets its own.
-		if _, err := w.exec(ctx, insertRowsSQL("sched_events", eventColumns, eventColumnCount, len(batch)), events...); err != nil {
-			return err
-		}
 		if _, err := w.exec(ctx, insertRowsSQL("sched_jobs", schedColumns+", updated_at", schedColumnCount, len(batch)), jobs...); err != nil {
 			return err
 		}
@@ -394,8 +459,8 @@ func (w *schedWriter) insertFresh(ctx context.Context, rs []slurmext.JobRecord) 
 const (
 	eventColumns     = `cluster, job_id, state, "start", "end", source, seq, reported_at, payload`
 	eventColumnCount = 9
-	schedColumnCount = 39 // schedColumns and updated_at
-	// freshRows is how many new jobs one INSERT writes; 39 parameters a
+	schedColumnCount = 41 // schedColumns and updated_at
+	// freshRows is how many new jobs one INSERT writes; 41 parameters a
 	// row stays far below SQLite's limit of 32766 a statement.
 	freshRows = 32
 )
@@ -413,44 +478,64 @@ func unixOrZero(t time.Time) int64 {
 	return t.Unix()
 }
 
+// stored is a job's merged record as stored.
+type stored struct {
+	rec       slurmext.JobRecord
+	seq       int64 // its winning report
+	updatedAt int64
+}
+
 // put records r as a report and merges it into its job's record.
 func (w *schedWriter) put(ctx context.Context, r slurmext.JobRecord) (putResult, error) {
 	if err := validRecord(r); err != nil {
 		return 0, err
 	}
 	r = NormalizeRecord(r)
-	payload, err := json.Marshal(r)
-	if err != nil {
-		return 0, fmt.Errorf("encode record: %w", err)
-	}
 	now := time.Now().Unix()
-	evKey := []any{r.Cluster, r.JobID, r.State, unixOrZero(r.Start), unixOrZero(r.End), r.Source}
 
 	row, err := w.queryRow(ctx, currentSQL, r.Cluster, r.JobID)
 	if err != nil {
 		return 0, err
 	}
-	cur, curSeq, err := scanSched(row)
+	var cur stored
+	cur.rec, cur.seq, err = scanSched(row, &cur.updatedAt)
 	found := err == nil
 	if err != nil && !errors.Is(err, sql.ErrNoRows) {
 		return 0, err
 	}
-	seq, starts, err := w.event(ctx, r, evKey, now, payload)
+	var curp *stored
+	if found {
+		curp = &cur
+	}
+	seq, starts, unwritten, err := w.event(ctx, r, curp, now)
 	if err != nil {
 		return 0, err
 	}
 	merged, mergedSeq := r, seq
 	if found {
-		if recordWins(r, seq, cur, curSeq) {
-			merged = fill(r, cur)
+		if recordWins(r, seq, cur.rec, cur.seq) {
+			merged = fill(r, cur.rec)
 		} else {
-			merged, mergedSeq = fill(cur, r), curSeq
+			merged, mergedSeq = fill(cur.rec, r), cur.seq
 		}
-		merged.Restarts = max(merged.Restarts, cur.Restarts, r.Restarts)
+		merged.Restarts = max(merged.Restarts, cur.rec.Restarts, r.Restarts)
 	}
 	merged.Restarts = max(merged.Restarts, starts-1)
-	if found && merged == cur && mergedSeq == curSeq {
+	if found && merged == cur.rec && mergedSeq == cur.seq {
 		return putUnchanged, nil
+	}
+	switch {
+	case unwritten == firstReport && merged != r:
+		// The row will not be the report itself: keep the report.
+		if err := w.insertEvent(ctx, r, seq, now); err != nil {
+			return 0, err
+		}
+	case unwritten == rowReport:
+		// The same report again, with other fields: the row changes, so
+		// the report it stood for is written out first.
+		if err := w.writeOut(ctx, &cur); err != nil {
+			return 0, err
+		}
 	}
 	if _, err := w.exec(ctx, upsertSchedSQL, append(schedArgs(merged, mergedSeq), now)...); err != nil {
 		return 0, err
@@ -461,39 +546,95 @@ func (w *schedWriter) put(ctx context.Context, r slurmext.JobRecord) (putResult,
 	return putInserted, nil
 }
 
-// event records r as a report of its job unless the same report exists,
-// and returns the report's seq and the number of distinct non-zero starts
-// reported for the job (0 when the report was known: the count cannot have
-// changed, and the stored record already reflects it).
-func (w *schedWriter) event(ctx context.Context, r slurmext.JobRecord, evKey []any, now int64, payload []byte) (seq int64, starts int, err error) {
-	row, err := w.queryRow(ctx, eventSeqSQL, evKey...)
+// evKey is the key of report r in sched_events.
+func evKey(r slurmext.JobRecord) []any {
+	return []any{r.Cluster, r.JobID, r.State, unixOrZero(r.Start), unixOrZero(r.End), r.Source}
+}
+
+// unwritten says which report event left out of sched_events.
+type unwritten int
+
+const (
+	allWritten  unwritten = iota
+	firstReport           // r, a new job's first report
+	rowReport             // the report the job's row stands for, which r repeats
+)
+
+// event records r as a report of its job (cur: the stored record, nil for
+// a new job) unless the same report exists, and returns the report's seq
+// and the number of distinct non-zero starts reported for the job (0 when
+// the report was known: the count cannot have changed, and the stored
+// record already reflects it).
+//
+// A row without reports in sched_events is its own single report (see
+// 0003_sched_gpu.sql). So a new job's first report is not written
+// (firstReport): the caller writes it only when the row it stores differs
+// from the report. When another report of such a job arrives, the row's is
+// written out first; when the same one arrives again (rowReport), the
+// caller writes the row's out only if it changes the row.
+func (w *schedWriter) event(ctx context.Context, r slurmext.JobRecord, cur *stored, now int64) (seq int64, starts int, left unwritten, err error) {
+	key := evKey(r)
+	row, err := w.queryRow(ctx, eventsSQL, key...)
 	if err != nil {
-		return 0, 0, err
-	}
-	err = row.Scan(&seq)
-	if err == nil {
-		return seq, 0, nil
-	}
-	if !errors.Is(err, sql.ErrNoRows) {
-		return 0, 0, classify(err)
+		return 0, 0, 0, err
 	}
 	var n int64
 	var seen bool
-	start := unixOrZero(r.Start)
-	if row, err = w.queryRow(ctx, eventCountsSQL, r.Cluster, r.JobID, start); err != nil {
-		return 0, 0, err
+	var known sql.NullInt64
+	if err := row.Scan(&n, &starts, &seen, &known); err != nil {
+		return 0, 0, 0, classify(err)
 	}
-	if err := row.Scan(&n, &starts, &seen); err != nil {
-		return 0, 0, classify(err)
+	if known.Valid {
+		return known.Int64, 0, allWritten, nil
+	}
+	start := unixOrZero(r.Start)
+	switch {
+	case n == 0 && cur == nil:
+		left = firstReport
+	case n == 0:
+		if slices.Equal(evKey(cur.rec), key) {
+			return cur.seq, 0, rowReport, nil
+		}
+		if err := w.writeOut(ctx, cur); err != nil {
+			return 0, 0, 0, err
+		}
+		n = 1
+		if s := unixOrZero(cur.rec.Start); s != 0 {
+			starts, seen = 1, s == start
+		}
 	}
 	if start != 0 && !seen {
 		starts++
 	}
 	seq = n + 1
-	if _, err := w.exec(ctx, insertEventSQL, append(evKey, seq, now, string(payload))...); err != nil {
-		return 0, 0, err
+	if left != firstReport {
+		if err := w.insertEvent(ctx, r, seq, now); err != nil {
+			return 0, 0, 0, err
+		}
 	}
-	return seq, starts, nil
+	return seq, starts, left, nil
+}
+
+// writeOut stores the report a row without reports stands for: the row
+// itself, as first stored.
+func (w *schedWriter) writeOut(ctx context.Context, cur *stored) error {
+	if cur.seq != 1 {
+		// Only a job's first report goes unwritten; anything else is a
+		// database this gpuprof did not write.
+		return fmt.Errorf("%w: job %s/%s has no reports but its record is report %d",
+			ErrCorrupt, cur.rec.Cluster, cur.rec.JobID, cur.seq)
+	}
+	return w.insertEvent(ctx, cur.rec, 1, cur.updatedAt)
+}
+
+// insertEvent stores report r of its job as number seq.
+func (w *schedWriter) insertEvent(ctx context.Context, r slurmext.JobRecord, seq, at int64) error {
+	payload, err := json.Marshal(r)
+	if err != nil {
+		return fmt.Errorf("encode record: %w", err)
+	}
+	_, err = w.exec(ctx, insertEventSQL, append(evKey(r), seq, at, string(payload))...)
+	return err
 }
 
 // recordWins reports whether the new report r (the job's report number
@@ -570,6 +711,12 @@ func fill(w, l slurmext.JobRecord) slurmext.JobRecord {
 		num(&w.CPUs, l.CPUs)
 		str(&w.AllocTRES, l.AllocTRES)
 		str(&w.Reason, l.Reason)
+		if !w.SlurmGPUMemValid {
+			w.SlurmGPUMem, w.SlurmGPUMemValid = l.SlurmGPUMem, l.SlurmGPUMemValid
+		}
+		if !w.SlurmGPUUtilValid {
+			w.SlurmGPUUtil, w.SlurmGPUUtilValid = l.SlurmGPUUtil, l.SlurmGPUUtilValid
+		}
 	}
 	str(&w.Source, l.Source)
 	return w
@@ -580,13 +727,20 @@ func schedArgs(r slurmext.JobRecord, seq int64) []any {
 	if !r.Unlimited && r.TimeLimit > 0 {
 		limit = int64(r.TimeLimit / time.Second)
 	}
+	var gpuMem, gpuUtil any // NULL: not recorded
+	if r.SlurmGPUMemValid {
+		gpuMem = int64(r.SlurmGPUMem) // validRecord keeps it within int64
+	}
+	if r.SlurmGPUUtilValid {
+		gpuUtil = r.SlurmGPUUtil
+	}
 	return []any{
 		r.Cluster, r.JobID, r.DisplayID, r.ArrayJobID, r.ArrayTaskID, r.ArrayTaskSpec,
 		r.HetJobID, r.HetOffset, r.Name, r.User, r.UID, r.Account, r.Partition, r.QOS,
 		r.State, r.CancelledBy, r.Reason, unixOrNull(r.Submit), unixOrNull(r.Eligible), unixOrNull(r.Start), unixOrNull(r.End),
 		limit, r.Unlimited, r.ExitStatus, r.ExitSignal, r.DerivedStatus, r.DerivedSignal,
 		r.NodeList, r.NodeCount, r.CPUs, r.ReqGPUs, r.ReqGPUType, r.ReqShards, r.ReqTRES, r.AllocTRES,
-		r.Restarts, r.Source, seq,
+		gpuMem, gpuUtil, r.Restarts, r.Source, seq,
 	}
 }
 
@@ -599,7 +753,8 @@ type scanner interface {
 // sql.ErrNoRows is returned unwrapped.
 func scanSched(s scanner, extra ...any) (slurmext.JobRecord, int64, error) {
 	var r slurmext.JobRecord
-	var submit, eligible, start, end, limit sql.NullInt64
+	var submit, eligible, start, end, limit, gpuMem sql.NullInt64
+	var gpuUtil sql.NullFloat64
 	var seq int64
 	dest := []any{
 		&r.Cluster, &r.JobID, &r.DisplayID, &r.ArrayJobID, &r.ArrayTaskID, &r.ArrayTaskSpec,
@@ -607,7 +762,7 @@ func scanSched(s scanner, extra ...any) (slurmext.JobRecord, int64, error) {
 		&r.State, &r.CancelledBy, &r.Reason, &submit, &eligible, &start, &end, &limit, &r.Unlimited,
 		&r.ExitStatus, &r.ExitSignal, &r.DerivedStatus, &r.DerivedSignal,
 		&r.NodeList, &r.NodeCount, &r.CPUs, &r.ReqGPUs, &r.ReqGPUType, &r.ReqShards, &r.ReqTRES, &r.AllocTRES,
-		&r.Restarts, &r.Source, &seq,
+		&gpuMem, &gpuUtil, &r.Restarts, &r.Source, &seq,
 	}
 	if err := s.Scan(append(dest, extra...)...); err != nil {
 		if errors.Is(err, sql.ErrNoRows) {
@@ -618,6 +773,12 @@ func scanSched(s scanner, extra ...any) (slurmext.JobRecord, int64, error) {
 	r.Submit, r.Eligible, r.Start, r.End = timeOrZero(submit), timeOrZero(eligible), timeOrZero(start), timeOrZero(end)
 	if limit.Valid {
 		r.TimeLimit = time.Duration(limit.Int64) * time.Second
+	}
+	if gpuMem.Valid && gpuMem.Int64 >= 0 {
+		r.SlurmGPUMem, r.SlurmGPUMemValid = uint64(gpuMem.Int64), true
+	}
+	if gpuUtil.Valid {
+		r.SlurmGPUUtil, r.SlurmGPUUtilValid = gpuUtil.Float64, true
 	}
 	return r, seq, nil
 }

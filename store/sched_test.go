@@ -539,8 +539,8 @@ func TestPutSchedJobsCounts(t *testing.T) {
 	if n := countRows(t, db, "sched_jobs"); n != 1301 {
 		t.Errorf("sched_jobs rows = %d, want 1301", n)
 	}
-	if n, want := countRows(t, db, "sched_events"), 1300+2+1301; n != want {
-		t.Errorf("sched_events rows = %d, want %d", n, want)
+	if n, want := countReports(t, db), 1300+2+1301; n != want {
+		t.Errorf("reports kept = %d, want %d", n, want)
 	}
 	got, err := db.GetSchedJob(ctx, "lab", "1200")
 	if err != nil {
@@ -574,18 +574,41 @@ func TestPutSchedJobsFreshMatchesMerge(t *testing.T) {
 	if ins, _, _, err := bulk.PutSchedJobs(ctx, rs); err != nil || ins != len(rs) {
 		t.Fatalf("PutSchedJobs = %d inserted, %v; want %d", ins, err, len(rs))
 	}
-	for _, q := range []string{
-		`SELECT * FROM sched_jobs ORDER BY cluster, job_id`,
-		`SELECT * FROM sched_events ORDER BY cluster, job_id, seq`,
+	for _, q := range []struct {
+		sql  string
+		rows int
+	}{
+		{sql: `SELECT * FROM sched_jobs ORDER BY cluster, job_id`, rows: len(rs)},
+		// Each row is its job's one report: nothing to copy.
+		{sql: `SELECT * FROM sched_events ORDER BY cluster, job_id, seq`, rows: 0},
 	} {
-		a, b := dumpRows(t, one, q), dumpRows(t, bulk, q)
-		if len(a) != len(rs) {
-			t.Errorf("%s: %d rows, want %d", q, len(a), len(rs))
+		a, b := dumpRows(t, one, q.sql), dumpRows(t, bulk, q.sql)
+		if len(a) != q.rows {
+			t.Errorf("%s: %d rows, want %d", q.sql, len(a), q.rows)
 		}
 		if !reflect.DeepEqual(a, b) {
-			t.Errorf("%s:\none by one %v\n      bulk %v", q, a, b)
+			t.Errorf("%s:\none by one %v\n      bulk %v", q.sql, a, b)
 		}
 	}
+	for _, r := range rs {
+		got, err := bulk.SchedReports(ctx, r.Cluster, r.JobID)
+		if err != nil || len(got) != 1 || got[0] != NormalizeRecord(r) {
+			t.Errorf("SchedReports(%s) = %+v, %v; want the one report", r.JobID, got, err)
+		}
+	}
+}
+
+// countReports is the number of reports kept: those in sched_events and
+// the rows that are their job's only report.
+func countReports(t *testing.T, db *DB) int {
+	t.Helper()
+	var n int
+	err := db.r.QueryRow(`SELECT (SELECT count(*) FROM sched_events) + (SELECT count(*) FROM sched_jobs s
+		WHERE NOT EXISTS (SELECT 1 FROM sched_events e WHERE e.cluster = s.cluster AND e.job_id = s.job_id))`).Scan(&n)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return n
 }
 
 // dumpRows returns the rows of q with the columns that hold the time of
