@@ -552,7 +552,8 @@ func TestPutSchedJobsCounts(t *testing.T) {
 }
 
 // TestPutSchedJobsFreshMatchesMerge checks that the bulk insert of new jobs
-// (multi-row statements) writes exactly what the one-by-one path writes.
+// (no lookup, no report copy) writes exactly what the one-by-one path
+// writes.
 func TestPutSchedJobsFreshMatchesMerge(t *testing.T) {
 	ctx := context.Background()
 	unlimited := fullRec()
@@ -561,7 +562,7 @@ func TestPutSchedJobsFreshMatchesMerge(t *testing.T) {
 	noTimes.TimeLimit = -time.Second // nonsense stays unknown
 	var rs []slurmext.JobRecord
 	rs = append(rs, fullRec(), unlimited, noTimes)
-	for i := range freshRows + 5 { // a full batch and a short one
+	for i := range 40 {
 		rs = append(rs, sacctRec(fmt.Sprint(100+i), "COMPLETED", t0, t0.Add(time.Duration(i)*time.Minute)))
 	}
 	one := openTest(t, Options{})
