@@ -37,6 +37,7 @@ bench: build
 	./scripts/bench-hooks.sh $(abspath $(BIN))
 	REPORT=1 GO=$(GO) ./scripts/bench-analysis.sh
 	GO=$(GO) ./scripts/bench-report.sh $(abspath $(BIN))
+	GO=$(GO) ./scripts/bench-import.sh $(abspath $(BIN))
 
 fuzz:
 	for t in FuzzParseHookEnv FuzzParseIndexList FuzzExpandHostlist FuzzParseGresConf; do \
