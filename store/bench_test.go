@@ -1,16 +1,22 @@
 package store
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
+	"io"
 	"os"
+	"path/filepath"
 	"testing"
 	"time"
 
 	"github.com/gpuprof/gpuprof/gpu"
 	"github.com/gpuprof/gpuprof/internal/benchdb"
+	"github.com/gpuprof/gpuprof/internal/mksacct"
 	"github.com/gpuprof/gpuprof/profile"
+	"github.com/gpuprof/gpuprof/slurmext"
 )
 
 // seriesJob is a finished job with gpus GPUs observed every interval for
@@ -227,6 +233,88 @@ func BenchmarkViewsPage1M(b *testing.B) {
 					}
 				}
 			}
+		})
+	}
+}
+
+// sacctRecords parses n jobs of mksacct's sacct text (header, steps, GPU
+// readings) as an import would.
+func sacctRecords(tb testing.TB, n int) []slurmext.JobRecord {
+	tb.Helper()
+	var text bytes.Buffer
+	err := mksacct.Write(&text, mksacct.Options{Jobs: n, Seed: 1, Base: time.Date(2026, 10, 1, 0, 0, 0, 0, time.UTC),
+		Fields: slurmext.SacctFields(), Header: true, Steps: true})
+	if err != nil {
+		tb.Fatal(err)
+	}
+	sr := slurmext.NewSacctReader(&text, nil, slurmext.SacctOptions{Cluster: "lab"})
+	rs := make([]slurmext.JobRecord, 0, n)
+	for {
+		r, err := sr.Next()
+		if errors.Is(err, io.EOF) {
+			break
+		}
+		if err != nil {
+			tb.Fatal(err)
+		}
+		r.Source = "sacct"
+		rs = append(rs, r)
+	}
+	if len(rs) != n {
+		tb.Fatalf("parsed %d records, want %d", len(rs), n)
+	}
+	return rs
+}
+
+// BenchmarkImportSacct is the store's part of a sacct import: 100,000
+// parsed jobs of a realistic mix (arrays, states, users, GPU readings; see
+// internal/mksacct) put into a fresh database in transactions of 5,000,
+// as history.Import does, then the same again (all unchanged: a repeated
+// import). The whole import of a million jobs beside sqlite3 is
+// scripts/bench-import.sh. Run it with:
+// go test ./store -run '^$' -bench ImportSacct -benchtime 1x
+func BenchmarkImportSacct(b *testing.B) {
+	ctx := context.Background()
+	const jobs, batch = 100_000, 5000
+	rs := sacctRecords(b, jobs)
+	put := func(db *DB) (ins, same int) {
+		for i := 0; i < len(rs); i += batch {
+			n, _, u, err := db.PutSchedJobs(ctx, rs[i:min(i+batch, len(rs))])
+			if err != nil {
+				b.Fatal(err)
+			}
+			ins, same = ins+n, same+u
+		}
+		return ins, same
+	}
+	for _, again := range []bool{false, true} {
+		name := map[bool]string{false: "new jobs", true: "unchanged"}[again]
+		b.Run(name, func(b *testing.B) {
+			var wall, cpu time.Duration
+			for b.Loop() {
+				b.StopTimer()
+				db, err := Open(ctx, filepath.Join(b.TempDir(), "import.db"), Options{})
+				if err != nil {
+					b.Fatal(err)
+				}
+				if again {
+					put(db)
+				}
+				b.StartTimer()
+				w0, c0 := time.Now(), cpuTime()
+				ins, same := put(db)
+				wall, cpu = wall+time.Since(w0), cpu+cpuTime()-c0
+				b.StopTimer()
+				if want := map[bool][2]int{false: {jobs, 0}, true: {0, jobs}}[again]; ins != want[0] || same != want[1] {
+					b.Fatalf("%d inserted, %d unchanged; want %v", ins, same, want)
+				}
+				if err := db.Close(); err != nil {
+					b.Fatal(err)
+				}
+				b.StartTimer()
+			}
+			b.ReportMetric(float64(jobs*b.N)/wall.Seconds(), "records/s")
+			b.ReportMetric(float64(jobs*b.N)/cpu.Seconds(), "records/cpu-s")
 		})
 	}
 }
