@@ -323,3 +323,32 @@ func TestDisplayIDIndexUsed(t *testing.T) {
 		t.Errorf("plan %q, want %q", plan, want)
 	}
 }
+
+// A bulk put raises the writer's page cache and checkpoint interval (see
+// bulkSettings); a single put leaves SQLite's defaults.
+func TestBulkSettings(t *testing.T) {
+	ctx := context.Background()
+	settings := func(db *DB) (cache, checkpoint int64) {
+		t.Helper()
+		if err := db.w.QueryRow(`PRAGMA cache_size`).Scan(&cache); err != nil {
+			t.Fatal(err)
+		}
+		if err := db.w.QueryRow(`PRAGMA wal_autocheckpoint`).Scan(&checkpoint); err != nil {
+			t.Fatal(err)
+		}
+		return cache, checkpoint
+	}
+	db := openTest(t, Options{})
+	if err := db.PutSchedJob(ctx, sacctRec("1", "COMPLETED", t0, t0.Add(time.Hour))); err != nil {
+		t.Fatal(err)
+	}
+	if c, p := settings(db); c != -2000 || p != 1000 {
+		t.Errorf("after one put: cache_size %d, wal_autocheckpoint %d; want SQLite's -2000, 1000", c, p)
+	}
+	if _, _, _, err := db.PutSchedJobs(ctx, importBatch(10, schedChunk)); err != nil {
+		t.Fatal(err)
+	}
+	if c, p := settings(db); c != -bulkCacheKiB || p != bulkCheckpointPages {
+		t.Errorf("after a bulk put: cache_size %d, wal_autocheckpoint %d; want %d, %d", c, p, -bulkCacheKiB, bulkCheckpointPages)
+	}
+}
