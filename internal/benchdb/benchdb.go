@@ -2,7 +2,11 @@
 // benchmarks of the paths that read it (store paging, the terminal UI).
 // It writes rows with SQL, not through the store's write path, so the
 // fixture takes seconds rather than hours; the caller creates the schema
-// first (store.Open). It is test support, not product code.
+// first (store.Open). Its scheduler rows have no sched_events rows and
+// event_seq 1: since schema 3 that is how the store keeps a job's only
+// report, so the fixture is what an import of these jobs leaves; Slurm's
+// GPU readings are left unknown (NULL). It is test support, not product
+// code.
 package benchdb
 
 import (
