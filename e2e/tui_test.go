@@ -247,6 +247,11 @@ func TestTUIInTmux(t *testing.T) {
 	term.keys("/")
 	term.keys("C-u") // an emptied filter shows everything again
 	term.keys("Enter")
+	// G moves within the list on screen: wait until the whole list is back
+	// (on a loaded machine the reload can come after the key).
+	term.waitFor("every job again", func(s string) bool {
+		return strings.Contains(s, "resnet-train") && strings.Contains(s, "tokenize-shards")
+	})
 	term.keys("G")
 	term.waitFor("the oldest job after G", containsAll("sweep-119"))
 
