@@ -6,8 +6,10 @@ import (
 	"fmt"
 	"slices"
 	"strings"
+	"time"
 
 	"github.com/gpuprof/gpuprof/profile"
+	"github.com/gpuprof/gpuprof/slurmext"
 )
 
 // EachView calls fn with every job f selects — the same jobs as ListViews
@@ -59,12 +61,19 @@ func (t *Tx) eachView(ctx context.Context, f ViewFilter, fn func(JobView) error)
 		return err
 	}
 
-	rows, err := t.tx.QueryContext(ctx, `SELECT `+prefixed("s", schedColumns)+` FROM sched_jobs s`+where(sc), sargs...)
+	columns, scan := schedColumns, func(rows *sql.Rows) (slurmext.JobRecord, error) {
+		r, _, err := scanSched(rows)
+		return r, err
+	}
+	if f.Lean {
+		columns, scan = analysisColumns, scanAnalysis
+	}
+	rows, err := t.tx.QueryContext(ctx, `SELECT `+prefixed("s", columns)+` FROM sched_jobs s`+where(sc), sargs...)
 	if err != nil {
 		return classify(err)
 	}
 	for rows.Next() {
-		r, _, err := scanSched(rows)
+		r, err := scan(rows)
 		if err != nil {
 			rows.Close()
 			return err
@@ -144,4 +153,46 @@ func (t *Tx) profilesWhere(ctx context.Context, cond string, args []any, withSer
 		return nil, classify(err)
 	}
 	return out, nil
+}
+
+// analysisColumns are the scheduler columns the analysis reads
+// (analysis.FromView, the report, the TUI's list): ViewFilter.Lean. The
+// long text columns (TRES, node list, reason) are half of what a month's
+// scan would otherwise copy out of SQLite.
+const analysisColumns = `cluster, job_id, display_id, array_job_id, array_task_id,
+	het_job_id, het_offset, name, "user", uid, account, "partition", qos,
+	state, submit, eligible, "start", "end", time_limit, unlimited,
+	exit_status, exit_signal, req_gpus, req_gpu_type, req_shards,
+	slurm_gpu_mem, slurm_gpu_util`
+
+// scanAnalysis reads a row of analysisColumns; the other fields keep the
+// values a record has when the scheduler did not report them.
+func scanAnalysis(rows *sql.Rows) (slurmext.JobRecord, error) {
+	r := slurmext.JobRecord{CancelledBy: -1}
+	var submit, eligible, start, end, limit, gpuMem sql.NullInt64
+	var gpuUtil sql.NullFloat64
+	if err := rows.Scan(&r.Cluster, &r.JobID, &r.DisplayID, &r.ArrayJobID, &r.ArrayTaskID,
+		&r.HetJobID, &r.HetOffset, &r.Name, &r.User, &r.UID, &r.Account, &r.Partition, &r.QOS,
+		&r.State, &submit, &eligible, &start, &end, &limit, &r.Unlimited,
+		&r.ExitStatus, &r.ExitSignal, &r.ReqGPUs, &r.ReqGPUType, &r.ReqShards,
+		&gpuMem, &gpuUtil); err != nil {
+		return r, classify(err)
+	}
+	setSchedNullable(&r, submit, eligible, start, end, limit, gpuMem, gpuUtil)
+	return r, nil
+}
+
+// setSchedNullable sets the record's fields whose columns may be NULL
+// (unknown): the times, the limit and Slurm's GPU readings.
+func setSchedNullable(r *slurmext.JobRecord, submit, eligible, start, end, limit, gpuMem sql.NullInt64, gpuUtil sql.NullFloat64) {
+	r.Submit, r.Eligible, r.Start, r.End = timeOrZero(submit), timeOrZero(eligible), timeOrZero(start), timeOrZero(end)
+	if limit.Valid {
+		r.TimeLimit = time.Duration(limit.Int64) * time.Second
+	}
+	if gpuMem.Valid && gpuMem.Int64 >= 0 {
+		r.SlurmGPUMem, r.SlurmGPUMemValid = uint64(gpuMem.Int64), true
+	}
+	if gpuUtil.Valid {
+		r.SlurmGPUUtil, r.SlurmGPUUtilValid = gpuUtil.Float64, true
+	}
 }

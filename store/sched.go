@@ -818,15 +818,6 @@ func scanSched(s scanner, extra ...any) (slurmext.JobRecord, int64, error) {
 		}
 		return r, 0, classify(err)
 	}
-	r.Submit, r.Eligible, r.Start, r.End = timeOrZero(submit), timeOrZero(eligible), timeOrZero(start), timeOrZero(end)
-	if limit.Valid {
-		r.TimeLimit = time.Duration(limit.Int64) * time.Second
-	}
-	if gpuMem.Valid && gpuMem.Int64 >= 0 {
-		r.SlurmGPUMem, r.SlurmGPUMemValid = uint64(gpuMem.Int64), true
-	}
-	if gpuUtil.Valid {
-		r.SlurmGPUUtil, r.SlurmGPUUtilValid = gpuUtil.Float64, true
-	}
+	setSchedNullable(&r, submit, eligible, start, end, limit, gpuMem, gpuUtil)
 	return r, seq, nil
 }

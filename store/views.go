@@ -140,6 +140,12 @@ type ViewFilter struct {
 	AfterCluster, AfterJobID string
 	// WithSeries decodes each GPU's time series (see Filter.WithSeries).
 	WithSeries bool
+	// Lean reads only the scheduler fields the analysis reads
+	// (analysisColumns: not Reason, NodeList, NodeCount, CPUs, ReqTRES,
+	// AllocTRES, ArrayTaskSpec, CancelledBy, DerivedStatus/Signal,
+	// Restarts, Source, which stay zero): the whole-period readers of a
+	// month of a million jobs ask for it. Only EachView honours it.
+	Lean bool
 }
 
 // ListViews returns the jobs f selects in f's order (f.Sort, f.Asc). The

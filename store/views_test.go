@@ -823,6 +823,44 @@ func TestEachViewMatchesListViews(t *testing.T) {
 	}
 }
 
+// A lean read hands over the same jobs, each scheduler record the full one
+// with only the fields outside analysisColumns left at their defaults.
+func TestEachViewLean(t *testing.T) {
+	db := openTest(t, Options{})
+	randomViews(t, db, 80, rand.New(rand.NewPCG(3, 9)))
+	for _, f := range []ViewFilter{{}, {Since: at(10), Until: at(30)}, {User: "u1"}} {
+		full, err := allViews(t, db, f)
+		if err != nil {
+			t.Fatal(err)
+		}
+		f.Lean = true
+		lean, err := allViews(t, db, f)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if len(full) != len(lean) || len(full) == 0 {
+			t.Fatalf("%+v: %d lean views, %d full", f, len(lean), len(full))
+		}
+		withSched := 0
+		for i := range full {
+			w, g := full[i], lean[i]
+			if w.Sched != nil {
+				withSched++
+				r := *w.Sched
+				r.Reason, r.NodeList, r.NodeCount, r.CPUs, r.ReqTRES, r.AllocTRES = "", "", 0, 0, "", ""
+				r.ArrayTaskSpec, r.CancelledBy, r.DerivedStatus, r.DerivedSignal, r.Restarts, r.Source = "", -1, 0, 0, 0, ""
+				w.Sched = &r
+			}
+			if !reflect.DeepEqual(g, w) {
+				t.Errorf("%+v: lean view %s = %+v\nwant %+v", f, g.JobID, g.Sched, w.Sched)
+			}
+		}
+		if withSched == 0 {
+			t.Errorf("%+v: no scheduler records to compare", f)
+		}
+	}
+}
+
 // A page after a job (keyset paging) is the page an offset of that job's
 // position + 1 gives, for every sort key and direction, on random
 // databases where the arms, ties and missing values mix.

@@ -110,6 +110,7 @@ func (s *jobSource) Each(ctx context.Context, f store.ViewFilter, fn func(store.
 // clock, so jobs still running count up to now.
 func (s *jobSource) input(ctx context.Context, f store.ViewFilter) (analysis.Input, error) {
 	limitMemory()
+	f.Lean = true // the analysis reads no TRES text, node list or reason
 	b := analysis.NewInputBuilder()
 	b.SetSlurmNodes(s.slurmNodes)
 	// Converting into an array of the right size saves holding a month's
