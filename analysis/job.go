@@ -147,7 +147,7 @@ func FromView(rec *slurmext.JobRecord, profiles []profile.Job) Job {
 			Unlimited:  rec.Unlimited,
 			// A record with an end time is a finished job: its exit code is
 			// the scheduler's, even when that is 0:0.
-			ExitKnown:  !rec.End.IsZero(),
+			ExitKnown:  !rec.End.IsZero() && !rec.ExitUnknown,
 			ExitStatus: rec.ExitStatus,
 			ExitSignal: rec.ExitSignal,
 			ReqGPUs:    rec.ReqGPUs,

@@ -51,6 +51,11 @@ type JobRecord struct {
 	ExitSignal    int `json:"exit_signal"`
 	DerivedStatus int `json:"derived_status"`
 	DerivedSignal int `json:"derived_signal"`
+	// ExitUnknown is set when the report carried no exit code (sacct text
+	// in a layout without an ExitCode column, or an empty one): the zeros
+	// above then mean "not reported", not 0:0. A merge keeps another
+	// report's exit code over it (store).
+	ExitUnknown bool `json:"exit_unknown,omitempty"`
 
 	NodeList  string `json:"node_list,omitempty"` // hostlist expression, e.g. "gpu[01-02]"
 	NodeCount int    `json:"node_count"`

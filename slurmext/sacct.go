@@ -1115,7 +1115,11 @@ func (r *SacctReader) build(f []string, rec *JobRecord) (isStep bool, err error)
 			n.add("Elapsed", "%v", err)
 		}
 	}
-	rec.ExitStatus, rec.ExitSignal = n.exitCode("ExitCode", get(colExitCode))
+	exit := get(colExitCode)
+	rec.ExitStatus, rec.ExitSignal = n.exitCode("ExitCode", exit)
+	if _, _, err := ParseExitCode2(exit); err != nil || exit == "" {
+		rec.ExitUnknown = true // not reported, or malformed: not 0:0
+	}
 	rec.DerivedStatus, rec.DerivedSignal = n.exitCode("DerivedExitCode", get(colDerivedExitCode))
 	rec.NodeCount = n.count("NNodes", get(colNNodes))
 	rec.CPUs = n.count("NCPUS", get(colNCPUS))

@@ -378,7 +378,7 @@ func TestSacctReader(t *testing.T) {
 			name:     "surplus columns without a JobName column",
 			fields:   []string{"JobIDRaw", "State"},
 			input:    "100|COMPLETED|x\n101|FAILED\n",
-			want:     []JobRecord{{JobID: "101", ArrayTaskID: -1, HetOffset: -1, UID: -1, State: "FAILED", CancelledBy: -1, Source: "sacct"}},
+			want:     []JobRecord{{JobID: "101", ArrayTaskID: -1, HetOffset: -1, UID: -1, State: "FAILED", CancelledBy: -1, ExitUnknown: true, Source: "sacct"}},
 			lineErrs: []lineErr{{1, ErrBadSacct}},
 		},
 		{
@@ -386,16 +386,16 @@ func TestSacctReader(t *testing.T) {
 			fields: []string{"JobID", "JobIDRaw", "State"},
 			input:  "6_1|10|COMPLETED\n12+1|13|CANCELLED by 1000\n25_[1-4%2]|25|PENDING\n",
 			want: []JobRecord{
-				{JobID: "10", DisplayID: "6_1", ArrayJobID: "6", ArrayTaskID: 1, HetOffset: -1, UID: -1, State: "COMPLETED", CancelledBy: -1, Source: "sacct"},
-				{JobID: "13", DisplayID: "12+1", ArrayTaskID: -1, HetJobID: "12", HetOffset: 1, UID: -1, State: "CANCELLED", CancelledBy: 1000, Source: "sacct"},
-				{JobID: "25", DisplayID: "25_[1-4%2]", ArrayJobID: "25", ArrayTaskID: -1, ArrayTaskSpec: "1-4%2", HetOffset: -1, UID: -1, State: "PENDING", CancelledBy: -1, Source: "sacct"},
+				{JobID: "10", DisplayID: "6_1", ArrayJobID: "6", ArrayTaskID: 1, HetOffset: -1, UID: -1, State: "COMPLETED", CancelledBy: -1, ExitUnknown: true, Source: "sacct"},
+				{JobID: "13", DisplayID: "12+1", ArrayTaskID: -1, HetJobID: "12", HetOffset: 1, UID: -1, State: "CANCELLED", CancelledBy: 1000, ExitUnknown: true, Source: "sacct"},
+				{JobID: "25", DisplayID: "25_[1-4%2]", ArrayJobID: "25", ArrayTaskID: -1, ArrayTaskSpec: "1-4%2", HetOffset: -1, UID: -1, State: "PENDING", CancelledBy: -1, ExitUnknown: true, Source: "sacct"},
 			},
 		},
 		{
 			name:     "array task without JobIDRaw",
 			fields:   []string{"JobID", "State"},
 			input:    "6_1|COMPLETED\n7|FAILED\n",
-			want:     []JobRecord{{JobID: "7", DisplayID: "7", ArrayTaskID: -1, HetOffset: -1, UID: -1, State: "FAILED", CancelledBy: -1, Source: "sacct"}},
+			want:     []JobRecord{{JobID: "7", DisplayID: "7", ArrayTaskID: -1, HetOffset: -1, UID: -1, State: "FAILED", CancelledBy: -1, ExitUnknown: true, Source: "sacct"}},
 			lineErrs: []lineErr{{1, ErrBadSacct}},
 		},
 		{
@@ -404,7 +404,7 @@ func TestSacctReader(t *testing.T) {
 			input:  "7|x|hello|4|90|CD\n",
 			opts:   SacctOptions{Cluster: "default"},
 			want: []JobRecord{{Cluster: "default", JobID: "7", ArrayTaskID: -1, HetOffset: -1, Name: "x", UID: -1,
-				CPUs: 4, TimeLimit: 90 * time.Minute, State: "COMPLETED", CancelledBy: -1, Source: "sacct"}},
+				CPUs: 4, TimeLimit: 90 * time.Minute, State: "COMPLETED", CancelledBy: -1, ExitUnknown: true, Source: "sacct"}},
 		},
 		{
 			name:   "ISO times read in the given zone",
@@ -412,7 +412,7 @@ func TestSacctReader(t *testing.T) {
 			input:  "7|2026-11-03T14:05:01|Unknown\n",
 			opts:   SacctOptions{Location: time.FixedZone("CET", 3600)},
 			want: []JobRecord{{JobID: "7", ArrayTaskID: -1, HetOffset: -1, UID: -1, CancelledBy: -1,
-				Start: time.Date(2026, 11, 3, 13, 5, 1, 0, time.UTC), Source: "sacct"}},
+				Start: time.Date(2026, 11, 3, 13, 5, 1, 0, time.UTC), ExitUnknown: true, Source: "sacct"}},
 		},
 		{
 			name: "malformed values noted, fields unknown",
@@ -423,6 +423,7 @@ func TestSacctReader(t *testing.T) {
 			want: []JobRecord{func() JobRecord {
 				r := sacctWant("100")
 				r.UID, r.Submit, r.TimeLimit, r.State, r.NodeCount = -1, time.Time{}, 0, "", 0
+				r.ExitUnknown = true // "3" is no exit code
 				r.NodeList, r.ReqTRES, r.AllocTRES, r.ReqGPUType = "gpu[01-", "gres/gpu=2,junk", "cpu=", ""
 				return r
 			}(), sacctWant("101")},

@@ -162,7 +162,7 @@ func (t *Tx) profilesWhere(ctx context.Context, cond string, args []any, withSer
 const analysisColumns = `cluster, job_id, display_id, array_job_id, array_task_id,
 	het_job_id, het_offset, name, "user", uid, account, "partition", qos,
 	state, submit, eligible, "start", "end", time_limit, unlimited,
-	exit_status, exit_signal, req_gpus, req_gpu_type, req_shards,
+	exit_status, exit_signal, exit_unknown, req_gpus, req_gpu_type, req_shards,
 	slurm_gpu_mem, slurm_gpu_util`
 
 // scanAnalysis reads a row of analysisColumns; the other fields keep the
@@ -174,7 +174,7 @@ func scanAnalysis(rows *sql.Rows) (slurmext.JobRecord, error) {
 	if err := rows.Scan(&r.Cluster, &r.JobID, &r.DisplayID, &r.ArrayJobID, &r.ArrayTaskID,
 		&r.HetJobID, &r.HetOffset, &r.Name, &r.User, &r.UID, &r.Account, &r.Partition, &r.QOS,
 		&r.State, &submit, &eligible, &start, &end, &limit, &r.Unlimited,
-		&r.ExitStatus, &r.ExitSignal, &r.ReqGPUs, &r.ReqGPUType, &r.ReqShards,
+		&r.ExitStatus, &r.ExitSignal, &r.ExitUnknown, &r.ReqGPUs, &r.ReqGPUType, &r.ReqShards,
 		&gpuMem, &gpuUtil); err != nil {
 		return r, classify(err)
 	}

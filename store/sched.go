@@ -352,7 +352,7 @@ func (t *Tx) SetImportMark(ctx context.Context, cluster, source string, at time.
 const schedColumns = `cluster, job_id, display_id, array_job_id, array_task_id, array_task_spec,
 	het_job_id, het_offset, name, "user", uid, account, "partition", qos,
 	state, cancelled_by, reason, submit, eligible, "start", "end", time_limit, unlimited,
-	exit_status, exit_signal, derived_status, derived_signal,
+	exit_status, exit_signal, derived_status, derived_signal, exit_unknown,
 	node_list, node_count, cpus, req_gpus, req_gpu_type, req_shards, req_tres, alloc_tres,
 	slurm_gpu_mem, slurm_gpu_util, restarts, source, event_seq`
 
@@ -369,7 +369,8 @@ var upsertSchedSQL = `INSERT INTO sched_jobs (` + schedColumns + `, updated_at)
 	"start" = excluded."start", "end" = excluded."end", time_limit = excluded.time_limit,
 	unlimited = excluded.unlimited, exit_status = excluded.exit_status,
 	exit_signal = excluded.exit_signal, derived_status = excluded.derived_status,
-	derived_signal = excluded.derived_signal, node_list = excluded.node_list,
+	derived_signal = excluded.derived_signal, exit_unknown = excluded.exit_unknown,
+	node_list = excluded.node_list,
 	node_count = excluded.node_count, cpus = excluded.cpus, req_gpus = excluded.req_gpus,
 	req_gpu_type = excluded.req_gpu_type, req_shards = excluded.req_shards,
 	req_tres = excluded.req_tres, alloc_tres = excluded.alloc_tres,
@@ -506,7 +507,7 @@ func (w *schedWriter) insertFresh(ctx context.Context, rs []slurmext.JobRecord) 
 
 const (
 	eventColumns     = `cluster, job_id, state, "start", "end", source, seq, reported_at, payload`
-	schedColumnCount = 41 // schedColumns and updated_at
+	schedColumnCount = 42 // schedColumns and updated_at
 )
 
 var insertSchedSQL = `INSERT INTO sched_jobs (` + schedColumns + `, updated_at) VALUES (?` + strings.Repeat(",?", schedColumnCount-1) + `)`
@@ -758,6 +759,12 @@ func fill(w, l slurmext.JobRecord) slurmext.JobRecord {
 			w.SlurmGPUUtil, w.SlurmGPUUtilValid = l.SlurmGPUUtil, l.SlurmGPUUtilValid
 		}
 	}
+	if w.ExitUnknown && !l.ExitUnknown {
+		// A report without an exit code (a narrower sacct layout) does not
+		// erase the one another report gave.
+		w.ExitStatus, w.ExitSignal, w.DerivedStatus, w.DerivedSignal = l.ExitStatus, l.ExitSignal, l.DerivedStatus, l.DerivedSignal
+		w.ExitUnknown = false
+	}
 	str(&w.Source, l.Source)
 	return w
 }
@@ -786,7 +793,7 @@ func appendSchedArgs(dst []any, r slurmext.JobRecord, seq int64) []any {
 		r.Cluster, r.JobID, r.DisplayID, r.ArrayJobID, i(r.ArrayTaskID), r.ArrayTaskSpec,
 		r.HetJobID, i(r.HetOffset), r.Name, r.User, i(r.UID), r.Account, r.Partition, r.QOS,
 		r.State, i(r.CancelledBy), r.Reason, unixOrNull(r.Submit), unixOrNull(r.Eligible), unixOrNull(r.Start), unixOrNull(r.End),
-		limit, r.Unlimited, i(r.ExitStatus), i(r.ExitSignal), i(r.DerivedStatus), i(r.DerivedSignal),
+		limit, r.Unlimited, i(r.ExitStatus), i(r.ExitSignal), i(r.DerivedStatus), i(r.DerivedSignal), r.ExitUnknown,
 		r.NodeList, i(r.NodeCount), i(r.CPUs), i(r.ReqGPUs), r.ReqGPUType, i(r.ReqShards), r.ReqTRES, r.AllocTRES,
 		gpuMem, gpuUtil, i(r.Restarts), r.Source, seq,
 	)
@@ -808,7 +815,7 @@ func scanSched(s scanner, extra ...any) (slurmext.JobRecord, int64, error) {
 		&r.Cluster, &r.JobID, &r.DisplayID, &r.ArrayJobID, &r.ArrayTaskID, &r.ArrayTaskSpec,
 		&r.HetJobID, &r.HetOffset, &r.Name, &r.User, &r.UID, &r.Account, &r.Partition, &r.QOS,
 		&r.State, &r.CancelledBy, &r.Reason, &submit, &eligible, &start, &end, &limit, &r.Unlimited,
-		&r.ExitStatus, &r.ExitSignal, &r.DerivedStatus, &r.DerivedSignal,
+		&r.ExitStatus, &r.ExitSignal, &r.DerivedStatus, &r.DerivedSignal, &r.ExitUnknown,
 		&r.NodeList, &r.NodeCount, &r.CPUs, &r.ReqGPUs, &r.ReqGPUType, &r.ReqShards, &r.ReqTRES, &r.AllocTRES,
 		&gpuMem, &gpuUtil, &r.Restarts, &r.Source, &seq,
 	}

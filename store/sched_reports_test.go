@@ -295,7 +295,7 @@ func TestMigrateFromVersion2(t *testing.T) {
 		}
 		indexes = append(indexes, name)
 	}
-	want := []string{"sched_jobs_account", "sched_jobs_display", "sched_jobs_partition", "sched_jobs_state",
+	want := []string{"sched_jobs_account", "sched_jobs_array", "sched_jobs_het", "sched_jobs_partition", "sched_jobs_state",
 		"sched_jobs_uid", "sched_jobs_user", "sched_jobs_when"}
 	if !reflect.DeepEqual(indexes, want) {
 		t.Errorf("indexes = %v, want %v", indexes, want)
@@ -303,24 +303,32 @@ func TestMigrateFromVersion2(t *testing.T) {
 }
 
 // Lookups by Slurm's job id ("53_1") use the display id index.
-func TestDisplayIDIndexUsed(t *testing.T) {
+func TestJobIDIndexesUsed(t *testing.T) {
 	db := openTest(t, Options{})
-	var plan string
-	rows, err := db.r.Query(`EXPLAIN QUERY PLAN SELECT job_id FROM sched_jobs WHERE cluster = 'lab' AND display_id = '53_1'`)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer rows.Close()
-	for rows.Next() {
-		var id, parent, unused int
-		var detail string
-		if err := rows.Scan(&id, &parent, &unused, &detail); err != nil {
+	for q, want := range map[string]string{
+		// ViewFilter.Job's queries (schedConds): an array task, a het
+		// component, and a plain id that may be an array's or a het job's.
+		`SELECT job_id FROM sched_jobs s WHERE s.array_job_id = '53' AND s.array_task_id = 1`:                     "sched_jobs_array",
+		`SELECT job_id FROM sched_jobs s WHERE s.het_job_id = '60' AND s.het_offset = 1`:                          "sched_jobs_het",
+		`SELECT job_id FROM sched_jobs s WHERE (s.job_id = '53' OR s.array_job_id = '53' OR s.het_job_id = '53')`: "sched_jobs_array",
+	} {
+		var plan string
+		rows, err := db.r.Query(`EXPLAIN QUERY PLAN ` + q)
+		if err != nil {
 			t.Fatal(err)
 		}
-		plan += detail + "; "
-	}
-	if want := "USING INDEX sched_jobs_display"; !strings.Contains(plan, want) {
-		t.Errorf("plan %q, want %q", plan, want)
+		for rows.Next() {
+			var id, parent, unused int
+			var detail string
+			if err := rows.Scan(&id, &parent, &unused, &detail); err != nil {
+				t.Fatal(err)
+			}
+			plan += detail + "; "
+		}
+		rows.Close()
+		if !strings.Contains(plan, "INDEX "+want) || strings.Contains(plan, "SCAN s;") {
+			t.Errorf("%s: plan %q, want %s and no scan", q, plan, want)
+		}
 	}
 }
 

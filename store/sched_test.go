@@ -826,3 +826,34 @@ func BenchmarkPutSchedJobs(b *testing.B) {
 		})
 	}
 }
+
+// A later report without an exit code (sacct text in a narrower layout)
+// keeps the exit code an earlier one gave; alone, its exit stays unknown.
+func TestExitUnknownKeepsExitCode(t *testing.T) {
+	ctx := context.Background()
+	db := openTest(t, Options{})
+	full := sacctRec("30", "FAILED", t0, t0.Add(time.Hour))
+	full.ExitStatus = 3
+	narrow := full
+	narrow.ExitStatus, narrow.ExitUnknown = 0, true
+	narrow.QOS = "" // a layout without QOS either
+	for _, r := range []slurmext.JobRecord{full, narrow} {
+		if err := db.PutSchedJob(ctx, r); err != nil {
+			t.Fatal(err)
+		}
+	}
+	got, err := db.GetSchedJob(ctx, full.Cluster, "30")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got.ExitStatus != 3 || got.ExitUnknown {
+		t.Errorf("exit %d (unknown %v), want 3 from the fuller report", got.ExitStatus, got.ExitUnknown)
+	}
+	narrow.JobID = "31"
+	if err := db.PutSchedJob(ctx, narrow); err != nil {
+		t.Fatal(err)
+	}
+	if got, err := db.GetSchedJob(ctx, full.Cluster, "31"); err != nil || !got.ExitUnknown {
+		t.Errorf("a job reported only without an exit code: %+v, %v; want the exit unknown", got, err)
+	}
+}

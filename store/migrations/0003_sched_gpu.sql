@@ -1,5 +1,5 @@
--- 0003: Slurm's own GPU readings, lookups by Slurm's job id, and a lighter
--- write per imported job.
+-- 0003: Slurm's own GPU readings, an unknown exit code, lookups by Slurm's
+-- job id, and a lighter write per imported job.
 
 -- What Slurm's accounting recorded for the job's run (acct_gather_gpu,
 -- Slurm ≥ 23.02: sacct TRESUsageInMax gres/gpumem, TRESUsageInAve
@@ -10,8 +10,14 @@
 ALTER TABLE sched_jobs ADD COLUMN slurm_gpu_mem INTEGER;
 ALTER TABLE sched_jobs ADD COLUMN slurm_gpu_util REAL;
 
--- Jobs as Slurm shows them ("53_1", "53+0"): what users type.
-CREATE INDEX sched_jobs_display ON sched_jobs (cluster, display_id);
+-- 1: the report carried no exit code (sacct text in a layout without
+-- ExitCode): exit_status and exit_signal are then not 0:0 but unknown.
+ALTER TABLE sched_jobs ADD COLUMN exit_unknown INTEGER NOT NULL DEFAULT 0;
+
+-- Jobs as Slurm shows them ("53_1", "60+1", and "53", which also names
+-- every task of array 53): what users type to `gpuprof show`.
+CREATE INDEX sched_jobs_array ON sched_jobs (array_job_id, array_task_id);
+CREATE INDEX sched_jobs_het ON sched_jobs (het_job_id, het_offset);
 
 -- No query filters or sorts on these (the views use the coalesce("start",
 -- submit) indexes of 0002, which lead with the same columns where they
