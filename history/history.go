@@ -59,7 +59,10 @@ type Options struct {
 	// (slurmext.SacctFormat). A header line, where there is one, names the
 	// columns of what follows it.
 	Columns []string
-	// Batch is the number of records per transaction.
+	// Batch is the number of records per transaction; 0 means 50,000. Each
+	// commit rewrites the index pages its jobs touched, so larger batches
+	// write them fewer times (a 300,000-job import: 13.9 s with 5,000,
+	// 12.5 s with 50,000, for about 75 MiB more memory).
 	Batch int
 	// Progress, when not nil, is called after each batch.
 	Progress func(read int, elapsed time.Duration)
@@ -87,7 +90,7 @@ func (o Options) now() time.Time {
 // and nothing of that part or after it is.
 func Import(ctx context.Context, db *store.DB, r io.Reader, format string, o Options) (Result, error) {
 	if o.Batch <= 0 {
-		o.Batch = 5000
+		o.Batch = 50_000
 	}
 	began := o.now()
 	var res Result
