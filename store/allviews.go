@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"slices"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/gpuprof/gpuprof/profile"
@@ -23,7 +24,87 @@ import (
 // inside the read transaction and must not use the database; its error
 // stops the reading and is returned.
 func (db *DB) EachView(ctx context.Context, f ViewFilter, fn func(JobView) error) error {
+	if f.Lean {
+		split, err := db.splitPoint(ctx)
+		if err != nil {
+			return fmt.Errorf("all views: %w", err)
+		}
+		if split > 0 {
+			return db.eachViewSplit(ctx, f, split, fn)
+		}
+	}
 	return db.read(ctx, func(tx *Tx) error { return tx.EachView(ctx, f, fn) })
+}
+
+// splitPoint returns the rowid at which a lean read splits the scheduler
+// records in two, or 0 when there are too few to be worth it.
+func (db *DB) splitPoint(ctx context.Context) (int64, error) {
+	least := int64(db.splitMin)
+	if least <= 0 {
+		least = defaultSplitReadMin
+	}
+	var lo, hi sql.NullInt64
+	if err := db.r.QueryRowContext(ctx, `SELECT min(rowid), max(rowid) FROM sched_jobs`).Scan(&lo, &hi); err != nil {
+		return 0, classify(err)
+	}
+	if !lo.Valid || hi.Int64-lo.Int64+1 < least {
+		return 0, nil
+	}
+	return lo.Int64 + (hi.Int64-lo.Int64+1)/2, nil
+}
+
+// eachViewSplit reads the scheduler records below and from split on two
+// read connections at once (reading a month of a million records is what
+// a whole-period analysis waits for, and one scan keeps one core busy) and
+// hands every view to fn from this goroutine, in no particular order. Each
+// half is its own read transaction: a job is read once, in one of them.
+// The jobs known only from profiles come with the first half.
+func (db *DB) eachViewSplit(ctx context.Context, f ViewFilter, split int64, fn func(JobView) error) error {
+	ctx, cancel := context.WithCancel(ctx)
+	defer cancel()
+	views := make(chan JobView, 1024)
+	errs := make(chan error, 2)
+	var wg sync.WaitGroup
+	for part := range 2 {
+		wg.Go(func() {
+			err := db.read(ctx, func(tx *Tx) error {
+				return tx.eachViewPart(ctx, f, part, split, func(v JobView) error {
+					select {
+					case views <- v:
+						return nil
+					case <-ctx.Done():
+						return ctx.Err()
+					}
+				})
+			})
+			if err != nil {
+				cancel() // the other half stops too
+			}
+			errs <- err
+		})
+	}
+	go func() {
+		wg.Wait()
+		close(views)
+	}()
+	var fnErr error
+	for v := range views {
+		if fnErr != nil {
+			continue // drain: the readers stop at the cancelled context
+		}
+		if fnErr = fn(v); fnErr != nil {
+			cancel()
+		}
+	}
+	if fnErr != nil {
+		return fnErr
+	}
+	for range 2 {
+		if err := <-errs; err != nil {
+			return fmt.Errorf("all views: %w", err)
+		}
+	}
+	return nil
 }
 
 // EachView calls fn with every job f selects; see DB.EachView.
@@ -35,6 +116,13 @@ func (t *Tx) EachView(ctx context.Context, f ViewFilter, fn func(JobView) error)
 }
 
 func (t *Tx) eachView(ctx context.Context, f ViewFilter, fn func(JobView) error) error {
+	return t.eachViewPart(ctx, f, 0, 0, fn)
+}
+
+// eachViewPart is eachView over part 0 (rowids below split, and the jobs
+// known only from profiles) or part 1 (rowids from split on) of the
+// scheduler records; split 0 means all of them in part 0.
+func (t *Tx) eachViewPart(ctx context.Context, f ViewFilter, part int, split int64, fn func(JobView) error) error {
 	if _, err := sortSpecFor(ViewFilter{Sort: f.Sort}); err != nil {
 		return err // a bad key is as wrong here as in ListViews
 	}
@@ -45,7 +133,16 @@ func (t *Tx) eachView(ctx context.Context, f ViewFilter, fn func(JobView) error)
 	if !f.Until.IsZero() {
 		sc, sargs = append(sc, `coalesce(`+schedWhen+`, `+profileWhen+`) < ?`), append(slices.Clip(sargs), ceilUnix(f.Until))
 	}
+	switch {
+	case split > 0 && part == 0:
+		sc, sargs = append(slices.Clip(sc), `s.rowid < ?`), append(slices.Clip(sargs), split)
+	case split > 0:
+		sc, sargs = append(slices.Clip(sc), `s.rowid >= ?`), append(slices.Clip(sargs), split)
+	}
 	pc, pargs, profOnly := profileConds(f)
+	if part != 0 {
+		profOnly = false
+	}
 
 	// First every profile of those jobs, whatever its node's own times,
 	// keyed by job: profiles are far fewer than scheduler records, and each

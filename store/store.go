@@ -88,7 +88,16 @@ type Options struct {
 	// migrated, writes fail with ErrReadOnly, and the file must exist with
 	// the current schema.
 	ReadOnly bool
+	// SplitReadMin is the number of scheduler records from which a lean
+	// whole-period read (EachView with ViewFilter.Lean) scans the table in
+	// two halves on two read connections at once; 0 means
+	// defaultSplitReadMin. Tests set 1 to exercise the split.
+	SplitReadMin int
 }
+
+// defaultSplitReadMin: below this, one scan is fast enough that a second
+// connection is not worth its start.
+const defaultSplitReadMin = 100_000
 
 // DB is an open database. It is safe for concurrent use. Writes go through
 // one connection (SQLite allows one writer at a time anyway, so a pool would
@@ -100,6 +109,7 @@ type DB struct {
 	r        *sql.DB
 	readOnly bool
 	busy     time.Duration
+	splitMin int
 }
 
 // busySlice bounds how long SQLite's own busy handler waits for the write
@@ -114,6 +124,7 @@ func Open(ctx context.Context, path string, opts Options) (*DB, error) {
 	if err != nil {
 		return nil, fmt.Errorf("open store %s: %w", path, err)
 	}
+	db.splitMin = opts.SplitReadMin
 	return db, nil
 }
 
