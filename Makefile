@@ -38,6 +38,7 @@ bench: build
 	REPORT=1 GO=$(GO) ./scripts/bench-analysis.sh
 	GO=$(GO) ./scripts/bench-report.sh $(abspath $(BIN))
 	GO=$(GO) ./scripts/bench-import.sh $(abspath $(BIN))
+	GO=$(GO) ./scripts/bench-month.sh $(abspath $(BIN))
 
 fuzz:
 	for t in FuzzParseHookEnv FuzzParseIndexList FuzzExpandHostlist FuzzParseGresConf; do \
