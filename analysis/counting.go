@@ -60,10 +60,12 @@ func (w Window) Hours() float64 {
 // Its methods never allocate: the analysis calls them once per job.
 type counter struct {
 	from, to, end time.Time
-	// shardsPerGPU by node name, from the inventory.
-	nodeShards   map[string]float64
-	assumeShards int
-	c            Counting
+	// shardsPerGPU by node name, from the inventory; uniformShards is
+	// their one value when every node with shards has the same, else 0.
+	nodeShards    map[string]float64
+	uniformShards float64
+	assumeShards  int
+	c             Counting
 }
 
 // newCounter builds the counter of in: its window (in.Window; an open
@@ -119,9 +121,17 @@ func newCounter(in *Input, assume int) *counter {
 			if k.nodeShards == nil {
 				k.nodeShards = make(map[string]float64, len(in.Nodes))
 			}
-			k.nodeShards[n.Name] = float64(n.Shards) / float64(n.GPUs)
+			per := float64(n.Shards) / float64(n.GPUs)
+			k.nodeShards[n.Name] = per
+			switch {
+			case len(k.nodeShards) == 1:
+				k.uniformShards = per
+			case per != k.uniformShards:
+				k.uniformShards = -1 // nodes differ
+			}
 		}
 	}
+	k.uniformShards = max(k.uniformShards, 0)
 	k.c = Counting{Window: Window{From: k.from, To: k.to}, End: k.end}
 	return k
 }
@@ -173,11 +183,10 @@ func (k *counter) share(j *Job, m *Metrics) (share float64, assumed bool) {
 			break
 		}
 	}
-	if per == 0 && len(k.nodeShards) == 1 && len(j.GPUs) == 0 {
-		// One shard-configured node: a job without a profile ran there.
-		for _, v := range k.nodeShards {
-			per = v
-		}
+	if per == 0 && len(j.GPUs) == 0 {
+		// A job without a profile ran on some node with shards: when they
+		// all have as many per GPU, that is its GPU's.
+		per = k.uniformShards
 	}
 	if per == 0 {
 		per, assumed = float64(k.assumeShards), true

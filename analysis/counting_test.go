@@ -271,3 +271,34 @@ func randomPlacedMonth(r *rand.Rand) Input {
 		Now:    march.To.Add(72 * time.Hour),
 	}
 }
+
+// A shard job without a profile takes its GPU's shard count when every
+// node with shards has the same per GPU; otherwise it is assumed.
+func TestCountingShardsWithoutProfile(t *testing.T) {
+	shardJob := func() Job {
+		j := ran("u", utc(3, 2, 0, 0), utc(3, 2, 4, 0))
+		j.ReqGPUs, j.ReqShards, j.HasGPUData = 0, 2, false
+		return j
+	}
+	for _, tt := range []struct {
+		name    string
+		nodes   []Node
+		share   float64
+		assumed int
+	}{
+		{"all 4 per GPU", []Node{{Name: "a", GPUs: 2, Shards: 8}, {Name: "b", GPUs: 4, Shards: 16}, {Name: "c", GPUs: 4}}, 0.5, 0},
+		{"nodes differ", []Node{{Name: "a", GPUs: 2, Shards: 8}, {Name: "b", GPUs: 4, Shards: 8}}, 2.0 / DefaultShardsPerGPU, 1},
+		{"no shards known", []Node{{Name: "c", GPUs: 4}}, 2.0 / DefaultShardsPerGPU, 1},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			f, err := Analyse(Input{Jobs: []Job{shardJob()}, Nodes: tt.nodes, Window: march}, DefaultConfig())
+			if err != nil {
+				t.Fatal(err)
+			}
+			near(t, "GPU-hours", f.Summary.GPUHours, 4*tt.share)
+			if f.Counting.AssumedShardJobs != tt.assumed {
+				t.Errorf("assumed for %d jobs, want %d", f.Counting.AssumedShardJobs, tt.assumed)
+			}
+		})
+	}
+}

@@ -92,10 +92,14 @@ type TaskProfile struct {
 // requested nor recorded a GPU are left out.
 func Profiles(jobs []Job, c Config) []TaskProfile {
 	p := newProfileAcc(len(jobs))
+	// Counted as Analyse counts the same jobs (the data's own window), so
+	// a run still going has its GPU-hours so far here too.
+	k := newCounter(&Input{Jobs: jobs}, c.Counting.shardsPerGPU())
 	var m Metrics
 	for i := range jobs {
 		j := &jobs[i]
 		measure(j, &c, &m)
+		k.count(j, &m)
 		p.add(j, &m, classify(j, &m, &c, nil), diagnose(j, &m, &c, nil))
 	}
 	out, _ := p.finish()

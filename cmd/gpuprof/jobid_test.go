@@ -13,8 +13,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/gpuprof/gpuprof/history"
 	"github.com/gpuprof/gpuprof/profile"
-	"github.com/gpuprof/gpuprof/slurmext"
 	"github.com/gpuprof/gpuprof/store"
 )
 
@@ -37,21 +37,8 @@ func slurmIDDB(t *testing.T) string {
 		t.Fatal(err)
 	}
 	defer f.Close()
-	r := slurmext.NewSacctReader(f, strings.Split("JobID,JobIDRaw,JobName,User,UID,Account,Partition,QOS,Submit,Eligible,"+
-		"Start,End,Elapsed,Timelimit,State,ExitCode,DerivedExitCode,NodeList,NNodes,NCPUS,ReqTRES,AllocTRES,Reason,Cluster", ","),
-		slurmext.SacctOptions{})
-	var recs []slurmext.JobRecord
-	for {
-		rec, err := r.Next()
-		if errors.Is(err, io.EOF) {
-			break
-		}
-		if err != nil {
-			t.Fatal(err)
-		}
-		recs = append(recs, rec)
-	}
-	if _, _, _, err := db.PutSchedJobs(ctx, recs); err != nil {
+	// The import path itself: the file's header names its columns.
+	if _, err := history.Import(ctx, db, f, history.FormatText, history.Options{}); err != nil {
 		t.Fatal(err)
 	}
 	start := time.Date(2026, 12, 2, 11, 26, 40, 0, time.UTC)
