@@ -22,11 +22,13 @@ var ErrConfig = errors.New("invalid configuration")
 // Config is the whole file. Field comments are the documentation; see
 // docs/configuration.md for an annotated example.
 type Config struct {
-	// Cluster names the cluster; empty means SLURM_CLUSTER_NAME from the
-	// hook environment, else "default".
+	// Cluster names the cluster; empty means the name Slurm gives the hook
+	// (SLURM_CLUSTER_NAME, jobcomp's CLUSTER), else slurm_conf's
+	// ClusterName, else "default" (slurmext.ClusterName, for every writer).
 	Cluster string `toml:"cluster"`
-	// Node names this host; empty means SLURMD_NODENAME in hooks and the
-	// short hostname elsewhere.
+	// Node names this host; empty means SLURMD_NODENAME from the hook
+	// environment, else the short host name (slurmext.NodeName). The agent,
+	// which has no hook environment, takes slurmd's name from the hooks.
 	Node string `toml:"node"`
 	// DB is the node-local SQLite database.
 	DB string `toml:"db"`
@@ -47,7 +49,8 @@ type Config struct {
 	// (root always does); everyone else sees only their own.
 	AdminGroup string `toml:"admin_group"`
 	// SlurmConf is read for ClusterName when neither cluster nor the hook
-	// environment names the cluster.
+	// environment names the cluster (and for SlurmdSpoolDir and the nodes'
+	// Gres).
 	SlurmConf string `toml:"slurm_conf"`
 
 	Agent   AgentConfig   `toml:"agent"`

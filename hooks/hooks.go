@@ -53,25 +53,14 @@ const (
 	ViaSpool Outcome = "spool"    // the database was busy: spooled for the agent
 )
 
+// cluster and node name the job's records by the one rule every writer
+// uses (slurmext.ClusterName, slurmext.NodeName).
 func (d Deps) cluster() string {
-	switch {
-	case d.Config.Cluster != "":
-		return d.Config.Cluster
-	case d.Env.Cluster != "":
-		return d.Env.Cluster
-	}
-	return "default"
+	return slurmext.ClusterName(d.Config.Cluster, d.Env.Cluster, d.Config.SlurmConf)
 }
 
 func (d Deps) node() string {
-	if d.Config.Node != "" {
-		return d.Config.Node
-	}
-	if d.Env.Node != "" {
-		return d.Env.Node
-	}
-	h, _ := os.Hostname()
-	return h
+	return slurmext.NodeName(d.Config.Node, d.Env.Node, os.Hostname)
 }
 
 // jobStart builds the agent's view of the job from the environment.

@@ -90,14 +90,11 @@ func runAgent(ctx context.Context, cfg config.Config, log *slog.Logger) error {
 		return fmt.Errorf("open database: %w", err)
 	}
 	defer db.Close()
-	node := cfg.Node
-	if node == "" {
-		node = shortHostname()
-	}
-	cluster := cfg.Cluster
-	if cluster == "" {
-		cluster = "default"
-	}
+	// The agent has no hook environment: it starts from the configuration,
+	// slurm.conf and the host name, and takes slurmd's names from the
+	// first hook that reaches it (Agent.learnNames).
+	node := slurmext.NodeName(cfg.Node, "", os.Hostname)
+	cluster := slurmext.ClusterName(cfg.Cluster, "", cfg.SlurmConf)
 	var pusher agent.Pusher
 	if cfg.Collector != "" {
 		pusher = collect.Client{URL: cfg.Collector, Munge: mungeFrom(cfg)}
@@ -159,10 +156,7 @@ func slurmdSpoolDir(cfg config.Config) string {
 		return "/var/spool/slurmd"
 	}
 	// %n (node name) and %h (host name) expand per node.
-	node := cfg.Node
-	if node == "" {
-		node = shortHostname()
-	}
+	node := slurmext.NodeName(cfg.Node, "", os.Hostname)
 	return strings.NewReplacer("%n", node, "%h", shortHostname()).Replace(dir)
 }
 

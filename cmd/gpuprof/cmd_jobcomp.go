@@ -55,21 +55,8 @@ func runJobComp(ctx context.Context, g *globalOptions, getenv func(string) strin
 	log.Log(ctx, lvl, "done", "job", rec.JobID, "state", rec.State, "via", string(out), "err", err, "took", time.Since(began).Round(time.Microsecond))
 }
 
-// clusterName picks the cluster for scheduler records the same way the
-// node hooks do for profiles: the configuration, else what Slurm said, else
-// slurm.conf's ClusterName, else "default".
+// clusterName picks the cluster for records written outside a node hook
+// (jobcomp, sacct import) by the one rule, slurmext.ClusterName.
 func clusterName(cfg config.Config, fromSlurm string) string {
-	switch {
-	case cfg.Cluster != "":
-		return cfg.Cluster
-	case fromSlurm != "":
-		return fromSlurm
-	}
-	if f, err := os.Open(cfg.SlurmConf); err == nil {
-		defer f.Close()
-		if n := slurmext.ReadClusterName(f); n != "" {
-			return n
-		}
-	}
-	return "default"
+	return slurmext.ClusterName(cfg.Cluster, fromSlurm, cfg.SlurmConf)
 }
