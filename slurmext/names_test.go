@@ -41,8 +41,8 @@ func TestNodeName(t *testing.T) {
 	broken := func() (string, error) { return "", errors.New("no uts") }
 	for _, tc := range []struct {
 		name, configured, slurm string
-		hostname              func() (string, error)
-		want                  string
+		hostname                func() (string, error)
+		want                    string
 	}{
 		{"configuration first", "n1", "gpu01", host("gpu01.lab.example"), "n1"},
 		{"then SLURMD_NODENAME", "", "gpu01", host("other.lab.example"), "gpu01"},
