@@ -88,6 +88,11 @@ type Agent struct {
 	// lastCluster and lastNode are the names the hooks last used, given to
 	// jobs found without a prolog so their keys match the epilog's.
 	lastCluster, lastNode string
+	// orphans are running rows of jobs slurmd no longer runs (merge.go).
+	orphans map[string]*orphan
+	// moved are keys the agent flushed a running profile under before it
+	// learnt slurmd's names; the next flush deletes their rows.
+	moved []profile.Key
 }
 
 type jobState struct {
@@ -144,6 +149,7 @@ func New(ctx context.Context, opts Options, sampler gpu.Sampler, db *store.DB, s
 		jobs:        map[string]*jobState{},
 		pids:        map[int]pidInfo{},
 		ended:       map[string]endedRun{},
+		orphans:     map[string]*orphan{},
 		lastCluster: opts.Cluster,
 		lastNode:    opts.Node,
 	}
@@ -193,7 +199,7 @@ func (a *Agent) Run(ctx context.Context) error {
 	fctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
 	defer cancel()
 	a.flush(fctx)
-	a.drain(fctx)
+	a.drainSpool(fctx)
 	_ = os.Remove(a.opts.Socket)
 	a.log.Info("agent stopped")
 	return nil
@@ -207,7 +213,26 @@ func (a *Agent) resume(ctx context.Context) error {
 	}
 	a.mu.Lock()
 	defer a.mu.Unlock()
+	now := a.now()
 	for _, j := range jobs {
+		// Names unlike the agent's own guess came from slurmd's hooks.
+		if j.Cluster != a.opts.Cluster || j.Node != a.opts.Node {
+			a.learnNamesLocked(j.Cluster, j.Node)
+		}
+	}
+	for _, j := range jobs {
+		a.rekeyLocked(&j, a.lastCluster, a.lastNode)
+		if st, dup := a.jobs[j.JobID]; dup && !j.LastSample.After(st.prof.LastSample) {
+			continue // the same job under other names, with fewer readings
+		}
+		if o, dup := a.orphans[j.JobID]; dup && !j.LastSample.After(o.prof.LastSample) {
+			continue
+		}
+		if !a.mayRunLocked(j.JobID, j.Start, now) {
+			a.orphans[j.JobID] = &orphan{prof: j}
+			a.log.Info("running row of a job slurmd no longer runs; closing it by the no-epilog rule", "job", j.JobID)
+			continue
+		}
 		st := &jobState{prof: j, ticks: map[int]uint64{}}
 		st.gapFrom = j.LastSample
 		if st.gapFrom.IsZero() {
@@ -386,20 +411,24 @@ func (a *Agent) startJob(ctx context.Context, js JobStart) error {
 	if js.JobID == "" {
 		return errors.New("start: empty job id")
 	}
-	if js.Cluster == "" {
-		js.Cluster = a.opts.Cluster
-	}
-	if js.Node == "" {
-		js.Node = a.opts.Node
-	}
 	if js.Start.IsZero() {
 		js.Start = a.now()
 	}
 	a.mu.Lock()
-	a.lastCluster, a.lastNode = js.Cluster, js.Node
-	if _, ok := a.jobs[js.JobID]; ok {
+	a.learnNamesLocked(js.Cluster, js.Node)
+	js.Cluster, js.Node = orDefault(js.Cluster, a.lastCluster), orDefault(js.Node, a.lastNode)
+	if st, ok := a.jobs[js.JobID]; ok {
+		// A repeated prolog changes nothing; a prolog (direct or spooled)
+		// of a job the agent found from its processes gives it the real
+		// start and what only Slurm knows.
+		mergeStart(&st.prof, js)
 		a.mu.Unlock()
-		return nil // a repeated prolog changes nothing
+		return nil
+	}
+	if o, ok := a.orphans[js.JobID]; ok {
+		// A prolog now: the job runs after all (requeued onto this node).
+		delete(a.orphans, js.JobID)
+		a.moved = append(a.moved, o.prof.Key)
 	}
 	devs, idx, problems := a.resolve(js.GPUs)
 	j := NewJobProfile(js, devs, idx, a.opts.Interval, a.opts.SeriesPoints, a.versions, profile.SourceAgent)
@@ -430,20 +459,28 @@ func (a *Agent) endJob(ctx context.Context, je JobEnd) error {
 	cancel()
 
 	a.mu.Lock()
+	a.learnNamesLocked(je.Cluster, je.Node)
+	je.Cluster, je.Node = orDefault(je.Cluster, a.lastCluster), orDefault(je.Node, a.lastNode)
 	st, ok := a.jobs[je.JobID]
 	if ok {
 		delete(a.jobs, je.JobID)
 	}
+	o, orphaned := a.orphans[je.JobID]
+	delete(a.orphans, je.JobID)
 	a.rememberEnded(je.JobID, a.now())
 	a.mu.Unlock()
 
 	var j profile.Job
-	if ok {
+	switch {
+	case ok:
 		j = st.prof
-	} else {
+	case orphaned:
+		// A row no agent sampled, closed by its epilog after all.
+		j = o.prof
+	default:
 		// The agent never saw the start (it was down, or restarted without
 		// its database row): adopt what the database has, else start empty.
-		got, err := a.db.GetJob(ctx, profile.Key{Cluster: orDefault(je.Cluster, a.opts.Cluster), JobID: je.JobID, Node: orDefault(je.Node, a.opts.Node)})
+		got, err := a.db.GetJob(ctx, profile.Key{Cluster: je.Cluster, JobID: je.JobID, Node: je.Node})
 		switch {
 		case err == nil && got.Status == profile.StatusFinished:
 			return nil
@@ -452,7 +489,6 @@ func (a *Agent) endJob(ctx context.Context, je JobEnd) error {
 			j.MarkPartial("agent restarted without this job's recent readings")
 		default:
 			js := je.JobStart
-			js.Cluster, js.Node = orDefault(js.Cluster, a.opts.Cluster), orDefault(js.Node, a.opts.Node)
 			devs, idx, _ := a.resolve(js.GPUs)
 			j = NewJobProfile(js, devs, idx, a.opts.Interval, a.opts.SeriesPoints, a.versions, profile.SourceAgent)
 			j.MarkPartial("agent did not see the job start")
@@ -597,13 +633,22 @@ func (a *Agent) flush(ctx context.Context) {
 	for _, st := range a.jobs {
 		snap = append(snap, st.prof.Clone())
 	}
+	moved := a.moved
+	a.moved = nil
 	a.mu.Unlock()
-	if len(snap) == 0 {
+	if len(snap) == 0 && len(moved) == 0 {
 		return
 	}
 	var gone []string
 	err := a.db.WithTx(ctx, func(tx *store.Tx) error {
 		gone = gone[:0]
+		// Rows under the names the agent guessed before slurmd's reached
+		// it go in the transaction that writes them under the right ones.
+		for _, k := range moved {
+			if _, err := tx.DeleteRunningJob(ctx, k); err != nil {
+				return err
+			}
+		}
 		for _, j := range snap {
 			err := tx.PutJob(ctx, j)
 			if errors.Is(err, store.ErrFinished) {
@@ -617,6 +662,9 @@ func (a *Agent) flush(ctx context.Context) {
 		return nil
 	})
 	if err != nil {
+		a.mu.Lock()
+		a.moved = append(moved, a.moved...)
+		a.mu.Unlock()
 		a.log.Warn("flush of running profiles postponed", "jobs", len(snap), "err", err)
 		return
 	}
@@ -629,7 +677,16 @@ func (a *Agent) flush(ctx context.Context) {
 	a.mu.Unlock()
 }
 
+// drain merges the hook records of the spool into the jobs the agent
+// holds, applies the spool to the database, and takes in the running rows
+// nobody samples (merge.go).
 func (a *Agent) drain(ctx context.Context) {
+	a.takeSpooledHooks(ctx)
+	a.drainSpool(ctx)
+	a.takeRunningRows(ctx)
+}
+
+func (a *Agent) drainSpool(ctx context.Context) {
 	n, err := ingest.DrainSpool(ctx, a.db, a.spool, ingest.Options{Outbox: a.opts.Outbox}, a.log)
 	if err != nil {
 		a.log.Warn("spool not drained yet", "applied", n, "err", err)

@@ -82,6 +82,7 @@ func (a *Agent) reconcile(ctx context.Context) {
 		delete(a.jobs, id)
 		closed = append(closed, id)
 	}
+	closed = append(closed, a.closeOrphansLocked(now)...)
 	a.mu.Unlock()
 	for _, id := range closed {
 		a.log.Warn("closed a job slurmd no longer runs", "job", id)
@@ -100,4 +101,48 @@ func (a *Agent) hasProcesses(jobID string) bool {
 		}
 	}
 	return false
+}
+
+// closeOrphansLocked closes the running rows no agent sampled whose job
+// slurmd no longer runs, by the rule above: no step seen at two checks
+// reconcileEvery apart. Such a row has no reading after the agent took it
+// in, so its end is its last reading, else the first check that found no
+// step (an upper bound), and it says so. Called with a.mu held.
+func (a *Agent) closeOrphansLocked(now time.Time) []string {
+	var closed []string
+	for id, o := range a.orphans {
+		alive, known := a.hasSteps(id)
+		if !known {
+			continue
+		}
+		if alive || a.hasProcesses(id) {
+			// It runs after all: sample it from now.
+			o.prof.MarkPartial("recorded without the agent: no readings before " + now.UTC().Format(time.RFC3339))
+			a.jobs[id] = &jobState{prof: o.prof, ticks: map[int]uint64{}, gapFrom: now}
+			delete(a.orphans, id)
+			continue
+		}
+		if !o.goneOnce {
+			o.goneOnce, o.firstGone = true, now
+			continue
+		}
+		j := o.prof
+		end := j.LastSample
+		if end.IsZero() || end.Before(j.Start) {
+			end = o.firstGone
+			j.MarkPartial("job ended without an epilog reaching gpuprof and without readings: its end is unknown, at most " +
+				o.firstGone.UTC().Format(time.RFC3339) + " (when slurmd was first seen to hold no step of it)")
+		} else {
+			j.MarkPartial("job ended without an epilog reaching gpuprof (node reboot or epilog killed?); its end is its last reading")
+		}
+		j.Finish(end)
+		if _, err := a.spool.Put(ingest.KindProfile, j); err != nil {
+			a.log.Warn("closing an abandoned job postponed", "job", id, "err", err)
+			continue
+		}
+		delete(a.orphans, id)
+		a.rememberEnded(id, now)
+		closed = append(closed, id)
+	}
+	return closed
 }

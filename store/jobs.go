@@ -545,3 +545,21 @@ func normTime(t time.Time) time.Time {
 	}
 	return time.Unix(t.Unix(), 0).UTC()
 }
+
+// DeleteRunningJob removes the profile with key k (and its GPU rows) if it
+// is still running, and reports whether it did. The agent calls it when it
+// learns that a job it recorded under a guessed key (the host name before
+// slurmd's node name reached it) belongs under another: the profile moves,
+// it is not duplicated. A finished profile is never deleted.
+func (t *Tx) DeleteRunningJob(ctx context.Context, k profile.Key) (bool, error) {
+	res, err := t.tx.ExecContext(ctx, `DELETE FROM jobs WHERE cluster = ? AND job_id = ? AND node = ? AND status = ?`,
+		k.Cluster, k.JobID, k.Node, profile.StatusRunning)
+	if err != nil {
+		return false, fmt.Errorf("delete running job %s: %w", keyString(k), err)
+	}
+	n, err := res.RowsAffected()
+	if err != nil {
+		return false, fmt.Errorf("delete running job %s: %w", keyString(k), err)
+	}
+	return n > 0, nil
+}

@@ -1,0 +1,272 @@
+package agent
+
+import (
+	"context"
+	"encoding/json"
+	"strings"
+	"time"
+
+	"github.com/gpuprof/gpuprof/ingest"
+	"github.com/gpuprof/gpuprof/profile"
+)
+
+// Merging what reached gpuprof by another path than the agent's socket, so
+// that a job is one record whatever order its pieces arrive in.
+//
+// The names: the agent has no hook environment. It starts with the
+// configured names, else slurm.conf's ClusterName and the short host name
+// (slurmext.ClusterName, slurmext.NodeName), and takes slurmd's own names
+// from the first hook that reaches it, directly or through the spool. Every
+// job it holds moves to those names; a row it had already flushed under the
+// guessed ones is deleted in the same transaction that writes the new one.
+//
+// The spool: a prolog that could reach neither the agent nor the database
+// spools a start record; an epilog, an end record. The agent reads both
+// before draining the spool into the database: a start record of a job
+// that may still run becomes a job the agent samples (as if the prolog had
+// reached it), an end record of a job the agent holds finishes it with the
+// agent's readings (as if the epilog had reached it).
+//
+// Running rows nobody samples: after each drain, a running row of the
+// database that the agent does not hold (a prolog wrote it directly, or the
+// spool held it) is taken in: sampled when its job may still run, else
+// kept as an orphan that reconcile closes by the rule of every job whose
+// epilog never came.
+
+// learnNamesLocked takes slurmd's names for this node from a hook and
+// moves every job the agent holds to them. Called with a.mu held.
+func (a *Agent) learnNamesLocked(cluster, node string) {
+	if cluster == "" || node == "" || (cluster == a.lastCluster && node == a.lastNode) {
+		return
+	}
+	a.log.Info("node names taken from slurmd's hooks", "cluster", cluster, "node", node,
+		"was_cluster", a.lastCluster, "was_node", a.lastNode)
+	a.lastCluster, a.lastNode = cluster, node
+	for _, st := range a.jobs {
+		a.rekeyLocked(&st.prof, cluster, node)
+	}
+	for _, o := range a.orphans {
+		a.rekeyLocked(&o.prof, cluster, node)
+	}
+}
+
+// rekeyLocked moves a profile to (cluster, node), remembering the old key
+// so the next flush deletes the row written under it. Called with a.mu
+// held.
+func (a *Agent) rekeyLocked(j *profile.Job, cluster, node string) {
+	if j.Cluster == cluster && j.Node == node {
+		return
+	}
+	a.moved = append(a.moved, j.Key)
+	a.log.Info("job moved to slurmd's names", "job", j.JobID, "from", j.Cluster+"/"+j.Node, "to", cluster+"/"+node)
+	j.Cluster, j.Node = cluster, node
+}
+
+// takeSpooledHooks reads the hook records waiting in the spool and merges
+// them into the jobs the agent holds. It returns how many it consumed (end
+// records applied to a held job are removed from the spool; start records
+// stay, for the ingest that follows to store idempotently).
+func (a *Agent) takeSpooledHooks(ctx context.Context) int {
+	entries, err := a.spool.List()
+	if err != nil {
+		return 0
+	}
+	n := 0
+	for _, e := range entries {
+		if e.Err != nil {
+			continue // DrainSpool quarantines it
+		}
+		switch e.Kind {
+		case ingest.KindHookStart:
+			var j profile.Job
+			if json.Unmarshal(e.Data, &j) == nil && j.JobID != "" {
+				a.takeHookStart(ctx, j)
+			}
+		case ingest.KindHookEnd:
+			var h ingest.HookEnd
+			if json.Unmarshal(e.Data, &h) != nil || h.Job.JobID == "" {
+				continue
+			}
+			if a.takeHookEnd(ctx, h) {
+				if err := a.spool.Remove(e.Name); err != nil {
+					a.log.Warn("spooled epilog applied but not removed; it will be ignored", "record", e.Name, "err", err)
+				}
+				n++
+			}
+		}
+	}
+	return n
+}
+
+// takeHookStart treats a spooled prolog record like a prolog that reached
+// the agent, when its job may still run on this node.
+func (a *Agent) takeHookStart(ctx context.Context, j profile.Job) {
+	now := a.now()
+	a.mu.Lock()
+	a.learnNamesLocked(j.Cluster, j.Node)
+	st, held := a.jobs[j.JobID]
+	if held {
+		mergeStart(&st.prof, JobStart{Start: j.Start, User: j.User, UID: j.UID, GID: j.GID,
+			Account: j.Account, Partition: j.Partition, Comment: j.Comment})
+	}
+	_, ended := a.ended[j.JobID]
+	may := !held && !ended && a.mayRunLocked(j.JobID, j.Start, now)
+	a.mu.Unlock()
+	if !may {
+		return
+	}
+	js := JobStart{Cluster: j.Cluster, JobID: j.JobID, Node: j.Node, User: j.User, UID: j.UID, GID: j.GID,
+		Account: j.Account, Partition: j.Partition, Comment: j.Comment, Start: j.Start, GPUs: refsOf(j)}
+	if err := a.startJob(ctx, js); err != nil {
+		a.log.Warn("spooled prolog not taken", "job", j.JobID, "err", err)
+		return
+	}
+	a.mu.Lock()
+	if st := a.jobs[j.JobID]; st != nil {
+		st.prof.MarkPartial("the prolog did not reach the agent: no readings before " + now.UTC().Format(time.RFC3339))
+	}
+	a.mu.Unlock()
+	a.log.Info("spooled prolog taken: job sampled from now", "job", j.JobID)
+}
+
+// takeHookEnd finishes a held job from a spooled epilog record, and says
+// whether it did.
+func (a *Agent) takeHookEnd(ctx context.Context, h ingest.HookEnd) bool {
+	a.mu.Lock()
+	a.learnNamesLocked(h.Job.Cluster, h.Job.Node)
+	_, held := a.jobs[h.Job.JobID]
+	a.mu.Unlock()
+	if !held {
+		return false
+	}
+	je := JobEnd{
+		JobStart: JobStart{Cluster: h.Job.Cluster, JobID: h.Job.JobID, Node: h.Job.Node, User: h.Job.User, UID: h.Job.UID, GID: h.Job.GID},
+		End:      h.End, ExitKnown: h.ExitKnown, ExitStatus: h.ExitStatus, ExitSignal: h.ExitSignal,
+	}
+	if err := a.endJob(ctx, je); err != nil {
+		a.log.Warn("spooled epilog not applied by the agent; left to the ingest", "job", h.Job.JobID, "err", err)
+		return false
+	}
+	a.log.Info("spooled epilog applied to the sampled job", "job", h.Job.JobID)
+	return true
+}
+
+// refsOf names a hook profile's GPUs for Resolve: by UUID when the hook
+// could read it, else by Slurm index and device minor.
+func refsOf(j profile.Job) []GPURef {
+	refs := make([]GPURef, 0, len(j.GPUs))
+	for _, g := range j.GPUs {
+		if g.UUID != "" && !strings.HasPrefix(g.UUID, UnresolvedUUIDPrefix) {
+			refs = append(refs, GPURef{SlurmIndex: -1, Minor: -1, UUID: g.UUID})
+			continue
+		}
+		refs = append(refs, GPURef{SlurmIndex: g.SlurmIndex, Minor: g.Minor})
+	}
+	return refs
+}
+
+// UnresolvedUUIDPrefix starts the placeholder UUID a hook gives a GPU it
+// knows only by Slurm index (the GPU backend did not answer it).
+const UnresolvedUUIDPrefix = "unresolved-slurm-gpu-"
+
+// mayRunLocked says whether job id may still be running here: it started
+// less than reconcileMinAge ago, slurmd holds a step of it, one of its
+// processes is on a GPU, or slurmd's spool cannot be read (then nothing can
+// tell). Called with a.mu held.
+func (a *Agent) mayRunLocked(id string, start, now time.Time) bool {
+	if now.Sub(start) < reconcileMinAge {
+		return true
+	}
+	alive, known := a.hasSteps(id)
+	return !known || alive || a.hasProcesses(id)
+}
+
+// orphan is a running row of the database whose job no longer runs here
+// and which no epilog closed; reconcile closes it.
+type orphan struct {
+	prof      profile.Job
+	goneOnce  bool
+	firstGone time.Time
+}
+
+// takeRunningRows takes in every running row of the database the agent
+// does not hold: sampled from now when its job may still run, else an
+// orphan for reconcile to close.
+func (a *Agent) takeRunningRows(ctx context.Context) {
+	rows, err := a.db.RunningJobs(ctx, "", "")
+	if err != nil {
+		return // locked: next round
+	}
+	now := a.now()
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	for _, j := range rows {
+		id := j.JobID
+		if st, held := a.jobs[id]; held {
+			if st.prof.Key != j.Key && !a.movedLocked(j.Key) {
+				// The same job under other names (written before the
+				// agent learnt slurmd's): the held profile replaces it.
+				a.moved = append(a.moved, j.Key)
+			}
+			continue
+		}
+		if o, ok := a.orphans[id]; ok {
+			if o.prof.Key != j.Key && !a.movedLocked(j.Key) {
+				a.moved = append(a.moved, j.Key)
+			}
+			continue
+		}
+		if _, ended := a.ended[id]; ended {
+			continue // its finished profile is on its way through the spool
+		}
+		if a.movedLocked(j.Key) {
+			continue
+		}
+		a.rekeyLocked(&j, a.lastCluster, a.lastNode)
+		if a.mayRunLocked(id, j.Start, now) {
+			j.MarkPartial("recorded without the agent: no readings before " + now.UTC().Format(time.RFC3339))
+			a.jobs[id] = &jobState{prof: j, ticks: map[int]uint64{}, gapFrom: now}
+			a.log.Info("running job recorded without the agent taken in; sampled from now", "job", id)
+			continue
+		}
+		a.orphans[id] = &orphan{prof: j}
+		a.log.Info("running row of a job slurmd no longer runs; closing it by the no-epilog rule", "job", id)
+	}
+}
+
+// movedLocked says whether k is an old key waiting for deletion.
+func (a *Agent) movedLocked(k profile.Key) bool {
+	for _, m := range a.moved {
+		if m == k {
+			return true
+		}
+	}
+	return false
+}
+
+// mergeStart completes a profile the agent started without the prolog (found
+// from its processes) with what the prolog knows: the job's real start and
+// the fields only Slurm has. Called with a.mu held.
+func mergeStart(j *profile.Job, js JobStart) {
+	if !js.Start.IsZero() && js.Start.Before(j.Start) {
+		j.Start = js.Start
+	}
+	if j.User == "" {
+		j.User = js.User
+	}
+	if j.UID < 0 {
+		j.UID = js.UID
+	}
+	if j.GID < 0 {
+		j.GID = js.GID
+	}
+	if j.Account == "" {
+		j.Account = js.Account
+	}
+	if j.Partition == "" {
+		j.Partition = js.Partition
+	}
+	if j.Comment == "" {
+		j.Comment = js.Comment
+	}
+}

@@ -1,0 +1,245 @@
+package agent
+
+import (
+	"context"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/gpuprof/gpuprof/gpu/sim"
+	"github.com/gpuprof/gpuprof/ingest"
+	"github.com/gpuprof/gpuprof/profile"
+	"github.com/gpuprof/gpuprof/store"
+)
+
+// The names slurmd gives the hooks in these tests; the fixture's agent
+// guesses "c"/"n1" (its options), as an agent without configured names
+// guesses slurm.conf's ClusterName and the host name.
+const (
+	slurmCluster = "gpuproftest"
+	slurmNode    = "localhost"
+)
+
+// hookProfile is what a prolog that reached neither the agent nor the
+// database spools: a minimal running profile under slurmd's names.
+func (f *fixture) hookProfile(job string, start time.Time, minor int) profile.Job {
+	js := JobStart{Cluster: slurmCluster, Node: slurmNode, JobID: job, User: "alice", UID: 1001, GID: 1001,
+		Account: "physics", Partition: "gpu", Start: start}
+	devs, idx, _ := Resolve(f.devs, []GPURef{minorRef(minor)})
+	j := NewJobProfile(js, devs, idx, time.Second, 64, f.a.versions, profile.SourceHook)
+	j.MarkPartial("agent unreachable at job start")
+	return j
+}
+
+func (f *fixture) spoolPut(kind string, v any) {
+	f.t.Helper()
+	if _, err := f.spool.Put(kind, v); err != nil {
+		f.t.Fatal(err)
+	}
+}
+
+// rows returns every profile of the database, by key.
+func (f *fixture) rows() map[profile.Key]profile.Job {
+	f.t.Helper()
+	js, err := f.db.ListJobs(context.Background(), store.Filter{})
+	if err != nil {
+		f.t.Fatal(err)
+	}
+	m := map[profile.Key]profile.Job{}
+	for _, j := range js {
+		m[j.Key] = j
+	}
+	return m
+}
+
+// onlyRow fails unless the database holds exactly one profile of job, under
+// slurmd's names, and returns it.
+func (f *fixture) onlyRow(job string) profile.Job {
+	f.t.Helper()
+	var got []profile.Job
+	for _, j := range f.rows() {
+		if j.JobID == job {
+			got = append(got, j)
+		}
+	}
+	if len(got) != 1 {
+		f.t.Fatalf("job %s has %d rows, want 1: %+v", job, len(got), got)
+	}
+	if got[0].Cluster != slurmCluster || got[0].Node != slurmNode {
+		f.t.Errorf("job %s under %s/%s, want slurmd's %s/%s", job, got[0].Cluster, got[0].Node, slurmCluster, slurmNode)
+	}
+	return got[0]
+}
+
+// The prolog found the database locked and the agent down: its record went
+// to the spool. The agent, started mid-job, found the job from its process
+// first (under its own guessed names) and flushed it; then it read the
+// spool. The epilog reaches the agent. One finished profile results, under
+// slurmd's names, with the agent's readings and the prolog's fields.
+func TestSpooledPrologJoinsDiscoveredJob(t *testing.T) {
+	f := newFixture(t, nil)
+	ctx := context.Background()
+	start := f.now
+	hp := f.hookProfile("5", start, 0)
+	f.spoolPut(ingest.KindHookStart, hp)
+
+	f.now = f.now.Add(30 * time.Second)
+	f.proc(500, "5", "train", sim.Usage{UUID: f.devs[0].UUID, Mem: 9 * gib, Util: 70})
+	f.tick(3) // discovered under c/n1
+	f.a.flush(ctx)
+	if _, ok := f.rows()[profile.Key{Cluster: "c", JobID: "5", Node: "n1"}]; !ok {
+		t.Fatal("the discovered job was not flushed under the agent's guessed names (test premise)")
+	}
+
+	f.a.drain(ctx) // the spool: slurmd's names, the prolog's record
+	f.tick(2)
+	f.a.flush(ctx)
+	running := f.onlyRow("5")
+	if running.Status != profile.StatusRunning {
+		t.Fatalf("status %s, want running", running.Status)
+	}
+
+	f.do(Request{Op: OpEnd, End: &JobEnd{JobStart: JobStart{Cluster: slurmCluster, Node: slurmNode, JobID: "5"},
+		End: f.now, ExitKnown: true}})
+	f.a.drain(ctx)
+	f.a.flush(ctx)
+	j := f.onlyRow("5")
+	if j.Status != profile.StatusFinished {
+		t.Errorf("status %s, want finished", j.Status)
+	}
+	if len(j.GPUs) != 1 || j.GPUs[0].MemPeak != 9*gib {
+		t.Errorf("GPUs %+v, want one with the agent's 9 GiB peak", j.GPUs)
+	}
+	if !j.Start.Equal(start) || j.Account != "physics" || j.Partition != "gpu" || j.UID != 1001 {
+		t.Errorf("start %v account %q partition %q uid %d; want the prolog's %v, physics, gpu, 1001",
+			j.Start, j.Account, j.Partition, j.UID, start)
+	}
+	if len(f.a.jobs) != 0 || len(f.a.orphans) != 0 {
+		t.Errorf("agent still holds %d jobs and %d orphans", len(f.a.jobs), len(f.a.orphans))
+	}
+}
+
+// The agent starts mid-job with the prolog's record in the spool and the
+// database still locked: it samples the job from the spooled record. The
+// epilog is spooled too: the agent finishes its own profile with it.
+func TestSpooledPrologAndEpilogWithAgentMidJob(t *testing.T) {
+	f := newFixture(t, nil)
+	ctx := context.Background()
+	start := f.now
+	f.spoolPut(ingest.KindHookStart, f.hookProfile("6", start, 1))
+	f.proc(600, "6", "train", sim.Usage{UUID: f.devs[1].UUID, Mem: 5 * gib, Util: 40})
+	f.now = f.now.Add(20 * time.Second)
+
+	f.a.takeSpooledHooks(ctx) // the database is locked: only the spool is read
+	if st := f.a.jobs["6"]; st == nil || st.prof.Cluster != slurmCluster || st.prof.Node != slurmNode {
+		t.Fatalf("spooled prolog not taken under slurmd's names: %+v", f.a.jobs)
+	}
+	f.tick(4)
+	f.a.drain(ctx)
+	f.a.flush(ctx)
+
+	f.now = f.now.Add(time.Second)
+	f.spoolPut(ingest.KindHookEnd, ingest.HookEnd{Job: f.hookProfile("6", start, 1), End: f.now, ExitKnown: true, ExitStatus: 2})
+	f.a.drain(ctx)
+	f.a.flush(ctx)
+	j := f.onlyRow("6")
+	if j.Status != profile.StatusFinished || !j.End.Equal(f.now) || j.ExitStatus != 2 {
+		t.Errorf("status %s end %v exit %d; want finished at the epilog's %v with exit 2", j.Status, j.End, j.ExitStatus, f.now)
+	}
+	if len(j.GPUs) != 1 || j.GPUs[0].MemPeak != 5*gib {
+		t.Errorf("GPUs %+v, want the agent's 5 GiB peak", j.GPUs)
+	}
+	if !strings.Contains(strings.Join(j.PartialReasons, ";"), "no readings before") {
+		t.Errorf("partial reasons %q, want the missing start of the readings named", j.PartialReasons)
+	}
+	if left, _ := f.spool.List(); len(left) != 0 {
+		t.Errorf("%d spool records left", len(left))
+	}
+}
+
+// A spooled prolog record of a job whose epilog never comes, taken by an
+// agent started after the job ended: the row is closed by the no-epilog
+// rule within two reconcile checks, never left running.
+func TestSpooledPrologWithoutEpilogIsClosed(t *testing.T) {
+	f := newFixture(t, nil)
+	ctx := context.Background()
+	slurmd := filepath.Join(f.dir, "slurmd")
+	if err := os.MkdirAll(slurmd, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	f.a.opts.SlurmdSpoolDir = slurmd
+	start := f.now
+	f.spoolPut(ingest.KindHookStart, f.hookProfile("7", start, 2))
+	f.now = f.now.Add(time.Hour) // the agent starts long after; no step is left
+
+	f.a.drain(ctx)
+	if len(f.a.jobs) != 0 {
+		t.Fatal("a job slurmd no longer runs was taken for sampling")
+	}
+	if len(f.a.orphans) != 1 {
+		t.Fatalf("%d orphans, want the spooled job's row", len(f.a.orphans))
+	}
+	took := f.now
+	f.a.reconcile(ctx)
+	f.now = f.now.Add(reconcileEvery)
+	f.a.reconcile(ctx)
+	f.a.drain(ctx)
+	j := f.onlyRow("7")
+	if j.Status != profile.StatusFinished || !j.Partial {
+		t.Fatalf("status %s partial %v; want finished, partial", j.Status, j.Partial)
+	}
+	if !j.End.Equal(took) {
+		t.Errorf("end %v, want the first check without steps %v (an upper bound, said so)", j.End, took)
+	}
+	if !strings.Contains(strings.Join(j.PartialReasons, ";"), "end is unknown") {
+		t.Errorf("partial reasons %q, want the unknown end said", j.PartialReasons)
+	}
+	if d := f.now.Sub(took); d > 2*reconcileEvery {
+		t.Errorf("closed %v after the agent took it in, want at most two reconcile checks", d)
+	}
+	f.a.drain(ctx)
+	if len(f.a.jobs)+len(f.a.orphans) != 0 {
+		t.Error("the closed job came back")
+	}
+}
+
+// An agent restarted after a job ended without its epilog does not sample
+// the job's GPUs (that would add idle readings after its end): the row is
+// closed at its last reading.
+func TestResumedDeadJobNotSampled(t *testing.T) {
+	f := newFixture(t, nil)
+	ctx := context.Background()
+	f.proc(800, "8", "train", sim.Usage{UUID: f.devs[3].UUID, Mem: 2 * gib, Util: 90})
+	f.start("8", minorRef(3))
+	f.tick(3)
+	f.a.flush(ctx)
+	last := f.a.jobs["8"].prof.LastSample
+	f.node.Unregister(800)
+
+	f.now = f.now.Add(time.Hour)
+	slurmd := filepath.Join(f.dir, "slurmd")
+	if err := os.MkdirAll(slurmd, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	f.a = f.newAgent()
+	f.a.opts.SlurmdSpoolDir = slurmd
+	if err := f.a.resume(ctx); err != nil {
+		t.Fatal(err)
+	}
+	if len(f.a.jobs) != 0 || len(f.a.orphans) != 1 {
+		t.Fatalf("%d jobs %d orphans after resume, want the dead job as an orphan", len(f.a.jobs), len(f.a.orphans))
+	}
+	f.tick(2)
+	f.a.reconcile(ctx)
+	f.a.reconcile(ctx)
+	f.a.drain(ctx)
+	j, err := f.db.GetJob(ctx, profile.Key{Cluster: "c", JobID: "8", Node: "n1"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if j.Status != profile.StatusFinished || !j.End.Equal(last) {
+		t.Errorf("status %s end %v, want finished at its last reading %v", j.Status, j.End, last)
+	}
+}
