@@ -115,6 +115,9 @@ func (a *Agent) takeHookStart(ctx context.Context, j profile.Job) {
 	if !may {
 		return
 	}
+	if got, err := a.db.GetJob(ctx, j.Key); err == nil && got.Status == profile.StatusFinished {
+		return // its epilog reached the database while the agent was away
+	}
 	js := JobStart{Cluster: j.Cluster, JobID: j.JobID, Node: j.Node, User: j.User, UID: j.UID, GID: j.GID,
 		Account: j.Account, Partition: j.Partition, Comment: j.Comment, Start: j.Start, GPUs: refsOf(j)}
 	if err := a.startJob(ctx, js); err != nil {
