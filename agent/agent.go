@@ -47,7 +47,8 @@ type Options struct {
 	Collector Pusher
 	// Outbox is true when Collector is set.
 	Outbox bool
-	// SlurmdSpoolDir is slurmd's spool directory, where slurmstepd keeps a
+	// SlurmdSpoolDir is slurmd's spool directory (a "%n" in it stands for
+	// slurmd's node name, as in slurm.conf), where slurmstepd keeps a
 	// socket per running step (NODE_JOBID.STEPID). When set, running jobs
 	// whose epilog never came (node crash, epilog killed) are closed once
 	// no step of theirs is left; empty turns the check off.

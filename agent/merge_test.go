@@ -243,3 +243,25 @@ func TestResumedDeadJobNotSampled(t *testing.T) {
 		t.Errorf("status %s end %v, want finished at its last reading %v", j.Status, j.End, last)
 	}
 }
+
+// slurm.conf's SlurmdSpoolDir may name slurmd's node with %n: the agent
+// looks for step sockets under slurmd's name once a hook told it, not under
+// the host name it guessed.
+func TestSlurmdSpoolDirUsesSlurmdsNodeName(t *testing.T) {
+	f := newFixture(t, nil)
+	f.a.opts.SlurmdSpoolDir = filepath.Join(f.dir, "slurmd-%n")
+	if _, known := f.a.hasSteps("1"); known {
+		t.Fatal("a spool directory that does not exist was read")
+	}
+	if err := os.MkdirAll(filepath.Join(f.dir, "slurmd-"+slurmNode), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	writeFile(t, filepath.Join(f.dir, "slurmd-"+slurmNode, slurmNode+"_9.0"), "")
+	f.do(Request{Op: OpStart, Start: &JobStart{Cluster: slurmCluster, Node: slurmNode, JobID: "9", Start: f.now}})
+	f.a.mu.Lock()
+	alive, known := f.a.hasSteps("9")
+	f.a.mu.Unlock()
+	if !known || !alive {
+		t.Errorf("hasSteps = %v, %v under slurmd's node name; want true, true", alive, known)
+	}
+}

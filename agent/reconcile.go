@@ -4,6 +4,7 @@ import (
 	"context"
 	"os"
 	"path/filepath"
+	"strings"
 	"time"
 
 	"github.com/gpuprof/gpuprof/ingest"
@@ -38,9 +39,10 @@ func (a *Agent) reconcileLoop(ctx context.Context) {
 }
 
 // hasSteps reports whether slurmd's spool holds a step socket of the job,
-// and whether it could tell at all.
+// and whether it could tell at all. Called with a.mu held.
 func (a *Agent) hasSteps(jobID string) (alive, known bool) {
-	dir := a.opts.SlurmdSpoolDir
+	// %n is slurmd's node name, as slurm.conf's SlurmdSpoolDir may say.
+	dir := strings.ReplaceAll(a.opts.SlurmdSpoolDir, "%n", a.lastNode)
 	if st, err := os.Stat(dir); err != nil || !st.IsDir() {
 		return false, false
 	}

@@ -155,9 +155,9 @@ func slurmdSpoolDir(cfg config.Config) string {
 	if dir == "" {
 		return "/var/spool/slurmd"
 	}
-	// %n (node name) and %h (host name) expand per node.
-	node := slurmext.NodeName(cfg.Node, "", os.Hostname)
-	return strings.NewReplacer("%n", node, "%h", shortHostname()).Replace(dir)
+	// %h (host name) expands here; %n (slurmd's node name) in the agent,
+	// which learns that name from the hooks.
+	return strings.ReplaceAll(dir, "%h", shortHostname())
 }
 
 func simSpec(cfg config.Config) sim.NodeSpec {
