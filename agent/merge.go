@@ -71,6 +71,15 @@ func (a *Agent) takeSpooledHooks(ctx context.Context) int {
 	if err != nil {
 		return 0
 	}
+	// A job whose epilog is spooled too has ended: its start is not taken
+	// for sampling (the ingest stores both records).
+	ended := map[string]bool{}
+	for _, e := range entries {
+		var h ingest.HookEnd
+		if e.Err == nil && e.Kind == ingest.KindHookEnd && json.Unmarshal(e.Data, &h) == nil {
+			ended[h.Job.JobID] = true
+		}
+	}
 	n := 0
 	for _, e := range entries {
 		if e.Err != nil {
@@ -79,7 +88,7 @@ func (a *Agent) takeSpooledHooks(ctx context.Context) int {
 		switch e.Kind {
 		case ingest.KindHookStart:
 			var j profile.Job
-			if json.Unmarshal(e.Data, &j) == nil && j.JobID != "" {
+			if json.Unmarshal(e.Data, &j) == nil && j.JobID != "" && !ended[j.JobID] {
 				a.takeHookStart(ctx, j)
 			}
 		case ingest.KindHookEnd:

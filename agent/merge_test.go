@@ -265,3 +265,23 @@ func TestSlurmdSpoolDirUsesSlurmdsNodeName(t *testing.T) {
 		t.Errorf("hasSteps = %v, %v under slurmd's node name; want true, true", alive, known)
 	}
 }
+
+// Prolog and epilog both spooled (the agent unreachable throughout): the
+// job has ended, so the agent does not sample it; the ingest stores the
+// hooks' minimal profile, finished.
+func TestSpooledPrologAndEpilogOfEndedJob(t *testing.T) {
+	f := newFixture(t, nil)
+	ctx := context.Background()
+	hp := f.hookProfile("10", f.now, 0)
+	f.spoolPut(ingest.KindHookStart, hp)
+	f.now = f.now.Add(5 * time.Second)
+	f.spoolPut(ingest.KindHookEnd, ingest.HookEnd{Job: hp, End: f.now, ExitKnown: true})
+	f.a.drain(ctx)
+	if len(f.a.jobs)+len(f.a.orphans) != 0 {
+		t.Fatalf("the agent holds the ended job: %d jobs, %d orphans", len(f.a.jobs), len(f.a.orphans))
+	}
+	j := f.onlyRow("10")
+	if j.Status != profile.StatusFinished || j.Source != profile.SourceHook || !j.End.Equal(f.now) {
+		t.Errorf("status %s source %s end %v; want the hooks' finished profile ending %v", j.Status, j.Source, j.End, f.now)
+	}
+}
