@@ -35,8 +35,17 @@ type Config struct {
 	// SpoolDir holds records that could not be written to DB in time
 	// (database locked); the agent ingests them later.
 	SpoolDir string `toml:"spool_dir"`
-	// Socket is the agent's unix socket.
+	// Socket is the agent's unix socket for the hooks (mode 0600: root
+	// only).
 	Socket string `toml:"socket"`
+	// QuerySocket is the agent's second unix socket, which anyone may
+	// connect to (mode 0666): users who cannot open DB (everyone but root
+	// and admin_group, whose members need the file's group) run jobs, show,
+	// tui, report and the analysis commands through it, and the agent
+	// answers each with the caller's own jobs only, the caller named by the
+	// kernel (SO_PEERCRED). Users' commands look here by themselves; empty
+	// turns the socket off.
+	QuerySocket string `toml:"query_socket"`
 	// Collector is the URL of `gpuprof serve` on the central host
 	// (multi-node mode); empty means single-host mode: everything stays in
 	// DB.
@@ -162,6 +171,8 @@ func Default() Config {
 		DB:       "/var/lib/gpuprof/gpuprof.db",
 		SpoolDir: "/var/lib/gpuprof/spool",
 		Socket:   "/run/gpuprof/agent.sock",
+		// Beside the hooks' socket: the agent creates /run/gpuprof 0755.
+		QuerySocket: "/run/gpuprof/query.sock",
 		Agent: AgentConfig{
 			GPU:           "nvml",
 			Interval:      Duration(time.Second),
