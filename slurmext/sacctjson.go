@@ -704,13 +704,3 @@ func (n *notes) jsonState(current sjStrings) string {
 	}
 	return first
 }
-
-// isBaseState reports the base states (JOB_STATE_BASE) among jobStates.
-func isBaseState(s string) bool {
-	switch s {
-	case "PENDING", "RUNNING", "SUSPENDED", "COMPLETED", "CANCELLED", "FAILED",
-		"TIMEOUT", "NODE_FAIL", "PREEMPTED", "BOOT_FAIL", "DEADLINE", "OUT_OF_MEMORY":
-		return true
-	}
-	return false
-}

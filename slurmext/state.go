@@ -189,3 +189,59 @@ func LostIndex(state string) int {
 	}
 	return -1
 }
+
+// isBaseState reports the base states (JOB_STATE_BASE) among jobStates.
+func isBaseState(s string) bool {
+	switch s {
+	case "PENDING", "RUNNING", "SUSPENDED", "COMPLETED", "CANCELLED", "FAILED",
+		"TIMEOUT", "NODE_FAIL", "PREEMPTED", "BOOT_FAIL", "DEADLINE", "OUT_OF_MEMORY":
+		return true
+	}
+	return false
+}
+
+// IsFinal reports whether a job in state (a name as ParseState returns it)
+// has ended for good: its outcome is decided and it will not run again.
+// These are the base states from COMPLETED on (Slurm's IS_JOB_FINISHED)
+// and the two flags that end a job in place of one: REVOKED (a federated
+// sibling removed here) and LAUNCH_FAILED. Every other state — pending,
+// running, suspended, requeued or held, and the transient ones such as
+// COMPLETING and STAGE_OUT, after which sacct reports the final state —
+// is not final, nor is "" or a name Slurm does not print.
+func IsFinal(state string) bool {
+	switch state {
+	case "COMPLETED", "CANCELLED", "FAILED", "TIMEOUT", "NODE_FAIL", "PREEMPTED",
+		"BOOT_FAIL", "DEADLINE", "OUT_OF_MEMORY", "REVOKED", "LAUNCH_FAILED":
+		return true
+	}
+	return false
+}
+
+// SacctStateCodes are the states sacct --state documents, each with its
+// short form ("CD COMPLETED"), in sacct's order: what gpuprof lists when a
+// state filter is not one it knows.
+func SacctStateCodes() []string {
+	return []string{
+		"BF BOOT_FAIL", "CA CANCELLED", "CD COMPLETED", "DL DEADLINE", "F FAILED",
+		"NF NODE_FAIL", "OOM OUT_OF_MEMORY", "PD PENDING", "PR PREEMPTED", "R RUNNING",
+		"RQ REQUEUED", "RS RESIZING", "RV REVOKED", "S SUSPENDED", "TO TIMEOUT",
+	}
+}
+
+// ParseStateName parses a state as a user names one to select jobs, as
+// sacct --state takes it: a state name or its short form, in any case
+// ("completed", "CD", "oom"). Unlike ParseState it refuses what only
+// appears in Slurm's output: a name cut short ("CANCELLED+") or with "by
+// <uid>". It returns the name in capitals; errors wrap ErrBadState and list
+// sacct's states with their short forms.
+func ParseStateName(s string) (string, error) {
+	t := strings.ToUpper(strings.TrimSpace(s))
+	if full, ok := compactState(t); ok {
+		return full, nil
+	}
+	if isJobState(t) {
+		return t, nil
+	}
+	return "", fmt.Errorf("job state %s: %w: want one of %s, or another name Slurm prints (COMPLETING, REQUEUE_HOLD, …)",
+		quoteShort(s), ErrBadState, strings.Join(SacctStateCodes(), ", "))
+}
