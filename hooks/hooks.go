@@ -15,6 +15,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"runtime/debug"
 	"syscall"
 	"time"
 
@@ -232,6 +233,16 @@ func (d Deps) devices(ctx context.Context) []gpu.Device {
 	}
 	ch := make(chan res, 1)
 	go func() {
+		// A panic here (in the GPU backend) would kill the hook with exit
+		// 2, which no recover on the hook's own goroutine can catch:
+		// recover it here, log its stack, and go on without UUIDs.
+		defer func() {
+			if p := recover(); p != nil {
+				d.Log.Error("GPU inventory panicked; going on without GPU UUIDs", "job", d.Env.JobID,
+					"panic", fmt.Sprint(p), "stack", string(debug.Stack()))
+				ch <- res{err: fmt.Errorf("GPU inventory panicked: %v", p)}
+			}
+		}()
 		s, err := d.OpenSampler(ctx)
 		if err != nil {
 			ch <- res{err: err}
