@@ -24,22 +24,32 @@ hooks.deadline and exits 0 whatever happens, so it never drains the node.
 Log lines go to log_file (default: syslog), never to the job's output.`,
 		Args: cobra.ArbitraryArgs, // slurmd passes none; a wrapper's extra ones are ignored
 		RunE: func(cmd *cobra.Command, _ []string) error {
-			runHook(cmd.Context(), g, kind, os.Getenv, os.Exit)
+			run := hooks.Epilog
+			if kind == "prolog" {
+				run = hooks.Prolog
+			}
+			runHook(cmd.Context(), g, kind, osHookProcess(), withHookFault(kind, run))
 			return nil
 		},
 	}
 }
 
+// hookFunc is a node hook's work: hooks.Prolog or hooks.Epilog.
+type hookFunc func(context.Context, hooks.Deps) (hooks.Outcome, error)
+
 // runHook runs a hook under a hard deadline: when the deadline passes, exit
-// is called with 0 even if a cgo call (SQLite, NVML) is stuck.
-func runHook(ctx context.Context, g *globalOptions, kind string, getenv func(string) string, exit func(int)) {
+// is called with 0 even if a cgo call (SQLite, NVML) is stuck. A panic is
+// logged with its stack and exit is called with 0 (hookRecovery).
+func runHook(ctx context.Context, g *globalOptions, kind string, p hookProcess, run hookFunc) {
 	began := time.Now()
-	cfg, log, closeLog := hookSetup(g, kind)
-	defer closeLog()
-	ctx, stop := guard(ctx, cfg.Hooks.Deadline.D(), log, getenv("SLURM_JOB_ID"), exit)
+	rec := &hookRecovery{job: p.getenv("SLURM_JOB_ID"), exit: p.exit}
+	defer rec.done()
+	cfg, log, closeLog := hookSetup(g, kind, p)
+	rec.log, rec.closeLog = log, closeLog
+	ctx, stop := guard(ctx, cfg.Hooks.Deadline.D(), log, rec.job, p.exit)
 	defer stop()
 
-	env, err := slurmext.ParseHookEnv(getenv)
+	env, err := slurmext.ParseHookEnv(p.getenv)
 	if err != nil {
 		log.Error("job not recorded: bad environment", "err", err)
 		return
@@ -58,12 +68,7 @@ func runHook(ctx context.Context, g *globalOptions, kind string, getenv func(str
 		OpenSampler: func(ctx context.Context) (gpu.Sampler, error) { return openSampler(ctx, cfg, log) },
 		Self:        self,
 	}
-	var out hooks.Outcome
-	if kind == "prolog" {
-		out, err = hooks.Prolog(ctx, d)
-	} else {
-		out, err = hooks.Epilog(ctx, d)
-	}
+	out, err := run(ctx, d)
 	lvl := slog.LevelInfo
 	if err != nil {
 		lvl = slog.LevelError

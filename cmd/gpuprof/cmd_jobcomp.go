@@ -3,7 +3,6 @@ package main
 import (
 	"context"
 	"log/slog"
-	"os"
 	"time"
 
 	"github.com/spf13/cobra"
@@ -25,20 +24,28 @@ each, so when the database does not answer in time the record goes to the
 spool (spool_dir) and is ingested later. It always exits 0.`,
 		Args: cobra.ArbitraryArgs, // slurmd passes none; a wrapper's extra ones are ignored
 		RunE: func(cmd *cobra.Command, _ []string) error {
-			runJobComp(cmd.Context(), g, os.Getenv, os.Exit)
+			runJobComp(cmd.Context(), g, osHookProcess(), withJobCompFault(jobcomp.Record))
 			return nil
 		},
 	}
 }
 
-func runJobComp(ctx context.Context, g *globalOptions, getenv func(string) string, exit func(int)) {
+// jobCompFunc is jobcomp's work: jobcomp.Record.
+type jobCompFunc func(context.Context, jobcomp.Deps, slurmext.JobRecord) (jobcomp.Outcome, error)
+
+// runJobComp records the job slurmctld describes in p's environment, within
+// jobcomp.deadline (exit is called with 0 when it passes, whatever is
+// stuck). A panic is logged with its stack and exit is called with 0.
+func runJobComp(ctx context.Context, g *globalOptions, p hookProcess, record jobCompFunc) {
 	began := time.Now()
-	cfg, log, closeLog := hookSetup(g, "jobcomp")
-	defer closeLog()
-	ctx, stop := guard(ctx, cfg.JobComp.Deadline.D(), log, getenv("JOBID"), exit)
+	guardRec := &hookRecovery{job: p.getenv("JOBID"), exit: p.exit}
+	defer guardRec.done()
+	cfg, log, closeLog := hookSetup(g, "jobcomp", p)
+	guardRec.log, guardRec.closeLog = log, closeLog
+	ctx, stop := guard(ctx, cfg.JobComp.Deadline.D(), log, guardRec.job, p.exit)
 	defer stop()
 
-	rec, problems, err := slurmext.ParseJobCompEnv(getenv)
+	rec, problems, err := slurmext.ParseJobCompEnv(p.getenv)
 	if err != nil {
 		log.Error("job not recorded: bad environment", "err", err)
 		return
@@ -47,7 +54,7 @@ func runJobComp(ctx context.Context, g *globalOptions, getenv func(string) strin
 		log.Warn("environment problem", "job", rec.JobID, "problem", p)
 	}
 	rec.Cluster = clusterName(cfg, rec.Cluster)
-	out, err := jobcomp.Record(ctx, jobcomp.Deps{DB: cfg.DB, SpoolDir: cfg.SpoolDir, Log: log}, rec)
+	out, err := record(ctx, jobcomp.Deps{DB: cfg.DB, SpoolDir: cfg.SpoolDir, Log: log}, rec)
 	lvl := slog.LevelInfo
 	if err != nil {
 		lvl = slog.LevelError

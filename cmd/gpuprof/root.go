@@ -6,6 +6,7 @@ import (
 	"log/slog"
 	"log/syslog"
 	"os"
+	"path/filepath"
 	"runtime/debug"
 	"strings"
 
@@ -74,7 +75,10 @@ func (g *globalOptions) level() slog.Level {
 
 // newLogger logs one line per event to the configured file, to syslog, or
 // to fallback. A log that cannot be opened is not fatal: it goes to
-// fallback and says why.
+// fallback and says why. The file's directory is created (0750) when
+// missing, so a node without systemd (nothing made /var/log/gpuprof) still
+// gets its log file. Hooks use newHookLogger instead: they must never write
+// to stdout or stderr.
 func newLogger(dest string, fallback io.Writer, level slog.Level, attrs ...any) (*slog.Logger, func()) {
 	var w io.Writer = fallback
 	closeFn := func() {}
@@ -82,24 +86,15 @@ func newLogger(dest string, fallback io.Writer, level slog.Level, attrs ...any) 
 	switch dest {
 	case "":
 	case "syslog":
-		sw, err := syslog.New(syslog.LOG_DAEMON|syslog.LOG_INFO, "gpuprof")
-		if err == nil {
+		if sw, err := dialSyslog(); err == nil {
 			w, closeFn = sw, func() { sw.Close() }
 		} else {
 			openErr = err
 		}
 	default:
-		f, err := os.OpenFile(dest, os.O_WRONLY|os.O_APPEND|os.O_CREATE, 0o640)
-		switch {
-		case err == nil:
+		if f, err := openLogFile(dest); err == nil {
 			w, closeFn = f, func() { f.Close() }
-		case fallback == io.Discard:
-			// A hook must stay quiet on stdout/stderr: try syslog instead.
-			openErr = err
-			if sw, serr := syslog.New(syslog.LOG_DAEMON|syslog.LOG_INFO, "gpuprof"); serr == nil {
-				w, closeFn = sw, func() { sw.Close() }
-			}
-		default:
+		} else {
 			openErr = err
 		}
 	}
@@ -108,6 +103,87 @@ func newLogger(dest string, fallback io.Writer, level slog.Level, attrs ...any) 
 		l.Warn("log destination unavailable", "dest", dest, "err", openErr)
 	}
 	return l, closeFn
+}
+
+// hookLog says where a Slurm hook's log lines go. The hooks run with
+// slurmd's or slurmctld's stdout and stderr, which must stay quiet, so
+// every destination is a file or syslog, tried in order: Dest (log_file;
+// empty or "syslog" means syslog), then SpoolDir/hooks.log (root's own
+// directory, present on every node that records jobs), then nowhere.
+type hookLog struct {
+	Dest     string
+	SpoolDir string
+	Level    slog.Level
+	// Syslog connects to the local syslog; nil means log/syslog's, which
+	// fails when no daemon listens (no /dev/log).
+	Syslog func() (io.WriteCloser, error)
+}
+
+// hookLogName is the file under spool_dir that takes a hook's lines when
+// neither log_file nor syslog can; the spool reader skips it (not a record
+// name), and contrib/logrotate/gpuprof rotates it.
+const hookLogName = "hooks.log"
+
+// open returns the logger, the file it writes to when it is a file (for a
+// crash's stack, see hookSetup; nil for syslog or nowhere) and a close
+// function. Why a destination was skipped is the first line logged.
+func (h hookLog) open(attrs ...any) (*slog.Logger, *os.File, func()) {
+	dial := h.Syslog
+	if dial == nil {
+		dial = func() (io.WriteCloser, error) { return dialSyslog() }
+	}
+	var w io.Writer = io.Discard
+	var file *os.File
+	closeFn := func() {}
+	type skip struct {
+		dest string
+		err  error
+	}
+	var skipped []skip
+	tryFile := func(path string) bool {
+		f, err := openLogFile(path)
+		if err != nil {
+			skipped = append(skipped, skip{path, err})
+			return false
+		}
+		w, file, closeFn = f, f, func() { f.Close() }
+		return true
+	}
+	opened := false
+	if h.Dest == "" || h.Dest == "syslog" {
+		if sw, err := dial(); err == nil {
+			w, closeFn, opened = sw, func() { sw.Close() }, true
+		} else {
+			skipped = append(skipped, skip{"syslog", err})
+		}
+	} else {
+		opened = tryFile(h.Dest)
+	}
+	if !opened && h.SpoolDir != "" {
+		if err := os.MkdirAll(h.SpoolDir, 0o700); err != nil {
+			skipped = append(skipped, skip{h.SpoolDir, err})
+		} else {
+			opened = tryFile(filepath.Join(h.SpoolDir, hookLogName))
+		}
+	}
+	l := slog.New(slog.NewTextHandler(w, &slog.HandlerOptions{Level: h.Level})).With(attrs...)
+	for _, sk := range skipped {
+		l.Warn("log destination unavailable", "dest", sk.dest, "err", sk.err)
+	}
+	return l, file, closeFn
+}
+
+// openLogFile opens path for appending, creating its directory (0750) and
+// the file (0640) when missing.
+func openLogFile(path string) (*os.File, error) {
+	if err := os.MkdirAll(filepath.Dir(path), 0o750); err != nil {
+		return nil, fmt.Errorf("create log directory: %w", err)
+	}
+	return os.OpenFile(path, os.O_WRONLY|os.O_APPEND|os.O_CREATE, 0o640)
+}
+
+func dialSyslog() (*syslog.Writer, error) {
+	return syslog.New(syslog.LOG_DAEMON|syslog.LOG_INFO, "gpuprof")
 }
 
 func newRootCommand() *cobra.Command {

@@ -1,0 +1,71 @@
+//go:build gpuprof_faults
+
+package main
+
+/*
+#include <unistd.h>
+
+// gpuprof_fault_segv crashes in C, as a bug in SQLite or NVML would.
+static void gpuprof_fault_segv(void) { volatile int *p = 0; *p = 1; }
+*/
+import "C"
+
+import (
+	"context"
+	"os"
+	"syscall"
+	"time"
+
+	"github.com/gpuprof/gpuprof/hooks"
+	"github.com/gpuprof/gpuprof/jobcomp"
+	"github.com/gpuprof/gpuprof/slurmext"
+)
+
+// This file exists only in test builds (go build -tags gpuprof_faults):
+// e2e/hookcrash_test.go builds one and makes its hooks fail in every way a
+// hook can, through GPUPROF_FAULT:
+//
+//	panic      a panic on the hook's goroutine (recovered: exit 0)
+//	nil        a nil pointer dereference there (recovered: exit 0)
+//	goroutine  a panic on a goroutine of its own (unrecoverable: exit 2)
+//	segv       a segfault in C code (unrecoverable: exit 2)
+//	kill       SIGKILL, as the OOM killer sends
+//	hang       stuck in C for a minute (the watchdog exits 0 at the deadline)
+
+func withHookFault(kind string, run hookFunc) hookFunc {
+	return func(ctx context.Context, d hooks.Deps) (hooks.Outcome, error) {
+		injectFault(os.Getenv("GPUPROF_FAULT"))
+		return run(ctx, d)
+	}
+}
+
+func withJobCompFault(record jobCompFunc) jobCompFunc {
+	return func(ctx context.Context, d jobcomp.Deps, r slurmext.JobRecord) (jobcomp.Outcome, error) {
+		injectFault(os.Getenv("GPUPROF_FAULT"))
+		return record(ctx, d, r)
+	}
+}
+
+func injectFault(fault string) {
+	switch fault {
+	case "panic":
+		panic("injected fault: panic in a hook")
+	case "nil":
+		var d *hooks.Deps
+		d.Config.DB = "" // a nil pointer dereference: a runtime panic
+	case "goroutine":
+		done := make(chan struct{})
+		go func() {
+			defer close(done)
+			panic("injected fault: panic in a goroutine")
+		}()
+		<-done
+	case "segv":
+		C.gpuprof_fault_segv()
+	case "kill":
+		_ = syscall.Kill(os.Getpid(), syscall.SIGKILL)
+		time.Sleep(time.Minute)
+	case "hang":
+		C.sleep(60)
+	}
+}
