@@ -7,6 +7,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"net"
 	"net/http"
 	"net/url"
 	"strings"
@@ -25,11 +26,16 @@ type Encoder interface {
 // credential, not allowed, malformed): retrying the same request is useless.
 var ErrRejected = errors.New("collector rejected the request")
 
-// Client calls a collector.
+// Client calls a collector, or with Socket set the local agent's query
+// socket.
 type Client struct {
-	URL   string // e.g. http://ctl:8642
+	URL   string // e.g. http://ctl:8642; unused with Socket
 	Munge Encoder
-	HTTP  *http.Client
+	// Socket, when set, is the path of the local query socket
+	// (ListenLocal): requests go there, with no munge credential (the
+	// server asks the kernel who connected), and URL is not used.
+	Socket string
+	HTTP   *http.Client
 	// PageSize is how many jobs All asks for a request; 0 means MaxPage.
 	PageSize int
 }
@@ -75,25 +81,59 @@ func (c Client) httpClient() *http.Client {
 	if c.HTTP != nil {
 		return c.HTTP
 	}
+	if c.Socket != "" {
+		path := c.Socket
+		var d net.Dialer
+		return &http.Client{Timeout: 60 * time.Second, Transport: &http.Transport{
+			DialContext: func(ctx context.Context, _, _ string) (net.Conn, error) {
+				return d.DialContext(ctx, "unix", path)
+			},
+			MaxIdleConns: 1,
+		}}
+	}
 	return &http.Client{Timeout: 30 * time.Second}
 }
 
+// server names what the client calls, for its errors.
+func (c Client) server() string {
+	if c.Socket != "" {
+		return "agent query socket " + c.Socket
+	}
+	return "collector"
+}
+
+// localURL is the URL of every request to the local query socket: the
+// transport dials the socket whatever the host says.
+const localURL = "http://gpuprof-agent"
+
 func (c Client) do(ctx context.Context, method, pathQuery string, body []byte) ([]byte, error) {
-	req, err := http.NewRequestWithContext(ctx, method, strings.TrimSuffix(c.URL, "/")+pathQuery, bytes.NewReader(body))
+	base := strings.TrimSuffix(c.URL, "/")
+	if c.Socket != "" {
+		base = localURL
+	}
+	req, err := http.NewRequestWithContext(ctx, method, base+pathQuery, bytes.NewReader(body))
 	if err != nil {
 		return nil, err
 	}
-	// Bind to the request URI exactly as it goes on the wire.
-	cred, err := c.Munge.Encode(ctx, Binding(method, req.URL.RequestURI(), body))
-	if err != nil {
-		return nil, fmt.Errorf("munge: %w", err)
+	if c.Socket == "" {
+		if c.Munge == nil {
+			return nil, errors.New("collector client without a munge encoder (set Munge)")
+		}
+		// Bind to the request URI exactly as it goes on the wire.
+		cred, err := c.Munge.Encode(ctx, Binding(method, req.URL.RequestURI(), body))
+		if err != nil {
+			return nil, fmt.Errorf("munge: %w", err)
+		}
+		req.Header.Set("Authorization", "MUNGE "+cred)
 	}
-	req.Header.Set("Authorization", "MUNGE "+cred)
 	if body != nil {
 		req.Header.Set("Content-Type", "application/json")
 	}
 	resp, err := c.httpClient().Do(req)
 	if err != nil {
+		if c.Socket != "" {
+			return nil, fmt.Errorf("%s: %w (is gpuprof agent running on this host?)", c.server(), err)
+		}
 		return nil, err
 	}
 	defer resp.Body.Close()
@@ -107,7 +147,7 @@ func (c Client) do(ctx context.Context, method, pathQuery string, body []byte) (
 	case resp.StatusCode >= 400 && resp.StatusCode < 500 && resp.StatusCode != http.StatusTooManyRequests:
 		return nil, fmt.Errorf("%w: %s: %s", ErrRejected, resp.Status, strings.TrimSpace(string(out)))
 	}
-	return nil, fmt.Errorf("collector: %s: %s", resp.Status, strings.TrimSpace(string(out)))
+	return nil, fmt.Errorf("%s: %s: %s", c.server(), resp.Status, strings.TrimSpace(string(out)))
 }
 
 // Push sends one profile. It is idempotent: the collector upserts by
@@ -135,7 +175,7 @@ func (c Client) Jobs(ctx context.Context, f store.ViewFilter) ([]store.JobView, 
 	}
 	var views []store.JobView
 	if err := json.Unmarshal(out, &views); err != nil {
-		return nil, fmt.Errorf("collector answer: %w", err)
+		return nil, fmt.Errorf("%s answer: %w", c.server(), err)
 	}
 	return views, nil
 }
@@ -155,7 +195,7 @@ func (c Client) Count(ctx context.Context, f store.ViewFilter) (int, error) {
 	}
 	var a CountAnswer
 	if err := json.Unmarshal(out, &a); err != nil {
-		return 0, fmt.Errorf("collector answer: %w", err)
+		return 0, fmt.Errorf("%s answer: %w", c.server(), err)
 	}
 	return a.Count, nil
 }

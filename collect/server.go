@@ -2,7 +2,9 @@
 // `gpuprof serve` runs on the central host — it receives finished profiles
 // from node agents and answers job queries — and the client that agents and
 // users' commands call. Every request is authenticated with a munge
-// credential bound to that request.
+// credential bound to that request. On a single host the node agent serves
+// the same queries on a local unix socket (NewLocalServer, ServeLocal),
+// where the kernel names the caller instead of munge.
 //
 // It must not sample GPUs or parse Slurm environments.
 package collect
@@ -55,12 +57,16 @@ type ServerOptions struct {
 // queries, whatever the filter asks for.
 //
 // Each request carries "Authorization: MUNGE <credential>" whose payload is
-// Binding(method, path?query, body).
+// Binding(method, path?query, body). A server made by NewLocalServer takes
+// the caller from the connection instead and serves the queries only.
 type Server struct {
 	db   *store.DB
 	auth Authenticator
 	opts ServerOptions
 	log  *slog.Logger
+	// local: the caller is the connection's peer (PeerConnContext), never
+	// a credential, and nothing may be pushed.
+	local bool
 }
 
 // NewServer returns a collector writing to db.
@@ -77,7 +83,9 @@ func NewServer(db *store.DB, auth Authenticator, opts ServerOptions, log *slog.L
 // Handler returns the HTTP handler.
 func (s *Server) Handler() http.Handler {
 	mux := http.NewServeMux()
-	mux.HandleFunc("POST /v1/profiles", s.push)
+	if !s.local {
+		mux.HandleFunc("POST /v1/profiles", s.push)
+	}
 	mux.HandleFunc("GET /v1/jobs", s.list)
 	// Three segments: never taken for a job of cluster "count", whose path
 	// has four.
@@ -100,6 +108,21 @@ func (s *Server) authenticate(r *http.Request, body []byte) (Identity, error) {
 		return Identity{}, fmt.Errorf("%w: credential made for another request", ErrAuth)
 	}
 	return id, nil
+}
+
+// caller says who sent a query: the munge credential's maker, or on a
+// local server the connection's peer as the kernel reports it (anything
+// the request says, headers included, is ignored there).
+func (s *Server) caller(r *http.Request) (Identity, error) {
+	if !s.local {
+		return s.authenticate(r, nil)
+	}
+	p, err := peerOf(r)
+	if err != nil {
+		return Identity{}, err
+	}
+	s.log.Debug("local query", "uid", p.id.UID, "pid", p.pid, "path", r.URL.Path)
+	return p.id, nil
 }
 
 func (s *Server) fail(w http.ResponseWriter, r *http.Request, code int, err error) {
@@ -163,7 +186,7 @@ func (s *Server) scope(id Identity) *int {
 // to the caller's own jobs unless they are an admin. On failure it has
 // answered the request and ok is false.
 func (s *Server) scopedFilter(w http.ResponseWriter, r *http.Request) (f store.ViewFilter, ok bool) {
-	id, err := s.authenticate(r, nil)
+	id, err := s.caller(r)
 	if err != nil {
 		s.fail(w, r, http.StatusUnauthorized, err)
 		return f, false
@@ -221,7 +244,7 @@ func (s *Server) count(w http.ResponseWriter, r *http.Request) {
 }
 
 func (s *Server) get(w http.ResponseWriter, r *http.Request) {
-	id, err := s.authenticate(r, nil)
+	id, err := s.caller(r)
 	if err != nil {
 		s.fail(w, r, http.StatusUnauthorized, err)
 		return
@@ -288,6 +311,9 @@ func ViewFilterQuery(f store.ViewFilter) string {
 	if f.WithSeries {
 		add("series", "1")
 	}
+	if f.Lean {
+		add("lean", "1")
+	}
 	if f.AfterJobID != "" {
 		add("after_cluster", f.AfterCluster)
 		add("after_job", f.AfterJobID)
@@ -309,7 +335,7 @@ func parseViewFilter(q map[string][]string) (store.ViewFilter, error) {
 	f := store.ViewFilter{
 		Cluster: get("cluster"), JobID: get("job"), User: get("user"), Account: get("account"),
 		Partition: get("partition"), State: get("state"), Text: get("text"), Sort: get("sort"),
-		Asc: get("asc") == "1", WithSeries: get("series") == "1",
+		Asc: get("asc") == "1", WithSeries: get("series") == "1", Lean: get("lean") == "1",
 		AfterCluster: get("after_cluster"), AfterJobID: get("after_job"),
 	}
 	if _, ok := store.SortDescending(f.Sort); !ok {

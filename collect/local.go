@@ -1,0 +1,270 @@
+package collect
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"net"
+	"net/http"
+	"os"
+	"path/filepath"
+	"sync"
+	"time"
+
+	"github.com/gpuprof/gpuprof/store"
+)
+
+// The local query socket: on a single host the node agent answers the
+// collector's read API on a unix socket anyone may connect to, so users who
+// cannot open the root-only database still see their own jobs. Who is
+// asking comes from the kernel (SO_PEERCRED on the connection), never from
+// the request, and every answer is scoped by the same code as the
+// collector's.
+
+// LocalHost is the Host of an identity the kernel vouched for on the local
+// query socket.
+const LocalHost = "local"
+
+// SocketMode is the local query socket's mode: anyone may connect; the
+// answer depends on who did.
+const SocketMode os.FileMode = 0o666
+
+// peerKey is the context key under which PeerConnContext keeps the
+// connection's peer credentials.
+type peerKey struct{}
+
+// peer is what the kernel said about a connection's other end.
+type peer struct {
+	id  Identity
+	pid int
+	err error
+}
+
+// PeerConnContext is an http.Server ConnContext for a unix-socket listener:
+// it reads the connecting process's uid and gid (SO_PEERCRED) once per
+// connection, for a server made by NewLocalServer. A connection that is not
+// a unix socket carries the failure, and its every request is refused.
+func PeerConnContext(ctx context.Context, c net.Conn) context.Context {
+	if w, ok := c.(interface{ NetConn() net.Conn }); ok {
+		c = w.NetConn()
+	}
+	id, pid, err := peerIdentity(c)
+	return context.WithValue(ctx, peerKey{}, peer{id: id, pid: pid, err: err})
+}
+
+// peerOf returns the identity PeerConnContext found for r's connection.
+func peerOf(r *http.Request) (peer, error) {
+	p, ok := r.Context().Value(peerKey{}).(peer)
+	switch {
+	case !ok:
+		return p, fmt.Errorf("%w: no peer credentials on this connection (the local query server serves unix sockets only)", ErrAuth)
+	case p.err != nil:
+		return p, p.err
+	}
+	return p, nil
+}
+
+// NewLocalServer returns the collector's query API for one host's local
+// socket: GET /v1/jobs, /v1/jobs/count and /v1/jobs/{cluster}/{job}, with
+// the same filters and the same scoping as Server, the caller being the
+// connection's peer (PeerConnContext) instead of a munge credential. An
+// Authorization header is ignored. It serves no push: db is the node's own,
+// which only its agent writes. isAdmin nil means root only.
+func NewLocalServer(db *store.DB, isAdmin func(uid int) bool, log *slog.Logger) *Server {
+	s := NewServer(db, nil, ServerOptions{IsAdmin: isAdmin}, log)
+	s.local = true
+	return s
+}
+
+// LocalOptions bound what the local query server may take from the agent
+// that runs it: the agent's sampling must never wait for a user's query.
+type LocalOptions struct {
+	// IsAdmin says whether a uid may see every user's jobs; nil means root
+	// only.
+	IsAdmin func(uid int) bool
+	// MaxConns is how many connections are held open at once (default
+	// 64); more wait in the kernel's listen backlog.
+	MaxConns int
+	// MaxInFlight is how many requests are answered at once (default 2);
+	// more wait up to QueueWait, then get 503 and Retry-After.
+	MaxInFlight int
+	// QueueWait: see MaxInFlight (default 5s).
+	QueueWait time.Duration
+	// RequestTimeout ends a query's context (and so its database read)
+	// after this long (default 30s).
+	RequestTimeout time.Duration
+}
+
+func (o LocalOptions) withDefaults() LocalOptions {
+	if o.MaxConns <= 0 {
+		o.MaxConns = 64
+	}
+	if o.MaxInFlight <= 0 {
+		o.MaxInFlight = 2
+	}
+	if o.QueueWait <= 0 {
+		o.QueueWait = 5 * time.Second
+	}
+	if o.RequestTimeout <= 0 {
+		o.RequestTimeout = 30 * time.Second
+	}
+	return o
+}
+
+// maxLocalHeader bounds a request's line and headers; a query needs far
+// less, and its body is never read.
+const maxLocalHeader = 32 << 10
+
+// ListenLocal creates the local query socket at path, mode SocketMode, in
+// a directory it creates 0755 when missing. A stale socket left by a dead
+// agent is replaced; a live one, or a path that is not a socket, is an
+// error.
+func ListenLocal(path string) (net.Listener, error) {
+	dir := filepath.Dir(path)
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		return nil, fmt.Errorf("query socket directory: %w", err)
+	}
+	if fi, err := os.Lstat(path); err == nil {
+		if fi.Mode()&os.ModeSocket == 0 {
+			return nil, fmt.Errorf("query socket %s: exists and is not a socket; remove it or set query_socket elsewhere", path)
+		}
+		if c, err := net.DialTimeout("unix", path, 200*time.Millisecond); err == nil {
+			c.Close()
+			return nil, fmt.Errorf("query socket %s: another process answers there (a second agent?)", path)
+		}
+		_ = os.Remove(path) // a dead agent's
+	}
+	ln, err := net.Listen("unix", path)
+	if err != nil {
+		return nil, fmt.Errorf("query socket: %w", err)
+	}
+	// Chmod after listen only widens the mode (umask narrowed it): nobody
+	// is let in before the mode is meant to let them.
+	if err := os.Chmod(path, SocketMode); err != nil {
+		ln.Close()
+		return nil, fmt.Errorf("query socket mode: %w", err)
+	}
+	if fi, err := os.Stat(dir); err == nil && fi.Mode().Perm()&0o001 == 0 {
+		ln.Close()
+		return nil, fmt.Errorf("query socket %s: directory %s is mode %v, which users cannot enter; make it 0755 or set query_socket elsewhere", path, dir, fi.Mode().Perm())
+	}
+	return ln, nil
+}
+
+// ServeLocal answers queries from ln (ListenLocal's) out of db until ctx
+// ends, then stops within a few seconds. db should be a read-only handle
+// of its own, so queries share no connection with the agent's writes.
+func ServeLocal(ctx context.Context, ln net.Listener, db *store.DB, opts LocalOptions, log *slog.Logger) error {
+	opts = opts.withDefaults()
+	srv := NewLocalServer(db, opts.IsAdmin, log)
+	hs := &http.Server{
+		Handler:           bounded(srv.Handler(), opts),
+		ConnContext:       PeerConnContext,
+		ReadHeaderTimeout: 5 * time.Second,
+		ReadTimeout:       10 * time.Second,
+		// Room to write a large answer to a slow reader, no more.
+		WriteTimeout:   opts.QueueWait + opts.RequestTimeout + 30*time.Second,
+		IdleTimeout:    30 * time.Second,
+		MaxHeaderBytes: maxLocalHeader,
+		ErrorLog:       slog.NewLogLogger(log.Handler(), slog.LevelWarn),
+	}
+	stop, finished := make(chan struct{}), make(chan struct{})
+	go func() {
+		defer close(finished)
+		select {
+		case <-ctx.Done():
+		case <-stop:
+			return
+		}
+		sctx, cancel := context.WithTimeout(context.Background(), 3*time.Second)
+		defer cancel()
+		if err := hs.Shutdown(sctx); err != nil {
+			_ = hs.Close()
+		}
+	}()
+	err := hs.Serve(newBoundedListener(ln, opts.MaxConns))
+	if !errors.Is(err, http.ErrServerClosed) {
+		close(stop) // Serve failed on its own
+	} else {
+		err = nil
+	}
+	<-finished
+	return err
+}
+
+// bounded runs at most opts.MaxInFlight requests of h at once, each with
+// a context that ends after opts.RequestTimeout, and reads no body.
+func bounded(h http.Handler, opts LocalOptions) http.Handler {
+	slots := make(chan struct{}, opts.MaxInFlight)
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		r.Body = http.MaxBytesReader(w, r.Body, 0)
+		wait := time.NewTimer(opts.QueueWait)
+		defer wait.Stop()
+		select {
+		case slots <- struct{}{}:
+			defer func() { <-slots }()
+		case <-wait.C:
+			w.Header().Set("Retry-After", "1")
+			http.Error(w, "the agent is answering other queries; try again in a moment", http.StatusServiceUnavailable)
+			return
+		case <-r.Context().Done():
+			return
+		}
+		ctx, cancel := context.WithTimeout(r.Context(), opts.RequestTimeout)
+		defer cancel()
+		h.ServeHTTP(w, r.WithContext(ctx))
+	})
+}
+
+// boundedListener holds at most cap(slots) accepted connections at once:
+// a user opening connections without end cannot use up the agent's file
+// descriptors (its hooks' socket and database need them).
+type boundedListener struct {
+	net.Listener
+	slots     chan struct{}
+	closed    chan struct{}
+	closeOnce sync.Once
+}
+
+func newBoundedListener(ln net.Listener, n int) *boundedListener {
+	return &boundedListener{Listener: ln, slots: make(chan struct{}, n), closed: make(chan struct{})}
+}
+
+// Accept waits for a free slot, then for a connection.
+func (l *boundedListener) Accept() (net.Conn, error) {
+	select {
+	case l.slots <- struct{}{}:
+	case <-l.closed:
+		return nil, net.ErrClosed
+	}
+	c, err := l.Listener.Accept()
+	if err != nil {
+		<-l.slots
+		return nil, err
+	}
+	return &slotConn{Conn: c, release: func() { <-l.slots }}, nil
+}
+
+// Close stops Accept, also one waiting for a slot.
+func (l *boundedListener) Close() error {
+	l.closeOnce.Do(func() { close(l.closed) })
+	return l.Listener.Close()
+}
+
+// slotConn gives its listener slot back when closed (once).
+type slotConn struct {
+	net.Conn
+	once    sync.Once
+	release func()
+}
+
+func (c *slotConn) Close() error {
+	err := c.Conn.Close()
+	c.once.Do(c.release)
+	return err
+}
+
+// NetConn returns the unix connection itself (PeerConnContext reads its
+// credentials).
+func (c *slotConn) NetConn() net.Conn { return c.Conn }
