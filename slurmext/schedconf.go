@@ -1,0 +1,370 @@
+package slurmext
+
+import (
+	"bufio"
+	"fmt"
+	"io"
+	"strconv"
+	"strings"
+	"time"
+)
+
+// SchedConf is what slurm.conf says about how jobs are ordered and
+// started: the priority plugin and its weights, the scheduler plugin and
+// its backfill parameters, and the partitions. Settings the file does not
+// give take Slurm's defaults (slurm.conf(5) of Slurm 22.05, listed in
+// DefaultSchedConf); Assumed names every one that was defaulted, so a
+// caller can print what it assumed.
+type SchedConf struct {
+	// PriorityType is "priority/basic" (FIFO by submission) or
+	// "priority/multifactor".
+	PriorityType string
+	// PriorityWeight* are the multifactor weights (0 unless set).
+	WeightAge, WeightFairshare, WeightJobSize, WeightPartition, WeightQOS int64
+	// PriorityMaxAge is the age at which the age factor reaches 1;
+	// PriorityDecayHalfLife the half-life of past usage in fair-share (0:
+	// no decay).
+	PriorityMaxAge, PriorityDecayHalfLife time.Duration
+	// PriorityFavorSmall makes the job-size factor favour small jobs.
+	PriorityFavorSmall bool
+
+	// SchedulerType is "sched/backfill" or "sched/builtin".
+	SchedulerType string
+	// Backfill and main-loop parameters from SchedulerParameters.
+	BfInterval, BfResolution, BfWindow time.Duration
+	BfMaxJobTest                       int
+	BfDisabled                         bool // bf_interval=-1
+	SchedInterval                      time.Duration
+	DefaultQueueDepth                  int
+
+	Partitions []PartitionConf
+	// Assumed lists the settings taken from Slurm's defaults, as
+	// "PriorityType=priority/basic".
+	Assumed []string
+}
+
+// PartitionConf is one PartitionName line.
+type PartitionConf struct {
+	Name string
+	// Nodes is the partition's Nodes= expression expanded; AllNodes is set
+	// for Nodes=ALL.
+	Nodes    []string
+	AllNodes bool
+	// MaxTime and DefaultTime; MaxTimeUnlimited for UNLIMITED/INFINITE or
+	// no MaxTime (Slurm's default).
+	MaxTime          time.Duration
+	MaxTimeUnlimited bool
+	DefaultTime      time.Duration
+	PriorityTier     int
+	PriorityFactor   int // PriorityJobFactor
+	// QOS is the partition's own QOS (QOS=); AllowQOS the QOS names jobs
+	// may use in it (nil: all).
+	QOS      string
+	AllowQOS []string
+	Default  bool
+	State    string // UP, DOWN, DRAIN, INACTIVE
+}
+
+// DefaultSchedConf returns Slurm's defaults (slurm.conf(5), 22.05).
+func DefaultSchedConf() SchedConf {
+	return SchedConf{
+		PriorityType:          "priority/basic",
+		PriorityMaxAge:        7 * 24 * time.Hour,
+		PriorityDecayHalfLife: 7 * 24 * time.Hour,
+		SchedulerType:         "sched/backfill",
+		BfInterval:            30 * time.Second,
+		BfResolution:          60 * time.Second,
+		BfWindow:              24 * time.Hour,
+		BfMaxJobTest:          500,
+		SchedInterval:         60 * time.Second,
+		DefaultQueueDepth:     100,
+	}
+}
+
+// ReadSchedConf reads the scheduling settings and partitions of a
+// slurm.conf. Keys are matched case-insensitively, as Slurm does; a later
+// line overrides an earlier one; PartitionName=DEFAULT lines set the
+// defaults of the partition lines after them. Include lines are not
+// followed. A value that cannot be read is an error naming the line,
+// wrapping ErrBadSlurmConf: refused, not guessed.
+func ReadSchedConf(r io.Reader) (SchedConf, error) {
+	c := DefaultSchedConf()
+	set := map[string]bool{}
+	sc := bufio.NewScanner(r)
+	sc.Buffer(make([]byte, 64<<10), 1<<20)
+	var (
+		lineNo   int
+		pend     strings.Builder
+		partDef  = map[string]string{}
+		partIdx  = map[string]int{}
+		badf     = func(format string, a ...any) error { return fmt.Errorf("slurm.conf line %d: "+format+": %w", append([]any{lineNo}, append(a, ErrBadSlurmConf)...)...) }
+		firstErr error
+	)
+	for sc.Scan() {
+		lineNo++
+		text := sc.Text()
+		if i := strings.IndexByte(text, '#'); i >= 0 {
+			text = text[:i]
+		}
+		if t := strings.TrimRight(text, " \t"); strings.HasSuffix(t, "\\") {
+			t = strings.TrimSuffix(t, "\\")
+			pend.WriteString(t)
+			if !strings.HasSuffix(t, ",") { // a list continues without a space
+				pend.WriteByte(' ')
+			}
+			continue
+		}
+		pend.WriteString(text)
+		line := pend.String()
+		pend.Reset()
+		fields := map[string]string{}
+		var first string
+		for i, f := range strings.Fields(line) {
+			k, v, ok := strings.Cut(f, "=")
+			if !ok {
+				continue
+			}
+			k = strings.ToLower(k)
+			if i == 0 {
+				first = k
+			}
+			fields[k] = v
+		}
+		if len(fields) == 0 {
+			continue
+		}
+		if first == "partitionname" {
+			name := fields["partitionname"]
+			if strings.EqualFold(name, "DEFAULT") {
+				for k, v := range fields {
+					if k != "partitionname" {
+						partDef[k] = v
+					}
+				}
+				continue
+			}
+			merged := map[string]string{}
+			for k, v := range partDef {
+				merged[k] = v
+			}
+			for k, v := range fields {
+				merged[k] = v
+			}
+			p, err := parsePartition(name, merged)
+			if err != nil && firstErr == nil {
+				firstErr = badf("PartitionName=%s: %v", quoteShort(name), err)
+			}
+			if i, ok := partIdx[name]; ok {
+				c.Partitions[i] = p
+			} else {
+				partIdx[name] = len(c.Partitions)
+				c.Partitions = append(c.Partitions, p)
+			}
+			continue
+		}
+		if first == "nodename" || first == "nodeset" || first == "frontendname" || first == "downnodes" {
+			continue
+		}
+		for k, v := range fields {
+			if err := c.setKey(k, v, set); err != nil && firstErr == nil {
+				firstErr = badf("%s=%s: %v", k, quoteShort(v), err)
+			}
+		}
+	}
+	if err := sc.Err(); err != nil {
+		return c, fmt.Errorf("read slurm.conf: %w", err)
+	}
+	if firstErr != nil {
+		return c, firstErr
+	}
+	d := DefaultSchedConf()
+	for _, a := range []struct {
+		key, val string
+	}{
+		{"prioritytype", d.PriorityType},
+		{"prioritymaxage", "7-0"},
+		{"prioritydecayhalflife", "7-0"},
+		{"schedulertype", d.SchedulerType},
+		{"bf_interval", "30"},
+		{"bf_resolution", "60"},
+		{"bf_window", "1440"},
+		{"bf_max_job_test", "500"},
+		{"sched_interval", "60"},
+	} {
+		if !set[a.key] {
+			c.Assumed = append(c.Assumed, schedKeyName[a.key]+"="+a.val)
+		}
+	}
+	return c, nil
+}
+
+// schedKeyName spells the keys ReadSchedConf defaults as slurm.conf(5)
+// does.
+var schedKeyName = map[string]string{
+	"prioritytype": "PriorityType", "prioritymaxage": "PriorityMaxAge",
+	"prioritydecayhalflife": "PriorityDecayHalfLife", "schedulertype": "SchedulerType",
+	"bf_interval": "SchedulerParameters bf_interval", "bf_resolution": "SchedulerParameters bf_resolution",
+	"bf_window": "SchedulerParameters bf_window", "bf_max_job_test": "SchedulerParameters bf_max_job_test",
+	"sched_interval": "SchedulerParameters sched_interval",
+}
+
+func (c *SchedConf) setKey(k, v string, set map[string]bool) error {
+	weight := func(dst *int64) error {
+		n, err := strconv.ParseInt(v, 10, 64)
+		if err != nil || n < 0 {
+			return fmt.Errorf("want a non-negative integer")
+		}
+		*dst = n
+		return nil
+	}
+	dur := func(dst *time.Duration) error {
+		d, unlimited, err := ParseDuration(v)
+		if err != nil || unlimited {
+			return fmt.Errorf("want a time such as 7-0 or 14-00:00:00")
+		}
+		*dst = d
+		return nil
+	}
+	set[k] = true
+	switch k {
+	case "prioritytype":
+		c.PriorityType = strings.ToLower(v)
+	case "priorityweightage":
+		return weight(&c.WeightAge)
+	case "priorityweightfairshare":
+		return weight(&c.WeightFairshare)
+	case "priorityweightjobsize":
+		return weight(&c.WeightJobSize)
+	case "priorityweightpartition":
+		return weight(&c.WeightPartition)
+	case "priorityweightqos":
+		return weight(&c.WeightQOS)
+	case "prioritymaxage":
+		return dur(&c.PriorityMaxAge)
+	case "prioritydecayhalflife":
+		return dur(&c.PriorityDecayHalfLife)
+	case "priorityfavorsmall":
+		c.PriorityFavorSmall = strings.EqualFold(v, "yes")
+	case "schedulertype":
+		c.SchedulerType = strings.ToLower(v)
+	case "schedulerparameters":
+		return c.setSchedulerParameters(v, set)
+	}
+	return nil
+}
+
+// setSchedulerParameters reads the comma-separated SchedulerParameters
+// options that shape scheduling; others are read past.
+func (c *SchedConf) setSchedulerParameters(v string, set map[string]bool) error {
+	for opt := range strings.SplitSeq(v, ",") {
+		k, val, hasVal := strings.Cut(strings.TrimSpace(opt), "=")
+		k = strings.ToLower(k)
+		if !hasVal {
+			continue
+		}
+		n, err := strconv.Atoi(val)
+		num := func() error {
+			if err != nil {
+				return fmt.Errorf("%s=%s: want an integer", k, val)
+			}
+			return nil
+		}
+		switch k {
+		case "bf_interval":
+			if err := num(); err != nil {
+				return err
+			}
+			if n == -1 {
+				c.BfDisabled = true
+			} else if n < 1 {
+				return fmt.Errorf("bf_interval=%d: want -1 or at least 1", n)
+			}
+			c.BfInterval = time.Duration(max(n, 1)) * time.Second
+		case "bf_resolution":
+			if err := num(); err != nil || n < 1 {
+				return fmt.Errorf("bf_resolution=%s: want seconds, at least 1", val)
+			}
+			c.BfResolution = time.Duration(n) * time.Second
+		case "bf_window":
+			if err := num(); err != nil || n < 1 {
+				return fmt.Errorf("bf_window=%s: want minutes, at least 1", val)
+			}
+			c.BfWindow = time.Duration(n) * time.Minute
+		case "bf_max_job_test":
+			if err := num(); err != nil || n < 1 {
+				return fmt.Errorf("bf_max_job_test=%s: want at least 1", val)
+			}
+			c.BfMaxJobTest = n
+		case "sched_interval":
+			if err := num(); err != nil {
+				return err
+			}
+			c.SchedInterval = time.Duration(n) * time.Second
+		case "default_queue_depth":
+			if err := num(); err != nil || n < 1 {
+				return fmt.Errorf("default_queue_depth=%s: want at least 1", val)
+			}
+			c.DefaultQueueDepth = n
+		default:
+			continue
+		}
+		set[k] = true
+	}
+	return nil
+}
+
+// parsePartition reads one partition's fields (keys lowercased, DEFAULT
+// values merged in).
+func parsePartition(name string, f map[string]string) (PartitionConf, error) {
+	p := PartitionConf{Name: name, MaxTimeUnlimited: true, PriorityTier: 1, PriorityFactor: 1, State: "UP"}
+	if v, ok := f["nodes"]; ok && v != "" {
+		if strings.EqualFold(v, "ALL") {
+			p.AllNodes = true
+		} else {
+			nodes, err := ExpandHostlist(v)
+			if err != nil {
+				return p, fmt.Errorf("Nodes=%s: %v", quoteShort(v), err)
+			}
+			p.Nodes = nodes
+		}
+	}
+	if v, ok := f["maxtime"]; ok {
+		d, unlimited, err := ParseDuration(v)
+		if err != nil {
+			return p, err
+		}
+		p.MaxTime, p.MaxTimeUnlimited = d, unlimited || d == 0
+	}
+	if v, ok := f["defaulttime"]; ok {
+		d, _, err := ParseDuration(v)
+		if err != nil {
+			return p, err
+		}
+		p.DefaultTime = d
+	}
+	intField := func(key string, dst *int) error {
+		if v, ok := f[key]; ok {
+			n, err := strconv.Atoi(v)
+			if err != nil || n < 0 {
+				return fmt.Errorf("%s=%s: want a non-negative integer", key, quoteShort(v))
+			}
+			*dst = n
+		}
+		return nil
+	}
+	if err := intField("prioritytier", &p.PriorityTier); err != nil {
+		return p, err
+	}
+	if err := intField("priorityjobfactor", &p.PriorityFactor); err != nil {
+		return p, err
+	}
+	p.QOS = f["qos"]
+	if v, ok := f["allowqos"]; ok && !strings.EqualFold(v, "ALL") && v != "" {
+		p.AllowQOS = strings.Split(v, ",")
+	}
+	p.Default = strings.EqualFold(f["default"], "yes")
+	if v, ok := f["state"]; ok {
+		p.State = strings.ToUpper(v)
+	}
+	return p, nil
+}
