@@ -97,4 +97,3 @@ func TestSchedConfAsSlurmReadsIt(t *testing.T) {
 		}
 	}
 }
-

@@ -93,11 +93,13 @@ func ReadSchedConf(r io.Reader) (SchedConf, error) {
 	sc := bufio.NewScanner(r)
 	sc.Buffer(make([]byte, 64<<10), 1<<20)
 	var (
-		lineNo   int
-		pend     strings.Builder
-		partDef  = map[string]string{}
-		partIdx  = map[string]int{}
-		badf     = func(format string, a ...any) error { return fmt.Errorf("slurm.conf line %d: "+format+": %w", append([]any{lineNo}, append(a, ErrBadSlurmConf)...)...) }
+		lineNo  int
+		pend    strings.Builder
+		partDef = map[string]string{}
+		partIdx = map[string]int{}
+		badf    = func(format string, a ...any) error {
+			return fmt.Errorf("slurm.conf line %d: "+format+": %w", append([]any{lineNo}, append(a, ErrBadSlurmConf)...)...)
+		}
 		firstErr error
 	)
 	for sc.Scan() {
