@@ -22,6 +22,9 @@ type NodeGres struct {
 	// given ("h100"; "h100,a100" for several types).
 	GPUs    int
 	GPUType string
+	// GPUsByType counts the GPUs of each type in Gres= order ("" for GPUs
+	// given without a type): gpu:h100:4,gpu:a100:2 is {h100 4} {a100 2}.
+	GPUsByType []TypeCount
 	// Shards and MPS are the node's gres/shard and gres/mps counts (all of
 	// its GPUs together, as Slurm configures them).
 	Shards int
@@ -152,6 +155,7 @@ func parseNodeGres(v string) (NodeGres, error) {
 		switch name {
 		case "gpu":
 			g.GPUs += int(count)
+			g.addTyped(typ, int(count))
 			if typ != "" && !contains(types, typ) {
 				types = append(types, typ)
 			}
@@ -193,4 +197,23 @@ func contains(list []string, s string) bool {
 		}
 	}
 	return false
+}
+
+// TypeCount is a number of GPUs of one GRES type.
+type TypeCount struct {
+	Type  string
+	Count int
+}
+
+func (g *NodeGres) addTyped(typ string, n int) {
+	if n == 0 {
+		return
+	}
+	for i := range g.GPUsByType {
+		if g.GPUsByType[i].Type == typ {
+			g.GPUsByType[i].Count += n
+			return
+		}
+	}
+	g.GPUsByType = append(g.GPUsByType, TypeCount{Type: typ, Count: n})
 }
