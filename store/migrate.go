@@ -90,7 +90,8 @@ func readHeader(ctx context.Context, q queryRower) (header, error) {
 func (h header) check() error {
 	switch {
 	case h.appID != ApplicationID && (h.objects > 0 || h.version != 0):
-		return fmt.Errorf("%w: application_id %#x, %d schema objects", ErrForeign, h.appID, h.objects)
+		return fmt.Errorf("%w: a SQLite database of another program (application_id %#x, %d schema objects), left untouched; check the db path",
+			ErrForeign, h.appID, h.objects)
 	case h.version > SchemaVersion:
 		return fmt.Errorf("%w: version %d, this gpuprof knows up to %d", ErrSchemaTooNew, h.version, SchemaVersion)
 	}

@@ -58,6 +58,10 @@ var (
 	ErrSchemaTooOld = errors.New("database schema is older than this gpuprof")
 	// ErrForeign: the file is a SQLite database of some other program.
 	ErrForeign = errors.New("not a gpuprof database")
+	// ErrEmpty: a read-only open found an empty file (or a SQLite
+	// database with nothing in it): no gpuprof database yet. A writer
+	// initialises such a file instead.
+	ErrEmpty = errors.New("database file is empty: not a gpuprof database yet")
 	// ErrCorrupt: the file is not a SQLite database or is damaged.
 	ErrCorrupt = errors.New("database file is corrupt or not a database")
 	// ErrLocked: another writer held the database past the busy timeout.
@@ -185,8 +189,12 @@ func openAt(ctx context.Context, path string, opts Options, target int) (*DB, er
 }
 
 func openReadOnly(ctx context.Context, abs, uri string, ms int64) (*DB, error) {
-	if _, err := inspectFile(abs); err != nil {
+	empty, err := inspectFile(abs)
+	if err != nil {
 		return nil, err
+	}
+	if empty {
+		return nil, emptyError()
 	}
 	r, err := sql.Open("sqlite3", fmt.Sprintf("%s?mode=ro&_busy_timeout=%d&_query_only=1", uri, ms))
 	if err != nil {
@@ -196,14 +204,24 @@ func openReadOnly(ctx context.Context, abs, uri string, ms int64) (*DB, error) {
 	if err == nil {
 		err = st.check()
 	}
-	if err == nil && st.version < SchemaVersion {
-		err = fmt.Errorf("%w: version %d, want %d", ErrSchemaTooOld, st.version, SchemaVersion)
+	switch {
+	case err != nil:
+	case st.appID != ApplicationID:
+		err = emptyError() // check passed: nothing in it, no gpuprof schema
+	case st.version < SchemaVersion:
+		err = fmt.Errorf("%w: version %d, want %d (open it once with a writer: the agent or gpuprof ingest)", ErrSchemaTooOld, st.version, SchemaVersion)
 	}
 	if err != nil {
 		r.Close()
 		return nil, err
 	}
 	return &DB{path: abs, r: r, readOnly: true}, nil
+}
+
+// emptyError is a read-only open's answer for a file that holds no
+// database yet.
+func emptyError() error {
+	return fmt.Errorf("%w (the agent, a hook or gpuprof ingest creates it on its first write; check the db path)", ErrEmpty)
 }
 
 // createOrProbe creates a missing database file with FileMode, or checks an
@@ -257,9 +275,9 @@ func inspectFile(path string) (empty bool, err error) {
 	case err != nil && !errors.Is(err, io.ErrUnexpectedEOF):
 		return false, err
 	case string(b[:min(n, 16)]) != "SQLite format 3\x00":
-		return false, fmt.Errorf("%w: no SQLite header", ErrCorrupt)
+		return false, fmt.Errorf("%w: no SQLite header, so not a gpuprof database (left untouched; check the db path)", ErrCorrupt)
 	case n < len(b):
-		return false, fmt.Errorf("%w: truncated header", ErrCorrupt)
+		return false, fmt.Errorf("%w: truncated header (left untouched)", ErrCorrupt)
 	}
 	pageSize := int(binary.BigEndian.Uint16(b[16:18]))
 	if pageSize == 1 {
