@@ -42,9 +42,9 @@ func (o *jobsOptions) AddFlags(fs *pflag.FlagSet) {
 	fs.StringVar(&o.User, "user", "", "only jobs of this user")
 	fs.StringVar(&o.Account, "account", "", "only jobs of this account")
 	fs.StringVar(&o.Partition, "partition", "", "only jobs in this partition")
-	fs.StringVar(&o.State, "state", "", "only jobs in this state (COMPLETED, FAILED, TIMEOUT, CANCELLED, …; running or finished for jobs known only from profiles)")
-	fs.StringVar(&o.Since, "since", "", "only jobs running at or after this time (RFC 3339 or YYYY-MM-DD)")
-	fs.StringVar(&o.Until, "until", "", "only jobs running before this time")
+	fs.StringVar(&o.State, "state", "", "only jobs in this state, as sacct --state names it (COMPLETED or CD, FAILED or F, TIMEOUT or TO, …); running or finished also match jobs known only from profiles")
+	fs.StringVar(&o.Since, "since", "", sinceHelp)
+	fs.StringVar(&o.Until, "until", "", untilHelp)
 	fs.IntVar(&o.Limit, "limit", 0, "at most this many jobs (0: all)")
 	fs.StringVar(&o.Text, "text", "", "only jobs whose name, Slurm job id (53_1, 60+1) or raw job id contains this (case-insensitive)")
 	fs.StringVar(&o.Sort, "sort", "", "order by one of: "+strings.Join(store.SortKeys(), ", ")+" (default start, newest first)")
@@ -52,24 +52,71 @@ func (o *jobsOptions) AddFlags(fs *pflag.FlagSet) {
 	fs.BoolVar(&o.Local, "local", false, "read the local database even when a collector is configured")
 }
 
+// Help of the --since and --until flags every command that selects jobs
+// by time shares.
+const (
+	sinceHelp = "only jobs running at or after this time: sacct's -S forms (2026-03-01[T08:30[:00]], 03/01[/26], now-7days, today, midnight, noon, 08:30, …), RFC 3339, or a span before now (30m, 12h, 7d, 2w)"
+	untilHelp = "only jobs running before this time (the forms of --since)"
+)
+
+// filter checks the flags and turns them into the store's filter. Every
+// malformed value is a usage error that says what is accepted.
 func (o *jobsOptions) filter() (store.ViewFilter, error) {
-	f := store.ViewFilter{User: o.User, Account: o.Account, Partition: o.Partition, State: o.State, Limit: o.Limit,
+	f := store.ViewFilter{User: o.User, Account: o.Account, Partition: o.Partition, Limit: o.Limit,
 		Text: o.Text, Sort: o.Sort, Asc: o.Asc, WithSeries: o.JSON}
 	if _, ok := store.SortDescending(o.Sort); !ok {
 		return f, usagef("--sort: want one of %s, got %q", strings.Join(store.SortKeys(), ", "), o.Sort)
 	}
-	var err error
-	if o.Since != "" {
-		if f.Since, err = parseTime(o.Since); err != nil {
-			return f, usagef("--since: %v", err)
-		}
+	if o.Limit < 0 {
+		return f, usagef("--limit %d: want 0 (every job) or a positive number of jobs", o.Limit)
 	}
-	if o.Until != "" {
-		if f.Until, err = parseTime(o.Until); err != nil {
-			return f, usagef("--until: %v", err)
-		}
+	var err error
+	if f.State, err = stateFilter(o.State); err != nil {
+		return f, err
+	}
+	if f.Since, f.Until, err = timeWindow(o.Since, o.Until, time.Now()); err != nil {
+		return f, err
 	}
 	return f, nil
+}
+
+// stateFilter checks a --state value: a Slurm state or its short form as
+// sacct --state takes it (slurmext.ParseStateName), or "finished", the
+// status of a GPU profile whose job ended, which selects jobs known only
+// from profiles ("running" is RUNNING, which matches both). "" selects
+// every state.
+func stateFilter(s string) (string, error) {
+	if s == "" {
+		return "", nil
+	}
+	if strings.EqualFold(strings.TrimSpace(s), profile.StatusFinished) {
+		return profile.StatusFinished, nil
+	}
+	st, err := slurmext.ParseStateName(s)
+	if err != nil {
+		return "", usagef("--state: %v; or finished (jobs known only from a GPU profile whose epilog came)", err)
+	}
+	return st, nil
+}
+
+// timeWindow parses --since and --until (either may be empty: an open
+// end) and refuses a window that ends before it begins.
+func timeWindow(since, until string, now time.Time) (from, to time.Time, err error) {
+	if since != "" {
+		if from, err = slurmext.ParseTimeSpec(since, now); err != nil {
+			return from, to, usagef("--since: %v", err)
+		}
+	}
+	if until != "" {
+		if to, err = slurmext.ParseTimeSpec(until, now); err != nil {
+			return from, to, usagef("--until: %v", err)
+		}
+	}
+	if !from.IsZero() && !to.IsZero() && !from.Before(to) {
+		return from, to, usagef("--since %s (%s) is not before --until %s (%s): no job runs in that window; swap them or widen it",
+			clean(since, 40), from.Format(time.RFC3339), clean(until, 40), to.Format(time.RFC3339))
+	}
+	return from, to, nil
 }
 
 func newJobsCommand(g *globalOptions) *cobra.Command {
@@ -278,14 +325,9 @@ func ownsFile(path string, uid int) bool {
 	return ok && int(sys.Uid) == uid
 }
 
-func parseTime(s string) (time.Time, error) {
-	for _, layout := range []string{time.RFC3339, "2006-01-02T15:04:05", "2006-01-02"} {
-		if t, err := time.ParseInLocation(layout, s, time.Local); err == nil {
-			return t, nil
-		}
-	}
-	return time.Time{}, fmt.Errorf("bad time %q", s)
-}
+// parseTime parses a time given on the command line in any form
+// slurmext.ParseTimeSpec takes, in the local time zone.
+func parseTime(s string) (time.Time, error) { return slurmext.ParseTimeSpec(s, time.Now()) }
 
 func writeJSON(w io.Writer, v any) error {
 	enc := json.NewEncoder(w)

@@ -29,8 +29,8 @@ type profilesOptions struct {
 func (o *profilesOptions) AddFlags(fs *pflag.FlagSet) {
 	fs.BoolVar(&o.JSON, "json", false, "print {\"profiles\": [analysis.TaskProfile…], \"summary\": analysis.ClusterSummary} as JSON")
 	fs.StringVar(&o.User, "user", "", "only jobs of this user")
-	fs.StringVar(&o.Since, "since", "", "only jobs running at or after this time (RFC 3339 or YYYY-MM-DD)")
-	fs.StringVar(&o.Until, "until", "", "only jobs running before this time")
+	fs.StringVar(&o.Since, "since", "", sinceHelp)
+	fs.StringVar(&o.Until, "until", "", untilHelp)
 	fs.IntVar(&o.Top, "top", 5, "explain this many tasks (largest GPU-hours first) in sentences")
 	fs.StringVar(&o.Config, "analysis-config", "", "analysis thresholds (TOML, see contrib/analysis.toml.example; default: built-in)")
 	fs.BoolVar(&o.Local, "local", false, "read the local database even when a collector is configured")
@@ -54,6 +54,9 @@ class and by bottleneck and the queue wait per partition (docs/analysis.md
 defines every number).`,
 		Args: usageArgs(cobra.NoArgs),
 		RunE: func(cmd *cobra.Command, _ []string) error {
+			if o.Top < 0 {
+				return usagef("--top %d: want 0 (no sentences) or more tasks", o.Top)
+			}
 			jf := jobsOptions{User: o.User, Since: o.Since, Until: o.Until}
 			f, err := jf.filter()
 			if err != nil {

@@ -22,8 +22,8 @@ type analysisOptions struct {
 }
 
 func (o *analysisOptions) AddFlags(fs *pflag.FlagSet) {
-	fs.StringVar(&o.Since, "since", "", "only jobs running at or after this time (RFC 3339 or YYYY-MM-DD)")
-	fs.StringVar(&o.Until, "until", "", "only jobs running before this time")
+	fs.StringVar(&o.Since, "since", "", sinceHelp)
+	fs.StringVar(&o.Until, "until", "", untilHelp)
 	fs.StringVar(&o.Config, "analysis-config", "", "analysis thresholds (TOML, see contrib/analysis.toml.example; default: built-in)")
 	fs.BoolVar(&o.Local, "local", false, "read the local database even when a collector is configured")
 }

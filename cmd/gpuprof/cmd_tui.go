@@ -34,6 +34,9 @@ any user (u) or account (a). The jobs come from the collector when
 database. NO_COLOR turns colours off.`,
 		Args: usageArgs(cobra.NoArgs),
 		RunE: func(cmd *cobra.Command, _ []string) error {
+			if pageSize < 1 {
+				return usagef("--page-size %d: want at least 1 job a page", pageSize)
+			}
 			c := analysis.DefaultConfig()
 			if aconf != "" {
 				var err error

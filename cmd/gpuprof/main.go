@@ -12,6 +12,7 @@ import (
 	"fmt"
 	"os"
 	"os/signal"
+	"strings"
 	"syscall"
 
 	"github.com/spf13/cobra"
@@ -33,7 +34,7 @@ func main() {
 			args = []string{"epilog"}
 		}
 	}
-	root := newRootCommand()
+	root := newCLI()
 	root.SetArgs(args)
 	err := root.ExecuteContext(ctx)
 	code := exitCode(err)
@@ -46,6 +47,35 @@ func main() {
 		code = exitOK
 	}
 	os.Exit(code)
+}
+
+// newCLI is the root command as main runs it: newRootCommand with an
+// unknown command made a usage error (exit 2) like an unknown flag. cobra
+// reports one from its own argument check, a plain error (exit 1), when
+// the root takes no arguments of its own; giving the root this check and a
+// RunE that prints the help (what a bare "gpuprof" did) keeps cobra's
+// "Did you mean" suggestions and the exit code the help promises.
+func newCLI() *cobra.Command {
+	root := newRootCommand()
+	root.Args = unknownCommand
+	root.RunE = func(cmd *cobra.Command, _ []string) error { return cmd.Help() }
+	return root
+}
+
+// unknownCommand is the root's argument check: any argument is a command
+// gpuprof does not have.
+func unknownCommand(cmd *cobra.Command, args []string) error {
+	if len(args) == 0 {
+		return nil
+	}
+	msg := fmt.Sprintf("unknown command %q for %q", args[0], cmd.CommandPath())
+	if cmd.SuggestionsMinimumDistance <= 0 {
+		cmd.SuggestionsMinimumDistance = 2 // cobra's own default, which it sets only on its own path
+	}
+	if s := cmd.SuggestionsFor(args[0]); len(s) > 0 && !cmd.DisableSuggestions {
+		msg += "\n\nDid you mean this?\n\t" + strings.Join(s, "\n\t") + "\n"
+	}
+	return usageError{fmt.Errorf("%s\nRun '%s --help' for the commands", msg, cmd.CommandPath())}
 }
 
 // isHook says whether command is one Slurm runs; those always exit 0.
