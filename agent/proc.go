@@ -9,6 +9,8 @@ import (
 	"regexp"
 	"strconv"
 	"strings"
+
+	"github.com/gpuprof/gpuprof/termtext"
 )
 
 // procReader reads what the agent needs from procfs and the cgroup tree.
@@ -53,18 +55,11 @@ func (p procReader) comm(pid int) string {
 	return sanitizeName(strings.TrimSpace(string(data)))
 }
 
-// sanitizeName keeps a process name printable: names come from users and
-// reach terminals and HTML.
+// sanitizeName keeps a process name printable by gpuprof's one rule for
+// untrusted text (termtext.Clean): names come from users and reach
+// terminals and HTML. It keeps at most 64 bytes, cut on a rune boundary.
 func sanitizeName(s string) string {
-	s = strings.Map(func(r rune) rune {
-		if r < 0x20 || r == 0x7f {
-			return -1
-		}
-		return r
-	}, s)
-	if len(s) > 64 {
-		s = s[:64]
-	}
+	s, _ = termtext.Cut(termtext.Clean(s), 64)
 	return s
 }
 

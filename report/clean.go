@@ -3,91 +3,16 @@ package report
 import (
 	"math"
 	"reflect"
-	"strings"
-	"unicode/utf8"
+
+	"github.com/gpuprof/gpuprof/termtext"
 )
 
-// sanitize makes s safe to show in any format: ANSI escape sequences
-// (CSI, OSC and two-byte ESC sequences) are removed, newlines and tabs
-// become spaces, every other C0 or C1 control, DEL, bidirectional override
-// and invalid UTF-8 becomes U+FFFD. Nothing is truncated.
-func sanitize(s string) string {
-	clean := true
-	for _, r := range s {
-		if r == utf8.RuneError || unsafeRune(r) {
-			clean = false
-			break
-		}
-	}
-	if clean {
-		return s
-	}
-	var b strings.Builder
-	b.Grow(len(s))
-	for i := 0; i < len(s); {
-		r, size := utf8.DecodeRuneInString(s[i:])
-		switch {
-		case r == 0x1b:
-			i += escapeLen(s[i:])
-			continue
-		case r == 0x9b: // C1 CSI
-			i += size + csiLen(s[i+size:])
-			continue
-		case r == '\n' || r == '\t' || r == '\r':
-			b.WriteByte(' ')
-		case r == utf8.RuneError || unsafeRune(r):
-			b.WriteRune('\uFFFD')
-		default:
-			b.WriteString(s[i : i+size])
-		}
-		i += size
-	}
-	return b.String()
-}
-
-// unsafeRune reports control characters and the bidirectional controls
-// that can reorder the text around them.
-func unsafeRune(r rune) bool {
-	return r < 0x20 || (r >= 0x7f && r < 0xa0) ||
-		(r >= 0x202a && r <= 0x202e) || (r >= 0x2066 && r <= 0x2069) ||
-		r == 0x200e || r == 0x200f || r == 0x061c
-}
-
-// escapeLen returns the length of the escape sequence at the start of s,
-// which begins with ESC.
-func escapeLen(s string) int {
-	if len(s) < 2 {
-		return len(s)
-	}
-	switch s[1] {
-	case '[':
-		return 2 + csiLen(s[2:])
-	case ']', 'P', '_', '^', 'X': // OSC, DCS, APC, PM, SOS: up to BEL or ST
-		for i := 2; i < len(s); i++ {
-			if s[i] == 0x07 {
-				return i + 1
-			}
-			if s[i] == 0x1b && i+1 < len(s) && s[i+1] == '\\' {
-				return i + 2
-			}
-		}
-		return len(s)
-	}
-	_, size := utf8.DecodeRuneInString(s[1:])
-	return 1 + size
-}
-
-// csiLen returns the length of a CSI sequence's parameters and final byte.
-func csiLen(s string) int {
-	for i := 0; i < len(s); i++ {
-		if c := s[i]; c >= 0x40 && c <= 0x7e {
-			return i + 1
-		} else if c < 0x20 || c > 0x3f && c < 0x40 || c >= 0x80 {
-			return i // malformed: drop only the introducer
-		}
-	}
-	return len(s)
-}
+// sanitize makes s safe to show in any format by gpuprof's one rule for
+// untrusted text (termtext.Clean): escape sequences removed, line breaks
+// and tabs made spaces, controls, bidirectional controls, invisible
+// separators and invalid UTF-8 marked U+FFFD. Nothing is truncated. HTML
+// escaping is html/template's, after this.
+func sanitize(s string) string { return termtext.Clean(s) }
 
 // cleanData returns a deep copy of d with every string sanitised and every
 // non-finite float set to 0, so that no format can print NaN, Inf or a

@@ -15,7 +15,8 @@
 // produce.
 //
 // This package must not import NVML, SQLite, cobra or any other gpuprof
-// package, must not execute Slurm commands, and must not write anything.
+// package but termtext (the one rule for untrusted text, a leaf), must not
+// execute Slurm commands, and must not write anything.
 package slurmext
 
 import "errors"

@@ -7,8 +7,9 @@ import (
 	"strings"
 	"testing"
 	"time"
-	"unicode"
 	"unicode/utf8"
+
+	"github.com/gpuprof/gpuprof/termtext"
 )
 
 // epilogEnv is an Epilog environment as Slurm 23.02 builds it for a 2-GPU job.
@@ -470,7 +471,7 @@ func checkSanitised(t *testing.T, field, s string, maxBytes int) {
 		t.Errorf("%s is not valid UTF-8: %q", field, s)
 	}
 	for _, r := range s {
-		if unicode.IsControl(r) || isBidiControl(r) {
+		if termtext.Unsafe(r) {
 			t.Errorf("%s keeps control character %U: %q", field, r, s)
 			return
 		}

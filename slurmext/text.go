@@ -5,6 +5,8 @@ import (
 	"strings"
 	"unicode"
 	"unicode/utf8"
+
+	"github.com/gpuprof/gpuprof/termtext"
 )
 
 // maxQuoted bounds how much of an untrusted value goes into an error message
@@ -22,16 +24,12 @@ func quoteShort(s string) string {
 	return fmt.Sprintf("%+q... (%d bytes)", s[:maxQuoted], len(s))
 }
 
-// isBidiControl reports the Unicode bidirectional overrides and isolates,
-// which can make text read differently from what it contains when shown in a
-// terminal or a report.
-func isBidiControl(r rune) bool {
-	return (r >= '\u202A' && r <= '\u202E') || (r >= '\u2066' && r <= '\u2069')
-}
-
 // sanitizeText makes an untrusted value safe to store and display: invalid
-// UTF-8 becomes U+FFFD, control characters (and bidi controls) are removed,
-// and the result is cut to at most maxBytes bytes on a rune boundary.
+// UTF-8 becomes U+FFFD, the runes gpuprof's one rule for untrusted text
+// calls unsafe (termtext.Unsafe: controls, bidirectional controls,
+// invisible separators) are removed, and the result is cut to at most
+// maxBytes bytes on a rune boundary. Stored values are cleaned again for
+// display (termtext.Clean), which also removes whole escape sequences.
 // removed counts the dropped characters up to the cut; truncated reports a cut.
 func sanitizeText(s string, maxBytes int) (out string, removed int, truncated bool) {
 	clean := true
@@ -52,7 +50,7 @@ func sanitizeText(s string, maxBytes int) (out string, removed int, truncated bo
 		if r == utf8.RuneError && size == 1 {
 			removed++ // counted as a change; replaced below
 			r = unicode.ReplacementChar
-		} else if unicode.IsControl(r) || isBidiControl(r) {
+		} else if termtext.Unsafe(r) {
 			removed++
 			continue
 		}

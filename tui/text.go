@@ -5,56 +5,17 @@ import (
 	"math"
 	"strings"
 	"time"
-	"unicode/utf8"
 
 	"github.com/charmbracelet/x/ansi"
+
+	"github.com/gpuprof/gpuprof/termtext"
 )
 
 // sanitise makes a user-controlled string (job name, user, account,
-// partition, node, process name) safe to put on a terminal: escape
-// sequences (CSI, OSC, DCS, …) are removed, then every remaining C0 and C1
-// control character and bidirectional override; tabs and line breaks
-// become spaces, invalid UTF-8 becomes U+FFFD. What is left can be measured
-// by display width.
-func sanitise(s string) string {
-	clean := true
-	for i := 0; i < len(s); i++ {
-		if c := s[i]; c < 0x20 || c == 0x7f || c >= 0x80 {
-			clean = false
-			break
-		}
-	}
-	if clean {
-		return s
-	}
-	s = ansi.Strip(s)
-	var b strings.Builder
-	b.Grow(len(s))
-	for i := 0; i < len(s); {
-		r, size := utf8.DecodeRuneInString(s[i:])
-		i += size
-		switch {
-		case r == utf8.RuneError && size <= 1:
-			b.WriteRune('\uFFFD')
-		case r == '\t' || r == '\n' || r == '\r':
-			b.WriteByte(' ')
-		case r < 0x20 || r == 0x7f || (r >= 0x80 && r <= 0x9f):
-			// C0 and C1 controls, ESC included: dropped.
-		case isBidiControl(r):
-			// Would reorder the rest of the line on the terminal.
-		default:
-			b.WriteRune(r)
-		}
-	}
-	return b.String()
-}
-
-// isBidiControl reports whether r is a Unicode bidirectional formatting
-// character (embeddings, overrides, isolates, marks).
-func isBidiControl(r rune) bool {
-	return r == 0x061c || r == 0x200e || r == 0x200f ||
-		(r >= 0x202a && r <= 0x202e) || (r >= 0x2066 && r <= 0x2069)
-}
+// partition, node, process name) safe to put on a terminal, by gpuprof's
+// one rule (termtext.Clean): what is left can be measured by display
+// width.
+func sanitise(s string) string { return termtext.Clean(s) }
 
 // width returns the display width of s (wide CJK and emoji count two).
 func width(s string) int { return ansi.StringWidth(s) }

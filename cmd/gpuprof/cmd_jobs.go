@@ -20,6 +20,7 @@ import (
 	"github.com/gpuprof/gpuprof/slurmext"
 	"github.com/gpuprof/gpuprof/spool"
 	"github.com/gpuprof/gpuprof/store"
+	"github.com/gpuprof/gpuprof/termtext"
 )
 
 type jobsOptions struct {
@@ -335,15 +336,12 @@ func writeJSON(w io.Writer, v any) error {
 	return enc.Encode(v)
 }
 
-// clean makes user-controlled text safe for a terminal: no control
-// characters or escape sequences reach it.
+// clean makes user-controlled text safe for a terminal by gpuprof's one
+// rule (termtext.Clean: no escape sequence, control, bidirectional control
+// or invisible separator reaches it) and cuts it to maxLen runes, marking
+// the cut with "…".
 func clean(s string, maxLen int) string {
-	s = strings.Map(func(r rune) rune {
-		if r < 0x20 || r == 0x7f || (r >= 0x80 && r < 0xa0) {
-			return '?'
-		}
-		return r
-	}, s)
+	s = termtext.Clean(s)
 	if r := []rune(s); len(r) > maxLen {
 		s = string(r[:maxLen-1]) + "…"
 	}

@@ -50,9 +50,12 @@ func TestGuardStopDisarms(t *testing.T) {
 func TestCleanKeepsTerminalsSafe(t *testing.T) {
 	tests := []struct{ name, in, want string }{
 		{"plain", "train-resnet", "train-resnet"},
-		{"ansi", "x\x1b[31mred\x1b[0m", "x?[31mred?[0m"},
-		{"c1 control", "a\u009bb", "a?b"},
-		{"newline", "a\nb", "a?b"},
+		{"ansi", "x\x1b[31mred\x1b[0m", "xred"},
+		{"c1 csi", "a\u009b2Jb", "ab"},
+		{"c1 control", "a\u0085b", "a\uFFFDb"},
+		{"newline", "a\nb", "a b"},
+		{"bidi override", "evil\u202Etxt.exe", "evil\uFFFDtxt.exe"},
+		{"bidi isolate", "a\u2066b\u2069", "a\uFFFDb\uFFFD"},
 		{"long", strings.Repeat("é", 30), strings.Repeat("é", 19) + "…"},
 		{"cjk", "训练任务", "训练任务"},
 	}
