@@ -5,6 +5,7 @@ import (
 	"time"
 
 	"github.com/gpuprof/gpuprof/profile"
+	"github.com/gpuprof/gpuprof/slurmext"
 )
 
 // maxSpan bounds every duration the analysis accepts (run time, wait): a
@@ -132,15 +133,18 @@ func outcomeOf(j *Job) Outcome {
 		return OutcomeFailed
 	case "COMPLETED":
 		return OutcomeCompleted
-	case "FAILED", "OUT_OF_MEMORY", "NODE_FAIL", "BOOT_FAIL", "LAUNCH_FAILED":
-		return OutcomeFailed
 	case "TIMEOUT", "DEADLINE":
 		return OutcomeTimeout
 	case "CANCELLED", "PREEMPTED", "REVOKED":
 		return OutcomeCancelled
-	case "PENDING", "RUNNING", "SUSPENDED", "COMPLETING", "CONFIGURING", "RESIZING",
-		"REQUEUED", "REQUEUE_FED", "REQUEUE_HOLD", "SPECIAL_EXIT", "STOPPED",
-		"RESV_DEL_HOLD", "SIGNALING", "STAGE_OUT", "POWER_UP_NODE", "UPDATE_DB", "RECONFIG_FAIL":
+	}
+	// Which states are final is Slurm's rule, kept in slurmext; every other
+	// final state (FAILED, OUT_OF_MEMORY, NODE_FAIL, BOOT_FAIL,
+	// LAUNCH_FAILED) is a failure.
+	switch {
+	case slurmext.IsFinal(j.State):
+		return OutcomeFailed
+	case slurmext.IsState(j.State):
 		return OutcomeRunning
 	}
 	return OutcomeUnknown

@@ -245,3 +245,7 @@ func ParseStateName(s string) (string, error) {
 	return "", fmt.Errorf("job state %s: %w: want one of %s, or another name Slurm prints (COMPLETING, REQUEUE_HOLD, …)",
 		quoteShort(s), ErrBadState, strings.Join(SacctStateCodes(), ", "))
 }
+
+// IsState reports whether s is a job state name as ParseState returns it
+// (capitals, no "+" or "by <uid>").
+func IsState(s string) bool { return isJobState(s) }
