@@ -2,6 +2,8 @@ package tui
 
 import (
 	"charm.land/lipgloss/v2"
+
+	"github.com/gpuprof/gpuprof/slurmext"
 )
 
 // styles are the looks of the views. With NoColor every style is empty and
@@ -29,15 +31,22 @@ func newStyles(noColor bool) styles {
 	}
 }
 
-// stateStyle colours a job state in the list.
-func (s styles) stateStyle(state string) lipgloss.Style {
-	switch state {
-	case "COMPLETED":
+// stateStyle colours a job state in the list (its label, see stateLabel):
+// good for COMPLETED; a warning for what may have saved or not needed its
+// work (a time limit, preemption, scancel); bad for the rest of the lost
+// work, as slurmext.LostIndex says which final states are lost.
+func (s styles) stateStyle(label string) lipgloss.Style {
+	state := label
+	if label == stateLabel("OUT_OF_MEMORY") {
+		state = "OUT_OF_MEMORY"
+	}
+	switch {
+	case state == "COMPLETED":
 		return s.good
-	case "FAILED", "OOM", "NODE_FAIL", "BOOT_FAIL":
-		return s.bad
-	case "TIMEOUT", "CANCELLED", "PREEMPTED":
+	case state == "TIMEOUT", state == "PREEMPTED", state == "CANCELLED":
 		return s.warn
+	case slurmext.LostIndex(state) >= 0:
+		return s.bad
 	}
 	return lipgloss.NewStyle()
 }

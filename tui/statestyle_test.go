@@ -1,0 +1,35 @@
+package tui
+
+import "testing"
+
+func TestStateStyle(t *testing.T) {
+	s := newStyles(false)
+	tests := []struct {
+		label string
+		want  string
+	}{
+		{"COMPLETED", s.render(s.good, "x")},
+		{"TIMEOUT", s.render(s.warn, "x")},
+		{"PREEMPTED", s.render(s.warn, "x")},
+		{"CANCELLED", s.render(s.warn, "x")},
+		{"FAILED", s.render(s.bad, "x")},
+		{stateLabel("OUT_OF_MEMORY"), s.render(s.bad, "x")},
+		{"NODE_FAIL", s.render(s.bad, "x")},
+		{"BOOT_FAIL", s.render(s.bad, "x")},
+		{"DEADLINE", s.render(s.bad, "x")},
+		{"RUNNING", "x"},
+		{"PENDING", "x"},
+	}
+	for _, tt := range tests {
+		if got := s.render(s.stateStyle(tt.label), "x"); got != tt.want {
+			t.Errorf("stateStyle(%s) renders %q, want %q", tt.label, got, tt.want)
+		}
+	}
+}
+
+func TestStateStyleColoursDiffer(t *testing.T) {
+	s := newStyles(false)
+	if g, b, w := s.render(s.good, "x"), s.render(s.bad, "x"), s.render(s.warn, "x"); g == b || b == w || g == "x" {
+		t.Fatalf("the state colours render alike (%q, %q, %q): TestStateStyle would check nothing", g, b, w)
+	}
+}
