@@ -8,6 +8,7 @@ import (
 
 	"github.com/gpuprof/gpuprof/gpu"
 	"github.com/gpuprof/gpuprof/profile"
+	"github.com/gpuprof/gpuprof/slurmext"
 )
 
 // Discovery of jobs the agent was not told about. Slurm 22.05 does not run
@@ -39,21 +40,6 @@ func (a *Agent) rememberEnded(jobID string, now time.Time) {
 	a.ended[jobID] = endedRun{at: now, pids: pids}
 }
 
-// validJobID accepts what Slurm uses as job ids; anything else found in a
-// process environment is ignored.
-func validJobID(id string) bool {
-	if id == "" || len(id) > 64 {
-		return false
-	}
-	for _, c := range id {
-		ok := c >= '0' && c <= '9' || c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' || c == '_' || c == '.' || c == '+' || c == '-'
-		if !ok {
-			return false
-		}
-	}
-	return true
-}
-
 // discover starts a profile for every job whose processes are on a GPU but
 // which the agent does not know. Called with a.mu held.
 func (a *Agent) discover(now time.Time, readings map[string]reading, others map[string][]gpu.ProcessSample) {
@@ -70,7 +56,7 @@ func (a *Agent) discover(now time.Time, readings map[string]reading, others map[
 	consider := func(uuid string, procs []gpu.ProcessSample) {
 		for _, p := range procs {
 			job := a.pids[p.PID].job
-			if !validJobID(job) || a.jobs[job] != nil || a.ended[job].pids[p.PID] {
+			if !slurmext.ValidJobID(job) || a.jobs[job] != nil || a.ended[job].pids[p.PID] {
 				continue
 			}
 			f := jobs[job]

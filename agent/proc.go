@@ -10,6 +10,7 @@ import (
 	"strconv"
 	"strings"
 
+	"github.com/gpuprof/gpuprof/slurmext"
 	"github.com/gpuprof/gpuprof/termtext"
 )
 
@@ -20,7 +21,7 @@ type procReader struct {
 	cgroupRoot string
 }
 
-var cgroupJobRe = regexp.MustCompile(`/job_([A-Za-z0-9_.+-]+)(/|$)`)
+var cgroupJobRe = regexp.MustCompile(`/job_([^/]+)(/|$)`)
 
 // jobOf maps a PID to its Slurm job: from /proc/PID/cgroup (job_<id>) when
 // the job runs under cgroups, else from SLURM_JOB_ID in /proc/PID/environ
@@ -29,7 +30,7 @@ func (p procReader) jobOf(pid int) (string, error) {
 	dir := filepath.Join(p.procfs, strconv.Itoa(pid))
 	if data, err := os.ReadFile(filepath.Join(dir, "cgroup")); err == nil {
 		for line := range strings.Lines(string(data)) {
-			if m := cgroupJobRe.FindStringSubmatch(line); m != nil {
+			if m := cgroupJobRe.FindStringSubmatch(line); m != nil && slurmext.ValidJobID(m[1]) {
 				return m[1], nil
 			}
 		}

@@ -28,7 +28,7 @@ var rules = []struct {
 	{"profile", []string{"github.com/NVIDIA/go-nvml", "github.com/mattn/go-sqlite3", "github.com/spf13/cobra", module + "/store", module + "/agent", module + "/gpu/nvml", module + "/gpu/sim"}, "the profile model is pure"},
 	{"slurmext", []string{"github.com/NVIDIA/go-nvml", "github.com/mattn/go-sqlite3", "github.com/spf13/cobra", module + "/store", module + "/agent", module + "/gpu"}, "Slurm parsing is pure"},
 	{"store", []string{"github.com/NVIDIA/go-nvml", "github.com/spf13/cobra", module + "/agent", module + "/hooks", module + "/gpu/nvml", module + "/gpu/sim"}, "the store knows profiles, not GPUs or hooks"},
-	{"agent", []string{"github.com/NVIDIA/go-nvml", "github.com/spf13/cobra", module + "/slurmext", module + "/gpu/nvml", module + "/gpu/sim"}, "the agent reads GPUs through gpu.Sampler only"},
+	{"agent", []string{"github.com/NVIDIA/go-nvml", "github.com/spf13/cobra", module + "/gpu/nvml", module + "/gpu/sim"}, "the agent reads GPUs through gpu.Sampler only (slurmext, pure, is the one home of the job-id rule it applies)"},
 	{"hooks", []string{"github.com/NVIDIA/go-nvml", "github.com/spf13/cobra", module + "/gpu/nvml", module + "/gpu/sim"}, "hooks get their sampler injected"},
 	{"config", []string{"github.com/NVIDIA/go-nvml", "github.com/mattn/go-sqlite3", "github.com/spf13/cobra"}, "config only describes"},
 	{"analysis", []string{"github.com/NVIDIA/go-nvml", "github.com/mattn/go-sqlite3", "github.com/spf13/cobra", "database/sql", module + "/store", module + "/gpu/nvml", module + "/gpu/sim"}, "analysis is pure"},
