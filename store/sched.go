@@ -21,18 +21,13 @@ import (
 // merged record per (cluster, job id), recomputed from the stored merge and
 // the new report on every put.
 
-// nonFinalStates are the states after which a job may still run (again).
-// Every other state, including ones this gpuprof does not know, is final.
-var nonFinalStates = map[string]bool{
-	"PENDING": true, "RUNNING": true, "REQUEUED": true, "REQUEUE_HOLD": true,
-	"REQUEUE_FED": true, "RESIZING": true, "SUSPENDED": true,
-}
-
-// finalState reports whether state ends the job. An empty state is not final:
-// a record that does not say how the job ended must not settle it.
+// finalState reports whether state ends the job, by the one rule
+// (slurmext.IsFinal on its first word: "CANCELLED by 0" is CANCELLED). An
+// empty, transient (COMPLETING, STAGE_OUT) or unknown state is not final: a
+// record that does not say how the job ended must not settle it.
 func finalState(state string) bool {
 	f := strings.Fields(state)
-	return len(f) > 0 && !nonFinalStates[strings.ToUpper(f[0])]
+	return len(f) > 0 && slurmext.IsFinal(strings.ToUpper(f[0]))
 }
 
 // NormalizeRecord returns r as the store gives it back: times cut to whole
