@@ -130,18 +130,18 @@ func runImport(ctx context.Context, g *globalOptions, o *importOptions, stdout, 
 			return usagef("--format applies to --file only")
 		}
 		format = history.FormatText
-		until := time.Now()
-		if o.Until != "" {
-			if until, err = parseTime(o.Until); err != nil {
-				return usagef("--until: %v", err)
-			}
+		now := time.Now()
+		since, until, err := timeWindow(o.Since, o.Until, now)
+		if err != nil {
+			return err // a usage error: unreadable, or a reversed window
 		}
-		var since time.Time
-		if o.Since != "" {
-			if since, err = parseTime(o.Since); err != nil {
-				return usagef("--since: %v", err)
-			}
-		} else {
+		if until.IsZero() {
+			until = now
+		}
+		if !since.IsZero() && !since.Before(until) {
+			return usagef("--since %s is not before now: nothing to import", clean(o.Since, 40))
+		}
+		if since.IsZero() {
 			mark, err := db.GetImportMark(ctx, cluster, history.Source)
 			if err != nil {
 				return err
