@@ -115,6 +115,8 @@ func runAgent(ctx context.Context, cfg config.Config, log *slog.Logger) error {
 	if err != nil {
 		return err
 	}
+	stopQueries := startQueryServer(ctx, cfg, log)
+	defer stopQueries()
 	return a.Run(ctx)
 }
 

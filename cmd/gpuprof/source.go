@@ -2,7 +2,10 @@ package main
 
 import (
 	"context"
+	"errors"
 	"fmt"
+	"io/fs"
+	"net"
 	"os"
 	"os/user"
 	"strconv"
@@ -10,19 +13,22 @@ import (
 
 	"github.com/gpuprof/gpuprof/analysis"
 	"github.com/gpuprof/gpuprof/collect"
+	"github.com/gpuprof/gpuprof/config"
 	"github.com/gpuprof/gpuprof/slurmext"
 	"github.com/gpuprof/gpuprof/store"
 	"github.com/gpuprof/gpuprof/tui"
 )
 
-// jobSource reads job views from the collector or from the local database,
-// and is where the "users see only their own jobs" rule is enforced for
-// every reader (jobs, show, profiles, recommend, plan, report, tui): the
-// collector enforces it from the caller's munge identity; the local path
-// forces the caller's uid into every filter unless the caller is an admin
-// or owns the database file (whoever owns it could read every row with
-// sqlite3 anyway). The database file's own permissions decide who can open
-// it at all.
+// jobSource reads job views from the collector, from the agent's local
+// query socket or from the local database, and is where the "users see
+// only their own jobs" rule is enforced for every reader (jobs, show,
+// profiles, recommend, plan, report, tui): the collector enforces it from
+// the caller's munge identity, the agent's query socket from the caller's
+// uid as the kernel reports it (SO_PEERCRED); the local path forces the
+// caller's uid into every filter unless the caller is an admin or owns the
+// database file (whoever owns it could read every row with sqlite3
+// anyway). The database file's own permissions decide who can open it at
+// all: root, and admin_group where the file's group is theirs.
 type jobSource struct {
 	client *collect.Client // nil: local database
 	db     *store.DB
@@ -35,33 +41,75 @@ type jobSource struct {
 	slurmNodes []slurmext.NodeGres
 }
 
-// openSource opens the configured job source. local reads the local
-// database even when a collector is configured.
+// openSource opens the configured job source. local reads this host's
+// jobs (its database, or the agent's query socket) even when a collector
+// is configured.
 func openSource(ctx context.Context, g *globalOptions, local bool) (*jobSource, error) {
 	cfg, err := g.load()
 	if err != nil {
 		return nil, err
 	}
+	return openSourceAs(ctx, cfg, sourceOptions{local: local, dbFlag: g.DB != "", uid: os.Getuid()})
+}
+
+// sourceOptions say how openSourceAs chooses.
+type sourceOptions struct {
+	local  bool // --local: never the collector
+	dbFlag bool // --db named the file: that file or nothing
+	uid    int  // the caller
+}
+
+// openSourceAs is openSource for a caller uid: the collector when one is
+// configured; else the database when the caller can open it; else, for
+// anyone but root reading the configured database, the agent's query
+// socket (query_socket), found without any setting on a single host.
+func openSourceAs(ctx context.Context, cfg config.Config, o sourceOptions) (*jobSource, error) {
 	isAdmin, err := collect.GroupAdmin(cfg.AdminGroup)
 	if err != nil {
 		return nil, err
 	}
-	uid := os.Getuid()
+	uid := o.uid
 	s := &jobSource{id: tui.Identity{User: userName(uid), Admin: isAdmin(uid)}, slurmNodes: readSlurmNodes(cfg.SlurmConf)}
-	if cfg.Collector != "" && !local && g.DB == "" {
+	if cfg.Collector != "" && !o.local && !o.dbFlag {
 		s.client = &collect.Client{URL: cfg.Collector, Munge: mungeFrom(cfg)}
 		return s, nil
 	}
-	if !s.id.Admin && !ownsFile(cfg.DB, uid) {
-		s.uid = &uid
-	} else {
-		s.id.Admin = true
+	db, dbErr := store.Open(ctx, cfg.DB, store.Options{ReadOnly: true, BusyTimeout: 2 * time.Second})
+	if dbErr == nil {
+		s.db = db
+		if !s.id.Admin && !ownsFile(cfg.DB, uid) {
+			s.uid = &uid
+		} else {
+			s.id.Admin = true
+		}
+		return s, nil
 	}
-	s.db, err = store.Open(ctx, cfg.DB, store.Options{ReadOnly: true, BusyTimeout: 2 * time.Second})
-	if err != nil {
-		return nil, err
+	if uid == 0 || o.dbFlag || cfg.QuerySocket == "" ||
+		!(errors.Is(dbErr, fs.ErrPermission) || errors.Is(dbErr, fs.ErrNotExist)) {
+		// Root can open any file; --db names another file than the one
+		// the agent serves; a damaged or foreign file is not the socket's
+		// business.
+		return nil, dbErr
 	}
+	if err := probeSocket(cfg.QuerySocket); err != nil {
+		return nil, fmt.Errorf("%w; and the agent's query socket %s does not answer (%v): is `gpuprof agent` running on this host? "+
+			"Ask an admin to start it (systemctl start gpuprof-agent). The database is readable by root and admin_group only; "+
+			"users read their own jobs through the agent", dbErr, cfg.QuerySocket, err)
+	}
+	// The agent decides who the caller is and what they may see; the
+	// identity here only shapes the TUI's prompts.
+	s.client = &collect.Client{Socket: cfg.QuerySocket}
 	return s, nil
+}
+
+// probeSocket checks that something accepts connections on the unix
+// socket at path.
+func probeSocket(path string) error {
+	c, err := net.DialTimeout("unix", path, 2*time.Second)
+	if err != nil {
+		return err
+	}
+	return c.Close()
 }
 
 // userName is the login name of uid, or the uid as text.
