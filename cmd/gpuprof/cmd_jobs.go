@@ -50,7 +50,7 @@ func (o *jobsOptions) AddFlags(fs *pflag.FlagSet) {
 	fs.StringVar(&o.Text, "text", "", "only jobs whose name, Slurm job id (53_1, 60+1) or raw job id contains this (case-insensitive)")
 	fs.StringVar(&o.Sort, "sort", "", "order by one of: "+strings.Join(store.SortKeys(), ", ")+" (default start, newest first)")
 	fs.BoolVar(&o.Asc, "reverse", false, "reverse the sort key's default direction")
-	fs.BoolVar(&o.Local, "local", false, "read the local database even when a collector is configured")
+	fs.BoolVar(&o.Local, "local", false, "read this host's jobs (the local database, or the agent's query socket) even when a collector is configured")
 }
 
 // Help of the --since and --until flags every command that selects jobs
@@ -129,7 +129,9 @@ func newJobsCommand(g *globalOptions) *cobra.Command {
 sacct import) and the GPU profile of every node it ran on, and says which
 part is missing. A user who is not root or in admin_group sees only their
 own jobs. With "collector" configured the list comes from gpuprof serve
-(authenticated with munge), else from the local database.`,
+(authenticated with munge), else from the local database, or, for a user
+who cannot open it, through the agent's query socket (query_socket), which
+answers with that user's own jobs.`,
 		Args: usageArgs(cobra.NoArgs),
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			f, err := o.filter()
@@ -157,7 +159,7 @@ type showOptions struct {
 
 func (o *showOptions) AddFlags(fs *pflag.FlagSet) {
 	fs.BoolVar(&o.JSON, "json", false, "print a JSON array (one element per job the id names)")
-	fs.BoolVar(&o.Local, "local", false, "read the local database even when a collector is configured")
+	fs.BoolVar(&o.Local, "local", false, "read this host's jobs (the local database, or the agent's query socket) even when a collector is configured")
 }
 
 func newShowCommand(g *globalOptions) *cobra.Command {

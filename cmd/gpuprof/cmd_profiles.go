@@ -33,7 +33,7 @@ func (o *profilesOptions) AddFlags(fs *pflag.FlagSet) {
 	fs.StringVar(&o.Until, "until", "", untilHelp)
 	fs.IntVar(&o.Top, "top", 5, "explain this many tasks (largest GPU-hours first) in sentences")
 	fs.StringVar(&o.Config, "analysis-config", "", "analysis thresholds (TOML, see contrib/analysis.toml.example; default: built-in)")
-	fs.BoolVar(&o.Local, "local", false, "read the local database even when a collector is configured")
+	fs.BoolVar(&o.Local, "local", false, "read this host's jobs (the local database, or the agent's query socket) even when a collector is configured")
 }
 
 // profilesJSON is the stable JSON shape of `gpuprof profiles --json`.

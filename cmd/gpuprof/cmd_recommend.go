@@ -25,7 +25,7 @@ func (o *analysisOptions) AddFlags(fs *pflag.FlagSet) {
 	fs.StringVar(&o.Since, "since", "", sinceHelp)
 	fs.StringVar(&o.Until, "until", "", untilHelp)
 	fs.StringVar(&o.Config, "analysis-config", "", "analysis thresholds (TOML, see contrib/analysis.toml.example; default: built-in)")
-	fs.BoolVar(&o.Local, "local", false, "read the local database even when a collector is configured")
+	fs.BoolVar(&o.Local, "local", false, "read this host's jobs (the local database, or the agent's query socket) even when a collector is configured")
 }
 
 // load reads the jobs and the thresholds and builds the analysis input,

@@ -61,7 +61,7 @@ gets a report of their own jobs.`,
 	fs.IntVar(&o.Compare, "compare", 6, "compare with up to this many earlier months (those with jobs)")
 	fs.IntVar(&o.Top, "top", 10, "users and accounts listed by name")
 	fs.StringVar(&o.Config, "analysis-config", "", "analysis thresholds (TOML, see contrib/analysis.toml.example; default: built-in)")
-	fs.BoolVar(&o.Local, "local", false, "read the local database even when a collector is configured")
+	fs.BoolVar(&o.Local, "local", false, "read this host's jobs (the local database, or the agent's query socket) even when a collector is configured")
 	fs.StringVar(&o.Title, "title", "", "report title (default: \"GPU workload report, <Month YYYY>\")")
 	return cmd
 }

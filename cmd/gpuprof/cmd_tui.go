@@ -31,7 +31,8 @@ to use next time, with the task's other runs) and your month's summary (m).
 You see only your own jobs; members of admin_group (and root) can switch to
 any user (u) or account (a). The jobs come from the collector when
 "collector" is configured (munge identifies you), else from the local
-database. NO_COLOR turns colours off.`,
+database, or, when you cannot open it, through the agent's query socket
+(query_socket; the kernel names you). NO_COLOR turns colours off.`,
 		Args: usageArgs(cobra.NoArgs),
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			if pageSize < 1 {
@@ -61,7 +62,7 @@ database. NO_COLOR turns colours off.`,
 		},
 	}
 	fs := cmd.Flags()
-	fs.BoolVar(&local, "local", false, "read the local database even when a collector is configured")
+	fs.BoolVar(&local, "local", false, "read this host's jobs (the local database, or the agent's query socket) even when a collector is configured")
 	fs.BoolVar(&noColor, "no-color", false, "no colours (also when NO_COLOR is set)")
 	fs.IntVar(&pageSize, "page-size", 100, "jobs loaded per page")
 	fs.StringVar(&user, "user", "", "admins: start on this user's jobs")
