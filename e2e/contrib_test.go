@@ -1,12 +1,15 @@
 package e2e
 
 import (
+	"context"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"reflect"
+	"strconv"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/gpuprof/gpuprof/config"
 )
@@ -29,25 +32,22 @@ func TestConfigExampleIsDefaults(t *testing.T) {
 }
 
 // TestHookWrappers runs the production wrappers with slurmd's bare
-// environment (no PATH) against a stand-in binary.
+// environment (no PATH) against a stand-in binary: they run the installed
+// path unless GPUPROF_BIN names another (only tests and testcluster.sh set
+// it: slurmd and slurmctld build the hook environment from scratch).
 func TestHookWrappers(t *testing.T) {
 	const installed = "/usr/local/sbin/gpuprof"
-	tests := []struct {
-		name string
-		file string
-		kind string
-	}{
-		{name: "prolog", file: "prolog.sh", kind: "prolog"},
-		{name: "epilog", file: "epilog.sh", kind: "epilog"},
-	}
-	for _, tt := range tests {
-		t.Run(tt.name, func(t *testing.T) {
-			src, err := os.ReadFile(filepath.Join(moduleRoot(t), "contrib", "slurm", tt.file))
+	for _, w := range wrappers {
+		t.Run(w.kind, func(t *testing.T) {
+			src, err := os.ReadFile(filepath.Join(moduleRoot(t), "contrib", "slurm", w.file))
 			if err != nil {
 				t.Fatal(err)
 			}
-			if !strings.Contains(string(src), installed) {
-				t.Fatalf("%s does not run %s", tt.file, installed)
+			if !strings.Contains(string(src), "GPUPROF_BIN:-"+installed+"}") {
+				t.Fatalf("%s does not run %s by default", w.file, installed)
+			}
+			if strings.Contains(string(src), "exec \"$bin\"") || strings.Contains(string(src), "exec "+installed) {
+				t.Errorf("%s execs gpuprof: a crash would reach Slurm", w.file)
 			}
 			dir := t.TempDir()
 			record := filepath.Join(dir, "args")
@@ -56,38 +56,132 @@ func TestHookWrappers(t *testing.T) {
 			if err := os.WriteFile(fake, []byte(fakeSrc), 0o755); err != nil {
 				t.Fatal(err)
 			}
-			wrapper := filepath.Join(dir, tt.file)
-			if err := os.WriteFile(wrapper, []byte(strings.ReplaceAll(string(src), installed, fake)), 0o755); err != nil {
-				t.Fatal(err)
-			}
-			missing := filepath.Join(dir, "missing.sh")
-			if err := os.WriteFile(missing, []byte(strings.ReplaceAll(string(src), installed, filepath.Join(dir, "absent"))), 0o755); err != nil {
-				t.Fatal(err)
-			}
 
 			// slurmd execs the hook directly: the #! line matters, and the
 			// environment has no PATH.
-			cmd := exec.Command(wrapper)
-			cmd.Env = []string{"SLURM_JOB_ID=7", "SLURM_SCRIPT_CONTEXT=" + tt.kind + "_slurmd"}
-			if out, err := cmd.CombinedOutput(); err != nil {
-				t.Fatalf("%s: %v\n%s", tt.file, err, out)
+			out, err := runWrapper(t, w, dir, fake, nil)
+			if err != nil || len(out) > 0 {
+				t.Fatalf("%s: %v, output %q; want exit 0 and no output", w.file, err, out)
 			}
 			got, err := os.ReadFile(record)
 			if err != nil {
-				t.Fatalf("%s did not run gpuprof: %v", tt.file, err)
+				t.Fatalf("%s did not run gpuprof: %v", w.file, err)
 			}
-			if want := "3 " + tt.kind + " --config /etc/gpuprof/gpuprof.toml\n"; string(got) != want {
+			if want := "3 " + w.kind + " --config /etc/gpuprof/gpuprof.toml\n"; string(got) != want {
 				t.Errorf("gpuprof ran with %q, want %q", got, want)
 			}
 
 			// Without the binary the hook must still exit 0: a failing hook
 			// drains the node.
-			cmd = exec.Command(missing)
-			cmd.Env = []string{}
-			if out, err := cmd.CombinedOutput(); err != nil {
-				t.Errorf("%s without gpuprof installed: %v, want exit 0\n%s", tt.file, err, out)
+			if out, err := runWrapper(t, w, dir, filepath.Join(dir, "absent"), nil); err != nil || len(out) > 0 {
+				t.Errorf("%s without gpuprof installed: %v, output %q; want exit 0, no output", w.file, err, out)
 			}
 		})
+	}
+}
+
+// wrapper is one of the contrib wrappers: its file, the gpuprof command it
+// runs and the variable its job id comes in.
+type wrapper struct{ file, kind, jobVar string }
+
+var wrappers = []wrapper{
+	{file: "prolog.sh", kind: "prolog", jobVar: "SLURM_JOB_ID"},
+	{file: "epilog.sh", kind: "epilog", jobVar: "SLURM_JOB_ID"},
+	{file: "jobcomp.sh", kind: "jobcomp", jobVar: "JOBID"},
+}
+
+// runWrapper runs contrib/slurm/<w.file> as slurmd would (exec, an
+// environment with no PATH) on bin, with its log in dir/hooks.log, and
+// returns everything it wrote to stdout and stderr.
+func runWrapper(t *testing.T, w wrapper, dir, bin string, extraEnv []string, prefix ...string) ([]byte, error) {
+	t.Helper()
+	path := filepath.Join(moduleRoot(t), "contrib", "slurm", w.file)
+	argv := append(append([]string{}, prefix...), path)
+	// A wrapper that hangs fails the test instead of hanging it.
+	ctx, cancel := context.WithTimeout(context.Background(), 15*time.Second)
+	defer cancel()
+	cmd := exec.CommandContext(ctx, argv[0], argv[1:]...)
+	cmd.WaitDelay = time.Second
+	cmd.Env = append([]string{
+		w.jobVar + "=7", "SLURM_SCRIPT_CONTEXT=" + w.kind + "_slurmd",
+		"GPUPROF_BIN=" + bin, "GPUPROF_HOOK_LOG=" + filepath.Join(dir, "hooks.log"),
+	}, extraEnv...)
+	return cmd.CombinedOutput()
+}
+
+// TestHookWrappersExitZero: whatever the binary under a wrapper does — exit
+// non-zero, segfault, get SIGKILLed (the OOM killer), hang past the
+// deadline even when it ignores TERM — the wrapper exits 0 within its limit,
+// writes nothing to stdout/stderr (they reach slurmd and the job), and logs
+// the child's status with the job id. Run also under the signal mask a
+// daemon's thread may hand down (SIGCHLD and SIGALRM blocked), where a
+// shell's wait builtin never returns.
+func TestHookWrappersExitZero(t *testing.T) {
+	const limit = 1 // seconds, GPUPROF_HOOK_LIMIT
+	standIns := []struct {
+		name    string
+		body    string
+		wantLog string // in hooks.log; "" means nothing logged
+	}{
+		{name: "exit 0", body: "exit 0"},
+		{name: "exit 1", body: "exit 1", wantLog: "exited with status 1"},
+		{name: "exit 2", body: "exit 2", wantLog: "exited with status 2"},
+		{name: "exit 137", body: "exit 137", wantLog: "exited with status 137"},
+		{name: "segfault", body: "kill -SEGV $$", wantLog: "exited with status 139"},
+		{name: "sigkill", body: "kill -KILL $$", wantLog: "exited with status 137"},
+		{name: "hang", body: "exec /bin/sleep 30", wantLog: "still running after 1s: killed"},
+		{name: "hang ignoring TERM", body: "trap '' TERM INT HUP ALRM\nwhile :; do :; done", wantLog: "still running after 1s: killed"},
+		{name: "chatty", body: "echo to-stdout\necho to-stderr >&2\nexit 3", wantLog: "exited with status 3"},
+	}
+	masks := []struct {
+		name   string
+		prefix []string
+	}{
+		{name: "plain"},
+		// perl-base is essential on Debian; it blocks the signals and execs.
+		{name: "SIGCHLD blocked", prefix: []string{"/usr/bin/perl", "-MPOSIX", "-e",
+			"sigprocmask(SIG_BLOCK, POSIX::SigSet->new(SIGCHLD, SIGALRM, SIGTERM, SIGPIPE)) or die; exec @ARGV or die"}},
+	}
+	if _, err := os.Stat("/usr/bin/perl"); err != nil {
+		skipOrFail(t, "no /usr/bin/perl to block signals with: %v", err)
+	}
+	for _, w := range wrappers {
+		for _, m := range masks {
+			for _, si := range standIns {
+				t.Run(w.kind+"/"+m.name+"/"+si.name, func(t *testing.T) {
+					t.Parallel()
+					dir := t.TempDir()
+					bin := filepath.Join(dir, "gpuprof")
+					if err := os.WriteFile(bin, []byte("#!/bin/sh\n"+si.body+"\n"), 0o755); err != nil {
+						t.Fatal(err)
+					}
+					began := time.Now()
+					out, err := runWrapper(t, w, dir, bin, []string{"GPUPROF_HOOK_LIMIT=" + strconv.Itoa(limit)}, m.prefix...)
+					took := time.Since(began)
+					if err != nil {
+						t.Errorf("%s over a stand-in that does %q: %v, want exit 0", w.file, si.name, err)
+					}
+					if len(out) > 0 {
+						t.Errorf("%s wrote %q to stdout/stderr, want nothing", w.file, out)
+					}
+					if max := limit*time.Second + 2*time.Second; took > max {
+						t.Errorf("%s took %s, want at most its limit (%ds) and a margin", w.file, took.Round(time.Millisecond), limit)
+					}
+					logged, _ := os.ReadFile(filepath.Join(dir, "hooks.log"))
+					if si.wantLog == "" {
+						if strings.Contains(string(logged), "level=ERROR") {
+							t.Errorf("hooks.log has an error for a clean exit:\n%s", logged)
+						}
+						return
+					}
+					for _, want := range []string{"level=ERROR", w.kind + " wrapper: job 7:", si.wantLog, "exiting 0"} {
+						if !strings.Contains(string(logged), want) {
+							t.Errorf("hooks.log lacks %q:\n%s", want, logged)
+						}
+					}
+				})
+			}
+		}
 	}
 }
 
@@ -102,6 +196,7 @@ func TestShellScriptsParse(t *testing.T) {
 		{name: "ci", shell: "bash", path: ".ci/run"},
 		{name: "prolog", shell: "sh", path: "contrib/slurm/prolog.sh"},
 		{name: "epilog", shell: "sh", path: "contrib/slurm/epilog.sh"},
+		{name: "jobcomp", shell: "sh", path: "contrib/slurm/jobcomp.sh"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

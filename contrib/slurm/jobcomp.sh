@@ -1,13 +1,76 @@
 #!/bin/sh
-# Slurm jobcomp/script wrapper for gpuprof, on the slurmctld host. In
+# Slurm jobcomp/script wrapper for gpuprof. On the slurmctld host, in
 # slurm.conf:
 #   JobCompType=jobcomp/script
 #   JobCompLoc=/etc/slurm/gpuprof-jobcomp.sh
-# Install as root, mode 0755.
+# Install as root, mode 0755. Slurm has one JobCompType: this replaces any
+# other jobcomp plugin (jobcomp/elasticsearch, jobcomp/filetxt, ...).
 #
 # slurmctld runs jobcomp scripts one at a time and waits for each with no
-# timeout, so a slow script stalls every later job record. `gpuprof jobcomp`
-# finishes within jobcomp.deadline (1 s by default, typically a few ms),
-# spools what the database could not take in time, and always exits 0.
-[ -x /usr/local/sbin/gpuprof ] || exit 0
-exec /usr/local/sbin/gpuprof jobcomp --config /etc/gpuprof/gpuprof.toml
+# timeout, so a slow script stalls every later job record, and a failing one
+# is logged for every job. So this wrapper exits 0 whatever happens to
+# gpuprof: it runs it as a child (no exec), and a crash no Go code can catch
+# (a segfault in SQLite, an OOM kill, SIGKILL) or a non-zero status is
+# logged, not passed on. gpuprof gives up by itself after jobcomp.deadline
+# (1 s; typically a few ms, spooling what the database could not take in
+# time); should it still run after limit seconds (stuck in the kernel), the
+# wrapper kills it and returns without waiting for it to die. Keep limit
+# above jobcomp.deadline.
+#
+# slurmctld builds the environment itself
+# (PATH=/usr/bin:/bin:/usr/sbin:/sbin and the job's fields); paths here are
+# absolute all the same, and the variables below are only ever set by tests
+# and by contrib/slurm/testcluster.sh. Nothing is written to stdout or
+# stderr: gpuprof's own stderr (a crash's stack) and the wrapper's
+# complaints go to /var/log/gpuprof/hooks.log, else
+# /var/lib/gpuprof/spool/hooks.log, and to syslog when it runs. No trap or
+# wait either: the signal mask a daemon hands its scripts may block SIGCHLD
+# and SIGALRM, and dash's wait never returns then; a pipe and foreground
+# commands do.
+bin=${GPUPROF_BIN:-/usr/local/sbin/gpuprof}
+conf=${GPUPROF_CONFIG:-/etc/gpuprof/gpuprof.toml}
+limit=${GPUPROF_HOOK_LIMIT:-3}
+log=${GPUPROF_HOOK_LOG:-/var/log/gpuprof/hooks.log}
+# A removed or half-installed binary must not stall or fail slurmctld either.
+[ -x "$bin" ] || exit 0
+
+umask 027
+exec </dev/null >/dev/null 2>&1
+[ -d "${log%/*}" ] || log=/var/lib/gpuprof/spool/hooks.log
+{ : >>"$log"; } 2>/dev/null || log=/dev/null
+
+# complain MESSAGE: one line in the log file, and in syslog when it runs.
+complain() {
+	msg="jobcomp wrapper: job ${JOBID:-?}: $1; exiting 0 so slurmctld goes on"
+	[ "$log" = /dev/null ] || printf '%s level=ERROR msg="%s"\n' "$(/bin/date -u +%Y-%m-%dT%H:%M:%SZ)" "$msg" >>"$log"
+	[ ! -S /dev/log ] || [ ! -x /usr/bin/logger ] || /usr/bin/logger -t gpuprof -p daemon.err -- "$msg"
+}
+
+# Each child says its pid ("sh -c 'echo $$; exec ...'" keeps it) and how it
+# ended; the first of "status" and "late" decides.
+pid= timer=
+{
+	if [ -x /bin/sleep ]; then
+		/bin/sh -c 'echo "timer $$"; exec /bin/sleep "$1"' sh "$limit" && echo late &
+	fi
+	(
+		/bin/sh -c 'echo "pid $$"; exec "$@" >/dev/null' sh "$bin" jobcomp --config "$conf" 2>>"$log"
+		echo "status $?"
+	) &
+} | while read -r what value; do
+	case $what in
+	timer) timer=$value ;;
+	pid) pid=$value ;;
+	status)
+		[ -z "$timer" ] || kill -s KILL "$timer"
+		[ "$value" = 0 ] || complain "$bin exited with status $value"
+		break
+		;;
+	late)
+		[ -z "$pid" ] || kill -s KILL "$pid"
+		complain "$bin still running after ${limit}s: killed"
+		break
+		;;
+	esac
+done
+exit 0

@@ -3,10 +3,67 @@
 #   install -m 0755 prolog.sh /etc/slurm/prolog.d/50-gpuprof
 # with Prolog=/etc/slurm/prolog.d/* and PrologFlags=Alloc in slurm.conf.
 #
+# A non-zero exit drains the node and requeues the job (held), so this
+# wrapper exits 0 whatever happens to gpuprof: it runs it as a child (no
+# exec), and a crash no Go code can catch (a segfault in SQLite or NVML, an
+# OOM kill, SIGKILL) or a non-zero status is logged, not passed on. gpuprof
+# gives up by itself after hooks.deadline (2 s); should it still run after
+# limit seconds (stuck in the kernel), the wrapper kills it and returns
+# without waiting for it to die. Keep limit above hooks.deadline.
+#
 # slurmd runs prologs with an environment built from scratch: there is no
-# PATH, so every path here is absolute. A non-zero exit drains the node and
-# requeues the job; `gpuprof prolog` exits 0 on its own failures and gives up
-# after hooks.deadline, so this wrapper adds nothing that could fail.
+# PATH, so every path here is absolute, and the variables below are only
+# ever set by tests and by contrib/slurm/testcluster.sh. Nothing is written
+# to stdout or stderr: gpuprof's own stderr (a crash's stack) and the
+# wrapper's complaints go to /var/log/gpuprof/hooks.log, else
+# /var/lib/gpuprof/spool/hooks.log, and to syslog when it runs. No trap or
+# wait either: the signal mask a daemon hands its scripts may block SIGCHLD
+# and SIGALRM, and dash's wait never returns then; a pipe and foreground
+# commands do.
+bin=${GPUPROF_BIN:-/usr/local/sbin/gpuprof}
+conf=${GPUPROF_CONFIG:-/etc/gpuprof/gpuprof.toml}
+limit=${GPUPROF_HOOK_LIMIT:-4}
+log=${GPUPROF_HOOK_LOG:-/var/log/gpuprof/hooks.log}
 # A removed or half-installed binary must not drain the node either.
-[ -x /usr/local/sbin/gpuprof ] || exit 0
-exec /usr/local/sbin/gpuprof prolog --config /etc/gpuprof/gpuprof.toml
+[ -x "$bin" ] || exit 0
+
+umask 027
+exec </dev/null >/dev/null 2>&1
+[ -d "${log%/*}" ] || log=/var/lib/gpuprof/spool/hooks.log
+{ : >>"$log"; } 2>/dev/null || log=/dev/null
+
+# complain MESSAGE: one line in the log file, and in syslog when it runs.
+complain() {
+	msg="prolog wrapper: job ${SLURM_JOB_ID:-?}: $1; exiting 0 so the node is not drained"
+	[ "$log" = /dev/null ] || printf '%s level=ERROR msg="%s"\n' "$(/bin/date -u +%Y-%m-%dT%H:%M:%SZ)" "$msg" >>"$log"
+	[ ! -S /dev/log ] || [ ! -x /usr/bin/logger ] || /usr/bin/logger -t gpuprof -p daemon.err -- "$msg"
+}
+
+# Each child says its pid ("sh -c 'echo $$; exec ...'" keeps it) and how it
+# ended; the first of "status" and "late" decides.
+pid= timer=
+{
+	if [ -x /bin/sleep ]; then
+		/bin/sh -c 'echo "timer $$"; exec /bin/sleep "$1"' sh "$limit" && echo late &
+	fi
+	(
+		/bin/sh -c 'echo "pid $$"; exec "$@" >/dev/null' sh "$bin" prolog --config "$conf" 2>>"$log"
+		echo "status $?"
+	) &
+} | while read -r what value; do
+	case $what in
+	timer) timer=$value ;;
+	pid) pid=$value ;;
+	status)
+		[ -z "$timer" ] || kill -s KILL "$timer"
+		[ "$value" = 0 ] || complain "$bin exited with status $value"
+		break
+		;;
+	late)
+		[ -z "$pid" ] || kill -s KILL "$pid"
+		complain "$bin still running after ${limit}s: killed"
+		break
+		;;
+	esac
+done
+exit 0
