@@ -66,6 +66,8 @@ install: build
 	install -D -m 0644 contrib/systemd/gpuprof-serve.service $(DESTDIR)/etc/systemd/system/gpuprof-serve.service
 	install -D -m 0644 contrib/systemd/gpuprof-import.service $(DESTDIR)/etc/systemd/system/gpuprof-import.service
 	install -D -m 0644 contrib/systemd/gpuprof-import.timer $(DESTDIR)/etc/systemd/system/gpuprof-import.timer
+	install -D -m 0644 contrib/logrotate/gpuprof $(DESTDIR)/etc/logrotate.d/gpuprof
+	install -d -m 0750 $(DESTDIR)/var/log/gpuprof
 	test -e $(DESTDIR)/etc/gpuprof/gpuprof.toml || install -D -m 0644 contrib/slurm/gpuprof.toml.example $(DESTDIR)/etc/gpuprof/gpuprof.toml
 
 clean:

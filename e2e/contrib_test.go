@@ -214,3 +214,78 @@ func TestShellScriptsParse(t *testing.T) {
 		})
 	}
 }
+
+// TestLogrotateConfig: contrib/logrotate/gpuprof covers every file gpuprof
+// logs to by default (the example log_file, the wrappers' hooks.log, the
+// hooks' last resort under spool_dir) and rotates in place (copytruncate),
+// so the agent's open file keeps receiving lines. With logrotate installed
+// it also really rotates a copy pointed at temporary files.
+func TestLogrotateConfig(t *testing.T) {
+	src, err := os.ReadFile(filepath.Join(moduleRoot(t), "contrib", "logrotate", "gpuprof"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	example, err := config.Load(filepath.Join(moduleRoot(t), "contrib", "slurm", "gpuprof.toml.example"), true)
+	if err != nil {
+		t.Fatal(err)
+	}
+	const logDirGlob = "/var/log/gpuprof/*.log"
+	spoolLog := filepath.Join(config.Default().SpoolDir, "hooks.log")
+	for _, want := range []string{logDirGlob, spoolLog, "copytruncate", "missingok"} {
+		if !strings.Contains(string(src), want) {
+			t.Errorf("logrotate file lacks %q", want)
+		}
+	}
+	for _, f := range []string{example.LogFile, "/var/log/gpuprof/hooks.log"} {
+		if ok, _ := filepath.Match(logDirGlob, f); !ok {
+			t.Errorf("%s is not rotated (%s)", f, logDirGlob)
+		}
+	}
+
+	logrotate, err := exec.LookPath("logrotate")
+	if err != nil {
+		logrotate = "/usr/sbin/logrotate"
+		if _, err := os.Stat(logrotate); err != nil {
+			t.Log("logrotate not installed: checked the file's text only")
+			return
+		}
+	}
+	dir := t.TempDir()
+	logDir := filepath.Join(dir, "log")
+	spoolDir := filepath.Join(dir, "spool")
+	for _, d := range []string{logDir, spoolDir} {
+		if err := os.MkdirAll(d, 0o700); err != nil {
+			t.Fatal(err)
+		}
+	}
+	conf := strings.NewReplacer("/var/log/gpuprof", logDir, config.Default().SpoolDir, spoolDir).Replace(string(src))
+	confPath := filepath.Join(dir, "gpuprof.logrotate")
+	writeFile(t, confPath, conf)
+	// The agent's file stays open across the rotation.
+	agentLog, err := os.OpenFile(filepath.Join(logDir, "gpuprof.log"), os.O_WRONLY|os.O_APPEND|os.O_CREATE, 0o640)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer agentLog.Close()
+	if _, err := agentLog.WriteString("before rotation\n"); err != nil {
+		t.Fatal(err)
+	}
+	writeFile(t, filepath.Join(spoolDir, "hooks.log"), "hook line\n")
+	if out, err := exec.Command(logrotate, "-f", "-s", filepath.Join(dir, "state"), confPath).CombinedOutput(); err != nil {
+		t.Fatalf("logrotate -f: %v\n%s", err, out)
+	}
+	if _, err := agentLog.WriteString("after rotation\n"); err != nil {
+		t.Fatal(err)
+	}
+	for path, want := range map[string]string{
+		filepath.Join(logDir, "gpuprof.log"):   "after rotation\n",
+		filepath.Join(logDir, "gpuprof.log.1"): "before rotation\n",
+		filepath.Join(spoolDir, "hooks.log.1"): "hook line\n",
+		filepath.Join(spoolDir, "hooks.log"):   "",
+	} {
+		got, err := os.ReadFile(path)
+		if err != nil || string(got) != want {
+			t.Errorf("%s after rotation: %q (%v), want %q", filepath.Base(path), got, err, want)
+		}
+	}
+}
