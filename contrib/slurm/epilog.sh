@@ -39,28 +39,45 @@ complain() {
 	[ ! -S /dev/log ] || [ ! -x /usr/bin/logger ] || /usr/bin/logger -t gpuprof -p daemon.err -- "$msg"
 }
 
-# Each child says its pid ("sh -c 'echo $$; exec ...'" keeps it) and how it
-# ended; the first of "status" and "late" decides.
-pid= timer=
+# stop PID: SIGKILL a subshell below and its children (so no sleep or
+# gpuprof outlives the one that lost the race).
+stop() {
+	[ -n "$1" ] || return 0
+	kids=
+	read -r kids <"/proc/$1/task/$1/children" 2>/dev/null
+	kill -s KILL $kids "$1" 2>/dev/null
+}
+
+# Two subshells race: one runs gpuprof and says how it ended, the other
+# sleeps limit seconds and says "late"; the first line decides. Each says
+# its pid first (from /proc/self/stat: no extra exec on the hook's path).
+child= timer=
 {
-	if [ -x /bin/sleep ]; then
-		/bin/sh -c 'echo "timer $$"; exec /bin/sleep "$1"' sh "$limit" && echo late &
-	fi
 	(
-		/bin/sh -c 'echo "pid $$"; exec "$@" >/dev/null' sh "$bin" epilog --config "$conf" 2>>"$log"
+		read -r me _ </proc/self/stat
+		echo "child $me"
+		"$bin" epilog --config "$conf" >/dev/null 2>>"$log"
 		echo "status $?"
 	) &
+	if [ -x /bin/sleep ]; then
+		(
+			read -r me _ </proc/self/stat
+			echo "timer $me"
+			/bin/sleep "$limit"
+			echo late
+		) &
+	fi
 } | while read -r what value; do
 	case $what in
+	child) child=$value ;;
 	timer) timer=$value ;;
-	pid) pid=$value ;;
 	status)
-		[ -z "$timer" ] || kill -s KILL "$timer"
+		stop "$timer"
 		[ "$value" = 0 ] || complain "$bin exited with status $value"
 		break
 		;;
 	late)
-		[ -z "$pid" ] || kill -s KILL "$pid"
+		stop "$child"
 		complain "$bin still running after ${limit}s: killed"
 		break
 		;;
