@@ -1,5 +1,6 @@
 #!/usr/bin/env bash
-# bench-hooks.sh BIN [N]: prolog and epilog latency, side by side with
+# bench-hooks.sh BIN [N]: prolog and epilog latency, direct and through the
+# contrib/slurm wrappers (what slurmd really runs), side by side with
 # /bin/true and `python3 -c pass` in one interleaved run.
 #
 # A simulated node (4 GPUs) with a running agent, and a second configuration
@@ -7,7 +8,9 @@
 # the database themselves). Each round runs, in a shuffled order, /bin/true,
 # python3 -c pass, `gpuprof --version` (the binary's start-up floor: runtime,
 # package init, cobra), one prolog+epilog pair through the agent and one
-# through the fallback, so machine noise hits every command alike. An epilog
+# through the fallback, each both as `gpuprof prolog` and as
+# contrib/slurm/prolog.sh (epilog.sh) running it, so machine noise hits
+# every command alike. An epilog
 # ends the job its prolog started three rounds earlier, so the agent holds a
 # few running jobs and samples them between the hooks, as on a real node.
 #
@@ -17,8 +20,8 @@
 # with time.perf_counter_ns around subprocess.run.
 #
 # Prints: command, runs, p50, p99, max (ms, nearest rank), their p50 and
-# p99 over /bin/true's, and the hooks' own logged duration (took=) p50 and
-# p99. Exits non-zero on errors (a hook failing, a job not recorded the way
+# p99 over /bin/true's, the wrapper's p50 and p99 over the direct call's,
+# and the hooks' own logged duration (took=) p50 and p99. Exits non-zero on errors (a hook failing, a job not recorded the way
 # it should be), never because a target is missed. BENCH_KEEP=1 keeps the work
 # directory (configurations, databases, logs).
 set -euo pipefail
@@ -29,6 +32,7 @@ BIN=$(cd "$(dirname "$BIN")" && pwd)/$(basename "$BIN")
 # The interpreter itself, not a version-manager shim (pyenv's shims are shell
 # scripts that would add their own startup to the python3 row).
 PY=$(python3 -c 'import sys; print(sys.executable)')
+CONTRIB=$(cd "$(dirname "$0")/../contrib/slurm" && pwd)
 
 W=$(mktemp -d "${TMPDIR:-/tmp}/gpuprof-bench-hooks.XXXXXX")
 AGENT_PID=
@@ -81,10 +85,12 @@ for _ in $(seq 100); do [ -S "$W/agent.sock" ] && break; sleep 0.05; done
 # first timed run does not pay for sim.Init.
 "$BIN" simgpu init --config "$W/fallback.toml" >/dev/null 2>&1 || true
 
-"$PY" - "$BIN" "$PY" "$W" "$N" <<'PY'
+"$PY" - "$BIN" "$PY" "$W" "$N" "$CONTRIB" <<'PY'
 import os, random, sqlite3, subprocess, sys, time
 
-bin_, py, w, n = sys.argv[1], sys.argv[2], sys.argv[3], int(sys.argv[4])
+bin_, py, w, n, contrib = sys.argv[1], sys.argv[2], sys.argv[3], int(sys.argv[4]), sys.argv[5]
+# Job ids: direct agent 100000+, direct fallback 200000+, wrapped agent
+# 300000+, wrapped fallback 400000+.
 LAG = 3  # an epilog ends the job its prolog started LAG rounds earlier
 
 def hookenv(job, ctx, extra=None):
@@ -126,6 +132,15 @@ def hook(label, cfg, kind, job):
     extra = {"SLURM_JOB_EXIT_CODE": "0"} if kind == "epilog" else None
     run(f"gpuprof {kind} ({label})", [bin_, kind, "--config", f"{w}/{cfg}.toml"], hookenv(job, ctx, extra))
 
+def wrapped(label, cfg, kind, job):
+    # The wrapper as slurmd runs it; the variables point it at this binary,
+    # configuration and a log of its own (empty unless gpuprof failed).
+    ctx = kind + "_slurmd"
+    extra = {"GPUPROF_BIN": bin_, "GPUPROF_CONFIG": f"{w}/{cfg}.toml", "GPUPROF_HOOK_LOG": f"{w}/wrapper.log"}
+    if kind == "epilog":
+        extra["SLURM_JOB_EXIT_CODE"] = "0"
+    run(f"{kind}.sh ({label})", [f"{contrib}/{kind}.sh"], hookenv(job, ctx, extra))
+
 rng = random.Random(1)
 pending = []  # (round, agent job, fallback job)
 for i in range(n + LAG):
@@ -137,12 +152,16 @@ for i in range(n + LAG):
             lambda i=i: run("gpuprof --version", [bin_, "--version"], hookenv(100000 + i, "prolog_slurmd")),
             lambda i=i: hook("agent", "agent", "prolog", 100000 + i),
             lambda i=i: hook("no agent", "fallback", "prolog", 200000 + i),
+            lambda i=i: wrapped("agent", "agent", "prolog", 300000 + i),
+            lambda i=i: wrapped("no agent", "fallback", "prolog", 400000 + i),
         ]
     if i >= LAG:
         j = i - LAG
         units += [
             lambda j=j: hook("agent", "agent", "epilog", 100000 + j),
             lambda j=j: hook("no agent", "fallback", "epilog", 200000 + j),
+            lambda j=j: wrapped("agent", "agent", "epilog", 300000 + j),
+            lambda j=j: wrapped("no agent", "fallback", "epilog", 400000 + j),
         ]
     rng.shuffle(units)
     for u in units:
@@ -154,18 +173,20 @@ if failures:
 
 # Every job must be in its database, finished, recorded by the right path.
 time.sleep(1.5)  # the agent writes finished profiles asynchronously
-def check(db, source, lo):
+def check(db, source, los):
     c = sqlite3.connect(db, timeout=5)
-    got = c.execute("SELECT count(*) FROM jobs WHERE status='finished' AND source=? AND CAST(job_id AS INTEGER) BETWEEN ? AND ?",
-                    (source, lo, lo + n - 1)).fetchone()[0]
+    got = sum(c.execute("SELECT count(*) FROM jobs WHERE status='finished' AND source=? AND CAST(job_id AS INTEGER) BETWEEN ? AND ?",
+                        (source, lo, lo + n - 1)).fetchone()[0] for lo in los)
     total = c.execute("SELECT count(*) FROM jobs").fetchone()[0]
     c.close()
     return got, total
 errs = []
-for db, source, lo in ((f"{w}/agent.db", "agent", 100000), (f"{w}/fallback.db", "hook", 200000)):
-    got, total = check(db, source, lo)
-    if got != n or total != n:
-        errs.append(f"{os.path.basename(db)}: {got} finished jobs from {source} of {total} rows, want {n}")
+for db, source, los in ((f"{w}/agent.db", "agent", (100000, 300000)), (f"{w}/fallback.db", "hook", (200000, 400000))):
+    got, total = check(db, source, los)
+    if got != 2 * n or total != 2 * n:
+        errs.append(f"{os.path.basename(db)}: {got} finished jobs from {source} of {total} rows, want {2 * n}")
+if os.path.exists(f"{w}/wrapper.log") and os.path.getsize(f"{w}/wrapper.log") > 0:
+    errs.append("a wrapper logged a failing gpuprof: " + open(f"{w}/wrapper.log", encoding="utf-8").read()[:300])
 if errs:
     print("bench-hooks: " + "; ".join(errs), file=sys.stderr)
     sys.exit(1)
@@ -177,12 +198,13 @@ UNIT = {"ns": 1, "µs": 1e3, "us": 1e3, "ms": 1e6, "s": 1e9}
 took = {}
 for cfg, label, via in (("agent", "agent", "agent"), ("fallback", "no agent", "database")):
     for line in open(f"{w}/{cfg}.log", encoding="utf-8"):
-        m = re.search(r"msg=done hook=(\w+) .*via=(\w+) .*took=([0-9.]+)(ns|µs|us|ms|s)\b", line)
+        m = re.search(r"msg=done hook=(\w+) job=(\d+) .*via=(\w+) .*took=([0-9.]+)(ns|µs|us|ms|s)\b", line)
         if not m:
             continue
-        if m.group(2) != via:
-            errs.append(f"{cfg}.log: a {m.group(1)} went via {m.group(2)}, want {via}")
-        took.setdefault(f"gpuprof {m.group(1)} ({label})", []).append(float(m.group(3)) * UNIT[m.group(4)])
+        if m.group(3) != via:
+            errs.append(f"{cfg}.log: a {m.group(1)} went via {m.group(3)}, want {via}")
+        name = f"gpuprof {m.group(1)} ({label})" if int(m.group(2)) < 300000 else f"{m.group(1)}.sh ({label})"
+        took.setdefault(name, []).append(float(m.group(4)) * UNIT[m.group(5)])
 for name, v in took.items():
     if len(v) != n:
         errs.append(f"{len(v)} logged runs of {name}, want {n}")
@@ -196,13 +218,21 @@ def pct(v, p):  # nearest rank
     return s[k - 1]
 
 base, base99 = pct(times["/bin/true"], 50), pct(times["/bin/true"], 99)
-order = ["/bin/true", "python3 -c pass", "gpuprof --version", "gpuprof prolog (agent)", "gpuprof epilog (agent)",
-         "gpuprof prolog (no agent)", "gpuprof epilog (no agent)"]
-print(f"{'command':<27} {'runs':>5} {'p50 ms':>8} {'p99 ms':>8} {'max ms':>8} {'p50/true':>9} {'p99/true':>9} {'in-hook p50':>12} {'p99':>6}")
+order = ["/bin/true", "python3 -c pass", "gpuprof --version"]
+for label in ("agent", "no agent"):
+    for kind in ("prolog", "epilog"):
+        order += [f"gpuprof {kind} ({label})", f"{kind}.sh ({label})"]
+print(f"{'command':<27} {'runs':>5} {'p50 ms':>8} {'p99 ms':>8} {'max ms':>8} {'p50/true':>9} {'p99/true':>9} {'p50/direct':>11} {'p99/direct':>11} {'in-hook p50':>12} {'p99':>6}")
 for name in order:
     v = times[name]
     t = took.get(name)
     inhook = f"{pct(t,50)/1e6:>12.2f} {pct(t,99)/1e6:>6.2f}" if t else f"{'':>12} {'':>6}"
-    print(f"{name:<27} {len(v):>5} {pct(v,50)/1e6:>8.2f} {pct(v,99)/1e6:>8.2f} {max(v)/1e6:>8.2f} {pct(v,50)/base:>9.1f} {pct(v,99)/base99:>9.1f} {inhook}")
-print("p50/true, p99/true: ratios to /bin/true's p50 and p99 in the same run; in-hook: the hooks' own logged duration (took=), runtime start-up excluded")
+    vs = f"{'':>11} {'':>11}"
+    if name.endswith(")") and ".sh (" in name:
+        kind, label = name.split(".sh (")
+        d = times[f"gpuprof {kind} ({label}"]
+        vs = f"{pct(v,50)/pct(d,50):>11.2f} {pct(v,99)/pct(d,99):>11.2f}"
+    print(f"{name:<27} {len(v):>5} {pct(v,50)/1e6:>8.2f} {pct(v,99)/1e6:>8.2f} {max(v)/1e6:>8.2f} {pct(v,50)/base:>9.1f} {pct(v,99)/base99:>9.1f} {vs} {inhook}")
+print("p50/true, p99/true: ratios to /bin/true's p50 and p99 in the same run; p50/direct, p99/direct: a wrapper's over the direct call of the same hook and path;")
+print("in-hook: the hooks' own logged duration (took=), runtime start-up excluded")
 PY
