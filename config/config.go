@@ -52,6 +52,8 @@ type Config struct {
 	Collector string `toml:"collector"`
 	// LogFile receives hook and agent log lines; "syslog" sends them to the
 	// local syslog; empty means stderr for the agent and syslog for hooks.
+	// Hooks that can write neither log_file nor syslog append to
+	// spool_dir/hooks.log; the agent creates log_file's directory.
 	LogFile string `toml:"log_file"`
 
 	// AdminGroup is the Unix group whose members see every user's jobs

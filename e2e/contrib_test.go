@@ -246,8 +246,7 @@ func TestLogrotateConfig(t *testing.T) {
 	if err != nil {
 		logrotate = "/usr/sbin/logrotate"
 		if _, err := os.Stat(logrotate); err != nil {
-			t.Log("logrotate not installed: checked the file's text only")
-			return
+			skipOrFail(t, "logrotate not installed: checked the file's text only")
 		}
 	}
 	dir := t.TempDir()

@@ -3,6 +3,7 @@ package gpu
 import (
 	"context"
 	"fmt"
+	"runtime/debug"
 	"sync"
 	"time"
 )
@@ -42,6 +43,16 @@ func call[T any](t *timeoutSampler, ctx context.Context, what string, fn func() 
 	}
 	done := make(chan result, 1)
 	go func() {
+		// A panic in the driver binding is the call's error, not the
+		// process's end (the agent samples on; a hook exits 0 anyway).
+		defer func() {
+			if p := recover(); p != nil {
+				t.mu.Lock()
+				t.stuck = false
+				t.mu.Unlock()
+				done <- result{err: fmt.Errorf("%s: panicked: %v\n%s", what, p, debug.Stack())}
+			}
+		}()
 		v, err := fn()
 		t.mu.Lock()
 		t.stuck = false

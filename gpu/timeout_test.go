@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"reflect"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"testing"
@@ -185,5 +186,27 @@ func TestWithTimeoutContextCancelled(t *testing.T) {
 	}
 	if !errors.Is(err, context.Canceled) || errors.Is(err, ErrTimeout) {
 		t.Errorf("err = %v, want context.Canceled", err)
+	}
+}
+
+// panickySampler panics in SampleDevice, as a driver binding might.
+type panickySampler struct{ gatedSampler }
+
+func (p *panickySampler) SampleDevice(context.Context, string) (DeviceSample, error) {
+	panic("nvml: invalid handle")
+}
+
+// A panic inside a driver call is that call's error: the caller (the
+// agent's sampling loop, a hook) goes on, and later calls work.
+func TestWithTimeoutRecoversPanic(t *testing.T) {
+	p := &panickySampler{gatedSampler: *newGatedSampler()}
+	p.open()
+	s := WithTimeout(p, time.Second)
+	_, err := s.SampleDevice(context.Background(), "GPU-1")
+	if err == nil || !strings.Contains(err.Error(), "panicked: nvml: invalid handle") {
+		t.Fatalf("err = %v, want the panic as the call's error", err)
+	}
+	if _, err := s.Devices(context.Background()); err != nil {
+		t.Errorf("the call after a panic: %v, want it to work (not stuck)", err)
 	}
 }

@@ -42,8 +42,8 @@ func main() {
 		// A hook exits 0 even when slurmd (or a wrapper) called it with
 		// arguments or flags it does not know: a failed prolog or epilog
 		// drains the node, a failed jobcomp is logged by slurmctld for
-		// every job. cobra has printed the error to stderr, which slurmd
-		// logs.
+		// every job. cobra has printed the error to stderr, which the
+		// contrib wrappers append to hooks.log.
 		code = exitOK
 	}
 	os.Exit(code)
