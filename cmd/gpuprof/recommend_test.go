@@ -196,7 +196,7 @@ func TestRecommendFlagErrors(t *testing.T) {
 	}{
 		{"unknown emit format", []string{"recommend", "--emit", "yaml"}},
 		{"emit and json", []string{"recommend", "--emit", "slurm", "--json"}},
-		{"bad since", []string{"recommend", "--since", "yesterday"}},
+		{"bad since", []string{"recommend", "--since", "last tuesday"}},
 		{"bad growth", []string{"plan", "--growth", "lots"}},
 		{"ambiguous growth", []string{"plan", "--growth", "30"}},
 		{"bad horizon", []string{"plan", "--horizon", "12"}},
