@@ -695,6 +695,7 @@ func TestEpilogBurst(t *testing.T) {
 	// reached", below): with 64 processes starting on two CPUs, the wall
 	// time of each would mostly measure the wait for a CPU.
 	parallel(jobs, 0, func(i int) { checkHook(t, id(i), n.runHook(t, n.config, "prolog", env(i)), false) })
+	prologsDone := time.Now()
 	var procs []*burnProc
 	for i := range jobs {
 		if burns(i) {
@@ -712,6 +713,12 @@ func TestEpilogBurst(t *testing.T) {
 	for _, p := range procs {
 		p.stop(t)
 	}
+	// Every job must outlive profile.MinCoverIntervals samples, or its
+	// profile is rightly partial ("sampling may have missed its work"). On
+	// a fast machine the burns are seen within a few hundred milliseconds,
+	// so wait out the rest; stored times have whole seconds, hence the
+	// extra second.
+	time.Sleep(time.Until(prologsDone.Add(profile.MinCoverIntervals*interval + time.Second)))
 
 	// Start all 64 epilogs at once, as slurmd does when a job array ends.
 	var (
