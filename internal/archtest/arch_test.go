@@ -32,6 +32,7 @@ var rules = []struct {
 	{"hooks", []string{"github.com/NVIDIA/go-nvml", "github.com/spf13/cobra", module + "/gpu/nvml", module + "/gpu/sim"}, "hooks get their sampler injected"},
 	{"config", []string{"github.com/NVIDIA/go-nvml", "github.com/mattn/go-sqlite3", "github.com/spf13/cobra"}, "config only describes"},
 	{"analysis", []string{"github.com/NVIDIA/go-nvml", "github.com/mattn/go-sqlite3", "github.com/spf13/cobra", "database/sql", module + "/store", module + "/gpu/nvml", module + "/gpu/sim"}, "analysis is pure"},
+	{"queuesim", []string{"github.com/NVIDIA/go-nvml", "github.com/mattn/go-sqlite3", "github.com/spf13/cobra", "database/sql", "os", "time/tzdata", module + "/store", module + "/analysis", module + "/slurmext", module + "/gpu"}, "the queue simulator is pure: jobs and a cluster in, starts out"},
 	{"report", []string{"github.com/mattn/go-sqlite3", "database/sql", "net", "net/http", module + "/store", module + "/collect", module + "/agent"}, "the report presents findings: it reads no database and no network"},
 	{"tui", []string{"github.com/mattn/go-sqlite3", "database/sql", "net/http", module + "/collect", module + "/agent"}, "the TUI reads jobs through its Source, which enforces access"},
 }

@@ -1,0 +1,364 @@
+package queuesim
+
+import "slices"
+
+// The backfill plans on a timeline per node: what its running jobs hold
+// until their planned ends (start + time limit, rounded up to
+// bf_resolution) and what earlier jobs of the same cycle reserved. It
+// counts in units: a GPU is ShardsPerGPU units on a node with shards (one
+// otherwise), a whole GPU takes all of them, a shard one. Which GPU the
+// shards sit on is left to the start itself, which checks it exactly.
+
+type span struct {
+	from, to int64
+	units    int
+}
+
+type step struct {
+	t     int64
+	units int // in use from t to the next step
+}
+
+type timeline struct {
+	gen   int
+	spans []span
+	steps []step
+	dirty bool
+	built bool
+}
+
+// add records that units are in use on the node from..to in this cycle:
+// spans until the node's steps are first read, then into the steps
+// directly (a reservation must not cost a sort of all of them).
+func (s *sim) add(n int32, from, to int64, units int) {
+	tl := &s.nodes[n].tl
+	if tl.gen != s.tlGen {
+		tl.gen, tl.spans, tl.dirty = s.tlGen, tl.spans[:0], true
+	}
+	if tl.dirty {
+		tl.spans = append(tl.spans, span{from, to, units})
+		return
+	}
+	i, j := tl.ensure(max(from, s.now)), len(tl.steps)
+	if to < never {
+		j = tl.ensure(to)
+	}
+	for k := i; k < j; k++ {
+		tl.steps[k].units += units
+	}
+}
+
+// ensure returns the index of the step at t, splitting the step that
+// holds t when there is none (t is never before the first step).
+func (tl *timeline) ensure(t int64) int {
+	k, found := slices.BinarySearchFunc(tl.steps, t, func(e step, t int64) int { return cmpInt(e.t, t) })
+	if found {
+		return k
+	}
+	tl.steps = slices.Insert(tl.steps, k, step{t, tl.steps[k-1].units})
+	return k
+}
+
+// steps returns the node's use over time from now on: sorted, the first
+// at now.
+func (s *sim) steps(n int32) []step {
+	tl := &s.nodes[n].tl
+	if tl.gen != s.tlGen {
+		return nil
+	}
+	if !tl.dirty {
+		return tl.steps
+	}
+	st := tl.steps[:0]
+	st = append(st, step{t: s.now})
+	for _, sp := range tl.spans {
+		st = append(st, step{sp.from, sp.units})
+		if sp.to < never {
+			st = append(st, step{sp.to, -sp.units})
+		}
+	}
+	slices.SortFunc(st, func(a, b step) int { return cmpInt(a.t, b.t) })
+	// Running sums, one step per distinct time.
+	out, sum := st[:0], 0
+	for _, e := range st {
+		sum += e.units
+		if len(out) > 0 && out[len(out)-1].t == e.t {
+			out[len(out)-1].units = sum
+			continue
+		}
+		out = append(out, step{e.t, sum})
+	}
+	tl.steps, tl.dirty = out, false
+	return out
+}
+
+// earliestOn returns the earliest time from now at which the node has
+// units free for dur, or never when that is after limit.
+func (s *sim) earliestOn(n int32, units int, dur, limit int64) int64 {
+	cp := s.nodes[n].cap
+	st := s.steps(n)
+	c := s.now
+	for k, e := range st {
+		end := int64(never)
+		if k+1 < len(st) {
+			end = st[k+1].t
+		}
+		if end <= c {
+			continue
+		}
+		if e.units+units > cp {
+			c = end
+			if c > limit {
+				return never
+			}
+			continue
+		}
+		if end-c >= dur || end >= never {
+			return c
+		}
+	}
+	return c
+}
+
+// freeDuring reports whether the node has units free from c for dur.
+func (s *sim) freeDuring(n int32, units int, c, dur int64) bool {
+	cp := s.nodes[n].cap
+	st := s.steps(n)
+	for k, e := range st {
+		end := int64(never)
+		if k+1 < len(st) {
+			end = st[k+1].t
+		}
+		if end <= c {
+			continue
+		}
+		if e.t >= c+dur && dur < never {
+			break
+		}
+		if e.units+units > cp {
+			return false
+		}
+	}
+	return true
+}
+
+// units is what the job takes on a node, in the node's units.
+func (s *sim) units(in *Job, n int32) int {
+	if in.Shards > 0 {
+		return in.Shards
+	}
+	return in.GPUs * s.nodes[n].upg
+}
+
+// fitsShape reports whether the node could ever hold the job's share.
+func (s *sim) fitsShape(j *jstate, in *Job, n int32) bool {
+	ns := &s.nodes[n]
+	if !s.typeMatches(j.typ, ns) {
+		return false
+	}
+	if in.Shards > 0 {
+		return ns.spg >= in.Shards
+	}
+	return ns.gpus >= in.GPUs
+}
+
+// plannedEnd is when the backfill expects a job started at start to end:
+// its limit (or its partition's MaxTime), rounded up to bf_resolution.
+func (s *sim) plannedEnd(j *jstate, p int32, start int64) int64 {
+	lim := j.limit
+	if lim >= never {
+		lim = s.parts[p].maxTime
+	}
+	if lim >= never {
+		return never
+	}
+	end := start + lim
+	res := secs(s.sc.BfResolution)
+	if res > 1 {
+		end = (end + res - 1) / res * res
+	}
+	return max(end, s.now+1)
+}
+
+// backfill is one cycle of conservative backfill: pending jobs in priority
+// order, at most bf_max_job_test, each planned at the earliest time its
+// limit fits around the running jobs and the plans made before it in this
+// cycle; a job planned to start now starts, one planned within bf_window
+// holds its plan for the rest of the cycle.
+func (s *sim) backfill() {
+	s.stats.BackfillPasses++
+	s.tlGen++
+	s.buildTimelines()
+	horizon := s.now + secs(s.sc.BfWindow)
+	tested := 0
+	var nodes []int32
+	for _, ji := range s.pending {
+		j := &s.js[ji]
+		if j.status != stPending {
+			continue
+		}
+		if tested >= s.sc.BfMaxJobTest {
+			break
+		}
+		tested++
+		s.stats.BackfillTested++
+		if !s.qosAllows(ji) {
+			continue
+		}
+		best, bestPart := int64(never), int32(-1)
+		for _, p := range s.in[ji].Partitions {
+			if j.parts&(1<<uint(p)) == 0 {
+				continue
+			}
+			dur := s.plannedEnd(j, int32(p), s.now) - s.now
+			t, picked := s.earliest(ji, int32(p), dur, min(horizon, best-1))
+			if t < best {
+				best, bestPart = t, int32(p)
+				nodes = append(nodes[:0], picked...)
+			}
+		}
+		if best > horizon {
+			continue
+		}
+		in := &s.in[ji]
+		if best == s.now && s.placeable(ji, nodes) {
+			s.place(ji, bestPart, nodes, true)
+		}
+		end := s.plannedEnd(j, bestPart, best)
+		for _, n := range nodes {
+			s.add(n, best, end, s.units(in, n))
+		}
+	}
+	s.compact()
+}
+
+// placeable reports whether the job fits now, exactly, on the nodes.
+func (s *sim) placeable(ji int32, nodes []int32) bool {
+	for _, n := range nodes {
+		if !s.fitsNodeNow(&s.js[ji], &s.in[ji], int(n)) {
+			return false
+		}
+	}
+	return true
+}
+
+// earliest returns the earliest time (≤ limit) at which the partition has
+// nodes for the job for dur, and those nodes; never when there is none.
+func (s *sim) earliest(ji, p int32, dur, limit int64) (int64, []int32) {
+	j, in := &s.js[ji], &s.in[ji]
+	s.pick = s.pick[:0]
+	if in.Nodes == 1 {
+		best, node := int64(never), int32(-1)
+		for _, n := range s.parts[p].nodes {
+			if !s.fitsShape(j, in, n) {
+				continue
+			}
+			t := s.earliestOn(n, s.units(in, n), dur, min(limit, best-1))
+			if t < best {
+				best, node = t, n
+				if t == s.now {
+					break
+				}
+			}
+		}
+		if node < 0 {
+			return never, nil
+		}
+		return best, append(s.pick, node)
+	}
+	// Several nodes at once: try now, then each time a node's use
+	// changes, for the first time enough nodes are free together.
+	cands := []int64{s.now}
+	for _, n := range s.parts[p].nodes {
+		if !s.fitsShape(j, in, n) {
+			continue
+		}
+		for _, e := range s.steps(n) {
+			if e.t > s.now && e.t <= limit {
+				cands = append(cands, e.t)
+			}
+		}
+	}
+	slices.Sort(cands)
+	cands = slices.Compact(cands)
+	for _, c := range cands {
+		s.pick = s.pick[:0]
+		for _, n := range s.parts[p].nodes {
+			if s.fitsShape(j, in, n) && s.freeDuring(n, s.units(in, n), c, dur) {
+				s.pick = append(s.pick, n)
+				if len(s.pick) == in.Nodes {
+					return c, s.pick
+				}
+			}
+		}
+	}
+	return never, nil
+}
+
+// buildTimelines starts the cycle's timelines from the running jobs: on
+// each node, all they hold now, less each one's units from its planned
+// end on.
+func (s *sim) buildTimelines() {
+	for _, ri := range s.running {
+		j := &s.js[ri]
+		end := s.plannedEnd(j, j.part, j.start)
+		in := &s.in[ri]
+		if j.multi != nil {
+			for _, v := range j.multi {
+				s.addRunning(v>>8, end, s.units(in, v>>8))
+			}
+		} else {
+			s.addRunning(j.node, end, s.units(in, j.node))
+		}
+	}
+	for _, ri := range s.running {
+		j := &s.js[ri]
+		if j.multi != nil {
+			for _, v := range j.multi {
+				s.nodes[v>>8].tl.finish()
+			}
+		} else {
+			s.nodes[j.node].tl.finish()
+		}
+	}
+}
+
+// addRunning adds a running job's units until end to the node's
+// timeline being built: steps[0] holds the total in use now, the rest the
+// releases, unsorted until finish.
+func (s *sim) addRunning(n int32, end int64, units int) {
+	tl := &s.nodes[n].tl
+	if tl.gen != s.tlGen {
+		tl.gen, tl.dirty, tl.built = s.tlGen, false, false
+		tl.steps = append(tl.steps[:0], step{t: s.now})
+	}
+	tl.steps[0].units += units
+	if end < never {
+		tl.steps = append(tl.steps, step{end, units})
+	}
+}
+
+// finish sorts the releases (a few per node: insertion sort) and turns
+// them into running totals.
+func (tl *timeline) finish() {
+	if tl.built {
+		return
+	}
+	tl.built = true
+	st := tl.steps
+	for i := 2; i < len(st); i++ {
+		for k := i; k > 1 && st[k].t < st[k-1].t; k-- {
+			st[k], st[k-1] = st[k-1], st[k]
+		}
+	}
+	out, sum := st[:1], st[0].units
+	for _, e := range st[1:] {
+		sum -= e.units
+		if out[len(out)-1].t == e.t {
+			out[len(out)-1].units = sum
+			continue
+		}
+		out = append(out, step{e.t, sum})
+	}
+	tl.steps = out
+}

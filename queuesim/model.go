@@ -1,0 +1,222 @@
+package queuesim
+
+import (
+	"errors"
+	"fmt"
+	"time"
+)
+
+// ErrBadInput means the cluster, the policy or a job is not something the
+// simulator can run: a partition naming a node that does not exist, a job
+// in no partition, a negative run time. The error says which.
+var ErrBadInput = errors.New("queuesim: bad input")
+
+// Cluster is what the jobs run on: nodes with GPUs, the partitions that
+// group them, and the QOS whose limits apply.
+type Cluster struct {
+	Nodes      []Node
+	Partitions []Partition
+	QOS        []QOS
+}
+
+// Node is one node: GPUs of one type, and optionally shards on them.
+type Node struct {
+	Name string
+	// Type is the node's GPU type as jobs ask for it (Slurm's GRES type,
+	// "h100"), compared exactly: the caller folds case. "" means untyped:
+	// only jobs that name no type run here.
+	Type string
+	GPUs int
+	// ShardsPerGPU is the node's shard count divided by its GPUs (Slurm
+	// splits a shard count evenly over the GPUs); 0 when the node has no
+	// shards. A GPU holding shards of a job is not given whole to another,
+	// and a GPU given whole holds no shards.
+	ShardsPerGPU int
+}
+
+// Partition is a set of nodes with its limits.
+type Partition struct {
+	Name  string
+	Nodes []int // indices into Cluster.Nodes
+	// MaxTime is the longest time limit a job may have here; 0 is
+	// unlimited. A job whose limit is longer never starts in it (Slurm
+	// leaves it pending with reason PartitionTimeLimit).
+	MaxTime time.Duration
+	// PriorityTier orders partitions: jobs of a higher tier are scheduled
+	// first, whatever their priority.
+	PriorityTier int
+	// PriorityFactor is PriorityJobFactor, the partition's share of the
+	// multifactor priority (normalised by the largest).
+	PriorityFactor int
+}
+
+// QOS is a quality of service: its priority and the limits a job must fit
+// in to start (0 is no limit). A job held back by a QOS limit does not
+// block the lower-priority jobs of its partition, as in Slurm.
+type QOS struct {
+	Name     string
+	Priority int
+	// MaxGPUsPerUser is MaxTRESPerUser=gres/gpu=N, counting shard jobs by
+	// their share of a GPU; MaxJobsPerUser limits running jobs; GrpGPUs is
+	// GrpTRES=gres/gpu=N over all users.
+	MaxGPUsPerUser int
+	MaxJobsPerUser int
+	GrpGPUs        int
+}
+
+// Priority is how pending jobs are ordered: Slurm's priority/basic (FIFO by
+// submission, Job.Order) or priority/multifactor, a weighted sum of factors
+// each between 0 and 1 (age, fair-share, job size, partition, QOS),
+// recomputed every CalcPeriod as Slurm's PriorityCalcPeriod.
+type Priority struct {
+	Multifactor bool
+
+	WeightAge, WeightFairshare, WeightJobSize, WeightPartition, WeightQOS float64
+	// MaxAge is when the age factor reaches 1 (PriorityMaxAge, 7 days by
+	// default); DecayHalfLife the half-life of fair-share usage
+	// (PriorityDecayHalfLife, 7 days).
+	MaxAge, DecayHalfLife time.Duration
+	// FavorSmall reverses the job size factor (PriorityFavorSmall).
+	FavorSmall bool
+	// CalcPeriod is PriorityCalcPeriod (5 minutes by default).
+	CalcPeriod time.Duration
+}
+
+// Scheduler holds the main scheduler's and the backfill's settings, named
+// as in slurm.conf's SchedulerParameters.
+type Scheduler struct {
+	// QueueDepth is default_queue_depth: how many jobs the main scheduler
+	// tests on an event (a job arrives or ends); every SchedInterval it
+	// tests them all.
+	QueueDepth    int
+	SchedInterval time.Duration
+
+	// Backfill is sched/backfill: every BfInterval, pending jobs are
+	// planned in priority order on the time limits of running jobs; one
+	// may start now only if it delays no job planned before it
+	// (conservative backfill). At most BfMaxJobTest jobs are tested per
+	// cycle, and none is planned beyond BfWindow; planned ends are rounded
+	// up to BfResolution.
+	Backfill     bool
+	BfInterval   time.Duration
+	BfResolution time.Duration
+	BfWindow     time.Duration
+	BfMaxJobTest int
+	// BfPhase is when, after the start, the first backfill cycle runs; with
+	// BfPhaseKnown false it is drawn from the seed (real slurmctld starts
+	// its cycle when it starts, which the data does not say).
+	BfPhase      time.Duration
+	BfPhaseKnown bool
+}
+
+// Job is one job to replay. Times are offsets from the start of the
+// replay; the simulator never sees a clock.
+type Job struct {
+	// Arrival is when the job becomes eligible (Slurm's EligibleTime).
+	Arrival time.Duration
+	// Order is the submission order (priority/basic schedules by it; ties
+	// in multifactor priority too): smaller is earlier.
+	Order int64
+	// Run is how long the job runs once started (observed elapsed time,
+	// capped at the limit by the caller); Limit its time limit, 0 for none.
+	Run   time.Duration
+	Limit time.Duration
+	// Cancel, when Cancels is set, is when the job leaves the queue if it
+	// has not started by then (a job cancelled while pending).
+	Cancel  time.Duration
+	Cancels bool
+
+	// Partitions the job may run in (indices into Cluster.Partitions); a
+	// job submitted to several starts in whichever fits first. QOS is an
+	// index into Cluster.QOS, -1 for none.
+	Partitions []int
+	QOS        int
+	// User and Account are small integers the caller assigns (fair-share
+	// and per-user limits count by them).
+	User, Account int
+
+	// Nodes is the number of nodes (at least 1); GPUs and Shards are per
+	// node, Type the GPU type asked for ("" any).
+	Nodes  int
+	GPUs   int
+	Shards int
+	Type   string
+
+	// Running jobs were already running at the start of the replay: they
+	// start at offset 0, before anything else, on Pinned when those nodes
+	// have room, and run until Run after their real start Started (≤ 0).
+	Running bool
+	Started time.Duration
+	Pinned  []int
+}
+
+// Options are what varies between runs of the same inputs.
+type Options struct {
+	// Seed draws the backfill phase (unless known) and breaks ties
+	// between jobs of equal priority and submission order.
+	Seed uint64
+}
+
+// Outcome says how a job left the replay.
+type Outcome uint8
+
+// Outcomes.
+const (
+	// NotStarted: still pending when no event was left (no job running
+	// could ever make room).
+	NotStarted Outcome = iota
+	Ran
+	// Cancelled: left the queue at its Cancel time without starting.
+	Cancelled
+	// Unrunnable: asks for more than any of its partitions has (GPUs of
+	// its type, nodes, shards, the QOS's per-user or group GPUs) or for a
+	// limit above the MaxTime of each of them.
+	Unrunnable
+)
+
+func (o Outcome) String() string {
+	switch o {
+	case Ran:
+		return "ran"
+	case Cancelled:
+		return "cancelled"
+	case Unrunnable:
+		return "unrunnable"
+	}
+	return "not started"
+}
+
+// JobResult is what happened to one job.
+type JobResult struct {
+	Outcome Outcome
+	// Start and End of the run (Ran), or End the cancel time (Cancelled).
+	Start, End time.Duration
+	// Partition it ran in, and the first node it ran on (-1 when it did
+	// not run).
+	Partition int
+	Node      int
+	// Backfilled is set when the backfill cycle, not the main scheduler,
+	// started it.
+	Backfilled bool
+}
+
+// Result is one replay: per job, in the order of the input.
+type Result struct {
+	Jobs []JobResult
+	// Stats are the simulator's own counts.
+	Stats Stats
+}
+
+// Stats count what the simulator did.
+type Stats struct {
+	Events, MainPasses, BackfillPasses, BackfillStarts int
+	// BackfillTested counts the jobs the backfill cycles planned.
+	BackfillTested int
+	// Displaced counts running jobs that did not fit on their own nodes at
+	// the start (the cluster given is smaller than the one they ran on).
+	Displaced int
+}
+
+func badf(format string, a ...any) error {
+	return fmt.Errorf("%w: "+format, append([]any{ErrBadInput}, a...)...)
+}

@@ -1,0 +1,83 @@
+package queuesim
+
+import (
+	"math"
+	"slices"
+	"time"
+)
+
+// Scale returns the jobs of a window of length span with their arrival
+// rate multiplied by factor, for "what if demand grows by g": a factor
+// above 1 keeps every job and adds copies of jobs drawn at random (their
+// users, partitions, GPUs, limits and run times), each arriving in the
+// hour of another job drawn at random (uniformly within that hour), so
+// the window's hour-of-week and day-to-day pattern is kept; a factor below
+// 1 keeps each job with that probability. Jobs running at the start are
+// kept as they are. hourOffset is how far past a whole hour the window
+// starts (0 for a month), so that "the hour" is the wall clock's.
+//
+// The result's Order is the arrival order (a copy has no submission time
+// of its own). The same seed gives the same jobs.
+func Scale(jobs []Job, factor float64, span, hourOffset time.Duration, seed uint64) []Job {
+	if factor == 1 || math.IsNaN(factor) || factor < 0 {
+		return slices.Clone(jobs)
+	}
+	rng := rngFrom(seed)
+	var arriving []int
+	out := make([]Job, 0, int(float64(len(jobs))*max(factor, 1))+1)
+	for i, j := range jobs {
+		if j.Running {
+			out = append(out, j)
+			continue
+		}
+		if j.Arrival >= 0 && j.Arrival < span {
+			arriving = append(arriving, i)
+		}
+		if factor >= 1 || rng.float() < factor {
+			out = append(out, j)
+		}
+	}
+	if factor > 1 && len(arriving) > 0 {
+		extra := int(math.Round((factor - 1) * float64(len(arriving))))
+		for range extra {
+			j := jobs[arriving[rng.intn(len(arriving))]]
+			at := jobs[arriving[rng.intn(len(arriving))]].Arrival
+			hour := (at + hourOffset).Truncate(time.Hour) - hourOffset
+			a := hour + time.Duration(rng.float()*float64(time.Hour))
+			a = min(max(a, 0), span-time.Second)
+			if j.Cancels {
+				j.Cancel = a + (j.Cancel - j.Arrival)
+			}
+			j.Arrival = a
+			out = append(out, j)
+		}
+	}
+	order := make([]int, len(out))
+	for i := range order {
+		order[i] = i
+	}
+	slices.SortStableFunc(order, func(a, b int) int {
+		return cmpInt(int64(out[a].Arrival), int64(out[b].Arrival))
+	})
+	for rank, i := range order {
+		out[i].Order = int64(rank)
+	}
+	return out
+}
+
+// rng is a small deterministic generator (SplitMix64 steps): Scale must
+// give the same jobs for a seed on every platform and Go version.
+type rng struct{ state uint64 }
+
+func rngFrom(seed uint64) *rng { return &rng{state: seed} }
+
+func (r *rng) next() uint64 {
+	r.state += 0x9e3779b97f4a7c15
+	return splitmix(r.state)
+}
+
+// float returns a number in [0, 1).
+func (r *rng) float() float64 { return float64(r.next()>>11) / (1 << 53) }
+
+// intn returns a number in [0, n).
+func (r *rng) intn(n int) int { return int(r.next() % uint64(n)) }
