@@ -48,6 +48,15 @@ type Job struct {
 	ReqGPUType string
 	ReqShards  int
 
+	// What the queue replay (WhatIf) reads besides: the nodes the job ran
+	// on (count and hostlist), why it last waited (Slurm's reason) and how
+	// often it was requeued. Readers that load lean records leave them
+	// zero.
+	NodeCount int
+	NodeList  string
+	Reason    string
+	Restarts  int
+
 	// HasGPUData is true when at least one GPU reading (utilisation or
 	// memory) was recorded; false for history imported from sacct and for
 	// profiles recorded by a hook alone.
@@ -153,6 +162,10 @@ func FromView(rec *slurmext.JobRecord, profiles []profile.Job) Job {
 			ReqGPUs:    rec.ReqGPUs,
 			ReqGPUType: rec.ReqGPUType,
 			ReqShards:  rec.ReqShards,
+			NodeCount:  rec.NodeCount,
+			NodeList:   rec.NodeList,
+			Reason:     rec.Reason,
+			Restarts:   rec.Restarts,
 		}
 	} else if len(profiles) > 0 {
 		j = fromProfilesOnly(profiles)

@@ -221,6 +221,7 @@ Exit codes: 0 success (hooks always exit 0), 1 error, 2 usage error,
 		newDemoCommand(g),
 		newRecommendCommand(g),
 		newPlanCommand(g),
+		newWhatifCommand(g),
 		newReportCommand(g),
 		newTUICommand(g),
 	)

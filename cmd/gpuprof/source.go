@@ -157,8 +157,14 @@ func (s *jobSource) Each(ctx context.Context, f store.ViewFilter, fn func(store.
 // is f's Since and Until (zero ends: the data's own) and whose Now is the
 // clock, so jobs still running count up to now.
 func (s *jobSource) input(ctx context.Context, f store.ViewFilter) (analysis.Input, error) {
-	limitMemory()
 	f.Lean = true // the analysis reads no TRES text, node list or reason
+	return s.inputOf(ctx, f)
+}
+
+// inputOf is input with the records as f asks for them (the what-if
+// replay reads node lists and reasons).
+func (s *jobSource) inputOf(ctx context.Context, f store.ViewFilter) (analysis.Input, error) {
+	limitMemory()
 	b := analysis.NewInputBuilder()
 	b.SetSlurmNodes(s.slurmNodes)
 	// Converting into an array of the right size saves holding a month's

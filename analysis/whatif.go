@@ -1,0 +1,289 @@
+package analysis
+
+import (
+	"errors"
+	"fmt"
+	"math"
+	"slices"
+	"strings"
+	"time"
+
+	"github.com/gpuprof/gpuprof/queuesim"
+	"github.com/gpuprof/gpuprof/slurmext"
+)
+
+// ErrNoCluster means a what-if has no cluster to replay on: no GPU
+// inventory in the profiles, no GPU nodes in slurm.conf, and none given.
+var ErrNoCluster = errors.New("no cluster to replay on: no GPU inventory in the profiles, no GPU nodes in slurm.conf (slurm_conf), and no --node given")
+
+// ErrNoJobs means the window holds no GPU job with a scheduler record.
+var ErrNoJobs = errors.New("no GPU job with a scheduler record (eligible or submit time) in the window")
+
+// Change kinds of a what-if.
+const (
+	ChangeAdd       = "add"       // Count GPUs of Model (into Partition)
+	ChangeRemove    = "remove"    // Count GPUs of Model
+	ChangePartition = "partition" // a partition changed or added
+	ChangeQOS       = "qos"       // a QOS's priority and limits
+)
+
+// Change is one change a what-if applies to today's cluster and rules.
+type Change struct {
+	Kind string `json:"kind"`
+	// add, remove: how many GPUs of which model (matched case-insensitively
+	// by Slurm's GRES type or in the model name), and for add the
+	// partition ("" : the partitions that have that model, else all).
+	Count     int    `json:"count,omitempty"`
+	Model     string `json:"model,omitempty"`
+	Partition string `json:"partition,omitempty"`
+	// partition: the partition as given, and which keys were given.
+	PartitionConf slurmext.PartitionConf `json:"-"`
+	PartitionSet  map[string]bool        `json:"-"`
+	// qos: the QOS's limits.
+	QOS slurmext.QOSLimits `json:"-"`
+	// Spec is the change as the user wrote it.
+	Spec string `json:"spec"`
+}
+
+// WhatIfParams are a what-if's inputs besides the jobs.
+type WhatIfParams struct {
+	// Sched is slurm.conf's scheduler settings and partitions; SchedKnown
+	// is false when there was no slurm.conf (Slurm's defaults are used).
+	Sched      slurmext.SchedConf
+	SchedKnown bool
+	// SlurmNodes are slurm.conf's nodes with their GRES (types).
+	SlurmNodes []slurmext.NodeGres
+	// FlagNodes are nodes given on the command line: the cluster when
+	// neither the inventory nor slurm.conf has one.
+	FlagNodes []Node
+	Changes   []Change
+	// Growth per year and horizon in months: arrivals scaled by
+	// (1+Growth)^(Months/12).
+	Growth float64
+	Months int
+	// Seeds is how many seeded runs each answer is the spread of.
+	Seeds int
+}
+
+// WhatIf is a what-if's answer: the cluster it replayed, the calibration
+// of today's configuration against what happened, and per partition and
+// GPU model the spread over the seeded runs, today and with the changes.
+// docs/json.md documents it as `gpuprof whatif --json`.
+type WhatIf struct {
+	Window        Window       `json:"window"`
+	ClusterSource string       `json:"cluster_source"` // "inventory", "slurm.conf" or "flags"
+	Nodes         []SimNode    `json:"nodes"`
+	Partitions    []SimPart    `json:"partitions"`
+	Scheduler     SimScheduler `json:"scheduler"`
+	Assumed       []string     `json:"assumed"`
+	Jobs          SimJobs      `json:"jobs"`
+	Calibration   Calibration  `json:"calibration"`
+	Changes       []Change     `json:"changes"`
+	Growth        float64      `json:"growth"`
+	Months        int          `json:"horizon_months"`
+	Seeds         int          `json:"seeds"`
+	Baseline      Scenario     `json:"baseline"`
+	// Changed is the answer with the changes (and growth) applied; nil
+	// when there is none.
+	Changed *Scenario `json:"changed,omitempty"`
+}
+
+// SimNode is a node as the replay sees it.
+type SimNode struct {
+	Name       string   `json:"name"`
+	Model      string   `json:"model"`
+	Type       string   `json:"gres_type,omitempty"`
+	GPUs       int      `json:"gpus"`
+	Shards     int      `json:"shards,omitempty"`
+	Partitions []string `json:"partitions"`
+	Added      bool     `json:"added,omitempty"`
+}
+
+// SimPart is a partition as the replay sees it.
+type SimPart struct {
+	Name         string   `json:"name"`
+	Nodes        []string `json:"nodes"`
+	GPUs         int      `json:"gpus"`
+	MaxTime      int64    `json:"max_time_s"` // 0: unlimited
+	PriorityTier int      `json:"priority_tier"`
+	Added        bool     `json:"added,omitempty"`
+}
+
+// SimScheduler is the scheduler model's settings.
+type SimScheduler struct {
+	Source       string `json:"source"` // "slurm.conf" or "defaults"
+	Priority     string `json:"priority"`
+	Backfill     bool   `json:"backfill"`
+	BfInterval   int64  `json:"bf_interval_s"`
+	BfResolution int64  `json:"bf_resolution_s"`
+	BfWindow     int64  `json:"bf_window_s"`
+	BfMaxJobTest int    `json:"bf_max_job_test"`
+}
+
+// SimJobs counts the jobs replayed and those left out, with why.
+type SimJobs struct {
+	Replayed       int      `json:"replayed"`
+	Arrived        int      `json:"arrived"` // eligible within the window
+	RunningAtStart int      `json:"running_at_start"`
+	PendingAtStart int      `json:"pending_at_start"`
+	LeftOut        int      `json:"left_out"`
+	LeftOutWhy     []string `json:"left_out_why"`
+}
+
+// Calibration compares the replay of today's configuration with what
+// happened, on the jobs that started in the window in both.
+type Calibration struct {
+	Jobs       int           `json:"jobs"`
+	Partitions []CalibratedP `json:"partitions"`
+	// StartMAE is the mean absolute difference of start times (seconds);
+	// Within10s the share of jobs starting within 10 s of their real start;
+	// RankCorrelation Spearman's ρ of the two start orders.
+	StartMAE        float64 `json:"start_mae_s"`
+	Within10s       float64 `json:"within_10s"`
+	RankCorrelation float64 `json:"rank_correlation"`
+	// Reliable is false when a threshold of docs/whatif.md is missed;
+	// Problems says which; NotModelled what the data shows that the model
+	// does not know.
+	Reliable    bool     `json:"reliable"`
+	Problems    []string `json:"problems"`
+	NotModelled []string `json:"not_modelled"`
+}
+
+// CalibratedP is one partition's waits, observed and replayed (seconds).
+type CalibratedP struct {
+	Partition    string  `json:"partition"`
+	Jobs         int     `json:"jobs"`
+	ObservedP50  float64 `json:"observed_p50_s"`
+	ObservedP95  float64 `json:"observed_p95_s"`
+	SimulatedP50 float64 `json:"simulated_p50_s"`
+	SimulatedP95 float64 `json:"simulated_p95_s"`
+}
+
+// Scenario is one configuration's answer, per partition and per GPU model.
+type Scenario struct {
+	Partitions []Group `json:"partitions"`
+	Models     []Group `json:"models"`
+}
+
+// Group is the answer for one partition or GPU model: each a spread over
+// the seeded runs. Waits are of the jobs that arrived in the window,
+// seconds; occupancy the share of the group's GPU time used in the window;
+// queued GPU-hours the GPUs those jobs asked for times their wait.
+type Group struct {
+	Name           string `json:"name"`
+	GPUs           int    `json:"gpus"`
+	Jobs           Spread `json:"jobs"`
+	WaitMean       Spread `json:"wait_mean_s"`
+	WaitP50        Spread `json:"wait_p50_s"`
+	WaitP95        Spread `json:"wait_p95_s"`
+	Occupancy      Spread `json:"occupancy"`
+	QueuedGPUHours Spread `json:"queued_gpu_hours"`
+}
+
+// Spread is a value over seeded runs: the median and the 10th and 90th
+// percentiles (nearest rank).
+type Spread struct {
+	Median float64 `json:"median"`
+	P10    float64 `json:"p10"`
+	P90    float64 `json:"p90"`
+}
+
+// Calibration thresholds (docs/whatif.md): below them an answer is marked
+// unreliable.
+const (
+	calibMinJobs  = 20
+	calibMinRank  = 0.9
+	calibP95Abs   = 10 * time.Minute
+	calibP95Share = 0.25
+)
+
+// RunWhatIf replays the window's jobs on today's cluster (calibrating
+// against what happened) and, when p has changes or growth, on the changed
+// one.
+func RunWhatIf(in Input, p WhatIfParams) (WhatIf, error) {
+	seeds := max(p.Seeds, 1)
+	base, err := newReplay(in, p, nil)
+	if err != nil {
+		return WhatIf{}, err
+	}
+	w := WhatIf{
+		Window: base.window, ClusterSource: base.source, Nodes: base.simNodes, Partitions: base.simParts,
+		Scheduler: base.schedDesc, Assumed: base.assumed, Jobs: base.counts, Changes: p.Changes,
+		Growth: p.Growth, Months: p.Months, Seeds: seeds,
+	}
+	if w.Changes == nil {
+		w.Changes = []Change{}
+	}
+	runs := make([]*queuesim.Result, seeds)
+	for s := range seeds {
+		if runs[s], err = base.run(base.jobs, uint64(s+1)); err != nil {
+			return w, err
+		}
+	}
+	w.Calibration = base.calibrate(runs[0])
+	w.Baseline = base.scenario(runs, nil)
+	if len(p.Changes) == 0 && p.Growth == 0 {
+		return w, nil
+	}
+	ch, err := newReplay(in, p, p.Changes)
+	if err != nil {
+		return w, err
+	}
+	factor := math.Pow(1+p.Growth, float64(p.Months)/12)
+	jobsets := make([][]queuesim.Job, seeds)
+	for s := range seeds {
+		jobs := ch.jobs
+		if factor != 1 {
+			jobs = queuesim.Scale(ch.jobs, factor, ch.span, ch.hourOffset, uint64(s+1))
+		}
+		jobsets[s] = jobs
+		if runs[s], err = ch.run(jobs, uint64(s+1)); err != nil {
+			return w, err
+		}
+	}
+	sc := ch.scenario(runs, jobsets)
+	w.Changed = &sc
+	w.Nodes, w.Partitions = ch.simNodes, ch.simParts
+	return w, nil
+}
+
+// spreadOf is the median and p10–p90 of values over runs.
+func spreadOf(v []float64) Spread {
+	if len(v) == 0 {
+		return Spread{}
+	}
+	s := slices.Clone(v)
+	slices.Sort(s)
+	return Spread{Median: percentileSorted(s, 50), P10: percentileSorted(s, 10), P90: percentileSorted(s, 90)}
+}
+
+// String is a change as the user wrote it.
+func (c Change) String() string { return c.Spec }
+
+// matchModel reports whether a GPU model or GRES type answers to name,
+// Slurm's GRES type ("h100") or a model name ("NVIDIA H100 80GB HBM3"),
+// case-insensitively: equal, or a word of the model.
+func matchModel(name, model, gresType string) bool {
+	n := strings.ToLower(strings.TrimSpace(name))
+	if n == "" {
+		return false
+	}
+	if strings.EqualFold(n, gresType) || strings.EqualFold(n, model) {
+		return true
+	}
+	words := strings.FieldsFunc(strings.ToLower(model), func(r rune) bool { return r == ' ' || r == '-' || r == '_' })
+	if slices.Contains(words, n) {
+		return true
+	}
+	// "a100" in "a100-sxm4-80gb", "h100" in "h100 80gb".
+	for _, w := range words {
+		if strings.HasPrefix(w, n) && len(n) >= 3 {
+			return true
+		}
+	}
+	return false
+}
+
+func secondsOf(d time.Duration) int64 { return int64(d / time.Second) }
+
+func errf(format string, a ...any) error { return fmt.Errorf("what-if: "+format, a...) }

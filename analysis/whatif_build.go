@@ -1,0 +1,600 @@
+package analysis
+
+import (
+	"cmp"
+	"fmt"
+	"slices"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/gpuprof/gpuprof/queuesim"
+	"github.com/gpuprof/gpuprof/slurmext"
+)
+
+// replay is one configuration ready to run: the simulator's cluster and
+// jobs, and what each index means.
+type replay struct {
+	window     Window
+	span       time.Duration
+	hourOffset time.Duration
+	source     string
+	cluster    queuesim.Cluster
+	simNodes   []SimNode
+	simParts   []SimPart
+	prio       queuesim.Priority
+	sched      queuesim.Scheduler
+	schedDesc  SimScheduler
+	assumed    []string
+	counts     SimJobs
+	jobs       []queuesim.Job
+	ref        []*Job // the recorded job of each replayed one
+	gpuEq      []float64
+}
+
+func (r *replay) run(jobs []queuesim.Job, seed uint64) (*queuesim.Result, error) {
+	return queuesim.Run(r.cluster, r.prio, r.sched, jobs, queuesim.Options{Seed: seed})
+}
+
+func (r *replay) assume(format string, a ...any) { r.assumed = append(r.assumed, fmt.Sprintf(format, a...)) }
+
+// newReplay builds the cluster (with changes applied) and the jobs.
+func newReplay(in Input, p WhatIfParams, changes []Change) (*replay, error) {
+	r := &replay{assumed: []string{}}
+	if err := r.setWindow(in); err != nil {
+		return nil, err
+	}
+	r.setScheduler(p)
+	if err := r.setNodes(in, p); err != nil {
+		return nil, err
+	}
+	r.setPartitions(in, p)
+	added, err := r.apply(changes)
+	if err != nil {
+		return nil, err
+	}
+	r.finishCluster()
+	r.setJobs(in, added, changes)
+	if r.counts.Replayed == 0 {
+		return nil, ErrNoJobs
+	}
+	return r, nil
+}
+
+func (r *replay) setWindow(in Input) error {
+	from, to := in.Window.From, in.Window.To
+	var earliest, latest time.Time
+	for i := range in.Jobs {
+		j := &in.Jobs[i]
+		for _, t := range []time.Time{j.Eligible, j.Submit, j.Start, j.End} {
+			if t.IsZero() {
+				continue
+			}
+			if earliest.IsZero() || t.Before(earliest) {
+				earliest = t
+			}
+			if t.After(latest) {
+				latest = t
+			}
+		}
+	}
+	if from.IsZero() {
+		from = earliest
+	}
+	if to.IsZero() {
+		to = latest
+		if !in.Now.IsZero() && in.Now.Before(to) {
+			to = in.Now
+		}
+	}
+	if !to.After(from) {
+		return ErrNoJobs
+	}
+	r.window = Window{From: from, To: to}
+	r.span = to.Sub(from)
+	r.hourOffset = from.Sub(from.Truncate(time.Hour))
+	return nil
+}
+
+func (r *replay) setScheduler(p WhatIfParams) {
+	sc := p.Sched
+	if !p.SchedKnown {
+		sc = slurmext.DefaultSchedConf()
+		r.assume("no slurm.conf: Slurm's default scheduler (priority/basic, sched/backfill, bf_interval 30 s, bf_window 1 day)")
+	}
+	r.sched = queuesim.Scheduler{
+		QueueDepth: sc.DefaultQueueDepth, SchedInterval: sc.SchedInterval,
+		Backfill:   sc.SchedulerType == "sched/backfill" && !sc.BfDisabled,
+		BfInterval: sc.BfInterval, BfResolution: sc.BfResolution, BfWindow: sc.BfWindow, BfMaxJobTest: sc.BfMaxJobTest,
+	}
+	r.prio = queuesim.DefaultPriority()
+	r.prio.MaxAge, r.prio.DecayHalfLife = sc.PriorityMaxAge, sc.PriorityDecayHalfLife
+	if sc.PriorityType == "priority/multifactor" {
+		r.prio.Multifactor = true
+		r.prio.WeightAge, r.prio.WeightFairshare = float64(sc.WeightAge), float64(sc.WeightFairshare)
+		r.prio.WeightJobSize, r.prio.WeightPartition, r.prio.WeightQOS = float64(sc.WeightJobSize), float64(sc.WeightPartition), float64(sc.WeightQOS)
+		r.prio.FavorSmall = sc.PriorityFavorSmall
+		if sc.WeightFairshare != 0 {
+			r.assume("fair-share: classic 2^(−usage/shares), every user an equal share, usage in GPU-seconds (the association tree is not read)")
+		}
+	}
+	src := "defaults"
+	if p.SchedKnown {
+		src = "slurm.conf"
+	}
+	r.schedDesc = SimScheduler{
+		Source: src, Priority: sc.PriorityType, Backfill: r.sched.Backfill,
+		BfInterval: secondsOf(sc.BfInterval), BfResolution: secondsOf(sc.BfResolution),
+		BfWindow: secondsOf(sc.BfWindow), BfMaxJobTest: sc.BfMaxJobTest,
+	}
+}
+
+// setNodes takes the GPU nodes from the inventory, else slurm.conf, else
+// the flags.
+func (r *replay) setNodes(in Input, p WhatIfParams) error {
+	conf := map[string]slurmext.NodeGres{}
+	for _, n := range p.SlurmNodes {
+		conf[n.Name] = n
+	}
+	switch {
+	case len(in.Nodes) > 0:
+		r.source = "inventory"
+		for _, n := range in.Nodes {
+			sn := SimNode{Name: n.Name, Model: n.GPUModel, GPUs: n.GPUs, Shards: n.Shards, Partitions: slices.Clone(n.Partitions)}
+			if c, ok := conf[n.Name]; ok && len(c.GPUsByType) == 1 {
+				sn.Type = strings.ToLower(c.GPUsByType[0].Type)
+			}
+			r.simNodes = append(r.simNodes, sn)
+		}
+	case len(p.SlurmNodes) > 0:
+		r.source = "slurm.conf"
+		for _, n := range p.SlurmNodes {
+			if n.GPUs <= 0 {
+				continue
+			}
+			t := strings.ToLower(n.GPUType)
+			model := t
+			if model == "" {
+				model = "gpu"
+			}
+			r.simNodes = append(r.simNodes, SimNode{Name: n.Name, Model: model, Type: t, GPUs: n.GPUs, Shards: n.Shards})
+		}
+		r.assume("GPU models from slurm.conf's GRES types (no profiled GPUs)")
+	case len(p.FlagNodes) > 0:
+		r.source = "flags"
+		for _, n := range p.FlagNodes {
+			r.simNodes = append(r.simNodes, SimNode{Name: n.Name, Model: n.GPUModel, Type: strings.ToLower(n.GPUModel), GPUs: n.GPUs, Partitions: slices.Clone(n.Partitions)})
+		}
+		r.assume("the cluster as --node gives it")
+	}
+	if len(r.simNodes) == 0 {
+		return ErrNoCluster
+	}
+	// A node whose GRES type slurm.conf does not say answers to the GPU
+	// types jobs asked for that its model matches.
+	var types []string
+	for i := range in.Jobs {
+		if t := strings.ToLower(in.Jobs[i].ReqGPUType); t != "" && !slices.Contains(types, t) {
+			types = append(types, t)
+		}
+	}
+	slices.Sort(types)
+	for i := range r.simNodes {
+		n := &r.simNodes[i]
+		if n.Type != "" {
+			continue
+		}
+		for _, t := range types {
+			if matchModel(t, n.Model, "") {
+				n.Type = t
+				break
+			}
+		}
+	}
+	return nil
+}
+
+// setPartitions takes slurm.conf's partitions, else those the jobs name
+// (on the nodes that ran them, else on every node).
+func (r *replay) setPartitions(in Input, p WhatIfParams) {
+	if p.SchedKnown && len(p.Sched.Partitions) > 0 {
+		for _, pc := range p.Sched.Partitions {
+			sp := SimPart{Name: pc.Name, PriorityTier: pc.PriorityTier}
+			if !pc.MaxTimeUnlimited {
+				sp.MaxTime = secondsOf(pc.MaxTime)
+			}
+			for _, n := range r.simNodes {
+				if pc.AllNodes || slices.Contains(pc.Nodes, n.Name) {
+					sp.Nodes = append(sp.Nodes, n.Name)
+				}
+			}
+			r.simParts = append(r.simParts, sp)
+		}
+		return
+	}
+	var names []string
+	for i := range in.Jobs {
+		for _, name := range strings.Split(in.Jobs[i].Partition, ",") {
+			if name != "" && !slices.Contains(names, name) {
+				names = append(names, name)
+			}
+		}
+	}
+	slices.Sort(names)
+	if len(names) == 0 {
+		names = []string{"default"}
+	}
+	for _, name := range names {
+		sp := SimPart{Name: name, PriorityTier: 1}
+		for _, n := range r.simNodes {
+			if slices.Contains(n.Partitions, name) {
+				sp.Nodes = append(sp.Nodes, n.Name)
+			}
+		}
+		if len(sp.Nodes) == 0 {
+			for _, n := range r.simNodes {
+				sp.Nodes = append(sp.Nodes, n.Name)
+			}
+			r.assume("partition %s: on every node (no slurm.conf, and no profiled job of it names a node)", name)
+		}
+		r.simParts = append(r.simParts, sp)
+	}
+	r.assume("partitions from the jobs, without MaxTime or PriorityTier (no slurm.conf)")
+}
+
+// apply changes the cluster; it returns the partitions added.
+func (r *replay) apply(changes []Change) ([]int, error) {
+	var added []int
+	for _, c := range changes {
+		switch c.Kind {
+		case ChangeAdd:
+			if err := r.addGPUs(c); err != nil {
+				return nil, err
+			}
+		case ChangeRemove:
+			if err := r.removeGPUs(c); err != nil {
+				return nil, err
+			}
+		case ChangePartition:
+			i := slices.IndexFunc(r.simParts, func(p SimPart) bool { return p.Name == c.PartitionConf.Name })
+			if i < 0 {
+				if !c.PartitionSet["nodes"] {
+					return nil, errf("new partition %s needs Nodes=", c.PartitionConf.Name)
+				}
+				r.simParts = append(r.simParts, SimPart{Name: c.PartitionConf.Name, PriorityTier: 1, Added: true})
+				i = len(r.simParts) - 1
+				added = append(added, i)
+			}
+			sp := &r.simParts[i]
+			pc := c.PartitionConf
+			if c.PartitionSet["nodes"] {
+				sp.Nodes = nil
+				for _, n := range r.simNodes {
+					if pc.AllNodes || slices.Contains(pc.Nodes, n.Name) {
+						sp.Nodes = append(sp.Nodes, n.Name)
+					}
+				}
+				for _, name := range pc.Nodes {
+					if !slices.ContainsFunc(r.simNodes, func(n SimNode) bool { return n.Name == name }) {
+						return nil, errf("partition %s: node %s is not in the cluster", pc.Name, name)
+					}
+				}
+			}
+			if c.PartitionSet["maxtime"] {
+				sp.MaxTime = 0
+				if !pc.MaxTimeUnlimited {
+					sp.MaxTime = secondsOf(pc.MaxTime)
+				}
+			}
+			if c.PartitionSet["prioritytier"] {
+				sp.PriorityTier = pc.PriorityTier
+			}
+		case ChangeQOS:
+			q := c.QOS
+			i := slices.IndexFunc(r.cluster.QOS, func(x queuesim.QOS) bool { return x.Name == q.Name })
+			if i < 0 {
+				r.cluster.QOS = append(r.cluster.QOS, queuesim.QOS{Name: q.Name})
+				i = len(r.cluster.QOS) - 1
+			}
+			x := &r.cluster.QOS[i]
+			if q.Set["priority"] {
+				x.Priority = q.Priority
+			}
+			if q.Set["maxtresperuser"] {
+				x.MaxGPUsPerUser = q.MaxGPUsPerUser
+			}
+			if q.Set["maxjobsperuser"] {
+				x.MaxJobsPerUser = q.MaxJobsPerUser
+			}
+			if q.Set["grptres"] {
+				x.GrpGPUs = q.GrpGPUs
+			}
+		default:
+			return nil, errf("unknown change %q", c.Kind)
+		}
+	}
+	return added, nil
+}
+
+func (r *replay) addGPUs(c Change) error {
+	if c.Count <= 0 {
+		return errf("--add %s: want a positive number of GPUs", c.Spec)
+	}
+	like := slices.IndexFunc(r.simNodes, func(n SimNode) bool { return matchModel(c.Model, n.Model, n.Type) })
+	n := SimNode{Name: fmt.Sprintf("added-%d", len(r.simNodes)+1), Model: c.Model, Type: strings.ToLower(c.Model), GPUs: c.Count, Added: true}
+	if like >= 0 {
+		n.Model, n.Type = r.simNodes[like].Model, r.simNodes[like].Type
+	}
+	r.simNodes = append(r.simNodes, n)
+	for i := range r.simParts {
+		p := &r.simParts[i]
+		in := p.Name == c.Partition
+		if c.Partition == "" {
+			in = like < 0 || slices.Contains(p.Nodes, r.simNodes[like].Name)
+		}
+		if in {
+			p.Nodes = append(p.Nodes, n.Name)
+		}
+	}
+	if c.Partition != "" && !slices.ContainsFunc(r.simParts, func(p SimPart) bool { return p.Name == c.Partition }) {
+		return errf("--add %s: no partition %s", c.Spec, c.Partition)
+	}
+	return nil
+}
+
+func (r *replay) removeGPUs(c Change) error {
+	left := c.Count
+	for i := len(r.simNodes) - 1; i >= 0 && left > 0; i-- {
+		n := &r.simNodes[i]
+		if !matchModel(c.Model, n.Model, n.Type) {
+			continue
+		}
+		take := min(left, n.GPUs)
+		if n.Shards > 0 {
+			n.Shards -= n.Shards / n.GPUs * take
+		}
+		n.GPUs -= take
+		left -= take
+	}
+	if left > 0 {
+		return errf("--remove %s: the cluster has %d fewer GPUs of %s than that", c.Spec, left, c.Model)
+	}
+	return nil
+}
+
+// finishCluster turns the named nodes and partitions into the simulator's.
+func (r *replay) finishCluster() {
+	index := map[string]int{}
+	r.cluster.Nodes = r.cluster.Nodes[:0]
+	for _, n := range r.simNodes {
+		index[n.Name] = len(r.cluster.Nodes)
+		spg := 0
+		if n.GPUs > 0 && n.Shards > 0 {
+			spg = n.Shards / n.GPUs
+		}
+		r.cluster.Nodes = append(r.cluster.Nodes, queuesim.Node{Name: n.Name, Type: n.Type, GPUs: n.GPUs, ShardsPerGPU: spg})
+	}
+	for i := range r.simNodes {
+		r.simNodes[i].Partitions = nil
+	}
+	r.cluster.Partitions = nil
+	for i := range r.simParts {
+		p := &r.simParts[i]
+		qp := queuesim.Partition{Name: p.Name, MaxTime: time.Duration(p.MaxTime) * time.Second, PriorityTier: p.PriorityTier, PriorityFactor: 1}
+		p.GPUs = 0
+		for _, name := range p.Nodes {
+			k := index[name]
+			qp.Nodes = append(qp.Nodes, k)
+			p.GPUs += r.simNodes[k].GPUs
+			r.simNodes[k].Partitions = append(r.simNodes[k].Partitions, p.Name)
+		}
+		r.cluster.Partitions = append(r.cluster.Partitions, qp)
+	}
+}
+
+// setJobs turns the window's GPU jobs into the simulator's.
+func (r *replay) setJobs(in Input, added []int, changes []Change) {
+	partIdx := map[string]int{}
+	for i, p := range r.simParts {
+		partIdx[p.Name] = i
+	}
+	nodeIdx := map[string]int{}
+	for i, n := range r.simNodes {
+		nodeIdx[n.Name] = i
+	}
+	qosIdx := map[string]int{}
+	for i, q := range r.cluster.QOS {
+		qosIdx[q.Name] = i
+	}
+	users := map[string]int{}
+	why := map[string]int{}
+	leave := func(reason string) { why[reason]++; r.counts.LeftOut++ }
+	from, to := r.window.From, r.window.To
+	noLimit, openRun, neverRan := 0, 0, 0
+
+	type cand struct {
+		j     *Job
+		order time.Time
+	}
+	var cands []cand
+	for i := range in.Jobs {
+		j := &in.Jobs[i]
+		if j.State == "" || (j.ReqGPUs <= 0 && j.ReqShards <= 0) {
+			continue
+		}
+		arr := j.Eligible
+		if arr.IsZero() {
+			arr = j.Submit
+		}
+		if arr.IsZero() {
+			leave("no eligible or submit time")
+			continue
+		}
+		// In the window: arrived in it, or running or pending at its start.
+		if !arr.Before(to) || !j.End.IsZero() && !j.End.After(from) {
+			continue
+		}
+		sub := j.Submit
+		if sub.IsZero() {
+			sub = arr
+		}
+		cands = append(cands, cand{j, sub})
+	}
+	slices.SortStableFunc(cands, func(a, b cand) int {
+		if c := a.order.Compare(b.order); c != 0 {
+			return c
+		}
+		return cmpJobID(a.j.ID, b.j.ID)
+	})
+	for order, c := range cands {
+		j := c.j
+		arr := j.Eligible
+		if arr.IsZero() {
+			arr = j.Submit
+		}
+		var parts []int
+		for _, name := range strings.Split(j.Partition, ",") {
+			if k, ok := partIdx[name]; ok && !slices.Contains(parts, k) {
+				parts = append(parts, k)
+			}
+		}
+		if len(parts) == 0 {
+			leave(fmt.Sprintf("partition %q not in the cluster", j.Partition))
+			continue
+		}
+		nodes := max(j.NodeCount, 1)
+		q := queuesim.Job{
+			Arrival: arr.Sub(from), Order: int64(order), Partitions: parts, QOS: -1,
+			Nodes: nodes, GPUs: ceilDiv(j.ReqGPUs, nodes), Type: strings.ToLower(j.ReqGPUType),
+		}
+		if j.ReqGPUs <= 0 {
+			q.GPUs, q.Shards = 0, ceilDiv(j.ReqShards, nodes)
+		}
+		if k, ok := qosIdx[j.QOS]; ok {
+			q.QOS = k
+		}
+		if _, ok := users[j.User]; !ok {
+			users[j.User] = len(users)
+		}
+		q.User = users[j.User]
+		switch {
+		case j.TimeLimit > 0:
+			q.Limit = j.TimeLimit
+		case !j.Unlimited:
+			noLimit++
+		}
+		started := !j.Start.IsZero() && (j.End.IsZero() || j.End.After(j.Start) || j.State != "CANCELLED")
+		switch {
+		case started && !j.End.IsZero():
+			q.Run = j.End.Sub(j.Start)
+		case started:
+			// Still running: until the window's end at least.
+			q.Run = to.Sub(j.Start)
+			openRun++
+		case j.State == "CANCELLED" && !j.End.IsZero():
+			q.Cancels, q.Cancel = true, j.End.Sub(from)
+			q.Run = q.Limit
+		default:
+			// Pending at the end: it runs its limit, if it ever starts.
+			q.Run = q.Limit
+			if q.Run == 0 {
+				q.Run = time.Hour
+			}
+			neverRan++
+		}
+		if q.Limit > 0 && q.Run > q.Limit {
+			q.Run = q.Limit
+		}
+		if started && j.Start.Before(from) {
+			q.Running, q.Started = true, j.Start.Sub(from)
+			if names, err := slurmext.ExpandHostlist(j.NodeList); err == nil {
+				for _, name := range names {
+					if k, ok := nodeIdx[name]; ok {
+						q.Pinned = append(q.Pinned, k)
+					}
+				}
+			}
+			r.counts.RunningAtStart++
+		} else if arr.Before(from) {
+			r.counts.PendingAtStart++
+		} else {
+			r.counts.Arrived++
+		}
+		// A new partition takes the jobs whose limit fits its MaxTime and
+		// that were submitted to a partition sharing a node with it: as
+		// if users (or a job_submit rule) sent them there as well.
+		for _, a := range added {
+			np := r.simParts[a]
+			if np.MaxTime > 0 && (q.Limit <= 0 || secondsOf(q.Limit) > np.MaxTime) {
+				continue
+			}
+			for _, k := range parts {
+				if sharesNode(r.simParts[k], np) {
+					q.Partitions = append(q.Partitions, a)
+					break
+				}
+			}
+		}
+		r.jobs = append(r.jobs, q)
+		r.ref = append(r.ref, j)
+		spg := 8.0
+		if len(parts) > 0 {
+			for _, name := range r.simParts[parts[0]].Nodes {
+				if n := r.simNodes[nodeIdx[name]]; n.Shards > 0 && n.GPUs > 0 {
+					spg = float64(n.Shards / n.GPUs)
+					break
+				}
+			}
+		}
+		r.gpuEq = append(r.gpuEq, float64(q.GPUs*q.Nodes)+float64(q.Shards*q.Nodes)/spg)
+	}
+	r.counts.Replayed = len(r.jobs)
+	keys := make([]string, 0, len(why))
+	for k := range why {
+		keys = append(keys, k)
+	}
+	slices.Sort(keys)
+	r.counts.LeftOutWhy = []string{}
+	for _, k := range keys {
+		r.counts.LeftOutWhy = append(r.counts.LeftOutWhy, fmt.Sprintf("%d: %s", why[k], k))
+	}
+	if noLimit > 0 {
+		r.assume("%d jobs without a known time limit: their partition's MaxTime (or none) is their limit", noLimit)
+	}
+	if openRun > 0 {
+		r.assume("%d jobs still running at the window's end run until it", openRun)
+	}
+	if neverRan > 0 {
+		r.assume("%d jobs still pending at the window's end run their time limit (1 h without one) if they start", neverRan)
+	}
+	if len(r.cluster.QOS) == 0 {
+		r.assume("no QOS limits (sacctmgr's are not read; --qos sets them)")
+	}
+	_ = changes
+}
+
+func sharesNode(a, b SimPart) bool {
+	for _, n := range a.Nodes {
+		if slices.Contains(b.Nodes, n) {
+			return true
+		}
+	}
+	return false
+}
+
+func ceilDiv(a, b int) int {
+	if b <= 0 {
+		return a
+	}
+	return (a + b - 1) / b
+}
+
+// cmpJobID orders raw job ids numerically where they are numbers.
+func cmpJobID(a, b string) int {
+	x, e1 := strconv.ParseUint(a, 10, 64)
+	y, e2 := strconv.ParseUint(b, 10, 64)
+	if e1 == nil && e2 == nil {
+		return cmp.Compare(x, y)
+	}
+	return strings.Compare(a, b)
+}

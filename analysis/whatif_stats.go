@@ -1,0 +1,280 @@
+package analysis
+
+import (
+	"fmt"
+	"math"
+	"slices"
+	"strings"
+	"time"
+
+	"github.com/gpuprof/gpuprof/queuesim"
+)
+
+// groupRun is one run's numbers for one partition or model.
+type groupRun struct {
+	waits            []float64
+	gpuSec, queuedGH float64
+}
+
+// scenario reduces seeded runs to spreads per partition and GPU model.
+// jobsets are the jobs of each run when they differ from r.jobs (growth).
+func (r *replay) scenario(runs []*queuesim.Result, jobsets [][]queuesim.Job) Scenario {
+	span := r.span.Seconds()
+	models := []string{}
+	modelGPUs := map[string]int{}
+	for _, n := range r.simNodes {
+		if !slices.Contains(models, n.Model) {
+			models = append(models, n.Model)
+		}
+		modelGPUs[n.Model] += n.GPUs
+	}
+	slices.Sort(models)
+	perPart := make([][]groupRun, len(r.simParts))
+	perModel := make([][]groupRun, len(models))
+	for s, res := range runs {
+		jobs := r.jobs
+		if jobsets != nil {
+			jobs = jobsets[s]
+		}
+		pr := make([]groupRun, len(r.simParts))
+		mr := make([]groupRun, len(models))
+		for i, jr := range res.Jobs {
+			if jr.Outcome != queuesim.Ran {
+				continue
+			}
+			q := &jobs[i]
+			eq := float64(q.GPUs*q.Nodes) + float64(q.Shards*q.Nodes)/8
+			if n := r.cluster.Nodes[jr.Node]; q.Shards > 0 && n.ShardsPerGPU > 0 {
+				eq = float64(q.Shards*q.Nodes) / float64(n.ShardsPerGPU)
+			}
+			m := slices.Index(models, r.simNodes[jr.Node].Model)
+			used := eq * overlap(jr.Start.Seconds(), jr.End.Seconds(), 0, span)
+			pr[jr.Partition].gpuSec += used
+			mr[m].gpuSec += used
+			if q.Running || q.Arrival < 0 || q.Arrival.Seconds() >= span {
+				continue
+			}
+			w := (jr.Start - q.Arrival).Seconds()
+			for _, g := range []*groupRun{&pr[jr.Partition], &mr[m]} {
+				g.waits = append(g.waits, w)
+				g.queuedGH += w * eq / 3600
+			}
+		}
+		for k := range pr {
+			perPart[k] = append(perPart[k], pr[k])
+		}
+		for k := range mr {
+			perModel[k] = append(perModel[k], mr[k])
+		}
+	}
+	var sc Scenario
+	for k, p := range r.simParts {
+		sc.Partitions = append(sc.Partitions, groupOf(p.Name, p.GPUs, span, perPart[k]))
+	}
+	for k, m := range models {
+		sc.Models = append(sc.Models, groupOf(m, modelGPUs[m], span, perModel[k]))
+	}
+	return sc
+}
+
+func groupOf(name string, gpus int, span float64, runs []groupRun) Group {
+	g := Group{Name: name, GPUs: gpus}
+	var jobs, mean, p50, p95, occ, queued []float64
+	for _, r := range runs {
+		jobs = append(jobs, float64(len(r.waits)))
+		if gpus > 0 && span > 0 {
+			occ = append(occ, r.gpuSec/(float64(gpus)*span))
+		}
+		queued = append(queued, r.queuedGH)
+		if len(r.waits) == 0 {
+			continue
+		}
+		w := slices.Clone(r.waits)
+		slices.Sort(w)
+		mean = append(mean, meanOf(w))
+		p50 = append(p50, percentileSorted(w, 50))
+		p95 = append(p95, percentileSorted(w, 95))
+	}
+	g.Jobs, g.WaitMean, g.WaitP50, g.WaitP95 = spreadOf(jobs), spreadOf(mean), spreadOf(p50), spreadOf(p95)
+	g.Occupancy, g.QueuedGPUHours = spreadOf(occ), spreadOf(queued)
+	return g
+}
+
+func meanOf(v []float64) float64 {
+	if len(v) == 0 {
+		return 0
+	}
+	s := 0.0
+	for _, x := range v {
+		s += x
+	}
+	return s / float64(len(v))
+}
+
+func overlap(a, b, from, to float64) float64 { return max(0, min(b, to)-max(a, from)) }
+
+// calibrate compares a replay of today's configuration with what happened.
+func (r *replay) calibrate(res *queuesim.Result) Calibration {
+	c := Calibration{Partitions: []CalibratedP{}, Problems: []string{}, NotModelled: []string{}}
+	type pair struct{ real, sim float64 }
+	var pairs []pair
+	obs := map[string][]float64{}
+	sim := map[string][]float64{}
+	var absErr float64
+	within := 0
+	for i, jr := range res.Jobs {
+		q, j := &r.jobs[i], r.ref[i]
+		if q.Running || q.Arrival < 0 || j.Start.IsZero() || jr.Outcome != queuesim.Ran || !j.Start.Before(r.window.To) {
+			continue
+		}
+		real := j.Start.Sub(r.window.From).Seconds()
+		s := jr.Start.Seconds()
+		pairs = append(pairs, pair{real, s})
+		d := math.Abs(real - s)
+		absErr += d
+		if d <= 10 {
+			within++
+		}
+		part := r.simParts[q.Partitions[0]].Name
+		obs[part] = append(obs[part], real-q.Arrival.Seconds())
+		sim[part] = append(sim[part], s-q.Arrival.Seconds())
+	}
+	c.Jobs = len(pairs)
+	if c.Jobs > 0 {
+		c.StartMAE = absErr / float64(c.Jobs)
+		c.Within10s = float64(within) / float64(c.Jobs)
+		reals, sims := make([]float64, c.Jobs), make([]float64, c.Jobs)
+		for k, p := range pairs {
+			reals[k], sims[k] = p.real, p.sim
+		}
+		c.RankCorrelation = spearman(reals, sims)
+	}
+	for _, p := range r.simParts {
+		o, s := obs[p.Name], sim[p.Name]
+		if len(o) == 0 {
+			continue
+		}
+		slices.Sort(o)
+		slices.Sort(s)
+		cp := CalibratedP{Partition: p.Name, Jobs: len(o),
+			ObservedP50: percentileSorted(o, 50), ObservedP95: percentileSorted(o, 95),
+			SimulatedP50: percentileSorted(s, 50), SimulatedP95: percentileSorted(s, 95)}
+		c.Partitions = append(c.Partitions, cp)
+		tol := math.Max(calibP95Abs.Seconds(), calibP95Share*cp.ObservedP95)
+		if cp.Jobs >= calibMinJobs && math.Abs(cp.SimulatedP95-cp.ObservedP95) > tol {
+			c.Problems = append(c.Problems, fmt.Sprintf("partition %s: p95 wait replayed %s, observed %s (more than %s apart)",
+				p.Name, shortDur(cp.SimulatedP95), shortDur(cp.ObservedP95), shortDur(tol)))
+		}
+	}
+	switch {
+	case c.Jobs < calibMinJobs:
+		c.Problems = append(c.Problems, fmt.Sprintf("only %d jobs started in the window to compare (at least %d needed)", c.Jobs, calibMinJobs))
+	case c.RankCorrelation < calibMinRank:
+		c.Problems = append(c.Problems, fmt.Sprintf("start order rank correlation %.2f (below %.2f)", c.RankCorrelation, calibMinRank))
+	}
+	c.Reliable = len(c.Problems) == 0
+	c.NotModelled = r.notModelled()
+	return c
+}
+
+// notModelled names what the records show that the replay does not know.
+func (r *replay) notModelled() []string {
+	kinds := []struct {
+		what  string
+		match func(j *Job) bool
+	}{
+		{"reservations", func(j *Job) bool { return strings.HasPrefix(j.Reason, "Resv") || strings.Contains(j.Reason, "Reservation") }},
+		{"jobs held by a user or an admin", func(j *Job) bool { return strings.HasPrefix(j.Reason, "JobHeld") }},
+		{"down, drained or unavailable nodes or partitions", func(j *Job) bool {
+			return strings.Contains(j.Reason, "NodeNotAvail") || strings.Contains(j.Reason, "NodeDown") ||
+				strings.HasPrefix(j.Reason, "PartitionDown") || strings.HasPrefix(j.Reason, "PartitionInactive")
+		}},
+		{"preempted or requeued jobs", func(j *Job) bool { return j.State == "PREEMPTED" || j.Restarts > 0 }},
+		{"QOS or association limits", func(j *Job) bool {
+			return (strings.HasPrefix(j.Reason, "QOS") || strings.HasPrefix(j.Reason, "Assoc")) && len(r.cluster.QOS) == 0
+		}},
+	}
+	out := []string{}
+	for _, k := range kinds {
+		n := 0
+		for _, j := range r.ref {
+			if k.match(j) {
+				n++
+			}
+		}
+		if n > 0 {
+			out = append(out, fmt.Sprintf("%s (%d %s)", k.what, n, pluralWord(n, "job", "jobs")))
+		}
+	}
+	return out
+}
+
+func pluralWord(n int, one, many string) string {
+	if n == 1 {
+		return one
+	}
+	return many
+}
+
+// spearman is the rank correlation of two samples (average ranks for
+// ties).
+func spearman(a, b []float64) float64 {
+	ra, rb := ranks(a), ranks(b)
+	ma, mb := meanOf(ra), meanOf(rb)
+	var sab, saa, sbb float64
+	for i := range ra {
+		da, db := ra[i]-ma, rb[i]-mb
+		sab += da * db
+		saa += da * da
+		sbb += db * db
+	}
+	if saa == 0 || sbb == 0 {
+		if saa == sbb {
+			return 1
+		}
+		return 0
+	}
+	return sab / math.Sqrt(saa*sbb)
+}
+
+func ranks(v []float64) []float64 {
+	idx := make([]int, len(v))
+	for i := range idx {
+		idx[i] = i
+	}
+	slices.SortStableFunc(idx, func(x, y int) int {
+		switch {
+		case v[x] < v[y]:
+			return -1
+		case v[x] > v[y]:
+			return 1
+		}
+		return 0
+	})
+	out := make([]float64, len(v))
+	for i := 0; i < len(idx); {
+		k := i
+		for k+1 < len(idx) && v[idx[k+1]] == v[idx[i]] {
+			k++
+		}
+		r := float64(i+k)/2 + 1
+		for m := i; m <= k; m++ {
+			out[idx[m]] = r
+		}
+		i = k + 1
+	}
+	return out
+}
+
+// shortDur writes seconds as "45s", "12m", "4h54m".
+func shortDur(sec float64) string {
+	d := time.Duration(math.Round(sec)) * time.Second
+	switch {
+	case d < time.Minute:
+		return fmt.Sprintf("%ds", int(d.Seconds()))
+	case d < time.Hour:
+		return fmt.Sprintf("%dm", int(d.Minutes()))
+	}
+	h := int(d.Hours())
+	return fmt.Sprintf("%dh%02dm", h, int(d.Minutes())-60*h)
+}

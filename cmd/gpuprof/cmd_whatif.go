@@ -1,0 +1,356 @@
+package main
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"os"
+	"regexp"
+	"strconv"
+	"strings"
+	"text/tabwriter"
+	"time"
+
+	"github.com/spf13/cobra"
+
+	"github.com/gpuprof/gpuprof/analysis"
+	"github.com/gpuprof/gpuprof/slurmext"
+	"github.com/gpuprof/gpuprof/store"
+)
+
+type whatifOptions struct {
+	Since, Until, Month string
+	Local               bool
+	JSON                bool
+	Add, Remove         []string
+	Partitions, QOS     []string
+	Nodes               []string
+	Growth, Horizon     string
+	Seeds               int
+}
+
+func newWhatifCommand(g *globalOptions) *cobra.Command {
+	o := &whatifOptions{}
+	cmd := &cobra.Command{
+		Use:   "whatif",
+		Short: "Replay the recorded queue on today's cluster, calibrated, and on a changed one",
+		Long: `Replays the window's GPU jobs (their eligible times, time limits, GPUs with
+their type, nodes and run times as recorded) through a model of Slurm's
+scheduler: the main scheduler, conservative backfill on the time limits,
+priority/basic or multifactor priority, partitions and QOS limits
+(docs/whatif.md).
+
+First it replays today's configuration and compares it with what happened:
+per partition the wait p50/p95 replayed and observed, the mean absolute
+error of start times and the rank correlation of the start order. An answer
+whose calibration misses the documented thresholds is marked unreliable,
+with what the data shows that the model does not know.
+
+Then, with changes, the same jobs on the changed cluster: GPUs added or
+removed, a partition changed or added, QOS limits, and demand growth. Each
+answer is the median and p10–p90 over --seeds runs, per partition and per
+GPU model.
+
+The cluster is the recorded GPU inventory, else slurm.conf's GPU nodes
+(the slurm_conf setting), else --node.`,
+		Example: `  gpuprof whatif --month 2026-11
+  gpuprof whatif --month 2026-11 --add 2xH100
+  gpuprof whatif --since 2026-11-01 --until 2026-12-01 --remove 1xA100 --seeds 10
+  gpuprof whatif --month 2026-11 --growth 30% --horizon 12mo
+  gpuprof whatif --month 2026-11 --partition debug:Nodes=gpu01,MaxTime=1:00:00,PriorityTier=2
+  gpuprof whatif --month 2026-11 --qos normal:MaxTRESPerUser=gres/gpu=4`,
+		Args: usageArgs(cobra.NoArgs),
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			return runWhatif(cmd.Context(), g, o, cmd.OutOrStdout())
+		},
+	}
+	fs := cmd.Flags()
+	fs.StringVar(&o.Month, "month", "", "the window: a month, YYYY-MM, in the local time zone (or --since/--until)")
+	fs.StringVar(&o.Since, "since", "", sinceHelp)
+	fs.StringVar(&o.Until, "until", "", untilHelp)
+	fs.BoolVar(&o.Local, "local", false, "read this host's jobs even when a collector is configured")
+	fs.BoolVar(&o.JSON, "json", false, "print the answer as JSON (docs/json.md)")
+	fs.StringArrayVar(&o.Add, "add", nil, `add GPUs: "2xH100" or "2xH100:partition" (repeatable; the model by GRES type or name)`)
+	fs.StringArrayVar(&o.Remove, "remove", nil, `remove GPUs: "1xA100" (repeatable)`)
+	fs.StringArrayVar(&o.Partitions, "partition", nil, `change or add a partition: "NAME:Nodes=…,MaxTime=…,PriorityTier=…" (repeatable)`)
+	fs.StringArrayVar(&o.QOS, "qos", nil, `set a QOS's limits: "NAME:MaxTRESPerUser=gres/gpu=4,MaxJobsPerUser=2,GrpTRES=gres/gpu=8,Priority=10" (repeatable)`)
+	fs.StringArrayVar(&o.Nodes, "node", nil, `a node, when neither profiles nor slurm.conf give the cluster: "gpu[01-02]:4xh100[:partition]" (repeatable)`)
+	fs.StringVar(&o.Growth, "growth", "", `demand growth per year: "30%" or "0.3" (with --horizon)`)
+	fs.StringVar(&o.Horizon, "horizon", "", `how far ahead the growth goes: "12mo", "1y"`)
+	fs.IntVar(&o.Seeds, "seeds", 5, "seeded runs per answer (1–100)")
+	return cmd
+}
+
+// params turns the flags into the what-if's parameters (the window and
+// the changes), refusing what they cannot mean.
+func (o *whatifOptions) params() (analysis.WhatIfParams, store.ViewFilter, error) {
+	var p analysis.WhatIfParams
+	var f store.ViewFilter
+	if o.Seeds < 1 || o.Seeds > 100 {
+		return p, f, usagef("--seeds: want 1 to 100, got %d", o.Seeds)
+	}
+	p.Seeds = o.Seeds
+	if o.Month != "" {
+		if o.Since != "" || o.Until != "" {
+			return p, f, usagef("--month excludes --since and --until")
+		}
+		w, err := parseMonth(o.Month, time.Now(), time.Local)
+		if err != nil {
+			return p, f, err
+		}
+		f.Since, f.Until = w.From, w.To
+	} else {
+		jf := jobsOptions{Since: o.Since, Until: o.Until}
+		var err error
+		if f, err = jf.filter(); err != nil {
+			return p, f, err
+		}
+	}
+	if (o.Growth == "") != (o.Horizon == "") {
+		return p, f, usagef("--growth and --horizon go together")
+	}
+	if o.Growth != "" {
+		var err error
+		if p.Growth, err = parseFraction(o.Growth); err != nil {
+			return p, f, usagef("--growth: %v", err)
+		}
+		if p.Growth <= -1 {
+			return p, f, usagef("--growth: %s would make demand vanish", o.Growth)
+		}
+		if p.Months, err = parseHorizon(o.Horizon); err != nil {
+			return p, f, usagef("--horizon: %v", err)
+		}
+	}
+	for _, s := range o.Add {
+		c, err := parseGPUCount(s, true)
+		if err != nil {
+			return p, f, usagef("--add: %v", err)
+		}
+		c.Kind = analysis.ChangeAdd
+		p.Changes = append(p.Changes, c)
+	}
+	for _, s := range o.Remove {
+		c, err := parseGPUCount(s, false)
+		if err != nil {
+			return p, f, usagef("--remove: %v", err)
+		}
+		c.Kind = analysis.ChangeRemove
+		p.Changes = append(p.Changes, c)
+	}
+	for _, s := range o.Partitions {
+		pc, set, err := slurmext.ParsePartitionSpec(s)
+		if err != nil {
+			return p, f, usagef("--partition: %v", err)
+		}
+		p.Changes = append(p.Changes, analysis.Change{Kind: analysis.ChangePartition, PartitionConf: pc, PartitionSet: set, Spec: s})
+	}
+	for _, s := range o.QOS {
+		q, err := slurmext.ParseQOSSpec(s)
+		if err != nil {
+			return p, f, usagef("--qos: %v", err)
+		}
+		p.Changes = append(p.Changes, analysis.Change{Kind: analysis.ChangeQOS, QOS: q, Spec: s})
+	}
+	for _, s := range o.Nodes {
+		nodes, err := parseNodeSpec(s)
+		if err != nil {
+			return p, f, usagef("--node: %v", err)
+		}
+		p.FlagNodes = append(p.FlagNodes, nodes...)
+	}
+	return p, f, nil
+}
+
+var gpuCountRe = regexp.MustCompile(`^([0-9]{1,4})[xX]([A-Za-z0-9][A-Za-z0-9._-]{0,63})(?::([A-Za-z0-9_.-]{1,64}))?$`)
+
+// parseGPUCount reads "2xH100" or, with a partition, "2xH100:gpu".
+func parseGPUCount(s string, partitionOK bool) (analysis.Change, error) {
+	m := gpuCountRe.FindStringSubmatch(strings.TrimSpace(s))
+	if m == nil || !partitionOK && m[3] != "" {
+		form := `"2xH100"`
+		if partitionOK {
+			form = `"2xH100" or "2xH100:partition"`
+		}
+		return analysis.Change{}, fmt.Errorf("%q: want %s", s, form)
+	}
+	n, _ := strconv.Atoi(m[1])
+	if n < 1 {
+		return analysis.Change{}, fmt.Errorf("%q: want at least one GPU", s)
+	}
+	return analysis.Change{Count: n, Model: m[2], Partition: m[3], Spec: s}, nil
+}
+
+// parseNodeSpec reads "gpu[01-02]:4xh100" or "gpu01:4xh100:gpu".
+func parseNodeSpec(s string) ([]analysis.Node, error) {
+	hosts, rest, ok := strings.Cut(s, ":")
+	if !ok {
+		return nil, fmt.Errorf("%q: want NODES:COUNTxTYPE[:partition], e.g. gpu[01-02]:4xh100", s)
+	}
+	names, err := slurmext.ExpandHostlist(hosts)
+	if err != nil || len(names) == 0 {
+		return nil, fmt.Errorf("%q: bad node list %q", s, hosts)
+	}
+	c, err := parseGPUCount(rest, true)
+	if err != nil {
+		return nil, fmt.Errorf("%q: %v", s, err)
+	}
+	var out []analysis.Node
+	for _, n := range names {
+		nd := analysis.Node{Name: n, GPUModel: c.Model, GPUs: c.Count}
+		if c.Partition != "" {
+			nd.Partitions = []string{c.Partition}
+		}
+		out = append(out, nd)
+	}
+	return out, nil
+}
+
+func runWhatif(ctx context.Context, g *globalOptions, o *whatifOptions, w io.Writer) error {
+	p, f, err := o.params()
+	if err != nil {
+		return err
+	}
+	cfg, err := g.load()
+	if err != nil {
+		return err
+	}
+	p.SlurmNodes = readSlurmNodes(cfg.SlurmConf)
+	if cfg.SlurmConf != "" {
+		if fh, err := os.Open(cfg.SlurmConf); err == nil {
+			sc, rerr := slurmext.ReadSchedConf(fh)
+			fh.Close()
+			if rerr != nil {
+				return fmt.Errorf("read %s: %w", cfg.SlurmConf, rerr)
+			}
+			p.Sched, p.SchedKnown = sc, true
+		}
+	}
+	src, err := openSource(ctx, g, o.Local)
+	if err != nil {
+		return err
+	}
+	defer src.Close()
+	in, err := src.inputOf(ctx, f)
+	if err != nil {
+		return err
+	}
+	res, err := analysis.RunWhatIf(in, p)
+	if err != nil {
+		return err
+	}
+	if o.JSON {
+		return writeJSON(w, res)
+	}
+	writeWhatIf(w, res)
+	return nil
+}
+
+func writeWhatIf(w io.Writer, r analysis.WhatIf) {
+	const layout = "2006-01-02 15:04 MST"
+	printf(w, "What-if replay of %s to %s: %d GPU jobs (%d arrived, %d running and %d pending at the start).\n",
+		r.Window.From.Format(layout), r.Window.To.Format(layout), r.Jobs.Replayed, r.Jobs.Arrived, r.Jobs.RunningAtStart, r.Jobs.PendingAtStart)
+	if r.Jobs.LeftOut > 0 {
+		printf(w, "Left out: %s.\n", strings.Join(r.Jobs.LeftOutWhy, "; "))
+	}
+	s := r.Scheduler
+	printf(w, "Scheduler (%s): %s, backfill %s", s.Source, s.Priority, onOff(s.Backfill))
+	if s.Backfill {
+		printf(w, " (bf_interval %ds, bf_resolution %ds, bf_window %s, bf_max_job_test %d)", s.BfInterval, s.BfResolution, shortDuration(float64(s.BfWindow)), s.BfMaxJobTest)
+	}
+	printf(w, ".\nCluster (%s):", r.ClusterSource)
+	for _, n := range r.Nodes {
+		mark := ""
+		if n.Added {
+			mark = " (added)"
+		}
+		printf(w, " %s %d× %s [%s]%s;", n.Name, n.GPUs, n.Model, strings.Join(n.Partitions, ","), mark)
+	}
+	printf(w, "\n")
+	for _, a := range r.Assumed {
+		printf(w, "Assumed: %s.\n", a)
+	}
+
+	c := r.Calibration
+	printf(w, "\nCalibration: today's configuration replayed against what happened (%d jobs)\n", c.Jobs)
+	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
+	printf(tw, "PARTITION\tJOBS\tWAIT P50 REAL\tREPLAYED\tWAIT P95 REAL\tREPLAYED\n")
+	for _, p := range c.Partitions {
+		printf(tw, "%s\t%d\t%s\t%s\t%s\t%s\n", p.Partition, p.Jobs, shortDuration(p.ObservedP50), shortDuration(p.SimulatedP50), shortDuration(p.ObservedP95), shortDuration(p.SimulatedP95))
+	}
+	_ = tw.Flush()
+	printf(w, "Start times: mean absolute error %s, %s within 10 s; start order rank correlation %.2f.\n",
+		shortDuration(c.StartMAE), pct(c.Within10s), c.RankCorrelation)
+	if c.Reliable {
+		printf(w, "Calibration: good (docs/whatif.md thresholds).\n")
+	} else {
+		printf(w, "Calibration: POOR — answers below are unreliable: %s.\n", strings.Join(c.Problems, "; "))
+	}
+	if len(c.NotModelled) > 0 {
+		printf(w, "The records show what the model does not know: %s.\n", strings.Join(c.NotModelled, "; "))
+	}
+
+	printf(w, "\nToday (%d seeded runs: median, p10–p90)\n", r.Seeds)
+	writeScenario(w, r.Baseline)
+	if r.Changed != nil {
+		var ch []string
+		for _, x := range r.Changes {
+			ch = append(ch, x.Spec)
+		}
+		if r.Growth != 0 {
+			ch = append(ch, fmt.Sprintf("demand %+.0f%% a year for %d months", 100*r.Growth, r.Months))
+		}
+		printf(w, "\nWith %s\n", strings.Join(ch, ", "))
+		writeScenario(w, *r.Changed)
+		if !c.Reliable {
+			printf(w, "(unreliable: the calibration above is poor)\n")
+		}
+	}
+}
+
+func writeScenario(w io.Writer, s analysis.Scenario) {
+	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
+	printf(tw, "\tGPUS\tJOBS\tWAIT MEAN\tWAIT P50\tWAIT P95\tOCCUPANCY\tQUEUED GPU-H\n")
+	row := func(kind string, g analysis.Group) {
+		printf(tw, "%s %s\t%d\t%.0f\t%s\t%s\t%s\t%s\t%s\n", kind, g.Name, g.GPUs, g.Jobs.Median,
+			durSpread(g.WaitMean), durSpread(g.WaitP50), durSpread(g.WaitP95),
+			fmt.Sprintf("%s (%s–%s)", pct(g.Occupancy.Median), pct(g.Occupancy.P10), pct(g.Occupancy.P90)),
+			fmt.Sprintf("%.1f (%.1f–%.1f)", g.QueuedGPUHours.Median, g.QueuedGPUHours.P10, g.QueuedGPUHours.P90))
+	}
+	for _, g := range s.Partitions {
+		row("partition", g)
+	}
+	for _, g := range s.Models {
+		row("model", g)
+	}
+	_ = tw.Flush()
+}
+
+func durSpread(s analysis.Spread) string {
+	if s.P10 == s.P90 {
+		return shortDuration(s.Median)
+	}
+	return fmt.Sprintf("%s (%s–%s)", shortDuration(s.Median), shortDuration(s.P10), shortDuration(s.P90))
+}
+
+func onOff(b bool) string {
+	if b {
+		return "on"
+	}
+	return "off"
+}
+
+// shortDuration writes seconds as "45s", "12m", "4h54m", "3d2h".
+func shortDuration(sec float64) string {
+	d := time.Duration(sec+0.5) * time.Second
+	switch {
+	case d < time.Minute:
+		return fmt.Sprintf("%ds", int(d.Seconds()))
+	case d < time.Hour:
+		return fmt.Sprintf("%dm", int(d.Minutes()))
+	case d < 48*time.Hour:
+		h := int(d.Hours())
+		return fmt.Sprintf("%dh%02dm", h, int(d.Minutes())-60*h)
+	}
+	days := int(d.Hours()) / 24
+	return fmt.Sprintf("%dd%dh", days, int(d.Hours())-24*days)
+}
