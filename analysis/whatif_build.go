@@ -36,7 +36,9 @@ func (r *replay) run(jobs []queuesim.Job, seed uint64) (*queuesim.Result, error)
 	return queuesim.Run(r.cluster, r.prio, r.sched, jobs, queuesim.Options{Seed: seed})
 }
 
-func (r *replay) assume(format string, a ...any) { r.assumed = append(r.assumed, fmt.Sprintf(format, a...)) }
+func (r *replay) assume(format string, a ...any) {
+	r.assumed = append(r.assumed, fmt.Sprintf(format, a...))
+}
 
 // newReplay builds the cluster (with changes applied) and the jobs.
 func newReplay(in Input, p WhatIfParams, changes []Change) (*replay, error) {

@@ -183,7 +183,9 @@ func (r *replay) notModelled() []string {
 		what  string
 		match func(j *Job) bool
 	}{
-		{"reservations", func(j *Job) bool { return strings.HasPrefix(j.Reason, "Resv") || strings.Contains(j.Reason, "Reservation") }},
+		{"reservations", func(j *Job) bool {
+			return strings.HasPrefix(j.Reason, "Resv") || strings.Contains(j.Reason, "Reservation")
+		}},
 		{"jobs held by a user or an admin", func(j *Job) bool { return strings.HasPrefix(j.Reason, "JobHeld") }},
 		{"down, drained or unavailable nodes or partitions", func(j *Job) bool {
 			return strings.Contains(j.Reason, "NodeNotAvail") || strings.Contains(j.Reason, "NodeDown") ||
