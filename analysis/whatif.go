@@ -144,9 +144,22 @@ type Calibration struct {
 	// Reliable is false when a threshold of docs/whatif.md is missed;
 	// Problems says which; NotModelled what the data shows that the model
 	// does not know.
+	// Worst are the jobs whose replayed start is furthest from the real
+	// one (at most 5).
+	Worst []StartError `json:"worst"`
+
 	Reliable    bool     `json:"reliable"`
 	Problems    []string `json:"problems"`
 	NotModelled []string `json:"not_modelled"`
+}
+
+// StartError is one job's real and replayed start, seconds from the
+// window's start, and its wait as recorded.
+type StartError struct {
+	JobID    string  `json:"job_id"`
+	Real     float64 `json:"real_start_s"`
+	Replayed float64 `json:"replayed_start_s"`
+	Arrival  float64 `json:"arrival_s"`
 }
 
 // CalibratedP is one partition's waits, observed and replayed (seconds).

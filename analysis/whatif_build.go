@@ -3,6 +3,7 @@ package analysis
 import (
 	"cmp"
 	"fmt"
+	"math"
 	"slices"
 	"strconv"
 	"strings"
@@ -60,7 +61,53 @@ func newReplay(in Input, p WhatIfParams, changes []Change) (*replay, error) {
 	if r.counts.Replayed == 0 {
 		return nil, ErrNoJobs
 	}
+	r.estimatePhase()
 	return r, nil
+}
+
+// estimatePhase finds when the real backfill cycles ran: a start that
+// neither the job's own arrival nor another job's end (within a second)
+// explains was made by a cycle, and cycles repeat every bf_interval. When
+// such starts agree on the phase (a resultant length of their angles on
+// the bf_interval circle of at least 0.8), the replay's cycles run then;
+// otherwise each seed draws its own phase.
+func (r *replay) estimatePhase() {
+	if !r.sched.Backfill || r.sched.BfInterval <= 0 {
+		return
+	}
+	var ends []int64
+	for _, j := range r.ref {
+		if !j.End.IsZero() {
+			ends = append(ends, j.End.Unix())
+		}
+	}
+	slices.Sort(ends)
+	interval := float64(secondsOf(r.sched.BfInterval))
+	var sx, sy float64
+	n := 0
+	for i, j := range r.ref {
+		if j.Start.IsZero() || j.Start.Before(r.window.From) || r.jobs[i].Running {
+			continue
+		}
+		st := j.Start.Unix()
+		if st-(r.window.From.Unix()+secondsOf(r.jobs[i].Arrival)) <= 1 {
+			continue
+		}
+		k, _ := slices.BinarySearch(ends, st-1)
+		if k < len(ends) && ends[k] <= st {
+			continue
+		}
+		a := 2 * math.Pi * math.Mod(float64(st), interval) / interval
+		sx, sy = sx+math.Cos(a), sy+math.Sin(a)
+		n++
+	}
+	if n < 3 || math.Hypot(sx, sy)/float64(n) < 0.8 {
+		return
+	}
+	abs := math.Mod(math.Atan2(sy, sx)/(2*math.Pi)*interval+interval, interval)
+	rel := math.Mod(abs-math.Mod(float64(r.window.From.Unix()), interval)+interval, interval)
+	r.sched.BfPhase, r.sched.BfPhaseKnown = time.Duration(math.Round(rel))*time.Second, true
+	r.assume("backfill cycles at %.0f s past each %.0f s (from %d starts that no arrival or job end explains)", abs, interval, n)
 }
 
 func (r *replay) setWindow(in Input) error {
@@ -140,13 +187,29 @@ func (r *replay) setNodes(in Input, p WhatIfParams) error {
 	}
 	switch {
 	case len(in.Nodes) > 0:
-		r.source = "inventory"
+		// The inventory: nodes seen in profiles, and slurm.conf's GPU nodes
+		// no profile named (those have no card size).
+		profiled := 0
 		for _, n := range in.Nodes {
 			sn := SimNode{Name: n.Name, Model: n.GPUModel, GPUs: n.GPUs, Shards: n.Shards, Partitions: slices.Clone(n.Partitions)}
 			if c, ok := conf[n.Name]; ok && len(c.GPUsByType) == 1 {
 				sn.Type = strings.ToLower(c.GPUsByType[0].Type)
 			}
+			if sn.Model == "" {
+				sn.Model = cmp.Or(sn.Type, "gpu")
+			}
+			if _, ok := conf[n.Name]; !ok || n.MemoryTotal > 0 {
+				profiled++
+			}
 			r.simNodes = append(r.simNodes, sn)
+		}
+		switch {
+		case profiled == 0:
+			r.source = "slurm.conf"
+		case profiled < len(in.Nodes):
+			r.source = "inventory and slurm.conf"
+		default:
+			r.source = "inventory"
 		}
 	case len(p.SlurmNodes) > 0:
 		r.source = "slurm.conf"

@@ -115,8 +115,11 @@ func overlap(a, b, from, to float64) float64 { return max(0, min(b, to)-max(a, f
 
 // calibrate compares a replay of today's configuration with what happened.
 func (r *replay) calibrate(res *queuesim.Result) Calibration {
-	c := Calibration{Partitions: []CalibratedP{}, Problems: []string{}, NotModelled: []string{}}
-	type pair struct{ real, sim float64 }
+	c := Calibration{Partitions: []CalibratedP{}, Problems: []string{}, NotModelled: []string{}, Worst: []StartError{}}
+	type pair struct {
+		real, sim float64
+		i         int
+	}
 	var pairs []pair
 	obs := map[string][]float64{}
 	sim := map[string][]float64{}
@@ -129,7 +132,7 @@ func (r *replay) calibrate(res *queuesim.Result) Calibration {
 		}
 		real := j.Start.Sub(r.window.From).Seconds()
 		s := jr.Start.Seconds()
-		pairs = append(pairs, pair{real, s})
+		pairs = append(pairs, pair{real, s, i})
 		d := math.Abs(real - s)
 		absErr += d
 		if d <= 10 {
@@ -148,6 +151,12 @@ func (r *replay) calibrate(res *queuesim.Result) Calibration {
 			reals[k], sims[k] = p.real, p.sim
 		}
 		c.RankCorrelation = spearman(reals, sims)
+		slices.SortStableFunc(pairs, func(a, b pair) int {
+			return cmpFloat(math.Abs(b.real-b.sim), math.Abs(a.real-a.sim))
+		})
+		for _, p := range pairs[:min(5, len(pairs))] {
+			c.Worst = append(c.Worst, StartError{JobID: r.ref[p.i].ID, Real: p.real, Replayed: p.sim, Arrival: r.jobs[p.i].Arrival.Seconds()})
+		}
 	}
 	for _, p := range r.simParts {
 		o, s := obs[p.Name], sim[p.Name]
@@ -279,4 +288,14 @@ func shortDur(sec float64) string {
 	}
 	h := int(d.Hours())
 	return fmt.Sprintf("%dh%02dm", h, int(d.Minutes())-60*h)
+}
+
+func cmpFloat(a, b float64) int {
+	switch {
+	case a < b:
+		return -1
+	case a > b:
+		return 1
+	}
+	return 0
 }

@@ -16,6 +16,7 @@ import (
 	"github.com/gpuprof/gpuprof/analysis"
 	"github.com/gpuprof/gpuprof/slurmext"
 	"github.com/gpuprof/gpuprof/store"
+	"github.com/gpuprof/gpuprof/termtext"
 )
 
 type whatifOptions struct {
@@ -250,7 +251,7 @@ func writeWhatIf(w io.Writer, r analysis.WhatIf) {
 	printf(w, "What-if replay of %s to %s: %d GPU jobs (%d arrived, %d running and %d pending at the start).\n",
 		r.Window.From.Format(layout), r.Window.To.Format(layout), r.Jobs.Replayed, r.Jobs.Arrived, r.Jobs.RunningAtStart, r.Jobs.PendingAtStart)
 	if r.Jobs.LeftOut > 0 {
-		printf(w, "Left out: %s.\n", strings.Join(r.Jobs.LeftOutWhy, "; "))
+		printf(w, "Left out: %s.\n", termtext.Clean(strings.Join(r.Jobs.LeftOutWhy, "; ")))
 	}
 	s := r.Scheduler
 	printf(w, "Scheduler (%s): %s, backfill %s", s.Source, s.Priority, onOff(s.Backfill))
@@ -263,11 +264,11 @@ func writeWhatIf(w io.Writer, r analysis.WhatIf) {
 		if n.Added {
 			mark = " (added)"
 		}
-		printf(w, " %s %d× %s [%s]%s;", n.Name, n.GPUs, n.Model, strings.Join(n.Partitions, ","), mark)
+		printf(w, " %s %d× %s [%s]%s;", termtext.Clean(n.Name), n.GPUs, termtext.Clean(n.Model), termtext.Clean(strings.Join(n.Partitions, ",")), mark)
 	}
 	printf(w, "\n")
 	for _, a := range r.Assumed {
-		printf(w, "Assumed: %s.\n", a)
+		printf(w, "Assumed: %s.\n", termtext.Clean(a))
 	}
 
 	c := r.Calibration
@@ -275,18 +276,25 @@ func writeWhatIf(w io.Writer, r analysis.WhatIf) {
 	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
 	printf(tw, "PARTITION\tJOBS\tWAIT P50 REAL\tREPLAYED\tWAIT P95 REAL\tREPLAYED\n")
 	for _, p := range c.Partitions {
-		printf(tw, "%s\t%d\t%s\t%s\t%s\t%s\n", p.Partition, p.Jobs, shortDuration(p.ObservedP50), shortDuration(p.SimulatedP50), shortDuration(p.ObservedP95), shortDuration(p.SimulatedP95))
+		printf(tw, "%s\t%d\t%s\t%s\t%s\t%s\n", termtext.Clean(p.Partition), p.Jobs, shortDuration(p.ObservedP50), shortDuration(p.SimulatedP50), shortDuration(p.ObservedP95), shortDuration(p.SimulatedP95))
 	}
 	_ = tw.Flush()
 	printf(w, "Start times: mean absolute error %s, %s within 10 s; start order rank correlation %.2f.\n",
 		shortDuration(c.StartMAE), pct(c.Within10s), c.RankCorrelation)
+	if len(c.Worst) > 0 {
+		var ws []string
+		for _, e := range c.Worst {
+			ws = append(ws, fmt.Sprintf("%s %+.0fs", termtext.Clean(e.JobID), e.Replayed-e.Real))
+		}
+		printf(w, "Largest start errors (replayed − real): %s.\n", strings.Join(ws, ", "))
+	}
 	if c.Reliable {
 		printf(w, "Calibration: good (docs/whatif.md thresholds).\n")
 	} else {
-		printf(w, "Calibration: POOR — answers below are unreliable: %s.\n", strings.Join(c.Problems, "; "))
+		printf(w, "Calibration: POOR — answers below are unreliable: %s.\n", termtext.Clean(strings.Join(c.Problems, "; ")))
 	}
 	if len(c.NotModelled) > 0 {
-		printf(w, "The records show what the model does not know: %s.\n", strings.Join(c.NotModelled, "; "))
+		printf(w, "The records show what the model does not know: %s.\n", termtext.Clean(strings.Join(c.NotModelled, "; ")))
 	}
 
 	printf(w, "\nToday (%d seeded runs: median, p10–p90)\n", r.Seeds)
@@ -294,7 +302,7 @@ func writeWhatIf(w io.Writer, r analysis.WhatIf) {
 	if r.Changed != nil {
 		var ch []string
 		for _, x := range r.Changes {
-			ch = append(ch, x.Spec)
+			ch = append(ch, termtext.Clean(x.Spec))
 		}
 		if r.Growth != 0 {
 			ch = append(ch, fmt.Sprintf("demand %+.0f%% a year for %d months", 100*r.Growth, r.Months))
@@ -311,7 +319,7 @@ func writeScenario(w io.Writer, s analysis.Scenario) {
 	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
 	printf(tw, "\tGPUS\tJOBS\tWAIT MEAN\tWAIT P50\tWAIT P95\tOCCUPANCY\tQUEUED GPU-H\n")
 	row := func(kind string, g analysis.Group) {
-		printf(tw, "%s %s\t%d\t%.0f\t%s\t%s\t%s\t%s\t%s\n", kind, g.Name, g.GPUs, g.Jobs.Median,
+		printf(tw, "%s %s\t%d\t%.0f\t%s\t%s\t%s\t%s\t%s\n", kind, termtext.Clean(g.Name), g.GPUs, g.Jobs.Median,
 			durSpread(g.WaitMean), durSpread(g.WaitP50), durSpread(g.WaitP95),
 			fmt.Sprintf("%s (%s–%s)", pct(g.Occupancy.Median), pct(g.Occupancy.P10), pct(g.Occupancy.P90)),
 			fmt.Sprintf("%.1f (%.1f–%.1f)", g.QueuedGPUHours.Median, g.QueuedGPUHours.P10, g.QueuedGPUHours.P90))
