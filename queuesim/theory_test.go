@@ -133,8 +133,14 @@ func TestErlangC(t *testing.T) {
 			lambda := rho * float64(c) * mu
 			pWait, wq := erlangC(c, lambda, mu)
 			wantTail := pWait * math.Exp(-(float64(c)*mu-lambda)*wq)
+			// p95: P(W > t) = 0.05, when more than 5 % of jobs wait at all.
+			want95 := 0.0
+			if pWait > 0.05 {
+				want95 = math.Log(pWait/0.05) / (float64(c)*mu - lambda)
+			}
 			n, skip := repJobs()
-			got, reps := replicate(t, []float64{wq, wantTail}, 60, func(seed uint64) []float64 {
+			wants := []float64{wq, wantTail, max(want95, 1)}
+			got, reps := replicate(t, wants, 60, func(seed uint64) []float64 {
 				rng := rand.New(rand.NewPCG(seed, uint64(c)*10+uint64(rho*10)))
 				jobs := poissonJobs(n, lambda, rng, func() float64 { return rng.ExpFloat64() * meanRun })
 				w := waits(t, fifoCluster(c), fifoScheduler(), jobs, skip)
@@ -144,7 +150,9 @@ func TestErlangC(t *testing.T) {
 						over++
 					}
 				}
-				return []float64{mean(w), float64(over) / float64(len(w))}
+				sorted := slices.Clone(w)
+				slices.Sort(sorted)
+				return []float64{mean(w), float64(over) / float64(len(w)), sorted[int(math.Ceil(0.95*float64(len(sorted))))-1]}
 			})
 			t.Logf("c=%d ρ=%.1f: W_q %.0f s, Erlang C %.0f (%+.2f %%); P(W>W_q) %.4f, Erlang C %.4f (%+.2f %%); %d × %d jobs",
 				c, rho, got[0], wq, 100*(got[0]/wq-1), got[1], wantTail, 100*(got[1]/wantTail-1), reps, n)
@@ -153,6 +161,12 @@ func TestErlangC(t *testing.T) {
 			}
 			if math.Abs(got[0]/wq-1) > 0.03 {
 				t.Errorf("c=%d ρ=%.1f: mean wait %.0f s, Erlang C %.0f s: off by more than 3 %%", c, rho, got[0], wq)
+			}
+			if want95 > 0 {
+				t.Logf("c=%d ρ=%.1f: p95 wait %.0f s, Erlang C %.0f (%+.2f %%)", c, rho, got[2], want95, 100*(got[2]/want95-1))
+				if math.Abs(got[2]/want95-1) > 0.03 {
+					t.Errorf("c=%d ρ=%.1f: p95 wait %.0f s, Erlang C %.0f s: off by more than 3 %%", c, rho, got[2], want95)
+				}
 			}
 			if math.Abs(got[1]/wantTail-1) > 0.03 {
 				t.Errorf("c=%d ρ=%.1f: P(W > %.0f s) = %.4f, Erlang C %.4f: off by more than 3 %%", c, rho, wq, got[1], wantTail)
