@@ -208,6 +208,8 @@ const (
 	calibMinRank  = 0.9
 	calibP95Abs   = 10 * time.Minute
 	calibP95Share = 0.25
+	calibMAEAbs   = 10 * time.Minute
+	calibMAEShare = 0.5 // of the mean observed wait
 )
 
 // RunWhatIf replays the window's jobs on today's cluster (calibrating

@@ -175,6 +175,18 @@ func (r *replay) calibrate(res *queuesim.Result) Calibration {
 				p.Name, shortDur(cp.SimulatedP95), shortDur(cp.ObservedP95), shortDur(tol)))
 		}
 	}
+	if c.Jobs > 0 {
+		var waits float64
+		for _, o := range obs {
+			for _, w := range o {
+				waits += w
+			}
+		}
+		tol := math.Max(calibMAEAbs.Seconds(), calibMAEShare*waits/float64(c.Jobs))
+		if c.StartMAE > tol {
+			c.Problems = append(c.Problems, fmt.Sprintf("start times replayed %s off on average (more than %s)", shortDur(c.StartMAE), shortDur(tol)))
+		}
+	}
 	switch {
 	case c.Jobs < calibMinJobs:
 		c.Problems = append(c.Problems, fmt.Sprintf("only %d jobs started in the window to compare (at least %d needed)", c.Jobs, calibMinJobs))

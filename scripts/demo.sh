@@ -119,6 +119,11 @@ for sub in recommend plan; do
 	fi
 done
 
+# What two more H100s would do to the month's queue, after the replay of
+# today's cluster is calibrated against what happened (docs/whatif.md).
+echo
+"$BIN" whatif --db "$OUT/month.db" --month 2026-10 --add 2xH100 || echo "demo: gpuprof whatif failed (see above)" >&2
+
 # The month's workload report for admins (HTML with charts, Markdown, JSON).
 echo
 echo "demo: writing the month's workload report…"
