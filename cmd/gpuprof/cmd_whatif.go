@@ -53,7 +53,8 @@ answer is the median and p10–p90 over --seeds runs, per partition and per
 GPU model.
 
 The cluster is the recorded GPU inventory, else slurm.conf's GPU nodes
-(the slurm_conf setting), else --node.`,
+(the slurm_conf setting), else --node. It replays every user's jobs, so it
+is for root and admin_group.`,
 		Example: `  gpuprof whatif --month 2026-11
   gpuprof whatif --month 2026-11 --add 2xH100
   gpuprof whatif --since 2026-11-01 --until 2026-12-01 --remove 1xA100 --seeds 10
@@ -231,6 +232,11 @@ func runWhatif(ctx context.Context, g *globalOptions, o *whatifOptions, w io.Wri
 		return err
 	}
 	defer src.Close()
+	if !src.id.Admin {
+		// A non-admin sees only their own jobs: their queue alone would
+		// answer another question, silently.
+		return fmt.Errorf("gpuprof whatif replays every user's jobs: it is for root and admin_group (%s sees only their own)", termtext.Clean(src.id.User))
+	}
 	in, err := src.inputOf(ctx, f)
 	if err != nil {
 		return err

@@ -93,15 +93,15 @@ unset SLURM_CONFIG_DIR SLURM_CLUSTERS
 # check guards against a pid reused after a crash.
 alive() {
 	local pid
-	[[ -s $1 ]] || return 1
-	pid=$(<"$1")
+	# The daemon may remove its pid file between the test and the read.
+	pid=$(cat -- "$1" 2>/dev/null) || return 1
 	[[ $pid =~ ^[0-9]+$ ]] || return 1
 	[[ -r /proc/$pid/comm ]] || return 1
 	[[ $(<"/proc/$pid/comm") == "$2"* ]] || return 1
 	# A daemon that exited under an init that does not reap (containers)
 	# stays a zombie with its name.
 	local stat
-	stat=$(<"/proc/$pid/stat") || return 1
+	stat=$(cat -- "/proc/$pid/stat" 2>/dev/null) || return 1
 	stat=${stat##*) }
 	[[ ${stat%% *} != Z ]]
 }
