@@ -30,7 +30,6 @@ type replay struct {
 	counts     SimJobs
 	jobs       []queuesim.Job
 	ref        []*Job // the recorded job of each replayed one
-	gpuEq      []float64
 }
 
 func (r *replay) run(jobs []queuesim.Job, seed uint64) (*queuesim.Result, error) {
@@ -57,7 +56,7 @@ func newReplay(in Input, p WhatIfParams, changes []Change) (*replay, error) {
 		return nil, err
 	}
 	r.finishCluster()
-	r.setJobs(in, added, changes)
+	r.setJobs(in, added)
 	if r.counts.Replayed == 0 {
 		return nil, ErrNoJobs
 	}
@@ -458,7 +457,7 @@ func (r *replay) finishCluster() {
 }
 
 // setJobs turns the window's GPU jobs into the simulator's.
-func (r *replay) setJobs(in Input, added []int, changes []Change) {
+func (r *replay) setJobs(in Input, added []int) {
 	partIdx := map[string]int{}
 	for i, p := range r.simParts {
 		partIdx[p.Name] = i
@@ -602,16 +601,6 @@ func (r *replay) setJobs(in Input, added []int, changes []Change) {
 		}
 		r.jobs = append(r.jobs, q)
 		r.ref = append(r.ref, j)
-		spg := 8.0
-		if len(parts) > 0 {
-			for _, name := range r.simParts[parts[0]].Nodes {
-				if n := r.simNodes[nodeIdx[name]]; n.Shards > 0 && n.GPUs > 0 {
-					spg = float64(n.Shards / n.GPUs)
-					break
-				}
-			}
-		}
-		r.gpuEq = append(r.gpuEq, float64(q.GPUs*q.Nodes)+float64(q.Shards*q.Nodes)/spg)
 	}
 	r.counts.Replayed = len(r.jobs)
 	keys := make([]string, 0, len(why))
@@ -635,7 +624,6 @@ func (r *replay) setJobs(in Input, added []int, changes []Change) {
 	if len(r.cluster.QOS) == 0 {
 		r.assume("no QOS limits (sacctmgr's are not read; --qos sets them)")
 	}
-	_ = changes
 }
 
 func sharesNode(a, b SimPart) bool {

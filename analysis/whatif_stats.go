@@ -1,6 +1,7 @@
 package analysis
 
 import (
+	"cmp"
 	"fmt"
 	"math"
 	"slices"
@@ -152,7 +153,7 @@ func (r *replay) calibrate(res *queuesim.Result) Calibration {
 		}
 		c.RankCorrelation = spearman(reals, sims)
 		slices.SortStableFunc(pairs, func(a, b pair) int {
-			return cmpFloat(math.Abs(b.real-b.sim), math.Abs(a.real-a.sim))
+			return cmp.Compare(math.Abs(b.real-b.sim), math.Abs(a.real-a.sim))
 		})
 		for _, p := range pairs[:min(5, len(pairs))] {
 			c.Worst = append(c.Worst, StartError{JobID: r.ref[p.i].ID, Real: p.real, Replayed: p.sim, Arrival: r.jobs[p.i].Arrival.Seconds()})
@@ -300,14 +301,4 @@ func shortDur(sec float64) string {
 	}
 	h := int(d.Hours())
 	return fmt.Sprintf("%dh%02dm", h, int(d.Minutes())-60*h)
-}
-
-func cmpFloat(a, b float64) int {
-	switch {
-	case a < b:
-		return -1
-	case a > b:
-		return 1
-	}
-	return 0
 }

@@ -1,6 +1,7 @@
 package queuesim
 
 import (
+	"cmp"
 	"math"
 	"slices"
 	"time"
@@ -297,15 +298,7 @@ func newSim(c Cluster, pr Priority, sc Scheduler, jobs []Job, o Options) (*sim, 
 	return s, nil
 }
 
-func cmpInt(a, b int64) int {
-	switch {
-	case a < b:
-		return -1
-	case a > b:
-		return 1
-	}
-	return 0
-}
+func cmpInt(a, b int64) int { return cmp.Compare(a, b) }
 
 // splitmix is SplitMix64: a well-mixed 64-bit value from a seed.
 func splitmix(x uint64) uint64 {
