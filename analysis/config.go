@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"os"
+	"strings"
 	"time"
 
 	"github.com/BurntSushi/toml"
@@ -117,6 +118,44 @@ type PlanConfig struct {
 	// WasteShareMin: scheduling policy is a constraint when idle
 	// allocations and unused GPUs hold at least this share.
 	WasteShareMin float64 `toml:"waste_share_min"`
+
+	// The simulated plan (SimulatePlan, docs/whatif.md).
+	//
+	// TargetP95Wait is the queue wait the plan keeps every partition and
+	// GPU model under, at the 95th percentile of the replayed waits.
+	TargetP95Wait Duration `toml:"target_p95_wait"`
+	// LeadTimeMonths is the procurement lead time: the order-by date is
+	// this many months before growth first breaks the target.
+	LeadTimeMonths int `toml:"lead_time_months"`
+	// MinWindow and MinJobs are the least data a plan is made from; below
+	// either the verdict is insufficient_data.
+	MinWindow Duration `toml:"min_window"`
+	MinJobs   int      `toml:"min_jobs"`
+	// Seeds is how many seeded replays each simulated answer spreads over.
+	Seeds int `toml:"seeds"`
+	// MaxPurchase is the most GPUs of one model the purchase search tries.
+	MaxPurchase int `toml:"max_purchase"`
+	// ReplayBudget caps the work of one plan in replayed jobs (jobs ×
+	// replays); a month too large for it gets fewer seeds, then no
+	// simulation, said so.
+	ReplayBudget int `toml:"replay_budget"`
+	// DepreciationYears spreads a purchase price over its years of use.
+	DepreciationYears float64 `toml:"depreciation_years"`
+	// Prices, per GPU model, enable the buy-versus-rent table.
+	Prices []PriceConfig `toml:"prices"`
+}
+
+// PriceConfig is what one GPU of a model costs to own and to rent:
+// Model is matched as --add matches it (GRES type or a word of the model
+// name), Purchase the price of one GPU (with its share of the server),
+// RunningPerYear its power, cooling and support per year, and
+// CloudPerGPUHour what a cloud charges for one such GPU an hour. One
+// currency throughout.
+type PriceConfig struct {
+	Model           string  `toml:"model"`
+	Purchase        float64 `toml:"purchase"`
+	RunningPerYear  float64 `toml:"running_per_year"`
+	CloudPerGPUHour float64 `toml:"cloud_per_gpu_hour"`
 }
 
 // ClassConfig holds the thresholds of the class rules (Classify).
@@ -240,6 +279,15 @@ func DefaultConfig() Config {
 			VRAMShareMin:  0.2,
 			IOShareMin:    0.1,
 			WasteShareMin: 0.2,
+
+			TargetP95Wait:     Duration(time.Hour),
+			LeadTimeMonths:    3,
+			MinWindow:         Duration(7 * 24 * time.Hour),
+			MinJobs:           50,
+			Seeds:             5,
+			MaxPurchase:       32,
+			ReplayBudget:      5_000_000,
+			DepreciationYears: 5,
 		},
 	}
 }
@@ -348,6 +396,29 @@ func (c Config) validateRecommendPlan(bad func(string, ...any) error) error {
 		return bad("plan.headroom must be in [0, 1), not %v", p.Headroom)
 	case !frac(p.VRAMShareMin), !frac(p.IOShareMin), !frac(p.WasteShareMin):
 		return bad("plan.vram_share_min, io_share_min and waste_share_min must be in (0, 1]")
+	case p.TargetP95Wait <= 0:
+		return bad("plan.target_p95_wait must be positive")
+	case p.LeadTimeMonths < 0 || p.LeadTimeMonths > 60:
+		return bad("plan.lead_time_months must be in [0, 60], not %d", p.LeadTimeMonths)
+	case p.MinWindow < 0 || p.MinJobs < 1:
+		return bad("plan.min_window must not be negative and plan.min_jobs must be at least 1")
+	case p.Seeds < 1 || p.Seeds > 100:
+		return bad("plan.seeds must be in [1, 100], not %d", p.Seeds)
+	case p.MaxPurchase < 1 || p.MaxPurchase > 4096:
+		return bad("plan.max_purchase must be in [1, 4096], not %d", p.MaxPurchase)
+	case p.ReplayBudget < 1:
+		return bad("plan.replay_budget must be at least 1")
+	case !(p.DepreciationYears > 0) || !finite(p.DepreciationYears):
+		return bad("plan.depreciation_years must be positive, not %v", p.DepreciationYears)
+	}
+	for _, pr := range p.Prices {
+		if strings.TrimSpace(pr.Model) == "" {
+			return bad("plan.prices: every entry needs a model")
+		}
+		if !(pr.Purchase > 0) || !(pr.RunningPerYear >= 0) || !(pr.CloudPerGPUHour > 0) ||
+			!finite(pr.Purchase) || !finite(pr.RunningPerYear) || !finite(pr.CloudPerGPUHour) {
+			return bad("plan.prices %s: purchase and cloud_per_gpu_hour must be positive and running_per_year not negative", pr.Model)
+		}
 	}
 	return nil
 }

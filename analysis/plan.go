@@ -79,12 +79,15 @@ type CapacityPlan struct {
 	// (0 when none was given).
 	GPUsNeeded  int `json:"gpus_needed"`
 	CurrentGPUs int `json:"current_gpus"`
-	// Verdict is the main constraint; Constraints all that apply, with
-	// Evidence for each.
-	Verdict     string   `json:"verdict"`
+	// Constraint is the main constraint the averages and shares show;
+	// Constraints all that apply, with Evidence for each; CrossCheck says
+	// it in a sentence. None of it is the plan's verdict: averages cannot
+	// see queues at peak hours, and the verdict (SimPlan.Verdict) comes
+	// from the replay; it names the constraint from these shares.
+	Constraint  string   `json:"constraint"`
 	Constraints []string `json:"constraints"`
 	Evidence    []Reason `json:"evidence"`
-	Summary     string   `json:"summary"`
+	CrossCheck  string   `json:"cross_check"`
 }
 
 // FutureDemand is C_now · (1 + g)^(months/12) + new.
@@ -131,8 +134,8 @@ func plan(in *Input, f *facts, k *counter, p PlanParams, c *Config) CapacityPlan
 	}
 	cp.PeriodHours = cp.Window.Hours()
 	if cp.PeriodHours <= 0 || len(f.jobs) == 0 {
-		cp.Verdict, cp.Constraints = ConstraintNoData, []string{ConstraintNoData}
-		cp.Summary = "No GPU jobs with a known start in the period: nothing to plan from."
+		cp.Constraint, cp.Constraints = ConstraintNoData, []string{ConstraintNoData}
+		cp.CrossCheck = "No GPU jobs with a known start in the period: nothing to plan from."
 		cp.CFuture = FutureDemand(0, p.Growth, p.Months, p.NewDemand)
 		cp.GPUsNeeded = GPUsNeeded(cp.CFuture, cp.QSafe)
 		return cp
@@ -232,27 +235,27 @@ func plan(in *Input, f *facts, k *counter, p PlanParams, c *Config) CapacityPlan
 	// The verdict is the first constraint in the order an admin should
 	// act: waste and IO waits cost nothing to fix and would distort a
 	// purchase; then memory, then count.
-	cp.Verdict = ConstraintNone
+	cp.Constraint = ConstraintNone
 	if len(cp.Constraints) > 0 {
-		cp.Verdict = cp.Constraints[0]
+		cp.Constraint = cp.Constraints[0]
 	} else {
 		cp.Constraints = []string{}
 	}
-	switch cp.Verdict {
+	switch cp.Constraint {
 	case ConstraintNone:
 		if cp.CurrentGPUs == 0 {
-			cp.Summary = fmt.Sprintf("%d GPUs needed at the horizon; no inventory given to compare with.", cp.GPUsNeeded)
+			cp.CrossCheck = fmt.Sprintf("By averages, %d GPUs are needed at the horizon; with no inventory there is nothing to compare them with.", cp.GPUsNeeded)
 		} else {
-			cp.Summary = fmt.Sprintf("%d GPUs cover the demand at the horizon (%d needed): no purchase or policy change needed.", cp.CurrentGPUs, cp.GPUsNeeded)
+			cp.CrossCheck = fmt.Sprintf("By averages, %d GPUs are needed at the horizon and there are %d; averages cannot see queues at peak hours.", cp.GPUsNeeded, cp.CurrentGPUs)
 		}
 	case ConstraintScheduling:
-		cp.Summary = fmt.Sprintf("Fix scheduling policy first: %s of the GPU-hours are idle or unused allocations.", formatFraction(share(waste)))
+		cp.CrossCheck = fmt.Sprintf("By averages, %d GPUs are needed at the horizon; %s of the GPU-hours are idle or unused allocations.", cp.GPUsNeeded, formatFraction(share(waste)))
 	case ConstraintStorage:
-		cp.Summary = fmt.Sprintf("Storage bandwidth: %s of the GPU-hours wait on IO; faster storage or local staging before more GPUs.", formatFraction(share(io)))
+		cp.CrossCheck = fmt.Sprintf("By averages, %d GPUs are needed at the horizon; %s of the GPU-hours wait on IO.", cp.GPUsNeeded, formatFraction(share(io)))
 	case ConstraintMemory:
-		cp.Summary = fmt.Sprintf("GPUs with more memory: %s of the GPU-hours are VRAM-bound; %d GPUs needed.", formatFraction(share(vram)), cp.GPUsNeeded)
+		cp.CrossCheck = fmt.Sprintf("By averages, %d GPUs are needed at the horizon; %s of the GPU-hours are bound by GPU memory.", cp.GPUsNeeded, formatFraction(share(vram)))
 	case ConstraintGPUs:
-		cp.Summary = fmt.Sprintf("More GPUs: %d needed at the horizon, %d now.", cp.GPUsNeeded, cp.CurrentGPUs)
+		cp.CrossCheck = fmt.Sprintf("By averages, %d GPUs are needed at the horizon and there are %d.", cp.GPUsNeeded, cp.CurrentGPUs)
 	}
 	return cp
 }

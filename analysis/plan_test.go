@@ -121,8 +121,8 @@ func TestPlanLittlesLaw(t *testing.T) {
 	if p.PeakGPUs != 5 {
 		t.Errorf("peak = %v, want 5", p.PeakGPUs)
 	}
-	if p.Verdict != ConstraintGPUs || !strings.Contains(p.Summary, "10 needed") {
-		t.Errorf("verdict = %s (%s), want more GPUs", p.Verdict, p.Summary)
+	if p.Constraint != ConstraintGPUs || !strings.Contains(p.CrossCheck, "10 GPUs are needed") {
+		t.Errorf("verdict = %s (%s), want more GPUs", p.Constraint, p.CrossCheck)
 	}
 	if _, err := Plan(in, f, PlanParams{Headroom: 1}, DefaultConfig()); err == nil {
 		t.Error("headroom 1 accepted")
@@ -153,8 +153,8 @@ func TestPlanVerdicts(t *testing.T) {
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			_, f := analyseSpec(t, tt.groups...)
-			if f.Plan.Verdict != tt.want {
-				t.Errorf("verdict = %s (%s), want %s; evidence %v", f.Plan.Verdict, f.Plan.Summary, tt.want, f.Plan.Evidence)
+			if f.Plan.Constraint != tt.want {
+				t.Errorf("verdict = %s (%s), want %s; evidence %v", f.Plan.Constraint, f.Plan.CrossCheck, tt.want, f.Plan.Evidence)
 			}
 		})
 	}

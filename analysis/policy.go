@@ -7,6 +7,8 @@ import (
 	"slices"
 	"strings"
 	"time"
+
+	"github.com/gpuprof/gpuprof/slurmext"
 )
 
 // recommendDebug proposes a debug/interactive partition when short jobs
@@ -19,12 +21,14 @@ func recommendDebug(b *recBuilder, in *Input, f *facts) {
 	rc := &b.c.Recommend
 	var durs, waits []float64
 	users := map[string]bool{}
+	short := map[int]bool{}
 	noReadings := 0
 	for i := range f.jobs {
 		j := &f.jobs[i]
 		if j.cls != ClassShortDebug || !j.elapsedOK || !j.waitOK {
 			continue
 		}
+		short[int(j.idx)] = true
 		durs = append(durs, j.elapsed)
 		waits = append(waits, j.wait)
 		users[j.user] = true
@@ -78,6 +82,16 @@ func recommendDebug(b *recBuilder, in *Input, f *facts) {
 			{TargetSlurmConf, fmt.Sprintf("PartitionName=%s Nodes=%s MaxTime=%s DefaultTime=%s PriorityTier=%d QOS=%s State=UP",
 				debugPartition, nodeList(in.Nodes), slurmTime(maxTime), slurmTime(defTime), debugPriorityTie, debugQOS)},
 		},
+		// Replayed: the partition on every node, and the short jobs
+		// submitted with --time at its MaxTime (their runs fit), so that
+		// they may start in it as well as in their own.
+		sim: &recSim{
+			changes: []Change{
+				partitionChange(debugPartition, in.Nodes, maxTime, debugPriorityTie, false),
+				{Kind: ChangeJobs, Spec: "short jobs with --time=" + slurmTime(maxTime), Rewrite: &JobRewrite{Jobs: short, LimitCap: maxTime}},
+			},
+			group: short, groupName: "short jobs",
+		},
 	}
 	b.add(r, len(durs), ratio, 1)
 }
@@ -89,8 +103,15 @@ func recommendLong(b *recBuilder, in *Input, f *facts) {
 	rc := &b.c.Recommend
 	total := totalGPUs(in.Nodes)
 	var durs []float64
+	long, others := map[int]bool{}, map[int]bool{}
 	for i := range f.jobs {
-		if j := &f.jobs[i]; j.cls == ClassLongTraining && j.elapsedOK {
+		j := &f.jobs[i]
+		if j.cls == ClassLongTraining {
+			long[int(j.idx)] = true
+		} else {
+			others[int(j.idx)] = true
+		}
+		if j.cls == ClassLongTraining && j.elapsedOK {
 			durs = append(durs, j.elapsed)
 		}
 	}
@@ -125,6 +146,13 @@ func recommendLong(b *recBuilder, in *Input, f *facts) {
 				longQOS, slurmTime(wall), capN)},
 			{TargetSbatch, "#SBATCH --qos=" + longQOS},
 		},
+		sim: &recSim{
+			changes: []Change{
+				qosChange(longQOS, 0, 0, capN),
+				{Kind: ChangeJobs, Spec: "long training in QOS " + longQOS, Rewrite: &JobRewrite{Jobs: long, QOS: longQOS}},
+			},
+			group: others, groupName: "jobs other than long training",
+		},
 	}, dd.N, frac, rc.LongGrpFrac)
 }
 
@@ -148,6 +176,10 @@ func recommendLimits(b *recBuilder, in *Input, f *facts) {
 		b.nothing(RecUserLimits, "%d of %d GPU jobs queue-bound (%s, threshold %s), %d GPUs in the inventory: no new limits",
 			queued, len(f.jobs), formatFraction(share), formatFraction(rc.QueueShareMin), total)
 		return
+	}
+	everyone := map[int]bool{}
+	for i := range f.jobs {
+		everyone[int(f.jobs[i].idx)] = true
 	}
 	peaks := peaksBy(f.jobs, func(j *jobFact) string { return j.user })
 	vals := make([]float64, 0, len(peaks))
@@ -189,6 +221,15 @@ func recommendLimits(b *recBuilder, in *Input, f *facts) {
 			{TargetSacctmgr, fmt.Sprintf("sacctmgr -i modify qos %s set Priority=1000 GrpTRES=gres/gpu=%d MaxTRESPerUser=gres/gpu=%d Preempt=%s PreemptMode=requeue Flags=DenyOnLimit",
 				burstQOS, burst, burst, longQOS)},
 		},
+		// Replayed: the per-user cap on every job; the burst QOS and its
+		// preemption are not (the replay does not preempt).
+		sim: &recSim{
+			changes: []Change{
+				qosChange(defaultUserQOS, limit, 0, 0),
+				{Kind: ChangeJobs, Spec: "every job in QOS " + defaultUserQOS, Rewrite: &JobRewrite{Jobs: everyone, QOS: defaultUserQOS}},
+			},
+			group: everyone, groupName: "all GPU jobs",
+		},
 	}, queued, share, rc.QueueShareMin)
 }
 
@@ -198,8 +239,13 @@ func recommendLimits(b *recBuilder, in *Input, f *facts) {
 func recommendDefaultTime(b *recBuilder, f *facts, fd *Findings) {
 	rc := &b.c.Recommend
 	durs := map[string][]float64{}
+	byPart := map[string]map[int]bool{}
 	for i := range f.jobs {
 		j := &f.jobs[i]
+		if byPart[j.partition] == nil {
+			byPart[j.partition] = map[int]bool{}
+		}
+		byPart[j.partition][int(j.idx)] = true
 		if j.elapsedOK && j.elapsed > 0 && (j.outcome == OutcomeCompleted || j.outcome == OutcomeTimeout) {
 			durs[j.partition] = append(durs[j.partition], j.elapsed)
 		}
@@ -232,6 +278,13 @@ func recommendDefaultTime(b *recBuilder, f *facts, fd *Findings) {
 			Effect: "Limits close to real run times let the backfill scheduler start waiting jobs in the gaps.",
 			Config: []ConfigLine{
 				{TargetScontrol, fmt.Sprintf("scontrol update PartitionName=%s DefaultTime=%s", p.Partition, slurmTime(def))},
+			},
+			// Replayed: every job of the partition whose run fits the
+			// DefaultTime gets it as its limit; longer runs keep theirs.
+			sim: &recSim{
+				changes: []Change{{Kind: ChangeJobs, Spec: "DefaultTime=" + slurmTime(def) + " on " + p.Partition,
+					Rewrite: &JobRewrite{Jobs: byPart[p.Partition], LimitCap: def}}},
+				group: byPart[p.Partition], groupName: "jobs of partition " + p.Partition,
 			},
 		}, lr.N, lr.P50, rc.OverRequestRatio)
 	}
@@ -288,6 +341,7 @@ func recommendStorage(b *recBuilder, f *facts) {
 		Evidence: []Reason{{Rule: "storage.share", Checks: []Check{{Metric("io_bound_share"), share, OpGE, rc.IOShareMin}},
 			Note: fmt.Sprintf("%d IO-bound jobs, %.0f of %.0f GPU-hours", n, hours, f.gpuHours)}},
 		Effect: fmt.Sprintf("Up to %.0f GPU-hours spent waiting on IO could do work.", hours),
+		sim:    &recSim{why: "faster storage shortens runs by their IO waits; the replay takes run times as recorded"},
 	}, n, share, rc.IOShareMin)
 }
 
@@ -298,20 +352,24 @@ func recommendIdleAccounts(b *recBuilder, f *facts) {
 	type acc struct {
 		hours, idle float64
 		jobs, idles int
+		idleJobs    map[int]bool
 	}
 	accs := map[string]*acc{}
+	everyone := map[int]bool{}
 	for i := range f.jobs {
 		j := &f.jobs[i]
 		a := accs[j.account]
 		if a == nil {
-			a = &acc{}
+			a = &acc{idleJobs: map[int]bool{}}
 			accs[j.account] = a
 		}
 		a.hours += j.gpuHours
 		a.jobs++
+		everyone[int(j.idx)] = true
 		if j.cls == ClassIdleAllocation {
 			a.idle += j.gpuHours
 			a.idles++
+			a.idleJobs[int(j.idx)] = true
 		}
 	}
 	named := 0
@@ -333,6 +391,10 @@ func recommendIdleAccounts(b *recBuilder, f *facts) {
 			Evidence: []Reason{{Rule: "idle_account.share", Checks: []Check{{Metric("idle_share"), share, OpGE, rc.IdleShareMin}},
 				Note: fmt.Sprintf("%d of %d jobs idle allocations, %.0f of %.0f GPU-hours", a.idles, a.jobs, a.idle, a.hours)}},
 			Effect: fmt.Sprintf("%.0f GPU-hours returned to the queue.", a.idle),
+			sim: &recSim{
+				changes: []Change{{Kind: ChangeJobs, Spec: "account " + label + " without its idle allocations", Rewrite: &JobRewrite{Jobs: a.idleJobs, Drop: true}}},
+				group:   minus(everyone, a.idleJobs), groupName: "the other GPU jobs",
+			},
 		}, a.idles, share, rc.IdleShareMin)
 	}
 	if named == 0 {
@@ -367,13 +429,18 @@ func recommendUsers(b *recBuilder, f *facts, shared map[string]sharingPlan) {
 		idleReq          []float64
 		needs            map[string][]float64
 		full             int // runs that filled a GPU's memory
+		// The runs each piece of advice would change.
+		idleJobs, overJobs map[int]bool
+		shardJobs          map[string]map[int]bool
 	}
 	users := map[string]*acc{}
+	everyone := map[int]bool{}
 	for i := range f.jobs {
 		j := &f.jobs[i]
+		everyone[int(j.idx)] = true
 		a := users[j.user]
 		if a == nil {
-			a = &acc{needs: map[string][]float64{}}
+			a = &acc{needs: map[string][]float64{}, idleJobs: map[int]bool{}, overJobs: map[int]bool{}, shardJobs: map[string]map[int]bool{}}
 			users[j.user] = a
 		}
 		// A memory peak alone (no utilisation) still asks for a larger GPU.
@@ -394,13 +461,19 @@ func recommendUsers(b *recBuilder, f *facts, shared map[string]sharingPlan) {
 		case used == 0:
 			a.idle++
 			a.idleReq = append(a.idleReq, float64(gpus))
+			a.idleJobs[int(j.idx)] = true
 		case gpus >= 2 && (gpus-used)*2 >= gpus:
 			a.over++
 			a.req = append(a.req, float64(gpus))
 			a.used = append(a.used, float64(used))
+			a.overJobs[int(j.idx)] = true
 		}
 		if _, ok := shared[j.model]; ok && gpus == 1 && used == 1 && j.need > 0 && j.util < b.c.Classes.LowUtilMax {
 			a.needs[j.model] = append(a.needs[j.model], float64(j.need))
+			if a.shardJobs[j.model] == nil {
+				a.shardJobs[j.model] = map[int]bool{}
+			}
+			a.shardJobs[j.model][int(j.idx)] = true
 		}
 	}
 	for _, u := range sortedKeys(users) {
@@ -421,6 +494,10 @@ func recommendUsers(b *recBuilder, f *facts, shared map[string]sharingPlan) {
 					Note: fmt.Sprintf("%d of %d runs with utilisation readings had every GPU below %s mean utilisation or never touched",
 						a.idle, a.runs, formatPercent(b.c.Classes.IdleUtilMax))}},
 				Effect: "The GPUs go to jobs that use them.",
+				sim: &recSim{
+					changes: []Change{{Kind: ChangeJobs, Spec: "user " + u + " without the runs that used no GPU", Rewrite: &JobRewrite{Jobs: a.idleJobs, Drop: true}}},
+					group:   minus(everyone, a.idleJobs), groupName: "the other GPU jobs",
+				},
 			}, a.idle, share, 0.5)
 		}
 		if a.over >= rc.MinUserJobs && a.over*2 >= a.runs {
@@ -440,6 +517,10 @@ func recommendUsers(b *recBuilder, f *facts, shared map[string]sharingPlan) {
 						Note: fmt.Sprintf("%d of %d runs left at least half their GPUs unused; used p95 %d, max %d", a.over, a.runs, int(ud.P95), int(ud.Max))}},
 					Effect: "The unused GPUs go to other jobs.",
 					Config: []ConfigLine{{TargetSbatch, fmt.Sprintf("#SBATCH --gres=gpu:%d", use)}},
+					sim: &recSim{
+						changes: []Change{{Kind: ChangeJobs, Spec: fmt.Sprintf("user %s asking for %d GPUs", u, use), Rewrite: &JobRewrite{Jobs: a.overJobs, GPUs: use}}},
+						group:   everyone, groupName: "all GPU jobs",
+					},
 				}, a.over, float64(a.over)/float64(a.runs), 0.5)
 			}
 		}
@@ -469,6 +550,11 @@ func recommendUsers(b *recBuilder, f *facts, shared map[string]sharingPlan) {
 				Config: []ConfigLine{
 					{TargetSbatch, "#SBATCH --partition=" + sp.partition},
 					{TargetSbatch, "#SBATCH --gres=shard:1"},
+				},
+				sim: &recSim{
+					changes: append(slices.Clone(sp.changes), Change{Kind: ChangeJobs, Spec: fmt.Sprintf("user %s on shard:1", u),
+						Rewrite: &JobRewrite{Jobs: a.shardJobs[model], Shards: 1, Partition: sp.partition}}),
+					group: minus(everyone, a.shardJobs[model]), groupName: "the other GPU jobs",
 				},
 			}, len(needs), float64(len(needs))/float64(a.runs), 0.5)
 		}
@@ -526,4 +612,46 @@ func peakPercentileBy(jobs []jobFact, key func(*jobFact) string, p float64) int 
 	}
 	slices.Sort(vs)
 	return int(percentileSorted(vs, p))
+}
+
+// minus is the set a without the members of b.
+func minus(a, b map[int]bool) map[int]bool {
+	out := make(map[int]bool, len(a))
+	for k := range a {
+		if !b[k] {
+			out[k] = true
+		}
+	}
+	return out
+}
+
+// partitionChange is a new partition on the nodes, as the replay applies
+// it; jobsOnly keeps it to the jobs a rewrite sends there.
+func partitionChange(name string, nodes []Node, maxTime time.Duration, tier int, jobsOnly bool) Change {
+	pc := slurmext.PartitionConf{Name: name, MaxTime: maxTime, PriorityTier: tier}
+	for _, n := range nodes {
+		pc.Nodes = append(pc.Nodes, n.Name)
+	}
+	set := map[string]bool{"nodes": true, "maxtime": maxTime > 0, "prioritytier": tier > 0}
+	if maxTime <= 0 {
+		pc.MaxTimeUnlimited = true
+	}
+	return Change{Kind: ChangePartition, PartitionConf: pc, PartitionSet: set, JobsOnly: jobsOnly,
+		Spec: fmt.Sprintf("partition %s", name)}
+}
+
+// qosChange is a QOS with a per-user GPU cap, a per-user job cap and a
+// cap on its GPUs together (0: none).
+func qosChange(name string, perUserGPUs, perUserJobs, grpGPUs int) Change {
+	q := slurmext.QOSLimits{Name: name, Set: map[string]bool{}}
+	if perUserGPUs > 0 {
+		q.MaxGPUsPerUser, q.Set["maxtresperuser"] = perUserGPUs, true
+	}
+	if perUserJobs > 0 {
+		q.MaxJobsPerUser, q.Set["maxjobsperuser"] = perUserJobs, true
+	}
+	if grpGPUs > 0 {
+		q.GrpGPUs, q.Set["grptres"] = grpGPUs, true
+	}
+	return Change{Kind: ChangeQOS, QOS: q, Spec: "QOS " + name}
 }

@@ -84,6 +84,21 @@ type Recommendation struct {
 	Confidence     float64      `json:"confidence"`
 	ConfidenceNote string       `json:"confidence_note"`
 	Config         []ConfigLine `json:"config,omitempty"`
+	// Simulated is the replayed effect of applying it, when SimulatePlan
+	// ran (nil otherwise).
+	Simulated *Effect `json:"simulated,omitempty"`
+
+	sim *recSim // how SimulatePlan applies it
+}
+
+// recSim is how a recommendation is applied in a replay: the what-if
+// changes, and the jobs whose wait measures its effect. why, when set,
+// says why it cannot be replayed.
+type recSim struct {
+	changes   []Change
+	group     map[int]bool
+	groupName string
+	why       string
 }
 
 // NoChange is a rule that looked at the data and found no change justified,
@@ -126,12 +141,14 @@ type jobFact struct {
 	elapsedOK, waitOK, utilOK bool
 	prealloc, limitOK         bool
 	outcome                   Outcome
+	idx                       int32 // index in the Input's Jobs
 }
 
 // facts is one pass over the jobs.
 type facts struct {
 	jobs     []jobFact
 	gpuHours float64
+	seen     int32 // jobs offered to add, GPU or not: the next one's index
 }
 
 func collect(in *Input, c *Config) (*facts, *counter) {
@@ -154,6 +171,8 @@ func newFacts(n int) *facts {
 // add keeps the record of one job measured, classified and diagnosed by the
 // caller (Analyse does it once for all its parts).
 func (f *facts) add(j *Job, m *Metrics, cls Class, kinds Kinds) {
+	idx := f.seen
+	f.seen++
 	if m.GPUs == 0 {
 		return // CPU jobs say nothing about GPUs
 	}
@@ -164,7 +183,7 @@ func (f *facts) add(j *Job, m *Metrics, cls Class, kinds Kinds) {
 		gpuHours: m.GPUHours, util: m.UtilMean, utilOK: m.UtilMeanValid,
 		gpus: int32(m.GPUs), unused: int32(m.UnusedGPUs),
 		cls: cls, kinds: kinds, outcome: m.Outcome,
-		prealloc: m.Preallocated,
+		prealloc: m.Preallocated, idx: idx,
 	}
 	jf.share = m.GPUShare
 	jf.whole = j.ReqShards == 0 && !m.Shared

@@ -322,8 +322,8 @@ func TestHealthyClusterNoFalseAlarms(t *testing.T) {
 	if len(f.NoChange) == 0 {
 		t.Error("no 'no change' notes: the rules must say they looked")
 	}
-	if f.Plan.Verdict != ConstraintNone {
-		t.Errorf("verdict = %s (%s), want none", f.Plan.Verdict, f.Plan.Summary)
+	if f.Plan.Constraint != ConstraintNone {
+		t.Errorf("verdict = %s (%s), want none", f.Plan.Constraint, f.Plan.CrossCheck)
 	}
 	if f.Plan.CurrentGPUs != totalGPUs(in.Nodes) {
 		t.Errorf("current GPUs = %d", f.Plan.CurrentGPUs)
@@ -336,7 +336,7 @@ func TestFindingsJSONRecommendations(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	for _, key := range []string{`"recommendations":[{"id":"R1","kind":"gpu_shards"`, `"no_change":`, `"plan":{"params":{"growth":0.3`, `"verdict":`} {
+	for _, key := range []string{`"recommendations":[{"id":"R1","kind":"gpu_shards"`, `"no_change":`, `"plan":{"params":{"growth":0.3`, `"constraint":`} {
 		if !strings.Contains(string(b), key) {
 			t.Errorf("JSON lacks %s", key)
 		}
@@ -503,7 +503,7 @@ func TestBadData(t *testing.T) {
 			if len(f.NoChange) == 0 {
 				t.Error("no note saying why nothing is recommended")
 			}
-			if f.Plan.Summary == "" || f.Plan.Verdict == "" {
+			if f.Plan.CrossCheck == "" || f.Plan.Constraint == "" {
 				t.Errorf("plan without verdict: %+v", f.Plan)
 			}
 			for _, v := range []float64{f.Plan.CNow, f.Plan.CFuture} {

@@ -14,6 +14,7 @@ type sharingPlan struct {
 	shards    int
 	need      uint64 // bytes per job, after the margin
 	card      uint64
+	changes   []Change // the shards and the partition, as a replay applies them
 }
 
 // gresType derives the GRES type Slurm users name from an NVML model name:
@@ -48,16 +49,19 @@ func recommendSharing(b *recBuilder, in *Input, f *facts) map[string]sharingPlan
 		utils               []float64
 		users               map[string]bool
 		jobs, preallocSkips int
+		cands               map[int]bool
 	}
 	models := map[string]*acc{}
+	everyone := map[int]bool{}
 	for i := range f.jobs {
 		j := &f.jobs[i]
+		everyone[int(j.idx)] = true
 		if j.model == "" || j.card == 0 {
 			continue
 		}
 		a := models[j.model]
 		if a == nil {
-			a = &acc{card: j.card, users: map[string]bool{}}
+			a = &acc{card: j.card, users: map[string]bool{}, cands: map[int]bool{}}
 			models[j.model] = a
 		}
 		a.hours += j.gpuHours
@@ -75,6 +79,7 @@ func recommendSharing(b *recBuilder, in *Input, f *facts) map[string]sharingPlan
 			continue
 		}
 		a.candHours += j.gpuHours
+		a.cands[int(j.idx)] = true
 		a.needs = append(a.needs, float64(j.need))
 		a.utils = append(a.utils, j.util)
 		a.users[j.user] = true
@@ -112,7 +117,13 @@ func recommendSharing(b *recBuilder, in *Input, f *facts) map[string]sharingPlan
 		if len(out) > 0 {
 			part, qos = sharedPartition+"-"+gresType(model), sharedQOS+"-"+gresType(model)
 		}
-		out[model] = sharingPlan{partition: part, shards: shards, need: need, card: a.card}
+		nodes := nodesOf(in.Nodes, model)
+		shardChanges := []Change{
+			{Kind: ChangeShards, Model: model, Count: shards, Spec: fmt.Sprintf("%d shards per %s GPU", shards, gresType(model))},
+			partitionChange(part, nodes, 0, 0, true),
+		}
+		out[model] = sharingPlan{partition: part, shards: shards, need: need, card: a.card, changes: shardChanges}
+		whole := minus(everyone, a.cands)
 		evidence := []Reason{
 			{Rule: "sharing.candidates", Note: fmt.Sprintf("%d single-GPU jobs of %d users on %s peak at ≤ %s of the card with mean util < %s",
 				n, len(a.users), model, formatFraction(rc.SharingVRAMMax), formatPercent(low))},
@@ -124,7 +135,6 @@ func recommendSharing(b *recBuilder, in *Input, f *facts) map[string]sharingPlan
 		}
 		capFrac := math.Floor(float64(need)/float64(a.card)*100) / 100
 		capFrac = max(capFrac, 0.01)
-		nodes := nodesOf(in.Nodes, model)
 		r := Recommendation{
 			Kind:  RecShards,
 			Title: fmt.Sprintf("Share %s GPUs: %d shards per GPU", gresType(model), shards),
@@ -135,6 +145,13 @@ func recommendSharing(b *recBuilder, in *Input, f *facts) map[string]sharingPlan
 				a.candHours, shards, a.candHours*(1-1/float64(shards)), formatFraction(share*(1-1/float64(shards)))),
 		}
 		r.Config = shardConfig(model, nodes, shards, capFrac, part, qos)
+		// Replayed: the shards on every node of the model, and the
+		// candidates on one shard each in the shard partition.
+		r.sim = &recSim{
+			changes: append(slices.Clone(shardChanges), Change{Kind: ChangeJobs, Spec: "small jobs on shard:1",
+				Rewrite: &JobRewrite{Jobs: a.cands, Shards: 1, Partition: part}}),
+			group: whole, groupName: "whole-GPU jobs",
+		}
 		b.add(r, n, share, rc.SharingShareMin)
 
 		if ud.P50 >= rc.MPSUtilMin {
@@ -148,6 +165,7 @@ func recommendSharing(b *recBuilder, in *Input, f *facts) map[string]sharingPlan
 				Evidence: []Reason{{Rule: "mps.util", Checks: []Check{{MetricUtilMean, ud.P50, OpGE, rc.MPSUtilMin}},
 					Note: fmt.Sprintf("median of the candidates' mean utilisation; p95 %s", formatPercent(ud.P95))}},
 				Effect: "Concurrent kernels of the sharing jobs overlap instead of time-slicing, and a job over its memory limit fails alone.",
+				sim:    &recSim{why: "MPS changes how shard jobs run together, not how they queue: its queue effect is the shard recommendation's"},
 				Config: []ConfigLine{
 					{TargetSbatch, fmt.Sprintf("export CUDA_MPS_ACTIVE_THREAD_PERCENTAGE=%d", pct)},
 					{TargetSbatch, fmt.Sprintf("export CUDA_MPS_PINNED_DEVICE_MEM_LIMIT=0=%dG", gib)},
@@ -171,6 +189,16 @@ func recommendSharing(b *recBuilder, in *Input, f *facts) map[string]sharingPlan
 					Evidence: []Reason{{Rule: "mig.pack", Note: fmt.Sprintf("p95 need with margin %s fits %s (%g GB, %d of 7 compute slices); %d instances per GPU",
 						formatGiB(need), lay.Profile.Name, lay.Profile.MemoryGB, lay.Profile.Slices, lay.Count)}},
 					Effect: fmt.Sprintf("%d isolated jobs per card instead of 1.", lay.Count),
+					// Replayed like shards: each GPU of the model holds
+					// lay.Count instances, one per candidate job.
+					sim: &recSim{
+						changes: []Change{
+							{Kind: ChangeShards, Model: model, Count: lay.Count, Spec: fmt.Sprintf("%d MIG instances per %s GPU", lay.Count, gresType(model))},
+							partitionChange(part, nodes, 0, 0, true),
+							{Kind: ChangeJobs, Spec: "small jobs on one MIG instance", Rewrite: &JobRewrite{Jobs: a.cands, Shards: 1, Partition: part}},
+						},
+						group: whole, groupName: "whole-GPU jobs",
+					},
 				}, n, share, rc.SharingShareMin)
 			}
 		}

@@ -25,7 +25,29 @@ const (
 	ChangeRemove    = "remove"    // Count GPUs of Model
 	ChangePartition = "partition" // a partition changed or added
 	ChangeQOS       = "qos"       // a QOS's priority and limits
+	ChangeShards    = "shards"    // Count shards per GPU on the nodes of Model
+	ChangeJobs      = "jobs"      // some jobs asked differently (Rewrite)
 )
+
+// JobRewrite is how a recommendation changes what some jobs ask for, as
+// if their users followed it: fewer GPUs, a shard, a tighter time limit,
+// another QOS or partition, or no GPU at all.
+type JobRewrite struct {
+	// Jobs are indices into the Input's Jobs.
+	Jobs map[int]bool
+	// Drop takes the jobs out of the GPU queue (they run without GPUs).
+	Drop bool
+	// GPUs > 0: each job asks for that many GPUs when it asked for more.
+	GPUs int
+	// Shards > 0: each job asks for that many shards instead of its GPU.
+	Shards int
+	// LimitCap > 0: a job whose run fits in it gets it as its time limit
+	// when its own was longer (or none); longer runs keep theirs (their
+	// users pass --time).
+	LimitCap time.Duration
+	// QOS and Partition, when set, replace the job's.
+	QOS, Partition string
+}
 
 // Change is one change a what-if applies to today's cluster and rules.
 type Change struct {
@@ -39,8 +61,13 @@ type Change struct {
 	// partition: the partition as given, and which keys were given.
 	PartitionConf slurmext.PartitionConf `json:"-"`
 	PartitionSet  map[string]bool        `json:"-"`
+	// JobsOnly: a new partition takes only the jobs a rewrite sends to
+	// it, not every job whose limit fits its MaxTime.
+	JobsOnly bool `json:"-"`
 	// qos: the QOS's limits.
 	QOS slurmext.QOSLimits `json:"-"`
+	// jobs: the rewrite.
+	Rewrite *JobRewrite `json:"-"`
 	// Spec is the change as the user wrote it.
 	Spec string `json:"spec"`
 }
@@ -191,6 +218,12 @@ type Group struct {
 	WaitP95        Spread `json:"wait_p95_s"`
 	Occupancy      Spread `json:"occupancy"`
 	QueuedGPUHours Spread `json:"queued_gpu_hours"`
+	// Models only: FullHours is how long in the window every GPU of the
+	// model was busy at once; AddedGPUs the GPUs a change added and
+	// AddedOccupancy the share of their time used.
+	FullHours      Spread `json:"full_hours"`
+	AddedGPUs      int    `json:"added_gpus,omitempty"`
+	AddedOccupancy Spread `json:"added_occupancy"`
 }
 
 // Spread is a value over seeded runs: the median and the 10th and 90th

@@ -30,6 +30,9 @@ type replay struct {
 	counts     SimJobs
 	jobs       []queuesim.Job
 	ref        []*Job // the recorded job of each replayed one
+	refIdx     []int  // its index in the Input's Jobs
+	jobsOnly   map[int]bool
+	rewrites   []*JobRewrite
 }
 
 func (r *replay) run(jobs []queuesim.Job, seed uint64) (*queuesim.Result, error) {
@@ -327,7 +330,14 @@ func (r *replay) apply(changes []Change) ([]int, error) {
 				}
 				r.simParts = append(r.simParts, SimPart{Name: c.PartitionConf.Name, PriorityTier: 1, Added: true})
 				i = len(r.simParts) - 1
-				added = append(added, i)
+				if c.JobsOnly {
+					if r.jobsOnly == nil {
+						r.jobsOnly = map[int]bool{}
+					}
+					r.jobsOnly[i] = true
+				} else {
+					added = append(added, i)
+				}
 			}
 			sp := &r.simParts[i]
 			pc := c.PartitionConf
@@ -352,6 +362,22 @@ func (r *replay) apply(changes []Change) ([]int, error) {
 			}
 			if c.PartitionSet["prioritytier"] {
 				sp.PriorityTier = pc.PriorityTier
+			}
+		case ChangeShards:
+			n := 0
+			for i := range r.simNodes {
+				sn := &r.simNodes[i]
+				if matchModel(c.Model, sn.Model, sn.Type) && sn.GPUs > 0 {
+					sn.Shards = c.Count * sn.GPUs
+					n++
+				}
+			}
+			if c.Count < 1 || n == 0 {
+				return nil, errf("shards %s: no node of that model, or fewer than one shard per GPU", c.Spec)
+			}
+		case ChangeJobs:
+			if c.Rewrite != nil {
+				r.rewrites = append(r.rewrites, c.Rewrite)
 			}
 		case ChangeQOS:
 			q := c.QOS
@@ -478,6 +504,7 @@ func (r *replay) setJobs(in Input, added []int) {
 
 	type cand struct {
 		j     *Job
+		idx   int
 		order time.Time
 	}
 	var cands []cand
@@ -502,7 +529,7 @@ func (r *replay) setJobs(in Input, added []int) {
 		if sub.IsZero() {
 			sub = arr
 		}
-		cands = append(cands, cand{j, sub})
+		cands = append(cands, cand{j, i, sub})
 	}
 	slices.SortStableFunc(cands, func(a, b cand) int {
 		if c := a.order.Compare(b.order); c != 0 {
@@ -569,6 +596,9 @@ func (r *replay) setJobs(in Input, added []int) {
 		if q.Limit > 0 && q.Run > q.Limit {
 			q.Run = q.Limit
 		}
+		if r.rewrite(c.idx, &q, started, started && j.Start.Before(from), qosIdx, partIdx) {
+			continue // out of the GPU queue
+		}
 		if started && j.Start.Before(from) {
 			q.Running, q.Started = true, j.Start.Sub(from)
 			if names, err := slurmext.ExpandHostlist(j.NodeList); err == nil {
@@ -601,6 +631,7 @@ func (r *replay) setJobs(in Input, added []int) {
 		}
 		r.jobs = append(r.jobs, q)
 		r.ref = append(r.ref, j)
+		r.refIdx = append(r.refIdx, c.idx)
 	}
 	r.counts.Replayed = len(r.jobs)
 	keys := make([]string, 0, len(why))
@@ -624,6 +655,36 @@ func (r *replay) setJobs(in Input, added []int) {
 	if len(r.cluster.QOS) == 0 {
 		r.assume("no QOS limits (sacctmgr's are not read; --qos sets them)")
 	}
+}
+
+// rewrite applies the rewrites that name job idx to q; it reports whether
+// the job leaves the GPU queue. A job already running at the window's
+// start keeps what it has.
+func (r *replay) rewrite(idx int, q *queuesim.Job, started, running bool, qosIdx, partIdx map[string]int) bool {
+	for _, w := range r.rewrites {
+		if !w.Jobs[idx] || running {
+			continue
+		}
+		if w.Drop {
+			return true
+		}
+		if w.GPUs > 0 && q.GPUs > w.GPUs {
+			q.GPUs = w.GPUs
+		}
+		if w.Shards > 0 && q.GPUs > 0 {
+			q.GPUs, q.Shards, q.Nodes = 0, w.Shards, 1
+		}
+		if w.LimitCap > 0 && (q.Limit <= 0 || q.Limit > w.LimitCap) && started && q.Run <= w.LimitCap {
+			q.Limit = w.LimitCap
+		}
+		if k, ok := qosIdx[w.QOS]; ok {
+			q.QOS = k
+		}
+		if k, ok := partIdx[w.Partition]; ok {
+			q.Partitions = []int{k}
+		}
+	}
+	return false
 }
 
 func sharesNode(a, b SimPart) bool {

@@ -15,6 +15,40 @@ import (
 type groupRun struct {
 	waits            []float64
 	gpuSec, queuedGH float64
+	// addedSec is the GPU time used on added nodes; full the seconds in
+	// the window when every GPU of the group was busy (models only).
+	addedSec, full float64
+	evs            []busyEvent
+}
+
+// busyEvent is a change in the GPUs busy at a time (seconds).
+type busyEvent struct{ t, d float64 }
+
+// fullSeconds sweeps the events and returns how long at least gpus were
+// busy at once.
+func fullSeconds(evs []busyEvent, gpus int) float64 {
+	if gpus <= 0 || len(evs) == 0 {
+		return 0
+	}
+	slices.SortFunc(evs, func(a, b busyEvent) int {
+		if c := cmp.Compare(a.t, b.t); c != 0 {
+			return c
+		}
+		return cmp.Compare(a.d, b.d)
+	})
+	busy, full, from := 0.0, 0.0, 0.0
+	for _, e := range evs {
+		was := busy >= float64(gpus)-1e-9
+		busy += e.d
+		now := busy >= float64(gpus)-1e-9
+		switch {
+		case !was && now:
+			from = e.t
+		case was && !now:
+			full += e.t - from
+		}
+	}
+	return full
 }
 
 // scenario reduces seeded runs to spreads per partition and GPU model.
@@ -22,12 +56,15 @@ type groupRun struct {
 func (r *replay) scenario(runs []*queuesim.Result, jobsets [][]queuesim.Job) Scenario {
 	span := r.span.Seconds()
 	models := []string{}
-	modelGPUs := map[string]int{}
+	modelGPUs, modelAdded := map[string]int{}, map[string]int{}
 	for _, n := range r.simNodes {
 		if !slices.Contains(models, n.Model) {
 			models = append(models, n.Model)
 		}
 		modelGPUs[n.Model] += n.GPUs
+		if n.Added {
+			modelAdded[n.Model] += n.GPUs
+		}
 	}
 	slices.Sort(models)
 	perPart := make([][]groupRun, len(r.simParts))
@@ -52,6 +89,12 @@ func (r *replay) scenario(runs []*queuesim.Result, jobsets [][]queuesim.Job) Sce
 			used := eq * overlap(jr.Start.Seconds(), jr.End.Seconds(), 0, span)
 			pr[jr.Partition].gpuSec += used
 			mr[m].gpuSec += used
+			if r.simNodes[jr.Node].Added {
+				mr[m].addedSec += used
+			}
+			if a, b := max(jr.Start.Seconds(), 0), min(jr.End.Seconds(), span); b > a {
+				mr[m].evs = append(mr[m].evs, busyEvent{a, eq}, busyEvent{b, -eq})
+			}
 			if q.Running || q.Arrival < 0 || q.Arrival.Seconds() >= span {
 				continue
 			}
@@ -65,6 +108,8 @@ func (r *replay) scenario(runs []*queuesim.Result, jobsets [][]queuesim.Job) Sce
 			perPart[k] = append(perPart[k], pr[k])
 		}
 		for k := range mr {
+			mr[k].full = fullSeconds(mr[k].evs, modelGPUs[models[k]])
+			mr[k].evs = nil
 			perModel[k] = append(perModel[k], mr[k])
 		}
 	}
@@ -73,9 +118,39 @@ func (r *replay) scenario(runs []*queuesim.Result, jobsets [][]queuesim.Job) Sce
 		sc.Partitions = append(sc.Partitions, groupOf(p.Name, p.GPUs, span, perPart[k]))
 	}
 	for k, m := range models {
-		sc.Models = append(sc.Models, groupOf(m, modelGPUs[m], span, perModel[k]))
+		g := groupOf(m, modelGPUs[m], span, perModel[k])
+		var full, added []float64
+		for _, run := range perModel[k] {
+			full = append(full, run.full/3600)
+			if a := modelAdded[m]; a > 0 && span > 0 {
+				added = append(added, run.addedSec/(float64(a)*span))
+			}
+		}
+		g.FullHours = spreadOf(full)
+		g.AddedGPUs, g.AddedOccupancy = modelAdded[m], spreadOf(added)
+		sc.Models = append(sc.Models, g)
 	}
 	return sc
+}
+
+// subset is the spread over runs of the waits of the replayed jobs whose
+// recorded job is in set: the jobs a recommendation's effect is measured
+// on. The runs must be of r.jobs (no growth).
+func (r *replay) subset(name string, runs []*queuesim.Result, set map[int]bool) Group {
+	span := r.span.Seconds()
+	var per []groupRun
+	for _, res := range runs {
+		var g groupRun
+		for i, jr := range res.Jobs {
+			q := &r.jobs[i]
+			if jr.Outcome != queuesim.Ran || set != nil && !set[r.refIdx[i]] || q.Running || q.Arrival < 0 || q.Arrival.Seconds() >= span {
+				continue
+			}
+			g.waits = append(g.waits, (jr.Start - q.Arrival).Seconds())
+		}
+		per = append(per, g)
+	}
+	return groupOf(name, 0, span, per)
 }
 
 func groupOf(name string, gpus int, span float64, runs []groupRun) Group {

@@ -124,9 +124,9 @@ func fixture() Data {
 	plan := analysis.CapacityPlan{
 		Params:      analysis.PlanParams{Growth: 0.3, Months: 12, NewDemand: 4, Headroom: 0.2},
 		PeriodHours: 720, CNow: 18.0, PeakGPUs: 30, CFuture: 27.4, QSafe: 0.8, GPUsNeeded: 35, CurrentGPUs: 32,
-		Verdict: analysis.ConstraintMemory, Constraints: []string{analysis.ConstraintMemory, analysis.ConstraintScheduling},
-		Evidence: []analysis.Reason{{Rule: "plan.vram", Checks: []analysis.Check{{Metric: "vram_bound_share", Value: 0.116, Op: analysis.OpGE, Limit: 0.1}}}},
-		Summary:  "Demand grows to 27.4 GPUs; 35 are needed against 32 now.",
+		Constraint: analysis.ConstraintMemory, Constraints: []string{analysis.ConstraintMemory, analysis.ConstraintScheduling},
+		Evidence:   []analysis.Reason{{Rule: "plan.vram", Checks: []analysis.Check{{Metric: "vram_bound_share", Value: 0.116, Op: analysis.OpGE, Limit: 0.1}}}},
+		CrossCheck: "Demand grows to 27.4 GPUs; 35 are needed against 32 now.",
 	}
 	return Data{
 		Title:     "GPU workload report, November 2026",

@@ -422,10 +422,10 @@ func historySection(d *Data) section {
 func planSection(d *Data) section {
 	s := section{ID: "plan", Title: "Capacity plan"}
 	p := d.Findings.Plan
-	s.para("Verdict: %s.", verdictWords(p.Verdict))
-	if p.Verdict == analysis.ConstraintNoData || p.Verdict == "" {
-		if p.Summary != "" {
-			s.para("%s", p.Summary)
+	s.para("Verdict: %s.", verdictWords(p.Constraint))
+	if p.Constraint == analysis.ConstraintNoData || p.Constraint == "" {
+		if p.CrossCheck != "" {
+			s.para("%s", p.CrossCheck)
 		}
 		return s
 	}
@@ -451,8 +451,8 @@ func planSection(d *Data) section {
 		s.para("Constraints that apply: %s.", strings.Join(cs, "; "))
 	}
 	s.list(reasons(p.Evidence))
-	if p.Summary != "" {
-		s.para("%s", p.Summary)
+	if p.CrossCheck != "" {
+		s.para("%s", p.CrossCheck)
 	}
 	return s
 }

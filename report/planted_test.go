@@ -113,8 +113,8 @@ func TestPlantedSetup(t *testing.T) {
 	if len(f.Recommendations) == 0 || lines == 0 {
 		t.Errorf("recommendations = %d with %d config lines, want some of each", len(f.Recommendations), lines)
 	}
-	if f.Plan.Verdict == "" || f.Plan.Verdict == analysis.ConstraintNoData {
-		t.Errorf("plan verdict %q, want one from data", f.Plan.Verdict)
+	if f.Plan.Constraint == "" || f.Plan.Constraint == analysis.ConstraintNoData {
+		t.Errorf("plan verdict %q, want one from data", f.Plan.Constraint)
 	}
 }
 
@@ -214,7 +214,7 @@ type plantedJSON struct {
 		CFuture     float64 `json:"c_future"`
 		GPUsNeeded  int     `json:"gpus_needed"`
 		CurrentGPUs int     `json:"current_gpus"`
-		Verdict     string  `json:"verdict"`
+		Constraint  string  `json:"constraint"`
 	} `json:"plan"`
 	Earlier []struct {
 		Month    string `json:"month"`
@@ -373,8 +373,8 @@ func TestPlantedNumbers(t *testing.T) {
 	}
 
 	p := f.Plan
-	if got.Plan.Verdict != p.Verdict {
-		t.Errorf("plan verdict %q, analysis has %q", got.Plan.Verdict, p.Verdict)
+	if got.Plan.Constraint != p.Constraint {
+		t.Errorf("plan verdict %q, analysis has %q", got.Plan.Constraint, p.Constraint)
 	}
 	eqInt("plan.gpus_needed", got.Plan.GPUsNeeded, p.GPUsNeeded)
 	eqInt("plan.current_gpus", got.Plan.CurrentGPUs, p.CurrentGPUs)

@@ -28,19 +28,33 @@ type planOptions struct {
 type planJSON struct {
 	Nodes []analysis.Node       `json:"nodes"`
 	Plan  analysis.CapacityPlan `json:"plan"`
+	// Simulated is the plan on the queue replay, with the verdict.
+	Simulated analysis.SimPlan `json:"simulated"`
 }
 
 func newPlanCommand(g *globalOptions) *cobra.Command {
 	o := &planOptions{}
 	cmd := &cobra.Command{
 		Use:   "plan",
-		Short: "Capacity plan: GPUs needed at a horizon, and the real constraint now",
-		Long: `Computes, per task class, the arrival rate λ, the mean service time S and the
-average concurrency L = λ·S·GPUs (Little's law), the GPUs in use now (C_now)
-and at the horizon, C_future = C_now·(1+g)^(T/12) + new demand, the safe
-utilisation Q_safe = 1 − headroom and the GPUs needed G = ceil(C_future /
-Q_safe); then names what limits the cluster — more GPUs, GPUs with more
-memory, storage bandwidth or scheduling policy — with the evidence.
+		Short: "Capacity plan on a replay of the queue: policy first, then the smallest purchase per GPU model",
+		Long: `Replays the window's jobs through a model of Slurm's scheduler (the what-if
+simulator, docs/whatif.md), calibrated against what happened, and plans
+against a target wait (plan.target_p95_wait, default p95 ≤ 1h in every
+partition and GPU model):
+
+  1. each recommendation's effect, replayed; those that help are the free
+     changes, applied first;
+  2. with them, the smallest purchase per GPU model that meets the target
+     at the horizon (growth and new demand as configured);
+  3. with no purchase, the month growth breaks the target and the order-by
+     date before it (plan.lead_time_months);
+  4. with [[plan.prices]], buying against renting, with the break-even
+     utilisation.
+
+The verdict names the binding constraint (a GPU model, GPU memory, storage
+or policy). Below it, Little's law (λ, S, L, C_now, C_future, G) stays as an
+average-based cross-check. The replay reads every user's jobs: for users who
+see only their own, the plan is not simulated and says so.
 
 Flags left unset take the [plan] section of --analysis-config (or the
 built-in defaults).`,
@@ -48,7 +62,7 @@ built-in defaults).`,
   gpuprof plan --growth 0.5 --horizon 18mo --new-demand 8 --headroom 20%`,
 		Args: usageArgs(cobra.NoArgs),
 		RunE: func(cmd *cobra.Command, _ []string) error {
-			in, c, err := o.load(cmd.Context(), g)
+			flt, c, err := o.filterConfig()
 			if err != nil {
 				return err
 			}
@@ -62,20 +76,21 @@ built-in defaults).`,
 			if err := c.Validate(); err != nil {
 				return usagef("%v", err)
 			}
-			f, err := analysis.Analyse(in, c)
+			pd, err := analyseAndPlan(cmd.Context(), g, flt, o.Local, c, p)
 			if err != nil {
 				return err
 			}
-			cp := f.Plan
+			cp := pd.findings.Plan
 			if o.JSON {
-				nodes := in.Nodes
+				nodes := pd.in.Nodes
 				if nodes == nil {
 					nodes = []analysis.Node{}
 				}
-				return writeJSON(cmd.OutOrStdout(), planJSON{Nodes: nodes, Plan: cp})
+				return writeJSON(cmd.OutOrStdout(), planJSON{Nodes: nodes, Plan: cp, Simulated: pd.sim})
 			}
+			writeSimPlan(cmd.OutOrStdout(), pd.sim, pd.findings.Recommendations)
 			writePlan(cmd.OutOrStdout(), cp)
-			writeCounting(cmd.OutOrStdout(), f.Counting)
+			writeCounting(cmd.OutOrStdout(), pd.findings.Counting)
 			return nil
 		},
 	}
@@ -169,12 +184,13 @@ func parseHorizon(s string) (int, error) {
 	return int(months), nil
 }
 
+// writePlan writes the average-based cross-check (Little's law).
 func writePlan(w io.Writer, cp analysis.CapacityPlan) {
 	p := cp.Params
-	printf(w, "Capacity plan: growth %s a year, horizon %d months, new demand %g GPUs, headroom %s.\n",
-		pct(p.Growth), p.Months, p.NewDemand, pct(p.Headroom))
+	printf(w, "\nCross-check by averages (Little's law; it ignores when demand arrives, so it cannot see queues at peak hours): headroom %s.\n",
+		pct(p.Headroom))
 	if cp.PeriodHours <= 0 {
-		printf(w, "\n%s\n", cp.Summary)
+		printf(w, "%s\n", cp.CrossCheck)
 		return
 	}
 	printf(w, "Period: %s to %s (%s hours).\n\n", cp.Window.From.Format(time.RFC3339), cp.Window.To.Format(time.RFC3339), hours(cp.PeriodHours))
@@ -197,12 +213,9 @@ func writePlan(w io.Writer, cp analysis.CapacityPlan) {
 	if cp.Scaling.Valid {
 		printf(w, "Multi-GPU scaling efficiency: %s over %d tasks\n", pct(cp.Scaling.Efficiency), cp.Scaling.Tasks)
 	}
-	printf(w, "\nVerdict: %s — %s\n", cp.Verdict, cp.Summary)
-	if len(cp.Constraints) > 0 {
-		printf(w, "Constraints: %s\n", strings.Join(cp.Constraints, ", "))
-	}
+	printf(w, "%s\n", cp.CrossCheck)
 	if len(cp.Evidence) > 0 {
-		printf(w, "Evidence:\n")
+		printf(w, "Measured:\n")
 		for _, e := range cp.Evidence {
 			printf(w, "- %s\n", sentence(e))
 		}

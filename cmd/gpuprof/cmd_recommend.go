@@ -10,6 +10,7 @@ import (
 	"github.com/spf13/pflag"
 
 	"github.com/gpuprof/gpuprof/analysis"
+	"github.com/gpuprof/gpuprof/store"
 )
 
 // analysisOptions are the flags recommend and plan share: which jobs to
@@ -31,21 +32,31 @@ func (o *analysisOptions) AddFlags(fs *pflag.FlagSet) {
 // load reads the jobs and the thresholds and builds the analysis input,
 // with the GPU inventory taken from the profiles.
 func (o *analysisOptions) load(ctx context.Context, g *globalOptions) (analysis.Input, analysis.Config, error) {
+	f, c, err := o.filterConfig()
+	if err != nil {
+		return analysis.Input{}, c, err
+	}
+	in, err := loadInput(ctx, g, f, o.Local)
+	return in, c, err
+}
+
+// filterConfig is the jobs the flags select and the analysis
+// configuration.
+func (o *analysisOptions) filterConfig() (store.ViewFilter, analysis.Config, error) {
 	jf := jobsOptions{Since: o.Since, Until: o.Until}
 	f, err := jf.filter()
 	if err != nil {
-		return analysis.Input{}, analysis.Config{}, err
+		return f, analysis.Config{}, err
 	}
 	// The memory floor (service detection, VRAM need) needs the series.
 	f.WithSeries = true
 	c := analysis.DefaultConfig()
 	if o.Config != "" {
 		if c, err = analysis.LoadConfig(o.Config); err != nil {
-			return analysis.Input{}, c, err
+			return f, c, err
 		}
 	}
-	in, err := loadInput(ctx, g, f, o.Local)
-	return in, c, err
+	return f, c, nil
 }
 
 type recommendOptions struct {

@@ -200,7 +200,7 @@ func run(w io.Writer, n, rounds int, cli, dir string, withReport bool) error {
 		return fmt.Errorf("analysis summarised %d of %d jobs", f.Summary.Jobs, len(in.Jobs))
 	}
 	fmt.Fprintf(w, "findings: %d task profiles, %d recommendations, %d no-change; plan: C_now %.0f GPUs, need %d of %d (%s)\n",
-		len(f.Profiles), len(f.Recommendations), len(f.NoChange), cp.CNow, cp.GPUsNeeded, cp.CurrentGPUs, cp.Verdict)
+		len(f.Profiles), len(f.Recommendations), len(f.NoChange), cp.CNow, cp.GPUsNeeded, cp.CurrentGPUs, cp.Constraint)
 
 	ma, ms2 := median(aWall), median(bWall)
 	fmt.Fprintf(w, "\n| side | rounds (s) | median (s) | peak RSS median (MiB) |\n|---|---|---|---|\n")

@@ -1,0 +1,755 @@
+package analysis
+
+import (
+	"errors"
+	"fmt"
+	"math"
+	"slices"
+	"strings"
+	"time"
+
+	"github.com/gpuprof/gpuprof/queuesim"
+)
+
+// SimPlanParams are the simulated plan's inputs besides the jobs, the
+// findings and the configuration.
+type SimPlanParams struct {
+	// WhatIf is the cluster and scheduler as a what-if takes them; its
+	// Changes, Growth, Months and Seeds are the plan's own.
+	WhatIf WhatIfParams
+	// Plan is the growth, the horizon and the new demand (the [plan]
+	// section's, or the flags').
+	Plan PlanParams
+}
+
+// SimPlan is the capacity plan made on the queue replay (docs/whatif.md):
+// layer first, then expand. It calibrates the replay of today's cluster
+// against what happened; replays each recommendation to measure its
+// effect; applies those that help (they cost nothing); with them, finds
+// per GPU model the smallest purchase that keeps every partition and
+// model under the target wait at the horizon; finds the month in which
+// growth breaks the target without a purchase, and the order-by date
+// before it; prices buying against renting when prices are configured.
+// Its Verdict is the one answer every output prints.
+type SimPlan struct {
+	Simulated bool `json:"simulated"`
+	// NotSimulated says why there is no replay (too little data, no
+	// cluster, the replay budget), when Simulated is false.
+	NotSimulated   string  `json:"not_simulated,omitempty"`
+	TargetP95Wait  float64 `json:"target_p95_wait_s"`
+	Growth         float64 `json:"growth"`
+	Months         int     `json:"horizon_months"`
+	NewDemand      float64 `json:"new_demand"`
+	LeadTimeMonths int     `json:"lead_time_months"`
+	Seeds          int     `json:"seeds"`
+	// Window is the period replayed; ClusterSource and Assumed as in a
+	// what-if.
+	Window        Window       `json:"window"`
+	ClusterSource string       `json:"cluster_source,omitempty"`
+	Assumed       []string     `json:"assumed"`
+	Calibration   *Calibration `json:"calibration,omitempty"`
+	// CalibrationError is the largest difference, over partitions with
+	// enough jobs, between the replayed and the observed p95 wait
+	// (seconds): the error bar every simulated wait carries.
+	CalibrationError float64 `json:"calibration_error_s"`
+	// Today is today's cluster and rules at today's load; Horizon the
+	// same at the horizon's load.
+	Today   *Scenario `json:"today,omitempty"`
+	Horizon *Scenario `json:"horizon,omitempty"`
+	// Effects are the recommendations' replayed effects, in their order.
+	Effects []Effect `json:"effects"`
+	// Free are the ids of the recommendations that help and are applied
+	// before any purchase; WithFree is the horizon with them.
+	Free     []string  `json:"free"`
+	WithFree *Scenario `json:"with_free,omitempty"`
+	// Models is the purchase search per GPU model; Purchase what it
+	// found, and WithPurchase the horizon with the free changes and it.
+	Models       []ModelPlan `json:"models"`
+	Purchase     []Purchase  `json:"purchase"`
+	WithPurchase *Scenario   `json:"with_purchase,omitempty"`
+	// Timeline is when growth breaks the target with the free changes and
+	// no purchase.
+	Timeline *Timeline `json:"timeline,omitempty"`
+	// Costs compare buying the purchase with renting its work, per model
+	// with a price.
+	Costs   []Cost  `json:"costs"`
+	Verdict Verdict `json:"verdict"`
+	// Replays counts the seeded replays run; ReplayedJobs their jobs.
+	Replays      int `json:"replays"`
+	ReplayedJobs int `json:"replayed_jobs"`
+}
+
+// Effect is a recommendation's replayed effect: the waits of the jobs it
+// is about (Group) and of every GPU job, today's rules against the rules
+// with it, each a median over seeds with its p10–p90.
+type Effect struct {
+	ID        string `json:"id"`
+	Kind      string `json:"kind"`
+	Simulated bool   `json:"simulated"`
+	// Why it was not replayed, when Simulated is false.
+	Why     string `json:"why,omitempty"`
+	Group   string `json:"group,omitempty"`
+	Jobs    int    `json:"jobs"`
+	Before  Group  `json:"before"`
+	After   Group  `json:"after"`
+	AllFrom Group  `json:"all_before"`
+	AllTo   Group  `json:"all_after"`
+	// Outcome is EffectHelps, EffectNone, EffectHarms or EffectNotSimulated.
+	Outcome string `json:"outcome"`
+	// Text is the sentence every output prints.
+	Text string `json:"text"`
+}
+
+// Effect outcomes.
+const (
+	EffectHelps        = "helps"
+	EffectNone         = "no_effect"
+	EffectHarms        = "harms"
+	EffectNotSimulated = "not_simulated"
+)
+
+// ModelPlan is the purchase search for one GPU model at the horizon, with
+// the free changes (and the purchases of the models searched before it)
+// applied.
+type ModelPlan struct {
+	Model    string `json:"model"`
+	GPUs     int    `json:"gpus"`
+	NodeGPUs int    `json:"node_gpus"` // GPUs per added node, as the model's first node
+	// Curve is the model's p95 wait (and the worst partition's) against
+	// the GPUs added, at every count the search tried.
+	Curve []CurvePoint `json:"curve"`
+	// Needed is the smallest purchase that meets the target: 0 when the
+	// model meets it already, −1 when no purchase up to plan.max_purchase
+	// does (Why says more).
+	Needed int    `json:"needed"`
+	Why    string `json:"why,omitempty"`
+}
+
+// CurvePoint is one purchase size tried.
+type CurvePoint struct {
+	Added          int    `json:"added"`
+	ModelP95       Spread `json:"model_p95_s"`
+	WorstPartition string `json:"worst_partition"`
+	WorstP95       Spread `json:"worst_partition_p95_s"`
+}
+
+// Purchase is GPUs of one model to buy.
+type Purchase struct {
+	Model string `json:"model"`
+	GPUs  int    `json:"gpus"`
+}
+
+// Timeline is when growth, with the free changes and no purchase, first
+// breaks the target, and when to order so that the GPUs arrive first.
+type Timeline struct {
+	// SearchedMonths is how far ahead the search looked; BreachMonth the
+	// first month past the window's end that misses the target (0: the
+	// target is missed already; −1: not within SearchedMonths).
+	SearchedMonths int       `json:"searched_months"`
+	BreachMonth    int       `json:"breach_month"`
+	BreachDate     time.Time `json:"breach_date,omitzero"`
+	Group          string    `json:"group,omitempty"` // the first partition or model to miss it
+	P95            Spread    `json:"p95_s"`
+	OrderBy        time.Time `json:"order_by,omitzero"`
+	// Late is set when the order-by date is not after the window's end.
+	Late bool `json:"late"`
+}
+
+// Cost is buying a model's purchase against renting the GPU-hours it
+// would do. Owning costs GPUs · (purchase / depreciation years + running
+// per year) a year; renting costs the added GPUs' replayed busy hours,
+// scaled to a year, at the cloud price. Owning is cheaper above the
+// break-even utilisation (purchase / years + running) / (8760 h · cloud
+// price per hour).
+type Cost struct {
+	Model             string  `json:"model"`
+	GPUs              int     `json:"gpus"`
+	OwnedPerYear      float64 `json:"owned_per_year"`
+	Utilisation       float64 `json:"utilisation"` // of the added GPUs, replayed at the horizon
+	BusyHoursPerYear  float64 `json:"busy_gpu_hours_per_year"`
+	RentPerYear       float64 `json:"rent_per_year"`
+	BreakEven         float64 `json:"break_even_utilisation"`
+	Cheaper           string  `json:"cheaper"` // "buy" or "rent"
+	PurchaseTotal     float64 `json:"purchase_total"`
+	DepreciationYears float64 `json:"depreciation_years"`
+}
+
+// errBudget means the plan's replays would exceed plan.replay_budget.
+var errBudget = errors.New("replay budget spent")
+
+// SimulatePlan makes the simulated capacity plan of in. findings must be
+// Analyse's for the same input and configuration: the recommendations
+// replayed are theirs, and each gets its Simulated effect set.
+func SimulatePlan(in Input, findings *Findings, p SimPlanParams, c Config) (SimPlan, error) {
+	if err := c.Validate(); err != nil {
+		return SimPlan{}, err
+	}
+	pc := &c.Plan
+	sp := SimPlan{
+		TargetP95Wait: pc.TargetP95Wait.D().Seconds(), Growth: p.Plan.Growth, Months: p.Plan.Months,
+		NewDemand: p.Plan.NewDemand, LeadTimeMonths: pc.LeadTimeMonths, Seeds: pc.Seeds,
+		Window: findings.Plan.Window, Assumed: []string{}, Effects: []Effect{}, Free: []string{},
+		Models: []ModelPlan{}, Purchase: []Purchase{}, Costs: []Cost{},
+	}
+	recs := findings.Recommendations
+	gpuJobs := 0
+	for _, l := range findings.Plan.Classes {
+		gpuJobs += l.Jobs
+	}
+	period := time.Duration(findings.Plan.PeriodHours * float64(time.Hour))
+	var short []string
+	if period < pc.MinWindow.D() {
+		short = append(short, fmt.Sprintf("%s of data (at least %s needed, plan.min_window)", FormatDuration(period), FormatDuration(pc.MinWindow.D())))
+	}
+	if gpuJobs < pc.MinJobs {
+		short = append(short, fmt.Sprintf("%d GPU %s (at least %d needed, plan.min_jobs)", gpuJobs, pluralWord(gpuJobs, "job", "jobs"), pc.MinJobs))
+	}
+	if len(short) > 0 {
+		sp.NotSimulated = "not enough data: " + strings.Join(short, "; ")
+		sp.Verdict = verdictOf(&sp, findings, recs)
+		return sp, nil
+	}
+	pl := &planner{in: in, wp: p.WhatIf, params: p.Plan, cNow: findings.Plan.CNow, target: sp.TargetP95Wait,
+		budget: pc.ReplayBudget, cache: map[string]*evalResult{}}
+	pl.wp.Changes, pl.wp.Growth, pl.wp.Months = nil, 0, 0
+	err := pl.start(pc, len(recs))
+	switch {
+	case errors.Is(err, ErrNoCluster):
+		sp.NotSimulated = "no inventory: " + ErrNoCluster.Error()
+		sp.Verdict = verdictOf(&sp, findings, recs)
+		return sp, nil
+	case errors.Is(err, ErrNoJobs):
+		sp.NotSimulated = "not enough data: " + ErrNoJobs.Error()
+		sp.Verdict = verdictOf(&sp, findings, recs)
+		return sp, nil
+	case errors.Is(err, errBudget):
+		sp.NotSimulated = pl.budgetNote()
+		sp.Verdict = verdictOf(&sp, findings, recs)
+		return sp, nil
+	case err != nil:
+		return sp, err
+	}
+	if err := pl.makePlan(&sp, findings, pc); err != nil {
+		if !errors.Is(err, errBudget) {
+			return sp, err
+		}
+		// What was found so far stands; the rest is marked not simulated.
+		sp.NotSimulated = pl.budgetNote()
+	}
+	sp.Replays, sp.ReplayedJobs = pl.replays, pl.replayed
+	sp.Verdict = verdictOf(&sp, findings, recs)
+	return sp, nil
+}
+
+// planner runs the replays of one plan, each configuration once.
+type planner struct {
+	in       Input
+	wp       WhatIfParams
+	params   PlanParams
+	cNow     float64
+	target   float64
+	seeds    int
+	budget   int
+	replays  int
+	replayed int
+	need     int // replayed jobs the budget check asked for last
+	base     *evalResult
+	cache    map[string]*evalResult
+}
+
+type evalResult struct {
+	r    *replay
+	runs []*queuesim.Result
+	sc   Scenario
+}
+
+// start replays today's cluster, choosing the seeds so that the whole
+// plan fits the budget.
+func (pl *planner) start(pc *PlanConfig, recs int) error {
+	r, err := newReplay(pl.in, pl.wp, nil)
+	if err != nil {
+		return err
+	}
+	models := map[string]bool{}
+	for _, n := range r.simNodes {
+		models[n.Model] = true
+	}
+	// The replays a plan takes: today and the horizon, one per
+	// recommendation and for them together, a doubling and bisecting
+	// purchase search per model, and the timeline's bisection.
+	search := 2*int(math.Ceil(math.Log2(float64(pc.MaxPurchase)+1))) + 1
+	evals := 3 + recs + len(models)*search + 8
+	factor := math.Max(1, pl.factor(max(pl.params.Months, 24)))
+	pl.seeds = pc.Seeds
+	for pl.seeds > 1 && float64(len(r.jobs)*pl.seeds*evals)*factor > float64(pl.budget) {
+		pl.seeds--
+	}
+	// The least a plan takes (today, the horizon, the free changes, one
+	// size per model, the timeline's two ends) must fit, or nothing runs.
+	if least := float64(len(r.jobs)*(5+len(models))) * factor; least > float64(pl.budget) {
+		pl.need = int(least)
+		return errBudget
+	}
+	pl.base, err = pl.run(r, 0)
+	return err
+}
+
+func (pl *planner) budgetNote() string {
+	return fmt.Sprintf("the replays would exceed plan.replay_budget (%d replayed jobs; %d spent, %d more asked for): raise it, or plan from a shorter window",
+		pl.budget+pl.replayed, pl.replayed, pl.need)
+}
+
+// factor is the load at month m: (1+g)^(m/12), plus the new demand
+// phased in linearly to the horizon as a share of today's.
+func (pl *planner) factor(m int) float64 {
+	f := math.Pow(1+pl.params.Growth, float64(m)/12)
+	if pl.params.NewDemand > 0 && pl.cNow > 0 && m > 0 {
+		phase := 1.0
+		if pl.params.Months > 0 {
+			phase = math.Min(1, float64(m)/float64(pl.params.Months))
+		}
+		f += pl.params.NewDemand / pl.cNow * phase
+	}
+	return f
+}
+
+// run replays r's jobs at month m's load over the seeds.
+func (pl *planner) run(r *replay, m int) (*evalResult, error) {
+	f := pl.factor(m)
+	pl.need = int(float64(len(r.jobs)*pl.seeds) * math.Max(f, 1))
+	if pl.need > pl.budget {
+		return nil, errBudget
+	}
+	e := &evalResult{r: r, runs: make([]*queuesim.Result, pl.seeds)}
+	var jobsets [][]queuesim.Job
+	if f != 1 {
+		jobsets = make([][]queuesim.Job, pl.seeds)
+	}
+	for s := range pl.seeds {
+		jobs := r.jobs
+		if f != 1 {
+			jobs = queuesim.Scale(r.jobs, f, r.span, r.hourOffset, uint64(s+1))
+			jobsets[s] = jobs
+		}
+		res, err := r.run(jobs, uint64(s+1))
+		if err != nil {
+			return nil, err
+		}
+		e.runs[s] = res
+		pl.budget -= len(jobs)
+		pl.replayed += len(jobs)
+		pl.replays++
+	}
+	e.sc = r.scenario(e.runs, jobsets)
+	return e, nil
+}
+
+// eval replays the changes at month m's load, once per configuration.
+func (pl *planner) eval(changes []Change, m int) (*evalResult, error) {
+	if len(changes) == 0 && m == 0 {
+		return pl.base, nil
+	}
+	var key strings.Builder
+	fmt.Fprintf(&key, "%d", m)
+	for _, c := range changes {
+		key.WriteString("\x00" + c.Kind + "\x01" + c.Spec)
+	}
+	if e, ok := pl.cache[key.String()]; ok {
+		return e, nil
+	}
+	r, err := newReplay(pl.in, pl.wp, changes)
+	if err != nil {
+		return nil, err
+	}
+	e, err := pl.run(r, m)
+	if err != nil {
+		return nil, err
+	}
+	pl.cache[key.String()] = e
+	return e, nil
+}
+
+// worst returns the partition or model furthest over the target (or
+// nearest under it) and its p95 wait; groups without jobs are left out.
+func worst(sc Scenario, partitionsOnly bool) (string, Spread) {
+	name, p95 := "", Spread{}
+	best := -1.0
+	groups := sc.Partitions
+	if !partitionsOnly {
+		groups = append(slices.Clone(groups), sc.Models...)
+	}
+	for i, g := range groups {
+		if g.Jobs.Median < 1 {
+			continue
+		}
+		if g.WaitP95.Median > best {
+			kind := "partition "
+			if i >= len(sc.Partitions) {
+				kind = "model "
+			}
+			name, p95, best = kind+g.Name, g.WaitP95, g.WaitP95.Median
+		}
+	}
+	return name, p95
+}
+
+func (pl *planner) meets(sc Scenario) bool {
+	_, p95 := worst(sc, false)
+	return p95.Median <= pl.target
+}
+
+func (pl *planner) makePlan(sp *SimPlan, findings *Findings, pc *PlanConfig) error {
+	base := pl.base
+	sp.Simulated, sp.Seeds = true, pl.seeds
+	sp.Window, sp.ClusterSource = base.r.window, base.r.source
+	sp.Assumed = slices.Clone(base.r.assumed)
+	cal := base.r.calibrate(base.runs[0])
+	sp.Calibration = &cal
+	for _, p := range cal.Partitions {
+		if p.Jobs >= calibMinJobs || len(cal.Partitions) == 1 {
+			sp.CalibrationError = math.Max(sp.CalibrationError, math.Abs(p.SimulatedP95-p.ObservedP95))
+		}
+	}
+	sp.Today = &base.sc
+	h := pl.params.Months
+	hz, err := pl.eval(nil, h)
+	if err != nil {
+		return err
+	}
+	sp.Horizon = &hz.sc
+
+	// (1) Each recommendation alone, at today's load.
+	var free []Change
+	freeModels := map[string]bool{}
+	recs := findings.Recommendations
+	for i := range recs {
+		e := pl.effect(&recs[i], sp.CalibrationError)
+		if e.Outcome == EffectHelps && !(recs[i].Kind == RecMIG && freeModels[migModel(&recs[i])]) {
+			sp.Free = append(sp.Free, recs[i].ID)
+			free = append(free, recs[i].sim.changes...)
+			if recs[i].Kind == RecShards {
+				freeModels[migModel(&recs[i])] = true
+			}
+		}
+		recs[i].Simulated = &e
+		sp.Effects = append(sp.Effects, e)
+	}
+	wf, err := pl.eval(free, h)
+	if err != nil {
+		return err
+	}
+	sp.WithFree = &wf.sc
+
+	// (2) With them, the smallest purchase per model at the horizon.
+	models := slices.Clone(wf.sc.Models)
+	slices.SortStableFunc(models, func(a, b Group) int { return -cmpFloat(a.WaitP95.Median, b.WaitP95.Median) })
+	bought := slices.Clone(free)
+	for _, g := range models {
+		mp, add, err := pl.searchModel(g, bought, pc.MaxPurchase, wf)
+		if err != nil {
+			return err
+		}
+		sp.Models = append(sp.Models, mp)
+		if mp.Needed > 0 {
+			sp.Purchase = append(sp.Purchase, Purchase{Model: g.Name, GPUs: mp.Needed})
+			bought = append(bought, add...)
+		}
+	}
+	if len(sp.Purchase) > 0 {
+		wp, err := pl.eval(bought, h)
+		if err != nil {
+			return err
+		}
+		sp.WithPurchase = &wp.sc
+		sp.Costs = costs(sp.Purchase, wp.sc, pc)
+	}
+
+	// (3) With the free changes and no purchase: when growth breaks it.
+	tl, err := pl.timeline(free, max(2*h, 24), sp.Window.To, pc.LeadTimeMonths)
+	if err != nil {
+		return err
+	}
+	sp.Timeline = tl
+	return nil
+}
+
+// migModel is the model a sharing recommendation is about: the first
+// shard change's.
+func migModel(r *Recommendation) string {
+	if r.sim == nil {
+		return ""
+	}
+	for _, c := range r.sim.changes {
+		if c.Kind == ChangeShards {
+			return c.Model
+		}
+	}
+	return ""
+}
+
+func cmpFloat(a, b float64) int {
+	switch {
+	case a < b:
+		return -1
+	case a > b:
+		return 1
+	}
+	return 0
+}
+
+// Thresholds of an effect: a change helps when the p95 or the mean wait
+// of its jobs falls by more than max(effectMinAbs, effectMinShare of it),
+// and harms when the mean wait of all GPU jobs rises by as much.
+const (
+	effectMinAbs   = 60.0 // seconds
+	effectMinShare = 0.1
+)
+
+func material(from, to float64) bool {
+	return from-to > math.Max(effectMinAbs, effectMinShare*from)
+}
+
+// effect replays one recommendation at today's load against today's rules.
+func (pl *planner) effect(r *Recommendation, calErr float64) Effect {
+	e := Effect{ID: r.ID, Kind: r.Kind, Outcome: EffectNotSimulated}
+	switch {
+	case r.sim == nil:
+		e.Why = "the replay has no model of this change"
+	case r.sim.why != "":
+		e.Why = r.sim.why
+	}
+	if e.Why != "" {
+		e.Text = "Expected effect: not simulated (" + e.Why + ")."
+		return e
+	}
+	ch, err := pl.eval(r.sim.changes, 0)
+	if err != nil {
+		e.Why = "the replay could not apply it: " + err.Error()
+		if errors.Is(err, errBudget) {
+			e.Why = "the replay budget was spent"
+		}
+		e.Text = "Expected effect: not simulated (" + e.Why + ")."
+		return e
+	}
+	base := pl.base
+	e.Simulated, e.Group = true, r.sim.groupName
+	e.Before = base.r.subset(r.sim.groupName, base.runs, r.sim.group)
+	e.After = ch.r.subset(r.sim.groupName, ch.runs, r.sim.group)
+	e.AllFrom = base.r.subset("all GPU jobs", base.runs, nil)
+	e.AllTo = ch.r.subset("all GPU jobs", ch.runs, nil)
+	e.Jobs = int(e.Before.Jobs.Median)
+	b, a := e.Before, e.After
+	helps := material(b.WaitP95.Median, a.WaitP95.Median) || material(b.WaitMean.Median, a.WaitMean.Median)
+	harms := material(e.AllTo.WaitMean.Median, e.AllFrom.WaitMean.Median)
+	switch {
+	case harms:
+		e.Outcome = EffectHarms
+	case helps:
+		e.Outcome = EffectHelps
+	default:
+		e.Outcome = EffectNone
+	}
+	text := fmt.Sprintf("Expected effect (simulated): p95 wait of %s %s → %s (p10–p90 %s–%s; calibration error ±%s); mean wait of all GPU jobs %s → %s",
+		e.Group, shortDur(b.WaitP95.Median), shortDur(a.WaitP95.Median), shortDur(a.WaitP95.P10), shortDur(a.WaitP95.P90),
+		shortDur(calErr), shortDur(e.AllFrom.WaitMean.Median), shortDur(e.AllTo.WaitMean.Median))
+	switch e.Outcome {
+	case EffectHarms:
+		text += ": harmful, the queue as a whole waits longer; not applied in the plan"
+	case EffectNone:
+		text += ": no material change in waits; not counted in the plan"
+	}
+	e.Text = text + "."
+	return e
+}
+
+// searchModel finds the smallest purchase of g's model that brings the
+// model's p95 wait at the horizon under the target, on top of the changes
+// given: doubling, then bisecting between the last miss and the first hit.
+func (pl *planner) searchModel(g Group, changes []Change, maxGPUs int, wf *evalResult) (ModelPlan, []Change, error) {
+	mp := ModelPlan{Model: g.Name, GPUs: g.GPUs, Curve: []CurvePoint{}}
+	for _, n := range wf.r.simNodes {
+		if n.Model == g.Name && !n.Added {
+			mp.NodeGPUs = n.GPUs
+			break
+		}
+	}
+	mp.NodeGPUs = max(mp.NodeGPUs, 1)
+	at := func(k int) (Group, error) {
+		e, err := pl.eval(append(slices.Clone(changes), addChanges(g.Name, k, mp.NodeGPUs)...), pl.params.Months)
+		if err != nil {
+			return Group{}, err
+		}
+		var mg Group
+		for _, x := range e.sc.Models {
+			if x.Name == g.Name {
+				mg = x
+			}
+		}
+		wn, wp := worst(e.sc, true)
+		mp.Curve = append(mp.Curve, CurvePoint{Added: k, ModelP95: mg.WaitP95, WorstPartition: strings.TrimPrefix(wn, "partition "), WorstP95: wp})
+		return mg, nil
+	}
+	g0, err := at(0)
+	if err != nil {
+		return mp, nil, err
+	}
+	defer func() {
+		slices.SortFunc(mp.Curve, func(a, b CurvePoint) int { return a.Added - b.Added })
+	}()
+	if g0.WaitP95.Median <= pl.target || g0.Jobs.Median < 1 {
+		return mp, nil, nil
+	}
+	if g0.FullHours.Median <= 0 {
+		mp.Needed = -1
+		mp.Why = fmt.Sprintf("its jobs wait (p95 %s) while some of its GPUs are free at every moment: limits, reservations or job shapes, not capacity", shortDur(g0.WaitP95.Median))
+		return mp, nil, nil
+	}
+	lo, hi := 0, 0
+	for k := 1; ; k *= 2 {
+		k = min(k, maxGPUs)
+		mg, err := at(k)
+		if err != nil {
+			return mp, nil, err
+		}
+		if mg.WaitP95.Median <= pl.target {
+			hi = k
+			break
+		}
+		lo = k
+		if k == maxGPUs {
+			mp.Needed = -1
+			mp.Why = fmt.Sprintf("%d more GPUs still leave a p95 wait of %s (plan.max_purchase %d)", k, shortDur(mg.WaitP95.Median), maxGPUs)
+			return mp, nil, nil
+		}
+	}
+	for hi-lo > 1 {
+		mid := (lo + hi) / 2
+		mg, err := at(mid)
+		if err != nil {
+			return mp, nil, err
+		}
+		if mg.WaitP95.Median <= pl.target {
+			hi = mid
+		} else {
+			lo = mid
+		}
+	}
+	mp.Needed = hi
+	return mp, addChanges(g.Name, hi, mp.NodeGPUs), nil
+}
+
+// addChanges adds k GPUs of model as nodes of nodeGPUs (the last one
+// smaller), into the partitions that have the model.
+func addChanges(model string, k, nodeGPUs int) []Change {
+	var out []Change
+	for i := 0; k > 0; i++ {
+		n := min(k, nodeGPUs)
+		out = append(out, Change{Kind: ChangeAdd, Count: n, Model: model, Spec: fmt.Sprintf("%dx%s#%d", n, model, i)})
+		k -= n
+	}
+	return out
+}
+
+// timeline bisects the months 0..maxMonths for the first whose load,
+// with the changes, misses the target (waits grow with load: the search
+// assumes it).
+func (pl *planner) timeline(changes []Change, maxMonths int, end time.Time, lead int) (*Timeline, error) {
+	maxMonths = min(maxMonths, 120)
+	tl := &Timeline{SearchedMonths: maxMonths, BreachMonth: -1}
+	at := func(m int) (bool, Scenario, error) {
+		e, err := pl.eval(changes, m)
+		if err != nil {
+			return false, Scenario{}, err
+		}
+		return pl.meets(e.sc), e.sc, nil
+	}
+	ok, sc, err := at(0)
+	if err != nil {
+		return nil, err
+	}
+	breach := func(m int, sc Scenario) {
+		tl.BreachMonth = m
+		tl.Group, tl.P95 = worst(sc, false)
+		tl.BreachDate = end.AddDate(0, m, 0)
+		tl.OrderBy = tl.BreachDate.AddDate(0, -lead, 0)
+		tl.Late = !tl.OrderBy.After(end)
+	}
+	if !ok {
+		breach(0, sc)
+		return tl, nil
+	}
+	okMax, scMax, err := at(maxMonths)
+	if err != nil {
+		return nil, err
+	}
+	if okMax {
+		return tl, nil
+	}
+	lo, hi, hiSc := 0, maxMonths, scMax
+	for hi-lo > 1 {
+		mid := (lo + hi) / 2
+		ok, sc, err := at(mid)
+		if err != nil {
+			return nil, err
+		}
+		if ok {
+			lo = mid
+		} else {
+			hi, hiSc = mid, sc
+		}
+	}
+	breach(hi, hiSc)
+	return tl, nil
+}
+
+// costs prices each purchase with a configured price.
+func costs(purchase []Purchase, sc Scenario, pc *PlanConfig) []Cost {
+	out := []Cost{}
+	for _, p := range purchase {
+		var g Group
+		for _, x := range sc.Models {
+			if x.Name == p.Model {
+				g = x
+			}
+		}
+		i := slices.IndexFunc(pc.Prices, func(pr PriceConfig) bool { return matchModel(pr.Model, p.Model, gresType(p.Model)) })
+		if i < 0 {
+			continue
+		}
+		out = append(out, costOf(p.Model, p.GPUs, g.AddedOccupancy.Median, pc.Prices[i], pc.DepreciationYears))
+	}
+	return out
+}
+
+// costOf is one model's buy-versus-rent at utilisation u of the GPUs
+// bought.
+func costOf(model string, gpus int, u float64, pr PriceConfig, years float64) Cost {
+	perGPU := pr.Purchase/years + pr.RunningPerYear
+	c := Cost{
+		Model: model, GPUs: gpus, OwnedPerYear: float64(gpus) * perGPU, Utilisation: u,
+		BusyHoursPerYear: float64(gpus) * u * hoursPerYear, PurchaseTotal: float64(gpus) * pr.Purchase,
+		DepreciationYears: years,
+	}
+	c.RentPerYear = c.BusyHoursPerYear * pr.CloudPerGPUHour
+	c.BreakEven = perGPU / (hoursPerYear * pr.CloudPerGPUHour)
+	c.Cheaper = "rent"
+	if u > c.BreakEven {
+		c.Cheaper = "buy"
+	}
+	return c
+}
+
+// hoursPerYear is 365 days.
+const hoursPerYear = 8760.0
+
+// NotSimulatedPlan is the plan when no replay may run (a caller who sees
+// only their own jobs): why says so, and the verdict is not_simulated.
+func NotSimulatedPlan(findings Findings, p PlanParams, c Config, why string) SimPlan {
+	sp := SimPlan{
+		TargetP95Wait: c.Plan.TargetP95Wait.D().Seconds(), Growth: p.Growth, Months: p.Months, NewDemand: p.NewDemand,
+		LeadTimeMonths: c.Plan.LeadTimeMonths, Window: findings.Plan.Window, NotSimulated: why, Assumed: []string{},
+		Effects: []Effect{}, Free: []string{}, Models: []ModelPlan{}, Purchase: []Purchase{}, Costs: []Cost{},
+	}
+	sp.Verdict = verdictOf(&sp, &findings, findings.Recommendations)
+	return sp
+}

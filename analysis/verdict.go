@@ -1,0 +1,232 @@
+package analysis
+
+import (
+	"fmt"
+	"slices"
+	"strings"
+)
+
+// Verdict codes: what the plan says to do. Every output prints the
+// Verdict's Text, written here and nowhere else.
+const (
+	// VerdictInsufficientData: the window or the jobs are below
+	// plan.min_window or plan.min_jobs.
+	VerdictInsufficientData = "insufficient_data"
+	// VerdictNoInventory: no cluster to compare the demand with.
+	VerdictNoInventory = "no_inventory"
+	// VerdictNotSimulated: the replay budget does not cover the plan.
+	VerdictNotSimulated = "not_simulated"
+	// VerdictNoChange: the target holds to the horizon and no rule
+	// recommends a change.
+	VerdictNoChange = "no_change"
+	// VerdictPolicy: no purchase is needed; the recommendations (free)
+	// are what to do, and with them the target holds to the horizon.
+	VerdictPolicy = "policy"
+	// VerdictBuy: after the free changes, the purchase is needed.
+	VerdictBuy = "buy"
+	// VerdictNotMet: no purchase within plan.max_purchase meets the
+	// target.
+	VerdictNotMet = "not_met"
+)
+
+// Binding constraints a verdict names.
+const (
+	BindingGPUModel  = "gpu_model"
+	BindingGPUMemory = "gpu_memory"
+	BindingStorage   = "storage"
+	BindingPolicy    = "policy"
+)
+
+// Verdict is the plan's answer: a code, the constraint that binds (and
+// which model, partition or rule), the sentence every output prints, and
+// the evidence. Reliable is false when the replay's calibration is poor.
+type Verdict struct {
+	Code        string   `json:"code"`
+	Binding     string   `json:"binding,omitempty"`
+	BindingName string   `json:"binding_name,omitempty"`
+	Text        string   `json:"text"`
+	Evidence    []string `json:"evidence"`
+	Reliable    bool     `json:"reliable"`
+}
+
+// verdictOf decides the verdict from the plan and the findings: it can
+// say "no change" only when there is no recommendation, and "buy" only
+// for a model whose GPUs were all busy at some time in the replay.
+func verdictOf(sp *SimPlan, f *Findings, recs []Recommendation) Verdict {
+	v := Verdict{Evidence: []string{}}
+	target := shortDur(sp.TargetP95Wait)
+	horizon := fmt.Sprintf("the %d-month horizon", sp.Months)
+	if sp.Months == 0 {
+		horizon = "today's load"
+	}
+	switch {
+	case strings.HasPrefix(sp.NotSimulated, "not enough data"):
+		v.Code = VerdictInsufficientData
+		v.Text = "Not enough data to plan: " + strings.TrimPrefix(sp.NotSimulated, "not enough data: ") + "."
+		return v
+	case strings.HasPrefix(sp.NotSimulated, "no inventory"):
+		v.Code = VerdictNoInventory
+		v.Text = "No inventory: cannot compare the demand with the GPUs there are (no GPU in the profiles, no GPU node in slurm.conf, no --node)."
+		return v
+	case !sp.Simulated:
+		v.Code = VerdictNotSimulated
+		v.Text = "Not simulated: " + sp.NotSimulated + "."
+		return v
+	}
+	v.Reliable = sp.Calibration != nil && sp.Calibration.Reliable
+	if sp.Calibration != nil {
+		c := sp.Calibration
+		v.Evidence = append(v.Evidence, fmt.Sprintf("calibration on %d jobs: start order rank correlation %.2f, p95 waits within ±%s of the observed; %s",
+			c.Jobs, c.RankCorrelation, shortDur(sp.CalibrationError), map[bool]string{true: "good", false: "poor"}[c.Reliable]))
+	}
+	cons := f.Plan.Constraints
+	helping := sp.Free
+	freeWords := ""
+	if len(helping) > 0 {
+		freeWords = fmt.Sprintf(" with %s applied", joinIDs(helping))
+	}
+	wTodayName, wToday := worstOrEmpty(sp.Horizon)
+	wFreeName, wFree := worstOrEmpty(sp.WithFree)
+	v.Evidence = append(v.Evidence, fmt.Sprintf("at %s with today's rules the worst p95 wait is %s's %s (target %s)", horizon, wTodayName, shortDur(wToday), target))
+	if len(helping) > 0 {
+		v.Evidence = append(v.Evidence, fmt.Sprintf("with %s: %s's %s", joinIDs(helping), wFreeName, shortDur(wFree)))
+	}
+	met := wFree <= sp.TargetP95Wait
+	switch {
+	case met && len(recs) == 0:
+		v.Code = VerdictNoChange
+		v.Text = fmt.Sprintf("No change needed: every partition and GPU model keeps its p95 wait under %s up to %s (worst: %s, %s), and no rule found a change to recommend.",
+			target, horizon, wFreeName, shortDur(wFree))
+	case met:
+		v.Code, v.Binding = VerdictPolicy, BindingPolicy
+		if wToday <= sp.TargetP95Wait {
+			v.Text = fmt.Sprintf("No purchase needed: every partition and GPU model keeps its p95 wait under %s up to %s (worst: %s, %s). The %s below still cut waste or waits.",
+				target, horizon, wTodayName, shortDur(wToday), countWords(len(recs), "recommendation", "recommendations"))
+		} else {
+			v.Text = fmt.Sprintf("Change policy first, no purchase needed: %s, every partition and GPU model keeps its p95 wait under %s at %s (worst: %s, %s; %s without them).",
+				strings.TrimPrefix(freeWords, " "), target, horizon, wFreeName, shortDur(wFree), shortDur(wToday))
+		}
+		if slices.Contains(cons, ConstraintStorage) && hasKind(recs, RecStorage) {
+			v.Binding = BindingStorage
+			v.Text += " Storage, not GPUs, limits the work: see the storage recommendation."
+		}
+	case len(sp.Purchase) > 0 && purchaseMeets(sp):
+		v.Code, v.Binding = VerdictBuy, BindingGPUModel
+		var parts []string
+		for _, p := range sp.Purchase {
+			parts = append(parts, fmt.Sprintf("%d %s %s", p.GPUs, p.Model, pluralWord(p.GPUs, "GPU", "GPUs")))
+		}
+		v.BindingName = sp.Purchase[0].Model
+		wpName, wp := worstOrEmpty(sp.WithPurchase)
+		after := ""
+		if len(helping) > 0 {
+			after = fmt.Sprintf(" after applying %s", joinIDs(helping))
+		}
+		v.Text = fmt.Sprintf("Buy %s%s: at %s the worst p95 wait falls from %s (%s) to %s (%s), under the %s target.",
+			joinWords(parts), after, horizon, shortDur(wFree), wFreeName, shortDur(wp), wpName, target)
+		if slices.Contains(cons, ConstraintMemory) {
+			v.Binding = BindingGPUMemory
+			v.Text += " Much of the work is bound by GPU memory: buy them as GPUs with more memory."
+		}
+		for _, m := range sp.Models {
+			if m.Needed > 0 {
+				v.Evidence = append(v.Evidence, fmt.Sprintf("%s: %d GPUs now; +%d brings its p95 wait under %s", m.Model, m.GPUs, m.Needed, target))
+			}
+		}
+	default:
+		v.Code = VerdictNotMet
+		v.Binding = BindingGPUModel
+		why := ""
+		for _, m := range sp.Models {
+			if m.Needed < 0 {
+				v.BindingName = m.Model
+				why = fmt.Sprintf(" %s: %s.", m.Model, m.Why)
+				if strings.Contains(m.Why, "free at every moment") {
+					v.Binding = BindingPolicy
+				}
+				break
+			}
+		}
+		wpName, wp := wFreeName, wFree
+		if sp.WithPurchase != nil {
+			wpName, wp = worstOrEmpty(sp.WithPurchase)
+		}
+		v.Text = fmt.Sprintf("No purchase of up to %s of one model meets the target: at %s the worst p95 wait stays %s (%s), against %s.%s",
+			countWords(maxPurchase(sp), "GPU", "GPUs"), horizon, shortDur(wp), wpName, target, why)
+	}
+	if tl := sp.Timeline; tl != nil && v.Code != VerdictNoChange {
+		switch {
+		case tl.BreachMonth == 0:
+			v.Evidence = append(v.Evidence, fmt.Sprintf("without a purchase the target is missed already (%s, p95 %s)", tl.Group, shortDur(tl.P95.Median)))
+		case tl.BreachMonth > 0:
+			s := fmt.Sprintf("Without a purchase, growth of %s a year breaks the target in month %d (%s, %s: p95 %s); with a %d-month lead time, order by %s",
+				formatFraction(sp.Growth), tl.BreachMonth, tl.BreachDate.Format("2006-01"), tl.Group, shortDur(tl.P95.Median),
+				sp.LeadTimeMonths, tl.OrderBy.Format("2006-01-02"))
+			if tl.Late {
+				s += " (already past: order now)"
+			}
+			v.Text += " " + s + "."
+		default:
+			v.Evidence = append(v.Evidence, fmt.Sprintf("the target holds for the %d months searched at %s growth a year", tl.SearchedMonths, formatFraction(sp.Growth)))
+		}
+	}
+	if !v.Reliable {
+		v.Text += " The replay's calibration is poor: treat these numbers as indicative."
+	}
+	return v
+}
+
+func purchaseMeets(sp *SimPlan) bool {
+	if sp.WithPurchase == nil {
+		return false
+	}
+	_, p := worstOrEmpty(sp.WithPurchase)
+	if p > sp.TargetP95Wait {
+		return false
+	}
+	for _, m := range sp.Models {
+		if m.Needed < 0 {
+			return false
+		}
+	}
+	return true
+}
+
+func maxPurchase(sp *SimPlan) int {
+	n := 0
+	for _, m := range sp.Models {
+		for _, c := range m.Curve {
+			n = max(n, c.Added)
+		}
+	}
+	return n
+}
+
+func worstOrEmpty(sc *Scenario) (string, float64) {
+	if sc == nil {
+		return "", 0
+	}
+	n, p := worst(*sc, false)
+	return n, p.Median
+}
+
+func hasKind(recs []Recommendation, kind string) bool {
+	return slices.ContainsFunc(recs, func(r Recommendation) bool { return r.Kind == kind })
+}
+
+func joinIDs(ids []string) string { return joinWords(ids) }
+
+// joinWords writes "a", "a and b", "a, b and c".
+func joinWords(w []string) string {
+	switch len(w) {
+	case 0:
+		return ""
+	case 1:
+		return w[0]
+	}
+	return strings.Join(w[:len(w)-1], ", ") + " and " + w[len(w)-1]
+}
+
+func countWords(n int, one, many string) string {
+	return fmt.Sprintf("%d %s", n, pluralWord(n, one, many))
+}

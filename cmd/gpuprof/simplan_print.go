@@ -1,0 +1,163 @@
+package main
+
+import (
+	"io"
+	"strconv"
+	"strings"
+	"text/tabwriter"
+
+	"github.com/gpuprof/gpuprof/analysis"
+)
+
+// writeSimPlan writes the simulated plan: its verdict first, then the free
+// changes, the purchase per model, the timeline and the costs.
+func writeSimPlan(w io.Writer, sp analysis.SimPlan, recs []analysis.Recommendation) {
+	printf(w, "Capacity plan: target p95 wait ≤ %s in every partition and GPU model; growth %s a year, horizon %d months, new demand %g GPUs, lead time %d months.\n",
+		shortDuration(sp.TargetP95Wait), pct(sp.Growth), sp.Months, sp.NewDemand, sp.LeadTimeMonths)
+	if sp.Simulated {
+		c := sp.Calibration
+		quality := "good"
+		if c != nil && !c.Reliable {
+			quality = "POOR — " + strings.Join(c.Problems, "; ")
+		}
+		jobs, rank := 0, 0.0
+		if c != nil {
+			jobs, rank = c.Jobs, c.RankCorrelation
+		}
+		printf(w, "Replayed %s to %s (%s) with %d seeds, %d replays; calibration on %d jobs: rank correlation %.2f, p95 waits within ±%s; %s.\n",
+			sp.Window.From.UTC().Format("2006-01-02 15:04"), sp.Window.To.UTC().Format("2006-01-02 15:04"), sp.ClusterSource,
+			sp.Seeds, sp.Replays, jobs, rank, shortDuration(sp.CalibrationError), quality)
+	}
+	v := sp.Verdict
+	printf(w, "\nVerdict: %s\n", v.Text)
+	if b := bindingWords(v); b != "" {
+		printf(w, "Binding constraint: %s\n", b)
+	}
+	for _, e := range v.Evidence {
+		printf(w, "- %s\n", e)
+	}
+	if !sp.Simulated {
+		return
+	}
+	if len(sp.Effects) > 0 {
+		printf(w, "\n1. Policy changes, each replayed alone at today's load (median of the seeds; p10–p90)\n")
+		tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
+		printf(tw, "ID\tRECOMMENDATION\tJOBS MEASURED\tP95 WAIT BEFORE\tAFTER\tALL JOBS' MEAN WAIT\tOUTCOME\n")
+		for i, e := range sp.Effects {
+			title := ""
+			if i < len(recs) {
+				title = clean(recs[i].Title, 60)
+			}
+			if !e.Simulated {
+				printf(tw, "%s\t%s\t–\t–\t–\t–\tnot simulated: %s\n", e.ID, title, e.Why)
+				continue
+			}
+			printf(tw, "%s\t%s\t%s (%d)\t%s\t%s\t%s → %s\t%s\n", e.ID, title, e.Group, e.Jobs,
+				shortDuration(e.Before.WaitP95.Median), durSpread(e.After.WaitP95),
+				shortDuration(e.AllFrom.WaitMean.Median), shortDuration(e.AllTo.WaitMean.Median), outcomeWords(e.Outcome))
+		}
+		_ = tw.Flush()
+	}
+	free := "no policy change"
+	if len(sp.Free) > 0 {
+		free = strings.Join(sp.Free, ", ") + " applied"
+	}
+	printf(w, "\n2. Purchase per GPU model at the %d-month horizon, %s (target %s)\n", sp.Months, free, shortDuration(sp.TargetP95Wait))
+	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
+	printf(tw, "MODEL\tGPUS\tP95 WAIT TODAY\tAT THE HORIZON\tBUY\tP95 WAIT BY GPUS ADDED\n")
+	for _, m := range sp.Models {
+		today, hz := "–", "–"
+		if g := modelGroup(sp.Today, m.Model); g != nil {
+			today = shortDuration(g.WaitP95.Median)
+		}
+		if len(m.Curve) > 0 {
+			hz = durSpread(m.Curve[0].ModelP95)
+		}
+		buy := "none needed"
+		switch {
+		case m.Needed > 0:
+			buy = "+" + itoa(m.Needed)
+		case m.Needed < 0:
+			buy = "no size meets it: " + m.Why
+		}
+		var pts []string
+		for _, c := range m.Curve {
+			pts = append(pts, "+"+itoa(c.Added)+" "+shortDuration(c.ModelP95.Median))
+		}
+		printf(tw, "%s\t%d\t%s\t%s\t%s\t%s\n", clean(m.Model, 40), m.GPUs, today, hz, buy, strings.Join(pts, ", "))
+	}
+	_ = tw.Flush()
+	if tl := sp.Timeline; tl != nil {
+		printf(w, "\n3. Without a purchase (%s): ", free)
+		switch {
+		case tl.BreachMonth == 0:
+			printf(w, "the target is missed already (%s, p95 %s).\n", tl.Group, durSpread(tl.P95))
+		case tl.BreachMonth > 0:
+			printf(w, "growth breaks the target in month %d (%s; %s p95 %s); order by %s (lead time %d months)%s.\n",
+				tl.BreachMonth, tl.BreachDate.Format("2006-01"), tl.Group, durSpread(tl.P95), tl.OrderBy.Format("2006-01-02"),
+				sp.LeadTimeMonths, map[bool]string{true: ", already past: order now", false: ""}[tl.Late])
+		default:
+			printf(w, "the target holds for the %d months searched.\n", tl.SearchedMonths)
+		}
+	}
+	if len(sp.Costs) > 0 {
+		printf(w, "\n4. Buy or rent the purchase's work (per year; purchase written off over the depreciation years)\n")
+		tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
+		printf(tw, "MODEL\tGPUS\tOWNED/YEAR\tBUSY GPU-H/YEAR\tUTILISATION\tRENT/YEAR\tBREAK-EVEN UTILISATION\tCHEAPER\n")
+		for _, c := range sp.Costs {
+			printf(tw, "%s\t%d\t%.0f\t%.0f\t%s\t%.0f\t%s\t%s\n", clean(c.Model, 40), c.GPUs, c.OwnedPerYear, c.BusyHoursPerYear,
+				pct(c.Utilisation), c.RentPerYear, pct(c.BreakEven), c.Cheaper)
+		}
+		_ = tw.Flush()
+	}
+	if len(sp.Assumed) > 0 {
+		printf(w, "\nAssumed: %s\n", strings.Join(sp.Assumed, "; "))
+	}
+	if sp.NotSimulated != "" {
+		printf(w, "Not simulated: %s\n", sp.NotSimulated)
+	}
+}
+
+// bindingWords names the verdict's binding constraint in words.
+func bindingWords(v analysis.Verdict) string {
+	switch v.Binding {
+	case analysis.BindingGPUModel:
+		if v.BindingName != "" {
+			return "GPU model " + clean(v.BindingName, 60)
+		}
+		return "GPU count"
+	case analysis.BindingGPUMemory:
+		return "GPU memory"
+	case analysis.BindingStorage:
+		return "storage"
+	case analysis.BindingPolicy:
+		return "policy (rules and sharing, not hardware)"
+	}
+	return ""
+}
+
+func outcomeWords(o string) string {
+	switch o {
+	case analysis.EffectHelps:
+		return "helps: applied"
+	case analysis.EffectHarms:
+		return "harmful: not applied"
+	case analysis.EffectNone:
+		return "no material effect"
+	}
+	return "not simulated"
+}
+
+func modelGroup(sc *analysis.Scenario, model string) *analysis.Group {
+	if sc == nil {
+		return nil
+	}
+	for i := range sc.Models {
+		if sc.Models[i].Name == model {
+			return &sc.Models[i]
+		}
+	}
+	return nil
+}
+
+func itoa(n int) string { return strconv.Itoa(n) }
