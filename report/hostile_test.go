@@ -43,7 +43,7 @@ func hostileFixture() Data {
 	f.Recommendations[1].Config = append(f.Recommendations[1].Config,
 		analysis.ConfigLine{Target: analysis.TargetSacctmgr, Text: "sacctmgr modify account " + hostileFence})
 	f.NoChange[0].Note = hostileQuote + hostileANSI
-	f.Plan.Summary = hostileLong
+	f.Plan.CrossCheck = hostileLong
 	d.Sources.Notes = append(d.Sources.Notes, "- "+hostileANSI)
 	d.Cluster = hostileScript
 	return d
