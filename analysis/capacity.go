@@ -206,6 +206,7 @@ func SimulatePlan(in Input, findings *Findings, p SimPlanParams, c Config) (SimP
 	}
 	if len(short) > 0 {
 		sp.NotSimulated = "not enough data: " + strings.Join(short, "; ")
+		notSimulated(&sp, recs)
 		sp.Verdict = verdictOf(&sp, findings, recs)
 		return sp, nil
 	}
@@ -216,18 +217,17 @@ func SimulatePlan(in Input, findings *Findings, p SimPlanParams, c Config) (SimP
 	switch {
 	case errors.Is(err, ErrNoCluster):
 		sp.NotSimulated = "no inventory: " + ErrNoCluster.Error()
-		sp.Verdict = verdictOf(&sp, findings, recs)
-		return sp, nil
 	case errors.Is(err, ErrNoJobs):
 		sp.NotSimulated = "not enough data: " + ErrNoJobs.Error()
-		sp.Verdict = verdictOf(&sp, findings, recs)
-		return sp, nil
 	case errors.Is(err, errBudget):
 		sp.NotSimulated = pl.budgetNote()
-		sp.Verdict = verdictOf(&sp, findings, recs)
-		return sp, nil
 	case err != nil:
 		return sp, err
+	}
+	if sp.NotSimulated != "" {
+		notSimulated(&sp, recs)
+		sp.Verdict = verdictOf(&sp, findings, recs)
+		return sp, nil
 	}
 	if err := pl.makePlan(&sp, findings, pc); err != nil {
 		if !errors.Is(err, errBudget) {
@@ -235,6 +235,7 @@ func SimulatePlan(in Input, findings *Findings, p SimPlanParams, c Config) (SimP
 		}
 		// What was found so far stands; the rest is marked not simulated.
 		sp.NotSimulated = pl.budgetNote()
+		notSimulated(&sp, recs)
 	}
 	sp.Replays, sp.ReplayedJobs = pl.replays, pl.replayed
 	sp.Verdict = verdictOf(&sp, findings, recs)
@@ -750,6 +751,21 @@ func NotSimulatedPlan(findings Findings, p PlanParams, c Config, why string) Sim
 		LeadTimeMonths: c.Plan.LeadTimeMonths, Window: findings.Plan.Window, NotSimulated: why, Assumed: []string{},
 		Effects: []Effect{}, Free: []string{}, Models: []ModelPlan{}, Purchase: []Purchase{}, Costs: []Cost{},
 	}
+	notSimulated(&sp, findings.Recommendations)
 	sp.Verdict = verdictOf(&sp, &findings, findings.Recommendations)
 	return sp
+}
+
+// notSimulated gives every recommendation without a replayed effect one
+// that says why there is none.
+func notSimulated(sp *SimPlan, recs []Recommendation) {
+	for i := range recs {
+		if recs[i].Simulated != nil {
+			continue
+		}
+		e := Effect{ID: recs[i].ID, Kind: recs[i].Kind, Outcome: EffectNotSimulated, Why: sp.NotSimulated,
+			Text: "Expected effect: not simulated (" + sp.NotSimulated + ")."}
+		recs[i].Simulated = &e
+		sp.Effects = append(sp.Effects, e)
+	}
 }

@@ -16,6 +16,9 @@ type PlanParams struct {
 	Headroom  float64 `json:"headroom"`   // fraction of every GPU kept free, in [0, 1)
 }
 
+// Params are the configuration's plan parameters.
+func (p PlanConfig) Params() PlanParams { return p.params() }
+
 func (p PlanConfig) params() PlanParams {
 	return PlanParams{Growth: p.Growth, Months: p.HorizonMonths, NewDemand: p.NewDemand, Headroom: p.Headroom}
 }

@@ -61,8 +61,9 @@ func (o *analysisOptions) filterConfig() (store.ViewFilter, analysis.Config, err
 
 type recommendOptions struct {
 	analysisOptions
-	JSON bool
-	Emit string
+	JSON       bool
+	Emit       string
+	NoSimulate bool
 }
 
 // recommendJSON is the stable JSON shape of `gpuprof recommend --json`
@@ -83,6 +84,13 @@ change, why (the numbers), the expected effect, a confidence that reflects
 the sample size, and the exact slurm.conf / gres.conf lines and sacctmgr
 commands; then the rules that found nothing to change, with why.
 
+Each recommendation is replayed on the queue simulator (docs/whatif.md):
+its expected effect is the simulated change in queue wait of the jobs it is
+about, with the spread over seeds and the replay's calibration error; one
+that does not help, or harms the queue as a whole, says so. The replay
+reads every user's jobs, so for a user who sees only their own it is not
+run; --no-simulate skips it.
+
 --emit slurm prints only the configuration, grouped by where it goes, as a
 script for an administrator to review and apply.`,
 		Args: usageArgs(cobra.NoArgs),
@@ -93,13 +101,26 @@ script for an administrator to review and apply.`,
 			if o.Emit != "" && o.JSON {
 				return usagef("--emit and --json exclude each other")
 			}
-			in, c, err := o.load(cmd.Context(), g)
+			flt, c, err := o.filterConfig()
 			if err != nil {
 				return err
 			}
-			f, err := analysis.Analyse(in, c)
-			if err != nil {
-				return err
+			var in analysis.Input
+			var f analysis.Findings
+			var sim *analysis.SimPlan
+			if o.NoSimulate || o.Emit != "" {
+				if in, err = loadInput(cmd.Context(), g, flt, o.Local); err != nil {
+					return err
+				}
+				if f, err = analysis.Analyse(in, c); err != nil {
+					return err
+				}
+			} else {
+				pd, err := analyseAndPlan(cmd.Context(), g, flt, o.Local, c, c.Plan.Params())
+				if err != nil {
+					return err
+				}
+				in, f, sim = pd.in, pd.findings, &pd.sim
 			}
 			w := cmd.OutOrStdout()
 			switch {
@@ -110,12 +131,16 @@ script for an administrator to review and apply.`,
 				return writeJSON(w, toRecommendJSON(in, f))
 			}
 			writeRecommendations(w, in, f)
+			if sim != nil {
+				printf(w, "\nPlan verdict (gpuprof plan has the whole plan): %s\n", sim.Verdict.Text)
+			}
 			writeCounting(w, f.Counting)
 			return nil
 		},
 	}
 	o.analysisOptions.AddFlags(cmd.Flags())
 	cmd.Flags().BoolVar(&o.JSON, "json", false, `print {"nodes", "recommendations", "no_change"} as JSON (docs/json.md)`)
+	cmd.Flags().BoolVar(&o.NoSimulate, "no-simulate", false, "do not replay the queue for each recommendation's effect (faster on very large windows)")
 	cmd.Flags().StringVar(&o.Emit, "emit", "", `print only the configuration: "slurm" (sacctmgr commands, slurm.conf and gres.conf lines, scontrol commands)`)
 	return cmd
 }
@@ -153,8 +178,14 @@ func writeRecommendations(w io.Writer, in analysis.Input, f analysis.Findings) {
 				printf(w, "   - %s\n", sentence(e))
 			}
 		}
-		if r.Effect != "" {
-			printf(w, "   Expected effect: %s\n", clean(r.Effect, 2000))
+		switch {
+		case r.Simulated != nil:
+			printf(w, "   %s\n", clean(r.Simulated.Text, 2000))
+			if r.Effect != "" {
+				printf(w, "   Rationale: %s\n", clean(r.Effect, 2000))
+			}
+		case r.Effect != "":
+			printf(w, "   Expected effect (not simulated): %s\n", clean(r.Effect, 2000))
 		}
 		printf(w, "   Confidence: %.0f%%", 100*r.Confidence)
 		if r.ConfidenceNote != "" {
@@ -164,7 +195,7 @@ func writeRecommendations(w io.Writer, in analysis.Input, f analysis.Findings) {
 		writeConfigLines(w, r.Config)
 	}
 	if len(f.NoChange) > 0 {
-		printf(w, "\nNo change needed:\n")
+		printf(w, "\nRules that found nothing to change:\n")
 		for _, n := range f.NoChange {
 			printf(w, "- %s: %s\n", n.Rule, clean(n.Note, 2000))
 		}

@@ -101,10 +101,11 @@ func TestRecommendCommand(t *testing.T) {
 	}
 	for _, want := range []string{
 		"Recommendations from 80 jobs (80 with GPU readings) on 2 GPU nodes.",
-		"Share h100 GPUs", "Change: ", "Why:", "Expected effect: ", "Confidence: ",
+		"Share h100 GPUs", "Change: ", "Why:", "Expected effect: not simulated (not enough data: 5d of data (at least 7d needed, plan.min_window)).",
+		"Rationale: ", "Confidence: ",
 		"gres.conf:", "NodeName=gpu01 Name=shard Count=",
 		"slurm.conf:", "PartitionName=shared Nodes=gpu01,gpu02 ",
-		"No change needed:",
+		"Rules that found nothing to change:", "Plan verdict (gpuprof plan has the whole plan): Not enough data to plan",
 	} {
 		if !strings.Contains(human, want) {
 			t.Errorf("human output lacks %q:\n%s", want, human)
