@@ -671,8 +671,11 @@ func (pl *planner) timeline(changes []Change, maxMonths int, end time.Time, lead
 	breach := func(m int, sc Scenario) {
 		tl.BreachMonth = m
 		tl.Group, tl.P95 = worst(sc, false)
+		// Both dates count months from the window's end: the order-by
+		// date is month m − lead, not the breach date less lead months
+		// (from a 31st, that would step through a normalised date).
 		tl.BreachDate = end.AddDate(0, m, 0)
-		tl.OrderBy = tl.BreachDate.AddDate(0, -lead, 0)
+		tl.OrderBy = end.AddDate(0, m-lead, 0)
 		tl.Late = !tl.OrderBy.After(end)
 	}
 	if !ok {
