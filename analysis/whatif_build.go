@@ -629,6 +629,11 @@ func (r *replay) setJobs(in Input, added []int) {
 				}
 			}
 		}
+		// Slurm considers a job submitted to several partitions in each, the
+		// higher PriorityTier first: the replay tries them in that order.
+		slices.SortStableFunc(q.Partitions, func(a, b int) int {
+			return cmp.Compare(r.simParts[b].PriorityTier, r.simParts[a].PriorityTier)
+		})
 		r.jobs = append(r.jobs, q)
 		r.ref = append(r.ref, j)
 		r.refIdx = append(r.refIdx, c.idx)
