@@ -112,10 +112,6 @@ func verdictOf(sp *SimPlan, f *Findings, recs []Recommendation) Verdict {
 		}
 	case len(sp.Purchase) > 0 && purchaseMeets(sp):
 		v.Code, v.Binding = VerdictBuy, BindingGPUModel
-		var parts []string
-		for _, p := range sp.Purchase {
-			parts = append(parts, fmt.Sprintf("%d %s %s", p.GPUs, p.Model, pluralWord(p.GPUs, "GPU", "GPUs")))
-		}
 		v.BindingName = sp.Purchase[0].Model
 		wpName, wp := worstOrEmpty(sp.WithPurchase)
 		after := ""
@@ -123,7 +119,7 @@ func verdictOf(sp *SimPlan, f *Findings, recs []Recommendation) Verdict {
 			after = fmt.Sprintf(" after applying %s", joinIDs(helping))
 		}
 		v.Text = fmt.Sprintf("Buy %s%s: at %s the worst p95 wait falls from %s (%s) to %s (%s), under the %s target.",
-			joinWords(parts), after, horizon, shortDur(wFree), wFreeName, shortDur(wp), wpName, target)
+			purchaseWords(sp.Purchase), after, horizon, shortDur(wFree), wFreeName, shortDur(wp), wpName, target)
 		if slices.Contains(cons, ConstraintMemory) {
 			v.Binding = BindingGPUMemory
 			v.Text += " Much of the work is bound by GPU memory: buy them as GPUs with more memory."
@@ -151,8 +147,17 @@ func verdictOf(sp *SimPlan, f *Findings, recs []Recommendation) Verdict {
 		if sp.WithPurchase != nil {
 			wpName, wp = worstOrEmpty(sp.WithPurchase)
 		}
-		v.Text = fmt.Sprintf("No purchase of up to %s of one model meets the target: at %s the worst p95 wait stays %s (%s), against %s.%s",
-			countWords(maxPurchase(sp), "GPU", "GPUs"), horizon, shortDur(wp), wpName, target, why)
+		if why == "" {
+			// Each model's own waits met the target with its purchase, but
+			// a partition's did not: what binds is the partition's rules or
+			// job shapes, not a model's count.
+			v.Binding, v.BindingName = BindingPolicy, wpName
+			v.Text = fmt.Sprintf("The smallest purchase per GPU model (%s) still leaves %s at a p95 wait of %s at %s, against %s: its rules or job shapes bind, not a model's count.",
+				purchaseWords(sp.Purchase), wpName, shortDur(wp), horizon, target)
+		} else {
+			v.Text = fmt.Sprintf("No purchase of up to %s of one model meets the target: at %s the worst p95 wait stays %s (%s), against %s.%s",
+				countWords(maxPurchase(sp), "GPU", "GPUs"), horizon, shortDur(wp), wpName, target, why)
+		}
 	}
 	if tl := sp.Timeline; tl != nil && v.Code != VerdictNoChange {
 		switch {
@@ -174,6 +179,19 @@ func verdictOf(sp *SimPlan, f *Findings, recs []Recommendation) Verdict {
 		v.Text += " The replay's calibration is poor: treat these numbers as indicative."
 	}
 	return v
+}
+
+// purchaseWords writes "4 NVIDIA H100 80GB HBM3 GPUs and 1 NVIDIA L40S GPU",
+// or "none".
+func purchaseWords(ps []Purchase) string {
+	var parts []string
+	for _, p := range ps {
+		parts = append(parts, fmt.Sprintf("%d %s %s", p.GPUs, p.Model, pluralWord(p.GPUs, "GPU", "GPUs")))
+	}
+	if len(parts) == 0 {
+		return "none"
+	}
+	return joinWords(parts)
 }
 
 func purchaseMeets(sp *SimPlan) bool {
