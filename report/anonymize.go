@@ -16,8 +16,10 @@ import (
 // "user-02", … and "account-01", …, numbered by allocated GPU-hours
 // (largest first), consistently across the whole report: the workload
 // tables, the task profiles, the recommendations (titles, changes,
-// evidence, notes, configuration lines), the no-change notes, the plan's
-// evidence, the sources and the title. users and accounts must list every
+// evidence, notes, configuration lines, simulated effects), the
+// no-change notes, the cross-check's evidence, the simulated plan (the
+// verdict's text and evidence, the groups the effects measured), the
+// sources and the title. users and accounts must list every
 // name in the input: the "others" rows of the workload carry none, and
 // a name seen only in a configuration line would otherwise stay.
 //
@@ -25,7 +27,8 @@ import (
 // alone. Letters and digits make words; "_", "-", "." and the rest
 // separate them, so a job name "al_train" becomes "user-01_train".
 // Machine keys (recommendation kinds, rule and metric names, config
-// targets, the verdict, partition and GPU model names) and the
+// targets, the cross-check's constraints, the verdict's code and binding
+// constraint, effect outcomes, partition and GPU model names) and the
 // thresholds are left as they are. A name that is both a user and an
 // account becomes the user.
 func Anonymize(d *Data, users, accounts []string) {
@@ -62,8 +65,9 @@ func Anonymize(d *Data, users, accounts []string) {
 			return true
 		}
 		switch f.Name {
-		case "Kind", "Target", "Verdict", "Constraints", "Rule", "Metric", "Op",
-			"PercentileMethod", "ID", "Date", "State", "Model", "Partition", "Month":
+		case "Kind", "Target", "Constraint", "Constraints", "Rule", "Metric", "Op",
+			"PercentileMethod", "ID", "Date", "State", "Model", "Partition", "Month",
+			"Code", "Binding", "BindingName", "Outcome", "Cheaper":
 			return true
 		}
 		return false

@@ -12,6 +12,12 @@ func TestAnonymize(t *testing.T) {
 	d.Findings.NoChange[0].Note = "user carol and account chem looked fine"
 	d.Findings.Plan.Evidence[0].Note = "alice's runs"
 	d.Sources.Notes = append(d.Sources.Notes, "account physics imported")
+	// The simulated plan names users in its effects and its verdict.
+	sp := d.SimPlan
+	sp.Effects[1].Group = "jobs of account bio"
+	sp.Verdict.Evidence = append(sp.Verdict.Evidence, "user bob's jobs wait longest")
+	sp.Verdict.Text += " User alice's runs set the peak."
+	d.Findings.Recommendations[1].Simulated.Text = "Expected effect (simulated): p95 wait of jobs of user bob 3h00m → 2h00m."
 	Anonymize(&d, fixtureUsers, fixtureAccounts)
 	if !d.Anonymized {
 		t.Error("Anonymized not set")
@@ -39,13 +45,16 @@ func TestAnonymize(t *testing.T) {
 		"sacctmgr modify user name=user-02 account=account-02 set GrpTRES=gres/gpu=2",
 		"Account account-02 holds idle GPUs",
 		"user and account names anonymised",
+		"| R2 | Account account-02 holds idle GPUs | jobs of account account-02 |", "user user-02's jobs wait longest",
+		"User user-01's runs set the peak.", "p95 wait of jobs of user user-02 3h00m → 2h00m.",
 	} {
 		if !strings.Contains(md, want) {
 			t.Errorf("Markdown lacks %q", want)
 		}
 	}
 	// Machine keys and thresholds are untouched.
-	for _, want := range []string{"GPU-hours allocated", "long training", "| gpu | 600 |", "classes.short\\_job\\_max"} {
+	for _, want := range []string{"GPU-hours allocated", "long training", "| gpu | 600 |", "classes.short\\_job\\_max",
+		"Binding constraint: GPU model NVIDIA H100 80GB HBM3."} {
 		if !strings.Contains(md, want) {
 			t.Errorf("Markdown lacks %q after anonymising", want)
 		}

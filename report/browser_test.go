@@ -214,7 +214,7 @@ func TestBrowser(t *testing.T) {
 	if !bytes.HasPrefix(b, []byte("%PDF")) || len(b) < 20000 {
 		t.Errorf("PDF: %d bytes starting %q, want a non-trivial %%PDF file", len(b), b[:min(len(b), 8)])
 	}
-	// Print CSS starts each section on a new page: at least 11 pages.
+	// Print CSS starts each section on a new page: at least 12 pages.
 	// The page tree's /Count is the largest /Count in the file (outline
 	// counts are smaller).
 	pages := 0
@@ -222,8 +222,8 @@ func TestBrowser(t *testing.T) {
 		n, _ := strconv.Atoi(string(m[1]))
 		pages = max(pages, n)
 	}
-	if pages < 11 {
-		t.Errorf("PDF has %d pages, want at least one per section (11)", pages)
+	if pages < 12 {
+		t.Errorf("PDF has %d pages, want at least one per section (12)", pages)
 	}
 
 	// Each chart alone on a page with the report's CSS: the chart must
@@ -233,7 +233,7 @@ func TestBrowser(t *testing.T) {
 		t.Fatal(err)
 	}
 	css := regexp.MustCompile(`(?s)<style>.*</style>`).FindString(page.String())
-	for _, id := range []string{chartDaily, chartVRAM, chartUtil, chartWait, chartClass, chartHeatmap} {
+	for _, id := range []string{chartDaily, chartVRAM, chartUtil, chartWait, chartClass, chartHeatmap, chartPlan} {
 		c := cs[id]
 		if c.SVG == "" {
 			t.Errorf("%s: no chart drawn for the full fixture (%s)", id, c.Empty)

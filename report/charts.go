@@ -14,6 +14,8 @@ import (
 	"gonum.org/v1/plot/vg"
 	"gonum.org/v1/plot/vg/draw"
 	"gonum.org/v1/plot/vg/vgsvg"
+
+	"github.com/gpuprof/gpuprof/analysis"
 )
 
 // Chart ids: each chart's <figure> carries one, with or without data.
@@ -24,6 +26,7 @@ const (
 	chartWait    = "chart-wait"
 	chartClass   = "chart-class"
 	chartHeatmap = "chart-heatmap"
+	chartPlan    = "chart-plan"
 )
 
 // chart is one rendered figure: SVG is empty when there was nothing to
@@ -49,13 +52,16 @@ var (
 	colThird     = color.RGBA{R: 0x55, G: 0xa8, B: 0x68, A: 0xff}
 	colFourth    = color.RGBA{R: 0xc4, G: 0x4e, B: 0x52, A: 0xff}
 	palette4     = []color.Color{colAllocated, colUsed, colThird, colFourth}
-	dayNames     = [7]string{"Mon", "Tue", "Wed", "Thu", "Fri", "Sat", "Sun"}
+	// palette6 continues palette4 for charts with more series.
+	palette6 = []color.Color{colAllocated, colUsed, colThird, colFourth,
+		color.RGBA{R: 0x81, G: 0x72, B: 0xb3, A: 0xff}, color.RGBA{R: 0x93, G: 0x78, B: 0x60, A: 0xff}}
+	dayNames = [7]string{"Mon", "Tue", "Wed", "Thu", "Fri", "Sat", "Sun"}
 )
 
 // charts renders every chart of d (cleaned), keyed by id.
 func charts(d *Data) (map[string]chart, error) {
 	out := map[string]chart{}
-	for _, f := range []func(*Data) (chart, error){dailyChart, vramChart, utilChart, waitChart, classChart, heatmapChart} {
+	for _, f := range []func(*Data) (chart, error){dailyChart, vramChart, utilChart, waitChart, classChart, heatmapChart, planChart} {
 		c, err := f(d)
 		if err != nil {
 			return nil, fmt.Errorf("chart %s: %w", c.ID, err)
@@ -386,6 +392,152 @@ func heatmapChart(d *Data) (chart, error) {
 		return ts
 	})
 	p.Y.Min = -0.5
+	svg, err := render(p)
+	c.SVG = svg
+	return c, err
+}
+
+// curveErrs is one model's purchase curve for plotter.NewYErrorBars: the
+// median p95 wait at each size tried, with its p10–p90 as the bar.
+type curveErrs struct {
+	xys      plotter.XYs
+	low, top []float64 // distances below and above the median
+}
+
+func (c curveErrs) Len() int                    { return len(c.xys) }
+func (c curveErrs) XY(i int) (float64, float64) { return c.xys[i].X, c.xys[i].Y }
+func (c curveErrs) YError(i int) (float64, float64) {
+	return c.low[i], c.top[i]
+}
+
+// planChart is the simulated plan's purchase search: per GPU model, the
+// predicted p95 wait at the horizon (free changes applied) against the
+// GPUs of that model added — the median of the seeds as a line and
+// points, the p10–p90 as whiskers, ± the calibration error as a shaded
+// band — with the target as a dashed horizontal line.
+func planChart(d *Data) (chart, error) {
+	c := chart{ID: chartPlan, Caption: "Predicted p95 queue wait against GPUs added, per GPU model"}
+	sp := d.SimPlan
+	switch {
+	case sp == nil:
+		c.Empty = "Not simulated: no queue replay ran for this report."
+		return c, nil
+	case !sp.Simulated:
+		c.Empty = "Not simulated: " + strings.TrimSuffix(sp.NotSimulated, ".") + "."
+		return c, nil
+	}
+	var models []analysis.ModelPlan
+	for _, m := range sp.Models {
+		if len(m.Curve) > 0 {
+			models = append(models, m)
+		}
+	}
+	if len(models) == 0 {
+		c.Empty = "No GPU model was searched: the replay found no model with jobs."
+		return c, nil
+	}
+	if len(models) > len(palette6) {
+		c.Caption += fmt.Sprintf(" (the first %d models searched, furthest over the target first)", len(palette6))
+		models = models[:len(palette6)]
+	}
+	calErr, target := sp.CalibrationError, sp.TargetP95Wait
+	top, maxAdded := target, 0
+	for _, m := range models {
+		for _, p := range m.Curve {
+			top = max(top, p.ModelP95.Median+calErr, p.ModelP95.P90)
+			maxAdded = max(maxAdded, p.Added)
+		}
+	}
+	// Minutes for short waits, hours for long ones.
+	unit, unitName := 3600.0, "hours"
+	if top < 2*3600 {
+		unit, unitName = 60, "minutes"
+	}
+	c.Caption = fmt.Sprintf("Predicted p95 queue wait of each GPU model's jobs at the %d-month horizon (%s) against GPUs of that model added: median of %d seeds (points), p10–p90 (whiskers), ± the calibration error %s (shaded); dashed: the %s target",
+		sp.Months, freeWords(sp), sp.Seeds, wait(calErr), wait(target))
+	p := newPlot("", "GPUs of the model added", "p95 wait, "+unitName)
+	// Models side by side at each size, so their whiskers do not overlap.
+	const spreadX = 0.12
+	for k, m := range models {
+		col := palette6[k]
+		off := (float64(k) - float64(len(models)-1)/2) * spreadX
+		n := len(m.Curve)
+		e := curveErrs{xys: make(plotter.XYs, n), low: make([]float64, n), top: make([]float64, n)}
+		band := make(plotter.XYs, 0, 2*n)
+		for i, pt := range m.Curve {
+			y := pt.ModelP95.Median / unit
+			e.xys[i] = plotter.XY{X: float64(pt.Added) + off, Y: y}
+			e.low[i] = max(0, y-pt.ModelP95.P10/unit)
+			e.top[i] = max(0, pt.ModelP95.P90/unit-y)
+			band = append(band, plotter.XY{X: e.xys[i].X, Y: y + calErr/unit})
+		}
+		for i := n - 1; i >= 0; i-- {
+			band = append(band, plotter.XY{X: e.xys[i].X, Y: max(0, e.xys[i].Y-calErr/unit)})
+		}
+		if calErr > 0 {
+			poly, err := plotter.NewPolygon(band)
+			if err != nil {
+				return c, err
+			}
+			r, g, b, _ := col.RGBA()
+			poly.Color = color.NRGBA{R: uint8(r >> 8), G: uint8(g >> 8), B: uint8(b >> 8), A: 0x48}
+			poly.LineStyle.Width = 0
+			p.Add(poly)
+		}
+		line, pts, err := plotter.NewLinePoints(e.xys)
+		if err != nil {
+			return c, err
+		}
+		line.Color, line.Width = col, vg.Points(1.5)
+		pts.Color, pts.Shape, pts.Radius = col, draw.CircleGlyph{}, vg.Points(2.5)
+		bars, err := plotter.NewYErrorBars(e)
+		if err != nil {
+			return c, err
+		}
+		bars.Color = col
+		p.Add(line, pts, bars)
+		label := shortLabel(m.Model)
+		if m.Needed > 0 {
+			label += fmt.Sprintf(" (+%d meets it)", m.Needed)
+		}
+		p.Legend.Add(label, line, pts)
+	}
+	entries := len(models) + 1
+	if calErr > 0 {
+		band, err := plotter.NewPolygon(plotter.XYs{{X: 0, Y: 0}, {X: 1, Y: 0}, {X: 1, Y: 1}})
+		if err != nil {
+			return c, err
+		}
+		band.Color, band.LineStyle.Width = color.NRGBA{R: 0x80, G: 0x80, B: 0x80, A: 0x50}, 0
+		p.Legend.Add("± calibration error "+wait(calErr), band)
+		entries++
+	}
+	xMin, xMax := -0.5, float64(maxAdded)+0.5
+	tl, err := plotter.NewLine(plotter.XYs{{X: xMin, Y: target / unit}, {X: xMax, Y: target / unit}})
+	if err != nil {
+		return c, err
+	}
+	tl.Color, tl.Width = color.RGBA{R: 0x24, G: 0x29, B: 0x2f, A: 0xff}, vg.Points(1.2)
+	tl.Dashes = []vg.Length{vg.Points(6), vg.Points(3)}
+	p.Add(tl)
+	p.Legend.Add("target: p95 ≤ "+wait(target), tl)
+	p.X.Min, p.X.Max = xMin, xMax
+	p.X.Tick.Marker = plot.TickerFunc(func(lo, hi float64) []plot.Tick {
+		step := max(1, (maxAdded+9)/10)
+		var ts []plot.Tick
+		for x := 0; x <= maxAdded; x += step {
+			ts = append(ts, plot.Tick{Value: float64(x), Label: fmt.Sprintf("+%d", x)})
+		}
+		return ts
+	})
+	// The legend sits at the top, from a third of the width, icons first:
+	// a browser font wider than the one the plot measured with then runs
+	// its text into empty space, not into the icons. It takes about 16
+	// points an entry of the plotting area's ~230: raise the y axis so
+	// that it sits above every line, band and whisker.
+	p.Legend.Left, p.Legend.XOffs = true, chartW/3
+	free := min(0.7, float64(entries)*16/230+0.06)
+	p.Y.Min, p.Y.Max = 0, top/unit/(1-free)
 	svg, err := render(p)
 	c.SVG = svg
 	return c, err

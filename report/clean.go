@@ -23,8 +23,10 @@ func cleanData(d Data) Data {
 }
 
 // cleanValue returns a deep copy of v with fix applied to every string in
-// an exported field, slice or array element, non-finite floats zeroed and
-// nil slices made empty.
+// an exported field, slice or array element or the value a pointer points
+// to (the simulated plan's scenarios, a recommendation's simulated
+// effect), non-finite floats zeroed and nil slices made empty; a nil
+// pointer stays nil.
 // Structs with unexported fields (time.Time) are copied as they are;
 // struct fields for which skip (if not nil) returns true are copied with
 // only their floats cleaned.
@@ -39,6 +41,13 @@ func cleanValue(v reflect.Value, fix func(string) string, skip func(reflect.Stru
 			return reflect.Zero(v.Type())
 		}
 		return v
+	case reflect.Pointer:
+		if v.IsNil() {
+			return v
+		}
+		out := reflect.New(v.Type().Elem())
+		out.Elem().Set(cleanValue(v.Elem(), fix, skip))
+		return out
 	case reflect.Slice:
 		if v.IsNil() {
 			// Empty, not nil: the JSON report never writes null.

@@ -98,24 +98,5 @@ func share(part, whole float64) float64 {
 	return part / whole
 }
 
-// verdictWords names a plan verdict in plain words.
-func verdictWords(v string) string {
-	switch v {
-	case analysis.ConstraintNone:
-		return "no constraint: the GPUs there are meet the demand"
-	case analysis.ConstraintGPUs:
-		return "more GPUs"
-	case analysis.ConstraintMemory:
-		return "GPUs with more memory"
-	case analysis.ConstraintStorage:
-		return "storage bandwidth"
-	case analysis.ConstraintScheduling:
-		return "scheduling policy (idle and unused allocations), not hardware"
-	case analysis.ConstraintNoData, "":
-		return "not enough data for a verdict"
-	}
-	return v
-}
-
 // words turns a snake_case key into words: "long_training" → "long training".
 func words(s string) string { return strings.ReplaceAll(s, "_", " ") }

@@ -44,6 +44,22 @@ func hostileFixture() Data {
 		analysis.ConfigLine{Target: analysis.TargetSacctmgr, Text: "sacctmgr modify account " + hostileFence})
 	f.NoChange[0].Note = hostileQuote + hostileANSI
 	f.Plan.CrossCheck = hostileLong
+	// The simulated plan carries model, partition and group names, and
+	// sentences built from them.
+	sp := d.SimPlan
+	sp.Models[0].Model = hostileEmoji + hostileScript
+	sp.Models[1].Model = hostileANSI
+	sp.Models[1].Why = hostileFence
+	sp.Effects[0].Group = hostileScript + hostileANSI
+	sp.Effects[1].Simulated, sp.Effects[1].Why = false, hostileQuote+hostileANSI
+	sp.Costs[0].Model = hostileLong
+	sp.Timeline.Group = "partition " + hostileScript + hostileANSI
+	sp.Verdict.Text = "Buy 4 " + hostileEmoji + hostileScript + " GPUs " + hostileANSI + "."
+	sp.Verdict.BindingName = hostileScript + hostileANSI
+	sp.Verdict.Evidence = append(sp.Verdict.Evidence, "- "+hostileANSI+hostileFence)
+	sp.Assumed = append(sp.Assumed, hostileQuote+hostileANSI)
+	sp.ClusterSource = hostileANSI
+	f.Recommendations[0].Simulated.Text = "Expected effect (simulated): " + hostileANSI + hostileScript
 	d.Sources.Notes = append(d.Sources.Notes, "- "+hostileANSI)
 	d.Cluster = hostileScript
 	return d

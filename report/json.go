@@ -9,7 +9,7 @@ import (
 	"github.com/gpuprof/gpuprof/analysis"
 )
 
-// jsonReport is the JSON report, schema gpuprof.report/v1 (docs/json.md).
+// jsonReport is the JSON report, schema gpuprof.report/v2 (docs/json.md).
 type jsonReport struct {
 	Schema     string      `json:"schema"`
 	Title      string      `json:"title"`
@@ -26,9 +26,13 @@ type jsonReport struct {
 	ProfilesTotal   int                       `json:"profiles_total"`
 	Recommendations []analysis.Recommendation `json:"recommendations"`
 	NoChange        []analysis.NoChange       `json:"no_change"`
-	Plan            analysis.CapacityPlan     `json:"plan"`
-	Earlier         []MonthHeadline           `json:"earlier"`
-	Thresholds      []jsonThreshold           `json:"thresholds"`
+	// Plan is Little's law, the cross-check by averages; SimulatedPlan
+	// the plan on the queue replay, with the verdict (absent when the
+	// report has none).
+	Plan          analysis.CapacityPlan `json:"plan"`
+	SimulatedPlan *analysis.SimPlan     `json:"simulated_plan,omitempty"`
+	Earlier       []MonthHeadline       `json:"earlier"`
+	Thresholds    []jsonThreshold       `json:"thresholds"`
 }
 
 type jsonSources struct {
@@ -46,7 +50,7 @@ type jsonThreshold struct {
 }
 
 // WriteJSON writes the report as one indented JSON object with
-// "schema": "gpuprof.report/v1". Strings are sanitised as in the other
+// "schema": "gpuprof.report/v2". Strings are sanitised as in the other
 // formats, non-finite numbers written as 0 (the "missing" list says which
 // data is absent), slices are never null, and profiles are the report's
 // top ones (profiles_total says how many there were).
@@ -75,6 +79,7 @@ func WriteJSON(w io.Writer, d Data) error {
 		Recommendations: nonNil(f.Recommendations),
 		NoChange:        nonNil(f.NoChange),
 		Plan:            f.Plan,
+		SimulatedPlan:   d.SimPlan,
 		Earlier:         nonNil(d.Earlier),
 	}
 	if !d.Generated.IsZero() {

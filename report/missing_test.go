@@ -56,8 +56,8 @@ func TestMissingData(t *testing.T) {
 			data:    Data{Month: "2026-11"},
 			missing: []string{missingNoJobs, missingNoCapacity, missingNoEarlier},
 			say: []string{"No jobs ran or waited in this month", "No partition data", "No earlier months are on record",
-				"not enough data for a verdict", "thresholds in force were not recorded", "No jobs: no rule had data to look at", "No task profiles"},
-			html: []string{`id="chart-daily" class="chart chart-empty"`, `id="chart-vram"`},
+				"No capacity plan was simulated for this report", "Cross-check by averages", "thresholds in force were not recorded", "No jobs: no rule had data to look at", "No task profiles"},
+			html: []string{`id="chart-daily" class="chart chart-empty"`, `id="chart-vram"`, `id="chart-plan" class="chart chart-empty"`},
 		},
 		{
 			name:    "sacct only",
@@ -126,7 +126,7 @@ func TestMissingData(t *testing.T) {
 func TestChartIDs(t *testing.T) {
 	for name, d := range map[string]Data{"full": fixture(), "empty": {}} {
 		out := renderAll(t, d)
-		for _, id := range []string{chartDaily, chartVRAM, chartUtil, chartWait, chartClass, chartHeatmap} {
+		for _, id := range []string{chartDaily, chartVRAM, chartUtil, chartWait, chartClass, chartHeatmap, chartPlan} {
 			if n := strings.Count(out["html"], `<figure id="`+id+`"`); n != 1 {
 				t.Errorf("%s: %d figures with id %s, want 1", name, n, id)
 			}

@@ -127,7 +127,7 @@ func missing(d *Data) []string {
 	case 1:
 		out = append(out, missingOneModel)
 	}
-	if h.CapacityGPUHours <= 0 && d.Findings.Plan.CurrentGPUs == 0 {
+	if noInventory(d) {
 		out = append(out, missingNoCapacity)
 	}
 	if len(d.Earlier) == 0 {
@@ -141,6 +141,23 @@ func missing(d *Data) []string {
 		out = append(out, missingNoWaits)
 	}
 	return out
+}
+
+// noInventory reports whether the month has no GPU inventory to compare
+// the demand with. It agrees with the simulated plan's verdict: the
+// verdict no_inventory says so, and a plan that replayed had a cluster
+// (from the profiles or slurm.conf) to replay on. Without a plan it is
+// the profiles' inventory and the cross-check's count of GPUs.
+func noInventory(d *Data) bool {
+	if sp := d.SimPlan; sp != nil {
+		if sp.Verdict.Code == analysis.VerdictNoInventory {
+			return true
+		}
+		if sp.Simulated {
+			return false
+		}
+	}
+	return d.Workload.Headline.CapacityGPUHours <= 0 && d.Findings.Plan.CurrentGPUs == 0
 }
 
 func has(list []string, code string) bool {
@@ -163,6 +180,7 @@ func build(d *Data) []section {
 		lostSection(d, miss),
 		historySection(d),
 		planSection(d),
+		whatifSection(d),
 		recommendationSection(d, miss),
 		noChangeSection(d, miss),
 		profileSection(d, miss),
@@ -419,44 +437,6 @@ func historySection(d *Data) section {
 	return s
 }
 
-func planSection(d *Data) section {
-	s := section{ID: "plan", Title: "Capacity plan"}
-	p := d.Findings.Plan
-	s.para("Verdict: %s.", verdictWords(p.Constraint))
-	if p.Constraint == analysis.ConstraintNoData || p.Constraint == "" {
-		if p.CrossCheck != "" {
-			s.para("%s", p.CrossCheck)
-		}
-		return s
-	}
-	t := newTable("Quantity", "#Value")
-	t.row("GPUs allocated on average now (C_now)", num(p.CNow, 1))
-	t.row("Most GPUs held at once", gpus(p.PeakGPUs))
-	t.row(fmt.Sprintf("Demand in %d months (C_future; growth %s a year, %s GPUs of new demand)", p.Params.Months, pct(p.Params.Growth), num(p.Params.NewDemand, 1)), num(p.CFuture, 1))
-	t.row(fmt.Sprintf("GPUs needed (keeping %s free)", pct(p.Params.Headroom)), count(p.GPUsNeeded))
-	if p.CurrentGPUs > 0 {
-		t.row("GPUs in the inventory now", count(p.CurrentGPUs))
-	} else {
-		t.row("GPUs in the inventory now", "unknown (no inventory)")
-	}
-	if p.Scaling.Valid {
-		t.row(fmt.Sprintf("Multi-GPU scaling efficiency (%d tasks)", p.Scaling.Tasks), pct(p.Scaling.Efficiency))
-	}
-	s.table(t)
-	if len(p.Constraints) > 1 {
-		var cs []string
-		for _, c := range p.Constraints {
-			cs = append(cs, verdictWords(c))
-		}
-		s.para("Constraints that apply: %s.", strings.Join(cs, "; "))
-	}
-	s.list(reasons(p.Evidence))
-	if p.CrossCheck != "" {
-		s.para("%s", p.CrossCheck)
-	}
-	return s
-}
-
 func reasons(rs []analysis.Reason) []string {
 	var out []string
 	for _, r := range rs {
@@ -493,7 +473,7 @@ func recommendationSection(d *Data, miss []string) section {
 		if has(miss, missingNoJobs) {
 			s.para("No recommendations: no jobs.")
 		} else {
-			s.para("No change is recommended this month; the rules that looked say why under \u201cNo change needed\u201d.")
+			s.para("No change is recommended this month; the rules that looked say why under \u201cRules that found nothing to change\u201d.")
 		}
 		return s
 	}
@@ -502,7 +482,17 @@ func recommendationSection(d *Data, miss []string) section {
 		s.heading(fmt.Sprintf("%d. %s", i+1, r.Title))
 		s.para("Change: %s", r.Change)
 		s.list(reasons(r.Evidence))
-		s.para("Expected effect: %s", r.Effect)
+		// The replayed effect (or why there is none), then the rule's own
+		// estimate as its rationale, as gpuprof recommend prints them.
+		switch {
+		case r.Simulated != nil:
+			s.para("%s", r.Simulated.Text)
+			if r.Effect != "" {
+				s.para("Rationale: %s", r.Effect)
+			}
+		case r.Effect != "":
+			s.para("Expected effect (not simulated): %s", r.Effect)
+		}
 		conf := fmt.Sprintf("Confidence: %s", num(r.Confidence, 2))
 		if r.ConfidenceNote != "" {
 			conf += " (" + r.ConfidenceNote + ")"
@@ -525,7 +515,7 @@ func recommendationSection(d *Data, miss []string) section {
 }
 
 func noChangeSection(d *Data, miss []string) section {
-	s := section{ID: "no-change", Title: "No change needed"}
+	s := section{ID: "no-change", Title: "Rules that found nothing to change"}
 	if len(d.Findings.NoChange) == 0 && has(miss, missingNoJobs) {
 		s.para("No jobs: no rule had data to look at.")
 		return s

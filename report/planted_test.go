@@ -68,6 +68,14 @@ func plantedData(t *testing.T) (Data, analysis.Workload, analysis.Findings) {
 	if err != nil {
 		t.Fatal(err)
 	}
+	// The simulated plan, as the report command makes it: after Analyse,
+	// setting each recommendation's simulated effect.
+	pc := c.Plan
+	sp, err := analysis.SimulatePlan(in, &f, analysis.SimPlanParams{
+		Plan: analysis.PlanParams{Growth: pc.Growth, Months: pc.HorizonMonths, NewDemand: pc.NewDemand, Headroom: pc.Headroom}}, c)
+	if err != nil {
+		t.Fatal(err)
+	}
 	f.Jobs = nil
 	w := analysis.SummariseWorkload(in, analysis.WorkloadParams{Window: october}, c)
 	d := Data{
@@ -77,6 +85,7 @@ func plantedData(t *testing.T) (Data, analysis.Workload, analysis.Findings) {
 		Generated: time.Date(2026, 11, 1, 6, 30, 0, 0, time.UTC),
 		Workload:  w,
 		Findings:  f,
+		SimPlan:   &sp,
 		Earlier: []MonthHeadline{{Month: "2026-09", Headline: analysis.Headline{
 			Jobs: 200, GPUJobs: 190, Users: 7, Accounts: 4, AllocatedGPUHours: 1500.25}}},
 		Config:  c,
@@ -114,7 +123,11 @@ func TestPlantedSetup(t *testing.T) {
 		t.Errorf("recommendations = %d with %d config lines, want some of each", len(f.Recommendations), lines)
 	}
 	if f.Plan.Constraint == "" || f.Plan.Constraint == analysis.ConstraintNoData {
-		t.Errorf("plan verdict %q, want one from data", f.Plan.Constraint)
+		t.Errorf("cross-check constraint %q, want one from data", f.Plan.Constraint)
+	}
+	d, _, _ := plantedData(t)
+	if sp := d.SimPlan; sp == nil || !sp.Simulated || sp.Verdict.Text == "" || len(sp.Effects) != len(f.Recommendations) {
+		t.Errorf("planted month's simulated plan = %+v, want a replayed plan with one effect per recommendation", sp)
 	}
 }
 

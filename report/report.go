@@ -1,6 +1,6 @@
 // Package report renders the monthly workload report — HTML, Markdown and
-// JSON — from numbers the analysis already computed (analysis.Workload and
-// analysis.Findings). It formats, sorts for display and charts; it must not
+// JSON — from numbers the analysis already computed (analysis.Workload,
+// analysis.Findings and the simulated capacity plan, analysis.SimPlan). It formats, sorts for display and charts; it must not
 // compute statistics of its own, read a database or reach the network: the
 // HTML is one self-contained file with inline CSS and SVG charts, no script
 // and no external resource, so it can be opened on an air-gapped cluster.
@@ -19,8 +19,10 @@ import (
 )
 
 // Schema is the value of the JSON report's "schema" field; it changes
-// only when a field is renamed or removed (docs/json.md).
-const Schema = "gpuprof.report/v1"
+// only when a field is renamed or removed (docs/json.md). v2: the
+// cross-check's "plan.verdict" and "plan.summary" became "constraint" and
+// "cross_check".
+const Schema = "gpuprof.report/v2"
 
 // Data is everything one report shows.
 type Data struct {
@@ -30,7 +32,16 @@ type Data struct {
 	Generated time.Time
 	Workload  analysis.Workload
 	// Findings are the analysis' conclusions; Findings.Jobs is ignored.
+	// Findings.Plan (Little's law) is shown only as the cross-check by
+	// averages.
 	Findings analysis.Findings
+	// SimPlan is the capacity plan on the queue replay
+	// (analysis.SimulatePlan, or analysis.NotSimulatedPlan saying why no
+	// replay ran), made from the same findings, whose recommendations
+	// carry their simulated effects. Its Verdict is the report's verdict.
+	// nil: no plan was made; the report says so and shows the cross-check
+	// alone.
+	SimPlan *analysis.SimPlan
 	// Earlier holds the headlines of earlier months, oldest first; it may
 	// be empty.
 	Earlier []MonthHeadline

@@ -77,8 +77,8 @@ func TestGolden(t *testing.T) {
 func TestSectionsInOrder(t *testing.T) {
 	out := renderAll(t, fixture())
 	titles := []string{"Headline numbers", "Queue wait and run time by partition", "Work by task class, account and user",
-		"Bottlenecks", "GPU-hours lost", "This month against earlier months", "Capacity plan", "Recommendations",
-		"No change needed", "Top task profiles", "Methods and data"}
+		"Bottlenecks", "GPU-hours lost", "This month against earlier months", "Capacity plan", "What buying or changing would do", "Recommendations",
+		"Rules that found nothing to change", "Top task profiles", "Methods and data"}
 	for _, format := range []string{"html", "md"} {
 		pos := 0
 		for _, title := range titles {

@@ -16,6 +16,7 @@ import (
 	"github.com/gpuprof/gpuprof/analysis"
 	"github.com/gpuprof/gpuprof/report"
 	"github.com/gpuprof/gpuprof/store"
+	"github.com/gpuprof/gpuprof/termtext"
 )
 
 type reportOptions struct {
@@ -38,8 +39,15 @@ func newReportCommand(g *globalOptions) *cobra.Command {
 		Long: `Writes the month's workload report: GPU-hours allocated and used, queue wait
 per partition, work by task class, account and user, bottlenecks, GPU-hours
 lost to failed, timed-out and cancelled jobs, the month against earlier
-months, the capacity plan and its verdict, the recommendations with their
-configuration, and how every number was computed.
+months, the capacity plan on a replay of the queue (as gpuprof plan makes
+it: its verdict, each recommendation's simulated effect, the smallest
+purchase per GPU model with a chart of the predicted wait against GPUs
+added, the month growth breaks the target and the order-by date, buy
+against rent, and Little's law as the cross-check by averages), the
+recommendations with their configuration, and how every number was
+computed. The plan takes the [plan] section of --analysis-config; it
+replays every user's jobs, so for a user who is not an admin it is not
+simulated and the report says so.
 
 The HTML is one self-contained file (charts as inline SVG, no scripts, no
 network) that prints to PDF; the Markdown is for wikis and mail; the JSON
@@ -104,21 +112,36 @@ func (o *reportOptions) run(ctx context.Context, g *globalOptions, stdout io.Wri
 			return err
 		}
 	}
+	// The replay reads slurm.conf's nodes and scheduler settings.
+	wp, err := replayParams(g)
+	if err != nil {
+		return err
+	}
 	src, err := openSource(ctx, g, o.Local)
 	if err != nil {
 		return err
 	}
 	defer src.Close()
 
-	// The memory floor (service detection, VRAM need) needs the series.
-	in, err := src.input(ctx, store.ViewFilter{Since: w.From, Until: w.To, WithSeries: true})
+	// The memory floor (service detection, VRAM need) needs the series;
+	// the queue replay needs the node lists, node counts and pending
+	// reasons, so the records are read in full, not lean — unless no
+	// replay will run: for a reader who is not an admin, or a month too
+	// large for the replay budget even at its least (as gpuprof plan).
+	flt := store.ViewFilter{Since: w.From, Until: w.To, WithSeries: true}
+	if !src.id.Admin {
+		flt.Lean = true
+	} else if n, err := src.Count(ctx, flt); err == nil && n*(5+1) > c.Plan.ReplayBudget {
+		flt.Lean = true
+	}
+	in, err := src.inputOf(ctx, flt)
 	if err != nil {
 		return err
 	}
 
-	// Three things at once, on two cores: this month's analysis, its
-	// workload summary and the earlier months' headlines (which read the
-	// database). All three only read in.
+	// Three things at once, on two cores: this month's analysis and its
+	// simulated plan, its workload summary and the earlier months'
+	// headlines (which read the database). All three only read in.
 	params := analysis.WorkloadParams{Window: w, TopN: o.Top}
 	var (
 		wg      sync.WaitGroup
@@ -128,6 +151,12 @@ func (o *reportOptions) run(ctx context.Context, g *globalOptions, stdout io.Wri
 	wg.Go(func() { wl = analysis.SummariseWorkload(in, params, c) })
 	wg.Go(func() { earlier = o.earlierMonths(ctx, src, w, in.Nodes, c) })
 	findings, err := analysis.Analyse(in, c)
+	var sim analysis.SimPlan
+	if err == nil {
+		// After Analyse, before the findings go into the report: the plan
+		// sets each recommendation's simulated effect.
+		sim = reportPlan(in, &findings, wp, c, src)
+	}
 	wg.Wait()
 	if err != nil {
 		return err
@@ -142,6 +171,7 @@ func (o *reportOptions) run(ctx context.Context, g *globalOptions, stdout io.Wri
 		Generated: time.Now(),
 		Workload:  wl,
 		Findings:  findings,
+		SimPlan:   &sim,
 		Earlier:   earlier.months,
 		Config:    c,
 		Sources:   sourcesOf(src, in),
@@ -169,6 +199,27 @@ func (o *reportOptions) run(ctx context.Context, g *globalOptions, stdout io.Wri
 		printf(stdout, "%s\n", path)
 	}
 	return nil
+}
+
+// reportPlan makes the month's simulated capacity plan with the [plan]
+// section of c. The replay reads every user's jobs: for a reader who sees
+// only their own it is not simulated, and says so. A replay that fails
+// does not stop the report: the plan, and each recommendation's effect,
+// say why there is no replay.
+func reportPlan(in analysis.Input, findings *analysis.Findings, wp analysis.WhatIfParams, c analysis.Config, src *jobSource) analysis.SimPlan {
+	pp := c.Plan.Params()
+	if !src.id.Admin {
+		return analysis.NotSimulatedPlan(*findings, pp, c,
+			fmt.Sprintf("the plan replays every user's jobs: it is for root and admin_group only (%s sees only their own)", termtext.Clean(src.id.User)))
+	}
+	sp, err := analysis.SimulatePlan(in, findings, analysis.SimPlanParams{WhatIf: wp, Plan: pp}, c)
+	if err != nil {
+		for i := range findings.Recommendations {
+			findings.Recommendations[i].Simulated = nil
+		}
+		return analysis.NotSimulatedPlan(*findings, pp, c, "the queue replay failed: "+err.Error())
+	}
+	return sp
 }
 
 // earlierMonths are the headlines of the months before the report's, with

@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"html"
 	"os"
 	"path/filepath"
 	"regexp"
@@ -14,9 +15,11 @@ import (
 	"testing"
 	"time"
 
+	"github.com/gpuprof/gpuprof/analysis"
 	"github.com/gpuprof/gpuprof/profile"
 	"github.com/gpuprof/gpuprof/slurmext"
 	"github.com/gpuprof/gpuprof/store"
+	"github.com/gpuprof/gpuprof/tui"
 )
 
 // reportJob is one job written to a test database for the report
@@ -208,7 +211,7 @@ func TestReportCommandWritesThreeFiles(t *testing.T) {
 	}
 	files := reportFiles(t, dir, "2026-10", "html", "md", "json")
 	r := decodeReport(t, files["json"])
-	if r.Schema != "gpuprof.report/v1" || r.Month != "2026-10" || r.Title != "GPU workload report, October 2026" {
+	if r.Schema != "gpuprof.report/v2" || r.Month != "2026-10" || r.Title != "GPU workload report, October 2026" {
 		t.Errorf("schema %q month %q title %q", r.Schema, r.Month, r.Title)
 	}
 	if r.Workload.Headline.Jobs != 12 || r.Sources.GPUJobs != 12 {
@@ -457,6 +460,94 @@ func TestReportCommandHostileNames(t *testing.T) {
 	}
 	if !bytes.Contains([]byte(files["json"]), []byte(`\u003cscript\u003e`)) {
 		t.Error("JSON does not carry the <script> name HTML-escaped")
+	}
+}
+
+// The report shows the simulated plan: its verdict first, in the same
+// words in the Markdown, the HTML and the JSON; the section "What buying
+// or changing would do" with the plan chart and the cross-check by
+// averages; and each recommendation's simulated effect.
+func TestReportCommandSimulatedPlan(t *testing.T) {
+	// 60 one-GPU jobs of 3 h on two nodes, one every 12 h: enough for a
+	// plan (plan.min_jobs 50, plan.min_window 7 days).
+	var jobs []reportJob
+	for i := range 60 {
+		jobs = append(jobs, reportJob{
+			id: fmt.Sprint(5000 + i), user: []string{"ann", "bob"}[i%2], account: "ml", name: "train",
+			start: oct2026.Add(time.Duration(6+i*12) * time.Hour), run: 3 * time.Hour, util: float64(30 + 10*(i%6)),
+			node: fmt.Sprintf("gpu%02d", 1+i%2), wait: time.Duration(1+i%4) * 5 * time.Minute,
+		})
+	}
+	db := reportDB(t, jobs...)
+	dir := t.TempDir()
+	if _, err := runCLI(t, "report", "--db", db, "--month", "2026-10", "--out", dir); err != nil {
+		t.Fatalf("report: %v", err)
+	}
+	files := reportFiles(t, dir, "2026-10", "html", "md", "json")
+	var r struct {
+		SimulatedPlan *struct {
+			Simulated    bool   `json:"simulated"`
+			NotSimulated string `json:"not_simulated"`
+			Verdict      struct {
+				Code string `json:"code"`
+				Text string `json:"text"`
+			} `json:"verdict"`
+			Models []struct {
+				Model string            `json:"model"`
+				Curve []json.RawMessage `json:"curve"`
+			} `json:"models"`
+		} `json:"simulated_plan"`
+		Recommendations []struct {
+			ID        string `json:"id"`
+			Simulated *struct {
+				Text string `json:"text"`
+			} `json:"simulated"`
+		} `json:"recommendations"`
+	}
+	if err := json.Unmarshal([]byte(files["json"]), &r); err != nil {
+		t.Fatal(err)
+	}
+	sp := r.SimulatedPlan
+	if sp == nil || !sp.Simulated || sp.Verdict.Text == "" || len(sp.Models) == 0 || len(sp.Models[0].Curve) == 0 {
+		t.Fatalf("JSON simulated_plan = %+v, want a simulated plan with a verdict and a purchase curve", sp)
+	}
+	md := strings.ReplaceAll(files["md"], "\\", "")
+	page := html.UnescapeString(files["html"])
+	if !strings.Contains(md, "## Capacity plan\n\nVerdict: "+sp.Verdict.Text+"\n") {
+		t.Errorf("Markdown's plan does not start with the JSON's verdict %q:\n%.1500s", sp.Verdict.Text, md[strings.Index(md, "## Capacity plan"):])
+	}
+	if !strings.Contains(page, "<p>Verdict: "+sp.Verdict.Text+"</p>") {
+		t.Errorf("HTML lacks the JSON's verdict %q", sp.Verdict.Text)
+	}
+	for _, want := range []string{"## What buying or changing would do", "### Cross-check by averages (Little's law)", "### 1. Policy changes first"} {
+		if !strings.Contains(md, want) {
+			t.Errorf("Markdown lacks %q", want)
+		}
+	}
+	if !strings.Contains(files["html"], `<figure id="chart-plan" class="chart">`) {
+		t.Error("HTML has no plan chart")
+	}
+	for _, rec := range r.Recommendations {
+		if rec.Simulated == nil || !strings.Contains(md, rec.Simulated.Text) {
+			t.Errorf("recommendation %s: simulated effect %+v not in the JSON and the Markdown", rec.ID, rec.Simulated)
+		}
+	}
+}
+
+// A reader who is not an admin gets a plan that is not simulated, and
+// says why; so does each recommendation's effect.
+func TestReportPlanNotAdmin(t *testing.T) {
+	c := analysis.DefaultConfig()
+	f := analysis.Findings{Recommendations: []analysis.Recommendation{{ID: "R1", Effect: "400 idle GPU-hours a month"}}}
+	src := &jobSource{id: tui.Identity{User: "ann\x1b[31m", Admin: false}}
+	sp := reportPlan(analysis.Input{}, &f, analysis.WhatIfParams{}, c, src)
+	if sp.Simulated || sp.Verdict.Code != analysis.VerdictNotSimulated ||
+		!strings.Contains(sp.Verdict.Text, "root and admin_group only") || !strings.Contains(sp.Verdict.Text, "ann") ||
+		strings.ContainsRune(sp.Verdict.Text, 0x1b) {
+		t.Errorf("plan for a non-admin = %+v, want not simulated, naming root and admin_group and the user (sanitised)", sp.Verdict)
+	}
+	if e := f.Recommendations[0].Simulated; e == nil || e.Simulated || !strings.Contains(e.Text, "not simulated") {
+		t.Errorf("recommendation's effect = %+v, want one saying it is not simulated", e)
 	}
 }
 

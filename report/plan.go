@@ -1,0 +1,382 @@
+package report
+
+import (
+	"fmt"
+	"math"
+	"strings"
+
+	"github.com/gpuprof/gpuprof/analysis"
+)
+
+// The capacity plan is shown in two sections: "Capacity plan", the
+// verdict of the simulated plan (d.SimPlan) with its binding constraint
+// and evidence, and "What buying or changing would do", the numbers
+// behind it — the free changes' replayed effects, the purchase per GPU
+// model with its chart, the timeline to the target's breach, buy against
+// rent, and last Little's law as the cross-check by averages. Every
+// sentence of the verdict is analysis.Verdict.Text, written in one place
+// for the CLI, the report and the JSON.
+
+// planSection is the verdict.
+func planSection(d *Data) section {
+	s := section{ID: "plan", Title: "Capacity plan"}
+	sp := d.SimPlan
+	if sp == nil {
+		s.para("Verdict: none. No capacity plan was simulated for this report (no queue replay ran), so there is no verdict; the cross-check by averages under \u201cWhat buying or changing would do\u201d cannot see queues at peak hours and is not one.")
+		return s
+	}
+	v := sp.Verdict
+	if v.Text == "" {
+		s.para("Verdict: none (the plan carries no verdict).")
+	} else {
+		s.para("Verdict: %s", v.Text)
+	}
+	if b := bindingWords(v); b != "" {
+		s.para("Binding constraint: %s.", b)
+	}
+	if len(v.Evidence) > 0 {
+		s.para("Evidence:")
+		s.list(v.Evidence)
+	}
+	s.para("%s", planTerms(sp))
+	if sp.Simulated {
+		s.para("%s", replayWords(sp))
+	}
+	return s
+}
+
+// planTerms says what the plan plans against.
+func planTerms(sp *analysis.SimPlan) string {
+	return fmt.Sprintf("Planned against a target p95 queue wait of at most %s in every partition and GPU model, growth of %s a year, a %d-month horizon, %s GPUs of new demand and a procurement lead time of %d months.",
+		wait(sp.TargetP95Wait), pct(sp.Growth), sp.Months, num(sp.NewDemand, 1), sp.LeadTimeMonths)
+}
+
+// replayWords describes the replay and its calibration.
+func replayWords(sp *analysis.SimPlan) string {
+	w := fmt.Sprintf("The month's jobs were replayed through a model of Slurm's scheduler from %s to %s (cluster from %s), %d seeds, %s replays of %s jobs in all.",
+		sp.Window.From.UTC().Format("2006-01-02 15:04"), sp.Window.To.UTC().Format("2006-01-02 15:04 UTC"), clusterSource(sp.ClusterSource),
+		sp.Seeds, count(sp.Replays), count(sp.ReplayedJobs))
+	if c := sp.Calibration; c != nil {
+		quality := "good"
+		if !c.Reliable {
+			quality = "poor"
+			if len(c.Problems) > 0 {
+				quality += " (" + strings.Join(c.Problems, "; ") + ")"
+			}
+		}
+		w += fmt.Sprintf(" Replaying today's cluster against what happened (%s jobs): start-order rank correlation %s, p95 waits within ±%s of the observed; the calibration is %s.",
+			count(c.Jobs), num(c.RankCorrelation, 2), wait(sp.CalibrationError), quality)
+	}
+	return w
+}
+
+func clusterSource(s string) string {
+	if s == "" {
+		return "the inventory"
+	}
+	return s
+}
+
+// bindingWords names the verdict's binding constraint in words.
+func bindingWords(v analysis.Verdict) string {
+	switch v.Binding {
+	case analysis.BindingGPUModel:
+		if v.BindingName != "" {
+			return "GPU model " + v.BindingName
+		}
+		return "the number of GPUs"
+	case analysis.BindingGPUMemory:
+		if v.BindingName != "" {
+			return "GPU memory (" + v.BindingName + ")"
+		}
+		return "GPU memory"
+	case analysis.BindingStorage:
+		return "storage"
+	case analysis.BindingPolicy:
+		return "policy (rules and sharing, not hardware)"
+	}
+	return ""
+}
+
+// outcomeWords says what a replayed effect means for the plan.
+func outcomeWords(o string) string {
+	switch o {
+	case analysis.EffectHelps:
+		return "helps: applied before any purchase"
+	case analysis.EffectHarms:
+		return "harmful: the queue as a whole waits longer; not applied"
+	case analysis.EffectNone:
+		return "no material change in waits; not applied"
+	}
+	return "not simulated"
+}
+
+// wait prints a replayed wait, given in seconds, rounded to the second
+// as the verdict's words are ("2h" for 7199.6 s, not "1h59m").
+func wait(v float64) string { return seconds(math.Round(v)) }
+
+// spread prints a wait spread in seconds: "3h46m (3h39m–5h16m)".
+func spread(s analysis.Spread) string {
+	return wait(s.Median) + " (" + wait(s.P10) + "–" + wait(s.P90) + ")"
+}
+
+// freeWords names the free changes applied, or says there are none.
+func freeWords(sp *analysis.SimPlan) string {
+	if len(sp.Free) == 0 {
+		return "no policy change applied"
+	}
+	return joinWords(sp.Free) + " applied"
+}
+
+// joinWords writes "a", "a and b", "a, b and c".
+func joinWords(w []string) string {
+	switch len(w) {
+	case 0:
+		return ""
+	case 1:
+		return w[0]
+	}
+	return strings.Join(w[:len(w)-1], ", ") + " and " + w[len(w)-1]
+}
+
+// whatifSection shows what the replay found: the free changes, the
+// purchase per model with its chart, the timeline, the costs, and the
+// cross-check by averages.
+func whatifSection(d *Data) section {
+	s := section{ID: "whatif", Title: "What buying or changing would do"}
+	sp := d.SimPlan
+	switch {
+	case sp == nil:
+		s.para("Not simulated: no queue replay ran for this report, so what a change or a purchase would do to the queue is not known.")
+		s.chart(chartPlan)
+	case !sp.Simulated:
+		why := sp.NotSimulated
+		if why == "" {
+			why = strings.TrimSuffix(sp.Verdict.Text, ".")
+		}
+		s.para("Not simulated: %s. What a change or a purchase would do to the queue is not known.", strings.TrimSuffix(why, "."))
+		s.chart(chartPlan)
+	default:
+		effectsBlock(&s, d, sp)
+		purchaseBlock(&s, sp)
+		timelineBlock(&s, sp)
+		costBlock(&s, sp)
+		if len(sp.Assumed) > 0 {
+			s.para("The replay assumed:")
+			s.list(sp.Assumed)
+		}
+		if sp.NotSimulated != "" {
+			s.para("Part of the plan was not simulated: %s.", strings.TrimSuffix(sp.NotSimulated, "."))
+		}
+	}
+	crossCheckBlock(&s, d)
+	return s
+}
+
+// effectsBlock is (1): each recommendation replayed alone.
+func effectsBlock(s *section, d *Data, sp *analysis.SimPlan) {
+	s.heading("1. Policy changes first: each recommendation replayed alone at today's load")
+	if len(sp.Effects) == 0 {
+		s.para("No recommendation to replay: no rule found a change to make.")
+		return
+	}
+	s.para("Each recommendation is applied alone to today's cluster and replayed at today's load: the median of %d seeds, with the p10–p90 of the seeds after the change. A change helps when the p95 or the mean wait of the jobs it is about falls by more than the larger of 1 minute and 10 %%; it is harmful when the mean wait of all GPU jobs rises by as much. The changes that help cost nothing and are applied before any purchase.", sp.Seeds)
+	titles := map[string]string{}
+	for _, r := range d.Findings.Recommendations {
+		titles[r.ID] = r.Title
+	}
+	t := newTable("ID", "Recommendation", "Jobs measured", "#Jobs", "#p95 wait before", "#p95 wait after (p10–p90)", "#Mean wait of all GPU jobs", "Outcome")
+	for _, e := range sp.Effects {
+		title := titles[e.ID]
+		if !e.Simulated {
+			why := "not simulated"
+			if e.Why != "" {
+				why += ": " + e.Why
+			}
+			t.row(e.ID, title, dash, dash, dash, dash, dash, why)
+			continue
+		}
+		t.row(e.ID, title, e.Group, count(e.Jobs), wait(e.Before.WaitP95.Median), spread(e.After.WaitP95),
+			wait(e.AllFrom.WaitMean.Median)+" → "+wait(e.AllTo.WaitMean.Median), outcomeWords(e.Outcome))
+	}
+	s.table(t)
+	if len(sp.Free) > 0 {
+		s.para("Applied before any purchase: %s.", joinWords(sp.Free))
+	} else {
+		s.para("No change helps enough to apply: the purchase search starts from today's rules.")
+	}
+}
+
+// purchaseBlock is (2): the smallest purchase per model, and its chart.
+func purchaseBlock(s *section, sp *analysis.SimPlan) {
+	s.heading(fmt.Sprintf("2. Then the smallest purchase per GPU model at the %d-month horizon", sp.Months))
+	if len(sp.Models) == 0 {
+		s.para("No GPU model was searched: the replay found no model with jobs.")
+		s.chart(chartPlan)
+		return
+	}
+	s.para("With %s, purchase sizes of each GPU model are tried (doubling, then bisecting) for the smallest that brings the model's p95 wait under the %s target at the horizon's load, the models furthest over the target first, each on top of the purchases found before it.",
+		freeWords(sp), wait(sp.TargetP95Wait))
+	t := newTable("GPU model", "#GPUs now", "#p95 wait today", "#p95 wait at the horizon (p10–p90)", "Buy", "p95 wait by GPUs added")
+	for _, m := range sp.Models {
+		today, hz := dash, dash
+		if sp.Today != nil {
+			for _, g := range sp.Today.Models {
+				if g.Name == m.Model {
+					today = wait(g.WaitP95.Median)
+				}
+			}
+		}
+		if len(m.Curve) > 0 && m.Curve[0].Added == 0 {
+			hz = spread(m.Curve[0].ModelP95)
+		}
+		buy := "none needed"
+		switch {
+		case m.Needed > 0:
+			buy = fmt.Sprintf("%s more", count(m.Needed))
+		case m.Needed < 0:
+			buy = "no size meets the target"
+			if m.Why != "" {
+				buy += ": " + m.Why
+			}
+		}
+		var pts []string
+		for _, c := range m.Curve {
+			pts = append(pts, fmt.Sprintf("+%d: %s", c.Added, wait(c.ModelP95.Median)))
+		}
+		curve := strings.Join(pts, ", ")
+		if curve == "" {
+			curve = dash
+		}
+		t.row(m.Model, count(m.GPUs), today, hz, buy, curve)
+	}
+	s.table(t)
+	s.chart(chartPlan)
+}
+
+// timelineBlock is (3): when growth breaks the target with no purchase.
+func timelineBlock(s *section, sp *analysis.SimPlan) {
+	s.heading("3. Without a purchase: when growth breaks the target")
+	tl := sp.Timeline
+	if tl == nil {
+		s.para("The timeline was not searched.")
+		return
+	}
+	t := newTable("Quantity", "Value")
+	rules := "today's, with " + joinWords(sp.Free) + " applied"
+	if len(sp.Free) == 0 {
+		rules = "today's, no policy change applied"
+	}
+	t.row("Rules", rules)
+	t.row("Growth of demand", pct(sp.Growth)+" a year")
+	switch {
+	case tl.BreachMonth == 0:
+		t.row("First month that misses the target", "missed already, at today's load")
+		t.row("First to miss it", tl.Group+": p95 wait "+spread(tl.P95))
+		t.row(fmt.Sprintf("Order by (lead time %d months)", sp.LeadTimeMonths), "now: the target is missed already")
+	case tl.BreachMonth > 0:
+		t.row("First month that misses the target", fmt.Sprintf("month %d after the window (%s)", tl.BreachMonth, tl.BreachDate.Format("2006-01")))
+		t.row("First to miss it", tl.Group+": p95 wait "+spread(tl.P95))
+		order := tl.OrderBy.Format("2006-01-02")
+		if tl.Late {
+			order += " (already past: order now)"
+		}
+		t.row(fmt.Sprintf("Order by (lead time %d months)", sp.LeadTimeMonths), order)
+	default:
+		t.row("First month that misses the target", fmt.Sprintf("none: the target holds for the %d months searched", tl.SearchedMonths))
+		t.row(fmt.Sprintf("Order by (lead time %d months)", sp.LeadTimeMonths), fmt.Sprintf("no order needed within the %d months searched", tl.SearchedMonths))
+	}
+	s.table(t)
+	s.para("The breach month is the first month whose load, (1 + growth)^(month/12) times the window's with the new demand phased in, makes some partition or GPU model miss the target in the replay; the order-by date is the breach date less the lead time (plan.lead_time_months).")
+}
+
+// costBlock is (4): buying against renting the purchase's work.
+func costBlock(s *section, sp *analysis.SimPlan) {
+	if len(sp.Purchase) == 0 {
+		return
+	}
+	s.heading("4. Buy or rent the purchase's work")
+	if len(sp.Costs) == 0 {
+		s.para("No prices are configured for the models to buy ([[plan.prices]]), so buying and renting are not compared.")
+		return
+	}
+	t := newTable("GPU model", "#GPUs", "#Owned per year", "#Busy GPU-hours per year", "#Utilisation", "#Rent per year", "#Break-even utilisation", "Cheaper")
+	for _, c := range sp.Costs {
+		t.row(c.Model, count(c.GPUs), num(c.OwnedPerYear, 0), hours(c.BusyHoursPerYear), pct(c.Utilisation), num(c.RentPerYear, 0), pct(c.BreakEven), c.Cheaper)
+	}
+	s.table(t)
+	years := 0.0
+	if len(sp.Costs) > 0 {
+		years = sp.Costs[0].DepreciationYears
+	}
+	s.para("Amounts are in the prices' currency. Owning costs GPUs × (purchase price / %s depreciation years + running cost a year); renting costs the added GPUs' busy hours in the replay at the horizon, scaled to a year, at the cloud price per GPU-hour. Owning is cheaper above the break-even utilisation, (purchase / years + running) / (8,760 h × cloud price per hour).", num(years, 1))
+}
+
+// crossCheckBlock is Little's law on the month's averages.
+func crossCheckBlock(s *section, d *Data) {
+	s.heading("Cross-check by averages (Little's law)")
+	s.para("Little's law works from averages (arrival rate λ, mean run time S, mean GPUs per job): it ignores when demand arrives, so it cannot see the queues of peak hours, and it is not the verdict. It checks the replay's order of magnitude.")
+	p := d.Findings.Plan
+	if p.Constraint == analysis.ConstraintNoData || p.Constraint == "" || p.PeriodHours <= 0 {
+		if p.CrossCheck != "" {
+			s.para("%s", p.CrossCheck)
+		} else {
+			s.para("No GPU jobs with a known start to average over.")
+		}
+		return
+	}
+	if len(p.Classes) > 0 {
+		ct := newTable("Task class", "#Jobs", "#λ (jobs/h)", "#S (h)", "#GPUs per job", "#L = λ·S·GPUs", "#Peak GPUs")
+		for _, l := range p.Classes {
+			ct.row(words(l.Class.String()), count(l.Jobs), num(l.ArrivalRate, 3), num(l.ServiceTime, 2), num(l.MeanGPUs, 2), num(l.Concurrency, 2), gpus(l.PeakGPUs))
+		}
+		s.table(ct)
+	}
+	t := newTable("Quantity", "#Value")
+	t.row("GPUs allocated on average now (C_now = Σ L)", num(p.CNow, 1))
+	t.row("Most GPUs held at once", gpus(p.PeakGPUs))
+	t.row(fmt.Sprintf("Demand in %d months (C_future; growth %s a year, %s GPUs of new demand)", p.Params.Months, pct(p.Params.Growth), num(p.Params.NewDemand, 1)), num(p.CFuture, 1))
+	t.row(fmt.Sprintf("GPUs needed (keeping %s free)", pct(p.Params.Headroom)), count(p.GPUsNeeded))
+	if p.CurrentGPUs > 0 {
+		t.row("GPUs in the inventory now", count(p.CurrentGPUs))
+	} else {
+		t.row("GPUs in the inventory now", "unknown (no inventory)")
+	}
+	if p.Scaling.Valid {
+		t.row(fmt.Sprintf("Multi-GPU scaling efficiency (%d tasks)", p.Scaling.Tasks), pct(p.Scaling.Efficiency))
+	}
+	s.table(t)
+	var cs []string
+	for _, c := range p.Constraints {
+		if c != analysis.ConstraintNone {
+			cs = append(cs, constraintWords(c))
+		}
+	}
+	if len(cs) > 0 {
+		s.para("What the month's averages and shares of GPU-hours point at: %s.", strings.Join(cs, "; "))
+	}
+	s.list(reasons(p.Evidence))
+	if p.CrossCheck != "" {
+		s.para("%s", p.CrossCheck)
+	}
+}
+
+// constraintWords names a constraint the cross-check's averages show. It
+// is not a verdict: the verdict is the simulated plan's.
+func constraintWords(c string) string {
+	switch c {
+	case analysis.ConstraintNone:
+		return "no constraint by averages"
+	case analysis.ConstraintGPUs:
+		return "GPU count"
+	case analysis.ConstraintMemory:
+		return "GPU memory"
+	case analysis.ConstraintStorage:
+		return "storage bandwidth"
+	case analysis.ConstraintScheduling:
+		return "scheduling policy (idle and unused allocations), not hardware"
+	case analysis.ConstraintNoData:
+		return "not enough data"
+	}
+	return words(c)
+}
