@@ -96,7 +96,7 @@ built-in defaults).`,
 	}
 	o.analysisOptions.AddFlags(cmd.Flags())
 	fs := cmd.Flags()
-	fs.BoolVar(&o.JSON, "json", false, `print {"nodes", "plan"} as JSON (docs/json.md)`)
+	fs.BoolVar(&o.JSON, "json", false, `print {"nodes", "plan", "simulated"} as JSON (docs/json.md)`)
 	fs.StringVar(&o.Growth, "growth", "", `demand growth per year: "30%" or "0.3" (default: the configuration's)`)
 	fs.StringVar(&o.Horizon, "horizon", "", `how far ahead: "12mo", "18mo", "1y", "2y" (default: the configuration's)`)
 	fs.Float64Var(&o.NewDemand, "new-demand", 0, "GPUs of new demand (new projects) at the horizon (default: the configuration's)")
