@@ -4,7 +4,8 @@
 // prolog and epilog send, its spool drained into the store (ingest), and the
 // scheduler's view recorded by the jobcomp hook's code (jobcomp). Only the
 // users and the scheduler are invented: a deterministic workload and a
-// first-fit queue.
+// queue in submission order with a coarse conservative backfill on the
+// jobs' time limits, checked every sampling interval.
 //
 // It must not write profiles or scheduler records itself: everything in the
 // database gets there the way it does on a real cluster, so the demo
@@ -152,7 +153,8 @@ func (o *MonthOptions) defaults() error {
 		names[n.Name] = true
 	}
 	for _, t := range o.Workload {
-		if t.GPUs < 1 || t.RunMin <= 0 || t.RunMax < t.RunMin || t.Limit <= 0 || t.PerDay <= 0 {
+		if t.GPUs < 1 || t.RunMin <= 0 || t.RunMax < t.RunMin || t.Limit <= 0 || t.PerDay <= 0 ||
+			t.To > 0 && (t.From < 0 || t.To > 24*time.Hour || t.From >= t.To) {
 			return fmt.Errorf("%w: template %s/%s", ErrOptions, t.User, t.Name)
 		}
 		// A job no node can ever hold would wait forever.
@@ -274,13 +276,14 @@ func Month(ctx context.Context, opts MonthOptions) (Summary, error) {
 			queue = append(queue, jobs[next])
 			next++
 		}
-		// First fit in submission order: a job that does not fit waits,
-		// and smaller jobs behind it may start (what backfill allows
-		// when their time limits are short enough; the demo does not
-		// check that).
+		// Submission order with backfill, as Slurm's: a job starts on
+		// free GPUs that no job before it holds for the span of its time
+		// limit; a job that cannot start holds, within a day, the GPUs
+		// where it can start earliest by the running jobs' time limits.
+		pl := newPlanner(nodes, tick)
 		kept := queue[:0]
 		for _, j := range queue {
-			if n, gpus := place(nodes, j); n != nil {
+			if n, gpus := pl.place(nodes, j); n != nil {
 				if err := begin(ctx, j, n, gpus, tick, opts); err != nil {
 					return sum, err
 				}
@@ -372,15 +375,19 @@ func (n *node) writePressure() error {
 }
 
 // submissions draws every job of the period, in submission order. Each
-// template submits once within the first six hours (so that even a short
-// run shows every kind of work), then as a Poisson process.
+// template submits once within the first six hours of its first window
+// (so that even a short run shows every kind of work), then as a Poisson
+// process within its window of each day.
 func submissions(opts MonthOptions) []*job {
-	rng := rand.New(rand.NewPCG(opts.Seed, 0x6770_7066))
 	horizon := opts.Start.Add(time.Duration(opts.Days) * 24 * time.Hour)
 	var jobs []*job
 	for ti := range opts.Workload {
 		t := &opts.Workload[ti]
-		at := opts.Start.Add(time.Duration(rng.Float64() * float64(6*time.Hour)))
+		// A stream per template: retuning one user leaves the others'
+		// submissions as they were.
+		rng := rand.New(rand.NewPCG(opts.Seed, 0x6770_7066+uint64(ti)))
+		from, to := t.window()
+		at := t.advance(opts.Start, time.Duration(rng.Float64()*float64(min(6*time.Hour, to-from))))
 		for at.Before(horizon) {
 			tasks := max(t.ArrayTasks, 1)
 			for k := range tasks {
@@ -404,8 +411,10 @@ func submissions(opts MonthOptions) []*job {
 				j.run = max(j.run.Truncate(time.Second), time.Second)
 				jobs = append(jobs, j)
 			}
-			gap := -math.Log(1-rng.Float64()) / t.PerDay * float64(24*time.Hour)
-			at = at.Add(time.Duration(gap))
+			// PerDay a day within the window: the rate per hour of window
+			// is PerDay over the window's length.
+			gap := -math.Log(1-rng.Float64()) / t.PerDay * float64(to-from)
+			at = t.advance(at, time.Duration(gap))
 		}
 	}
 	// Job ids in submission order, as slurmctld hands them out; an
@@ -422,10 +431,54 @@ func submissions(opts MonthOptions) []*job {
 	return jobs
 }
 
-// place finds the first node with the job's GPU type (any type when none
-// was asked for, or when no node of that type exists) and enough free GPUs.
-func place(nodes []*node, j *job) (*node, []int) {
+// bfWindow is how far ahead a waiting job holds GPUs (Slurm's bf_window
+// default, one day).
+const bfWindow = 24 * time.Hour
+
+// slot is one GPU on a scheduling pass's plan: free from from (the pass's
+// time when idle, else when its job's time limit ends), and held from hold
+// (zero: never) until after for the waiting jobs that reserved it.
+type slot struct{ from, hold, after time.Time }
+
+// planner is one scheduling pass: conservative backfill on the jobs' time
+// limits, coarser than Slurm's (a GPU holds its first reservation's start;
+// later reservations go after the last one, not into holes before it).
+type planner struct {
+	now   time.Time
+	slots map[*node][]slot
+}
+
+func newPlanner(nodes []*node, now time.Time) *planner {
+	p := &planner{now: now, slots: map[*node][]slot{}}
+	for _, n := range nodes {
+		s := make([]slot, len(n.busy))
+		for i := range s {
+			s[i].from = now
+		}
+		for _, j := range n.running {
+			for _, g := range j.gpus {
+				s[g].from = later(j.start.Add(j.tmpl.Limit), now)
+			}
+		}
+		p.slots[n] = s
+	}
+	return p
+}
+
+func later(a, b time.Time) time.Time {
+	if a.After(b) {
+		return a
+	}
+	return b
+}
+
+// candidates are the nodes j may run on, in node order: those with its GPU
+// type (any type when none was asked for, or when no node of that type
+// exists) and enough GPUs, in the partition of the first of them (a job
+// waits in the partition it was submitted to).
+func candidates(nodes []*node, j *job) []*node {
 	typed := slices.ContainsFunc(nodes, func(n *node) bool { return n.spec.Type == j.tmpl.Model })
+	var out []*node
 	for _, n := range nodes {
 		if typed && n.spec.Type != j.tmpl.Model || n.spec.GPUs < j.tmpl.GPUs {
 			continue
@@ -433,17 +486,57 @@ func place(nodes []*node, j *job) (*node, []int) {
 		if j.partition == "" {
 			j.partition = n.spec.Partition
 		}
-		if n.spec.Partition != j.partition {
-			continue // a job waits in the partition it was submitted to
+		if n.spec.Partition == j.partition {
+			out = append(out, n)
 		}
+	}
+	return out
+}
+
+// place returns the first candidate node with enough GPUs free now that no
+// earlier waiting job holds before j's time limit ends, and those GPUs.
+// Otherwise j waits, and holds the GPUs where it can start earliest when
+// that is within bfWindow.
+func (p *planner) place(nodes []*node, j *job) (*node, []int) {
+	k, limit := j.tmpl.GPUs, j.tmpl.Limit
+	var best *node
+	var bestAt time.Time
+	var bestGPUs []int
+	for _, n := range candidates(nodes, j) {
+		s := p.slots[n]
 		var free []int
-		for i, b := range n.busy {
-			if !b && len(free) < j.tmpl.GPUs {
+		for i := range s {
+			if !n.busy[i] && (s[i].hold.IsZero() || !p.now.Add(limit).After(s[i].hold)) && len(free) < k {
 				free = append(free, i)
 			}
 		}
-		if len(free) == j.tmpl.GPUs {
+		if len(free) == k {
+			for _, g := range free {
+				s[g].from = p.now.Add(limit)
+			}
 			return n, free
+		}
+		// The earliest time k GPUs of n are free for a new reservation.
+		gpus := make([]int, len(s))
+		at := make([]time.Time, len(s))
+		for i := range s {
+			gpus[i], at[i] = i, s[i].from
+			if !s[i].hold.IsZero() {
+				at[i] = s[i].after
+			}
+		}
+		slices.SortStableFunc(gpus, func(a, b int) int { return at[a].Compare(at[b]) })
+		if t := at[gpus[k-1]]; best == nil || t.Before(bestAt) {
+			best, bestAt, bestGPUs = n, t, gpus[:k]
+		}
+	}
+	if best != nil && bestAt.Sub(p.now) <= bfWindow {
+		for _, g := range bestGPUs {
+			sl := &p.slots[best][g]
+			if sl.hold.IsZero() {
+				sl.hold = bestAt
+			}
+			sl.after = bestAt.Add(limit)
 		}
 	}
 	return nil, nil

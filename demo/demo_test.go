@@ -107,6 +107,7 @@ func TestMonthOptionsRejected(t *testing.T) {
 		{name: "no nodes", opts: MonthOptions{Dir: "x", Nodes: []NodeSpec{}}},
 		{name: "repeated node", opts: MonthOptions{Dir: "x", Nodes: []NodeSpec{DefaultNodes()[0], DefaultNodes()[0]}}},
 		{name: "job larger than any node", opts: MonthOptions{Dir: "x", Nodes: DefaultNodes()[3:], Workload: []Template{{User: "u", Name: "n", Model: "l40s", GPUs: 4, PerDay: 1, RunMin: time.Hour, RunMax: time.Hour, Limit: time.Hour}}}},
+		{name: "submission window backwards", opts: MonthOptions{Dir: "x", Workload: []Template{{User: "u", Name: "n", GPUs: 1, PerDay: 1, From: 18 * time.Hour, To: 8 * time.Hour, RunMin: time.Hour, RunMax: time.Hour, Limit: time.Hour}}}},
 		{name: "template without GPUs", opts: MonthOptions{Dir: "x", Workload: []Template{{User: "u", Name: "n", PerDay: 1, RunMin: time.Hour, RunMax: time.Hour, Limit: time.Hour}}}},
 	}
 	for _, tt := range tests {

@@ -4,6 +4,7 @@ import (
 	"math"
 	"math/rand/v2"
 	"testing"
+	"time"
 )
 
 func TestPatternUsage(t *testing.T) {
@@ -40,5 +41,43 @@ func TestPatternUsage(t *testing.T) {
 				t.Errorf("mean utilisation %.2f, want %.2f ± %.1f", got, tt.wantUtil, tt.utilTol)
 			}
 		})
+	}
+}
+
+func TestTemplateAdvanceKeepsToWindow(t *testing.T) {
+	day := time.Date(2026, 10, 1, 0, 0, 0, 0, time.UTC)
+	w := &Template{From: 8 * time.Hour, To: 18 * time.Hour}
+	tests := []struct {
+		from time.Time
+		d    time.Duration
+		want time.Time
+	}{
+		{from: day, d: 0, want: day.Add(8 * time.Hour)},
+		{from: day.Add(9 * time.Hour), d: time.Hour, want: day.Add(10 * time.Hour)},
+		{from: day.Add(17 * time.Hour), d: 2 * time.Hour, want: day.Add(24*time.Hour + 9*time.Hour)},
+		{from: day.Add(20 * time.Hour), d: 25 * time.Hour, want: day.Add(3*24*time.Hour + 13*time.Hour)},
+	}
+	for _, tt := range tests {
+		if got := w.advance(tt.from, tt.d); !got.Equal(tt.want) {
+			t.Errorf("advance(%s, %s) = %s, want %s", tt.from.Format(time.DateTime), tt.d, got.Format(time.DateTime), tt.want.Format(time.DateTime))
+		}
+	}
+	all := &Template{}
+	if got, want := all.advance(day.Add(23*time.Hour), 50*time.Hour), day.Add(73*time.Hour); !got.Equal(want) {
+		t.Errorf("all-day advance = %s, want %s", got, want)
+	}
+}
+
+func TestSubmissionsInWindow(t *testing.T) {
+	w := []Template{{User: "u", Name: "n", GPUs: 1, PerDay: 20, From: 8 * time.Hour, To: 18 * time.Hour,
+		RunMin: time.Minute, RunMax: time.Minute, Limit: time.Hour}}
+	jobs := submissions(MonthOptions{Seed: 1, Days: 10, Start: DefaultStart, Workload: w})
+	if n := len(jobs); n < 150 || n > 250 {
+		t.Errorf("%d submissions in 10 days at 20 a day", n)
+	}
+	for _, j := range jobs {
+		if h := j.submit.Hour(); h < 8 || h >= 18 {
+			t.Fatalf("job submitted at %s, outside 08:00–18:00", j.submit.Format(time.DateTime))
+		}
 	}
 }
