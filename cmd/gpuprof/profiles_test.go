@@ -57,7 +57,7 @@ func TestProfilesOutput(t *testing.T) {
 			t.Errorf("output lacks %q:\n%s", want, got)
 		}
 	}
-	if n := strings.Count(got, "runs, "); n != 3 {
+	if n := strings.Count(got, " of the cluster), mostly "); n != 3 {
 		t.Errorf("%d task sentences, want --top 3", n)
 	}
 
