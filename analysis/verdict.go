@@ -124,6 +124,15 @@ func verdictOf(sp *SimPlan, f *Findings, recs []Recommendation) Verdict {
 			v.Binding = BindingGPUMemory
 			v.Text += " Much of the work is bound by GPU memory: buy them as GPUs with more memory."
 		}
+		for _, c := range sp.Costs {
+			if c.Cheaper == "rent" {
+				v.Text += fmt.Sprintf(" Renting that work is cheaper than owning the %s: %s would be busy %s of the time, below the break-even %s.",
+					c.Model, pluralWord(c.GPUs, "it", "they"), formatFraction(c.Utilisation), formatFraction(c.BreakEven))
+			} else {
+				v.Evidence = append(v.Evidence, fmt.Sprintf("owning the %s is cheaper than renting: busy %s of the time, above the break-even %s",
+					c.Model, formatFraction(c.Utilisation), formatFraction(c.BreakEven)))
+			}
+		}
 		for _, m := range sp.Models {
 			if m.Needed > 0 {
 				v.Evidence = append(v.Evidence, fmt.Sprintf("%s: %d GPUs now; +%d brings its p95 wait under %s", m.Model, m.GPUs, m.Needed, target))

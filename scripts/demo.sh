@@ -111,12 +111,39 @@ echo "demo: simulating a month of a 4-node cluster (10–30 s)…"
 "$BIN" demo month --out "$OUT" --seed 1 --days 30
 echo
 "$BIN" profiles --db "$OUT/month.db"
-# Recommendations and the capacity plan, where this build has them.
+
+# The lab's planning inputs: it expects 20 % more demand a year, waits
+# three months for hardware, and has prices for buying against renting.
+cat > "$OUT/analysis.toml" <<TOML
+[plan]
+growth = 0.2
+lead_time_months = 3
+
+[[plan.prices]]
+model = "h100"
+purchase = 30000.0
+running_per_year = 3000.0
+cloud_per_gpu_hour = 3.0
+
+[[plan.prices]]
+model = "a100"
+purchase = 15000.0
+running_per_year = 2000.0
+cloud_per_gpu_hour = 1.8
+
+[[plan.prices]]
+model = "l40s"
+purchase = 9000.0
+running_per_year = 1500.0
+cloud_per_gpu_hour = 1.0
+TOML
+
+# Recommendations, each with its effect replayed on the queue simulator,
+# and the capacity plan: policy first, then the smallest purchase.
 for sub in recommend plan; do
-	if "$BIN" "$sub" --help >/dev/null 2>&1; then
-		echo
-		"$BIN" "$sub" --db "$OUT/month.db" || echo "demo: gpuprof $sub failed (see above)" >&2
-	fi
+	echo
+	"$BIN" "$sub" --db "$OUT/month.db" --since 2026-10-01 --until 2026-11-01 --analysis-config "$OUT/analysis.toml" ||
+		echo "demo: gpuprof $sub failed (see above)" >&2
 done
 
 # What two more H100s would do to the month's queue, after the replay of
@@ -128,7 +155,7 @@ echo
 echo
 echo "demo: writing the month's workload report…"
 # The simulated month starts on demo.DefaultStart, 2026-10-01.
-"$BIN" report --db "$OUT/month.db" --month 2026-10 --out "$OUT/report"
+"$BIN" report --db "$OUT/month.db" --month 2026-10 --out "$OUT/report" --analysis-config "$OUT/analysis.toml"
 echo
 echo "report: open $OUT/report/gpuprof-report-*.html in a browser (it needs no network);"
 echo "        the Markdown and JSON are beside it. Browse the jobs: $BIN tui --db $OUT/month.db"
