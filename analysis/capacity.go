@@ -74,9 +74,12 @@ type SimPlan struct {
 	// with a price.
 	Costs   []Cost  `json:"costs"`
 	Verdict Verdict `json:"verdict"`
-	// Replays counts the seeded replays run; ReplayedJobs their jobs.
+	// Replays counts the seeded replays run; ReplayedJobs their jobs;
+	// Steps the scheduler steps they took (events, and jobs the backfill
+	// cycles planned), the work plan.step_budget caps.
 	Replays      int `json:"replays"`
 	ReplayedJobs int `json:"replayed_jobs"`
+	Steps        int `json:"steps"`
 }
 
 // Effect is a recommendation's replayed effect: the waits of the jobs it
@@ -211,7 +214,7 @@ func SimulatePlan(in Input, findings *Findings, p SimPlanParams, c Config) (SimP
 		return sp, nil
 	}
 	pl := &planner{in: in, wp: p.WhatIf, params: p.Plan, cNow: findings.Plan.CNow, target: sp.TargetP95Wait,
-		budget: pc.ReplayBudget, cache: map[string]*evalResult{}}
+		budget: pc.ReplayBudget, stepBudget: pc.StepBudget, cache: map[string]*evalResult{}}
 	pl.wp.Changes, pl.wp.Growth, pl.wp.Months = nil, 0, 0
 	err := pl.start(pc, len(recs))
 	switch {
@@ -237,7 +240,7 @@ func SimulatePlan(in Input, findings *Findings, p SimPlanParams, c Config) (SimP
 		sp.NotSimulated = pl.budgetNote()
 		notSimulated(&sp, recs)
 	}
-	sp.Replays, sp.ReplayedJobs = pl.replays, pl.replayed
+	sp.Replays, sp.ReplayedJobs, sp.Steps = pl.replays, pl.replayed, pl.steps
 	sp.Verdict = verdictOf(&sp, findings, recs)
 	return sp, nil
 }
@@ -254,8 +257,11 @@ type planner struct {
 	replays  int
 	replayed int
 	need     int // replayed jobs the budget check asked for last
-	base     *evalResult
-	cache    map[string]*evalResult
+	// steps are the scheduler steps the replays took; stepBudget caps
+	// them (a replay already started runs to its end).
+	steps, stepBudget int
+	base              *evalResult
+	cache             map[string]*evalResult
 }
 
 type evalResult struct {
@@ -296,6 +302,9 @@ func (pl *planner) start(pc *PlanConfig, recs int) error {
 }
 
 func (pl *planner) budgetNote() string {
+	if pl.stepBudget > 0 && pl.steps >= pl.stepBudget {
+		return fmt.Sprintf("the replays took %d scheduler steps, past plan.step_budget (%d): the queue is too deep to plan within it; raise it, or plan from a shorter window", pl.steps, pl.stepBudget)
+	}
 	return fmt.Sprintf("the replays would exceed plan.replay_budget (%d replayed jobs; %d spent, %d more asked for): raise it, or plan from a shorter window",
 		pl.budget+pl.replayed, pl.replayed, pl.need)
 }
@@ -318,7 +327,7 @@ func (pl *planner) factor(m int) float64 {
 func (pl *planner) run(r *replay, m int) (*evalResult, error) {
 	f := pl.factor(m)
 	pl.need = int(float64(len(r.jobs)*pl.seeds) * math.Max(f, 1))
-	if pl.need > pl.budget {
+	if pl.need > pl.budget || pl.stepBudget > 0 && pl.steps >= pl.stepBudget {
 		return nil, errBudget
 	}
 	e := &evalResult{r: r, runs: make([]*queuesim.Result, pl.seeds)}
@@ -337,6 +346,7 @@ func (pl *planner) run(r *replay, m int) (*evalResult, error) {
 			return nil, err
 		}
 		e.runs[s] = res
+		pl.steps += res.Stats.Events + res.Stats.BackfillTested
 		pl.budget -= len(jobs)
 		pl.replayed += len(jobs)
 		pl.replays++

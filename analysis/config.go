@@ -139,6 +139,10 @@ type PlanConfig struct {
 	// replays); a month too large for it gets fewer seeds, then no
 	// simulation, said so.
 	ReplayBudget int `toml:"replay_budget"`
+	// StepBudget caps the plan's scheduler steps (events, and jobs the
+	// backfill cycles planned): a deep queue costs far more per job. Past
+	// it the plan stops, and says it is not simulated.
+	StepBudget int `toml:"step_budget"`
 	// DepreciationYears spreads a purchase price over its years of use.
 	DepreciationYears float64 `toml:"depreciation_years"`
 	// Prices, per GPU model, enable the buy-versus-rent table.
@@ -287,6 +291,7 @@ func DefaultConfig() Config {
 			Seeds:             5,
 			MaxPurchase:       32,
 			ReplayBudget:      5_000_000,
+			StepBudget:        100_000_000,
 			DepreciationYears: 5,
 		},
 	}
@@ -406,8 +411,8 @@ func (c Config) validateRecommendPlan(bad func(string, ...any) error) error {
 		return bad("plan.seeds must be in [1, 100], not %d", p.Seeds)
 	case p.MaxPurchase < 1 || p.MaxPurchase > 4096:
 		return bad("plan.max_purchase must be in [1, 4096], not %d", p.MaxPurchase)
-	case p.ReplayBudget < 1:
-		return bad("plan.replay_budget must be at least 1")
+	case p.ReplayBudget < 1 || p.StepBudget < 1:
+		return bad("plan.replay_budget and plan.step_budget must be at least 1")
 	case !(p.DepreciationYears > 0) || !finite(p.DepreciationYears):
 		return bad("plan.depreciation_years must be positive, not %v", p.DepreciationYears)
 	}

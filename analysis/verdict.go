@@ -68,7 +68,9 @@ func verdictOf(sp *SimPlan, f *Findings, recs []Recommendation) Verdict {
 		v.Code = VerdictNoInventory
 		v.Text = "No inventory: cannot compare the demand with the GPUs there are (no GPU in the profiles, no GPU node in slurm.conf, no --node)."
 		return v
-	case !sp.Simulated:
+	case !sp.Simulated || sp.NotSimulated != "":
+		// Not replayed at all, or stopped by a budget part way: a partial
+		// plan has no verdict.
 		v.Code = VerdictNotSimulated
 		v.Text = "Not simulated: " + sp.NotSimulated + "."
 		return v

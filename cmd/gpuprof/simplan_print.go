@@ -24,9 +24,9 @@ func writeSimPlan(w io.Writer, sp analysis.SimPlan, recs []analysis.Recommendati
 		if c != nil {
 			jobs, rank = c.Jobs, c.RankCorrelation
 		}
-		printf(w, "Replayed %s to %s (%s) with %d seeds, %d replays; calibration on %d jobs: rank correlation %.2f, p95 waits within ±%s; %s.\n",
+		printf(w, "Replayed %s to %s (%s) with %d seeds, %d replays (%d scheduler steps); calibration on %d jobs: rank correlation %.2f, p95 waits within ±%s; %s.\n",
 			sp.Window.From.UTC().Format("2006-01-02 15:04"), sp.Window.To.UTC().Format("2006-01-02 15:04"), sp.ClusterSource,
-			sp.Seeds, sp.Replays, jobs, rank, shortDuration(sp.CalibrationError), quality)
+			sp.Seeds, sp.Replays, sp.Steps, jobs, rank, shortDuration(sp.CalibrationError), quality)
 	}
 	v := sp.Verdict
 	printf(w, "\nVerdict: %s\n", v.Text)
