@@ -97,7 +97,8 @@ type Effect struct {
 	After   Group  `json:"after"`
 	AllFrom Group  `json:"all_before"`
 	AllTo   Group  `json:"all_after"`
-	// Outcome is EffectHelps, EffectNone, EffectHarms or EffectNotSimulated.
+	// Outcome is EffectHelps, EffectNone, EffectHarms, EffectAloneOnly or
+	// EffectNotSimulated.
 	Outcome string `json:"outcome"`
 	// Text is the sentence every output prints.
 	Text string `json:"text"`
@@ -109,6 +110,9 @@ const (
 	EffectNone         = "no_effect"
 	EffectHarms        = "harms"
 	EffectNotSimulated = "not_simulated"
+	// EffectAloneOnly: it helps alone, but not with the free changes kept
+	// before it; it is not applied.
+	EffectAloneOnly = "helps_alone_only"
 )
 
 // ModelPlan is the purchase search for one GPU model at the horizon, with
@@ -430,24 +434,46 @@ func (pl *planner) makePlan(sp *SimPlan, findings *Findings, pc *PlanConfig) err
 	sp.Horizon = &hz.sc
 
 	// (1) Each recommendation alone, at today's load.
+	recs := findings.Recommendations
+	effects := make([]Effect, len(recs))
+	for i := range recs {
+		effects[i] = pl.effect(&recs[i], sp.CalibrationError)
+	}
+	// The free changes: those that help, added one at a time at the
+	// horizon's load, each kept only if the worst wait with it is not
+	// materially longer than without (two changes that each help may
+	// not help together). A MIG layout is the alternative to shards of
+	// the same model: left out where those were kept.
 	var free []Change
 	freeModels := map[string]bool{}
-	recs := findings.Recommendations
+	wf := hz
 	for i := range recs {
-		e := pl.effect(&recs[i], sp.CalibrationError)
-		if e.Outcome == EffectHelps && !(recs[i].Kind == RecMIG && freeModels[migModel(&recs[i])]) {
-			sp.Free = append(sp.Free, recs[i].ID)
-			free = append(free, recs[i].sim.changes...)
-			if recs[i].Kind == RecShards {
-				freeModels[migModel(&recs[i])] = true
-			}
+		e := &effects[i]
+		if e.Outcome != EffectHelps || recs[i].Kind == RecMIG && freeModels[migModel(&recs[i])] {
+			continue
 		}
-		recs[i].Simulated = &e
-		sp.Effects = append(sp.Effects, e)
+		cand := append(slices.Clone(free), recs[i].sim.changes...)
+		next, err := pl.eval(cand, h)
+		if err != nil {
+			return err
+		}
+		_, before := worst(wf.sc, false)
+		_, after := worst(next.sc, false)
+		if after.Median > before.Median+math.Max(effectMinAbs, effectMinShare*before.Median) {
+			e.Text = strings.TrimSuffix(e.Text, ".") + fmt.Sprintf(": it helps alone, but with %s at the horizon the worst p95 wait would be %s instead of %s; not applied in the plan.",
+				joinIDs(sp.Free), shortDur(after.Median), shortDur(before.Median))
+			e.Outcome = EffectAloneOnly
+			continue
+		}
+		free, wf = cand, next
+		sp.Free = append(sp.Free, recs[i].ID)
+		if recs[i].Kind == RecShards {
+			freeModels[migModel(&recs[i])] = true
+		}
 	}
-	wf, err := pl.eval(free, h)
-	if err != nil {
-		return err
+	for i := range recs {
+		recs[i].Simulated = &effects[i]
+		sp.Effects = append(sp.Effects, effects[i])
 	}
 	sp.WithFree = &wf.sc
 

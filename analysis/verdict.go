@@ -259,3 +259,43 @@ func joinWords(w []string) string {
 func countWords(n int, one, many string) string {
 	return fmt.Sprintf("%d %s", n, pluralWord(n, one, many))
 }
+
+// BindingWords names the binding constraint in words ("GPU model NVIDIA
+// H100 80GB HBM3", "GPU memory", "storage", "policy (…)"); "" for none.
+func (v Verdict) BindingWords() string {
+	switch v.Binding {
+	case BindingGPUModel:
+		if v.BindingName != "" {
+			return "GPU model " + v.BindingName
+		}
+		return "the number of GPUs"
+	case BindingGPUMemory:
+		if v.BindingName != "" {
+			return "GPU memory (" + v.BindingName + ")"
+		}
+		return "GPU memory"
+	case BindingStorage:
+		return "storage"
+	case BindingPolicy:
+		if v.BindingName != "" {
+			return "policy in " + v.BindingName + " (rules and job shapes, not hardware)"
+		}
+		return "policy (rules and sharing, not hardware)"
+	}
+	return ""
+}
+
+// OutcomeWords says what a replayed effect's outcome means for the plan.
+func OutcomeWords(outcome string) string {
+	switch outcome {
+	case EffectHelps:
+		return "helps: applied before any purchase"
+	case EffectHarms:
+		return "harmful: the queue as a whole waits longer; not applied"
+	case EffectNone:
+		return "no material change in waits; not applied"
+	case EffectAloneOnly:
+		return "helps alone, not with the changes kept before it; not applied"
+	}
+	return "not simulated"
+}

@@ -31,7 +31,7 @@ func planSection(d *Data) section {
 	} else {
 		s.para("Verdict: %s", v.Text)
 	}
-	if b := bindingWords(v); b != "" {
+	if b := v.BindingWords(); b != "" {
 		s.para("Binding constraint: %s.", b)
 	}
 	if len(v.Evidence) > 0 {
@@ -75,40 +75,6 @@ func clusterSource(s string) string {
 		return "the inventory"
 	}
 	return s
-}
-
-// bindingWords names the verdict's binding constraint in words.
-func bindingWords(v analysis.Verdict) string {
-	switch v.Binding {
-	case analysis.BindingGPUModel:
-		if v.BindingName != "" {
-			return "GPU model " + v.BindingName
-		}
-		return "the number of GPUs"
-	case analysis.BindingGPUMemory:
-		if v.BindingName != "" {
-			return "GPU memory (" + v.BindingName + ")"
-		}
-		return "GPU memory"
-	case analysis.BindingStorage:
-		return "storage"
-	case analysis.BindingPolicy:
-		return "policy (rules and sharing, not hardware)"
-	}
-	return ""
-}
-
-// outcomeWords says what a replayed effect means for the plan.
-func outcomeWords(o string) string {
-	switch o {
-	case analysis.EffectHelps:
-		return "helps: applied before any purchase"
-	case analysis.EffectHarms:
-		return "harmful: the queue as a whole waits longer; not applied"
-	case analysis.EffectNone:
-		return "no material change in waits; not applied"
-	}
-	return "not simulated"
 }
 
 // wait prints a replayed wait, given in seconds, rounded to the second
@@ -197,7 +163,7 @@ func effectsBlock(s *section, d *Data, sp *analysis.SimPlan) {
 			continue
 		}
 		t.row(e.ID, title, e.Group, count(e.Jobs), wait(e.Before.WaitP95.Median), spread(e.After.WaitP95),
-			wait(e.AllFrom.WaitMean.Median)+" → "+wait(e.AllTo.WaitMean.Median), outcomeWords(e.Outcome))
+			wait(e.AllFrom.WaitMean.Median)+" → "+wait(e.AllTo.WaitMean.Median), analysis.OutcomeWords(e.Outcome))
 	}
 	s.table(t)
 	if len(sp.Free) > 0 {

@@ -30,7 +30,7 @@ func writeSimPlan(w io.Writer, sp analysis.SimPlan, recs []analysis.Recommendati
 	}
 	v := sp.Verdict
 	printf(w, "\nVerdict: %s\n", v.Text)
-	if b := bindingWords(v); b != "" {
+	if b := clean(v.BindingWords(), 120); b != "" {
 		printf(w, "Binding constraint: %s\n", b)
 	}
 	for _, e := range v.Evidence {
@@ -54,7 +54,7 @@ func writeSimPlan(w io.Writer, sp analysis.SimPlan, recs []analysis.Recommendati
 			}
 			printf(tw, "%s\t%s\t%s (%d)\t%s\t%s\t%s → %s\t%s\n", e.ID, title, e.Group, e.Jobs,
 				shortDuration(e.Before.WaitP95.Median), durSpread(e.After.WaitP95),
-				shortDuration(e.AllFrom.WaitMean.Median), shortDuration(e.AllTo.WaitMean.Median), outcomeWords(e.Outcome))
+				shortDuration(e.AllFrom.WaitMean.Median), shortDuration(e.AllTo.WaitMean.Median), analysis.OutcomeWords(e.Outcome))
 		}
 		_ = tw.Flush()
 	}
@@ -116,36 +116,6 @@ func writeSimPlan(w io.Writer, sp analysis.SimPlan, recs []analysis.Recommendati
 	if sp.NotSimulated != "" {
 		printf(w, "Not simulated: %s\n", sp.NotSimulated)
 	}
-}
-
-// bindingWords names the verdict's binding constraint in words.
-func bindingWords(v analysis.Verdict) string {
-	switch v.Binding {
-	case analysis.BindingGPUModel:
-		if v.BindingName != "" {
-			return "GPU model " + clean(v.BindingName, 60)
-		}
-		return "GPU count"
-	case analysis.BindingGPUMemory:
-		return "GPU memory"
-	case analysis.BindingStorage:
-		return "storage"
-	case analysis.BindingPolicy:
-		return "policy (rules and sharing, not hardware)"
-	}
-	return ""
-}
-
-func outcomeWords(o string) string {
-	switch o {
-	case analysis.EffectHelps:
-		return "helps: applied"
-	case analysis.EffectHarms:
-		return "harmful: not applied"
-	case analysis.EffectNone:
-		return "no material effect"
-	}
-	return "not simulated"
 }
 
 func modelGroup(sc *analysis.Scenario, model string) *analysis.Group {
