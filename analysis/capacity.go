@@ -687,9 +687,10 @@ func addChanges(model string, k, nodeGPUs int) []Change {
 	return out
 }
 
-// timeline bisects the months 0..maxMonths for the first whose load,
-// with the changes, misses the target (waits grow with load: the search
-// assumes it).
+// timeline finds the first month in 0..maxMonths whose load, with the
+// changes, misses the target: a scan every maxMonths/8 months, then
+// bisection inside the first interval that ends in a miss (waits grow
+// with load within an interval: the search assumes it).
 func (pl *planner) timeline(changes []Change, maxMonths int, end time.Time, lead int) (*Timeline, error) {
 	maxMonths = min(maxMonths, 120)
 	tl := &Timeline{SearchedMonths: maxMonths, BreachMonth: -1}
@@ -718,14 +719,27 @@ func (pl *planner) timeline(changes []Change, maxMonths int, end time.Time, lead
 		breach(0, sc)
 		return tl, nil
 	}
-	okMax, scMax, err := at(maxMonths)
-	if err != nil {
-		return nil, err
+	// A coarse scan first (every maxMonths/8 months, and the last), so
+	// that a month whose waits dip below a later one's cannot hide an
+	// earlier breach from the bisection; then bisect the first interval
+	// that ends in a miss.
+	step := max(1, maxMonths/8)
+	lo, hi := 0, -1
+	var hiSc Scenario
+	for m := step; ; m = min(m+step, maxMonths) {
+		ok, sc, err := at(m)
+		if err != nil {
+			return nil, err
+		}
+		if !ok {
+			hi, hiSc = m, sc
+			break
+		}
+		lo = m
+		if m == maxMonths {
+			return tl, nil
+		}
 	}
-	if okMax {
-		return tl, nil
-	}
-	lo, hi, hiSc := 0, maxMonths, scMax
 	for hi-lo > 1 {
 		mid := (lo + hi) / 2
 		ok, sc, err := at(mid)
