@@ -56,8 +56,9 @@ func verdictOf(sp *SimPlan, f *Findings, recs []Recommendation) Verdict {
 	v := Verdict{Evidence: []string{}}
 	target := shortDur(sp.TargetP95Wait)
 	horizon := fmt.Sprintf("the %d-month horizon", sp.Months)
+	upTo := "up to " + horizon
 	if sp.Months == 0 {
-		horizon = "today's load"
+		horizon, upTo = "today's load", "at today's load"
 	}
 	switch {
 	case strings.HasPrefix(sp.NotSimulated, "not enough data"):
@@ -97,13 +98,13 @@ func verdictOf(sp *SimPlan, f *Findings, recs []Recommendation) Verdict {
 	switch {
 	case met && len(recs) == 0:
 		v.Code = VerdictNoChange
-		v.Text = fmt.Sprintf("No change needed: every partition and GPU model keeps its p95 wait under %s up to %s (worst: %s, %s), and no rule found a change to recommend.",
-			target, horizon, wFreeName, shortDur(wFree))
+		v.Text = fmt.Sprintf("No change needed: every partition and GPU model keeps its p95 wait under %s %s (worst: %s, %s), and no rule found a change to recommend.",
+			target, upTo, wFreeName, shortDur(wFree))
 	case met:
 		v.Code, v.Binding = VerdictPolicy, BindingPolicy
 		if wToday <= sp.TargetP95Wait {
-			v.Text = fmt.Sprintf("No purchase needed: every partition and GPU model keeps its p95 wait under %s up to %s (worst: %s, %s). The %s below still cut waste or waits.",
-				target, horizon, wTodayName, shortDur(wToday), countWords(len(recs), "recommendation", "recommendations"))
+			v.Text = fmt.Sprintf("No purchase needed: every partition and GPU model keeps its p95 wait under %s %s (worst: %s, %s). The %s below still cut waste or waits.",
+				target, upTo, wTodayName, shortDur(wToday), countWords(len(recs), "recommendation", "recommendations"))
 		} else {
 			v.Text = fmt.Sprintf("Change policy first, no purchase needed: %s, every partition and GPU model keeps its p95 wait under %s at %s (worst: %s, %s; %s without them).",
 				strings.TrimPrefix(freeWords, " "), target, horizon, wFreeName, shortDur(wFree), shortDur(wToday))
@@ -197,6 +198,11 @@ func verdictOf(sp *SimPlan, f *Findings, recs []Recommendation) Verdict {
 func purchaseWords(ps []Purchase) string {
 	var parts []string
 	for _, p := range ps {
+		if strings.EqualFold(p.Model, "gpu") {
+			// Untyped GPUs: slurm.conf names no type, no profile a model.
+			parts = append(parts, fmt.Sprintf("%d more %s", p.GPUs, pluralWord(p.GPUs, "GPU", "GPUs")))
+			continue
+		}
 		parts = append(parts, fmt.Sprintf("%d %s %s", p.GPUs, p.Model, pluralWord(p.GPUs, "GPU", "GPUs")))
 	}
 	if len(parts) == 0 {

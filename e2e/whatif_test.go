@@ -139,4 +139,65 @@ func TestWhatIfReplaysRealQueue(t *testing.T) {
 	if !waited {
 		t.Errorf("no partition's p95 wait reached 30 s: the bursts did not make jobs queue, so the test shows nothing")
 	}
+
+	// The capacity plan on the same real queue, with the data minimums
+	// lowered to this test's two minutes and no growth: against a 1 h
+	// target nothing is to be bought; against a 20 s target, which the
+	// bursts miss, the plan must meet it with free changes or a purchase
+	// of the cluster's one GPU model, and say so in its verdict.
+	for _, tc := range []struct {
+		target string
+		want   []string
+	}{
+		{"1h", []string{"no_change", "policy"}},
+		{"20s", []string{"policy", "buy"}},
+	} {
+		acfg := filepath.Join(t.TempDir(), "analysis.toml")
+		if err := os.WriteFile(acfg, []byte(fmt.Sprintf("[plan]\nmin_window = \"1m\"\nmin_jobs = 20\nseeds = 3\ntarget_p95_wait = %q\n", tc.target)), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		cmd := exec.Command(bin, "plan", "--config", cfgPath, "--json", "--analysis-config", acfg, "--growth", "0%", "--horizon", "0mo",
+			"--since", from.Format(time.RFC3339), "--until", until.Format(time.RFC3339))
+		cmd.Env = c.env()
+		out, err := cmd.CombinedOutput()
+		if err != nil {
+			t.Fatalf("gpuprof plan (target %s): %v\n%s", tc.target, err, out)
+		}
+		var p struct {
+			Simulated struct {
+				Simulated bool `json:"simulated"`
+				Verdict   struct {
+					Code string `json:"code"`
+					Text string `json:"text"`
+				} `json:"verdict"`
+				Effects  []struct{ ID, Text string } `json:"effects"`
+				Free     []string                    `json:"free"`
+				Purchase []struct {
+					Model string `json:"model"`
+					GPUs  int    `json:"gpus"`
+				} `json:"purchase"`
+				Calibration struct {
+					Reliable bool `json:"reliable"`
+				} `json:"calibration"`
+			} `json:"simulated"`
+			Recommendations []struct{ ID string } `json:"recommendations"`
+		}
+		if err := json.Unmarshal(out, &p); err != nil {
+			t.Fatalf("plan --json: %v\n%s", err, out)
+		}
+		sp := p.Simulated
+		t.Logf("plan, target %s: %s (free %q, purchase %+v)", tc.target, sp.Verdict.Text, sp.Free, sp.Purchase)
+		if !sp.Simulated || !sp.Calibration.Reliable || !slices.Contains(tc.want, sp.Verdict.Code) {
+			t.Errorf("target %s: simulated %v, calibration reliable %v, verdict %s (%s); want one of %q",
+				tc.target, sp.Simulated, sp.Calibration.Reliable, sp.Verdict.Code, sp.Verdict.Text, tc.want)
+		}
+		if sp.Verdict.Code == "buy" && (len(sp.Purchase) != 1 || sp.Purchase[0].GPUs < 1) {
+			t.Errorf("target %s: buy with purchase %+v, want GPUs of the one model", tc.target, sp.Purchase)
+		}
+		for _, e := range sp.Effects {
+			if !strings.HasPrefix(e.Text, "Expected effect") {
+				t.Errorf("effect %s: %q", e.ID, e.Text)
+			}
+		}
+	}
 }
