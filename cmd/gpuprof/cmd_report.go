@@ -62,7 +62,7 @@ gets a report of their own jobs.`,
 		},
 	}
 	fs := cmd.Flags()
-	fs.StringVar(&o.Month, "month", "", "the month, YYYY-MM (default: last month), in the local time zone")
+	fs.StringVar(&o.Month, "month", "", "the month, YYYY-MM, in the local time zone (default: the last complete month with jobs)")
 	fs.StringVar(&o.Out, "out", ".", "directory for the report files")
 	fs.StringSliceVar(&o.Formats, "format", []string{"html", "md", "json"}, "formats to write: html, md, json (comma-separated)")
 	fs.BoolVar(&o.Anonymize, "anonymize", false, "replace user and account names with user-01…, account-01… throughout")
@@ -72,6 +72,25 @@ gets a report of their own jobs.`,
 	fs.BoolVar(&o.Local, "local", false, "read this host's jobs (the local database, or the agent's query socket) even when a collector is configured")
 	fs.StringVar(&o.Title, "title", "", "report title (default: \"GPU workload report, <Month YYYY>\")")
 	return cmd
+}
+
+// lastMonthWithJobs walks back from the month w (the last complete one)
+// to the first that has jobs the caller may see, at most monthsBack
+// months; an error names the months searched when none has.
+func lastMonthWithJobs(ctx context.Context, src *jobSource, w analysis.Window) (analysis.Window, error) {
+	const monthsBack = 36
+	for k := range monthsBack {
+		m := analysis.Window{From: w.From.AddDate(0, -k, 0), To: w.From.AddDate(0, -k+1, 0)}
+		n, err := src.Count(ctx, store.ViewFilter{Since: m.From, Until: m.To})
+		if err != nil {
+			return w, err
+		}
+		if n > 0 {
+			return m, nil
+		}
+	}
+	return w, fmt.Errorf("no jobs in the %d complete months up to %s: nothing to report (choose a month with --month)",
+		monthsBack, w.From.Format("2006-01"))
 }
 
 // parseMonth returns the month's window [first day, first day of the next
@@ -122,6 +141,15 @@ func (o *reportOptions) run(ctx context.Context, g *globalOptions, stdout io.Wri
 		return err
 	}
 	defer src.Close()
+	if o.Month == "" {
+		// Not the month before now blindly: the last complete one that has
+		// jobs (a database whose last month is idle would give an empty
+		// report).
+		if w, err = lastMonthWithJobs(ctx, src, w); err != nil {
+			return err
+		}
+		printf(stdout, "No --month: reporting %s, the last complete month with jobs.\n", w.From.Format("2006-01"))
+	}
 
 	// The memory floor (service detection, VRAM need) needs the series;
 	// the queue replay needs the node lists, node counts and pending

@@ -309,6 +309,40 @@ func TestReportCommandEmptyMonth(t *testing.T) {
 	}
 }
 
+// TestReportCommandLastMonthWithJobs: without --month the report is of the
+// last complete month that has jobs (two months before now's here:
+// nothing since), not an empty report of the month before now; a database
+// with no complete month of jobs is an error that says so, and nothing is
+// written.
+func TestReportCommandLastMonthWithJobs(t *testing.T) {
+	n := time.Now()
+	first := time.Date(n.Year(), n.Month(), 1, 0, 0, 0, 0, time.Local).AddDate(0, -2, 0)
+	month := first.Format("2006-01")
+	db := reportDB(t, monthJobs(first, 1000, 3, []string{"ann"}, []string{"ml"}, "train")...)
+	dir := t.TempDir()
+	out, err := runCLI(t, "report", "--db", db, "--out", dir)
+	if err != nil {
+		t.Fatalf("report without --month: %v\n%s", err, out)
+	}
+	if !strings.Contains(out, "No --month: reporting "+month+", the last complete month with jobs.") {
+		t.Errorf("output does not say %s:\n%s", month, out)
+	}
+	files := reportFiles(t, dir, month, "html", "md", "json")
+	if r := decodeReport(t, files["json"]); r.Workload.Headline.Jobs != 3 {
+		t.Errorf("report of %d jobs, want %s's 3", r.Workload.Headline.Jobs, month)
+	}
+
+	empty := reportDB(t)
+	dir = t.TempDir()
+	_, err = runCLI(t, "report", "--db", empty, "--out", dir)
+	if err == nil || !strings.Contains(err.Error(), "nothing to report (choose a month with --month)") {
+		t.Errorf("report of a database without jobs: %v, want the no-month error", err)
+	}
+	if ents, _ := os.ReadDir(dir); len(ents) != 0 {
+		t.Errorf("files written for no month: %v", ents)
+	}
+}
+
 func TestReportCommandSacctOnlyMonth(t *testing.T) {
 	var jobs []reportJob
 	for _, j := range monthJobs(oct2026, 3000, 6, []string{"dan"}, []string{"chem"}, "md_sim") {
