@@ -7,6 +7,8 @@ import (
 	"slices"
 	"strings"
 	"time"
+
+	"github.com/gpuprof/gpuprof/slurmext"
 )
 
 // Node is one GPU node of the cluster's inventory: the recommendations
@@ -291,18 +293,8 @@ func sortedKeys[V any](m map[string]V) []string {
 }
 
 // slurmTime formats a duration as Slurm accepts it: HH:MM:SS, or
-// D-HH:MM:SS from a day on.
-func slurmTime(d time.Duration) string {
-	s := int64(d / time.Second)
-	if s < 0 {
-		s = 0
-	}
-	days, h, m, sec := s/86400, s/3600%24, s/60%60, s%60
-	if days > 0 {
-		return fmt.Sprintf("%d-%02d:%02d:%02d", days, h, m, sec)
-	}
-	return fmt.Sprintf("%02d:%02d:%02d", h, m, sec)
-}
+// D-HH:MM:SS from a day on (slurmext's one rule).
+func slurmTime(d time.Duration) string { return slurmext.FormatDuration(d, false) }
 
 // roundUp rounds d up to a multiple of step (at least one step).
 func roundUp(d, step time.Duration) time.Duration {

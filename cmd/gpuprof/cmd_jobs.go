@@ -376,7 +376,7 @@ func elapsed(j profile.Job) string {
 	if end.IsZero() || end.Before(j.Start) {
 		return "-"
 	}
-	return end.Sub(j.Start).Round(time.Second).String()
+	return dur(end.Sub(j.Start))
 }
 
 func writeJobDetail(w io.Writer, j profile.Job) {

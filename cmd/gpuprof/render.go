@@ -3,8 +3,9 @@ package main
 import (
 	"fmt"
 	"io"
+	"slices"
+	"strconv"
 	"strings"
-	"text/tabwriter"
 	"time"
 
 	"github.com/gpuprof/gpuprof/profile"
@@ -102,36 +103,40 @@ func gpusUsed(v store.JobView) (int, bool) {
 	return n, sampled
 }
 
-func dur(d time.Duration) string {
-	d = d.Round(time.Second)
-	if d >= 24*time.Hour {
-		return fmt.Sprintf("%dd%s", d/(24*time.Hour), (d % (24 * time.Hour)).String())
-	}
-	return d.String()
-}
+// dur writes a duration as Slurm does: [D-]HH:MM:SS.
+func dur(d time.Duration) string { return slurmext.FormatDuration(d.Round(time.Second), false) }
 
+// writeViewTable prints one line per job, padded by display width so
+// that wide names keep the columns straight: durations as Slurm writes
+// them ([D-]HH:MM:SS), GPUS as requested/used, and one value per job for
+// memory and utilisation, the largest over its GPUs with "×N" for N GPUs.
+// Names are cut to 10 cells, users to 7 and accounts to 8, so that a line
+// with 4-GPU jobs fits 120 columns.
 func writeViewTable(w io.Writer, views []store.JobView) error {
-	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
-	printf(tw, "JOBID\tUSER\tACCOUNT\tPARTITION\tSTATE\tSTART\tWAIT\tELAPSED\tGPUS REQ/USED\tVRAM PEAK GiB\tUTIL\tNOTES\n")
+	t := newTable("JOBID", "NAME", "USER", "ACCOUNT", "PARTITION", "STATE", "START", "WAIT", "ELAPSED", "GPUS", "MEM GiB", "UTIL", "NOTES")
+	for _, c := range []int{7, 8, 9, 10, 11} {
+		t.right[c] = true
+	}
 	for _, v := range views {
-		var user, account, partition, state, start, wait, ran = "-", "-", "-", "-", "-", "-", "-"
+		var name, user, account, partition, state, start, wait, ran = "-", "-", "-", "-", "-", "-", "-", "-"
 		if s := v.Sched; s != nil {
-			user, account, partition, state = clean(s.User, 16), orDash(clean(s.Account, 16)), orDash(clean(s.Partition, 16)), s.State
+			name = orDash(fitWidth(clean(s.Name, 64), 10))
+			user, account, partition, state = fitWidth(clean(s.User, 16), 7), orDash(fitWidth(clean(s.Account, 16), 8)), orDash(fitWidth(clean(s.Partition, 16), 10)), s.State
 			if !s.Start.IsZero() {
-				start = s.Start.Local().Format("2006-01-02 15:04")
+				start = s.Start.Local().Format(jobsStart)
 			}
 			if d, ok := s.Wait(); ok {
-				wait = dur(d)
+				wait = slurmext.FormatDuration(d, false)
 			}
 			if d, ok := s.Elapsed(); ok {
-				ran = dur(d)
+				ran = slurmext.FormatDuration(d, false)
 			}
 		}
 		if len(v.Profiles) > 0 {
 			p := v.Profiles[0]
 			if v.Sched == nil {
-				user, account, partition, state = clean(p.User, 16), orDash(clean(p.Account, 16)), orDash(clean(p.Partition, 16)), p.Status
-				start = p.Start.Local().Format("2006-01-02 15:04")
+				user, account, partition, state = fitWidth(clean(p.User, 16), 7), orDash(fitWidth(clean(p.Account, 16), 8)), orDash(fitWidth(clean(p.Partition, 16), 10)), p.Status
+				start = p.Start.Local().Format(jobsStart)
 				ran = elapsed(p)
 			}
 		}
@@ -142,18 +147,20 @@ func writeViewTable(w io.Writer, views []store.JobView) error {
 		if n, ok := gpusUsed(v); ok {
 			used = fmt.Sprint(n)
 		}
-		var peaks, utils, notes []string
+		var notes []string
+		var peak uint64
+		var util float64
+		gpus, peaks, utils := 0, 0, 0
 		for _, p := range v.Profiles {
 			for _, g := range p.GPUs {
+				gpus++
 				if g.MemSamples > 0 {
-					peaks = append(peaks, gib(g.MemPeak))
-				} else {
-					peaks = append(peaks, "-")
+					peak = max(peak, g.MemPeak)
+					peaks++
 				}
 				if m, ok := g.UtilMean(); ok {
-					utils = append(utils, fmt.Sprintf("%.0f%%", m))
-				} else {
-					utils = append(utils, "-")
+					util = max(util, m)
+					utils++
 				}
 				for cond, note := range map[bool]string{g.IdleAllocation: "idle-gpu", g.Preallocated: "prealloc", g.Shared: "shared", g.XIDCount > 0: "xid"} {
 					if cond {
@@ -165,14 +172,33 @@ func writeViewTable(w io.Writer, views []store.JobView) error {
 				notes = appendOnce(notes, "partial")
 			}
 		}
+		slices.Sort(notes)
 		for _, m := range missing(v) {
 			notes = append(notes, "no "+strings.ReplaceAll(m, "_", "-"))
 		}
-		printf(tw, "%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s/%s\t%s\t%s\t%s\n",
-			clean(v.SlurmID(), 24), user, account, partition, clean(state, 24), start, wait, ran, req, used,
-			orDash(strings.Join(peaks, ",")), orDash(strings.Join(utils, ",")), orDash(strings.Join(notes, ",")))
+		vram, ut := "-", "-"
+		if peaks > 0 {
+			vram = gib(peak) + times(peaks)
+		}
+		if utils > 0 {
+			ut = fmt.Sprintf("%.0f%%", util) + times(utils)
+		}
+		t.row(clean(v.SlurmID(), 24), name, user, account, partition, clean(state, 24), start, wait, ran, req+"/"+used,
+			vram, ut, orDash(strings.Join(notes, ",")))
 	}
-	return tw.Flush()
+	return t.write(w)
+}
+
+// jobsStart is the START column's layout: month, day and time (the year
+// is in `show`), so that a line fits 120 columns.
+const jobsStart = "01-02 15:04"
+
+// times is "×n" for a value that is the largest of n GPUs' (n > 1).
+func times(n int) string {
+	if n > 1 {
+		return "×" + strconv.Itoa(n)
+	}
+	return ""
 }
 
 // writeViewDetail prints one job. Its heading names it as Slurm does and,
