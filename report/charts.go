@@ -453,8 +453,8 @@ func planChart(d *Data) (chart, error) {
 	if top < 2*3600 {
 		unit, unitName = 60, "minutes"
 	}
-	c.Caption = fmt.Sprintf("Predicted p95 queue wait of each GPU model's jobs at the %d-month horizon (%s) against GPUs of that model added: median of %d seeds (points), p10–p90 (whiskers), ± the calibration error %s (shaded); dashed: the %s target",
-		sp.Months, freeWords(sp), sp.Seeds, wait(calErr), wait(target))
+	c.Caption = fmt.Sprintf("Predicted p95 queue wait of each GPU model's jobs at the %d-month horizon (%s) against GPUs of that model added: median of %s (points), p10–p90 (whiskers), ± the calibration error %s (shaded); dashed: the %s target",
+		sp.Months, freeWords(sp), counted(sp.Seeds, "seed", "seeds"), wait(calErr), wait(target))
 	p := newPlot("", "GPUs of the model added", "p95 wait, "+unitName)
 	// Models side by side at each size, so their whiskers do not overlap.
 	const spreadX = 0.12

@@ -30,3 +30,8 @@ func plural(n int, one, many string) string {
 	}
 	return many
 }
+
+// counted prints n with the word for n: "1 job", "2,000 jobs".
+func counted(n int, one, many string) string {
+	return count(n) + " " + plural(n, one, many)
+}

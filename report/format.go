@@ -100,3 +100,12 @@ func share(part, whole float64) float64 {
 
 // words turns a snake_case key into words: "long_training" → "long training".
 func words(s string) string { return strings.ReplaceAll(s, "_", " ") }
+
+// confidence prints a recommendation's confidence (0–1) as a whole
+// percentage, as gpuprof recommend does: "92 %".
+func confidence(c float64) string {
+	if math.IsNaN(c) || math.IsInf(c, 0) {
+		return dash
+	}
+	return num(c*100, 0) + " %"
+}

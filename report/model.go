@@ -221,7 +221,7 @@ func headlineSection(d *Data, miss []string) section {
 		t.row("Idle GPU-hours", fmt.Sprintf("%s (%s of measured)", hours(h.IdleGPUHours), pct(share(h.IdleGPUHours, h.MeasuredGPUHours))))
 	}
 	if h.VRAMPeakFrac.N > 0 {
-		t.row("VRAM headroom (1 − p95 peak)", fmt.Sprintf("%s (p50 peak %s of the card, %s GPUs)", pct(h.VRAMHeadroom), pct(h.VRAMPeakFrac.P50), count(h.VRAMPeakFrac.N)))
+		t.row("VRAM headroom (1 − p95 peak)", fmt.Sprintf("%s (p50 peak %s of the card, %s)", pct(h.VRAMHeadroom), pct(h.VRAMPeakFrac.P50), counted(h.VRAMPeakFrac.N, "GPU", "GPUs")))
 	} else {
 		t.row("VRAM headroom (1 − p95 peak)", "no GPU memory readings")
 	}
@@ -251,6 +251,9 @@ func headlineSection(d *Data, miss []string) section {
 	} else {
 		mt := newTable("Model", "#Memory", "#Job GPUs", "#GPU-hours", "#Mean util", "#VRAM peak p50", "#VRAM peak p95", "#Preallocated")
 		for _, m := range d.Workload.Models {
+			if m.JobGPUs == 0 { // a model no job ran on is no row
+				continue
+			}
 			util, p50, p95 := dash, dash, dash
 			if m.UtilMean > 0 {
 				util = points(m.UtilMean)
@@ -298,6 +301,9 @@ func queueSection(d *Data, miss []string) section {
 	}
 	t := newTable("Partition", "#Jobs", "#GPU-hours", "#Wait p50", "#Wait p95", "#Run p50", "#Run p95", "#Limit/run p50", "#Limit/run p95")
 	for _, p := range parts {
+		if p.Jobs == 0 {
+			continue
+		}
 		w50, w95 := distCells(p.Wait, seconds)
 		r50, r95 := distCells(p.Run, seconds)
 		l50, l95 := distCells(p.LimitRatio, times)
@@ -327,9 +333,15 @@ func workSection(d *Data, miss []string) section {
 	}
 	t := newTable("Class", "#Jobs", "#GPU-hours", "#Share of GPU-hours")
 	for _, c := range sum.ByClass {
-		t.row(words(c.Class.String()), count(c.Jobs), hours(c.GPUHours), pct(share(c.GPUHours, sum.GPUHours)))
+		if c.Jobs > 0 { // a class no job fell in is no row
+			t.row(words(c.Class.String()), count(c.Jobs), hours(c.GPUHours), pct(share(c.GPUHours, sum.GPUHours)))
+		}
 	}
-	s.table(t)
+	if len(t.Rows) > 0 {
+		s.table(t)
+	} else {
+		s.para("No job has a task class.")
+	}
 	s.chart(chartClass)
 
 	w := d.Workload
@@ -348,10 +360,12 @@ func workSection(d *Data, miss []string) section {
 			t.row(name, count(g.Jobs), hours(g.GPUHours), pct(g.Share), used, util, idle, hours(g.LostGPUHours), seconds(g.WaitP50), words(g.TopClass.String()))
 		}
 		for _, g := range top {
-			add(g.Name, g)
+			if g.Jobs > 0 {
+				add(g.Name, g)
+			}
 		}
-		if other.Count > 0 {
-			add(fmt.Sprintf("%s others", count(other.Count)), other)
+		if other.Count > 0 && other.Jobs > 0 {
+			add(counted(other.Count, "other", "others"), other)
 		}
 		s.table(t)
 	}
@@ -371,11 +385,21 @@ func bottleneckSection(d *Data, miss []string) section {
 		s.para("Without GPU readings only scheduler-visible bottlenecks (host memory, queueing) can be found.")
 	}
 	t := newTable("Bottleneck", "#Jobs", "#GPU-hours", "#Share of GPU-hours")
+	total := 0.0
 	for _, k := range sum.ByBottleneck {
-		t.row(words(k.Kind.String()), count(k.Jobs), hours(k.GPUHours), pct(share(k.GPUHours, sum.GPUHours)))
+		if k.Jobs == 0 { // a bottleneck no job has is no row
+			continue
+		}
+		sh := share(k.GPUHours, sum.GPUHours)
+		total += sh
+		t.row(words(k.Kind.String()), count(k.Jobs), hours(k.GPUHours), pct(sh))
+	}
+	if len(t.Rows) == 0 {
+		s.para("No job has a bottleneck that could be found.")
+		return s
 	}
 	s.table(t)
-	s.para("A job with several bottlenecks counts under each, so the shares add up to more than 100 %%.")
+	s.para("%s", bottleneckNote(total))
 	return s
 }
 
@@ -392,12 +416,12 @@ func lostSection(d *Data, miss []string) section {
 	} else {
 		t := newTable("Final state", "#Jobs", "#GPU-hours", "#Share of allocated")
 		for _, l := range w.Lost {
-			if l.State != "TIMEOUT" {
+			if l.State != "TIMEOUT" && l.Jobs > 0 {
 				t.row(l.State, count(l.Jobs), hours(l.GPUHours), pct(l.Share))
 			}
 		}
 		for _, l := range w.Lost {
-			if l.State == "TIMEOUT" {
+			if l.State == "TIMEOUT" && l.Jobs > 0 {
 				t.row("TIMEOUT (may have checkpointed)", count(l.Jobs), hours(l.GPUHours), pct(l.Share))
 			}
 		}
@@ -463,7 +487,37 @@ func byTarget(lines []analysis.ConfigLine) (targets []string, grouped map[string
 		seen[l] = true
 		grouped[l.Target] = append(grouped[l.Target], l.Text)
 	}
+	if lines, ok := grouped[analysis.TargetSbatch]; ok {
+		grouped[analysis.TargetSbatch] = sbatchOrder(lines)
+	}
 	return targets, grouped
+}
+
+// sbatchOrder puts the #SBATCH lines of one job script before its other
+// lines (export …), each kind in the order given: sbatch stops reading
+// #SBATCH options at the first command.
+func sbatchOrder(lines []string) []string {
+	out := make([]string, 0, len(lines))
+	for _, l := range lines {
+		if strings.HasPrefix(strings.TrimSpace(l), "#SBATCH") {
+			out = append(out, l)
+		}
+	}
+	for _, l := range lines {
+		if !strings.HasPrefix(strings.TrimSpace(l), "#SBATCH") {
+			out = append(out, l)
+		}
+	}
+	return out
+}
+
+// bottleneckNote says what the bottleneck shares, which add up to total
+// (a fraction of the month's GPU-hours, as the table prints them), mean.
+func bottleneckNote(total float64) string {
+	if total > 1.0005 { // more than 100 % as printed
+		return fmt.Sprintf("A job with several bottlenecks counts under each, so the shares add up to more than 100 %% (%s).", pct(total))
+	}
+	return fmt.Sprintf("The shares add up to %s of the month's GPU-hours; jobs in which no bottleneck was found are in no row.", pct(total))
 }
 
 func recommendationSection(d *Data, miss []string) section {
@@ -477,7 +531,11 @@ func recommendationSection(d *Data, miss []string) section {
 		}
 		return s
 	}
+	// The roll-up gathers the cluster-wide changes (slurm.conf, gres.conf,
+	// sacctmgr); sbatch lines belong to one recommendation's jobs (one
+	// user's, for per-user advice) and are never merged across them.
 	var all []analysis.ConfigLine
+	sbatch := false
 	for i, r := range recs {
 		s.heading(fmt.Sprintf("%d. %s", i+1, r.Title))
 		s.para("Change: %s", r.Change)
@@ -493,7 +551,7 @@ func recommendationSection(d *Data, miss []string) section {
 		case r.Effect != "":
 			s.para("Expected effect (not simulated): %s", r.Effect)
 		}
-		conf := fmt.Sprintf("Confidence: %s", num(r.Confidence, 2))
+		conf := "Confidence: " + confidence(r.Confidence)
 		if r.ConfidenceNote != "" {
 			conf += " (" + r.ConfidenceNote + ")"
 		}
@@ -502,13 +560,22 @@ func recommendationSection(d *Data, miss []string) section {
 		for _, t := range targets {
 			s.code(t, grouped[t])
 		}
-		all = append(all, r.Config...)
+		for _, l := range r.Config {
+			if l.Target == analysis.TargetSbatch {
+				sbatch = true
+				continue
+			}
+			all = append(all, l)
+		}
 	}
 	if len(all) > 0 {
 		s.heading("All configuration changes by target")
 		targets, grouped := byTarget(all)
 		for _, t := range targets {
 			s.code(t, grouped[t])
+		}
+		if sbatch {
+			s.para("Job-script lines (sbatch) are not gathered here: each belongs to the jobs of its recommendation and is shown with it above.")
 		}
 	}
 	return s
@@ -540,7 +607,7 @@ func profileSection(d *Data, miss []string) section {
 		return s
 	}
 	if len(ps) > topProfiles {
-		s.para("The %d largest of %s recurring tasks by GPU-hours.", topProfiles, count(len(ps)))
+		s.para("The %d largest of %s by GPU-hours.", topProfiles, counted(len(ps), "recurring task", "recurring tasks"))
 		ps = ps[:topProfiles]
 	}
 	t := newTable("User", "Task", "Account", "Class", "#Runs", "#With GPU data", "#GPU-hours", "#Util p50", "#VRAM p95", "#Run p50", "#Failed")
@@ -597,7 +664,7 @@ func methodsSection(d *Data, miss []string) section {
 	}
 	n := sum.Notes
 	if bad := n.NaN + n.Inf + n.Negative + n.UtilOver100 + n.FracOver1 + n.PeakOverCard + n.Inconsistent; bad > 0 {
-		s.para("%s readings were ignored as impossible (not a number, infinite, negative or out of range).", count(bad))
+		s.para("%s ignored as impossible (not a number, infinite, negative or out of range).", counted(bad, "reading was", "readings were"))
 	}
 	s.heading("Thresholds in force")
 	if !configRecorded(d.Config) {

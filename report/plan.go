@@ -47,15 +47,15 @@ func planSection(d *Data) section {
 
 // planTerms says what the plan plans against.
 func planTerms(sp *analysis.SimPlan) string {
-	return fmt.Sprintf("Planned against a target p95 queue wait of at most %s in every partition and GPU model, growth of %s a year, a %d-month horizon, %s GPUs of new demand and a procurement lead time of %d months.",
-		wait(sp.TargetP95Wait), pct(sp.Growth), sp.Months, num(sp.NewDemand, 1), sp.LeadTimeMonths)
+	return fmt.Sprintf("Planned against a target p95 queue wait of at most %s in every partition and GPU model, growth of %s a year, a %d-month horizon, %s GPUs of new demand and a procurement lead time of %s.",
+		wait(sp.TargetP95Wait), pct(sp.Growth), sp.Months, num(sp.NewDemand, 1), counted(sp.LeadTimeMonths, "month", "months"))
 }
 
 // replayWords describes the replay and its calibration.
 func replayWords(sp *analysis.SimPlan) string {
-	w := fmt.Sprintf("The month's jobs were replayed through a model of Slurm's scheduler from %s to %s (cluster from %s), %d seeds, %s replays of %s jobs in all.",
+	w := fmt.Sprintf("The month's jobs were replayed through a model of Slurm's scheduler from %s to %s (cluster from %s), %s, %s of %s in all.",
 		sp.Window.From.UTC().Format("2006-01-02 15:04"), sp.Window.To.UTC().Format("2006-01-02 15:04 UTC"), clusterSource(sp.ClusterSource),
-		sp.Seeds, count(sp.Replays), count(sp.ReplayedJobs))
+		counted(sp.Seeds, "seed", "seeds"), counted(sp.Replays, "replay", "replays"), counted(sp.ReplayedJobs, "job", "jobs"))
 	if c := sp.Calibration; c != nil {
 		quality := "good"
 		if !c.Reliable {
@@ -64,8 +64,8 @@ func replayWords(sp *analysis.SimPlan) string {
 				quality += " (" + strings.Join(c.Problems, "; ") + ")"
 			}
 		}
-		w += fmt.Sprintf(" Replaying today's cluster against what happened (%s jobs): start-order rank correlation %s, p95 waits within ±%s of the observed; the calibration is %s.",
-			count(c.Jobs), num(c.RankCorrelation, 2), wait(sp.CalibrationError), quality)
+		w += fmt.Sprintf(" Replaying today's cluster against what happened (%s): start-order rank correlation %s, p95 waits within ±%s of the observed; the calibration is %s.",
+			counted(c.Jobs, "job", "jobs"), num(c.RankCorrelation, 2), wait(sp.CalibrationError), quality)
 	}
 	return w
 }
@@ -146,7 +146,7 @@ func effectsBlock(s *section, d *Data, sp *analysis.SimPlan) {
 		s.para("No recommendation to replay: no rule found a change to make.")
 		return
 	}
-	s.para("Each recommendation is applied alone to today's cluster and replayed at today's load: the median of %d seeds, with the p10–p90 of the seeds after the change. A change helps when the p95 or the mean wait of the jobs it is about falls by more than the larger of 1 minute and 10 %%; it is harmful when the mean wait of all GPU jobs rises by as much. The changes that help cost nothing and are applied before any purchase.", sp.Seeds)
+	s.para("Each recommendation is applied alone to today's cluster and replayed at today's load: the median of %s, with the p10–p90 of the seeds after the change. A change helps when the p95 or the mean wait of the jobs it is about falls by more than the larger of 1 minute and 10 %%; it is harmful when the mean wait of all GPU jobs rises by as much. The changes that help cost nothing and are applied before any purchase.", counted(sp.Seeds, "seed", "seeds"))
 	titles := map[string]string{}
 	for _, r := range d.Findings.Recommendations {
 		titles[r.ID] = r.Title
@@ -239,7 +239,7 @@ func timelineBlock(s *section, sp *analysis.SimPlan) {
 	case tl.BreachMonth == 0:
 		t.row("First month that misses the target", "missed already, at today's load")
 		t.row("First to miss it", tl.Group+": p95 wait "+spread(tl.P95))
-		t.row(fmt.Sprintf("Order by (lead time %d months)", sp.LeadTimeMonths), "now: the target is missed already")
+		t.row("Order by (lead time "+counted(sp.LeadTimeMonths, "month", "months")+")", "now: the target is missed already")
 	case tl.BreachMonth > 0:
 		t.row("First month that misses the target", fmt.Sprintf("month %d after the window (%s)", tl.BreachMonth, tl.BreachDate.Format("2006-01")))
 		t.row("First to miss it", tl.Group+": p95 wait "+spread(tl.P95))
@@ -247,10 +247,10 @@ func timelineBlock(s *section, sp *analysis.SimPlan) {
 		if tl.Late {
 			order += " (already past: order now)"
 		}
-		t.row(fmt.Sprintf("Order by (lead time %d months)", sp.LeadTimeMonths), order)
+		t.row("Order by (lead time "+counted(sp.LeadTimeMonths, "month", "months")+")", order)
 	default:
-		t.row("First month that misses the target", fmt.Sprintf("none: the target holds for the %d months searched", tl.SearchedMonths))
-		t.row(fmt.Sprintf("Order by (lead time %d months)", sp.LeadTimeMonths), fmt.Sprintf("no order needed within the %d months searched", tl.SearchedMonths))
+		t.row("First month that misses the target", "none: the target holds for the "+counted(tl.SearchedMonths, "month", "months")+" searched")
+		t.row("Order by (lead time "+counted(sp.LeadTimeMonths, "month", "months")+")", "no order needed within the "+counted(tl.SearchedMonths, "month", "months")+" searched")
 	}
 	s.table(t)
 	s.para("The breach month is the first month whose load, (1 + growth)^(month/12) times the window's with the new demand phased in, makes some partition or GPU model miss the target in the replay; the order-by date is the breach date less the lead time (plan.lead_time_months).")
@@ -294,14 +294,19 @@ func crossCheckBlock(s *section, d *Data) {
 	if len(p.Classes) > 0 {
 		ct := newTable("Task class", "#Jobs", "#λ (jobs/h)", "#S (h)", "#GPUs per job", "#L = λ·S·GPUs", "#Peak GPUs")
 		for _, l := range p.Classes {
+			if l.Jobs == 0 { // a class no job fell in is no row
+				continue
+			}
 			ct.row(words(l.Class.String()), count(l.Jobs), num(l.ArrivalRate, 3), num(l.ServiceTime, 2), num(l.MeanGPUs, 2), num(l.Concurrency, 2), gpus(l.PeakGPUs))
 		}
-		s.table(ct)
+		if len(ct.Rows) > 0 {
+			s.table(ct)
+		}
 	}
 	t := newTable("Quantity", "#Value")
 	t.row("GPUs allocated on average now (C_now = Σ L)", num(p.CNow, 1))
 	t.row("Most GPUs held at once", gpus(p.PeakGPUs))
-	t.row(fmt.Sprintf("Demand in %d months (C_future; growth %s a year, %s GPUs of new demand)", p.Params.Months, pct(p.Params.Growth), num(p.Params.NewDemand, 1)), num(p.CFuture, 1))
+	t.row(fmt.Sprintf("Demand in %s (C_future; growth %s a year, %s GPUs of new demand)", counted(p.Params.Months, "month", "months"), pct(p.Params.Growth), num(p.Params.NewDemand, 1)), num(p.CFuture, 1))
 	t.row(fmt.Sprintf("GPUs needed (keeping %s free)", pct(p.Params.Headroom)), count(p.GPUsNeeded))
 	if p.CurrentGPUs > 0 {
 		t.row("GPUs in the inventory now", count(p.CurrentGPUs))
@@ -309,7 +314,7 @@ func crossCheckBlock(s *section, d *Data) {
 		t.row("GPUs in the inventory now", "unknown (no inventory)")
 	}
 	if p.Scaling.Valid {
-		t.row(fmt.Sprintf("Multi-GPU scaling efficiency (%d tasks)", p.Scaling.Tasks), pct(p.Scaling.Efficiency))
+		t.row("Multi-GPU scaling efficiency ("+counted(p.Scaling.Tasks, "task", "tasks")+")", pct(p.Scaling.Efficiency))
 	}
 	s.table(t)
 	var cs []string
