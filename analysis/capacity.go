@@ -1,6 +1,7 @@
 package analysis
 
 import (
+	"cmp"
 	"errors"
 	"fmt"
 	"math"
@@ -461,7 +462,7 @@ func (pl *planner) makePlan(sp *SimPlan, findings *Findings, pc *PlanConfig) err
 		_, after := worst(next.sc, false)
 		if after.Median > before.Median+math.Max(effectMinAbs, effectMinShare*before.Median) {
 			e.Text = strings.TrimSuffix(e.Text, ".") + fmt.Sprintf(": it helps alone, but with %s at the horizon the worst p95 wait would be %s instead of %s; not applied in the plan.",
-				joinIDs(sp.Free), shortDur(after.Median), shortDur(before.Median))
+				JoinWords(sp.Free), shortDur(after.Median), shortDur(before.Median))
 			e.Outcome = EffectAloneOnly
 			continue
 		}
@@ -479,7 +480,7 @@ func (pl *planner) makePlan(sp *SimPlan, findings *Findings, pc *PlanConfig) err
 
 	// (2) With them, the smallest purchase per model at the horizon.
 	models := slices.Clone(wf.sc.Models)
-	slices.SortStableFunc(models, func(a, b Group) int { return -cmpFloat(a.WaitP95.Median, b.WaitP95.Median) })
+	slices.SortStableFunc(models, func(a, b Group) int { return cmp.Compare(b.WaitP95.Median, a.WaitP95.Median) })
 	bought := slices.Clone(free)
 	for _, g := range models {
 		mp, add, err := pl.searchModel(g, bought, pc.MaxPurchase, wf)
@@ -522,16 +523,6 @@ func migModel(r *Recommendation) string {
 		}
 	}
 	return ""
-}
-
-func cmpFloat(a, b float64) int {
-	switch {
-	case a < b:
-		return -1
-	case a > b:
-		return 1
-	}
-	return 0
 }
 
 // Thresholds of an effect: a change helps when the p95 or the mean wait

@@ -149,6 +149,13 @@ type PlanConfig struct {
 	Prices []PriceConfig `toml:"prices"`
 }
 
+// Replayable reports whether a window of n jobs can be replayed within
+// ReplayBudget at all: the least plan (today, the horizon, the free
+// changes, one size per model, the timeline's two ends) takes about six
+// replays. Callers that read the records skip what only a replay needs
+// when it cannot.
+func (p PlanConfig) Replayable(n int) bool { return n*(5+1) <= p.ReplayBudget }
+
 // PriceConfig is what one GPU of a model costs to own and to rent:
 // Model is matched as --add matches it (GRES type or a word of the model
 // name), Purchase the price of one GPU (with its share of the server),

@@ -86,13 +86,13 @@ func verdictOf(sp *SimPlan, f *Findings, recs []Recommendation) Verdict {
 	helping := sp.Free
 	freeWords := ""
 	if len(helping) > 0 {
-		freeWords = fmt.Sprintf(" with %s applied", joinIDs(helping))
+		freeWords = fmt.Sprintf(" with %s applied", JoinWords(helping))
 	}
 	wTodayName, wToday := worstOrEmpty(sp.Horizon)
 	wFreeName, wFree := worstOrEmpty(sp.WithFree)
 	v.Evidence = append(v.Evidence, fmt.Sprintf("at %s with today's rules the worst p95 wait is %s's %s (target %s)", horizon, wTodayName, shortDur(wToday), target))
 	if len(helping) > 0 {
-		v.Evidence = append(v.Evidence, fmt.Sprintf("with %s: %s's %s", joinIDs(helping), wFreeName, shortDur(wFree)))
+		v.Evidence = append(v.Evidence, fmt.Sprintf("with %s: %s's %s", JoinWords(helping), wFreeName, shortDur(wFree)))
 	}
 	met := wFree <= sp.TargetP95Wait
 	switch {
@@ -119,7 +119,7 @@ func verdictOf(sp *SimPlan, f *Findings, recs []Recommendation) Verdict {
 		wpName, wp := worstOrEmpty(sp.WithPurchase)
 		after := ""
 		if len(helping) > 0 {
-			after = fmt.Sprintf(" after applying %s", joinIDs(helping))
+			after = fmt.Sprintf(" after applying %s", JoinWords(helping))
 		}
 		v.Text = fmt.Sprintf("Buy %s%s: at %s the worst p95 wait falls from %s (%s) to %s (%s), under the %s target.",
 			purchaseWords(sp.Purchase), after, horizon, shortDur(wFree), wFreeName, shortDur(wp), wpName, target)
@@ -208,7 +208,7 @@ func purchaseWords(ps []Purchase) string {
 	if len(parts) == 0 {
 		return "none"
 	}
-	return joinWords(parts)
+	return JoinWords(parts)
 }
 
 func purchaseMeets(sp *SimPlan) bool {
@@ -249,10 +249,9 @@ func hasKind(recs []Recommendation, kind string) bool {
 	return slices.ContainsFunc(recs, func(r Recommendation) bool { return r.Kind == kind })
 }
 
-func joinIDs(ids []string) string { return joinWords(ids) }
-
-// joinWords writes "a", "a and b", "a, b and c".
-func joinWords(w []string) string {
+// JoinWords writes "a", "a and b", "a, b and c": the plan's lists of
+// recommendations and purchases, in every output.
+func JoinWords(w []string) string {
 	switch len(w) {
 	case 0:
 		return ""

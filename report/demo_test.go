@@ -14,32 +14,6 @@ import (
 	"github.com/gpuprof/gpuprof/store"
 )
 
-// demoPlanConfig is the demo's planning inputs (scripts/demo.sh writes the
-// same analysis.toml): 20 % growth a year, a 3-month lead time, prices.
-const demoPlanConfig = `
-[plan]
-growth = 0.2
-lead_time_months = 3
-
-[[plan.prices]]
-model = "h100"
-purchase = 30000.0
-running_per_year = 3000.0
-cloud_per_gpu_hour = 3.0
-
-[[plan.prices]]
-model = "a100"
-purchase = 15000.0
-running_per_year = 2000.0
-cloud_per_gpu_hour = 1.8
-
-[[plan.prices]]
-model = "l40s"
-purchase = 9000.0
-running_per_year = 1500.0
-cloud_per_gpu_hour = 1.0
-`
-
 // TestDemoMonthReport simulates the demo month through the real recording
 // path, analyses and plans it as `gpuprof report --month 2026-10` does with
 // the demo's planning inputs, and checks what issue #13 asks of it: the
@@ -73,7 +47,8 @@ func TestDemoMonthReport(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	c, err := analysis.ParseConfig([]byte(demoPlanConfig), "demo analysis.toml")
+	// The demo's own planning inputs, the file make demo uses.
+	c, err := analysis.LoadConfig(filepath.Join("..", "scripts", "demo-analysis.toml"))
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -91,18 +91,7 @@ func freeWords(sp *analysis.SimPlan) string {
 	if len(sp.Free) == 0 {
 		return "no policy change applied"
 	}
-	return joinWords(sp.Free) + " applied"
-}
-
-// joinWords writes "a", "a and b", "a, b and c".
-func joinWords(w []string) string {
-	switch len(w) {
-	case 0:
-		return ""
-	case 1:
-		return w[0]
-	}
-	return strings.Join(w[:len(w)-1], ", ") + " and " + w[len(w)-1]
+	return analysis.JoinWords(sp.Free) + " applied"
 }
 
 // whatifSection shows what the replay found: the free changes, the
@@ -167,7 +156,7 @@ func effectsBlock(s *section, d *Data, sp *analysis.SimPlan) {
 	}
 	s.table(t)
 	if len(sp.Free) > 0 {
-		s.para("Applied before any purchase: %s.", joinWords(sp.Free))
+		s.para("Applied before any purchase: %s.", analysis.JoinWords(sp.Free))
 	} else {
 		s.para("No change helps enough to apply: the purchase search starts from today's rules.")
 	}
@@ -229,7 +218,7 @@ func timelineBlock(s *section, sp *analysis.SimPlan) {
 		return
 	}
 	t := newTable("Quantity", "Value")
-	rules := "today's, with " + joinWords(sp.Free) + " applied"
+	rules := "today's, with " + analysis.JoinWords(sp.Free) + " applied"
 	if len(sp.Free) == 0 {
 		rules = "today's, no policy change applied"
 	}

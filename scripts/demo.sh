@@ -114,29 +114,7 @@ echo
 
 # The lab's planning inputs: it expects 20 % more demand a year, waits
 # three months for hardware, and has prices for buying against renting.
-cat > "$OUT/analysis.toml" <<TOML
-[plan]
-growth = 0.2
-lead_time_months = 3
-
-[[plan.prices]]
-model = "h100"
-purchase = 30000.0
-running_per_year = 3000.0
-cloud_per_gpu_hour = 3.0
-
-[[plan.prices]]
-model = "a100"
-purchase = 15000.0
-running_per_year = 2000.0
-cloud_per_gpu_hour = 1.8
-
-[[plan.prices]]
-model = "l40s"
-purchase = 9000.0
-running_per_year = 1500.0
-cloud_per_gpu_hour = 1.0
-TOML
+cp "$(dirname "$0")/demo-analysis.toml" "$OUT/analysis.toml"
 
 # Recommendations, each with its effect replayed on the queue simulator,
 # and the capacity plan: policy first, then the smallest purchase.

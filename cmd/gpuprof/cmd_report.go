@@ -159,7 +159,7 @@ func (o *reportOptions) run(ctx context.Context, g *globalOptions, stdout io.Wri
 	flt := store.ViewFilter{Since: w.From, Until: w.To, WithSeries: true}
 	if !src.id.Admin {
 		flt.Lean = true
-	} else if n, err := src.Count(ctx, flt); err == nil && n*(5+1) > c.Plan.ReplayBudget {
+	} else if n, err := src.Count(ctx, flt); err == nil && !c.Plan.Replayable(n) {
 		flt.Lean = true
 	}
 	in, err := src.inputOf(ctx, flt)

@@ -4,7 +4,6 @@ import (
 	"context"
 	"fmt"
 	"io"
-	"os"
 	"regexp"
 	"strconv"
 	"strings"
@@ -212,21 +211,11 @@ func runWhatif(ctx context.Context, g *globalOptions, o *whatifOptions, w io.Wri
 	if err != nil {
 		return err
 	}
-	cfg, err := g.load()
+	rp, err := replayParams(g)
 	if err != nil {
 		return err
 	}
-	p.SlurmNodes = readSlurmNodes(cfg.SlurmConf)
-	if cfg.SlurmConf != "" {
-		if fh, err := os.Open(cfg.SlurmConf); err == nil {
-			sc, rerr := slurmext.ReadSchedConf(fh)
-			fh.Close()
-			if rerr != nil {
-				return fmt.Errorf("read %s: %w", cfg.SlurmConf, rerr)
-			}
-			p.Sched, p.SchedKnown = sc, true
-		}
-	}
+	p.SlurmNodes, p.Sched, p.SchedKnown = rp.SlurmNodes, rp.Sched, rp.SchedKnown
 	src, err := openSource(ctx, g, o.Local)
 	if err != nil {
 		return err

@@ -60,7 +60,7 @@ func analyseAndPlan(ctx context.Context, g *globalOptions, f store.ViewFilter, l
 	// The replay reads node lists, node counts and pending reasons, which
 	// the lean read leaves out; a window too large for the replay budget
 	// even at its least is not replayed, so it keeps the lean read's speed.
-	if n, err := src.Count(ctx, f); err == nil && n*(5+1) > c.Plan.ReplayBudget {
+	if n, err := src.Count(ctx, f); err == nil && !c.Plan.Replayable(n) {
 		f.Lean = true
 	}
 	if out.in, err = src.inputOf(ctx, f); err != nil {

@@ -76,13 +76,13 @@ func writeSimPlan(w io.Writer, sp analysis.SimPlan, recs []analysis.Recommendati
 		buy := "none needed"
 		switch {
 		case m.Needed > 0:
-			buy = "+" + itoa(m.Needed)
+			buy = "+" + strconv.Itoa(m.Needed)
 		case m.Needed < 0:
 			buy = "no size meets it: " + m.Why
 		}
 		var pts []string
 		for _, c := range m.Curve {
-			pts = append(pts, "+"+itoa(c.Added)+" "+shortDuration(c.ModelP95.Median))
+			pts = append(pts, "+"+strconv.Itoa(c.Added)+" "+shortDuration(c.ModelP95.Median))
 		}
 		printf(tw, "%s\t%d\t%s\t%s\t%s\t%s\n", clean(m.Model, 40), m.GPUs, today, hz, buy, strings.Join(pts, ", "))
 	}
@@ -129,5 +129,3 @@ func modelGroup(sc *analysis.Scenario, model string) *analysis.Group {
 	}
 	return nil
 }
-
-func itoa(n int) string { return strconv.Itoa(n) }
