@@ -174,6 +174,21 @@ func FormatDuration(d time.Duration, unlimited bool) string {
 // host that ran sacct).
 const isoLayout = "2006-01-02T15:04:05"
 
+// FormatTime renders t as sacct does by default, "2026-11-03T14:05:01",
+// in loc (nil means the local zone, as sacct prints the local time of the
+// host it runs on), or "Unknown" for the zero time, Slurm's word for an
+// instant not set. It is the inverse of ParseSlurmTime for whole seconds
+// in the same zone.
+func FormatTime(t time.Time, loc *time.Location) string {
+	if t.IsZero() {
+		return "Unknown"
+	}
+	if loc == nil {
+		loc = time.Local
+	}
+	return t.In(loc).Format(isoLayout)
+}
+
 // ParseSlurmTime parses a time stamp as sacct prints it: seconds since 1970
 // (SLURM_TIME_FORMAT=%s, and the jobcomp/script variables) or the default
 // "2026-11-03T14:05:01", read in loc because sacct prints the local time of

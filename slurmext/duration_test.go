@@ -174,3 +174,26 @@ func TestMulAddOverflow(t *testing.T) {
 		t.Fatal("mulAdd(MaxInt64, 1, ns) did not report overflow")
 	}
 }
+
+// TestFormatTime: sacct's default instant, read back by ParseSlurmTime in
+// the same zone, and "Unknown" for an unset one.
+func TestFormatTime(t *testing.T) {
+	berlin, err := time.LoadLocation("Europe/Berlin")
+	if err != nil {
+		t.Skip("no zoneinfo:", err)
+	}
+	at := time.Date(2026, 11, 3, 13, 5, 1, 0, time.UTC)
+	if got := FormatTime(at, berlin); got != "2026-11-03T14:05:01" {
+		t.Errorf("FormatTime = %q, want 2026-11-03T14:05:01", got)
+	}
+	back, err := ParseSlurmTime(FormatTime(at, berlin), berlin)
+	if err != nil || !back.Equal(at) {
+		t.Errorf("ParseSlurmTime(FormatTime) = %v, %v; want %v", back, err, at)
+	}
+	if got := FormatTime(time.Time{}, berlin); got != "Unknown" {
+		t.Errorf("zero time = %q, want Unknown", got)
+	}
+	if back, err := ParseSlurmTime("Unknown", nil); err != nil || !back.IsZero() {
+		t.Errorf("ParseSlurmTime(Unknown) = %v, %v", back, err)
+	}
+}
