@@ -102,15 +102,19 @@ echo
 echo
 echo "database: $OUT/gpuprof.db   log: $OUT/gpuprof.log   config: $OUT/gpuprof.toml"
 
-# Part two: a simulated month of a small cluster (four nodes of three GPU
+# Part two: two simulated months of a small cluster (four nodes of three GPU
 # models, eleven users in three accounts) through the same recording path —
-# agent, prolog/epilog requests, jobcomp — on a virtual clock.
+# agent, prolog/epilog requests, jobcomp — on a virtual clock. The second is
+# the last complete calendar month before today (UTC), the one the report
+# picks without --month; the first gives its comparison something to compare.
 kill "$(cat "$OUT/agent.pid")" 2>/dev/null || true
+THIS=$(date -u +%Y-%m-01)
+LAST=$(date -u -d "$THIS -1 month" +%Y-%m)
 echo
-echo "demo: simulating a month of a 4-node cluster (10–30 s)…"
-"$BIN" demo month --out "$OUT" --seed 1 --days 30
+echo "demo: simulating two months of a 4-node cluster (20–60 s)…"
+"$BIN" demo month --out "$OUT" --seed 1 --months 2
 echo
-"$BIN" profiles --db "$OUT/month.db"
+"$BIN" profiles --db "$OUT/month.db" --since "$LAST-01" --until "$THIS"
 
 # The lab's planning inputs: it expects 20 % more demand a year, waits
 # three months for hardware, and has prices for buying against renting.
@@ -120,20 +124,21 @@ cp "$(dirname "$0")/demo-analysis.toml" "$OUT/analysis.toml"
 # and the capacity plan: policy first, then the smallest purchase.
 for sub in recommend plan; do
 	echo
-	"$BIN" "$sub" --db "$OUT/month.db" --since 2026-10-01 --until 2026-11-01 --analysis-config "$OUT/analysis.toml" ||
+	"$BIN" "$sub" --db "$OUT/month.db" --since "$LAST-01" --until "$THIS" --analysis-config "$OUT/analysis.toml" ||
 		echo "demo: gpuprof $sub failed (see above)" >&2
 done
 
 # What two more H100s would do to the month's queue, after the replay of
 # today's cluster is calibrated against what happened (docs/whatif.md).
 echo
-"$BIN" whatif --db "$OUT/month.db" --month 2026-10 --add 2xH100 || echo "demo: gpuprof whatif failed (see above)" >&2
+"$BIN" whatif --db "$OUT/month.db" --month "$LAST" --add 2xH100 || echo "demo: gpuprof whatif failed (see above)" >&2
 
-# The month's workload report for admins (HTML with charts, Markdown, JSON).
+# The workload report for admins (HTML with charts, Markdown, JSON) of the
+# last complete month, which is what the report picks without --month; it
+# compares that month with the one before.
 echo
 echo "demo: writing the month's workload report…"
-# The simulated month starts on demo.DefaultStart, 2026-10-01.
-"$BIN" report --db "$OUT/month.db" --month 2026-10 --out "$OUT/report" --analysis-config "$OUT/analysis.toml"
+"$BIN" report --db "$OUT/month.db" --out "$OUT/report" --analysis-config "$OUT/analysis.toml"
 echo
-echo "report: open $OUT/report/gpuprof-report-*.html in a browser (it needs no network);"
+echo "report: open $OUT/report/gpuprof-report-$LAST.html in a browser (it needs no network);"
 echo "        the Markdown and JSON are beside it. Browse the jobs: $BIN tui --db $OUT/month.db"

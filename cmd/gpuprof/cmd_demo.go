@@ -1,6 +1,7 @@
 package main
 
 import (
+	"fmt"
 	"math"
 	"path/filepath"
 	"time"
@@ -14,15 +15,47 @@ import (
 type demoMonthOptions struct {
 	Out      string
 	Seed     uint64
+	Start    string
+	Months   int
 	Days     int
 	Interval time.Duration
 }
 
 func (o *demoMonthOptions) AddFlags(fs *pflag.FlagSet) {
 	fs.StringVar(&o.Out, "out", "demo-out", "directory for month.db (unless --db names it) and the simulated nodes' state (OUT/month-sim)")
-	fs.Uint64Var(&o.Seed, "seed", 1, "workload seed: the same seed gives the same month")
-	fs.IntVar(&o.Days, "days", 30, "days of job submissions")
+	fs.Uint64Var(&o.Seed, "seed", 1, "workload seed: the same seed and --start give the same months")
+	fs.StringVar(&o.Start, "start", "", "first day of submissions, YYYY-MM-DD (UTC; default: the first day of the month --months before the current one, so that the last simulated month is the last complete one)")
+	fs.IntVar(&o.Months, "months", 1, "calendar months of job submissions from --start")
+	fs.IntVar(&o.Days, "days", 0, "days of job submissions from --start, instead of --months")
 	fs.DurationVar(&o.Interval, "interval", 2*time.Minute, "the agent's sampling interval on the virtual clock")
+}
+
+// span is the simulated window: its first day and its number of days.
+// Without --start the window ends where the current calendar month (UTC)
+// begins, so the last month simulated is the last complete one before now.
+func (o *demoMonthOptions) span(now time.Time) (time.Time, int, error) {
+	if o.Months < 1 || o.Months > 12 {
+		return time.Time{}, 0, usagef("--months %d: want 1 to 12", o.Months)
+	}
+	if o.Days < 0 {
+		return time.Time{}, 0, usagef("--days must be at least 1")
+	}
+	var start time.Time
+	if o.Start != "" {
+		t, err := time.Parse(time.DateOnly, o.Start)
+		if err != nil {
+			return time.Time{}, 0, usagef("--start %q: want YYYY-MM-DD", o.Start)
+		}
+		start = t
+	} else {
+		now = now.UTC()
+		start = time.Date(now.Year(), now.Month()-time.Month(o.Months), 1, 0, 0, 0, 0, time.UTC)
+	}
+	days := o.Days
+	if days == 0 {
+		days = int(start.AddDate(0, o.Months, 0).Sub(start).Hours() / 24)
+	}
+	return start, days, nil
 }
 
 func newDemoCommand(g *globalOptions) *cobra.Command {
@@ -33,30 +66,34 @@ func newDemoCommand(g *globalOptions) *cobra.Command {
 	o := &demoMonthOptions{}
 	month := &cobra.Command{
 		Use:   "month",
-		Short: "Simulate a month of a small GPU cluster into OUT/month.db",
+		Short: "Simulate a month (or --months) of a small GPU cluster into OUT/month.db",
 		Long: `Simulates a small cluster (two 4×H100 nodes, a 4×A100 node, a 2×L40S node)
-and eleven users in three accounts for --days days on a virtual clock,
-through the real recording path: a simulated GPU node and the node agent per
-node, the prolog's and epilog's requests to it, and the jobcomp hook's
-record of each job. An earlier month there is replaced. The result is
-OUT/month.db (or --db); read it with
+and eleven users in three accounts for --months calendar months (or --days
+days) from --start on a virtual clock, through the real recording path: a
+simulated GPU node and the node agent per node, the prolog's and epilog's
+requests to it, and the jobcomp hook's record of each job. By default the
+last month simulated is the last complete calendar month before today, so
+that "gpuprof report" without --month reports it. An earlier simulation
+there is replaced. The result is OUT/month.db (or --db); read it with
 "gpuprof profiles --db OUT/month.db" or "gpuprof jobs --db OUT/month.db".`,
 		Args: usageArgs(cobra.NoArgs),
 		RunE: func(cmd *cobra.Command, _ []string) error {
-			if o.Days < 1 {
-				return usagef("--days must be at least 1")
+			start, days, err := o.span(time.Now())
+			if err != nil {
+				return err
 			}
 			db := g.DB
 			if db == "" {
 				db = filepath.Join(o.Out, "month.db")
 			}
-			s, err := demo.Month(cmd.Context(), demo.MonthOptions{Dir: filepath.Join(o.Out, "month-sim"), DB: db, Seed: o.Seed, Days: o.Days, Interval: o.Interval})
+			s, err := demo.Month(cmd.Context(), demo.MonthOptions{Dir: filepath.Join(o.Out, "month-sim"), DB: db, Seed: o.Seed,
+				Start: start, Days: days, Interval: o.Interval})
 			if err != nil {
-				return err
+				return fmt.Errorf("demo month: %w", err)
 			}
 			printf(cmd.OutOrStdout(), "demo month: %d nodes, %d jobs (%d failed, %d timed out), %s GPU-hours allocated, %s to %s; %d sampling ticks in %s.\ndatabase: %s\n",
 				s.Nodes, s.Jobs, s.Failed, s.TimedOut, hours(math.Round(s.GPUHours)),
-				s.Start.Format("2006-01-02"), s.End.Format("2006-01-02 15:04"), s.Ticks, s.Wall.Round(100*time.Millisecond), s.DB)
+				s.Start.Format(time.DateOnly), s.End.Format("2006-01-02T15:04:05"), s.Ticks, s.Wall.Round(100*time.Millisecond), s.DB)
 			return nil
 		},
 	}
