@@ -224,7 +224,9 @@ Exit codes: 0 success (hooks always exit 0), 1 error, 2 usage error,
 		newWhatifCommand(g),
 		newReportCommand(g),
 		newTUICommand(g),
+		newGenDocsCommand(),
 	)
+	registerCompletions(root, g)
 	root.SetFlagErrorFunc(func(_ *cobra.Command, err error) error { return usageError{err} })
 	return root
 }

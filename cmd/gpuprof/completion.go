@@ -1,0 +1,132 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"slices"
+	"strings"
+	"time"
+
+	"github.com/spf13/cobra"
+
+	"github.com/gpuprof/gpuprof/slurmext"
+	"github.com/gpuprof/gpuprof/store"
+)
+
+// Shell completion of flag values, not only of flag names: the fixed
+// vocabularies (states, sort keys, output formats) from the one place each
+// is defined, and the names of users, accounts and partitions from the
+// jobs the caller may see, read through the same source (local database,
+// agent socket or collector) and the same scoping as gpuprof jobs.
+
+// completionLookback bounds the jobs read for name completion, and
+// completionTimeout how long a <Tab> may wait for them.
+const (
+	completionLookback = 90 * 24 * time.Hour
+	completionTimeout  = 2 * time.Second
+)
+
+// registerCompletions attaches value completion to every command's flags
+// of the names below. A flag is completed where it exists; commands added
+// later get theirs by name too.
+func registerCompletions(root *cobra.Command, g *globalOptions) {
+	fixed := map[string]func(cmd *cobra.Command) []string{
+		"state": func(*cobra.Command) []string {
+			var out []string
+			for _, c := range slurmext.SacctStateCodes() {
+				if short, long, ok := strings.Cut(c, " "); ok {
+					out = append(out, long+"\t"+short)
+				}
+			}
+			return append(out, "finished\tknown only from a GPU profile whose epilog came")
+		},
+		"sort": func(*cobra.Command) []string { return store.SortKeys() },
+	}
+	names := map[string]int{"user": 0, "account": 1, "partition": 2}
+	var walk func(c *cobra.Command)
+	walk = func(c *cobra.Command) {
+		for flag, f := range fixed {
+			if c.Flags().Lookup(flag) != nil {
+				_ = c.RegisterFlagCompletionFunc(flag, func(cmd *cobra.Command, _ []string, prefix string) ([]string, cobra.ShellCompDirective) {
+					return withPrefix(f(cmd), prefix), cobra.ShellCompDirectiveNoFileComp
+				})
+			}
+		}
+		if c.Name() != "whatif" { // whatif's --partition is a partition definition, not a name
+			for flag, idx := range names {
+				if c.Flags().Lookup(flag) != nil {
+					_ = c.RegisterFlagCompletionFunc(flag, func(cmd *cobra.Command, _ []string, prefix string) ([]string, cobra.ShellCompDirective) {
+						return withPrefix(seenNames(cmd.Context(), g, idx), prefix), cobra.ShellCompDirectiveNoFileComp
+					})
+				}
+			}
+		}
+		for _, sub := range c.Commands() {
+			walk(sub)
+		}
+	}
+	walk(root)
+}
+
+// viewNames are a job's user, account or partition (idx 0, 1, 2): from
+// its scheduler view when it has one, else from its profiles, which know
+// them too.
+func viewNames(v store.JobView, idx int) []string {
+	if s := v.Sched; s != nil {
+		return []string{[3]string{s.User, s.Account, s.Partition}[idx]}
+	}
+	var out []string
+	for _, p := range v.Profiles {
+		out = append(out, [3]string{p.User, p.Account, p.Partition}[idx])
+	}
+	return out
+}
+
+// seenNames is the sorted distinct names (viewNames idx) over the jobs of the last
+// completionLookback that the caller may see; nothing when the source
+// cannot be opened or answers too slowly (a completion never prints an
+// error into the shell's line).
+func seenNames(ctx context.Context, g *globalOptions, idx int) []string {
+	if ctx == nil {
+		ctx = context.Background()
+	}
+	ctx, cancel := context.WithTimeout(ctx, completionTimeout)
+	defer cancel()
+	src, err := openSource(ctx, g, false)
+	if err != nil {
+		return nil
+	}
+	defer src.Close()
+	seen := map[string]bool{}
+	flt := store.ViewFilter{Since: time.Now().Add(-completionLookback), Lean: true}
+	err = src.Each(ctx, flt, func(v store.JobView) error {
+		for _, n := range viewNames(v, idx) {
+			if n = clean(n, 64); n != "" && n != "-" {
+				seen[n] = true
+			}
+		}
+		return nil
+	})
+	if err != nil && !errors.Is(err, context.DeadlineExceeded) {
+		return nil
+	}
+	out := make([]string, 0, len(seen))
+	for n := range seen {
+		out = append(out, n)
+	}
+	slices.Sort(out)
+	return out
+}
+
+// withPrefix keeps the candidates that start with what was typed (the
+// part before a tab is the value; after it, its description).
+func withPrefix(cands []string, prefix string) []string {
+	out := cands[:0:0]
+	for _, c := range cands {
+		v, _, _ := strings.Cut(c, "\t")
+		if strings.HasPrefix(strings.ToLower(v), strings.ToLower(prefix)) {
+			out = append(out, c)
+		}
+	}
+	return out
+}

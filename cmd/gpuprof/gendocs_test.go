@@ -1,0 +1,121 @@
+package main
+
+import (
+	"bytes"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"testing"
+)
+
+// TestGenDocs: a man page for every visible command, reproducible under
+// SOURCE_DATE_EPOCH, rendered by man(1) when it is installed; completion
+// scripts that bash loads and that name gpuprof's completion function.
+func TestGenDocs(t *testing.T) {
+	dir := t.TempDir()
+	t.Setenv("SOURCE_DATE_EPOCH", "1764547200") // 2025-12-01
+	gen := func(sub string) {
+		t.Helper()
+		root := newRootCommand()
+		var out bytes.Buffer
+		root.SetOut(&out)
+		root.SetErr(&out)
+		root.SetArgs([]string{"gendocs", "--man", filepath.Join(dir, sub, "man"), "--completions", filepath.Join(dir, sub, "comp")})
+		if err := root.Execute(); err != nil {
+			t.Fatalf("gendocs: %v\n%s", err, out.String())
+		}
+	}
+	gen("a")
+	gen("b")
+	root := newRootCommand()
+	want := []string{"gpuprof.8"}
+	for _, c := range root.Commands() {
+		if c.IsAvailableCommand() {
+			want = append(want, "gpuprof-"+c.Name()+".8")
+		}
+	}
+	for _, name := range want {
+		a, err := os.ReadFile(filepath.Join(dir, "a", "man", name))
+		if err != nil {
+			t.Errorf("no man page %s: %v", name, err)
+			continue
+		}
+		b, _ := os.ReadFile(filepath.Join(dir, "b", "man", name))
+		if !bytes.Equal(a, b) {
+			t.Errorf("%s differs between two runs with one SOURCE_DATE_EPOCH", name)
+		}
+		if !bytes.HasPrefix(a, []byte(".nh\n.TH ")) || !bytes.Contains(a, []byte(`"8"`)) || !bytes.Contains(a, []byte("Dec 2025")) {
+			t.Errorf("%s: not a section-8 man page dated by SOURCE_DATE_EPOCH:\n%.200s", name, a)
+		}
+	}
+	if _, err := os.Stat(filepath.Join(dir, "a", "man", "gpuprof-gendocs.8")); err == nil {
+		t.Error("the hidden gendocs command has a man page")
+	}
+	if man, err := exec.LookPath("man"); err == nil {
+		out, err := exec.Command(man, "-l", "-P", "cat", filepath.Join(dir, "a", "man", "gpuprof-show.8")).CombinedOutput()
+		if err != nil || !strings.Contains(string(out), "SYNOPSIS") || !strings.Contains(string(out), "gpuprof show JOBID") {
+			t.Errorf("man -l gpuprof-show.8: %v\n%s", err, out)
+		}
+	}
+	for _, f := range []string{"gpuprof.bash", "_gpuprof", "gpuprof.fish"} {
+		b, err := os.ReadFile(filepath.Join(dir, "a", "comp", f))
+		if err != nil || !bytes.Contains(b, []byte("__complete")) {
+			t.Errorf("completion %s: %v, or it does not ask gpuprof __complete", f, err)
+		}
+	}
+	if bash, err := exec.LookPath("bash"); err == nil {
+		out, err := exec.Command(bash, "-c", "source "+filepath.Join(dir, "a", "comp", "gpuprof.bash")+" && complete -p gpuprof").CombinedOutput()
+		if err != nil || !strings.Contains(string(out), "gpuprof") {
+			t.Errorf("bash does not load the completion: %v\n%s", err, out)
+		}
+	}
+}
+
+// TestValueCompletion: <Tab> after --state offers sacct's states with
+// their short forms, after --sort the store's sort keys, and after --user
+// the users of the jobs in the database (root sees every user's).
+func TestValueCompletion(t *testing.T) {
+	complete := func(args ...string) []string {
+		t.Helper()
+		root := newRootCommand()
+		var out bytes.Buffer
+		root.SetOut(&out)
+		root.SetErr(new(bytes.Buffer))
+		root.SetArgs(append([]string{"__complete"}, args...))
+		if err := root.Execute(); err != nil {
+			t.Fatalf("__complete %v: %v", args, err)
+		}
+		var vals []string
+		for _, l := range strings.Split(strings.TrimSpace(out.String()), "\n") {
+			if !strings.HasPrefix(l, ":") {
+				vals = append(vals, l)
+			}
+		}
+		return vals
+	}
+	if got := complete("jobs", "--state", "C"); strings.Join(got, "|") != "CANCELLED\tCA|COMPLETED\tCD" {
+		t.Errorf("--state C completes to %q", got)
+	}
+	if got := complete("jobs", "--sort", "ut"); strings.Join(got, "|") != "util" {
+		t.Errorf("--sort ut completes to %q", got)
+	}
+	if os.Getuid() != 0 {
+		t.Skip("the local database shows other users' jobs to root or admin_group only")
+	}
+	t.Setenv("GPUPROF_CONFIG", "")
+	db := filepath.Join(t.TempDir(), "c.db")
+	root := newRootCommand()
+	root.SetOut(new(bytes.Buffer))
+	root.SetArgs([]string{"demo", "month", "--out", t.TempDir(), "--db", db, "--days", "1"})
+	if err := root.Execute(); err != nil {
+		t.Fatal(err)
+	}
+	got := complete("jobs", "--db", db, "--user", "")
+	if len(got) < 3 || !strings.Contains(strings.Join(got, " "), "alice") {
+		t.Errorf("--user completes to %q, want the demo's users", got)
+	}
+	if got := complete("jobs", "--db", db, "--partition", "l"); strings.Join(got, "|") != "l40s" {
+		t.Errorf("--partition l completes to %q", got)
+	}
+}
