@@ -7,10 +7,10 @@ import (
 	"unicode"
 
 	tea "charm.land/bubbletea/v2"
-	"github.com/charmbracelet/x/ansi"
 
 	"github.com/gpuprof/gpuprof/analysis"
 	"github.com/gpuprof/gpuprof/profile"
+	"github.com/gpuprof/gpuprof/slurmext"
 	"github.com/gpuprof/gpuprof/store"
 )
 
@@ -174,34 +174,6 @@ func (m Model) gotTask(msg taskMsg) (tea.Model, tea.Cmd) {
 	return m, nil
 }
 
-// detailKey scrolls the detail or goes back to the list.
-func (m Model) detailKey(k string) (tea.Model, tea.Cmd) {
-	d := m.detail
-	page := m.bodyHeight()
-	switch k {
-	case "esc", "backspace", "left", "h":
-		m.screen = screenList
-		m.detail = nil
-		return m, m.ensurePages()
-	case "up", "k":
-		d.scroll--
-	case "down", "j":
-		d.scroll++
-	case "pgup", "ctrl+u", "ctrl+b":
-		d.scroll -= page
-	case "pgdown", "ctrl+d", "ctrl+f", "space":
-		d.scroll += page
-	case "g", "home":
-		d.scroll = 0
-	case "G", "end":
-		d.scroll = math.MaxInt32
-	case "m":
-		return m.openSummary()
-	}
-	d.scroll = max(min(d.scroll, len(m.detailLines())-page), 0)
-	return m, nil
-}
-
 // detailView renders the job detail, scrolled.
 func (m Model) detailView() (title string, body []string, status string) {
 	d := m.detail
@@ -250,17 +222,17 @@ func (m Model) detailLines() []string {
 		state += fmt.Sprintf(" · exit %d:%d", j.ExitStatus, j.ExitSignal)
 	}
 	add("state " + state + " · " + mt.Outcome.String())
-	times := "start " + formatTime(j.Start, loc) + " · end " + formatTime(j.End, loc)
+	times := "start " + slurmext.FormatTime(j.Start, loc) + " · end " + slurmext.FormatTime(j.End, loc)
 	if mt.ElapsedValid {
-		times += " · elapsed " + analysis.FormatDuration(mt.Elapsed)
+		times += " · elapsed " + slurmDuration(mt.Elapsed)
 	} else if !j.Start.IsZero() && !mt.Outcome.Finished() {
-		times += " · running " + analysis.FormatDuration(m.opts.Now().Sub(j.Start))
+		times += " · running " + slurmDuration(m.opts.Now().Sub(j.Start))
 	}
 	if mt.WaitValid {
-		times += " · wait " + analysis.FormatDuration(mt.Wait)
+		times += " · wait " + slurmDuration(mt.Wait)
 	}
 	if j.TimeLimit > 0 {
-		times += " · limit " + analysis.FormatDuration(j.TimeLimit)
+		times += " · limit " + slurmDuration(j.TimeLimit)
 	}
 	add(times)
 	gpus := fmt.Sprintf("GPUs %d requested", j.ReqGPUs)
@@ -492,7 +464,7 @@ func taskLines(t *taskInfo) []string {
 	lines := []string{runs}
 	var facts []string
 	if p.Duration.N > 0 {
-		facts = append(facts, "runtime p50 "+analysis.FormatDuration(secondsDuration(p.Duration.P50)))
+		facts = append(facts, "runtime p50 "+slurmDuration(secondsDuration(p.Duration.P50)))
 	}
 	if p.VRAMPeak.N > 0 {
 		v := "VRAM p95 " + formatGiB(uint64(p.VRAMPeak.P95)) + "G"
@@ -530,7 +502,7 @@ func wrapHanging(s string, w int) []string {
 	if strings.HasPrefix(text, "• ") {
 		hang += 2
 	}
-	lines := strings.Split(ansi.Wrap(text, max(w-1-hang, 10), ""), "\n")
+	lines := wrapWords(text, max(w-1-hang, 10))
 	out := make([]string, len(lines))
 	for i, l := range lines {
 		if i == 0 {

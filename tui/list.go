@@ -251,74 +251,10 @@ func (m Model) move(i int) (tea.Model, tea.Cmd) {
 	return m, m.ensurePages()
 }
 
-// listKey handles a key on the job list.
-func (m Model) listKey(k string) (tea.Model, tea.Cmd) {
-	l := m.list
-	page := m.listRows()
-	switch k {
-	case "up", "k":
-		return m.move(l.cursor - 1)
-	case "down", "j":
-		return m.move(l.cursor + 1)
-	case "pgup", "ctrl+u", "ctrl+b":
-		l.top = max(l.top-page, 0)
-		return m.move(l.cursor - page)
-	case "pgdown", "ctrl+d", "ctrl+f", "space":
-		l.top += page
-		if last := m.lastIndex(); l.top > last-page+1 {
-			l.top = max(last-page+1, 0)
-		}
-		return m.move(l.cursor + page)
-	case "g", "home":
-		return m.move(0)
-	case "G", "end":
-		return m.move(m.lastIndex())
-	case "enter":
-		r, ok := m.rowAt(l.cursor)
-		if !ok {
-			return m, nil
-		}
-		return m.openDetail(r)
-	case "/":
-		m.prompt = newPrompt(promptText, "filter (name or job id): ", l.q.text)
-	case "p":
-		m.prompt = newPrompt(promptPartition, "partition (empty: all): ", l.q.partition)
-	case "u":
-		if !m.id.Admin {
-			m.message = "only admins can switch user"
-			return m, nil
-		}
-		m.prompt = newPrompt(promptUser, "user (empty: everyone): ", l.q.user)
-	case "a":
-		if !m.id.Admin {
-			m.message = "only admins can switch account"
-			return m, nil
-		}
-		m.prompt = newPrompt(promptAccount, "account (empty: all): ", l.q.account)
-	case "s":
-		cur := l.q.sort
-		if cur == "" {
-			cur = store.SortStart
-		}
-		l.q.sort, l.q.reverse = next(store.SortKeys(), cur), false
-		return m, m.reload()
-	case "S", "r":
-		l.q.reverse = !l.q.reverse
-		return m, m.reload()
-	case "f":
-		l.q.state = next(states, l.q.state)
-		return m, m.reload()
-	case "t":
-		l.q.window = next(windows, l.q.window)
-		return m, m.reload()
-	case "m":
-		return m.openSummary()
-	}
-	return m, nil
-}
-
-// column is one column of the list: its header, width, and how to read
-// it from a row.
+// column is one column of the list: its header, the most columns it
+// takes, and how to read it from a row. A column is as wide as the
+// widest of its header and the cells on screen, up to width; the name
+// takes what the others leave.
 type column struct {
 	title string
 	width int
@@ -327,28 +263,30 @@ type column struct {
 }
 
 var (
-	colID      = column{"JOBID", 10, false, func(r *row) string { return r.id }}
+	colID      = column{"JOBID", 20, false, func(r *row) string { return r.id }}
 	colName    = column{"NAME", 0, false, func(r *row) string { return r.name }}
-	colUser    = column{"USER", 8, false, func(r *row) string { return r.user }}
-	colState   = column{"STATE", 9, false, func(r *row) string { return r.state }}
+	colUser    = column{"USER", 12, false, func(r *row) string { return r.user }}
+	colState   = column{"STATE", 10, false, func(r *row) string { return r.state }}
 	colStart   = column{"START", 11, false, func(r *row) string { return r.start }}
-	colElapsed = column{"ELAPSED", 7, true, func(r *row) string { return r.elapsed }}
+	colElapsed = column{"ELAPSED", 11, true, func(r *row) string { return r.elapsed }}
 	colGPUs    = column{"GPUS", 5, true, func(r *row) string { return r.gpus }}
-	colVRAM    = column{"VRAM", 8, true, func(r *row) string { return r.vram }}
+	colVRAM    = column{"VRAM", 10, true, func(r *row) string { return r.vram }}
 	colUtil    = column{"UTIL", 4, true, func(r *row) string { return r.util }}
-	colClass   = column{"CLASS", 10, false, func(r *row) string { return r.class }}
-	colBadges  = column{"BOTTLENECK", 12, false, func(r *row) string { return r.badges }}
+	colClass   = column{"CLASS", 17, false, func(r *row) string { return r.class }}
+	colBadges  = column{"BOTTLENECK", 16, false, func(r *row) string { return r.badges }}
 )
 
 // minNameWidth is the narrowest the name column gets before other columns
 // are dropped.
-const minNameWidth = 8
+const minNameWidth = 12
 
-// columns chooses the columns for a screen w wide. The name takes what is
-// left; class and bottleneck need 100 columns; under 80, the least useful
-// columns go first. The user column is shown when the list is not one
-// user's.
-func columns(w int, showUser bool) []column {
+// columns chooses the columns for a screen w wide showing rows. Each
+// column but the name is sized to its header and these rows' cells (a
+// 4-digit job id takes 5 columns, not 10); the name takes what is left.
+// Class and bottleneck need 100 columns; when the name would be narrower
+// than minNameWidth, the least useful columns go first. The user column
+// is shown when the list is not one user's.
+func columns(w int, showUser bool, rows []row) []column {
 	cols := []column{colID, colName}
 	if showUser {
 		cols = append(cols, colUser)
@@ -356,6 +294,17 @@ func columns(w int, showUser bool) []column {
 	cols = append(cols, colState, colStart, colElapsed, colGPUs, colVRAM, colUtil)
 	if w >= 100 {
 		cols = append(cols, colClass, colBadges)
+	}
+	for i := range cols {
+		c := &cols[i]
+		if c.title == "NAME" {
+			continue
+		}
+		fit := width(c.title)
+		for k := range rows {
+			fit = max(fit, width(c.cell(&rows[k])))
+		}
+		c.width = min(fit, c.width)
 	}
 	// Dropped in this order when the name would be narrower than
 	// minNameWidth.
@@ -393,14 +342,20 @@ func fixedWidth(cols []column) int {
 func (m Model) listView() (title string, body []string, status string) {
 	l := m.list
 	title = m.listTitle()
-	cols := columns(m.width, l.q.user == "" && m.id.Admin)
+	n := m.listRows()
+	var shown []row
+	for i := l.top; i < l.top+n; i++ {
+		if r, ok := m.rowAt(i); ok {
+			shown = append(shown, r)
+		}
+	}
+	cols := columns(m.width, l.q.user == "" && m.id.Admin, shown)
 	cells := make([]string, len(cols))
 	for i, c := range cols {
 		cells[i] = pad(c.title, c.width, c.right)
 	}
 	body = append(body, m.st.render(m.st.header, "  "+strings.Join(cells, " ")))
 
-	n := m.listRows()
 	for i := l.top; i < l.top+n; i++ {
 		if l.totalKnown && i >= l.total {
 			break

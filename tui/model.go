@@ -186,20 +186,10 @@ func (m Model) key(msg tea.KeyPressMsg) (tea.Model, tea.Cmd) {
 		m.help = false
 		return m, nil
 	}
-	switch k {
-	case "q":
-		return m, tea.Quit
-	case "?":
-		m.help = true
-		return m, nil
+	if b, ok := find(viewKeys(m.screen), k); ok {
+		return b.action(m)
 	}
-	switch m.screen {
-	case screenDetail:
-		return m.detailKey(k)
-	case screenSummary:
-		return m.summaryKey(k)
-	}
-	return m.listKey(k)
+	return m, nil
 }
 
 // View renders the current screen.

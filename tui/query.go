@@ -35,7 +35,7 @@ func windowName(d time.Duration) string {
 	case 30 * 24 * time.Hour:
 		return "30d"
 	}
-	return formatElapsed(d)
+	return slurmDuration(d)
 }
 
 // sortName names the order for the title bar: the key and an arrow,

@@ -212,13 +212,16 @@ func TestColumnsShrink(t *testing.T) {
 		missing []string
 	}{
 		{120, []string{"NAME", "CLASS", "BOTTLENECK", "START"}, nil},
-		{100, []string{"NAME", "CLASS", "BOTTLENECK"}, nil},
+		{100, []string{"NAME", "CLASS"}, []string{"BOTTLENECK"}},
 		{99, []string{"NAME", "START", "VRAM"}, []string{"CLASS", "BOTTLENECK"}},
 		{80, []string{"NAME", "START", "UTIL"}, []string{"CLASS"}},
 		{50, []string{"NAME", "STATE"}, []string{"START"}},
 	}
+	// A wide row: every column but the name near its widest.
+	rows := []row{{id: "1234567_12", name: "x", state: "COMPLETED", start: "12-03 10:00", elapsed: "1-02:03:04",
+		gpus: "4/4", vram: "61/80G", util: "100%", class: "inference_service", badges: "VRAM,IO"}}
 	for _, c := range cases {
-		cols := columns(c.w, false)
+		cols := columns(c.w, false, rows)
 		names := map[string]int{}
 		for _, col := range cols {
 			names[col.title] = col.width

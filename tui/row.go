@@ -6,6 +6,7 @@ import (
 	"time"
 
 	"github.com/gpuprof/gpuprof/analysis"
+	"github.com/gpuprof/gpuprof/slurmext"
 	"github.com/gpuprof/gpuprof/store"
 )
 
@@ -43,20 +44,23 @@ func rowOf(v store.JobView, c analysis.Config, now time.Time) row {
 		gpus:    "-",
 		vram:    "-",
 		util:    "-",
-		class:   classLabel(cls),
+		class:   "-",
 		badges:  badges(analysis.Diagnose(j, c)),
 	}
 	switch {
 	case m.ElapsedValid:
-		r.elapsed = formatElapsed(m.Elapsed)
+		r.elapsed = slurmext.FormatDuration(m.Elapsed, false)
 	case !m.Start.IsZero() && !m.Outcome.Finished() && now.After(m.Start):
-		r.elapsed = formatElapsed(now.Sub(m.Start)) // still running
+		r.elapsed = slurmext.FormatDuration(now.Sub(m.Start), false) // still running
 	}
 	if m.GPUs > 0 {
 		r.gpus = fmt.Sprintf("%d/-", m.GPUs)
 		if m.MeasuredGPUs > 0 {
 			r.gpus = fmt.Sprintf("%d/%d", m.GPUs, m.GPUs-m.UnusedGPUs)
 		}
+	}
+	if cls != analysis.ClassUnknown {
+		r.class = cls.String() // the one name of each class, as the report and the CLI print it
 	}
 	r.vram = vramLabel(m)
 	if m.UtilMeanValid {
@@ -88,25 +92,6 @@ func stateLabel(s string) string {
 		return "OOM"
 	}
 	return sanitise(s)
-}
-
-// classLabel is a class's short name for the list.
-func classLabel(c analysis.Class) string {
-	switch c {
-	case analysis.ClassLongTraining:
-		return "training"
-	case analysis.ClassShortDebug:
-		return "debug"
-	case analysis.ClassInferenceService:
-		return "inference"
-	case analysis.ClassPreprocessingIO:
-		return "io-preproc"
-	case analysis.ClassIdleAllocation:
-		return "idle"
-	case analysis.ClassOther:
-		return "other"
-	}
-	return "-"
 }
 
 // badgeNames are the bottlenecks' short names for the list.

@@ -161,31 +161,6 @@ func (m Model) gotSummary(msg summaryMsg) (tea.Model, tea.Cmd) {
 	return m, nil
 }
 
-// summaryKey scrolls the summary or goes back to the list.
-func (m Model) summaryKey(k string) (tea.Model, tea.Cmd) {
-	s := m.summary
-	switch k {
-	case "esc", "backspace", "left", "h", "m":
-		m.screen = screenList
-		m.summary = nil
-		return m, m.ensurePages()
-	case "up", "k":
-		s.scroll--
-	case "down", "j":
-		s.scroll++
-	case "g", "home":
-		s.scroll = 0
-	case "[": // the month before
-		from := monthOf(s.month).From
-		return m.loadMonth(from.AddDate(0, -1, 0))
-	case "]": // the month after
-		from := monthOf(s.month).From
-		return m.loadMonth(from.AddDate(0, 1, 0))
-	}
-	s.scroll = max(min(s.scroll, len(m.summaryLines())-m.bodyHeight()), 0)
-	return m, nil
-}
-
 // summaryView renders the summary.
 func (m Model) summaryView() (title string, body []string, status string) {
 	s := m.summary

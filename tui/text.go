@@ -8,6 +8,7 @@ import (
 
 	"github.com/charmbracelet/x/ansi"
 
+	"github.com/gpuprof/gpuprof/slurmext"
 	"github.com/gpuprof/gpuprof/termtext"
 )
 
@@ -139,20 +140,9 @@ func formatCount(n int) string {
 	return b.String()
 }
 
-// formatElapsed prints a duration compactly: 45s, 12m, 3h05m, 2d04h.
-func formatElapsed(d time.Duration) string {
-	switch {
-	case d < 0:
-		return "-"
-	case d < time.Minute:
-		return fmt.Sprintf("%ds", int(d/time.Second))
-	case d < time.Hour:
-		return fmt.Sprintf("%dm", int(d/time.Minute))
-	case d < 24*time.Hour:
-		return fmt.Sprintf("%dh%02dm", int(d/time.Hour), int(d%time.Hour/time.Minute))
-	}
-	return fmt.Sprintf("%dd%02dh", int(d/(24*time.Hour)), int(d%(24*time.Hour)/time.Hour))
-}
+// slurmDuration prints a duration as Slurm does, [D-]HH:MM:SS
+// (slurmext.FormatDuration), the form of sacct, squeue and --time.
+func slurmDuration(d time.Duration) string { return slurmext.FormatDuration(d, false) }
 
 // formatGiB prints bytes as whole GiB ("61"), or with one decimal under
 // 10 GiB ("4.5").
@@ -175,15 +165,9 @@ func formatEnergy(j float64) string {
 	return fmt.Sprintf("%.0f Wh", wh)
 }
 
-// formatTime prints a time in the given location, or "-" when unknown.
-func formatTime(t time.Time, loc *time.Location) string {
-	if t.IsZero() {
-		return "-"
-	}
-	return t.In(loc).Format("2006-01-02 15:04")
-}
-
-// formatStart prints a job's start compactly for the list: "01-02 15:04".
+// formatStart prints a job's start compactly for the list's narrow
+// START column: "01-02 15:04", month-day and minute of
+// slurmext.FormatTime's instant (the detail shows the full one).
 func formatStart(t time.Time, loc *time.Location) string {
 	if t.IsZero() {
 		return "-"
@@ -206,4 +190,26 @@ func shortUUID(u string) string {
 // duration.
 func secondsDuration(s float64) time.Duration {
 	return time.Duration(s * float64(time.Second))
+}
+
+// wrapWords breaks s into lines of at most w columns at spaces only, so
+// an option or a value (--signal=B:USR1@300, limit 1-00:00:00) is never
+// split: a token wider than w gets a line of its own (and is cut with
+// "…" where it is drawn). Styled text is measured without its escapes.
+func wrapWords(s string, w int) []string {
+	var lines []string
+	line, lw := "", 0
+	for _, tok := range strings.Split(s, " ") {
+		tw := width(tok)
+		switch {
+		case line == "" && lw == 0:
+			line, lw = tok, tw
+		case lw+1+tw <= w:
+			line, lw = line+" "+tok, lw+1+tw
+		default:
+			lines = append(lines, line)
+			line, lw = tok, tw
+		}
+	}
+	return append(lines, line)
 }
