@@ -88,13 +88,19 @@ var listKeys = []binding{
 		return m, m.reload()
 	}},
 	{[]string{"f"}, "next state: all, RUNNING, COMPLETED, FAILED, …",
-		func(m Model) (tea.Model, tea.Cmd) { m.list.q.state = next(states, m.list.q.state); return m, m.reload() }},
+		func(m Model) (tea.Model, tea.Cmd) {
+			m.list.q.state = next(states, m.list.q.state)
+			return m, m.reload()
+		}},
 	{[]string{"p"}, "partition", func(m Model) (tea.Model, tea.Cmd) {
 		m.prompt = newPrompt(promptPartition, "partition (empty: all): ", m.list.q.partition)
 		return m, nil
 	}},
 	{[]string{"t"}, "time window: all, 24h, 7d, 30d",
-		func(m Model) (tea.Model, tea.Cmd) { m.list.q.window = next(windows, m.list.q.window); return m, m.reload() }},
+		func(m Model) (tea.Model, tea.Cmd) {
+			m.list.q.window = next(windows, m.list.q.window)
+			return m, m.reload()
+		}},
 	{[]string{"m"}, "my summary of the month", func(m Model) (tea.Model, tea.Cmd) { return m.openSummary() }},
 	{[]string{"u"}, "switch user (admins; empty: everyone)", func(m Model) (tea.Model, tea.Cmd) {
 		if !m.id.Admin {
