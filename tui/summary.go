@@ -5,6 +5,7 @@ import (
 	"context"
 	"fmt"
 	"slices"
+	"strings"
 	"time"
 
 	tea "charm.land/bubbletea/v2"
@@ -41,6 +42,9 @@ type summaryResult struct {
 	sum       analysis.ClusterSummary
 	topHint   analysis.Hint
 	topHintN  int
+	// topHintValues is how many different options the top hint's jobs
+	// got: a --time or --gres value is each job's own, not one for all.
+	topHintValues int
 	hinted    int // jobs with at least one hint
 }
 
@@ -120,6 +124,7 @@ func loadSummary(ctx context.Context, src Source, who string, now time.Time, cfg
 
 	counts := map[string]int{}
 	first := map[string]analysis.Hint{}
+	values := map[string]map[string]bool{}
 	for _, j := range jobs {
 		hs := analysis.Hints(j, cfg)
 		if len(hs) > 0 {
@@ -127,6 +132,10 @@ func loadSummary(ctx context.Context, src Source, who string, now time.Time, cfg
 		}
 		for _, h := range hs {
 			counts[h.Rule]++
+			if values[h.Rule] == nil {
+				values[h.Rule] = map[string]bool{}
+			}
+			values[h.Rule][h.Option] = true
 			if _, seen := first[h.Rule]; !seen {
 				first[h.Rule] = h
 			}
@@ -141,6 +150,7 @@ func loadSummary(ctx context.Context, src Source, who string, now time.Time, cfg
 	})
 	if len(rules) > 0 {
 		res.topHint, res.topHintN = first[rules[0]], counts[rules[0]]
+		res.topHintValues = len(values[rules[0]])
 	}
 	return res, nil
 }
@@ -219,11 +229,21 @@ func (m Model) summaryLines() []string {
 	case r.topHintN == 0:
 		add("none: nothing to change")
 	default:
-		what := r.topHint.Option
-		if what == "" {
-			what = r.topHint.Rule
+		h := r.topHint
+		jobs := fmt.Sprintf("%s of %s jobs", formatCount(r.topHintN), formatCount(r.loaded))
+		switch {
+		case h.Option == "":
+			out = append(out, wrapHanging(fmt.Sprintf("  rule %s for %s (no option: see why below)", h.Rule, jobs), m.width)...)
+		case r.topHintValues > 1:
+			// Each job's value is its own (a --time from its own run): say
+			// so rather than offer one job's value for all of them.
+			name, _, _ := strings.Cut(h.Option, "=")
+			out = append(out, wrapHanging(fmt.Sprintf("  %s for %s (rule %s): a value per job, from its own run, "+
+				"not one for all; each job's detail shows its own, for example %s",
+				name, jobs, h.Rule, sanitise(h.Option)), m.width)...)
+		default:
+			out = append(out, wrapHanging(fmt.Sprintf("  %s for %s (rule %s)", sanitise(h.Option), jobs, h.Rule), m.width)...)
 		}
-		add("%s (%d of %d jobs, rule %s)", clip(what, max(m.width-40, 10)), r.topHintN, r.loaded, clip(r.topHint.Rule, 20))
 		out = append(out, wrapHanging("  for example: "+sanitise(r.topHint.Why), m.width)...)
 	}
 	return out
