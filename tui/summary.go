@@ -45,7 +45,7 @@ type summaryResult struct {
 	// topHintValues is how many different options the top hint's jobs
 	// got: a --time or --gres value is each job's own, not one for all.
 	topHintValues int
-	hinted    int // jobs with at least one hint
+	hinted        int // jobs with at least one hint
 }
 
 // summaryMsg carries a loaded summary.
