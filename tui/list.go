@@ -396,29 +396,62 @@ func pad(s string, w int, right bool) string {
 }
 
 // listTitle says whose jobs the list shows and how they are filtered.
+// It is never cut: when it is wider than the screen, the parts that only
+// restate a default (state all, window all, the default order) go
+// first, then the program's name, then long values are shortened.
 func (m Model) listTitle() string {
 	q := m.list.q
 	who := "everyone"
 	if q.user != "" {
 		who = clip(q.user, 24)
 	}
-	parts := []string{"gpuprof · jobs of " + who}
+	type part struct {
+		text, short string // short: the compact form, when space is short
+		optional    bool   // a default: left out when space is short
+	}
+	parts := []part{{"gpuprof", "", true}, {"jobs of " + who, who, false}}
 	if q.account != "" {
-		parts = append(parts, "account "+clip(q.account, 20))
+		a := clip(q.account, 20)
+		parts = append(parts, part{"account " + a, "acct " + a, false})
 	}
 	if q.partition != "" {
-		parts = append(parts, "partition "+clip(q.partition, 20))
+		p := clip(q.partition, 20)
+		parts = append(parts, part{"partition " + p, "part " + p, false})
 	}
 	state := q.state
 	if state == "" {
 		state = "all"
 	}
-	parts = append(parts, "state "+state, "window "+windowName(q.window))
-	parts = append(parts, "sort "+q.sortName())
+	parts = append(parts,
+		part{"state " + state, state, q.state == ""},
+		part{"window " + windowName(q.window), windowName(q.window), q.window == 0},
+		part{"sort " + q.sortName(), q.sortName(), q.sort == "" && !q.reverse})
 	if q.text != "" {
-		parts = append(parts, "filter /"+clip(q.text, 20)+"/")
+		f := "/" + clip(q.text, 20) + "/"
+		parts = append(parts, part{"filter " + f, f, false})
 	}
-	return " " + strings.Join(parts, " · ")
+	join := func(all, short bool) string {
+		var ts []string
+		for _, p := range parts {
+			switch {
+			case p.optional && !all:
+			case short:
+				ts = append(ts, p.short)
+			default:
+				ts = append(ts, p.text)
+			}
+		}
+		return " " + strings.Join(ts, " · ")
+	}
+	for _, t := range []string{join(true, false), join(false, false), join(false, true)} {
+		if width(t) <= m.width {
+			return t
+		}
+	}
+	for i := range parts { // still too wide: shorter values
+		parts[i].short = clip(parts[i].short, 12)
+	}
+	return join(false, true)
 }
 
 // listStatus is the list's part of the status bar: where the cursor is.
