@@ -12,8 +12,12 @@
 // table. An admin without jobs of their own starts on everyone's. Each
 // row shows the job id, name, state, start, elapsed time, GPUs requested
 // and used, the VRAM peak over the card ("61/80G"), the mean utilisation
-// and, from 100 columns, the class and bottleneck badges. The name column
-// shrinks first; other columns drop by priority on narrow screens.
+// and, from 100 columns, the class (analysis.Class.String(), the one
+// name of each class) and bottleneck badges. Every column but the name is
+// sized to its header and the cells on screen; the name takes the rest.
+// It shrinks first; other columns drop by priority on narrow screens.
+// Durations are Slurm's [D-]HH:MM:SS and the detail's instants
+// slurmext.FormatTime's; the list's START is a compact MM-DD hh:mm.
 //
 // The job detail (enter) shows the scheduler's facts, the analysis (class
 // with its rule and numbers, bottlenecks, IO wait, flags such as idle
@@ -31,19 +35,11 @@
 //
 // # Keys
 //
-//	↑/k ↓/j             move (scroll in the detail)
-//	pgup/ctrl+u pgdn/ctrl+d  page
-//	g G                 first / last
-//	enter               job detail; esc or backspace goes back
-//	/                   filter by name or job id (enter applies, esc cancels)
-//	s  S or r           next sort column; reverse the order
-//	f                   state: all, RUNNING, COMPLETED, FAILED, TIMEOUT, CANCELLED, OUT_OF_MEMORY
-//	p                   partition
-//	t                   time window: all, 24h, 7d, 30d
-//	m                   my summary
-//	u a                 switch user (empty: everyone) / account — admins
-//	?                   help
-//	q ctrl+c            quit
+// Each view has one key table (keys.go: listKeys, detailKeys,
+// summaryKeys, then commonKeys): a slice of bindings {keys, help,
+// action}. Key presses are dispatched through it and the help overlay (?)
+// is generated from it, so a key cannot work without being listed; a
+// test presses every key a terminal can send and checks just that.
 //
 // # Access control
 //
