@@ -6,7 +6,7 @@ LDFLAGS  := -X main.version=$(VERSION)
 PKGS     := ./...
 export CGO_ENABLED := 1
 
-.PHONY: all build test test-unit test-e2e demo bench lint fmt vet fuzz update-golden install clean
+.PHONY: all build test test-unit test-e2e demo bench lint fmt vet fuzz update-golden install package clean
 
 all: build
 
@@ -70,5 +70,27 @@ install: build
 	install -d -m 0750 $(DESTDIR)/var/log/gpuprof
 	test -e $(DESTDIR)/etc/gpuprof/gpuprof.toml || install -D -m 0644 contrib/slurm/gpuprof.toml.example $(DESTDIR)/etc/gpuprof/gpuprof.toml
 
+# The Debian and RPM packages in dist/ (packaging/nfpm.yaml, built with
+# nfpm's library by packaging/, a module of its own): the binary in
+# /usr/sbin, hook wrappers in /usr/lib/gpuprof, systemd units, logrotate,
+# /etc/gpuprof/gpuprof.toml as a conffile, examples, a man page per command
+# and the shell completions. SOURCE_DATE_EPOCH (the last commit's time)
+# makes the man pages the same on every rebuild.
+PKG_VERSION       ?= 0.1.0~git$(shell git log -1 --format=%cd.%h --date=format:%Y%m%d 2>/dev/null || echo 0)
+SOURCE_DATE_EPOCH ?= $(shell git log -1 --format=%ct 2>/dev/null || date +%s)
+PKG               := build/pkg
+package:
+	rm -rf $(PKG) dist && mkdir -p $(PKG)/systemd $(PKG)/doc
+	CGO_ENABLED=1 $(GO) build -trimpath -buildmode=pie -ldflags '$(LDFLAGS) -s -w' -o $(PKG)/gpuprof ./cmd/gpuprof
+	SOURCE_DATE_EPOCH=$(SOURCE_DATE_EPOCH) $(PKG)/gpuprof gendocs --man $(PKG)/man --completions $(PKG)/completions
+	gzip -9n $(PKG)/man/*.8
+	for u in contrib/systemd/*.service contrib/systemd/*.timer; do \
+		sed 's|/usr/local/sbin/gpuprof|/usr/sbin/gpuprof|g' $$u > $(PKG)/systemd/$$(basename $$u); done
+	install -m 0644 packaging/copyright $(PKG)/doc/copyright
+	printf 'gpuprof (%s) unstable; urgency=medium\n\n  * Built from commit %s.\n\n -- gpuprof developers <gpuprof@users.noreply.github.com>  %s\n' \
+		'$(PKG_VERSION)' "$$(git rev-parse --short HEAD 2>/dev/null || echo unknown)" \
+		"$$(date -u -R -d @$(SOURCE_DATE_EPOCH))" | gzip -9n > $(PKG)/doc/changelog.gz
+	cd packaging && $(GO) run . -config nfpm.yaml -out ../dist -version '$(PKG_VERSION)' deb rpm
+
 clean:
-	rm -rf bin demo-out bench-out
+	rm -rf bin demo-out bench-out build dist
