@@ -222,17 +222,17 @@ func (m Model) detailLines() []string {
 		state += fmt.Sprintf(" · exit %d:%d", j.ExitStatus, j.ExitSignal)
 	}
 	add("state " + state + " · " + mt.Outcome.String())
-	times := "start " + slurmext.FormatTime(j.Start, loc) + " · end " + slurmext.FormatTime(j.End, loc)
+	times := "start" + nbsp + slurmext.FormatTime(j.Start, loc) + " · end" + nbsp + slurmext.FormatTime(j.End, loc)
 	if mt.ElapsedValid {
-		times += " · elapsed " + slurmDuration(mt.Elapsed)
+		times += " · elapsed" + nbsp + slurmDuration(mt.Elapsed)
 	} else if !j.Start.IsZero() && !mt.Outcome.Finished() {
-		times += " · running " + slurmDuration(m.opts.Now().Sub(j.Start))
+		times += " · running" + nbsp + slurmDuration(m.opts.Now().Sub(j.Start))
 	}
 	if mt.WaitValid {
-		times += " · wait " + slurmDuration(mt.Wait)
+		times += " · wait" + nbsp + slurmDuration(mt.Wait)
 	}
 	if j.TimeLimit > 0 {
-		times += " · limit " + slurmDuration(j.TimeLimit)
+		times += " · limit" + nbsp + slurmDuration(j.TimeLimit)
 	}
 	add(times)
 	gpus := fmt.Sprintf("GPUs %d requested", j.ReqGPUs)

@@ -175,6 +175,8 @@ func TestWrapWords(t *testing.T) {
 		{"long token alone", "a --gres=gpu:<type>:1234567890 b", 10,
 			[]string{"a", "--gres=gpu:<type>:1234567890", "b"}},
 		{"fits", "short line", 80, []string{"short line"}},
+		{"label with its value", "wait 00:05:00 · limit" + nbsp + "12:00:00", 18,
+			[]string{"wait 00:05:00 ·", "limit 12:00:00"}},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {

@@ -192,6 +192,10 @@ func secondsDuration(s float64) time.Duration {
 	return time.Duration(s * float64(time.Second))
 }
 
+// nbsp joins a label to its value ("limit" and "1-00:00:00") so that
+// wrapWords keeps them on one line; it is drawn as a plain space.
+const nbsp = "\u00a0"
+
 // wrapWords breaks s into lines of at most w columns at spaces only, so
 // an option or a value (--signal=B:USR1@300, limit 1-00:00:00) is never
 // split: a token wider than w gets a line of its own (and is cut with
@@ -211,5 +215,9 @@ func wrapWords(s string, w int) []string {
 			line, lw = tok, tw
 		}
 	}
-	return append(lines, line)
+	lines = append(lines, line)
+	for i := range lines {
+		lines[i] = strings.ReplaceAll(lines[i], nbsp, " ")
+	}
+	return lines
 }
