@@ -1,11 +1,15 @@
 package tui
 
 import (
+	"context"
 	"regexp"
 	"strings"
 	"testing"
+	"time"
 
 	tea "charm.land/bubbletea/v2"
+
+	"github.com/gpuprof/gpuprof/store"
 )
 
 // candidateKeys are key presses as a terminal sends them: every printable
@@ -185,5 +189,43 @@ func TestWrapWords(t *testing.T) {
 				t.Errorf("wrapWords(%q, %d) = %q, want %q", c.s, c.w, got, c.want)
 			}
 		})
+	}
+}
+
+// uidSource is a Source as the local database serves a reader who is not
+// an admin: jobs selected by uid, a User filter naming the reader's own
+// login dropped (store.ViewFilter.ScopedTo), here for a uid without a
+// passwd entry whose jobs the database records as alice's.
+type uidSource struct {
+	*fakeSource
+	login string
+}
+
+func (s uidSource) scope(f store.ViewFilter) store.ViewFilter {
+	if f.User == s.login || f.User == "" {
+		f.User = "alice"
+	}
+	return f
+}
+
+func (s uidSource) Jobs(ctx context.Context, f store.ViewFilter) ([]store.JobView, error) {
+	return s.fakeSource.Jobs(ctx, s.scope(f))
+}
+
+func (s uidSource) Count(ctx context.Context, f store.ViewFilter) (int, error) {
+	return s.fakeSource.Count(ctx, s.scope(f))
+}
+
+// TestUIDWithoutPasswdShowsDBName: a login that is a bare uid shows, in
+// the title, the user name the database has for the jobs.
+func TestUIDWithoutPasswdShowsDBName(t *testing.T) {
+	src := uidSource{&fakeSource{jobs: genJobs(20), admin: true}, "50001"}
+	id := Identity{User: "50001"}
+	m := New(context.Background(), src, id, Options{NoColor: true, Now: func() time.Time { return testNow }})
+	m = drive(t, m, m.Init())
+	m = send(t, m, tea.WindowSizeMsg{Width: 80, Height: 24})
+	title := strings.Split(m.render(), "\n")[0]
+	if !strings.Contains(title, "jobs of alice (uid 50001)") {
+		t.Errorf("title %q, want the database's name alice with the uid", title)
 	}
 }

@@ -22,6 +22,11 @@ type listState struct {
 	pending    map[int]bool
 	cursor     int
 	top        int // first visible row
+	// dbUser is the user name the database has for the caller when the
+	// caller's login is a bare uid (no passwd entry on this host): the
+	// Source selects their jobs by uid, and the title names them as the
+	// rows do.
+	dbUser string
 }
 
 func newListState(q query) *listState {
@@ -168,6 +173,9 @@ func (m Model) gotPage(msg pageMsg) (tea.Model, tea.Cmd) {
 	}
 	m.errMsg = ""
 	l.pages[msg.page] = msg.rows
+	if len(msg.rows) > 0 && l.q.user == m.id.User && isUID(m.id.User) && msg.rows[0].user != "" {
+		l.dbUser = msg.rows[0].user
+	}
 	first, last := m.wantedPages()
 	l.evict(first, last, m.cacheLimit())
 	return m, nil
@@ -402,7 +410,10 @@ func pad(s string, w int, right bool) string {
 func (m Model) listTitle() string {
 	q := m.list.q
 	who := "everyone"
-	if q.user != "" {
+	switch {
+	case q.user != "" && q.user == m.id.User && m.list.dbUser != "":
+		who = clip(m.list.dbUser, 24) + " (uid " + clip(q.user, 12) + ")"
+	case q.user != "":
 		who = clip(q.user, 24)
 	}
 	type part struct {
@@ -452,6 +463,20 @@ func (m Model) listTitle() string {
 		parts[i].short = clip(parts[i].short, 12)
 	}
 	return join(false, true)
+}
+
+// isUID reports whether a login name is a bare number: what a uid
+// without a passwd entry is shown as.
+func isUID(s string) bool {
+	if s == "" {
+		return false
+	}
+	for _, r := range s {
+		if r < '0' || r > '9' {
+			return false
+		}
+	}
+	return true
 }
 
 // listStatus is the list's part of the status bar: where the cursor is.
