@@ -46,6 +46,9 @@ type summaryResult struct {
 	// got: a --time or --gres value is each job's own, not one for all.
 	topHintValues int
 	hinted        int // jobs with at least one hint
+	// timeJobs is how many jobs got a --time suggestion from their own
+	// run (analysis.HintTimeLimit): each its own value.
+	timeJobs int
 }
 
 // summaryMsg carries a loaded summary.
@@ -132,6 +135,9 @@ func loadSummary(ctx context.Context, src Source, who string, now time.Time, cfg
 		}
 		for _, h := range hs {
 			counts[h.Rule]++
+			if h.Rule == analysis.HintTimeLimit {
+				res.timeJobs++
+			}
 			if values[h.Rule] == nil {
 				values[h.Rule] = map[string]bool{}
 			}
@@ -221,6 +227,12 @@ func (m Model) summaryLines() []string {
 			continue
 		}
 		add("%-18s %6s job(s) %9.1f GPU-hours", c.Class, formatCount(c.Jobs), c.GPUHours)
+	}
+	if r.timeJobs > 0 {
+		out = append(out, "")
+		out = append(out, wrapHanging(fmt.Sprintf("--time: %s of %s jobs asked for far more time than they ran; "+
+			"the suggested limit is per job (1.5 × its own run), not one value for all: see each job's detail",
+			formatCount(r.timeJobs), formatCount(r.loaded)), m.width)...)
 	}
 	out = append(out, "", " "+m.st.render(m.st.header, "Most common hint"))
 	switch {
