@@ -1,13 +1,16 @@
 package tui
 
 import (
+	"bytes"
 	"context"
+	"fmt"
 	"regexp"
 	"strings"
 	"testing"
 	"time"
 
 	tea "charm.land/bubbletea/v2"
+	"github.com/charmbracelet/x/exp/teatest/v2"
 
 	"github.com/gpuprof/gpuprof/store"
 )
@@ -227,5 +230,34 @@ func TestUIDWithoutPasswdShowsDBName(t *testing.T) {
 	title := strings.Split(m.render(), "\n")[0]
 	if !strings.Contains(title, "jobs of alice (uid 50001)") {
 		t.Errorf("title %q, want the database's name alice with the uid", title)
+	}
+}
+
+// TestProgramHelp drives the real tea.Program at 80×24 and 120×40: ? shows
+// the keys that were missing from the help before the key table (ctrl+b,
+// ctrl+f, space, home, end).
+func TestProgramHelp(t *testing.T) {
+	for _, size := range [][2]int{{80, 24}, {120, 40}} {
+		t.Run(fmt.Sprintf("%dx%d", size[0], size[1]), func(t *testing.T) {
+			src := &fakeSource{jobs: genJobs(50), user: "alice"}
+			m := New(context.Background(), src, alice, Options{NoColor: true, Now: func() time.Time { return testNow }})
+			tm := teatest.NewTestModel(t, m, teatest.WithInitialTermSize(size[0], size[1]))
+			wait := func(what string) {
+				t.Helper()
+				teatest.WaitFor(t, tm.Output(), func(b []byte) bool { return bytes.Contains(b, []byte(what)) },
+					teatest.WithDuration(5*time.Second), teatest.WithCheckInterval(10*time.Millisecond))
+			}
+			wait("row 1 of ")
+			tm.Send(tea.KeyPressMsg{Code: '?', Text: "?"})
+			wait("pgdown ctrl+d ctrl+f space")
+			tm.Send(tea.KeyPressMsg{Code: 'q', Text: "q"})
+			final := tm.FinalModel(t, teatest.WithFinalTimeout(5*time.Second)).(Model)
+			help := strings.Join(final.helpLines(), "\n")
+			for _, k := range []string{"pgup ctrl+u ctrl+b", "g home", "G end"} {
+				if !strings.Contains(help, k) {
+					t.Errorf("help lacks %q:\n%s", k, help)
+				}
+			}
+		})
 	}
 }
