@@ -6,7 +6,7 @@ LDFLAGS  := -X main.version=$(VERSION)
 PKGS     := ./...
 export CGO_ENABLED := 1
 
-.PHONY: all build test test-unit test-e2e demo bench lint fmt vet fuzz update-golden install package clean
+.PHONY: all build test test-unit test-e2e demo bench lint fmt vet fuzz update-golden install package package-check clean
 
 all: build
 
@@ -91,6 +91,11 @@ package:
 		'$(PKG_VERSION)' "$$(git rev-parse --short HEAD 2>/dev/null || echo unknown)" \
 		"$$(date -u -R -d @$(SOURCE_DATE_EPOCH))" | gzip -9n > $(PKG)/doc/changelog.gz
 	cd packaging && $(GO) run . -config nfpm.yaml -out ../dist -version '$(PKG_VERSION)' deb rpm
+
+# The package installed, checked and removed on this machine (root, a clean
+# Debian: see scripts/package-check.sh); CI runs it after make test.
+package-check:
+	./scripts/package-check.sh
 
 clean:
 	rm -rf bin demo-out bench-out build dist
