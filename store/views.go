@@ -110,10 +110,11 @@ type ViewFilter struct {
 	// running, …) or, for a job without a scheduler record, the profile
 	// status (running, finished) of any of its nodes.
 	State string
-	// Text matches jobs whose scheduler name, job id or display id (123_4)
-	// contains it, ignoring the case of ASCII letters (other letters match
-	// exactly); a job without a scheduler record matches on its id. % and _
-	// are plain characters.
+	// Text matches jobs whose scheduler name, job id, display id (123_4),
+	// user, account or partition contains it, ignoring the case of ASCII
+	// letters (other letters match exactly); a job without a scheduler
+	// record matches on its id and its profile's user, account and
+	// partition. % and _ are plain characters.
 	Text string
 	// Since and Until select jobs whose [start, end] overlaps [Since, Until):
 	// started before Until, and ended at or after Since or not ended. The
@@ -534,8 +535,9 @@ func schedConds(f ViewFilter) ([]string, []any) {
 	if f.Text != "" {
 		like := containsLike(f.Text)
 		conds = append(conds, `(s.name LIKE ? ESCAPE '`+likeEscape+`' OR s.job_id LIKE ? ESCAPE '`+likeEscape+`'
-			OR s.display_id LIKE ? ESCAPE '`+likeEscape+`')`)
-		args = append(args, like, like, like)
+			OR s.display_id LIKE ? ESCAPE '`+likeEscape+`' OR s."user" LIKE ? ESCAPE '`+likeEscape+`'
+			OR s.account LIKE ? ESCAPE '`+likeEscape+`' OR s."partition" LIKE ? ESCAPE '`+likeEscape+`')`)
+		args = append(args, like, like, like, like, like, like)
 	}
 	if !f.Since.IsZero() {
 		add(`(s."end" IS NULL OR s."end" >= ?)`, f.Since.Unix())
@@ -591,7 +593,10 @@ func profileConds(f ViewFilter) (conds []string, args []any, ok bool) {
 		add(`EXISTS (SELECT 1 FROM jobs q WHERE `+sameJob+` AND q.status = ?)`, status)
 	}
 	if f.Text != "" {
-		add(`p.job_id LIKE ? ESCAPE '`+likeEscape+`'`, containsLike(f.Text))
+		like := containsLike(f.Text)
+		conds = append(conds, `(p.job_id LIKE ? ESCAPE '`+likeEscape+`' OR p."user" LIKE ? ESCAPE '`+likeEscape+`'
+			OR p.account LIKE ? ESCAPE '`+likeEscape+`' OR p."partition" LIKE ? ESCAPE '`+likeEscape+`')`)
+		args = append(args, like, like, like, like)
 	}
 	if !f.Until.IsZero() {
 		add(`p."start" < ?`, ceilUnix(f.Until))

@@ -623,6 +623,7 @@ func TestListViewsText(t *testing.T) {
 	odd[0].Name = "50%_done"
 	odd[1].Name = "50xxdone"
 	odd[2].Name, odd[2].DisplayID = `back\slash`, "77_3"
+	odd[0].Account, odd[1].Partition = "vision", "l40s"
 	if _, _, _, err := db.PutSchedJobs(ctx, odd); err != nil {
 		t.Fatal(err)
 	}
@@ -642,6 +643,13 @@ func TestListViewsText(t *testing.T) {
 		{text: `\`, want: []string{"102"}},
 		{text: "77_3", want: []string{"102"}}, // display id
 		{text: "nothing", want: []string{}},
+		// Users: from the scheduler record, and from the profile of a job
+		// that has none (30 is carol's).
+		{text: "ALICE", want: []string{"2", "5"}},
+		{text: "dave", want: []string{"4"}},
+		{text: "carol", want: []string{"30"}},
+		{text: "Vision", want: []string{"100"}}, // account
+		{text: "l40", want: []string{"101"}},    // partition
 	}
 	for _, tt := range tests {
 		t.Run(tt.text, func(t *testing.T) {
