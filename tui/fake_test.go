@@ -124,7 +124,7 @@ func (s *fakeSource) selectJobs(f store.ViewFilter) ([]store.JobView, error) {
 			f.Partition != "" && r.Partition != f.Partition,
 			f.Cluster != "" && r.Cluster != f.Cluster,
 			f.State != "" && !strings.EqualFold(r.State, f.State),
-			f.Text != "" && !strings.Contains(strings.ToLower(r.Name+" "+r.JobID+" "+r.DisplayID), strings.ToLower(f.Text)),
+			f.Text != "" && !strings.Contains(strings.ToLower(r.Name+" "+r.JobID+" "+r.DisplayID+" "+r.User+" "+r.Account+" "+r.Partition), strings.ToLower(f.Text)),
 			!f.Since.IsZero() && !r.End.IsZero() && r.End.Before(f.Since),
 			!f.Until.IsZero() && !r.Start.Before(f.Until):
 			continue

@@ -69,9 +69,9 @@ var listKeys = []binding{
 		}
 		return m.openDetail(r)
 	}},
-	{[]string{"/"}, "filter by name or job id (enter applies)",
+	{[]string{"/"}, "filter by name, job id, user, account or partition (enter applies)",
 		func(m Model) (tea.Model, tea.Cmd) {
-			m.prompt = newPrompt(promptText, "filter (name or job id): ", m.list.q.text)
+			m.prompt = newPrompt(promptText, "filter (name, id, user, account, partition): ", m.list.q.text)
 			return m, nil
 		}},
 	{[]string{"s"}, "next sort column", func(m Model) (tea.Model, tea.Cmd) {

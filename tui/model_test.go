@@ -178,7 +178,7 @@ func TestTextFilter(t *testing.T) {
 	if m.list.q.text != "" {
 		t.Fatalf("filter applied before enter: %q", m.list.q.text)
 	}
-	if !strings.Contains(m.render(), "filter (name or job id): bash█") {
+	if !strings.Contains(m.render(), "filter (name, id, user, account, partition): bash█") {
 		t.Errorf("prompt not shown:\n%s", m.render())
 	}
 	m = press(t, m, "enter")

@@ -12,7 +12,7 @@ type query struct {
 	user, account, partition string
 	state                    string // "" for all
 	window                   time.Duration
-	text                     string // substring of name or job id
+	text                     string // substring of name, job id, user, account or partition
 	sort                     string // one of store.SortKeys; "" is newest first
 	reverse                  bool   // reverses the sort key's default direction
 }

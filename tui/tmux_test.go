@@ -166,7 +166,7 @@ func hasAll(want ...string) func(string) bool {
 // TestTmux runs the binary at 80×24 and 120×40: 4-digit ids take 5
 // columns and the name what the others leave (a 27-character name whole
 // at 120, cut at the column's width at 80), the help lists every key of the list's
-// key table, and the / filter narrows the list.
+// key table, and the / filter narrows the list to a user's jobs.
 func TestTmux(t *testing.T) {
 	requireTmuxHere(t)
 	bin := gpuprofBin(t)
@@ -235,9 +235,9 @@ func TestTmux(t *testing.T) {
 			time.Sleep(300 * time.Millisecond) // so the next key is not read as alt+key
 			p.waitFor("the list again", hasAll("4101", "JOBID"))
 
-			// The / filter.
+			// The / filter, by user: bob's one job.
 			p.keys("/")
-			p.literal("tokenize")
+			p.literal("bob")
 			p.keys("Enter")
 			p.waitFor("the filtered list", func(s string) bool {
 				return strings.Contains(s, "4102") && !strings.Contains(s, "4101") &&
