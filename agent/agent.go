@@ -22,6 +22,8 @@ import (
 	"sync"
 	"time"
 
+	"github.com/prometheus/client_golang/prometheus"
+
 	"github.com/gpuprof/gpuprof/gpu"
 	"github.com/gpuprof/gpuprof/ingest"
 	"github.com/gpuprof/gpuprof/profile"
@@ -53,6 +55,10 @@ type Options struct {
 	// whose epilog never came (node crash, epilog killed) are closed once
 	// no step of theirs is left; empty turns the check off.
 	SlurmdSpoolDir string
+	// MetricsListener, when set, is where Run serves /metrics (see
+	// ListenMetrics); the agent then also reads the GPUs no job holds, so
+	// every GPU has its series. Run closes it.
+	MetricsListener net.Listener
 }
 
 // Pusher delivers a profile to the collector; it must be idempotent.
@@ -94,6 +100,10 @@ type Agent struct {
 	// moved are keys the agent flushed a running profile under before it
 	// learnt slurmd's names; the next flush deletes their rows.
 	moved []profile.Key
+
+	// obs is what /metrics shows, under a lock of its own (metrics.go).
+	obs      *observed
+	registry *prometheus.Registry
 }
 
 type jobState struct {
@@ -153,7 +163,10 @@ func New(ctx context.Context, opts Options, sampler gpu.Sampler, db *store.DB, s
 		orphans:     map[string]*orphan{},
 		lastCluster: opts.Cluster,
 		lastNode:    opts.Node,
+		obs:         newObserved(),
+		registry:    prometheus.NewRegistry(),
 	}
+	a.registry.MustRegister(newMetricsCollector(a))
 	if a.now == nil {
 		a.now = time.Now
 	}
@@ -191,6 +204,10 @@ func (a *Agent) Run(ctx context.Context) error {
 	wg.Go(func() { a.reconcileLoop(ctx) })
 	if a.opts.Collector != nil {
 		wg.Go(func() { a.deliverLoop(ctx) })
+	}
+	if ml := a.opts.MetricsListener; ml != nil {
+		wg.Go(func() { a.serveMetrics(ctx, ml) })
+		a.log.Info("metrics endpoint", "addr", ml.Addr().String())
 	}
 	a.sampleLoop(ctx)
 	_ = ln.Close()
@@ -438,6 +455,7 @@ func (a *Agent) startJob(ctx context.Context, js JobStart) error {
 		a.log.Warn("unresolved GPU", "job", js.JobID, "problem", p)
 	}
 	a.jobs[js.JobID] = &jobState{prof: j, ticks: map[int]uint64{}}
+	a.publishLocked(nil, nil, nil)
 	a.mu.Unlock()
 	a.log.Info("job started", "job", js.JobID, "user", js.User, "gpus", len(devs))
 
@@ -469,6 +487,7 @@ func (a *Agent) endJob(ctx context.Context, je JobEnd) error {
 	o, orphaned := a.orphans[je.JobID]
 	delete(a.orphans, je.JobID)
 	a.rememberEnded(je.JobID, a.now())
+	a.publishLocked(nil, nil, nil)
 	a.mu.Unlock()
 
 	var j profile.Job
@@ -512,6 +531,7 @@ func (a *Agent) endJob(ctx context.Context, je JobEnd) error {
 			a.mu.Lock()
 			if st != nil {
 				a.jobs[je.JobID] = st
+				a.publishLocked(nil, nil, nil)
 			}
 			a.mu.Unlock()
 			return fmt.Errorf("finish job %s: spool: %v; database: %w", je.JobID, err, derr)
@@ -623,6 +643,9 @@ func (a *Agent) persistLoop(ctx context.Context) {
 		}
 		a.drain(ctx)
 		a.flush(ctx)
+		if files, bytes, err := spoolUsage(a.spool.Path); err == nil {
+			a.obs.spool(files, bytes)
+		}
 	}
 }
 
@@ -674,6 +697,9 @@ func (a *Agent) flush(ctx context.Context) {
 	for _, id := range gone {
 		delete(a.jobs, id)
 		a.log.Info("job already finished in the database; dropped", "job", id)
+	}
+	if len(gone) > 0 {
+		a.publishLocked(nil, nil, nil)
 	}
 	a.mu.Unlock()
 }

@@ -26,8 +26,8 @@ const (
 )
 
 // benchNode is an agent on a simulated node with a fake procfs and a
-// virtual clock, built for a *testing.B (the test fixture needs a
-// *testing.T and has 4 GPUs).
+// virtual clock, built for benchmarks and the tests of a full node (the
+// test fixture has 4 GPUs).
 type benchNode struct {
 	agent *Agent
 	now   time.Time
@@ -45,7 +45,7 @@ type benchNode struct {
 // they are registered in memory and the sampler costs next to nothing,
 // leaving the agent's own work: PID → job mapping through procfs,
 // attribution, profile accumulation, IO wait.
-func newBenchNode(b *testing.B, gpus, jobs int, procFiles bool, opts ...sim.Option) *benchNode {
+func newBenchNode(b testing.TB, gpus, jobs int, procFiles bool, opts ...sim.Option) *benchNode {
 	b.Helper()
 	dir := b.TempDir()
 	procfs := filepath.Join(dir, "proc")
@@ -107,7 +107,7 @@ func newBenchNode(b *testing.B, gpus, jobs int, procFiles bool, opts ...sim.Opti
 	return n
 }
 
-func benchFile(b *testing.B, path, data string) {
+func benchFile(b testing.TB, path, data string) {
 	b.Helper()
 	if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
 		b.Fatal(err)

@@ -3,6 +3,9 @@ package agent
 import (
 	"context"
 	"time"
+
+	"github.com/gpuprof/gpuprof/profile"
+	"github.com/gpuprof/gpuprof/store"
 )
 
 // Delivery to the collector (multi-node mode). Finished profiles wait in the
@@ -38,6 +41,16 @@ func (a *Agent) deliverLoop(ctx context.Context) {
 	}
 }
 
+// observeOutbox records the outbox length for /metrics, beside the
+// profiles a delivery pass loaded and removed.
+func (a *Agent) observeOutbox(ctx context.Context, seen []store.OutboxItem, gone []profile.Key) {
+	n, err := a.db.OutboxLen(ctx)
+	if err != nil {
+		return // a locked database: the next pass tells
+	}
+	a.obs.outbox(n, seen, gone)
+}
+
 // deliver sends every due outbox item once.
 func (a *Agent) deliver(ctx context.Context) {
 	items, err := a.db.DueOutbox(ctx, a.now(), deliverBatch)
@@ -45,19 +58,25 @@ func (a *Agent) deliver(ctx context.Context) {
 		a.log.Warn("outbox unreadable", "err", err)
 		return
 	}
+	var gone []profile.Key
+	defer func() { a.observeOutbox(ctx, items, gone) }()
 	for _, it := range items {
 		j, err := it.Job()
 		if err != nil {
 			a.log.Error("outbox item undecodable; dropped", "job", it.Key.JobID, "err", err)
-			_, _ = a.db.AckOutbox(ctx, it.Key, it.Version)
+			if deleted, _ := a.db.AckOutbox(ctx, it.Key, it.Version); deleted {
+				gone = append(gone, it.Key)
+			}
 			continue
 		}
 		pctx, cancel := context.WithTimeout(ctx, 30*time.Second)
 		err = a.opts.Collector.Push(pctx, j)
 		cancel()
 		if err == nil {
-			if _, err := a.db.AckOutbox(ctx, it.Key, it.Version); err != nil {
+			if deleted, err := a.db.AckOutbox(ctx, it.Key, it.Version); err != nil {
 				a.log.Warn("outbox ack postponed", "job", it.Key.JobID, "err", err)
+			} else if deleted {
+				gone = append(gone, it.Key)
 			}
 			a.log.Info("profile delivered", "job", it.Key.JobID, "attempts", it.Attempts+1)
 			continue

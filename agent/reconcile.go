@@ -85,6 +85,9 @@ func (a *Agent) reconcile(ctx context.Context) {
 		closed = append(closed, id)
 	}
 	closed = append(closed, a.closeOrphansLocked(now)...)
+	if len(closed) > 0 {
+		a.publishLocked(nil, nil, nil)
+	}
 	a.mu.Unlock()
 	for _, id := range closed {
 		a.log.Warn("closed a job slurmd no longer runs", "job", id)

@@ -20,7 +20,8 @@ func (a *Agent) sampleLoop(ctx context.Context) {
 		select {
 		case <-ctx.Done():
 			return
-		case <-t.C:
+		case due := <-t.C:
+			a.obs.tick(due, time.Now(), a.opts.Interval)
 			sctx, cancel := context.WithTimeout(ctx, a.opts.Interval)
 			a.sample(sctx, "")
 			cancel()
@@ -65,6 +66,7 @@ func (a *Agent) sample(ctx context.Context, only string) {
 	// its database) is found from them.
 	others := map[string][]gpu.ProcessSample{}
 	var xids []gpu.XIDEvent
+	var idle map[string]gpu.DeviceSample
 	if a.acquire(ctx) {
 		for uuid := range want {
 			readings[uuid] = a.read(ctx, uuid)
@@ -84,6 +86,10 @@ func (a *Agent) sample(ctx context.Context, only string) {
 			xids, err = a.gpus.XIDEvents(ctx)
 			if err != nil && !errors.Is(err, gpu.ErrUnsupported) {
 				a.log.Warn("XID events", "err", err)
+				a.obs.gpuError(time.Now(), err)
+			}
+			if a.opts.MetricsListener != nil {
+				idle = a.readIdle(ctx, want)
 			}
 		}
 		a.release()
@@ -91,6 +97,8 @@ func (a *Agent) sample(ctx context.Context, only string) {
 	for _, r := range readings {
 		if r.err != nil {
 			a.log.Warn("GPU reading failed", "gpu", r.dev.UUID, "err", r.err)
+			a.obs.gpuError(time.Now(), r.err)
+			a.obs.drop(dropReadError, 1)
 		}
 	}
 
@@ -117,6 +125,9 @@ func (a *Agent) sample(ctx context.Context, only string) {
 			}
 		}
 	}
+	if only == "" {
+		a.publishLocked(readings, idle, xids)
+	}
 }
 
 // read takes one GPU's device and process readings, dropping absurd values.
@@ -140,6 +151,7 @@ func (a *Agent) read(ctx context.Context, uuid string) reading {
 	}
 	if dropped > 0 {
 		a.log.Warn("dropped absurd GPU readings", "gpu", uuid, "count", dropped)
+		a.obs.drop(dropImplausible, dropped)
 	}
 	r.ds, r.procs = ds, procs
 	return r

@@ -6,7 +6,11 @@ package config
 import (
 	"errors"
 	"fmt"
+	"net"
 	"os"
+	"path/filepath"
+	"strconv"
+	"strings"
 	"time"
 
 	"github.com/BurntSushi/toml"
@@ -88,6 +92,11 @@ type AgentConfig struct {
 	SeriesPoints int `toml:"series_points"`
 	// CallTimeout bounds every GPU backend call (a hung driver).
 	CallTimeout Duration `toml:"call_timeout"`
+	// MetricsListen is where the agent serves /metrics for Prometheus
+	// (docs/prometheus.md): a TCP address such as "127.0.0.1:9842", or
+	// "unix:" and a socket path such as "unix:/run/gpuprof/metrics.sock".
+	// Empty (the default) turns the endpoint off.
+	MetricsListen string `toml:"metrics_listen"`
 }
 
 // HookConfig configures `gpuprof prolog` and `gpuprof epilog`.
@@ -231,6 +240,8 @@ func (c Config) Validate() error {
 	case c.Agent.CallTimeout.D() <= 0:
 		// A zero timer fires at once: every GPU call would time out.
 		return fmt.Errorf("%w: agent.call_timeout must be positive", ErrConfig)
+	case validListen(c.Agent.MetricsListen) != nil:
+		return fmt.Errorf("%w: agent.metrics_listen: %v", ErrConfig, validListen(c.Agent.MetricsListen))
 	case c.Agent.SeriesPoints < 16:
 		return fmt.Errorf("%w: agent.series_points must be at least 16", ErrConfig)
 	case c.Hooks.Deadline.D() <= 0 || c.Hooks.Deadline.D() > time.Minute:
@@ -243,6 +254,29 @@ func (c Config) Validate() error {
 		return fmt.Errorf("%w: sim.minors has %d entries for %d GPUs", ErrConfig, len(c.Sim.Minors), c.Sim.GPUs)
 	case c.DB == "":
 		return fmt.Errorf("%w: db must be set", ErrConfig)
+	}
+	return nil
+}
+
+// validListen checks a listen address of the form agent.metrics_listen
+// takes: empty, "unix:" and an absolute path, or host:port with a numeric
+// port (the host may be empty for every address).
+func validListen(addr string) error {
+	if addr == "" {
+		return nil
+	}
+	if path, ok := strings.CutPrefix(addr, "unix:"); ok {
+		if !filepath.IsAbs(path) {
+			return fmt.Errorf("%q: a unix socket needs an absolute path", addr)
+		}
+		return nil
+	}
+	_, port, err := net.SplitHostPort(addr)
+	if err != nil {
+		return fmt.Errorf("%q: want host:port or unix:/path: %v", addr, err)
+	}
+	if n, err := strconv.Atoi(port); err != nil || n < 0 || n > 65535 {
+		return fmt.Errorf("%q: port %q is not a number in 0..65535", addr, port)
 	}
 	return nil
 }

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"net"
 	"os"
 	"strings"
 	"time"
@@ -46,7 +47,10 @@ epilog talk to it over a unix socket. Runs in the foreground until SIGTERM;
 restarting it resumes the profiles of running jobs.
 
 --gpu sim runs on the simulated GPU node described by the [sim] section of
-the configuration (see docs/sim-node.md).`,
+the configuration (see docs/sim-node.md).
+
+With agent.metrics_listen set it also serves /metrics for Prometheus (see
+docs/prometheus.md).`,
 		Args: usageArgs(cobra.NoArgs),
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			cfg, err := g.load()
@@ -99,18 +103,27 @@ func runAgent(ctx context.Context, cfg config.Config, log *slog.Logger) error {
 	if cfg.Collector != "" {
 		pusher = collect.Client{URL: cfg.Collector, Munge: mungeFrom(cfg)}
 	}
+	var metrics net.Listener
+	if cfg.Agent.MetricsListen != "" {
+		metrics, err = agent.ListenMetrics(cfg.Agent.MetricsListen)
+		if err != nil {
+			return err
+		}
+		defer metrics.Close()
+	}
 	a, err := agent.New(ctx, agent.Options{
-		Cluster:        cluster,
-		Node:           node,
-		Socket:         cfg.Socket,
-		Interval:       cfg.Agent.Interval.D(),
-		FlushInterval:  cfg.Agent.FlushInterval.D(),
-		SeriesPoints:   cfg.Agent.SeriesPoints,
-		Procfs:         cfg.Proc.Procfs,
-		CgroupRoot:     cfg.Proc.CgroupRoot,
-		Collector:      pusher,
-		Outbox:         pusher != nil,
-		SlurmdSpoolDir: slurmdSpoolDir(cfg),
+		Cluster:         cluster,
+		Node:            node,
+		Socket:          cfg.Socket,
+		Interval:        cfg.Agent.Interval.D(),
+		FlushInterval:   cfg.Agent.FlushInterval.D(),
+		SeriesPoints:    cfg.Agent.SeriesPoints,
+		Procfs:          cfg.Proc.Procfs,
+		CgroupRoot:      cfg.Proc.CgroupRoot,
+		Collector:       pusher,
+		Outbox:          pusher != nil,
+		SlurmdSpoolDir:  slurmdSpoolDir(cfg),
+		MetricsListener: metrics,
 	}, sampler, db, spool.Dir{Path: cfg.SpoolDir}, log)
 	if err != nil {
 		return err
