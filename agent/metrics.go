@@ -114,7 +114,7 @@ func (a *Agent) serveMetrics(ctx context.Context, ln net.Listener) {
 type observed struct {
 	mu   sync.Mutex
 	node string
-	gpus map[string]gpu.DeviceSample // latest valid reading by UUID
+	gpus map[string]gpu.DeviceSample // latest reading by UUID, while it has a value
 	xids map[string]uint64           // XID events seen by UUID since start
 	jobs []jobGPU
 
@@ -299,13 +299,21 @@ func (a *Agent) publishLocked(readings map[string]reading, idle map[string]gpu.D
 	}
 	o.jobs = jobs
 	o.node = a.lastNode
-	for uuid, r := range readings {
-		if r.ds.Util.Valid || r.ds.MemoryUsed.Valid || r.ds.PowerMW.Valid {
-			o.gpus[uuid] = r.ds
+	// A GPU whose reading failed loses its series rather than showing
+	// the last good values as if they were current.
+	keep := func(uuid string, ds gpu.DeviceSample) {
+		if ds.Util.Valid || ds.MemoryUsed.Valid || ds.PowerMW.Valid || ds.TempC.Valid {
+			ds.UUID = uuid
+			o.gpus[uuid] = ds
+		} else {
+			delete(o.gpus, uuid)
 		}
 	}
+	for uuid, r := range readings {
+		keep(uuid, r.ds)
+	}
 	for uuid, ds := range idle {
-		o.gpus[uuid] = ds
+		keep(uuid, ds)
 	}
 	for _, x := range xids {
 		o.xids[x.UUID]++
@@ -359,6 +367,7 @@ func (a *Agent) readIdle(ctx context.Context, want map[string]bool) map[string]g
 		if err != nil {
 			a.obs.gpuError(time.Now(), err)
 			a.obs.drop(dropReadError, 1)
+			idle[d.UUID] = gpu.DeviceSample{} // no value: the series go
 			continue
 		}
 		ds, dropped := gpu.Sanitize(ds, d.MemoryTotal)

@@ -369,6 +369,21 @@ func TestMetricsGPUError(t *testing.T) {
 	if _, ok := value(fams, "gpuprof_gpu_utilization_percent", map[string]string{"gpu": f.devs[1].UUID}); ok {
 		t.Error("a GPU that never answered has a utilisation")
 	}
+	// An idle GPU that stops answering loses its series instead of
+	// showing its last reading as current.
+	if _, ok := value(fams, "gpuprof_gpu_power_watts", map[string]string{"gpu": f.devs[3].UUID}); !ok {
+		t.Fatal("idle GPU 3 has no power series")
+	}
+	delete(s.fail, f.devs[1].UUID) // GPU 1 answers again: the last error is GPU 3's
+	s.fail[f.devs[3].UUID] = fmt.Errorf("nvml: %w", gpu.ErrNotFound)
+	f.tick(1)
+	fams = scrape(t, f.a.MetricsHandler(), false)
+	if _, ok := value(fams, "gpuprof_gpu_power_watts", map[string]string{"gpu": f.devs[3].UUID}); ok {
+		t.Error("a GPU whose reading failed still shows its last power")
+	}
+	if got, ok := value(fams, "gpuprof_agent_gpu_last_error_info", map[string]string{"class": "not_found"}); !ok || got != 1 {
+		t.Errorf("last error class not_found = %v (present %v), want 1", got, ok)
+	}
 }
 
 func TestObservedTicks(t *testing.T) {
