@@ -26,6 +26,7 @@ import (
 
 	"github.com/gpuprof/gpuprof/gpu"
 	"github.com/gpuprof/gpuprof/gpu/sim"
+	"github.com/gpuprof/gpuprof/profile"
 )
 
 // meteredSampler is the simulated node with what it lacks for these tests:
@@ -664,5 +665,65 @@ func TestListenMetricsUnix(t *testing.T) {
 	<-done
 	if _, err := os.Stat(path); !errors.Is(err, os.ErrNotExist) {
 		t.Errorf("socket left behind after stop: %v", err)
+	}
+}
+
+// flakyCollector refuses pushes until ok is set.
+type flakyCollector struct{ ok bool }
+
+func (c *flakyCollector) Push(context.Context, profile.Job) error {
+	if !c.ok {
+		return errors.New("collector unreachable")
+	}
+	return nil
+}
+
+func TestMetricsOutboxAndSpool(t *testing.T) {
+	f := newFixture(t, nil)
+	c := &flakyCollector{}
+	f.a.opts.Collector, f.a.opts.Outbox = c, true
+	h := f.a.MetricsHandler()
+	if _, ok := value(scrape(t, h, false), "gpuprof_agent_outbox_profiles", nil); ok {
+		t.Error("outbox length before any delivery pass")
+	}
+	f.start("21", minorRef(0))
+	f.tick(1)
+	f.do(Request{Op: OpEnd, End: &JobEnd{JobStart: JobStart{JobID: "21"}, End: f.now, ExitKnown: true}})
+	// The finished profile waits in the spool until the persister drains it.
+	files, size, err := spoolUsage(f.spool.Path)
+	if err != nil || files != 1 || size == 0 {
+		t.Fatalf("spool after the epilog: %d files, %d bytes, %v; want one record", files, size, err)
+	}
+	f.a.obs.spool(files, size)
+	fams := scrape(t, h, false)
+	if got, _ := value(fams, "gpuprof_agent_spool_files", nil); got != 1 {
+		t.Errorf("spool files = %v, want 1", got)
+	}
+	if got, _ := value(fams, "gpuprof_agent_spool_bytes", nil); got != float64(size) {
+		t.Errorf("spool bytes = %v, want %d", got, size)
+	}
+	f.a.drainSpool(context.Background())
+
+	ctx := context.Background()
+	f.a.deliver(ctx) // refused: stays queued
+	fams = scrape(t, h, false)
+	if got, _ := value(fams, "gpuprof_agent_outbox_profiles", nil); got != 1 {
+		t.Errorf("outbox after a refused push = %v, want 1", got)
+	}
+	if age, ok := value(fams, "gpuprof_agent_outbox_oldest_age_seconds", nil); !ok || age < 0 || age > 60 {
+		t.Errorf("outbox oldest age = %v (present %v), want the seconds since the epilog", age, ok)
+	}
+	if old := f.a.obs.snapshot().outboxOld; time.Since(old) > time.Minute || time.Since(old) < 0 {
+		t.Errorf("oldest queued profile created at %v, want just now", old)
+	}
+	c.ok = true
+	f.now = f.now.Add(time.Hour) // past the retry back-off
+	f.a.deliver(ctx)
+	fams = scrape(t, h, false)
+	if got, _ := value(fams, "gpuprof_agent_outbox_profiles", nil); got != 0 {
+		t.Errorf("outbox after delivery = %v, want 0", got)
+	}
+	if got, _ := value(fams, "gpuprof_agent_outbox_oldest_age_seconds", nil); got != 0 {
+		t.Errorf("oldest age of an empty outbox = %v, want 0", got)
 	}
 }
