@@ -2,13 +2,13 @@ package tui
 
 import (
 	"fmt"
-	"math"
 	"strings"
 	"unicode"
 
 	tea "charm.land/bubbletea/v2"
 
 	"github.com/gpuprof/gpuprof/analysis"
+	"github.com/gpuprof/gpuprof/internal/spark"
 	"github.com/gpuprof/gpuprof/profile"
 	"github.com/gpuprof/gpuprof/slurmext"
 	"github.com/gpuprof/gpuprof/store"
@@ -357,7 +357,7 @@ func (m Model) gpuLines(node string, g *profile.GPU, ag *analysis.GPU) []string 
 	head := " " + clip(node, 24) + " · " + orDash(clip(g.Model, 32)) + " · " + idx + " " + shortUUID(g.UUID)
 	lines := []string{"", head}
 
-	util, mem := seriesValues(g)
+	util, mem := spark.Values(g)
 	utilText, memText := "util -", "peak -"
 	if ag != nil && ag.UtilMeanValid {
 		utilText = fmt.Sprintf("mean %.0f%%", ag.UtilMean)
@@ -377,8 +377,8 @@ func (m Model) gpuLines(node string, g *profile.GPU, ag *analysis.GPU) []string 
 		memHi = float64(g.MemPeak)
 	}
 	lines = append(lines,
-		"   util "+fitClean(sparkline(util, 100, sw, false), sw)+" "+utilText,
-		"   mem  "+fitClean(sparkline(mem, memHi, sw, true), sw)+" "+memText)
+		"   util "+fitClean(spark.Line(util, 100, sw, false), sw)+" "+utilText,
+		"   mem  "+fitClean(spark.Line(mem, memHi, sw, true), sw)+" "+memText)
 
 	var facts []string
 	if g.EnergyValid {
@@ -415,42 +415,6 @@ func (m Model) gpuLines(node string, g *profile.GPU, ag *analysis.GPU) []string 
 		lines = append(lines, "   "+clip("processes "+strings.Join(names, ", "), max(w-3, 1)))
 	}
 	return lines
-}
-
-// seriesValues lays a GPU's series out on its bucket grid: mean
-// utilisation (percent) and peak memory (bytes) per bucket, NaN where no
-// reading fell.
-func seriesValues(g *profile.GPU) (util, mem []float64) {
-	s := &g.Series
-	pts := s.Points
-	if len(pts) == 0 {
-		return nil, nil
-	}
-	n := len(pts)
-	grid := s.Step > 0 && pts[n-1].T >= s.Start && (pts[n-1].T-s.Start)/s.Step < 8*int64(max(s.MaxPoints, n))
-	if grid {
-		n = int((pts[n-1].T-s.Start)/s.Step) + 1
-	}
-	util, mem = make([]float64, n), make([]float64, n)
-	for i := range util {
-		util[i], mem[i] = math.NaN(), math.NaN()
-	}
-	for i, p := range pts {
-		k := i
-		if grid {
-			k = int((p.T - s.Start) / s.Step)
-			if k < 0 || k >= n {
-				continue
-			}
-		}
-		if p.N > 0 {
-			util[k] = float64(p.UtilSum) / float64(p.N)
-		}
-		if g.MemSamples > 0 {
-			mem[k] = float64(p.MemMax)
-		}
-	}
-	return util, mem
 }
 
 // taskLines describe the task's runs.

@@ -3,7 +3,6 @@ package tui
 import (
 	"context"
 	"fmt"
-	"math"
 	"strings"
 	"testing"
 	"time"
@@ -176,32 +175,6 @@ func TestFit(t *testing.T) {
 		if got := fitClean(sanitise(c.in), c.w); got != c.want || width(got) != c.w {
 			t.Errorf("fitClean(sanitise(%q), %d) = %q (%d columns), want %q", c.in, c.w, got, width(got), c.want)
 		}
-	}
-}
-
-func nan() float64 { return math.NaN() }
-
-func TestSparkline(t *testing.T) {
-	cases := []struct {
-		name string
-		vs   []float64
-		w    int
-		peak bool
-		want string
-	}{
-		{"one per cell", []float64{0, 50, 100}, 3, false, "▁▅█"},
-		{"stretched", []float64{0, 100}, 4, false, "▁▁██"},
-		{"averaged", []float64{0, 100, 0, 100}, 2, false, "▅▅"},
-		{"peak", []float64{0, 100, 0, 0}, 2, true, "█▁"},
-		{"gap", []float64{100, nan(), 100}, 3, false, "█ █"},
-		{"empty", nil, 4, false, ""},
-	}
-	for _, c := range cases {
-		t.Run(c.name, func(t *testing.T) {
-			if got := sparkline(c.vs, 100, c.w, c.peak); got != c.want {
-				t.Errorf("sparkline = %q, want %q", got, c.want)
-			}
-		})
 	}
 }
 

@@ -2,7 +2,6 @@ package tui
 
 import (
 	"fmt"
-	"math"
 	"strings"
 	"time"
 
@@ -58,68 +57,6 @@ func clip(s string, w int) string {
 		return ansi.Truncate(s, max(w, 0), "…")
 	}
 	return s
-}
-
-// sparkBlocks are the eight levels of a sparkline.
-var sparkBlocks = [...]rune{'▁', '▂', '▃', '▄', '▅', '▆', '▇', '█'}
-
-// sparkline draws vs (each in [0, hi]) across w cells: values are merged
-// into w buckets when there are more (their mean, or their maximum when
-// peak is set), and stretched over several cells when fewer. A NaN value
-// (no reading) is drawn as a space.
-func sparkline(vs []float64, hi float64, w int, peak bool) string {
-	if w <= 0 || len(vs) == 0 || !(hi > 0) {
-		return ""
-	}
-	cells := resample(vs, w, peak)
-	var b strings.Builder
-	for _, v := range cells {
-		if math.IsNaN(v) {
-			b.WriteByte(' ')
-			continue
-		}
-		level := int(math.Round(v / hi * float64(len(sparkBlocks)-1)))
-		level = min(max(level, 0), len(sparkBlocks)-1)
-		b.WriteRune(sparkBlocks[level])
-	}
-	return b.String()
-}
-
-// resample maps vs onto w cells: several values merge into a cell by mean
-// or by maximum, ignoring NaN values; fewer values than cells are
-// stretched.
-func resample(vs []float64, w int, peak bool) []float64 {
-	if len(vs) == w {
-		return vs
-	}
-	if len(vs) < w {
-		out := make([]float64, w)
-		for i := range out {
-			out[i] = vs[i*len(vs)/w]
-		}
-		return out
-	}
-	out := make([]float64, w)
-	for i := range out {
-		lo, hi := i*len(vs)/w, (i+1)*len(vs)/w
-		sum, top, n := 0.0, 0.0, 0
-		for _, v := range vs[lo:hi] {
-			if !math.IsNaN(v) {
-				sum += v
-				top = max(top, v)
-				n++
-			}
-		}
-		switch {
-		case n == 0:
-			out[i] = math.NaN()
-		case peak:
-			out[i] = top
-		default:
-			out[i] = sum / float64(n)
-		}
-	}
-	return out
 }
 
 // formatCount prints n with thousands separators: 10,000.
