@@ -2,7 +2,8 @@
 // interval, attributes readings to Slurm jobs (whole devices for exclusive
 // GPUs, processes for shared ones), keeps running profiles in the node's
 // database so a restart resumes them, and finalises a job when its epilog
-// says so. It also serves the hooks over a unix socket.
+// says so. It also serves the hooks over a unix socket and, when asked,
+// /metrics for Prometheus (metrics.go).
 //
 // It must not import go-nvml (it reads GPUs through gpu.Sampler) nor parse
 // Slurm environments (the hooks do that).
