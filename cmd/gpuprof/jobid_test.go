@@ -102,7 +102,7 @@ func TestShowSlurmJobIDs(t *testing.T) {
 			if first, _, _ := strings.Cut(out, "\n"); tt.first != "" && first != tt.first {
 				t.Errorf("show %s first line %q, want %q", tt.id, first, tt.first)
 			}
-			if got := strings.Contains(out, "  Profile on node localhost (raw id 10)\n"); got != tt.profile {
+			if got := strings.Contains(out, "  Node localhost: profile ") && strings.Contains(out, ", raw id 10, "); got != tt.profile {
 				t.Errorf("show %s: profile of raw id 10 shown %v, want %v:\n%s", tt.id, got, tt.profile, out)
 			}
 

@@ -1,6 +1,7 @@
 package main
 
 import (
+	"slices"
 	"time"
 
 	"github.com/gpuprof/gpuprof/profile"
@@ -23,7 +24,68 @@ type jobJSON struct {
 	GPUsRequested *int                `json:"gpus_requested"`
 	GPUsUsed      *int                `json:"gpus_used"`
 	Missing       []string            `json:"missing"`
+	// GPUs summarises every profile's GPUs, in profile order: the numbers
+	// show prints, beside the raw series and histogram in Profiles.
+	GPUs []gpuSummaryJSON `json:"gpus"`
 }
+
+// gpuSummaryJSON is one GPU of a job, summarised (null: not measured).
+type gpuSummaryJSON struct {
+	Node           string   `json:"node"`
+	UUID           string   `json:"uuid"`
+	SlurmIndex     int      `json:"slurm_index"`
+	Model          string   `json:"model"`
+	MemPeakBytes   *uint64  `json:"mem_peak_bytes"`
+	MemTotalBytes  *uint64  `json:"mem_total_bytes"`
+	UtilMean       *float64 `json:"util_mean"`
+	UtilP95        *uint32  `json:"util_p95"`
+	IdleFraction   *float64 `json:"idle_fraction"`
+	EnergyJoules   *float64 `json:"energy_joules"`
+	MaxTempCelsius *int     `json:"max_temp_celsius"`
+	XIDCount       int      `json:"xid_count"`
+	XIDCodes       []uint64 `json:"xid_codes"`
+}
+
+// gpuSummaries are the summaries of every GPU of a job's profiles.
+func gpuSummaries(profiles []profile.Job) []gpuSummaryJSON {
+	out := []gpuSummaryJSON{}
+	for _, p := range profiles {
+		for k := range p.GPUs {
+			g := &p.GPUs[k]
+			s := gpuSummaryJSON{Node: p.Node, UUID: g.UUID, SlurmIndex: g.SlurmIndex, Model: g.Model, XIDCount: g.XIDCount, XIDCodes: []uint64{}}
+			if g.MemSamples > 0 {
+				s.MemPeakBytes = ptr(g.MemPeak)
+			}
+			if g.MemoryTotal > 0 {
+				s.MemTotalBytes = ptr(g.MemoryTotal)
+			}
+			if m, ok := g.UtilMean(); ok {
+				s.UtilMean = ptr(m)
+			}
+			if v, ok := g.UtilPercentile(95); ok {
+				s.UtilP95 = ptr(v)
+			}
+			if f, ok := g.IdleFraction(); ok {
+				s.IdleFraction = ptr(f)
+			}
+			if g.EnergyValid {
+				s.EnergyJoules = ptr(g.EnergyJ)
+			}
+			if g.TempValid {
+				s.MaxTempCelsius = ptr(int(g.MaxTempC))
+			}
+			for _, x := range g.XIDs {
+				if !slices.Contains(s.XIDCodes, x.Code) {
+					s.XIDCodes = append(s.XIDCodes, x.Code)
+				}
+			}
+			out = append(out, s)
+		}
+	}
+	return out
+}
+
+func ptr[T any](v T) *T { return &v }
 
 // What a job view can lack.
 const (
@@ -34,7 +96,7 @@ const (
 func toJobJSON(views []store.JobView) []jobJSON {
 	out := make([]jobJSON, 0, len(views))
 	for _, v := range views {
-		j := jobJSON{Cluster: v.Cluster, JobID: v.JobID, DisplayID: v.SlurmID(), Sched: v.Sched, Profiles: v.Profiles, Missing: missing(v)}
+		j := jobJSON{Cluster: v.Cluster, JobID: v.JobID, DisplayID: v.SlurmID(), Sched: v.Sched, Profiles: v.Profiles, Missing: missing(v), GPUs: gpuSummaries(v.Profiles)}
 		if j.Profiles == nil {
 			j.Profiles = []profile.Job{}
 		}

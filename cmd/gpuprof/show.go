@@ -10,18 +10,22 @@ import (
 	"github.com/spf13/cobra"
 	"github.com/spf13/pflag"
 
+	"github.com/gpuprof/gpuprof/analysis"
+	"github.com/gpuprof/gpuprof/internal/spark"
 	"github.com/gpuprof/gpuprof/profile"
 	"github.com/gpuprof/gpuprof/slurmext"
 	"github.com/gpuprof/gpuprof/store"
 )
 
 type showOptions struct {
-	JSON  bool
-	Local bool
+	JSON           bool
+	Local          bool
+	AnalysisConfig string
 }
 
 func (o *showOptions) AddFlags(fs *pflag.FlagSet) {
 	fs.BoolVar(&o.JSON, "json", false, "print a JSON array (one element per job the id names)")
+	fs.StringVar(&o.AnalysisConfig, "analysis-config", "", "analysis thresholds (TOML; default: built in) for the class, bottlenecks and notes")
 	fs.BoolVar(&o.Local, "local", false, "read this host's jobs (the local database, or the agent's query socket) even when a collector is configured")
 }
 
@@ -58,6 +62,12 @@ func runShow(ctx context.Context, g *globalOptions, o *showOptions, id string, w
 	if err != nil {
 		return usagef("%w", err)
 	}
+	c := analysis.DefaultConfig()
+	if o.AnalysisConfig != "" {
+		if c, err = analysis.LoadConfig(o.AnalysisConfig); err != nil {
+			return err
+		}
+	}
 	views, err := listViews(ctx, g, store.ViewFilter{Job: &ref, WithSeries: true}, o.Local)
 	if err != nil {
 		return err
@@ -92,7 +102,7 @@ func runShow(ctx context.Context, g *globalOptions, o *showOptions, id string, w
 		if i > 0 {
 			printf(w, "\n")
 		}
-		writeViewDetail(w, v)
+		writeViewDetail(w, v, c)
 	}
 	return nil
 }
@@ -121,122 +131,237 @@ func elapsed(j profile.Job) string {
 	return dur(end.Sub(j.Start))
 }
 
-func writeJobDetail(w io.Writer, j profile.Job) {
-	// Under the job's heading, which names the job; the node knows only
-	// the raw id.
-	printf(w, "  Profile on node %s (raw id %s)\n", clean(j.Node, 64), clean(j.JobID, 64))
-	printf(w, "  user %s (uid %d)  account %s  partition %s\n", clean(j.User, 32), j.UID, orDash(clean(j.Account, 32)), orDash(clean(j.Partition, 32)))
-	printf(w, "  status %s  source %s  start %s  elapsed %s\n", j.Status, j.Source, j.Start.Local().Format(time.RFC3339), elapsed(j))
-	if j.ExitKnown {
-		printf(w, "  exit %d signal %d\n", j.ExitStatus, j.ExitSignal)
-	}
-	if j.Driver != "" {
-		printf(w, "  driver %s  CUDA %s\n", j.Driver, j.CUDADriver)
-	}
-	if f, ok := j.IO.Fraction(); ok {
-		printf(w, "  IO wait %.1f%% of the time (%s scope)\n", 100*f, j.IO.Scope)
-	} else {
-		printf(w, "  IO wait not measured\n")
-	}
-	for _, r := range j.PartialReasons {
-		printf(w, "  partial: %s\n", clean(r, 200))
-	}
-	for _, g := range j.GPUs {
-		printf(w, "  GPU %s (slurm index %d, minor %d) %s, %s GiB\n", g.UUID, g.SlurmIndex, g.Minor, clean(g.Model, 64), gib(g.MemoryTotal))
-		if g.MemSamples > 0 {
-			printf(w, "    VRAM peak %s GiB (%.0f%% of the card)\n", gib(g.MemPeak), 100*float64(g.MemPeak)/float64(max(g.MemoryTotal, 1)))
-		} else {
-			printf(w, "    VRAM peak not measured\n")
-		}
-		if m, ok := g.UtilMean(); ok {
-			p50, _ := g.UtilPercentile(50)
-			p95, _ := g.UtilPercentile(95)
-			idle, _ := g.IdleFraction()
-			printf(w, "    utilisation mean %.1f%%  p50 %d%%  p95 %d%%  max %d%%  idle %.0f%% of %d samples\n", m, p50, p95, g.UtilMax, 100*idle, g.Samples)
-		} else {
-			printf(w, "    utilisation not measured\n")
-		}
-		if g.EnergyValid {
-			printf(w, "    energy %.1f Wh\n", g.EnergyJ/3600)
-		}
-		if g.TempValid {
-			printf(w, "    max temperature %d °C\n", g.MaxTempC)
-		}
-		if g.XIDCount > 0 {
-			printf(w, "    XID errors: %d\n", g.XIDCount)
-		}
-		if len(g.Processes) > 0 {
-			names := make([]string, len(g.Processes))
-			for i, p := range g.Processes {
-				names[i] = clean(p, 32)
-			}
-			printf(w, "    processes: %s\n", strings.Join(names, ", "))
-		}
-		var flags []string
-		if g.IdleAllocation {
-			flags = append(flags, "idle allocation (no process ever used this GPU)")
-		}
-		if g.Preallocated {
-			flags = append(flags, "memory preallocated by the framework (peak is not need)")
-		}
-		if g.Shared {
-			flags = append(flags, "shared with other jobs (per-process readings)")
-		}
-		for _, f := range flags {
-			printf(w, "    flag: %s\n", f)
-		}
-	}
-}
+// showWidth is the width of show's sparklines, in cells: one screen's
+// worth beside the numbers.
+const showWidth = 40
 
-// writeViewDetail prints one job. Its heading names it as Slurm does and,
-// when that differs, by the raw id too: "Job 53_1 (raw id 58, cluster
-// lab)", since the node hooks, cgroups and logs know only the raw id.
-func writeViewDetail(w io.Writer, v store.JobView) {
+// writeViewDetail prints one job the way Princeton's jobstats does: the
+// scheduler's view once, then each node and GPU with memory, utilisation
+// (and their timelines), energy, temperature and XID codes, then the
+// analysis (class, bottlenecks, each with its reason) and Notes: the hints
+// the TUI shows, as sbatch options. Its heading names the job as Slurm
+// does and, when that differs, by the raw id too: "Job 53_1 (raw id 58,
+// cluster lab)", since the node hooks, cgroups and logs know only the raw
+// id. Durations are Slurm's [D-]HH:MM:SS and instants sacct's
+// YYYY-MM-DDTHH:MM:SS in local time; a value nobody measured says so.
+func writeViewDetail(w io.Writer, v store.JobView, c analysis.Config) {
 	if id := v.SlurmID(); id != v.JobID {
 		printf(w, "Job %s (raw id %s, cluster %s)\n", clean(id, 64), clean(v.JobID, 64), clean(v.Cluster, 64))
 	} else {
 		printf(w, "Job %s (cluster %s)\n", clean(v.JobID, 64), clean(v.Cluster, 64))
 	}
-	if s := v.Sched; s != nil {
-		printf(w, "  scheduler (%s): %s  name %q  user %s  account %s  partition %s  qos %s\n", s.Source, s.State,
-			clean(s.Name, 80), clean(s.User, 32), orDash(clean(s.Account, 32)), orDash(clean(s.Partition, 32)), orDash(clean(s.QOS, 32)))
-		printf(w, "  submitted %s  started %s  ended %s\n", tstr(s.Submit), tstr(s.Start), tstr(s.End))
-		if d, ok := s.Wait(); ok {
-			printf(w, "  waited %s", dur(d))
-		} else {
-			printf(w, "  waited -")
-		}
-		if d, ok := s.Elapsed(); ok {
-			printf(w, "  ran %s", dur(d))
-		}
-		switch {
-		case s.Unlimited:
-			printf(w, "  of an UNLIMITED time limit\n")
-		case s.TimeLimit > 0:
-			printf(w, "  of a %s time limit\n", dur(s.TimeLimit))
-		default:
-			printf(w, "\n")
-		}
-		printf(w, "  exit %d:%d  nodes %s", s.ExitStatus, s.ExitSignal, orDash(clean(s.NodeList, 200)))
-		if s.ReqTRES != "" || s.AllocTRES != "" {
-			printf(w, "  GPUs requested %d, shards %d\n", s.ReqGPUs, s.ReqShards)
-		} else {
-			printf(w, "  GPUs requested unknown (jobcomp reports no TRES; `gpuprof import sacct` adds it)\n")
-		}
-	} else {
-		printf(w, "  no scheduler view (no jobcomp record and no sacct import for this job)\n")
-	}
+	j := analysis.FromView(v.Sched, v.Profiles)
+	writeSchedView(w, v)
 	if len(v.Profiles) == 0 {
-		printf(w, "  no GPU profile: no GPU readings exist for this job\n")
+		printf(w, "\n  No GPU profile: no GPU readings exist for this job.\n")
 	}
 	for _, p := range v.Profiles {
-		writeJobDetail(w, p)
+		writeNodeProfile(w, p)
+	}
+	m := analysis.Measure(j, c)
+	class, why := analysis.Classify(j, c)
+	printf(w, "\n  Analysis\n")
+	line := "    class " + class.String()
+	if len(why) > 0 {
+		line += ": " + clean(why[0].String(), 300)
+	}
+	printf(w, "%s\n", line)
+	bottles := analysis.Diagnose(j, c)
+	if len(bottles) == 0 {
+		printf(w, "    no bottleneck found\n")
+	}
+	for _, b := range bottles {
+		printf(w, "    bottleneck %s: %s\n", b.Kind, clean(b.Reason.String(), 300))
+	}
+	if m.ElapsedValid {
+		printf(w, "    %.1f GPU-hours held, %d of %d GPUs unused\n", m.GPUHours, m.UnusedGPUs, m.GPUs)
+	}
+	// The scheduler's CPU and host-memory accounting (sacct TotalCPU,
+	// MaxRSS) is not imported yet: say so rather than print a zero.
+	printf(w, "    CPU efficiency and host memory peak: unknown (not in gpuprof's records; sacct -j %s -o TotalCPU,MaxRSS shows them)\n", clean(v.SlurmID(), 64))
+	printf(w, "\n  Notes\n")
+	hints := analysis.Hints(j, c)
+	if len(hints) == 0 {
+		printf(w, "    none: nothing to change\n")
+	}
+	for _, h := range hints {
+		if h.Option == "" {
+			printf(w, "    * %s\n", clean(h.Why, 400))
+			continue
+		}
+		printf(w, "    * #SBATCH %s\n", clean(h.Option, 200))
+		if h.Why != "" {
+			printf(w, "      %s\n", clean(h.Why, 400))
+		}
 	}
 }
 
+// writeSchedView prints the scheduler's view of the job once, whichever
+// nodes it ran on; without one, what the first profile knows.
+func writeSchedView(w io.Writer, v store.JobView) {
+	s := v.Sched
+	if s == nil {
+		printf(w, "  No scheduler view (no jobcomp record and no sacct import for this job).\n")
+		if len(v.Profiles) > 0 {
+			p := v.Profiles[0]
+			printf(w, "  User       %s (uid %d)   Account %s   Partition %s\n", clean(p.User, 32), p.UID,
+				orDash(clean(p.Account, 32)), orDash(clean(p.Partition, 32)))
+		}
+		return
+	}
+	printf(w, "  Name       %s\n", orDash(clean(s.Name, 200)))
+	uid := ""
+	if s.UID >= 0 {
+		uid = fmt.Sprintf(" (uid %d)", s.UID)
+	}
+	printf(w, "  User       %s%s   Account %s   Partition %s   QOS %s\n", orDash(clean(s.User, 32)), uid,
+		orDash(clean(s.Account, 32)), orDash(clean(s.Partition, 32)), orDash(clean(s.QOS, 32)))
+	printf(w, "  State      %s (exit %d:%d, from %s)\n", clean(s.State, 32), s.ExitStatus, s.ExitSignal, clean(s.Source, 16))
+	printf(w, "  Submitted  %s   Started %s   Ended %s\n", tstr(s.Submit), tstr(s.Start), tstr(s.End))
+	waited, ran := "-", "-"
+	if d, ok := s.Wait(); ok {
+		waited = dur(d)
+	}
+	if d, ok := s.Elapsed(); ok {
+		ran = dur(d)
+	}
+	limit := "unknown"
+	switch {
+	case s.Unlimited:
+		limit = "UNLIMITED"
+	case s.TimeLimit > 0:
+		limit = dur(s.TimeLimit)
+	}
+	printf(w, "  Waited     %s   Ran %s of a %s time limit\n", waited, ran, limit)
+	gpus := "GPUs requested unknown (jobcomp reports no TRES; gpuprof import sacct adds it)"
+	if s.ReqTRES != "" || s.AllocTRES != "" {
+		gpus = fmt.Sprintf("GPUs requested %d", s.ReqGPUs)
+		if s.ReqShards > 0 {
+			gpus += fmt.Sprintf(", shards %d", s.ReqShards)
+		}
+	}
+	printf(w, "  Nodes      %s   %s\n", orDash(clean(s.NodeList, 200)), gpus)
+}
+
+// writeNodeProfile prints what one node's agent recorded: the node line,
+// then per GPU its memory and utilisation with their timelines, energy,
+// temperature, XID codes, processes and flags.
+func writeNodeProfile(w io.Writer, j profile.Job) {
+	printf(w, "\n  Node %s: profile %s (from %s), raw id %s, started %s, ran %s\n", clean(j.Node, 64), j.Status, j.Source,
+		clean(j.JobID, 64), tstr(j.Start), elapsed(j))
+	var facts []string
+	if j.Driver != "" {
+		facts = append(facts, "driver "+clean(j.Driver, 32)+", CUDA "+orDash(clean(j.CUDADriver, 32)))
+	}
+	if f, ok := j.IO.Fraction(); ok {
+		facts = append(facts, fmt.Sprintf("IO wait %.1f %% of the time (measured per %s)", 100*f, j.IO.Scope))
+	} else {
+		facts = append(facts, "IO wait not measured")
+	}
+	printf(w, "    %s\n", strings.Join(facts, "; "))
+	for _, r := range j.PartialReasons {
+		printf(w, "    partial: %s\n", clean(r, 200))
+	}
+	for k := range j.GPUs {
+		g := &j.GPUs[k]
+		printf(w, "    GPU %d  %s  %s\n", g.SlurmIndex, orDash(clean(g.Model, 64)), clean(g.UUID, 64))
+		util, mem := spark.Values(g)
+		if g.MemSamples > 0 {
+			line := "peak " + gib(g.MemPeak) + " GiB"
+			if g.MemoryTotal > 0 {
+				line = fmt.Sprintf("peak %s / %s GiB (%.0f %%)", gib(g.MemPeak), gib(g.MemoryTotal), 100*float64(g.MemPeak)/float64(g.MemoryTotal))
+			}
+			hi := float64(max(g.MemoryTotal, g.MemPeak))
+			printf(w, "      memory %-34s %s\n", line, spark.Line(mem, hi, showWidth, true))
+		} else {
+			printf(w, "      memory not measured\n")
+		}
+		if mean, ok := g.UtilMean(); ok {
+			p95, _ := g.UtilPercentile(95)
+			idle, _ := g.IdleFraction()
+			line := fmt.Sprintf("mean %.0f %%, p95 %d %%, idle %.0f %%", mean, p95, 100*idle)
+			printf(w, "      util   %-34s %s\n", line, spark.Line(util, 100, showWidth, false))
+		} else {
+			printf(w, "      util   not measured\n")
+		}
+		var more []string
+		if g.EnergyValid {
+			more = append(more, "energy "+kwh(g.EnergyJ))
+		} else {
+			more = append(more, "energy not measured")
+		}
+		if g.TempValid {
+			more = append(more, fmt.Sprintf("max %d °C", g.MaxTempC))
+		}
+		more = append(more, xidWords(g))
+		printf(w, "      %s\n", strings.Join(more, "; "))
+		if len(g.Processes) > 0 {
+			names := make([]string, len(g.Processes))
+			for i, p := range g.Processes {
+				names[i] = clean(p, 32)
+			}
+			printf(w, "      processes: %s\n", strings.Join(names, ", "))
+		}
+		if g.IdleAllocation {
+			printf(w, "      flag: idle allocation (no process ever used this GPU)\n")
+		}
+		if g.Preallocated {
+			printf(w, "      flag: memory preallocated by the framework (the peak is not the need)\n")
+		}
+		if g.Shared {
+			printf(w, "      flag: shared with other jobs (per-process readings)\n")
+		}
+	}
+}
+
+// kwh prints an energy in kWh with three significant decimals, or Wh
+// under one kWh.
+func kwh(joules float64) string {
+	if wh := joules / 3600; wh < 1000 {
+		return fmt.Sprintf("%.1f Wh", wh)
+	}
+	return fmt.Sprintf("%.2f kWh", joules/3.6e6)
+}
+
+// xidWords names a GPU's XID errors by code, with how often each came
+// (the profile keeps the first profile.MaxXIDs events; the count is
+// exact).
+func xidWords(g *profile.GPU) string {
+	if g.XIDCount == 0 {
+		return "no XID errors"
+	}
+	counts := map[uint64]int{}
+	var codes []uint64
+	for _, x := range g.XIDs {
+		if counts[x.Code] == 0 {
+			codes = append(codes, x.Code)
+		}
+		counts[x.Code]++
+	}
+	parts := make([]string, 0, len(codes))
+	for _, c := range codes {
+		part := fmt.Sprintf("%d", c)
+		if counts[c] > 1 {
+			part += fmt.Sprintf(" ×%d", counts[c])
+		}
+		parts = append(parts, part)
+	}
+	word := "XID"
+	if g.XIDCount > 1 {
+		word = "XIDs"
+	}
+	out := fmt.Sprintf("%d %s: %s", g.XIDCount, word, strings.Join(parts, ", "))
+	if kept := len(g.XIDs); kept < g.XIDCount {
+		out += fmt.Sprintf(" (codes of the first %d)", kept)
+	}
+	return out
+}
+
+// tstr prints an instant as sacct does (slurmext.FormatTime, local time),
+// "-" when unset.
 func tstr(t time.Time) string {
 	if t.IsZero() {
 		return "-"
 	}
-	return t.Local().Format(time.RFC3339)
+	return slurmext.FormatTime(t, nil)
 }

@@ -1,0 +1,144 @@
+package main
+
+import (
+	"context"
+	"encoding/json"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/charmbracelet/x/exp/golden"
+
+	"github.com/gpuprof/gpuprof/gpu"
+	"github.com/gpuprof/gpuprof/profile"
+	"github.com/gpuprof/gpuprof/slurmext"
+	"github.com/gpuprof/gpuprof/store"
+)
+
+// showJob is a fixture job for show: its scheduler record and, per GPU, a
+// stream of readings fed through profile.GPU.Observe as the agent does.
+type showJob struct {
+	id, name, state string
+	gres            string // ReqTRES
+	gpus            int
+	util, memGiB    func(i int) (uint32, bool)
+	shared          bool
+	xids            []uint64
+	minutes         int
+}
+
+// showDB writes jobs through the real store, with fixed times, and
+// returns its path.
+func showDB(t *testing.T, jobs ...showJob) string {
+	t.Helper()
+	ctx := context.Background()
+	path := filepath.Join(t.TempDir(), "show.db")
+	db, err := store.Open(ctx, path, store.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer db.Close()
+	start := time.Date(2026, 11, 3, 13, 0, 0, 0, time.UTC)
+	for n, j := range jobs {
+		begin := start.Add(time.Duration(n) * 24 * time.Hour)
+		end := begin.Add(time.Duration(j.minutes) * time.Minute)
+		p := profile.Job{
+			Key:  profile.Key{Cluster: "lab", JobID: j.id, Node: "gpu01"},
+			User: "alice", UID: 1001, Account: "vision", Partition: "gpu",
+			Start: begin, Status: profile.StatusRunning, Source: profile.SourceAgent,
+			SampleInterval: time.Minute, Driver: "550.54.15", CUDADriver: "12.4",
+		}
+		for k := range j.gpus {
+			d := gpu.Device{UUID: "GPU-" + j.id + "-" + string(rune('a'+k)), Minor: k, Name: "NVIDIA H100 80GB HBM3", MemoryTotal: 80 << 30}
+			g := profile.NewGPU(d, k, begin, time.Minute, 0)
+			energy := uint64(0)
+			for i := range j.minutes {
+				r := profile.Reading{Time: begin.Add(time.Duration(i) * time.Minute), TempC: gpu.Some(uint32(40 + i%30)), Shared: j.shared}
+				if u, ok := j.util(i); ok {
+					r.Util = gpu.Some(u)
+				}
+				if m, ok := j.memGiB(i); ok {
+					r.MemUsed = gpu.Some(uint64(m) << 30)
+					if m > 0 {
+						r.Processes = 1
+					}
+				}
+				energy += 60 * 300_000 // 300 W for a minute, in mJ
+				r.EnergyMJ = gpu.Some(energy)
+				r.PowerMW = gpu.Some(uint32(300_000))
+				g.Observe(r, time.Minute)
+			}
+			for i, x := range j.xids {
+				g.AddXID(x, begin.Add(time.Duration(i+1)*time.Minute))
+			}
+			p.GPUs = append(p.GPUs, g)
+		}
+		p.LastSample = end
+		p.ExitKnown = true
+		p.Finish(end)
+		if err := db.PutJob(ctx, p); err != nil {
+			t.Fatal(err)
+		}
+		r := slurmext.JobRecord{
+			Cluster: "lab", JobID: j.id, DisplayID: j.id, ArrayTaskID: -1, HetOffset: -1,
+			Name: j.name, User: "alice", UID: 1001, Account: "vision", Partition: "gpu", QOS: "normal",
+			State: j.state, CancelledBy: -1, NodeList: "gpu01",
+			Submit: begin.Add(-90 * time.Second), Eligible: begin.Add(-90 * time.Second), Start: begin, End: end,
+			TimeLimit: 24 * time.Hour, ReqTRES: j.gres, AllocTRES: j.gres, Source: "sacct",
+		}
+		r.ReqGPUs, r.ReqGPUType, r.ReqShards = slurmext.GPUsFromTRES(r.ReqTRES)
+		if err := db.PutSchedJob(ctx, r); err != nil {
+			t.Fatal(err)
+		}
+	}
+	return path
+}
+
+func steady(v uint32) func(int) (uint32, bool) { return func(int) (uint32, bool) { return v, true } }
+
+// TestShowGolden: show's text and JSON of a 2-GPU training job, a shard
+// job, an idle allocation and a job Slurm killed for host memory (OOM),
+// against golden files (go test ./cmd/gpuprof -run ShowGolden -update
+// rewrites them). Times are in UTC so that the files hold on any host.
+func TestShowGolden(t *testing.T) {
+	t.Setenv("TZ", "UTC")
+	loc := time.Local
+	time.Local = time.UTC
+	t.Cleanup(func() { time.Local = loc })
+	db := showDB(t,
+		showJob{id: "7001", name: "train_resnet50", state: "COMPLETED", gres: "billing=8,cpu=16,gres/gpu=2,mem=128G,node=1", gpus: 2, minutes: 300,
+			util: func(i int) (uint32, bool) { return uint32(80 + i%15), true }, memGiB: steady(61)},
+		showJob{id: "7002", name: "notebook-small", state: "COMPLETED", gres: "billing=1,cpu=2,gres/shard=1,mem=16G,node=1", gpus: 1, minutes: 120, shared: true,
+			util: func(i int) (uint32, bool) { return uint32(10 + i%10), true }, memGiB: steady(6)},
+		showJob{id: "7003", name: "forgotten-session", state: "TIMEOUT", gres: "billing=4,cpu=4,gres/gpu=1,mem=32G,node=1", gpus: 1, minutes: 240,
+			util: steady(0), memGiB: steady(0)},
+		showJob{id: "7004", name: "preprocess\x1b[31m\r\nBcc: x", state: "OUT_OF_MEMORY", gres: "billing=4,cpu=8,gres/gpu=1,mem=32G,node=1", gpus: 1, minutes: 45,
+			util: func(i int) (uint32, bool) { return uint32(30 + i%40), i%9 != 4 }, memGiB: func(i int) (uint32, bool) { return uint32(10 + i), true },
+			xids: []uint64{31, 31, 43}},
+	)
+	for _, id := range []string{"7001", "7002", "7003", "7004"} {
+		t.Run(id, func(t *testing.T) {
+			out, err := runCLI(t, "show", "--db", db, id)
+			if err != nil {
+				t.Fatalf("show %s: %v\n%s", id, err, out)
+			}
+			if strings.Contains(out, "\x1b") || strings.Contains(out, "\r") {
+				t.Errorf("show %s lets a control character through:\n%q", id, out)
+			}
+			golden.RequireEqual(t, []byte(out))
+		})
+		t.Run(id+"_json", func(t *testing.T) {
+			out, err := runCLI(t, "show", "--db", db, "--json", id)
+			if err != nil {
+				t.Fatalf("show --json %s: %v", id, err)
+			}
+			var v []jobJSON
+			if err := json.Unmarshal([]byte(out), &v); err != nil || len(v) != 1 || len(v[0].GPUs) == 0 {
+				t.Fatalf("show --json %s: %v, %d jobs", id, err, len(v))
+			}
+			summary, _ := json.MarshalIndent(v[0].GPUs, "", "  ")
+			golden.RequireEqual(t, summary)
+		})
+	}
+}
