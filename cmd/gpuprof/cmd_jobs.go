@@ -36,6 +36,10 @@ type jobsOptions struct {
 	Sort      string
 	Asc       bool
 	Local     bool
+	// Format is sacct-style --format: the table's columns (see
+	// jobsColumns); "help" lists them, as does HelpFormat.
+	Format     string
+	HelpFormat bool
 }
 
 func (o *jobsOptions) AddFlags(fs *pflag.FlagSet) {
@@ -51,6 +55,8 @@ func (o *jobsOptions) AddFlags(fs *pflag.FlagSet) {
 	fs.StringVar(&o.Sort, "sort", "", "order by one of: "+strings.Join(store.SortKeys(), ", ")+" (default start, newest first)")
 	fs.BoolVar(&o.Asc, "reverse", false, "reverse the sort key's default direction")
 	fs.BoolVar(&o.Local, "local", false, "read this host's jobs (the local database, or the agent's query socket) even when a collector is configured")
+	fs.StringVarP(&o.Format, "format", "o", "", "the table's columns as sacct's --format takes them: names separated by commas, case-insensitive, each with an optional width (name%30 right-aligned, name%-30 left-aligned, a longer value cut with \"+\"); help lists them (default "+defaultJobsFormat+")")
+	fs.BoolVar(&o.HelpFormat, "helpformat", false, "list the columns --format takes and exit, as sacct --helpformat does")
 }
 
 // Help of the --since and --until flags every command that selects jobs
@@ -115,7 +121,7 @@ func timeWindow(since, until string, now time.Time) (from, to time.Time, err err
 	}
 	if !from.IsZero() && !to.IsZero() && !from.Before(to) {
 		return from, to, usagef("--since %s (%s) is not before --until %s (%s): no job runs in that window; swap them or widen it",
-			clean(since, 40), from.Format(time.RFC3339), clean(until, 40), to.Format(time.RFC3339))
+			clean(since, 40), slurmext.FormatTime(from, nil), clean(until, 40), slurmext.FormatTime(to, nil))
 	}
 	return from, to, nil
 }
@@ -134,6 +140,13 @@ who cannot open it, through the agent's query socket (query_socket), which
 answers with that user's own jobs.`,
 		Args: usageArgs(cobra.NoArgs),
 		RunE: func(cmd *cobra.Command, _ []string) error {
+			if o.HelpFormat || strings.EqualFold(strings.TrimSpace(o.Format), "help") {
+				return writeJobsFormatHelp(cmd.OutOrStdout())
+			}
+			fields, err := parseJobsFormat(o.Format)
+			if err != nil {
+				return err
+			}
 			f, err := o.filter()
 			if err != nil {
 				return err
@@ -145,7 +158,7 @@ answers with that user's own jobs.`,
 			if o.JSON {
 				return writeJSON(cmd.OutOrStdout(), toJobJSON(views))
 			}
-			return writeViewTable(cmd.OutOrStdout(), views)
+			return writeViewTable(cmd.OutOrStdout(), views, fields)
 		},
 	}
 	o.AddFlags(cmd.Flags())

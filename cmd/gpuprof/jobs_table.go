@@ -1,6 +1,7 @@
 package main
 
-// jobs_table.go prints the table of gpuprof jobs.
+// jobs_table.go prints the table of gpuprof jobs, whose columns
+// --format chooses as sacct's --format does.
 
 import (
 	"fmt"
@@ -9,96 +10,256 @@ import (
 	"strconv"
 	"strings"
 
+	"github.com/charmbracelet/x/ansi"
+
 	"github.com/gpuprof/gpuprof/slurmext"
 	"github.com/gpuprof/gpuprof/store"
 )
 
-// writeViewTable prints one line per job, padded by display width so
-// that wide names keep the columns straight: durations as Slurm writes
-// them ([D-]HH:MM:SS), GPUS as requested/used, and one value per job for
-// memory and utilisation, the largest over its GPUs with "×N" for N GPUs.
-// Names are cut to 10 cells, users to 7 and accounts to 8, so that a line
-// with 4-GPU jobs fits 120 columns.
-func writeViewTable(w io.Writer, views []store.JobView) error {
-	t := newTable("JOBID", "NAME", "USER", "ACCOUNT", "PARTITION", "STATE", "START", "WAIT", "ELAPSED", "GPUS", "MEM GiB", "UTIL", "NOTES")
-	for _, c := range []int{7, 8, 9, 10, 11} {
-		t.right[c] = true
+// jobsColumn is one column `gpuprof jobs --format` can name: its key (as
+// sacct's field names, matched case-insensitively), header, alignment,
+// what it shows (for --format=help) and how a job's cell is written.
+// Without a %N width a cell is cut to cut cells (0: never), marked "…".
+type jobsColumn struct {
+	key, header, help string
+	right             bool
+	cut               int
+	cell              func(r *jobsRow) string
+}
+
+// jobsRow is what the columns of one job are written from, computed once
+// per job.
+type jobsRow struct {
+	v                                         store.JobView
+	name, user, account, partition, state     string
+	start, startShort, wait, ran, gpus, notes string
+	mem, util                                 string
+}
+
+// jobsColumns are the columns --format may name, in the order
+// --format=help lists them.
+var jobsColumns = []jobsColumn{
+	{key: "jobid", header: "JOBID", help: "Slurm's job id (53_1 for an array task, 60+1 for a heterogeneous component)", cell: func(r *jobsRow) string { return clean(r.v.SlurmID(), 24) }},
+	{key: "name", header: "NAME", help: "the job's name, cut to 10 cells (name%40 for more)", cut: 10, cell: func(r *jobsRow) string { return orDash(r.name) }},
+	{key: "jobname", header: "NAME", help: "the same as name (sacct's JobName)", cut: 10, cell: func(r *jobsRow) string { return orDash(r.name) }},
+	{key: "user", header: "USER", help: "the job's user, cut to 7 cells (user%16 for more)", cut: 7, cell: func(r *jobsRow) string { return orDash(r.user) }},
+	{key: "account", header: "ACCOUNT", help: "the job's account, cut to 8 cells (account%16 for more)", cut: 8, cell: func(r *jobsRow) string { return orDash(r.account) }},
+	{key: "partition", header: "PARTITION", help: "the job's partition, cut to 10 cells", cut: 10, cell: func(r *jobsRow) string { return orDash(r.partition) }},
+	{key: "state", header: "STATE", help: "the job's state as sacct writes it, or a profile's status (running, finished)", cell: func(r *jobsRow) string { return orDash(r.state) }},
+	{key: "startshort", header: "START", help: "start time, local, month to minute (MM-DDTHH:MM)", cell: func(r *jobsRow) string { return r.startShort }},
+	{key: "start", header: "START", help: "start time, local, as sacct writes it (YYYY-MM-DDTHH:MM:SS)", cell: func(r *jobsRow) string { return r.start }},
+	{key: "wait", header: "WAIT", right: true, help: "time from eligible to start ([D-]HH:MM:SS)", cell: func(r *jobsRow) string { return r.wait }},
+	{key: "elapsed", header: "ELAPSED", right: true, help: "run time ([D-]HH:MM:SS)", cell: func(r *jobsRow) string { return r.ran }},
+	{key: "gpus", header: "GPUS", right: true, help: "GPUs requested/used", cell: func(r *jobsRow) string { return r.gpus }},
+	{key: "mem", header: "MEM GiB", right: true, help: "GPU memory peak in GiB, the largest over the job's GPUs, ×N for N GPUs", cell: func(r *jobsRow) string { return r.mem }},
+	{key: "util", header: "UTIL", right: true, help: "mean GPU utilisation, the largest over the job's GPUs, ×N for N GPUs", cell: func(r *jobsRow) string { return r.util }},
+	{key: "notes", header: "NOTES", help: "idle-gpu, prealloc, shared, xid, partial, and which part of the record is missing", cell: func(r *jobsRow) string { return r.notes }},
+}
+
+// defaultJobsFormat is the table without --format. Its START is
+// "startshort" (MM-DDTHH:MM, the tail of sacct's form without year and
+// seconds) rather than sacct's full YYYY-MM-DDTHH:MM:SS: the eight cells
+// saved keep a line with 4-GPU jobs within 120 columns
+// (TestJobsTableWidth), and the year and seconds are in `show` and in the
+// "start" column that --format=...,start adds.
+const defaultJobsFormat = "jobid,name,user,account,partition,state,startshort,wait,elapsed,gpus,mem,util,notes"
+
+// jobsField is a column --format chose, with sacct's %N width: the cell
+// padded or cut (the last cell kept replaced by "+", as sacct marks a
+// cut) to width cells; width 0 means sized to the content. A positive N
+// right-aligns and a negative one left-aligns, as in sacct; without %N
+// the column keeps its own alignment.
+type jobsField struct {
+	col   jobsColumn
+	width int
+	right bool
+}
+
+// parseJobsFormat reads a --format value: column names separated by
+// commas, case-insensitive, each with an optional %N or %-N width. An
+// unknown name or a malformed width is a usage error naming the known
+// columns.
+func parseJobsFormat(s string) ([]jobsField, error) {
+	if strings.TrimSpace(s) == "" {
+		s = defaultJobsFormat
+	}
+	var fields []jobsField
+	for _, item := range strings.Split(s, ",") {
+		item = strings.TrimSpace(item)
+		if item == "" {
+			continue
+		}
+		name, width, hasWidth := strings.Cut(item, "%")
+		i := slices.IndexFunc(jobsColumns, func(c jobsColumn) bool { return strings.EqualFold(c.key, name) })
+		if i < 0 {
+			return nil, usagef("--format: unknown column %q; known: %s (--format=help describes them)", clean(name, 40), strings.Join(jobsColumnKeys(), ", "))
+		}
+		f := jobsField{col: jobsColumns[i], right: jobsColumns[i].right}
+		if hasWidth {
+			n, err := strconv.Atoi(width)
+			if err != nil || n == 0 {
+				return nil, usagef("--format: %q: want a width such as %s%%20 (right-aligned) or %s%%-20 (left-aligned), as sacct takes it", clean(item, 40), name, name)
+			}
+			f.width, f.right = max(n, -n), n > 0
+		}
+		fields = append(fields, f)
+	}
+	if len(fields) == 0 {
+		return nil, usagef("--format: no column named; known: %s", strings.Join(jobsColumnKeys(), ", "))
+	}
+	return fields, nil
+}
+
+func jobsColumnKeys() []string {
+	keys := make([]string, len(jobsColumns))
+	for i, c := range jobsColumns {
+		keys[i] = c.key
+	}
+	return keys
+}
+
+// writeJobsFormatHelp lists the columns --format takes, as sacct
+// --helpformat does, with what each shows.
+func writeJobsFormatHelp(w io.Writer) error {
+	t := newTable("COLUMN", "HEADER", "SHOWS")
+	for _, c := range jobsColumns {
+		t.row(c.key, c.header, c.help)
+	}
+	if err := t.write(w); err != nil {
+		return err
+	}
+	_, err := fmt.Fprintf(w, "\nDefault: --format=%s\nA width as sacct takes it: name%%30 (right-aligned, cut with \"+\"), name%%-30 (left-aligned).\n", defaultJobsFormat)
+	return err
+}
+
+// sacctCut fits s to exactly n cells as sacct's %N does: a longer value
+// keeps its first n-1 cells and a "+" marking the cut, a shorter one is
+// padded on the side alignment leaves.
+func sacctCut(s string, n int, right bool) string {
+	if ansi.StringWidth(s) > n {
+		s = ansi.Truncate(s, n, "+")
+	}
+	pad := strings.Repeat(" ", n-ansi.StringWidth(s))
+	if right {
+		return pad + s
+	}
+	return s + pad
+}
+
+// writeViewTable prints one line per job with the columns fields names,
+// padded by display width so that wide names keep the columns straight:
+// durations as Slurm writes them ([D-]HH:MM:SS), GPUS as
+// requested/used, and one value per job for memory and utilisation, the
+// largest over its GPUs with "×N" for N GPUs. In the default format names
+// are cut to 10 cells, users to 7 and accounts to 8, so that a line with
+// 4-GPU jobs fits 120 columns.
+func writeViewTable(w io.Writer, views []store.JobView, fields []jobsField) error {
+	header := make([]string, len(fields))
+	for i, f := range fields {
+		header[i] = f.col.header
+		if f.width > 0 {
+			header[i] = sacctCut(f.col.header, f.width, f.right)
+			if i == len(fields)-1 {
+				header[i] = strings.TrimRight(header[i], " ")
+			}
+		}
+	}
+	t := newTable(header...)
+	t.gap = " " // as sacct separates its columns, so that 4-GPU jobs fit 120
+	for i, f := range fields {
+		t.right[i] = f.right
 	}
 	for _, v := range views {
-		var name, user, account, partition, state, start, wait, ran = "-", "-", "-", "-", "-", "-", "-", "-"
-		if s := v.Sched; s != nil {
-			name = orDash(fitWidth(clean(s.Name, 64), 10))
-			user, account, partition, state = fitWidth(clean(s.User, 16), 7), orDash(fitWidth(clean(s.Account, 16), 8)), orDash(fitWidth(clean(s.Partition, 16), 10)), s.State
-			if !s.Start.IsZero() {
-				start = s.Start.Local().Format(jobsStart)
-			}
-			if d, ok := s.Wait(); ok {
-				wait = slurmext.FormatDuration(d, false)
-			}
-			if d, ok := s.Elapsed(); ok {
-				ran = slurmext.FormatDuration(d, false)
-			}
-		}
-		if len(v.Profiles) > 0 {
-			p := v.Profiles[0]
-			if v.Sched == nil {
-				user, account, partition, state = fitWidth(clean(p.User, 16), 7), orDash(fitWidth(clean(p.Account, 16), 8)), orDash(fitWidth(clean(p.Partition, 16), 10)), p.Status
-				start = p.Start.Local().Format(jobsStart)
-				ran = elapsed(p)
+		r := newJobsRow(v)
+		cells := make([]string, len(fields))
+		for i, f := range fields {
+			switch c := f.col.cell(&r); {
+			case f.width > 0 && i == len(fields)-1 && !f.right:
+				cells[i] = strings.TrimRight(sacctCut(c, f.width, false), " ") // no trailing blanks
+			case f.width > 0:
+				cells[i] = sacctCut(c, f.width, f.right)
+			case f.col.cut > 0:
+				cells[i] = fitWidth(c, f.col.cut)
+			default:
+				cells[i] = c
 			}
 		}
-		req, used := "-", "-"
-		if n, ok := gpusRequested(v); ok {
-			req = fmt.Sprint(n)
-		}
-		if n, ok := gpusUsed(v); ok {
-			used = fmt.Sprint(n)
-		}
-		var notes []string
-		var peak uint64
-		var util float64
-		gpus, peaks, utils := 0, 0, 0
-		for _, p := range v.Profiles {
-			for _, g := range p.GPUs {
-				gpus++
-				if g.MemSamples > 0 {
-					peak = max(peak, g.MemPeak)
-					peaks++
-				}
-				if m, ok := g.UtilMean(); ok {
-					util = max(util, m)
-					utils++
-				}
-				for cond, note := range map[bool]string{g.IdleAllocation: "idle-gpu", g.Preallocated: "prealloc", g.Shared: "shared", g.XIDCount > 0: "xid"} {
-					if cond {
-						notes = appendOnce(notes, note)
-					}
-				}
-			}
-			if p.Partial {
-				notes = appendOnce(notes, "partial")
-			}
-		}
-		slices.Sort(notes)
-		for _, m := range missing(v) {
-			notes = append(notes, "no "+strings.ReplaceAll(m, "_", "-"))
-		}
-		vram, ut := "-", "-"
-		if peaks > 0 {
-			vram = gib(peak) + times(peaks)
-		}
-		if utils > 0 {
-			ut = fmt.Sprintf("%.0f%%", util) + times(utils)
-		}
-		t.row(clean(v.SlurmID(), 24), name, user, account, partition, clean(state, 24), start, wait, ran, req+"/"+used,
-			vram, ut, orDash(strings.Join(notes, ",")))
+		t.row(cells...)
 	}
 	return t.write(w)
 }
 
-// jobsStart is the START column's layout: month, day and time (the year
-// is in `show`), so that a line fits 120 columns.
-const jobsStart = "01-02 15:04"
+// newJobsRow works out the cells of one job: the scheduler's record
+// where there is one, else its first GPU profile.
+func newJobsRow(v store.JobView) jobsRow {
+	r := jobsRow{v: v, start: "-", startShort: "-", wait: "-", ran: "-", state: "-"}
+	if s := v.Sched; s != nil {
+		r.name, r.user, r.account, r.partition, r.state = clean(s.Name, 64), clean(s.User, 16), clean(s.Account, 16), clean(s.Partition, 16), clean(s.State, 24)
+		if !s.Start.IsZero() {
+			r.start, r.startShort = slurmext.FormatTime(s.Start, nil), s.Start.Local().Format(jobsStartShort)
+		}
+		if d, ok := s.Wait(); ok {
+			r.wait = slurmext.FormatDuration(d, false)
+		}
+		if d, ok := s.Elapsed(); ok {
+			r.ran = slurmext.FormatDuration(d, false)
+		}
+	} else if len(v.Profiles) > 0 {
+		p := v.Profiles[0]
+		r.user, r.account, r.partition, r.state = clean(p.User, 16), clean(p.Account, 16), clean(p.Partition, 16), clean(p.Status, 24)
+		r.start, r.startShort = slurmext.FormatTime(p.Start, nil), p.Start.Local().Format(jobsStartShort)
+		r.ran = elapsed(p)
+	}
+	req, used := "-", "-"
+	if n, ok := gpusRequested(v); ok {
+		req = fmt.Sprint(n)
+	}
+	if n, ok := gpusUsed(v); ok {
+		used = fmt.Sprint(n)
+	}
+	r.gpus = req + "/" + used
+	var notes []string
+	var peak uint64
+	var util float64
+	peaks, utils := 0, 0
+	for _, p := range v.Profiles {
+		for _, g := range p.GPUs {
+			if g.MemSamples > 0 {
+				peak = max(peak, g.MemPeak)
+				peaks++
+			}
+			if m, ok := g.UtilMean(); ok {
+				util = max(util, m)
+				utils++
+			}
+			for cond, note := range map[bool]string{g.IdleAllocation: "idle-gpu", g.Preallocated: "prealloc", g.Shared: "shared", g.XIDCount > 0: "xid"} {
+				if cond {
+					notes = appendOnce(notes, note)
+				}
+			}
+		}
+		if p.Partial {
+			notes = appendOnce(notes, "partial")
+		}
+	}
+	slices.Sort(notes)
+	for _, m := range missing(v) {
+		notes = append(notes, "no "+strings.ReplaceAll(m, "_", "-"))
+	}
+	r.notes = orDash(strings.Join(notes, ","))
+	r.mem, r.util = "-", "-"
+	if peaks > 0 {
+		r.mem = gib(peak) + times(peaks)
+	}
+	if utils > 0 {
+		r.util = fmt.Sprintf("%.0f%%", util) + times(utils)
+	}
+	return r
+}
+
+// jobsStartShort is the layout of the default START column: sacct's
+// instant without year and seconds (see defaultJobsFormat).
+const jobsStartShort = "01-02T15:04"
 
 // times is "×n" for a value that is the largest of n GPUs' (n > 1).
 func times(n int) string {

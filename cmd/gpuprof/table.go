@@ -15,6 +15,9 @@ type table struct {
 	rows [][]string
 	// right marks the columns aligned to the right (numbers).
 	right map[int]bool
+	// gap is what separates two left-aligned columns: two spaces unless
+	// set (sacct's one space for a table that must fit 120 columns).
+	gap string
 }
 
 func newTable(header ...string) *table {
@@ -23,9 +26,9 @@ func newTable(header ...string) *table {
 
 func (t *table) row(cells ...string) { t.rows = append(t.rows, cells) }
 
-// write prints the table with two spaces between columns (one before a
-// right-aligned column, whose padding already sets it apart) and no
-// padding after the last one.
+// write prints the table with gap (two spaces by default) between
+// columns, one space before a right-aligned column, whose padding
+// already sets it apart, and no padding after the last one.
 func (t *table) write(w io.Writer) error {
 	var widths []int
 	for _, r := range t.rows {
@@ -35,6 +38,10 @@ func (t *table) write(w io.Writer) error {
 			}
 			widths[i] = max(widths[i], ansi.StringWidth(c))
 		}
+	}
+	gap := t.gap
+	if gap == "" {
+		gap = "  "
 	}
 	var b strings.Builder
 	for _, r := range t.rows {
@@ -49,9 +56,10 @@ func (t *table) write(w io.Writer) error {
 				b.WriteString(c + pad)
 			}
 			if i < len(r)-1 {
-				b.WriteString(" ")
-				if !t.right[i+1] {
+				if t.right[i+1] {
 					b.WriteString(" ")
+				} else {
+					b.WriteString(gap)
 				}
 			}
 		}
