@@ -3,14 +3,15 @@ package main
 import (
 	"fmt"
 	"io"
+	"slices"
 	"strings"
-	"text/tabwriter"
 	"time"
 
 	"github.com/spf13/cobra"
 	"github.com/spf13/pflag"
 
 	"github.com/gpuprof/gpuprof/analysis"
+	"github.com/gpuprof/gpuprof/slurmext"
 )
 
 type profilesOptions struct {
@@ -98,7 +99,9 @@ func analyseInput(in analysis.Input, c analysis.Config) (profilesJSON, error) {
 	return out, nil
 }
 
-func pct(f float64) string { return fmt.Sprintf("%.0f%%", 100*f) }
+// pct writes a fraction as a whole percentage the way the report writes
+// one, "92 %" (report/format.go).
+func pct(f float64) string { return fmt.Sprintf("%.0f %%", 100*f) }
 
 func hours(h float64) string {
 	if h >= 10 {
@@ -107,8 +110,9 @@ func hours(h float64) string {
 	return fmt.Sprintf("%.1f", h)
 }
 
+// secs writes seconds as Slurm writes a duration, [D-]HH:MM:SS.
 func secs(s float64) string {
-	return analysis.FormatDuration(time.Duration(s * float64(time.Second)))
+	return slurmext.FormatDuration(time.Duration(s*float64(time.Second)), false)
 }
 
 func writeProfiles(w io.Writer, p profilesJSON, top int) error {
@@ -118,8 +122,12 @@ func writeProfiles(w io.Writer, p profilesJSON, top int) error {
 		return nil
 	}
 	printf(w, "Task profiles: %d GPU jobs in %d recurring tasks, %s GPU-hours.\n\n", s.GPUJobs, len(p.Profiles), hours(s.GPUHours))
-	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
-	printf(tw, "USER\tTASK\tCLASS\tRUNS\tGPU-H\tGPUS REQ/USED\tVRAM P95\tUTIL P50\tRUN P50\tRUN P95\tFAILED\tTIMEOUT\n")
+	// Tables pad by display width (table), so that a CJK or emoji task
+	// name keeps the columns after it straight.
+	tasks := newTable("USER", "TASK", "CLASS", "RUNS", "GPU-H", "GPUS REQ/USED", "VRAM P95", "UTIL P50", "RUN P50", "RUN P95", "FAILED", "TIMEOUT")
+	for _, c := range []int{3, 4, 5, 6, 7, 8, 9, 10, 11} {
+		tasks.right[c] = true
+	}
 	noUse, partUse := false, false
 	for _, t := range p.Profiles {
 		vram := "-"
@@ -131,16 +139,15 @@ func writeProfiles(w io.Writer, p profilesJSON, top int) error {
 		}
 		util := "-"
 		if t.UtilMean.N > 0 {
-			util = fmt.Sprintf("%.0f%%", t.UtilMean.P50)
+			util = fmt.Sprintf("%.0f %%", t.UtilMean.P50)
 		}
 		gpus := gpusReqUsed(t)
 		noUse = noUse || t.GPUsUsed == nil
 		partUse = partUse || (t.GPUsUsed != nil && t.UsageRuns < t.Jobs)
-		printf(tw, "%s\t%s\t%s\t%d\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\n",
-			clean(t.User, 16), clean(t.Name, 28), t.Class, t.Jobs, hours(t.GPUHours), gpus,
+		tasks.row(clean(t.User, 16), clean(t.Name, 28), t.Class.String(), fmt.Sprint(t.Jobs), hours(t.GPUHours), gpus,
 			vram, util, secs(t.Duration.P50), secs(t.Duration.P95), pct(t.FailureRate), pct(t.TimeoutRate))
 	}
-	if err := tw.Flush(); err != nil {
+	if err := tasks.write(w); err != nil {
 		return err
 	}
 	switch {
@@ -163,20 +170,28 @@ func writeProfiles(w io.Writer, p profilesJSON, top int) error {
 
 	printf(w, "\nCluster: %d jobs (%d with GPU readings, %d without, %d CPU-only), %s GPU-hours.\n",
 		s.Jobs, s.WithGPUData, s.WithoutGPUData, s.CPUJobs, hours(s.GPUHours))
-	tw = tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
-	printf(tw, "CLASS\tJOBS\tGPU-H\tSHARE\n")
+	// The three tables share their column widths, as one tabwriter
+	// block did: the blank lines between them are rows of no cells.
+	tw := newTable("CLASS", "JOBS", "GPU-H", "SHARE")
+	for _, c := range []int{1, 2, 3, 4, 5} {
+		tw.right[c] = true
+	}
 	for _, c := range s.ByClass {
 		if c.Jobs > 0 {
-			printf(tw, "%s\t%d\t%s\t%s\n", c.Class, c.Jobs, hours(c.GPUHours), share(c.GPUHours, s.GPUHours))
+			tw.row(c.Class.String(), fmt.Sprint(c.Jobs), hours(c.GPUHours), share(c.GPUHours, s.GPUHours))
 		}
 	}
-	printf(tw, "\nBOTTLENECK\tJOBS\tGPU-H\tSHARE\n")
-	for _, k := range s.ByBottleneck {
-		if k.Jobs > 0 {
-			printf(tw, "%s\t%d\t%s\t%s\n", k.Kind, k.Jobs, hours(k.GPUHours), share(k.GPUHours, s.GPUHours))
+	if slices.ContainsFunc(s.ByBottleneck, func(k analysis.KindShare) bool { return k.Jobs > 0 }) {
+		tw.row()
+		tw.row("BOTTLENECK", "JOBS", "GPU-H", "SHARE")
+		for _, k := range s.ByBottleneck {
+			if k.Jobs > 0 {
+				tw.row(k.Kind.String(), fmt.Sprint(k.Jobs), hours(k.GPUHours), share(k.GPUHours, s.GPUHours))
+			}
 		}
 	}
-	printf(tw, "\nPARTITION\tJOBS\tGPU-H\tWAIT P50\tWAIT P95\tLIMIT/RUN P50\n")
+	tw.row()
+	tw.row("PARTITION", "JOBS", "GPU-H", "WAIT P50", "WAIT P95", "LIMIT/RUN P50")
 	for _, ps := range s.Partitions {
 		wait50, wait95, ratio := "-", "-", "-"
 		if ps.Wait.N > 0 {
@@ -185,9 +200,9 @@ func writeProfiles(w io.Writer, p profilesJSON, top int) error {
 		if ps.LimitRatio.N > 0 {
 			ratio = fmt.Sprintf("%.1f×", ps.LimitRatio.P50)
 		}
-		printf(tw, "%s\t%d\t%s\t%s\t%s\t%s\n", orDash(clean(ps.Partition, 16)), ps.Jobs, hours(ps.GPUHours), wait50, wait95, ratio)
+		tw.row(orDash(clean(ps.Partition, 16)), fmt.Sprint(ps.Jobs), hours(ps.GPUHours), wait50, wait95, ratio)
 	}
-	if err := tw.Flush(); err != nil {
+	if err := tw.write(w); err != nil {
 		return err
 	}
 	printf(w, "(percentiles: %s)\n", s.PercentileMethod)
@@ -218,20 +233,20 @@ func share(part, total float64) string {
 // describeTask says in one sentence what a task's runs did.
 func describeTask(t analysis.TaskProfile, total float64) string {
 	var b strings.Builder
-	fmt.Fprintf(&b, "%s/%s (%s, %s): %d runs, %s GPU-hours (%s of the cluster), mostly %s.",
+	fmt.Fprintf(&b, "%s/%s (%s, %s): %d %s, %s GPU-hours (%s of the cluster), mostly %s.",
 		clean(t.User, 16), clean(t.Name, 28), orDash(clean(t.Account, 16)), orDash(clean(t.Partition, 16)),
-		t.Jobs, hours(t.GPUHours), share(t.GPUHours, total), strings.ReplaceAll(t.Class.String(), "_", " "))
+		t.Jobs, plural(t.Jobs, "run", "runs"), hours(t.GPUHours), share(t.GPUHours, total), strings.ReplaceAll(t.Class.String(), "_", " "))
 	if t.VRAMPeakFrac.N > 0 {
 		fmt.Fprintf(&b, " VRAM peak %s of the card at p95 (max %s)", pct(t.VRAMPeakFrac.P95), pct(t.VRAMPeakFrac.Max))
 		if t.Preallocated > 0 {
-			fmt.Fprintf(&b, "; %d runs preallocated the card", t.Preallocated)
+			fmt.Fprintf(&b, "; %d %s the card", t.Preallocated, plural(t.Preallocated, "run preallocated", "runs preallocated"))
 		}
 		b.WriteString(".")
 	} else if t.Preallocated > 0 {
-		fmt.Fprintf(&b, " Its framework preallocated the whole card in %d runs, so the real memory need is unknown.", t.Preallocated)
+		fmt.Fprintf(&b, " Its framework preallocated the whole card in %d %s, so the real memory need is unknown.", t.Preallocated, plural(t.Preallocated, "run", "runs"))
 	}
 	if t.UtilMean.N > 0 {
-		fmt.Fprintf(&b, " Median utilisation %.0f%%.", t.UtilMean.P50)
+		fmt.Fprintf(&b, " Median utilisation %.0f %%.", t.UtilMean.P50)
 	}
 	// Used and unused are over the runs with readings: compare them with
 	// each other, not with the requests of runs without readings.
@@ -246,7 +261,7 @@ func describeTask(t analysis.TaskProfile, total float64) string {
 		fmt.Fprintf(&b, " Asks for %.1f GPUs per run; how many it used is unknown (no GPU readings).", t.GPUsRequested)
 	}
 	if t.Finished > 0 && (t.Failures > 0 || t.Timeouts > 0) {
-		fmt.Fprintf(&b, " Of %d finished runs, %d failed and %d timed out.", t.Finished, t.Failures, t.Timeouts)
+		fmt.Fprintf(&b, " Of %d finished %s, %d failed and %d timed out.", t.Finished, plural(t.Finished, "run", "runs"), t.Failures, t.Timeouts)
 	}
 	for _, k := range t.ByBottleneck {
 		if t.GPUHours > 0 && k.GPUHours/t.GPUHours >= 0.5 {

@@ -2,9 +2,13 @@ package main
 
 import (
 	"bytes"
+	"fmt"
+	"slices"
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/charmbracelet/x/ansi"
 
 	"github.com/gpuprof/gpuprof/analysis"
 )
@@ -45,5 +49,58 @@ func TestProfilesGPUsColumn(t *testing.T) {
 	}
 	if strings.Contains(out, "0.0/0.0") || strings.Contains(out, "2.0/0.0") {
 		t.Errorf("GPUs used printed as 0 where unknown:\n%s", out)
+	}
+}
+
+// TestProfilesWideNames: task names in CJK (two terminal cells a
+// character) keep the columns of `gpuprof profiles` straight:
+// every line of the task table is as wide as its header, and each class
+// starts at the header's CLASS offset, measured in display cells.
+func TestProfilesWideNames(t *testing.T) {
+	t0 := time.Date(2026, 3, 2, 8, 0, 0, 0, time.UTC)
+	var jobs []analysis.Job
+	for i, name := range []string{"训练大模型", "推理服务", "plain", "データ前処理"} {
+		for k := range 2 {
+			jobs = append(jobs, analysis.Job{Cluster: "c", ID: fmt.Sprint(i*10 + k), User: "ann", Name: name, State: "COMPLETED",
+				Submit: t0, Start: t0, End: t0.Add(time.Duration(1+i) * time.Hour), ExitKnown: true, ReqGPUs: 1,
+				GPUs: []analysis.GPU{{Node: "n1", UtilMean: 50, UtilMeanValid: true}}, HasGPUData: true})
+		}
+	}
+	var b bytes.Buffer
+	if err := writeProfiles(&b, analyseJobs(jobs, analysis.DefaultConfig()), 0); err != nil {
+		t.Fatal(err)
+	}
+	lines := strings.Split(b.String(), "\n")
+	h := slices.IndexFunc(lines, func(l string) bool { return strings.HasPrefix(l, "USER ") })
+	if h < 0 {
+		t.Fatalf("no task table:\n%s", b.String())
+	}
+	header := lines[h]
+	classAt := ansi.StringWidth(header[:strings.Index(header, "CLASS")])
+	rows := 0
+	for _, l := range lines[h+1:] {
+		if !strings.HasPrefix(l, "ann ") {
+			break
+		}
+		rows++
+		if got, want := ansi.StringWidth(l), ansi.StringWidth(header); got != want {
+			t.Errorf("line is %d cells, header %d: %q", got, want, l)
+		}
+		i := strings.Index(l, "long_training")
+		if i < 0 {
+			i = strings.Index(l, "other")
+		}
+		if i < 0 {
+			i = strings.Index(l, "short_debug")
+		}
+		if i >= 0 && ansi.StringWidth(l[:i]) != classAt {
+			t.Errorf("class at cell %d, header's at %d:\n%s", ansi.StringWidth(l[:i]), classAt, b.String())
+		}
+	}
+	if rows != 4 {
+		t.Errorf("%d task rows, want 4:\n%s", rows, b.String())
+	}
+	if strings.Contains(b.String(), " 1 runs") {
+		t.Errorf("plural for one:\n%s", b.String())
 	}
 }
