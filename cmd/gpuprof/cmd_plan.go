@@ -6,12 +6,11 @@ import (
 	"math"
 	"strconv"
 	"strings"
-	"text/tabwriter"
-	"time"
 
 	"github.com/spf13/cobra"
 
 	"github.com/gpuprof/gpuprof/analysis"
+	"github.com/gpuprof/gpuprof/slurmext"
 )
 
 type planOptions struct {
@@ -193,13 +192,13 @@ func writePlan(w io.Writer, cp analysis.CapacityPlan) {
 		printf(w, "%s\n", cp.CrossCheck)
 		return
 	}
-	printf(w, "Period: %s to %s (%s hours).\n\n", cp.Window.From.Format(time.RFC3339), cp.Window.To.Format(time.RFC3339), hours(cp.PeriodHours))
-	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
-	printf(tw, "CLASS\tJOBS\tλ (JOBS/H)\tS (H)\tGPUS/JOB\tL = λ·S·GPUS\tPEAK GPUS\n")
+	printf(w, "Period: %s to %s (%s hours).\n\n", slurmext.FormatTime(cp.Window.From, nil), slurmext.FormatTime(cp.Window.To, nil), hours(cp.PeriodHours))
+	tw := newTable("CLASS", "JOBS", "λ (JOBS/H)", "S (H)", "GPUS/JOB", "L = λ·S·GPUS", "PEAK GPUS")
 	for _, l := range cp.Classes {
-		printf(tw, "%s\t%d\t%.3f\t%.2f\t%.2f\t%.2f\t%g\n", l.Class, l.Jobs, l.ArrivalRate, l.ServiceTime, l.MeanGPUs, l.Concurrency, l.PeakGPUs)
+		tw.row(l.Class.String(), strconv.Itoa(l.Jobs), fmt.Sprintf("%.3f", l.ArrivalRate), fmt.Sprintf("%.2f", l.ServiceTime),
+			fmt.Sprintf("%.2f", l.MeanGPUs), fmt.Sprintf("%.2f", l.Concurrency), fmt.Sprintf("%g", l.PeakGPUs))
 	}
-	_ = tw.Flush()
+	_ = tw.write(w)
 	printf(w, "\nC_now    = Σ L = GPU-hours / period = %.2f GPUs on average (observed peak %g at once)\n", cp.CNow, cp.PeakGPUs)
 	printf(w, "C_future = C_now·(1+g)^(T/12) + C_new = %.2f·(1+%.2f)^(%d/12) + %g = %.2f GPUs\n",
 		cp.CNow, p.Growth, p.Months, p.NewDemand, cp.CFuture)

@@ -165,7 +165,8 @@ func toRecommendJSON(in analysis.Input, f analysis.Findings) recommendJSON {
 // and the configuration by target; then the no-change notes.
 func writeRecommendations(w io.Writer, in analysis.Input, f analysis.Findings) {
 	s := f.Summary
-	printf(w, "Recommendations from %d jobs (%d with GPU readings) on %d GPU nodes.\n", s.Jobs, s.WithGPUData, len(in.Nodes))
+	printf(w, "Recommendations from %d %s (%d with GPU readings) on %d GPU %s.\n",
+		s.Jobs, plural(s.Jobs, "job", "jobs"), s.WithGPUData, len(in.Nodes), plural(len(in.Nodes), "node", "nodes"))
 	if len(f.Recommendations) == 0 {
 		printf(w, "\nNo change is justified by the data.\n")
 	}
@@ -187,7 +188,7 @@ func writeRecommendations(w io.Writer, in analysis.Input, f analysis.Findings) {
 		case r.Effect != "":
 			printf(w, "   Expected effect (not simulated): %s\n", clean(r.Effect, 2000))
 		}
-		printf(w, "   Confidence: %.0f%%", 100*r.Confidence)
+		printf(w, "   Confidence: %s", pct(r.Confidence)) // "92 %", as the report writes it
 		if r.ConfidenceNote != "" {
 			printf(w, " (%s)", clean(r.ConfidenceNote, 500))
 		}

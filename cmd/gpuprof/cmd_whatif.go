@@ -4,10 +4,10 @@ import (
 	"context"
 	"fmt"
 	"io"
+	"math"
 	"regexp"
 	"strconv"
 	"strings"
-	"text/tabwriter"
 	"time"
 
 	"github.com/spf13/cobra"
@@ -242,9 +242,8 @@ func runWhatif(ctx context.Context, g *globalOptions, o *whatifOptions, w io.Wri
 }
 
 func writeWhatIf(w io.Writer, r analysis.WhatIf) {
-	const layout = "2006-01-02 15:04 MST"
-	printf(w, "What-if replay of %s to %s: %d GPU jobs (%d arrived, %d running and %d pending at the start).\n",
-		r.Window.From.Format(layout), r.Window.To.Format(layout), r.Jobs.Replayed, r.Jobs.Arrived, r.Jobs.RunningAtStart, r.Jobs.PendingAtStart)
+	printf(w, "What-if replay of %s to %s: %d GPU %s (%d arrived, %d running and %d pending at the start).\n",
+		slurmext.FormatTime(r.Window.From, nil), slurmext.FormatTime(r.Window.To, nil), r.Jobs.Replayed, plural(r.Jobs.Replayed, "job", "jobs"), r.Jobs.Arrived, r.Jobs.RunningAtStart, r.Jobs.PendingAtStart)
 	if r.Jobs.LeftOut > 0 {
 		printf(w, "Left out: %s.\n", termtext.Clean(strings.Join(r.Jobs.LeftOutWhy, "; ")))
 	}
@@ -267,19 +266,18 @@ func writeWhatIf(w io.Writer, r analysis.WhatIf) {
 	}
 
 	c := r.Calibration
-	printf(w, "\nCalibration: today's configuration replayed against what happened (%d jobs)\n", c.Jobs)
-	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
-	printf(tw, "PARTITION\tJOBS\tWAIT P50 REAL\tREPLAYED\tWAIT P95 REAL\tREPLAYED\n")
+	printf(w, "\nCalibration: today's configuration replayed against what happened (%d %s)\n", c.Jobs, plural(c.Jobs, "job", "jobs"))
+	tw := newTable("PARTITION", "JOBS", "WAIT P50 REAL", "REPLAYED", "WAIT P95 REAL", "REPLAYED")
 	for _, p := range c.Partitions {
-		printf(tw, "%s\t%d\t%s\t%s\t%s\t%s\n", termtext.Clean(p.Partition), p.Jobs, shortDuration(p.ObservedP50), shortDuration(p.SimulatedP50), shortDuration(p.ObservedP95), shortDuration(p.SimulatedP95))
+		tw.row(termtext.Clean(p.Partition), fmt.Sprint(p.Jobs), shortDuration(p.ObservedP50), shortDuration(p.SimulatedP50), shortDuration(p.ObservedP95), shortDuration(p.SimulatedP95))
 	}
-	_ = tw.Flush()
+	_ = tw.write(w)
 	printf(w, "Start times: mean absolute error %s, %s within 10 s; start order rank correlation %.2f.\n",
 		shortDuration(c.StartMAE), pct(c.Within10s), c.RankCorrelation)
 	if len(c.Worst) > 0 {
 		var ws []string
 		for _, e := range c.Worst {
-			ws = append(ws, fmt.Sprintf("%s %+.0fs", termtext.Clean(e.JobID), e.Replayed-e.Real))
+			ws = append(ws, termtext.Clean(e.JobID)+" "+signedDuration(e.Replayed-e.Real))
 		}
 		printf(w, "Largest start errors (replayed − real): %s.\n", strings.Join(ws, ", "))
 	}
@@ -300,7 +298,7 @@ func writeWhatIf(w io.Writer, r analysis.WhatIf) {
 			ch = append(ch, termtext.Clean(x.Spec))
 		}
 		if r.Growth != 0 {
-			ch = append(ch, fmt.Sprintf("demand %+.0f%% a year for %d months", 100*r.Growth, r.Months))
+			ch = append(ch, fmt.Sprintf("demand %+.0f %% a year for %d %s", 100*r.Growth, r.Months, plural(r.Months, "month", "months")))
 		}
 		printf(w, "\nWith %s\n", strings.Join(ch, ", "))
 		writeScenario(w, *r.Changed)
@@ -311,10 +309,9 @@ func writeWhatIf(w io.Writer, r analysis.WhatIf) {
 }
 
 func writeScenario(w io.Writer, s analysis.Scenario) {
-	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
-	printf(tw, "\tGPUS\tJOBS\tWAIT MEAN\tWAIT P50\tWAIT P95\tOCCUPANCY\tQUEUED GPU-H\n")
+	tw := newTable("", "GPUS", "JOBS", "WAIT MEAN", "WAIT P50", "WAIT P95", "OCCUPANCY", "QUEUED GPU-H")
 	row := func(kind string, g analysis.Group) {
-		printf(tw, "%s %s\t%d\t%.0f\t%s\t%s\t%s\t%s\t%s\n", kind, termtext.Clean(g.Name), g.GPUs, g.Jobs.Median,
+		tw.row(kind+" "+termtext.Clean(g.Name), fmt.Sprint(g.GPUs), fmt.Sprintf("%.0f", g.Jobs.Median),
 			durSpread(g.WaitMean), durSpread(g.WaitP50), durSpread(g.WaitP95),
 			fmt.Sprintf("%s (%s–%s)", pct(g.Occupancy.Median), pct(g.Occupancy.P10), pct(g.Occupancy.P90)),
 			fmt.Sprintf("%.1f (%.1f–%.1f)", g.QueuedGPUHours.Median, g.QueuedGPUHours.P10, g.QueuedGPUHours.P90))
@@ -325,7 +322,7 @@ func writeScenario(w io.Writer, s analysis.Scenario) {
 	for _, g := range s.Models {
 		row("model", g)
 	}
-	_ = tw.Flush()
+	_ = tw.write(w)
 }
 
 func durSpread(s analysis.Spread) string {
@@ -342,18 +339,17 @@ func onOff(b bool) string {
 	return "off"
 }
 
-// shortDuration writes seconds as "45s", "12m", "4h54m", "3d2h".
+// shortDuration writes seconds, rounded to the nearest, as Slurm writes a
+// duration: [D-]HH:MM:SS (slurmext.FormatDuration).
 func shortDuration(sec float64) string {
-	d := time.Duration(sec+0.5) * time.Second
-	switch {
-	case d < time.Minute:
-		return fmt.Sprintf("%ds", int(d.Seconds()))
-	case d < time.Hour:
-		return fmt.Sprintf("%dm", int(d.Minutes()))
-	case d < 48*time.Hour:
-		h := int(d.Hours())
-		return fmt.Sprintf("%dh%02dm", h, int(d.Minutes())-60*h)
+	return slurmext.FormatDuration(time.Duration(math.Round(sec))*time.Second, false)
+}
+
+// signedDuration is shortDuration with a sign, "+00:00:12" or
+// "-01:30:00", for a difference.
+func signedDuration(sec float64) string {
+	if sec < 0 {
+		return "-" + shortDuration(-sec)
 	}
-	days := int(d.Hours()) / 24
-	return fmt.Sprintf("%dd%dh", days, int(d.Hours())-24*days)
+	return "+" + shortDuration(sec)
 }

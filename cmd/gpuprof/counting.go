@@ -4,6 +4,7 @@ import (
 	"io"
 
 	"github.com/gpuprof/gpuprof/analysis"
+	"github.com/gpuprof/gpuprof/slurmext"
 )
 
 // writeCounting says how GPU time was counted, after any table of
@@ -13,11 +14,10 @@ func writeCounting(w io.Writer, c analysis.Counting) {
 	if c.Window.From.IsZero() && c.Window.To.IsZero() {
 		return
 	}
-	const layout = "2006-01-02 15:04 MST"
-	printf(w, "\nGPU time counted from %s to %s", c.Window.From.Format(layout), c.Window.To.Format(layout))
+	printf(w, "\nGPU time counted from %s to %s", slurmext.FormatTime(c.Window.From, nil), slurmext.FormatTime(c.Window.To, nil))
 	if c.OpenJobs > 0 {
 		printf(w, "; %d %s without an end counted up to %s (%s GPU-hours)", c.OpenJobs, plural(c.OpenJobs, "job", "jobs"),
-			c.End.Format(layout), hours(c.OpenGPUHours))
+			slurmext.FormatTime(c.End, nil), hours(c.OpenGPUHours))
 	}
 	if c.ShardJobs > 0 {
 		printf(w, "; %d shard %s counted by their share of a GPU", c.ShardJobs, plural(c.ShardJobs, "job", "jobs"))

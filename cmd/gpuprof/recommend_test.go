@@ -288,8 +288,8 @@ func TestPlanCommand(t *testing.T) {
 		t.Fatalf("plan: %v", err)
 	}
 	for _, want := range []string{
-		"Capacity plan: target p95 wait ≤ 1h00m in every partition and GPU model; growth 30% a year, horizon 12 months, new demand 2 GPUs, lead time 3 months.",
-		"Cross-check by averages (Little's law", "headroom 20%",
+		"Capacity plan: target p95 wait ≤ 01:00:00 in every partition and GPU model; growth 30 % a year, horizon 12 months, new demand 2 GPUs, lead time 3 months.",
+		"Cross-check by averages (Little's law", "headroom 20 %",
 		"CLASS", "λ (JOBS/H)", "L = λ·S·GPUS",
 		"C_now    = Σ L = ", "C_future = C_now·(1+g)^(T/12) + C_new = ", "·(1+0.30)^(12/12) + 2 = ",
 		"Q_safe   = 1 − headroom = 1 − 0.20 = 0.80",
@@ -358,4 +358,19 @@ func analyseDB(t *testing.T, path string) analysis.Findings {
 		t.Fatal(err)
 	}
 	return f
+}
+
+// TestRecommendWords: one job on one node is written in the singular and
+// a confidence as the report writes a percentage, "92 %".
+func TestRecommendWords(t *testing.T) {
+	var b bytes.Buffer
+	f := analysis.Findings{Recommendations: []analysis.Recommendation{{ID: "share-gpus", Title: "Share GPUs", Change: "add shards", Confidence: 0.92}}}
+	f.Summary.Jobs, f.Summary.WithGPUData = 1, 1
+	writeRecommendations(&b, analysis.Input{Nodes: []analysis.Node{{Name: "gpu01"}}}, f)
+	out := b.String()
+	for _, want := range []string{"Recommendations from 1 job (1 with GPU readings) on 1 GPU node.", "Confidence: 92 %"} {
+		if !strings.Contains(out, want) {
+			t.Errorf("output lacks %q:\n%s", want, out)
+		}
+	}
 }

@@ -1,10 +1,10 @@
 package main
 
 import (
+	"fmt"
 	"io"
 	"strconv"
 	"strings"
-	"text/tabwriter"
 
 	"github.com/gpuprof/gpuprof/analysis"
 )
@@ -12,8 +12,9 @@ import (
 // writeSimPlan writes the simulated plan: its verdict first, then the free
 // changes, the purchase per model, the timeline and the costs.
 func writeSimPlan(w io.Writer, sp analysis.SimPlan, recs []analysis.Recommendation) {
-	printf(w, "Capacity plan: target p95 wait ≤ %s in every partition and GPU model; growth %s a year, horizon %d months, new demand %g GPUs, lead time %d months.\n",
-		shortDuration(sp.TargetP95Wait), pct(sp.Growth), sp.Months, sp.NewDemand, sp.LeadTimeMonths)
+	printf(w, "Capacity plan: target p95 wait ≤ %s in every partition and GPU model; growth %s a year, horizon %d %s, new demand %g %s, lead time %d %s.\n",
+		shortDuration(sp.TargetP95Wait), pct(sp.Growth), sp.Months, plural(sp.Months, "month", "months"),
+		sp.NewDemand, map[bool]string{true: "GPU", false: "GPUs"}[sp.NewDemand == 1], sp.LeadTimeMonths, plural(sp.LeadTimeMonths, "month", "months"))
 	if sp.Simulated {
 		c := sp.Calibration
 		quality := "good"
@@ -41,30 +42,28 @@ func writeSimPlan(w io.Writer, sp analysis.SimPlan, recs []analysis.Recommendati
 	}
 	if len(sp.Effects) > 0 {
 		printf(w, "\n1. Policy changes, each replayed alone at today's load (median of the seeds; p10–p90)\n")
-		tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
-		printf(tw, "ID\tRECOMMENDATION\tJOBS MEASURED\tP95 WAIT BEFORE\tAFTER\tALL JOBS' MEAN WAIT\tOUTCOME\n")
+		tw := newTable("ID", "RECOMMENDATION", "JOBS MEASURED", "P95 WAIT BEFORE", "AFTER", "ALL JOBS' MEAN WAIT", "OUTCOME")
 		for i, e := range sp.Effects {
 			title := ""
 			if i < len(recs) {
 				title = clean(recs[i].Title, 60)
 			}
 			if !e.Simulated {
-				printf(tw, "%s\t%s\t–\t–\t–\t–\tnot simulated: %s\n", e.ID, title, e.Why)
+				tw.row(e.ID, title, "–", "–", "–", "–", "not simulated: "+e.Why)
 				continue
 			}
-			printf(tw, "%s\t%s\t%s (%d)\t%s\t%s\t%s → %s\t%s\n", e.ID, title, e.Group, e.Jobs,
+			tw.row(e.ID, title, fmt.Sprintf("%s (%d)", e.Group, e.Jobs),
 				shortDuration(e.Before.WaitP95.Median), durSpread(e.After.WaitP95),
-				shortDuration(e.AllFrom.WaitMean.Median), shortDuration(e.AllTo.WaitMean.Median), analysis.OutcomeWords(e.Outcome))
+				shortDuration(e.AllFrom.WaitMean.Median)+" → "+shortDuration(e.AllTo.WaitMean.Median), analysis.OutcomeWords(e.Outcome))
 		}
-		_ = tw.Flush()
+		_ = tw.write(w)
 	}
 	free := "no policy change"
 	if len(sp.Free) > 0 {
 		free = strings.Join(sp.Free, ", ") + " applied"
 	}
 	printf(w, "\n2. Purchase per GPU model at the %d-month horizon, %s (target %s)\n", sp.Months, free, shortDuration(sp.TargetP95Wait))
-	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
-	printf(tw, "MODEL\tGPUS\tP95 WAIT TODAY\tAT THE HORIZON\tBUY\tP95 WAIT BY GPUS ADDED\n")
+	tw := newTable("MODEL", "GPUS", "P95 WAIT TODAY", "AT THE HORIZON", "BUY", "P95 WAIT BY GPUS ADDED")
 	for _, m := range sp.Models {
 		today, hz := "–", "–"
 		if g := modelGroup(sp.Today, m.Model); g != nil {
@@ -84,9 +83,9 @@ func writeSimPlan(w io.Writer, sp analysis.SimPlan, recs []analysis.Recommendati
 		for _, c := range m.Curve {
 			pts = append(pts, "+"+strconv.Itoa(c.Added)+" "+shortDuration(c.ModelP95.Median))
 		}
-		printf(tw, "%s\t%d\t%s\t%s\t%s\t%s\n", clean(m.Model, 40), m.GPUs, today, hz, buy, strings.Join(pts, ", "))
+		tw.row(clean(m.Model, 40), strconv.Itoa(m.GPUs), today, hz, buy, strings.Join(pts, ", "))
 	}
-	_ = tw.Flush()
+	_ = tw.write(w)
 	if tl := sp.Timeline; tl != nil {
 		printf(w, "\n3. Without a purchase (%s): ", free)
 		switch {
@@ -102,13 +101,12 @@ func writeSimPlan(w io.Writer, sp analysis.SimPlan, recs []analysis.Recommendati
 	}
 	if len(sp.Costs) > 0 {
 		printf(w, "\n4. Buy or rent the purchase's work (per year; purchase written off over the depreciation years)\n")
-		tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
-		printf(tw, "MODEL\tGPUS\tOWNED/YEAR\tBUSY GPU-H/YEAR\tUTILISATION\tRENT/YEAR\tBREAK-EVEN UTILISATION\tCHEAPER\n")
+		tw := newTable("MODEL", "GPUS", "OWNED/YEAR", "BUSY GPU-H/YEAR", "UTILISATION", "RENT/YEAR", "BREAK-EVEN UTILISATION", "CHEAPER")
 		for _, c := range sp.Costs {
-			printf(tw, "%s\t%d\t%.0f\t%.0f\t%s\t%.0f\t%s\t%s\n", clean(c.Model, 40), c.GPUs, c.OwnedPerYear, c.BusyHoursPerYear,
-				pct(c.Utilisation), c.RentPerYear, pct(c.BreakEven), c.Cheaper)
+			tw.row(clean(c.Model, 40), strconv.Itoa(c.GPUs), fmt.Sprintf("%.0f", c.OwnedPerYear), fmt.Sprintf("%.0f", c.BusyHoursPerYear),
+				pct(c.Utilisation), fmt.Sprintf("%.0f", c.RentPerYear), pct(c.BreakEven), c.Cheaper)
 		}
-		_ = tw.Flush()
+		_ = tw.write(w)
 	}
 	if len(sp.Assumed) > 0 {
 		printf(w, "\nAssumed: %s\n", strings.Join(sp.Assumed, "; "))
