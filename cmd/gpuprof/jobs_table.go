@@ -252,7 +252,7 @@ func newJobsRow(v store.JobView) jobsRow {
 		r.mem = gib(peak) + times(peaks)
 	}
 	if utils > 0 {
-		r.util = fmt.Sprintf("%.0f%%", util) + times(utils)
+		r.util = fmt.Sprintf("%.0f %%", util) + times(utils) // "92 %", as the report writes it
 	}
 	return r
 }

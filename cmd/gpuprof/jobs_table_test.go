@@ -52,12 +52,12 @@ func TestJobsTableWidth(t *testing.T) {
 			t.Errorf("START at cell %d, header's at %d: columns shifted by a wide name\n%s", got, want, out)
 		}
 	}
-	for _, s := range []string{"1-02:00:05", "01:30:00", "×4", "20.0×4", "70%×4"} {
+	for _, s := range []string{"1-02:00:05", "01:30:00", "×4", "20.0×4", "70 %×4"} {
 		if !strings.Contains(out, s) {
 			t.Errorf("output lacks %q:\n%s", s, out)
 		}
 	}
-	if strings.Contains(out, "20.0,20.0") || strings.Contains(out, "70%,70%") {
+	if strings.Contains(out, "20.0,20.0") || strings.Contains(out, "70 %,70 %") {
 		t.Errorf("values per GPU, want one per job:\n%s", out)
 	}
 }

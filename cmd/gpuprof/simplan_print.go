@@ -7,6 +7,7 @@ import (
 	"strings"
 
 	"github.com/gpuprof/gpuprof/analysis"
+	"github.com/gpuprof/gpuprof/slurmext"
 )
 
 // writeSimPlan writes the simulated plan: its verdict first, then the free
@@ -25,9 +26,9 @@ func writeSimPlan(w io.Writer, sp analysis.SimPlan, recs []analysis.Recommendati
 		if c != nil {
 			jobs, rank = c.Jobs, c.RankCorrelation
 		}
-		printf(w, "Replayed %s to %s (%s) with %d seeds, %d replays (%d scheduler steps); calibration on %d jobs: rank correlation %.2f, p95 waits within ±%s; %s.\n",
-			sp.Window.From.UTC().Format("2006-01-02 15:04"), sp.Window.To.UTC().Format("2006-01-02 15:04"), sp.ClusterSource,
-			sp.Seeds, sp.Replays, sp.Steps, jobs, rank, shortDuration(sp.CalibrationError), quality)
+		printf(w, "Replayed %s to %s (%s) with %d seeds, %d replays (%d scheduler steps); calibration on %d %s: rank correlation %.2f, p95 waits within ±%s; %s.\n",
+			slurmext.FormatTime(sp.Window.From, nil), slurmext.FormatTime(sp.Window.To, nil), sp.ClusterSource,
+			sp.Seeds, sp.Replays, sp.Steps, jobs, plural(jobs, "job", "jobs"), rank, shortDuration(sp.CalibrationError), quality)
 	}
 	v := sp.Verdict
 	printf(w, "\nVerdict: %s\n", v.Text)
