@@ -2,7 +2,6 @@ package main
 
 import (
 	"context"
-	"fmt"
 	"io"
 	"strings"
 
@@ -198,7 +197,7 @@ func writeRecommendations(w io.Writer, in analysis.Input, f analysis.Findings) {
 	if len(f.NoChange) > 0 {
 		printf(w, "\nRules that found nothing to change:\n")
 		for _, n := range f.NoChange {
-			printf(w, "- %s: %s\n", n.Rule, clean(n.Note, 2000))
+			printf(w, "- %s: %s\n", ruleWords(n.Rule), clean(n.Note, 2000))
 		}
 	}
 }
@@ -220,15 +219,22 @@ func writeConfigLines(w io.Writer, lines []analysis.ConfigLine) {
 	}
 }
 
-// sentence renders one piece of evidence as a sentence: the rule and what
-// held.
+// sentence renders one piece of evidence as a sentence: what held, or,
+// for a reason with no words, its rule in words. The rule's code
+// ("sharing.candidates") is in --json; prose gets no internal names.
 func sentence(r analysis.Reason) string {
 	s := clean(r.String(), 1000)
 	if s == "" {
-		return r.Rule + "."
+		s = ruleWords(r.Rule)
 	}
 	if !strings.HasSuffix(s, ".") {
 		s += "."
 	}
-	return fmt.Sprintf("%s: %s", r.Rule, s)
+	return s
+}
+
+// ruleWords writes a rule's code ("debug_partition", "user.shard") as
+// words for prose: "debug partition", "user shard".
+func ruleWords(rule string) string {
+	return strings.NewReplacer("_", " ", ".", " ").Replace(clean(rule, 80))
 }
