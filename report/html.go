@@ -1,6 +1,7 @@
 package report
 
 import (
+	_ "embed"
 	"fmt"
 	"html/template"
 	"io"
@@ -16,7 +17,15 @@ type htmlPage struct {
 	Anonymized bool
 	Sections   []section
 	Charts     map[string]chart
+	// CSS is the page's style sheet, report.css.
+	CSS template.CSS
 }
+
+// styleSheet is the report's CSS, kept in its own file so that layout
+// and content can change apart.
+//
+//go:embed report.css
+var styleSheet string
 
 // WriteHTML writes the report as one self-contained HTML file: inline CSS
 // and SVG charts, no script, no external resource. All text goes through
@@ -34,6 +43,7 @@ func WriteHTML(w io.Writer, d Data) error {
 		Generated:  generated(&d),
 		Anonymized: d.Anonymized,
 		Sections:   build(&d),
+		CSS:        template.CSS(styleSheet),
 		Charts:     cs,
 	}
 	if err := htmlTemplate.Execute(w, page); err != nil {
@@ -97,34 +107,7 @@ const htmlSource = `<!DOCTYPE html>
 <meta name="generator" content="gpuprof report">
 <title>{{.Title}}</title>
 <style>
-:root { color-scheme: light; }
-body { font-family: system-ui, -apple-system, "Segoe UI", Roboto, "DejaVu Sans", sans-serif; margin: 2rem auto; max-width: 72rem; padding: 0 1rem; color: #1b1f24; line-height: 1.45; }
-h1 { font-size: 1.6rem; margin-bottom: .2rem; overflow-wrap: anywhere; }
-h2 { font-size: 1.25rem; border-bottom: 1px solid #d0d7de; padding-bottom: .2rem; margin-top: 2.2rem; }
-h3 { font-size: 1.05rem; margin-top: 1.4rem; overflow-wrap: anywhere; }
-p, li { overflow-wrap: anywhere; }
-.meta { color: #57606a; margin-top: 0; }
-nav ol { columns: 2; }
-table { border-collapse: collapse; width: 100%; table-layout: fixed; margin: .6rem 0; font-size: .9rem; }
-th, td { border: 1px solid #d0d7de; padding: .25rem .45rem; text-align: left; vertical-align: top; overflow-wrap: anywhere; word-break: break-word; }
-th { background: #f6f8fa; }
-th:first-child { width: 22%; }
-td.num, th.num { text-align: right; font-variant-numeric: tabular-nums; }
-pre { background: #f6f8fa; border: 1px solid #d0d7de; padding: .6rem; overflow-x: auto; white-space: pre-wrap; overflow-wrap: anywhere; font-size: .85rem; }
-.code-label { font-weight: 600; margin-bottom: 0; font-family: ui-monospace, monospace; }
-figure { margin: 1rem 0; max-width: 100%; break-inside: avoid; page-break-inside: avoid; }
-figure svg { max-width: 100%; height: auto; display: block; }
-figcaption { color: #57606a; font-size: .9rem; overflow-wrap: anywhere; }
-figure.chart-empty { border: 1px dashed #d0d7de; padding: 1rem; color: #57606a; }
-@media print {
-  body { margin: 0; max-width: none; }
-  nav { display: none; }
-  section { break-before: page; page-break-before: always; }
-  section:first-of-type { break-before: auto; page-break-before: auto; }
-  table, pre, figure { break-inside: avoid; page-break-inside: avoid; }
-  h2, h3 { break-after: avoid; page-break-after: avoid; }
-}
-</style>
+{{.CSS}}</style>
 </head>
 <body>
 <header>
