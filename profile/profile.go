@@ -72,6 +72,10 @@ type Job struct {
 	IO IOWait `json:"io"`
 
 	GPUs []GPU `json:"gpus"`
+
+	// Notices are the notices decided for the job on this node, oldest
+	// first (see Notice).
+	Notices []Notice `json:"notices,omitempty"`
 }
 
 // IOWait accumulates the time the job spent waiting on block IO.
