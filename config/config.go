@@ -137,6 +137,10 @@ type ServeConfig struct {
 	// Nodes, when not empty, are the only hosts (addresses as munge reports
 	// them) whose pushes are accepted.
 	Nodes []string `toml:"nodes"`
+	// MetricsListen is where serve answers /metrics for Prometheus
+	// (docs/prometheus.md), in the form of agent.metrics_listen. Empty (the
+	// default) turns the endpoint off.
+	MetricsListen string `toml:"metrics_listen"`
 }
 
 // MungeConfig locates munge, which authenticates nodes and users.
@@ -242,6 +246,8 @@ func (c Config) Validate() error {
 		return fmt.Errorf("%w: agent.call_timeout must be positive", ErrConfig)
 	case validListen(c.Agent.MetricsListen) != nil:
 		return fmt.Errorf("%w: agent.metrics_listen: %v", ErrConfig, validListen(c.Agent.MetricsListen))
+	case validListen(c.Serve.MetricsListen) != nil:
+		return fmt.Errorf("%w: serve.metrics_listen: %v", ErrConfig, validListen(c.Serve.MetricsListen))
 	case c.Agent.SeriesPoints < 16:
 		return fmt.Errorf("%w: agent.series_points must be at least 16", ErrConfig)
 	case c.Hooks.Deadline.D() <= 0 || c.Hooks.Deadline.D() > time.Minute:
