@@ -14,6 +14,10 @@ const (
 
 // Notice statuses: what became of a notice.
 const (
+	// NoticePending: claimed (recorded) and handed to delivery, no outcome
+	// yet. A notice an agent left pending when it stopped is not sent
+	// again: at most once, never twice.
+	NoticePending  = "pending"
 	NoticeSent     = "sent"      // handed to the mail program, which accepted it
 	NoticeFailed   = "failed"    // the mail program failed or timed out (Detail says why)
 	NoticeCapped   = "capped"    // not sent: the user's daily cap was reached

@@ -193,6 +193,9 @@ func (t *Tx) putJob(ctx context.Context, j profile.Job, ifAbsent bool, inserted 
 			return classify(err)
 		}
 	}
+	if err := t.putNotices(ctx, j); err != nil {
+		return err
+	}
 	if len(gpuArgs) == 0 {
 		return nil
 	}
@@ -442,6 +445,9 @@ func (t *Tx) list(ctx context.Context, f Filter, exact bool) ([]profile.Job, err
 	if err := rows.Err(); err != nil {
 		return nil, classify(err)
 	}
+	if err := t.jobNotices(ctx, js, index, sel, args); err != nil {
+		return nil, fmt.Errorf("notices: %w", err)
+	}
 	return js, nil
 }
 
@@ -501,7 +507,8 @@ func decodeGPU(state string, withSeries bool) (profile.GPU, error) {
 
 // Normalize returns j as the store gives it back: every time (the job's
 // start, end and last sample, each GPU's first and last sample and XID
-// times) cut to whole seconds in UTC, the zero time kept zero; the sample
+// times, each notice's time and since) cut to whole seconds in UTC, the
+// zero time kept zero; the sample
 // interval cut to whole milliseconds; empty lists (partial reasons, GPUs,
 // XIDs, process names) nil. Sub-second precision is dropped on purpose: the columns are
 // unix seconds for SQL, and the series is per second at best. j itself is
@@ -513,6 +520,19 @@ func Normalize(j profile.Job) profile.Job {
 		j.PartialReasons = nil
 	} else {
 		j.PartialReasons = append([]string(nil), j.PartialReasons...)
+	}
+	if len(j.Notices) == 0 {
+		j.Notices = nil
+	} else {
+		ns := make([]profile.Notice, len(j.Notices))
+		for i, n := range j.Notices {
+			n.Time, n.Since = normTime(n.Time), normTime(n.Since)
+			if len(n.GPUs) == 0 {
+				n.GPUs = nil
+			}
+			ns[i] = n
+		}
+		j.Notices = ns
 	}
 	if len(j.GPUs) == 0 {
 		j.GPUs = nil
@@ -560,6 +580,14 @@ func (t *Tx) DeleteRunningJob(ctx context.Context, k profile.Key) (bool, error) 
 	n, err := res.RowsAffected()
 	if err != nil {
 		return false, fmt.Errorf("delete running job %s: %w", keyString(k), err)
+	}
+	if n > 0 {
+		// Its notices move with the profile (the agent writes them under
+		// the new key in the same transaction).
+		if _, err := t.tx.ExecContext(ctx, `DELETE FROM notices WHERE cluster = ? AND job_id = ? AND node = ?`,
+			k.Cluster, k.JobID, k.Node); err != nil {
+			return false, fmt.Errorf("delete running job %s: notices: %w", keyString(k), classify(err))
+		}
 	}
 	return n > 0, nil
 }
