@@ -21,7 +21,7 @@ var noticeRules = []string{profile.RuleIdleGPU, profile.RuleIdleJob, profile.Rul
 	profile.RuleUnusedGPUs, profile.RuleCancel}
 
 // noticeStatuses is the order in which statuses are listed.
-var noticeStatuses = []string{profile.NoticeSent, profile.NoticeFailed, profile.NoticeCapped,
+var noticeStatuses = []string{profile.NoticePending, profile.NoticeSent, profile.NoticeFailed, profile.NoticeCapped,
 	profile.NoticeOptedOut, profile.NoticeNoMail, profile.NoticeDryRun, profile.NoticeCanceled}
 
 // NoticeRuleWords names a notice rule for people: "idle GPU" for
@@ -47,6 +47,8 @@ func NoticeRuleWords(rule string) string {
 // sent: daily cap". An unknown status is returned as it is.
 func NoticeStatusWords(status string) string {
 	switch status {
+	case profile.NoticePending:
+		return "pending: no outcome recorded"
 	case profile.NoticeSent:
 		return "sent"
 	case profile.NoticeFailed:
@@ -84,6 +86,10 @@ func NoticeLine(n profile.Notice, loc *time.Location) string {
 		head = "job cancelled " + at
 	case profile.NoticeDryRun:
 		head = "cancel dry run " + at + " (nothing cancelled)"
+	case profile.NoticePending:
+		// Handed to delivery, no outcome recorded (the agent stopped):
+		// never sent again, so it may or may not have reached the user.
+		head = "notice pending " + at + " (no outcome recorded)"
 	default:
 		why, ok := strings.CutPrefix(NoticeStatusWords(n.Status), "not sent: ")
 		if !ok {
@@ -116,7 +122,8 @@ type NoticeSummary struct {
 	// Notices is the number of notices decided in the window; Sent of them
 	// reached the user (status sent), Cancelled were the cancel action
 	// carried out, DryRuns the cancel action in dry-run mode, and the rest
-	// were not sent (capped, opted out, no address, mail failed).
+	// were not sent (capped, opted out, no address, mail failed) or have
+	// no outcome recorded (pending).
 	Notices   int `json:"notices"`
 	Sent      int `json:"sent"`
 	Cancelled int `json:"cancelled"`
@@ -291,7 +298,7 @@ func (t *NoticeTally) Summary() NoticeSummary {
 }
 
 // Sentence says the summary in one sentence for the report: "12 notices
-// to the users of 9 jobs (10 sent, 2 not sent); 4 jobs ended within an
+// to the users of 9 jobs (10 sent, 2 not sent or pending); 4 jobs ended within an
 // hour of one, freeing 31.5 GPU-hours of their time limits, and 1 more by
 // an amount unknown (no time limit known)." With no notice: "No notices
 // in this period."
@@ -309,7 +316,7 @@ func (s NoticeSummary) Sentence() string {
 		parts = append(parts, fmt.Sprintf("%d cancelled the job", s.Cancelled))
 	}
 	if other := s.Notices - s.Sent - s.Cancelled - s.DryRuns; other > 0 {
-		parts = append(parts, fmt.Sprintf("%d not sent", other))
+		parts = append(parts, fmt.Sprintf("%d not sent or pending", other))
 	}
 	if s.DryRuns > 0 {
 		parts = append(parts, plural(s.DryRuns, "cancel dry run", "cancel dry runs"))

@@ -120,7 +120,7 @@ func TestNoticeTally(t *testing.T) {
 		t.Errorf("summary =\n%+v\nwant\n%+v", got, want)
 	}
 	gotS := tally.Summary().Sentence()
-	wantS := "14 notices to the users of 11 jobs (10 sent, 1 cancelled the job, 2 not sent, 1 cancel dry run); " +
+	wantS := "14 notices to the users of 11 jobs (10 sent, 1 cancelled the job, 2 not sent or pending, 1 cancel dry run); " +
 		"6 jobs ended within an hour of one, freeing 313.0 GPU-hours of their time limits, " +
 		"and 1 more by an amount unknown (no time limit known)."
 	if gotS != wantS {
@@ -207,6 +207,8 @@ func TestNoticeLine(t *testing.T) {
 			"cancel dry run 2026-12-03T14:02:11 (nothing cancelled): idle 40 min"},
 		{"no evidence: the rule in words", profile.Notice{Rule: profile.RuleUnusedGPUs, Status: profile.NoticeSent, Time: at},
 			"notice sent 2026-12-03T14:02:11: several GPUs asked for, one used"},
+		{"pending", profile.Notice{Rule: profile.RuleIdleGPU, Status: profile.NoticePending, Time: at, Evidence: idle},
+			"notice pending 2026-12-03T14:02:11 (no outcome recorded): " + idle},
 		{"unknown status", profile.Notice{Rule: "later", Status: "queued", Time: at},
 			"notice not sent 2026-12-03T14:02:11 (status queued): later"},
 		{"unknown time", profile.Notice{Rule: profile.RuleIdleGPU, Status: profile.NoticeSent, Evidence: idle},
