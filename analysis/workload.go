@@ -126,22 +126,35 @@ type Headline struct {
 	// left out); Occupancy = AllocatedGPUHours / it.
 	CapacityGPUHours float64 `json:"capacity_gpu_hours"`
 	Occupancy        float64 `json:"occupancy"`
+	// InventoryGPUs is the inventory's GPU count behind CapacityGPUHours
+	// (0 without an inventory): the most GPUs the cluster could have
+	// allocated at once, the top of the report's hour-of-week scale.
+	InventoryGPUs int `json:"inventory_gpus"`
+	// GPUWait is the distribution of queue waits (start − eligible, else
+	// submit), seconds, of the GPU jobs counted whose wait is known.
+	GPUWait Dist `json:"gpu_wait_s"`
+	// Energy is the GPU energy the profiles recorded in the window.
+	Energy Energy `json:"energy"`
 }
 
 // DayUsage is one calendar day (23 or 25 hours on a DST change; the first
 // and last may be partial when the window does not start or end at
 // midnight). Jobs count as in Headline.Jobs.
 type DayUsage struct {
-	Date          string  `json:"date"` // YYYY-MM-DD in the window's location
-	Allocated     float64 `json:"allocated_gpu_hours"`
-	Used          float64 `json:"used_gpu_hours"`    // as Headline.UsedGPUHours
-	Pending       float64 `json:"pending_gpu_hours"` // GPUs requested × time waiting
+	Date      string  `json:"date"` // YYYY-MM-DD in the window's location
+	Allocated float64 `json:"allocated_gpu_hours"`
+	Used      float64 `json:"used_gpu_hours"`    // as Headline.UsedGPUHours
+	Pending   float64 `json:"pending_gpu_hours"` // GPUs requested × time waiting
+	// Capacity is the inventory's GPUs × the day's hours inside the
+	// window (0 without an inventory): the most that could be allocated.
+	Capacity      float64 `json:"capacity_gpu_hours"`
 	JobsStarted   int     `json:"jobs_started"`
 	JobsSubmitted int     `json:"jobs_submitted"`
 }
 
-// ModelUsage is one GPU model: its GPU-hours and how much of its memory
-// jobs reached.
+// ModelUsage is one GPU model: its GPU-hours, how much of its memory
+// jobs reached, how full its cards were, how long its jobs waited and the
+// energy they drew.
 type ModelUsage struct {
 	Model       string  `json:"model"`
 	MemoryTotal uint64  `json:"memory_total"` // bytes, the largest seen
@@ -152,7 +165,27 @@ type ModelUsage struct {
 	VRAMHist     [10]int `json:"vram_peak_hist"`
 	VRAMPeakFrac Dist    `json:"vram_peak_frac"`
 	Preallocated int     `json:"preallocated"`
-	UtilMean     float64 `json:"util_mean"` // GPU-hour weighted, percent; 0 without readings
+	// VRAMHistGPUHours is VRAMHist weighted by each job GPU's GPU-hours
+	// in the window, so a month-long job weighs more than a minute's
+	// test; PreallocatedGPUHours the GPU-hours of the preallocated GPUs,
+	// whose peak is a reservation, not a need. GPUs without a usable peak
+	// or card size are in neither.
+	VRAMHistGPUHours     [10]float64 `json:"vram_peak_hist_gpu_hours"`
+	PreallocatedGPUHours float64     `json:"preallocated_gpu_hours"`
+	UtilMean             float64     `json:"util_mean"` // GPU-hour weighted, percent; 0 without readings
+	// Cards is the GPUs of this model in the inventory (Input.Nodes whose
+	// GPUModel is Model; 0 when none is, and always for model "");
+	// CapacityGPUHours = Cards × the window's hours and Occupancy =
+	// GPUHours / CapacityGPUHours (0 and saying nothing without cards).
+	Cards            int     `json:"cards"`
+	CapacityGPUHours float64 `json:"capacity_gpu_hours"`
+	Occupancy        float64 `json:"occupancy"`
+	// Wait is the distribution of queue waits, seconds, of the jobs that
+	// ran on this model in the window and whose wait is known; a job on
+	// two models counts in both.
+	Wait Dist `json:"wait_s"`
+	// Energy is the energy its GPUs drew in the window.
+	Energy Energy `json:"energy"`
 }
 
 // UtilHistogram is per-GPU mean utilisation in ten bins of 10 points.
@@ -181,6 +214,8 @@ type GroupUsage struct {
 	// TopClass is the class with the most GPU-hours (ties: report order;
 	// unknown without GPU-hours).
 	TopClass Class `json:"top_class"`
+	// Energy is the GPU energy of the group's jobs in the window.
+	Energy Energy `json:"energy"`
 }
 
 // LostShare is GPU-hours of jobs that ended in one unsuccessful state.
@@ -231,12 +266,14 @@ func SummariseWorkload(in Input, p WorkloadParams, c Config) Workload {
 		nGPUs += len(in.Jobs[i].GPUs)
 	}
 	a.waits = make([]waitRec, 0, len(in.Jobs))
+	a.modelWaits = make([]modelWait, 0, len(in.Jobs))
 	a.fracs, a.fracModel = make([]float64, 0, nGPUs), make([]int32, 0, nGPUs)
 	// The one counting rule, over the summary's window.
 	win := in
 	win.Window = Window{From: a.tl.from, To: a.tl.to}
 	k := newCounter(&win, c.Counting.shardsPerGPU())
 	a.now = k.end
+	a.analysisNow = in.Now
 	a.w.DataEnd = k.end
 	var m Metrics
 	for i := range in.Jobs {
@@ -416,6 +453,7 @@ type groupAcc struct {
 	jobs, nWait                       int
 	alloc, used, measured, idle, lost float64
 	classHours                        [numClasses]float64
+	energy                            energyAcc
 }
 
 // groupSet indexes groups by name; last caches the previous lookup, since
@@ -446,18 +484,23 @@ type modelAcc struct {
 	u              ModelUsage
 	measured, used float64 // GPU-hours
 	nFracs         int
+	energy         energyAcc
 }
 
 // waitRec is one job's queue wait, kept for the groups' medians.
 type waitRec struct {
 	user, account int32
 	wait          float64 // seconds
+	gpu           bool    // a GPU job's
 }
 
 type workloadAcc struct {
 	w   Workload
 	tl  timeline
 	now time.Time // DataEnd
+	// analysisNow is Input.Now (zero when not given): until when a
+	// running job's energy was recorded.
+	analysisNow time.Time
 
 	alloc, used, pending spreadAcc
 	started, submitted   []int // per day
@@ -474,6 +517,10 @@ type workloadAcc struct {
 	waits     []waitRec
 	fracs     []float64
 	fracModel []int32
+	// modelWaits has one record per job and GPU model it ran on, with
+	// a known wait; energy sums the whole window's.
+	modelWaits []modelWait
+	energy     energyAcc
 }
 
 func newWorkloadAcc(w Window) (*workloadAcc, bool) {
@@ -596,7 +643,7 @@ func (a *workloadAcc) add(j *Job, m *Metrics, c *Config) {
 	u.jobs++
 	ac.jobs++
 	if m.WaitValid {
-		a.waits = append(a.waits, waitRec{ui, ai, m.Wait.Seconds()})
+		a.waits = append(a.waits, waitRec{ui, ai, m.Wait.Seconds(), gpus > 0})
 		u.nWait++
 		ac.nWait++
 	}
@@ -615,22 +662,38 @@ func (a *workloadAcc) add(j *Job, m *Metrics, c *Config) {
 	// for whole GPUs, shards held ÷ shards on the GPU for a shard job.
 	hours := time.Duration(re - rs).Hours()
 	per := m.GPUShare / float64(gpus)
+	gpuHours := per * hours // each GPU's
+	// Energy is recorded over the whole run: the window takes its share.
+	eShare := inWindowShare(m, re-rs, a.analysisNow)
+	var jobEnergy energyAcc
+	waitStart := len(a.modelWaits)
 	var usedRate, idleRate, measured float64
 	recorded := min(len(j.GPUs), gpus)
 	for i := range recorded {
 		g := &j.GPUs[i]
 		mod := a.model(g.Model)
 		mod.u.JobGPUs++
-		mod.u.GPUHours += per * hours
+		mod.u.GPUHours += gpuHours
 		mod.u.MemoryTotal = max(mod.u.MemoryTotal, g.MemoryTotal)
+		if m.WaitValid {
+			a.addModelWait(waitStart, a.lastModelIdx, m.Wait.Seconds())
+		}
 		if g.Preallocated {
 			mod.u.Preallocated++
+			mod.u.PreallocatedGPUHours += gpuHours
 		} else if g.VRAMPeakValid && g.MemoryTotal > 0 && g.VRAMPeak <= g.MemoryTotal {
 			frac := float64(g.VRAMPeak) / float64(g.MemoryTotal)
 			a.fracs = append(a.fracs, frac)
 			a.fracModel = append(a.fracModel, a.lastModelIdx)
 			mod.nFracs++
-			mod.u.VRAMHist[min(int(frac*10), 9)]++
+			bin := min(int(frac*10), 9)
+			mod.u.VRAMHist[bin]++
+			mod.u.VRAMHistGPUHours[bin] += gpuHours
+		}
+		if joules, ok := energyReading(g); ok {
+			e := energyAcc{joules: joules * eShare, hours: gpuHours}
+			mod.energy.add(e)
+			jobEnergy.add(e)
 		}
 		util, ok := 0.0, false
 		switch {
@@ -665,8 +728,12 @@ func (a *workloadAcc) add(j *Job, m *Metrics, c *Config) {
 		// profile): model unknown.
 		mod := a.model("")
 		mod.u.JobGPUs += extra
-		mod.u.GPUHours += float64(extra) * per * hours
+		mod.u.GPUHours += float64(extra) * gpuHours
+		if m.WaitValid {
+			a.addModelWait(waitStart, a.lastModelIdx, m.Wait.Seconds())
+		}
 	}
+	a.energy.add(jobEnergy)
 
 	allocH := m.GPUShare * hours
 	usedH, measH, idleH := usedRate*hours, measured*hours, idleRate*hours
@@ -681,6 +748,7 @@ func (a *workloadAcc) add(j *Job, m *Metrics, c *Config) {
 		g.measured += measH
 		g.idle += idleH
 		g.classHours[cls] += allocH
+		g.energy.add(jobEnergy)
 	}
 	if li := slurmext.LostIndex(j.State); li >= 0 {
 		a.lost[li].Jobs++
@@ -706,6 +774,8 @@ func (a *workloadAcc) finish(nodes []Node, topN int) Workload {
 	tl := &a.tl
 	h := &w.Headline
 
+	invGPUs, modelCards := inventory(nodes)
+
 	// Days and hours of the week from the segments.
 	w.Daily = make([]DayUsage, len(tl.dates))
 	for i, d := range tl.dates {
@@ -715,10 +785,12 @@ func (a *workloadAcc) finish(nodes []Node, topN int) Workload {
 	var occ, allocCell, pendCell [7 * 24]float64
 	for k := range tl.cell {
 		d, cell := &w.Daily[tl.day[k]], tl.cell[k]
+		segHours := float64(tl.starts[k+1]-tl.starts[k]) / nsPerHour
 		d.Allocated += alloc[k]
 		d.Used += used[k]
 		d.Pending += pending[k]
-		occ[cell] += float64(tl.starts[k+1]-tl.starts[k]) / nsPerHour
+		d.Capacity += float64(invGPUs) * segHours
+		occ[cell] += segHours
 		allocCell[cell] += alloc[k]
 		pendCell[cell] += pending[k]
 	}
@@ -745,11 +817,22 @@ func (a *workloadAcc) finish(nodes []Node, topN int) Workload {
 		next[a.fracModel[k]]++
 	}
 	withFracs := 0
+	waits := a.modelWaitDists()
+	windowHours := time.Duration(tl.length).Hours()
 	for i := range a.models {
 		mo := &a.models[i]
 		mo.u.VRAMPeakFrac = distOf(byModel[next[i]-mo.nFracs : next[i]])
 		if mo.measured > 0 {
 			mo.u.UtilMean = 100 * mo.used / mo.measured
+		}
+		mo.u.Wait = waits[i]
+		mo.u.Energy = mo.energy.energy(mo.u.GPUHours)
+		if mo.u.Model != "" {
+			mo.u.Cards = modelCards[mo.u.Model]
+		}
+		mo.u.CapacityGPUHours = float64(mo.u.Cards) * windowHours
+		if mo.u.CapacityGPUHours > 0 {
+			mo.u.Occupancy = mo.u.GPUHours / mo.u.CapacityGPUHours
 		}
 		if mo.nFracs > 0 {
 			withFracs++
@@ -775,16 +858,13 @@ func (a *workloadAcc) finish(nodes []Node, topN int) Workload {
 	if h.AllocatedGPUHours > 0 {
 		h.Coverage = h.MeasuredGPUHours / h.AllocatedGPUHours
 	}
-	gpus := 0
-	for _, n := range nodes {
-		if n.GPUs > 0 && n.GPUs <= maxJobGPUs {
-			gpus += n.GPUs
-		}
-	}
-	h.CapacityGPUHours = float64(gpus) * time.Duration(tl.length).Hours()
+	h.InventoryGPUs = invGPUs
+	h.CapacityGPUHours = float64(invGPUs) * windowHours
 	if h.CapacityGPUHours > 0 {
 		h.Occupancy = h.AllocatedGPUHours / h.CapacityGPUHours
 	}
+	h.GPUWait = distOf(a.gpuWaits())
+	h.Energy = a.energy.energy(h.AllocatedGPUHours)
 
 	// Lost GPU-hours by state.
 	w.Lost = []LostShare{}
@@ -860,6 +940,7 @@ func topGroups(groups []groupAcc, waits []waitRec, key func(*waitRec) int32, buf
 		rest.measured += g.measured
 		rest.idle += g.idle
 		rest.lost += g.lost
+		rest.energy.add(g.energy)
 		for k := range rest.classHours {
 			rest.classHours[k] += g.classHours[k]
 		}
@@ -873,7 +954,7 @@ func topGroups(groups []groupAcc, waits []waitRec, key func(*waitRec) int32, buf
 func groupUsage(g *groupAcc, waits []float64, total float64) GroupUsage {
 	u := GroupUsage{
 		Name: g.name, Jobs: g.jobs, GPUHours: g.alloc, MeasuredGPUHours: g.measured, UsedGPUHours: g.used,
-		IdleGPUHours: g.idle, LostGPUHours: g.lost,
+		IdleGPUHours: g.idle, LostGPUHours: g.lost, Energy: g.energy.energy(g.alloc),
 	}
 	if g.measured > 0 {
 		u.Utilisation = g.used / g.measured
