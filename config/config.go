@@ -77,6 +77,7 @@ type Config struct {
 	Sim     SimConfig     `toml:"sim"`
 	NVML    NVMLConfig    `toml:"nvml"`
 	Proc    ProcConfig    `toml:"proc"`
+	Notices NoticesConfig `toml:"notices"`
 }
 
 // AgentConfig configures `gpuprof agent`.
@@ -180,6 +181,104 @@ type ProcConfig struct {
 	CgroupRoot string `toml:"cgroup_root"`
 }
 
+// NoticesConfig configures the agent's notices to a job's user about idle
+// and oversized GPU allocations while the job runs, and the optional cancel
+// action (docs/notices.md). Everything is off until enabled is true.
+type NoticesConfig struct {
+	// Enabled turns notices on for this node's agent.
+	Enabled bool `toml:"enabled"`
+	// From is the From header of every notice.
+	From string `toml:"from"`
+	// Address is the recipient pattern: "{user}" stands for the job's user
+	// name. AddressMap, when set, is a file of "user address" lines that
+	// wins over the pattern for the users it lists; a user neither names
+	// gets no mail (status no_mail). Address may be empty when AddressMap
+	// is set.
+	Address    string `toml:"address"`
+	AddressMap string `toml:"address_map"`
+	// Sendmail is the sendmail-compatible program (like Slurm's MailProg),
+	// run as `sendmail -i -- ADDRESS` with the message on stdin and killed
+	// after SendTimeout.
+	Sendmail    string   `toml:"sendmail"`
+	SendTimeout Duration `toml:"send_timeout"`
+	// Squeue looks up the job's name and QOS, which slurmd's prolog never
+	// tells (`squeue -h -j ID -o %q|%j`, bounded by SendTimeout).
+	Squeue string `toml:"squeue"`
+	// DailyCap is the most notices a user is sent per calendar day (local
+	// time) from this node (the cap is per node: each agent counts its own
+	// database); 0 means no cap. Notices over it are recorded as capped.
+	DailyCap int `toml:"daily_cap"`
+	// OptOutFile lists users (one per line, # comments) who get no notice;
+	// HomeOptOut is a file name in the user's home directory whose presence
+	// does the same (stat with HomeTimeout: homes may be on NFS). Either
+	// empty is off.
+	OptOutFile  string   `toml:"opt_out_file"`
+	HomeOptOut  string   `toml:"home_opt_out"`
+	HomeTimeout Duration `toml:"home_timeout"`
+	// Jobs in these partitions, QOS, accounts or of these users are never
+	// noticed (nor cancelled).
+	ExemptPartitions []string `toml:"exempt_partitions"`
+	ExemptQOS        []string `toml:"exempt_qos"`
+	ExemptAccounts   []string `toml:"exempt_accounts"`
+	ExemptUsers      []string `toml:"exempt_users"`
+	// Queue bounds the notices waiting for delivery; a full queue delays a
+	// notice to a later sample, never the sampling.
+	Queue int `toml:"queue"`
+
+	// The rules: (a) an idle GPU, (b) every GPU of the job idle, (d)
+	// several GPUs asked for and one used, (c) a small share of a large
+	// card.
+	IdleGPU    IdleRule      `toml:"idle_gpu"`
+	IdleJob    IdleRule      `toml:"idle_job"`
+	UnusedGPUs IdleRule      `toml:"unused_gpus"`
+	Oversized  OversizedRule `toml:"oversized"`
+	Cancel     CancelConfig  `toml:"cancel"`
+}
+
+// IdleRule is a rule over idle readings: a reading is idle when its
+// utilisation is below UtilBelow percent and either no process of the job
+// is on the GPU or its memory is below MemoryBelow; the rule fires when
+// the readings were idle for at least Window without a break.
+type IdleRule struct {
+	Enabled     bool     `toml:"enabled"`
+	Window      Duration `toml:"window"`
+	UtilBelow   float64  `toml:"util_below"`
+	MemoryBelow Bytes    `toml:"memory_below"`
+}
+
+// OversizedRule is rule (c): a single-GPU job that for at least Window
+// used below UtilBelow percent on average and whose memory peak (times
+// the analysis' sharing margin) fits MemoryShare of its card as a shard,
+// or a smaller GPU type of GPUTypes.
+type OversizedRule struct {
+	Enabled     bool     `toml:"enabled"`
+	Window      Duration `toml:"window"`
+	UtilBelow   float64  `toml:"util_below"`
+	MemoryShare float64  `toml:"memory_share"`
+	// Shards says whether the cluster offers gres/shard: "auto" reads
+	// slurm_conf's NodeName lines, "yes" or "no" decide.
+	Shards string `toml:"shards"`
+	// GPUTypes are the cluster's GPU types (gres type names, as users
+	// write --gres=gpu:TYPE:1) with their memory, for "a smaller type
+	// would do".
+	GPUTypes map[string]Bytes `toml:"gpu_types"`
+}
+
+// CancelConfig is the optional action on rule (b): after the idle-job
+// notice and Grace more of idleness, a second notice, then `scancel
+// --signal=Signal JOBID`, Wait, and `scancel JOBID`. Only jobs in
+// Partitions, never exempt ones; DryRun records what would be done.
+type CancelConfig struct {
+	Enabled    bool     `toml:"enabled"`
+	Partitions []string `toml:"partitions"`
+	Grace      Duration `toml:"grace"`
+	Signal     string   `toml:"signal"`
+	Wait       Duration `toml:"wait"`
+	Scancel    string   `toml:"scancel"`
+	Timeout    Duration `toml:"timeout"`
+	DryRun     bool     `toml:"dry_run"`
+}
+
 // Default returns the configuration used when no file exists.
 func Default() Config {
 	return Config{
@@ -208,6 +307,24 @@ func Default() Config {
 			Memory: Bytes(80 << 30),
 		},
 		Proc: ProcConfig{Procfs: "/proc", CgroupRoot: "/sys/fs/cgroup"},
+		Notices: NoticesConfig{
+			From:        "gpuprof <root@localhost>",
+			Address:     "{user}@localhost",
+			Sendmail:    "/usr/sbin/sendmail",
+			SendTimeout: Duration(30 * time.Second),
+			Squeue:      "/usr/bin/squeue",
+			DailyCap:    5,
+			HomeOptOut:  ".gpuprof-no-notices",
+			HomeTimeout: Duration(2 * time.Second),
+			Queue:       64,
+			IdleGPU:     IdleRule{Enabled: true, Window: Duration(time.Hour), UtilBelow: 1, MemoryBelow: Bytes(1 << 30)},
+			IdleJob:     IdleRule{Enabled: true, Window: Duration(time.Hour), UtilBelow: 1, MemoryBelow: Bytes(1 << 30)},
+			UnusedGPUs:  IdleRule{Enabled: true, Window: Duration(2 * time.Hour), UtilBelow: 1, MemoryBelow: Bytes(1 << 30)},
+			Oversized: OversizedRule{Enabled: true, Window: Duration(4 * time.Hour), UtilBelow: 30,
+				MemoryShare: 0.25, Shards: "auto"},
+			Cancel: CancelConfig{Grace: Duration(time.Hour), Signal: "TERM", Wait: Duration(time.Minute),
+				Scancel: "/usr/bin/scancel", Timeout: Duration(10 * time.Second)},
+		},
 	}
 }
 
@@ -260,6 +377,80 @@ func (c Config) Validate() error {
 		return fmt.Errorf("%w: sim.minors has %d entries for %d GPUs", ErrConfig, len(c.Sim.Minors), c.Sim.GPUs)
 	case c.DB == "":
 		return fmt.Errorf("%w: db must be set", ErrConfig)
+	}
+	if err := c.Notices.validate(); err != nil {
+		return fmt.Errorf("%w: notices.%v", ErrConfig, err)
+	}
+	return nil
+}
+
+// signalNames are the signals scancel --signal takes by name (without
+// "SIG") that make sense for a job: the ones Slurm's own docs use.
+var signalNames = map[string]bool{"TERM": true, "INT": true, "HUP": true, "KILL": true,
+	"USR1": true, "USR2": true, "QUIT": true, "CONT": true, "STOP": true}
+
+// validate checks the notices section, whether or not it is enabled, so a
+// mistake shows when the file is written, not when notices are turned on.
+func (n NoticesConfig) validate() error {
+	switch {
+	case n.Address == "" && n.AddressMap == "":
+		return errors.New("address or address_map must be set")
+	case n.Address != "" && !strings.Contains(n.Address, "{user}") && n.AddressMap == "":
+		return fmt.Errorf("address %q must contain {user} (or set address_map)", n.Address)
+	case !filepath.IsAbs(n.Sendmail):
+		return fmt.Errorf("sendmail %q must be an absolute path", n.Sendmail)
+	case n.SendTimeout.D() <= 0:
+		return errors.New("send_timeout must be positive")
+	case n.DailyCap < 0:
+		return errors.New("daily_cap must be 0 (no cap) or more")
+	case n.HomeOptOut != "" && strings.ContainsRune(n.HomeOptOut, '/'):
+		return fmt.Errorf("home_opt_out %q must be a file name, not a path", n.HomeOptOut)
+	case n.HomeOptOut != "" && n.HomeTimeout.D() <= 0:
+		return errors.New("home_timeout must be positive")
+	case n.Queue < 1:
+		return errors.New("queue must be at least 1")
+	}
+	for _, r := range []struct {
+		name string
+		r    IdleRule
+	}{{"idle_gpu", n.IdleGPU}, {"idle_job", n.IdleJob}, {"unused_gpus", n.UnusedGPUs}} {
+		switch {
+		case r.r.Window.D() <= 0:
+			return fmt.Errorf("%s.window must be positive", r.name)
+		case !(r.r.UtilBelow > 0 && r.r.UtilBelow <= 100):
+			return fmt.Errorf("%s.util_below must be in (0, 100], not %v", r.name, r.r.UtilBelow)
+		}
+	}
+	o := n.Oversized
+	switch {
+	case o.Window.D() <= 0:
+		return errors.New("oversized.window must be positive")
+	case !(o.UtilBelow > 0 && o.UtilBelow <= 100):
+		return fmt.Errorf("oversized.util_below must be in (0, 100], not %v", o.UtilBelow)
+	case !(o.MemoryShare > 0 && o.MemoryShare <= 0.5):
+		return fmt.Errorf("oversized.memory_share must be in (0, 0.5], not %v", o.MemoryShare)
+	case o.Shards != "auto" && o.Shards != "yes" && o.Shards != "no":
+		return fmt.Errorf("oversized.shards must be \"auto\", \"yes\" or \"no\", not %q", o.Shards)
+	}
+	for t, b := range o.GPUTypes {
+		if t == "" || b == 0 {
+			return fmt.Errorf("oversized.gpu_types: %q = %d: want a type name and its memory", t, b)
+		}
+	}
+	c := n.Cancel
+	switch {
+	case c.Enabled && len(c.Partitions) == 0:
+		return errors.New("cancel.partitions must name the partitions where jobs may be cancelled")
+	case c.Grace.D() <= 0:
+		return errors.New("cancel.grace must be positive")
+	case !signalNames[strings.TrimPrefix(c.Signal, "SIG")]:
+		return fmt.Errorf("cancel.signal %q is not one of TERM, INT, HUP, KILL, USR1, USR2, QUIT, CONT, STOP", c.Signal)
+	case c.Wait.D() < 0:
+		return errors.New("cancel.wait must not be negative")
+	case !filepath.IsAbs(c.Scancel):
+		return fmt.Errorf("cancel.scancel %q must be an absolute path", c.Scancel)
+	case c.Timeout.D() <= 0:
+		return errors.New("cancel.timeout must be positive")
 	}
 	return nil
 }

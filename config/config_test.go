@@ -33,7 +33,7 @@ func TestLoadExample(t *testing.T) {
 		SlurmConf:   "/etc/slurm-llnl/slurm.conf",
 		JobComp:     JobCompConfig{Deadline: Duration(300 * time.Millisecond)},
 		Import:      ImportConfig{Sacct: "/opt/slurm/bin/sacct"},
-		Serve:       ServeConfig{Listen: "0.0.0.0:9000", SlurmUser: "slurmadm", Nodes: []string{"10.0.0.11", "10.0.0.12"}},
+		Serve:       ServeConfig{Listen: "0.0.0.0:9000", SlurmUser: "slurmadm", Nodes: []string{"10.0.0.11", "10.0.0.12"}, MetricsListen: "127.0.0.1:9843"},
 		Munge:       MungeConfig{Munge: "/opt/munge/bin/munge", Unmunge: "/opt/munge/bin/unmunge", Socket: "/run/munge/alt.socket"},
 		Agent: AgentConfig{
 			GPU:           "sim",
@@ -58,6 +58,32 @@ func TestLoadExample(t *testing.T) {
 		},
 		NVML: NVMLConfig{Library: "/usr/lib64/libnvidia-ml.so.1"},
 		Proc: ProcConfig{Procfs: "/srv/fixture/proc", CgroupRoot: "/srv/fixture/cgroup"},
+		Notices: NoticesConfig{
+			Enabled:          true,
+			From:             "GPU desk <gpu-desk@lab.example>",
+			Address:          "{user}@lab.example",
+			AddressMap:       "/etc/gpuprof/mail.map",
+			Sendmail:         "/usr/lib/sendmail",
+			SendTimeout:      Duration(10 * time.Second),
+			Squeue:           "/opt/slurm/bin/squeue",
+			DailyCap:         3,
+			OptOutFile:       "/etc/gpuprof/no-notices",
+			HomeOptOut:       ".no-gpu-mail",
+			HomeTimeout:      Duration(500 * time.Millisecond),
+			ExemptPartitions: []string{"interactive"},
+			ExemptQOS:        []string{"service"},
+			ExemptAccounts:   []string{"admins"},
+			ExemptUsers:      []string{"svc-inference"},
+			Queue:            16,
+			IdleGPU:          IdleRule{Window: Duration(45 * time.Minute), UtilBelow: 5, MemoryBelow: Bytes(2 << 30)},
+			IdleJob:          IdleRule{Window: Duration(30 * time.Minute), UtilBelow: 2, MemoryBelow: Bytes(512 << 20)},
+			UnusedGPUs:       IdleRule{Window: Duration(90 * time.Minute), UtilBelow: 3, MemoryBelow: Bytes(256 << 20)},
+			Oversized: OversizedRule{Window: Duration(6 * time.Hour), UtilBelow: 20, MemoryShare: 0.3, Shards: "yes",
+				GPUTypes: map[string]Bytes{"l4": Bytes(24 << 30), "a10": Bytes(24 << 30)}},
+			Cancel: CancelConfig{Enabled: true, Partitions: []string{"debug", "gpu"}, Grace: Duration(20 * time.Minute),
+				Signal: "INT", Wait: Duration(2 * time.Minute), Scancel: "/opt/slurm/bin/scancel",
+				Timeout: Duration(5 * time.Second), DryRun: true},
+		},
 	}
 	if !reflect.DeepEqual(got, want) {
 		t.Errorf("Load(%s) =\n%+v\nwant\n%+v", examplePath, got, want)
@@ -126,6 +152,9 @@ func TestDocumentationExample(t *testing.T) {
 		t.Errorf("the documented example has unknown keys %v", undec)
 	}
 	for key := range configKeys(Default()) {
+		if strings.HasPrefix(key, "notices.") {
+			continue // documented in docs/notices.md (TestNoticesDocumentationExample)
+		}
 		if !md.IsDefined(strings.Split(key, ".")...) {
 			t.Errorf("the documented example lacks %s", key)
 		}
@@ -142,8 +171,50 @@ func TestDocumentationExample(t *testing.T) {
 	}
 	want := Default()
 	want.LogFile = "/var/log/gpuprof/gpuprof.log"
+	got.Notices = want.Notices // docs/notices.md documents the section
 	if !reflect.DeepEqual(got, want) {
 		t.Errorf("documented values =\n%+v\nwant the defaults\n%+v", got, want)
+	}
+}
+
+func TestNoticesDocumentationExample(t *testing.T) {
+	// docs/notices.md's first ```toml block is the [notices] section with
+	// every key at its default.
+	doc, err := os.ReadFile(filepath.Join("..", "docs", "notices.md"))
+	if err != nil {
+		t.Fatalf("read docs: %v", err)
+	}
+	text := string(doc)
+	start := strings.Index(text, "```toml\n")
+	if start < 0 {
+		t.Fatal("docs/notices.md has no ```toml block")
+	}
+	block := text[start+len("```toml\n"):]
+	block = block[:strings.Index(block, "```")]
+	var got Config
+	md, err := toml.Decode(block, &got)
+	if err != nil {
+		t.Fatalf("the documented example does not parse: %v", err)
+	}
+	if undec := md.Undecoded(); len(undec) > 0 {
+		t.Errorf("the documented example has unknown keys %v", undec)
+	}
+	for key := range configKeys(Default()) {
+		if strings.HasPrefix(key, "notices.") && !md.IsDefined(strings.Split(key, ".")...) {
+			t.Errorf("docs/notices.md lacks %s", key)
+		}
+	}
+	n := got.Notices
+	for _, s := range []*[]string{&n.ExemptPartitions, &n.ExemptQOS, &n.ExemptAccounts, &n.ExemptUsers, &n.Cancel.Partitions} {
+		if len(*s) == 0 {
+			*s = nil
+		}
+	}
+	if len(n.Oversized.GPUTypes) == 0 {
+		n.Oversized.GPUTypes = nil
+	}
+	if want := Default().Notices; !reflect.DeepEqual(n, want) {
+		t.Errorf("documented [notices] =\n%+v\nwant the defaults\n%+v", n, want)
 	}
 }
 
@@ -256,6 +327,29 @@ func TestValidate(t *testing.T) {
 		{name: "minors match GPUs", mutate: func(c *Config) { c.Sim.GPUs, c.Sim.Minors = 2, []int{1, 0} }},
 		{name: "minors mismatch", mutate: func(c *Config) { c.Sim.Minors = []int{0, 1} }, wantIn: "sim.minors has 2 entries for 4 GPUs"},
 		{name: "no database", mutate: func(c *Config) { c.DB = "" }, wantIn: "db must be set"},
+		{name: "notices on", mutate: func(c *Config) { c.Notices.Enabled = true }},
+		{name: "notice address without user", mutate: func(c *Config) { c.Notices.Address = "gpu@lab.example" }, wantIn: "notices.address"},
+		{name: "notice address map alone", mutate: func(c *Config) { c.Notices.Address, c.Notices.AddressMap = "", "/etc/gpuprof/mail.map" }},
+		{name: "no notice address", mutate: func(c *Config) { c.Notices.Address = "" }, wantIn: "notices.address"},
+		{name: "relative sendmail", mutate: func(c *Config) { c.Notices.Sendmail = "sendmail" }, wantIn: "notices.sendmail"},
+		{name: "zero send timeout", mutate: func(c *Config) { c.Notices.SendTimeout = 0 }, wantIn: "notices.send_timeout"},
+		{name: "negative daily cap", mutate: func(c *Config) { c.Notices.DailyCap = -1 }, wantIn: "notices.daily_cap"},
+		{name: "no daily cap", mutate: func(c *Config) { c.Notices.DailyCap = 0 }},
+		{name: "home opt-out as a path", mutate: func(c *Config) { c.Notices.HomeOptOut = "../etc/x" }, wantIn: "notices.home_opt_out"},
+		{name: "home opt-out off", mutate: func(c *Config) { c.Notices.HomeOptOut, c.Notices.HomeTimeout = "", 0 }},
+		{name: "empty queue", mutate: func(c *Config) { c.Notices.Queue = 0 }, wantIn: "notices.queue"},
+		{name: "idle window zero", mutate: func(c *Config) { c.Notices.IdleGPU.Window = 0 }, wantIn: "notices.idle_gpu.window"},
+		{name: "idle util 0", mutate: func(c *Config) { c.Notices.IdleJob.UtilBelow = 0 }, wantIn: "notices.idle_job.util_below"},
+		{name: "idle util 100", mutate: func(c *Config) { c.Notices.UnusedGPUs.UtilBelow = 100 }},
+		{name: "idle util above 100", mutate: func(c *Config) { c.Notices.UnusedGPUs.UtilBelow = 101 }, wantIn: "notices.unused_gpus.util_below"},
+		{name: "oversized share too large", mutate: func(c *Config) { c.Notices.Oversized.MemoryShare = 0.6 }, wantIn: "notices.oversized.memory_share"},
+		{name: "oversized shards word", mutate: func(c *Config) { c.Notices.Oversized.Shards = "maybe" }, wantIn: "notices.oversized.shards"},
+		{name: "oversized type without memory", mutate: func(c *Config) { c.Notices.Oversized.GPUTypes = map[string]Bytes{"l4": 0} }, wantIn: "notices.oversized.gpu_types"},
+		{name: "cancel without partitions", mutate: func(c *Config) { c.Notices.Cancel.Enabled = true }, wantIn: "notices.cancel.partitions"},
+		{name: "cancel in a partition", mutate: func(c *Config) { c.Notices.Cancel.Enabled, c.Notices.Cancel.Partitions = true, []string{"debug"} }},
+		{name: "cancel signal with SIG", mutate: func(c *Config) { c.Notices.Cancel.Signal = "SIGUSR1" }},
+		{name: "cancel signal unknown", mutate: func(c *Config) { c.Notices.Cancel.Signal = "TERM;rm" }, wantIn: "notices.cancel.signal"},
+		{name: "cancel relative scancel", mutate: func(c *Config) { c.Notices.Cancel.Scancel = "scancel" }, wantIn: "notices.cancel.scancel"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
