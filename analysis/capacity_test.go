@@ -650,7 +650,7 @@ func TestPlantedTooLittleData(t *testing.T) {
 	j.Submit, j.Eligible, j.Start, j.End = from, from, from, from.Add(9*time.Second)
 	in := Input{Jobs: []Job{j}, Nodes: gpuNodes("h", h100, 1, 4), Window: Window{From: from, To: from.Add(9 * time.Second)}}
 	f, sp := simulate(t, in, c, PlanParams{Growth: 0.3, Months: 12})
-	want := "Not enough data to plan: 9s of data (at least 7d needed, plan.min_window); 1 GPU job (at least 50 needed, plan.min_jobs)."
+	want := "Not enough data to plan: 00:00:09 of data (at least 7-00:00:00 needed, plan.min_window); 1 GPU job (at least 50 needed, plan.min_jobs)."
 	if sp.Verdict.Code != VerdictInsufficientData || sp.Verdict.Text != want || sp.Simulated {
 		t.Errorf("verdict %s %q (simulated %v): want insufficient_data %q", sp.Verdict.Code, sp.Verdict.Text, sp.Simulated, want)
 	}

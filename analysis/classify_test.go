@@ -57,21 +57,21 @@ func TestClassify(t *testing.T) {
 			job:      sacct(job(time.Hour)),
 			want:     ClassUnknown,
 			wantRule: "unknown.no_data",
-			wantWhy:  "no GPU readings (scheduler record only): ran 1h, neither short nor long; the other classes need GPU readings",
+			wantWhy:  "no GPU readings (scheduler record only): ran 01:00:00, neither short nor long; the other classes need GPU readings",
 		},
 		{
 			name:     "sacct history, short run",
 			job:      sacct(job(29*time.Minute + 59*time.Second)),
 			want:     ClassShortDebug,
 			wantRule: "short_debug.duration",
-			wantWhy:  "ran 29m59s < 30m; no GPU readings: decided from the scheduler view alone (run time)",
+			wantWhy:  "ran 00:29:59 < 00:30:00; no GPU readings: decided from the scheduler view alone (run time)",
 		},
 		{
 			name:     "sacct history, short boundary",
 			job:      sacct(job(30 * time.Minute)),
 			want:     ClassUnknown,
 			wantRule: "unknown.no_data",
-			wantWhy:  "no GPU readings (scheduler record only): ran 30m, neither short nor long; the other classes need GPU readings",
+			wantWhy:  "no GPU readings (scheduler record only): ran 00:30:00, neither short nor long; the other classes need GPU readings",
 		},
 		{
 			name:     "sacct history, short array task",
@@ -85,7 +85,7 @@ func TestClassify(t *testing.T) {
 			job:      sacct(job(4 * time.Hour)),
 			want:     ClassLongTraining,
 			wantRule: "long_training.duration",
-			wantWhy:  "ran 4h ≥ 4h; no GPU readings: decided from the scheduler view alone (run time); utilisation not measured, so an idle, IO-bound or serving run cannot be told apart",
+			wantWhy:  "ran 04:00:00 ≥ 04:00:00; no GPU readings: decided from the scheduler view alone (run time); utilisation not measured, so an idle, IO-bound or serving run cannot be told apart",
 		},
 		{
 			name:     "sacct history, long interactive session",
@@ -106,7 +106,7 @@ func TestClassify(t *testing.T) {
 			job:      func() Job { j := job(10 * time.Minute); j.ReqShards = 2; return j }(),
 			want:     ClassShortDebug,
 			wantRule: "short_debug.duration",
-			wantWhy:  "ran 10m < 30m; no GPU readings: decided from the scheduler view alone (run time)",
+			wantWhy:  "ran 00:10:00 < 00:30:00; no GPU readings: decided from the scheduler view alone (run time)",
 		},
 		{
 			// NaN mean and a peak above the card: both ignored, nothing left.
@@ -115,7 +115,7 @@ func TestClassify(t *testing.T) {
 				UtilMean: math.NaN(), UtilMeanValid: true}),
 			want:     ClassUnknown,
 			wantRule: "unknown.bad_data",
-			wantWhy:  "no usable GPU reading (2 ignored): ran 1h, neither short nor long; the other classes need GPU readings",
+			wantWhy:  "no usable GPU reading (2 ignored): ran 01:00:00, neither short nor long; the other classes need GPU readings",
 		},
 		{
 			name: "only absurd readings, long run",
@@ -123,14 +123,14 @@ func TestClassify(t *testing.T) {
 				UtilMean: math.NaN(), UtilMeanValid: true}),
 			want:     ClassLongTraining,
 			wantRule: "long_training.duration",
-			wantWhy:  "ran 5h ≥ 4h; no usable GPU reading (2 ignored): decided from the scheduler view alone (run time); utilisation not measured, so an idle, IO-bound or serving run cannot be told apart",
+			wantWhy:  "ran 05:00:00 ≥ 04:00:00; no usable GPU reading (2 ignored): decided from the scheduler view alone (run time); utilisation not measured, so an idle, IO-bound or serving run cannot be told apart",
 		},
 		{
 			name:     "short",
 			job:      job(29*time.Minute+59*time.Second, busy(90, 10)),
 			want:     ClassShortDebug,
 			wantRule: "short_debug.duration",
-			wantWhy:  "ran 29m59s < 30m",
+			wantWhy:  "ran 00:29:59 < 00:30:00",
 		},
 		{
 			// Exactly short_job_max is not short; 30 m at 90 % matches nothing.
@@ -138,42 +138,42 @@ func TestClassify(t *testing.T) {
 			job:      job(30*time.Minute, busy(90, 10)),
 			want:     ClassOther,
 			wantRule: "other",
-			wantWhy:  "no rule matched: ran 30m, mean util 90%",
+			wantWhy:  "no rule matched: ran 00:30:00, mean util 90 %",
 		},
 		{
 			name:     "short array task is not debugging",
 			job:      array(job(10*time.Minute, busy(90, 10))),
 			want:     ClassOther,
 			wantRule: "other",
-			wantWhy:  "no rule matched: ran 10m, mean util 90%",
+			wantWhy:  "no rule matched: ran 00:10:00, mean util 90 %",
 		},
 		{
 			name:     "short array task waiting on IO",
 			job:      array(func() Job { j := ioJob(0.5, profile.IOScopeCgroup, 10); j.End = t0.Add(10 * time.Minute); return j }()),
 			want:     ClassPreprocessingIO,
 			wantRule: "preprocessing_io",
-			wantWhy:  "IO wait 50% of wall time ≥ 20% and mean util 10% < 30%; IO wait measured per cgroup",
+			wantWhy:  "IO wait 50 % of wall time ≥ 20 % and mean util 10 % < 30 %; IO wait measured per cgroup",
 		},
 		{
 			name:     "io bound",
 			job:      ioJob(0.35, profile.IOScopeCgroup, 12),
 			want:     ClassPreprocessingIO,
 			wantRule: "preprocessing_io",
-			wantWhy:  "IO wait 35% of wall time ≥ 20% and mean util 12% < 30%; IO wait measured per cgroup",
+			wantWhy:  "IO wait 35 % of wall time ≥ 20 % and mean util 12 % < 30 %; IO wait measured per cgroup",
 		},
 		{
 			name:     "io at both boundaries",
 			job:      ioJob(0.2, profile.IOScopeProcess, 29.9),
 			want:     ClassPreprocessingIO,
 			wantRule: "preprocessing_io",
-			wantWhy:  "IO wait 20% of wall time ≥ 20% and mean util 29.9% < 30%; IO wait measured per process",
+			wantWhy:  "IO wait 20 % of wall time ≥ 20 % and mean util 29.9 % < 30 %; IO wait measured per process",
 		},
 		{
 			name:     "io wait but utilisation not low",
 			job:      ioJob(0.5, profile.IOScopeCgroup, 30),
 			want:     ClassOther,
 			wantRule: "other",
-			wantWhy:  "no rule matched: ran 2h, mean util 30%",
+			wantWhy:  "no rule matched: ran 02:00:00, mean util 30 %",
 		},
 		{
 			name:     "node-scope io refused by config",
@@ -181,14 +181,14 @@ func TestClassify(t *testing.T) {
 			cfg:      &nodeScope,
 			want:     ClassOther,
 			wantRule: "other",
-			wantWhy:  "no rule matched: ran 2h, mean util 12%",
+			wantWhy:  "no rule matched: ran 02:00:00, mean util 12 %",
 		},
 		{
 			name:     "node-scope io accepted by default",
 			job:      ioJob(0.5, profile.IOScopeNode, 12),
 			want:     ClassPreprocessingIO,
 			wantRule: "preprocessing_io",
-			wantWhy:  "IO wait 50% of wall time ≥ 20% and mean util 12% < 30%; IO wait measured per node",
+			wantWhy:  "IO wait 50 % of wall time ≥ 20 % and mean util 12 % < 30 %; IO wait measured per node",
 		},
 		{
 			// Mean over the GPUs: (4 + 0) / 2 = 2.
@@ -196,21 +196,21 @@ func TestClassify(t *testing.T) {
 			job:      job(8*time.Hour, busy(4, 30), idleGPU()),
 			want:     ClassIdleAllocation,
 			wantRule: "idle_allocation",
-			wantWhy:  "mean util 2% < 5%; over 2 GPU(s), 1 never touched by a process",
+			wantWhy:  "mean util 2 % < 5 %; over 2 GPU(s), 1 never touched by a process",
 		},
 		{
 			name:     "idle boundary",
 			job:      job(8*time.Hour, busy(5, 30)),
 			want:     ClassInferenceService, // 5 is not idle; 8 h at 5 % is a quiet server
 			wantRule: "inference_service",
-			wantWhy:  "ran 8h ≥ 4h and mean util 5% < 30%; memory steadiness not measured",
+			wantWhy:  "ran 08:00:00 ≥ 04:00:00 and mean util 5 % < 30 %; memory steadiness not measured",
 		},
 		{
 			name:     "idle interactive session is idle",
 			job:      named("bash", job(3*time.Hour, busy(1, 2))),
 			want:     ClassIdleAllocation,
 			wantRule: "idle_allocation",
-			wantWhy:  "mean util 1% < 5%; over 1 GPU(s)",
+			wantWhy:  "mean util 1 % < 5 %; over 1 GPU(s)",
 		},
 		{
 			name: "idle where readings exist",
@@ -221,7 +221,7 @@ func TestClassify(t *testing.T) {
 			}(),
 			want:     ClassIdleAllocation,
 			wantRule: "idle_allocation",
-			wantWhy:  "mean util 1% < 5%; over the 1 of 4 held GPUs that have readings",
+			wantWhy:  "mean util 1 % < 5 %; over the 1 of 4 held GPUs that have readings",
 		},
 		{
 			name:     "interactive name",
@@ -235,7 +235,7 @@ func TestClassify(t *testing.T) {
 			job:      job(72*time.Hour, withFloor(spread(12, 5, 30), 0.95)),
 			want:     ClassInferenceService,
 			wantRule: "inference_service",
-			wantWhy:  "ran 3d ≥ 4h and memory floor 95% of the peak ≥ 80% and mean util 12% < 30%",
+			wantWhy:  "ran 3-00:00:00 ≥ 04:00:00 and memory floor 95 % of the peak ≥ 80 % and mean util 12 % < 30 %",
 		},
 		{
 			// p95 − p50 = 90 − 20 = 70 ≥ 40: bursty, even at 45 % mean.
@@ -243,35 +243,35 @@ func TestClassify(t *testing.T) {
 			job:      job(10*time.Hour, spread(45, 20, 90)),
 			want:     ClassInferenceService,
 			wantRule: "inference_service",
-			wantWhy:  "ran 10h ≥ 4h and util p95−p50 70 points ≥ 40; memory steadiness not measured",
+			wantWhy:  "ran 10:00:00 ≥ 04:00:00 and util p95−p50 70 points ≥ 40; memory steadiness not measured",
 		},
 		{
 			name:     "preallocated memory is steady",
 			job:      job(10*time.Hour, prealloc(busy(10, 0))),
 			want:     ClassInferenceService,
 			wantRule: "inference_service",
-			wantWhy:  "ran 10h ≥ 4h and memory floor 100% of the peak ≥ 80% and mean util 10% < 30%",
+			wantWhy:  "ran 10:00:00 ≥ 04:00:00 and memory floor 100 % of the peak ≥ 80 % and mean util 10 % < 30 %",
 		},
 		{
 			name:     "quiet but memory not steady",
 			job:      job(10*time.Hour, withFloor(busy(12, 40), 0.3)),
 			want:     ClassOther,
 			wantRule: "other",
-			wantWhy:  "no rule matched: ran 10h, mean util 12%, memory floor 30% of the peak",
+			wantWhy:  "no rule matched: ran 10:00:00, mean util 12 %, memory floor 30 % of the peak",
 		},
 		{
 			name:     "long training",
 			job:      job(6*time.Hour+12*time.Minute, spread(87, 90, 95)),
 			want:     ClassLongTraining,
 			wantRule: "long_training",
-			wantWhy:  "ran 6h12m ≥ 4h and mean util 87% ≥ 30%",
+			wantWhy:  "ran 06:12:00 ≥ 04:00:00 and mean util 87 % ≥ 30 %",
 		},
 		{
 			name:     "long training boundaries",
 			job:      job(4*time.Hour, busy(30, 40)),
 			want:     ClassLongTraining,
 			wantRule: "long_training",
-			wantWhy:  "ran 4h ≥ 4h and mean util 30% ≥ 30%",
+			wantWhy:  "ran 04:00:00 ≥ 04:00:00 and mean util 30 % ≥ 30 %",
 		},
 		{
 			// Mean over GPUs: (90 + 10) / 2 = 50.
@@ -279,21 +279,21 @@ func TestClassify(t *testing.T) {
 			job:      job(5*time.Hour, busy(90, 40), busy(10, 40)),
 			want:     ClassLongTraining,
 			wantRule: "long_training",
-			wantWhy:  "ran 5h ≥ 4h and mean util 50% ≥ 30%",
+			wantWhy:  "ran 05:00:00 ≥ 04:00:00 and mean util 50 % ≥ 30 %",
 		},
 		{
 			name:     "memory readings only",
 			job:      job(5*time.Hour, noUtil(busy(0, 40))),
 			want:     ClassOther,
 			wantRule: "other",
-			wantWhy:  "no rule matched: ran 5h, no utilisation readings",
+			wantWhy:  "no rule matched: ran 05:00:00, no utilisation readings",
 		},
 		{
 			name:     "running job",
 			job:      running(job(0, busy(50, 40))),
 			want:     ClassOther,
 			wantRule: "other",
-			wantWhy:  "no rule matched: run time unknown, mean util 50%",
+			wantWhy:  "no rule matched: run time unknown, mean util 50 %",
 		},
 	}
 	seen := map[Class]bool{}
@@ -562,7 +562,7 @@ func TestClassifyRealSacct(t *testing.T) {
 	for _, n := range fd.NoChange {
 		if n.Rule == RecDebugPart {
 			found = true
-			want := fmt.Sprintf("%d short jobs wait 1s (p50), under bottlenecks.queue_bound_min_wait (15m): no debug partition", short)
+			want := fmt.Sprintf("%d short jobs wait 00:00:01 (p50), under bottlenecks.queue_bound_min_wait (00:15:00): no debug partition", short)
 			if n.Note != want {
 				t.Errorf("debug rule: %q, want %q", n.Note, want)
 			}

@@ -42,13 +42,13 @@ func TestDiagnose(t *testing.T) {
 			// 76/80 = 0.95.
 			name: "vram peak",
 			job:  job(2*time.Hour, busy(50, 76)),
-			want: []want{{KindVRAMBound, "vram_bound.peak", "VRAM peak 95% of the card ≥ 90%; 76 GiB of 80 GiB on " + h100}},
+			want: []want{{KindVRAMBound, "vram_bound.peak", "VRAM peak 95 % of the card ≥ 90 %; 76 GiB of 80 GiB on " + h100}},
 		},
 		{
 			// 72/80 is exactly 0.9.
 			name: "vram peak at the threshold",
 			job:  job(2*time.Hour, busy(50, 72)),
-			want: []want{{KindVRAMBound, "vram_bound.peak", "VRAM peak 90% of the card ≥ 90%; 72 GiB of 80 GiB on " + h100}},
+			want: []want{{KindVRAMBound, "vram_bound.peak", "VRAM peak 90 % of the card ≥ 90 %; 72 GiB of 80 GiB on " + h100}},
 		},
 		{
 			name: "vram peak below the threshold",
@@ -62,7 +62,7 @@ func TestDiagnose(t *testing.T) {
 			// The other GPU's 75/80 = 0.9375 is a need.
 			name: "preallocated and needed",
 			job:  job(2*time.Hour, prealloc(busy(50, 79)), busy(50, 75)),
-			want: []want{{KindVRAMBound, "vram_bound.peak", "VRAM peak 93.8% of the card ≥ 90%; 75 GiB of 80 GiB on " + h100}},
+			want: []want{{KindVRAMBound, "vram_bound.peak", "VRAM peak 93.8 % of the card ≥ 90 %; 75 GiB of 80 GiB on " + h100}},
 		},
 		{
 			name: "host out of memory",
@@ -72,12 +72,12 @@ func TestDiagnose(t *testing.T) {
 		{
 			name: "compute bound",
 			job:  job(2*time.Hour, spread(82, 85, 99)),
-			want: []want{{KindComputeBound, "compute_bound", "median util 85% ≥ 80%"}},
+			want: []want{{KindComputeBound, "compute_bound", "median util 85 % ≥ 80 %"}},
 		},
 		{
 			name: "compute bound at the threshold",
 			job:  job(2*time.Hour, busy(80, 10)),
-			want: []want{{KindComputeBound, "compute_bound", "median util 80% ≥ 80%"}},
+			want: []want{{KindComputeBound, "compute_bound", "median util 80 % ≥ 80 %"}},
 		},
 		{
 			// Median over GPUs: (100 + 58) / 2 = 79.
@@ -87,7 +87,7 @@ func TestDiagnose(t *testing.T) {
 		{
 			name: "io bound",
 			job:  io(0.4, job(2*time.Hour, busy(15, 10))),
-			want: []want{{KindIOBound, "io_bound", "IO wait 40% of wall time ≥ 20% and mean util 15% < 30%; IO wait measured per cgroup"}},
+			want: []want{{KindIOBound, "io_bound", "IO wait 40 % of wall time ≥ 20 % and mean util 15 % < 30 %; IO wait measured per cgroup"}},
 		},
 		{
 			name: "io wait with busy GPUs",
@@ -97,13 +97,13 @@ func TestDiagnose(t *testing.T) {
 			// One idle allocation and one at 3 % < 5 %: two of four unused.
 			name: "underused",
 			job:  job(5*time.Hour, busy(60, 10), busy(60, 10), idleGPU(), busy(3, 10)),
-			want: []want{{KindUnderused, "underused", "unused GPUs 2 ≥ 1; 2 of 4 GPUs unused (mean util < 5% or never touched)"}},
+			want: []want{{KindUnderused, "underused", "unused GPUs 2 ≥ 1; 2 of 4 GPUs unused (mean util < 5 % or never touched)"}},
 		},
 		{
 			// 2 h wait = 4 × 30 m run, and ≥ 15 m.
 			name: "queue bound",
 			job:  waited(2*time.Hour, job(30*time.Minute, busy(50, 10))),
-			want: []want{{KindQueueBound, "queue_bound", "wait/run 4× ≥ 4× and waited 2h ≥ 15m"}},
+			want: []want{{KindQueueBound, "queue_bound", "wait/run 4× ≥ 4× and waited 02:00:00 ≥ 00:15:00"}},
 		},
 		{
 			name: "queue just below the ratio",
@@ -117,7 +117,7 @@ func TestDiagnose(t *testing.T) {
 		{
 			name: "queue bound job that ran no time",
 			job:  waited(20*time.Minute, job(0, busy(50, 10))),
-			want: []want{{KindQueueBound, "queue_bound", "waited 20m ≥ 15m; ran 0s"}},
+			want: []want{{KindQueueBound, "queue_bound", "waited 00:20:00 ≥ 00:15:00; ran 0s"}},
 		},
 		{
 			name: "eligible time counts, not submit",
@@ -130,16 +130,16 @@ func TestDiagnose(t *testing.T) {
 		{
 			name: "scheduler history can be queue bound",
 			job:  sched(waited(3*time.Hour, job(30*time.Minute))),
-			want: []want{{KindQueueBound, "queue_bound", "wait/run 6× ≥ 4× and waited 3h ≥ 15m"}},
+			want: []want{{KindQueueBound, "queue_bound", "wait/run 6× ≥ 4× and waited 03:00:00 ≥ 00:15:00"}},
 		},
 		{
 			name: "several at once",
 			job:  state("OUT_OF_MEMORY", waited(9*time.Hour, job(2*time.Hour, busy(95, 78), idleGPU()))),
 			want: []want{
-				{KindVRAMBound, "vram_bound.peak", "VRAM peak 97.5% of the card ≥ 90%; 78 GiB of 80 GiB on " + h100},
+				{KindVRAMBound, "vram_bound.peak", "VRAM peak 97.5 % of the card ≥ 90 %; 78 GiB of 80 GiB on " + h100},
 				{KindHostMemoryBound, "host_memory_bound", "state OUT_OF_MEMORY: the host-memory limit (--mem), not GPU memory"},
-				{KindUnderused, "underused", "unused GPUs 1 ≥ 1; 1 of 2 GPUs unused (mean util < 5% or never touched)"},
-				{KindQueueBound, "queue_bound", "wait/run 4.5× ≥ 4× and waited 9h ≥ 15m"},
+				{KindUnderused, "underused", "unused GPUs 1 ≥ 1; 1 of 2 GPUs unused (mean util < 5 % or never touched)"},
+				{KindQueueBound, "queue_bound", "wait/run 4.5× ≥ 4× and waited 09:00:00 ≥ 00:15:00"},
 			},
 		},
 	}

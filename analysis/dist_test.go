@@ -97,18 +97,20 @@ func TestFormatDuration(t *testing.T) {
 		d    time.Duration
 		want string
 	}{
-		{0, "0s"},
-		{999 * time.Millisecond, "0s"},
-		{45 * time.Second, "45s"},
-		{90 * time.Second, "1m30s"},
-		{30 * time.Minute, "30m"},
-		{29*time.Minute + 59*time.Second, "29m59s"},
-		{4 * time.Hour, "4h"},
-		{6*time.Hour + 12*time.Minute + 30*time.Second, "6h12m"},
-		{4*time.Hour + 5*time.Second, "4h"}, // two largest units: h and (zero) m
-		{72 * time.Hour, "3d"},
-		{51 * time.Hour, "2d3h"},
-		{-90 * time.Minute, "-1h30m"},
+		// Slurm's own form (sacct Elapsed, squeue TIME_LIMIT): [D-]HH:MM:SS,
+		// truncated to the second.
+		{0, "00:00:00"},
+		{999 * time.Millisecond, "00:00:00"},
+		{45 * time.Second, "00:00:45"},
+		{90 * time.Second, "00:01:30"},
+		{30 * time.Minute, "00:30:00"},
+		{29*time.Minute + 59*time.Second, "00:29:59"},
+		{4 * time.Hour, "04:00:00"},
+		{6*time.Hour + 12*time.Minute + 30*time.Second, "06:12:30"},
+		{23*time.Hour + 59*time.Minute + 59*time.Second, "23:59:59"},
+		{72 * time.Hour, "3-00:00:00"},
+		{51*time.Hour + 5*time.Second, "2-03:00:05"},
+		{-90 * time.Minute, "-01:30:00"},
 	}
 	for _, tt := range tests {
 		if got := FormatDuration(tt.d); got != tt.want {
@@ -122,13 +124,13 @@ func TestCheckString(t *testing.T) {
 		c    Check
 		want string
 	}{
-		{Check{MetricElapsed, 22320, OpGE, 14400}, "ran 6h12m ≥ 4h"},
-		{Check{MetricWait, 600, OpLT, 900}, "waited 10m < 15m"},
+		{Check{MetricElapsed, 22320, OpGE, 14400}, "ran 06:12:00 ≥ 04:00:00"},
+		{Check{MetricWait, 600, OpLT, 900}, "waited 00:10:00 < 00:15:00"},
 		{Check{MetricWaitRatio, 4.25, OpGE, 4}, "wait/run 4.3× ≥ 4×"},
-		{Check{MetricUtilMean, 87.04, OpGE, 30}, "mean util 87% ≥ 30%"},
-		{Check{MetricUtilP50, 79.96, OpLE, 80}, "median util 80% ≤ 80%"},
-		{Check{MetricVRAMPeakFrac, 0.953, OpGE, 0.9}, "VRAM peak 95.3% of the card ≥ 90%"},
-		{Check{MetricIOWait, 0.2, OpGE, 0.2}, "IO wait 20% of wall time ≥ 20%"},
+		{Check{MetricUtilMean, 87.04, OpGE, 30}, "mean util 87 % ≥ 30 %"},
+		{Check{MetricUtilP50, 79.96, OpLE, 80}, "median util 80 % ≤ 80 %"},
+		{Check{MetricVRAMPeakFrac, 0.953, OpGE, 0.9}, "VRAM peak 95.3 % of the card ≥ 90 %"},
+		{Check{MetricIOWait, 0.2, OpGE, 0.2}, "IO wait 20 % of wall time ≥ 20 %"},
 		{Check{MetricUnusedGPUs, 3, OpGE, 1}, "unused GPUs 3 ≥ 1"},
 		{Check{"custom", 1.25, OpEQ, 1.25}, "custom 1.3 = 1.3"},
 	}

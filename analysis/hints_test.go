@@ -28,7 +28,7 @@ func TestHints(t *testing.T) {
 			return j
 		}},
 		{name: "one of two GPUs unused", job: func() Job { return job(6*h, busy(70, 40), idleGPU()) },
-			want: []want{{HintUnusedGPUs, "--gres=gpu:1", []string{"1 of the 2 GPUs", "below 5%"}}}},
+			want: []want{{HintUnusedGPUs, "--gres=gpu:1", []string{"1 of the 2 GPUs", "below 5 %"}}}},
 		{name: "unused, with the requested type", job: func() Job {
 			j := job(6*h, busy(70, 40), busy(3, 1), busy(70, 40))
 			j.ReqGPUType = "a100"
@@ -49,7 +49,7 @@ func TestHints(t *testing.T) {
 		{name: "no GPU used", job: func() Job { return job(6*h, idleGPU(), busy(1, 2)) },
 			want: []want{{HintUnusedGPUs, "", []string{"None of the 2 GPUs", "CPU partition"}}}},
 		{name: "small and quiet: a shard", job: func() Job { return job(6*h, busy(10, 8)) },
-			want: []want{{HintShard, "--gres=shard:1", []string{"8 GiB of the 80 GiB", "10%", "gres/shard"}}}},
+			want: []want{{HintShard, "--gres=shard:1", []string{"8 GiB of the 80 GiB", "10 %", "gres/shard"}}}},
 		{name: "already on a shard", job: func() Job {
 			j := job(6*h, busy(10, 8))
 			j.ReqGPUs, j.ReqShards = 0, 1
@@ -58,12 +58,12 @@ func TestHints(t *testing.T) {
 		{name: "small but busy: no shard", job: func() Job { return job(6*h, busy(50, 8)) }},
 		{name: "quiet but large: no shard", job: func() Job { return job(6*h, busy(10, 30)) }},
 		{name: "memory full: a larger card", job: func() Job { return job(6*h, busy(90, 78)) },
-			want: []want{{HintLargerGPU, "--gres=gpu:<type>:1", []string{"78 GiB of 80 GiB", "97.5%", h100, "more than 80 GiB"}}}},
+			want: []want{{HintLargerGPU, "--gres=gpu:<type>:1", []string{"78 GiB of 80 GiB", "97.5 %", h100, "more than 80 GiB"}}}},
 		{name: "memory full and a GPU unused", job: func() Job { return job(6*h, busy(90, 78), idleGPU()) },
 			want: []want{{HintUnusedGPUs, "--gres=gpu:1", nil}, {HintLargerGPU, "--gres=gpu:<type>:1", nil}}},
 		{name: "quiet GPUs, one with full memory: it used that one", job: func() Job { return job(6*h, busy(1, 78), busy(1, 2)) },
 			want: []want{
-				{HintUnusedGPUs, "--gres=gpu:1", []string{"All 2 GPUs were quiet", "97.5% of a card", "the 1 whose memory"}},
+				{HintUnusedGPUs, "--gres=gpu:1", []string{"All 2 GPUs were quiet", "97.5 % of a card", "the 1 whose memory"}},
 				{HintLargerGPU, "--gres=gpu:<type>:1", nil},
 			}},
 		{name: "one quiet GPU with full memory: never run without it", job: func() Job { return job(6*h, busy(1, 78)) },
@@ -73,11 +73,11 @@ func TestHints(t *testing.T) {
 			g.Preallocated = true
 			return job(6*h, g)
 		}, want: []want{
-			{HintGrowMemory, "export TF_FORCE_GPU_ALLOW_GROWTH=true", []string{"97.5%", "TensorFlow"}},
+			{HintGrowMemory, "export TF_FORCE_GPU_ALLOW_GROWTH=true", []string{"97.5 %", "TensorFlow"}},
 			{HintGrowMemory, "export XLA_PYTHON_CLIENT_PREALLOCATE=false", []string{"JAX"}},
 		}},
 		{name: "limit 24 times the run", job: func() Job { return job(h, busy(70, 40)) },
-			want: []want{{HintTimeLimit, "--time=01:30:00", []string{"1h of its 1d limit", "24×"}}}},
+			want: []want{{HintTimeLimit, "--time=01:30:00", []string{"01:00:00 of its 1-00:00:00 limit", "24×"}}}},
 		{name: "limit rounded up to 5 minutes", job: func() Job { return job(61*time.Minute, busy(70, 40)) },
 			want: []want{{HintTimeLimit, "--time=01:35:00", nil}}},
 		{name: "limit in days", job: func() Job {
@@ -106,7 +106,7 @@ func TestHints(t *testing.T) {
 			j := job(24*h, busy(70, 40))
 			j.State, j.TimeLimit = "TIMEOUT", 24*h
 			return j
-		}, want: []want{{HintTimedOut, "--time=1-12:00:00", []string{"TIMEOUT", "1d limit", "checkpoints"}}}},
+		}, want: []want{{HintTimedOut, "--time=1-12:00:00", []string{"TIMEOUT", "1-00:00:00 limit", "checkpoints"}}}},
 		{name: "timed out without a known limit: no hint", job: func() Job {
 			j := job(24*h, busy(70, 40))
 			j.State, j.TimeLimit, j.Unlimited = "TIMEOUT", 0, false
@@ -116,7 +116,7 @@ func TestHints(t *testing.T) {
 			j := job(6*h, busy(10, 40))
 			j.IOWait, j.IOWaitValid, j.IOScope = 0.5, true, profile.IOScopeCgroup
 			return j
-		}, want: []want{{HintStageData, "", []string{"50%", "10%", "node-local"}}}},
+		}, want: []want{{HintStageData, "", []string{"50 %", "10 %", "node-local"}}}},
 		{name: "IO wait on a quiet node scope not accepted", job: func() Job {
 			c := job(6*h, busy(10, 40))
 			c.IOWait, c.IOWaitValid, c.IOScope = 0.5, true, profile.IOScopeNone

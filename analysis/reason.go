@@ -5,6 +5,8 @@ import (
 	"strconv"
 	"strings"
 	"time"
+
+	"github.com/gpuprof/gpuprof/slurmext"
 )
 
 // Metric names a measured quantity a rule compares; its unit is fixed.
@@ -58,8 +60,8 @@ type Reason struct {
 	Note string `json:"note,omitempty"`
 }
 
-// String renders the reason for people: "ran 6h12m ≥ 4h and mean util
-// 87% ≥ 30%".
+// String renders the reason for people: "ran 06:12:00 ≥ 04:00:00 and mean
+// util 87 % ≥ 30 %", in the forms the report and the CLI print.
 func (r Reason) String() string {
 	var b strings.Builder
 	for i, c := range r.Checks {
@@ -135,38 +137,23 @@ func formatNumber(v float64) string {
 	return strconv.FormatFloat(math.Round(v*10)/10, 'f', -1, 64)
 }
 
-func formatPercent(v float64) string  { return formatNumber(v) + "%" }
-func formatFraction(v float64) string { return formatNumber(v*100) + "%" }
-func formatTimes(v float64) string    { return formatNumber(v) + "×" }
-func formatSeconds(v float64) string  { return FormatDuration(time.Duration(v * float64(time.Second))) }
+// formatPercent prints a value in percent as the report and the CLI do,
+// with a space before the sign: "87 %", "29.9 %".
+func formatPercent(v float64) string { return formatNumber(v) + " %" }
 
-// FormatDuration prints a duration in its two largest units, truncated to
-// the second: "6h12m", "4h", "2d3h", "45s", "1m30s", "0s".
+// formatFraction prints a fraction (0–1) as a percentage: 0.25 is "25 %".
+func formatFraction(v float64) string { return formatNumber(v*100) + " %" }
+
+func formatTimes(v float64) string   { return formatNumber(v) + "×" }
+func formatSeconds(v float64) string { return FormatDuration(time.Duration(v * float64(time.Second))) }
+
+// FormatDuration prints a duration as Slurm does ([D-]HH:MM:SS, truncated
+// to the second: "06:12:00", "2-03:00:00", "00:00:45"; see
+// slurmext.FormatDuration), so that prose, the report and sacct agree. A
+// negative duration is its magnitude with a leading '-'.
 func FormatDuration(d time.Duration) string {
-	neg := d < 0
-	if neg {
-		d = -d
+	if d < 0 {
+		return "-" + slurmext.FormatDuration(-d, false)
 	}
-	s := int64(d / time.Second)
-	units := [...]struct {
-		n    int64
-		name string
-	}{{s / 86400, "d"}, {s / 3600 % 24, "h"}, {s / 60 % 60, "m"}, {s % 60, "s"}}
-	var b strings.Builder
-	if neg {
-		b.WriteByte('-')
-	}
-	for i, u := range units {
-		if u.n == 0 {
-			continue
-		}
-		b.WriteString(strconv.FormatInt(u.n, 10))
-		b.WriteString(u.name)
-		if i+1 < len(units) && units[i+1].n != 0 {
-			b.WriteString(strconv.FormatInt(units[i+1].n, 10))
-			b.WriteString(units[i+1].name)
-		}
-		return b.String()
-	}
-	return "0s"
+	return slurmext.FormatDuration(d, false)
 }
