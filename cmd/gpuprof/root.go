@@ -224,6 +224,7 @@ Exit codes: 0 success (hooks always exit 0), 1 error, 2 usage error,
 		newWhatifCommand(g),
 		newReportCommand(g),
 		newTUICommand(g),
+		newNoticesCommand(g),
 		newGenDocsCommand(),
 	)
 	registerCompletions(root, g)
