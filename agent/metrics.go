@@ -38,35 +38,36 @@ const (
 	dropImplausible = "implausible" // gpu.Sanitize dropped an absurd value
 )
 
-// ListenMetrics opens the listener of the metrics endpoint: addr is a TCP
-// address ("127.0.0.1:9842") or "unix:" and a socket path. A unix socket is
-// made readable by everyone (mode 0666): what it serves is what squeue shows
-// any user of the node, and a local Prometheus or proxy need not run as
-// root.
+// ListenMetrics opens the listener of a metrics endpoint (the agent's, and
+// gpuprof serve's): addr is a TCP address ("127.0.0.1:9842") or "unix:" and
+// a socket path. A unix socket is made readable by everyone (mode 0666):
+// what the agent serves is what squeue shows any user of the node, serve's
+// totals by account are no more, and a local Prometheus or proxy need not
+// run as root.
 func ListenMetrics(addr string) (net.Listener, error) {
 	path, isUnix := strings.CutPrefix(addr, "unix:")
 	if !isUnix {
 		ln, err := net.Listen("tcp", addr)
 		if err != nil {
-			return nil, fmt.Errorf("agent: metrics listen: %w", err)
+			return nil, fmt.Errorf("metrics listen: %w", err)
 		}
 		return ln, nil
 	}
 	if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
-		return nil, fmt.Errorf("agent: metrics socket dir: %w", err)
+		return nil, fmt.Errorf("metrics socket dir: %w", err)
 	}
 	if c, err := net.DialTimeout("unix", path, 200*time.Millisecond); err == nil {
 		c.Close()
-		return nil, fmt.Errorf("agent: something is listening on %s already", path)
+		return nil, fmt.Errorf("metrics listen: something is listening on %s already", path)
 	}
 	_ = os.Remove(path) // stale socket of a dead agent
 	ln, err := net.Listen("unix", path)
 	if err != nil {
-		return nil, fmt.Errorf("agent: metrics listen: %w", err)
+		return nil, fmt.Errorf("metrics listen: %w", err)
 	}
 	if err := os.Chmod(path, 0o666); err != nil {
 		ln.Close()
-		return nil, fmt.Errorf("agent: metrics socket mode: %w", err)
+		return nil, fmt.Errorf("metrics socket mode: %w", err)
 	}
 	return ln, nil
 }

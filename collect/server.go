@@ -44,6 +44,9 @@ type ServerOptions struct {
 	IsAdmin func(uid int) bool
 	// MaxBody bounds a pushed profile.
 	MaxBody int64
+	// Metrics, when set, counts what pushes store and refuse (the
+	// collector's /metrics, metrics.go); nil counts nothing.
+	Metrics *Metrics
 }
 
 // Server answers the collector's HTTP API:
@@ -84,7 +87,7 @@ func NewServer(db *store.DB, auth Authenticator, opts ServerOptions, log *slog.L
 func (s *Server) Handler() http.Handler {
 	mux := http.NewServeMux()
 	if !s.local {
-		mux.HandleFunc("POST /v1/profiles", s.push)
+		mux.HandleFunc("POST /v1/profiles", s.opts.Metrics.countRejects(s.push))
 	}
 	mux.HandleFunc("GET /v1/jobs", s.list)
 	// Three segments: never taken for a job of cluster "count", whose path
@@ -154,7 +157,7 @@ func (s *Server) push(w http.ResponseWriter, r *http.Request) {
 		s.fail(w, r, http.StatusBadRequest, fmt.Errorf("bad profile: %w", err))
 		return
 	}
-	err = s.db.PutJob(r.Context(), j)
+	err = s.opts.Metrics.store(r.Context(), s.db, j) // db.PutJob, counted
 	switch {
 	case errors.Is(err, store.ErrFinished):
 		// A running snapshot after the finished profile: already have better.

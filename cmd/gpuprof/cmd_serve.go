@@ -14,6 +14,7 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/gpuprof/gpuprof/agent"
 	"github.com/gpuprof/gpuprof/collect"
 	"github.com/gpuprof/gpuprof/config"
 	"github.com/gpuprof/gpuprof/ingest"
@@ -32,7 +33,12 @@ profiles here; every push must carry a munge credential of root or the
 SlurmUser, bound to that request. Users' commands query jobs here with their
 own munge credential: a user sees only their own jobs, members of
 admin_group see all. Records jobcomp spooled while the database was busy are
-ingested here too. Not needed in single-host mode.`,
+ingested here too. Not needed in single-host mode.
+
+With serve.metrics_listen set it also serves /metrics for Prometheus:
+finished jobs and GPU-seconds by account, partition and GPU model (totals
+over the database, so a restart resets nothing), delivery lag and refused
+pushes (see docs/prometheus.md).`,
 		Args: usageArgs(cobra.NoArgs),
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			cfg, err := g.load()
@@ -75,12 +81,34 @@ func runServe(ctx context.Context, cfg config.Config, log *slog.Logger) error {
 		return fmt.Errorf("open database: %w", err)
 	}
 	defer db.Close()
+	var metrics *collect.Metrics
+	if cfg.Serve.MetricsListen != "" {
+		metrics = collect.NewMetrics(nil)
+		start := time.Now()
+		if err := metrics.Load(ctx, db); err != nil {
+			return err
+		}
+		log.Info("metrics totals loaded from the database", "took", time.Since(start).Round(time.Millisecond))
+	}
 	srv := collect.NewServer(db, mungeFrom(cfg), collect.ServerOptions{
-		PushUIDs: push, PushHosts: cfg.Serve.Nodes, IsAdmin: isAdmin,
+		PushUIDs: push, PushHosts: cfg.Serve.Nodes, IsAdmin: isAdmin, Metrics: metrics,
 	}, log)
 	ln, err := net.Listen("tcp", cfg.Serve.Listen)
 	if err != nil {
 		return fmt.Errorf("serve: %w", err)
+	}
+	if metrics != nil {
+		mln, err := agent.ListenMetrics(cfg.Serve.MetricsListen)
+		if err != nil {
+			ln.Close()
+			return fmt.Errorf("serve: %w", err)
+		}
+		go func() {
+			if err := metrics.Serve(ctx, mln); err != nil {
+				log.Error("metrics endpoint stopped", "err", err)
+			}
+		}()
+		log.Info("metrics endpoint", "addr", mln.Addr().String())
 	}
 	hs := &http.Server{Handler: srv.Handler(), ReadHeaderTimeout: 10 * time.Second}
 	go func() {
