@@ -3,6 +3,7 @@ package tui
 import (
 	"fmt"
 	"strings"
+	"time"
 	"unicode"
 
 	tea "charm.land/bubbletea/v2"
@@ -272,6 +273,13 @@ func (m Model) detailLines() []string {
 		add(fmt.Sprintf("%d reading(s) ignored as impossible", n))
 	}
 
+	if notices := noticeLines(d.v.Profiles, loc); len(notices) > 0 {
+		section("Notices")
+		for _, l := range notices {
+			add(l)
+		}
+	}
+
 	section(fmt.Sprintf("GPUs (%d)", len(j.GPUs)))
 	if len(j.GPUs) == 0 {
 		add("no GPU profile recorded")
@@ -315,6 +323,29 @@ func (m Model) detailLines() []string {
 	default:
 		for _, l := range taskLines(d.task) {
 			add(l)
+		}
+	}
+	return out
+}
+
+// noticeLines are the notices the agents decided for the job while it
+// ran, node by node and oldest first, in the words gpuprof show uses
+// (analysis.NoticeLine: "notice sent 2026-12-03T14:02:11: GPU 1 idle for
+// 45 min: …", "notice not sent … (daily cap): …"), each with the sbatch
+// option that would avoid it; the node is named when the job ran on
+// several. Instants are in loc.
+func noticeLines(profiles []profile.Job, loc *time.Location) []string {
+	var out []string
+	for _, p := range profiles {
+		for _, n := range p.Notices {
+			l := "• " + analysis.NoticeLine(n, loc)
+			if len(profiles) > 1 {
+				l = "• " + p.Node + ": " + analysis.NoticeLine(n, loc)
+			}
+			out = append(out, sanitise(l))
+			if n.Fix != "" {
+				out = append(out, "  next time: "+sanitise(n.Fix))
+			}
 		}
 	}
 	return out

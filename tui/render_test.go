@@ -10,6 +10,7 @@ import (
 	tea "charm.land/bubbletea/v2"
 	"github.com/charmbracelet/x/exp/golden"
 
+	"github.com/gpuprof/gpuprof/profile"
 	"github.com/gpuprof/gpuprof/store"
 )
 
@@ -97,6 +98,8 @@ func hostileJobs() []store.JobView {
 		vs[i].Profiles[0].Partial = true
 		vs[i].Profiles[0].GPUs[0].Processes = []string{h}
 		vs[i].Profiles[0].GPUs[0].Model = h
+		vs[i].Profiles[0].Notices = []profile.Notice{{Rule: profile.RuleIdleGPU, Status: profile.NoticeFailed,
+			Time: testNow.Add(-time.Hour), Evidence: h, Fix: h, Detail: h}}
 	}
 	return vs
 }
