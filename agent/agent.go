@@ -27,6 +27,7 @@ import (
 
 	"github.com/gpuprof/gpuprof/gpu"
 	"github.com/gpuprof/gpuprof/ingest"
+	"github.com/gpuprof/gpuprof/notice"
 	"github.com/gpuprof/gpuprof/profile"
 	"github.com/gpuprof/gpuprof/spool"
 	"github.com/gpuprof/gpuprof/store"
@@ -60,6 +61,9 @@ type Options struct {
 	// ListenMetrics); the agent then also reads the GPUs no job holds, so
 	// every GPU has its series. Run closes it.
 	MetricsListener net.Listener
+	// Notices, when set, turns on the notices to jobs' users and the
+	// cancel action (notice.go, docs/notices.md).
+	Notices *notice.Config
 }
 
 // Pusher delivers a profile to the collector; it must be idempotent.
@@ -105,6 +109,9 @@ type Agent struct {
 	// obs is what /metrics shows, under a lock of its own (metrics.go).
 	obs      *observed
 	registry *prometheus.Registry
+
+	// noticeQ holds decided notices for noticeLoop (notice.go).
+	noticeQ chan noticeReq
 }
 
 type jobState struct {
@@ -117,6 +124,7 @@ type jobState struct {
 	lastIO   time.Time
 	gapFrom  time.Time // set when resumed after a sampling gap
 	nodeIO   ioCounter // node IO counters at the job's previous reading
+	notes    noticeState
 }
 
 type pidInfo struct {
@@ -168,6 +176,9 @@ func New(ctx context.Context, opts Options, sampler gpu.Sampler, db *store.DB, s
 		registry:    prometheus.NewRegistry(),
 	}
 	a.registry.MustRegister(newMetricsCollector(a))
+	if opts.Notices != nil {
+		a.noticeQ = make(chan noticeReq, max(opts.Notices.Queue, 1))
+	}
 	if a.now == nil {
 		a.now = time.Now
 	}
@@ -205,6 +216,9 @@ func (a *Agent) Run(ctx context.Context) error {
 	wg.Go(func() { a.reconcileLoop(ctx) })
 	if a.opts.Collector != nil {
 		wg.Go(func() { a.deliverLoop(ctx) })
+	}
+	if a.opts.Notices != nil {
+		wg.Go(func() { a.noticeLoop(ctx) })
 	}
 	if ml := a.opts.MetricsListener; ml != nil {
 		wg.Go(func() { a.serveMetrics(ctx, ml) })
@@ -516,6 +530,7 @@ func (a *Agent) endJob(ctx context.Context, je JobEnd) error {
 		}
 	}
 	a.addAccounting(ctx, &j)
+	a.finalNotices(ctx, &j)
 	j.ExitKnown, j.ExitStatus, j.ExitSignal = je.ExitKnown, je.ExitStatus, je.ExitSignal
 	j.Finish(je.End)
 	if _, err := a.spool.Put(ingest.KindProfile, j); err != nil {

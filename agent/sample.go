@@ -114,6 +114,7 @@ func (a *Agent) sample(ctx context.Context, only string) {
 			continue
 		}
 		a.apply(now, st, readings)
+		a.noticeTick(now, st, readings)
 		a.observeIO(now, st, nodeIO)
 		st.prof.LastSample = now
 	}
@@ -265,6 +266,7 @@ func (a *Agent) apply(now time.Time, st *jobState, readings map[string]reading) 
 			}
 		}
 		g.Observe(rd, a.opts.Interval)
+		st.noticeObserve(i, rd)
 	}
 }
 

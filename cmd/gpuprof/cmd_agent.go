@@ -19,6 +19,7 @@ import (
 	"github.com/gpuprof/gpuprof/gpu"
 	"github.com/gpuprof/gpuprof/gpu/nvml"
 	"github.com/gpuprof/gpuprof/gpu/sim"
+	"github.com/gpuprof/gpuprof/notice"
 	"github.com/gpuprof/gpuprof/slurmext"
 	"github.com/gpuprof/gpuprof/spool"
 	"github.com/gpuprof/gpuprof/store"
@@ -50,7 +51,9 @@ restarting it resumes the profiles of running jobs.
 the configuration (see docs/sim-node.md).
 
 With agent.metrics_listen set it also serves /metrics for Prometheus (see
-docs/prometheus.md).`,
+docs/prometheus.md). With notices.enabled it mails a job's user about idle
+and oversized GPUs while the job runs, and may cancel a wholly idle job
+(see docs/notices.md).`,
 		Args: usageArgs(cobra.NoArgs),
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			cfg, err := g.load()
@@ -111,6 +114,14 @@ func runAgent(ctx context.Context, cfg config.Config, log *slog.Logger) error {
 		}
 		defer metrics.Close()
 	}
+	var notices *notice.Config
+	if cfg.Notices.Enabled {
+		notices, err = notice.FromConfig(cfg.Notices, cfg.Agent.Interval.D(), clusterHasShards(cfg.SlurmConf))
+		if err != nil {
+			return fmt.Errorf("%w: %v", config.ErrConfig, err)
+		}
+		notices.Cancel.Log = log
+	}
 	a, err := agent.New(ctx, agent.Options{
 		Cluster:         cluster,
 		Node:            node,
@@ -124,6 +135,7 @@ func runAgent(ctx context.Context, cfg config.Config, log *slog.Logger) error {
 		Outbox:          pusher != nil,
 		SlurmdSpoolDir:  slurmdSpoolDir(cfg),
 		MetricsListener: metrics,
+		Notices:         notices,
 	}, sampler, db, spool.Dir{Path: cfg.SpoolDir}, log)
 	if err != nil {
 		return err
@@ -173,6 +185,27 @@ func slurmdSpoolDir(cfg config.Config) string {
 	// %h (host name) expands here; %n (slurmd's node name) in the agent,
 	// which learns that name from the hooks.
 	return strings.ReplaceAll(dir, "%h", shortHostname())
+}
+
+// clusterHasShards reports whether slurm.conf declares gres/shard on any
+// node: then a notice may suggest a shard instead of a whole GPU
+// (notices.oversized.shards = "auto"). An unreadable slurm.conf says no.
+func clusterHasShards(slurmConf string) bool {
+	f, err := os.Open(slurmConf)
+	if err != nil {
+		return false
+	}
+	defer f.Close()
+	nodes, err := slurmext.ReadNodeGres(f)
+	if err != nil {
+		return false
+	}
+	for _, n := range nodes {
+		if n.Shards > 0 {
+			return true
+		}
+	}
+	return false
 }
 
 func simSpec(cfg config.Config) sim.NodeSpec {

@@ -1,0 +1,98 @@
+package notice
+
+import (
+	"fmt"
+	"os"
+	"slices"
+	"sort"
+	"time"
+
+	"github.com/gpuprof/gpuprof/analysis"
+	"github.com/gpuprof/gpuprof/config"
+)
+
+// Config is everything the agent needs to decide and deliver notices,
+// built from the [notices] section by FromConfig.
+type Config struct {
+	Rules       Rules
+	From        string
+	Recipients  Recipients
+	Mailer      Mailer
+	Squeue      Squeue
+	DailyCap    int
+	OptOut      OptOut
+	Exempt      Exemptions
+	Queue       int
+	Cancel      Canceller
+	CancelParts []string // partitions where the cancel action applies; nil: off
+	// Loc is the zone of times in messages (nil: local, as sacct).
+	Loc *time.Location
+}
+
+// CancelIn reports whether the cancel action applies to a job of this
+// partition.
+func (c *Config) CancelIn(partition string) bool {
+	return len(c.CancelParts) > 0 && partition != "" && slices.Contains(c.CancelParts, partition)
+}
+
+// FromConfig builds the notice configuration from the file's section.
+// interval is the agent's sampling interval; clusterShards whether
+// slurm.conf declares gres/shard on any node (used when oversized.shards
+// is "auto"). It reads address_map, the only file read once; a missing or
+// malformed one is an error.
+func FromConfig(c config.NoticesConfig, interval time.Duration, clusterShards bool) (*Config, error) {
+	idle := func(r config.IdleRule) IdleRule {
+		return IdleRule{Enabled: r.Enabled, Window: r.Window.D(), UtilBelow: r.UtilBelow, MemoryBelow: uint64(r.MemoryBelow)}
+	}
+	o := c.Oversized
+	var types []GPUType
+	for name, mem := range o.GPUTypes {
+		types = append(types, GPUType{Name: name, Memory: uint64(mem)})
+	}
+	sort.Slice(types, func(i, j int) bool {
+		if types[i].Memory != types[j].Memory {
+			return types[i].Memory < types[j].Memory
+		}
+		return types[i].Name < types[j].Name
+	})
+	shards := o.Shards == "yes" || o.Shards == "auto" && clusterShards
+	nc := &Config{
+		Rules: Rules{
+			Interval:   interval,
+			IdleGPU:    idle(c.IdleGPU),
+			IdleJob:    idle(c.IdleJob),
+			UnusedGPUs: idle(c.UnusedGPUs),
+			Oversized: OversizedRule{Enabled: o.Enabled, Window: o.Window.D(), UtilBelow: o.UtilBelow,
+				MemoryShare: o.MemoryShare, Margin: analysis.DefaultConfig().Recommend.SharingMargin,
+				Shards: shards, Types: types},
+		},
+		Recipients: Recipients{Pattern: c.Address},
+		Mailer:     Mailer{Program: c.Sendmail, Timeout: c.SendTimeout.D()},
+		Squeue:     Squeue{Program: c.Squeue, Timeout: min(c.SendTimeout.D(), 10*time.Second)},
+		DailyCap:   c.DailyCap,
+		OptOut:     OptOut{File: c.OptOutFile, HomeFile: c.HomeOptOut, Timeout: c.HomeTimeout.D()},
+		Exempt:     Exemptions{Partitions: c.ExemptPartitions, QOS: c.ExemptQOS, Accounts: c.ExemptAccounts, Users: c.ExemptUsers},
+		Queue:      c.Queue,
+	}
+	from, err := ParseFrom(c.From)
+	if err != nil {
+		return nil, fmt.Errorf("notices.from: %w", err)
+	}
+	nc.From = from
+	if c.AddressMap != "" {
+		f, err := os.Open(c.AddressMap)
+		if err != nil {
+			return nil, fmt.Errorf("notices.address_map: %w", err)
+		}
+		defer f.Close()
+		if nc.Recipients.Map, err = ReadAddressMap(f); err != nil {
+			return nil, fmt.Errorf("notices.address_map %s: %w", c.AddressMap, err)
+		}
+	}
+	if cc := c.Cancel; cc.Enabled {
+		nc.Rules.CancelGrace = cc.Grace.D()
+		nc.CancelParts = cc.Partitions
+		nc.Cancel = Canceller{Program: cc.Scancel, Signal: cc.Signal, Wait: cc.Wait.D(), Timeout: cc.Timeout.D(), DryRun: cc.DryRun}
+	}
+	return nc, nil
+}

@@ -1,0 +1,145 @@
+package notice
+
+import (
+	"fmt"
+	"math/bits"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/gpuprof/gpuprof/profile"
+	"github.com/gpuprof/gpuprof/slurmext"
+)
+
+// limitMargin and limitStep shape the suggested --time of a job that
+// worked and then idled: the working time × 1.5, rounded up to 5 minutes
+// (as the analysis' time-limit hint does).
+const (
+	limitMargin = 1.5
+	limitStep   = 5 * time.Minute
+)
+
+// Describe turns a finding into the notice to record: its GPUs as Slurm
+// indices, the evidence in words, and the sbatch option that would avoid
+// it next time (empty when none would). j is the job's profile (its GPUs
+// in the tracker's order); loc is the zone of the times in the evidence
+// (nil: local, as sacct prints them). The notice's status is pending.
+func (t *Tracker) Describe(f Finding, now time.Time, j *profile.Job, loc *time.Location) profile.Notice {
+	n := profile.Notice{Rule: f.Rule, Time: now, Since: f.Since, Status: profile.NoticePending}
+	var labels []string
+	for i := range j.GPUs {
+		if f.GPUs&(1<<i) != 0 && i < len(t.gpus) {
+			n.GPUs = append(n.GPUs, gpuIndex(j, i))
+			labels = append(labels, t.gpuWords(j, i))
+		}
+	}
+	total := len(j.GPUs)
+	idle := bits.OnesCount64(f.GPUs)
+	since := slurmext.FormatTime(f.Since, loc)
+	dur := slurmext.FormatDuration(now.Sub(f.Since), false)
+	switch f.Rule {
+	case profile.RuleIdleGPU:
+		n.Evidence = fmt.Sprintf("%d of %d GPUs idle for %s (since %s): %s", idle, total, dur, since, strings.Join(labels, "; "))
+		n.Fix = gresOption(total - idle)
+	case profile.RuleUnusedGPUs:
+		n.Evidence = fmt.Sprintf("%d GPUs allocated, only one used; %d idle for %s (since %s): %s",
+			total, idle, dur, since, strings.Join(labels, "; "))
+		n.Fix = gresOption(1)
+	case profile.RuleIdleJob, profile.RuleCancel:
+		what := "the GPU"
+		if total > 1 {
+			what = fmt.Sprintf("all %d GPUs", total)
+		}
+		n.Evidence = fmt.Sprintf("%s of the job idle for %s (since %s): %s", what, dur, since, strings.Join(labels, "; "))
+		if f.Rule == profile.RuleCancel {
+			n.Evidence += fmt.Sprintf("; still idle %s after the idle-job notice of %s",
+				slurmext.FormatDuration(now.Sub(t.idleJobAt), false), slurmext.FormatTime(t.idleJobAt, loc))
+		}
+		// A job that worked before it idled needs a shorter limit; one
+		// idle from its start needs no GPU at all (no option says that).
+		if worked := f.Since.Sub(j.Start); !j.Start.IsZero() && worked > MaxGap*t.rules.Interval {
+			n.Fix = "--time=" + slurmTime(roundUp(time.Duration(float64(worked)*limitMargin), limitStep))
+		}
+	case profile.RuleOversized:
+		g := &j.GPUs[0]
+		mean, _ := g.UtilMean()
+		n.GPUs = []int{gpuIndex(j, 0)}
+		n.Evidence = fmt.Sprintf("GPU %d (%s, %s) for %s: memory peak %s (a need of %s with the %s× margin), mean utilisation %s %%",
+			gpuIndex(j, 0), g.Model, formatBytes(g.MemoryTotal), dur, formatBytes(g.MemPeak), formatBytes(f.Need),
+			strconv.FormatFloat(t.rules.Oversized.Margin, 'f', -1, 64), strconv.FormatFloat(mean, 'f', 0, 64))
+		if f.Target == "shard" {
+			n.Fix = "--gres=shard:1"
+			n.Evidence += fmt.Sprintf(": fits a shard (at most %s %% of the card)",
+				strconv.FormatFloat(t.rules.Oversized.MemoryShare*100, 'f', -1, 64))
+		} else {
+			n.Fix = "--gres=gpu:" + f.Target + ":1"
+			n.Evidence += ": fits a " + f.Target
+		}
+	}
+	return n
+}
+
+// gpuWords says what GPU i's latest reading showed.
+func (t *Tracker) gpuWords(j *profile.Job, i int) string {
+	g := &t.gpus[i]
+	var b strings.Builder
+	fmt.Fprintf(&b, "GPU %d: ", gpuIndex(j, i))
+	switch g.procs {
+	case 0:
+		b.WriteString("no process")
+	case 1:
+		b.WriteString("1 process")
+	default:
+		fmt.Fprintf(&b, "%d processes", g.procs)
+	}
+	if g.utilValid {
+		fmt.Fprintf(&b, ", utilisation %d %%", g.util)
+	}
+	if g.memValid {
+		b.WriteString(", memory " + formatBytes(g.mem))
+	}
+	return b.String()
+}
+
+// gpuIndex is the Slurm index of the job's GPU i on the node, else its
+// position.
+func gpuIndex(j *profile.Job, i int) int {
+	if s := j.GPUs[i].SlurmIndex; s >= 0 {
+		return s
+	}
+	return i
+}
+
+// gresOption asks for n GPUs on the node (the agent sees one node: --gres
+// counts per node).
+func gresOption(n int) string {
+	if n <= 0 {
+		return ""
+	}
+	return "--gres=gpu:" + strconv.Itoa(n)
+}
+
+// formatBytes prints a size in binary units with one decimal: "3.2 GiB",
+// "512.0 MiB", "0 B".
+func formatBytes(b uint64) string {
+	switch {
+	case b == 0:
+		return "0 B"
+	case b >= 1<<30:
+		return strconv.FormatFloat(float64(b)/(1<<30), 'f', 1, 64) + " GiB"
+	case b >= 1<<20:
+		return strconv.FormatFloat(float64(b)/(1<<20), 'f', 1, 64) + " MiB"
+	}
+	return strconv.FormatFloat(float64(b)/(1<<10), 'f', 1, 64) + " KiB"
+}
+
+func roundUp(d, step time.Duration) time.Duration {
+	if r := d % step; r != 0 {
+		d += step - r
+	}
+	return d
+}
+
+// slurmTime writes a limit as sbatch --time takes it: HH:MM:SS, or
+// D-HH:MM:SS from a day (slurmext's form).
+func slurmTime(d time.Duration) string { return slurmext.FormatDuration(d, false) }

@@ -1,0 +1,111 @@
+package notice
+
+import (
+	"fmt"
+	"strings"
+	"time"
+
+	"github.com/gpuprof/gpuprof/profile"
+	"github.com/gpuprof/gpuprof/slurmext"
+)
+
+// MessageInput is what a notice mail says.
+type MessageInput struct {
+	From, To              string
+	Notice                profile.Notice
+	Cluster, JobID, Node  string
+	Name                  string // the job name as squeue gave it (any text); "" when unknown
+	User                  string
+	Start                 time.Time
+	OptOut                OptOut // how the user can stop notices
+	Loc                   *time.Location
+	CancelSignal, Scancel string // for the cancel notice
+}
+
+// headline is the subject's words for a rule.
+func headline(n profile.Notice) string {
+	switch n.Rule {
+	case profile.RuleIdleGPU:
+		if len(n.GPUs) == 1 {
+			return fmt.Sprintf("GPU %d idle", n.GPUs[0])
+		}
+		return fmt.Sprintf("%d GPUs idle", len(n.GPUs))
+	case profile.RuleIdleJob:
+		return "its GPUs are idle"
+	case profile.RuleUnusedGPUs:
+		return "several GPUs held, one used"
+	case profile.RuleOversized:
+		return "a whole GPU for a small job"
+	case profile.RuleCancel:
+		return "idle job cancelled"
+	}
+	return n.Rule
+}
+
+// Build writes the notice mail: the subject names the job and what was
+// seen; the body says the job id and name, what was seen and since when
+// (sacct's time form), the sbatch line that would avoid it next time, and
+// how to stop such notices. Compose sanitises it.
+func Build(in MessageInput) Message {
+	n := in.Notice
+	name := JobName(in.Name)
+	var b strings.Builder
+	w := func(format string, args ...any) { fmt.Fprintf(&b, format+"\n", args...) }
+	if in.User != "" {
+		w("Hello %s,", in.User)
+		w("")
+	}
+	w("your job %s (%s) on node %s of cluster %s holds GPU capacity it does not use.", in.JobID, name, in.Node, in.Cluster)
+	w("")
+	w("What was seen: %s.", n.Evidence)
+	w("Since:         %s", slurmext.FormatTime(n.Since, in.Loc))
+	if !in.Start.IsZero() {
+		w("Job started:   %s", slurmext.FormatTime(in.Start, in.Loc))
+	}
+	w("")
+	switch {
+	case n.Fix != "":
+		w("Next time, submit it with:")
+		w("")
+		w("    #SBATCH %s", n.Fix)
+		w("")
+		w("(or sbatch %s on the command line).", n.Fix)
+	case n.Rule == profile.RuleIdleJob || n.Rule == profile.RuleCancel:
+		w("If the job does not need a GPU, submit it without --gres=gpu (or --gpus);")
+		w("an interactive session holds its GPUs until it ends: exit it when done.")
+	}
+	switch n.Rule {
+	case profile.RuleCancel:
+		w("")
+		w("It stayed idle after an earlier notice, so it is cancelled under this cluster's policy")
+		w("(scancel --signal=%s, then scancel).", strings.TrimPrefix(in.CancelSignal, "SIG"))
+	default:
+		w("")
+		w("If the job is about to use its GPUs again, nothing needs doing; otherwise please end it")
+		w("(scancel %s) so that others can use them.", in.JobID)
+	}
+	w("")
+	w("%s", stopWords(in.OptOut))
+	w("")
+	w("-- ")
+	w("gpuprof on %s", in.Node)
+	return Message{
+		From:    in.From,
+		To:      in.To,
+		Subject: fmt.Sprintf("[gpuprof] job %s (%s): %s", in.JobID, name, headline(n)),
+		Body:    b.String(),
+		Date:    n.Time,
+		ID:      in.Cluster + "." + in.JobID + "." + in.Node + "." + n.Rule,
+	}
+}
+
+// stopWords says how the user stops these notices.
+func stopWords(o OptOut) string {
+	switch {
+	case o.HomeFile != "":
+		return fmt.Sprintf("To stop these notices, create the file ~/%s (touch ~/%s).", o.HomeFile, o.HomeFile)
+	case o.File != "":
+		return fmt.Sprintf("To stop these notices, ask your administrators to add you to %s.", o.File)
+	}
+	return "To stop these notices, ask your administrators."
+}

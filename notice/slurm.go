@@ -1,0 +1,108 @@
+package notice
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"strings"
+	"time"
+)
+
+// ErrJobGone means squeue no longer knows the job (it ended).
+var ErrJobGone = errors.New("job not known to squeue")
+
+// JobInfo is what the prolog cannot tell about a job: its name and QOS.
+type JobInfo struct {
+	Name string
+	QOS  string
+}
+
+// Squeue looks up a job's name and QOS with
+// `squeue --noheader --jobs=ID --format=%q|%j`: the QOS first, so that a
+// name holding '|' cannot change it, and no field width, so the name is
+// whole.
+type Squeue struct {
+	Program string
+	Timeout time.Duration
+}
+
+// Lookup returns the job's name and QOS, ErrJobGone when squeue printed
+// nothing (the job ended), or the program's error.
+func (s Squeue) Lookup(ctx context.Context, jobID string) (JobInfo, error) {
+	out, err := output(ctx, s.Timeout, nil, s.Program, "--noheader", "--jobs="+jobID, "--format=%q|%j")
+	if err != nil {
+		return JobInfo{}, err
+	}
+	return parseSqueue(string(out))
+}
+
+// parseSqueue reads the first line of squeue's "%q|%j" output.
+func parseSqueue(out string) (JobInfo, error) {
+	line, _, _ := strings.Cut(out, "\n")
+	line = strings.TrimRight(line, "\r")
+	if strings.TrimSpace(line) == "" {
+		return JobInfo{}, ErrJobGone
+	}
+	qos, name, ok := strings.Cut(line, "|")
+	if !ok {
+		return JobInfo{}, fmt.Errorf("squeue: unexpected output %q", JobName(line))
+	}
+	return JobInfo{QOS: strings.TrimSpace(qos), Name: name}, nil
+}
+
+// Canceller is the cancel action: `scancel --signal=SIGNAL JOBID`, a wait,
+// then `scancel JOBID`, each bounded by Timeout.
+type Canceller struct {
+	Program string
+	Signal  string // TERM, INT, …; "SIG" prefix allowed
+	Wait    time.Duration
+	Timeout time.Duration
+	DryRun  bool
+	Log     *slog.Logger
+}
+
+// Cancel acts on a job with the evidence that called for it and returns
+// what it did, in words, for the record. With DryRun it runs nothing and
+// says what it would have run. Every call is logged with the evidence.
+func (c Canceller) Cancel(ctx context.Context, jobID, evidence string) (string, error) {
+	sig := strings.TrimPrefix(c.Signal, "SIG")
+	first := []string{"--signal=" + sig, jobID}
+	log := c.Log
+	if log == nil {
+		log = slog.New(slog.DiscardHandler)
+	}
+	if c.DryRun {
+		what := fmt.Sprintf("dry run: would run %s %s, wait %s, then %s %s", c.Program, strings.Join(first, " "), c.Wait, c.Program, jobID)
+		log.Warn("idle job: cancel (dry run, nothing done)", "job", jobID, "evidence", evidence, "would", what)
+		return what, nil
+	}
+	log.Warn("idle job: cancelling", "job", jobID, "evidence", evidence, "signal", sig)
+	if err := run(ctx, c.Timeout, nil, c.Program, first...); err != nil {
+		log.Error("idle job: scancel --signal failed", "job", jobID, "err", err)
+		return "", fmt.Errorf("scancel --signal=%s: %w", sig, err)
+	}
+	if c.Wait > 0 {
+		t := time.NewTimer(c.Wait)
+		select {
+		case <-t.C:
+		case <-ctx.Done():
+			t.Stop()
+			return "", fmt.Errorf("signalled %s; stopped before cancelling: %w", sig, ctx.Err())
+		}
+	}
+	if err := run(ctx, c.Timeout, nil, c.Program, jobID); err != nil {
+		// The signal may have ended the job: scancel then says so and
+		// fails, which is the outcome wanted.
+		if msg := err.Error(); strings.Contains(msg, "already completing or completed") || strings.Contains(msg, "Invalid job id") {
+			what := fmt.Sprintf("ran %s --signal=%s %s; the job ended before %s %s", c.Program, sig, jobID, c.Program, jobID)
+			log.Warn("idle job: cancelled", "job", jobID, "evidence", evidence, "done", what)
+			return what, nil
+		}
+		log.Error("idle job: scancel failed", "job", jobID, "err", err)
+		return "", fmt.Errorf("signalled %s; scancel: %w", sig, err)
+	}
+	what := fmt.Sprintf("ran %s --signal=%s %s, waited %s, ran %s %s", c.Program, sig, jobID, c.Wait, c.Program, jobID)
+	log.Warn("idle job: cancelled", "job", jobID, "evidence", evidence, "done", what)
+	return what, nil
+}
