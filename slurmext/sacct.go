@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"math"
 	"strings"
 	"time"
 )
@@ -31,21 +32,30 @@ var ErrSacctLayout = fmt.Errorf("sacct text does not fit its columns: %w", ErrBa
 // seconds since 1970, so that the sacct host's time zone does not matter.
 // Step lines are asked for (no -X) because TRESUsageInMax/TRESUsageInAve,
 // where Slurm's GPU accounting fills them, are step values: the job line has
-// them empty (SEEN on 22.05.8). sacct has no restart count column; the JSON
-// output has one.
+// them empty (SEEN on 22.05.8). TotalCPU and MaxRSS are step values too
+// (see HostUsage); ReqMem is the job's memory request. sacct has no restart
+// count column; the JSON output has one.
 const SacctFormat = "JobID,JobIDRaw,JobName,User,UID,Account,Partition,QOS," +
 	"Submit,Eligible,Start,End,Elapsed,Timelimit,State,ExitCode,DerivedExitCode," +
-	"NodeList,NNodes,NCPUS,ReqTRES,AllocTRES,Reason,Cluster,TRESUsageInMax,TRESUsageInAve"
+	"NodeList,NNodes,NCPUS,ReqTRES,AllocTRES,Reason,Cluster,TRESUsageInMax,TRESUsageInAve," +
+	"TotalCPU,MaxRSS,ReqMem"
 
 // SacctFields returns the names in SacctFormat, a new slice each call.
 func SacctFields() []string { return strings.Split(SacctFormat, ",") }
 
-// previousSacctFormat is the SacctFormat of gpuprof before the usage columns
-// were added. Header-less text read with gpuprof's own columns may have
-// either layout; their column counts differ, so the probe tells them apart.
-const previousSacctFormat = "JobID,JobIDRaw,JobName,User,UID,Account,Partition,QOS," +
-	"Submit,Eligible,Start,End,Elapsed,Timelimit,State,ExitCode,DerivedExitCode," +
-	"NodeList,NNodes,NCPUS,ReqTRES,AllocTRES,Reason,Cluster"
+// earlierSacctFormats are the SacctFormats of earlier gpuprofs, newest
+// first: before the CPU and host-memory columns (TotalCPU, MaxRSS, ReqMem),
+// and before the GPU usage columns. Header-less text read with gpuprof's own
+// columns may have any of these layouts; their column counts differ, so the
+// probe tells them apart.
+var earlierSacctFormats = []string{
+	"JobID,JobIDRaw,JobName,User,UID,Account,Partition,QOS," +
+		"Submit,Eligible,Start,End,Elapsed,Timelimit,State,ExitCode,DerivedExitCode," +
+		"NodeList,NNodes,NCPUS,ReqTRES,AllocTRES,Reason,Cluster,TRESUsageInMax,TRESUsageInAve",
+	"JobID,JobIDRaw,JobName,User,UID,Account,Partition,QOS," +
+		"Submit,Eligible,Start,End,Elapsed,Timelimit,State,ExitCode,DerivedExitCode," +
+		"NodeList,NNodes,NCPUS,ReqTRES,AllocTRES,Reason,Cluster",
+}
 
 // ParseSacctColumns reads a column list as --format takes it ("JobIDRaw,
 // State,JobName%30"): names separated by commas, each a sacct field name
@@ -167,6 +177,9 @@ const (
 	colCluster
 	colTRESUsageInMax
 	colTRESUsageInAve
+	colTotalCPU
+	colMaxRSS
+	colReqMem
 	numSacctColumns
 )
 
@@ -225,6 +238,12 @@ func sacctColumnOf(name string) (sacctColumn, bool) {
 		return colTRESUsageInMax, true
 	case "tresusageinave":
 		return colTRESUsageInAve, true
+	case "totalcpu":
+		return colTotalCPU, true
+	case "maxrss":
+		return colMaxRSS, true
+	case "reqmem":
+		return colReqMem, true
 	}
 	return 0, false
 }
@@ -295,7 +314,8 @@ func newSacctLayout(fields []string, fromHeader bool) (sacctLayout, error) {
 // hasUsage reports whether the layout has a column of step usage, so that
 // step lines carry readings to fold into their job.
 func (l *sacctLayout) hasUsage() bool {
-	return l.cols[colTRESUsageInMax] >= 0 || l.cols[colTRESUsageInAve] >= 0
+	return l.cols[colTRESUsageInMax] >= 0 || l.cols[colTRESUsageInAve] >= 0 ||
+		l.cols[colTotalCPU] >= 0 || l.cols[colMaxRSS] >= 0
 }
 
 // SacctReader reads the records of `sacct -P` (or -p) text one at a time.
@@ -390,6 +410,24 @@ type SacctReader struct {
 	pendingNotes notes
 	memBad       bool // a reading of the pending job was malformed
 	utilBad      bool
+
+	// CPU and host-memory accounting (HostUsage): of the line built last
+	// (with what was malformed in it), of the job held, and of the record
+	// Next returned last.
+	lu           lineUsage
+	pendingUsage HostUsage
+	stepID       string // the JobID of the step line read last ("7.batch")
+	cpuSteps     int    // steps of the held job that reported a TotalCPU
+	cpuBad       bool   // a TotalCPU of the held job or its steps was malformed
+	rssBad       bool   // a memory peak of the held job or its steps was malformed
+	usage        HostUsage
+}
+
+// lineUsage is the HostUsage of one sacct line and which of its values were
+// malformed.
+type lineUsage struct {
+	HostUsage
+	cpuBad, rssBad bool
 }
 
 // queuedLine is a physical line read ahead: its number, its text without the
@@ -415,7 +453,7 @@ func NewSacctReader(r io.Reader, fields []string, opts SacctOptions) *SacctReade
 		needProbe: true,
 	}
 	if fields == nil {
-		for i, format := range []string{SacctFormat, previousSacctFormat} {
+		for i, format := range append([]string{SacctFormat}, earlierSacctFormats...) {
 			l, err := newSacctLayout(strings.Split(format, ","), false)
 			if err != nil {
 				panic(err) // a constant above is wrong
@@ -443,6 +481,11 @@ func NewSacctReader(r io.Reader, fields []string, opts SacctOptions) *SacctReade
 // valid until the next call of Next.
 func (r *SacctReader) Problems() []string { return r.problems }
 
+// Usage returns the CPU and host-memory accounting of the record the last
+// Next returned (see HostUsage); the zero HostUsage, every value unknown,
+// after an error.
+func (r *SacctReader) Usage() HostUsage { return r.usage }
+
 // StepsSkipped returns how many step lines Next has read past so far.
 func (r *SacctReader) StepsSkipped() int { return r.steps }
 
@@ -464,7 +507,7 @@ func (r *SacctReader) Next() (JobRecord, error) {
 			if r.havePending {
 				return r.takePending(), nil
 			}
-			r.problems = r.problems[:0]
+			r.problems, r.usage = r.problems[:0], HostUsage{}
 			return JobRecord{}, r.err
 		}
 		kind, err := r.scan(&rec)
@@ -473,7 +516,7 @@ func (r *SacctReader) Next() (JobRecord, error) {
 			if r.havePending {
 				return r.takePending(), nil
 			}
-			r.problems = r.problems[:0]
+			r.problems, r.usage = r.problems[:0], HostUsage{}
 			return JobRecord{}, io.EOF
 		case scanFatal:
 			r.err = err
@@ -483,7 +526,7 @@ func (r *SacctReader) Next() (JobRecord, error) {
 				return r.takePending(), nil
 			}
 		case scanSkip:
-			r.problems = r.problems[:0]
+			r.problems, r.usage = r.problems[:0], HostUsage{}
 			return JobRecord{}, err
 		case scanStep:
 			r.steps++
@@ -493,6 +536,7 @@ func (r *SacctReader) Next() (JobRecord, error) {
 		case scanJob:
 			if !r.layout.hasUsage() {
 				r.problems = append(r.problems[:0], r.cur...)
+				r.finish(&rec, r.lu.jobUsage())
 				return rec, nil
 			}
 			if !r.havePending {
@@ -511,6 +555,12 @@ func (r *SacctReader) hold(rec *JobRecord) {
 	r.pending, r.havePending = *rec, true
 	r.pendingNotes = append(r.pendingNotes[:0], r.cur...)
 	r.memBad, r.utilBad = r.usageBad(rec)
+	// A job line's TotalCPU is not the job's: with steps it is their sum,
+	// and without them (sacct -X) it is 00:00:00 whatever the job used
+	// (SEEN on 22.05.8). The job's is the sum of its steps', below.
+	r.pendingUsage = r.lu.jobUsage()
+	r.pendingUsage.TotalCPU, r.pendingUsage.TotalCPUValid = 0, false
+	r.cpuSteps, r.cpuBad, r.rssBad = 0, r.lu.cpuBad, r.lu.rssBad
 }
 
 // usageBad reports which of the job line's own readings were malformed
@@ -539,7 +589,20 @@ func (r *SacctReader) takePending() JobRecord {
 		rec.SlurmGPUUtil, rec.SlurmGPUUtilValid = 0, false
 	}
 	r.problems = append(r.problems[:0], r.pendingNotes...)
+	u := r.pendingUsage
+	if r.cpuBad || r.cpuSteps == 0 {
+		u.TotalCPU, u.TotalCPUValid = 0, false
+	}
+	if r.rssBad {
+		u.MemPeak, u.MemPeakValid = 0, false
+	}
+	r.finish(&rec, u)
 	return rec
+}
+
+// finish makes u the HostUsage of the record Next returns now.
+func (r *SacctReader) finish(_ *JobRecord, u HostUsage) {
+	r.usage = u
 }
 
 // stepOfPending reports whether a step line (JobID: the raw job id before
@@ -560,9 +623,25 @@ func (r *SacctReader) fold(step *JobRecord) {
 	if step.SlurmGPUUtilValid && (!p.SlurmGPUUtilValid || step.SlurmGPUUtil > p.SlurmGPUUtil) {
 		p.SlurmGPUUtil, p.SlurmGPUUtilValid = step.SlurmGPUUtil, true
 	}
+	// CPU time adds up over the steps; the memory peak is the highest of any
+	// step (MaxRSS is already the largest task's).
+	pu, su := &r.pendingUsage, &r.lu
+	if su.TotalCPUValid {
+		if pu.TotalCPU > math.MaxInt64-su.TotalCPU {
+			r.cpuBad = true
+		}
+		pu.TotalCPU += su.TotalCPU
+		pu.TotalCPUValid = true
+		r.cpuSteps++
+	}
+	if su.MemPeakValid && (!pu.MemPeakValid || su.MemPeak > pu.MemPeak) {
+		pu.MemPeak, pu.MemPeakValid = su.MemPeak, true
+	}
+	r.cpuBad = r.cpuBad || su.cpuBad
+	r.rssBad = r.rssBad || su.rssBad
 	for _, n := range r.cur {
 		if len(r.pendingNotes) < maxStepNotes {
-			r.pendingNotes = append(r.pendingNotes, "step "+quoteShort(step.DisplayID)+": "+n)
+			r.pendingNotes = append(r.pendingNotes, "step "+quoteShort(r.stepID)+": "+n)
 		}
 		if strings.HasPrefix(n, "TRESUsageInMax:") {
 			r.memBad = true
@@ -1041,12 +1120,15 @@ func (r *SacctReader) build(f []string, rec *JobRecord) (isStep bool, err error)
 	if !plausibleJobID(parts.Base) {
 		r.misfit = "job id"
 	}
+	r.lu = lineUsage{}
 	if parts.IsStep() || strings.Contains(raw, ".") {
 		*rec = JobRecord{}
 		if r.layout.hasUsage() {
 			rec.JobID, _, _ = strings.Cut(raw, ".")
 			rec.DisplayID = parts.Job
-			r.usage(n, rec, get(colTRESUsageInMax), get(colTRESUsageInAve))
+			r.stepID = idText
+			r.gpuUsage(n, rec, get(colTRESUsageInMax), get(colTRESUsageInAve))
+			r.hostUsage(n, get)
 		}
 		return true, nil
 	}
@@ -1137,7 +1219,9 @@ func (r *SacctReader) build(f []string, rec *JobRecord) (isStep bool, err error)
 	rec.ReqTRES = r.tres(n, "ReqTRES", get(colReqTRES))
 	rec.AllocTRES = r.tres(n, "AllocTRES", get(colAllocTRES))
 	rec.ReqGPUs, rec.ReqGPUType, rec.ReqShards = GPUsFromTRES(rec.ReqTRES)
-	r.usage(n, rec, get(colTRESUsageInMax), get(colTRESUsageInAve))
+	r.gpuUsage(n, rec, get(colTRESUsageInMax), get(colTRESUsageInAve))
+	r.hostUsage(n, get)
+	r.reqMem(n, rec, get(colReqMem))
 	return false, nil
 }
 
@@ -1159,10 +1243,10 @@ func (r *SacctReader) shape(mark int) {
 	}
 }
 
-// usage reads Slurm's GPU readings from the usage columns into rec; a
+// gpuUsage reads Slurm's GPU readings from the usage columns into rec; a
 // malformed usage string or reading is noted (under the column's name, which
 // fold and hold look for) and leaves the reading unknown.
-func (r *SacctReader) usage(n *notes, rec *JobRecord, maxText, aveText string) {
+func (r *SacctReader) gpuUsage(n *notes, rec *JobRecord, maxText, aveText string) {
 	if maxText != "" {
 		mark := len(*n)
 		if err := checkTRES(maxText); err != nil {
@@ -1206,4 +1290,190 @@ func (r *SacctReader) tres(n *notes, name, v string) string {
 		r.shape(mark)
 	}
 	return v
+}
+
+// HostUsage is what Slurm's accounting measured of a job's CPUs and host
+// memory, and the memory it asked for: what `gpuprof show` turns into CPU
+// efficiency (TotalCPU ÷ (Elapsed × AllocCPUS), see CPUEfficiency) and
+// "host memory peak … of … requested". Each value comes with a Valid flag:
+// a value sacct did not report, or reported malformed, is unknown, never 0.
+type HostUsage struct {
+	// TotalCPU is the CPU time (user + system) of all the job's steps: the
+	// sum of their sacct TotalCPU. Only step lines carry it; the job line's
+	// is their sum with steps and 00:00:00 without (sacct -X), so a job
+	// read without its steps has it unknown.
+	TotalCPU      time.Duration `json:"total_cpu_ns,omitempty"`
+	TotalCPUValid bool          `json:"total_cpu_valid,omitempty"`
+	// MemPeak is the host memory peak in bytes: the highest sacct MaxRSS
+	// (or, without that column, the mem item of TRESUsageInMax) of any
+	// step, that is the resident memory of the largest task, as
+	// jobacct_gather sampled it. Steps that ended before the first sample
+	// report none.
+	MemPeak      uint64 `json:"mem_peak,omitempty"`
+	MemPeakValid bool   `json:"mem_peak_valid,omitempty"`
+	// ReqMem is the host memory the job requested, in bytes, in total:
+	// sacct ReqMem (see ParseReqMem), else the mem item of ReqTRES.
+	ReqMem      uint64 `json:"req_mem,omitempty"`
+	ReqMemValid bool   `json:"req_mem_valid,omitempty"`
+}
+
+// CPUEfficiency returns the share of the allocated CPU time the job used,
+// TotalCPU ÷ (elapsed × cpus) as seff and jobstats compute it, and whether
+// it is known: it needs TotalCPU, a positive run time and the allocated
+// CPU count (sacct AllocCPUS/NCPUS). Elapsed is whole seconds in sacct, so a
+// job that kept every CPU busy may come out a little above 1.
+func (u HostUsage) CPUEfficiency(elapsed time.Duration, cpus int) (float64, bool) {
+	if !u.TotalCPUValid || elapsed <= 0 || cpus <= 0 {
+		return 0, false
+	}
+	return u.TotalCPU.Seconds() / (elapsed.Seconds() * float64(cpus)), true
+}
+
+// ErrBadUsage means a CPU time or memory size of sacct's accounting
+// (TotalCPU, MaxRSS, ReqMem) is malformed.
+var ErrBadUsage = errors.New("malformed sacct accounting value")
+
+// ParseCPUTime parses a CPU time as sacct prints TotalCPU, UserCPU and
+// SystemCPU (Slurm's _elapsed_time): "D-HH:MM:SS" from a day on,
+// "HH:MM:SS" from an hour on, "MM:SS.mmm" below an hour, and "00:MM:SS"
+// when the fraction is 0. A fraction is accepted in every form. Unlike a
+// time limit it is never a bare number of minutes or UNLIMITED. Errors wrap
+// ErrBadUsage.
+func ParseCPUTime(s string) (time.Duration, error) {
+	t := strings.TrimSpace(s)
+	if strings.Contains(t, ":") {
+		if d, ok := parseClock(t); ok {
+			return d, nil
+		}
+	}
+	return 0, fmt.Errorf("CPU time %s: want [D-][HH:]MM:SS[.mmm]: %w", quoteShort(s), ErrBadUsage)
+}
+
+// ParseReqMem parses sacct's ReqMem, the memory a job requested, into bytes
+// in total. Slurm 21.08 and later print the total with a binary unit letter
+// ("16000M", "1G"; convert_num_unit: powers of 1024; --noconvert keeps the
+// "M", SEEN on 22.05.8); earlier versions append 'n' (per node) or 'c' (per
+// CPU), which are multiplied by nodes or cpus. known is false for a
+// request that names no size: empty, "0" (--mem=0, all of a node's memory)
+// or a per-node or per-CPU request whose count is unknown (0). A number
+// without a unit letter is an error: Slurm does not print one, and
+// megabytes and bytes cannot be told apart. Errors wrap ErrBadUsage.
+func ParseReqMem(s string, cpus, nodes int) (bytes uint64, known bool, err error) {
+	t := strings.TrimSpace(s)
+	if t == "" {
+		return 0, false, nil
+	}
+	per := 1
+	switch t[len(t)-1] {
+	case 'n':
+		per, t = nodes, t[:len(t)-1]
+	case 'c':
+		per, t = cpus, t[:len(t)-1]
+	}
+	v, ok := parseSlurmSize(t)
+	if ok && v != 0 && t[len(t)-1] >= '0' && t[len(t)-1] <= '9' {
+		ok = false // no unit letter
+	}
+	if !ok {
+		return 0, false, fmt.Errorf("ReqMem %s: want a size such as 16000M, 4G or 4000Mc: %w", quoteShort(s), ErrBadUsage)
+	}
+	if v == 0 || per <= 0 {
+		return 0, false, nil
+	}
+	if v > maxUsageBytes/uint64(per) {
+		return 0, false, fmt.Errorf("ReqMem %s × %d: too large: %w", quoteShort(s), per, ErrBadUsage)
+	}
+	return v * uint64(per), true, nil
+}
+
+// parseRSS parses a resident memory size as sacct prints MaxRSS and the mem
+// item of TRESUsageInMax: bytes with a binary unit letter ("6292K",
+// "1.50G") or, with --noconvert, plain bytes. known is false for "0": a
+// running process has resident memory, so 0 is a step jobacct_gather never
+// sampled, not a measurement.
+func parseRSS(s string) (bytes uint64, known bool, err error) {
+	t := strings.TrimSpace(s)
+	v, ok := parseSlurmSize(t)
+	if !ok {
+		return 0, false, fmt.Errorf("memory size %s: want bytes or a size such as 6292K: %w", quoteShort(s), ErrBadUsage)
+	}
+	return v, v > 0, nil
+}
+
+// hostUsage reads the CPU time and memory peak of a line into r.lu,
+// noting a malformed value with its line; the probe counts it against the
+// layout.
+func (r *SacctReader) hostUsage(n *notes, get func(sacctColumn) string) {
+	lu := &r.lu
+	if v := get(colTotalCPU); strings.TrimSpace(v) != "" {
+		mark := len(*n)
+		if d, err := ParseCPUTime(v); err != nil {
+			n.add("TotalCPU", "line %d: %v", r.line, err)
+			lu.cpuBad = true
+		} else {
+			lu.TotalCPU, lu.TotalCPUValid = d, true
+		}
+		r.shape(mark)
+	}
+	column, v := "MaxRSS", get(colMaxRSS)
+	if strings.TrimSpace(v) == "" && r.layout.cols[colMaxRSS] < 0 {
+		// Without a MaxRSS column, TRESUsageInMax holds the same peak.
+		// gpuUsage has noted a malformed string already.
+		tres := get(colTRESUsageInMax)
+		if checkTRES(tres) != nil {
+			lu.rssBad = true
+			return
+		}
+		column, v = "TRESUsageInMax", ""
+		if m, ok := usageItem(tres, "mem"); ok {
+			v = m
+		}
+	}
+	if strings.TrimSpace(v) == "" {
+		return
+	}
+	mark := len(*n)
+	if b, known, err := parseRSS(v); err != nil {
+		n.add(column, "line %d: %v", r.line, err)
+		lu.rssBad = true
+	} else if known {
+		lu.MemPeak, lu.MemPeakValid = b, true
+	}
+	r.shape(mark)
+}
+
+// reqMem reads a job line's memory request into r.lu: ReqMem, else the mem
+// item of ReqTRES.
+func (r *SacctReader) reqMem(n *notes, rec *JobRecord, v string) {
+	lu := &r.lu
+	mark := len(*n)
+	defer r.shape(mark)
+	if strings.TrimSpace(v) != "" {
+		b, known, err := ParseReqMem(v, rec.CPUs, rec.NodeCount)
+		if err != nil {
+			n.add("ReqMem", "line %d: %v", r.line, err)
+		}
+		lu.ReqMem, lu.ReqMemValid = b, known
+		return
+	}
+	if m, ok := usageItem(rec.ReqTRES, "mem"); ok && checkTRES(rec.ReqTRES) == nil {
+		b, ok := parseSlurmSize(m)
+		if !ok {
+			n.add("ReqTRES", "line %d: mem=%s is not a memory size", r.line, quoteShort(m))
+			return
+		}
+		lu.ReqMem, lu.ReqMemValid = b, b > 0
+	}
+}
+
+// jobUsage is the HostUsage a job line gives its job by itself.
+func (lu *lineUsage) jobUsage() HostUsage {
+	u := lu.HostUsage
+	if lu.cpuBad {
+		u.TotalCPU, u.TotalCPUValid = 0, false
+	}
+	if lu.rssBad {
+		u.MemPeak, u.MemPeakValid = 0, false
+	}
+	return u
 }
