@@ -227,6 +227,7 @@ the agent's query socket. See docs/notices.md.`,
 		},
 	}
 	o.AddFlags(cmd.Flags())
+	cmd.AddCommand(newNoticesDigestCommand(g))
 	return cmd
 }
 

@@ -1,0 +1,287 @@
+package main
+
+import (
+	"cmp"
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"slices"
+	"strings"
+	"time"
+
+	"github.com/spf13/cobra"
+	"github.com/spf13/pflag"
+
+	"github.com/gpuprof/gpuprof/analysis"
+	"github.com/gpuprof/gpuprof/config"
+	"github.com/gpuprof/gpuprof/notice"
+	"github.com/gpuprof/gpuprof/slurmext"
+	"github.com/gpuprof/gpuprof/store"
+)
+
+// digestOptions are the flags of gpuprof notices digest.
+type digestOptions struct {
+	To             string
+	Day            string
+	DryRun         bool
+	Local          bool
+	AnalysisConfig string
+}
+
+func (o *digestOptions) AddFlags(fs *pflag.FlagSet) {
+	fs.StringVar(&o.To, "to", "", "the admins' address the digest is mailed to (required unless --dry-run)")
+	fs.StringVar(&o.Day, "day", "today", "the day: any form --since takes (2026-12-03, yesterday, today, 12/03); the whole local day that holds it")
+	fs.BoolVar(&o.DryRun, "dry-run", false, "print the message instead of mailing it")
+	fs.BoolVar(&o.Local, "local", false, "read this host's jobs even when a collector is configured")
+	fs.StringVar(&o.AnalysisConfig, "analysis-config", "", "analysis thresholds (TOML; default: built in)")
+}
+
+// errDigestNotAdmin is the digest's refusal for a caller who is not an
+// admin: it is about every user's jobs.
+var errDigestNotAdmin = errors.New("notices digest: for admins only (root, the database's owner or admin_group): it names every user's idle GPUs")
+
+// dayWindow is the local day [00:00, next 00:00) that holds the instant
+// spec names.
+func dayWindow(spec string, now time.Time) (analysis.Window, error) {
+	t, err := slurmext.ParseTimeSpec(spec, now)
+	if err != nil {
+		return analysis.Window{}, usagef("--day: %v", err)
+	}
+	t = t.In(now.Location())
+	from := time.Date(t.Year(), t.Month(), t.Day(), 0, 0, 0, 0, now.Location())
+	return analysis.Window{From: from, To: from.AddDate(0, 0, 1)}, nil
+}
+
+// digestUser is one user's line in the digest.
+type digestUser struct {
+	Name      string
+	IdleHours float64
+	HeldHours float64
+	Jobs      int
+	Notices   int
+}
+
+// digest is what the admins' message says about one day.
+type digest struct {
+	Window    analysis.Window
+	Now       time.Time // the day is cut here when it has not ended
+	Clusters  []string
+	Jobs      int
+	HeldHours float64
+	IdleHours float64
+	Measured  float64 // GPU-hours with readings, of which IdleHours were idle
+	Users     []digestUser
+	Notices   []noticeRow
+}
+
+// buildDigest reads the day's jobs from src (every user's: the caller is
+// an admin) and sums, per user, the GPU-hours held and those idle, by the
+// monthly report's rule (analysis.SummariseWorkload: each GPU's idle
+// fraction × its hours in the day, a never-touched allocation fully), and
+// the notices decided that day.
+func buildDigest(ctx context.Context, src *jobSource, w analysis.Window, now time.Time, c analysis.Config) (digest, error) {
+	d := digest{Window: w, Now: now}
+	b := analysis.NewInputBuilder()
+	clusters := map[string]bool{}
+	notices := map[string]int{}
+	err := src.Each(ctx, store.ViewFilter{Since: w.From, Until: w.To, Lean: true}, func(v store.JobView) error {
+		b.Add(v.Sched, v.Profiles)
+		clusters[v.Cluster] = true
+		return nil
+	})
+	in := b.Input(w, now)
+	if err != nil {
+		return d, err
+	}
+	rows, err := listNotices(ctx, src, noticeQuery{jobs: store.ViewFilter{Since: w.From, Until: w.To}, since: w.From, until: w.To})
+	if err != nil {
+		return d, err
+	}
+	// Oldest first in a day's account.
+	slices.Reverse(rows)
+	d.Notices = rows
+	for _, r := range rows {
+		notices[r.User]++
+		clusters[r.Cluster] = true
+	}
+	for k := range clusters {
+		d.Clusters = append(d.Clusters, k)
+	}
+	slices.Sort(d.Clusters)
+	wl := analysis.SummariseWorkload(in, analysis.WorkloadParams{Window: w, TopN: max(len(in.Jobs), 1)}, c)
+	d.Jobs = wl.Headline.Jobs
+	d.HeldHours = wl.Headline.AllocatedGPUHours
+	d.IdleHours = wl.Headline.IdleGPUHours
+	d.Measured = wl.Headline.MeasuredGPUHours
+	for _, u := range wl.Users {
+		if u.IdleGPUHours <= 0 && notices[u.Name] == 0 {
+			continue
+		}
+		d.Users = append(d.Users, digestUser{Name: u.Name, IdleHours: u.IdleGPUHours, HeldHours: u.GPUHours,
+			Jobs: u.Jobs, Notices: notices[u.Name]})
+		delete(notices, u.Name)
+	}
+	for name, n := range notices { // notices of users with no GPU-hours that day
+		d.Users = append(d.Users, digestUser{Name: name, Notices: n})
+	}
+	slices.SortFunc(d.Users, func(a, b digestUser) int {
+		return cmp.Or(cmp.Compare(b.IdleHours, a.IdleHours), strings.Compare(a.Name, b.Name))
+	})
+	return d, nil
+}
+
+// subject is the digest's mail subject.
+func (d digest) subject() string {
+	where := "the cluster"
+	if len(d.Clusters) > 0 {
+		where = strings.Join(d.Clusters, ", ")
+	}
+	return fmt.Sprintf("gpuprof: idle GPUs on %s, %s", clean(where, 80), d.Window.From.Format("2006-01-02"))
+}
+
+// writeBody writes the digest's text: the day's idle GPU-hours, the users
+// who held idle GPUs (most idle first) and the notices sent.
+func (d digest) writeBody(w io.Writer) {
+	day := d.Window.From.Format("2006-01-02")
+	upTo := ""
+	if d.Now.Before(d.Window.To) {
+		upTo = " up to " + d.Now.Format("15:04")
+	}
+	printf(w, "Idle GPUs on %s%s (local time), from gpuprof's readings.\n\n", day, upTo)
+	if d.HeldHours == 0 && len(d.Notices) == 0 {
+		printf(w, "No GPU was held that day.\n")
+		return
+	}
+	share := ""
+	if d.Measured > 0 {
+		share = fmt.Sprintf(" (%.0f %% of the %.1f GPU-hours with readings)", 100*d.IdleHours/d.Measured, d.Measured)
+	}
+	printf(w, "%.1f GPU-hours were held by %d %s; %.1f GPU-hours of them were idle%s.\n",
+		d.HeldHours, d.Jobs, pluralJobs(d.Jobs), d.IdleHours, share)
+	if len(d.Users) == 0 {
+		printf(w, "\nNobody held an idle GPU.\n")
+	} else {
+		printf(w, "\nWho held idle GPUs:\n\n")
+		tb := newTable("USER", "IDLE GPU-HOURS", "HELD GPU-HOURS", "JOBS", "NOTICES")
+		tb.right[1], tb.right[2], tb.right[3], tb.right[4] = true, true, true, true
+		for _, u := range d.Users {
+			tb.row(orDash(clean(u.Name, 32)), fmt.Sprintf("%.1f", u.IdleHours), fmt.Sprintf("%.1f", u.HeldHours),
+				fmt.Sprint(u.Jobs), fmt.Sprint(u.Notices))
+		}
+		_ = tb.write(w)
+	}
+	if len(d.Notices) == 0 {
+		printf(w, "\nNo notices that day.\n")
+		return
+	}
+	printf(w, "\nNotices that day (%s):\n\n", noticeCounting(d.Notices))
+	for _, r := range d.Notices {
+		printf(w, "%s  job %s  user %s  %s  %s\n", r.Time.In(d.Window.From.Location()).Format("15:04:05"),
+			clean(r.SlurmID, 64), orDash(clean(r.User, 32)), analysis.NoticeRuleWords(r.Rule),
+			analysis.NoticeStatusWords(r.Status))
+		if r.Evidence != "" {
+			printf(w, "    %s\n", clean(r.Evidence, 300))
+		}
+	}
+	printf(w, "\ngpuprof notices --since %s --until %s lists them with their fixes.\n",
+		day, d.Window.To.Format("2006-01-02"))
+}
+
+func pluralJobs(n int) string {
+	if n == 1 {
+		return "job"
+	}
+	return "jobs"
+}
+
+func newNoticesDigestCommand(g *globalOptions) *cobra.Command {
+	o := &digestOptions{}
+	cmd := &cobra.Command{
+		Use:   "digest --to ADDRESS [--day DAY]",
+		Short: "Mail the admins one day's idle GPUs: who held them, the GPU-hours idle, the notices sent",
+		Long: `Sums one local day (today unless --day names another) of every user's jobs:
+the GPU-hours each user held and how many of them were idle (as the monthly
+report counts them: each GPU's idle fraction × its hours in the day), most
+idle first, with the day's notices. It mails the digest to --to through the
+mail program of the [notices] configuration, or prints it with --dry-run.
+Run it from cron after midnight with --day yesterday. For admins only.`,
+		Args: usageArgs(cobra.NoArgs),
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			return runDigest(cmd.Context(), g, o, time.Now(), cmd.OutOrStdout())
+		},
+	}
+	o.AddFlags(cmd.Flags())
+	return cmd
+}
+
+// runDigest builds the digest for o's day and mails or prints it.
+func runDigest(ctx context.Context, g *globalOptions, o *digestOptions, now time.Time, out io.Writer) error {
+	if o.To == "" && !o.DryRun {
+		return usagef("--to: the admins' address is required (or --dry-run to print the digest)")
+	}
+	if !o.DryRun {
+		if _, err := notice.ParseRecipient(o.To); err != nil {
+			return usagef("--to: %v", err)
+		}
+	}
+	w, err := dayWindow(o.Day, now)
+	if err != nil {
+		return err
+	}
+	c := analysis.DefaultConfig()
+	if o.AnalysisConfig != "" {
+		if c, err = analysis.LoadConfig(o.AnalysisConfig); err != nil {
+			return err
+		}
+	}
+	cfg, err := g.load()
+	if err != nil {
+		return err
+	}
+	src, err := openSource(ctx, g, o.Local)
+	if err != nil {
+		return err
+	}
+	defer src.Close()
+	if !src.id.Admin {
+		return errDigestNotAdmin
+	}
+	d, err := buildDigest(ctx, src, w, now, c)
+	if err != nil {
+		return err
+	}
+	var body strings.Builder
+	d.writeBody(&body)
+	if o.DryRun {
+		to := o.To
+		if to == "" {
+			to = "(no --to)"
+		}
+		printf(out, "To: %s\nSubject: %s\n\n%s", clean(to, 200), d.subject(), body.String())
+		return nil
+	}
+	if err := sendDigest(ctx, cfg, o.To, d.subject(), body.String(), now); err != nil {
+		return err
+	}
+	printf(out, "digest of %s mailed to %s\n", w.From.Format("2006-01-02"), clean(o.To, 200))
+	return nil
+}
+
+// sendDigest mails the digest to to through the [notices] mail program
+// (notices.sendmail, bounded by notices.send_timeout), From
+// notices.from, composed as every notice is (notice.Compose: one
+// recipient, sanitised headers and body). It works whether or not
+// notices are enabled on this host: the digest is the admins' own mail.
+func sendDigest(ctx context.Context, cfg config.Config, to, subject, body string, now time.Time) error {
+	msg, err := notice.Compose(notice.Message{From: cfg.Notices.From, To: to, Subject: subject, Body: body,
+		Date: now, ID: "digest." + now.Format("20060102")})
+	if err != nil {
+		return fmt.Errorf("notices digest: %w", err)
+	}
+	m := notice.Mailer{Program: cfg.Notices.Sendmail, Timeout: time.Duration(cfg.Notices.SendTimeout)}
+	if err := m.Send(ctx, to, msg); err != nil {
+		return fmt.Errorf("notices digest: mail to %s: %w", to, err)
+	}
+	return nil
+}
