@@ -1312,7 +1312,8 @@ type HostUsage struct {
 	MemPeak      uint64 `json:"mem_peak,omitempty"`
 	MemPeakValid bool   `json:"mem_peak_valid,omitempty"`
 	// ReqMem is the host memory the job requested, in bytes, in total:
-	// sacct ReqMem (see ParseReqMem), else the mem item of ReqTRES.
+	// sacct ReqMem (see ParseReqMem). ReqTRES holds the same request
+	// (MemFromTRES) where the layout has no ReqMem.
 	ReqMem      uint64 `json:"req_mem,omitempty"`
 	ReqMemValid bool   `json:"req_mem_valid,omitempty"`
 }
@@ -1442,28 +1443,34 @@ func (r *SacctReader) hostUsage(n *notes, get func(sacctColumn) string) {
 	r.shape(mark)
 }
 
-// reqMem reads a job line's memory request into r.lu: ReqMem, else the mem
-// item of ReqTRES.
+// reqMem reads a job line's ReqMem into r.lu. ReqTRES, which holds the
+// same request, stays as it is (see MemFromTRES).
 func (r *SacctReader) reqMem(n *notes, rec *JobRecord, v string) {
-	lu := &r.lu
-	mark := len(*n)
-	defer r.shape(mark)
-	if strings.TrimSpace(v) != "" {
-		b, known, err := ParseReqMem(v, rec.CPUs, rec.NodeCount)
-		if err != nil {
-			n.add("ReqMem", "line %d: %v", r.line, err)
-		}
-		lu.ReqMem, lu.ReqMemValid = b, known
+	if strings.TrimSpace(v) == "" {
 		return
 	}
-	if m, ok := usageItem(rec.ReqTRES, "mem"); ok && checkTRES(rec.ReqTRES) == nil {
-		b, ok := parseSlurmSize(m)
-		if !ok {
-			n.add("ReqTRES", "line %d: mem=%s is not a memory size", r.line, quoteShort(m))
-			return
-		}
-		lu.ReqMem, lu.ReqMemValid = b, b > 0
+	mark := len(*n)
+	b, known, err := ParseReqMem(v, rec.CPUs, rec.NodeCount)
+	if err != nil {
+		n.add("ReqMem", "line %d: %v", r.line, err)
 	}
+	r.lu.ReqMem, r.lu.ReqMemValid = b, known
+	r.shape(mark)
+}
+
+// MemFromTRES returns the mem item of a TRES string in bytes ("mem=16000M"
+// in ReqTRES: the job's memory request in total, the ReqMem of a layout
+// without that column), and whether there is one that is a size above 0.
+func MemFromTRES(tres string) (uint64, bool) {
+	if checkTRES(tres) != nil {
+		return 0, false
+	}
+	m, ok := usageItem(tres, "mem")
+	if !ok {
+		return 0, false
+	}
+	b, ok := parseSlurmSize(m)
+	return b, ok && b > 0
 }
 
 // jobUsage is the HostUsage a job line gives its job by itself.

@@ -348,24 +348,41 @@ func TestSacctHostUsageMalformed(t *testing.T) {
 }
 
 // Text without the accounting columns imports as before, every value
-// unknown; ReqTRES' mem stands in for ReqMem.
+// unknown; ReqTRES still says what memory was requested.
 func TestSacctHostUsageAbsent(t *testing.T) {
-	recs, us, _ := usageOf(t, NewSacctReader(openFixture(t, "real", "22.05-issue-P-steps.txt"), nil, SacctOptions{}))
-	if len(recs) == 0 {
-		t.Fatal("no jobs")
-	}
-	for id, u := range us {
-		if u.TotalCPUValid || u.MemPeakValid {
-			t.Errorf("job %s: %+v from a layout without TotalCPU or MaxRSS", id, u)
+	for _, f := range []string{"22.05-issue-P-steps.txt", "22.05-reordered-Xp.txt", "22.05-own-P-epoch-steps.txt"} {
+		recs, us, _ := usageOf(t, NewSacctReader(openFixture(t, "real", f), nil, SacctOptions{}))
+		if len(recs) == 0 {
+			t.Fatalf("%s: no jobs", f)
 		}
-		if recs[id].ReqTRES != "" && strings.Contains(recs[id].ReqTRES, "mem=16000M") && (!u.ReqMemValid || u.ReqMem != 16000<<20) {
-			t.Errorf("job %s ReqTRES %s: ReqMem %d (valid %v), want 16000M", id, recs[id].ReqTRES, u.ReqMem, u.ReqMemValid)
+		for id, u := range us {
+			if u.TotalCPUValid || u.ReqMemValid {
+				t.Errorf("%s: job %s: %+v from a layout without TotalCPU or ReqMem", f, id, u)
+			}
+			if b, ok := MemFromTRES(recs[id].ReqTRES); strings.Contains(recs[id].ReqTRES, "mem=16000M") && (!ok || b != 16000<<20) {
+				t.Errorf("%s: job %s ReqTRES %s: MemFromTRES = %d, %v; want 16000M", f, id, recs[id].ReqTRES, b, ok)
+			}
 		}
 	}
-	recs, us, _ = usageOf(t, NewSacctReader(openFixture(t, "real", "22.05-reordered-Xp.txt"), nil, SacctOptions{}))
-	for id := range recs {
-		if u := us[id]; u.TotalCPUValid || u.MemPeakValid {
-			t.Errorf("reordered: job %s: %+v", id, u)
+}
+
+func TestMemFromTRES(t *testing.T) {
+	tests := []struct {
+		in   string
+		want uint64
+		ok   bool
+	}{
+		{"billing=2,cpu=2,mem=16000M,node=1", 16000 << 20, true},
+		{"cpu=4,mem=1.50G", 3 << 29, true},
+		{"cpu=4,mem=0", 0, false},
+		{"cpu=4,node=1", 0, false},
+		{"cpu=4,mem=lots", 0, false},
+		{"mem=", 0, false},
+		{"", 0, false},
+	}
+	for _, tt := range tests {
+		if got, ok := MemFromTRES(tt.in); got != tt.want || ok != tt.ok {
+			t.Errorf("MemFromTRES(%q) = %d, %v; want %d, %v", tt.in, got, ok, tt.want, tt.ok)
 		}
 	}
 }
