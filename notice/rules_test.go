@@ -298,10 +298,10 @@ func TestCancelStep(t *testing.T) {
 	r.CancelGrace = 30 * time.Second
 	idle := stream(400, 1, func(int, int) *profile.Reading { return idleRd() })
 	tests := []struct {
-		name   string
-		allow  bool
-		ss     []sample
-		want   []fired
+		name  string
+		allow bool
+		ss    []sample
+		want  []fired
 	}{
 		{name: "after the grace", allow: true, ss: idle,
 			want: []fired{{at: 60, rule: profile.RuleIdleJob, gpus: 1}, {at: 90, rule: profile.RuleCancel, gpus: 1}}},
@@ -352,7 +352,10 @@ func TestOversized(t *testing.T) {
 	}{
 		{name: "fits a shard at the window", gpus: 1, rd: small, want: []fired{{at: 100, rule: profile.RuleOversized, gpus: 1}}, target: "shard"},
 		{name: "no shards: a smaller type", gpus: 1, rd: small,
-			mut:  func(r *Rules) { r.Oversized.Shards = false; r.Oversized.Types = []GPUType{{"l4", 24 * gib}, {"a100", 80 * gib}} },
+			mut: func(r *Rules) {
+				r.Oversized.Shards = false
+				r.Oversized.Types = []GPUType{{"l4", 24 * gib}, {"a100", 80 * gib}}
+			},
 			want: []fired{{at: 100, rule: profile.RuleOversized, gpus: 1}}, target: "l4"},
 		{name: "no shards, no smaller type", gpus: 1, rd: small,
 			mut: func(r *Rules) { r.Oversized.Shards = false; r.Oversized.Types = []GPUType{{"h100", 80 * gib}} }},
