@@ -399,6 +399,8 @@ func (n NoticesConfig) validate() error {
 		return fmt.Errorf("address %q must contain {user} (or set address_map)", n.Address)
 	case !filepath.IsAbs(n.Sendmail):
 		return fmt.Errorf("sendmail %q must be an absolute path", n.Sendmail)
+	case !filepath.IsAbs(n.Squeue):
+		return fmt.Errorf("squeue %q must be an absolute path", n.Squeue)
 	case n.SendTimeout.D() <= 0:
 		return errors.New("send_timeout must be positive")
 	case n.DailyCap < 0:

@@ -332,6 +332,7 @@ func TestValidate(t *testing.T) {
 		{name: "notice address map alone", mutate: func(c *Config) { c.Notices.Address, c.Notices.AddressMap = "", "/etc/gpuprof/mail.map" }},
 		{name: "no notice address", mutate: func(c *Config) { c.Notices.Address = "" }, wantIn: "notices.address"},
 		{name: "relative sendmail", mutate: func(c *Config) { c.Notices.Sendmail = "sendmail" }, wantIn: "notices.sendmail"},
+		{name: "relative squeue", mutate: func(c *Config) { c.Notices.Squeue = "squeue" }, wantIn: "notices.squeue"},
 		{name: "zero send timeout", mutate: func(c *Config) { c.Notices.SendTimeout = 0 }, wantIn: "notices.send_timeout"},
 		{name: "negative daily cap", mutate: func(c *Config) { c.Notices.DailyCap = -1 }, wantIn: "notices.daily_cap"},
 		{name: "no daily cap", mutate: func(c *Config) { c.Notices.DailyCap = 0 }},
