@@ -28,10 +28,10 @@ type noticeReq struct {
 	start     time.Time
 }
 
-// noticeState is a job's notice state, under the agent's lock.
+// noticeState is a job's notice state, under the agent's lock: nil
+// tracker while notices are off or the job is exempt.
 type noticeState struct {
 	tracker *notice.Tracker
-	exempt  bool // decided once per job: nothing to evaluate
 }
 
 // noticeObserve gives the notice rules GPU i's reading (called from
@@ -46,24 +46,26 @@ func (st *jobState) noticeObserve(i int, rd profile.Reading) {
 // tick were applied. Called with a.mu held.
 func (a *Agent) noticeTick(now time.Time, st *jobState, readings map[string]reading) {
 	cfg := a.opts.Notices
-	if cfg == nil || st.notes.exempt {
+	if cfg == nil {
 		return
 	}
 	j := &st.prof
+	// Asked at every tick, not once: a job found from its processes
+	// learns its partition, account and user from a later hook.
+	if cfg.Exempt.IsExempt(j.Partition, j.Account, j.User) {
+		if st.notes.tracker != nil {
+			_, why := cfg.Exempt.Exempt(j.Partition, j.Account, j.User)
+			a.log.Info("notices: job exempt", "job", j.JobID, "why", why)
+			st.notes.tracker = nil
+		}
+		return
+	}
 	t := st.notes.tracker
 	if t == nil {
-		if ex, why := cfg.Exempt.Exempt(j.Partition, j.Account, j.User); ex {
-			st.notes.exempt = true
-			a.log.Debug("notices: job exempt", "job", j.JobID, "why", why)
-			return
-		}
-		t = notice.NewTracker(&cfg.Rules, len(j.GPUs), j.Notices)
-		if cfg.CancelIn(j.Partition) {
-			t.AllowCancel()
-		}
-		st.notes.tracker = t
+		st.notes.tracker = notice.NewTracker(&cfg.Rules, len(j.GPUs), j.Notices)
 		return // this tick's readings came before the tracker
 	}
+	t.SetCancel(cfg.CancelIn(j.Partition))
 	if t.GPUs() != len(j.GPUs) {
 		t.Resize(len(j.GPUs))
 		return
@@ -94,6 +96,7 @@ func (a *Agent) noticeTick(now time.Time, st *jobState, readings map[string]read
 
 // noticeLoop delivers decided notices one at a time until ctx ends.
 func (a *Agent) noticeLoop(ctx context.Context) {
+	a.abandonPending(ctx)
 	for {
 		select {
 		case <-ctx.Done():
@@ -127,7 +130,7 @@ func (a *Agent) deliverNotice(ctx context.Context, req noticeReq) {
 		log.Warn("notices: job name and QOS unknown", "err", infoErr)
 	}
 	if cfg.Exempt.ExemptQOS(info.QOS) {
-		r.Status, r.Detail = profile.NoticeFailed, "not sent: QOS "+info.QOS+" is exempt"
+		r.Status, r.Detail = profile.NoticeExempt, "QOS "+info.QOS+" is exempt"
 		a.finishNotice(ctx, r, log)
 		return
 	}
@@ -153,6 +156,23 @@ func (a *Agent) deliverNotice(ctx context.Context, req noticeReq) {
 		}
 	}
 	a.finishNotice(ctx, r, log)
+}
+
+// abandonPending records the notices a previous run of the agent claimed
+// and never finished (it stopped while delivering) as failed: the mail
+// program may have taken the message just before the stop, so they are
+// not sent again (at most once). Called before any delivery of this run.
+func (a *Agent) abandonPending(ctx context.Context) {
+	rs, err := a.db.ListNotices(ctx, store.NoticeFilter{Node: a.opts.Node, Status: profile.NoticePending})
+	if err != nil {
+		a.log.Warn("notices: pending notices of a previous run not read", "err", err)
+		return
+	}
+	for _, r := range rs {
+		r.Status = profile.NoticeFailed
+		r.Detail = joinDetail(r.Detail, "the agent stopped during delivery; not retried, so that it is never sent twice")
+		a.finishNotice(ctx, r, a.log.With("job", r.JobID, "rule", r.Rule))
+	}
 }
 
 // mailNotice sends the mail of r unless the user opted out, has no

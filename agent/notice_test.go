@@ -31,7 +31,7 @@ n=$((n + 1))
 printf '%%s\n' "$@" > "$dir/$n.argv"
 cat > "$dir/$n.msg"
 `
-	standInSqueue  = "#!/bin/sh\nprintf '%%s\\n' 'normal|train\r\nBcc: evil@x.example'\n"
+	standInSqueue  = "#!/bin/sh\nprintf '%%s|%%s\\n' \"${NOTICE_QOS:-normal}\" 'train\r\nBcc: evil@x.example'\n"
 	standInScancel = "#!/bin/sh\nprintf '%%s\\n' \"$*\" >> %s/scancel\n"
 )
 
@@ -236,6 +236,18 @@ func TestNoticeClaimedBeforeRestartIsNotResent(t *testing.T) {
 	if rs := f.notices("2"); len(rs) != 1 || rs[0].Status != profile.NoticePending {
 		t.Errorf("notices = %+v, want the one pending claim", rs)
 	}
+	// The delivery goroutine starts by closing such claims as failed.
+	f.a.abandonPending(context.Background())
+	rs := f.notices("2")
+	if len(rs) != 1 || rs[0].Status != profile.NoticeFailed || !strings.Contains(rs[0].Detail, "not retried") {
+		t.Errorf("notices = %+v, want the claim failed, not retried", rs)
+	}
+	f.a.mu.Lock()
+	inProfile := f.a.jobs["2"].prof.Notices
+	f.a.mu.Unlock()
+	if len(inProfile) != 1 || inProfile[0].Status != profile.NoticeFailed {
+		t.Errorf("profile notices = %+v, want the failed one", inProfile)
+	}
 }
 
 func TestNoticeBusyExemptAndBusyThenIdle(t *testing.T) {
@@ -359,5 +371,23 @@ func TestNoticesOffCostsNothing(t *testing.T) {
 	defer f.a.mu.Unlock()
 	if st := f.a.jobs["40"]; st.notes.tracker != nil {
 		t.Error("a tracker without notices configured")
+	}
+}
+
+func TestNoticeExemptQOS(t *testing.T) {
+	// The QOS is known from squeue only, after the decision: the notice is
+	// recorded as exempt and not sent.
+	t.Setenv("NOTICE_QOS", "service")
+	f := newNoticeFixture(t, func(c *config.NoticesConfig) { c.ExemptQOS = []string{"service"} })
+	f.startIn("50", "gpu", minorRef(0))
+	f.tick(20)
+	if n := f.deliver(); n != 1 {
+		t.Fatalf("%d notices decided, want 1", n)
+	}
+	if rs := f.notices("50"); len(rs) != 1 || rs[0].Status != profile.NoticeExempt {
+		t.Errorf("notices = %+v, want one exempt", rs)
+	}
+	if n := len(f.sent()); n != 0 {
+		t.Errorf("%d mails for an exempt QOS", n)
 	}
 }

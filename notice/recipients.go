@@ -186,18 +186,36 @@ type Exemptions struct {
 // exempt, and why. Slurm lets a job name several partitions ("a,b") until
 // it runs; a running job's partition is one, but any listed one exempts.
 func (e Exemptions) Exempt(partition, account, userName string) (bool, string) {
-	for _, p := range strings.Split(partition, ",") {
+	if !e.IsExempt(partition, account, userName) {
+		return false, ""
+	}
+	rest := partition
+	for rest != "" {
+		var p string
+		p, rest, _ = strings.Cut(rest, ",")
 		if p != "" && slices.Contains(e.Partitions, p) {
 			return true, "partition " + p
 		}
 	}
-	switch {
-	case account != "" && slices.Contains(e.Accounts, account):
+	if account != "" && slices.Contains(e.Accounts, account) {
 		return true, "account " + account
-	case userName != "" && slices.Contains(e.Users, userName):
-		return true, "user " + userName
 	}
-	return false, ""
+	return true, "user " + userName
+}
+
+// IsExempt is Exempt without the reason; it does not allocate (the agent
+// asks on every sampling tick).
+func (e Exemptions) IsExempt(partition, account, userName string) bool {
+	rest := partition
+	for rest != "" {
+		var p string
+		p, rest, _ = strings.Cut(rest, ",")
+		if p != "" && slices.Contains(e.Partitions, p) {
+			return true
+		}
+	}
+	return account != "" && slices.Contains(e.Accounts, account) ||
+		userName != "" && slices.Contains(e.Users, userName)
 }
 
 // ExemptQOS reports whether a QOS is exempt.

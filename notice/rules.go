@@ -121,6 +121,10 @@ type Tracker struct {
 // AllowCancel lets the cancel step (Rules.CancelGrace) apply to the job.
 func (t *Tracker) AllowCancel() { t.cancel = true }
 
+// SetCancel sets whether the cancel step applies to the job (its
+// partition, which a late hook may change, is one the admin listed).
+func (t *Tracker) SetCancel(allowed bool) { t.cancel = allowed }
+
 const (
 	bitIdleGPU = 1 << iota
 	bitIdleJob

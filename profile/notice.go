@@ -23,6 +23,7 @@ const (
 	NoticeCapped   = "capped"    // not sent: the user's daily cap was reached
 	NoticeOptedOut = "opted_out" // not sent: the user opted out
 	NoticeNoMail   = "no_mail"   // not sent: no address is known for the user
+	NoticeExempt   = "exempt"    // not sent: the job's QOS is exempt (known from squeue only after the decision)
 	NoticeDryRun   = "dry_run"   // the cancel action in dry-run mode: nothing cancelled
 	NoticeCanceled = "cancelled" // the job was signalled and cancelled
 )
