@@ -1,11 +1,10 @@
 package report
 
 import (
-	"bytes"
 	"fmt"
 	"html/template"
 	"image/color"
-	"regexp"
+	"math"
 	"strings"
 	"unicode/utf8"
 
@@ -13,7 +12,6 @@ import (
 	"gonum.org/v1/plot/plotter"
 	"gonum.org/v1/plot/vg"
 	"gonum.org/v1/plot/vg/draw"
-	"gonum.org/v1/plot/vg/vgsvg"
 
 	"github.com/gpuprof/gpuprof/analysis"
 )
@@ -27,6 +25,7 @@ const (
 	chartClass   = "chart-class"
 	chartHeatmap = "chart-heatmap"
 	chartPlan    = "chart-plan"
+	chartTrend   = "chart-trend"
 )
 
 // chart is one rendered figure: SVG is empty when there was nothing to
@@ -38,10 +37,11 @@ type chart struct {
 	Empty   string
 }
 
-// chartW and chartH are every chart's size, in points.
+// chartW and chartH are a one-panel chart's size, in points, before its
+// legend.
 const (
 	chartW vg.Length = 600
-	chartH vg.Length = 300
+	chartH vg.Length = 280
 	// labelMax is the most runes of a name a chart axis shows.
 	labelMax = 18
 )
@@ -51,7 +51,9 @@ var (
 	colUsed      = color.RGBA{R: 0xdd, G: 0x84, B: 0x52, A: 0xff}
 	colThird     = color.RGBA{R: 0x55, G: 0xa8, B: 0x68, A: 0xff}
 	colFourth    = color.RGBA{R: 0xc4, G: 0x4e, B: 0x52, A: 0xff}
-	palette4     = []color.Color{colAllocated, colUsed, colThird, colFourth}
+	// colCapacity is the capacity line: the page's text colour.
+	colCapacity = colInk
+	palette4    = []color.Color{colAllocated, colUsed, colThird, colFourth}
 	// palette6 continues palette4 for charts with more series.
 	palette6 = []color.Color{colAllocated, colUsed, colThird, colFourth,
 		color.RGBA{R: 0x81, G: 0x72, B: 0xb3, A: 0xff}, color.RGBA{R: 0x93, G: 0x78, B: 0x60, A: 0xff}}
@@ -61,7 +63,7 @@ var (
 // charts renders every chart of d (cleaned), keyed by id.
 func charts(d *Data) (map[string]chart, error) {
 	out := map[string]chart{}
-	for _, f := range []func(*Data) (chart, error){dailyChart, vramChart, utilChart, waitChart, classChart, heatmapChart, planChart} {
+	for _, f := range []func(*Data) (chart, error){dailyChart, vramChart, utilChart, waitChart, classChart, heatmapChart, planChart, trendChart} {
 		c, err := f(d)
 		if err != nil {
 			return nil, fmt.Errorf("chart %s: %w", c.ID, err)
@@ -84,49 +86,51 @@ func shortLabel(s string) string {
 	return string(r[:labelMax-1]) + "…"
 }
 
+// newPlot returns a plot in the chart font with the y axis from 0.
 func newPlot(title, xLabel, yLabel string) *plot.Plot {
 	p := plot.New()
+	restyle(p)
 	p.Title.Text = title
 	p.X.Label.Text = xLabel
 	p.Y.Label.Text = yLabel
 	p.Y.Min = 0
-	p.Legend.Top = true
+	p.Y.Tick.Marker = numberTicks{}
 	return p
 }
 
-var xmlProlog = regexp.MustCompile(`(?s)^<\?xml[^>]*\?>\s*(<!--.*?-->\s*)?`)
+// numberTicks are gonum's default ticks labelled as the report writes
+// numbers: thousands separated, no trailing zeros ("12,000", "2.5").
+type numberTicks struct{}
 
-// render draws p as SVG for inlining in HTML: without the XML prolog and
-// without the namespace declarations, which an inline <svg> does not need
-// and which would be the only URLs in the file.
-func render(p *plot.Plot) (template.HTML, error) {
-	c := vgsvg.New(chartW, chartH)
-	p.Draw(draw.New(c))
-	var b bytes.Buffer
-	if _, err := c.WriteTo(&b); err != nil {
-		return "", err
+func (numberTicks) Ticks(lo, hi float64) []plot.Tick {
+	ts := plot.DefaultTicks{}.Ticks(lo, hi)
+	for i := range ts {
+		if ts[i].Label == "" {
+			continue
+		}
+		label := num(ts[i].Value, 2)
+		if strings.Contains(label, ".") {
+			label = strings.TrimRight(strings.TrimRight(label, "0"), ".")
+		}
+		ts[i].Label = label
 	}
-	s := xmlProlog.ReplaceAllString(b.String(), "")
-	s = strings.Replace(s, `xmlns="http://www.w3.org/2000/svg"`, "", 1)
-	s = strings.Replace(s, `xmlns:xlink="http://www.w3.org/1999/xlink"`, "", 1)
-	s = strings.Replace(s, "<svg ", `<svg role="img" `, 1)
-	// The SVG comes from vgsvg, which escapes text; every label was
-	// sanitised before it reached the plot.
-	return template.HTML(s), nil //nolint:gosec // generated markup, text escaped by svgo
+	return ts
 }
 
-// roomForLegend raises the y axis above the tallest value so that the
-// legend, drawn top right, does not cover the bars.
-func roomForLegend(p *plot.Plot, series ...[]float64) {
+// one is a figure of a single full-width panel.
+func one(p *plot.Plot, legend ...legendItem) *figure {
+	return &figure{width: chartW, panelH: chartH, cols: 1, panels: []*plot.Plot{p}, legend: legend}
+}
+
+// topOf returns the largest value of the series, 0 for none.
+func topOf(series ...[]float64) float64 {
 	top := 0.0
 	for _, vs := range series {
 		for _, v := range vs {
 			top = max(top, v)
 		}
 	}
-	if top > 0 {
-		p.Y.Max = top * 1.3
-	}
+	return top
 }
 
 func bars(vs []float64, width vg.Length, col color.Color, offset vg.Length) (*plotter.BarChart, error) {
@@ -140,53 +144,181 @@ func bars(vs []float64, width vg.Length, col color.Color, offset vg.Length) (*pl
 	return b, nil
 }
 
+// fixedTicks returns a ticker with the given positions and labels.
+func fixedTicks(ts []plot.Tick) plot.Ticker {
+	return plot.TickerFunc(func(_, _ float64) []plot.Tick { return ts })
+}
+
+// dailyChart is the month's GPU-hours per day: allocated and used as
+// bars, the pending demand (GPUs requested × hours waiting) as a line,
+// and the capacity (the inventory's GPUs × the day's hours) as a step
+// line above them.
 func dailyChart(d *Data) (chart, error) {
-	c := chart{ID: chartDaily, Caption: "GPU-hours allocated and used per day"}
+	c := chart{ID: chartDaily, Caption: "GPU-hours per day: allocated and used (bars), pending demand and capacity (lines)"}
 	days := d.Workload.Daily
-	allocated := false
-	for _, x := range days {
-		allocated = allocated || x.Allocated > 0
+	n := len(days)
+	alloc, used, pending, capacity := make([]float64, n), make([]float64, n), make([]float64, n), make([]float64, n)
+	for i, x := range days {
+		alloc[i], used[i], pending[i], capacity[i] = x.Allocated, x.Used, x.Pending, x.Capacity
 	}
-	if !allocated {
+	if !(topOf(alloc) > 0) {
 		c.Empty = "No GPU-hours were allocated this month."
 		return c, nil
 	}
-	p := newPlot("", "day of the month", "GPU-hours")
-	alloc := make([]float64, len(days))
-	used := make([]float64, len(days))
-	labels := make([]string, len(days))
-	hasUsed := false
-	for i, x := range days {
-		alloc[i], used[i] = x.Allocated, x.Used
-		hasUsed = hasUsed || x.Used > 0
-		labels[i] = ""
-		if i%5 == 0 || i == len(days)-1 {
-			labels[i] = shortLabel(strings.TrimPrefix(x.Date[min(len(x.Date), 5):], "-"))
-		}
+	xLabel := "day of the month"
+	if d.Month != "" {
+		xLabel += " (" + d.Month + ")"
 	}
-	w := chartW / vg.Length(max(len(days), 1)) * 0.35
+	p := newPlot("", xLabel, "GPU-hours per day")
+	var legend []legendItem
+	w := chartW / vg.Length(max(n, 1)) * 0.35
 	ba, err := bars(alloc, w, colAllocated, -w/2)
 	if err != nil {
 		return c, err
 	}
 	p.Add(ba)
-	p.Legend.Add("allocated", ba)
-	if hasUsed {
+	legend = append(legend, item("allocated", ba))
+	var notes []string
+	if topOf(used) > 0 {
 		bu, err := bars(used, w, colUsed, w/2)
 		if err != nil {
 			return c, err
 		}
 		p.Add(bu)
-		p.Legend.Add("used (utilisation-weighted)", bu)
+		legend = append(legend, item("used (utilisation-weighted)", bu))
 	} else {
-		c.Caption += " (no GPU readings: used is not known)"
+		notes = append(notes, "no GPU readings: used is not known")
 	}
-	roomForLegend(p, alloc, used)
-	p.NominalX(labels...)
-	svg, err := render(p)
+	if topOf(pending) > 0 {
+		pts := make(plotter.XYs, n)
+		for i, v := range pending {
+			pts[i] = plotter.XY{X: float64(i), Y: v}
+		}
+		l, s, err := plotter.NewLinePoints(pts)
+		if err != nil {
+			return c, err
+		}
+		l.Color, l.Width, l.Dashes = colFourth, vg.Points(1.5), []vg.Length{vg.Points(4), vg.Points(2)}
+		s.Color, s.Shape, s.Radius = colFourth, draw.CircleGlyph{}, vg.Points(1.8)
+		p.Add(l, s)
+		legend = append(legend, item("pending demand (GPUs requested × hours waiting)", l, s))
+	} else {
+		notes = append(notes, "no GPU job waited in the queue")
+	}
+	if inv := d.Workload.Headline.InventoryGPUs; inv > 0 && topOf(capacity) > 0 {
+		// A step per day: 23- and 25-hour days of a DST change show.
+		steps := make(plotter.XYs, 0, 2*n)
+		for i, v := range capacity {
+			steps = append(steps, plotter.XY{X: float64(i) - 0.5, Y: v}, plotter.XY{X: float64(i) + 0.5, Y: v})
+		}
+		l, err := plotter.NewLine(steps)
+		if err != nil {
+			return c, err
+		}
+		l.Color, l.Width = colCapacity, vg.Points(1.5)
+		p.Add(l)
+		legend = append(legend, item(fmt.Sprintf("capacity (%s × 24 GPU-hours a day)", counted(inv, "GPU", "GPUs")), l))
+	} else {
+		notes = append(notes, "no GPU inventory: capacity unknown")
+	}
+	if len(notes) > 0 {
+		c.Caption += " (" + strings.Join(notes, "; ") + ")"
+	}
+	p.X.Min, p.X.Max = -0.5, float64(n)-0.5
+	p.Y.Max = topOf(alloc, used, pending, capacity) * 1.05
+	var ts []plot.Tick
+	for i, x := range days {
+		day := strings.TrimLeft(x.Date[min(len(x.Date), 8):], "0")
+		if i == 0 || (i+1)%5 == 0 {
+			ts = append(ts, plot.Tick{Value: float64(i), Label: day})
+		}
+	}
+	p.X.Tick.Marker = fixedTicks(ts)
+	svg, err := one(p, legend...).render()
 	c.SVG = svg
 	return c, err
 }
+
+// vramPanels is the most GPU models the VRAM chart draws, one panel each;
+// preX is where a panel's preallocated bar stands, apart from the bins
+// 0 … 9.
+const (
+	vramPanels = 6
+	preX       = 11.5
+)
+
+// vramChart is one panel per GPU model: GPU-hours by the GPU's memory
+// peak as a share of its card, in ten bins, with the preallocated GPUs'
+// GPU-hours as a bar of their own (their peak is a reservation).
+func vramChart(d *Data) (chart, error) {
+	c := chart{ID: chartVRAM, Caption: "GPU memory peak as a share of the card, in GPU-hours, one panel per GPU model; preallocated GPUs (a framework reserved the memory at start, so the peak says nothing of the need) apart"}
+	var models []analysis.ModelUsage
+	for _, m := range d.Workload.Models {
+		if m.Model != "" && topOf(m.VRAMHistGPUHours[:], []float64{m.PreallocatedGPUHours}) > 0 {
+			models = append(models, m)
+		}
+	}
+	if len(models) == 0 {
+		c.Empty = "No GPU memory readings this month."
+		return c, nil
+	}
+	if len(models) > vramPanels {
+		c.Caption += fmt.Sprintf(" (the %d models with most GPU-hours)", vramPanels)
+		models = models[:vramPanels]
+	}
+	f := &figure{width: chartW, panelH: chartH, cols: 1}
+	if len(models) > 1 {
+		f.cols, f.panelH = 2, 220
+	}
+	panelW := f.width / vg.Length(f.cols)
+	anyPre := false
+	for _, m := range models {
+		anyPre = anyPre || m.PreallocatedGPUHours > 0
+	}
+	var histItem, preItem legendItem
+	for _, m := range models {
+		p := newPlot(legendText(m.Model), "memory peak, % of the card", "GPU-hours")
+		bw := panelW / 14 * 0.8
+		hist, err := bars(m.VRAMHistGPUHours[:], bw, colAllocated, 0)
+		if err != nil {
+			return c, err
+		}
+		p.Add(hist)
+		histItem = item("GPU-hours by memory peak", hist)
+		if m.PreallocatedGPUHours > 0 {
+			pre, err := bars([]float64{m.PreallocatedGPUHours}, bw, colFourth, 0)
+			if err != nil {
+				return c, err
+			}
+			pre.XMin = preX
+			p.Add(pre)
+			preItem = item("preallocated (peak is a reservation, not a need)", pre)
+		}
+		var ts []plot.Tick
+		for pc := 0; pc <= 100; pc += 20 {
+			ts = append(ts, plot.Tick{Value: float64(pc)/10 - 0.5, Label: fmt.Sprint(pc)})
+		}
+		p.X.Min, p.X.Max = -0.6, 9.6
+		if anyPre {
+			ts = append(ts, plot.Tick{Value: preX, Label: "prealloc."})
+			p.X.Max = preX + 0.6
+		}
+		p.X.Tick.Marker = fixedTicks(ts)
+		p.Y.Max = topOf(m.VRAMHistGPUHours[:], []float64{m.PreallocatedGPUHours}) * 1.05
+		f.panels = append(f.panels, p)
+	}
+	f.legend = append(f.legend, histItem)
+	if preItem.label != "" {
+		f.legend = append(f.legend, preItem)
+	}
+	svg, err := f.render()
+	c.SVG = svg
+	return c, err
+}
+
+// legendText is a name as a legend or panel title shows it: sanitised,
+// whole unless absurdly long.
+func legendText(s string) string { return item(s).label }
 
 func binLabels() []string {
 	out := make([]string, 10)
@@ -196,59 +328,10 @@ func binLabels() []string {
 	return out
 }
 
-func vramChart(d *Data) (chart, error) {
-	c := chart{ID: chartVRAM, Caption: "GPU memory peak as a share of the card (%), job GPUs per model"}
-	var models []int
-	for i, m := range d.Workload.Models {
-		n := 0
-		for _, v := range m.VRAMHist {
-			n += v
-		}
-		if n > 0 {
-			models = append(models, i)
-		}
-	}
-	if len(models) == 0 {
-		c.Empty = "No GPU memory readings this month."
-		return c, nil
-	}
-	if len(models) > len(palette4) {
-		c.Caption += fmt.Sprintf(" (the %d models with most GPU-hours)", len(palette4))
-		models = models[:len(palette4)]
-	}
-	p := newPlot("", "memory peak, % of the card", "job GPUs")
-	w := chartW / 10 * 0.7 / vg.Length(len(models))
-	var all [][]float64
-	for k, i := range models {
-		m := d.Workload.Models[i]
-		vs := make([]float64, 10)
-		for j, v := range m.VRAMHist {
-			vs[j] = float64(v)
-		}
-		all = append(all, vs)
-		off := (vg.Length(k) - vg.Length(len(models)-1)/2) * w
-		b, err := bars(vs, w, palette4[k], off)
-		if err != nil {
-			return c, err
-		}
-		p.Add(b)
-		p.Legend.Add(shortLabel(m.Model), b)
-	}
-	roomForLegend(p, all...)
-	p.NominalX(binLabels()...)
-	svg, err := render(p)
-	c.SVG = svg
-	return c, err
-}
-
 func utilChart(d *Data) (chart, error) {
 	c := chart{ID: chartUtil, Caption: "GPU-hours by the GPU's mean utilisation (%)"}
 	u := d.Workload.Util
-	total := 0.0
-	for _, v := range u.GPUHours {
-		total += v
-	}
-	if !(total > 0) {
+	if !(topOf(u.GPUHours[:]) > 0) {
 		c.Empty = "No GPU utilisation readings this month."
 		return c, nil
 	}
@@ -259,13 +342,28 @@ func utilChart(d *Data) (chart, error) {
 	}
 	p.Add(b)
 	p.NominalX(binLabels()...)
-	svg, err := render(p)
+	svg, err := one(p).render()
 	c.SVG = svg
 	return c, err
 }
 
+// waitFloor is the shortest wait the log-scale wait chart draws: a wait
+// of less (a job that started at once) is drawn at it.
+const waitFloor = 1.0 // seconds
+
+// waitTicks are the wait chart's candidate ticks: seconds and labels.
+var waitTicks = []plot.Tick{
+	{Value: 1, Label: "1 s"}, {Value: 10, Label: "10 s"}, {Value: 60, Label: "1 min"},
+	{Value: 600, Label: "10 min"}, {Value: 3600, Label: "1 h"}, {Value: 6 * 3600, Label: "6 h"},
+	{Value: 86400, Label: "1 d"}, {Value: 7 * 86400, Label: "7 d"}, {Value: 30 * 86400, Label: "30 d"},
+	{Value: 365 * 86400, Label: "1 y"},
+}
+
+// waitChart shows each partition's median and 95th percentile queue wait
+// as two markers joined by a line on a logarithmic axis, so a median of a
+// minute stays visible beside a p95 of hours.
 func waitChart(d *Data) (chart, error) {
-	c := chart{ID: chartWait, Caption: "Queue wait by partition, hours: median and 95th percentile"}
+	c := chart{ID: chartWait, Caption: "Queue wait by partition: median (p50) and 95th percentile (p95), logarithmic axis"}
 	var names []string
 	var p50, p95 []float64
 	for _, ps := range d.Findings.Summary.Partitions {
@@ -273,8 +371,8 @@ func waitChart(d *Data) (chart, error) {
 			continue
 		}
 		names = append(names, shortLabel(partitionName(ps.Partition)))
-		p50 = append(p50, ps.Wait.P50/3600)
-		p95 = append(p95, ps.Wait.P95/3600)
+		p50 = append(p50, ps.Wait.P50)
+		p95 = append(p95, ps.Wait.P95)
 	}
 	if len(names) == 0 {
 		c.Empty = "No queue waits are known this month."
@@ -285,22 +383,56 @@ func waitChart(d *Data) (chart, error) {
 		c.Caption += fmt.Sprintf(" (first %d partitions by name)", maxParts)
 		names, p50, p95 = names[:maxParts], p50[:maxParts], p95[:maxParts]
 	}
-	p := newPlot("", "partition", "wait, hours")
-	w := min(chartW/vg.Length(len(names))*0.3, 40)
-	b1, err := bars(p50, w, colAllocated, -w/2)
+	floored := false
+	at := func(vs []float64) plotter.XYs {
+		out := make(plotter.XYs, len(vs))
+		for i, v := range vs {
+			if v < waitFloor {
+				v, floored = waitFloor, true
+			}
+			out[i] = plotter.XY{X: float64(i), Y: math.Log10(v)}
+		}
+		return out
+	}
+	// The axis is linear in log10(seconds), its ticks labelled with
+	// durations: gonum's LogScale places the axis label by the linear
+	// middle of the range and shrinks the plot to make room for it.
+	lo, hi := at(p50), at(p95)
+	p := newPlot("", "partition", "queue wait (log scale)")
+	for i := range lo {
+		l, err := plotter.NewLine(plotter.XYs{lo[i], hi[i]})
+		if err != nil {
+			return c, err
+		}
+		l.Color, l.Width = colGrid, vg.Points(1.5)
+		p.Add(l)
+	}
+	s50, err := plotter.NewScatter(lo)
 	if err != nil {
 		return c, err
 	}
-	b2, err := bars(p95, w, colUsed, w/2)
+	s50.Color, s50.Shape, s50.Radius = colAllocated, draw.CircleGlyph{}, vg.Points(4)
+	s95, err := plotter.NewScatter(hi)
 	if err != nil {
 		return c, err
 	}
-	p.Add(b1, b2)
-	p.Legend.Add("p50", b1)
-	p.Legend.Add("p95", b2)
-	roomForLegend(p, p50, p95)
+	s95.Color, s95.Shape, s95.Radius = colUsed, draw.PyramidGlyph{}, vg.Points(4.5)
+	p.Add(s50, s95)
+	yMax := max(topOf(p95), 60)
+	p.Y.Min, p.Y.Max = math.Log10(waitFloor/2), math.Log10(yMax*2)
+	var ts []plot.Tick
+	for _, t := range waitTicks {
+		if v := math.Log10(t.Value); v >= p.Y.Min && v <= p.Y.Max {
+			ts = append(ts, plot.Tick{Value: v, Label: t.Label})
+		}
+	}
+	p.Y.Tick.Marker = fixedTicks(ts)
+	p.X.Min, p.X.Max = -0.5, float64(len(names))-0.5
 	p.NominalX(names...)
-	svg, err := render(p)
+	if floored {
+		c.Caption += fmt.Sprintf("; a wait under %s is drawn at %s", waitTicks[0].Label, waitTicks[0].Label)
+	}
+	svg, err := one(p, item("p50 (median wait)", s50), item("p95", s95)).render()
 	c.SVG = svg
 	return c, err
 }
@@ -309,24 +441,22 @@ func classChart(d *Data) (chart, error) {
 	c := chart{ID: chartClass, Caption: "GPU-hours by task class"}
 	var names []string
 	var vs []float64
-	total := 0.0
 	for _, cs := range d.Findings.Summary.ByClass {
 		names = append(names, words(cs.Class.String()))
 		vs = append(vs, cs.GPUHours)
-		total += cs.GPUHours
 	}
-	if !(total > 0) {
+	if !(topOf(vs) > 0) {
 		c.Empty = "No GPU-hours to break down by class."
 		return c, nil
 	}
-	p := newPlot("", "", "GPU-hours")
+	p := newPlot("", "task class", "GPU-hours")
 	b, err := bars(vs, chartW/vg.Length(len(vs))*0.6, colThird, 0)
 	if err != nil {
 		return c, err
 	}
 	p.Add(b)
 	p.NominalX(names...)
-	svg, err := render(p)
+	svg, err := one(p).render()
 	c.SVG = svg
 	return c, err
 }
@@ -340,10 +470,25 @@ func (g *weekGrid) Z(c, r int) float64 { return g[6-r][c] }
 func (g *weekGrid) X(c int) float64    { return float64(c) }
 func (g *weekGrid) Y(r int) float64    { return float64(r) }
 
+// scaleGrid is the colour bar: one column of rows cells from 0 to top,
+// each cell holding its middle value.
+type scaleGrid struct {
+	rows int
+	top  float64
+}
+
+func (g scaleGrid) Dims() (c, r int)   { return 1, g.rows }
+func (g scaleGrid) Z(_, r int) float64 { return g.Y(r) }
+func (g scaleGrid) X(int) float64      { return 0 }
+func (g scaleGrid) Y(r int) float64    { return (float64(r) + 0.5) * g.top / float64(g.rows) }
+
 // ramp is a sequential palette from near-white to dark blue.
 type ramp []color.Color
 
 func (r ramp) Colors() []color.Color { return r }
+
+// rampSteps is how many colours the heat map and its colour bar use.
+const rampSteps = 32
 
 func newRamp(n int) ramp {
 	out := make(ramp, n)
@@ -359,40 +504,88 @@ func newRamp(n int) ramp {
 	return out
 }
 
+// scaleTicks returns about five round ticks from 0 to top GPUs, top
+// itself among them.
+func scaleTicks(top float64) []plot.Tick {
+	step := niceStep(top / 4)
+	var ts []plot.Tick
+	for v := 0.0; v < top-step/4; v += step {
+		ts = append(ts, plot.Tick{Value: v, Label: gpus(v)})
+	}
+	return append(ts, plot.Tick{Value: top, Label: gpus(top)})
+}
+
+// niceStep rounds x up to 1, 2 or 5 times a power of ten (whole numbers
+// at least: GPUs).
+func niceStep(x float64) float64 {
+	if !(x > 1) {
+		return 1
+	}
+	mag := math.Pow(10, math.Floor(math.Log10(x)))
+	for _, m := range []float64{1, 2, 5, 10} {
+		if m*mag >= x {
+			return m * mag
+		}
+	}
+	return 10 * mag
+}
+
+// heatmapChart is the mean GPUs allocated in each hour of the week, its
+// colour scale from 0 to the inventory's GPUs (all of them busy is the
+// darkest colour), with the colour bar and its numbers on the right.
 func heatmapChart(d *Data) (chart, error) {
 	c := chart{ID: chartHeatmap, Caption: "Mean GPUs allocated by hour of the week"}
 	g := weekGrid(d.Workload.HourOfWeek)
 	peak := 0.0
 	for _, day := range g {
-		for _, v := range day {
-			peak = max(peak, v)
-		}
+		peak = max(peak, topOf(day[:]))
 	}
 	if !(peak > 0) {
 		c.Empty = "No GPUs were allocated in any hour of the week."
 		return c, nil
 	}
-	c.Caption += fmt.Sprintf(" (white 0 to dark blue %s GPUs)", num(peak, 1))
-	p := newPlot("", "hour of the day", "")
-	h := plotter.NewHeatMap(&g, newRamp(32))
-	h.Min, h.Max = 0, peak
+	top := float64(d.Workload.Headline.InventoryGPUs)
+	if top > 0 {
+		c.Caption += fmt.Sprintf(" (colour scale from 0 to the inventory's %s: the darkest blue is every GPU allocated)", counted(int(top), "GPU", "GPUs"))
+		if peak > top {
+			c.Caption += fmt.Sprintf("; hours above %s (an inventory that misses nodes) are drawn darkest", gpus(top))
+		}
+	} else {
+		top = math.Ceil(peak)
+		c.Caption += fmt.Sprintf(" (no GPU inventory: colour scale from 0 to the busiest hour's %s GPUs)", gpus(peak))
+	}
+	pal := newRamp(rampSteps)
+	p := newPlot("", "hour of the day (local time)", "")
+	h := plotter.NewHeatMap(&g, pal)
+	h.Min, h.Max = 0, top
+	h.Underflow, h.Overflow = pal[0], pal[len(pal)-1]
 	p.Add(h)
-	p.X.Tick.Marker = plot.TickerFunc(func(_, _ float64) []plot.Tick {
-		var ts []plot.Tick
-		for hr := 0; hr < 24; hr += 3 {
-			ts = append(ts, plot.Tick{Value: float64(hr), Label: fmt.Sprintf("%02d", hr)})
-		}
-		return ts
-	})
-	p.Y.Tick.Marker = plot.TickerFunc(func(_, _ float64) []plot.Tick {
-		ts := make([]plot.Tick, 7)
-		for r := range ts {
-			ts[r] = plot.Tick{Value: float64(r), Label: dayNames[6-r]}
-		}
-		return ts
-	})
-	p.Y.Min = -0.5
-	svg, err := render(p)
+	var hts []plot.Tick
+	for hr := 0; hr < 24; hr += 3 {
+		hts = append(hts, plot.Tick{Value: float64(hr), Label: fmt.Sprintf("%02d:00", hr)})
+	}
+	p.X.Tick.Marker = fixedTicks(hts)
+	dts := make([]plot.Tick, 7)
+	for r := range dts {
+		dts[r] = plot.Tick{Value: float64(r), Label: dayNames[6-r]}
+	}
+	p.Y.Tick.Marker = fixedTicks(dts)
+	p.X.Min, p.X.Max = -0.5, 23.5
+	p.Y.Min, p.Y.Max = -0.5, 6.5
+
+	// The colour bar: the same palette over 0 … top, with its numbers.
+	bar := newPlot("", "", "GPUs allocated")
+	bh := plotter.NewHeatMap(scaleGrid{rows: rampSteps, top: top}, pal)
+	bh.Min, bh.Max = 0, top
+	bar.Add(bh)
+	bar.HideX()
+	bar.X.Min, bar.X.Max = -0.5, 0.5
+	bar.Y.Min, bar.Y.Max = 0, top
+	bar.Y.Tick.Marker = fixedTicks(scaleTicks(top))
+	bar.Y.Padding = p.X.Padding
+	f := one(p)
+	f.right, f.rightW = bar, 34+textWidth(gpus(top), sizeTick)+sizeLabel*2
+	svg, err := f.render()
 	c.SVG = svg
 	return c, err
 }
@@ -456,6 +649,7 @@ func planChart(d *Data) (chart, error) {
 	c.Caption = fmt.Sprintf("Predicted p95 queue wait of each GPU model's jobs at the %d-month horizon (%s) against GPUs of that model added: median of %s (points), p10–p90 (whiskers), ± the calibration error %s (shaded); dashed: the %s target",
 		sp.Months, freeWords(sp), counted(sp.Seeds, "seed", "seeds"), wait(calErr), wait(target))
 	p := newPlot("", "GPUs of the model added", "p95 wait, "+unitName)
+	var legend []legendItem
 	// Models side by side at each size, so their whiskers do not overlap.
 	const spreadX = 0.12
 	for k, m := range models {
@@ -496,31 +690,29 @@ func planChart(d *Data) (chart, error) {
 		}
 		bars.Color = col
 		p.Add(line, pts, bars)
-		label := shortLabel(m.Model)
+		label := legendText(m.Model)
 		if m.Needed > 0 {
 			label += fmt.Sprintf(" (+%d meets it)", m.Needed)
 		}
-		p.Legend.Add(label, line, pts)
+		legend = append(legend, legendItem{label: label, thumbs: []plot.Thumbnailer{line, pts}})
 	}
-	entries := len(models) + 1
 	if calErr > 0 {
 		band, err := plotter.NewPolygon(plotter.XYs{{X: 0, Y: 0}, {X: 1, Y: 0}, {X: 1, Y: 1}})
 		if err != nil {
 			return c, err
 		}
 		band.Color, band.LineStyle.Width = color.NRGBA{R: 0x80, G: 0x80, B: 0x80, A: 0x50}, 0
-		p.Legend.Add("± calibration error "+wait(calErr), band)
-		entries++
+		legend = append(legend, item("± calibration error "+wait(calErr), band))
 	}
 	xMin, xMax := -0.5, float64(maxAdded)+0.5
 	tl, err := plotter.NewLine(plotter.XYs{{X: xMin, Y: target / unit}, {X: xMax, Y: target / unit}})
 	if err != nil {
 		return c, err
 	}
-	tl.Color, tl.Width = color.RGBA{R: 0x24, G: 0x29, B: 0x2f, A: 0xff}, vg.Points(1.2)
+	tl.Color, tl.Width = colInk, vg.Points(1.2)
 	tl.Dashes = []vg.Length{vg.Points(6), vg.Points(3)}
 	p.Add(tl)
-	p.Legend.Add("target: p95 ≤ "+wait(target), tl)
+	legend = append(legend, item("target: p95 ≤ "+wait(target), tl))
 	p.X.Min, p.X.Max = xMin, xMax
 	p.X.Tick.Marker = plot.TickerFunc(func(lo, hi float64) []plot.Tick {
 		step := max(1, (maxAdded+9)/10)
@@ -530,15 +722,8 @@ func planChart(d *Data) (chart, error) {
 		}
 		return ts
 	})
-	// The legend sits at the top, from a third of the width, icons first:
-	// a browser font wider than the one the plot measured with then runs
-	// its text into empty space, not into the icons. It takes about 16
-	// points an entry of the plotting area's ~230: raise the y axis so
-	// that it sits above every line, band and whisker.
-	p.Legend.Left, p.Legend.XOffs = true, chartW/3
-	free := min(0.7, float64(entries)*16/230+0.06)
-	p.Y.Min, p.Y.Max = 0, top/unit/(1-free)
-	svg, err := render(p)
+	p.Y.Min, p.Y.Max = 0, top/unit*1.05
+	svg, err := one(p, legend...).render()
 	c.SVG = svg
 	return c, err
 }

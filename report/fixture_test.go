@@ -12,7 +12,7 @@ import (
 // number is given, none computed: the report only formats them.
 func fixture() Data {
 	day := func(i int, alloc, used float64) analysis.DayUsage {
-		return analysis.DayUsage{Date: fmt.Sprintf("2026-11-%02d", i+1), Allocated: alloc, Used: used, Pending: alloc / 4, JobsStarted: 10 + i, JobsSubmitted: 12 + i}
+		return analysis.DayUsage{Date: fmt.Sprintf("2026-11-%02d", i+1), Allocated: alloc, Used: used, Pending: alloc / 4, Capacity: 32 * 24, JobsStarted: 10 + i, JobsSubmitted: 12 + i}
 	}
 	var daily []analysis.DayUsage
 	for i := range 30 {
@@ -33,7 +33,9 @@ func fixture() Data {
 		AllocatedGPUHours: 12960.5, MeasuredGPUHours: 11000, UsedGPUHours: 6050.25,
 		Utilisation: 0.55, Coverage: 0.8487, IdleGPUHours: 1320,
 		VRAMPeakFrac: analysis.Dist{N: 1500, Mean: 0.41, P50: 0.38, P95: 0.88, Max: 1},
-		VRAMHeadroom: 0.12, CapacityGPUHours: 23040, Occupancy: 0.5625,
+		VRAMHeadroom: 0.12, CapacityGPUHours: 23040, Occupancy: 0.5625, InventoryGPUs: 32,
+		GPUWait: analysis.Dist{N: 1100, Mean: 1700, P50: 900, P95: 12600, Max: 86400},
+		Energy:  analysis.Energy{KWh: 3210.5, MeasuredGPUHours: 9500, Coverage: 0.733},
 	}
 	w := analysis.Workload{
 		Window:     analysis.Window{From: time.Date(2026, 11, 1, 0, 0, 0, 0, time.UTC), To: time.Date(2026, 12, 1, 0, 0, 0, 0, time.UTC)},
@@ -41,8 +43,13 @@ func fixture() Data {
 		Daily:      daily,
 		HourOfWeek: how,
 		Models: []analysis.ModelUsage{
-			{Model: "NVIDIA H100 80GB HBM3", MemoryTotal: 80 << 30, JobGPUs: 1200, GPUHours: 9000, VRAMHist: [10]int{50, 120, 200, 180, 150, 100, 80, 60, 40, 20}, VRAMPeakFrac: analysis.Dist{N: 1000, P50: 0.35, P95: 0.85}, Preallocated: 40, UtilMean: 58},
-			{Model: "NVIDIA A100-SXM4-40GB", MemoryTotal: 40 << 30, JobGPUs: 500, GPUHours: 3960.5, VRAMHist: [10]int{10, 20, 40, 60, 80, 90, 70, 50, 40, 40}, VRAMPeakFrac: analysis.Dist{N: 500, P50: 0.52, P95: 0.97}, UtilMean: 47.5},
+			{Model: "NVIDIA H100 80GB HBM3", MemoryTotal: 80 << 30, JobGPUs: 1200, GPUHours: 9000, VRAMHist: [10]int{50, 120, 200, 180, 150, 100, 80, 60, 40, 20}, VRAMPeakFrac: analysis.Dist{N: 1000, P50: 0.35, P95: 0.85}, Preallocated: 40, UtilMean: 58,
+				VRAMHistGPUHours: [10]float64{200, 900, 1500, 1400, 1100, 800, 700, 500, 400, 200}, PreallocatedGPUHours: 800,
+				Cards: 24, CapacityGPUHours: 17280, Occupancy: 0.5208, Wait: analysis.Dist{N: 800, Mean: 2500, P50: 1500, P95: 10800, Max: 86400},
+				Energy: analysis.Energy{KWh: 2900.25, MeasuredGPUHours: 7000, Coverage: 0.7778}},
+			{Model: "NVIDIA A100-SXM4-40GB", MemoryTotal: 40 << 30, JobGPUs: 500, GPUHours: 3960.5, VRAMHist: [10]int{10, 20, 40, 60, 80, 90, 70, 50, 40, 40}, VRAMPeakFrac: analysis.Dist{N: 500, P50: 0.52, P95: 0.97}, UtilMean: 47.5,
+				VRAMHistGPUHours: [10]float64{40, 90, 200, 300, 420, 500, 450, 350, 300, 310.5},
+				Cards:            8, CapacityGPUHours: 5760, Occupancy: 0.6876, Wait: analysis.Dist{N: 300, Mean: 400, P50: 240, P95: 1200, Max: 7200}},
 		},
 		Util: analysis.UtilHistogram{
 			JobGPUs:  [10]int{300, 80, 60, 70, 90, 110, 150, 200, 250, 190},
@@ -55,8 +62,10 @@ func fixture() Data {
 		},
 		OtherUsers: analysis.GroupUsage{Count: 20, Jobs: 434, GPUHours: 3960.5, MeasuredGPUHours: 2875.62, UsedGPUHours: 1150.25, Utilisation: 0.4, IdleGPUHours: 500, LostGPUHours: 100, Share: 0.3056, WaitP50: 900, TopClass: analysis.ClassOther},
 		Accounts: []analysis.GroupUsage{
-			{Name: "physics", Jobs: 700, GPUHours: 8000, MeasuredGPUHours: 7333.33, UsedGPUHours: 4400, Utilisation: 0.6, IdleGPUHours: 700, LostGPUHours: 250, Share: 0.6173, WaitP50: 1200, TopClass: analysis.ClassLongTraining},
-			{Name: "bio", Jobs: 300, GPUHours: 3000, MeasuredGPUHours: 2666.67, UsedGPUHours: 1200, Utilisation: 0.45, IdleGPUHours: 400, LostGPUHours: 60, Share: 0.2315, WaitP50: 700, TopClass: analysis.ClassInferenceService},
+			{Name: "physics", Jobs: 700, GPUHours: 8000, MeasuredGPUHours: 7333.33, UsedGPUHours: 4400, Utilisation: 0.6, IdleGPUHours: 700, LostGPUHours: 250, Share: 0.6173, WaitP50: 1200, TopClass: analysis.ClassLongTraining,
+				Energy: analysis.Energy{KWh: 2400, MeasuredGPUHours: 7000, Coverage: 0.875}},
+			{Name: "bio", Jobs: 300, GPUHours: 3000, MeasuredGPUHours: 2666.67, UsedGPUHours: 1200, Utilisation: 0.45, IdleGPUHours: 400, LostGPUHours: 60, Share: 0.2315, WaitP50: 700, TopClass: analysis.ClassInferenceService,
+				Energy: analysis.Energy{KWh: 810.5, MeasuredGPUHours: 2500, Coverage: 0.8333}},
 		},
 		OtherAccounts: analysis.GroupUsage{Count: 4, Jobs: 234, GPUHours: 1960.5, MeasuredGPUHours: 1500.83, UsedGPUHours: 450.25, Utilisation: 0.3, IdleGPUHours: 220, LostGPUHours: 40, Share: 0.1513, WaitP50: 500, TopClass: analysis.ClassOther},
 		Lost: []analysis.LostShare{
@@ -150,8 +159,10 @@ func fixture() Data {
 			Plan:     plan,
 		},
 		Earlier: []MonthHeadline{
-			{Month: "2026-09", Headline: analysis.Headline{Jobs: 900, GPUJobs: 850, Users: 20, AllocatedGPUHours: 10000, Coverage: 0, CapacityGPUHours: 0}},
-			{Month: "2026-10", Headline: analysis.Headline{Jobs: 1100, GPUJobs: 1000, Users: 22, AllocatedGPUHours: 11800, MeasuredGPUHours: 10000, UsedGPUHours: 5200, Utilisation: 0.52, IdleGPUHours: 1400, CapacityGPUHours: 23808, Occupancy: 0.4956}},
+			{Month: "2026-09", Headline: analysis.Headline{Jobs: 900, GPUJobs: 850, Users: 20, AllocatedGPUHours: 10000, Coverage: 0, CapacityGPUHours: 0,
+				GPUWait: analysis.Dist{N: 850, P50: 600, P95: 7200}}, LostGPUHours: 410},
+			{Month: "2026-10", Headline: analysis.Headline{Jobs: 1100, GPUJobs: 1000, Users: 22, AllocatedGPUHours: 11800, MeasuredGPUHours: 10000, UsedGPUHours: 5200, Utilisation: 0.52, IdleGPUHours: 1400, CapacityGPUHours: 23808, Occupancy: 0.4956,
+				InventoryGPUs: 32, GPUWait: analysis.Dist{N: 1000, P50: 720, P95: 9000}, Energy: analysis.Energy{KWh: 2950, MeasuredGPUHours: 8800, Coverage: 0.7458}}, LostGPUHours: 380.5},
 		},
 		Config:  testConfig(),
 		Sources: Sources{Database: "/var/lib/gpuprof/gpuprof.db", Notes: []string{"sacct history imported for 2026-11-01 to 2026-11-30"}},

@@ -1,6 +1,7 @@
 package report
 
 import (
+	"fmt"
 	"math"
 	"strconv"
 	"strings"
@@ -108,4 +109,30 @@ func confidence(c float64) string {
 		return dash
 	}
 	return num(c*100, 0) + " %"
+}
+
+// kwh prints energy in kilowatt-hours: "1,234.5 kWh".
+func kwh(v float64) string {
+	if math.Abs(v) >= 1000 {
+		return num(v, 0) + " kWh"
+	}
+	return num(v, 1) + " kWh"
+}
+
+// energyCells prints an energy figure and the share of GPU-hours it was
+// measured on, "unknown" for both when nothing was measured: no reading
+// is never written as 0 kWh.
+func energyCells(e analysis.Energy) (energy, measured string) {
+	if !e.Known() {
+		return "unknown", "none"
+	}
+	return kwh(e.KWh), pct(e.Coverage)
+}
+
+// energyText is energyCells in one phrase.
+func energyText(e analysis.Energy) string {
+	if !e.Known() {
+		return "unknown (no GPU recorded its energy)"
+	}
+	return fmt.Sprintf("%s (measured on %s of the GPU-hours)", kwh(e.KWh), pct(e.Coverage))
 }

@@ -86,6 +86,7 @@ const (
 	missingNoCapacity  = "no_inventory"
 	missingNoEarlier   = "no_earlier_months"
 	missingNoWaits     = "no_queue_waits"
+	missingNoEnergy    = "no_energy" // GPU-hours, none with an energy reading
 )
 
 // namedModels returns the GPU models known by name. The Workload's model
@@ -139,6 +140,9 @@ func missing(d *Data) []string {
 	}
 	if !waits && jobs > 0 {
 		out = append(out, missingNoWaits)
+	}
+	if h.AllocatedGPUHours > 0 && !h.Energy.Known() {
+		out = append(out, missingNoEnergy)
 	}
 	return out
 }
@@ -231,6 +235,12 @@ func headlineSection(d *Data, miss []string) section {
 		t.row("Occupancy (allocated / capacity)", "capacity unknown (no GPU inventory)")
 	}
 	t.row("GPU-hours lost (failed, timed out, preempted, …; not cancelled)", hours(d.Workload.LostGPUHours))
+	if w := h.GPUWait; w.N > 0 {
+		t.row("Queue wait of GPU jobs (p50 / p95)", fmt.Sprintf("%s / %s (%s)", seconds(w.P50), seconds(w.P95), counted(w.N, "job", "jobs")))
+	} else {
+		t.row("Queue wait of GPU jobs (p50 / p95)", "unknown (no GPU job has a submit and a start time)")
+	}
+	t.row("GPU energy", energyText(h.Energy))
 	s.table(t)
 	countingPara(&s, d.Workload.Counting)
 	s.chart(chartDaily)
@@ -249,29 +259,63 @@ func headlineSection(d *Data, miss []string) section {
 	if len(d.Workload.Models) == 0 {
 		s.chart(chartVRAM)
 	} else {
-		mt := newTable("Model", "#Memory", "#Job GPUs", "#GPU-hours", "#Mean util", "#VRAM peak p50", "#VRAM peak p95", "#Preallocated")
-		for _, m := range d.Workload.Models {
-			if m.JobGPUs == 0 { // a model no job ran on is no row
-				continue
-			}
-			util, p50, p95 := dash, dash, dash
-			if m.UtilMean > 0 {
-				util = points(m.UtilMean)
-			}
-			if m.VRAMPeakFrac.N > 0 {
-				p50, p95 = pct(m.VRAMPeakFrac.P50), pct(m.VRAMPeakFrac.P95)
-			}
-			model := m.Model
-			if model == "" {
-				model = "(no per-GPU record: sacct history, unprofiled shards)"
-			}
-			mt.row(model, gib(m.MemoryTotal), count(m.JobGPUs), hours(m.GPUHours), util, p50, p95, count(m.Preallocated))
-		}
-		s.table(mt)
+		modelTables(&s, d)
 		s.chart(chartVRAM)
 	}
 	return s
 }
+
+// modelName shows the Workload's model "", GPUs without a per-GPU record.
+func modelName(m string) string {
+	if m == "" {
+		return "(no per-GPU record: sacct history, unprofiled shards)"
+	}
+	return m
+}
+
+// modelTables are what a purchaser compares GPU models by: how full each
+// model's cards were and how long its jobs waited, then what its jobs did
+// with the memory and how much energy they drew.
+func modelTables(s *section, d *Data) {
+	inv := d.Workload.Headline.InventoryGPUs > 0
+	use := newTable("Model", "#Memory", "#Cards", "#GPU-hours", "#Occupancy", "#Wait p50", "#Wait p95", "#Mean util")
+	mem := newTable("Model", "#Job GPUs", "#VRAM peak p50", "#VRAM peak p95", "#Preallocated", "#Energy", "#Energy measured")
+	for _, m := range d.Workload.Models {
+		if m.JobGPUs == 0 { // a model no job ran on is no row
+			continue
+		}
+		util, p50, p95 := dash, dash, dash
+		if m.UtilMean > 0 {
+			util = points(m.UtilMean)
+		}
+		if m.VRAMPeakFrac.N > 0 {
+			p50, p95 = pct(m.VRAMPeakFrac.P50), pct(m.VRAMPeakFrac.P95)
+		}
+		cards, occ := dash, dash
+		switch {
+		case m.Cards > 0:
+			cards, occ = count(m.Cards), pct(m.Occupancy)
+		case inv && m.Model != "":
+			cards, occ = "none listed", "not in the inventory"
+		}
+		w50, w95 := distCells(m.Wait, seconds)
+		pre := count(m.Preallocated)
+		if m.Preallocated > 0 {
+			pre = fmt.Sprintf("%s (%s GPU-h)", count(m.Preallocated), hours(m.PreallocatedGPUHours))
+		}
+		e, cov := energyCells(m.Energy)
+		use.row(modelName(m.Model), gib(m.MemoryTotal), cards, hours(m.GPUHours), occ, w50, w95, util)
+		mem.row(modelName(m.Model), count(m.JobGPUs), p50, p95, pre, e, cov)
+	}
+	s.para("Occupancy is a model's GPU-hours allocated over its cards in the inventory × the month's hours; the wait is that of the jobs that ran on the model (a job on two models counts for both).")
+	s.table(use)
+	s.table(mem)
+	s.para("%s", energyNote)
+}
+
+// energyNote says where the energy figures come from and what
+// "unknown" means.
+const energyNote = "Energy is what the node agents recorded per GPU (NVML's energy counter, else power × time), counted in the month in proportion to each job's hours inside it. GPUs shared with other jobs (shards, MPS) and jobs known only from sacct have no reading: their energy is unknown, not zero, and \u201cmeasured\u201d is the share of GPU-hours that has one."
 
 // partitionName shows the empty partition.
 func partitionName(p string) string {
@@ -370,8 +414,36 @@ func workSection(d *Data, miss []string) section {
 		s.table(t)
 	}
 	group("By account", "accounts", "Account", w.Accounts, w.OtherAccounts)
+	energyByAccount(&s, w.Accounts, w.OtherAccounts)
 	group("By user", "users", "User", w.Users, w.OtherUsers)
 	return s
+}
+
+// energyByAccount is the GPU energy of each account's jobs, unknown where
+// no GPU of them recorded any.
+func energyByAccount(s *section, top []analysis.GroupUsage, other analysis.GroupUsage) {
+	if len(top) == 0 {
+		return
+	}
+	s.heading("Energy by account")
+	t := newTable("Account", "#GPU-hours", "#Energy", "#Energy measured", "#kWh per measured GPU-hour")
+	add := func(name string, g analysis.GroupUsage) {
+		e, cov := energyCells(g.Energy)
+		per := "unknown"
+		if g.Energy.Known() {
+			per = num(g.Energy.KWh/g.Energy.MeasuredGPUHours, 2)
+		}
+		t.row(name, hours(g.GPUHours), e, cov, per)
+	}
+	for _, g := range top {
+		if g.Jobs > 0 {
+			add(g.Name, g)
+		}
+	}
+	if other.Count > 0 && other.Jobs > 0 {
+		add(counted(other.Count, "other", "others"), other)
+	}
+	s.table(t)
 }
 
 func bottleneckSection(d *Data, miss []string) section {
@@ -441,23 +513,33 @@ func historySection(d *Data) section {
 		s.para("No earlier months are on record, so there is nothing to compare this month with.")
 		return s
 	}
-	t := newTable("Month", "#Jobs", "#GPU jobs", "#Users", "#GPU-h allocated", "#GPU-h used", "#Utilisation", "#Idle GPU-h", "#Occupancy")
-	add := func(month string, h analysis.Headline) {
-		used, util, idle, occ := hours(h.UsedGPUHours), pct(h.Utilisation), hours(h.IdleGPUHours), pct(h.Occupancy)
+	t := newTable("Month", "#Jobs", "#GPU-h allocated", "#GPU-h used", "#Utilisation", "#Occupancy", "#GPU wait p95", "#GPU-h lost", "#Energy")
+	all := months(d)
+	for i, m := range all {
+		h := m.Headline
+		used, util, occ, wait95 := hours(h.UsedGPUHours), pct(h.Utilisation), pct(h.Occupancy), dash
 		if h.MeasuredGPUHours <= 0 {
-			used, util, idle = dash, dash, dash
+			used, util = dash, dash
 		}
 		if h.CapacityGPUHours <= 0 {
 			occ = dash
 		}
-		t.row(month, count(h.Jobs), count(h.GPUJobs), count(h.Users), hours(h.AllocatedGPUHours), used, util, idle, occ)
+		if h.GPUWait.N > 0 {
+			wait95 = seconds(h.GPUWait.P95)
+		}
+		energy := "unknown"
+		if h.Energy.Known() {
+			energy = kwh(h.Energy.KWh)
+		}
+		month := m.Month
+		if i == len(all)-1 {
+			month += " (this month)"
+		}
+		t.row(month, count(h.Jobs), hours(h.AllocatedGPUHours), used, util, occ, wait95, hours(m.LostGPUHours), energy)
 	}
-	for _, e := range d.Earlier {
-		add(e.Month, e.Headline)
-	}
-	add(d.Month+" (this month)", d.Workload.Headline)
 	s.table(t)
-	s.para("A dash means the month had no GPU readings or no inventory.")
+	s.para("A dash means the month had no GPU readings, no inventory or no known wait; energy is unknown where no GPU recorded any. The wait is that of the GPU jobs.")
+	s.chart(chartTrend)
 	return s
 }
 

@@ -421,7 +421,7 @@ func TestPlantedMarkdownNumbers(t *testing.T) {
 		"| Utilisation (GPU-hour weighted) | " + pct(h.Utilisation) + " |",
 		"| GPU-hours lost (failed, timed out, preempted, …; not cancelled) | " + hours(w.LostGPUHours) + " |",
 		"GPUs needed (keeping " + pct(f.Plan.Params.Headroom) + " free) | " + count(f.Plan.GPUsNeeded) + " |",
-		"| 2026-09 | 200 | 190 | 7 | 1,500 |",
+		"| 2026-09 | 200 | 1,500 | — | — | — | — | 0.0 | unknown |",
 	} {
 		if !strings.Contains(md, want) {
 			t.Errorf("Markdown lacks %q", want)

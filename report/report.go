@@ -54,10 +54,13 @@ type Data struct {
 }
 
 // MonthHeadline is one earlier month's first numbers, for the comparison
-// table.
+// table and the trend chart.
 type MonthHeadline struct {
 	Month    string            `json:"month"` // "2026-10"
 	Headline analysis.Headline `json:"headline"`
+	// LostGPUHours is the month's Workload.LostGPUHours: GPU-hours of
+	// jobs that ended failed, timed out, preempted, ….
+	LostGPUHours float64 `json:"lost_gpu_hours"`
 }
 
 // Sources says where the data came from. The counts of jobs with and

@@ -131,15 +131,15 @@ func TestSimulatedPlanSection(t *testing.T) {
 	w := mdSection(t, md, "What buying or changing would do")
 	for _, want := range []string{
 		// (a) the free changes, each with its replayed effect.
-		"| R1 | Share NVIDIA H100 80GB HBM3 GPUs in 4 shards | jobs of 1 GPU or less | 600 | 2h30m | 2h29m (2h14m–2h44m) | 30m → 29m50s | no material change in waits; not applied |",
-		"| R2 | Account bio holds idle GPUs | the other GPU jobs | 800 | 3h | 2h (1h48m–2h12m) | 30m → 20m | helps: applied before any purchase |",
+		"| R1 | Share NVIDIA H100 80GB HBM3 GPUs in 4 shards | jobs of 1 GPU or less | 600 | 02:30:00 | 02:29:10 (02:14:15–02:44:05) | 00:30:00 → 00:29:50 | no material change in waits; not applied |",
+		"| R2 | Account bio holds idle GPUs | the other GPU jobs | 800 | 03:00:00 | 02:00:00 (01:48:00–02:12:00) | 00:30:00 → 00:20:00 | helps: applied before any purchase |",
 		"Applied before any purchase: R2.",
 		// (b) the purchase per model.
-		"| NVIDIA H100 80GB HBM3 | 24 | 3h | 5h10m (4h23m–6h12m) | 4 more | \\+0: 5h10m, +1: 3h, +2: 1h40m, +3: 1h5m, +4: 48m |",
-		"| NVIDIA A100-SXM4-40GB | 8 | 20m | 40m (34m–48m) | none needed | \\+0: 40m |",
+		"| NVIDIA H100 80GB HBM3 | 24 | 03:00:00 | 05:10:00 (04:23:30–06:12:00) | 4 more | \\+0: 05:10:00, +1: 03:00:00, +2: 01:40:00, +3: 01:05:00, +4: 00:48:00 |",
+		"| NVIDIA A100-SXM4-40GB | 8 | 00:20:00 | 00:40:00 (00:34:00–00:48:00) | none needed | \\+0: 00:40:00 |",
 		// (c) the timeline.
 		"| First month that misses the target | month 7 after the window (2027-07) |",
-		"| First to miss it | partition gpu: p95 wait 1h20m (1h10m–1h30m) |",
+		"| First to miss it | partition gpu: p95 wait 01:20:00 (01:10:00–01:30:00) |",
 		"| Order by (lead time 3 months) | 2027-04-01 |",
 		// (d) the costs.
 		"| NVIDIA H100 80GB HBM3 | 4 | 36,000 | 19,272 | 55.0 % | 57,816 | 34.2 % | buy |",
@@ -191,8 +191,8 @@ func TestSimulatedPlanSection(t *testing.T) {
 		t.Fatalf("no plan chart: %s", cs[chartPlan].Empty)
 	}
 	for _, want := range []string{
-		shortLabel("NVIDIA H100 80GB HBM3") + " (+4 meets it)", shortLabel("NVIDIA A100-SXM4-40GB"),
-		"target: p95 ≤ 1h", "± calibration error 6m", "GPUs of the model added", "p95 wait, hours", "+4",
+		"NVIDIA H100 80GB HBM3 (+4 meets it)", "NVIDIA A100-SXM4-40GB",
+		"target: p95 ≤ " + wait(3600), "± calibration error " + wait(360), "GPUs of the model added", "p95 wait, hours", "+4",
 	} {
 		if !strings.Contains(html.UnescapeString(svg), want) {
 			t.Errorf("plan chart lacks %q", want)
@@ -207,7 +207,7 @@ func TestSimulatedPlanSection(t *testing.T) {
 	if n := strings.Count(page, `<figure id="chart-plan" class="chart">`); n != 1 {
 		t.Errorf("%d plan charts in the HTML, want 1", n)
 	}
-	if cap := cs[chartPlan].Caption; !strings.Contains(cap, "± the calibration error 6m") || !strings.Contains(cap, "p10–p90") {
+	if cap := cs[chartPlan].Caption; !strings.Contains(cap, "± the calibration error "+wait(360)) || !strings.Contains(cap, "p10–p90") {
 		t.Errorf("plan chart caption %q does not explain the band and whiskers", cap)
 	}
 	// Short waits are drawn in minutes.

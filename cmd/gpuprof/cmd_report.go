@@ -273,8 +273,8 @@ func (o *reportOptions) earlierMonths(ctx context.Context, src *jobSource, w ana
 			continue
 		}
 		in.Nodes = nodes
-		h := analysis.SummariseWorkload(in, analysis.WorkloadParams{Window: ew, TopN: 1}, c).Headline
-		e.months = append(e.months, report.MonthHeadline{Month: ew.From.Format("2006-01"), Headline: h})
+		ewl := analysis.SummariseWorkload(in, analysis.WorkloadParams{Window: ew, TopN: 1}, c)
+		e.months = append(e.months, report.MonthHeadline{Month: ew.From.Format("2006-01"), Headline: ewl.Headline, LostGPUHours: ewl.LostGPUHours})
 		u, a := namesOf(in.Jobs)
 		e.users, e.accounts = append(e.users, u...), append(e.accounts, a...)
 	}
