@@ -7,12 +7,12 @@ import (
 	"fmt"
 	"io"
 	"mime"
-	"mime/quotedprintable"
 	"net/mail"
 	"os/exec"
 	"strings"
 	"syscall"
 	"time"
+	"unicode/utf8"
 
 	"github.com/gpuprof/gpuprof/termtext"
 )
@@ -96,9 +96,10 @@ func JobName(name string) string {
 
 // Compose writes m as an RFC 5322 message: From, To (the one recipient),
 // Subject, Date, Message-ID, MIME headers and Auto-Submitted (RFC 3834, so
-// that vacation responders stay quiet), then the body as UTF-8
-// quoted-printable (no line over 76 characters, whatever the body holds).
-// It fails only for a recipient ParseRecipient refuses.
+// that vacation responders stay quiet), then the body as UTF-8 text
+// (8bit), each line cleaned and word-wrapped at 76 columns, none over
+// RFC 5322's 998 bytes whatever the body holds. It fails only for a
+// recipient ParseRecipient refuses or a From ParseFrom refuses.
 func Compose(m Message) ([]byte, error) {
 	to, err := ParseRecipient(m.To)
 	if err != nil {
@@ -118,30 +119,57 @@ func Compose(m Message) ([]byte, error) {
 	header("Auto-Submitted", "auto-generated")
 	header("MIME-Version", "1.0")
 	header("Content-Type", "text/plain; charset=utf-8")
-	header("Content-Transfer-Encoding", "quoted-printable")
+	header("Content-Transfer-Encoding", "8bit")
 	b.WriteString("\r\n")
-	qp := quotedprintable.NewWriter(&b)
-	body := bodyText(m.Body)
-	if _, err := io.WriteString(qp, body); err != nil {
-		return nil, err
-	}
-	if err := qp.Close(); err != nil {
-		return nil, err
-	}
-	if !strings.HasSuffix(body, "\n") {
-		b.WriteString("\r\n")
+	for _, line := range strings.Split(strings.ReplaceAll(m.Body, "\r\n", "\n"), "\n") {
+		for _, l := range wrap(termtext.Clean(line), wrapColumns) {
+			b.WriteString(l + "\r\n")
+		}
 	}
 	return b.Bytes(), nil
 }
 
-// bodyText cleans each line of the body (termtext.Clean keeps no control
-// characters) and ends lines with CRLF, as RFC 5322 wants.
-func bodyText(s string) string {
-	lines := strings.Split(strings.ReplaceAll(s, "\r\n", "\n"), "\n")
-	for i, l := range lines {
-		lines[i] = termtext.Clean(l)
+// wrapColumns is where body lines are wrapped; maxLineBytes bounds a
+// line that has no space to wrap at (RFC 5322 allows 998).
+const (
+	wrapColumns  = 76
+	maxLineBytes = 900
+)
+
+// wrap breaks a line at spaces so that no piece is wider than width runes,
+// keeping the line's indentation on its continuation lines; a word longer
+// than maxLineBytes is cut.
+func wrap(line string, width int) []string {
+	if utf8.RuneCountInString(line) <= width && len(line) <= maxLineBytes {
+		return []string{line}
 	}
-	return strings.Join(lines, "\r\n")
+	indent := line[:len(line)-len(strings.TrimLeft(line, " "))]
+	var out []string
+	cur := indent
+	for _, w := range strings.Fields(line) {
+		for len(w) > maxLineBytes {
+			head, _ := termtext.Cut(w, maxLineBytes)
+			if cur != indent {
+				out = append(out, cur)
+				cur = indent
+			}
+			out = append(out, indent+head)
+			w = w[len(head):]
+		}
+		switch {
+		case cur == indent:
+			cur += w
+		case utf8.RuneCountInString(cur)+1+utf8.RuneCountInString(w) > width:
+			out = append(out, cur)
+			cur = indent + w
+		default:
+			cur += " " + w
+		}
+	}
+	if cur != indent || len(out) == 0 {
+		out = append(out, cur)
+	}
+	return out
 }
 
 func idText(s string) string {

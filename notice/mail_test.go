@@ -6,7 +6,6 @@ import (
 	"errors"
 	"io"
 	"mime"
-	"mime/quotedprintable"
 	"net/mail"
 	"os"
 	"path/filepath"
@@ -14,6 +13,7 @@ import (
 	"strings"
 	"testing"
 	"time"
+	"unicode/utf8"
 
 	"github.com/gpuprof/gpuprof/profile"
 )
@@ -66,9 +66,15 @@ func parse(t *testing.T, raw []byte, to string) (*mail.Message, string, string) 
 	if strings.ContainsAny(subject, "\r\n\x1b") {
 		t.Errorf("decoded subject holds CR, LF or ESC: %q", subject)
 	}
-	body, err := io.ReadAll(quotedprintable.NewReader(m.Body))
+	body, err := io.ReadAll(m.Body)
 	if err != nil {
-		t.Fatalf("body is not quoted-printable: %v", err)
+		t.Fatal(err)
+	}
+	for i, line := range strings.Split(string(body), "\r\n") {
+		// Over 76 only when one word (a job name without spaces) is.
+		if utf8.RuneCountInString(line) > 76 && len(strings.Fields(line)) > 1 {
+			t.Errorf("body line %d is %d characters, over 76, and could wrap: %q", i, utf8.RuneCountInString(line), line)
+		}
 	}
 	if bytes.ContainsRune(body, 0x1b) {
 		t.Errorf("body holds an escape")
@@ -101,9 +107,11 @@ func TestComposeHostileNames(t *testing.T) {
 			if !strings.Contains(subject, tt.wantSubject) {
 				t.Errorf("subject %q, want it to contain %q", subject, tt.wantSubject)
 			}
-			for _, want := range []string{"job 4242", "gpu01", "GPU 1: no process", "Since:         2026-12-03T09:00:00",
+			// Wrapped lines joined again: the words, not the layout.
+			flat := strings.Join(strings.Fields(body), " ")
+			for _, want := range []string{"job 4242", "gpu01", "GPU 1: no process", "Since: 2026-12-03T09:00:00",
 				"#SBATCH --gres=gpu:1", "touch ~/.gpuprof-no-notices"} {
-				if !strings.Contains(body, want) {
+				if !strings.Contains(flat, want) {
 					t.Errorf("body lacks %q:\n%s", want, body)
 				}
 			}
@@ -226,5 +234,27 @@ func TestMailerTimeout(t *testing.T) {
 	}
 	if took > 3*time.Second {
 		t.Errorf("Send took %s with a 300ms timeout: the hung program (or its child) held it", took)
+	}
+}
+
+func TestWrap(t *testing.T) {
+	tests := []struct {
+		name string
+		in   string
+		want []string
+	}{
+		{name: "short", in: "a b c", want: []string{"a b c"}},
+		{name: "at spaces", in: "aaaa bbbb cccc dddd", want: []string{"aaaa bbbb", "cccc dddd"}},
+		{name: "indent kept", in: "  aaa bbb cccc", want: []string{"  aaa bbb", "  cccc"}},
+		{name: "long word cut at maxLineBytes", in: strings.Repeat("x", 2*maxLineBytes+5) + " y",
+			want: []string{strings.Repeat("x", maxLineBytes), strings.Repeat("x", maxLineBytes), "xxxxx y"}},
+		{name: "empty", in: "", want: []string{""}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			if got := wrap(tt.in, 10); !reflect.DeepEqual(got, tt.want) {
+				t.Errorf("wrap = %q, want %q", got, tt.want)
+			}
+		})
 	}
 }

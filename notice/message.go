@@ -55,34 +55,33 @@ func Build(in MessageInput) Message {
 		w("Hello %s,", in.User)
 		w("")
 	}
-	w("your job %s (%s) on node %s of cluster %s holds GPU capacity it does not use.", in.JobID, name, in.Node, in.Cluster)
+	w("your job %s (%s) on node %s of cluster %s %s.", in.JobID, name, in.Node, in.Cluster, summary(n.Rule))
 	w("")
 	w("What was seen: %s.", n.Evidence)
-	w("Since:         %s", slurmext.FormatTime(n.Since, in.Loc))
+	w("Since: %s", slurmext.FormatTime(n.Since, in.Loc))
 	if !in.Start.IsZero() {
-		w("Job started:   %s", slurmext.FormatTime(in.Start, in.Loc))
+		w("Job started: %s", slurmext.FormatTime(in.Start, in.Loc))
 	}
 	w("")
 	switch {
 	case n.Fix != "":
-		w("Next time, submit it with:")
+		w("Next time, submit it with")
 		w("")
 		w("    #SBATCH %s", n.Fix)
 		w("")
-		w("(or sbatch %s on the command line).", n.Fix)
+		w("in the batch script (or sbatch %s on the command line).", n.Fix)
 	case n.Rule == profile.RuleIdleJob || n.Rule == profile.RuleCancel:
-		w("If the job does not need a GPU, submit it without --gres=gpu (or --gpus);")
-		w("an interactive session holds its GPUs until it ends: exit it when done.")
+		w("If the job does not need a GPU, submit it without --gres=gpu (or --gpus). An interactive session holds its GPUs until it ends: exit it when done.")
 	}
+	w("")
 	switch n.Rule {
 	case profile.RuleCancel:
-		w("")
-		w("It stayed idle after an earlier notice, so it is cancelled under this cluster's policy")
-		w("(scancel --signal=%s, then scancel).", strings.TrimPrefix(in.CancelSignal, "SIG"))
+		w("It stayed idle after an earlier notice, so it is cancelled under this cluster's policy (scancel --signal=%s, then scancel).",
+			strings.TrimPrefix(in.CancelSignal, "SIG"))
+	case profile.RuleOversized:
+		w("Nothing needs doing for this run; the line above lets the next one leave the rest of the card to others.")
 	default:
-		w("")
-		w("If the job is about to use its GPUs again, nothing needs doing; otherwise please end it")
-		w("(scancel %s) so that others can use them.", in.JobID)
+		w("If the job is about to use its GPUs again, nothing needs doing; otherwise please end it (scancel %s) so that others can use them.", in.JobID)
 	}
 	w("")
 	w("%s", stopWords(in.OptOut))
@@ -99,11 +98,22 @@ func Build(in MessageInput) Message {
 	}
 }
 
+// summary ends the body's first sentence for a rule.
+func summary(rule string) string {
+	switch rule {
+	case profile.RuleOversized:
+		return "holds a whole GPU for work that fits a smaller one"
+	case profile.RuleUnusedGPUs:
+		return "holds several GPUs and uses one"
+	}
+	return "holds GPUs it does not use"
+}
+
 // stopWords says how the user stops these notices.
 func stopWords(o OptOut) string {
 	switch {
 	case o.HomeFile != "":
-		return fmt.Sprintf("To stop these notices, create the file ~/%s (touch ~/%s).", o.HomeFile, o.HomeFile)
+		return fmt.Sprintf("To stop these notices, create the file ~/%s:\n\n    touch ~/%s", o.HomeFile, o.HomeFile)
 	case o.File != "":
 		return fmt.Sprintf("To stop these notices, ask your administrators to add you to %s.", o.File)
 	}
