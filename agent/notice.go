@@ -163,7 +163,9 @@ func (a *Agent) deliverNotice(ctx context.Context, req noticeReq) {
 // program may have taken the message just before the stop, so they are
 // not sent again (at most once). Called before any delivery of this run.
 func (a *Agent) abandonPending(ctx context.Context) {
-	rs, err := a.db.ListNotices(ctx, store.NoticeFilter{Node: a.opts.Node, Status: profile.NoticePending})
+	// The node database holds this node's notices only (under whatever
+	// names the hooks gave it).
+	rs, err := a.db.ListNotices(ctx, store.NoticeFilter{Status: profile.NoticePending})
 	if err != nil {
 		a.log.Warn("notices: pending notices of a previous run not read", "err", err)
 		return

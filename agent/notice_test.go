@@ -14,6 +14,7 @@ import (
 	"time"
 
 	"github.com/gpuprof/gpuprof/config"
+	"github.com/gpuprof/gpuprof/gpu"
 	"github.com/gpuprof/gpuprof/gpu/sim"
 	"github.com/gpuprof/gpuprof/notice"
 	"github.com/gpuprof/gpuprof/profile"
@@ -389,5 +390,34 @@ func TestNoticeExemptQOS(t *testing.T) {
 	}
 	if n := len(f.sent()); n != 0 {
 		t.Errorf("%d mails for an exempt QOS", n)
+	}
+}
+
+func TestNoticeTickDoesNotAllocate(t *testing.T) {
+	f := newNoticeFixture(t, func(c *config.NoticesConfig) {
+		c.Cancel.Enabled, c.Cancel.Partitions = true, []string{"debug"}
+		c.ExemptAccounts, c.ExemptUsers = []string{"other"}, []string{"svc"}
+	})
+	f.proc(4200, "60", "python", sim.Usage{UUID: f.devs[0].UUID, Mem: 10 * gib, Util: 70},
+		sim.Usage{UUID: f.devs[1].UUID, Mem: 10 * gib, Util: 70})
+	f.startIn("60", "debug", minorRef(0), minorRef(1))
+	f.tick(3)
+	f.a.mu.Lock()
+	defer f.a.mu.Unlock()
+	st := f.a.jobs["60"]
+	readings := map[string]reading{}
+	for _, g := range st.prof.GPUs {
+		readings[g.UUID] = reading{}
+	}
+	now := f.now
+	allocs := testing.AllocsPerRun(500, func() {
+		now = now.Add(time.Second)
+		for i := range st.prof.GPUs {
+			st.noticeObserve(i, profile.Reading{Time: now, Util: gpu.Some[uint32](70), MemUsed: gpu.Some[uint64](10 * gib), Processes: 1})
+		}
+		f.a.noticeTick(now, st, readings)
+	})
+	if allocs != 0 {
+		t.Errorf("the notice rules allocate %v times per tick for a busy 2-GPU job, want 0", allocs)
 	}
 }
