@@ -18,6 +18,7 @@ func sacctOnly() Data {
 	h := &w.Headline
 	h.MeasuredGPUHours, h.UsedGPUHours, h.Utilisation, h.Coverage, h.IdleGPUHours = 0, 0, 0, 0, 0
 	h.VRAMPeakFrac, h.VRAMHeadroom = analysis.Dist{}, 0
+	h.Energy = analysis.Energy{}
 	w.Models = nil
 	w.Util = analysis.UtilHistogram{}
 	for i := range w.Daily {
@@ -25,6 +26,10 @@ func sacctOnly() Data {
 	}
 	for i := range w.Users {
 		w.Users[i].UsedGPUHours, w.Users[i].Utilisation, w.Users[i].IdleGPUHours = 0, 0, 0
+		w.Users[i].Energy = analysis.Energy{}
+	}
+	for i := range w.Accounts {
+		w.Accounts[i].Energy = analysis.Energy{}
 	}
 	s := &d.Findings.Summary
 	s.WithoutGPUData += s.WithGPUData
@@ -62,8 +67,8 @@ func TestMissingData(t *testing.T) {
 		{
 			name:    "sacct only",
 			data:    sacctOnly(),
-			missing: []string{missingNoGPUData, missingNoModel, missingNoEarlier},
-			say: []string{"only the scheduler", "no GPU readings", "no GPU memory readings",
+			missing: []string{missingNoGPUData, missingNoModel, missingNoEarlier, missingNoEnergy},
+			say: []string{"only the scheduler", "no GPU readings", "no GPU memory readings", "unknown (no GPU recorded its energy)",
 				"from the scheduler record alone", "No GPU model is known",
 				"1,100 have only the scheduler"},
 			html: []string{`id="chart-util" class="chart chart-empty"`, "used is not known", `id="chart-daily" class="chart"`},
@@ -126,7 +131,11 @@ func TestMissingData(t *testing.T) {
 func TestChartIDs(t *testing.T) {
 	for name, d := range map[string]Data{"full": fixture(), "empty": {}} {
 		out := renderAll(t, d)
-		for _, id := range []string{chartDaily, chartVRAM, chartUtil, chartWait, chartClass, chartHeatmap, chartPlan} {
+		ids := []string{chartDaily, chartVRAM, chartUtil, chartWait, chartClass, chartHeatmap, chartPlan}
+		if name == "full" { // the trend needs earlier months
+			ids = append(ids, chartTrend)
+		}
+		for _, id := range ids {
 			if n := strings.Count(out["html"], `<figure id="`+id+`"`); n != 1 {
 				t.Errorf("%s: %d figures with id %s, want 1", name, n, id)
 			}
