@@ -34,8 +34,9 @@ type reportJob struct {
 	util                float64 // percent
 	state               string  // default COMPLETED
 	sacctOnly           bool
-	gpus                int    // default 1
-	node                string // default gpu01
+	gpus                int     // default 1
+	node                string  // default gpu01
+	energyKWh           float64 // per GPU; 0: no energy reading
 }
 
 // reportDB writes jobs to a new database and returns its path.
@@ -71,6 +72,7 @@ func reportDB(t *testing.T, jobs ...reportJob) string {
 					Samples: 60, UtilSum: uint64(j.util) * 60, UtilMax: uint32(j.util), UtilHist: hist,
 					MemSamples: 60, MemPeak: 20 << 30, MemActive: 60, ProcSamples: 60,
 					FirstSample: j.start, LastSample: end,
+					EnergyJ: j.energyKWh * 3.6e6, EnergyValid: j.energyKWh > 0,
 				})
 			}
 			p := profile.Job{
@@ -641,5 +643,131 @@ func TestJobsSortAndText(t *testing.T) {
 	}
 	if _, err := runCLI(t, "jobs", "--db", db, "--sort", "bogus"); exitCode(err) != exitUsage {
 		t.Errorf("jobs --sort bogus: %v (exit %d), want a usage error", err, exitCode(err))
+	}
+}
+
+// TestReportCommandPurchaserNumbers: gpuprof report over a database gives
+// per GPU model the inventory's cards, the occupancy and the queue wait of
+// the jobs that ran on it, the energy per model and account from the
+// profiles' per-GPU energy (unknown, never 0, where none was recorded),
+// and an earlier month's lost GPU-hours in the comparison.
+func TestReportCommandPurchaserNumbers(t *testing.T) {
+	jobs := monthJobs(oct2026, 2000, 12, []string{"ann", "bob"}, []string{"ml", "bio"}, "train")
+	for i := range jobs {
+		if jobs[i].account == "ml" {
+			jobs[i].energyKWh = 1.5 // 1.5 kWh on each ml job's one GPU
+		}
+	}
+	sep := monthJobs(sep2026, 1000, 5, []string{"ann"}, []string{"ml"}, "train")
+	sep[0].state = "FAILED" // 3 GPU-hours lost in September
+	db := reportDB(t, append(jobs, sep...)...)
+	dir := t.TempDir()
+	if _, err := runCLI(t, "report", "--db", db, "--month", "2026-10", "--out", dir); err != nil {
+		t.Fatalf("report: %v", err)
+	}
+	files := reportFiles(t, dir, "2026-10", "html", "md", "json")
+	type energy struct {
+		KWh      float64 `json:"kwh"`
+		Measured float64 `json:"measured_gpu_hours"`
+		Coverage float64 `json:"coverage"`
+	}
+	type dist struct {
+		N   int     `json:"n"`
+		P50 float64 `json:"p50"`
+		P95 float64 `json:"p95"`
+	}
+	var r struct {
+		Missing  []string `json:"missing"`
+		Workload struct {
+			Window   analysis.Window `json:"window"`
+			Headline struct {
+				InventoryGPUs int     `json:"inventory_gpus"`
+				GPUWait       dist    `json:"gpu_wait_s"`
+				Energy        energy  `json:"energy"`
+				Allocated     float64 `json:"allocated_gpu_hours"`
+			} `json:"headline"`
+			Daily []struct {
+				Capacity float64 `json:"capacity_gpu_hours"`
+			} `json:"daily"`
+			Models []struct {
+				Model    string    `json:"model"`
+				Cards    int       `json:"cards"`
+				GPUHours float64   `json:"gpu_hours"`
+				Capacity float64   `json:"capacity_gpu_hours"`
+				Occ      float64   `json:"occupancy"`
+				Wait     dist      `json:"wait_s"`
+				Energy   energy    `json:"energy"`
+				HistGPUH []float64 `json:"vram_peak_hist_gpu_hours"`
+			} `json:"models"`
+			Accounts []struct {
+				Name   string `json:"name"`
+				Energy energy `json:"energy"`
+			} `json:"accounts"`
+		} `json:"workload"`
+		Earlier []struct {
+			Month string  `json:"month"`
+			Lost  float64 `json:"lost_gpu_hours"`
+		} `json:"earlier"`
+	}
+	if err := json.Unmarshal([]byte(files["json"]), &r); err != nil {
+		t.Fatal(err)
+	}
+	w := r.Workload
+	near := func(what string, got, want float64) {
+		t.Helper()
+		if d := got - want; d > 1e-6 || d < -1e-6 {
+			t.Errorf("%s = %v, want %v", what, got, want)
+		}
+	}
+	// The profiles name two nodes with one H100 each.
+	if w.Headline.InventoryGPUs != 2 || len(w.Models) != 1 || w.Models[0].Model != testH100 || w.Models[0].Cards != 2 {
+		t.Fatalf("inventory %d GPUs, models %+v; want 2 H100 cards", w.Headline.InventoryGPUs, w.Models)
+	}
+	m := w.Models[0]
+	hours := w.Window.To.Sub(w.Window.From).Hours()
+	near("model GPU-hours", m.GPUHours, 12*3)
+	near("model capacity", m.Capacity, 2*hours)
+	near("model occupancy", m.Occ, 36/(2*hours))
+	near("day 1 capacity", w.Daily[0].Capacity, 2*24)
+	// Waits of 10, 20, 30, 40, 50 minutes round-robin over 12 jobs:
+	// nearest rank p50 is the 6th (20 min), p95 the 12th (50 min).
+	if m.Wait != (dist{N: 12, P50: 1200, P95: 3000}) || w.Headline.GPUWait != m.Wait {
+		t.Errorf("model wait %+v, GPU jobs' wait %+v; want 12 waits, p50 1200 s, p95 3000 s", m.Wait, w.Headline.GPUWait)
+	}
+	// Half the jobs (ml's six) recorded 1.5 kWh each.
+	near("model kWh", m.Energy.KWh, 6*1.5)
+	near("model energy coverage", m.Energy.Coverage, 0.5)
+	near("VRAM GPU-hours in the 20-30 % bin", m.HistGPUH[2], 36) // 20 GiB of 80
+	for _, a := range w.Accounts {
+		switch a.Name {
+		case "ml":
+			near("ml kWh", a.Energy.KWh, 9)
+			near("ml measured GPU-hours", a.Energy.Measured, 18)
+		case "bio":
+			if a.Energy != (energy{}) {
+				t.Errorf("bio energy %+v, want none measured", a.Energy)
+			}
+		}
+	}
+	if len(r.Earlier) != 1 || r.Earlier[0].Month != "2026-09" {
+		t.Fatalf("earlier = %+v", r.Earlier)
+	}
+	near("September's lost GPU-hours", r.Earlier[0].Lost, 3)
+	md := files["md"]
+	for _, want := range []string{
+		"| bio | 18.0 | unknown | none | unknown |",
+		"| ml | 18.0 | 9.0 kWh | 100.0 % | 0.50 |",
+		"| 2026-09 | 5 | 15.0 |",
+		"| " + testH100 + " | 80 GiB | 2 | 36.0 | " + fmt.Sprintf("%.1f %%", 100*36/(2*hours)) + " | 00:20:00 | 00:50:00 |",
+	} {
+		if !strings.Contains(md, want) {
+			t.Errorf("Markdown lacks %q", want)
+		}
+	}
+	if !strings.Contains(md, "| 3.0 | unknown |") {
+		t.Errorf("Markdown's comparison lacks September's 3.0 lost GPU-hours and unknown energy:\n%s", md[strings.Index(md, "## This month against"):][:800])
+	}
+	if !strings.Contains(files["html"], `<figure id="chart-trend" class="chart">`) {
+		t.Error("HTML has no trend chart for two months")
 	}
 }
