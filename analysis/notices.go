@@ -22,7 +22,7 @@ var noticeRules = []string{profile.RuleIdleGPU, profile.RuleIdleJob, profile.Rul
 
 // noticeStatuses is the order in which statuses are listed.
 var noticeStatuses = []string{profile.NoticePending, profile.NoticeSent, profile.NoticeFailed, profile.NoticeCapped,
-	profile.NoticeOptedOut, profile.NoticeNoMail, profile.NoticeDryRun, profile.NoticeCanceled}
+	profile.NoticeOptedOut, profile.NoticeNoMail, profile.NoticeExempt, profile.NoticeDryRun, profile.NoticeCanceled}
 
 // NoticeRuleWords names a notice rule for people: "idle GPU" for
 // profile.RuleIdleGPU. An unknown rule (a newer agent's) is returned as
@@ -59,6 +59,8 @@ func NoticeStatusWords(status string) string {
 		return "not sent: the user opted out"
 	case profile.NoticeNoMail:
 		return "not sent: no mail address known"
+	case profile.NoticeExempt:
+		return "not sent: the job's QOS is exempt"
 	case profile.NoticeDryRun:
 		return "dry run: nothing cancelled"
 	case profile.NoticeCanceled:
@@ -122,7 +124,8 @@ type NoticeSummary struct {
 	// Notices is the number of notices decided in the window; Sent of them
 	// reached the user (status sent), Cancelled were the cancel action
 	// carried out, DryRuns the cancel action in dry-run mode, and the rest
-	// were not sent (capped, opted out, no address, mail failed) or have
+	// were not sent (capped, opted out, no address, exempt QOS, mail
+	// failed) or have
 	// no outcome recorded (pending).
 	Notices   int `json:"notices"`
 	Sent      int `json:"sent"`

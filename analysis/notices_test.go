@@ -199,6 +199,8 @@ func TestNoticeLine(t *testing.T) {
 			"notice not sent 2026-12-03T14:02:11 (the user opted out): " + idle},
 		{"no address", profile.Notice{Rule: profile.RuleIdleJob, Status: profile.NoticeNoMail, Time: at, Evidence: idle},
 			"notice not sent 2026-12-03T14:02:11 (no mail address known): " + idle},
+		{"exempt QOS", profile.Notice{Rule: profile.RuleIdleJob, Status: profile.NoticeExempt, Time: at, Evidence: idle},
+			"notice not sent 2026-12-03T14:02:11 (the job's QOS is exempt): " + idle},
 		{"cancel warning", profile.Notice{Rule: profile.RuleCancel, Status: profile.NoticeSent, Time: at, Evidence: "idle 30 min"},
 			"cancel warning sent 2026-12-03T14:02:11: idle 30 min"},
 		{"cancelled", profile.Notice{Rule: profile.RuleCancel, Status: profile.NoticeCanceled, Time: at, Evidence: "idle 40 min"},
