@@ -2,6 +2,7 @@ package agent
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"time"
 
@@ -135,6 +136,11 @@ func (a *Agent) deliverNotice(ctx context.Context, req noticeReq) {
 		return
 	}
 	cancel := r.Rule == profile.RuleCancel
+	if cancel && errors.Is(infoErr, notice.ErrJobGone) {
+		r.Status, r.Detail = profile.NoticeFailed, "not cancelled: the job ended before the action"
+		a.finishNotice(ctx, r, log)
+		return
+	}
 	if cancel && len(cfg.Exempt.QOS) > 0 && infoErr != nil {
 		r.Status, r.Detail = profile.NoticeFailed, "not cancelled: the QOS is unknown and QOS exemptions exist: "+infoErr.Error()
 		a.finishNotice(ctx, r, log)

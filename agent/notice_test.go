@@ -421,3 +421,62 @@ func TestNoticeTickDoesNotAllocate(t *testing.T) {
 		t.Errorf("the notice rules allocate %v times per tick for a busy 2-GPU job, want 0", allocs)
 	}
 }
+
+func TestNoticeWhileRunning(t *testing.T) {
+	// The real loops on the wall clock, fast: sampling, flushing and
+	// delivery run at once (run with -race to check their sharing).
+	f := newNoticeFixture(t, func(c *config.NoticesConfig) {
+		c.IdleJob.Window = config.Duration(200 * time.Millisecond)
+	})
+	f.cfg.Rules.Interval = 20 * time.Millisecond
+	a, err := New(context.Background(), Options{
+		Cluster: "c", Node: "n1", Socket: filepath.Join(f.dir, "run.sock"),
+		Interval: 20 * time.Millisecond, FlushInterval: 30 * time.Millisecond, SeriesPoints: 64,
+		Procfs: f.procfs, CgroupRoot: filepath.Join(f.dir, "cgroup"), Notices: f.cfg,
+	}, f.node, f.db, f.spool, slog.New(slog.NewTextHandler(io.Discard, nil)))
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan error, 1)
+	go func() { done <- a.Run(ctx) }()
+	defer func() {
+		cancel()
+		if err := <-done; err != nil {
+			t.Errorf("Run: %v", err)
+		}
+	}()
+	// Wait for Run to listen (and log its start) before the hook's
+	// request, as a real prolog would.
+	for start := time.Now(); time.Since(start) < 5*time.Second; time.Sleep(10 * time.Millisecond) {
+		if _, err := os.Stat(filepath.Join(f.dir, "run.sock")); err == nil {
+			break
+		}
+	}
+	time.Sleep(100 * time.Millisecond)
+	var resp Response
+	if err := a.Handle(ctx, Request{Op: OpStart, Start: &JobStart{Cluster: "c", Node: "n1", JobID: "70", User: "u70",
+		UID: 1000, Partition: "gpu", Start: time.Now(), GPUs: []GPURef{minorRef(3)}}}, &resp); err != nil {
+		t.Fatal(err)
+	}
+	// Sent when its record says so (the mail file may be half written
+	// before).
+	deadline := time.Now().Add(10 * time.Second)
+	for time.Now().Before(deadline) {
+		if rs := f.notices("70"); len(rs) == 1 && rs[0].Status != profile.NoticePending {
+			break
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+	if n := len(f.sent()); n != 1 {
+		t.Fatalf("%d mails within 10 s of a 200 ms window, want 1", n)
+	}
+	time.Sleep(200 * time.Millisecond) // more ticks and flushes
+	if err := a.Handle(ctx, Request{Op: OpEnd, End: &JobEnd{JobStart: JobStart{Cluster: "c", Node: "n1", JobID: "70"},
+		End: time.Now()}}, &resp); err != nil {
+		t.Fatal(err)
+	}
+	if n := len(f.sent()); n != 1 {
+		t.Errorf("%d mails, want 1", n)
+	}
+}
