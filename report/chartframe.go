@@ -212,6 +212,16 @@ func (f *figure) render() (template.HTML, error) {
 			Min: vg.Point{X: f.width - f.rightW, Y: height - vg.Length(nRows)*f.panelH},
 			Max: vg.Point{X: f.width - panelMargin, Y: height - panelMargin},
 		}}
+		if len(f.panels) > 0 {
+			// The strip spans the first panel's data area, so that a
+			// colour bar runs as high as the heat map beside it.
+			first := draw.Canvas{Canvas: dc.Canvas, Rectangle: vg.Rectangle{
+				Min: vg.Point{X: 0, Y: height - f.panelH},
+				Max: vg.Point{X: panelW - panelMargin, Y: height - panelMargin},
+			}}
+			da := f.panels[0].DataCanvas(first)
+			sub.Min.Y, sub.Max.Y = da.Min.Y, da.Max.Y
+		}
 		f.right.Draw(sub)
 	}
 	f.drawLegend(dc, legH)

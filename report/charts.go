@@ -582,7 +582,7 @@ func heatmapChart(d *Data) (chart, error) {
 	bar.X.Min, bar.X.Max = -0.5, 0.5
 	bar.Y.Min, bar.Y.Max = 0, top
 	bar.Y.Tick.Marker = fixedTicks(scaleTicks(top))
-	bar.Y.Padding = p.X.Padding
+	bar.X.Padding, bar.Y.Padding = 0, p.Y.Padding
 	f := one(p)
 	f.right, f.rightW = bar, 34+textWidth(gpus(top), sizeTick)+sizeLabel*2
 	svg, err := f.render()
