@@ -176,8 +176,13 @@ func TestNoticeIdleJobOnceAcrossRestart(t *testing.T) {
 		rs[0].Recipient != "u1@lab.example" || rs[0].User != "u1" || len(rs[0].GPUs) != 1 || rs[0].GPUs[0] != 0 {
 		t.Fatalf("recorded notices = %+v", rs)
 	}
-	if !strings.Contains(rs[0].Evidence, "GPU 0: no process") {
-		t.Errorf("evidence %q does not name the GPU", rs[0].Evidence)
+	if !strings.Contains(rs[0].Evidence, "GPU 0: no process") || !strings.Contains(rs[0].Evidence, "no GPU work since the job started") {
+		t.Errorf("evidence %q does not name the GPU and say it was never used", rs[0].Evidence)
+	}
+	// Idle from the start: no option fixes it (the body says to drop
+	// --gres=gpu), as the analysis' unused_gpus hint with none used.
+	if rs[0].Fix != "" {
+		t.Errorf("fix %q for a job that never used its GPU", rs[0].Fix)
 	}
 	f.a.mu.Lock()
 	inProfile := f.a.jobs["1"].prof.Notices

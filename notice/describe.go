@@ -59,6 +59,8 @@ func (t *Tracker) Describe(f Finding, now time.Time, j *profile.Job, loc *time.L
 		// idle from its start needs no GPU at all (no option says that).
 		if worked := f.Since.Sub(j.Start); !j.Start.IsZero() && worked > MaxGap*t.rules.Interval {
 			n.Fix = "--time=" + slurmTime(roundUp(time.Duration(float64(worked)*limitMargin), limitStep))
+		} else if !j.Start.IsZero() {
+			n.Evidence += "; no GPU work since the job started"
 		}
 	case profile.RuleOversized:
 		g := &j.GPUs[0]
