@@ -217,7 +217,7 @@ func dailyChart(d *Data) (chart, error) {
 		}
 		l.Color, l.Width = colCapacity, vg.Points(1.5)
 		p.Add(l)
-		legend = append(legend, item(fmt.Sprintf("capacity (%s × 24 GPU-hours a day)", counted(inv, "GPU", "GPUs")), l))
+		legend = append(legend, item(fmt.Sprintf("capacity (%s × 24 h a day)", counted(inv, "GPU", "GPUs")), l))
 	} else {
 		notes = append(notes, "no GPU inventory: capacity unknown")
 	}

@@ -139,7 +139,7 @@ func TestLegendsWhole(t *testing.T) {
 		}
 	}
 	legends := map[string][]string{
-		chartDaily: {"allocated", "used (utilisation-weighted)", "pending demand (GPUs requested × hours waiting)", "capacity (32 GPUs × 24 GPU-hours a day)"},
+		chartDaily: {"allocated", "used (utilisation-weighted)", "pending demand (GPUs requested × hours waiting)", "capacity (32 GPUs × 24 h a day)"},
 		chartVRAM:  {"GPU-hours by memory peak", "preallocated (peak is a reservation, not a need)"},
 		chartWait:  {"p50 (median wait)", "p95"},
 		chartPlan:  {"NVIDIA H100 80GB HBM3", long, "± calibration error " + wait(360), "target: p95 ≤ " + wait(3600)},
@@ -220,7 +220,7 @@ func TestLegendRows(t *testing.T) {
 func TestDailyChartCapacityAndPending(t *testing.T) {
 	cs := renderCharts(t, fixture())
 	svg := html.UnescapeString(string(cs[chartDaily].SVG))
-	for _, want := range []string{"capacity (32 GPUs × 24 GPU-hours a day)", "pending demand", "GPU-hours per day", "day of the month (2026-11)"} {
+	for _, want := range []string{"capacity (32 GPUs × 24 h a day)", "pending demand", "GPU-hours per day", "day of the month (2026-11)"} {
 		if !strings.Contains(svg, want) {
 			t.Errorf("daily chart lacks %q", want)
 		}
