@@ -22,6 +22,10 @@ import (
 // the database and in the job's profile (which carries it to the
 // collector).
 
+// claimTries bounds the attempts to record a notice in a locked
+// database.
+const claimTries = 3
+
 // noticeReq is one decided notice waiting for delivery.
 type noticeReq struct {
 	rec       store.NoticeRecord
@@ -114,6 +118,16 @@ func (a *Agent) deliverNotice(ctx context.Context, req noticeReq) {
 	r := req.rec
 	log := a.log.With("job", r.JobID, "rule", r.Rule, "user", r.User)
 	claimed, err := a.db.ClaimNotice(ctx, r)
+	for try := 1; err != nil && errors.Is(err, store.ErrLocked) && try < claimTries; try++ {
+		// Another writer (a hook, the flush) holds the database: try
+		// again shortly rather than lose the notice.
+		select {
+		case <-ctx.Done():
+			return
+		case <-time.After(time.Duration(try) * time.Second):
+		}
+		claimed, err = a.db.ClaimNotice(ctx, r)
+	}
 	if err != nil {
 		// Not recorded, so not sent: at most once. The rule stays fired in
 		// memory for this run of the agent.
@@ -149,6 +163,11 @@ func (a *Agent) deliverNotice(ctx context.Context, req noticeReq) {
 	if !cancel || !cfg.Cancel.DryRun {
 		// A dry run tells the user nothing: nothing happens to the job.
 		r.Status, r.Detail = a.mailNotice(ctx, &r, info, req)
+		if cancel {
+			// The action's outcome is the status; the mail's goes in
+			// the detail.
+			r.Detail = joinDetail("second notice "+r.Status, r.Detail)
+		}
 	}
 	if cancel {
 		what, err := cfg.Cancel.Cancel(ctx, r.JobID, r.Evidence)
