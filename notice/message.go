@@ -71,7 +71,8 @@ func Build(in MessageInput) Message {
 		w("")
 		w("in the batch script (or sbatch %s on the command line).", n.Fix)
 	case n.Rule == profile.RuleIdleJob || n.Rule == profile.RuleCancel:
-		w("If the job does not need a GPU, submit it without --gres=gpu (or --gpus). An interactive session holds its GPUs until it ends: exit it when done.")
+		w("If the job does not need a GPU, submit it without --gres=gpu (or --gpus).")
+		w("An interactive session holds its GPUs until it ends: exit it when done.")
 	}
 	w("")
 	switch n.Rule {
