@@ -113,7 +113,7 @@ func Compose(m Message) ([]byte, error) {
 	header := func(k, v string) { b.WriteString(k + ": " + v + "\r\n") }
 	header("From", from)
 	header("To", to)
-	header("Subject", HeaderText(m.Subject))
+	header("Subject", fold(HeaderText(m.Subject), len("Subject: ")))
 	header("Date", m.Date.Format(time.RFC1123Z))
 	header("Message-ID", "<"+idText(m.ID)+"."+fmt.Sprint(m.Date.Unix())+"@gpuprof>")
 	header("Auto-Submitted", "auto-generated")
@@ -127,6 +127,36 @@ func Compose(m Message) ([]byte, error) {
 		}
 	}
 	return b.Bytes(), nil
+}
+
+// fold folds a header value at its spaces (RFC 5322 folding white space)
+// so that no header line is longer than 78 characters where a space
+// allows; first is the length of "Name: " before the value. An RFC 2047
+// value is a row of encoded words of at most 75 characters, separated by
+// spaces, so it folds too.
+func fold(v string, first int) string {
+	var b strings.Builder
+	col := first
+	for i, w := range strings.Split(v, " ") {
+		switch {
+		case i == 0 && col+len(w) > 78 && col > 0:
+			// Even the first word does not fit after the name: it
+			// starts the next line ("Subject: " CRLF SP word).
+			b.WriteString("\r\n ")
+			col = 1
+		case i == 0:
+		case col+1+len(w) > 78:
+			b.WriteString("\r\n")
+			col = 0
+			fallthrough
+		default:
+			b.WriteByte(' ')
+			col++
+		}
+		b.WriteString(w)
+		col += len(w)
+	}
+	return b.String()
 }
 
 // wrapColumns is where body lines are wrapped; maxLineBytes bounds a

@@ -35,6 +35,12 @@ func testInput(name string) MessageInput {
 // RFC 5322's limit.
 func parse(t *testing.T, raw []byte, to string) (*mail.Message, string, string) {
 	t.Helper()
+	head, _, _ := bytes.Cut(raw, []byte("\r\n\r\n"))
+	for i, line := range bytes.Split(head, []byte("\r\n")) {
+		if len(line) > 78 {
+			t.Errorf("header line %d is %d bytes, over RFC 5322's 78: %q", i, len(line), line)
+		}
+	}
 	for i, line := range bytes.Split(raw, []byte("\r\n")) {
 		if len(line) > 998 {
 			t.Errorf("line %d is %d bytes, over RFC 5322's 998", i, len(line))
