@@ -159,6 +159,21 @@ func fold(v string, first int) string {
 	return b.String()
 }
 
+// glued joins "GPU 1" and "job 42" into one word for wrapping: a reader
+// (or a grep) finds them on one line.
+func glued(words []string) []string {
+	out := words[:0:0]
+	for i := 0; i < len(words); i++ {
+		w := words[i]
+		if (w == "GPU" || w == "job") && i+1 < len(words) {
+			w += " " + words[i+1]
+			i++
+		}
+		out = append(out, w)
+	}
+	return out
+}
+
 // wrapColumns is where body lines are wrapped; maxLineBytes bounds a
 // line that has no space to wrap at (RFC 5322 allows 998).
 const (
@@ -176,7 +191,7 @@ func wrap(line string, width int) []string {
 	indent := line[:len(line)-len(strings.TrimLeft(line, " "))]
 	var out []string
 	cur := indent
-	for _, w := range strings.Fields(line) {
+	for _, w := range glued(strings.Fields(line)) {
 		for len(w) > maxLineBytes {
 			head, _ := termtext.Cut(w, maxLineBytes)
 			if cur != indent {

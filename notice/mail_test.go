@@ -255,6 +255,7 @@ func TestWrap(t *testing.T) {
 		{name: "long word cut at maxLineBytes", in: strings.Repeat("x", 2*maxLineBytes+5) + " y",
 			want: []string{strings.Repeat("x", maxLineBytes), strings.Repeat("x", maxLineBytes), "xxxxx y"}},
 		{name: "empty", in: "", want: []string{""}},
+		{name: "GPU and its index together", in: "seen: aa GPU 1 and job 42", want: []string{"seen: aa", "GPU 1 and", "job 42"}},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
