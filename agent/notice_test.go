@@ -75,7 +75,7 @@ func newNoticeFixture(t *testing.T, mutate func(*config.NoticesConfig)) *noticeF
 	if err := whole.Validate(); err != nil {
 		t.Fatalf("test config: %v", err)
 	}
-	cfg, err := notice.FromConfig(c, time.Second, false)
+	cfg, err := notice.FromConfig(c, time.Second, notice.ClusterGres{})
 	if err != nil {
 		t.Fatal(err)
 	}

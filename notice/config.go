@@ -35,18 +35,32 @@ func (c *Config) CancelIn(partition string) bool {
 	return len(c.CancelParts) > 0 && partition != "" && slices.Contains(c.CancelParts, partition)
 }
 
+// ClusterGres is what slurm.conf's NodeName lines say about the cluster's
+// GPUs (slurmext.ReadNodeGres): whether any node has gres/shard, and the
+// GPU types declared. Known is false when slurm.conf could not be read.
+type ClusterGres struct {
+	Known  bool
+	Shards bool
+	Types  []string
+}
+
 // FromConfig builds the notice configuration from the file's section.
-// interval is the agent's sampling interval; clusterShards whether
-// slurm.conf declares gres/shard on any node (used when oversized.shards
-// is "auto"). It reads address_map, the only file read once; a missing or
-// malformed one is an error.
-func FromConfig(c config.NoticesConfig, interval time.Duration, clusterShards bool) (*Config, error) {
+// interval is the agent's sampling interval; gres is what slurm.conf
+// declares: its shards decide oversized.shards = "auto", and when it names
+// GPU types, only those of oversized.gpu_types it names are suggested (a
+// type the cluster does not have would be a fix that fails). It reads
+// address_map, the only file read once; a missing or malformed one is an
+// error.
+func FromConfig(c config.NoticesConfig, interval time.Duration, gres ClusterGres) (*Config, error) {
 	idle := func(r config.IdleRule) IdleRule {
 		return IdleRule{Enabled: r.Enabled, Window: r.Window.D(), UtilBelow: r.UtilBelow, MemoryBelow: uint64(r.MemoryBelow)}
 	}
 	o := c.Oversized
 	var types []GPUType
 	for name, mem := range o.GPUTypes {
+		if gres.Known && len(gres.Types) > 0 && !slices.Contains(gres.Types, name) {
+			continue
+		}
 		types = append(types, GPUType{Name: name, Memory: uint64(mem)})
 	}
 	sort.Slice(types, func(i, j int) bool {
@@ -55,7 +69,7 @@ func FromConfig(c config.NoticesConfig, interval time.Duration, clusterShards bo
 		}
 		return types[i].Name < types[j].Name
 	})
-	shards := o.Shards == "yes" || o.Shards == "auto" && clusterShards
+	shards := o.Shards == "yes" || o.Shards == "auto" && gres.Shards
 	nc := &Config{
 		Rules: Rules{
 			Interval:   interval,

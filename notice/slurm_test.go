@@ -85,7 +85,7 @@ func TestFromConfig(t *testing.T) {
 	c := config.Default().Notices
 	c.Oversized.GPUTypes = map[string]config.Bytes{"l4": 24 << 30, "a10": 24 << 30, "a40": 48 << 30}
 	c.Cancel.Enabled, c.Cancel.Partitions = true, []string{"debug"}
-	n, err := FromConfig(c, time.Second, true)
+	n, err := FromConfig(c, time.Second, ClusterGres{Known: true, Shards: true})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -99,11 +99,16 @@ func TestFromConfig(t *testing.T) {
 		t.Errorf("cancel: in debug %v, in gpu %v, grace %s", n.CancelIn("debug"), n.CancelIn("gpu"), n.Rules.CancelGrace)
 	}
 	c.Oversized.Shards = "no"
-	if n, _ := FromConfig(c, time.Second, true); n.Rules.Oversized.Shards {
+	if n, _ := FromConfig(c, time.Second, ClusterGres{Known: true, Shards: true}); n.Rules.Oversized.Shards {
 		t.Error(`shards = "no" ignored`)
 	}
+	// slurm.conf declares h100 and l4 only: a40 and a10 are not offered.
+	n, err = FromConfig(c, time.Second, ClusterGres{Known: true, Types: []string{"h100", "l4"}})
+	if err != nil || len(n.Rules.Oversized.Types) != 1 || n.Rules.Oversized.Types[0].Name != "l4" {
+		t.Errorf("types with slurm.conf's h100 and l4 = %+v, %v; want l4 only", n.Rules.Oversized.Types, err)
+	}
 	c.From = "not an address"
-	if _, err := FromConfig(c, time.Second, false); err == nil {
+	if _, err := FromConfig(c, time.Second, ClusterGres{}); err == nil {
 		t.Error("a bad From was accepted")
 	}
 }

@@ -7,6 +7,7 @@ import (
 	"log/slog"
 	"net"
 	"os"
+	"slices"
 	"strings"
 	"time"
 
@@ -116,7 +117,7 @@ func runAgent(ctx context.Context, cfg config.Config, log *slog.Logger) error {
 	}
 	var notices *notice.Config
 	if cfg.Notices.Enabled {
-		notices, err = notice.FromConfig(cfg.Notices, cfg.Agent.Interval.D(), clusterHasShards(cfg.SlurmConf))
+		notices, err = notice.FromConfig(cfg.Notices, cfg.Agent.Interval.D(), clusterGres(cfg.SlurmConf))
 		if err != nil {
 			return fmt.Errorf("%w: %v", config.ErrConfig, err)
 		}
@@ -187,25 +188,29 @@ func slurmdSpoolDir(cfg config.Config) string {
 	return strings.ReplaceAll(dir, "%h", shortHostname())
 }
 
-// clusterHasShards reports whether slurm.conf declares gres/shard on any
-// node: then a notice may suggest a shard instead of a whole GPU
-// (notices.oversized.shards = "auto"). An unreadable slurm.conf says no.
-func clusterHasShards(slurmConf string) bool {
+// clusterGres reads what slurm.conf declares about the cluster's GPUs for
+// the oversized notice: gres/shard on any node, and the GPU types. An
+// unreadable slurm.conf is unknown (no shards, every configured type).
+func clusterGres(slurmConf string) notice.ClusterGres {
 	f, err := os.Open(slurmConf)
 	if err != nil {
-		return false
+		return notice.ClusterGres{}
 	}
 	defer f.Close()
 	nodes, err := slurmext.ReadNodeGres(f)
 	if err != nil {
-		return false
+		return notice.ClusterGres{}
 	}
+	g := notice.ClusterGres{Known: true}
 	for _, n := range nodes {
-		if n.Shards > 0 {
-			return true
+		g.Shards = g.Shards || n.Shards > 0
+		for _, tc := range n.GPUsByType {
+			if tc.Type != "" && !slices.Contains(g.Types, tc.Type) {
+				g.Types = append(g.Types, tc.Type)
+			}
 		}
 	}
-	return false
+	return g
 }
 
 func simSpec(cfg config.Config) sim.NodeSpec {
