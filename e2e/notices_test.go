@@ -113,10 +113,17 @@ func TestNoticesUnderSlurm(t *testing.T) {
 		return fmt.Sprintf("%s simgpu burn --mem 2GiB --util %s --for %s", shellQuote(bin), util, d)
 	}
 	// The cancelled job's work runs as a job step, as most batch jobs'
-	// does (srun): scancel --signal reaches the steps. The step records
-	// that it got the signal and runs on (a program that checkpoints on
-	// SIGTERM and carries on), so only the cancel ends the job.
-	stepTrap := `srun bash -c 'trap "echo TERM > %OUT%/$SLURM_JOB_ID.step-term" TERM; while :; do sleep 1; done'`
+	// does (srun): scancel --signal reaches the steps (and, with --full or
+	// --batch, the batch script too). The step records that it got the
+	// signal and runs on (a program that checkpoints on SIGTERM and
+	// carries on), as does the batch script, so only the cancel ends the
+	// job.
+	// (The script polls its step rather than waiting on it, so that its
+	// own trap runs when the signal comes.)
+	// Each trap adds the time it ran (the signal's, then the cancel's).
+	stepTrap := `trap "date +%s.%N >> %OUT%/$SLURM_JOB_ID.batch-term" TERM; ` +
+		`srun bash -c 'trap "date +%s.%N >> %OUT%/$SLURM_JOB_ID.step-term" TERM; while :; do sleep 1; done' & ` +
+		`step=$!; while kill -0 $step 2>/dev/null; do sleep 1; done`
 	// Slurm refuses a job name over 1,024 bytes (MAX_STR_LEN; checked
 	// below): the longest hostile name a job can have is just under it.
 	hostilePrefix := "evil\r\nBcc: victim@example.org\r\n\x1b[31mred\x1b[0m "
@@ -269,15 +276,40 @@ func TestNoticesUnderSlurm(t *testing.T) {
 		if !strings.Contains(n.Evidence, "after the idle-job notice") || !strings.Contains(n.Detail, "--signal=TERM") {
 			t.Errorf("cancel notice evidence %q, detail %q: want the evidence and the scancel runs", n.Evidence, n.Detail)
 		}
-		if _, err := os.Stat(filepath.Join(outDir, id+".step-term")); err != nil {
-			t.Errorf("job %s: its step never got SIGTERM before the cancel (%v)", id, err)
+		// The signal comes first, the cancel noticeWait later (its own
+		// SIGTERM, then SIGKILL): a trap that ran before n.Time + the wait
+		// (less a margin for the notice's whole-second time) ran on the
+		// signal.
+		signalled := func(what string) (time.Duration, bool) {
+			data, err := os.ReadFile(filepath.Join(outDir, id+"."+what+"-term"))
+			if err != nil {
+				return 0, false
+			}
+			var sec float64
+			first, _, _ := strings.Cut(string(data), "\n")
+			if _, err := fmt.Sscanf(first, "%f", &sec); err != nil {
+				t.Errorf("%s trap wrote %q", what, data)
+				return 0, false
+			}
+			at := time.Unix(0, int64(sec*1e9)).Sub(n.Time)
+			return at, at < noticeWait-time.Second
 		}
+		at, ok := signalled("step")
+		if !ok {
+			t.Errorf("job %s: its step did not get SIGTERM before the cancel (trap at %s after the cancel notice, want under %s)",
+				id, at, noticeWait-time.Second)
+		}
+		// Slurm sends a signal other than SIGKILL to the steps only unless
+		// scancel has --full or --batch: a job that runs its program in the
+		// batch script itself, without srun, is signalled only then.
+		bat, batOK := signalled("batch")
+		t.Logf("job %s: step trapped SIGTERM %s after the cancel notice; batch script %s (by the signal: %t)", id, at, bat, batOK)
 		if !logHas(string(logText), "idle job: cancelled", "job="+id, "evidence=") {
 			t.Errorf("the agent's log has no line cancelling job %s with its evidence", id)
 		}
 	})
 
-	t.Run("dry-run", func(t *testing.T) {
+	t.Run("dry-run-action", func(t *testing.T) {
 		id := ids[dryJob.name]
 		n := findNotice(notices[id], profile.RuleCancel)
 		if n == nil || !strings.Contains(n.Detail, "would run") {
