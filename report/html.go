@@ -6,6 +6,7 @@ import (
 	"html/template"
 	"io"
 	"strings"
+	"unicode/utf8"
 )
 
 // htmlPage is what the HTML template sees.
@@ -70,9 +71,14 @@ func generated(d *Data) string {
 	return d.Generated.UTC().Format("2006-01-02 15:04 UTC")
 }
 
-// truncateTitle shortens long cell text for display; the full text stays
-// in the title attribute.
+// cellMax is the most runes a table cell shows; longer text is cut with
+// "…" and kept whole in the cell's title attribute.
 const cellMax = 120
+
+// shortRows is the most rows of a table that print keeps on one page
+// (break-inside: avoid); a longer one breaks between rows under its
+// repeated header.
+const shortRows = 20
 
 func cellText(s string) string {
 	r := []rune(s)
@@ -82,13 +88,100 @@ func cellText(s string) string {
 	return string(r[:cellMax-1]) + "…"
 }
 
+// cellHTML is a table cell's text, cut to cellMax and escaped, with each
+// word the browser could break inside (after a hyphen, between CJK
+// characters: "inference-service", "研究室"; see unbreakable) in a span.w, which
+// report.css keeps on one line on screen, where a wide table scrolls. On
+// paper, which cannot scroll, such a word may break where the browser
+// allows (after its hyphen), and a long one also after its underscores
+// (<wbr>: "inference_service_llama_finetune", a task name), never between
+// two letters; an option or setting ("QOS=gpu-shared", "--gres=gpu:1") is
+// also .opt and never breaks. The text, and so what a reader copies, is
+// unchanged.
+func cellHTML(s string) template.HTML {
+	var b strings.Builder
+	for i, w := range strings.FieldsFunc(cellText(s), htmlSpace) {
+		if i > 0 {
+			b.WriteByte(' ')
+		}
+		opt := option(w)
+		long := !opt && utf8.RuneCountInString(w) > longWord && strings.Contains(w, "_")
+		switch {
+		case unbreakable(w) && !long:
+			b.WriteString(template.HTMLEscapeString(w))
+			continue
+		case opt:
+			b.WriteString(`<span class="w opt">`)
+		default:
+			b.WriteString(`<span class="w">`)
+		}
+		if long {
+			parts := strings.SplitAfter(w, "_")
+			for k, p := range parts {
+				if k > 0 && p != "" {
+					b.WriteString("<wbr>")
+				}
+				b.WriteString(template.HTMLEscapeString(p))
+			}
+		} else {
+			b.WriteString(template.HTMLEscapeString(w))
+		}
+		b.WriteString(`</span>`)
+	}
+	return template.HTML(b.String()) //nolint:gosec // every piece escaped above
+}
+
+// longWord is the most runes of a word that print keeps whole at its
+// underscores: a longer one ("inference_service_llama_finetune") may end
+// a line after one.
+const longWord = 24
+
+// htmlSpace reports whether r is HTML's inter-element white space, the
+// only place where a cell may wrap.
+func htmlSpace(r rune) bool {
+	return r == ' ' || r == '\t' || r == '\n' || r == '\r' || r == '\f'
+}
+
+// option reports whether w is a command-line option or a setting
+// ("--time=1:00:00", "QOS=gpu-shared", "#SBATCH"), which must read as one
+// token wherever it is shown.
+func option(w string) bool {
+	return strings.ContainsRune(w, '=') || strings.HasPrefix(w, "-") || strings.HasPrefix(w, "#")
+}
+
+// unbreakable reports whether a browser has no line-break opportunity
+// inside w. Measured in Chromium over every pair of ASCII punctuation
+// between letters and digits (its take on Unicode line breaking, UAX
+// #14), an ASCII word breaks only after "-" or "?" and before an opening
+// "(", "[", "{" or "<" that follows punctuation; any rune beyond ASCII (a
+// dash, "×", CJK, an emoji) is taken to break. Such words need no span,
+// which keeps the HTML of most cells plain text.
+func unbreakable(w string) bool {
+	prev := 'a'
+	for i, r := range w {
+		switch {
+		case r >= utf8.RuneSelf, r == '-', r == '?':
+			return false
+		case i > 0 && strings.ContainsRune("([{<", r) && !asciiAlnum(prev):
+			return false
+		}
+		prev = r
+	}
+	return true
+}
+
+func asciiAlnum(r rune) bool {
+	return r >= 'a' && r <= 'z' || r >= 'A' && r <= 'Z' || r >= '0' && r <= '9'
+}
+
 func longCell(s string) bool { return len([]rune(s)) > cellMax }
 
 // htmlTemplate is parsed once per process; template.Template is safe for
 // concurrent Execute and never modified after parsing.
 var htmlTemplate = template.Must(template.New("report").Funcs(template.FuncMap{
-	"cell":     cellText,
+	"cell":     cellHTML,
 	"long":     longCell,
+	"short":    func(t *table) bool { return len(t.Rows) <= shortRows },
 	"isPara":   func(b block) bool { return b.Kind == blockPara },
 	"isList":   func(b block) bool { return b.Kind == blockList },
 	"isTable":  func(b block) bool { return b.Kind == blockTable },
@@ -121,11 +214,11 @@ const htmlSource = `<!DOCTYPE html>
 {{range .Blocks}}{{if isPara .}}<p>{{.Text}}</p>
 {{else if isHead .}}<h3>{{.Text}}</h3>
 {{else if isList .}}<ul>{{range .Items}}<li>{{.}}</li>{{end}}</ul>
-{{else if isTable .}}{{$t := .Table}}<table>
-<thead><tr>{{range $i, $h := $t.Head}}<th{{if numClass $t $i}} class="num"{{end}}>{{$h}}</th>{{end}}</tr></thead>
+{{else if isTable .}}{{$t := .Table}}<div class="table-wrap{{if short $t}} short{{end}}"><table>
+<thead><tr>{{range $i, $h := $t.Head}}<th{{if numClass $t $i}} class="num"{{end}}>{{cell $h}}</th>{{end}}</tr></thead>
 <tbody>{{range $t.Rows}}<tr>{{range $i, $c := .}}<td{{if numClass $t $i}} class="num"{{end}}{{if long $c}} title="{{$c}}"{{end}}>{{cell $c}}</td>{{end}}</tr>
 {{end}}</tbody>
-</table>
+</table></div>
 {{else if isCode .}}<p class="code-label">{{.Text}}</p>
 <pre><code>{{join .Items}}</code></pre>
 {{else if isChart .}}{{with index $charts .Chart}}{{if .SVG}}<figure id="{{.ID}}" class="chart">
