@@ -93,6 +93,10 @@ type viewReader interface {
 	Each(ctx context.Context, f store.ViewFilter, fn func(store.JobView) error) error
 }
 
+// noticeLookups is how many jobs listNotices looks up one by one; more are
+// read in one pass over the window's jobs.
+const noticeLookups = 100
+
 // listNotices reads the notices q selects that the caller may see, newest
 // first (ties by cluster, job, node, rule): from the database's notices
 // table when src reads the database (scoped to the caller's uid like its
@@ -116,20 +120,34 @@ func listNotices(ctx context.Context, src *jobSource, q noticeQuery) ([]noticeRo
 	// its own.
 	type jobKey struct{ cluster, id string }
 	views := map[jobKey]*store.JobView{}
-	rows := make([]noticeRow, 0, len(recs))
 	for _, r := range recs {
-		k := jobKey{r.Cluster, r.JobID}
-		v, seen := views[k]
-		if !seen {
-			vs, err := src.Jobs(ctx, store.ViewFilter{Cluster: r.Cluster, JobID: r.JobID, Limit: 1})
+		views[jobKey{r.Cluster, r.JobID}] = nil
+	}
+	if len(views) > noticeLookups {
+		// Many jobs: one pass over the window's jobs beats a query each.
+		err := src.Each(ctx, q.jobs, func(v store.JobView) error {
+			if _, want := views[jobKey{v.Cluster, v.JobID}]; want {
+				views[jobKey{v.Cluster, v.JobID}] = &v
+			}
+			return nil
+		})
+		if err != nil {
+			return nil, err
+		}
+	} else {
+		for k := range views {
+			vs, err := src.Jobs(ctx, store.ViewFilter{Cluster: k.cluster, JobID: k.id, Limit: 1})
 			if err != nil {
 				return nil, err
 			}
 			if len(vs) > 0 {
-				v = &vs[0]
+				views[k] = &vs[0]
 			}
-			views[k] = v
 		}
+	}
+	rows := make([]noticeRow, 0, len(recs))
+	for _, r := range recs {
+		v := views[jobKey{r.Cluster, r.JobID}]
 		row := noticeRow{Cluster: r.Cluster, JobID: r.JobID, SlurmID: r.JobID, Node: r.Node, User: r.User, Notice: r.Notice}
 		if v != nil {
 			row.SlurmID = v.SlurmID()

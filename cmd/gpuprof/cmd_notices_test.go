@@ -6,6 +6,7 @@ import (
 	"errors"
 	"path/filepath"
 	"slices"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -314,5 +315,55 @@ func TestCollectNoticesFromProfiles(t *testing.T) {
 	}
 	if len(all) != 4 || all[3].User != "dave" || all[3].SlurmID != "60" {
 		t.Errorf("all = %+v, want 4 with job 60's (user from its profile) last", all)
+	}
+}
+
+// Over noticeLookups jobs, their Slurm ids and names come from one pass
+// over the window's jobs: the same rows as one lookup each.
+func TestNoticesManyJobs(t *testing.T) {
+	ctx := context.Background()
+	path := filepath.Join(t.TempDir(), "many.db")
+	db, err := store.Open(ctx, path, store.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer db.Close()
+	n := noticeLookups + 20
+	for k := range n {
+		id := strconv.Itoa(2000 + k)
+		start := noticesBase.Add(time.Duration(k) * time.Minute)
+		p := profile.Job{Key: profile.Key{Cluster: "lab", JobID: id, Node: "gpu01"}, User: "alice", UID: 1001,
+			Start: start, End: start.Add(time.Hour), Status: profile.StatusFinished, Source: profile.SourceAgent,
+			Notices: []profile.Notice{{Rule: profile.RuleIdleJob, Status: profile.NoticeSent, Time: start.Add(30 * time.Minute), Evidence: "idle"}}}
+		if err := db.PutJob(ctx, p); err != nil {
+			t.Fatal(err)
+		}
+		if k%2 == 0 { // every other job has its scheduler record: an array task
+			r := slurmext.JobRecord{Cluster: "lab", JobID: id, DisplayID: "900_" + strconv.Itoa(k), ArrayJobID: "900", ArrayTaskID: k,
+				HetOffset: -1, Name: "sweep", User: "alice", UID: 1001, State: "COMPLETED", CancelledBy: -1,
+				Submit: start, Start: start, End: start.Add(time.Hour)}
+			if err := db.PutSchedJob(ctx, r); err != nil {
+				t.Fatal(err)
+			}
+		}
+	}
+	src := &jobSource{db: db, id: tui.Identity{Admin: true}}
+	rows, err := listNotices(ctx, src, noticeQuery{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(rows) != n {
+		t.Fatalf("%d rows, want %d", len(rows), n)
+	}
+	for _, r := range rows {
+		k, _ := strconv.Atoi(r.JobID)
+		k -= 2000
+		want, name := r.JobID, ""
+		if k%2 == 0 {
+			want, name = "900_"+strconv.Itoa(k), "sweep"
+		}
+		if r.SlurmID != want || r.JobName != name {
+			t.Errorf("job %s: slurm id %q, name %q; want %q, %q", r.JobID, r.SlurmID, r.JobName, want, name)
+		}
 	}
 }
