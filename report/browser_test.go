@@ -320,6 +320,11 @@ type layoutResult struct {
 		Text        string `json:"text"`
 		Left, Right int
 	} `json:"overflow"`
+	CodeBlocks int `json:"code_blocks"`
+	BadCode    []struct {
+		Text string `json:"text"`
+		Why  string `json:"why"`
+	} `json:"bad_code"`
 	ScrollWidth     int `json:"scroll_width"`
 	ScrollingTables int `json:"scrolling_tables"`
 	Charts          []struct {
@@ -393,6 +398,9 @@ func checkLayout(t *testing.T, where string, res layoutResult, want []string) {
 	}
 	for _, c := range res.BadCells {
 		t.Errorf("%s: cell %q: word %q (longest %.1f px) does not fit the %.1f px box, or broken: %q", where, c.Text, c.Word, c.WordPx, c.BoxPx, c.Broken)
+	}
+	for _, c := range res.BadCode {
+		t.Errorf("%s: code %q wraps: %s", where, c.Text, c.Why)
 	}
 	for _, o := range res.Overflow {
 		t.Errorf("%s: %s %q spans %d…%d px, outside the %d px viewport and no scroll container", where, o.Element, o.Text, o.Left, o.Right, res.Viewport)
@@ -571,7 +579,7 @@ func TestBrowserLayout(t *testing.T) {
 				}
 				res := measureLayout(t, chromium, tr, page.Bytes(), dir, fmt.Sprintf("%s-%d", c.name, w), w, false)
 				checkLayout(t, fmt.Sprintf("%d px", w), res, want)
-				t.Logf("%d px: %d cells, %d tables scroll sideways, %d charts", w, res.Cells, res.ScrollingTables, len(res.Charts))
+				t.Logf("%d px: %d cells, %d code blocks, %d tables scroll sideways, %d charts", w, res.Cells, res.CodeBlocks, res.ScrollingTables, len(res.Charts))
 			}
 			pw := a4TextWidth(t)
 			res := measureLayout(t, chromium, tr, page.Bytes(), dir, c.name+"-print", pw, true)

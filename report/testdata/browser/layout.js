@@ -12,6 +12,8 @@
 //             word may break, but never between two letters or digits
 //             (CJK aside) and never an option or setting, and each of its
 //             lines must fit;
+//   code:     every pre that wraps on screen, and every token of code
+//             laid out on more than one line;
 //   overflow: every element that reaches past the viewport's left or
 //             right edge and is not inside a scroll container (an
 //             element whose overflow-x is auto, scroll or hidden);
@@ -86,6 +88,54 @@
     return "";
   }
 
+  // words returns the words (runs of non-space text) of el with a Range
+  // over each, found in el's text as a whole, so that a word split over
+  // elements (a span, a <wbr>) is still one word; at maps a position in
+  // that text to its text node and offset.
+  function words(el) {
+    var nodes = [], all = "";
+    var walk = document.createTreeWalker(el, NodeFilter.SHOW_TEXT);
+    for (var n = walk.nextNode(); n; n = walk.nextNode()) {
+      nodes.push({ node: n, start: all.length });
+      all += n.data;
+    }
+    var at = function (pos) {
+      for (var k = nodes.length - 1; k >= 0; k--) {
+        if (nodes[k].start <= pos) return { node: nodes[k].node, offset: pos - nodes[k].start };
+      }
+      return null;
+    };
+    var out = [], m;
+    wordRE.lastIndex = 0;
+    while ((m = wordRE.exec(all)) !== null) {
+      var a = at(m.index), z = at(m.index + m[0].length - 1);
+      var r = document.createRange();
+      r.setStart(a.node, a.offset);
+      r.setEnd(z.node, z.offset + 1);
+      out.push({ word: m[0], pos: m.index, range: r });
+    }
+    return { words: out, at: at };
+  }
+
+  // checkCode records every code block that wraps on screen (where it
+  // scrolls instead) and every token of code laid out on more than one
+  // line anywhere: code wraps, on paper only, at spaces.
+  function checkCode(res) {
+    document.querySelectorAll("pre").forEach(function (pre) {
+      res.code_blocks++;
+      var text = pre.textContent.replace(/\n$/, "");
+      if (!window.layoutPrint) {
+        var r = document.createRange();
+        r.selectNodeContents(pre);
+        var want = text.split("\n").filter(function (l) { return l.trim() !== ""; }).length;
+        if (lines(r) > want) res.bad_code.push({ text: text.slice(0, 80), why: lines(r) + " lines for " + want });
+      }
+      words(pre).words.forEach(function (wd) {
+        if (lines(wd.range) > 1) res.bad_code.push({ text: text.slice(0, 80), why: "token " + wd.word + " broken" });
+      });
+    });
+  }
+
   function checkCells(res) {
     var probe = document.createElement("span");
     probe.style.cssText = "position:absolute;visibility:hidden;white-space:nowrap;left:0;top:0;padding:0;border:0;margin:0";
@@ -107,39 +157,21 @@
       var left = cr.left + cell.clientLeft + parseFloat(cs.paddingLeft);
       var right = left + box;
       var broken = [], outside = [];
-      // Words are found in the cell's text as a whole, so that a word
-      // split over elements (a span, a <wbr>) is still one word.
-      var nodes = [], all = "";
-      var walk = document.createTreeWalker(cell, NodeFilter.SHOW_TEXT);
-      for (var n = walk.nextNode(); n; n = walk.nextNode()) {
-        nodes.push({ node: n, start: all.length });
-        all += n.data;
-      }
-      var at = function (pos) {
-        for (var k = nodes.length - 1; k >= 0; k--) {
-          if (nodes[k].start <= pos) return { node: nodes[k].node, offset: pos - nodes[k].start };
-        }
-        return null;
-      };
-      var m;
-      wordRE.lastIndex = 0;
-      while ((m = wordRE.exec(all)) !== null) {
-        var a = at(m.index), z = at(m.index + m[0].length - 1);
-        var r = document.createRange();
-        r.setStart(a.node, a.offset);
-        r.setEnd(z.node, z.offset + 1);
+      var t = words(cell);
+      t.words.forEach(function (wd) {
+        var r = wd.range;
         if (lines(r) > 1) {
-          var why = window.layoutPrint ? paperBreaks(m.index, m[0], at) : "broken";
-          if (why) broken.push(m[0] + " (" + why + ")");
+          var why = window.layoutPrint ? paperBreaks(wd.pos, wd.word, t.at) : "broken";
+          if (why) broken.push(wd.word + " (" + why + ")");
         }
         var rects = r.getClientRects();
         for (var k = 0; k < rects.length; k++) {
           if (rects[k].width > 0 && (rects[k].left < left - 1 || rects[k].right > right + 1)) {
-            outside.push(m[0]);
+            outside.push(wd.word);
             break;
           }
         }
-      }
+      });
       // On screen a word must fit whole; on paper its lines must.
       var tooWide = window.layoutPrint ? outside.length > 0 : width > box + 1;
       if (tooWide || broken.length > 0) {
@@ -192,12 +224,13 @@
 
   function run() {
     var res = {
-      viewport: document.documentElement.clientWidth, cells: 0, bad_cells: [],
+      viewport: document.documentElement.clientWidth, cells: 0, bad_cells: [], code_blocks: 0, bad_code: [],
       overflow: [], scroll_width: 0, scrolling_tables: 0, charts: [],
       font: getComputedStyle(document.body).fontFamily
     };
     try {
       checkCells(res);
+      checkCode(res);
       checkOverflow(res);
       checkCharts(res);
     } catch (e) {
