@@ -44,6 +44,7 @@ func row(id string, uid int, start, end time.Time, state, cluster string) string
 		strconv.FormatInt(start.Unix(), 10), endField, "00:10:00", "01:00:00", state, "0:0", "0:0",
 		"gpu01", "1", "8", "billing=8,cpu=8,gres/gpu=1,mem=16000M,node=1", "billing=8,cpu=8,gres/gpu=1,node=1", "None", cluster,
 		"", "", // TRESUsageInMax, TRESUsageInAve: empty on a job line
+		"", "", "", // TotalCPU (the steps' sum), MaxRSS (per step), ReqMem
 	}
 	if n := len(slurmext.SacctFields()); len(fields) != n {
 		panic(fmt.Sprintf("row has %d fields, SacctFormat %d", len(fields), n))

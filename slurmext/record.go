@@ -77,6 +77,10 @@ type JobRecord struct {
 	SlurmGPUMemValid  bool    `json:"slurm_gpu_mem_valid,omitempty"`
 	SlurmGPUUtil      float64 `json:"slurm_gpu_util,omitempty"` // percent
 	SlurmGPUUtilValid bool    `json:"slurm_gpu_util_valid,omitempty"`
+	// Usage is what Slurm's accounting measured of the job's CPUs and host
+	// memory, and the memory it asked for (sacct TotalCPU, MaxRSS, ReqMem):
+	// each value unknown unless imported.
+	Usage HostUsage `json:"usage,omitzero"`
 
 	Restarts int `json:"restarts"`
 	// Source says who reported the record: "jobcomp" or "sacct".

@@ -601,8 +601,8 @@ func (r *SacctReader) takePending() JobRecord {
 }
 
 // finish makes u the HostUsage of the record Next returns now.
-func (r *SacctReader) finish(_ *JobRecord, u HostUsage) {
-	r.usage = u
+func (r *SacctReader) finish(rec *JobRecord, u HostUsage) {
+	rec.Usage, r.usage = u, u
 }
 
 // stepOfPending reports whether a step line (JobID: the raw job id before

@@ -32,8 +32,8 @@ func finalState(state string) bool {
 
 // NormalizeRecord returns r as the store gives it back: times cut to whole
 // seconds in UTC (the zero time kept zero), the time limit cut to whole
-// seconds and zero when Unlimited, and Slurm's GPU readings zero where they
-// are not valid.
+// seconds and zero when Unlimited, TotalCPU cut to the millisecond (sacct's
+// resolution), and Slurm's readings zero where they are not valid.
 func NormalizeRecord(r slurmext.JobRecord) slurmext.JobRecord {
 	r.Submit, r.Eligible = normTime(r.Submit), normTime(r.Eligible)
 	r.Start, r.End = normTime(r.Start), normTime(r.End)
@@ -46,6 +46,17 @@ func NormalizeRecord(r slurmext.JobRecord) slurmext.JobRecord {
 	}
 	if !r.SlurmGPUUtilValid {
 		r.SlurmGPUUtil = 0
+	}
+	u := &r.Usage
+	u.TotalCPU = u.TotalCPU.Truncate(time.Millisecond)
+	if !u.TotalCPUValid {
+		u.TotalCPU = 0
+	}
+	if !u.MemPeakValid {
+		u.MemPeak = 0
+	}
+	if !u.ReqMemValid {
+		u.ReqMem = 0
 	}
 	return r
 }
@@ -123,7 +134,11 @@ func (db *DB) SetImportMark(ctx context.Context, cluster, source string, t time.
 // Start, or no Start and the same End), so a requeued job's new run never
 // gets its previous run's end or nodes. The request (ReqGPUs, ReqGPUType,
 // ReqShards, ReqTRES), the time limit (TimeLimit, Unlimited), the array and
-// the heterogeneous-job ids are filled as groups.
+// the heterogeneous-job ids are filled as groups. Slurm's accounting of a
+// run (GPU readings; TotalCPU and the host memory peak of Usage) is filled
+// from a report of the same run too, so jobcomp or a sacct -X import,
+// which have none, never erase what an import with steps gave; the memory
+// request (Usage.ReqMem) is filled from any report.
 //
 // Restarts is the largest of the counts reported and the number of distinct
 // non-zero Start times ever reported for the job, minus one.
@@ -133,8 +148,8 @@ func (db *DB) SetImportMark(ctx context.Context, cluster, source string, t time.
 // and the row is unchanged, so importing a new job writes one row, not
 // two.
 //
-// Cluster and JobID must be set, and Slurm's GPU readings, when valid,
-// finite, not negative and (memory) within int64 (ErrInvalid otherwise).
+// Cluster and JobID must be set, and Slurm's readings, when valid, finite,
+// not negative and (memory) within int64 (ErrInvalid otherwise).
 func (t *Tx) PutSchedJob(ctx context.Context, r slurmext.JobRecord) error {
 	w := t.newSchedWriter()
 	defer w.close()
@@ -259,6 +274,10 @@ func validRecord(r slurmext.JobRecord) error {
 		return fmt.Errorf("%w: Slurm GPU memory reading %d bytes", ErrInvalid, r.SlurmGPUMem)
 	case r.SlurmGPUUtilValid && (math.IsNaN(r.SlurmGPUUtil) || math.IsInf(r.SlurmGPUUtil, 0) || r.SlurmGPUUtil < 0):
 		return fmt.Errorf("%w: Slurm GPU utilisation reading %v", ErrInvalid, r.SlurmGPUUtil)
+	case r.Usage.TotalCPUValid && r.Usage.TotalCPU < 0:
+		return fmt.Errorf("%w: TotalCPU %v", ErrInvalid, r.Usage.TotalCPU)
+	case r.Usage.MemPeakValid && r.Usage.MemPeak > math.MaxInt64, r.Usage.ReqMemValid && r.Usage.ReqMem > math.MaxInt64:
+		return fmt.Errorf("%w: host memory %d or request %d bytes", ErrInvalid, r.Usage.MemPeak, r.Usage.ReqMem)
 	}
 	return nil
 }
@@ -349,7 +368,7 @@ const schedColumns = `cluster, job_id, display_id, array_job_id, array_task_id, 
 	state, cancelled_by, reason, submit, eligible, "start", "end", time_limit, unlimited,
 	exit_status, exit_signal, derived_status, derived_signal, exit_unknown,
 	node_list, node_count, cpus, req_gpus, req_gpu_type, req_shards, req_tres, alloc_tres,
-	slurm_gpu_mem, slurm_gpu_util, restarts, source, event_seq`
+	slurm_gpu_mem, slurm_gpu_util, total_cpu, host_mem_peak, req_mem, restarts, source, event_seq`
 
 var upsertSchedSQL = `INSERT INTO sched_jobs (` + schedColumns + `, updated_at)
 	VALUES (?` + strings.Repeat(",?", schedColumnCount-1) + `)
@@ -370,6 +389,7 @@ var upsertSchedSQL = `INSERT INTO sched_jobs (` + schedColumns + `, updated_at)
 	req_gpu_type = excluded.req_gpu_type, req_shards = excluded.req_shards,
 	req_tres = excluded.req_tres, alloc_tres = excluded.alloc_tres,
 	slurm_gpu_mem = excluded.slurm_gpu_mem, slurm_gpu_util = excluded.slurm_gpu_util,
+	total_cpu = excluded.total_cpu, host_mem_peak = excluded.host_mem_peak, req_mem = excluded.req_mem,
 	restarts = excluded.restarts, source = excluded.source, event_seq = excluded.event_seq,
 	updated_at = excluded.updated_at`
 
@@ -502,7 +522,7 @@ func (w *schedWriter) insertFresh(ctx context.Context, rs []slurmext.JobRecord) 
 
 const (
 	eventColumns     = `cluster, job_id, state, "start", "end", source, seq, reported_at, payload`
-	schedColumnCount = 42 // schedColumns and updated_at
+	schedColumnCount = 45 // schedColumns and updated_at
 )
 
 var insertSchedSQL = `INSERT INTO sched_jobs (` + schedColumns + `, updated_at) VALUES (?` + strings.Repeat(",?", schedColumnCount-1) + `)`
@@ -753,6 +773,18 @@ func fill(w, l slurmext.JobRecord) slurmext.JobRecord {
 		if !w.SlurmGPUUtilValid {
 			w.SlurmGPUUtil, w.SlurmGPUUtilValid = l.SlurmGPUUtil, l.SlurmGPUUtilValid
 		}
+		// The accounting of the run: a report without it (jobcomp, sacct
+		// -X) does not erase the one an import with steps gave.
+		wu, lu := &w.Usage, l.Usage
+		if !wu.TotalCPUValid {
+			wu.TotalCPU, wu.TotalCPUValid = lu.TotalCPU, lu.TotalCPUValid
+		}
+		if !wu.MemPeakValid {
+			wu.MemPeak, wu.MemPeakValid = lu.MemPeak, lu.MemPeakValid
+		}
+	}
+	if !w.Usage.ReqMemValid {
+		w.Usage.ReqMem, w.Usage.ReqMemValid = l.Usage.ReqMem, l.Usage.ReqMemValid
 	}
 	if w.ExitUnknown && !l.ExitUnknown {
 		// A report without an exit code (a narrower sacct layout) does not
@@ -783,6 +815,16 @@ func appendSchedArgs(dst []any, r slurmext.JobRecord, seq int64) []any {
 	if r.SlurmGPUUtilValid {
 		gpuUtil = r.SlurmGPUUtil
 	}
+	var totalCPU, memPeak, reqMem any // NULL: not reported
+	if u := r.Usage; u.TotalCPUValid {
+		totalCPU = u.TotalCPU.Seconds()
+	}
+	if u := r.Usage; u.MemPeakValid {
+		memPeak = int64(u.MemPeak) // validRecord keeps it within int64
+	}
+	if u := r.Usage; u.ReqMemValid {
+		reqMem = int64(u.ReqMem)
+	}
 	i := func(n int) any { return int64(n) }
 	return append(dst,
 		r.Cluster, r.JobID, r.DisplayID, r.ArrayJobID, i(r.ArrayTaskID), r.ArrayTaskSpec,
@@ -790,7 +832,7 @@ func appendSchedArgs(dst []any, r slurmext.JobRecord, seq int64) []any {
 		r.State, i(r.CancelledBy), r.Reason, unixOrNull(r.Submit), unixOrNull(r.Eligible), unixOrNull(r.Start), unixOrNull(r.End),
 		limit, r.Unlimited, i(r.ExitStatus), i(r.ExitSignal), i(r.DerivedStatus), i(r.DerivedSignal), r.ExitUnknown,
 		r.NodeList, i(r.NodeCount), i(r.CPUs), i(r.ReqGPUs), r.ReqGPUType, i(r.ReqShards), r.ReqTRES, r.AllocTRES,
-		gpuMem, gpuUtil, i(r.Restarts), r.Source, seq,
+		gpuMem, gpuUtil, totalCPU, memPeak, reqMem, i(r.Restarts), r.Source, seq,
 	)
 }
 
@@ -804,7 +846,8 @@ type scanner interface {
 func scanSched(s scanner, extra ...any) (slurmext.JobRecord, int64, error) {
 	var r slurmext.JobRecord
 	var submit, eligible, start, end, limit, gpuMem sql.NullInt64
-	var gpuUtil sql.NullFloat64
+	var gpuUtil, totalCPU sql.NullFloat64
+	var memPeak, reqMem sql.NullInt64
 	var seq int64
 	dest := []any{
 		&r.Cluster, &r.JobID, &r.DisplayID, &r.ArrayJobID, &r.ArrayTaskID, &r.ArrayTaskSpec,
@@ -812,7 +855,7 @@ func scanSched(s scanner, extra ...any) (slurmext.JobRecord, int64, error) {
 		&r.State, &r.CancelledBy, &r.Reason, &submit, &eligible, &start, &end, &limit, &r.Unlimited,
 		&r.ExitStatus, &r.ExitSignal, &r.DerivedStatus, &r.DerivedSignal, &r.ExitUnknown,
 		&r.NodeList, &r.NodeCount, &r.CPUs, &r.ReqGPUs, &r.ReqGPUType, &r.ReqShards, &r.ReqTRES, &r.AllocTRES,
-		&gpuMem, &gpuUtil, &r.Restarts, &r.Source, &seq,
+		&gpuMem, &gpuUtil, &totalCPU, &memPeak, &reqMem, &r.Restarts, &r.Source, &seq,
 	}
 	if err := s.Scan(append(dest, extra...)...); err != nil {
 		if errors.Is(err, sql.ErrNoRows) {
@@ -821,5 +864,19 @@ func scanSched(s scanner, extra ...any) (slurmext.JobRecord, int64, error) {
 		return r, 0, classify(err)
 	}
 	setSchedNullable(&r, submit, eligible, start, end, limit, gpuMem, gpuUtil)
+	setUsage(&r.Usage, totalCPU, memPeak, reqMem)
 	return r, seq, nil
+}
+
+// setUsage fills a record's HostUsage from its columns; NULL stays unknown.
+func setUsage(u *slurmext.HostUsage, totalCPU sql.NullFloat64, memPeak, reqMem sql.NullInt64) {
+	if totalCPU.Valid && totalCPU.Float64 >= 0 && totalCPU.Float64 < math.MaxInt64/1e9 {
+		u.TotalCPU, u.TotalCPUValid = time.Duration(math.Round(totalCPU.Float64*1e3))*time.Millisecond, true
+	}
+	if memPeak.Valid && memPeak.Int64 >= 0 {
+		u.MemPeak, u.MemPeakValid = uint64(memPeak.Int64), true
+	}
+	if reqMem.Valid && reqMem.Int64 >= 0 {
+		u.ReqMem, u.ReqMemValid = uint64(reqMem.Int64), true
+	}
 }

@@ -5,6 +5,8 @@ import (
 	"database/sql"
 	"errors"
 	"fmt"
+	"io"
+	"os"
 	"path/filepath"
 	"reflect"
 	"syscall"
@@ -855,5 +857,183 @@ func TestExitUnknownKeepsExitCode(t *testing.T) {
 	}
 	if got, err := db.GetSchedJob(ctx, full.Cluster, "31"); err != nil || !got.ExitUnknown {
 		t.Errorf("a job reported only without an exit code: %+v, %v; want the exit unknown", got, err)
+	}
+}
+
+// usageRec is a sacct import with steps: the job's CPU time, memory peak
+// and request (slurmext.HostUsage).
+func usageRec(id string, start, end time.Time) slurmext.JobRecord {
+	r := sacctRec(id, "COMPLETED", start, end)
+	r.Usage = slurmext.HostUsage{
+		TotalCPU: 2*24*time.Hour + 10*time.Minute + 384*time.Millisecond + 700*time.Microsecond, TotalCPUValid: true,
+		MemPeak: 12<<30 + 400<<20, MemPeakValid: true,
+		ReqMem: 64 << 30, ReqMemValid: true,
+	}
+	return r
+}
+
+// The accounting is stored in its columns (NULL when unknown, never 0) and
+// read back by the job's record and its view.
+func TestSchedUsageColumns(t *testing.T) {
+	ctx := context.Background()
+	db := openTest(t, Options{})
+	start := t0.Add(time.Hour)
+	withUsage := usageRec("10", start, start.Add(19*time.Hour))
+	without := sacctRec("11", "COMPLETED", start, start.Add(time.Hour))
+	onlyReq := sacctRec("12", "COMPLETED", start, start.Add(time.Hour))
+	onlyReq.Usage.ReqMem, onlyReq.Usage.ReqMemValid = 1<<30, true
+	onlyReq.Usage.TotalCPU = time.Hour // not valid: must not be stored
+	for _, r := range []slurmext.JobRecord{withUsage, without, onlyReq} {
+		if err := db.PutSchedJob(ctx, r); err != nil {
+			t.Fatal(err)
+		}
+	}
+	type row struct {
+		totalCPU     sql.NullFloat64
+		memPeak, req sql.NullInt64
+	}
+	tests := []struct {
+		id   string
+		want row
+	}{
+		{"10", row{sql.NullFloat64{Float64: 2*86400 + 600.384, Valid: true}, sql.NullInt64{Int64: 12<<30 + 400<<20, Valid: true}, sql.NullInt64{Int64: 64 << 30, Valid: true}}},
+		{"11", row{}},
+		{"12", row{req: sql.NullInt64{Int64: 1 << 30, Valid: true}}},
+	}
+	for _, tt := range tests {
+		var got row
+		err := db.r.QueryRow(`SELECT total_cpu, host_mem_peak, req_mem FROM sched_jobs WHERE job_id = ?`, tt.id).
+			Scan(&got.totalCPU, &got.memPeak, &got.req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got != tt.want {
+			t.Errorf("job %s: columns %+v, want %+v", tt.id, got, tt.want)
+		}
+	}
+	for _, r := range []slurmext.JobRecord{withUsage, without, onlyReq} {
+		got, err := db.GetSchedJob(ctx, r.Cluster, r.JobID)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if want := NormalizeRecord(r); got != want {
+			t.Errorf("GetSchedJob %s:\n got %+v\nwant %+v", r.JobID, got.Usage, want.Usage)
+		}
+		v, err := db.GetView(ctx, r.Cluster, r.JobID)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if v.Sched == nil || v.Sched.Usage != NormalizeRecord(r).Usage {
+			t.Errorf("GetView %s: Sched %+v, want usage %+v", r.JobID, v.Sched, NormalizeRecord(r).Usage)
+		}
+	}
+	if got := NormalizeRecord(withUsage).Usage.TotalCPU; got != 2*24*time.Hour+10*time.Minute+384*time.Millisecond {
+		t.Errorf("TotalCPU kept as %v, want it cut to sacct's milliseconds", got)
+	}
+}
+
+// A report without accounting (jobcomp at the end of the run, a later
+// sacct -X import) keeps what an import with steps gave; a new run of a
+// requeued job does not inherit the old run's.
+func TestSchedUsageMerge(t *testing.T) {
+	ctx := context.Background()
+	start, end := t0.Add(time.Hour), t0.Add(20*time.Hour)
+	withUsage := usageRec("20", start, end)
+	noUsage := jobcompRec("20", "COMPLETED", start, end)
+	xOnly := sacctRec("20", "COMPLETED", start, end)
+	xOnly.Usage.ReqMem, xOnly.Usage.ReqMemValid = 64<<30, true
+	for name, order := range map[string][]slurmext.JobRecord{
+		"import first":   {withUsage, noUsage, xOnly},
+		"jobcomp first":  {noUsage, withUsage, xOnly},
+		"sacct -X first": {xOnly, noUsage, withUsage},
+	} {
+		t.Run(name, func(t *testing.T) {
+			db := openTest(t, Options{})
+			for _, r := range order {
+				if err := db.PutSchedJob(ctx, r); err != nil {
+					t.Fatal(err)
+				}
+			}
+			got, err := db.GetSchedJob(ctx, "lab", "20")
+			if err != nil {
+				t.Fatal(err)
+			}
+			if want := NormalizeRecord(withUsage).Usage; got.Usage != want {
+				t.Errorf("usage %+v, want %+v", got.Usage, want)
+			}
+		})
+	}
+	t.Run("requeued", func(t *testing.T) {
+		db := openTest(t, Options{})
+		if err := db.PutSchedJob(ctx, usageRec("21", start, end)); err != nil {
+			t.Fatal(err)
+		}
+		again := jobcompRec("21", "COMPLETED", end.Add(time.Hour), end.Add(2*time.Hour))
+		if err := db.PutSchedJob(ctx, again); err != nil {
+			t.Fatal(err)
+		}
+		got, err := db.GetSchedJob(ctx, "lab", "21")
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got.Usage.TotalCPUValid || got.Usage.MemPeakValid {
+			t.Errorf("the new run took the old run's accounting: %+v", got.Usage)
+		}
+		if !got.Usage.ReqMemValid {
+			t.Errorf("the request was lost: %+v", got.Usage)
+		}
+	})
+}
+
+// Real sacct output (slurmext/testdata/real, 22.05.8) through the reader
+// into the store: the jobs' CPU time and memory as Slurm measured them.
+func TestSchedUsageFromRealSacct(t *testing.T) {
+	ctx := context.Background()
+	db := openTest(t, Options{})
+	f, err := os.Open(filepath.Join("..", "slurmext", "testdata", "real", "22.05-own-P-epoch-usage.txt"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	r := slurmext.NewSacctReader(f, nil, slurmext.SacctOptions{})
+	var rs []slurmext.JobRecord
+	for {
+		rec, err := r.Next()
+		if errors.Is(err, io.EOF) {
+			break
+		}
+		if err != nil {
+			t.Fatal(err)
+		}
+		rs = append(rs, rec)
+	}
+	if _, _, _, err := db.PutSchedJobs(ctx, rs); err != nil {
+		t.Fatal(err)
+	}
+	var total float64
+	var peak, req sql.NullInt64
+	var cpus int
+	var el int64
+	err = db.r.QueryRow(`SELECT total_cpu, "end" - "start", cpus FROM sched_jobs WHERE job_id = '1'`).Scan(&total, &el, &cpus)
+	if err != nil {
+		t.Fatal(err)
+	}
+	// Job "burn": 2 tasks of 10 s CPU each, 17 s on 2 CPUs.
+	if total != 19.383 || el != 17 || cpus != 2 {
+		t.Errorf("job 1: total_cpu %v, elapsed %d s, %d CPUs; want 19.383, 17, 2", total, el, cpus)
+	}
+	if err := db.r.QueryRow(`SELECT host_mem_peak, req_mem FROM sched_jobs WHERE job_id = '2'`).Scan(&peak, &req); err != nil {
+		t.Fatal(err)
+	}
+	if peak.Int64 != 315292<<10 || req.Int64 != 512<<20 {
+		t.Errorf("job 2: host_mem_peak %v, req_mem %v; want 315292K of 512M", peak, req)
+	}
+	v, err := db.GetView(ctx, "gpuproftest", "1")
+	if err != nil {
+		t.Fatal(err)
+	}
+	el2, _ := v.Sched.Elapsed()
+	if eff, ok := v.Sched.Usage.CPUEfficiency(el2, v.Sched.CPUs); !ok || eff < 0.56 || eff > 0.58 {
+		t.Errorf("job 1 CPU efficiency %v, %v; want 19.383 / (17 × 2) = 0.57", eff, ok)
 	}
 }

@@ -68,7 +68,13 @@ refused as a whole: nothing is imported and the command exits 1, saying
 which columns it expected and what line 1 holds. An empty file holds no
 jobs. Where step lines carry Slurm's own GPU readings (TRESUsageInMax
 gres/gpumem, TRESUsageInAve gres/gpuutil; Slurm 23.02+ with GPU accounting),
-they are imported with their job.
+they are imported with their job, and so are its CPU time and host memory
+peak (the sum of the steps' TotalCPU, the highest step MaxRSS, or the mem
+of TRESUsageInMax) and its request (ReqMem), from which gpuprof show
+prints CPU efficiency, TotalCPU / (Elapsed x AllocCPUS). Text without step
+lines (sacct -X) or without these columns leaves them unknown, never 0;
+a malformed value is reported with its line and column and left unknown.
+See docs/sacct.md.
 
 Re-importing a window changes nothing; without --since the import continues
 where the last one stopped. Within text that fits, lines that cannot be

@@ -143,3 +143,36 @@ func TestImportCommandEmpty(t *testing.T) {
 		t.Errorf("empty file: %q, %v; want 0 jobs and no error", out, err)
 	}
 }
+
+// TestImportCommandHostUsage: real sacct output with TotalCPU, MaxRSS and
+// ReqMem (testdata/real/README.md: a job that burnt 2 × 10 s of CPU in 17 s
+// on 2 CPUs, one that held 300 MiB of a 512M request) imports, and show
+// prints what the jobs did; the same jobs from sacct -X, whose job lines
+// carry no steps, leave the values the import with steps gave.
+func TestImportCommandHostUsage(t *testing.T) {
+	t.Setenv("TZ", "UTC")
+	db := filepath.Join(t.TempDir(), "gpuprof.db")
+	out, err := runCLI(t, "--db", db, "import", "sacct", "--file", realSacct("22.05-own-P-epoch-usage.txt"))
+	if err != nil || !strings.HasPrefix(out, "5 jobs read: 5 new") {
+		t.Fatalf("import: %q, %v", out, err)
+	}
+	if out, err = runCLI(t, "--db", db, "import", "sacct", "--file", realSacct("22.05-own-XP-epoch-usage-noheader.txt")); err != nil {
+		t.Fatalf("import of -X: %q, %v", out, err)
+	}
+	for id, want := range map[string][]string{
+		"1": {"CPU efficiency 57 % (00:00:19 of 00:00:34 core time)", "host memory peak 6.1 MiB of 15.6 GiB requested (0 %)"},
+		"2": {"host memory peak 307.9 MiB of 512.0 MiB requested (60 %)"},
+		"3": {"CPU efficiency unknown (00:00:00 of CPU time, but no run time to compare it with)"},
+		"4": {"host memory peak unknown: MaxRSS not imported (sacct -j 4 -o MaxRSS shows it); 200.0 MiB requested"},
+	} {
+		out, err := runCLI(t, "--db", db, "show", id)
+		if err != nil {
+			t.Fatalf("show %s: %v", id, err)
+		}
+		for _, w := range want {
+			if !strings.Contains(out, w) {
+				t.Errorf("show %s lacks %q:\n%s", id, w, out)
+			}
+		}
+	}
+}

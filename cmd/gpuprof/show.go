@@ -176,9 +176,9 @@ func writeViewDetail(w io.Writer, v store.JobView, c analysis.Config) {
 	if m.ElapsedValid {
 		printf(w, "    %.1f GPU-hours held, %d of %d GPUs unused\n", m.GPUHours, m.UnusedGPUs, m.GPUs)
 	}
-	// The scheduler's CPU and host-memory accounting (sacct TotalCPU,
-	// MaxRSS) is not imported yet: say so rather than print a zero.
-	printf(w, "    CPU efficiency and host memory peak: unknown (not in gpuprof's records; sacct -j %s -o TotalCPU,MaxRSS shows them)\n", clean(v.SlurmID(), 64))
+	for _, l := range hostUsageLines(v) {
+		printf(w, "    %s\n", l)
+	}
 	printf(w, "\n  Notes\n")
 	hints := analysis.Hints(j, c)
 	if len(hints) == 0 {
@@ -194,6 +194,62 @@ func writeViewDetail(w io.Writer, v store.JobView, c analysis.Config) {
 			printf(w, "      %s\n", clean(h.Why, 400))
 		}
 	}
+}
+
+// hostUsageLines are show's CPU efficiency and host memory lines, from
+// Slurm's accounting as gpuprof import sacct brings it (slurmext.HostUsage)
+// and as seff and jobstats print them: "CPU efficiency 63 % (2-02:24:00 of
+// 3-08:00:00 core time)", "host memory peak 12.4 GiB of 128.0 GiB
+// requested". A value not imported says so, with the sacct command that
+// shows it, rather than print a zero.
+func hostUsageLines(v store.JobView) []string {
+	s := v.Sched
+	var u slurmext.HostUsage
+	if s != nil {
+		u = s.Usage
+	}
+	id := clean(v.SlurmID(), 64)
+	var cpu string
+	switch {
+	case !u.TotalCPUValid:
+		cpu = "CPU efficiency unknown: TotalCPU not imported (sacct -j " + id + " -o TotalCPU shows it)"
+	default:
+		el, ok := s.Elapsed()
+		eff, effOK := u.CPUEfficiency(el, s.CPUs)
+		switch {
+		case effOK:
+			cpu = fmt.Sprintf("CPU efficiency %.0f %% (%s of %s core time)", 100*eff, dur(u.TotalCPU), dur(el*time.Duration(s.CPUs)))
+		case !ok || el <= 0:
+			cpu = fmt.Sprintf("CPU efficiency unknown (%s of CPU time, but no run time to compare it with)", dur(u.TotalCPU))
+		default:
+			cpu = fmt.Sprintf("CPU efficiency unknown (%s of CPU time, but the number of CPUs allocated is unknown)", dur(u.TotalCPU))
+		}
+	}
+	req, reqOK := u.ReqMem, u.ReqMemValid
+	if !reqOK && s != nil {
+		req, reqOK = slurmext.MemFromTRES(s.ReqTRES)
+	}
+	var mem string
+	switch {
+	case u.MemPeakValid && reqOK:
+		mem = fmt.Sprintf("host memory peak %s of %s requested (%.0f %%)", memSize(u.MemPeak), memSize(req), 100*float64(u.MemPeak)/float64(req))
+	case u.MemPeakValid:
+		mem = fmt.Sprintf("host memory peak %s (the request is unknown)", memSize(u.MemPeak))
+	case reqOK:
+		mem = fmt.Sprintf("host memory peak unknown: MaxRSS not imported (sacct -j %s -o MaxRSS shows it); %s requested", id, memSize(req))
+	default:
+		mem = "host memory peak unknown: MaxRSS not imported (sacct -j " + id + " -o MaxRSS shows it)"
+	}
+	return []string{cpu, mem}
+}
+
+// memSize prints a host memory size with one decimal in GiB, or in MiB
+// below a GiB: a 6 MiB peak is not "0.0 GiB".
+func memSize(b uint64) string {
+	if b < 1<<30 {
+		return fmt.Sprintf("%.1f MiB", float64(b)/(1<<20))
+	}
+	return gib(b) + " GiB"
 }
 
 // writeSchedView prints the scheduler's view of the job once, whichever

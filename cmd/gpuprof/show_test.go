@@ -26,6 +26,8 @@ type showJob struct {
 	shared          bool
 	xids            []uint64
 	minutes         int
+	cpus            int                // AllocCPUS; 0: unknown
+	usage           slurmext.HostUsage // sacct's CPU and host-memory accounting
 }
 
 // showDB writes jobs through the real store, with fixed times, and
@@ -86,6 +88,7 @@ func showDB(t *testing.T, jobs ...showJob) string {
 			State: j.state, CancelledBy: -1, NodeList: "gpu01",
 			Submit: begin.Add(-90 * time.Second), Eligible: begin.Add(-90 * time.Second), Start: begin, End: end,
 			TimeLimit: 24 * time.Hour, ReqTRES: j.gres, AllocTRES: j.gres, Source: "sacct",
+			CPUs: j.cpus, Usage: j.usage,
 		}
 		r.ReqGPUs, r.ReqGPUType, r.ReqShards = slurmext.GPUsFromTRES(r.ReqTRES)
 		if err := db.PutSchedJob(ctx, r); err != nil {
@@ -107,13 +110,20 @@ func TestShowGolden(t *testing.T) {
 	time.Local = time.UTC
 	t.Cleanup(func() { time.Local = loc })
 	db := showDB(t,
+		// 7001 has sacct's accounting: 2-02:24:00 of CPU time in 5 h on
+		// 16 CPUs (3-08:00:00 of core time) is 63 %; 12.4 GiB of 128 GiB.
 		showJob{id: "7001", name: "train_resnet50", state: "COMPLETED", gres: "billing=8,cpu=16,gres/gpu=2,mem=128G,node=1", gpus: 2, minutes: 300,
-			util: func(i int) (uint32, bool) { return uint32(80 + i%15), true }, memGiB: steady(61)},
+			util: func(i int) (uint32, bool) { return uint32(80 + i%15), true }, memGiB: steady(61), cpus: 16,
+			usage: slurmext.HostUsage{TotalCPU: 50*time.Hour + 24*time.Minute, TotalCPUValid: true,
+				MemPeak: 12<<30 + 410<<20, MemPeakValid: true, ReqMem: 128 << 30, ReqMemValid: true}},
 		showJob{id: "7002", name: "notebook-small", state: "COMPLETED", gres: "billing=1,cpu=2,gres/shard=1,mem=16G,node=1", gpus: 1, minutes: 120, shared: true,
 			util: func(i int) (uint32, bool) { return uint32(10 + i%10), true }, memGiB: steady(6)},
 		showJob{id: "7003", name: "forgotten-session", state: "TIMEOUT", gres: "billing=4,cpu=4,gres/gpu=1,mem=32G,node=1", gpus: 1, minutes: 240,
 			util: steady(0), memGiB: steady(0)},
+		// 7004 has a memory peak and no CPU time (its steps' TotalCPU
+		// malformed, say); the request comes from ReqTRES.
 		showJob{id: "7004", name: "preprocess\x1b[31m\r\nBcc: x", state: "OUT_OF_MEMORY", gres: "billing=4,cpu=8,gres/gpu=1,mem=32G,node=1", gpus: 1, minutes: 45,
+			cpus: 8, usage: slurmext.HostUsage{MemPeak: 32 << 30, MemPeakValid: true},
 			util: func(i int) (uint32, bool) { return uint32(30 + i%40), i%9 != 4 }, memGiB: func(i int) (uint32, bool) { return uint32(10 + i), true },
 			xids: []uint64{31, 31, 43}},
 	)
@@ -140,5 +150,78 @@ func TestShowGolden(t *testing.T) {
 			summary, _ := json.MarshalIndent(v[0].GPUs, "", "  ")
 			golden.RequireEqual(t, summary)
 		})
+	}
+}
+
+// show --json carries sacct's accounting as the store has it, in the
+// scheduler record: total CPU time, memory peak and request where
+// imported, nothing where not (unknown, not 0).
+func TestShowJSONHostUsage(t *testing.T) {
+	db := showDB(t,
+		showJob{id: "7101", name: "a", state: "COMPLETED", gres: "cpu=4,gres/gpu=1,mem=8G,node=1", gpus: 1, minutes: 60, cpus: 4,
+			util: steady(50), memGiB: steady(4),
+			usage: slurmext.HostUsage{TotalCPU: 3 * time.Hour, TotalCPUValid: true, MemPeak: 6 << 30, MemPeakValid: true, ReqMem: 8 << 30, ReqMemValid: true}},
+		showJob{id: "7102", name: "b", state: "COMPLETED", gres: "cpu=4,gres/gpu=1,node=1", gpus: 1, minutes: 60,
+			util: steady(50), memGiB: steady(4)},
+	)
+	for id, want := range map[string]slurmext.HostUsage{
+		"7101": {TotalCPU: 3 * time.Hour, TotalCPUValid: true, MemPeak: 6 << 30, MemPeakValid: true, ReqMem: 8 << 30, ReqMemValid: true},
+		"7102": {},
+	} {
+		out, err := runCLI(t, "show", "--db", db, "--json", id)
+		if err != nil {
+			t.Fatalf("show --json %s: %v", id, err)
+		}
+		var v []struct {
+			Sched map[string]json.RawMessage `json:"sched"`
+		}
+		if err := json.Unmarshal([]byte(out), &v); err != nil || len(v) != 1 {
+			t.Fatalf("show --json %s: %v", id, err)
+		}
+		raw, has := v[0].Sched["usage"]
+		if want == (slurmext.HostUsage{}) {
+			if has {
+				t.Errorf("job %s: usage %s, want none (unknown)", id, raw)
+			}
+			continue
+		}
+		var got slurmext.HostUsage
+		if err := json.Unmarshal(raw, &got); err != nil || got != want {
+			t.Errorf("job %s: usage %s (%v), want %+v", id, raw, err, want)
+		}
+	}
+}
+
+// The CPU line says why an efficiency cannot be computed.
+func TestHostUsageLines(t *testing.T) {
+	start := time.Date(2026, 11, 3, 13, 0, 0, 0, time.UTC)
+	cpu := slurmext.HostUsage{TotalCPU: 90 * time.Minute, TotalCPUValid: true}
+	tests := []struct {
+		name string
+		r    *slurmext.JobRecord
+		want []string
+	}{
+		{"no scheduler record", nil, []string{
+			"CPU efficiency unknown: TotalCPU not imported (sacct -j 9 -o TotalCPU shows it)",
+			"host memory peak unknown: MaxRSS not imported (sacct -j 9 -o MaxRSS shows it)"}},
+		{"all known", &slurmext.JobRecord{JobID: "9", Start: start, End: start.Add(time.Hour), CPUs: 2, Usage: slurmext.HostUsage{
+			TotalCPU: 90 * time.Minute, TotalCPUValid: true, MemPeak: 3 << 29, MemPeakValid: true, ReqMem: 4 << 30, ReqMemValid: true}},
+			[]string{"CPU efficiency 75 % (01:30:00 of 02:00:00 core time)", "host memory peak 1.5 GiB of 4.0 GiB requested (38 %)"}},
+		{"no run time", &slurmext.JobRecord{JobID: "9", Start: start, End: start, CPUs: 2, Usage: cpu},
+			[]string{"CPU efficiency unknown (01:30:00 of CPU time, but no run time to compare it with)",
+				"host memory peak unknown: MaxRSS not imported (sacct -j 9 -o MaxRSS shows it)"}},
+		{"CPUs unknown, request from ReqTRES", &slurmext.JobRecord{JobID: "9", Start: start, End: start.Add(time.Hour), Usage: slurmext.HostUsage{
+			TotalCPU: 90 * time.Minute, TotalCPUValid: true, MemPeak: 1 << 30, MemPeakValid: true}, ReqTRES: "cpu=2,mem=2G"},
+			[]string{"CPU efficiency unknown (01:30:00 of CPU time, but the number of CPUs allocated is unknown)",
+				"host memory peak 1.0 GiB of 2.0 GiB requested (50 %)"}},
+		{"request unknown", &slurmext.JobRecord{JobID: "9", Usage: slurmext.HostUsage{MemPeak: 1 << 30, MemPeakValid: true}},
+			[]string{"CPU efficiency unknown: TotalCPU not imported (sacct -j 9 -o TotalCPU shows it)",
+				"host memory peak 1.0 GiB (the request is unknown)"}},
+	}
+	for _, tt := range tests {
+		v := store.JobView{Cluster: "lab", JobID: "9", Sched: tt.r}
+		if got := hostUsageLines(v); strings.Join(got, "\n") != strings.Join(tt.want, "\n") {
+			t.Errorf("%s:\n got %q\nwant %q", tt.name, got, tt.want)
+		}
 	}
 }

@@ -120,7 +120,7 @@ func init() {
 	for _, f := range []string{"jobid", "jobidraw", "jobname", "user", "uid", "account", "partition", "qos",
 		"submit", "eligible", "start", "end", "elapsed", "timelimit", "state", "exitcode", "derivedexitcode",
 		"nodelist", "nnodes", "ncpus", "reqtres", "alloctres", "reason", "cluster",
-		"tresusageinmax", "tresusageinave", "restarts"} {
+		"tresusageinmax", "tresusageinave", "totalcpu", "maxrss", "reqmem", "restarts"} {
 		fieldWriters[f] = func(j job) string { return j[f] }
 	}
 }
