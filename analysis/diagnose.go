@@ -181,7 +181,7 @@ func diagnose(j *Job, m *Metrics, c *Config, out *[]Bottleneck) Kinds {
 			if m.Elapsed > 0 {
 				r.Checks = append(r.Checks, Check{MetricWaitRatio, m.Wait.Seconds() / m.Elapsed.Seconds(), OpGE, b.QueueBoundRatio})
 			} else {
-				r.Note = "ran 0s"
+				r.Note = "ran 00:00:00"
 			}
 			r.Checks = append(r.Checks, Check{MetricWait, m.Wait.Seconds(), OpGE, b.QueueBoundMinWait.D().Seconds()})
 		}

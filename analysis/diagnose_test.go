@@ -117,7 +117,7 @@ func TestDiagnose(t *testing.T) {
 		{
 			name: "queue bound job that ran no time",
 			job:  waited(20*time.Minute, job(0, busy(50, 10))),
-			want: []want{{KindQueueBound, "queue_bound", "waited 00:20:00 ≥ 00:15:00; ran 0s"}},
+			want: []want{{KindQueueBound, "queue_bound", "waited 00:20:00 ≥ 00:15:00; ran 00:00:00"}},
 		},
 		{
 			name: "eligible time counts, not submit",

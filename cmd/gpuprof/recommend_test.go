@@ -101,7 +101,7 @@ func TestRecommendCommand(t *testing.T) {
 	}
 	for _, want := range []string{
 		"Recommendations from 80 jobs (80 with GPU readings) on 2 GPU nodes.",
-		"Share h100 GPUs", "Change: ", "Why:", "Expected effect: not simulated (not enough data: 5d of data (at least 7d needed, plan.min_window)).",
+		"Share h100 GPUs", "Change: ", "Why:", "Expected effect: not simulated (not enough data: 5-00:30:00 of data (at least 7-00:00:00 needed, plan.min_window)).",
 		"Rationale: ", "Confidence: ",
 		"gres.conf:", "NodeName=gpu01 Name=shard Count=",
 		"slurm.conf:", "PartitionName=shared Nodes=gpu01,gpu02 ",
@@ -294,7 +294,7 @@ func TestPlanCommand(t *testing.T) {
 		"C_now    = Σ L = ", "C_future = C_now·(1+g)^(T/12) + C_new = ", "·(1+0.30)^(12/12) + 2 = ",
 		"Q_safe   = 1 − headroom = 1 − 0.20 = 0.80",
 		"G        = ceil(C_future / Q_safe) = ceil(",
-		"GPUs now = 8", "Verdict: Not enough data to plan: 5d of data (at least 7d needed, plan.min_window).", "Measured:",
+		"GPUs now = 8", "Verdict: Not enough data to plan: 5-00:30:00 of data (at least 7-00:00:00 needed, plan.min_window).", "Measured:",
 	} {
 		if !strings.Contains(out, want) {
 			t.Errorf("plan output lacks %q:\n%s", want, out)
