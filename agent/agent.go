@@ -203,12 +203,15 @@ func (a *Agent) Run(ctx context.Context) error {
 	if err := a.resume(ctx); err != nil {
 		return err
 	}
+	a.mu.Lock()
+	resumed := len(a.jobs)
+	a.mu.Unlock()
 	ln, err := listen(a.opts.Socket)
 	if err != nil {
 		return err
 	}
 	a.log.Info("agent started", "node", a.opts.Node, "gpus", len(a.devices), "interval", a.opts.Interval,
-		"socket", a.opts.Socket, "jobs_resumed", len(a.jobs), "delayacct", a.delayAcct)
+		"socket", a.opts.Socket, "jobs_resumed", resumed, "delayacct", a.delayAcct)
 
 	var wg sync.WaitGroup
 	wg.Go(func() { a.serve(ctx, ln) })

@@ -7,6 +7,8 @@ import (
 	"log/slog"
 	"strings"
 	"time"
+
+	"github.com/gpuprof/gpuprof/slurmext"
 )
 
 // ErrJobGone means squeue no longer knows the job (it ended).
@@ -18,10 +20,9 @@ type JobInfo struct {
 	QOS  string
 }
 
-// Squeue looks up a job's name and QOS with
-// `squeue --noheader --jobs=ID --format=%q|%j`: the QOS first, so that a
-// name holding '|' cannot change it, and no field width, so the name is
-// whole.
+// Squeue looks up a job's name and QOS with `squeue --noheader
+// --jobs=ID --format=%q|%j` (slurmext.SqueueQOSName, read by
+// slurmext.ParseSqueueQOSName).
 type Squeue struct {
 	Program string
 	Timeout time.Duration
@@ -30,29 +31,30 @@ type Squeue struct {
 // Lookup returns the job's name and QOS, ErrJobGone when squeue printed
 // nothing (the job ended), or the program's error.
 func (s Squeue) Lookup(ctx context.Context, jobID string) (JobInfo, error) {
-	out, err := output(ctx, s.Timeout, nil, s.Program, "--noheader", "--jobs="+jobID, "--format=%q|%j")
+	out, err := output(ctx, s.Timeout, nil, s.Program, "--noheader", "--jobs="+jobID, "--format="+slurmext.SqueueQOSName)
 	if err != nil {
 		return JobInfo{}, err
 	}
 	return parseSqueue(string(out))
 }
 
-// parseSqueue reads the first line of squeue's "%q|%j" output.
+// parseSqueue turns squeue's line into a JobInfo; no line is ErrJobGone.
 func parseSqueue(out string) (JobInfo, error) {
-	line, _, _ := strings.Cut(out, "\n")
-	line = strings.TrimRight(line, "\r")
-	if strings.TrimSpace(line) == "" {
+	qos, name, err := slurmext.ParseSqueueQOSName(out)
+	if errors.Is(err, slurmext.ErrNoSqueueLine) {
 		return JobInfo{}, ErrJobGone
 	}
-	qos, name, ok := strings.Cut(line, "|")
-	if !ok {
-		return JobInfo{}, fmt.Errorf("squeue: unexpected output %q", JobName(line))
+	if err != nil {
+		return JobInfo{}, err
 	}
-	return JobInfo{QOS: strings.TrimSpace(qos), Name: name}, nil
+	return JobInfo{QOS: qos, Name: name}, nil
 }
 
-// Canceller is the cancel action: `scancel --signal=SIGNAL JOBID`, a wait,
-// then `scancel JOBID`, each bounded by Timeout.
+// Canceller is the cancel action: `scancel --full --signal=SIGNAL JOBID`,
+// a wait, then `scancel JOBID`, each bounded by Timeout. --full sends the
+// signal to the batch script too: without it Slurm signals only the job's
+// steps, and a job that runs its program in the script itself, without
+// srun, would never see it (seen on 22.05 in e2e/notices_test.go).
 type Canceller struct {
 	Program string
 	Signal  string // TERM, INT, …; "SIG" prefix allowed
@@ -67,7 +69,7 @@ type Canceller struct {
 // says what it would have run. Every call is logged with the evidence.
 func (c Canceller) Cancel(ctx context.Context, jobID, evidence string) (string, error) {
 	sig := strings.TrimPrefix(c.Signal, "SIG")
-	first := []string{"--signal=" + sig, jobID}
+	first := []string{"--full", "--signal=" + sig, jobID}
 	log := c.Log
 	if log == nil {
 		log = slog.New(slog.DiscardHandler)
@@ -80,7 +82,7 @@ func (c Canceller) Cancel(ctx context.Context, jobID, evidence string) (string, 
 	log.Warn("idle job: cancelling", "job", jobID, "evidence", evidence, "signal", sig)
 	if err := run(ctx, c.Timeout, nil, c.Program, first...); err != nil {
 		log.Error("idle job: scancel --signal failed", "job", jobID, "err", err)
-		return "", fmt.Errorf("scancel --signal=%s: %w", sig, err)
+		return "", fmt.Errorf("scancel --full --signal=%s: %w", sig, err)
 	}
 	if c.Wait > 0 {
 		t := time.NewTimer(c.Wait)
@@ -95,14 +97,14 @@ func (c Canceller) Cancel(ctx context.Context, jobID, evidence string) (string, 
 		// The signal may have ended the job: scancel then says so and
 		// fails, which is the outcome wanted.
 		if msg := err.Error(); strings.Contains(msg, "already completing or completed") || strings.Contains(msg, "Invalid job id") {
-			what := fmt.Sprintf("ran %s --signal=%s %s; the job ended before %s %s", c.Program, sig, jobID, c.Program, jobID)
+			what := fmt.Sprintf("ran %s --full --signal=%s %s; the job ended before %s %s", c.Program, sig, jobID, c.Program, jobID)
 			log.Warn("idle job: cancelled", "job", jobID, "evidence", evidence, "done", what)
 			return what, nil
 		}
 		log.Error("idle job: scancel failed", "job", jobID, "err", err)
 		return "", fmt.Errorf("signalled %s; scancel: %w", sig, err)
 	}
-	what := fmt.Sprintf("ran %s --signal=%s %s, waited %s, ran %s %s", c.Program, sig, jobID, c.Wait, c.Program, jobID)
+	what := fmt.Sprintf("ran %s --full --signal=%s %s, waited %s, ran %s %s", c.Program, sig, jobID, c.Wait, c.Program, jobID)
 	log.Warn("idle job: cancelled", "job", jobID, "evidence", evidence, "done", what)
 	return what, nil
 }
