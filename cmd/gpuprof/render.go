@@ -24,6 +24,10 @@ type jobJSON struct {
 	GPUsRequested *int                `json:"gpus_requested"`
 	GPUsUsed      *int                `json:"gpus_used"`
 	Missing       []string            `json:"missing"`
+	// CPUEfficiency is sacct's TotalCPU ÷ (Elapsed × AllocCPUS), 0–1 (it
+	// may exceed 1 slightly: TotalCPU is sampled); null when any of them
+	// is unknown (sched.usage has the raw values).
+	CPUEfficiency *float64 `json:"cpu_efficiency"`
 	// GPUs summarises every profile's GPUs, in profile order: the numbers
 	// show prints, beside the raw series and histogram in Profiles.
 	GPUs []gpuSummaryJSON `json:"gpus"`
@@ -104,6 +108,13 @@ func toJobJSON(views []store.JobView) []jobJSON {
 			if w, ok := v.Sched.Wait(); ok {
 				s := w.Seconds()
 				j.WaitSeconds = &s
+			}
+		}
+		if v.Sched != nil {
+			if el, ok := v.Sched.Elapsed(); ok {
+				if e, ok := v.Sched.Usage.CPUEfficiency(el, v.Sched.CPUs); ok {
+					j.CPUEfficiency = &e
+				}
 			}
 		}
 		if n, ok := gpusRequested(v); ok {
