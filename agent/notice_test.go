@@ -347,7 +347,7 @@ func TestNoticeCancel(t *testing.T) {
 					t.Errorf("%d mails, want the 2 idle_job ones only", n)
 				}
 			} else {
-				if cancel.Status != profile.NoticeCanceled || string(calls) != "--full --signal=TERM 30\n30\n" {
+				if cancel.Status != profile.NoticeCanceled || string(calls) != "--signal=TERM 30\n30\n" {
 					t.Errorf("cancel: %+v, scancel calls %q", cancel, calls)
 				}
 				if n := len(f.sent()); n != 3 {
