@@ -302,12 +302,10 @@ func TestNoticesUnderSlurm(t *testing.T) {
 		// Slurm sends a signal other than SIGKILL to the steps only unless
 		// scancel has --full or --batch: a job that runs its program in the
 		// batch script itself, without srun, is signalled only then. The
-		// action passes --full, so the batch script traps it too.
+		// action does not pass --full: a script that traps the signal
+		// would end the job COMPLETED before the cancel (seen with it).
 		bat, batOK := signalled("batch")
 		t.Logf("job %s: step trapped SIGTERM %s after the cancel notice; batch script %s (by the signal: %t)", id, at, bat, batOK)
-		if !batOK {
-			t.Errorf("job %s: its batch script did not get SIGTERM before the cancel (trap at %s after the cancel notice): scancel --full not used?", id, bat)
-		}
 		if !logHas(string(logText), "idle job: cancelled", "job="+id, "evidence=") {
 			t.Errorf("the agent's log has no line cancelling job %s with its evidence", id)
 		}

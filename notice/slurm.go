@@ -50,11 +50,12 @@ func parseSqueue(out string) (JobInfo, error) {
 	return JobInfo{QOS: qos, Name: name}, nil
 }
 
-// Canceller is the cancel action: `scancel --full --signal=SIGNAL JOBID`,
-// a wait, then `scancel JOBID`, each bounded by Timeout. --full sends the
-// signal to the batch script too: without it Slurm signals only the job's
-// steps, and a job that runs its program in the script itself, without
-// srun, would never see it (seen on 22.05 in e2e/notices_test.go).
+// Canceller is the cancel action: `scancel --signal=SIGNAL JOBID`, a wait,
+// then `scancel JOBID`, each bounded by Timeout. The signal reaches the
+// job's steps (srun), not its batch script: a script that traps it would
+// end the job as COMPLETED before the cancel (Slurm 22.05, seen in
+// e2e/notices_test.go with --full). A program run in the script itself
+// gets SIGTERM from the cancel, then SIGKILL after slurm.conf's KillWait.
 type Canceller struct {
 	Program string
 	Signal  string // TERM, INT, …; "SIG" prefix allowed
@@ -69,7 +70,7 @@ type Canceller struct {
 // says what it would have run. Every call is logged with the evidence.
 func (c Canceller) Cancel(ctx context.Context, jobID, evidence string) (string, error) {
 	sig := strings.TrimPrefix(c.Signal, "SIG")
-	first := []string{"--full", "--signal=" + sig, jobID}
+	first := []string{"--signal=" + sig, jobID}
 	log := c.Log
 	if log == nil {
 		log = slog.New(slog.DiscardHandler)
@@ -82,7 +83,7 @@ func (c Canceller) Cancel(ctx context.Context, jobID, evidence string) (string, 
 	log.Warn("idle job: cancelling", "job", jobID, "evidence", evidence, "signal", sig)
 	if err := run(ctx, c.Timeout, nil, c.Program, first...); err != nil {
 		log.Error("idle job: scancel --signal failed", "job", jobID, "err", err)
-		return "", fmt.Errorf("scancel --full --signal=%s: %w", sig, err)
+		return "", fmt.Errorf("scancel --signal=%s: %w", sig, err)
 	}
 	if c.Wait > 0 {
 		t := time.NewTimer(c.Wait)
@@ -97,14 +98,14 @@ func (c Canceller) Cancel(ctx context.Context, jobID, evidence string) (string, 
 		// The signal may have ended the job: scancel then says so and
 		// fails, which is the outcome wanted.
 		if msg := err.Error(); strings.Contains(msg, "already completing or completed") || strings.Contains(msg, "Invalid job id") {
-			what := fmt.Sprintf("ran %s --full --signal=%s %s; the job ended before %s %s", c.Program, sig, jobID, c.Program, jobID)
+			what := fmt.Sprintf("ran %s --signal=%s %s; the job ended before %s %s", c.Program, sig, jobID, c.Program, jobID)
 			log.Warn("idle job: cancelled", "job", jobID, "evidence", evidence, "done", what)
 			return what, nil
 		}
 		log.Error("idle job: scancel failed", "job", jobID, "err", err)
 		return "", fmt.Errorf("signalled %s; scancel: %w", sig, err)
 	}
-	what := fmt.Sprintf("ran %s --full --signal=%s %s, waited %s, ran %s %s", c.Program, sig, jobID, c.Wait, c.Program, jobID)
+	what := fmt.Sprintf("ran %s --signal=%s %s, waited %s, ran %s %s", c.Program, sig, jobID, c.Wait, c.Program, jobID)
 	log.Warn("idle job: cancelled", "job", jobID, "evidence", evidence, "done", what)
 	return what, nil
 }

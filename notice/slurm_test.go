@@ -53,7 +53,7 @@ func TestCanceller(t *testing.T) {
 		t.Fatal(err)
 	}
 	got, _ := os.ReadFile(filepath.Join(dir, "scancel"))
-	if want := "--full --signal=TERM 77\n77\n"; string(got) != want {
+	if want := "--signal=TERM 77\n77\n"; string(got) != want {
 		t.Errorf("scancel calls = %q, want %q", got, want)
 	}
 	if !strings.Contains(what, "--signal=TERM 77") {
