@@ -750,8 +750,8 @@ func where(conds []string) string {
 // instead of two per key, so a page of any size is one statement.
 const keyTable = `(SELECT value ->> 0 AS cluster, value ->> 1 AS job_id FROM json_each(?))`
 
-// loadViews returns a view for each key, in order, in two queries: the
-// scheduler records, then the profiles with their GPUs.
+// loadViews returns a view for each key, in order, in three queries: the
+// scheduler records, the profiles with their GPUs, then their notices.
 func (t *Tx) loadViews(ctx context.Context, keys []viewKey, withSeries bool) ([]JobView, error) {
 	if len(keys) == 0 {
 		return nil, nil
@@ -814,7 +814,50 @@ func (t *Tx) loadViews(ctx context.Context, keys []viewKey, withSeries bool) ([]
 	if err := rows.Err(); err != nil {
 		return nil, classify(err)
 	}
+	if err := rows.Close(); err != nil {
+		return nil, classify(err)
+	}
+
+	err = t.viewNotices(ctx, `FROM `+keyTable+` k JOIN notices n ON n.cluster = k.cluster AND n.job_id = k.job_id`,
+		[]any{string(kj)}, func(k viewKey) []profile.Job {
+			if i, ok := index[k]; ok {
+				return vs[i].Profiles
+			}
+			return nil
+		})
+	if err != nil {
+		return nil, fmt.Errorf("notices: %w", err)
+	}
 	return vs, nil
+}
+
+// viewNotices adds the notices that from (a FROM clause over the notices
+// table aliased n, with its args) selects to the profiles of their node,
+// oldest first as Tx.list gives them: profilesOf returns a job's profiles
+// (nil when the job is not being read), to which each notice is added in
+// place. A notice whose node has no profile is left out, as Tx.list does:
+// the agent claims a notice before its job's first flush.
+func (t *Tx) viewNotices(ctx context.Context, from string, args []any, profilesOf func(viewKey) []profile.Job) error {
+	rows, err := t.tx.QueryContext(ctx, `SELECT `+prefixed("n", noticeColumns)+` `+from+`
+		ORDER BY n."time", n.rule`, args...)
+	if err != nil {
+		return classify(err)
+	}
+	defer rows.Close()
+	for rows.Next() {
+		r, err := scanNotice(rows)
+		if err != nil {
+			return err
+		}
+		ps := profilesOf(viewKey{r.Cluster, r.JobID})
+		for i := range ps {
+			if ps[i].Node == r.Node {
+				ps[i].Notices = append(ps[i].Notices, r.Notice)
+				break
+			}
+		}
+	}
+	return classify(rows.Err())
 }
 
 // addProfileRow adds one row of a profile query (jobs LEFT JOIN job_gpus,
