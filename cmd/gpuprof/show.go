@@ -300,7 +300,7 @@ func writeSchedView(w io.Writer, v store.JobView) {
 }
 
 // writeNodeProfile prints what one node's agent recorded: the node line,
-// then per GPU its memory and utilisation with their timelines, energy,
+// the notices decided for the job there, then per GPU its memory and utilisation with their timelines, energy,
 // temperature, XID codes, processes and flags.
 func writeNodeProfile(w io.Writer, j profile.Job) {
 	printf(w, "\n  Node %s: profile %s (from %s), raw id %s, started %s, ran %s\n", clean(j.Node, 64), j.Status, j.Source,
@@ -317,6 +317,9 @@ func writeNodeProfile(w io.Writer, j profile.Job) {
 	printf(w, "    %s\n", strings.Join(facts, "; "))
 	for _, r := range j.PartialReasons {
 		printf(w, "    partial: %s\n", clean(r, 200))
+	}
+	for _, l := range noticeLines(j) {
+		printf(w, "    %s\n", l)
 	}
 	for k := range j.GPUs {
 		g := &j.GPUs[k]

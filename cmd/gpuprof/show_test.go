@@ -28,6 +28,7 @@ type showJob struct {
 	minutes         int
 	cpus            int                // AllocCPUS; 0: unknown
 	usage           slurmext.HostUsage // sacct's CPU and host-memory accounting
+	notices         []profile.Notice   // decided on the node, saved with the profile
 }
 
 // showDB writes jobs through the real store, with fixed times, and
@@ -78,6 +79,7 @@ func showDB(t *testing.T, jobs ...showJob) string {
 		}
 		p.LastSample = end
 		p.ExitKnown = true
+		p.Notices = j.notices
 		p.Finish(end)
 		if err := db.PutJob(ctx, p); err != nil {
 			t.Fatal(err)
@@ -101,7 +103,8 @@ func showDB(t *testing.T, jobs ...showJob) string {
 func steady(v uint32) func(int) (uint32, bool) { return func(int) (uint32, bool) { return v, true } }
 
 // TestShowGolden: show's text and JSON of a 2-GPU training job, a shard
-// job, an idle allocation and a job Slurm killed for host memory (OOM),
+// job, an idle allocation, a job Slurm killed for host memory (OOM) and
+// an idle job with a sent notice and one held back by the daily cap,
 // against golden files (go test ./cmd/gpuprof -run ShowGolden -update
 // rewrites them). Times are in UTC so that the files hold on any host.
 func TestShowGolden(t *testing.T) {
@@ -109,6 +112,7 @@ func TestShowGolden(t *testing.T) {
 	loc := time.Local
 	time.Local = time.UTC
 	t.Cleanup(func() { time.Local = loc })
+	day5 := time.Date(2026, 11, 7, 13, 0, 0, 0, time.UTC) // the fifth job's start (see showDB)
 	db := showDB(t,
 		// 7001 has sacct's accounting: 2-02:24:00 of CPU time in 5 h on
 		// 16 CPUs (3-08:00:00 of core time) is 63 %; 12.4 GiB of 128 GiB.
@@ -126,8 +130,23 @@ func TestShowGolden(t *testing.T) {
 			cpus: 8, usage: slurmext.HostUsage{MemPeak: 32 << 30, MemPeakValid: true},
 			util: func(i int) (uint32, bool) { return uint32(30 + i%40), i%9 != 4 }, memGiB: func(i int) (uint32, bool) { return uint32(10 + i), true },
 			xids: []uint64{31, 31, 43}},
+		// 7005 asked for two GPUs and used neither: the agent sent the
+		// unused-GPUs notice, then held the idle-job one back (the
+		// user's daily cap), in the words and options notice.Describe
+		// and the agent's cap record.
+		showJob{id: "7005", name: "idle-pair", state: "COMPLETED", gres: "billing=8,cpu=8,gres/gpu=2,mem=64G,node=1", gpus: 2, minutes: 180,
+			util: steady(0), memGiB: steady(0), notices: []profile.Notice{
+				{Rule: profile.RuleUnusedGPUs, Time: day5.Add(45 * time.Minute), Since: day5.Add(15 * time.Minute), GPUs: []int{1},
+					Recipient: "alice@example.org", Status: profile.NoticeSent,
+					Evidence: "2 GPUs allocated, only one used; 1 idle for 00:30:00 (since 2026-11-07T13:15:00): GPU 1: no process, utilisation 0 %, memory 0 B",
+					Fix:      "--gres=gpu:1"},
+				{Rule: profile.RuleIdleJob, Time: day5.Add(90 * time.Minute), Since: day5, GPUs: []int{0, 1},
+					Status:   profile.NoticeCapped,
+					Evidence: "all 2 GPUs of the job idle for 01:30:00 (since 2026-11-07T13:00:00): GPU 0: no process, utilisation 0 %, memory 0 B; GPU 1: no process, utilisation 0 %, memory 0 B; no GPU work since the job started",
+					Detail:   "3 notices sent to alice today from gpu01 (daily_cap 3)"},
+			}},
 	)
-	for _, id := range []string{"7001", "7002", "7003", "7004"} {
+	for _, id := range []string{"7001", "7002", "7003", "7004", "7005"} {
 		t.Run(id, func(t *testing.T) {
 			out, err := runCLI(t, "show", "--db", db, id)
 			if err != nil {
@@ -150,6 +169,27 @@ func TestShowGolden(t *testing.T) {
 			summary, _ := json.MarshalIndent(v[0].GPUs, "", "  ")
 			golden.RequireEqual(t, summary)
 		})
+	}
+	// --json carries the notices of each profile as the store keeps them,
+	// oldest first.
+	out, err := runCLI(t, "show", "--db", db, "--json", "7005")
+	if err != nil {
+		t.Fatalf("show --json 7005: %v", err)
+	}
+	var v []struct {
+		Profiles []struct {
+			Node    string           `json:"node"`
+			Notices []profile.Notice `json:"notices"`
+		} `json:"profiles"`
+	}
+	if err := json.Unmarshal([]byte(out), &v); err != nil || len(v) != 1 || len(v[0].Profiles) != 1 {
+		t.Fatalf("show --json 7005: %v, %+v", err, v)
+	}
+	got := v[0].Profiles[0].Notices
+	if len(got) != 2 || got[0].Rule != profile.RuleUnusedGPUs || got[0].Status != profile.NoticeSent ||
+		got[1].Rule != profile.RuleIdleJob || got[1].Status != profile.NoticeCapped || got[1].Detail == "" ||
+		!got[0].Time.Equal(day5.Add(45*time.Minute)) {
+		t.Errorf("show --json 7005 notices = %+v, want the sent unused_gpus notice, then the capped idle_job one", got)
 	}
 }
 
