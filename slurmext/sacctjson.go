@@ -351,6 +351,12 @@ type sjJob struct {
 	DerivedExitCode sjExit `json:"derived_exit_code"`
 	Required        struct {
 		CPUs sjNum `json:"CPUs"`
+		// MemoryPerNode and MemoryPerCPU (megabytes; v0.0.39+) are read
+		// only when tres.requested has no mem item (see hostUsage). 22.05's
+		// "memory" is not read: it is 0 for jobs that requested 16000M
+		// (SEEN on 22.05.8).
+		MemoryPerNode sjNum `json:"memory_per_node"`
+		MemoryPerCPU  sjNum `json:"memory_per_cpu"`
 	} `json:"required"`
 	TRES struct {
 		Allocated []sjTRES `json:"allocated"`
@@ -360,15 +366,48 @@ type sjJob struct {
 }
 
 // sjStep holds what a job record takes from a step: Slurm's usage readings,
-// steps[].tres.requested.max (gres/gpumem, bytes) and .average
-// (gres/gpuutil, percent), in every version from dbv0.0.38 to v0.0.43.
+// steps[].tres.requested.max (gres/gpumem and mem, bytes) and .average
+// (gres/gpuutil, percent), and the step's CPU time, time.total (user +
+// system, sacct's TotalCPU), in every version from dbv0.0.38 to v0.0.43.
 type sjStep struct {
+	Time struct {
+		Total sjCPUTime `json:"total"`
+	} `json:"time"`
 	TRES struct {
 		Requested struct {
 			Max     []sjTRES `json:"max"`
 			Average []sjTRES `json:"average"`
 		} `json:"requested"`
 	} `json:"tres"`
+}
+
+// sjCPUTime is a CPU time of sacct --json, {"seconds":…,"microseconds":…}
+// (steps[].time.total, .user, .system).
+type sjCPUTime struct {
+	Seconds      sjNum `json:"seconds"`
+	Microseconds sjNum `json:"microseconds"`
+}
+
+// maxCPUSeconds bounds one CPU time: a time.Duration holds about 292
+// years.
+const maxCPUSeconds = math.MaxInt64/int64(time.Second) - 1
+
+// duration returns the CPU time; reported is false when neither part is
+// given (the step has none), err non-nil when it is not a CPU time.
+func (c sjCPUTime) duration() (d time.Duration, reported bool, err error) {
+	s, us := c.Seconds, c.Microseconds
+	if !s.Set && !us.Set && s.Bad == "" && us.Bad == "" {
+		return 0, false, nil
+	}
+	switch {
+	case s.Bad != "" || us.Bad != "":
+		return 0, true, fmt.Errorf("not a number: %s", quoteShort(s.Bad+us.Bad))
+	case !s.Set || !us.Set:
+		return 0, true, errors.New("seconds or microseconds missing")
+	case s.Number < 0 || s.Number > maxCPUSeconds || us.Number < 0 || us.Number >= 1e6:
+		return 0, true, fmt.Errorf("%d s %d µs out of range", s.Number, us.Number)
+	}
+	return time.Duration(s.Number)*time.Second + time.Duration(us.Number)*time.Microsecond, true, nil
 }
 
 // record converts a decoded job; ok is false when the job has no usable id.
@@ -424,7 +463,109 @@ func (j *sjJob) record(cluster string) (rec JobRecord, problems notes, ok bool) 
 	}
 	j.arrayAndHet(&rec, n)
 	j.gpuUsage(&rec, n)
+	rec.Usage = j.hostUsage(&rec, n)
 	return rec, problems, true
+}
+
+// hostUsage reads the job's CPU time, host memory peak and memory request
+// by the rules of the text reader (see HostUsage), from --json's own
+// fields:
+//
+//	TotalCPU  the sum of steps[].time.total (user + system, to the
+//	          microsecond); the job's own time.total is 0 whatever the
+//	          steps used (SEEN on 22.05.8), so it is not read, and a job
+//	          without a step that reports one has it unknown
+//	MemPeak   the highest mem item (bytes) of any step's
+//	          tres.requested.max, sacct's TRESUsageInMax/MaxRSS; 0 is a
+//	          step never sampled
+//	ReqMem    the mem item of tres.requested (megabytes), the total that
+//	          sacct's ReqMem prints since 21.08; without one,
+//	          required.memory_per_node × nodes or required.memory_per_cpu
+//	          × CPUs (v0.0.39+); 0 (--mem=0) or infinite is unknown
+//
+// A malformed value in any step leaves that value of the job unknown, with
+// a note.
+func (j *sjJob) hostUsage(rec *JobRecord, n *notes) HostUsage {
+	var u HostUsage
+	cpuBad, memBad := false, false
+	for i := range j.Steps {
+		st := &j.Steps[i]
+		d, reported, err := st.Time.Total.duration()
+		switch {
+		case err != nil:
+			if !cpuBad {
+				n.add("steps.time.total", "step %d: %v", i+1, err)
+			}
+			cpuBad = true
+		case reported:
+			if u.TotalCPU > math.MaxInt64-d {
+				if !cpuBad {
+					n.add("steps.time.total", "the sum over the steps overflows")
+				}
+				cpuBad = true
+			}
+			u.TotalCPU += d
+			u.TotalCPUValid = true
+		}
+		v, found := tresItem(st.TRES.Requested.Max, "mem", "")
+		switch {
+		case !found || !v.Set && v.Bad == "":
+		case v.Bad != "" || v.Number < 0 || v.Number > maxUsageBytes:
+			if !memBad {
+				n.add("steps.tres.requested.max", "step %d: mem is not a memory size", i+1)
+			}
+			memBad = true
+		case v.Number > 0 && (!u.MemPeakValid || uint64(v.Number) > u.MemPeak):
+			u.MemPeak, u.MemPeakValid = uint64(v.Number), true
+		}
+	}
+	if cpuBad {
+		u.TotalCPU, u.TotalCPUValid = 0, false
+	}
+	if memBad {
+		u.MemPeak, u.MemPeakValid = 0, false
+	}
+	u.ReqMem, u.ReqMemValid = j.reqMem(rec, n)
+	return u
+}
+
+// reqMem returns the job's memory request in bytes, in total (see
+// hostUsage), and whether it is known.
+func (j *sjJob) reqMem(rec *JobRecord, n *notes) (uint64, bool) {
+	const mib = 1 << 20
+	size := func(name string, v sjNum, per int) (uint64, bool) {
+		switch {
+		case v.Bad != "":
+			n.add(name, "not a number of megabytes: %s", quoteShort(v.Bad))
+		case !v.Set || v.Number == 0 || per <= 0:
+		case v.Number < 0 || uint64(v.Number) > maxUsageBytes/mib/uint64(per):
+			n.add(name, "%d megabytes × %d out of range", v.Number, per)
+		default:
+			return uint64(v.Number) * mib * uint64(per), true
+		}
+		return 0, false
+	}
+	if v, found := tresItem(j.TRES.Requested, "mem", ""); found {
+		return size("tres.requested", v, 1)
+	}
+	if r := j.Required.MemoryPerNode; r.Set || r.Bad != "" {
+		return size("required.memory_per_node", r, rec.NodeCount)
+	}
+	return size("required.memory_per_cpu", j.Required.MemoryPerCPU, rec.CPUs)
+}
+
+// tresItem finds the item of type typ and name name ("" for none) in a
+// TRES list, looking at no more than maxTRESItems.
+func tresItem(items []sjTRES, typ, name string) (sjNum, bool) {
+	for i, t := range items {
+		if i >= maxTRESItems {
+			break
+		}
+		if t.Type == typ && t.Name == name {
+			return t.Count, true
+		}
+	}
+	return sjNum{}, false
 }
 
 // gpuUsage folds the steps' GPU readings into the job as SacctReader does

@@ -60,7 +60,14 @@ func versionJobs() []JobRecord {
 	e.Submit, e.Eligible = epochUTC(1793710000), epochUTC(1793710000)
 	e.NodeCount, e.CPUs, e.ReqGPUs = 1, 1, 1 // as requested: not started
 	e.ReqTRES = "billing=1,cpu=1,gres/gpu=1,mem=8192M,node=1"
-	return []JobRecord{a, b, c, d, e}
+	jobs := []JobRecord{a, b, c, d, e}
+	// ReqMem is tres.requested's mem (what sacct's ReqMem prints), not
+	// required.memory_per_node: the fixtures have no steps, so no CPU time
+	// or memory peak.
+	for i, mib := range []uint64{131072, 16384, 4096, 32768, 8192} {
+		jobs[i].Usage.ReqMem, jobs[i].Usage.ReqMemValid = mib<<20, true
+	}
+	return jobs
 }
 
 func TestParseSacctJSONVersions(t *testing.T) {
@@ -148,6 +155,9 @@ func TestParseSacctJSONAgreesWithText(t *testing.T) {
 			}
 			tr.ExitStatus = 0
 		}
+		// The capture has no ReqMem column: the text's request is ReqTRES'
+		// mem, as docs/sacct.md says (MemFromTRES).
+		tr.Usage.ReqMem, tr.Usage.ReqMemValid = MemFromTRES(tr.ReqTRES)
 		if !reflect.DeepEqual(j, tr) {
 			t.Errorf("job %s:\nJSON %+v\ntext %+v", j.JobID, j, tr)
 		}
@@ -175,6 +185,7 @@ func TestParseSacctJSON2205Specials(t *testing.T) {
 		textRecs, _, _ := readAllSacct(t, NewSacctReader(openFixture(t, "sacct", "22.05-P-duplicates.txt"), capturedFields(), SacctOptions{}))
 		tr := textRecs[0]
 		tr.UID, tr.CancelledBy = -1, -1
+		tr.Usage.ReqMem, tr.Usage.ReqMemValid = MemFromTRES(tr.ReqTRES) // no ReqMem column
 		if !reflect.DeepEqual(recs[0], tr) {
 			t.Errorf("JSON %+v\ntext %+v", recs[0], tr)
 		}
@@ -274,6 +285,7 @@ func TestParseSacctJSONForms(t *testing.T) {
 				{"type": "energy", "count": null}, {"type": "fs", "name": "disk", "count": -2}, {"type": "cpu", "name": "", "count": 4}]}}`),
 			edit: func(r *JobRecord) {
 				r.ReqTRES, r.ReqGPUs, r.ReqGPUType, r.CPUs = "cpu=4,gres/gpu:a100=2,mem=100M", 2, "a100", 0
+				r.Usage.ReqMem, r.Usage.ReqMemValid = 100<<20, true
 			},
 		},
 		{
