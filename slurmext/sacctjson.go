@@ -26,8 +26,10 @@ const MaxSacctJSONValue = 64 << 20
 //
 // The document is decoded one job at a time (json.Decoder's token API), so a
 // file of months of history is never held in memory whole; each job's text
-// is bounded by MaxSacctJSONValue. Of the steps, only Slurm's GPU readings
-// are kept, folded into the job (see gpuUsage). The layouts that
+// is bounded by MaxSacctJSONValue. Of the steps, Slurm's GPU readings and
+// the CPU time and host memory peak are kept, folded into the job (see
+// gpuUsage and hostUsage; the job's Usage as the text reader makes it, with
+// the request from tres.requested or required). The layouts that
 // differ between versions are all accepted:
 //
 //	state.current         "COMPLETED" (≤23.02) or ["COMPLETED"] (23.11+);
