@@ -166,6 +166,28 @@ func fixture() Data {
 		},
 		Config:  testConfig(),
 		Sources: Sources{Database: "/var/lib/gpuprof/gpuprof.db", Notes: []string{"sacct history imported for 2026-11-01 to 2026-11-30"}},
+		Notices: fixtureNotices(),
+	}
+}
+
+// fixtureNotices is a hand-built tally of the month's notices: 14 to the
+// users of 11 jobs, 10 sent, 1 cancel carried out, 3 not sent (capped, no
+// address); 5 jobs ended within the hour, 1 of them without a known limit.
+// The opted-out row of 0 must not be shown.
+func fixtureNotices() analysis.NoticeSummary {
+	return analysis.NoticeSummary{
+		Window:  analysis.Window{From: time.Date(2026, 11, 1, 0, 0, 0, 0, time.UTC), To: time.Date(2026, 12, 1, 0, 0, 0, 0, time.UTC)},
+		Notices: 14, Sent: 10, Cancelled: 1, Jobs: 11,
+		Counts: []analysis.NoticeCount{
+			{Rule: "idle_gpu", Status: "sent", N: 6},
+			{Rule: "idle_gpu", Status: "capped", N: 2},
+			{Rule: "idle_job", Status: "sent", N: 3},
+			{Rule: "idle_job", Status: "opted_out", N: 0},
+			{Rule: "unused_gpus", Status: "sent", N: 1},
+			{Rule: "unused_gpus", Status: "no_mail", N: 1},
+			{Rule: "cancel", Status: "cancelled", N: 1},
+		},
+		FreedJobs: 5, FreedGPUHours: 42.5, FreedUnknown: 1,
 	}
 }
 

@@ -33,6 +33,9 @@ type jsonReport struct {
 	SimulatedPlan *analysis.SimPlan     `json:"simulated_plan,omitempty"`
 	Earlier       []MonthHeadline       `json:"earlier"`
 	Thresholds    []jsonThreshold       `json:"thresholds"`
+	// Notices is the month's notices to users (analysis.NoticeSummary):
+	// zeros and an empty counts list when there were none.
+	Notices analysis.NoticeSummary `json:"notices"`
 }
 
 type jsonSources struct {
@@ -81,6 +84,7 @@ func WriteJSON(w io.Writer, d Data) error {
 		Plan:            f.Plan,
 		SimulatedPlan:   d.SimPlan,
 		Earlier:         nonNil(d.Earlier),
+		Notices:         d.Notices,
 	}
 	if !d.Generated.IsZero() {
 		g := d.Generated.UTC()
@@ -101,6 +105,7 @@ func WriteJSON(w io.Writer, d Data) error {
 	r.Workload.Users = nonNil(r.Workload.Users)
 	r.Workload.Accounts = nonNil(r.Workload.Accounts)
 	r.Workload.Lost = nonNil(r.Workload.Lost)
+	r.Notices.Counts = nonNil(r.Notices.Counts)
 	enc := json.NewEncoder(w)
 	enc.SetIndent("", "  ")
 	if err := enc.Encode(r); err != nil {

@@ -181,6 +181,7 @@ func build(d *Data) []section {
 		queueSection(d, miss),
 		workSection(d, miss),
 		bottleneckSection(d, miss),
+		noticeSection(d, miss),
 		lostSection(d, miss),
 		historySection(d),
 		planSection(d),
@@ -472,6 +473,36 @@ func bottleneckSection(d *Data, miss []string) section {
 	}
 	s.table(t)
 	s.para("%s", bottleneckNote(total))
+	return s
+}
+
+// noticeSection says what the agents told users this month about idle
+// and oversized GPUs (package notice): the tally's sentence and the
+// notices by rule and what became of them, rows of zero left out. A month
+// without any says so plainly: notices are off by default.
+func noticeSection(d *Data, miss []string) section {
+	s := section{ID: "notices", Title: "Notices to users"}
+	n := d.Notices
+	if n.Notices == 0 && n.FreedJobs == 0 {
+		if has(miss, missingNoJobs) {
+			s.para("No jobs: no notices this month.")
+		} else {
+			s.para("No notices this month: none was due, or notices are off (the default; [notices] enabled = true in the agents' configuration turns them on, see docs/notices.md).")
+		}
+		return s
+	}
+	s.para("%s", n.Sentence())
+	t := newTable("Rule", "What became of it", "#Notices")
+	for _, c := range n.Counts {
+		if c.N > 0 {
+			t.row(analysis.NoticeRuleWords(c.Rule), analysis.NoticeStatusWords(c.Status), count(c.N))
+		}
+	}
+	if len(t.Rows) > 0 {
+		s.table(t)
+	}
+	s.para("A notice counts in the month in which the agent decided it. A job counts as freed when it ended within %s of a notice that reached its user (or of its cancellation); the GPU-hours freed are those from its end to the end of its time limit, clipped to the month.",
+		seconds(analysis.FreedAfter.Seconds()))
 	return s
 }
 

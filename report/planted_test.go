@@ -90,6 +90,8 @@ func plantedData(t *testing.T) (Data, analysis.Workload, analysis.Findings) {
 			Jobs: 200, GPUJobs: 190, Users: 7, Accounts: 4, AllocatedGPUHours: 1500.25}}},
 		Config:  c,
 		Sources: Sources{Database: "/var/lib/gpuprof/planted.db"},
+		// The planted month has no notices: the tally of none.
+		Notices: analysis.NewNoticeTally(october).Summary(),
 	}
 	return d, w, f
 }

@@ -48,6 +48,10 @@ type Data struct {
 	// Config is the analysis configuration in force (the thresholds).
 	Config  analysis.Config
 	Sources Sources
+	// Notices is the tally of the notices the agents decided in the month
+	// (analysis.NoticeTally over every job of the month); the zero value
+	// is a month without any, which the report says plainly.
+	Notices analysis.NoticeSummary
 	// Anonymized says user and account names were replaced (Anonymize
 	// sets it); the report then says so.
 	Anonymized bool

@@ -77,7 +77,7 @@ func TestGolden(t *testing.T) {
 func TestSectionsInOrder(t *testing.T) {
 	out := renderAll(t, fixture())
 	titles := []string{"Headline numbers", "Queue wait and run time by partition", "Work by task class, account and user",
-		"Bottlenecks", "GPU-hours lost", "This month against earlier months", "Capacity plan", "What buying or changing would do", "Recommendations",
+		"Bottlenecks", "Notices to users", "GPU-hours lost", "This month against earlier months", "Capacity plan", "What buying or changing would do", "Recommendations",
 		"Rules that found nothing to change", "Top task profiles", "Methods and data"}
 	for _, format := range []string{"html", "md"} {
 		pos := 0

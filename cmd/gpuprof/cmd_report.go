@@ -162,7 +162,7 @@ func (o *reportOptions) run(ctx context.Context, g *globalOptions, stdout io.Wri
 	} else if n, err := src.Count(ctx, flt); err == nil && !c.Plan.Replayable(n) {
 		flt.Lean = true
 	}
-	in, err := src.inputOf(ctx, flt)
+	in, notices, err := reportInput(ctx, src, flt)
 	if err != nil {
 		return err
 	}
@@ -204,6 +204,7 @@ func (o *reportOptions) run(ctx context.Context, g *globalOptions, stdout io.Wri
 		Config:    c,
 		Sources:   sourcesOf(src, in),
 		Cluster:   clustersOf(in.Jobs),
+		Notices:   notices,
 	}
 	if d.Title == "" {
 		d.Title = "GPU workload report, " + w.From.Format("January 2006")
@@ -227,6 +228,32 @@ func (o *reportOptions) run(ctx context.Context, g *globalOptions, stdout io.Wri
 		printf(stdout, "%s\n", path)
 	}
 	return nil
+}
+
+// reportInput reads the month f selects once, into the analysis input
+// (as jobSource.inputOf does) and, from the same views, the tally of the
+// notices decided in f's window: the notices travel with the profiles and
+// the analysis input keeps none, so they are counted as the views pass.
+func reportInput(ctx context.Context, src *jobSource, f store.ViewFilter) (analysis.Input, analysis.NoticeSummary, error) {
+	limitMemory()
+	w := analysis.Window{From: f.Since, To: f.Until}
+	b := analysis.NewInputBuilder()
+	b.SetSlurmNodes(src.slurmNodes)
+	if n, err := src.Count(ctx, f); err == nil {
+		b.Reserve(n) // a hint: jobs may arrive between the two reads
+	}
+	tally := analysis.NewNoticeTally(w)
+	err := src.Each(ctx, f, func(v store.JobView) error {
+		b.Add(v.Sched, v.Profiles)
+		tally.Add(v.Sched, v.Profiles)
+		return nil
+	})
+	// Input waits for the conversions even after an error.
+	in := b.Input(w, time.Now())
+	if err != nil {
+		return analysis.Input{}, analysis.NoticeSummary{}, err
+	}
+	return in, tally.Summary(), nil
 }
 
 // reportPlan makes the month's simulated capacity plan with the [plan]

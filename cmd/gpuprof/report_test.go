@@ -34,9 +34,10 @@ type reportJob struct {
 	util                float64 // percent
 	state               string  // default COMPLETED
 	sacctOnly           bool
-	gpus                int     // default 1
-	node                string  // default gpu01
-	energyKWh           float64 // per GPU; 0: no energy reading
+	gpus                int              // default 1
+	node                string           // default gpu01
+	energyKWh           float64          // per GPU; 0: no energy reading
+	notices             []profile.Notice // saved with the profile
 }
 
 // reportDB writes jobs to a new database and returns its path.
@@ -80,7 +81,7 @@ func reportDB(t *testing.T, jobs ...reportJob) string {
 				User: j.user, UID: uid, Account: j.account, Partition: "gpu",
 				Start: j.start, End: end, Status: profile.StatusFinished, Source: profile.SourceAgent,
 				ExitKnown: true, SampleInterval: time.Minute, LastSample: end,
-				GPUs: gs,
+				GPUs: gs, Notices: j.notices,
 			}
 			if err := db.PutJob(ctx, p); err != nil {
 				t.Fatalf("PutJob %s: %v", j.id, err)
@@ -770,4 +771,77 @@ func TestReportCommandPurchaserNumbers(t *testing.T) {
 	if !strings.Contains(files["html"], `<figure id="chart-trend" class="chart">`) {
 		t.Error("HTML has no trend chart for two months")
 	}
+}
+
+// The report counts the notices stored with the month's profiles, by the
+// time they were decided: a notice of September on a job that ran into
+// October is not October's. A job that ended half an hour after a sent
+// notice freed the rest of its limit (TimeLimit is twice the run in
+// reportDB: 3 h of its 6 h); a capped notice frees nothing. A month
+// without notices says so.
+func TestReportCommandNotices(t *testing.T) {
+	at := func(d, h int) time.Time { return time.Date(2026, time.Month(10), d, h, 0, 0, 0, time.Local) }
+	sent := profile.Notice{Rule: profile.RuleIdleGPU, Time: at(5, 12).Add(30 * time.Minute), Since: at(5, 11),
+		GPUs: []int{0}, Recipient: "ann@example.org", Status: profile.NoticeSent, Evidence: "1 of 1 GPUs idle"}
+	capped := profile.Notice{Rule: profile.RuleIdleJob, Time: at(6, 11), Since: at(6, 10), GPUs: []int{0},
+		Status: profile.NoticeCapped, Evidence: "the GPU of the job idle", Detail: "daily_cap 3"}
+	early := profile.Notice{Rule: profile.RuleIdleGPU, Time: at(0, 22), Since: at(0, 21), GPUs: []int{0},
+		Status: profile.NoticeSent, Evidence: "1 of 1 GPUs idle"} // 2026-09-30 22:00
+	db := reportDB(t,
+		reportJob{id: "3001", user: "ann", account: "ml", name: "a", start: at(5, 10), run: 3 * time.Hour, util: 5, notices: []profile.Notice{sent}},
+		reportJob{id: "3002", user: "bob", account: "ml", name: "b", start: at(6, 10), run: 3 * time.Hour, util: 5, notices: []profile.Notice{capped}},
+		reportJob{id: "3003", user: "ann", account: "ml", name: "c", start: at(0, 20), run: 6 * time.Hour, util: 5, notices: []profile.Notice{early}},
+		reportJob{id: "3004", user: "ann", account: "ml", name: "d", start: time.Date(2026, 8, 10, 10, 0, 0, 0, time.Local), run: time.Hour, util: 50},
+	)
+	dir := t.TempDir()
+	if _, err := runCLI(t, "report", "--db", db, "--month", "2026-10", "--out", dir, "--format", "md,json"); err != nil {
+		t.Fatalf("report: %v", err)
+	}
+	files := reportFiles(t, dir, "2026-10", "md", "json")
+	var r struct {
+		Notices analysis.NoticeSummary `json:"notices"`
+	}
+	if err := json.Unmarshal([]byte(files["json"]), &r); err != nil {
+		t.Fatal(err)
+	}
+	n := r.Notices
+	wantCounts := []analysis.NoticeCount{{Rule: profile.RuleIdleGPU, Status: profile.NoticeSent, N: 1},
+		{Rule: profile.RuleIdleJob, Status: profile.NoticeCapped, N: 1}}
+	if n.Notices != 2 || n.Sent != 1 || n.Jobs != 2 || n.FreedJobs != 1 || n.FreedUnknown != 0 ||
+		n.FreedGPUHours < 3-1e-9 || n.FreedGPUHours > 3+1e-9 || !slices.Equal(n.Counts, wantCounts) {
+		t.Errorf("notices = %+v, want 2 of 2 jobs (1 sent, 1 capped), 1 job freeing 3 GPU-hours", n)
+	}
+	if !n.Window.From.Equal(oct2026) || !n.Window.To.Equal(oct2026.AddDate(0, 1, 0)) {
+		t.Errorf("notices window %v, want October", n.Window)
+	}
+	for _, want := range []string{"## Notices to users\n",
+		"2 notices to the users of 2 jobs (1 sent, 1 not sent or pending); 1 job ended within an hour of one, freeing 3.0 GPU-hours of their time limits.",
+		"| idle GPU | sent | 1 |", "| every GPU of the job idle | not sent: daily cap | 1 |"} {
+		if !strings.Contains(files["md"], want) {
+			t.Errorf("Markdown lacks %q:\n%s", want, section(files["md"], "## Notices to users"))
+		}
+	}
+
+	dir = t.TempDir()
+	if _, err := runCLI(t, "report", "--db", db, "--month", "2026-08", "--out", dir, "--format", "md"); err != nil {
+		t.Fatalf("report of August: %v", err)
+	}
+	md := reportFiles(t, dir, "2026-08", "md")["md"]
+	if !strings.Contains(section(md, "## Notices to users"), "No notices this month") {
+		t.Errorf("August's report does not say it had no notices:\n%s", section(md, "## Notices to users"))
+	}
+}
+
+// section is the Markdown section of md that starts with heading, up to
+// the next one of its level.
+func section(md, heading string) string {
+	i := strings.Index(md, heading)
+	if i < 0 {
+		return ""
+	}
+	rest := md[i+len(heading):]
+	if j := strings.Index(rest, "\n## "); j >= 0 {
+		rest = rest[:j]
+	}
+	return heading + rest
 }
