@@ -37,8 +37,10 @@ func newReportCommand(g *globalOptions) *cobra.Command {
 		Use:   "report",
 		Short: "Monthly workload report for purchasing decisions (HTML with charts, Markdown, JSON)",
 		Long: `Writes the month's workload report: GPU-hours allocated and used, queue wait
-per partition, work by task class, account and user, bottlenecks, GPU-hours
-lost to failed, timed-out and cancelled jobs, the month against earlier
+per partition, work by task class, account and user, bottlenecks, the
+notices sent to users about idle or oversized GPUs and the GPU time they
+freed (docs/notices.md), GPU-hours lost to failed, timed-out and cancelled
+jobs, the month against earlier
 months, the capacity plan on a replay of the queue (as gpuprof plan makes
 it: its verdict, each recommendation's simulated effect, the smallest
 purchase per GPU model with a chart of the predicted wait against GPUs
