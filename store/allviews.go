@@ -225,8 +225,7 @@ func and(conds []string) string {
 // profilesWhere returns the profiles (jobs rows with their GPUs and
 // notices) that satisfy cond on the jobs table aliased j, grouped by job,
 // each job's nodes in node order, GPUs in position order and notices
-// oldest first. The notices are one more query over all those jobs, not
-// one per job.
+// oldest first. The notices are one more query, not one per job.
 func (t *Tx) profilesWhere(ctx context.Context, cond string, args []any, withSeries bool) (map[viewKey][]profile.Job, error) {
 	rows, err := t.tx.QueryContext(ctx, `SELECT `+prefixed("j", jobColumns)+`, g.uuid, g.state
 		FROM jobs j LEFT JOIN job_gpus g ON g.cluster = j.cluster AND g.job_id = j.job_id AND g.node = j.node
@@ -254,9 +253,11 @@ func (t *Tx) profilesWhere(ctx context.Context, cond string, args []any, withSer
 	if err := rows.Close(); err != nil {
 		return nil, classify(err)
 	}
-	err = t.viewNotices(ctx, `FROM notices n JOIN jobs j
-		ON n.cluster = j.cluster AND n.job_id = j.job_id AND n.node = j.node WHERE `+cond, args,
-		func(k viewKey) []profile.Job { return out[k] })
+	// The notices table is small beside the jobs (a few notices a day per
+	// user at most) and a notice's job is in out or not: reading it whole
+	// costs less than evaluating cond a second time (for a job known only
+	// from profiles it scans every profile).
+	err = t.viewNotices(ctx, `FROM notices n`, nil, func(k viewKey) []profile.Job { return out[k] })
 	if err != nil {
 		return nil, fmt.Errorf("notices: %w", err)
 	}

@@ -2,6 +2,7 @@ package store
 
 import (
 	"context"
+	"path/filepath"
 	"reflect"
 	"strconv"
 	"testing"
@@ -156,4 +157,57 @@ func TestListViewsNoticesManyJobs(t *testing.T) {
 	if with != n/3 {
 		t.Errorf("ListViews carries %d notices, want %d", with, n/3)
 	}
+}
+
+// BenchmarkEachViewNotices measures what the report asks of a database of
+// 100,000 jobs of which one profile in 20 has a notice: every view of the
+// period (EachView, lean as the report's non-admin read and full), and a
+// page of ListViews. Compare with BenchmarkListViews (no notices) for the
+// cost of reading them: go test ./store -run '^$' -bench EachViewNotices.
+func BenchmarkEachViewNotices(b *testing.B) {
+	ctx := context.Background()
+	db := bigViews(b, filepath.Join(b.TempDir(), "big.db"), 100_000)
+	err := db.WithTx(ctx, func(tx *Tx) error {
+		_, err := tx.tx.ExecContext(ctx, `INSERT INTO notices (cluster, job_id, node, rule, "user", uid, "time", status, evidence, updated_at)
+			SELECT cluster, job_id, node, 'idle_job', "user", uid, coalesce("start", 0) + 600, 'sent', 'the GPU of the job idle', 0
+			FROM jobs WHERE CAST(job_id AS INTEGER) % 20 = 0`)
+		return err
+	})
+	if err != nil {
+		b.Fatal(err)
+	}
+	want := countRows(b, db, "notices")
+	for _, bb := range []struct {
+		name string
+		f    ViewFilter
+	}{
+		{name: "all lean", f: ViewFilter{Lean: true}},
+		{name: "all", f: ViewFilter{}},
+		{name: "user", f: ViewFilter{User: "bob"}},
+	} {
+		b.Run(bb.name, func(b *testing.B) {
+			for b.Loop() {
+				n := 0
+				err := db.EachView(ctx, bb.f, func(v JobView) error {
+					for _, p := range v.Profiles {
+						n += len(p.Notices)
+					}
+					return nil
+				})
+				if err != nil {
+					b.Fatal(err)
+				}
+				if bb.f.User == "" && n != want {
+					b.Fatalf("EachView read %d notices, want %d", n, want)
+				}
+			}
+		})
+	}
+	b.Run("page", func(b *testing.B) {
+		for b.Loop() {
+			if _, err := db.ListViews(ctx, ViewFilter{Limit: 50}); err != nil {
+				b.Fatal(err)
+			}
+		}
+	})
 }
