@@ -693,7 +693,9 @@ func (a *Agent) flush(ctx context.Context) {
 			}
 		}
 		for _, j := range snap {
-			err := tx.PutJob(ctx, j)
+			// Only the series' new points are written: the rest of each
+			// series is in the database from the flushes before.
+			err := tx.PutGrowingJob(ctx, j)
 			if errors.Is(err, store.ErrFinished) {
 				gone = append(gone, j.JobID)
 				continue

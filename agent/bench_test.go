@@ -225,3 +225,53 @@ func BenchmarkFlush(b *testing.B) {
 		})
 	}
 }
+
+// BenchmarkPersist is one round of the agent's persister as it runs every
+// flush_interval (10 s): ten one-second ticks of new readings (not timed),
+// then what persistLoop does, the spool drain with its look at the
+// database's running rows, and the flush of the 16 running profiles. %core
+// is at that rate. "600s" starts at the end of scripts/bench-agent.sh's
+// run, "1h" with jobs whose series reached the cap (series_points, 1024).
+func BenchmarkPersist(b *testing.B) {
+	for _, bc := range []struct {
+		name  string
+		ticks int
+	}{
+		{"600s", 600},
+		{"1h", 3600},
+	} {
+		b.Run(bc.name, func(b *testing.B) {
+			n := newBenchNode(b, benchGPUs, benchJobs, false)
+			ctx := context.Background()
+			for i := range bc.ticks {
+				n.tick()
+				if i%10 == 9 {
+					n.agent.drain(ctx)
+					n.agent.flush(ctx)
+				}
+			}
+			n.check(b)
+			b.ReportAllocs()
+			b.ResetTimer()
+			for b.Loop() {
+				b.StopTimer()
+				for range 10 {
+					n.tick()
+				}
+				b.StartTimer()
+				n.agent.drain(ctx)
+				n.agent.flush(ctx)
+			}
+			b.StopTimer()
+			n.check(b)
+			running, err := n.agent.db.RunningJobs(ctx, "", "")
+			if err != nil {
+				b.Fatal(err)
+			}
+			if len(running) != benchJobs {
+				b.Fatalf("%d running jobs in the database after the rounds, want %d", len(running), benchJobs)
+			}
+			reportCore(b, 0.1)
+		})
+	}
+}

@@ -8,6 +8,7 @@ import (
 
 	"github.com/gpuprof/gpuprof/ingest"
 	"github.com/gpuprof/gpuprof/profile"
+	"github.com/gpuprof/gpuprof/store"
 )
 
 // Merging what reached gpuprof by another path than the agent's socket, so
@@ -203,37 +204,41 @@ type orphan struct {
 
 // takeRunningRows takes in every running row of the database the agent
 // does not hold: sampled from now when its job may still run, else an
-// orphan for reconcile to close.
+// orphan for reconcile to close. Every round reads the running rows
+// without their series (almost always all the agent's own, skipped); a row
+// to take in is then read whole, outside the lock the sampler takes.
 func (a *Agent) takeRunningRows(ctx context.Context) {
-	rows, err := a.db.RunningJobs(ctx, "", "")
+	rows, err := a.db.ListJobs(ctx, store.Filter{Status: profile.StatusRunning})
 	if err != nil {
 		return // locked: next round
+	}
+	a.mu.Lock()
+	var take []profile.Key
+	for _, j := range rows {
+		if !a.heldLocked(j.Key) {
+			take = append(take, j.Key)
+		}
+	}
+	a.mu.Unlock()
+	if len(take) == 0 {
+		return
+	}
+	whole := make([]profile.Job, 0, len(take))
+	for _, k := range take {
+		j, err := a.db.GetJob(ctx, k)
+		if err != nil {
+			continue // locked, or gone since: next round
+		}
+		whole = append(whole, j)
 	}
 	now := a.now()
 	a.mu.Lock()
 	defer a.mu.Unlock()
-	for _, j := range rows {
+	for _, j := range whole {
+		if j.Status != profile.StatusRunning || a.heldLocked(j.Key) {
+			continue
+		}
 		id := j.JobID
-		if st, held := a.jobs[id]; held {
-			if st.prof.Key != j.Key && !a.movedLocked(j.Key) {
-				// The same job under other names (written before the
-				// agent learnt slurmd's): the held profile replaces it.
-				a.moved = append(a.moved, j.Key)
-			}
-			continue
-		}
-		if o, ok := a.orphans[id]; ok {
-			if o.prof.Key != j.Key && !a.movedLocked(j.Key) {
-				a.moved = append(a.moved, j.Key)
-			}
-			continue
-		}
-		if _, ended := a.ended[id]; ended {
-			continue // its finished profile is on its way through the spool
-		}
-		if a.movedLocked(j.Key) {
-			continue
-		}
 		a.rekeyLocked(&j, a.lastCluster, a.lastNode)
 		if a.mayRunLocked(id, j.Start, now) {
 			j.MarkPartial("recorded without the agent: no readings before " + now.UTC().Format(time.RFC3339))
@@ -244,6 +249,29 @@ func (a *Agent) takeRunningRows(ctx context.Context) {
 		a.orphans[id] = &orphan{prof: j}
 		a.log.Info("running row of a job slurmd no longer runs; closing it by the no-epilog rule", "job", id)
 	}
+}
+
+// heldLocked reports whether the running row k is one the agent already
+// accounts for: its job held (sampled or an orphan, under k or other
+// names, in which case k joins the keys the next flush deletes), ended, or
+// k already moved.
+func (a *Agent) heldLocked(k profile.Key) bool {
+	id := k.JobID
+	var held profile.Key
+	if st, ok := a.jobs[id]; ok {
+		held = st.prof.Key
+	} else if o, ok := a.orphans[id]; ok {
+		held = o.prof.Key
+	} else {
+		_, ended := a.ended[id] // its finished profile is on its way through the spool
+		return ended || a.movedLocked(k)
+	}
+	if held != k && !a.movedLocked(k) {
+		// The same job under other names (written before the agent
+		// learnt slurmd's): the held profile replaces it.
+		a.moved = append(a.moved, k)
+	}
+	return true
 }
 
 // movedLocked says whether k is an old key waiting for deletion.

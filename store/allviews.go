@@ -227,7 +227,7 @@ func and(conds []string) string {
 // each job's nodes in node order, GPUs in position order and notices
 // oldest first. The notices are one more query, not one per job.
 func (t *Tx) profilesWhere(ctx context.Context, cond string, args []any, withSeries bool) (map[viewKey][]profile.Job, error) {
-	rows, err := t.tx.QueryContext(ctx, `SELECT `+prefixed("j", jobColumns)+`, g.uuid, g.state
+	rows, err := t.tx.QueryContext(ctx, `SELECT `+prefixed("j", jobColumns)+`, g.uuid, g.state, `+seriesColumn(withSeries)+`
 		FROM jobs j LEFT JOIN job_gpus g ON g.cluster = j.cluster AND g.job_id = j.job_id AND g.node = j.node
 		WHERE `+cond+`
 		ORDER BY j.cluster, j.job_id, j.node, g.position`, args...)
@@ -237,13 +237,13 @@ func (t *Tx) profilesWhere(ctx context.Context, cond string, args []any, withSer
 	defer rows.Close()
 	out := map[viewKey][]profile.Job{}
 	for rows.Next() {
-		var uuid, state sql.NullString
-		j, err := scanJob(rows, &uuid, &state)
+		var uuid, state, points sql.NullString
+		j, err := scanJob(rows, &uuid, &state, &points)
 		if err != nil {
 			return nil, err
 		}
 		k := viewKey{j.Cluster, j.JobID}
-		if out[k], err = addProfileRow(out[k], j, uuid, state, withSeries); err != nil {
+		if out[k], err = addProfileRow(out[k], j, uuid, state, points); err != nil {
 			return nil, err
 		}
 	}

@@ -80,7 +80,23 @@ func (db *DB) ListJobs(ctx context.Context, f Filter) (js []profile.Job, err err
 // leaves one copy. A finished profile is never replaced by one that is not
 // finished: that returns ErrFinished and changes nothing.
 func (t *Tx) PutJob(ctx context.Context, j profile.Job) error {
-	if err := t.putJob(ctx, j, false, nil); err != nil {
+	if err := t.putJob(ctx, j, putReplace, nil); err != nil {
+		return fmt.Errorf("put job %s: %w", keyString(j.Key), err)
+	}
+	return nil
+}
+
+// PutGrowingJob is PutJob for a writer that puts the same running profile
+// again and again while its series only grows: the agent's flush. Of each
+// GPU's series it writes only the chunks from the one holding the last
+// point stored on: the points before it are taken to be as stored, which
+// holds while the stored series has the same start and step and no more
+// points than j's (points are only ever appended, or the last one merged
+// into, until the step doubles). Where that does not hold (a new run, a
+// coarser step, a GPU not stored yet) the GPU's series is written whole.
+// Everything else is as PutJob.
+func (t *Tx) PutGrowingJob(ctx context.Context, j profile.Job) error {
+	if err := t.putJob(ctx, j, putGrowing, nil); err != nil {
 		return fmt.Errorf("put job %s: %w", keyString(j.Key), err)
 	}
 	return nil
@@ -91,7 +107,7 @@ func (t *Tx) PutJob(ctx context.Context, j profile.Job) error {
 // overwriting the agent's richer profile.
 func (t *Tx) InsertJobIfAbsent(ctx context.Context, j profile.Job) (bool, error) {
 	var inserted bool
-	if err := t.putJob(ctx, j, true, &inserted); err != nil {
+	if err := t.putJob(ctx, j, putIfAbsent, &inserted); err != nil {
 		return false, fmt.Errorf("insert job %s: %w", keyString(j.Key), err)
 	}
 	return inserted, nil
@@ -127,10 +143,20 @@ const upsertJobSQL = insertJobSQL + `
 const insertGPUSQL = `INSERT INTO job_gpus (cluster, job_id, node, uuid, position,
 	slurm_index, minor, model, memory_total, shared, samples,
 	util_mean, util_p50, util_p95, util_max, idle_fraction, mem_peak,
-	energy_j, max_temp_c, xid_count, idle_allocation, preallocated, state)
-	VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)`
+	energy_j, max_temp_c, xid_count, idle_allocation, preallocated, state, series_points)
+	VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)`
 
-func (t *Tx) putJob(ctx context.Context, j profile.Job, ifAbsent bool, inserted *bool) error {
+// putMode is how putJob treats a profile already stored under j's key.
+type putMode int
+
+const (
+	putReplace  putMode = iota // replace it, series and all
+	putIfAbsent                // leave it, and write nothing
+	putGrowing                 // replace it, rewriting only the series chunks that can have changed
+)
+
+func (t *Tx) putJob(ctx context.Context, j profile.Job, mode putMode, inserted *bool) error {
+	ifAbsent := mode == putIfAbsent
 	if err := validate(j); err != nil {
 		return err
 	}
@@ -156,6 +182,9 @@ func (t *Tx) putJob(ctx context.Context, j profile.Job, ifAbsent bool, inserted 
 		time.Now().Unix(),
 	}
 
+	// stored is the series each GPU has in the database, read before its
+	// row is replaced; nil writes every series whole.
+	var stored map[string]seriesMark
 	if ifAbsent {
 		res, err := t.tx.ExecContext(ctx, insertJobSQL+` ON CONFLICT (cluster, job_id, node) DO NOTHING`, args...)
 		if err != nil {
@@ -188,6 +217,11 @@ func (t *Tx) putJob(ctx context.Context, j profile.Job, ifAbsent bool, inserted 
 		if _, err := t.tx.ExecContext(ctx, upsertJobSQL, args...); err != nil {
 			return classify(err)
 		}
+		if mode == putGrowing {
+			if stored, err = t.storedSeries(ctx, j.Key); err != nil {
+				return err
+			}
+		}
 		if _, err := t.tx.ExecContext(ctx, `DELETE FROM job_gpus WHERE cluster = ? AND job_id = ? AND node = ?`,
 			j.Cluster, j.JobID, j.Node); err != nil {
 			return classify(err)
@@ -196,20 +230,19 @@ func (t *Tx) putJob(ctx context.Context, j profile.Job, ifAbsent bool, inserted 
 	if err := t.putNotices(ctx, j); err != nil {
 		return err
 	}
-	if len(gpuArgs) == 0 {
-		return nil
-	}
-	stmt, err := t.tx.PrepareContext(ctx, insertGPUSQL)
-	if err != nil {
-		return classify(err)
-	}
-	defer stmt.Close()
-	for i, a := range gpuArgs {
-		if _, err := stmt.ExecContext(ctx, a...); err != nil {
-			return fmt.Errorf("gpu %s: %w", j.GPUs[i].UUID, classify(err))
+	if len(gpuArgs) > 0 {
+		stmt, err := t.tx.PrepareContext(ctx, insertGPUSQL)
+		if err != nil {
+			return classify(err)
+		}
+		defer stmt.Close()
+		for i, a := range gpuArgs {
+			if _, err := stmt.ExecContext(ctx, a...); err != nil {
+				return fmt.Errorf("gpu %s: %w", j.GPUs[i].UUID, classify(err))
+			}
 		}
 	}
-	return nil
+	return t.putSeries(ctx, j, stored)
 }
 
 func validate(j profile.Job) error {
@@ -244,9 +277,13 @@ func validate(j profile.Job) error {
 func finite(f float64) bool { return !math.IsNaN(f) && !math.IsInf(f, 0) }
 
 // gpuRow returns the job_gpus row of g: the summary columns from profile's
-// own methods, NULL where the value was not measured, and g as JSON.
+// own methods, NULL where the value was not measured, g as JSON without its
+// series points, and the number of those.
 func gpuRow(k profile.Key, pos int, g *profile.GPU) ([]any, error) {
-	state, err := json.Marshal(g)
+	// The points go to gpu_series (putSeries); the state keeps the rest.
+	rest := *g
+	rest.Series.Points = nil
+	state, err := json.Marshal(&rest)
 	if err != nil {
 		return nil, fmt.Errorf("encode gpu %s: %w", g.UUID, err)
 	}
@@ -277,7 +314,7 @@ func gpuRow(k profile.Key, pos int, g *profile.GPU) ([]any, error) {
 		k.Cluster, k.JobID, k.Node, g.UUID, pos,
 		g.SlurmIndex, g.Minor, g.Model, clampInt64(g.MemoryTotal), g.Shared, g.Samples,
 		utilMean, utilP50, utilP95, utilMax, idle, memPeak,
-		energy, temp, g.XIDCount, g.IdleAllocation, g.Preallocated, string(state),
+		energy, temp, g.XIDCount, g.IdleAllocation, g.Preallocated, string(state), len(g.Series.Points),
 	}, nil
 }
 
@@ -419,7 +456,7 @@ func (t *Tx) list(ctx context.Context, f Filter, exact bool) ([]profile.Job, err
 	if len(js) == 0 {
 		return nil, nil
 	}
-	rows, err = t.tx.QueryContext(ctx, `SELECT g.cluster, g.job_id, g.node, g.uuid, g.state
+	rows, err = t.tx.QueryContext(ctx, `SELECT g.cluster, g.job_id, g.node, g.uuid, g.state, `+seriesColumn(f.WithSeries)+`
 		FROM job_gpus g JOIN (SELECT cluster, job_id, node FROM jobs`+sel+`) j
 		ON g.cluster = j.cluster AND g.job_id = j.job_id AND g.node = j.node
 		ORDER BY g.cluster, g.job_id, g.node, g.position`, args...)
@@ -430,10 +467,11 @@ func (t *Tx) list(ctx context.Context, f Filter, exact bool) ([]profile.Job, err
 	for rows.Next() {
 		var k profile.Key
 		var uuid, state string
-		if err := rows.Scan(&k.Cluster, &k.JobID, &k.Node, &uuid, &state); err != nil {
+		var points sql.NullString
+		if err := rows.Scan(&k.Cluster, &k.JobID, &k.Node, &uuid, &state, &points); err != nil {
 			return nil, classify(err)
 		}
-		g, err := decodeGPU(state, f.WithSeries)
+		g, err := decodeGPU(state, points)
 		if err != nil {
 			return nil, fmt.Errorf("job %s gpu %s: %w", keyString(k), uuid, err)
 		}
@@ -476,32 +514,19 @@ func scanJob(rows scanner, extra ...any) (profile.Job, error) {
 	return j, nil
 }
 
-// gpuNoSeries decodes a GPU's state without its series points: the outer
-// Series field shadows profile.GPU's, and its type has no Points field, so
-// the decoder skips them without allocating.
-type gpuNoSeries struct {
-	profile.GPU
-	Series struct {
-		Start     int64 `json:"start"`
-		Step      int64 `json:"step"`
-		MaxPoints int   `json:"max_points"`
-	} `json:"series"`
-}
-
-func decodeGPU(state string, withSeries bool) (profile.GPU, error) {
-	if withSeries {
-		var g profile.GPU
-		if err := json.Unmarshal([]byte(state), &g); err != nil {
-			return g, fmt.Errorf("decode state: %w", err)
+// decodeGPU decodes a GPU's state and, when valid, its series points (a
+// JSON array, seriesColumn's); without them Series.Points is nil.
+func decodeGPU(state string, points sql.NullString) (profile.GPU, error) {
+	var g profile.GPU
+	if err := json.Unmarshal([]byte(state), &g); err != nil {
+		return g, fmt.Errorf("decode state: %w", err)
+	}
+	g.Series.Points = nil
+	if points.Valid {
+		if err := json.Unmarshal([]byte(points.String), &g.Series.Points); err != nil {
+			return g, fmt.Errorf("decode series: %w", err)
 		}
-		return g, nil
 	}
-	var h gpuNoSeries
-	if err := json.Unmarshal([]byte(state), &h); err != nil {
-		return h.GPU, fmt.Errorf("decode state: %w", err)
-	}
-	g := h.GPU
-	g.Series = profile.Series{Start: h.Series.Start, Step: h.Series.Step, MaxPoints: h.Series.MaxPoints}
 	return g, nil
 }
 

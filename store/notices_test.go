@@ -235,9 +235,7 @@ func TestMigrateToNoticesKeepsJobs(t *testing.T) {
 	path := filepath.Join(t.TempDir(), "old.db")
 	old := openAtVersion(t, path, 3)
 	j := richJob("9", t0, 4, true)
-	if err := old.PutJob(ctx, j); err != nil {
-		t.Fatalf("put into schema 3: %v", err)
-	}
+	putLegacyJob(t, old, j)
 	old.Close()
 	db, err := Open(ctx, path, Options{})
 	if err != nil {

@@ -719,9 +719,7 @@ func TestMigrateFromVersion1(t *testing.T) {
 	path := filepath.Join(t.TempDir(), "gpuprof.db")
 	old := openAtVersion(t, path, 1)
 	j := richJob("7", t0, 20, true)
-	if err := old.PutJob(ctx, j); err != nil {
-		t.Fatal(err)
-	}
+	putLegacyJob(t, old, j)
 	var version int
 	if err := old.r.QueryRow(`PRAGMA user_version`).Scan(&version); err != nil || version != 1 {
 		t.Fatalf("old database at version %d, %v; want 1", version, err)

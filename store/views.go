@@ -791,7 +791,7 @@ func (t *Tx) loadViews(ctx context.Context, keys []viewKey, withSeries bool) ([]
 	// One row per GPU (or one with NULL GPU columns for a profile without
 	// GPUs), ordered so that a node's rows are adjacent: the job columns
 	// repeat on each and the first makes the profile.
-	rows, err = t.tx.QueryContext(ctx, `SELECT `+prefixed("j", jobColumns)+`, g.uuid, g.state
+	rows, err = t.tx.QueryContext(ctx, `SELECT `+prefixed("j", jobColumns)+`, g.uuid, g.state, `+seriesColumn(withSeries)+`
 		FROM `+keyTable+` k JOIN jobs j ON j.cluster = k.cluster AND j.job_id = k.job_id
 		LEFT JOIN job_gpus g ON g.cluster = j.cluster AND g.job_id = j.job_id AND g.node = j.node
 		ORDER BY j.cluster, j.job_id, j.node, g.position`, string(kj))
@@ -800,13 +800,13 @@ func (t *Tx) loadViews(ctx context.Context, keys []viewKey, withSeries bool) ([]
 	}
 	defer rows.Close()
 	for rows.Next() {
-		var uuid, state sql.NullString
-		j, err := scanJob(rows, &uuid, &state)
+		var uuid, state, points sql.NullString
+		j, err := scanJob(rows, &uuid, &state, &points)
 		if err != nil {
 			return nil, err
 		}
 		if i, ok := index[viewKey{j.Cluster, j.JobID}]; ok {
-			if vs[i].Profiles, err = addProfileRow(vs[i].Profiles, j, uuid, state, withSeries); err != nil {
+			if vs[i].Profiles, err = addProfileRow(vs[i].Profiles, j, uuid, state, points); err != nil {
 				return nil, err
 			}
 		}
@@ -864,14 +864,14 @@ func (t *Tx) viewNotices(ctx context.Context, from string, args []any, profilesO
 // ordered by job, node and GPU position) to its job's profiles: the row's
 // node starts a new profile unless it is the last one's, and its GPU, when
 // it has one, is decoded onto that profile.
-func addProfileRow(ps []profile.Job, j profile.Job, uuid, state sql.NullString, withSeries bool) ([]profile.Job, error) {
+func addProfileRow(ps []profile.Job, j profile.Job, uuid, state, points sql.NullString) ([]profile.Job, error) {
 	if n := len(ps); n == 0 || ps[n-1].Node != j.Node {
 		ps = append(ps, j)
 	}
 	if !uuid.Valid {
 		return ps, nil
 	}
-	g, err := decodeGPU(state.String, withSeries)
+	g, err := decodeGPU(state.String, points)
 	if err != nil {
 		return ps, fmt.Errorf("job %s gpu %s: %w", keyString(j.Key), uuid.String, err)
 	}

@@ -17,7 +17,10 @@ import (
 // for memory and utilisation (the largest, "×4"), and durations as Slurm
 // does.
 func TestJobsTableWidth(t *testing.T) {
-	start := time.Now().Add(-48 * time.Hour).Truncate(time.Minute)
+	// 01:00 local two days ago: every job starts on that day, whatever
+	// the hour the test runs at (the check below looks for its date).
+	y, m, d := time.Now().Add(-48 * time.Hour).Date()
+	start := time.Date(y, m, d, 1, 0, 0, 0, time.Local)
 	db := reportDB(t,
 		reportJob{id: "4001", user: "alice", account: "vision", name: "训练大模型实验第一轮", start: start, run: 26*time.Hour + 5*time.Second, wait: 90 * time.Minute, util: 70, gpus: 4},
 		reportJob{id: "4002", user: "bartholomew-long", account: "nlp-research", name: "🚀rocket-launch-sweep", start: start.Add(time.Hour), run: 3 * time.Hour, wait: 5 * time.Second, util: 35, gpus: 4, node: "gpu02"},
