@@ -11,14 +11,11 @@ package agent
 import (
 	"context"
 	"errors"
-	"fmt"
 	"net"
 	"net/http"
 	"os"
-	"path/filepath"
 	"sort"
 	"strconv"
-	"strings"
 	"sync"
 	"time"
 
@@ -26,6 +23,7 @@ import (
 	"github.com/prometheus/client_golang/prometheus/promhttp"
 
 	"github.com/gpuprof/gpuprof/gpu"
+	"github.com/gpuprof/gpuprof/internal/metricsrv"
 	"github.com/gpuprof/gpuprof/profile"
 	"github.com/gpuprof/gpuprof/store"
 )
@@ -38,40 +36,6 @@ const (
 	dropImplausible = "implausible" // gpu.Sanitize dropped an absurd value
 )
 
-// ListenMetrics opens the listener of a metrics endpoint (the agent's, and
-// gpuprof serve's): addr is a TCP address ("127.0.0.1:9842") or "unix:" and
-// a socket path. A unix socket is made readable by everyone (mode 0666):
-// what the agent serves is what squeue shows any user of the node, serve's
-// totals by account are no more, and a local Prometheus or proxy need not
-// run as root.
-func ListenMetrics(addr string) (net.Listener, error) {
-	path, isUnix := strings.CutPrefix(addr, "unix:")
-	if !isUnix {
-		ln, err := net.Listen("tcp", addr)
-		if err != nil {
-			return nil, fmt.Errorf("metrics listen: %w", err)
-		}
-		return ln, nil
-	}
-	if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
-		return nil, fmt.Errorf("metrics socket dir: %w", err)
-	}
-	if c, err := net.DialTimeout("unix", path, 200*time.Millisecond); err == nil {
-		c.Close()
-		return nil, fmt.Errorf("metrics listen: something is listening on %s already", path)
-	}
-	_ = os.Remove(path) // stale socket of a dead agent
-	ln, err := net.Listen("unix", path)
-	if err != nil {
-		return nil, fmt.Errorf("metrics listen: %w", err)
-	}
-	if err := os.Chmod(path, 0o666); err != nil {
-		ln.Close()
-		return nil, fmt.Errorf("metrics socket mode: %w", err)
-	}
-	return ln, nil
-}
-
 // MetricsHandler serves the agent's metrics from its own registry (not the
 // package-global default one), in OpenMetrics when the scraper asks for it.
 func (a *Agent) MetricsHandler() http.Handler {
@@ -80,31 +44,10 @@ func (a *Agent) MetricsHandler() http.Handler {
 	return promhttp.HandlerFor(a.registry, promhttp.HandlerOpts{EnableOpenMetrics: true})
 }
 
-// serveMetrics serves /metrics on ln until ctx ends. Write and read
-// deadlines bound what a stuck client can hold: one connection and a
-// formatted buffer, no lock.
+// serveMetrics serves /metrics on ln until ctx ends (metricsrv.Serve).
 func (a *Agent) serveMetrics(ctx context.Context, ln net.Listener) {
-	mux := http.NewServeMux()
-	mux.Handle("/metrics", a.MetricsHandler())
-	srv := &http.Server{
-		Handler:           mux,
-		ReadHeaderTimeout: 5 * time.Second,
-		ReadTimeout:       10 * time.Second,
-		WriteTimeout:      10 * time.Second,
-		IdleTimeout:       time.Minute,
-	}
-	go func() {
-		<-ctx.Done()
-		sctx, cancel := context.WithTimeout(context.Background(), time.Second)
-		defer cancel()
-		_ = srv.Shutdown(sctx)
-		_ = srv.Close()
-	}()
-	if err := srv.Serve(ln); err != nil && !errors.Is(err, http.ErrServerClosed) {
+	if err := metricsrv.Serve(ctx, ln, a.MetricsHandler()); err != nil {
 		a.log.Error("metrics endpoint stopped", "err", err)
-	}
-	if ln.Addr().Network() == "unix" {
-		_ = os.Remove(ln.Addr().String())
 	}
 }
 

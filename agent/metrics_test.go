@@ -26,6 +26,7 @@ import (
 
 	"github.com/gpuprof/gpuprof/gpu"
 	"github.com/gpuprof/gpuprof/gpu/sim"
+	"github.com/gpuprof/gpuprof/internal/metricsrv"
 	"github.com/gpuprof/gpuprof/profile"
 )
 
@@ -423,7 +424,7 @@ func TestSpoolUsage(t *testing.T) {
 func runningNode(t *testing.T, interval time.Duration) (*Agent, string) {
 	t.Helper()
 	n := newBenchNode(t, benchGPUs, benchJobs, false)
-	ln, err := ListenMetrics("127.0.0.1:0")
+	ln, err := metricsrv.Listen("127.0.0.1:0")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -638,7 +639,7 @@ func TestListenMetricsUnix(t *testing.T) {
 	t.Cleanup(func() { os.RemoveAll(dir) })
 	path := filepath.Join(dir, "run", "metrics.sock")
 	f := newFixture(t, nil)
-	ln, err := ListenMetrics("unix:" + path)
+	ln, err := metricsrv.Listen("unix:" + path)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -649,7 +650,7 @@ func TestListenMetricsUnix(t *testing.T) {
 	ctx, cancel := context.WithCancel(context.Background())
 	done := make(chan struct{})
 	go func() { f.a.serveMetrics(ctx, ln); close(done) }()
-	if _, err := ListenMetrics("unix:" + path); err == nil {
+	if _, err := metricsrv.Listen("unix:" + path); err == nil {
 		t.Error("a second endpoint on a socket in use was opened")
 	}
 	c := &http.Client{Timeout: 2 * time.Second, Transport: &http.Transport{

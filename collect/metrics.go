@@ -23,7 +23,6 @@ import (
 	"fmt"
 	"net"
 	"net/http"
-	"os"
 	"slices"
 	"sync"
 	"time"
@@ -31,6 +30,7 @@ import (
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/prometheus/client_golang/prometheus/promhttp"
 
+	"github.com/gpuprof/gpuprof/internal/metricsrv"
 	"github.com/gpuprof/gpuprof/profile"
 	"github.com/gpuprof/gpuprof/store"
 )
@@ -127,35 +127,10 @@ func (m *Metrics) Handler() http.Handler {
 	return promhttp.HandlerFor(m.registry, promhttp.HandlerOpts{EnableOpenMetrics: true})
 }
 
-// Serve answers /metrics on ln until ctx ends. Read and write deadlines
-// bound what a stuck scraper can hold: one connection and a formatted
-// buffer; a scrape takes m's lock only to copy the usage counters, never
-// the database's.
+// Serve answers /metrics on ln until ctx ends (metricsrv.Serve). A scrape
+// takes m's lock only to copy the usage counters, never the database's.
 func (m *Metrics) Serve(ctx context.Context, ln net.Listener) error {
-	mux := http.NewServeMux()
-	mux.Handle("/metrics", m.Handler())
-	srv := &http.Server{
-		Handler:           mux,
-		ReadHeaderTimeout: 5 * time.Second,
-		ReadTimeout:       10 * time.Second,
-		WriteTimeout:      10 * time.Second,
-		IdleTimeout:       time.Minute,
-	}
-	go func() {
-		<-ctx.Done()
-		sctx, cancel := context.WithTimeout(context.Background(), time.Second)
-		defer cancel()
-		_ = srv.Shutdown(sctx)
-		_ = srv.Close()
-	}()
-	err := srv.Serve(ln)
-	if ln.Addr().Network() == "unix" {
-		_ = os.Remove(ln.Addr().String())
-	}
-	if err != nil && !errors.Is(err, http.ErrServerClosed) {
-		return fmt.Errorf("metrics endpoint: %w", err)
-	}
-	return nil
+	return metricsrv.Serve(ctx, ln, m.Handler())
 }
 
 // contribution is what one finished profile adds to the counters: the

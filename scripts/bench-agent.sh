@@ -14,7 +14,7 @@
 # end. Then the burns stop, the epilogs finish the jobs, the agent stops,
 # and the database is measured: size on disk per job, per-table bytes
 # (dbstat), the per-job summary rows, and the bytes of the per-GPU state
-# JSON (the time series) per GPU-hour.
+# JSON and of its time series (gpu_series) per GPU-hour.
 #
 # Exits non-zero on errors (agent dying, jobs not recorded), never because a
 # target is missed. BENCH_KEEP=1 keeps the work directory.
@@ -112,9 +112,12 @@ hwm=$(status_kb "$AGENT_PID" VmHWM)
 # VmRSS counts the binary's file pages too (shared, clean, reclaimable; a
 # kernel with large page-cache folios maps its text 2 MiB at a time):
 # RssAnon is the agent's own memory.
-export BENCH_RSS_ANON BENCH_RSS_FILE
+# Pss shares each file page among the processes mapping it (here the
+# agent alone, mostly: the hooks have exited).
+export BENCH_RSS_ANON BENCH_RSS_FILE BENCH_PSS
 BENCH_RSS_ANON=$(status_kb "$AGENT_PID" RssAnon)
 BENCH_RSS_FILE=$(status_kb "$AGENT_PID" RssFile)
+BENCH_PSS=$(awk '$1 == "Pss:" {print $2}' "/proc/$AGENT_PID/smaps_rollup" 2>/dev/null || true)
 running=$("$PY" -c 'import sys,json
 # the agent answers its socket; a status request lists the running jobs
 import socket
@@ -150,6 +153,9 @@ print(f"agent memory: VmRSS {rss / 1024:.1f} MiB at the end, max VmRSS seen {rss
 anon, filed = os.environ.get("BENCH_RSS_ANON", ""), os.environ.get("BENCH_RSS_FILE", "")
 if anon and filed:
     print(f"agent memory at the end: RssAnon {int(anon) / 1024:.1f} MiB (its own), RssFile {int(filed) / 1024:.1f} MiB (the binary's pages)")
+pss = os.environ.get("BENCH_PSS", "")
+if pss:
+    print(f"agent memory at the end: Pss {int(pss) / 1024:.1f} MiB")
 
 c = sqlite3.connect(db)
 c.execute("PRAGMA wal_checkpoint(TRUNCATE)")
@@ -180,10 +186,13 @@ gsum, gstate, samples, gpu_h, nrows = c.execute(f"""
     SELECT avg({grow}), sum(length(state)), sum(samples),
            sum((j."end" - j."start") / 3600.0), count(*)
     FROM job_gpus g JOIN jobs j USING (cluster, job_id, node)""").fetchone()
+gseries, chunks = c.execute("SELECT coalesce(sum(length(points)), 0), count(*) FROM gpu_series").fetchone()
 print(f"per-job summary: jobs row {jrow:.0f} bytes of column data; job_gpus row without state {gsum:.0f} bytes")
-print(f"state JSON (profile.GPU incl. time series): {gstate / nrows:.0f} bytes per GPU of a job, "
+print(f"state JSON (profile.GPU without its series): {gstate / nrows:.0f} bytes per GPU of a job")
+print(f"series points (gpu_series, {chunks} chunks): {gseries / nrows:.0f} bytes of JSON per GPU of a job, "
       f"{samples / nrows:.0f} samples each, {gpu_h:.3f} GPU-hours in all")
-print(f"state JSON per GPU-hour: {gstate / gpu_h:.0f} bytes ({gstate / samples:.1f} bytes per sample)")
+tot = gstate + gseries
+print(f"state and series JSON per GPU-hour: {tot / gpu_h:.0f} bytes ({tot / samples:.1f} bytes per sample)")
 PY
 show=$("$BIN" show --config "$CONF" --json 5000 | wc -c)
 echo "gpuprof show --json of one job (1 GPU, $DURATION s): $show bytes"

@@ -13,7 +13,7 @@ cd "$(dirname "$0")/.."
 fail() { echo "package-check: $*" >&2; exit 1; }
 [ "$(id -u)" = 0 ] || fail "needs root (dpkg -i)"
 [ -r /usr/share/bash-completion/bash_completion ] || fail "bash-completion not installed"
-for t in lintian dpkg systemd-analyze man bash sqlite3; do command -v "$t" >/dev/null || fail "$t not installed"; done
+for t in lintian dpkg systemd-analyze man bash sqlite3 setpriv; do command -v "$t" >/dev/null || fail "$t not installed"; done
 if dpkg -s gpuprof >/dev/null 2>&1 || [ -e /etc/gpuprof ] || [ -e /var/lib/gpuprof/gpuprof.db ]; then
 	fail "gpuprof is installed or configured on this machine already; run this on a clean one"
 fi
@@ -33,8 +33,13 @@ trap cleanup EXIT
 echo "== dpkg -i"
 dpkg -i "$deb"
 [ -x /usr/sbin/gpuprof ] || fail "no /usr/sbin/gpuprof"
-[ "$(stat -c %a /var/lib/gpuprof)" = 750 ] || fail "/var/lib/gpuprof mode $(stat -c %a /var/lib/gpuprof), want 750"
-[ "$(stat -c %a /var/log/gpuprof)" = 750 ] || fail "/var/log/gpuprof mode $(stat -c %a /var/log/gpuprof), want 750"
+getent passwd gpuprof >/dev/null || fail "no gpuprof user"
+for d in /var/lib/gpuprof /var/lib/gpuprof/spool /var/log/gpuprof; do
+	[ "$(stat -c %a:%U:%G "$d")" = 2770:root:gpuprof ] || fail "$d is $(stat -c %a:%U:%G "$d"), want 2770:root:gpuprof"
+done
+if getent passwd slurm >/dev/null; then # Debian's slurm packages' SlurmUser
+	id -nG slurm | tr ' ' '\n' | grep -qx gpuprof || fail "the SlurmUser slurm is not in the group gpuprof"
+fi
 grep -qx /etc/gpuprof/gpuprof.toml /var/lib/dpkg/info/gpuprof.conffiles || fail "gpuprof.toml is not a conffile"
 
 echo "== systemd-analyze verify"
@@ -65,6 +70,30 @@ echo "== the hooks as slurmd runs them"
 # The packaged wrapper finds /usr/sbin/gpuprof and exits 0 with slurmd's
 # bare environment (no job: gpuprof logs why and does nothing).
 env -i /usr/lib/gpuprof/prolog.sh || fail "the prolog wrapper exited $?"
+
+echo "== root, the SlurmUser and gpuprof all write the database"
+# jobcomp as root creates it (the agent and the hooks are root), as slurm
+# (slurmctld runs jobcomp as its SlurmUser), as gpuprof (serve and import
+# run as that user): one job each. The wrapper exits 0 whatever happens,
+# so the database says whether each write landed.
+jobcomp_as() { # USER JOBID
+	env -i PATH=/usr/bin:/bin:/usr/sbin:/sbin JOBID="$2" ARRAYJOBID=0 ARRAYTASKID=4294967294 UID=1000 GID=1000 \
+		USERNAME=alice GROUPNAME=users JOBNAME=train JOBSTATE=COMPLETED PARTITION=gpu QOS=normal ACCOUNT=lab \
+		CLUSTER=pkgcheck NODES=gpu01 NODECNT=1 PROCS=8 SUBMIT=1700000000 START=1700000600 END=1700004200 \
+		LIMIT=1-00:00:00 EXITCODE=0:0 DERIVED_EC=0:0 BATCH=yes WORK_DIR=/tmp \
+		setpriv --reuid="$1" --regid="$(id -g "$1")" --init-groups /usr/lib/gpuprof/jobcomp.sh
+}
+jobcomp_as root 91
+getent passwd slurm >/dev/null && jobcomp_as slurm 92
+jobcomp_as gpuprof 93
+want="91 93"
+getent passwd slurm >/dev/null && want="91 92 93"
+got=$(sqlite3 /var/lib/gpuprof/gpuprof.db "select group_concat(job_id, ' ') from (select job_id from sched_jobs where cluster = 'pkgcheck' order by job_id)")
+[ "$got" = "$want" ] || fail "jobs written by root, slurm, gpuprof: '$got', want '$want' (see /var/log/gpuprof/hooks.log)"
+for f in /var/lib/gpuprof/gpuprof.db /var/lib/gpuprof/gpuprof.db-wal /var/lib/gpuprof/gpuprof.db-shm; do
+	[ ! -e "$f" ] || [ "$(stat -c %a:%G "$f")" = 660:gpuprof ] || fail "$f is $(stat -c %a:%G "$f"), want 660:gpuprof"
+done
+sqlite3 /var/lib/gpuprof/gpuprof.db "delete from sched_jobs where cluster = 'pkgcheck'; delete from sched_events where cluster = 'pkgcheck'"
 
 echo "== dpkg -r keeps the database"
 sqlite3 /var/lib/gpuprof/gpuprof.db 'create table keep(x); insert into keep values (42);'

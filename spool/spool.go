@@ -23,6 +23,8 @@ import (
 	"strconv"
 	"strings"
 	"time"
+
+	"github.com/gpuprof/gpuprof/internal/groupdir"
 )
 
 // Errors.
@@ -95,6 +97,14 @@ func (d Dir) put(kind string, v any) (string, error) {
 			os.Remove(tmp)
 		}
 	}()
+	// In a shared spool (set-group-ID, as packaged) the record must be
+	// readable and removable by the group's other service users: jobcomp
+	// writes as the SlurmUser, serve drains as gpuprof.
+	if groupdir.FileMode(d.Path) == groupdir.Shared {
+		if err := f.Chmod(groupdir.Shared); err != nil {
+			return "", err
+		}
+	}
 	if _, err := f.Write(data); err != nil {
 		return "", err
 	}
@@ -266,12 +276,24 @@ func (d Dir) quarantine(name, reason string) error {
 		return err // gone already: a concurrent pass delivered it
 	}
 	bad := filepath.Join(d.Path, BadDir)
+	shared := groupdir.FileMode(d.Path) == groupdir.Shared
+	fileMode := os.FileMode(0o600)
 	if err := os.MkdirAll(bad, 0o700); err != nil {
 		return err
 	}
+	if shared { // umask may have narrowed what MkdirAll made
+		fileMode = groupdir.Shared
+		if err := os.Chmod(bad, 0o770|os.ModeSetgid); err != nil {
+			return err
+		}
+	}
 	// The reason first: a crash between the two leaves a stray reason
 	// file, never a quarantined record without one.
-	if err := os.WriteFile(filepath.Join(bad, name+".reason"), []byte(reason+"\n"), 0o600); err != nil {
+	reasonPath := filepath.Join(bad, name+".reason")
+	if err := os.WriteFile(reasonPath, []byte(reason+"\n"), fileMode); err != nil {
+		return err
+	}
+	if err := os.Chmod(reasonPath, fileMode); err != nil { // umask may have narrowed it
 		return err
 	}
 	if err := os.Rename(filepath.Join(d.Path, name), filepath.Join(bad, name)); err != nil {

@@ -335,3 +335,45 @@ func TestListUnreadable(t *testing.T) {
 		t.Errorf("List = %+v, want one entry with a permission error", es)
 	}
 }
+
+// In a set-group-ID spool (the packaged one, root:gpuprof 2770) a record
+// and a quarantined one are group-readable and -writable whatever the
+// umask: jobcomp spools as the SlurmUser, serve drains as gpuprof.
+func TestSharedSpoolModes(t *testing.T) {
+	dir := filepath.Join(t.TempDir(), "spool")
+	if err := os.Mkdir(dir, 0o770); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Chmod(dir, 0o770|os.ModeSetgid); err != nil {
+		t.Fatal(err)
+	}
+	if fi, err := os.Stat(dir); err != nil || fi.Mode()&os.ModeSetgid == 0 {
+		t.Skip("this file system does not keep the set-group-ID bit on directories")
+	}
+	old := syscall.Umask(0o077)
+	defer syscall.Umask(old)
+	d := Dir{Path: dir}
+	name, err := d.Put("epilog", map[string]int{"x": 1})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if fi, err := os.Stat(filepath.Join(dir, name)); err != nil || fi.Mode().Perm() != 0o660 {
+		t.Fatalf("record: %v, %v; want mode 0660", fi, err)
+	}
+	if err := d.Quarantine(name, "test"); err != nil {
+		t.Fatal(err)
+	}
+	for _, p := range []string{filepath.Join(dir, BadDir), filepath.Join(dir, BadDir, name), filepath.Join(dir, BadDir, name+".reason")} {
+		fi, err := os.Stat(p)
+		if err != nil {
+			t.Fatal(err)
+		}
+		want := os.FileMode(0o660)
+		if fi.IsDir() {
+			want = 0o770
+		}
+		if fi.Mode().Perm() != want {
+			t.Errorf("%s: mode %v, want %v", filepath.Base(p), fi.Mode().Perm(), want)
+		}
+	}
+}

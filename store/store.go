@@ -36,6 +36,8 @@ import (
 	"time"
 
 	"github.com/mattn/go-sqlite3"
+
+	"github.com/gpuprof/gpuprof/internal/groupdir"
 )
 
 // Errors. Callers test them with errors.Is; the store wraps them with
@@ -77,9 +79,6 @@ const ApplicationID = 0x67707066
 
 // DefaultBusyTimeout is used when Options.BusyTimeout is zero.
 const DefaultBusyTimeout = 5 * time.Second
-
-// FileMode is the mode of a database file the store creates.
-const FileMode fs.FileMode = 0o640
 
 // Options configure Open.
 type Options struct {
@@ -224,16 +223,18 @@ func emptyError() error {
 	return fmt.Errorf("%w (the agent, a hook or gpuprof ingest creates it on its first write; check the db path)", ErrEmpty)
 }
 
-// createOrProbe creates a missing database file with FileMode, or checks an
+// createOrProbe creates a missing database file (with groupdir's mode: 0660
+// in a set-group-ID directory, else 0640), or checks an
 // existing one before anything opens it for writing: the writer's
 // connection settings (journal_mode=WAL) would already change a foreign
 // database's header.
 func createOrProbe(ctx context.Context, abs, uri string, ms int64) error {
-	f, err := os.OpenFile(abs, os.O_RDWR|os.O_CREATE|os.O_EXCL, FileMode)
+	mode := groupdir.FileMode(filepath.Dir(abs))
+	f, err := os.OpenFile(abs, os.O_RDWR|os.O_CREATE|os.O_EXCL, mode)
 	if err == nil {
 		// An empty file is a valid empty database; SQLite gives the WAL and
 		// shm files the same mode. Chmod because umask may have narrowed it.
-		chErr := f.Chmod(FileMode)
+		chErr := f.Chmod(mode)
 		return errors.Join(chErr, f.Close())
 	}
 	if !errors.Is(err, fs.ErrExist) {

@@ -11,9 +11,11 @@ import (
 	"path/filepath"
 	"slices"
 	"sync"
+	"syscall"
 	"testing"
 	"time"
 
+	"github.com/gpuprof/gpuprof/internal/groupdir"
 	"github.com/gpuprof/gpuprof/profile"
 )
 
@@ -24,6 +26,44 @@ func TestMigrationsNumbered(t *testing.T) {
 	}
 	if len(ms) != SchemaVersion || ms[len(ms)-1].version != SchemaVersion {
 		t.Errorf("got %d migrations ending at %d, want %d", len(ms), ms[len(ms)-1].version, SchemaVersion)
+	}
+}
+
+// In a set-group-ID directory (the packaged /var/lib/gpuprof, root:gpuprof
+// 2770) the database and the WAL and shm files SQLite makes beside it are
+// group-writable, so serve, import and jobcomp, each under its own user of
+// the group, write it; umask does not narrow that.
+func TestOpenInGroupDirectory(t *testing.T) {
+	ctx := context.Background()
+	dir := filepath.Join(t.TempDir(), "shared")
+	if err := os.Mkdir(dir, 0o770); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Chmod(dir, 0o770|os.ModeSetgid); err != nil {
+		t.Fatal(err)
+	}
+	if fi, err := os.Stat(dir); err != nil || fi.Mode()&os.ModeSetgid == 0 {
+		t.Skip("this file system does not keep the set-group-ID bit on directories")
+	}
+	old := syscall.Umask(0o077)
+	defer syscall.Umask(old)
+	path := filepath.Join(dir, "gpuprof.db")
+	db, err := Open(ctx, path, Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer db.Close()
+	if err := db.PutJob(ctx, richJob("1", t0, 10, true)); err != nil {
+		t.Fatal(err)
+	}
+	for _, f := range []string{path, path + "-wal", path + "-shm"} {
+		st, err := os.Stat(f)
+		if err != nil {
+			t.Fatalf("%s: %v", filepath.Base(f), err)
+		}
+		if st.Mode().Perm() != groupdir.Shared {
+			t.Errorf("%s: mode %v, want %v", filepath.Base(f), st.Mode().Perm(), groupdir.Shared)
+		}
 	}
 }
 
@@ -47,8 +87,8 @@ func TestOpenCreatesAndReopens(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if st.Mode().Perm() != FileMode {
-		t.Errorf("file mode = %v, want %v", st.Mode().Perm(), FileMode)
+	if st.Mode().Perm() != groupdir.Private {
+		t.Errorf("file mode = %v, want %v", st.Mode().Perm(), groupdir.Private)
 	}
 	if dst, err := os.Stat(dir); err != nil || dst.Mode().Perm() != 0o755 {
 		t.Errorf("parent dir: %v, %v; want mode 0755", dst, err)

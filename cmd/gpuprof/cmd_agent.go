@@ -20,6 +20,7 @@ import (
 	"github.com/gpuprof/gpuprof/gpu"
 	"github.com/gpuprof/gpuprof/gpu/nvml"
 	"github.com/gpuprof/gpuprof/gpu/sim"
+	"github.com/gpuprof/gpuprof/internal/metricsrv"
 	"github.com/gpuprof/gpuprof/notice"
 	"github.com/gpuprof/gpuprof/slurmext"
 	"github.com/gpuprof/gpuprof/spool"
@@ -109,7 +110,7 @@ func runAgent(ctx context.Context, cfg config.Config, log *slog.Logger) error {
 	}
 	var metrics net.Listener
 	if cfg.Agent.MetricsListen != "" {
-		metrics, err = agent.ListenMetrics(cfg.Agent.MetricsListen)
+		metrics, err = metricsrv.Listen(cfg.Agent.MetricsListen)
 		if err != nil {
 			return err
 		}

@@ -14,10 +14,10 @@ import (
 
 	"github.com/spf13/cobra"
 
-	"github.com/gpuprof/gpuprof/agent"
 	"github.com/gpuprof/gpuprof/collect"
 	"github.com/gpuprof/gpuprof/config"
 	"github.com/gpuprof/gpuprof/ingest"
+	"github.com/gpuprof/gpuprof/internal/metricsrv"
 	"github.com/gpuprof/gpuprof/spool"
 	"github.com/gpuprof/gpuprof/store"
 )
@@ -98,7 +98,7 @@ func runServe(ctx context.Context, cfg config.Config, log *slog.Logger) error {
 		return fmt.Errorf("serve: %w", err)
 	}
 	if metrics != nil {
-		mln, err := agent.ListenMetrics(cfg.Serve.MetricsListen)
+		mln, err := metricsrv.Listen(cfg.Serve.MetricsListen)
 		if err != nil {
 			ln.Close()
 			return fmt.Errorf("serve: %w", err)

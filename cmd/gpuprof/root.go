@@ -1,6 +1,7 @@
 package main
 
 import (
+	"errors"
 	"fmt"
 	"io"
 	"log/slog"
@@ -14,6 +15,7 @@ import (
 	"github.com/spf13/pflag"
 
 	"github.com/gpuprof/gpuprof/config"
+	"github.com/gpuprof/gpuprof/internal/groupdir"
 )
 
 // version is set with -ldflags "-X main.version=..."; see versionString.
@@ -174,12 +176,26 @@ func (h hookLog) open(attrs ...any) (*slog.Logger, *os.File, func()) {
 }
 
 // openLogFile opens path for appending, creating its directory (0750) and
-// the file (0640) when missing.
+// the file when missing: 0640, or 0660 in a set-group-ID directory whose
+// group's service users all log there (groupdir), whatever the umask.
 func openLogFile(path string) (*os.File, error) {
-	if err := os.MkdirAll(filepath.Dir(path), 0o750); err != nil {
+	dir := filepath.Dir(path)
+	if err := os.MkdirAll(dir, 0o750); err != nil {
 		return nil, fmt.Errorf("create log directory: %w", err)
 	}
-	return os.OpenFile(path, os.O_WRONLY|os.O_APPEND|os.O_CREATE, 0o640)
+	mode := groupdir.FileMode(dir)
+	f, err := os.OpenFile(path, os.O_WRONLY|os.O_APPEND|os.O_CREATE|os.O_EXCL, mode)
+	if err == nil {
+		if err := f.Chmod(mode); err != nil {
+			f.Close()
+			return nil, err
+		}
+		return f, nil
+	}
+	if !errors.Is(err, os.ErrExist) {
+		return nil, err
+	}
+	return os.OpenFile(path, os.O_WRONLY|os.O_APPEND, 0)
 }
 
 func dialSyslog() (*syslog.Writer, error) {

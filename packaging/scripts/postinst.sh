@@ -1,17 +1,67 @@
 #!/bin/sh
-# gpuprof postinst (Debian "configure", RPM %post): the state and log
-# directories with the modes gpuprof expects, and systemd told about the
-# units. It starts and restarts nothing: the agent belongs on GPU nodes
-# and the collector on one host, so the admin enables what the host needs
-# (README, "Install"), and a running slurmd is never touched — restarting
-# it would kill or requeue jobs.
+# gpuprof postinst (Debian "configure", RPM %post): the service user and
+# group, the state and log directories with the modes gpuprof expects, and
+# systemd told about the units. It starts and restarts nothing: the agent
+# belongs on GPU nodes and the collector on one host, so the admin enables
+# what the host needs (README, "Install"), and a running slurmd is never
+# touched — restarting it would kill or requeue jobs.
+#
+# Who writes the database: root (the agent and the node hooks), gpuprof
+# (serve and import run as that user, docs/packaging.md) and the SlurmUser
+# (slurmctld runs jobcomp as it). They share the group gpuprof:
+# /var/lib/gpuprof, its spool and /var/log/gpuprof are root:gpuprof with
+# mode 2770, so what is created there gets the group, and gpuprof makes the
+# database (with its -wal and -shm files), spool records and logs it
+# creates there group-writable. Nobody else reads them: the database holds
+# every user's jobs, which users read through the agent's socket or serve.
 set -e
 case "${1:-}" in
 configure | 1 | 2 | "")
-	# The database and spool: root only (the database holds every user's
-	# jobs; users read theirs through the agent's socket or the collector).
-	install -d -m 0750 -o root -g root /var/lib/gpuprof /var/lib/gpuprof/spool
-	install -d -m 0750 -o root -g root /var/log/gpuprof
+	if ! getent group gpuprof >/dev/null; then
+		if command -v addgroup >/dev/null 2>&1; then
+			addgroup --quiet --system gpuprof
+		else
+			groupadd --system gpuprof
+		fi
+	fi
+	if ! getent passwd gpuprof >/dev/null; then
+		if command -v adduser >/dev/null 2>&1; then
+			adduser --quiet --system --ingroup gpuprof --no-create-home \
+				--home /var/lib/gpuprof --shell /usr/sbin/nologin gpuprof
+		else
+			useradd --system --gid gpuprof --no-create-home \
+				--home-dir /var/lib/gpuprof --shell /sbin/nologin gpuprof
+		fi
+	fi
+	# The SlurmUser of this host's slurm.conf ("slurm" in Debian's and
+	# most sites' packages; root needs nothing) joins the group for
+	# jobcomp. A running slurmctld takes the group at its next start.
+	slurmuser=
+	for conf in /etc/slurm/slurm.conf /etc/slurm-llnl/slurm.conf; do
+		[ -r "$conf" ] || continue
+		slurmuser=$(sed -n 's/^[[:space:]]*[Ss][Ll][Uu][Rr][Mm][Uu][Ss][Ee][Rr][[:space:]]*=[[:space:]]*\([^[:space:]#]*\).*/\1/p' "$conf" | tail -n 1)
+		break
+	done
+	for u in ${slurmuser:-slurm}; do
+		[ "$u" != root ] && getent passwd "$u" >/dev/null || continue
+		if command -v adduser >/dev/null 2>&1; then
+			adduser --quiet "$u" gpuprof
+		else
+			usermod -a -G gpuprof "$u"
+		fi
+	done
+	for d in /var/lib/gpuprof /var/lib/gpuprof/spool /var/log/gpuprof; do
+		install -d -m 2770 -o root -g gpuprof "$d"
+		chown root:gpuprof "$d" # install -d leaves an existing directory's owner
+		chmod 2770 "$d"
+	done
+	# What an earlier gpuprof made root's alone (0640 root:root): the
+	# database, its WAL and shm, and the logs, now the group's too.
+	for f in /var/lib/gpuprof/*.db /var/lib/gpuprof/*.db-wal /var/lib/gpuprof/*.db-shm /var/log/gpuprof/*.log; do
+		[ -f "$f" ] || continue
+		chgrp gpuprof "$f"
+		chmod g+rw,o-rwx "$f"
+	done
 	if [ -d /run/systemd/system ] && command -v systemctl >/dev/null 2>&1; then
 		systemctl daemon-reload >/dev/null 2>&1 || true
 	fi
