@@ -186,7 +186,9 @@ gsum, gstate, samples, gpu_h, nrows = c.execute(f"""
     SELECT avg({grow}), sum(length(state)), sum(samples),
            sum((j."end" - j."start") / 3600.0), count(*)
     FROM job_gpus g JOIN jobs j USING (cluster, job_id, node)""").fetchone()
-gseries, chunks = c.execute("SELECT coalesce(sum(length(points)), 0), count(*) FROM gpu_series").fetchone()
+gseries = chunks = 0  # a database of a gpuprof before schema 6 keeps its series in state
+if c.execute("SELECT 1 FROM sqlite_schema WHERE name = 'gpu_series'").fetchone():
+    gseries, chunks = c.execute("SELECT coalesce(sum(length(points)), 0), count(*) FROM gpu_series").fetchone()
 print(f"per-job summary: jobs row {jrow:.0f} bytes of column data; job_gpus row without state {gsum:.0f} bytes")
 print(f"state JSON (profile.GPU without its series): {gstate / nrows:.0f} bytes per GPU of a job")
 print(f"series points (gpu_series, {chunks} chunks): {gseries / nrows:.0f} bytes of JSON per GPU of a job, "

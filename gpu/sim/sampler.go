@@ -10,6 +10,7 @@ import (
 	"path/filepath"
 	"slices"
 	"sync"
+	"syscall"
 	"time"
 
 	"github.com/gpuprof/gpuprof/gpu"
@@ -57,6 +58,19 @@ type Node struct {
 	scanAt     time.Time // wall-clock time of the last scan of procs/
 	scanDirMod time.Time // procs/ modification time at that scan
 	scanned    []Process // live processes from procs/ at that scan
+	// parsed holds each process file as last read, by name, so a scan
+	// re-reads only the files that changed (a burn writes its file once):
+	// a rescan costs a stat per file and the liveness check, as close as a
+	// file-backed simulation gets to a driver answering from memory.
+	parsed map[string]parsedProc
+}
+
+// parsedProc is a process file as read, and what identified its version.
+type parsedProc struct {
+	ino     uint64
+	size    int64
+	modTime time.Time
+	pf      procFile
 }
 
 // Option configures Open.
@@ -302,6 +316,10 @@ func (n *Node) scanProcFiles() []Process {
 		}
 	}
 	var found []Process
+	n.mu.Lock()
+	prev := n.parsed
+	n.mu.Unlock()
+	parsed := make(map[string]parsedProc, len(prev))
 	entries, _ := os.ReadDir(dir) // a missing procs/ means no process
 	for _, e := range entries {
 		pid, ok := pidOfProcFile(e.Name())
@@ -309,21 +327,35 @@ func (n *Node) scanProcFiles() []Process {
 			continue
 		}
 		path := filepath.Join(dir, e.Name())
-		pf, err := readProcFile(path, pid)
+		info, err := e.Info()
 		if err != nil {
-			continue // malformed, or removed since ReadDir
+			continue // removed since ReadDir
 		}
-		if !alive(n.procfs, pf) {
+		var ino uint64
+		if st, ok := info.Sys().(*syscall.Stat_t); ok {
+			ino = st.Ino
+		}
+		pp, seen := prev[e.Name()]
+		if !seen || pp.ino != ino || pp.size != info.Size() || !pp.modTime.Equal(info.ModTime()) {
+			pf, err := readProcFile(path, pid)
+			if err != nil {
+				continue // malformed, or removed since ReadDir
+			}
+			pp = parsedProc{ino: ino, size: info.Size(), modTime: info.ModTime(), pf: pf}
+		}
+		if !alive(n.procfs, pp.pf) {
 			_ = os.Remove(path) // best effort, see above
 			continue
 		}
-		found = append(found, Process{PID: pid, Name: pf.Name, Usage: pf.GPUs})
+		parsed[e.Name()] = pp
+		found = append(found, Process{PID: pid, Name: pp.pf.Name, Usage: pp.pf.GPUs})
 	}
+	n.mu.Lock()
+	n.parsed = parsed
 	if n.scanTTL > 0 {
-		n.mu.Lock()
 		n.scanAt, n.scanDirMod, n.scanned = time.Now(), mod, found
-		n.mu.Unlock()
 	}
+	n.mu.Unlock()
 	return found
 }
 

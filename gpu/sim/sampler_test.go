@@ -6,6 +6,7 @@ import (
 	"math"
 	"os"
 	"path/filepath"
+	"strings"
 	"testing"
 	"time"
 
@@ -414,5 +415,76 @@ func TestStatOfThisProcess(t *testing.T) {
 	exe := filepath.Base(os.Args[0])
 	if want := exe[:min(len(exe), 15)]; st.comm != want || st.startTime == 0 {
 		t.Errorf("own stat = %+v, want comm %q and a start time", st, want)
+	}
+}
+
+// A scan re-reads a process file only when it changed: a file rewritten in
+// place (same size, other content, other time) or replaced (rename) gives
+// its new usage at once, a process whose PID was reused is dropped, and a
+// file left as it was costs no read (its parse is reused: changing its
+// bytes behind the node's back without touching its identity keeps the
+// old reading).
+func TestScanRereadsChangedFilesOnly(t *testing.T) {
+	ctx := context.Background()
+	dir, procfs, devs := newTestNode(t)
+	n, err := Open(dir, WithProcfs(procfs))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer n.Close()
+	uuid := devs[0].UUID
+	mem := func() uint64 {
+		t.Helper()
+		s, err := n.SampleDevice(ctx, uuid)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return s.MemoryUsed.Value
+	}
+	fakeProc(t, procfs, 500, 'S', 9)
+	writeProc(t, dir, procFile{PID: 500, StartTime: 9, GPUs: []Usage{{UUID: uuid, Mem: 3 * gib, Util: 20}}})
+	if got := mem(); got != 3*gib {
+		t.Fatalf("first scan: %d bytes, want %d", got, 3*gib)
+	}
+	// Replaced by a new registration (rename: a new inode).
+	writeProc(t, dir, procFile{PID: 500, StartTime: 9, GPUs: []Usage{{UUID: uuid, Mem: 5 * gib, Util: 20}}})
+	if got := mem(); got != 5*gib {
+		t.Errorf("after re-registering: %d bytes, want %d", got, 5*gib)
+	}
+	// Rewritten in place with the same length and a later time.
+	path := procPath(dir, 500)
+	data, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	same := []byte(strings.Replace(string(data), `"mem_bytes":5368709120`, `"mem_bytes":7516192768`, 1))
+	if len(same) != len(data) {
+		t.Fatal("test bug: the rewrite changes the length")
+	}
+	if err := os.WriteFile(path, same, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	later := time.Now().Add(time.Minute)
+	if err := os.Chtimes(path, later, later); err != nil {
+		t.Fatal(err)
+	}
+	if got := mem(); got != 7*gib {
+		t.Errorf("after an in-place rewrite: %d bytes, want %d", got, 7*gib)
+	}
+	// Unchanged identity: the parse is reused, not the bytes re-read.
+	back := []byte(strings.Replace(string(same), `"mem_bytes":7516192768`, `"mem_bytes":6442450944`, 1))
+	if err := os.WriteFile(path, back, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Chtimes(path, later, later); err != nil {
+		t.Fatal(err)
+	}
+	if got := mem(); got != 7*gib {
+		t.Errorf("file of the same identity: %d bytes, want the cached %d (re-read although unchanged)", got, 7*gib)
+	}
+	// The PID now belongs to another process (start time differs).
+	fakeProc(t, procfs, 500, 'S', 10)
+	if got := mem(); got != 0 {
+		t.Errorf("after PID reuse: %d bytes, want 0", got)
 	}
 }
