@@ -1,7 +1,6 @@
 package agent
 
 import (
-	"bufio"
 	"bytes"
 	"fmt"
 	"os"
@@ -10,6 +9,7 @@ import (
 	"strconv"
 	"strings"
 
+	"github.com/gpuprof/gpuprof/internal/procread"
 	"github.com/gpuprof/gpuprof/slurmext"
 	"github.com/gpuprof/gpuprof/termtext"
 )
@@ -114,14 +114,13 @@ func (p procReader) nodeIOPressure() (float64, bool) {
 
 // readPSITotal parses a PSI file and returns the "some" total in seconds.
 func readPSITotal(path string) (float64, bool) {
-	f, err := os.Open(path)
+	var buf [512]byte // two lines of well under 100 bytes each
+	data, err := procread.Head(path, buf[:])
 	if err != nil {
 		return 0, false
 	}
-	defer f.Close()
-	sc := bufio.NewScanner(f)
-	for sc.Scan() {
-		fields := strings.Fields(sc.Text())
+	for line := range strings.Lines(string(data)) {
+		fields := strings.Fields(line)
 		if len(fields) == 0 || fields[0] != "some" {
 			continue
 		}
@@ -140,16 +139,16 @@ func readPSITotal(path string) (float64, bool) {
 
 // cpuIOWait returns the iowait and total jiffies of the node from /proc/stat.
 func (p procReader) cpuIOWait() (iowait, total uint64, ok bool) {
-	f, err := os.Open(filepath.Join(p.procfs, "stat"))
+	var buf [512]byte // the first line, "cpu" and ten counters, is all it needs
+	data, err := procread.Head(filepath.Join(p.procfs, "stat"), buf[:])
 	if err != nil {
 		return 0, 0, false
 	}
-	defer f.Close()
-	sc := bufio.NewScanner(f)
-	if !sc.Scan() {
-		return 0, 0, false
+	first, _, complete := strings.Cut(string(data), "\n")
+	if !complete && len(data) == len(buf) {
+		return 0, 0, false // a first line longer than any kernel writes
 	}
-	fields := strings.Fields(sc.Text())
+	fields := strings.Fields(first)
 	if len(fields) < 6 || fields[0] != "cpu" {
 		return 0, 0, false
 	}

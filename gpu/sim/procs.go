@@ -11,6 +11,8 @@ import (
 	"strconv"
 	"strings"
 	"syscall"
+
+	"github.com/gpuprof/gpuprof/internal/procread"
 )
 
 // maxProcFileSize bounds what the agent reads from a file that any user may
@@ -125,24 +127,12 @@ type procStat struct {
 var errBadStat = errors.New("malformed stat")
 
 func readStat(procfs string, pid int) (procStat, error) {
-	// Open, read and close, and no more: os.ReadFile adds a stat, poller
-	// registration and flag calls, which on a node of 16 processes read
-	// every second were most of the simulation's system calls. A stat
-	// line is far below the buffer (comm is at most 64 bytes).
-	fd, err := syscall.Open(filepath.Join(procfs, strconv.Itoa(pid), "stat"), syscall.O_RDONLY|syscall.O_CLOEXEC, 0)
+	var buf [1024]byte // a stat line is far shorter (comm is at most 64 bytes)
+	data, err := procread.Head(filepath.Join(procfs, strconv.Itoa(pid), "stat"), buf[:])
 	if err != nil {
 		return procStat{}, err
 	}
-	defer syscall.Close(fd)
-	var buf [1024]byte
-	k, err := syscall.Read(fd, buf[:])
-	for errors.Is(err, syscall.EINTR) {
-		k, err = syscall.Read(fd, buf[:])
-	}
-	if err != nil {
-		return procStat{}, err
-	}
-	return parseStat(string(buf[:max(k, 0)]))
+	return parseStat(string(data))
 }
 
 // parseStat reads fields 2, 3 and 22 of a stat line. comm may itself hold
