@@ -25,6 +25,25 @@ type timeoutSampler struct {
 
 	mu    sync.Mutex
 	stuck bool
+	// work is the queue of the one goroutine that makes the calls, started
+	// with the first and ended by Close. One long-lived goroutine, not one
+	// per call: a new goroutine's stack grows (and is copied) on every
+	// call into the driver, which was a tenth of the agent's CPU.
+	work chan func()
+}
+
+// submit hands fn to the worker. The caller holds mu and has just set
+// stuck, so at most one call is in flight and the send never blocks.
+func (t *timeoutSampler) submit(fn func()) {
+	if t.work == nil {
+		t.work = make(chan func(), 1)
+		go func(work <-chan func()) {
+			for f := range work {
+				f()
+			}
+		}(t.work)
+	}
+	t.work <- fn
 }
 
 func call[T any](t *timeoutSampler, ctx context.Context, what string, fn func() (T, error)) (T, error) {
@@ -34,15 +53,14 @@ func call[T any](t *timeoutSampler, ctx context.Context, what string, fn func() 
 		t.mu.Unlock()
 		return zero, fmt.Errorf("%s: %w (an earlier call is still hung)", what, ErrTimeout)
 	}
-	t.stuck = true // cleared by the call's goroutine when it returns
-	t.mu.Unlock()
+	t.stuck = true // cleared by the worker when the call returns
 
 	type result struct {
 		v   T
 		err error
 	}
 	done := make(chan result, 1)
-	go func() {
+	t.submit(func() {
 		// A panic in the driver binding is the call's error, not the
 		// process's end (the agent samples on; a hook exits 0 anyway).
 		defer func() {
@@ -58,7 +76,8 @@ func call[T any](t *timeoutSampler, ctx context.Context, what string, fn func() 
 		t.stuck = false
 		t.mu.Unlock()
 		done <- result{v, err}
-	}()
+	})
+	t.mu.Unlock()
 	timer := time.NewTimer(t.d)
 	defer timer.Stop()
 	select {
@@ -95,8 +114,15 @@ func (t *timeoutSampler) Accounting(ctx context.Context, uuid string) ([]Account
 	return call(t, ctx, "accounting "+uuid, func() ([]AccountingStats, error) { return t.s.Accounting(ctx, uuid) })
 }
 
-// Close waits for no stuck call: closing a hung driver would hang too.
+// Close waits for no stuck call: closing a hung driver would hang too. The
+// worker ends with a Close that returned; a later call starts another.
 func (t *timeoutSampler) Close() error {
 	_, err := call(t, context.Background(), "close", func() (struct{}, error) { return struct{}{}, t.s.Close() })
+	t.mu.Lock()
+	if !t.stuck && t.work != nil {
+		close(t.work)
+		t.work = nil
+	}
+	t.mu.Unlock()
 	return err
 }
