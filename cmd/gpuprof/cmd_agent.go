@@ -7,6 +7,7 @@ import (
 	"log/slog"
 	"net"
 	"os"
+	"runtime"
 	"slices"
 	"strings"
 	"time"
@@ -88,6 +89,15 @@ and oversized GPUs while the job runs, and may cancel a wholly idle job
 }
 
 func runAgent(ctx context.Context, cfg config.Config, log *slog.Logger) error {
+	// One P: the agent's goroutines (sampling, persisting, the sockets)
+	// take turns and never need two cores, while handing work between
+	// threads wakes parked ones (futex, a context switch) every tick: 26 %
+	// of the agent's CPU on a busy node (docs/benchmarks.md). cgo calls
+	// into SQLite or NVML still run on threads of their own. GOMAXPROCS
+	// in the environment overrides this.
+	if os.Getenv("GOMAXPROCS") == "" {
+		runtime.GOMAXPROCS(1)
+	}
 	sampler, err := openSampler(ctx, cfg, log)
 	if err != nil {
 		return err
