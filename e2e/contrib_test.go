@@ -80,6 +80,35 @@ func TestHookWrappers(t *testing.T) {
 	}
 }
 
+// TestHookWrappersUnwritableLog: a log the wrapper cannot write (jobcomp
+// runs as the SlurmUser, the log may be root's) sends its complaints
+// nowhere, and it still runs gpuprof and exits 0. A failed redirection on
+// the special built-in ":" ended dash with status 2 before gpuprof ran,
+// which is what jobcomp did on every site whose SlurmUser is not root.
+func TestHookWrappersUnwritableLog(t *testing.T) {
+	for _, w := range wrappers {
+		t.Run(w.kind, func(t *testing.T) {
+			dir := t.TempDir()
+			// hooks.log is a directory: no user, root included, appends to it.
+			if err := os.Mkdir(filepath.Join(dir, "hooks.log"), 0o755); err != nil {
+				t.Fatal(err)
+			}
+			record := filepath.Join(dir, "args")
+			fake := filepath.Join(dir, "gpuprof")
+			if err := os.WriteFile(fake, []byte("#!/bin/sh\necho ran >"+record+"\nexit 1\n"), 0o755); err != nil {
+				t.Fatal(err)
+			}
+			out, err := runWrapper(t, w, dir, fake, nil)
+			if err != nil || len(out) > 0 {
+				t.Errorf("%s with an unwritable log: %v, output %q; want exit 0 and no output", w.file, err, out)
+			}
+			if _, err := os.Stat(record); err != nil {
+				t.Errorf("%s with an unwritable log did not run gpuprof: %v", w.file, err)
+			}
+		})
+	}
+}
+
 // wrapper is one of the contrib wrappers: its file, the gpuprof command it
 // runs and the variable its job id comes in.
 type wrapper struct{ file, kind, jobVar string }

@@ -30,10 +30,16 @@ log=${GPUPROF_HOOK_LOG:-/var/log/gpuprof/hooks.log}
 # A removed or half-installed binary must not drain the node either.
 [ -x "$bin" ] || exit 0
 
-umask 027
+# 007: a log this creates is its group's to write too — in the packaged
+# /var/log/gpuprof (root:gpuprof, set-group-ID) root's hooks and the
+# SlurmUser's jobcomp append to the same hooks.log. gpuprof sets the modes
+# of its own files itself (docs/packaging.md).
+umask 007
 exec </dev/null >/dev/null 2>&1
 [ -d "${log%/*}" ] || log=/var/lib/gpuprof/spool/hooks.log
-{ : >>"$log"; } 2>/dev/null || log=/dev/null
+# "true", not ":": a redirection that fails on a special built-in such as
+# ":" ends a POSIX shell (dash exits 2), which would fail the hook itself.
+{ true >>"$log"; } 2>/dev/null || log=/dev/null
 
 # complain MESSAGE: one line in the log file, and in syslog when it runs.
 complain() {
