@@ -11,6 +11,8 @@ import (
 	"sync"
 	"syscall"
 	"testing"
+
+	"github.com/gpuprof/gpuprof/internal/groupdir/groupdirtest"
 )
 
 type rec struct {
@@ -340,16 +342,7 @@ func TestListUnreadable(t *testing.T) {
 // and a quarantined one are group-readable and -writable whatever the
 // umask: jobcomp spools as the SlurmUser, serve drains as gpuprof.
 func TestSharedSpoolModes(t *testing.T) {
-	dir := filepath.Join(t.TempDir(), "spool")
-	if err := os.Mkdir(dir, 0o770); err != nil {
-		t.Fatal(err)
-	}
-	if err := os.Chmod(dir, 0o770|os.ModeSetgid); err != nil {
-		t.Fatal(err)
-	}
-	if fi, err := os.Stat(dir); err != nil || fi.Mode()&os.ModeSetgid == 0 {
-		t.Skip("this file system does not keep the set-group-ID bit on directories")
-	}
+	dir := groupdirtest.Dir(t, "spool")
 	old := syscall.Umask(0o077)
 	defer syscall.Umask(old)
 	d := Dir{Path: dir}

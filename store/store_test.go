@@ -15,6 +15,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/gpuprof/gpuprof/internal/groupdir/groupdirtest"
+
 	"github.com/gpuprof/gpuprof/internal/groupdir"
 	"github.com/gpuprof/gpuprof/profile"
 )
@@ -35,16 +37,7 @@ func TestMigrationsNumbered(t *testing.T) {
 // the group, write it; umask does not narrow that.
 func TestOpenInGroupDirectory(t *testing.T) {
 	ctx := context.Background()
-	dir := filepath.Join(t.TempDir(), "shared")
-	if err := os.Mkdir(dir, 0o770); err != nil {
-		t.Fatal(err)
-	}
-	if err := os.Chmod(dir, 0o770|os.ModeSetgid); err != nil {
-		t.Fatal(err)
-	}
-	if fi, err := os.Stat(dir); err != nil || fi.Mode()&os.ModeSetgid == 0 {
-		t.Skip("this file system does not keep the set-group-ID bit on directories")
-	}
+	dir := groupdirtest.Dir(t, "shared")
 	old := syscall.Umask(0o077)
 	defer syscall.Umask(old)
 	path := filepath.Join(dir, "gpuprof.db")

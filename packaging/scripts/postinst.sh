@@ -44,6 +44,8 @@ configure | 1 | 2 | "")
 	done
 	for u in ${slurmuser:-slurm}; do
 		[ "$u" != root ] && getent passwd "$u" >/dev/null || continue
+		id -nG "$u" | tr ' ' '\n' | grep -qx gpuprof && continue
+		echo "gpuprof: added $u (the SlurmUser) to the group gpuprof; restart slurmctld when convenient so that jobcomp can write /var/lib/gpuprof" >&2
 		if command -v adduser >/dev/null 2>&1; then
 			adduser --quiet "$u" gpuprof
 		else
