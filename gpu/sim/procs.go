@@ -155,20 +155,21 @@ func parseStat(s string) (procStat, error) {
 	return procStat{comm: s[open+1 : end], state: rest[0][0], startTime: start}, nil
 }
 
-// alive reports whether the process a file registered still runs.
+// procAlive judges a process by its /proc/PID/stat (st, or the error that
+// reading it gave) against the start time its file registered.
 //
 // A missing /proc entry, a zombie (the driver frees a process's memory when
 // it exits, before its parent reaps it) or a different start time (the PID
-// was reused) mean it is gone. Any other error leaves the question open and
-// the process counted: dropping a live process's memory would be the worse
-// mistake, and the answer changes as soon as /proc can be read.
-func alive(procfs string, p procFile) bool {
-	st, err := readStat(procfs, p.PID)
+// was reused) mean it is gone; start 0 skips that check. Any other error
+// leaves the question open and the process counted: dropping a live
+// process's memory would be the worse mistake, and the answer changes as
+// soon as /proc can be read.
+func procAlive(st procStat, err error, start uint64) bool {
 	if err != nil {
 		return !errors.Is(err, fs.ErrNotExist) && !errors.Is(err, syscall.ESRCH)
 	}
 	if st.state == 'Z' || st.state == 'X' {
 		return false
 	}
-	return p.StartTime == 0 || st.startTime == p.StartTime
+	return start == 0 || st.startTime == start
 }

@@ -9,11 +9,13 @@ import (
 	"os"
 	"path/filepath"
 	"slices"
+	"strconv"
 	"sync"
 	"syscall"
 	"time"
 
 	"github.com/gpuprof/gpuprof/gpu"
+	"github.com/gpuprof/gpuprof/internal/procread"
 )
 
 // ErrClosed is returned by every Node call after Close.
@@ -56,12 +58,14 @@ type Node struct {
 	xidOffset  int64
 	closed     bool
 	scanAt     time.Time // wall-clock time of the last scan of procs/
-	scanDirMod time.Time // procs/ modification time at that scan
 	scanned    []Process // live processes from procs/ at that scan
+
+	scanMu sync.Mutex // held through a scan of procs/; guards parsed
 	// parsed holds each process file as last read, by name, so a scan
-	// re-reads only the files that changed (a burn writes its file once):
-	// a rescan costs a stat per file and the liveness check, as close as a
-	// file-backed simulation gets to a driver answering from memory.
+	// re-reads only the files that changed (a burn writes its file once),
+	// with the process's /proc/PID/stat kept open: a rescan costs a stat
+	// per file and one read per process, as close as a file-backed
+	// simulation gets to a driver answering from memory.
 	parsed map[string]parsedProc
 }
 
@@ -71,6 +75,10 @@ type parsedProc struct {
 	size    int64
 	modTime time.Time
 	pf      procFile
+	// stat is the process's /proc/PID/stat, kept open once the process was
+	// found alive in a real procfs (nil otherwise: it is opened each time).
+	// It refers to that process only, whatever later takes its PID.
+	stat *procread.File
 }
 
 // Option configures Open.
@@ -80,12 +88,12 @@ type Option func(*Node)
 // run (default /proc).
 func WithProcfs(root string) Option { return func(n *Node) { n.procfs = root } }
 
-// WithScanCache lets the node reuse its scan of procs/ for up to ttl while
-// the directory is unchanged (no process registered or left), instead of
-// re-reading every process file for each call: an agent asks for every GPU's
+// WithScanCache lets the node reuse its scan of procs/ for up to ttl
+// instead of scanning again for each call: an agent asks for every GPU's
 // readings and processes each tick, and a real driver answers those from
-// memory. A process killed without unregistering is then noticed up to ttl
-// late. Default 0: scan on every call.
+// memory. With ttl under the agent's interval, one tick's calls share one
+// scan and every tick scans afresh; a process that registers or dies is
+// noticed up to ttl late. Default 0: scan on every call.
 func WithScanCache(ttl time.Duration) Option { return func(n *Node) { n.scanTTL = ttl } }
 
 // WithClock sets the clock that stamps samples (default time.Now); the demo
@@ -266,11 +274,20 @@ func (n *Node) Accounting(ctx context.Context, uuid string) ([]gpu.AccountingSta
 	return nil, fmt.Errorf("sim: accounting on %s: %w", uuid, gpu.ErrUnsupported)
 }
 
-// Close makes every later call fail with ErrClosed.
+// Close makes every later call fail with ErrClosed and closes the /proc
+// files it kept open.
 func (n *Node) Close() error {
 	n.mu.Lock()
-	defer n.mu.Unlock()
 	n.closed = true
+	n.mu.Unlock()
+	n.scanMu.Lock()
+	defer n.scanMu.Unlock()
+	for _, pp := range n.parsed {
+		if pp.stat != nil {
+			pp.stat.Close()
+		}
+	}
+	n.parsed = nil
 	return nil
 }
 
@@ -299,26 +316,22 @@ func (n *Node) liveProcesses() []Process {
 }
 
 // scanProcFiles returns the live processes registered through procs/,
-// reusing the previous scan within scanTTL while the directory is unchanged.
+// reusing the previous scan within scanTTL.
 func (n *Node) scanProcFiles() []Process {
-	dir := filepath.Join(n.dir, procsDirName)
-	var mod time.Time
-	if st, err := os.Stat(dir); err == nil {
-		mod = st.ModTime()
-	}
 	if n.scanTTL > 0 {
 		n.mu.Lock()
-		fresh := time.Since(n.scanAt) < n.scanTTL && mod.Equal(n.scanDirMod)
+		fresh := !n.scanAt.IsZero() && time.Since(n.scanAt) < n.scanTTL
 		cached := n.scanned
 		n.mu.Unlock()
 		if fresh {
 			return cached
 		}
 	}
+	n.scanMu.Lock()
+	defer n.scanMu.Unlock()
+	dir := filepath.Join(n.dir, procsDirName)
 	var found []Process
-	n.mu.Lock()
 	prev := n.parsed
-	n.mu.Unlock()
 	parsed := make(map[string]parsedProc, len(prev))
 	entries, _ := os.ReadDir(dir) // a missing procs/ means no process
 	for _, e := range entries {
@@ -343,20 +356,57 @@ func (n *Node) scanProcFiles() []Process {
 			}
 			pp = parsedProc{ino: ino, size: info.Size(), modTime: info.ModTime(), pf: pf}
 		}
-		if !alive(n.procfs, pp.pf) {
+		if !n.alive(&pp) {
 			_ = os.Remove(path) // best effort, see above
 			continue
 		}
 		parsed[e.Name()] = pp
 		found = append(found, Process{PID: pid, Name: pp.pf.Name, Usage: pp.pf.GPUs})
 	}
-	n.mu.Lock()
+	for name, old := range prev {
+		if old.stat != nil && parsed[name].stat != old.stat {
+			old.stat.Close()
+		}
+	}
 	n.parsed = parsed
 	if n.scanTTL > 0 {
-		n.scanAt, n.scanDirMod, n.scanned = time.Now(), mod, found
+		n.mu.Lock()
+		n.scanAt, n.scanned = time.Now(), found
+		n.mu.Unlock()
 	}
-	n.mu.Unlock()
 	return found
+}
+
+// alive reports whether the process pp's file registered still runs,
+// through its kept /proc/PID/stat if it has one; it keeps the file open
+// for the next scan when the process is alive and the file in a real
+// procfs. See procAlive for the rules.
+func (n *Node) alive(pp *parsedProc) bool {
+	var buf [1024]byte // a stat line is far shorter (comm is at most 64 bytes)
+	if pp.stat != nil {
+		data, err := pp.stat.Head(buf[:])
+		if err != nil {
+			return procAlive(procStat{}, err, 0)
+		}
+		st, err := parseStat(string(data))
+		return procAlive(st, err, 0) // the open file is that process: no start time to compare
+	}
+	f, err := procread.Open(filepath.Join(n.procfs, strconv.Itoa(pp.pf.PID), "stat"))
+	if err != nil {
+		return procAlive(procStat{}, err, pp.pf.StartTime)
+	}
+	var st procStat
+	data, err := f.Head(buf[:])
+	if err == nil {
+		st, err = parseStat(string(data))
+	}
+	live := procAlive(st, err, pp.pf.StartTime)
+	if live && err == nil && f.InProcfs() {
+		pp.stat = f
+	} else {
+		f.Close()
+	}
+	return live
 }
 
 func addSat(a, b uint64) uint64 {

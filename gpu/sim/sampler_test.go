@@ -5,7 +5,10 @@ import (
 	"errors"
 	"math"
 	"os"
+	"os/exec"
 	"path/filepath"
+	"regexp"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -487,4 +490,175 @@ func TestScanRereadsChangedFilesOnly(t *testing.T) {
 	if got := mem(); got != 0 {
 		t.Errorf("after PID reuse: %d bytes, want 0", got)
 	}
+}
+
+// TestLivenessOfRealProcesses registers real child processes against the
+// real /proc, where the node keeps each one's stat file open between scans:
+// a live process counts, a killed one stops counting while it is a zombie
+// and after it is reaped, its file is collected, and Close leaves no
+// descriptor behind.
+func TestLivenessOfRealProcesses(t *testing.T) {
+	if _, err := readStat("/proc", os.Getpid()); err != nil {
+		t.Skipf("no readable /proc here: %v", err)
+	}
+	ctx := context.Background()
+	dir, _, devs := newTestNode(t)
+	uuid := devs[0].UUID
+	n, err := Open(dir) // the real /proc
+	if err != nil {
+		t.Fatal(err)
+	}
+	start := func() *exec.Cmd {
+		t.Helper()
+		cmd := exec.Command("sleep", "60")
+		if err := cmd.Start(); err != nil {
+			t.Skipf("no sleep(1): %v", err)
+		}
+		t.Cleanup(func() { cmd.Process.Kill(); cmd.Wait() })
+		st, err := readStat("/proc", cmd.Process.Pid)
+		if err != nil {
+			t.Fatal(err)
+		}
+		writeProc(t, dir, procFile{PID: cmd.Process.Pid, StartTime: st.startTime, GPUs: []Usage{{UUID: uuid, Mem: 1 * gib, Util: 10}}})
+		return cmd
+	}
+	pids := func() []int {
+		t.Helper()
+		ps, err := n.Processes(ctx, uuid)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var out []int
+		for _, p := range ps {
+			out = append(out, p.PID)
+		}
+		return out
+	}
+	a, b := start(), start()
+	for range 3 { // the second and third scans read through the kept files
+		if got := pids(); !slices.Equal(got, sortedPIDs(a, b)) {
+			t.Fatalf("two live processes: %v, want %v", got, sortedPIDs(a, b))
+		}
+	}
+	// Killed, not reaped: a zombie has freed its GPU memory.
+	a.Process.Kill()
+	waitState(t, a.Process.Pid, 'Z')
+	if got := pids(); !slices.Equal(got, []int{b.Process.Pid}) {
+		t.Errorf("after a's kill (zombie): %v, want [%d]", got, b.Process.Pid)
+	}
+	if exists(procPath(dir, a.Process.Pid)) {
+		t.Error("the dead process's file was not collected")
+	}
+	// Reaped: its /proc entry is gone, the kept file reads ESRCH.
+	b.Process.Kill()
+	b.Wait()
+	if got := pids(); len(got) != 0 {
+		t.Errorf("after b was reaped: %v, want none", got)
+	}
+	if got := keptStatFiles(t); got != 0 {
+		t.Errorf("%d /proc/PID/stat files open with no process left, want 0", got)
+	}
+	c := start()
+	if got := pids(); !slices.Equal(got, []int{c.Process.Pid}) {
+		t.Errorf("a new process: %v, want [%d]", got, c.Process.Pid)
+	}
+	if got := keptStatFiles(t); got != 1 {
+		t.Errorf("%d /proc/PID/stat files open for one process, want 1", got)
+	}
+	if err := n.Close(); err != nil {
+		t.Fatal(err)
+	}
+	if got := keptStatFiles(t); got != 0 {
+		t.Errorf("%d /proc/PID/stat files open after Close, want 0", got)
+	}
+}
+
+// TestScanCache: with a cache, one scan serves the calls within its ttl — a
+// process registered meanwhile is seen at the first call after it, as an
+// agent's next tick sees it — and without one every call scans.
+func TestScanCache(t *testing.T) {
+	ctx := context.Background()
+	dir, procfs, devs := newTestNode(t)
+	uuid := devs[0].UUID
+	count := func(n *Node) int {
+		t.Helper()
+		ps, err := n.Processes(ctx, uuid)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return len(ps)
+	}
+	const ttl = 300 * time.Millisecond
+	fakeProc(t, procfs, 700, 'S', 1)
+	writeProc(t, dir, procFile{PID: 700, StartTime: 1, GPUs: []Usage{{UUID: uuid, Mem: gib, Util: 1}}})
+	cached, err := Open(dir, WithProcfs(procfs), WithScanCache(ttl)) // scans
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer cached.Close()
+	uncached, err := Open(dir, WithProcfs(procfs))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer uncached.Close()
+	time.Sleep(ttl)
+	if got := count(cached); got != 1 {
+		t.Fatalf("first call: %d processes, want 1", got)
+	}
+	scanned := time.Now()
+	fakeProc(t, procfs, 701, 'S', 1)
+	writeProc(t, dir, procFile{PID: 701, StartTime: 1, GPUs: []Usage{{UUID: uuid, Mem: gib, Util: 1}}})
+	if got := count(uncached); got != 2 {
+		t.Errorf("without a cache: %d processes, want 2", got)
+	}
+	got := count(cached)
+	if time.Since(scanned) < ttl && got != 1 {
+		t.Errorf("within the ttl: %d processes, want the cached 1", got)
+	}
+	time.Sleep(ttl)
+	if got := count(cached); got != 2 {
+		t.Errorf("after the ttl: %d processes, want 2", got)
+	}
+}
+
+func sortedPIDs(cmds ...*exec.Cmd) []int {
+	var out []int
+	for _, c := range cmds {
+		out = append(out, c.Process.Pid)
+	}
+	slices.Sort(out)
+	return out
+}
+
+func waitState(t *testing.T, pid int, state byte) {
+	t.Helper()
+	deadline := time.Now().Add(5 * time.Second)
+	for {
+		st, err := readStat("/proc", pid)
+		if err == nil && st.state == state {
+			return
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("pid %d: state %q, %v after 5 s; want %q", pid, st.state, err, state)
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+}
+
+// keptStatFiles counts this process's descriptors open on a
+// /proc/PID/stat.
+func keptStatFiles(t *testing.T) int {
+	t.Helper()
+	ents, err := os.ReadDir("/proc/self/fd")
+	if err != nil {
+		t.Fatal(err)
+	}
+	statRE := regexp.MustCompile(`^/proc/[0-9]+/stat$`)
+	n := 0
+	for _, e := range ents {
+		if target, err := os.Readlink(filepath.Join("/proc/self/fd", e.Name())); err == nil && statRE.MatchString(target) {
+			n++
+		}
+	}
+	return n
 }
