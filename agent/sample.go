@@ -104,7 +104,7 @@ func (a *Agent) sample(ctx context.Context, only string) {
 
 	a.mu.Lock()
 	defer a.mu.Unlock()
-	a.mapPIDs(readings, others)
+	a.mapPIDs(readings, others, only == "")
 	if only == "" {
 		a.discover(now, readings, others)
 	}
@@ -158,20 +158,22 @@ func (a *Agent) read(ctx context.Context, uuid string) reading {
 	return r
 }
 
-// mapPIDs refreshes the PID → job cache for the processes seen now.
-func (a *Agent) mapPIDs(readings map[string]reading, others map[string][]gpu.ProcessSample) {
+// mapPIDs refreshes the PID → job cache for the processes seen now. A
+// sample of every GPU (all) also forgets the PIDs it did not see; one of a
+// single job's GPUs leaves the others' PIDs be.
+func (a *Agent) mapPIDs(readings map[string]reading, others map[string][]gpu.ProcessSample, all bool) {
 	for pid, info := range a.pids {
 		info.seen = false
 		a.pids[pid] = info
 	}
-	var all [][]gpu.ProcessSample
+	var lists [][]gpu.ProcessSample
 	for _, r := range readings {
-		all = append(all, r.procs)
+		lists = append(lists, r.procs)
 	}
 	for _, procs := range others {
-		all = append(all, procs)
+		lists = append(lists, procs)
 	}
-	for _, procs := range all {
+	for _, procs := range lists {
 		for _, p := range procs {
 			// A PID seen at the previous sample is the same process: a PID
 			// is not reused within one interval in practice, and /proc
@@ -188,6 +190,9 @@ func (a *Agent) mapPIDs(readings map[string]reading, others map[string][]gpu.Pro
 			info.seen = true
 			a.pids[p.PID] = info
 		}
+	}
+	if !all {
+		return
 	}
 	for pid, info := range a.pids {
 		if !info.seen {

@@ -57,8 +57,14 @@ type Node struct {
 	registered map[int]Process
 	xidOffset  int64
 	closed     bool
-	scanAt     time.Time // wall-clock time of the last scan of procs/
+	scanAt     time.Time // time of the last scan of procs/, by now
+	scanDirMod time.Time // procs/ modification time at that scan
 	scanned    []Process // live processes from procs/ at that scan
+	scanGen    uint64    // counts the scans of procs/
+	// live is what liveProcesses last returned, merged from scan liveGen
+	// and registered; nil when Register or Unregister changed the latter.
+	live    []Process
+	liveGen uint64
 
 	scanMu sync.Mutex // held through a scan of procs/; guards parsed
 	// parsed holds each process file as last read, by name, so a scan
@@ -81,6 +87,11 @@ type parsedProc struct {
 	stat *procread.File
 }
 
+// dirSettle is how long procs/ must have been unchanged for a scan of it to
+// be reused: file times advance by the kernel's clock tick (up to 10 ms),
+// so two changes closer than that may leave the directory's time as it was.
+const dirSettle = 20 * time.Millisecond
+
 // Option configures Open.
 type Option func(*Node)
 
@@ -88,16 +99,19 @@ type Option func(*Node)
 // run (default /proc).
 func WithProcfs(root string) Option { return func(n *Node) { n.procfs = root } }
 
-// WithScanCache lets the node reuse its scan of procs/ for up to ttl
+// WithScanCache lets the node reuse its scan of procs/ for up to ttl while
+// the directory is unchanged (no process registered or unregistered),
 // instead of scanning again for each call: an agent asks for every GPU's
 // readings and processes each tick, and a real driver answers those from
-// memory. With ttl under the agent's interval, one tick's calls share one
-// scan and every tick scans afresh; a process that registers or dies is
-// noticed up to ttl late. Default 0: scan on every call.
+// memory. A call then costs one stat of procs/. A process that registers or
+// unregisters is seen at once, as a driver sees a CUDA context come and go;
+// one killed without unregistering is noticed up to ttl late. The node's
+// clock (WithClock) ages the scan. Default 0: scan on every call.
 func WithScanCache(ttl time.Duration) Option { return func(n *Node) { n.scanTTL = ttl } }
 
-// WithClock sets the clock that stamps samples (default time.Now); the demo
-// generator drives a virtual one.
+// WithClock sets the clock that stamps samples and ages the scan cache
+// (default time.Now); the demo generator and the agent's benchmarks drive a
+// virtual one.
 func WithClock(now func() time.Time) Option { return func(n *Node) { n.now = now } }
 
 // Open opens the node in dir, which Init must have created. XID events
@@ -141,6 +155,7 @@ func (n *Node) Register(p Process) {
 	n.mu.Lock()
 	defer n.mu.Unlock()
 	n.registered[p.PID] = p
+	n.live = nil
 }
 
 // Unregister removes a process added by Register.
@@ -148,6 +163,7 @@ func (n *Node) Unregister(pid int) {
 	n.mu.Lock()
 	defer n.mu.Unlock()
 	delete(n.registered, pid)
+	n.live = nil
 }
 
 func (n *Node) check(ctx context.Context) error {
@@ -295,14 +311,21 @@ func (n *Node) Close() error {
 // files whose PIDs still run, in PID order. It removes the files of dead
 // processes when it may; a permission error (the agent not running as root)
 // only leaves them there, ignored.
+//
+// The result is shared between calls until something changes: callers must
+// not modify it.
 func (n *Node) liveProcesses() []Process {
+	files, gen := n.scanProcFiles()
 	n.mu.Lock()
-	byPID := make(map[int]Process, len(n.registered))
+	defer n.mu.Unlock()
+	if n.live != nil && gen == n.liveGen {
+		return n.live // the same scan (cached) and no registration since
+	}
+	byPID := make(map[int]Process, len(n.registered)+len(files))
 	for pid, p := range n.registered {
 		byPID[pid] = p
 	}
-	n.mu.Unlock()
-	for _, p := range n.scanProcFiles() {
+	for _, p := range files {
 		if _, ok := byPID[p.PID]; !ok {
 			byPID[p.PID] = p
 		}
@@ -312,24 +335,30 @@ func (n *Node) liveProcesses() []Process {
 		out = append(out, p)
 	}
 	slices.SortFunc(out, func(a, b Process) int { return a.PID - b.PID })
+	n.live, n.liveGen = out, gen
 	return out
 }
 
 // scanProcFiles returns the live processes registered through procs/,
-// reusing the previous scan within scanTTL.
-func (n *Node) scanProcFiles() []Process {
+// reusing the previous scan within scanTTL while procs/ is unchanged, and
+// the number of the scan they come from.
+func (n *Node) scanProcFiles() ([]Process, uint64) {
+	dir := filepath.Join(n.dir, procsDirName)
+	var mod time.Time
 	if n.scanTTL > 0 {
+		if st, err := os.Stat(dir); err == nil {
+			mod = st.ModTime()
+		}
 		n.mu.Lock()
-		fresh := !n.scanAt.IsZero() && time.Since(n.scanAt) < n.scanTTL
-		cached := n.scanned
+		fresh := !n.scanAt.IsZero() && n.now().Sub(n.scanAt) < n.scanTTL && mod.Equal(n.scanDirMod)
+		cached, gen := n.scanned, n.scanGen
 		n.mu.Unlock()
 		if fresh {
-			return cached
+			return cached, gen
 		}
 	}
 	n.scanMu.Lock()
 	defer n.scanMu.Unlock()
-	dir := filepath.Join(n.dir, procsDirName)
 	var found []Process
 	prev := n.parsed
 	parsed := make(map[string]parsedProc, len(prev))
@@ -369,12 +398,17 @@ func (n *Node) scanProcFiles() []Process {
 		}
 	}
 	n.parsed = parsed
-	if n.scanTTL > 0 {
-		n.mu.Lock()
-		n.scanAt, n.scanned = time.Now(), found
-		n.mu.Unlock()
+	n.mu.Lock()
+	defer n.mu.Unlock()
+	n.scanGen++
+	// A change within the kernel's timestamp granularity of the last one
+	// would leave procs/ with the same time: keep only a settled scan.
+	if n.scanTTL > 0 && !mod.IsZero() && time.Since(mod) >= dirSettle {
+		n.scanAt, n.scanDirMod, n.scanned = n.now(), mod, found
+	} else {
+		n.scanAt = time.Time{}
 	}
-	return found
+	return found, n.scanGen
 }
 
 // alive reports whether the process pp's file registered still runs,

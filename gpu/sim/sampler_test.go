@@ -573,51 +573,72 @@ func TestLivenessOfRealProcesses(t *testing.T) {
 	}
 }
 
-// TestScanCache: with a cache, one scan serves the calls within its ttl — a
-// process registered meanwhile is seen at the first call after it, as an
-// agent's next tick sees it — and without one every call scans.
+// TestScanCache checks what a cached scan may miss: a registration or an
+// unregistration changes procs/ and is seen at once (a stale process would
+// be charged to the next job on its GPU); only a process that died without
+// unregistering is noticed up to the ttl late.
 func TestScanCache(t *testing.T) {
 	ctx := context.Background()
 	dir, procfs, devs := newTestNode(t)
 	uuid := devs[0].UUID
-	count := func(n *Node) int {
+	now := time.Date(2026, 12, 4, 12, 0, 0, 0, time.UTC)
+	const ttl = 500 * time.Millisecond
+	n, err := Open(dir, WithProcfs(procfs), WithScanCache(ttl), WithClock(func() time.Time { return now }))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer n.Close()
+	pids := func() []int {
 		t.Helper()
 		ps, err := n.Processes(ctx, uuid)
 		if err != nil {
 			t.Fatal(err)
 		}
-		return len(ps)
+		var out []int
+		for _, p := range ps {
+			out = append(out, p.PID)
+		}
+		return out
 	}
-	const ttl = 300 * time.Millisecond
-	fakeProc(t, procfs, 700, 'S', 1)
-	writeProc(t, dir, procFile{PID: 700, StartTime: 1, GPUs: []Usage{{UUID: uuid, Mem: gib, Util: 1}}})
-	cached, err := Open(dir, WithProcfs(procfs), WithScanCache(ttl)) // scans
-	if err != nil {
+	check := func(step string, want ...int) {
+		t.Helper()
+		if got := pids(); !slices.Equal(got, want) {
+			t.Errorf("%s: processes %v, want %v", step, got, want)
+		}
+	}
+	register := func(pid int) {
+		fakeProc(t, procfs, pid, 'S', 1)
+		writeProc(t, dir, procFile{PID: pid, StartTime: 1, GPUs: []Usage{{UUID: uuid, Mem: gib, Util: 10}}})
+	}
+	// A scan is kept only once procs/ has been still for dirSettle (two
+	// changes within one kernel tick may leave its time as it was), so
+	// each step first lets it settle and takes a scan the cache keeps.
+	settle := func(want ...int) {
+		t.Helper()
+		time.Sleep(2 * dirSettle)
+		check("settled", want...)
+	}
+	settle()
+	register(700)
+	check("registered, within the ttl", 700)
+	settle(700)
+	register(701)
+	check("second registration, within the ttl", 700, 701)
+	settle(700, 701)
+	if err := os.Remove(procPath(dir, 701)); err != nil {
 		t.Fatal(err)
 	}
-	defer cached.Close()
-	uncached, err := Open(dir, WithProcfs(procfs))
-	if err != nil {
+	check("unregistered, within the ttl", 700)
+	settle(700)
+	// Killed: its /proc entry goes, its process file stays.
+	if err := os.RemoveAll(filepath.Join(procfs, "700")); err != nil {
 		t.Fatal(err)
 	}
-	defer uncached.Close()
-	time.Sleep(ttl)
-	if got := count(cached); got != 1 {
-		t.Fatalf("first call: %d processes, want 1", got)
-	}
-	scanned := time.Now()
-	fakeProc(t, procfs, 701, 'S', 1)
-	writeProc(t, dir, procFile{PID: 701, StartTime: 1, GPUs: []Usage{{UUID: uuid, Mem: gib, Util: 1}}})
-	if got := count(uncached); got != 2 {
-		t.Errorf("without a cache: %d processes, want 2", got)
-	}
-	got := count(cached)
-	if time.Since(scanned) < ttl && got != 1 {
-		t.Errorf("within the ttl: %d processes, want the cached 1", got)
-	}
-	time.Sleep(ttl)
-	if got := count(cached); got != 2 {
-		t.Errorf("after the ttl: %d processes, want 2", got)
+	check("killed, within the ttl (cached)", 700)
+	now = now.Add(ttl)
+	check("killed, after the ttl")
+	if exists(procPath(dir, 700)) {
+		t.Errorf("the killed process's file is still there")
 	}
 }
 
