@@ -100,6 +100,12 @@ func newBenchNode(b testing.TB, gpus, jobs int, procFiles bool, opts ...sim.Opti
 		}
 		benchFile(b, filepath.Join(simDir, "procs", strconv.Itoa(pid)+".json"), string(data))
 	}
+	if procFiles {
+		// The node's scan cache keeps a scan of procs/ only once the
+		// directory has been still for 20 ms (sim.WithScanCache); before
+		// that every call would scan, which no steady-state tick does.
+		time.Sleep(50 * time.Millisecond)
+	}
 	return n
 }
 

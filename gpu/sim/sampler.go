@@ -346,8 +346,9 @@ func (n *Node) scanProcFiles() ([]Process, uint64) {
 	dir := filepath.Join(n.dir, procsDirName)
 	var mod time.Time
 	if n.scanTTL > 0 {
-		if st, err := os.Stat(dir); err == nil {
-			mod = st.ModTime()
+		var st syscall.Stat_t // not os.Stat: this runs on every call
+		if syscall.Stat(dir, &st) == nil {
+			mod = time.Unix(st.Mtim.Unix())
 		}
 		n.mu.Lock()
 		fresh := !n.scanAt.IsZero() && n.now().Sub(n.scanAt) < n.scanTTL && mod.Equal(n.scanDirMod)
