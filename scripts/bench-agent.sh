@@ -17,7 +17,9 @@
 # JSON and of its time series (gpu_series) per GPU-hour.
 #
 # Exits non-zero on errors (agent dying, jobs not recorded), never because a
-# target is missed. BENCH_KEEP=1 keeps the work directory.
+# target is missed. BENCH_KEEP=1 keeps the work directory. JOBS=0 measures
+# the agent with nothing to sample: its floor (the timers, the scans of idle
+# GPUs, the persister's rounds).
 set -euo pipefail
 BIN=${1:?usage: bench-agent.sh GPUPROF_BIN [DURATION_S] [GPUS] [JOBS]}
 DURATION=${2:-600}
@@ -145,7 +147,7 @@ c0, c1, t0, t1, rss, hwm, rss_max, running = map(int, sys.argv[6:14])
 
 cpu_s = (c1 - c0) / hz
 wall_s = (t1 - t0) / 1e9
-print(f"node: {gpus} simulated GPUs, {jobs} jobs ({jobs // gpus if jobs >= gpus else 1} per GPU), interval 1s, {duration} s measured")
+print(f"node: {gpus} simulated GPUs, {jobs} jobs ({jobs // gpus if jobs >= gpus else min(jobs, 1)} per GPU), interval 1s, {duration} s measured")
 print(f"agent saw {running} running jobs at the end of the measurement")
 print(f"agent CPU: {cpu_s:.2f} s over {wall_s:.1f} s wall = {100 * cpu_s / wall_s:.3f} % of one core"
       f" (resolution {100 / hz / wall_s:.3f} %)")
@@ -163,6 +165,9 @@ n, bad = c.execute("SELECT count(*), sum(status != 'finished' OR source != 'agen
 if n != jobs or bad:
     print(f"bench-agent: {n} jobs in the database ({bad} not finished cleanly by the agent), want {jobs}", file=sys.stderr)
     sys.exit(1)
+if jobs == 0:
+    print("database: no jobs, no bytes per job")
+    sys.exit(0)
 size = os.path.getsize(db) + (os.path.getsize(db + "-wal") if os.path.exists(db + "-wal") else 0)
 page = c.execute("PRAGMA page_size").fetchone()[0]
 free = c.execute("PRAGMA freelist_count").fetchone()[0] * page
@@ -196,5 +201,7 @@ print(f"series points (gpu_series, {chunks} chunks): {gseries / nrows:.0f} bytes
 tot = gstate + gseries
 print(f"state and series JSON per GPU-hour: {tot / gpu_h:.0f} bytes ({tot / samples:.1f} bytes per sample)")
 PY
-show=$("$BIN" show --config "$CONF" --json 5000 | wc -c)
-echo "gpuprof show --json of one job (1 GPU, $DURATION s): $show bytes"
+if [ "$JOBS" -gt 0 ]; then
+	show=$("$BIN" show --config "$CONF" --json 5000 | wc -c)
+	echo "gpuprof show --json of one job (1 GPU, $DURATION s): $show bytes"
+fi
