@@ -233,25 +233,12 @@ func (o *reportOptions) run(ctx context.Context, g *globalOptions, stdout io.Wri
 }
 
 // reportInput reads the month f selects once, into the analysis input
-// (as jobSource.inputOf does) and, from the same views, the tally of the
+// (through jobSource.inputOf) and, from the same views, the tally of the
 // notices decided in f's window: the notices travel with the profiles and
 // the analysis input keeps none, so they are counted as the views pass.
 func reportInput(ctx context.Context, src *jobSource, f store.ViewFilter) (analysis.Input, analysis.NoticeSummary, error) {
-	limitMemory()
-	w := analysis.Window{From: f.Since, To: f.Until}
-	b := analysis.NewInputBuilder()
-	b.SetSlurmNodes(src.slurmNodes)
-	if n, err := src.Count(ctx, f); err == nil {
-		b.Reserve(n) // a hint: jobs may arrive between the two reads
-	}
-	tally := analysis.NewNoticeTally(w)
-	err := src.Each(ctx, f, func(v store.JobView) error {
-		b.Add(v.Sched, v.Profiles)
-		tally.Add(v.Sched, v.Profiles)
-		return nil
-	})
-	// Input waits for the conversions even after an error.
-	in := b.Input(w, time.Now())
+	tally := analysis.NewNoticeTally(analysis.Window{From: f.Since, To: f.Until})
+	in, err := src.inputOf(ctx, f, func(v store.JobView) { tally.Add(v.Sched, v.Profiles) })
 	if err != nil {
 		return analysis.Input{}, analysis.NoticeSummary{}, err
 	}

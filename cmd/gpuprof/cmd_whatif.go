@@ -226,7 +226,7 @@ func runWhatif(ctx context.Context, g *globalOptions, o *whatifOptions, w io.Wri
 		// answer another question, silently.
 		return fmt.Errorf("gpuprof whatif replays every user's jobs: it is for root and admin_group (%s sees only their own)", termtext.Clean(src.id.User))
 	}
-	in, err := src.inputOf(ctx, f)
+	in, err := src.inputOf(ctx, f, nil)
 	if err != nil {
 		return err
 	}

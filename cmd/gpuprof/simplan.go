@@ -63,7 +63,7 @@ func analyseAndPlan(ctx context.Context, g *globalOptions, f store.ViewFilter, l
 	if n, err := src.Count(ctx, f); err == nil && !c.Plan.Replayable(n) {
 		f.Lean = true
 	}
-	if out.in, err = src.inputOf(ctx, f); err != nil {
+	if out.in, err = src.inputOf(ctx, f, nil); err != nil {
 		return out, err
 	}
 	if out.findings, err = analysis.Analyse(out.in, c); err != nil {

@@ -158,12 +158,13 @@ func (s *jobSource) Each(ctx context.Context, f store.ViewFilter, fn func(store.
 // clock, so jobs still running count up to now.
 func (s *jobSource) input(ctx context.Context, f store.ViewFilter) (analysis.Input, error) {
 	f.Lean = true // the analysis reads no TRES text, node list or reason
-	return s.inputOf(ctx, f)
+	return s.inputOf(ctx, f, nil)
 }
 
 // inputOf is input with the records as f asks for them (the what-if
-// replay reads node lists and reasons).
-func (s *jobSource) inputOf(ctx context.Context, f store.ViewFilter) (analysis.Input, error) {
+// replay reads node lists and reasons). each, when not nil, sees every
+// view of the same pass (the report tallies notices from it).
+func (s *jobSource) inputOf(ctx context.Context, f store.ViewFilter, each func(store.JobView)) (analysis.Input, error) {
 	limitMemory()
 	b := analysis.NewInputBuilder()
 	b.SetSlurmNodes(s.slurmNodes)
@@ -175,6 +176,9 @@ func (s *jobSource) inputOf(ctx context.Context, f store.ViewFilter) (analysis.I
 	}
 	err := s.Each(ctx, f, func(v store.JobView) error {
 		b.Add(v.Sched, v.Profiles)
+		if each != nil {
+			each(v)
+		}
 		return nil
 	})
 	// Input waits for the conversions even after an error.

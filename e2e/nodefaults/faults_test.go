@@ -278,10 +278,18 @@ func TestDatabaseLocked(t *testing.T) {
 		t.Fatalf("the jobs took %s of the %s lock: too little left to check that they were recorded during it", held, hold)
 	}
 	// While locked, every job's record waits in the spool: the agent's
-	// finished profiles and the direct hooks' start and end records.
-	wantSpool := map[string]int{ingest.KindProfile: 4, ingest.KindHookStart: 2, ingest.KindHookEnd: 2}
-	if got := n.spoolKinds(t); !maps.Equal(got, wantSpool) {
-		t.Errorf("spool during the lock = %v, want %v", got, wantSpool)
+	// finished profiles and the direct hooks' start and end records. The
+	// agent reads the spool during the lock too: where it took a direct
+	// job's spooled prolog and then its epilog, that job's end record has
+	// become one more finished profile (see the direct jobs' check below).
+	got := n.spoolKinds(t)
+	taken := got[ingest.KindProfile] - 4
+	wantSpool := map[string]int{ingest.KindProfile: 4 + taken, ingest.KindHookStart: 2, ingest.KindHookEnd: 2 - taken}
+	if wantSpool[ingest.KindHookEnd] == 0 {
+		delete(wantSpool, ingest.KindHookEnd)
+	}
+	if taken < 0 || taken > 2 || !maps.Equal(got, wantSpool) {
+		t.Errorf("spool during the lock = %v, want 4 profiles of the agent's jobs, 2 hook starts and 2 hook ends of the direct ones (an end the agent took in may be a profile instead)", got)
 	}
 	if m := n.profiles(t); len(m) != 0 {
 		t.Errorf("%d profiles in the database during the lock, want none (nothing can write)", len(m))
