@@ -127,10 +127,10 @@ type jobState struct {
 	notes    noticeState
 }
 
+// pidInfo is what the agent learnt of a GPU process when it first saw it.
 type pidInfo struct {
 	job  string
 	name string
-	seen bool
 }
 
 type ioCounter struct {

@@ -507,3 +507,34 @@ func TestRequeuedRunDiscoveredWithoutProlog(t *testing.T) {
 		t.Errorf("second run: start %v (first ended %v) partial %v reasons %q", j.Start, first.End, j.Partial, j.PartialReasons)
 	}
 }
+
+// TestOneJobSampleKeepsOtherPIDs is the failure CI once showed through the
+// simulated node: a job's program that has exited but is still listed on its
+// GPU (a driver or a cached scan a moment behind) must not be charged to the
+// next job there. The agent knows that PID's job from the samples before;
+// the one-job sample of another job's epilog must not make it forget, or a
+// fresh lookup of the dead PID finds no job and the load counts as the new
+// job's own.
+func TestOneJobSampleKeepsOtherPIDs(t *testing.T) {
+	f := newFixture(t, nil)
+	f.proc(500, "11", "old", sim.Usage{UUID: f.devs[0].UUID, Mem: 2 * gib, Util: 22})
+	f.proc(600, "12", "other", sim.Usage{UUID: f.devs[1].UUID, Mem: 2 * gib, Util: 50})
+	f.start("11", minorRef(0))
+	f.start("12", minorRef(1))
+	f.tick(3)
+	f.end("11", 0)
+	f.end("12", 0) // a one-job sample of GPU 1 only
+	// Job 11's program is gone from /proc but still listed on GPU 0.
+	if err := os.RemoveAll(filepath.Join(f.procfs, "500")); err != nil {
+		t.Fatal(err)
+	}
+	f.start("14", minorRef(0))
+	f.tick(3)
+	got := f.end("14", 0)
+	if len(got.GPUs) != 1 {
+		t.Fatalf("job 14: %d GPUs, want 1", len(got.GPUs))
+	}
+	if g := got.GPUs[0]; g.UtilMax != 0 || g.MemPeak != 0 {
+		t.Errorf("job 14 on GPU 0: util max %d, memory peak %d; want 0 and 0 (the load is job 11's exited program)", g.UtilMax, g.MemPeak)
+	}
+}

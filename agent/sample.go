@@ -160,42 +160,39 @@ func (a *Agent) read(ctx context.Context, uuid string) reading {
 
 // mapPIDs refreshes the PID → job cache for the processes seen now. A
 // sample of every GPU (all) also forgets the PIDs it did not see; one of a
-// single job's GPUs leaves the others' PIDs be.
+// single job's GPUs leaves the others' PIDs be (a program that has exited
+// but is still listed must keep its job, or its load becomes the next
+// job's).
 func (a *Agent) mapPIDs(readings map[string]reading, others map[string][]gpu.ProcessSample, all bool) {
-	for pid, info := range a.pids {
-		info.seen = false
-		a.pids[pid] = info
-	}
-	var lists [][]gpu.ProcessSample
-	for _, r := range readings {
-		lists = append(lists, r.procs)
-	}
-	for _, procs := range others {
-		lists = append(lists, procs)
-	}
-	for _, procs := range lists {
+	seen := make(map[int]bool, len(a.pids))
+	see := func(procs []gpu.ProcessSample) {
 		for _, p := range procs {
+			seen[p.PID] = true
 			// A PID seen at the previous sample is the same process: a PID
 			// is not reused within one interval in practice, and /proc
 			// reads are most of the agent's cost. Only new PIDs are looked
 			// up (their job and name).
-			info, ok := a.pids[p.PID]
-			if !ok {
-				job, err := a.proc.jobOf(p.PID)
-				if err != nil {
-					a.log.Debug("pid without job", "pid", p.PID, "err", err)
-				}
-				info = pidInfo{job: job, name: a.proc.comm(p.PID)}
+			if _, ok := a.pids[p.PID]; ok {
+				continue
 			}
-			info.seen = true
-			a.pids[p.PID] = info
+			job, err := a.proc.jobOf(p.PID)
+			if err != nil {
+				a.log.Debug("pid without job", "pid", p.PID, "err", err)
+			}
+			a.pids[p.PID] = pidInfo{job: job, name: a.proc.comm(p.PID)}
 		}
+	}
+	for _, r := range readings {
+		see(r.procs)
+	}
+	for _, procs := range others {
+		see(procs)
 	}
 	if !all {
 		return
 	}
-	for pid, info := range a.pids {
-		if !info.seen {
+	for pid := range a.pids {
+		if !seen[pid] {
 			delete(a.pids, pid)
 		}
 	}
