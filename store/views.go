@@ -136,8 +136,9 @@ type ViewFilter struct {
 	// right after that job in f's order (keyset paging): the rows an
 	// Offset of its position + 1 gives, without reading the rows before
 	// it, so a page deep in a long list costs what the first does. The job
-	// need not match f, but must exist (else ErrNotFound); Offset then
-	// counts from there. Ignored by CountViews and EachView.
+	// need not match f, but must exist and, when UID is set, be that
+	// uid's (else ErrNotFound, the same for both: see anchorKey); Offset
+	// then counts from there. Ignored by CountViews and EachView.
 	AfterCluster, AfterJobID string
 	// WithSeries decodes each GPU's time series (see Filter.WithSeries).
 	WithSeries bool
@@ -335,17 +336,30 @@ func (o order) seek(expr, a string, anchor sortKey, nullable bool) (string, []an
 // anchorKey returns the sort value of job (cluster, jobID) in spec's
 // order, as the arm it belongs to computes it: its scheduler record's, or
 // for a job known only from profiles, its first node's.
-func (t *Tx) anchorKey(ctx context.Context, spec sortSpec, cluster, jobID string) (sortKey, error) {
+//
+// With uid set (a reader scoped to their own jobs, ScopedTo) a job that
+// is not that uid's — by the same rule the filter's UID matches: the
+// scheduler record's uid, else the first node's — is ErrNotFound, worded
+// as for a job that does not exist: were it anything else, a cursor would
+// tell a user which of other users' job ids exist and, in a sorted order,
+// how their values compare with the user's own.
+func (t *Tx) anchorKey(ctx context.Context, spec sortSpec, cluster, jobID string, uid *int) (sortKey, error) {
 	schedExpr, profExpr := spec.sched, spec.prof
 	if schedExpr == "" { // the start order's arms
 		schedExpr, profExpr = `coalesce(`+schedWhen+`, `+profileWhen+`)`, `p."start"`
 	}
-	q := `SELECT s.cluster, s.job_id, ` + schedExpr + ` FROM sched_jobs s WHERE s.cluster = ? AND s.job_id = ?
-		UNION ALL SELECT * FROM (SELECT p.cluster, p.job_id, ` + profExpr + ` FROM jobs p
-			WHERE p.cluster = ? AND p.job_id = ?
+	// owner is NULL (every job matches) for an unscoped reader.
+	var owner any
+	if uid != nil {
+		owner = *uid
+	}
+	q := `SELECT s.cluster, s.job_id, ` + schedExpr + ` FROM sched_jobs s WHERE s.cluster = ?1 AND s.job_id = ?2
+			AND (?3 IS NULL OR s.uid = ?3)
+		UNION ALL SELECT c, j, k FROM (SELECT p.cluster AS c, p.job_id AS j, ` + profExpr + ` AS k, p.uid AS u FROM jobs p
+			WHERE p.cluster = ?1 AND p.job_id = ?2
 			AND NOT EXISTS (SELECT 1 FROM sched_jobs s WHERE s.cluster = p.cluster AND s.job_id = p.job_id)
-			ORDER BY coalesce(p."start", 9e18), p.node LIMIT 1)`
-	keys, err := t.queryKeys(ctx, spec.order, q, cluster, jobID, cluster, jobID)
+			ORDER BY coalesce(p."start", 9e18), p.node LIMIT 1) WHERE ?3 IS NULL OR u = ?3`
+	keys, err := t.queryKeys(ctx, spec.order, q, cluster, jobID, owner)
 	if err != nil {
 		return sortKey{}, err
 	}
@@ -437,7 +451,7 @@ func (t *Tx) viewKeys(ctx context.Context, f ViewFilter) ([]viewKey, error) {
 	}
 	var after *sortKey
 	if f.AfterJobID != "" {
-		a, err := t.anchorKey(ctx, spec, f.AfterCluster, f.AfterJobID)
+		a, err := t.anchorKey(ctx, spec, f.AfterCluster, f.AfterJobID, f.UID)
 		if err != nil {
 			return nil, err
 		}
