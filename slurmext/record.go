@@ -63,12 +63,15 @@ type JobRecord struct {
 
 	// GPUs requested: whole GPUs (gres/gpu, any type), their type when one
 	// was named, and shards (gres/shard). ReqTRES/AllocTRES keep the raw
-	// strings.
+	// strings. GPUsFrom says which of the two the counts were read from
+	// (GPUsFromReqTRES, or GPUsFromAllocTRES when the report had no
+	// ReqTRES; "" when it had neither, as jobcomp's): see RequestedGPUs.
 	ReqGPUs    int    `json:"req_gpus"`
 	ReqGPUType string `json:"req_gpu_type,omitempty"`
 	ReqShards  int    `json:"req_shards"`
 	ReqTRES    string `json:"req_tres,omitempty"`
 	AllocTRES  string `json:"alloc_tres,omitempty"`
+	GPUsFrom   string `json:"gpus_from,omitempty"`
 
 	// Readings Slurm's own accounting recorded (acct_gather_gpu, Slurm ≥ 23.02): the
 	// highest GPU memory any task used (TRESUsageInMax gres/gpumem), and the mean GPU

@@ -952,12 +952,18 @@ func (r *SacctReader) fill() error {
 		r.queue, r.srcErr = r.queue[:n], err
 		return err
 	default:
-		q.text, q.err = text, nil
+		// A byte order mark heads a file that a Windows tool saved, and
+		// each such file in a concatenation: it is never part of a line
+		// (a line starts with a job id or a column name).
+		q.text, q.err = bytes.TrimPrefix(text, []byte(utf8BOM)), nil
 	}
 	r.srcLine++
 	q.no = r.srcLine
 	return nil
 }
+
+// utf8BOM is the UTF-8 byte order mark, U+FEFF.
+const utf8BOM = "\xef\xbb\xbf"
 
 // readLine returns the next physical line, from the queue or else from br.
 // The text is valid until the next call. A line longer than MaxLineBytes
@@ -1218,7 +1224,7 @@ func (r *SacctReader) build(f []string, rec *JobRecord) (isStep bool, err error)
 	}
 	rec.ReqTRES = r.tres(n, "ReqTRES", get(colReqTRES))
 	rec.AllocTRES = r.tres(n, "AllocTRES", get(colAllocTRES))
-	rec.ReqGPUs, rec.ReqGPUType, rec.ReqShards = GPUsFromTRES(rec.ReqTRES)
+	rec.ReqGPUs, rec.ReqGPUType, rec.ReqShards, rec.GPUsFrom = RequestedGPUs(rec.ReqTRES, rec.AllocTRES)
 	r.gpuUsage(n, rec, get(colTRESUsageInMax), get(colTRESUsageInAve))
 	r.hostUsage(n, get)
 	r.reqMem(n, rec, get(colReqMem))

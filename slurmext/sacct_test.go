@@ -60,7 +60,7 @@ func fixtureBase() JobRecord {
 	return JobRecord{
 		Cluster: "gpuproftest", ArrayTaskID: -1, HetOffset: -1, User: "root", UID: 0, Account: "root",
 		Partition: "gpu", QOS: "normal", CancelledBy: -1, Reason: "None", NodeList: "localhost",
-		NodeCount: 1, CPUs: 1, Source: "sacct",
+		NodeCount: 1, CPUs: 1, GPUsFrom: GPUsFromReqTRES, Source: "sacct",
 	}
 }
 
@@ -237,7 +237,7 @@ func sacctWant(id string) JobRecord {
 		Start: epochUTC(1700000600), End: epochUTC(1700004200), TimeLimit: 2 * time.Hour,
 		NodeList: "gpu01", NodeCount: 1, CPUs: 8, ReqGPUs: 2, ReqGPUType: "h100",
 		ReqTRES:   "billing=8,cpu=8,gres/gpu:h100=2,gres/gpu=2,mem=64G,node=1",
-		AllocTRES: "billing=8,cpu=8,gres/gpu:h100=2,gres/gpu=2,mem=64G,node=1", Source: "sacct",
+		AllocTRES: "billing=8,cpu=8,gres/gpu:h100=2,gres/gpu=2,mem=64G,node=1", GPUsFrom: GPUsFromReqTRES, Source: "sacct",
 	}
 }
 

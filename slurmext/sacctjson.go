@@ -1,6 +1,7 @@
 package slurmext
 
 import (
+	"bufio"
 	"bytes"
 	"encoding/json"
 	"errors"
@@ -72,7 +73,12 @@ func ParseSacctJSON(r io.Reader, cluster string) (records []JobRecord, problems 
 // parseSacctJSON is ParseSacctJSON with the bound on one value as a
 // parameter, so that tests can reach it with small input.
 func parseSacctJSON(r io.Reader, cluster string, limit int64) (records []JobRecord, problems []error, err error) {
-	lr := &valueLimitReader{r: r, limit: limit}
+	// A byte order mark (a file saved by a Windows tool) is not JSON.
+	br := bufio.NewReader(r)
+	if head, err := br.Peek(len(utf8BOM)); err == nil && string(head) == utf8BOM {
+		_, _ = br.Discard(len(utf8BOM))
+	}
+	lr := &valueLimitReader{r: br, limit: limit}
 	dec := json.NewDecoder(lr)
 	fail := func(what string, err error) ([]JobRecord, []error, error) {
 		if errors.Is(err, ErrTooLarge) {
@@ -454,7 +460,7 @@ func (j *sjJob) record(cluster string) (rec JobRecord, problems notes, ok bool) 
 
 	rec.ReqTRES = n.text("tres.requested", tresText(j.TRES.Requested), maxFieldBytes)
 	rec.AllocTRES = n.text("tres.allocated", tresText(j.TRES.Allocated), maxFieldBytes)
-	rec.ReqGPUs, rec.ReqGPUType, rec.ReqShards = GPUsFromTRES(rec.ReqTRES)
+	rec.ReqGPUs, rec.ReqGPUType, rec.ReqShards, rec.GPUsFrom = RequestedGPUs(rec.ReqTRES, rec.AllocTRES)
 	rec.NodeCount = n.jsonCount("allocation_nodes", j.AllocationNodes)
 	if rec.NodeCount == 0 {
 		rec.NodeCount = tresCount(j.TRES.Requested, "node") // not started: as requested, like sacct -P

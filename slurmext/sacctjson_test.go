@@ -66,6 +66,7 @@ func versionJobs() []JobRecord {
 	// or memory peak.
 	for i, mib := range []uint64{131072, 16384, 4096, 32768, 8192} {
 		jobs[i].Usage.ReqMem, jobs[i].Usage.ReqMemValid = mib<<20, true
+		jobs[i].GPUsFrom = GPUsFromReqTRES
 	}
 	return jobs
 }
@@ -285,6 +286,7 @@ func TestParseSacctJSONForms(t *testing.T) {
 				{"type": "energy", "count": null}, {"type": "fs", "name": "disk", "count": -2}, {"type": "cpu", "name": "", "count": 4}]}}`),
 			edit: func(r *JobRecord) {
 				r.ReqTRES, r.ReqGPUs, r.ReqGPUType, r.CPUs = "cpu=4,gres/gpu:a100=2,mem=100M", 2, "a100", 0
+				r.GPUsFrom = GPUsFromReqTRES
 				r.Usage.ReqMem, r.Usage.ReqMemValid = 100<<20, true
 			},
 		},

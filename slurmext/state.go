@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"math"
 	"strings"
+	"time"
 )
 
 // ErrBadState means a job state is not one Slurm prints.
@@ -188,6 +189,30 @@ func LostIndex(state string) int {
 		return 6
 	}
 	return -1
+}
+
+// Started reports whether a job ever ran: whether Slurm allocated it its
+// nodes. A job cancelled while pending (or that reached its deadline, or
+// failed, before it started) has no start in sacct ("None", "Unknown": a
+// zero start) or a start equal to its end and no nodes (sacct's NodeList
+// "None assigned", jobcomp's empty NODES; records hold ""): Slurm sets its
+// start to the time it left the queue. A job that ran for less than a
+// second has start = end too, but its nodes. Every count of started jobs,
+// GPU time, waits and the queue replay's calibration asks this, so a job
+// cancelled while pending is never counted as one that started.
+//
+// A record without a node list at all (a sacct layout without NodeList)
+// makes a job that ran under a second look never started; it held no
+// measurable GPU time either way.
+func Started(start, end time.Time, nodeList string) bool {
+	if start.IsZero() {
+		return false
+	}
+	if !end.Equal(start) {
+		return true
+	}
+	nl := strings.TrimSpace(nodeList)
+	return nl != "" && nl != "None assigned"
 }
 
 // isBaseState reports the base states (JOB_STATE_BASE) among jobStates.

@@ -4,6 +4,7 @@ import (
 	"errors"
 	"strings"
 	"testing"
+	"time"
 )
 
 func TestIsFinal(t *testing.T) {
@@ -75,5 +76,41 @@ func TestParseStateName(t *testing.T) {
 				t.Errorf("ParseStateName(%q) = %q, %v, want %s", in, got, err, long)
 			}
 		}
+	}
+}
+
+// TestStarted: the one rule for whether a job ever ran. The rows marked
+// "real" are jobs of the 22.05 captures (testdata/sacct, testdata/jobcomp).
+func TestStarted(t *testing.T) {
+	at := func(s string) time.Time {
+		tm, err := time.Parse(time.RFC3339, "2026-12-02T"+s+"Z")
+		if err != nil {
+			panic(err)
+		}
+		return tm
+	}
+	tests := []struct {
+		name       string
+		start, end time.Time
+		nodeList   string
+		want       bool
+	}{
+		{name: "real: job 1, ran 2 s", start: at("11:26:29"), end: at("11:26:31"), nodeList: "localhost", want: true},
+		{name: "real: job 2, failed in its first second (Start = End, a node)", start: at("11:26:29"), end: at("11:26:29"), nodeList: "localhost", want: true},
+		{name: "real: job 9, cancelled while pending (Start = End, None assigned)", start: at("11:26:30"), end: at("11:26:30"), want: false},
+		{name: "real: job 25, --begin=now+1hour then scancel (Start = End before Eligible)", start: at("11:28:18"), end: at("11:28:18"), want: false},
+		{name: "real: het job 12+1, Start None", end: at("11:28:13"), want: false},
+		{name: "real: job 27, running (End Unknown)", start: at("11:33:13"), nodeList: "localhost", want: true},
+		{name: "None assigned kept as text", start: at("11:26:30"), end: at("11:26:30"), nodeList: "None assigned", want: false},
+		{name: "pending: neither time", want: false},
+		{name: "Start known, End not yet, no nodes recorded: running", start: at("11:26:30"), want: true},
+		{name: "Start after End, no nodes: a broken record, not never-started", start: at("11:26:31"), end: at("11:26:30"), want: true},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			if got := Started(tt.start, tt.end, tt.nodeList); got != tt.want {
+				t.Errorf("Started(%v, %v, %q) = %v, want %v", tt.start, tt.end, tt.nodeList, got, tt.want)
+			}
+		})
 	}
 }

@@ -62,6 +62,34 @@ func checkTRES(s string) error {
 	return nil
 }
 
+// Where a job's GPU counts were read from (JobRecord.GPUsFrom).
+const (
+	GPUsFromReqTRES   = "ReqTRES"
+	GPUsFromAllocTRES = "AllocTRES"
+)
+
+// RequestedGPUs is the one rule for a job's GPUs and shards in a report
+// that has TRES strings (sacct text, sacct --json): they are ReqTRES's
+// (GPUsFromTRES) when the report has a ReqTRES, else AllocTRES's, and from
+// says which (GPUsFromReqTRES, GPUsFromAllocTRES, or "" when both are
+// empty). A request without GPUs is not overridden by the allocation:
+// Slurm allocates the GPUs a job asks for, so the two agree for every job
+// that started, and a job that never started has an empty AllocTRES. What a
+// job was allocated is as good a record of its GPUs as what it asked for,
+// and exports that keep only AllocTRES (sacct --format without ReqTRES) are
+// common.
+func RequestedGPUs(reqTRES, allocTRES string) (gpus int, gpuType string, shards int, from string) {
+	switch {
+	case strings.TrimSpace(reqTRES) != "":
+		from = GPUsFromReqTRES
+		gpus, gpuType, shards = GPUsFromTRES(reqTRES)
+	case strings.TrimSpace(allocTRES) != "":
+		from = GPUsFromAllocTRES
+		gpus, gpuType, shards = GPUsFromTRES(allocTRES)
+	}
+	return gpus, gpuType, shards, from
+}
+
 // GPUsFromTRES counts the GPUs and shards in a TRES string; gpuType is the
 // GPU type named ("h100"), the types joined by ',' in sorted order when
 // several are named, or "" when none is.

@@ -1,0 +1,183 @@
+package slurmext
+
+import (
+	"bytes"
+	"os"
+	"path/filepath"
+	"reflect"
+	"strings"
+	"testing"
+)
+
+// dropColumn returns sacct -P text without the column named name (header
+// and every line; the job names of the capture hold '|' and a line break,
+// so it cuts at the column's position counted from the end of the line,
+// where no name reaches).
+func dropColumn(t *testing.T, text, name string) string {
+	t.Helper()
+	lines := strings.Split(strings.TrimSuffix(text, "\n"), "\n")
+	header := strings.Split(lines[0], "|")
+	fromEnd := -1
+	for i, h := range header {
+		if h == name {
+			fromEnd = len(header) - 1 - i
+		}
+	}
+	if fromEnd < 0 {
+		t.Fatalf("no column %s in %q", name, lines[0])
+	}
+	var b strings.Builder
+	for _, l := range lines {
+		f := strings.Split(l, "|")
+		if len(f) <= fromEnd {
+			b.WriteString(l + "\n") // the first part of a name with a line break
+			continue
+		}
+		i := len(f) - 1 - fromEnd
+		b.WriteString(strings.Join(append(f[:i:i], f[i+1:]...), "|") + "\n")
+	}
+	return b.String()
+}
+
+// TestSacctReaderAllocTRESOnly: sacct text with AllocTRES but no ReqTRES
+// (an admin's export) gives each job the GPUs and shards it was allocated,
+// and says so; with both columns ReqTRES decides. The jobs are the real
+// 22.05 capture's with its ReqTRES column cut out.
+func TestSacctReaderAllocTRESOnly(t *testing.T) {
+	text := readFixture(t, "sacct", "22.05-P-steps-iso.txt")
+	both, lineErrs, _ := readAllSacct(t, NewSacctReader(strings.NewReader(text), nil, SacctOptions{}))
+	if len(lineErrs) != 0 || len(both) != 26 {
+		t.Fatalf("with both columns: %d jobs, %v", len(both), lineErrs)
+	}
+	alloc, lineErrs, problems := readAllSacct(t, NewSacctReader(strings.NewReader(dropColumn(t, text, "ReqTRES")), nil, SacctOptions{}))
+	if len(lineErrs) != 0 || len(alloc) != len(both) {
+		t.Fatalf("without ReqTRES: %d jobs, %v, %q", len(alloc), lineErrs, problems)
+	}
+	gpuJobs := 0
+	for i, b := range both {
+		a := alloc[i]
+		if b.GPUsFrom != GPUsFromReqTRES {
+			t.Errorf("job %s with ReqTRES: GPUsFrom %q, want %q", b.JobID, b.GPUsFrom, GPUsFromReqTRES)
+		}
+		wantFrom := GPUsFromAllocTRES
+		if b.AllocTRES == "" {
+			wantFrom = "" // never allocated: neither column says anything
+		}
+		if a.ReqTRES != "" || a.AllocTRES != b.AllocTRES || a.GPUsFrom != wantFrom {
+			t.Errorf("job %s without ReqTRES: ReqTRES %q, AllocTRES %q, GPUsFrom %q; want \"\", %q, %q",
+				a.JobID, a.ReqTRES, a.AllocTRES, a.GPUsFrom, b.AllocTRES, wantFrom)
+		}
+		if b.AllocTRES == "" {
+			if a.ReqGPUs != 0 || a.ReqShards != 0 {
+				t.Errorf("job %s, never allocated: %d GPUs, %d shards from an empty AllocTRES", a.JobID, a.ReqGPUs, a.ReqShards)
+			}
+			continue
+		}
+		// Every job that started was allocated what it asked for.
+		if a.ReqGPUs != b.ReqGPUs || a.ReqShards != b.ReqShards || a.ReqGPUType != b.ReqGPUType {
+			t.Errorf("job %s: %d GPUs (%q), %d shards from AllocTRES; ReqTRES gives %d (%q), %d",
+				a.JobID, a.ReqGPUs, a.ReqGPUType, a.ReqShards, b.ReqGPUs, b.ReqGPUType, b.ReqShards)
+		}
+		if a.ReqGPUs > 0 || a.ReqShards > 0 {
+			gpuJobs++
+		}
+	}
+	if gpuJobs != 7 { // 1, 3, 6_1-6_3, 15, 27
+		t.Errorf("%d GPU jobs from AllocTRES, want 7", gpuJobs)
+	}
+}
+
+// TestRequestedGPUs: the one rule for where a job's GPUs come from.
+func TestRequestedGPUs(t *testing.T) {
+	tests := []struct {
+		name, req, alloc string
+		gpus, shards     int
+		gpuType, from    string
+	}{
+		{name: "both: the request decides", req: "cpu=8,gres/gpu:h100=2,gres/gpu=2", alloc: "cpu=8,gres/gpu:h100=2,gres/gpu=2",
+			gpus: 2, gpuType: "h100", from: GPUsFromReqTRES},
+		{name: "request without GPUs is not overridden by the allocation", req: "cpu=1,mem=1G,node=1", alloc: "cpu=1,gres/gpu=1,node=1",
+			from: GPUsFromReqTRES},
+		{name: "allocation only", alloc: "billing=1,cpu=1,gres/gpu=4,node=1", gpus: 4, from: GPUsFromAllocTRES},
+		{name: "allocation only, shards", alloc: "cpu=1,gres/shard=3,node=1", shards: 3, from: GPUsFromAllocTRES},
+		{name: "allocation only, no GPUs", alloc: "cpu=1,node=1", from: GPUsFromAllocTRES},
+		{name: "neither", from: ""},
+		{name: "blank request", req: "  ", alloc: "gres/gpu=1", gpus: 1, from: GPUsFromAllocTRES},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			gpus, gpuType, shards, from := RequestedGPUs(tt.req, tt.alloc)
+			if gpus != tt.gpus || gpuType != tt.gpuType || shards != tt.shards || from != tt.from {
+				t.Errorf("RequestedGPUs(%q, %q) = %d, %q, %d, %q; want %d, %q, %d, %q",
+					tt.req, tt.alloc, gpus, gpuType, shards, from, tt.gpus, tt.gpuType, tt.shards, tt.from)
+			}
+		})
+	}
+}
+
+// TestParseSacctJSONAllocOnly: sacct --json whose requested TRES list is
+// empty takes the GPUs from the allocated one, and says so.
+func TestParseSacctJSONAllocOnly(t *testing.T) {
+	doc := jsonDoc(`{"job_id": 7, "tres": {"requested": [], "allocated": [{"type": "cpu", "count": 4},
+		{"type": "gres", "name": "gpu", "count": 2}, {"type": "gres", "name": "gpu:a100", "count": 2}]}}`,
+		`{"job_id": 8, "tres": {"requested": [{"type": "cpu", "count": 1}], "allocated": [{"type": "gres", "name": "gpu", "count": 2}]}}`)
+	recs, problems, err := ParseSacctJSON(strings.NewReader(doc), "default")
+	if err != nil || len(problems) != 0 || len(recs) != 2 {
+		t.Fatalf("%d records, %v, %v", len(recs), problems, err)
+	}
+	if r := recs[0]; r.ReqGPUs != 2 || r.ReqGPUType != "a100" || r.GPUsFrom != GPUsFromAllocTRES {
+		t.Errorf("job 7: %d GPUs (%q) from %q; want 2 (a100) from AllocTRES", r.ReqGPUs, r.ReqGPUType, r.GPUsFrom)
+	}
+	if r := recs[1]; r.ReqGPUs != 0 || r.GPUsFrom != GPUsFromReqTRES {
+		t.Errorf("job 8: %d GPUs from %q; want 0 from ReqTRES", r.ReqGPUs, r.GPUsFrom)
+	}
+}
+
+// TestSacctReaderBOM: a UTF-8 byte order mark (what Windows tools put at the
+// head of a file, and at the head of each file concatenated) is not part of
+// the first line: the real captures read the same with one, with or
+// without a header.
+func TestSacctReaderBOM(t *testing.T) {
+	withHeader := readFixture(t, "sacct", "22.05-P-steps-iso.txt")
+	noHeader := readFixture(t, "sacct", "22.05-XP-epoch-noheader.txt")
+	tests := []struct {
+		name, text string
+		fields     []string
+		want       int
+	}{
+		{name: "header", text: utf8BOM + withHeader, want: 26},
+		{name: "no header, gpuprof's earlier columns", text: utf8BOM + noHeader, want: 26},
+		{name: "no header, the columns given", text: utf8BOM + noHeader, fields: capturedFields(), want: 26},
+		{name: "two files, each with its mark", text: utf8BOM + withHeader + utf8BOM + withHeader, want: 52},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			plain := strings.ReplaceAll(tt.text, utf8BOM, "")
+			want, _, _ := readAllSacct(t, NewSacctReader(strings.NewReader(plain), tt.fields, SacctOptions{}))
+			got, lineErrs, problems := readAllSacct(t, NewSacctReader(strings.NewReader(tt.text), tt.fields, SacctOptions{}))
+			if len(lineErrs) != 0 || len(problems) != len(map[string]bool{"14": true, "24": true}) || len(got) != tt.want {
+				t.Fatalf("%d jobs, skipped %v, problems %q; want %d, none, the two names", len(got), lineErrs, problems, tt.want)
+			}
+			if !reflect.DeepEqual(got, want) {
+				t.Errorf("records differ from those of the text without the mark")
+			}
+		})
+	}
+}
+
+// TestParseSacctJSONBOM: sacct --json output saved with a byte order mark
+// reads as without.
+func TestParseSacctJSONBOM(t *testing.T) {
+	b, err := os.ReadFile(filepath.Join("testdata", "sacctjson", "22.05-dbv0.0.38.json"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	want, _, err := ParseSacctJSON(bytes.NewReader(b), "default")
+	if err != nil {
+		t.Fatal(err)
+	}
+	got, _, err := ParseSacctJSON(strings.NewReader(utf8BOM+string(b)), "default")
+	if err != nil || !reflect.DeepEqual(got, want) {
+		t.Errorf("with a byte order mark: %d records, %v; want the %d without", len(got), err, len(want))
+	}
+}
