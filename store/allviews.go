@@ -158,14 +158,14 @@ func (t *Tx) eachViewPart(ctx context.Context, f ViewFilter, part int, split int
 		return err
 	}
 
-	columns, scan := schedColumns, func(rows *sql.Rows) (slurmext.JobRecord, error) {
+	columns, scan := prefixed("s", schedColumns), func(rows *sql.Rows) (slurmext.JobRecord, error) {
 		r, _, err := scanSched(rows)
 		return r, err
 	}
 	if f.Lean {
-		columns, scan = analysisColumns, scanAnalysis
+		columns, scan = prefixed("s", analysisColumns)+", "+leanNodeList, scanAnalysis
 	}
-	rows, err := t.tx.QueryContext(ctx, `SELECT `+prefixed("s", columns)+` FROM sched_jobs s`+where(sc), sargs...)
+	rows, err := t.tx.QueryContext(ctx, `SELECT `+columns+` FROM sched_jobs s`+where(sc), sargs...)
 	if err != nil {
 		return classify(err)
 	}
@@ -267,14 +267,19 @@ func (t *Tx) profilesWhere(ctx context.Context, cond string, args []any, withSer
 // analysisColumns are the scheduler columns the analysis reads
 // (analysis.FromView, the report, the TUI's list): ViewFilter.Lean. The
 // long text columns (TRES, node list, reason) are half of what a month's
-// scan would otherwise copy out of SQLite.
+// scan would otherwise copy out of SQLite. The node list is read only for
+// a job whose start is its end: what slurmext.Started needs to tell a job
+// cancelled while pending (no nodes) from one that ran under a second.
 const analysisColumns = `cluster, job_id, display_id, array_job_id, array_task_id,
 	het_job_id, het_offset, name, "user", uid, account, "partition", qos,
 	state, submit, eligible, "start", "end", time_limit, unlimited,
 	exit_status, exit_signal, exit_unknown, req_gpus, req_gpu_type, req_shards,
 	slurm_gpu_mem, slurm_gpu_util`
 
-// scanAnalysis reads a row of analysisColumns; the other fields keep the
+// leanNodeList follows analysisColumns in a lean read of sched_jobs s.
+const leanNodeList = `CASE WHEN s."start" = s."end" THEN s.node_list ELSE '' END`
+
+// scanAnalysis reads a row of analysisColumns and leanNodeList; the other fields keep the
 // values a record has when the scheduler did not report them.
 func scanAnalysis(rows *sql.Rows) (slurmext.JobRecord, error) {
 	r := slurmext.JobRecord{CancelledBy: -1}
@@ -284,7 +289,7 @@ func scanAnalysis(rows *sql.Rows) (slurmext.JobRecord, error) {
 		&r.HetJobID, &r.HetOffset, &r.Name, &r.User, &r.UID, &r.Account, &r.Partition, &r.QOS,
 		&r.State, &submit, &eligible, &start, &end, &limit, &r.Unlimited,
 		&r.ExitStatus, &r.ExitSignal, &r.ExitUnknown, &r.ReqGPUs, &r.ReqGPUType, &r.ReqShards,
-		&gpuMem, &gpuUtil); err != nil {
+		&gpuMem, &gpuUtil, &r.NodeList); err != nil {
 		return r, classify(err)
 	}
 	setSchedNullable(&r, submit, eligible, start, end, limit, gpuMem, gpuUtil)

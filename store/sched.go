@@ -133,7 +133,8 @@ func (db *DB) SetImportMark(ctx context.Context, cluster, source string, t time.
 // AllocTRES, Reason) is filled only from a report of the same run (same
 // Start, or no Start and the same End), so a requeued job's new run never
 // gets its previous run's end or nodes. The request (ReqGPUs, ReqGPUType,
-// ReqShards, ReqTRES), the time limit (TimeLimit, Unlimited), the array and
+// ReqShards, ReqTRES, GPUsFrom; one read from ReqTRES is taken over one
+// read from AllocTRES, whichever report wins), the time limit (TimeLimit, Unlimited), the array and
 // the heterogeneous-job ids are filled as groups. Slurm's accounting of a
 // run (GPU readings; TotalCPU and the host memory peak of Usage) is filled
 // from a report of the same run too, so jobcomp or a sacct -X import,
@@ -367,7 +368,7 @@ const schedColumns = `cluster, job_id, display_id, array_job_id, array_task_id, 
 	het_job_id, het_offset, name, "user", uid, account, "partition", qos,
 	state, cancelled_by, reason, submit, eligible, "start", "end", time_limit, unlimited,
 	exit_status, exit_signal, derived_status, derived_signal, exit_unknown,
-	node_list, node_count, cpus, req_gpus, req_gpu_type, req_shards, req_tres, alloc_tres,
+	node_list, node_count, cpus, req_gpus, req_gpu_type, req_shards, req_tres, alloc_tres, gpus_from,
 	slurm_gpu_mem, slurm_gpu_util, total_cpu, host_mem_peak, req_mem, restarts, source, event_seq`
 
 var upsertSchedSQL = `INSERT INTO sched_jobs (` + schedColumns + `, updated_at)
@@ -387,7 +388,7 @@ var upsertSchedSQL = `INSERT INTO sched_jobs (` + schedColumns + `, updated_at)
 	node_list = excluded.node_list,
 	node_count = excluded.node_count, cpus = excluded.cpus, req_gpus = excluded.req_gpus,
 	req_gpu_type = excluded.req_gpu_type, req_shards = excluded.req_shards,
-	req_tres = excluded.req_tres, alloc_tres = excluded.alloc_tres,
+	req_tres = excluded.req_tres, alloc_tres = excluded.alloc_tres, gpus_from = excluded.gpus_from,
 	slurm_gpu_mem = excluded.slurm_gpu_mem, slurm_gpu_util = excluded.slurm_gpu_util,
 	total_cpu = excluded.total_cpu, host_mem_peak = excluded.host_mem_peak, req_mem = excluded.req_mem,
 	restarts = excluded.restarts, source = excluded.source, event_seq = excluded.event_seq,
@@ -522,7 +523,7 @@ func (w *schedWriter) insertFresh(ctx context.Context, rs []slurmext.JobRecord) 
 
 const (
 	eventColumns     = `cluster, job_id, state, "start", "end", source, seq, reported_at, payload`
-	schedColumnCount = 45 // schedColumns and updated_at
+	schedColumnCount = 46 // schedColumns and updated_at
 )
 
 var insertSchedSQL = `INSERT INTO sched_jobs (` + schedColumns + `, updated_at) VALUES (?` + strings.Repeat(",?", schedColumnCount-1) + `)`
@@ -754,8 +755,11 @@ func fill(w, l slurmext.JobRecord) slurmext.JobRecord {
 	if w.TimeLimit == 0 && !w.Unlimited {
 		w.TimeLimit, w.Unlimited = l.TimeLimit, l.Unlimited
 	}
-	if w.ReqGPUs == 0 && w.ReqTRES == "" && w.ReqShards == 0 && w.ReqGPUType == "" {
-		w.ReqGPUs, w.ReqGPUType, w.ReqShards, w.ReqTRES = l.ReqGPUs, l.ReqGPUType, l.ReqShards, l.ReqTRES
+	// The request as a group; one read from ReqTRES over one read from
+	// AllocTRES (slurmext.RequestedGPUs' order).
+	noRequest := w.ReqGPUs == 0 && w.ReqTRES == "" && w.ReqShards == 0 && w.ReqGPUType == "" && w.GPUsFrom == ""
+	if noRequest || (w.GPUsFrom == slurmext.GPUsFromAllocTRES && l.GPUsFrom == slurmext.GPUsFromReqTRES) {
+		w.ReqGPUs, w.ReqGPUType, w.ReqShards, w.ReqTRES, w.GPUsFrom = l.ReqGPUs, l.ReqGPUType, l.ReqShards, l.ReqTRES, l.GPUsFrom
 	}
 	// The same run: the same start, or a winner that lacks the start but
 	// ended when the loser did.
@@ -831,7 +835,7 @@ func appendSchedArgs(dst []any, r slurmext.JobRecord, seq int64) []any {
 		r.HetJobID, i(r.HetOffset), r.Name, r.User, i(r.UID), r.Account, r.Partition, r.QOS,
 		r.State, i(r.CancelledBy), r.Reason, unixOrNull(r.Submit), unixOrNull(r.Eligible), unixOrNull(r.Start), unixOrNull(r.End),
 		limit, r.Unlimited, i(r.ExitStatus), i(r.ExitSignal), i(r.DerivedStatus), i(r.DerivedSignal), r.ExitUnknown,
-		r.NodeList, i(r.NodeCount), i(r.CPUs), i(r.ReqGPUs), r.ReqGPUType, i(r.ReqShards), r.ReqTRES, r.AllocTRES,
+		r.NodeList, i(r.NodeCount), i(r.CPUs), i(r.ReqGPUs), r.ReqGPUType, i(r.ReqShards), r.ReqTRES, r.AllocTRES, r.GPUsFrom,
 		gpuMem, gpuUtil, totalCPU, memPeak, reqMem, i(r.Restarts), r.Source, seq,
 	)
 }
@@ -854,7 +858,7 @@ func scanSched(s scanner, extra ...any) (slurmext.JobRecord, int64, error) {
 		&r.HetJobID, &r.HetOffset, &r.Name, &r.User, &r.UID, &r.Account, &r.Partition, &r.QOS,
 		&r.State, &r.CancelledBy, &r.Reason, &submit, &eligible, &start, &end, &limit, &r.Unlimited,
 		&r.ExitStatus, &r.ExitSignal, &r.DerivedStatus, &r.DerivedSignal, &r.ExitUnknown,
-		&r.NodeList, &r.NodeCount, &r.CPUs, &r.ReqGPUs, &r.ReqGPUType, &r.ReqShards, &r.ReqTRES, &r.AllocTRES,
+		&r.NodeList, &r.NodeCount, &r.CPUs, &r.ReqGPUs, &r.ReqGPUType, &r.ReqShards, &r.ReqTRES, &r.AllocTRES, &r.GPUsFrom,
 		&gpuMem, &gpuUtil, &totalCPU, &memPeak, &reqMem, &r.Restarts, &r.Source, &seq,
 	}
 	if err := s.Scan(append(dest, extra...)...); err != nil {

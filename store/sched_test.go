@@ -48,7 +48,7 @@ func sacctRec(id, state string, start, end time.Time) slurmext.JobRecord {
 	r.TimeLimit = 4 * time.Hour
 	r.NodeList, r.NodeCount, r.CPUs = "gpu[01-02]", 2, 16
 	r.ReqGPUs, r.ReqGPUType, r.ReqTRES = 4, "h100", "billing=16,cpu=16,gres/gpu:h100=4,node=2"
-	r.AllocTRES = "billing=16,cpu=16,gres/gpu=4,node=2"
+	r.AllocTRES, r.GPUsFrom = "billing=16,cpu=16,gres/gpu=4,node=2", slurmext.GPUsFromReqTRES
 	return r
 }
 
@@ -65,7 +65,7 @@ func fullRec() slurmext.JobRecord {
 		ExitStatus: 2, ExitSignal: 15, DerivedStatus: 1, DerivedSignal: 9,
 		NodeList: "gpu[03,05]", NodeCount: 2, CPUs: 32,
 		ReqGPUs: 8, ReqGPUType: "a100", ReqShards: 3, ReqTRES: "cpu=32,gres/gpu:a100=8", AllocTRES: "cpu=32,gres/gpu=8",
-		Restarts: 2, Source: "sacct",
+		GPUsFrom: slurmext.GPUsFromReqTRES, Restarts: 2, Source: "sacct",
 	}
 }
 

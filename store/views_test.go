@@ -861,7 +861,10 @@ func TestEachViewLean(t *testing.T) {
 			if w.Sched != nil {
 				withSched++
 				r := *w.Sched
-				r.Reason, r.NodeList, r.NodeCount, r.CPUs, r.ReqTRES, r.AllocTRES = "", "", 0, 0, "", ""
+				r.Reason, r.NodeCount, r.CPUs, r.ReqTRES, r.AllocTRES, r.GPUsFrom = "", 0, 0, "", "", ""
+				if !r.Start.Equal(r.End) || r.Start.IsZero() {
+					r.NodeList = "" // kept where slurmext.Started needs it
+				}
 				r.ArrayTaskSpec, r.CancelledBy, r.DerivedStatus, r.DerivedSignal, r.Restarts, r.Source = "", -1, 0, 0, 0, ""
 				w.Sched = &r
 			}
