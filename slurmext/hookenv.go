@@ -34,6 +34,7 @@ type HookEnv struct {
 	Context      string // SLURM_SCRIPT_CONTEXT, e.g. "prolog_slurmd", "epilog_slurmd"
 	Cluster      string // SLURM_CLUSTER_NAME
 	JobID        string // SLURM_JOB_ID, validated (ValidJobID); text, because 25.11 ids may be non-numeric
+	SLUID        string // SLURM_JOB_SLUID (25.11+) as Slurm prints it ("s5K1KKYAYG5D00"); "" when absent or malformed
 	Node         string // SLURMD_NODENAME
 	User         string // SLURM_JOB_USER
 	UID          int    // SLURM_JOB_UID; -1 when absent or malformed
@@ -136,6 +137,20 @@ func (n *notes) count(name, v string) int {
 	return int(u)
 }
 
+// sluid parses a SLUID (SLURM_JOB_SLUID) into the form Slurm prints, the
+// one its 26.05 cgroup directories are named by (SlurmCgroupJob).
+func (n *notes) sluid(name, v string) string {
+	if v == "" {
+		return ""
+	}
+	s, ok := canonicalJobID(strings.TrimSpace(v))
+	if !ok || isDigits(s) {
+		n.add(name, "not a SLUID: %s", quoteShort(v))
+		return ""
+	}
+	return s
+}
+
 // epoch parses seconds since 1970; "0" means unset, as in Slurm.
 func (n *notes) epoch(name, v string) time.Time {
 	if v == "" {
@@ -185,6 +200,7 @@ func ParseHookEnv(getenv func(string) string) (HookEnv, error) {
 	e.Comment = n.text("SLURM_JOB_COMMENT", getenv("SLURM_JOB_COMMENT"), MaxCommentBytes)
 	e.NumNodes = n.count("SLURM_JOB_NUM_NODES", getenv("SLURM_JOB_NUM_NODES"))
 	e.RestartCount = n.count("SLURM_JOB_RESTART_COUNT", getenv("SLURM_JOB_RESTART_COUNT"))
+	e.SLUID = n.sluid("SLURM_JOB_SLUID", getenv("SLURM_JOB_SLUID"))
 	e.Start = n.epoch("SLURM_JOB_START_TIME", getenv("SLURM_JOB_START_TIME"))
 	e.End = n.epoch("SLURM_JOB_END_TIME", getenv("SLURM_JOB_END_TIME"))
 

@@ -97,6 +97,26 @@ func TestParseHookEnv(t *testing.T) {
 			edit:    func(e *HookEnv) { e.JobID = "sC8F3K2M1A0Z" },
 		},
 		{
+			name:    "SLUID of 25.11 (the name of the job's 26.05 cgroup)",
+			changes: map[string]string{"SLURM_JOB_SLUID": "s5K1KKYAYG5D00"},
+			edit:    func(e *HookEnv) { e.SLUID = "s5K1KKYAYG5D00" },
+		},
+		{
+			name:    "SLUID read as Slurm reads it, kept as Slurm prints it",
+			changes: map[string]string{"SLURM_JOB_SLUID": "s5k1kkyayg5doo"},
+			edit:    func(e *HookEnv) { e.SLUID = "s5K1KKYAYG5D00" },
+		},
+		{
+			name:         "malformed SLUID dropped with a note",
+			changes:      map[string]string{"SLURM_JOB_SLUID": "s5K1/../job_9"},
+			wantProblems: []string{"SLURM_JOB_SLUID: not a SLUID"},
+		},
+		{
+			name:         "numeric SLUID is not a SLUID",
+			changes:      map[string]string{"SLURM_JOB_SLUID": "4242"},
+			wantProblems: []string{"SLURM_JOB_SLUID: not a SLUID"},
+		},
+		{
 			name:    "array and het job ids",
 			changes: map[string]string{"SLURM_JOB_ID": "123_4+1.batch-x"},
 			edit:    func(e *HookEnv) { e.JobID = "123_4+1.batch-x" },
