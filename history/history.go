@@ -46,10 +46,31 @@ type Result struct {
 	NoteCount int
 	Last      time.Time
 	Took      time.Duration
+	// GPUsFrom counts the records read by where their GPUs and shards came
+	// from (slurmext.RequestedGPUs).
+	GPUsFrom GPUSources
+	// Conflicts counts the job ids that the input holds more than once
+	// with different content; ConflictIDs are the first MaxConflictIDs of
+	// them, in the order of the input. The same record twice is no
+	// conflict, nor are the runs of a requeued job that sacct -D and sacct
+	// --json list (the earlier ones in state REQUEUED). The store's merge
+	// rule decides which wins (store.Tx.PutSchedJob; docs/sacct.md).
+	Conflicts   int
+	ConflictIDs []string
+}
+
+// GPUSources counts jobs by where their GPU counts were read from.
+type GPUSources struct {
+	ReqTRES   int // the job's ReqTRES
+	AllocTRES int // its AllocTRES: the input had no ReqTRES for it
+	Neither   int // neither: the job counts as asking for no GPU
 }
 
 // MaxProblems bounds the problems kept in a Result (the count is exact).
 const MaxProblems = 100
+
+// MaxConflictIDs bounds the conflicting job ids kept in a Result.
+const MaxConflictIDs = 5
 
 // Options configure an import.
 type Options struct {
@@ -145,6 +166,7 @@ func Import(ctx context.Context, db *store.DB, r io.Reader, format string, o Opt
 		}
 	}
 	uids := map[string]int{}
+	dups := newDuplicates()
 	add := func(rec slurmext.JobRecord) error {
 		if rec.Cluster == "" {
 			rec.Cluster = o.Cluster
@@ -156,6 +178,20 @@ func Import(ctx context.Context, db *store.DB, r io.Reader, format string, o Opt
 		}
 		rec.Source = Source
 		res.Read++
+		switch rec.GPUsFrom {
+		case slurmext.GPUsFromReqTRES:
+			res.GPUsFrom.ReqTRES++
+		case slurmext.GPUsFromAllocTRES:
+			res.GPUsFrom.AllocTRES++
+		default:
+			res.GPUsFrom.Neither++
+		}
+		if dups.conflicts(&rec) {
+			res.Conflicts++
+			if len(res.ConflictIDs) < MaxConflictIDs {
+				res.ConflictIDs = append(res.ConflictIDs, rec.JobID)
+			}
+		}
 		batch = append(batch, rec)
 		if len(batch) >= o.Batch {
 			return flush()
@@ -243,8 +279,9 @@ func lookupUID(cache map[string]int, name string) int {
 }
 
 // DetectFormat tells sacct --json output from sacct -P text by the first
-// non-space byte.
+// non-space byte after a byte order mark.
 func DetectFormat(head []byte) string {
+	head = bytes.TrimPrefix(head, []byte("\xef\xbb\xbf"))
 	if b := bytes.TrimLeft(head, " \t\r\n"); len(b) > 0 && b[0] == '{' {
 		return FormatJSON
 	}

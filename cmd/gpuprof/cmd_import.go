@@ -76,6 +76,13 @@ lines (sacct -X) or without these columns leaves them unknown, never 0;
 a malformed value is reported with its line and column and left unknown.
 See docs/sacct.md.
 
+GPUs and shards are read from ReqTRES, else from AllocTRES (an export
+without ReqTRES); the summary says which for how many jobs. A UTF-8 byte
+order mark is dropped. A job id the input holds more than once with
+different content (not the same line twice, nor a requeued job's runs) is
+reported with the first few ids; which line is kept is the merge rule of
+docs/sacct.md, "Duplicate job ids".
+
 Re-importing a window changes nothing; without --since the import continues
 where the last one stopped. Within text that fits, lines that cannot be
 parsed are reported with their line number and skipped. A progress line
@@ -214,7 +221,44 @@ func runImport(ctx context.Context, g *globalOptions, o *importOptions, stdout, 
 	fmt.Fprintf(stdout, "%d jobs read: %d new, %d updated, %d unchanged; %d skipped; %.0f jobs/s\n",
 		res.Read, res.Inserted, res.Updated, res.Unchanged, res.Skipped,
 		float64(res.Read)/max(res.Took.Seconds(), 1e-3))
+	if line := gpuSourcesLine(res.GPUsFrom); line != "" {
+		fmt.Fprintln(stdout, line)
+	}
+	if res.Conflicts > 0 {
+		ids := make([]string, len(res.ConflictIDs))
+		for i, id := range res.ConflictIDs {
+			ids[i] = clean(id, 64)
+		}
+		list := strings.Join(ids, ", ")
+		if res.Conflicts > len(ids) {
+			list = "first: " + list
+		}
+		fmt.Fprintf(stdout, "%d job %s more than once with different content (%s); the one kept is decided as docs/sacct.md says (\"Duplicate job ids\")\n",
+			res.Conflicts, plural(res.Conflicts, "id appears", "ids appear"), list)
+	}
 	return err
+}
+
+// gpuSourcesLine says where the imported jobs' GPU counts came from
+// (slurmext.RequestedGPUs): "" when no job was read.
+func gpuSourcesLine(s history.GPUSources) string {
+	var parts []string
+	jobs := " jobs"
+	if s.ReqTRES > 0 {
+		parts = append(parts, fmt.Sprintf("from ReqTRES for %d%s", s.ReqTRES, plural(s.ReqTRES, " job", jobs)))
+		jobs = ""
+	}
+	if s.AllocTRES > 0 {
+		parts = append(parts, fmt.Sprintf("from AllocTRES for %d%s (no ReqTRES)", s.AllocTRES, plural(s.AllocTRES, " job", jobs)))
+		jobs = ""
+	}
+	if s.Neither > 0 {
+		parts = append(parts, fmt.Sprintf("from neither column for %d%s (no GPU counted)", s.Neither, plural(s.Neither, " job", jobs)))
+	}
+	if len(parts) == 0 {
+		return ""
+	}
+	return "GPUs and shards read " + strings.Join(parts, ", ")
 }
 
 func isTerminal(w io.Writer) bool {

@@ -292,8 +292,14 @@ func writeSchedView(w io.Writer, v store.JobView) {
 	gpus := "GPUs requested unknown (jobcomp reports no TRES; gpuprof import sacct adds it)"
 	if s.ReqTRES != "" || s.AllocTRES != "" {
 		gpus = fmt.Sprintf("GPUs requested %d", s.ReqGPUs)
+		if s.GPUsFrom == slurmext.GPUsFromAllocTRES {
+			gpus = fmt.Sprintf("GPUs allocated %d", s.ReqGPUs)
+		}
 		if s.ReqShards > 0 {
 			gpus += fmt.Sprintf(", shards %d", s.ReqShards)
+		}
+		if s.GPUsFrom == slurmext.GPUsFromAllocTRES {
+			gpus += " (AllocTRES: no ReqTRES imported)"
 		}
 	}
 	printf(w, "  Nodes      %s   %s\n", orDash(clean(s.NodeList, 200)), gpus)

@@ -1,0 +1,54 @@
+package history
+
+import (
+	"hash/maphash"
+
+	"github.com/gpuprof/gpuprof/slurmext"
+)
+
+// duplicates finds the job ids an input holds more than once with
+// different content. It keeps a 64-bit hash of each job's last record, not
+// the record: a month of a million jobs costs tens of megabytes, not
+// hundreds.
+type duplicates struct {
+	seed maphash.Seed
+	jobs map[jobKey]seenJob
+}
+
+type jobKey struct{ cluster, jobID string }
+
+type seenJob struct {
+	sum      uint64
+	requeued bool // the record was an earlier run of a requeued job
+	reported bool
+}
+
+func newDuplicates() *duplicates {
+	return &duplicates{seed: maphash.MakeSeed(), jobs: map[jobKey]seenJob{}}
+}
+
+// conflicts records rec and reports whether it is the first record of its
+// job id to differ from an earlier one: each conflicting id is reported
+// once. A record equal to the one before it is a repeat (the same file
+// imported twice over), and a record next to a run that Slurm requeued is
+// the job's next run (sacct -D, sacct --json list each), not a conflict.
+func (d *duplicates) conflicts(rec *slurmext.JobRecord) bool {
+	k := jobKey{rec.Cluster, rec.JobID}
+	cur := seenJob{sum: maphash.Comparable(d.seed, *rec), requeued: isRequeuedRun(rec.State)}
+	prev, seen := d.jobs[k]
+	cur.reported = prev.reported
+	report := seen && !prev.reported && prev.sum != cur.sum && !prev.requeued && !cur.requeued
+	cur.reported = cur.reported || report
+	d.jobs[k] = cur
+	return report
+}
+
+// isRequeuedRun reports the states of a run that Slurm ended by requeueing
+// the job: what sacct -D and sacct --json show for each run but the last.
+func isRequeuedRun(state string) bool {
+	switch state {
+	case "REQUEUED", "REQUEUE_HOLD", "REQUEUE_FED":
+		return true
+	}
+	return false
+}

@@ -1,0 +1,62 @@
+package history
+
+import (
+	"strconv"
+	"testing"
+	"time"
+
+	"github.com/gpuprof/gpuprof/slurmext"
+)
+
+func TestDuplicatesConflicts(t *testing.T) {
+	at := time.Unix(1_800_000_000, 0)
+	job := func(id, state string, end time.Time) slurmext.JobRecord {
+		return slurmext.JobRecord{Cluster: "lab", JobID: id, State: state, Start: at, End: end, Source: Source}
+	}
+	done := job("7", "COMPLETED", at.Add(time.Hour))
+	failed := job("7", "FAILED", at.Add(time.Hour))
+	requeued := job("7", "REQUEUED", at.Add(time.Minute))
+	otherCluster := done
+	otherCluster.Cluster = "lab2"
+	tests := []struct {
+		name string
+		recs []slurmext.JobRecord
+		want []bool
+	}{
+		{name: "one line", recs: []slurmext.JobRecord{done}, want: []bool{false}},
+		{name: "the same line twice", recs: []slurmext.JobRecord{done, done}, want: []bool{false, false}},
+		{name: "different", recs: []slurmext.JobRecord{done, failed}, want: []bool{false, true}},
+		{name: "reported once", recs: []slurmext.JobRecord{done, failed, done, failed}, want: []bool{false, true, false, false}},
+		{name: "a requeued run, then the last", recs: []slurmext.JobRecord{requeued, done}, want: []bool{false, false}},
+		{name: "the last run, then a requeued one", recs: []slurmext.JobRecord{done, requeued}, want: []bool{false, false}},
+		{name: "another cluster's job of the same id", recs: []slurmext.JobRecord{done, otherCluster}, want: []bool{false, false}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			d := newDuplicates()
+			for i := range tt.recs {
+				if got := d.conflicts(&tt.recs[i]); got != tt.want[i] {
+					t.Errorf("record %d (%s %s): conflicts = %v, want %v", i, tt.recs[i].Cluster, tt.recs[i].State, got, tt.want[i])
+				}
+			}
+		})
+	}
+}
+
+// BenchmarkDuplicates is the cost per record imported of finding
+// duplicates, on distinct jobs (the common case).
+func BenchmarkDuplicates(b *testing.B) {
+	recs := make([]slurmext.JobRecord, 100_000)
+	for i := range recs {
+		recs[i] = slurmext.JobRecord{Cluster: "lab", JobID: strconv.Itoa(100000 + i), Name: "train", User: "alice",
+			State: "COMPLETED", ReqTRES: "billing=8,cpu=8,gres/gpu=1,mem=16000M,node=1", Source: Source}
+	}
+	b.ReportAllocs()
+	for b.Loop() {
+		d := newDuplicates()
+		for i := range recs {
+			d.conflicts(&recs[i])
+		}
+	}
+	b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(b.N*len(recs)), "ns/record")
+}
