@@ -5,38 +5,36 @@ import (
 	"os"
 	"path/filepath"
 	"reflect"
+	"slices"
 	"strings"
 	"testing"
 )
 
-// dropColumn returns sacct -P text without the column named name (header
-// and every line; the job names of the capture hold '|' and a line break,
-// so it cuts at the column's position counted from the end of the line,
-// where no name reaches).
+// dropColumn returns sacct -P text without the column named name. A line
+// with too few columns is the head of a job name with a line break: it is
+// joined with the lines that follow before the cut, which counts from the
+// end of the record (a name may hold '|'; nothing after it does).
 func dropColumn(t *testing.T, text, name string) string {
 	t.Helper()
 	lines := strings.Split(strings.TrimSuffix(text, "\n"), "\n")
 	header := strings.Split(lines[0], "|")
-	fromEnd := -1
-	for i, h := range header {
-		if h == name {
-			fromEnd = len(header) - 1 - i
-		}
-	}
-	if fromEnd < 0 {
+	i := slices.Index(header, name)
+	if i < 0 {
 		t.Fatalf("no column %s in %q", name, lines[0])
 	}
-	var b strings.Builder
-	for _, l := range lines {
-		f := strings.Split(l, "|")
-		if len(f) <= fromEnd {
-			b.WriteString(l + "\n") // the first part of a name with a line break
-			continue
+	fromEnd := len(header) - 1 - i
+	out := []string{strings.Join(slices.Delete(header, i, i+1), "|")}
+	for k := 1; k < len(lines); k++ {
+		rec := lines[k]
+		for strings.Count(rec, "|")+1 < len(header) && k+1 < len(lines) {
+			k++
+			rec += "\n" + lines[k]
 		}
-		i := len(f) - 1 - fromEnd
-		b.WriteString(strings.Join(append(f[:i:i], f[i+1:]...), "|") + "\n")
+		f := strings.Split(rec, "|")
+		j := len(f) - 1 - fromEnd
+		out = append(out, strings.Join(slices.Delete(f, j, j+1), "|"))
 	}
-	return b.String()
+	return strings.Join(out, "\n") + "\n"
 }
 
 // TestSacctReaderAllocTRESOnly: sacct text with AllocTRES but no ReqTRES
