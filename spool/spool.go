@@ -9,6 +9,12 @@
 // "<unixnano>-<pid>-<random>.<kind>.json", so they sort oldest first and
 // humans can read them. The package knows nothing of what a record means;
 // it must not import the store, and it keeps no state outside Dir.Path.
+//
+// The packaged spool is root:gpuprof 2770, written by root (the agent, the
+// hooks), the SlurmUser (jobcomp) and the gpuprof user (serve): any of them
+// may plant links in it. So every file is created, read, renamed and
+// removed relative to the open directory, with no link followed and no
+// mode changed by path (package safefs).
 package spool
 
 import (
@@ -18,13 +24,13 @@ import (
 	"io/fs"
 	"math/rand/v2"
 	"os"
-	"path/filepath"
 	"slices"
 	"strconv"
 	"strings"
 	"time"
 
 	"github.com/gpuprof/gpuprof/internal/groupdir"
+	"github.com/gpuprof/gpuprof/internal/safefs"
 )
 
 // Errors.
@@ -41,6 +47,10 @@ const (
 	ext       = ".json"
 	// BadDir is the subdirectory of Path holding quarantined records.
 	BadDir = "bad"
+	// MaxRecordSize bounds a record: Put refuses a larger one and List
+	// reads no more of a file (a profile of 8 GPUs with full series is
+	// about 1 MiB).
+	MaxRecordSize = 64 << 20
 )
 
 // Dir is a spool directory. The zero value is not usable: set Path.
@@ -79,32 +89,42 @@ func (d Dir) put(kind string, v any) (string, error) {
 	if err != nil {
 		return "", err
 	}
+	if len(data) > MaxRecordSize {
+		return "", fmt.Errorf("record of %d bytes: over %d, List would not read it", len(data), MaxRecordSize)
+	}
 	if d.Path == "" {
 		return "", errors.New("empty spool path")
 	}
-	if err := os.MkdirAll(d.Path, 0o700); err != nil {
-		return "", err
-	}
-	f, err := os.CreateTemp(d.Path, tmpPrefix+"*")
+	// The packaged spool is shared with the group's service users, who may
+	// plant links in it: every name is opened within the directory, with
+	// no link followed (safefs).
+	dir, err := safefs.MkdirAll(d.Path, 0o700)
 	if err != nil {
 		return "", err
 	}
-	tmp := f.Name()
+	defer dir.Close()
+	fi, err := dir.Stat()
+	if err != nil {
+		return "", err
+	}
+	// In a shared spool (set-group-ID, as packaged) the record must be
+	// readable and removable by the group's other service users: jobcomp
+	// writes as the SlurmUser, serve drains as gpuprof.
+	mode := fs.FileMode(0o600)
+	if groupdir.ModeIn(fi) == groupdir.Shared {
+		mode = groupdir.Shared
+	}
+	f, tmp, err := dir.CreateTemp(tmpPrefix, mode)
+	if err != nil {
+		return "", err
+	}
 	committed := false
 	defer func() {
 		if !committed {
 			f.Close()
-			os.Remove(tmp)
+			dir.Remove(tmp)
 		}
 	}()
-	// In a shared spool (set-group-ID, as packaged) the record must be
-	// readable and removable by the group's other service users: jobcomp
-	// writes as the SlurmUser, serve drains as gpuprof.
-	if groupdir.FileMode(d.Path) == groupdir.Shared {
-		if err := f.Chmod(groupdir.Shared); err != nil {
-			return "", err
-		}
-	}
 	if _, err := f.Write(data); err != nil {
 		return "", err
 	}
@@ -115,15 +135,15 @@ func (d Dir) put(kind string, v any) (string, error) {
 		return "", err
 	}
 	name := fmt.Sprintf("%020d-%d-%016x.%s%s", time.Now().UnixNano(), os.Getpid(), rand.Uint64(), kind, ext)
-	if err := os.Rename(tmp, filepath.Join(d.Path, name)); err != nil {
+	if err := dir.Rename(tmp, dir, name); err != nil {
 		return "", err
 	}
 	committed = true
-	if err := syncDir(d.Path); err != nil {
+	if err := dir.Sync(); err != nil {
 		// The record is in place but may not survive a crash; report it so
 		// the caller does not count on it, and remove it so it is not
 		// delivered twice (once by the caller's retry, once from here).
-		os.Remove(filepath.Join(d.Path, name))
+		dir.Remove(name)
 		return "", err
 	}
 	return name, nil
@@ -139,15 +159,6 @@ func validKind(kind string) bool {
 		}
 	}
 	return true
-}
-
-func syncDir(path string) error {
-	d, err := os.Open(path)
-	if err != nil {
-		return err
-	}
-	err = d.Sync()
-	return errors.Join(err, d.Close())
 }
 
 // recordName is a parsed record file name.
@@ -187,11 +198,19 @@ func parseName(name string) (recordName, bool) {
 // List returns the records, oldest first. It skips temporary files (of a
 // Put in progress or interrupted by a crash), the quarantine directory and
 // files whose names it cannot parse. A missing directory is an empty spool.
+// A record that is not a regular file of its own (a link, a FIFO, a hard
+// link: what another account could plant in a shared spool) or is larger
+// than MaxRecordSize comes with Err set and no data.
 func (d Dir) List() ([]Entry, error) {
-	des, err := os.ReadDir(d.Path)
+	dir, err := safefs.OpenDir(d.Path)
 	if errors.Is(err, fs.ErrNotExist) {
 		return nil, nil
 	}
+	if err != nil {
+		return nil, fmt.Errorf("spool list %s: %w", d.Path, err)
+	}
+	defer dir.Close()
+	des, err := dir.ReadDir()
 	if err != nil {
 		return nil, fmt.Errorf("spool list %s: %w", d.Path, err)
 	}
@@ -219,7 +238,7 @@ func (d Dir) List() ([]Entry, error) {
 	entries := make([]Entry, 0, len(recs))
 	for _, r := range recs {
 		e := Entry{Name: r.name, Kind: r.kind, Time: time.Unix(0, r.nano)}
-		e.Data, e.Err = os.ReadFile(filepath.Join(d.Path, r.name))
+		e.Data, e.Err = dir.ReadFile(r.name, MaxRecordSize)
 		if errors.Is(e.Err, fs.ErrNotExist) {
 			continue // removed by a concurrent pass since ReadDir
 		}
@@ -247,11 +266,15 @@ func (d Dir) Remove(name string) error {
 	if _, ok := parseName(name); !ok {
 		return fmt.Errorf("spool remove %q: %w", name, ErrBadName)
 	}
-	err := os.Remove(filepath.Join(d.Path, name))
-	if err != nil && !errors.Is(err, fs.ErrNotExist) {
+	dir, err := safefs.OpenDir(d.Path)
+	if err != nil {
 		return fmt.Errorf("spool remove %s: %w", name, err)
 	}
-	if err := syncDir(d.Path); err != nil {
+	defer dir.Close()
+	if err := dir.Remove(name); err != nil && !errors.Is(err, fs.ErrNotExist) {
+		return fmt.Errorf("spool remove %s: %w", name, err)
+	}
+	if err := dir.Sync(); err != nil {
 		return fmt.Errorf("spool remove %s: %w", name, err)
 	}
 	return nil
@@ -272,32 +295,55 @@ func (d Dir) quarantine(name, reason string) error {
 	if _, ok := parseName(name); !ok {
 		return fmt.Errorf("%w: %q", ErrBadName, name)
 	}
-	if _, err := os.Lstat(filepath.Join(d.Path, name)); err != nil {
-		return err // gone already: a concurrent pass delivered it
-	}
-	bad := filepath.Join(d.Path, BadDir)
-	shared := groupdir.FileMode(d.Path) == groupdir.Shared
-	fileMode := os.FileMode(0o600)
-	if err := os.MkdirAll(bad, 0o700); err != nil {
+	dir, err := safefs.OpenDir(d.Path)
+	if err != nil {
 		return err
 	}
-	if shared { // umask may have narrowed what MkdirAll made
+	defer dir.Close()
+	if _, err := dir.Lstat(name); err != nil {
+		return err // gone already: a concurrent pass delivered it
+	}
+	fi, err := dir.Stat()
+	if err != nil {
+		return err
+	}
+	shared := groupdir.ModeIn(fi) == groupdir.Shared
+	fileMode := fs.FileMode(0o600)
+	if shared {
 		fileMode = groupdir.Shared
-		if err := os.Chmod(bad, 0o770|os.ModeSetgid); err != nil {
+	}
+	// bad/ is opened, not followed: in a shared spool anyone of the group
+	// may have replaced it with a link.
+	bad, created, err := dir.Sub(BadDir, 0o700)
+	if err != nil {
+		return err
+	}
+	defer bad.Close()
+	if shared && created { // umask may have narrowed what Sub made
+		if err := bad.Chmod(0o770 | os.ModeSetgid); err != nil {
 			return err
 		}
 	}
 	// The reason first: a crash between the two leaves a stray reason
-	// file, never a quarantined record without one.
-	reasonPath := filepath.Join(bad, name+".reason")
-	if err := os.WriteFile(reasonPath, []byte(reason+"\n"), fileMode); err != nil {
+	// file, never a quarantined record without one. Written aside and
+	// renamed into place, so that whatever has its name (a planted link,
+	// a stray reason of an earlier crash) is replaced, never written
+	// through.
+	f, tmp, err := bad.CreateTemp(tmpPrefix, fileMode)
+	if err != nil {
 		return err
 	}
-	if err := os.Chmod(reasonPath, fileMode); err != nil { // umask may have narrowed it
+	_, err = f.WriteString(reason + "\n")
+	err = errors.Join(err, f.Sync(), f.Close())
+	if err == nil {
+		err = bad.Rename(tmp, bad, name+".reason")
+	}
+	if err != nil {
+		bad.Remove(tmp)
 		return err
 	}
-	if err := os.Rename(filepath.Join(d.Path, name), filepath.Join(bad, name)); err != nil {
+	if err := dir.Rename(name, bad, name); err != nil {
 		return err
 	}
-	return errors.Join(syncDir(bad), syncDir(d.Path))
+	return errors.Join(bad.Sync(), dir.Sync())
 }

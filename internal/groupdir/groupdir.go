@@ -31,7 +31,18 @@ const (
 // FileMode returns the mode for a file created in dir: Shared when dir is
 // set-group-ID, else Private (also when dir cannot be read).
 func FileMode(dir string) fs.FileMode {
-	if fi, err := os.Stat(dir); err == nil && fi.Mode()&fs.ModeSetgid != 0 {
+	fi, err := os.Stat(dir)
+	if err != nil {
+		return Private
+	}
+	return ModeIn(fi)
+}
+
+// ModeIn is FileMode for a directory already open (safefs.Dir.Stat), so
+// that the mode is decided by the directory the file goes into, not by
+// whatever its path names by then.
+func ModeIn(dir fs.FileInfo) fs.FileMode {
+	if dir.Mode()&fs.ModeSetgid != 0 {
 		return Shared
 	}
 	return Private
