@@ -88,7 +88,7 @@ func newCounter(in *Input, assume int) *counter {
 					latest = t
 				}
 			}
-			if plausible(j.Start) && (earliest.IsZero() || j.Start.Before(earliest)) {
+			if plausible(j.Start) && j.started() && (earliest.IsZero() || j.Start.Before(earliest)) {
 				earliest = j.Start
 			}
 		}

@@ -116,7 +116,11 @@ func TestDiagnose(t *testing.T) {
 		},
 		{
 			name: "queue bound job that ran no time",
-			job:  waited(20*time.Minute, job(0, busy(50, 10))),
+			job: func() Job {
+				j := waited(20*time.Minute, job(0, busy(50, 10)))
+				j.NodeList = "gpu01" // it ran there, under a second (slurmext.Started)
+				return j
+			}(),
 			want: []want{{KindQueueBound, "queue_bound", "waited 00:20:00 ≥ 00:15:00; ran 00:00:00"}},
 		},
 		{

@@ -2,6 +2,7 @@ package analysis
 
 import (
 	"slices"
+	"strings"
 	"time"
 
 	"github.com/gpuprof/gpuprof/profile"
@@ -51,7 +52,9 @@ type Job struct {
 	// What the queue replay (WhatIf) reads besides: the nodes the job ran
 	// on (count and hostlist), why it last waited (Slurm's reason) and how
 	// often it was requeued. Readers that load lean records leave them
-	// zero.
+	// zero, but for the node list of a job whose start is its end (what
+	// started needs). A job without a node list in its record has its
+	// profiles' nodes.
 	NodeCount int
 	NodeList  string
 	Reason    string
@@ -126,6 +129,12 @@ type GPU struct {
 	FromSlurm bool
 }
 
+// started reports whether the job ran: the one rule, slurmext.Started. A
+// job cancelled while pending (no start, or a start equal to its end with
+// no nodes) did not, and the analysis gives it no start: no GPU time, no
+// wait, not among the jobs started, not in the queue replay's calibration.
+func (j *Job) started() bool { return slurmext.Started(j.Start, j.End, j.NodeList) }
+
 // floorPercentile is the percentile of the memory series that VRAMFloor
 // reports: memory held for at least 100 − floorPercentile % of the time.
 const floorPercentile = 10
@@ -175,6 +184,11 @@ func FromView(rec *slurmext.JobRecord, profiles []profile.Job) Job {
 	n := 0
 	for i := range profiles {
 		n += len(profiles[i].GPUs)
+	}
+	if j.NodeList == "" {
+		// A profile is a node's record of the job: it ran there (see
+		// started), whatever the scheduler's record lacks.
+		j.NodeList = profileNodes(profiles)
 	}
 	if n > 0 {
 		j.GPUs = make([]GPU, 0, n)
@@ -238,6 +252,18 @@ func slurmReadings(rec *slurmext.JobRecord) []GPU {
 // maxSlurmGPUs bounds the records slurmReadings makes for one job: a larger
 // GPU count is a parsing error the analysis counts elsewhere.
 const maxSlurmGPUs = 1024
+
+// profileNodes lists the nodes of profiles as a hostlist ("a,b"), each
+// once, in their order.
+func profileNodes(profiles []profile.Job) string {
+	var nodes []string
+	for i := range profiles {
+		if n := profiles[i].Node; n != "" && !slices.Contains(nodes, n) {
+			nodes = append(nodes, n)
+		}
+	}
+	return strings.Join(nodes, ",")
+}
 
 func fromProfilesOnly(profiles []profile.Job) Job {
 	first := &profiles[0]

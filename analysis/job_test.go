@@ -71,6 +71,7 @@ func TestFromView(t *testing.T) {
 		Submit: rec.Submit, Eligible: rec.Eligible, Start: rec.Start, End: rec.End,
 		TimeLimit: time.Hour, ExitKnown: true, ReqGPUs: 3, ReqGPUType: "h100",
 		HasGPUData: true,
+		NodeList:   "gpu-a,gpu-b", // the record has none: the profiles' nodes
 		// (10 + 30) / (100 + 100), under the less precise scope.
 		IOWait: 0.2, IOWaitValid: true, IOScope: profile.IOScopeNode,
 	}

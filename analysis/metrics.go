@@ -156,7 +156,8 @@ func outcomeOf(j *Job) Outcome {
 // (every GPU is held for the same time, so this is the GPU-time-weighted
 // value); UtilMax is the highest.
 type Metrics struct {
-	// Start and Submit are the job's, or zero when unknown or implausible.
+	// Start and Submit are the job's, or zero when unknown or implausible;
+	// Start is zero too for a job that never started (Job.started).
 	Start, Submit time.Time
 
 	Elapsed      time.Duration
@@ -248,7 +249,10 @@ func Measure(j Job, c Config) Metrics {
 func measure(j *Job, c *Config, m *Metrics) {
 	*m = Metrics{Outcome: outcomeOf(j)}
 	n := &m.Notes
-	m.Start, m.Submit = n.checkTime(j.Start), n.checkTime(j.Submit)
+	if j.started() {
+		m.Start = n.checkTime(j.Start)
+	}
+	m.Submit = n.checkTime(j.Submit)
 	end, eligible := n.checkTime(j.End), n.checkTime(j.Eligible)
 	if !m.Start.IsZero() && !end.IsZero() {
 		if d := end.Sub(m.Start); d >= 0 && d <= maxSpan {

@@ -88,7 +88,7 @@ func (r *replay) estimatePhase() {
 	var sx, sy float64
 	n := 0
 	for i, j := range r.ref {
-		if j.Start.IsZero() || j.Start.Before(r.window.From) || r.jobs[i].Running {
+		if !j.started() || j.Start.Before(r.window.From) || r.jobs[i].Running {
 			continue
 		}
 		st := j.Start.Unix()
@@ -574,7 +574,7 @@ func (r *replay) setJobs(in Input, added []int) {
 		case !j.Unlimited:
 			noLimit++
 		}
-		started := !j.Start.IsZero() && (j.End.IsZero() || j.End.After(j.Start) || j.State != "CANCELLED")
+		started := j.started()
 		switch {
 		case started && !j.End.IsZero():
 			q.Run = j.End.Sub(j.Start)
@@ -583,6 +583,7 @@ func (r *replay) setJobs(in Input, added []int) {
 			q.Run = to.Sub(j.Start)
 			openRun++
 		case j.State == "CANCELLED" && !j.End.IsZero():
+			// Cancelled while pending: in the replay too, at the same time.
 			q.Cancels, q.Cancel = true, j.End.Sub(from)
 			q.Run = q.Limit
 		default:

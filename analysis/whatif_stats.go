@@ -203,7 +203,7 @@ func (r *replay) calibrate(res *queuesim.Result) Calibration {
 	within := 0
 	for i, jr := range res.Jobs {
 		q, j := &r.jobs[i], r.ref[i]
-		if q.Running || q.Arrival < 0 || j.Start.IsZero() || jr.Outcome != queuesim.Ran || !j.Start.Before(r.window.To) {
+		if q.Running || q.Arrival < 0 || !j.started() || jr.Outcome != queuesim.Ran || !j.Start.Before(r.window.To) {
 			continue
 		}
 		real := j.Start.Sub(r.window.From).Seconds()

@@ -90,22 +90,28 @@ type JobRecord struct {
 	Source string `json:"source"`
 }
 
+// Started reports whether the job ran (see the function Started): false
+// for a job cancelled while pending.
+func (r JobRecord) Started() bool { return Started(r.Start, r.End, r.NodeList) }
+
 // Wait returns how long the job waited between eligibility (or submission)
-// and start, and whether both times are known.
+// and start, and whether both times are known; a job that never started
+// (Started) has no wait to a start.
 func (r JobRecord) Wait() (time.Duration, bool) {
 	from := r.Eligible
 	if from.IsZero() {
 		from = r.Submit
 	}
-	if from.IsZero() || r.Start.IsZero() || r.Start.Before(from) {
+	if from.IsZero() || !r.Started() || r.Start.Before(from) {
 		return 0, false
 	}
 	return r.Start.Sub(from), true
 }
 
-// Elapsed returns the run time, and whether it is known.
+// Elapsed returns the run time, and whether it is known; a job that never
+// started has none.
 func (r JobRecord) Elapsed() (time.Duration, bool) {
-	if r.Start.IsZero() || r.End.IsZero() || r.End.Before(r.Start) {
+	if !r.Started() || r.End.IsZero() || r.End.Before(r.Start) {
 		return 0, false
 	}
 	return r.End.Sub(r.Start), true

@@ -114,3 +114,25 @@ func TestStarted(t *testing.T) {
 		})
 	}
 }
+
+// TestRecordWaitNeverStarted: a job cancelled while pending (the real job
+// 9: Start = End, no nodes) neither waited for a start nor ran; a job that
+// ran under a second did both.
+func TestRecordWaitNeverStarted(t *testing.T) {
+	at := time.Date(2026, 12, 2, 11, 26, 28, 0, time.UTC)
+	cancelled := JobRecord{Submit: at, Eligible: at, Start: at.Add(2 * time.Second), End: at.Add(2 * time.Second)}
+	if d, ok := cancelled.Wait(); ok {
+		t.Errorf("cancelled while pending: waited %v for a start", d)
+	}
+	if d, ok := cancelled.Elapsed(); ok {
+		t.Errorf("cancelled while pending: ran %v", d)
+	}
+	ran := cancelled
+	ran.NodeList = "localhost"
+	if d, ok := ran.Wait(); !ok || d != 2*time.Second {
+		t.Errorf("ran under a second: waited %v, %v; want 2s", d, ok)
+	}
+	if d, ok := ran.Elapsed(); !ok || d != 0 {
+		t.Errorf("ran under a second: ran %v, %v; want 0s", d, ok)
+	}
+}

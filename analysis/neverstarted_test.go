@@ -1,0 +1,158 @@
+package analysis
+
+import (
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"testing"
+	"time"
+
+	"github.com/gpuprof/gpuprof/slurmext"
+)
+
+// realJobs reads sacct text of the real 22.05 test cluster
+// (slurmext/testdata) into analysis jobs, as an import and FromView would.
+func realJobs(t *testing.T, parts ...string) []Job {
+	t.Helper()
+	f, err := os.Open(filepath.Join(append([]string{"..", "slurmext", "testdata"}, parts...)...))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	r := slurmext.NewSacctReader(f, nil, slurmext.SacctOptions{Cluster: "gpuproftest"})
+	var jobs []Job
+	for {
+		rec, err := r.Next()
+		if errors.Is(err, io.EOF) {
+			return jobs
+		}
+		if err != nil {
+			t.Fatal(err)
+		}
+		jobs = append(jobs, FromView(&rec, nil))
+	}
+}
+
+// TestNeverStartedRealSacct: the jobs the real test cluster's sacct shows
+// as cancelled while pending (job 9: Start = End, NodeList "None
+// assigned"; job 25, submitted with --begin=now+1hour and cancelled:
+// Start = End, an hour before it was eligible; het jobs 12 and 21: Start
+// None) count as never started: no start, no wait, no bad time, not in the
+// day's jobs_started.
+func TestNeverStartedRealSacct(t *testing.T) {
+	jobs := realJobs(t, "sacct", "22.05-P-steps-iso.txt")
+	for _, j := range realJobs(t, "sacct", "22.05-P-duplicates.txt") {
+		if j.ID == "25" {
+			jobs = append(jobs, j)
+		}
+	}
+	never := map[string]bool{"9": true, "12": true, "13": true, "21": true, "22": true, "25": true}
+	c := DefaultConfig()
+	found := 0
+	for _, j := range jobs {
+		m := Measure(j, c)
+		if !never[j.ID] {
+			if m.Start.IsZero() && j.State != "" {
+				t.Errorf("job %s (%s) that ran counts as never started", j.ID, j.State)
+			}
+			continue
+		}
+		found++
+		if !m.Start.IsZero() || m.WaitValid || m.ElapsedValid || m.Notes.BadTimes != 0 {
+			t.Errorf("job %s, cancelled while pending: start %v, wait %v (%v), elapsed %v, %d bad times; want none",
+				j.ID, m.Start, m.Wait, m.WaitValid, m.ElapsedValid, m.Notes.BadTimes)
+		}
+	}
+	if found != len(never) {
+		t.Fatalf("found %d of the %d jobs cancelled while pending", found, len(never))
+	}
+	day := Window{From: time.Date(2026, 12, 2, 0, 0, 0, 0, time.UTC), To: time.Date(2026, 12, 3, 0, 0, 0, 0, time.UTC)}
+	w := SummariseWorkload(Input{Jobs: jobs, Window: day, Now: day.To}, WorkloadParams{Window: day}, c)
+	if len(w.Daily) != 1 || w.Daily[0].JobsStarted != len(jobs)-len(never) || w.Daily[0].JobsSubmitted != len(jobs) {
+		t.Errorf("daily %+v; want %d jobs started of %d submitted", w.Daily, len(jobs)-len(never), len(jobs))
+	}
+}
+
+// neverStartedMonth is a day on one node of 4 GPUs: GPU jobs that ran
+// (one of them cancelled while it ran), and GPU jobs cancelled while
+// pending in the shapes sacct gives them (Start = End with no nodes, the
+// cancel time before or after the job became eligible; Start unknown).
+func neverStartedMonth() (in Input, ran, cancelledRunning, never int) {
+	from := time.Date(2026, 12, 2, 0, 0, 0, 0, time.UTC)
+	in = Input{Window: Window{From: from, To: from.Add(24 * time.Hour)}, Now: from.Add(24 * time.Hour),
+		Nodes: []Node{{Name: "n1", GPUModel: "NVIDIA H100 80GB HBM3", GPUs: 4, Partitions: []string{"gpu"}}}}
+	id := 0
+	add := func(j Job) {
+		id++
+		j.ID, j.User, j.Partition, j.ReqGPUs, j.TimeLimit = fmt.Sprint(id), "alice", "gpu", 1, 2*time.Hour
+		if j.Submit.IsZero() {
+			j.Submit = j.Eligible
+		}
+		in.Jobs = append(in.Jobs, j)
+	}
+	for k := range 40 {
+		at := from.Add(time.Duration(k) * 30 * time.Minute)
+		add(Job{State: "COMPLETED", Eligible: at, Start: at, End: at.Add(20 * time.Minute), NodeList: "n1", NodeCount: 1})
+		ran++
+	}
+	for k := range 5 {
+		at := from.Add(time.Duration(k)*time.Hour + 10*time.Minute)
+		add(Job{State: "CANCELLED", Eligible: at, Start: at, End: at.Add(5 * time.Minute), NodeList: "n1", NodeCount: 1})
+		ran++
+		cancelledRunning++
+	}
+	for k := range 12 {
+		at := from.Add(time.Duration(k)*time.Hour + 15*time.Minute)
+		// sacct: Start = End = the cancel time, NodeList "None assigned".
+		add(Job{State: "CANCELLED", Submit: at, Eligible: at, Start: at.Add(10 * time.Minute), End: at.Add(10 * time.Minute), NodeCount: 1})
+		never++
+	}
+	for k := range 4 {
+		at := from.Add(time.Duration(k)*time.Hour + 20*time.Minute)
+		// --begin=now+1hour, cancelled before it was eligible.
+		add(Job{State: "CANCELLED", Submit: at, Eligible: at.Add(time.Hour), Start: at.Add(time.Minute), End: at.Add(time.Minute), NodeCount: 1})
+		never++
+	}
+	for k := range 3 {
+		at := from.Add(time.Duration(k)*time.Hour + 25*time.Minute)
+		add(Job{State: "CANCELLED", Eligible: at, End: at.Add(2 * time.Minute), NodeCount: 1}) // Start None
+		never++
+	}
+	return in, ran, cancelledRunning, never
+}
+
+// TestNeverStartedCountsNowhere: GPU jobs cancelled while pending are not
+// "cancelled after they started", hold no GPU time, are not started on any
+// day, and the queue replay's calibration does not compare them.
+func TestNeverStartedCountsNowhere(t *testing.T) {
+	in, ran, cancelledRunning, never := neverStartedMonth()
+	c := DefaultConfig()
+	w := SummariseWorkload(in, WorkloadParams{Window: in.Window}, c)
+	if w.Cancelled.Jobs != cancelledRunning {
+		t.Errorf("cancelled after they started: %d jobs, want %d", w.Cancelled.Jobs, cancelledRunning)
+	}
+	started := 0
+	for _, d := range w.Daily {
+		started += d.JobsStarted
+	}
+	if started != ran {
+		t.Errorf("jobs_started %d, want the %d that ran (not the %d cancelled while pending)", started, ran, never)
+	}
+	wantHours := 40*20.0/60 + 5*5.0/60
+	if d := w.Headline.AllocatedGPUHours - wantHours; d > 1e-9 || d < -1e-9 {
+		t.Errorf("allocated %.4f GPU-hours, want %.4f", w.Headline.AllocatedGPUHours, wantHours)
+	}
+	if w.Headline.GPUWait.N != ran {
+		t.Errorf("%d GPU waits, want the %d of jobs that ran", w.Headline.GPUWait.N, ran)
+	}
+
+	wi, err := RunWhatIf(in, WhatIfParams{Seeds: 1})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if wi.Calibration.Jobs > ran {
+		t.Errorf("calibration compares %d jobs; at most the %d that ran", wi.Calibration.Jobs, ran)
+	}
+}
