@@ -91,6 +91,14 @@ func TestImportCommandSaysWhatItRead(t *testing.T) {
 					t.Errorf("stdout has %q:\n%s", n, out)
 				}
 			}
+			if tt.name == "ReqTRES" {
+				// Job 9 was cancelled while pending: sacct gives it Start = End.
+				show, err := runCLI(t, "--db", db, "show", "9")
+				if err != nil || !strings.Contains(show, "Started never (left the queue at its end)") ||
+					!strings.Contains(show, "Waited     -   Ran -") {
+					t.Errorf("show 9: %v\n%s", err, show)
+				}
+			}
 			if tt.name == "AllocTRES only" {
 				show, err := runCLI(t, "--db", db, "show", "1")
 				if err != nil || !strings.Contains(show, "GPUs allocated 2 (AllocTRES: no ReqTRES imported)") {

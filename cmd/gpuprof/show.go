@@ -273,7 +273,11 @@ func writeSchedView(w io.Writer, v store.JobView) {
 	printf(w, "  User       %s%s   Account %s   Partition %s   QOS %s\n", orDash(clean(s.User, 32)), uid,
 		orDash(clean(s.Account, 32)), orDash(clean(s.Partition, 32)), orDash(clean(s.QOS, 32)))
 	printf(w, "  State      %s (exit %d:%d, from %s)\n", clean(s.State, 32), s.ExitStatus, s.ExitSignal, clean(s.Source, 16))
-	printf(w, "  Submitted  %s   Started %s   Ended %s\n", tstr(s.Submit), tstr(s.Start), tstr(s.End))
+	started := tstr(s.Start)
+	if !s.Started() && !s.End.IsZero() {
+		started = "never (left the queue at its end)" // slurmext.Started: cancelled while pending
+	}
+	printf(w, "  Submitted  %s   Started %s   Ended %s\n", tstr(s.Submit), started, tstr(s.End))
 	waited, ran := "-", "-"
 	if d, ok := s.Wait(); ok {
 		waited = dur(d)
