@@ -1,7 +1,6 @@
 package main
 
 import (
-	"errors"
 	"fmt"
 	"io"
 	"log/slog"
@@ -16,6 +15,7 @@ import (
 
 	"github.com/gpuprof/gpuprof/config"
 	"github.com/gpuprof/gpuprof/internal/groupdir"
+	"github.com/gpuprof/gpuprof/internal/safefs"
 )
 
 // version is set with -ldflags "-X main.version=..."; see versionString.
@@ -162,9 +162,10 @@ func (h hookLog) open(attrs ...any) (*slog.Logger, *os.File, func()) {
 		opened = tryFile(h.Dest)
 	}
 	if !opened && h.SpoolDir != "" {
-		if err := os.MkdirAll(h.SpoolDir, 0o700); err != nil {
+		if dir, err := safefs.MkdirAll(h.SpoolDir, 0o700); err != nil {
 			skipped = append(skipped, skip{h.SpoolDir, err})
 		} else {
+			dir.Close()
 			opened = tryFile(filepath.Join(h.SpoolDir, hookLogName))
 		}
 	}
@@ -178,24 +179,26 @@ func (h hookLog) open(attrs ...any) (*slog.Logger, *os.File, func()) {
 // openLogFile opens path for appending, creating its directory (0750) and
 // the file when missing: 0640, or 0660 in a set-group-ID directory whose
 // group's service users all log there (groupdir), whatever the umask.
+//
+// The packaged /var/log/gpuprof (and spool_dir, the hooks' last resort) is
+// root:gpuprof 2770: the group's accounts may plant a link, a hard link or
+// a FIFO where root's log goes. So the directory is opened with no planted
+// link followed and the file within it with O_NOFOLLOW, created with
+// O_EXCL or else taken only as a regular file with no other name (package
+// safefs; a link is followed only where root alone could have made it);
+// anything else is refused, and the caller logs to its next destination,
+// saying why.
 func openLogFile(path string) (*os.File, error) {
-	dir := filepath.Dir(path)
-	if err := os.MkdirAll(dir, 0o750); err != nil {
+	dir, name, err := safefs.OpenFileDir(path, 0o750)
+	if err != nil {
 		return nil, fmt.Errorf("create log directory: %w", err)
 	}
-	mode := groupdir.FileMode(dir)
-	f, err := os.OpenFile(path, os.O_WRONLY|os.O_APPEND|os.O_CREATE|os.O_EXCL, mode)
-	if err == nil {
-		if err := f.Chmod(mode); err != nil {
-			f.Close()
-			return nil, err
-		}
-		return f, nil
-	}
-	if !errors.Is(err, os.ErrExist) {
+	defer dir.Close()
+	fi, err := dir.Stat()
+	if err != nil {
 		return nil, err
 	}
-	return os.OpenFile(path, os.O_WRONLY|os.O_APPEND, 0)
+	return dir.OpenAppend(name, groupdir.ModeIn(fi))
 }
 
 func dialSyslog() (*syslog.Writer, error) {

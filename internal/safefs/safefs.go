@@ -44,7 +44,8 @@ var (
 	// ErrLink: a symbolic link in a directory another account may write.
 	ErrLink = errors.New("symbolic link in a directory other accounts may write: not followed")
 	// ErrNotRegular: the name is not a regular file (a FIFO, a device, a
-	// directory, a link).
+	// directory, or a link: a file is opened without following one; see
+	// OpenFileDir for following those only root or the caller made).
 	ErrNotRegular = errors.New("not a regular file")
 	// ErrHardLinked: the file has another name, which may be anywhere on
 	// the file system; writing to it would write there.
@@ -206,6 +207,62 @@ func walk(path string, perm fs.FileMode, create bool) (*Dir, error) {
 	}
 	resolved := "/" + strings.Join(names, "/")
 	return &Dir{f: os.NewFile(uintptr(fd), resolved), path: resolved}, nil
+}
+
+// OpenFileDir opens the directory of the file at path (made with mode
+// perm when missing and perm is not 0, as MkdirAll) and returns it with
+// the file's name in it, following the file's name while it is a link that
+// only root or the caller could have made (a link in a directory of the
+// caller's own, such as ~/gpuprof.db -> data/gpuprof.db); a link where
+// another account may write is ErrLink. The file itself is not opened:
+// the caller opens the name in the directory, which never follows a link,
+// so one planted since is refused. The caller closes the directory.
+func OpenFileDir(path string, perm fs.FileMode) (*Dir, string, error) {
+	var d *Dir
+	var err error
+	if perm != 0 {
+		d, err = MkdirAll(filepath.Dir(path), perm)
+	} else {
+		d, err = OpenDir(filepath.Dir(path))
+	}
+	if err != nil {
+		return nil, "", err
+	}
+	name := filepath.Base(path)
+	for links := 0; ; links++ {
+		if err := checkName(name); err != nil {
+			d.Close()
+			return nil, "", &fs.PathError{Op: "open", Path: path, Err: err}
+		}
+		var lst, dst unix.Stat_t
+		if err := fstatat(d.fd(), name, &lst, unix.AT_SYMLINK_NOFOLLOW); err != nil || lst.Mode&unix.S_IFMT != unix.S_IFLNK {
+			return d, name, nil // missing or not a link: the caller's open decides
+		}
+		err := unix.Fstat(d.fd(), &dst)
+		switch {
+		case err != nil:
+		case !Trusted(dst.Uid, dst.Mode, lst.Uid):
+			err = ErrLink
+		case links >= maxLinks:
+			err = unix.ELOOP
+		}
+		var target string
+		if err == nil {
+			target, err = readlinkat(d.fd(), name)
+		}
+		if err != nil {
+			d.Close()
+			return nil, "", d.pathErr("open", name, err)
+		}
+		if !filepath.IsAbs(target) {
+			target = filepath.Join(d.path, target)
+		}
+		d.Close()
+		if d, err = OpenDir(filepath.Dir(target)); err != nil {
+			return nil, "", err
+		}
+		name = filepath.Base(target)
+	}
 }
 
 func split(path string) []string {

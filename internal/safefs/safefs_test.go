@@ -317,3 +317,48 @@ func TestSub(t *testing.T) {
 		t.Errorf("Sub(none, 0) = %v, want fs.ErrNotExist", err)
 	}
 }
+
+// OpenFileDir follows a file's link only where root or the caller alone
+// could have made it (an admin's, a user's in a home of their own).
+func TestOpenFileDir(t *testing.T) {
+	base := t.TempDir()
+	tg := safefstest.New(t)
+	data := filepath.Join(base, "data")
+	if err := os.Mkdir(data, 0o700); err != nil {
+		t.Fatal(err)
+	}
+	safefstest.Plant(t, "data/real.db", filepath.Join(base, "mine.db"))
+	safefstest.Plant(t, filepath.Join(base, "mine.db"), filepath.Join(base, "twice.db"))
+	st := shared(t, filepath.Join(base, "state"))
+	safefstest.Plant(t, tg.File, filepath.Join(st, "gpuprof.db"))
+	tests := []struct {
+		name, path, wantDir, wantName string
+		err                           error
+	}{
+		{"no link", filepath.Join(base, "plain.db"), base, "plain.db", nil},
+		{"own link", filepath.Join(base, "mine.db"), data, "real.db", nil},
+		{"link to a link", filepath.Join(base, "twice.db"), data, "real.db", nil},
+		{"planted link", filepath.Join(st, "gpuprof.db"), "", "", safefs.ErrLink},
+		{"made missing", filepath.Join(base, "new", "x.log"), filepath.Join(base, "new"), "x.log", nil},
+		{"a directory's name", base + "/..", "", "", safefs.ErrName},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			d, name, err := safefs.OpenFileDir(tt.path, 0o700)
+			if tt.err != nil {
+				if !errors.Is(err, tt.err) {
+					t.Errorf("OpenFileDir(%s) = %v, want %v", tt.path, err, tt.err)
+				}
+				return
+			}
+			if err != nil {
+				t.Fatalf("OpenFileDir(%s): %v", tt.path, err)
+			}
+			defer d.Close()
+			if d.Path() != tt.wantDir || name != tt.wantName {
+				t.Errorf("OpenFileDir(%s) = %s, %s; want %s, %s", tt.path, d.Path(), name, tt.wantDir, tt.wantName)
+			}
+		})
+	}
+	tg.Untouched(t)
+}
