@@ -168,7 +168,7 @@ func TestClientStatus(t *testing.T) {
 			if errors.Is(err, ErrRejected) != tt.wantRejected {
 				t.Errorf("errors.Is(%v, ErrRejected) = %v, want %v", err, !tt.wantRejected, tt.wantRejected)
 			}
-			if gotAuth != "MUNGE MUNGE:fake-1:" {
+			if gotAuth != "MUNGE MUNGE:fake1:" {
 				t.Errorf("Authorization = %q, want the issued credential", gotAuth)
 			}
 		})

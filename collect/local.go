@@ -9,7 +9,7 @@ import (
 	"net/http"
 	"os"
 	"path/filepath"
-	"sync"
+	"strconv"
 	"time"
 
 	"github.com/gpuprof/gpuprof/store"
@@ -46,6 +46,11 @@ type peer struct {
 // connection, for a server made by NewLocalServer. A connection that is not
 // a unix socket carries the failure, and its every request is refused.
 func PeerConnContext(ctx context.Context, c net.Conn) context.Context {
+	if pc, ok := c.(*peerConn); ok {
+		if p, ok := pc.info.(peer); ok {
+			return context.WithValue(ctx, peerKey{}, p) // read at Accept
+		}
+	}
 	if w, ok := c.(interface{ NetConn() net.Conn }); ok {
 		c = w.NetConn()
 	}
@@ -72,13 +77,19 @@ func peerOf(r *http.Request) (peer, error) {
 // Authorization header is ignored. It serves no push: db is the node's own,
 // which only its agent writes. isAdmin nil means root only.
 func NewLocalServer(db *store.DB, isAdmin func(uid int) bool, log *slog.Logger) *Server {
-	s := NewServer(db, nil, ServerOptions{IsAdmin: isAdmin}, log)
-	s.local = true
+	return newLocalServer(db, LocalOptions{IsAdmin: isAdmin}.withDefaults(), log)
+}
+
+func newLocalServer(db *store.DB, opts LocalOptions, log *slog.Logger) *Server {
+	s := newServer(db, nil, ServerOptions{IsAdmin: opts.IsAdmin, Refusals: opts.Refusals, Limits: opts.limits()}, opts.limits(), log)
+	s.local, s.name = true, "agent"
 	return s
 }
 
 // LocalOptions bound what the local query server may take from the agent
-// that runs it: the agent's sampling must never wait for a user's query.
+// that runs it, and what one user may take of it: the agent's sampling
+// must never wait for a user's query, nor one user's queries for
+// another's.
 type LocalOptions struct {
 	// IsAdmin says whether a uid may see every user's jobs; nil means root
 	// only.
@@ -86,22 +97,43 @@ type LocalOptions struct {
 	// MaxConns is how many connections are held open at once (default
 	// 64); more wait in the kernel's listen backlog.
 	MaxConns int
-	// MaxInFlight is how many requests are answered at once (default 2);
-	// more wait up to QueueWait, then get 503 and Retry-After.
-	MaxInFlight int
+	// ConnsPerUID is how many of them one uid holds (default 8): a user
+	// at that share who opens another loses their oldest idle one, or is
+	// answered 503 when all of theirs are being answered.
+	ConnsPerUID int
+	// MaxInFlight is how many requests are answered at once (default 2),
+	// QueriesPerUID how many of one uid's (default 1); more wait up to
+	// QueueWait, then get 503 and Retry-After.
+	MaxInFlight, QueriesPerUID int
 	// QueueWait: see MaxInFlight (default 5s).
 	QueueWait time.Duration
 	// RequestTimeout ends a query's context (and so its database read)
 	// after this long (default 30s).
 	RequestTimeout time.Duration
+	// Refusals counts and logs refused queries; nil makes one that logs
+	// only (NewQueryRefusals).
+	Refusals *Refusals
+}
+
+// NewQueryRefusals returns the local query socket's refusal counter and
+// log, gpuprof_agent_queries_refused_total.
+func NewQueryRefusals(log *slog.Logger) *Refusals {
+	return NewRefusals("gpuprof_agent_queries_refused_total",
+		"Queries and connections the agent's local query socket refused, by reason (each is logged at most once per reason every 10s).", log, 0)
 }
 
 func (o LocalOptions) withDefaults() LocalOptions {
 	if o.MaxConns <= 0 {
 		o.MaxConns = 64
 	}
+	if o.ConnsPerUID <= 0 {
+		o.ConnsPerUID = 8
+	}
 	if o.MaxInFlight <= 0 {
 		o.MaxInFlight = 2
+	}
+	if o.QueriesPerUID <= 0 {
+		o.QueriesPerUID = 1
 	}
 	if o.QueueWait <= 0 {
 		o.QueueWait = 5 * time.Second
@@ -110,6 +142,15 @@ func (o LocalOptions) withDefaults() LocalOptions {
 		o.RequestTimeout = 30 * time.Second
 	}
 	return o
+}
+
+// limits are o as the server's Limits (after withDefaults).
+func (o LocalOptions) limits() Limits {
+	return Limits{
+		MaxConns: o.MaxConns, ConnsPerPeer: o.ConnsPerUID, MaxQueries: o.MaxInFlight, QueriesPerUID: o.QueriesPerUID,
+		QueueWait: o.QueueWait, QueryTimeout: o.RequestTimeout, MaxUploads: 1, UploadTimeout: time.Second, MaxDecodes: 1,
+		HeaderTimeout: 5 * time.Second, IdleTimeout: 30 * time.Second,
+	}
 }
 
 // maxLocalHeader bounds a request's line and headers; a query needs far
@@ -157,18 +198,33 @@ func ListenLocal(path string) (net.Listener, error) {
 // of its own, so queries share no connection with the agent's writes.
 func ServeLocal(ctx context.Context, ln net.Listener, db *store.DB, opts LocalOptions, log *slog.Logger) error {
 	opts = opts.withDefaults()
-	srv := NewLocalServer(db, opts.IsAdmin, log)
+	if opts.Refusals == nil {
+		opts.Refusals = NewQueryRefusals(log)
+	}
+	srv := newLocalServer(db, opts, log)
+	lim := srv.lim
+	pl := newPeerListener(ln, lim.MaxConns, lim.ConnsPerPeer, "uid", uidOf, opts.Refusals)
 	hs := &http.Server{
-		Handler:           bounded(srv.Handler(), opts),
-		ConnContext:       PeerConnContext,
-		ReadHeaderTimeout: 5 * time.Second,
+		Handler: srv.Handler(),
+		ConnContext: func(ctx context.Context, c net.Conn) context.Context {
+			return PeerConnContext(withConn(ctx, c), c)
+		},
+		ConnState:         pl.connState,
+		ReadHeaderTimeout: lim.HeaderTimeout,
 		ReadTimeout:       10 * time.Second,
-		// Room to write a large answer to a slow reader, no more.
-		WriteTimeout:   opts.QueueWait + opts.RequestTimeout + 30*time.Second,
-		IdleTimeout:    30 * time.Second,
+		// Room to write a large answer to a slow reader, no more; the
+		// reader holds its own connection meanwhile, not a query slot.
+		WriteTimeout:   lim.QueueWait + lim.QueryTimeout + 30*time.Second,
+		IdleTimeout:    lim.IdleTimeout,
 		MaxHeaderBytes: maxLocalHeader,
 		ErrorLog:       slog.NewLogLogger(log.Handler(), slog.LevelWarn),
 	}
+	return serveUntil(ctx, hs, pl)
+}
+
+// serveUntil serves hs on ln until ctx ends, then shuts it down within a
+// few seconds.
+func serveUntil(ctx context.Context, hs *http.Server, ln net.Listener) error {
 	stop, finished := make(chan struct{}), make(chan struct{})
 	go func() {
 		defer close(finished)
@@ -183,7 +239,7 @@ func ServeLocal(ctx context.Context, ln net.Listener, db *store.DB, opts LocalOp
 			_ = hs.Close()
 		}
 	}()
-	err := hs.Serve(newBoundedListener(ln, opts.MaxConns))
+	err := hs.Serve(ln)
 	if !errors.Is(err, http.ErrServerClosed) {
 		close(stop) // Serve failed on its own
 	} else {
@@ -193,78 +249,11 @@ func ServeLocal(ctx context.Context, ln net.Listener, db *store.DB, opts LocalOp
 	return err
 }
 
-// bounded runs at most opts.MaxInFlight requests of h at once, each with
-// a context that ends after opts.RequestTimeout, and reads no body.
-func bounded(h http.Handler, opts LocalOptions) http.Handler {
-	slots := make(chan struct{}, opts.MaxInFlight)
-	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		r.Body = http.MaxBytesReader(w, r.Body, 0)
-		wait := time.NewTimer(opts.QueueWait)
-		defer wait.Stop()
-		select {
-		case slots <- struct{}{}:
-			defer func() { <-slots }()
-		case <-wait.C:
-			w.Header().Set("Retry-After", "1")
-			http.Error(w, "the agent is answering other queries; try again in a moment", http.StatusServiceUnavailable)
-			return
-		case <-r.Context().Done():
-			return
-		}
-		ctx, cancel := context.WithTimeout(r.Context(), opts.RequestTimeout)
-		defer cancel()
-		h.ServeHTTP(w, r.WithContext(ctx))
-	})
-}
-
-// boundedListener holds at most cap(slots) accepted connections at once:
-// a user opening connections without end cannot use up the agent's file
-// descriptors (its hooks' socket and database need them).
-type boundedListener struct {
-	net.Listener
-	slots     chan struct{}
-	closed    chan struct{}
-	closeOnce sync.Once
-}
-
-func newBoundedListener(ln net.Listener, n int) *boundedListener {
-	return &boundedListener{Listener: ln, slots: make(chan struct{}, n), closed: make(chan struct{})}
-}
-
-// Accept waits for a free slot, then for a connection.
-func (l *boundedListener) Accept() (net.Conn, error) {
-	select {
-	case l.slots <- struct{}{}:
-	case <-l.closed:
-		return nil, net.ErrClosed
-	}
-	c, err := l.Listener.Accept()
+// uidOf is a unix-socket connection's peer: its uid, as the kernel says.
+func uidOf(c net.Conn) (string, any, error) {
+	id, pid, err := peerIdentity(c)
 	if err != nil {
-		<-l.slots
-		return nil, err
+		return "", nil, err
 	}
-	return &slotConn{Conn: c, release: func() { <-l.slots }}, nil
+	return "uid " + strconv.Itoa(id.UID), peer{id: id, pid: pid}, nil
 }
-
-// Close stops Accept, also one waiting for a slot.
-func (l *boundedListener) Close() error {
-	l.closeOnce.Do(func() { close(l.closed) })
-	return l.Listener.Close()
-}
-
-// slotConn gives its listener slot back when closed (once).
-type slotConn struct {
-	net.Conn
-	once    sync.Once
-	release func()
-}
-
-func (c *slotConn) Close() error {
-	err := c.Conn.Close()
-	c.once.Do(c.release)
-	return err
-}
-
-// NetConn returns the unix connection itself (PeerConnContext reads its
-// credentials).
-func (c *slotConn) NetConn() net.Conn { return c.Conn }

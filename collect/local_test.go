@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io"
 	"net"
 	"net/http"
 	"net/http/httptest"
@@ -288,55 +289,62 @@ func TestListenLocal(t *testing.T) {
 	})
 }
 
-// TestBounded: one request at a time with MaxInFlight 1, the next refused
-// with 503 after QueueWait, and each request's context ending after
-// RequestTimeout.
-func TestBounded(t *testing.T) {
-	release := make(chan struct{})
-	entered := make(chan struct{}, 4)
-	var deadline atomic.Bool
-	h := bounded(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		_, ok := r.Context().Deadline()
-		deadline.Store(ok)
-		entered <- struct{}{}
-		<-release
-	}), LocalOptions{MaxInFlight: 1, QueueWait: 50 * time.Millisecond, RequestTimeout: time.Minute}.withDefaults())
-	first := make(chan int)
-	go func() {
-		w := httptest.NewRecorder()
-		h.ServeHTTP(w, httptest.NewRequest("GET", "/v1/jobs", nil))
-		first <- w.Code
-	}()
-	<-entered
-	w := httptest.NewRecorder()
-	h.ServeHTTP(w, httptest.NewRequest("GET", "/v1/jobs", nil))
-	if w.Code != http.StatusServiceUnavailable || w.Header().Get("Retry-After") == "" {
-		t.Errorf("second request while the only slot is taken: %d (Retry-After %q), want 503 with Retry-After", w.Code, w.Header().Get("Retry-After"))
+// TestFairSlots: with two slots and one per key, a key at its share
+// waits while another key gets in; a waiter whose context ends holds
+// nothing; a released slot lets the next one in.
+func TestFairSlots(t *testing.T) {
+	f := newFairSlots(2, 1)
+	ctx := context.Background()
+	releaseA, ok := f.acquire(ctx, "a")
+	if !ok {
+		t.Fatal("first acquire failed")
 	}
-	close(release)
-	if code := <-first; code != http.StatusOK {
-		t.Errorf("first request: %d, want 200", code)
+	short, cancel := context.WithTimeout(ctx, 50*time.Millisecond)
+	defer cancel()
+	if _, ok := f.acquire(short, "a"); ok {
+		t.Error("a second slot for key a while its one share is held")
 	}
-	if !deadline.Load() {
-		t.Error("the request's context has no deadline")
+	releaseB, ok := f.acquire(ctx, "b")
+	if !ok {
+		t.Fatal("key b waited behind key a")
 	}
-	w = httptest.NewRecorder()
-	h.ServeHTTP(w, httptest.NewRequest("GET", "/v1/jobs", nil))
-	if w.Code != http.StatusOK {
-		t.Errorf("request after the slot came back: %d, want 200", w.Code)
+	short2, cancel2 := context.WithTimeout(ctx, 50*time.Millisecond)
+	defer cancel2()
+	if _, ok := f.acquire(short2, "c"); ok {
+		t.Error("a third slot of two")
+	}
+	releaseA()
+	releaseA() // twice is once
+	releaseC, ok := f.acquire(ctx, "c")
+	if !ok {
+		t.Fatal("no slot after one was given back")
+	}
+	releaseB()
+	releaseC()
+	if len(f.byKey) != 0 || len(f.total) != 0 {
+		t.Errorf("after every release: %d keys, %d slots held; want none", len(f.byKey), len(f.total))
 	}
 }
 
-// TestBoundedListener: with one slot, a second connection is not accepted
-// until the first is closed.
-func TestBoundedListener(t *testing.T) {
+// TestPeerListener: a peer at its share that connects again pushes out
+// its own oldest idle connection, never another peer's; with all of its
+// connections busy it is answered 503; the total bounds every peer.
+func TestPeerListener(t *testing.T) {
 	inner, err := net.Listen("unix", filepath.Join(t.TempDir(), "b.sock"))
 	if err != nil {
 		t.Fatal(err)
 	}
-	ln := newBoundedListener(inner, 1)
+	// The peer is what the client writes first: "a" or "b".
+	identify := func(c net.Conn) (string, any, error) {
+		var b [1]byte
+		if _, err := c.Read(b[:]); err != nil {
+			return "", nil, err
+		}
+		return string(b[:]), nil, nil
+	}
+	ln := newPeerListener(inner, 4, 2, "peer", identify, NewQueryRefusals(testLogger(t)))
 	defer ln.Close()
-	accepted := make(chan net.Conn, 2)
+	accepted := make(chan net.Conn, 8)
 	go func() {
 		for {
 			c, err := ln.Accept()
@@ -347,28 +355,78 @@ func TestBoundedListener(t *testing.T) {
 			accepted <- c
 		}
 	}()
-	for range 2 {
+	dial := func(peer string) net.Conn {
+		t.Helper()
 		c, err := net.Dial("unix", inner.Addr().String())
 		if err != nil {
 			t.Fatal(err)
 		}
-		defer c.Close()
+		t.Cleanup(func() { c.Close() })
+		if _, err := c.Write([]byte(peer)); err != nil {
+			t.Fatal(err)
+		}
+		return c
 	}
-	c1 := <-accepted
-	select {
-	case <-accepted:
-		t.Fatal("a second connection was accepted while the only slot was held")
-	case <-time.After(100 * time.Millisecond):
+	next := func() *peerConn {
+		t.Helper()
+		select {
+		case c := <-accepted:
+			return c.(*peerConn)
+		case <-time.After(5 * time.Second):
+			t.Fatal("no connection accepted")
+			return nil
+		}
 	}
-	if _, ok := c1.(interface{ NetConn() net.Conn }).NetConn().(*net.UnixConn); !ok {
-		t.Error("an accepted connection does not unwrap to the unix connection (peer credentials need it)")
+	closedByServer := func(c net.Conn) bool {
+		_ = c.SetReadDeadline(time.Now().Add(2 * time.Second))
+		var b [512]byte
+		n, err := c.Read(b[:])
+		return err != nil || n > 0
 	}
-	c1.Close()
-	select {
-	case c2 := <-accepted:
-		c2.Close()
-	case <-time.After(5 * time.Second):
-		t.Fatal("the second connection was not accepted after the first closed")
+
+	a1c := dial("a")
+	a1 := next()
+	dial("a")
+	a2 := next()
+	b1c := dial("b")
+	b1 := next()
+	a2.busy.Store(true)
+
+	// a's third connection pushes out a1, its oldest idle one.
+	dial("a")
+	a3 := next()
+	if !closedByServer(a1c) {
+		t.Error("a's oldest idle connection stayed open when a opened one over its share")
+	}
+	// b is untouched.
+	_ = b1c.SetReadDeadline(time.Now().Add(100 * time.Millisecond))
+	if _, err := b1c.Read(make([]byte, 1)); !errors.Is(err, os.ErrDeadlineExceeded) {
+		t.Errorf("b's connection was disturbed by a's: %v", err)
+	}
+	// With both of a's connections busy, a fourth is answered 503.
+	a3.busy.Store(true)
+	a4c := dial("a")
+	_ = a4c.SetReadDeadline(time.Now().Add(5 * time.Second))
+	answer, _ := io.ReadAll(a4c)
+	if !strings.HasPrefix(string(answer), "HTTP/1.1 503") || !strings.Contains(string(answer), "too many connections from peer a") {
+		t.Errorf("a's connection over its busy share: %q, want a 503 naming peer a", answer)
+	}
+	if _, ok := a1.Conn.(*net.UnixConn); !ok {
+		t.Error("an accepted connection does not wrap the unix connection (peer credentials need it)")
+	}
+	if _, ok := b1.NetConn().(*net.UnixConn); !ok {
+		t.Error("NetConn does not unwrap to the unix connection")
+	}
+	// Closing gives the slot back: the total of 4 holds a2, a3, b1 and one more.
+	dial("b")
+	b2 := next()
+	b2.Close()
+	b2.Close() // twice is once
+	dial("b")
+	next().Close()
+	// Accept, waiting for the next connection, holds a slot for it.
+	if n := len(ln.slots); n != 4 {
+		t.Errorf("%d slots held, want 4 (a2, a3, b1 and the one Accept waits with)", n)
 	}
 	ln.Close()
 	if _, ok := <-accepted; ok {

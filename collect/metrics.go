@@ -42,11 +42,14 @@ const (
 	RejectUnauthenticated = "unauthenticated" // 401: no, a bad or a replayed munge credential
 	RejectForbidden       = "forbidden"       // 403: a uid or host that may not push
 	RejectBadProfile      = "bad_profile"     // 400: not a profile, or one the store refuses
-	RejectBusy            = "db_busy"         // 503: the database stayed locked; the node retries
+	RejectBusy            = "db_busy"         // 503: the database stayed locked, or no upload slot came free; the node retries
+	RejectTimeout         = "timeout"         // 408: the body did not arrive within the upload timeout
+	RejectConflict        = "conflict"        // 409: the profile names another owner for its job
 	RejectError           = "error"           // 500 or any other failure
 )
 
-var rejectReasons = []string{RejectTooLarge, RejectUnauthenticated, RejectForbidden, RejectBadProfile, RejectBusy, RejectError}
+var rejectReasons = []string{RejectTooLarge, RejectUnauthenticated, RejectForbidden, RejectBadProfile, RejectBusy,
+	RejectTimeout, RejectConflict, RejectError}
 
 // Outcomes of an accepted push, the values of the outcome label of
 // gpuprof_serve_pushes_accepted_total.
@@ -120,6 +123,12 @@ func NewMetrics(now func() time.Time) *Metrics {
 	}
 	m.registry.MustRegister(m.lag, m.rejected, m.accepted, usageCollector{m})
 	return m
+}
+
+// Register adds c (a server's Refusals' Collector) to what /metrics
+// serves.
+func (m *Metrics) Register(c prometheus.Collector) error {
+	return m.registry.Register(c)
 }
 
 // Handler serves the metrics, in OpenMetrics when the scraper asks for it.
@@ -216,7 +225,9 @@ func (m *Metrics) Load(ctx context.Context, db *store.DB) error {
 	return nil
 }
 
-// store stores j (db.PutJob's contract) and counts it. The job's finished
+// store stores j (db.PutJob's contract) unless it names another owner for
+// its job than the database holds (store.Tx.CheckOwner: ErrOwner), and
+// counts it. The job's finished
 // profiles are read in the same write transaction as the put, so the
 // change of the job's part of the totals is exact however pushes race: a
 // re-push changes nothing, a second node's profile of a job already
@@ -232,10 +243,18 @@ func (m *Metrics) Load(ctx context.Context, db *store.DB) error {
 // docs/prometheus.md).
 func (m *Metrics) store(ctx context.Context, db *store.DB, j profile.Job) error {
 	if m == nil {
-		return db.PutJob(ctx, j)
+		return db.WithTx(ctx, func(tx *store.Tx) error {
+			if err := tx.CheckOwner(ctx, j); err != nil {
+				return err
+			}
+			return tx.PutJob(ctx, j)
+		})
 	}
 	var before []profile.Job // the job's finished profiles before the put
 	err := db.WithTx(ctx, func(tx *store.Tx) error {
+		if err := tx.CheckOwner(ctx, j); err != nil {
+			return err
+		}
 		var err error
 		before, err = tx.ListJobs(ctx, store.Filter{Cluster: j.Cluster, JobID: j.JobID, Status: profile.StatusFinished})
 		if err != nil {
@@ -321,6 +340,10 @@ func (m *Metrics) countRejects(next http.HandlerFunc) http.HandlerFunc {
 			reason = RejectBadProfile
 		case http.StatusServiceUnavailable:
 			reason = RejectBusy
+		case http.StatusRequestTimeout:
+			reason = RejectTimeout
+		case http.StatusConflict:
+			reason = RejectConflict
 		}
 		m.rejected.WithLabelValues(reason).Inc()
 	}

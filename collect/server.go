@@ -10,13 +10,16 @@
 package collect
 
 import (
+	"bytes"
 	"context"
+	"crypto/sha256"
+	"encoding/hex"
 	"encoding/json"
 	"errors"
 	"fmt"
-	"io"
 	"log/slog"
 	"net/http"
+	"os"
 	"os/user"
 	"slices"
 	"strconv"
@@ -33,6 +36,13 @@ type Authenticator interface {
 	Decode(ctx context.Context, cred string) (Identity, []byte, error)
 }
 
+// NodeRef names one Slurm node of one cluster.
+type NodeRef struct {
+	Cluster, Node string
+}
+
+func (n NodeRef) String() string { return n.Cluster + "/" + n.Node }
+
 // ServerOptions configure the collector.
 type ServerOptions struct {
 	// PushUIDs may push profiles: root and the SlurmUser.
@@ -40,6 +50,13 @@ type ServerOptions struct {
 	// PushHosts, when not empty, are the only ENCODE_HOST values (node
 	// addresses) whose pushes are accepted.
 	PushHosts []string
+	// NodeHosts, when not empty, binds each push to its sender: the host
+	// its credential was made on (ENCODE_HOST, as munge reports it) may
+	// push profiles only of the nodes listed for it, each of its cluster,
+	// and a host not listed may push nothing. Without it a node's
+	// credential may push for any node of any cluster (root on one node
+	// speaks for all).
+	NodeHosts map[string][]NodeRef
 	// IsAdmin says whether a uid may see every user's jobs.
 	IsAdmin func(uid int) bool
 	// MaxBody bounds a pushed profile.
@@ -47,6 +64,77 @@ type ServerOptions struct {
 	// Metrics, when set, counts what pushes store and refuse (the
 	// collector's /metrics, metrics.go); nil counts nothing.
 	Metrics *Metrics
+	// Refusals counts and logs refused requests (rate-limited); nil makes
+	// one of the server's own that logs and is exported nowhere.
+	Refusals *Refusals
+	// Limits share the server out among its clients; zero fields take
+	// DefaultLimits' values.
+	Limits Limits
+}
+
+// Limits bound what one client may take of a server. Zero means the
+// default for each field (DefaultLimits for the collector, the local
+// query socket's in LocalOptions).
+type Limits struct {
+	// MaxConns is how many connections are held at once; more wait in
+	// the kernel's listen backlog.
+	MaxConns int
+	// ConnsPerPeer is how many of them one peer holds at once: one uid
+	// on the local query socket, one host on the collector. A peer at its
+	// share that opens another loses its oldest idle one.
+	ConnsPerPeer int
+	// MaxQueries is how many queries are answered at once, QueriesPerUID
+	// how many of one uid's; more wait up to QueueWait, then get 503 and
+	// Retry-After.
+	MaxQueries, QueriesPerUID int
+	// QueueWait: see MaxQueries; also the longest a push waits for an
+	// upload slot and a credential for its decoding.
+	QueueWait time.Duration
+	// QueryTimeout ends a query's database read.
+	QueryTimeout time.Duration
+	// MaxUploads is how many pushes' bodies are read at once (one per
+	// host): only after the credential in the header was decoded and
+	// allowed, within UploadTimeout of the body's first byte being asked for.
+	MaxUploads    int
+	UploadTimeout time.Duration
+	// MaxDecodes is how many credentials are decoded at once (each runs
+	// unmunge).
+	MaxDecodes int
+	// HeaderTimeout is how long a client has to send a request's line
+	// and headers; IdleTimeout how long a connection may wait for its next
+	// request.
+	HeaderTimeout, IdleTimeout time.Duration
+}
+
+// DefaultLimits are the collector's.
+var DefaultLimits = Limits{
+	MaxConns: 4096, ConnsPerPeer: 1024, MaxQueries: 8, QueriesPerUID: 2, QueueWait: 5 * time.Second,
+	QueryTimeout: 30 * time.Second, MaxUploads: 4, UploadTimeout: 30 * time.Second, MaxDecodes: 8,
+	HeaderTimeout: 5 * time.Second, IdleTimeout: 30 * time.Second,
+}
+
+// orDefault returns l with each zero field taken from def.
+func (l Limits) orDefault(def Limits) Limits {
+	pick := func(v, d int) int {
+		if v <= 0 {
+			return d
+		}
+		return v
+	}
+	pickD := func(v, d time.Duration) time.Duration {
+		if v <= 0 {
+			return d
+		}
+		return v
+	}
+	return Limits{
+		MaxConns: pick(l.MaxConns, def.MaxConns), ConnsPerPeer: pick(l.ConnsPerPeer, def.ConnsPerPeer),
+		MaxQueries: pick(l.MaxQueries, def.MaxQueries), QueriesPerUID: pick(l.QueriesPerUID, def.QueriesPerUID),
+		QueueWait: pickD(l.QueueWait, def.QueueWait), QueryTimeout: pickD(l.QueryTimeout, def.QueryTimeout),
+		MaxUploads: pick(l.MaxUploads, def.MaxUploads), UploadTimeout: pickD(l.UploadTimeout, def.UploadTimeout),
+		MaxDecodes: pick(l.MaxDecodes, def.MaxDecodes), HeaderTimeout: pickD(l.HeaderTimeout, def.HeaderTimeout),
+		IdleTimeout: pickD(l.IdleTimeout, def.IdleTimeout),
+	}
 }
 
 // Server answers the collector's HTTP API:
@@ -60,27 +148,58 @@ type ServerOptions struct {
 // queries, whatever the filter asks for.
 //
 // Each request carries "Authorization: MUNGE <credential>" whose payload is
-// Binding(method, path?query, body). A server made by NewLocalServer takes
-// the caller from the connection instead and serves the queries only.
+// Binding(method, path?query, body). A push's credential is decoded and
+// its sender allowed before a byte of its body is read; the body must then
+// arrive within Limits.UploadTimeout and match the digest the credential
+// carries. A server made by NewLocalServer takes the caller from the
+// connection instead and serves the queries only.
 type Server struct {
 	db   *store.DB
 	auth Authenticator
 	opts ServerOptions
+	lim  Limits
 	log  *slog.Logger
 	// local: the caller is the connection's peer (PeerConnContext), never
 	// a credential, and nothing may be pushed.
 	local bool
+	// name says who answers, in a busy answer's text.
+	name string
+
+	refusals *Refusals
+	queries  *fairSlots    // database reads, per uid
+	uploads  *fairSlots    // push bodies being read, per host
+	decodes  chan struct{} // credentials being decoded
+}
+
+// NewServeRefusals returns the collector's refusal counter and log,
+// gpuprof_serve_requests_refused_total.
+func NewServeRefusals(log *slog.Logger) *Refusals {
+	return NewRefusals("gpuprof_serve_requests_refused_total",
+		"Requests and connections the collector refused, by reason (each is logged at most once per reason every 10s).", log, 0)
 }
 
 // NewServer returns a collector writing to db.
 func NewServer(db *store.DB, auth Authenticator, opts ServerOptions, log *slog.Logger) *Server {
+	return newServer(db, auth, opts, DefaultLimits, log)
+}
+
+func newServer(db *store.DB, auth Authenticator, opts ServerOptions, def Limits, log *slog.Logger) *Server {
 	if opts.MaxBody <= 0 {
 		opts.MaxBody = 16 << 20
 	}
 	if opts.IsAdmin == nil {
 		opts.IsAdmin = func(uid int) bool { return uid == 0 }
 	}
-	return &Server{db: db, auth: auth, opts: opts, log: log}
+	if opts.Refusals == nil {
+		opts.Refusals = NewServeRefusals(log)
+	}
+	lim := opts.Limits.orDefault(def)
+	return &Server{
+		db: db, auth: auth, opts: opts, lim: lim, log: log, name: "collector", refusals: opts.Refusals,
+		queries: newFairSlots(lim.MaxQueries, lim.QueriesPerUID),
+		uploads: newFairSlots(lim.MaxUploads, 1),
+		decodes: make(chan struct{}, lim.MaxDecodes),
+	}
 }
 
 // Handler returns the HTTP handler.
@@ -94,23 +213,87 @@ func (s *Server) Handler() http.Handler {
 	// has four.
 	mux.HandleFunc("GET /v1/jobs/count", s.count)
 	mux.HandleFunc("GET /v1/jobs/{cluster}/{job}", s.get)
-	return mux
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		markBusy(r)
+		if r.Method != http.MethodPost {
+			r.Body = http.MaxBytesReader(w, r.Body, 0) // a query has no body
+			if r.ContentLength != 0 {
+				// Else net/http would wait for the unread body after the
+				// answer, for the connection's next request.
+				w.Header().Set("Connection", "close")
+			}
+		}
+		mux.ServeHTTP(w, r)
+	})
 }
 
-// authenticate checks the credential against the request it came with.
-func (s *Server) authenticate(r *http.Request, body []byte) (Identity, error) {
+// errBusy means no slot came free within Limits.QueueWait.
+var errBusy = errors.New("busy")
+
+// decode decodes the request's munge credential, at most Limits.MaxDecodes
+// at once (each runs unmunge), without reading the body.
+func (s *Server) decode(r *http.Request) (Identity, []byte, error) {
 	cred, ok := strings.CutPrefix(r.Header.Get("Authorization"), "MUNGE ")
 	if !ok {
-		return Identity{}, fmt.Errorf("%w: no munge credential", ErrAuth)
+		return Identity{}, nil, fmt.Errorf("%w: no munge credential", ErrAuth)
 	}
-	id, payload, err := s.auth.Decode(r.Context(), cred)
+	if !plausibleCredential(cred) {
+		return Identity{}, nil, fmt.Errorf("%w: not a munge credential", ErrAuth)
+	}
+	wait := time.NewTimer(s.lim.QueueWait)
+	defer wait.Stop()
+	select {
+	case s.decodes <- struct{}{}:
+		defer func() { <-s.decodes }()
+	case <-wait.C:
+		return Identity{}, nil, fmt.Errorf("%w: no credential decoded within %s", errBusy, s.lim.QueueWait)
+	case <-r.Context().Done():
+		return Identity{}, nil, r.Context().Err()
+	}
+	return s.auth.Decode(r.Context(), cred)
+}
+
+// plausibleCredential says whether cred can be a munge credential at all
+// ("MUNGE:", base64, ":"), so that junk costs no unmunge.
+func plausibleCredential(cred string) bool {
+	body, ok := strings.CutPrefix(cred, "MUNGE:")
+	if !ok || len(cred) > 64<<10 {
+		return false
+	}
+	body = strings.TrimSuffix(body, ":")
+	if body == "" {
+		return false
+	}
+	for i := 0; i < len(body); i++ {
+		c := body[i]
+		if !(c >= 'A' && c <= 'Z' || c >= 'a' && c <= 'z' || c >= '0' && c <= '9' || c == '+' || c == '/' || c == '=') {
+			return false
+		}
+	}
+	return true
+}
+
+// authenticate checks a bodiless request's credential against the request.
+func (s *Server) authenticate(r *http.Request) (Identity, error) {
+	id, payload, err := s.decode(r)
 	if err != nil {
 		return Identity{}, err
 	}
-	if want := Binding(r.Method, r.URL.RequestURI(), body); string(payload) != string(want) {
+	if want := Binding(r.Method, r.URL.RequestURI(), nil); string(payload) != string(want) {
 		return Identity{}, fmt.Errorf("%w: credential made for another request", ErrAuth)
 	}
 	return id, nil
+}
+
+// bodyDigest returns the body digest a push's credential payload binds,
+// after checking that the payload was made for this method and URI.
+func bodyDigest(r *http.Request, payload []byte) (string, error) {
+	head := r.Method + " " + r.URL.RequestURI() + " "
+	digest, ok := strings.CutPrefix(string(payload), head)
+	if !ok || len(digest) != 2*sha256.Size {
+		return "", fmt.Errorf("%w: credential made for another request", ErrAuth)
+	}
+	return digest, nil
 }
 
 // caller says who sent a query: the munge credential's maker, or on a
@@ -118,7 +301,7 @@ func (s *Server) authenticate(r *http.Request, body []byte) (Identity, error) {
 // the request says, headers included, is ignored there).
 func (s *Server) caller(r *http.Request) (Identity, error) {
 	if !s.local {
-		return s.authenticate(r, nil)
+		return s.authenticate(r)
 	}
 	p, err := peerOf(r)
 	if err != nil {
@@ -128,28 +311,131 @@ func (s *Server) caller(r *http.Request) (Identity, error) {
 	return p.id, nil
 }
 
+// fail answers a refused request with code and counts it; the log gets a
+// line per reason at most every few seconds (Refusals).
 func (s *Server) fail(w http.ResponseWriter, r *http.Request, code int, err error) {
-	s.log.Warn("request refused", "method", r.Method, "path", r.URL.Path, "remote", r.RemoteAddr, "status", code, "err", err)
+	attrs := []any{"method", r.Method, "path", r.URL.Path, "status", code, "err", err}
+	if s.local {
+		if p, perr := peerOf(r); perr == nil {
+			attrs = append(attrs, "uid", p.id.UID, "pid", p.pid)
+		}
+	} else {
+		attrs = append(attrs, "remote", r.RemoteAddr)
+	}
+	s.refusals.Refuse(refuseReason(code), "request refused", attrs...)
+	if r.ContentLength != 0 {
+		// The body may be unread (a push refused from its headers): close
+		// rather than let net/http wait for it before answering.
+		w.Header().Set("Connection", "close")
+	}
+	if code == http.StatusServiceUnavailable && w.Header().Get("Retry-After") == "" {
+		w.Header().Set("Retry-After", "1")
+	}
 	http.Error(w, err.Error(), code)
 }
 
-func (s *Server) push(w http.ResponseWriter, r *http.Request) {
-	body, err := io.ReadAll(http.MaxBytesReader(w, r.Body, s.opts.MaxBody))
-	if err != nil {
-		s.fail(w, r, http.StatusRequestEntityTooLarge, err)
+// authFailed answers a failed authentication: 503 when no decoding slot
+// came free, else 401.
+func (s *Server) authFailed(w http.ResponseWriter, r *http.Request, err error) {
+	if errors.Is(err, errBusy) {
+		s.fail(w, r, http.StatusServiceUnavailable, fmt.Errorf("the %s is answering other requests; try again in a moment", s.name))
 		return
 	}
-	id, err := s.authenticate(r, body)
+	s.fail(w, r, http.StatusUnauthorized, err)
+}
+
+// allowedPusher checks that id may push at all: its uid, and its host
+// (PushHosts, NodeHosts).
+func (s *Server) allowedPusher(id Identity) error {
+	if !slices.Contains(s.opts.PushUIDs, id.UID) {
+		return fmt.Errorf("uid %d from %s may not push profiles", id.UID, id.Host)
+	}
+	if len(s.opts.PushHosts) > 0 && !slices.Contains(s.opts.PushHosts, id.Host) {
+		return fmt.Errorf("host %s is not a node of this cluster", id.Host)
+	}
+	if len(s.opts.NodeHosts) > 0 && len(s.opts.NodeHosts[id.Host]) == 0 {
+		return fmt.Errorf("host %s is configured as no node (serve.node_hosts)", id.Host)
+	}
+	return nil
+}
+
+// boundNode checks that a push from host is for a node host is configured
+// as (when NodeHosts is set).
+func (s *Server) boundNode(host string, j profile.Job) error {
+	if len(s.opts.NodeHosts) == 0 {
+		return nil
+	}
+	nodes := s.opts.NodeHosts[host]
+	if slices.Contains(nodes, NodeRef{Cluster: j.Cluster, Node: j.Node}) {
+		return nil
+	}
+	names := make([]string, len(nodes))
+	for i, n := range nodes {
+		names[i] = n.String()
+	}
+	return fmt.Errorf("host %s may push profiles of node %s only (serve.node_hosts), not of %s/%s",
+		host, strings.Join(names, ", "), j.Cluster, j.Node)
+}
+
+// readBody reads a push's body: at most MaxBody, within UploadTimeout,
+// one host's at a time and at most MaxUploads at once. code is the answer
+// when it fails.
+func (s *Server) readBody(w http.ResponseWriter, r *http.Request, host string) (body []byte, code int, err error) {
+	if r.ContentLength > s.opts.MaxBody {
+		return nil, http.StatusRequestEntityTooLarge, fmt.Errorf("body of %d bytes: over the limit of %d", r.ContentLength, s.opts.MaxBody)
+	}
+	wctx, cancel := context.WithTimeout(r.Context(), s.lim.QueueWait)
+	release, ok := s.uploads.acquire(wctx, host)
+	cancel()
+	if !ok {
+		w.Header().Set("Retry-After", "2")
+		return nil, http.StatusServiceUnavailable, fmt.Errorf("the %s is reading other profiles; try again in a moment", s.name)
+	}
+	defer release()
+	// A recorder in tests supports no deadline: nothing to bound there.
+	_ = http.NewResponseController(w).SetReadDeadline(time.Now().Add(s.lim.UploadTimeout))
+	size := r.ContentLength
+	if size < 0 {
+		size = 64 << 10
+	}
+	buf := bytes.NewBuffer(make([]byte, 0, min(size, s.opts.MaxBody)+1))
+	_, err = buf.ReadFrom(http.MaxBytesReader(w, r.Body, s.opts.MaxBody))
+	var tooLarge *http.MaxBytesError
+	switch {
+	case errors.As(err, &tooLarge):
+		return nil, http.StatusRequestEntityTooLarge, err
+	case errors.Is(err, os.ErrDeadlineExceeded):
+		return nil, http.StatusRequestTimeout, fmt.Errorf("body not received within %s", s.lim.UploadTimeout)
+	case err != nil:
+		return nil, http.StatusBadRequest, fmt.Errorf("body: %w", err)
+	}
+	return buf.Bytes(), 0, nil
+}
+
+func (s *Server) push(w http.ResponseWriter, r *http.Request) {
+	// Who sends, from the header alone: nothing of the body is read for
+	// a sender that may not push.
+	id, payload, err := s.decode(r)
+	if err != nil {
+		s.authFailed(w, r, err)
+		return
+	}
+	digest, err := bodyDigest(r, payload)
 	if err != nil {
 		s.fail(w, r, http.StatusUnauthorized, err)
 		return
 	}
-	if !slices.Contains(s.opts.PushUIDs, id.UID) {
-		s.fail(w, r, http.StatusForbidden, fmt.Errorf("uid %d from %s may not push profiles", id.UID, id.Host))
+	if err := s.allowedPusher(id); err != nil {
+		s.fail(w, r, http.StatusForbidden, err)
 		return
 	}
-	if len(s.opts.PushHosts) > 0 && !slices.Contains(s.opts.PushHosts, id.Host) {
-		s.fail(w, r, http.StatusForbidden, fmt.Errorf("host %s is not a node of this cluster", id.Host))
+	body, code, err := s.readBody(w, r, id.Host)
+	if err != nil {
+		s.fail(w, r, code, err)
+		return
+	}
+	if sum := sha256.Sum256(body); hex.EncodeToString(sum[:]) != digest {
+		s.fail(w, r, http.StatusUnauthorized, fmt.Errorf("%w: credential made for another body", ErrAuth))
 		return
 	}
 	var j profile.Job
@@ -157,10 +443,21 @@ func (s *Server) push(w http.ResponseWriter, r *http.Request) {
 		s.fail(w, r, http.StatusBadRequest, fmt.Errorf("bad profile: %w", err))
 		return
 	}
-	err = s.opts.Metrics.store(r.Context(), s.db, j) // db.PutJob, counted
+	if !slurmext.ValidJobID(j.JobID) {
+		s.fail(w, r, http.StatusBadRequest, fmt.Errorf("bad profile: job id %q is not a Slurm job id", j.JobID))
+		return
+	}
+	if err := s.boundNode(id.Host, j); err != nil {
+		s.fail(w, r, http.StatusForbidden, err)
+		return
+	}
+	err = s.opts.Metrics.store(r.Context(), s.db, j) // CheckOwner, then PutJob, counted
 	switch {
 	case errors.Is(err, store.ErrFinished):
 		// A running snapshot after the finished profile: already have better.
+	case errors.Is(err, store.ErrOwner):
+		s.fail(w, r, http.StatusConflict, err)
+		return
 	case errors.Is(err, store.ErrLocked):
 		w.Header().Set("Retry-After", "2")
 		s.fail(w, r, http.StatusServiceUnavailable, err)
@@ -185,44 +482,76 @@ func (s *Server) scope(id Identity) *int {
 	return &uid
 }
 
-// scopedFilter authenticates a query and returns its filter, restricted
-// to the caller's own jobs unless they are an admin. On failure it has
-// answered the request and ok is false.
-func (s *Server) scopedFilter(w http.ResponseWriter, r *http.Request) (f store.ViewFilter, ok bool) {
+// scopedFilter authenticates a query and returns its caller and filter,
+// restricted to the caller's own jobs unless they are an admin. On
+// failure it has answered the request and ok is false.
+func (s *Server) scopedFilter(w http.ResponseWriter, r *http.Request) (id Identity, f store.ViewFilter, ok bool) {
 	id, err := s.caller(r)
 	if err != nil {
-		s.fail(w, r, http.StatusUnauthorized, err)
-		return f, false
+		s.authFailed(w, r, err)
+		return id, f, false
 	}
 	f, err = parseViewFilter(r.URL.Query())
 	if err != nil {
 		s.fail(w, r, http.StatusBadRequest, err)
-		return f, false
+		return id, f, false
 	}
 	if uid := s.scope(id); uid != nil {
 		f.UID = uid
 	}
-	return f, true
+	return id, f, true
+}
+
+// query runs read, a database read, in one of the caller's query slots
+// (Limits.MaxQueries, QueriesPerUID) with a context that ends after
+// QueryTimeout. The slot is given back before the answer is written: a
+// client reading its answer slowly holds its connection, never a slot.
+// On failure it has answered the request and ok is false.
+func (s *Server) query(w http.ResponseWriter, r *http.Request, id Identity, read func(ctx context.Context) error) (ok bool) {
+	wctx, cancel := context.WithTimeout(r.Context(), s.lim.QueueWait)
+	release, ok := s.queries.acquire(wctx, strconv.Itoa(id.UID))
+	cancel()
+	if !ok {
+		if r.Context().Err() != nil {
+			return false // the client left
+		}
+		s.fail(w, r, http.StatusServiceUnavailable, fmt.Errorf("the %s is answering other queries; try again in a moment", s.name))
+		return false
+	}
+	defer release()
+	ctx, cancel := context.WithTimeout(r.Context(), s.lim.QueryTimeout)
+	defer cancel()
+	if err := read(ctx); err != nil {
+		s.queryFailed(w, r, err)
+		return false
+	}
+	return true
 }
 
 // queryFailed answers a failed store query.
 func (s *Server) queryFailed(w http.ResponseWriter, r *http.Request, err error) {
-	if errors.Is(err, store.ErrBadFilter) || errors.Is(err, store.ErrNotFound) {
-		// A bad filter, or a page after a job that does not exist.
+	switch {
+	case errors.Is(err, store.ErrBadFilter) || errors.Is(err, store.ErrNotFound):
+		// A bad filter, or a page after a job that does not exist (or is
+		// someone else's: the store answers the same).
 		s.fail(w, r, http.StatusBadRequest, err)
-		return
+	case errors.Is(err, store.ErrLocked):
+		s.fail(w, r, http.StatusServiceUnavailable, err)
+	default:
+		s.fail(w, r, http.StatusInternalServerError, err)
 	}
-	s.fail(w, r, http.StatusInternalServerError, err)
 }
 
 func (s *Server) list(w http.ResponseWriter, r *http.Request) {
-	f, ok := s.scopedFilter(w, r)
+	id, f, ok := s.scopedFilter(w, r)
 	if !ok {
 		return
 	}
-	views, err := s.db.ListViews(r.Context(), f)
-	if err != nil {
-		s.queryFailed(w, r, err)
+	var views []store.JobView
+	if !s.query(w, r, id, func(ctx context.Context) (err error) {
+		views, err = s.db.ListViews(ctx, f)
+		return err
+	}) {
 		return
 	}
 	writeJSON(w, views)
@@ -234,13 +563,15 @@ type CountAnswer struct {
 }
 
 func (s *Server) count(w http.ResponseWriter, r *http.Request) {
-	f, ok := s.scopedFilter(w, r)
+	id, f, ok := s.scopedFilter(w, r)
 	if !ok {
 		return
 	}
-	n, err := s.db.CountViews(r.Context(), f)
-	if err != nil {
-		s.queryFailed(w, r, err)
+	var n int
+	if !s.query(w, r, id, func(ctx context.Context) (err error) {
+		n, err = s.db.CountViews(ctx, f)
+		return err
+	}) {
 		return
 	}
 	writeJSON(w, CountAnswer{Count: n})
@@ -249,16 +580,18 @@ func (s *Server) count(w http.ResponseWriter, r *http.Request) {
 func (s *Server) get(w http.ResponseWriter, r *http.Request) {
 	id, err := s.caller(r)
 	if err != nil {
-		s.fail(w, r, http.StatusUnauthorized, err)
+		s.authFailed(w, r, err)
 		return
 	}
 	f := store.ViewFilter{Cluster: r.PathValue("cluster"), JobID: r.PathValue("job"), WithSeries: true, Limit: 1}
 	if uid := s.scope(id); uid != nil {
 		f.UID = uid
 	}
-	views, err := s.db.ListViews(r.Context(), f)
-	if err != nil {
-		s.fail(w, r, http.StatusInternalServerError, err)
+	var views []store.JobView
+	if !s.query(w, r, id, func(ctx context.Context) (err error) {
+		views, err = s.db.ListViews(ctx, f)
+		return err
+	}) {
 		return
 	}
 	if len(views) == 0 {

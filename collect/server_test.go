@@ -43,7 +43,7 @@ func (m *fakeMunge) issue(id Identity, payload []byte) string {
 	m.mu.Lock()
 	defer m.mu.Unlock()
 	m.next++
-	cred := fmt.Sprintf("MUNGE:fake-%d:", m.next)
+	cred := fmt.Sprintf("MUNGE:fake%d:", m.next) // base64, as munge's are
 	m.creds[cred] = fakeCred{id: id, payload: append([]byte(nil), payload...)}
 	return cred
 }

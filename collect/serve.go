@@ -1,0 +1,40 @@
+package collect
+
+import (
+	"context"
+	"log/slog"
+	"net"
+	"net/http"
+	"time"
+)
+
+// maxCollectorHeader bounds a request's line and headers at the
+// collector: a munge credential and a query's filter need far less.
+const maxCollectorHeader = 64 << 10
+
+// Serve answers the collector's API on ln (TCP) until ctx ends, then stops
+// within a few seconds. One host holds at most Limits.ConnsPerPeer of the
+// Limits.MaxConns connections (a new one over that share closes the host's
+// oldest idle one), a request's headers must arrive within HeaderTimeout,
+// a push's body within UploadTimeout after its credential was accepted,
+// and an idle connection is closed after IdleTimeout: a client that
+// connects and stalls holds nothing for long, and only its own host's
+// share.
+func (s *Server) Serve(ctx context.Context, ln net.Listener) error {
+	lim := s.lim
+	pl := newPeerListener(ln, lim.MaxConns, lim.ConnsPerPeer, "host", hostOf, s.refusals)
+	hs := &http.Server{
+		Handler:           s.Handler(),
+		ConnContext:       withConn,
+		ConnState:         pl.connState,
+		ReadHeaderTimeout: lim.HeaderTimeout,
+		// A push sets its own deadline for the body (readBody); this bounds
+		// the rest of any request.
+		ReadTimeout:    lim.HeaderTimeout + lim.UploadTimeout + lim.QueueWait,
+		WriteTimeout:   2*lim.QueueWait + lim.QueryTimeout + lim.UploadTimeout + 60*time.Second,
+		IdleTimeout:    lim.IdleTimeout,
+		MaxHeaderBytes: maxCollectorHeader,
+		ErrorLog:       slog.NewLogLogger(s.log.Handler(), slog.LevelWarn),
+	}
+	return serveUntil(ctx, hs, pl)
+}
