@@ -26,7 +26,6 @@ import (
 	"github.com/prometheus/client_golang/prometheus"
 
 	"github.com/gpuprof/gpuprof/gpu"
-	"github.com/gpuprof/gpuprof/ingest"
 	"github.com/gpuprof/gpuprof/notice"
 	"github.com/gpuprof/gpuprof/profile"
 	"github.com/gpuprof/gpuprof/spool"
@@ -97,6 +96,20 @@ type Agent struct {
 	pids      map[int]pidInfo
 	delayAcct bool
 	ended     map[string]endedRun // recently ended jobs, see discover.go
+	// sluids maps the SLUIDs prologs named (Slurm 25.11+) to job ids: a
+	// 26.05 job's cgroup is named by its SLUID (identity.go).
+	sluids map[string]string
+	// stored caches what the database says of jobs found from their
+	// processes: whether they finished already (discover.go).
+	stored map[string]storedCheck
+	// unwritten are finished profiles neither the spool nor the database
+	// took (disk full): they stay finished here and are written when the
+	// disk takes them (pending.go).
+	unwritten []profile.Job
+	// foreignLog and foreignQuiet rate-limit the log lines about foreign
+	// processes, per uid (identity.go).
+	foreignLog   map[int]time.Time
+	foreignQuiet map[int]int
 	// lastCluster and lastNode are the names the hooks last used, given to
 	// jobs found without a prolog so their keys match the epilog's.
 	lastCluster, lastNode string
@@ -125,12 +138,29 @@ type jobState struct {
 	gapFrom  time.Time // set when resumed after a sampling gap
 	nodeIO   ioCounter // node IO counters at the job's previous reading
 	notes    noticeState
+
+	// provisional is true while some of the profile's fields (its GPUs,
+	// maybe its owner) came from its processes, not from a Slurm record:
+	// the first Slurm record replaces them (takeSlurmRecordLocked), and no
+	// notice goes to the job until then.
+	provisional bool
+	// slurmOwner is true when the job's owner came from a Slurm record:
+	// only then may a process's environment name the job (identity.go).
+	slurmOwner bool
+	// sluid is the job's SLUID, when a prolog named it (or it was learnt).
+	sluid string
+	// foreignNotes counts the foreign-process notes of the profile.
+	foreignNotes int
 }
 
-// pidInfo is what the agent learnt of a GPU process when it first saw it.
+// pidInfo is what the agent learnt of a GPU process when it first saw it,
+// and the job it is attributed to now (identity.go).
 type pidInfo struct {
-	job  string
-	name string
+	job    string // the job attributed (procOwn) or, for procOtherJob, the job it belongs to
+	class  procClass
+	name   string
+	facts  procFacts
+	logged bool // named in the log as a foreign process
 }
 
 type ioCounter struct {
@@ -157,23 +187,27 @@ func New(ctx context.Context, opts Options, sampler gpu.Sampler, db *store.DB, s
 		opts.CgroupRoot = "/sys/fs/cgroup"
 	}
 	a := &Agent{
-		opts:        opts,
-		gpus:        sampler,
-		db:          db,
-		spool:       sp,
-		log:         log,
-		proc:        procReader{procfs: opts.Procfs, cgroupRoot: opts.CgroupRoot},
-		now:         opts.Clock,
-		gpuSem:      make(chan struct{}, 1),
-		persistWake: make(chan struct{}, 1),
-		jobs:        map[string]*jobState{},
-		pids:        map[int]pidInfo{},
-		ended:       map[string]endedRun{},
-		orphans:     map[string]*orphan{},
-		lastCluster: opts.Cluster,
-		lastNode:    opts.Node,
-		obs:         newObserved(),
-		registry:    prometheus.NewRegistry(),
+		opts:         opts,
+		gpus:         sampler,
+		db:           db,
+		spool:        sp,
+		log:          log,
+		proc:         procReader{procfs: opts.Procfs, cgroupRoot: opts.CgroupRoot},
+		now:          opts.Clock,
+		gpuSem:       make(chan struct{}, 1),
+		persistWake:  make(chan struct{}, 1),
+		jobs:         map[string]*jobState{},
+		pids:         map[int]pidInfo{},
+		ended:        map[string]endedRun{},
+		sluids:       map[string]string{},
+		stored:       map[string]storedCheck{},
+		foreignLog:   map[int]time.Time{},
+		foreignQuiet: map[int]int{},
+		orphans:      map[string]*orphan{},
+		lastCluster:  opts.Cluster,
+		lastNode:     opts.Node,
+		obs:          newObserved(),
+		registry:     prometheus.NewRegistry(),
 	}
 	a.registry.MustRegister(newMetricsCollector(a))
 	if opts.Notices != nil {
@@ -234,6 +268,7 @@ func (a *Agent) Run(ctx context.Context) error {
 	// Final flush with a fresh context: ctx is already cancelled.
 	fctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
 	defer cancel()
+	a.writeUnwritten(fctx)
 	a.flush(fctx)
 	a.drainSpool(fctx)
 	_ = os.Remove(a.opts.Socket)
@@ -264,12 +299,13 @@ func (a *Agent) resume(ctx context.Context) error {
 		if o, dup := a.orphans[j.JobID]; dup && !j.LastSample.After(o.prof.LastSample) {
 			continue
 		}
-		if !a.mayRunLocked(j.JobID, j.Start, now) {
+		if !a.mayRunLocked(j.JobID, j.UID, j.Start, now) {
 			a.orphans[j.JobID] = &orphan{prof: j}
 			a.log.Info("running row of a job slurmd no longer runs; closing it by the no-epilog rule", "job", j.JobID)
 			continue
 		}
 		st := &jobState{prof: j, ticks: map[int]uint64{}}
+		st.markProvenance()
 		st.gapFrom = j.LastSample
 		if st.gapFrom.IsZero() {
 			st.gapFrom = j.Start
@@ -345,7 +381,9 @@ func (a *Agent) Handle(ctx context.Context, req Request, resp *Response) error {
 		if req.End == nil {
 			return errors.New("end without job")
 		}
-		return a.endJob(ctx, *req.End)
+		err := a.endJob(ctx, *req.End)
+		resp.Held = errors.Is(err, errHeld)
+		return err
 	case OpStatus:
 		a.mu.Lock()
 		for id := range a.jobs {
@@ -453,11 +491,15 @@ func (a *Agent) startJob(ctx context.Context, js JobStart) error {
 	a.mu.Lock()
 	a.learnNamesLocked(js.Cluster, js.Node)
 	js.Cluster, js.Node = orDefault(js.Cluster, a.lastCluster), orDefault(js.Node, a.lastNode)
+	js.SLUID = validSLUID(js.SLUID)
 	if st, ok := a.jobs[js.JobID]; ok {
 		// A repeated prolog changes nothing; a prolog (direct or spooled)
-		// of a job the agent found from its processes gives it the real
-		// start and what only Slurm knows.
-		mergeStart(&st.prof, js)
+		// of a job the agent found from its processes makes it Slurm's.
+		if st.provisional {
+			a.takeSlurmRecordLocked(st, js)
+			a.reattributeLocked()
+			a.publishLocked(nil, nil, nil)
+		}
 		a.mu.Unlock()
 		return nil
 	}
@@ -472,7 +514,10 @@ func (a *Agent) startJob(ctx context.Context, js JobStart) error {
 		j.MarkPartial(p)
 		a.log.Warn("unresolved GPU", "job", js.JobID, "problem", p)
 	}
-	a.jobs[js.JobID] = &jobState{prof: j, ticks: map[int]uint64{}}
+	a.jobs[js.JobID] = &jobState{prof: j, ticks: map[int]uint64{}, slurmOwner: true, sluid: js.SLUID}
+	if js.SLUID != "" {
+		a.sluids[js.SLUID] = js.JobID
+	}
 	a.publishLocked(nil, nil, nil)
 	a.mu.Unlock()
 	a.log.Info("job started", "job", js.JobID, "user", js.User, "gpus", len(devs))
@@ -500,11 +545,25 @@ func (a *Agent) endJob(ctx context.Context, je JobEnd) error {
 	je.Cluster, je.Node = orDefault(je.Cluster, a.lastCluster), orDefault(je.Node, a.lastNode)
 	st, ok := a.jobs[je.JobID]
 	if ok {
+		if st.provisional && je.User != "" && je.UID >= 0 {
+			// The epilog is a Slurm record: the owner and GPUs its
+			// environment names replace what the processes suggested.
+			a.takeSlurmRecordLocked(st, je.JobStart)
+		}
 		delete(a.jobs, je.JobID)
 	}
 	o, orphaned := a.orphans[je.JobID]
 	delete(a.orphans, je.JobID)
-	a.rememberEnded(je.JobID, a.now())
+	waiting := a.unwrittenLocked(je.JobID)
+	switch {
+	case orphaned && !ok:
+		ost := &jobState{prof: o.prof}
+		ost.markProvenance()
+		a.rememberEnded(je.JobID, a.now(), ost)
+	case ok || !waiting:
+		a.rememberEnded(je.JobID, a.now(), st)
+	}
+	a.reattributeLocked()
 	a.publishLocked(nil, nil, nil)
 	a.mu.Unlock()
 
@@ -515,6 +574,9 @@ func (a *Agent) endJob(ctx context.Context, je JobEnd) error {
 	case orphaned:
 		// A row no agent sampled, closed by its epilog after all.
 		j = o.prof
+	case waiting:
+		// A repeated epilog of a job whose end record waits for the disk.
+		return a.retryUnwritten(ctx, je.JobID)
 	default:
 		// The agent never saw the start (it was down, or restarted without
 		// its database row): adopt what the database has, else start empty.
@@ -536,26 +598,13 @@ func (a *Agent) endJob(ctx context.Context, je JobEnd) error {
 	a.finalNotices(ctx, &j)
 	j.ExitKnown, j.ExitStatus, j.ExitSignal = je.ExitKnown, je.ExitStatus, je.ExitSignal
 	j.Finish(je.End)
-	if _, err := a.spool.Put(ingest.KindProfile, j); err != nil {
-		// The spool is not writable (disk full?): try the database itself
-		// before giving up.
-		dctx, cancel := context.WithTimeout(ctx, 500*time.Millisecond)
-		derr := a.db.WithTx(dctx, func(tx *store.Tx) error {
-			return ingest.Apply(dctx, tx, ingest.KindProfile, mustJSON(j), ingest.Options{Outbox: a.opts.Outbox})
-		})
-		cancel()
-		if derr != nil {
-			// Not durable: put the job back so the next flush retries it
-			// as running, and tell the epilog (which records what it can).
-			a.mu.Lock()
-			if st != nil {
-				a.jobs[je.JobID] = st
-				a.publishLocked(nil, nil, nil)
-			}
-			a.mu.Unlock()
-			return fmt.Errorf("finish job %s: spool: %v; database: %w", je.JobID, err, derr)
-		}
-		a.log.Warn("spool not writable; profile written to the database directly", "job", je.JobID, "err", err)
+	if err := a.writeFinished(ctx, j); err != nil {
+		// Not durable. The job has ended all the same: it stays finished
+		// here (never running again, never sharing its GPUs with the next
+		// job) until the disk takes its record (pending.go); the epilog is
+		// told, and records what it can itself.
+		a.holdUnwritten(j, err)
+		return fmt.Errorf("finish job %s: %w: %v", je.JobID, errHeld, err)
 	}
 	a.log.Info("job finished", "job", je.JobID, "partial", j.Partial)
 	a.wakePersister()
@@ -642,101 +691,3 @@ func (a *Agent) acquire(ctx context.Context) bool {
 }
 
 func (a *Agent) release() { <-a.gpuSem }
-
-func (a *Agent) wakePersister() {
-	select {
-	case a.persistWake <- struct{}{}:
-	default:
-	}
-}
-
-func (a *Agent) persistLoop(ctx context.Context) {
-	t := time.NewTicker(a.opts.FlushInterval)
-	defer t.Stop()
-	for {
-		select {
-		case <-ctx.Done():
-			return
-		case <-t.C:
-		case <-a.persistWake:
-		}
-		a.drain(ctx)
-		a.flush(ctx)
-		if files, bytes, err := spoolUsage(a.spool.Path); err == nil {
-			a.obs.spool(files, bytes)
-		}
-	}
-}
-
-// flush writes every running profile to the database in one transaction.
-// A locked database skips this round; the profiles stay in memory.
-func (a *Agent) flush(ctx context.Context) {
-	a.mu.Lock()
-	snap := make([]profile.Job, 0, len(a.jobs))
-	for _, st := range a.jobs {
-		snap = append(snap, st.prof.Clone())
-	}
-	moved := a.moved
-	a.moved = nil
-	a.mu.Unlock()
-	if len(snap) == 0 && len(moved) == 0 {
-		return
-	}
-	var gone []string
-	err := a.db.WithTx(ctx, func(tx *store.Tx) error {
-		gone = gone[:0]
-		// Rows under the names the agent guessed before slurmd's reached
-		// it go in the transaction that writes them under the right ones.
-		for _, k := range moved {
-			if _, err := tx.DeleteRunningJob(ctx, k); err != nil {
-				return err
-			}
-		}
-		for _, j := range snap {
-			// Only the series' new points are written: the rest of each
-			// series is in the database from the flushes before.
-			err := tx.PutGrowingJob(ctx, j)
-			if errors.Is(err, store.ErrFinished) {
-				gone = append(gone, j.JobID)
-				continue
-			}
-			if err != nil {
-				return err
-			}
-		}
-		return nil
-	})
-	if err != nil {
-		a.mu.Lock()
-		a.moved = append(moved, a.moved...)
-		a.mu.Unlock()
-		a.log.Warn("flush of running profiles postponed", "jobs", len(snap), "err", err)
-		return
-	}
-	// Finished by someone else (an epilog that could not reach us).
-	a.mu.Lock()
-	for _, id := range gone {
-		delete(a.jobs, id)
-		a.log.Info("job already finished in the database; dropped", "job", id)
-	}
-	if len(gone) > 0 {
-		a.publishLocked(nil, nil, nil)
-	}
-	a.mu.Unlock()
-}
-
-// drain merges the hook records of the spool into the jobs the agent
-// holds, applies the spool to the database, and takes in the running rows
-// nobody samples (merge.go).
-func (a *Agent) drain(ctx context.Context) {
-	a.takeSpooledHooks(ctx)
-	a.drainSpool(ctx)
-	a.takeRunningRows(ctx)
-}
-
-func (a *Agent) drainSpool(ctx context.Context) {
-	n, err := ingest.DrainSpool(ctx, a.db, a.spool, ingest.Options{Outbox: a.opts.Outbox}, a.log)
-	if err != nil {
-		a.log.Warn("spool not drained yet", "applied", n, "err", err)
-	}
-}

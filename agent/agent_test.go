@@ -1,13 +1,14 @@
 package agent
 
 import (
+	"bytes"
 	"context"
 	"fmt"
-	"io"
 	"log/slog"
 	"os"
 	"path/filepath"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -32,12 +33,31 @@ type fixture struct {
 	spool  spool.Dir
 	now    time.Time
 	a      *Agent
+	logs   *logBuffer // what the agents of this fixture logged
+}
+
+// logBuffer collects log lines; the agent may log from several goroutines.
+type logBuffer struct {
+	mu  sync.Mutex
+	buf bytes.Buffer
+}
+
+func (b *logBuffer) Write(p []byte) (int, error) {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return b.buf.Write(p)
+}
+
+func (b *logBuffer) String() string {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return b.buf.String()
 }
 
 func newFixture(t *testing.T, minors []int) *fixture {
 	t.Helper()
 	dir := t.TempDir()
-	f := &fixture{t: t, dir: dir, procfs: filepath.Join(dir, "proc"), now: time.Unix(1_800_000_000, 0)}
+	f := &fixture{t: t, dir: dir, procfs: filepath.Join(dir, "proc"), now: time.Unix(1_800_000_000, 0), logs: &logBuffer{}}
 	if err := os.MkdirAll(filepath.Join(f.procfs, "pressure"), 0o755); err != nil {
 		t.Fatal(err)
 	}
@@ -67,15 +87,26 @@ func (f *fixture) newAgent() *Agent {
 		Interval: time.Second, FlushInterval: time.Minute, SeriesPoints: 64,
 		Procfs: f.procfs, CgroupRoot: filepath.Join(f.dir, "cgroup"),
 		Clock: func() time.Time { return f.now },
-	}, f.node, f.db, f.spool, slog.New(slog.NewTextHandler(io.Discard, nil)))
+	}, f.node, f.db, f.spool, slog.New(slog.NewTextHandler(f.logs, nil)))
 	if err != nil {
 		f.t.Fatal(err)
 	}
 	return a
 }
 
+// fixtureUID is the owner the fixture's prologs name (start) and the real
+// uid of its processes (proc).
+const fixtureUID = 1000
+
+// statusOf is /proc/PID/status as far as the agent reads it: the real,
+// effective, saved and filesystem uids.
+func statusOf(name string, uid int) string {
+	return fmt.Sprintf("Name:\t%s\nUmask:\t0022\nState:\tS (sleeping)\nUid:\t%d\t%d\t%d\t%d\nGid:\t100\t100\t100\t100\n", name, uid, uid, uid, uid)
+}
+
 // proc creates a fake /proc/PID for a process of job (environ only: no
-// cgroup, as under proctrack/linuxproc) and registers its GPU use.
+// cgroup, as under proctrack/linuxproc) run by the job's owner, and
+// registers its GPU use.
 func (f *fixture) proc(pid int, job, name string, use ...sim.Usage) {
 	f.t.Helper()
 	d := filepath.Join(f.procfs, fmt.Sprint(pid))
@@ -87,6 +118,7 @@ func (f *fixture) proc(pid int, job, name string, use ...sim.Usage) {
 		"stat":    stat,
 		"comm":    name + "\n",
 		"environ": "PATH=/bin\x00SLURM_JOB_ID=" + job + "\x00",
+		"status":  statusOf(name, fixtureUID),
 	} {
 		if err := os.WriteFile(filepath.Join(d, file), []byte(data), 0o644); err != nil {
 			f.t.Fatal(err)
@@ -104,7 +136,7 @@ func (f *fixture) do(req Request) {
 }
 
 func (f *fixture) start(job string, refs ...GPURef) {
-	f.do(Request{Op: OpStart, Start: &JobStart{JobID: job, User: "u" + job, UID: 1000, Start: f.now, GPUs: refs}})
+	f.do(Request{Op: OpStart, Start: &JobStart{JobID: job, User: "u" + job, UID: fixtureUID, Start: f.now, GPUs: refs}})
 }
 
 func (f *fixture) end(job string, exit int) profile.Job {
@@ -471,9 +503,16 @@ func TestSampleNowTakesOneTick(t *testing.T) {
 }
 
 // Slurm 22.05 runs no prolog when a requeued job starts again on the same
-// node: the agent finds the new run from its processes.
+// node: the agent finds the new run from its processes, once slurmd holds
+// a step of the job again (a process alone never reopens a finished job),
+// and only from the processes of the owner the first run's prolog named.
 func TestRequeuedRunDiscoveredWithoutProlog(t *testing.T) {
 	f := newFixture(t, nil)
+	slurmd := filepath.Join(f.dir, "slurmd")
+	if err := os.MkdirAll(slurmd, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	f.a.opts.SlurmdSpoolDir = slurmd
 	uuid := f.devs[1].UUID
 	f.start("100", minorRef(1))
 	f.proc(1000, "100", "first", sim.Usage{UUID: uuid, Mem: 1 * gib, Util: 30})
@@ -491,14 +530,25 @@ func TestRequeuedRunDiscoveredWithoutProlog(t *testing.T) {
 	f.node.Unregister(1000)
 	f.now = f.now.Add(5 * time.Second)
 
-	// The requeued run: a new process of job 100, no prolog.
+	// The requeued run: a new process of job 100, no prolog. Until slurmd
+	// holds a step of it, it is no job's.
 	f.proc(1001, "100", "second", sim.Usage{UUID: uuid, Mem: 3 * gib, Util: 60})
+	f.tick(2)
+	if len(f.a.jobs) != 0 {
+		t.Fatal("a process reopened the finished job without a step of it at slurmd")
+	}
+	// Another user's process claiming it does not either.
+	f.procAs(1002, uidA, []string{"SLURM_JOB_ID=100"}, "", "claim", sim.Usage{UUID: f.devs[2].UUID, Mem: 1 * gib, Util: 5})
+	writeFile(t, filepath.Join(slurmd, "n1_100.0"), "")
 	f.tick(5)
 	if len(f.a.jobs) != 1 {
 		t.Fatalf("%d running jobs, want the requeued run discovered", len(f.a.jobs))
 	}
 	f.a.flush(context.Background())
 	j := f.end("100", 0)
+	if len(j.GPUs) != 1 || j.UID != fixtureUID || j.User != "u100" {
+		t.Fatalf("second run of %q (uid %d) on %v, want the first run's owner on GPU 1 only", j.User, j.UID, gpuUUIDs(j))
+	}
 	g := j.GPUs[0]
 	if g.UUID != uuid || g.MemPeak != 3*gib {
 		t.Errorf("second run: gpu %s peak %d GiB, want %s and 3 GiB", g.UUID, g.MemPeak/gib, uuid)

@@ -89,6 +89,7 @@ func newBenchNode(b testing.TB, gpus, jobs int, procFiles bool, opts ...sim.Opti
 		benchFile(b, filepath.Join(pd, "stat"), fmt.Sprintf("%d (%s) S 1 1 1 0 -1 0 0 0 0 0 0 0 0 0 20 0 1 0 %d 0 0\n", pid, name, start))
 		benchFile(b, filepath.Join(pd, "comm"), name+"\n")
 		benchFile(b, filepath.Join(pd, "environ"), "PATH=/bin\x00SLURM_JOB_ID="+job+"\x00")
+		benchFile(b, filepath.Join(pd, "status"), statusOf(name, 1000))
 		use := sim.Usage{UUID: devs[g].UUID, Mem: uint64(4+k) * gib, Util: uint32(15 + 3*k)}
 		if !procFiles {
 			node.Register(sim.Process{PID: pid, Name: name, Usage: []sim.Usage{use}})

@@ -115,12 +115,18 @@ func (a *Agent) takeHookStart(ctx context.Context, j profile.Job) {
 	a.mu.Lock()
 	a.learnNamesLocked(j.Cluster, j.Node)
 	st, held := a.jobs[j.JobID]
-	if held {
+	switch {
+	case held && st.provisional:
+		// The job was found from its processes: Slurm's record replaces
+		// what they suggested.
+		a.takeSlurmRecordLocked(st, slurmRecordOf(j))
+		a.reattributeLocked()
+	case held:
 		mergeStart(&st.prof, JobStart{Start: j.Start, User: j.User, UID: j.UID, GID: j.GID,
 			Account: j.Account, Partition: j.Partition, Comment: j.Comment})
 	}
 	_, ended := a.ended[j.JobID]
-	may := !held && !ended && a.mayRunLocked(j.JobID, j.Start, now)
+	may := !held && !ended && !a.unwrittenLocked(j.JobID) && a.mayRunLocked(j.JobID, j.UID, j.Start, now)
 	a.mu.Unlock()
 	if !may {
 		return
@@ -153,7 +159,7 @@ func (a *Agent) takeHookEnd(ctx context.Context, h ingest.HookEnd) bool {
 		return false
 	}
 	je := JobEnd{
-		JobStart: JobStart{Cluster: h.Job.Cluster, JobID: h.Job.JobID, Node: h.Job.Node, User: h.Job.User, UID: h.Job.UID, GID: h.Job.GID},
+		JobStart: slurmRecordOf(h.Job),
 		End:      h.End, ExitKnown: h.ExitKnown, ExitStatus: h.ExitStatus, ExitSignal: h.ExitSignal,
 	}
 	if err := a.endJob(ctx, je); err != nil {
@@ -182,16 +188,17 @@ func refsOf(j profile.Job) []GPURef {
 // knows only by Slurm index (the GPU backend did not answer it).
 const UnresolvedUUIDPrefix = "unresolved-slurm-gpu-"
 
-// mayRunLocked says whether job id may still be running here: it started
-// less than reconcileMinAge ago, slurmd holds a step of it, one of its
-// processes is on a GPU, or slurmd's spool cannot be read (then nothing can
+// mayRunLocked says whether job id, of owner uid as a Slurm record named
+// it, may still be running here: it started less than reconcileMinAge ago,
+// slurmd holds a step of it, one of its processes is on a GPU
+// (hasProcesses), or slurmd's spool cannot be read (then nothing can
 // tell). Called with a.mu held.
-func (a *Agent) mayRunLocked(id string, start, now time.Time) bool {
+func (a *Agent) mayRunLocked(id string, uid int, start, now time.Time) bool {
 	if now.Sub(start) < reconcileMinAge {
 		return true
 	}
 	alive, known := a.hasSteps(id)
-	return !known || alive || a.hasProcesses(id)
+	return !known || alive || a.hasProcesses(id, uid)
 }
 
 // orphan is a running row of the database whose job no longer runs here
@@ -215,6 +222,12 @@ func (a *Agent) takeRunningRows(ctx context.Context) {
 	a.mu.Lock()
 	var take []profile.Key
 	for _, j := range rows {
+		if st := a.jobs[j.JobID]; st != nil && st.provisional && j.Source == profile.SourceHook {
+			// A hook recorded the job the agent found from its processes:
+			// a Slurm record, which replaces what the processes suggested.
+			a.takeSlurmRecordLocked(st, slurmRecordOf(j))
+			a.reattributeLocked()
+		}
 		if !a.heldLocked(j.Key) {
 			take = append(take, j.Key)
 		}
@@ -240,9 +253,11 @@ func (a *Agent) takeRunningRows(ctx context.Context) {
 		}
 		id := j.JobID
 		a.rekeyLocked(&j, a.lastCluster, a.lastNode)
-		if a.mayRunLocked(id, j.Start, now) {
+		if a.mayRunLocked(id, j.UID, j.Start, now) {
 			j.MarkPartial("recorded without the agent: no readings before " + now.UTC().Format(time.RFC3339))
-			a.jobs[id] = &jobState{prof: j, ticks: map[int]uint64{}, gapFrom: now}
+			st := &jobState{prof: j, ticks: map[int]uint64{}, gapFrom: now}
+			st.markProvenance()
+			a.jobs[id] = st
 			a.log.Info("running job recorded without the agent taken in; sampled from now", "job", id)
 			continue
 		}
@@ -263,8 +278,10 @@ func (a *Agent) heldLocked(k profile.Key) bool {
 	} else if o, ok := a.orphans[id]; ok {
 		held = o.prof.Key
 	} else {
-		_, ended := a.ended[id] // its finished profile is on its way through the spool
-		return ended || a.movedLocked(k)
+		// Its finished profile is on its way through the spool, or waits
+		// for the disk (pending.go): the running row is not taken back.
+		_, ended := a.ended[id]
+		return ended || a.unwrittenLocked(id) || a.movedLocked(k)
 	}
 	if held != k && !a.movedLocked(k) {
 		// The same job under other names (written before the agent

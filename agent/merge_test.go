@@ -25,7 +25,7 @@ const (
 // hookProfile is what a prolog that reached neither the agent nor the
 // database spools: a minimal running profile under slurmd's names.
 func (f *fixture) hookProfile(job string, start time.Time, minor int) profile.Job {
-	js := JobStart{Cluster: slurmCluster, Node: slurmNode, JobID: job, User: "alice", UID: 1001, GID: 1001,
+	js := JobStart{Cluster: slurmCluster, Node: slurmNode, JobID: job, User: "alice", UID: fixtureUID, GID: 1001,
 		Account: "physics", Partition: "gpu", Start: start}
 	devs, idx, _ := Resolve(f.devs, []GPURef{minorRef(minor)})
 	j := NewJobProfile(js, devs, idx, time.Second, 64, f.a.versions, profile.SourceHook)
@@ -75,9 +75,10 @@ func (f *fixture) onlyRow(job string) profile.Job {
 
 // The prolog found the database locked and the agent down: its record went
 // to the spool. The agent, started mid-job, found the job from its process
-// first (under its own guessed names) and flushed it; then it read the
-// spool. The epilog reaches the agent. One finished profile results, under
-// slurmd's names, with the agent's readings and the prolog's fields.
+// in its Slurm cgroup first (under its own guessed names) and flushed it;
+// then it read the spool. The epilog reaches the agent. One finished
+// profile results, under slurmd's names, with the agent's readings and the
+// prolog's fields.
 func TestSpooledPrologJoinsDiscoveredJob(t *testing.T) {
 	f := newFixture(t, nil)
 	ctx := context.Background()
@@ -86,7 +87,7 @@ func TestSpooledPrologJoinsDiscoveredJob(t *testing.T) {
 	f.spoolPut(ingest.KindHookStart, hp)
 
 	f.now = f.now.Add(30 * time.Second)
-	f.proc(500, "5", "train", sim.Usage{UUID: f.devs[0].UUID, Mem: 9 * gib, Util: 70})
+	f.procAs(500, fixtureUID, nil, cgSlurm("5"), "train", sim.Usage{UUID: f.devs[0].UUID, Mem: 9 * gib, Util: 70})
 	f.tick(3) // discovered under c/n1
 	f.a.flush(ctx)
 	if _, ok := f.rows()[profile.Key{Cluster: "c", JobID: "5", Node: "n1"}]; !ok {
@@ -112,9 +113,9 @@ func TestSpooledPrologJoinsDiscoveredJob(t *testing.T) {
 	if len(j.GPUs) != 1 || j.GPUs[0].MemPeak != 9*gib {
 		t.Errorf("GPUs %+v, want one with the agent's 9 GiB peak", j.GPUs)
 	}
-	if !j.Start.Equal(start) || j.Account != "physics" || j.Partition != "gpu" || j.UID != 1001 {
-		t.Errorf("start %v account %q partition %q uid %d; want the prolog's %v, physics, gpu, 1001",
-			j.Start, j.Account, j.Partition, j.UID, start)
+	if !j.Start.Equal(start) || j.Account != "physics" || j.Partition != "gpu" || j.UID != fixtureUID || j.User != "alice" {
+		t.Errorf("start %v account %q partition %q user %q uid %d; want the prolog's %v, physics, gpu, alice, %d",
+			j.Start, j.Account, j.Partition, j.User, j.UID, start, fixtureUID)
 	}
 	if len(f.a.jobs) != 0 || len(f.a.orphans) != 0 {
 		t.Errorf("agent still holds %d jobs and %d orphans", len(f.a.jobs), len(f.a.orphans))

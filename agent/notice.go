@@ -51,7 +51,9 @@ func (st *jobState) noticeObserve(i int, rd profile.Reading) {
 // tick were applied. Called with a.mu held.
 func (a *Agent) noticeTick(now time.Time, st *jobState, readings map[string]reading) {
 	cfg := a.opts.Notices
-	if cfg == nil {
+	if cfg == nil || st.provisional {
+		// A job found from its processes gets no notice (nor cancel)
+		// until a Slurm record names its owner and GPUs (identity.go).
 		return
 	}
 	j := &st.prof

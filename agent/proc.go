@@ -5,12 +5,10 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
-	"regexp"
 	"strconv"
 	"strings"
 
 	"github.com/gpuprof/gpuprof/internal/procread"
-	"github.com/gpuprof/gpuprof/slurmext"
 	"github.com/gpuprof/gpuprof/termtext"
 )
 
@@ -19,32 +17,6 @@ import (
 type procReader struct {
 	procfs     string
 	cgroupRoot string
-}
-
-var cgroupJobRe = regexp.MustCompile(`/job_([^/]+)(/|$)`)
-
-// jobOf maps a PID to its Slurm job: from /proc/PID/cgroup (job_<id>) when
-// the job runs under cgroups, else from SLURM_JOB_ID in /proc/PID/environ
-// (proctrack/linuxproc). It returns "" when the PID belongs to no job.
-func (p procReader) jobOf(pid int) (string, error) {
-	dir := filepath.Join(p.procfs, strconv.Itoa(pid))
-	if data, err := os.ReadFile(filepath.Join(dir, "cgroup")); err == nil {
-		for line := range strings.Lines(string(data)) {
-			if m := cgroupJobRe.FindStringSubmatch(line); m != nil && slurmext.ValidJobID(m[1]) {
-				return m[1], nil
-			}
-		}
-	}
-	data, err := os.ReadFile(filepath.Join(dir, "environ"))
-	if err != nil {
-		return "", fmt.Errorf("read environ of pid %d: %w", pid, err)
-	}
-	for kv := range bytes.SplitSeq(data, []byte{0}) {
-		if v, ok := bytes.CutPrefix(kv, []byte("SLURM_JOB_ID=")); ok {
-			return string(v), nil
-		}
-	}
-	return "", nil
 }
 
 // comm returns the process name.
@@ -94,12 +66,14 @@ func (p procReader) delayAcct() bool {
 	return err == nil && strings.TrimSpace(string(data)) == "1"
 }
 
-// jobCgroupDirs are where Slurm puts a job's cgroup v2 directory.
-func (p procReader) jobIOPressure(jobID string) (float64, bool) {
-	for _, dir := range []string{
-		"system.slice/slurmstepd.scope/job_" + jobID,
-		"slurm/job_" + jobID,
-	} {
+// jobIOPressure reads the IO pressure of a job's cgroup v2 directory,
+// where Slurm puts it: named by its id, or (26.05) by its SLUID when known.
+func (p procReader) jobIOPressure(jobID, sluid string) (float64, bool) {
+	dirs := []string{"system.slice/slurmstepd.scope/job_" + jobID, "slurm/job_" + jobID}
+	if sluid != "" {
+		dirs = append(dirs, "system.slice/slurmstepd.scope/"+sluid)
+	}
+	for _, dir := range dirs {
 		if v, ok := readPSITotal(filepath.Join(p.cgroupRoot, dir, "io.pressure")); ok {
 			return v, true
 		}

@@ -41,6 +41,9 @@ type JobStart struct {
 	Comment   string    `json:"comment,omitempty"`
 	Start     time.Time `json:"start"`
 	GPUs      []GPURef  `json:"gpus"`
+	// SLUID is SLURM_JOB_SLUID (25.11+): Slurm 26.05 names the job's
+	// cgroup by it, and the agent finds the job's processes there.
+	SLUID string `json:"sluid,omitempty"`
 }
 
 // JobEnd is what the epilog tells the agent.
@@ -66,6 +69,11 @@ type Response struct {
 	Error   string   `json:"error,omitempty"`
 	Running []string `json:"running,omitempty"` // job ids, for OpStatus
 	Devices int      `json:"devices,omitempty"`
+	// Held, with OK false for OpEnd: the finished profile was not written
+	// (disk full), but the agent keeps the job finished in memory and
+	// writes it when the disk takes it. It is lost if the agent stops
+	// first: the epilog still records what it can.
+	Held bool `json:"held,omitempty"`
 }
 
 // ErrUnreachable means no agent answered on the socket.

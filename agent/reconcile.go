@@ -62,7 +62,7 @@ func (a *Agent) reconcile(ctx context.Context) {
 			continue
 		}
 		alive, known := a.hasSteps(id)
-		if !known || alive || a.hasProcesses(id) {
+		if !known || alive || a.hasProcesses(id, st.prof.UID) {
 			st.goneOnce = false
 			continue
 		}
@@ -78,10 +78,13 @@ func (a *Agent) reconcile(ctx context.Context) {
 		j.MarkPartial("job ended without an epilog reaching gpuprof (node reboot or epilog killed?); its end is its last reading")
 		j.Finish(end)
 		if _, err := a.spool.Put(ingest.KindProfile, j); err != nil {
-			a.log.Warn("closing an abandoned job postponed", "job", id, "err", err)
-			continue
+			// Closed all the same: it stays finished here until the
+			// disk takes it (pending.go), never sampled again.
+			a.log.Warn("abandoned job closed; its record waits for the disk", "job", id, "err", err)
+			a.holdUnwrittenLocked(j)
 		}
 		delete(a.jobs, id)
+		a.rememberEnded(id, now, st)
 		closed = append(closed, id)
 	}
 	closed = append(closed, a.closeOrphansLocked(now)...)
@@ -98,10 +101,16 @@ func (a *Agent) reconcile(ctx context.Context) {
 }
 
 // hasProcesses reports whether a process of the job was on a GPU at the
-// last sample. Called with a.mu held.
-func (a *Agent) hasProcesses(jobID string) bool {
+// last sample, by Slurm's word: attributed to it, in its Slurm cgroup, or
+// naming it in its environment and run by its owner uid (a job's owner as a
+// Slurm record named it; -1 when unknown). Another user's process naming
+// the job keeps nothing open. Called with a.mu held.
+func (a *Agent) hasProcesses(jobID string, uid int) bool {
 	for _, info := range a.pids {
-		if info.job == jobID {
+		switch {
+		case info.job == jobID && (info.class == procOwn || info.class == procOtherJob):
+			return true
+		case uid >= 0 && !info.facts.inSlurm && info.facts.envJob == jobID && info.facts.uid == uid:
 			return true
 		}
 	}
@@ -120,10 +129,12 @@ func (a *Agent) closeOrphansLocked(now time.Time) []string {
 		if !known {
 			continue
 		}
-		if alive || a.hasProcesses(id) {
+		if alive || a.hasProcesses(id, o.prof.UID) {
 			// It runs after all: sample it from now.
 			o.prof.MarkPartial("recorded without the agent: no readings before " + now.UTC().Format(time.RFC3339))
-			a.jobs[id] = &jobState{prof: o.prof, ticks: map[int]uint64{}, gapFrom: now}
+			st := &jobState{prof: o.prof, ticks: map[int]uint64{}, gapFrom: now}
+			st.markProvenance()
+			a.jobs[id] = st
 			delete(a.orphans, id)
 			continue
 		}
@@ -142,11 +153,13 @@ func (a *Agent) closeOrphansLocked(now time.Time) []string {
 		}
 		j.Finish(end)
 		if _, err := a.spool.Put(ingest.KindProfile, j); err != nil {
-			a.log.Warn("closing an abandoned job postponed", "job", id, "err", err)
-			continue
+			a.log.Warn("abandoned job closed; its record waits for the disk", "job", id, "err", err)
+			a.holdUnwrittenLocked(j)
 		}
 		delete(a.orphans, id)
-		a.rememberEnded(id, now)
+		ost := &jobState{prof: o.prof}
+		ost.markProvenance()
+		a.rememberEnded(id, now, ost)
 		closed = append(closed, id)
 	}
 	return closed

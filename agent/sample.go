@@ -103,11 +103,19 @@ func (a *Agent) sample(ctx context.Context, only string) {
 	}
 
 	a.mu.Lock()
-	defer a.mu.Unlock()
 	a.mapPIDs(readings, others, only == "")
 	if only == "" {
-		a.discover(now, readings, others)
+		if ask := a.discoverLocked(now, readings, others); len(ask) > 0 {
+			// Whether a job finished is the database's to say (a restarted
+			// agent forgot): asked without the lock, then found.
+			a.mu.Unlock()
+			a.checkStore(ctx, now, ask)
+			a.mu.Lock()
+			a.discoverLocked(now, readings, others)
+		}
+		a.noteForeignLocked(now, readings, others)
 	}
+	defer a.mu.Unlock()
 	nodeIO := a.readNodeIO()
 	for id, st := range a.jobs {
 		if only != "" && id != only {
@@ -158,7 +166,9 @@ func (a *Agent) read(ctx context.Context, uuid string) reading {
 	return r
 }
 
-// mapPIDs refreshes the PID → job cache for the processes seen now. A
+// mapPIDs refreshes the PID → job cache for the processes seen now: the
+// facts of a new PID are read once, the job of every PID decided again
+// (identity.go). A
 // sample of every GPU (all) also forgets the PIDs it did not see; one of a
 // single job's GPUs leaves the others' PIDs be (a program that has exited
 // but is still listed must keep its job, or its load becomes the next
@@ -175,11 +185,7 @@ func (a *Agent) mapPIDs(readings map[string]reading, others map[string][]gpu.Pro
 			if _, ok := a.pids[p.PID]; ok {
 				continue
 			}
-			job, err := a.proc.jobOf(p.PID)
-			if err != nil {
-				a.log.Debug("pid without job", "pid", p.PID, "err", err)
-			}
-			a.pids[p.PID] = pidInfo{job: job, name: a.proc.comm(p.PID)}
+			a.pids[p.PID] = pidInfo{facts: a.proc.facts(p.PID), name: a.proc.comm(p.PID)}
 		}
 	}
 	for _, r := range readings {
@@ -188,14 +194,19 @@ func (a *Agent) mapPIDs(readings map[string]reading, others map[string][]gpu.Pro
 	for _, procs := range others {
 		see(procs)
 	}
-	if !all {
-		return
-	}
-	for pid := range a.pids {
-		if !seen[pid] {
-			delete(a.pids, pid)
+	if all {
+		for pid := range a.pids {
+			if !seen[pid] {
+				delete(a.pids, pid)
+			}
 		}
 	}
+	a.reattributeLocked()
+}
+
+// ownedBy reports whether a process is attributed to job.
+func (info pidInfo) ownedBy(job string) bool {
+	return info.class == procOwn && info.job == job
 }
 
 // apply attributes readings to one job. A GPU held by this job alone gets
@@ -222,11 +233,12 @@ func (a *Agent) apply(now time.Time, st *jobState, readings map[string]reading) 
 			continue
 		}
 		// Processes of another job on a GPU we think exclusive (a job's
-		// leftovers, a misconfigured device constraint) would inflate the
-		// device readings: then attribute per process as on a shared GPU.
+		// leftovers, a misconfigured device constraint), or of no job at
+		// all (identity.go), would inflate the device readings: then
+		// attribute per process as on a shared GPU.
 		foreign := false
 		for _, p := range r.procs {
-			if job := a.pids[p.PID].job; job != "" && job != st.prof.JobID {
+			if info := a.pids[p.PID]; info.class != procUnknown && !info.ownedBy(st.prof.JobID) {
 				foreign = true
 			}
 		}
@@ -244,7 +256,7 @@ func (a *Agent) apply(now time.Time, st *jobState, readings map[string]reading) 
 			var util uint32
 			memOK, utilOK := true, true
 			for _, p := range r.procs {
-				if a.pids[p.PID].job != st.prof.JobID {
+				if !a.pids[p.PID].ownedBy(st.prof.JobID) {
 					continue
 				}
 				rd.Processes++
@@ -320,7 +332,7 @@ func (a *Agent) observeIO(now time.Time, st *jobState, node ioCounter) {
 	var v float64
 	ok := false
 	if st.hasCG || st.cgMisses%10 == 0 {
-		v, ok = a.proc.jobIOPressure(st.prof.JobID)
+		v, ok = a.proc.jobIOPressure(st.prof.JobID, st.sluid)
 	}
 	if !ok {
 		st.cgMisses++
@@ -336,7 +348,7 @@ func (a *Agent) observeIO(now time.Time, st *jobState, node ioCounter) {
 		var stall float64
 		n := 0
 		for pid, info := range a.pids {
-			if info.job != st.prof.JobID {
+			if !info.ownedBy(st.prof.JobID) {
 				continue
 			}
 			t, err := a.proc.blkioTicks(pid)

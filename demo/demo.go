@@ -611,7 +611,8 @@ func (j *job) uid() int {
 
 // writeProc creates the job's /proc/PID in the node's fixture procfs: the
 // agent maps the PID to the job by SLURM_JOB_ID in its environment, as
-// under proctrack/linuxproc.
+// under proctrack/linuxproc, when its real uid (status) is the job's
+// owner's.
 func (j *job) writeProc() error {
 	dir := filepath.Join(j.node.procfs, strconv.Itoa(j.pid))
 	if err := os.MkdirAll(dir, 0o755); err != nil {
@@ -620,6 +621,7 @@ func (j *job) writeProc() error {
 	files := map[string]string{
 		"comm":    "python\n",
 		"environ": "PATH=/usr/bin:/bin\x00SLURM_JOB_ID=" + strconv.Itoa(j.id) + "\x00",
+		"status":  fmt.Sprintf("Name:\tpython\nUid:\t%d\t%d\t%d\t%d\n", j.uid(), j.uid(), j.uid(), j.uid()),
 	}
 	for name, data := range files {
 		if err := os.WriteFile(filepath.Join(dir, name), []byte(data), 0o644); err != nil {

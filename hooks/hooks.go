@@ -52,6 +52,10 @@ const (
 	ViaAgent Outcome = "agent"    // the agent took it
 	ViaDB    Outcome = "database" // the hook wrote the database itself
 	ViaSpool Outcome = "spool"    // the database was busy: spooled for the agent
+	// ViaAgentMemory: nothing could be written (disk full), but the agent
+	// holds the finished job in memory and writes it when the disk takes
+	// it; lost only if the agent stops first.
+	ViaAgentMemory Outcome = "agent-memory"
 )
 
 // cluster and node name the job's records by the one rule every writer
@@ -83,6 +87,7 @@ func (d Deps) jobStart() agent.JobStart {
 		Comment:   e.Comment,
 		Start:     start,
 		GPUs:      GPURefs(e, d.gresConf(), d.Log),
+		SLUID:     e.SLUID,
 	}
 }
 
@@ -173,17 +178,36 @@ func Epilog(ctx context.Context, d Deps) (Outcome, error) {
 	}
 	je := agent.JobEnd{JobStart: js, End: end, ExitKnown: e.HasExit, ExitStatus: e.ExitStatus, ExitSignal: e.ExitSignal}
 	actx, cancel := context.WithTimeout(ctx, budget(ctx, 0.5))
-	_, err := agent.Client{Socket: d.Config.Socket}.Do(actx, agent.Request{Op: agent.OpEnd, End: &je})
+	resp, err := agent.Client{Socket: d.Config.Socket}.Do(actx, agent.Request{Op: agent.OpEnd, End: &je})
 	cancel()
 	if err == nil {
 		return ViaAgent, nil
 	}
-	d.Log.Warn("agent not reachable at job end; finishing directly", "job", js.JobID, "err", err)
+	if resp.Held {
+		d.Log.Warn("agent could not write the job's end record; it holds the job finished until the disk takes it; recording directly too",
+			"job", js.JobID, "err", err)
+	} else {
+		d.Log.Warn("agent not reachable at job end; finishing directly", "job", js.JobID, "err", err)
+	}
 	h := ingest.HookEnd{Job: d.minimalProfile(ctx, js), End: je.End, ExitKnown: je.ExitKnown, ExitStatus: je.ExitStatus, ExitSignal: je.ExitSignal}
-	return d.record(ctx, ingest.KindHookEnd, h, func(tx *store.Tx) error {
+	out, err := d.record(ctx, ingest.KindHookEnd, h, func(tx *store.Tx) error {
 		return ingest.FinishFromHook(ctx, tx, h)
 	})
+	var nr *notRecordedError
+	if resp.Held && errors.As(err, &nr) {
+		return ViaAgentMemory, fmt.Errorf("end record held by the agent until the disk takes it (lost if the agent stops first); the hook's own attempt: database: %v; spool: %v", nr.db, nr.spool)
+	}
+	return out, err
 }
+
+// notRecordedError is a record neither the database nor the spool took.
+type notRecordedError struct{ db, spool error }
+
+func (e *notRecordedError) Error() string {
+	return fmt.Sprintf("record lost: database: %v; spool: %v", e.db, e.spool)
+}
+
+func (e *notRecordedError) Unwrap() error { return e.spool }
 
 // minimalProfile is the profile a hook can build alone: the job, its GPUs
 // (by UUID when the GPU backend answers in time) and no readings.
@@ -279,7 +303,7 @@ func (d Deps) record(ctx context.Context, kind string, v any, write func(tx *sto
 	}
 	d.Log.Warn("database not writable in time; spooling", "job", d.Env.JobID, "err", err)
 	if _, serr := (spool.Dir{Path: d.Config.SpoolDir}).Put(kind, v); serr != nil {
-		return "", fmt.Errorf("record lost: database: %v; spool: %w", err, serr)
+		return "", &notRecordedError{db: err, spool: serr}
 	}
 	return ViaSpool, nil
 }

@@ -2,14 +2,18 @@ package hooks
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"io"
 	"log/slog"
+	"net"
 	"os"
 	"path/filepath"
+	"strings"
 	"testing"
 	"time"
 
+	"github.com/gpuprof/gpuprof/agent"
 	"github.com/gpuprof/gpuprof/config"
 	"github.com/gpuprof/gpuprof/gpu"
 	"github.com/gpuprof/gpuprof/gpu/sim"
@@ -166,6 +170,63 @@ func TestUnwritableEverywhereReportsError(t *testing.T) {
 	_, err := Epilog(withDeadline(t, time.Second), d)
 	if err == nil {
 		t.Fatal("no error although nothing could be written")
+	}
+}
+
+// standInAgent answers every request on d's socket with resp, as an agent
+// would, and returns the requests it got.
+func standInAgent(t *testing.T, d Deps, resp agent.Response) <-chan agent.Request {
+	t.Helper()
+	ln, err := net.Listen("unix", d.Config.Socket)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { ln.Close() })
+	got := make(chan agent.Request, 4)
+	go func() {
+		for {
+			c, err := ln.Accept()
+			if err != nil {
+				return
+			}
+			var req agent.Request
+			if json.NewDecoder(c).Decode(&req) == nil {
+				got <- req
+			}
+			_ = json.NewEncoder(c).Encode(resp)
+			c.Close()
+		}
+	}()
+	return got
+}
+
+// Issue 25, item 8: the agent could not write the end record (disk full)
+// and holds the job finished; the hook cannot write either. The hook says
+// where the record is, not "record lost"; the agent got the job's SLUID.
+func TestEpilogAgentHoldsUnwrittenRecord(t *testing.T) {
+	d := deps(t, "81")
+	d.Env.SLUID = "s5K1KKYAYG5D00"
+	blocker := filepath.Join(t.TempDir(), "file")
+	if err := os.WriteFile(blocker, nil, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	d.Config.DB = filepath.Join(blocker, "gpuprof.db")
+	d.Config.SpoolDir = filepath.Join(blocker, "spool")
+	reqs := standInAgent(t, d, agent.Response{Error: "finish job 81: end record not written", Held: true})
+	out, err := Epilog(withDeadline(t, time.Second), d)
+	if out != ViaAgentMemory || err == nil || strings.Contains(err.Error(), "record lost") || !strings.Contains(err.Error(), "held by the agent") {
+		t.Errorf("epilog: %v via %q; want an error saying the agent holds the record, via %q", err, out, ViaAgentMemory)
+	}
+	if req := <-reqs; req.End == nil || req.End.SLUID != d.Env.SLUID {
+		t.Errorf("request %+v, want the end of the job with its SLUID", req)
+	}
+
+	// Without the agent's hold, the same failure is a lost record.
+	d2 := deps(t, "82")
+	d2.Config.DB, d2.Config.SpoolDir = d.Config.DB, d.Config.SpoolDir
+	standInAgent(t, d2, agent.Response{Error: "finish job 82: something else"})
+	if _, err := Epilog(withDeadline(t, time.Second), d2); err == nil || !strings.Contains(err.Error(), "record lost") {
+		t.Errorf("epilog without the agent's hold: %v, want record lost", err)
 	}
 }
 

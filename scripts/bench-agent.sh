@@ -74,9 +74,11 @@ AGENT_PID=$!
 for _ in $(seq 100); do [ -S "$W/agent.sock" ] && break; sleep 0.05; done
 [ -S "$W/agent.sock" ] || { echo "bench-agent: agent did not start:" >&2; cat "$W/gpuprof.log" >&2; exit 1; }
 
+# The simulated programs run as the caller: the agent charges a program
+# only to a job its real uid owns.
 hookenv() { # JOB GPU CONTEXT
 	echo SLURM_SCRIPT_CONTEXT="$3" SLURM_JOB_ID="$1" SLURM_JOB_USER=user$(($1 % 4)) \
-		SLURM_JOB_UID=$((1000 + $1 % 4)) SLURM_JOB_GID=1000 SLURM_JOB_ACCOUNT=lab \
+		SLURM_JOB_UID="$(id -u)" SLURM_JOB_GID=1000 SLURM_JOB_ACCOUNT=lab \
 		SLURM_JOB_PARTITION=gpu SLURMD_NODENAME=gpu01 SLURM_CLUSTER_NAME=bench SLURM_JOB_GPUS="$2"
 }
 

@@ -61,7 +61,10 @@ for _ in $(seq 50); do [ -S "$OUT/agent.sock" ] && break; sleep 0.1; done
 # does.
 run_job() {
 	local id=$1 user=$2 gpus=$3 exit_code=$4; shift 4
-	local uid=$((1000 + ${id: -1})) submit=$(( $(date +%s) - ${id: -1} * 7 )) start=$(date +%s)
+	# The simulated program runs as you: the agent charges a program only to
+	# a job its real uid owns, so every demo job is yours, whatever its user.
+	local uid submit=$(( $(date +%s) - ${id: -1} * 7 )) start=$(date +%s)
+	uid=$(id -u)
 	local hookenv=(SLURM_JOB_ID="$id" SLURM_JOB_USER="$user" SLURM_JOB_UID=$uid
 		SLURM_JOB_GID=1000 SLURMD_NODENAME=gpu01 SLURM_CLUSTER_NAME=demo SLURM_JOB_PARTITION=gpu
 		SLURM_JOB_ACCOUNT=lab SLURM_JOB_GPUS="$gpus")

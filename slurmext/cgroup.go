@@ -129,7 +129,7 @@ func slurmCgroupV2(path string) (CgroupJob, bool) {
 			return CgroupJob{}, false
 		}
 		c.JobID = id
-	} else if s, ok := canonicalJobID(parts[3]); ok && !isDigits(s) && s == parts[3] {
+	} else if s, ok := ParseSLUID(parts[3]); ok && s == parts[3] {
 		c.SLUID = s
 	} else {
 		return CgroupJob{}, false
@@ -168,6 +168,18 @@ func slurmCgroupV1(path string) (CgroupJob, bool) {
 		return CgroupJob{}, false
 	}
 	return CgroupJob{JobID: id, UID: int(uid), Step: step}, true
+}
+
+// ParseSLUID reads a SLUID as Slurm's str2sluid does (either case, I and L
+// for 1, O for 0) and returns it as sluid2str prints it, the form
+// SLURM_JOB_SLUID and the 26.05 cgroup directories carry ("s5K1KKYAYG5D00").
+// ok is false for anything else, a numeric job id included.
+func ParseSLUID(s string) (string, bool) {
+	c, ok := canonicalJobID(s)
+	if !ok || isDigits(c) {
+		return "", false
+	}
+	return c, true
 }
 
 // isStepdScope accepts slurmstepd's systemd scope: "slurmstepd.scope", or

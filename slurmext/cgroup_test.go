@@ -154,3 +154,27 @@ func FuzzSlurmCgroupJob(f *testing.F) {
 		}
 	})
 }
+
+func TestParseSLUID(t *testing.T) {
+	tests := []struct {
+		name, in, want string
+		ok             bool
+	}{
+		{name: "as printed", in: "s5K1KKYAYG5D00", want: "s5K1KKYAYG5D00", ok: true},
+		{name: "lower case and look-alike letters", in: "S5k1kkyayg5doo", want: "s5K1KKYAYG5D00", ok: true},
+		{name: "I and L read as 1", in: "sIL00000000000", want: "s1100000000000", ok: true},
+		{name: "numeric job id", in: "4242"},
+		{name: "too short", in: "s5K1KKYAYG5D0"},
+		{name: "U is not a Crockford digit", in: "s5K1KKYAYG5DU0"},
+		{name: "path", in: "s5K1/../job_90"},
+		{name: "empty", in: ""},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			got, ok := ParseSLUID(tt.in)
+			if got != tt.want || ok != tt.ok {
+				t.Errorf("ParseSLUID(%q) = %q, %v; want %q, %v", tt.in, got, ok, tt.want, tt.ok)
+			}
+		})
+	}
+}

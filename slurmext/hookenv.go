@@ -143,8 +143,8 @@ func (n *notes) sluid(name, v string) string {
 	if v == "" {
 		return ""
 	}
-	s, ok := canonicalJobID(strings.TrimSpace(v))
-	if !ok || isDigits(s) {
+	s, ok := ParseSLUID(strings.TrimSpace(v))
+	if !ok {
 		n.add(name, "not a SLUID: %s", quoteShort(v))
 		return ""
 	}

@@ -200,8 +200,8 @@ func TestAgentNotRunning(t *testing.T) {
 			if !got.ExitKnown || got.ExitStatus != 3 {
 				t.Errorf("exit known %v status %d, want exit 3", got.ExitKnown, got.ExitStatus)
 			}
-			if got.User != "alice" || got.UID != 1001 || got.Node != nodeName || got.Cluster != clusterName {
-				t.Errorf("user %q uid %d node %q cluster %q; want alice, 1001, %s, %s", got.User, got.UID, got.Node, got.Cluster, nodeName, clusterName)
+			if got.User != "alice" || got.UID != jobUID || got.Node != nodeName || got.Cluster != clusterName {
+				t.Errorf("user %q uid %d node %q cluster %q; want alice, %d, %s, %s", got.User, got.UID, got.Node, got.Cluster, jobUID, nodeName, clusterName)
 			}
 			uuids := n.uuidsByMinor(t)
 			var gotGPUs, wantGPUs []string

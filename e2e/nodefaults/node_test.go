@@ -12,6 +12,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"slices"
+	"strconv"
 	"strings"
 	"sync"
 	"syscall"
@@ -217,14 +218,19 @@ func (a *agentProc) running() bool {
 
 // --- hooks ---
 
+// jobUID is the owner of the tests' jobs: the uid the simulated programs
+// (startBurn) run as, since the agent charges a program to a job only when
+// its real uid is the job's owner.
+var jobUID = os.Getuid()
+
 // hookEnv is the environment slurmd gives a prolog or epilog of a job on
 // this node holding the given Slurm GPU indices (SLURM_JOB_GPUS).
 func hookEnv(jobID, gpus string) map[string]string {
 	return map[string]string{
 		"SLURM_JOB_ID":        jobID,
 		"SLURM_JOB_USER":      "alice",
-		"SLURM_JOB_UID":       "1001",
-		"SLURM_JOB_GID":       "1001",
+		"SLURM_JOB_UID":       strconv.Itoa(jobUID),
+		"SLURM_JOB_GID":       strconv.Itoa(jobUID),
 		"SLURMD_NODENAME":     nodeName,
 		"SLURM_CLUSTER_NAME":  clusterName,
 		"SLURM_JOB_PARTITION": "gpu",
