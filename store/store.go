@@ -20,11 +20,19 @@
 // files inherit that mode from SQLite); its parent directory is created with
 // 0755 when missing. WAL does not work on network filesystems: keep the file
 // on local disk, one per host.
+//
+// A writer's Open follows no link another account could have planted (the
+// packaged directory is root:gpuprof 2770, and root writes it): the
+// directory is resolved and the file created or checked through package
+// safefs, and every connection is refused unless SQLite opened that very
+// file (SQLite resolves links in a path itself). A read-only Open reads
+// through links as any reader does.
 package store
 
 import (
 	"context"
 	"database/sql"
+	"database/sql/driver"
 	"encoding/binary"
 	"errors"
 	"fmt"
@@ -33,11 +41,13 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+	"syscall"
 	"time"
 
 	"github.com/mattn/go-sqlite3"
 
 	"github.com/gpuprof/gpuprof/internal/groupdir"
+	"github.com/gpuprof/gpuprof/internal/safefs"
 )
 
 // Errors. Callers test them with errors.Is; the store wraps them with
@@ -71,6 +81,10 @@ var (
 	ErrLocked = errors.New("database is locked")
 	// ErrReadOnly: a write on a database opened with Options.ReadOnly.
 	ErrReadOnly = errors.New("database opened read-only")
+	// ErrReplaced: a new connection found another file at the database's
+	// name than the one Open checked (a link planted since); it was closed
+	// before any statement ran on it.
+	ErrReplaced = errors.New("database file replaced since it was opened")
 )
 
 // ApplicationID marks a gpuprof database in the SQLite header
@@ -156,19 +170,29 @@ func openAt(ctx context.Context, path string, opts Options, target int) (*DB, er
 		return openReadOnly(ctx, abs, uri, ms)
 	}
 
-	if err := os.MkdirAll(filepath.Dir(abs), 0o755); err != nil {
-		return nil, err
-	}
-	if err := createOrProbe(ctx, abs, uri, ms); err != nil {
-		return nil, err
-	}
-
-	w, err := sql.Open("sqlite3", fmt.Sprintf(
-		"%s?_journal_mode=WAL&_synchronous=NORMAL&_busy_timeout=%d&_txlock=immediate&_foreign_keys=on",
-		uri, max(min(busy, busySlice).Milliseconds(), 1)))
+	// The packaged directory is root:gpuprof 2770: the group's accounts
+	// may plant links in it. The directory is opened with none followed
+	// that they could have made, the file is created exclusively or taken
+	// only as a regular file with no other name (safefs), and SQLite gets
+	// the resolved path, opens it without creating it (mode=rw) and is
+	// held to it (connector).
+	dir, name, err := safefs.OpenFileDir(abs, 0o755)
 	if err != nil {
 		return nil, err
 	}
+	file := filepath.Join(dir.Path(), name)
+	uri = "file:" + escapePath(file)
+	err = createOrProbe(ctx, dir, name, uri, ms)
+	dir.Close()
+	if err != nil {
+		return nil, err
+	}
+
+	// journal_mode=WAL writes the file: set only once the connection is
+	// known to be on it.
+	w := sql.OpenDB(newConnector(file, fmt.Sprintf(
+		"%s?mode=rw&_synchronous=NORMAL&_busy_timeout=%d&_txlock=immediate&_foreign_keys=on",
+		uri, max(min(busy, busySlice).Milliseconds(), 1)), "PRAGMA journal_mode=WAL"))
 	w.SetMaxOpenConns(1)
 	// Keep the connection open between writes (no idle timeout): closing the
 	// last one checkpoints and removes the WAL, which the next write then has
@@ -178,12 +202,8 @@ func openAt(ctx context.Context, path string, opts Options, target int) (*DB, er
 		w.Close()
 		return nil, err
 	}
-	r, err := sql.Open("sqlite3", fmt.Sprintf(
-		"%s?_busy_timeout=%d&_foreign_keys=on&_query_only=1", uri, ms))
-	if err != nil {
-		w.Close()
-		return nil, err
-	}
+	r := sql.OpenDB(newConnector(file, fmt.Sprintf(
+		"%s?mode=rw&_busy_timeout=%d&_foreign_keys=on&_query_only=1", uri, ms), ""))
 	return &DB{path: abs, w: w, r: r, busy: busy}, nil
 }
 
@@ -223,31 +243,37 @@ func emptyError() error {
 	return fmt.Errorf("%w (the agent, a hook or gpuprof ingest creates it on its first write; check the db path)", ErrEmpty)
 }
 
-// createOrProbe creates a missing database file (with groupdir's mode: 0660
-// in a set-group-ID directory, else 0640), or checks an
-// existing one before anything opens it for writing: the writer's
+// createOrProbe creates a missing database file name in dir (with
+// groupdir's mode: 0660 in a set-group-ID directory, else 0640), or checks
+// an existing one before anything opens it for writing: the writer's
 // connection settings (journal_mode=WAL) would already change a foreign
-// database's header.
-func createOrProbe(ctx context.Context, abs, uri string, ms int64) error {
-	mode := groupdir.FileMode(filepath.Dir(abs))
-	f, err := os.OpenFile(abs, os.O_RDWR|os.O_CREATE|os.O_EXCL, mode)
+// database's header. An existing name must be a regular file with no
+// other hard link (safefs): in a shared directory anything else may be
+// another account's way to have root write elsewhere.
+func createOrProbe(ctx context.Context, dir *safefs.Dir, name, uri string, ms int64) error {
+	fi, err := dir.Stat()
+	if err != nil {
+		return err
+	}
+	// An empty file is a valid empty database; SQLite gives the WAL and
+	// shm files the same mode.
+	f, err := dir.Create(name, groupdir.ModeIn(fi))
 	if err == nil {
-		// An empty file is a valid empty database; SQLite gives the WAL and
-		// shm files the same mode. Chmod because umask may have narrowed it.
-		chErr := f.Chmod(mode)
-		return errors.Join(chErr, f.Close())
+		return f.Close()
 	}
 	if !errors.Is(err, fs.ErrExist) {
 		return err
 	}
-	empty, err := inspectFile(abs)
-	if err != nil || empty {
-		return err
-	}
-	p, err := sql.Open("sqlite3", fmt.Sprintf("%s?mode=ro&_busy_timeout=%d", uri, ms))
+	f, err = dir.Open(name)
 	if err != nil {
 		return err
 	}
+	empty, err := inspect(f)
+	f.Close()
+	if err != nil || empty {
+		return err
+	}
+	p := sql.OpenDB(newConnector(filepath.Join(dir.Path(), name), fmt.Sprintf("%s?mode=ro&_busy_timeout=%d", uri, ms), ""))
 	defer p.Close()
 	st, err := readHeader(ctx, p)
 	if err != nil {
@@ -256,17 +282,58 @@ func createOrProbe(ctx context.Context, abs, uri string, ms int64) error {
 	return st.check()
 }
 
+// connector makes the connections to one database file and refuses one
+// on any other. SQLite resolves the links in a path itself before opening
+// it, so a link planted at the database's name after createOrProbe (by an
+// account that may write its directory) would take the next connection,
+// and root's writes, to the link's target; the check runs before any
+// statement of the connection's, setup included.
+type connector struct {
+	dsn string
+	drv *sqlite3.SQLiteDriver
+}
+
+// newConnector returns a connector to file (an absolute path with no link
+// in it, as SQLite reports its main database) through dsn, running setup
+// (when not empty) on each new connection once it is known to be on file.
+func newConnector(file, dsn, setup string) *connector {
+	return &connector{dsn: dsn, drv: &sqlite3.SQLiteDriver{ConnectHook: func(c *sqlite3.SQLiteConn) error {
+		if got := c.GetFilename("main"); got != file {
+			return fmt.Errorf("%w: SQLite opened %s, not %s", ErrReplaced, got, file)
+		}
+		if setup == "" {
+			return nil
+		}
+		_, err := c.Exec(setup, nil)
+		return err
+	}}}
+}
+
+func (c *connector) Connect(context.Context) (driver.Conn, error) { return c.drv.Open(c.dsn) }
+func (c *connector) Driver() driver.Driver                        { return c.drv }
+
 // inspectFile checks an existing file's SQLite header without SQLite, so a
 // file that is refused gets no -wal or -shm file next to it either. The
 // header is authoritative unless a WAL holds newer pages; whatever it
 // misses then, the check inside the migration transaction catches before
 // anything is written.
 func inspectFile(path string) (empty bool, err error) {
-	f, err := os.Open(path)
+	// O_NONBLOCK: a FIFO at the path must not block the open.
+	f, err := os.OpenFile(path, os.O_RDONLY|syscall.O_NONBLOCK, 0)
 	if err != nil {
 		return false, err
 	}
 	defer f.Close()
+	if fi, err := f.Stat(); err != nil {
+		return false, err
+	} else if !fi.Mode().IsRegular() {
+		return false, fmt.Errorf("%w: %s is not a regular file", ErrCorrupt, path)
+	}
+	return inspect(f)
+}
+
+// inspect is inspectFile on an open file.
+func inspect(f *os.File) (empty bool, err error) {
 	// The 100-byte database header, then page 1's b-tree page header.
 	b := make([]byte, 108)
 	n, err := io.ReadFull(f, b)
