@@ -136,8 +136,22 @@ type ServeConfig struct {
 	// SlurmUser may push profiles besides root.
 	SlurmUser string `toml:"slurm_user"`
 	// Nodes, when not empty, are the only hosts (addresses as munge reports
-	// them) whose pushes are accepted.
+	// them) whose pushes are accepted; NodeHosts, when set, also names
+	// the hosts that may push.
 	Nodes []string `toml:"nodes"`
+	// NodeHosts binds each push to the node that sent it: a key is a
+	// host's address as munge reports it (ENCODE_HOST, numeric), its value
+	// the Slurm nodes that host runs, "gpu01" for a node of this cluster
+	// (cluster, else slurm_conf's ClusterName) or "other/gpu01" for one of
+	// another cluster (SplitNode). When set, a host pushes profiles only
+	// of its own nodes and a host not listed pushes none. Empty: any
+	// node's root or SlurmUser may push a profile for any node of any
+	// cluster (serve warns at start).
+	NodeHosts map[string][]string `toml:"node_hosts"`
+	// ConnsPerHost is how many connections one host may hold open at
+	// once; a host at that share that opens another loses its oldest idle
+	// one. Users behind one login node or NAT share their host's.
+	ConnsPerHost int `toml:"conns_per_host"`
 	// MetricsListen is where serve answers /metrics for Prometheus
 	// (docs/prometheus.md), in the form of agent.metrics_listen. Empty (the
 	// default) turns the endpoint off.
@@ -298,7 +312,7 @@ func Default() Config {
 		Hooks:     HookConfig{Deadline: Duration(2 * time.Second)},
 		JobComp:   JobCompConfig{Deadline: Duration(time.Second)},
 		Import:    ImportConfig{Sacct: "/usr/bin/sacct"},
-		Serve:     ServeConfig{Listen: "127.0.0.1:8642", SlurmUser: "slurm"},
+		Serve:     ServeConfig{Listen: "127.0.0.1:8642", SlurmUser: "slurm", ConnsPerHost: 1024},
 		Munge:     MungeConfig{Munge: "/usr/bin/munge", Unmunge: "/usr/bin/unmunge"},
 		Sim: SimConfig{
 			Dir:    "/run/gpuprof/sim",
@@ -378,10 +392,52 @@ func (c Config) Validate() error {
 	case c.DB == "":
 		return fmt.Errorf("%w: db must be set", ErrConfig)
 	}
+	if err := c.Serve.validate(); err != nil {
+		return fmt.Errorf("%w: serve.%v", ErrConfig, err)
+	}
 	if err := c.Notices.validate(); err != nil {
 		return fmt.Errorf("%w: notices.%v", ErrConfig, err)
 	}
 	return nil
+}
+
+// validate checks the serve section.
+func (s ServeConfig) validate() error {
+	if s.ConnsPerHost < 1 {
+		return errors.New("conns_per_host must be at least 1")
+	}
+	for host, nodes := range s.NodeHosts {
+		if strings.TrimSpace(host) == "" {
+			return errors.New("node_hosts: a host address is empty")
+		}
+		if len(nodes) == 0 {
+			return fmt.Errorf("node_hosts: host %q lists no node", host)
+		}
+		for _, n := range nodes {
+			if _, _, err := SplitNode(n); err != nil {
+				return fmt.Errorf("node_hosts: host %q: %v", host, err)
+			}
+		}
+	}
+	return nil
+}
+
+// SplitNode reads an entry of serve.node_hosts: "gpu01" (cluster "", the
+// collector's own) or "cluster/gpu01". The cluster is lowercased, as
+// Slurm's cluster names are.
+func SplitNode(entry string) (cluster, node string, err error) {
+	cluster, node, found := strings.Cut(entry, "/")
+	if !found {
+		cluster, node = "", entry
+	}
+	cluster, node = strings.ToLower(strings.TrimSpace(cluster)), strings.TrimSpace(node)
+	switch {
+	case node == "" || strings.ContainsAny(node, "/ \t"):
+		return "", "", fmt.Errorf("%q: want a node name or cluster/node", entry)
+	case found && cluster == "":
+		return "", "", fmt.Errorf("%q: empty cluster before the slash", entry)
+	}
+	return cluster, node, nil
 }
 
 // signalNames are the signals scancel --signal takes by name (without

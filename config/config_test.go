@@ -33,8 +33,9 @@ func TestLoadExample(t *testing.T) {
 		SlurmConf:   "/etc/slurm-llnl/slurm.conf",
 		JobComp:     JobCompConfig{Deadline: Duration(300 * time.Millisecond)},
 		Import:      ImportConfig{Sacct: "/opt/slurm/bin/sacct"},
-		Serve:       ServeConfig{Listen: "0.0.0.0:9000", SlurmUser: "slurmadm", Nodes: []string{"10.0.0.11", "10.0.0.12"}, MetricsListen: "127.0.0.1:9843"},
-		Munge:       MungeConfig{Munge: "/opt/munge/bin/munge", Unmunge: "/opt/munge/bin/unmunge", Socket: "/run/munge/alt.socket"},
+		Serve: ServeConfig{Listen: "0.0.0.0:9000", SlurmUser: "slurmadm", Nodes: []string{"10.0.0.11", "10.0.0.12"}, MetricsListen: "127.0.0.1:9843",
+			ConnsPerHost: 64, NodeHosts: map[string][]string{"10.0.0.11": {"gpu017"}, "10.0.0.12": {"gpu018", "hpc2/gpu001"}}},
+		Munge: MungeConfig{Munge: "/opt/munge/bin/munge", Unmunge: "/opt/munge/bin/unmunge", Socket: "/run/munge/alt.socket"},
 		Agent: AgentConfig{
 			GPU:           "sim",
 			Interval:      Duration(500 * time.Millisecond),
@@ -168,6 +169,9 @@ func TestDocumentationExample(t *testing.T) {
 	}
 	if len(got.Serve.Nodes) == 0 {
 		got.Serve.Nodes = nil
+	}
+	if len(got.Serve.NodeHosts) == 0 {
+		got.Serve.NodeHosts = nil
 	}
 	want := Default()
 	want.LogFile = "/var/log/gpuprof/gpuprof.log"
@@ -327,6 +331,13 @@ func TestValidate(t *testing.T) {
 		{name: "minors match GPUs", mutate: func(c *Config) { c.Sim.GPUs, c.Sim.Minors = 2, []int{1, 0} }},
 		{name: "minors mismatch", mutate: func(c *Config) { c.Sim.Minors = []int{0, 1} }, wantIn: "sim.minors has 2 entries for 4 GPUs"},
 		{name: "no database", mutate: func(c *Config) { c.DB = "" }, wantIn: "db must be set"},
+		{name: "node hosts", mutate: func(c *Config) {
+			c.Serve.NodeHosts = map[string][]string{"10.0.0.11": {"gpu01"}, "10.0.0.12": {"gpu02", "Other/gpu03"}}
+		}},
+		{name: "node hosts, a host without nodes", mutate: func(c *Config) { c.Serve.NodeHosts = map[string][]string{"10.0.0.11": {}} }, wantIn: "serve.node_hosts"},
+		{name: "node hosts, an empty host", mutate: func(c *Config) { c.Serve.NodeHosts = map[string][]string{" ": {"gpu01"}} }, wantIn: "serve.node_hosts"},
+		{name: "node hosts, a bad node", mutate: func(c *Config) { c.Serve.NodeHosts = map[string][]string{"10.0.0.11": {"a/b/c"}} }, wantIn: "serve.node_hosts"},
+		{name: "no connection per host", mutate: func(c *Config) { c.Serve.ConnsPerHost = 0 }, wantIn: "serve.conns_per_host"},
 		{name: "notices on", mutate: func(c *Config) { c.Notices.Enabled = true }},
 		{name: "notice address without user", mutate: func(c *Config) { c.Notices.Address = "gpu@lab.example" }, wantIn: "notices.address"},
 		{name: "notice address map alone", mutate: func(c *Config) { c.Notices.Address, c.Notices.AddressMap = "", "/etc/gpuprof/mail.map" }},
@@ -365,6 +376,34 @@ func TestValidate(t *testing.T) {
 			}
 			if !errors.Is(err, ErrConfig) || !strings.Contains(err.Error(), tt.wantIn) {
 				t.Errorf("Validate() = %v, want ErrConfig mentioning %q", err, tt.wantIn)
+			}
+		})
+	}
+}
+
+func TestSplitNode(t *testing.T) {
+	tests := []struct {
+		name, entry, cluster, node string
+		wantErr                    bool
+	}{
+		{name: "a node of this cluster", entry: "gpu01", node: "gpu01"},
+		{name: "a node of another cluster", entry: "hpc2/gpu01", cluster: "hpc2", node: "gpu01"},
+		{name: "the cluster lowercased, the node kept", entry: "HPC2/GPU01", cluster: "hpc2", node: "GPU01"},
+		{name: "spaces around", entry: " hpc2 / gpu01 ", cluster: "hpc2", node: "gpu01"},
+		{name: "empty", entry: "", wantErr: true},
+		{name: "no node", entry: "hpc2/", wantErr: true},
+		{name: "no cluster before the slash", entry: "/gpu01", wantErr: true},
+		{name: "two slashes", entry: "a/b/c", wantErr: true},
+		{name: "a space inside", entry: "gpu 01", wantErr: true},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			cluster, node, err := SplitNode(tt.entry)
+			if (err != nil) != tt.wantErr {
+				t.Fatalf("SplitNode(%q) error = %v, want error %t", tt.entry, err, tt.wantErr)
+			}
+			if cluster != tt.cluster || node != tt.node {
+				t.Errorf("SplitNode(%q) = %q, %q; want %q, %q", tt.entry, cluster, node, tt.cluster, tt.node)
 			}
 		})
 	}

@@ -2,11 +2,9 @@ package main
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"log/slog"
 	"net"
-	"net/http"
 	"os"
 	"os/user"
 	"strconv"
@@ -18,6 +16,7 @@ import (
 	"github.com/gpuprof/gpuprof/config"
 	"github.com/gpuprof/gpuprof/ingest"
 	"github.com/gpuprof/gpuprof/internal/metricsrv"
+	"github.com/gpuprof/gpuprof/slurmext"
 	"github.com/gpuprof/gpuprof/spool"
 	"github.com/gpuprof/gpuprof/store"
 )
@@ -30,7 +29,8 @@ func newServeCommand(g *globalOptions) *cobra.Command {
 		Long: `Runs on the central host (usually the slurmctld host, next to jobcomp) in
 multi-node mode. Node agents configured with "collector" push finished
 profiles here; every push must carry a munge credential of root or the
-SlurmUser, bound to that request. Users' commands query jobs here with their
+SlurmUser, bound to that request, and with serve.node_hosts set a node
+pushes profiles of its own nodes only. Users' commands query jobs here with their
 own munge credential: a user sees only their own jobs, members of
 admin_group see all. Records jobcomp spooled while the database was busy are
 ingested here too. Not needed in single-host mode.
@@ -90,8 +90,19 @@ func runServe(ctx context.Context, cfg config.Config, log *slog.Logger) error {
 		}
 		log.Info("metrics totals loaded from the database", "took", time.Since(start).Round(time.Millisecond))
 	}
+	refusals := collect.NewServeRefusals(log)
+	if metrics != nil {
+		if err := metrics.Register(refusals.Collector()); err != nil {
+			return fmt.Errorf("metrics: %w", err)
+		}
+	}
+	nodes := nodeHosts(cfg)
+	if len(nodes) == 0 {
+		log.Warn("serve.node_hosts is not set: a push is not bound to the node that sent it (root or the SlurmUser of any node may push a profile for any node); see docs/configuration.md")
+	}
 	srv := collect.NewServer(db, mungeFrom(cfg), collect.ServerOptions{
-		PushUIDs: push, PushHosts: cfg.Serve.Nodes, IsAdmin: isAdmin, Metrics: metrics,
+		PushUIDs: push, PushHosts: cfg.Serve.Nodes, NodeHosts: nodes, IsAdmin: isAdmin, Metrics: metrics,
+		Refusals: refusals, Limits: collect.Limits{ConnsPerPeer: cfg.Serve.ConnsPerHost},
 	}, log)
 	ln, err := net.Listen("tcp", cfg.Serve.Listen)
 	if err != nil {
@@ -110,13 +121,6 @@ func runServe(ctx context.Context, cfg config.Config, log *slog.Logger) error {
 		}()
 		log.Info("metrics endpoint", "addr", mln.Addr().String())
 	}
-	hs := &http.Server{Handler: srv.Handler(), ReadHeaderTimeout: 10 * time.Second}
-	go func() {
-		<-ctx.Done()
-		sctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
-		defer cancel()
-		_ = hs.Shutdown(sctx)
-	}()
 	go func() {
 		t := time.NewTicker(2 * time.Second)
 		defer t.Stop()
@@ -131,9 +135,30 @@ func runServe(ctx context.Context, cfg config.Config, log *slog.Logger) error {
 			}
 		}
 	}()
-	log.Info("collector listening", "addr", ln.Addr().String(), "push_uids", push)
-	if err := hs.Serve(ln); err != nil && !errors.Is(err, http.ErrServerClosed) {
-		return err
+	log.Info("collector listening", "addr", ln.Addr().String(), "push_uids", push, "node_hosts", len(nodes))
+	return srv.Serve(ctx, ln)
+}
+
+// nodeHosts is serve.node_hosts as the collector binds pushes: a node
+// without a cluster is of this collector's cluster (cluster, else
+// slurm_conf's ClusterName). Config.Validate has checked every entry.
+func nodeHosts(cfg config.Config) map[string][]collect.NodeRef {
+	if len(cfg.Serve.NodeHosts) == 0 {
+		return nil
 	}
-	return nil
+	own := slurmext.ClusterName(cfg.Cluster, "", cfg.SlurmConf)
+	out := make(map[string][]collect.NodeRef, len(cfg.Serve.NodeHosts))
+	for host, entries := range cfg.Serve.NodeHosts {
+		for _, e := range entries {
+			cluster, node, err := config.SplitNode(e)
+			if err != nil {
+				continue
+			}
+			if cluster == "" {
+				cluster = own
+			}
+			out[host] = append(out[host], collect.NodeRef{Cluster: cluster, Node: node})
+		}
+	}
+	return out
 }
