@@ -1,0 +1,124 @@
+package collect
+
+import (
+	"context"
+	"errors"
+	"net"
+	"net/http"
+	"os"
+	"os/exec"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/gpuprof/gpuprof/profile"
+)
+
+// realMunge returns a Munge talking to the local munged: the socket
+// GPUPROF_TEST_MUNGE_SOCKET names, else munge's default. The test is
+// skipped only where munge is not installed or munged does not answer.
+func realMunge(t *testing.T) Munge {
+	t.Helper()
+	for _, bin := range []string{"/usr/bin/munge", "/usr/bin/unmunge"} {
+		if _, err := exec.LookPath(bin); err != nil {
+			t.Skipf("munge not installed: %v", err)
+		}
+	}
+	sock := os.Getenv("GPUPROF_TEST_MUNGE_SOCKET")
+	path := sock
+	if path == "" {
+		path = "/run/munge/munge.socket.2"
+	}
+	c, err := net.Dial("unix", path)
+	if err != nil {
+		t.Skipf("munged not running at %s: %v", path, err)
+	}
+	c.Close()
+	return Munge{Socket: sock, Timeout: 10 * time.Second}
+}
+
+// TestRealMungePushBinding runs issue 25's reproductions 5 and 7 against
+// real munge credentials: the host munged puts in a credential
+// (ENCODE_HOST) binds the push to its configured node and cluster; a job
+// id that is a path, another node's profile, another cluster's, and an
+// owner change are refused and store nothing; a credential of this host
+// with a body that never comes is cut off after the upload timeout; junk
+// is refused by unmunge.
+func TestRealMungePushBinding(t *testing.T) {
+	m := realMunge(t)
+	ctx := context.Background()
+	probe, err := m.Encode(ctx, []byte("probe"))
+	if err != nil {
+		t.Fatalf("munge: %v", err)
+	}
+	me, _, err := m.Decode(ctx, probe)
+	if err != nil {
+		t.Fatalf("unmunge: %v", err)
+	}
+	db := openStore(t)
+	s := NewServer(db, m, ServerOptions{
+		PushUIDs:  []int{me.UID},
+		NodeHosts: map[string][]NodeRef{me.Host: {{Cluster: "lab", Node: "gpu01"}}},
+		Limits:    Limits{UploadTimeout: time.Second},
+	}, testLogger(t))
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	sctx, stop := context.WithCancel(ctx)
+	done := make(chan error, 1)
+	go func() { done <- s.Serve(sctx, ln) }()
+	t.Cleanup(func() { stop(); <-done })
+	addr := ln.Addr().String()
+	node := Client{URL: "http://" + addr, Munge: m}
+
+	mine := testJob("7", "gpu01", aliceUID, true)
+	if err := node.Push(ctx, mine); err != nil {
+		t.Fatalf("this host (%s) pushes for its own node gpu01: %v", me.Host, err)
+	}
+	other := testJob("8", "gpu02", aliceUID, true)
+	otherCluster := testJob("9", "gpu01", aliceUID, true)
+	otherCluster.Cluster = "elsewhere"
+	path := testJob("../../etc", "gpu01", aliceUID, true)
+	stolen := testJob("7", "gpu01", bobUID, true)
+	for _, tt := range []struct {
+		name string
+		j    profile.Job
+		want string
+	}{
+		{name: "another node", j: other, want: "403"},
+		{name: "another cluster", j: otherCluster, want: "403"},
+		{name: "a path for a job id", j: path, want: "400"},
+		{name: "another owner for a finished profile", j: stolen, want: "409"},
+	} {
+		err := node.Push(ctx, tt.j)
+		if !errors.Is(err, ErrRejected) || !strings.Contains(err.Error(), tt.want) {
+			t.Errorf("%s: push = %v, want rejected with %s", tt.name, err, tt.want)
+		}
+	}
+	for _, k := range []profile.Key{other.Key, otherCluster.Key, path.Key} {
+		if _, err := db.GetJob(ctx, k); err == nil {
+			t.Errorf("a refused push stored %v", k)
+		}
+	}
+	if j, err := db.GetJob(ctx, mine.Key); err != nil || j.UID != aliceUID {
+		t.Errorf("job 7 after the attempt to take it: uid %d (%v), want alice's %d", j.UID, err, aliceUID)
+	}
+
+	// A real credential for a body that never comes.
+	body := mustJSON(t, testJob("10", "gpu01", aliceUID, true))
+	cred, err := m.Encode(ctx, Binding(http.MethodPost, "/v1/profiles", body))
+	if err != nil {
+		t.Fatal(err)
+	}
+	c := rawPush(t, addr, "MUNGE "+cred, len(body), 1)
+	start := time.Now()
+	if got := status(c, 10*time.Second); got != http.StatusRequestTimeout {
+		t.Errorf("a stalled body behind a valid credential: %d after %s, want 408", got, time.Since(start).Round(time.Millisecond))
+	}
+	// Junk that looks like a credential reaches unmunge, which refuses it.
+	c = rawPush(t, addr, "MUNGE MUNGE:AAAAAAAAAAAAAAAA:", 100, 0)
+	if got := status(c, 10*time.Second); got != http.StatusUnauthorized {
+		t.Errorf("a forged credential: %d, want 401", got)
+	}
+}
