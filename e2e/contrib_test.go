@@ -260,7 +260,8 @@ func TestLogrotateConfig(t *testing.T) {
 	}
 	const logDirGlob = "/var/log/gpuprof/*.log"
 	spoolLog := filepath.Join(config.Default().SpoolDir, "hooks.log")
-	for _, want := range []string{logDirGlob, spoolLog, "copytruncate", "missingok"} {
+	// su: not root, in directories the group's accounts may write.
+	for _, want := range []string{logDirGlob, spoolLog, "copytruncate", "missingok", "su gpuprof gpuprof"} {
 		if !strings.Contains(string(src), want) {
 			t.Errorf("logrotate file lacks %q", want)
 		}
@@ -286,7 +287,9 @@ func TestLogrotateConfig(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	conf := strings.NewReplacer("/var/log/gpuprof", logDir, config.Default().SpoolDir, spoolDir).Replace(string(src))
+	// As the test's own user: the gpuprof account need not exist here.
+	conf := strings.NewReplacer("/var/log/gpuprof", logDir, config.Default().SpoolDir, spoolDir,
+		"su gpuprof gpuprof", "su root root").Replace(string(src))
 	confPath := filepath.Join(dir, "gpuprof.logrotate")
 	writeFile(t, confPath, conf)
 	// The agent's file stays open across the rotation.

@@ -22,8 +22,9 @@
 # absolute all the same, and the variables below are only ever set by tests
 # and by contrib/slurm/testcluster.sh. Nothing is written to stdout or
 # stderr: gpuprof's own stderr (a crash's stack) and the wrapper's
-# complaints go to /var/log/gpuprof/hooks.log, else
-# /var/lib/gpuprof/spool/hooks.log, and to syslog when it runs. No trap or
+# complaints go to /var/log/gpuprof/hooks.log (appended to without
+# following a link, see append), the complaints to syslog too when it
+# runs. No trap or
 # wait either: the signal mask a daemon hands its scripts may block SIGCHLD
 # and SIGALRM, and dash's wait never returns then; a pipe and foreground
 # commands do.
@@ -43,15 +44,27 @@ log=${GPUPROF_HOOK_LOG:-/var/log/gpuprof/hooks.log}
 # of its own files itself (docs/packaging.md).
 umask 007
 exec </dev/null >/dev/null 2>&1
-[ -d "${log%/*}" ] || log=/var/lib/gpuprof/spool/hooks.log
-# "true", not ":": a redirection that fails on a special built-in such as
-# ":" ends a POSIX shell (dash exits 2), which would fail the hook itself.
-{ true >>"$log"; } 2>/dev/null || log=/dev/null
+
+# append TEXT: add TEXT to the log. Its directory, the packaged
+# /var/log/gpuprof, is root:gpuprof 2770: the group's accounts (the gpuprof
+# user, the SlurmUser) may plant a link or a FIFO as hooks.log, which the
+# shell's >> would follow (root appending to, or creating, a file of their
+# choosing) or block on for ever. GNU dd opens it O_NOFOLLOW|O_NONBLOCK
+# instead: a link is refused, a FIFO never waits. A hard link to a file of
+# root's is the kernel's to refuse (fs.protected_hardlinks, on by
+# default). What cannot be written is lost, and syslog keeps the
+# complaint; a failing dd is an ordinary command and ends nothing (a
+# failed redirection on a special built-in such as ":" would end dash).
+append() {
+	[ -x /bin/dd ] || return 0
+	printf '%s' "$1" | /bin/dd of="$log" oflag=append,nofollow,nonblock conv=notrunc status=none
+}
 
 # complain MESSAGE: one line in the log file, and in syslog when it runs.
 complain() {
 	msg="jobcomp wrapper: job ${JOBID:-?}: $1; exiting 0 so slurmctld goes on"
-	[ "$log" = /dev/null ] || printf '%s level=ERROR msg="%s"\n' "$(/bin/date -u +%Y-%m-%dT%H:%M:%SZ)" "$msg" >>"$log"
+	append "$(/bin/date -u +%Y-%m-%dT%H:%M:%SZ) level=ERROR msg=\"$msg\"
+"
 	[ ! -S /dev/log ] || [ ! -x /usr/bin/logger ] || /usr/bin/logger -t gpuprof -p daemon.err -- "$msg"
 }
 
@@ -67,35 +80,50 @@ stop() {
 # Two subshells race: one runs gpuprof and says how it ended, the other
 # sleeps limit seconds and says "late"; the first line decides. Each says
 # its pid first (from /proc/self/stat: no extra exec on the hook's path).
-child= timer=
+# gpuprof's stderr comes up the same pipe (a file would be opened with >>,
+# see append), its first 200 lines kept for the log; the wrapper's own
+# lines start with "@", as no line of gpuprof's does, and the status line
+# follows an empty one, so that stderr without a final newline cannot
+# swallow it.
+child= timer= said= n=0
 {
 	(
 		read -r me _ </proc/self/stat
-		echo "child $me"
-		"$bin" jobcomp --config "$conf" >/dev/null 2>>"$log"
-		echo "status $?"
+		echo "@child $me"
+		"$bin" jobcomp --config "$conf" 2>&1 >/dev/null
+		s=$?
+		echo
+		echo "@status $s"
 	) &
 	if [ -x /bin/sleep ]; then
 		(
 			read -r me _ </proc/self/stat
-			echo "timer $me"
+			echo "@timer $me"
 			/bin/sleep "$limit"
-			echo late
+			echo @late
 		) &
 	fi
-} | while read -r what value; do
-	case $what in
-	child) child=$value ;;
-	timer) timer=$value ;;
-	status)
+} | while IFS= read -r line; do
+	case $line in
+	"@child "*) child=${line#@child } ;;
+	"@timer "*) timer=${line#@timer } ;;
+	"@status "*)
 		stop "$timer"
-		[ "$value" = 0 ] || complain "$bin exited with status $value"
+		[ -z "$said" ] || append "$said"
+		[ "${line#@status }" = 0 ] || complain "$bin exited with status ${line#@status }"
 		break
 		;;
-	late)
+	@late)
 		stop "$child"
+		[ -z "$said" ] || append "$said"
 		complain "$bin still running after ${limit}s: killed"
 		break
+		;;
+	"") ;;
+	*)
+		n=$((n + 1))
+		[ "$n" -gt 200 ] || said="$said$line
+"
 		;;
 	esac
 done
