@@ -16,6 +16,8 @@ import (
 	"path/filepath"
 	"strings"
 	"time"
+
+	"github.com/gpuprof/gpuprof/internal/safefs"
 )
 
 // Listen opens the listener of a metrics endpoint (the agent's, and
@@ -33,9 +35,15 @@ func Listen(addr string) (net.Listener, error) {
 		}
 		return ln, nil
 	}
-	if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
+	// The socket is bound, removed when stale and re-moded by path (bind
+	// and chmod take nothing else): only in a directory whose path no
+	// other account can change, or a link planted on the way would have
+	// root make a file mode 0666 elsewhere.
+	dir, err := safefs.MkdirPrivate(filepath.Dir(path), 0o755)
+	if err != nil {
 		return nil, fmt.Errorf("metrics socket dir: %w", err)
 	}
+	dir.Close()
 	if c, err := net.DialTimeout("unix", path, 200*time.Millisecond); err == nil {
 		c.Close()
 		return nil, fmt.Errorf("metrics listen: something is listening on %s already", path)

@@ -54,6 +54,9 @@ var (
 	ErrTooLarge = errors.New("file too large")
 	// ErrName: not one path component (empty, ".", "..", or with a '/').
 	ErrName = errors.New("not a single file name")
+	// ErrShared: MkdirPrivate found a directory on the way that another
+	// account may change.
+	ErrShared = errors.New("directory other accounts may write")
 )
 
 // pathFlag opens a directory on the way only to look up names in it: no
@@ -105,20 +108,29 @@ func Trusted(dirUID uint32, dirMode uint32, entryUID uint32) bool {
 // OpenDir opens the existing directory at path (relative to the working
 // directory when not absolute).
 func OpenDir(path string) (*Dir, error) {
-	return walk(path, 0, false)
+	return walk(path, 0, false, false)
 }
 
 // MkdirAll opens the directory at path, first creating it and any missing
 // parent with mode perm (less the umask, as os.MkdirAll does).
 func MkdirAll(path string, perm fs.FileMode) (*Dir, error) {
-	return walk(path, perm, true)
+	return walk(path, perm, true, false)
+}
+
+// MkdirPrivate is MkdirAll for a directory whose path must stay what it
+// is: every directory from "/" to it, itself included, must be one no
+// account but root and the caller may change (Trusted), else ErrShared.
+// Names in it may then be used by path, as code that can only take a path
+// must (bind(2) of a unix socket and the chmod after it).
+func MkdirPrivate(path string, perm fs.FileMode) (*Dir, error) {
+	return walk(path, perm, true, true)
 }
 
 // walk resolves path one component at a time from "/", each opened
 // relative to its parent with O_NOFOLLOW. A component that is a link is
 // followed only when its directory is Trusted; ".." goes back to the
 // directory it came from. With create, a missing component is made.
-func walk(path string, perm fs.FileMode, create bool) (*Dir, error) {
+func walk(path string, perm fs.FileMode, create, private bool) (*Dir, error) {
 	fail := func(err error) (*Dir, error) {
 		return nil, &fs.PathError{Op: "open directory", Path: path, Err: err}
 	}
@@ -160,9 +172,29 @@ func walk(path string, perm fs.FileMode, create bool) (*Dir, error) {
 		switch {
 		case err == nil:
 			fds, names = append(fds, fd), append(names, c)
+			if private {
+				var dst, cst unix.Stat_t
+				err := errors.Join(unix.Fstat(cur, &dst), unix.Fstat(fd, &cst))
+				if err == nil && !Trusted(dst.Uid, dst.Mode, cst.Uid) {
+					err = ErrShared
+				}
+				if err != nil {
+					return nil, &fs.PathError{Op: "open directory", Path: "/" + strings.Join(names, "/"), Err: err}
+				}
+			}
 			continue
 		case errors.Is(err, unix.ENOENT) && create && made < 100:
-			made++ // bounds a race with someone removing what we make
+			made++       // bounds a race with someone removing what we make
+			if private { // make nothing where it would be refused
+				var dst unix.Stat_t
+				err := unix.Fstat(cur, &dst)
+				if err == nil && !Trusted(dst.Uid, dst.Mode, uint32(os.Geteuid())) {
+					err = ErrShared
+				}
+				if err != nil {
+					return nil, &fs.PathError{Op: "mkdir", Path: "/" + strings.Join(append(names[:len(names):len(names)], c), "/"), Err: err}
+				}
+			}
 			if err := mkdirat(cur, c, uint32(perm.Perm())); err != nil && !errors.Is(err, unix.EEXIST) {
 				return fail(err)
 			}
@@ -201,11 +233,21 @@ func walk(path string, perm fs.FileMode, create bool) (*Dir, error) {
 		}
 		todo = append(split(target), todo...)
 	}
+	resolved := "/" + strings.Join(names, "/")
+	if private { // the entries to be made in it are the caller's
+		var st unix.Stat_t
+		err := unix.Fstat(fds[len(fds)-1], &st)
+		if err == nil && !Trusted(st.Uid, st.Mode, uint32(os.Geteuid())) {
+			err = ErrShared
+		}
+		if err != nil {
+			return nil, &fs.PathError{Op: "open directory", Path: resolved, Err: err}
+		}
+	}
 	fd, err := openat(fds[len(fds)-1], ".", unix.O_RDONLY|unix.O_DIRECTORY, 0)
 	if err != nil {
 		return fail(err)
 	}
-	resolved := "/" + strings.Join(names, "/")
 	return &Dir{f: os.NewFile(uintptr(fd), resolved), path: resolved}, nil
 }
 

@@ -362,3 +362,37 @@ func TestOpenFileDir(t *testing.T) {
 	}
 	tg.Untouched(t)
 }
+
+// MkdirPrivate refuses a path with any directory on the way that another
+// account may change: a name in it could be swapped between two calls by
+// path.
+func TestMkdirPrivate(t *testing.T) {
+	base := t.TempDir()
+	st := shared(t, filepath.Join(base, "state"))
+	if err := os.Mkdir(filepath.Join(st, "own"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	tests := []struct {
+		name, path string
+		err        error
+	}{
+		{"private", filepath.Join(base, "run", "gpuprof"), nil},
+		{"the shared directory", st, safefs.ErrShared},
+		{"in the shared directory", filepath.Join(st, "own"), safefs.ErrShared},
+		{"made in the shared directory", filepath.Join(st, "new"), safefs.ErrShared},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			d, err := safefs.MkdirPrivate(tt.path, 0o755)
+			if d != nil {
+				d.Close()
+			}
+			if !errors.Is(err, tt.err) && (err != nil || tt.err != nil) {
+				t.Errorf("MkdirPrivate(%s) = %v, want %v", tt.path, err, tt.err)
+			}
+			if _, serr := os.Stat(tt.path); tt.err != nil && tt.path == filepath.Join(st, "new") && serr == nil {
+				t.Errorf("MkdirPrivate made %s before refusing it", tt.path)
+			}
+		})
+	}
+}
