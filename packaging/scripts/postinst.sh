@@ -52,18 +52,42 @@ configure | 1 | 2 | "")
 			usermod -a -G gpuprof "$u"
 		fi
 	done
-	for d in /var/lib/gpuprof /var/lib/gpuprof/spool /var/log/gpuprof; do
-		install -d -m 2770 -o root -g gpuprof "$d"
+	# Root changes owners and modes below directories the group may write,
+	# where gpuprof or the SlurmUser could have planted a link (spool ->
+	# /etc, gpuprof.db -> /etc/shadow) for chown and chmod, which follow
+	# links, to act on. So each directory is first made root's alone to
+	# change (2750: the group still reads, and writes the files already
+	# there, but can no longer create, rename or remove an entry: nothing
+	# can be swapped while root looks and then acts); a link is removed or
+	# left alone, never followed; a file is changed only when it is a
+	# regular file with no other name; and last the group gets its write
+	# access back. /var/lib and /var/log are root's: the two directories'
+	# own paths cannot be swapped.
+	for d in /var/lib/gpuprof /var/log/gpuprof; do
+		install -d -m 2750 -o root -g gpuprof "$d"
 		chown root:gpuprof "$d" # install -d leaves an existing directory's owner
-		chmod 2770 "$d"
+		chmod 2750 "$d"
 	done
+	spool=/var/lib/gpuprof/spool
+	if [ -L "$spool" ] || { [ -e "$spool" ] && [ ! -d "$spool" ]; }; then
+		echo "gpuprof: $spool was not a directory (a link or file someone of the group gpuprof made?); replaced by one" >&2
+		rm -f "$spool"
+	fi
+	install -d -m 2770 -o root -g gpuprof "$spool"
+	chown root:gpuprof "$spool"
+	chmod 2770 "$spool"
 	# What an earlier gpuprof made root's alone (0640 root:root): the
 	# database, its WAL and shm, and the logs, now the group's too.
 	for f in /var/lib/gpuprof/*.db /var/lib/gpuprof/*.db-wal /var/lib/gpuprof/*.db-shm /var/log/gpuprof/*.log; do
-		[ -f "$f" ] || continue
+		[ -f "$f" ] && [ ! -L "$f" ] || continue
+		if [ "$(stat -c %h "$f")" != 1 ]; then
+			echo "gpuprof: $f has other hard links (names elsewhere); its group and mode left as they are" >&2
+			continue
+		fi
 		chgrp gpuprof "$f"
 		chmod g+rw,o-rwx "$f"
 	done
+	chmod 2770 /var/lib/gpuprof /var/log/gpuprof
 	if [ -d /run/systemd/system ] && command -v systemctl >/dev/null 2>&1; then
 		systemctl daemon-reload >/dev/null 2>&1 || true
 	fi
