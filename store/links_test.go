@@ -153,6 +153,15 @@ func TestConnectionRefusesReplacedFile(t *testing.T) {
 	if err := w.PingContext(ctx); !errors.Is(err, ErrReplaced) {
 		t.Errorf("writer's connection after the swap: %v, want ErrReplaced", err)
 	}
+	// The connect hook, past the look at the name (a link planted in the
+	// moment between them): SQLite has opened the target, nothing ran.
+	c := newConnector(path, "file:"+escapePath(path)+"?mode=rw", "PRAGMA journal_mode=WAL")
+	if conn, err := c.drv.Open(c.dsn); !errors.Is(err, ErrReplaced) {
+		t.Errorf("connect hook after the swap: %v, want ErrReplaced", err)
+		if conn != nil {
+			conn.Close()
+		}
+	}
 	tg.Untouched(t)
 	for _, suffix := range []string{"-wal", "-shm"} {
 		if _, err := os.Lstat(tg.Empty + suffix); err == nil {

@@ -289,15 +289,16 @@ func createOrProbe(ctx context.Context, dir *safefs.Dir, name, uri string, ms in
 // and root's writes, to the link's target; the check runs before any
 // statement of the connection's, setup included.
 type connector struct {
-	dsn string
-	drv *sqlite3.SQLiteDriver
+	file string
+	dsn  string
+	drv  *sqlite3.SQLiteDriver
 }
 
 // newConnector returns a connector to file (an absolute path with no link
 // in it, as SQLite reports its main database) through dsn, running setup
 // (when not empty) on each new connection once it is known to be on file.
 func newConnector(file, dsn, setup string) *connector {
-	return &connector{dsn: dsn, drv: &sqlite3.SQLiteDriver{ConnectHook: func(c *sqlite3.SQLiteConn) error {
+	return &connector{file: file, dsn: dsn, drv: &sqlite3.SQLiteDriver{ConnectHook: func(c *sqlite3.SQLiteConn) error {
 		if got := c.GetFilename("main"); got != file {
 			return fmt.Errorf("%w: SQLite opened %s, not %s", ErrReplaced, got, file)
 		}
@@ -309,8 +310,18 @@ func newConnector(file, dsn, setup string) *connector {
 	}}}
 }
 
-func (c *connector) Connect(context.Context) (driver.Conn, error) { return c.drv.Open(c.dsn) }
-func (c *connector) Driver() driver.Driver                        { return c.drv }
+// Connect opens a connection. The look at the name first keeps SQLite
+// from even opening what a link planted there points at (a device whose
+// open does something, say), but for the moment between the two; the
+// check of the connect hook is what holds.
+func (c *connector) Connect(context.Context) (driver.Conn, error) {
+	if fi, err := os.Lstat(c.file); err == nil && !fi.Mode().IsRegular() {
+		return nil, fmt.Errorf("%w: %s is %v, not a regular file", ErrReplaced, c.file, fi.Mode().Type())
+	}
+	return c.drv.Open(c.dsn)
+}
+
+func (c *connector) Driver() driver.Driver { return c.drv }
 
 // inspectFile checks an existing file's SQLite header without SQLite, so a
 // file that is refused gets no -wal or -shm file next to it either. The
