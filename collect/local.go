@@ -255,5 +255,5 @@ func uidOf(c net.Conn) (string, any, error) {
 	if err != nil {
 		return "", nil, err
 	}
-	return "uid " + strconv.Itoa(id.UID), peer{id: id, pid: pid}, nil
+	return strconv.Itoa(id.UID), peer{id: id, pid: pid}, nil
 }
