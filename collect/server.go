@@ -68,12 +68,12 @@ type ServerOptions struct {
 	// one of the server's own that logs and is exported nowhere.
 	Refusals *Refusals
 	// Limits share the server out among its clients; zero fields take
-	// DefaultLimits' values.
+	// the collector's defaults (defaultLimits).
 	Limits Limits
 }
 
 // Limits bound what one client may take of a server. Zero means the
-// default for each field (DefaultLimits for the collector, the local
+// default for each field (defaultLimits for the collector, the local
 // query socket's in LocalOptions).
 type Limits struct {
 	// MaxConns is how many connections are held at once; more wait in
@@ -106,11 +106,19 @@ type Limits struct {
 	HeaderTimeout, IdleTimeout time.Duration
 }
 
-// DefaultLimits are the collector's.
-var DefaultLimits = Limits{
-	MaxConns: 4096, ConnsPerPeer: 1024, MaxQueries: 8, QueriesPerUID: 2, QueueWait: 5 * time.Second,
-	QueryTimeout: 30 * time.Second, MaxUploads: 4, UploadTimeout: 30 * time.Second, MaxDecodes: 8,
-	HeaderTimeout: 5 * time.Second, IdleTimeout: 30 * time.Second,
+// defaultLimits are the collector's. 4096 connections stay far below the
+// file descriptors Go raises the soft limit to; 1024 of one host leave
+// room for a login node's users (who share their host's share); 8 queries
+// at once, 2 of one uid, so that one user's costly sorts leave the others
+// slots; 4 uploads, one per host (a node pushes one profile at a time), so
+// bodies in memory stay under 4 × MaxBody; 8 unmunge processes at once;
+// 5 s to send a request's headers, which a client sends at once.
+func defaultLimits() Limits {
+	return Limits{
+		MaxConns: 4096, ConnsPerPeer: 1024, MaxQueries: 8, QueriesPerUID: 2, QueueWait: 5 * time.Second,
+		QueryTimeout: 30 * time.Second, MaxUploads: 4, UploadTimeout: 30 * time.Second, MaxDecodes: 8,
+		HeaderTimeout: 5 * time.Second, IdleTimeout: 30 * time.Second,
+	}
 }
 
 // orDefault returns l with each zero field taken from def.
@@ -180,7 +188,7 @@ func NewServeRefusals(log *slog.Logger) *Refusals {
 
 // NewServer returns a collector writing to db.
 func NewServer(db *store.DB, auth Authenticator, opts ServerOptions, log *slog.Logger) *Server {
-	return newServer(db, auth, opts, DefaultLimits, log)
+	return newServer(db, auth, opts, defaultLimits(), log)
 }
 
 func newServer(db *store.DB, auth Authenticator, opts ServerOptions, def Limits, log *slog.Logger) *Server {
