@@ -156,3 +156,48 @@ func TestNeverStartedCountsNowhere(t *testing.T) {
 		t.Errorf("calibration compares %d jobs; at most the %d that ran", wi.Calibration.Jobs, ran)
 	}
 }
+
+// TestNeverStartedRealGPUJobs: the test cluster's GPU jobs cancelled while
+// pending (e2e TestNeverStartedRealJobs: jobs 1–2 held by
+// --begin=now+1hour, 3–4 by sbatch -H, 6–7 waiting for GPUs job 5 held),
+// beside jobs that ran (5, 8–10) and one cancelled while it ran (11).
+// sacct gives the pending ones Start None; merged with jobcomp's report of
+// them (START = END, no NODES, as the e2e test saw in the database) they
+// have Start = End. Either way: 5 jobs started, 1 cancelled after it
+// started, 75 GPU-seconds.
+func TestNeverStartedRealGPUJobs(t *testing.T) {
+	sacct := realJobs(t, "real", "22.05-cancelled-pending-P-epoch-steps.txt")
+	merged := make([]Job, len(sacct))
+	copy(merged, sacct)
+	for i := range merged {
+		if j := &merged[i]; j.Start.IsZero() {
+			j.Start = j.End // jobcomp's START; no nodes
+		}
+	}
+	day := Window{From: time.Date(2026, 12, 4, 0, 0, 0, 0, time.UTC), To: time.Date(2026, 12, 5, 0, 0, 0, 0, time.UTC)}
+	for name, jobs := range map[string][]Job{"sacct": sacct, "sacct and jobcomp": merged} {
+		t.Run(name, func(t *testing.T) {
+			if len(jobs) != 11 {
+				t.Fatalf("%d jobs, want 11", len(jobs))
+			}
+			w := SummariseWorkload(Input{Jobs: jobs, Window: day, Now: day.To}, WorkloadParams{Window: day}, DefaultConfig())
+			started, submitted := 0, 0
+			for _, d := range w.Daily {
+				started += d.JobsStarted
+				submitted += d.JobsSubmitted
+			}
+			if started != 5 || submitted != 11 {
+				t.Errorf("%d jobs started of %d submitted, want 5 of 11", started, submitted)
+			}
+			if w.Cancelled.Jobs != 1 {
+				t.Errorf("%d jobs cancelled after they started, want 1 (job 11)", w.Cancelled.Jobs)
+			}
+			if h := w.Headline.AllocatedGPUHours; !approx(h, 75.0/3600) {
+				t.Errorf("%.6f GPU-hours, want 4 × 16 s + 3 × 3 s + 2 s = 75 s", h)
+			}
+			if n := w.Headline.GPUWait.N; n != 5 {
+				t.Errorf("%d GPU waits, want the 5 jobs that started", n)
+			}
+		})
+	}
+}
