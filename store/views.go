@@ -143,10 +143,12 @@ type ViewFilter struct {
 	// WithSeries decodes each GPU's time series (see Filter.WithSeries).
 	WithSeries bool
 	// Lean reads only the scheduler fields the analysis reads
-	// (analysisColumns: not Reason, NodeList, NodeCount, CPUs, ReqTRES,
-	// AllocTRES, ArrayTaskSpec, CancelledBy, DerivedStatus/Signal,
-	// Restarts, Source, which stay zero): the whole-period readers of a
-	// month of a million jobs ask for it. Only EachView honours it.
+	// (analysisColumns: not Reason, NodeCount, CPUs, ReqTRES, AllocTRES,
+	// GPUsFrom, ArrayTaskSpec, CancelledBy, DerivedStatus/Signal,
+	// Restarts, Source, which stay zero, and NodeList only for a job whose
+	// start is its end, what slurmext.Started needs): the whole-period
+	// readers of a month of a million jobs ask for it. Only EachView
+	// honours it.
 	Lean bool
 }
 
