@@ -184,8 +184,9 @@ func walk(path string, perm fs.FileMode, create, private bool) (*Dir, error) {
 			}
 			continue
 		case errors.Is(err, unix.ENOENT) && create && made < 100:
-			made++       // bounds a race with someone removing what we make
-			if private { // make nothing where it would be refused
+			made++ // bounds a race with someone removing what we make
+			// MkdirPrivate makes nothing where it would be refused.
+			if private {
 				var dst unix.Stat_t
 				err := unix.Fstat(cur, &dst)
 				if err == nil && !Trusted(dst.Uid, dst.Mode, uint32(os.Geteuid())) {
