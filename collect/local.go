@@ -12,6 +12,7 @@ import (
 	"strconv"
 	"time"
 
+	"github.com/gpuprof/gpuprof/internal/safefs"
 	"github.com/gpuprof/gpuprof/store"
 )
 
@@ -160,12 +161,17 @@ const maxLocalHeader = 32 << 10
 // ListenLocal creates the local query socket at path, mode SocketMode, in
 // a directory it creates 0755 when missing. A stale socket left by a dead
 // agent is replaced; a live one, or a path that is not a socket, is an
-// error.
+// error. The socket is bound, removed and made 0666 by path, so its
+// directory's whole path must be one no other account can change
+// (safefs.MkdirPrivate): in a directory the group or users may write, a
+// planted link would have root chmod another file 0666.
 func ListenLocal(path string) (net.Listener, error) {
 	dir := filepath.Dir(path)
-	if err := os.MkdirAll(dir, 0o755); err != nil {
+	d, err := safefs.MkdirPrivate(dir, 0o755)
+	if err != nil {
 		return nil, fmt.Errorf("query socket directory: %w", err)
 	}
+	d.Close()
 	if fi, err := os.Lstat(path); err == nil {
 		if fi.Mode()&os.ModeSocket == 0 {
 			return nil, fmt.Errorf("query socket %s: exists and is not a socket; remove it or set query_socket elsewhere", path)
