@@ -26,6 +26,7 @@ import (
 	"github.com/prometheus/client_golang/prometheus"
 
 	"github.com/gpuprof/gpuprof/gpu"
+	"github.com/gpuprof/gpuprof/internal/safefs"
 	"github.com/gpuprof/gpuprof/notice"
 	"github.com/gpuprof/gpuprof/profile"
 	"github.com/gpuprof/gpuprof/spool"
@@ -63,6 +64,10 @@ type Options struct {
 	// Notices, when set, turns on the notices to jobs' users and the
 	// cancel action (notice.go, docs/notices.md).
 	Notices *notice.Config
+	// Collectors are exported on /metrics beside the agent's own series:
+	// what runs in the agent's process but is not the agent (the query
+	// socket's refusal counter).
+	Collectors []prometheus.Collector
 }
 
 // Pusher delivers a profile to the collector; it must be idempotent.
@@ -210,6 +215,11 @@ func New(ctx context.Context, opts Options, sampler gpu.Sampler, db *store.DB, s
 		registry:     prometheus.NewRegistry(),
 	}
 	a.registry.MustRegister(newMetricsCollector(a))
+	for _, c := range opts.Collectors {
+		if err := a.registry.Register(c); err != nil {
+			return nil, fmt.Errorf("agent: metrics: %w", err)
+		}
+	}
 	if opts.Notices != nil {
 		a.noticeQ = make(chan noticeReq, max(opts.Notices.Queue, 1))
 	}
@@ -317,9 +327,13 @@ func (a *Agent) resume(ctx context.Context) error {
 }
 
 func listen(path string) (net.Listener, error) {
-	if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
+	// The socket is bound, cleared and chmod'ed by path: its directory's
+	// whole path must be one no other account can change.
+	d, err := safefs.MkdirPrivate(filepath.Dir(path), 0o755)
+	if err != nil {
 		return nil, fmt.Errorf("agent: socket dir: %w", err)
 	}
+	d.Close()
 	if c, err := net.DialTimeout("unix", path, 200*time.Millisecond); err == nil {
 		c.Close()
 		return nil, fmt.Errorf("agent: another agent is listening on %s", path)

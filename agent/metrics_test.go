@@ -6,6 +6,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"github.com/prometheus/client_golang/prometheus"
 	"io"
 	"log/slog"
 	"net"
@@ -726,5 +727,34 @@ func TestMetricsOutboxAndSpool(t *testing.T) {
 	}
 	if got, _ := value(fams, "gpuprof_agent_outbox_oldest_age_seconds", nil); got != 0 {
 		t.Errorf("oldest age of an empty outbox = %v, want 0", got)
+	}
+}
+
+// TestMetricsCollectors: what runs in the agent's process but is not the
+// agent (the query socket's refusal counter) is on the agent's /metrics,
+// and one that clashes with the agent's own series is refused at New.
+func TestMetricsCollectors(t *testing.T) {
+	f := newFixture(t, nil)
+	refused := prometheus.NewCounterVec(prometheus.CounterOpts{
+		Name: "gpuprof_agent_queries_refused_total", Help: "test"}, []string{"reason"})
+	refused.WithLabelValues("too_many_connections").Add(3)
+	opts := Options{
+		Cluster: "c", Node: "n1", Socket: filepath.Join(f.dir, "agent2.sock"),
+		Interval: time.Second, FlushInterval: time.Minute, SeriesPoints: 64,
+		Procfs: f.procfs, CgroupRoot: filepath.Join(f.dir, "cgroup"),
+		Clock:      func() time.Time { return f.now },
+		Collectors: []prometheus.Collector{refused},
+	}
+	a, err := New(context.Background(), opts, f.node, f.db, f.spool, slog.New(slog.NewTextHandler(io.Discard, nil)))
+	if err != nil {
+		t.Fatal(err)
+	}
+	fams := scrape(t, a.MetricsHandler(), false)
+	if got, ok := value(fams, "gpuprof_agent_queries_refused_total", map[string]string{"reason": "too_many_connections"}); !ok || got != 3 {
+		t.Errorf("refusals = %v (present %v), want 3", got, ok)
+	}
+	opts.Collectors = []prometheus.Collector{refused, refused}
+	if _, err := New(context.Background(), opts, f.node, f.db, f.spool, slog.New(slog.NewTextHandler(io.Discard, nil))); err == nil {
+		t.Error("New took a collector registered twice")
 	}
 }

@@ -12,6 +12,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/prometheus/client_golang/prometheus"
 	"github.com/spf13/cobra"
 	"github.com/spf13/pflag"
 
@@ -134,6 +135,7 @@ func runAgent(ctx context.Context, cfg config.Config, log *slog.Logger) error {
 		}
 		notices.Cancel.Log = log
 	}
+	refusals := collect.NewQueryRefusals(log.With("query_socket", cfg.QuerySocket))
 	a, err := agent.New(ctx, agent.Options{
 		Cluster:         cluster,
 		Node:            node,
@@ -148,11 +150,12 @@ func runAgent(ctx context.Context, cfg config.Config, log *slog.Logger) error {
 		SlurmdSpoolDir:  slurmdSpoolDir(cfg),
 		MetricsListener: metrics,
 		Notices:         notices,
+		Collectors:      []prometheus.Collector{refusals.Collector()},
 	}, sampler, db, spool.Dir{Path: cfg.SpoolDir}, log)
 	if err != nil {
 		return err
 	}
-	stopQueries := startQueryServer(ctx, cfg, log)
+	stopQueries := startQueryServer(ctx, cfg, refusals, log)
 	defer stopQueries()
 	return a.Run(ctx)
 }

@@ -15,8 +15,9 @@ import (
 // collect.ServeLocal). It runs beside the sampling, on its own goroutines
 // and its own read-only database handle, and never stops the agent: a
 // socket it cannot create is logged and the agent samples on without it.
+// refusals counts and logs what it refuses (the agent exports the count).
 // The returned function stops it and waits until it has.
-func startQueryServer(ctx context.Context, cfg config.Config, log *slog.Logger) (stop func()) {
+func startQueryServer(ctx context.Context, cfg config.Config, refusals *collect.Refusals, log *slog.Logger) (stop func()) {
 	if cfg.QuerySocket == "" {
 		return func() {}
 	}
@@ -44,7 +45,7 @@ func startQueryServer(ctx context.Context, cfg config.Config, log *slog.Logger) 
 	go func() {
 		defer close(done)
 		defer db.Close()
-		if err := collect.ServeLocal(ctx, ln, db, collect.LocalOptions{IsAdmin: isAdmin}, log); err != nil {
+		if err := collect.ServeLocal(ctx, ln, db, collect.LocalOptions{IsAdmin: isAdmin, Refusals: refusals}, log); err != nil {
 			log.Error("query socket stopped", "err", err)
 		}
 	}()
