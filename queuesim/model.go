@@ -198,6 +198,8 @@ type JobResult struct {
 	// Backfilled is set when the backfill cycle, not the main scheduler,
 	// started it.
 	Backfilled bool
+	// Unfit says why an Unrunnable job could never start (CheckFit).
+	Unfit Unfit
 }
 
 // Result is one replay: per job, in the order of the input.

@@ -73,6 +73,7 @@ const (
 )
 
 type sim struct {
+	c     Cluster
 	in    []Job
 	js    []jstate
 	nodes []nstate
@@ -116,10 +117,10 @@ type sim struct {
 }
 
 type fitKey struct {
-	parts              uint64
+	part               int
 	typ                int32
 	nodes, gpus, shard int
-	qos                int
+	limit              int64
 }
 
 // Run replays jobs on the cluster under the priority and scheduler
@@ -178,7 +179,7 @@ func newSim(c Cluster, pr Priority, sc Scheduler, jobs []Job, o Options) (*sim, 
 	if len(c.Partitions) > 64 {
 		return nil, badf("%d partitions: at most 64", len(c.Partitions))
 	}
-	s := &sim{in: jobs, pr: pr, sc: sc, qos: c.QOS, bf: sc.Backfill, qosUser: map[int64]qosUse{}, fits: map[fitKey]bool{}}
+	s := &sim{c: c, in: jobs, pr: pr, sc: sc, qos: c.QOS, bf: sc.Backfill, qosUser: map[int64]qosUse{}, fits: map[fitKey]bool{}}
 	types := map[string]int32{}
 	typeID := func(t string) int32 {
 		if id, ok := types[t]; ok {
@@ -498,10 +499,10 @@ func (s *sim) arrive(ji int32) {
 }
 
 // runnable returns the partitions (mask) whose nodes, MaxTime and QOS
-// limits could ever hold the job.
+// limits could ever hold the job: CheckFit's rule, each partition's
+// answer kept for the jobs that ask alike.
 func (s *sim) runnable(ji int32) uint64 {
 	j, in := &s.js[ji], &s.in[ji]
-	k := fitKey{parts: j.parts, typ: j.typ, nodes: in.Nodes, gpus: in.GPUs, shard: in.Shards, qos: in.QOS}
 	if in.QOS >= 0 {
 		q := s.qos[in.QOS]
 		gpus := in.GPUs * in.Nodes
@@ -509,23 +510,17 @@ func (s *sim) runnable(ji int32) uint64 {
 			return 0
 		}
 	}
+	k := fitKey{typ: j.typ, nodes: in.Nodes, gpus: in.GPUs, shard: in.Shards, limit: j.limit}
 	var mask uint64
 	for p := range s.parts {
 		bit := uint64(1) << uint(p)
-		if j.parts&bit == 0 || j.limit != never && j.limit > s.parts[p].maxTime {
+		if j.parts&bit == 0 {
 			continue
 		}
-		k.parts = bit
+		k.part = p
 		ok, seen := s.fits[k]
 		if !seen {
-			n := 0
-			for _, node := range s.parts[p].nodes {
-				ns := &s.nodes[node]
-				if s.typeMatches(j.typ, ns) && (in.Shards > 0 && ns.spg >= in.Shards || in.Shards == 0 && ns.gpus >= in.GPUs) {
-					n++
-				}
-			}
-			ok = n >= in.Nodes
+			ok = partitionFit(&s.c, in, p).Kind == Fits
 			s.fits[k] = ok
 		}
 		if ok {
@@ -856,6 +851,8 @@ func (s *sim) result() *Result {
 			jr.Partition, jr.Node, jr.Backfilled = int(j.part), int(j.node), j.backfilled
 		case Cancelled:
 			jr.End = time.Duration(j.end) * time.Second
+		case Unrunnable:
+			jr.Unfit = CheckFit(&s.c, &s.in[i])
 		}
 		if j.status == stPending {
 			jr.Outcome = NotStarted
