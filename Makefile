@@ -57,8 +57,15 @@ fmt:
 update-golden:
 	$(GO) test ./... -run Golden -update
 
+# The binary goes in /usr/local/bin, on every user's PATH: it is the users'
+# command (gpuprof jobs, show, tui) as well as the agent and the hooks. An
+# earlier make install's /usr/local/sbin/gpuprof is removed: it would come
+# first on root's PATH. Man pages: users' commands in section 1, daemons
+# and hooks in 8.
 install: build
-	install -D -m 0755 $(BIN) $(DESTDIR)/usr/local/sbin/gpuprof
+	install -D -m 0755 $(BIN) $(DESTDIR)/usr/local/bin/gpuprof
+	rm -f $(DESTDIR)/usr/local/sbin/gpuprof
+	$(BIN) gendocs --man $(DESTDIR)/usr/local/share/man
 	install -D -m 0755 contrib/slurm/prolog.sh $(DESTDIR)/etc/slurm/prolog.d/50-gpuprof
 	install -D -m 0755 contrib/slurm/epilog.sh $(DESTDIR)/etc/slurm/epilog.d/50-gpuprof
 	install -D -m 0755 contrib/slurm/jobcomp.sh $(DESTDIR)/etc/slurm/gpuprof-jobcomp.sh
@@ -72,10 +79,12 @@ install: build
 
 # The Debian and RPM packages in dist/ (packaging/nfpm.yaml, built with
 # nfpm's library by packaging/, a module of its own): the binary in
-# /usr/sbin, hook wrappers in /usr/lib/gpuprof, systemd units, logrotate,
+# /usr/bin (every user's command; the units and wrappers run it too), hook
+# wrappers in /usr/lib/gpuprof, systemd units, logrotate,
 # /etc/gpuprof/gpuprof.toml as a conffile, examples, a man page per command
-# and the shell completions. SOURCE_DATE_EPOCH (the last commit's time)
-# makes the man pages the same on every rebuild.
+# (section 1 for users' commands, 8 for daemons and hooks) and the shell
+# completions. SOURCE_DATE_EPOCH (the last commit's time) makes the man
+# pages the same on every rebuild.
 PKG_VERSION       ?= 0.1.0~git$(shell git log -1 --format=%cd.%h --date=format:%Y%m%d 2>/dev/null || echo 0)
 SOURCE_DATE_EPOCH ?= $(shell git log -1 --format=%ct 2>/dev/null || date +%s)
 PKG               := build/pkg
@@ -83,9 +92,9 @@ package:
 	rm -rf $(PKG) dist && mkdir -p $(PKG)/systemd $(PKG)/doc
 	CGO_ENABLED=1 $(GO) build -trimpath -buildmode=pie -ldflags '$(LDFLAGS) -s -w' -o $(PKG)/gpuprof ./cmd/gpuprof
 	SOURCE_DATE_EPOCH=$(SOURCE_DATE_EPOCH) $(PKG)/gpuprof gendocs --man $(PKG)/man --completions $(PKG)/completions
-	gzip -9n $(PKG)/man/*.8
+	gzip -9n $(PKG)/man/man1/*.1 $(PKG)/man/man8/*.8
 	for u in contrib/systemd/*.service contrib/systemd/*.timer; do \
-		sed 's|/usr/local/sbin/gpuprof|/usr/sbin/gpuprof|g' $$u > $(PKG)/systemd/$$(basename $$u); done
+		sed 's|/usr/local/bin/gpuprof|/usr/bin/gpuprof|g' $$u > $(PKG)/systemd/$$(basename $$u); done
 	install -m 0644 packaging/copyright $(PKG)/doc/copyright
 	printf 'gpuprof (%s) unstable; urgency=medium\n\n  * Built from commit %s.\n\n -- gpuprof developers <gpuprof@users.noreply.github.com>  %s\n' \
 		'$(PKG_VERSION)' "$$(git rev-parse --short HEAD 2>/dev/null || echo unknown)" \

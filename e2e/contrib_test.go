@@ -36,7 +36,7 @@ func TestConfigExampleIsDefaults(t *testing.T) {
 // path unless GPUPROF_BIN names another (only tests and testcluster.sh set
 // it: slurmd and slurmctld build the hook environment from scratch).
 func TestHookWrappers(t *testing.T) {
-	const installed = "/usr/local/sbin/gpuprof"
+	const installed, packaged = "/usr/local/bin/gpuprof", "/usr/bin/gpuprof"
 	for _, w := range wrappers {
 		t.Run(w.kind, func(t *testing.T) {
 			src, err := os.ReadFile(filepath.Join(moduleRoot(t), "contrib", "slurm", w.file))
@@ -45,6 +45,10 @@ func TestHookWrappers(t *testing.T) {
 			}
 			if !strings.Contains(string(src), "GPUPROF_BIN:-"+installed+"}") {
 				t.Fatalf("%s does not run %s by default", w.file, installed)
+			}
+			// Then the package's binary, the users' command on their PATH.
+			if !strings.Contains(string(src), "|| bin="+packaged+"\n") {
+				t.Errorf("%s does not fall back to %s", w.file, packaged)
 			}
 			if strings.Contains(string(src), "exec \"$bin\"") || strings.Contains(string(src), "exec "+installed) {
 				t.Errorf("%s execs gpuprof: a crash would reach Slurm", w.file)

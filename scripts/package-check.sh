@@ -32,7 +32,8 @@ trap cleanup EXIT
 
 echo "== dpkg -i"
 dpkg -i "$deb"
-[ -x /usr/sbin/gpuprof ] || fail "no /usr/sbin/gpuprof"
+[ -x /usr/bin/gpuprof ] || fail "no /usr/bin/gpuprof"
+[ ! -e /usr/sbin/gpuprof ] || fail "/usr/sbin/gpuprof installed too"
 getent passwd gpuprof >/dev/null || fail "no gpuprof user"
 for d in /var/lib/gpuprof /var/lib/gpuprof/spool /var/log/gpuprof; do
 	[ "$(stat -c %a:%U:%G "$d")" = 2770:root:gpuprof ] || fail "$d is $(stat -c %a:%U:%G "$d"), want 2770:root:gpuprof"
@@ -56,8 +57,10 @@ for u in gpuprof-import gpuprof-serve; do
 	[ -n "$level" ] && awk -v l="$level" 'BEGIN { exit !(l <= 4.0) }' || fail "$u exposure '$level', want at most 4.0"
 done
 
-echo "== man gpuprof-show"
-man -P cat gpuprof-show 2>/dev/null | grep -q 'gpuprof show JOBID' || fail "man gpuprof-show does not render"
+echo "== man 1 gpuprof-show, man 8 gpuprof-agent"
+# Users' commands in section 1, daemons and hooks in 8.
+man -P cat 1 gpuprof-show 2>/dev/null | grep -q 'gpuprof show JOBID' || fail "man 1 gpuprof-show does not render"
+man -P cat 8 gpuprof-agent 2>/dev/null | grep -q 'gpuprof agent' || fail "man 8 gpuprof-agent does not render"
 
 echo "== bash completion"
 got=$(bash -c 'source /usr/share/bash-completion/bash_completion
@@ -67,7 +70,7 @@ __start_gpuprof gpuprof sho gpuprof 2>/dev/null; printf "%s\n" "${COMPREPLY[@]}"
 grep -qx 'show' <<<"$got" || fail "bash completion of 'gpuprof sho' gave: $got"
 
 echo "== the hooks as slurmd runs them"
-# The packaged wrapper finds /usr/sbin/gpuprof and exits 0 with slurmd's
+# The packaged wrapper finds /usr/bin/gpuprof and exits 0 with slurmd's
 # bare environment (no job: gpuprof logs why and does nothing).
 env -i /usr/lib/gpuprof/prolog.sh || fail "the prolog wrapper exited $?"
 
@@ -98,7 +101,7 @@ sqlite3 /var/lib/gpuprof/gpuprof.db "delete from sched_jobs where cluster = 'pkg
 echo "== dpkg -r keeps the database"
 sqlite3 /var/lib/gpuprof/gpuprof.db 'create table keep(x); insert into keep values (42);'
 dpkg -r gpuprof
-[ ! -e /usr/sbin/gpuprof ] || fail "dpkg -r left the binary"
+[ ! -e /usr/bin/gpuprof ] || fail "dpkg -r left the binary"
 [ "$(sqlite3 /var/lib/gpuprof/gpuprof.db 'select x from keep')" = 42 ] || fail "dpkg -r lost the database"
 dpkg --purge gpuprof
 [ ! -e /etc/gpuprof/gpuprof.toml ] || fail "purge left the conffile"

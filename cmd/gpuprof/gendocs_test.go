@@ -5,11 +5,13 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"regexp"
 	"strings"
 	"testing"
 )
 
-// TestGenDocs: a man page for every visible command, reproducible under
+// TestGenDocs: a man page for every visible command, in section 1 for
+// users' commands and 8 for daemons and hooks, reproducible under
 // SOURCE_DATE_EPOCH, rendered by man(1) when it is installed; completion
 // scripts that bash loads and that name gpuprof's completion function.
 func TestGenDocs(t *testing.T) {
@@ -28,34 +30,53 @@ func TestGenDocs(t *testing.T) {
 	}
 	gen("a")
 	gen("b")
+	// Users' commands in section 1 (gpuprof is in /usr/bin), what root,
+	// slurmd, slurmctld and the service units run in section 8.
 	root := newRootCommand()
-	want := []string{"gpuprof.8"}
+	want := map[string]string{"gpuprof": "1"}
 	for _, c := range root.Commands() {
 		if c.IsAvailableCommand() {
-			want = append(want, "gpuprof-"+c.Name()+".8")
+			want["gpuprof-"+c.Name()] = "1"
 		}
 	}
-	for _, name := range want {
-		a, err := os.ReadFile(filepath.Join(dir, "a", "man", name))
+	for _, name := range []string{"agent", "prolog", "epilog", "jobcomp", "ingest", "serve", "import", "import-sacct", "notices-digest"} {
+		want["gpuprof-"+name] = "8"
+	}
+	for _, name := range []string{"jobs", "show", "tui", "notices", "report", "profiles", "recommend", "plan", "whatif"} {
+		if want["gpuprof-"+name] != "1" {
+			t.Errorf("gpuprof-%s: section %q, want 1", name, want["gpuprof-"+name])
+		}
+	}
+	for name, section := range want {
+		file := filepath.Join("man"+section, name+"."+section)
+		a, err := os.ReadFile(filepath.Join(dir, "a", "man", file))
 		if err != nil {
-			t.Errorf("no man page %s: %v", name, err)
+			t.Errorf("no man page %s: %v", file, err)
 			continue
 		}
-		b, _ := os.ReadFile(filepath.Join(dir, "b", "man", name))
+		b, _ := os.ReadFile(filepath.Join(dir, "b", "man", file))
 		if !bytes.Equal(a, b) {
-			t.Errorf("%s differs between two runs with one SOURCE_DATE_EPOCH", name)
+			t.Errorf("%s differs between two runs with one SOURCE_DATE_EPOCH", file)
 		}
-		if !bytes.HasPrefix(a, []byte(".nh\n.TH ")) || !bytes.Contains(a, []byte(`"8"`)) || !bytes.Contains(a, []byte("Dec 2025")) {
-			t.Errorf("%s: not a section-8 man page dated by SOURCE_DATE_EPOCH:\n%.200s", name, a)
+		if !bytes.HasPrefix(a, []byte(".nh\n.TH ")) || !bytes.Contains(a, []byte(`"`+section+`"`)) || !bytes.Contains(a, []byte("Dec 2025")) {
+			t.Errorf("%s: not a section-%s man page dated by SOURCE_DATE_EPOCH:\n%.200s", file, section, a)
+		}
+		// SEE ALSO names each page in its own section.
+		for _, m := range regexp.MustCompile(`(gpuprof(?:-[a-z0-9]+)*)\(([0-9])\)`).FindAllSubmatch(a, -1) {
+			if s, ok := want[string(m[1])]; ok && s != string(m[2]) {
+				t.Errorf("%s refers to %s(%s), a page of section %s", file, m[1], m[2], s)
+			}
 		}
 	}
-	if _, err := os.Stat(filepath.Join(dir, "a", "man", "gpuprof-gendocs.8")); err == nil {
-		t.Error("the hidden gendocs command has a man page")
+	for _, gone := range []string{"man8/gpuprof-gendocs.8", "man1/gpuprof-gendocs.1"} {
+		if _, err := os.Stat(filepath.Join(dir, "a", "man", gone)); err == nil {
+			t.Errorf("the hidden gendocs command has a man page %s", gone)
+		}
 	}
 	if man, err := exec.LookPath("man"); err == nil {
-		out, err := exec.Command(man, "-l", "-P", "cat", filepath.Join(dir, "a", "man", "gpuprof-show.8")).CombinedOutput()
+		out, err := exec.Command(man, "-l", "-P", "cat", filepath.Join(dir, "a", "man", "man1", "gpuprof-show.1")).CombinedOutput()
 		if err != nil || !strings.Contains(string(out), "SYNOPSIS") || !strings.Contains(string(out), "gpuprof show JOBID") {
-			t.Errorf("man -l gpuprof-show.8: %v\n%s", err, out)
+			t.Errorf("man -l gpuprof-show.1: %v\n%s", err, out)
 		}
 	}
 	for _, f := range []string{"gpuprof.bash", "_gpuprof", "gpuprof.fish"} {

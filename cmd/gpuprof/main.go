@@ -24,7 +24,7 @@ func main() {
 	ctx, stop := signal.NotifyContext(context.Background(), syscall.SIGINT, syscall.SIGTERM)
 	defer stop()
 	args := os.Args[1:]
-	// Installed directly as Prolog=/usr/local/sbin/gpuprof, slurmd runs us
+	// Installed directly as Prolog=/usr/local/bin/gpuprof, slurmd runs us
 	// with no arguments: the hook context says which hook we are.
 	if len(args) == 0 {
 		switch os.Getenv("SLURM_SCRIPT_CONTEXT") {

@@ -28,10 +28,11 @@
 # wait either: the signal mask a daemon hands its scripts may block SIGCHLD
 # and SIGALRM, and dash's wait never returns then; a pipe and foreground
 # commands do.
-# make install puts gpuprof in /usr/local/sbin, the Debian/RPM package in
-# /usr/sbin; a local install wins, as it does on PATH.
-bin=${GPUPROF_BIN:-/usr/local/sbin/gpuprof}
-[ -n "${GPUPROF_BIN:-}" ] || [ -x "$bin" ] || bin=/usr/sbin/gpuprof
+# make install puts gpuprof in /usr/local/bin, the Debian/RPM package in
+# /usr/bin (on every user's PATH: the same binary is the users' command);
+# a local install wins, as it does on PATH.
+bin=${GPUPROF_BIN:-/usr/local/bin/gpuprof}
+[ -n "${GPUPROF_BIN:-}" ] || [ -x "$bin" ] || bin=/usr/bin/gpuprof
 conf=${GPUPROF_CONFIG:-/etc/gpuprof/gpuprof.toml}
 limit=${GPUPROF_HOOK_LIMIT:-3}
 log=${GPUPROF_HOOK_LOG:-/var/log/gpuprof/hooks.log}
