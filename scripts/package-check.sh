@@ -1,11 +1,14 @@
 #!/usr/bin/env bash
 # make package-check: the Debian package checked as a site would meet it,
 # on this machine (root, Debian 12): lintian finds no error; dpkg -i
-# installs it; systemd-analyze verifies the installed units; the man page
-# renders; the bash completion loads and completes a subcommand; the
-# maintainer scripts made /var/lib/gpuprof and /var/log/gpuprof with mode
-# 0750; dpkg -r leaves the database in place, and purge removes the
-# conffiles but keeps it. Run after make test (CI does): it installs into
+# installs it; every path the README's package block, its agent command
+# and the example slurm.conf name is installed; systemd-analyze verifies
+# the installed units; the man pages render in their sections; the bash
+# completion loads and completes a subcommand; the maintainer scripts made
+# /var/lib/gpuprof and /var/log/gpuprof with mode 2770; a new user with a
+# login shell runs gpuprof jobs, show and tui (in tmux) from their PATH,
+# through the agent's query socket; dpkg -r leaves the database in place,
+# and purge removes the conffiles but keeps it. Run after make test (CI does): it installs into
 # the real /usr and /etc, which no test may see while it runs. Refuses to
 # run where gpuprof is installed or configured already.
 set -euo pipefail
@@ -13,8 +16,10 @@ cd "$(dirname "$0")/.."
 fail() { echo "package-check: $*" >&2; exit 1; }
 [ "$(id -u)" = 0 ] || fail "needs root (dpkg -i)"
 [ -r /usr/share/bash-completion/bash_completion ] || fail "bash-completion not installed"
-for t in lintian dpkg systemd-analyze man bash sqlite3 setpriv; do command -v "$t" >/dev/null || fail "$t not installed"; done
-if dpkg -s gpuprof >/dev/null 2>&1 || [ -e /etc/gpuprof ] || [ -e /var/lib/gpuprof/gpuprof.db ]; then
+for t in lintian dpkg systemd-analyze man bash sqlite3 setpriv tmux useradd userdel su; do command -v "$t" >/dev/null || fail "$t not installed"; done
+checkuser=gpuprofcheck # the new user of "a user's gpuprof jobs, show and tui"
+if dpkg -s gpuprof >/dev/null 2>&1 || [ -e /etc/gpuprof ] || [ -e /var/lib/gpuprof/gpuprof.db ] || [ -e /run/gpuprof ] ||
+	getent passwd "$checkuser" >/dev/null; then
 	fail "gpuprof is installed or configured on this machine already; run this on a clean one"
 fi
 
@@ -27,7 +32,17 @@ echo "== lintian $deb"
 lintian --tag-display-limit 0 "$deb" | tee /tmp/gpuprof-lintian.txt || true
 ! grep -q '^E:' /tmp/gpuprof-lintian.txt || fail "lintian reports errors"
 
-cleanup() { dpkg --purge gpuprof >/dev/null 2>&1 || true; rm -f /var/lib/gpuprof/gpuprof.db; }
+agent=
+cleanup() {
+	[ -z "$agent" ] || kill "$agent" 2>/dev/null || true
+	if getent passwd "$checkuser" >/dev/null; then
+		su - "$checkuser" -c 'tmux -S "$HOME/tmux.sock" kill-server' >/dev/null 2>&1 || true
+		userdel -r "$checkuser" >/dev/null 2>&1 || true
+	fi
+	rm -rf /run/gpuprof
+	dpkg --purge gpuprof >/dev/null 2>&1 || true
+	rm -f /var/lib/gpuprof/gpuprof.db
+}
 trap cleanup EXIT
 
 echo "== dpkg -i"
@@ -42,6 +57,26 @@ if getent passwd slurm >/dev/null; then # Debian's slurm packages' SlurmUser
 	id -nG slurm | tr ' ' '\n' | grep -qx gpuprof || fail "the SlurmUser slurm is not in the group gpuprof"
 fi
 grep -qx /etc/gpuprof/gpuprof.toml /var/lib/dpkg/info/gpuprof.conffiles || fail "gpuprof.toml is not a conffile"
+
+echo "== the paths the README and the example slurm.conf name"
+# The README's package block (the same lines as the example slurm.conf:
+# e2e TestExampleSlurmConfIsREADMEBlock) and its agent command, as an
+# admin copies them; comments left out. Prolog=, Epilog= and JobCompLoc=
+# must be programs slurmd and slurmctld can run.
+example=/usr/share/doc/gpuprof/examples/slurm.conf
+[ -r "$example" ] || fail "no $example"
+block() { awk -v want="$1" 'BEGIN { RS = "```" } index($0, want) { print; exit }' README.md; }
+paths() { sed 's/#.*//' | grep -oE '(^|[[:space:]=])/[^[:space:]<>&]+' | sed 's/^[[:space:]=]//' | grep -v '^/dev/' || true; }
+named=$( { block 'Prolog=/usr/lib/gpuprof/'; block 'gpuprof agent --config'; cat "$example"; } | paths | sort -u)
+[ -n "$named" ] || fail "README.md and $example name no paths"
+for p in $named; do
+	[ -e "$p" ] || fail "$p (named by README.md or $example) is not installed"
+done
+for key in Prolog Epilog JobCompLoc; do
+	p=$(sed -n "s/^$key=\([^[:space:]#]*\).*/\1/p" "$example")
+	[ -n "$p" ] && [ -x "$p" ] || fail "$example: $key=$p is not an installed program"
+done
+grep -q '^JobCompType=jobcomp/script' "$example" || fail "$example sets no JobCompType=jobcomp/script"
 
 echo "== systemd-analyze verify"
 # verify also checks that ExecStart's binary exists and the units parse.
@@ -79,9 +114,9 @@ echo "== root, the SlurmUser and gpuprof all write the database"
 # (slurmctld runs jobcomp as its SlurmUser), as gpuprof (serve and import
 # run as that user): one job each. The wrapper exits 0 whatever happens,
 # so the database says whether each write landed.
-jobcomp_as() { # USER JOBID
-	env -i PATH=/usr/bin:/bin:/usr/sbin:/sbin JOBID="$2" ARRAYJOBID=0 ARRAYTASKID=4294967294 UID=1000 GID=1000 \
-		USERNAME=alice GROUPNAME=users JOBNAME=train JOBSTATE=COMPLETED PARTITION=gpu QOS=normal ACCOUNT=lab \
+jobcomp_as() { # USER JOBID [JOB'S UID JOB'S USER]
+	env -i PATH=/usr/bin:/bin:/usr/sbin:/sbin JOBID="$2" ARRAYJOBID=0 ARRAYTASKID=4294967294 UID="${3:-1000}" GID=1000 \
+		USERNAME="${4:-alice}" GROUPNAME=users JOBNAME=train JOBSTATE=COMPLETED PARTITION=gpu QOS=normal ACCOUNT=lab \
 		CLUSTER=pkgcheck NODES=gpu01 NODECNT=1 PROCS=8 SUBMIT=1700000000 START=1700000600 END=1700004200 \
 		LIMIT=1-00:00:00 EXITCODE=0:0 DERIVED_EC=0:0 BATCH=yes WORK_DIR=/tmp \
 		setpriv --reuid="$1" --regid="$(id -g "$1")" --init-groups /usr/lib/gpuprof/jobcomp.sh
@@ -96,6 +131,45 @@ got=$(sqlite3 /var/lib/gpuprof/gpuprof.db "select group_concat(job_id, ' ') from
 for f in /var/lib/gpuprof/gpuprof.db /var/lib/gpuprof/gpuprof.db-wal /var/lib/gpuprof/gpuprof.db-shm; do
 	[ ! -e "$f" ] || [ "$(stat -c %a:%G "$f")" = 660:gpuprof ] || fail "$f is $(stat -c %a:%G "$f"), want 660:gpuprof"
 done
+sqlite3 /var/lib/gpuprof/gpuprof.db "delete from sched_jobs where cluster = 'pkgcheck'; delete from sched_events where cluster = 'pkgcheck'"
+
+echo "== a user's gpuprof jobs, show and tui (login shell, tmux)"
+# A new user with a login shell, not in the group gpuprof: the command is
+# on their PATH, and they read their own job through the agent's query
+# socket (the database is root's and the group's). The agent runs on the
+# simulated GPU node: this machine has no GPU.
+useradd -m -s /bin/bash "$checkuser"
+jobcomp_as root 94 "$(id -u "$checkuser")" "$checkuser"
+/usr/bin/gpuprof agent --gpu sim --config /etc/gpuprof/gpuprof.toml </dev/null >/tmp/gpuprof-agent.out 2>&1 &
+agent=$!
+for _ in $(seq 100); do [ -S /run/gpuprof/query.sock ] && break; sleep 0.1; done
+[ -S /run/gpuprof/query.sock ] || fail "the agent made no query socket: $(cat /tmp/gpuprof-agent.out)"
+as_user() { su - "$checkuser" -c "$1"; }
+[ "$(as_user 'command -v gpuprof')" = /usr/bin/gpuprof ] || fail "gpuprof is not on $checkuser's login PATH ($(as_user 'echo $PATH'))"
+out=$(as_user 'gpuprof jobs') || fail "gpuprof jobs as $checkuser exited $?: $out"
+echo "$out"
+grep -qE "^94 +train +$checkuser " <<<"$out" || fail "gpuprof jobs as $checkuser does not list job 94"
+[ "$(grep -cE '^[0-9]' <<<"$out")" = 1 ] || fail "gpuprof jobs as $checkuser lists more than their one job"
+out=$(as_user 'gpuprof show 94') || fail "gpuprof show 94 as $checkuser exited $?: $out"
+grep -q '^Job 94 ' <<<"$out" || fail "gpuprof show 94 as $checkuser: $out"
+as_user 'tmux -S "$HOME/tmux.sock" new-session -d -x 160 -y 40 "gpuprof tui"' || fail "tmux as $checkuser"
+screen=
+for _ in $(seq 100); do
+	screen=$(as_user 'tmux -S "$HOME/tmux.sock" capture-pane -p') || true
+	grep -qE "jobs of $checkuser" <<<"$screen" && grep -qE '94 +train' <<<"$screen" && break
+	sleep 0.1
+done
+echo "$screen" | sed -n 1,4p
+grep -qE '94 +train' <<<"$screen" || fail "gpuprof tui as $checkuser does not show job 94: $screen"
+as_user 'tmux -S "$HOME/tmux.sock" send-keys q'
+for _ in $(seq 50); do as_user 'tmux -S "$HOME/tmux.sock" has-session' 2>/dev/null || break; sleep 0.1; done
+! as_user 'tmux -S "$HOME/tmux.sock" has-session' 2>/dev/null || fail "gpuprof tui did not end on q"
+kill "$agent"
+wait "$agent" 2>/dev/null || true
+agent=
+userdel -r "$checkuser" 2>/dev/null || userdel "$checkuser"
+rm -rf /run/gpuprof
+
 sqlite3 /var/lib/gpuprof/gpuprof.db "delete from sched_jobs where cluster = 'pkgcheck'; delete from sched_events where cluster = 'pkgcheck'"
 
 echo "== dpkg -r keeps the database"
