@@ -24,7 +24,7 @@ func TestClientAgainstServer(t *testing.T) {
 	t.Cleanup(hs.Close)
 	ctx := context.Background()
 
-	node := Client{URL: hs.URL + "/", Munge: m.as(rootNode)}
+	node := Client{URL: hs.URL + "/", Munge: m.as(rootOn("gpu03"))}
 	j := testJob("9", "gpu03", aliceUID, true)
 	if err := node.Push(ctx, j); err != nil {
 		t.Fatalf("Push: %v", err)

@@ -158,7 +158,7 @@ func TestMetricsCountOncePerJob(t *testing.T) {
 	push := func(j profile.Job) {
 		t.Helper()
 		body := mustJSON(t, j)
-		if w := serve(s.Handler(), "POST", "/v1/profiles", body, signed(m, rootNode, "POST", "/v1/profiles", body)); w.Code != http.StatusNoContent {
+		if w := serve(s.Handler(), "POST", "/v1/profiles", body, signed(m, rootOn(j.Node), "POST", "/v1/profiles", body)); w.Code != http.StatusNoContent {
 			t.Fatalf("push %s/%s: %d %s", j.JobID, j.Node, w.Code, w.Body)
 		}
 	}

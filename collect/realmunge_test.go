@@ -7,6 +7,7 @@ import (
 	"net/http"
 	"os"
 	"os/exec"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -120,5 +121,87 @@ func TestRealMungePushBinding(t *testing.T) {
 	c = rawPush(t, addr, "MUNGE MUNGE:AAAAAAAAAAAAAAAA:", 100, 0)
 	if got := status(c, 10*time.Second); got != http.StatusUnauthorized {
 		t.Errorf("a forged credential: %d, want 401", got)
+	}
+}
+
+// ownName returns a name that resolves, on this host's resolver, to addr
+// (the address munge reports for this host); "" when none does.
+func ownName(ctx context.Context, addr string) string {
+	names, _ := net.DefaultResolver.LookupAddr(ctx, addr)
+	if h, err := os.Hostname(); err == nil {
+		names = append(names, h)
+	}
+	names = append(names, "localhost")
+	for _, n := range names {
+		n = strings.TrimSuffix(n, ".")
+		addrs, err := net.DefaultResolver.LookupHost(ctx, n)
+		if err != nil {
+			continue
+		}
+		for _, a := range addrs {
+			if sameAddr(a, addr) {
+				return n
+			}
+		}
+	}
+	return ""
+}
+
+// TestRealMungeDefaultBinding: without serve.node_hosts, a real munge
+// credential pushes for a node only when the node's name resolves, on the
+// collector host's own resolver, to the address munge reports as the
+// credential's ENCODE_HOST, and only for the collector's cluster.
+func TestRealMungeDefaultBinding(t *testing.T) {
+	m := realMunge(t)
+	ctx := context.Background()
+	probe, err := m.Encode(ctx, []byte("probe"))
+	if err != nil {
+		t.Fatalf("munge: %v", err)
+	}
+	me, _, err := m.Decode(ctx, probe)
+	if err != nil {
+		t.Fatalf("unmunge: %v", err)
+	}
+	name := ownName(ctx, me.Host)
+	if name == "" {
+		t.Skipf("no name resolves to %s, the address munge reports for this host", me.Host)
+	}
+	t.Logf("munge reports this host as %s; %q resolves to it", me.Host, name)
+	db := openStore(t)
+	s := NewServer(db, m, ServerOptions{PushUIDs: []int{me.UID}, Cluster: "lab"}, testLogger(t))
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	sctx, stop := context.WithCancel(ctx)
+	done := make(chan error, 1)
+	go func() { done <- s.Serve(sctx, ln) }()
+	t.Cleanup(func() { stop(); <-done })
+	node := Client{URL: "http://" + ln.Addr().String(), Munge: m}
+
+	mine := testJob("7", name, aliceUID, true)
+	if err := node.Push(ctx, mine); err != nil {
+		t.Fatalf("this host pushes for %q, its own name: %v", name, err)
+	}
+	otherCluster := testJob("8", name, aliceUID, true)
+	otherCluster.Cluster = "elsewhere"
+	for _, tt := range []struct {
+		what string
+		j    profile.Job
+		want []string // any of
+	}{
+		// An address literal resolves to itself: another host's.
+		{what: "another host's node", j: testJob("9", "192.0.2.1", aliceUID, true), want: []string{"403"}},
+		{what: "its own name in another cluster", j: otherCluster, want: []string{"403"}},
+		// 503 where the resolver cannot be asked at all.
+		{what: "a name that resolves nowhere", j: testJob("10", "gpuprof-no-such-node.invalid", aliceUID, true), want: []string{"403", "503"}},
+	} {
+		err := node.Push(ctx, tt.j)
+		if err == nil || !slices.ContainsFunc(tt.want, func(code string) bool { return strings.Contains(err.Error(), code) }) {
+			t.Errorf("push for %s: %v, want refused with %s", tt.what, err, strings.Join(tt.want, " or "))
+		}
+		if _, err := db.GetJob(ctx, tt.j.Key); err == nil {
+			t.Errorf("the refused push for %s stored %v", tt.what, tt.j.Key)
+		}
 	}
 }

@@ -19,6 +19,7 @@ import (
 	"fmt"
 	"log/slog"
 	"net/http"
+	"net/netip"
 	"os"
 	"os/user"
 	"slices"
@@ -50,13 +51,28 @@ type ServerOptions struct {
 	// PushHosts, when not empty, are the only ENCODE_HOST values (node
 	// addresses) whose pushes are accepted.
 	PushHosts []string
-	// NodeHosts, when not empty, binds each push to its sender: the host
-	// its credential was made on (ENCODE_HOST, as munge reports it) may
-	// push profiles only of the nodes listed for it, each of its cluster,
-	// and a host not listed may push nothing. Without it a node's
-	// credential may push for any node of any cluster (root on one node
-	// speaks for all).
+	// Every push is bound to its sender, the host its credential was made
+	// on (ENCODE_HOST, as munge reports it). By default a profile is
+	// accepted only for a node whose name resolves (Resolve) to that
+	// address, and only of Cluster. A loopback ENCODE_HOST (what munged
+	// reports on any host whose name resolves to 127.0.1.1, say) binds
+	// only a push that came over a loopback connection; an unspecified
+	// one (0.0.0.0), or one that is no address, binds none.
+	//
+	// NodeHosts overrides the default rule for the hosts it lists (NAT,
+	// several slurmd on one host, simulated nodes, node names that are
+	// not host names): such a host may push profiles only of the nodes
+	// listed for it, each of its cluster. Hosts it does not list stay
+	// under the default rule (PushHosts admits only listed hosts at all).
 	NodeHosts map[string][]NodeRef
+	// Cluster is the cluster the default rule accepts profiles of (the
+	// collector's own); empty leaves the cluster unchecked. NodeHosts
+	// names clusters of its own.
+	Cluster string
+	// Resolve looks a node's name up for the default rule; nil means
+	// HostResolver (the collector host's /etc/hosts and DNS, 2 s a lookup,
+	// answers cached for 30 s).
+	Resolve ResolveFunc
 	// IsAdmin says whether a uid may see every user's jobs.
 	IsAdmin func(uid int) bool
 	// MaxBody bounds a pushed profile.
@@ -200,6 +216,9 @@ func newServer(db *store.DB, auth Authenticator, opts ServerOptions, def Limits,
 	}
 	if opts.Refusals == nil {
 		opts.Refusals = NewServeRefusals(log)
+	}
+	if opts.Resolve == nil {
+		opts.Resolve = HostResolver()
 	}
 	lim := opts.Limits.orDefault(def)
 	return &Server{
@@ -352,37 +371,84 @@ func (s *Server) authFailed(w http.ResponseWriter, r *http.Request, err error) {
 	s.fail(w, r, http.StatusUnauthorized, err)
 }
 
-// allowedPusher checks that id may push at all: its uid, and its host
-// (PushHosts, NodeHosts).
-func (s *Server) allowedPusher(id Identity) error {
+// allowedPusher checks that id, who sent r, may push at all: its uid,
+// and its host (PushHosts; listed in NodeHosts, else an address that can
+// name one host, for the default rule).
+func (s *Server) allowedPusher(r *http.Request, id Identity) error {
 	if !slices.Contains(s.opts.PushUIDs, id.UID) {
 		return fmt.Errorf("uid %d from %s may not push profiles", id.UID, id.Host)
 	}
 	if len(s.opts.PushHosts) > 0 && !slices.Contains(s.opts.PushHosts, id.Host) {
 		return fmt.Errorf("host %s is not a node of this cluster", id.Host)
 	}
-	if len(s.opts.NodeHosts) > 0 && len(s.opts.NodeHosts[id.Host]) == 0 {
-		return fmt.Errorf("host %s is configured as no node (serve.node_hosts)", id.Host)
+	if len(s.opts.NodeHosts[id.Host]) > 0 {
+		return nil // bound to its list (boundNode)
+	}
+	a, err := netip.ParseAddr(id.Host)
+	switch {
+	case err != nil:
+		// unmunge --numeric prints an address; anything else binds nothing.
+		return fmt.Errorf("host %q: munge reports no address for the credential's host; list the nodes in serve.node_hosts", id.Host)
+	case a.IsUnspecified():
+		return fmt.Errorf("host %s: munge reports no address (%s) for the credential's host, as munged does when it cannot "+
+			"tell its own: set the node's origin address (munged --origin), or list its nodes in serve.node_hosts", id.Host, id.Host)
+	case a.Unmap().IsLoopback() && !loopbackPeer(r):
+		// Every node whose name resolves to 127.0.1.1 reports that.
+		return fmt.Errorf("host %s: munge reports a loopback address for the credential's host, and the push came from %s, "+
+			"not from this host: set the node's origin address (munged --origin, or its host name's address in /etc/hosts), "+
+			"or list its nodes in serve.node_hosts", id.Host, r.RemoteAddr)
 	}
 	return nil
 }
 
-// boundNode checks that a push from host is for a node host is configured
-// as (when NodeHosts is set).
-func (s *Server) boundNode(host string, j profile.Job) error {
-	if len(s.opts.NodeHosts) == 0 {
-		return nil
+// boundNode checks that a push whose credential id made is for a node
+// its host is: one NodeHosts lists for it when it lists the host, else
+// (the default rule) a node of Cluster whose name resolves to id.Host.
+// code is the answer when it is not: 403, or 503 when the name could not
+// be looked up now.
+func (s *Server) boundNode(r *http.Request, id Identity, j profile.Job) (code int, err error) {
+	host, ref := id.Host, NodeRef{Cluster: j.Cluster, Node: j.Node}
+	if nodes := s.opts.NodeHosts[host]; len(nodes) > 0 {
+		if slices.Contains(nodes, ref) {
+			return 0, nil
+		}
+		names := make([]string, len(nodes))
+		for i, n := range nodes {
+			names[i] = n.String()
+		}
+		return http.StatusForbidden, fmt.Errorf("host %s may push profiles only of %s, its nodes in serve.node_hosts, not of %s",
+			host, strings.Join(names, ", "), ref)
 	}
-	nodes := s.opts.NodeHosts[host]
-	if slices.Contains(nodes, NodeRef{Cluster: j.Cluster, Node: j.Node}) {
-		return nil
+	refuse := func(why string) (int, error) {
+		entry := j.Node // serve.node_hosts' form: the collector's cluster
+		if j.Cluster != s.opts.Cluster {
+			entry = ref.String()
+		}
+		return http.StatusForbidden, fmt.Errorf("host %s may not push profiles of node %s: %s; if that host runs the node "+
+			"(NAT, several slurmd on one host, simulated nodes), list its nodes in serve.node_hosts: %q = [%q]", host, ref, why, host, entry)
 	}
-	names := make([]string, len(nodes))
-	for i, n := range nodes {
-		names[i] = n.String()
+	if s.opts.Cluster != "" && j.Cluster != s.opts.Cluster {
+		return refuse(fmt.Sprintf("cluster %q is not this collector's (%q)", j.Cluster, s.opts.Cluster))
 	}
-	return fmt.Errorf("host %s may push profiles of node %s only (serve.node_hosts), not of %s/%s",
-		host, strings.Join(names, ", "), j.Cluster, j.Node)
+	addrs, err := s.opts.Resolve(r.Context(), j.Node)
+	switch {
+	case notFound(err):
+		return refuse(fmt.Sprintf("%q does not resolve on the collector", j.Node))
+	case err != nil:
+		return http.StatusServiceUnavailable, fmt.Errorf("node %s of host %s: its name could not be looked up now (%v); try again", ref, host, err)
+	}
+	for _, a := range addrs {
+		if sameAddr(a, host) {
+			return 0, nil
+		}
+	}
+	return refuse(fmt.Sprintf("%q resolves to %s on the collector, not to the credential's host (munge's ENCODE_HOST)", j.Node, strings.Join(addrs, ", ")))
+}
+
+// loopbackPeer says whether r came over a loopback connection.
+func loopbackPeer(r *http.Request) bool {
+	ap, err := netip.ParseAddrPort(r.RemoteAddr)
+	return err == nil && ap.Addr().Unmap().IsLoopback()
 }
 
 // readBody reads a push's body: at most MaxBody, within UploadTimeout,
@@ -433,7 +499,7 @@ func (s *Server) push(w http.ResponseWriter, r *http.Request) {
 		s.fail(w, r, http.StatusUnauthorized, err)
 		return
 	}
-	if err := s.allowedPusher(id); err != nil {
+	if err := s.allowedPusher(r, id); err != nil {
 		s.fail(w, r, http.StatusForbidden, err)
 		return
 	}
@@ -455,8 +521,15 @@ func (s *Server) push(w http.ResponseWriter, r *http.Request) {
 		s.fail(w, r, http.StatusBadRequest, fmt.Errorf("bad profile: job id %q is not a Slurm job id", j.JobID))
 		return
 	}
-	if err := s.boundNode(id.Host, j); err != nil {
-		s.fail(w, r, http.StatusForbidden, err)
+	if j.Cluster == "" || j.Node == "" {
+		s.fail(w, r, http.StatusBadRequest, errors.New("bad profile: cluster and node must both be set"))
+		return
+	}
+	if code, err := s.boundNode(r, id, j); err != nil {
+		if code == http.StatusServiceUnavailable {
+			w.Header().Set("Retry-After", "5")
+		}
+		s.fail(w, r, code, err)
 		return
 	}
 	err = s.opts.Metrics.store(r.Context(), s.db, j) // CheckOwner, then PutJob, counted

@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"net"
 	"net/http"
 	"net/http/httptest"
 	"net/url"
@@ -106,8 +107,31 @@ func openStore(t *testing.T) *store.DB {
 	return db
 }
 
+// testHosts is the tests' site as the collector's resolver sees it: the
+// address each node's name resolves to.
+var testHosts = map[string][]string{"gpu01": {nodeAddr}, "gpu02": {"10.0.0.12"}, "gpu03": {"10.0.0.13"}}
+
+// rootOn is root on the host node runs on (testHosts).
+func rootOn(node string) Identity { return Identity{UID: 0, GID: 0, Host: testHosts[node][0]} }
+
+// fakeResolve answers from hosts; a name not there does not resolve.
+func fakeResolve(hosts map[string][]string) ResolveFunc {
+	return func(_ context.Context, name string) ([]string, error) {
+		if a, ok := hosts[name]; ok {
+			return a, nil
+		}
+		return nil, &net.DNSError{Err: "no such host", Name: name, IsNotFound: true}
+	}
+}
+
+// newTestServer returns a collector on a fresh database, its fake munge,
+// and the database; node names resolve as testHosts says unless opts
+// brings a resolver.
 func newTestServer(t *testing.T, opts ServerOptions) (*Server, *fakeMunge, *store.DB) {
 	t.Helper()
+	if opts.Resolve == nil {
+		opts.Resolve = fakeResolve(testHosts)
+	}
 	db := openStore(t)
 	m := newFakeMunge()
 	return NewServer(db, m, opts, testLogger(t)), m, db
@@ -163,7 +187,7 @@ func signed(m *fakeMunge, id Identity, method, target string, body []byte) strin
 func TestPush(t *testing.T) {
 	good := mustJSON(t, testJob("7", "gpu01", aliceUID, true))
 	other := mustJSON(t, testJob("8", "gpu01", aliceUID, true))
-	invalid := testJob("7", "", aliceUID, true) // no node: the store refuses it
+	invalid := testJob("7", "", aliceUID, true) // no node: a bad profile
 	tests := []struct {
 		name  string
 		body  []byte
@@ -221,8 +245,10 @@ func TestPush(t *testing.T) {
 	}
 }
 
+// TestPushAnyHostWithoutPushHosts: without serve.nodes any host may push,
+// for the nodes it is (here gpu01, whose name resolves to 172.16.0.1).
 func TestPushAnyHostWithoutPushHosts(t *testing.T) {
-	s, m, db := newTestServer(t, ServerOptions{PushUIDs: []int{0}})
+	s, m, db := newTestServer(t, ServerOptions{PushUIDs: []int{0}, Resolve: fakeResolve(map[string][]string{"gpu01": {"172.16.0.1"}})})
 	body := mustJSON(t, testJob("7", "gpu01", aliceUID, true))
 	w := serve(s.Handler(), "POST", "/v1/profiles", body,
 		signed(m, Identity{UID: 0, Host: "172.16.0.1"}, "POST", "/v1/profiles", body))

@@ -136,17 +136,20 @@ type ServeConfig struct {
 	// SlurmUser may push profiles besides root.
 	SlurmUser string `toml:"slurm_user"`
 	// Nodes, when not empty, are the only hosts (addresses as munge reports
-	// them) whose pushes are accepted; NodeHosts, when set, also names
-	// the hosts that may push.
+	// them) whose pushes are accepted.
 	Nodes []string `toml:"nodes"`
-	// NodeHosts binds each push to the node that sent it: a key is a
-	// host's address as munge reports it (ENCODE_HOST, numeric), its value
-	// the Slurm nodes that host runs, "gpu01" for a node of this cluster
-	// (cluster, else slurm_conf's ClusterName) or "other/gpu01" for one of
-	// another cluster (SplitNode). When set, a host pushes profiles only
-	// of its own nodes and a host not listed pushes none. Empty: any
-	// node's root or SlurmUser may push a profile for any node of any
-	// cluster (serve warns at start).
+	// NodeHosts overrides, for the hosts it lists, the rule that binds a
+	// push to the node that sent it. By default serve accepts a profile
+	// only for a node of its own cluster (cluster, else slurm_conf's
+	// ClusterName) whose name resolves, on the collector host (/etc/hosts,
+	// DNS), to the address munge reports for the credential's host
+	// (ENCODE_HOST). A key here is such an address, its value the Slurm
+	// nodes that host runs, "gpu01" for a node of this cluster or
+	// "other/gpu01" for one of another cluster (SplitNode): a listed host
+	// pushes profiles of exactly those nodes (list all of them); hosts not
+	// listed stay under the default rule. For nodes whose names do not
+	// resolve to the address munge reports: NAT, several slurmd on one
+	// host, simulated nodes, other clusters.
 	NodeHosts map[string][]string `toml:"node_hosts"`
 	// ConnsPerHost is how many connections one host may hold open at
 	// once; a host at that share that opens another loses its oldest idle

@@ -8,6 +8,7 @@ import (
 	"fmt"
 	"net"
 	"net/http"
+	"net/netip"
 	"os"
 	"os/exec"
 	"os/user"
@@ -65,6 +66,51 @@ func mungeAnswers() bool {
 	cmd := exec.Command("unmunge")
 	cmd.Stdin = bytes.NewReader(cred)
 	return cmd.Run() == nil
+}
+
+// mungeHost returns the address munge reports for this host, the
+// ENCODE_HOST of `munge -n | unmunge --numeric`: what serve binds this
+// host's pushes to, and the key under which serve.node_hosts lists the
+// simulated nodes the test runs here (their names resolve nowhere).
+func mungeHost(t *testing.T) string {
+	t.Helper()
+	cred, err := exec.Command("munge", "-n").Output()
+	if err != nil {
+		t.Fatalf("munge -n: %v", err)
+	}
+	cmd := exec.Command("unmunge", "--numeric")
+	cmd.Stdin = bytes.NewReader(cred)
+	out, err := cmd.Output()
+	if err != nil {
+		t.Fatalf("unmunge --numeric: %v", err)
+	}
+	for line := range strings.SplitSeq(string(out), "\n") {
+		if v, ok := strings.CutPrefix(line, "ENCODE_HOST:"); ok && strings.TrimSpace(v) != "" {
+			return strings.TrimSpace(v)
+		}
+	}
+	t.Fatalf("unmunge --numeric printed no ENCODE_HOST:\n%s", out)
+	return ""
+}
+
+// resolvesTo says whether name resolves, on this host, to addr.
+func resolvesTo(t *testing.T, name, addr string) bool {
+	t.Helper()
+	want, err := netip.ParseAddr(addr)
+	if err != nil {
+		return false
+	}
+	addrs, err := net.LookupHost(name)
+	if err != nil {
+		t.Logf("lookup %s: %v", name, err)
+		return false
+	}
+	for _, a := range addrs {
+		if got, err := netip.ParseAddr(a); err == nil && got.Unmap() == want.Unmap() {
+			return true
+		}
+	}
+	return false
 }
 
 // mungeAs returns a munge credential carrying payload, made by user (""
@@ -276,6 +322,9 @@ func TestCollectorOutageExactlyOnce(t *testing.T) {
 	cc.LogFile = filepath.Join(centralDir, "gpuprof.log")
 	cc.Serve.Listen = addr
 	cc.Serve.SlurmUser = pushUser(t)
+	// Both simulated nodes run on this host, under names that resolve
+	// nowhere: serve's default rule would refuse them.
+	cc.Serve.NodeHosts = map[string][]string{mungeHost(t): {"n1", "n2"}}
 	centralCfg := writeConfigFile(t, filepath.Join(centralDir, "gpuprof.toml"), cc)
 	serve := startServe(t, bin, centralCfg, addr, filepath.Join(centralDir, "serve-1.out"))
 
@@ -476,6 +525,9 @@ func TestCollectorAuth(t *testing.T) {
 	cc.AdminGroup = admins
 	cc.Serve.Listen = addr
 	cc.Serve.SlurmUser = "root"
+	// This host pushes as node gpu01, a name that resolves nowhere.
+	host := mungeHost(t)
+	cc.Serve.NodeHosts = map[string][]string{host: {"gpu01"}}
 	centralCfg := writeConfigFile(t, filepath.Join(dir, "central.toml"), cc)
 	startServe(t, bin, centralCfg, addr, filepath.Join(dir, "serve.out"))
 	t.Cleanup(func() {
@@ -562,6 +614,34 @@ func TestCollectorAuth(t *testing.T) {
 		}
 		if _, ok := all["8905"]; !ok {
 			t.Errorf("job 8905 is not in the database: root's push was lost")
+		}
+	})
+
+	t.Run("bound-to-sender", func(t *testing.T) {
+		// Root's valid credentials of this host, for a node and a cluster
+		// that are not this host's: refused, naming the node, the host
+		// and the setting, and nothing stored.
+		otherNode := prof("8908", alice.uid, alice.name, 6)
+		otherNode.Node = "gpu02"
+		otherCluster := prof("8909", alice.uid, alice.name, 7)
+		otherCluster.Cluster = "elsewhere"
+		for _, p := range []profile.Job{otherNode, otherCluster} {
+			err := node.Push(ctx, p)
+			if !errors.Is(err, collect.ErrRejected) {
+				t.Errorf("push of %s/%s from %s: %v, want rejected", p.Cluster, p.Node, host, err)
+				continue
+			}
+			for _, want := range []string{"403", p.Cluster + "/" + p.Node, host, "serve.node_hosts"} {
+				if !strings.Contains(err.Error(), want) {
+					t.Errorf("refusal of %s/%s lacks %q: %v", p.Cluster, p.Node, want, err)
+				}
+			}
+		}
+		all := gpuprofViews(t, bin, centralCfg)
+		for _, id := range []string{"8908", "8909"} {
+			if _, ok := all[id]; ok {
+				t.Errorf("job %s is in the database: a refused push stored it", id)
+			}
 		}
 	})
 

@@ -77,6 +77,14 @@ func TestPrometheusScrape(t *testing.T) {
 	cc.Serve.Listen = serveAddr
 	cc.Serve.MetricsListen = serveMetrics
 	cc.Serve.SlurmUser = pushUser(t)
+	// The node is the test cluster's "localhost". serve's default rule
+	// accepts its pushes where that name resolves to the address munge
+	// reports for this host (127.0.0.1 for both here); where munged
+	// reports another (its host name's address), node_hosts lists it.
+	if host := mungeHost(t); !resolvesTo(t, "localhost", host) {
+		cc.Serve.NodeHosts = map[string][]string{host: {"localhost"}}
+		t.Logf("munge reports this host as %s, which localhost does not resolve to: serve.node_hosts lists it", host)
+	}
 	centralCfg := writeConfigFile(t, filepath.Join(centralDir, "gpuprof.toml"), cc)
 	startServe(t, bin, centralCfg, serveAddr, filepath.Join(centralDir, "serve.out"))
 

@@ -29,9 +29,11 @@ func newServeCommand(g *globalOptions) *cobra.Command {
 		Long: `Runs on the central host (usually the slurmctld host, next to jobcomp) in
 multi-node mode. Node agents configured with "collector" push finished
 profiles here; every push must carry a munge credential of root or the
-SlurmUser, bound to that request, and with serve.node_hosts set a node
-pushes profiles of its own nodes only. Users' commands query jobs here with their
-own munge credential: a user sees only their own jobs, members of
+SlurmUser, bound to that request, and is accepted only for the node that
+sent it: a node of this collector's cluster whose name resolves here to the
+address munge reports for the pushing host, or one serve.node_hosts lists
+for that host. Users' commands query jobs here with their own munge
+credential: a user sees only their own jobs, members of
 admin_group see all. Records jobcomp spooled while the database was busy are
 ingested here too. Not needed in single-host mode.
 
@@ -96,12 +98,13 @@ func runServe(ctx context.Context, cfg config.Config, log *slog.Logger) error {
 			return fmt.Errorf("metrics: %w", err)
 		}
 	}
-	nodes := nodeHosts(cfg)
-	if len(nodes) == 0 {
-		log.Warn("serve.node_hosts is not set: a push is not bound to the node that sent it (root or the SlurmUser of any node may push a profile for any node); see docs/configuration.md")
-	}
+	own := slurmext.ClusterName(cfg.Cluster, "", cfg.SlurmConf)
+	nodes := nodeHosts(cfg, own)
+	log.Info("pushes bound to their sender: a profile is accepted for a node of this cluster whose name resolves here to "+
+		"the address munge reports for the pushing host, or for the nodes serve.node_hosts lists for that host",
+		"cluster", own, "node_hosts", len(nodes))
 	srv := collect.NewServer(db, mungeFrom(cfg), collect.ServerOptions{
-		PushUIDs: push, PushHosts: cfg.Serve.Nodes, NodeHosts: nodes, IsAdmin: isAdmin, Metrics: metrics,
+		PushUIDs: push, PushHosts: cfg.Serve.Nodes, NodeHosts: nodes, Cluster: own, IsAdmin: isAdmin, Metrics: metrics,
 		Refusals: refusals, Limits: collect.Limits{ConnsPerPeer: cfg.Serve.ConnsPerHost},
 	}, log)
 	ln, err := net.Listen("tcp", cfg.Serve.Listen)
@@ -135,18 +138,17 @@ func runServe(ctx context.Context, cfg config.Config, log *slog.Logger) error {
 			}
 		}
 	}()
-	log.Info("collector listening", "addr", ln.Addr().String(), "push_uids", push, "node_hosts", len(nodes))
+	log.Info("collector listening", "addr", ln.Addr().String(), "push_uids", push)
 	return srv.Serve(ctx, ln)
 }
 
 // nodeHosts is serve.node_hosts as the collector binds pushes: a node
-// without a cluster is of this collector's cluster (cluster, else
+// without a cluster is of own, this collector's cluster (cluster, else
 // slurm_conf's ClusterName). Config.Validate has checked every entry.
-func nodeHosts(cfg config.Config) map[string][]collect.NodeRef {
+func nodeHosts(cfg config.Config, own string) map[string][]collect.NodeRef {
 	if len(cfg.Serve.NodeHosts) == 0 {
 		return nil
 	}
-	own := slurmext.ClusterName(cfg.Cluster, "", cfg.SlurmConf)
 	out := make(map[string][]collect.NodeRef, len(cfg.Serve.NodeHosts))
 	for host, entries := range cfg.Serve.NodeHosts {
 		for _, e := range entries {
