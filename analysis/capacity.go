@@ -45,10 +45,13 @@ type SimPlan struct {
 	Seeds          int     `json:"seeds"`
 	// Window is the period replayed; ClusterSource and Assumed as in a
 	// what-if.
-	Window        Window       `json:"window"`
-	ClusterSource string       `json:"cluster_source,omitempty"`
-	Assumed       []string     `json:"assumed"`
-	Calibration   *Calibration `json:"calibration,omitempty"`
+	Window        Window   `json:"window"`
+	ClusterSource string   `json:"cluster_source,omitempty"`
+	Assumed       []string `json:"assumed"`
+	// Jobs are the jobs today's replay took and left out (with why); when
+	// it could take none, the plan is not simulated and they say why.
+	Jobs        SimJobs      `json:"jobs"`
+	Calibration *Calibration `json:"calibration,omitempty"`
 	// CalibrationError is the largest difference, over partitions with
 	// enough jobs, between the replayed and the observed p95 wait
 	// (seconds): the error bar every simulated wait carries.
@@ -198,6 +201,7 @@ func SimulatePlan(in Input, findings *Findings, p SimPlanParams, c Config) (SimP
 		NewDemand: p.Plan.NewDemand, LeadTimeMonths: pc.LeadTimeMonths, Seeds: pc.Seeds,
 		Window: findings.Plan.Window, Assumed: []string{}, Effects: []Effect{}, Free: []string{},
 		Models: []ModelPlan{}, Purchase: []Purchase{}, Costs: []Cost{},
+		Jobs: SimJobs{LeftOutWhy: []string{}, LeftOutReasons: []LeftOutReason{}},
 	}
 	recs := findings.Recommendations
 	gpuJobs := 0
@@ -221,12 +225,18 @@ func SimulatePlan(in Input, findings *Findings, p SimPlanParams, c Config) (SimP
 	pl := &planner{in: in, wp: p.WhatIf, params: p.Plan, cNow: findings.Plan.CNow, target: sp.TargetP95Wait,
 		budget: pc.ReplayBudget, stepBudget: pc.StepBudget, cache: map[string]*evalResult{}}
 	pl.wp.Changes, pl.wp.Growth, pl.wp.Months = nil, 0, 0
+	pl.wp.Target = pc.TargetP95Wait.D()
 	err := pl.start(pc, len(recs))
+	var nj *NoJobsError
 	switch {
 	case errors.Is(err, ErrNoCluster):
 		sp.NotSimulated = "no inventory: " + ErrNoCluster.Error()
+	case errors.As(err, &nj) && nj.Jobs.LeftOut > 0:
+		// The window has GPU jobs, but the cluster can start none of them.
+		sp.Jobs = nj.Jobs
+		sp.NotSimulated = leftOutPrefix + strings.Join(nj.Jobs.LeftOutWhy, "; ")
 	case errors.Is(err, ErrNoJobs):
-		sp.NotSimulated = "not enough data: " + ErrNoJobs.Error()
+		sp.NotSimulated = "not enough data: " + err.Error()
 	case errors.Is(err, errBudget):
 		sp.NotSimulated = pl.budgetNote()
 	case err != nil:
@@ -419,6 +429,7 @@ func (pl *planner) makePlan(sp *SimPlan, findings *Findings, pc *PlanConfig) err
 	sp.Simulated, sp.Seeds = true, pl.seeds
 	sp.Window, sp.ClusterSource = base.r.window, base.r.source
 	sp.Assumed = slices.Clone(base.r.assumed)
+	sp.Jobs = base.r.counts
 	cal := base.r.calibrate(base.runs[0])
 	sp.Calibration = &cal
 	for _, p := range cal.Partitions {
@@ -568,7 +579,10 @@ func (pl *planner) effect(r *Recommendation, calErr float64) Effect {
 	e.Jobs = int(e.Before.Jobs.Median)
 	b, a := e.Before, e.After
 	helps := material(b.WaitP95.Median, a.WaitP95.Median) || material(b.WaitMean.Median, a.WaitMean.Median)
-	harms := material(e.AllTo.WaitMean.Median, e.AllFrom.WaitMean.Median)
+	// A change that leaves jobs unable to start takes their waits out of
+	// its numbers: it never helps, whatever the others' waits do.
+	more := ch.r.counts.LeftOut - base.r.counts.LeftOut
+	harms := more > 0 || material(e.AllTo.WaitMean.Median, e.AllFrom.WaitMean.Median)
 	switch {
 	case harms:
 		e.Outcome = EffectHarms
@@ -580,10 +594,13 @@ func (pl *planner) effect(r *Recommendation, calErr float64) Effect {
 	text := fmt.Sprintf("Expected effect (simulated): p95 wait of %s %s → %s (p10–p90 %s–%s; calibration error ±%s); mean wait of all GPU jobs %s → %s",
 		e.Group, shortDur(b.WaitP95.Median), shortDur(a.WaitP95.Median), shortDur(a.WaitP95.P10), shortDur(a.WaitP95.P90),
 		shortDur(calErr), shortDur(e.AllFrom.WaitMean.Median), shortDur(e.AllTo.WaitMean.Median))
-	switch e.Outcome {
-	case EffectHarms:
+	switch {
+	case more > 0:
+		text += fmt.Sprintf(": harmful, %d more %s could never start with it (%s); not applied in the plan",
+			more, pluralWord(more, "job", "jobs"), strings.Join(ch.r.counts.LeftOutWhy, "; "))
+	case e.Outcome == EffectHarms:
 		text += ": harmful, the queue as a whole waits longer; not applied in the plan"
-	case EffectNone:
+	case e.Outcome == EffectNone:
 		text += ": no material change in waits; not counted in the plan"
 	}
 	e.Text = text + "."
@@ -794,6 +811,7 @@ func NotSimulatedPlan(findings Findings, p PlanParams, c Config, why string) Sim
 		TargetP95Wait: c.Plan.TargetP95Wait.D().Seconds(), Growth: p.Growth, Months: p.Months, NewDemand: p.NewDemand,
 		LeadTimeMonths: c.Plan.LeadTimeMonths, Window: findings.Plan.Window, NotSimulated: why, Assumed: []string{},
 		Effects: []Effect{}, Free: []string{}, Models: []ModelPlan{}, Purchase: []Purchase{}, Costs: []Cost{},
+		Jobs: SimJobs{LeftOutWhy: []string{}, LeftOutReasons: []LeftOutReason{}},
 	}
 	notSimulated(&sp, findings.Recommendations)
 	sp.Verdict = verdictOf(&sp, &findings, findings.Recommendations)

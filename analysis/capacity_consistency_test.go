@@ -21,12 +21,12 @@ import (
 // are the JSON's codes, not prose.
 var internalWords = []string{
 	ConstraintGPUs, ConstraintMemory, ConstraintNoData, ConstraintStorage, ConstraintScheduling,
-	VerdictInsufficientData, VerdictNotMet, VerdictNoInventory, VerdictNotSimulated, VerdictNoChange,
+	VerdictInsufficientData, VerdictNotMet, VerdictNoInventory, VerdictNotSimulated, VerdictNoChange, VerdictLeftOut,
 	BindingGPUModel, BindingGPUMemory, "—",
 	RecDefaultTime, RecDebugPart, RecLongQOS, RecUserLimits, RecIdleAccount, RecUserGPUs, RecUserShard, RecShards,
 }
 
-var verdictCodes = []string{VerdictInsufficientData, VerdictNoInventory, VerdictNotSimulated, VerdictNoChange, VerdictPolicy, VerdictBuy, VerdictNotMet}
+var verdictCodes = []string{VerdictInsufficientData, VerdictNoInventory, VerdictNotSimulated, VerdictNoChange, VerdictPolicy, VerdictBuy, VerdictNotMet, VerdictLeftOut}
 
 // planContradiction returns what in the plan contradicts the rest, or "".
 func planContradiction(f Findings, sp SimPlan) string {
@@ -51,6 +51,16 @@ func planContradiction(f Findings, sp SimPlan) string {
 	case VerdictNoChange:
 		if len(recs) > 0 {
 			bad("no change above %d recommendations", len(recs))
+		}
+		if sp.Jobs.LeftOut > 0 {
+			bad("no change while %d jobs could not run", sp.Jobs.LeftOut)
+		}
+	case VerdictLeftOut:
+		if sp.Jobs.LeftOut == 0 {
+			bad("left out, but no job was")
+		}
+		if len(sp.Purchase) > 0 {
+			bad("left out with a purchase %+v", sp.Purchase)
 		}
 		if len(sp.Purchase) > 0 {
 			bad("no change with a purchase %+v", sp.Purchase)

@@ -27,7 +27,17 @@ const (
 	// VerdictNotMet: no purchase within plan.max_purchase meets the
 	// target.
 	VerdictNotMet = "not_met"
+	// VerdictLeftOut: jobs ask for what the cluster does not have, so
+	// they could never start in the replay: none could (the plan is not
+	// simulated), or the other jobs meet the target and no rule
+	// recommends a change. It stands where "no change" would: that is
+	// never said while jobs could not run.
+	VerdictLeftOut = "left_out"
 )
+
+// leftOutPrefix starts SimPlan.NotSimulated when the replay could take
+// none of the window's GPU jobs.
+const leftOutPrefix = "every GPU job left out: "
 
 // Binding constraints a verdict names.
 const (
@@ -35,6 +45,9 @@ const (
 	BindingGPUMemory = "gpu_memory"
 	BindingStorage   = "storage"
 	BindingPolicy    = "policy"
+	// BindingCluster: the cluster as described (inventory, slurm.conf)
+	// lacks what jobs ask for.
+	BindingCluster = "cluster"
 )
 
 // Verdict is the plan's answer: a code, the constraint that binds (and
@@ -65,6 +78,11 @@ func verdictOf(sp *SimPlan, f *Findings, recs []Recommendation) Verdict {
 		v.Code = VerdictInsufficientData
 		v.Text = "Not enough data to plan: " + strings.TrimPrefix(sp.NotSimulated, "not enough data: ") + "."
 		return v
+	case strings.HasPrefix(sp.NotSimulated, leftOutPrefix):
+		v.Code, v.Binding = VerdictLeftOut, BindingCluster
+		v.Text = fmt.Sprintf("No job can be replayed: every one of the window's %d GPU %s asks for what the cluster does not have (%s). %s",
+			sp.Jobs.LeftOut, pluralWord(sp.Jobs.LeftOut, "job", "jobs"), strings.Join(sp.Jobs.LeftOutWhy, "; "), checkClusterWords)
+		return v
 	case strings.HasPrefix(sp.NotSimulated, "no inventory"):
 		v.Code = VerdictNoInventory
 		v.Text = "No inventory: cannot compare the demand with the GPUs there are (no GPU in the profiles, no GPU node in slurm.conf, no --node)."
@@ -81,6 +99,9 @@ func verdictOf(sp *SimPlan, f *Findings, recs []Recommendation) Verdict {
 		c := sp.Calibration
 		v.Evidence = append(v.Evidence, fmt.Sprintf("calibration on %d jobs: start order rank correlation %.2f, p95 waits within ±%s of the observed; %s",
 			c.Jobs, c.RankCorrelation, shortDur(sp.CalibrationError), map[bool]string{true: "good", false: "poor"}[c.Reliable]))
+		for _, u := range c.Unreproduced {
+			v.Evidence = append(v.Evidence, "calibration: "+u)
+		}
 	}
 	cons := f.Plan.Constraints
 	helping := sp.Free
@@ -96,6 +117,11 @@ func verdictOf(sp *SimPlan, f *Findings, recs []Recommendation) Verdict {
 	}
 	met := wFree <= sp.TargetP95Wait
 	switch {
+	case met && len(recs) == 0 && sp.Jobs.LeftOut > 0:
+		// "No change" is never said while jobs could not run.
+		v.Code, v.Binding = VerdictLeftOut, BindingCluster
+		v.Text = fmt.Sprintf("Not every job can run on this cluster: %s The other jobs keep their p95 wait under %s %s (worst: %s, %s), and no rule found a change to recommend. %s",
+			sp.Jobs.LeftOutWords(), target, upTo, wFreeName, shortDur(wFree), checkClusterWords)
 	case met && len(recs) == 0:
 		v.Code = VerdictNoChange
 		v.Text = fmt.Sprintf("No change needed: every partition and GPU model keeps its p95 wait under %s %s (worst: %s, %s), and no rule found a change to recommend.",
@@ -171,6 +197,15 @@ func verdictOf(sp *SimPlan, f *Findings, recs []Recommendation) Verdict {
 				countWords(maxPurchase(sp), "GPU", "GPUs"), horizon, shortDur(wp), wpName, target, why)
 		}
 	}
+	// The jobs the answer stands on: a replay that left out more than
+	// LeftOutMaxShare of the GPU-hours is said to in the sentence.
+	if lo := stoodOn(sp, v.Code); lo.LeftOut > 0 && v.Code != VerdictLeftOut {
+		if lo.LeftOutShare > LeftOutMaxShare {
+			v.Text += " " + lo.LeftOutWords()
+		} else {
+			v.Evidence = append(v.Evidence, strings.TrimSuffix(lo.LeftOutWords(), "."))
+		}
+	}
 	if tl := sp.Timeline; tl != nil && v.Code != VerdictNoChange {
 		switch {
 		case tl.BreachMonth == 0:
@@ -191,6 +226,23 @@ func verdictOf(sp *SimPlan, f *Findings, recs []Recommendation) Verdict {
 		v.Text += " The replay's calibration is poor: treat these numbers as indicative."
 	}
 	return v
+}
+
+// checkClusterWords says what to check when jobs ask for what the
+// cluster does not have.
+const checkClusterWords = "Check that the inventory and slurm.conf describe the cluster the jobs ran on, or what those jobs ask for."
+
+// stoodOn is the jobs of the replay the verdict's answer stands on: with
+// the purchase for buy and not_met (when one was found), with the free
+// changes otherwise, else today's.
+func stoodOn(sp *SimPlan, code string) SimJobs {
+	switch {
+	case (code == VerdictBuy || code == VerdictNotMet) && sp.WithPurchase != nil:
+		return sp.WithPurchase.Jobs
+	case sp.WithFree != nil:
+		return sp.WithFree.Jobs
+	}
+	return sp.Jobs
 }
 
 // purchaseWords writes "4 NVIDIA H100 80GB HBM3 GPUs and 1 NVIDIA L40S GPU",
@@ -281,6 +333,8 @@ func (v Verdict) BindingWords() string {
 		return "GPU memory"
 	case BindingStorage:
 		return "storage"
+	case BindingCluster:
+		return "the cluster as described (jobs ask for what it does not have)"
 	case BindingPolicy:
 		if v.BindingName != "" {
 			return "policy in " + v.BindingName + " (rules and job shapes, not hardware)"

@@ -16,8 +16,33 @@ import (
 // inventory in the profiles, no GPU nodes in slurm.conf, and none given.
 var ErrNoCluster = errors.New("no cluster to replay on: no GPU inventory in the profiles, no GPU nodes in slurm.conf (slurm_conf), and no --node given")
 
-// ErrNoJobs means the window holds no GPU job with a scheduler record.
-var ErrNoJobs = errors.New("no GPU job with a scheduler record (eligible or submit time) in the window")
+// ErrNoJobs means the replay has no job to replay: the window holds no
+// GPU job with a scheduler record, or every one is left out (a
+// *NoJobsError says which and why).
+var ErrNoJobs = errors.New("no GPU job of the window can be replayed")
+
+// NoJobsError is ErrNoJobs with the window's jobs: none had a scheduler
+// record, or every one was left out (Jobs.LeftOutReasons say why).
+// Changed is set when today's cluster took some and the changes left
+// every one out.
+type NoJobsError struct {
+	Jobs    SimJobs
+	Changed bool
+}
+
+func (e *NoJobsError) Error() string {
+	if e.Jobs.LeftOut == 0 {
+		return ErrNoJobs.Error() + ": the window has no GPU job with a scheduler record (eligible or submit time)"
+	}
+	with := ""
+	if e.Changed {
+		with = " with the changes"
+	}
+	return fmt.Sprintf("%s: all %d GPU %s of the window are left out%s (%s)",
+		ErrNoJobs, e.Jobs.LeftOut, pluralWord(e.Jobs.LeftOut, "job", "jobs"), with, strings.Join(e.Jobs.LeftOutWhy, "; "))
+}
+
+func (e *NoJobsError) Unwrap() error { return ErrNoJobs }
 
 // Change kinds of a what-if.
 const (
@@ -90,6 +115,10 @@ type WhatIfParams struct {
 	Months int
 	// Seeds is how many seeded runs each answer is the spread of.
 	Seeds int
+	// Target is the p95 wait the answer is for (plan.target_p95_wait;
+	// 0: its default, 1 h): the calibration's thresholds are relative to
+	// it.
+	Target time.Duration
 }
 
 // WhatIf is a what-if's answer: the cluster it replayed, the calibration
@@ -147,14 +176,69 @@ type SimScheduler struct {
 	BfMaxJobTest int    `json:"bf_max_job_test"`
 }
 
-// SimJobs counts the jobs replayed and those left out, with why.
+// SimJobs counts the jobs replayed and those left out, with why: a job
+// the replay cannot take (its partition is not in the cluster, or
+// queuesim.CheckFit says it could never start there) is never dropped
+// silently.
 type SimJobs struct {
-	Replayed       int      `json:"replayed"`
-	Arrived        int      `json:"arrived"` // eligible within the window
-	RunningAtStart int      `json:"running_at_start"`
-	PendingAtStart int      `json:"pending_at_start"`
-	LeftOut        int      `json:"left_out"`
-	LeftOutWhy     []string `json:"left_out_why"`
+	Replayed       int `json:"replayed"`
+	Arrived        int `json:"arrived"` // eligible within the window
+	RunningAtStart int `json:"running_at_start"`
+	PendingAtStart int `json:"pending_at_start"`
+	LeftOut        int `json:"left_out"`
+	// LeftOutWhy is LeftOutReasons as "N: reason" lines.
+	LeftOutWhy []string `json:"left_out_why"`
+	// GPUHours is what the window's GPU jobs (replayed or left out) held
+	// in it, counted as every output counts GPU time (docs/analysis.md);
+	// LeftOutGPUHours the part the left-out jobs held, and LeftOutShare
+	// its share (of the jobs when no job held GPU time).
+	GPUHours        float64         `json:"gpu_hours"`
+	LeftOutGPUHours float64         `json:"left_out_gpu_hours"`
+	LeftOutShare    float64         `json:"left_out_share"`
+	LeftOutReasons  []LeftOutReason `json:"left_out_reasons"`
+}
+
+// LeftOutReason is one reason jobs were left out of a replay: its kind
+// (LeftOut* constants), the sentence that says it, how many jobs, their
+// GPU-hours in the window and the first few job ids.
+type LeftOutReason struct {
+	Kind     string   `json:"kind"`
+	Text     string   `json:"text"`
+	Jobs     int      `json:"jobs"`
+	GPUHours float64  `json:"gpu_hours"`
+	JobIDs   []string `json:"job_ids"`
+}
+
+// Kinds of LeftOutReason.
+const (
+	LeftOutNoRecord  = "no_record"     // no eligible or submit time
+	LeftOutPartition = "partition"     // none of its partitions is in the cluster
+	LeftOutQOS       = "qos"           // more GPUs than its QOS lets a user, or all, hold
+	LeftOutTimeLimit = "time_limit"    // a time limit above its partitions' MaxTime
+	LeftOutGPUType   = "gpu_type"      // a GPU type no node of its partitions has
+	LeftOutShards    = "shards"        // more shards than a GPU there has (or none has shards)
+	LeftOutGPUs      = "gpus_per_node" // more GPUs on one node than a node there has
+	LeftOutNodes     = "nodes"         // more nodes than its partitions have
+)
+
+// LeftOutMaxShare is the share of the window's GPU-hours a replay may
+// leave out before every answer made on it says that it stands for the
+// other jobs only (docs/whatif.md).
+const LeftOutMaxShare = 0.05
+
+// LeftOutWords is one sentence on the jobs left out, "" when none: how
+// many, their share of the GPU-hours and why; past LeftOutMaxShare it
+// says that the answer is for the other jobs only.
+func (s SimJobs) LeftOutWords() string {
+	if s.LeftOut == 0 {
+		return ""
+	}
+	w := fmt.Sprintf("%d of %d GPU %s left out of the replay (%s of their GPU-hours): %s",
+		s.LeftOut, s.LeftOut+s.Replayed, pluralWord(s.LeftOut+s.Replayed, "job", "jobs"), formatFraction(s.LeftOutShare), strings.Join(s.LeftOutWhy, "; "))
+	if s.LeftOutShare > LeftOutMaxShare {
+		w += fmt.Sprintf("; more than the %s of the GPU-hours an answer may leave out: its waits are of the other jobs only", formatFraction(LeftOutMaxShare))
+	}
+	return w + "."
 }
 
 // Calibration compares the replay of today's configuration with what
@@ -162,6 +246,9 @@ type SimJobs struct {
 type Calibration struct {
 	Jobs       int           `json:"jobs"`
 	Partitions []CalibratedP `json:"partitions"`
+	// TargetP95Wait is the target wait (seconds) the thresholds are
+	// relative to.
+	TargetP95Wait float64 `json:"target_p95_wait_s"`
 	// StartMAE is the mean absolute difference of start times (seconds);
 	// Within10s the share of jobs starting within 10 s of their real start;
 	// RankCorrelation Spearman's ρ of the two start orders.
@@ -178,6 +265,10 @@ type Calibration struct {
 	Reliable    bool     `json:"reliable"`
 	Problems    []string `json:"problems"`
 	NotModelled []string `json:"not_modelled"`
+	// Unreproduced names, one sentence each, the partitions whose observed
+	// p95 wait the replay reproduces less than half of, whether or not the
+	// error is small against the target.
+	Unreproduced []string `json:"unreproduced"`
 }
 
 // StartError is one job's real and replayed start, seconds from the
@@ -197,10 +288,18 @@ type CalibratedP struct {
 	ObservedP95  float64 `json:"observed_p95_s"`
 	SimulatedP50 float64 `json:"simulated_p50_s"`
 	SimulatedP95 float64 `json:"simulated_p95_s"`
+	// ReproducedWait is the share of the observed wait the replay
+	// reproduces (the replayed waits' sum over the observed waits' sum),
+	// ReproducedP95 the replayed p95 over the observed; absent when
+	// nothing was observed waiting.
+	ReproducedWait *float64 `json:"reproduced_wait,omitempty"`
+	ReproducedP95  *float64 `json:"reproduced_p95,omitempty"`
 }
 
 // Scenario is one configuration's answer, per partition and per GPU model.
 type Scenario struct {
+	// Jobs are the jobs this configuration replayed and left out.
+	Jobs       SimJobs `json:"jobs"`
 	Partitions []Group `json:"partitions"`
 	Models     []Group `json:"models"`
 }
@@ -235,14 +334,16 @@ type Spread struct {
 }
 
 // Calibration thresholds (docs/whatif.md): below them an answer is marked
-// unreliable.
+// unreliable. The errors tolerated are relative to the target wait (a
+// sixth of it: 10 min at the default 1 h) and to the observed waits.
 const (
-	calibMinJobs  = 20
-	calibMinRank  = 0.9
-	calibP95Abs   = 10 * time.Minute
-	calibP95Share = 0.25
-	calibMAEAbs   = 10 * time.Minute
-	calibMAEShare = 0.5 // of the mean observed wait
+	calibMinJobs      = 20
+	calibMinRank      = 0.9
+	calibTargetShare  = 1.0 / 6
+	calibP95Share     = 0.25
+	calibMAEShare     = 0.5 // of the mean observed wait
+	calibReproduced   = 0.5 // of a partition's observed p95 wait
+	calibReproduceMin = time.Minute
 )
 
 // RunWhatIf replays the window's jobs on today's cluster (calibrating
@@ -250,6 +351,9 @@ const (
 // one.
 func RunWhatIf(in Input, p WhatIfParams) (WhatIf, error) {
 	seeds := max(p.Seeds, 1)
+	if p.Target <= 0 {
+		p.Target = DefaultConfig().Plan.TargetP95Wait.D()
+	}
 	base, err := newReplay(in, p, nil)
 	if err != nil {
 		return WhatIf{}, err
@@ -275,6 +379,10 @@ func RunWhatIf(in Input, p WhatIfParams) (WhatIf, error) {
 	}
 	ch, err := newReplay(in, p, p.Changes)
 	if err != nil {
+		var nj *NoJobsError
+		if errors.As(err, &nj) {
+			nj.Changed = true
+		}
 		return w, err
 	}
 	factor := math.Pow(1+p.Growth, float64(p.Months)/12)

@@ -17,6 +17,7 @@ import (
 // jobs, and what each index means.
 type replay struct {
 	window     Window
+	target     float64 // seconds: the calibration's thresholds are relative to it
 	span       time.Duration
 	hourOffset time.Duration
 	source     string
@@ -45,7 +46,10 @@ func (r *replay) assume(format string, a ...any) {
 
 // newReplay builds the cluster (with changes applied) and the jobs.
 func newReplay(in Input, p WhatIfParams, changes []Change) (*replay, error) {
-	r := &replay{assumed: []string{}}
+	r := &replay{assumed: []string{}, target: p.Target.Seconds()}
+	if r.target <= 0 {
+		r.target = DefaultConfig().Plan.TargetP95Wait.D().Seconds()
+	}
 	if err := r.setWindow(in); err != nil {
 		return nil, err
 	}
@@ -61,7 +65,7 @@ func newReplay(in Input, p WhatIfParams, changes []Change) (*replay, error) {
 	r.finishCluster()
 	r.setJobs(in, added)
 	if r.counts.Replayed == 0 {
-		return nil, ErrNoJobs
+		return nil, &NoJobsError{Jobs: r.counts}
 	}
 	r.estimatePhase()
 	return r, nil
@@ -482,7 +486,8 @@ func (r *replay) finishCluster() {
 	}
 }
 
-// setJobs turns the window's GPU jobs into the simulator's.
+// setJobs turns the window's GPU jobs into the simulator's. A job the
+// replay cannot take is left out and counted with why (leftOuts).
 func (r *replay) setJobs(in Input, added []int) {
 	partIdx := map[string]int{}
 	for i, p := range r.simParts {
@@ -497,8 +502,7 @@ func (r *replay) setJobs(in Input, added []int) {
 		qosIdx[q.Name] = i
 	}
 	users := map[string]int{}
-	why := map[string]int{}
-	leave := func(reason string) { why[reason]++; r.counts.LeftOut++ }
+	lo := newLeftOuts(in, r.window)
 	from, to := r.window.From, r.window.To
 	noLimit, openRun, neverRan := 0, 0, 0
 
@@ -518,7 +522,7 @@ func (r *replay) setJobs(in Input, added []int) {
 			arr = j.Submit
 		}
 		if arr.IsZero() {
-			leave("no eligible or submit time")
+			lo.leave(j, leftOutKey{kind: LeftOutNoRecord}, 0, lo.count(j))
 			continue
 		}
 		// In the window: arrived in it, or running or pending at its start.
@@ -539,6 +543,7 @@ func (r *replay) setJobs(in Input, added []int) {
 	})
 	for order, c := range cands {
 		j := c.j
+		hours := lo.count(j)
 		arr := j.Eligible
 		if arr.IsZero() {
 			arr = j.Submit
@@ -550,7 +555,7 @@ func (r *replay) setJobs(in Input, added []int) {
 			}
 		}
 		if len(parts) == 0 {
-			leave(fmt.Sprintf("partition %q not in the cluster", j.Partition))
+			lo.leave(j, leftOutKey{kind: LeftOutPartition, part: j.Partition}, 0, hours)
 			continue
 		}
 		nodes := max(j.NodeCount, 1)
@@ -564,24 +569,16 @@ func (r *replay) setJobs(in Input, added []int) {
 		if k, ok := qosIdx[j.QOS]; ok {
 			q.QOS = k
 		}
-		if _, ok := users[j.User]; !ok {
-			users[j.User] = len(users)
-		}
-		q.User = users[j.User]
-		switch {
-		case j.TimeLimit > 0:
-			q.Limit = j.TimeLimit
-		case !j.Unlimited:
-			noLimit++
-		}
 		started := j.started()
+		if j.TimeLimit > 0 {
+			q.Limit = j.TimeLimit
+		}
 		switch {
 		case started && !j.End.IsZero():
 			q.Run = j.End.Sub(j.Start)
 		case started:
 			// Still running: until the window's end at least.
 			q.Run = to.Sub(j.Start)
-			openRun++
 		case j.State == "CANCELLED" && !j.End.IsZero():
 			// Cancelled while pending: in the replay too, at the same time.
 			q.Cancels, q.Cancel = true, j.End.Sub(from)
@@ -592,28 +589,13 @@ func (r *replay) setJobs(in Input, added []int) {
 			if q.Run == 0 {
 				q.Run = time.Hour
 			}
-			neverRan++
 		}
 		if q.Limit > 0 && q.Run > q.Limit {
 			q.Run = q.Limit
 		}
-		if r.rewrite(c.idx, &q, started, started && j.Start.Before(from), qosIdx, partIdx) {
+		running := started && j.Start.Before(from)
+		if r.rewrite(c.idx, &q, started, running, qosIdx, partIdx) {
 			continue // out of the GPU queue
-		}
-		if started && j.Start.Before(from) {
-			q.Running, q.Started = true, j.Start.Sub(from)
-			if names, err := slurmext.ExpandHostlist(j.NodeList); err == nil {
-				for _, name := range names {
-					if k, ok := nodeIdx[name]; ok {
-						q.Pinned = append(q.Pinned, k)
-					}
-				}
-			}
-			r.counts.RunningAtStart++
-		} else if arr.Before(from) {
-			r.counts.PendingAtStart++
-		} else {
-			r.counts.Arrived++
 		}
 		// A new partition takes the jobs whose limit fits its MaxTime and
 		// that were submitted to a partition sharing a node with it: as
@@ -630,6 +612,38 @@ func (r *replay) setJobs(in Input, added []int) {
 				}
 			}
 		}
+		if u := queuesim.CheckFit(&r.cluster, &q); u.Kind != queuesim.Fits {
+			lo.leave(j, r.unfitKey(u, &q), askedOf(u.Kind, &q), hours)
+			continue
+		}
+		if _, ok := users[j.User]; !ok {
+			users[j.User] = len(users)
+		}
+		q.User = users[j.User]
+		if j.TimeLimit <= 0 && !j.Unlimited {
+			noLimit++
+		}
+		switch {
+		case started && j.End.IsZero():
+			openRun++
+		case !started && !(j.State == "CANCELLED" && !j.End.IsZero()):
+			neverRan++
+		}
+		if running {
+			q.Running, q.Started = true, j.Start.Sub(from)
+			if names, err := slurmext.ExpandHostlist(j.NodeList); err == nil {
+				for _, name := range names {
+					if k, ok := nodeIdx[name]; ok {
+						q.Pinned = append(q.Pinned, k)
+					}
+				}
+			}
+			r.counts.RunningAtStart++
+		} else if arr.Before(from) {
+			r.counts.PendingAtStart++
+		} else {
+			r.counts.Arrived++
+		}
 		// Slurm considers a job submitted to several partitions in each, the
 		// higher PriorityTier first: the replay tries them in that order.
 		slices.SortStableFunc(q.Partitions, func(a, b int) int {
@@ -640,15 +654,7 @@ func (r *replay) setJobs(in Input, added []int) {
 		r.refIdx = append(r.refIdx, c.idx)
 	}
 	r.counts.Replayed = len(r.jobs)
-	keys := make([]string, 0, len(why))
-	for k := range why {
-		keys = append(keys, k)
-	}
-	slices.Sort(keys)
-	r.counts.LeftOutWhy = []string{}
-	for _, k := range keys {
-		r.counts.LeftOutWhy = append(r.counts.LeftOutWhy, fmt.Sprintf("%d: %s", why[k], k))
-	}
+	lo.fill(&r.counts)
 	if noLimit > 0 {
 		r.assume("%d jobs without a known time limit: their partition's MaxTime (or none) is their limit", noLimit)
 	}
@@ -661,6 +667,50 @@ func (r *replay) setJobs(in Input, added []int) {
 	if len(r.cluster.QOS) == 0 {
 		r.assume("no QOS limits (sacctmgr's are not read; --qos sets them)")
 	}
+}
+
+// unfitKey names what a job asks for that the cluster does not have, in
+// the partition that came closest.
+func (r *replay) unfitKey(u queuesim.Unfit, q *queuesim.Job) leftOutKey {
+	k := leftOutKey{typ: q.Type, have: u.Have}
+	if u.Partition >= 0 {
+		k.part = r.simParts[u.Partition].Name
+	}
+	switch u.Kind {
+	case queuesim.UnfitQOS:
+		k.kind, k.part = LeftOutQOS, r.cluster.QOS[q.QOS].Name
+	case queuesim.UnfitTimeLimit:
+		k.kind = LeftOutTimeLimit
+	case queuesim.UnfitType:
+		k.kind = LeftOutGPUType
+	case queuesim.UnfitShards:
+		k.kind = LeftOutShards
+	case queuesim.UnfitGPUs:
+		k.kind = LeftOutGPUs
+	case queuesim.UnfitNodes:
+		k.kind = LeftOutNodes
+	default:
+		k.kind = LeftOutPartition
+	}
+	return k
+}
+
+// askedOf is what the job asks for that its reason is about: GPUs (all
+// of them for a QOS), shards or nodes, or its limit in seconds.
+func askedOf(kind queuesim.UnfitKind, q *queuesim.Job) int {
+	switch kind {
+	case queuesim.UnfitQOS:
+		return q.GPUs * q.Nodes
+	case queuesim.UnfitTimeLimit:
+		return int(secondsOf(q.Limit))
+	case queuesim.UnfitShards:
+		return q.Shards
+	case queuesim.UnfitGPUs:
+		return q.GPUs
+	case queuesim.UnfitNodes:
+		return q.Nodes
+	}
+	return 0
 }
 
 // rewrite applies the rewrites that name job idx to q; it reports whether

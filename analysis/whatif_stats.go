@@ -113,7 +113,7 @@ func (r *replay) scenario(runs []*queuesim.Result, jobsets [][]queuesim.Job) Sce
 			perModel[k] = append(perModel[k], mr[k])
 		}
 	}
-	var sc Scenario
+	sc := Scenario{Jobs: r.counts}
 	for k, p := range r.simParts {
 		sc.Partitions = append(sc.Partitions, groupOf(p.Name, p.GPUs, span, perPart[k]))
 	}
@@ -176,6 +176,14 @@ func groupOf(name string, gpus int, span float64, runs []groupRun) Group {
 	return g
 }
 
+func sumOf(v []float64) float64 {
+	s := 0.0
+	for _, x := range v {
+		s += x
+	}
+	return s
+}
+
 func meanOf(v []float64) float64 {
 	if len(v) == 0 {
 		return 0
@@ -191,7 +199,11 @@ func overlap(a, b, from, to float64) float64 { return max(0, min(b, to)-max(a, f
 
 // calibrate compares a replay of today's configuration with what happened.
 func (r *replay) calibrate(res *queuesim.Result) Calibration {
-	c := Calibration{Partitions: []CalibratedP{}, Problems: []string{}, NotModelled: []string{}, Worst: []StartError{}}
+	c := Calibration{Partitions: []CalibratedP{}, Problems: []string{}, NotModelled: []string{}, Worst: []StartError{}, Unreproduced: []string{},
+		TargetP95Wait: r.target}
+	// The errors tolerated are relative to the target: an error small
+	// against a 1 h target is not small against a 5-minute one.
+	floor := calibTargetShare * r.target
 	type pair struct {
 		real, sim float64
 		i         int
@@ -244,11 +256,31 @@ func (r *replay) calibrate(res *queuesim.Result) Calibration {
 		cp := CalibratedP{Partition: p.Name, Jobs: len(o),
 			ObservedP50: percentileSorted(o, 50), ObservedP95: percentileSorted(o, 95),
 			SimulatedP50: percentileSorted(s, 50), SimulatedP95: percentileSorted(s, 95)}
+		if so, ss := sumOf(o), sumOf(s); so > 0 {
+			v := ss / so
+			cp.ReproducedWait = &v
+		}
+		if cp.ObservedP95 > 0 {
+			v := cp.SimulatedP95 / cp.ObservedP95
+			cp.ReproducedP95 = &v
+		}
 		c.Partitions = append(c.Partitions, cp)
-		tol := math.Max(calibP95Abs.Seconds(), calibP95Share*cp.ObservedP95)
-		if cp.Jobs >= calibMinJobs && math.Abs(cp.SimulatedP95-cp.ObservedP95) > tol {
+		tol := math.Max(floor, calibP95Share*cp.ObservedP95)
+		small := math.Abs(cp.SimulatedP95-cp.ObservedP95) <= tol
+		if cp.Jobs >= calibMinJobs && !small {
 			c.Problems = append(c.Problems, fmt.Sprintf("partition %s: p95 wait replayed %s, observed %s (more than %s apart)",
 				p.Name, shortDur(cp.SimulatedP95), shortDur(cp.ObservedP95), shortDur(tol)))
+		}
+		// What the replay explains: a partition whose observed waits it
+		// reproduces less than half of waited for something the model
+		// does not know, however small the error is against the target.
+		if cp.Jobs >= calibMinJobs && cp.ObservedP95 >= calibReproduceMin.Seconds() && cp.SimulatedP95 < calibReproduced*cp.ObservedP95 {
+			u := fmt.Sprintf("partition %s: the replay reproduces less than half of the observed p95 wait (%s of %s, %s)",
+				p.Name, shortDur(cp.SimulatedP95), shortDur(cp.ObservedP95), formatFraction(*cp.ReproducedP95))
+			if small {
+				u += fmt.Sprintf("; the error is small against the %s target", shortDur(r.target))
+			}
+			c.Unreproduced = append(c.Unreproduced, u)
 		}
 	}
 	if c.Jobs > 0 {
@@ -258,7 +290,7 @@ func (r *replay) calibrate(res *queuesim.Result) Calibration {
 				waits += w
 			}
 		}
-		tol := math.Max(calibMAEAbs.Seconds(), calibMAEShare*waits/float64(c.Jobs))
+		tol := math.Max(floor, calibMAEShare*waits/float64(c.Jobs))
 		if c.StartMAE > tol {
 			c.Problems = append(c.Problems, fmt.Sprintf("start times replayed %s off on average (more than %s)", shortDur(c.StartMAE), shortDur(tol)))
 		}

@@ -1,0 +1,90 @@
+package analysis
+
+import (
+	"fmt"
+	"math/rand/v2"
+	"strings"
+	"testing"
+	"time"
+)
+
+// TestPlantedLeftOut ("What must be shown" 5 of issue #26): the healthy
+// month, whose plan is "no change", with jobs the cluster can never start
+// of each kind. Each is counted with its reason in the plan, and the
+// verdict is not no_change: it says which jobs could not run and why.
+func TestPlantedLeftOut(t *testing.T) {
+	in := healthyMonth(t)
+	in.Jobs = append(in.Jobs, leftOutJobs(monthFrom)...)
+	c := planConfig(2)
+	f, err := Analyse(in, c)
+	if err != nil {
+		t.Fatal(err)
+	}
+	// slurm.conf's partition gpu, MaxTime 2 days: partition old is not in
+	// the cluster (without slurm.conf the partitions are the jobs' own).
+	var wp WhatIfParams
+	wp.Sched, wp.SchedKnown = slurmConfGPU()
+	sp, err := SimulatePlan(in, &f, SimPlanParams{WhatIf: wp, Plan: PlanParams{Growth: 0.3, Months: 12}}, c)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Log(describe(f, sp))
+	checkPlan(t, "healthy with left-out jobs", f, sp)
+	if sp.Verdict.Code == VerdictNoChange {
+		t.Errorf("verdict no_change with %d jobs that could not run", sp.Jobs.LeftOut)
+	}
+	if sp.Verdict.Code != VerdictLeftOut || sp.Verdict.Binding != BindingCluster {
+		t.Errorf("verdict %s (%s), want %s (%s)", sp.Verdict.Code, sp.Verdict.Binding, VerdictLeftOut, BindingCluster)
+	}
+	if sp.Today == nil || sp.Today.Jobs.LeftOut != 11 || sp.Jobs.LeftOut != 11 {
+		t.Fatalf("plan's left-out jobs %+v: want 11", sp.Jobs)
+	}
+	for _, tc := range []struct {
+		kind string
+		jobs int
+	}{{LeftOutPartition, 3}, {LeftOutGPUType, 2}, {LeftOutShards, 2}, {LeftOutGPUs, 2}, {LeftOutNodes, 1}, {LeftOutTimeLimit, 1}} {
+		if r := reasonOf(t, sp.Jobs, tc.kind); r.Jobs != tc.jobs {
+			t.Errorf("%s: %d jobs, want %d", tc.kind, r.Jobs, tc.jobs)
+		}
+	}
+	for _, want := range []string{"11 of", `partition "old" not in the cluster`, "no GPU of partition gpu has shards", `GPU type "v100"`,
+		"more GPUs on one node (up to 6)", "more nodes (up to 5)", "MaxTime"} {
+		if !strings.Contains(sp.Verdict.Text, want) {
+			t.Errorf("verdict %q does not say %q", sp.Verdict.Text, want)
+		}
+	}
+
+	// Every job left out: the plan is not simulated, and says why.
+	for i := range in.Jobs {
+		in.Jobs[i].Partition = "old"
+	}
+	sp, err = SimulatePlan(in, &f, SimPlanParams{WhatIf: wp, Plan: PlanParams{}}, c)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if sp.Simulated || sp.Verdict.Code != VerdictLeftOut || !strings.Contains(sp.Verdict.Text, `partition "old" not in the cluster`) {
+		t.Errorf("every job left out: simulated %v, verdict %s %q", sp.Simulated, sp.Verdict.Code, sp.Verdict.Text)
+	}
+}
+
+// TestPlantedLeftOutShare: a buy verdict whose replay left out more than
+// LeftOutMaxShare of the GPU-hours says so in its sentence.
+func TestPlantedLeftOutShare(t *testing.T) {
+	in := shortOfH100(t, 8)
+	r := rand.New(rand.NewPCG(26, 6))
+	for k := range 40 {
+		at := monthFrom.Add(time.Duration(r.IntN(28*24)) * time.Hour)
+		in.Jobs = append(in.Jobs, Job{ID: fmt.Sprint(95000 + k), User: "big", Partition: "gpu", State: "COMPLETED",
+			Submit: at, Eligible: at, Start: at, End: at.Add(20 * time.Hour), TimeLimit: 24 * time.Hour,
+			ReqGPUs: 8, NodeCount: 1, NodeList: "elsewhere"})
+	}
+	f, sp := simulate(t, in, planConfig(2), PlanParams{})
+	t.Log(describe(f, sp))
+	checkPlan(t, "short of H100 with 8-GPU jobs", f, sp)
+	if sp.Jobs.LeftOutShare <= LeftOutMaxShare {
+		t.Fatalf("left-out share %.3f, want above %.2f for this test", sp.Jobs.LeftOutShare, LeftOutMaxShare)
+	}
+	if !strings.Contains(sp.Verdict.Text, "left out") || !strings.Contains(sp.Verdict.Text, "of their GPU-hours") {
+		t.Errorf("verdict %s %q does not say that the replay left out %.0f %% of the GPU-hours", sp.Verdict.Code, sp.Verdict.Text, 100*sp.Jobs.LeftOutShare)
+	}
+}

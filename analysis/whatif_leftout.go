@@ -1,0 +1,128 @@
+package analysis
+
+import (
+	"cmp"
+	"fmt"
+	"slices"
+	"time"
+)
+
+// leftOuts counts the jobs a replay leaves out, grouped by reason, and the
+// GPU-hours of every GPU job of the window, counted as every output
+// counts GPU time (counter), so that the left-out share is of the same
+// GPU-hours the report shows.
+type leftOuts struct {
+	k      *counter
+	c      Config
+	m      Metrics
+	total  float64
+	groups map[leftOutKey]*leftOutGroup
+}
+
+// leftOutKey is one reason: its kind, the partition (or QOS) it is about,
+// the GPU type asked for, and what the partition has.
+type leftOutKey struct {
+	kind, part, typ string
+	have            int
+}
+
+type leftOutGroup struct {
+	key   leftOutKey
+	jobs  int
+	hours float64
+	asked int // the most any of its jobs asked for
+	ids   []string
+}
+
+// leftOutIDs is how many job ids each reason keeps.
+const leftOutIDs = 5
+
+func newLeftOuts(in Input, w Window) *leftOuts {
+	win := Input{Jobs: in.Jobs, Nodes: in.Nodes, Window: w, Now: in.Now}
+	return &leftOuts{k: newCounter(&win, DefaultShardsPerGPU), c: DefaultConfig(), groups: map[leftOutKey]*leftOutGroup{}}
+}
+
+// count adds the job's GPU-hours in the window to the total and returns
+// them.
+func (l *leftOuts) count(j *Job) float64 {
+	measure(j, &l.c, &l.m)
+	l.k.count(j, &l.m)
+	l.total += l.m.GPUHours
+	return l.m.GPUHours
+}
+
+// leave records a job left out for the reason k; asked is what it asks
+// for that the reason is about, hours its GPU-hours (count's).
+func (l *leftOuts) leave(j *Job, k leftOutKey, asked int, hours float64) {
+	g := l.groups[k]
+	if g == nil {
+		g = &leftOutGroup{key: k}
+		l.groups[k] = g
+	}
+	g.jobs++
+	g.hours += hours
+	g.asked = max(g.asked, asked)
+	if len(g.ids) < leftOutIDs {
+		g.ids = append(g.ids, j.ID)
+	}
+}
+
+// fill writes the counts into s (whose Replayed is set).
+func (l *leftOuts) fill(s *SimJobs) {
+	s.LeftOut, s.LeftOutGPUHours, s.GPUHours = 0, 0, l.total
+	s.LeftOutReasons, s.LeftOutWhy = []LeftOutReason{}, []string{}
+	for _, g := range l.groups {
+		s.LeftOut += g.jobs
+		s.LeftOutGPUHours += g.hours
+		s.LeftOutReasons = append(s.LeftOutReasons, LeftOutReason{Kind: g.key.kind, Text: g.text(), Jobs: g.jobs, GPUHours: g.hours, JobIDs: g.ids})
+	}
+	slices.SortFunc(s.LeftOutReasons, func(a, b LeftOutReason) int {
+		if c := cmp.Compare(b.Jobs, a.Jobs); c != 0 {
+			return c
+		}
+		return cmp.Compare(a.Text, b.Text)
+	})
+	for _, r := range s.LeftOutReasons {
+		s.LeftOutWhy = append(s.LeftOutWhy, fmt.Sprintf("%d: %s", r.Jobs, r.Text))
+	}
+	switch {
+	case s.LeftOut == 0:
+		s.LeftOutShare = 0
+	case s.GPUHours > 0:
+		s.LeftOutShare = s.LeftOutGPUHours / s.GPUHours
+	default:
+		s.LeftOutShare = float64(s.LeftOut) / float64(s.LeftOut+s.Replayed)
+	}
+}
+
+// text says the reason in words.
+func (g *leftOutGroup) text() string {
+	k := g.key
+	in := "partition " + k.part
+	if k.typ != "" {
+		in = fmt.Sprintf("type %s in partition %s", k.typ, k.part)
+	}
+	switch k.kind {
+	case LeftOutNoRecord:
+		return "no eligible or submit time"
+	case LeftOutPartition:
+		return fmt.Sprintf("partition %q not in the cluster", k.part)
+	case LeftOutQOS:
+		return fmt.Sprintf("more GPUs (up to %d) than QOS %s allows (%d)", g.asked, k.part, k.have)
+	case LeftOutTimeLimit:
+		return fmt.Sprintf("a time limit (up to %s) above partition %s's MaxTime (%s)",
+			FormatDuration(time.Duration(g.asked)*time.Second), k.part, FormatDuration(time.Duration(k.have)*time.Second))
+	case LeftOutGPUType:
+		return fmt.Sprintf("GPU type %q, which no node of partition %s has", k.typ, k.part)
+	case LeftOutShards:
+		if k.have == 0 {
+			return fmt.Sprintf("shards (up to %d per GPU), but no GPU of %s has shards", g.asked, in)
+		}
+		return fmt.Sprintf("more shards per GPU (up to %d) than a GPU of %s has (%d)", g.asked, in, k.have)
+	case LeftOutGPUs:
+		return fmt.Sprintf("more GPUs on one node (up to %d) than a node of %s has (%d)", g.asked, in, k.have)
+	case LeftOutNodes:
+		return fmt.Sprintf("more nodes (up to %d) than %s has with room for their GPUs (%d)", g.asked, in, k.have)
+	}
+	return k.kind
+}
