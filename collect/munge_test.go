@@ -4,7 +4,6 @@ import (
 	"bytes"
 	"context"
 	"errors"
-	"net"
 	"os"
 	"os/exec"
 	"strconv"
@@ -136,11 +135,7 @@ func TestMungeRoundTrip(t *testing.T) {
 	if _, err := exec.LookPath("/usr/bin/unmunge"); err != nil {
 		t.Skipf("unmunge not installed: %v", err)
 	}
-	conn, err := net.Dial("unix", "/run/munge/munge.socket.2")
-	if err != nil {
-		t.Skipf("munged not running: %v", err)
-	}
-	conn.Close()
+	requireMunged(t, "/run/munge/munge.socket.2")
 
 	ctx := context.Background()
 	m := Munge{Timeout: 10 * time.Second}
