@@ -26,6 +26,7 @@ type whatifOptions struct {
 	Partitions, QOS     []string
 	Nodes               []string
 	Growth, Horizon     string
+	Target              string
 	Seeds               int
 }
 
@@ -43,8 +44,10 @@ priority/basic or multifactor priority, partitions and QOS limits
 First it replays today's configuration and compares it with what happened:
 per partition the wait p50/p95 replayed and observed, the mean absolute
 error of start times and the rank correlation of the start order. An answer
-whose calibration misses the documented thresholds is marked unreliable,
-with what the data shows that the model does not know.
+whose calibration misses the documented thresholds (relative to --target)
+is marked unreliable, with what the data shows that the model does not
+know; a partition whose observed waits the replay reproduces less than
+half of is named, even when the error is small against the target.
 
 Then, with changes, the same jobs on the changed cluster: GPUs added or
 removed, a partition changed or added, QOS limits, and demand growth. Each
@@ -52,8 +55,10 @@ answer is the median and p10–p90 over --seeds runs, per partition and per
 GPU model.
 
 The cluster is the recorded GPU inventory, else slurm.conf's GPU nodes
-(the slurm_conf setting), else --node. It replays every user's jobs, so it
-is for root and admin_group.`,
+(the slurm_conf setting), else --node. A job the cluster (or the changed
+one) could never start is left out and counted with why; a window with no
+job left is an error that says why. It replays every user's jobs, so it is
+for root and admin_group.`,
 		Example: `  gpuprof whatif --month 2026-11
   gpuprof whatif --month 2026-11 --add 2xH100
   gpuprof whatif --since 2026-11-01 --until 2026-12-01 --remove 1xA100 --seeds 10
@@ -79,6 +84,7 @@ is for root and admin_group.`,
 	fs.StringVar(&o.Growth, "growth", "", `demand growth per year: "30%" or "0.3" (with --horizon)`)
 	fs.StringVar(&o.Horizon, "horizon", "", `how far ahead the growth goes: "12mo", "1y"`)
 	fs.IntVar(&o.Seeds, "seeds", 5, "seeded runs per answer (1–100)")
+	fs.StringVar(&o.Target, "target", "", `the p95 wait the answer is for, e.g. "30m": the calibration's thresholds are relative to it (default: plan.target_p95_wait's, 1h)`)
 	return cmd
 }
 
@@ -91,6 +97,13 @@ func (o *whatifOptions) params() (analysis.WhatIfParams, store.ViewFilter, error
 		return p, f, usagef("--seeds: want 1 to 100, got %d", o.Seeds)
 	}
 	p.Seeds = o.Seeds
+	if o.Target != "" {
+		d, err := time.ParseDuration(o.Target)
+		if err != nil || d <= 0 {
+			return p, f, usagef("--target: want a positive duration such as \"1h\" or \"30m\", got %q", o.Target)
+		}
+		p.Target = d
+	}
 	if o.Month != "" {
 		if o.Since != "" || o.Until != "" {
 			return p, f, usagef("--month excludes --since and --until")
@@ -244,8 +257,8 @@ func runWhatif(ctx context.Context, g *globalOptions, o *whatifOptions, w io.Wri
 func writeWhatIf(w io.Writer, r analysis.WhatIf) {
 	printf(w, "What-if replay of %s to %s: %d GPU %s (%d arrived, %d running and %d pending at the start).\n",
 		slurmext.FormatTime(r.Window.From, nil), slurmext.FormatTime(r.Window.To, nil), r.Jobs.Replayed, plural(r.Jobs.Replayed, "job", "jobs"), r.Jobs.Arrived, r.Jobs.RunningAtStart, r.Jobs.PendingAtStart)
-	if r.Jobs.LeftOut > 0 {
-		printf(w, "Left out: %s.\n", termtext.Clean(strings.Join(r.Jobs.LeftOutWhy, "; ")))
+	if lo := r.Jobs.LeftOutWords(); lo != "" {
+		printf(w, "Left out: %s\n", termtext.Clean(lo))
 	}
 	s := r.Scheduler
 	printf(w, "Scheduler (%s): %s, backfill %s", s.Source, s.Priority, onOff(s.Backfill))
@@ -267,9 +280,10 @@ func writeWhatIf(w io.Writer, r analysis.WhatIf) {
 
 	c := r.Calibration
 	printf(w, "\nCalibration: today's configuration replayed against what happened (%d %s)\n", c.Jobs, plural(c.Jobs, "job", "jobs"))
-	tw := newTable("PARTITION", "JOBS", "WAIT P50 REAL", "REPLAYED", "WAIT P95 REAL", "REPLAYED")
+	tw := newTable("PARTITION", "JOBS", "WAIT P50 REAL", "REPLAYED", "WAIT P95 REAL", "REPLAYED", "WAIT REPRODUCED", "P95 REPRODUCED")
 	for _, p := range c.Partitions {
-		tw.row(termtext.Clean(p.Partition), fmt.Sprint(p.Jobs), shortDuration(p.ObservedP50), shortDuration(p.SimulatedP50), shortDuration(p.ObservedP95), shortDuration(p.SimulatedP95))
+		tw.row(termtext.Clean(p.Partition), fmt.Sprint(p.Jobs), shortDuration(p.ObservedP50), shortDuration(p.SimulatedP50), shortDuration(p.ObservedP95), shortDuration(p.SimulatedP95),
+			pctOrDash(p.ReproducedWait), pctOrDash(p.ReproducedP95))
 	}
 	_ = tw.write(w)
 	printf(w, "Start times: mean absolute error %s, %s within 10 s; start order rank correlation %.2f.\n",
@@ -282,9 +296,12 @@ func writeWhatIf(w io.Writer, r analysis.WhatIf) {
 		printf(w, "Largest start errors (replayed − real): %s.\n", strings.Join(ws, ", "))
 	}
 	if c.Reliable {
-		printf(w, "Calibration: good (docs/whatif.md thresholds).\n")
+		printf(w, "Calibration: good (docs/whatif.md thresholds, relative to the %s target).\n", shortDuration(c.TargetP95Wait))
 	} else {
 		printf(w, "Calibration: POOR — answers below are unreliable: %s.\n", termtext.Clean(strings.Join(c.Problems, "; ")))
+	}
+	for _, u := range c.Unreproduced {
+		printf(w, "Not reproduced: %s.\n", termtext.Clean(u))
 	}
 	if len(c.NotModelled) > 0 {
 		printf(w, "The records show what the model does not know: %s.\n", termtext.Clean(strings.Join(c.NotModelled, "; ")))
@@ -302,6 +319,9 @@ func writeWhatIf(w io.Writer, r analysis.WhatIf) {
 		}
 		printf(w, "\nWith %s\n", strings.Join(ch, ", "))
 		writeScenario(w, *r.Changed)
+		if lo := r.Changed.Jobs.LeftOutWords(); lo != "" {
+			printf(w, "Left out with the changes: %s\n", termtext.Clean(lo))
+		}
 		if !c.Reliable {
 			printf(w, "(unreliable: the calibration above is poor)\n")
 		}
@@ -323,6 +343,14 @@ func writeScenario(w io.Writer, s analysis.Scenario) {
 		row("model", g)
 	}
 	_ = tw.write(w)
+}
+
+// pctOrDash writes a share as a percentage, "–" when there is none.
+func pctOrDash(v *float64) string {
+	if v == nil {
+		return "–"
+	}
+	return pct(*v)
 }
 
 func durSpread(s analysis.Spread) string {

@@ -8,6 +8,7 @@ import (
 
 	"github.com/gpuprof/gpuprof/analysis"
 	"github.com/gpuprof/gpuprof/slurmext"
+	"github.com/gpuprof/gpuprof/termtext"
 )
 
 // writeSimPlan writes the simulated plan: its verdict first, then the free
@@ -29,14 +30,22 @@ func writeSimPlan(w io.Writer, sp analysis.SimPlan, recs []analysis.Recommendati
 		printf(w, "Replayed %s to %s (%s) with %d seeds, %d replays (%d scheduler steps); calibration on %d %s: rank correlation %.2f, p95 waits within ±%s; %s.\n",
 			slurmext.FormatTime(sp.Window.From, nil), slurmext.FormatTime(sp.Window.To, nil), sp.ClusterSource,
 			sp.Seeds, sp.Replays, sp.Steps, jobs, plural(jobs, "job", "jobs"), rank, shortDuration(sp.CalibrationError), quality)
+		if c != nil {
+			for _, u := range c.Unreproduced {
+				printf(w, "Not reproduced: %s.\n", clean(u, 400))
+			}
+		}
+	}
+	if lo := sp.Jobs.LeftOutWords(); lo != "" && sp.Simulated {
+		printf(w, "Left out: %s\n", clean(lo, 2000))
 	}
 	v := sp.Verdict
-	printf(w, "\nVerdict: %s\n", v.Text)
+	printf(w, "\nVerdict: %s\n", termtext.Clean(v.Text))
 	if b := clean(v.BindingWords(), 120); b != "" {
 		printf(w, "Binding constraint: %s\n", b)
 	}
 	for _, e := range v.Evidence {
-		printf(w, "- %s\n", e)
+		printf(w, "- %s\n", termtext.Clean(e))
 	}
 	if !sp.Simulated {
 		return

@@ -3,6 +3,7 @@ package main
 import (
 	"bytes"
 	"errors"
+	"fmt"
 	"strings"
 	"testing"
 	"time"
@@ -94,5 +95,78 @@ func TestWhatIfScenarioWideNames(t *testing.T) {
 	}
 	if !strings.Contains(b.String(), "01:00:00") {
 		t.Errorf("wait not in Slurm's form:\n%s", b.String())
+	}
+}
+
+// TestWhatIfSaysWhatItLeftOut is the real test cluster's case (issue #26,
+// item 6): 30 jobs on one node of 4 H100, five of them asking for 3–4
+// GPUs; --remove 2xH100 leaves a 2-GPU node, on which those five can
+// never start. The changed replay says it left them out, why, and their
+// share of the GPU-hours, in the text and the JSON.
+func TestWhatIfSaysWhatItLeftOut(t *testing.T) {
+	from := time.Date(2026, 11, 1, 0, 0, 0, 0, time.UTC)
+	in := analysis.Input{Window: analysis.Window{From: from, To: from.Add(2 * time.Hour)},
+		Nodes: []analysis.Node{{Name: "localhost", GPUModel: "NVIDIA H100 80GB HBM3", GPUs: 4, Partitions: []string{"gpu"}}}}
+	for i := range 30 {
+		at := from.Add(time.Duration(i) * 3 * time.Minute)
+		gpus := 1 + i%2
+		if i%6 == 5 {
+			gpus = 3 + i%2
+		}
+		in.Jobs = append(in.Jobs, analysis.Job{ID: fmt.Sprint(100 + i), User: "u", Partition: "gpu", State: "COMPLETED",
+			Submit: at, Eligible: at, Start: at, End: at.Add(2 * time.Minute), TimeLimit: 5 * time.Minute,
+			ReqGPUs: gpus, ReqGPUType: "h100", NodeCount: 1, NodeList: "localhost"})
+	}
+	res, err := analysis.RunWhatIf(in, analysis.WhatIfParams{Seeds: 1,
+		Changes: []analysis.Change{{Kind: analysis.ChangeRemove, Count: 2, Model: "H100", Spec: "2xH100"}}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var b bytes.Buffer
+	writeWhatIf(&b, res)
+	out := b.String()
+	t.Log(out)
+	if res.Jobs.LeftOut != 0 || res.Changed.Jobs.LeftOut != 5 || res.Changed.Jobs.Replayed != 25 {
+		t.Errorf("today %d left out; with 2 H100 removed %d left out, %d replayed: want 0; 5, 25", res.Jobs.LeftOut, res.Changed.Jobs.LeftOut, res.Changed.Jobs.Replayed)
+	}
+	for _, want := range []string{
+		"Left out with the changes: 5 of 30 GPU jobs left out of the replay",
+		"5: more GPUs on one node (up to 4) than a node of type h100 in partition gpu has (2)",
+		"its waits are of the other jobs only",
+	} {
+		if !strings.Contains(out, want) {
+			t.Errorf("output lacks %q", want)
+		}
+	}
+	if strings.Contains(out, "Left out: ") {
+		t.Errorf("today's replay left nothing out, but the output says so")
+	}
+	var js bytes.Buffer
+	if err := writeJSON(&js, res); err != nil {
+		t.Fatal(err)
+	}
+	for _, want := range []string{`"left_out_reasons"`, `"kind": "gpus_per_node"`, `"left_out_share"`, `"unreproduced"`} {
+		if !strings.Contains(js.String(), want) {
+			t.Errorf("JSON lacks %s", want)
+		}
+	}
+}
+
+// TestWhatIfSaysWhatItDoesNotReproduce: a partition whose observed p95
+// wait the replay reproduces less than half of is named under the
+// calibration, with the shares in its table.
+func TestWhatIfSaysWhatItDoesNotReproduce(t *testing.T) {
+	half := 0.0
+	r := analysis.WhatIf{Jobs: analysis.SimJobs{Replayed: 40}, Calibration: analysis.Calibration{Jobs: 40, Reliable: true, TargetP95Wait: 3600,
+		Partitions:   []analysis.CalibratedP{{Partition: "hn", Jobs: 40, ObservedP95: 251, ReproducedWait: &half, ReproducedP95: &half}},
+		Unreproduced: []string{"partition hn: the replay reproduces less than half of the observed p95 wait (0s of 4m, 0 %); the error is small against the 1h00m target"}}}
+	var b bytes.Buffer
+	writeWhatIf(&b, r)
+	out := b.String()
+	for _, want := range []string{"REPRODUCED", "0 %", "Calibration: good (docs/whatif.md thresholds, relative to the 01:00:00 target).",
+		"Not reproduced: partition hn: the replay reproduces less than half of the observed p95 wait (0s of 4m, 0 %); the error is small against the 1h00m target."} {
+		if !strings.Contains(out, want) {
+			t.Errorf("output lacks %q:\n%s", want, out)
+		}
 	}
 }
