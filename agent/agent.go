@@ -507,13 +507,11 @@ func (a *Agent) startJob(ctx context.Context, js JobStart) error {
 	js.Cluster, js.Node = orDefault(js.Cluster, a.lastCluster), orDefault(js.Node, a.lastNode)
 	js.SLUID = validSLUID(js.SLUID)
 	if st, ok := a.jobs[js.JobID]; ok {
-		// A repeated prolog changes nothing; a prolog (direct or spooled)
-		// of a job the agent found from its processes makes it Slurm's.
-		if st.provisional {
-			a.takeSlurmRecordLocked(st, js)
-			a.reattributeLocked()
-			a.publishLocked(nil, nil, nil)
-		}
+		// A repeated prolog changes nothing the first one set; a prolog
+		// (direct or spooled) of a job the agent found from its processes
+		// makes it Slurm's.
+		a.takePrologLocked(st, js)
+		a.publishLocked(nil, nil, nil)
 		a.mu.Unlock()
 		return nil
 	}

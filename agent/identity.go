@@ -273,16 +273,45 @@ func (st *jobState) markProvenance() {
 	}
 }
 
+// takePrologLocked applies a prolog's record — the prolog's request, a
+// spooled prolog, a hook's running row — to a job the agent holds: the one
+// way a start record joins a held job, whichever way it came. A job found
+// from its processes becomes Slurm's (takeSlurmRecordLocked); a job that
+// is Slurm's already keeps what it has and takes what it lacks: an
+// earlier start, empty fields, its GPUs' Slurm indices, the SLUID. Called
+// with a.mu held.
+func (a *Agent) takePrologLocked(st *jobState, js JobStart) {
+	if st.provisional {
+		a.takeSlurmRecordLocked(st, js)
+		a.reattributeLocked()
+		return
+	}
+	mergeStart(&st.prof, js)
+	devs, idx, _ := a.resolve(js.GPUs)
+	for i, d := range devs {
+		if g := st.prof.GPU(d.UUID); g != nil && g.SlurmIndex < 0 {
+			g.SlurmIndex = idx[i]
+		}
+	}
+	if js.SLUID = validSLUID(js.SLUID); js.SLUID != "" && st.sluid == "" {
+		st.sluid = js.SLUID
+		a.sluids[js.SLUID] = st.prof.JobID
+	}
+}
+
 // takeSlurmRecordLocked makes a provisional job's profile the Slurm record's:
 // owner, account, partition, comment, start and GPUs. The readings of the
 // GPUs the record names are kept, the others dropped (they were a process's
-// word). From then on the job is Slurm's. Called with a.mu held.
+// word). From then on the job is Slurm's. The start is the record's only
+// when earlier than the profile's: the job ran before its processes were
+// found, and an epilog's record carries the epilog's own time where Slurm
+// (before 23.02) gives it no start. Called with a.mu held.
 func (a *Agent) takeSlurmRecordLocked(st *jobState, js JobStart) {
 	j := &st.prof
 	was := j.UID
 	j.User, j.UID, j.GID = js.User, js.UID, js.GID
 	j.Account, j.Partition, j.Comment = js.Account, js.Partition, js.Comment
-	if !js.Start.IsZero() {
+	if !js.Start.IsZero() && js.Start.Before(j.Start) {
 		j.Start = js.Start
 	}
 	devs, idx, problems := a.resolve(js.GPUs)

@@ -89,8 +89,8 @@ func (a *Agent) takeSpooledHooks(ctx context.Context) int {
 		switch e.Kind {
 		case ingest.KindHookStart:
 			var j profile.Job
-			if json.Unmarshal(e.Data, &j) == nil && j.JobID != "" && !ended[j.JobID] {
-				a.takeHookStart(ctx, j)
+			if json.Unmarshal(e.Data, &j) == nil && j.JobID != "" {
+				a.takeHookStart(ctx, j, ended[j.JobID])
 			}
 		case ingest.KindHookEnd:
 			var h ingest.HookEnd
@@ -109,24 +109,23 @@ func (a *Agent) takeSpooledHooks(ctx context.Context) int {
 }
 
 // takeHookStart treats a spooled prolog record like a prolog that reached
-// the agent, when its job may still run on this node.
-func (a *Agent) takeHookStart(ctx context.Context, j profile.Job) {
+// the agent: a job the agent holds takes it as it would the prolog
+// (takePrologLocked: found from its processes, the job becomes Slurm's),
+// also when its epilog waits in the spool too (epilogSpooled), so that
+// the epilog ends a job with the prolog's start and GPUs; a job it does not
+// hold is sampled from now, when it may still run on this node and its
+// epilog is not spooled.
+func (a *Agent) takeHookStart(ctx context.Context, j profile.Job, epilogSpooled bool) {
 	now := a.now()
 	a.mu.Lock()
 	a.learnNamesLocked(j.Cluster, j.Node)
 	st, held := a.jobs[j.JobID]
-	switch {
-	case held && st.provisional:
-		// The job was found from its processes: Slurm's record replaces
-		// what they suggested.
-		a.takeSlurmRecordLocked(st, slurmRecordOf(j))
-		a.reattributeLocked()
-	case held:
-		mergeStart(&st.prof, JobStart{Start: j.Start, User: j.User, UID: j.UID, GID: j.GID,
-			Account: j.Account, Partition: j.Partition, Comment: j.Comment})
+	if held {
+		a.takePrologLocked(st, slurmRecordOf(j))
+		a.publishLocked(nil, nil, nil)
 	}
 	_, ended := a.ended[j.JobID]
-	may := !held && !ended && !a.unwrittenLocked(j.JobID) && a.mayRunLocked(j.JobID, j.UID, j.Start, now)
+	may := !held && !epilogSpooled && !ended && !a.unwrittenLocked(j.JobID) && a.mayRunLocked(j.JobID, j.UID, j.Start, now)
 	a.mu.Unlock()
 	if !may {
 		return
@@ -171,12 +170,14 @@ func (a *Agent) takeHookEnd(ctx context.Context, h ingest.HookEnd) bool {
 }
 
 // refsOf names a hook profile's GPUs for Resolve: by UUID when the hook
-// could read it, else by Slurm index and device minor.
+// could read it, else by device minor and Slurm index. The Slurm index
+// goes along either way: it is what the job's GPU is called in Slurm
+// (SLURM_JOB_GPUS), which no device says.
 func refsOf(j profile.Job) []GPURef {
 	refs := make([]GPURef, 0, len(j.GPUs))
 	for _, g := range j.GPUs {
 		if g.UUID != "" && !strings.HasPrefix(g.UUID, UnresolvedUUIDPrefix) {
-			refs = append(refs, GPURef{SlurmIndex: -1, Minor: -1, UUID: g.UUID})
+			refs = append(refs, GPURef{SlurmIndex: g.SlurmIndex, Minor: -1, UUID: g.UUID})
 			continue
 		}
 		refs = append(refs, GPURef{SlurmIndex: g.SlurmIndex, Minor: g.Minor})
@@ -225,8 +226,7 @@ func (a *Agent) takeRunningRows(ctx context.Context) {
 		if st := a.jobs[j.JobID]; st != nil && st.provisional && j.Source == profile.SourceHook {
 			// A hook recorded the job the agent found from its processes:
 			// a Slurm record, which replaces what the processes suggested.
-			a.takeSlurmRecordLocked(st, slurmRecordOf(j))
-			a.reattributeLocked()
+			a.takePrologLocked(st, slurmRecordOf(j))
 		}
 		if !a.heldLocked(j.Key) {
 			take = append(take, j.Key)
@@ -301,9 +301,8 @@ func (a *Agent) movedLocked(k profile.Key) bool {
 	return false
 }
 
-// mergeStart completes a profile the agent started without the prolog (found
-// from its processes) with what the prolog knows: the job's real start and
-// the fields only Slurm has. Called with a.mu held.
+// mergeStart completes a profile with what a Slurm record knows: the job's
+// real start and the fields it lacks. Called with a.mu held.
 func mergeStart(j *profile.Job, js JobStart) {
 	if !js.Start.IsZero() && js.Start.Before(j.Start) {
 		j.Start = js.Start

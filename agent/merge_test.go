@@ -2,6 +2,7 @@ package agent
 
 import (
 	"context"
+	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
@@ -285,4 +286,127 @@ func TestSpooledPrologAndEpilogOfEndedJob(t *testing.T) {
 	if j.Status != profile.StatusFinished || j.Source != profile.SourceHook || !j.End.Equal(f.now) {
 		t.Errorf("status %s source %s end %v; want the hooks' finished profile ending %v", j.Status, j.Source, j.End, f.now)
 	}
+}
+
+// A spooled prolog record is a Slurm record like the prolog that reaches
+// the agent: whatever the order in which it, the agent's discovery of the
+// job from its processes and the epilog (direct or spooled) arrive, the
+// finished profile has the prolog's owner, account, partition, start and
+// GPUs with their Slurm index, and no "prolog not seen" — as a job whose
+// prolog reached the agent.
+func TestSpooledPrologMergesLikeDirect(t *testing.T) {
+	const job = "20"
+	// Slurm's GPU 0 is the device of minor 2 (gres.conf's order is not
+	// NVML's): the index must come from the record, not from the device.
+	ref := GPURef{SlurmIndex: 0, Minor: 2}
+	record := func(f *fixture, start time.Time) profile.Job {
+		js := JobStart{Cluster: slurmCluster, Node: slurmNode, JobID: job, User: "alice", UID: fixtureUID, GID: 1001,
+			Account: "physics", Partition: "gpu", Comment: "run 3", Start: start}
+		devs, idx, _ := Resolve(f.devs, []GPURef{ref})
+		j := NewJobProfile(js, devs, idx, time.Second, 64, f.a.versions, profile.SourceHook)
+		j.MarkPartial("agent unreachable at job start")
+		return j
+	}
+	running := func(f *fixture) {
+		f.procAs(900, fixtureUID, nil, cgSlurm(job), "train", sim.Usage{UUID: f.devs[2].UUID, Mem: 7 * gib, Util: 60})
+	}
+	// The epilog's record: Slurm 22.05 gives the epilog no start time, so
+	// its start is the epilog's own time (hooks.jobStart).
+	endDirect := func(f *fixture) {
+		f.do(Request{Op: OpEnd, End: &JobEnd{JobStart: JobStart{Cluster: slurmCluster, Node: slurmNode, JobID: job,
+			User: "alice", UID: fixtureUID, GID: 1001, Account: "physics", Partition: "gpu", Comment: "run 3",
+			Start: f.now, GPUs: []GPURef{ref}}, End: f.now, ExitKnown: true}})
+	}
+	endSpooled := func(f *fixture, _ time.Time) {
+		f.spoolPut(ingest.KindHookEnd, ingest.HookEnd{Job: record(f, f.now), End: f.now, ExitKnown: true})
+	}
+	tests := []struct {
+		name string
+		run  func(f *fixture, start time.Time)
+	}{
+		{"direct prolog (the reference)", func(f *fixture, start time.Time) {
+			running(f)
+			f.do(Request{Op: OpStart, Start: &JobStart{Cluster: slurmCluster, Node: slurmNode, JobID: job, User: "alice",
+				UID: fixtureUID, GID: 1001, Account: "physics", Partition: "gpu", Comment: "run 3", Start: start,
+				GPUs: []GPURef{ref}}})
+			f.tick(3)
+			endDirect(f)
+		}},
+		{"spool before discovery", func(f *fixture, start time.Time) {
+			f.spoolPut(ingest.KindHookStart, record(f, start))
+			running(f)
+			f.now = f.now.Add(20 * time.Second)
+			f.a.drain(context.Background())
+			f.tick(3)
+			endDirect(f)
+		}},
+		{"spool after discovery", func(f *fixture, start time.Time) {
+			f.spoolPut(ingest.KindHookStart, record(f, start))
+			running(f)
+			f.now = f.now.Add(20 * time.Second)
+			f.tick(3) // found from its process first
+			f.a.flush(context.Background())
+			f.a.drain(context.Background())
+			f.tick(2)
+			endDirect(f)
+		}},
+		{"spool before discovery, epilog spooled too", func(f *fixture, start time.Time) {
+			f.spoolPut(ingest.KindHookStart, record(f, start))
+			running(f)
+			f.now = f.now.Add(20 * time.Second)
+			f.a.drain(context.Background())
+			f.tick(3)
+			f.a.flush(context.Background())
+			endSpooled(f, start)
+		}},
+		{"spool after discovery, epilog spooled too", func(f *fixture, start time.Time) {
+			running(f)
+			f.now = f.now.Add(20 * time.Second)
+			f.tick(3) // found from its process; prolog and epilog wait in the spool
+			f.a.flush(context.Background())
+			f.spoolPut(ingest.KindHookStart, record(f, start))
+			endSpooled(f, start)
+		}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			f := newFixture(t, nil)
+			ctx := context.Background()
+			start := f.now
+			tt.run(f, start)
+			f.a.drain(ctx)
+			f.a.flush(ctx)
+			f.a.drain(ctx)
+			j := f.onlyRow(job)
+			if j.Status != profile.StatusFinished {
+				t.Fatalf("status %s, want finished", j.Status)
+			}
+			if j.User != "alice" || j.UID != fixtureUID || j.GID != 1001 || j.Account != "physics" || j.Partition != "gpu" ||
+				j.Comment != "run 3" || !j.Start.Equal(start) {
+				t.Errorf("user %q uid %d gid %d account %q partition %q comment %q start %v; want the prolog's alice %d 1001 physics gpu \"run 3\" %v",
+					j.User, j.UID, j.GID, j.Account, j.Partition, j.Comment, j.Start, fixtureUID, start)
+			}
+			if len(j.GPUs) != 1 || j.GPUs[0].UUID != f.devs[2].UUID || j.GPUs[0].SlurmIndex != 0 {
+				t.Errorf("GPUs %s, want the device of minor 2 as Slurm's GPU 0", gpuSummary(j.GPUs))
+			} else if j.GPUs[0].MemPeak != 7*gib {
+				t.Errorf("GPU peak %d GiB, want the agent's 7", j.GPUs[0].MemPeak/gib)
+			}
+			for _, r := range j.PartialReasons {
+				if strings.HasPrefix(r, "prolog not seen") {
+					t.Errorf("partial reason %q: the spooled prolog was seen", r)
+				}
+			}
+			if left, _ := f.spool.List(); len(left) != 0 {
+				t.Errorf("%d spool records left", len(left))
+			}
+		})
+	}
+}
+
+func gpuSummary(gs []profile.GPU) string {
+	var s []string
+	for _, g := range gs {
+		s = append(s, fmt.Sprintf("{%s index %d}", g.UUID, g.SlurmIndex))
+	}
+	return "[" + strings.Join(s, " ") + "]"
 }
