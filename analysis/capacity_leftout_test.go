@@ -72,10 +72,10 @@ func TestPlantedLeftOut(t *testing.T) {
 func TestPlantedLeftOutShare(t *testing.T) {
 	in := shortOfH100(t, 8)
 	r := rand.New(rand.NewPCG(26, 6))
-	for k := range 40 {
+	for k := range 6 {
 		at := monthFrom.Add(time.Duration(r.IntN(28*24)) * time.Hour)
 		in.Jobs = append(in.Jobs, Job{ID: fmt.Sprint(95000 + k), User: "big", Partition: "gpu", State: "COMPLETED",
-			Submit: at, Eligible: at, Start: at, End: at.Add(20 * time.Hour), TimeLimit: 24 * time.Hour,
+			Submit: at, Eligible: at, Start: at, End: at.Add(3 * time.Hour), TimeLimit: 4 * time.Hour,
 			ReqGPUs: 8, NodeCount: 1, NodeList: "elsewhere"})
 	}
 	f, sp := simulate(t, in, planConfig(2), PlanParams{})
@@ -86,5 +86,28 @@ func TestPlantedLeftOutShare(t *testing.T) {
 	}
 	if !strings.Contains(sp.Verdict.Text, "left out") || !strings.Contains(sp.Verdict.Text, "of their GPU-hours") {
 		t.Errorf("verdict %s %q does not say that the replay left out %.0f %% of the GPU-hours", sp.Verdict.Code, sp.Verdict.Text, 100*sp.Jobs.LeftOutShare)
+	}
+}
+
+// TestEffectLeavingJobsOutHarms: a change under which some jobs could
+// never start (a per-user cap below what they ask for) takes their waits
+// out of its numbers; it is harmful, and says which jobs, never "helps".
+func TestEffectLeavingJobsOutHarms(t *testing.T) {
+	in := shortOfH100(t, 8)
+	for k := range 4 {
+		at := monthFrom.Add(time.Duration(24*(k+1)) * time.Hour)
+		in.Jobs = append(in.Jobs, Job{ID: fmt.Sprint(97000 + k), User: "wide", Partition: "gpu", QOS: "normal", State: "COMPLETED",
+			Submit: at, Eligible: at, Start: at, End: at.Add(time.Hour), TimeLimit: 2 * time.Hour, ReqGPUs: 4, NodeCount: 1, NodeList: "a0"})
+	}
+	c := planConfig(2)
+	pl := &planner{in: in, params: PlanParams{}, budget: c.Plan.ReplayBudget, stepBudget: c.Plan.StepBudget, cache: map[string]*evalResult{}}
+	if err := pl.start(&c.Plan, 1); err != nil {
+		t.Fatal(err)
+	}
+	rec := Recommendation{ID: "R1", Kind: RecUserLimits, sim: &recSim{changes: []Change{qosChange("normal", 2, 0, 0)}, groupName: "all GPU jobs"}}
+	e := pl.effect(&rec, 0)
+	t.Log(e.Text)
+	if e.Outcome != EffectHarms || !strings.Contains(e.Text, "4 more jobs could never start") || !strings.Contains(e.Text, "QOS normal") {
+		t.Errorf("outcome %s, %q: want harmful, naming the 4 jobs the cap leaves unable to start", e.Outcome, e.Text)
 	}
 }

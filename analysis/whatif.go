@@ -188,6 +188,9 @@ type SimJobs struct {
 	LeftOut        int `json:"left_out"`
 	// LeftOutWhy is LeftOutReasons as "N: reason" lines.
 	LeftOutWhy []string `json:"left_out_why"`
+	// GPUJobs are the window's GPU jobs: replayed, left out, or taken out
+	// of the GPU queue by a change.
+	GPUJobs int `json:"gpu_jobs"`
 	// GPUHours is what the window's GPU jobs (replayed or left out) held
 	// in it, counted as every output counts GPU time (docs/analysis.md);
 	// LeftOutGPUHours the part the left-out jobs held, and LeftOutShare
@@ -233,8 +236,9 @@ func (s SimJobs) LeftOutWords() string {
 	if s.LeftOut == 0 {
 		return ""
 	}
+	all := max(s.GPUJobs, s.LeftOut+s.Replayed)
 	w := fmt.Sprintf("%d of %d GPU %s left out of the replay (%s of their GPU-hours): %s",
-		s.LeftOut, s.LeftOut+s.Replayed, pluralWord(s.LeftOut+s.Replayed, "job", "jobs"), formatFraction(s.LeftOutShare), strings.Join(s.LeftOutWhy, "; "))
+		s.LeftOut, all, pluralWord(all, "job", "jobs"), formatFraction(s.LeftOutShare), strings.Join(s.LeftOutWhy, "; "))
 	if s.LeftOutShare > LeftOutMaxShare {
 		w += fmt.Sprintf("; more than the %s of the GPU-hours an answer may leave out: its waits are of the other jobs only", formatFraction(LeftOutMaxShare))
 	}

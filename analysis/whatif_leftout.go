@@ -15,6 +15,7 @@ type leftOuts struct {
 	k      *counter
 	c      Config
 	m      Metrics
+	jobs   int
 	total  float64
 	groups map[leftOutKey]*leftOutGroup
 }
@@ -47,6 +48,7 @@ func newLeftOuts(in Input, w Window) *leftOuts {
 func (l *leftOuts) count(j *Job) float64 {
 	measure(j, &l.c, &l.m)
 	l.k.count(j, &l.m)
+	l.jobs++
 	l.total += l.m.GPUHours
 	return l.m.GPUHours
 }
@@ -69,7 +71,7 @@ func (l *leftOuts) leave(j *Job, k leftOutKey, asked int, hours float64) {
 
 // fill writes the counts into s (whose Replayed is set).
 func (l *leftOuts) fill(s *SimJobs) {
-	s.LeftOut, s.LeftOutGPUHours, s.GPUHours = 0, 0, l.total
+	s.GPUJobs, s.LeftOut, s.LeftOutGPUHours, s.GPUHours = l.jobs, 0, 0, l.total
 	s.LeftOutReasons, s.LeftOutWhy = []LeftOutReason{}, []string{}
 	for _, g := range l.groups {
 		s.LeftOut += g.jobs
@@ -91,7 +93,7 @@ func (l *leftOuts) fill(s *SimJobs) {
 	case s.GPUHours > 0:
 		s.LeftOutShare = s.LeftOutGPUHours / s.GPUHours
 	default:
-		s.LeftOutShare = float64(s.LeftOut) / float64(s.LeftOut+s.Replayed)
+		s.LeftOutShare = float64(s.LeftOut) / float64(max(s.GPUJobs, s.LeftOut+s.Replayed))
 	}
 }
 

@@ -256,12 +256,14 @@ func (r *replay) calibrate(res *queuesim.Result) Calibration {
 		cp := CalibratedP{Partition: p.Name, Jobs: len(o),
 			ObservedP50: percentileSorted(o, 50), ObservedP95: percentileSorted(o, 95),
 			SimulatedP50: percentileSorted(s, 50), SimulatedP95: percentileSorted(s, 95)}
+		// Replayed starts are whole seconds: a wait a fraction of a second
+		// below zero reproduces nothing, not less than nothing.
 		if so, ss := sumOf(o), sumOf(s); so > 0 {
-			v := ss / so
+			v := max(ss/so, 0)
 			cp.ReproducedWait = &v
 		}
 		if cp.ObservedP95 > 0 {
-			v := cp.SimulatedP95 / cp.ObservedP95
+			v := max(cp.SimulatedP95/cp.ObservedP95, 0)
 			cp.ReproducedP95 = &v
 		}
 		c.Partitions = append(c.Partitions, cp)
