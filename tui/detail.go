@@ -78,7 +78,7 @@ func (m Model) openDetail(r row) (tea.Model, tea.Cmd) {
 
 // analyseDetail runs the analysis of one job for the detail view.
 func analyseDetail(r row, v store.JobView, cfg analysis.Config) *detailState {
-	j := analysis.FromView(v.Sched, v.Profiles)
+	j := analysis.FromView(v.SchedView(), v.Profiles)
 	d := &detailState{r: r, v: v, job: j, taskLoading: true}
 	d.metrics = analysis.Measure(j, cfg)
 	d.class, d.why = analysis.Classify(j, cfg)
@@ -123,7 +123,7 @@ func (m Model) loadTask(j analysis.Job) tea.Cmd {
 		}
 		var runs []analysis.Job
 		for _, v := range vs {
-			r := analysis.FromView(v.Sched, v.Profiles)
+			r := analysis.FromView(v.SchedView(), v.Profiles)
 			if (norm != "" && analysis.NormaliseName(r.Name) == norm) ||
 				(j.ArrayJobID != "" && r.ArrayJobID == j.ArrayJobID) {
 				runs = append(runs, r)

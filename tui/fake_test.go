@@ -82,7 +82,7 @@ func (s *fakeSource) Job(ctx context.Context, cluster, jobID string) (store.JobV
 		return store.JobView{}, s.fail
 	}
 	for _, v := range s.jobs {
-		if v.Cluster == cluster && v.JobID == jobID && (s.admin || v.Sched.User == s.user) {
+		if r := v.SchedView(); v.Cluster == cluster && v.JobID == jobID && (s.admin || r != nil && r.User == s.user) {
 			return v, nil
 		}
 	}
@@ -116,7 +116,10 @@ func (s *fakeSource) selectJobs(f store.ViewFilter) ([]store.JobView, error) {
 	}
 	var out []store.JobView
 	for _, v := range s.jobs {
-		r := v.Sched
+		r := v.SchedView()
+		if r == nil {
+			r = &slurmext.JobRecord{}
+		}
 		switch {
 		case !s.admin && r.User != s.user,
 			f.User != "" && r.User != f.User,
@@ -132,7 +135,7 @@ func (s *fakeSource) selectJobs(f store.ViewFilter) ([]store.JobView, error) {
 		out = append(out, v)
 	}
 	key := func(v store.JobView) (float64, string) {
-		j := analysis.FromView(v.Sched, v.Profiles)
+		j := analysis.FromView(v.SchedView(), v.Profiles)
 		m := analysis.Measure(j, analysis.DefaultConfig())
 		switch f.Sort {
 		case "", store.SortStart:

@@ -29,7 +29,7 @@ type row struct {
 // rowOf analyses one job for the list. now is the end of a job still
 // running.
 func rowOf(v store.JobView, c analysis.Config, now time.Time) row {
-	j := analysis.FromView(v.Sched, v.Profiles)
+	j := analysis.FromView(v.SchedView(), v.Profiles)
 	m := analysis.Measure(j, c)
 	cls, _ := analysis.Classify(j, c)
 	r := row{

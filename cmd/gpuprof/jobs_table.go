@@ -190,10 +190,12 @@ func writeViewTable(w io.Writer, views []store.JobView, fields []jobsField) erro
 }
 
 // newJobsRow works out the cells of one job: the scheduler's record
-// where there is one, else its first GPU profile.
+// where there is one, else while it runs what Slurm's prolog gave its
+// nodes (store.JobView.SchedView: RUNNING, partition, GPUs; no name), else
+// its first GPU profile.
 func newJobsRow(v store.JobView) jobsRow {
 	r := jobsRow{v: v, start: "-", startShort: "-", wait: "-", ran: "-", state: "-"}
-	if s := v.Sched; s != nil {
+	if s := v.SchedView(); s != nil {
 		r.name, r.user, r.account, r.partition, r.state = clean(s.Name, 64), clean(s.User, 16), clean(s.Account, 16), clean(s.Partition, 16), clean(s.State, 24)
 		if !s.Start.IsZero() {
 			r.start, r.startShort = slurmext.FormatTime(s.Start, nil), s.Start.Local().Format(jobsStartShort)
@@ -203,6 +205,8 @@ func newJobsRow(v store.JobView) jobsRow {
 		}
 		if d, ok := s.Elapsed(); ok {
 			r.ran = slurmext.FormatDuration(d, false)
+		} else if v.Sched == nil {
+			r.ran = elapsed(v.Profiles[0]) // running: up to its last reading
 		}
 	} else if len(v.Profiles) > 0 {
 		p := v.Profiles[0]

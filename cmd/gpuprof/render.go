@@ -17,13 +17,19 @@ type jobJSON struct {
 	JobID   string `json:"job_id"` // raw id (SLURM_JOB_ID)
 	// DisplayID is the id as Slurm prints it ("53_1", "60+1"); the raw
 	// id when no scheduler record names the job otherwise.
-	DisplayID     string              `json:"display_id"`
-	Sched         *slurmext.JobRecord `json:"sched"`
-	Profiles      []profile.Job       `json:"profiles"`
-	WaitSeconds   *float64            `json:"wait_seconds"`
-	GPUsRequested *int                `json:"gpus_requested"`
-	GPUsUsed      *int                `json:"gpus_used"`
-	Missing       []string            `json:"missing"`
+	DisplayID string              `json:"display_id"`
+	Sched     *slurmext.JobRecord `json:"sched"`
+	// Running is, while a node runs a job no scheduler record has reached
+	// yet, what Slurm's prolog gave its nodes, in sched's layout
+	// (store.JobView.RunningRecord); null otherwise.
+	Running *slurmext.JobRecord `json:"running"`
+	// State is sched's state, else running's (RUNNING); null when neither.
+	State         *string       `json:"state"`
+	Profiles      []profile.Job `json:"profiles"`
+	WaitSeconds   *float64      `json:"wait_seconds"`
+	GPUsRequested *int          `json:"gpus_requested"`
+	GPUsUsed      *int          `json:"gpus_used"`
+	Missing       []string      `json:"missing"`
 	// CPUEfficiency is sacct's TotalCPU ÷ (Elapsed × AllocCPUS), 0–1 (it
 	// may exceed 1 slightly: TotalCPU is sampled); null when any of them
 	// is unknown (sched.usage has the raw values).
@@ -100,7 +106,11 @@ const (
 func toJobJSON(views []store.JobView) []jobJSON {
 	out := make([]jobJSON, 0, len(views))
 	for _, v := range views {
-		j := jobJSON{Cluster: v.Cluster, JobID: v.JobID, DisplayID: v.SlurmID(), Sched: v.Sched, Profiles: v.Profiles, Missing: missing(v), GPUs: gpuSummaries(v.Profiles)}
+		j := jobJSON{Cluster: v.Cluster, JobID: v.JobID, DisplayID: v.SlurmID(), Sched: v.Sched, Running: v.RunningRecord(),
+			Profiles: v.Profiles, Missing: missing(v), GPUs: gpuSummaries(v.Profiles)}
+		if s := v.SchedView(); s != nil && s.State != "" {
+			j.State = ptr(s.State)
+		}
 		if j.Profiles == nil {
 			j.Profiles = []profile.Job{}
 		}
@@ -140,10 +150,10 @@ func missing(v store.JobView) []string {
 }
 
 // gpusRequested: the scheduler's request (sacct TRES) when known, else the
-// GPUs the nodes saw allocated.
+// GPUs the nodes saw allocated (while it runs, RunningRecord's count).
 func gpusRequested(v store.JobView) (int, bool) {
-	if v.Sched != nil && (v.Sched.ReqTRES != "" || v.Sched.AllocTRES != "") {
-		return v.Sched.ReqGPUs, true
+	if s := v.SchedView(); s != nil && (s.ReqTRES != "" || s.AllocTRES != "" || s.GPUsFrom == store.GPUsFromProlog) {
+		return s.ReqGPUs, true
 	}
 	if len(v.Profiles) == 0 {
 		return 0, false

@@ -150,7 +150,7 @@ func writeViewDetail(w io.Writer, v store.JobView, c analysis.Config) {
 	} else {
 		printf(w, "Job %s (cluster %s)\n", clean(v.JobID, 64), clean(v.Cluster, 64))
 	}
-	j := analysis.FromView(v.Sched, v.Profiles)
+	j := analysis.FromView(v.SchedView(), v.Profiles)
 	writeSchedView(w, v)
 	if len(v.Profiles) == 0 {
 		printf(w, "\n  No GPU profile: no GPU readings exist for this job.\n")
@@ -256,6 +256,19 @@ func memSize(b uint64) string {
 // nodes it ran on; without one, what the first profile knows.
 func writeSchedView(w io.Writer, v store.JobView) {
 	s := v.Sched
+	if r := v.RunningRecord(); r != nil {
+		printf(w, "  Name       - (slurmd does not give the prolog the job's name; jobcomp records it at the end)\n")
+		uid := ""
+		if r.UID >= 0 {
+			uid = fmt.Sprintf(" (uid %d)", r.UID)
+		}
+		printf(w, "  User       %s%s   Account %s   Partition %s\n", orDash(clean(r.User, 32)), uid,
+			orDash(clean(r.Account, 32)), orDash(clean(r.Partition, 32)))
+		printf(w, "  State      RUNNING (from the prolog on its nodes; no scheduler record until it ends)\n")
+		printf(w, "  Started    %s\n", tstr(r.Start))
+		printf(w, "  Nodes      %s   GPUs allocated %d (SLURM_JOB_GPUS)\n", orDash(clean(r.NodeList, 200)), r.ReqGPUs)
+		return
+	}
 	if s == nil {
 		printf(w, "  No scheduler view (no jobcomp record and no sacct import for this job).\n")
 		if len(v.Profiles) > 0 {

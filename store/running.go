@@ -1,0 +1,72 @@
+package store
+
+import (
+	"sort"
+	"strings"
+	"time"
+
+	"github.com/gpuprof/gpuprof/profile"
+	"github.com/gpuprof/gpuprof/slurmext"
+)
+
+// SourceProfiles is the Source of RunningRecord's record: the nodes'
+// profiles, which hold what slurmd's prolog told each node's agent.
+const SourceProfiles = "profiles"
+
+// GPUsFromProlog is RunningRecord's GPUsFrom: its GPU count is the GPUs
+// Slurm gave the job on the nodes running it (SLURM_JOB_GPUS in the
+// prolog), not a TRES string.
+const GPUsFromProlog = "SLURM_JOB_GPUS"
+
+// RunningRecord is the scheduler's view of a job no scheduler report has
+// reached yet while a node runs it — jobcomp writes its record when the
+// job ends and the sacct import takes final states only — from what
+// slurmd's prolog told the agents running it, as their profiles keep it:
+// state RUNNING, the owner, account and partition of the first running
+// profile, the earliest start, the nodes, and as GPUs requested the GPUs
+// Slurm gave the job there. It has no name: slurmd does not give the
+// prolog the job's name (slurmctld's PrologSlurmctld and jobcomp have it).
+// nil when v has a scheduler record or no profile of it runs.
+func (v JobView) RunningRecord() *slurmext.JobRecord {
+	if v.Sched != nil {
+		return nil
+	}
+	var first *profile.Job
+	var start time.Time
+	var nodes []string
+	gpus := 0
+	for i := range v.Profiles {
+		p := &v.Profiles[i]
+		if p.Status != profile.StatusRunning {
+			continue
+		}
+		if first == nil {
+			first = p
+		}
+		if !p.Start.IsZero() && (start.IsZero() || p.Start.Before(start)) {
+			start = p.Start
+		}
+		nodes = append(nodes, p.Node)
+		gpus += len(p.GPUs)
+	}
+	if first == nil {
+		return nil
+	}
+	sort.Strings(nodes)
+	return &slurmext.JobRecord{
+		Cluster: v.Cluster, JobID: v.JobID, DisplayID: v.JobID, ArrayTaskID: -1, HetOffset: -1,
+		User: first.User, UID: first.UID, Account: first.Account, Partition: first.Partition,
+		State: "RUNNING", CancelledBy: -1, Start: start,
+		NodeList: strings.Join(nodes, ","), NodeCount: len(nodes),
+		ReqGPUs: gpus, GPUsFrom: GPUsFromProlog, Source: SourceProfiles,
+	}
+}
+
+// SchedView is the scheduler's view jobs, show, the TUI and their JSON
+// show of v: its scheduler record, else RunningRecord's, else nil.
+func (v JobView) SchedView() *slurmext.JobRecord {
+	if v.Sched != nil {
+		return v.Sched
+	}
+	return v.RunningRecord()
+}
