@@ -88,7 +88,7 @@ func Hints(j Job, c Config) []Hint {
 
 	nodes := nodeCount(&j)
 	vramBound := m.VRAMPeakValid && m.VRAMPeakFrac >= c.Bottlenecks.VRAMBoundFrac
-	used := gpusUsed(m.GPUs, m.UnusedGPUs, vramBound)
+	used := gpusUsed(m.GPUs, m.UnusedGPUs, m.MemoryHeldGPUs, vramBound)
 	// A shard job's readings are of its part of a GPU: counting whole GPUs
 	// or shards of shards makes no sense there.
 	whole := j.ReqShards == 0 && !m.Shared
@@ -99,10 +99,16 @@ func Hints(j Job, c Config) []Hint {
 		case used == 0:
 			add(HintUnusedGPUs, "",
 				fmt.Sprintf("None of the %d GPUs was used (%s): submit it without --gres=gpu or --gpus, to a CPU partition.", m.GPUs, idle))
-		case used > m.GPUs-m.UnusedGPUs:
+		case used > m.GPUs-m.UnusedGPUs && vramBound:
 			// Every GPU was quiet, but one's memory was full: it was used.
 			add(HintUnusedGPUs, gpuOption(j.ReqGPUType, used, nodes),
 				fmt.Sprintf("All %d GPUs were quiet (%s), but GPU memory peaked at %s of a card: ask for the %d whose memory it used.",
+					m.GPUs, idle, formatFraction(m.VRAMPeakFrac), used))
+		case used > m.GPUs-m.UnusedGPUs:
+			// Every GPU was quiet, but it held GPU memory: a program that
+			// allocates GPU memory fails without a GPU.
+			add(HintUnusedGPUs, gpuOption(j.ReqGPUType, used, nodes),
+				fmt.Sprintf("All %d GPUs were quiet (%s), but it held GPU memory (peak %s of a card), and a program that allocates GPU memory fails without a GPU: ask for %d.",
 					m.GPUs, idle, formatFraction(m.VRAMPeakFrac), used))
 		default:
 			add(HintUnusedGPUs, gpuOption(j.ReqGPUType, used, nodes),
@@ -173,11 +179,15 @@ func Hints(j Job, c Config) []Hint {
 // (Hints, the per-user recommendations): those held minus those unused
 // (Metrics.UnusedGPUs), but at least one when a GPU's memory peaked at
 // bottlenecks.vram_bound_frac of its card (vramBound, the vram_bound
-// rule): a job that filled a GPU's memory used that GPU, whatever its
-// utilisation, and must not be told to run without one.
-func gpusUsed(held, unused int, vramBound bool) int {
+// rule) or when it held GPU memory on an unused one (memHeld,
+// Metrics.MemoryHeldGPUs): a job that held GPU memory needs a GPU,
+// whatever its utilisation — a program that allocates GPU memory fails
+// without one — and is never told to run without one. (Quiet GPUs beyond
+// the first where it held memory still count unused: frameworks make a
+// context, and so hold memory, on every GPU they see.)
+func gpusUsed(held, unused, memHeld int, vramBound bool) int {
 	used := max(held-unused, 0)
-	if vramBound && used == 0 && held > 0 {
+	if (vramBound || memHeld > 0) && used == 0 && held > 0 {
 		used = 1
 	}
 	return used

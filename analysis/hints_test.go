@@ -46,8 +46,14 @@ func TestHints(t *testing.T) {
 			e.Node = "gpu02"
 			return job(6*h, a, b, d, e)
 		}, want: []want{{HintUnusedGPUs, "--gpus=2", []string{"2 of the 4 GPUs"}}}},
-		{name: "no GPU used", job: func() Job { return job(6*h, idleGPU(), busy(1, 2)) },
+		{name: "no GPU used", job: func() Job { return job(6*h, idleGPU(), idleGPU()) },
 			want: []want{{HintUnusedGPUs, "", []string{"None of the 2 GPUs", "CPU partition"}}}},
+		// Issue 30: a process that held 2 GiB and computed nothing is never
+		// told to run without a GPU.
+		{name: "quiet GPUs, memory held on one: keep one", job: func() Job { return job(6*h, idleGPU(), busy(1, 2)) },
+			want: []want{{HintUnusedGPUs, "--gres=gpu:1", []string{"All 2 GPUs were quiet", "held GPU memory", "fails without a GPU", "ask for 1"}}}},
+		{name: "one quiet GPU with memory held: a shard, never no GPU", job: func() Job { return job(6*h, busy(0, 5)) },
+			want: []want{{HintShard, "--gres=shard:1", []string{"gres/shard"}}}},
 		{name: "small and quiet: a shard", job: func() Job { return job(6*h, busy(10, 8)) },
 			want: []want{{HintShard, "--gres=shard:1", []string{"8 GiB of the 80 GiB", "10 %", "gres/shard"}}}},
 		{name: "already on a shard", job: func() Job {
@@ -181,5 +187,34 @@ func TestHintsFollowConfig(t *testing.T) {
 	c.Bottlenecks.VRAMBoundFrac = 0.1
 	if got := Hints(j, c); len(got) != 1 || got[0].Rule != HintLargerGPU {
 		t.Errorf("vram_bound_frac 0.1: %+v, want larger_gpu alone", got)
+	}
+}
+
+// TestGPUsUsed: the count every piece of advice uses (hints, the per-user
+// recommendations). A job that held GPU memory — a full card, or any
+// memory on a quiet GPU — used at least one GPU and is never told to run
+// without one.
+func TestGPUsUsed(t *testing.T) {
+	tests := []struct {
+		name                  string
+		held, unused, memHeld int
+		vramBound             bool
+		want                  int
+	}{
+		{name: "all busy", held: 2, want: 2},
+		{name: "one unused", held: 3, unused: 1, want: 2},
+		{name: "none used, no memory", held: 2, unused: 2, want: 0},
+		{name: "none used, memory held on one", held: 2, unused: 2, memHeld: 1, want: 1},
+		{name: "none used, memory held on both: frameworks hold memory on every GPU they see", held: 2, unused: 2, memHeld: 2, want: 1},
+		{name: "one used, memory on the other", held: 2, unused: 1, memHeld: 1, want: 1},
+		{name: "none used, a card full", held: 1, unused: 1, vramBound: true, want: 1},
+		{name: "no GPU", want: 0},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			if got := gpusUsed(tt.held, tt.unused, tt.memHeld, tt.vramBound); got != tt.want {
+				t.Errorf("gpusUsed(%d, %d, %d, %v) = %d, want %d", tt.held, tt.unused, tt.memHeld, tt.vramBound, got, tt.want)
+			}
+		})
 	}
 }

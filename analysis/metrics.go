@@ -176,6 +176,12 @@ type Metrics struct {
 	// utilisation below classes.idle_util_max. GPUs without readings are
 	// never counted unused.
 	UnusedGPUs int
+	// MemoryHeldGPUs are the UnusedGPUs on which the job held GPU memory:
+	// a process of it was on the GPU (not an idle allocation) and the
+	// memory peak is above zero. A program that allocates GPU memory
+	// fails without a GPU, so advice never tells such a job to run
+	// without one (gpusUsed).
+	MemoryHeldGPUs int
 	// IdleAllocatedGPUs carry the recorder's idle-allocation flag.
 	IdleAllocatedGPUs int
 	// GPUShare is the GPUs held in GPU-equivalents: GPUs, or for a shard
@@ -327,6 +333,9 @@ func measure(j *Job, c *Config, m *Metrics) {
 		}
 		if g.IdleAllocation || (meanOK && g.UtilMean < c.Classes.IdleUtilMax) {
 			m.UnusedGPUs++
+			if !g.IdleAllocation && g.VRAMPeakValid && g.VRAMPeak > 0 {
+				m.MemoryHeldGPUs++
+			}
 		}
 	}
 	if nMean > 0 {

@@ -455,7 +455,7 @@ func recommendUsers(b *recBuilder, f *facts, shared map[string]sharingPlan) {
 		}
 		a.runs++
 		gpus, unused := int(j.gpus), int(j.unused)
-		used := gpusUsed(gpus, unused, vramBound)
+		used := gpusUsed(gpus, unused, int(j.memHeld), vramBound)
 		switch {
 		case gpus < 1 || unused == 0:
 		case used == 0:

@@ -137,7 +137,7 @@ type jobFact struct {
 	whole                     bool
 	elapsed, wait, limit      float64
 	gpuHours, util            float64
-	gpus, unused              int32
+	gpus, unused, memHeld     int32
 	cls                       Class
 	kinds                     Kinds
 	elapsedOK, waitOK, utilOK bool
@@ -183,7 +183,7 @@ func (f *facts) add(j *Job, m *Metrics, cls Class, kinds Kinds) {
 		elapsed: m.Elapsed.Seconds(), elapsedOK: m.ElapsedValid,
 		wait: m.Wait.Seconds(), waitOK: m.WaitValid,
 		gpuHours: m.GPUHours, util: m.UtilMean, utilOK: m.UtilMeanValid,
-		gpus: int32(m.GPUs), unused: int32(m.UnusedGPUs),
+		gpus: int32(m.GPUs), unused: int32(m.UnusedGPUs), memHeld: int32(m.MemoryHeldGPUs),
 		cls: cls, kinds: kinds, outcome: m.Outcome,
 		prealloc: m.Preallocated, idx: idx,
 	}
