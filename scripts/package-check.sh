@@ -18,8 +18,8 @@ fail() { echo "package-check: $*" >&2; exit 1; }
 [ -r /usr/share/bash-completion/bash_completion ] || fail "bash-completion not installed"
 for t in lintian dpkg systemd-analyze man bash sqlite3 setpriv tmux useradd userdel su; do command -v "$t" >/dev/null || fail "$t not installed"; done
 checkuser=gpuprofcheck # the new user of "a user's gpuprof jobs, show and tui"
-if dpkg -s gpuprof >/dev/null 2>&1 || [ -e /etc/gpuprof ] || [ -e /var/lib/gpuprof/gpuprof.db ] || [ -e /run/gpuprof ] ||
-	getent passwd "$checkuser" >/dev/null; then
+if dpkg -s gpuprof >/dev/null 2>&1 || [ -e /etc/gpuprof ] || [ -e /var/lib/gpuprof/gpuprof.db ] ||
+	[ -e /run/gpuprof/query.sock ] || getent passwd "$checkuser" >/dev/null; then
 	fail "gpuprof is installed or configured on this machine already; run this on a clean one"
 fi
 
@@ -33,13 +33,23 @@ lintian --tag-display-limit 0 "$deb" | tee /tmp/gpuprof-lintian.txt || true
 ! grep -q '^E:' /tmp/gpuprof-lintian.txt || fail "lintian reports errors"
 
 agent=
+# /run/gpuprof may be left by the tests (empty); what the agent below
+# makes in it goes again, and the directory too when it was not there.
+[ -e /run/gpuprof ] && runpre=1 || runpre=
+cleanrun() {
+	if [ -n "$runpre" ]; then
+		rm -rf /run/gpuprof/query.sock /run/gpuprof/agent.sock /run/gpuprof/sim
+	else
+		rm -rf /run/gpuprof
+	fi
+}
 cleanup() {
 	[ -z "$agent" ] || kill "$agent" 2>/dev/null || true
 	if getent passwd "$checkuser" >/dev/null; then
 		su - "$checkuser" -c 'tmux -S "$HOME/tmux.sock" kill-server' >/dev/null 2>&1 || true
 		userdel -r "$checkuser" >/dev/null 2>&1 || true
 	fi
-	rm -rf /run/gpuprof
+	cleanrun
 	dpkg --purge gpuprof >/dev/null 2>&1 || true
 	rm -f /var/lib/gpuprof/gpuprof.db
 }
@@ -168,7 +178,7 @@ kill "$agent"
 wait "$agent" 2>/dev/null || true
 agent=
 userdel -r "$checkuser" 2>/dev/null || userdel "$checkuser"
-rm -rf /run/gpuprof
+cleanrun
 
 sqlite3 /var/lib/gpuprof/gpuprof.db "delete from sched_jobs where cluster = 'pkgcheck'; delete from sched_events where cluster = 'pkgcheck'"
 
