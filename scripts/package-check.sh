@@ -158,7 +158,8 @@ as_user() { su - "$checkuser" -c "$1"; }
 [ "$(as_user 'command -v gpuprof')" = /usr/bin/gpuprof ] || fail "gpuprof is not on $checkuser's login PATH ($(as_user 'echo $PATH'))"
 out=$(as_user 'gpuprof jobs') || fail "gpuprof jobs as $checkuser exited $?: $out"
 echo "$out"
-grep -qE "^94 +train +$checkuser " <<<"$out" || fail "gpuprof jobs as $checkuser does not list job 94"
+# The default table cuts a user name to 7 cells.
+grep -qE "^94 +train +${checkuser:0:6}" <<<"$out" || fail "gpuprof jobs as $checkuser does not list job 94"
 [ "$(grep -cE '^[0-9]' <<<"$out")" = 1 ] || fail "gpuprof jobs as $checkuser lists more than their one job"
 out=$(as_user 'gpuprof show 94') || fail "gpuprof show 94 as $checkuser exited $?: $out"
 grep -q '^Job 94 ' <<<"$out" || fail "gpuprof show 94 as $checkuser: $out"
