@@ -285,6 +285,18 @@ memory = "80GiB"
 					t.Errorf("GPUs %+v, want one with the agent's reading of the %d GiB the job held", p.GPUs, want/gib)
 				}
 			}
+			// Issue 30: the spooled prolog joins the job as a direct one
+			// does: its GPU keeps Slurm's index, and the prolog was seen.
+			for _, g := range p.GPUs {
+				if g.SlurmIndex < 0 {
+					t.Errorf("GPU %s has Slurm index %d, want the prolog's (SLURM_JOB_GPUS)", g.UUID, g.SlurmIndex)
+				}
+			}
+			for _, r := range p.PartialReasons {
+				if strings.HasPrefix(r, "prolog not seen") {
+					t.Errorf("partial reason %q: the prolog reached the spool", r)
+				}
+			}
 		})
 	}
 	t.Run("no-phantom-node", func(t *testing.T) {
