@@ -20,6 +20,12 @@ type Input struct {
 	// the data stands for it (deterministic, but it lags behind a live
 	// cluster).
 	Now time.Time
+	// Inventory says where Nodes came from, or why none is used
+	// (InputBuilder sets it; an Input made otherwise may leave it zero).
+	Inventory Inventory
+	// Conf is the cluster the input is for and the Slurm configuration
+	// bound to it (InputBuilder.SetConf).
+	Conf ConfUse
 }
 
 // JobResult is the compact verdict on one job, kept for every input job:

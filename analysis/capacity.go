@@ -48,6 +48,11 @@ type SimPlan struct {
 	Window        Window   `json:"window"`
 	ClusterSource string   `json:"cluster_source,omitempty"`
 	Assumed       []string `json:"assumed"`
+	// Conf is the cluster planned for and the Slurm configuration bound
+	// to it; Inventory the GPU inventory the plan compares with, and
+	// where it came from (Input.Conf, Input.Inventory).
+	Conf      ConfUse   `json:"conf"`
+	Inventory Inventory `json:"inventory"`
 	// Jobs are the jobs today's replay took and left out (with why); when
 	// it could take none, the plan is not simulated and they say why.
 	Jobs        SimJobs      `json:"jobs"`
@@ -200,6 +205,7 @@ func SimulatePlan(in Input, findings *Findings, p SimPlanParams, c Config) (SimP
 		TargetP95Wait: pc.TargetP95Wait.D().Seconds(), Growth: p.Plan.Growth, Months: p.Plan.Months,
 		NewDemand: p.Plan.NewDemand, LeadTimeMonths: pc.LeadTimeMonths, Seeds: pc.Seeds,
 		Window: findings.Plan.Window, Assumed: []string{}, Effects: []Effect{}, Free: []string{},
+		Conf: in.Conf, Inventory: inventoryOf(&in),
 		Models: []ModelPlan{}, Purchase: []Purchase{}, Costs: []Cost{},
 		Jobs: SimJobs{LeftOutWhy: []string{}, LeftOutReasons: []LeftOutReason{}},
 	}
@@ -230,7 +236,7 @@ func SimulatePlan(in Input, findings *Findings, p SimPlanParams, c Config) (SimP
 	var nj *NoJobsError
 	switch {
 	case errors.Is(err, ErrNoCluster):
-		sp.NotSimulated = "no inventory: " + ErrNoCluster.Error()
+		sp.NotSimulated = "no inventory: " + err.Error()
 	case errors.As(err, &nj) && nj.Jobs.LeftOut > 0:
 		// The window has GPU jobs, but the cluster can start none of them.
 		sp.Jobs = nj.Jobs
@@ -811,7 +817,8 @@ func NotSimulatedPlan(findings Findings, p PlanParams, c Config, why string) Sim
 		TargetP95Wait: c.Plan.TargetP95Wait.D().Seconds(), Growth: p.Growth, Months: p.Months, NewDemand: p.NewDemand,
 		LeadTimeMonths: c.Plan.LeadTimeMonths, Window: findings.Plan.Window, NotSimulated: why, Assumed: []string{},
 		Effects: []Effect{}, Free: []string{}, Models: []ModelPlan{}, Purchase: []Purchase{}, Costs: []Cost{},
-		Jobs: SimJobs{LeftOutWhy: []string{}, LeftOutReasons: []LeftOutReason{}},
+		Jobs:      SimJobs{LeftOutWhy: []string{}, LeftOutReasons: []LeftOutReason{}},
+		Inventory: findings.Plan.Inventory,
 	}
 	notSimulated(&sp, findings.Recommendations)
 	sp.Verdict = verdictOf(&sp, &findings, findings.Recommendations)

@@ -27,6 +27,9 @@ import (
 type InputBuilder struct {
 	nodes map[string]*nodeInventory
 	slurm []slurmext.NodeGres
+	// conf is the cluster the answer is for and the files bound to it
+	// (SetConf): slurm names its slurm.conf.
+	conf  ConfUse
 	batch []pending
 	// jobs is the reserved result (Reserve); filled counts the jobs
 	// converted into it. Batches that do not fit go to overflow, and so do
@@ -73,6 +76,14 @@ func (b *InputBuilder) Reserve(n int) {
 // a node there that no profile names joins the inventory with its GPU count
 // and type; every node gets its shard count.
 func (b *InputBuilder) SetSlurmNodes(nodes []slurmext.NodeGres) { b.slurm = nodes }
+
+// SetConf says which cluster the input is for and which Slurm
+// configuration was bound to it (Input.Conf); nodes are its slurm.conf's
+// (SetSlurmNodes), nil when none is used. The inventory's source then
+// names that cluster's slurm.conf.
+func (b *InputBuilder) SetConf(c ConfUse, nodes []slurmext.NodeGres) {
+	b.conf, b.slurm = c, nodes
+}
 
 // Add takes one job: its scheduler record (nil when none arrived) and its
 // per-node profiles. The builder keeps both until the batch is converted.
@@ -156,13 +167,17 @@ func (b *InputBuilder) Input(w Window, now time.Time) Input {
 		in.Jobs = []Job{}
 	}
 	b.jobs, b.overflow = nil, nil
-	in.Nodes = b.inventory()
+	in.Conf = b.conf
+	in.Nodes, in.Inventory = b.inventory()
+	fitInventory(&in)
 	return in
 }
 
-// inventory merges the nodes seen in profiles with slurm.conf's.
-func (b *InputBuilder) inventory() []Node {
+// inventory merges the nodes seen in profiles with slurm.conf's, and
+// says where they came from.
+func (b *InputBuilder) inventory() ([]Node, Inventory) {
 	byName := map[string]*Node{}
+	profiled, fromConf := false, false
 	for name, n := range b.nodes {
 		if len(n.uuids) == 0 || name == "" {
 			continue
@@ -170,11 +185,13 @@ func (b *InputBuilder) inventory() []Node {
 		parts := slices.Clone(n.parts)
 		slices.Sort(parts)
 		byName[name] = &Node{Name: name, GPUModel: n.model, GPUs: len(n.uuids), MemoryTotal: n.mem, Partitions: parts}
+		profiled = true
 	}
 	for _, s := range b.slurm {
 		if s.GPUs <= 0 && s.Shards <= 0 {
 			continue
 		}
+		fromConf = true
 		nd := byName[s.Name]
 		if nd == nil {
 			// Known only from slurm.conf: the GRES type stands for the
@@ -194,7 +211,16 @@ func (b *InputBuilder) inventory() []Node {
 	for _, name := range names {
 		nodes = append(nodes, *byName[name])
 	}
-	return nodes
+	inv := Inventory{Source: InventoryNone, Nodes: len(nodes), GPUs: totalGPUs(nodes)}
+	switch {
+	case profiled && fromConf:
+		inv.Source = InventoryProfiles + " and " + SlurmConfOf(b.conf.Cluster)
+	case profiled:
+		inv.Source = InventoryProfiles
+	case fromConf:
+		inv.Source = SlurmConfOf(b.conf.Cluster)
+	}
+	return nodes, inv
 }
 
 // interner shares the text of names that repeat from job to job (users,

@@ -82,6 +82,9 @@ type CapacityPlan struct {
 	// (0 when none was given).
 	GPUsNeeded  int `json:"gpus_needed"`
 	CurrentGPUs int `json:"current_gpus"`
+	// Inventory is where CurrentGPUs came from (Input.Inventory), or why
+	// no inventory is used.
+	Inventory Inventory `json:"inventory"`
 	// Constraint is the main constraint the averages and shares show;
 	// Constraints all that apply, with Evidence for each; CrossCheck says
 	// it in a sentence. None of it is the plan's verdict: averages cannot
@@ -125,7 +128,7 @@ func Plan(in Input, findings Findings, p PlanParams, c Config) (CapacityPlan, er
 }
 
 func plan(in *Input, f *facts, k *counter, p PlanParams, c *Config) CapacityPlan {
-	cp := CapacityPlan{Params: p, QSafe: 1 - p.Headroom, CurrentGPUs: totalGPUs(in.Nodes)}
+	cp := CapacityPlan{Params: p, QSafe: 1 - p.Headroom, CurrentGPUs: totalGPUs(in.Nodes), Inventory: inventoryOf(in)}
 	// The period is the window analysed (the report's month, --since and
 	// --until), up to when open jobs stop counting: not the span of the
 	// jobs that touch it, which runs from the first start of a job running
@@ -246,7 +249,9 @@ func plan(in *Input, f *facts, k *counter, p PlanParams, c *Config) CapacityPlan
 	}
 	switch cp.Constraint {
 	case ConstraintNone:
-		if cp.CurrentGPUs == 0 {
+		if cp.CurrentGPUs == 0 && cp.Inventory.Misfit != "" {
+			cp.CrossCheck = fmt.Sprintf("By averages, %d GPUs are needed at the horizon; %s, so there is nothing to compare them with.", cp.GPUsNeeded, cp.Inventory.Misfit)
+		} else if cp.CurrentGPUs == 0 {
 			cp.CrossCheck = fmt.Sprintf("By averages, %d GPUs are needed at the horizon; with no inventory there is nothing to compare them with.", cp.GPUsNeeded)
 		} else {
 			cp.CrossCheck = fmt.Sprintf("By averages, %d GPUs are needed at the horizon and there are %d; averages cannot see queues at peak hours.", cp.GPUsNeeded, cp.CurrentGPUs)

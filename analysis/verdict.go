@@ -86,6 +86,9 @@ func verdictOf(sp *SimPlan, f *Findings, recs []Recommendation) Verdict {
 	case strings.HasPrefix(sp.NotSimulated, "no inventory"):
 		v.Code = VerdictNoInventory
 		v.Text = "No inventory: cannot compare the demand with the GPUs there are (no GPU in the profiles, no GPU node in slurm.conf, no --node)."
+		if sp.Inventory.Misfit != "" {
+			v.Text = "No inventory: cannot compare the demand with the GPUs there are (" + sp.Inventory.Misfit + ")."
+		}
 		return v
 	case !sp.Simulated || sp.NotSimulated != "":
 		// Not replayed at all, or stopped by a budget part way: a partial

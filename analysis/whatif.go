@@ -16,6 +16,14 @@ import (
 // inventory in the profiles, no GPU nodes in slurm.conf, and none given.
 var ErrNoCluster = errors.New("no cluster to replay on: no GPU inventory in the profiles, no GPU nodes in slurm.conf (slurm_conf), and no --node given")
 
+// NoClusterError is ErrNoCluster with why there is none (an inventory
+// found and refused: Input.Inventory.Misfit).
+type NoClusterError struct{ Why string }
+
+func (e *NoClusterError) Error() string { return "no cluster to replay on: " + e.Why }
+
+func (e *NoClusterError) Unwrap() error { return ErrNoCluster }
+
 // ErrNoJobs means the replay has no job to replay: the window holds no
 // GPU job with a scheduler record, or every one is left out (a
 // *NoJobsError says which and why).
@@ -126,8 +134,13 @@ type WhatIfParams struct {
 // GPU model the spread over the seeded runs, today and with the changes.
 // docs/json.md documents it as `gpuprof whatif --json`.
 type WhatIf struct {
-	Window        Window       `json:"window"`
-	ClusterSource string       `json:"cluster_source"` // "inventory", "slurm.conf" or "flags"
+	Window Window `json:"window"`
+	// Conf is the cluster replayed and the Slurm configuration bound to
+	// it (Input.Conf); ClusterSource where its nodes came from: an
+	// Inventory.Source ("profiles", "slurm.conf of cluster X", "profiles
+	// and slurm.conf of cluster X", "--node").
+	Conf          ConfUse      `json:"conf"`
+	ClusterSource string       `json:"cluster_source"`
 	Nodes         []SimNode    `json:"nodes"`
 	Partitions    []SimPart    `json:"partitions"`
 	Scheduler     SimScheduler `json:"scheduler"`
@@ -363,7 +376,7 @@ func RunWhatIf(in Input, p WhatIfParams) (WhatIf, error) {
 		return WhatIf{}, err
 	}
 	w := WhatIf{
-		Window: base.window, ClusterSource: base.source, Nodes: base.simNodes, Partitions: base.simParts,
+		Window: base.window, Conf: in.Conf, ClusterSource: base.source, Nodes: base.simNodes, Partitions: base.simParts,
 		Scheduler: base.schedDesc, Assumed: base.assumed, Jobs: base.counts, Changes: p.Changes,
 		Growth: p.Growth, Months: p.Months, Seeds: seeds,
 	}

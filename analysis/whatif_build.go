@@ -184,14 +184,32 @@ func (r *replay) setScheduler(p WhatIfParams) {
 	}
 }
 
-// setNodes takes the GPU nodes from the inventory, else slurm.conf, else
-// the flags.
+// setNodes takes the GPU nodes from --node when given (what the caller
+// says the cluster is), else the inventory (the profiles' nodes and
+// slurm.conf's), else slurm.conf alone. An inventory the jobs do not fit
+// (Input.Inventory.Misfit) is none, and so is the slurm.conf behind it.
 func (r *replay) setNodes(in Input, p WhatIfParams) error {
 	conf := map[string]slurmext.NodeGres{}
 	for _, n := range p.SlurmNodes {
 		conf[n.Name] = n
 	}
+	misfit := in.Inventory.Misfit
 	switch {
+	case len(p.FlagNodes) > 0:
+		r.source = InventoryFlags
+		for _, n := range p.FlagNodes {
+			r.simNodes = append(r.simNodes, SimNode{Name: n.Name, Model: n.GPUModel, Type: strings.ToLower(n.GPUModel), GPUs: n.GPUs, Partitions: slices.Clone(n.Partitions)})
+		}
+		switch {
+		case misfit != "":
+			r.assume("the cluster as --node gives it, in place of an inventory that does not fit the jobs")
+		case len(in.Nodes) > 0:
+			r.assume("the cluster as --node gives it, in place of the inventory from %s (%d %s)", cmp.Or(in.Inventory.Source, InventoryProfiles), len(in.Nodes), pluralWord(len(in.Nodes), "node", "nodes"))
+		case len(p.SlurmNodes) > 0:
+			r.assume("the cluster as --node gives it, in place of %s's nodes", SlurmConfOf(in.Conf.Cluster))
+		default:
+			r.assume("the cluster as --node gives it")
+		}
 	case len(in.Nodes) > 0:
 		// The inventory: nodes seen in profiles, and slurm.conf's GPU nodes
 		// no profile named (those have no card size).
@@ -210,15 +228,17 @@ func (r *replay) setNodes(in Input, p WhatIfParams) error {
 			r.simNodes = append(r.simNodes, sn)
 		}
 		switch {
+		case in.Inventory.Source != "":
+			r.source = in.Inventory.Source
 		case profiled == 0:
-			r.source = "slurm.conf"
+			r.source = SlurmConfOf(in.Conf.Cluster)
 		case profiled < len(in.Nodes):
-			r.source = "inventory and slurm.conf"
+			r.source = InventoryProfiles + " and " + SlurmConfOf(in.Conf.Cluster)
 		default:
-			r.source = "inventory"
+			r.source = InventoryProfiles
 		}
-	case len(p.SlurmNodes) > 0:
-		r.source = "slurm.conf"
+	case len(p.SlurmNodes) > 0 && misfit == "":
+		r.source = SlurmConfOf(in.Conf.Cluster)
 		for _, n := range p.SlurmNodes {
 			if n.GPUs <= 0 {
 				continue
@@ -231,12 +251,9 @@ func (r *replay) setNodes(in Input, p WhatIfParams) error {
 			r.simNodes = append(r.simNodes, SimNode{Name: n.Name, Model: model, Type: t, GPUs: n.GPUs, Shards: n.Shards})
 		}
 		r.assume("GPU models from slurm.conf's GRES types (no profiled GPUs)")
-	case len(p.FlagNodes) > 0:
-		r.source = "flags"
-		for _, n := range p.FlagNodes {
-			r.simNodes = append(r.simNodes, SimNode{Name: n.Name, Model: n.GPUModel, Type: strings.ToLower(n.GPUModel), GPUs: n.GPUs, Partitions: slices.Clone(n.Partitions)})
-		}
-		r.assume("the cluster as --node gives it")
+	}
+	if len(r.simNodes) == 0 && misfit != "" {
+		return &NoClusterError{Why: misfit + "; give the cluster with --node"}
 	}
 	if len(r.simNodes) == 0 {
 		return ErrNoCluster
@@ -275,7 +292,10 @@ func (r *replay) setPartitions(in Input, p WhatIfParams) {
 				sp.MaxTime = secondsOf(pc.MaxTime)
 			}
 			for _, n := range r.simNodes {
-				if pc.AllNodes || slices.Contains(pc.Nodes, n.Name) {
+				// A --node node is in the partitions it names, else in
+				// every one: slurm.conf's node lists name other nodes.
+				flagged := r.source == InventoryFlags && (len(n.Partitions) == 0 || slices.Contains(n.Partitions, pc.Name))
+				if pc.AllNodes || slices.Contains(pc.Nodes, n.Name) || flagged {
 					sp.Nodes = append(sp.Nodes, n.Name)
 				}
 			}

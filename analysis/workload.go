@@ -2,6 +2,7 @@ package analysis
 
 import (
 	"cmp"
+	"fmt"
 	"slices"
 	"time"
 
@@ -33,6 +34,11 @@ type WorkloadParams struct {
 type Workload struct {
 	Window   Window   `json:"window"`
 	Headline Headline `json:"headline"`
+	// Inventory is the GPU inventory capacity is counted from, and where
+	// it came from (Input.Inventory); Conf the cluster and the Slurm
+	// configuration bound to it (Input.Conf).
+	Inventory Inventory `json:"inventory"`
+	Conf      ConfUse   `json:"conf"`
 
 	// Daily has one entry per calendar day of the window, in order.
 	Daily []DayUsage `json:"daily"`
@@ -130,6 +136,11 @@ type Headline struct {
 	// (0 without an inventory): the most GPUs the cluster could have
 	// allocated at once, the top of the report's hour-of-week scale.
 	InventoryGPUs int `json:"inventory_gpus"`
+	// InventoryMisfit, when not empty, says that the jobs held more GPU
+	// time than the inventory could (an occupancy above 100 %): the
+	// inventory is not the cluster's, and InventoryGPUs, CapacityGPUHours,
+	// Occupancy and the days' capacity are 0 — no occupancy is printed.
+	InventoryMisfit string `json:"inventory_misfit,omitempty"`
 	// GPUWait is the distribution of queue waits (start − eligible, else
 	// submit), seconds, of the GPU jobs counted whose wait is known.
 	GPUWait Dist `json:"gpu_wait_s"`
@@ -180,6 +191,9 @@ type ModelUsage struct {
 	Cards            int     `json:"cards"`
 	CapacityGPUHours float64 `json:"capacity_gpu_hours"`
 	Occupancy        float64 `json:"occupancy"`
+	// InventoryMisfit: the model's GPU-hours exceed what its cards could
+	// hold in the window; CapacityGPUHours and Occupancy are then 0.
+	InventoryMisfit bool `json:"inventory_misfit,omitempty"`
 	// Wait is the distribution of queue waits, seconds, of the jobs that
 	// ran on this model in the window and whose wait is known; a job on
 	// two models counts in both.
@@ -259,7 +273,9 @@ const numLost = 7
 func SummariseWorkload(in Input, p WorkloadParams, c Config) Workload {
 	a, ok := newWorkloadAcc(p.Window)
 	if !ok {
-		return emptyWorkload(p.Window)
+		w := emptyWorkload(p.Window)
+		w.Inventory, w.Conf = inventoryOf(&in), in.Conf
+		return w
 	}
 	nGPUs := 0
 	for i := range in.Jobs {
@@ -283,7 +299,9 @@ func SummariseWorkload(in Input, p WorkloadParams, c Config) Workload {
 		a.add(j, &m, &c)
 	}
 	a.w.Counting = k.counting()
-	return a.finish(in.Nodes, p.TopN)
+	w := a.finish(in.Nodes, p.TopN)
+	w.Inventory, w.Conf = inventoryOf(&in), in.Conf
+	return w
 }
 
 func emptyWorkload(w Window) Workload {
@@ -834,6 +852,10 @@ func (a *workloadAcc) finish(nodes []Node, topN int) Workload {
 		if mo.u.CapacityGPUHours > 0 {
 			mo.u.Occupancy = mo.u.GPUHours / mo.u.CapacityGPUHours
 		}
+		if mo.u.Occupancy > 1+1e-9 {
+			mo.u.InventoryMisfit = true
+			mo.u.CapacityGPUHours, mo.u.Occupancy = 0, 0
+		}
 		if mo.nFracs > 0 {
 			withFracs++
 			h.VRAMPeakFrac = mo.u.VRAMPeakFrac
@@ -862,6 +884,16 @@ func (a *workloadAcc) finish(nodes []Node, topN int) Workload {
 	h.CapacityGPUHours = float64(invGPUs) * windowHours
 	if h.CapacityGPUHours > 0 {
 		h.Occupancy = h.AllocatedGPUHours / h.CapacityGPUHours
+	}
+	if h.Occupancy > 1+1e-9 {
+		// More GPU time than the inventory could hold: it is not this
+		// cluster's, and its capacity and occupancy are no number at all.
+		h.InventoryMisfit = fmt.Sprintf("the inventory does not fit the jobs: they held %s GPU-hours in the window, more than its %d %s could hold in it (%s)",
+			formatNumber(h.AllocatedGPUHours), invGPUs, pluralWord(invGPUs, "GPU", "GPUs"), formatNumber(h.CapacityGPUHours))
+		h.InventoryGPUs, h.CapacityGPUHours, h.Occupancy = 0, 0, 0
+		for i := range w.Daily {
+			w.Daily[i].Capacity = 0
+		}
 	}
 	h.GPUWait = distOf(a.gpuWaits())
 	h.Energy = a.energy.energy(h.AllocatedGPUHours)

@@ -65,8 +65,14 @@ type Config struct {
 	AdminGroup string `toml:"admin_group"`
 	// SlurmConf is read for ClusterName when neither cluster nor the hook
 	// environment names the cluster (and for SlurmdSpoolDir and the nodes'
-	// Gres).
+	// Gres). The analysis uses it for a cluster's jobs only when its
+	// ClusterName is that cluster's (docs/configuration.md, "Which
+	// slurm.conf describes a cluster").
 	SlurmConf string `toml:"slurm_conf"`
+	// Clusters are per-cluster settings by cluster name ([clusters.NAME]):
+	// the Slurm configuration that describes that cluster's jobs in the
+	// analysis, in place of slurm_conf.
+	Clusters map[string]ClusterConfig `toml:"clusters"`
 
 	Agent   AgentConfig   `toml:"agent"`
 	Hooks   HookConfig    `toml:"hooks"`
@@ -113,6 +119,20 @@ type HookConfig struct {
 	AgentCommand []string `toml:"agent_command"`
 	// GresConf is the gres.conf used to map Slurm GPU indices to device
 	// files; empty means gres.conf beside SLURM_CONF.
+	GresConf string `toml:"gres_conf"`
+}
+
+// ClusterConfig is one [clusters.NAME] section: the files that describe
+// the cluster NAME's jobs to the analysis (profiles, recommend, plan,
+// whatif, report, the TUI summary).
+type ClusterConfig struct {
+	// SlurmConf is the cluster's slurm.conf (its nodes, partitions and
+	// scheduler settings); used only when its ClusterName is NAME (or it
+	// names none). Empty: slurm_conf, under the same condition.
+	SlurmConf string `toml:"slurm_conf"`
+	// GresConf is the cluster's gres.conf, read for the GPU types of the
+	// nodes whose Gres= in slurm.conf names none; used only together with
+	// a slurm.conf that is used. Empty: gres.conf beside that slurm.conf.
 	GresConf string `toml:"gres_conf"`
 }
 
@@ -398,6 +418,11 @@ func (c Config) Validate() error {
 	if err := c.Serve.validate(); err != nil {
 		return fmt.Errorf("%w: serve.%v", ErrConfig, err)
 	}
+	for name := range c.Clusters {
+		if err := validClusterName(name); err != nil {
+			return fmt.Errorf("%w: clusters.%s: %v", ErrConfig, name, err)
+		}
+	}
 	if err := c.Notices.validate(); err != nil {
 		return fmt.Errorf("%w: notices.%v", ErrConfig, err)
 	}
@@ -424,6 +449,25 @@ func (s ServeConfig) validate() error {
 	}
 	return nil
 }
+
+// validClusterName checks the NAME of a [clusters.NAME] section: a cluster
+// name as Slurm keeps it, lowercase (Slurm lowercases ClusterName; a
+// section in capitals would never match a record).
+func validClusterName(name string) error {
+	if name == "" || len(name) > 64 {
+		return errors.New("want a cluster name of 1 to 64 characters")
+	}
+	for _, r := range name {
+		if !(r >= 'a' && r <= 'z' || r >= '0' && r <= '9' || r == '-' || r == '_' || r == '.') {
+			return fmt.Errorf("want a cluster name as Slurm records it: lowercase letters, digits, '-', '_' or '.', not %q", r)
+		}
+	}
+	return nil
+}
+
+// For returns the [clusters.NAME] section of cluster (the zero section
+// when there is none).
+func (c Config) For(cluster string) ClusterConfig { return c.Clusters[cluster] }
 
 // SplitNode reads an entry of serve.node_hosts: "gpu01" (cluster "", the
 // collector's own) or "cluster/gpu01". The cluster is lowercased, as

@@ -31,6 +31,7 @@ func TestLoadExample(t *testing.T) {
 		Collector:   "http://ctl01:8642",
 		AdminGroup:  "gpuadmin",
 		SlurmConf:   "/etc/slurm-llnl/slurm.conf",
+		Clusters:    map[string]ClusterConfig{"hpc2": {SlurmConf: "/srv/hpc2/slurm.conf", GresConf: "/srv/hpc2/gres.conf"}},
 		JobComp:     JobCompConfig{Deadline: Duration(300 * time.Millisecond)},
 		Import:      ImportConfig{Sacct: "/opt/slurm/bin/sacct"},
 		Serve: ServeConfig{Listen: "0.0.0.0:9000", SlurmUser: "slurmadm", Nodes: []string{"10.0.0.11", "10.0.0.12"}, MetricsListen: "127.0.0.1:9843",
@@ -172,6 +173,9 @@ func TestDocumentationExample(t *testing.T) {
 	}
 	if len(got.Serve.NodeHosts) == 0 {
 		got.Serve.NodeHosts = nil
+	}
+	if len(got.Clusters) == 0 {
+		got.Clusters = nil
 	}
 	want := Default()
 	want.LogFile = "/var/log/gpuprof/gpuprof.log"
@@ -337,6 +341,11 @@ func TestValidate(t *testing.T) {
 		{name: "node hosts, a host without nodes", mutate: func(c *Config) { c.Serve.NodeHosts = map[string][]string{"10.0.0.11": {}} }, wantIn: "serve.node_hosts"},
 		{name: "node hosts, an empty host", mutate: func(c *Config) { c.Serve.NodeHosts = map[string][]string{" ": {"gpu01"}} }, wantIn: "serve.node_hosts"},
 		{name: "node hosts, a bad node", mutate: func(c *Config) { c.Serve.NodeHosts = map[string][]string{"10.0.0.11": {"a/b/c"}} }, wantIn: "serve.node_hosts"},
+		{name: "a cluster's files", mutate: func(c *Config) {
+			c.Clusters = map[string]ClusterConfig{"dlrm": {SlurmConf: "/srv/dlrm/slurm.conf"}, "lab-2.a_b": {}}
+		}},
+		{name: "a cluster in capitals", mutate: func(c *Config) { c.Clusters = map[string]ClusterConfig{"DLRM": {}} }, wantIn: "clusters.DLRM"},
+		{name: "a cluster with a slash", mutate: func(c *Config) { c.Clusters = map[string]ClusterConfig{"a/b": {}} }, wantIn: "clusters.a/b"},
 		{name: "no connection per host", mutate: func(c *Config) { c.Serve.ConnsPerHost = 0 }, wantIn: "serve.conns_per_host"},
 		{name: "notices on", mutate: func(c *Config) { c.Notices.Enabled = true }},
 		{name: "notice address without user", mutate: func(c *Config) { c.Notices.Address = "gpu@lab.example" }, wantIn: "notices.address"},

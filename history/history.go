@@ -57,6 +57,12 @@ type Result struct {
 	// rule decides which wins (store.Tx.PutSchedJob; docs/sacct.md).
 	Conflicts   int
 	ConflictIDs []string
+	// Unnamed counts the records whose input named no cluster (text
+	// without a Cluster column, or an empty one): they were imported as
+	// Options.Cluster. Clusters counts the records by the cluster they
+	// were imported as.
+	Unnamed  int
+	Clusters map[string]int
 }
 
 // GPUSources counts jobs by where their GPU counts were read from.
@@ -74,6 +80,7 @@ const MaxConflictIDs = 5
 
 // Options configure an import.
 type Options struct {
+	// Cluster is the cluster of the records whose input names none.
 	Cluster string
 	// Columns are the columns of sacct text that has no header line (sacct
 	// --noheader), as --format named them; nil means gpuprof's own
@@ -170,7 +177,12 @@ func Import(ctx context.Context, db *store.DB, r io.Reader, format string, o Opt
 	add := func(rec slurmext.JobRecord) error {
 		if rec.Cluster == "" {
 			rec.Cluster = o.Cluster
+			res.Unnamed++
 		}
+		if res.Clusters == nil {
+			res.Clusters = map[string]int{}
+		}
+		res.Clusters[rec.Cluster]++
 		if rec.UID < 0 && rec.User != "" {
 			// sacct --json names users without uids; access control needs
 			// the uid, so look it up where the name is known here.
@@ -201,7 +213,9 @@ func Import(ctx context.Context, db *store.DB, r io.Reader, format string, o Opt
 
 	switch format {
 	case FormatText:
-		sr := slurmext.NewSacctReader(r, o.Columns, slurmext.SacctOptions{Cluster: o.Cluster})
+		// The records that name no cluster get o.Cluster in add, which
+		// counts them.
+		sr := slurmext.NewSacctReader(r, o.Columns, slurmext.SacctOptions{})
 		for {
 			if err := ctx.Err(); err != nil {
 				return res, err
@@ -241,7 +255,7 @@ func Import(ctx context.Context, db *store.DB, r io.Reader, format string, o Opt
 			}
 		}
 	case FormatJSON:
-		recs, problems, err := slurmext.ParseSacctJSON(r, o.Cluster)
+		recs, problems, err := slurmext.ParseSacctJSON(r, "")
 		for _, p := range problems {
 			problem(p)
 		}

@@ -40,6 +40,8 @@ func fixture() Data {
 	w := analysis.Workload{
 		Window:     analysis.Window{From: time.Date(2026, 11, 1, 0, 0, 0, 0, time.UTC), To: time.Date(2026, 12, 1, 0, 0, 0, 0, time.UTC)},
 		Headline:   headline,
+		Inventory:  analysis.Inventory{Source: "profiles and slurm.conf of cluster alpha", Nodes: 8, GPUs: 32},
+		Conf:       analysis.ConfUse{Cluster: "alpha", SlurmConf: "/etc/slurm/slurm.conf"},
 		Daily:      daily,
 		HourOfWeek: how,
 		Models: []analysis.ModelUsage{
@@ -133,6 +135,7 @@ func fixture() Data {
 	plan := analysis.CapacityPlan{
 		Params:      analysis.PlanParams{Growth: 0.3, Months: 12, NewDemand: 4, Headroom: 0.2},
 		PeriodHours: 720, CNow: 18.0, PeakGPUs: 30, CFuture: 27.4, QSafe: 0.8, GPUsNeeded: 35, CurrentGPUs: 32,
+		Inventory:  analysis.Inventory{Source: "profiles and slurm.conf of cluster alpha", Nodes: 8, GPUs: 32},
 		Constraint: analysis.ConstraintMemory, Constraints: []string{analysis.ConstraintMemory, analysis.ConstraintScheduling},
 		Evidence:   []analysis.Reason{{Rule: "plan.vram", Checks: []analysis.Check{{Metric: "vram_bound_share", Value: 0.116, Op: analysis.OpGE, Limit: 0.1}}}},
 		CrossCheck: "Demand grows to 27.4 GPUs; 35 are needed against 32 now.",
@@ -228,7 +231,8 @@ func fixtureSimPlan() *analysis.SimPlan {
 	}
 	return &analysis.SimPlan{
 		Simulated: true, TargetP95Wait: 3600, Growth: 0.3, Months: 12, NewDemand: 4, LeadTimeMonths: 3, Seeds: 5,
-		Window: window, ClusterSource: "inventory and slurm.conf",
+		Window: window, ClusterSource: "profiles and slurm.conf of cluster alpha",
+		Conf: analysis.ConfUse{Cluster: "alpha", SlurmConf: "/etc/slurm/slurm.conf"}, Inventory: analysis.Inventory{Source: "profiles and slurm.conf of cluster alpha", Nodes: 8, GPUs: 32},
 		Assumed: []string{"no QOS limits (sacctmgr's are not read; --qos sets them)"},
 		Calibration: &analysis.Calibration{Jobs: 1080, RankCorrelation: 0.97, StartMAE: 240, Within10s: 0.4, Reliable: true,
 			Partitions: []analysis.CalibratedP{{Partition: "gpu", Jobs: 590, ObservedP50: 1800, ObservedP95: 14400, SimulatedP50: 1700, SimulatedP95: 14040}},

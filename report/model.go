@@ -230,9 +230,17 @@ func headlineSection(d *Data, miss []string) section {
 	} else {
 		t.row("VRAM headroom (1 − p95 peak)", "no GPU memory readings")
 	}
-	if h.CapacityGPUHours > 0 {
+	inv := d.Workload.Inventory
+	switch {
+	case h.InventoryMisfit != "":
+		t.row("Occupancy (allocated / capacity)", "refused: "+h.InventoryMisfit)
+	case inv.Misfit != "":
+		t.row("Occupancy (allocated / capacity)", "refused: "+inv.Misfit)
+	case h.CapacityGPUHours > 0 && inv.Source != "":
+		t.row("Occupancy (allocated / capacity)", fmt.Sprintf("%s of %s GPU-hours (%s from %s)", pct(h.Occupancy), hours(h.CapacityGPUHours), counted(h.InventoryGPUs, "GPU", "GPUs"), clusterSource(inv.Source)))
+	case h.CapacityGPUHours > 0:
 		t.row("Occupancy (allocated / capacity)", fmt.Sprintf("%s of %s GPU-hours", pct(h.Occupancy), hours(h.CapacityGPUHours)))
-	} else {
+	default:
 		t.row("Occupancy (allocated / capacity)", "capacity unknown (no GPU inventory)")
 	}
 	t.row("GPU-hours lost (failed, timed out, preempted, …; not cancelled)", hours(d.Workload.LostGPUHours))
@@ -294,6 +302,8 @@ func modelTables(s *section, d *Data) {
 		}
 		cards, occ := dash, dash
 		switch {
+		case m.InventoryMisfit:
+			cards, occ = count(m.Cards), "refused: the inventory does not fit the jobs"
 		case m.Cards > 0:
 			cards, occ = count(m.Cards), pct(m.Occupancy)
 		case inv && m.Model != "":

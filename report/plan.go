@@ -71,8 +71,11 @@ func replayWords(sp *analysis.SimPlan) string {
 }
 
 func clusterSource(s string) string {
-	if s == "" {
+	switch {
+	case s == "":
 		return "the inventory"
+	case strings.HasPrefix(s, "profiles"):
+		return "the " + s
 	}
 	return s
 }

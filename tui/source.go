@@ -3,6 +3,7 @@ package tui
 import (
 	"context"
 
+	"github.com/gpuprof/gpuprof/analysis"
 	"github.com/gpuprof/gpuprof/slurmext"
 	"github.com/gpuprof/gpuprof/store"
 )
@@ -24,11 +25,13 @@ type Source interface {
 	Job(ctx context.Context, cluster, jobID string) (store.JobView, error)
 }
 
-// NodeSource is implemented by a Source that knows slurm.conf's nodes:
-// the summary then counts shard jobs by their node's shards, as the CLI
-// and the report do.
+// NodeSource is implemented by a Source that knows the Slurm
+// configuration of a cluster: the summary then counts shard jobs by their
+// node's shards, as the CLI and the report do. ClusterConf returns what
+// is bound to cluster's jobs (only the slurm.conf whose ClusterName is
+// cluster's: docs/configuration.md) and its nodes, nil when none is used.
 type NodeSource interface {
-	SlurmNodes() []slurmext.NodeGres
+	ClusterConf(cluster string) (analysis.ConfUse, []slurmext.NodeGres)
 }
 
 // Identity is who runs the TUI. Admin enables switching to another user

@@ -11,6 +11,7 @@ import (
 	tea "charm.land/bubbletea/v2"
 
 	"github.com/gpuprof/gpuprof/analysis"
+	"github.com/gpuprof/gpuprof/slurmext"
 	"github.com/gpuprof/gpuprof/store"
 )
 
@@ -34,6 +35,9 @@ type summaryState struct {
 
 // summaryResult is what the analysis says about the month's jobs.
 type summaryResult struct {
+	// notUsed is the one line on a slurm.conf of another cluster left
+	// aside (analysis.ConfUse.NotUsed).
+	notUsed   string
 	window    analysis.Window
 	loaded    int
 	total     int // jobs the Source selects; more than loaded when truncated
@@ -98,9 +102,7 @@ func loadSummary(ctx context.Context, src Source, who string, now time.Time, cfg
 	}
 	// The same conversion and counting as the CLI and the report.
 	b := analysis.NewInputBuilder()
-	if ns, ok := src.(NodeSource); ok {
-		b.SetSlurmNodes(ns.SlurmNodes())
-	}
+	var clusters []string
 	for off := 0; off < min(total, maxSummaryJobs); off += summaryPage {
 		f.Offset, f.Limit = off, min(summaryPage, maxSummaryJobs-off)
 		vs, err := src.Jobs(ctx, f)
@@ -108,15 +110,32 @@ func loadSummary(ctx context.Context, src Source, who string, now time.Time, cfg
 			return nil, fmt.Errorf("load this month's jobs: %w", err)
 		}
 		for _, v := range vs {
+			if !slices.Contains(clusters, v.Cluster) {
+				clusters = append(clusters, v.Cluster)
+			}
 			b.Add(v.Sched, v.Profiles)
 		}
 		if len(vs) < f.Limit {
 			break
 		}
 	}
+	// A summary is of one cluster, counted with its own slurm.conf only.
+	if len(clusters) > 1 {
+		slices.Sort(clusters)
+		_ = b.Input(win, now) // the builder waits for its conversions
+		return nil, fmt.Errorf("this month's jobs are of %d clusters (%s): a summary is of one; start gpuprof tui --cluster NAME",
+			len(clusters), sanitise(strings.Join(clusters, ", ")))
+	}
+	var conf analysis.ConfUse
+	if ns, ok := src.(NodeSource); ok && len(clusters) == 1 {
+		var nodes []slurmext.NodeGres
+		conf, nodes = ns.ClusterConf(clusters[0])
+		b.SetConf(conf, nodes)
+	}
 	in := b.Input(win, now)
 	jobs := in.Jobs
 	res := &summaryResult{
+		notUsed:   conf.NotUsed,
 		window:    win,
 		loaded:    len(jobs),
 		total:     max(total, len(jobs)),
@@ -206,6 +225,9 @@ func (m Model) summaryLines() []string {
 	add("%s (%s to %s)", r.window.From.Format("January 2006"),
 		r.window.From.Format("2006-01-02"), r.window.To.AddDate(0, 0, -1).Format("2006-01-02"))
 	add("%s jobs, %s with GPUs", formatCount(r.sum.Jobs), formatCount(r.sum.GPUJobs))
+	if r.notUsed != "" {
+		out = append(out, wrapHanging(sanitise(r.notUsed), m.width)...)
+	}
 	if r.truncated {
 		add("only the newest %s of %s jobs were read", formatCount(r.loaded), formatCount(r.total))
 	}

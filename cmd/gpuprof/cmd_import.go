@@ -14,12 +14,14 @@ import (
 	"github.com/spf13/cobra"
 	"github.com/spf13/pflag"
 
+	"github.com/gpuprof/gpuprof/config"
 	"github.com/gpuprof/gpuprof/history"
 	"github.com/gpuprof/gpuprof/slurmext"
 	"github.com/gpuprof/gpuprof/store"
 )
 
 type importOptions struct {
+	Cluster string
 	File    string
 	Format  string
 	Columns string
@@ -29,6 +31,7 @@ type importOptions struct {
 
 func (o *importOptions) AddFlags(fs *pflag.FlagSet) {
 	fs.StringVar(&o.File, "file", "", "read sacct output from this file (- for stdin) instead of running sacct")
+	fs.StringVar(&o.Cluster, "cluster", "", "the cluster of the jobs whose input names none (no Cluster column; default: this host's, as the configuration names it)")
 	fs.StringVar(&o.Format, "format", "auto", "format of --file: auto, text (sacct -P) or json (sacct --json)")
 	fs.StringVar(&o.Columns, "columns", "", "the sacct --format list of --file text that has no header line (default: gpuprof's own)")
 	fs.StringVar(&o.Since, "since", "", "start of the window (default: where the last import stopped, else 90 days ago)")
@@ -83,6 +86,14 @@ different content (not the same line twice, nor a requeued job's runs) is
 reported with the first few ids; which line is kept is the merge rule of
 docs/sacct.md, "Duplicate job ids".
 
+Jobs whose input names no cluster (text without a Cluster column, or an
+empty one) are imported as --cluster, else as the cluster the
+configuration names (the cluster setting, else ClusterName of
+slurm_conf, else the one [clusters.NAME] section, else "default"); the
+summary says how many and as which. Import another cluster's trace with
+--cluster: the analysis binds only that cluster's own slurm.conf to its
+jobs (docs/configuration.md).
+
 Re-importing a window changes nothing; without --since the import continues
 where the last one stopped. Within text that fits, lines that cannot be
 parsed are reported with their line number and skipped. A progress line
@@ -102,7 +113,10 @@ func runImport(ctx context.Context, g *globalOptions, o *importOptions, stdout, 
 	if err != nil {
 		return err
 	}
-	cluster := clusterName(cfg, "")
+	cluster, origin, err := importCluster(cfg, o.Cluster)
+	if err != nil {
+		return err
+	}
 	db, err := store.Open(ctx, cfg.DB, store.Options{BusyTimeout: 10 * time.Second})
 	if err != nil {
 		return err
@@ -221,6 +235,10 @@ func runImport(ctx context.Context, g *globalOptions, o *importOptions, stdout, 
 	fmt.Fprintf(stdout, "%d jobs read: %d new, %d updated, %d unchanged; %d skipped; %.0f jobs/s\n",
 		res.Read, res.Inserted, res.Updated, res.Unchanged, res.Skipped,
 		float64(res.Read)/max(res.Took.Seconds(), 1e-3))
+	if res.Unnamed > 0 {
+		fmt.Fprintf(stdout, "%d %s no cluster (no Cluster column): imported as cluster %s (%s)\n",
+			res.Unnamed, plural(res.Unnamed, "job names", "jobs name"), clean(cluster, 64), origin)
+	}
 	if line := gpuSourcesLine(res.GPUsFrom); line != "" {
 		fmt.Fprintln(stdout, line)
 	}
@@ -237,6 +255,32 @@ func runImport(ctx context.Context, g *globalOptions, o *importOptions, stdout, 
 			res.Conflicts, plural(res.Conflicts, "id appears", "ids appear"), list)
 	}
 	return err
+}
+
+// importCluster is the cluster of the imported jobs whose input names
+// none, and what chose it: --cluster, else the cluster the configuration
+// names (the cluster setting, else slurm_conf's ClusterName, else its one
+// [clusters.NAME] section), else "default".
+func importCluster(cfg config.Config, flag string) (name, origin string, err error) {
+	if flag != "" {
+		name = strings.ToLower(strings.TrimSpace(flag))
+		if !slurmext.ValidJobID(name) || strings.Contains(name, "+") {
+			return "", "", usagef("--cluster %q: want a cluster name as Slurm records it (letters, digits, '-', '_', '.')", clean(flag, 64))
+		}
+		return name, "--cluster", nil
+	}
+	if c := strings.ToLower(strings.TrimSpace(cfg.Cluster)); c != "" {
+		return c, "the cluster setting; --cluster NAME imports them as another", nil
+	}
+	if c, err := fileClusterName(cfg.SlurmConf); err == nil && c != "" {
+		return c, "ClusterName of " + clean(cfg.SlurmConf, 200) + "; --cluster NAME imports them as another", nil
+	}
+	if len(cfg.Clusters) == 1 {
+		for c := range cfg.Clusters {
+			return c, "the one [clusters." + c + "] section of the configuration; --cluster NAME imports them as another", nil
+		}
+	}
+	return slurmext.DefaultCluster, "nothing names this host's cluster; --cluster NAME imports them as another", nil
 }
 
 // gpuSourcesLine says where the imported jobs' GPU counts came from

@@ -227,12 +227,18 @@ func listViews(ctx context.Context, g *globalOptions, f store.ViewFilter, local 
 // loadInput reads every job f selects into the analysis input, converting
 // each view as it arrives (see inputBuilder): what the analysis commands
 // read. The local database reads each table once (store.EachView).
-func loadInput(ctx context.Context, g *globalOptions, f store.ViewFilter, local bool) (analysis.Input, error) {
+// loadInput reads the jobs f selects of one cluster (cluster, else the
+// one of the window's jobs: src.forCluster) with its own Slurm
+// configuration.
+func loadInput(ctx context.Context, g *globalOptions, f store.ViewFilter, local bool, cluster string) (analysis.Input, error) {
 	src, err := openSource(ctx, g, local)
 	if err != nil {
 		return analysis.Input{}, err
 	}
 	defer src.Close()
+	if err := src.forCluster(ctx, &f, cluster); err != nil {
+		return analysis.Input{}, err
+	}
 	return src.input(ctx, f)
 }
 

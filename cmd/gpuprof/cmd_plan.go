@@ -25,6 +25,8 @@ type planOptions struct {
 // planJSON is the stable JSON shape of `gpuprof plan --json`
 // (docs/json.md).
 type planJSON struct {
+	// Conf is the cluster planned for and the slurm.conf bound to it.
+	Conf  analysis.ConfUse      `json:"conf"`
 	Nodes []analysis.Node       `json:"nodes"`
 	Plan  analysis.CapacityPlan `json:"plan"`
 	// Simulated is the plan on the queue replay, with the verdict.
@@ -75,7 +77,7 @@ built-in defaults).`,
 			if err := c.Validate(); err != nil {
 				return usagef("%v", err)
 			}
-			pd, err := analyseAndPlan(cmd.Context(), g, flt, o.Local, c, p)
+			pd, err := analyseAndPlan(cmd.Context(), g, flt, o.analysisOptions, c, p)
 			if err != nil {
 				return err
 			}
@@ -85,7 +87,7 @@ built-in defaults).`,
 				if nodes == nil {
 					nodes = []analysis.Node{}
 				}
-				return writeJSON(cmd.OutOrStdout(), planJSON{Nodes: nodes, Plan: cp, Simulated: pd.sim})
+				return writeJSON(cmd.OutOrStdout(), planJSON{Conf: pd.in.Conf, Nodes: nodes, Plan: cp, Simulated: pd.sim})
 			}
 			writeSimPlan(cmd.OutOrStdout(), pd.sim, pd.findings.Recommendations)
 			writePlan(cmd.OutOrStdout(), cp)
@@ -204,10 +206,13 @@ func writePlan(w io.Writer, cp analysis.CapacityPlan) {
 		cp.CNow, p.Growth, p.Months, p.NewDemand, cp.CFuture)
 	printf(w, "Q_safe   = 1 − headroom = 1 − %.2f = %.2f\n", p.Headroom, cp.QSafe)
 	printf(w, "G        = ceil(C_future / Q_safe) = ceil(%.2f / %.2f) = %d GPUs\n", cp.CFuture, cp.QSafe, cp.GPUsNeeded)
-	if cp.CurrentGPUs > 0 {
-		printf(w, "GPUs now = %d (from the profiles' inventory)\n", cp.CurrentGPUs)
-	} else {
-		printf(w, "GPUs now: unknown (no profiled GPUs)\n")
+	switch inv := cp.Inventory; {
+	case cp.CurrentGPUs > 0:
+		printf(w, "GPUs now = %d (from %s)\n", cp.CurrentGPUs, clean(inv.Source, 120))
+	case inv.Misfit != "":
+		printf(w, "GPUs now: unknown (%s)\n", clean(inv.Misfit, 600))
+	default:
+		printf(w, "GPUs now: unknown (no inventory: no profiled GPUs, no GPU node in the cluster's slurm.conf)\n")
 	}
 	if cp.Scaling.Valid {
 		printf(w, "Multi-GPU scaling efficiency: %s over %d tasks\n", pct(cp.Scaling.Efficiency), cp.Scaling.Tasks)

@@ -15,13 +15,14 @@ import (
 )
 
 type profilesOptions struct {
-	JSON   bool
-	User   string
-	Since  string
-	Until  string
-	Top    int
-	Config string
-	Local  bool
+	JSON    bool
+	User    string
+	Since   string
+	Until   string
+	Top     int
+	Config  string
+	Local   bool
+	Cluster string
 }
 
 func (o *profilesOptions) AddFlags(fs *pflag.FlagSet) {
@@ -32,12 +33,16 @@ func (o *profilesOptions) AddFlags(fs *pflag.FlagSet) {
 	fs.IntVar(&o.Top, "top", 5, "explain this many tasks (largest GPU-hours first) in sentences")
 	fs.StringVar(&o.Config, "analysis-config", "", "analysis thresholds (TOML, see contrib/analysis.toml.example; default: built-in)")
 	fs.BoolVar(&o.Local, "local", false, "read this host's jobs (the local database, or the agent's query socket) even when a collector is configured")
+	fs.StringVar(&o.Cluster, "cluster", "", clusterHelp)
 }
 
 // profilesJSON is the stable JSON shape of `gpuprof profiles --json`.
 type profilesJSON struct {
 	Profiles []analysis.TaskProfile  `json:"profiles"`
 	Summary  analysis.ClusterSummary `json:"summary"`
+	// Conf is the cluster answered for and the slurm.conf bound to it
+	// (docs/configuration.md, "Which slurm.conf describes a cluster").
+	Conf analysis.ConfUse `json:"conf"`
 }
 
 func newProfilesCommand(g *globalOptions) *cobra.Command {
@@ -67,7 +72,7 @@ defines every number).`,
 					return err
 				}
 			}
-			in, err := loadInput(cmd.Context(), g, f, o.Local)
+			in, err := loadInput(cmd.Context(), g, f, o.Local, o.Cluster)
 			if err != nil {
 				return err
 			}
@@ -75,9 +80,11 @@ defines every number).`,
 			if err != nil {
 				return err
 			}
+			out.Conf = in.Conf
 			if o.JSON {
 				return writeJSON(cmd.OutOrStdout(), out)
 			}
+			writeConfNote(cmd.OutOrStdout(), in.Conf)
 			return writeProfiles(cmd.OutOrStdout(), out, o.Top)
 		},
 	}

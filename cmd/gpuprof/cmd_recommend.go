@@ -15,15 +15,17 @@ import (
 // analysisOptions are the flags recommend and plan share: which jobs to
 // read and with which thresholds.
 type analysisOptions struct {
-	Since  string
-	Until  string
-	Config string
-	Local  bool
+	Since   string
+	Until   string
+	Config  string
+	Local   bool
+	Cluster string
 }
 
 func (o *analysisOptions) AddFlags(fs *pflag.FlagSet) {
 	fs.StringVar(&o.Since, "since", "", sinceHelp)
 	fs.StringVar(&o.Until, "until", "", untilHelp)
+	fs.StringVar(&o.Cluster, "cluster", "", clusterHelp)
 	fs.StringVar(&o.Config, "analysis-config", "", "analysis thresholds (TOML, see contrib/analysis.toml.example; default: built-in)")
 	fs.BoolVar(&o.Local, "local", false, "read this host's jobs (the local database, or the agent's query socket) even when a collector is configured")
 }
@@ -35,7 +37,7 @@ func (o *analysisOptions) load(ctx context.Context, g *globalOptions) (analysis.
 	if err != nil {
 		return analysis.Input{}, c, err
 	}
-	in, err := loadInput(ctx, g, f, o.Local)
+	in, err := loadInput(ctx, g, f, o.Local, o.Cluster)
 	return in, c, err
 }
 
@@ -68,6 +70,10 @@ type recommendOptions struct {
 // recommendJSON is the stable JSON shape of `gpuprof recommend --json`
 // (docs/json.md).
 type recommendJSON struct {
+	// Conf is the cluster answered for and the slurm.conf bound to it;
+	// Inventory where Nodes came from, or why there are none.
+	Conf            analysis.ConfUse          `json:"conf"`
+	Inventory       analysis.Inventory        `json:"inventory"`
 	Nodes           []analysis.Node           `json:"nodes"`
 	Recommendations []analysis.Recommendation `json:"recommendations"`
 	NoChange        []analysis.NoChange       `json:"no_change"`
@@ -108,14 +114,14 @@ script for an administrator to review and apply.`,
 			var f analysis.Findings
 			var sim *analysis.SimPlan
 			if o.NoSimulate || o.Emit != "" {
-				if in, err = loadInput(cmd.Context(), g, flt, o.Local); err != nil {
+				if in, err = loadInput(cmd.Context(), g, flt, o.Local, o.Cluster); err != nil {
 					return err
 				}
 				if f, err = analysis.Analyse(in, c); err != nil {
 					return err
 				}
 			} else {
-				pd, err := analyseAndPlan(cmd.Context(), g, flt, o.Local, c, c.Plan.Params())
+				pd, err := analyseAndPlan(cmd.Context(), g, flt, o.analysisOptions, c, c.Plan.Params())
 				if err != nil {
 					return err
 				}
@@ -145,7 +151,7 @@ script for an administrator to review and apply.`,
 }
 
 func toRecommendJSON(in analysis.Input, f analysis.Findings) recommendJSON {
-	out := recommendJSON{Nodes: in.Nodes, Recommendations: f.Recommendations, NoChange: f.NoChange}
+	out := recommendJSON{Conf: in.Conf, Inventory: f.Plan.Inventory, Nodes: in.Nodes, Recommendations: f.Recommendations, NoChange: f.NoChange}
 	// Empty lists are [] rather than null, so consumers need no special case.
 	if out.Nodes == nil {
 		out.Nodes = []analysis.Node{}
@@ -163,6 +169,10 @@ func toRecommendJSON(in analysis.Input, f analysis.Findings) recommendJSON {
 // title, the change, its evidence as sentences, the effect, the confidence
 // and the configuration by target; then the no-change notes.
 func writeRecommendations(w io.Writer, in analysis.Input, f analysis.Findings) {
+	writeConfNote(w, in.Conf)
+	if inv := f.Plan.Inventory; inv.Misfit != "" {
+		printf(w, "No GPU inventory: %s.\n", clean(inv.Misfit, 600))
+	}
 	s := f.Summary
 	printf(w, "Recommendations from %d %s (%d with GPU readings) on %d GPU %s.\n",
 		s.Jobs, plural(s.Jobs, "job", "jobs"), s.WithGPUData, len(in.Nodes), plural(len(in.Nodes), "node", "nodes"))

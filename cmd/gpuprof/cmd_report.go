@@ -29,6 +29,7 @@ type reportOptions struct {
 	Config    string
 	Local     bool
 	Title     string
+	Cluster   string
 }
 
 func newReportCommand(g *globalOptions) *cobra.Command {
@@ -55,7 +56,13 @@ The HTML is one self-contained file (charts as inline SVG, no scripts, no
 network) that prints to PDF; the Markdown is for wikis and mail; the JSON
 (docs/json.md) for other tools. Every number comes from the analysis
 (docs/analysis.md); the report only presents it. A user who is not an admin
-gets a report of their own jobs.`,
+gets a report of their own jobs.
+
+A report is of one cluster, with that cluster's own slurm.conf (a
+slurm.conf whose ClusterName is another cluster's is not used, and the
+report says so; docs/configuration.md). A month holding jobs of several
+clusters gives one report per cluster, gpuprof-report-MONTH-CLUSTER.*;
+--cluster writes only that cluster's.`,
 		Example: `  gpuprof report --month 2026-11 --out /srv/reports
   gpuprof report --month 2026-11 --format md --anonymize`,
 		Args: usageArgs(cobra.NoArgs),
@@ -73,17 +80,18 @@ gets a report of their own jobs.`,
 	fs.StringVar(&o.Config, "analysis-config", "", "analysis thresholds (TOML, see contrib/analysis.toml.example; default: built-in)")
 	fs.BoolVar(&o.Local, "local", false, "read this host's jobs (the local database, or the agent's query socket) even when a collector is configured")
 	fs.StringVar(&o.Title, "title", "", "report title (default: \"GPU workload report, <Month YYYY>\")")
+	fs.StringVar(&o.Cluster, "cluster", "", "the cluster to report on (default: each cluster whose jobs the month holds, a report for each)")
 	return cmd
 }
 
 // lastMonthWithJobs walks back from the month w (the last complete one)
 // to the first that has jobs the caller may see, at most monthsBack
 // months; an error names the months searched when none has.
-func lastMonthWithJobs(ctx context.Context, src *jobSource, w analysis.Window) (analysis.Window, error) {
+func lastMonthWithJobs(ctx context.Context, src *jobSource, w analysis.Window, cluster string) (analysis.Window, error) {
 	const monthsBack = 36
 	for k := range monthsBack {
 		m := analysis.Window{From: w.From.AddDate(0, -k, 0), To: w.From.AddDate(0, -k+1, 0)}
-		n, err := src.Count(ctx, store.ViewFilter{Since: m.From, Until: m.To})
+		n, err := src.Count(ctx, store.ViewFilter{Cluster: cluster, Since: m.From, Until: m.To})
 		if err != nil {
 			return w, err
 		}
@@ -133,32 +141,63 @@ func (o *reportOptions) run(ctx context.Context, g *globalOptions, stdout io.Wri
 			return err
 		}
 	}
-	// The replay reads slurm.conf's nodes and scheduler settings.
-	wp, err := replayParams(g)
-	if err != nil {
-		return err
-	}
 	src, err := openSource(ctx, g, o.Local)
 	if err != nil {
 		return err
 	}
 	defer src.Close()
+	cluster := strings.ToLower(strings.TrimSpace(o.Cluster))
 	if o.Month == "" {
 		// Not the month before now blindly: the last complete one that has
 		// jobs (a database whose last month is idle would give an empty
 		// report).
-		if w, err = lastMonthWithJobs(ctx, src, w); err != nil {
+		if w, err = lastMonthWithJobs(ctx, src, w, cluster); err != nil {
 			return err
 		}
 		printf(stdout, "No --month: reporting %s, the last complete month with jobs.\n", w.From.Format("2006-01"))
 	}
+	// A report is of one cluster: each cluster of the month in turn.
+	clusters := []string{cluster}
+	if cluster == "" {
+		if clusters, err = src.clusters(ctx, store.ViewFilter{Since: w.From, Until: w.To}); err != nil {
+			return err
+		}
+		if len(clusters) == 0 {
+			clusters = []string{""}
+		}
+	}
+	if len(clusters) > 1 {
+		printf(stdout, "The month holds jobs of %d clusters (%s): one report each.\n", len(clusters), termtext.Clean(strings.Join(clusters, ", ")))
+	}
+	for _, cl := range clusters {
+		suffix := ""
+		if len(clusters) > 1 {
+			suffix = "-" + fileSafe(cl)
+		}
+		if err := o.one(ctx, src, w, cl, suffix, c, formats, stdout); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// one writes the report of cluster ("" for the one of the month's jobs,
+// or this host's when there are none) in each format, to
+// gpuprof-report-MONTH<suffix>.<format>.
+func (o *reportOptions) one(ctx context.Context, src *jobSource, w analysis.Window, cluster, suffix string, c analysis.Config, formats []string, stdout io.Writer) error {
+	f := store.ViewFilter{Since: w.From, Until: w.To}
+	if err := src.forCluster(ctx, &f, cluster); err != nil {
+		return err
+	}
+	writeConfNote(stdout, src.conf.use)
+	wp := src.conf.whatIf()
 
 	// The memory floor (service detection, VRAM need) needs the series;
 	// the queue replay needs the node lists, node counts and pending
 	// reasons, so the records are read in full, not lean — unless no
 	// replay will run: for a reader who is not an admin, or a month too
 	// large for the replay budget even at its least (as gpuprof plan).
-	flt := store.ViewFilter{Since: w.From, Until: w.To, WithSeries: true}
+	flt := store.ViewFilter{Cluster: f.Cluster, Since: w.From, Until: w.To, WithSeries: true}
 	if !src.id.Admin {
 		flt.Lean = true
 	} else if n, err := src.Count(ctx, flt); err == nil && !c.Plan.Replayable(n) {
@@ -179,7 +218,7 @@ func (o *reportOptions) run(ctx context.Context, g *globalOptions, stdout io.Wri
 		earlier earlierMonths
 	)
 	wg.Go(func() { wl = analysis.SummariseWorkload(in, params, c) })
-	wg.Go(func() { earlier = o.earlierMonths(ctx, src, w, in.Nodes, c) })
+	wg.Go(func() { earlier = o.earlierMonths(ctx, src, w, f.Cluster, in.Nodes, c) })
 	findings, err := analysis.Analyse(in, c)
 	var sim analysis.SimPlan
 	if err == nil {
@@ -205,7 +244,7 @@ func (o *reportOptions) run(ctx context.Context, g *globalOptions, stdout io.Wri
 		Earlier:   earlier.months,
 		Config:    c,
 		Sources:   sourcesOf(src, in),
-		Cluster:   clustersOf(in.Jobs),
+		Cluster:   f.Cluster,
 		Notices:   notices,
 	}
 	if d.Title == "" {
@@ -221,7 +260,7 @@ func (o *reportOptions) run(ctx context.Context, g *globalOptions, stdout io.Wri
 	if err := os.MkdirAll(o.Out, 0o755); err != nil {
 		return err
 	}
-	base := filepath.Join(o.Out, "gpuprof-report-"+d.Month)
+	base := filepath.Join(o.Out, "gpuprof-report-"+d.Month+suffix)
 	for _, f := range formats {
 		path := base + "." + f
 		if err := writeReportFile(path, f, d); err != nil {
@@ -253,15 +292,19 @@ func reportInput(ctx context.Context, src *jobSource, f store.ViewFilter) (analy
 func reportPlan(in analysis.Input, findings *analysis.Findings, wp analysis.WhatIfParams, c analysis.Config, src *jobSource) analysis.SimPlan {
 	pp := c.Plan.Params()
 	if !src.id.Admin {
-		return analysis.NotSimulatedPlan(*findings, pp, c,
+		sp := analysis.NotSimulatedPlan(*findings, pp, c,
 			fmt.Sprintf("the plan replays every user's jobs: it is for root and admin_group only (%s sees only their own)", termtext.Clean(src.id.User)))
+		sp.Conf = in.Conf
+		return sp
 	}
 	sp, err := analysis.SimulatePlan(in, findings, analysis.SimPlanParams{WhatIf: wp, Plan: pp}, c)
 	if err != nil {
 		for i := range findings.Recommendations {
 			findings.Recommendations[i].Simulated = nil
 		}
-		return analysis.NotSimulatedPlan(*findings, pp, c, "the queue replay failed: "+err.Error())
+		sp = analysis.NotSimulatedPlan(*findings, pp, c, "the queue replay failed: "+err.Error())
+		sp.Conf = in.Conf
+		return sp
 	}
 	return sp
 }
@@ -277,10 +320,10 @@ type earlierMonths struct {
 // earlierMonths reads up to o.Compare months before w, oldest first, and
 // keeps the headline of each that has jobs. nodes is this month's
 // inventory, so occupancy is on the same footing.
-func (o *reportOptions) earlierMonths(ctx context.Context, src *jobSource, w analysis.Window, nodes []analysis.Node, c analysis.Config) (e earlierMonths) {
+func (o *reportOptions) earlierMonths(ctx context.Context, src *jobSource, w analysis.Window, cluster string, nodes []analysis.Node, c analysis.Config) (e earlierMonths) {
 	for k := o.Compare; k >= 1; k-- {
 		ew := analysis.Window{From: w.From.AddDate(0, -k, 0), To: w.From.AddDate(0, -k+1, 0)}
-		in, err := src.input(ctx, store.ViewFilter{Since: ew.From, Until: ew.To})
+		in, err := src.input(ctx, store.ViewFilter{Cluster: cluster, Since: ew.From, Until: ew.To})
 		if err != nil {
 			e.err = fmt.Errorf("month %s: %w", ew.From.Format("2006-01"), err)
 			return e
@@ -381,26 +424,34 @@ func sourcesOf(src *jobSource, in analysis.Input) report.Sources {
 	if src.uid != nil {
 		s.Notes = append(s.Notes, fmt.Sprintf("only the jobs of %s (uid %d): the reader is not an admin", src.id.User, *src.uid))
 	}
-	if len(in.Nodes) == 0 {
-		s.Notes = append(s.Notes, "no GPU inventory: no node sent a GPU profile this month, so capacity and occupancy are unknown")
-	} else {
-		gpus := 0
-		for _, n := range in.Nodes {
-			gpus += n.GPUs
-		}
-		s.Notes = append(s.Notes, fmt.Sprintf("GPU inventory from the profiles: %d nodes, %d GPUs (a node that ran no profiled job is not counted)", len(in.Nodes), gpus))
+	if in.Conf.NotUsed != "" {
+		s.Notes = append(s.Notes, in.Conf.NotUsed)
+	}
+	inv := in.Inventory
+	switch {
+	case inv.Misfit != "":
+		s.Notes = append(s.Notes, "no GPU inventory: "+inv.Misfit+"; capacity and occupancy are unknown")
+	case len(in.Nodes) == 0:
+		s.Notes = append(s.Notes, "no GPU inventory: no node sent a GPU profile this month and no slurm.conf of the cluster gives its GPU nodes, so capacity and occupancy are unknown")
+	case inv.Source == analysis.InventoryProfiles:
+		s.Notes = append(s.Notes, fmt.Sprintf("GPU inventory from the profiles: %d nodes, %d GPUs (a node that ran no profiled job is not counted)", inv.Nodes, inv.GPUs))
+	default:
+		s.Notes = append(s.Notes, fmt.Sprintf("GPU inventory from %s: %d nodes, %d GPUs", inv.Source, inv.Nodes, inv.GPUs))
 	}
 	return s
 }
 
-// clustersOf names the clusters of jobs, sorted, joined with ", ".
-func clustersOf(jobs []analysis.Job) string {
-	var cs []string
-	for i := range jobs {
-		if c := jobs[i].Cluster; c != "" && !slices.Contains(cs, c) {
-			cs = append(cs, c)
+// fileSafe is a cluster name as part of a file name: letters, digits,
+// '.', '_' and '-' kept, anything else '_'.
+func fileSafe(name string) string {
+	b := []byte(name)
+	for i, c := range b {
+		if !(c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' || c >= '0' && c <= '9' || c == '.' || c == '_' || c == '-') {
+			b[i] = '_'
 		}
 	}
-	slices.Sort(cs)
-	return strings.Join(cs, ", ")
+	if len(b) == 0 || b[0] == '.' {
+		return "_" + string(b)
+	}
+	return string(b)
 }

@@ -2,6 +2,7 @@ package main
 
 import (
 	"os"
+	"strings"
 
 	"github.com/spf13/cobra"
 
@@ -18,6 +19,7 @@ func newTUICommand(g *globalOptions) *cobra.Command {
 		user     string
 		account  string
 		all      bool
+		cluster  string
 	)
 	cmd := &cobra.Command{
 		Use:   "tui",
@@ -50,6 +52,9 @@ database, or, when you cannot open it, through the agent's query socket
 				return err
 			}
 			defer src.Close()
+			// The list shows every cluster's jobs unless --cluster keeps
+			// it to one; the summary is of one (its own slurm.conf only).
+			src.cluster = strings.ToLower(strings.TrimSpace(cluster))
 			if os.Getenv("NO_COLOR") != "" { // no-color.org: set and not empty
 				noColor = true
 			}
@@ -68,6 +73,7 @@ database, or, when you cannot open it, through the agent's query socket
 	fs.StringVar(&user, "user", "", "admins: start on this user's jobs")
 	fs.StringVar(&account, "account", "", "admins: start on this account's jobs")
 	fs.BoolVar(&all, "all", false, "admins: start on everyone's jobs")
+	fs.StringVar(&cluster, "cluster", "", "only this cluster's jobs (the month's summary is of one cluster: needed when the month holds jobs of several)")
 	fs.StringVar(&aconf, "analysis-config", "", "analysis thresholds (TOML, see contrib/analysis.toml.example; default: built-in)")
 	return cmd
 }

@@ -20,6 +20,7 @@ import (
 
 type whatifOptions struct {
 	Since, Until, Month string
+	Cluster             string
 	Local               bool
 	JSON                bool
 	Add, Remove         []string
@@ -54,8 +55,12 @@ removed, a partition changed or added, QOS limits, and demand growth. Each
 answer is the median and p10–p90 over --seeds runs, per partition and per
 GPU model.
 
-The cluster is the recorded GPU inventory, else slurm.conf's GPU nodes
-(the slurm_conf setting), else --node. A job the cluster (or the changed
+It answers for one cluster (--cluster, needed when the window holds jobs
+of several) with that cluster's own slurm.conf: a slurm.conf whose
+ClusterName is another cluster's is not used, and the answer says so
+(docs/configuration.md). The cluster's nodes are --node when given, else
+the recorded GPU inventory (profiles, with slurm.conf's GPU nodes), else
+slurm.conf's GPU nodes. A job the cluster (or the changed
 one) could never start is left out and counted with why; a window with no
 job left is an error that says why. It replays every user's jobs, so it is
 for root and admin_group.`,
@@ -75,12 +80,13 @@ for root and admin_group.`,
 	fs.StringVar(&o.Since, "since", "", sinceHelp)
 	fs.StringVar(&o.Until, "until", "", untilHelp)
 	fs.BoolVar(&o.Local, "local", false, "read this host's jobs even when a collector is configured")
+	fs.StringVar(&o.Cluster, "cluster", "", clusterHelp)
 	fs.BoolVar(&o.JSON, "json", false, "print the answer as JSON (docs/json.md)")
 	fs.StringArrayVar(&o.Add, "add", nil, `add GPUs: "2xH100" or "2xH100:partition" (repeatable; the model by GRES type or name)`)
 	fs.StringArrayVar(&o.Remove, "remove", nil, `remove GPUs: "1xA100" (repeatable)`)
 	fs.StringArrayVar(&o.Partitions, "partition", nil, `change or add a partition: "NAME:Nodes=…,MaxTime=…,PriorityTier=…" (repeatable)`)
 	fs.StringArrayVar(&o.QOS, "qos", nil, `set a QOS's limits: "NAME:MaxTRESPerUser=gres/gpu=4,MaxJobsPerUser=2,GrpTRES=gres/gpu=8,Priority=10" (repeatable)`)
-	fs.StringArrayVar(&o.Nodes, "node", nil, `a node, when neither profiles nor slurm.conf give the cluster: "gpu[01-02]:4xh100[:partition]" (repeatable)`)
+	fs.StringArrayVar(&o.Nodes, "node", nil, `the cluster's nodes, in place of the inventory (profiles, slurm.conf): "gpu[01-02]:4xh100[:partition]" (repeatable)`)
 	fs.StringVar(&o.Growth, "growth", "", `demand growth per year: "30%" or "0.3" (with --horizon)`)
 	fs.StringVar(&o.Horizon, "horizon", "", `how far ahead the growth goes: "12mo", "1y"`)
 	fs.IntVar(&o.Seeds, "seeds", 5, "seeded runs per answer (1–100)")
@@ -224,11 +230,6 @@ func runWhatif(ctx context.Context, g *globalOptions, o *whatifOptions, w io.Wri
 	if err != nil {
 		return err
 	}
-	rp, err := replayParams(g)
-	if err != nil {
-		return err
-	}
-	p.SlurmNodes, p.Sched, p.SchedKnown = rp.SlurmNodes, rp.Sched, rp.SchedKnown
 	src, err := openSource(ctx, g, o.Local)
 	if err != nil {
 		return err
@@ -239,12 +240,21 @@ func runWhatif(ctx context.Context, g *globalOptions, o *whatifOptions, w io.Wri
 		// answer another question, silently.
 		return fmt.Errorf("gpuprof whatif replays every user's jobs: it is for root and admin_group (%s sees only their own)", termtext.Clean(src.id.User))
 	}
+	// One cluster, and only its own slurm.conf.
+	if err := src.forCluster(ctx, &f, o.Cluster); err != nil {
+		return err
+	}
+	rp := src.conf.whatIf()
+	p.SlurmNodes, p.Sched, p.SchedKnown = rp.SlurmNodes, rp.Sched, rp.SchedKnown
 	in, err := src.inputOf(ctx, f, nil)
 	if err != nil {
 		return err
 	}
 	res, err := analysis.RunWhatIf(in, p)
 	if err != nil {
+		if in.Conf.NotUsed != "" {
+			return fmt.Errorf("%w (%s)", err, termtext.Clean(in.Conf.NotUsed))
+		}
 		return err
 	}
 	if o.JSON {
@@ -255,6 +265,7 @@ func runWhatif(ctx context.Context, g *globalOptions, o *whatifOptions, w io.Wri
 }
 
 func writeWhatIf(w io.Writer, r analysis.WhatIf) {
+	writeConfNote(w, r.Conf)
 	printf(w, "What-if replay of %s to %s: %d GPU %s (%d arrived, %d running and %d pending at the start).\n",
 		slurmext.FormatTime(r.Window.From, nil), slurmext.FormatTime(r.Window.To, nil), r.Jobs.Replayed, plural(r.Jobs.Replayed, "job", "jobs"), r.Jobs.Arrived, r.Jobs.RunningAtStart, r.Jobs.PendingAtStart)
 	if lo := r.Jobs.LeftOutWords(); lo != "" {
@@ -265,7 +276,11 @@ func writeWhatIf(w io.Writer, r analysis.WhatIf) {
 	if s.Backfill {
 		printf(w, " (bf_interval %ds, bf_resolution %ds, bf_window %s, bf_max_job_test %d)", s.BfInterval, s.BfResolution, shortDuration(float64(s.BfWindow)), s.BfMaxJobTest)
 	}
-	printf(w, ".\nCluster (%s):", r.ClusterSource)
+	name := ""
+	if r.Conf.Cluster != "" {
+		name = " " + clean(r.Conf.Cluster, 64)
+	}
+	printf(w, ".\nCluster%s (%s):", name, clean(r.ClusterSource, 120))
 	for _, n := range r.Nodes {
 		mark := ""
 		if n.Added {

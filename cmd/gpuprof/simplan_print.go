@@ -14,6 +14,10 @@ import (
 // writeSimPlan writes the simulated plan: its verdict first, then the free
 // changes, the purchase per model, the timeline and the costs.
 func writeSimPlan(w io.Writer, sp analysis.SimPlan, recs []analysis.Recommendation) {
+	writeConfNote(w, sp.Conf)
+	if sp.Conf.Cluster != "" {
+		printf(w, "Cluster %s; GPU inventory: %s.\n", clean(sp.Conf.Cluster, 64), clean(sp.Inventory.Words(), 600))
+	}
 	printf(w, "Capacity plan: target p95 wait ≤ %s in every partition and GPU model; growth %s a year, horizon %d %s, new demand %g %s, lead time %d %s.\n",
 		shortDuration(sp.TargetP95Wait), pct(sp.Growth), sp.Months, plural(sp.Months, "month", "months"),
 		sp.NewDemand, map[bool]string{true: "GPU", false: "GPUs"}[sp.NewDemand == 1], sp.LeadTimeMonths, plural(sp.LeadTimeMonths, "month", "months"))

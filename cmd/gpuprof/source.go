@@ -35,10 +35,14 @@ type jobSource struct {
 	// uid, when non-nil, is forced into every local query.
 	uid *int
 	id  tui.Identity
-	// slurmNodes are slurm.conf's nodes with their GPUs and shards (nil
-	// when the file is absent or unreadable): the inventory and the shard
-	// jobs' share of a GPU (analysis.InputBuilder.SetSlurmNodes).
-	slurmNodes []slurmext.NodeGres
+	cfg config.Config
+	// conf is the Slurm configuration bound to the one cluster an answer
+	// is for (forCluster; nil before): the inventory's slurm.conf nodes,
+	// the shard jobs' share of a GPU, the replay's partitions and
+	// scheduler.
+	conf *clusterConf
+	// cluster, when not "", is forced into every query (tui --cluster).
+	cluster string
 }
 
 // openSource opens the configured job source. local reads this host's
@@ -69,7 +73,7 @@ func openSourceAs(ctx context.Context, cfg config.Config, o sourceOptions) (*job
 		return nil, err
 	}
 	uid := o.uid
-	s := &jobSource{id: tui.Identity{User: userName(uid), Admin: isAdmin(uid)}, slurmNodes: readSlurmNodes(cfg.SlurmConf)}
+	s := &jobSource{id: tui.Identity{User: userName(uid), Admin: isAdmin(uid)}, cfg: cfg}
 	if cfg.Collector != "" && !o.local && !o.dbFlag {
 		s.client = &collect.Client{URL: cfg.Collector, Munge: mungeFrom(cfg)}
 		return s, nil
@@ -128,6 +132,9 @@ func (s *jobSource) Close() error {
 }
 
 func (s *jobSource) scope(f store.ViewFilter) store.ViewFilter {
+	if s.cluster != "" {
+		f.Cluster = s.cluster
+	}
 	if s.uid != nil {
 		return f.ScopedTo(*s.uid, s.id.User)
 	}
@@ -137,6 +144,9 @@ func (s *jobSource) scope(f store.ViewFilter) store.ViewFilter {
 // Jobs implements tui.Source.
 func (s *jobSource) Jobs(ctx context.Context, f store.ViewFilter) ([]store.JobView, error) {
 	if s.client != nil {
+		if s.cluster != "" {
+			f.Cluster = s.cluster
+		}
 		return s.client.Jobs(ctx, f)
 	}
 	return s.db.ListViews(ctx, s.scope(f))
@@ -149,6 +159,9 @@ func (s *jobSource) Each(ctx context.Context, f store.ViewFilter, fn func(store.
 	f.Limit, f.Offset, f.AfterCluster, f.AfterJobID = 0, 0, "", ""
 	if s.client == nil {
 		return s.db.EachView(ctx, s.scope(f), fn)
+	}
+	if s.cluster != "" {
+		f.Cluster = s.cluster
 	}
 	return s.client.Each(ctx, f, fn)
 }
@@ -167,7 +180,9 @@ func (s *jobSource) input(ctx context.Context, f store.ViewFilter) (analysis.Inp
 func (s *jobSource) inputOf(ctx context.Context, f store.ViewFilter, each func(store.JobView)) (analysis.Input, error) {
 	limitMemory()
 	b := analysis.NewInputBuilder()
-	b.SetSlurmNodes(s.slurmNodes)
+	if s.conf != nil {
+		b.SetConf(s.conf.use, s.conf.nodes)
+	}
 	// Converting into an array of the right size saves holding a month's
 	// jobs twice at the end; the count is a hint (jobs may arrive between
 	// the two reads).
@@ -189,28 +204,12 @@ func (s *jobSource) inputOf(ctx context.Context, f store.ViewFilter, each func(s
 	return in, nil
 }
 
-// readSlurmNodes reads the NodeName lines of the slurm.conf at path; nil
-// when there is none or it cannot be read (the analysis then says what it
-// assumed).
-func readSlurmNodes(path string) []slurmext.NodeGres {
-	if path == "" {
-		return nil
-	}
-	f, err := os.Open(path)
-	if err != nil {
-		return nil
-	}
-	defer f.Close()
-	nodes, err := slurmext.ReadNodeGres(f)
-	if err != nil {
-		return nil
-	}
-	return nodes
-}
-
 // Count implements tui.Source.
 func (s *jobSource) Count(ctx context.Context, f store.ViewFilter) (int, error) {
 	if s.client != nil {
+		if s.cluster != "" {
+			f.Cluster = s.cluster
+		}
 		return s.client.Count(ctx, f)
 	}
 	return s.db.CountViews(ctx, s.scope(f))
@@ -229,8 +228,19 @@ func (s *jobSource) Job(ctx context.Context, cluster, jobID string) (store.JobVi
 	return vs[0], nil
 }
 
-// SlurmNodes implements tui.NodeSource.
-func (s *jobSource) SlurmNodes() []slurmext.NodeGres { return s.slurmNodes }
+// ClusterConf implements tui.NodeSource: the Slurm configuration bound to
+// cluster's jobs (bindConf), nil nodes when none is used or it cannot be
+// read.
+func (s *jobSource) ClusterConf(cluster string) (analysis.ConfUse, []slurmext.NodeGres) {
+	if s.conf != nil && s.conf.use.Cluster == cluster {
+		return s.conf.use, s.conf.nodes
+	}
+	c, err := bindConf(cluster, s.cfg)
+	if err != nil {
+		return analysis.ConfUse{Cluster: cluster, NotUsed: err.Error() + ": not used"}, nil
+	}
+	return c.use, c.nodes
+}
 
 var (
 	_ tui.Source     = (*jobSource)(nil)

@@ -1,0 +1,150 @@
+package analysis
+
+import "fmt"
+
+// Inventory sources (Inventory.Source): where an answer's GPU nodes came
+// from. A slurm.conf is always named with its cluster ("slurm.conf of
+// cluster lab"), since only the slurm.conf of the jobs' own cluster is
+// ever used (docs/configuration.md).
+const (
+	InventoryProfiles = "profiles" // the GPUs the profiles saw, per node
+	InventoryFlags    = "--node"   // the nodes whatif --node gave
+	InventoryNone     = "none"
+)
+
+// SlurmConfOf names a slurm.conf source: "slurm.conf of cluster X", or
+// "slurm.conf" when the cluster is not known.
+func SlurmConfOf(cluster string) string {
+	if cluster == "" {
+		return "slurm.conf"
+	}
+	return "slurm.conf of cluster " + cluster
+}
+
+// Inventory says what an answer's GPU inventory is and where it came
+// from, so that no output attributes it to a source it did not come from.
+type Inventory struct {
+	// Source is InventoryProfiles, SlurmConfOf(cluster), "profiles and "
+	// + SlurmConfOf(cluster), InventoryFlags or InventoryNone.
+	Source string `json:"source"`
+	Nodes  int    `json:"nodes"`
+	GPUs   int    `json:"gpus"`
+	// Misfit, when not empty, says why an inventory was found and not
+	// used: the jobs held more GPU-hours in the window than its GPUs could
+	// (an occupancy above 100 %), so it does not describe the cluster the
+	// jobs ran on. Source is then InventoryNone, and Nodes and GPUs are
+	// those of the inventory refused.
+	Misfit string `json:"misfit,omitempty"`
+}
+
+// Words is the inventory as a sentence fragment: "4 GPUs on 1 node
+// (from slurm.conf of cluster lab)", "none", or why the one found was not
+// used.
+func (v Inventory) Words() string {
+	switch {
+	case v.Misfit != "":
+		return "none: " + v.Misfit
+	case v.Source == "" || v.Source == InventoryNone || v.GPUs == 0:
+		return "none"
+	}
+	return fmt.Sprintf("%d %s on %d %s (from %s)", v.GPUs, pluralWord(v.GPUs, "GPU", "GPUs"), v.Nodes, pluralWord(v.Nodes, "node", "nodes"), v.Source)
+}
+
+// ConfUse says which cluster an answer is for and which of that cluster's
+// Slurm configuration files it used. The command line binds them
+// (docs/configuration.md, "Which slurm.conf describes a cluster"); the
+// analysis only carries them into its outputs.
+type ConfUse struct {
+	// Cluster is the one cluster the answer is for ("" when the jobs name
+	// none).
+	Cluster string `json:"cluster"`
+	// SlurmConf and GresConf are the files used ("" none).
+	SlurmConf string `json:"slurm_conf"`
+	GresConf  string `json:"gres_conf,omitempty"`
+	// NotUsed is the one line on a configured file that was not used
+	// ("slurm.conf /etc/slurm/slurm.conf is cluster lab2's, the jobs are
+	// dlrm's: not used"); "" when none was left aside.
+	NotUsed string `json:"not_used,omitempty"`
+}
+
+// fitInventory refuses an inventory the jobs do not fit: when the GPU
+// time the window's jobs held (counted by the one rule, counter) exceeds
+// what the inventory's GPUs could hold in the window, the occupancy would
+// be above 100 %, which cannot be; the inventory describes another
+// cluster (or part of this one). Its nodes are then dropped, so no
+// capacity, occupancy, limit or plan is computed from it, and
+// in.Inventory says why.
+func fitInventory(in *Input) {
+	gpus, _ := inventory(in.Nodes)
+	if gpus == 0 {
+		return
+	}
+	held, hours := heldGPUHours(in)
+	capacity := float64(gpus) * hours
+	if hours <= 0 || held <= capacity*(1+1e-9) {
+		return
+	}
+	in.Inventory.Misfit = fmt.Sprintf("the inventory does not fit the jobs: they held %s GPU-hours in the window, more than the %d %s of the inventory (from %s) could hold in it (%s)",
+		formatNumber(held), gpus, pluralWord(gpus, "GPU", "GPUs"), in.Inventory.Source, formatNumber(capacity))
+	in.Inventory.Source = InventoryNone
+	in.Nodes = nil
+}
+
+// heldGPUHours is the GPU time the jobs held in the window by the one
+// counting rule (the shards of a node's inventory included), and the
+// window's hours.
+func heldGPUHours(in *Input) (gpuHours, hours float64) {
+	k := newCounter(in, 0)
+	var n DataNotes
+	for i := range in.Jobs {
+		j := &in.Jobs[i]
+		m := Metrics{Outcome: outcomeOf(j)}
+		if j.started() {
+			m.Start = n.checkTime(j.Start)
+		}
+		if end := n.checkTime(j.End); !m.Start.IsZero() && !end.IsZero() {
+			if d := end.Sub(m.Start); d >= 0 && d <= maxSpan {
+				m.Elapsed, m.ElapsedValid = d, true
+			}
+		}
+		m.GPUs = max(j.ReqGPUs, len(j.GPUs))
+		if m.GPUs == 0 && j.ReqShards > 0 {
+			m.GPUs = 1
+		}
+		k.count(j, &m)
+		gpuHours += m.GPUHours
+	}
+	if k.to.After(k.from) {
+		hours = k.to.Sub(k.from).Hours()
+	}
+	return gpuHours, hours
+}
+
+// inventoryOf is in.Inventory, or, for an Input made without an
+// InputBuilder, where its nodes came from by the replay's rule.
+func inventoryOf(in *Input) Inventory {
+	if in.Inventory.Source != "" {
+		return in.Inventory
+	}
+	if len(in.Nodes) == 0 {
+		return Inventory{Source: InventoryNone}
+	}
+	// A node with a card size was seen by profiles; one without comes
+	// from slurm.conf (the replay's rule, replay.setNodes).
+	profiled, conf := false, false
+	for _, n := range in.Nodes {
+		if n.MemoryTotal > 0 {
+			profiled = true
+		} else {
+			conf = true
+		}
+	}
+	v := Inventory{Source: InventoryProfiles, Nodes: len(in.Nodes), GPUs: totalGPUs(in.Nodes)}
+	switch {
+	case profiled && conf:
+		v.Source = InventoryProfiles + " and " + SlurmConfOf(in.Conf.Cluster)
+	case conf:
+		v.Source = SlurmConfOf(in.Conf.Cluster)
+	}
+	return v
+}
