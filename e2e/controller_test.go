@@ -82,10 +82,13 @@ func ctlJobs(bin string) []ctlJob {
 			script: burnCmd(bin, "1GiB", "10", 5*time.Minute), action: "cancel-running", wantState: "CANCELLED", wantRows: 1, ran: true},
 		{name: "array", sbatch: []string{"--gres=gpu:1", "--time=10", "--array=1-3"},
 			script: burnCmd(bin, "1GiB", "10", 2*time.Second), wantState: "COMPLETED", wantRows: 3, ran: true},
-		// The first run holds 1 GiB until requeued; the second 3 GiB.
+		// The first run holds 1 GiB until requeued; the second 3 GiB, for
+		// 8 s: the agent finds that run from its processes (22.05 runs no
+		// prolog for it) at a sample while slurmd holds its step, and a
+		// loaded CI machine delays samples (3 s once went unseen).
 		{name: "requeue", sbatch: []string{"--gres=gpu:1", "--time=10", "--requeue"},
 			script: `if [ "${SLURM_RESTART_COUNT:-0}" = 0 ]; then ` + burnCmd(bin, "1GiB", "10", 5*time.Minute) +
-				"; else " + burnCmd(bin, "3GiB", "10", 3*time.Second) + "; fi",
+				"; else " + burnCmd(bin, "3GiB", "10", 8*time.Second) + "; fi",
 			action: "requeue", wantState: "COMPLETED", wantRows: 1, ran: true, wantMemPeak: 3 << 30},
 	}
 }
