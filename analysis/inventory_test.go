@@ -1,0 +1,155 @@
+package analysis
+
+import (
+	"errors"
+	"fmt"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/gpuprof/gpuprof/profile"
+	"github.com/gpuprof/gpuprof/slurmext"
+)
+
+// inventoryRecords are n jobs of gpus GPUs each, all running through the
+// whole of March 2026 on nodes x000…: what a cluster of n × gpus GPUs
+// holds at once.
+func inventoryRecords(n, gpus int) []*slurmext.JobRecord {
+	from := time.Date(2026, 3, 1, 0, 0, 0, 0, time.UTC)
+	var out []*slurmext.JobRecord
+	for i := range n {
+		out = append(out, &slurmext.JobRecord{Cluster: "dlrm", JobID: fmt.Sprint(100 + i), State: "COMPLETED",
+			Submit: from, Eligible: from, Start: from, End: from.AddDate(0, 1, 0), NodeList: fmt.Sprintf("x%03d", i), NodeCount: 1,
+			ReqTRES: fmt.Sprintf("gres/gpu=%d", gpus), ReqGPUs: gpus, Partition: "hn", ArrayTaskID: -1, HetOffset: -1})
+	}
+	return out
+}
+
+// TestInventorySource: the input says where its GPU nodes came from — the
+// profiles, the slurm.conf of the answer's cluster (named), both, or
+// none — and never a source it did not use.
+func TestInventorySource(t *testing.T) {
+	march := Window{From: time.Date(2026, 3, 1, 0, 0, 0, 0, time.UTC), To: time.Date(2026, 4, 1, 0, 0, 0, 0, time.UTC)}
+	conf := []slurmext.NodeGres{{Name: "x000", GPUs: 8}, {Name: "x001", GPUs: 8}}
+	prof := []profile.Job{{Key: profile.Key{Cluster: "dlrm", JobID: "100", Node: "x000"}, GPUs: []profile.GPU{{UUID: "GPU-a", Model: "NVIDIA A100"}, {UUID: "GPU-b", Model: "NVIDIA A100"}}}}
+	for _, tt := range []struct {
+		name     string
+		profiles bool
+		nodes    []slurmext.NodeGres
+		want     string
+		gpus     int
+	}{
+		{name: "nothing", want: InventoryNone},
+		{name: "slurm.conf alone", nodes: conf, want: "slurm.conf of cluster dlrm", gpus: 16},
+		{name: "profiles alone", profiles: true, want: InventoryProfiles, gpus: 2},
+		{name: "both", profiles: true, nodes: conf, want: "profiles and slurm.conf of cluster dlrm", gpus: 16},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			b := NewInputBuilder()
+			b.SetConf(ConfUse{Cluster: "dlrm", SlurmConf: "/srv/dlrm/slurm.conf"}, tt.nodes)
+			for _, r := range inventoryRecords(1, 1) {
+				var ps []profile.Job
+				if tt.profiles {
+					ps = prof
+				}
+				b.Add(r, ps)
+			}
+			in := b.Input(march, march.To)
+			if in.Inventory.Source != tt.want || in.Inventory.GPUs != tt.gpus || in.Inventory.Misfit != "" || in.Conf.Cluster != "dlrm" {
+				t.Errorf("inventory %+v, conf %+v; want %q with %d GPUs", in.Inventory, in.Conf, tt.want, tt.gpus)
+			}
+		})
+	}
+}
+
+// TestInventoryThatDoesNotFit: an inventory the window's jobs held more
+// GPU time than (an occupancy above 100 %) is refused: no nodes, a
+// sentence saying so, and every output that would have counted it says
+// why instead — no occupancy, no GPUs now, no per-user limit of its
+// GPUs, no replay on it (unless --node gives the cluster). One that fits
+// exactly is kept.
+func TestInventoryThatDoesNotFit(t *testing.T) {
+	march := Window{From: time.Date(2026, 3, 1, 0, 0, 0, 0, time.UTC), To: time.Date(2026, 4, 1, 0, 0, 0, 0, time.UTC)}
+	build := func(confGPUs int) Input {
+		b := NewInputBuilder()
+		b.SetConf(ConfUse{Cluster: "dlrm"}, []slurmext.NodeGres{{Name: "x000", GPUs: confGPUs}})
+		for _, r := range inventoryRecords(60, 1) { // 60 GPUs all month
+			b.Add(r, nil)
+		}
+		return b.Input(march, march.To)
+	}
+	if in := build(60); in.Inventory.Misfit != "" || len(in.Nodes) != 1 {
+		t.Fatalf("60 GPUs for 60 GPUs' work: %+v, want it kept", in.Inventory)
+	}
+	in := build(4)
+	inv := in.Inventory
+	if len(in.Nodes) != 0 || inv.Source != InventoryNone || inv.GPUs != 4 ||
+		!strings.HasPrefix(inv.Misfit, "the inventory does not fit the jobs: they held 44640 GPU-hours in the window, more than the 4 GPUs of the inventory (from slurm.conf of cluster dlrm) could hold in it (2976)") {
+		t.Fatalf("4 GPUs for 60 GPUs' work: nodes %v, inventory %+v", in.Nodes, inv)
+	}
+	c := DefaultConfig()
+	w := SummariseWorkload(in, WorkloadParams{Window: march}, c)
+	if w.Headline.Occupancy != 0 || w.Headline.CapacityGPUHours != 0 || w.Inventory.Misfit != inv.Misfit {
+		t.Errorf("workload headline %+v, inventory %+v: want no occupancy and the misfit", w.Headline, w.Inventory)
+	}
+	f, err := Analyse(in, c)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if f.Plan.CurrentGPUs != 0 || f.Plan.Inventory.Misfit == "" || !strings.Contains(f.Plan.CrossCheck, "does not fit the jobs") {
+		t.Errorf("plan: %d GPUs now, %+v, %q; want none, and why", f.Plan.CurrentGPUs, f.Plan.Inventory, f.Plan.CrossCheck)
+	}
+	for _, r := range f.Recommendations {
+		if strings.Contains(r.Change, "of 4 GPUs") || strings.Contains(r.Effect, "of 4 GPUs") {
+			t.Errorf("recommendation %s counts the 4 GPUs that do not fit: %s", r.Kind, r.Change)
+		}
+	}
+	_, err = RunWhatIf(in, WhatIfParams{Seeds: 1, SlurmNodes: []slurmext.NodeGres{{Name: "x000", GPUs: 4}}})
+	var nc *NoClusterError
+	if !errors.As(err, &nc) || !errors.Is(err, ErrNoCluster) || !strings.Contains(err.Error(), "does not fit the jobs") {
+		t.Errorf("whatif on the refused inventory's slurm.conf: %v, want no cluster, saying why", err)
+	}
+	sp, err := SimulatePlan(in, &f, SimPlanParams{WhatIf: WhatIfParams{SlurmNodes: []slurmext.NodeGres{{Name: "x000", GPUs: 4}}}, Plan: c.Plan.Params()}, c)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if sp.Verdict.Code != VerdictNoInventory || !strings.Contains(sp.Verdict.Text, "does not fit the jobs") || sp.Inventory.Misfit == "" {
+		t.Errorf("plan verdict %+v, inventory %+v; want no_inventory saying why", sp.Verdict, sp.Inventory)
+	}
+	// --node gives the cluster, and says what it replaced.
+	wi, err := RunWhatIf(in, WhatIfParams{Seeds: 1, FlagNodes: []Node{{Name: "x000", GPUModel: "gpu", GPUs: 8}, {Name: "x001", GPUModel: "gpu", GPUs: 8},
+		{Name: "x002", GPUModel: "gpu", GPUs: 8}, {Name: "x003", GPUModel: "gpu", GPUs: 8}}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if wi.ClusterSource != InventoryFlags || !strings.Contains(strings.Join(wi.Assumed, "; "), "in place of an inventory that does not fit the jobs") || wi.Jobs.Replayed != 60 {
+		t.Errorf("whatif --node: source %q, assumed %q, %d replayed", wi.ClusterSource, wi.Assumed, wi.Jobs.Replayed)
+	}
+}
+
+// TestWhatIfNodeFlagIsTheCluster: --node is the cluster when given, not
+// only when nothing else is (it was ignored silently when profiles or
+// slurm.conf gave nodes); slurm.conf's partitions take the --node nodes
+// (those naming a partition, in it; the others in every one).
+func TestWhatIfNodeFlagIsTheCluster(t *testing.T) {
+	in := plantedQueue()
+	sc := slurmext.DefaultSchedConf()
+	sc.Partitions = []slurmext.PartitionConf{{Name: "gpu", Nodes: []string{"h0", "h1", "a0", "a1"}, MaxTime: 48 * time.Hour, PriorityTier: 1}}
+	known := true
+	flags := []Node{{Name: "f1", GPUModel: "h100", GPUs: 8}, {Name: "f2", GPUModel: "a100", GPUs: 8, Partitions: []string{"gpu"}}, {Name: "f3", GPUModel: "a100", GPUs: 8, Partitions: []string{"other"}}}
+	w, err := RunWhatIf(in, WhatIfParams{Seeds: 1, Sched: sc, SchedKnown: known, FlagNodes: flags})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if w.ClusterSource != InventoryFlags || len(w.Nodes) != 3 || w.Nodes[0].Name != "f1" {
+		t.Fatalf("cluster %q %+v, want the --node nodes", w.ClusterSource, w.Nodes)
+	}
+	if !strings.Contains(strings.Join(w.Assumed, "; "), "the cluster as --node gives it, in place of the inventory from") {
+		t.Errorf("assumed %q, want what --node replaced", w.Assumed)
+	}
+	for _, p := range w.Partitions {
+		if p.Name == "gpu" && strings.Join(p.Nodes, ",") != "f1,f2" {
+			t.Errorf("partition gpu on %v, want f1 (no partition named) and f2", p.Nodes)
+		}
+	}
+}
