@@ -5,10 +5,12 @@ import (
 	"errors"
 	"math"
 	"path/filepath"
+	"strings"
 	"testing"
 	"time"
 
 	"github.com/gpuprof/gpuprof/analysis"
+	"github.com/gpuprof/gpuprof/slurmext"
 	"github.com/gpuprof/gpuprof/store"
 )
 
@@ -119,5 +121,45 @@ func TestMonthOptionsRejected(t *testing.T) {
 				t.Errorf("Month error %v, want ErrOptions", err)
 			}
 		})
+	}
+}
+
+// TestSlurmConfDescribesTheCluster: the demo's slurm.conf and gres.conf
+// read back (slurmext's own readers) as the simulated cluster: its name,
+// each node's typed GPUs and device files, its partitions and scheduler.
+func TestSlurmConfDescribesTheCluster(t *testing.T) {
+	conf := SlurmConf(nil, "/demo/slurmd")
+	if got := slurmext.ReadClusterName(strings.NewReader(conf)); got != Cluster {
+		t.Errorf("ClusterName %q, want %q", got, Cluster)
+	}
+	nodes, err := slurmext.ReadNodeGres(strings.NewReader(conf))
+	if err != nil {
+		t.Fatal(err)
+	}
+	sc, err := slurmext.ReadSchedConf(strings.NewReader(conf))
+	if err != nil {
+		t.Fatal(err)
+	}
+	specs := DefaultNodes()
+	if len(nodes) != len(specs) {
+		t.Fatalf("%d nodes, want %d", len(nodes), len(specs))
+	}
+	for i, n := range nodes {
+		s := specs[i]
+		if n.Name != s.Name || n.GPUs != s.GPUs || n.GPUType != s.Type {
+			t.Errorf("node %+v, want %s with %d %s", n, s.Name, s.GPUs, s.Type)
+		}
+		gc, err := slurmext.ReadGresConf(strings.NewReader(GresConf(nil, "/demo/dev")), s.Name)
+		if err != nil || len(gc.Devices) != s.GPUs || gc.Devices[0].Type != s.Type || gc.Devices[0].File != "/demo/dev/nvidia0" {
+			t.Errorf("gres.conf of %s: %+v, %v", s.Name, gc, err)
+		}
+	}
+	if sc.PriorityType != "priority/basic" || sc.SchedulerType != "sched/backfill" || len(sc.Partitions) != 2 ||
+		sc.Partitions[0].Name != "gpu" || strings.Join(sc.Partitions[0].Nodes, ",") != "gpu01,gpu02,gpu03" || !sc.Partitions[0].MaxTimeUnlimited ||
+		sc.Partitions[1].Name != "l40s" || strings.Join(sc.Partitions[1].Nodes, ",") != "gpu04" {
+		t.Errorf("scheduler %+v", sc)
+	}
+	if slurmext.ReadSlurmConf(strings.NewReader(conf), "SlurmdSpoolDir") != "/demo/slurmd" {
+		t.Errorf("SlurmdSpoolDir is not the demo's own")
 	}
 }

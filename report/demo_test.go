@@ -11,6 +11,7 @@ import (
 
 	"github.com/gpuprof/gpuprof/analysis"
 	"github.com/gpuprof/gpuprof/demo"
+	"github.com/gpuprof/gpuprof/slurmext"
 	"github.com/gpuprof/gpuprof/store"
 )
 
@@ -38,7 +39,19 @@ func TestDemoMonthReport(t *testing.T) {
 	}
 	defer db.Close()
 	w := analysis.Window{From: demo.DefaultStart, To: demo.DefaultStart.AddDate(0, 1, 0)}
+	// The demo cluster's own slurm.conf, which make demo's configuration
+	// names (gpuprof demo conf).
+	conf := demo.SlurmConf(nil, filepath.Join(dir, "slurmd"))
+	nodes, err := slurmext.ReadNodeGres(strings.NewReader(conf))
+	if err != nil {
+		t.Fatal(err)
+	}
+	sched, err := slurmext.ReadSchedConf(strings.NewReader(conf))
+	if err != nil {
+		t.Fatal(err)
+	}
 	b := analysis.NewInputBuilder()
+	b.SetConf(analysis.ConfUse{Cluster: demo.Cluster, SlurmConf: "slurm.conf"}, nodes)
 	err = db.EachView(ctx, store.ViewFilter{Since: w.From, Until: w.To, WithSeries: true}, func(v store.JobView) error {
 		b.Add(v.Sched, v.Profiles)
 		return nil
@@ -56,7 +69,7 @@ func TestDemoMonthReport(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	sp, err := analysis.SimulatePlan(in, &f, analysis.SimPlanParams{Plan: c.Plan.Params()}, c)
+	sp, err := analysis.SimulatePlan(in, &f, analysis.SimPlanParams{WhatIf: analysis.WhatIfParams{SlurmNodes: nodes, Sched: sched, SchedKnown: true}, Plan: c.Plan.Params()}, c)
 	if err != nil {
 		t.Fatal(err)
 	}

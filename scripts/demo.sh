@@ -15,23 +15,30 @@ OUT=$(cd "$OUT" && pwd)
 
 # Fresh state each run.
 if [ -f "$OUT/agent.pid" ]; then kill "$(cat "$OUT/agent.pid")" 2>/dev/null || true; fi
-rm -rf "$OUT/sim" "$OUT/spool" "$OUT/dev" "$OUT"/gpuprof.db* "$OUT/gpuprof.log" "$OUT/agent.sock"
+rm -rf "$OUT/sim" "$OUT/spool" "$OUT/dev" "$OUT"/gpuprof.db* "$OUT/gpuprof.log" "$OUT/agent.sock" "$OUT/slurm.conf" "$OUT/gres.conf"
 mkdir -p "$OUT/dev"
 for i in 0 1 2 3; do : > "$OUT/dev/nvidia$i"; done   # stand-ins for /dev/nvidiaN (minor = N)
 
-cat > "$OUT/gres.conf" <<GRES
-# The demo node's GPUs, as Slurm would list them.
-Name=gpu Type=h100 File=$OUT/dev/nvidia[0-3]
-Name=shard Count=8
-GRES
+# The simulated cluster's own slurm.conf and gres.conf (cluster "demo": the
+# node gpu01 of part one and the four nodes of the month below), and a
+# configuration that points at them: nothing in the demo reads /etc/slurm,
+# so its plan, what-if and report are the same on every machine, whatever
+# slurm.conf it has (docs/configuration.md, "Which slurm.conf describes a
+# cluster").
+"$BIN" demo conf --out "$OUT" >/dev/null
 
 cat > "$OUT/gpuprof.toml" <<CONF
-cluster   = "demo"
-node      = "gpu01"
-db        = "$OUT/gpuprof.db"
-spool_dir = "$OUT/spool"
-socket    = "$OUT/agent.sock"
-log_file  = "$OUT/gpuprof.log"
+cluster    = "demo"
+node       = "gpu01"
+db         = "$OUT/gpuprof.db"
+spool_dir  = "$OUT/spool"
+socket     = "$OUT/agent.sock"
+log_file   = "$OUT/gpuprof.log"
+slurm_conf = "$OUT/slurm.conf"
+
+[clusters.demo]
+slurm_conf = "$OUT/slurm.conf"
+gres_conf  = "$OUT/gres.conf"
 
 [agent]
 gpu            = "sim"

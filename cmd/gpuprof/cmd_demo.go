@@ -3,6 +3,7 @@ package main
 import (
 	"fmt"
 	"math"
+	"os"
 	"path/filepath"
 	"time"
 
@@ -99,5 +100,48 @@ there is replaced. The result is OUT/month.db (or --db); read it with
 	}
 	o.AddFlags(month.Flags())
 	cmd.AddCommand(month)
+	cmd.AddCommand(newDemoConfCommand())
+	return cmd
+}
+
+// newDemoConfCommand writes the simulated cluster's slurm.conf and
+// gres.conf, which make demo points its configuration at: nothing in the
+// demo reads /etc/slurm, so its answers are the same on every machine.
+func newDemoConfCommand() *cobra.Command {
+	var out string
+	cmd := &cobra.Command{
+		Use:   "conf",
+		Short: "Write the simulated cluster's slurm.conf and gres.conf into --out",
+		Long: `Writes OUT/slurm.conf and OUT/gres.conf: the demo cluster (cluster "demo",
+two 4×H100 nodes, a 4×A100 node and a 2×L40S node; partitions gpu and l40s;
+submission order with backfill, the scheduler "gpuprof demo month"
+simulates) as Slurm would describe it, with device files OUT/dev/nvidia0…
+and slurmd's spool OUT/slurmd. make demo points its configuration at them
+(slurm_conf, [clusters.demo], hooks.gres_conf), so the demo's answers do not
+depend on the slurm.conf of the machine it runs on.`,
+		Args: usageArgs(cobra.NoArgs),
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			dir, err := filepath.Abs(out)
+			if err != nil {
+				return err
+			}
+			if err := os.MkdirAll(dir, 0o755); err != nil {
+				return err
+			}
+			files := map[string]string{
+				"slurm.conf": demo.SlurmConf(nil, filepath.Join(dir, "slurmd")),
+				"gres.conf":  demo.GresConf(nil, filepath.Join(dir, "dev")),
+			}
+			for _, name := range []string{"slurm.conf", "gres.conf"} {
+				p := filepath.Join(dir, name)
+				if err := os.WriteFile(p, []byte(files[name]), 0o644); err != nil {
+					return err
+				}
+				printf(cmd.OutOrStdout(), "%s\n", p)
+			}
+			return nil
+		},
+	}
+	cmd.Flags().StringVar(&out, "out", "demo-out", "directory for slurm.conf and gres.conf")
 	return cmd
 }

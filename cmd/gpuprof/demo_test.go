@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
@@ -108,5 +109,101 @@ func TestDemoTwoMonthsReport(t *testing.T) {
 	}
 	if rep.Month != last || len(rep.Earlier) != 1 || rep.Earlier[0].Month != before || len(rep.Earlier[0].Headline) == 0 {
 		t.Errorf("report of %s with earlier months %+v; want %s compared with %s", rep.Month, rep.Earlier, last, before)
+	}
+}
+
+// TestDemoSameWithAnySlurmConf is make demo's promise that it is the same
+// on every machine: with the demo's configuration (as scripts/demo.sh
+// writes it: its own slurm.conf and gres.conf from `gpuprof demo conf`,
+// bound to cluster demo), the month's plan, what-if and report JSON are
+// identical whether the configured default slurm.conf is the demo's,
+// another cluster's (lab2: localhost, 4 GPUs and 8 shards, as a host
+// running the test cluster has) or absent. And with no demo configuration
+// at all, lab2's file changes nothing against no slurm.conf either: it is
+// not used, and the answers say so.
+func TestDemoSameWithAnySlurmConf(t *testing.T) {
+	if testing.Short() {
+		t.Skip("simulates and plans a month")
+	}
+	dir := t.TempDir()
+	db := filepath.Join(dir, "month.db")
+	run := func(conf string, args ...string) string {
+		t.Helper()
+		return mustRun(t, conf, append([]string{"--db", db}, args...)...)
+	}
+	if out := run("", "demo", "conf", "--out", dir); !strings.Contains(out, filepath.Join(dir, "slurm.conf")) {
+		t.Fatalf("demo conf wrote %q", out)
+	}
+	run("", "demo", "month", "--out", dir, "--start", "2026-10-01", "--months", "1", "--interval", "15m")
+	foreign := filepath.Join(dir, "etc", "slurm.conf")
+	if err := os.MkdirAll(filepath.Dir(foreign), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(foreign, []byte(foreignSlurmConf), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	// scripts/demo.sh's configuration, with slurm_conf as given.
+	demoConf := func(slurmConf string) string {
+		return fmt.Sprintf("cluster = \"demo\"\nslurm_conf = %q\n[clusters.demo]\nslurm_conf = %q\ngres_conf = %q\n",
+			slurmConf, filepath.Join(dir, "slurm.conf"), filepath.Join(dir, "gres.conf"))
+	}
+	missing := filepath.Join(dir, "none", "slurm.conf")
+	aconf := filepath.Join("..", "..", "scripts", "demo-analysis.toml")
+	answers := func(conf, tag string) map[string]string {
+		out := map[string]string{
+			"plan":   run(conf, "plan", "--json", "--since", "2026-10-01", "--until", "2026-11-01", "--analysis-config", aconf),
+			"whatif": run(conf, "whatif", "--json", "--month", "2026-10", "--seeds", "3", "--add", "2xH100"),
+		}
+		rdir := filepath.Join(dir, "report-"+tag)
+		run(conf, "report", "--month", "2026-10", "--out", rdir, "--format", "json", "--analysis-config", aconf)
+		b, err := os.ReadFile(filepath.Join(rdir, "gpuprof-report-2026-10.json"))
+		if err != nil {
+			t.Fatal(err)
+		}
+		out["report"] = string(b)
+		return out
+	}
+	own := answers(demoConf(filepath.Join(dir, "slurm.conf")), "own")
+	for name, got := range map[string]map[string]string{
+		"lab2's slurm.conf at the default path": answers(demoConf(foreign), "foreign"),
+		"no slurm.conf at the default path":     answers(demoConf(missing), "missing"),
+	} {
+		for _, what := range []string{"plan", "whatif", "report"} {
+			a, saidA := withoutNotUsed(t, own[what])
+			b, saidB := withoutNotUsed(t, got[what])
+			if a != b || len(saidA)+len(saidB) != 0 {
+				t.Errorf("%s: the demo's %s differs from the one with its own slurm.conf (%s), or says a file was not used (%q %q)",
+					name, what, firstDiff(a, b), saidA, saidB)
+			}
+		}
+	}
+	var p struct {
+		Conf struct {
+			Cluster   string `json:"cluster"`
+			SlurmConf string `json:"slurm_conf"`
+		} `json:"conf"`
+		Simulated struct {
+			ClusterSource string `json:"cluster_source"`
+			Verdict       struct {
+				Code string `json:"code"`
+			} `json:"verdict"`
+		} `json:"simulated"`
+	}
+	if err := json.Unmarshal([]byte(own["plan"]), &p); err != nil {
+		t.Fatal(err)
+	}
+	if p.Conf.Cluster != "demo" || p.Conf.SlurmConf != filepath.Join(dir, "slurm.conf") || p.Simulated.ClusterSource != "profiles and slurm.conf of cluster demo" ||
+		p.Simulated.Verdict.Code != "buy" {
+		t.Errorf("the demo's plan: %+v, want cluster demo with its own slurm.conf, replayed to a purchase", p)
+	}
+
+	// Without the demo's configuration: lab2's file is not used.
+	bare := func(slurmConf string) string {
+		return run(fmt.Sprintf("slurm_conf = %q\n", slurmConf), "plan", "--json", "--since", "2026-10-01", "--until", "2026-11-01", "--analysis-config", aconf)
+	}
+	a, said := withoutNotUsed(t, bare(foreign))
+	b, _ := withoutNotUsed(t, bare(missing))
+	if a != b || len(said) == 0 || !strings.Contains(said[0], "is cluster lab2's, the jobs are demo's: not used") {
+		t.Errorf("the demo month with lab2's slurm.conf and no demo configuration: %s; said %q", firstDiff(a, b), said)
 	}
 }
