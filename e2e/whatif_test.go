@@ -114,7 +114,7 @@ func TestWhatIfReplaysRealQueue(t *testing.T) {
 	}
 	cal := w.Calibration
 	t.Logf("cluster from %s; assumed %q; calibration %+v\n%s", w.ClusterSource, w.Assumed, cal, out)
-	if w.ClusterSource != "slurm.conf" || w.Jobs.Replayed != len(ids) || cal.Jobs != len(ids) {
+	if w.ClusterSource != "slurm.conf of cluster gpuproftest" || w.Jobs.Replayed != len(ids) || cal.Jobs != len(ids) {
 		t.Errorf("replayed %d jobs (%d compared) on a cluster from %q, want all %d from slurm.conf", w.Jobs.Replayed, cal.Jobs, w.ClusterSource, len(ids))
 	}
 	if cal.RankCorrelation < 0.9 {
