@@ -26,7 +26,7 @@ type profilesOptions struct {
 }
 
 func (o *profilesOptions) AddFlags(fs *pflag.FlagSet) {
-	fs.BoolVar(&o.JSON, "json", false, "print {\"profiles\": [analysis.TaskProfile…], \"summary\": analysis.ClusterSummary} as JSON")
+	fs.BoolVar(&o.JSON, "json", false, "print {\"profiles\": [analysis.TaskProfile…], \"summary\": analysis.ClusterSummary, \"conf\": the cluster and its slurm.conf} as JSON")
 	fs.StringVar(&o.User, "user", "", "only jobs of this user")
 	fs.StringVar(&o.Since, "since", "", sinceHelp)
 	fs.StringVar(&o.Until, "until", "", untilHelp)
