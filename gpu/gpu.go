@@ -68,15 +68,47 @@ type Versions struct {
 }
 
 // DeviceSample is one device-level reading.
+//
+// The driver's total-energy counter is not part of it: on real drivers it
+// costs milliseconds a call (see Sampler.Energy), so the caller decides
+// when to read it.
 type DeviceSample struct {
 	UUID       string
 	Time       time.Time
 	MemoryUsed Opt[uint64] // bytes
-	Util       Opt[uint32] // SM (GPU) utilisation, percent
-	MemUtil    Opt[uint32] // memory controller utilisation, percent
-	PowerMW    Opt[uint32] // milliwatts
-	EnergyMJ   Opt[uint64] // millijoules since driver load (monotonic)
-	TempC      Opt[uint32] // degrees Celsius
+	// Util is NVML's "GPU utilisation": a duty cycle, the share of the
+	// driver's sample period in which any kernel ran, however few SMs it
+	// used. Activity says how much of the GPU the kernels used.
+	Util    Opt[uint32]
+	MemUtil Opt[uint32] // memory controller utilisation, percent
+	PowerMW Opt[uint32] // milliwatts
+	TempC   Opt[uint32] // degrees Celsius
+	// Activity is what the GPU's performance monitor (NVML GPM, Hopper and
+	// later: see GPMSupported) measured over the interval since the
+	// previous SampleDevice of the same UUID. Invalid where the GPU has no
+	// GPM, on the first call for a UUID, and for an interval whose start or
+	// end sample failed: never estimated from Util.
+	Activity Opt[Activity]
+}
+
+// Activity is a GPU's (or MIG instance's) activity over one interval, each
+// value the interval's mean in percent (0–100) of the hardware's peak. A
+// value the monitor did not give is invalid, never 0.
+type Activity struct {
+	// Interval is the length of the interval the values are means over.
+	Interval time.Duration
+	// SM is the share of time the SMs were busy, averaged over the SMs
+	// (GPM_METRIC_SM_UTIL): a kernel on one SM of 132 all the time is
+	// 0.76 %, not the 100 % the duty cycle says.
+	SM Opt[float64]
+	// SMOccupancy is the warps resident on the SMs against their maximum.
+	SMOccupancy Opt[float64]
+	// Tensor is the share of time any tensor-core pipe was busy.
+	Tensor Opt[float64]
+	// DRAM is the memory bandwidth used against the peak.
+	DRAM Opt[float64]
+	// FP64, FP32 and FP16 are the shares of time those pipes were busy.
+	FP64, FP32, FP16 Opt[float64]
 }
 
 // ProcessSample is one process's use of one GPU.
@@ -85,6 +117,16 @@ type ProcessSample struct {
 	UUID       string      // GPU (or MIG instance) the process runs on
 	MemoryUsed Opt[uint64] // bytes
 	SMUtil     Opt[uint32] // percent of the GPU, over the last sample period
+}
+
+// Any reports whether any value of a is valid.
+func (a Activity) Any() bool {
+	for _, v := range []Opt[float64]{a.SM, a.SMOccupancy, a.Tensor, a.DRAM, a.FP64, a.FP32, a.FP16} {
+		if v.Valid {
+			return true
+		}
+	}
+	return false
 }
 
 // XIDEvent is an XID error reported by the driver.
@@ -117,6 +159,12 @@ type AccountingStats struct {
 //     means no process, not an error.
 //   - XIDEvents never blocks: it drains events seen since the previous call.
 //   - Accounting returns ErrUnsupported when accounting mode is off.
+//   - Energy returns ErrUnsupported for a GPU without an energy counter and
+//     for a MIG instance (energy belongs to the physical GPU); it may cost
+//     milliseconds (about 4 ms on an H200), so callers read it sparsely.
+//   - SampleDevice's Activity covers the interval since the previous
+//     SampleDevice of the same UUID: the first call for a UUID, and the
+//     call after a failed one, give none.
 //   - Implementations are safe for use by one goroutine at a time; the agent
 //     serialises calls. Close releases the backend; calls after Close fail.
 type Sampler interface {
@@ -126,5 +174,8 @@ type Sampler interface {
 	Processes(ctx context.Context, uuid string) ([]ProcessSample, error)
 	XIDEvents(ctx context.Context) ([]XIDEvent, error)
 	Accounting(ctx context.Context, uuid string) ([]AccountingStats, error)
+	// Energy reads the GPU's total-energy counter: millijoules since the
+	// driver loaded, monotonic while it stays loaded.
+	Energy(ctx context.Context, uuid string) (uint64, error)
 	Close() error
 }

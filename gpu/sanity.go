@@ -12,10 +12,24 @@ const (
 
 // Sanitize drops readings that cannot be true for dev: utilisation above
 // 100 %, memory used above the card's total, temperatures and power beyond
-// physical limits. It reports how many readings it dropped so the caller can
-// log them.
+// physical limits, activity outside 0–100 % (a performance counter that
+// wrapped or skewed under a clock change). It reports how many readings it
+// dropped so the caller can log them.
 func Sanitize(s DeviceSample, memoryTotal uint64) (DeviceSample, int) {
 	dropped := 0
+	if s.Activity.Valid {
+		a := &s.Activity.Value
+		for _, v := range []*Opt[float64]{&a.SM, &a.SMOccupancy, &a.Tensor, &a.DRAM, &a.FP64, &a.FP32, &a.FP16} {
+			// !(0 <= x <= 100) also drops NaN.
+			if v.Valid && !(v.Value >= 0 && v.Value <= maxPercent) {
+				*v = Opt[float64]{}
+				dropped++
+			}
+		}
+		if !a.Any() {
+			s.Activity = Opt[Activity]{}
+		}
+	}
 	if s.Util.Valid && s.Util.Value > maxPercent {
 		s.Util = Opt[uint32]{}
 		dropped++

@@ -17,8 +17,9 @@ func TestSanitize(t *testing.T) {
 		Util:       Some[uint32](55),
 		MemUtil:    Some[uint32](20),
 		PowerMW:    Some[uint32](350_000),
-		EnergyMJ:   Some[uint64](math.MaxUint64 - 1), // monotonic counter: no upper limit
 		TempC:      Some[uint32](61),
+		Activity: Some(Activity{Interval: time.Second, SM: Some(0.02), Tensor: Some(0.0), DRAM: Some(15.7),
+			SMOccupancy: Some(13.7), FP16: Some(100.0)}),
 	}
 	tests := []struct {
 		name        string
@@ -86,6 +87,26 @@ func TestSanitize(t *testing.T) {
 				s.Util, s.MemUtil, s.TempC, s.PowerMW, s.MemoryUsed = Opt[uint32]{}, Opt[uint32]{}, Opt[uint32]{}, Opt[uint32]{}, Opt[uint64]{}
 			},
 			wantDropped: 5,
+		},
+		{
+			name: "activity outside 0-100 % or NaN",
+			spoil: func(s *DeviceSample) {
+				s.Activity.Value.SM, s.Activity.Value.DRAM, s.Activity.Value.Tensor = Some(100.5), Some(-0.1), Some(math.NaN())
+			},
+			memoryTotal: total,
+			fix: func(s *DeviceSample) {
+				s.Activity.Value.SM, s.Activity.Value.DRAM, s.Activity.Value.Tensor = Opt[float64]{}, Opt[float64]{}, Opt[float64]{}
+			},
+			wantDropped: 3,
+		},
+		{
+			name: "activity with no value left is no activity",
+			spoil: func(s *DeviceSample) {
+				s.Activity = Some(Activity{Interval: time.Second, SM: Some(1e9)})
+			},
+			memoryTotal: total,
+			fix:         func(s *DeviceSample) { s.Activity = Opt[Activity]{} },
+			wantDropped: 1,
 		},
 		{
 			name: "invalid readings are not counted",

@@ -114,6 +114,10 @@ func (t *timeoutSampler) Accounting(ctx context.Context, uuid string) ([]Account
 	return call(t, ctx, "accounting "+uuid, func() ([]AccountingStats, error) { return t.s.Accounting(ctx, uuid) })
 }
 
+func (t *timeoutSampler) Energy(ctx context.Context, uuid string) (uint64, error) {
+	return call(t, ctx, "energy "+uuid, func() (uint64, error) { return t.s.Energy(ctx, uuid) })
+}
+
 // Close waits for no stuck call: closing a hung driver would hang too. The
 // worker ends with a Close that returned; a later call starts another.
 func (t *timeoutSampler) Close() error {

@@ -74,6 +74,14 @@ func (g *gatedSampler) Accounting(_ context.Context, uuid string) ([]AccountingS
 	return nil, fmt.Errorf("accounting %s: %w", uuid, ErrUnsupported)
 }
 
+func (g *gatedSampler) Energy(_ context.Context, uuid string) (uint64, error) {
+	g.enter()
+	if uuid != "GPU-1" {
+		return 0, fmt.Errorf("energy %s: %w", uuid, ErrNotFound)
+	}
+	return 123_456, nil
+}
+
 func (g *gatedSampler) Close() error {
 	g.enter()
 	return g.closeErr
@@ -100,6 +108,8 @@ func TestWithTimeoutPassesThrough(t *testing.T) {
 		{"Processes unknown", func() (any, error) { return s.Processes(ctx, "GPU-2") }, []ProcessSample(nil), ErrNotFound},
 		{"XIDEvents", func() (any, error) { return s.XIDEvents(ctx) }, cannedXIDs, nil},
 		{"Accounting", func() (any, error) { return s.Accounting(ctx, "GPU-1") }, []AccountingStats(nil), ErrUnsupported},
+		{"Energy", func() (any, error) { return s.Energy(ctx, "GPU-1") }, uint64(123_456), nil},
+		{"Energy unknown", func() (any, error) { return s.Energy(ctx, "GPU-2") }, uint64(0), ErrNotFound},
 		{"Close", func() (any, error) { return nil, s.Close() }, nil, fake.closeErr},
 	}
 	for _, tt := range tests {

@@ -36,6 +36,8 @@ func RunConformance(t *testing.T, newSampler func(t *testing.T) gpu.Sampler) {
 		{"devices", testDevices},
 		{"devices stable", testDevicesStable},
 		{"sample device", testSampleDevice},
+		{"activity", testActivity},
+		{"energy", testEnergy},
 		{"unknown uuid", testUnknownUUID},
 		{"processes", testProcesses},
 		{"xid events do not block", testXIDEvents},
@@ -161,6 +163,72 @@ func testSampleDevice(t *testing.T, s gpu.Sampler) {
 		if got.MemoryUsed.Valid && got.MemoryUsed.Value > total {
 			t.Errorf("SampleDevice(%s).MemoryUsed = %d, want <= MemoryTotal %d", uuid, got.MemoryUsed.Value, total)
 		}
+	}
+}
+
+// testActivity checks the GPM reading's contract: none at a UUID's first
+// sample (no interval yet); afterwards, where the GPU gives it, an interval
+// that is not negative and at least one value, each in 0–100 % on an idle
+// GPU.
+func testActivity(t *testing.T, s gpu.Sampler) {
+	ctx := context.Background()
+	ids := uuids(t, s)
+	for uuid := range ids {
+		got, err := s.SampleDevice(ctx, uuid)
+		if err != nil {
+			t.Fatalf("SampleDevice(%s): %v", uuid, err)
+		}
+		if got.Activity.Valid {
+			t.Errorf("SampleDevice(%s): activity %+v at the first sample, want none (no interval yet)", uuid, got.Activity.Value)
+		}
+	}
+	for uuid := range ids {
+		got, err := s.SampleDevice(ctx, uuid)
+		if err != nil {
+			t.Fatalf("second SampleDevice(%s): %v", uuid, err)
+		}
+		if !got.Activity.Valid {
+			continue // no GPM on this GPU
+		}
+		a := got.Activity.Value
+		if !a.Any() {
+			t.Errorf("SampleDevice(%s): valid activity without a value: %+v", uuid, a)
+		}
+		if a.Interval < 0 {
+			t.Errorf("SampleDevice(%s): activity interval %s < 0", uuid, a.Interval)
+		}
+		for name, v := range map[string]gpu.Opt[float64]{"SM": a.SM, "SMOccupancy": a.SMOccupancy, "Tensor": a.Tensor,
+			"DRAM": a.DRAM, "FP64": a.FP64, "FP32": a.FP32, "FP16": a.FP16} {
+			if v.Valid && !(v.Value >= 0 && v.Value <= 100) {
+				t.Errorf("SampleDevice(%s): %s activity %g on an idle GPU, want 0..100", uuid, name, v.Value)
+			}
+		}
+	}
+}
+
+// testEnergy checks the energy counter: a value that does not go back, or
+// ErrUnsupported; ErrNotFound for an unknown UUID.
+func testEnergy(t *testing.T, s gpu.Sampler) {
+	ctx := context.Background()
+	for uuid := range uuids(t, s) {
+		first, err := s.Energy(ctx, uuid)
+		if err != nil {
+			if !errors.Is(err, gpu.ErrUnsupported) {
+				t.Errorf("Energy(%s): %v, want a reading or ErrUnsupported", uuid, err)
+			}
+			continue
+		}
+		second, err := s.Energy(ctx, uuid)
+		if err != nil {
+			t.Errorf("second Energy(%s): %v", uuid, err)
+			continue
+		}
+		if second < first {
+			t.Errorf("Energy(%s) went back from %d to %d mJ", uuid, first, second)
+		}
+	}
+	if _, err := s.Energy(ctx, unknownUUID); !errors.Is(err, gpu.ErrNotFound) {
+		t.Errorf("Energy(unknown): err = %v, want ErrNotFound", err)
 	}
 }
 

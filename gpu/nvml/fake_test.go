@@ -38,7 +38,59 @@ type fakeGPU struct {
 	accStats   map[uint32]nvml.AccountingStats
 
 	registered uint64 // event types registered
+
+	// GPM: whether the driver says the GPU has it, and the performance
+	// counters a sample copies, of the GPU and of each GPU instance.
+	gpmSupported  bool
+	gpmSupportRet nvml.Return
+	gpmSampleRet  nvml.Return
+	gpm           gpmCounters
+	migGPM        map[int]*gpmCounters
 }
+
+// gpmCounters are cumulative performance counters: seconds elapsed and, per
+// metric, percent-seconds of activity, so that the mean between two samples
+// is the difference over the time.
+type gpmCounters struct {
+	t    float64
+	busy map[nvml.GpmMetricId]float64
+}
+
+// run advances the counters by secs seconds at the given activity.
+func (c *gpmCounters) run(secs float64, pct map[nvml.GpmMetricId]float64) {
+	if c.busy == nil {
+		c.busy = map[nvml.GpmMetricId]float64{}
+	}
+	c.t += secs
+	for id, p := range pct {
+		c.busy[id] += p * secs
+	}
+}
+
+func (c *gpmCounters) copy() gpmCounters {
+	out := gpmCounters{t: c.t, busy: map[nvml.GpmMetricId]float64{}}
+	for id, v := range c.busy {
+		out.busy[id] = v
+	}
+	return out
+}
+
+// fakeGpmSample is a GPM sample buffer: what GpmSampleGet copied into it.
+type fakeGpmSample struct {
+	taken bool
+	snap  gpmCounters
+	freed bool
+}
+
+func (f *fakeGpmSample) Free() nvml.Return {
+	f.freed = true
+	return nvml.SUCCESS
+}
+
+// Get and MigGet are the sample's own methods, which gpuprof does not
+// call (it asks the device).
+func (f *fakeGpmSample) Get(nvml.Device) nvml.Return         { return nvml.ERROR_NOT_SUPPORTED }
+func (f *fakeGpmSample) MigGet(nvml.Device, int) nvml.Return { return nvml.ERROR_NOT_SUPPORTED }
 
 // fakeNode is a simulated server with every fakeGPU wired in, and an event
 // set that delivers the events queued in it.
@@ -50,6 +102,10 @@ type fakeNode struct {
 	mu      sync.Mutex // the conformance suite drains events from a goroutine
 	events  []nvml.EventData
 	waitRet nvml.Return // returned by Wait once the queue is empty; ERROR_TIMEOUT by default
+
+	gpmSamples    []*fakeGpmSample // every buffer allocated
+	gpmMetricsRet nvml.Return      // returned by GpmMetricsGet
+	gpmMetricRet  map[nvml.GpmMetricId]nvml.Return
 }
 
 // fixedTime stamps every sample and event of a fake node's Sampler.
@@ -71,6 +127,7 @@ func newFakeNode(srv *server.Server) *fakeNode {
 		FreeFunc: func() nvml.Return { return nvml.SUCCESS },
 	}
 	srv.EventSetCreateFunc = func() (nvml.EventSet, nvml.Return) { return n.set, nvml.SUCCESS }
+	n.wireGPM()
 	for _, d := range srv.Devices {
 		g := &fakeGPU{
 			dev:      d.(*server.Device),
@@ -79,11 +136,51 @@ func newFakeNode(srv *server.Server) *fakeNode {
 			tempC:    33,
 			accMode:  nvml.FEATURE_DISABLED,
 			accStats: make(map[uint32]nvml.AccountingStats),
+
+			gpmSupported: true,
+			migGPM:       map[int]*gpmCounters{},
 		}
 		g.wire()
 		n.gpus = append(n.gpus, g)
 	}
 	return n
+}
+
+// wireGPM fills the library's GPM functions: buffers that record what a
+// device copied into them, and metrics computed from two of them as NVML
+// does, the mean of each metric over the time between them.
+func (n *fakeNode) wireGPM() {
+	n.gpmMetricRet = map[nvml.GpmMetricId]nvml.Return{}
+	n.srv.GpmSampleAllocFunc = func() (nvml.GpmSample, nvml.Return) {
+		smp := &fakeGpmSample{}
+		n.gpmSamples = append(n.gpmSamples, smp)
+		return smp, nvml.SUCCESS
+	}
+	n.srv.GpmSampleFreeFunc = func(s nvml.GpmSample) nvml.Return { return s.Free() }
+	n.srv.GpmMetricsGetFunc = func(m *nvml.GpmMetricsGetType) nvml.Return {
+		if n.gpmMetricsRet != nvml.SUCCESS {
+			return n.gpmMetricsRet
+		}
+		s1, ok1 := m.Sample1.(*fakeGpmSample)
+		s2, ok2 := m.Sample2.(*fakeGpmSample)
+		if !ok1 || !ok2 || !s1.taken || !s2.taken || s1.freed || s2.freed {
+			return nvml.ERROR_INVALID_ARGUMENT
+		}
+		dt := s2.snap.t - s1.snap.t
+		for i := range m.NumMetrics {
+			id := nvml.GpmMetricId(m.Metrics[i].MetricId)
+			switch ret, bad := n.gpmMetricRet[id]; {
+			case bad:
+				m.Metrics[i].NvmlReturn = uint32(ret)
+			case dt <= 0:
+				m.Metrics[i].NvmlReturn = uint32(nvml.ERROR_NO_DATA)
+			default:
+				m.Metrics[i].NvmlReturn = uint32(nvml.SUCCESS)
+				m.Metrics[i].Value = (s2.snap.busy[id] - s1.snap.busy[id]) / dt
+			}
+		}
+		return nvml.SUCCESS
+	}
 }
 
 func (n *fakeNode) queue(evs ...nvml.EventData) {
@@ -147,6 +244,32 @@ func (g *fakeGPU) wire() {
 			return nvml.AccountingStats{}, nvml.ERROR_NOT_FOUND
 		}
 		return st, nvml.SUCCESS
+	}
+	d.GpmQueryDeviceSupportFunc = func() (nvml.GpmSupport, nvml.Return) {
+		sup := nvml.GpmSupport{Version: nvml.GPM_SUPPORT_VERSION}
+		if g.gpmSupported {
+			sup.IsSupportedDevice = 1
+		}
+		return sup, g.gpmSupportRet
+	}
+	take := func(c *gpmCounters, s nvml.GpmSample) nvml.Return {
+		smp, ok := s.(*fakeGpmSample)
+		if !ok || smp.freed {
+			return nvml.ERROR_INVALID_ARGUMENT
+		}
+		if g.gpmSampleRet != nvml.SUCCESS {
+			return g.gpmSampleRet
+		}
+		smp.snap, smp.taken = c.copy(), true
+		return nvml.SUCCESS
+	}
+	d.GpmSampleGetFunc = func(s nvml.GpmSample) nvml.Return { return take(&g.gpm, s) }
+	d.GpmMigSampleGetFunc = func(gi int, s nvml.GpmSample) nvml.Return {
+		c, ok := g.migGPM[gi]
+		if !ok {
+			return nvml.ERROR_NOT_FOUND
+		}
+		return take(c, s)
 	}
 	d.RegisterEventsFunc = func(types uint64, _ nvml.EventSet) nvml.Return {
 		g.registered |= types
@@ -214,6 +337,11 @@ func migHandle(uuid, name string, gi, ci int, total uint64) *mock.Device {
 // (NVML's slots are sparse; the odd ones answer ERROR_NOT_FOUND).
 func (g *fakeGPU) enableMIG(instances ...*mock.Device) {
 	g.dev.MigMode = nvml.DEVICE_MIG_ENABLE
+	for _, m := range instances {
+		if gi, ret := m.GetGpuInstanceId(); ret == nvml.SUCCESS && g.migGPM[gi] == nil {
+			g.migGPM[gi] = &gpmCounters{}
+		}
+	}
 	g.dev.GetMaxMigDeviceCountFunc = func() (int, nvml.Return) { return 7, nvml.SUCCESS }
 	g.dev.GetMigDeviceHandleByIndexFunc = func(i int) (nvml.Device, nvml.Return) {
 		if i%2 == 1 || i/2 >= len(instances) {

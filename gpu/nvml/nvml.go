@@ -67,7 +67,8 @@ type device struct {
 	parent     *device // set for a MIG instance
 	migEnabled bool    // physical GPU in MIG mode
 	instances  []*device
-	gi, ci     int // GPU and compute instance ids of a MIG instance
+	gi, ci     int       // GPU and compute instance ids of a MIG instance
+	gpm        *gpmState // nil without GPM
 }
 
 func (d *device) isMIG() bool { return d.parent != nil }
@@ -144,11 +145,13 @@ func New(lib nvml.Interface, logger *slog.Logger, opts ...Option) (*Sampler, err
 		}
 		return nil, err
 	}
+	s.setupGPM()
 	s.events = s.openEvents()
 	return s, nil
 }
 
-// Close frees the XID event set and shuts NVML down. Calls after Close fail
+// Close frees the XID event set and the GPM sample buffers and shuts NVML
+// down. Calls after Close fail
 // with ErrClosed; a second Close does nothing.
 func (s *Sampler) Close() error {
 	s.mu.Lock()
@@ -159,7 +162,7 @@ func (s *Sampler) Close() error {
 	s.closed = true
 	s.mu.Unlock()
 
-	var errs []error
+	errs := s.freeGPM()
 	if s.events != nil {
 		if ret := s.events.Free(); ret != nvml.SUCCESS {
 			errs = append(errs, returnError("free XID event set", ret))

@@ -56,26 +56,26 @@ func TestSampleDevice(t *testing.T) {
 			name: "every reading",
 			set: func(g *fakeGPU) {
 				g.util = nvml.Utilization{Gpu: 55, Memory: 20}
-				g.powerMW, g.energyMJ, g.tempC, g.memUsed = 350_000, 12_345_678, 61, gib(40)
+				g.powerMW, g.tempC, g.memUsed = 350_000, 61, gib(40)
 			},
 			want: gpu.DeviceSample{
 				MemoryUsed: gpu.Some(gib(40)), Util: gpu.Some[uint32](55), MemUtil: gpu.Some[uint32](20),
-				PowerMW: gpu.Some[uint32](350_000), EnergyMJ: gpu.Some[uint64](12_345_678), TempC: gpu.Some[uint32](61),
+				PowerMW: gpu.Some[uint32](350_000), TempC: gpu.Some[uint32](61),
 			},
 		},
 		{
 			name: "zero is a reading",
-			set:  func(g *fakeGPU) { g.powerMW, g.energyMJ, g.tempC = 0, 0, 0 },
+			set:  func(g *fakeGPU) { g.powerMW, g.tempC = 0, 0 },
 			want: gpu.DeviceSample{
 				MemoryUsed: gpu.Some[uint64](0), Util: gpu.Some[uint32](0), MemUtil: gpu.Some[uint32](0),
-				PowerMW: gpu.Some[uint32](0), EnergyMJ: gpu.Some[uint64](0), TempC: gpu.Some[uint32](0),
+				PowerMW: gpu.Some[uint32](0), TempC: gpu.Some[uint32](0),
 			},
 		},
 		{
 			name: "not-available sentinels",
 			set: func(g *fakeGPU) {
 				g.util = nvml.Utilization{Gpu: na32, Memory: na32}
-				g.powerMW, g.energyMJ, g.tempC, g.memUsed = na32, na64, na32, na64
+				g.powerMW, g.tempC, g.memUsed = na32, na32, na64
 			},
 		},
 		{
@@ -83,7 +83,7 @@ func TestSampleDevice(t *testing.T) {
 			set:  func(g *fakeGPU) { g.util = nvml.Utilization{Gpu: na32, Memory: 7} },
 			want: gpu.DeviceSample{
 				MemoryUsed: gpu.Some[uint64](0), MemUtil: gpu.Some[uint32](7),
-				PowerMW: gpu.Some[uint32](69_000), EnergyMJ: gpu.Some[uint64](1_000_000), TempC: gpu.Some[uint32](33),
+				PowerMW: gpu.Some[uint32](69_000), TempC: gpu.Some[uint32](33),
 			},
 		},
 		{
@@ -140,8 +140,9 @@ func TestReadingFailureWarnsOnce(t *testing.T) {
 			t.Fatalf("SampleDevice: %v", err)
 		}
 	}
-	// memory, utilisation, power, energy, temperature: one warning each.
-	if got, want := logs.count("recorded as missing"), 5; got != want {
+	// memory, utilisation, power, temperature: one warning each (the
+	// energy counter is not read by SampleDevice).
+	if got, want := logs.count("recorded as missing"), 4; got != want {
 		t.Errorf("got %d warnings over 3 samples, want %d:\n%s", got, want, logs.buf.String())
 	}
 }
@@ -275,9 +276,11 @@ func TestMissingSymbols(t *testing.T) {
 		check  func(t *testing.T, n *fakeNode, s *Sampler)
 	}{
 		{"nvmlDeviceGetTotalEnergyConsumption", func(t *testing.T, n *fakeNode, s *Sampler) {
-			got := sample(t, s, n.gpus[0])
-			if got.EnergyMJ.Valid || !got.PowerMW.Valid {
-				t.Errorf("got energy %+v, power %+v; want energy missing, power read", got.EnergyMJ, got.PowerMW)
+			if _, err := s.Energy(ctx, n.gpus[0].dev.UUID); !errors.Is(err, gpu.ErrUnsupported) {
+				t.Errorf("Energy: err = %v, want ErrUnsupported", err)
+			}
+			if got := sample(t, s, n.gpus[0]); !got.PowerMW.Valid {
+				t.Errorf("got power %+v; want power read", got.PowerMW)
 			}
 			if c := len(n.gpus[0].dev.GetTotalEnergyConsumptionCalls()); c != 0 {
 				t.Errorf("GetTotalEnergyConsumption called %d times", c)
@@ -378,8 +381,15 @@ func TestWithoutExtensions(t *testing.T) {
 			n := newFakeNode(dgxh100.New())
 			s := n.open(t, tt.prep(n)...)
 			got := sample(t, s, n.gpus[0])
-			if got.EnergyMJ.Valid || got.TempC.Valid || !got.PowerMW.Valid || !got.MemoryUsed.Valid {
-				t.Errorf("got %+v; want every reading but energy and temperature", got)
+			if got.TempC.Valid || !got.PowerMW.Valid || !got.MemoryUsed.Valid {
+				t.Errorf("got %+v; want every reading but temperature", got)
+			}
+			if _, err := s.Energy(ctx, n.gpus[0].dev.UUID); !errors.Is(err, gpu.ErrUnsupported) {
+				t.Errorf("Energy: err = %v, want ErrUnsupported", err)
+			}
+			got = sample(t, s, n.gpus[0])
+			if got.Activity.Valid {
+				t.Errorf("activity %+v without GPM functions", got.Activity)
 			}
 			if _, err := s.XIDEvents(ctx); !errors.Is(err, gpu.ErrUnsupported) {
 				t.Errorf("XIDEvents: err = %v, want ErrUnsupported", err)

@@ -23,6 +23,11 @@ type symbols struct {
 	MIG         bool // MIG mode and instance handles (R450+)
 	Accounting  bool // per-process accounting records
 	CUDAVersion bool // nvmlSystemGetCudaDriverVersion
+	// Architecture: nvmlDeviceGetArchitecture (R470+), which lets the GPM
+	// policy table rule out older GPUs without asking the driver.
+	Architecture bool
+	GPM          bool // GPU Performance Monitoring (R520+): SM, tensor, DRAM activity
+	GPMMIG       bool // nvmlGpmMigSampleGet: GPM per MIG instance
 }
 
 // lookupSymbols asks check for each optional feature; a feature counts as
@@ -44,8 +49,12 @@ func lookupSymbols(check func(string) bool) symbols {
 		Events:      all("nvmlEventSetCreate", "nvmlDeviceRegisterEvents", "nvmlEventSetWait", "nvmlEventSetFree"),
 		MIG: all("nvmlDeviceGetMigMode", "nvmlDeviceGetMaxMigDeviceCount", "nvmlDeviceGetMigDeviceHandleByIndex",
 			"nvmlDeviceGetGpuInstanceId", "nvmlDeviceGetComputeInstanceId"),
-		Accounting:  all("nvmlDeviceGetAccountingMode", "nvmlDeviceGetAccountingPids", "nvmlDeviceGetAccountingStats"),
-		CUDAVersion: all("nvmlSystemGetCudaDriverVersion"),
+		Accounting:   all("nvmlDeviceGetAccountingMode", "nvmlDeviceGetAccountingPids", "nvmlDeviceGetAccountingStats"),
+		CUDAVersion:  all("nvmlSystemGetCudaDriverVersion"),
+		Architecture: all("nvmlDeviceGetArchitecture"),
+		GPM: all("nvmlGpmQueryDeviceSupport", "nvmlGpmSampleAlloc", "nvmlGpmSampleFree", "nvmlGpmSampleGet",
+			"nvmlGpmMetricsGet"),
+		GPMMIG: all("nvmlGpmMigSampleGet"),
 	}
 }
 

@@ -41,9 +41,13 @@ type BurnOptions struct {
 	// Mem is the memory held on each used GPU, in bytes: one value per used
 	// GPU, or one value for all; none means 0.
 	Mem []uint64
-	// Util is the SM utilisation caused on each used GPU, percent (0..100),
+	// Util is the duty cycle caused on each used GPU, percent (0..100),
 	// given like Mem.
 	Util []uint32
+	// SM, Tensor and DRAM are the activity caused on each used GPU,
+	// percent (0..100), given like Mem; none leaves the node's defaults
+	// (see Usage).
+	SM, Tensor, DRAM []float64
 	// For is how long to run; 0 or less means until ctx is cancelled.
 	For time.Duration
 	// Visible is the value of CUDA_VISIBLE_DEVICES. "" means all GPUs
@@ -88,7 +92,7 @@ func Burn(ctx context.Context, o BurnOptions) (err error) {
 	if err != nil {
 		return fmt.Errorf("burn: %w", err)
 	}
-	usage, err := burnUsage(used, o.Mem, o.Util)
+	usage, err := burnUsage(used, o)
 	if err != nil {
 		return fmt.Errorf("burn: %w", err)
 	}
@@ -231,7 +235,8 @@ func openDevice(path string) error {
 }
 
 // burnUsage spreads the per-GPU values over the used GPUs.
-func burnUsage(used []gpu.Device, mem []uint64, util []uint32) ([]Usage, error) {
+func burnUsage(used []gpu.Device, o BurnOptions) ([]Usage, error) {
+	mem, util := o.Mem, o.Util
 	pick := func(what string, n int) (func(i int) int, error) {
 		switch n {
 		case 0:
@@ -262,6 +267,31 @@ func burnUsage(used []gpu.Device, mem []uint64, util []uint32) ([]Usage, error) 
 		}
 		if out[i].Util > 100 {
 			return nil, fmt.Errorf("%w: utilisation %d%% above 100%%", ErrInvalidOptions, out[i].Util)
+		}
+	}
+	for _, a := range []struct {
+		what string
+		vs   []float64
+		set  func(u *Usage, v *float64)
+	}{
+		{"SM activity", o.SM, func(u *Usage, v *float64) { u.SM = v }},
+		{"tensor activity", o.Tensor, func(u *Usage, v *float64) { u.Tensor = v }},
+		{"DRAM activity", o.DRAM, func(u *Usage, v *float64) { u.DRAM = v }},
+	} {
+		at, err := pick(a.what, len(a.vs))
+		if err != nil {
+			return nil, err
+		}
+		for i := range out {
+			j := at(i)
+			if j < 0 {
+				continue
+			}
+			v := a.vs[j]
+			if !(v >= 0 && v <= 100) {
+				return nil, fmt.Errorf("%w: %s %g%% outside 0..100%%", ErrInvalidOptions, a.what, v)
+			}
+			a.set(&out[i], &v)
 		}
 	}
 	return out, nil

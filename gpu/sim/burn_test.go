@@ -2,8 +2,8 @@ package sim
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
-	"fmt"
 	"io/fs"
 	"os"
 	"path/filepath"
@@ -116,33 +116,51 @@ func uuids(devs []gpu.Device) []string {
 
 func TestBurnUsage(t *testing.T) {
 	used := DefaultSpec().devices()[:3]
+	u := func(i int, mem uint64, util uint32) Usage { return Usage{UUID: used[i].UUID, Mem: mem, Util: util} }
+	f := func(v float64) *float64 { return &v }
 	tests := []struct {
 		name    string
-		mem     []uint64
-		util    []uint32
+		o       BurnOptions
 		want    []Usage
 		wantErr error
 	}{
 		{name: "nothing given", want: []Usage{{UUID: used[0].UUID}, {UUID: used[1].UUID}, {UUID: used[2].UUID}}},
 		{
-			name: "one value for all", mem: []uint64{gib}, util: []uint32{40},
-			want: []Usage{{used[0].UUID, gib, 40}, {used[1].UUID, gib, 40}, {used[2].UUID, gib, 40}},
+			name: "one value for all", o: BurnOptions{Mem: []uint64{gib}, Util: []uint32{40}},
+			want: []Usage{u(0, gib, 40), u(1, gib, 40), u(2, gib, 40)},
 		},
 		{
-			name: "one value per GPU", mem: []uint64{1, 2, 3}, util: []uint32{10, 20, 30},
-			want: []Usage{{used[0].UUID, 1, 10}, {used[1].UUID, 2, 20}, {used[2].UUID, 3, 30}},
+			name: "one value per GPU", o: BurnOptions{Mem: []uint64{1, 2, 3}, Util: []uint32{10, 20, 30}},
+			want: []Usage{u(0, 1, 10), u(1, 2, 20), u(2, 3, 30)},
 		},
-		{name: "wrong count", mem: []uint64{1, 2}, wantErr: ErrInvalidOptions},
-		{name: "utilisation above 100", util: []uint32{101}, wantErr: ErrInvalidOptions},
+		{
+			name: "activity stated", o: BurnOptions{Util: []uint32{16}, SM: []float64{0.02}, Tensor: []float64{0, 1, 2}},
+			want: []Usage{
+				{UUID: used[0].UUID, Util: 16, SM: f(0.02), Tensor: f(0)},
+				{UUID: used[1].UUID, Util: 16, SM: f(0.02), Tensor: f(1)},
+				{UUID: used[2].UUID, Util: 16, SM: f(0.02), Tensor: f(2)},
+			},
+		},
+		{name: "wrong count", o: BurnOptions{Mem: []uint64{1, 2}}, wantErr: ErrInvalidOptions},
+		{name: "wrong activity count", o: BurnOptions{DRAM: []float64{1, 2}}, wantErr: ErrInvalidOptions},
+		{name: "utilisation above 100", o: BurnOptions{Util: []uint32{101}}, wantErr: ErrInvalidOptions},
+		{name: "SM activity above 100", o: BurnOptions{SM: []float64{100.1}}, wantErr: ErrInvalidOptions},
+		{name: "tensor activity below 0", o: BurnOptions{Tensor: []float64{-1}}, wantErr: ErrInvalidOptions},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			got, err := burnUsage(used, tt.mem, tt.util)
+			got, err := burnUsage(used, tt.o)
 			if !errors.Is(err, tt.wantErr) {
 				t.Fatalf("error = %v, want %v", err, tt.wantErr)
 			}
-			if fmt.Sprint(got) != fmt.Sprint(tt.want) {
-				t.Errorf("got %+v, want %+v", got, tt.want)
+			// As the process file holds them: the pointers' values compared.
+			g, _ := json.Marshal(got)
+			w, _ := json.Marshal(tt.want)
+			if tt.want == nil {
+				w = []byte("null")
+			}
+			if string(g) != string(w) {
+				t.Errorf("got %s, want %s", g, w)
 			}
 		})
 	}

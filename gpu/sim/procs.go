@@ -30,7 +30,31 @@ type Process struct {
 type Usage struct {
 	UUID string `json:"uuid"`
 	Mem  uint64 `json:"mem_bytes"`
-	Util uint32 `json:"util_percent"` // SM utilisation, percent of the GPU
+	// Util is the duty cycle the process causes: the share of time a
+	// kernel of it runs, percent (NVML's "GPU utilisation").
+	Util uint32 `json:"util_percent"`
+	// SM, Tensor and DRAM are the activity the process causes, percent of
+	// the GPU (what GPM measures). Unstated (nil), SM is Util (kernels
+	// that fill every SM while they run), Tensor 0 and DRAM Util/2.
+	SM     *float64 `json:"sm_percent,omitempty"`
+	Tensor *float64 `json:"tensor_percent,omitempty"`
+	DRAM   *float64 `json:"dram_percent,omitempty"`
+}
+
+// activity is what u causes on its GPU: SM, tensor and DRAM activity,
+// percent, with the defaults of unstated values.
+func (u Usage) activity() (sm, tensor, dram float64) {
+	sm, dram = float64(u.Util), float64(u.Util)/2
+	if u.SM != nil {
+		sm = *u.SM
+	}
+	if u.Tensor != nil {
+		tensor = *u.Tensor
+	}
+	if u.DRAM != nil {
+		dram = *u.DRAM
+	}
+	return sm, tensor, dram
 }
 
 // procFile is procs/PID.json.

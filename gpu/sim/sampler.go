@@ -41,20 +41,24 @@ var _ gpu.Sampler = (*Node)(nil)
 
 // Node is a gpu.Sampler reading a simulated node's state directory.
 //
-// It provides no energy counter (EnergyMJ stays invalid), as some GPUs and
-// drivers do not: the agent then integrates PowerMW over time, and that path
-// gets exercised. Accounting is reported off (gpu.ErrUnsupported).
+// It provides no energy counter (Energy answers gpu.ErrUnsupported), as
+// some GPUs and drivers do not: the agent then integrates PowerMW over
+// time, and that path gets exercised. Accounting is reported off
+// (gpu.ErrUnsupported). Activity (GPM) is given where the node's model
+// is of an architecture with GPM (gpu.ArchitectureOf: Hopper and later).
 type Node struct {
 	dir     string
 	procfs  string
 	now     func() time.Time
 	devices []gpu.Device
 	byUUID  map[string]int
+	gpm     bool // the model has GPM: SampleDevice gives Activity
 
 	scanTTL time.Duration
 
 	mu         sync.Mutex // guards the fields below; Register may come from another goroutine
 	registered map[int]Process
+	sampledAt  map[string]time.Time // per GPU, the previous SampleDevice: the start of its activity interval
 	xidOffset  int64
 	closed     bool
 	scanAt     time.Time // time of the last scan of procs/, by now
@@ -129,6 +133,10 @@ func Open(dir string, opts ...Option) (*Node, error) {
 		devices:    devs,
 		byUUID:     make(map[string]int, len(devs)),
 		registered: make(map[int]Process),
+		sampledAt:  make(map[string]time.Time, len(devs)),
+	}
+	if len(devs) > 0 {
+		n.gpm, _ = gpu.ArchitectureOf(devs[0].Name).GPMSupported()
 	}
 	for _, o := range opts {
 		o(n)
@@ -205,7 +213,10 @@ func (n *Node) Versions(ctx context.Context) (gpu.Versions, error) {
 // SampleDevice sums the live processes on the GPU: memory (capped at the
 // card's total, as the driver can hand out no more), utilisation (capped at
 // 100 %), and power, temperature and memory-controller load derived from
-// utilisation. EnergyMJ is left invalid.
+// utilisation. On a model with GPM, Activity is the sum of the processes'
+// SM, tensor and DRAM activity (each capped at 100 %) as they stand now,
+// over the interval since the previous call for the GPU (none at the
+// first, nor in the same instant); SM occupancy and the FP pipes are not simulated (invalid).
 func (n *Node) SampleDevice(ctx context.Context, uuid string) (gpu.DeviceSample, error) {
 	if err := n.check(ctx); err != nil {
 		return gpu.DeviceSample{}, err
@@ -216,23 +227,57 @@ func (n *Node) SampleDevice(ctx context.Context, uuid string) (gpu.DeviceSample,
 	}
 	var mem uint64
 	var util uint32
+	var sm, tensor, dram float64
 	for _, p := range n.liveProcesses() {
 		for _, u := range p.Usage {
 			if u.UUID == uuid {
 				mem = addSat(mem, u.Mem)
 				util = uint32(min(uint64(util)+uint64(u.Util), 100))
+				uSM, uTensor, uDRAM := u.activity()
+				sm, tensor, dram = sm+uSM, tensor+uTensor, dram+uDRAM
 			}
 		}
 	}
-	return gpu.DeviceSample{
+	now := n.now()
+	out := gpu.DeviceSample{
 		UUID:       uuid,
-		Time:       n.now(),
+		Time:       now,
 		MemoryUsed: gpu.Some(min(mem, d.MemoryTotal)),
 		Util:       gpu.Some(util),
 		MemUtil:    gpu.Some(util / 2),
 		PowerMW:    gpu.Some(uint32(idlePowerMW + (maxPowerMW-idlePowerMW)*util/100)),
 		TempC:      gpu.Some(idleTempC + util/2),
-	}, nil
+	}
+	if !n.gpm {
+		return out, nil
+	}
+	n.mu.Lock()
+	prev, started := n.sampledAt[uuid]
+	if !started || now.After(prev) {
+		// An instant measures nothing: the interval goes on.
+		n.sampledAt[uuid] = now
+	}
+	n.mu.Unlock()
+	if started && now.After(prev) {
+		// Values are as the processes state them (absurd ones included,
+		// for gpu.Sanitize), capped like Util where they add up.
+		capped := func(v float64) gpu.Opt[float64] { return gpu.Some(min(v, 100)) }
+		out.Activity = gpu.Some(gpu.Activity{Interval: max(now.Sub(prev), 0),
+			SM: capped(sm), Tensor: capped(tensor), DRAM: capped(dram)})
+	}
+	return out, nil
+}
+
+// Energy answers gpu.ErrUnsupported: the simulated GPUs have no energy
+// counter (see Node).
+func (n *Node) Energy(ctx context.Context, uuid string) (uint64, error) {
+	if err := n.check(ctx); err != nil {
+		return 0, err
+	}
+	if _, err := n.device(uuid); err != nil {
+		return 0, err
+	}
+	return 0, fmt.Errorf("sim: energy of %s: %w (no energy counter)", uuid, gpu.ErrUnsupported)
 }
 
 // Processes lists the live processes using the GPU, by PID. Values are as

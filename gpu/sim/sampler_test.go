@@ -102,8 +102,8 @@ func TestSampleAndProcesses(t *testing.T) {
 			if s != tt.want {
 				t.Errorf("SampleDevice = %+v, want %+v", s, tt.want)
 			}
-			if s.EnergyMJ.Valid {
-				t.Errorf("EnergyMJ is valid; the sim leaves it to the agent's power integration")
+			if _, err := n.Energy(ctx, tt.uuid); !errors.Is(err, gpu.ErrUnsupported) {
+				t.Errorf("Energy: err = %v, want ErrUnsupported; the sim leaves energy to the agent's power integration", err)
 			}
 		})
 	}
@@ -115,6 +115,75 @@ func TestSampleAndProcesses(t *testing.T) {
 	}
 	if !exists(filepath.Join(dir, procsDirName, "106.json")) {
 		t.Errorf("malformed file of a live PID was removed; only dead ones are collected")
+	}
+}
+
+// TestActivity: a GPU of a model with GPM reports the activity its live
+// processes state (or cause by default) over the interval since its
+// previous sample, none at its first; a model without GPM never does.
+func TestActivity(t *testing.T) {
+	ctx := context.Background()
+	f := func(v float64) *float64 { return &v }
+	for _, tt := range []struct {
+		name  string
+		model string
+		gpm   bool
+	}{
+		{"Hopper", "NVIDIA H100 80GB HBM3", true},
+		{"Ampere", "NVIDIA A100-SXM4-80GB", false},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			dir := filepath.Join(t.TempDir(), "sim")
+			procfs := filepath.Join(t.TempDir(), "proc")
+			devs, err := Init(dir, NodeSpec{GPUs: 3, Model: tt.model, MemoryTotal: 80 * gib})
+			if err != nil {
+				t.Fatal(err)
+			}
+			g0, g1, g2 := devs[0].UUID, devs[1].UUID, devs[2].UUID
+			// A tiny-kernel loop (16 % duty cycle, 0.02 % of the SMs) and a
+			// matmul sharing GPU 0; a default burn alone on GPU 1.
+			fakeProc(t, procfs, 201, 'S', 1)
+			writeProc(t, dir, procFile{PID: 201, StartTime: 1, GPUs: []Usage{{UUID: g0, Util: 16, SM: f(0.02), Tensor: f(0), DRAM: f(0)}}})
+			fakeProc(t, procfs, 202, 'S', 2)
+			writeProc(t, dir, procFile{PID: 202, StartTime: 2, GPUs: []Usage{
+				{UUID: g0, Util: 94, SM: f(92.4), Tensor: f(89.7), DRAM: f(15.7)},
+				{UUID: g1, Util: 40},
+			}})
+			clock := time.Date(2025, 3, 1, 12, 0, 0, 0, time.UTC)
+			n, err := Open(dir, WithProcfs(procfs), WithClock(func() time.Time { return clock }))
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer n.Close()
+			for _, uuid := range []string{g0, g1, g2} {
+				if s, err := n.SampleDevice(ctx, uuid); err != nil || s.Activity.Valid {
+					t.Errorf("first sample of %s: activity %+v, err %v; want none (no interval yet)", uuid, s.Activity, err)
+				}
+			}
+			clock = clock.Add(1500 * time.Millisecond)
+			want := map[string]gpu.Opt[gpu.Activity]{
+				g0: gpu.Some(gpu.Activity{Interval: 1500 * time.Millisecond, SM: gpu.Some(92.42), Tensor: gpu.Some(89.7), DRAM: gpu.Some(15.7)}),
+				g1: gpu.Some(gpu.Activity{Interval: 1500 * time.Millisecond, SM: gpu.Some(40.0), Tensor: gpu.Some(0.0), DRAM: gpu.Some(20.0)}),
+				g2: gpu.Some(gpu.Activity{Interval: 1500 * time.Millisecond, SM: gpu.Some(0.0), Tensor: gpu.Some(0.0), DRAM: gpu.Some(0.0)}),
+			}
+			for _, uuid := range []string{g0, g1, g2} {
+				s, err := n.SampleDevice(ctx, uuid)
+				if err != nil {
+					t.Fatal(err)
+				}
+				w := want[uuid]
+				if !tt.gpm {
+					w = gpu.Opt[gpu.Activity]{}
+				}
+				got := s.Activity
+				if got.Valid && w.Valid && math.Abs(got.Value.SM.Value-w.Value.SM.Value) < 1e-9 {
+					got.Value.SM = w.Value.SM // 92.4 + 0.02 in floating point
+				}
+				if got != w {
+					t.Errorf("activity of %s:\n got %+v\nwant %+v", uuid, s.Activity, w)
+				}
+			}
+		})
 	}
 }
 
