@@ -60,15 +60,27 @@ type GPU struct {
 	EarlyHigh       bool   `json:"early_high"`
 	MemMinAfterHigh uint64 `json:"mem_min_after_high"`
 
-	// Energy: from the driver's energy counter where it exists (deltas of
-	// consecutive readings, so a gap in sampling is still covered), else the
-	// integral of power. Not attributable on a shared GPU.
+	// Energy: the integral of power over the readings, corrected against
+	// the driver's energy counter whenever the agent reads it (at the job's
+	// start and end and at most every minute between: it costs ~4 ms a
+	// read): the energy between two counter readings is their difference,
+	// and only the time since the last one (EnergySinceCounterJ, part of
+	// EnergyJ) is integrated. Without a counter, the integral alone. Not
+	// attributable on a shared GPU.
 	EnergyJ       float64 `json:"energy_j"`
 	EnergyValid   bool    `json:"energy_valid"`
 	EnergyLastMJ  uint64  `json:"energy_last_mj"`
 	EnergyCounter bool    `json:"energy_counter"`
-	MaxTempC      uint32  `json:"max_temp_c"`
-	TempValid     bool    `json:"temp_valid"`
+	// EnergySinceCounterJ is the part of EnergyJ integrated from power
+	// since the last counter reading, which the next one replaces.
+	EnergySinceCounterJ float64 `json:"energy_since_counter_j,omitempty"`
+	MaxTempC            uint32  `json:"max_temp_c"`
+	TempValid           bool    `json:"temp_valid"`
+
+	// Activity is what GPM measured (SM, tensor, DRAM activity); nil when
+	// no reading came: a GPU without GPM, or a profile recorded before
+	// gpuprof read it. Unknown, never 0.
+	Activity *Activity `json:"activity,omitempty"`
 
 	XIDCount  int      `json:"xid_count"`
 	XIDs      []XID    `json:"xids,omitempty"`
@@ -97,6 +109,11 @@ type Reading struct {
 	TempC     gpu.Opt[uint32]
 	Processes int  // the job's processes seen on the GPU
 	Shared    bool // another job holds the GPU now
+	// Activity is the GPU's (or MIG instance's) GPM activity over the
+	// interval that ended now, in the scope ActivityScope says; on a shared
+	// GPU the device's (GPM has no per-process view).
+	Activity      gpu.Opt[gpu.Activity]
+	ActivityScope string
 }
 
 // NewGPU returns an empty profile for a GPU the job holds.
@@ -163,6 +180,20 @@ func (g *GPU) Observe(r Reading, interval time.Duration) {
 	}
 	g.observeEnergy(r, prev, interval)
 	g.Series.Add(r.Time, r.Util, r.MemUsed)
+	if r.Activity.Valid {
+		if g.Activity == nil {
+			g.Activity = newActivity()
+		}
+		scope := r.ActivityScope
+		if r.Shared {
+			scope = ActivityScopeSharedGPU
+		}
+		if scope == "" {
+			scope = ActivityScopeGPU
+		}
+		g.Activity.observe(r.Activity.Value, scope)
+		g.Series.AddActivity(r.Time, r.Activity.Value.SM, r.Activity.Value.Tensor)
+	}
 }
 
 func (g *GPU) observeEnergy(r Reading, prev time.Time, interval time.Duration) {
@@ -171,21 +202,29 @@ func (g *GPU) observeEnergy(r Reading, prev time.Time, interval time.Duration) {
 		g.EnergyValid = false
 		return
 	}
-	switch {
-	case r.EnergyMJ.Valid:
-		if g.EnergyCounter && r.EnergyMJ.Value >= g.EnergyLastMJ {
-			g.EnergyJ += float64(r.EnergyMJ.Value-g.EnergyLastMJ) / 1000
-		}
-		g.EnergyCounter = true
-		g.EnergyLastMJ = r.EnergyMJ.Value
-		g.EnergyValid = true
-	case r.PowerMW.Valid && !g.EnergyCounter:
+	if r.PowerMW.Valid {
 		if !prev.IsZero() && r.Time.After(prev) {
 			dt := min(r.Time.Sub(prev), 2*interval)
-			g.EnergyJ += float64(r.PowerMW.Value) / 1000 * dt.Seconds()
+			e := float64(r.PowerMW.Value) / 1000 * dt.Seconds()
+			g.EnergyJ += e
+			g.EnergySinceCounterJ += e
 		}
 		g.EnergyValid = true
 	}
+	if !r.EnergyMJ.Valid {
+		return
+	}
+	if g.EnergyCounter && r.EnergyMJ.Value >= g.EnergyLastMJ {
+		// The counter's difference replaces what power integrated since
+		// its last reading.
+		g.EnergyJ += float64(r.EnergyMJ.Value-g.EnergyLastMJ)/1000 - g.EnergySinceCounterJ
+	}
+	// The first reading only starts the counter; a counter that went back
+	// (the driver reloaded) keeps the integral and starts again.
+	g.EnergySinceCounterJ = 0
+	g.EnergyCounter = true
+	g.EnergyLastMJ = r.EnergyMJ.Value
+	g.EnergyValid = true
 }
 
 // AddXID records an XID error.

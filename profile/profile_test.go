@@ -157,7 +157,8 @@ func TestJobGPU(t *testing.T) {
 func richJob() Job {
 	g := newTestGPU(0)
 	for i := range 5 {
-		g.Observe(Reading{Time: at(i), Util: gpu.Some(uint32(10 * i)), MemUsed: gpu.Some(uint64(i) * gib), Processes: 1}, interval)
+		g.Observe(Reading{Time: at(i), Util: gpu.Some(uint32(10 * i)), MemUsed: gpu.Some(uint64(i) * gib), Processes: 1,
+			Activity: gpu.Some(gpu.Activity{Interval: interval, SM: gpu.Some(float64(i)), FP32: gpu.Some(1.5)})}, interval)
 	}
 	g.AddXID(79, at(2))
 	g.AddProcessName("python")
@@ -186,6 +187,8 @@ func TestCloneIsDeep(t *testing.T) {
 	cg.XIDs[0].Code = 13
 	cg.Processes[0] = "changed"
 	cg.Series.Points[0].N = 99
+	cg.Activity.SM.Hist[3]++
+	cg.Activity.FP32.Sum = 0
 	cg.MemPeak = 1
 	cg.Observe(Reading{Time: at(5), Util: gpu.Some[uint32](100)}, interval)
 	c.GPUs = append(c.GPUs, GPU{UUID: "GPU-new"})

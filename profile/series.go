@@ -17,9 +17,34 @@ type Point struct {
 	UtilSum uint32 `json:"u_sum"`   // sum of utilisation, percent (mean = UtilSum/N)
 	UtilMax uint8  `json:"u_max"`   // percent
 	MemMax  uint64 `json:"mem_max"` // bytes
+	// SM and tensor activity (GPM): SMN readings of each, their sums in
+	// percent. Absent (0) in buckets without one and in series recorded
+	// before gpuprof read GPM: then unknown, not idle.
+	SMN       uint32  `json:"sm_n,omitempty"`
+	SMSum     float64 `json:"sm_sum,omitempty"`
+	TensorN   uint32  `json:"tc_n,omitempty"`
+	TensorSum float64 `json:"tc_sum,omitempty"`
 }
 
-// Series is a bounded, downsampled time series of utilisation and memory.
+// SMMean is the bucket's mean SM activity, percent, if it has a reading.
+func (p Point) SMMean() (float64, bool) {
+	if p.SMN == 0 {
+		return 0, false
+	}
+	return p.SMSum / float64(p.SMN), true
+}
+
+// TensorMean is the bucket's mean tensor activity, percent, if it has a
+// reading.
+func (p Point) TensorMean() (float64, bool) {
+	if p.TensorN == 0 {
+		return 0, false
+	}
+	return p.TensorSum / float64(p.TensorN), true
+}
+
+// Series is a bounded, downsampled time series of utilisation, memory and
+// SM and tensor activity.
 // Buckets start one sampling interval wide; whenever the series would exceed
 // MaxPoints, the bucket width doubles and neighbours merge, so the size stays
 // bounded for jobs of any length while sums, maxima and counts stay exact.
@@ -41,14 +66,7 @@ func NewSeries(start time.Time, interval time.Duration, maxPoints int) Series {
 
 // Add records one reading.
 func (s *Series) Add(t time.Time, util gpu.Opt[uint32], mem gpu.Opt[uint64]) {
-	if s.Step <= 0 {
-		s.Step = 1
-	}
-	if s.MaxPoints < 2 {
-		s.MaxPoints = DefaultMaxPoints
-	}
-	ts := max(t.Unix(), s.Start)
-	p := Point{T: s.bucket(ts)}
+	var p Point
 	if util.Valid {
 		u := min(util.Value, 100)
 		p.N, p.UtilSum, p.UtilMax = 1, u, uint8(u)
@@ -56,6 +74,34 @@ func (s *Series) Add(t time.Time, util gpu.Opt[uint32], mem gpu.Opt[uint64]) {
 	if mem.Valid {
 		p.MemMax = mem.Value
 	}
+	s.add(t, p)
+}
+
+// AddActivity records one reading of SM and tensor activity (percent,
+// 0–100; others are dropped).
+func (s *Series) AddActivity(t time.Time, sm, tensor gpu.Opt[float64]) {
+	var p Point
+	if sm.Valid && sm.Value >= 0 && sm.Value <= 100 {
+		p.SMN, p.SMSum = 1, sm.Value
+	}
+	if tensor.Valid && tensor.Value >= 0 && tensor.Value <= 100 {
+		p.TensorN, p.TensorSum = 1, tensor.Value
+	}
+	if p.SMN == 0 && p.TensorN == 0 {
+		return
+	}
+	s.add(t, p)
+}
+
+func (s *Series) add(t time.Time, p Point) {
+	if s.Step <= 0 {
+		s.Step = 1
+	}
+	if s.MaxPoints < 2 {
+		s.MaxPoints = DefaultMaxPoints
+	}
+	ts := max(t.Unix(), s.Start)
+	p.T = s.bucket(ts)
 	if n := len(s.Points); n > 0 && s.Points[n-1].T >= p.T {
 		// Same bucket (or a clock step backwards): merge into the last one.
 		s.Points[n-1].merge(p)
@@ -91,4 +137,8 @@ func (p *Point) merge(q Point) {
 	p.UtilSum += q.UtilSum
 	p.UtilMax = max(p.UtilMax, q.UtilMax)
 	p.MemMax = max(p.MemMax, q.MemMax)
+	p.SMN += q.SMN
+	p.SMSum += q.SMSum
+	p.TensorN += q.TensorN
+	p.TensorSum += q.TensorSum
 }
