@@ -68,7 +68,16 @@ type Options struct {
 	// what runs in the agent's process but is not the agent (the query
 	// socket's refusal counter).
 	Collectors []prometheus.Collector
+	// EnergyEvery is how often a GPU's energy counter is read between a
+	// job's start and end (which always read it); 0 means
+	// DefaultEnergyEvery. Each read costs ~4 ms on a real driver; power is
+	// integrated in between (profile.GPU).
+	EnergyEvery time.Duration
 }
+
+// DefaultEnergyEvery is Options.EnergyEvery's default: at most one energy
+// counter read a minute per GPU, 0.007 % of a core (docs/real-gpu.md).
+const DefaultEnergyEvery = time.Minute
 
 // Pusher delivers a profile to the collector; it must be idempotent.
 type Pusher interface {
@@ -94,7 +103,13 @@ type Agent struct {
 
 	devices  []gpu.Device
 	byUUID   map[string]gpu.Device
+	mig      map[string]bool // UUIDs of MIG instances
 	versions gpu.Versions
+
+	// energy is when each GPU's energy counter was last read, and which
+	// GPUs have none; only used while gpuSem is held.
+	energyAt map[string]time.Time
+	noEnergy map[string]bool
 
 	mu        sync.Mutex
 	jobs      map[string]*jobState // by job id
@@ -232,6 +247,16 @@ func New(ctx context.Context, opts Options, sampler gpu.Sampler, db *store.DB, s
 	}
 	a.devices = devs
 	a.byUUID = byUUID(devs)
+	a.mig = map[string]bool{}
+	for _, d := range devs {
+		for _, m := range d.MIG {
+			a.mig[m.UUID] = true
+		}
+	}
+	a.energyAt, a.noEnergy = map[string]time.Time{}, map[string]bool{}
+	if a.opts.EnergyEvery <= 0 {
+		a.opts.EnergyEvery = DefaultEnergyEvery
+	}
 	if v, err := sampler.Versions(ctx); err == nil {
 		a.versions = v
 	} else {

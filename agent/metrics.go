@@ -56,11 +56,12 @@ func (a *Agent) serveMetrics(ctx context.Context, ln net.Listener) {
 // persisting and delivery loops and the hooks) hold mu only to store
 // values; the scrape holds it only to copy them.
 type observed struct {
-	mu   sync.Mutex
-	node string
-	gpus map[string]gpu.DeviceSample // latest reading by UUID, while it has a value
-	xids map[string]uint64           // XID events seen by UUID since start
-	jobs []jobGPU
+	mu     sync.Mutex
+	node   string
+	gpus   map[string]gpu.DeviceSample // latest reading by UUID, while it has a value
+	energy map[string]uint64           // latest energy counter reading by UUID, mJ
+	xids   map[string]uint64           // XID events seen by UUID since start
+	jobs   []jobGPU
 
 	lastTick   time.Time
 	lag        time.Duration
@@ -78,17 +79,22 @@ type observed struct {
 }
 
 // jobGPU is one running job on one of its GPUs, with the job's own share
-// of the device (the sum over its processes).
+// of the device (the sum over its processes), and the activity GPM
+// measured in the job's scope (profile.ActivityScope*: on a shared GPU the
+// device's, all its jobs together).
 type jobGPU struct {
 	gpu, job, user, account, partition string
 	mem                                gpu.Opt[uint64]
 	util                               gpu.Opt[uint32]
+	sm, tensor                         gpu.Opt[float64]
+	scope                              string
 }
 
 // obsSnapshot is a copy of observed, formatted without a lock.
 type obsSnapshot struct {
 	node        string
 	gpus        []gpu.DeviceSample
+	energy      map[string]uint64
 	xids        map[string]uint64
 	jobs        []jobGPU
 	lastTick    time.Time
@@ -107,6 +113,7 @@ type obsSnapshot struct {
 func newObserved() *observed {
 	return &observed{
 		gpus:       map[string]gpu.DeviceSample{},
+		energy:     map[string]uint64{},
 		xids:       map[string]uint64{},
 		dropped:    map[string]uint64{dropTickMissed: 0, dropReadError: 0, dropImplausible: 0},
 		outboxSeen: map[profile.Key]time.Time{},
@@ -122,7 +129,11 @@ func (o *observed) snapshot() obsSnapshot {
 		spoolKnown: o.spoolKnown, spoolFiles: o.spoolFiles, spoolBytes: o.spoolBytes,
 		gpus:    make([]gpu.DeviceSample, 0, len(o.gpus)),
 		xids:    make(map[string]uint64, len(o.xids)),
+		energy:  make(map[string]uint64, len(o.energy)),
 		dropped: make(map[string]uint64, len(o.dropped)),
+	}
+	for k, v := range o.energy {
+		s.energy[k] = v
 	}
 	for _, ds := range o.gpus {
 		s.gpus = append(s.gpus, ds)
@@ -199,6 +210,13 @@ func (o *observed) outbox(n int, seen []store.OutboxItem, gone []profile.Key) {
 	}
 }
 
+// energyRead records a GPU's energy counter as just read.
+func (o *observed) energyRead(uuid string, mJ uint64) {
+	o.mu.Lock()
+	o.energy[uuid] = mJ
+	o.mu.Unlock()
+}
+
 func (o *observed) spool(files int, bytes int64) {
 	o.mu.Lock()
 	o.spoolKnown, o.spoolFiles, o.spoolBytes = true, files, bytes
@@ -209,14 +227,26 @@ func (o *observed) spool(files int, bytes int64) {
 // and, with metrics on, of the GPUs no job holds; the running jobs with
 // their own shares. readings nil (a hook's start or end) updates the job
 // list only, keeping the shares last measured. a.mu must be held.
-func (a *Agent) publishLocked(readings map[string]reading, idle map[string]gpu.DeviceSample, xids []gpu.XIDEvent) {
+func (a *Agent) publishLocked(readings map[string]reading, idle map[string]reading, xids []gpu.XIDEvent) {
 	var jobs []jobGPU
 	for _, st := range a.jobs {
 		for _, g := range st.prof.GPUs {
 			jg := jobGPU{gpu: g.UUID, job: st.prof.JobID, user: st.prof.User,
 				account: st.prof.Account, partition: st.prof.Partition}
 			if readings != nil {
-				jg.mem, jg.util = a.ownShare(st.prof.JobID, readings[g.UUID])
+				r := readings[g.UUID]
+				jg.mem, jg.util = a.ownShare(st.prof.JobID, r)
+				if act := a.jobActivity(&st.prof, r.ds, a.now()); r.err == nil && act.Valid {
+					jg.sm, jg.tensor = act.Value.SM, act.Value.Tensor
+					switch {
+					case a.mig[g.UUID]:
+						jg.scope = profile.ActivityScopeMIG
+					case a.holders(g.UUID) > 1:
+						jg.scope = profile.ActivityScopeSharedGPU
+					default:
+						jg.scope = profile.ActivityScopeGPU
+					}
+				}
 			}
 			jobs = append(jobs, jg)
 		}
@@ -238,6 +268,7 @@ func (a *Agent) publishLocked(readings map[string]reading, idle map[string]gpu.D
 		for i := range jobs {
 			if p, ok := prev[[2]string{jobs[i].gpu, jobs[i].job}]; ok {
 				jobs[i].mem, jobs[i].util = p.mem, p.util
+				jobs[i].sm, jobs[i].tensor, jobs[i].scope = p.sm, p.tensor, p.scope
 			}
 		}
 	}
@@ -253,11 +284,10 @@ func (a *Agent) publishLocked(readings map[string]reading, idle map[string]gpu.D
 			delete(o.gpus, uuid)
 		}
 	}
-	for uuid, r := range readings {
-		keep(uuid, r.ds)
-	}
-	for uuid, ds := range idle {
-		keep(uuid, ds)
+	for _, rs := range []map[string]reading{readings, idle} {
+		for uuid, r := range rs {
+			keep(uuid, r.ds)
+		}
 	}
 	for _, x := range xids {
 		o.xids[x.UUID]++
@@ -300,9 +330,10 @@ func (a *Agent) ownShare(job string, r reading) (gpu.Opt[uint64], gpu.Opt[uint32
 }
 
 // readIdle reads the devices no running job holds, for the per-GPU series
-// (an unallocated GPU at 0 % is worth seeing too). The caller holds gpuSem.
-func (a *Agent) readIdle(ctx context.Context, want map[string]bool) map[string]gpu.DeviceSample {
-	idle := map[string]gpu.DeviceSample{}
+// (an unallocated GPU at 0 % is worth seeing too), with their energy
+// counters every EnergyEvery. The caller holds gpuSem.
+func (a *Agent) readIdle(ctx context.Context, want map[string]bool, now time.Time) map[string]reading {
+	idle := map[string]reading{}
 	for _, d := range a.devices {
 		if want[d.UUID] {
 			continue
@@ -311,12 +342,14 @@ func (a *Agent) readIdle(ctx context.Context, want map[string]bool) map[string]g
 		if err != nil {
 			a.obs.gpuError(time.Now(), err)
 			a.obs.drop(dropReadError, 1)
-			idle[d.UUID] = gpu.DeviceSample{} // no value: the series go
+			idle[d.UUID] = reading{} // no value: the series go
 			continue
 		}
+		r := reading{dev: d, energy: a.readEnergy(ctx, d.UUID, now, false)}
 		ds, dropped := gpu.Sanitize(ds, d.MemoryTotal)
 		a.obs.drop(dropImplausible, dropped)
-		idle[d.UUID] = ds
+		r.ds = ds
+		idle[d.UUID] = r
 	}
 	return idle
 }
@@ -351,7 +384,8 @@ type metricsCollector struct {
 	a *Agent
 
 	util, memUsed, memTotal, power, energy, temp, xid *prometheus.Desc
-	jobInfo, jobMem, jobUtil                          *prometheus.Desc
+	sm, occupancy, tensor, dram, fp                   *prometheus.Desc
+	jobInfo, jobMem, jobUtil, jobSM, jobTensor        *prometheus.Desc
 	runningJobs, lag, lastTick, dropped               *prometheus.Desc
 	gpuErrAt, gpuErrInfo                              *prometheus.Desc
 	outboxLen, outboxAge, spoolFiles, spoolBytes      *prometheus.Desc
@@ -368,13 +402,23 @@ func newMetricsCollector(a *Agent) *metricsCollector {
 		memUsed:  d("gpuprof_gpu_memory_used_bytes", "GPU memory in use.", gpuLabels...),
 		memTotal: d("gpuprof_gpu_memory_total_bytes", "GPU memory in all.", gpuLabels...),
 		power:    d("gpuprof_gpu_power_watts", "Power draw of the GPU.", gpuLabels...),
-		energy:   d("gpuprof_gpu_energy_joules_total", "Energy the GPU consumed since the driver loaded.", gpuLabels...),
+		energy:   d("gpuprof_gpu_energy_joules_total", "Energy the GPU consumed since the driver loaded, as its counter read at most every minute.", gpuLabels...),
 		temp:     d("gpuprof_gpu_temperature_celsius", "GPU core temperature.", gpuLabels...),
 		xid:      d("gpuprof_gpu_xid_errors_total", "XID errors the driver reported for the GPU since the agent started.", gpuLabels...),
+
+		sm:        d("gpuprof_gpu_sm_active_percent", "Share of time the SMs were busy, averaged over the SMs, over the last sampling interval (GPM; Hopper and later).", gpuLabels...),
+		occupancy: d("gpuprof_gpu_sm_occupancy_percent", "Warps resident on the SMs against their maximum, over the last sampling interval (GPM).", gpuLabels...),
+		tensor:    d("gpuprof_gpu_tensor_active_percent", "Share of time a tensor-core pipe was busy, over the last sampling interval (GPM).", gpuLabels...),
+		dram:      d("gpuprof_gpu_dram_bandwidth_percent", "DRAM bandwidth used against the peak, over the last sampling interval (GPM).", gpuLabels...),
+		fp:        d("gpuprof_gpu_fp_active_percent", "Share of time the FP64, FP32 or FP16 pipe was busy, over the last sampling interval (GPM).", append(gpuLabels, "precision")...),
 
 		jobInfo: d("gpuprof_gpu_job_info", "1 while the Slurm job holds the GPU; join the gpu series on the gpu label.", "gpu", "job", "user", "account", "partition"),
 		jobMem:  d("gpuprof_job_gpu_memory_used_bytes", "GPU memory used by the job's own processes (its share of a shared GPU).", "gpu", "job"),
 		jobUtil: d("gpuprof_job_gpu_utilization_percent", "SM utilisation of the job's own processes on the GPU, percent (its share of a shared GPU).", "gpu", "job"),
+		jobSM: d("gpuprof_job_gpu_sm_active_percent", "SM activity (GPM) where the job runs, over the last sampling interval: its GPU's, its MIG instance's, or on a shared GPU (scope shared_gpu) the device's, all its jobs together.",
+			"gpu", "job", "scope"),
+		jobTensor: d("gpuprof_job_gpu_tensor_active_percent", "Tensor-core activity (GPM) where the job runs, over the last sampling interval; scope as for gpuprof_job_gpu_sm_active_percent.",
+			"gpu", "job", "scope"),
 
 		runningJobs: d("gpuprof_agent_running_jobs", "Slurm jobs the agent is profiling now."),
 		lag:         d("gpuprof_agent_sampling_lag_seconds", "How late the last sampling tick started."),
@@ -391,7 +435,8 @@ func newMetricsCollector(a *Agent) *metricsCollector {
 
 func (c *metricsCollector) Describe(ch chan<- *prometheus.Desc) {
 	for _, d := range []*prometheus.Desc{c.util, c.memUsed, c.memTotal, c.power, c.energy, c.temp, c.xid,
-		c.jobInfo, c.jobMem, c.jobUtil, c.runningJobs, c.lag, c.lastTick, c.dropped,
+		c.sm, c.occupancy, c.tensor, c.dram, c.fp,
+		c.jobInfo, c.jobMem, c.jobUtil, c.jobSM, c.jobTensor, c.runningJobs, c.lag, c.lastTick, c.dropped,
 		c.gpuErrAt, c.gpuErrInfo, c.outboxLen, c.outboxAge, c.spoolFiles, c.spoolBytes} {
 		ch <- d
 	}
@@ -421,13 +466,29 @@ func (c *metricsCollector) Collect(ch chan<- prometheus.Metric) {
 		if ds.PowerMW.Valid {
 			gauge(c.power, float64(ds.PowerMW.Value)/1000, l...)
 		}
-		if ds.EnergyMJ.Valid {
-			counter(c.energy, float64(ds.EnergyMJ.Value)/1000, l...)
+		if e, ok := s.energy[ds.UUID]; ok {
+			counter(c.energy, float64(e)/1000, l...)
 		}
 		if ds.TempC.Valid {
 			gauge(c.temp, float64(ds.TempC.Value), l...)
 		}
 		counter(c.xid, float64(s.xids[ds.UUID]), l...)
+		if ds.Activity.Valid {
+			act := ds.Activity.Value
+			for _, m := range []struct {
+				d *prometheus.Desc
+				v gpu.Opt[float64]
+			}{{c.sm, act.SM}, {c.occupancy, act.SMOccupancy}, {c.tensor, act.Tensor}, {c.dram, act.DRAM}} {
+				if m.v.Valid {
+					gauge(m.d, m.v.Value, l...)
+				}
+			}
+			for prec, v := range map[string]gpu.Opt[float64]{"fp64": act.FP64, "fp32": act.FP32, "fp16": act.FP16} {
+				if v.Valid {
+					gauge(c.fp, v.Value, append(l, prec)...)
+				}
+			}
+		}
 	}
 	running := map[string]bool{}
 	for _, j := range s.jobs {
@@ -438,6 +499,12 @@ func (c *metricsCollector) Collect(ch chan<- prometheus.Metric) {
 		}
 		if j.util.Valid {
 			gauge(c.jobUtil, float64(j.util.Value), j.gpu, j.job)
+		}
+		if j.sm.Valid {
+			gauge(c.jobSM, j.sm.Value, j.gpu, j.job, j.scope)
+		}
+		if j.tensor.Valid {
+			gauge(c.jobTensor, j.tensor.Value, j.gpu, j.job, j.scope)
 		}
 	}
 	gauge(c.runningJobs, float64(len(running)))

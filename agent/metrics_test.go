@@ -44,11 +44,14 @@ func (s *meteredSampler) SampleDevice(ctx context.Context, uuid string) (gpu.Dev
 	if err := s.fail[uuid]; err != nil {
 		return gpu.DeviceSample{}, err
 	}
-	ds, err := s.Node.SampleDevice(ctx, uuid)
+	return s.Node.SampleDevice(ctx, uuid)
+}
+
+func (s *meteredSampler) Energy(ctx context.Context, uuid string) (uint64, error) {
 	if e, ok := s.energyMJ[uuid]; ok {
-		ds.EnergyMJ = gpu.Some(e)
+		return e, nil
 	}
-	return ds, err
+	return s.Node.Energy(ctx, uuid)
 }
 
 // withMetrics replaces the fixture's agent by one on s with the metrics
@@ -249,6 +252,12 @@ func TestMetricsValues(t *testing.T) {
 				{"gpuprof_gpu_utilization_percent", 2, 0},
 				{"gpuprof_gpu_power_watts", 2, 60},
 				{"gpuprof_gpu_xid_errors_total", 3, 1},
+				// GPM (the sim's defaults: SM activity = duty cycle,
+				// tensor 0, DRAM half the duty cycle).
+				{"gpuprof_gpu_sm_active_percent", 0, 40},
+				{"gpuprof_gpu_tensor_active_percent", 0, 0},
+				{"gpuprof_gpu_dram_bandwidth_percent", 0, 20},
+				{"gpuprof_gpu_sm_active_percent", 1, 80},
 			} {
 				got, ok := value(fams, c.name, gpuLabels(c.gpu))
 				if !ok || got != c.want {
@@ -257,6 +266,26 @@ func TestMetricsValues(t *testing.T) {
 			}
 			if _, ok := value(fams, "gpuprof_gpu_energy_joules_total", gpuLabels(1)); ok {
 				t.Error("energy of a GPU without an energy counter is shown; want no series")
+			}
+			// Unknown is no series, never 0: the sim gives no occupancy,
+			// and an idle GPU sampled once has no interval yet.
+			for _, c := range []struct {
+				name string
+				gpu  int
+			}{{"gpuprof_gpu_sm_occupancy_percent", 0}, {"gpuprof_gpu_sm_active_percent", 2}} {
+				if v, ok := value(fams, c.name, gpuLabels(c.gpu)); ok {
+					t.Errorf("%s{gpu %d} = %v; want no series (unknown)", c.name, c.gpu, v)
+				}
+			}
+			for _, c := range []struct {
+				job, scope string
+				gpu        int
+				want       float64
+			}{{"101", "gpu", 0, 40}, {"102", "shared_gpu", 1, 80}, {"103", "shared_gpu", 1, 80}} {
+				l := map[string]string{"gpu": f.devs[c.gpu].UUID, "job": c.job, "scope": c.scope}
+				if got, ok := value(fams, "gpuprof_job_gpu_sm_active_percent", l); !ok || got != c.want {
+					t.Errorf("gpuprof_job_gpu_sm_active_percent%v = %v (present %v), want %v", l, got, ok, c.want)
+				}
 			}
 			if n := count(fams, "gpuprof_gpu_memory_total_bytes"); n != 4 {
 				t.Errorf("%d GPUs with series, want all 4", n)

@@ -38,10 +38,11 @@ func (a *Agent) SampleNow(ctx context.Context) { a.sample(ctx, "") }
 
 // reading is one GPU's raw readings at one instant.
 type reading struct {
-	dev   gpu.Device
-	ds    gpu.DeviceSample
-	procs []gpu.ProcessSample
-	err   error
+	dev    gpu.Device
+	ds     gpu.DeviceSample
+	energy gpu.Opt[uint64] // the energy counter, mJ, when read this time
+	procs  []gpu.ProcessSample
+	err    error
 }
 
 // sample reads the GPUs of running jobs (of one job when only != "") and
@@ -66,10 +67,14 @@ func (a *Agent) sample(ctx context.Context, only string) {
 	// its database) is found from them.
 	others := map[string][]gpu.ProcessSample{}
 	var xids []gpu.XIDEvent
-	var idle map[string]gpu.DeviceSample
+	var idle map[string]reading
 	if a.acquire(ctx) {
 		for uuid := range want {
-			readings[uuid] = a.read(ctx, uuid)
+			// A job's first and last readings (only != "": its prolog or
+			// epilog) read the energy counter, so that its energy is the
+			// counter's difference; between them at most every
+			// EnergyEvery.
+			readings[uuid] = a.read(ctx, uuid, now, only != "")
 		}
 		if only == "" {
 			for _, d := range a.devices {
@@ -89,7 +94,7 @@ func (a *Agent) sample(ctx context.Context, only string) {
 				a.obs.gpuError(time.Now(), err)
 			}
 			if a.opts.MetricsListener != nil {
-				idle = a.readIdle(ctx, want)
+				idle = a.readIdle(ctx, want, now)
 			}
 		}
 		a.release()
@@ -139,8 +144,10 @@ func (a *Agent) sample(ctx context.Context, only string) {
 	}
 }
 
-// read takes one GPU's device and process readings, dropping absurd values.
-func (a *Agent) read(ctx context.Context, uuid string) reading {
+// read takes one GPU's device and process readings, dropping absurd values,
+// and its energy counter when due (energyNow, or see readEnergy). The
+// caller holds gpuSem.
+func (a *Agent) read(ctx context.Context, uuid string, now time.Time, energyNow bool) reading {
 	dev := a.byUUID[uuid]
 	r := reading{dev: dev}
 	ds, err := a.gpus.SampleDevice(ctx, uuid)
@@ -148,6 +155,7 @@ func (a *Agent) read(ctx context.Context, uuid string) reading {
 		r.err = fmt.Errorf("sample: %w", err)
 		return r
 	}
+	r.energy = a.readEnergy(ctx, uuid, now, energyNow)
 	ds, dropped := gpu.Sanitize(ds, dev.MemoryTotal)
 	procs, err := a.gpus.Processes(ctx, uuid)
 	if err != nil && !errors.Is(err, gpu.ErrUnsupported) {
@@ -164,6 +172,48 @@ func (a *Agent) read(ctx context.Context, uuid string) reading {
 	}
 	r.ds, r.procs = ds, procs
 	return r
+}
+
+// readEnergy reads a GPU's energy counter when now is due (a job starts or
+// ends on it) or EnergyEvery has passed since its last read, and never for
+// a GPU that has none. The caller holds gpuSem.
+func (a *Agent) readEnergy(ctx context.Context, uuid string, at time.Time, now bool) gpu.Opt[uint64] {
+	if a.noEnergy[uuid] {
+		return gpu.Opt[uint64]{}
+	}
+	if last, ok := a.energyAt[uuid]; !now && ok && at.Sub(last) < a.opts.EnergyEvery && !at.Before(last) {
+		return gpu.Opt[uint64]{}
+	}
+	e, err := a.gpus.Energy(ctx, uuid)
+	switch {
+	case errors.Is(err, gpu.ErrUnsupported):
+		a.noEnergy[uuid] = true
+		a.log.Debug("GPU has no energy counter: power is integrated", "gpu", uuid)
+		return gpu.Opt[uint64]{}
+	case err != nil:
+		a.log.Debug("energy counter unread; power integrated meanwhile", "gpu", uuid, "err", err)
+		return gpu.Opt[uint64]{}
+	}
+	a.energyAt[uuid] = at
+	a.obs.energyRead(uuid, e)
+	return gpu.Some(e)
+}
+
+// jobActivity is the activity of a reading taken at now that belongs to
+// job j: none when its interval began before the job did (the GPU's
+// previous sample was taken for someone else, or long ago), spans more
+// than two intervals (a gap in sampling) or no time at all.
+func (a *Agent) jobActivity(j *profile.Job, ds gpu.DeviceSample, now time.Time) gpu.Opt[gpu.Activity] {
+	act := ds.Activity
+	if !act.Valid {
+		return act
+	}
+	// Job starts are whole seconds in the hooks' records.
+	begin := now.Add(-act.Value.Interval)
+	if act.Value.Interval <= 0 || act.Value.Interval > 2*a.opts.Interval+time.Second || begin.Before(j.Start.Add(-time.Second)) {
+		return gpu.Opt[gpu.Activity]{}
+	}
+	return act
 }
 
 // mapPIDs refreshes the PID → job cache for the processes seen now: the
@@ -242,10 +292,15 @@ func (a *Agent) apply(now time.Time, st *jobState, readings map[string]reading) 
 				foreign = true
 			}
 		}
-		rd := profile.Reading{Time: now, TempC: r.ds.TempC}
+		// The device's activity (GPM has no per-process view), on a shared
+		// GPU too: then marked as the device's (rd.Shared).
+		rd := profile.Reading{Time: now, TempC: r.ds.TempC, Activity: a.jobActivity(&st.prof, r.ds, now), ActivityScope: profile.ActivityScopeGPU}
+		if a.mig[g.UUID] {
+			rd.ActivityScope = profile.ActivityScopeMIG
+		}
 		if a.holders(g.UUID) <= 1 && !foreign {
 			rd.MemUsed, rd.Util = r.ds.MemoryUsed, r.ds.Util
-			rd.PowerMW, rd.EnergyMJ = r.ds.PowerMW, r.ds.EnergyMJ
+			rd.PowerMW, rd.EnergyMJ = r.ds.PowerMW, r.energy
 			rd.Processes = len(r.procs)
 			for _, p := range r.procs {
 				g.AddProcessName(a.pids[p.PID].name)
