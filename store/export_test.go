@@ -48,8 +48,8 @@ func putLegacyJob(t testing.TB, db *DB, j profile.Job) {
 			if err != nil {
 				return err
 			}
-			args = args[:len(args)-1] // no series_points before 0006
-			args[len(args)-1] = string(state)
+			args = args[:23] // up to state: no series_points before 0006, no activity before 0008
+			args[22] = string(state)
 			if _, err := tx.tx.Exec(`INSERT INTO job_gpus (cluster, job_id, node, uuid, position,
 				slurm_index, minor, model, memory_total, shared, samples,
 				util_mean, util_p50, util_p95, util_max, idle_fraction, mem_peak,

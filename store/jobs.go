@@ -143,8 +143,9 @@ const upsertJobSQL = insertJobSQL + `
 const insertGPUSQL = `INSERT INTO job_gpus (cluster, job_id, node, uuid, position,
 	slurm_index, minor, model, memory_total, shared, samples,
 	util_mean, util_p50, util_p95, util_max, idle_fraction, mem_peak,
-	energy_j, max_temp_c, xid_count, idle_allocation, preallocated, state, series_points)
-	VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)`
+	energy_j, max_temp_c, xid_count, idle_allocation, preallocated, state, series_points,
+	activity_scope, activity_seconds, sm_mean, sm_p95, tensor_mean, tensor_p95, dram_mean, dram_p95)
+	VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)`
 
 // putMode is how putJob treats a profile already stored under j's key.
 type putMode int
@@ -310,12 +311,34 @@ func gpuRow(k profile.Key, pos int, g *profile.GPU) ([]any, error) {
 	if g.TempValid {
 		temp = int64(g.MaxTempC)
 	}
-	return []any{
+	row := []any{
 		k.Cluster, k.JobID, k.Node, g.UUID, pos,
 		g.SlurmIndex, g.Minor, g.Model, clampInt64(g.MemoryTotal), g.Shared, g.Samples,
 		utilMean, utilP50, utilP95, utilMax, idle, memPeak,
 		energy, temp, g.XIDCount, g.IdleAllocation, g.Preallocated, string(state), len(g.Series.Points),
-	}, nil
+	}
+	return append(row, activityColumns(g.Activity)...), nil
+}
+
+// activityColumns are migration 0008's columns of a GPU's activity: its
+// scope, the seconds it covers, mean and p95 of SM, tensor and DRAM
+// activity, NULL where not measured.
+func activityColumns(a *profile.Activity) []any {
+	if a == nil {
+		return []any{"", nil, nil, nil, nil, nil, nil, nil}
+	}
+	out := []any{a.Scope, a.Seconds}
+	for _, st := range []profile.ActivityStat{a.SM, a.Tensor, a.DRAM} {
+		var mean, p95 any
+		if m, ok := st.Mean(); ok {
+			mean = m
+		}
+		if p, ok := st.Percentile(95); ok {
+			p95 = p
+		}
+		out = append(out, mean, p95)
+	}
+	return out
 }
 
 // clampInt64 fits a byte count into SQLite's signed integers. Real values
