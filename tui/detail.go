@@ -9,6 +9,8 @@ import (
 	tea "charm.land/bubbletea/v2"
 
 	"github.com/gpuprof/gpuprof/analysis"
+	"github.com/gpuprof/gpuprof/gpu"
+	"github.com/gpuprof/gpuprof/internal/present"
 	"github.com/gpuprof/gpuprof/internal/spark"
 	"github.com/gpuprof/gpuprof/profile"
 	"github.com/gpuprof/gpuprof/slurmext"
@@ -402,7 +404,14 @@ func (m Model) gpuLines(node string, g *profile.GPU, ag *analysis.GPU) []string 
 			memText = "peak " + formatGiB(g.MemPeak) + "/" + formatGiB(g.MemoryTotal) + "G"
 		}
 	}
-	sw := max(w-8-max(width(utilText), width(memText))-2, 4)
+	// GPM activity beside the duty cycle (util): SM and tensor.
+	var smText, tcText string
+	var sm, tc []float64
+	if a := g.Activity; a != nil {
+		sm, tc = spark.Activity(g)
+		smText, tcText = activityText(a.SM), activityText(a.Tensor)
+	}
+	sw := max(w-8-max(width(utilText), width(memText), width(smText), width(tcText))-2, 4)
 	memHi := float64(g.MemoryTotal)
 	if memHi == 0 {
 		memHi = float64(g.MemPeak)
@@ -410,6 +419,13 @@ func (m Model) gpuLines(node string, g *profile.GPU, ag *analysis.GPU) []string 
 	lines = append(lines,
 		"   util "+fitClean(spark.Line(util, 100, sw, false), sw)+" "+utilText,
 		"   mem  "+fitClean(spark.Line(mem, memHi, sw, true), sw)+" "+memText)
+	if g.Activity != nil {
+		lines = append(lines,
+			"   sm   "+fitClean(spark.Line(sm, 100, sw, false), sw)+" "+smText,
+			"   tc   "+fitClean(spark.Line(tc, 100, sw, false), sw)+" "+tcText)
+	} else {
+		lines = append(lines, "   sm   - no GPM reading: util is the duty cycle only")
+	}
 
 	var facts []string
 	if g.EnergyValid {
@@ -418,14 +434,26 @@ func (m Model) gpuLines(node string, g *profile.GPU, ag *analysis.GPU) []string 
 	if g.TempValid {
 		facts = append(facts, fmt.Sprintf("max %d°C", g.MaxTempC))
 	}
+	if a := g.Activity; a != nil {
+		if m, ok := a.DRAM.Mean(); ok {
+			facts = append(facts, "DRAM "+present.Activity(m)+"%")
+		}
+		switch a.Scope {
+		case profile.ActivityScopeSharedGPU:
+			facts = append(facts, "sm/tc of the whole shared GPU")
+		case profile.ActivityScopeMIG:
+			facts = append(facts, "sm/tc of its MIG instance")
+		}
+	}
 	xid := fmt.Sprintf("XID errors %d", g.XIDCount)
 	if len(g.XIDs) > 0 {
+		// Each code once, with whose it is: "79 hardware, 13 application".
 		codes := make([]string, 0, len(g.XIDs))
 		seen := map[uint64]bool{}
 		for _, x := range g.XIDs {
 			if !seen[x.Code] {
 				seen[x.Code] = true
-				codes = append(codes, fmt.Sprint(x.Code))
+				codes = append(codes, fmt.Sprint(x.Code)+" "+present.XIDClass(gpu.XID(x.Code).Class))
 			}
 		}
 		xid += " (" + strings.Join(codes, ", ") + ")"
@@ -446,6 +474,20 @@ func (m Model) gpuLines(node string, g *profile.GPU, ag *analysis.GPU) []string 
 		lines = append(lines, "   "+clip("processes "+strings.Join(names, ", "), max(w-3, 1)))
 	}
 	return lines
+}
+
+// activityText is a GPM metric's mean and p95 as the detail writes them,
+// "mean 0.02% p95 0.02%", or "-" without a reading.
+func activityText(st profile.ActivityStat) string {
+	m, ok := st.Mean()
+	if !ok {
+		return "-"
+	}
+	t := "mean " + present.Activity(m) + "%"
+	if p, ok := st.Percentile(95); ok {
+		t += " p95 " + present.Activity(p) + "%"
+	}
+	return t
 }
 
 // taskLines describe the task's runs.

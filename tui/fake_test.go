@@ -269,6 +269,12 @@ func genJobs(n int) []store.JobView {
 					gp.ProcSamples++
 				}
 				gp.Series.Add(t, gpu.Some(u), gpu.Some(mem))
+				if g == 1 && base > 0 {
+					// The second GPU of a job has GPM readings (the
+					// first's stay unknown, as on a GPU before Hopper).
+					gp.Observe(profile.Reading{Time: t, Activity: gpu.Some(gpu.Activity{Interval: run / time.Duration(samples),
+						SM: gpu.Some(float64(u) * 0.6), Tensor: gpu.Some(float64(u) * 0.3), DRAM: gpu.Some(float64(u) / 5)})}, run/time.Duration(samples))
+				}
 			}
 			gp.IdleAllocation = gp.ProcSamples == 0
 			p.GPUs = append(p.GPUs, gp)

@@ -12,6 +12,8 @@ import (
 
 	"github.com/charmbracelet/x/ansi"
 
+	"github.com/gpuprof/gpuprof/internal/present"
+	"github.com/gpuprof/gpuprof/profile"
 	"github.com/gpuprof/gpuprof/slurmext"
 	"github.com/gpuprof/gpuprof/store"
 )
@@ -34,6 +36,7 @@ type jobsRow struct {
 	name, user, account, partition, state     string
 	start, startShort, wait, ran, gpus, notes string
 	mem, util                                 string
+	sm, tensor, dram                          string
 }
 
 // jobsColumns are the columns --format may name, in the order
@@ -53,6 +56,9 @@ var jobsColumns = []jobsColumn{
 	{key: "gpus", header: "GPUS", right: true, help: "GPUs requested/used", cell: func(r *jobsRow) string { return r.gpus }},
 	{key: "mem", header: "MEM GiB", right: true, help: "GPU memory peak in GiB, the largest over the job's GPUs, ×N for N GPUs", cell: func(r *jobsRow) string { return r.mem }},
 	{key: "util", header: "UTIL", right: true, help: "mean GPU utilisation, the largest over the job's GPUs, ×N for N GPUs", cell: func(r *jobsRow) string { return r.util }},
+	{key: "sm", header: "SM", right: true, help: "mean SM activity (GPM, Hopper and later), the largest over the job's GPUs, ×N for N GPUs; * the whole GPU's while shared with other jobs; - unknown (no GPM reading)", cell: func(r *jobsRow) string { return r.sm }},
+	{key: "tensor", header: "TENSOR", right: true, help: "mean tensor-core activity (GPM), as sm", cell: func(r *jobsRow) string { return r.tensor }},
+	{key: "dram", header: "DRAM", right: true, help: "mean DRAM bandwidth used, percent of the peak (GPM), as sm", cell: func(r *jobsRow) string { return r.dram }},
 	{key: "notes", header: "NOTES", help: "idle-gpu, prealloc, shared, xid, partial, and which part of the record is missing", cell: func(r *jobsRow) string { return r.notes }},
 }
 
@@ -258,7 +264,37 @@ func newJobsRow(v store.JobView) jobsRow {
 	if utils > 0 {
 		r.util = fmt.Sprintf("%.0f %%", util) + times(utils) // "92 %", as the report writes it
 	}
+	r.sm = activityCell(v, func(a *profile.Activity) profile.ActivityStat { return a.SM })
+	r.tensor = activityCell(v, func(a *profile.Activity) profile.ActivityStat { return a.Tensor })
+	r.dram = activityCell(v, func(a *profile.Activity) profile.ActivityStat { return a.DRAM })
 	return r
+}
+
+// activityCell is one GPM metric of a job as the jobs table writes it:
+// the largest mean over its GPUs ("0.02 %", "77 %×2"), "*" when any of
+// them is the whole GPU's while shared, "-" when no GPU has a reading.
+func activityCell(v store.JobView, stat func(*profile.Activity) profile.ActivityStat) string {
+	best, n, shared := 0.0, 0, false
+	for _, p := range v.Profiles {
+		for _, g := range p.GPUs {
+			if g.Activity == nil {
+				continue
+			}
+			if m, ok := stat(g.Activity).Mean(); ok {
+				best = max(best, m)
+				n++
+				shared = shared || g.Activity.Shared()
+			}
+		}
+	}
+	if n == 0 {
+		return "-"
+	}
+	cell := present.Activity(best) + " %" + times(n)
+	if shared {
+		cell += "*"
+	}
+	return cell
 }
 
 // jobsStartShort is the layout of the default START column: sacct's

@@ -1,9 +1,11 @@
 package main
 
 import (
+	"math"
 	"slices"
 	"time"
 
+	"github.com/gpuprof/gpuprof/gpu"
 	"github.com/gpuprof/gpuprof/profile"
 	"github.com/gpuprof/gpuprof/slurmext"
 	"github.com/gpuprof/gpuprof/store"
@@ -54,6 +56,68 @@ type gpuSummaryJSON struct {
 	MaxTempCelsius *int     `json:"max_temp_celsius"`
 	XIDCount       int      `json:"xid_count"`
 	XIDCodes       []uint64 `json:"xid_codes"`
+	// XIDs are XIDCodes named and classed (gpu.XID), each with the
+	// events of it among those kept.
+	XIDs []xidJSON `json:"xids"`
+	// Activity is what GPM measured (Hopper and later); null where no
+	// reading came: unknown, not idle.
+	Activity *activityJSON `json:"activity"`
+}
+
+// xidJSON is one XID code of a GPU.
+type xidJSON struct {
+	Code  uint64 `json:"code"`
+	Name  string `json:"name"`
+	Class string `json:"class"` // application, hardware or unclassified
+	Count int    `json:"count"`
+}
+
+// activityJSON summarises a GPU's GPM activity, percent (null: no reading
+// of that metric).
+type activityJSON struct {
+	// Scope is whose activity it was: gpu (the job's GPU), mig (its MIG
+	// instance) or shared_gpu (the whole GPU while other jobs held it
+	// too: not the job's share).
+	Scope           string   `json:"scope"`
+	Seconds         float64  `json:"seconds"`
+	SMMean          *float64 `json:"sm_mean"`
+	SMP95           *float64 `json:"sm_p95"`
+	SMMax           *float64 `json:"sm_max"`
+	TensorMean      *float64 `json:"tensor_mean"`
+	TensorP95       *float64 `json:"tensor_p95"`
+	DRAMMean        *float64 `json:"dram_mean"`
+	DRAMP95         *float64 `json:"dram_p95"`
+	SMOccupancyMean *float64 `json:"sm_occupancy_mean"`
+	FP64Mean        *float64 `json:"fp64_mean"`
+	FP32Mean        *float64 `json:"fp32_mean"`
+	FP16Mean        *float64 `json:"fp16_mean"`
+}
+
+func toActivityJSON(a *profile.Activity) *activityJSON {
+	if a == nil {
+		return nil
+	}
+	mean := func(st profile.ActivityStat) *float64 {
+		if m, ok := st.Mean(); ok {
+			m = math.Round(m*1e6) / 1e6 // a mean of sums, not a measurement to 1e-17
+			return &m
+		}
+		return nil
+	}
+	p95 := func(st profile.ActivityStat) *float64 {
+		if p, ok := st.Percentile(95); ok {
+			return &p
+		}
+		return nil
+	}
+	out := &activityJSON{Scope: a.Scope, Seconds: a.Seconds,
+		SMMean: mean(a.SM), SMP95: p95(a.SM), TensorMean: mean(a.Tensor), TensorP95: p95(a.Tensor),
+		DRAMMean: mean(a.DRAM), DRAMP95: p95(a.DRAM), SMOccupancyMean: mean(a.SMOccupancy),
+		FP64Mean: mean(a.FP64), FP32Mean: mean(a.FP32), FP16Mean: mean(a.FP16)}
+	if a.SM.N > 0 {
+		out.SMMax = ptr(a.SM.Max)
+	}
+	return out
 }
 
 // gpuSummaries are the summaries of every GPU of a job's profiles.
@@ -62,7 +126,8 @@ func gpuSummaries(profiles []profile.Job) []gpuSummaryJSON {
 	for _, p := range profiles {
 		for k := range p.GPUs {
 			g := &p.GPUs[k]
-			s := gpuSummaryJSON{Node: p.Node, UUID: g.UUID, SlurmIndex: g.SlurmIndex, Model: g.Model, XIDCount: g.XIDCount, XIDCodes: []uint64{}}
+			s := gpuSummaryJSON{Node: p.Node, UUID: g.UUID, SlurmIndex: g.SlurmIndex, Model: g.Model, XIDCount: g.XIDCount,
+				XIDCodes: []uint64{}, XIDs: []xidJSON{}, Activity: toActivityJSON(g.Activity)}
 			if g.MemSamples > 0 {
 				s.MemPeakBytes = ptr(g.MemPeak)
 			}
@@ -87,7 +152,10 @@ func gpuSummaries(profiles []profile.Job) []gpuSummaryJSON {
 			for _, x := range g.XIDs {
 				if !slices.Contains(s.XIDCodes, x.Code) {
 					s.XIDCodes = append(s.XIDCodes, x.Code)
+					info := gpu.XID(x.Code)
+					s.XIDs = append(s.XIDs, xidJSON{Code: x.Code, Name: info.Name, Class: string(info.Class)})
 				}
+				s.XIDs[slices.Index(s.XIDCodes, x.Code)].Count++
 			}
 			out = append(out, s)
 		}

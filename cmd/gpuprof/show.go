@@ -11,6 +11,8 @@ import (
 	"github.com/spf13/pflag"
 
 	"github.com/gpuprof/gpuprof/analysis"
+	"github.com/gpuprof/gpuprof/gpu"
+	"github.com/gpuprof/gpuprof/internal/present"
 	"github.com/gpuprof/gpuprof/internal/spark"
 	"github.com/gpuprof/gpuprof/profile"
 	"github.com/gpuprof/gpuprof/slurmext"
@@ -323,8 +325,9 @@ func writeSchedView(w io.Writer, v store.JobView) {
 }
 
 // writeNodeProfile prints what one node's agent recorded: the node line,
-// the notices decided for the job there, then per GPU its memory and utilisation with their timelines, energy,
-// temperature, XID codes, processes and flags.
+// the notices decided for the job there, then per GPU its memory, its
+// utilisation (the duty cycle) and GPM activity with their timelines,
+// energy, temperature, XID codes named and classed, processes and flags.
 func writeNodeProfile(w io.Writer, j profile.Job) {
 	printf(w, "\n  Node %s: profile %s (from %s), raw id %s, started %s, ran %s\n", clean(j.Node, 64), j.Status, j.Source,
 		clean(j.JobID, 64), tstr(j.Start), elapsed(j))
@@ -366,6 +369,7 @@ func writeNodeProfile(w io.Writer, j profile.Job) {
 		} else {
 			printf(w, "      util   not measured\n")
 		}
+		writeActivity(w, g)
 		var more []string
 		if g.EnergyValid {
 			more = append(more, "energy "+kwh(g.EnergyJ))
@@ -377,6 +381,9 @@ func writeNodeProfile(w io.Writer, j profile.Job) {
 		}
 		more = append(more, xidWords(g))
 		printf(w, "      %s\n", strings.Join(more, "; "))
+		for _, l := range xidLines(g) {
+			printf(w, "        XID %s\n", l)
+		}
 		if len(g.Processes) > 0 {
 			names := make([]string, len(g.Processes))
 			for i, p := range g.Processes {
@@ -405,13 +412,38 @@ func kwh(joules float64) string {
 	return fmt.Sprintf("%.2f kWh", joules/3.6e6)
 }
 
-// xidWords names a GPU's XID errors by code, with how often each came
-// (the profile keeps the first profile.MaxXIDs events; the count is
-// exact).
+// xidWords counts a GPU's XID errors and says whose they are (the
+// policy table gpu.XID): "no XID errors", "3 XIDs (3 application)"; the
+// codes follow on lines of their own (xidLines).
 func xidWords(g *profile.GPU) string {
 	if g.XIDCount == 0 {
 		return "no XID errors"
 	}
+	word := "XID"
+	if g.XIDCount > 1 {
+		word = "XIDs"
+	}
+	byClass := map[gpu.XIDClass]int{}
+	for _, x := range g.XIDs {
+		byClass[gpu.XID(x.Code).Class]++
+	}
+	var parts []string
+	for _, c := range []gpu.XIDClass{gpu.XIDHardware, gpu.XIDApplication, gpu.XIDUnclassified} {
+		if n := byClass[c]; n > 0 {
+			parts = append(parts, fmt.Sprintf("%d %s", n, present.XIDClass(c)))
+		}
+	}
+	out := fmt.Sprintf("%d %s (%s)", g.XIDCount, word, strings.Join(parts, ", "))
+	if kept := len(g.XIDs); kept < g.XIDCount {
+		out = fmt.Sprintf("%d %s (of the first %d: %s)", g.XIDCount, word, kept, strings.Join(parts, ", "))
+	}
+	return out
+}
+
+// xidLines name each XID code of a GPU once, in order of first
+// appearance, with its class and how often it came: "31 GPU memory page
+// fault: an illegal address (application) ×2".
+func xidLines(g *profile.GPU) []string {
 	counts := map[uint64]int{}
 	var codes []uint64
 	for _, x := range g.XIDs {
@@ -420,23 +452,49 @@ func xidWords(g *profile.GPU) string {
 		}
 		counts[x.Code]++
 	}
-	parts := make([]string, 0, len(codes))
-	for _, c := range codes {
-		part := fmt.Sprintf("%d", c)
-		if counts[c] > 1 {
-			part += fmt.Sprintf(" ×%d", counts[c])
-		}
-		parts = append(parts, part)
-	}
-	word := "XID"
-	if g.XIDCount > 1 {
-		word = "XIDs"
-	}
-	out := fmt.Sprintf("%d %s: %s", g.XIDCount, word, strings.Join(parts, ", "))
-	if kept := len(g.XIDs); kept < g.XIDCount {
-		out += fmt.Sprintf(" (codes of the first %d)", kept)
+	out := make([]string, len(codes))
+	for i, c := range codes {
+		out[i] = present.XID(c, counts[c])
 	}
 	return out
+}
+
+// writeActivity prints what GPM measured on the GPU beside the duty cycle
+// (util): SM and tensor activity with their timelines, DRAM bandwidth,
+// and whose activity it was; unknown where no GPM reading came (a GPU
+// before Hopper, or a profile recorded before gpuprof read GPM).
+func writeActivity(w io.Writer, g *profile.GPU) {
+	a := g.Activity
+	if a == nil {
+		printf(w, "      SM     unknown (no GPM reading: util above is the duty cycle only)\n")
+		return
+	}
+	sm, tensor := spark.Activity(g)
+	line := func(name string, st profile.ActivityStat, timeline []float64) {
+		mean, ok := st.Mean()
+		if !ok {
+			printf(w, "      %-6s unknown\n", name)
+			return
+		}
+		text := "mean " + present.Activity(mean) + " %"
+		if p, ok := st.Percentile(95); ok {
+			text += ", p95 " + present.Activity(p) + " %"
+		}
+		if timeline == nil {
+			printf(w, "      %-6s %s\n", name, text)
+			return
+		}
+		printf(w, "      %-6s %-34s %s\n", name, text, spark.Line(timeline, 100, showWidth, false))
+	}
+	line("SM", a.SM, sm)
+	line("tensor", a.Tensor, tensor)
+	line("DRAM", a.DRAM, nil)
+	switch a.Scope {
+	case profile.ActivityScopeSharedGPU:
+		printf(w, "      activity (GPM) of the whole GPU, shared with other jobs: not this job's share\n")
+	case profile.ActivityScopeMIG:
+		printf(w, "      activity (GPM) of the job's MIG instance\n")
+	}
 }
 
 // tstr prints an instant as sacct does (slurmext.FormatTime, local time),

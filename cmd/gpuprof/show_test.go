@@ -29,6 +29,9 @@ type showJob struct {
 	cpus            int                // AllocCPUS; 0: unknown
 	usage           slurmext.HostUsage // sacct's CPU and host-memory accounting
 	notices         []profile.Notice   // decided on the node, saved with the profile
+	// activity is what GPM measured at minute i (false: no reading, as on
+	// a GPU without GPM).
+	activity func(i int) (gpu.Activity, bool)
 }
 
 // showDB writes jobs through the real store, with fixed times, and
@@ -60,6 +63,11 @@ func showDB(t *testing.T, jobs ...showJob) string {
 				r := profile.Reading{Time: begin.Add(time.Duration(i) * time.Minute), TempC: gpu.Some(uint32(40 + i%30)), Shared: j.shared}
 				if u, ok := j.util(i); ok {
 					r.Util = gpu.Some(u)
+				}
+				if j.activity != nil {
+					if a, ok := j.activity(i); ok {
+						r.Activity, r.ActivityScope = gpu.Some(a), profile.ActivityScopeGPU
+					}
 				}
 				if m, ok := j.memGiB(i); ok {
 					r.MemUsed = gpu.Some(uint64(m) << 30)
@@ -102,6 +110,11 @@ func showDB(t *testing.T, jobs ...showJob) string {
 
 func steady(v uint32) func(int) (uint32, bool) { return func(int) (uint32, bool) { return v, true } }
 
+// gpm is a GPM reading of a minute: SM, tensor and DRAM activity.
+func gpm(sm, tensor, dram float64) gpu.Activity {
+	return gpu.Activity{Interval: time.Minute, SM: gpu.Some(sm), Tensor: gpu.Some(tensor), DRAM: gpu.Some(dram)}
+}
+
 // TestShowGolden: show's text and JSON of a 2-GPU training job, a shard
 // job, an idle allocation, a job Slurm killed for host memory (OOM) and
 // an idle job with a sent notice and one held back by the daily cap,
@@ -118,10 +131,12 @@ func TestShowGolden(t *testing.T) {
 		// 16 CPUs (3-08:00:00 of core time) is 63 %; 12.4 GiB of 128 GiB.
 		showJob{id: "7001", name: "train_resnet50", state: "COMPLETED", gres: "billing=8,cpu=16,gres/gpu=2,mem=128G,node=1", gpus: 2, minutes: 300,
 			util: func(i int) (uint32, bool) { return uint32(80 + i%15), true }, memGiB: steady(61), cpus: 16,
+			activity: func(i int) (gpu.Activity, bool) { return gpm(float64(70+i%15), 55, 25), i > 0 },
 			usage: slurmext.HostUsage{TotalCPU: 50*time.Hour + 24*time.Minute, TotalCPUValid: true,
 				MemPeak: 12<<30 + 410<<20, MemPeakValid: true, ReqMem: 128 << 30, ReqMemValid: true}},
 		showJob{id: "7002", name: "notebook-small", state: "COMPLETED", gres: "billing=1,cpu=2,gres/shard=1,mem=16G,node=1", gpus: 1, minutes: 120, shared: true,
-			util: func(i int) (uint32, bool) { return uint32(10 + i%10), true }, memGiB: steady(6)},
+			util: func(i int) (uint32, bool) { return uint32(10 + i%10), true }, memGiB: steady(6),
+			activity: func(i int) (gpu.Activity, bool) { return gpm(40, 0, 10), i > 0 }},
 		showJob{id: "7003", name: "forgotten-session", state: "TIMEOUT", gres: "billing=4,cpu=4,gres/gpu=1,mem=32G,node=1", gpus: 1, minutes: 240,
 			util: steady(0), memGiB: steady(0)},
 		// 7004 has a memory peak and no CPU time (its steps' TotalCPU
@@ -145,8 +160,14 @@ func TestShowGolden(t *testing.T) {
 					Evidence: "all 2 GPUs of the job idle for 01:30:00 (since 2026-11-07T13:00:00): GPU 0: no process, utilisation 0 %, memory 0 B; GPU 1: no process, utilisation 0 %, memory 0 B; no GPU work since the job started",
 					Detail:   "3 notices sent to alice today from gpu01 (daily_cap 3)"},
 			}},
+		// 7006 is busy by the duty cycle (16 %) and not by its SMs
+		// (0.02 %): a loop of tiny kernels, as measured on an H200
+		// (docs/design/gpm.md). Its GPU failed twice (hardware XIDs).
+		showJob{id: "7006", name: "tiny-kernels", state: "COMPLETED", gres: "billing=4,cpu=4,gres/gpu=1,mem=32G,node=1", gpus: 1, minutes: 60,
+			util: steady(16), memGiB: steady(2), xids: []uint64{79, 48, 48},
+			activity: func(i int) (gpu.Activity, bool) { return gpm(0.02, 0, 0.01), i > 0 }},
 	)
-	for _, id := range []string{"7001", "7002", "7003", "7004", "7005"} {
+	for _, id := range []string{"7001", "7002", "7003", "7004", "7005", "7006"} {
 		t.Run(id, func(t *testing.T) {
 			out, err := runCLI(t, "show", "--db", db, id)
 			if err != nil {
@@ -263,5 +284,33 @@ func TestHostUsageLines(t *testing.T) {
 		if got := hostUsageLines(v); strings.Join(got, "\n") != strings.Join(tt.want, "\n") {
 			t.Errorf("%s:\n got %q\nwant %q", tt.name, got, tt.want)
 		}
+	}
+}
+
+// TestJobsActivityColumns: jobs --format's GPM columns: the largest mean
+// over a job's GPUs, "*" for a shared GPU's (the device's), "-" unknown,
+// and small values kept (0.02 %, not 0).
+func TestJobsActivityColumns(t *testing.T) {
+	db := showDB(t,
+		showJob{id: "7101", state: "COMPLETED", gpus: 2, minutes: 10, util: steady(90), memGiB: steady(10),
+			activity: func(i int) (gpu.Activity, bool) { return gpm(92.4, 89.7, 15.7), true }},
+		showJob{id: "7102", state: "COMPLETED", gpus: 1, minutes: 10, util: steady(20), memGiB: steady(5), shared: true,
+			activity: func(i int) (gpu.Activity, bool) { return gpm(40, 0, 10), true }},
+		showJob{id: "7103", state: "COMPLETED", gpus: 1, minutes: 10, util: steady(50), memGiB: steady(5)},
+		showJob{id: "7104", state: "COMPLETED", gpus: 1, minutes: 10, util: steady(16), memGiB: steady(1),
+			activity: func(i int) (gpu.Activity, bool) { return gpm(0.02, 0, 0.01), true }},
+	)
+	out, err := runCLI(t, "jobs", "--db", db, "--format=jobid,util,sm,tensor,dram")
+	if err != nil {
+		t.Fatalf("jobs: %v\n%s", err, out)
+	}
+	want := `JOBID   UTIL     SM TENSOR   DRAM
+7104    16 % 0.02 %    0 % 0.01 %
+7103    50 %      -      -      -
+7102    20 %  40 %*   0 %*  10 %*
+7101  90 %×2 92 %×2 90 %×2 16 %×2
+`
+	if out != want {
+		t.Errorf("got\n%s\nwant\n%s", out, want)
 	}
 }

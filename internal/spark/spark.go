@@ -76,6 +76,36 @@ func resample(vs []float64, w int, peak bool) []float64 {
 // utilisation (percent) and peak memory (bytes) per bucket, NaN where no
 // reading fell.
 func Values(g *profile.GPU) (util, mem []float64) {
+	return lay(g, func(p profile.Point) (float64, float64) {
+		u, m := math.NaN(), math.NaN()
+		if p.N > 0 {
+			u = float64(p.UtilSum) / float64(p.N)
+		}
+		if g.MemSamples > 0 {
+			m = float64(p.MemMax)
+		}
+		return u, m
+	})
+}
+
+// Activity lays a GPU's SM and tensor activity (GPM, percent) out on the
+// same grid as Values, NaN where no reading fell: all NaN for a GPU
+// without GPM readings.
+func Activity(g *profile.GPU) (sm, tensor []float64) {
+	return lay(g, func(p profile.Point) (float64, float64) {
+		s, t := math.NaN(), math.NaN()
+		if v, ok := p.SMMean(); ok {
+			s = v
+		}
+		if v, ok := p.TensorMean(); ok {
+			t = v
+		}
+		return s, t
+	})
+}
+
+// lay places two values of each point of g's series on its bucket grid.
+func lay(g *profile.GPU, of func(profile.Point) (float64, float64)) (a, b []float64) {
 	s := &g.Series
 	pts := s.Points
 	if len(pts) == 0 {
@@ -86,9 +116,9 @@ func Values(g *profile.GPU) (util, mem []float64) {
 	if grid {
 		n = int((pts[n-1].T-s.Start)/s.Step) + 1
 	}
-	util, mem = make([]float64, n), make([]float64, n)
-	for i := range util {
-		util[i], mem[i] = math.NaN(), math.NaN()
+	a, b = make([]float64, n), make([]float64, n)
+	for i := range a {
+		a[i], b[i] = math.NaN(), math.NaN()
 	}
 	for i, p := range pts {
 		k := i
@@ -98,12 +128,7 @@ func Values(g *profile.GPU) (util, mem []float64) {
 				continue
 			}
 		}
-		if p.N > 0 {
-			util[k] = float64(p.UtilSum) / float64(p.N)
-		}
-		if g.MemSamples > 0 {
-			mem[k] = float64(p.MemMax)
-		}
+		a[k], b[k] = of(p)
 	}
-	return util, mem
+	return a, b
 }
