@@ -29,6 +29,9 @@ processes exactly as it would see CUDA processes through NVML.`,
 type burnOptions struct {
 	Mem     string
 	Util    string
+	SM      string
+	Tensor  string
+	DRAM    string
 	For     time.Duration
 	Devices int
 	Name    string
@@ -36,7 +39,10 @@ type burnOptions struct {
 
 func (o *burnOptions) AddFlags(fs *pflag.FlagSet) {
 	fs.StringVar(&o.Mem, "mem", "0", "GPU memory to hold per GPU, e.g. 6GiB; a comma list gives one value per GPU")
-	fs.StringVar(&o.Util, "util", "0", "SM utilisation to cause per GPU, percent; a comma list gives one per GPU")
+	fs.StringVar(&o.Util, "util", "0", "duty cycle to cause per GPU (NVML's utilisation: the share of time a kernel runs), percent; a comma list gives one per GPU")
+	fs.StringVar(&o.SM, "sm", "", "SM activity to cause per GPU (GPM: how much of the SMs the kernels use), percent, e.g. 0.02 for a loop of tiny kernels; default: --util")
+	fs.StringVar(&o.Tensor, "tensor", "", "tensor-core activity to cause per GPU (GPM), percent; default 0")
+	fs.StringVar(&o.DRAM, "dram", "", "DRAM bandwidth to use per GPU (GPM), percent of the peak; default half of --util")
 	fs.DurationVar(&o.For, "for", 0, "how long to run (0: until SIGTERM)")
 	fs.IntVar(&o.Devices, "devices", 0, "use only the first N visible GPUs (0: all)")
 	fs.StringVar(&o.Name, "name", "", "process name to register (default: this process's name)")
@@ -51,7 +57,8 @@ func newBurnCommand(g *globalOptions) *cobra.Command {
 does (ordinals in PCI bus order, or GPU UUIDs; unset means all GPUs), then
 registers its real PID, memory and load with the simulated node until --for
 elapses or it is terminated.`,
-		Example: "  gpuprof simgpu burn --mem 6GiB --util 40 --for 30s\n  gpuprof simgpu burn --mem 10GiB,4GiB --util 80,20 --for 1m",
+		Example: "  gpuprof simgpu burn --mem 6GiB --util 40 --for 30s\n  gpuprof simgpu burn --mem 10GiB,4GiB --util 80,20 --for 1m\n" +
+			"  gpuprof simgpu burn --mem 2GiB --util 16 --sm 0.02 --tensor 0 --for 5m   # a loop of tiny kernels: busy by the duty cycle, idle SMs",
 		Args:    usageArgs(cobra.NoArgs),
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			cfg, err := g.load()
@@ -72,9 +79,20 @@ elapses or it is terminated.`,
 			if err != nil {
 				return usagef("--util: %v", err)
 			}
+			var activity [3][]float64
+			for i, f := range []struct{ name, value string }{{"--sm", o.SM}, {"--tensor", o.Tensor}, {"--dram", o.DRAM}} {
+				if f.value == "" {
+					continue
+				}
+				activity[i], err = parseList(f.value, parsePercent)
+				if err != nil {
+					return usagef("%s: %v", f.name, err)
+				}
+			}
 			visible, set := os.LookupEnv("CUDA_VISIBLE_DEVICES")
 			return sim.Burn(cmd.Context(), sim.BurnOptions{
 				Dir: cfg.Sim.Dir, Mem: mem, Util: util, For: o.For,
+				SM: activity[0], Tensor: activity[1], DRAM: activity[2],
 				Visible: visible, VisibleSet: set, Devices: o.Devices, Name: o.Name,
 				Procfs: cfg.Proc.Procfs,
 			})
@@ -82,6 +100,16 @@ elapses or it is terminated.`,
 	}
 	o.AddFlags(cmd.Flags())
 	return cmd
+}
+
+// parsePercent reads a percentage of GPU activity, 0..100, fractions
+// allowed ("0.02").
+func parsePercent(s string) (float64, error) {
+	v, err := strconv.ParseFloat(s, 64)
+	if err != nil || !(v >= 0 && v <= 100) {
+		return 0, fmt.Errorf("bad percentage %q (0..100)", s)
+	}
+	return v, nil
 }
 
 func parseList[T any](s string, parse func(string) (T, error)) ([]T, error) {

@@ -162,7 +162,7 @@ func TestShowGolden(t *testing.T) {
 			}},
 		// 7006 is busy by the duty cycle (16 %) and not by its SMs
 		// (0.02 %): a loop of tiny kernels, as measured on an H200
-		// (docs/design/gpm.md). Its GPU failed twice (hardware XIDs).
+		// (docs/real-gpu.md). Its GPU failed twice (hardware XIDs).
 		showJob{id: "7006", name: "tiny-kernels", state: "COMPLETED", gres: "billing=4,cpu=4,gres/gpu=1,mem=32G,node=1", gpus: 1, minutes: 60,
 			util: steady(16), memGiB: steady(2), xids: []uint64{79, 48, 48},
 			activity: func(i int) (gpu.Activity, bool) { return gpm(0.02, 0, 0.01), i > 0 }},

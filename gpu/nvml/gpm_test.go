@@ -15,7 +15,7 @@ import (
 	"github.com/gpuprof/gpuprof/gpu/gputest"
 )
 
-// The loads of docs/design/gpm.md, as measured on an H200.
+// The loads of docs/real-gpu.md, as measured on an H200.
 var (
 	matmulLoad = map[nvml.GpmMetricId]float64{
 		nvml.GPM_METRIC_SM_UTIL: 92.4, nvml.GPM_METRIC_SM_OCCUPANCY: 13.7, nvml.GPM_METRIC_ANY_TENSOR_UTIL: 89.7,
