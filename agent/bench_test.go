@@ -12,6 +12,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/gpuprof/gpuprof/gpu"
 	"github.com/gpuprof/gpuprof/gpu/sim"
 	"github.com/gpuprof/gpuprof/spool"
 	"github.com/gpuprof/gpuprof/store"
@@ -42,6 +43,13 @@ type benchNode struct {
 // attribution, profile accumulation, IO wait.
 func newBenchNode(b testing.TB, gpus, jobs int, procFiles bool, opts ...sim.Option) *benchNode {
 	b.Helper()
+	return newBenchNodeWith(b, gpus, jobs, procFiles, nil, nil, opts...)
+}
+
+// newBenchNodeWith is newBenchNode with the sampler wrapped by wrap (nil:
+// the node itself) and the agent's options changed by set (nil: none).
+func newBenchNodeWith(b testing.TB, gpus, jobs int, procFiles bool, wrap func(*sim.Node) gpu.Sampler, set func(*Options), opts ...sim.Option) *benchNode {
+	b.Helper()
 	dir := b.TempDir()
 	procfs := filepath.Join(dir, "proc")
 	simDir := filepath.Join(dir, "sim")
@@ -64,12 +72,20 @@ func newBenchNode(b testing.TB, gpus, jobs int, procFiles bool, opts ...sim.Opti
 		b.Fatal(err)
 	}
 	b.Cleanup(func() { db.Close() })
-	n.agent, err = New(context.Background(), Options{
+	o := Options{
 		Cluster: "c", Node: "n1", Socket: filepath.Join(dir, "agent.sock"),
 		Interval: time.Second, FlushInterval: 10 * time.Second, SeriesPoints: 1024,
 		Procfs: procfs, CgroupRoot: filepath.Join(dir, "cgroup"),
 		Clock: clock,
-	}, node, db, spool.Dir{Path: filepath.Join(dir, "spool")}, slog.New(slog.NewTextHandler(io.Discard, nil)))
+	}
+	if set != nil {
+		set(&o)
+	}
+	var sampler gpu.Sampler = node
+	if wrap != nil {
+		sampler = wrap(node)
+	}
+	n.agent, err = New(context.Background(), o, sampler, db, spool.Dir{Path: filepath.Join(dir, "spool")}, slog.New(slog.NewTextHandler(io.Discard, nil)))
 	if err != nil {
 		b.Fatal(err)
 	}
@@ -273,6 +289,126 @@ func BenchmarkPersist(b *testing.B) {
 				b.Fatalf("%d running jobs in the database after the rounds, want %d", len(running), benchJobs)
 			}
 			reportCore(b, 0.1)
+		})
+	}
+}
+
+// What each NVML call costs on a real driver: an H200, driver 580.159.04,
+// µs per call measured through pynvml (docs/real-gpu.md). The energy
+// counter is the outlier.
+const (
+	costMemoryInfo     = 5600 * time.Nanosecond // GetMemoryInfo_v2
+	costUtilization    = 900 * time.Nanosecond  // GetUtilizationRates
+	costPower          = 800 * time.Nanosecond  // GetPowerUsage
+	costTemperature    = 1100 * time.Nanosecond // GetTemperature
+	costProcesses      = 6100 * time.Nanosecond // GetComputeRunningProcesses
+	costEventWait      = 2200 * time.Nanosecond // EventSetWait(0)
+	costAccountingMode = 5400 * time.Nanosecond // GetAccountingMode
+	costGPMSample      = 46 * time.Microsecond  // GpmSampleGet
+	costGPMMetrics     = 10 * time.Microsecond  // GpmMetricsGet
+	costEnergy         = 4 * time.Millisecond   // GetTotalEnergyConsumption: 3.9–4.2 ms
+)
+
+// realCost is the simulated node charged, per call, the CPU that the NVML
+// calls gpu/nvml makes for it cost on a real driver: it spins that long
+// (the driver's calls are CPU work in the process, ioctls into the kernel
+// module, not sleeps). Processes is charged GetComputeRunningProcesses
+// twice: GetProcessUtilization, which follows it, was not measured and is
+// taken as alike. The node's own work is the registered processes' (next
+// to nothing), so the benchmark is the agent's work plus the driver's.
+type realCost struct {
+	*sim.Node
+	gpm      bool   // charge the GPM sample and metrics calls of each SampleDevice
+	energyMJ uint64 // the counter Energy returns, growing
+	calls    map[string]int
+}
+
+func spin(d time.Duration) {
+	for end := time.Now().Add(d); time.Now().Before(end); {
+	}
+}
+
+func (r *realCost) SampleDevice(ctx context.Context, uuid string) (gpu.DeviceSample, error) {
+	r.calls["SampleDevice"]++
+	spin(costMemoryInfo + costUtilization + costPower + costTemperature)
+	if r.gpm {
+		spin(costGPMSample + costGPMMetrics)
+	}
+	return r.Node.SampleDevice(ctx, uuid)
+}
+
+func (r *realCost) Processes(ctx context.Context, uuid string) ([]gpu.ProcessSample, error) {
+	r.calls["Processes"]++
+	spin(2 * costProcesses)
+	return r.Node.Processes(ctx, uuid)
+}
+
+func (r *realCost) XIDEvents(ctx context.Context) ([]gpu.XIDEvent, error) {
+	r.calls["XIDEvents"]++
+	spin(costEventWait)
+	return r.Node.XIDEvents(ctx)
+}
+
+func (r *realCost) Accounting(ctx context.Context, uuid string) ([]gpu.AccountingStats, error) {
+	spin(costAccountingMode)
+	return r.Node.Accounting(ctx, uuid)
+}
+
+func (r *realCost) Energy(context.Context, string) (uint64, error) {
+	r.calls["Energy"]++
+	spin(costEnergy)
+	r.energyMJ += 700_000
+	return r.energyMJ, nil
+}
+
+// BenchmarkSampleRealCost is one sampling tick of the agent on 8 GPUs with
+// 16 jobs (two per GPU) at 1 s, with every NVML call charged its cost on a
+// real driver (realCost), so that the agent's CPU on a real node shows
+// without a GPU:
+//
+//   - "energy-every-tick" is the agent before issue #28: the energy
+//     counter read with every sample of every GPU, no GPM;
+//   - "energy-every-minute+gpm" is the agent now: the counter read at
+//     most once a minute per GPU (and at each job's start and end, not in
+//     the steady state measured here), power integrated between, and GPM
+//     sampled on every GPU every tick;
+//   - "energy-every-minute" is the same without GPM (a GPU before Hopper).
+//
+// %core is the share of one core at one tick a second, %core/GPU that over
+// the 8 GPUs. Run it with -benchtime=600x or more: the counter reads come
+// every 60th tick.
+func BenchmarkSampleRealCost(b *testing.B) {
+	for _, bc := range []struct {
+		name  string
+		every time.Duration
+		gpm   bool
+	}{
+		{"energy-every-tick", time.Second, false},
+		{"energy-every-minute+gpm", time.Minute, true},
+		{"energy-every-minute", time.Minute, false},
+	} {
+		b.Run(bc.name, func(b *testing.B) {
+			var rc *realCost
+			n := newBenchNodeWith(b, benchGPUs, benchJobs, false,
+				func(node *sim.Node) gpu.Sampler {
+					rc = &realCost{Node: node, gpm: bc.gpm, calls: map[string]int{}}
+					return rc
+				},
+				func(o *Options) { o.EnergyEvery = bc.every })
+			n.tick()
+			n.check(b)
+			clear(rc.calls)
+			b.ReportAllocs()
+			b.ResetTimer()
+			for b.Loop() {
+				n.tick()
+			}
+			b.StopTimer()
+			n.check(b)
+			reportCore(b, 1)
+			perTick := float64(b.Elapsed().Nanoseconds()) / float64(b.N)
+			b.ReportMetric(perTick/1e9*100/benchGPUs, "%core/GPU")
+			b.ReportMetric(float64(rc.calls["Energy"])/float64(b.N), "energy-reads/tick")
 		})
 	}
 }
