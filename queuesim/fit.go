@@ -1,5 +1,7 @@
 package queuesim
 
+import "slices"
+
 // UnfitKind says what a job asks for that none of its partitions has.
 // The kinds are in the order a partition is checked: a later kind came
 // closer to fitting.
@@ -97,45 +99,85 @@ func CheckFit(c *Cluster, j *Job) Unfit {
 	return best
 }
 
+// Holders appends to dst the nodes the job could ever run on, ignoring
+// what else runs: those of its partitions whose MaxTime admits its limit
+// that hold its share alone (its GPU type, GPUs or shards per GPU
+// enough), each once (dst empty, or a buffer cut to [:0]), in the order
+// of its partitions and their nodes.
+// They are the nodes CheckFit counts; a caller asks them to tell what a
+// job needs (a node of one kind only) from where a replay placed it (one
+// of several that could hold it, the first that fits).
+func Holders(c *Cluster, j *Job, dst []int) []int {
+	for _, p := range j.Partitions {
+		if p < 0 || p >= len(c.Partitions) || !admits(&c.Partitions[p], j) {
+			continue
+		}
+		for _, k := range c.Partitions[p].Nodes {
+			if k >= 0 && k < len(c.Nodes) && holds(&c.Nodes[k], j) && (len(j.Partitions) == 1 || !slices.Contains(dst, k)) {
+				dst = append(dst, k)
+			}
+		}
+	}
+	return dst
+}
+
+// admits reports whether the partition's MaxTime admits the job's limit.
+func admits(part *Partition, j *Job) bool {
+	return part.MaxTime <= 0 || j.Limit <= 0 || max(secs(j.Limit), 1) <= secs(part.MaxTime)
+}
+
+// typeOf reports whether the node has the GPU type the job asks for.
+func typeOf(n *Node, j *Job) bool { return j.Type == "" || n.Type == j.Type }
+
+// sized reports whether the node has GPUs (or shards per GPU) enough for
+// one node's share of the job.
+func sized(n *Node, j *Job) bool {
+	if j.Shards > 0 {
+		return n.ShardsPerGPU >= j.Shards
+	}
+	return n.GPUs >= j.GPUs
+}
+
+// holds reports whether the node could hold one node's share of the job
+// by itself.
+func holds(n *Node, j *Job) bool { return typeOf(n, j) && sized(n, j) }
+
 // partitionFit checks one partition, in the order of UnfitKind.
 func partitionFit(c *Cluster, j *Job, p int) Unfit {
 	part := &c.Partitions[p]
 	u := Unfit{Partition: p}
-	if part.MaxTime > 0 && j.Limit > 0 && max(secs(j.Limit), 1) > secs(part.MaxTime) {
+	if !admits(part, j) {
 		u.Kind, u.Have = UnfitTimeLimit, int(secs(part.MaxTime))
 		return u
 	}
-	typed, sized, have := 0, 0, 0
+	typed, big, have := 0, 0, 0
 	for _, k := range part.Nodes {
 		if k < 0 || k >= len(c.Nodes) {
 			continue
 		}
 		n := &c.Nodes[k]
-		if j.Type != "" && n.Type != j.Type {
+		if !typeOf(n, j) {
 			continue
 		}
 		typed++
 		if j.Shards > 0 {
 			have = max(have, n.ShardsPerGPU)
-			if n.ShardsPerGPU >= j.Shards {
-				sized++
-			}
 		} else {
 			have = max(have, n.GPUs)
-			if n.GPUs >= j.GPUs {
-				sized++
-			}
+		}
+		if sized(n, j) {
+			big++
 		}
 	}
 	switch {
 	case typed == 0:
 		u.Kind = UnfitType
-	case sized == 0 && j.Shards > 0:
+	case big == 0 && j.Shards > 0:
 		u.Kind, u.Have = UnfitShards, have
-	case sized == 0:
+	case big == 0:
 		u.Kind, u.Have = UnfitGPUs, have
-	case sized < max(j.Nodes, 1):
-		u.Kind, u.Have = UnfitNodes, sized
+	case big < max(j.Nodes, 1):
+		u.Kind, u.Have = UnfitNodes, big
 	}
 	return u
 }

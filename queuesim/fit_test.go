@@ -1,6 +1,7 @@
 package queuesim
 
 import (
+	"slices"
 	"testing"
 	"time"
 )
@@ -63,6 +64,49 @@ func TestCheckFit(t *testing.T) {
 				t.Errorf("replayed: %v, want ran", rs[0].Outcome)
 			case tc.want.Kind != Fits && (rs[0].Outcome != Unrunnable || rs[0].Unfit != tc.want):
 				t.Errorf("replayed: %v %+v, want unrunnable %+v", rs[0].Outcome, rs[0].Unfit, tc.want)
+			}
+		})
+	}
+}
+
+// TestHolders: the nodes a job could ever run on are those of its
+// partitions whose MaxTime admits its limit, of its GPU type, with GPUs
+// (or shards per GPU) enough for its share, each once — the nodes
+// CheckFit counts; a job no node holds has none.
+func TestHolders(t *testing.T) {
+	c := Cluster{
+		Nodes: []Node{
+			{Name: "p0", GPUs: 4}, {Name: "p1", GPUs: 4},
+			{Name: "g0", Type: "g2", GPUs: 2, ShardsPerGPU: 8},
+			{Name: "s0", GPUs: 1},
+		},
+		Partitions: []Partition{
+			{Name: "gpu", Nodes: []int{0, 1, 2}, MaxTime: 24 * time.Hour},
+			{Name: "short", Nodes: []int{3, 0}, MaxTime: time.Hour},
+		},
+	}
+	mk := func(f func(j *Job)) Job {
+		j := Job{Partitions: []int{0}, QOS: -1, Nodes: 1, GPUs: 1, Run: time.Minute}
+		f(&j)
+		return j
+	}
+	for _, tc := range []struct {
+		name string
+		job  Job
+		want []int
+	}{
+		{"untyped: every node of the partition", mk(func(j *Job) {}), []int{0, 1, 2}},
+		{"typed: its type only", mk(func(j *Job) { j.Type = "g2" }), []int{2}},
+		{"too many GPUs for g0", mk(func(j *Job) { j.GPUs = 3 }), []int{0, 1}},
+		{"shards: nodes with enough per GPU", mk(func(j *Job) { j.GPUs, j.Shards = 0, 4 }), []int{2}},
+		{"two partitions, a node once", mk(func(j *Job) { j.Partitions = []int{0, 1} }), []int{0, 1, 2, 3}},
+		{"a limit above short's MaxTime", mk(func(j *Job) { j.Partitions, j.Limit = []int{1, 0}, 2*time.Hour }), []int{0, 1, 2}},
+		{"none", mk(func(j *Job) { j.Type = "h100" }), nil},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			got := Holders(&c, &tc.job, nil)
+			if !slices.Equal(got, tc.want) {
+				t.Errorf("Holders = %v, want %v", got, tc.want)
 			}
 		})
 	}
