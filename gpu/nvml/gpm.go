@@ -119,7 +119,8 @@ func (s *Sampler) gpmSupported(d *device) bool {
 }
 
 // setupGPM allocates the sample buffers of every GPU with GPM and of its
-// MIG instances. A GPU whose buffers cannot be allocated goes without.
+// MIG instances (once, at the first SampleDevice). A GPU whose buffers
+// cannot be allocated goes without.
 func (s *Sampler) setupGPM() {
 	for _, info := range s.inventory {
 		d := s.byUUID[info.UUID]

@@ -344,6 +344,14 @@ func TestCloseFreesGPMSamples(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
+	// The hooks open a Sampler for its inventory alone: no GPM then.
+	if _, err := s.Devices(ctx); err != nil {
+		t.Fatal(err)
+	}
+	if len(n.gpmSamples) != 0 || len(n.gpus[1].dev.GpmQueryDeviceSupportCalls()) != 0 {
+		t.Errorf("GPM set up (%d buffers) before any sample", len(n.gpmSamples))
+	}
+	sample(t, s, n.gpus[1])
 	if err := s.Close(); err != nil {
 		t.Fatal(err)
 	}

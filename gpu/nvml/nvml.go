@@ -53,6 +53,10 @@ type Sampler struct {
 	byUUID    map[string]*device
 	events    nvml.EventSet // nil when the driver cannot deliver XID events
 
+	// gpmOnce sets GPM up at the first SampleDevice: the hooks, which
+	// open a Sampler for its inventory alone, never pay for it.
+	gpmOnce sync.Once
+
 	mu       sync.Mutex // guards the fields below
 	closed   bool
 	lastSeen map[string]uint64 // per GPU: newest process-utilisation timestamp read (µs)
@@ -145,7 +149,6 @@ func New(lib nvml.Interface, logger *slog.Logger, opts ...Option) (*Sampler, err
 		}
 		return nil, err
 	}
-	s.setupGPM()
 	s.events = s.openEvents()
 	return s, nil
 }

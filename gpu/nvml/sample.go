@@ -92,6 +92,7 @@ func (s *Sampler) SampleDevice(ctx context.Context, uuid string) (gpu.DeviceSamp
 		}
 		return gpu.DeviceSample{}, lost
 	}
+	s.gpmOnce.Do(s.setupGPM)
 	out.Activity = s.activity(d, out.Time)
 	return out, nil
 }
