@@ -21,7 +21,7 @@ const (
 // XIDInfo is what the policy table says of one XID code.
 type XIDInfo struct {
 	Code  uint64
-	Name  string // short description, e.g. "GPU memory page fault"
+	Name  string // short description, e.g. "GPU memory page fault: an illegal address"
 	Class XIDClass
 }
 
@@ -34,12 +34,12 @@ type XIDInfo struct {
 // application's: the catalog names the user's program first, and a GPU
 // that really fails shows hardware codes beside them.
 var xids = map[uint64]XIDInfo{
-	8:   {Name: "GPU stopped processing (engine timeout)", Class: XIDHardware},
-	13:  {Name: "graphics engine exception (e.g. an illegal instruction or out-of-range access)", Class: XIDApplication},
-	31:  {Name: "GPU memory page fault (an illegal address)", Class: XIDApplication},
+	8:   {Name: "GPU stopped processing: engine timeout", Class: XIDHardware},
+	13:  {Name: "graphics engine exception: an illegal instruction or out-of-range access", Class: XIDApplication},
+	31:  {Name: "GPU memory page fault: an illegal address", Class: XIDApplication},
 	32:  {Name: "invalid or corrupted push buffer stream", Class: XIDHardware},
 	38:  {Name: "driver firmware error", Class: XIDHardware},
-	43:  {Name: "GPU stopped processing (the program's channel was stopped)", Class: XIDApplication},
+	43:  {Name: "GPU stopped processing: the program's channel was stopped", Class: XIDApplication},
 	45:  {Name: "preemptive cleanup after an earlier error or the program's end", Class: XIDApplication},
 	48:  {Name: "double-bit ECC error", Class: XIDHardware},
 	56:  {Name: "display engine error", Class: XIDHardware},
@@ -49,7 +49,7 @@ var xids = map[uint64]XIDInfo{
 	62:  {Name: "internal micro-controller halt", Class: XIDHardware},
 	63:  {Name: "ECC page retirement or row remapping recorded", Class: XIDHardware},
 	64:  {Name: "ECC page retirement or row remapping failed", Class: XIDHardware},
-	68:  {Name: "video processor (NVDEC) exception", Class: XIDApplication},
+	68:  {Name: "video decoder (NVDEC) exception", Class: XIDApplication},
 	69:  {Name: "graphics engine class error", Class: XIDHardware},
 	74:  {Name: "NVLink error", Class: XIDHardware},
 	79:  {Name: "GPU has fallen off the bus", Class: XIDHardware},
