@@ -191,3 +191,62 @@ func TestEnergyCounterReadSparsely(t *testing.T) {
 		})
 	}
 }
+
+// migNode presents the simulated node's GPU 0 in MIG mode with one
+// instance, whose readings are the GPU's (memory and GPM activity) without
+// a duty cycle, as NVML gives none per MIG instance.
+type migNode struct{ *sim.Node }
+
+const migInstanceUUID = "MIG-00000000-0000-0000-0000-000000000001"
+
+func (m migNode) Devices(ctx context.Context) ([]gpu.Device, error) {
+	devs, err := m.Node.Devices(ctx)
+	if err == nil {
+		devs[0].MIGEnabled = true
+		devs[0].MIG = []gpu.MIGDevice{{UUID: migInstanceUUID, ParentUUID: devs[0].UUID, GPUInstanceID: 1, Profile: "7g.80gb", MemoryTotal: devs[0].MemoryTotal}}
+	}
+	return devs, err
+}
+
+func (m migNode) parent(ctx context.Context, uuid string) string {
+	if uuid == migInstanceUUID {
+		devs, _ := m.Node.Devices(ctx)
+		return devs[0].UUID
+	}
+	return uuid
+}
+
+func (m migNode) SampleDevice(ctx context.Context, uuid string) (gpu.DeviceSample, error) {
+	ds, err := m.Node.SampleDevice(ctx, m.parent(ctx, uuid))
+	if uuid == migInstanceUUID {
+		ds.UUID, ds.Util, ds.MemUtil, ds.PowerMW, ds.TempC = uuid, gpu.Opt[uint32]{}, gpu.Opt[uint32]{}, gpu.Opt[uint32]{}, gpu.Opt[uint32]{}
+	}
+	return ds, err
+}
+
+func (m migNode) Processes(ctx context.Context, uuid string) ([]gpu.ProcessSample, error) {
+	ps, err := m.Node.Processes(ctx, m.parent(ctx, uuid))
+	for i := range ps {
+		ps[i].UUID, ps[i].SMUtil = uuid, gpu.Opt[uint32]{}
+	}
+	return ps, err
+}
+
+// TestActivityMIGInstance: a job on a MIG instance records its instance's
+// activity, scope mig — the only utilisation NVML gives there.
+func TestActivityMIGInstance(t *testing.T) {
+	f := newFixture(t, nil)
+	f.clocked(func(n *sim.Node) gpu.Sampler { return migNode{n} })
+	f.do(Request{Op: OpStart, Start: &JobStart{JobID: "70", User: "u70", UID: fixtureUID, Start: f.now,
+		GPUs: []GPURef{{SlurmIndex: 0, Minor: 0, UUID: migInstanceUUID}}}})
+	f.proc(700, "70", "train", sim.Usage{UUID: f.devs[0].UUID, Mem: 10 * gib, Util: 60, SM: pct(45), Tensor: pct(30)})
+	f.tick(5)
+	j := f.end("70", 0)
+	g := j.GPUs[0]
+	if g.UUID != migInstanceUUID || g.Samples != 0 {
+		t.Fatalf("GPU %s with %d duty-cycle samples; want the MIG instance, none", g.UUID, g.Samples)
+	}
+	if a := g.Activity; a == nil || a.Scope != profile.ActivityScopeMIG || a.SM.Max != 45 || a.Tensor.Max != 30 {
+		t.Errorf("activity %+v; want the instance's, scope mig, SM 45 %%, tensor 30 %%", a)
+	}
+}
