@@ -291,9 +291,14 @@ func TestCaptureUnderSlurm(t *testing.T) {
 func writeCaptureConfig(t *testing.T, path, work, simDir, gresConf string) config.Config {
 	t.Helper()
 	// cluster and node as the hooks see them (SLURM_CLUSTER_NAME,
-	// SLURMD_NODENAME), so the agent and the hooks key profiles alike.
+	// SLURMD_NODENAME), so the agent and the hooks key profiles alike;
+	// slurm_conf the test cluster's, beside its gres.conf, as a site's
+	// names its own: the agent reads SlurmdSpoolDir from it, without
+	// which it cannot tell a requeued run (no prolog on 22.05) from a
+	// process claiming a finished job.
 	text := fmt.Sprintf(`cluster = "gpuproftest"
 node = "localhost"
+slurm_conf = %q
 db = %q
 spool_dir = %q
 socket = %q
@@ -313,7 +318,7 @@ dir = %q
 gpus = 4
 model = "NVIDIA H100 80GB HBM3"
 memory = "80GiB"
-`, filepath.Join(work, "gpuprof.db"), filepath.Join(work, "spool"), filepath.Join(work, "agent.sock"),
+`, filepath.Join(filepath.Dir(gresConf), "slurm.conf"), filepath.Join(work, "gpuprof.db"), filepath.Join(work, "spool"), filepath.Join(work, "agent.sock"),
 		filepath.Join(work, "gpuprof.log"), interval.String(), gresConf, simDir)
 	if err := os.WriteFile(path, []byte(text), 0o644); err != nil {
 		t.Fatal(err)
