@@ -77,10 +77,16 @@ func Analyse(in Input, c Config) (Findings, error) {
 		k.count(j, &m)
 		cls := classify(j, &m, &c, nil)
 		kinds := diagnose(j, &m, &c, nil)
+		f.Jobs[i] = JobResult{Class: cls, Bottlenecks: kinds}
+		if !k.touches(j, &m) {
+			// Not the window's job: in no table, as in the workload's.
+			p.skip()
+			facts.skip()
+			continue
+		}
 		p.add(j, &m, cls, kinds)
 		s.add(j, &m, &c, cls, kinds)
 		facts.add(j, &m, cls, kinds)
-		f.Jobs[i] = JobResult{Class: cls, Bottlenecks: kinds}
 	}
 	var pos []int32
 	f.Profiles, pos = p.finish()

@@ -60,6 +60,9 @@ func (w Window) Hours() float64 {
 // Its methods never allocate: the analysis calls them once per job.
 type counter struct {
 	from, to, end time.Time
+	// bounded: the window was given on both sides (Input.Window), so a
+	// job may lie outside it (touches).
+	bounded bool
 	// shardsPerGPU by node name, from the inventory; uniformShards is
 	// their one value when every node with shards has the same, else 0.
 	nodeShards    map[string]float64
@@ -75,7 +78,8 @@ func newCounter(in *Input, assume int) *counter {
 	if assume <= 0 {
 		assume = DefaultShardsPerGPU
 	}
-	k := &counter{from: in.Window.From, to: in.Window.To, assumeShards: assume}
+	k := &counter{from: in.Window.From, to: in.Window.To, assumeShards: assume,
+		bounded: !in.Window.From.IsZero() && !in.Window.To.IsZero()}
 	latest, earliest := time.Time{}, time.Time{}
 	if in.Now.IsZero() || in.Window.From.IsZero() || in.Window.To.IsZero() {
 		for i := range in.Jobs {
@@ -168,6 +172,36 @@ func (k *counter) span(j *Job, m *Metrics) (s, e time.Time, open, ok bool) {
 	}
 	inside := (k.from.IsZero() || !m.Start.Before(k.from)) && (k.to.IsZero() || m.Start.Before(k.to))
 	return m.Start, m.Start, open, inside
+}
+
+// touches reports whether the job is one of the window's: its life, from
+// its submission (else its eligibility, else its start) to its end — or
+// on, while it has none — overlaps the window. It is the one rule of
+// which jobs a window counts, so that every table of a report counts the
+// same jobs (the workload's headline, the summary, the profiles, the
+// plan): a job running through the whole window is its job (a CPU job
+// too), one pending in it for a --begin after it as well, one that ended
+// before it is not. It agrees with the store's selection of a month
+// (store.ViewFilter's Since and Until). Without a window given on both
+// sides every job given is the window's.
+func (k *counter) touches(j *Job, m *Metrics) bool {
+	if !k.bounded {
+		return true
+	}
+	var s time.Time
+	for _, t := range [...]time.Time{m.Submit, j.Eligible, m.Start} {
+		if plausible(t) && (s.IsZero() || t.Before(s)) {
+			s = t
+		}
+	}
+	e := j.End
+	if !plausible(e) {
+		e = time.Time{}
+	}
+	if s.IsZero() && e.IsZero() {
+		return false // no time of it is known
+	}
+	return (s.IsZero() || s.Before(k.to)) && (e.IsZero() || !e.Before(k.from))
 }
 
 // share returns the GPUs the job held, in GPU-equivalents, and whether

@@ -51,12 +51,6 @@ func TestPeakConcurrency(t *testing.T) {
 	for i := range jobs {
 		jobs[i].cs, jobs[i].ce, jobs[i].share = jobs[i].start, jobs[i].end, float64(jobs[i].gpus)
 	}
-	if got := peakConcurrency(jobs, nil); got != 7 {
-		t.Errorf("peak = %d, want 7", got)
-	}
-	if got := peakConcurrency(jobs, func(j *jobFact) bool { return j.gpus == 2 }); got != 2 {
-		t.Errorf("filtered peak = %d, want 2", got)
-	}
 	jobs[2].cls = ClassLongTraining
 	all, byClass := peaksByClass(jobs)
 	if all != 7 || byClass[ClassLongTraining] != 4 || byClass[ClassUnknown] != 5 {

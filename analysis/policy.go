@@ -119,15 +119,19 @@ func recommendLong(b *recBuilder, in *Input, f *facts) {
 		b.nothing(RecLongQOS, "%d long-training runs, %d GPUs in the inventory (need %d runs and an inventory): no long-training QOS", len(durs), total, rc.MinJobs)
 		return
 	}
-	peak := peakConcurrency(f.jobs, func(j *jobFact) bool { return j.cls == ClassLongTraining })
+	// GPUs held at once by the one rule of every table (the plan's peak
+	// per class): the counted parts of the runs, jobs still running up to
+	// the counting end, shard jobs by their share.
+	_, peaks := peaksByClass(f.jobs)
+	peak := peaks[ClassLongTraining]
 	capN := max(1, int(math.Floor(rc.LongGrpFrac*float64(total))))
-	if peak <= capN {
-		b.nothing(RecLongQOS, "long training held at most %d of %d GPUs at once (cap would be %d): no long-training QOS", peak, total, capN)
+	if peak <= float64(capN) {
+		b.nothing(RecLongQOS, "long training held at most %s of %d GPUs at once (cap would be %d): no long-training QOS", formatGPUs(peak), total, capN)
 		return
 	}
 	dd := distOf(durs)
 	wall := roundUp(time.Duration(dd.P95*1.1*float64(time.Second)), time.Hour)
-	frac := float64(peak) / float64(total)
+	frac := peak / float64(total)
 	b.add(Recommendation{
 		Kind:  RecLongQOS,
 		Title: "Cap long training with a QOS",
@@ -135,7 +139,7 @@ func recommendLong(b *recBuilder, in *Input, f *facts) {
 			longQOS, slurmTime(wall), capN, total),
 		Evidence: []Reason{
 			{Rule: "long.peak", Checks: []Check{{Metric("gpu_fraction"), frac, OpGT, rc.LongGrpFrac}},
-				Note: fmt.Sprintf("long training held %d of %d GPUs at its peak", peak, total)},
+				Note: fmt.Sprintf("long training held %s of %d GPUs at its peak", formatGPUs(peak), total)},
 			{Rule: "long.duration", Note: fmt.Sprintf("%d runs; run time p50 %s, p95 %s, max %s", dd.N,
 				formatSeconds(dd.P50), formatSeconds(dd.P95), formatSeconds(dd.Max))},
 		},
@@ -562,7 +566,10 @@ func recommendUsers(b *recBuilder, f *facts, shared map[string]sharingPlan) {
 }
 
 // peaksBy returns each key's peak concurrent GPUs (jobs with key "" left
-// out), in one sort of all the jobs' events: O(n log n).
+// out), in one sort of all the jobs' events: O(n log n). It sweeps the
+// counted part of each run, as every table does (Metrics.CountStart and
+// CountEnd: clipped to the window, a job still running up to the
+// counting end), in whole GPUs, as Slurm's per-user limits count them.
 func peaksBy(jobs []jobFact, key func(*jobFact) string) map[string]int {
 	type ev struct {
 		k string
@@ -573,10 +580,10 @@ func peaksBy(jobs []jobFact, key func(*jobFact) string) map[string]int {
 	for i := range jobs {
 		j := &jobs[i]
 		k := key(j)
-		if k == "" || j.start == 0 || j.end == 0 || j.end < j.start {
+		if k == "" || j.cs == 0 || j.ce < j.cs {
 			continue
 		}
-		evs = append(evs, ev{k, j.start, j.gpus}, ev{k, j.end, -j.gpus})
+		evs = append(evs, ev{k, j.cs, j.gpus}, ev{k, j.ce, -j.gpus})
 	}
 	slices.SortFunc(evs, func(a, b ev) int {
 		if c := strings.Compare(a.k, b.k); c != 0 {

@@ -206,6 +206,9 @@ func (p *profileAcc) group(j *Job) int32 {
 	return gi
 }
 
+// skip keeps the place of a job that is in no profile (not the window's).
+func (p *profileAcc) skip() { p.recs = append(p.recs, taskRec{group: -1}) }
+
 func (p *profileAcc) add(j *Job, m *Metrics, cls Class, kinds Kinds) {
 	if m.GPUs == 0 {
 		p.recs = append(p.recs, taskRec{group: -1})

@@ -137,6 +137,16 @@ func formatNumber(v float64) string {
 	return strconv.FormatFloat(math.Round(v*10)/10, 'f', -1, 64)
 }
 
+// formatGPUs prints GPUs held at once as every output shows them: a
+// whole number as it is, GPU-equivalents of shards to two decimals
+// ("52.46"), so that a note and the table beside it print one number.
+func formatGPUs(v float64) string {
+	if v == math.Trunc(v) {
+		return strconv.FormatFloat(v, 'f', 0, 64)
+	}
+	return strconv.FormatFloat(v, 'f', 2, 64)
+}
+
 // formatPercent prints a value in percent as the report and the CLI do,
 // with a space before the sign: "87 %", "29.9 %".
 func formatPercent(v float64) string { return formatNumber(v) + " %" }

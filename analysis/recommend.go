@@ -1,7 +1,6 @@
 package analysis
 
 import (
-	"cmp"
 	"fmt"
 	"math"
 	"slices"
@@ -161,6 +160,10 @@ func collect(in *Input, c *Config) (*facts, *counter) {
 		j := &in.Jobs[i]
 		measure(j, c, &m)
 		k.count(j, &m)
+		if !k.touches(j, &m) {
+			f.skip() // not the window's job
+			continue
+		}
 		f.add(j, &m, classify(j, &m, c, nil), diagnose(j, &m, c, nil))
 	}
 	return f, k
@@ -169,6 +172,9 @@ func collect(in *Input, c *Config) (*facts, *counter) {
 func newFacts(n int) *facts {
 	return &facts{jobs: make([]jobFact, 0, n)}
 }
+
+// skip keeps the place of a job that is in no fact (not the window's).
+func (f *facts) skip() { f.seen++ }
 
 // add keeps the record of one job measured, classified and diagnosed by the
 // caller (Analyse does it once for all its parts).
@@ -339,35 +345,4 @@ func totalGPUs(nodes []Node) int {
 		n += max(nd.GPUs, 0)
 	}
 	return n
-}
-
-// peakConcurrency sweeps the jobs' [start, end) intervals weighted by their
-// GPUs and returns the highest sum of GPUs held at once. Ends sort before
-// starts at the same instant, so back-to-back jobs do not overlap. Jobs
-// without both times are left out.
-func peakConcurrency(jobs []jobFact, keep func(*jobFact) bool) int {
-	type ev struct {
-		t int64
-		d int32
-	}
-	evs := make([]ev, 0, 16)
-	for i := range jobs {
-		j := &jobs[i]
-		if j.start == 0 || j.end == 0 || j.end < j.start || (keep != nil && !keep(j)) {
-			continue
-		}
-		evs = append(evs, ev{j.start, j.gpus}, ev{j.end, -j.gpus})
-	}
-	slices.SortFunc(evs, func(a, b ev) int {
-		if c := cmp.Compare(a.t, b.t); c != 0 {
-			return c
-		}
-		return cmp.Compare(a.d, b.d)
-	})
-	cur, peak := 0, 0
-	for _, e := range evs {
-		cur += int(e.d)
-		peak = max(peak, cur)
-	}
-	return peak
 }

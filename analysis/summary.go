@@ -7,7 +7,9 @@ import (
 
 // ClusterSummary is the cluster-level view of a set of jobs.
 type ClusterSummary struct {
-	Jobs int `json:"jobs"` // all jobs given
+	// Jobs are the jobs given that are the window's (their life overlaps
+	// it; all of them without a window): the workload's Headline.Jobs.
+	Jobs int `json:"jobs"`
 	// CPUJobs neither requested nor recorded a GPU; they are counted here
 	// and nowhere else.
 	CPUJobs int `json:"cpu_jobs"`
@@ -73,6 +75,9 @@ func SummariseInput(in Input, c Config) ClusterSummary {
 		j := &jobs[i]
 		measure(j, &c, &m)
 		k.count(j, &m)
+		if !k.touches(j, &m) {
+			continue // not the window's job
+		}
 		s.add(j, &m, &c, classify(j, &m, &c, nil), diagnose(j, &m, &c, nil))
 	}
 	return s.finish()

@@ -97,8 +97,9 @@ type Workload struct {
 
 // Headline holds the report's first numbers.
 type Headline struct {
-	// Jobs that ran or waited inside the window, or were submitted,
-	// started or ended there (CPU jobs included).
+	// Jobs whose life (submission to end, or on while they have none)
+	// overlaps the window, CPU jobs included: the jobs Analyse counts
+	// (ClusterSummary.Jobs) for the same window.
 	Jobs     int `json:"jobs"`
 	GPUJobs  int `json:"gpu_jobs"` // of which requested or recorded a GPU
 	Users    int `json:"users"`    // distinct user names of those jobs
@@ -261,9 +262,10 @@ const numLost = 7
 // over the days and the hours of the week with a binary search over the
 // window's hours, so a job costs the same whatever its length.
 //
-// A job counts when its run [start, end) or its queue wait [eligible (else
-// submit), start) overlaps the window, or its submit, start or end time
-// lies inside it. A job still running is taken to run until DataEnd; one
+// A job counts when its life, from its submission (else eligibility, else
+// start) to its end, or on while it has none, overlaps the window (the one
+// rule of which jobs a window counts, as Analyse counts them: CPU jobs
+// included). A job still running is taken to run until DataEnd; one
 // whose start is unknown counts but contributes no GPU-hours. A window
 // that is empty, reversed, outside the years 1970–9999 or longer than ten
 // years gives a Workload with only the Window and empty lists.
@@ -296,6 +298,9 @@ func SummariseWorkload(in Input, p WorkloadParams, c Config) Workload {
 		j := &in.Jobs[i]
 		measure(j, &c, &m)
 		k.count(j, &m)
+		if !k.touches(j, &m) {
+			continue // not the window's job
+		}
 		a.add(j, &m, &c)
 	}
 	a.w.Counting = k.counting()
@@ -635,9 +640,6 @@ func (a *workloadAcc) add(j *Job, m *Metrics, c *Config) {
 		ws, we, waitIn = tl.clip(waitS, waitE)
 	}
 	startIn, submitIn := tl.inside(m.Start), tl.inside(m.Submit)
-	if !runIn && !waitIn && !startIn && !submitIn && !tl.inside(end) {
-		return
-	}
 
 	h := &a.w.Headline
 	h.Jobs++
