@@ -402,7 +402,10 @@ func (pl *planner) eval(changes []Change, m int) (*evalResult, error) {
 }
 
 // worst returns the partition or model furthest over the target (or
-// nearest under it) and its p95 wait; groups without jobs are left out.
+// nearest under it) and its p95 wait; groups without jobs are left out,
+// and so are models no job needed (Group.PlacedOnly): where the replay
+// placed jobs that could run elsewhere says nothing of a model, and their
+// waits count in their partitions.
 func worst(sc Scenario, partitionsOnly bool) (string, Spread) {
 	name, p95 := "", Spread{}
 	best := -1.0
@@ -411,7 +414,7 @@ func worst(sc Scenario, partitionsOnly bool) (string, Spread) {
 		groups = append(slices.Clone(groups), sc.Models...)
 	}
 	for i, g := range groups {
-		if g.Jobs.Median < 1 {
+		if g.Jobs.Median < 1 || i >= len(sc.Partitions) && g.PlacedOnly() {
 			continue
 		}
 		if g.WaitP95.Median > best {
@@ -478,7 +481,7 @@ func (pl *planner) makePlan(sp *SimPlan, findings *Findings, pc *PlanConfig) err
 		_, before := worst(wf.sc, false)
 		_, after := worst(next.sc, false)
 		if after.Median > before.Median+math.Max(effectMinAbs, effectMinShare*before.Median) {
-			e.Text = strings.TrimSuffix(e.Text, ".") + fmt.Sprintf(": it helps alone, but with %s at the horizon the worst p95 wait would be %s instead of %s; not applied in the plan.",
+			e.Text = strings.TrimSuffix(e.Text, ".") + fmt.Sprintf(": it helps alone, but with %s at the horizon the worst replayed p95 wait would be %s instead of %s; not applied in the plan.",
 				JoinWords(sp.Free), shortDur(after.Median), shortDur(before.Median))
 			e.Outcome = EffectAloneOnly
 			continue

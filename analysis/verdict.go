@@ -114,7 +114,7 @@ func verdictOf(sp *SimPlan, f *Findings, recs []Recommendation) Verdict {
 	}
 	wTodayName, wToday := worstOrEmpty(sp.Horizon)
 	wFreeName, wFree := worstOrEmpty(sp.WithFree)
-	v.Evidence = append(v.Evidence, fmt.Sprintf("at %s with today's rules the worst p95 wait is %s's %s (target %s)", horizon, wTodayName, shortDur(wToday), target))
+	v.Evidence = append(v.Evidence, fmt.Sprintf("at %s with today's rules the worst replayed p95 wait is %s's %s (target %s)", horizon, wTodayName, shortDur(wToday), target))
 	if len(helping) > 0 {
 		v.Evidence = append(v.Evidence, fmt.Sprintf("with %s: %s's %s", JoinWords(helping), wFreeName, shortDur(wFree)))
 	}
@@ -123,19 +123,19 @@ func verdictOf(sp *SimPlan, f *Findings, recs []Recommendation) Verdict {
 	case met && len(recs) == 0 && sp.Jobs.LeftOut > 0:
 		// "No change" is never said while jobs could not run.
 		v.Code, v.Binding = VerdictLeftOut, BindingCluster
-		v.Text = fmt.Sprintf("Not every job can run on this cluster: %s The other jobs keep their p95 wait under %s %s (worst: %s, %s), and no rule found a change to recommend. %s",
+		v.Text = fmt.Sprintf("Not every job can run on this cluster: %s The other jobs keep their replayed p95 wait under %s %s (worst: %s, %s), and no rule found a change to recommend. %s",
 			sp.Jobs.LeftOutWords(), target, upTo, wFreeName, shortDur(wFree), checkClusterWords)
 	case met && len(recs) == 0:
 		v.Code = VerdictNoChange
-		v.Text = fmt.Sprintf("No change needed: every partition and GPU model keeps its p95 wait under %s %s (worst: %s, %s), and no rule found a change to recommend.",
+		v.Text = fmt.Sprintf("No change needed: every partition and GPU model keeps its replayed p95 wait under %s %s (worst: %s, %s), and no rule found a change to recommend.",
 			target, upTo, wFreeName, shortDur(wFree))
 	case met:
 		v.Code, v.Binding = VerdictPolicy, BindingPolicy
 		if wToday <= sp.TargetP95Wait {
-			v.Text = fmt.Sprintf("No purchase needed: every partition and GPU model keeps its p95 wait under %s %s (worst: %s, %s). The %s below still cut waste or waits.",
+			v.Text = fmt.Sprintf("No purchase needed: every partition and GPU model keeps its replayed p95 wait under %s %s (worst: %s, %s). The %s below still cut waste or waits.",
 				target, upTo, wTodayName, shortDur(wToday), countWords(len(recs), "recommendation", "recommendations"))
 		} else {
-			v.Text = fmt.Sprintf("Change policy first, no purchase needed: %s, every partition and GPU model keeps its p95 wait under %s at %s (worst: %s, %s; %s without them).",
+			v.Text = fmt.Sprintf("Change policy first, no purchase needed: %s, every partition and GPU model keeps its replayed p95 wait under %s at %s (worst: %s, %s; %s without them).",
 				strings.TrimPrefix(freeWords, " "), target, horizon, wFreeName, shortDur(wFree), shortDur(wToday))
 		}
 		if slices.Contains(cons, ConstraintStorage) && hasKind(recs, RecStorage) {
@@ -150,7 +150,7 @@ func verdictOf(sp *SimPlan, f *Findings, recs []Recommendation) Verdict {
 		if len(helping) > 0 {
 			after = fmt.Sprintf(" after applying %s", JoinWords(helping))
 		}
-		v.Text = fmt.Sprintf("Buy %s%s: at %s the worst p95 wait falls from %s (%s) to %s (%s), under the %s target.",
+		v.Text = fmt.Sprintf("Buy %s%s: at %s the worst replayed p95 wait falls from %s (%s) to %s (%s), under the %s target.",
 			purchaseWords(sp.Purchase), after, horizon, shortDur(wFree), wFreeName, shortDur(wp), wpName, target)
 		if slices.Contains(cons, ConstraintMemory) {
 			v.Binding = BindingGPUMemory
@@ -167,7 +167,10 @@ func verdictOf(sp *SimPlan, f *Findings, recs []Recommendation) Verdict {
 		}
 		for _, m := range sp.Models {
 			if m.Needed > 0 {
-				v.Evidence = append(v.Evidence, fmt.Sprintf("%s: %d GPUs now; +%d brings its p95 wait under %s", m.Model, m.GPUs, m.Needed, target))
+				v.Evidence = append(v.Evidence, fmt.Sprintf("%s: %d GPUs now; +%d brings its replayed p95 wait under %s", m.Model, m.GPUs, m.Needed, target))
+				if w := placedModelWords(sp.WithFree, m.Model); w != "" {
+					v.Evidence = append(v.Evidence, w)
+				}
 			}
 		}
 	default:
@@ -193,11 +196,14 @@ func verdictOf(sp *SimPlan, f *Findings, recs []Recommendation) Verdict {
 			// a partition's did not: what binds is the partition's rules or
 			// job shapes, not a model's count.
 			v.Binding, v.BindingName = BindingPolicy, wpName
-			v.Text = fmt.Sprintf("The smallest purchase per GPU model (%s) still leaves %s at a p95 wait of %s at %s, against %s: its rules or job shapes bind, not a model's count.",
+			v.Text = fmt.Sprintf("The smallest purchase per GPU model (%s) still leaves %s at a replayed p95 wait of %s at %s, against %s: its rules or job shapes bind, not a model's count.",
 				purchaseWords(sp.Purchase), wpName, shortDur(wp), horizon, target)
 		} else {
-			v.Text = fmt.Sprintf("No purchase of up to %s of one model meets the target: at %s the worst p95 wait stays %s (%s), against %s.%s",
+			v.Text = fmt.Sprintf("No purchase of up to %s of one model meets the target: at %s the worst replayed p95 wait stays %s (%s), against %s.%s",
 				countWords(maxPurchase(sp), "GPU", "GPUs"), horizon, shortDur(wp), wpName, target, why)
+			if w := placedModelWords(sp.WithFree, v.BindingName); w != "" {
+				v.Evidence = append(v.Evidence, w)
+			}
 		}
 	}
 	// The jobs the answer stands on: a replay that left out more than
@@ -212,9 +218,9 @@ func verdictOf(sp *SimPlan, f *Findings, recs []Recommendation) Verdict {
 	if tl := sp.Timeline; tl != nil && v.Code != VerdictNoChange {
 		switch {
 		case tl.BreachMonth == 0:
-			v.Evidence = append(v.Evidence, fmt.Sprintf("without a purchase the target is missed already (%s, p95 %s)", tl.Group, shortDur(tl.P95.Median)))
+			v.Evidence = append(v.Evidence, fmt.Sprintf("without a purchase the target is missed already (%s, replayed p95 %s)", tl.Group, shortDur(tl.P95.Median)))
 		case tl.BreachMonth > 0:
-			s := fmt.Sprintf("Without a purchase, growth of %s a year breaks the target in month %d (%s, %s: p95 %s); with a %d-month lead time, order by %s",
+			s := fmt.Sprintf("Without a purchase, growth of %s a year breaks the target in month %d (%s, %s: replayed p95 %s); with a %d-month lead time, order by %s",
 				formatFraction(sp.Growth), tl.BreachMonth, tl.BreachDate.Format("2006-01"), tl.Group, shortDur(tl.P95.Median),
 				sp.LeadTimeMonths, tl.OrderBy.Format("2006-01-02"))
 			if tl.Late {
@@ -229,6 +235,23 @@ func verdictOf(sp *SimPlan, f *Findings, recs []Recommendation) Verdict {
 		v.Text += " The replay's calibration is poor: treat these numbers as indicative."
 	}
 	return v
+}
+
+// placedModelWords is the evidence for a purchase search of a model no
+// job needed (Group.PlacedOnly): its jobs asked for no GPU type, and
+// which model they ran on is the replay's placement; "" for a model jobs
+// asked for.
+func placedModelWords(sc *Scenario, model string) string {
+	if sc == nil {
+		return ""
+	}
+	for _, g := range sc.Models {
+		if g.Name == model && g.PlacedOnly() {
+			return fmt.Sprintf("%s: no job asked for it; the %d %s that could run on it could run on another model of their partitions as well (no GPU type asked): it is the model the replay placed them on (first fit in node order), and GPUs of any model they can run on would serve them",
+				model, g.Placeable, pluralWord(g.Placeable, "job", "jobs"))
+		}
+	}
+	return ""
 }
 
 // checkClusterWords says what to check when jobs ask for what the

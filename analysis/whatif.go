@@ -101,8 +101,11 @@ type Change struct {
 	QOS slurmext.QOSLimits `json:"-"`
 	// jobs: the rewrite.
 	Rewrite *JobRewrite `json:"-"`
-	// Spec is the change as the user wrote it.
-	Spec string `json:"spec"`
+	// Spec is the change as the user wrote it; Words what it did to
+	// today's cluster, for a heading ("8xG2 removed", "4xH100 added to
+	// partition gpu", "partition debug added (…)"), set by RunWhatIf.
+	Spec  string `json:"spec"`
+	Words string `json:"words,omitempty"`
 }
 
 // WhatIfParams are a what-if's inputs besides the jobs.
@@ -148,10 +151,15 @@ type WhatIf struct {
 	Jobs          SimJobs      `json:"jobs"`
 	Calibration   Calibration  `json:"calibration"`
 	Changes       []Change     `json:"changes"`
-	Growth        float64      `json:"growth"`
-	Months        int          `json:"horizon_months"`
-	Seeds         int          `json:"seeds"`
-	Baseline      Scenario     `json:"baseline"`
+	// Placement says, one sentence each, of the --add and --remove changes
+	// of a model no job needed, that its GPUs take only jobs the replay
+	// placed there (Group.PlacedOnly): the change moves them between
+	// models, it answers nothing about a demand for the model.
+	Placement []string `json:"placement"`
+	Growth    float64  `json:"growth"`
+	Months    int      `json:"horizon_months"`
+	Seeds     int      `json:"seeds"`
+	Baseline  Scenario `json:"baseline"`
 	// Changed is the answer with the changes (and growth) applied; nil
 	// when there is none.
 	Changed *Scenario `json:"changed,omitempty"`
@@ -340,7 +348,27 @@ type Group struct {
 	FullHours      Spread `json:"full_hours"`
 	AddedGPUs      int    `json:"added_gpus,omitempty"`
 	AddedOccupancy Spread `json:"added_occupancy"`
+	// Models only: Demand is how many of the window's replayed jobs could
+	// run on this model only (they asked for its GPU type, or no other
+	// model of their partitions could hold them); Placeable how many could
+	// run on it and on another (they asked for no GPU type, or for one
+	// several models answer to): which model such a job runs on is the
+	// replay's placement, first fit in node order, not a demand for it.
+	// Absent: none.
+	Demand    int `json:"demand_jobs,omitempty"`
+	Placeable int `json:"placeable_jobs,omitempty"`
 }
+
+// PlacedOnly reports whether a model's jobs, waits and occupancy are the
+// replay's placement alone: no job needed the model, and some could run
+// on it among others (untyped jobs placed by the replay). Such a model is
+// never the worst group a verdict names, and --add or --remove of it says
+// so.
+func (g Group) PlacedOnly() bool { return g.Demand == 0 && g.Placeable > 0 }
+
+// Placed reports whether some of the jobs that could run on a model could
+// run on another as well: its rows are partly the replay's placement.
+func (g Group) Placed() bool { return g.Placeable > 0 }
 
 // Spread is a value over seeded runs: the median and the 10th and 90th
 // percentiles (nearest rank).
@@ -377,11 +405,12 @@ func RunWhatIf(in Input, p WhatIfParams) (WhatIf, error) {
 	}
 	w := WhatIf{
 		Window: base.window, Conf: in.Conf, ClusterSource: base.source, Nodes: base.simNodes, Partitions: base.simParts,
-		Scheduler: base.schedDesc, Assumed: base.assumed, Jobs: base.counts, Changes: p.Changes,
-		Growth: p.Growth, Months: p.Months, Seeds: seeds,
+		Scheduler: base.schedDesc, Assumed: base.assumed, Jobs: base.counts, Changes: []Change{},
+		Placement: []string{}, Growth: p.Growth, Months: p.Months, Seeds: seeds,
 	}
-	if w.Changes == nil {
-		w.Changes = []Change{}
+	for _, c := range p.Changes {
+		c.Words = changeWords(c, base.simParts)
+		w.Changes = append(w.Changes, c)
 	}
 	runs := make([]*queuesim.Result, seeds)
 	for s := range seeds {
@@ -417,7 +446,87 @@ func RunWhatIf(in Input, p WhatIfParams) (WhatIf, error) {
 	sc := ch.scenario(runs, jobsets)
 	w.Changed = &sc
 	w.Nodes, w.Partitions = ch.simNodes, ch.simParts
+	w.Placement = placementWords(p.Changes, base, ch)
 	return w, nil
+}
+
+// changeWords says what a change did to today's cluster (today's
+// partitions tell a new partition from a changed one): "8xG2 removed",
+// "4xH100 added", "4xH100 added to partition gpu", "partition debug
+// added (Nodes=…)", "partition gpu changed (MaxTime=…)", "QOS normal
+// (MaxTRESPerUser=…)".
+func changeWords(c Change, today []SimPart) string {
+	count := fmt.Sprintf("%dx%s", c.Count, c.Model)
+	_, rest, _ := strings.Cut(c.Spec, ":")
+	with := ""
+	if rest != "" {
+		with = " (" + rest + ")"
+	}
+	switch c.Kind {
+	case ChangeAdd:
+		if c.Partition != "" {
+			return count + " added to partition " + c.Partition
+		}
+		return count + " added"
+	case ChangeRemove:
+		return count + " removed"
+	case ChangePartition:
+		name := c.PartitionConf.Name
+		if slices.ContainsFunc(today, func(p SimPart) bool { return p.Name == name }) {
+			return "partition " + name + " changed" + with
+		}
+		return "partition " + name + " added" + with
+	case ChangeQOS:
+		return "QOS " + c.QOS.Name + with
+	}
+	return c.Spec
+}
+
+// placementWords says, for each --add and --remove of GPUs of a model no
+// job needed (Group.PlacedOnly: every job that could run on it could run
+// on another model as well), that the change moves jobs the replay placed
+// and answers nothing about a demand for the model. A removal is judged
+// on today's cluster, an addition on the changed one (the model may be
+// new).
+func placementWords(changes []Change, today, changed *replay) []string {
+	out := []string{}
+	for _, c := range changes {
+		r, flag := today, "--remove"
+		switch c.Kind {
+		case ChangeAdd:
+			r, flag = changed, "--add"
+		case ChangeRemove:
+		default:
+			continue
+		}
+		var models []string
+		for _, n := range r.simNodes {
+			if matchModel(c.Model, n.Model, n.Type) && !slices.Contains(models, n.Model) {
+				models = append(models, n.Model)
+			}
+		}
+		demand, placeable := 0, 0
+		for _, m := range models {
+			demand += r.demand[m]
+			placeable += r.placeable[m]
+		}
+		if len(models) == 0 || demand > 0 {
+			continue
+		}
+		name := JoinWords(models)
+		spec := flag + " " + c.Spec
+		switch {
+		case placeable == 0:
+			out = append(out, fmt.Sprintf("%s: no job of the window could run on %s GPUs, so the change moves no job", spec, name))
+		case c.Kind == ChangeAdd:
+			out = append(out, fmt.Sprintf("%s: no job asked for %s; the %d %s that could run on its GPUs could run on another model as well (no GPU type asked), so where they run is the replay's placement (first fit in node order, added nodes last): the GPUs added take untyped jobs placed by the replay, which answers nothing about a demand for %s",
+				spec, name, placeable, pluralWord(placeable, "job", "jobs"), name))
+		default:
+			out = append(out, fmt.Sprintf("%s: no job asked for %s; the %d %s that could run on its GPUs could run on another model as well (no GPU type asked), so where they run is the replay's placement (first fit in node order): removing its GPUs moves untyped jobs placed by the replay, which answers nothing about a demand for %s",
+				spec, name, placeable, pluralWord(placeable, "job", "jobs"), name))
+		}
+	}
+	return out
 }
 
 // spreadOf is the median and p10–p90 of values over runs.

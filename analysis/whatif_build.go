@@ -34,6 +34,10 @@ type replay struct {
 	refIdx     []int  // its index in the Input's Jobs
 	jobsOnly   map[int]bool
 	rewrites   []*JobRewrite
+	// demand and placeable count, per GPU model, the replayed jobs that
+	// could run on that model only and those that could run on it and on
+	// another (modelDemand).
+	demand, placeable map[string]int
 }
 
 func (r *replay) run(jobs []queuesim.Job, seed uint64) (*queuesim.Result, error) {
@@ -68,7 +72,57 @@ func newReplay(in Input, p WhatIfParams, changes []Change) (*replay, error) {
 		return nil, &NoJobsError{Jobs: r.counts}
 	}
 	r.estimatePhase()
+	r.modelDemand()
 	return r, nil
+}
+
+// modelDemand counts, per GPU model, the replayed jobs that could run on
+// that model only — they asked for its GPU type, or no other model of
+// their partitions could hold them: a demand for the model — and those
+// that could run on it and on another (they asked for no type, or for one
+// several models answer to): which of those models such a job runs on is
+// the replay's placement (first fit in node order), not a demand for it.
+// Jobs of one shape in the same partitions reach the same models, so each
+// shape is looked up once.
+func (r *replay) modelDemand() {
+	r.demand, r.placeable = map[string]int{}, map[string]int{}
+	type shape struct {
+		parts        string
+		typ          string
+		gpus, shards int
+		limit        time.Duration
+	}
+	reach := map[shape][]string{}
+	var buf []int
+	var key strings.Builder
+	for i := range r.jobs {
+		q := &r.jobs[i]
+		key.Reset()
+		for _, p := range q.Partitions {
+			key.WriteString(strconv.Itoa(p))
+			key.WriteByte(',')
+		}
+		sh := shape{parts: key.String(), typ: q.Type, gpus: q.GPUs, shards: q.Shards, limit: q.Limit}
+		models, ok := reach[sh]
+		if !ok {
+			buf = queuesim.Holders(&r.cluster, q, buf[:0])
+			for _, k := range buf {
+				if m := r.simNodes[k].Model; !slices.Contains(models, m) {
+					models = append(models, m)
+				}
+			}
+			reach[sh] = models
+		}
+		switch len(models) {
+		case 0:
+		case 1:
+			r.demand[models[0]]++
+		default:
+			for _, m := range models {
+				r.placeable[m]++
+			}
+		}
+	}
 }
 
 // estimatePhase finds when the real backfill cycles ran: a start that

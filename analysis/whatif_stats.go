@@ -128,6 +128,7 @@ func (r *replay) scenario(runs []*queuesim.Result, jobsets [][]queuesim.Job) Sce
 		}
 		g.FullHours = spreadOf(full)
 		g.AddedGPUs, g.AddedOccupancy = modelAdded[m], spreadOf(added)
+		g.Demand, g.Placeable = r.demand[m], r.placeable[m]
 		sc.Models = append(sc.Models, g)
 	}
 	return sc

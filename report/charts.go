@@ -363,7 +363,7 @@ var waitTicks = []plot.Tick{
 // as two markers joined by a line on a logarithmic axis, so a median of a
 // minute stays visible beside a p95 of hours.
 func waitChart(d *Data) (chart, error) {
-	c := chart{ID: chartWait, Caption: "Queue wait by partition: median (p50) and 95th percentile (p95), logarithmic axis"}
+	c := chart{ID: chartWait, Caption: "Observed queue wait by partition: median (p50) and 95th percentile (p95), logarithmic axis"}
 	var names []string
 	var p50, p95 []float64
 	for _, ps := range d.Findings.Summary.Partitions {

@@ -251,12 +251,12 @@ func fixtureSimPlan() *analysis.SimPlan {
 		Costs: []analysis.Cost{{Model: h100, GPUs: 4, OwnedPerYear: 36000, Utilisation: 0.55, BusyHoursPerYear: 19272, RentPerYear: 57816,
 			BreakEven: 0.3425, Cheaper: "buy", PurchaseTotal: 120000, DepreciationYears: 5}},
 		Verdict: analysis.Verdict{Code: analysis.VerdictBuy, Binding: analysis.BindingGPUModel, BindingName: h100, Reliable: true,
-			Text: "Buy 4 NVIDIA H100 80GB HBM3 GPUs after applying R2: at the 12-month horizon the worst p95 wait falls from 5h10m (model NVIDIA H100 80GB HBM3) to 48m (model NVIDIA H100 80GB HBM3), under the 1h00m target. Without a purchase, growth of 30% a year breaks the target in month 7 (2027-07, partition gpu: p95 1h20m); with a 3-month lead time, order by 2027-04-01.",
+			Text: "Buy 4 NVIDIA H100 80GB HBM3 GPUs after applying R2: at the 12-month horizon the worst replayed p95 wait falls from 5h10m (model NVIDIA H100 80GB HBM3) to 48m (model NVIDIA H100 80GB HBM3), under the 1h00m target. Without a purchase, growth of 30% a year breaks the target in month 7 (2027-07, partition gpu: replayed p95 1h20m); with a 3-month lead time, order by 2027-04-01.",
 			Evidence: []string{
 				"calibration on 1080 jobs: start order rank correlation 0.97, p95 waits within ±6m of the observed; good",
-				"at the 12-month horizon with today's rules the worst p95 wait is model NVIDIA H100 80GB HBM3's 5h24m (target 1h00m)",
+				"at the 12-month horizon with today's rules the worst replayed p95 wait is model NVIDIA H100 80GB HBM3's 5h24m (target 1h00m)",
 				"with R2: model NVIDIA H100 80GB HBM3's 5h10m",
-				"NVIDIA H100 80GB HBM3: 24 GPUs now; +4 brings its p95 wait under 1h00m",
+				"NVIDIA H100 80GB HBM3: 24 GPUs now; +4 brings its replayed p95 wait under 1h00m",
 			}},
 		Replays: 70, ReplayedJobs: 77000,
 	}

@@ -69,7 +69,7 @@ func TestMissingData(t *testing.T) {
 			data:    sacctOnly(),
 			missing: []string{missingNoGPUData, missingNoModel, missingNoEarlier, missingNoEnergy},
 			say: []string{"only the scheduler", "no GPU readings", "no GPU memory readings", "unknown (no GPU recorded its energy)",
-				"from the scheduler record alone", "No GPU model is known",
+				"from the scheduler record alone", "record names a GPU model (the jobs carry no GPU readings)",
 				"1,100 have only the scheduler"},
 			html: []string{`id="chart-util" class="chart chart-empty"`, "used is not known", `id="chart-daily" class="chart"`},
 		},

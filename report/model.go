@@ -245,9 +245,9 @@ func headlineSection(d *Data, miss []string) section {
 	}
 	t.row("GPU-hours lost (failed, timed out, preempted, …; not cancelled)", hours(d.Workload.LostGPUHours))
 	if w := h.GPUWait; w.N > 0 {
-		t.row("Queue wait of GPU jobs (p50 / p95)", fmt.Sprintf("%s / %s (%s)", seconds(w.P50), seconds(w.P95), counted(w.N, "job", "jobs")))
+		t.row("Queue wait of GPU jobs, observed (p50 / p95)", fmt.Sprintf("%s / %s (%s)", seconds(w.P50), seconds(w.P95), counted(w.N, "job", "jobs")))
 	} else {
-		t.row("Queue wait of GPU jobs (p50 / p95)", "unknown (no GPU job has a submit and a start time)")
+		t.row("Queue wait of GPU jobs, observed (p50 / p95)", "unknown (no GPU job has a submit and a start time)")
 	}
 	t.row("GPU energy", energyText(h.Energy))
 	s.table(t)
@@ -257,7 +257,17 @@ func headlineSection(d *Data, miss []string) section {
 	s.chart(chartUtil)
 
 	s.heading("GPU models")
+	planned, from := plannedModels(d)
 	switch named := namedModels(d); {
+	case len(named) == 0 && len(planned) > 0:
+		// The jobs' records name no model, but the cluster's inventory
+		// does, and the plan below replays on it: its models are known.
+		why := "no job has a per-GPU record (sacct history, unprofiled shards)"
+		if len(d.Workload.Models) == 0 {
+			why = "the jobs carry no GPU readings"
+		}
+		s.para("No job's record names a GPU model (%s), so GPU-hours, waits and memory are not split by model here. The cluster's %s (%s) come from its inventory (from %s), on which the capacity plan below replays the jobs.",
+			why, counted(len(planned), "GPU model", "GPU models"), analysis.JoinWords(planned), from)
 	case len(named) == 0 && len(d.Workload.Models) == 0:
 		s.para("No GPU model is known: the jobs carry no GPU readings.")
 	case len(named) == 0:
@@ -274,6 +284,22 @@ func headlineSection(d *Data, miss []string) section {
 	return s
 }
 
+// plannedModels are the GPU models of the cluster the simulated plan
+// replayed on (its inventory), and where they came from; none without a
+// replay.
+func plannedModels(d *Data) (models []string, from string) {
+	sp := d.SimPlan
+	if sp == nil || !sp.Simulated || sp.Today == nil {
+		return nil, ""
+	}
+	for _, g := range sp.Today.Models {
+		if g.Name != "" && g.GPUs > 0 {
+			models = append(models, g.Name)
+		}
+	}
+	return models, clusterSource(sp.ClusterSource)
+}
+
 // modelName shows the Workload's model "", GPUs without a per-GPU record.
 func modelName(m string) string {
 	if m == "" {
@@ -287,7 +313,7 @@ func modelName(m string) string {
 // with the memory and how much energy they drew.
 func modelTables(s *section, d *Data) {
 	inv := d.Workload.Headline.InventoryGPUs > 0
-	use := newTable("Model", "#Memory", "#Cards", "#GPU-hours", "#Occupancy", "#Wait p50", "#Wait p95", "#Mean util")
+	use := newTable("Model", "#Memory", "#Cards", "#GPU-hours", "#Occupancy", "#Observed wait p50", "#Observed wait p95", "#Mean util")
 	mem := newTable("Model", "#Job GPUs", "#VRAM peak p50", "#VRAM peak p95", "#Preallocated", "#Energy", "#Energy measured")
 	for _, m := range d.Workload.Models {
 		if m.JobGPUs == 0 { // a model no job ran on is no row
@@ -318,7 +344,7 @@ func modelTables(s *section, d *Data) {
 		use.row(modelName(m.Model), gib(m.MemoryTotal), cards, hours(m.GPUHours), occ, w50, w95, util)
 		mem.row(modelName(m.Model), count(m.JobGPUs), p50, p95, pre, e, cov)
 	}
-	s.para("Occupancy is a model's GPU-hours allocated over its cards in the inventory × the month's hours; the wait is that of the jobs that ran on the model (a job on two models counts for both).")
+	s.para("Occupancy is a model's GPU-hours allocated over its cards in the inventory × the month's hours; the observed wait is that of the jobs that ran on the model (a job on two models counts for both), as recorded, not replayed.")
 	s.table(use)
 	s.table(mem)
 	s.para("%s", energyNote)
@@ -354,7 +380,7 @@ func queueSection(d *Data, miss []string) section {
 	if has(miss, missingNoWaits) {
 		s.para("No job has both a submit (or eligible) and a start time, so queue waits are unknown.")
 	}
-	t := newTable("Partition", "#Jobs", "#GPU-hours", "#Wait p50", "#Wait p95", "#Run p50", "#Run p95", "#Limit/run p50", "#Limit/run p95")
+	t := newTable("Partition", "#Jobs", "#GPU-hours", "#Observed wait p50", "#Observed wait p95", "#Run p50", "#Run p95", "#Limit/run p50", "#Limit/run p95")
 	for _, p := range parts {
 		if p.Jobs == 0 {
 			continue
@@ -406,7 +432,7 @@ func workSection(d *Data, miss []string) section {
 			s.para("No %s used a GPU this month.", kind)
 			return
 		}
-		t := newTable(column, "#Jobs", "#GPU-hours", "#Share", "#Used GPU-h", "#Utilisation", "#Idle GPU-h", "#Lost GPU-h", "#Wait p50", "Top class")
+		t := newTable(column, "#Jobs", "#GPU-hours", "#Share", "#Used GPU-h", "#Utilisation", "#Idle GPU-h", "#Lost GPU-h", "#Observed wait p50", "Top class")
 		add := func(name string, g analysis.GroupUsage) {
 			util, used, idle := pct(g.Utilisation), hours(g.UsedGPUHours), hours(g.IdleGPUHours)
 			if has(miss, missingNoGPUData) || g.MeasuredGPUHours <= 0 {
@@ -554,7 +580,7 @@ func historySection(d *Data) section {
 		s.para("No earlier months are on record, so there is nothing to compare this month with.")
 		return s
 	}
-	t := newTable("Month", "#Jobs", "#GPU-h allocated", "#GPU-h used", "#Utilisation", "#Occupancy", "#GPU wait p95", "#GPU-h lost", "#Energy")
+	t := newTable("Month", "#Jobs", "#GPU-h allocated", "#GPU-h used", "#Utilisation", "#Occupancy", "#Observed GPU wait p95", "#GPU-h lost", "#Energy")
 	all := months(d)
 	for i, m := range all {
 		h := m.Headline
@@ -579,7 +605,7 @@ func historySection(d *Data) section {
 		t.row(month, count(h.Jobs), hours(h.AllocatedGPUHours), used, util, occ, wait95, hours(m.LostGPUHours), energy)
 	}
 	s.table(t)
-	s.para("A dash means the month had no GPU readings, no inventory or no known wait; energy is unknown where no GPU recorded any. The wait is that of the GPU jobs.")
+	s.para("A dash means the month had no GPU readings, no inventory or no known wait; energy is unknown where no GPU recorded any. The wait is the observed one of the GPU jobs.")
 	s.chart(chartTrend)
 	return s
 }

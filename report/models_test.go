@@ -28,7 +28,12 @@ func TestModelSentences(t *testing.T) {
 		onlyOne       = "Only one GPU model was used this month (NVIDIA H100 80GB HBM3)"
 		noReadings    = "the jobs carry no GPU readings"
 		cannotCompare = "so models cannot be compared"
+		planned       = "come from its inventory (from the profiles and slurm.conf of cluster alpha), on which the capacity plan below replays the jobs"
 	)
+	noPlan := func(d Data) Data {
+		d.SimPlan = nil
+		return d
+	}
 	tests := []struct {
 		name    string
 		data    Data
@@ -37,9 +42,15 @@ func TestModelSentences(t *testing.T) {
 		notSay  []string
 		unnamed bool // the "no per-GPU record" row is in the table
 	}{
-		{name: "no models at all", data: sacctOnly(), code: missingNoModel,
-			say: []string{noneKnown, noReadings}, notSay: []string{"Only one GPU model"}},
-		{name: "only GPUs without a record", data: with(unnamed), code: missingNoModel,
+		// Issue #26: "No GPU model is known" above a plan per model. The
+		// jobs' records name no model, but the plan's inventory does.
+		{name: "no models in the records, a plan on two", data: sacctOnly(), code: missingNoModel,
+			say: []string{noReadings, planned, "2 GPU models (NVIDIA H100 80GB HBM3 and NVIDIA A100-SXM4-40GB)"}, notSay: []string{noneKnown, "Only one GPU model"}},
+		{name: "no models at all", data: noPlan(sacctOnly()), code: missingNoModel,
+			say: []string{noneKnown, noReadings}, notSay: []string{"Only one GPU model", planned}},
+		{name: "only GPUs without a record, a plan on two", data: with(unnamed), code: missingNoModel,
+			say: []string{noRecord, planned}, notSay: []string{noneKnown, "Only one GPU model"}, unnamed: true},
+		{name: "only GPUs without a record", data: noPlan(with(unnamed)), code: missingNoModel,
 			say: []string{noneKnown, noRecord, cannotCompare}, notSay: []string{"Only one GPU model"}, unnamed: true},
 		{name: "one model", data: with(h100), code: missingOneModel,
 			say: []string{onlyOne, cannotCompare}, notSay: []string{noneKnown}},

@@ -143,7 +143,7 @@ func effectsBlock(s *section, d *Data, sp *analysis.SimPlan) {
 	for _, r := range d.Findings.Recommendations {
 		titles[r.ID] = r.Title
 	}
-	t := newTable("ID", "Recommendation", "Jobs measured", "#Jobs", "#p95 wait before", "#p95 wait after (p10–p90)", "#Mean wait of all GPU jobs", "Outcome")
+	t := newTable("ID", "Recommendation", "Jobs measured", "#Jobs", "#Replayed p95 wait before", "#Replayed p95 wait after (p10–p90)", "#Replayed mean wait of all GPU jobs", "Outcome")
 	for _, e := range sp.Effects {
 		title := titles[e.ID]
 		if !e.Simulated {
@@ -175,13 +175,21 @@ func purchaseBlock(s *section, sp *analysis.SimPlan) {
 	}
 	s.para("With %s, purchase sizes of each GPU model are tried (doubling, then bisecting) for the smallest that brings the model's p95 wait under the %s target at the horizon's load, the models furthest over the target first, each on top of the purchases found before it.",
 		freeWords(sp), wait(sp.TargetP95Wait))
-	t := newTable("GPU model", "#GPUs now", "#p95 wait today", "#p95 wait at the horizon (p10–p90)", "Buy", "p95 wait by GPUs added")
+	t := newTable("GPU model", "#GPUs now", "#Replayed p95 wait today", "#Replayed p95 wait at the horizon (p10–p90)", "Buy", "Replayed p95 wait by GPUs added")
+	placed := false
 	for _, m := range sp.Models {
-		today, hz := dash, dash
+		today, hz, name := dash, dash, m.Model
 		if sp.Today != nil {
 			for _, g := range sp.Today.Models {
 				if g.Name == m.Model {
 					today = wait(g.WaitP95.Median)
+					switch {
+					case g.PlacedOnly():
+						name += " (untyped jobs placed by the replay)"
+					case g.Placed():
+						name += " (with untyped jobs placed by the replay)"
+					}
+					placed = placed || g.Placed()
 				}
 			}
 		}
@@ -206,9 +214,12 @@ func purchaseBlock(s *section, sp *analysis.SimPlan) {
 		if curve == "" {
 			curve = dash
 		}
-		t.row(m.Model, count(m.GPUs), today, hz, buy, curve)
+		t.row(name, count(m.GPUs), today, hz, buy, curve)
 	}
 	s.table(t)
+	if placed {
+		s.para("Jobs that asked for no GPU type and could run on more than one model are placed by the replay on the first nodes that fit, in node order: which of those models they ran on, and so that model's waits, is the replay's placement, not a demand for the model. Their waits count in their partitions, and no verdict names such a model as the worst.")
+	}
 	s.chart(chartPlan)
 }
 
@@ -230,11 +241,11 @@ func timelineBlock(s *section, sp *analysis.SimPlan) {
 	switch {
 	case tl.BreachMonth == 0:
 		t.row("First month that misses the target", "missed already, at today's load")
-		t.row("First to miss it", tl.Group+": p95 wait "+spread(tl.P95))
+		t.row("First to miss it", tl.Group+": replayed p95 wait "+spread(tl.P95))
 		t.row("Order by (lead time "+counted(sp.LeadTimeMonths, "month", "months")+")", "now: the target is missed already")
 	case tl.BreachMonth > 0:
 		t.row("First month that misses the target", fmt.Sprintf("month %d after the window (%s)", tl.BreachMonth, tl.BreachDate.Format("2006-01")))
-		t.row("First to miss it", tl.Group+": p95 wait "+spread(tl.P95))
+		t.row("First to miss it", tl.Group+": replayed p95 wait "+spread(tl.P95))
 		order := tl.OrderBy.Format("2006-01-02")
 		if tl.Late {
 			order += " (already past: order now)"

@@ -139,7 +139,7 @@ func TestSimulatedPlanSection(t *testing.T) {
 		"| NVIDIA A100-SXM4-40GB | 8 | 00:20:00 | 00:40:00 (00:34:00–00:48:00) | none needed | \\+0: 00:40:00 |",
 		// (c) the timeline.
 		"| First month that misses the target | month 7 after the window (2027-07) |",
-		"| First to miss it | partition gpu: p95 wait 01:20:00 (01:10:00–01:30:00) |",
+		"| First to miss it | partition gpu: replayed p95 wait 01:20:00 (01:10:00–01:30:00) |",
 		"| Order by (lead time 3 months) | 2027-04-01 |",
 		// (d) the costs.
 		"| NVIDIA H100 80GB HBM3 | 4 | 36,000 | 19,272 | 55.0 % | 57,816 | 34.2 % | buy |",

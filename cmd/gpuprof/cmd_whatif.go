@@ -1,6 +1,7 @@
 package main
 
 import (
+	"cmp"
 	"context"
 	"fmt"
 	"io"
@@ -327,13 +328,16 @@ func writeWhatIf(w io.Writer, r analysis.WhatIf) {
 	if r.Changed != nil {
 		var ch []string
 		for _, x := range r.Changes {
-			ch = append(ch, termtext.Clean(x.Spec))
+			ch = append(ch, termtext.Clean(cmp.Or(x.Words, x.Spec)))
 		}
 		if r.Growth != 0 {
 			ch = append(ch, fmt.Sprintf("demand %+.0f %% a year for %d %s", 100*r.Growth, r.Months, plural(r.Months, "month", "months")))
 		}
 		printf(w, "\nWith %s\n", strings.Join(ch, ", "))
 		writeScenario(w, *r.Changed)
+		for _, p := range r.Placement {
+			printf(w, "Placement: %s.\n", termtext.Clean(p))
+		}
 		if lo := r.Changed.Jobs.LeftOutWords(); lo != "" {
 			printf(w, "Left out with the changes: %s\n", termtext.Clean(lo))
 		}
@@ -346,7 +350,11 @@ func writeWhatIf(w io.Writer, r analysis.WhatIf) {
 func writeScenario(w io.Writer, s analysis.Scenario) {
 	tw := newTable("", "GPUS", "JOBS", "WAIT MEAN", "WAIT P50", "WAIT P95", "OCCUPANCY", "QUEUED GPU-H")
 	row := func(kind string, g analysis.Group) {
-		tw.row(kind+" "+termtext.Clean(g.Name), fmt.Sprint(g.GPUs), fmt.Sprintf("%.0f", g.Jobs.Median),
+		name := termtext.Clean(g.Name)
+		if kind == "model" {
+			name = modelLabel(g)
+		}
+		tw.row(kind+" "+name, fmt.Sprint(g.GPUs), fmt.Sprintf("%.0f", g.Jobs.Median),
 			durSpread(g.WaitMean), durSpread(g.WaitP50), durSpread(g.WaitP95),
 			fmt.Sprintf("%s (%s–%s)", pct(g.Occupancy.Median), pct(g.Occupancy.P10), pct(g.Occupancy.P90)),
 			fmt.Sprintf("%.1f (%.1f–%.1f)", g.QueuedGPUHours.Median, g.QueuedGPUHours.P10, g.QueuedGPUHours.P90))
@@ -358,6 +366,20 @@ func writeScenario(w io.Writer, s analysis.Scenario) {
 		row("model", g)
 	}
 	_ = tw.write(w)
+}
+
+// modelLabel is a GPU model's row heading: its name, and whether its jobs
+// are the replay's placement (untyped jobs that could run on another
+// model as well) rather than a demand for it.
+func modelLabel(g analysis.Group) string {
+	name := termtext.Clean(g.Name)
+	switch {
+	case g.PlacedOnly():
+		return name + " (untyped jobs placed by the replay)"
+	case g.Placed():
+		return name + " (with untyped jobs placed by the replay)"
+	}
+	return name
 }
 
 // pctOrDash writes a share as a percentage, "–" when there is none.

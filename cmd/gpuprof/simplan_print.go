@@ -77,11 +77,12 @@ func writeSimPlan(w io.Writer, sp analysis.SimPlan, recs []analysis.Recommendati
 		free = strings.Join(sp.Free, ", ") + " applied"
 	}
 	printf(w, "\n2. Purchase per GPU model at the %d-month horizon, %s (target %s)\n", sp.Months, free, shortDuration(sp.TargetP95Wait))
-	tw := newTable("MODEL", "GPUS", "P95 WAIT TODAY", "AT THE HORIZON", "BUY", "P95 WAIT BY GPUS ADDED")
+	tw := newTable("MODEL", "GPUS", "REPLAYED P95 WAIT TODAY", "AT THE HORIZON", "BUY", "REPLAYED P95 WAIT BY GPUS ADDED")
 	for _, m := range sp.Models {
-		today, hz := "–", "–"
+		today, hz, label := "–", "–", clean(m.Model, 40)
 		if g := modelGroup(sp.Today, m.Model); g != nil {
 			today = shortDuration(g.WaitP95.Median)
+			label = modelLabel(analysis.Group{Name: clean(m.Model, 40), Demand: g.Demand, Placeable: g.Placeable})
 		}
 		if len(m.Curve) > 0 {
 			hz = durSpread(m.Curve[0].ModelP95)
@@ -97,7 +98,7 @@ func writeSimPlan(w io.Writer, sp analysis.SimPlan, recs []analysis.Recommendati
 		for _, c := range m.Curve {
 			pts = append(pts, "+"+strconv.Itoa(c.Added)+" "+shortDuration(c.ModelP95.Median))
 		}
-		tw.row(clean(m.Model, 40), strconv.Itoa(m.GPUs), today, hz, buy, strings.Join(pts, ", "))
+		tw.row(label, strconv.Itoa(m.GPUs), today, hz, buy, strings.Join(pts, ", "))
 	}
 	_ = tw.write(w)
 	if tl := sp.Timeline; tl != nil {

@@ -170,3 +170,51 @@ func TestWhatIfSaysWhatItDoesNotReproduce(t *testing.T) {
 		}
 	}
 }
+
+// TestWhatIfSaysWhatPlacementIs is issue #26's item 7: on a partition of
+// two models, P100 nodes first and G2 nodes after them, jobs that ask for
+// no GPU type all run on the P100s in the replay (first fit), so "model
+// G2 8 GPUs, 0 jobs" is placement, not a lack of demand. The rows say
+// so, --remove of every G2 says that it moves only untyped jobs the
+// replay placed, and the heading says what changed.
+func TestWhatIfSaysWhatPlacementIs(t *testing.T) {
+	from := time.Date(2026, 11, 1, 0, 0, 0, 0, time.UTC)
+	in := analysis.Input{Window: analysis.Window{From: from, To: from.AddDate(0, 0, 7)}}
+	for _, n := range []struct{ name, model string }{{"p0", "P100"}, {"p1", "P100"}, {"g0", "G2"}, {"g1", "G2"}} {
+		in.Nodes = append(in.Nodes, analysis.Node{Name: n.name, GPUModel: n.model, GPUs: 4, Partitions: []string{"gpu"}})
+	}
+	for k := range 50 {
+		at := from.Add(time.Duration(3*k) * time.Hour)
+		in.Jobs = append(in.Jobs, analysis.Job{ID: fmt.Sprint(100 + k), User: "u", Partition: "gpu", State: "COMPLETED",
+			Submit: at, Eligible: at, Start: at, End: at.Add(2 * time.Hour), TimeLimit: 4 * time.Hour,
+			ReqGPUs: 1, NodeCount: 1, NodeList: "p0"})
+	}
+	res, err := analysis.RunWhatIf(in, analysis.WhatIfParams{Seeds: 1,
+		Changes: []analysis.Change{{Kind: analysis.ChangeRemove, Count: 8, Model: "G2", Spec: "8xG2"}}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var b bytes.Buffer
+	writeWhatIf(&b, res)
+	out := b.String()
+	t.Log(out)
+	for _, want := range []string{
+		"model G2 (untyped jobs placed by the replay)",
+		"model P100 (untyped jobs placed by the replay)",
+		"\nWith 8xG2 removed\n",
+		"Placement: --remove 8xG2: no job asked for G2",
+	} {
+		if !strings.Contains(out, want) {
+			t.Errorf("output lacks %q", want)
+		}
+	}
+	var js bytes.Buffer
+	if err := writeJSON(&js, res); err != nil {
+		t.Fatal(err)
+	}
+	for _, want := range []string{`"placement": [`, `"words": "8xG2 removed"`, `"placeable_jobs": 50`} {
+		if !strings.Contains(js.String(), want) {
+			t.Errorf("JSON lacks %s", want)
+		}
+	}
+}
