@@ -80,9 +80,9 @@ func TestLongTrainingPeakCountsRunningJobs(t *testing.T) {
 // job still running counts up to the counting end.
 func TestPeaksCountRunningJobs(t *testing.T) {
 	jobs := []jobFact{
-		{start: 100, end: 110, cs: 100, ce: 110, gpus: 2, share: 2, user: "a"},
+		{cs: 100, ce: 110, gpus: 2, share: 2, user: "a"},
 		// Still running: no end of its own, counted up to 200.
-		{start: 105, cs: 105, ce: 200, gpus: 3, share: 3, user: "a"},
+		{cs: 105, ce: 200, gpus: 3, share: 3, user: "a"},
 	}
 	if got := peaksBy(jobs, func(j *jobFact) string { return j.user })["a"]; got != 5 {
 		t.Errorf("user a's peak %d GPUs, want 5 (the running job with the other)", got)

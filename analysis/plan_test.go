@@ -41,15 +41,15 @@ func TestPeakConcurrency(t *testing.T) {
 	// At 5–10: 2+3 = 5; at 10–15: 3+4 = 7 (the first ended at 10); at 20:
 	// 4 ended, 1 starts: 1.
 	jobs := []jobFact{
-		{start: 100, end: 110, gpus: 2, user: "a"},
-		{start: 105, end: 115, gpus: 3, user: "b"},
-		{start: 110, end: 120, gpus: 4, user: "a"},
-		{start: 120, end: 130, gpus: 1, user: "b"},
-		{start: 0, end: 0, gpus: 50, user: "a"}, // no times: left out
+		{cs: 100, ce: 110, gpus: 2, user: "a"},
+		{cs: 105, ce: 115, gpus: 3, user: "b"},
+		{cs: 110, ce: 120, gpus: 4, user: "a"},
+		{cs: 120, ce: 130, gpus: 1, user: "b"},
+		{cs: 0, ce: 0, gpus: 50, user: "a"}, // nothing counted: left out
 	}
-	// The plan counts the counted spans and GPU shares: the same here.
+	// Whole GPUs: the shares are the GPUs.
 	for i := range jobs {
-		jobs[i].cs, jobs[i].ce, jobs[i].share = jobs[i].start, jobs[i].end, float64(jobs[i].gpus)
+		jobs[i].share = float64(jobs[i].gpus)
 	}
 	jobs[2].cls = ClassLongTraining
 	all, byClass := peaksByClass(jobs)

@@ -124,11 +124,11 @@ type jobFact struct {
 	user, account, partition, name string
 	model                          string
 	card, need                     uint64 // bytes; need 0: unknown
-	start, end                     int64  // unix seconds; 0 unknown
-	// cs and ce are the part of the run counted (Metrics.CountStart/End),
-	// share the GPUs held in GPU-equivalents (Metrics.GPUShare): what the
-	// plan's GPU-hours and "GPUs held at once" count. start, end and gpus
-	// are the whole run and the whole GPUs, what Slurm's limits count.
+	// cs and ce are the part of the run counted (Metrics.CountStart/End,
+	// unix seconds; 0 none: a job still running counts up to the counting
+	// end), share the GPUs held in GPU-equivalents (Metrics.GPUShare):
+	// what every "GPUs held at once" counts. gpus are the whole GPUs, what
+	// Slurm's per-user limits count.
 	cs, ce int64
 	share  float64
 	// whole: the job held whole GPUs to itself (no shards, no other job
@@ -197,12 +197,6 @@ func (f *facts) add(j *Job, m *Metrics, cls Class, kinds Kinds) {
 	jf.whole = j.ReqShards == 0 && !m.Shared
 	if !m.CountStart.IsZero() {
 		jf.cs, jf.ce = m.CountStart.Unix(), m.CountEnd.Unix()
-	}
-	if !m.Start.IsZero() {
-		jf.start = m.Start.Unix()
-		if m.ElapsedValid {
-			jf.end = jf.start + int64(m.Elapsed/time.Second)
-		}
 	}
 	if j.TimeLimit > 0 && !j.Unlimited {
 		jf.limit, jf.limitOK = j.TimeLimit.Seconds(), true
