@@ -323,7 +323,7 @@ func writeWhatIf(w io.Writer, r analysis.WhatIf) {
 		printf(w, "The records show what the model does not know: %s.\n", termtext.Clean(strings.Join(c.NotModelled, "; ")))
 	}
 
-	printf(w, "\nToday (%d seeded runs: median, p10–p90)\n", r.Seeds)
+	printf(w, "\nToday, replayed (%d seeded %s: median, p10–p90)\n", r.Seeds, plural(r.Seeds, "run", "runs"))
 	writeScenario(w, r.Baseline)
 	if r.Changed != nil {
 		var ch []string

@@ -201,6 +201,7 @@ func TestWhatIfSaysWhatPlacementIs(t *testing.T) {
 	for _, want := range []string{
 		"model G2 (untyped jobs placed by the replay)",
 		"model P100 (untyped jobs placed by the replay)",
+		"\nToday, replayed (1 seeded run: median, p10–p90)\n",
 		"\nWith 8xG2 removed\n",
 		"Placement: --remove 8xG2: no job asked for G2",
 	} {
