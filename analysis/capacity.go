@@ -619,6 +619,9 @@ func (pl *planner) effect(r *Recommendation, calErr float64) Effect {
 // searchModel finds the smallest purchase of g's model that brings the
 // model's p95 wait at the horizon under the target, on top of the changes
 // given: doubling, then bisecting between the last miss and the first hit.
+// A model no job needed (Group.PlacedOnly) is searched on the waits that
+// count for it, as worst does: the worst p95 of the partitions it is in,
+// where the jobs the replay placed on it count; its curve shows that wait.
 func (pl *planner) searchModel(g Group, changes []Change, maxGPUs int, wf *evalResult) (ModelPlan, []Change, error) {
 	mp := ModelPlan{Model: g.Name, GPUs: g.GPUs, Curve: []CurvePoint{}}
 	for _, n := range wf.r.simNodes {
@@ -628,6 +631,14 @@ func (pl *planner) searchModel(g Group, changes []Change, maxGPUs int, wf *evalR
 		}
 	}
 	mp.NodeGPUs = max(mp.NodeGPUs, 1)
+	var parts []string
+	if g.PlacedOnly() {
+		for _, p := range wf.r.simParts {
+			if slices.ContainsFunc(wf.r.simNodes, func(n SimNode) bool { return n.Model == g.Name && slices.Contains(p.Nodes, n.Name) }) {
+				parts = append(parts, p.Name)
+			}
+		}
+	}
 	at := func(k int) (Group, error) {
 		e, err := pl.eval(append(slices.Clone(changes), addChanges(g.Name, k, mp.NodeGPUs)...), pl.params.Months)
 		if err != nil {
@@ -638,6 +649,16 @@ func (pl *planner) searchModel(g Group, changes []Change, maxGPUs int, wf *evalR
 			if x.Name == g.Name {
 				mg = x
 			}
+		}
+		if parts != nil {
+			// Its partitions' worst wait; its jobs are theirs.
+			in := Scenario{}
+			for _, x := range e.sc.Partitions {
+				if slices.Contains(parts, x.Name) {
+					in.Partitions = append(in.Partitions, x)
+				}
+			}
+			_, mg.WaitP95 = worst(in, true)
 		}
 		wn, wp := worst(e.sc, true)
 		mp.Curve = append(mp.Curve, CurvePoint{Added: k, ModelP95: mg.WaitP95, WorstPartition: strings.TrimPrefix(wn, "partition "), WorstP95: wp})

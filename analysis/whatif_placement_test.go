@@ -210,3 +210,38 @@ func TestPlanOnPlacedModels(t *testing.T) {
 		t.Errorf("the purchase of %s does not say that no job asked for it:\n%s", sp.Purchase[0].Model, all)
 	}
 }
+
+// TestPlanBuysNoModelOnPlacementAlone: with the target between the
+// partition's p95 wait (23m) and that of the G2s, which took only the
+// untyped jobs the P100s could not (24m), the partition meets the target:
+// nothing is bought, and the purchase table agrees with the verdict.
+func TestPlanBuysNoModelOnPlacementAlone(t *testing.T) {
+	r := rand.New(rand.NewPCG(26, 7))
+	var pjs []plantedJob
+	users := []string{"ana", "bo", "cy", "di"}
+	weekdays(func(d time.Time) {
+		for k := range 14 {
+			run := minutes(r, 60, 120)
+			pjs = append(pjs, plantedJob{at: d.Add(9*time.Hour + time.Duration(k)*10*time.Minute), run: run, limit: 2 * run, gpus: 1,
+				user: users[r.IntN(len(users))], util: 70 + 20*r.Float64(), vramFrac: 0.5})
+		}
+	})
+	in := recordMonth(t, append(gpuNodes("p", "P100", 1, 4), gpuNodes("g", "G2", 1, 4)...), pjs)
+	c := planConfig(2)
+	c.Plan.TargetP95Wait = Duration(1410 * time.Second)
+	f, sp := simulate(t, in, c, PlanParams{})
+	t.Log(describe(f, sp))
+	g2 := modelGroupOf(t, *sp.Horizon, "G2")
+	if !g2.PlacedOnly() || g2.WaitP95.Median <= 1410 || p95Of(*sp.Horizon, "gpu") > 1410 {
+		t.Fatalf("setup: G2 placed only %v, p95 %.0f s, partition gpu %.0f s: want G2 over the 1410 s target, the partition under it",
+			g2.PlacedOnly(), g2.WaitP95.Median, p95Of(*sp.Horizon, "gpu"))
+	}
+	if len(sp.Purchase) > 0 || sp.Verdict.Code == VerdictBuy {
+		t.Errorf("purchase %+v, verdict %s: want none, the partition meets the target", sp.Purchase, sp.Verdict.Code)
+	}
+	for _, m := range sp.Models {
+		if m.Needed != 0 {
+			t.Errorf("model %s: needed %d (%s), want 0", m.Model, m.Needed, m.Why)
+		}
+	}
+}
