@@ -218,7 +218,7 @@ func purchaseBlock(s *section, sp *analysis.SimPlan) {
 	}
 	s.table(t)
 	if placed {
-		s.para("Jobs that asked for no GPU type and could run on more than one model are placed by the replay on the first nodes that fit, in node order: which of those models they ran on, and so that model's waits, is the replay's placement, not a demand for the model. Their waits count in their partitions, and no verdict names such a model as the worst.")
+		s.para("Jobs that asked for no GPU type and could run on more than one model are placed by the replay on the first nodes that fit, in node order: which of those models they ran on, and so that model's waits, is the replay's placement, not a demand for the model. Their waits count in their partitions: a model that took only such jobs is sized on the worst p95 wait of its partitions (its row shows that wait), and no verdict names it as the worst.")
 	}
 	s.chart(chartPlan)
 }
