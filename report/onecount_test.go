@@ -112,3 +112,26 @@ func TestReportOneNumberPerFact(t *testing.T) {
 		}
 	}
 }
+
+// TestReportPlacedModels: the purchase table says which models only took
+// untyped jobs the replay placed there, and which took some among jobs
+// that needed them (issue #26, item 7).
+func TestReportPlacedModels(t *testing.T) {
+	d := fixture()
+	today := d.SimPlan.Today
+	today.Models[0].Demand, today.Models[0].Placeable = 700, 100 // H100: needed, and placed jobs too
+	today.Models[1].Demand, today.Models[1].Placeable = 0, 300   // A100: placed jobs only
+	out := renderAll(t, d)["md"]
+	for _, want := range []string{
+		"| NVIDIA H100 80GB HBM3 (with untyped jobs placed by the replay) | 24 |",
+		"| NVIDIA A100-SXM4-40GB (untyped jobs placed by the replay) | 8 |",
+		"is the replay's placement, not a demand for the model",
+	} {
+		if !strings.Contains(out, want) {
+			t.Errorf("Markdown lacks %q", want)
+		}
+	}
+	if out := renderAll(t, fixture())["md"]; strings.Contains(out, "placed by the replay") {
+		t.Error("a plan on models jobs asked for speaks of placement")
+	}
+}
