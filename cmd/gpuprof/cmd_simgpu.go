@@ -59,7 +59,7 @@ registers its real PID, memory and load with the simulated node until --for
 elapses or it is terminated.`,
 		Example: "  gpuprof simgpu burn --mem 6GiB --util 40 --for 30s\n  gpuprof simgpu burn --mem 10GiB,4GiB --util 80,20 --for 1m\n" +
 			"  gpuprof simgpu burn --mem 2GiB --util 16 --sm 0.02 --tensor 0 --for 5m   # a loop of tiny kernels: busy by the duty cycle, idle SMs",
-		Args:    usageArgs(cobra.NoArgs),
+		Args: usageArgs(cobra.NoArgs),
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			cfg, err := g.load()
 			if err != nil {
