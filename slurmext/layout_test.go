@@ -44,7 +44,7 @@ func TestSacctReaderRealLayouts(t *testing.T) {
 				if names == nil {
 					// Only step lines carry a memory peak: sacct -X has none.
 					want := ref[i]
-					want.Usage.MemPeak, want.Usage.MemPeakValid = 0, false
+					want.Usage.MemPeak, want.Usage.MemPeakValid, want.Usage.MemPeakRead = 0, false, false
 					if !reflect.DeepEqual(got[i], want) {
 						t.Errorf("job %s:\n got %+v\nwant %+v", ref[i].JobID, got[i], want)
 					}

@@ -420,7 +420,12 @@ type SacctReader struct {
 	cpuSteps     int    // steps of the held job that reported a TotalCPU
 	cpuBad       bool   // a TotalCPU of the held job or its steps was malformed
 	rssBad       bool   // a memory peak of the held job or its steps was malformed
-	usage        HostUsage
+	// pendingSteps counts the held job's step lines; pendingCPUCol and
+	// pendingRSSCol say its layout has TotalCPU and a memory peak
+	// (MaxRSS, TRESUsageInMax): HostUsage.TotalCPURead, MemPeakRead.
+	pendingSteps                 int
+	pendingCPUCol, pendingRSSCol bool
+	usage                        HostUsage
 }
 
 // lineUsage is the HostUsage of one sacct line and which of its values were
@@ -561,6 +566,9 @@ func (r *SacctReader) hold(rec *JobRecord) {
 	r.pendingUsage = r.lu.jobUsage()
 	r.pendingUsage.TotalCPU, r.pendingUsage.TotalCPUValid = 0, false
 	r.cpuSteps, r.cpuBad, r.rssBad = 0, r.lu.cpuBad, r.lu.rssBad
+	r.pendingSteps = 0
+	r.pendingCPUCol = r.layout.cols[colTotalCPU] >= 0
+	r.pendingRSSCol = r.layout.cols[colMaxRSS] >= 0 || r.layout.cols[colTRESUsageInMax] >= 0
 }
 
 // usageBad reports which of the job line's own readings were malformed
@@ -596,6 +604,11 @@ func (r *SacctReader) takePending() JobRecord {
 	if r.rssBad {
 		u.MemPeak, u.MemPeakValid = 0, false
 	}
+	// What the import read: the job's steps (its line's TotalCPU is not
+	// the job's) in a layout with the column, each well-formed; the peak
+	// also from the job line's own value.
+	u.TotalCPURead = r.pendingCPUCol && r.pendingSteps > 0 && !r.cpuBad
+	u.MemPeakRead = r.pendingRSSCol && (r.pendingSteps > 0 || u.MemPeakValid) && !r.rssBad
 	r.finish(&rec, u)
 	return rec
 }
@@ -617,6 +630,7 @@ func (r *SacctReader) stepOfPending(step *JobRecord) bool {
 // fold takes the readings of a step into the job held: the highest of each.
 func (r *SacctReader) fold(step *JobRecord) {
 	p := &r.pending
+	r.pendingSteps++
 	if step.SlurmGPUMemValid && (!p.SlurmGPUMemValid || step.SlurmGPUMem > p.SlurmGPUMem) {
 		p.SlurmGPUMem, p.SlurmGPUMemValid = step.SlurmGPUMem, true
 	}
@@ -1322,6 +1336,15 @@ type HostUsage struct {
 	// (MemFromTRES) where the layout has no ReqMem.
 	ReqMem      uint64 `json:"req_mem,omitempty"`
 	ReqMemValid bool   `json:"req_mem_valid,omitempty"`
+	// TotalCPURead and MemPeakRead say that the import read the job's
+	// steps in a layout with that column (MaxRSS or TRESUsageInMax for
+	// the peak), each well-formed: a value then unknown is one Slurm's
+	// accounting has none of (a step that ended before its first
+	// sample), and sacct -j shows none either. False: not imported
+	// (jobcomp, sacct -X, a layout without the column), where sacct may
+	// have it.
+	TotalCPURead bool `json:"total_cpu_read,omitempty"`
+	MemPeakRead  bool `json:"mem_peak_read,omitempty"`
 }
 
 // CPUEfficiency returns the share of the allocated CPU time the job used,

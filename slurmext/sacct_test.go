@@ -289,7 +289,13 @@ func TestSacctReader(t *testing.T) {
 		{
 			name:  "steps skipped",
 			input: sacctLine("100", nil) + "\n" + sacctLine("100.batch", map[string]string{"JobIDRaw": "100.batch"}) + "\n" + sacctLine("100.extern", nil) + "\n" + sacctLine("100.0", nil) + "\n",
-			want:  []JobRecord{sacctWant("100")},
+			// The steps were read, with TotalCPU and MaxRSS empty: sacct
+			// has none of either for the job.
+			want: []JobRecord{func() JobRecord {
+				r := sacctWant("100")
+				r.Usage.TotalCPURead, r.Usage.MemPeakRead = true, true
+				return r
+			}()},
 			steps: 3,
 		},
 		{

@@ -386,3 +386,47 @@ func TestMemFromTRES(t *testing.T) {
 		}
 	}
 }
+
+// TestSacctUsageRead (issue #30): HostUsage.TotalCPURead and MemPeakRead
+// say the import read the job's steps in a layout with the column, so
+// that show points to sacct only where sacct has something the import
+// did not bring.
+func TestSacctUsageRead(t *testing.T) {
+	const head = "JobID|JobIDRaw|State|Start|End|AllocCPUS|TotalCPU|MaxRSS|ReqMem"
+	in := strings.Join([]string{
+		head,
+		// 11: steps read, MaxRSS empty (they ended before the first
+		// sample): read, and sacct has none.
+		"11|11|COMPLETED|2026-12-03T10:00:00|2026-12-03T10:00:05|2|00:00:00||1G",
+		"11.batch|11.batch|COMPLETED|2026-12-03T10:00:00|2026-12-03T10:00:05|2|00:00.010||",
+		// 12: both measured.
+		"12|12|COMPLETED|2026-12-03T10:00:00|2026-12-03T11:00:00|2|00:00:00||1G",
+		"12.0|12.0|COMPLETED|2026-12-03T10:00:00|2026-12-03T11:00:00|2|00:30:00|1G|",
+		// 13: no step lines (as sacct -X): not read.
+		"13|13|COMPLETED|2026-12-03T10:00:00|2026-12-03T11:00:00|2|00:00:00||1G",
+		// 14: a malformed MaxRSS: not read (sacct shows what it is).
+		"14|14|COMPLETED|2026-12-03T10:00:00|2026-12-03T11:00:00|2|00:00:00||1G",
+		"14.0|14.0|COMPLETED|2026-12-03T10:00:00|2026-12-03T11:00:00|2|00:30:00|12Q|",
+	}, "\n") + "\n"
+	_, us, _ := usageOf(t, NewSacctReader(strings.NewReader(in), nil, SacctOptions{}))
+	tests := []struct {
+		id       string
+		cpu, rss bool
+	}{
+		{"11", true, true}, {"12", true, true}, {"13", false, false}, {"14", true, false},
+	}
+	for _, tt := range tests {
+		if u := us[tt.id]; u.TotalCPURead != tt.cpu || u.MemPeakRead != tt.rss {
+			t.Errorf("job %s: TotalCPURead %v MemPeakRead %v, want %v %v (%+v)", tt.id, u.TotalCPURead, u.MemPeakRead, tt.cpu, tt.rss, u)
+		}
+	}
+	if u := us["11"]; u.MemPeakValid {
+		t.Errorf("job 11: memory peak %+v, want unknown (MaxRSS empty)", u)
+	}
+	// A layout without the columns read nothing.
+	_, us, _ = usageOf(t, NewSacctReader(strings.NewReader("JobID|JobIDRaw|State|Start|End\n"+
+		"15|15|COMPLETED|2026-12-03T10:00:00|2026-12-03T11:00:00\n15.0|15.0|COMPLETED|2026-12-03T10:00:00|2026-12-03T11:00:00\n"), nil, SacctOptions{}))
+	if u := us["15"]; u.TotalCPURead || u.MemPeakRead {
+		t.Errorf("job 15 (no usage columns): %+v, want nothing read", u)
+	}
+}

@@ -533,6 +533,9 @@ func (j *sjJob) hostUsage(rec *JobRecord, n *notes) HostUsage {
 	if memBad {
 		u.MemPeak, u.MemPeakValid = 0, false
 	}
+	// --json has every step with both fields: read unless malformed.
+	u.TotalCPURead = len(j.Steps) > 0 && !cpuBad
+	u.MemPeakRead = len(j.Steps) > 0 && !memBad
 	u.ReqMem, u.ReqMemValid = j.reqMem(rec, n)
 	return u
 }

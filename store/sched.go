@@ -369,7 +369,8 @@ const schedColumns = `cluster, job_id, display_id, array_job_id, array_task_id, 
 	state, cancelled_by, reason, submit, eligible, "start", "end", time_limit, unlimited,
 	exit_status, exit_signal, derived_status, derived_signal, exit_unknown,
 	node_list, node_count, cpus, req_gpus, req_gpu_type, req_shards, req_tres, alloc_tres, gpus_from,
-	slurm_gpu_mem, slurm_gpu_util, total_cpu, host_mem_peak, req_mem, restarts, source, event_seq`
+	slurm_gpu_mem, slurm_gpu_util, total_cpu, host_mem_peak, req_mem, total_cpu_read, host_mem_peak_read,
+	restarts, source, event_seq`
 
 var upsertSchedSQL = `INSERT INTO sched_jobs (` + schedColumns + `, updated_at)
 	VALUES (?` + strings.Repeat(",?", schedColumnCount-1) + `)
@@ -391,6 +392,7 @@ var upsertSchedSQL = `INSERT INTO sched_jobs (` + schedColumns + `, updated_at)
 	req_tres = excluded.req_tres, alloc_tres = excluded.alloc_tres, gpus_from = excluded.gpus_from,
 	slurm_gpu_mem = excluded.slurm_gpu_mem, slurm_gpu_util = excluded.slurm_gpu_util,
 	total_cpu = excluded.total_cpu, host_mem_peak = excluded.host_mem_peak, req_mem = excluded.req_mem,
+	total_cpu_read = excluded.total_cpu_read, host_mem_peak_read = excluded.host_mem_peak_read,
 	restarts = excluded.restarts, source = excluded.source, event_seq = excluded.event_seq,
 	updated_at = excluded.updated_at`
 
@@ -523,7 +525,7 @@ func (w *schedWriter) insertFresh(ctx context.Context, rs []slurmext.JobRecord) 
 
 const (
 	eventColumns     = `cluster, job_id, state, "start", "end", source, seq, reported_at, payload`
-	schedColumnCount = 46 // schedColumns and updated_at
+	schedColumnCount = 48 // schedColumns and updated_at
 )
 
 var insertSchedSQL = `INSERT INTO sched_jobs (` + schedColumns + `, updated_at) VALUES (?` + strings.Repeat(",?", schedColumnCount-1) + `)`
@@ -786,6 +788,9 @@ func fill(w, l slurmext.JobRecord) slurmext.JobRecord {
 		if !wu.MemPeakValid {
 			wu.MemPeak, wu.MemPeakValid = lu.MemPeak, lu.MemPeakValid
 		}
+		// Read by either report: an import with steps read what sacct had.
+		wu.TotalCPURead = wu.TotalCPURead || lu.TotalCPURead
+		wu.MemPeakRead = wu.MemPeakRead || lu.MemPeakRead
 	}
 	if !w.Usage.ReqMemValid {
 		w.Usage.ReqMem, w.Usage.ReqMemValid = l.Usage.ReqMem, l.Usage.ReqMemValid
@@ -836,7 +841,7 @@ func appendSchedArgs(dst []any, r slurmext.JobRecord, seq int64) []any {
 		r.State, i(r.CancelledBy), r.Reason, unixOrNull(r.Submit), unixOrNull(r.Eligible), unixOrNull(r.Start), unixOrNull(r.End),
 		limit, r.Unlimited, i(r.ExitStatus), i(r.ExitSignal), i(r.DerivedStatus), i(r.DerivedSignal), r.ExitUnknown,
 		r.NodeList, i(r.NodeCount), i(r.CPUs), i(r.ReqGPUs), r.ReqGPUType, i(r.ReqShards), r.ReqTRES, r.AllocTRES, r.GPUsFrom,
-		gpuMem, gpuUtil, totalCPU, memPeak, reqMem, i(r.Restarts), r.Source, seq,
+		gpuMem, gpuUtil, totalCPU, memPeak, reqMem, r.Usage.TotalCPURead, r.Usage.MemPeakRead, i(r.Restarts), r.Source, seq,
 	)
 }
 
@@ -859,7 +864,7 @@ func scanSched(s scanner, extra ...any) (slurmext.JobRecord, int64, error) {
 		&r.State, &r.CancelledBy, &r.Reason, &submit, &eligible, &start, &end, &limit, &r.Unlimited,
 		&r.ExitStatus, &r.ExitSignal, &r.DerivedStatus, &r.DerivedSignal, &r.ExitUnknown,
 		&r.NodeList, &r.NodeCount, &r.CPUs, &r.ReqGPUs, &r.ReqGPUType, &r.ReqShards, &r.ReqTRES, &r.AllocTRES, &r.GPUsFrom,
-		&gpuMem, &gpuUtil, &totalCPU, &memPeak, &reqMem, &r.Restarts, &r.Source, &seq,
+		&gpuMem, &gpuUtil, &totalCPU, &memPeak, &reqMem, &r.Usage.TotalCPURead, &r.Usage.MemPeakRead, &r.Restarts, &r.Source, &seq,
 	}
 	if err := s.Scan(append(dest, extra...)...); err != nil {
 		if errors.Is(err, sql.ErrNoRows) {
