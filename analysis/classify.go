@@ -131,10 +131,12 @@ func classify(j *Job, m *Metrics, c *Config, why *[]Reason) Class {
 		return ClassPreprocessingIO
 	}
 
-	if m.UtilMeanValid && m.UtilMean < cl.IdleUtilMax {
+	// Idle by SM activity where GPM measured the job's own, else by the
+	// duty cycle (Metrics.Compute): the reason names the measure.
+	if use, measure, ok := m.Compute(); ok && use < cl.IdleUtilMax {
 		if why != nil {
 			r := Reason{Rule: "idle_allocation", Checks: []Check{
-				{MetricUtilMean, m.UtilMean, OpLT, cl.IdleUtilMax},
+				{measure, use, OpLT, cl.IdleUtilMax},
 			}}
 			r.Note = fmt.Sprintf("over %d GPU(s)", m.MeasuredGPUs)
 			if m.MeasuredGPUs < m.GPUs {

@@ -210,8 +210,16 @@ type BottleneckConfig struct {
 	// the peak says nothing about the need).
 	VRAMBoundFrac float64 `toml:"vram_bound_frac"`
 	// ComputeBoundUtil (percent): a median utilisation (mean over the
-	// job's GPUs of each GPU's median) at or above this is compute-bound.
+	// job's GPUs of each GPU's median) at or above this is compute-bound;
+	// where GPM measured the job's SM activity, its mean at or above this
+	// instead (Metrics.Compute).
 	ComputeBoundUtil float64 `toml:"compute_bound_util"`
+	// LowSMUtilMin (percent) and LowSMRatio: a job whose mean duty cycle
+	// is at least LowSMUtilMin while its mean SM activity (GPM) is below
+	// LowSMRatio × the duty cycle keeps the GPU nominally busy with
+	// kernels that use few of its SMs (low_sm_activity).
+	LowSMUtilMin float64 `toml:"low_sm_util_min"`
+	LowSMRatio   float64 `toml:"low_sm_ratio"`
 	// IOBoundFrac: an IO-wait fraction of wall time at or above this,
 	// while mean GPU utilisation is below classes.low_util_max, is
 	// IO-bound.
@@ -256,6 +264,8 @@ func DefaultConfig() Config {
 		Bottlenecks: BottleneckConfig{
 			VRAMBoundFrac:     0.9,
 			ComputeBoundUtil:  80,
+			LowSMUtilMin:      10,
+			LowSMRatio:        0.25,
 			IOBoundFrac:       0.2,
 			IONodeScope:       true,
 			QueueBoundRatio:   4,
@@ -360,6 +370,10 @@ func (c Config) Validate() error {
 		return bad("bottlenecks.vram_bound_frac must be in (0, 1], not %v", b.VRAMBoundFrac)
 	case !(b.ComputeBoundUtil > cl.LowUtilMax && b.ComputeBoundUtil <= 100):
 		return bad("bottlenecks.compute_bound_util (%v) must be in (classes.low_util_max, 100]", b.ComputeBoundUtil)
+	case !(b.LowSMUtilMin >= 0 && b.LowSMUtilMin <= 100):
+		return bad("bottlenecks.low_sm_util_min must be in [0, 100], not %v", b.LowSMUtilMin)
+	case !(b.LowSMRatio > 0 && b.LowSMRatio <= 1):
+		return bad("bottlenecks.low_sm_ratio must be in (0, 1], not %v", b.LowSMRatio)
 	case !(b.IOBoundFrac > 0 && b.IOBoundFrac <= 1):
 		return bad("bottlenecks.io_bound_frac must be in (0, 1], not %v", b.IOBoundFrac)
 	case !(b.QueueBoundRatio > 0) || !finite(b.QueueBoundRatio):

@@ -34,7 +34,7 @@ func TestExampleIsDefaults(t *testing.T) {
 	}
 	for _, key := range []string{"short_job_max", "long_training_min", "idle_util_max", "low_util_max",
 		"service_min_duration", "service_steady_min", "service_burst_spread", "interactive_names",
-		"vram_bound_frac", "compute_bound_util", "io_bound_frac", "io_node_scope",
+		"vram_bound_frac", "compute_bound_util", "low_sm_util_min", "low_sm_ratio", "io_bound_frac", "io_node_scope",
 		"queue_bound_ratio", "queue_bound_min_wait", "limit_min_run",
 		"min_jobs", "min_user_jobs", "confidence_n0", "sharing_vram_max", "sharing_share_min",
 		"sharing_margin", "max_shards", "mps_util_min", "over_request_ratio", "io_share_min",

@@ -21,11 +21,15 @@ const (
 	KindIOBound
 	KindUnderused
 	KindQueueBound
+	// KindLowSMActivity: the duty cycle says busy, GPM's SM activity says
+	// the kernels used few of the SMs.
+	KindLowSMActivity
 	numKinds
 )
 
 var kindNames = [numKinds]string{
 	"vram_bound", "host_memory_bound", "compute_bound", "io_bound", "underused", "queue_bound",
+	"low_sm_activity",
 }
 
 // AllKinds returns every bottleneck kind in report order.
@@ -105,13 +109,17 @@ type Bottleneck struct {
 //   - vram_bound: a GPU's memory peak ≥ bottlenecks.vram_bound_frac of its
 //     card; a preallocated peak does not count (it is a reservation)
 //   - host_memory_bound: Slurm state OUT_OF_MEMORY
-//   - compute_bound: median utilisation ≥ bottlenecks.compute_bound_util
+//   - compute_bound: median utilisation ≥ bottlenecks.compute_bound_util;
+//     where GPM measured the job's SM activity, its mean instead
 //   - io_bound: IO wait ≥ bottlenecks.io_bound_frac while mean utilisation
 //     < classes.low_util_max
 //   - underused: at least one held GPU unused (idle allocation, or mean
 //     utilisation < classes.idle_util_max)
 //   - queue_bound: waited ≥ bottlenecks.queue_bound_ratio × its run time
 //     and ≥ bottlenecks.queue_bound_min_wait
+//   - low_sm_activity: mean duty cycle ≥ bottlenecks.low_sm_util_min and
+//     mean SM activity (GPM, every measured GPU the job's own) <
+//     bottlenecks.low_sm_ratio × the duty cycle
 func Diagnose(j Job, c Config) []Bottleneck {
 	var m Metrics
 	measure(&j, &c, &m)
@@ -147,7 +155,15 @@ func diagnose(j *Job, m *Metrics, c *Config, out *[]Bottleneck) Kinds {
 		found(KindHostMemoryBound, Reason{Rule: "host_memory_bound",
 			Note: "state OUT_OF_MEMORY: the host-memory limit (--mem), not GPU memory"})
 	}
-	if m.UtilP50Valid && m.UtilP50 >= b.ComputeBoundUtil {
+	if use, measure, ok := m.Compute(); measure == MetricSMMean {
+		if ok && use >= b.ComputeBoundUtil {
+			r := Reason{Rule: "compute_bound.sm"}
+			if out != nil {
+				r.Checks = []Check{{MetricSMMean, use, OpGE, b.ComputeBoundUtil}}
+			}
+			found(KindComputeBound, r)
+		}
+	} else if m.UtilP50Valid && m.UtilP50 >= b.ComputeBoundUtil {
 		r := Reason{Rule: "compute_bound"}
 		if out != nil {
 			r.Checks = []Check{{MetricUtilP50, m.UtilP50, OpGE, b.ComputeBoundUtil}}
@@ -169,8 +185,12 @@ func diagnose(j *Job, m *Metrics, c *Config, out *[]Bottleneck) Kinds {
 		r := Reason{Rule: "underused"}
 		if out != nil {
 			r.Checks = []Check{{MetricUnusedGPUs, float64(m.UnusedGPUs), OpGE, 1}}
-			r.Note = fmt.Sprintf("%d of %d GPUs unused (mean util < %s or never touched)",
-				m.UnusedGPUs, m.GPUs, formatPercent(c.Classes.IdleUtilMax))
+			what := "mean util"
+			if _, measure, _ := m.Compute(); measure == MetricSMMean {
+				what = "mean SM activity"
+			}
+			r.Note = fmt.Sprintf("%d of %d GPUs unused (%s < %s or never touched)",
+				m.UnusedGPUs, m.GPUs, what, formatPercent(c.Classes.IdleUtilMax))
 		}
 		found(KindUnderused, r)
 	}
@@ -187,7 +207,29 @@ func diagnose(j *Job, m *Metrics, c *Config, out *[]Bottleneck) Kinds {
 		}
 		found(KindQueueBound, r)
 	}
+	if lowSMActivity(m, c) {
+		r := Reason{Rule: "low_sm_activity"}
+		if out != nil {
+			r.Checks = []Check{
+				{MetricUtilMean, m.UtilMean, OpGE, b.LowSMUtilMin},
+				{MetricSMMean, m.SMMean, OpLT, b.LowSMRatio * m.UtilMean},
+			}
+			r.Note = fmt.Sprintf("kernels keep the GPU nominally busy but use %s of its SMs: small batches, launch-bound or CPU-bound input",
+				formatActivity(m.SMMean))
+		}
+		found(KindLowSMActivity, r)
+	}
 	return set
+}
+
+// lowSMActivity is the low_sm_activity test: a duty cycle that says busy
+// and an SM activity, measured on every measured GPU as the job's own,
+// that says the kernels used few of the SMs.
+func lowSMActivity(m *Metrics, c *Config) bool {
+	_, measure, _ := m.Compute()
+	b := &c.Bottlenecks
+	return measure == MetricSMMean && m.UtilMeanValid && m.UtilMean >= b.LowSMUtilMin &&
+		m.SMMean < b.LowSMRatio*m.UtilMean
 }
 
 // formatGiB prints bytes in GiB with one decimal: "76.3 GiB".

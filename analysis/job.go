@@ -5,6 +5,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/gpuprof/gpuprof/gpu"
 	"github.com/gpuprof/gpuprof/profile"
 	"github.com/gpuprof/gpuprof/slurmext"
 )
@@ -81,6 +82,7 @@ type Job struct {
 // GPU is what was measured on one GPU a job held.
 type GPU struct {
 	Node        string
+	UUID        string // "" when unknown (sacct history)
 	Model       string // e.g. "NVIDIA H100 80GB HBM3"
 	MemoryTotal uint64 // bytes; 0 when unknown
 
@@ -120,6 +122,26 @@ type GPU struct {
 
 	EnergyJ     float64 // joules
 	EnergyValid bool
+
+	// Activity is what NVML's GPM measured (Hopper and later): the share
+	// of the SMs busy, not the duty cycle (UtilMean says whether any kernel
+	// ran, SMMean how much of the GPU the kernels used). Means and the
+	// SM p95 in percent over ActivitySeconds of readings. ActivityValid is
+	// false where GPM gave nothing (a GPU without it, an older profile):
+	// unknown, never 0. ActivityScope is profile.ActivityScope*: on a
+	// shared GPU the readings are the whole device's, not the job's.
+	SMMean          float64
+	SMP95           float64
+	TensorMean      float64
+	DRAMMean        float64
+	ActivitySeconds float64
+	ActivityScope   string
+	ActivityValid   bool
+
+	// XIDs counts the XID errors seen on the GPU during the job by class
+	// (gpu.XIDInfo.Class); XIDHardware are the GPU's or the driver's.
+	XIDs         int
+	XIDsHardware int
 
 	// FromSlurm: the readings are Slurm's own accounting (acct_gather_gpu:
 	// sacct's TRESUsageInMax gres/gpumem and TRESUsageInAve gres/gpuutil),
@@ -303,6 +325,7 @@ func fromProfilesOnly(profiles []profile.Job) Job {
 func fromProfileGPU(node string, p *profile.GPU) GPU {
 	g := GPU{
 		Node:           node,
+		UUID:           p.UUID,
 		Model:          p.Model,
 		MemoryTotal:    p.MemoryTotal,
 		VRAMPeak:       p.MemPeak,
@@ -316,6 +339,21 @@ func fromProfileGPU(node string, p *profile.GPU) GPU {
 		EnergyValid:    p.EnergyValid,
 	}
 	g.UtilMean, g.UtilMeanValid = p.UtilMean()
+	if a := p.Activity; a != nil {
+		if sm, ok := a.SM.Mean(); ok {
+			g.SMMean, g.ActivityValid = sm, true
+			g.SMP95, _ = a.SM.Percentile(95)
+			g.TensorMean, _ = a.Tensor.Mean()
+			g.DRAMMean, _ = a.DRAM.Mean()
+			g.ActivitySeconds, g.ActivityScope = a.Seconds, a.Scope
+		}
+	}
+	g.XIDs = p.XIDCount
+	for _, x := range p.XIDs {
+		if gpu.XID(x.Code).Class == gpu.XIDHardware {
+			g.XIDsHardware++
+		}
+	}
 	p50, ok50 := p.UtilPercentile(50)
 	p95, ok95 := p.UtilPercentile(95)
 	g.UtilP50, g.UtilP95, g.UtilPctValid = float64(p50), float64(p95), ok50 && ok95

@@ -82,7 +82,7 @@ func TestFromView(t *testing.T) {
 	}
 	wantGPUs := []GPU{
 		{
-			Node: "gpu-a", Model: h100, MemoryTotal: card,
+			Node: "gpu-a", UUID: "GPU-a", Model: h100, MemoryTotal: card,
 			VRAMPeak: 8 * gib, VRAMPeakValid: true,
 			// Series points (one per second) hold 2, 8, 8, 8 GiB: p10 is rank
 			// ceil(0.4) = 1 → 2 GiB.
@@ -92,13 +92,13 @@ func TestFromView(t *testing.T) {
 			UtilMax: 100, UtilMaxValid: true, IdleFraction: 0.25, IdleValid: true,
 		},
 		{
-			Node: "gpu-b", Model: h100, MemoryTotal: card,
+			Node: "gpu-b", UUID: "GPU-b", Model: h100, MemoryTotal: card,
 			VRAMPeak: 0, VRAMPeakValid: true, VRAMFloor: 0, VRAMFloorValid: true,
 			UtilMean: 0, UtilMeanValid: true, UtilP50: 0, UtilP95: 0, UtilPctValid: true,
 			UtilMax: 0, UtilMaxValid: true, IdleFraction: 1, IdleValid: true,
 			IdleAllocation: true,
 		},
-		{Node: "gpu-b", Model: h100, MemoryTotal: card},
+		{Node: "gpu-b", UUID: "GPU-c", Model: h100, MemoryTotal: card},
 	}
 	if !reflect.DeepEqual(gotGPUs, wantGPUs) {
 		t.Errorf("GPUs:\n got %+v\nwant %+v", gotGPUs, wantGPUs)

@@ -214,6 +214,17 @@ type Metrics struct {
 	IdleFraction  float64
 	IdleValid     bool
 
+	// SMMean is the mean SM activity (GPM, percent of the SMs busy) over
+	// the SMGPUs of the measured GPUs that have it; TensorMean the tensor
+	// cores'. SMShared: some of it is a shared GPU's, the whole device's
+	// and not the job's. Unknown (not valid) without GPM, never 0.
+	SMMean          float64
+	SMMeanValid     bool
+	SMGPUs          int
+	SMShared        bool
+	TensorMean      float64
+	TensorMeanValid bool
+
 	// VRAMPeakFrac is the highest memory peak as a fraction of its card,
 	// over the GPUs whose peak is a need (not preallocated); VRAMPeak,
 	// VRAMCard and VRAMModel describe that GPU. Without a card size the
@@ -284,7 +295,7 @@ func measure(j *Job, c *Config, m *Metrics) {
 		m.GPUs = 1
 	}
 
-	var sumMean, sumP50, sumP95, sumIdle float64
+	var sumMean, sumP50, sumP95, sumIdle, sumSM, sumTensor float64
 	var nMean, nP50, nP95, nIdle, nEnergy int
 	for i := range j.GPUs {
 		g := &j.GPUs[i]
@@ -317,6 +328,17 @@ func measure(j *Job, c *Config, m *Metrics) {
 		if measureVRAM(g, m) {
 			measured = true
 		}
+		smOK := n.number(g.SMMean, g.ActivityValid, 100, &n.UtilOver100) &&
+			n.number(g.TensorMean, g.ActivityValid, 100, &n.UtilOver100)
+		if smOK {
+			sumSM += g.SMMean
+			sumTensor += g.TensorMean
+			m.SMGPUs++
+			measured = true
+			if g.ActivityScope == profile.ActivityScopeSharedGPU {
+				m.SMShared = true
+			}
+		}
 		if measured {
 			m.MeasuredGPUs++
 			// No upper bound for energy: over stays untouched.
@@ -331,7 +353,13 @@ func measure(j *Job, c *Config, m *Metrics) {
 		if g.IdleAllocation {
 			m.IdleAllocatedGPUs++
 		}
-		if g.IdleAllocation || (meanOK && g.UtilMean < c.Classes.IdleUtilMax) {
+		// The idle test reads the GPU's SM activity where GPM measured the
+		// job's own (not a shared GPU's device), else its duty cycle.
+		idle := meanOK && g.UtilMean < c.Classes.IdleUtilMax
+		if smOK && g.ActivityScope != profile.ActivityScopeSharedGPU {
+			idle = g.SMMean < c.Classes.IdleUtilMax
+		}
+		if g.IdleAllocation || idle {
 			m.UnusedGPUs++
 			if !g.IdleAllocation && g.VRAMPeakValid && g.VRAMPeak > 0 {
 				m.MemoryHeldGPUs++
@@ -350,6 +378,10 @@ func measure(j *Job, c *Config, m *Metrics) {
 	if nIdle > 0 {
 		m.IdleFraction, m.IdleValid = sumIdle/float64(nIdle), true
 	}
+	if m.SMGPUs > 0 {
+		m.SMMean, m.SMMeanValid = sumSM/float64(m.SMGPUs), true
+		m.TensorMean, m.TensorMeanValid = sumTensor/float64(m.SMGPUs), true
+	}
 	m.EnergyValid = nEnergy > 0 && nEnergy == m.MeasuredGPUs
 
 	if n.number(j.IOWait, j.IOWaitValid, 1, &n.FracOver1) && j.IOScope != profile.IOScopeNone {
@@ -359,6 +391,18 @@ func measure(j *Job, c *Config, m *Metrics) {
 	// recounts with its counter.
 	k := counter{assumeShards: c.Counting.shardsPerGPU()}
 	k.count(j, m)
+}
+
+// Compute is the measure of how much of its GPUs a job used that the idle
+// and compute rules read: the mean SM activity (MetricSMMean) when GPM
+// measured every measured GPU as the job's own, else the mean duty cycle
+// (MetricUtilMean: the share of time any kernel ran). ok is false when
+// neither is known.
+func (m *Metrics) Compute() (v float64, measure Metric, ok bool) {
+	if m.SMMeanValid && m.SMGPUs == m.MeasuredGPUs && !m.SMShared {
+		return m.SMMean, MetricSMMean, true
+	}
+	return m.UtilMean, MetricUtilMean, m.UtilMeanValid
 }
 
 // measureVRAM folds one GPU's memory readings into m and reports whether

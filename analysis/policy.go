@@ -472,7 +472,7 @@ func recommendUsers(b *recBuilder, f *facts, shared map[string]sharingPlan) {
 			a.used = append(a.used, float64(used))
 			a.overJobs[int(j.idx)] = true
 		}
-		if _, ok := shared[j.model]; ok && gpus == 1 && used == 1 && j.need > 0 && j.util < b.c.Classes.LowUtilMax {
+		if _, ok := shared[j.model]; ok && gpus == 1 && used == 1 && j.need > 0 && j.compute < b.c.Classes.LowUtilMax {
 			a.needs[j.model] = append(a.needs[j.model], float64(j.need))
 			if a.shardJobs[j.model] == nil {
 				a.shardJobs[j.model] = map[int]bool{}

@@ -6,6 +6,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/gpuprof/gpuprof/internal/present"
 	"github.com/gpuprof/gpuprof/slurmext"
 )
 
@@ -17,7 +18,8 @@ const (
 	MetricElapsed      Metric = "elapsed"        // seconds
 	MetricWait         Metric = "wait"           // seconds
 	MetricWaitRatio    Metric = "wait_ratio"     // wait / run time
-	MetricUtilMean     Metric = "util_mean"      // percent
+	MetricUtilMean     Metric = "util_mean"      // percent: the duty cycle (any kernel running)
+	MetricSMMean       Metric = "sm_mean"        // percent: GPM's SM activity (the SMs busy)
 	MetricUtilP50      Metric = "util_p50"       // percent
 	MetricUtilSpread   Metric = "util_spread"    // p95 − p50, percentage points
 	MetricVRAMPeakFrac Metric = "vram_peak_frac" // fraction of the card
@@ -92,6 +94,8 @@ func (c Check) String() string {
 		label, format = "wait/run", formatTimes
 	case MetricUtilMean:
 		label, format = "mean util", formatPercent
+	case MetricSMMean:
+		label, format = "mean SM activity", formatActivity
 	case MetricUtilP50:
 		label, format = "median util", formatPercent
 	case MetricUtilSpread:
@@ -153,6 +157,10 @@ func formatPercent(v float64) string { return formatNumber(v) + " %" }
 
 // formatFraction prints a fraction (0–1) as a percentage: 0.25 is "25 %".
 func formatFraction(v float64) string { return formatNumber(v*100) + " %" }
+
+// formatActivity prints a GPM activity in percent as every output does
+// (present.Activity: "0.02 %", "4.5 %", "92 %").
+func formatActivity(v float64) string { return present.Activity(v) + " %" }
 
 func formatTimes(v float64) string   { return formatNumber(v) + "×" }
 func formatSeconds(v float64) string { return FormatDuration(time.Duration(v * float64(time.Second))) }

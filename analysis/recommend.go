@@ -133,9 +133,14 @@ type jobFact struct {
 	share  float64
 	// whole: the job held whole GPUs to itself (no shards, no other job
 	// on them), so its GPUs can be counted used or unused, as the hints do.
-	whole                     bool
-	elapsed, wait, limit      float64
-	gpuHours, util            float64
+	whole                bool
+	elapsed, wait, limit float64
+	gpuHours, util       float64
+	// compute is how much of its GPUs the job used as the sharing rules
+	// size it (Metrics.Compute): SM activity where GPM measured the job's
+	// own (computeSM), else the duty cycle, util.
+	compute                   float64
+	computeSM                 bool
 	gpus, unused, memHeld     int32
 	cls                       Class
 	kinds                     Kinds
@@ -194,6 +199,9 @@ func (f *facts) add(j *Job, m *Metrics, cls Class, kinds Kinds) {
 		prealloc: m.Preallocated, idx: idx,
 	}
 	jf.share = m.GPUShare
+	var measure Metric
+	jf.compute, measure, _ = m.Compute()
+	jf.computeSM = measure == MetricSMMean
 	jf.whole = j.ReqShards == 0 && !m.Shared
 	if !m.CountStart.IsZero() {
 		jf.cs, jf.ce = m.CountStart.Unix(), m.CountEnd.Unix()

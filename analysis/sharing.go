@@ -49,6 +49,7 @@ func recommendSharing(b *recBuilder, in *Input, f *facts) map[string]sharingPlan
 		utils               []float64
 		users               map[string]bool
 		jobs, preallocSkips int
+		bySM                int
 		cands               map[int]bool
 	}
 	models := map[string]*acc{}
@@ -66,7 +67,10 @@ func recommendSharing(b *recBuilder, in *Input, f *facts) map[string]sharingPlan
 		}
 		a.hours += j.gpuHours
 		a.jobs++
-		if j.gpus != 1 || !j.utilOK || j.util >= low {
+		// How much of the GPU a job used is its SM activity where GPM
+		// measured it (a job that kept the GPU nominally busy with tiny
+		// kernels shares well), else its duty cycle.
+		if j.gpus != 1 || !j.utilOK || j.compute >= low {
 			continue
 		}
 		if j.need == 0 {
@@ -81,7 +85,10 @@ func recommendSharing(b *recBuilder, in *Input, f *facts) map[string]sharingPlan
 		a.candHours += j.gpuHours
 		a.cands[int(j.idx)] = true
 		a.needs = append(a.needs, float64(j.need))
-		a.utils = append(a.utils, j.util)
+		a.utils = append(a.utils, j.compute)
+		if j.computeSM {
+			a.bySM++
+		}
 		a.users[j.user] = true
 	}
 	out := map[string]sharingPlan{}
@@ -154,6 +161,15 @@ func recommendSharing(b *recBuilder, in *Input, f *facts) map[string]sharingPlan
 		}
 		b.add(r, n, share, rc.SharingShareMin)
 
+		// The measure the candidates were sized by: SM activity when GPM
+		// measured every one, the duty cycle when none, and said when mixed.
+		mpsMetric, mpsWhat, mpsNote := MetricUtilMean, "utilisation", ""
+		switch {
+		case a.bySM == n:
+			mpsMetric, mpsWhat = MetricSMMean, "SM activity"
+		case a.bySM > 0:
+			mpsNote = fmt.Sprintf(" (SM activity for %d of the %d, the duty cycle for the rest)", a.bySM, n)
+		}
 		if ud.P50 >= rc.MPSUtilMin {
 			pct := min(100, max(10, int(math.Ceil(ud.P95/10))*10))
 			gib := int(math.Ceil(float64(need) / (1 << 30)))
@@ -162,8 +178,8 @@ func recommendSharing(b *recBuilder, in *Input, f *facts) map[string]sharingPlan
 				Title: fmt.Sprintf("Run MPS on the shared %s GPUs", gresType(model)),
 				Change: fmt.Sprintf("Start nvidia-cuda-mps-control -d on the shared nodes; shard jobs set an active thread percentage of %d and a pinned memory limit of %dG, which MPS enforces.",
 					pct, gib),
-				Evidence: []Reason{{Rule: "mps.util", Checks: []Check{{MetricUtilMean, ud.P50, OpGE, rc.MPSUtilMin}},
-					Note: fmt.Sprintf("median of the candidates' mean utilisation; p95 %s", formatPercent(ud.P95))}},
+				Evidence: []Reason{{Rule: "mps.util", Checks: []Check{{mpsMetric, ud.P50, OpGE, rc.MPSUtilMin}},
+					Note: fmt.Sprintf("median of the candidates' mean %s; p95 %s%s", mpsWhat, formatPercent(ud.P95), mpsNote)}},
 				Effect: "Concurrent kernels of the sharing jobs overlap instead of time-slicing, and a job over its memory limit fails alone.",
 				sim:    &recSim{why: "MPS changes how shard jobs run together, not how they queue: its queue effect is the shard recommendation's"},
 				Config: []ConfigLine{

@@ -19,6 +19,13 @@ type ClusterSummary struct {
 	// absurd: class unknown).
 	WithGPUData    int `json:"with_gpu_data"`
 	WithoutGPUData int `json:"without_gpu_data"`
+	// BySMActivity and ByDutyCycle split the jobs with GPU data by the
+	// measure the idle and compute rules read (Metrics.Compute): GPM's SM
+	// activity on every measured GPU as the job's own, else NVML's duty
+	// cycle (the share of time any kernel ran), which cannot tell busy SMs
+	// from a GPU kept nominally busy by small kernels.
+	BySMActivity int `json:"by_sm_activity"`
+	ByDutyCycle  int `json:"by_duty_cycle"`
 	// GPUHours is Metrics.GPUHours summed over GPU jobs: counted inside
 	// the window (Findings.Counting), shard jobs by their share.
 	GPUHours float64 `json:"gpu_hours"`
@@ -134,6 +141,11 @@ func (a *summaryAcc) add(j *Job, m *Metrics, c *Config, cls Class, kinds Kinds) 
 	// scheduler view alone (sacct history).
 	if m.MeasuredGPUs > 0 || m.IdleAllocatedGPUs > 0 {
 		a.s.WithGPUData++
+		if _, measure, _ := m.Compute(); measure == MetricSMMean {
+			a.s.BySMActivity++
+		} else {
+			a.s.ByDutyCycle++
+		}
 	} else {
 		a.s.WithoutGPUData++
 	}

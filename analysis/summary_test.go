@@ -38,7 +38,7 @@ func TestSummarise(t *testing.T) {
 	s := Summarise(summaryJobs(), DefaultConfig())
 	hours := func(d time.Duration) float64 { return d.Hours() }
 	want := ClusterSummary{
-		Jobs: 8, CPUJobs: 1, GPUJobs: 7, WithGPUData: 6, WithoutGPUData: 1,
+		Jobs: 8, CPUJobs: 1, GPUJobs: 7, WithGPUData: 6, WithoutGPUData: 1, ByDutyCycle: 6,
 		// a 2 + b 1 + c 1 + d 2·0.5 + e 30 s + f 10 m + h 5 m.
 		GPUHours: 2 + 1 + 1 + 1 + hours(30*time.Second) + hours(10*time.Minute) + hours(5*time.Minute),
 		ByClass: []ClassShare{
@@ -56,7 +56,8 @@ func TestSummarise(t *testing.T) {
 			{KindComputeBound, 1, 2},
 			{KindIOBound, 0, 0},
 			{KindUnderused, 1, 1},
-			{KindQueueBound, 1, 1}, // d: waited 2 h ≥ 4 × 30 m (and ≥ 15 m)
+			{KindQueueBound, 1, 1},    // d: waited 2 h ≥ 4 × 30 m (and ≥ 15 m)
+			{KindLowSMActivity, 0, 0}, // no GPM
 		},
 		Partitions: []PartitionSummary{
 			{

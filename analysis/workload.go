@@ -82,6 +82,14 @@ type Workload struct {
 	// lost, since services and interactive sessions end with scancel.
 	Cancelled LostShare `json:"cancelled"`
 
+	// XIDs are the XID errors of the window's jobs, hardware apart from
+	// application, and per GPU.
+	XIDs XIDs `json:"xids"`
+
+	// Carbon says where the emission factors came from (Carbon.Source);
+	// empty without one, and then no Energy has CO2e.
+	Carbon string `json:"carbon,omitempty"`
+
 	// DataEnd is when jobs still running (or still queued) stop counting
 	// (Counting.End): the window's end, or the time of the analysis
 	// (Input.Now) when earlier, or without it the latest time anywhere in
@@ -145,8 +153,12 @@ type Headline struct {
 	// GPUWait is the distribution of queue waits (start − eligible, else
 	// submit), seconds, of the GPU jobs counted whose wait is known.
 	GPUWait Dist `json:"gpu_wait_s"`
-	// Energy is the GPU energy the profiles recorded in the window.
+	// Energy is the GPU energy the profiles recorded in the window, with
+	// its CO2e where a factor is configured (Workload.Carbon).
 	Energy Energy `json:"energy"`
+	// Effective is the GPU-hours weighted by SM activity (GPM), where
+	// measured.
+	Effective Effective `json:"effective"`
 }
 
 // DayUsage is one calendar day (23 or 25 hours on a DST change; the first
@@ -201,6 +213,8 @@ type ModelUsage struct {
 	Wait Dist `json:"wait_s"`
 	// Energy is the energy its GPUs drew in the window.
 	Energy Energy `json:"energy"`
+	// Effective is its GPU-hours weighted by SM activity (GPM).
+	Effective Effective `json:"effective"`
 }
 
 // UtilHistogram is per-GPU mean utilisation in ten bins of 10 points.
@@ -231,6 +245,8 @@ type GroupUsage struct {
 	TopClass Class `json:"top_class"`
 	// Energy is the GPU energy of the group's jobs in the window.
 	Energy Energy `json:"energy"`
+	// Effective is the group's GPU-hours weighted by SM activity (GPM).
+	Effective Effective `json:"effective"`
 }
 
 // LostShare is GPU-hours of jobs that ended in one unsuccessful state.
@@ -293,6 +309,10 @@ func SummariseWorkload(in Input, p WorkloadParams, c Config) Workload {
 	a.now = k.end
 	a.analysisNow = in.Now
 	a.w.DataEnd = k.end
+	a.carbon = in.Carbon
+	if in.Carbon != nil {
+		a.w.Carbon = in.Carbon.Source
+	}
 	var m Metrics
 	for i := range in.Jobs {
 		j := &in.Jobs[i]
@@ -313,6 +333,7 @@ func emptyWorkload(w Window) Workload {
 	return Workload{
 		Window: w, Daily: []DayUsage{}, Models: []ModelUsage{},
 		Users: []GroupUsage{}, Accounts: []GroupUsage{}, Lost: []LostShare{},
+		XIDs: XIDs{GPUs: []GPUXIDs{}},
 	}
 }
 
@@ -477,6 +498,7 @@ type groupAcc struct {
 	alloc, used, measured, idle, lost float64
 	classHours                        [numClasses]float64
 	energy                            energyAcc
+	effective                         effAcc
 }
 
 // groupSet indexes groups by name; last caches the previous lookup, since
@@ -508,6 +530,7 @@ type modelAcc struct {
 	measured, used float64 // GPU-hours
 	nFracs         int
 	energy         energyAcc
+	effective      effAcc
 }
 
 // waitRec is one job's queue wait, kept for the groups' medians.
@@ -540,6 +563,11 @@ type workloadAcc struct {
 	waits     []waitRec
 	fracs     []float64
 	fracModel []int32
+	// effective sums the window's SM-weighted GPU-hours; xidIndex finds
+	// a GPU's row of Workload.XIDs by node and UUID.
+	effective effAcc
+	xidIndex  map[string]int
+	carbon    *Carbon // Input.Carbon
 	// modelWaits has one record per job and GPU model it ran on, with
 	// a known wait; energy sums the whole window's.
 	modelWaits []modelWait
@@ -686,6 +714,9 @@ func (a *workloadAcc) add(j *Job, m *Metrics, c *Config) {
 	// Energy is recorded over the whole run: the window takes its share.
 	eShare := inWindowShare(m, re-rs, a.analysisNow)
 	var jobEnergy energyAcc
+	var jobEff effAcc
+	// The emission factor over the part of the run counted.
+	ci, ciOK := a.carbon.Intensity(tl.from.Add(time.Duration(rs)), tl.from.Add(time.Duration(re)))
 	waitStart := len(a.modelWaits)
 	var usedRate, idleRate, measured float64
 	recorded := min(len(j.GPUs), gpus)
@@ -712,9 +743,18 @@ func (a *workloadAcc) add(j *Job, m *Metrics, c *Config) {
 		}
 		if joules, ok := energyReading(g); ok {
 			e := energyAcc{joules: joules * eShare, hours: gpuHours}
+			if ciOK {
+				e.grams, e.joulesCO2 = e.joules/joulesPerKWh*ci, e.joules
+			}
 			mod.energy.add(e)
 			jobEnergy.add(e)
 		}
+		if sm, ok := smReading(g); ok {
+			e := effAcc{effective: gpuHours * sm / 100, hours: gpuHours}
+			mod.effective.add(e)
+			jobEff.add(e)
+		}
+		a.addXIDs(g)
 		util, ok := 0.0, false
 		switch {
 		case usable(g.UtilMean, g.UtilMeanValid, 100):
@@ -754,6 +794,7 @@ func (a *workloadAcc) add(j *Job, m *Metrics, c *Config) {
 		}
 	}
 	a.energy.add(jobEnergy)
+	a.effective.add(jobEff)
 
 	allocH := m.GPUShare * hours
 	usedH, measH, idleH := usedRate*hours, measured*hours, idleRate*hours
@@ -769,6 +810,7 @@ func (a *workloadAcc) add(j *Job, m *Metrics, c *Config) {
 		g.idle += idleH
 		g.classHours[cls] += allocH
 		g.energy.add(jobEnergy)
+		g.effective.add(jobEff)
 	}
 	if li := slurmext.LostIndex(j.State); li >= 0 {
 		a.lost[li].Jobs++
@@ -847,6 +889,7 @@ func (a *workloadAcc) finish(nodes []Node, topN int) Workload {
 		}
 		mo.u.Wait = waits[i]
 		mo.u.Energy = mo.energy.energy(mo.u.GPUHours)
+		mo.u.Effective = mo.effective.summary(mo.u.GPUHours)
 		if mo.u.Model != "" {
 			mo.u.Cards = modelCards[mo.u.Model]
 		}
@@ -899,6 +942,8 @@ func (a *workloadAcc) finish(nodes []Node, topN int) Workload {
 	}
 	h.GPUWait = distOf(a.gpuWaits())
 	h.Energy = a.energy.energy(h.AllocatedGPUHours)
+	h.Effective = a.effective.summary(h.AllocatedGPUHours)
+	w.finishXIDs()
 
 	// Lost GPU-hours by state.
 	w.Lost = []LostShare{}
@@ -975,6 +1020,7 @@ func topGroups(groups []groupAcc, waits []waitRec, key func(*waitRec) int32, buf
 		rest.idle += g.idle
 		rest.lost += g.lost
 		rest.energy.add(g.energy)
+		rest.effective.add(g.effective)
 		for k := range rest.classHours {
 			rest.classHours[k] += g.classHours[k]
 		}
@@ -989,6 +1035,7 @@ func groupUsage(g *groupAcc, waits []float64, total float64) GroupUsage {
 	u := GroupUsage{
 		Name: g.name, Jobs: g.jobs, GPUHours: g.alloc, MeasuredGPUHours: g.measured, UsedGPUHours: g.used,
 		IdleGPUHours: g.idle, LostGPUHours: g.lost, Energy: g.energy.energy(g.alloc),
+		Effective: g.effective.summary(g.alloc),
 	}
 	if g.measured > 0 {
 		u.Utilisation = g.used / g.measured

@@ -7,6 +7,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/gpuprof/gpuprof/internal/present"
 	"github.com/gpuprof/gpuprof/profile"
 	"github.com/gpuprof/gpuprof/slurmext"
 )
@@ -65,10 +66,14 @@ func (t *Tracker) Describe(f Finding, now time.Time, j *profile.Job, loc *time.L
 	case profile.RuleOversized:
 		g := &j.GPUs[0]
 		mean, _ := g.UtilMean()
+		what, value := "mean utilisation", strconv.FormatFloat(mean, 'f', 0, 64)
+		if sm, ok := profileSM(g); ok {
+			what, value = "mean SM activity", present.Activity(sm)
+		}
 		n.GPUs = []int{gpuIndex(j, 0)}
-		n.Evidence = fmt.Sprintf("GPU %d (%s, %s) for %s: memory peak %s (a need of %s with the %s× margin), mean utilisation %s %%",
+		n.Evidence = fmt.Sprintf("GPU %d (%s, %s) for %s: memory peak %s (a need of %s with the %s× margin), %s %s %%",
 			gpuIndex(j, 0), g.Model, formatBytes(g.MemoryTotal), dur, formatBytes(g.MemPeak), formatBytes(f.Need),
-			strconv.FormatFloat(t.rules.Oversized.Margin, 'f', -1, 64), strconv.FormatFloat(mean, 'f', 0, 64))
+			strconv.FormatFloat(t.rules.Oversized.Margin, 'f', -1, 64), what, value)
 		if f.Target == "shard" {
 			n.Fix = "--gres=shard:1"
 			n.Evidence += fmt.Sprintf(": fits a shard (at most %s %% of the card)",
@@ -97,10 +102,39 @@ func (t *Tracker) gpuWords(j *profile.Job, i int) string {
 	if g.utilValid {
 		fmt.Fprintf(&b, ", utilisation %d %%", g.util)
 	}
+	if g.smValid {
+		fmt.Fprintf(&b, ", SM activity %s %%", present.Activity(g.sm))
+	}
 	if g.memValid {
 		b.WriteString(", memory " + formatBytes(g.mem))
 	}
+	if i < len(j.GPUs) {
+		b.WriteString(xidWords(j.GPUs[i].XIDs))
+	}
 	return b.String()
+}
+
+// xidWords names the XIDs seen on a GPU with their class, so a user can
+// tell a GPU that failed (hardware: the job was its victim) from an error
+// of their program (application): ", XIDs 79 GPU has fallen off the bus
+// (hardware)". Empty without one.
+func xidWords(xids []profile.XID) string {
+	if len(xids) == 0 {
+		return ""
+	}
+	var codes []uint64
+	counts := map[uint64]int{}
+	for _, x := range xids {
+		if counts[x.Code] == 0 {
+			codes = append(codes, x.Code)
+		}
+		counts[x.Code]++
+	}
+	words := make([]string, len(codes))
+	for k, c := range codes {
+		words[k] = present.XID(c, counts[c])
+	}
+	return ", XIDs " + strings.Join(words, " and ")
 }
 
 // gpuIndex is the Slurm index of the job's GPU i on the node, else its

@@ -20,7 +20,9 @@ import (
 )
 
 // IdleRule is a rule over idle readings (rules a, b and d): a reading is
-// idle when its utilisation is known and below UtilBelow percent, and
+// idle when its utilisation is known and below UtilBelow percent — its SM
+// activity (GPM) where the reading has the job's own (readingSM), its
+// duty cycle elsewhere — and
 // either none of the job's processes is on the GPU or its memory is known
 // and below MemoryBelow. At the threshold is busy. The rule fires when a
 // GPU's readings were idle without a break for at least Window.
@@ -33,13 +35,41 @@ type IdleRule struct {
 
 // idle reports whether rd is an idle reading under r.
 func (r *IdleRule) idle(rd *profile.Reading) bool {
-	if !rd.Util.Valid || float64(rd.Util.Value) >= r.UtilBelow {
+	if sm, ok := readingSM(rd); ok {
+		if sm >= r.UtilBelow {
+			return false
+		}
+	} else if !rd.Util.Valid || float64(rd.Util.Value) >= r.UtilBelow {
 		return false
 	}
 	if rd.Processes == 0 {
 		return true
 	}
 	return rd.MemUsed.Valid && rd.MemUsed.Value < r.MemoryBelow
+}
+
+// readingSM is a reading's SM activity (GPM, percent) when it is the
+// job's own: measured, and not a shared GPU's, whose activity is the whole
+// device's. A loop of tiny kernels keeps the duty cycle high while using
+// almost none of the SMs; where GPM measured it, the rules read the SMs.
+func readingSM(rd *profile.Reading) (float64, bool) {
+	if !rd.Activity.Valid || rd.Shared || rd.ActivityScope == profile.ActivityScopeSharedGPU {
+		return 0, false
+	}
+	sm := rd.Activity.Value.SM
+	if !sm.Valid || !(sm.Value >= 0 && sm.Value <= 100) {
+		return 0, false
+	}
+	return sm.Value, true
+}
+
+// profileSM is a running profile's mean SM activity when it is the job's
+// own (not a shared GPU's device activity).
+func profileSM(g *profile.GPU) (float64, bool) {
+	if g.Activity == nil || g.Activity.Shared() {
+		return 0, false
+	}
+	return g.Activity.SM.Mean()
 }
 
 // GPUType is a GPU type of the cluster with its memory: a job that fits it
@@ -97,6 +127,8 @@ type gpuState struct {
 	// What the latest reading showed, for the evidence.
 	util      uint32
 	utilValid bool
+	sm        float64 // SM activity (GPM), the job's own
+	smValid   bool
 	mem       uint64
 	memValid  bool
 	procs     int
@@ -194,6 +226,7 @@ func (t *Tracker) Observe(i int, rd profile.Reading) {
 	}
 	g.last = rd.Time
 	g.util, g.utilValid = rd.Util.Value, rd.Util.Valid
+	g.sm, g.smValid = readingSM(&rd)
 	g.mem, g.memValid = rd.MemUsed.Value, rd.MemUsed.Valid
 	g.procs = rd.Processes
 	for k, r := range [idleRules]*IdleRule{&t.rules.IdleGPU, &t.rules.IdleJob, &t.rules.UnusedGPUs} {
@@ -316,6 +349,9 @@ func (t *Tracker) oversized(now, start time.Time, gpus []profile.GPU) (Finding, 
 		return Finding{}, false
 	}
 	mean, ok := g.UtilMean()
+	if sm, smOK := profileSM(g); smOK {
+		mean, ok = sm, true
+	}
 	if !ok || mean >= o.UtilBelow {
 		return Finding{}, false
 	}

@@ -473,3 +473,49 @@ func TestTrackerDoesNotAllocate(t *testing.T) {
 		t.Errorf("Observe and Evaluate of 8 GPUs allocate %v times per tick, want 0", allocs)
 	}
 }
+
+// TestIdleBySMActivity: where the reading has the job's own SM activity
+// (GPM), the idle rules read it: a GPU kept nominally busy by tiny
+// kernels (duty cycle 90 %, SM activity 0.02 %) is idle; a shared GPU's
+// activity, the whole device's, is not the job's, and the duty cycle
+// decides. The evidence says the SM activity.
+func TestIdleBySMActivity(t *testing.T) {
+	r := IdleRule{Enabled: true, Window: time.Hour, UtilBelow: 1, MemoryBelow: 1 << 30}
+	act := func(sm float64) gpu.Opt[gpu.Activity] {
+		return gpu.Some(gpu.Activity{Interval: time.Second, SM: gpu.Some(sm)})
+	}
+	tests := []struct {
+		name string
+		rd   profile.Reading
+		want bool
+	}{
+		{"tiny kernels", profile.Reading{Util: gpu.Some(uint32(90)), Activity: act(0.02), ActivityScope: profile.ActivityScopeGPU}, true},
+		{"busy SMs", profile.Reading{Util: gpu.Some(uint32(0)), Activity: act(40), ActivityScope: profile.ActivityScopeGPU}, false},
+		{"no GPM, busy duty cycle", profile.Reading{Util: gpu.Some(uint32(90))}, false},
+		{"no GPM, idle duty cycle", profile.Reading{Util: gpu.Some(uint32(0))}, true},
+		{"shared GPU's device activity", profile.Reading{Util: gpu.Some(uint32(90)), Shared: true, Activity: act(0.02), ActivityScope: profile.ActivityScopeGPU}, false},
+		{"MIG instance", profile.Reading{Activity: act(0.02), ActivityScope: profile.ActivityScopeMIG}, true},
+		{"SM reading missing", profile.Reading{Util: gpu.Some(uint32(90)), Activity: gpu.Some(gpu.Activity{Interval: time.Second})}, false},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			if got := r.idle(&tt.rd); got != tt.want {
+				t.Errorf("idle = %v, want %v", got, tt.want)
+			}
+		})
+	}
+
+	rules := Rules{Interval: time.Second, IdleJob: r}
+	tr := NewTracker(&rules, 1, nil)
+	start := time.Date(2026, 10, 5, 8, 0, 0, 0, time.UTC)
+	g := profile.GPU{SlurmIndex: 0, XIDs: []profile.XID{{Code: 79, Time: start}}, XIDCount: 1}
+	j := &profile.Job{Start: start, GPUs: []profile.GPU{g}}
+	tr.Observe(0, profile.Reading{Time: start, Util: gpu.Some(uint32(90)), Processes: 1, MemUsed: gpu.Some(uint64(500 << 20)),
+		Activity: act(0.02), ActivityScope: profile.ActivityScopeGPU})
+	words := tr.gpuWords(j, 0)
+	for _, want := range []string{"utilisation 90 %", "SM activity 0.02 %", "XIDs 79 GPU has fallen off the bus (hardware)"} {
+		if !strings.Contains(words, want) {
+			t.Errorf("evidence %q lacks %q", words, want)
+		}
+	}
+}
