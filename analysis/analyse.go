@@ -26,6 +26,9 @@ type Input struct {
 	// Conf is the cluster the input is for and the Slurm configuration
 	// bound to it (InputBuilder.SetConf).
 	Conf ConfUse
+	// Carbon is the emission factor of the GPUs' electricity; nil: none,
+	// and no output has CO2e.
+	Carbon *Carbon
 }
 
 // JobResult is the compact verdict on one job, kept for every input job:

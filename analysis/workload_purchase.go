@@ -30,6 +30,12 @@ type Energy struct {
 	// GPU-hours allocated (of the whole, the model or the group).
 	MeasuredGPUHours float64 `json:"measured_gpu_hours"`
 	Coverage         float64 `json:"coverage"`
+	// CO2eKg is the emissions of the energy by Input.Carbon's factor, in
+	// kilograms of CO2e; absent (nil) without a factor, never a guessed
+	// default. CO2eCoverage is the share (0–1) of KWh that had a factor
+	// (hourly factors may miss hours); the rest has no CO2e.
+	CO2eKg       *float64 `json:"co2e_kg,omitempty"`
+	CO2eCoverage float64  `json:"co2e_coverage,omitempty"`
 }
 
 // Known reports whether any GPU-hour had an energy reading.
@@ -38,11 +44,15 @@ func (e Energy) Known() bool { return e.MeasuredGPUHours > 0 }
 // energyAcc sums joules and the GPU-hours they were drawn in.
 type energyAcc struct {
 	joules, hours float64
+	// grams of CO2e of joulesCO2, the joules that had a factor.
+	grams, joulesCO2 float64
 }
 
 func (e *energyAcc) add(o energyAcc) {
 	e.joules += o.joules
 	e.hours += o.hours
+	e.grams += o.grams
+	e.joulesCO2 += o.joulesCO2
 }
 
 // energy returns the summary of e against allocated GPU-hours.
@@ -53,6 +63,11 @@ func (e energyAcc) energy(allocated float64) Energy {
 	out := Energy{KWh: e.joules / joulesPerKWh, MeasuredGPUHours: e.hours}
 	if allocated > 0 {
 		out.Coverage = min(1, e.hours/allocated)
+	}
+	if e.joulesCO2 > 0 {
+		kg := e.grams / 1000
+		out.CO2eKg = &kg
+		out.CO2eCoverage = min(1, e.joulesCO2/e.joules)
 	}
 	return out
 }

@@ -84,6 +84,20 @@ type Config struct {
 	NVML    NVMLConfig    `toml:"nvml"`
 	Proc    ProcConfig    `toml:"proc"`
 	Notices NoticesConfig `toml:"notices"`
+	Carbon  CarbonConfig  `toml:"carbon"`
+}
+
+// CarbonConfig is the emission factor of the electricity the GPUs drew:
+// with one, CO2e stands beside kWh in show, the report and JSON; without
+// one (the default) it is absent, never a guessed factor.
+type CarbonConfig struct {
+	// Factor is a fixed emission factor in gCO2e per kWh; 0: none.
+	Factor float64 `toml:"factor"`
+	// FactorsCSV is a file of hourly factors (analysis.ParseCarbonCSV):
+	// "hour,gco2e_per_kwh" lines, each hour the RFC 3339 time of its start.
+	// Energy drawn in an hour the file does not list takes Factor, and
+	// without one has no CO2e.
+	FactorsCSV string `toml:"factors_csv"`
 }
 
 // AgentConfig configures `gpuprof agent`.
@@ -425,6 +439,10 @@ func (c Config) Validate() error {
 	}
 	if err := c.Notices.validate(); err != nil {
 		return fmt.Errorf("%w: notices.%v", ErrConfig, err)
+	}
+	switch f := c.Carbon.Factor; {
+	case !(f >= 0 && f < 100_000):
+		return fmt.Errorf("%w: carbon.factor must be a gCO2e/kWh in [0, 100000), not %v", ErrConfig, f)
 	}
 	return nil
 }

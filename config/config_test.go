@@ -86,6 +86,7 @@ func TestLoadExample(t *testing.T) {
 				Signal: "INT", Wait: Duration(2 * time.Minute), Scancel: "/opt/slurm/bin/scancel",
 				Timeout: Duration(5 * time.Second), DryRun: true},
 		},
+		Carbon: CarbonConfig{Factor: 350, FactorsCSV: "/etc/gpuprof/grid.csv"},
 	}
 	if !reflect.DeepEqual(got, want) {
 		t.Errorf("Load(%s) =\n%+v\nwant\n%+v", examplePath, got, want)
@@ -308,6 +309,9 @@ func TestValidate(t *testing.T) {
 		wantIn string // "" means valid
 	}{
 		{name: "defaults", mutate: func(*Config) {}},
+		{name: "carbon factor", mutate: func(c *Config) { c.Carbon.Factor = 350 }},
+		{name: "negative carbon factor", mutate: func(c *Config) { c.Carbon.Factor = -1 }, wantIn: "carbon.factor"},
+		{name: "absurd carbon factor", mutate: func(c *Config) { c.Carbon.Factor = 1e6 }, wantIn: "carbon.factor"},
 		{name: "sim backend", mutate: func(c *Config) { c.Agent.GPU = "sim" }},
 		{name: "unknown backend", mutate: func(c *Config) { c.Agent.GPU = "cuda" }, wantIn: "agent.gpu"},
 		{name: "empty backend", mutate: func(c *Config) { c.Agent.GPU = "" }, wantIn: "agent.gpu"},
