@@ -134,5 +134,35 @@ func energyText(e analysis.Energy) string {
 	if !e.Known() {
 		return "unknown (no GPU recorded its energy)"
 	}
-	return fmt.Sprintf("%s (measured on %s of the GPU-hours)", kwh(e.KWh), pct(e.Coverage))
+	return fmt.Sprintf("%s (measured on %s of the GPU-hours)%s", kwh(e.KWh), pct(e.Coverage), co2eText(e))
+}
+
+// co2e prints emissions in kilograms or tonnes of CO2e: "12.3 kg CO2e",
+// "1.2 t CO2e".
+func co2e(kg float64) string {
+	if math.Abs(kg) >= 1000 {
+		return num(kg/1000, 1) + " t CO2e"
+	}
+	return num(kg, 1) + " kg CO2e"
+}
+
+// co2eText is ", 12.3 kg CO2e" (with the share of the energy that had a
+// factor when not all of it did); empty without a factor.
+func co2eText(e analysis.Energy) string {
+	if e.CO2eKg == nil {
+		return ""
+	}
+	if e.CO2eCoverage < 1-1e-9 {
+		return fmt.Sprintf(", %s (on the %s of the energy with an hourly factor)", co2e(*e.CO2eKg), pct(e.CO2eCoverage))
+	}
+	return ", " + co2e(*e.CO2eKg)
+}
+
+// co2eCell is an energy's CO2e for a table: "unknown" without a reading
+// or a factor for it.
+func co2eCell(e analysis.Energy) string {
+	if e.CO2eKg == nil {
+		return "unknown"
+	}
+	return co2e(*e.CO2eKg)
 }

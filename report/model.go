@@ -250,6 +250,7 @@ func headlineSection(d *Data, miss []string) section {
 		t.row("Queue wait of GPU jobs, observed (p50 / p95)", "unknown (no GPU job has a submit and a start time)")
 	}
 	t.row("GPU energy", energyText(h.Energy))
+	t.row("Effective GPU-hours (weighted by SM activity)", effectiveText(h.Effective))
 	s.table(t)
 	countingPara(&s, d.Workload.Counting)
 	s.chart(chartDaily)
@@ -281,6 +282,8 @@ func headlineSection(d *Data, miss []string) section {
 		modelTables(&s, d)
 		s.chart(chartVRAM)
 	}
+	effectiveTables(&s, d)
+	xidTables(&s, d)
 	return s
 }
 
@@ -451,24 +454,31 @@ func workSection(d *Data, miss []string) section {
 		s.table(t)
 	}
 	group("By account", "accounts", "Account", w.Accounts, w.OtherAccounts)
-	energyByAccount(&s, w.Accounts, w.OtherAccounts)
+	energyByAccount(&s, w.Accounts, w.OtherAccounts, w.Carbon)
 	group("By user", "users", "User", w.Users, w.OtherUsers)
 	return s
 }
 
 // energyByAccount is the GPU energy of each account's jobs, unknown where
 // no GPU of them recorded any.
-func energyByAccount(s *section, top []analysis.GroupUsage, other analysis.GroupUsage) {
+func energyByAccount(s *section, top []analysis.GroupUsage, other analysis.GroupUsage, carbon string) {
 	if len(top) == 0 {
 		return
 	}
 	s.heading("Energy by account")
 	t := newTable("Account", "#GPU-hours", "#Energy", "#Energy measured", "#kWh per measured GPU-hour")
+	if carbon != "" {
+		t = newTable("Account", "#GPU-hours", "#Energy", "#Energy measured", "#kWh per measured GPU-hour", "#CO2e")
+	}
 	add := func(name string, g analysis.GroupUsage) {
 		e, cov := energyCells(g.Energy)
 		per := "unknown"
 		if g.Energy.Known() {
 			per = num(g.Energy.KWh/g.Energy.MeasuredGPUHours, 2)
+		}
+		if carbon != "" {
+			t.row(name, hours(g.GPUHours), e, cov, per, co2eCell(g.Energy))
+			return
 		}
 		t.row(name, hours(g.GPUHours), e, cov, per)
 	}
@@ -481,6 +491,9 @@ func energyByAccount(s *section, top []analysis.GroupUsage, other analysis.Group
 		add(counted(other.Count, "other", "others"), other)
 	}
 	s.table(t)
+	if carbon != "" {
+		s.para("CO2e is the energy times the configured emission factor (%s), over the part of each job's run in the month; energy in an hour without a factor has none.", carbon)
+	}
 }
 
 func bottleneckSection(d *Data, miss []string) section {

@@ -207,6 +207,9 @@ func (o *reportOptions) one(ctx context.Context, src *jobSource, w analysis.Wind
 	if err != nil {
 		return err
 	}
+	if in.Carbon, err = carbonOf(src.cfg.Carbon); err != nil {
+		return err
+	}
 
 	// Three things at once, on two cores: this month's analysis and its
 	// simulated plan, its workload summary and the earlier months'
