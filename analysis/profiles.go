@@ -248,7 +248,8 @@ func (p *profileAcc) add(j *Job, m *Metrics, cls Class, kinds Kinds) {
 	if m.MeasuredGPUs > 0 || m.IdleAllocatedGPUs > 0 {
 		g.withData++
 	}
-	g.gpusReq += m.GPUs
+	shown := m.Shown() // the figures every page shows of one run
+	g.gpusReq += shown.GPUs
 	if m.Preallocated {
 		g.prealloc++
 	}
@@ -262,13 +263,15 @@ func (p *profileAcc) add(j *Job, m *Metrics, cls Class, kinds Kinds) {
 		rec.peak = float64(m.VRAMPeak)
 		g.nPeak++
 	}
-	if m.UtilMeanValid {
+	if shown.UtilKnown {
 		rec.has |= recUtil
-		rec.util = m.UtilMean
+		rec.util = shown.Util
 		g.nUtil++
+	}
+	if shown.UsedKnown {
 		g.utilJobs++
-		g.gpusHeld += m.GPUs
-		g.gpusUsed += m.GPUs - m.UnusedGPUs
+		g.gpusHeld += shown.GPUs
+		g.gpusUsed += shown.Used
 	}
 	if m.ElapsedValid {
 		rec.has |= recDur

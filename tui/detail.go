@@ -242,7 +242,12 @@ func (m Model) detailLines() []string {
 	if j.ReqShards > 0 {
 		gpus += fmt.Sprintf(", %d shards", j.ReqShards)
 	}
-	gpus += fmt.Sprintf(" · %d held · %d unused", mt.GPUs, mt.UnusedGPUs)
+	// Held/used and utilisation: the figures every page shows (analysis.Shown).
+	shown := mt.Shown()
+	gpus += " · held/used" + nbsp + present.GPUs(shown.GPUs, shown.Used, shown.UsedKnown)
+	if shown.UtilKnown {
+		gpus += " · util" + nbsp + present.Util(shown.Util) + "%"
+	}
 	if mt.ElapsedValid {
 		gpus += fmt.Sprintf(" · %.1f GPU-hours", mt.GPUHours)
 	}

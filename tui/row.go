@@ -1,11 +1,11 @@
 package tui
 
 import (
-	"fmt"
 	"strings"
 	"time"
 
 	"github.com/gpuprof/gpuprof/analysis"
+	"github.com/gpuprof/gpuprof/internal/present"
 	"github.com/gpuprof/gpuprof/slurmext"
 	"github.com/gpuprof/gpuprof/store"
 )
@@ -19,7 +19,7 @@ type row struct {
 	state          string
 	start          string
 	elapsed        string
-	gpus           string // requested/used
+	gpus           string // held/used (analysis.Shown)
 	vram           string // peak/card
 	util           string
 	class          string
@@ -41,7 +41,6 @@ func rowOf(v store.JobView, c analysis.Config, now time.Time) row {
 		state:   stateLabel(j.State),
 		start:   formatStart(m.Start, now.Location()),
 		elapsed: "-",
-		gpus:    "-",
 		vram:    "-",
 		util:    "-",
 		class:   "-",
@@ -53,18 +52,15 @@ func rowOf(v store.JobView, c analysis.Config, now time.Time) row {
 	case !m.Start.IsZero() && !m.Outcome.Finished() && now.After(m.Start):
 		r.elapsed = slurmext.FormatDuration(now.Sub(m.Start), false) // still running
 	}
-	if m.GPUs > 0 {
-		r.gpus = fmt.Sprintf("%d/-", m.GPUs)
-		if m.MeasuredGPUs > 0 {
-			r.gpus = fmt.Sprintf("%d/%d", m.GPUs, m.GPUs-m.UnusedGPUs)
-		}
-	}
+	// GPUS and UTIL are the figures every page shows (analysis.Shown).
+	s := m.Shown()
+	r.gpus = present.GPUs(s.GPUs, s.Used, s.UsedKnown)
 	if cls != analysis.ClassUnknown {
 		r.class = cls.String() // the one name of each class, as the report and the CLI print it
 	}
 	r.vram = vramLabel(m)
-	if m.UtilMeanValid {
-		r.util = fmt.Sprintf("%.0f%%", m.UtilMean)
+	if s.UtilKnown {
+		r.util = present.Util(s.Util) + "%"
 	}
 	return r
 }

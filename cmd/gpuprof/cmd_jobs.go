@@ -40,6 +40,9 @@ type jobsOptions struct {
 	// jobsColumns); "help" lists them, as does HelpFormat.
 	Format     string
 	HelpFormat bool
+	// AnalysisConfig holds the thresholds GPUS and UTIL are derived
+	// under (classes.idle_util_max), as show and tui take them.
+	AnalysisConfig string
 }
 
 func (o *jobsOptions) AddFlags(fs *pflag.FlagSet) {
@@ -57,6 +60,7 @@ func (o *jobsOptions) AddFlags(fs *pflag.FlagSet) {
 	fs.BoolVar(&o.Local, "local", false, "read this host's jobs (the local database, or the agent's query socket) even when a collector is configured")
 	fs.StringVarP(&o.Format, "format", "o", "", "the table's columns as sacct's --format takes them: names separated by commas, case-insensitive, each with an optional width (name%30 right-aligned, name%-30 left-aligned, a longer value cut with \"+\"); help lists them (default "+defaultJobsFormat+")")
 	fs.BoolVar(&o.HelpFormat, "helpformat", false, "list the columns --format takes and exit, as sacct --helpformat does")
+	fs.StringVar(&o.AnalysisConfig, "analysis-config", "", "analysis thresholds (TOML; default: built in) for the GPUs used (idle_util_max), as show and tui take them")
 }
 
 // Help of the --since and --until flags every command that selects jobs
@@ -151,14 +155,20 @@ answers with that user's own jobs.`,
 			if err != nil {
 				return err
 			}
+			c := analysis.DefaultConfig()
+			if o.AnalysisConfig != "" {
+				if c, err = analysis.LoadConfig(o.AnalysisConfig); err != nil {
+					return err
+				}
+			}
 			views, err := listViews(cmd.Context(), g, f, o.Local)
 			if err != nil {
 				return err
 			}
 			if o.JSON {
-				return writeJSON(cmd.OutOrStdout(), toJobJSON(views))
+				return writeJSON(cmd.OutOrStdout(), toJobJSON(views, c))
 			}
-			return writeViewTable(cmd.OutOrStdout(), views, fields)
+			return writeViewTable(cmd.OutOrStdout(), views, fields, c)
 		},
 	}
 	o.AddFlags(cmd.Flags())

@@ -11,6 +11,7 @@ import (
 	"github.com/spf13/pflag"
 
 	"github.com/gpuprof/gpuprof/analysis"
+	"github.com/gpuprof/gpuprof/internal/present"
 	"github.com/gpuprof/gpuprof/slurmext"
 )
 
@@ -218,16 +219,10 @@ func writeProfiles(w io.Writer, p profilesJSON, top int) error {
 
 // gpusReqUsed is the GPUS REQ/USED cell: the GPUs requested per run (the
 // scheduler's record, always known) and those used, "–" when no run has
-// utilisation readings (sacct history) and marked "*" when only some have.
+// utilisation readings (sacct history) and marked "*" when only some have;
+// the report's task table writes the same (present.GPUsPerRun).
 func gpusReqUsed(t analysis.TaskProfile) string {
-	if t.GPUsUsed == nil {
-		return fmt.Sprintf("%.1f/–", t.GPUsRequested)
-	}
-	mark := ""
-	if t.UsageRuns < t.Jobs {
-		mark = "*"
-	}
-	return fmt.Sprintf("%.1f/%.1f%s", t.GPUsRequested, *t.GPUsUsed, mark)
+	return present.GPUsPerRun(t.GPUsRequested, t.GPUsUsed, t.UsageRuns, t.Jobs)
 }
 
 func share(part, total float64) string {

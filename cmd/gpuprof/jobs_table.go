@@ -12,6 +12,7 @@ import (
 
 	"github.com/charmbracelet/x/ansi"
 
+	"github.com/gpuprof/gpuprof/analysis"
 	"github.com/gpuprof/gpuprof/internal/present"
 	"github.com/gpuprof/gpuprof/profile"
 	"github.com/gpuprof/gpuprof/slurmext"
@@ -53,9 +54,9 @@ var jobsColumns = []jobsColumn{
 	{key: "start", header: "START", help: "start time, local, as sacct writes it (YYYY-MM-DDTHH:MM:SS)", cell: func(r *jobsRow) string { return r.start }},
 	{key: "wait", header: "WAIT", right: true, help: "time from eligible to start ([D-]HH:MM:SS)", cell: func(r *jobsRow) string { return r.wait }},
 	{key: "elapsed", header: "ELAPSED", right: true, help: "run time ([D-]HH:MM:SS)", cell: func(r *jobsRow) string { return r.ran }},
-	{key: "gpus", header: "GPUS", right: true, help: "GPUs requested/used", cell: func(r *jobsRow) string { return r.gpus }},
+	{key: "gpus", header: "GPUS", right: true, help: "GPUs held/used: the GPUs requested (a shard job's GPU counts one) and those used (not idle); - unknown (no utilisation reading)", cell: func(r *jobsRow) string { return r.gpus }},
 	{key: "mem", header: "MEM GiB", right: true, help: "GPU memory peak in GiB, the largest over the job's GPUs, ×N for N GPUs", cell: func(r *jobsRow) string { return r.mem }},
-	{key: "util", header: "UTIL", right: true, help: "mean GPU utilisation, the largest over the job's GPUs, ×N for N GPUs", cell: func(r *jobsRow) string { return r.util }},
+	{key: "util", header: "UTIL", right: true, help: "mean GPU utilisation over the job's GPUs, as show, the TUI and the report give it", cell: func(r *jobsRow) string { return r.util }},
 	{key: "sm", header: "SM", right: true, help: "mean SM activity (GPM, Hopper and later), the largest over the job's GPUs, ×N for N GPUs; * the whole GPU's while shared with other jobs; - unknown (no GPM reading)", cell: func(r *jobsRow) string { return r.sm }},
 	{key: "tensor", header: "TENSOR", right: true, help: "mean tensor-core activity (GPM), as sm", cell: func(r *jobsRow) string { return r.tensor }},
 	{key: "dram", header: "DRAM", right: true, help: "mean DRAM bandwidth used, percent of the peak (GPM), as sm", cell: func(r *jobsRow) string { return r.dram }},
@@ -154,12 +155,13 @@ func sacctCut(s string, n int, right bool) string {
 
 // writeViewTable prints one line per job with the columns fields names,
 // padded by display width so that wide names keep the columns straight:
-// durations as Slurm writes them ([D-]HH:MM:SS), GPUS as
-// requested/used, and one value per job for memory and utilisation, the
-// largest over its GPUs with "×N" for N GPUs. In the default format names
+// durations as Slurm writes them ([D-]HH:MM:SS), GPUS as held/used and
+// UTIL as the mean over the job's GPUs (analysis.Shown, as show, the TUI
+// and the report), and memory as the largest peak over its GPUs with "×N"
+// for N GPUs. In the default format names
 // are cut to 10 cells, users to 7 and accounts to 8, so that a line with
 // 4-GPU jobs fits 120 columns.
-func writeViewTable(w io.Writer, views []store.JobView, fields []jobsField) error {
+func writeViewTable(w io.Writer, views []store.JobView, fields []jobsField, c analysis.Config) error {
 	header := make([]string, len(fields))
 	for i, f := range fields {
 		header[i] = f.col.header
@@ -176,7 +178,7 @@ func writeViewTable(w io.Writer, views []store.JobView, fields []jobsField) erro
 		t.right[i] = f.right
 	}
 	for _, v := range views {
-		r := newJobsRow(v)
+		r := newJobsRow(v, c)
 		cells := make([]string, len(fields))
 		for i, f := range fields {
 			switch c := f.col.cell(&r); {
@@ -198,8 +200,8 @@ func writeViewTable(w io.Writer, views []store.JobView, fields []jobsField) erro
 // newJobsRow works out the cells of one job: the scheduler's record
 // where there is one, else while it runs what Slurm's prolog gave its
 // nodes (store.JobView.SchedView: RUNNING, partition, GPUs; no name), else
-// its first GPU profile.
-func newJobsRow(v store.JobView) jobsRow {
+// its first GPU profile. GPUS and UTIL are analysis.Shown under c.
+func newJobsRow(v store.JobView, c analysis.Config) jobsRow {
 	r := jobsRow{v: v, start: "-", startShort: "-", wait: "-", ran: "-", state: "-"}
 	if s := v.SchedView(); s != nil {
 		r.name, r.user, r.account, r.partition, r.state = clean(s.Name, 64), clean(s.User, 16), clean(s.Account, 16), clean(s.Partition, 16), clean(s.State, 24)
@@ -220,27 +222,16 @@ func newJobsRow(v store.JobView) jobsRow {
 		r.start, r.startShort = slurmext.FormatTime(p.Start, nil), p.Start.Local().Format(jobsStartShort)
 		r.ran = elapsed(p)
 	}
-	req, used := "-", "-"
-	if n, ok := gpusRequested(v); ok {
-		req = fmt.Sprint(n)
-	}
-	if n, ok := gpusUsed(v); ok {
-		used = fmt.Sprint(n)
-	}
-	r.gpus = req + "/" + used
+	shown := shownOf(v, c)
+	r.gpus = present.GPUs(shown.GPUs, shown.Used, shown.UsedKnown)
 	var notes []string
 	var peak uint64
-	var util float64
-	peaks, utils := 0, 0
+	peaks := 0
 	for _, p := range v.Profiles {
 		for _, g := range p.GPUs {
 			if g.MemSamples > 0 {
 				peak = max(peak, g.MemPeak)
 				peaks++
-			}
-			if m, ok := g.UtilMean(); ok {
-				util = max(util, m)
-				utils++
 			}
 			for cond, note := range map[bool]string{g.IdleAllocation: "idle-gpu", g.Preallocated: "prealloc", g.Shared: "shared", g.XIDCount > 0: "xid"} {
 				if cond {
@@ -261,8 +252,8 @@ func newJobsRow(v store.JobView) jobsRow {
 	if peaks > 0 {
 		r.mem = gib(peak) + times(peaks)
 	}
-	if utils > 0 {
-		r.util = fmt.Sprintf("%.0f %%", util) + times(utils) // "92 %", as the report writes it
+	if shown.UtilKnown {
+		r.util = present.Util(shown.Util) + " %" // "48 %"
 	}
 	r.sm = activityCell(v, func(a *profile.Activity) profile.ActivityStat { return a.SM })
 	r.tensor = activityCell(v, func(a *profile.Activity) profile.ActivityStat { return a.Tensor })

@@ -5,6 +5,7 @@ import (
 	"slices"
 	"time"
 
+	"github.com/gpuprof/gpuprof/analysis"
 	"github.com/gpuprof/gpuprof/gpu"
 	"github.com/gpuprof/gpuprof/profile"
 	"github.com/gpuprof/gpuprof/slurmext"
@@ -30,8 +31,15 @@ type jobJSON struct {
 	Profiles      []profile.Job `json:"profiles"`
 	WaitSeconds   *float64      `json:"wait_seconds"`
 	GPUsRequested *int          `json:"gpus_requested"`
-	GPUsUsed      *int          `json:"gpus_used"`
-	Missing       []string      `json:"missing"`
+	// GPUsHeld, GPUsUsed and UtilMean are the figures jobs, show, the
+	// TUI and the report show (analysis.Shown): the GPUs held (a shard
+	// job's GPU counts one), those of them used, and the mean
+	// utilisation over the job's GPUs, percent; the last two null
+	// without a utilisation reading.
+	GPUsHeld int      `json:"gpus_held"`
+	GPUsUsed *int     `json:"gpus_used"`
+	UtilMean *float64 `json:"util_mean"`
+	Missing  []string `json:"missing"`
 	// CPUEfficiency is sacct's TotalCPU ÷ (Elapsed × AllocCPUS), 0–1 (it
 	// may exceed 1 slightly: TotalCPU is sampled); null when any of them
 	// is unknown (sched.usage has the raw values).
@@ -171,7 +179,9 @@ const (
 	missingProfile = "gpu_profile"    // no GPU readings (e.g. history from sacct, or a job with no GPU)
 )
 
-func toJobJSON(views []store.JobView) []jobJSON {
+// toJobJSON is jobs --json and show --json; c is the analysis
+// configuration the held/used and utilisation figures are derived under.
+func toJobJSON(views []store.JobView, c analysis.Config) []jobJSON {
 	out := make([]jobJSON, 0, len(views))
 	for _, v := range views {
 		j := jobJSON{Cluster: v.Cluster, JobID: v.JobID, DisplayID: v.SlurmID(), Sched: v.Sched, Running: v.RunningRecord(),
@@ -198,8 +208,13 @@ func toJobJSON(views []store.JobView) []jobJSON {
 		if n, ok := gpusRequested(v); ok {
 			j.GPUsRequested = &n
 		}
-		if n, ok := gpusUsed(v); ok {
-			j.GPUsUsed = &n
+		shown := shownOf(v, c)
+		j.GPUsHeld = shown.GPUs
+		if shown.UsedKnown {
+			j.GPUsUsed = ptr(shown.Used)
+		}
+		if shown.UtilKnown {
+			j.UtilMean = ptr(math.Round(shown.Util*1e6) / 1e6)
 		}
 		out = append(out, j)
 	}
@@ -218,7 +233,9 @@ func missing(v store.JobView) []string {
 }
 
 // gpusRequested: the scheduler's request (sacct TRES) when known, else the
-// GPUs the nodes saw allocated (while it runs, RunningRecord's count).
+// GPUs the nodes saw allocated (while it runs, RunningRecord's count). It
+// is the raw request, 0 for a shard job: pages show analysis.Shown's GPUs
+// held instead (shownOf).
 func gpusRequested(v store.JobView) (int, bool) {
 	if s := v.SchedView(); s != nil && (s.ReqTRES != "" || s.AllocTRES != "" || s.GPUsFrom == store.GPUsFromProlog) {
 		return s.ReqGPUs, true
@@ -233,20 +250,12 @@ func gpusRequested(v store.JobView) (int, bool) {
 	return n, true
 }
 
-// gpusUsed counts the GPUs on which a process of the job was seen.
-func gpusUsed(v store.JobView) (int, bool) {
-	n, sampled := 0, false
-	for _, p := range v.Profiles {
-		for _, g := range p.GPUs {
-			if g.Samples > 0 || g.MemSamples > 0 || g.ProcSamples > 0 {
-				sampled = true
-			}
-			if g.ProcSamples > 0 {
-				n++
-			}
-		}
-	}
-	return n, sampled
+// shownOf is a job's GPUs held and used and its utilisation as every page
+// shows them: analysis.Shown of the job under c, the one rule jobs, show,
+// the TUI and the report share.
+func shownOf(v store.JobView, c analysis.Config) analysis.Shown {
+	m := analysis.Measure(analysis.FromView(v.SchedView(), v.Profiles), c)
+	return m.Shown()
 }
 
 // dur writes a duration as Slurm does: [D-]HH:MM:SS.

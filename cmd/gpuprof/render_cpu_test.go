@@ -4,6 +4,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/gpuprof/gpuprof/analysis"
 	"github.com/gpuprof/gpuprof/slurmext"
 	"github.com/gpuprof/gpuprof/store"
 )
@@ -34,7 +35,7 @@ func TestJobJSONCPUEfficiency(t *testing.T) {
 	}
 	for _, tt := range tests {
 		v := store.JobView{Cluster: "c", JobID: "1", Sched: tt.rec}
-		got := toJobJSON([]store.JobView{v})[0].CPUEfficiency
+		got := toJobJSON([]store.JobView{v}, analysis.DefaultConfig())[0].CPUEfficiency
 		switch {
 		case tt.want < 0 && got != nil:
 			t.Errorf("%s: cpu_efficiency %v, want null", tt.name, *got)

@@ -79,7 +79,7 @@ func runShow(ctx context.Context, g *globalOptions, o *showOptions, id string, w
 	}
 	sortBySlurmID(views)
 	if o.JSON {
-		return writeJSON(w, toJobJSON(views))
+		return writeJSON(w, toJobJSON(views, c))
 	}
 	if len(views) > 1 {
 		clusters := map[string]bool{}
@@ -175,9 +175,17 @@ func writeViewDetail(w io.Writer, v store.JobView, c analysis.Config) {
 	for _, b := range bottles {
 		printf(w, "    bottleneck %s: %s\n", b.Kind, clean(b.Reason.String(), 300))
 	}
-	if m.ElapsedValid {
-		printf(w, "    %.1f GPU-hours held, %d of %d GPUs unused\n", m.GPUHours, m.UnusedGPUs, m.GPUs)
+	// GPUs held/used and utilisation: the figures jobs, the TUI and the
+	// report show of the job (analysis.Shown).
+	shown := m.Shown()
+	line = "    GPUs " + present.GPUs(shown.GPUs, shown.Used, shown.UsedKnown) + " held/used"
+	if shown.UtilKnown {
+		line += ", utilisation " + present.Util(shown.Util) + " % (the mean over its GPUs)"
 	}
+	if m.ElapsedValid {
+		line += fmt.Sprintf(", %.1f GPU-hours held", m.GPUHours)
+	}
+	printf(w, "%s\n", line)
 	for _, l := range hostUsageLines(v) {
 		printf(w, "    %s\n", l)
 	}
@@ -203,7 +211,9 @@ func writeViewDetail(w io.Writer, v store.JobView, c analysis.Config) {
 // and as seff and jobstats print them: "CPU efficiency 63 % (2-02:24:00 of
 // 3-08:00:00 core time)", "host memory peak 12.4 GiB of 128.0 GiB
 // requested". A value not imported says so, with the sacct command that
-// shows it, rather than print a zero.
+// shows it, rather than print a zero; one the import read and Slurm's
+// accounting had none of (HostUsage.TotalCPURead, MemPeakRead) is unknown
+// with no command, since that command would show nothing either.
 func hostUsageLines(v store.JobView) []string {
 	s := v.Sched
 	var u slurmext.HostUsage
@@ -213,6 +223,8 @@ func hostUsageLines(v store.JobView) []string {
 	id := clean(v.SlurmID(), 64)
 	var cpu string
 	switch {
+	case !u.TotalCPUValid && u.TotalCPURead:
+		cpu = "CPU efficiency unknown: Slurm's accounting recorded no CPU time for it (TotalCPU empty)"
 	case !u.TotalCPUValid:
 		cpu = "CPU efficiency unknown: TotalCPU not imported (sacct -j " + id + " -o TotalCPU shows it)"
 	default:
@@ -237,6 +249,10 @@ func hostUsageLines(v store.JobView) []string {
 		mem = fmt.Sprintf("host memory peak %s of %s requested (%.0f %%)", memSize(u.MemPeak), memSize(req), 100*float64(u.MemPeak)/float64(req))
 	case u.MemPeakValid:
 		mem = fmt.Sprintf("host memory peak %s (the request is unknown)", memSize(u.MemPeak))
+	case u.MemPeakRead && reqOK:
+		mem = fmt.Sprintf("host memory peak unknown: Slurm's accounting recorded none (MaxRSS empty); %s requested", memSize(req))
+	case u.MemPeakRead:
+		mem = "host memory peak unknown: Slurm's accounting recorded none (MaxRSS empty)"
 	case reqOK:
 		mem = fmt.Sprintf("host memory peak unknown: MaxRSS not imported (sacct -j %s -o MaxRSS shows it); %s requested", id, memSize(req))
 	default:

@@ -32,6 +32,9 @@ type showJob struct {
 	// activity is what GPM measured at minute i (false: no reading, as on
 	// a GPU without GPM).
 	activity func(i int) (gpu.Activity, bool)
+	// utilOf, when set, is GPU k's utilisation at minute i, in place of
+	// util (the same on every GPU).
+	utilOf func(k, i int) (uint32, bool)
 }
 
 // showDB writes jobs through the real store, with fixed times, and
@@ -61,7 +64,13 @@ func showDB(t *testing.T, jobs ...showJob) string {
 			energy := uint64(0)
 			for i := range j.minutes {
 				r := profile.Reading{Time: begin.Add(time.Duration(i) * time.Minute), TempC: gpu.Some(uint32(40 + i%30)), Shared: j.shared}
-				if u, ok := j.util(i); ok {
+				u, ok := uint32(0), false
+				if j.utilOf != nil {
+					u, ok = j.utilOf(k, i)
+				} else {
+					u, ok = j.util(i)
+				}
+				if ok {
 					r.Util = gpu.Some(u)
 				}
 				if j.activity != nil {
@@ -278,6 +287,16 @@ func TestHostUsageLines(t *testing.T) {
 		{"request unknown", &slurmext.JobRecord{JobID: "9", Usage: slurmext.HostUsage{MemPeak: 1 << 30, MemPeakValid: true}},
 			[]string{"CPU efficiency unknown: TotalCPU not imported (sacct -j 9 -o TotalCPU shows it)",
 				"host memory peak 1.0 GiB (the request is unknown)"}},
+		// Issue #30: the import read the job's steps and sacct had no
+		// MaxRSS or TotalCPU for it: unknown, with no command that would
+		// show nothing either.
+		{"imported, sacct had none", &slurmext.JobRecord{JobID: "9", Start: start, End: start.Add(time.Hour), CPUs: 2,
+			Usage: slurmext.HostUsage{TotalCPURead: true, MemPeakRead: true, ReqMem: 4 << 30, ReqMemValid: true}},
+			[]string{"CPU efficiency unknown: Slurm's accounting recorded no CPU time for it (TotalCPU empty)",
+				"host memory peak unknown: Slurm's accounting recorded none (MaxRSS empty); 4.0 GiB requested"}},
+		{"peak imported empty, no request", &slurmext.JobRecord{JobID: "9", Usage: slurmext.HostUsage{MemPeakRead: true}},
+			[]string{"CPU efficiency unknown: TotalCPU not imported (sacct -j 9 -o TotalCPU shows it)",
+				"host memory peak unknown: Slurm's accounting recorded none (MaxRSS empty)"}},
 	}
 	for _, tt := range tests {
 		v := store.JobView{Cluster: "lab", JobID: "9", Sched: tt.r}
@@ -304,11 +323,11 @@ func TestJobsActivityColumns(t *testing.T) {
 	if err != nil {
 		t.Fatalf("jobs: %v\n%s", err, out)
 	}
-	want := `JOBID   UTIL     SM TENSOR   DRAM
-7104    16 % 0.02 %    0 % 0.01 %
-7103    50 %      -      -      -
-7102    20 %  40 %*   0 %*  10 %*
-7101  90 %×2 92 %×2 90 %×2 16 %×2
+	want := `JOBID UTIL     SM TENSOR   DRAM
+7104  16 % 0.02 %    0 % 0.01 %
+7103  50 %      -      -      -
+7102  20 %  40 %*   0 %*  10 %*
+7101  90 % 92 %×2 90 %×2 16 %×2
 `
 	if out != want {
 		t.Errorf("got\n%s\nwant\n%s", out, want)

@@ -1,7 +1,8 @@
 // Package present formats the numbers gpuprof shows people, one function
 // per form, so that every page writes a quantity the same way. It starts
-// with the forms of GPU activity and XID errors (issue #28); other pages
-// still carry their own formatters and move here as they are touched.
+// with the forms of GPU activity and XID errors (issue #28) and of a job's
+// GPUs and utilisation (issue #30); other pages still carry their own
+// formatters and move here as they are touched.
 //
 // It must not read anything or decide anything: values in, text out.
 package present
@@ -27,6 +28,39 @@ func Activity(v float64) string {
 		return trim(strconv.FormatFloat(v, 'f', 1, 64))
 	}
 	return strconv.FormatFloat(v, 'f', 0, 64)
+}
+
+// GPUs writes the GPUs a job held and used (analysis.Shown): "2/1";
+// "2/-" when which were used is unknown (no utilisation reading).
+func GPUs(held, used int, usedKnown bool) string {
+	u := "-"
+	if usedKnown {
+		u = strconv.Itoa(used)
+	}
+	return strconv.Itoa(held) + "/" + u
+}
+
+// GPUsPerRun writes a recurring task's GPUs held and used, each the mean
+// per run (analysis.TaskProfile): "2.0/1.0"; "2.0/1.0*" when only
+// usageRuns of its runs had utilisation readings, the used mean being
+// over those; "2.0/–" when none had (used is nil).
+func GPUsPerRun(held float64, used *float64, usageRuns, runs int) string {
+	if used == nil {
+		return fmt.Sprintf("%.1f/–", held)
+	}
+	mark := ""
+	if usageRuns < runs {
+		mark = "*"
+	}
+	return fmt.Sprintf("%.1f/%.1f%s", held, *used, mark)
+}
+
+// Util writes a job's or a GPU's mean utilisation (the duty cycle NVML
+// reports, 0–100) without its unit, in whole percent: "48", "0". NVML
+// reads whole percents; a decimal would claim a precision it has not.
+// Callers add " %" (or "%" in the terminal UI's compact lines).
+func Util(v float64) string {
+	return strconv.FormatFloat(max(v, 0), 'f', 0, 64)
 }
 
 // trim drops a fractional part of zeros: "1.0" → "1", "0.10" → "0.1".

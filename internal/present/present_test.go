@@ -34,3 +34,49 @@ func TestXID(t *testing.T) {
 		}
 	}
 }
+
+func TestGPUs(t *testing.T) {
+	tests := []struct {
+		held, used int
+		known      bool
+		want       string
+	}{
+		{2, 1, true, "2/1"}, {1, 1, true, "1/1"}, {2, 0, false, "2/-"}, {0, 0, false, "0/-"}, {4, 0, true, "4/0"},
+	}
+	for _, tt := range tests {
+		if got := GPUs(tt.held, tt.used, tt.known); got != tt.want {
+			t.Errorf("GPUs(%d, %d, %v) = %q, want %q", tt.held, tt.used, tt.known, got, tt.want)
+		}
+	}
+}
+
+func TestUtil(t *testing.T) {
+	tests := []struct {
+		in   float64
+		want string
+	}{
+		{0, "0"}, {-1, "0"}, {0.4, "0"}, {47.5, "48"}, {48, "48"}, {77.2, "77"}, {100, "100"},
+	}
+	for _, tt := range tests {
+		if got := Util(tt.in); got != tt.want {
+			t.Errorf("Util(%g) = %q, want %q", tt.in, got, tt.want)
+		}
+	}
+}
+
+func TestGPUsPerRun(t *testing.T) {
+	one, half := 1.0, 0.5
+	tests := []struct {
+		held       float64
+		used       *float64
+		usage, all int
+		want       string
+	}{
+		{2, &one, 3, 3, "2.0/1.0"}, {1, &half, 2, 4, "1.0/0.5*"}, {2, nil, 0, 5, "2.0/–"},
+	}
+	for _, tt := range tests {
+		if got := GPUsPerRun(tt.held, tt.used, tt.usage, tt.all); got != tt.want {
+			t.Errorf("GPUsPerRun(%g, %v, %d, %d) = %q, want %q", tt.held, tt.used, tt.usage, tt.all, got, tt.want)
+		}
+	}
+}
