@@ -1,0 +1,226 @@
+package e2e
+
+import (
+	"encoding/json"
+	"math"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+)
+
+// TestSMActivityUnderSlurm runs, under the real test cluster, a job that
+// keeps a simulated H100 nominally busy (duty cycle 90 %) with kernels
+// that use 0.02 % of its SMs, then, on a simulated A100 (no GPM), a job at
+// the same duty cycle. The first gets the low_sm_activity finding and its
+// SM activity in show and the report (effective GPU-hours); the second's
+// activity is unknown everywhere, never 0 (issue #28).
+func TestSMActivityUnderSlurm(t *testing.T) {
+	requireClusterHost(t)
+	bin := gpuprofBinary(t)
+	work := t.TempDir()
+	if err := os.Chmod(work, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	cfgPath := filepath.Join(work, "gpuprof.toml")
+	c := startCluster(t, clusterOptions{GPUProfBin: bin, GPUProfConfig: cfgPath})
+	outDir := filepath.Join(work, "out")
+	mkdirAll777(t, outDir)
+	gresConf := filepath.Join(c.Dir, "etc", "gres.conf")
+
+	gpuprof := func(args ...string) string {
+		t.Helper()
+		cmd := exec.Command(bin, append(args, "--config", cfgPath)...)
+		cmd.Env = c.env()
+		out, err := cmd.Output()
+		if err != nil {
+			var stderr string
+			if ee, ok := err.(*exec.ExitError); ok {
+				stderr = string(ee.Stderr)
+			}
+			t.Fatalf("gpuprof %s: %v\n%s%s", strings.Join(args, " "), err, out, stderr)
+		}
+		return string(out)
+	}
+
+	// run starts an agent on a simulated node of model, runs one job of
+	// burn's arguments under Slurm, waits for its profile and stops the
+	// agent: one node model per agent, as on a real node.
+	run := func(name, model, burn string) string {
+		t.Helper()
+		simDir := filepath.Join(work, "sim-"+name)
+		mkdirAll777(t, simDir)
+		writeCaptureConfig(t, cfgPath, work, simDir, gresConf)
+		if model != "" {
+			data, err := os.ReadFile(cfgPath)
+			if err != nil {
+				t.Fatal(err)
+			}
+			text := strings.Replace(string(data), `model = "NVIDIA H100 80GB HBM3"`, `model = "`+model+`"`, 1)
+			if err := os.WriteFile(cfgPath, []byte(text), 0o644); err != nil {
+				t.Fatal(err)
+			}
+		}
+		agentOut := filepath.Join(work, "agent-"+name+".out")
+		agent := startProcess(t, agentOut, os.Environ(), bin, "agent", "--config", cfgPath)
+		waitAgent(t, agent, filepath.Join(work, "agent.sock"), agentOut)
+		cmd := `echo "gpuprof-e2e gpus=$SLURM_JOB_GPUS"; ` + shellQuote(bin) + " simgpu burn --mem 2GiB " + burn + " --for 12s"
+		id := c.run(t, "sbatch", "--parsable", "-J", "e2e-"+name, "-o", filepath.Join(outDir, "%j.out"), "--chdir", work,
+			"--export=ALL,GPUPROF_CONFIG="+cfgPath, "--gres=gpu:1", "--wrap", cmd)
+		c.waitQueueEmpty(t, []string{id}, queueTimeout)
+		waitProfiles(t, bin, cfgPath, []string{id})
+		_ = agent.cmd.Process.Signal(syscall.SIGTERM)
+		select {
+		case <-agent.done:
+		case <-time.After(15 * time.Second):
+			t.Fatalf("the %s agent ignored SIGTERM", name)
+		}
+		// The next agent is waited for by its socket: none may be left.
+		if err := os.Remove(filepath.Join(work, "agent.sock")); err != nil && !os.IsNotExist(err) {
+			t.Fatal(err)
+		}
+		return id
+	}
+	tiny := run("tiny-kernels", "", "--util 90 --sm 0.02")
+	noGPM := run("no-gpm", "NVIDIA A100-SXM4-80GB", "--util 90")
+
+	t.Run("show", func(t *testing.T) {
+		p := showJob(t, bin, cfgPath, tiny)
+		if len(p) != 1 || len(p[0].GPUs) != 1 {
+			t.Fatalf("job %s: %d profiles", tiny, len(p))
+		}
+		a := p[0].GPUs[0].Activity
+		if a == nil {
+			t.Fatalf("job %s on the H100: no activity", tiny)
+		}
+		if sm, ok := a.SM.Mean(); !ok || math.Abs(sm-0.02) > 0.01 || a.Scope != "gpu" {
+			t.Errorf("job %s: SM activity %v (%v), scope %q; want 0.02 %%, gpu", tiny, sm, ok, a.Scope)
+		}
+		text := gpuprof("show", tiny)
+		for _, want := range []string{
+			"SM     mean 0.02 %",
+			"bottleneck low_sm_activity: mean util ",
+			"kernels keep the GPU nominally busy but use 0.02 % of its SMs: small batches, launch-bound or CPU-bound input",
+			// A 12-second job is short debugging whatever its load; its
+			// GPU is unused by its SMs.
+			"bottleneck underused: unused GPUs 1 ≥ 1; 1 of 1 GPUs unused (mean SM activity < 5 % or never touched)",
+		} {
+			if !strings.Contains(text, want) {
+				t.Errorf("show %s lacks %q:\n%s", tiny, want, text)
+			}
+		}
+
+		p = showJob(t, bin, cfgPath, noGPM)
+		if len(p) != 1 || len(p[0].GPUs) != 1 {
+			t.Fatalf("job %s: %d profiles", noGPM, len(p))
+		}
+		if a := p[0].GPUs[0].Activity; a != nil {
+			t.Errorf("job %s on the A100 (no GPM) has activity: %+v", noGPM, a)
+		}
+		text = gpuprof("show", noGPM)
+		if !strings.Contains(text, "SM     unknown (no GPM reading") {
+			t.Errorf("show %s does not say the activity is unknown:\n%s", noGPM, text)
+		}
+		if strings.Contains(text, "low_sm_activity") || strings.Contains(text, "SM activity 0") {
+			t.Errorf("show %s judges SM activity it has not:\n%s", noGPM, text)
+		}
+	})
+
+	t.Run("report", func(t *testing.T) {
+		repDir := filepath.Join(work, "report")
+		mkdirAll777(t, repDir)
+		month := time.Now().Format("2006-01")
+		gpuprof("report", "--month", month, "--out", repDir, "--format", "json,md")
+		raw, err := os.ReadFile(filepath.Join(repDir, "gpuprof-report-"+month+".json"))
+		if err != nil {
+			t.Fatal(err)
+		}
+		type effective struct {
+			GPUHours         float64 `json:"gpu_hours"`
+			MeasuredGPUHours float64 `json:"measured_gpu_hours"`
+			Coverage         float64 `json:"coverage"`
+		}
+		var rep struct {
+			Workload struct {
+				Headline struct {
+					Allocated float64   `json:"allocated_gpu_hours"`
+					Effective effective `json:"effective"`
+				} `json:"headline"`
+				Models []struct {
+					Model     string    `json:"model"`
+					GPUHours  float64   `json:"gpu_hours"`
+					Effective effective `json:"effective"`
+				} `json:"models"`
+			} `json:"workload"`
+			Summary struct {
+				BySMActivity int `json:"by_sm_activity"`
+				ByDutyCycle  int `json:"by_duty_cycle"`
+				ByBottleneck []struct {
+					Kind string `json:"kind"`
+					Jobs int    `json:"jobs"`
+				} `json:"by_bottleneck"`
+			} `json:"summary"`
+		}
+		if err := json.Unmarshal(raw, &rep); err != nil {
+			t.Fatal(err)
+		}
+		w := rep.Workload
+		var h100, a100 float64
+		for _, m := range w.Models {
+			switch {
+			case strings.Contains(m.Model, "H100"):
+				h100 = m.GPUHours
+				// 0.02 % of the SMs: effective = GPU-hours × 0.0002.
+				if e := m.Effective; e.MeasuredGPUHours <= 0 || math.Abs(e.GPUHours-m.GPUHours*0.0002) > m.GPUHours*0.0001 || math.Abs(e.Coverage-1) > 0.05 {
+					t.Errorf("H100 effective = %+v of %v GPU-hours, want 0.02 %% of them, coverage 1", e, m.GPUHours)
+				}
+			case strings.Contains(m.Model, "A100"):
+				a100 = m.GPUHours
+				if m.Effective.MeasuredGPUHours != 0 || m.Effective.GPUHours != 0 {
+					t.Errorf("A100 (no GPM) effective = %+v, want unknown (none measured)", m.Effective)
+				}
+			}
+		}
+		if h100 <= 0 || a100 <= 0 {
+			t.Fatalf("models: %+v", w.Models)
+		}
+		if e := w.Headline.Effective; math.Abs(e.MeasuredGPUHours-h100) > 1e-6 || math.Abs(e.Coverage-h100/w.Headline.Allocated) > 0.01 {
+			t.Errorf("headline effective = %+v, want measured %v of %v", e, h100, w.Headline.Allocated)
+		}
+		s := rep.Summary
+		if s.BySMActivity != 1 || s.ByDutyCycle != 1 {
+			t.Errorf("by SM activity %d, by duty cycle %d; want 1, 1", s.BySMActivity, s.ByDutyCycle)
+		}
+		low := 0
+		for _, b := range s.ByBottleneck {
+			if b.Kind == "low_sm_activity" {
+				low = b.Jobs
+			}
+		}
+		if low != 1 {
+			t.Errorf("low_sm_activity jobs = %d, want 1", low)
+		}
+		md, err := os.ReadFile(filepath.Join(repDir, "gpuprof-report-"+month+".md"))
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, want := range []string{"Effective GPU-hours (SM activity)", "The idle and compute rules read SM activity for 1 job and the duty cycle alone for 1 job."} {
+			if !strings.Contains(string(md), want) {
+				t.Errorf("report lacks %q", want)
+			}
+		}
+	})
+}
+
+func mkdirAll777(t *testing.T, d string) {
+	t.Helper()
+	if err := os.MkdirAll(d, 0o777); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Chmod(d, 0o777); err != nil { // past the umask
+		t.Fatal(err)
+	}
+}
