@@ -116,3 +116,27 @@ func ParseCarbonCSV(r io.Reader) (map[int64]float64, error) {
 	}
 	return out, nil
 }
+
+// JobCO2e is a job's CO2e in kilograms: its GPUs' energy (every measured
+// GPU's, Metrics.EnergyJ) times the factor over its run, from its start
+// to its end (to now while it runs). false without a factor, without the
+// energy of every measured GPU, or with an hour of the run that has none.
+func (c *Carbon) JobCO2e(j Job, cfg Config, now time.Time) (kwh, kg float64, ok bool) {
+	if c == nil {
+		return 0, 0, false
+	}
+	m := Measure(j, cfg)
+	if !m.EnergyValid {
+		return 0, 0, false
+	}
+	end := j.End
+	if end.IsZero() {
+		end = now
+	}
+	f, ok := c.Intensity(j.Start, end)
+	if !ok {
+		return 0, 0, false
+	}
+	kwh = m.EnergyJ / joulesPerKWh
+	return kwh, kwh * f / 1000, true
+}

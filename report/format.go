@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/gpuprof/gpuprof/analysis"
+	"github.com/gpuprof/gpuprof/internal/present"
 )
 
 // dash stands for a number that is missing or cannot be shown.
@@ -137,14 +138,9 @@ func energyText(e analysis.Energy) string {
 	return fmt.Sprintf("%s (measured on %s of the GPU-hours)%s", kwh(e.KWh), pct(e.Coverage), co2eText(e))
 }
 
-// co2e prints emissions in kilograms or tonnes of CO2e: "12.3 kg CO2e",
-// "1.2 t CO2e".
-func co2e(kg float64) string {
-	if math.Abs(kg) >= 1000 {
-		return num(kg/1000, 1) + " t CO2e"
-	}
-	return num(kg, 1) + " kg CO2e"
-}
+// co2e prints emissions as every page does (present.CO2e): "12.3 kg
+// CO2e", "1.2 t CO2e".
+func co2e(kg float64) string { return present.CO2e(kg) }
 
 // co2eText is ", 12.3 kg CO2e" (with the share of the energy that had a
 // factor when not all of it did); empty without a factor.

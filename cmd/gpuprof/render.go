@@ -47,6 +47,12 @@ type jobJSON struct {
 	// GPUs summarises every profile's GPUs, in profile order: the numbers
 	// show prints, beside the raw series and histogram in Profiles.
 	GPUs []gpuSummaryJSON `json:"gpus"`
+	// CO2eKg is the job's emissions, kg CO2e, by the configured factor
+	// ([carbon]: Carbon names it; show --json only): absent without a
+	// factor, and without the energy of every GPU or a factor for every
+	// hour of the run.
+	CO2eKg *float64 `json:"co2e_kg,omitempty"`
+	Carbon string   `json:"carbon,omitempty"`
 }
 
 // gpuSummaryJSON is one GPU of a job, summarised (null: not measured).

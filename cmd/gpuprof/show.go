@@ -78,8 +78,14 @@ func runShow(ctx context.Context, g *globalOptions, o *showOptions, id string, w
 		return jobNotFound{ref}
 	}
 	sortBySlurmID(views)
+	carbon, err := showCarbonOf(g)
+	if err != nil {
+		return err
+	}
 	if o.JSON {
-		return writeJSON(w, toJobJSON(views, c))
+		out := toJobJSON(views, c)
+		carbon.setJSON(out, views, c)
+		return writeJSON(w, out)
 	}
 	if len(views) > 1 {
 		clusters := map[string]bool{}
@@ -104,7 +110,7 @@ func runShow(ctx context.Context, g *globalOptions, o *showOptions, id string, w
 		if i > 0 {
 			printf(w, "\n")
 		}
-		writeViewDetail(w, v, c)
+		writeViewDetail(w, v, c, carbon)
 	}
 	return nil
 }
@@ -146,7 +152,7 @@ const showWidth = 40
 // cluster lab)", since the node hooks, cgroups and logs know only the raw
 // id. Durations are Slurm's [D-]HH:MM:SS and instants sacct's
 // YYYY-MM-DDTHH:MM:SS in local time; a value nobody measured says so.
-func writeViewDetail(w io.Writer, v store.JobView, c analysis.Config) {
+func writeViewDetail(w io.Writer, v store.JobView, c analysis.Config, carbon showCarbon) {
 	if id := v.SlurmID(); id != v.JobID {
 		printf(w, "Job %s (raw id %s, cluster %s)\n", clean(id, 64), clean(v.JobID, 64), clean(v.Cluster, 64))
 	} else {
@@ -159,6 +165,9 @@ func writeViewDetail(w io.Writer, v store.JobView, c analysis.Config) {
 	}
 	for _, p := range v.Profiles {
 		writeNodeProfile(w, p)
+	}
+	if l := carbon.line(v, c); l != "" {
+		printf(w, "\n  %s\n", l)
 	}
 	m := analysis.Measure(j, c)
 	class, why := analysis.Classify(j, c)

@@ -92,3 +92,16 @@ func XID(code uint64, count int) string {
 	}
 	return s
 }
+
+// CO2e writes emissions given in kilograms of CO2e: grams under 1 kg
+// ("45 g CO2e"), kilograms to one decimal ("123.4 kg CO2e"), tonnes to
+// one decimal from 1,000 kg ("1.2 t CO2e").
+func CO2e(kg float64) string {
+	switch {
+	case kg < 1:
+		return strconv.FormatFloat(max(kg, 0)*1000, 'f', 0, 64) + " g CO2e"
+	case kg < 1000:
+		return strconv.FormatFloat(kg, 'f', 1, 64) + " kg CO2e"
+	}
+	return strconv.FormatFloat(kg/1000, 'f', 1, 64) + " t CO2e"
+}

@@ -80,3 +80,16 @@ func TestGPUsPerRun(t *testing.T) {
 		}
 	}
 }
+
+func TestCO2e(t *testing.T) {
+	for _, tt := range []struct {
+		kg   float64
+		want string
+	}{
+		{0, "0 g CO2e"}, {0.0449, "45 g CO2e"}, {1, "1.0 kg CO2e"}, {123.44, "123.4 kg CO2e"}, {1234, "1.2 t CO2e"},
+	} {
+		if got := CO2e(tt.kg); got != tt.want {
+			t.Errorf("CO2e(%v) = %q, want %q", tt.kg, got, tt.want)
+		}
+	}
+}
