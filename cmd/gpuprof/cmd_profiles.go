@@ -178,6 +178,9 @@ func writeProfiles(w io.Writer, p profilesJSON, top int) error {
 
 	printf(w, "\nCluster: %d jobs (%d with GPU readings, %d without, %d CPU-only), %s GPU-hours.\n",
 		s.Jobs, s.WithGPUData, s.WithoutGPUData, s.CPUJobs, hours(s.GPUHours))
+	if l := measureSentence(s); l != "" {
+		printf(w, "%s\n", l)
+	}
 	// The three tables share their column widths, as one tabwriter
 	// block did: the blank lines between them are rows of no cells.
 	tw := newTable("CLASS", "JOBS", "GPU-H", "SHARE")

@@ -176,6 +176,9 @@ func writeRecommendations(w io.Writer, in analysis.Input, f analysis.Findings) {
 	s := f.Summary
 	printf(w, "Recommendations from %d %s (%d with GPU readings) on %d GPU %s.\n",
 		s.Jobs, plural(s.Jobs, "job", "jobs"), s.WithGPUData, len(in.Nodes), plural(len(in.Nodes), "node", "nodes"))
+	if l := measureSentence(s); l != "" {
+		printf(w, "%s\n", l)
+	}
 	if len(f.Recommendations) == 0 {
 		printf(w, "\nNo change is justified by the data.\n")
 	}
