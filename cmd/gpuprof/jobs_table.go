@@ -57,7 +57,7 @@ var jobsColumns = []jobsColumn{
 	{key: "gpus", header: "GPUS", right: true, help: "GPUs held/used: the GPUs requested (a shard job's GPU counts one) and those used (not idle); - unknown (no utilisation reading)", cell: func(r *jobsRow) string { return r.gpus }},
 	{key: "mem", header: "MEM GiB", right: true, help: "GPU memory peak in GiB, the largest over the job's GPUs, ×N for N GPUs", cell: func(r *jobsRow) string { return r.mem }},
 	{key: "util", header: "UTIL", right: true, help: "mean GPU utilisation over the job's GPUs, as show, the TUI and the report give it", cell: func(r *jobsRow) string { return r.util }},
-	{key: "sm", header: "SM", right: true, help: "mean SM activity (GPM, Hopper and later), the largest over the job's GPUs, ×N for N GPUs; * the whole GPU's while shared with other jobs; - unknown (no GPM reading)", cell: func(r *jobsRow) string { return r.sm }},
+	{key: "sm", header: "SM", right: true, help: "mean SM activity (GPM, Hopper and later), the mean over the job's GPUs with a reading, as UTIL; * the whole GPU's while shared with other jobs; - unknown (no GPM reading)", cell: func(r *jobsRow) string { return r.sm }},
 	{key: "tensor", header: "TENSOR", right: true, help: "mean tensor-core activity (GPM), as sm", cell: func(r *jobsRow) string { return r.tensor }},
 	{key: "dram", header: "DRAM", right: true, help: "mean DRAM bandwidth used, percent of the peak (GPM), as sm", cell: func(r *jobsRow) string { return r.dram }},
 	{key: "notes", header: "NOTES", help: "idle-gpu, prealloc, shared, xid, partial, and which part of the record is missing", cell: func(r *jobsRow) string { return r.notes }},
@@ -262,17 +262,18 @@ func newJobsRow(v store.JobView, c analysis.Config) jobsRow {
 }
 
 // activityCell is one GPM metric of a job as the jobs table writes it:
-// the largest mean over its GPUs ("0.02 %", "77 %×2"), "*" when any of
+// the mean over its GPUs with a reading of each one's mean ("0.02 %"), as
+// UTIL is the mean of the duty cycle (analysis.Shown); "*" when any of
 // them is the whole GPU's while shared, "-" when no GPU has a reading.
 func activityCell(v store.JobView, stat func(*profile.Activity) profile.ActivityStat) string {
-	best, n, shared := 0.0, 0, false
+	sum, n, shared := 0.0, 0, false
 	for _, p := range v.Profiles {
 		for _, g := range p.GPUs {
 			if g.Activity == nil {
 				continue
 			}
 			if m, ok := stat(g.Activity).Mean(); ok {
-				best = max(best, m)
+				sum += m
 				n++
 				shared = shared || g.Activity.Shared()
 			}
@@ -281,7 +282,7 @@ func activityCell(v store.JobView, stat func(*profile.Activity) profile.Activity
 	if n == 0 {
 		return "-"
 	}
-	cell := present.Activity(best) + " %" + times(n)
+	cell := present.Activity(sum/float64(n)) + " %"
 	if shared {
 		cell += "*"
 	}

@@ -306,9 +306,10 @@ func TestHostUsageLines(t *testing.T) {
 	}
 }
 
-// TestJobsActivityColumns: jobs --format's GPM columns: the largest mean
-// over a job's GPUs, "*" for a shared GPU's (the device's), "-" unknown,
-// and small values kept (0.02 %, not 0).
+// TestJobsActivityColumns: jobs --format's GPM columns: the mean over a
+// job's GPUs with a reading, as UTIL (issue #30: one convention per
+// table), "*" for a shared GPU's (the device's), "-" unknown, and small
+// values kept (0.02 %, not 0).
 func TestJobsActivityColumns(t *testing.T) {
 	db := showDB(t,
 		showJob{id: "7101", state: "COMPLETED", gpus: 2, minutes: 10, util: steady(90), memGiB: steady(10),
@@ -327,7 +328,7 @@ func TestJobsActivityColumns(t *testing.T) {
 7104  16 % 0.02 %    0 % 0.01 %
 7103  50 %      -      -      -
 7102  20 %  40 %*   0 %*  10 %*
-7101  90 % 92 %×2 90 %×2 16 %×2
+7101  90 %   92 %   90 %   16 %
 `
 	if out != want {
 		t.Errorf("got\n%s\nwant\n%s", out, want)
