@@ -30,10 +30,14 @@ const (
 	// the ones used; none used: ask for none. A GPU whose memory filled
 	// (larger_gpu) counts as used, whatever its utilisation (gpusUsed).
 	HintUnusedGPUs = "unused_gpus"
-	// HintShard: one whole GPU with a small memory peak (at most
-	// recommend.sharing_vram_max of the card) and low utilisation (below
-	// classes.low_util_max): a shard of one is enough. Never with
-	// larger_gpu (a threshold set that low makes both match).
+	// HintShard: one whole GPU used (a single-GPU job, or one whose GPUs
+	// were all quiet and that held memory on one) with a memory peak that
+	// fits a shard by the sharing rule (fitsShard: at most
+	// recommend.sharing_vram_max of the card) and a compute measure
+	// (Metrics.Compute: SM activity where GPM measured it, else the duty
+	// cycle) below classes.low_util_max: a shard of one is enough. Never
+	// with larger_gpu (a threshold set that low makes both match). The
+	// quiet-GPU hints say what the kernels did (computeNote).
 	HintShard = "shard"
 	// HintLargerGPU: a GPU's memory peak reached
 	// bottlenecks.vram_bound_frac of its card: ask for a type with more.
@@ -93,36 +97,50 @@ func Hints(j Job, c Config) []Hint {
 	// or shards of shards makes no sense there.
 	whole := j.ReqShards == 0 && !m.Shared
 
+	// What the job's kernels did: SM activity where GPM measured it, else
+	// the duty cycle, said as such.
+	did := computeNote(&m)
 	if whole && m.UnusedGPUs > 0 && m.GPUs > 0 && used < m.GPUs {
 		idle := fmt.Sprintf("mean utilisation below %s or never touched", formatPercent(c.Classes.IdleUtilMax))
+		quiet := idle
+		if did != "" {
+			quiet += "; " + did
+		}
 		switch {
 		case used == 0:
 			add(HintUnusedGPUs, "",
-				fmt.Sprintf("None of the %d GPUs was used (%s): submit it without --gres=gpu or --gpus, to a CPU partition.", m.GPUs, idle))
+				fmt.Sprintf("None of the %d GPUs was used (%s): submit it without --gres=gpu or --gpus, to a CPU partition.", m.GPUs, quiet))
 		case used > m.GPUs-m.UnusedGPUs && vramBound:
 			// Every GPU was quiet, but one's memory was full: it was used.
 			add(HintUnusedGPUs, gpuOption(j.ReqGPUType, used, nodes),
 				fmt.Sprintf("All %d GPUs were quiet (%s), but GPU memory peaked at %s of a card: ask for the %d whose memory it used.",
-					m.GPUs, idle, formatFraction(m.VRAMPeakFrac), used))
+					m.GPUs, quiet, formatFraction(m.VRAMPeakFrac), used))
 		case used > m.GPUs-m.UnusedGPUs:
 			// Every GPU was quiet, but it held GPU memory: a program that
 			// allocates GPU memory fails without a GPU.
 			add(HintUnusedGPUs, gpuOption(j.ReqGPUType, used, nodes),
-				fmt.Sprintf("All %d GPUs were quiet (%s), but it held GPU memory (peak %s of a card), and a program that allocates GPU memory fails without a GPU: ask for %d.",
-					m.GPUs, idle, formatFraction(m.VRAMPeakFrac), used))
+				fmt.Sprintf("All %d GPUs were quiet (%s), but it held GPU memory (peak %s of a card), and a program that allocates GPU memory fails without a GPU: it used %d of its %d GPUs, so ask for %d.",
+					m.GPUs, quiet, formatFraction(m.VRAMPeakFrac), used, m.GPUs, used))
 		default:
 			add(HintUnusedGPUs, gpuOption(j.ReqGPUType, used, nodes),
-				fmt.Sprintf("%d of the %d GPUs were unused (%s): ask for the %d it used.", m.UnusedGPUs, m.GPUs, idle, used))
+				fmt.Sprintf("%d of the %d GPUs were unused (%s): it used %d of its %d GPUs, so ask for %d.", m.UnusedGPUs, m.GPUs, idle, used, m.GPUs, used))
 		}
 	}
 
 	rc := &c.Recommend
-	// Full memory asks for a larger GPU below: never also for a shard.
-	if whole && m.GPUs == 1 && used == 1 && !vramBound && m.VRAMPeakValid && !m.Preallocated &&
-		m.VRAMPeakFrac <= rc.SharingVRAMMax && m.UtilMeanValid && m.UtilMean < c.Classes.LowUtilMax {
+	// A shard of one GPU: a single-GPU job, or one whose GPUs were all
+	// quiet and that held memory on one (what it used, above), whose
+	// memory peak fits a shard by the sharing rule (fitsShard) and whose
+	// GPUs were barely used by the compute measure the sharing rule reads
+	// (SM activity where GPM measured it, else the duty cycle). Full
+	// memory asks for a larger GPU below: never also for a shard.
+	compute, _, computeOK := m.Compute()
+	oneUsed := used == 1 && nodes == 1 && (m.GPUs == 1 || m.UnusedGPUs == m.GPUs)
+	if whole && oneUsed && !vramBound && m.VRAMPeakValid && m.VRAMPeakBytesValid && !m.Preallocated &&
+		fitsShard(m.VRAMPeak, m.VRAMCard, rc) && computeOK && compute < c.Classes.LowUtilMax {
 		add(HintShard, "--gres=shard:1",
-			fmt.Sprintf("It used %s of the %s GPU memory (%s) at %s mean utilisation: if this cluster offers GPU shards (gres/shard), a shard instead of a whole GPU leaves the rest to others.",
-				formatGiB(m.VRAMPeak), formatGiB(m.VRAMCard), formatFraction(m.VRAMPeakFrac), formatPercent(m.UtilMean)))
+			fmt.Sprintf("It used %s of the %s GPU memory (%s) and barely used its GPU (%s): if this cluster offers GPU shards (gres/shard), a shard instead of a whole GPU leaves the rest to others.",
+				formatGiB(m.VRAMPeak), formatGiB(m.VRAMCard), formatFraction(m.VRAMPeakFrac), did))
 	}
 
 	if vramBound {
@@ -173,6 +191,28 @@ func Hints(j Job, c Config) []Hint {
 				formatFraction(m.IOWait), formatPercent(m.UtilMean)))
 	}
 	return out
+}
+
+// computeNote says what a job's kernels did, by the compute measure
+// (Metrics.Compute): with SM activity, whether they computed at all ("SM
+// activity 0 %: its kernels did no measurable work", "SM activity
+// 35 %"); with the duty cycle alone, that and that SM activity was not
+// measured. Below 0.1 % the kernels "barely used the SMs". Empty when
+// neither is known.
+func computeNote(m *Metrics) string {
+	const idleSM = 0.1 // percent
+	v, measure, ok := m.Compute()
+	switch {
+	case !ok:
+		return ""
+	case measure == MetricSMMean && v < 0.005:
+		return "SM activity " + formatActivity(v) + ": its kernels did no measurable work"
+	case measure == MetricSMMean && v < idleSM:
+		return "SM activity " + formatActivity(v) + ": its kernels barely used the SMs"
+	case measure == MetricSMMean:
+		return "SM activity " + formatActivity(v)
+	}
+	return "duty cycle " + formatPercent(v) + ", SM activity not measured: whether its kernels computed is unknown"
 }
 
 // gpusUsed is the GPUs a job used as every piece of advice counts them

@@ -50,8 +50,33 @@ func TestHints(t *testing.T) {
 			want: []want{{HintUnusedGPUs, "", []string{"None of the 2 GPUs", "CPU partition"}}}},
 		// Issue 30: a process that held 2 GiB and computed nothing is never
 		// told to run without a GPU.
-		{name: "quiet GPUs, memory held on one: keep one", job: func() Job { return job(6*h, idleGPU(), busy(1, 2)) },
-			want: []want{{HintUnusedGPUs, "--gres=gpu:1", []string{"All 2 GPUs were quiet", "held GPU memory", "fails without a GPU", "ask for 1"}}}},
+		// Issue 30: and it is told what its measured need fits — one GPU,
+		// and its 2 GiB peak fits a shard by the sharing rule.
+		{name: "quiet GPUs, memory held on one: keep one, or a shard", job: func() Job { return job(6*h, idleGPU(), busy(1, 2)) },
+			want: []want{
+				{HintUnusedGPUs, "--gres=gpu:1", []string{"All 2 GPUs were quiet", "held GPU memory", "fails without a GPU", "it used 1 of its 2 GPUs, so ask for 1"}},
+				{HintShard, "--gres=shard:1", []string{"2 GiB of the 80 GiB", "gres/shard"}},
+			}},
+		{name: "three of four GPUs unused: ask for the one used", job: func() Job { return job(6*h, busy(70, 40), idleGPU(), idleGPU(), idleGPU()) },
+			want: []want{{HintUnusedGPUs, "--gres=gpu:1", []string{"3 of the 4 GPUs", "it used 1 of its 4 GPUs, so ask for 1"}}}},
+		{name: "four quiet GPUs, SM activity 0, memory held: one GPU or a shard, no measurable work", job: func() Job {
+			return job(6*h, withSM(busy(40, 5), 0), withSM(busy(40, 5), 0), withSM(busy(40, 5), 0), withSM(busy(40, 5), 0))
+		}, want: []want{
+			{HintUnusedGPUs, "--gres=gpu:1", []string{"All 4 GPUs were quiet", "SM activity 0 %: its kernels did no measurable work", "it used 1 of its 4 GPUs, so ask for 1"}},
+			{HintShard, "--gres=shard:1", []string{"5 GiB of the 80 GiB", "SM activity 0 %: its kernels did no measurable work"}},
+		}},
+		{name: "busy by the duty cycle, SM activity 0: a shard, no measurable work", job: func() Job { return job(6*h, withSM(busy(40, 5), 0)) },
+			want: []want{{HintShard, "--gres=shard:1", []string{"5 GiB of the 80 GiB", "SM activity 0 %: its kernels did no measurable work"}}}},
+		{name: "busy by the duty cycle, SM activity 25 %: a shard, it computed", job: func() Job { return job(6*h, withSM(busy(80, 8), 25)) },
+			want: []want{{HintShard, "--gres=shard:1", []string{"SM activity 25 %"}}}},
+		{name: "SM activity on a shared GPU is the device's: the duty cycle, said so", job: func() Job {
+			g := withSM(busy(10, 8), 0)
+			g.ActivityScope = profile.ActivityScopeSharedGPU
+			return job(6*h, g)
+		}, want: []want{{HintShard, "--gres=shard:1", []string{"duty cycle 10 %, SM activity not measured"}}}},
+		{name: "small and quiet, duty cycle only: said so", job: func() Job { return job(6*h, busy(10, 8)) },
+			want: []want{{HintShard, "--gres=shard:1", []string{"duty cycle 10 %, SM activity not measured: whether its kernels computed is unknown"}}}},
+		{name: "SM activity 35 %: no shard", job: func() Job { return job(6*h, withSM(busy(90, 8), 35)) }},
 		{name: "one quiet GPU with memory held: a shard, never no GPU", job: func() Job { return job(6*h, busy(0, 5)) },
 			want: []want{{HintShard, "--gres=shard:1", []string{"gres/shard"}}}},
 		{name: "small and quiet: a shard", job: func() Job { return job(6*h, busy(10, 8)) },

@@ -35,6 +35,13 @@ func gresType(model string) string {
 	return "gpu"
 }
 
+// fitsShard is the sharing rule's memory test, read by the gpu_shards
+// recommendation and the per-job shard hint alike: a memory need of at
+// most recommend.sharing_vram_max of the card (card > 0) fits a shard.
+func fitsShard(need, card uint64, rc *RecommendConfig) bool {
+	return card > 0 && float64(need) <= rc.SharingVRAMMax*float64(card)
+}
+
 // recommendSharing sizes GPU time-sharing per GPU model from the memory
 // needs of small, low-utilisation single-GPU jobs: shards (with the
 // per-job memory cap they need), MPS on top where the candidates compute,
@@ -79,7 +86,7 @@ func recommendSharing(b *recBuilder, in *Input, f *facts) map[string]sharingPlan
 			}
 			continue
 		}
-		if float64(j.need) > rc.SharingVRAMMax*float64(j.card) {
+		if !fitsShard(j.need, j.card, rc) {
 			continue
 		}
 		a.candHours += j.gpuHours
