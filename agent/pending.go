@@ -76,9 +76,9 @@ func (a *Agent) unwrittenLocked(id string) bool {
 // oldest first; a round of the persister calls it.
 func (a *Agent) writeUnwritten(ctx context.Context) {
 	a.mu.Lock()
-	todo := slices.Clone(a.unwritten)
+	waiting := slices.Clone(a.unwritten)
 	a.mu.Unlock()
-	for _, j := range todo {
+	for _, j := range waiting {
 		if err := a.writeFinished(ctx, j); err != nil {
 			a.log.Warn("job's end record still not written; kept for the next round", "job", j.JobID, "err", err)
 			return // the disk is still full: the next round tries again

@@ -152,11 +152,11 @@ func walk(path string, perm fs.FileMode, create, private bool) (*Dir, error) {
 			unix.Close(fd)
 		}
 	}()
-	todo := split(abs)
+	rest := split(abs)
 	links, made := 0, 0
-	for len(todo) > 0 {
-		c := todo[0]
-		todo = todo[1:]
+	for len(rest) > 0 {
+		c := rest[0]
+		rest = rest[1:]
 		switch c {
 		case ".":
 			continue
@@ -199,7 +199,7 @@ func walk(path string, perm fs.FileMode, create, private bool) (*Dir, error) {
 			if err := mkdirat(cur, c, uint32(perm.Perm())); err != nil && !errors.Is(err, unix.EEXIST) {
 				return fail(err)
 			}
-			todo = append([]string{c}, todo...)
+			rest = append([]string{c}, rest...)
 			continue
 		case !errors.Is(err, unix.ENOTDIR) && !errors.Is(err, unix.ELOOP):
 			return fail(err)
@@ -232,7 +232,7 @@ func walk(path string, perm fs.FileMode, create, private bool) (*Dir, error) {
 			}
 			fds, names = fds[:1], names[:0]
 		}
-		todo = append(split(target), todo...)
+		rest = append(split(target), rest...)
 	}
 	resolved := "/" + strings.Join(names, "/")
 	if private { // the entries to be made in it are the caller's
