@@ -1,0 +1,182 @@
+// Package planmonth makes a month of Slurm GPU jobs shaped like a
+// university cluster's, for the capacity plan's benchmarks and golden
+// tests (issue #27): nodes of 8 GPUs of two models, a general partition
+// over all of them and a short partition of higher PriorityTier over one
+// model, priority/multifactor with fair-share between accounts and age,
+// jobs of 1–8 GPUs with log-normal run times and limits a few times the
+// run, arriving more on weekday working hours. The month is scheduled
+// once with queuesim under the same settings, so that every job has the
+// start a cluster would have given it, and returned as the Input and
+// what-if parameters `gpuprof plan` would read. It is test support, not
+// product code: the same shape and seed give the same month.
+package planmonth
+
+import (
+	"fmt"
+	"math"
+	"math/rand/v2"
+	"slices"
+	"time"
+
+	"github.com/gpuprof/gpuprof/analysis"
+	"github.com/gpuprof/gpuprof/queuesim"
+	"github.com/gpuprof/gpuprof/slurmext"
+)
+
+// The two GPU models, as NVML names them.
+const (
+	H100 = "NVIDIA H100 80GB HBM3"
+	A100 = "NVIDIA A100-SXM4-80GB"
+)
+
+// Shape is what varies between months.
+type Shape struct {
+	// Jobs in the 30 days; GPUs in the cluster (a multiple of 8: nodes
+	// of 8 GPUs, H100 and A100 in turn; one node is an H100 node and no
+	// job asks for a type).
+	Jobs, GPUs int
+	// Occupancy is the GPU-hours the jobs run as a share of the
+	// cluster's (0.7: 70 %).
+	Occupancy float64
+	Seed      uint64
+}
+
+// From is the month's first instant.
+var From = time.Date(2026, 10, 1, 0, 0, 0, 0, time.UTC)
+
+const month = 30 * 24 * time.Hour
+
+// Month makes the month: its Input (the jobs as recorded, the
+// inventory) and the scheduler settings of its slurm.conf.
+func Month(s Shape) (analysis.Input, analysis.WhatIfParams, error) {
+	if s.GPUs < 8 || s.GPUs%8 != 0 || s.Jobs < 1 || s.Occupancy <= 0 {
+		return analysis.Input{}, analysis.WhatIfParams{}, fmt.Errorf("planmonth: %d jobs on %d GPUs at %.2f: need GPUs a multiple of 8", s.Jobs, s.GPUs, s.Occupancy)
+	}
+	rng := rand.New(rand.NewPCG(s.Seed, uint64(s.Jobs)<<20|uint64(s.GPUs)))
+	nodes := s.GPUs / 8
+	var in analysis.Input
+	sc := slurmext.DefaultSchedConf()
+	sc.PriorityType = "priority/multifactor"
+	sc.WeightAge, sc.WeightFairshare, sc.WeightJobSize, sc.WeightPartition = 1000, 10000, 100, 1000
+	sc.PriorityMaxAge, sc.PriorityDecayHalfLife = 3*24*time.Hour, 7*24*time.Hour
+	gpuPart := slurmext.PartitionConf{Name: "gpu", MaxTime: 48 * time.Hour, PriorityTier: 1, State: "UP", Default: true}
+	short := slurmext.PartitionConf{Name: "short", MaxTime: 4 * time.Hour, PriorityTier: 2, State: "UP"}
+	qc := queuesim.Cluster{Partitions: []queuesim.Partition{
+		{Name: "gpu", MaxTime: gpuPart.MaxTime, PriorityTier: 1, PriorityFactor: 1},
+		{Name: "short", MaxTime: short.MaxTime, PriorityTier: 2, PriorityFactor: 1},
+	}}
+	for i := range nodes {
+		model, typ, name := H100, "h100", fmt.Sprintf("h%03d", i)
+		if i%2 == 1 {
+			model, typ, name = A100, "a100", fmt.Sprintf("a%03d", i)
+		}
+		parts := []string{"gpu"}
+		qc.Partitions[0].Nodes = append(qc.Partitions[0].Nodes, i)
+		gpuPart.Nodes = append(gpuPart.Nodes, name)
+		if typ == "h100" {
+			parts = append(parts, "short")
+			qc.Partitions[1].Nodes = append(qc.Partitions[1].Nodes, i)
+			short.Nodes = append(short.Nodes, name)
+		}
+		in.Nodes = append(in.Nodes, analysis.Node{Name: name, GPUModel: model, GPUs: 8, MemoryTotal: 80 << 30, Partitions: parts})
+		qc.Nodes = append(qc.Nodes, queuesim.Node{Name: name, Type: typ, GPUs: 8})
+	}
+	sc.Partitions = []slurmext.PartitionConf{gpuPart, short}
+
+	// Job sizes and run times: the mean GPU-seconds per job sets the
+	// median run for the occupancy asked for.
+	sizes := []struct {
+		gpus int
+		p    float64
+	}{{1, 0.55}, {2, 0.2}, {4, 0.15}, {8, 0.1}}
+	meanGPUs := 0.0
+	for _, z := range sizes {
+		meanGPUs += float64(z.gpus) * z.p
+	}
+	const sigma = 1.2
+	meanRun := s.Occupancy * float64(s.GPUs) * month.Seconds() / (float64(s.Jobs) * meanGPUs)
+	median := meanRun / math.Exp(sigma*sigma/2)
+	users := max(20, s.GPUs/4)
+	accounts := max(4, users/6)
+	qjobs := make([]queuesim.Job, s.Jobs)
+	arrivals := make([]time.Duration, s.Jobs)
+	for i := range arrivals {
+		arrivals[i] = arrival(rng)
+	}
+	slices.Sort(arrivals)
+	for i := range qjobs {
+		u := rng.IntN(users)
+		g := 8
+		for x, k := rng.Float64(), 0; k < len(sizes); k++ {
+			if x < sizes[k].p {
+				g = sizes[k].gpus
+				break
+			}
+			x -= sizes[k].p
+		}
+		run := max(60, median*math.Exp(sigma*rng.NormFloat64()))
+		run = min(run, 47*3600)
+		limit := roundUp(run*(1.3+3*rng.Float64()), 1800)
+		limit = min(limit, 48*3600)
+		j := queuesim.Job{
+			Arrival: arrivals[i], Order: int64(i), Run: time.Duration(run) * time.Second, Limit: time.Duration(limit) * time.Second,
+			Partitions: []int{0}, QOS: -1, User: u, Account: u % accounts, Nodes: 1, GPUs: g,
+		}
+		switch {
+		case limit <= 4*3600 && rng.IntN(3) > 0:
+			j.Partitions, j.Type = []int{1}, ""
+		case nodes > 1 && rng.IntN(4) == 0:
+			j.Type = []string{"a100", "h100"}[rng.IntN(2)]
+		}
+		qjobs[i] = j
+	}
+	pr := queuesim.DefaultPriority()
+	pr.Multifactor = true
+	pr.WeightAge, pr.WeightFairshare, pr.WeightJobSize, pr.WeightPartition = 1000, 10000, 100, 1000
+	pr.MaxAge, pr.DecayHalfLife = sc.PriorityMaxAge, sc.PriorityDecayHalfLife
+	res, err := queuesim.Run(qc, pr, queuesim.DefaultScheduler(), qjobs, queuesim.Options{Seed: s.Seed + 1})
+	if err != nil {
+		return analysis.Input{}, analysis.WhatIfParams{}, err
+	}
+	latest := From.Add(month)
+	for i, q := range qjobs {
+		r := res.Jobs[i]
+		u := fmt.Sprintf("u%03d", q.User)
+		job := analysis.Job{
+			Cluster: "uni", ID: fmt.Sprint(100000 + i), User: u, Account: fmt.Sprintf("acct%02d", q.Account),
+			Partition: qc.Partitions[q.Partitions[0]].Name, QOS: "normal", Name: fmt.Sprintf("task%d", i%97),
+			Submit: From.Add(q.Arrival), Eligible: From.Add(q.Arrival), TimeLimit: q.Limit,
+			ReqGPUs: q.GPUs, ReqGPUType: q.Type, NodeCount: 1,
+		}
+		switch r.Outcome {
+		case queuesim.Ran:
+			job.State, job.ExitKnown = "COMPLETED", true
+			job.Start, job.End = From.Add(r.Start), From.Add(r.End)
+			job.NodeList = qc.Nodes[r.Node].Name
+			if job.End.After(latest) {
+				latest = job.End
+			}
+		default:
+			return analysis.Input{}, analysis.WhatIfParams{}, fmt.Errorf("planmonth: job %d did not run (%v): lower the occupancy", i, r.Outcome)
+		}
+		in.Jobs = append(in.Jobs, job)
+	}
+	in.Window = analysis.Window{From: From, To: From.Add(month)}
+	in.Now = latest
+	return in, analysis.WhatIfParams{Sched: sc, SchedKnown: true}, nil
+}
+
+// arrival draws an arrival in the month: twice the rate on weekdays
+// 08:00–18:00 as at other times.
+func arrival(rng *rand.Rand) time.Duration {
+	for {
+		t := time.Duration(rng.Float64() * float64(month))
+		at := From.Add(t)
+		busy := at.Weekday() != time.Saturday && at.Weekday() != time.Sunday && at.Hour() >= 8 && at.Hour() < 18
+		if busy || rng.IntN(2) == 0 {
+			return t.Truncate(time.Second)
+		}
+	}
+}
+
+func roundUp(v, to float64) float64 { return math.Ceil(v/to) * to }
