@@ -39,6 +39,11 @@ type Shape struct {
 	// cluster's (0.7: 70 %).
 	Occupancy float64
 	Seed      uint64
+	// Uniform makes BenchmarkSimulatePlan's older shape instead: one
+	// GPU model (H100) in one partition under priority/basic, jobs of one
+	// GPU running 1–3 h (uniform, in minutes) with limits twice the run,
+	// arriving uniformly; Occupancy is then what the jobs and GPUs give.
+	Uniform bool
 }
 
 // From is the month's first instant.
@@ -67,13 +72,13 @@ func Month(s Shape) (analysis.Input, analysis.WhatIfParams, error) {
 	}}
 	for i := range nodes {
 		model, typ, name := H100, "h100", fmt.Sprintf("h%03d", i)
-		if i%2 == 1 {
+		if i%2 == 1 && !s.Uniform {
 			model, typ, name = A100, "a100", fmt.Sprintf("a%03d", i)
 		}
 		parts := []string{"gpu"}
 		qc.Partitions[0].Nodes = append(qc.Partitions[0].Nodes, i)
 		gpuPart.Nodes = append(gpuPart.Nodes, name)
-		if typ == "h100" {
+		if typ == "h100" && !s.Uniform {
 			parts = append(parts, "short")
 			qc.Partitions[1].Nodes = append(qc.Partitions[1].Nodes, i)
 			short.Nodes = append(short.Nodes, name)
@@ -82,6 +87,13 @@ func Month(s Shape) (analysis.Input, analysis.WhatIfParams, error) {
 		qc.Nodes = append(qc.Nodes, queuesim.Node{Name: name, Type: typ, GPUs: 8})
 	}
 	sc.Partitions = []slurmext.PartitionConf{gpuPart, short}
+	if s.Uniform {
+		sc = slurmext.DefaultSchedConf()
+		gpuPart.MaxTime, gpuPart.MaxTimeUnlimited = 0, true
+		sc.Partitions = []slurmext.PartitionConf{gpuPart}
+		qc.Partitions = qc.Partitions[:1]
+		qc.Partitions[0].MaxTime = 0
+	}
 
 	// Job sizes and run times: the mean GPU-seconds per job sets the
 	// median run for the occupancy asked for.
@@ -102,6 +114,9 @@ func Month(s Shape) (analysis.Input, analysis.WhatIfParams, error) {
 	arrivals := make([]time.Duration, s.Jobs)
 	for i := range arrivals {
 		arrivals[i] = arrival(rng)
+		if s.Uniform {
+			arrivals[i] = time.Duration(rng.Float64() * float64(month)).Truncate(time.Second)
+		}
 	}
 	slices.Sort(arrivals)
 	for i := range qjobs {
@@ -123,6 +138,9 @@ func Month(s Shape) (analysis.Input, analysis.WhatIfParams, error) {
 			Partitions: []int{0}, QOS: -1, User: u, Account: u % accounts, Nodes: 1, GPUs: g,
 		}
 		switch {
+		case s.Uniform:
+			run = float64(60 * (60 + rng.IntN(121)))
+			j.Run, j.Limit, j.GPUs = time.Duration(run)*time.Second, time.Duration(2*run)*time.Second, 1
 		case limit <= 4*3600 && rng.IntN(3) > 0:
 			j.Partitions, j.Type = []int{1}, ""
 		case nodes > 1 && rng.IntN(4) == 0:
@@ -131,9 +149,11 @@ func Month(s Shape) (analysis.Input, analysis.WhatIfParams, error) {
 		qjobs[i] = j
 	}
 	pr := queuesim.DefaultPriority()
-	pr.Multifactor = true
-	pr.WeightAge, pr.WeightFairshare, pr.WeightJobSize, pr.WeightPartition = 1000, 10000, 100, 1000
-	pr.MaxAge, pr.DecayHalfLife = sc.PriorityMaxAge, sc.PriorityDecayHalfLife
+	if !s.Uniform {
+		pr.Multifactor = true
+		pr.WeightAge, pr.WeightFairshare, pr.WeightJobSize, pr.WeightPartition = 1000, 10000, 100, 1000
+		pr.MaxAge, pr.DecayHalfLife = sc.PriorityMaxAge, sc.PriorityDecayHalfLife
+	}
 	res, err := queuesim.Run(qc, pr, queuesim.DefaultScheduler(), qjobs, queuesim.Options{Seed: s.Seed + 1})
 	if err != nil {
 		return analysis.Input{}, analysis.WhatIfParams{}, err
