@@ -173,8 +173,7 @@ func (s *sim) plannedEnd(j *jstate, p int32, start int64) int64 {
 		return never
 	}
 	end := start + lim
-	res := secs(s.sc.BfResolution)
-	if res > 1 {
+	if res := s.bfRes; res > 1 {
 		end = (end + res - 1) / res * res
 	}
 	return max(end, s.now+1)
@@ -185,23 +184,41 @@ func (s *sim) plannedEnd(j *jstate, p int32, start int64) int64 {
 // limit fits around the running jobs and the plans made before it in this
 // cycle; a job planned to start now starts, one planned within bf_window
 // holds its plan for the rest of the cycle.
+//
+// Only a job that fits now on the cycle's free resources (findNow, the
+// QOS allowing) can start in it: the cycle only takes resources and QOS
+// room, and a plan only delays. So the cycle plans the jobs up to the last
+// such one and no further — what the later ones would reserve could only
+// delay jobs after them, none of which can start — and, when there is
+// none, builds no timeline at all. The jobs it does not plan still count
+// as tested (Stats.BackfillTested), as Slurm's own loop would test them.
 func (s *sim) backfill() {
 	s.stats.BackfillPasses++
+	s.bfQueue = s.bfQueue[:0]
+	last := 0
+	for _, ji := range s.pending {
+		if s.js[ji].status != stPending {
+			continue
+		}
+		if len(s.bfQueue) >= s.sc.BfMaxJobTest {
+			break
+		}
+		s.bfQueue = append(s.bfQueue, ji)
+		if s.couldStartNow(ji) {
+			last = len(s.bfQueue)
+		}
+	}
+	s.stats.BackfillTested += len(s.bfQueue)
+	if last == 0 {
+		s.compact()
+		return
+	}
 	s.tlGen++
 	s.buildTimelines()
 	horizon := s.now + secs(s.sc.BfWindow)
-	tested := 0
 	var nodes []int32
-	for _, ji := range s.pending {
+	for _, ji := range s.bfQueue[:last] {
 		j := &s.js[ji]
-		if j.status != stPending {
-			continue
-		}
-		if tested >= s.sc.BfMaxJobTest {
-			break
-		}
-		tested++
-		s.stats.BackfillTested++
 		if !s.qosAllows(ji) {
 			continue
 		}
@@ -230,6 +247,24 @@ func (s *sim) backfill() {
 		}
 	}
 	s.compact()
+}
+
+// couldStartNow reports whether the job fits now in one of its partitions
+// and its QOS lets it start: what a backfill start needs at the least.
+func (s *sim) couldStartNow(ji int32) bool {
+	if !s.qosAllows(ji) {
+		return false
+	}
+	j := &s.js[ji]
+	for _, p := range s.in[ji].Partitions {
+		if j.parts&(1<<uint(p)) == 0 {
+			continue
+		}
+		if _, ok := s.findNow(ji, int32(p)); ok {
+			return true
+		}
+	}
+	return false
 }
 
 // placeable reports whether the job fits now, exactly, on the nodes.

@@ -110,6 +110,8 @@ type sim struct {
 
 	bf      bool
 	bfPhase int64
+	bfRes   int64   // bf_resolution, seconds
+	bfQueue []int32 // the jobs a backfill cycle tests
 	tlGen   int
 
 	fits  map[fitKey]bool
@@ -291,6 +293,7 @@ func newSim(c Cluster, pr Priority, sc Scheduler, jobs []Job, o Options) (*sim, 
 		}
 		return cmpInt(int64(a), int64(b))
 	})
+	s.bfRes = secs(sc.BfResolution)
 	interval := secs(sc.BfInterval)
 	s.bfPhase = int64(splitmix(o.Seed) % uint64(interval))
 	if sc.BfPhaseKnown {
