@@ -21,6 +21,10 @@ type SimPlanParams struct {
 	// Plan is the growth, the horizon and the new demand (the [plan]
 	// section's, or the flags').
 	Plan PlanParams
+	// Progress, when not nil, is called as the replays are counted, from
+	// the goroutine that called SimulatePlan, and once at the end with
+	// Final set (PlanProgress). It must not call back into the plan.
+	Progress func(PlanProgress)
 }
 
 // SimPlan is the capacity plan made on the queue replay (docs/whatif.md):
@@ -229,7 +233,7 @@ func SimulatePlan(in Input, findings *Findings, p SimPlanParams, c Config) (SimP
 		return sp, nil
 	}
 	pl := &planner{in: in, wp: p.WhatIf, params: p.Plan, cNow: findings.Plan.CNow, target: sp.TargetP95Wait,
-		budget: pc.ReplayBudget, stepBudget: pc.StepBudget, cache: map[string]*evalResult{}}
+		budget: pc.ReplayBudget, stepBudget: pc.StepBudget, cache: map[string]*evalResult{}, progress: p.Progress}
 	pl.wp.Changes, pl.wp.Growth, pl.wp.Months = nil, 0, 0
 	pl.wp.Target = pc.TargetP95Wait.D()
 	err := pl.start(pc, len(recs))
@@ -262,6 +266,7 @@ func SimulatePlan(in Input, findings *Findings, p SimPlanParams, c Config) (SimP
 		notSimulated(&sp, recs)
 	}
 	sp.Replays, sp.ReplayedJobs, sp.Steps = pl.replays, pl.replayed, pl.steps
+	pl.report(true, sp.NotSimulated != "")
 	sp.Verdict = verdictOf(&sp, findings, recs)
 	return sp, nil
 }
@@ -283,12 +288,23 @@ type planner struct {
 	steps, stepBudget int
 	base              *evalResult
 	cache             map[string]*evalResult
+	// progress is the caller's (SimPlanParams.Progress); planned the
+	// replays the plan is estimated to take.
+	progress func(PlanProgress)
+	planned  int
 }
 
+// evalResult is a configuration's replays, as later steps read them: the
+// Scenario, and the cluster's nodes and partitions; the replay and its
+// runs only where an effect's subsets or the calibration read them
+// (evalReq.keep), so that a plan of many configurations does not hold
+// every run of every one.
 type evalResult struct {
-	r    *replay
-	runs []*queuesim.Result
-	sc   Scenario
+	sc    Scenario
+	nodes []SimNode
+	parts []SimPart
+	r     *replay
+	runs  []*queuesim.Result
 }
 
 // start replays today's cluster, choosing the seeds so that the whole
@@ -318,8 +334,10 @@ func (pl *planner) start(pc *PlanConfig, recs int) error {
 		pl.need = int(least)
 		return errBudget
 	}
-	pl.base, err = pl.run(r, 0)
-	return err
+	pl.planned = pl.seeds * evals
+	o := pl.evalAll([]evalReq{{m: 0, keep: true, r: r}}, nil)[0]
+	pl.base = o.e
+	return o.err
 }
 
 func (pl *planner) budgetNote() string {
@@ -344,61 +362,10 @@ func (pl *planner) factor(m int) float64 {
 	return f
 }
 
-// run replays r's jobs at month m's load over the seeds.
-func (pl *planner) run(r *replay, m int) (*evalResult, error) {
-	f := pl.factor(m)
-	pl.need = int(float64(len(r.jobs)*pl.seeds) * math.Max(f, 1))
-	if pl.need > pl.budget || pl.stepBudget > 0 && pl.steps >= pl.stepBudget {
-		return nil, errBudget
-	}
-	e := &evalResult{r: r, runs: make([]*queuesim.Result, pl.seeds)}
-	var jobsets [][]queuesim.Job
-	if f != 1 {
-		jobsets = make([][]queuesim.Job, pl.seeds)
-	}
-	for s := range pl.seeds {
-		jobs := r.jobs
-		if f != 1 {
-			jobs = queuesim.Scale(r.jobs, f, r.span, r.hourOffset, uint64(s+1))
-			jobsets[s] = jobs
-		}
-		res, err := r.run(jobs, uint64(s+1))
-		if err != nil {
-			return nil, err
-		}
-		e.runs[s] = res
-		pl.steps += res.Stats.Events + res.Stats.BackfillTested
-		pl.budget -= len(jobs)
-		pl.replayed += len(jobs)
-		pl.replays++
-	}
-	e.sc = r.scenario(e.runs, jobsets)
-	return e, nil
-}
-
 // eval replays the changes at month m's load, once per configuration.
 func (pl *planner) eval(changes []Change, m int) (*evalResult, error) {
-	if len(changes) == 0 && m == 0 {
-		return pl.base, nil
-	}
-	var key strings.Builder
-	fmt.Fprintf(&key, "%d", m)
-	for _, c := range changes {
-		key.WriteString("\x00" + c.Kind + "\x01" + c.Spec)
-	}
-	if e, ok := pl.cache[key.String()]; ok {
-		return e, nil
-	}
-	r, err := newReplay(pl.in, pl.wp, changes)
-	if err != nil {
-		return nil, err
-	}
-	e, err := pl.run(r, m)
-	if err != nil {
-		return nil, err
-	}
-	pl.cache[key.String()] = e
-	return e, nil
+	o := pl.evalAll([]evalReq{{changes: changes, m: m}}, nil)[0]
+	return o.e, o.err
 }
 
 // worst returns the partition or model furthest over the target (or
@@ -448,18 +415,40 @@ func (pl *planner) makePlan(sp *SimPlan, findings *Findings, pc *PlanConfig) err
 	}
 	sp.Today = &base.sc
 	h := pl.params.Months
-	hz, err := pl.eval(nil, h)
-	if err != nil {
-		return err
-	}
-	sp.Horizon = &hz.sc
 
-	// (1) Each recommendation alone, at today's load.
+	// The horizon and (1) each recommendation alone, at today's load:
+	// replayed together, charged in that order.
 	recs := findings.Recommendations
 	effects := make([]Effect, len(recs))
+	reqs := []evalReq{{m: h}}
+	var which []int
 	for i := range recs {
-		effects[i] = pl.effect(&recs[i], sp.CalibrationError)
+		if effects[i] = effectWhy(&recs[i]); effects[i].Why == "" {
+			reqs = append(reqs, evalReq{changes: recs[i].sim.changes, keep: true})
+			which = append(which, i)
+		}
 	}
+	var hz *evalResult
+	var kept []*evalResult
+	outs := pl.evalAll(reqs, func(k int, o evalOut) bool {
+		if k == 0 {
+			hz = o.e
+			return o.err != nil
+		}
+		effects[which[k-1]] = pl.effectOf(&recs[which[k-1]], o, sp.CalibrationError)
+		if o.e != nil && o.e != pl.base {
+			kept = append(kept, o.e)
+		}
+		return false
+	})
+	if outs[0].err != nil {
+		return outs[0].err
+	}
+	// The effects' runs are read no more.
+	for _, e := range kept {
+		e.r, e.runs = nil, nil
+	}
+	sp.Horizon = &hz.sc
 	// The free changes: those that help, added one at a time at the
 	// horizon's load, each kept only if the worst wait with it is not
 	// materially longer than without (two changes that each help may
@@ -559,6 +548,17 @@ func material(from, to float64) bool {
 
 // effect replays one recommendation at today's load against today's rules.
 func (pl *planner) effect(r *Recommendation, calErr float64) Effect {
+	e := effectWhy(r)
+	if e.Why != "" {
+		return e
+	}
+	o := pl.evalAll([]evalReq{{changes: r.sim.changes, keep: true}}, nil)[0]
+	return pl.effectOf(r, o, calErr)
+}
+
+// effectWhy is a recommendation's effect when it cannot be replayed (Why
+// says why), or its start.
+func effectWhy(r *Recommendation) Effect {
 	e := Effect{ID: r.ID, Kind: r.Kind, Outcome: EffectNotSimulated}
 	switch {
 	case r.sim == nil:
@@ -568,9 +568,15 @@ func (pl *planner) effect(r *Recommendation, calErr float64) Effect {
 	}
 	if e.Why != "" {
 		e.Text = "Expected effect: not simulated (" + e.Why + ")."
-		return e
 	}
-	ch, err := pl.eval(r.sim.changes, 0)
+	return e
+}
+
+// effectOf is a recommendation's effect from the replay of its changes
+// at today's load (kept with its runs).
+func (pl *planner) effectOf(r *Recommendation, o evalOut, calErr float64) Effect {
+	e := effectWhy(r)
+	ch, err := o.e, o.err
 	if err != nil {
 		e.Why = "the replay could not apply it: " + err.Error()
 		if errors.Is(err, errBudget) {
@@ -590,7 +596,7 @@ func (pl *planner) effect(r *Recommendation, calErr float64) Effect {
 	helps := material(b.WaitP95.Median, a.WaitP95.Median) || material(b.WaitMean.Median, a.WaitMean.Median)
 	// A change that leaves jobs unable to start takes their waits out of
 	// its numbers: it never helps, whatever the others' waits do.
-	more := ch.r.counts.LeftOut - base.r.counts.LeftOut
+	more := ch.sc.Jobs.LeftOut - base.r.counts.LeftOut
 	harms := more > 0 || material(e.AllTo.WaitMean.Median, e.AllFrom.WaitMean.Median)
 	switch {
 	case harms:
@@ -606,7 +612,7 @@ func (pl *planner) effect(r *Recommendation, calErr float64) Effect {
 	switch {
 	case more > 0:
 		text += fmt.Sprintf(": harmful, %d more %s could never start with it (%s); not applied in the plan",
-			more, pluralWord(more, "job", "jobs"), strings.Join(ch.r.counts.LeftOutWhy, "; "))
+			more, pluralWord(more, "job", "jobs"), strings.Join(ch.sc.Jobs.LeftOutWhy, "; "))
 	case e.Outcome == EffectHarms:
 		text += ": harmful, the queue as a whole waits longer; not applied in the plan"
 	case e.Outcome == EffectNone:
@@ -624,7 +630,7 @@ func (pl *planner) effect(r *Recommendation, calErr float64) Effect {
 // where the jobs the replay placed on it count; its curve shows that wait.
 func (pl *planner) searchModel(g Group, changes []Change, maxGPUs int, wf *evalResult) (ModelPlan, []Change, error) {
 	mp := ModelPlan{Model: g.Name, GPUs: g.GPUs, Curve: []CurvePoint{}}
-	for _, n := range wf.r.simNodes {
+	for _, n := range wf.nodes {
 		if n.Model == g.Name && !n.Added {
 			mp.NodeGPUs = n.GPUs
 			break
@@ -633,17 +639,16 @@ func (pl *planner) searchModel(g Group, changes []Change, maxGPUs int, wf *evalR
 	mp.NodeGPUs = max(mp.NodeGPUs, 1)
 	var parts []string
 	if g.PlacedOnly() {
-		for _, p := range wf.r.simParts {
-			if slices.ContainsFunc(wf.r.simNodes, func(n SimNode) bool { return n.Model == g.Name && slices.Contains(p.Nodes, n.Name) }) {
+		for _, p := range wf.parts {
+			if slices.ContainsFunc(wf.nodes, func(n SimNode) bool { return n.Model == g.Name && slices.Contains(p.Nodes, n.Name) }) {
 				parts = append(parts, p.Name)
 			}
 		}
 	}
-	at := func(k int) (Group, error) {
-		e, err := pl.eval(append(slices.Clone(changes), addChanges(g.Name, k, mp.NodeGPUs)...), pl.params.Months)
-		if err != nil {
-			return Group{}, err
-		}
+	req := func(k int) evalReq {
+		return evalReq{changes: append(slices.Clone(changes), addChanges(g.Name, k, mp.NodeGPUs)...), m: pl.params.Months}
+	}
+	point := func(k int, e *evalResult) Group {
 		var mg Group
 		for _, x := range e.sc.Models {
 			if x.Name == g.Name {
@@ -662,15 +667,50 @@ func (pl *planner) searchModel(g Group, changes []Change, maxGPUs int, wf *evalR
 		}
 		wn, wp := worst(e.sc, true)
 		mp.Curve = append(mp.Curve, CurvePoint{Added: k, ModelP95: mg.WaitP95, WorstPartition: strings.TrimPrefix(wn, "partition "), WorstP95: wp})
-		return mg, nil
+		return mg
 	}
-	g0, err := at(0)
-	if err != nil {
-		return mp, nil, err
+	at := func(k int) (Group, error) {
+		o := pl.evalAll([]evalReq{req(k)}, nil)[0]
+		if o.err != nil {
+			return Group{}, o.err
+		}
+		return point(k, o.e), nil
 	}
 	defer func() {
 		slices.SortFunc(mp.Curve, func(a, b CurvePoint) int { return a.Added - b.Added })
 	}()
+	// None, then doubling up to plan.max_purchase: replayed together,
+	// up to the first size that meets the target (or one that ends the
+	// search).
+	sizes := []int{0}
+	for k := 1; ; k *= 2 {
+		k = min(k, maxGPUs)
+		sizes = append(sizes, k)
+		if k == maxGPUs {
+			break
+		}
+	}
+	reqs := make([]evalReq, len(sizes))
+	for i, k := range sizes {
+		reqs[i] = req(k)
+	}
+	var err error
+	groups := make([]Group, 0, len(sizes))
+	pl.evalAll(reqs, func(i int, o evalOut) bool {
+		if err = o.err; err != nil {
+			return true
+		}
+		mg := point(sizes[i], o.e)
+		groups = append(groups, mg)
+		if i == 0 {
+			return mg.WaitP95.Median <= pl.target || mg.Jobs.Median < 1 || mg.FullHours.Median <= 0
+		}
+		return mg.WaitP95.Median <= pl.target
+	})
+	if err != nil {
+		return mp, nil, err
+	}
+	g0 := groups[0]
 	if g0.WaitP95.Median <= pl.target || g0.Jobs.Median < 1 {
 		return mp, nil, nil
 	}
@@ -680,12 +720,8 @@ func (pl *planner) searchModel(g Group, changes []Change, maxGPUs int, wf *evalR
 		return mp, nil, nil
 	}
 	lo, hi := 0, 0
-	for k := 1; ; k *= 2 {
-		k = min(k, maxGPUs)
-		mg, err := at(k)
-		if err != nil {
-			return mp, nil, err
-		}
+	for i, mg := range groups[1:] {
+		k := sizes[i+1]
 		if mg.WaitP95.Median <= pl.target {
 			hi = k
 			break
@@ -739,7 +775,36 @@ func (pl *planner) timeline(changes []Change, maxMonths int, end time.Time, lead
 		}
 		return pl.meets(e.sc), e.sc, nil
 	}
-	ok, sc, err := at(0)
+	// Today, then a coarse scan (every maxMonths/8 months, and the last),
+	// so that a month whose waits dip below a later one's cannot hide an
+	// earlier breach from the bisection: replayed together, up to the
+	// first month that misses.
+	step := max(1, maxMonths/8)
+	months := []int{0}
+	for m := step; ; m = min(m+step, maxMonths) {
+		months = append(months, m)
+		if m == maxMonths {
+			break
+		}
+	}
+	reqs := make([]evalReq, len(months))
+	for i, m := range months {
+		reqs[i] = evalReq{changes: changes, m: m}
+	}
+	miss, lo, hi := -1, 0, -1
+	var hiSc Scenario
+	var err error
+	pl.evalAll(reqs, func(i int, o evalOut) bool {
+		if err = o.err; err != nil {
+			return true
+		}
+		if !pl.meets(o.e.sc) {
+			miss, hiSc = months[i], o.e.sc
+			return true
+		}
+		lo = months[i]
+		return false
+	})
 	if err != nil {
 		return nil, err
 	}
@@ -753,31 +818,14 @@ func (pl *planner) timeline(changes []Change, maxMonths int, end time.Time, lead
 		tl.OrderBy = end.AddDate(0, m-lead, 0)
 		tl.Late = !tl.OrderBy.After(end)
 	}
-	if !ok {
-		breach(0, sc)
+	switch miss {
+	case 0:
+		breach(0, hiSc)
+		return tl, nil
+	case -1:
 		return tl, nil
 	}
-	// A coarse scan first (every maxMonths/8 months, and the last), so
-	// that a month whose waits dip below a later one's cannot hide an
-	// earlier breach from the bisection; then bisect the first interval
-	// that ends in a miss.
-	step := max(1, maxMonths/8)
-	lo, hi := 0, -1
-	var hiSc Scenario
-	for m := step; ; m = min(m+step, maxMonths) {
-		ok, sc, err := at(m)
-		if err != nil {
-			return nil, err
-		}
-		if !ok {
-			hi, hiSc = m, sc
-			break
-		}
-		lo = m
-		if m == maxMonths {
-			return tl, nil
-		}
-	}
+	hi = miss
 	for hi-lo > 1 {
 		mid := (lo + hi) / 2
 		ok, sc, err := at(mid)

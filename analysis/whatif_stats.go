@@ -51,66 +51,96 @@ func fullSeconds(evs []busyEvent, gpus int) float64 {
 	return full
 }
 
+// seedStats is one seeded run reduced to what a Scenario reads: per
+// partition and per GPU model, its waits and GPU time.
+type seedStats struct{ parts, models []groupRun }
+
 // scenario reduces seeded runs to spreads per partition and GPU model.
 // jobsets are the jobs of each run when they differ from r.jobs (growth).
 func (r *replay) scenario(runs []*queuesim.Result, jobsets [][]queuesim.Job) Scenario {
-	span := r.span.Seconds()
-	models := []string{}
-	modelGPUs, modelAdded := map[string]int{}, map[string]int{}
-	for _, n := range r.simNodes {
-		if !slices.Contains(models, n.Model) {
-			models = append(models, n.Model)
-		}
-		modelGPUs[n.Model] += n.GPUs
-		if n.Added {
-			modelAdded[n.Model] += n.GPUs
-		}
-	}
-	slices.Sort(models)
-	perPart := make([][]groupRun, len(r.simParts))
-	perModel := make([][]groupRun, len(models))
+	stats := make([]seedStats, len(runs))
 	for s, res := range runs {
 		jobs := r.jobs
 		if jobsets != nil {
 			jobs = jobsets[s]
 		}
-		pr := make([]groupRun, len(r.simParts))
-		mr := make([]groupRun, len(models))
-		for i, jr := range res.Jobs {
-			if jr.Outcome != queuesim.Ran {
-				continue
-			}
-			q := &jobs[i]
-			eq := float64(q.GPUs*q.Nodes) + float64(q.Shards*q.Nodes)/8
-			if n := r.cluster.Nodes[jr.Node]; q.Shards > 0 && n.ShardsPerGPU > 0 {
-				eq = float64(q.Shards*q.Nodes) / float64(n.ShardsPerGPU)
-			}
-			m := slices.Index(models, r.simNodes[jr.Node].Model)
-			used := eq * overlap(jr.Start.Seconds(), jr.End.Seconds(), 0, span)
-			pr[jr.Partition].gpuSec += used
-			mr[m].gpuSec += used
-			if r.simNodes[jr.Node].Added {
-				mr[m].addedSec += used
-			}
-			if a, b := max(jr.Start.Seconds(), 0), min(jr.End.Seconds(), span); b > a {
-				mr[m].evs = append(mr[m].evs, busyEvent{a, eq}, busyEvent{b, -eq})
-			}
-			if q.Running || q.Arrival < 0 || q.Arrival.Seconds() >= span {
-				continue
-			}
-			w := (jr.Start - q.Arrival).Seconds()
-			for _, g := range []*groupRun{&pr[jr.Partition], &mr[m]} {
-				g.waits = append(g.waits, w)
-				g.queuedGH += w * eq / 3600
-			}
+		stats[s] = r.reduce(res, jobs)
+	}
+	return r.combine(stats)
+}
+
+// models are the GPU models of the replay's nodes, sorted, with their
+// GPUs and added GPUs.
+func (r *replay) models() (models []string, gpus, added map[string]int) {
+	models = []string{}
+	gpus, added = map[string]int{}, map[string]int{}
+	for _, n := range r.simNodes {
+		if !slices.Contains(models, n.Model) {
+			models = append(models, n.Model)
 		}
-		for k := range pr {
-			perPart[k] = append(perPart[k], pr[k])
+		gpus[n.Model] += n.GPUs
+		if n.Added {
+			added[n.Model] += n.GPUs
 		}
-		for k := range mr {
-			mr[k].full = fullSeconds(mr[k].evs, modelGPUs[models[k]])
-			mr[k].evs = nil
-			perModel[k] = append(perModel[k], mr[k])
+	}
+	slices.Sort(models)
+	return models, gpus, added
+}
+
+// reduce is one run of jobs (r.jobs, or their scaled set) per partition
+// and GPU model: the run itself is not needed after it.
+func (r *replay) reduce(res *queuesim.Result, jobs []queuesim.Job) seedStats {
+	span := r.span.Seconds()
+	models, modelGPUs, _ := r.models()
+	pr := make([]groupRun, len(r.simParts))
+	mr := make([]groupRun, len(models))
+	for i, jr := range res.Jobs {
+		if jr.Outcome != queuesim.Ran {
+			continue
+		}
+		q := &jobs[i]
+		eq := float64(q.GPUs*q.Nodes) + float64(q.Shards*q.Nodes)/8
+		if n := r.cluster.Nodes[jr.Node]; q.Shards > 0 && n.ShardsPerGPU > 0 {
+			eq = float64(q.Shards*q.Nodes) / float64(n.ShardsPerGPU)
+		}
+		m := slices.Index(models, r.simNodes[jr.Node].Model)
+		used := eq * overlap(jr.Start.Seconds(), jr.End.Seconds(), 0, span)
+		pr[jr.Partition].gpuSec += used
+		mr[m].gpuSec += used
+		if r.simNodes[jr.Node].Added {
+			mr[m].addedSec += used
+		}
+		if a, b := max(jr.Start.Seconds(), 0), min(jr.End.Seconds(), span); b > a {
+			mr[m].evs = append(mr[m].evs, busyEvent{a, eq}, busyEvent{b, -eq})
+		}
+		if q.Running || q.Arrival < 0 || q.Arrival.Seconds() >= span {
+			continue
+		}
+		w := (jr.Start - q.Arrival).Seconds()
+		for _, g := range []*groupRun{&pr[jr.Partition], &mr[m]} {
+			g.waits = append(g.waits, w)
+			g.queuedGH += w * eq / 3600
+		}
+	}
+	for k := range mr {
+		mr[k].full = fullSeconds(mr[k].evs, modelGPUs[models[k]])
+		mr[k].evs = nil
+	}
+	return seedStats{parts: pr, models: mr}
+}
+
+// combine is the Scenario of seeded runs, each reduced.
+func (r *replay) combine(stats []seedStats) Scenario {
+	span := r.span.Seconds()
+	models, modelGPUs, modelAdded := r.models()
+	perPart := make([][]groupRun, len(r.simParts))
+	perModel := make([][]groupRun, len(models))
+	for _, st := range stats {
+		for k := range st.parts {
+			perPart[k] = append(perPart[k], st.parts[k])
+		}
+		for k := range st.models {
+			perModel[k] = append(perModel[k], st.models[k])
 		}
 	}
 	sc := Scenario{Jobs: r.counts}

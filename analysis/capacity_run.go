@@ -1,0 +1,244 @@
+package analysis
+
+import (
+	"errors"
+	"fmt"
+	"math"
+	"runtime"
+	"strings"
+	"sync"
+	"sync/atomic"
+
+	"github.com/gpuprof/gpuprof/queuesim"
+)
+
+// PlanProgress is how far a simulated plan has got, for a caller that
+// shows it (SimPlanParams.Progress): the seeded replays counted so far
+// and an estimate of those the plan takes in all. Done never falls and
+// never passes Planned; the last report has Final set, and Done ==
+// Planned unless Stopped (a budget stopped the plan).
+type PlanProgress struct {
+	Done, Planned int
+	Final         bool
+	Stopped       bool
+}
+
+// evalReq is one configuration a batch replays: the changes at month m's
+// load.
+type evalReq struct {
+	changes []Change
+	m       int
+	// keep keeps the replay and its runs in the result: an effect's
+	// subsets and the calibration read them; every other step reads the
+	// Scenario only.
+	keep bool
+	// r is the replay when it is built already (today's), else nil.
+	r *replay
+}
+
+// evalOut is a configuration's result, or why there is none.
+type evalOut struct {
+	e   *evalResult
+	err error
+}
+
+// errSkipped marks the work of a batch past its stop: never read.
+var errSkipped = errors.New("not replayed: the batch stopped before it")
+
+// seedOut is one seeded replay of a configuration, reduced.
+type seedOut struct {
+	res         *queuesim.Result // kept only when the request keeps it
+	stats       seedStats
+	jobs, steps int
+	err         error
+}
+
+// batchItem is a configuration of a batch on its way.
+type batchItem struct {
+	req   evalReq
+	key   string
+	build func() (*replay, error)
+	seeds []seedOut
+	done  []chan struct{}
+	skip  atomic.Bool
+	// first is the item of the same configuration earlier in the batch;
+	// out the item's result once committed.
+	first *batchItem
+	out   evalOut
+}
+
+func evalKey(changes []Change, m int) string {
+	var key strings.Builder
+	fmt.Fprintf(&key, "%d", m)
+	for _, c := range changes {
+		key.WriteString("\x00" + c.Kind + "\x01" + c.Spec)
+	}
+	return key.String()
+}
+
+// evalAll replays the configurations of reqs as if one after another in
+// their order: each is looked up in the cache, else checked against the
+// budgets (plan.replay_budget and plan.step_budget, as spent by those
+// before it) and charged to them, in that order; after each, then (when
+// not nil) is called with its result and says whether to stop, and
+// nothing after a stop is charged or returned (errSkipped). The seeded
+// replays themselves run in parallel on GOMAXPROCS workers, taken in the
+// same order; work done past a stop or a budget is thrown away, so which
+// replays count, the counts and every answer are the same with any
+// number of workers.
+func (pl *planner) evalAll(reqs []evalReq, then func(i int, o evalOut) bool) []evalOut {
+	outs := make([]evalOut, len(reqs))
+	for i := range outs {
+		outs[i].err = errSkipped
+	}
+	items := make([]*batchItem, len(reqs))
+	type task struct{ item, seed int }
+	var tasks []task
+	queued := map[string]*batchItem{}
+	for i, q := range reqs {
+		it := &batchItem{req: q, key: evalKey(q.changes, q.m)}
+		items[i] = it
+		if pl.cached(q) != nil {
+			continue
+		}
+		if it.first = queued[it.key]; it.first != nil {
+			continue
+		}
+		queued[it.key] = it
+		it.build = sync.OnceValues(func() (*replay, error) {
+			if q.r != nil {
+				return q.r, nil
+			}
+			return newReplay(pl.in, pl.wp, q.changes)
+		})
+		it.seeds = make([]seedOut, pl.seeds)
+		it.done = make([]chan struct{}, pl.seeds)
+		for s := range pl.seeds {
+			it.done[s] = make(chan struct{})
+			tasks = append(tasks, task{i, s})
+		}
+	}
+	var stopped atomic.Bool
+	var next atomic.Int64
+	var wg sync.WaitGroup
+	for range min(runtime.GOMAXPROCS(0), len(tasks)) {
+		wg.Go(func() {
+			for {
+				k := int(next.Add(1) - 1)
+				if k >= len(tasks) {
+					return
+				}
+				t := tasks[k]
+				it := items[t.item]
+				if stopped.Load() || it.skip.Load() {
+					it.seeds[t.seed].err = errSkipped
+				} else {
+					it.seeds[t.seed] = pl.runSeed(it, t.seed)
+				}
+				close(it.done[t.seed])
+			}
+		})
+	}
+	for i, it := range items {
+		it.out = pl.commit(it)
+		outs[i] = it.out
+		if then != nil && then(i, outs[i]) {
+			break
+		}
+	}
+	stopped.Store(true)
+	wg.Wait()
+	return outs
+}
+
+// cached is the configuration's result when it was replayed before.
+func (pl *planner) cached(q evalReq) *evalResult {
+	if len(q.changes) == 0 && q.m == 0 && pl.base != nil {
+		return pl.base
+	}
+	return pl.cache[evalKey(q.changes, q.m)]
+}
+
+// runSeed replays seed s of a configuration at its month's load.
+func (pl *planner) runSeed(it *batchItem, s int) seedOut {
+	r, err := it.build()
+	if err != nil {
+		return seedOut{err: err}
+	}
+	jobs := r.jobs
+	if f := pl.factor(it.req.m); f != 1 {
+		jobs = queuesim.Scale(r.jobs, f, r.span, r.hourOffset, uint64(s+1))
+	}
+	res, err := r.run(jobs, uint64(s+1))
+	if err != nil {
+		return seedOut{err: err}
+	}
+	out := seedOut{stats: r.reduce(res, jobs), jobs: len(jobs), steps: res.Stats.Events + res.Stats.BackfillTested}
+	if it.req.keep {
+		out.res = res
+	}
+	return out
+}
+
+// commit is a configuration's result, charged to the budgets as the
+// sequential plan charges it: the replay is built; the budgets are
+// checked before its seeds; each seed counts in turn.
+func (pl *planner) commit(it *batchItem) evalOut {
+	if e := pl.cached(it.req); e != nil {
+		return evalOut{e: e}
+	}
+	if it.first != nil {
+		// The same configuration earlier in the batch, which failed: it
+		// fails again, as the budgets only shrink.
+		return it.first.out
+	}
+	r, err := it.build()
+	if err != nil {
+		it.skip.Store(true)
+		return evalOut{err: err}
+	}
+	f := pl.factor(it.req.m)
+	pl.need = int(float64(len(r.jobs)*pl.seeds) * math.Max(f, 1))
+	if pl.need > pl.budget || pl.stepBudget > 0 && pl.steps >= pl.stepBudget {
+		it.skip.Store(true)
+		return evalOut{err: errBudget}
+	}
+	e := &evalResult{nodes: r.simNodes, parts: r.simParts}
+	stats := make([]seedStats, 0, pl.seeds)
+	for s := range pl.seeds {
+		<-it.done[s]
+		so := &it.seeds[s]
+		if so.err != nil {
+			return evalOut{err: so.err}
+		}
+		pl.steps += so.steps
+		pl.budget -= so.jobs
+		pl.replayed += so.jobs
+		pl.replays++
+		pl.report(false, false)
+		stats = append(stats, so.stats)
+		if it.req.keep {
+			e.runs = append(e.runs, so.res)
+		}
+		so.res, so.stats = nil, seedStats{}
+	}
+	e.sc = r.combine(stats)
+	if it.req.keep {
+		e.r = r
+	}
+	pl.cache[it.key] = e
+	return evalOut{e: e}
+}
+
+// report tells the caller's progress function how far the plan is.
+func (pl *planner) report(final, stopped bool) {
+	if pl.progress == nil {
+		return
+	}
+	pl.planned = max(pl.planned, pl.replays)
+	p := PlanProgress{Done: pl.replays, Planned: pl.planned, Final: final, Stopped: final && stopped}
+	if final && !stopped {
+		p.Planned = p.Done
+	}
+	pl.progress(p)
+}

@@ -1,0 +1,66 @@
+package analysis
+
+import (
+	"bytes"
+	"encoding/json"
+	"runtime"
+	"strings"
+	"testing"
+)
+
+// budgetPlan is the plan of the random multifactor golden month with a
+// step budget, made with GOMAXPROCS procs, and its JSON.
+func budgetPlan(t *testing.T, stepBudget, procs int, progress func(PlanProgress)) (SimPlan, []byte) {
+	t.Helper()
+	gm := goldenMonths[3]
+	in := gm.month(t)
+	c := planConfig(3)
+	if stepBudget > 0 {
+		c.Plan.StepBudget = stepBudget
+	}
+	f, err := Analyse(in, c)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer runtime.GOMAXPROCS(runtime.GOMAXPROCS(procs))
+	sp, err := SimulatePlan(in, &f, SimPlanParams{WhatIf: multifactorConf(in), Plan: gm.pp, Progress: progress}, c)
+	if err != nil {
+		t.Fatal(err)
+	}
+	b, err := json.Marshal(struct {
+		Recommendations []Recommendation `json:"recommendations"`
+		Simulated       SimPlan          `json:"simulated"`
+	}{f.Recommendations, sp})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return sp, b
+}
+
+// TestStepBudgetStopsAlike: a plan that plan.step_budget stops, stops at
+// the same replay with 1 and 4 workers — the budget is charged in the
+// plan's order, not in the order the parallel replays end — and says so
+// the same way.
+func TestStepBudgetStopsAlike(t *testing.T) {
+	if testing.Short() {
+		t.Skip("replays a planted month three times")
+	}
+	full, _ := budgetPlan(t, 0, 1, nil)
+	if full.NotSimulated != "" || full.Steps == 0 {
+		t.Fatalf("the whole plan: %q, %d steps", full.NotSimulated, full.Steps)
+	}
+	budget := full.Steps / 2
+	t.Logf("the whole plan: %d replays, %d steps", full.Replays, full.Steps)
+	one, oneJSON := budgetPlan(t, budget, 1, nil)
+	four, fourJSON := budgetPlan(t, budget, 4, nil)
+	if !strings.Contains(one.NotSimulated, "plan.step_budget") {
+		t.Fatalf("with half the steps (%d): not simulated %q, want the step budget named", budget, one.NotSimulated)
+	}
+	t.Logf("with %d steps: %d replays, %d steps; %s", budget, one.Replays, one.Steps, one.NotSimulated)
+	if one.Replays >= full.Replays || one.Steps < budget {
+		t.Errorf("stopped after %d replays and %d steps; the whole plan takes %d and %d, the budget is %d", one.Replays, one.Steps, full.Replays, full.Steps, budget)
+	}
+	if one.Replays != four.Replays || one.Steps != four.Steps || !bytes.Equal(oneJSON, fourJSON) {
+		t.Errorf("stopped after %d replays, %d steps with 1 worker and %d, %d with 4:\n%s", one.Replays, one.Steps, four.Replays, four.Steps, firstDiff(oneJSON, fourJSON))
+	}
+}
