@@ -302,6 +302,7 @@ slurm_conf = %q
 db = %q
 spool_dir = %q
 socket = %q
+query_socket = %q
 log_file = %q
 
 [agent]
@@ -318,7 +319,7 @@ dir = %q
 gpus = 4
 model = "NVIDIA H100 80GB HBM3"
 memory = "80GiB"
-`, filepath.Join(filepath.Dir(gresConf), "slurm.conf"), filepath.Join(work, "gpuprof.db"), filepath.Join(work, "spool"), filepath.Join(work, "agent.sock"),
+`, filepath.Join(filepath.Dir(gresConf), "slurm.conf"), filepath.Join(work, "gpuprof.db"), filepath.Join(work, "spool"), filepath.Join(work, "agent.sock"), filepath.Join(work, "run", "query.sock"),
 		filepath.Join(work, "gpuprof.log"), interval.String(), gresConf, simDir)
 	if err := os.WriteFile(path, []byte(text), 0o644); err != nil {
 		t.Fatal(err)

@@ -32,6 +32,7 @@ func TestHookCrashOnCluster(t *testing.T) {
 	writeFile(t, cfg, `db = "`+filepath.Join(dir, "gpuprof.db")+`"
 spool_dir = "`+filepath.Join(dir, "spool")+`"
 socket = "`+filepath.Join(dir, "agent.sock")+`"
+query_socket = "`+filepath.Join(dir, "run", "query.sock")+`"
 log_file = "`+logFile+`"
 [agent]
 gpu = "sim"

@@ -62,6 +62,7 @@ func TestHookCrashes(t *testing.T) {
 				writeFile(t, cfg, `db = "`+filepath.Join(dir, "gpuprof.db")+`"
 spool_dir = "`+filepath.Join(dir, "spool")+`"
 socket = "`+filepath.Join(dir, "agent.sock")+`"
+query_socket = "`+filepath.Join(dir, "run", "query.sock")+`"
 log_file = "`+logFile+`"
 [agent]
 gpu = "sim"

@@ -377,6 +377,7 @@ node = "localhost"
 db = %q
 spool_dir = %q
 socket = %q
+query_socket = %q
 log_file = %q
 
 [agent]
@@ -421,7 +422,7 @@ signal = "TERM"
 wait = %q
 scancel = "/usr/bin/scancel"
 dry_run = %t
-`, filepath.Join(work, "gpuprof.db"), filepath.Join(work, "spool"), filepath.Join(work, "agent.sock"), logFile,
+`, filepath.Join(work, "gpuprof.db"), filepath.Join(work, "spool"), filepath.Join(work, "agent.sock"), filepath.Join(work, "run", "query.sock"), logFile,
 		gresConf, simDir, sendmail, noticeWindow.String(), noticeWindow.String(), noticeGrace.String(), noticeWait.String(), dryRun)
 	if err := os.WriteFile(path, []byte(text), 0o644); err != nil {
 		t.Fatal(err)

@@ -96,6 +96,7 @@ func TestSpooledRecordsJoinTheirJob(t *testing.T) {
 	text := fmt.Sprintf(`db = %q
 spool_dir = %q
 socket = %q
+query_socket = %q
 log_file = %q
 slurm_conf = %q
 
@@ -113,7 +114,7 @@ dir = %q
 gpus = 4
 model = "NVIDIA H100 80GB HBM3"
 memory = "80GiB"
-`, dbPath, spoolDir, socket, logFile, c.Conf, filepath.Join(c.Dir, "etc", "gres.conf"), simDir)
+`, dbPath, spoolDir, socket, filepath.Join(work, "run", "query.sock"), logFile, c.Conf, filepath.Join(c.Dir, "etc", "gres.conf"), simDir)
 	if err := os.WriteFile(cfgPath, []byte(text), 0o644); err != nil {
 		t.Fatal(err)
 	}

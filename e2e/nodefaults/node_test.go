@@ -96,6 +96,9 @@ func newNode(t *testing.T, edit func(dir string, c *config.Config)) *node {
 	c.DB = filepath.Join(dir, "gpuprof.db")
 	c.SpoolDir = filepath.Join(dir, "spool")
 	c.Socket = filepath.Join(dir, "agent.sock")
+	// Each node its own query socket: the default, /run/gpuprof, is one
+	// for all the tests running at once.
+	c.QuerySocket = filepath.Join(dir, "run", "query.sock")
 	c.LogFile = filepath.Join(dir, "gpuprof.log")
 	c.Agent.GPU = "sim"
 	c.Agent.Interval = config.Duration(interval)
