@@ -64,3 +64,44 @@ func TestStepBudgetStopsAlike(t *testing.T) {
 		t.Errorf("stopped after %d replays, %d steps with 1 worker and %d, %d with 4:\n%s", one.Replays, one.Steps, four.Replays, four.Steps, firstDiff(oneJSON, fourJSON))
 	}
 }
+
+// TestPlanProgress: the plan reports its replays as they are counted —
+// done never falls, never passes planned, and the last report is final
+// with done == planned == the plan's replays; a plan the step budget
+// stops ends with its stop reported and the replays it ran.
+func TestPlanProgress(t *testing.T) {
+	if testing.Short() {
+		t.Skip("replays a planted month twice")
+	}
+	check := func(t *testing.T, stepBudget int) {
+		var got []PlanProgress
+		sp, _ := budgetPlan(t, stepBudget, 4, func(p PlanProgress) { got = append(got, p) })
+		if len(got) < 2 {
+			t.Fatalf("%d reports, want one per replay and a final one", len(got))
+		}
+		for i, p := range got {
+			if p.Done > p.Planned || p.Done < 0 {
+				t.Errorf("report %d: %d done of %d planned", i, p.Done, p.Planned)
+			}
+			if i > 0 && (p.Done < got[i-1].Done || p.Done > got[i-1].Done+1) {
+				t.Errorf("report %d: done %d after %d (want each replay counted once, in turn)", i, p.Done, got[i-1].Done)
+			}
+			if p.Final != (i == len(got)-1) {
+				t.Errorf("report %d of %d: final %v", i, len(got), p.Final)
+			}
+		}
+		last := got[len(got)-1]
+		if last.Done != sp.Replays {
+			t.Errorf("final report: %d done, the plan ran %d replays", last.Done, sp.Replays)
+		}
+		stopped := sp.NotSimulated != ""
+		if stopped != (stepBudget > 0) {
+			t.Fatalf("step budget %d: not simulated %q", stepBudget, sp.NotSimulated)
+		}
+		if last.Stopped != stopped || !stopped && last.Planned != last.Done {
+			t.Errorf("final report %+v; the plan stopped: %v", last, stopped)
+		}
+	}
+	t.Run("whole", func(t *testing.T) { check(t, 0) })
+	t.Run("step budget", func(t *testing.T) { check(t, 60000) })
+}

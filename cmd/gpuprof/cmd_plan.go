@@ -77,7 +77,7 @@ built-in defaults).`,
 			if err := c.Validate(); err != nil {
 				return usagef("%v", err)
 			}
-			pd, err := analyseAndPlan(cmd.Context(), g, flt, o.analysisOptions, c, p)
+			pd, err := analyseAndPlan(cmd.Context(), g, flt, o.analysisOptions, c, p, cmd.ErrOrStderr())
 			if err != nil {
 				return err
 			}

@@ -20,6 +20,8 @@ type analysisOptions struct {
 	Config  string
 	Local   bool
 	Cluster string
+	// Quiet hides the simulated plan's progress (shown on a terminal).
+	Quiet bool
 }
 
 func (o *analysisOptions) AddFlags(fs *pflag.FlagSet) {
@@ -28,6 +30,7 @@ func (o *analysisOptions) AddFlags(fs *pflag.FlagSet) {
 	fs.StringVar(&o.Cluster, "cluster", "", clusterHelp)
 	fs.StringVar(&o.Config, "analysis-config", "", "analysis thresholds (TOML, see contrib/analysis.toml.example; default: built-in)")
 	fs.BoolVar(&o.Local, "local", false, "read this host's jobs (the local database, or the agent's query socket) even when a collector is configured")
+	fs.BoolVar(&o.Quiet, "quiet", false, "do not show the queue replay's progress (shown on a terminal's stderr when the plan runs over 2 s)")
 }
 
 // load reads the jobs and the thresholds and builds the analysis input,
@@ -121,7 +124,7 @@ script for an administrator to review and apply.`,
 					return err
 				}
 			} else {
-				pd, err := analyseAndPlan(cmd.Context(), g, flt, o.analysisOptions, c, c.Plan.Params())
+				pd, err := analyseAndPlan(cmd.Context(), g, flt, o.analysisOptions, c, c.Plan.Params(), cmd.ErrOrStderr())
 				if err != nil {
 					return err
 				}

@@ -30,6 +30,8 @@ type reportOptions struct {
 	Local     bool
 	Title     string
 	Cluster   string
+	// Quiet hides the simulated plan's progress (shown on a terminal).
+	Quiet bool
 }
 
 func newReportCommand(g *globalOptions) *cobra.Command {
@@ -67,7 +69,7 @@ clusters gives one report per cluster, gpuprof-report-MONTH-CLUSTER.*;
   gpuprof report --month 2026-11 --format md --anonymize`,
 		Args: usageArgs(cobra.NoArgs),
 		RunE: func(cmd *cobra.Command, _ []string) error {
-			return o.run(cmd.Context(), g, cmd.OutOrStdout())
+			return o.run(cmd.Context(), g, cmd.OutOrStdout(), cmd.ErrOrStderr())
 		},
 	}
 	fs := cmd.Flags()
@@ -81,6 +83,7 @@ clusters gives one report per cluster, gpuprof-report-MONTH-CLUSTER.*;
 	fs.BoolVar(&o.Local, "local", false, "read this host's jobs (the local database, or the agent's query socket) even when a collector is configured")
 	fs.StringVar(&o.Title, "title", "", "report title (default: \"GPU workload report, <Month YYYY>\")")
 	fs.StringVar(&o.Cluster, "cluster", "", "the cluster to report on (default: each cluster whose jobs the month holds, a report for each)")
+	fs.BoolVar(&o.Quiet, "quiet", false, "do not show the queue replay's progress (shown on a terminal's stderr when the plan runs over 2 s)")
 	return cmd
 }
 
@@ -120,7 +123,7 @@ func parseMonth(s string, now time.Time, loc *time.Location) (analysis.Window, e
 	return analysis.Window{From: first, To: first.AddDate(0, 1, 0)}, nil
 }
 
-func (o *reportOptions) run(ctx context.Context, g *globalOptions, stdout io.Writer) error {
+func (o *reportOptions) run(ctx context.Context, g *globalOptions, stdout, stderr io.Writer) error {
 	w, err := parseMonth(o.Month, time.Now(), time.Local)
 	if err != nil {
 		return err
@@ -174,7 +177,7 @@ func (o *reportOptions) run(ctx context.Context, g *globalOptions, stdout io.Wri
 		if len(clusters) > 1 {
 			suffix = "-" + fileSafe(cl)
 		}
-		if err := o.one(ctx, src, w, cl, suffix, c, formats, stdout); err != nil {
+		if err := o.one(ctx, src, w, cl, suffix, c, formats, stdout, stderr); err != nil {
 			return err
 		}
 	}
@@ -184,7 +187,7 @@ func (o *reportOptions) run(ctx context.Context, g *globalOptions, stdout io.Wri
 // one writes the report of cluster ("" for the one of the month's jobs,
 // or this host's when there are none) in each format, to
 // gpuprof-report-MONTH<suffix>.<format>.
-func (o *reportOptions) one(ctx context.Context, src *jobSource, w analysis.Window, cluster, suffix string, c analysis.Config, formats []string, stdout io.Writer) error {
+func (o *reportOptions) one(ctx context.Context, src *jobSource, w analysis.Window, cluster, suffix string, c analysis.Config, formats []string, stdout, stderr io.Writer) error {
 	f := store.ViewFilter{Since: w.From, Until: w.To}
 	if err := src.forCluster(ctx, &f, cluster); err != nil {
 		return err
@@ -227,7 +230,9 @@ func (o *reportOptions) one(ctx context.Context, src *jobSource, w analysis.Wind
 	if err == nil {
 		// After Analyse, before the findings go into the report: the plan
 		// sets each recommendation's simulated effect.
-		sim = reportPlan(in, &findings, wp, c, src)
+		prog := startPlanProgress(stderr, !o.Quiet && isTerminal(stderr))
+		sim = reportPlan(in, &findings, wp, c, src, prog.Func())
+		prog.Close()
 	}
 	wg.Wait()
 	if err != nil {
@@ -292,7 +297,7 @@ func reportInput(ctx context.Context, src *jobSource, f store.ViewFilter) (analy
 // only their own it is not simulated, and says so. A replay that fails
 // does not stop the report: the plan, and each recommendation's effect,
 // say why there is no replay.
-func reportPlan(in analysis.Input, findings *analysis.Findings, wp analysis.WhatIfParams, c analysis.Config, src *jobSource) analysis.SimPlan {
+func reportPlan(in analysis.Input, findings *analysis.Findings, wp analysis.WhatIfParams, c analysis.Config, src *jobSource, progress func(analysis.PlanProgress)) analysis.SimPlan {
 	pp := c.Plan.Params()
 	if !src.id.Admin {
 		sp := analysis.NotSimulatedPlan(*findings, pp, c,
@@ -300,7 +305,7 @@ func reportPlan(in analysis.Input, findings *analysis.Findings, wp analysis.What
 		sp.Conf = in.Conf
 		return sp
 	}
-	sp, err := analysis.SimulatePlan(in, findings, analysis.SimPlanParams{WhatIf: wp, Plan: pp}, c)
+	sp, err := analysis.SimulatePlan(in, findings, analysis.SimPlanParams{WhatIf: wp, Plan: pp, Progress: progress}, c)
 	if err != nil {
 		for i := range findings.Recommendations {
 			findings.Recommendations[i].Simulated = nil

@@ -577,7 +577,7 @@ func TestReportPlanNotAdmin(t *testing.T) {
 	c := analysis.DefaultConfig()
 	f := analysis.Findings{Recommendations: []analysis.Recommendation{{ID: "R1", Effect: "400 idle GPU-hours a month"}}}
 	src := &jobSource{id: tui.Identity{User: "ann\x1b[31m", Admin: false}}
-	sp := reportPlan(analysis.Input{}, &f, analysis.WhatIfParams{}, c, src)
+	sp := reportPlan(analysis.Input{}, &f, analysis.WhatIfParams{}, c, src, nil)
 	if sp.Simulated || sp.Verdict.Code != analysis.VerdictNotSimulated ||
 		!strings.Contains(sp.Verdict.Text, "root and admin_group only") || !strings.Contains(sp.Verdict.Text, "ann") ||
 		strings.ContainsRune(sp.Verdict.Text, 0x1b) {

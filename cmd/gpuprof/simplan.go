@@ -3,6 +3,7 @@ package main
 import (
 	"context"
 	"fmt"
+	"io"
 
 	"github.com/gpuprof/gpuprof/analysis"
 	"github.com/gpuprof/gpuprof/store"
@@ -20,8 +21,10 @@ type planned struct {
 
 // analyseAndPlan reads the jobs f selects, analyses them with c and makes
 // the simulated plan with pp. The plan replays every user's jobs: for a
-// caller who sees only their own, it is not simulated, and says so.
-func analyseAndPlan(ctx context.Context, g *globalOptions, f store.ViewFilter, o analysisOptions, c analysis.Config, pp analysis.PlanParams) (planned, error) {
+// caller who sees only their own, it is not simulated, and says so. A
+// plan that runs long shows its progress on stderr when it is a terminal
+// and o.Quiet is not set.
+func analyseAndPlan(ctx context.Context, g *globalOptions, f store.ViewFilter, o analysisOptions, c analysis.Config, pp analysis.PlanParams, stderr io.Writer) (planned, error) {
 	var out planned
 	src, err := openSource(ctx, g, o.Local)
 	if err != nil {
@@ -51,6 +54,8 @@ func analyseAndPlan(ctx context.Context, g *globalOptions, f store.ViewFilter, o
 		out.sim.Conf = out.in.Conf
 		return out, nil
 	}
-	out.sim, err = analysis.SimulatePlan(out.in, &out.findings, analysis.SimPlanParams{WhatIf: wp, Plan: pp}, c)
+	prog := startPlanProgress(stderr, !o.Quiet && isTerminal(stderr))
+	defer prog.Close()
+	out.sim, err = analysis.SimulatePlan(out.in, &out.findings, analysis.SimPlanParams{WhatIf: wp, Plan: pp, Progress: prog.Func()}, c)
 	return out, err
 }
