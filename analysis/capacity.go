@@ -763,83 +763,40 @@ func addChanges(model string, k, nodeGPUs int) []Change {
 }
 
 // timeline finds the first month in 0..maxMonths whose load, with the
-// changes, misses the target: a scan every maxMonths/8 months, then
-// bisection inside the first interval that ends in a miss (waits grow
-// with load within an interval: the search assumes it).
+// changes, misses the target: every month is replayed, in order, up to
+// the first miss. Waits are not provably monotone in load for a seed (the
+// scaled job sets are nested, but a scheduler has anomalies), so no month
+// is stepped over: a bisection could miss a breach that a later month's
+// dip hides. The months run in parallel, charged in order; the work past
+// the first miss is thrown away.
 func (pl *planner) timeline(changes []Change, maxMonths int, end time.Time, lead int) (*Timeline, error) {
 	maxMonths = min(maxMonths, 120)
 	tl := &Timeline{SearchedMonths: maxMonths, BreachMonth: -1}
-	at := func(m int) (bool, Scenario, error) {
-		e, err := pl.eval(changes, m)
-		if err != nil {
-			return false, Scenario{}, err
-		}
-		return pl.meets(e.sc), e.sc, nil
+	reqs := make([]evalReq, maxMonths+1)
+	for m := range reqs {
+		reqs[m] = evalReq{changes: changes, m: m}
 	}
-	// Today, then a coarse scan (every maxMonths/8 months, and the last),
-	// so that a month whose waits dip below a later one's cannot hide an
-	// earlier breach from the bisection: replayed together, up to the
-	// first month that misses.
-	step := max(1, maxMonths/8)
-	months := []int{0}
-	for m := step; ; m = min(m+step, maxMonths) {
-		months = append(months, m)
-		if m == maxMonths {
-			break
-		}
-	}
-	reqs := make([]evalReq, len(months))
-	for i, m := range months {
-		reqs[i] = evalReq{changes: changes, m: m}
-	}
-	miss, lo, hi := -1, 0, -1
-	var hiSc Scenario
 	var err error
-	pl.evalAll(reqs, func(i int, o evalOut) bool {
+	pl.evalAll(reqs, func(m int, o evalOut) bool {
 		if err = o.err; err != nil {
 			return true
 		}
-		if !pl.meets(o.e.sc) {
-			miss, hiSc = months[i], o.e.sc
-			return true
+		if pl.meets(o.e.sc) {
+			return false
 		}
-		lo = months[i]
-		return false
-	})
-	if err != nil {
-		return nil, err
-	}
-	breach := func(m int, sc Scenario) {
 		tl.BreachMonth = m
-		tl.Group, tl.P95 = worst(sc, false)
+		tl.Group, tl.P95 = worst(o.e.sc, false)
 		// Both dates count months from the window's end: the order-by
 		// date is month m − lead, not the breach date less lead months
 		// (from a 31st, that would step through a normalised date).
 		tl.BreachDate = end.AddDate(0, m, 0)
 		tl.OrderBy = end.AddDate(0, m-lead, 0)
 		tl.Late = !tl.OrderBy.After(end)
+		return true
+	})
+	if err != nil {
+		return nil, err
 	}
-	switch miss {
-	case 0:
-		breach(0, hiSc)
-		return tl, nil
-	case -1:
-		return tl, nil
-	}
-	hi = miss
-	for hi-lo > 1 {
-		mid := (lo + hi) / 2
-		ok, sc, err := at(mid)
-		if err != nil {
-			return nil, err
-		}
-		if ok {
-			lo = mid
-		} else {
-			hi, hiSc = mid, sc
-		}
-	}
-	breach(hi, hiSc)
 	return tl, nil
 }
 

@@ -758,8 +758,8 @@ func TestPlannerFactor(t *testing.T) {
 }
 
 // fakeTimeline is a planner whose replays are given: month m's worst p95
-// is p95[m] (the last value beyond), so that the timeline's bisection and
-// date arithmetic can be checked without replaying.
+// is p95(m), so that the timeline's search and date arithmetic can be
+// checked without replaying.
 func fakeTimeline(t *testing.T, p95 func(m int) float64, end time.Time, lead int) *Timeline {
 	t.Helper()
 	pl := &planner{target: 3600, cache: map[string]*evalResult{}}
@@ -775,6 +775,32 @@ func fakeTimeline(t *testing.T, p95 func(m int) float64, end time.Time, lead int
 		t.Fatal(err)
 	}
 	return tl
+}
+
+// TestTimelineDip: waits that meet the target, miss it at month 2, meet
+// it again at months 3–5 (a scheduling anomaly, or the seeds' medians)
+// and miss it from month 6 breach in month 2. The search that scanned
+// every maxMonths/8 months and bisected the first interval ending in a
+// miss would have answered 6 (its scan meets at 3, misses at 6, and the
+// bisection of 3..6 never looks at month 2); so would any search that
+// assumes waits grow with load. A first miss at month 3 with a dip at
+// 4–5 is found too.
+func TestTimelineDip(t *testing.T) {
+	dip := func(first int) func(int) float64 {
+		return func(m int) float64 {
+			if m == first || m >= 6 {
+				return 4000
+			}
+			return 1000
+		}
+	}
+	end := time.Date(2026, 11, 1, 0, 0, 0, 0, time.UTC)
+	for _, first := range []int{2, 3} {
+		tl := fakeTimeline(t, dip(first), end, 3)
+		if tl.BreachMonth != first || tl.P95.Median != 4000 {
+			t.Errorf("miss at month %d, then met at %d–5, missed from 6: breach month %d (p95 %.0f), want %d", first, first+1, tl.BreachMonth, tl.P95.Median, first)
+		}
+	}
 }
 
 // TestTimelineDates checks the order-by arithmetic by hand. A window
@@ -797,7 +823,7 @@ func TestTimelineDates(t *testing.T) {
 	for breach := 1; breach <= 24; breach++ {
 		tl := fakeTimeline(t, step(breach), end, 3)
 		if tl.BreachMonth != breach {
-			t.Errorf("bisection finds month %d, want %d", tl.BreachMonth, breach)
+			t.Errorf("the scan finds month %d, want %d", tl.BreachMonth, breach)
 		}
 	}
 	tl := fakeTimeline(t, step(7), end, 3)
