@@ -105,3 +105,33 @@ func TestPlanProgress(t *testing.T) {
 	t.Run("whole", func(t *testing.T) { check(t, 0) })
 	t.Run("step budget", func(t *testing.T) { check(t, 60000) })
 }
+
+// TestCellWords: the verdict that leaves a partition over the target
+// after the purchase says why from the partition's jobs per GPU model.
+func TestCellWords(t *testing.T) {
+	cells := func(p95 ...float64) []Cell {
+		var out []Cell
+		for i, w := range p95 {
+			out = append(out, Cell{Partition: "short", Model: []string{"a100", "h100"}[i], Jobs: Spread{Median: 10}, WaitP95: Spread{Median: w}})
+		}
+		return append(out, Cell{Partition: "gpu", Model: "a100", Jobs: Spread{Median: 10}, WaitP95: Spread{Median: 9000}})
+	}
+	for _, tt := range []struct {
+		name, group string
+		cells       []Cell
+		seeds       int
+		want        string
+	}{
+		{"a model's jobs over", "partition short", cells(1000, 5000), 5, ": its jobs on h100 1h23m still wait longer"},
+		{"every model's under, medians", "partition short", cells(1000, 3000), 5, "median over 5 seeds"},
+		{"one seed", "partition short", cells(1000, 3000), 1, "its rules or job shapes bind"},
+		{"a model named", "model h100", cells(1000, 5000), 5, "its rules or job shapes bind"},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			sp := &SimPlan{TargetP95Wait: 3600, Seeds: tt.seeds, WithPurchase: &Scenario{Cells: tt.cells}}
+			if got := cellWords(sp, tt.group); !strings.Contains(got, tt.want) {
+				t.Errorf("got %q, want it to contain %q", got, tt.want)
+			}
+		})
+	}
+}

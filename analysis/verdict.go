@@ -196,8 +196,8 @@ func verdictOf(sp *SimPlan, f *Findings, recs []Recommendation) Verdict {
 			// a partition's did not: what binds is the partition's rules or
 			// job shapes, not a model's count.
 			v.Binding, v.BindingName = BindingPolicy, wpName
-			v.Text = fmt.Sprintf("The smallest purchase per GPU model (%s) still leaves %s at a replayed p95 wait of %s at %s, against %s: its rules or job shapes bind, not a model's count.",
-				purchaseWords(sp.Purchase), wpName, shortDur(wp), horizon, target)
+			v.Text = fmt.Sprintf("The smallest purchase per GPU model (%s) still leaves %s at a replayed p95 wait of %s at %s, against %s%s.",
+				purchaseWords(sp.Purchase), wpName, shortDur(wp), horizon, target, cellWords(sp, wpName))
 		} else {
 			v.Text = fmt.Sprintf("No purchase of up to %s of one model meets the target: at %s the worst replayed p95 wait stays %s (%s), against %s.%s",
 				countWords(maxPurchase(sp), "GPU", "GPUs"), horizon, shortDur(wp), wpName, target, why)
@@ -235,6 +235,37 @@ func verdictOf(sp *SimPlan, f *Findings, recs []Recommendation) Verdict {
 		v.Text += " The replay's calibration is poor: treat these numbers as indicative."
 	}
 	return v
+}
+
+// cellWords says why a partition the purchase search left over the
+// target is over it: its jobs on a model still wait longer (the models
+// searched after that one changed where jobs ran), or — its jobs on
+// every model waiting under the target — the p95s are medians over the
+// seeds, and a partition's median need not lie under its models'.
+func cellWords(sp *SimPlan, group string) string {
+	const bind = ": its rules or job shapes bind, not a model's count"
+	part, ok := strings.CutPrefix(group, "partition ")
+	if !ok || sp.WithPurchase == nil {
+		return bind
+	}
+	var over []string
+	n := 0
+	for _, c := range sp.WithPurchase.Cells {
+		if c.Partition != part || c.Jobs.Median < 1 {
+			continue
+		}
+		n++
+		if c.WaitP95.Median > sp.TargetP95Wait {
+			over = append(over, fmt.Sprintf("%s %s", c.Model, shortDur(c.WaitP95.Median)))
+		}
+	}
+	switch {
+	case len(over) > 0:
+		return fmt.Sprintf(": its jobs on %s still wait longer (replayed p95), with the purchases of the models searched after", JoinWords(over))
+	case n > 0 && sp.Seeds > 1:
+		return fmt.Sprintf(", though its jobs on each GPU model wait under it: each wait is the median over %d seeds of one replay's p95, and a partition's median need not lie under its models'", sp.Seeds)
+	}
+	return bind
 }
 
 // placedModelWords is the evidence for a purchase search of a model no

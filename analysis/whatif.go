@@ -327,6 +327,31 @@ type Scenario struct {
 	Jobs       SimJobs `json:"jobs"`
 	Partitions []Group `json:"partitions"`
 	Models     []Group `json:"models"`
+	// Cells are the jobs of each partition by the GPU model they ran on,
+	// those with jobs: the jobs a partition's and a model's waits count
+	// are the same replayed jobs, and in one replay a partition's p95 is
+	// at most the worst of its cells' — but a model's p95 mixes the jobs
+	// of every partition on it, so a partition can wait longer than each
+	// of its models does.
+	Cells []Cell `json:"cells"`
+}
+
+// Cell is the jobs of one partition that ran on one GPU model.
+type Cell struct {
+	Partition string `json:"partition"`
+	Model     string `json:"model"`
+	Jobs      Spread `json:"jobs"`
+	WaitP95   Spread `json:"wait_p95_s"`
+}
+
+// cell is the cell of partition p and model m, or a zero one.
+func (sc *Scenario) cell(p, m string) Cell {
+	for _, c := range sc.Cells {
+		if c.Partition == p && c.Model == m {
+			return c
+		}
+	}
+	return Cell{Partition: p, Model: m}
 }
 
 // Group is the answer for one partition or GPU model: each a spread over

@@ -53,7 +53,12 @@ func fullSeconds(evs []busyEvent, gpus int) float64 {
 
 // seedStats is one seeded run reduced to what a Scenario reads: per
 // partition and per GPU model, its waits and GPU time.
-type seedStats struct{ parts, models []groupRun }
+type seedStats struct {
+	parts, models []groupRun
+	// cells are the waits of each partition's jobs by the model they ran
+	// on, at partition × len(models) + model.
+	cells [][]float64
+}
 
 // scenario reduces seeded runs to spreads per partition and GPU model.
 // jobsets are the jobs of each run when they differ from r.jobs (growth).
@@ -94,6 +99,7 @@ func (r *replay) reduce(res *queuesim.Result, jobs []queuesim.Job) seedStats {
 	models, modelGPUs, _ := r.models()
 	pr := make([]groupRun, len(r.simParts))
 	mr := make([]groupRun, len(models))
+	cells := make([][]float64, len(r.simParts)*len(models))
 	for i, jr := range res.Jobs {
 		if jr.Outcome != queuesim.Ran {
 			continue
@@ -121,12 +127,14 @@ func (r *replay) reduce(res *queuesim.Result, jobs []queuesim.Job) seedStats {
 			g.waits = append(g.waits, w)
 			g.queuedGH += w * eq / 3600
 		}
+		k := jr.Partition*len(models) + m
+		cells[k] = append(cells[k], w)
 	}
 	for k := range mr {
 		mr[k].full = fullSeconds(mr[k].evs, modelGPUs[models[k]])
 		mr[k].evs = nil
 	}
-	return seedStats{parts: pr, models: mr}
+	return seedStats{parts: pr, models: mr, cells: cells}
 }
 
 // combine is the Scenario of seeded runs, each reduced.
@@ -160,6 +168,23 @@ func (r *replay) combine(stats []seedStats) Scenario {
 		g.AddedGPUs, g.AddedOccupancy = modelAdded[m], spreadOf(added)
 		g.Demand, g.Placeable = r.demand[m], r.placeable[m]
 		sc.Models = append(sc.Models, g)
+	}
+	sc.Cells = []Cell{}
+	for p, part := range r.simParts {
+		for m, model := range models {
+			var runs []groupRun
+			some := false
+			for _, st := range stats {
+				w := st.cells[p*len(models)+m]
+				some = some || len(w) > 0
+				runs = append(runs, groupRun{waits: w})
+			}
+			if !some {
+				continue
+			}
+			g := groupOf("", 0, span, runs)
+			sc.Cells = append(sc.Cells, Cell{Partition: part.Name, Model: model, Jobs: g.Jobs, WaitP95: g.WaitP95})
+		}
 	}
 	return sc
 }
