@@ -754,7 +754,11 @@ func (pl *planner) searchModel(g Group, changes []Change, maxGPUs int, wf *evalR
 		lo = k
 		if k == maxGPUs {
 			mp.Needed = -1
-			mp.Why = fmt.Sprintf("%d more GPUs still leave a p95 wait of %s (plan.max_purchase %d)", k, shortDur(mg.WaitP95.Median), maxGPUs)
+			whose := ""
+			if c := mp.Curve[len(mp.Curve)-1].ComparedGroup; strings.HasPrefix(c, "partition ") && strings.Contains(c, " on ") {
+				whose = " for the jobs of " + strings.TrimSuffix(c, " on "+g.Name) + " on it"
+			}
+			mp.Why = fmt.Sprintf("%d more GPUs still leave a p95 wait of %s%s (plan.max_purchase %d)", k, shortDur(mg.WaitP95.Median), whose, maxGPUs)
 			return mp, nil, nil
 		}
 	}
