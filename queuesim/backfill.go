@@ -92,13 +92,24 @@ func (s *sim) steps(n int32) []step {
 	return out
 }
 
-// earliestOn returns the earliest time from now at which the node has
-// units free for dur, or never when that is after limit.
-func (s *sim) earliestOn(n int32, units int, dur, limit int64) int64 {
+// earliestOn returns the earliest time from start (now, or a time before
+// which the node is known to have no room) at which the node has units
+// free for dur, or never when that is after limit (≥ start). It also
+// returns the first time from start at which the units are free at all
+// (for however short), or, when there is none up to limit, a time up to
+// which they are not.
+func (s *sim) earliestOn(n int32, units int, dur, limit, start int64) (t, fit int64) {
 	cp := s.nodes[n].cap
 	st := s.steps(n)
-	c := s.now
-	for k, e := range st {
+	c, fit := start, int64(-1)
+	k := 0
+	if start > s.now && len(st) > 1 {
+		// The step holding start: the last that begins at or before it.
+		k, _ = slices.BinarySearchFunc(st, start+1, func(e step, t int64) int { return cmpInt(e.t, t) })
+		k--
+	}
+	for ; k < len(st); k++ {
+		e := st[k]
 		end := int64(never)
 		if k+1 < len(st) {
 			end = st[k+1].t
@@ -109,15 +120,36 @@ func (s *sim) earliestOn(n int32, units int, dur, limit int64) int64 {
 		if e.units+units > cp {
 			c = end
 			if c > limit {
-				return never
+				if fit < 0 {
+					fit = c
+				}
+				return never, fit
 			}
 			continue
 		}
+		if fit < 0 {
+			fit = c
+		}
 		if end-c >= dur || end >= never {
-			return c
+			return c, fit
 		}
 	}
-	return c
+	return c, c
+}
+
+// freeFrom returns a time before which the node has not had units free
+// at any moment of this cycle's timeline (the cycle only adds use, so it
+// stays true), and whether the node keeps such times for units.
+func (s *sim) freeFrom(n int32, units int) (int64, bool) {
+	ns := &s.nodes[n]
+	if units >= len(ns.freeAt) {
+		return s.now, false
+	}
+	if ns.freeGen != s.tlGen {
+		ns.freeGen = s.tlGen
+		clear(ns.freeAt)
+	}
+	return max(ns.freeAt[units], s.now), true
 }
 
 // freeDuring reports whether the node has units free from c for dur.
@@ -160,6 +192,22 @@ func (s *sim) fitsShape(j *jstate, in *Job, n int32) bool {
 		return ns.spg >= in.Shards
 	}
 	return ns.gpus >= in.GPUs
+}
+
+// candidates returns the partition's nodes, in its order, that could
+// ever hold the job's share, kept per request shape.
+func (s *sim) candidates(ji, p int32) []int32 {
+	j, in := &s.js[ji], &s.in[ji]
+	m := &s.memo[int(j.shape)*len(s.parts)+int(p)]
+	if !m.candKnown {
+		m.candKnown = true
+		for _, n := range s.parts[p].nodes {
+			if s.fitsShape(j, in, n) {
+				m.cand = append(m.cand, n)
+			}
+		}
+	}
+	return m.cand
 }
 
 // plannedEnd is when the backfill expects a job started at start to end:
@@ -277,21 +325,95 @@ func (s *sim) placeable(ji int32, nodes []int32) bool {
 	return true
 }
 
+// memo is what a backfill cycle found for one request shape (GPU type,
+// GPUs or shards, nodes, time limit) in one partition: the earliest start
+// t on nodes, or, when t is never, that there is none before lb. Within a
+// cycle the timelines only gain use, so a start that was not free before
+// is not free later: t (or lb) stays a lower bound on the shape's earliest
+// start for the rest of the cycle. And while the nodes found are still
+// free from t for the shape's planned duration, t on those nodes is again
+// the answer the full search gives: no node before them in the
+// partition's order, nor any earlier time, can have become free.
+type memo struct {
+	gen   int
+	t, lb int64
+	nodes []int32
+	// The partition's nodes that fit the shape at all, for the replay.
+	cand      []int32
+	candKnown bool
+}
+
 // earliest returns the earliest time (≤ limit) at which the partition has
 // nodes for the job for dur, and those nodes; never when there is none.
 func (s *sim) earliest(ji, p int32, dur, limit int64) (int64, []int32) {
+	if limit < s.now {
+		// Only when a start now was already found in another
+		// partition: nothing here can be earlier.
+		return never, nil
+	}
 	j, in := &s.js[ji], &s.in[ji]
+	m := &s.memo[int(j.shape)*len(s.parts)+int(p)]
+	from := s.now
+	if m.gen == s.tlGen {
+		if m.t < never {
+			if m.t > limit {
+				return never, nil
+			}
+			if s.stillFree(in, m.nodes, m.t, dur) {
+				return m.t, append(s.pick[:0], m.nodes...)
+			}
+			from = m.t
+		} else {
+			if m.lb > limit {
+				return never, nil
+			}
+			from = m.lb
+		}
+	}
+	t, nodes := s.search(ji, p, dur, limit, from)
+	m.gen, m.t = s.tlGen, t
+	if t < never {
+		m.nodes = append(m.nodes[:0], nodes...)
+	} else {
+		m.lb = max(from, limit+1)
+	}
+	return t, nodes
+}
+
+// stillFree reports whether every node has the job's units free from t
+// for dur.
+func (s *sim) stillFree(in *Job, nodes []int32, t, dur int64) bool {
+	for _, n := range nodes {
+		if !s.freeDuring(n, s.units(in, n), t, dur) {
+			return false
+		}
+	}
+	return true
+}
+
+// search is earliest's full search, from a time (≤ limit) before which
+// no start can be.
+func (s *sim) search(ji, p int32, dur, limit, from int64) (int64, []int32) {
+	in := &s.in[ji]
 	s.pick = s.pick[:0]
+	cand := s.candidates(ji, p)
 	if in.Nodes == 1 {
 		best, node := int64(never), int32(-1)
-		for _, n := range s.parts[p].nodes {
-			if !s.fitsShape(j, in, n) {
-				continue
+		for _, n := range cand {
+			u := s.units(in, n)
+			lim := min(limit, best-1)
+			lb, kept := s.freeFrom(n, u)
+			if lb > lim {
+				continue // e_n ≥ lb: no start here before best
 			}
-			t := s.earliestOn(n, s.units(in, n), dur, min(limit, best-1))
+			start := max(from, lb)
+			t, fit := s.earliestOn(n, u, dur, lim, start)
+			if kept && start == lb {
+				s.nodes[n].freeAt[u] = fit
+			}
 			if t < best {
 				best, node = t, n
-				if t == s.now {
+				if t == from {
 					break
 				}
 			}
@@ -301,25 +423,23 @@ func (s *sim) earliest(ji, p int32, dur, limit int64) (int64, []int32) {
 		}
 		return best, append(s.pick, node)
 	}
-	// Several nodes at once: try now, then each time a node's use
+	// Several nodes at once: try from, then each time a node's use
 	// changes, for the first time enough nodes are free together.
-	cands := []int64{s.now}
-	for _, n := range s.parts[p].nodes {
-		if !s.fitsShape(j, in, n) {
-			continue
-		}
+	cands := append(s.cands[:0], from)
+	for _, n := range cand {
 		for _, e := range s.steps(n) {
-			if e.t > s.now && e.t <= limit {
+			if e.t > from && e.t <= limit {
 				cands = append(cands, e.t)
 			}
 		}
 	}
 	slices.Sort(cands)
 	cands = slices.Compact(cands)
+	s.cands = cands
 	for _, c := range cands {
 		s.pick = s.pick[:0]
-		for _, n := range s.parts[p].nodes {
-			if s.fitsShape(j, in, n) && s.freeDuring(n, s.units(in, n), c, dur) {
+		for _, n := range cand {
+			if s.freeDuring(n, s.units(in, n), c, dur) {
 				s.pick = append(s.pick, n)
 				if len(s.pick) == in.Nodes {
 					return c, s.pick

@@ -35,6 +35,7 @@ type jstate struct {
 	multi                       []int32 // node<<8|gpu per node, for jobs on several nodes
 	gpu                         int16   // the GPU a single-node shard job's shards are on
 	parts                       uint64  // partitions it may run in (mask)
+	shape                       int32   // its request shape (sim.memo)
 	runIdx                      int32   // position in sim.running
 	status                      status
 	outcome                     Outcome
@@ -50,6 +51,10 @@ type nstate struct {
 	// node without shards.
 	shards []int16
 	tl     timeline
+	// freeAt[u]: before it, no u units free in this backfill cycle
+	// (freeGen) at any time (backfill.go's freeFrom).
+	freeAt  []int64
+	freeGen int
 }
 
 type pstate struct {
@@ -116,6 +121,11 @@ type sim struct {
 
 	fits  map[fitKey]bool
 	stats Stats
+
+	// memo holds, per request shape and partition, the earliest start the
+	// current backfill cycle found (backfill.go).
+	memo  []memo
+	cands []int64 // scratch for the multi-node search
 }
 
 type fitKey struct {
@@ -205,6 +215,7 @@ func newSim(c Cluster, pr Priority, sc Scheduler, jobs []Job, o Options) (*sim, 
 		if n.ShardsPerGPU > 0 {
 			ns.shards = make([]int16, n.GPUs)
 		}
+		ns.freeAt = make([]int64, min(ns.cap, 64)+1)
 		s.freeType[ns.typ] += n.GPUs
 		s.freeAll += n.GPUs
 	}
@@ -275,6 +286,18 @@ func newSim(c Cluster, pr Priority, sc Scheduler, jobs []Job, o Options) (*sim, 
 		}
 		maxUser = max(maxUser, j.User)
 	}
+	shapes := map[fitKey]int32{}
+	for i := range s.js {
+		j, in := &s.js[i], &jobs[i]
+		k := fitKey{typ: j.typ, nodes: in.Nodes, gpus: in.GPUs, shard: in.Shards, limit: j.limit}
+		id, ok := shapes[k]
+		if !ok {
+			id = int32(len(shapes))
+			shapes[k] = id
+		}
+		j.shape = id
+	}
+	s.memo = make([]memo, len(shapes)*len(c.Partitions))
 	s.usage = make([]float64, maxUser+1)
 	s.seenUser = make([]bool, maxUser+1)
 	s.arrivals = make([]int32, 0, len(jobs))
