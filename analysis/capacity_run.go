@@ -53,11 +53,21 @@ type seedOut struct {
 	err         error
 }
 
+// sharedReplay is a replay built once for every configuration of a batch
+// with its changes (the months of the timeline differ in load only), and
+// let go when the last of them is committed.
+type sharedReplay struct {
+	once  sync.Once
+	r     *replay
+	err   error
+	users int // configurations not yet committed; the committing goroutine's
+}
+
 // batchItem is a configuration of a batch on its way.
 type batchItem struct {
 	req   evalReq
 	key   string
-	build func() (*replay, error)
+	rep   *sharedReplay
 	seeds []seedOut
 	done  []chan struct{}
 	skip  atomic.Bool
@@ -95,6 +105,7 @@ func (pl *planner) evalAll(reqs []evalReq, then func(i int, o evalOut) bool) []e
 	type task struct{ item, seed int }
 	var tasks []task
 	queued := map[string]*batchItem{}
+	reps := map[string]*sharedReplay{}
 	for i, q := range reqs {
 		it := &batchItem{req: q, key: evalKey(q.changes, q.m)}
 		items[i] = it
@@ -105,12 +116,15 @@ func (pl *planner) evalAll(reqs []evalReq, then func(i int, o evalOut) bool) []e
 			continue
 		}
 		queued[it.key] = it
-		it.build = sync.OnceValues(func() (*replay, error) {
-			if q.r != nil {
-				return q.r, nil
-			}
-			return newReplay(pl.in, pl.wp, q.changes)
-		})
+		ck := evalKey(q.changes, 0)
+		if q.r != nil {
+			ck = "\x02" + it.key
+		}
+		if it.rep = reps[ck]; it.rep == nil {
+			it.rep = &sharedReplay{}
+			reps[ck] = it.rep
+		}
+		it.rep.users++
 		it.seeds = make([]seedOut, pl.seeds)
 		it.done = make([]chan struct{}, pl.seeds)
 		for s := range pl.seeds {
@@ -159,9 +173,23 @@ func (pl *planner) cached(q evalReq) *evalResult {
 	return pl.cache[evalKey(q.changes, q.m)]
 }
 
+// build is the configuration's replay, built by whichever goroutine asks
+// first.
+func (pl *planner) build(it *batchItem) (*replay, error) {
+	rep := it.rep
+	rep.once.Do(func() {
+		if it.req.r != nil {
+			rep.r = it.req.r
+			return
+		}
+		rep.r, rep.err = newReplay(pl.in, pl.wp, it.req.changes)
+	})
+	return rep.r, rep.err
+}
+
 // runSeed replays seed s of a configuration at its month's load.
 func (pl *planner) runSeed(it *batchItem, s int) seedOut {
-	r, err := it.build()
+	r, err := pl.build(it)
 	if err != nil {
 		return seedOut{err: err}
 	}
@@ -192,7 +220,7 @@ func (pl *planner) commit(it *batchItem) evalOut {
 		// fails again, as the budgets only shrink.
 		return it.first.out
 	}
-	r, err := it.build()
+	r, err := pl.build(it)
 	if err != nil {
 		it.skip.Store(true)
 		return evalOut{err: err}
@@ -227,6 +255,11 @@ func (pl *planner) commit(it *batchItem) evalOut {
 		e.r = r
 	}
 	pl.cache[it.key] = e
+	// Every seed of it has run: no worker reads its replay again, and
+	// the last configuration of the batch that shares it lets it go.
+	if it.rep.users--; it.rep.users == 0 {
+		it.rep.r = nil
+	}
 	return evalOut{e: e}
 }
 
