@@ -454,11 +454,11 @@ func (pl *planner) makePlan(sp *SimPlan, findings *Findings, pc *PlanConfig) err
 	if outs[0].err != nil {
 		return outs[0].err
 	}
-	// The effects' runs, and today's, are read no more.
+	// The effects' replays and runs, and today's, are read no more.
 	for _, e := range kept {
 		e.r, e.runs = nil, nil
 	}
-	base.runs = nil
+	base.r, base.runs = nil, nil
 	sp.Horizon = &hz.sc
 	// The free changes: those that help, added one at a time at the
 	// horizon's load, each kept only if the worst wait with it is not
