@@ -80,6 +80,14 @@ type Priority struct {
 	FavorSmall bool
 	// CalcPeriod is PriorityCalcPeriod (5 minutes by default).
 	CalcPeriod time.Duration
+	// FairTree ranks fair-share as Slurm's Fair Tree does (its default
+	// since 19.05; PriorityFlags=NO_FAIR_TREE is the classic formula):
+	// every association (account, user) is ranked, accounts first by
+	// their level fair-share S/U among the accounts, then users by theirs
+	// within the account, and its factor is its rank over the number of
+	// associations. Every account and every user in an account has an
+	// equal share. Off, fair-share is classic 2^(−U/S) per user.
+	FairTree bool
 }
 
 // Scheduler holds the main scheduler's and the backfill's settings, named

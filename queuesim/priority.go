@@ -1,6 +1,7 @@
 package queuesim
 
 import (
+	"cmp"
 	"math"
 	"slices"
 )
@@ -12,7 +13,8 @@ import (
 //
 // where U is the user's share of all decayed usage and S the user's share
 // of the shares (every user seen has one, as with no association tree:
-// classic fair-share with equal shares); size is the job's share of the
+// classic fair-share with equal shares), or with FairTree the job's
+// association's Fair Tree factor; size is the job's share of the
 // cluster's nodes (reversed with FavorSmall). Age counts from eligibility.
 func (s *sim) priority(ji int32) float64 {
 	j, in := &s.js[ji], &s.in[ji]
@@ -23,7 +25,11 @@ func (s *sim) priority(ji int32) float64 {
 		sum += p.WeightAge * min(max(age, 0), 1)
 	}
 	if p.WeightFairshare != 0 {
-		sum += p.WeightFairshare * s.fairshare(in.User)
+		if p.FairTree {
+			sum += p.WeightFairshare * s.ft.factorOf(assoc{in.Account, in.User})
+		} else {
+			sum += p.WeightFairshare * s.fairshare(in.User)
+		}
 	}
 	if p.WeightJobSize != 0 && s.nodeCount > 0 {
 		size := min(float64(in.Nodes)/float64(s.nodeCount), 1)
@@ -65,7 +71,11 @@ func (s *sim) accrue(ji int32, now int64) {
 	if !s.pr.Multifactor || s.pr.WeightFairshare == 0 || now <= j.usageFrom {
 		return
 	}
-	s.usage[s.in[ji].User] += j.gpuEq * float64(now-j.usageFrom)
+	used := j.gpuEq * float64(now-j.usageFrom)
+	s.usage[s.in[ji].User] += used
+	if s.pr.FairTree {
+		s.ft.usage[assoc{s.in[ji].Account, s.in[ji].User}] += used
+	}
 	j.usageFrom = now
 }
 
@@ -77,12 +87,18 @@ func (s *sim) recalc() {
 		for u := range s.usage {
 			s.usage[u] *= decay
 		}
+		for a := range s.ft.usage {
+			s.ft.usage[a] *= decay
+		}
 		for _, ji := range s.running {
 			s.accrue(ji, s.now)
 		}
 		s.usageTotal = 0
 		for _, v := range s.usage {
 			s.usageTotal += v
+		}
+		if s.pr.FairTree {
+			s.ft.rank()
 		}
 	}
 	s.lastCalc = s.now
@@ -91,4 +107,108 @@ func (s *sim) recalc() {
 		s.js[ji].prio = s.priority(ji)
 	}
 	slices.SortFunc(s.pending, s.cmpQueue)
+}
+
+// assoc is a Slurm association: an account and a user in it.
+type assoc struct{ account, user int }
+
+// fairTree is Fair Tree's state: the decayed usage of every association
+// seen, and each one's factor as of the last recalc (PriorityCalcPeriod:
+// Slurm's decay thread ranks the tree only then; a job submitted between
+// takes its association's factor of the last one).
+type fairTree struct {
+	usage  map[assoc]float64
+	factor map[assoc]float64
+}
+
+// factorOf returns the association's factor of the last ranking; an
+// association first seen since has no usage, the highest level
+// fair-share (infinite), so it ranks first: 1. Seeing it makes it count
+// in the next ranking.
+func (ft *fairTree) factorOf(a assoc) float64 {
+	if ft.usage == nil {
+		ft.usage, ft.factor = map[assoc]float64{}, map[assoc]float64{}
+	}
+	if _, ok := ft.usage[a]; !ok {
+		ft.usage[a] = 0
+	}
+	if f, ok := ft.factor[a]; ok {
+		return f
+	}
+	return 1
+}
+
+// rank is Fair Tree's ranking (Slurm's fair_tree.c, _calc_tree_fs): the
+// accounts in descending order of their level fair-share S/U (S their
+// share of the shares, equal; U their share of all usage; no usage is
+// infinite), and within each its users in descending order of theirs
+// (U the user's share of the account's usage). Ranks count down from the
+// number of associations in that order; siblings with equal level
+// fair-share share a rank, and so does an account's first user with the
+// previous account's last when the two accounts tie. The factor is
+// rank / associations.
+func (ft *fairTree) rank() {
+	if len(ft.usage) == 0 {
+		return
+	}
+	type acct struct {
+		id    int
+		use   float64
+		users []assoc
+		level float64
+	}
+	byID := map[int]*acct{}
+	var accts []*acct
+	var total float64
+	for a, u := range ft.usage {
+		ac := byID[a.account]
+		if ac == nil {
+			ac = &acct{id: a.account}
+			byID[a.account] = ac
+			accts = append(accts, ac)
+		}
+		ac.use += u
+		ac.users = append(ac.users, a)
+		total += u
+	}
+	level := func(share, use, of float64) float64 {
+		if use <= 0 || of <= 0 {
+			return math.Inf(1)
+		}
+		return share / (use / of)
+	}
+	for _, ac := range accts {
+		ac.level = level(1/float64(len(accts)), ac.use, total)
+	}
+	slices.SortFunc(accts, func(a, b *acct) int {
+		if a.level != b.level {
+			return cmp.Compare(b.level, a.level)
+		}
+		return cmp.Compare(a.id, b.id)
+	})
+	n := len(ft.usage)
+	rank, next := n, n
+	prevAcct, prevUser := math.NaN(), math.NaN()
+	for _, ac := range accts {
+		lv := make(map[assoc]float64, len(ac.users))
+		for _, a := range ac.users {
+			lv[a] = level(1/float64(len(ac.users)), ft.usage[a], ac.use)
+		}
+		slices.SortFunc(ac.users, func(a, b assoc) int {
+			if lv[a] != lv[b] {
+				return cmp.Compare(lv[b], lv[a])
+			}
+			return cmp.Compare(a.user, b.user)
+		})
+		for k, a := range ac.users {
+			tied := k > 0 && lv[a] == prevUser || k == 0 && ac.level == prevAcct
+			if !tied {
+				rank = next
+			}
+			ft.factor[a] = float64(rank) / float64(n)
+			next--
+			prevUser = lv[a]
+		}
+		prevAcct = ac.level
+	}
 }

@@ -109,6 +109,7 @@ type sim struct {
 	users      int
 	lastCalc   int64
 	usageTotal float64
+	ft         fairTree // Priority.FairTree's state (priority.go)
 	maxPartF   float64
 	maxQOSP    float64
 	nodeCount  int

@@ -1,0 +1,61 @@
+package queuesim
+
+import (
+	"testing"
+	"time"
+)
+
+// TestFairTreeRanks: Fair Tree's factors for a small tree worked by hand
+// as Slurm's fair_tree.c ranks it. Three accounts of equal shares: a (one
+// user, 10 GPU-s), b (two users, 20 and 10), c (one user, none). Level
+// fair-share S/U: c infinite, a (1/3)/(10/40) = 1.33, b (1/3)/(30/40) =
+// 0.44; in b, (1/2)/(10/30) = 1.5 before (1/2)/(20/30) = 0.75. Ranks 4,
+// 3, 2, 1 of 4 associations.
+func TestFairTreeRanks(t *testing.T) {
+	ft := fairTree{usage: map[assoc]float64{
+		{0, 1}: 10, {1, 2}: 20, {1, 3}: 10, {2, 4}: 0,
+	}, factor: map[assoc]float64{}}
+	ft.rank()
+	want := map[assoc]float64{{2, 4}: 1, {0, 1}: 0.75, {1, 3}: 0.5, {1, 2}: 0.25}
+	for a, f := range want {
+		if got := ft.factor[a]; got != f {
+			t.Errorf("association %+v: factor %v, want %v", a, got, f)
+		}
+	}
+
+	// No usage anywhere: every level fair-share is infinite, all tie at
+	// the top.
+	ft = fairTree{usage: map[assoc]float64{{0, 1}: 0, {1, 2}: 0, {1, 3}: 0}, factor: map[assoc]float64{}}
+	ft.rank()
+	for a, f := range ft.factor {
+		if f != 1 {
+			t.Errorf("no usage: association %+v factor %v, want 1", a, f)
+		}
+	}
+}
+
+// TestFairTreeOrdersUsers: on one GPU, user 0 (account 0) runs first and
+// uses it; at the next PriorityCalcPeriod Fair Tree ranks account 1's
+// user above it, so of the two jobs pending then, user 1's starts first
+// although user 0's was submitted earlier.
+func TestFairTreeOrdersUsers(t *testing.T) {
+	c := Cluster{Nodes: []Node{{Name: "n", GPUs: 1}}, Partitions: []Partition{{Name: "p", Nodes: []int{0}}}}
+	pr := DefaultPriority()
+	pr.Multifactor, pr.FairTree = true, true
+	pr.WeightFairshare = 1000
+	pr.CalcPeriod = time.Minute
+	sc := DefaultScheduler()
+	sc.Backfill = false
+	jobs := []Job{
+		{Arrival: 0, Order: 0, Run: 90 * time.Second, Limit: 2 * time.Minute, Partitions: []int{0}, QOS: -1, User: 0, Account: 0, Nodes: 1, GPUs: 1},
+		{Arrival: 10 * time.Second, Order: 1, Run: 10 * time.Second, Limit: time.Minute, Partitions: []int{0}, QOS: -1, User: 0, Account: 0, Nodes: 1, GPUs: 1},
+		{Arrival: 20 * time.Second, Order: 2, Run: 10 * time.Second, Limit: time.Minute, Partitions: []int{0}, QOS: -1, User: 1, Account: 1, Nodes: 1, GPUs: 1},
+	}
+	res, err := Run(c, pr, sc, jobs, Options{Seed: 1})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if s1, s2 := res.Jobs[1].Start, res.Jobs[2].Start; !(s2 < s1) {
+		t.Errorf("user 0's second job starts at %v, user 1's at %v: want user 1's first (Fair Tree ranks account 1 first after the recalc at 1 min)", s1, s2)
+	}
+}
