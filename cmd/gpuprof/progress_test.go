@@ -79,3 +79,17 @@ func TestPlanProgressLine(t *testing.T) {
 		t.Error("a buffer is a terminal")
 	}
 }
+
+// TestQuietFlag: the commands that make the simulated plan take --quiet.
+func TestQuietFlag(t *testing.T) {
+	root := newRootCommand()
+	for _, name := range []string{"plan", "recommend", "report"} {
+		cmd, _, err := root.Find([]string{name})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if f := cmd.Flags().Lookup("quiet"); f == nil || f.DefValue != "false" {
+			t.Errorf("%s: no --quiet flag defaulting to off", name)
+		}
+	}
+}
