@@ -195,6 +195,11 @@ type SimScheduler struct {
 	BfResolution int64  `json:"bf_resolution_s"`
 	BfWindow     int64  `json:"bf_window_s"`
 	BfMaxJobTest int    `json:"bf_max_job_test"`
+	// bf_max_job_part and bf_max_job_user when set; bf_continue changes
+	// nothing in the replay (docs/whatif.md) and is shown as read.
+	BfMaxJobPart int  `json:"bf_max_job_part,omitempty"`
+	BfMaxJobUser int  `json:"bf_max_job_user,omitempty"`
+	BfContinue   bool `json:"bf_continue,omitempty"`
 }
 
 // SimJobs counts the jobs replayed and those left out, with why: a job

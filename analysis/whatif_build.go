@@ -215,6 +215,7 @@ func (r *replay) setScheduler(p WhatIfParams) {
 		QueueDepth: sc.DefaultQueueDepth, SchedInterval: sc.SchedInterval,
 		Backfill:   sc.SchedulerType == "sched/backfill" && !sc.BfDisabled,
 		BfInterval: sc.BfInterval, BfResolution: sc.BfResolution, BfWindow: sc.BfWindow, BfMaxJobTest: sc.BfMaxJobTest,
+		BfMaxJobPart: sc.BfMaxJobPart, BfMaxJobUser: sc.BfMaxJobUser,
 	}
 	r.prio = queuesim.DefaultPriority()
 	r.prio.MaxAge, r.prio.DecayHalfLife = sc.PriorityMaxAge, sc.PriorityDecayHalfLife
@@ -235,6 +236,7 @@ func (r *replay) setScheduler(p WhatIfParams) {
 		Source: src, Priority: sc.PriorityType, Backfill: r.sched.Backfill,
 		BfInterval: secondsOf(sc.BfInterval), BfResolution: secondsOf(sc.BfResolution),
 		BfWindow: secondsOf(sc.BfWindow), BfMaxJobTest: sc.BfMaxJobTest,
+		BfMaxJobPart: sc.BfMaxJobPart, BfMaxJobUser: sc.BfMaxJobUser, BfContinue: sc.BfContinue,
 	}
 }
 

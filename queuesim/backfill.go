@@ -242,7 +242,12 @@ func (s *sim) plannedEnd(j *jstate, p int32, start int64) int64 {
 // as tested (Stats.BackfillTested), as Slurm's own loop would test them.
 func (s *sim) backfill() {
 	s.stats.BackfillPasses++
-	s.bfQueue = s.bfQueue[:0]
+	s.bfQueue, s.bfParts = s.bfQueue[:0], s.bfParts[:0]
+	bounded := s.sc.BfMaxJobPart > 0 || s.sc.BfMaxJobUser > 0
+	if bounded {
+		clear(s.bfPartN)
+		clear(s.bfUserN)
+	}
 	last := 0
 	for _, ji := range s.pending {
 		if s.js[ji].status != stPending {
@@ -251,8 +256,15 @@ func (s *sim) backfill() {
 		if len(s.bfQueue) >= s.sc.BfMaxJobTest {
 			break
 		}
+		parts := s.js[ji].parts
+		if bounded {
+			if parts = s.bfAdmit(ji); parts == 0 {
+				continue
+			}
+		}
 		s.bfQueue = append(s.bfQueue, ji)
-		if s.couldStartNow(ji) {
+		s.bfParts = append(s.bfParts, parts)
+		if s.couldStartNow(ji, parts) {
 			last = len(s.bfQueue)
 		}
 	}
@@ -265,14 +277,14 @@ func (s *sim) backfill() {
 	s.buildTimelines()
 	horizon := s.now + secs(s.sc.BfWindow)
 	var nodes []int32
-	for _, ji := range s.bfQueue[:last] {
+	for k, ji := range s.bfQueue[:last] {
 		j := &s.js[ji]
 		if !s.qosAllows(ji) {
 			continue
 		}
 		best, bestPart := int64(never), int32(-1)
 		for _, p := range s.in[ji].Partitions {
-			if j.parts&(1<<uint(p)) == 0 {
+			if s.bfParts[k]&(1<<uint(p)) == 0 {
 				continue
 			}
 			dur := s.plannedEnd(j, int32(p), s.now) - s.now
@@ -297,15 +309,42 @@ func (s *sim) backfill() {
 	s.compact()
 }
 
-// couldStartNow reports whether the job fits now in one of its partitions
-// and its QOS lets it start: what a backfill start needs at the least.
-func (s *sim) couldStartNow(ji int32) bool {
+// bfAdmit applies bf_max_job_user and bf_max_job_part to the next job of
+// the cycle: it returns the partitions (mask) the job is tested in, 0 when
+// it is skipped, and counts it when it is not.
+func (s *sim) bfAdmit(ji int32) uint64 {
+	parts, u := s.js[ji].parts, s.in[ji].User
+	if lim := s.sc.BfMaxJobUser; lim > 0 && s.bfUserN[u] >= lim {
+		return 0
+	}
+	if lim := s.sc.BfMaxJobPart; lim > 0 {
+		for p := range s.parts {
+			if parts&(1<<uint(p)) != 0 && s.bfPartN[p] >= lim {
+				parts &^= 1 << uint(p)
+			}
+		}
+		if parts == 0 {
+			return 0
+		}
+		for p := range s.parts {
+			if parts&(1<<uint(p)) != 0 {
+				s.bfPartN[p]++
+			}
+		}
+	}
+	s.bfUserN[u]++
+	return parts
+}
+
+// couldStartNow reports whether the job fits now in one of the
+// partitions (mask) and its QOS lets it start: what a backfill start
+// needs at the least.
+func (s *sim) couldStartNow(ji int32, parts uint64) bool {
 	if !s.qosAllows(ji) {
 		return false
 	}
-	j := &s.js[ji]
 	for _, p := range s.in[ji].Partitions {
-		if j.parts&(1<<uint(p)) == 0 {
+		if parts&(1<<uint(p)) == 0 {
 			continue
 		}
 		if _, ok := s.findNow(ji, int32(p)); ok {

@@ -110,6 +110,22 @@ type Scheduler struct {
 	BfResolution time.Duration
 	BfWindow     time.Duration
 	BfMaxJobTest int
+	// BfMaxJobPart and BfMaxJobUser are bf_max_job_part and
+	// bf_max_job_user: in one cycle at most this many jobs of a partition,
+	// or of a user, are tested (0: no limit). As in Slurm, a job past
+	// either is skipped before it is tested and does not count toward
+	// BfMaxJobTest, and one that is tested counts toward both. A job
+	// submitted to several partitions counts once toward its user and once
+	// toward each partition still open to it, and is planned in those only
+	// (Slurm tests it once per partition, counting each toward the user).
+	//
+	// bf_continue is not a setting here: it lets Slurm's cycle go on after
+	// it yields its locks while jobs changed; in the replay a cycle takes
+	// no time and nothing changes during it, so it always runs to its end,
+	// as with bf_continue. bf_max_time (slurmctld's wall clock) is not
+	// modelled either.
+	BfMaxJobPart int
+	BfMaxJobUser int
 	// BfPhase is when, after the start, the first backfill cycle runs; with
 	// BfPhaseKnown false it is drawn from the seed (real slurmctld starts
 	// its cycle when it starts, which the data does not say).

@@ -116,8 +116,11 @@ type sim struct {
 
 	bf      bool
 	bfPhase int64
-	bfRes   int64   // bf_resolution, seconds
-	bfQueue []int32 // the jobs a backfill cycle tests
+	bfRes   int64    // bf_resolution, seconds
+	bfQueue []int32  // the jobs a backfill cycle tests
+	bfParts []uint64 // and the partitions each is tested in
+	bfPartN []int    // jobs tested in this cycle per partition
+	bfUserN []int    // and per user
 	tlGen   int
 
 	fits  map[fitKey]bool
@@ -188,6 +191,9 @@ func newSim(c Cluster, pr Priority, sc Scheduler, jobs []Job, o Options) (*sim, 
 	}
 	if sc.BfMaxJobTest <= 0 {
 		sc.BfMaxJobTest = def.BfMaxJobTest
+	}
+	if sc.BfMaxJobPart < 0 || sc.BfMaxJobUser < 0 {
+		return nil, badf("bf_max_job_part %d, bf_max_job_user %d: want 0 (no limit) or more", sc.BfMaxJobPart, sc.BfMaxJobUser)
 	}
 	if len(c.Partitions) > 64 {
 		return nil, badf("%d partitions: at most 64", len(c.Partitions))
@@ -299,6 +305,7 @@ func newSim(c Cluster, pr Priority, sc Scheduler, jobs []Job, o Options) (*sim, 
 		j.shape = id
 	}
 	s.memo = make([]memo, len(shapes)*len(c.Partitions))
+	s.bfPartN, s.bfUserN = make([]int, len(c.Partitions)), make([]int, maxUser+1)
 	s.usage = make([]float64, maxUser+1)
 	s.seenUser = make([]bool, maxUser+1)
 	s.arrivals = make([]int32, 0, len(jobs))

@@ -34,8 +34,13 @@ type SchedConf struct {
 	BfInterval, BfResolution, BfWindow time.Duration
 	BfMaxJobTest                       int
 	BfDisabled                         bool // bf_interval=-1
-	SchedInterval                      time.Duration
-	DefaultQueueDepth                  int
+	// BfMaxJobPart and BfMaxJobUser are bf_max_job_part and
+	// bf_max_job_user: the most jobs of one partition, or of one user, a
+	// backfill cycle tests (0: no limit). BfContinue is bf_continue.
+	BfMaxJobPart, BfMaxJobUser int
+	BfContinue                 bool
+	SchedInterval              time.Duration
+	DefaultQueueDepth          int
 
 	Partitions []PartitionConf
 	// Assumed lists the settings taken from Slurm's defaults, as
@@ -262,6 +267,9 @@ func (c *SchedConf) setSchedulerParameters(v string, set map[string]bool) error 
 		k, val, hasVal := strings.Cut(strings.TrimSpace(opt), "=")
 		k = strings.ToLower(k)
 		if !hasVal {
+			if k == "bf_continue" {
+				c.BfContinue = true
+			}
 			continue
 		}
 		n, err := strconv.Atoi(val)
@@ -297,6 +305,15 @@ func (c *SchedConf) setSchedulerParameters(v string, set map[string]bool) error 
 				return fmt.Errorf("bf_max_job_test=%s: want at least 1", val)
 			}
 			c.BfMaxJobTest = n
+		case "bf_max_job_part", "bf_max_job_user":
+			if err := num(); err != nil || n < 0 {
+				return fmt.Errorf("%s=%s: want 0 (no limit) or more", k, val)
+			}
+			if k == "bf_max_job_part" {
+				c.BfMaxJobPart = n
+			} else {
+				c.BfMaxJobUser = n
+			}
 		case "sched_interval":
 			if err := num(); err != nil {
 				return err

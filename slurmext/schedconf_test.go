@@ -21,7 +21,7 @@ PriorityDecayHalfLife=14-0
 PriorityMaxAge=1-00:00:00
 SchedulerType=sched/backfill
 SchedulerParameters=bf_interval=60,bf_window=4320,bf_resolution=300,\
-bf_max_job_test=1000,bf_continue,default_queue_depth=200
+bf_max_job_test=1000,bf_continue,default_queue_depth=200,bf_max_job_part=50,Bf_Max_Job_User=20
 NodeName=gpu[01-04] CPUs=64 Gres=gpu:h100:8
 PartitionName=DEFAULT State=UP MaxTime=1-00:00:00
 PartitionName=gpu Nodes=gpu[01-03] Default=YES PriorityTier=2 QOS=gpunormal
@@ -40,7 +40,8 @@ PartitionName=all Nodes=ALL MaxTime=UNLIMITED State=DOWN
 		t.Errorf("decay %v max age %v", c.PriorityDecayHalfLife, c.PriorityMaxAge)
 	}
 	if c.BfInterval != time.Minute || c.BfWindow != 72*time.Hour || c.BfResolution != 5*time.Minute ||
-		c.BfMaxJobTest != 1000 || c.DefaultQueueDepth != 200 || c.BfDisabled {
+		c.BfMaxJobTest != 1000 || c.DefaultQueueDepth != 200 || c.BfDisabled ||
+		c.BfMaxJobPart != 50 || c.BfMaxJobUser != 20 || !c.BfContinue {
 		t.Errorf("backfill: %+v", c)
 	}
 	if want := []string{"SchedulerParameters sched_interval=60"}; !slices.Equal(c.Assumed, want) {
@@ -70,7 +71,8 @@ func TestReadSchedConfDefaults(t *testing.T) {
 	}
 	d := DefaultSchedConf()
 	if c.PriorityType != "priority/basic" || c.SchedulerType != "sched/backfill" || c.BfInterval != d.BfInterval ||
-		c.BfWindow != 24*time.Hour || c.BfResolution != time.Minute || c.BfMaxJobTest != 500 {
+		c.BfWindow != 24*time.Hour || c.BfResolution != time.Minute || c.BfMaxJobTest != 500 ||
+		c.BfMaxJobPart != 0 || c.BfMaxJobUser != 0 || c.BfContinue {
 		t.Errorf("defaults: %+v", c)
 	}
 	if len(c.Assumed) != 9 || c.Assumed[0] != "PriorityType=priority/basic" {
@@ -86,6 +88,8 @@ func TestReadSchedConfRefusesBadValues(t *testing.T) {
 		{"PriorityWeightAge=lots\n", `line 1: priorityweightage="lots"`},
 		{"\n\nSchedulerParameters=bf_window=0\n", "line 3"},
 		{"SchedulerParameters=bf_interval=abc\n", "bf_interval=abc"},
+		{"SchedulerParameters=bf_max_job_part=-1\n", "bf_max_job_part=-1"},
+		{"SchedulerParameters=bf_max_job_user=ten\n", "bf_max_job_user=ten"},
 		{"PartitionName=p Nodes=gpu[01-\n", `PartitionName="p"`},
 		{"PartitionName=p MaxTime=forever\n", "forever"},
 		{"PartitionName=p PriorityTier=-1\n", `prioritytier="-1"`},
