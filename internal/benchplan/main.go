@@ -15,6 +15,7 @@ import (
 	"fmt"
 	"os"
 	"runtime"
+	"runtime/debug"
 	"runtime/pprof"
 	"syscall"
 	"time"
@@ -36,6 +37,11 @@ func main() {
 	stepBudget := flag.Int("step-budget", 0, "plan.step_budget (0: the configuration's default)")
 	cpuprofile := flag.String("cpuprofile", "", "write a CPU profile of the plan here")
 	flag.Parse()
+	// The soft memory limit gpuprof plan runs under (cmd/gpuprof/memory.go),
+	// unless GOMEMLIMIT chooses another.
+	if os.Getenv("GOMEMLIMIT") == "" {
+		debug.SetMemoryLimit(800 << 20)
+	}
 	if *cpuprofile != "" {
 		pf, err := os.Create(*cpuprofile)
 		if err == nil {
