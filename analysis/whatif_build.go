@@ -218,7 +218,7 @@ func (r *replay) setScheduler(p WhatIfParams) {
 		BfMaxJobPart: sc.BfMaxJobPart, BfMaxJobUser: sc.BfMaxJobUser,
 	}
 	r.prio = queuesim.DefaultPriority()
-	r.prio.MaxAge, r.prio.DecayHalfLife = sc.PriorityMaxAge, sc.PriorityDecayHalfLife
+	r.prio.MaxAge, r.prio.DecayHalfLife, r.prio.CalcPeriod = sc.PriorityMaxAge, sc.PriorityDecayHalfLife, sc.PriorityCalcPeriod
 	if sc.PriorityType == "priority/multifactor" {
 		r.prio.Multifactor = true
 		r.prio.WeightAge, r.prio.WeightFairshare = float64(sc.WeightAge), float64(sc.WeightFairshare)

@@ -27,6 +27,9 @@ type SchedConf struct {
 	PriorityMaxAge, PriorityDecayHalfLife time.Duration
 	// PriorityFavorSmall makes the job-size factor favour small jobs.
 	PriorityFavorSmall bool
+	// PriorityCalcPeriod is how often slurmctld's decay thread decays
+	// usage and recomputes every pending job's priority (5 minutes).
+	PriorityCalcPeriod time.Duration
 
 	// SchedulerType is "sched/backfill" or "sched/builtin".
 	SchedulerType string
@@ -76,6 +79,7 @@ func DefaultSchedConf() SchedConf {
 		PriorityType:          "priority/basic",
 		PriorityMaxAge:        7 * 24 * time.Hour,
 		PriorityDecayHalfLife: 7 * 24 * time.Hour,
+		PriorityCalcPeriod:    5 * time.Minute,
 		SchedulerType:         "sched/backfill",
 		BfInterval:            30 * time.Second,
 		BfResolution:          60 * time.Second,
@@ -250,6 +254,8 @@ func (c *SchedConf) setKey(k, v string, set map[string]bool) error {
 		return dur(&c.PriorityMaxAge)
 	case "prioritydecayhalflife":
 		return dur(&c.PriorityDecayHalfLife)
+	case "prioritycalcperiod":
+		return dur(&c.PriorityCalcPeriod)
 	case "priorityfavorsmall":
 		c.PriorityFavorSmall = strings.EqualFold(v, "yes")
 	case "schedulertype":
