@@ -213,7 +213,7 @@ func TestPlanNeverContradicts(t *testing.T) {
 		// to submit without GPUs has jobs hinted so.
 		noneHints := map[string]int{}
 		for _, j := range in.Jobs {
-			a := adviceOf(Hints(j, c))
+			a := adviceOf(Hints(j, c, GPUTypes(in.Nodes)))
 			if a.none && (len(a.counts) > 0 || a.shard || a.larger) || a.shard && a.larger {
 				t.Errorf("%s, job %s: hints contradict: %+v", where, j.ID, a)
 			}

@@ -135,10 +135,11 @@ var (
 
 // jobAdvice is what a job's hints say about its GPUs.
 type jobAdvice struct {
-	none   bool // submit without GPUs
-	counts []int
-	shard  bool
-	larger bool
+	none    bool // submit without GPUs
+	counts  []int
+	shard   bool
+	smaller bool
+	larger  bool
 }
 
 func adviceOf(hs []Hint) jobAdvice {
@@ -154,6 +155,8 @@ func adviceOf(hs []Hint) jobAdvice {
 			}
 		case HintShard:
 			a.shard = true
+		case HintSmallerGPU:
+			a.smaller = true
 		case HintLargerGPU:
 			a.larger = true
 		}
@@ -169,6 +172,11 @@ func TestAdviceNeverContradicts(t *testing.T) {
 		months = 50
 	}
 	fired := map[string]int{} // how often each check had something to check
+	// The hints know of smaller cards than the plant's H100s, so that the
+	// smaller_gpu hint is checked against the others.
+	types := GPUTypes(append(plantNodes(),
+		Node{Name: "l401", GPUModel: "NVIDIA L4", GPUs: 4, MemoryTotal: 24 << 30},
+		Node{Name: "t401", GPUModel: "Tesla T4", GPUs: 4, MemoryTotal: 15 << 30}))
 	for month := range months {
 		jobs := randomMonth(r)
 		f, err := Analyse(Input{Jobs: jobs, Nodes: plantNodes()}, c)
@@ -178,7 +186,10 @@ func TestAdviceNeverContradicts(t *testing.T) {
 		byUser := map[string][]jobAdvice{}
 		measured := map[string][]Metrics{}
 		for _, j := range jobs {
-			a := adviceOf(Hints(j, c))
+			a := adviceOf(Hints(j, c, types))
+			if a.smaller {
+				fired["smaller"]++
+			}
 			byUser[j.User] = append(byUser[j.User], a)
 			measured[j.User] = append(measured[j.User], Measure(j, c))
 			where := fmt.Sprintf("month %d, job %s (%s, %d GPUs)", month, j.ID, j.Name, j.ReqGPUs)
@@ -187,6 +198,8 @@ func TestAdviceNeverContradicts(t *testing.T) {
 				t.Errorf("%s: hints say both no GPU and a GPU: %+v", where, a)
 			case a.shard && a.larger:
 				t.Errorf("%s: hints say both a shard and a larger GPU", where)
+			case a.smaller && (a.larger || a.none):
+				t.Errorf("%s: hints say both a smaller GPU and a larger one or none: %+v", where, a)
 			}
 			for _, n := range a.counts {
 				if n < 1 || n >= max(j.ReqGPUs, len(j.GPUs)) {
@@ -263,7 +276,7 @@ func TestAdviceNeverContradicts(t *testing.T) {
 	}
 	// The generator must reach every kind of advice, or the test checks
 	// nothing.
-	for _, k := range []string{"none", "fewer", "shard"} {
+	for _, k := range []string{"none", "fewer", "shard", "smaller"} {
 		if fired[k] == 0 {
 			t.Errorf("no month produced %s advice: the generator no longer reaches it", k)
 		}

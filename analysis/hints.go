@@ -1,7 +1,9 @@
 package analysis
 
 import (
+	"cmp"
 	"fmt"
+	"slices"
 	"strconv"
 	"time"
 )
@@ -39,6 +41,21 @@ const (
 	// with larger_gpu (a threshold set that low makes both match). The
 	// quiet-GPU hints say what the kernels did (computeNote).
 	HintShard = "shard"
+	// HintSmallerGPU: a whole-GPU job that barely used its GPUs (the
+	// compute measure below classes.low_util_max, as for the shard hint)
+	// and whose memory peak fits a smaller card of another GPU type of the
+	// cluster (fitsCard: the peak times recommend.sharing_margin, the
+	// margin the sharing rule sizes needs with, at most the card, and
+	// below bottlenecks.vram_bound_frac of it) is told the smallest such
+	// type: --gres=gpu:<type>:N, N the GPUs it used. Only types of the
+	// inventory passed to Hints with a known card size; none without one.
+	// Never with larger_gpu, nor for a preallocated peak (the real need
+	// is unknown). It comes after the shard hint, and both are given when
+	// both fit: a shard is the smaller ask, but whether the cluster
+	// offers shards is not known to the hint (a node's shard count is 0
+	// for "none" and "unknown" alike), and a smaller whole GPU needs no
+	// shard configuration and isolates the job's memory.
+	HintSmallerGPU = "smaller_gpu"
 	// HintLargerGPU: a GPU's memory peak reached
 	// bottlenecks.vram_bound_frac of its card: ask for a type with more.
 	HintLargerGPU = "larger_gpu"
@@ -71,13 +88,15 @@ const (
 // change when submitting j again, one per problem the job shows, in the
 // order of the Hint* rule constants, without repeating an option. A job
 // with nothing to change gets an empty, non-nil slice. The thresholds are
-// c's, the same as Classify's and Diagnose's.
+// c's, the same as Classify's and Diagnose's. types are the GPU types of
+// the job's cluster (GPUTypes of its inventory; nil when none is known):
+// the smaller_gpu hint names one of them, and is never given without.
 //
 // GPU counts go per node (--gres) for a job on one node and per job
 // (--gpus) for a job on several. When both unused_gpus and larger_gpu
 // fire, the larger_gpu option carries the reduced count, so it replaces
 // the unused_gpus one.
-func Hints(j Job, c Config) []Hint {
+func Hints(j Job, c Config, types []GPUType) []Hint {
 	var m Metrics
 	measure(&j, &c, &m)
 	out := []Hint{}
@@ -143,6 +162,26 @@ func Hints(j Job, c Config) []Hint {
 				formatGiB(m.VRAMPeak), formatGiB(m.VRAMCard), formatFraction(m.VRAMPeakFrac), did))
 	}
 
+	// A smaller GPU type: the same compute measure as the shard hint, on
+	// the GPUs it used, and a peak that fits a smaller card of the
+	// cluster with the sharing rule's margin (fitsCard).
+	if whole && used > 0 && !vramBound && m.VRAMPeakValid && m.VRAMPeakBytesValid && !m.Preallocated &&
+		computeOK && compute < c.Classes.LowUtilMax {
+		if t, ok := smallerType(&m, types, &c); ok {
+			its := "its card"
+			if m.VRAMModel != "" {
+				its = "its " + m.VRAMModel
+			}
+			gpus := "its GPU"
+			if m.GPUs > 1 {
+				gpus = "its GPUs"
+			}
+			add(HintSmallerGPU, gpuOption(t.Type, used, nodes),
+				fmt.Sprintf("GPU memory peaked at %s of the %s of %s and it barely used %s (%s): type %s (%s, %s per GPU) is the smallest GPU type of this cluster that holds that peak with the %s margin, and leaves the larger card to jobs that need it.",
+					formatGiB(m.VRAMPeak), formatGiB(m.VRAMCard), its, gpus, did, t.Type, t.Model, formatGiB(t.Memory), formatTimes(c.Recommend.SharingMargin)))
+		}
+	}
+
 	if vramBound {
 		n := used // at least one: gpusUsed counts the GPU whose memory filled
 		on := ""
@@ -191,6 +230,80 @@ func Hints(j Job, c Config) []Hint {
 				formatFraction(m.IOWait), formatPercent(m.UtilMean)))
 	}
 	return out
+}
+
+// GPUType is a GPU type of a cluster, as a job asks for it.
+type GPUType struct {
+	// Type is the GRES type jobs name (--gres=gpu:<Type>:N): gresType of
+	// the model.
+	Type string `json:"type"`
+	// Model is the NVML name of the type's model with the least memory,
+	// and Memory that model's memory per GPU in bytes: a job asking for
+	// the type may get any of its models.
+	Model  string `json:"model"`
+	Memory uint64 `json:"memory"`
+}
+
+// GPUTypes returns the GPU types of an inventory (Input.Nodes), one per
+// GRES type, smallest memory first (ties by type). Only nodes with GPUs
+// and a known card size count (a node known from slurm.conf alone has
+// none), and only models with a type of their own (gresType gives "gpu"
+// for a name it cannot read a type from). nil when none is left: the
+// hints then name no GPU type.
+func GPUTypes(nodes []Node) []GPUType {
+	byType := map[string]GPUType{}
+	for _, n := range nodes {
+		if n.GPUs <= 0 || n.MemoryTotal == 0 || n.GPUModel == "" {
+			continue
+		}
+		typ := gresType(n.GPUModel)
+		if typ == "gpu" {
+			continue
+		}
+		t, seen := byType[typ]
+		if !seen || n.MemoryTotal < t.Memory || n.MemoryTotal == t.Memory && n.GPUModel < t.Model {
+			byType[typ] = GPUType{Type: typ, Model: n.GPUModel, Memory: n.MemoryTotal}
+		}
+	}
+	if len(byType) == 0 {
+		return nil
+	}
+	out := make([]GPUType, 0, len(byType))
+	for _, t := range byType {
+		out = append(out, t)
+	}
+	slices.SortFunc(out, func(a, b GPUType) int { return cmp.Or(cmp.Compare(a.Memory, b.Memory), cmp.Compare(a.Type, b.Type)) })
+	return out
+}
+
+// smallerType is the smallest GPU type of types whose card is smaller
+// than the one the job's memory peak was on (m.VRAMCard), of another
+// type than that card's, and holds the peak by fitsCard.
+func smallerType(m *Metrics, types []GPUType, c *Config) (GPUType, bool) {
+	own := ""
+	if m.VRAMModel != "" {
+		own = gresType(m.VRAMModel)
+	}
+	best, found := GPUType{}, false
+	for _, t := range types {
+		if t.Type == own || t.Type == "gpu" || !validName(t.Type) || t.Memory >= m.VRAMCard || !fitsCard(m.VRAMPeak, t.Memory, c) {
+			continue
+		}
+		if !found || t.Memory < best.Memory || t.Memory == best.Memory && t.Type < best.Type {
+			best, found = t, true
+		}
+	}
+	return best, found
+}
+
+// fitsCard is whether a job whose GPU memory peaked at peak bytes fits a
+// card of card bytes: its need with the sharing rule's margin
+// (needWithMargin, recommend.sharing_margin) is at most the card, and
+// the peak stays below bottlenecks.vram_bound_frac of it, so that the
+// larger_gpu rule would not send it back.
+func fitsCard(peak, card uint64, c *Config) bool {
+	return card > 0 && needWithMargin(float64(peak), &c.Recommend) <= card &&
+		float64(peak) < c.Bottlenecks.VRAMBoundFrac*float64(card)
 }
 
 // computeNote says what a job's kernels did, by the compute measure

@@ -16,10 +16,19 @@ func TestHints(t *testing.T) {
 		rule, option string
 		why          []string // substrings of Why
 	}
+	// A cluster of H100s with smaller cards beside them: an L4 (24 GiB),
+	// an A100 (40 GiB) and a T4 (15 GiB).
+	cluster := GPUTypes([]Node{
+		{Name: "gpu01", GPUModel: h100, GPUs: 4, MemoryTotal: card},
+		{Name: "l401", GPUModel: "NVIDIA L4", GPUs: 4, MemoryTotal: 24 * gib},
+		{Name: "a101", GPUModel: "NVIDIA A100-PCIE-40GB", GPUs: 4, MemoryTotal: 40 * gib},
+		{Name: "t401", GPUModel: "Tesla T4", GPUs: 4, MemoryTotal: 15 * gib},
+	})
 	tests := []struct {
-		name string
-		job  func() Job
-		want []want
+		name  string
+		job   func() Job
+		types []GPUType // the cluster's GPU types; nil: none known
+		want  []want
 	}{
 		{name: "nothing to change", job: func() Job { return job(6*h, busy(70, 40), busy(70, 40)) }},
 		{name: "no GPU data, no record of a limit", job: func() Job {
@@ -153,6 +162,65 @@ func TestHints(t *testing.T) {
 			c.IOWait, c.IOWaitValid, c.IOScope = 0.5, true, profile.IOScopeNone
 			return c
 		}},
+		// The smaller_gpu hint (issue 30).
+		{name: "small and quiet, no inventory: a shard, no GPU type", job: func() Job { return job(6*h, busy(10, 8)) },
+			want: []want{{HintShard, "--gres=shard:1", nil}}},
+		{name: "small and quiet: a shard, then the smallest type that holds 8 GiB × 1.2", job: func() Job { return job(6*h, busy(10, 8)) },
+			types: cluster,
+			want: []want{
+				{HintShard, "--gres=shard:1", nil},
+				{HintSmallerGPU, "--gres=gpu:t4:1", []string{"8 GiB of the 80 GiB of its " + h100, "type t4 (Tesla T4, 15 GiB per GPU) is the smallest GPU type of this cluster", "1.2× margin", "duty cycle 10 %"}},
+			}},
+		{name: "quiet, too large for a shard: the smallest type that fits, no shard", job: func() Job { return job(6*h, busy(10, 30)) },
+			types: cluster,
+			want:  []want{{HintSmallerGPU, "--gres=gpu:a100:1", []string{"30 GiB of the 80 GiB", "type a100 (NVIDIA A100-PCIE-40GB, 40 GiB per GPU)"}}}},
+		{name: "a type with less than the peak plus margin is never named", job: func() Job { return job(6*h, busy(10, 14)) },
+			// 14 GiB × 1.2 = 16.8 GiB: not a T4's 15; an L4's 24.
+			types: cluster,
+			want:  []want{{HintShard, "--gres=shard:1", nil}, {HintSmallerGPU, "--gres=gpu:l4:1", []string{"14 GiB", "24 GiB"}}}},
+		{name: "no type of the cluster holds it: none", job: func() Job { return job(6*h, busy(10, 35)) },
+			types: GPUTypes([]Node{{Name: "t401", GPUModel: "Tesla T4", GPUs: 4, MemoryTotal: 15 * gib}})},
+		{name: "only its own type in the cluster: none", job: func() Job { return job(6*h, busy(10, 8)) },
+			types: GPUTypes([]Node{{Name: "gpu01", GPUModel: h100, GPUs: 4, MemoryTotal: card}}),
+			want:  []want{{HintShard, "--gres=shard:1", nil}}},
+		{name: "a smaller card of its own type: not another type, none", job: func() Job { return job(6*h, busy(10, 8)) },
+			types: []GPUType{{Type: "h100", Model: "NVIDIA H100 PCIe 40GB", Memory: 40 * gib}},
+			want:  []want{{HintShard, "--gres=shard:1", nil}}},
+		{name: "a larger card is never a smaller type", job: func() Job { return job(6*h, busy(10, 30)) },
+			types: []GPUType{{Type: "h200", Model: "NVIDIA H200", Memory: 141 * gib}}},
+		{name: "memory full: a larger card, never a smaller one", job: func() Job { return job(6*h, busy(10, 78)) },
+			types: cluster,
+			want:  []want{{HintLargerGPU, "--gres=gpu:<type>:1", nil}}},
+		{name: "busy: no smaller type", job: func() Job { return job(6*h, busy(50, 8)) }, types: cluster},
+		{name: "SM activity 35 %: no smaller type", job: func() Job { return job(6*h, withSM(busy(90, 8), 35)) }, types: cluster},
+		{name: "preallocated: the need is unknown, no smaller type", job: func() Job {
+			g := busy(10, 8)
+			g.Preallocated = true
+			return job(6*h, g)
+		}, types: cluster, want: []want{
+			{HintGrowMemory, "export TF_FORCE_GPU_ALLOW_GROWTH=true", nil},
+			{HintGrowMemory, "export XLA_PYTHON_CLIENT_PREALLOCATE=false", nil},
+		}},
+		{name: "already on a shard: no smaller type", job: func() Job {
+			j := job(6*h, busy(10, 8))
+			j.ReqGPUs, j.ReqShards = 0, 1
+			return j
+		}, types: cluster},
+		{name: "two quiet-ish GPUs, both used: two of the smaller type, no shard", job: func() Job { return job(6*h, busy(10, 8), busy(12, 6)) },
+			types: cluster,
+			want:  []want{{HintSmallerGPU, "--gres=gpu:t4:2", []string{"barely used its GPUs"}}}},
+		{name: "quiet GPUs, memory held on one: one GPU, a shard, or one smaller card", job: func() Job { return job(6*h, idleGPU(), busy(1, 2)) },
+			types: cluster,
+			want: []want{
+				{HintUnusedGPUs, "--gres=gpu:1", nil},
+				{HintShard, "--gres=shard:1", nil},
+				{HintSmallerGPU, "--gres=gpu:t4:1", []string{"2 GiB"}},
+			}},
+		{name: "several nodes: smaller GPUs per job", job: func() Job {
+			a, b := busy(10, 8), busy(10, 8)
+			b.Node = "gpu02"
+			return job(6*h, a, b)
+		}, types: cluster, want: []want{{HintSmallerGPU, "--gpus=t4:2", nil}}},
 		{name: "several problems, in rule order", job: func() Job { return job(h, busy(90, 78), idleGPU()) },
 			want: []want{
 				{HintUnusedGPUs, "--gres=gpu:1", nil},
@@ -163,7 +231,7 @@ func TestHints(t *testing.T) {
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			j := tt.job()
-			got := Hints(j, c)
+			got := Hints(j, c, tt.types)
 			if got == nil {
 				t.Fatal("Hints = nil, want a non-nil slice")
 			}
@@ -189,7 +257,7 @@ func TestHints(t *testing.T) {
 				}
 				seen[g.Option] = true
 			}
-			if again := Hints(j, c); !reflect.DeepEqual(again, got) {
+			if again := Hints(j, c, tt.types); !reflect.DeepEqual(again, got) {
 				t.Errorf("Hints is not deterministic: %+v then %+v", got, again)
 			}
 		})
@@ -199,19 +267,69 @@ func TestHints(t *testing.T) {
 func TestHintsFollowConfig(t *testing.T) {
 	j := job(6*time.Hour, busy(10, 8))
 	c := DefaultConfig()
-	if got := Hints(j, c); len(got) != 1 || got[0].Rule != HintShard {
+	if got := Hints(j, c, nil); len(got) != 1 || got[0].Rule != HintShard {
 		t.Fatalf("default config: %+v, want one shard hint", got)
 	}
 	c.Recommend.SharingVRAMMax = 0.05 // 8 of 80 GiB is now too much for a shard
-	if got := Hints(j, c); len(got) != 0 {
+	if got := Hints(j, c, nil); len(got) != 0 {
 		t.Errorf("sharing_vram_max 0.05: %+v, want none", got)
 	}
 	// A peak that counts as full memory asks for a larger GPU, never also
 	// for a shard of one.
 	c = DefaultConfig()
 	c.Bottlenecks.VRAMBoundFrac = 0.1
-	if got := Hints(j, c); len(got) != 1 || got[0].Rule != HintLargerGPU {
+	if got := Hints(j, c, nil); len(got) != 1 || got[0].Rule != HintLargerGPU {
 		t.Errorf("vram_bound_frac 0.1: %+v, want larger_gpu alone", got)
+	}
+	// The smaller type follows the same thresholds: the sharing margin
+	// sizes the need (8 GiB × 2 = 16 GiB: no longer a T4's 15 GiB), and a
+	// card on which the peak would reach vram_bound_frac is none.
+	t4l4 := []GPUType{{Type: "t4", Model: "Tesla T4", Memory: 15 << 30}, {Type: "l4", Model: "NVIDIA L4", Memory: 24 << 30}}
+	c = DefaultConfig()
+	c.Recommend.SharingVRAMMax = 0.05
+	if got := Hints(j, c, t4l4); len(got) != 1 || got[0].Option != "--gres=gpu:t4:1" {
+		t.Errorf("default margin: %+v, want a t4", got)
+	}
+	c.Recommend.SharingMargin = 2
+	if got := Hints(j, c, t4l4); len(got) != 1 || got[0].Option != "--gres=gpu:l4:1" {
+		t.Errorf("sharing_margin 2: %+v, want an l4", got)
+	}
+	c = DefaultConfig()
+	c.Recommend.SharingVRAMMax, c.Recommend.SharingMargin, c.Bottlenecks.VRAMBoundFrac = 0.05, 1, 0.5
+	if got := Hints(j, c, t4l4); len(got) != 1 || got[0].Option != "--gres=gpu:l4:1" {
+		t.Errorf("vram_bound_frac 0.5: %+v, want an l4 (8 GiB is over half a t4)", got)
+	}
+}
+
+// TestGPUTypes: the types a job can ask for, from an inventory.
+func TestGPUTypes(t *testing.T) {
+	tests := []struct {
+		name  string
+		nodes []Node
+		want  []GPUType
+	}{
+		{name: "no inventory"},
+		{name: "slurm.conf only: no card size, no type", nodes: []Node{{Name: "n1", GPUModel: "h100", GPUs: 8}}},
+		{name: "no GPUs", nodes: []Node{{Name: "n1", GPUModel: "Tesla T4", MemoryTotal: 15 * gib}}},
+		{name: "a model without a type of its own", nodes: []Node{{Name: "n1", GPUModel: "NVIDIA", GPUs: 1, MemoryTotal: 15 * gib}}},
+		{name: "smallest memory first, one per type, the least memory of its models", nodes: []Node{
+			{Name: "a", GPUModel: h100, GPUs: 8, MemoryTotal: card},
+			{Name: "b", GPUModel: "NVIDIA A100-SXM4-80GB", GPUs: 8, MemoryTotal: 80 * gib},
+			{Name: "c", GPUModel: "NVIDIA A100-PCIE-40GB", GPUs: 4, MemoryTotal: 40 * gib},
+			{Name: "d", GPUModel: "Tesla T4", GPUs: 4, MemoryTotal: 15 * gib},
+			{Name: "e", GPUModel: "Tesla T4", GPUs: 4, MemoryTotal: 15 * gib},
+		}, want: []GPUType{
+			{Type: "t4", Model: "Tesla T4", Memory: 15 * gib},
+			{Type: "a100", Model: "NVIDIA A100-PCIE-40GB", Memory: 40 * gib},
+			{Type: "h100", Model: h100, Memory: card},
+		}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			if got := GPUTypes(tt.nodes); !reflect.DeepEqual(got, tt.want) {
+				t.Errorf("GPUTypes = %+v, want %+v", got, tt.want)
+			}
+		})
 	}
 }
 

@@ -270,7 +270,7 @@ func TestUserUsedNoGPU(t *testing.T) {
 		if j.User != "heidi" {
 			continue
 		}
-		hs := Hints(j, DefaultConfig())
+		hs := Hints(j, DefaultConfig(), GPUTypes(in.Nodes))
 		if len(hs) == 0 || hs[0].Rule != HintUnusedGPUs || hs[0].Option != "" {
 			t.Fatalf("job %s hints = %+v, want submit without GPUs first", j.ID, hs)
 		}

@@ -42,6 +42,14 @@ func fitsShard(need, card uint64, rc *RecommendConfig) bool {
 	return card > 0 && float64(need) <= rc.SharingVRAMMax*float64(card)
 }
 
+// needWithMargin is a memory need in bytes with the margin the sharing
+// rule sizes shards by (recommend.sharing_margin), rounded up: the shard
+// recommendation divides a card by it, and the smaller_gpu hint asks it of
+// a smaller card (fitsCard).
+func needWithMargin(need float64, rc *RecommendConfig) uint64 {
+	return uint64(math.Ceil(need * rc.SharingMargin))
+}
+
 // recommendSharing sizes GPU time-sharing per GPU model from the memory
 // needs of small, low-utilisation single-GPU jobs: shards (with the
 // per-job memory cap they need), MPS on top where the candidates compute,
@@ -119,7 +127,7 @@ func recommendSharing(b *recBuilder, in *Input, f *facts) map[string]sharingPlan
 			continue
 		}
 		nd, ud := distOf(a.needs), distOf(a.utils)
-		need := uint64(math.Ceil(nd.P95 * rc.SharingMargin))
+		need := needWithMargin(nd.P95, rc)
 		shards := min(rc.MaxShards, int(a.card/max(need, 1)))
 		if shards < 2 {
 			b.nothing(RecShards, "%s: p95 need %s × %v margin leaves room for fewer than 2 jobs per card", model, formatGiB(uint64(nd.P95)), rc.SharingMargin)

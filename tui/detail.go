@@ -74,18 +74,23 @@ func (m Model) openDetail(r row) (tea.Model, tea.Cmd) {
 		if err != nil {
 			return detailMsg{cluster: r.cluster, jobID: r.jobID, err: err}
 		}
-		return detailMsg{cluster: r.cluster, jobID: r.jobID, d: analyseDetail(r, v, cfg)}
+		var types []analysis.GPUType
+		if ts, ok := src.(TypeSource); ok {
+			types = ts.GPUTypes(ctx, r.cluster)
+		}
+		return detailMsg{cluster: r.cluster, jobID: r.jobID, d: analyseDetail(r, v, cfg, types)}
 	}
 }
 
-// analyseDetail runs the analysis of one job for the detail view.
-func analyseDetail(r row, v store.JobView, cfg analysis.Config) *detailState {
+// analyseDetail runs the analysis of one job for the detail view; types
+// are its cluster's GPU types (nil: none known).
+func analyseDetail(r row, v store.JobView, cfg analysis.Config, types []analysis.GPUType) *detailState {
 	j := analysis.FromView(v.SchedView(), v.Profiles)
 	d := &detailState{r: r, v: v, job: j, taskLoading: true}
 	d.metrics = analysis.Measure(j, cfg)
 	d.class, d.why = analysis.Classify(j, cfg)
 	d.bottle = analysis.Diagnose(j, cfg)
-	d.hints = analysis.Hints(j, cfg)
+	d.hints = analysis.Hints(j, cfg, types)
 	return d
 }
 

@@ -34,6 +34,15 @@ type NodeSource interface {
 	ClusterConf(cluster string) (analysis.ConfUse, []slurmext.NodeGres)
 }
 
+// TypeSource is implemented by a Source that knows the GPU types of a
+// cluster (analysis.GPUTypes of its inventory), as show does: the
+// detail's hints then name a smaller GPU type where a job's need fits
+// one. GPUTypes returns nil when none is known; it may read many jobs,
+// so it is called from a tea.Cmd only.
+type TypeSource interface {
+	GPUTypes(ctx context.Context, cluster string) []analysis.GPUType
+}
+
 // Identity is who runs the TUI. Admin enables switching to another user
 // or account; the Source enforces what that may return.
 type Identity struct {

@@ -147,8 +147,10 @@ func loadSummary(ctx context.Context, src Source, who string, now time.Time, cfg
 	counts := map[string]int{}
 	first := map[string]analysis.Hint{}
 	values := map[string]map[string]bool{}
+	// The month's inventory names the GPU types the hints may suggest.
+	types := analysis.GPUTypes(in.Nodes)
 	for _, j := range jobs {
-		hs := analysis.Hints(j, cfg)
+		hs := analysis.Hints(j, cfg, types)
 		if len(hs) > 0 {
 			res.hinted++
 		}

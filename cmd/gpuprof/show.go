@@ -70,7 +70,12 @@ func runShow(ctx context.Context, g *globalOptions, o *showOptions, id string, w
 			return err
 		}
 	}
-	views, err := listViews(ctx, g, store.ViewFilter{Job: &ref, WithSeries: true}, o.Local)
+	src, err := openSource(ctx, g, o.Local)
+	if err != nil {
+		return err
+	}
+	defer src.Close()
+	views, err := src.Jobs(ctx, store.ViewFilter{Job: &ref, WithSeries: true})
 	if err != nil {
 		return err
 	}
@@ -110,7 +115,7 @@ func runShow(ctx context.Context, g *globalOptions, o *showOptions, id string, w
 		if i > 0 {
 			printf(w, "\n")
 		}
-		writeViewDetail(w, v, c, carbon)
+		writeViewDetail(w, v, c, carbon, src.GPUTypes(ctx, v.Cluster))
 	}
 	return nil
 }
@@ -152,7 +157,9 @@ const showWidth = 40
 // cluster lab)", since the node hooks, cgroups and logs know only the raw
 // id. Durations are Slurm's [D-]HH:MM:SS and instants sacct's
 // YYYY-MM-DDTHH:MM:SS in local time; a value nobody measured says so.
-func writeViewDetail(w io.Writer, v store.JobView, c analysis.Config, carbon showCarbon) {
+// types are the GPU types of the job's cluster (jobSource.GPUTypes; nil:
+// none known), which the hints may suggest a smaller one of.
+func writeViewDetail(w io.Writer, v store.JobView, c analysis.Config, carbon showCarbon, types []analysis.GPUType) {
 	if id := v.SlurmID(); id != v.JobID {
 		printf(w, "Job %s (raw id %s, cluster %s)\n", clean(id, 64), clean(v.JobID, 64), clean(v.Cluster, 64))
 	} else {
@@ -199,7 +206,7 @@ func writeViewDetail(w io.Writer, v store.JobView, c analysis.Config, carbon sho
 		printf(w, "    %s\n", l)
 	}
 	printf(w, "\n  Notes\n")
-	hints := analysis.Hints(j, c)
+	hints := analysis.Hints(j, c, types)
 	if len(hints) == 0 {
 		printf(w, "    none: nothing to change\n")
 	}

@@ -1,6 +1,7 @@
 package main
 
 import (
+	"cmp"
 	"context"
 	"encoding/json"
 	"path/filepath"
@@ -35,6 +36,10 @@ type showJob struct {
 	// utilOf, when set, is GPU k's utilisation at minute i, in place of
 	// util (the same on every GPU).
 	utilOf func(k, i int) (uint32, bool)
+	// node, model and cardGiB place the job on another node and GPU
+	// model than gpu01's H100s (80 GiB).
+	node, model string
+	cardGiB     uint64
 }
 
 // showDB writes jobs through the real store, with fixed times, and
@@ -52,14 +57,15 @@ func showDB(t *testing.T, jobs ...showJob) string {
 	for n, j := range jobs {
 		begin := start.Add(time.Duration(n) * 24 * time.Hour)
 		end := begin.Add(time.Duration(j.minutes) * time.Minute)
+		node, model, cardGiB := cmp.Or(j.node, "gpu01"), cmp.Or(j.model, "NVIDIA H100 80GB HBM3"), cmp.Or(j.cardGiB, 80)
 		p := profile.Job{
-			Key:  profile.Key{Cluster: "lab", JobID: j.id, Node: "gpu01"},
+			Key:  profile.Key{Cluster: "lab", JobID: j.id, Node: node},
 			User: "alice", UID: 1001, Account: "vision", Partition: "gpu",
 			Start: begin, Status: profile.StatusRunning, Source: profile.SourceAgent,
 			SampleInterval: time.Minute, Driver: "550.54.15", CUDADriver: "12.4",
 		}
 		for k := range j.gpus {
-			d := gpu.Device{UUID: "GPU-" + j.id + "-" + string(rune('a'+k)), Minor: k, Name: "NVIDIA H100 80GB HBM3", MemoryTotal: 80 << 30}
+			d := gpu.Device{UUID: "GPU-" + j.id + "-" + string(rune('a'+k)), Minor: k, Name: model, MemoryTotal: cardGiB << 30}
 			g := profile.NewGPU(d, k, begin, time.Minute, 0)
 			energy := uint64(0)
 			for i := range j.minutes {
@@ -104,7 +110,7 @@ func showDB(t *testing.T, jobs ...showJob) string {
 		r := slurmext.JobRecord{
 			Cluster: "lab", JobID: j.id, DisplayID: j.id, ArrayTaskID: -1, HetOffset: -1,
 			Name: j.name, User: "alice", UID: 1001, Account: "vision", Partition: "gpu", QOS: "normal",
-			State: j.state, CancelledBy: -1, NodeList: "gpu01",
+			State: j.state, CancelledBy: -1, NodeList: node,
 			Submit: begin.Add(-90 * time.Second), Eligible: begin.Add(-90 * time.Second), Start: begin, End: end,
 			TimeLimit: 24 * time.Hour, ReqTRES: j.gres, AllocTRES: j.gres, Source: "sacct",
 			CPUs: j.cpus, Usage: j.usage,
@@ -220,6 +226,48 @@ func TestShowGolden(t *testing.T) {
 		got[1].Rule != profile.RuleIdleJob || got[1].Status != profile.NoticeCapped || got[1].Detail == "" ||
 		!got[0].Time.Equal(day5.Add(45*time.Minute)) {
 		t.Errorf("show --json 7005 notices = %+v, want the sent unused_gpus notice, then the capped idle_job one", got)
+	}
+}
+
+// TestShowSmallerGPUType: show names a smaller GPU type of the cluster
+// for a whole-GPU job that barely used its H100 and whose memory peak
+// fits a smaller card with the sharing rule's margin: the smallest that
+// fits, from the GPUs the cluster's profiles saw (an L4 and an A100
+// 40 GB beside the H100s). 7101 (6 GiB) also fits a shard: both, the
+// shard first; 7103 (30 GiB) fits no shard and no L4: the A100. Goldens
+// under testdata/ (-update rewrites them).
+func TestShowSmallerGPUType(t *testing.T) {
+	t.Setenv("TZ", "UTC")
+	loc := time.Local
+	time.Local = time.UTC
+	t.Cleanup(func() { time.Local = loc })
+	gres := "billing=4,cpu=4,gres/gpu=1,mem=32G,node=1"
+	db := showDB(t,
+		showJob{id: "7101", name: "small-eval", state: "COMPLETED", gres: gres, gpus: 1, minutes: 120,
+			util: steady(8), memGiB: steady(6)},
+		showJob{id: "7102", name: "infer", state: "COMPLETED", gres: gres, gpus: 1, minutes: 60,
+			util: steady(70), memGiB: steady(20), node: "gpu02", model: "NVIDIA L4", cardGiB: 24},
+		showJob{id: "7103", name: "big-eval", state: "COMPLETED", gres: gres, gpus: 1, minutes: 120,
+			util: steady(8), memGiB: steady(30)},
+		showJob{id: "7104", name: "finetune", state: "COMPLETED", gres: gres, gpus: 1, minutes: 60,
+			util: steady(70), memGiB: steady(30), node: "gpu03", model: "NVIDIA A100-PCIE-40GB", cardGiB: 40},
+	)
+	// The inventory is the GPUs of the month before the newest job
+	// (inventoryWindow), whatever the clock says.
+	for _, tt := range []struct{ id, want string }{
+		{"7101", "#SBATCH --gres=gpu:l4:1"},
+		{"7103", "#SBATCH --gres=gpu:a100:1"},
+	} {
+		t.Run(tt.id, func(t *testing.T) {
+			out, err := runCLI(t, "show", "--db", db, tt.id)
+			if err != nil {
+				t.Fatalf("show %s: %v\n%s", tt.id, err, out)
+			}
+			if !strings.Contains(out, tt.want) {
+				t.Errorf("show %s does not say %q:\n%s", tt.id, tt.want, out)
+			}
+			golden.RequireEqual(t, []byte(out))
+		})
 	}
 }
 

@@ -9,6 +9,7 @@ import (
 	"os"
 	"os/user"
 	"strconv"
+	"sync"
 	"time"
 
 	"github.com/gpuprof/gpuprof/analysis"
@@ -43,6 +44,9 @@ type jobSource struct {
 	conf *clusterConf
 	// cluster, when not "", is forced into every query (tui --cluster).
 	cluster string
+	// types caches GPUTypes per cluster: the TUI asks on every detail.
+	typesMu sync.Mutex
+	types   map[string][]analysis.GPUType
 }
 
 // openSource opens the configured job source. local reads this host's
@@ -242,7 +246,74 @@ func (s *jobSource) ClusterConf(cluster string) (analysis.ConfUse, []slurmext.No
 	return c.use, c.nodes
 }
 
+// inventoryWindow is how far back GPUTypes looks for the GPUs of a
+// cluster, from its newest job: a month of profiles names the models in
+// use without reading a whole history.
+const inventoryWindow = 31 * 24 * time.Hour
+
+// GPUTypes implements tui.TypeSource, and is what show passes to the
+// hints: the GPU types of cluster's inventory (analysis.GPUTypes), built
+// as the analysis commands build it (analysis.InputBuilder, with the
+// cluster's own slurm.conf) from the jobs this source lets the caller
+// read in the inventoryWindow before the newest one's start — so a
+// user's inventory is the GPUs their own jobs ran on, an admin's the
+// cluster's; the newest job, not the clock, ends the window, so that a
+// database of last year's jobs still names last year's GPUs. nil when
+// none is known or the jobs cannot be read: the hints then name no GPU
+// type. Cached per cluster.
+func (s *jobSource) GPUTypes(ctx context.Context, cluster string) []analysis.GPUType {
+	s.typesMu.Lock()
+	defer s.typesMu.Unlock()
+	if t, ok := s.types[cluster]; ok {
+		return t
+	}
+	var types []analysis.GPUType
+	newest, err := s.Jobs(ctx, store.ViewFilter{Cluster: cluster, Limit: 1})
+	if last := viewStart(newest); err == nil && !last.IsZero() {
+		f := store.ViewFilter{Cluster: cluster, Since: last.Add(-inventoryWindow), Lean: true}
+		b := analysis.NewInputBuilder()
+		b.SetConf(s.ClusterConf(cluster))
+		err = s.Each(ctx, f, func(v store.JobView) error {
+			b.Add(v.Sched, v.Profiles)
+			return nil
+		})
+		in := b.Input(analysis.Window{From: f.Since}, time.Now()) // waits for the conversions
+		if err == nil {
+			types = analysis.GPUTypes(in.Nodes)
+		}
+	}
+	if s.types == nil {
+		s.types = map[string][]analysis.GPUType{}
+	}
+	s.types[cluster] = types
+	return types
+}
+
+// viewStart is the sort time of the first of vs as ListViews orders by
+// it: the scheduler's start, else its submit time, else the earliest
+// profile start; zero when none.
+func viewStart(vs []store.JobView) time.Time {
+	if len(vs) == 0 {
+		return time.Time{}
+	}
+	v := vs[0]
+	if v.Sched != nil && !v.Sched.Start.IsZero() {
+		return v.Sched.Start
+	}
+	if v.Sched != nil && !v.Sched.Submit.IsZero() {
+		return v.Sched.Submit
+	}
+	var t time.Time
+	for _, p := range v.Profiles {
+		if !p.Start.IsZero() && (t.IsZero() || p.Start.Before(t)) {
+			t = p.Start
+		}
+	}
+	return t
+}
+
 var (
 	_ tui.Source     = (*jobSource)(nil)
 	_ tui.NodeSource = (*jobSource)(nil)
+	_ tui.TypeSource = (*jobSource)(nil)
 )
