@@ -51,12 +51,27 @@ func (s *sim) add(n int32, from, to int64, units int) {
 // ensure returns the index of the step at t, splitting the step that
 // holds t when there is none (t is never before the first step).
 func (tl *timeline) ensure(t int64) int {
-	k, found := slices.BinarySearchFunc(tl.steps, t, func(e step, t int64) int { return cmpInt(e.t, t) })
-	if found {
+	k := stepAt(tl.steps, t)
+	if tl.steps[k].t == t {
 		return k
 	}
+	k++
 	tl.steps = slices.Insert(tl.steps, k, step{t, tl.steps[k-1].units})
 	return k
+}
+
+// stepAt returns the index of the last step at or before t (st[0].t ≤ t).
+func stepAt(st []step, t int64) int {
+	lo, hi := 0, len(st) // st[lo].t ≤ t < st[hi].t
+	for hi-lo > 1 {
+		m := int(uint(lo+hi) >> 1)
+		if st[m].t <= t {
+			lo = m
+		} else {
+			hi = m
+		}
+	}
+	return lo
 }
 
 // steps returns the node's use over time from now on: sorted, the first
@@ -105,8 +120,7 @@ func (s *sim) earliestOn(n int32, units int, dur, limit, start int64) (t, fit in
 	k := 0
 	if start > s.now && len(st) > 1 {
 		// The step holding start: the last that begins at or before it.
-		k, _ = slices.BinarySearchFunc(st, start+1, func(e step, t int64) int { return cmpInt(e.t, t) })
-		k--
+		k = stepAt(st, start)
 	}
 	for ; k < len(st); k++ {
 		e := st[k]
@@ -238,7 +252,9 @@ func (s *sim) plannedEnd(j *jstate, p int32, start int64) int64 {
 // room, and a plan only delays. So the cycle plans the jobs up to the last
 // such one and no further — what the later ones would reserve could only
 // delay jobs after them, none of which can start — and, when there is
-// none, builds no timeline at all. The jobs it does not plan still count
+// none, builds no timeline at all. As it plans, a job whose nodes free now
+// are planned for by jobs before it can no longer start (viable), and the
+// last job that can moves up. The jobs it does not plan still count
 // as tested (Stats.BackfillTested), as Slurm's own loop would test them.
 func (s *sim) backfill() {
 	s.stats.BackfillPasses++
@@ -248,7 +264,7 @@ func (s *sim) backfill() {
 		clear(s.bfPartN)
 		clear(s.bfUserN)
 	}
-	last := 0
+	s.bfCands = s.bfCands[:0]
 	for _, ji := range s.pending {
 		if s.js[ji].status != stPending {
 			continue
@@ -262,14 +278,14 @@ func (s *sim) backfill() {
 				continue
 			}
 		}
+		if s.couldStartNow(ji, parts) {
+			s.bfCands = append(s.bfCands, int32(len(s.bfQueue)))
+		}
 		s.bfQueue = append(s.bfQueue, ji)
 		s.bfParts = append(s.bfParts, parts)
-		if s.couldStartNow(ji, parts) {
-			last = len(s.bfQueue)
-		}
 	}
 	s.stats.BackfillTested += len(s.bfQueue)
-	if last == 0 {
+	if len(s.bfCands) == 0 {
 		s.compact()
 		return
 	}
@@ -277,7 +293,23 @@ func (s *sim) backfill() {
 	s.buildTimelines()
 	horizon := s.now + secs(s.sc.BfWindow)
 	var nodes []int32
-	for k, ji := range s.bfQueue[:last] {
+	// The last job that may still start, and the nodes free for it now
+	// (its witness), checked again only when a plan lands on them.
+	ci, checked := len(s.bfCands)-1, false
+	for k, ji := range s.bfQueue {
+		for !checked || s.witnessHit {
+			if ci < 0 || int(s.bfCands[ci]) < k {
+				break
+			}
+			if int(s.bfCands[ci]) == k || s.viable(int(s.bfCands[ci])) {
+				checked = true
+				break
+			}
+			ci--
+		}
+		if ci < 0 || int(s.bfCands[ci]) < k {
+			break
+		}
 		j := &s.js[ji]
 		if !s.qosAllows(ji) {
 			continue
@@ -304,9 +336,46 @@ func (s *sim) backfill() {
 		end := s.plannedEnd(j, bestPart, best)
 		for _, n := range nodes {
 			s.add(n, best, end, s.units(in, n))
+			if best < s.witEnd && slices.Contains(s.witness, n) {
+				s.witnessHit = true
+			}
 		}
 	}
 	s.compact()
+}
+
+// viable reports whether the cycle's k-th job could still start now: in
+// one of its partitions, nodes enough are free on the timeline from now
+// for its planned duration. The timelines only gain use in a cycle, so
+// once it is not, it never is again. When it is, the nodes found are its
+// witness: while no plan lands on them before the end of that duration,
+// it still is.
+func (s *sim) viable(k int) bool {
+	ji := s.bfQueue[k]
+	j, in := &s.js[ji], &s.in[ji]
+	s.witnessHit = false
+	for _, p := range in.Partitions {
+		if s.bfParts[k]&(1<<uint(p)) == 0 {
+			continue
+		}
+		dur := s.plannedEnd(j, int32(p), s.now) - s.now
+		s.witness = s.witness[:0]
+		for _, n := range s.candidates(ji, int32(p)) {
+			u := s.units(in, n)
+			if lb, _ := s.freeFrom(n, u); lb > s.now {
+				continue
+			}
+			if s.freeDuring(n, u, s.now, dur) {
+				s.witness = append(s.witness, n)
+				if len(s.witness) == in.Nodes {
+					s.witEnd = s.now + dur
+					return true
+				}
+			}
+		}
+	}
+	s.witness = s.witness[:0]
+	return false
 }
 
 // bfAdmit applies bf_max_job_user and bf_max_job_part to the next job of

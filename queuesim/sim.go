@@ -119,9 +119,15 @@ type sim struct {
 	bfRes   int64    // bf_resolution, seconds
 	bfQueue []int32  // the jobs a backfill cycle tests
 	bfParts []uint64 // and the partitions each is tested in
-	bfPartN []int    // jobs tested in this cycle per partition
-	bfUserN []int    // and per user
-	tlGen   int
+	bfCands []int32  // positions in bfQueue of the jobs that fit now
+	// The nodes free from now until witEnd for the last of bfCands that
+	// may still start; witnessHit once a plan lands on one before then.
+	witness    []int32
+	witEnd     int64
+	witnessHit bool
+	bfPartN    []int // jobs tested in this cycle per partition
+	bfUserN    []int // and per user
+	tlGen      int
 
 	fits  map[fitKey]bool
 	stats Stats
