@@ -155,15 +155,21 @@ func (s *sim) earliestOn(n int32, units int, dur, limit, start int64) (t, fit in
 // at any moment of this cycle's timeline (the cycle only adds use, so it
 // stays true), and whether the node keeps such times for units.
 func (s *sim) freeFrom(n int32, units int) (int64, bool) {
-	ns := &s.nodes[n]
-	if units >= len(ns.freeAt) {
+	if units >= freeStride {
 		return s.now, false
 	}
-	if ns.freeGen != s.tlGen {
-		ns.freeGen = s.tlGen
-		clear(ns.freeAt)
+	if f := s.freeAt[int(n)*freeStride+units]; f.gen == s.tlGen {
+		return max(f.t, s.now), true
 	}
-	return max(ns.freeAt[units], s.now), true
+	return s.now, true
+}
+
+// freeStride bounds the units per node whose freeFrom times are kept.
+const freeStride = 65
+
+type freeMark struct {
+	gen int
+	t   int64
 }
 
 // freeDuring reports whether the node has units free from c for dur.
@@ -218,6 +224,7 @@ func (s *sim) candidates(ji, p int32) []int32 {
 		for _, n := range s.parts[p].nodes {
 			if s.fitsShape(j, in, n) {
 				m.cand = append(m.cand, n)
+				m.candUnits = append(m.candUnits, int32(s.units(in, n)))
 			}
 		}
 	}
@@ -446,8 +453,10 @@ type memo struct {
 	gen   int
 	t, lb int64
 	nodes []int32
-	// The partition's nodes that fit the shape at all, for the replay.
+	// The partition's nodes that fit the shape at all, for the replay,
+	// and the units the shape takes on each.
 	cand      []int32
+	candUnits []int32
 	candKnown bool
 }
 
@@ -506,9 +515,10 @@ func (s *sim) search(ji, p int32, dur, limit, from int64) (int64, []int32) {
 	s.pick = s.pick[:0]
 	cand := s.candidates(ji, p)
 	if in.Nodes == 1 {
+		units := s.memo[int(s.js[ji].shape)*len(s.parts)+int(p)].candUnits
 		best, node := int64(never), int32(-1)
-		for _, n := range cand {
-			u := s.units(in, n)
+		for i, n := range cand {
+			u := int(units[i])
 			lim := min(limit, best-1)
 			lb, kept := s.freeFrom(n, u)
 			if lb > lim {
@@ -517,7 +527,7 @@ func (s *sim) search(ji, p int32, dur, limit, from int64) (int64, []int32) {
 			start := max(from, lb)
 			t, fit := s.earliestOn(n, u, dur, lim, start)
 			if kept && start == lb {
-				s.nodes[n].freeAt[u] = fit
+				s.freeAt[int(n)*freeStride+u] = freeMark{s.tlGen, fit}
 			}
 			if t < best {
 				best, node = t, n

@@ -51,10 +51,6 @@ type nstate struct {
 	// node without shards.
 	shards []int16
 	tl     timeline
-	// freeAt[u]: before it, no u units free in this backfill cycle
-	// (freeGen) at any time (backfill.go's freeFrom).
-	freeAt  []int64
-	freeGen int
 }
 
 type pstate struct {
@@ -134,8 +130,11 @@ type sim struct {
 
 	// memo holds, per request shape and partition, the earliest start the
 	// current backfill cycle found (backfill.go).
-	memo  []memo
-	cands []int64 // scratch for the multi-node search
+	memo []memo
+	// freeAt[n·freeStride+u]: before its t, node n had no u units free
+	// at any time of the cycle gen (backfill.go's freeFrom).
+	freeAt []freeMark
+	cands  []int64 // scratch for the multi-node search
 }
 
 type fitKey struct {
@@ -228,11 +227,11 @@ func newSim(c Cluster, pr Priority, sc Scheduler, jobs []Job, o Options) (*sim, 
 		if n.ShardsPerGPU > 0 {
 			ns.shards = make([]int16, n.GPUs)
 		}
-		ns.freeAt = make([]int64, min(ns.cap, 64)+1)
 		s.freeType[ns.typ] += n.GPUs
 		s.freeAll += n.GPUs
 	}
 	s.nodeCount = len(c.Nodes)
+	s.freeAt = make([]freeMark, len(c.Nodes)*freeStride)
 	s.parts = make([]pstate, len(c.Partitions))
 	s.blockGen = make([]int, len(c.Partitions))
 	for i, p := range c.Partitions {
