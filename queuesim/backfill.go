@@ -158,7 +158,7 @@ func (s *sim) freeFrom(n int32, units int) (int64, bool) {
 	if units >= freeStride {
 		return s.now, false
 	}
-	if f := s.freeAt[int(n)*freeStride+units]; f.gen == s.tlGen {
+	if f := s.freeAt[units*s.nodeCount+int(n)]; f.gen == s.tlGen {
 		return max(f.t, s.now), true
 	}
 	return s.now, true
@@ -419,11 +419,22 @@ func (s *sim) couldStartNow(ji int32, parts uint64) bool {
 	if !s.qosAllows(ji) {
 		return false
 	}
+	shape := int(s.js[ji].shape) * len(s.parts)
 	for _, p := range s.in[ji].Partitions {
 		if parts&(1<<uint(p)) == 0 {
 			continue
 		}
-		if _, ok := s.findNow(ji, int32(p)); ok {
+		// Nothing starts or ends while the cycle picks its jobs: one
+		// answer per shape and partition, stamped with the cycle's number.
+		fits := &s.fitsNow[shape+p]
+		if *fits>>1 != s.stats.BackfillPasses {
+			_, ok := s.findNow(ji, int32(p))
+			*fits = s.stats.BackfillPasses << 1
+			if ok {
+				*fits |= 1
+			}
+		}
+		if *fits&1 == 1 {
 			return true
 		}
 	}
@@ -527,7 +538,7 @@ func (s *sim) search(ji, p int32, dur, limit, from int64) (int64, []int32) {
 			start := max(from, lb)
 			t, fit := s.earliestOn(n, u, dur, lim, start)
 			if kept && start == lb {
-				s.freeAt[int(n)*freeStride+u] = freeMark{s.tlGen, fit}
+				s.freeAt[u*s.nodeCount+int(n)] = freeMark{s.tlGen, fit}
 			}
 			if t < best {
 				best, node = t, n

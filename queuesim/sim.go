@@ -131,10 +131,13 @@ type sim struct {
 	// memo holds, per request shape and partition, the earliest start the
 	// current backfill cycle found (backfill.go).
 	memo []memo
-	// freeAt[n·freeStride+u]: before its t, node n had no u units free
-	// at any time of the cycle gen (backfill.go's freeFrom).
+	// freeAt[u·nodes+n]: before its t, node n had no u units free at any
+	// time of the cycle gen (backfill.go's freeFrom).
 	freeAt []freeMark
-	cands  []int64 // scratch for the multi-node search
+	// fitsNow per shape and partition: the cycle's number<<1 | whether
+	// it fits now (backfill.go's couldStartNow).
+	fitsNow []int
+	cands   []int64 // scratch for the multi-node search
 }
 
 type fitKey struct {
@@ -310,6 +313,7 @@ func newSim(c Cluster, pr Priority, sc Scheduler, jobs []Job, o Options) (*sim, 
 		j.shape = id
 	}
 	s.memo = make([]memo, len(shapes)*len(c.Partitions))
+	s.fitsNow = make([]int, len(shapes)*len(c.Partitions))
 	s.bfPartN, s.bfUserN = make([]int, len(c.Partitions)), make([]int, maxUser+1)
 	s.usage = make([]float64, maxUser+1)
 	s.seenUser = make([]bool, maxUser+1)
