@@ -272,6 +272,22 @@ func (s *sim) backfill() {
 		clear(s.bfUserN)
 	}
 	s.bfCands = s.bfCands[:0]
+	if !bounded && s.freeAll == 0 && s.wholeOnly {
+		// No GPU free and every job needs one: none can start, none is
+		// planned; they are counted.
+		n := 0
+		for _, ji := range s.pending {
+			if n == s.sc.BfMaxJobTest {
+				break
+			}
+			if s.js[ji].status == stPending {
+				n++
+			}
+		}
+		s.stats.BackfillTested += n
+		s.compact()
+		return
+	}
 	for _, ji := range s.pending {
 		if s.js[ji].status != stPending {
 			continue

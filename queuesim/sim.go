@@ -112,10 +112,13 @@ type sim struct {
 
 	bf      bool
 	bfPhase int64
-	bfRes   int64    // bf_resolution, seconds
-	bfQueue []int32  // the jobs a backfill cycle tests
-	bfParts []uint64 // and the partitions each is tested in
-	bfCands []int32  // positions in bfQueue of the jobs that fit now
+	// wholeOnly: no node has shards and every job asks for whole GPUs,
+	// so with none free no job fits.
+	wholeOnly bool
+	bfRes     int64    // bf_resolution, seconds
+	bfQueue   []int32  // the jobs a backfill cycle tests
+	bfParts   []uint64 // and the partitions each is tested in
+	bfCands   []int32  // positions in bfQueue of the jobs that fit now
 	// The nodes free from now until witEnd for the last of bfCands that
 	// may still start; witnessHit once a plan lands on one before then.
 	witness    []int32
@@ -311,6 +314,13 @@ func newSim(c Cluster, pr Priority, sc Scheduler, jobs []Job, o Options) (*sim, 
 			shapes[k] = id
 		}
 		j.shape = id
+	}
+	s.wholeOnly = true
+	for i := range c.Nodes {
+		s.wholeOnly = s.wholeOnly && c.Nodes[i].ShardsPerGPU == 0
+	}
+	for i := range jobs {
+		s.wholeOnly = s.wholeOnly && jobs[i].GPUs > 0
 	}
 	s.memo = make([]memo, len(shapes)*len(c.Partitions))
 	s.fitsNow = make([]int, len(shapes)*len(c.Partitions))
