@@ -236,7 +236,10 @@ type Result struct {
 // Stats count what the simulator did.
 type Stats struct {
 	Events, MainPasses, BackfillPasses, BackfillStarts int
-	// BackfillTested counts the jobs the backfill cycles planned.
+	// BackfillTested counts the jobs the backfill cycles tested, as
+	// bf_max_job_test counts them; those after the last that could start
+	// in a cycle are counted without being planned (their plans could
+	// change no start).
 	BackfillTested int
 	// Displaced counts running jobs that did not fit on their own nodes at
 	// the start (the cluster given is smaller than the one they ran on).
