@@ -330,10 +330,13 @@ func (pl *planner) start(pc *PlanConfig, recs int) error {
 	}
 	// The replays a plan takes: today and the horizon, one per
 	// recommendation and for them together, a doubling and bisecting
-	// purchase search per model, and the timeline's bisection.
+	// purchase search per model, and the timeline's months (every one up
+	// to the first that misses: at most all of them), each at no more
+	// than the load of the timeline's last month.
 	search := 2*int(math.Ceil(math.Log2(float64(pc.MaxPurchase)+1))) + 1
-	evals := 3 + recs + len(models)*search + 8
-	factor := math.Max(1, pl.factor(max(pl.params.Months, 24)))
+	months := pl.timelineMonths()
+	evals := 3 + recs + len(models)*search + months + 1
+	factor := math.Max(1, pl.factor(months))
 	pl.seeds = pc.Seeds
 	for pl.seeds > 1 && float64(len(r.jobs)*pl.seeds*evals)*factor > float64(pl.budget) {
 		pl.seeds--
@@ -349,6 +352,10 @@ func (pl *planner) start(pc *PlanConfig, recs int) error {
 	pl.base = o.e
 	return o.err
 }
+
+// timelineMonths is how far the timeline looks for the month growth
+// breaks the target: twice the horizon, at least 24 months, at most 120.
+func (pl *planner) timelineMonths() int { return min(max(2*pl.params.Months, 24), 120) }
 
 func (pl *planner) budgetNote() string {
 	if pl.stepBudget > 0 && pl.steps >= pl.stepBudget {
@@ -523,7 +530,7 @@ func (pl *planner) makePlan(sp *SimPlan, findings *Findings, pc *PlanConfig) err
 	}
 
 	// (3) With the free changes and no purchase: when growth breaks it.
-	tl, err := pl.timeline(free, max(2*h, 24), sp.Window.To, pc.LeadTimeMonths)
+	tl, err := pl.timeline(free, pl.timelineMonths(), sp.Window.To, pc.LeadTimeMonths)
 	if err != nil {
 		return err
 	}

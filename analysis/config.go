@@ -140,8 +140,11 @@ type PlanConfig struct {
 	// simulation, said so.
 	ReplayBudget int `toml:"replay_budget"`
 	// StepBudget caps the plan's scheduler steps (events, and jobs the
-	// backfill cycles planned): a deep queue costs far more per job. Past
-	// it the plan stops, and says it is not simulated.
+	// backfill cycles tested): a deep queue costs far more per job. Past
+	// it the plan stops, and says it is not simulated. The defaults
+	// (20,000,000 replayed jobs, 500,000,000 steps) let a 250,000-job
+	// month on 1,000 GPUs be planned, in about 2–4 minutes on two cores
+	// (docs/benchmarks.md, "Capacity plan on the replay").
 	StepBudget int `toml:"step_budget"`
 	// DepreciationYears spreads a purchase price over its years of use.
 	DepreciationYears float64 `toml:"depreciation_years"`
@@ -307,8 +310,8 @@ func DefaultConfig() Config {
 			MinJobs:           50,
 			Seeds:             5,
 			MaxPurchase:       32,
-			ReplayBudget:      5_000_000,
-			StepBudget:        100_000_000,
+			ReplayBudget:      20_000_000,
+			StepBudget:        500_000_000,
 			DepreciationYears: 5,
 		},
 	}
