@@ -217,6 +217,11 @@ func (r *replay) setScheduler(p WhatIfParams) {
 		BfInterval: sc.BfInterval, BfResolution: sc.BfResolution, BfWindow: sc.BfWindow, BfMaxJobTest: sc.BfMaxJobTest,
 		BfMaxJobPart: sc.BfMaxJobPart, BfMaxJobUser: sc.BfMaxJobUser,
 	}
+	// The backfill rounds its bookings on the wall clock, as slurmctld
+	// does: where the window's start falls on bf_resolution's grid.
+	if res := secondsOf(sc.BfResolution); res > 0 {
+		r.sched.ClockOffset = time.Duration(r.window.From.Unix()%res) * time.Second
+	}
 	r.prio = queuesim.DefaultPriority()
 	r.prio.MaxAge, r.prio.DecayHalfLife, r.prio.CalcPeriod = sc.PriorityMaxAge, sc.PriorityDecayHalfLife, sc.PriorityCalcPeriod
 	if sc.PriorityType == "priority/multifactor" {
@@ -224,8 +229,15 @@ func (r *replay) setScheduler(p WhatIfParams) {
 		r.prio.WeightAge, r.prio.WeightFairshare = float64(sc.WeightAge), float64(sc.WeightFairshare)
 		r.prio.WeightJobSize, r.prio.WeightPartition, r.prio.WeightQOS = float64(sc.WeightJobSize), float64(sc.WeightPartition), float64(sc.WeightQOS)
 		r.prio.FavorSmall = sc.PriorityFavorSmall
+		// Fair Tree is Slurm's fair-share since 19.05 unless PriorityFlags
+		// turns it off.
+		r.prio.FairTree = !sc.NoFairTree
 		if sc.WeightFairshare != 0 {
-			r.assume("fair-share: classic 2^(−usage/shares), every user an equal share, usage in GPU-seconds (the association tree is not read)")
+			if r.prio.FairTree {
+				r.assume("fair-share: Fair Tree, every account and every user in an account an equal share, usage in GPU-seconds (the association tree is not read)")
+			} else {
+				r.assume("fair-share: classic 2^(−usage/shares) (PriorityFlags NO_FAIR_TREE), every user an equal share, usage in GPU-seconds (the association tree is not read)")
+			}
 		}
 	}
 	src := "defaults"
@@ -577,7 +589,7 @@ func (r *replay) setJobs(in Input, added []int) {
 	for i, q := range r.cluster.QOS {
 		qosIdx[q.Name] = i
 	}
-	users := map[string]int{}
+	users, accounts := map[string]int{}, map[string]int{}
 	lo := newLeftOuts(in, r.window)
 	from, to := r.window.From, r.window.To
 	noLimit, openRun, neverRan := 0, 0, 0
@@ -696,6 +708,10 @@ func (r *replay) setJobs(in Input, added []int) {
 			users[j.User] = len(users)
 		}
 		q.User = users[j.User]
+		if _, ok := accounts[j.Account]; !ok {
+			accounts[j.Account] = len(accounts)
+		}
+		q.Account = accounts[j.Account]
 		if j.TimeLimit <= 0 && !j.Unlimited {
 			noLimit++
 		}

@@ -49,16 +49,15 @@ PartitionName=urgent Nodes=localhost MaxTime=INFINITE State=UP PriorityTier=2 TR
 // replay of the window with no change.
 //
 // The bar is ≥ 90 % of the jobs within 10 s of their real start
-// and a start-order rank correlation ≥ 0.95. Today's replay does not reach
-// it here (54–58 % and 0.918–0.955 in three runs on 2026-12-04): it lacks
-// Slurm behaviours that matter on one node shared by two partitions
+// and a start-order rank correlation ≥ 0.95. The replay models the Slurm
+// behaviours that matter on one node shared by two partitions
 // (docs/whatif.md "A real Slurm, multifactor"): the main scheduler's
-// blocking of a failed partition's nodes, backfill reservations rounded
-// down on the wall clock and taking whole nodes, the backfill and
-// priority threads' fixed grids, and Fair Tree. With those modelled (a
-// patch waiting on the golden plans it changes) one run's record replays
-// at 98 % and 0.975, two others' (the same jobs) at 62–70 % and
-// 0.960–0.975. So the test asserts what today's replay reaches, with a
+// blocking of a failed partition's nodes, backfill bookings rounded down
+// on the wall clock, the backfill and priority threads' fixed grids, and
+// Fair Tree. With them, four runs' records of this test (2026-12-04)
+// replay at 62.5–98.3 % and 0.960–0.991 (54–60 % and 0.907–0.955 before):
+// the bar is met on some realisations and not others. So the test asserts
+// what every record reaches, with a
 // margin — withinFloor and rankFloor — and logs the gap to the bar.
 //
 // GPUPROF_FIDELITY_KEEP=DIR keeps the record (database, slurm.conf,
@@ -241,7 +240,7 @@ func TestWhatIfFidelityMultifactor(t *testing.T) {
 	if w.Jobs.Replayed != len(ids) || cal.Jobs != len(ids) {
 		t.Errorf("replayed %d jobs (%d compared), want all %d", w.Jobs.Replayed, cal.Jobs, len(ids))
 	}
-	const withinFloor, rankFloor = 0.4, 0.85
+	const withinFloor, rankFloor = 0.5, 0.92
 	if cal.Within10s < withinFloor {
 		t.Errorf("%.0f %% of the jobs start within 10 s of their real start, want ≥ %.0f %%", 100*cal.Within10s, 100*withinFloor)
 	}

@@ -3,8 +3,9 @@ package queuesim
 import "slices"
 
 // The backfill plans on a timeline per node: what its running jobs hold
-// until their planned ends (start + time limit, rounded up to
-// bf_resolution) and what earlier jobs of the same cycle reserved. It
+// until their planned ends (start + time limit, exactly) and what earlier
+// jobs of the same cycle booked (from their planned start to their end,
+// each rounded down to bf_resolution on the wall clock). It
 // counts in units: a GPU is ShardsPerGPU units on a node with shards (one
 // otherwise), a whole GPU takes all of them, a shard one. Which GPU the
 // shards sit on is left to the start itself, which checks it exactly.
@@ -232,7 +233,8 @@ func (s *sim) candidates(ji, p int32) []int32 {
 }
 
 // plannedEnd is when the backfill expects a job started at start to end:
-// its limit (or its partition's MaxTime), rounded up to bf_resolution.
+// start + its limit (or its partition's MaxTime), exactly, as Slurm 22.05's
+// backfill takes a running job's end (at least a second from now).
 func (s *sim) plannedEnd(j *jstate, p int32, start int64) int64 {
 	lim := j.limit
 	if lim >= never {
@@ -241,11 +243,30 @@ func (s *sim) plannedEnd(j *jstate, p int32, start int64) int64 {
 	if lim >= never {
 		return never
 	}
-	end := start + lim
-	if res := s.bfRes; res > 1 {
-		end = (end + res - 1) / res * res
+	return max(start+lim, s.now+1)
+}
+
+// bfDur is how long a backfill cycle tests a pending job for in the
+// partition: its limit (or the partition's MaxTime), exactly.
+func (s *sim) bfDur(j *jstate, p int32) int64 {
+	return s.plannedEnd(j, p, s.now) - s.now
+}
+
+// booking is what a cycle books for a job planned to start at t > now
+// and end at end: as backfill.c does, from t to end each rounded down to
+// bf_resolution on the wall clock (Scheduler.ClockOffset), at least one
+// bf_resolution, never before now. A job starting now books [now, end).
+func (s *sim) booking(t, end int64) (int64, int64) {
+	if t <= s.now {
+		return t, end
 	}
-	return max(end, s.now+1)
+	res := max(s.bfRes, 1)
+	off := s.clockOff
+	from := max((t+off)/res*res-off, s.now)
+	if end < never {
+		end = max((end+off)/res*res-off, from+res)
+	}
+	return from, end
 }
 
 // backfill is one cycle of conservative backfill: pending jobs in priority
@@ -342,7 +363,7 @@ func (s *sim) backfill() {
 			if s.bfParts[k]&(1<<uint(p)) == 0 {
 				continue
 			}
-			dur := s.plannedEnd(j, int32(p), s.now) - s.now
+			dur := s.bfDur(j, int32(p))
 			t, picked := s.earliest(ji, int32(p), dur, min(horizon, best-1))
 			if t < best {
 				best, bestPart = t, int32(p)
@@ -356,10 +377,10 @@ func (s *sim) backfill() {
 		if best == s.now && s.placeable(ji, nodes) {
 			s.place(ji, bestPart, nodes, true)
 		}
-		end := s.plannedEnd(j, bestPart, best)
+		from, end := s.booking(best, s.plannedEnd(j, bestPart, best))
 		for _, n := range nodes {
-			s.add(n, best, end, s.units(in, n))
-			if best < s.witEnd && slices.Contains(s.witness, n) {
+			s.add(n, from, end, s.units(in, n))
+			if from < s.witEnd && slices.Contains(s.witness, n) {
 				s.witnessHit = true
 			}
 		}
@@ -381,7 +402,7 @@ func (s *sim) viable(k int) bool {
 		if s.bfParts[k]&(1<<uint(p)) == 0 {
 			continue
 		}
-		dur := s.plannedEnd(j, int32(p), s.now) - s.now
+		dur := s.bfDur(j, int32(p))
 		s.witness = s.witness[:0]
 		for _, n := range s.candidates(ji, int32(p)) {
 			u := s.units(in, n)

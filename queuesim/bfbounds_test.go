@@ -7,20 +7,22 @@ import (
 
 // TestBackfillBounds: bf_max_job_part and bf_max_job_user on a queue small
 // enough to work out by hand. One node of 4 GPUs, one partition, FIFO,
-// backfill cycles at 0, 30, 60 s…, planned ends rounded up to 60 s:
+// backfill cycles at 0, 30, 60 s…, on their grid:
 //
 //	A  user 0, 3 GPUs, arrives 0, runs 1000 s (limit 1000): starts at 0
-//	   and is planned to end at 1020.
+//	   and is planned to end at 1000 (start + limit, exactly).
 //	B  user 0, 4 GPUs, arrives 1, limit 1000: waits for A; the main
-//	   scheduler stops at it (one partition), the backfill reserves the
-//	   node for it from 1020. It starts when A ends, at 1000, to 2000.
+//	   scheduler stops at it (one partition), the backfill books the
+//	   node for it from 1000 rounded down to bf_resolution, 960. It
+//	   starts when A ends, at 1000, to 2000.
 //	C  user 0, 1 GPU, arrives 2, runs 100 s: fits in the free GPU before
-//	   B's reservation.
+//	   B's booking.
 //	D  user 1, 1 GPU, arrives 3, runs 100 s: likewise.
 //
 // No bound: the cycle at 30 tests B, C, D: C starts at 30 (ends 130), D
-// finds no GPU. No cycle runs while nothing changes; the replay runs the
-// next one at C's end, 130, and it starts D there.
+// finds no GPU. No cycle runs while nothing changes; C's end at 130 is
+// between two ticks, the main scheduler stops at B, and the next cycle,
+// on its grid at 150, starts D.
 // bf_max_job_part=1: each cycle tests B alone; C and D start only after B,
 // at 2000 (the main scheduler, in queue order).
 // bf_max_job_user=1: B is user 0's job of the cycle, C is skipped, D
@@ -47,7 +49,7 @@ func TestBackfillBounds(t *testing.T) {
 		want                []time.Duration // starts of A, B, C, D
 		backfilled          []bool
 	}{
-		{name: "no bound", want: []time.Duration{0, 1000 * sec, 30 * sec, 130 * sec}, backfilled: []bool{false, false, true, true}},
+		{name: "no bound", want: []time.Duration{0, 1000 * sec, 30 * sec, 150 * sec}, backfilled: []bool{false, false, true, true}},
 		{name: "bf_max_job_part=1", part: 1, want: []time.Duration{0, 1000 * sec, 2000 * sec, 2000 * sec}, backfilled: []bool{false, false, false, false}},
 		{name: "bf_max_job_user=1", user: 1, want: []time.Duration{0, 1000 * sec, 2000 * sec, 30 * sec}, backfilled: []bool{false, false, false, true}},
 		{name: "bf_max_job_user=1 bf_max_job_test=2", user: 1, maxTest: 2, want: []time.Duration{0, 1000 * sec, 2000 * sec, 30 * sec}, backfilled: []bool{false, false, false, true}},

@@ -1,6 +1,9 @@
 package queuesim
 
 import (
+	"cmp"
+	"maps"
+	"slices"
 	"testing"
 	"time"
 )
@@ -12,26 +15,54 @@ import (
 // 0.44; in b, (1/2)/(10/30) = 1.5 before (1/2)/(20/30) = 0.75. Ranks 4,
 // 3, 2, 1 of 4 associations.
 func TestFairTreeRanks(t *testing.T) {
-	ft := fairTree{usage: map[assoc]float64{
-		{0, 1}: 10, {1, 2}: 20, {1, 3}: 10, {2, 4}: 0,
-	}, factor: map[assoc]float64{}}
+	ft := testFairTree(map[assoc]float64{{0, 1}: 10, {1, 2}: 20, {1, 3}: 10, {2, 4}: 0})
 	ft.rank()
 	want := map[assoc]float64{{2, 4}: 1, {0, 1}: 0.75, {1, 3}: 0.5, {1, 2}: 0.25}
-	for a, f := range want {
-		if got := ft.factor[a]; got != f {
-			t.Errorf("association %+v: factor %v, want %v", a, got, f)
+	for k, a := range ft.assocs {
+		if got := ft.factor[k]; got != want[a] {
+			t.Errorf("association %+v: factor %v, want %v", a, got, want[a])
 		}
 	}
 
 	// No usage anywhere: every level fair-share is infinite, all tie at
 	// the top.
-	ft = fairTree{usage: map[assoc]float64{{0, 1}: 0, {1, 2}: 0, {1, 3}: 0}, factor: map[assoc]float64{}}
+	ft = testFairTree(map[assoc]float64{{0, 1}: 0, {1, 2}: 0, {1, 3}: 0})
 	ft.rank()
-	for a, f := range ft.factor {
+	for k, f := range ft.factor {
 		if f != 1 {
-			t.Errorf("no usage: association %+v factor %v, want 1", a, f)
+			t.Errorf("no usage: association %+v factor %v, want 1", ft.assocs[k], f)
 		}
 	}
+
+	// An association never seen does not count: the same ranks with an
+	// unseen fifth one beside them.
+	ft = testFairTree(map[assoc]float64{{0, 1}: 10, {1, 2}: 20, {1, 3}: 10, {2, 4}: 0, {3, 5}: 0})
+	ft.seen[ft.of[4]], ft.nSeen = false, 4
+	ft.rank()
+	for k, a := range ft.assocs {
+		if a == (assoc{3, 5}) {
+			continue
+		}
+		if got := ft.factor[k]; got != want[a] {
+			t.Errorf("with an unseen association: %+v: factor %v, want %v", a, got, want[a])
+		}
+	}
+}
+
+// testFairTree is a Fair Tree whose associations, in the order of their
+// users' ids, are all seen with the usage given.
+func testFairTree(usage map[assoc]float64) fairTree {
+	as := slices.Collect(maps.Keys(usage))
+	slices.SortFunc(as, func(a, b assoc) int { return cmp.Compare(a.user, b.user) })
+	jobs := make([]Job, len(as))
+	for i, a := range as {
+		jobs[i] = Job{Account: a.account, User: a.user}
+	}
+	ft := newFairTree(jobs)
+	for i, a := range as {
+		ft.use(ft.of[i], usage[a])
+	}
+	return ft
 }
 
 // TestFairTreeOrdersUsers: on one GPU, user 0 (account 0) runs first and

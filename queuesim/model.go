@@ -103,8 +103,12 @@ type Scheduler struct {
 	// planned in priority order on the time limits of running jobs; one
 	// may start now only if it delays no job planned before it
 	// (conservative backfill). At most BfMaxJobTest jobs are tested per
-	// cycle, and none is planned beyond BfWindow; planned ends are rounded
-	// up to BfResolution.
+	// cycle, and none is planned beyond BfWindow. As in Slurm 22.05's
+	// backfill.c, a running job is planned to end at start + limit
+	// exactly, a pending job is tested for its limit exactly, and a
+	// planned job's booking runs from its start to its end, each rounded
+	// down to BfResolution on the wall clock (ClockOffset), at least one
+	// BfResolution.
 	Backfill     bool
 	BfInterval   time.Duration
 	BfResolution time.Duration
@@ -131,6 +135,10 @@ type Scheduler struct {
 	// its cycle when it starts, which the data does not say).
 	BfPhase      time.Duration
 	BfPhaseKnown bool
+	// ClockOffset is the wall-clock time of the replay's start modulo
+	// BfResolution: the backfill rounds its bookings down on the wall
+	// clock, as slurmctld does, not from the replay's start.
+	ClockOffset time.Duration
 }
 
 // Job is one job to replay. Times are offsets from the start of the

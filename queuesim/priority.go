@@ -26,7 +26,7 @@ func (s *sim) priority(ji int32) float64 {
 	}
 	if p.WeightFairshare != 0 {
 		if p.FairTree {
-			sum += p.WeightFairshare * s.ft.factorOf(assoc{in.Account, in.User})
+			sum += p.WeightFairshare * s.ft.factorOf(s.ft.of[ji])
 		} else {
 			sum += p.WeightFairshare * s.fairshare(in.User)
 		}
@@ -74,7 +74,7 @@ func (s *sim) accrue(ji int32, now int64) {
 	used := j.gpuEq * float64(now-j.usageFrom)
 	s.usage[s.in[ji].User] += used
 	if s.pr.FairTree {
-		s.ft.usage[assoc{s.in[ji].Account, s.in[ji].User}] += used
+		s.ft.use(s.ft.of[ji], used)
 	}
 	j.usageFrom = now
 }
@@ -112,30 +112,107 @@ func (s *sim) recalc() {
 // assoc is a Slurm association: an account and a user in it.
 type assoc struct{ account, user int }
 
-// fairTree is Fair Tree's state: the decayed usage of every association
-// seen, and each one's factor as of the last recalc (PriorityCalcPeriod:
-// Slurm's decay thread ranks the tree only then; a job submitted between
-// takes its association's factor of the last one).
+// fairTree is Fair Tree's state: every association of the replay's jobs
+// (by index), the decayed usage of each, and each one's factor as of the
+// last ranking (PriorityCalcPeriod: Slurm's decay thread ranks the tree
+// only then; a job submitted between takes its association's factor of
+// the last one). An association counts in a ranking once seen: a job of
+// it had its priority computed or accrued usage.
 type fairTree struct {
-	usage  map[assoc]float64
-	factor map[assoc]float64
+	assocs []assoc
+	of     []int32 // per job: its association
+	usage  []float64
+	factor []float64 // 1 until ranked
+	seen   []bool
+	nSeen  int
+	// Per association, its account's index; the associations grouped by
+	// account (byAcct[acctStart[k]:acctStart[k+1]]); the accounts' ids.
+	acctOf    []int32
+	byAcct    []int32
+	acctStart []int32
+	acctIDs   []int
+	// Scratch for rank.
+	acctUse   []float64
+	acctLevel []float64
+	acctUsers []int32
+	order     []int32
+	users     []int32
+	lv        []float64
+}
+
+// newFairTree indexes the associations (account, user) of the jobs.
+func newFairTree(jobs []Job) fairTree {
+	var ft fairTree
+	idx := map[assoc]int32{}
+	accts := map[int]int32{}
+	ft.of = make([]int32, len(jobs))
+	for i := range jobs {
+		a := assoc{jobs[i].Account, jobs[i].User}
+		k, ok := idx[a]
+		if !ok {
+			k = int32(len(ft.assocs))
+			idx[a] = k
+			ft.assocs = append(ft.assocs, a)
+			if _, ok := accts[a.account]; !ok {
+				accts[a.account] = int32(len(ft.acctIDs))
+				ft.acctIDs = append(ft.acctIDs, a.account)
+			}
+		}
+		ft.of[i] = k
+	}
+	ft.init(accts)
+	return ft
+}
+
+// init sizes the per-association and per-account state.
+func (ft *fairTree) init(accts map[int]int32) {
+	n, na := len(ft.assocs), len(ft.acctIDs)
+	ft.usage, ft.factor, ft.seen = make([]float64, n), make([]float64, n), make([]bool, n)
+	for a := range ft.factor {
+		ft.factor[a] = 1
+	}
+	ft.acctOf = make([]int32, n)
+	ft.acctStart = make([]int32, na+1)
+	for a, as := range ft.assocs {
+		k := accts[as.account]
+		ft.acctOf[a] = k
+		ft.acctStart[k+1]++
+	}
+	for k := range na {
+		ft.acctStart[k+1] += ft.acctStart[k]
+	}
+	ft.byAcct = make([]int32, n)
+	fill := slices.Clone(ft.acctStart[:na])
+	for a := range ft.assocs {
+		k := ft.acctOf[a]
+		ft.byAcct[fill[k]] = int32(a)
+		fill[k]++
+	}
+	ft.acctUse, ft.acctLevel, ft.acctUsers = make([]float64, na), make([]float64, na), make([]int32, na)
+	ft.lv = make([]float64, n)
+}
+
+// see counts the association in the next ranking.
+func (ft *fairTree) see(a int32) {
+	if !ft.seen[a] {
+		ft.seen[a] = true
+		ft.nSeen++
+	}
+}
+
+// use adds usage to the association.
+func (ft *fairTree) use(a int32, used float64) {
+	ft.see(a)
+	ft.usage[a] += used
 }
 
 // factorOf returns the association's factor of the last ranking; an
 // association first seen since has no usage, the highest level
 // fair-share (infinite), so it ranks first: 1. Seeing it makes it count
 // in the next ranking.
-func (ft *fairTree) factorOf(a assoc) float64 {
-	if ft.usage == nil {
-		ft.usage, ft.factor = map[assoc]float64{}, map[assoc]float64{}
-	}
-	if _, ok := ft.usage[a]; !ok {
-		ft.usage[a] = 0
-	}
-	if f, ok := ft.factor[a]; ok {
-		return f
-	}
-	return 1
+func (ft *fairTree) factorOf(a int32) float64 {
+	ft.see(a)
+	return ft.factor[a]
 }
 
 // rank is Fair Tree's ranking (Slurm's fair_tree.c, _calc_tree_fs): the
@@ -146,30 +223,22 @@ func (ft *fairTree) factorOf(a assoc) float64 {
 // number of associations in that order; siblings with equal level
 // fair-share share a rank, and so does an account's first user with the
 // previous account's last when the two accounts tie. The factor is
-// rank / associations.
+// rank / associations. Only the associations seen count; sums run in
+// association order, so the answer does not depend on map order.
 func (ft *fairTree) rank() {
-	if len(ft.usage) == 0 {
+	if ft.nSeen == 0 {
 		return
 	}
-	type acct struct {
-		id    int
-		use   float64
-		users []assoc
-		level float64
-	}
-	byID := map[int]*acct{}
-	var accts []*acct
+	clear(ft.acctUse)
+	clear(ft.acctUsers)
 	var total float64
-	for a, u := range ft.usage {
-		ac := byID[a.account]
-		if ac == nil {
-			ac = &acct{id: a.account}
-			byID[a.account] = ac
-			accts = append(accts, ac)
+	for a, ok := range ft.seen {
+		if ok {
+			k := ft.acctOf[a]
+			ft.acctUse[k] += ft.usage[a]
+			ft.acctUsers[k]++
+			total += ft.usage[a]
 		}
-		ac.use += u
-		ac.users = append(ac.users, a)
-		total += u
 	}
 	level := func(share, use, of float64) float64 {
 		if use <= 0 || of <= 0 {
@@ -177,38 +246,50 @@ func (ft *fairTree) rank() {
 		}
 		return share / (use / of)
 	}
-	for _, ac := range accts {
-		ac.level = level(1/float64(len(accts)), ac.use, total)
-	}
-	slices.SortFunc(accts, func(a, b *acct) int {
-		if a.level != b.level {
-			return cmp.Compare(b.level, a.level)
+	ft.order = ft.order[:0]
+	for k, n := range ft.acctUsers {
+		if n > 0 {
+			ft.order = append(ft.order, int32(k))
 		}
-		return cmp.Compare(a.id, b.id)
+	}
+	nAcct := float64(len(ft.order))
+	for _, k := range ft.order {
+		ft.acctLevel[k] = level(1/nAcct, ft.acctUse[k], total)
+	}
+	slices.SortFunc(ft.order, func(a, b int32) int {
+		if la, lb := ft.acctLevel[a], ft.acctLevel[b]; la != lb {
+			return cmp.Compare(lb, la)
+		}
+		return cmp.Compare(ft.acctIDs[a], ft.acctIDs[b])
 	})
-	n := len(ft.usage)
+	n := ft.nSeen
 	rank, next := n, n
 	prevAcct, prevUser := math.NaN(), math.NaN()
-	for _, ac := range accts {
-		lv := make(map[assoc]float64, len(ac.users))
-		for _, a := range ac.users {
-			lv[a] = level(1/float64(len(ac.users)), ft.usage[a], ac.use)
-		}
-		slices.SortFunc(ac.users, func(a, b assoc) int {
-			if lv[a] != lv[b] {
-				return cmp.Compare(lv[b], lv[a])
+	for _, k := range ft.order {
+		ft.users = ft.users[:0]
+		nu := float64(ft.acctUsers[k])
+		for _, a := range ft.byAcct[ft.acctStart[k]:ft.acctStart[k+1]] {
+			if ft.seen[a] {
+				ft.users = append(ft.users, a)
+				ft.lv[a] = level(1/nu, ft.usage[a], ft.acctUse[k])
 			}
-			return cmp.Compare(a.user, b.user)
+		}
+		slices.SortFunc(ft.users, func(a, b int32) int {
+			if la, lb := ft.lv[a], ft.lv[b]; la != lb {
+				return cmp.Compare(lb, la)
+			}
+			return cmp.Compare(ft.assocs[a].user, ft.assocs[b].user)
 		})
-		for k, a := range ac.users {
-			tied := k > 0 && lv[a] == prevUser || k == 0 && ac.level == prevAcct
+		lvAcct := ft.acctLevel[k]
+		for i, a := range ft.users {
+			tied := i > 0 && ft.lv[a] == prevUser || i == 0 && lvAcct == prevAcct
 			if !tied {
 				rank = next
 			}
 			ft.factor[a] = float64(rank) / float64(n)
 			next--
-			prevUser = lv[a]
+			prevUser = ft.lv[a]
 		}
-		prevAcct = ac.level
+		prevAcct = lvAcct
 	}
 }

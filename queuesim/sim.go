@@ -94,6 +94,8 @@ type sim struct {
 	// Per pass: partitions blocked in this main pass.
 	gen      int
 	blockGen []int
+	nodeGen  []int // per node: the main pass whose failed partitions hold it
+	inPass   bool  // findNow in a main pass (skips nodeGen's nodes)
 	pick     []int32
 
 	qosGrp  []int
@@ -116,6 +118,7 @@ type sim struct {
 	// so with none free no job fits.
 	wholeOnly bool
 	bfRes     int64    // bf_resolution, seconds
+	clockOff  int64    // Scheduler.ClockOffset, seconds
 	bfQueue   []int32  // the jobs a backfill cycle tests
 	bfParts   []uint64 // and the partitions each is tested in
 	bfCands   []int32  // positions in bfQueue of the jobs that fit now
@@ -240,6 +243,7 @@ func newSim(c Cluster, pr Priority, sc Scheduler, jobs []Job, o Options) (*sim, 
 	s.freeAt = make([]freeMark, len(c.Nodes)*freeStride)
 	s.parts = make([]pstate, len(c.Partitions))
 	s.blockGen = make([]int, len(c.Partitions))
+	s.nodeGen = make([]int, len(c.Nodes))
 	for i, p := range c.Partitions {
 		ps := &s.parts[i]
 		for _, n := range p.Nodes {
@@ -326,6 +330,9 @@ func newSim(c Cluster, pr Priority, sc Scheduler, jobs []Job, o Options) (*sim, 
 	s.fitsNow = make([]int, len(shapes)*len(c.Partitions))
 	s.bfPartN, s.bfUserN = make([]int, len(c.Partitions)), make([]int, maxUser+1)
 	s.usage = make([]float64, maxUser+1)
+	if pr.FairTree {
+		s.ft = newFairTree(jobs)
+	}
 	s.seenUser = make([]bool, maxUser+1)
 	s.arrivals = make([]int32, 0, len(jobs))
 	for i := range jobs {
@@ -344,6 +351,7 @@ func newSim(c Cluster, pr Priority, sc Scheduler, jobs []Job, o Options) (*sim, 
 		return cmpInt(int64(a), int64(b))
 	})
 	s.bfRes = secs(sc.BfResolution)
+	s.clockOff = secs(sc.ClockOffset)
 	interval := secs(sc.BfInterval)
 	s.bfPhase = int64(splitmix(o.Seed) % uint64(interval))
 	if sc.BfPhaseKnown {
@@ -360,6 +368,15 @@ func splitmix(x uint64) uint64 {
 	x = (x ^ (x >> 30)) * 0xbf58476d1ce4e5b9
 	x = (x ^ (x >> 27)) * 0x94d049bb133111eb
 	return x ^ (x >> 31)
+}
+
+// alignUp returns the first time at or after now on the grid
+// phase + k·step.
+func alignUp(now, phase, step int64) int64 {
+	if now <= phase {
+		return phase
+	}
+	return phase + (now-phase+step-1)/step*step
 }
 
 // nextTick returns the first time after now on the grid phase + k·step.
@@ -399,6 +416,19 @@ func (s *sim) loop() {
 			break
 		}
 		s.now = max(s.now, t)
+		// slurmctld's backfill, main-pass and decay threads wake on their
+		// grids whether or not anything is pending: a tick that fell
+		// while nothing was due is gone, and the next runs at the next
+		// tick of the grid, not at this event.
+		if s.now > nextBf && bfStep > 0 {
+			nextBf = alignUp(s.now, s.bfPhase, bfStep)
+		}
+		if s.now > nextFull && fullStep > 0 {
+			nextFull = alignUp(s.now, 0, fullStep)
+		}
+		if s.now > nextCalc && calcStep > 0 {
+			nextCalc = alignUp(s.now, 0, calcStep)
+		}
 		event := false
 		for len(s.events) > 0 && s.events[0].t <= s.now {
 			e := s.popEvent()
@@ -642,8 +672,9 @@ func (s *sim) qosAdd(ji int32, sign int) {
 
 // mainPass is Slurm's main scheduler: up to depth pending jobs in
 // priority order, each started where it fits now; once a job of a
-// partition cannot start, no later job of that partition starts in this
-// pass.
+// partition cannot start, no later job starts in that partition or on its
+// nodes in this pass (job_scheduler.c: "do not schedule more jobs in this
+// partition or on nodes in this partition").
 func (s *sim) mainPass(depth int) {
 	s.stats.MainPasses++
 	s.gen++
@@ -666,7 +697,10 @@ func (s *sim) mainPass(depth int) {
 				continue
 			}
 			tried = true
-			if nodes, ok := s.findNow(ji, int32(p)); ok {
+			s.inPass = true
+			nodes, ok := s.findNow(ji, int32(p))
+			s.inPass = false
+			if ok {
 				s.place(ji, int32(p), nodes, false)
 				started = true
 				break
@@ -677,6 +711,9 @@ func (s *sim) mainPass(depth int) {
 				if j.parts&(1<<uint(p)) != 0 && s.blockGen[p] != s.gen {
 					s.blockGen[p] = s.gen
 					blocked++
+					for _, n := range s.parts[p].nodes {
+						s.nodeGen[n] = s.gen
+					}
 				}
 			}
 		}
@@ -726,6 +763,9 @@ func (s *sim) findNow(ji int32, p int32) ([]int32, bool) {
 	}
 	s.pick = s.pick[:0]
 	for _, n := range s.parts[p].nodes {
+		if s.inPass && s.nodeGen[n] == s.gen {
+			continue // a failed partition's node, in this main pass
+		}
 		if s.fitsNodeNow(j, in, int(n)) {
 			s.pick = append(s.pick, n)
 			if len(s.pick) == in.Nodes {

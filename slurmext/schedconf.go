@@ -27,6 +27,12 @@ type SchedConf struct {
 	PriorityMaxAge, PriorityDecayHalfLife time.Duration
 	// PriorityFavorSmall makes the job-size factor favour small jobs.
 	PriorityFavorSmall bool
+	// PriorityFlags are slurm.conf's PriorityFlags, upper-cased. NoFairTree
+	// is set when they turn Fair Tree (multifactor's default fair-share
+	// since Slurm 19.05) off: NO_FAIR_TREE, or DEPTH_OBLIVIOUS, which
+	// implies it.
+	PriorityFlags []string
+	NoFairTree    bool
 	// PriorityCalcPeriod is how often slurmctld's decay thread decays
 	// usage and recomputes every pending job's priority (5 minutes).
 	PriorityCalcPeriod time.Duration
@@ -256,6 +262,18 @@ func (c *SchedConf) setKey(k, v string, set map[string]bool) error {
 		return dur(&c.PriorityDecayHalfLife)
 	case "prioritycalcperiod":
 		return dur(&c.PriorityCalcPeriod)
+	case "priorityflags":
+		c.PriorityFlags, c.NoFairTree = nil, false
+		for f := range strings.SplitSeq(v, ",") {
+			f = strings.ToUpper(strings.TrimSpace(f))
+			if f == "" {
+				continue
+			}
+			c.PriorityFlags = append(c.PriorityFlags, f)
+			if f == "NO_FAIR_TREE" || f == "DEPTH_OBLIVIOUS" {
+				c.NoFairTree = true
+			}
+		}
 	case "priorityfavorsmall":
 		c.PriorityFavorSmall = strings.EqualFold(v, "yes")
 	case "schedulertype":

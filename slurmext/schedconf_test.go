@@ -105,3 +105,28 @@ func TestReadSchedConfRefusesBadValues(t *testing.T) {
 		t.Errorf("bf_interval=-1: %v disabled=%v, want backfill disabled", err, c.BfDisabled)
 	}
 }
+
+// TestReadSchedConfPriorityFlags: Fair Tree is multifactor's fair-share
+// unless PriorityFlags turns it off (NO_FAIR_TREE, or DEPTH_OBLIVIOUS,
+// which implies it); other flags leave it on.
+func TestReadSchedConfPriorityFlags(t *testing.T) {
+	for _, tc := range []struct {
+		line       string
+		flags      []string
+		noFairTree bool
+	}{
+		{"", nil, false},
+		{"PriorityFlags=ACCRUE_ALWAYS,SMALL_RELATIVE_TO_TIME\n", []string{"ACCRUE_ALWAYS", "SMALL_RELATIVE_TO_TIME"}, false},
+		{"PriorityFlags=no_fair_tree\n", []string{"NO_FAIR_TREE"}, true},
+		{"PriorityFlags=CALCULATE_RUNNING,NO_FAIR_TREE\n", []string{"CALCULATE_RUNNING", "NO_FAIR_TREE"}, true},
+		{"PriorityFlags=DEPTH_OBLIVIOUS\n", []string{"DEPTH_OBLIVIOUS"}, true},
+	} {
+		c, err := ReadSchedConf(strings.NewReader("PriorityType=priority/multifactor\n" + tc.line + "PartitionName=p Nodes=n1\n"))
+		if err != nil {
+			t.Fatalf("%q: %v", tc.line, err)
+		}
+		if !slices.Equal(c.PriorityFlags, tc.flags) || c.NoFairTree != tc.noFairTree {
+			t.Errorf("%q: flags %q no fair tree %t, want %q %t", tc.line, c.PriorityFlags, c.NoFairTree, tc.flags, tc.noFairTree)
+		}
+	}
+}

@@ -153,6 +153,8 @@ func Month(s Shape) (analysis.Input, analysis.WhatIfParams, error) {
 		pr.Multifactor = true
 		pr.WeightAge, pr.WeightFairshare, pr.WeightJobSize, pr.WeightPartition = 1000, 10000, 100, 1000
 		pr.MaxAge, pr.DecayHalfLife = sc.PriorityMaxAge, sc.PriorityDecayHalfLife
+		// Fair Tree, as the replay reads these settings (no PriorityFlags).
+		pr.FairTree = true
 	}
 	res, err := queuesim.Run(qc, pr, queuesim.DefaultScheduler(), qjobs, queuesim.Options{Seed: s.Seed + 1})
 	if err != nil {
