@@ -16,7 +16,7 @@ import (
 	"github.com/gpuprof/gpuprof/slurmext"
 )
 
-var updatePlanGolden = flag.Bool("update-plan-golden", false, "rewrite testdata/plan-golden/*.json from this code (only with a reason written in the commit: they hold the plans made before issue #27's speed work)")
+var updatePlanGolden = flag.Bool("update-plan-golden", false, "rewrite testdata/plan-golden/*.json from this code (only for a deliberate change of an answer, its reason and differences in the commit: a speed change must leave them as they are)")
 
 // goldenMonth is one planted month of the golden plans, with its plan
 // settings.
@@ -92,10 +92,12 @@ func goldenPlanJSON(t *testing.T, gm goldenMonth, procs int) []byte {
 }
 
 // TestPlanGolden: the whole plan of each planted month is byte-identical
-// with GOMAXPROCS=1 and GOMAXPROCS=4, and to the plan today's code made
-// before issue #27's speed work (testdata/plan-golden, made from commit
-// 35df12b): faster replays, run in parallel, change no wait, verdict,
-// purchase or date.
+// with GOMAXPROCS=1 and GOMAXPROCS=4, and to the plan on file
+// (testdata/plan-golden): made from commit 35df12b before issue #27's speed
+// work, which left them byte-identical (faster replays, run in parallel),
+// and made again only at deliberate changes of an answer (the exact
+// breach month, the verdict that agrees with its tables, the replay's
+// Slurm grids and Fair Tree), each commit listing what changed.
 func TestPlanGolden(t *testing.T) {
 	if testing.Short() {
 		t.Skip("replays four planted months twice")

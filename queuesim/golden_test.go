@@ -14,7 +14,7 @@ import (
 	"time"
 )
 
-var updateGolden = flag.Bool("update", false, "rewrite testdata/golden_replays.json from this code (only with a reason: the file holds the answers of the simulator before issue #27's speed work)")
+var updateGolden = flag.Bool("update", false, "rewrite testdata/golden_replays.json from this code (only for a deliberate change of the model, its reason and differences in the commit: a speed change must leave the file as it is)")
 
 // goldenShape is one kind of workload of the golden replays.
 type goldenShape struct {
@@ -171,9 +171,12 @@ func digestOf(r *Result) goldenDigest {
 }
 
 // TestGoldenReplays: every golden workload, with three seeds, replays to
-// exactly the answer the simulator gave before issue #27's speed work
-// (testdata/golden_replays.json, made from commit 35df12b): the faster
-// backfill and main scheduler may skip work, never change a start.
+// exactly the answer on file (testdata/golden_replays.json): made from
+// commit 35df12b before issue #27's speed work, which left it unchanged,
+// and made again only at deliberate changes of the model (a5e234f: the
+// threads' grids, the wall-clock backfill, Fair Tree), each commit saying
+// why. A faster backfill or main scheduler may skip work, never change a
+// start.
 func TestGoldenReplays(t *testing.T) {
 	path := filepath.Join("testdata", "golden_replays.json")
 	got := map[string]goldenDigest{}

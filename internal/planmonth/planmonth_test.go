@@ -13,7 +13,7 @@ import (
 	"github.com/gpuprof/gpuprof/analysis"
 )
 
-var update = flag.Bool("update", false, "rewrite testdata/plan-3000.json from this code (only with a reason in the commit: it holds the plan made before issue #27's speed work)")
+var update = flag.Bool("update", false, "rewrite testdata/plan-3000.json from this code (only for a deliberate change of an answer, its reason and differences in the commit: a speed change must leave it as it is)")
 
 func planJSON(t *testing.T, s Shape, procs int) []byte {
 	t.Helper()
@@ -44,8 +44,9 @@ func planJSON(t *testing.T, s Shape, procs int) []byte {
 // TestPlanGolden: the whole plan of a 3,000-job month on 24 GPUs (two
 // models, two partitions, multifactor; the default configuration: 5 seeds,
 // 30 % growth) is byte-identical with GOMAXPROCS=1 and 4, and to the plan
-// made before issue #27's speed work (testdata/plan-3000.json, from
-// commit 35df12b).
+// on file (testdata/plan-3000.json: made from commit 35df12b, left
+// byte-identical by issue #27's speed work, made again only at deliberate
+// changes of an answer, each commit saying what changed).
 func TestPlanGolden(t *testing.T) {
 	if testing.Short() {
 		t.Skip("about 100 replays, twice")
