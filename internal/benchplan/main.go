@@ -89,10 +89,7 @@ func run(s planmonth.Shape, c analysis.Config, out string) error {
 		return err
 	}
 	t3 := time.Now()
-	b, err := json.MarshalIndent(struct {
-		Recommendations []analysis.Recommendation `json:"recommendations"`
-		Simulated       analysis.SimPlan          `json:"simulated"`
-	}{f.Recommendations, sp}, "", " ")
+	b, err := planmonth.PlanJSON(f.Recommendations, sp)
 	if err != nil {
 		return err
 	}

@@ -12,6 +12,7 @@
 package planmonth
 
 import (
+	"encoding/json"
 	"fmt"
 	"math"
 	"math/rand/v2"
@@ -202,3 +203,13 @@ func arrival(rng *rand.Rand) time.Duration {
 }
 
 func roundUp(v, to float64) float64 { return math.Ceil(v/to) * to }
+
+// PlanJSON is a plan as the benchmarks and the golden test compare it:
+// the recommendations (with their simulated effects) and the simulated
+// plan, indented, without a final newline.
+func PlanJSON(recs []analysis.Recommendation, sp analysis.SimPlan) ([]byte, error) {
+	return json.MarshalIndent(struct {
+		Recommendations []analysis.Recommendation `json:"recommendations"`
+		Simulated       analysis.SimPlan          `json:"simulated"`
+	}{recs, sp}, "", " ")
+}

@@ -2,7 +2,6 @@ package planmonth
 
 import (
 	"bytes"
-	"encoding/json"
 	"flag"
 	"os"
 	"path/filepath"
@@ -31,10 +30,7 @@ func planJSON(t *testing.T, s Shape, procs int) []byte {
 	if err != nil {
 		t.Fatal(err)
 	}
-	b, err := json.MarshalIndent(struct {
-		Recommendations []analysis.Recommendation `json:"recommendations"`
-		Simulated       analysis.SimPlan          `json:"simulated"`
-	}{f.Recommendations, sp}, "", " ")
+	b, err := PlanJSON(f.Recommendations, sp)
 	if err != nil {
 		t.Fatal(err)
 	}
