@@ -6,6 +6,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"regexp"
 	"strings"
 	"syscall"
 	"testing"
@@ -16,8 +17,9 @@ import (
 // keeps a simulated H100 nominally busy (duty cycle 90 %) with kernels
 // that use 0.02 % of its SMs, then, on a simulated A100 (no GPM), a job at
 // the same duty cycle. The first gets the low_sm_activity finding and its
-// SM activity in show and the report (effective GPU-hours); the second's
-// activity is unknown everywhere, never 0 (issue #28).
+// SM activity in show, the TUI's detail (in show's words and figures) and
+// the report (effective GPU-hours); the second's activity is unknown
+// everywhere, never 0 (issue #28).
 func TestSMActivityUnderSlurm(t *testing.T) {
 	requireClusterHost(t)
 	bin := gpuprofBinary(t)
@@ -129,6 +131,43 @@ func TestSMActivityUnderSlurm(t *testing.T) {
 		}
 	})
 
+	// The TUI's detail of each job says what show says: the finding in
+	// the same words and the same SM activity; the A100's activity is
+	// unknown there too, never 0.
+	t.Run("tui", func(t *testing.T) {
+		requireTmux(t)
+		text := gpuprof("show", tiny)
+		finding := lineStarting(text, "bottleneck low_sm_activity: ")
+		sm := smActivityShow.FindStringSubmatch(text)
+		if finding == "" || sm == nil {
+			t.Fatalf("show %s has no low_sm_activity finding or SM activity to compare:\n%s", tiny, text)
+		}
+		term := startTmux(t, 200, 60, []string{"NO_COLOR=1", "SLURM_CONF=" + c.Conf},
+			shellQuote(bin)+" tui --config "+shellQuote(cfgPath))
+		term.waitFor("the job list", containsAll("JOBID", "short_debug"))
+
+		detail := openTUIDetail(term, tiny, noGPM)
+		if flat := flatten(detail); !strings.Contains(flat, flatten(finding)) {
+			t.Errorf("the TUI's detail of job %s lacks show's finding %q:\n%s", tiny, finding, detail)
+		}
+		if got := smActivityTUI.FindStringSubmatch(detail); got == nil || got[1] != sm[1] || got[2] != sm[2] {
+			t.Errorf("the TUI's detail of job %s: SM activity %q, show's mean %s %%, p95 %s %%:\n%s", tiny, got, sm[1], sm[2], detail)
+		}
+		term.escape()
+		term.waitFor("the list again", containsAll("JOBID"))
+
+		detail = openTUIDetail(term, noGPM, tiny)
+		if !strings.Contains(detail, "sm   - no GPM reading: util is the duty cycle only") {
+			t.Errorf("the TUI's detail of job %s (A100, no GPM) does not say the activity is unknown:\n%s", noGPM, detail)
+		}
+		if strings.Contains(detail, "low_sm_activity") || smActivityTUI.MatchString(detail) {
+			t.Errorf("the TUI's detail of job %s shows SM activity it has not:\n%s", noGPM, detail)
+		}
+		term.escape()
+		term.keys("q")
+		term.waitFor("the program to quit", containsAll("[exited 0]"))
+	})
+
 	t.Run("report", func(t *testing.T) {
 		repDir := filepath.Join(work, "report")
 		mkdirAll777(t, repDir)
@@ -223,4 +262,47 @@ func mkdirAll777(t *testing.T, d string) {
 	if err := os.Chmod(d, 0o777); err != nil { // past the umask
 		t.Fatal(err)
 	}
+}
+
+// show's SM line ("SM     mean 0.02 %, p95 0.02 %") and the TUI
+// detail's ("sm   ▁▁▁ mean 0.02% p95 0.02%"): mean and p95 as printed.
+var (
+	smActivityShow = regexp.MustCompile(`(?m)^\s*SM\s+mean ([0-9.]+) %, p95 ([0-9.]+) %`)
+	smActivityTUI  = regexp.MustCompile(`(?m)^\s*sm\s.*?mean ([0-9.]+)% p95 ([0-9.]+)%`)
+)
+
+// openTUIDetail filters the TUI's list to job id (other, a job that must
+// leave the list), opens its detail and returns the screen once the
+// detail of job id and its GPU are on it. Jobs here have no scheduler
+// record (no jobcomp), hence no name: the id is what the list shows.
+func openTUIDetail(term *tmuxTerm, id, other string) string {
+	term.t.Helper()
+	row := func(id string) *regexp.Regexp {
+		return regexp.MustCompile(`(?m)^[ ›]+` + regexp.QuoteMeta(id) + `\s`)
+	}
+	term.keys("/", "C-u")
+	term.text(id)
+	term.keys("Enter")
+	term.waitFor("the list filtered to job "+id, func(s string) bool {
+		return row(id).MatchString(s) && !row(other).MatchString(s)
+	})
+	term.keys("Enter")
+	return term.waitFor("the detail of job "+id, containsAll("job "+id+" · ", "GPUs (1)", "Hints"))
+}
+
+// lineStarting is the first line of text that starts with prefix once
+// trimmed, trimmed; "" if none.
+func lineStarting(text, prefix string) string {
+	for _, l := range strings.Split(text, "\n") {
+		if l = strings.TrimSpace(l); strings.HasPrefix(l, prefix) {
+			return l
+		}
+	}
+	return ""
+}
+
+// flatten joins a screen's lines and its runs of spaces into single
+// spaces, so a sentence the TUI wrapped reads as show printed it.
+func flatten(s string) string {
+	return strings.Join(strings.Fields(s), " ")
 }
