@@ -317,7 +317,14 @@ func modelName(m string) string {
 func modelTables(s *section, d *Data) {
 	inv := d.Workload.Headline.InventoryGPUs > 0
 	use := newTable("Model", "#Memory", "#Cards", "#GPU-hours", "#Occupancy", "#Observed wait p50", "#Observed wait p95", "#Mean util")
-	mem := newTable("Model", "#Job GPUs", "#VRAM peak p50", "#VRAM peak p95", "#Preallocated", "#Energy", "#Energy measured")
+	// CO2e only with a configured factor: without one there is no column,
+	// never a guessed default.
+	carbon := d.Workload.Carbon
+	memHead := []string{"Model", "#Job GPUs", "#VRAM peak p50", "#VRAM peak p95", "#Preallocated", "#Energy", "#Energy measured"}
+	if carbon != "" {
+		memHead = append(memHead, "#CO2e")
+	}
+	mem := newTable(memHead...)
 	for _, m := range d.Workload.Models {
 		if m.JobGPUs == 0 { // a model no job ran on is no row
 			continue
@@ -345,13 +352,25 @@ func modelTables(s *section, d *Data) {
 		}
 		e, cov := energyCells(m.Energy)
 		use.row(modelName(m.Model), gib(m.MemoryTotal), cards, hours(m.GPUHours), occ, w50, w95, util)
-		mem.row(modelName(m.Model), count(m.JobGPUs), p50, p95, pre, e, cov)
+		cells := []string{modelName(m.Model), count(m.JobGPUs), p50, p95, pre, e, cov}
+		if carbon != "" {
+			cells = append(cells, co2eCell(m.Energy))
+		}
+		mem.row(cells...)
 	}
 	s.para("Occupancy is a model's GPU-hours allocated over its cards in the inventory × the month's hours; the observed wait is that of the jobs that ran on the model (a job on two models counts for both), as recorded, not replayed.")
 	s.table(use)
 	s.table(mem)
+	if carbon != "" {
+		s.para("%s "+carbonNote, energyNote, carbon)
+		return
+	}
 	s.para("%s", energyNote)
 }
+
+// carbonNote names the emission factor (Workload.Carbon) under a table
+// with a CO2e column.
+const carbonNote = "CO2e is the energy times the configured emission factor (%s), over the part of each job's run in the month; energy in an hour without a factor has none."
 
 // energyNote says where the energy figures come from and what
 // "unknown" means.
@@ -492,7 +511,7 @@ func energyByAccount(s *section, top []analysis.GroupUsage, other analysis.Group
 	}
 	s.table(t)
 	if carbon != "" {
-		s.para("CO2e is the energy times the configured emission factor (%s), over the part of each job's run in the month; energy in an hour without a factor has none.", carbon)
+		s.para(carbonNote, carbon)
 	}
 }
 
