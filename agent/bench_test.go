@@ -293,29 +293,12 @@ func BenchmarkPersist(b *testing.B) {
 	}
 }
 
-// What each NVML call costs on a real driver: an H200, driver 580.159.04,
-// µs per call measured through pynvml (docs/real-gpu.md). The energy
-// counter is the outlier.
-const (
-	costMemoryInfo     = 5600 * time.Nanosecond // GetMemoryInfo_v2
-	costUtilization    = 900 * time.Nanosecond  // GetUtilizationRates
-	costPower          = 800 * time.Nanosecond  // GetPowerUsage
-	costTemperature    = 1100 * time.Nanosecond // GetTemperature
-	costProcesses      = 6100 * time.Nanosecond // GetComputeRunningProcesses
-	costEventWait      = 2200 * time.Nanosecond // EventSetWait(0)
-	costAccountingMode = 5400 * time.Nanosecond // GetAccountingMode
-	costGPMSample      = 46 * time.Microsecond  // GpmSampleGet
-	costGPMMetrics     = 10 * time.Microsecond  // GpmMetricsGet
-	costEnergy         = 4 * time.Millisecond   // GetTotalEnergyConsumption: 3.9–4.2 ms
-)
-
 // realCost is the simulated node charged, per call, the CPU that the NVML
-// calls gpu/nvml makes for it cost on a real driver: it spins that long
-// (the driver's calls are CPU work in the process, ioctls into the kernel
-// module, not sleeps). Processes is charged GetComputeRunningProcesses
-// twice: GetProcessUtilization, which follows it, was not measured and is
-// taken as alike. The node's own work is the registered processes' (next
-// to nothing), so the benchmark is the agent's work plus the driver's.
+// calls gpu/nvml makes for it cost on a real driver (sim.H200Cost, what
+// `[sim] real_cost` charges the agent's process too): it spins that long.
+// Unlike sim.Charged it charges GPM by gpm, whatever the model, and counts
+// the calls. The node's own work is the registered processes' (next to
+// nothing), so the benchmark is the agent's work plus the driver's.
 type realCost struct {
 	*sim.Node
 	gpm      bool   // charge the GPM sample and metrics calls of each SampleDevice
@@ -323,40 +306,32 @@ type realCost struct {
 	calls    map[string]int
 }
 
-func spin(d time.Duration) {
-	for end := time.Now().Add(d); time.Now().Before(end); {
-	}
-}
-
 func (r *realCost) SampleDevice(ctx context.Context, uuid string) (gpu.DeviceSample, error) {
 	r.calls["SampleDevice"]++
-	spin(costMemoryInfo + costUtilization + costPower + costTemperature)
-	if r.gpm {
-		spin(costGPMSample + costGPMMetrics)
-	}
+	sim.Spin(sim.H200Cost.Device(r.gpm))
 	return r.Node.SampleDevice(ctx, uuid)
 }
 
 func (r *realCost) Processes(ctx context.Context, uuid string) ([]gpu.ProcessSample, error) {
 	r.calls["Processes"]++
-	spin(2 * costProcesses)
+	sim.Spin(sim.H200Cost.ProcessList())
 	return r.Node.Processes(ctx, uuid)
 }
 
 func (r *realCost) XIDEvents(ctx context.Context) ([]gpu.XIDEvent, error) {
 	r.calls["XIDEvents"]++
-	spin(costEventWait)
+	sim.Spin(sim.H200Cost.EventWait)
 	return r.Node.XIDEvents(ctx)
 }
 
 func (r *realCost) Accounting(ctx context.Context, uuid string) ([]gpu.AccountingStats, error) {
-	spin(costAccountingMode)
+	sim.Spin(sim.H200Cost.AccountingMode)
 	return r.Node.Accounting(ctx, uuid)
 }
 
 func (r *realCost) Energy(context.Context, string) (uint64, error) {
 	r.calls["Energy"]++
-	spin(costEnergy)
+	sim.Spin(sim.H200Cost.Energy)
 	r.energyMJ += 700_000
 	return r.energyMJ, nil
 }

@@ -113,6 +113,12 @@ type AgentConfig struct {
 	SeriesPoints int `toml:"series_points"`
 	// CallTimeout bounds every GPU backend call (a hung driver).
 	CallTimeout Duration `toml:"call_timeout"`
+	// EnergyEvery is how often a GPU's energy counter is read between a
+	// job's start and end, which always read it (agent.Options.EnergyEvery):
+	// each read costs ~4 ms of CPU on a real driver, and power is
+	// integrated in between. At or below Interval: with every sample, as
+	// the agent did before issue #28.
+	EnergyEvery Duration `toml:"energy_every"`
 	// MetricsListen is where the agent serves /metrics for Prometheus
 	// (docs/prometheus.md): a TCP address such as "127.0.0.1:9842", or
 	// "unix:" and a socket path such as "unix:/run/gpuprof/metrics.sock".
@@ -217,6 +223,11 @@ type SimConfig struct {
 	// Minors are the /dev/nvidiaN minor numbers in device (PCI) order;
 	// empty means 0..GPUs-1.
 	Minors []int `toml:"minors"`
+	// RealCost charges each reading the agent takes of the simulated node
+	// the CPU its NVML calls cost on a real H200 (sim.Charged: the energy
+	// counter 4 ms, GPM 56 µs, the rest ≤ 12 µs), and gives the node an
+	// energy counter: for benchmarks of the agent's cost without a GPU.
+	RealCost bool `toml:"real_cost"`
 }
 
 // NVMLConfig configures the real GPU backend.
@@ -344,6 +355,7 @@ func Default() Config {
 			FlushInterval: Duration(10 * time.Second),
 			SeriesPoints:  1024,
 			CallTimeout:   Duration(2 * time.Second),
+			EnergyEvery:   Duration(time.Minute),
 		},
 		SlurmConf: "/etc/slurm/slurm.conf",
 		Hooks:     HookConfig{Deadline: Duration(2 * time.Second)},
@@ -412,6 +424,8 @@ func (c Config) Validate() error {
 	case c.Agent.CallTimeout.D() <= 0:
 		// A zero timer fires at once: every GPU call would time out.
 		return fmt.Errorf("%w: agent.call_timeout must be positive", ErrConfig)
+	case c.Agent.EnergyEvery.D() <= 0:
+		return fmt.Errorf("%w: agent.energy_every must be positive", ErrConfig)
 	case validListen(c.Agent.MetricsListen) != nil:
 		return fmt.Errorf("%w: agent.metrics_listen: %v", ErrConfig, validListen(c.Agent.MetricsListen))
 	case validListen(c.Serve.MetricsListen) != nil:

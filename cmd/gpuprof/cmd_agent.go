@@ -143,6 +143,7 @@ func runAgent(ctx context.Context, cfg config.Config, log *slog.Logger) error {
 		Interval:        cfg.Agent.Interval.D(),
 		FlushInterval:   cfg.Agent.FlushInterval.D(),
 		SeriesPoints:    cfg.Agent.SeriesPoints,
+		EnergyEvery:     cfg.Agent.EnergyEvery.D(),
 		Procfs:          cfg.Proc.Procfs,
 		CgroupRoot:      cfg.Proc.CgroupRoot,
 		Collector:       pusher,
@@ -172,6 +173,11 @@ func openSampler(_ context.Context, cfg config.Config, log *slog.Logger) (gpu.Sa
 			sim.WithScanCache(min(cfg.Agent.Interval.D()/2, 500*time.Millisecond)))
 		if err != nil {
 			return nil, fmt.Errorf("simulated GPU node: %w", err)
+		}
+		if cfg.Sim.RealCost {
+			// Benchmarks: each reading costs what NVML's calls do on an H200.
+			log.Info("simulated GPU node charged a real driver's cost per call (sim.real_cost)")
+			return sim.Charge(n, sim.H200Cost), nil
 		}
 		return n, nil
 	case "nvml":
