@@ -5,7 +5,14 @@ import "slices"
 // The backfill plans on a timeline per node: what its running jobs hold
 // until their planned ends (start + time limit, exactly) and what earlier
 // jobs of the same cycle booked (from their planned start to their end,
-// each rounded down to bf_resolution on the wall clock). It
+// each rounded down to bf_resolution on the wall clock). A booking takes
+// its nodes whole, as Slurm 22.05's does: backfill.c keeps its plans in a
+// map of node bitmaps (node_space), and a job planned for later removes
+// its nodes from every lower job's choice over its booking
+// (bit_not(avail_bitmap); _add_reservation), whatever share of them it
+// asked for; a lower job may start on such a node's free GPUs only if its
+// limit ends before the booking starts. A job that starts in the cycle
+// holds only what it asked for (the select plugin sees its allocation). It
 // counts in units: a GPU is ShardsPerGPU units on a node with shards (one
 // otherwise), a whole GPU takes all of them, a shard one. Which GPU the
 // shards sit on is left to the start itself, which checks it exactly.
@@ -379,7 +386,11 @@ func (s *sim) backfill() {
 		}
 		from, end := s.booking(best, s.plannedEnd(j, bestPart, best))
 		for _, n := range nodes {
-			s.add(n, from, end, s.units(in, n))
+			u := s.units(in, n)
+			if best > s.now {
+				u = s.nodes[n].gpus * s.nodes[n].upg // the node, whole
+			}
+			s.add(n, from, end, u)
 			if from < s.witEnd && slices.Contains(s.witness, n) {
 				s.witnessHit = true
 			}

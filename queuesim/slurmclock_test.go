@@ -70,3 +70,34 @@ func TestBackfillBookingOnWallClock(t *testing.T) {
 		}
 	}
 }
+
+// TestBackfillBooksWholeNodes: one node of 4 GPUs, one partition,
+// backfill cycles at 0, 30, 60 s… A (3 GPUs, limit 120) runs from 0; B
+// (2 GPUs, limit 60) cannot start and is planned at 120, where it books
+// the node — whole, as backfill.c's node_space does, not its 2 GPUs. C
+// (1 GPU, limit 100) would fit beside B's 2 GPUs from 30 to 130, but its
+// limit reaches into B's booking, so it does not start in the cycle at 30:
+// it starts with B when A ends (120). D (1 GPU, limit 80, runs 50) ends
+// before the booking and starts at 30. Booking B's GPUs only would start
+// C at 30 and leave D no GPU until A ends.
+func TestBackfillBooksWholeNodes(t *testing.T) {
+	c := Cluster{
+		Nodes:      []Node{{Name: "n0", Type: "a100", GPUs: 4}},
+		Partitions: []Partition{{Name: "gpu", Nodes: []int{0}}},
+	}
+	job := func(at, run, limit time.Duration, gpus int) Job {
+		return Job{Arrival: at, Order: int64(at / sec), Run: run, Limit: limit, Partitions: []int{0}, QOS: -1, Nodes: 1, GPUs: gpus}
+	}
+	jobs := []Job{job(0, 120*sec, 120*sec, 3), job(1*sec, 60*sec, 60*sec, 2), job(2*sec, 100*sec, 100*sec, 1), job(3*sec, 50*sec, 80*sec, 1)}
+	sc := DefaultScheduler()
+	sc.BfPhase, sc.BfPhaseKnown = 0, true
+	r, err := Run(c, DefaultPriority(), sc, jobs, Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for i, want := range []time.Duration{0, 120 * sec, 120 * sec, 30 * sec} {
+		if jr := r.Jobs[i]; jr.Outcome != Ran || jr.Start != want {
+			t.Errorf("job %c: %s at %s, want ran at %s", 'A'+i, jr.Outcome, jr.Start, want)
+		}
+	}
+}
