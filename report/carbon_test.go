@@ -20,8 +20,9 @@ func TestCO2eTables(t *testing.T) {
 		{name: "no factor", carbon: "", want: []string{
 			"| Model | Job GPUs | VRAM peak p50 | VRAM peak p95 | Preallocated | Energy | Energy measured |\n",
 			"| Account | GPU-hours | Energy | Energy measured | kWh per measured GPU-hour |\n",
+			"| Month | Jobs | GPU-h allocated | GPU-h used | Utilisation | Occupancy | Observed GPU wait p95 | GPU-h lost | Energy |\n",
 		}},
-		{name: "fixed factor", carbon: "fixed 350 gCO2e/kWh", html: 2, want: []string{
+		{name: "fixed factor", carbon: "fixed 350 gCO2e/kWh", html: 3, want: []string{
 			"| Model | Job GPUs | VRAM peak p50 | VRAM peak p95 | Preallocated | Energy | Energy measured | CO2e |\n",
 			"| NVIDIA H100 80GB HBM3 | 1,200 | 35.0 % | 85.0 % | 40 (800.0 GPU-h) | 2,900 kWh | 77.8 % | 1.0 t CO2e |\n",
 			// No energy reading, no CO2e: unknown, never 0.
@@ -30,6 +31,11 @@ func TestCO2eTables(t *testing.T) {
 			"| Account | GPU-hours | Energy | Energy measured | kWh per measured GPU-hour | CO2e |\n",
 			"| physics | 8,000 | 2,400 kWh | 87.5 % | 0.34 | 840.0 kg CO2e |\n",
 			"| 4 others | 1,960 | unknown | none | unknown | unknown |\n",
+			// Every month's CO2e beside its energy; an earlier month
+			// without energy readings has none.
+			"| Month | Jobs | GPU-h allocated | GPU-h used | Utilisation | Occupancy | Observed GPU wait p95 | GPU-h lost | Energy | CO2e |\n",
+			"| 2026-09 | 900 | 10,000 | — | — | — | 02:00:00 | 410.0 | unknown | unknown |\n",
+			"| 2026-10 | 1,100 | 11,800 | 5,200 | 52.0 % | 49.6 % | 02:30:00 | 380.5 | 2,950 kWh | 1.0 t CO2e |\n",
 		}},
 	}
 	for _, tt := range tests {
@@ -39,7 +45,7 @@ func TestCO2eTables(t *testing.T) {
 			w.Carbon = tt.carbon
 			if tt.carbon != "" {
 				// 350 g/kWh of the row's kWh, as analysis would give.
-				for _, e := range []*analysis.Energy{&w.Models[0].Energy, &w.Accounts[0].Energy} {
+				for _, e := range []*analysis.Energy{&w.Models[0].Energy, &w.Accounts[0].Energy, &d.Earlier[1].Headline.Energy, &w.Headline.Energy} {
 					kg := e.KWh * 0.35
 					e.CO2eKg, e.CO2eCoverage = &kg, 1
 				}

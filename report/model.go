@@ -612,7 +612,12 @@ func historySection(d *Data) section {
 		s.para("No earlier months are on record, so there is nothing to compare this month with.")
 		return s
 	}
-	t := newTable("Month", "#Jobs", "#GPU-h allocated", "#GPU-h used", "#Utilisation", "#Occupancy", "#Observed GPU wait p95", "#GPU-h lost", "#Energy")
+	cols := []string{"Month", "#Jobs", "#GPU-h allocated", "#GPU-h used", "#Utilisation", "#Occupancy", "#Observed GPU wait p95", "#GPU-h lost", "#Energy"}
+	carbon := d.Workload.Carbon != ""
+	if carbon {
+		cols = append(cols, "#CO2e")
+	}
+	t := newTable(cols...)
 	all := months(d)
 	for i, m := range all {
 		h := m.Headline
@@ -634,10 +639,17 @@ func historySection(d *Data) section {
 		if i == len(all)-1 {
 			month += " (this month)"
 		}
-		t.row(month, count(h.Jobs), hours(h.AllocatedGPUHours), used, util, occ, wait95, hours(m.LostGPUHours), energy)
+		cells := []string{month, count(h.Jobs), hours(h.AllocatedGPUHours), used, util, occ, wait95, hours(m.LostGPUHours), energy}
+		if carbon {
+			cells = append(cells, co2eCell(h.Energy))
+		}
+		t.row(cells...)
 	}
 	s.table(t)
 	s.para("A dash means the month had no GPU readings, no inventory or no known wait; energy is unknown where no GPU recorded any. The wait is the observed one of the GPU jobs.")
+	if carbon {
+		s.para(carbonNote, d.Workload.Carbon)
+	}
 	s.chart(chartTrend)
 	return s
 }

@@ -224,7 +224,7 @@ func (o *reportOptions) one(ctx context.Context, src *jobSource, w analysis.Wind
 		earlier earlierMonths
 	)
 	wg.Go(func() { wl = analysis.SummariseWorkload(in, params, c) })
-	wg.Go(func() { earlier = o.earlierMonths(ctx, src, w, f.Cluster, in.Nodes, c) })
+	wg.Go(func() { earlier = o.earlierMonths(ctx, src, w, f.Cluster, in.Nodes, in.Carbon, c) })
 	findings, err := analysis.Analyse(in, c)
 	var sim analysis.SimPlan
 	if err == nil {
@@ -327,8 +327,9 @@ type earlierMonths struct {
 
 // earlierMonths reads up to o.Compare months before w, oldest first, and
 // keeps the headline of each that has jobs. nodes is this month's
-// inventory, so occupancy is on the same footing.
-func (o *reportOptions) earlierMonths(ctx context.Context, src *jobSource, w analysis.Window, cluster string, nodes []analysis.Node, c analysis.Config) (e earlierMonths) {
+// inventory and carbon its emission factors, so occupancy and CO2e are on
+// the same footing.
+func (o *reportOptions) earlierMonths(ctx context.Context, src *jobSource, w analysis.Window, cluster string, nodes []analysis.Node, carbon *analysis.Carbon, c analysis.Config) (e earlierMonths) {
 	for k := o.Compare; k >= 1; k-- {
 		ew := analysis.Window{From: w.From.AddDate(0, -k, 0), To: w.From.AddDate(0, -k+1, 0)}
 		in, err := src.input(ctx, store.ViewFilter{Cluster: cluster, Since: ew.From, Until: ew.To})
@@ -339,7 +340,7 @@ func (o *reportOptions) earlierMonths(ctx context.Context, src *jobSource, w ana
 		if len(in.Jobs) == 0 {
 			continue
 		}
-		in.Nodes = nodes
+		in.Nodes, in.Carbon = nodes, carbon
 		ewl := analysis.SummariseWorkload(in, analysis.WorkloadParams{Window: ew, TopN: 1}, c)
 		e.months = append(e.months, report.MonthHeadline{Month: ew.From.Format("2006-01"), Headline: ewl.Headline, LostGPUHours: ewl.LostGPUHours})
 		u, a := namesOf(in.Jobs)
