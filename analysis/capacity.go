@@ -95,39 +95,6 @@ type SimPlan struct {
 	Steps        int `json:"steps"`
 }
 
-// Effect is a recommendation's replayed effect: the waits of the jobs it
-// is about (Group) and of every GPU job, today's rules against the rules
-// with it, each a median over seeds with its p10–p90.
-type Effect struct {
-	ID        string `json:"id"`
-	Kind      string `json:"kind"`
-	Simulated bool   `json:"simulated"`
-	// Why it was not replayed, when Simulated is false.
-	Why     string `json:"why,omitempty"`
-	Group   string `json:"group,omitempty"`
-	Jobs    int    `json:"jobs"`
-	Before  Group  `json:"before"`
-	After   Group  `json:"after"`
-	AllFrom Group  `json:"all_before"`
-	AllTo   Group  `json:"all_after"`
-	// Outcome is EffectHelps, EffectNone, EffectHarms, EffectAloneOnly or
-	// EffectNotSimulated.
-	Outcome string `json:"outcome"`
-	// Text is the sentence every output prints.
-	Text string `json:"text"`
-}
-
-// Effect outcomes.
-const (
-	EffectHelps        = "helps"
-	EffectNone         = "no_effect"
-	EffectHarms        = "harms"
-	EffectNotSimulated = "not_simulated"
-	// EffectAloneOnly: it helps alone, but not with the free changes kept
-	// before it; it is not applied.
-	EffectAloneOnly = "helps_alone_only"
-)
-
 // ModelPlan is the purchase search for one GPU model at the horizon, with
 // the free changes (and the purchases of the models searched before it)
 // applied.
@@ -441,7 +408,7 @@ func (pl *planner) makePlan(sp *SimPlan, findings *Findings, pc *PlanConfig) err
 	var which []int
 	for i := range recs {
 		if effects[i] = effectWhy(&recs[i]); effects[i].Why == "" {
-			reqs = append(reqs, evalReq{changes: recs[i].sim.changes, keep: true})
+			reqs = append(reqs, evalReq{changes: recs[i].Replay.Changes, keep: true})
 			which = append(which, i)
 		}
 	}
@@ -480,7 +447,7 @@ func (pl *planner) makePlan(sp *SimPlan, findings *Findings, pc *PlanConfig) err
 		if e.Outcome != EffectHelps || recs[i].Kind == RecMIG && freeModels[migModel(&recs[i])] {
 			continue
 		}
-		cand := append(slices.Clone(free), recs[i].sim.changes...)
+		cand := append(slices.Clone(free), recs[i].Replay.Changes...)
 		next, err := pl.eval(cand, h)
 		if err != nil {
 			return err
@@ -541,10 +508,10 @@ func (pl *planner) makePlan(sp *SimPlan, findings *Findings, pc *PlanConfig) err
 // migModel is the model a sharing recommendation is about: the first
 // shard change's.
 func migModel(r *Recommendation) string {
-	if r.sim == nil {
+	if r.Replay == nil {
 		return ""
 	}
-	for _, c := range r.sim.changes {
+	for _, c := range r.Replay.Changes {
 		if c.Kind == ChangeShards {
 			return c.Model
 		}
@@ -570,7 +537,7 @@ func (pl *planner) effect(r *Recommendation, calErr float64) Effect {
 	if e.Why != "" {
 		return e
 	}
-	o := pl.evalAll([]evalReq{{changes: r.sim.changes, keep: true}}, nil)[0]
+	o := pl.evalAll([]evalReq{{changes: r.Replay.Changes, keep: true}}, nil)[0]
 	return pl.effectOf(r, o, calErr)
 }
 
@@ -579,10 +546,10 @@ func (pl *planner) effect(r *Recommendation, calErr float64) Effect {
 func effectWhy(r *Recommendation) Effect {
 	e := Effect{ID: r.ID, Kind: r.Kind, Outcome: EffectNotSimulated}
 	switch {
-	case r.sim == nil:
+	case r.Replay == nil:
 		e.Why = "the replay has no model of this change"
-	case r.sim.why != "":
-		e.Why = r.sim.why
+	case r.Replay.Why != "":
+		e.Why = r.Replay.Why
 	}
 	if e.Why != "" {
 		e.Text = "Expected effect: not simulated (" + e.Why + ")."
@@ -604,9 +571,9 @@ func (pl *planner) effectOf(r *Recommendation, o evalOut, calErr float64) Effect
 		return e
 	}
 	base := pl.base
-	e.Simulated, e.Group = true, r.sim.groupName
-	e.Before = base.r.subset(r.sim.groupName, base.runs, r.sim.group)
-	e.After = ch.r.subset(r.sim.groupName, ch.runs, r.sim.group)
+	e.Simulated, e.Group = true, r.Replay.GroupName
+	e.Before = base.r.subset(r.Replay.GroupName, base.runs, r.Replay.Group)
+	e.After = ch.r.subset(r.Replay.GroupName, ch.runs, r.Replay.Group)
 	e.AllFrom = base.r.subset("all GPU jobs", base.runs, nil)
 	e.AllTo = ch.r.subset("all GPU jobs", ch.runs, nil)
 	e.Jobs = int(e.Before.Jobs.Median)

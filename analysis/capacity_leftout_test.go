@@ -104,7 +104,7 @@ func TestEffectLeavingJobsOutHarms(t *testing.T) {
 	if err := pl.start(&c.Plan, 1); err != nil {
 		t.Fatal(err)
 	}
-	rec := Recommendation{ID: "R1", Kind: RecUserLimits, sim: &recSim{changes: []Change{qosChange("normal", 2, 0, 0)}, groupName: "all GPU jobs"}}
+	rec := Recommendation{ID: "R1", Kind: RecUserLimits, Replay: &ReplaySpec{Changes: []Change{qosChange("normal", 2, 0, 0)}, GroupName: "all GPU jobs"}}
 	e := pl.effect(&rec, 0)
 	t.Log(e.Text)
 	if e.Outcome != EffectHarms || !strings.Contains(e.Text, "4 more jobs could never start") || !strings.Contains(e.Text, "QOS normal") {

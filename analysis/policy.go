@@ -85,12 +85,12 @@ func recommendDebug(b *recBuilder, in *Input, f *facts) {
 		// Replayed: the partition on every node, and the short jobs
 		// submitted with --time at its MaxTime (their runs fit), so that
 		// they may start in it as well as in their own.
-		sim: &recSim{
-			changes: []Change{
+		Replay: &ReplaySpec{
+			Changes: []Change{
 				partitionChange(debugPartition, in.Nodes, maxTime, debugPriorityTie, false),
 				{Kind: ChangeJobs, Spec: "short jobs with --time=" + slurmTime(maxTime), Rewrite: &JobRewrite{Jobs: short, LimitCap: maxTime}},
 			},
-			group: short, groupName: "short jobs",
+			Group: short, GroupName: "short jobs",
 		},
 	}
 	b.add(r, len(durs), ratio, 1)
@@ -150,12 +150,12 @@ func recommendLong(b *recBuilder, in *Input, f *facts) {
 				longQOS, slurmTime(wall), capN)},
 			{TargetSbatch, "#SBATCH --qos=" + longQOS},
 		},
-		sim: &recSim{
-			changes: []Change{
+		Replay: &ReplaySpec{
+			Changes: []Change{
 				qosChange(longQOS, 0, 0, capN),
 				{Kind: ChangeJobs, Spec: "long training in QOS " + longQOS, Rewrite: &JobRewrite{Jobs: long, QOS: longQOS}},
 			},
-			group: others, groupName: "jobs other than long training",
+			Group: others, GroupName: "jobs other than long training",
 		},
 	}, dd.N, frac, rc.LongGrpFrac)
 }
@@ -227,12 +227,12 @@ func recommendLimits(b *recBuilder, in *Input, f *facts) {
 		},
 		// Replayed: the per-user cap on every job; the burst QOS and its
 		// preemption are not (the replay does not preempt).
-		sim: &recSim{
-			changes: []Change{
+		Replay: &ReplaySpec{
+			Changes: []Change{
 				qosChange(defaultUserQOS, limit, 0, 0),
 				{Kind: ChangeJobs, Spec: "every job in QOS " + defaultUserQOS, Rewrite: &JobRewrite{Jobs: everyone, QOS: defaultUserQOS}},
 			},
-			group: everyone, groupName: "all GPU jobs",
+			Group: everyone, GroupName: "all GPU jobs",
 		},
 	}, queued, share, rc.QueueShareMin)
 }
@@ -285,10 +285,10 @@ func recommendDefaultTime(b *recBuilder, f *facts, fd *Findings) {
 			},
 			// Replayed: every job of the partition whose run fits the
 			// DefaultTime gets it as its limit; longer runs keep theirs.
-			sim: &recSim{
-				changes: []Change{{Kind: ChangeJobs, Spec: "DefaultTime=" + slurmTime(def) + " on " + p.Partition,
+			Replay: &ReplaySpec{
+				Changes: []Change{{Kind: ChangeJobs, Spec: "DefaultTime=" + slurmTime(def) + " on " + p.Partition,
 					Rewrite: &JobRewrite{Jobs: byPart[p.Partition], LimitCap: def}}},
-				group: byPart[p.Partition], groupName: "jobs of partition " + p.Partition,
+				Group: byPart[p.Partition], GroupName: "jobs of partition " + p.Partition,
 			},
 		}, lr.N, lr.P50, rc.OverRequestRatio)
 	}
@@ -345,7 +345,7 @@ func recommendStorage(b *recBuilder, f *facts) {
 		Evidence: []Reason{{Rule: "storage.share", Checks: []Check{{Metric("io_bound_share"), share, OpGE, rc.IOShareMin}},
 			Note: fmt.Sprintf("%d IO-bound jobs, %.0f of %.0f GPU-hours", n, hours, f.gpuHours)}},
 		Effect: fmt.Sprintf("Up to %.0f GPU-hours spent waiting on IO could do work.", hours),
-		sim:    &recSim{why: "faster storage shortens runs by their IO waits; the replay takes run times as recorded"},
+		Replay: &ReplaySpec{Why: "faster storage shortens runs by their IO waits; the replay takes run times as recorded"},
 	}, n, share, rc.IOShareMin)
 }
 
@@ -395,9 +395,9 @@ func recommendIdleAccounts(b *recBuilder, f *facts) {
 			Evidence: []Reason{{Rule: "idle_account.share", Checks: []Check{{Metric("idle_share"), share, OpGE, rc.IdleShareMin}},
 				Note: fmt.Sprintf("%d of %d jobs idle allocations, %.0f of %.0f GPU-hours", a.idles, a.jobs, a.idle, a.hours)}},
 			Effect: fmt.Sprintf("%.0f GPU-hours returned to the queue.", a.idle),
-			sim: &recSim{
-				changes: []Change{{Kind: ChangeJobs, Spec: "account " + label + " without its idle allocations", Rewrite: &JobRewrite{Jobs: a.idleJobs, Drop: true}}},
-				group:   minus(everyone, a.idleJobs), groupName: "the other GPU jobs",
+			Replay: &ReplaySpec{
+				Changes: []Change{{Kind: ChangeJobs, Spec: "account " + label + " without its idle allocations", Rewrite: &JobRewrite{Jobs: a.idleJobs, Drop: true}}},
+				Group:   minus(everyone, a.idleJobs), GroupName: "the other GPU jobs",
 			},
 		}, a.idles, share, rc.IdleShareMin)
 	}
@@ -498,9 +498,9 @@ func recommendUsers(b *recBuilder, f *facts, shared map[string]sharingPlan) {
 					Note: fmt.Sprintf("%d of %d runs with utilisation readings had every GPU below %s mean utilisation or never touched",
 						a.idle, a.runs, formatPercent(b.c.Classes.IdleUtilMax))}},
 				Effect: "The GPUs go to jobs that use them.",
-				sim: &recSim{
-					changes: []Change{{Kind: ChangeJobs, Spec: "user " + u + " without the runs that used no GPU", Rewrite: &JobRewrite{Jobs: a.idleJobs, Drop: true}}},
-					group:   minus(everyone, a.idleJobs), groupName: "the other GPU jobs",
+				Replay: &ReplaySpec{
+					Changes: []Change{{Kind: ChangeJobs, Spec: "user " + u + " without the runs that used no GPU", Rewrite: &JobRewrite{Jobs: a.idleJobs, Drop: true}}},
+					Group:   minus(everyone, a.idleJobs), GroupName: "the other GPU jobs",
 				},
 			}, a.idle, share, 0.5)
 		}
@@ -521,9 +521,9 @@ func recommendUsers(b *recBuilder, f *facts, shared map[string]sharingPlan) {
 						Note: fmt.Sprintf("%d of %d runs left at least half their GPUs unused; used p95 %d, max %d", a.over, a.runs, int(ud.P95), int(ud.Max))}},
 					Effect: "The unused GPUs go to other jobs.",
 					Config: []ConfigLine{{TargetSbatch, fmt.Sprintf("#SBATCH --gres=gpu:%d", use)}},
-					sim: &recSim{
-						changes: []Change{{Kind: ChangeJobs, Spec: fmt.Sprintf("user %s asking for %d GPUs", u, use), Rewrite: &JobRewrite{Jobs: a.overJobs, GPUs: use}}},
-						group:   everyone, groupName: "all GPU jobs",
+					Replay: &ReplaySpec{
+						Changes: []Change{{Kind: ChangeJobs, Spec: fmt.Sprintf("user %s asking for %d GPUs", u, use), Rewrite: &JobRewrite{Jobs: a.overJobs, GPUs: use}}},
+						Group:   everyone, GroupName: "all GPU jobs",
 					},
 				}, a.over, float64(a.over)/float64(a.runs), 0.5)
 			}
@@ -555,10 +555,10 @@ func recommendUsers(b *recBuilder, f *facts, shared map[string]sharingPlan) {
 					{TargetSbatch, "#SBATCH --partition=" + sp.partition},
 					{TargetSbatch, "#SBATCH --gres=shard:1"},
 				},
-				sim: &recSim{
-					changes: append(slices.Clone(sp.changes), Change{Kind: ChangeJobs, Spec: fmt.Sprintf("user %s on shard:1", u),
+				Replay: &ReplaySpec{
+					Changes: append(slices.Clone(sp.changes), Change{Kind: ChangeJobs, Spec: fmt.Sprintf("user %s on shard:1", u),
 						Rewrite: &JobRewrite{Jobs: a.shardJobs[model], Shards: 1, Partition: sp.partition}}),
-					group: minus(everyone, a.shardJobs[model]), groupName: "the other GPU jobs",
+					Group: minus(everyone, a.shardJobs[model]), GroupName: "the other GPU jobs",
 				},
 			}, len(needs), float64(len(needs))/float64(a.runs), 0.5)
 		}

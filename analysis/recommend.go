@@ -89,17 +89,8 @@ type Recommendation struct {
 	// ran (nil otherwise).
 	Simulated *Effect `json:"simulated,omitempty"`
 
-	sim *recSim // how SimulatePlan applies it
-}
-
-// recSim is how a recommendation is applied in a replay: the what-if
-// changes, and the jobs whose wait measures its effect. why, when set,
-// says why it cannot be replayed.
-type recSim struct {
-	changes   []Change
-	group     map[int]bool
-	groupName string
-	why       string
+	// Replay is how SimulatePlan applies it (never written out).
+	Replay *ReplaySpec `json:"-"`
 }
 
 // NoChange is a rule that looked at the data and found no change justified,

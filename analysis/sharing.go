@@ -169,10 +169,10 @@ func recommendSharing(b *recBuilder, in *Input, f *facts) map[string]sharingPlan
 		r.Config = shardConfig(model, nodes, shards, capFrac, part, qos)
 		// Replayed: the shards on every node of the model, and the
 		// candidates on one shard each in the shard partition.
-		r.sim = &recSim{
-			changes: append(slices.Clone(shardChanges), Change{Kind: ChangeJobs, Spec: "small jobs on shard:1",
+		r.Replay = &ReplaySpec{
+			Changes: append(slices.Clone(shardChanges), Change{Kind: ChangeJobs, Spec: "small jobs on shard:1",
 				Rewrite: &JobRewrite{Jobs: a.cands, Shards: 1, Partition: part}}),
-			group: whole, groupName: "whole-GPU jobs",
+			Group: whole, GroupName: "whole-GPU jobs",
 		}
 		b.add(r, n, share, rc.SharingShareMin)
 
@@ -196,7 +196,7 @@ func recommendSharing(b *recBuilder, in *Input, f *facts) map[string]sharingPlan
 				Evidence: []Reason{{Rule: "mps.util", Checks: []Check{{mpsMetric, ud.P50, OpGE, rc.MPSUtilMin}},
 					Note: fmt.Sprintf("median of the candidates' mean %s; p95 %s%s", mpsWhat, formatPercent(ud.P95), mpsNote)}},
 				Effect: "Concurrent kernels of the sharing jobs overlap instead of time-slicing, and a job over its memory limit fails alone.",
-				sim:    &recSim{why: "MPS changes how shard jobs run together, not how they queue: its queue effect is the shard recommendation's"},
+				Replay: &ReplaySpec{Why: "MPS changes how shard jobs run together, not how they queue: its queue effect is the shard recommendation's"},
 				Config: []ConfigLine{
 					{TargetSbatch, fmt.Sprintf("export CUDA_MPS_ACTIVE_THREAD_PERCENTAGE=%d", pct)},
 					{TargetSbatch, fmt.Sprintf("export CUDA_MPS_PINNED_DEVICE_MEM_LIMIT=0=%dG", gib)},
@@ -222,13 +222,13 @@ func recommendSharing(b *recBuilder, in *Input, f *facts) map[string]sharingPlan
 					Effect: fmt.Sprintf("%d isolated jobs per card instead of 1.", lay.Count),
 					// Replayed like shards: each GPU of the model holds
 					// lay.Count instances, one per candidate job.
-					sim: &recSim{
-						changes: []Change{
+					Replay: &ReplaySpec{
+						Changes: []Change{
 							{Kind: ChangeShards, Model: model, Count: lay.Count, Spec: fmt.Sprintf("%d MIG instances per %s GPU", lay.Count, gresType(model))},
 							partitionChange(part, nodes, 0, 0, true),
 							{Kind: ChangeJobs, Spec: "small jobs on one MIG instance", Rewrite: &JobRewrite{Jobs: a.cands, Shards: 1, Partition: part}},
 						},
-						group: whole, groupName: "whole-GPU jobs",
+						Group: whole, GroupName: "whole-GPU jobs",
 					},
 				}, n, share, rc.SharingShareMin)
 			}

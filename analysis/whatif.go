@@ -52,62 +52,6 @@ func (e *NoJobsError) Error() string {
 
 func (e *NoJobsError) Unwrap() error { return ErrNoJobs }
 
-// Change kinds of a what-if.
-const (
-	ChangeAdd       = "add"       // Count GPUs of Model (into Partition)
-	ChangeRemove    = "remove"    // Count GPUs of Model
-	ChangePartition = "partition" // a partition changed or added
-	ChangeQOS       = "qos"       // a QOS's priority and limits
-	ChangeShards    = "shards"    // Count shards per GPU on the nodes of Model
-	ChangeJobs      = "jobs"      // some jobs asked differently (Rewrite)
-)
-
-// JobRewrite is how a recommendation changes what some jobs ask for, as
-// if their users followed it: fewer GPUs, a shard, a tighter time limit,
-// another QOS or partition, or no GPU at all.
-type JobRewrite struct {
-	// Jobs are indices into the Input's Jobs.
-	Jobs map[int]bool
-	// Drop takes the jobs out of the GPU queue (they run without GPUs).
-	Drop bool
-	// GPUs > 0: each job asks for that many GPUs when it asked for more.
-	GPUs int
-	// Shards > 0: each job asks for that many shards instead of its GPU.
-	Shards int
-	// LimitCap > 0: a job whose run fits in it gets it as its time limit
-	// when its own was longer (or none); longer runs keep theirs (their
-	// users pass --time).
-	LimitCap time.Duration
-	// QOS and Partition, when set, replace the job's.
-	QOS, Partition string
-}
-
-// Change is one change a what-if applies to today's cluster and rules.
-type Change struct {
-	Kind string `json:"kind"`
-	// add, remove: how many GPUs of which model (matched case-insensitively
-	// by Slurm's GRES type or in the model name), and for add the
-	// partition ("" : the partitions that have that model, else all).
-	Count     int    `json:"count,omitempty"`
-	Model     string `json:"model,omitempty"`
-	Partition string `json:"partition,omitempty"`
-	// partition: the partition as given, and which keys were given.
-	PartitionConf slurmext.PartitionConf `json:"-"`
-	PartitionSet  map[string]bool        `json:"-"`
-	// JobsOnly: a new partition takes only the jobs a rewrite sends to
-	// it, not every job whose limit fits its MaxTime.
-	JobsOnly bool `json:"-"`
-	// qos: the QOS's limits.
-	QOS slurmext.QOSLimits `json:"-"`
-	// jobs: the rewrite.
-	Rewrite *JobRewrite `json:"-"`
-	// Spec is the change as the user wrote it; Words what it did to
-	// today's cluster, for a heading ("8xG2 removed", "4xH100 added to
-	// partition gpu", "partition debug added (…)"), set by RunWhatIf.
-	Spec  string `json:"spec"`
-	Words string `json:"words,omitempty"`
-}
-
 // WhatIfParams are a what-if's inputs besides the jobs.
 type WhatIfParams struct {
 	// Sched is slurm.conf's scheduler settings and partitions; SchedKnown
@@ -359,55 +303,6 @@ func (sc *Scenario) cell(p, m string) Cell {
 	return Cell{Partition: p, Model: m}
 }
 
-// Group is the answer for one partition or GPU model: each a spread over
-// the seeded runs. Waits are of the jobs that arrived in the window,
-// seconds; occupancy the share of the group's GPU time used in the window;
-// queued GPU-hours the GPUs those jobs asked for times their wait.
-type Group struct {
-	Name           string `json:"name"`
-	GPUs           int    `json:"gpus"`
-	Jobs           Spread `json:"jobs"`
-	WaitMean       Spread `json:"wait_mean_s"`
-	WaitP50        Spread `json:"wait_p50_s"`
-	WaitP95        Spread `json:"wait_p95_s"`
-	Occupancy      Spread `json:"occupancy"`
-	QueuedGPUHours Spread `json:"queued_gpu_hours"`
-	// Models only: FullHours is how long in the window every GPU of the
-	// model was busy at once; AddedGPUs the GPUs a change added and
-	// AddedOccupancy the share of their time used.
-	FullHours      Spread `json:"full_hours"`
-	AddedGPUs      int    `json:"added_gpus,omitempty"`
-	AddedOccupancy Spread `json:"added_occupancy"`
-	// Models only: Demand is how many of the window's replayed jobs could
-	// run on this model only (they asked for its GPU type, or no other
-	// model of their partitions could hold them); Placeable how many could
-	// run on it and on another (they asked for no GPU type, or for one
-	// several models answer to): which model such a job runs on is the
-	// replay's placement, first fit in node order, not a demand for it.
-	// Absent: none.
-	Demand    int `json:"demand_jobs,omitempty"`
-	Placeable int `json:"placeable_jobs,omitempty"`
-}
-
-// PlacedOnly reports whether a model's jobs, waits and occupancy are the
-// replay's placement alone: no job needed the model, and some could run
-// on it among others (untyped jobs placed by the replay). Such a model is
-// never the worst group a verdict names, and --add or --remove of it says
-// so.
-func (g Group) PlacedOnly() bool { return g.Demand == 0 && g.Placeable > 0 }
-
-// Placed reports whether some of the jobs that could run on a model could
-// run on another as well: its rows are partly the replay's placement.
-func (g Group) Placed() bool { return g.Placeable > 0 }
-
-// Spread is a value over seeded runs: the median and the 10th and 90th
-// percentiles (nearest rank).
-type Spread struct {
-	Median float64 `json:"median"`
-	P10    float64 `json:"p10"`
-	P90    float64 `json:"p90"`
-}
-
 // Calibration thresholds (docs/whatif.md): below them an answer is marked
 // unreliable. The errors tolerated are relative to the target wait (a
 // sixth of it: 10 min at the default 1 h) and to the observed waits.
@@ -568,9 +463,6 @@ func spreadOf(v []float64) Spread {
 	slices.Sort(s)
 	return Spread{Median: percentileSorted(s, 50), P10: percentileSorted(s, 10), P90: percentileSorted(s, 90)}
 }
-
-// String is a change as the user wrote it.
-func (c Change) String() string { return c.Spec }
 
 // matchModel reports whether a GPU model or GRES type answers to name,
 // Slurm's GRES type ("h100") or a model name ("NVIDIA H100 80GB HBM3"),
