@@ -62,7 +62,7 @@ type Change struct {
 	Rewrite *JobRewrite `json:"-"`
 	// Spec is the change as the user wrote it; Words what it did to
 	// today's cluster, for a heading ("8xG2 removed", "4xH100 added to
-	// partition gpu", "partition debug added (…)"), set by RunWhatIf.
+	// partition gpu", "partition debug added (…)"), set by capacity.RunWhatIf.
 	Spec  string `json:"spec"`
 	Words string `json:"words,omitempty"`
 }
@@ -102,6 +102,21 @@ const (
 	// before it; it is not applied.
 	EffectAloneOnly = "helps_alone_only"
 )
+
+// OutcomeWords says what a replayed effect's outcome means for the plan.
+func OutcomeWords(outcome string) string {
+	switch outcome {
+	case EffectHelps:
+		return "helps: applied before any purchase"
+	case EffectHarms:
+		return "harmful: the queue as a whole waits longer; not applied"
+	case EffectNone:
+		return "no material change in waits; not applied"
+	case EffectAloneOnly:
+		return "helps alone, not with the changes kept before it; not applied"
+	}
+	return "not simulated"
+}
 
 // Group is the answer for one partition or GPU model: each a spread over
 // the seeded runs. Waits are of the jobs that arrived in the window,

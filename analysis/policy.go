@@ -87,7 +87,7 @@ func recommendDebug(b *recBuilder, in *Input, f *facts) {
 		// they may start in it as well as in their own.
 		Replay: &ReplaySpec{
 			Changes: []Change{
-				partitionChange(debugPartition, in.Nodes, maxTime, debugPriorityTie, false),
+				PartitionChange(debugPartition, in.Nodes, maxTime, debugPriorityTie, false),
 				{Kind: ChangeJobs, Spec: "short jobs with --time=" + slurmTime(maxTime), Rewrite: &JobRewrite{Jobs: short, LimitCap: maxTime}},
 			},
 			Group: short, GroupName: "short jobs",
@@ -101,7 +101,7 @@ func recommendDebug(b *recBuilder, in *Input, f *facts) {
 // long runs' p95, a GrpTRES cap, and requeue on preemption.
 func recommendLong(b *recBuilder, in *Input, f *facts) {
 	rc := &b.c.Recommend
-	total := totalGPUs(in.Nodes)
+	total := TotalGPUs(in.Nodes)
 	var durs []float64
 	long, others := map[int]bool{}, map[int]bool{}
 	for i := range f.jobs {
@@ -152,7 +152,7 @@ func recommendLong(b *recBuilder, in *Input, f *facts) {
 		},
 		Replay: &ReplaySpec{
 			Changes: []Change{
-				qosChange(longQOS, 0, 0, capN),
+				QOSChange(longQOS, 0, 0, capN),
 				{Kind: ChangeJobs, Spec: "long training in QOS " + longQOS, Rewrite: &JobRewrite{Jobs: long, QOS: longQOS}},
 			},
 			Group: others, GroupName: "jobs other than long training",
@@ -168,7 +168,7 @@ func recommendLong(b *recBuilder, in *Input, f *facts) {
 // GPUs; it is recommended only when some user's peak exceeded it.
 func recommendLimits(b *recBuilder, in *Input, f *facts) {
 	rc := &b.c.Recommend
-	total := totalGPUs(in.Nodes)
+	total := TotalGPUs(in.Nodes)
 	queued := 0
 	for i := range f.jobs {
 		if f.jobs[i].kinds.Has(KindQueueBound) {
@@ -178,7 +178,7 @@ func recommendLimits(b *recBuilder, in *Input, f *facts) {
 	share := float64(queued) / float64(len(f.jobs))
 	if len(f.jobs) < rc.MinJobs || share < rc.QueueShareMin || total == 0 {
 		b.nothing(RecUserLimits, "%d of %d GPU jobs queue-bound (%s, threshold %s), %d GPUs in the inventory: no new limits",
-			queued, len(f.jobs), formatFraction(share), formatFraction(rc.QueueShareMin), total)
+			queued, len(f.jobs), FormatFraction(share), FormatFraction(rc.QueueShareMin), total)
 		return
 	}
 	everyone := map[int]bool{}
@@ -199,7 +199,7 @@ func recommendLimits(b *recBuilder, in *Input, f *facts) {
 	burst := max(1, int(math.Ceil(rc.BurstFrac*float64(total))))
 	if top <= limit {
 		b.nothing(RecUserLimits, "queue-bound jobs are %s, but no user's peak (%d GPUs) exceeds the limit the data supports (%d): a per-user limit would bind no one",
-			formatFraction(share), top, limit)
+			FormatFraction(share), top, limit)
 		return
 	}
 	b.add(Recommendation{
@@ -229,7 +229,7 @@ func recommendLimits(b *recBuilder, in *Input, f *facts) {
 		// preemption are not (the replay does not preempt).
 		Replay: &ReplaySpec{
 			Changes: []Change{
-				qosChange(defaultUserQOS, limit, 0, 0),
+				QOSChange(defaultUserQOS, limit, 0, 0),
 				{Kind: ChangeJobs, Spec: "every job in QOS " + defaultUserQOS, Rewrite: &JobRewrite{Jobs: everyone, QOS: defaultUserQOS}},
 			},
 			Group: everyone, GroupName: "all GPU jobs",
@@ -328,7 +328,7 @@ func recommendStorage(b *recBuilder, f *facts) {
 	}
 	if n < rc.MinUserJobs || share < rc.IOShareMin {
 		b.nothing(RecStorage, "IO-bound jobs hold %s of the GPU-hours (threshold %s, %d jobs): storage is not the bottleneck",
-			formatFraction(share), formatFraction(rc.IOShareMin), n)
+			FormatFraction(share), FormatFraction(rc.IOShareMin), n)
 		return
 	}
 	keys := sortedKeys(tasks)
@@ -402,7 +402,7 @@ func recommendIdleAccounts(b *recBuilder, f *facts) {
 		}, a.idles, share, rc.IdleShareMin)
 	}
 	if named == 0 {
-		b.nothing(RecIdleAccount, "no account has idle allocations over %s of its GPU-hours", formatFraction(rc.IdleShareMin))
+		b.nothing(RecIdleAccount, "no account has idle allocations over %s of its GPU-hours", FormatFraction(rc.IdleShareMin))
 	}
 }
 
@@ -618,7 +618,7 @@ func peakPercentileBy(jobs []jobFact, key func(*jobFact) string, p float64) int 
 		vs = append(vs, float64(v))
 	}
 	slices.Sort(vs)
-	return int(percentileSorted(vs, p))
+	return int(PercentileSorted(vs, p))
 }
 
 // minus is the set a without the members of b.
@@ -632,9 +632,9 @@ func minus(a, b map[int]bool) map[int]bool {
 	return out
 }
 
-// partitionChange is a new partition on the nodes, as the replay applies
+// PartitionChange is a new partition on the nodes, as the replay applies
 // it; jobsOnly keeps it to the jobs a rewrite sends there.
-func partitionChange(name string, nodes []Node, maxTime time.Duration, tier int, jobsOnly bool) Change {
+func PartitionChange(name string, nodes []Node, maxTime time.Duration, tier int, jobsOnly bool) Change {
 	pc := slurmext.PartitionConf{Name: name, MaxTime: maxTime, PriorityTier: tier}
 	for _, n := range nodes {
 		pc.Nodes = append(pc.Nodes, n.Name)
@@ -647,9 +647,9 @@ func partitionChange(name string, nodes []Node, maxTime time.Duration, tier int,
 		Spec: fmt.Sprintf("partition %s", name)}
 }
 
-// qosChange is a QOS with a per-user GPU cap, a per-user job cap and a
+// QOSChange is a QOS with a per-user GPU cap, a per-user job cap and a
 // cap on its GPUs together (0: none).
-func qosChange(name string, perUserGPUs, perUserJobs, grpGPUs int) Change {
+func QOSChange(name string, perUserGPUs, perUserJobs, grpGPUs int) Change {
 	q := slurmext.QOSLimits{Name: name, Set: map[string]bool{}}
 	if perUserGPUs > 0 {
 		q.MaxGPUsPerUser, q.Set["maxtresperuser"] = perUserGPUs, true

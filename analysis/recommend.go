@@ -85,11 +85,11 @@ type Recommendation struct {
 	Confidence     float64      `json:"confidence"`
 	ConfidenceNote string       `json:"confidence_note"`
 	Config         []ConfigLine `json:"config,omitempty"`
-	// Simulated is the replayed effect of applying it, when SimulatePlan
-	// ran (nil otherwise).
+	// Simulated is the replayed effect of applying it, when
+	// capacity.SimulatePlan ran (nil otherwise).
 	Simulated *Effect `json:"simulated,omitempty"`
 
-	// Replay is how SimulatePlan applies it (never written out).
+	// Replay is how capacity.SimulatePlan applies it (never written out).
 	Replay *ReplaySpec `json:"-"`
 }
 
@@ -332,7 +332,8 @@ func validName(s string) bool {
 	return true
 }
 
-func totalGPUs(nodes []Node) int {
+// TotalGPUs is the GPUs of the nodes (a negative count as none).
+func TotalGPUs(nodes []Node) int {
 	n := 0
 	for _, nd := range nodes {
 		n += max(nd.GPUs, 0)

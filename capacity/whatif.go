@@ -1,4 +1,4 @@
-package analysis
+package capacity
 
 import (
 	"errors"
@@ -8,6 +8,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/gpuprof/gpuprof/analysis"
 	"github.com/gpuprof/gpuprof/queuesim"
 	"github.com/gpuprof/gpuprof/slurmext"
 )
@@ -47,7 +48,7 @@ func (e *NoJobsError) Error() string {
 		with = " with the changes"
 	}
 	return fmt.Sprintf("%s: all %d GPU %s of the window are left out%s (%s)",
-		ErrNoJobs, e.Jobs.LeftOut, pluralWord(e.Jobs.LeftOut, "job", "jobs"), with, strings.Join(e.Jobs.LeftOutWhy, "; "))
+		ErrNoJobs, e.Jobs.LeftOut, analysis.PluralWord(e.Jobs.LeftOut, "job", "jobs"), with, strings.Join(e.Jobs.LeftOutWhy, "; "))
 }
 
 func (e *NoJobsError) Unwrap() error { return ErrNoJobs }
@@ -62,8 +63,8 @@ type WhatIfParams struct {
 	SlurmNodes []slurmext.NodeGres
 	// FlagNodes are nodes given on the command line: the cluster when
 	// neither the inventory nor slurm.conf has one.
-	FlagNodes []Node
-	Changes   []Change
+	FlagNodes []analysis.Node
+	Changes   []analysis.Change
 	// Growth per year and horizon in months: arrivals scaled by
 	// (1+Growth)^(Months/12).
 	Growth float64
@@ -81,20 +82,20 @@ type WhatIfParams struct {
 // GPU model the spread over the seeded runs, today and with the changes.
 // docs/json.md documents it as `gpuprof whatif --json`.
 type WhatIf struct {
-	Window Window `json:"window"`
+	Window analysis.Window `json:"window"`
 	// Conf is the cluster replayed and the Slurm configuration bound to
 	// it (Input.Conf); ClusterSource where its nodes came from: an
 	// Inventory.Source ("profiles", "slurm.conf of cluster X", "profiles
 	// and slurm.conf of cluster X", "--node").
-	Conf          ConfUse      `json:"conf"`
-	ClusterSource string       `json:"cluster_source"`
-	Nodes         []SimNode    `json:"nodes"`
-	Partitions    []SimPart    `json:"partitions"`
-	Scheduler     SimScheduler `json:"scheduler"`
-	Assumed       []string     `json:"assumed"`
-	Jobs          SimJobs      `json:"jobs"`
-	Calibration   Calibration  `json:"calibration"`
-	Changes       []Change     `json:"changes"`
+	Conf          analysis.ConfUse  `json:"conf"`
+	ClusterSource string            `json:"cluster_source"`
+	Nodes         []SimNode         `json:"nodes"`
+	Partitions    []SimPart         `json:"partitions"`
+	Scheduler     SimScheduler      `json:"scheduler"`
+	Assumed       []string          `json:"assumed"`
+	Jobs          SimJobs           `json:"jobs"`
+	Calibration   Calibration       `json:"calibration"`
+	Changes       []analysis.Change `json:"changes"`
 	// Placement says, one sentence each, of the --add and --remove changes
 	// of a model no job needed, that its GPUs take only jobs the replay
 	// placed there (Group.PlacedOnly): the change moves them between
@@ -208,9 +209,9 @@ func (s SimJobs) LeftOutWords() string {
 	}
 	all := max(s.GPUJobs, s.LeftOut+s.Replayed)
 	w := fmt.Sprintf("%d of %d GPU %s left out of the replay (%s of their GPU-hours): %s",
-		s.LeftOut, all, pluralWord(all, "job", "jobs"), formatFraction(s.LeftOutShare), strings.Join(s.LeftOutWhy, "; "))
+		s.LeftOut, all, analysis.PluralWord(all, "job", "jobs"), analysis.FormatFraction(s.LeftOutShare), strings.Join(s.LeftOutWhy, "; "))
 	if s.LeftOutShare > LeftOutMaxShare {
-		w += fmt.Sprintf("; more than the %s of the GPU-hours an answer may leave out: its waits are of the other jobs only", formatFraction(LeftOutMaxShare))
+		w += fmt.Sprintf("; more than the %s of the GPU-hours an answer may leave out: its waits are of the other jobs only", analysis.FormatFraction(LeftOutMaxShare))
 	}
 	return w + "."
 }
@@ -273,9 +274,9 @@ type CalibratedP struct {
 // Scenario is one configuration's answer, per partition and per GPU model.
 type Scenario struct {
 	// Jobs are the jobs this configuration replayed and left out.
-	Jobs       SimJobs `json:"jobs"`
-	Partitions []Group `json:"partitions"`
-	Models     []Group `json:"models"`
+	Jobs       SimJobs          `json:"jobs"`
+	Partitions []analysis.Group `json:"partitions"`
+	Models     []analysis.Group `json:"models"`
 	// Cells are the jobs of each partition by the GPU model they ran on,
 	// those with jobs: the jobs a partition's and a model's waits count
 	// are the same replayed jobs, and in one replay a partition's p95 is
@@ -287,10 +288,10 @@ type Scenario struct {
 
 // Cell is the jobs of one partition that ran on one GPU model.
 type Cell struct {
-	Partition string `json:"partition"`
-	Model     string `json:"model"`
-	Jobs      Spread `json:"jobs"`
-	WaitP95   Spread `json:"wait_p95_s"`
+	Partition string          `json:"partition"`
+	Model     string          `json:"model"`
+	Jobs      analysis.Spread `json:"jobs"`
+	WaitP95   analysis.Spread `json:"wait_p95_s"`
 }
 
 // cell is the cell of partition p and model m, or a zero one.
@@ -319,10 +320,10 @@ const (
 // RunWhatIf replays the window's jobs on today's cluster (calibrating
 // against what happened) and, when p has changes or growth, on the changed
 // one.
-func RunWhatIf(in Input, p WhatIfParams) (WhatIf, error) {
+func RunWhatIf(in analysis.Input, p WhatIfParams) (WhatIf, error) {
 	seeds := max(p.Seeds, 1)
 	if p.Target <= 0 {
-		p.Target = DefaultConfig().Plan.TargetP95Wait.D()
+		p.Target = analysis.DefaultConfig().Plan.TargetP95Wait.D()
 	}
 	base, err := newReplay(in, p, nil)
 	if err != nil {
@@ -330,7 +331,7 @@ func RunWhatIf(in Input, p WhatIfParams) (WhatIf, error) {
 	}
 	w := WhatIf{
 		Window: base.window, Conf: in.Conf, ClusterSource: base.source, Nodes: base.simNodes, Partitions: base.simParts,
-		Scheduler: base.schedDesc, Assumed: base.assumed, Jobs: base.counts, Changes: []Change{},
+		Scheduler: base.schedDesc, Assumed: base.assumed, Jobs: base.counts, Changes: []analysis.Change{},
 		Placement: []string{}, Growth: p.Growth, Months: p.Months, Seeds: seeds,
 	}
 	for _, c := range p.Changes {
@@ -380,7 +381,7 @@ func RunWhatIf(in Input, p WhatIfParams) (WhatIf, error) {
 // "4xH100 added", "4xH100 added to partition gpu", "partition debug
 // added (Nodes=…)", "partition gpu changed (MaxTime=…)", "QOS normal
 // (MaxTRESPerUser=…)".
-func changeWords(c Change, today []SimPart) string {
+func changeWords(c analysis.Change, today []SimPart) string {
 	count := fmt.Sprintf("%dx%s", c.Count, c.Model)
 	_, rest, _ := strings.Cut(c.Spec, ":")
 	with := ""
@@ -388,20 +389,20 @@ func changeWords(c Change, today []SimPart) string {
 		with = " (" + rest + ")"
 	}
 	switch c.Kind {
-	case ChangeAdd:
+	case analysis.ChangeAdd:
 		if c.Partition != "" {
 			return count + " added to partition " + c.Partition
 		}
 		return count + " added"
-	case ChangeRemove:
+	case analysis.ChangeRemove:
 		return count + " removed"
-	case ChangePartition:
+	case analysis.ChangePartition:
 		name := c.PartitionConf.Name
 		if slices.ContainsFunc(today, func(p SimPart) bool { return p.Name == name }) {
 			return "partition " + name + " changed" + with
 		}
 		return "partition " + name + " added" + with
-	case ChangeQOS:
+	case analysis.ChangeQOS:
 		return "QOS " + c.QOS.Name + with
 	}
 	return c.Spec
@@ -413,14 +414,14 @@ func changeWords(c Change, today []SimPart) string {
 // and answers nothing about a demand for the model. A removal is judged
 // on today's cluster, an addition on the changed one (the model may be
 // new).
-func placementWords(changes []Change, today, changed *replay) []string {
+func placementWords(changes []analysis.Change, today, changed *replay) []string {
 	out := []string{}
 	for _, c := range changes {
 		r, flag := today, "--remove"
 		switch c.Kind {
-		case ChangeAdd:
+		case analysis.ChangeAdd:
 			r, flag = changed, "--add"
-		case ChangeRemove:
+		case analysis.ChangeRemove:
 		default:
 			continue
 		}
@@ -443,25 +444,25 @@ func placementWords(changes []Change, today, changed *replay) []string {
 		switch {
 		case placeable == 0:
 			out = append(out, fmt.Sprintf("%s: no job of the window could run on %s GPUs, so the change moves no job", spec, name))
-		case c.Kind == ChangeAdd:
+		case c.Kind == analysis.ChangeAdd:
 			out = append(out, fmt.Sprintf("%s: no job asked for %s; the %d %s that could run on its GPUs could run on another model as well (no GPU type asked), so where they run is the replay's placement (first fit in node order, added nodes last): the GPUs added take untyped jobs placed by the replay, which answers nothing about a demand for %s",
-				spec, name, placeable, pluralWord(placeable, "job", "jobs"), name))
+				spec, name, placeable, analysis.PluralWord(placeable, "job", "jobs"), name))
 		default:
 			out = append(out, fmt.Sprintf("%s: no job asked for %s; the %d %s that could run on its GPUs could run on another model as well (no GPU type asked), so where they run is the replay's placement (first fit in node order): removing its GPUs moves untyped jobs placed by the replay, which answers nothing about a demand for %s",
-				spec, name, placeable, pluralWord(placeable, "job", "jobs"), name))
+				spec, name, placeable, analysis.PluralWord(placeable, "job", "jobs"), name))
 		}
 	}
 	return out
 }
 
 // spreadOf is the median and p10–p90 of values over runs.
-func spreadOf(v []float64) Spread {
+func spreadOf(v []float64) analysis.Spread {
 	if len(v) == 0 {
-		return Spread{}
+		return analysis.Spread{}
 	}
 	s := slices.Clone(v)
 	slices.Sort(s)
-	return Spread{Median: percentileSorted(s, 50), P10: percentileSorted(s, 10), P90: percentileSorted(s, 90)}
+	return analysis.Spread{Median: analysis.PercentileSorted(s, 50), P10: analysis.PercentileSorted(s, 10), P90: analysis.PercentileSorted(s, 90)}
 }
 
 // matchModel reports whether a GPU model or GRES type answers to name,
