@@ -119,7 +119,7 @@ type PlanConfig struct {
 	// allocations and unused GPUs hold at least this share.
 	WasteShareMin float64 `toml:"waste_share_min"`
 
-	// The simulated plan (SimulatePlan, docs/whatif.md).
+	// The simulated plan (capacity.SimulatePlan, docs/whatif.md).
 	//
 	// TargetP95Wait is the queue wait the plan keeps every partition and
 	// GPU model under, at the 95th percentile of the replayed waits.

@@ -92,7 +92,7 @@ func newCounter(in *Input, assume int) *counter {
 					latest = t
 				}
 			}
-			if plausible(j.Start) && j.started() && (earliest.IsZero() || j.Start.Before(earliest)) {
+			if plausible(j.Start) && j.Started() && (earliest.IsZero() || j.Start.Before(earliest)) {
 				earliest = j.Start
 			}
 		}
@@ -266,3 +266,25 @@ func (k *counter) count(j *Job, m *Metrics) {
 
 // counting returns the record of what was counted so far.
 func (k *counter) counting() Counting { return k.c }
+
+// GPUHoursCounter counts jobs' GPU-hours in a window as every output of
+// the analysis counts them (the counter, with the default configuration):
+// the capacity plan's share of GPU-hours a replay left out is of these.
+type GPUHoursCounter struct {
+	k *counter
+	c Config
+	m Metrics
+}
+
+// NewGPUHoursCounter counts in in's window (see newCounter), assuming the
+// default shards per GPU where a node's is unknown.
+func NewGPUHoursCounter(in *Input) *GPUHoursCounter {
+	return &GPUHoursCounter{k: newCounter(in, DefaultShardsPerGPU), c: DefaultConfig()}
+}
+
+// GPUHours measures j and returns its GPU-hours counted in the window.
+func (g *GPUHoursCounter) GPUHours(j *Job) float64 {
+	measure(j, &g.c, &g.m)
+	g.k.count(j, &g.m)
+	return g.m.GPUHours
+}

@@ -176,8 +176,8 @@ func TestCountingRandomMonths(t *testing.T) {
 		if !approx(f.Plan.CNow, f.Summary.GPUHours/march.Hours()) {
 			t.Fatalf("seed %d: C_now %v, want %v", seed, f.Plan.CNow, f.Summary.GPUHours/march.Hours())
 		}
-		if f.Plan.PeakGPUs > float64(totalGPUs(in.Nodes))+1e-9 {
-			t.Fatalf("seed %d: %v GPUs held at once on %d", seed, f.Plan.PeakGPUs, totalGPUs(in.Nodes))
+		if f.Plan.PeakGPUs > float64(TotalGPUs(in.Nodes))+1e-9 {
+			t.Fatalf("seed %d: %v GPUs held at once on %d", seed, f.Plan.PeakGPUs, TotalGPUs(in.Nodes))
 		}
 	}
 }

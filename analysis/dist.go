@@ -34,9 +34,9 @@ func nearestRank(n int, p float64) int {
 	return min(max(rank, 1), n)
 }
 
-// percentileSorted returns the p-th percentile (nearest rank) of sorted,
+// PercentileSorted returns the p-th percentile (nearest rank) of sorted,
 // which must not be empty.
-func percentileSorted(sorted []float64, p float64) float64 {
+func PercentileSorted(sorted []float64, p float64) float64 {
 	return sorted[nearestRank(len(sorted), p)-1]
 }
 
@@ -54,8 +54,8 @@ func distOf(vs []float64) Dist {
 	return Dist{
 		N:    len(vs),
 		Mean: sum / float64(len(vs)),
-		P50:  percentileSorted(vs, 50),
-		P95:  percentileSorted(vs, 95),
+		P50:  PercentileSorted(vs, 50),
+		P95:  PercentileSorted(vs, 95),
 		Max:  vs[len(vs)-1],
 	}
 }

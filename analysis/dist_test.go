@@ -82,7 +82,7 @@ func TestPercentileMatchesStats(t *testing.T) {
 			}
 			sorted := append([]float64(nil), vs...)
 			d := distOf(sorted) // sorts
-			if got := percentileSorted(sorted, p); got != want {
+			if got := PercentileSorted(sorted, p); got != want {
 				t.Fatalf("trial %d n %d p %v: got %v, stats %v", trial, n, p, got, want)
 			}
 			if p == 50 && d.P50 != want || p == 95 && d.P95 != want {

@@ -3,9 +3,13 @@
 // IO-bound preprocessing, idle allocation, …) with the rule that fired and
 // its numbers, bottlenecks per job (VRAM, compute, IO, unused GPUs,
 // queueing), recurring task profiles, a cluster summary, recommendations
-// with their evidence and exact Slurm configuration (EmitSlurm), and a
-// capacity plan. Plant generates workloads with known answers for tests
-// and demonstrations.
+// with their evidence and exact Slurm configuration (EmitSlurm), the
+// workload summary, and the capacity plan by queueing arithmetic
+// (Findings.Plan). The what-ifs and the plan made on a replay of the queue
+// are package capacity's, which imports this one (never the reverse): a
+// recommendation says what a replay should change (Recommendation.Replay)
+// and capacity writes back its effect. Plant generates workloads with
+// known answers for tests and demonstrations.
 //
 // Everything here is pure: Jobs and a Config in, findings out. The package
 // must not import database/sql, SQLite, NVML, cobra, the store or any GPU

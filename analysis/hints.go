@@ -133,13 +133,13 @@ func Hints(j Job, c Config, types []GPUType) []Hint {
 			// Every GPU was quiet, but one's memory was full: it was used.
 			add(HintUnusedGPUs, gpuOption(j.ReqGPUType, used, nodes),
 				fmt.Sprintf("All %d GPUs were quiet (%s), but GPU memory peaked at %s of a card: ask for the %d whose memory it used.",
-					m.GPUs, quiet, formatFraction(m.VRAMPeakFrac), used))
+					m.GPUs, quiet, FormatFraction(m.VRAMPeakFrac), used))
 		case used > m.GPUs-m.UnusedGPUs:
 			// Every GPU was quiet, but it held GPU memory: a program that
 			// allocates GPU memory fails without a GPU.
 			add(HintUnusedGPUs, gpuOption(j.ReqGPUType, used, nodes),
 				fmt.Sprintf("All %d GPUs were quiet (%s), but it held GPU memory (peak %s of a card), and a program that allocates GPU memory fails without a GPU: it used %d of its %d GPUs, so ask for %d.",
-					m.GPUs, quiet, formatFraction(m.VRAMPeakFrac), used, m.GPUs, used))
+					m.GPUs, quiet, FormatFraction(m.VRAMPeakFrac), used, m.GPUs, used))
 		default:
 			add(HintUnusedGPUs, gpuOption(j.ReqGPUType, used, nodes),
 				fmt.Sprintf("%d of the %d GPUs were unused (%s): it used %d of its %d GPUs, so ask for %d.", m.UnusedGPUs, m.GPUs, idle, used, m.GPUs, used))
@@ -159,7 +159,7 @@ func Hints(j Job, c Config, types []GPUType) []Hint {
 		fitsShard(m.VRAMPeak, m.VRAMCard, rc) && computeOK && compute < c.Classes.LowUtilMax {
 		add(HintShard, "--gres=shard:1",
 			fmt.Sprintf("It used %s of the %s GPU memory (%s) and barely used its GPU (%s): if this cluster offers GPU shards (gres/shard), a shard instead of a whole GPU leaves the rest to others.",
-				formatGiB(m.VRAMPeak), formatGiB(m.VRAMCard), formatFraction(m.VRAMPeakFrac), did))
+				formatGiB(m.VRAMPeak), formatGiB(m.VRAMCard), FormatFraction(m.VRAMPeakFrac), did))
 	}
 
 	// A smaller GPU type: the same compute measure as the shard hint, on
@@ -190,11 +190,11 @@ func Hints(j Job, c Config, types []GPUType) []Hint {
 		}
 		add(HintLargerGPU, gpuOption("<type>", n, nodes),
 			fmt.Sprintf("GPU memory peaked at %s of %s (%s)%s: replace <type> with a GPU type with more than %s (sinfo -o \"%%P %%G\" lists them), or reduce the batch size.",
-				formatGiB(m.VRAMPeak), formatGiB(m.VRAMCard), formatFraction(m.VRAMPeakFrac), on, formatGiB(m.VRAMCard)))
+				formatGiB(m.VRAMPeak), formatGiB(m.VRAMCard), FormatFraction(m.VRAMPeakFrac), on, formatGiB(m.VRAMCard)))
 	}
 
 	if m.Preallocated {
-		res := formatFraction(m.VRAMReservedFrac)
+		res := FormatFraction(m.VRAMReservedFrac)
 		add(HintGrowMemory, "export TF_FORCE_GPU_ALLOW_GROWTH=true",
 			fmt.Sprintf("A framework reserved %s of the GPU memory at start, so the job's real need is unknown: for TensorFlow, this lets memory grow with use.", res))
 		add(HintGrowMemory, "export XLA_PYTHON_CLIENT_PREALLOCATE=false",
@@ -227,14 +227,14 @@ func Hints(j Job, c Config, types []GPUType) []Hint {
 	if ioBound(&m, &c) {
 		add(HintStageData, "",
 			fmt.Sprintf("It waited on storage %s of its time while the GPUs averaged %s: copy the input to node-local disk ($TMPDIR or /local) at the start of the job and read it from there.",
-				formatFraction(m.IOWait), formatPercent(m.UtilMean)))
+				FormatFraction(m.IOWait), formatPercent(m.UtilMean)))
 	}
 	return out
 }
 
 // GPUType is a GPU type of a cluster, as a job asks for it.
 type GPUType struct {
-	// Type is the GRES type jobs name (--gres=gpu:<Type>:N): gresType of
+	// Type is the GRES type jobs name (--gres=gpu:<Type>:N): GRESType of
 	// the model.
 	Type string `json:"type"`
 	// Model is the NVML name of the type's model with the least memory,
@@ -247,7 +247,7 @@ type GPUType struct {
 // GPUTypes returns the GPU types of an inventory (Input.Nodes), one per
 // GRES type, smallest memory first (ties by type). Only nodes with GPUs
 // and a known card size count (a node known from slurm.conf alone has
-// none), and only models with a type of their own (gresType gives "gpu"
+// none), and only models with a type of their own (GRESType gives "gpu"
 // for a name it cannot read a type from). nil when none is left: the
 // hints then name no GPU type.
 func GPUTypes(nodes []Node) []GPUType {
@@ -256,7 +256,7 @@ func GPUTypes(nodes []Node) []GPUType {
 		if n.GPUs <= 0 || n.MemoryTotal == 0 || n.GPUModel == "" {
 			continue
 		}
-		typ := gresType(n.GPUModel)
+		typ := GRESType(n.GPUModel)
 		if typ == "gpu" {
 			continue
 		}
@@ -282,7 +282,7 @@ func GPUTypes(nodes []Node) []GPUType {
 func smallerType(m *Metrics, types []GPUType, c *Config) (GPUType, bool) {
 	own := ""
 	if m.VRAMModel != "" {
-		own = gresType(m.VRAMModel)
+		own = GRESType(m.VRAMModel)
 	}
 	best, found := GPUType{}, false
 	for _, t := range types {

@@ -211,7 +211,7 @@ func (b *InputBuilder) inventory() ([]Node, Inventory) {
 	for _, name := range names {
 		nodes = append(nodes, *byName[name])
 	}
-	inv := Inventory{Source: InventoryNone, Nodes: len(nodes), GPUs: totalGPUs(nodes)}
+	inv := Inventory{Source: InventoryNone, Nodes: len(nodes), GPUs: TotalGPUs(nodes)}
 	switch {
 	case profiled && fromConf:
 		inv.Source = InventoryProfiles + " and " + SlurmConfOf(b.conf.Cluster)

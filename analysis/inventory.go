@@ -47,7 +47,7 @@ func (v Inventory) Words() string {
 	case v.Source == "" || v.Source == InventoryNone || v.GPUs == 0:
 		return "none"
 	}
-	return fmt.Sprintf("%d %s on %d %s (from %s)", v.GPUs, pluralWord(v.GPUs, "GPU", "GPUs"), v.Nodes, pluralWord(v.Nodes, "node", "nodes"), v.Source)
+	return fmt.Sprintf("%d %s on %d %s (from %s)", v.GPUs, PluralWord(v.GPUs, "GPU", "GPUs"), v.Nodes, PluralWord(v.Nodes, "node", "nodes"), v.Source)
 }
 
 // ConfUse says which cluster an answer is for and which of that cluster's
@@ -85,7 +85,7 @@ func fitInventory(in *Input) {
 		return
 	}
 	in.Inventory.Misfit = fmt.Sprintf("the inventory does not fit the jobs: they held %s GPU-hours in the window, more than the %d %s of the inventory (from %s) could hold in it (%s)",
-		formatNumber(held), gpus, pluralWord(gpus, "GPU", "GPUs"), in.Inventory.Source, formatNumber(capacity))
+		formatNumber(held), gpus, PluralWord(gpus, "GPU", "GPUs"), in.Inventory.Source, formatNumber(capacity))
 	in.Inventory.Source = InventoryNone
 	in.Nodes = nil
 }
@@ -99,7 +99,7 @@ func heldGPUHours(in *Input) (gpuHours, hours float64) {
 	for i := range in.Jobs {
 		j := &in.Jobs[i]
 		m := Metrics{Outcome: outcomeOf(j)}
-		if j.started() {
+		if j.Started() {
 			m.Start = n.checkTime(j.Start)
 		}
 		if end := n.checkTime(j.End); !m.Start.IsZero() && !end.IsZero() {
@@ -120,9 +120,9 @@ func heldGPUHours(in *Input) (gpuHours, hours float64) {
 	return gpuHours, hours
 }
 
-// inventoryOf is in.Inventory, or, for an Input made without an
+// InventoryOf is in.Inventory, or, for an Input made without an
 // InputBuilder, where its nodes came from by the replay's rule.
-func inventoryOf(in *Input) Inventory {
+func InventoryOf(in *Input) Inventory {
 	if in.Inventory.Source != "" {
 		return in.Inventory
 	}
@@ -139,7 +139,7 @@ func inventoryOf(in *Input) Inventory {
 			conf = true
 		}
 	}
-	v := Inventory{Source: InventoryProfiles, Nodes: len(in.Nodes), GPUs: totalGPUs(in.Nodes)}
+	v := Inventory{Source: InventoryProfiles, Nodes: len(in.Nodes), GPUs: TotalGPUs(in.Nodes)}
 	switch {
 	case profiled && conf:
 		v.Source = InventoryProfiles + " and " + SlurmConfOf(in.Conf.Cluster)

@@ -1,7 +1,6 @@
 package analysis
 
 import (
-	"errors"
 	"fmt"
 	"strings"
 	"testing"
@@ -102,54 +101,6 @@ func TestInventoryThatDoesNotFit(t *testing.T) {
 	for _, r := range f.Recommendations {
 		if strings.Contains(r.Change, "of 4 GPUs") || strings.Contains(r.Effect, "of 4 GPUs") {
 			t.Errorf("recommendation %s counts the 4 GPUs that do not fit: %s", r.Kind, r.Change)
-		}
-	}
-	_, err = RunWhatIf(in, WhatIfParams{Seeds: 1, SlurmNodes: []slurmext.NodeGres{{Name: "x000", GPUs: 4}}})
-	var nc *NoClusterError
-	if !errors.As(err, &nc) || !errors.Is(err, ErrNoCluster) || !strings.Contains(err.Error(), "does not fit the jobs") {
-		t.Errorf("whatif on the refused inventory's slurm.conf: %v, want no cluster, saying why", err)
-	}
-	sp, err := SimulatePlan(in, &f, SimPlanParams{WhatIf: WhatIfParams{SlurmNodes: []slurmext.NodeGres{{Name: "x000", GPUs: 4}}}, Plan: c.Plan.Params()}, c)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if sp.Verdict.Code != VerdictNoInventory || !strings.Contains(sp.Verdict.Text, "does not fit the jobs") || sp.Inventory.Misfit == "" {
-		t.Errorf("plan verdict %+v, inventory %+v; want no_inventory saying why", sp.Verdict, sp.Inventory)
-	}
-	// --node gives the cluster, and says what it replaced.
-	wi, err := RunWhatIf(in, WhatIfParams{Seeds: 1, FlagNodes: []Node{{Name: "x000", GPUModel: "gpu", GPUs: 8}, {Name: "x001", GPUModel: "gpu", GPUs: 8},
-		{Name: "x002", GPUModel: "gpu", GPUs: 8}, {Name: "x003", GPUModel: "gpu", GPUs: 8}}})
-	if err != nil {
-		t.Fatal(err)
-	}
-	if wi.ClusterSource != InventoryFlags || !strings.Contains(strings.Join(wi.Assumed, "; "), "in place of an inventory that does not fit the jobs") || wi.Jobs.Replayed != 60 {
-		t.Errorf("whatif --node: source %q, assumed %q, %d replayed", wi.ClusterSource, wi.Assumed, wi.Jobs.Replayed)
-	}
-}
-
-// TestWhatIfNodeFlagIsTheCluster: --node is the cluster when given, not
-// only when nothing else is (it was ignored silently when profiles or
-// slurm.conf gave nodes); slurm.conf's partitions take the --node nodes
-// (those naming a partition, in it; the others in every one).
-func TestWhatIfNodeFlagIsTheCluster(t *testing.T) {
-	in := plantedQueue()
-	sc := slurmext.DefaultSchedConf()
-	sc.Partitions = []slurmext.PartitionConf{{Name: "gpu", Nodes: []string{"h0", "h1", "a0", "a1"}, MaxTime: 48 * time.Hour, PriorityTier: 1}}
-	known := true
-	flags := []Node{{Name: "f1", GPUModel: "h100", GPUs: 8}, {Name: "f2", GPUModel: "a100", GPUs: 8, Partitions: []string{"gpu"}}, {Name: "f3", GPUModel: "a100", GPUs: 8, Partitions: []string{"other"}}}
-	w, err := RunWhatIf(in, WhatIfParams{Seeds: 1, Sched: sc, SchedKnown: known, FlagNodes: flags})
-	if err != nil {
-		t.Fatal(err)
-	}
-	if w.ClusterSource != InventoryFlags || len(w.Nodes) != 3 || w.Nodes[0].Name != "f1" {
-		t.Fatalf("cluster %q %+v, want the --node nodes", w.ClusterSource, w.Nodes)
-	}
-	if !strings.Contains(strings.Join(w.Assumed, "; "), "the cluster as --node gives it, in place of the inventory from") {
-		t.Errorf("assumed %q, want what --node replaced", w.Assumed)
-	}
-	for _, p := range w.Partitions {
-		if p.Name == "gpu" && strings.Join(p.Nodes, ",") != "f1,f2" {
-			t.Errorf("partition gpu on %v, want f1 (no partition named) and f2", p.Nodes)
 		}
 	}
 }

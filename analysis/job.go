@@ -151,11 +151,11 @@ type GPU struct {
 	FromSlurm bool
 }
 
-// started reports whether the job ran: the one rule, slurmext.Started. A
+// Started reports whether the job ran: the one rule, slurmext.Started. A
 // job cancelled while pending (no start, or a start equal to its end with
 // no nodes) did not, and the analysis gives it no start: no GPU time, no
 // wait, not among the jobs started, not in the queue replay's calibration.
-func (j *Job) started() bool { return slurmext.Started(j.Start, j.End, j.NodeList) }
+func (j *Job) Started() bool { return slurmext.Started(j.Start, j.End, j.NodeList) }
 
 // floorPercentile is the percentile of the memory series that VRAMFloor
 // reports: memory held for at least 100 − floorPercentile % of the time.

@@ -266,7 +266,7 @@ func Measure(j Job, c Config) Metrics {
 func measure(j *Job, c *Config, m *Metrics) {
 	*m = Metrics{Outcome: outcomeOf(j)}
 	n := &m.Notes
-	if j.started() {
+	if j.Started() {
 		m.Start = n.checkTime(j.Start)
 	}
 	m.Submit = n.checkTime(j.Submit)

@@ -348,5 +348,5 @@ func (s NoticeSummary) Sentence() string {
 func endedWords(n int) string { return plural(n, "job", "jobs") + " ended" }
 
 func plural(n int, one, many string) string {
-	return fmt.Sprintf("%d %s", n, pluralWord(n, one, many))
+	return fmt.Sprintf("%d %s", n, PluralWord(n, one, many))
 }

@@ -88,8 +88,8 @@ type CapacityPlan struct {
 	// Constraint is the main constraint the averages and shares show;
 	// Constraints all that apply, with Evidence for each; CrossCheck says
 	// it in a sentence. None of it is the plan's verdict: averages cannot
-	// see queues at peak hours, and the verdict (SimPlan.Verdict) comes
-	// from the replay; it names the constraint from these shares.
+	// see queues at peak hours, and the verdict (capacity.SimPlan.Verdict)
+	// comes from the replay; it names the constraint from these shares.
 	Constraint  string   `json:"constraint"`
 	Constraints []string `json:"constraints"`
 	Evidence    []Reason `json:"evidence"`
@@ -128,7 +128,7 @@ func Plan(in Input, findings Findings, p PlanParams, c Config) (CapacityPlan, er
 }
 
 func plan(in *Input, f *facts, k *counter, p PlanParams, c *Config) CapacityPlan {
-	cp := CapacityPlan{Params: p, QSafe: 1 - p.Headroom, CurrentGPUs: totalGPUs(in.Nodes), Inventory: inventoryOf(in)}
+	cp := CapacityPlan{Params: p, QSafe: 1 - p.Headroom, CurrentGPUs: TotalGPUs(in.Nodes), Inventory: InventoryOf(in)}
 	// The period is the window analysed (the report's month, --since and
 	// --until), up to when open jobs stop counting: not the span of the
 	// jobs that touch it, which runs from the first start of a job running
@@ -261,11 +261,11 @@ func plan(in *Input, f *facts, k *counter, p PlanParams, c *Config) CapacityPlan
 			cp.CrossCheck = fmt.Sprintf("By averages, %d GPUs are needed at the horizon and there are %d; averages cannot see queues at peak hours.", cp.GPUsNeeded, cp.CurrentGPUs)
 		}
 	case ConstraintScheduling:
-		cp.CrossCheck = fmt.Sprintf("By averages, %d GPUs are needed at the horizon; %s of the GPU-hours are idle or unused allocations.", cp.GPUsNeeded, formatFraction(share(waste)))
+		cp.CrossCheck = fmt.Sprintf("By averages, %d GPUs are needed at the horizon; %s of the GPU-hours are idle or unused allocations.", cp.GPUsNeeded, FormatFraction(share(waste)))
 	case ConstraintStorage:
-		cp.CrossCheck = fmt.Sprintf("By averages, %d GPUs are needed at the horizon; %s of the GPU-hours wait on IO.", cp.GPUsNeeded, formatFraction(share(io)))
+		cp.CrossCheck = fmt.Sprintf("By averages, %d GPUs are needed at the horizon; %s of the GPU-hours wait on IO.", cp.GPUsNeeded, FormatFraction(share(io)))
 	case ConstraintMemory:
-		cp.CrossCheck = fmt.Sprintf("By averages, %d GPUs are needed at the horizon; %s of the GPU-hours are bound by GPU memory.", cp.GPUsNeeded, formatFraction(share(vram)))
+		cp.CrossCheck = fmt.Sprintf("By averages, %d GPUs are needed at the horizon; %s of the GPU-hours are bound by GPU memory.", cp.GPUsNeeded, FormatFraction(share(vram)))
 	case ConstraintGPUs:
 		cp.CrossCheck = fmt.Sprintf("By averages, %d GPUs are needed at the horizon and there are %d.", cp.GPUsNeeded, cp.CurrentGPUs)
 	}

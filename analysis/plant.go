@@ -144,7 +144,7 @@ func plantDefaults(g PlantGroup) PlantGroup {
 }
 
 func plantGPU(g *PlantGroup, rng *rand.Rand, used bool) GPU {
-	node := "n-" + gresType(g.Model)
+	node := "n-" + GRESType(g.Model)
 	if !used {
 		return GPU{Node: node, Model: g.Model, MemoryTotal: g.Card, VRAMPeakValid: true,
 			UtilMean: 0, UtilMeanValid: true, UtilP50: 0, UtilP95: 0, UtilPctValid: true,

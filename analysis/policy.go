@@ -85,12 +85,12 @@ func recommendDebug(b *recBuilder, in *Input, f *facts) {
 		// Replayed: the partition on every node, and the short jobs
 		// submitted with --time at its MaxTime (their runs fit), so that
 		// they may start in it as well as in their own.
-		sim: &recSim{
-			changes: []Change{
-				partitionChange(debugPartition, in.Nodes, maxTime, debugPriorityTie, false),
+		Replay: &ReplaySpec{
+			Changes: []Change{
+				PartitionChange(debugPartition, in.Nodes, maxTime, debugPriorityTie, false),
 				{Kind: ChangeJobs, Spec: "short jobs with --time=" + slurmTime(maxTime), Rewrite: &JobRewrite{Jobs: short, LimitCap: maxTime}},
 			},
-			group: short, groupName: "short jobs",
+			Group: short, GroupName: "short jobs",
 		},
 	}
 	b.add(r, len(durs), ratio, 1)
@@ -101,7 +101,7 @@ func recommendDebug(b *recBuilder, in *Input, f *facts) {
 // long runs' p95, a GrpTRES cap, and requeue on preemption.
 func recommendLong(b *recBuilder, in *Input, f *facts) {
 	rc := &b.c.Recommend
-	total := totalGPUs(in.Nodes)
+	total := TotalGPUs(in.Nodes)
 	var durs []float64
 	long, others := map[int]bool{}, map[int]bool{}
 	for i := range f.jobs {
@@ -150,12 +150,12 @@ func recommendLong(b *recBuilder, in *Input, f *facts) {
 				longQOS, slurmTime(wall), capN)},
 			{TargetSbatch, "#SBATCH --qos=" + longQOS},
 		},
-		sim: &recSim{
-			changes: []Change{
-				qosChange(longQOS, 0, 0, capN),
+		Replay: &ReplaySpec{
+			Changes: []Change{
+				QOSChange(longQOS, 0, 0, capN),
 				{Kind: ChangeJobs, Spec: "long training in QOS " + longQOS, Rewrite: &JobRewrite{Jobs: long, QOS: longQOS}},
 			},
-			group: others, groupName: "jobs other than long training",
+			Group: others, GroupName: "jobs other than long training",
 		},
 	}, dd.N, frac, rc.LongGrpFrac)
 }
@@ -168,7 +168,7 @@ func recommendLong(b *recBuilder, in *Input, f *facts) {
 // GPUs; it is recommended only when some user's peak exceeded it.
 func recommendLimits(b *recBuilder, in *Input, f *facts) {
 	rc := &b.c.Recommend
-	total := totalGPUs(in.Nodes)
+	total := TotalGPUs(in.Nodes)
 	queued := 0
 	for i := range f.jobs {
 		if f.jobs[i].kinds.Has(KindQueueBound) {
@@ -178,7 +178,7 @@ func recommendLimits(b *recBuilder, in *Input, f *facts) {
 	share := float64(queued) / float64(len(f.jobs))
 	if len(f.jobs) < rc.MinJobs || share < rc.QueueShareMin || total == 0 {
 		b.nothing(RecUserLimits, "%d of %d GPU jobs queue-bound (%s, threshold %s), %d GPUs in the inventory: no new limits",
-			queued, len(f.jobs), formatFraction(share), formatFraction(rc.QueueShareMin), total)
+			queued, len(f.jobs), FormatFraction(share), FormatFraction(rc.QueueShareMin), total)
 		return
 	}
 	everyone := map[int]bool{}
@@ -199,7 +199,7 @@ func recommendLimits(b *recBuilder, in *Input, f *facts) {
 	burst := max(1, int(math.Ceil(rc.BurstFrac*float64(total))))
 	if top <= limit {
 		b.nothing(RecUserLimits, "queue-bound jobs are %s, but no user's peak (%d GPUs) exceeds the limit the data supports (%d): a per-user limit would bind no one",
-			formatFraction(share), top, limit)
+			FormatFraction(share), top, limit)
 		return
 	}
 	b.add(Recommendation{
@@ -227,12 +227,12 @@ func recommendLimits(b *recBuilder, in *Input, f *facts) {
 		},
 		// Replayed: the per-user cap on every job; the burst QOS and its
 		// preemption are not (the replay does not preempt).
-		sim: &recSim{
-			changes: []Change{
-				qosChange(defaultUserQOS, limit, 0, 0),
+		Replay: &ReplaySpec{
+			Changes: []Change{
+				QOSChange(defaultUserQOS, limit, 0, 0),
 				{Kind: ChangeJobs, Spec: "every job in QOS " + defaultUserQOS, Rewrite: &JobRewrite{Jobs: everyone, QOS: defaultUserQOS}},
 			},
-			group: everyone, groupName: "all GPU jobs",
+			Group: everyone, GroupName: "all GPU jobs",
 		},
 	}, queued, share, rc.QueueShareMin)
 }
@@ -285,10 +285,10 @@ func recommendDefaultTime(b *recBuilder, f *facts, fd *Findings) {
 			},
 			// Replayed: every job of the partition whose run fits the
 			// DefaultTime gets it as its limit; longer runs keep theirs.
-			sim: &recSim{
-				changes: []Change{{Kind: ChangeJobs, Spec: "DefaultTime=" + slurmTime(def) + " on " + p.Partition,
+			Replay: &ReplaySpec{
+				Changes: []Change{{Kind: ChangeJobs, Spec: "DefaultTime=" + slurmTime(def) + " on " + p.Partition,
 					Rewrite: &JobRewrite{Jobs: byPart[p.Partition], LimitCap: def}}},
-				group: byPart[p.Partition], groupName: "jobs of partition " + p.Partition,
+				Group: byPart[p.Partition], GroupName: "jobs of partition " + p.Partition,
 			},
 		}, lr.N, lr.P50, rc.OverRequestRatio)
 	}
@@ -328,7 +328,7 @@ func recommendStorage(b *recBuilder, f *facts) {
 	}
 	if n < rc.MinUserJobs || share < rc.IOShareMin {
 		b.nothing(RecStorage, "IO-bound jobs hold %s of the GPU-hours (threshold %s, %d jobs): storage is not the bottleneck",
-			formatFraction(share), formatFraction(rc.IOShareMin), n)
+			FormatFraction(share), FormatFraction(rc.IOShareMin), n)
 		return
 	}
 	keys := sortedKeys(tasks)
@@ -345,7 +345,7 @@ func recommendStorage(b *recBuilder, f *facts) {
 		Evidence: []Reason{{Rule: "storage.share", Checks: []Check{{Metric("io_bound_share"), share, OpGE, rc.IOShareMin}},
 			Note: fmt.Sprintf("%d IO-bound jobs, %.0f of %.0f GPU-hours", n, hours, f.gpuHours)}},
 		Effect: fmt.Sprintf("Up to %.0f GPU-hours spent waiting on IO could do work.", hours),
-		sim:    &recSim{why: "faster storage shortens runs by their IO waits; the replay takes run times as recorded"},
+		Replay: &ReplaySpec{Why: "faster storage shortens runs by their IO waits; the replay takes run times as recorded"},
 	}, n, share, rc.IOShareMin)
 }
 
@@ -395,14 +395,14 @@ func recommendIdleAccounts(b *recBuilder, f *facts) {
 			Evidence: []Reason{{Rule: "idle_account.share", Checks: []Check{{Metric("idle_share"), share, OpGE, rc.IdleShareMin}},
 				Note: fmt.Sprintf("%d of %d jobs idle allocations, %.0f of %.0f GPU-hours", a.idles, a.jobs, a.idle, a.hours)}},
 			Effect: fmt.Sprintf("%.0f GPU-hours returned to the queue.", a.idle),
-			sim: &recSim{
-				changes: []Change{{Kind: ChangeJobs, Spec: "account " + label + " without its idle allocations", Rewrite: &JobRewrite{Jobs: a.idleJobs, Drop: true}}},
-				group:   minus(everyone, a.idleJobs), groupName: "the other GPU jobs",
+			Replay: &ReplaySpec{
+				Changes: []Change{{Kind: ChangeJobs, Spec: "account " + label + " without its idle allocations", Rewrite: &JobRewrite{Jobs: a.idleJobs, Drop: true}}},
+				Group:   minus(everyone, a.idleJobs), GroupName: "the other GPU jobs",
 			},
 		}, a.idles, share, rc.IdleShareMin)
 	}
 	if named == 0 {
-		b.nothing(RecIdleAccount, "no account has idle allocations over %s of its GPU-hours", formatFraction(rc.IdleShareMin))
+		b.nothing(RecIdleAccount, "no account has idle allocations over %s of its GPU-hours", FormatFraction(rc.IdleShareMin))
 	}
 }
 
@@ -498,9 +498,9 @@ func recommendUsers(b *recBuilder, f *facts, shared map[string]sharingPlan) {
 					Note: fmt.Sprintf("%d of %d runs with utilisation readings had every GPU below %s mean utilisation or never touched",
 						a.idle, a.runs, formatPercent(b.c.Classes.IdleUtilMax))}},
 				Effect: "The GPUs go to jobs that use them.",
-				sim: &recSim{
-					changes: []Change{{Kind: ChangeJobs, Spec: "user " + u + " without the runs that used no GPU", Rewrite: &JobRewrite{Jobs: a.idleJobs, Drop: true}}},
-					group:   minus(everyone, a.idleJobs), groupName: "the other GPU jobs",
+				Replay: &ReplaySpec{
+					Changes: []Change{{Kind: ChangeJobs, Spec: "user " + u + " without the runs that used no GPU", Rewrite: &JobRewrite{Jobs: a.idleJobs, Drop: true}}},
+					Group:   minus(everyone, a.idleJobs), GroupName: "the other GPU jobs",
 				},
 			}, a.idle, share, 0.5)
 		}
@@ -521,9 +521,9 @@ func recommendUsers(b *recBuilder, f *facts, shared map[string]sharingPlan) {
 						Note: fmt.Sprintf("%d of %d runs left at least half their GPUs unused; used p95 %d, max %d", a.over, a.runs, int(ud.P95), int(ud.Max))}},
 					Effect: "The unused GPUs go to other jobs.",
 					Config: []ConfigLine{{TargetSbatch, fmt.Sprintf("#SBATCH --gres=gpu:%d", use)}},
-					sim: &recSim{
-						changes: []Change{{Kind: ChangeJobs, Spec: fmt.Sprintf("user %s asking for %d GPUs", u, use), Rewrite: &JobRewrite{Jobs: a.overJobs, GPUs: use}}},
-						group:   everyone, groupName: "all GPU jobs",
+					Replay: &ReplaySpec{
+						Changes: []Change{{Kind: ChangeJobs, Spec: fmt.Sprintf("user %s asking for %d GPUs", u, use), Rewrite: &JobRewrite{Jobs: a.overJobs, GPUs: use}}},
+						Group:   everyone, GroupName: "all GPU jobs",
 					},
 				}, a.over, float64(a.over)/float64(a.runs), 0.5)
 			}
@@ -555,10 +555,10 @@ func recommendUsers(b *recBuilder, f *facts, shared map[string]sharingPlan) {
 					{TargetSbatch, "#SBATCH --partition=" + sp.partition},
 					{TargetSbatch, "#SBATCH --gres=shard:1"},
 				},
-				sim: &recSim{
-					changes: append(slices.Clone(sp.changes), Change{Kind: ChangeJobs, Spec: fmt.Sprintf("user %s on shard:1", u),
+				Replay: &ReplaySpec{
+					Changes: append(slices.Clone(sp.changes), Change{Kind: ChangeJobs, Spec: fmt.Sprintf("user %s on shard:1", u),
 						Rewrite: &JobRewrite{Jobs: a.shardJobs[model], Shards: 1, Partition: sp.partition}}),
-					group: minus(everyone, a.shardJobs[model]), groupName: "the other GPU jobs",
+					Group: minus(everyone, a.shardJobs[model]), GroupName: "the other GPU jobs",
 				},
 			}, len(needs), float64(len(needs))/float64(a.runs), 0.5)
 		}
@@ -618,7 +618,7 @@ func peakPercentileBy(jobs []jobFact, key func(*jobFact) string, p float64) int 
 		vs = append(vs, float64(v))
 	}
 	slices.Sort(vs)
-	return int(percentileSorted(vs, p))
+	return int(PercentileSorted(vs, p))
 }
 
 // minus is the set a without the members of b.
@@ -632,9 +632,9 @@ func minus(a, b map[int]bool) map[int]bool {
 	return out
 }
 
-// partitionChange is a new partition on the nodes, as the replay applies
+// PartitionChange is a new partition on the nodes, as the replay applies
 // it; jobsOnly keeps it to the jobs a rewrite sends there.
-func partitionChange(name string, nodes []Node, maxTime time.Duration, tier int, jobsOnly bool) Change {
+func PartitionChange(name string, nodes []Node, maxTime time.Duration, tier int, jobsOnly bool) Change {
 	pc := slurmext.PartitionConf{Name: name, MaxTime: maxTime, PriorityTier: tier}
 	for _, n := range nodes {
 		pc.Nodes = append(pc.Nodes, n.Name)
@@ -647,9 +647,9 @@ func partitionChange(name string, nodes []Node, maxTime time.Duration, tier int,
 		Spec: fmt.Sprintf("partition %s", name)}
 }
 
-// qosChange is a QOS with a per-user GPU cap, a per-user job cap and a
+// QOSChange is a QOS with a per-user GPU cap, a per-user job cap and a
 // cap on its GPUs together (0: none).
-func qosChange(name string, perUserGPUs, perUserJobs, grpGPUs int) Change {
+func QOSChange(name string, perUserGPUs, perUserJobs, grpGPUs int) Change {
 	q := slurmext.QOSLimits{Name: name, Set: map[string]bool{}}
 	if perUserGPUs > 0 {
 		q.MaxGPUsPerUser, q.Set["maxtresperuser"] = perUserGPUs, true

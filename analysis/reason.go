@@ -101,11 +101,11 @@ func (c Check) String() string {
 	case MetricUtilSpread:
 		label, suffix = "util p95−p50", " points"
 	case MetricVRAMPeakFrac:
-		label, format, suffix = "VRAM peak", formatFraction, " of the card"
+		label, format, suffix = "VRAM peak", FormatFraction, " of the card"
 	case MetricVRAMSteady:
-		label, format, suffix = "memory floor", formatFraction, " of the peak"
+		label, format, suffix = "memory floor", FormatFraction, " of the peak"
 	case MetricIOWait:
-		label, format, suffix = "IO wait", formatFraction, " of wall time"
+		label, format, suffix = "IO wait", FormatFraction, " of wall time"
 	case MetricUnusedGPUs:
 		label = "unused GPUs"
 	case MetricIdleGPUs:
@@ -116,7 +116,7 @@ func (c Check) String() string {
 		// percentages, ratios as multiples.
 		switch {
 		case strings.HasSuffix(label, "_share") || strings.HasSuffix(label, "_fraction"):
-			format = formatFraction
+			format = FormatFraction
 		case strings.HasPrefix(label, "limit_ratio"):
 			format = formatTimes
 		}
@@ -155,8 +155,16 @@ func formatGPUs(v float64) string {
 // with a space before the sign: "87 %", "29.9 %".
 func formatPercent(v float64) string { return formatNumber(v) + " %" }
 
-// formatFraction prints a fraction (0–1) as a percentage: 0.25 is "25 %".
-func formatFraction(v float64) string { return formatNumber(v*100) + " %" }
+// PluralWord is one when n is 1, else many.
+func PluralWord(n int, one, many string) string {
+	if n == 1 {
+		return one
+	}
+	return many
+}
+
+// FormatFraction prints a fraction (0–1) as a percentage: 0.25 is "25 %".
+func FormatFraction(v float64) string { return formatNumber(v*100) + " %" }
 
 // formatActivity prints a GPM activity in percent as every output does
 // (present.Activity: "0.02 %", "4.5 %", "92 %").

@@ -85,21 +85,12 @@ type Recommendation struct {
 	Confidence     float64      `json:"confidence"`
 	ConfidenceNote string       `json:"confidence_note"`
 	Config         []ConfigLine `json:"config,omitempty"`
-	// Simulated is the replayed effect of applying it, when SimulatePlan
-	// ran (nil otherwise).
+	// Simulated is the replayed effect of applying it, when
+	// capacity.SimulatePlan ran (nil otherwise).
 	Simulated *Effect `json:"simulated,omitempty"`
 
-	sim *recSim // how SimulatePlan applies it
-}
-
-// recSim is how a recommendation is applied in a replay: the what-if
-// changes, and the jobs whose wait measures its effect. why, when set,
-// says why it cannot be replayed.
-type recSim struct {
-	changes   []Change
-	group     map[int]bool
-	groupName string
-	why       string
+	// Replay is how capacity.SimulatePlan applies it (never written out).
+	Replay *ReplaySpec `json:"-"`
 }
 
 // NoChange is a rule that looked at the data and found no change justified,
@@ -341,7 +332,8 @@ func validName(s string) bool {
 	return true
 }
 
-func totalGPUs(nodes []Node) int {
+// TotalGPUs is the GPUs of the nodes (a negative count as none).
+func TotalGPUs(nodes []Node) int {
 	n := 0
 	for _, nd := range nodes {
 		n += max(nd.GPUs, 0)

@@ -81,7 +81,7 @@ func TestPlantedSharing(t *testing.T) {
 		t.Fatalf("planted small share = %v, want about 0.4", share)
 	}
 	slices.Sort(peaks)
-	need := math.Ceil(percentileSorted(peaks, 95) * 1.2)
+	need := math.Ceil(PercentileSorted(peaks, 95) * 1.2)
 	wantShards := min(8, int(float64(80<<30)/need))
 
 	shards := recsOf(f, RecShards)
@@ -93,8 +93,8 @@ func TestPlantedSharing(t *testing.T) {
 	if r.Title != want {
 		t.Errorf("title = %q, want %q", r.Title, want)
 	}
-	if float64(wantShards)*percentileSorted(peaks, 95) > float64(80<<30) {
-		t.Errorf("%d shards of p95 %v do not fit the card", wantShards, percentileSorted(peaks, 95))
+	if float64(wantShards)*PercentileSorted(peaks, 95) > float64(80<<30) {
+		t.Errorf("%d shards of p95 %v do not fit the card", wantShards, PercentileSorted(peaks, 95))
 	}
 	joined := joinConfig(r.Config)
 	for _, line := range []string{
@@ -325,7 +325,7 @@ func TestHealthyClusterNoFalseAlarms(t *testing.T) {
 	if f.Plan.Constraint != ConstraintNone {
 		t.Errorf("verdict = %s (%s), want none", f.Plan.Constraint, f.Plan.CrossCheck)
 	}
-	if f.Plan.CurrentGPUs != totalGPUs(in.Nodes) {
+	if f.Plan.CurrentGPUs != TotalGPUs(in.Nodes) {
 		t.Errorf("current GPUs = %d", f.Plan.CurrentGPUs)
 	}
 }
@@ -569,8 +569,8 @@ func TestGresType(t *testing.T) {
 		"NVIDIA H100 80GB HBM3": "h100", "NVIDIA A100-SXM4-80GB": "a100", "NVIDIA L40S": "l40s",
 		"Tesla V100-PCIE-32GB": "v100", "": "gpu",
 	} {
-		if got := gresType(model); got != want {
-			t.Errorf("gresType(%q) = %q, want %q", model, got, want)
+		if got := GRESType(model); got != want {
+			t.Errorf("GRESType(%q) = %q, want %q", model, got, want)
 		}
 	}
 }

@@ -17,9 +17,9 @@ type sharingPlan struct {
 	changes   []Change // the shards and the partition, as a replay applies them
 }
 
-// gresType derives the GRES type Slurm users name from an NVML model name:
+// GRESType derives the GRES type Slurm users name from an NVML model name:
 // "NVIDIA H100 80GB HBM3" → "h100", "NVIDIA A100-SXM4-80GB" → "a100".
-func gresType(model string) string {
+func GRESType(model string) string {
 	fields := strings.Fields(strings.ToLower(model))
 	for _, f := range fields {
 		if f == "nvidia" || f == "tesla" || f == "geforce" || f == "rtx" && len(fields) > 2 {
@@ -123,7 +123,7 @@ func recommendSharing(b *recBuilder, in *Input, f *facts) map[string]sharingPlan
 		}
 		if n < rc.MinJobs || share < rc.SharingShareMin {
 			b.nothing(RecShards, "%s: %d small low-utilisation jobs hold %s of its GPU-hours (need ≥ %d jobs and ≥ %s): no sharing%s",
-				model, n, formatFraction(share), rc.MinJobs, formatFraction(rc.SharingShareMin), preNote)
+				model, n, FormatFraction(share), rc.MinJobs, FormatFraction(rc.SharingShareMin), preNote)
 			continue
 		}
 		nd, ud := distOf(a.needs), distOf(a.utils)
@@ -137,18 +137,18 @@ func recommendSharing(b *recBuilder, in *Input, f *facts) map[string]sharingPlan
 		// get their own, so that each partition's nodes and QOS agree.
 		part, qos := sharedPartition, sharedQOS
 		if len(out) > 0 {
-			part, qos = sharedPartition+"-"+gresType(model), sharedQOS+"-"+gresType(model)
+			part, qos = sharedPartition+"-"+GRESType(model), sharedQOS+"-"+GRESType(model)
 		}
 		nodes := nodesOf(in.Nodes, model)
 		shardChanges := []Change{
-			{Kind: ChangeShards, Model: model, Count: shards, Spec: fmt.Sprintf("%d shards per %s GPU", shards, gresType(model))},
-			partitionChange(part, nodes, 0, 0, true),
+			{Kind: ChangeShards, Model: model, Count: shards, Spec: fmt.Sprintf("%d shards per %s GPU", shards, GRESType(model))},
+			PartitionChange(part, nodes, 0, 0, true),
 		}
 		out[model] = sharingPlan{partition: part, shards: shards, need: need, card: a.card, changes: shardChanges}
 		whole := minus(everyone, a.cands)
 		evidence := []Reason{
 			{Rule: "sharing.candidates", Note: fmt.Sprintf("%d single-GPU jobs of %d users on %s peak at ≤ %s of the card with mean util < %s",
-				n, len(a.users), model, formatFraction(rc.SharingVRAMMax), formatPercent(low))},
+				n, len(a.users), model, FormatFraction(rc.SharingVRAMMax), formatPercent(low))},
 			{Rule: "sharing.share", Checks: []Check{{Metric("gpu_hours_share"), share, OpGE, rc.SharingShareMin}},
 				Note: fmt.Sprintf("%.0f of %.0f GPU-hours", a.candHours, a.hours)},
 			{Rule: "sharing.need", Note: fmt.Sprintf("memory need p50 %s, p95 %s, max %s of %s; util p50 %s, p95 %s%s",
@@ -159,20 +159,20 @@ func recommendSharing(b *recBuilder, in *Input, f *facts) map[string]sharingPlan
 		capFrac = max(capFrac, 0.01)
 		r := Recommendation{
 			Kind:  RecShards,
-			Title: fmt.Sprintf("Share %s GPUs: %d shards per GPU", gresType(model), shards),
+			Title: fmt.Sprintf("Share %s GPUs: %d shards per GPU", GRESType(model), shards),
 			Change: fmt.Sprintf("Configure %d shards per %s GPU and a partition %q for shard jobs. Shards isolate nothing: every shard job must cap its memory at %s (%.2f of the card), e.g. torch.cuda.set_per_process_memory_fraction(%.2f), XLA_PYTHON_CLIENT_MEM_FRACTION, or CUDA_MPS_PINNED_DEVICE_MEM_LIMIT under MPS. The node lines name the GPU type (gpu:%s), so gres.conf must list these GPUs with Type=%s (AutoDetect=nvml does); merge the Gres= part into each node's existing NodeName line.",
-				shards, model, part, formatGiB(need), capFrac, capFrac, gresType(model), gresType(model)),
+				shards, model, part, formatGiB(need), capFrac, capFrac, GRESType(model), GRESType(model)),
 			Evidence: evidence,
 			Effect: fmt.Sprintf("%.0f GPU-hours of small work could run %d to a card, freeing up to %.0f GPU-hours (%s of the model's) for whole-GPU jobs.",
-				a.candHours, shards, a.candHours*(1-1/float64(shards)), formatFraction(share*(1-1/float64(shards)))),
+				a.candHours, shards, a.candHours*(1-1/float64(shards)), FormatFraction(share*(1-1/float64(shards)))),
 		}
 		r.Config = shardConfig(model, nodes, shards, capFrac, part, qos)
 		// Replayed: the shards on every node of the model, and the
 		// candidates on one shard each in the shard partition.
-		r.sim = &recSim{
-			changes: append(slices.Clone(shardChanges), Change{Kind: ChangeJobs, Spec: "small jobs on shard:1",
+		r.Replay = &ReplaySpec{
+			Changes: append(slices.Clone(shardChanges), Change{Kind: ChangeJobs, Spec: "small jobs on shard:1",
 				Rewrite: &JobRewrite{Jobs: a.cands, Shards: 1, Partition: part}}),
-			group: whole, groupName: "whole-GPU jobs",
+			Group: whole, GroupName: "whole-GPU jobs",
 		}
 		b.add(r, n, share, rc.SharingShareMin)
 
@@ -190,13 +190,13 @@ func recommendSharing(b *recBuilder, in *Input, f *facts) map[string]sharingPlan
 			gib := int(math.Ceil(float64(need) / (1 << 30)))
 			b.add(Recommendation{
 				Kind:  RecMPS,
-				Title: fmt.Sprintf("Run MPS on the shared %s GPUs", gresType(model)),
+				Title: fmt.Sprintf("Run MPS on the shared %s GPUs", GRESType(model)),
 				Change: fmt.Sprintf("Start nvidia-cuda-mps-control -d on the shared nodes; shard jobs set an active thread percentage of %d and a pinned memory limit of %dG, which MPS enforces.",
 					pct, gib),
 				Evidence: []Reason{{Rule: "mps.util", Checks: []Check{{mpsMetric, ud.P50, OpGE, rc.MPSUtilMin}},
 					Note: fmt.Sprintf("median of the candidates' mean %s; p95 %s%s", mpsWhat, formatPercent(ud.P95), mpsNote)}},
 				Effect: "Concurrent kernels of the sharing jobs overlap instead of time-slicing, and a job over its memory limit fails alone.",
-				sim:    &recSim{why: "MPS changes how shard jobs run together, not how they queue: its queue effect is the shard recommendation's"},
+				Replay: &ReplaySpec{Why: "MPS changes how shard jobs run together, not how they queue: its queue effect is the shard recommendation's"},
 				Config: []ConfigLine{
 					{TargetSbatch, fmt.Sprintf("export CUDA_MPS_ACTIVE_THREAD_PERCENTAGE=%d", pct)},
 					{TargetSbatch, fmt.Sprintf("export CUDA_MPS_PINNED_DEVICE_MEM_LIMIT=0=%dG", gib)},
@@ -214,7 +214,7 @@ func recommendSharing(b *recBuilder, in *Input, f *facts) map[string]sharingPlan
 				}
 				b.add(Recommendation{
 					Kind:  RecMIG,
-					Title: fmt.Sprintf("Alternative: MIG %d×%s on some %s GPUs", lay.Count, lay.Profile.Name, gresType(model)),
+					Title: fmt.Sprintf("Alternative: MIG %d×%s on some %s GPUs", lay.Count, lay.Profile.Name, GRESType(model)),
 					Change: fmt.Sprintf("Partition GPUs for small work into %d × %s (nvidia-smi mig -cgi %s -C), which isolates memory and compute in hardware; Slurm then sees typed GPUs via AutoDetect=nvml (not in Debian's slurm-wlm).",
 						lay.Count, lay.Profile.Name, strings.Join(specs, ",")),
 					Evidence: []Reason{{Rule: "mig.pack", Note: fmt.Sprintf("p95 need with margin %s fits %s (%g GB, %d of 7 compute slices); %d instances per GPU",
@@ -222,13 +222,13 @@ func recommendSharing(b *recBuilder, in *Input, f *facts) map[string]sharingPlan
 					Effect: fmt.Sprintf("%d isolated jobs per card instead of 1.", lay.Count),
 					// Replayed like shards: each GPU of the model holds
 					// lay.Count instances, one per candidate job.
-					sim: &recSim{
-						changes: []Change{
-							{Kind: ChangeShards, Model: model, Count: lay.Count, Spec: fmt.Sprintf("%d MIG instances per %s GPU", lay.Count, gresType(model))},
-							partitionChange(part, nodes, 0, 0, true),
+					Replay: &ReplaySpec{
+						Changes: []Change{
+							{Kind: ChangeShards, Model: model, Count: lay.Count, Spec: fmt.Sprintf("%d MIG instances per %s GPU", lay.Count, GRESType(model))},
+							PartitionChange(part, nodes, 0, 0, true),
 							{Kind: ChangeJobs, Spec: "small jobs on one MIG instance", Rewrite: &JobRewrite{Jobs: a.cands, Shards: 1, Partition: part}},
 						},
-						group: whole, groupName: "whole-GPU jobs",
+						Group: whole, GroupName: "whole-GPU jobs",
 					},
 				}, n, share, rc.SharingShareMin)
 			}
@@ -251,7 +251,7 @@ func nodesOf(nodes []Node, model string) []Node {
 // shardConfig writes the slurm.conf, gres.conf and partition lines of
 // shards on the model's nodes, and the sbatch lines of a shard job.
 func shardConfig(model string, nodes []Node, shards int, capFrac float64, part, qos string) []ConfigLine {
-	typ := gresType(model)
+	typ := GRESType(model)
 	cl := []ConfigLine{
 		{TargetSlurmConf, "GresTypes=gpu,shard"},
 		{TargetSlurmConf, "AccountingStorageTRES=gres/gpu,gres/shard"},

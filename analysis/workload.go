@@ -292,7 +292,7 @@ func SummariseWorkload(in Input, p WorkloadParams, c Config) Workload {
 	a, ok := newWorkloadAcc(p.Window)
 	if !ok {
 		w := emptyWorkload(p.Window)
-		w.Inventory, w.Conf = inventoryOf(&in), in.Conf
+		w.Inventory, w.Conf = InventoryOf(&in), in.Conf
 		return w
 	}
 	nGPUs := 0
@@ -325,7 +325,7 @@ func SummariseWorkload(in Input, p WorkloadParams, c Config) Workload {
 	}
 	a.w.Counting = k.counting()
 	w := a.finish(in.Nodes, p.TopN)
-	w.Inventory, w.Conf = inventoryOf(&in), in.Conf
+	w.Inventory, w.Conf = InventoryOf(&in), in.Conf
 	return w
 }
 
@@ -934,7 +934,7 @@ func (a *workloadAcc) finish(nodes []Node, topN int) Workload {
 		// More GPU time than the inventory could hold: it is not this
 		// cluster's, and its capacity and occupancy are no number at all.
 		h.InventoryMisfit = fmt.Sprintf("the inventory does not fit the jobs: they held %s GPU-hours in the window, more than its %d %s could hold in it (%s)",
-			formatNumber(h.AllocatedGPUHours), invGPUs, pluralWord(invGPUs, "GPU", "GPUs"), formatNumber(h.CapacityGPUHours))
+			formatNumber(h.AllocatedGPUHours), invGPUs, PluralWord(invGPUs, "GPU", "GPUs"), formatNumber(h.CapacityGPUHours))
 		h.InventoryGPUs, h.CapacityGPUHours, h.Occupancy = 0, 0, 0
 		for i := range w.Daily {
 			w.Daily[i].Capacity = 0
@@ -1045,7 +1045,7 @@ func groupUsage(g *groupAcc, waits []float64, total float64) GroupUsage {
 	}
 	if len(waits) > 0 {
 		slices.Sort(waits)
-		u.WaitP50 = percentileSorted(waits, 50)
+		u.WaitP50 = PercentileSorted(waits, 50)
 	}
 	for k, hrs := range g.classHours {
 		if hrs > g.classHours[u.TopClass] {

@@ -24,6 +24,7 @@ import (
 	"time"
 
 	"github.com/gpuprof/gpuprof/analysis"
+	"github.com/gpuprof/gpuprof/capacity"
 	"github.com/gpuprof/gpuprof/demo"
 	"github.com/gpuprof/gpuprof/store"
 )
@@ -666,7 +667,7 @@ func analysedMonth(in analysis.Input, c analysis.Config, w analysis.Window) (Dat
 	if err != nil {
 		return Data{}, err
 	}
-	sp, err := analysis.SimulatePlan(in, &f, analysis.SimPlanParams{Plan: c.Plan.Params()}, c)
+	sp, err := capacity.SimulatePlan(in, &f, capacity.SimPlanParams{Plan: c.Plan.Params()}, c)
 	if err != nil {
 		return Data{}, err
 	}

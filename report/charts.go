@@ -14,6 +14,7 @@ import (
 	"gonum.org/v1/plot/vg/draw"
 
 	"github.com/gpuprof/gpuprof/analysis"
+	"github.com/gpuprof/gpuprof/capacity"
 )
 
 // Chart ids: each chart's <figure> carries one, with or without data.
@@ -619,7 +620,7 @@ func planChart(d *Data) (chart, error) {
 		c.Empty = "Not simulated: " + strings.TrimSuffix(sp.NotSimulated, ".") + "."
 		return c, nil
 	}
-	var models []analysis.ModelPlan
+	var models []capacity.ModelPlan
 	for _, m := range sp.Models {
 		if len(m.Curve) > 0 {
 			models = append(models, m)

@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/gpuprof/gpuprof/analysis"
+	"github.com/gpuprof/gpuprof/capacity"
 	"github.com/gpuprof/gpuprof/demo"
 	"github.com/gpuprof/gpuprof/slurmext"
 	"github.com/gpuprof/gpuprof/store"
@@ -69,7 +70,7 @@ func TestDemoMonthReport(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	sp, err := analysis.SimulatePlan(in, &f, analysis.SimPlanParams{WhatIf: analysis.WhatIfParams{SlurmNodes: nodes, Sched: sched, SchedKnown: true}, Plan: c.Plan.Params()}, c)
+	sp, err := capacity.SimulatePlan(in, &f, capacity.SimPlanParams{WhatIf: capacity.WhatIfParams{SlurmNodes: nodes, Sched: sched, SchedKnown: true}, Plan: c.Plan.Params()}, c)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -82,7 +83,7 @@ func TestDemoMonthReport(t *testing.T) {
 	if !sp.Simulated || sp.Calibration == nil || !sp.Calibration.Reliable {
 		t.Fatalf("plan not simulated or calibration poor: %+v", sp.Calibration)
 	}
-	if v.Code != analysis.VerdictBuy || len(sp.Purchase) != 1 || !strings.Contains(sp.Purchase[0].Model, "H100") {
+	if v.Code != capacity.VerdictBuy || len(sp.Purchase) != 1 || !strings.Contains(sp.Purchase[0].Model, "H100") {
 		t.Errorf("verdict %s, purchase %+v: want H100 only bought\n%s", v.Code, sp.Purchase, v.Text)
 	}
 	if len(sp.Free) == 0 {

@@ -5,6 +5,7 @@ import (
 	"time"
 
 	"github.com/gpuprof/gpuprof/analysis"
+	"github.com/gpuprof/gpuprof/capacity"
 )
 
 // fixture is a hand-built month of two GPU models, three partitions,
@@ -199,16 +200,16 @@ func fixtureNotices() analysis.NoticeSummary {
 // (R2) helps; with R2 the H100s still miss the target at the horizon
 // until 4 more are bought, the A100s meet it; growth breaks the target in
 // month 7; the H100 purchase is priced. The verdict's text is written as
-// analysis.SimulatePlan writes it; the report only shows it.
-func fixtureSimPlan() *analysis.SimPlan {
+// capacity.SimulatePlan writes it; the report only shows it.
+func fixtureSimPlan() *capacity.SimPlan {
 	const h100, a100 = "NVIDIA H100 80GB HBM3", "NVIDIA A100-SXM4-40GB"
 	sp1 := func(m, lo, hi float64) analysis.Spread { return analysis.Spread{Median: m, P10: lo, P90: hi} }
 	one := func(v float64) analysis.Spread { return sp1(v, v, v) }
 	group := func(name string, gpus int, jobs, mean, p95 float64) analysis.Group {
 		return analysis.Group{Name: name, GPUs: gpus, Jobs: one(jobs), WaitMean: one(mean), WaitP50: one(mean / 2), WaitP95: sp1(p95, p95*0.9, p95*1.1), Occupancy: one(0.55)}
 	}
-	scenario := func(f float64) *analysis.Scenario {
-		return &analysis.Scenario{
+	scenario := func(f float64) *capacity.Scenario {
+		return &capacity.Scenario{
 			Partitions: []analysis.Group{group("debug", 32, 500, 200*f, 900*f), group("gpu", 32, 600, 3000*f, 14400*f)},
 			Models:     []analysis.Group{group(h100, 24, 800, 2500*f, 10800*f), group(a100, 8, 300, 400*f, 1200*f)},
 		}
@@ -226,31 +227,31 @@ func fixtureSimPlan() *analysis.SimPlan {
 			Outcome: analysis.EffectHelps,
 			Text:    "Expected effect (simulated): p95 wait of the other GPU jobs 3h00m → 2h00m (p10–p90 1h48m–2h12m; calibration error ±6m); mean wait of all GPU jobs 30m → 20m."},
 	}
-	curve := func(added int, p95 float64) analysis.CurvePoint {
-		return analysis.CurvePoint{Added: added, ModelP95: sp1(p95, p95*0.85, p95*1.2), WorstPartition: "gpu", WorstP95: sp1(p95*1.1, p95, p95*1.3)}
+	curve := func(added int, p95 float64) capacity.CurvePoint {
+		return capacity.CurvePoint{Added: added, ModelP95: sp1(p95, p95*0.85, p95*1.2), WorstPartition: "gpu", WorstP95: sp1(p95*1.1, p95, p95*1.3)}
 	}
-	return &analysis.SimPlan{
+	return &capacity.SimPlan{
 		Simulated: true, TargetP95Wait: 3600, Growth: 0.3, Months: 12, NewDemand: 4, LeadTimeMonths: 3, Seeds: 5,
 		Window: window, ClusterSource: "profiles and slurm.conf of cluster alpha",
 		Conf: analysis.ConfUse{Cluster: "alpha", SlurmConf: "/etc/slurm/slurm.conf"}, Inventory: analysis.Inventory{Source: "profiles and slurm.conf of cluster alpha", Nodes: 8, GPUs: 32},
 		Assumed: []string{"no QOS limits (sacctmgr's are not read; --qos sets them)"},
-		Calibration: &analysis.Calibration{Jobs: 1080, RankCorrelation: 0.97, StartMAE: 240, Within10s: 0.4, Reliable: true,
-			Partitions: []analysis.CalibratedP{{Partition: "gpu", Jobs: 590, ObservedP50: 1800, ObservedP95: 14400, SimulatedP50: 1700, SimulatedP95: 14040}},
-			Worst:      []analysis.StartError{}, Problems: []string{}, NotModelled: []string{}},
+		Calibration: &capacity.Calibration{Jobs: 1080, RankCorrelation: 0.97, StartMAE: 240, Within10s: 0.4, Reliable: true,
+			Partitions: []capacity.CalibratedP{{Partition: "gpu", Jobs: 590, ObservedP50: 1800, ObservedP95: 14400, SimulatedP50: 1700, SimulatedP95: 14040}},
+			Worst:      []capacity.StartError{}, Problems: []string{}, NotModelled: []string{}},
 		CalibrationError: 360,
 		Today:            scenario(1), Horizon: scenario(1.8),
 		Effects: effects, Free: []string{"R2"}, WithFree: scenario(1.6),
-		Models: []analysis.ModelPlan{
-			{Model: h100, GPUs: 24, NodeGPUs: 4, Needed: 4, Curve: []analysis.CurvePoint{curve(0, 18600), curve(1, 10800), curve(2, 6000), curve(3, 3900), curve(4, 2880)}},
-			{Model: a100, GPUs: 8, NodeGPUs: 4, Needed: 0, Curve: []analysis.CurvePoint{curve(0, 2400)}},
+		Models: []capacity.ModelPlan{
+			{Model: h100, GPUs: 24, NodeGPUs: 4, Needed: 4, Curve: []capacity.CurvePoint{curve(0, 18600), curve(1, 10800), curve(2, 6000), curve(3, 3900), curve(4, 2880)}},
+			{Model: a100, GPUs: 8, NodeGPUs: 4, Needed: 0, Curve: []capacity.CurvePoint{curve(0, 2400)}},
 		},
-		Purchase:     []analysis.Purchase{{Model: h100, GPUs: 4}},
+		Purchase:     []capacity.Purchase{{Model: h100, GPUs: 4}},
 		WithPurchase: scenario(0.25),
-		Timeline: &analysis.Timeline{SearchedMonths: 24, BreachMonth: 7, BreachDate: time.Date(2027, 7, 1, 0, 0, 0, 0, time.UTC),
+		Timeline: &capacity.Timeline{SearchedMonths: 24, BreachMonth: 7, BreachDate: time.Date(2027, 7, 1, 0, 0, 0, 0, time.UTC),
 			Group: "partition gpu", P95: sp1(4800, 4200, 5400), OrderBy: time.Date(2027, 4, 1, 0, 0, 0, 0, time.UTC)},
-		Costs: []analysis.Cost{{Model: h100, GPUs: 4, OwnedPerYear: 36000, Utilisation: 0.55, BusyHoursPerYear: 19272, RentPerYear: 57816,
+		Costs: []capacity.Cost{{Model: h100, GPUs: 4, OwnedPerYear: 36000, Utilisation: 0.55, BusyHoursPerYear: 19272, RentPerYear: 57816,
 			BreakEven: 0.3425, Cheaper: "buy", PurchaseTotal: 120000, DepreciationYears: 5}},
-		Verdict: analysis.Verdict{Code: analysis.VerdictBuy, Binding: analysis.BindingGPUModel, BindingName: h100, Reliable: true,
+		Verdict: capacity.Verdict{Code: capacity.VerdictBuy, Binding: capacity.BindingGPUModel, BindingName: h100, Reliable: true,
 			Text: "Buy 4 NVIDIA H100 80GB HBM3 GPUs after applying R2: at the 12-month horizon the worst replayed p95 wait falls from 5h10m (model NVIDIA H100 80GB HBM3) to 48m (model NVIDIA H100 80GB HBM3), under the 1h00m target. Without a purchase, growth of 30% a year breaks the target in month 7 (2027-07, partition gpu: replayed p95 1h20m); with a 3-month lead time, order by 2027-04-01.",
 			Evidence: []string{
 				"calibration on 1080 jobs: start order rank correlation 0.97, p95 waits within ±6m of the observed; good",

@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/gpuprof/gpuprof/analysis"
+	"github.com/gpuprof/gpuprof/capacity"
 )
 
 // jsonReport is the JSON report, schema gpuprof.report/v2 (docs/json.md).
@@ -30,7 +31,7 @@ type jsonReport struct {
 	// the plan on the queue replay, with the verdict (absent when the
 	// report has none).
 	Plan          analysis.CapacityPlan `json:"plan"`
-	SimulatedPlan *analysis.SimPlan     `json:"simulated_plan,omitempty"`
+	SimulatedPlan *capacity.SimPlan     `json:"simulated_plan,omitempty"`
 	Earlier       []MonthHeadline       `json:"earlier"`
 	Thresholds    []jsonThreshold       `json:"thresholds"`
 	// Notices is the month's notices to users (analysis.NoticeSummary):

@@ -6,6 +6,7 @@ import (
 	"strings"
 
 	"github.com/gpuprof/gpuprof/analysis"
+	"github.com/gpuprof/gpuprof/capacity"
 )
 
 // The report is built once as a list of sections of format-neutral blocks;
@@ -154,7 +155,7 @@ func missing(d *Data) []string {
 // the profiles' inventory and the cross-check's count of GPUs.
 func noInventory(d *Data) bool {
 	if sp := d.SimPlan; sp != nil {
-		if sp.Verdict.Code == analysis.VerdictNoInventory {
+		if sp.Verdict.Code == capacity.VerdictNoInventory {
 			return true
 		}
 		if sp.Simulated {
@@ -268,7 +269,7 @@ func headlineSection(d *Data, miss []string) section {
 			why = "the jobs carry no GPU readings"
 		}
 		s.para("No job's record names a GPU model (%s), so GPU-hours, waits and memory are not split by model here. The cluster's %s (%s) come from its inventory (from %s), on which the capacity plan below replays the jobs.",
-			why, counted(len(planned), "GPU model", "GPU models"), analysis.JoinWords(planned), from)
+			why, counted(len(planned), "GPU model", "GPU models"), capacity.JoinWords(planned), from)
 	case len(named) == 0 && len(d.Workload.Models) == 0:
 		s.para("No GPU model is known: the jobs carry no GPU readings.")
 	case len(named) == 0:

@@ -6,6 +6,7 @@ import (
 	"strings"
 
 	"github.com/gpuprof/gpuprof/analysis"
+	"github.com/gpuprof/gpuprof/capacity"
 )
 
 // The capacity plan is shown in two sections: "Capacity plan", the
@@ -14,7 +15,7 @@ import (
 // behind it — the free changes' replayed effects, the purchase per GPU
 // model with its chart, the timeline to the target's breach, buy against
 // rent, and last Little's law as the cross-check by averages. Every
-// sentence of the verdict is analysis.Verdict.Text, written in one place
+// sentence of the verdict is capacity.Verdict.Text, written in one place
 // for the CLI, the report and the JSON.
 
 // planSection is the verdict.
@@ -46,13 +47,13 @@ func planSection(d *Data) section {
 }
 
 // planTerms says what the plan plans against.
-func planTerms(sp *analysis.SimPlan) string {
+func planTerms(sp *capacity.SimPlan) string {
 	return fmt.Sprintf("Planned against a target p95 queue wait of at most %s in every partition and GPU model, growth of %s a year, a %d-month horizon, %s GPUs of new demand and a procurement lead time of %s.",
 		wait(sp.TargetP95Wait), pct(sp.Growth), sp.Months, num(sp.NewDemand, 1), counted(sp.LeadTimeMonths, "month", "months"))
 }
 
 // replayWords describes the replay and its calibration.
-func replayWords(sp *analysis.SimPlan) string {
+func replayWords(sp *capacity.SimPlan) string {
 	w := fmt.Sprintf("The month's jobs were replayed through a model of Slurm's scheduler from %s to %s (cluster from %s), %s, %s of %s in all.",
 		sp.Window.From.UTC().Format("2006-01-02 15:04"), sp.Window.To.UTC().Format("2006-01-02 15:04 UTC"), clusterSource(sp.ClusterSource),
 		counted(sp.Seeds, "seed", "seeds"), counted(sp.Replays, "replay", "replays"), counted(sp.ReplayedJobs, "job", "jobs"))
@@ -90,11 +91,11 @@ func spread(s analysis.Spread) string {
 }
 
 // freeWords names the free changes applied, or says there are none.
-func freeWords(sp *analysis.SimPlan) string {
+func freeWords(sp *capacity.SimPlan) string {
 	if len(sp.Free) == 0 {
 		return "no policy change applied"
 	}
-	return analysis.JoinWords(sp.Free) + " applied"
+	return capacity.JoinWords(sp.Free) + " applied"
 }
 
 // whatifSection shows what the replay found: the free changes, the
@@ -132,7 +133,7 @@ func whatifSection(d *Data) section {
 }
 
 // effectsBlock is (1): each recommendation replayed alone.
-func effectsBlock(s *section, d *Data, sp *analysis.SimPlan) {
+func effectsBlock(s *section, d *Data, sp *capacity.SimPlan) {
 	s.heading("1. Policy changes first: each recommendation replayed alone at today's load")
 	if len(sp.Effects) == 0 {
 		s.para("No recommendation to replay: no rule found a change to make.")
@@ -159,14 +160,14 @@ func effectsBlock(s *section, d *Data, sp *analysis.SimPlan) {
 	}
 	s.table(t)
 	if len(sp.Free) > 0 {
-		s.para("Applied before any purchase: %s.", analysis.JoinWords(sp.Free))
+		s.para("Applied before any purchase: %s.", capacity.JoinWords(sp.Free))
 	} else {
 		s.para("No change helps enough to apply: the purchase search starts from today's rules.")
 	}
 }
 
 // purchaseBlock is (2): the smallest purchase per model, and its chart.
-func purchaseBlock(s *section, sp *analysis.SimPlan) {
+func purchaseBlock(s *section, sp *capacity.SimPlan) {
 	s.heading(fmt.Sprintf("2. Then the smallest purchase per GPU model at the %d-month horizon", sp.Months))
 	if len(sp.Models) == 0 {
 		s.para("No GPU model was searched: the replay found no model with jobs.")
@@ -224,7 +225,7 @@ func purchaseBlock(s *section, sp *analysis.SimPlan) {
 }
 
 // timelineBlock is (3): when growth breaks the target with no purchase.
-func timelineBlock(s *section, sp *analysis.SimPlan) {
+func timelineBlock(s *section, sp *capacity.SimPlan) {
 	s.heading("3. Without a purchase: when growth breaks the target")
 	tl := sp.Timeline
 	if tl == nil {
@@ -232,7 +233,7 @@ func timelineBlock(s *section, sp *analysis.SimPlan) {
 		return
 	}
 	t := newTable("Quantity", "Value")
-	rules := "today's, with " + analysis.JoinWords(sp.Free) + " applied"
+	rules := "today's, with " + capacity.JoinWords(sp.Free) + " applied"
 	if len(sp.Free) == 0 {
 		rules = "today's, no policy change applied"
 	}
@@ -260,7 +261,7 @@ func timelineBlock(s *section, sp *analysis.SimPlan) {
 }
 
 // costBlock is (4): buying against renting the purchase's work.
-func costBlock(s *section, sp *analysis.SimPlan) {
+func costBlock(s *section, sp *capacity.SimPlan) {
 	if len(sp.Purchase) == 0 {
 		return
 	}

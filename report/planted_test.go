@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/gpuprof/gpuprof/analysis"
+	"github.com/gpuprof/gpuprof/capacity"
 )
 
 // October 2026 in UTC, the planted month's window.
@@ -71,7 +72,7 @@ func plantedData(t *testing.T) (Data, analysis.Workload, analysis.Findings) {
 	// The simulated plan, as the report command makes it: after Analyse,
 	// setting each recommendation's simulated effect.
 	pc := c.Plan
-	sp, err := analysis.SimulatePlan(in, &f, analysis.SimPlanParams{
+	sp, err := capacity.SimulatePlan(in, &f, capacity.SimPlanParams{
 		Plan: analysis.PlanParams{Growth: pc.Growth, Months: pc.HorizonMonths, NewDemand: pc.NewDemand, Headroom: pc.Headroom}}, c)
 	if err != nil {
 		t.Fatal(err)

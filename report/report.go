@@ -1,6 +1,6 @@
 // Package report renders the monthly workload report — HTML, Markdown and
 // JSON — from numbers the analysis already computed (analysis.Workload,
-// analysis.Findings and the simulated capacity plan, analysis.SimPlan). It formats, sorts for display and charts; it must not
+// analysis.Findings and the simulated capacity plan, capacity.SimPlan). It formats, sorts for display and charts; it must not
 // compute statistics of its own, read a database or reach the network: the
 // HTML is one self-contained file with inline CSS and SVG charts, no script
 // and no external resource, so it can be opened on an air-gapped cluster.
@@ -16,6 +16,7 @@ import (
 	"time"
 
 	"github.com/gpuprof/gpuprof/analysis"
+	"github.com/gpuprof/gpuprof/capacity"
 )
 
 // Schema is the value of the JSON report's "schema" field; it changes
@@ -36,12 +37,12 @@ type Data struct {
 	// averages.
 	Findings analysis.Findings
 	// SimPlan is the capacity plan on the queue replay
-	// (analysis.SimulatePlan, or analysis.NotSimulatedPlan saying why no
+	// (capacity.SimulatePlan, or capacity.NotSimulatedPlan saying why no
 	// replay ran), made from the same findings, whose recommendations
 	// carry their simulated effects. Its Verdict is the report's verdict.
 	// nil: no plan was made; the report says so and shows the cross-check
 	// alone.
-	SimPlan *analysis.SimPlan
+	SimPlan *capacity.SimPlan
 	// Earlier holds the headlines of earlier months, oldest first; it may
 	// be empty.
 	Earlier []MonthHeadline

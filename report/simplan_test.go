@@ -8,6 +8,7 @@ import (
 	"testing"
 
 	"github.com/gpuprof/gpuprof/analysis"
+	"github.com/gpuprof/gpuprof/capacity"
 )
 
 // section returns the text of the section titled title in Markdown, up
@@ -105,7 +106,7 @@ func TestSimulatedPlanSection(t *testing.T) {
 		t.Errorf("HTML's plan lacks the verdict's text:\n%.600s", hp)
 	}
 	js := decodePlan(t, out["json"])
-	if js.SimulatedPlan == nil || js.SimulatedPlan.Verdict.Text != text || js.SimulatedPlan.Verdict.Code != analysis.VerdictBuy {
+	if js.SimulatedPlan == nil || js.SimulatedPlan.Verdict.Text != text || js.SimulatedPlan.Verdict.Code != capacity.VerdictBuy {
 		t.Fatalf("JSON simulated_plan.verdict = %+v, want code buy and the text %q", js.SimulatedPlan, text)
 	}
 	if js.Plan.Constraint != analysis.ConstraintMemory || js.Plan.CrossCheck == "" {
@@ -232,7 +233,7 @@ func TestSimulatedPlanSection(t *testing.T) {
 func TestNotSimulatedPlan(t *testing.T) {
 	c := analysis.DefaultConfig()
 	// Each case is fixture's month without the replayed effects; a plan
-	// made by analysis.NotSimulatedPlan gives every recommendation one
+	// made by capacity.NotSimulatedPlan gives every recommendation one
 	// saying why there is none.
 	plain := func() Data {
 		d := fixture()
@@ -248,11 +249,11 @@ func TestNotSimulatedPlan(t *testing.T) {
 	noInventory := plain()
 	noInventory.Workload.Headline.CapacityGPUHours = 0
 	noInventory.Findings.Plan.CurrentGPUs = 0
-	sp := analysis.NotSimulatedPlan(noInventory.Findings, noInventory.Findings.Plan.Params, c, whyInventory)
+	sp := capacity.NotSimulatedPlan(noInventory.Findings, noInventory.Findings.Plan.Params, c, whyInventory)
 	noInventory.SimPlan = &sp
 
 	user := plain()
-	usp := analysis.NotSimulatedPlan(user.Findings, user.Findings.Plan.Params, c, whyUser)
+	usp := capacity.NotSimulatedPlan(user.Findings, user.Findings.Plan.Params, c, whyUser)
 	user.SimPlan = &usp
 
 	none := plain()
@@ -266,9 +267,9 @@ func TestNotSimulatedPlan(t *testing.T) {
 		say     []string
 		missing bool // no_inventory listed
 	}{
-		{"no inventory", noInventory, analysis.VerdictNoInventory, whyInventory,
+		{"no inventory", noInventory, capacity.VerdictNoInventory, whyInventory,
 			[]string{"Verdict: No inventory: cannot compare the demand with the GPUs there are", "Not simulated: no inventory"}, true},
-		{"not an admin", user, analysis.VerdictNotSimulated, whyUser,
+		{"not an admin", user, capacity.VerdictNotSimulated, whyUser,
 			[]string{"Verdict: Not simulated: the plan replays every user", "root and admin\\_group only"}, false},
 		{"no plan", none, "", "", []string{"Verdict: none. No capacity plan was simulated", "Not simulated: no queue replay ran"}, false},
 	} {

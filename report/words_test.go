@@ -7,6 +7,7 @@ import (
 	"testing"
 
 	"github.com/gpuprof/gpuprof/analysis"
+	"github.com/gpuprof/gpuprof/capacity"
 )
 
 // mdCodeBlocks returns the code blocks of md labelled label ("sbatch"),
@@ -189,7 +190,7 @@ func TestPluralsOfOne(t *testing.T) {
 	sp := d.SimPlan
 	sp.Seeds, sp.Replays, sp.ReplayedJobs, sp.LeadTimeMonths = 1, 1, 1, 1
 	sp.Calibration.Jobs = 1
-	sp.Timeline = &analysis.Timeline{SearchedMonths: 1, BreachMonth: -1}
+	sp.Timeline = &capacity.Timeline{SearchedMonths: 1, BreachMonth: -1}
 	d.Findings.Plan.Params.Months = 1
 	d.Findings.Plan.Scaling = analysis.Scaling{Valid: true, Tasks: 1, Efficiency: 0.8}
 	out := renderAll(t, d)

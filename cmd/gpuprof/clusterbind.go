@@ -14,6 +14,7 @@ import (
 	"time"
 
 	"github.com/gpuprof/gpuprof/analysis"
+	"github.com/gpuprof/gpuprof/capacity"
 	"github.com/gpuprof/gpuprof/config"
 	"github.com/gpuprof/gpuprof/slurmext"
 	"github.com/gpuprof/gpuprof/store"
@@ -36,11 +37,11 @@ type clusterConf struct {
 }
 
 // whatIf is the part of a replay's parameters the configuration gives.
-func (c *clusterConf) whatIf() analysis.WhatIfParams {
+func (c *clusterConf) whatIf() capacity.WhatIfParams {
 	if c == nil {
-		return analysis.WhatIfParams{}
+		return capacity.WhatIfParams{}
 	}
-	return analysis.WhatIfParams{SlurmNodes: c.nodes, Sched: c.sched, SchedKnown: c.schedKnown}
+	return capacity.WhatIfParams{SlurmNodes: c.nodes, Sched: c.sched, SchedKnown: c.schedKnown}
 }
 
 // bindSlurmConf is the one rule that binds a slurm.conf to a cluster's

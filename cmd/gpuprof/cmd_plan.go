@@ -10,6 +10,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/gpuprof/gpuprof/analysis"
+	"github.com/gpuprof/gpuprof/capacity"
 	"github.com/gpuprof/gpuprof/slurmext"
 )
 
@@ -30,7 +31,7 @@ type planJSON struct {
 	Nodes []analysis.Node       `json:"nodes"`
 	Plan  analysis.CapacityPlan `json:"plan"`
 	// Simulated is the plan on the queue replay, with the verdict.
-	Simulated analysis.SimPlan `json:"simulated"`
+	Simulated capacity.SimPlan `json:"simulated"`
 }
 
 func newPlanCommand(g *globalOptions) *cobra.Command {

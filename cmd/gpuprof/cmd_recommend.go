@@ -9,6 +9,7 @@ import (
 	"github.com/spf13/pflag"
 
 	"github.com/gpuprof/gpuprof/analysis"
+	"github.com/gpuprof/gpuprof/capacity"
 	"github.com/gpuprof/gpuprof/store"
 )
 
@@ -115,7 +116,7 @@ script for an administrator to review and apply.`,
 			}
 			var in analysis.Input
 			var f analysis.Findings
-			var sim *analysis.SimPlan
+			var sim *capacity.SimPlan
 			if o.NoSimulate || o.Emit != "" {
 				if in, err = loadInput(cmd.Context(), g, flt, o.Local, o.Cluster); err != nil {
 					return err

@@ -14,6 +14,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/gpuprof/gpuprof/analysis"
+	"github.com/gpuprof/gpuprof/capacity"
 	"github.com/gpuprof/gpuprof/report"
 	"github.com/gpuprof/gpuprof/store"
 	"github.com/gpuprof/gpuprof/termtext"
@@ -226,7 +227,7 @@ func (o *reportOptions) one(ctx context.Context, src *jobSource, w analysis.Wind
 	wg.Go(func() { wl = analysis.SummariseWorkload(in, params, c) })
 	wg.Go(func() { earlier = o.earlierMonths(ctx, src, w, f.Cluster, in.Nodes, in.Carbon, c) })
 	findings, err := analysis.Analyse(in, c)
-	var sim analysis.SimPlan
+	var sim capacity.SimPlan
 	if err == nil {
 		// After Analyse, before the findings go into the report: the plan
 		// sets each recommendation's simulated effect.
@@ -297,20 +298,20 @@ func reportInput(ctx context.Context, src *jobSource, f store.ViewFilter) (analy
 // only their own it is not simulated, and says so. A replay that fails
 // does not stop the report: the plan, and each recommendation's effect,
 // say why there is no replay.
-func reportPlan(in analysis.Input, findings *analysis.Findings, wp analysis.WhatIfParams, c analysis.Config, src *jobSource, progress func(analysis.PlanProgress)) analysis.SimPlan {
+func reportPlan(in analysis.Input, findings *analysis.Findings, wp capacity.WhatIfParams, c analysis.Config, src *jobSource, progress func(capacity.PlanProgress)) capacity.SimPlan {
 	pp := c.Plan.Params()
 	if !src.id.Admin {
-		sp := analysis.NotSimulatedPlan(*findings, pp, c,
+		sp := capacity.NotSimulatedPlan(*findings, pp, c,
 			fmt.Sprintf("the plan replays every user's jobs: it is for root and admin_group only (%s sees only their own)", termtext.Clean(src.id.User)))
 		sp.Conf = in.Conf
 		return sp
 	}
-	sp, err := analysis.SimulatePlan(in, findings, analysis.SimPlanParams{WhatIf: wp, Plan: pp, Progress: progress}, c)
+	sp, err := capacity.SimulatePlan(in, findings, capacity.SimPlanParams{WhatIf: wp, Plan: pp, Progress: progress}, c)
 	if err != nil {
 		for i := range findings.Recommendations {
 			findings.Recommendations[i].Simulated = nil
 		}
-		sp = analysis.NotSimulatedPlan(*findings, pp, c, "the queue replay failed: "+err.Error())
+		sp = capacity.NotSimulatedPlan(*findings, pp, c, "the queue replay failed: "+err.Error())
 		sp.Conf = in.Conf
 		return sp
 	}

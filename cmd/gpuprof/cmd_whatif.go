@@ -14,6 +14,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/gpuprof/gpuprof/analysis"
+	"github.com/gpuprof/gpuprof/capacity"
 	"github.com/gpuprof/gpuprof/slurmext"
 	"github.com/gpuprof/gpuprof/store"
 	"github.com/gpuprof/gpuprof/termtext"
@@ -97,8 +98,8 @@ for root and admin_group.`,
 
 // params turns the flags into the what-if's parameters (the window and
 // the changes), refusing what they cannot mean.
-func (o *whatifOptions) params() (analysis.WhatIfParams, store.ViewFilter, error) {
-	var p analysis.WhatIfParams
+func (o *whatifOptions) params() (capacity.WhatIfParams, store.ViewFilter, error) {
+	var p capacity.WhatIfParams
 	var f store.ViewFilter
 	if o.Seeds < 1 || o.Seeds > 100 {
 		return p, f, usagef("--seeds: want 1 to 100, got %d", o.Seeds)
@@ -251,7 +252,7 @@ func runWhatif(ctx context.Context, g *globalOptions, o *whatifOptions, w io.Wri
 	if err != nil {
 		return err
 	}
-	res, err := analysis.RunWhatIf(in, p)
+	res, err := capacity.RunWhatIf(in, p)
 	if err != nil {
 		if in.Conf.NotUsed != "" {
 			return fmt.Errorf("%w (%s)", err, termtext.Clean(in.Conf.NotUsed))
@@ -265,7 +266,7 @@ func runWhatif(ctx context.Context, g *globalOptions, o *whatifOptions, w io.Wri
 	return nil
 }
 
-func writeWhatIf(w io.Writer, r analysis.WhatIf) {
+func writeWhatIf(w io.Writer, r capacity.WhatIf) {
 	writeConfNote(w, r.Conf)
 	printf(w, "What-if replay of %s to %s: %d GPU %s (%d arrived, %d running and %d pending at the start).\n",
 		slurmext.FormatTime(r.Window.From, nil), slurmext.FormatTime(r.Window.To, nil), r.Jobs.Replayed, plural(r.Jobs.Replayed, "job", "jobs"), r.Jobs.Arrived, r.Jobs.RunningAtStart, r.Jobs.PendingAtStart)
@@ -347,7 +348,7 @@ func writeWhatIf(w io.Writer, r analysis.WhatIf) {
 	}
 }
 
-func writeScenario(w io.Writer, s analysis.Scenario) {
+func writeScenario(w io.Writer, s capacity.Scenario) {
 	tw := newTable("", "GPUS", "JOBS", "WAIT MEAN", "WAIT P50", "WAIT P95", "OCCUPANCY", "QUEUED GPU-H")
 	row := func(kind string, g analysis.Group) {
 		name := termtext.Clean(g.Name)

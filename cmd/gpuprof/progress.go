@@ -7,7 +7,7 @@ import (
 	"sync"
 	"time"
 
-	"github.com/gpuprof/gpuprof/analysis"
+	"github.com/gpuprof/gpuprof/capacity"
 )
 
 // progressAfter is how long a plan runs before its progress is shown: a
@@ -18,7 +18,7 @@ const progressAfter = 2 * time.Second
 // plan has run progressAfter, one line on stderr — the replays done and
 // planned, the time elapsed and an estimate of the time left — rewritten
 // in place and cleared when the plan ends. The plan reports through
-// Update (analysis.SimPlanParams.Progress); a ticker redraws the line
+// Update (capacity.SimPlanParams.Progress); a ticker redraws the line
 // between reports so that the elapsed time moves while one long replay
 // runs. A nil *planProgress shows nothing.
 type planProgress struct {
@@ -27,7 +27,7 @@ type planProgress struct {
 	start time.Time
 
 	mu    sync.Mutex
-	last  analysis.PlanProgress
+	last  capacity.PlanProgress
 	width int // of the line on the terminal; 0 when none is
 	stop  chan struct{}
 	done  chan struct{}
@@ -69,7 +69,7 @@ func startPlanProgress(w io.Writer, on bool) *planProgress {
 }
 
 // Func is the function the plan reports to: nil when nothing is shown.
-func (p *planProgress) Func() func(analysis.PlanProgress) {
+func (p *planProgress) Func() func(capacity.PlanProgress) {
 	if p == nil {
 		return nil
 	}
@@ -78,7 +78,7 @@ func (p *planProgress) Func() func(analysis.PlanProgress) {
 
 // Update takes the plan's report and redraws the line; the final report
 // clears it.
-func (p *planProgress) Update(pp analysis.PlanProgress) {
+func (p *planProgress) Update(pp capacity.PlanProgress) {
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	p.last = pp
@@ -131,7 +131,7 @@ func (p *planProgress) clear() {
 
 // progressLine is "plan: 12/60 replays, 00:00:14 elapsed, about 00:00:56
 // left": the time left at the pace of the replays done so far.
-func progressLine(pp analysis.PlanProgress, el time.Duration) string {
+func progressLine(pp capacity.PlanProgress, el time.Duration) string {
 	planned := max(pp.Planned, pp.Done)
 	left := "estimating the time left"
 	if pp.Done > 0 {

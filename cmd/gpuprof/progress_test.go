@@ -6,7 +6,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/gpuprof/gpuprof/analysis"
+	"github.com/gpuprof/gpuprof/capacity"
 )
 
 // fakeClock is a clock the test moves.
@@ -23,25 +23,25 @@ func TestPlanProgressLine(t *testing.T) {
 	var out bytes.Buffer
 	p := newPlanProgress(&out, true, clock.now)
 	clock.t = clock.t.Add(time.Second)
-	p.Update(analysis.PlanProgress{Done: 1, Planned: 40})
+	p.Update(capacity.PlanProgress{Done: 1, Planned: 40})
 	if out.Len() != 0 {
 		t.Fatalf("after 1 s: %q, want nothing", out.String())
 	}
 	clock.t = clock.t.Add(9 * time.Second)
-	p.Update(analysis.PlanProgress{Done: 10, Planned: 40})
+	p.Update(capacity.PlanProgress{Done: 10, Planned: 40})
 	want := "\rplan: 10/40 replays, 00:00:10 elapsed, about 00:00:30 left"
 	if out.String() != want {
 		t.Fatalf("after 10 s:\n got %q\nwant %q", out.String(), want)
 	}
 	out.Reset()
 	clock.t = clock.t.Add(90 * time.Second)
-	p.Update(analysis.PlanProgress{Done: 40, Planned: 40})
+	p.Update(capacity.PlanProgress{Done: 40, Planned: 40})
 	if want := "\rplan: 40/40 replays, 00:01:40 elapsed, about 00:00:00 left"; out.String() != want {
 		t.Errorf("at the end:\n got %q\nwant %q", out.String(), want)
 	}
 	width := len("plan: 40/40 replays, 00:01:40 elapsed, about 00:00:00 left")
 	out.Reset()
-	p.Update(analysis.PlanProgress{Done: 40, Planned: 40, Final: true})
+	p.Update(capacity.PlanProgress{Done: 40, Planned: 40, Final: true})
 	if want := "\r" + strings.Repeat(" ", width) + "\r"; out.String() != want {
 		t.Errorf("final report:\n got %q\nwant %q (the line cleared)", out.String(), want)
 	}
@@ -55,10 +55,10 @@ func TestPlanProgressLine(t *testing.T) {
 	out.Reset()
 	p = newPlanProgress(&out, true, clock.now)
 	clock.t = clock.t.Add(3 * time.Second)
-	p.Update(analysis.PlanProgress{Done: 100, Planned: 1000})
+	p.Update(capacity.PlanProgress{Done: 100, Planned: 1000})
 	long := len(strings.TrimPrefix(out.String(), "\r"))
 	out.Reset()
-	p.Update(analysis.PlanProgress{Done: 0, Planned: 5})
+	p.Update(capacity.PlanProgress{Done: 0, Planned: 5})
 	short := "plan: 0/5 replays, 00:00:03 elapsed, estimating the time left"
 	if want := "\r" + short + strings.Repeat(" ", max(long-len(short), 0)); !strings.HasPrefix(out.String(), want) {
 		t.Errorf("shorter line:\n got %q\nwant %q…", out.String(), want)

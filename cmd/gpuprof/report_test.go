@@ -16,6 +16,7 @@ import (
 	"time"
 
 	"github.com/gpuprof/gpuprof/analysis"
+	"github.com/gpuprof/gpuprof/capacity"
 	"github.com/gpuprof/gpuprof/profile"
 	"github.com/gpuprof/gpuprof/slurmext"
 	"github.com/gpuprof/gpuprof/store"
@@ -577,8 +578,8 @@ func TestReportPlanNotAdmin(t *testing.T) {
 	c := analysis.DefaultConfig()
 	f := analysis.Findings{Recommendations: []analysis.Recommendation{{ID: "R1", Effect: "400 idle GPU-hours a month"}}}
 	src := &jobSource{id: tui.Identity{User: "ann\x1b[31m", Admin: false}}
-	sp := reportPlan(analysis.Input{}, &f, analysis.WhatIfParams{}, c, src, nil)
-	if sp.Simulated || sp.Verdict.Code != analysis.VerdictNotSimulated ||
+	sp := reportPlan(analysis.Input{}, &f, capacity.WhatIfParams{}, c, src, nil)
+	if sp.Simulated || sp.Verdict.Code != capacity.VerdictNotSimulated ||
 		!strings.Contains(sp.Verdict.Text, "root and admin_group only") || !strings.Contains(sp.Verdict.Text, "ann") ||
 		strings.ContainsRune(sp.Verdict.Text, 0x1b) {
 		t.Errorf("plan for a non-admin = %+v, want not simulated, naming root and admin_group and the user (sanitised)", sp.Verdict)

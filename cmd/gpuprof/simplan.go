@@ -6,6 +6,7 @@ import (
 	"io"
 
 	"github.com/gpuprof/gpuprof/analysis"
+	"github.com/gpuprof/gpuprof/capacity"
 	"github.com/gpuprof/gpuprof/store"
 	"github.com/gpuprof/gpuprof/termtext"
 )
@@ -16,7 +17,7 @@ import (
 type planned struct {
 	in       analysis.Input
 	findings analysis.Findings
-	sim      analysis.SimPlan
+	sim      capacity.SimPlan
 }
 
 // analyseAndPlan reads the jobs f selects, analyses them with c and makes
@@ -49,13 +50,13 @@ func analyseAndPlan(ctx context.Context, g *globalOptions, f store.ViewFilter, o
 		return out, err
 	}
 	if !src.id.Admin {
-		out.sim = analysis.NotSimulatedPlan(out.findings, pp, c,
+		out.sim = capacity.NotSimulatedPlan(out.findings, pp, c,
 			fmt.Sprintf("the plan replays every user's jobs: it is for root and admin_group (%s sees only their own)", termtext.Clean(src.id.User)))
 		out.sim.Conf = out.in.Conf
 		return out, nil
 	}
 	prog := startPlanProgress(stderr, !o.Quiet && isTerminal(stderr))
 	defer prog.Close()
-	out.sim, err = analysis.SimulatePlan(out.in, &out.findings, analysis.SimPlanParams{WhatIf: wp, Plan: pp, Progress: prog.Func()}, c)
+	out.sim, err = capacity.SimulatePlan(out.in, &out.findings, capacity.SimPlanParams{WhatIf: wp, Plan: pp, Progress: prog.Func()}, c)
 	return out, err
 }

@@ -7,13 +7,14 @@ import (
 	"strings"
 
 	"github.com/gpuprof/gpuprof/analysis"
+	"github.com/gpuprof/gpuprof/capacity"
 	"github.com/gpuprof/gpuprof/slurmext"
 	"github.com/gpuprof/gpuprof/termtext"
 )
 
 // writeSimPlan writes the simulated plan: its verdict first, then the free
 // changes, the purchase per model, the timeline and the costs.
-func writeSimPlan(w io.Writer, sp analysis.SimPlan, recs []analysis.Recommendation) {
+func writeSimPlan(w io.Writer, sp capacity.SimPlan, recs []analysis.Recommendation) {
 	writeConfNote(w, sp.Conf)
 	if sp.Conf.Cluster != "" {
 		printf(w, "Cluster %s; GPU inventory: %s.\n", clean(sp.Conf.Cluster, 64), clean(sp.Inventory.Words(), 600))
@@ -131,7 +132,7 @@ func writeSimPlan(w io.Writer, sp analysis.SimPlan, recs []analysis.Recommendati
 	}
 }
 
-func modelGroup(sc *analysis.Scenario, model string) *analysis.Group {
+func modelGroup(sc *capacity.Scenario, model string) *analysis.Group {
 	if sc == nil {
 		return nil
 	}

@@ -11,6 +11,7 @@ import (
 	"github.com/charmbracelet/x/ansi"
 
 	"github.com/gpuprof/gpuprof/analysis"
+	"github.com/gpuprof/gpuprof/capacity"
 )
 
 func TestWhatifFlagErrors(t *testing.T) {
@@ -83,7 +84,7 @@ func TestWhatIfScenarioWideNames(t *testing.T) {
 		return analysis.Group{Name: name, GPUs: 8, WaitP95: analysis.Spread{Median: 3600, P10: 3600, P90: 3600}}
 	}
 	var b bytes.Buffer
-	writeScenario(&b, analysis.Scenario{Partitions: []analysis.Group{g("gpu"), g("训练分区"), g("🚀fast")}})
+	writeScenario(&b, capacity.Scenario{Partitions: []analysis.Group{g("gpu"), g("训练分区"), g("🚀fast")}})
 	lines := strings.Split(strings.TrimRight(b.String(), "\n"), "\n")
 	if len(lines) != 4 {
 		t.Fatalf("%d lines, want a header and 3:\n%s", len(lines), b.String())
@@ -117,7 +118,7 @@ func TestWhatIfSaysWhatItLeftOut(t *testing.T) {
 			Submit: at, Eligible: at, Start: at, End: at.Add(2 * time.Minute), TimeLimit: 5 * time.Minute,
 			ReqGPUs: gpus, ReqGPUType: "h100", NodeCount: 1, NodeList: "localhost"})
 	}
-	res, err := analysis.RunWhatIf(in, analysis.WhatIfParams{Seeds: 1,
+	res, err := capacity.RunWhatIf(in, capacity.WhatIfParams{Seeds: 1,
 		Changes: []analysis.Change{{Kind: analysis.ChangeRemove, Count: 2, Model: "H100", Spec: "2xH100"}}})
 	if err != nil {
 		t.Fatal(err)
@@ -157,8 +158,8 @@ func TestWhatIfSaysWhatItLeftOut(t *testing.T) {
 // calibration, with the shares in its table.
 func TestWhatIfSaysWhatItDoesNotReproduce(t *testing.T) {
 	half := 0.0
-	r := analysis.WhatIf{Jobs: analysis.SimJobs{Replayed: 40}, Calibration: analysis.Calibration{Jobs: 40, Reliable: true, TargetP95Wait: 3600,
-		Partitions:   []analysis.CalibratedP{{Partition: "hn", Jobs: 40, ObservedP95: 251, ReproducedWait: &half, ReproducedP95: &half}},
+	r := capacity.WhatIf{Jobs: capacity.SimJobs{Replayed: 40}, Calibration: capacity.Calibration{Jobs: 40, Reliable: true, TargetP95Wait: 3600,
+		Partitions:   []capacity.CalibratedP{{Partition: "hn", Jobs: 40, ObservedP95: 251, ReproducedWait: &half, ReproducedP95: &half}},
 		Unreproduced: []string{"partition hn: the replay reproduces less than half of the observed p95 wait (0s of 4m, 0 %); the error is small against the 1h00m target"}}}
 	var b bytes.Buffer
 	writeWhatIf(&b, r)
@@ -189,7 +190,7 @@ func TestWhatIfSaysWhatPlacementIs(t *testing.T) {
 			Submit: at, Eligible: at, Start: at, End: at.Add(2 * time.Hour), TimeLimit: 4 * time.Hour,
 			ReqGPUs: 1, NodeCount: 1, NodeList: "p0"})
 	}
-	res, err := analysis.RunWhatIf(in, analysis.WhatIfParams{Seeds: 1,
+	res, err := capacity.RunWhatIf(in, capacity.WhatIfParams{Seeds: 1,
 		Changes: []analysis.Change{{Kind: analysis.ChangeRemove, Count: 8, Model: "G2", Spec: "8xG2"}}})
 	if err != nil {
 		t.Fatal(err)

@@ -32,10 +32,18 @@ var rules = []struct {
 	{"hooks", []string{"github.com/NVIDIA/go-nvml", "github.com/spf13/cobra", module + "/gpu/nvml", module + "/gpu/sim"}, "hooks get their sampler injected"},
 	{"config", []string{"github.com/NVIDIA/go-nvml", "github.com/mattn/go-sqlite3", "github.com/spf13/cobra"}, "config only describes"},
 	{"analysis", []string{"github.com/NVIDIA/go-nvml", "github.com/mattn/go-sqlite3", "github.com/spf13/cobra", "database/sql", module + "/store", module + "/gpu/nvml", module + "/gpu/sim"}, "analysis is pure"},
+	{"analysis", []string{module + "/capacity", module + "/queuesim"}, "analysis concludes from the jobs; the replay and the plan built on it are capacity's, which imports analysis, never the reverse"},
+	{"capacity", []string{"github.com/NVIDIA/go-nvml", "github.com/mattn/go-sqlite3", "github.com/spf13/cobra", "database/sql", module + "/store", module + "/gpu/nvml", module + "/gpu/sim"}, "the capacity plan is pure"},
 	{"queuesim", []string{"github.com/NVIDIA/go-nvml", "github.com/mattn/go-sqlite3", "github.com/spf13/cobra", "database/sql", "os", "time/tzdata", module + "/store", module + "/analysis", module + "/slurmext", module + "/gpu"}, "the queue simulator is pure: jobs and a cluster in, starts out"},
 	{"report", []string{"github.com/mattn/go-sqlite3", "database/sql", "net", "net/http", module + "/store", module + "/collect", module + "/agent"}, "the report presents findings: it reads no database and no network"},
 	{"tui", []string{"github.com/mattn/go-sqlite3", "database/sql", "net/http", module + "/collect", module + "/agent"}, "the TUI reads jobs through its Source, which enforces access"},
 }
+
+// queuesimUsers may import queuesim: capacity, the one product user of the
+// replay, and internal/planmonth, test support that schedules its
+// generated month once with queuesim so that the jobs carry the starts a
+// cluster would have given them (it reads no answer of the replay).
+var queuesimUsers = map[string]bool{"capacity": true, "internal/planmonth": true}
 
 func TestLayers(t *testing.T) {
 	out, err := exec.Command("go", "list", "-json", module+"/...").Output()
@@ -59,6 +67,9 @@ func TestLayers(t *testing.T) {
 			}
 			if strings.HasPrefix(imp, "github.com/spf13/cobra") && !strings.HasPrefix(rel, "cmd/") {
 				t.Errorf("%s imports cobra: only cmd/ may", p.ImportPath)
+			}
+			if imp == module+"/queuesim" && !queuesimUsers[rel] {
+				t.Errorf("%s imports queuesim: only capacity may (the what-ifs and the plan are the one user of the replay; others ask capacity)", p.ImportPath)
 			}
 			for _, r := range rules {
 				if rel != r.pkg && (r.pkg == "gpu" || !strings.HasPrefix(rel, r.pkg+"/")) {

@@ -1,5 +1,5 @@
 // Command benchplan times the whole simulated capacity plan
-// (analysis.Analyse, then analysis.SimulatePlan with the default
+// (analysis.Analyse, then capacity.SimulatePlan with the default
 // configuration and budgets) of a month made by internal/planmonth, and
 // prints one JSON line: the month's size, the times, the replays and
 // scheduler steps, the verdict, the peak RSS and a SHA-256 of the plan's
@@ -21,6 +21,7 @@ import (
 	"time"
 
 	"github.com/gpuprof/gpuprof/analysis"
+	"github.com/gpuprof/gpuprof/capacity"
 	"github.com/gpuprof/gpuprof/internal/planmonth"
 )
 
@@ -84,7 +85,7 @@ func run(s planmonth.Shape, c analysis.Config, out string) error {
 		return err
 	}
 	t2 := time.Now()
-	sp, err := analysis.SimulatePlan(in, &f, analysis.SimPlanParams{WhatIf: wp, Plan: c.Plan.Params()}, c)
+	sp, err := capacity.SimulatePlan(in, &f, capacity.SimPlanParams{WhatIf: wp, Plan: c.Plan.Params()}, c)
 	if err != nil {
 		return err
 	}

@@ -20,6 +20,7 @@ import (
 	"time"
 
 	"github.com/gpuprof/gpuprof/analysis"
+	"github.com/gpuprof/gpuprof/capacity"
 	"github.com/gpuprof/gpuprof/queuesim"
 	"github.com/gpuprof/gpuprof/slurmext"
 )
@@ -54,9 +55,9 @@ const month = 30 * 24 * time.Hour
 
 // Month makes the month: its Input (the jobs as recorded, the
 // inventory) and the scheduler settings of its slurm.conf.
-func Month(s Shape) (analysis.Input, analysis.WhatIfParams, error) {
+func Month(s Shape) (analysis.Input, capacity.WhatIfParams, error) {
 	if s.GPUs < 8 || s.GPUs%8 != 0 || s.Jobs < 1 || s.Occupancy <= 0 {
-		return analysis.Input{}, analysis.WhatIfParams{}, fmt.Errorf("planmonth: %d jobs on %d GPUs at %.2f: need GPUs a multiple of 8", s.Jobs, s.GPUs, s.Occupancy)
+		return analysis.Input{}, capacity.WhatIfParams{}, fmt.Errorf("planmonth: %d jobs on %d GPUs at %.2f: need GPUs a multiple of 8", s.Jobs, s.GPUs, s.Occupancy)
 	}
 	rng := rand.New(rand.NewPCG(s.Seed, uint64(s.Jobs)<<20|uint64(s.GPUs)))
 	nodes := s.GPUs / 8
@@ -159,7 +160,7 @@ func Month(s Shape) (analysis.Input, analysis.WhatIfParams, error) {
 	}
 	res, err := queuesim.Run(qc, pr, queuesim.DefaultScheduler(), qjobs, queuesim.Options{Seed: s.Seed + 1})
 	if err != nil {
-		return analysis.Input{}, analysis.WhatIfParams{}, err
+		return analysis.Input{}, capacity.WhatIfParams{}, err
 	}
 	latest := From.Add(month)
 	for i, q := range qjobs {
@@ -180,13 +181,13 @@ func Month(s Shape) (analysis.Input, analysis.WhatIfParams, error) {
 				latest = job.End
 			}
 		default:
-			return analysis.Input{}, analysis.WhatIfParams{}, fmt.Errorf("planmonth: job %d did not run (%v): lower the occupancy", i, r.Outcome)
+			return analysis.Input{}, capacity.WhatIfParams{}, fmt.Errorf("planmonth: job %d did not run (%v): lower the occupancy", i, r.Outcome)
 		}
 		in.Jobs = append(in.Jobs, job)
 	}
 	in.Window = analysis.Window{From: From, To: From.Add(month)}
 	in.Now = latest
-	return in, analysis.WhatIfParams{Sched: sc, SchedKnown: true}, nil
+	return in, capacity.WhatIfParams{Sched: sc, SchedKnown: true}, nil
 }
 
 // arrival draws an arrival in the month: twice the rate on weekdays
@@ -207,9 +208,9 @@ func roundUp(v, to float64) float64 { return math.Ceil(v/to) * to }
 // PlanJSON is a plan as the benchmarks and the golden test compare it:
 // the recommendations (with their simulated effects) and the simulated
 // plan, indented, without a final newline.
-func PlanJSON(recs []analysis.Recommendation, sp analysis.SimPlan) ([]byte, error) {
+func PlanJSON(recs []analysis.Recommendation, sp capacity.SimPlan) ([]byte, error) {
 	return json.MarshalIndent(struct {
 		Recommendations []analysis.Recommendation `json:"recommendations"`
-		Simulated       analysis.SimPlan          `json:"simulated"`
+		Simulated       capacity.SimPlan          `json:"simulated"`
 	}{recs, sp}, "", " ")
 }

@@ -10,6 +10,7 @@ import (
 	"testing"
 
 	"github.com/gpuprof/gpuprof/analysis"
+	"github.com/gpuprof/gpuprof/capacity"
 )
 
 var update = flag.Bool("update", false, "rewrite testdata/plan-3000.json from this code (only for a deliberate change of an answer, its reason and differences in the commit: a speed change must leave it as it is)")
@@ -26,7 +27,7 @@ func planJSON(t *testing.T, s Shape, procs int) []byte {
 		t.Fatal(err)
 	}
 	defer runtime.GOMAXPROCS(runtime.GOMAXPROCS(procs))
-	sp, err := analysis.SimulatePlan(in, &f, analysis.SimPlanParams{WhatIf: wp, Plan: c.Plan.Params()}, c)
+	sp, err := capacity.SimulatePlan(in, &f, capacity.SimPlanParams{WhatIf: wp, Plan: c.Plan.Params()}, c)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -127,12 +128,12 @@ func TestVerdictAgreesWithTables(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	sp, err := analysis.SimulatePlan(in, &f, analysis.SimPlanParams{WhatIf: wp, Plan: c.Plan.Params()}, c)
+	sp, err := capacity.SimulatePlan(in, &f, capacity.SimPlanParams{WhatIf: wp, Plan: c.Plan.Params()}, c)
 	if err != nil {
 		t.Fatal(err)
 	}
 	t.Log(sp.Verdict.Text)
-	if sp.Verdict.Code != analysis.VerdictBuy || sp.WithPurchase == nil {
+	if sp.Verdict.Code != capacity.VerdictBuy || sp.WithPurchase == nil {
 		t.Fatalf("verdict %s: %s", sp.Verdict.Code, sp.Verdict.Text)
 	}
 	for _, g := range append(slices.Clone(sp.WithPurchase.Partitions), sp.WithPurchase.Models...) {
@@ -151,7 +152,7 @@ func TestVerdictAgreesWithTables(t *testing.T) {
 	// One replay: the cells hold every job of each partition and model,
 	// and no partition's p95 is above the worst of its cells'.
 	wp.Seeds = 1
-	w, err := analysis.RunWhatIf(in, wp)
+	w, err := capacity.RunWhatIf(in, wp)
 	if err != nil {
 		t.Fatal(err)
 	}

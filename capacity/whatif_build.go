@@ -1,4 +1,4 @@
-package analysis
+package capacity
 
 import (
 	"cmp"
@@ -9,6 +9,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/gpuprof/gpuprof/analysis"
 	"github.com/gpuprof/gpuprof/queuesim"
 	"github.com/gpuprof/gpuprof/slurmext"
 )
@@ -16,7 +17,7 @@ import (
 // replay is one configuration ready to run: the simulator's cluster and
 // jobs, and what each index means.
 type replay struct {
-	window     Window
+	window     analysis.Window
 	target     float64 // seconds: the calibration's thresholds are relative to it
 	span       time.Duration
 	hourOffset time.Duration
@@ -30,10 +31,10 @@ type replay struct {
 	assumed    []string
 	counts     SimJobs
 	jobs       []queuesim.Job
-	ref        []*Job // the recorded job of each replayed one
-	refIdx     []int  // its index in the Input's Jobs
+	ref        []*analysis.Job // the recorded job of each replayed one
+	refIdx     []int           // its index in the Input's Jobs
 	jobsOnly   map[int]bool
-	rewrites   []*JobRewrite
+	rewrites   []*analysis.JobRewrite
 	// demand and placeable count, per GPU model, the replayed jobs that
 	// could run on that model only and those that could run on it and on
 	// another (modelDemand).
@@ -49,10 +50,10 @@ func (r *replay) assume(format string, a ...any) {
 }
 
 // newReplay builds the cluster (with changes applied) and the jobs.
-func newReplay(in Input, p WhatIfParams, changes []Change) (*replay, error) {
+func newReplay(in analysis.Input, p WhatIfParams, changes []analysis.Change) (*replay, error) {
 	r := &replay{assumed: []string{}, target: p.Target.Seconds()}
 	if r.target <= 0 {
-		r.target = DefaultConfig().Plan.TargetP95Wait.D().Seconds()
+		r.target = analysis.DefaultConfig().Plan.TargetP95Wait.D().Seconds()
 	}
 	if err := r.setWindow(in); err != nil {
 		return nil, err
@@ -146,7 +147,7 @@ func (r *replay) estimatePhase() {
 	var sx, sy float64
 	n := 0
 	for i, j := range r.ref {
-		if !j.started() || j.Start.Before(r.window.From) || r.jobs[i].Running {
+		if !j.Started() || j.Start.Before(r.window.From) || r.jobs[i].Running {
 			continue
 		}
 		st := j.Start.Unix()
@@ -170,7 +171,7 @@ func (r *replay) estimatePhase() {
 	r.assume("backfill cycles at %.0f s past each %.0f s (from %d starts that no arrival or job end explains)", abs, interval, n)
 }
 
-func (r *replay) setWindow(in Input) error {
+func (r *replay) setWindow(in analysis.Input) error {
 	from, to := in.Window.From, in.Window.To
 	var earliest, latest time.Time
 	for i := range in.Jobs {
@@ -199,7 +200,7 @@ func (r *replay) setWindow(in Input) error {
 	if !to.After(from) {
 		return ErrNoJobs
 	}
-	r.window = Window{From: from, To: to}
+	r.window = analysis.Window{From: from, To: to}
 	r.span = to.Sub(from)
 	r.hourOffset = from.Sub(from.Truncate(time.Hour))
 	return nil
@@ -256,7 +257,7 @@ func (r *replay) setScheduler(p WhatIfParams) {
 // says the cluster is), else the inventory (the profiles' nodes and
 // slurm.conf's), else slurm.conf alone. An inventory the jobs do not fit
 // (Input.Inventory.Misfit) is none, and so is the slurm.conf behind it.
-func (r *replay) setNodes(in Input, p WhatIfParams) error {
+func (r *replay) setNodes(in analysis.Input, p WhatIfParams) error {
 	conf := map[string]slurmext.NodeGres{}
 	for _, n := range p.SlurmNodes {
 		conf[n.Name] = n
@@ -264,7 +265,7 @@ func (r *replay) setNodes(in Input, p WhatIfParams) error {
 	misfit := in.Inventory.Misfit
 	switch {
 	case len(p.FlagNodes) > 0:
-		r.source = InventoryFlags
+		r.source = analysis.InventoryFlags
 		for _, n := range p.FlagNodes {
 			r.simNodes = append(r.simNodes, SimNode{Name: n.Name, Model: n.GPUModel, Type: strings.ToLower(n.GPUModel), GPUs: n.GPUs, Partitions: slices.Clone(n.Partitions)})
 		}
@@ -272,9 +273,9 @@ func (r *replay) setNodes(in Input, p WhatIfParams) error {
 		case misfit != "":
 			r.assume("the cluster as --node gives it, in place of an inventory that does not fit the jobs")
 		case len(in.Nodes) > 0:
-			r.assume("the cluster as --node gives it, in place of the inventory from %s (%d %s)", cmp.Or(in.Inventory.Source, InventoryProfiles), len(in.Nodes), pluralWord(len(in.Nodes), "node", "nodes"))
+			r.assume("the cluster as --node gives it, in place of the inventory from %s (%d %s)", cmp.Or(in.Inventory.Source, analysis.InventoryProfiles), len(in.Nodes), analysis.PluralWord(len(in.Nodes), "node", "nodes"))
 		case len(p.SlurmNodes) > 0:
-			r.assume("the cluster as --node gives it, in place of %s's nodes", SlurmConfOf(in.Conf.Cluster))
+			r.assume("the cluster as --node gives it, in place of %s's nodes", analysis.SlurmConfOf(in.Conf.Cluster))
 		default:
 			r.assume("the cluster as --node gives it")
 		}
@@ -299,14 +300,14 @@ func (r *replay) setNodes(in Input, p WhatIfParams) error {
 		case in.Inventory.Source != "":
 			r.source = in.Inventory.Source
 		case profiled == 0:
-			r.source = SlurmConfOf(in.Conf.Cluster)
+			r.source = analysis.SlurmConfOf(in.Conf.Cluster)
 		case profiled < len(in.Nodes):
-			r.source = InventoryProfiles + " and " + SlurmConfOf(in.Conf.Cluster)
+			r.source = analysis.InventoryProfiles + " and " + analysis.SlurmConfOf(in.Conf.Cluster)
 		default:
-			r.source = InventoryProfiles
+			r.source = analysis.InventoryProfiles
 		}
 	case len(p.SlurmNodes) > 0 && misfit == "":
-		r.source = SlurmConfOf(in.Conf.Cluster)
+		r.source = analysis.SlurmConfOf(in.Conf.Cluster)
 		for _, n := range p.SlurmNodes {
 			if n.GPUs <= 0 {
 				continue
@@ -352,7 +353,7 @@ func (r *replay) setNodes(in Input, p WhatIfParams) error {
 
 // setPartitions takes slurm.conf's partitions, else those the jobs name
 // (on the nodes that ran them, else on every node).
-func (r *replay) setPartitions(in Input, p WhatIfParams) {
+func (r *replay) setPartitions(in analysis.Input, p WhatIfParams) {
 	if p.SchedKnown && len(p.Sched.Partitions) > 0 {
 		for _, pc := range p.Sched.Partitions {
 			sp := SimPart{Name: pc.Name, PriorityTier: pc.PriorityTier}
@@ -362,7 +363,7 @@ func (r *replay) setPartitions(in Input, p WhatIfParams) {
 			for _, n := range r.simNodes {
 				// A --node node is in the partitions it names, else in
 				// every one: slurm.conf's node lists name other nodes.
-				flagged := r.source == InventoryFlags && (len(n.Partitions) == 0 || slices.Contains(n.Partitions, pc.Name))
+				flagged := r.source == analysis.InventoryFlags && (len(n.Partitions) == 0 || slices.Contains(n.Partitions, pc.Name))
 				if pc.AllNodes || slices.Contains(pc.Nodes, n.Name) || flagged {
 					sp.Nodes = append(sp.Nodes, n.Name)
 				}
@@ -402,19 +403,19 @@ func (r *replay) setPartitions(in Input, p WhatIfParams) {
 }
 
 // apply changes the cluster; it returns the partitions added.
-func (r *replay) apply(changes []Change) ([]int, error) {
+func (r *replay) apply(changes []analysis.Change) ([]int, error) {
 	var added []int
 	for _, c := range changes {
 		switch c.Kind {
-		case ChangeAdd:
+		case analysis.ChangeAdd:
 			if err := r.addGPUs(c); err != nil {
 				return nil, err
 			}
-		case ChangeRemove:
+		case analysis.ChangeRemove:
 			if err := r.removeGPUs(c); err != nil {
 				return nil, err
 			}
-		case ChangePartition:
+		case analysis.ChangePartition:
 			i := slices.IndexFunc(r.simParts, func(p SimPart) bool { return p.Name == c.PartitionConf.Name })
 			if i < 0 {
 				if !c.PartitionSet["nodes"] {
@@ -455,7 +456,7 @@ func (r *replay) apply(changes []Change) ([]int, error) {
 			if c.PartitionSet["prioritytier"] {
 				sp.PriorityTier = pc.PriorityTier
 			}
-		case ChangeShards:
+		case analysis.ChangeShards:
 			n := 0
 			for i := range r.simNodes {
 				sn := &r.simNodes[i]
@@ -467,11 +468,11 @@ func (r *replay) apply(changes []Change) ([]int, error) {
 			if c.Count < 1 || n == 0 {
 				return nil, errf("shards %s: no node of that model, or fewer than one shard per GPU", c.Spec)
 			}
-		case ChangeJobs:
+		case analysis.ChangeJobs:
 			if c.Rewrite != nil {
 				r.rewrites = append(r.rewrites, c.Rewrite)
 			}
-		case ChangeQOS:
+		case analysis.ChangeQOS:
 			q := c.QOS
 			i := slices.IndexFunc(r.cluster.QOS, func(x queuesim.QOS) bool { return x.Name == q.Name })
 			if i < 0 {
@@ -498,7 +499,7 @@ func (r *replay) apply(changes []Change) ([]int, error) {
 	return added, nil
 }
 
-func (r *replay) addGPUs(c Change) error {
+func (r *replay) addGPUs(c analysis.Change) error {
 	if c.Count <= 0 {
 		return errf("--add %s: want a positive number of GPUs", c.Spec)
 	}
@@ -524,7 +525,7 @@ func (r *replay) addGPUs(c Change) error {
 	return nil
 }
 
-func (r *replay) removeGPUs(c Change) error {
+func (r *replay) removeGPUs(c analysis.Change) error {
 	left := c.Count
 	for i := len(r.simNodes) - 1; i >= 0 && left > 0; i-- {
 		n := &r.simNodes[i]
@@ -576,7 +577,7 @@ func (r *replay) finishCluster() {
 
 // setJobs turns the window's GPU jobs into the simulator's. A job the
 // replay cannot take is left out and counted with why (leftOuts).
-func (r *replay) setJobs(in Input, added []int) {
+func (r *replay) setJobs(in analysis.Input, added []int) {
 	partIdx := map[string]int{}
 	for i, p := range r.simParts {
 		partIdx[p.Name] = i
@@ -595,7 +596,7 @@ func (r *replay) setJobs(in Input, added []int) {
 	noLimit, openRun, neverRan := 0, 0, 0
 
 	type cand struct {
-		j     *Job
+		j     *analysis.Job
 		idx   int
 		order time.Time
 	}
@@ -657,7 +658,7 @@ func (r *replay) setJobs(in Input, added []int) {
 		if k, ok := qosIdx[j.QOS]; ok {
 			q.QOS = k
 		}
-		started := j.started()
+		started := j.Started()
 		if j.TimeLimit > 0 {
 			q.Limit = j.TimeLimit
 		}

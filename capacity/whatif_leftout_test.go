@@ -1,4 +1,4 @@
-package analysis
+package capacity
 
 import (
 	"errors"
@@ -7,6 +7,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/gpuprof/gpuprof/analysis"
 	"github.com/gpuprof/gpuprof/slurmext"
 )
 
@@ -17,31 +18,31 @@ import (
 // node has, 2 for more shards than a GPU has, 2 for more GPUs than a node
 // has, 1 for more nodes than the partition has, 1 for a limit above
 // MaxTime. They ran elsewhere, 2 hours each.
-func leftOutJobs(from time.Time) []Job {
-	var out []Job
+func leftOutJobs(from time.Time) []analysis.Job {
+	var out []analysis.Job
 	id := 90000
-	add := func(n int, f func(j *Job)) {
+	add := func(n int, f func(j *analysis.Job)) {
 		for k := range n {
 			id++
 			at := from.Add(time.Duration(24*(k+1)) * time.Hour)
-			j := Job{ID: fmt.Sprint(id), User: "lo", Partition: "gpu", State: "COMPLETED",
+			j := analysis.Job{ID: fmt.Sprint(id), User: "lo", Partition: "gpu", State: "COMPLETED",
 				Submit: at, Eligible: at, Start: at, End: at.Add(2 * time.Hour), TimeLimit: 3 * time.Hour,
 				ReqGPUs: 1, NodeCount: 1, NodeList: "elsewhere"}
 			f(&j)
 			out = append(out, j)
 		}
 	}
-	add(3, func(j *Job) { j.Partition = "old" })
-	add(2, func(j *Job) { j.ReqGPUType = "v100" })
-	add(2, func(j *Job) { j.ReqGPUs, j.ReqShards = 0, 46 })
-	add(2, func(j *Job) { j.ReqGPUs = 6 })
-	add(1, func(j *Job) { j.ReqGPUs, j.NodeCount = 5, 5 })
-	add(1, func(j *Job) { j.TimeLimit = 72 * time.Hour })
+	add(3, func(j *analysis.Job) { j.Partition = "old" })
+	add(2, func(j *analysis.Job) { j.ReqGPUType = "v100" })
+	add(2, func(j *analysis.Job) { j.ReqGPUs, j.ReqShards = 0, 46 })
+	add(2, func(j *analysis.Job) { j.ReqGPUs = 6 })
+	add(1, func(j *analysis.Job) { j.ReqGPUs, j.NodeCount = 5, 5 })
+	add(1, func(j *analysis.Job) { j.TimeLimit = 72 * time.Hour })
 	return out
 }
 
 // withLeftOut is plantedQueue with the left-out jobs, and 16 shards on h0.
-func withLeftOut() Input {
+func withLeftOut() analysis.Input {
 	in := plantedQueue()
 	in.Nodes[0].Shards = 16
 	in.Jobs = append(in.Jobs, leftOutJobs(in.Window.From)...)
@@ -136,11 +137,11 @@ func TestWhatIfRemoveLeavesJobsOut(t *testing.T) {
 	in := plantedQueue()
 	for k := range 5 {
 		at := in.Window.From.Add(time.Duration(48*(k+1)) * time.Hour)
-		in.Jobs = append(in.Jobs, Job{ID: fmt.Sprint(80000 + k), User: "wide", Partition: "gpu", State: "COMPLETED",
+		in.Jobs = append(in.Jobs, analysis.Job{ID: fmt.Sprint(80000 + k), User: "wide", Partition: "gpu", State: "COMPLETED",
 			Submit: at, Eligible: at, Start: at, End: at.Add(3 * time.Hour), TimeLimit: 4 * time.Hour,
 			ReqGPUs: 4, NodeCount: 1, NodeList: "a0"})
 	}
-	w, err := RunWhatIf(in, WhatIfParams{Seeds: 2, Changes: []Change{{Kind: ChangeRemove, Count: 6, Model: "a100", Spec: "6xa100"}}})
+	w, err := RunWhatIf(in, WhatIfParams{Seeds: 2, Changes: []analysis.Change{{Kind: analysis.ChangeRemove, Count: 6, Model: "a100", Spec: "6xa100"}}})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -183,8 +184,8 @@ func TestWhatIfNoJobLeft(t *testing.T) {
 	}
 	// A change that leaves no job that can start says so too.
 	in = plantedQueue()
-	_, err = RunWhatIf(in, WhatIfParams{Seeds: 1, Changes: []Change{
-		{Kind: ChangeRemove, Count: 4, Model: "h100", Spec: "4xh100"}, {Kind: ChangeRemove, Count: 8, Model: "a100", Spec: "8xa100"}}})
+	_, err = RunWhatIf(in, WhatIfParams{Seeds: 1, Changes: []analysis.Change{
+		{Kind: analysis.ChangeRemove, Count: 4, Model: "h100", Spec: "4xh100"}, {Kind: analysis.ChangeRemove, Count: 8, Model: "a100", Spec: "8xa100"}}})
 	if !errors.Is(err, ErrNoJobs) || !strings.Contains(err.Error(), "left out") || !strings.Contains(err.Error(), "with the changes") {
 		t.Errorf("every GPU removed: err = %v, want ErrNoJobs saying the changes leave every job out", err)
 	}

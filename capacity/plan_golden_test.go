@@ -1,4 +1,4 @@
-package analysis
+package capacity
 
 import (
 	"bytes"
@@ -13,6 +13,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/gpuprof/gpuprof/analysis"
 	"github.com/gpuprof/gpuprof/slurmext"
 )
 
@@ -22,14 +23,14 @@ var updatePlanGolden = flag.Bool("update-plan-golden", false, "rewrite testdata/
 // settings.
 type goldenMonth struct {
 	name  string
-	month func(testing.TB) Input
-	pp    PlanParams
+	month func(testing.TB) analysis.Input
+	pp    analysis.PlanParams
 	wp    WhatIfParams
 }
 
 // multifactorConf is a slurm.conf's scheduler settings with fair-share,
 // age, partition tiers and a tighter backfill, for the random month.
-func multifactorConf(in Input) WhatIfParams {
+func multifactorConf(in analysis.Input) WhatIfParams {
 	sc := slurmext.DefaultSchedConf()
 	sc.PriorityType = "priority/multifactor"
 	sc.WeightAge, sc.WeightFairshare, sc.WeightJobSize, sc.WeightPartition = 1000, 10000, 200, 2000
@@ -51,14 +52,14 @@ func multifactorConf(in Input) WhatIfParams {
 }
 
 var goldenMonths = []goldenMonth{
-	{name: "short-of-h100", month: func(t testing.TB) Input { return shortOfH100(t, 6) }, pp: PlanParams{Growth: 0.3, Months: 12}},
-	{name: "behind-training", month: func(t testing.TB) Input { return stuckBehindTraining(t, 3) }, pp: PlanParams{Growth: 0.3, Months: 12}},
-	{name: "steady-growth", month: func(t testing.TB) Input { return steadyMonth(t, 50) }, pp: PlanParams{Growth: 0.8, Months: 12}},
-	{name: "random-multifactor", month: func(t testing.TB) Input {
+	{name: "short-of-h100", month: func(t testing.TB) analysis.Input { return shortOfH100(t, 6) }, pp: analysis.PlanParams{Growth: 0.3, Months: 12}},
+	{name: "behind-training", month: func(t testing.TB) analysis.Input { return stuckBehindTraining(t, 3) }, pp: analysis.PlanParams{Growth: 0.3, Months: 12}},
+	{name: "steady-growth", month: func(t testing.TB) analysis.Input { return steadyMonth(t, 50) }, pp: analysis.PlanParams{Growth: 0.8, Months: 12}},
+	{name: "random-multifactor", month: func(t testing.TB) analysis.Input {
 		r := rand.New(rand.NewPCG(27, 3))
 		nodes := randomCluster(r)
 		return recordMonth(t, nodes, randomWorkload(r, nodes))
-	}, pp: PlanParams{Growth: 0.5, Months: 12}},
+	}, pp: analysis.PlanParams{Growth: 0.5, Months: 12}},
 }
 
 // goldenPlanJSON is the month's whole plan (the recommendations with
@@ -72,7 +73,7 @@ func goldenPlanJSON(t *testing.T, gm goldenMonth, procs int) []byte {
 		wp = multifactorConf(in)
 	}
 	c := planConfig(3)
-	f, err := Analyse(in, c)
+	f, err := analysis.Analyse(in, c)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -82,8 +83,8 @@ func goldenPlanJSON(t *testing.T, gm goldenMonth, procs int) []byte {
 		t.Fatal(err)
 	}
 	b, err := json.MarshalIndent(struct {
-		Recommendations []Recommendation `json:"recommendations"`
-		Simulated       SimPlan          `json:"simulated"`
+		Recommendations []analysis.Recommendation `json:"recommendations"`
+		Simulated       SimPlan                   `json:"simulated"`
 	}{f.Recommendations, sp}, "", " ")
 	if err != nil {
 		t.Fatal(err)

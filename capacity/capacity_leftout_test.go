@@ -1,4 +1,4 @@
-package analysis
+package capacity
 
 import (
 	"fmt"
@@ -6,6 +6,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/gpuprof/gpuprof/analysis"
 )
 
 // TestPlantedLeftOut ("What must be shown" 5 of issue #26): the healthy
@@ -16,7 +18,7 @@ func TestPlantedLeftOut(t *testing.T) {
 	in := healthyMonth(t)
 	in.Jobs = append(in.Jobs, leftOutJobs(monthFrom)...)
 	c := planConfig(2)
-	f, err := Analyse(in, c)
+	f, err := analysis.Analyse(in, c)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -24,7 +26,7 @@ func TestPlantedLeftOut(t *testing.T) {
 	// the cluster (without slurm.conf the partitions are the jobs' own).
 	var wp WhatIfParams
 	wp.Sched, wp.SchedKnown = slurmConfGPU()
-	sp, err := SimulatePlan(in, &f, SimPlanParams{WhatIf: wp, Plan: PlanParams{Growth: 0.3, Months: 12}}, c)
+	sp, err := SimulatePlan(in, &f, SimPlanParams{WhatIf: wp, Plan: analysis.PlanParams{Growth: 0.3, Months: 12}}, c)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -58,7 +60,7 @@ func TestPlantedLeftOut(t *testing.T) {
 	for i := range in.Jobs {
 		in.Jobs[i].Partition = "old"
 	}
-	sp, err = SimulatePlan(in, &f, SimPlanParams{WhatIf: wp, Plan: PlanParams{}}, c)
+	sp, err = SimulatePlan(in, &f, SimPlanParams{WhatIf: wp, Plan: analysis.PlanParams{}}, c)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -74,11 +76,11 @@ func TestPlantedLeftOutShare(t *testing.T) {
 	r := rand.New(rand.NewPCG(26, 6))
 	for k := range 6 {
 		at := monthFrom.Add(time.Duration(r.IntN(28*24)) * time.Hour)
-		in.Jobs = append(in.Jobs, Job{ID: fmt.Sprint(95000 + k), User: "big", Partition: "gpu", State: "COMPLETED",
+		in.Jobs = append(in.Jobs, analysis.Job{ID: fmt.Sprint(95000 + k), User: "big", Partition: "gpu", State: "COMPLETED",
 			Submit: at, Eligible: at, Start: at, End: at.Add(3 * time.Hour), TimeLimit: 4 * time.Hour,
 			ReqGPUs: 8, NodeCount: 1, NodeList: "elsewhere"})
 	}
-	f, sp := simulate(t, in, planConfig(2), PlanParams{})
+	f, sp := simulate(t, in, planConfig(2), analysis.PlanParams{})
 	t.Log(describe(f, sp))
 	checkPlan(t, "short of H100 with 8-GPU jobs", f, sp)
 	if sp.Jobs.LeftOutShare <= LeftOutMaxShare {
@@ -96,18 +98,18 @@ func TestEffectLeavingJobsOutHarms(t *testing.T) {
 	in := shortOfH100(t, 8)
 	for k := range 4 {
 		at := monthFrom.Add(time.Duration(24*(k+1)) * time.Hour)
-		in.Jobs = append(in.Jobs, Job{ID: fmt.Sprint(97000 + k), User: "wide", Partition: "gpu", QOS: "normal", State: "COMPLETED",
+		in.Jobs = append(in.Jobs, analysis.Job{ID: fmt.Sprint(97000 + k), User: "wide", Partition: "gpu", QOS: "normal", State: "COMPLETED",
 			Submit: at, Eligible: at, Start: at, End: at.Add(time.Hour), TimeLimit: 2 * time.Hour, ReqGPUs: 4, NodeCount: 1, NodeList: "a0"})
 	}
 	c := planConfig(2)
-	pl := &planner{in: in, params: PlanParams{}, budget: c.Plan.ReplayBudget, stepBudget: c.Plan.StepBudget, cache: map[string]*evalResult{}}
+	pl := &planner{in: in, params: analysis.PlanParams{}, budget: c.Plan.ReplayBudget, stepBudget: c.Plan.StepBudget, cache: map[string]*evalResult{}}
 	if err := pl.start(&c.Plan, 1); err != nil {
 		t.Fatal(err)
 	}
-	rec := Recommendation{ID: "R1", Kind: RecUserLimits, sim: &recSim{changes: []Change{qosChange("normal", 2, 0, 0)}, groupName: "all GPU jobs"}}
+	rec := analysis.Recommendation{ID: "R1", Kind: analysis.RecUserLimits, Replay: &analysis.ReplaySpec{Changes: []analysis.Change{analysis.QOSChange("normal", 2, 0, 0)}, GroupName: "all GPU jobs"}}
 	e := pl.effect(&rec, 0)
 	t.Log(e.Text)
-	if e.Outcome != EffectHarms || !strings.Contains(e.Text, "4 more jobs could never start") || !strings.Contains(e.Text, "QOS normal") {
+	if e.Outcome != analysis.EffectHarms || !strings.Contains(e.Text, "4 more jobs could never start") || !strings.Contains(e.Text, "QOS normal") {
 		t.Errorf("outcome %s, %q: want harmful, naming the 4 jobs the cap leaves unable to start", e.Outcome, e.Text)
 	}
 }

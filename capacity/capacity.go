@@ -1,4 +1,4 @@
-package analysis
+package capacity
 
 import (
 	"cmp"
@@ -9,6 +9,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/gpuprof/gpuprof/analysis"
 	"github.com/gpuprof/gpuprof/queuesim"
 )
 
@@ -20,7 +21,7 @@ type SimPlanParams struct {
 	WhatIf WhatIfParams
 	// Plan is the growth, the horizon and the new demand (the [plan]
 	// section's, or the flags').
-	Plan PlanParams
+	Plan analysis.PlanParams
 	// Progress, when not nil, is called as the replays are counted, from
 	// the goroutine that called SimulatePlan, and once at the end with
 	// Final set (PlanProgress). It must not call back into the plan.
@@ -49,14 +50,14 @@ type SimPlan struct {
 	Seeds          int     `json:"seeds"`
 	// Window is the period replayed; ClusterSource and Assumed as in a
 	// what-if.
-	Window        Window   `json:"window"`
-	ClusterSource string   `json:"cluster_source,omitempty"`
-	Assumed       []string `json:"assumed"`
+	Window        analysis.Window `json:"window"`
+	ClusterSource string          `json:"cluster_source,omitempty"`
+	Assumed       []string        `json:"assumed"`
 	// Conf is the cluster planned for and the Slurm configuration bound
 	// to it; Inventory the GPU inventory the plan compares with, and
 	// where it came from (Input.Conf, Input.Inventory).
-	Conf      ConfUse   `json:"conf"`
-	Inventory Inventory `json:"inventory"`
+	Conf      analysis.ConfUse   `json:"conf"`
+	Inventory analysis.Inventory `json:"inventory"`
 	// Jobs are the jobs today's replay took and left out (with why); when
 	// it could take none, the plan is not simulated and they say why.
 	Jobs        SimJobs      `json:"jobs"`
@@ -70,7 +71,7 @@ type SimPlan struct {
 	Today   *Scenario `json:"today,omitempty"`
 	Horizon *Scenario `json:"horizon,omitempty"`
 	// Effects are the recommendations' replayed effects, in their order.
-	Effects []Effect `json:"effects"`
+	Effects []analysis.Effect `json:"effects"`
 	// Free are the ids of the recommendations that help and are applied
 	// before any purchase; WithFree is the horizon with them.
 	Free     []string  `json:"free"`
@@ -95,39 +96,6 @@ type SimPlan struct {
 	Steps        int `json:"steps"`
 }
 
-// Effect is a recommendation's replayed effect: the waits of the jobs it
-// is about (Group) and of every GPU job, today's rules against the rules
-// with it, each a median over seeds with its p10–p90.
-type Effect struct {
-	ID        string `json:"id"`
-	Kind      string `json:"kind"`
-	Simulated bool   `json:"simulated"`
-	// Why it was not replayed, when Simulated is false.
-	Why     string `json:"why,omitempty"`
-	Group   string `json:"group,omitempty"`
-	Jobs    int    `json:"jobs"`
-	Before  Group  `json:"before"`
-	After   Group  `json:"after"`
-	AllFrom Group  `json:"all_before"`
-	AllTo   Group  `json:"all_after"`
-	// Outcome is EffectHelps, EffectNone, EffectHarms, EffectAloneOnly or
-	// EffectNotSimulated.
-	Outcome string `json:"outcome"`
-	// Text is the sentence every output prints.
-	Text string `json:"text"`
-}
-
-// Effect outcomes.
-const (
-	EffectHelps        = "helps"
-	EffectNone         = "no_effect"
-	EffectHarms        = "harms"
-	EffectNotSimulated = "not_simulated"
-	// EffectAloneOnly: it helps alone, but not with the free changes kept
-	// before it; it is not applied.
-	EffectAloneOnly = "helps_alone_only"
-)
-
 // ModelPlan is the purchase search for one GPU model at the horizon, with
 // the free changes (and the purchases of the models searched before it)
 // applied.
@@ -147,10 +115,10 @@ type ModelPlan struct {
 
 // CurvePoint is one purchase size tried.
 type CurvePoint struct {
-	Added          int    `json:"added"`
-	ModelP95       Spread `json:"model_p95_s"`
-	WorstPartition string `json:"worst_partition"`
-	WorstP95       Spread `json:"worst_partition_p95_s"`
+	Added          int             `json:"added"`
+	ModelP95       analysis.Spread `json:"model_p95_s"`
+	WorstPartition string          `json:"worst_partition"`
+	WorstP95       analysis.Spread `json:"worst_partition_p95_s"`
 	// Compared is the wait the search compares with the target: the
 	// model's p95, or the p95 of its jobs in one partition when that is
 	// longer (ComparedGroup names which). A partition's jobs on the model
@@ -159,8 +127,8 @@ type CurvePoint struct {
 	// model's own p95 mixes in other partitions' jobs, which may wait
 	// less, so a model could meet the target while a partition on it
 	// does not.
-	Compared      Spread `json:"compared_p95_s"`
-	ComparedGroup string `json:"compared_group"`
+	Compared      analysis.Spread `json:"compared_p95_s"`
+	ComparedGroup string          `json:"compared_group"`
 }
 
 // Purchase is GPUs of one model to buy.
@@ -175,12 +143,12 @@ type Timeline struct {
 	// SearchedMonths is how far ahead the search looked; BreachMonth the
 	// first month past the window's end that misses the target (0: the
 	// target is missed already; −1: not within SearchedMonths).
-	SearchedMonths int       `json:"searched_months"`
-	BreachMonth    int       `json:"breach_month"`
-	BreachDate     time.Time `json:"breach_date,omitzero"`
-	Group          string    `json:"group,omitempty"` // the first partition or model to miss it
-	P95            Spread    `json:"p95_s"`
-	OrderBy        time.Time `json:"order_by,omitzero"`
+	SearchedMonths int             `json:"searched_months"`
+	BreachMonth    int             `json:"breach_month"`
+	BreachDate     time.Time       `json:"breach_date,omitzero"`
+	Group          string          `json:"group,omitempty"` // the first partition or model to miss it
+	P95            analysis.Spread `json:"p95_s"`
+	OrderBy        time.Time       `json:"order_by,omitzero"`
 	// Late is set when the order-by date is not after the window's end.
 	Late bool `json:"late"`
 }
@@ -210,7 +178,7 @@ var errBudget = errors.New("replay budget spent")
 // SimulatePlan makes the simulated capacity plan of in. findings must be
 // Analyse's for the same input and configuration: the recommendations
 // replayed are theirs, and each gets its Simulated effect set.
-func SimulatePlan(in Input, findings *Findings, p SimPlanParams, c Config) (SimPlan, error) {
+func SimulatePlan(in analysis.Input, findings *analysis.Findings, p SimPlanParams, c analysis.Config) (SimPlan, error) {
 	if err := c.Validate(); err != nil {
 		return SimPlan{}, err
 	}
@@ -218,8 +186,8 @@ func SimulatePlan(in Input, findings *Findings, p SimPlanParams, c Config) (SimP
 	sp := SimPlan{
 		TargetP95Wait: pc.TargetP95Wait.D().Seconds(), Growth: p.Plan.Growth, Months: p.Plan.Months,
 		NewDemand: p.Plan.NewDemand, LeadTimeMonths: pc.LeadTimeMonths, Seeds: pc.Seeds,
-		Window: findings.Plan.Window, Assumed: []string{}, Effects: []Effect{}, Free: []string{},
-		Conf: in.Conf, Inventory: inventoryOf(&in),
+		Window: findings.Plan.Window, Assumed: []string{}, Effects: []analysis.Effect{}, Free: []string{},
+		Conf: in.Conf, Inventory: analysis.InventoryOf(&in),
 		Models: []ModelPlan{}, Purchase: []Purchase{}, Costs: []Cost{},
 		Jobs: SimJobs{LeftOutWhy: []string{}, LeftOutReasons: []LeftOutReason{}},
 	}
@@ -231,10 +199,10 @@ func SimulatePlan(in Input, findings *Findings, p SimPlanParams, c Config) (SimP
 	period := time.Duration(findings.Plan.PeriodHours * float64(time.Hour))
 	var short []string
 	if period < pc.MinWindow.D() {
-		short = append(short, fmt.Sprintf("%s of data (at least %s needed, plan.min_window)", FormatDuration(period), FormatDuration(pc.MinWindow.D())))
+		short = append(short, fmt.Sprintf("%s of data (at least %s needed, plan.min_window)", analysis.FormatDuration(period), analysis.FormatDuration(pc.MinWindow.D())))
 	}
 	if gpuJobs < pc.MinJobs {
-		short = append(short, fmt.Sprintf("%d GPU %s (at least %d needed, plan.min_jobs)", gpuJobs, pluralWord(gpuJobs, "job", "jobs"), pc.MinJobs))
+		short = append(short, fmt.Sprintf("%d GPU %s (at least %d needed, plan.min_jobs)", gpuJobs, analysis.PluralWord(gpuJobs, "job", "jobs"), pc.MinJobs))
 	}
 	if len(short) > 0 {
 		sp.NotSimulated = "not enough data: " + strings.Join(short, "; ")
@@ -283,9 +251,9 @@ func SimulatePlan(in Input, findings *Findings, p SimPlanParams, c Config) (SimP
 
 // planner runs the replays of one plan, each configuration once.
 type planner struct {
-	in       Input
+	in       analysis.Input
 	wp       WhatIfParams
-	params   PlanParams
+	params   analysis.PlanParams
 	cNow     float64
 	target   float64
 	seeds    int
@@ -319,7 +287,7 @@ type evalResult struct {
 
 // start replays today's cluster, choosing the seeds so that the whole
 // plan fits the budget.
-func (pl *planner) start(pc *PlanConfig, recs int) error {
+func (pl *planner) start(pc *analysis.PlanConfig, recs int) error {
 	r, err := newReplay(pl.in, pl.wp, nil)
 	if err != nil {
 		return err
@@ -380,7 +348,7 @@ func (pl *planner) factor(m int) float64 {
 }
 
 // eval replays the changes at month m's load, once per configuration.
-func (pl *planner) eval(changes []Change, m int) (*evalResult, error) {
+func (pl *planner) eval(changes []analysis.Change, m int) (*evalResult, error) {
 	o := pl.evalAll([]evalReq{{changes: changes, m: m}}, nil)[0]
 	return o.e, o.err
 }
@@ -390,8 +358,8 @@ func (pl *planner) eval(changes []Change, m int) (*evalResult, error) {
 // and so are models no job needed (Group.PlacedOnly): where the replay
 // placed jobs that could run elsewhere says nothing of a model, and their
 // waits count in their partitions.
-func worst(sc Scenario, partitionsOnly bool) (string, Spread) {
-	name, p95 := "", Spread{}
+func worst(sc Scenario, partitionsOnly bool) (string, analysis.Spread) {
+	name, p95 := "", analysis.Spread{}
 	best := -1.0
 	groups := sc.Partitions
 	if !partitionsOnly {
@@ -417,7 +385,7 @@ func (pl *planner) meets(sc Scenario) bool {
 	return p95.Median <= pl.target
 }
 
-func (pl *planner) makePlan(sp *SimPlan, findings *Findings, pc *PlanConfig) error {
+func (pl *planner) makePlan(sp *SimPlan, findings *analysis.Findings, pc *analysis.PlanConfig) error {
 	base := pl.base
 	sp.Simulated, sp.Seeds = true, pl.seeds
 	sp.Window, sp.ClusterSource = base.r.window, base.r.source
@@ -436,12 +404,12 @@ func (pl *planner) makePlan(sp *SimPlan, findings *Findings, pc *PlanConfig) err
 	// The horizon and (1) each recommendation alone, at today's load:
 	// replayed together, charged in that order.
 	recs := findings.Recommendations
-	effects := make([]Effect, len(recs))
+	effects := make([]analysis.Effect, len(recs))
 	reqs := []evalReq{{m: h}}
 	var which []int
 	for i := range recs {
 		if effects[i] = effectWhy(&recs[i]); effects[i].Why == "" {
-			reqs = append(reqs, evalReq{changes: recs[i].sim.changes, keep: true})
+			reqs = append(reqs, evalReq{changes: recs[i].Replay.Changes, keep: true})
 			which = append(which, i)
 		}
 	}
@@ -472,15 +440,15 @@ func (pl *planner) makePlan(sp *SimPlan, findings *Findings, pc *PlanConfig) err
 	// materially longer than without (two changes that each help may
 	// not help together). A MIG layout is the alternative to shards of
 	// the same model: left out where those were kept.
-	var free []Change
+	var free []analysis.Change
 	freeModels := map[string]bool{}
 	wf := hz
 	for i := range recs {
 		e := &effects[i]
-		if e.Outcome != EffectHelps || recs[i].Kind == RecMIG && freeModels[migModel(&recs[i])] {
+		if e.Outcome != analysis.EffectHelps || recs[i].Kind == analysis.RecMIG && freeModels[migModel(&recs[i])] {
 			continue
 		}
-		cand := append(slices.Clone(free), recs[i].sim.changes...)
+		cand := append(slices.Clone(free), recs[i].Replay.Changes...)
 		next, err := pl.eval(cand, h)
 		if err != nil {
 			return err
@@ -490,12 +458,12 @@ func (pl *planner) makePlan(sp *SimPlan, findings *Findings, pc *PlanConfig) err
 		if after.Median > before.Median+math.Max(effectMinAbs, effectMinShare*before.Median) {
 			e.Text = strings.TrimSuffix(e.Text, ".") + fmt.Sprintf(": it helps alone, but with %s at the horizon the worst replayed p95 wait would be %s instead of %s; not applied in the plan.",
 				JoinWords(sp.Free), shortDur(after.Median), shortDur(before.Median))
-			e.Outcome = EffectAloneOnly
+			e.Outcome = analysis.EffectAloneOnly
 			continue
 		}
 		free, wf = cand, next
 		sp.Free = append(sp.Free, recs[i].ID)
-		if recs[i].Kind == RecShards {
+		if recs[i].Kind == analysis.RecShards {
 			freeModels[migModel(&recs[i])] = true
 		}
 	}
@@ -507,7 +475,7 @@ func (pl *planner) makePlan(sp *SimPlan, findings *Findings, pc *PlanConfig) err
 
 	// (2) With them, the smallest purchase per model at the horizon.
 	models := slices.Clone(wf.sc.Models)
-	slices.SortStableFunc(models, func(a, b Group) int { return cmp.Compare(b.WaitP95.Median, a.WaitP95.Median) })
+	slices.SortStableFunc(models, func(a, b analysis.Group) int { return cmp.Compare(b.WaitP95.Median, a.WaitP95.Median) })
 	bought := slices.Clone(free)
 	for _, g := range models {
 		mp, add, err := pl.searchModel(g, bought, pc.MaxPurchase, wf)
@@ -540,12 +508,12 @@ func (pl *planner) makePlan(sp *SimPlan, findings *Findings, pc *PlanConfig) err
 
 // migModel is the model a sharing recommendation is about: the first
 // shard change's.
-func migModel(r *Recommendation) string {
-	if r.sim == nil {
+func migModel(r *analysis.Recommendation) string {
+	if r.Replay == nil {
 		return ""
 	}
-	for _, c := range r.sim.changes {
-		if c.Kind == ChangeShards {
+	for _, c := range r.Replay.Changes {
+		if c.Kind == analysis.ChangeShards {
 			return c.Model
 		}
 	}
@@ -565,24 +533,24 @@ func material(from, to float64) bool {
 }
 
 // effect replays one recommendation at today's load against today's rules.
-func (pl *planner) effect(r *Recommendation, calErr float64) Effect {
+func (pl *planner) effect(r *analysis.Recommendation, calErr float64) analysis.Effect {
 	e := effectWhy(r)
 	if e.Why != "" {
 		return e
 	}
-	o := pl.evalAll([]evalReq{{changes: r.sim.changes, keep: true}}, nil)[0]
+	o := pl.evalAll([]evalReq{{changes: r.Replay.Changes, keep: true}}, nil)[0]
 	return pl.effectOf(r, o, calErr)
 }
 
 // effectWhy is a recommendation's effect when it cannot be replayed (Why
 // says why), or its start.
-func effectWhy(r *Recommendation) Effect {
-	e := Effect{ID: r.ID, Kind: r.Kind, Outcome: EffectNotSimulated}
+func effectWhy(r *analysis.Recommendation) analysis.Effect {
+	e := analysis.Effect{ID: r.ID, Kind: r.Kind, Outcome: analysis.EffectNotSimulated}
 	switch {
-	case r.sim == nil:
+	case r.Replay == nil:
 		e.Why = "the replay has no model of this change"
-	case r.sim.why != "":
-		e.Why = r.sim.why
+	case r.Replay.Why != "":
+		e.Why = r.Replay.Why
 	}
 	if e.Why != "" {
 		e.Text = "Expected effect: not simulated (" + e.Why + ")."
@@ -592,7 +560,7 @@ func effectWhy(r *Recommendation) Effect {
 
 // effectOf is a recommendation's effect from the replay of its changes
 // at today's load (kept with its runs).
-func (pl *planner) effectOf(r *Recommendation, o evalOut, calErr float64) Effect {
+func (pl *planner) effectOf(r *analysis.Recommendation, o evalOut, calErr float64) analysis.Effect {
 	e := effectWhy(r)
 	ch, err := o.e, o.err
 	if err != nil {
@@ -604,9 +572,9 @@ func (pl *planner) effectOf(r *Recommendation, o evalOut, calErr float64) Effect
 		return e
 	}
 	base := pl.base
-	e.Simulated, e.Group = true, r.sim.groupName
-	e.Before = base.r.subset(r.sim.groupName, base.runs, r.sim.group)
-	e.After = ch.r.subset(r.sim.groupName, ch.runs, r.sim.group)
+	e.Simulated, e.Group = true, r.Replay.GroupName
+	e.Before = base.r.subset(r.Replay.GroupName, base.runs, r.Replay.Group)
+	e.After = ch.r.subset(r.Replay.GroupName, ch.runs, r.Replay.Group)
 	e.AllFrom = base.r.subset("all GPU jobs", base.runs, nil)
 	e.AllTo = ch.r.subset("all GPU jobs", ch.runs, nil)
 	e.Jobs = int(e.Before.Jobs.Median)
@@ -618,11 +586,11 @@ func (pl *planner) effectOf(r *Recommendation, o evalOut, calErr float64) Effect
 	harms := more > 0 || material(e.AllTo.WaitMean.Median, e.AllFrom.WaitMean.Median)
 	switch {
 	case harms:
-		e.Outcome = EffectHarms
+		e.Outcome = analysis.EffectHarms
 	case helps:
-		e.Outcome = EffectHelps
+		e.Outcome = analysis.EffectHelps
 	default:
-		e.Outcome = EffectNone
+		e.Outcome = analysis.EffectNone
 	}
 	text := fmt.Sprintf("Expected effect (simulated): p95 wait of %s %s → %s (p10–p90 %s–%s; calibration error ±%s); mean wait of all GPU jobs %s → %s",
 		e.Group, shortDur(b.WaitP95.Median), shortDur(a.WaitP95.Median), shortDur(a.WaitP95.P10), shortDur(a.WaitP95.P90),
@@ -630,10 +598,10 @@ func (pl *planner) effectOf(r *Recommendation, o evalOut, calErr float64) Effect
 	switch {
 	case more > 0:
 		text += fmt.Sprintf(": harmful, %d more %s could never start with it (%s); not applied in the plan",
-			more, pluralWord(more, "job", "jobs"), strings.Join(ch.sc.Jobs.LeftOutWhy, "; "))
-	case e.Outcome == EffectHarms:
+			more, analysis.PluralWord(more, "job", "jobs"), strings.Join(ch.sc.Jobs.LeftOutWhy, "; "))
+	case e.Outcome == analysis.EffectHarms:
 		text += ": harmful, the queue as a whole waits longer; not applied in the plan"
-	case e.Outcome == EffectNone:
+	case e.Outcome == analysis.EffectNone:
 		text += ": no material change in waits; not counted in the plan"
 	}
 	e.Text = text + "."
@@ -646,7 +614,7 @@ func (pl *planner) effectOf(r *Recommendation, o evalOut, calErr float64) Effect
 // A model no job needed (Group.PlacedOnly) is searched on the waits that
 // count for it, as worst does: the worst p95 of the partitions it is in,
 // where the jobs the replay placed on it count; its curve shows that wait.
-func (pl *planner) searchModel(g Group, changes []Change, maxGPUs int, wf *evalResult) (ModelPlan, []Change, error) {
+func (pl *planner) searchModel(g analysis.Group, changes []analysis.Change, maxGPUs int, wf *evalResult) (ModelPlan, []analysis.Change, error) {
 	mp := ModelPlan{Model: g.Name, GPUs: g.GPUs, Curve: []CurvePoint{}}
 	for _, n := range wf.nodes {
 		if n.Model == g.Name && !n.Added {
@@ -666,8 +634,8 @@ func (pl *planner) searchModel(g Group, changes []Change, maxGPUs int, wf *evalR
 	req := func(k int) evalReq {
 		return evalReq{changes: append(slices.Clone(changes), addChanges(g.Name, k, mp.NodeGPUs)...), m: pl.params.Months}
 	}
-	point := func(k int, e *evalResult) Group {
-		var mg Group
+	point := func(k int, e *evalResult) analysis.Group {
+		var mg analysis.Group
 		partName := ""
 		for _, x := range e.sc.Models {
 			if x.Name == g.Name {
@@ -701,10 +669,10 @@ func (pl *planner) searchModel(g Group, changes []Change, maxGPUs int, wf *evalR
 		mg.WaitP95 = cmp
 		return mg
 	}
-	at := func(k int) (Group, error) {
+	at := func(k int) (analysis.Group, error) {
 		o := pl.evalAll([]evalReq{req(k)}, nil)[0]
 		if o.err != nil {
-			return Group{}, o.err
+			return analysis.Group{}, o.err
 		}
 		return point(k, o.e), nil
 	}
@@ -727,7 +695,7 @@ func (pl *planner) searchModel(g Group, changes []Change, maxGPUs int, wf *evalR
 		reqs[i] = req(k)
 	}
 	var err error
-	groups := make([]Group, 0, len(sizes))
+	groups := make([]analysis.Group, 0, len(sizes))
 	pl.evalAll(reqs, func(i int, o evalOut) bool {
 		if err = o.err; err != nil {
 			return true
@@ -787,11 +755,11 @@ func (pl *planner) searchModel(g Group, changes []Change, maxGPUs int, wf *evalR
 
 // addChanges adds k GPUs of model as nodes of nodeGPUs (the last one
 // smaller), into the partitions that have the model.
-func addChanges(model string, k, nodeGPUs int) []Change {
-	var out []Change
+func addChanges(model string, k, nodeGPUs int) []analysis.Change {
+	var out []analysis.Change
 	for i := 0; k > 0; i++ {
 		n := min(k, nodeGPUs)
-		out = append(out, Change{Kind: ChangeAdd, Count: n, Model: model, Spec: fmt.Sprintf("%dx%s#%d", n, model, i)})
+		out = append(out, analysis.Change{Kind: analysis.ChangeAdd, Count: n, Model: model, Spec: fmt.Sprintf("%dx%s#%d", n, model, i)})
 		k -= n
 	}
 	return out
@@ -804,7 +772,7 @@ func addChanges(model string, k, nodeGPUs int) []Change {
 // is stepped over: a bisection could miss a breach that a later month's
 // dip hides. The months run in parallel, charged in order; the work past
 // the first miss is thrown away.
-func (pl *planner) timeline(changes []Change, maxMonths int, end time.Time, lead int) (*Timeline, error) {
+func (pl *planner) timeline(changes []analysis.Change, maxMonths int, end time.Time, lead int) (*Timeline, error) {
 	maxMonths = min(maxMonths, 120)
 	tl := &Timeline{SearchedMonths: maxMonths, BreachMonth: -1}
 	reqs := make([]evalReq, maxMonths+1)
@@ -836,16 +804,16 @@ func (pl *planner) timeline(changes []Change, maxMonths int, end time.Time, lead
 }
 
 // costs prices each purchase with a configured price.
-func costs(purchase []Purchase, sc Scenario, pc *PlanConfig) []Cost {
+func costs(purchase []Purchase, sc Scenario, pc *analysis.PlanConfig) []Cost {
 	out := []Cost{}
 	for _, p := range purchase {
-		var g Group
+		var g analysis.Group
 		for _, x := range sc.Models {
 			if x.Name == p.Model {
 				g = x
 			}
 		}
-		i := slices.IndexFunc(pc.Prices, func(pr PriceConfig) bool { return matchModel(pr.Model, p.Model, gresType(p.Model)) })
+		i := slices.IndexFunc(pc.Prices, func(pr analysis.PriceConfig) bool { return matchModel(pr.Model, p.Model, analysis.GRESType(p.Model)) })
 		if i < 0 {
 			continue
 		}
@@ -856,7 +824,7 @@ func costs(purchase []Purchase, sc Scenario, pc *PlanConfig) []Cost {
 
 // costOf is one model's buy-versus-rent at utilisation u of the GPUs
 // bought.
-func costOf(model string, gpus int, u float64, pr PriceConfig, years float64) Cost {
+func costOf(model string, gpus int, u float64, pr analysis.PriceConfig, years float64) Cost {
 	perGPU := pr.Purchase/years + pr.RunningPerYear
 	c := Cost{
 		Model: model, GPUs: gpus, OwnedPerYear: float64(gpus) * perGPU, Utilisation: u,
@@ -877,11 +845,11 @@ const hoursPerYear = 8760.0
 
 // NotSimulatedPlan is the plan when no replay may run (a caller who sees
 // only their own jobs): why says so, and the verdict is not_simulated.
-func NotSimulatedPlan(findings Findings, p PlanParams, c Config, why string) SimPlan {
+func NotSimulatedPlan(findings analysis.Findings, p analysis.PlanParams, c analysis.Config, why string) SimPlan {
 	sp := SimPlan{
 		TargetP95Wait: c.Plan.TargetP95Wait.D().Seconds(), Growth: p.Growth, Months: p.Months, NewDemand: p.NewDemand,
 		LeadTimeMonths: c.Plan.LeadTimeMonths, Window: findings.Plan.Window, NotSimulated: why, Assumed: []string{},
-		Effects: []Effect{}, Free: []string{}, Models: []ModelPlan{}, Purchase: []Purchase{}, Costs: []Cost{},
+		Effects: []analysis.Effect{}, Free: []string{}, Models: []ModelPlan{}, Purchase: []Purchase{}, Costs: []Cost{},
 		Jobs:      SimJobs{LeftOutWhy: []string{}, LeftOutReasons: []LeftOutReason{}},
 		Inventory: findings.Plan.Inventory,
 	}
@@ -892,12 +860,12 @@ func NotSimulatedPlan(findings Findings, p PlanParams, c Config, why string) Sim
 
 // notSimulated gives every recommendation without a replayed effect one
 // that says why there is none.
-func notSimulated(sp *SimPlan, recs []Recommendation) {
+func notSimulated(sp *SimPlan, recs []analysis.Recommendation) {
 	for i := range recs {
 		if recs[i].Simulated != nil {
 			continue
 		}
-		e := Effect{ID: recs[i].ID, Kind: recs[i].Kind, Outcome: EffectNotSimulated, Why: sp.NotSimulated,
+		e := analysis.Effect{ID: recs[i].ID, Kind: recs[i].Kind, Outcome: analysis.EffectNotSimulated, Why: sp.NotSimulated,
 			Text: "Expected effect: not simulated (" + sp.NotSimulated + ")."}
 		recs[i].Simulated = &e
 		sp.Effects = append(sp.Effects, e)

@@ -1,4 +1,4 @@
-package analysis
+package capacity
 
 import (
 	"fmt"
@@ -9,6 +9,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/gpuprof/gpuprof/analysis"
 	"github.com/gpuprof/gpuprof/queuesim"
 )
 
@@ -44,13 +45,13 @@ const a100 = "NVIDIA A100-SXM4-80GB"
 
 // gpuNodes returns n nodes of the model, each with per GPUs, in the
 // partitions given (default gpu).
-func gpuNodes(prefix, model string, n, per int, parts ...string) []Node {
+func gpuNodes(prefix, model string, n, per int, parts ...string) []analysis.Node {
 	if len(parts) == 0 {
 		parts = []string{"gpu"}
 	}
-	var out []Node
+	var out []analysis.Node
 	for i := range n {
-		out = append(out, Node{Name: fmt.Sprintf("%s%d", prefix, i), GPUModel: model, GPUs: per, MemoryTotal: card, Partitions: slices.Clone(parts)})
+		out = append(out, analysis.Node{Name: fmt.Sprintf("%s%d", prefix, i), GPUModel: model, GPUs: per, MemoryTotal: card, Partitions: slices.Clone(parts)})
 	}
 	return out
 }
@@ -59,7 +60,7 @@ func gpuNodes(prefix, model string, n, per int, parts ...string) []Node {
 // defaults, seed 1) and returns the month's Input as gpuprof would have
 // recorded it: COMPLETED jobs with their real starts, ends and nodes, and
 // GPU readings.
-func recordMonth(t testing.TB, nodes []Node, pjs []plantedJob) Input {
+func recordMonth(t testing.TB, nodes []analysis.Node, pjs []plantedJob) analysis.Input {
 	t.Helper()
 	from, to := monthFrom, monthTo
 	slices.SortStableFunc(pjs, func(a, b plantedJob) int { return a.submitTime().Compare(b.submitTime()) })
@@ -74,7 +75,7 @@ func recordMonth(t testing.TB, nodes []Node, pjs []plantedJob) Input {
 	var c queuesim.Cluster
 	var parts []string
 	for _, n := range nodes {
-		typ := gresType(n.GPUModel)
+		typ := analysis.GRESType(n.GPUModel)
 		if !asked[typ] {
 			typ = ""
 		}
@@ -111,7 +112,7 @@ func recordMonth(t testing.TB, nodes []Node, pjs []plantedJob) Input {
 	if err != nil {
 		t.Fatal(err)
 	}
-	in := Input{Window: Window{From: from, To: to}, Nodes: nodes}
+	in := analysis.Input{Window: analysis.Window{From: from, To: to}, Nodes: nodes}
 	latest := to
 	for i, j := range pjs {
 		r := res.Jobs[i]
@@ -121,7 +122,7 @@ func recordMonth(t testing.TB, nodes []Node, pjs []plantedJob) Input {
 		n := nodes[r.Node]
 		start, end := from.Add(r.Start), from.Add(r.End)
 		latest = later(latest, end)
-		job := Job{
+		job := analysis.Job{
 			Cluster: "planted", ID: fmt.Sprint(5000 + i), User: j.user, Account: "acct-" + j.user,
 			Partition: j.partition(), QOS: "normal", Name: "train", State: "COMPLETED",
 			Submit: j.submitTime(), Eligible: j.at, Start: start, End: end, TimeLimit: j.limit,
@@ -182,17 +183,17 @@ func minutes(r *rand.Rand, lo, hi int) time.Duration {
 
 // planConfig is the default configuration with fewer seeds, so that the
 // planted months replay fast.
-func planConfig(seeds int) Config {
-	c := DefaultConfig()
+func planConfig(seeds int) analysis.Config {
+	c := analysis.DefaultConfig()
 	c.Plan.Seeds = seeds
 	return c
 }
 
 // simulate analyses the month and makes its plan with Slurm's default
 // scheduler on the inventory.
-func simulate(t testing.TB, in Input, c Config, pp PlanParams) (Findings, SimPlan) {
+func simulate(t testing.TB, in analysis.Input, c analysis.Config, pp analysis.PlanParams) (analysis.Findings, SimPlan) {
 	t.Helper()
-	f, err := Analyse(in, c)
+	f, err := analysis.Analyse(in, c)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -204,7 +205,7 @@ func simulate(t testing.TB, in Input, c Config, pp PlanParams) (Findings, SimPla
 }
 
 // describe is the plan in a few lines, for failures and logs.
-func describe(f Findings, sp SimPlan) string {
+func describe(f analysis.Findings, sp SimPlan) string {
 	var b strings.Builder
 	fmt.Fprintf(&b, "verdict %s (%s/%s): %s\n", sp.Verdict.Code, sp.Verdict.Binding, sp.Verdict.BindingName, sp.Verdict.Text)
 	if sp.Calibration != nil {
@@ -249,7 +250,7 @@ func describe(f Findings, sp SimPlan) string {
 // jobs arrive in a burst every weekday morning, more than 4 H100 can take
 // at once; A100 jobs (typed too) are light. Runs of 1–2 h with limits of
 // twice the run: no rule has a change to recommend.
-func shortOfH100(t testing.TB, burst int) Input {
+func shortOfH100(t testing.TB, burst int) analysis.Input {
 	r := rand.New(rand.NewPCG(13, 1))
 	var pjs []plantedJob
 	users := []string{"ana", "bo", "cy", "di", "ed", "fay"}
@@ -273,7 +274,7 @@ func shortOfH100(t testing.TB, burst int) Input {
 
 // checkPlan checks what every plan must satisfy, planted or
 // random: see TestPlanNeverContradicts.
-func checkPlan(t *testing.T, where string, f Findings, sp SimPlan) {
+func checkPlan(t *testing.T, where string, f analysis.Findings, sp SimPlan) {
 	t.Helper()
 	if err := planContradiction(f, sp); err != "" {
 		t.Errorf("%s: %s\n%s", where, err, describe(f, sp))
@@ -325,10 +326,10 @@ func TestPlantedShortOfOneModel(t *testing.T) {
 	target := c.Plan.TargetP95Wait.D().Seconds()
 	for _, tc := range []struct {
 		name string
-		pp   PlanParams
+		pp   analysis.PlanParams
 	}{
-		{"today's load", PlanParams{}},
-		{"30% growth over 12 months", PlanParams{Growth: 0.3, Months: 12}},
+		{"today's load", analysis.PlanParams{}},
+		{"30% growth over 12 months", analysis.PlanParams{Growth: 0.3, Months: 12}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			in := shortOfH100(t, 12)
@@ -364,8 +365,8 @@ func TestPlantedShortOfOneModel(t *testing.T) {
 		})
 	}
 	// The purchase grows with the growth: 30 % over a year needs more.
-	_, now := simulate(t, shortOfH100(t, 12), c, PlanParams{})
-	_, grown := simulate(t, shortOfH100(t, 12), c, PlanParams{Growth: 0.3, Months: 12})
+	_, now := simulate(t, shortOfH100(t, 12), c, analysis.PlanParams{})
+	_, grown := simulate(t, shortOfH100(t, 12), c, analysis.PlanParams{Growth: 0.3, Months: 12})
 	t.Logf("H100 to buy: %d today, %d with 30%% growth over 12 months", purchased(now, h100), purchased(grown, h100))
 	if purchased(grown, h100) <= purchased(now, h100) {
 		t.Errorf("H100 to buy: %d today, %d with 30%% growth: want more with growth", purchased(now, h100), purchased(grown, h100))
@@ -379,7 +380,7 @@ func TestPlantedShortOfOneModel(t *testing.T) {
 // one-GPU job that asked for its real time would fit on the 4 free GPUs
 // before it, one that asks for 24 h never does, so it waits for both wide
 // jobs to run.
-func overRequested(t testing.TB, smalls int) Input {
+func overRequested(t testing.TB, smalls int) analysis.Input {
 	r := rand.New(rand.NewPCG(13, 2))
 	var pjs []plantedJob
 	users := []string{"ana", "bo", "cy", "di", "ed", "fay", "gus", "hal"}
@@ -399,19 +400,19 @@ func TestPlantedOverRequestedLimits(t *testing.T) {
 	in := overRequested(t, 70)
 	c := planConfig(3)
 	target := c.Plan.TargetP95Wait.D().Seconds()
-	f, sp := simulate(t, in, c, PlanParams{})
+	f, sp := simulate(t, in, c, analysis.PlanParams{})
 	t.Log(describe(f, sp))
 	checkPlan(t, "over-requested limits", f, sp)
-	var dt *Recommendation
+	var dt *analysis.Recommendation
 	for i := range f.Recommendations {
-		if r := &f.Recommendations[i]; r.Kind == RecDefaultTime {
+		if r := &f.Recommendations[i]; r.Kind == analysis.RecDefaultTime {
 			dt = r
 		}
 	}
 	if dt == nil {
 		t.Fatalf("no DefaultTime recommendation among %d", len(f.Recommendations))
 	}
-	if dt.Simulated == nil || dt.Simulated.Outcome != EffectHelps || !slices.Contains(sp.Free, dt.ID) {
+	if dt.Simulated == nil || dt.Simulated.Outcome != analysis.EffectHelps || !slices.Contains(sp.Free, dt.ID) {
 		t.Fatalf("DefaultTime %s: effect %+v, free %v: want it helping and applied", dt.ID, dt.Simulated, sp.Free)
 	}
 	if e := dt.Simulated; !(e.After.WaitP95.Median < e.Before.WaitP95.Median) {
@@ -436,7 +437,7 @@ func TestPlantedOverRequestedLimits(t *testing.T) {
 // before it ends (--begin, or a dependency): under FIFO by submission
 // every GPU that frees goes to the next step, and the short jobs (5–15
 // min, submitted in working hours) wait for the pipelines to end.
-func stuckBehindTraining(t testing.TB, shortsPerHour float64) Input {
+func stuckBehindTraining(t testing.TB, shortsPerHour float64) analysis.Input {
 	r := rand.New(rand.NewPCG(13, 3))
 	var pjs []plantedJob
 	users := []string{"ana", "bo", "cy", "di", "ed", "fay"}
@@ -471,12 +472,12 @@ func TestPlantedShortJobsBehindTraining(t *testing.T) {
 	in := stuckBehindTraining(t, 1)
 	c := planConfig(3)
 	target := c.Plan.TargetP95Wait.D().Seconds()
-	f, sp := simulate(t, in, c, PlanParams{})
+	f, sp := simulate(t, in, c, analysis.PlanParams{})
 	t.Log(describe(f, sp))
 	checkPlan(t, "short jobs behind training", f, sp)
-	var dbg *Recommendation
+	var dbg *analysis.Recommendation
 	for i := range f.Recommendations {
-		if r := &f.Recommendations[i]; r.Kind == RecDebugPart {
+		if r := &f.Recommendations[i]; r.Kind == analysis.RecDebugPart {
 			dbg = r
 		}
 	}
@@ -484,7 +485,7 @@ func TestPlantedShortJobsBehindTraining(t *testing.T) {
 		t.Fatalf("no debug partition among %d recommendations", len(f.Recommendations))
 	}
 	e := dbg.Simulated
-	if e == nil || e.Outcome != EffectHelps || !slices.Contains(sp.Free, dbg.ID) {
+	if e == nil || e.Outcome != analysis.EffectHelps || !slices.Contains(sp.Free, dbg.ID) {
 		t.Fatalf("debug partition %s: effect %+v, free %v: want it helping and applied", dbg.ID, e, sp.Free)
 	}
 	if !(e.Before.WaitP95.Median > target && e.After.WaitP95.Median <= target) {
@@ -499,7 +500,7 @@ func TestPlantedShortJobsBehindTraining(t *testing.T) {
 	// The long-training cap makes the pipelines wait: replayed as harmful,
 	// it must not be applied.
 	for _, r := range f.Recommendations {
-		if r.Simulated != nil && r.Simulated.Outcome != EffectHelps && slices.Contains(sp.Free, r.ID) {
+		if r.Simulated != nil && r.Simulated.Outcome != analysis.EffectHelps && slices.Contains(sp.Free, r.ID) {
 			t.Errorf("%s (%s) is applied though its effect is %s", r.ID, r.Kind, r.Simulated.Outcome)
 		}
 	}
@@ -507,7 +508,7 @@ func TestPlantedShortJobsBehindTraining(t *testing.T) {
 
 // healthyMonth is case d: 8 A100 and 4 H100, light load, limits of 1.5× the
 // run, busy GPUs: nothing waits long and no rule has a change.
-func healthyMonth(t testing.TB) Input {
+func healthyMonth(t testing.TB) analysis.Input {
 	r := rand.New(rand.NewPCG(13, 4))
 	var pjs []plantedJob
 	users := []string{"ana", "bo", "cy", "di"}
@@ -523,7 +524,7 @@ func healthyMonth(t testing.TB) Input {
 }
 
 func TestPlantedHealthy(t *testing.T) {
-	f, sp := simulate(t, healthyMonth(t), planConfig(3), PlanParams{Growth: 0.3, Months: 12})
+	f, sp := simulate(t, healthyMonth(t), planConfig(3), analysis.PlanParams{Growth: 0.3, Months: 12})
 	t.Log(describe(f, sp))
 	checkPlan(t, "healthy", f, sp)
 	if sp.Verdict.Code != VerdictNoChange || len(f.Recommendations) != 0 || len(sp.Purchase) != 0 {
@@ -537,7 +538,7 @@ func TestPlantedHealthy(t *testing.T) {
 // worstAt replays the month at month m's load with (1+g)^(m/12) growth,
 // as a what-if does, and returns the worst p95 wait over partitions and
 // models: the replay the timeline's bisection makes, made directly.
-func worstAt(t *testing.T, in Input, g float64, m, seeds int) float64 {
+func worstAt(t *testing.T, in analysis.Input, g float64, m, seeds int) float64 {
 	t.Helper()
 	w, err := RunWhatIf(in, WhatIfParams{Seeds: seeds, Growth: g, Months: m})
 	if err != nil {
@@ -554,7 +555,7 @@ func worstAt(t *testing.T, in Input, g float64, m, seeds int) float64 {
 // steadyMonth is one node of 8 H100 with one-GPU jobs of 1–3 h arriving
 // at random all day, perDay a day: an M/G/8 queue whose waits rise
 // steeply as growth brings the load towards the GPUs there are.
-func steadyMonth(t testing.TB, perDay int) Input {
+func steadyMonth(t testing.TB, perDay int) analysis.Input {
 	r := rand.New(rand.NewPCG(13, 5))
 	var pjs []plantedJob
 	users := []string{"ana", "bo", "cy", "di", "ed", "fay"}
@@ -616,7 +617,7 @@ func TestPlantedGrowthBreach(t *testing.T) {
 		}
 	}
 	const horizon = 12
-	f, sp := simulate(t, in, c, PlanParams{Growth: growth, Months: horizon})
+	f, sp := simulate(t, in, c, analysis.PlanParams{Growth: growth, Months: horizon})
 	t.Log(describe(f, sp))
 	checkPlan(t, "growth", f, sp)
 	if len(sp.Free) != 0 {
@@ -648,8 +649,8 @@ func TestPlantedTooLittleData(t *testing.T) {
 	from := time.Date(2026, 11, 3, 10, 0, 0, 0, time.UTC)
 	j := job(9*time.Second, busy(80, 20))
 	j.Submit, j.Eligible, j.Start, j.End = from, from, from, from.Add(9*time.Second)
-	in := Input{Jobs: []Job{j}, Nodes: gpuNodes("h", h100, 1, 4), Window: Window{From: from, To: from.Add(9 * time.Second)}}
-	f, sp := simulate(t, in, c, PlanParams{Growth: 0.3, Months: 12})
+	in := analysis.Input{Jobs: []analysis.Job{j}, Nodes: gpuNodes("h", h100, 1, 4), Window: analysis.Window{From: from, To: from.Add(9 * time.Second)}}
+	f, sp := simulate(t, in, c, analysis.PlanParams{Growth: 0.3, Months: 12})
 	want := "Not enough data to plan: 00:00:09 of data (at least 7-00:00:00 needed, plan.min_window); 1 GPU job (at least 50 needed, plan.min_jobs)."
 	if sp.Verdict.Code != VerdictInsufficientData || sp.Verdict.Text != want || sp.Simulated {
 		t.Errorf("verdict %s %q (simulated %v): want insufficient_data %q", sp.Verdict.Code, sp.Verdict.Text, sp.Simulated, want)
@@ -659,7 +660,7 @@ func TestPlantedTooLittleData(t *testing.T) {
 	// A month, but one job: the job count alone is named.
 	in = shortOfH100(t, 12)
 	in.Jobs = in.Jobs[:1]
-	f, sp = simulate(t, in, c, PlanParams{})
+	f, sp = simulate(t, in, c, analysis.PlanParams{})
 	want = "Not enough data to plan: 1 GPU job (at least 50 needed, plan.min_jobs)."
 	if sp.Verdict.Code != VerdictInsufficientData || sp.Verdict.Text != want {
 		t.Errorf("one job in a month: verdict %s %q, want %q", sp.Verdict.Code, sp.Verdict.Text, want)
@@ -669,7 +670,7 @@ func TestPlantedTooLittleData(t *testing.T) {
 	// A month with its jobs, and no inventory nor slurm.conf nor --node.
 	in = shortOfH100(t, 12)
 	in.Nodes = nil
-	f, sp = simulate(t, in, c, PlanParams{})
+	f, sp = simulate(t, in, c, analysis.PlanParams{})
 	if sp.Verdict.Code != VerdictNoInventory || !strings.HasPrefix(sp.Verdict.Text, "No inventory: cannot compare") || sp.Simulated {
 		t.Errorf("no inventory: verdict %s %q", sp.Verdict.Code, sp.Verdict.Text)
 	}
@@ -684,7 +685,7 @@ func TestPlantedTooLittleData(t *testing.T) {
 // 0.36530 of the hours: above it buying is cheaper (0.4), below renting
 // (0.3: 5,256 h, 13,140 to rent against 16,000 to own).
 func TestCostOf(t *testing.T) {
-	pr := PriceConfig{Model: "h100", Purchase: 30000, RunningPerYear: 2000, CloudPerGPUHour: 2.5}
+	pr := analysis.PriceConfig{Model: "h100", Purchase: 30000, RunningPerYear: 2000, CloudPerGPUHour: 2.5}
 	c := costOf(h100, 2, 0.4, pr, 5)
 	want := Cost{Model: h100, GPUs: 2, OwnedPerYear: 16000, Utilisation: 0.4, BusyHoursPerYear: 7008, RentPerYear: 17520,
 		BreakEven: 8000.0 / 21900, Cheaper: "buy", PurchaseTotal: 60000, DepreciationYears: 5}
@@ -708,9 +709,9 @@ func TestCostOf(t *testing.T) {
 	// costs takes the utilisation of the added GPUs from the replay and
 	// the price of the model by its GRES type; a model without a price
 	// gets no row.
-	sc := Scenario{Models: []Group{{Name: h100, AddedGPUs: 2, AddedOccupancy: Spread{Median: 0.4}}, {Name: a100, AddedGPUs: 1, AddedOccupancy: Spread{Median: 0.9}}}}
-	pc := DefaultConfig().Plan
-	pc.Prices = []PriceConfig{pr}
+	sc := Scenario{Models: []analysis.Group{{Name: h100, AddedGPUs: 2, AddedOccupancy: analysis.Spread{Median: 0.4}}, {Name: a100, AddedGPUs: 1, AddedOccupancy: analysis.Spread{Median: 0.9}}}}
+	pc := analysis.DefaultConfig().Plan
+	pc.Prices = []analysis.PriceConfig{pr}
 	got := costs([]Purchase{{h100, 2}, {a100, 1}}, sc, &pc)
 	want = costOf(h100, 2, 0.4, pr, 5)
 	if len(got) != 1 || !costsEqual(got[0], want) {
@@ -735,7 +736,7 @@ func costsEqual(a, b Cost) bool {
 //
 // With no horizon (0 months) the new demand counts whole from month 1.
 func TestPlannerFactor(t *testing.T) {
-	pl := &planner{params: PlanParams{Growth: 0.3, Months: 12, NewDemand: 2}, cNow: 4}
+	pl := &planner{params: analysis.PlanParams{Growth: 0.3, Months: 12, NewDemand: 2}, cNow: 4}
 	for _, tt := range []struct {
 		m    int
 		want float64
@@ -744,7 +745,7 @@ func TestPlannerFactor(t *testing.T) {
 			t.Errorf("factor(%d) = %.9f, want %.9f", tt.m, got, tt.want)
 		}
 	}
-	if got, want := pl.factor(12), FutureDemand(4, 0.3, 12, 2)/4; math.Abs(got-want) > 1e-12 {
+	if got, want := pl.factor(12), analysis.FutureDemand(4, 0.3, 12, 2)/4; math.Abs(got-want) > 1e-12 {
 		t.Errorf("factor at the horizon %.9f, C_future / C_now %.9f", got, want)
 	}
 	pl.params.Months = 0
@@ -764,7 +765,7 @@ func fakeTimeline(t *testing.T, p95 func(m int) float64, end time.Time, lead int
 	t.Helper()
 	pl := &planner{target: 3600, cache: map[string]*evalResult{}}
 	sc := func(w float64) *evalResult {
-		return &evalResult{sc: Scenario{Partitions: []Group{{Name: "gpu", Jobs: Spread{Median: 10}, WaitP95: Spread{Median: w}}}}}
+		return &evalResult{sc: Scenario{Partitions: []analysis.Group{{Name: "gpu", Jobs: analysis.Spread{Median: 10}, WaitP95: analysis.Spread{Median: w}}}}}
 	}
 	pl.base = sc(p95(0))
 	for m := 1; m <= 120; m++ {

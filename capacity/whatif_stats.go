@@ -1,4 +1,4 @@
-package analysis
+package capacity
 
 import (
 	"cmp"
@@ -8,6 +8,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/gpuprof/gpuprof/analysis"
 	"github.com/gpuprof/gpuprof/queuesim"
 )
 
@@ -192,7 +193,7 @@ func (r *replay) combine(stats []seedStats) Scenario {
 // subset is the spread over runs of the waits of the replayed jobs whose
 // recorded job is in set: the jobs a recommendation's effect is measured
 // on. The runs must be of r.jobs (no growth).
-func (r *replay) subset(name string, runs []*queuesim.Result, set map[int]bool) Group {
+func (r *replay) subset(name string, runs []*queuesim.Result, set map[int]bool) analysis.Group {
 	span := r.span.Seconds()
 	var per []groupRun
 	for _, res := range runs {
@@ -209,8 +210,8 @@ func (r *replay) subset(name string, runs []*queuesim.Result, set map[int]bool) 
 	return groupOf(name, 0, span, per)
 }
 
-func groupOf(name string, gpus int, span float64, runs []groupRun) Group {
-	g := Group{Name: name, GPUs: gpus}
+func groupOf(name string, gpus int, span float64, runs []groupRun) analysis.Group {
+	g := analysis.Group{Name: name, GPUs: gpus}
 	var jobs, mean, p50, p95, occ, queued []float64
 	for _, r := range runs {
 		jobs = append(jobs, float64(len(r.waits)))
@@ -224,8 +225,8 @@ func groupOf(name string, gpus int, span float64, runs []groupRun) Group {
 		w := slices.Clone(r.waits)
 		slices.Sort(w)
 		mean = append(mean, meanOf(w))
-		p50 = append(p50, percentileSorted(w, 50))
-		p95 = append(p95, percentileSorted(w, 95))
+		p50 = append(p50, analysis.PercentileSorted(w, 50))
+		p95 = append(p95, analysis.PercentileSorted(w, 95))
 	}
 	g.Jobs, g.WaitMean, g.WaitP50, g.WaitP95 = spreadOf(jobs), spreadOf(mean), spreadOf(p50), spreadOf(p95)
 	g.Occupancy, g.QueuedGPUHours = spreadOf(occ), spreadOf(queued)
@@ -271,7 +272,7 @@ func (r *replay) calibrate(res *queuesim.Result) Calibration {
 	within := 0
 	for i, jr := range res.Jobs {
 		q, j := &r.jobs[i], r.ref[i]
-		if q.Running || q.Arrival < 0 || !j.started() || jr.Outcome != queuesim.Ran || !j.Start.Before(r.window.To) {
+		if q.Running || q.Arrival < 0 || !j.Started() || jr.Outcome != queuesim.Ran || !j.Start.Before(r.window.To) {
 			continue
 		}
 		real := j.Start.Sub(r.window.From).Seconds()
@@ -310,8 +311,8 @@ func (r *replay) calibrate(res *queuesim.Result) Calibration {
 		slices.Sort(o)
 		slices.Sort(s)
 		cp := CalibratedP{Partition: p.Name, Jobs: len(o),
-			ObservedP50: percentileSorted(o, 50), ObservedP95: percentileSorted(o, 95),
-			SimulatedP50: percentileSorted(s, 50), SimulatedP95: percentileSorted(s, 95)}
+			ObservedP50: analysis.PercentileSorted(o, 50), ObservedP95: analysis.PercentileSorted(o, 95),
+			SimulatedP50: analysis.PercentileSorted(s, 50), SimulatedP95: analysis.PercentileSorted(s, 95)}
 		// Replayed starts are whole seconds: a wait a fraction of a second
 		// below zero reproduces nothing, not less than nothing.
 		if so, ss := sumOf(o), sumOf(s); so > 0 {
@@ -334,7 +335,7 @@ func (r *replay) calibrate(res *queuesim.Result) Calibration {
 		// does not know, however small the error is against the target.
 		if cp.Jobs >= calibMinJobs && cp.ObservedP95 >= calibReproduceMin.Seconds() && cp.SimulatedP95 < calibReproduced*cp.ObservedP95 {
 			u := fmt.Sprintf("partition %s: the replay reproduces less than half of the observed p95 wait (%s of %s, %s)",
-				p.Name, shortDur(cp.SimulatedP95), shortDur(cp.ObservedP95), formatFraction(*cp.ReproducedP95))
+				p.Name, shortDur(cp.SimulatedP95), shortDur(cp.ObservedP95), analysis.FormatFraction(*cp.ReproducedP95))
 			if small {
 				u += fmt.Sprintf("; the error is small against the %s target", shortDur(r.target))
 			}
@@ -368,18 +369,18 @@ func (r *replay) calibrate(res *queuesim.Result) Calibration {
 func (r *replay) notModelled() []string {
 	kinds := []struct {
 		what  string
-		match func(j *Job) bool
+		match func(j *analysis.Job) bool
 	}{
-		{"reservations", func(j *Job) bool {
+		{"reservations", func(j *analysis.Job) bool {
 			return strings.HasPrefix(j.Reason, "Resv") || strings.Contains(j.Reason, "Reservation")
 		}},
-		{"jobs held by a user or an admin", func(j *Job) bool { return strings.HasPrefix(j.Reason, "JobHeld") }},
-		{"down, drained or unavailable nodes or partitions", func(j *Job) bool {
+		{"jobs held by a user or an admin", func(j *analysis.Job) bool { return strings.HasPrefix(j.Reason, "JobHeld") }},
+		{"down, drained or unavailable nodes or partitions", func(j *analysis.Job) bool {
 			return strings.Contains(j.Reason, "NodeNotAvail") || strings.Contains(j.Reason, "NodeDown") ||
 				strings.HasPrefix(j.Reason, "PartitionDown") || strings.HasPrefix(j.Reason, "PartitionInactive")
 		}},
-		{"preempted or requeued jobs", func(j *Job) bool { return j.State == "PREEMPTED" || j.Restarts > 0 }},
-		{"QOS or association limits", func(j *Job) bool {
+		{"preempted or requeued jobs", func(j *analysis.Job) bool { return j.State == "PREEMPTED" || j.Restarts > 0 }},
+		{"QOS or association limits", func(j *analysis.Job) bool {
 			return (strings.HasPrefix(j.Reason, "QOS") || strings.HasPrefix(j.Reason, "Assoc")) && len(r.cluster.QOS) == 0
 		}},
 	}
@@ -392,17 +393,10 @@ func (r *replay) notModelled() []string {
 			}
 		}
 		if n > 0 {
-			out = append(out, fmt.Sprintf("%s (%d %s)", k.what, n, pluralWord(n, "job", "jobs")))
+			out = append(out, fmt.Sprintf("%s (%d %s)", k.what, n, analysis.PluralWord(n, "job", "jobs")))
 		}
 	}
 	return out
-}
-
-func pluralWord(n int, one, many string) string {
-	if n == 1 {
-		return one
-	}
-	return many
 }
 
 // spearman is the rank correlation of two samples (average ranks for

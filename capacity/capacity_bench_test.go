@@ -1,10 +1,12 @@
-package analysis
+package capacity
 
 import (
 	"fmt"
 	"math/rand/v2"
 	"testing"
 	"time"
+
+	"github.com/gpuprof/gpuprof/analysis"
 )
 
 // BenchmarkSimulatePlan makes the whole simulated plan (calibration, the
@@ -17,8 +19,8 @@ func BenchmarkSimulatePlan(b *testing.B) {
 		in := scaledMonth(b, perDay)
 		c := planConfig(3)
 		c.Plan.ReplayBudget, c.Plan.StepBudget = 1<<40, 1<<40
-		b.Run(fmt.Sprintf("jobs=%d/gpus=%d", len(in.Jobs), totalGPUs(in.Nodes)), func(b *testing.B) {
-			f, err := Analyse(in, c)
+		b.Run(fmt.Sprintf("jobs=%d/gpus=%d", len(in.Jobs), analysis.TotalGPUs(in.Nodes)), func(b *testing.B) {
+			f, err := analysis.Analyse(in, c)
 			if err != nil {
 				b.Fatal(err)
 			}
@@ -37,7 +39,7 @@ func BenchmarkSimulatePlan(b *testing.B) {
 	}
 }
 
-func scaledMonth(b *testing.B, perDay int) Input {
+func scaledMonth(b *testing.B, perDay int) analysis.Input {
 	r := rand.New(rand.NewPCG(7, uint64(perDay)))
 	var pjs []plantedJob
 	users := []string{"ana", "bo", "cy", "di", "ed", "fay", "gus", "hal"}

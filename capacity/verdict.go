@@ -1,9 +1,11 @@
-package analysis
+package capacity
 
 import (
 	"fmt"
 	"slices"
 	"strings"
+
+	"github.com/gpuprof/gpuprof/analysis"
 )
 
 // Verdict codes: what the plan says to do. Every output prints the
@@ -65,7 +67,7 @@ type Verdict struct {
 // verdictOf decides the verdict from the plan and the findings: it can
 // say "no change" only when there is no recommendation, and "buy" only
 // for a model whose GPUs were all busy at some time in the replay.
-func verdictOf(sp *SimPlan, f *Findings, recs []Recommendation) Verdict {
+func verdictOf(sp *SimPlan, f *analysis.Findings, recs []analysis.Recommendation) Verdict {
 	v := Verdict{Evidence: []string{}}
 	target := shortDur(sp.TargetP95Wait)
 	horizon := fmt.Sprintf("the %d-month horizon", sp.Months)
@@ -81,7 +83,7 @@ func verdictOf(sp *SimPlan, f *Findings, recs []Recommendation) Verdict {
 	case strings.HasPrefix(sp.NotSimulated, leftOutPrefix):
 		v.Code, v.Binding = VerdictLeftOut, BindingCluster
 		v.Text = fmt.Sprintf("No job can be replayed: every one of the window's %d GPU %s asks for what the cluster does not have (%s). %s",
-			sp.Jobs.LeftOut, pluralWord(sp.Jobs.LeftOut, "job", "jobs"), strings.Join(sp.Jobs.LeftOutWhy, "; "), checkClusterWords)
+			sp.Jobs.LeftOut, analysis.PluralWord(sp.Jobs.LeftOut, "job", "jobs"), strings.Join(sp.Jobs.LeftOutWhy, "; "), checkClusterWords)
 		return v
 	case strings.HasPrefix(sp.NotSimulated, "no inventory"):
 		v.Code = VerdictNoInventory
@@ -138,7 +140,7 @@ func verdictOf(sp *SimPlan, f *Findings, recs []Recommendation) Verdict {
 			v.Text = fmt.Sprintf("Change policy first, no purchase needed: %s, every partition and GPU model keeps its replayed p95 wait under %s at %s (worst: %s, %s; %s without them).",
 				strings.TrimPrefix(freeWords, " "), target, horizon, wFreeName, shortDur(wFree), shortDur(wToday))
 		}
-		if slices.Contains(cons, ConstraintStorage) && hasKind(recs, RecStorage) {
+		if slices.Contains(cons, analysis.ConstraintStorage) && hasKind(recs, analysis.RecStorage) {
 			v.Binding = BindingStorage
 			v.Text += " Storage, not GPUs, limits the work: see the storage recommendation."
 		}
@@ -152,17 +154,17 @@ func verdictOf(sp *SimPlan, f *Findings, recs []Recommendation) Verdict {
 		}
 		v.Text = fmt.Sprintf("Buy %s%s: at %s the worst replayed p95 wait falls from %s (%s) to %s (%s), under the %s target.",
 			purchaseWords(sp.Purchase), after, horizon, shortDur(wFree), wFreeName, shortDur(wp), wpName, target)
-		if slices.Contains(cons, ConstraintMemory) {
+		if slices.Contains(cons, analysis.ConstraintMemory) {
 			v.Binding = BindingGPUMemory
 			v.Text += " Much of the work is bound by GPU memory: buy them as GPUs with more memory."
 		}
 		for _, c := range sp.Costs {
 			if c.Cheaper == "rent" {
 				v.Text += fmt.Sprintf(" Renting that work is cheaper than owning the %s: %s would be busy %s of the time, below the break-even %s.",
-					c.Model, pluralWord(c.GPUs, "it", "they"), formatFraction(c.Utilisation), formatFraction(c.BreakEven))
+					c.Model, analysis.PluralWord(c.GPUs, "it", "they"), analysis.FormatFraction(c.Utilisation), analysis.FormatFraction(c.BreakEven))
 			} else {
 				v.Evidence = append(v.Evidence, fmt.Sprintf("owning the %s is cheaper than renting: busy %s of the time, above the break-even %s",
-					c.Model, formatFraction(c.Utilisation), formatFraction(c.BreakEven)))
+					c.Model, analysis.FormatFraction(c.Utilisation), analysis.FormatFraction(c.BreakEven)))
 			}
 		}
 		for _, m := range sp.Models {
@@ -221,14 +223,14 @@ func verdictOf(sp *SimPlan, f *Findings, recs []Recommendation) Verdict {
 			v.Evidence = append(v.Evidence, fmt.Sprintf("without a purchase the target is missed already (%s, replayed p95 %s)", tl.Group, shortDur(tl.P95.Median)))
 		case tl.BreachMonth > 0:
 			s := fmt.Sprintf("Without a purchase, growth of %s a year breaks the target in month %d (%s, %s: replayed p95 %s); with a %d-month lead time, order by %s",
-				formatFraction(sp.Growth), tl.BreachMonth, tl.BreachDate.Format("2006-01"), tl.Group, shortDur(tl.P95.Median),
+				analysis.FormatFraction(sp.Growth), tl.BreachMonth, tl.BreachDate.Format("2006-01"), tl.Group, shortDur(tl.P95.Median),
 				sp.LeadTimeMonths, tl.OrderBy.Format("2006-01-02"))
 			if tl.Late {
 				s += " (already past: order now)"
 			}
 			v.Text += " " + s + "."
 		default:
-			v.Evidence = append(v.Evidence, fmt.Sprintf("the target holds for the %d months searched at %s growth a year", tl.SearchedMonths, formatFraction(sp.Growth)))
+			v.Evidence = append(v.Evidence, fmt.Sprintf("the target holds for the %d months searched at %s growth a year", tl.SearchedMonths, analysis.FormatFraction(sp.Growth)))
 		}
 	}
 	if !v.Reliable {
@@ -279,7 +281,7 @@ func placedModelWords(sc *Scenario, model string) string {
 	for _, g := range sc.Models {
 		if g.Name == model && g.PlacedOnly() {
 			return fmt.Sprintf("%s: no job asked for it; the %d %s that could run on it could run on another model of their partitions as well (no GPU type asked): it is the model the replay placed them on (first fit in node order), and GPUs of any model they can run on would serve them",
-				model, g.Placeable, pluralWord(g.Placeable, "job", "jobs"))
+				model, g.Placeable, analysis.PluralWord(g.Placeable, "job", "jobs"))
 		}
 	}
 	return ""
@@ -309,10 +311,10 @@ func purchaseWords(ps []Purchase) string {
 	for _, p := range ps {
 		if strings.EqualFold(p.Model, "gpu") {
 			// Untyped GPUs: slurm.conf names no type, no profile a model.
-			parts = append(parts, fmt.Sprintf("%d more %s", p.GPUs, pluralWord(p.GPUs, "GPU", "GPUs")))
+			parts = append(parts, fmt.Sprintf("%d more %s", p.GPUs, analysis.PluralWord(p.GPUs, "GPU", "GPUs")))
 			continue
 		}
-		parts = append(parts, fmt.Sprintf("%d %s %s", p.GPUs, p.Model, pluralWord(p.GPUs, "GPU", "GPUs")))
+		parts = append(parts, fmt.Sprintf("%d %s %s", p.GPUs, p.Model, analysis.PluralWord(p.GPUs, "GPU", "GPUs")))
 	}
 	if len(parts) == 0 {
 		return "none"
@@ -354,8 +356,8 @@ func worstOrEmpty(sc *Scenario) (string, float64) {
 	return n, p.Median
 }
 
-func hasKind(recs []Recommendation, kind string) bool {
-	return slices.ContainsFunc(recs, func(r Recommendation) bool { return r.Kind == kind })
+func hasKind(recs []analysis.Recommendation, kind string) bool {
+	return slices.ContainsFunc(recs, func(r analysis.Recommendation) bool { return r.Kind == kind })
 }
 
 // JoinWords writes "a", "a and b", "a, b and c": the plan's lists of
@@ -371,7 +373,7 @@ func JoinWords(w []string) string {
 }
 
 func countWords(n int, one, many string) string {
-	return fmt.Sprintf("%d %s", n, pluralWord(n, one, many))
+	return fmt.Sprintf("%d %s", n, analysis.PluralWord(n, one, many))
 }
 
 // BindingWords names the binding constraint in words ("GPU model NVIDIA
@@ -399,19 +401,4 @@ func (v Verdict) BindingWords() string {
 		return "policy (rules and sharing, not hardware)"
 	}
 	return ""
-}
-
-// OutcomeWords says what a replayed effect's outcome means for the plan.
-func OutcomeWords(outcome string) string {
-	switch outcome {
-	case EffectHelps:
-		return "helps: applied before any purchase"
-	case EffectHarms:
-		return "harmful: the queue as a whole waits longer; not applied"
-	case EffectNone:
-		return "no material change in waits; not applied"
-	case EffectAloneOnly:
-		return "helps alone, not with the changes kept before it; not applied"
-	}
-	return "not simulated"
 }

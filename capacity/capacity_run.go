@@ -1,4 +1,4 @@
-package analysis
+package capacity
 
 import (
 	"errors"
@@ -9,6 +9,7 @@ import (
 	"sync"
 	"sync/atomic"
 
+	"github.com/gpuprof/gpuprof/analysis"
 	"github.com/gpuprof/gpuprof/queuesim"
 )
 
@@ -26,7 +27,7 @@ type PlanProgress struct {
 // evalReq is one configuration a batch replays: the changes at month m's
 // load.
 type evalReq struct {
-	changes []Change
+	changes []analysis.Change
 	m       int
 	// keep keeps the replay and its runs in the result: an effect's
 	// subsets and the calibration read them; every other step reads the
@@ -77,7 +78,7 @@ type batchItem struct {
 	out   evalOut
 }
 
-func evalKey(changes []Change, m int) string {
+func evalKey(changes []analysis.Change, m int) string {
 	var key strings.Builder
 	fmt.Fprintf(&key, "%d", m)
 	for _, c := range changes {

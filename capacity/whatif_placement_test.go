@@ -1,4 +1,4 @@
-package analysis
+package capacity
 
 import (
 	"fmt"
@@ -6,6 +6,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/gpuprof/gpuprof/analysis"
 )
 
 // placementMonth is issue #26's item 7 in small: one partition gpu on
@@ -15,19 +17,19 @@ import (
 // which ask for "p100". The replay fills nodes in order, so every job
 // runs on a P100 and the G2s take none: where an untyped job ran is the
 // replay's placement, not a demand for a model.
-func placementMonth(typed int) Input {
+func placementMonth(typed int) analysis.Input {
 	from := time.Date(2026, 11, 1, 0, 0, 0, 0, time.UTC)
 	to := from.AddDate(0, 1, 0)
-	in := Input{Window: Window{From: from, To: to}, Now: to.Add(time.Hour)}
+	in := analysis.Input{Window: analysis.Window{From: from, To: to}, Now: to.Add(time.Hour)}
 	for _, n := range []struct{ name, model string }{{"p0", "P100"}, {"p1", "P100"}, {"g0", "G2"}, {"g1", "G2"}} {
-		in.Nodes = append(in.Nodes, Node{Name: n.name, GPUModel: n.model, GPUs: 4, Partitions: []string{"gpu"}})
+		in.Nodes = append(in.Nodes, analysis.Node{Name: n.name, GPUModel: n.model, GPUs: 4, Partitions: []string{"gpu"}})
 	}
 	for k := 0; ; k++ {
 		at := from.Add(time.Duration(3*k) * time.Hour)
 		if !at.Add(2 * time.Hour).Before(to) {
 			break
 		}
-		j := Job{ID: fmt.Sprint(1000 + k), User: fmt.Sprint("u", k%4), Account: "lab", Partition: "gpu", State: "COMPLETED",
+		j := analysis.Job{ID: fmt.Sprint(1000 + k), User: fmt.Sprint("u", k%4), Account: "lab", Partition: "gpu", State: "COMPLETED",
 			Submit: at, Eligible: at, Start: at, End: at.Add(2 * time.Hour), TimeLimit: 4 * time.Hour,
 			ReqGPUs: 1, NodeCount: 1, NodeList: "p0"}
 		if k < typed {
@@ -38,7 +40,7 @@ func placementMonth(typed int) Input {
 	return in
 }
 
-func modelGroupOf(t *testing.T, s Scenario, model string) Group {
+func modelGroupOf(t *testing.T, s Scenario, model string) analysis.Group {
 	t.Helper()
 	for _, g := range s.Models {
 		if g.Name == model {
@@ -46,7 +48,7 @@ func modelGroupOf(t *testing.T, s Scenario, model string) Group {
 		}
 	}
 	t.Fatalf("no model %s in %+v", model, s.Models)
-	return Group{}
+	return analysis.Group{}
 }
 
 // TestWhatIfPlacementIsNotDemand: per model, the jobs that could run on
@@ -64,7 +66,7 @@ func TestWhatIfPlacementIsNotDemand(t *testing.T) {
 	if p100.Jobs.Median != float64(n) || g2.Jobs.Median != 0 {
 		t.Fatalf("setup: P100 ran %.0f, G2 %.0f of %d jobs: want first fit to put them all on the P100s", p100.Jobs.Median, g2.Jobs.Median, n)
 	}
-	for _, g := range []Group{p100, g2} {
+	for _, g := range []analysis.Group{p100, g2} {
 		if g.Demand != 0 || g.Placeable != n || !g.PlacedOnly() {
 			t.Errorf("model %s: demand %d, placeable %d, placed only %v: want 0, %d, true (no job asked for a type)", g.Name, g.Demand, g.Placeable, g.PlacedOnly(), n)
 		}
@@ -97,19 +99,19 @@ func TestWhatIfPlacementIsNotDemand(t *testing.T) {
 func TestWhatIfChangeOfPlacedModel(t *testing.T) {
 	in := placementMonth(3)
 	for _, tc := range []struct {
-		change    Change
+		change    analysis.Change
 		words     string
 		placement []string // what the one sentence says; nil: no sentence
 	}{
-		{Change{Kind: ChangeRemove, Count: 8, Model: "G2", Spec: "8xG2"}, "8xG2 removed",
+		{analysis.Change{Kind: analysis.ChangeRemove, Count: 8, Model: "G2", Spec: "8xG2"}, "8xG2 removed",
 			[]string{"--remove 8xG2", "no job asked for G2", "placed by the replay", "node order"}},
-		{Change{Kind: ChangeAdd, Count: 4, Model: "G2", Spec: "4xG2"}, "4xG2 added",
+		{analysis.Change{Kind: analysis.ChangeAdd, Count: 4, Model: "G2", Spec: "4xG2"}, "4xG2 added",
 			[]string{"--add 4xG2", "no job asked for G2", "placed by the replay"}},
-		{Change{Kind: ChangeRemove, Count: 4, Model: "P100", Spec: "4xP100"}, "4xP100 removed", nil},
-		{Change{Kind: ChangeAdd, Count: 4, Model: "P100", Partition: "gpu", Spec: "4xP100:gpu"}, "4xP100 added to partition gpu", nil},
+		{analysis.Change{Kind: analysis.ChangeRemove, Count: 4, Model: "P100", Spec: "4xP100"}, "4xP100 removed", nil},
+		{analysis.Change{Kind: analysis.ChangeAdd, Count: 4, Model: "P100", Partition: "gpu", Spec: "4xP100:gpu"}, "4xP100 added to partition gpu", nil},
 	} {
 		t.Run(tc.change.Spec, func(t *testing.T) {
-			w, err := RunWhatIf(in, WhatIfParams{Seeds: 1, Changes: []Change{tc.change}})
+			w, err := RunWhatIf(in, WhatIfParams{Seeds: 1, Changes: []analysis.Change{tc.change}})
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -134,8 +136,8 @@ func TestWhatIfChangeOfPlacedModel(t *testing.T) {
 	}
 	// A new partition says whether it is new; a changed one that it
 	// changed.
-	w, err := RunWhatIf(in, WhatIfParams{Seeds: 1, Changes: []Change{
-		{Kind: ChangePartition, PartitionConf: partitionChange("debug", in.Nodes, time.Hour, 2, false).PartitionConf,
+	w, err := RunWhatIf(in, WhatIfParams{Seeds: 1, Changes: []analysis.Change{
+		{Kind: analysis.ChangePartition, PartitionConf: analysis.PartitionChange("debug", in.Nodes, time.Hour, 2, false).PartitionConf,
 			PartitionSet: map[string]bool{"nodes": true, "maxtime": true, "prioritytier": true}, Spec: "debug:Nodes=p0,MaxTime=1:00:00,PriorityTier=2"},
 	}})
 	if err != nil {
@@ -151,10 +153,10 @@ func TestWhatIfChangeOfPlacedModel(t *testing.T) {
 // need it is.
 func TestWorstIsNotAPlacement(t *testing.T) {
 	sc := Scenario{
-		Partitions: []Group{{Name: "gpu", Jobs: Spread{Median: 100}, WaitP95: Spread{Median: 60}}},
-		Models: []Group{
-			{Name: "P100", Jobs: Spread{Median: 80}, WaitP95: Spread{Median: 30}, Placeable: 100},
-			{Name: "G2", Jobs: Spread{Median: 20}, WaitP95: Spread{Median: 300}, Placeable: 100},
+		Partitions: []analysis.Group{{Name: "gpu", Jobs: analysis.Spread{Median: 100}, WaitP95: analysis.Spread{Median: 60}}},
+		Models: []analysis.Group{
+			{Name: "P100", Jobs: analysis.Spread{Median: 80}, WaitP95: analysis.Spread{Median: 30}, Placeable: 100},
+			{Name: "G2", Jobs: analysis.Spread{Median: 20}, WaitP95: analysis.Spread{Median: 300}, Placeable: 100},
 		},
 	}
 	if name, p := worst(sc, false); name != "partition gpu" || p.Median != 60 {
@@ -184,7 +186,7 @@ func TestPlanOnPlacedModels(t *testing.T) {
 	})
 	nodes := append(gpuNodes("p", "P100", 1, 4), gpuNodes("g", "G2", 1, 4)...)
 	in := recordMonth(t, nodes, pjs)
-	f, sp := simulate(t, in, planConfig(2), PlanParams{})
+	f, sp := simulate(t, in, planConfig(2), analysis.PlanParams{})
 	t.Log(describe(f, sp))
 	if sp.Today == nil {
 		t.Fatalf("not simulated: %s", sp.NotSimulated)
@@ -228,8 +230,8 @@ func TestPlanBuysNoModelOnPlacementAlone(t *testing.T) {
 	})
 	in := recordMonth(t, append(gpuNodes("p", "P100", 1, 4), gpuNodes("g", "G2", 1, 4)...), pjs)
 	c := planConfig(2)
-	c.Plan.TargetP95Wait = Duration(1410 * time.Second)
-	f, sp := simulate(t, in, c, PlanParams{})
+	c.Plan.TargetP95Wait = analysis.Duration(1410 * time.Second)
+	f, sp := simulate(t, in, c, analysis.PlanParams{})
 	t.Log(describe(f, sp))
 	g2 := modelGroupOf(t, *sp.Horizon, "G2")
 	if !g2.PlacedOnly() || g2.WaitP95.Median <= 1410 || p95Of(*sp.Horizon, "gpu") > 1410 {

@@ -1,4 +1,4 @@
-package analysis
+package capacity
 
 import (
 	"errors"
@@ -8,6 +8,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/gpuprof/gpuprof/analysis"
 	"github.com/gpuprof/gpuprof/queuesim"
 	"github.com/gpuprof/gpuprof/slurmext"
 )
@@ -47,66 +48,10 @@ func (e *NoJobsError) Error() string {
 		with = " with the changes"
 	}
 	return fmt.Sprintf("%s: all %d GPU %s of the window are left out%s (%s)",
-		ErrNoJobs, e.Jobs.LeftOut, pluralWord(e.Jobs.LeftOut, "job", "jobs"), with, strings.Join(e.Jobs.LeftOutWhy, "; "))
+		ErrNoJobs, e.Jobs.LeftOut, analysis.PluralWord(e.Jobs.LeftOut, "job", "jobs"), with, strings.Join(e.Jobs.LeftOutWhy, "; "))
 }
 
 func (e *NoJobsError) Unwrap() error { return ErrNoJobs }
-
-// Change kinds of a what-if.
-const (
-	ChangeAdd       = "add"       // Count GPUs of Model (into Partition)
-	ChangeRemove    = "remove"    // Count GPUs of Model
-	ChangePartition = "partition" // a partition changed or added
-	ChangeQOS       = "qos"       // a QOS's priority and limits
-	ChangeShards    = "shards"    // Count shards per GPU on the nodes of Model
-	ChangeJobs      = "jobs"      // some jobs asked differently (Rewrite)
-)
-
-// JobRewrite is how a recommendation changes what some jobs ask for, as
-// if their users followed it: fewer GPUs, a shard, a tighter time limit,
-// another QOS or partition, or no GPU at all.
-type JobRewrite struct {
-	// Jobs are indices into the Input's Jobs.
-	Jobs map[int]bool
-	// Drop takes the jobs out of the GPU queue (they run without GPUs).
-	Drop bool
-	// GPUs > 0: each job asks for that many GPUs when it asked for more.
-	GPUs int
-	// Shards > 0: each job asks for that many shards instead of its GPU.
-	Shards int
-	// LimitCap > 0: a job whose run fits in it gets it as its time limit
-	// when its own was longer (or none); longer runs keep theirs (their
-	// users pass --time).
-	LimitCap time.Duration
-	// QOS and Partition, when set, replace the job's.
-	QOS, Partition string
-}
-
-// Change is one change a what-if applies to today's cluster and rules.
-type Change struct {
-	Kind string `json:"kind"`
-	// add, remove: how many GPUs of which model (matched case-insensitively
-	// by Slurm's GRES type or in the model name), and for add the
-	// partition ("" : the partitions that have that model, else all).
-	Count     int    `json:"count,omitempty"`
-	Model     string `json:"model,omitempty"`
-	Partition string `json:"partition,omitempty"`
-	// partition: the partition as given, and which keys were given.
-	PartitionConf slurmext.PartitionConf `json:"-"`
-	PartitionSet  map[string]bool        `json:"-"`
-	// JobsOnly: a new partition takes only the jobs a rewrite sends to
-	// it, not every job whose limit fits its MaxTime.
-	JobsOnly bool `json:"-"`
-	// qos: the QOS's limits.
-	QOS slurmext.QOSLimits `json:"-"`
-	// jobs: the rewrite.
-	Rewrite *JobRewrite `json:"-"`
-	// Spec is the change as the user wrote it; Words what it did to
-	// today's cluster, for a heading ("8xG2 removed", "4xH100 added to
-	// partition gpu", "partition debug added (…)"), set by RunWhatIf.
-	Spec  string `json:"spec"`
-	Words string `json:"words,omitempty"`
-}
 
 // WhatIfParams are a what-if's inputs besides the jobs.
 type WhatIfParams struct {
@@ -118,8 +63,8 @@ type WhatIfParams struct {
 	SlurmNodes []slurmext.NodeGres
 	// FlagNodes are nodes given on the command line: the cluster when
 	// neither the inventory nor slurm.conf has one.
-	FlagNodes []Node
-	Changes   []Change
+	FlagNodes []analysis.Node
+	Changes   []analysis.Change
 	// Growth per year and horizon in months: arrivals scaled by
 	// (1+Growth)^(Months/12).
 	Growth float64
@@ -137,20 +82,20 @@ type WhatIfParams struct {
 // GPU model the spread over the seeded runs, today and with the changes.
 // docs/json.md documents it as `gpuprof whatif --json`.
 type WhatIf struct {
-	Window Window `json:"window"`
+	Window analysis.Window `json:"window"`
 	// Conf is the cluster replayed and the Slurm configuration bound to
 	// it (Input.Conf); ClusterSource where its nodes came from: an
 	// Inventory.Source ("profiles", "slurm.conf of cluster X", "profiles
 	// and slurm.conf of cluster X", "--node").
-	Conf          ConfUse      `json:"conf"`
-	ClusterSource string       `json:"cluster_source"`
-	Nodes         []SimNode    `json:"nodes"`
-	Partitions    []SimPart    `json:"partitions"`
-	Scheduler     SimScheduler `json:"scheduler"`
-	Assumed       []string     `json:"assumed"`
-	Jobs          SimJobs      `json:"jobs"`
-	Calibration   Calibration  `json:"calibration"`
-	Changes       []Change     `json:"changes"`
+	Conf          analysis.ConfUse  `json:"conf"`
+	ClusterSource string            `json:"cluster_source"`
+	Nodes         []SimNode         `json:"nodes"`
+	Partitions    []SimPart         `json:"partitions"`
+	Scheduler     SimScheduler      `json:"scheduler"`
+	Assumed       []string          `json:"assumed"`
+	Jobs          SimJobs           `json:"jobs"`
+	Calibration   Calibration       `json:"calibration"`
+	Changes       []analysis.Change `json:"changes"`
 	// Placement says, one sentence each, of the --add and --remove changes
 	// of a model no job needed, that its GPUs take only jobs the replay
 	// placed there (Group.PlacedOnly): the change moves them between
@@ -264,9 +209,9 @@ func (s SimJobs) LeftOutWords() string {
 	}
 	all := max(s.GPUJobs, s.LeftOut+s.Replayed)
 	w := fmt.Sprintf("%d of %d GPU %s left out of the replay (%s of their GPU-hours): %s",
-		s.LeftOut, all, pluralWord(all, "job", "jobs"), formatFraction(s.LeftOutShare), strings.Join(s.LeftOutWhy, "; "))
+		s.LeftOut, all, analysis.PluralWord(all, "job", "jobs"), analysis.FormatFraction(s.LeftOutShare), strings.Join(s.LeftOutWhy, "; "))
 	if s.LeftOutShare > LeftOutMaxShare {
-		w += fmt.Sprintf("; more than the %s of the GPU-hours an answer may leave out: its waits are of the other jobs only", formatFraction(LeftOutMaxShare))
+		w += fmt.Sprintf("; more than the %s of the GPU-hours an answer may leave out: its waits are of the other jobs only", analysis.FormatFraction(LeftOutMaxShare))
 	}
 	return w + "."
 }
@@ -329,9 +274,9 @@ type CalibratedP struct {
 // Scenario is one configuration's answer, per partition and per GPU model.
 type Scenario struct {
 	// Jobs are the jobs this configuration replayed and left out.
-	Jobs       SimJobs `json:"jobs"`
-	Partitions []Group `json:"partitions"`
-	Models     []Group `json:"models"`
+	Jobs       SimJobs          `json:"jobs"`
+	Partitions []analysis.Group `json:"partitions"`
+	Models     []analysis.Group `json:"models"`
 	// Cells are the jobs of each partition by the GPU model they ran on,
 	// those with jobs: the jobs a partition's and a model's waits count
 	// are the same replayed jobs, and in one replay a partition's p95 is
@@ -343,10 +288,10 @@ type Scenario struct {
 
 // Cell is the jobs of one partition that ran on one GPU model.
 type Cell struct {
-	Partition string `json:"partition"`
-	Model     string `json:"model"`
-	Jobs      Spread `json:"jobs"`
-	WaitP95   Spread `json:"wait_p95_s"`
+	Partition string          `json:"partition"`
+	Model     string          `json:"model"`
+	Jobs      analysis.Spread `json:"jobs"`
+	WaitP95   analysis.Spread `json:"wait_p95_s"`
 }
 
 // cell is the cell of partition p and model m, or a zero one.
@@ -357,55 +302,6 @@ func (sc *Scenario) cell(p, m string) Cell {
 		}
 	}
 	return Cell{Partition: p, Model: m}
-}
-
-// Group is the answer for one partition or GPU model: each a spread over
-// the seeded runs. Waits are of the jobs that arrived in the window,
-// seconds; occupancy the share of the group's GPU time used in the window;
-// queued GPU-hours the GPUs those jobs asked for times their wait.
-type Group struct {
-	Name           string `json:"name"`
-	GPUs           int    `json:"gpus"`
-	Jobs           Spread `json:"jobs"`
-	WaitMean       Spread `json:"wait_mean_s"`
-	WaitP50        Spread `json:"wait_p50_s"`
-	WaitP95        Spread `json:"wait_p95_s"`
-	Occupancy      Spread `json:"occupancy"`
-	QueuedGPUHours Spread `json:"queued_gpu_hours"`
-	// Models only: FullHours is how long in the window every GPU of the
-	// model was busy at once; AddedGPUs the GPUs a change added and
-	// AddedOccupancy the share of their time used.
-	FullHours      Spread `json:"full_hours"`
-	AddedGPUs      int    `json:"added_gpus,omitempty"`
-	AddedOccupancy Spread `json:"added_occupancy"`
-	// Models only: Demand is how many of the window's replayed jobs could
-	// run on this model only (they asked for its GPU type, or no other
-	// model of their partitions could hold them); Placeable how many could
-	// run on it and on another (they asked for no GPU type, or for one
-	// several models answer to): which model such a job runs on is the
-	// replay's placement, first fit in node order, not a demand for it.
-	// Absent: none.
-	Demand    int `json:"demand_jobs,omitempty"`
-	Placeable int `json:"placeable_jobs,omitempty"`
-}
-
-// PlacedOnly reports whether a model's jobs, waits and occupancy are the
-// replay's placement alone: no job needed the model, and some could run
-// on it among others (untyped jobs placed by the replay). Such a model is
-// never the worst group a verdict names, and --add or --remove of it says
-// so.
-func (g Group) PlacedOnly() bool { return g.Demand == 0 && g.Placeable > 0 }
-
-// Placed reports whether some of the jobs that could run on a model could
-// run on another as well: its rows are partly the replay's placement.
-func (g Group) Placed() bool { return g.Placeable > 0 }
-
-// Spread is a value over seeded runs: the median and the 10th and 90th
-// percentiles (nearest rank).
-type Spread struct {
-	Median float64 `json:"median"`
-	P10    float64 `json:"p10"`
-	P90    float64 `json:"p90"`
 }
 
 // Calibration thresholds (docs/whatif.md): below them an answer is marked
@@ -424,10 +320,10 @@ const (
 // RunWhatIf replays the window's jobs on today's cluster (calibrating
 // against what happened) and, when p has changes or growth, on the changed
 // one.
-func RunWhatIf(in Input, p WhatIfParams) (WhatIf, error) {
+func RunWhatIf(in analysis.Input, p WhatIfParams) (WhatIf, error) {
 	seeds := max(p.Seeds, 1)
 	if p.Target <= 0 {
-		p.Target = DefaultConfig().Plan.TargetP95Wait.D()
+		p.Target = analysis.DefaultConfig().Plan.TargetP95Wait.D()
 	}
 	base, err := newReplay(in, p, nil)
 	if err != nil {
@@ -435,7 +331,7 @@ func RunWhatIf(in Input, p WhatIfParams) (WhatIf, error) {
 	}
 	w := WhatIf{
 		Window: base.window, Conf: in.Conf, ClusterSource: base.source, Nodes: base.simNodes, Partitions: base.simParts,
-		Scheduler: base.schedDesc, Assumed: base.assumed, Jobs: base.counts, Changes: []Change{},
+		Scheduler: base.schedDesc, Assumed: base.assumed, Jobs: base.counts, Changes: []analysis.Change{},
 		Placement: []string{}, Growth: p.Growth, Months: p.Months, Seeds: seeds,
 	}
 	for _, c := range p.Changes {
@@ -485,7 +381,7 @@ func RunWhatIf(in Input, p WhatIfParams) (WhatIf, error) {
 // "4xH100 added", "4xH100 added to partition gpu", "partition debug
 // added (Nodes=…)", "partition gpu changed (MaxTime=…)", "QOS normal
 // (MaxTRESPerUser=…)".
-func changeWords(c Change, today []SimPart) string {
+func changeWords(c analysis.Change, today []SimPart) string {
 	count := fmt.Sprintf("%dx%s", c.Count, c.Model)
 	_, rest, _ := strings.Cut(c.Spec, ":")
 	with := ""
@@ -493,20 +389,20 @@ func changeWords(c Change, today []SimPart) string {
 		with = " (" + rest + ")"
 	}
 	switch c.Kind {
-	case ChangeAdd:
+	case analysis.ChangeAdd:
 		if c.Partition != "" {
 			return count + " added to partition " + c.Partition
 		}
 		return count + " added"
-	case ChangeRemove:
+	case analysis.ChangeRemove:
 		return count + " removed"
-	case ChangePartition:
+	case analysis.ChangePartition:
 		name := c.PartitionConf.Name
 		if slices.ContainsFunc(today, func(p SimPart) bool { return p.Name == name }) {
 			return "partition " + name + " changed" + with
 		}
 		return "partition " + name + " added" + with
-	case ChangeQOS:
+	case analysis.ChangeQOS:
 		return "QOS " + c.QOS.Name + with
 	}
 	return c.Spec
@@ -518,14 +414,14 @@ func changeWords(c Change, today []SimPart) string {
 // and answers nothing about a demand for the model. A removal is judged
 // on today's cluster, an addition on the changed one (the model may be
 // new).
-func placementWords(changes []Change, today, changed *replay) []string {
+func placementWords(changes []analysis.Change, today, changed *replay) []string {
 	out := []string{}
 	for _, c := range changes {
 		r, flag := today, "--remove"
 		switch c.Kind {
-		case ChangeAdd:
+		case analysis.ChangeAdd:
 			r, flag = changed, "--add"
-		case ChangeRemove:
+		case analysis.ChangeRemove:
 		default:
 			continue
 		}
@@ -548,29 +444,26 @@ func placementWords(changes []Change, today, changed *replay) []string {
 		switch {
 		case placeable == 0:
 			out = append(out, fmt.Sprintf("%s: no job of the window could run on %s GPUs, so the change moves no job", spec, name))
-		case c.Kind == ChangeAdd:
+		case c.Kind == analysis.ChangeAdd:
 			out = append(out, fmt.Sprintf("%s: no job asked for %s; the %d %s that could run on its GPUs could run on another model as well (no GPU type asked), so where they run is the replay's placement (first fit in node order, added nodes last): the GPUs added take untyped jobs placed by the replay, which answers nothing about a demand for %s",
-				spec, name, placeable, pluralWord(placeable, "job", "jobs"), name))
+				spec, name, placeable, analysis.PluralWord(placeable, "job", "jobs"), name))
 		default:
 			out = append(out, fmt.Sprintf("%s: no job asked for %s; the %d %s that could run on its GPUs could run on another model as well (no GPU type asked), so where they run is the replay's placement (first fit in node order): removing its GPUs moves untyped jobs placed by the replay, which answers nothing about a demand for %s",
-				spec, name, placeable, pluralWord(placeable, "job", "jobs"), name))
+				spec, name, placeable, analysis.PluralWord(placeable, "job", "jobs"), name))
 		}
 	}
 	return out
 }
 
 // spreadOf is the median and p10–p90 of values over runs.
-func spreadOf(v []float64) Spread {
+func spreadOf(v []float64) analysis.Spread {
 	if len(v) == 0 {
-		return Spread{}
+		return analysis.Spread{}
 	}
 	s := slices.Clone(v)
 	slices.Sort(s)
-	return Spread{Median: percentileSorted(s, 50), P10: percentileSorted(s, 10), P90: percentileSorted(s, 90)}
+	return analysis.Spread{Median: analysis.PercentileSorted(s, 50), P10: analysis.PercentileSorted(s, 10), P90: analysis.PercentileSorted(s, 90)}
 }
-
-// String is a change as the user wrote it.
-func (c Change) String() string { return c.Spec }
 
 // matchModel reports whether a GPU model or GRES type answers to name,
 // Slurm's GRES type ("h100") or a model name ("NVIDIA H100 80GB HBM3"),

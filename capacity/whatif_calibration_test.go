@@ -1,17 +1,19 @@
-package analysis
+package capacity
 
 import (
 	"math/rand/v2"
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/gpuprof/gpuprof/analysis"
 )
 
 // heldMonth is the healthy month as if every job had been held by its
 // user for 2–8 minutes after it became eligible (scontrol hold, then
 // release), with GPUs free: the observed waits come from a cause the
 // model lacks, and the replay starts each job when it is eligible.
-func heldMonth(t testing.TB) Input {
+func heldMonth(t testing.TB) analysis.Input {
 	in := healthyMonth(t)
 	r := rand.New(rand.NewPCG(26, 5))
 	for i := range in.Jobs {
@@ -75,7 +77,7 @@ func TestCalibrationSaysWhatItExplains(t *testing.T) {
 	}
 
 	// The plan's verdict carries it in its evidence.
-	f, sp := simulate(t, in, planConfig(2), PlanParams{})
+	f, sp := simulate(t, in, planConfig(2), analysis.PlanParams{})
 	t.Log(describe(f, sp))
 	found := false
 	for _, e := range sp.Verdict.Evidence {

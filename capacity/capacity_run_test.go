@@ -1,4 +1,4 @@
-package analysis
+package capacity
 
 import (
 	"bytes"
@@ -6,6 +6,8 @@ import (
 	"runtime"
 	"strings"
 	"testing"
+
+	"github.com/gpuprof/gpuprof/analysis"
 )
 
 // budgetPlan is the plan of the random multifactor golden month with a
@@ -18,7 +20,7 @@ func budgetPlan(t *testing.T, stepBudget, procs int, progress func(PlanProgress)
 	if stepBudget > 0 {
 		c.Plan.StepBudget = stepBudget
 	}
-	f, err := Analyse(in, c)
+	f, err := analysis.Analyse(in, c)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -28,8 +30,8 @@ func budgetPlan(t *testing.T, stepBudget, procs int, progress func(PlanProgress)
 		t.Fatal(err)
 	}
 	b, err := json.Marshal(struct {
-		Recommendations []Recommendation `json:"recommendations"`
-		Simulated       SimPlan          `json:"simulated"`
+		Recommendations []analysis.Recommendation `json:"recommendations"`
+		Simulated       SimPlan                   `json:"simulated"`
 	}{f.Recommendations, sp})
 	if err != nil {
 		t.Fatal(err)
@@ -112,9 +114,9 @@ func TestCellWords(t *testing.T) {
 	cells := func(p95 ...float64) []Cell {
 		var out []Cell
 		for i, w := range p95 {
-			out = append(out, Cell{Partition: "short", Model: []string{"a100", "h100"}[i], Jobs: Spread{Median: 10}, WaitP95: Spread{Median: w}})
+			out = append(out, Cell{Partition: "short", Model: []string{"a100", "h100"}[i], Jobs: analysis.Spread{Median: 10}, WaitP95: analysis.Spread{Median: w}})
 		}
-		return append(out, Cell{Partition: "gpu", Model: "a100", Jobs: Spread{Median: 10}, WaitP95: Spread{Median: 9000}})
+		return append(out, Cell{Partition: "gpu", Model: "a100", Jobs: analysis.Spread{Median: 10}, WaitP95: analysis.Spread{Median: 9000}})
 	}
 	for _, tt := range []struct {
 		name, group string

@@ -1,20 +1,20 @@
-package analysis
+package capacity
 
 import (
 	"cmp"
 	"fmt"
 	"slices"
 	"time"
+
+	"github.com/gpuprof/gpuprof/analysis"
 )
 
 // leftOuts counts the jobs a replay leaves out, grouped by reason, and the
 // GPU-hours of every GPU job of the window, counted as every output
-// counts GPU time (counter), so that the left-out share is of the same
+// counts GPU time (analysis.GPUHoursCounter), so that the left-out share is of the same
 // GPU-hours the report shows.
 type leftOuts struct {
-	k      *counter
-	c      Config
-	m      Metrics
+	gh     *analysis.GPUHoursCounter
 	jobs   int
 	total  float64
 	groups map[leftOutKey]*leftOutGroup
@@ -38,24 +38,23 @@ type leftOutGroup struct {
 // leftOutIDs is how many job ids each reason keeps.
 const leftOutIDs = 5
 
-func newLeftOuts(in Input, w Window) *leftOuts {
-	win := Input{Jobs: in.Jobs, Nodes: in.Nodes, Window: w, Now: in.Now}
-	return &leftOuts{k: newCounter(&win, DefaultShardsPerGPU), c: DefaultConfig(), groups: map[leftOutKey]*leftOutGroup{}}
+func newLeftOuts(in analysis.Input, w analysis.Window) *leftOuts {
+	win := analysis.Input{Jobs: in.Jobs, Nodes: in.Nodes, Window: w, Now: in.Now}
+	return &leftOuts{gh: analysis.NewGPUHoursCounter(&win), groups: map[leftOutKey]*leftOutGroup{}}
 }
 
 // count adds the job's GPU-hours in the window to the total and returns
 // them.
-func (l *leftOuts) count(j *Job) float64 {
-	measure(j, &l.c, &l.m)
-	l.k.count(j, &l.m)
+func (l *leftOuts) count(j *analysis.Job) float64 {
+	h := l.gh.GPUHours(j)
 	l.jobs++
-	l.total += l.m.GPUHours
-	return l.m.GPUHours
+	l.total += h
+	return h
 }
 
 // leave records a job left out for the reason k; asked is what it asks
 // for that the reason is about, hours its GPU-hours (count's).
-func (l *leftOuts) leave(j *Job, k leftOutKey, asked int, hours float64) {
+func (l *leftOuts) leave(j *analysis.Job, k leftOutKey, asked int, hours float64) {
 	g := l.groups[k]
 	if g == nil {
 		g = &leftOutGroup{key: k}
@@ -113,7 +112,7 @@ func (g *leftOutGroup) text() string {
 		return fmt.Sprintf("more GPUs (up to %d) than QOS %s allows (%d)", g.asked, k.part, k.have)
 	case LeftOutTimeLimit:
 		return fmt.Sprintf("a time limit (up to %s) above partition %s's MaxTime (%s)",
-			FormatDuration(time.Duration(g.asked)*time.Second), k.part, FormatDuration(time.Duration(k.have)*time.Second))
+			analysis.FormatDuration(time.Duration(g.asked)*time.Second), k.part, analysis.FormatDuration(time.Duration(k.have)*time.Second))
 	case LeftOutGPUType:
 		return fmt.Sprintf("GPU type %q, which no node of partition %s has", k.typ, k.part)
 	case LeftOutShards:

@@ -1,12 +1,15 @@
-package analysis
+package capacity
 
 import (
 	"fmt"
 	"math/rand/v2"
+	"regexp"
 	"slices"
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/gpuprof/gpuprof/analysis"
 )
 
 // The verdict, the recommendations and the hints are written by different
@@ -20,16 +23,38 @@ import (
 // internalWords must never appear in a verdict's text or evidence: they
 // are the JSON's codes, not prose.
 var internalWords = []string{
-	ConstraintGPUs, ConstraintMemory, ConstraintNoData, ConstraintStorage, ConstraintScheduling,
+	analysis.ConstraintGPUs, analysis.ConstraintMemory, analysis.ConstraintNoData, analysis.ConstraintStorage, analysis.ConstraintScheduling,
 	VerdictInsufficientData, VerdictNotMet, VerdictNoInventory, VerdictNotSimulated, VerdictNoChange, VerdictLeftOut,
 	BindingGPUModel, BindingGPUMemory, "—",
-	RecDefaultTime, RecDebugPart, RecLongQOS, RecUserLimits, RecIdleAccount, RecUserGPUs, RecUserShard, RecShards,
+	analysis.RecDefaultTime, analysis.RecDebugPart, analysis.RecLongQOS, analysis.RecUserLimits, analysis.RecIdleAccount, analysis.RecUserGPUs, analysis.RecUserShard, analysis.RecShards,
+}
+
+// userTitle and countOpt read a recommendation's title and a hint's
+// option, as analysis's TestAdviceNeverContradicts does.
+var (
+	userTitle = regexp.MustCompile(`^User (\S+): asked for (\d+) GPUs, used (none|\d+)$`)
+	countOpt  = regexp.MustCompile(`^--(?:gres=gpu:|gpus=)(?:[A-Za-z0-9_.-]+:)?(\d+)$`)
+)
+
+// advice is what a job's hints say about its GPUs: none (submit without
+// GPUs), fewer (a count), a shard, a larger GPU.
+type advice struct{ none, fewer, shard, larger bool }
+
+func adviceOf(hs []analysis.Hint) advice {
+	var a advice
+	for _, h := range hs {
+		a.none = a.none || h.Rule == analysis.HintUnusedGPUs && h.Option == ""
+		a.fewer = a.fewer || h.Rule == analysis.HintUnusedGPUs && countOpt.MatchString(h.Option)
+		a.shard = a.shard || h.Rule == analysis.HintShard
+		a.larger = a.larger || h.Rule == analysis.HintLargerGPU
+	}
+	return a
 }
 
 var verdictCodes = []string{VerdictInsufficientData, VerdictNoInventory, VerdictNotSimulated, VerdictNoChange, VerdictPolicy, VerdictBuy, VerdictNotMet, VerdictLeftOut}
 
 // planContradiction returns what in the plan contradicts the rest, or "".
-func planContradiction(f Findings, sp SimPlan) string {
+func planContradiction(f analysis.Findings, sp SimPlan) string {
 	v := sp.Verdict
 	recs := f.Recommendations
 	var errs []string
@@ -93,7 +118,7 @@ func planContradiction(f Findings, sp SimPlan) string {
 		if p.GPUs <= 0 {
 			bad("a purchase of %d %s", p.GPUs, p.Model)
 		}
-		var g *Group
+		var g *analysis.Group
 		if sp.WithFree != nil {
 			for i := range sp.WithFree.Models {
 				if sp.WithFree.Models[i].Name == p.Model {
@@ -111,8 +136,8 @@ func planContradiction(f Findings, sp SimPlan) string {
 	}
 	// Free changes are the ones that helped.
 	for _, id := range sp.Free {
-		i := slices.IndexFunc(sp.Effects, func(e Effect) bool { return e.ID == id })
-		if i < 0 || sp.Effects[i].Outcome != EffectHelps {
+		i := slices.IndexFunc(sp.Effects, func(e analysis.Effect) bool { return e.ID == id })
+		if i < 0 || sp.Effects[i].Outcome != analysis.EffectHelps {
 			bad("free change %s without a helping effect", id)
 		}
 	}
@@ -136,12 +161,12 @@ func planContradiction(f Findings, sp SimPlan) string {
 
 // randomCluster is 1–3 GPU models, each on 1–2 nodes of 2, 4 or 8 GPUs,
 // in one partition or two (the second on the last model's nodes).
-func randomCluster(r *rand.Rand) []Node {
+func randomCluster(r *rand.Rand) []analysis.Node {
 	models := []string{h100, a100, "NVIDIA L40S"}
 	r.Shuffle(len(models), func(i, j int) { models[i], models[j] = models[j], models[i] })
 	models = models[:1+r.IntN(3)]
 	two := r.IntN(3) == 0
-	var nodes []Node
+	var nodes []analysis.Node
 	for k, m := range models {
 		parts := []string{"gpu"}
 		if two && k == len(models)-1 {
@@ -155,7 +180,7 @@ func randomCluster(r *rand.Rand) []Node {
 // randomWorkload is 60–300 jobs on the nodes: a daytime peak or not,
 // typed or untyped requests, runs from minutes to hours, limits from
 // close to far over, and GPUs busy, idle or small.
-func randomWorkload(r *rand.Rand, nodes []Node) []plantedJob {
+func randomWorkload(r *rand.Rand, nodes []analysis.Node) []plantedJob {
 	n := 60 + r.IntN(240)
 	peak := r.IntN(2) == 0
 	users := []string{"u0", "u1", "u2", "u3", "u4", "u5"}[:2+r.IntN(5)]
@@ -164,7 +189,7 @@ func randomWorkload(r *rand.Rand, nodes []Node) []plantedJob {
 		nd := nodes[r.IntN(len(nodes))]
 		typ := ""
 		if r.IntN(2) == 0 {
-			typ = gresType(nd.GPUModel)
+			typ = analysis.GRESType(nd.GPUModel)
 		}
 		part := "gpu"
 		if len(nd.Partitions) > 1 && r.IntN(2) == 0 {
@@ -201,7 +226,7 @@ func TestPlanNeverContradicts(t *testing.T) {
 	for month := range months {
 		nodes := randomCluster(r)
 		in := recordMonth(t, nodes, randomWorkload(r, nodes))
-		pp := PlanParams{Growth: []float64{0, 0.3, 1}[r.IntN(3)], Months: []int{0, 6, 12}[r.IntN(3)]}
+		pp := analysis.PlanParams{Growth: []float64{0, 0.3, 1}[r.IntN(3)], Months: []int{0, 6, 12}[r.IntN(3)]}
 		f, sp := simulate(t, in, c, pp)
 		seen[sp.Verdict.Code]++
 		for _, e := range sp.Effects {
@@ -213,8 +238,8 @@ func TestPlanNeverContradicts(t *testing.T) {
 		// to submit without GPUs has jobs hinted so.
 		noneHints := map[string]int{}
 		for _, j := range in.Jobs {
-			a := adviceOf(Hints(j, c, GPUTypes(in.Nodes)))
-			if a.none && (len(a.counts) > 0 || a.shard || a.larger) || a.shard && a.larger {
+			a := adviceOf(analysis.Hints(j, c, analysis.GPUTypes(in.Nodes)))
+			if a.none && (a.fewer || a.shard || a.larger) || a.shard && a.larger {
 				t.Errorf("%s, job %s: hints contradict: %+v", where, j.ID, a)
 			}
 			if a.none {

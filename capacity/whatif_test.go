@@ -1,4 +1,4 @@
-package analysis
+package capacity
 
 import (
 	"fmt"
@@ -6,26 +6,28 @@ import (
 	"reflect"
 	"testing"
 	"time"
+
+	"github.com/gpuprof/gpuprof/analysis"
 )
 
 // plantedQueue is a month on 4 H100 and 8 A100 in one partition: H100
 // jobs (asking for the type) arrive in a burst every weekday 9–12 h, more
 // than 4 H100 can take, so they queue; untyped jobs fit on the A100s.
-func plantedQueue() Input {
+func plantedQueue() analysis.Input {
 	from := time.Date(2026, 11, 1, 0, 0, 0, 0, time.UTC)
 	to := from.AddDate(0, 1, 0)
 	rng := rand.New(rand.NewPCG(11, 11))
-	in := Input{Window: Window{From: from, To: to}, Now: to.Add(time.Hour)}
+	in := analysis.Input{Window: analysis.Window{From: from, To: to}, Now: to.Add(time.Hour)}
 	for i := range 2 {
-		in.Nodes = append(in.Nodes, Node{Name: fmt.Sprintf("h%d", i), GPUModel: "NVIDIA H100 80GB HBM3", GPUs: 2, Partitions: []string{"gpu"}})
+		in.Nodes = append(in.Nodes, analysis.Node{Name: fmt.Sprintf("h%d", i), GPUModel: "NVIDIA H100 80GB HBM3", GPUs: 2, Partitions: []string{"gpu"}})
 	}
 	for i := range 2 {
-		in.Nodes = append(in.Nodes, Node{Name: fmt.Sprintf("a%d", i), GPUModel: "NVIDIA A100-SXM4-80GB", GPUs: 4, Partitions: []string{"gpu"}})
+		in.Nodes = append(in.Nodes, analysis.Node{Name: fmt.Sprintf("a%d", i), GPUModel: "NVIDIA A100-SXM4-80GB", GPUs: 4, Partitions: []string{"gpu"}})
 	}
 	id := 0
 	add := func(at time.Time, run time.Duration, typ string) {
 		id++
-		in.Jobs = append(in.Jobs, Job{
+		in.Jobs = append(in.Jobs, analysis.Job{
 			ID: fmt.Sprint(id), User: fmt.Sprint("u", rng.IntN(6)), Partition: "gpu", State: "COMPLETED",
 			Submit: at, Eligible: at, Start: at, End: at.Add(run), TimeLimit: 2 * run,
 			ReqGPUs: 1, ReqGPUType: typ, NodeCount: 1,
@@ -70,13 +72,13 @@ func TestWhatIfPlanted(t *testing.T) {
 	if t0 < 1800 {
 		t.Fatalf("planted month: p95 wait today %.0f s, want the H100 burst to queue (≥ 30 min)", t0)
 	}
-	with := func(c ...Change) float64 {
+	with := func(c ...analysis.Change) float64 {
 		p := base
 		p.Changes = c
 		return p95Of(*run(p).Changed, "gpu")
 	}
-	h := with(Change{Kind: ChangeAdd, Count: 2, Model: "H100", Spec: "2xH100"})
-	a := with(Change{Kind: ChangeAdd, Count: 2, Model: "a100", Spec: "2xa100"})
+	h := with(analysis.Change{Kind: analysis.ChangeAdd, Count: 2, Model: "H100", Spec: "2xH100"})
+	a := with(analysis.Change{Kind: analysis.ChangeAdd, Count: 2, Model: "a100", Spec: "2xa100"})
 	t.Logf("p95 wait in gpu: today %.0f s, +2 H100 %.0f s, +2 A100 %.0f s", t0, h, a)
 	if h > 0.5*t0 {
 		t.Errorf("adding 2 H100 leaves the p95 wait at %.0f s of %.0f s: want it at least halved", h, t0)
