@@ -5,7 +5,7 @@
 # on this host. One throwaway user (the attacker) holds CONNS connections
 # to each (half-sent requests, stalled 16 MiB uploads, idle keep-alive
 # connections), dials again whenever one is closed, and floods both with
-# bad requests for DURATION_S seconds (internal/attackload). Meanwhile a
+# bad requests for DURATION_S seconds (tools/attackload). Meanwhile a
 # second throwaway user runs `gpuprof jobs` once a second through each
 # (the agent's query socket; serve with a real munge credential).
 #
@@ -50,7 +50,7 @@ trap cleanup EXIT
 useradd --system --no-create-home --shell /usr/sbin/nologin "$ATTACKER"
 useradd --system --no-create-home --shell /usr/sbin/nologin "$VICTIM"
 
-(cd "$ROOT" && "$GO" build -o "$W/attackload" ./internal/attackload)
+(cd "$ROOT" && "$GO" build -o "$W/attackload" ./tools/attackload)
 chmod 0755 "$W/attackload"
 mkdir -p "$W/state" "$W/run" "$W/central" "$W/sim"
 chmod 0700 "$W/state" "$W/central" # the databases: root's

@@ -4,7 +4,7 @@
 # sqlite3 aggregate scan of the same jobs in one table (A B A B …), in one
 # run so machine noise hits both sides alike. With REPORT=1 each round adds
 # side C, the whole monthly report (analyse, plan, workload summary, HTML,
-# Markdown and JSON), and the ratio C/A. See internal/benchanalysis.
+# Markdown and JSON), and the ratio C/A. See tools/benchanalysis.
 #
 # Prints per-round times, the analysis's peak RSS (VmHWM, reset before each
 # round; it includes the input), the input's heap size, medians and the
@@ -18,7 +18,7 @@ GO=${GO:-go}
 cd "$(dirname "$0")/.."
 W=$(mktemp -d "${TMPDIR:-/tmp}/gpuprof-bench-analysis.XXXXXX")
 trap 'rm -rf "$W"' EXIT
-"$GO" build -o "$W/benchanalysis" ./internal/benchanalysis
+"$GO" build -o "$W/benchanalysis" ./tools/benchanalysis
 EXTRA=()
 [ -n "${REPORT:-}" ] && EXTRA+=(-report)
 "$W/benchanalysis" -n "$N" -rounds "$ROUNDS" -dir "$W" "${EXTRA[@]}"

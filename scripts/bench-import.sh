@@ -3,7 +3,7 @@
 # 1,000,000-job sacct text file into a fresh database, beside
 # `sqlite3 .import` of the same file into a plain table, in the same run
 # (A B A B …, so the machine's noise hits both). The file comes from
-# internal/mksacct (seed 1) in gpuprof's own field order with epoch times,
+# tools/mksacct (seed 1) in gpuprof's own field order with epoch times,
 # in two shapes:
 #   steps:  what gpuprof's own sacct command prints (a header line, each
 #           job followed by its batch, extern and srun steps with Slurm's
@@ -28,7 +28,7 @@ W=$(mktemp -d "${TMPDIR:-/tmp}/gpuprof-bench-import.XXXXXX")
 cpu=$(awk -F': ' '/^model name/ {print $2; exit}' /proc/cpuinfo)
 echo "machine: $(nproc) CPUs ($cpu), $(awk '/MemTotal/ {printf "%.1f GiB", $2/1048576}' /proc/meminfo); $(date -u '+%F %T UTC'); load $(cut -d' ' -f1-3 /proc/loadavg)"
 echo "$("$BIN" --version 2>/dev/null | head -1 || echo 'gpuprof version ?'); sqlite3 $(sqlite3 --version | cut -d' ' -f1-2)"
-"$GO" build -o "$W/mksacct" ./internal/mksacct/mksacct
+"$GO" build -o "$W/mksacct" ./tools/mksacct/mksacct
 
 calc() { awk "BEGIN {printf \"%.2f\", $*}"; }
 # run NAME CMD…: wall time (WALL, s) and peak RSS (RSS, MiB) of CMD, its

@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # bench-month.sh BIN [ROUNDS=3]: `gpuprof profiles`, `recommend` and
-# `report` over a month of a million jobs (internal/benchdb: 1,000,000
+# `report` over a month of a million jobs (tools/benchdb: 1,000,000
 # scheduler records in October 2026), once with its ~20,000 GPU profiles
 # and once as sacct-only history (the same database with the profiles
 # deleted), each beside a raw sqlite3 scan of the same records, interleaved
@@ -16,7 +16,7 @@ cd "$(dirname "$0")/.."
 W=$(mktemp -d "${TMPDIR:-/tmp}/gpuprof-bench-month.XXXXXX")
 [ -n "${BENCH_KEEP:-}" ] || trap 'rm -rf "$W"' EXIT
 echo "machine: $(nproc) CPUs ($(awk -F': ' '/model name/ {print $2; exit}' /proc/cpuinfo)), $(awk '/MemTotal/ {printf "%.1f GiB", $2/1048576}' /proc/meminfo); $(date -u '+%F %T UTC'); load $(cut -d' ' -f1-3 /proc/loadavg)"
-"$GO" build -o "$W/mkbenchdb" ./internal/benchdb/mkbenchdb
+"$GO" build -o "$W/mkbenchdb" ./tools/benchdb/mkbenchdb
 "$W/mkbenchdb" -out "$W/month.db" -every 2600ms
 cp "$W/month.db" "$W/sacct.db"
 sqlite3 "$W/sacct.db" 'DELETE FROM job_gpus; DELETE FROM jobs; VACUUM;'

@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # bench-plan.sh SIZES NAME=BIN[,FLAGS] ...: the whole simulated capacity
-# plan (internal/benchplan: Analyse + SimulatePlan) of the months
-# internal/planmonth makes, by several builds of benchplan side by side in
+# plan (tools/benchplan: Analyse + SimulatePlan) of the months
+# tools/planmonth makes, by several builds of benchplan side by side in
 # one run — for each size, GOMAXPROCS=1 then 2, each build in turn — one
 # Markdown row per run: plan time, replays, scheduler steps, peak RSS,
 # verdict, whether the plan's JSON is byte-identical to the first build's,
@@ -11,8 +11,8 @@
 # that build, commas for spaces (e.g. -replay-budget,5000000,-step-budget,
 # 100000000 to hold a newer build to an older one's budgets). Exits
 # non-zero only on errors, never on a figure.
-# Build each with: go build -o BIN ./internal/benchplan (in a checkout of
-# each commit, with this commit's internal/benchplan and internal/planmonth
+# Build each with: go build -o BIN ./tools/benchplan (in a checkout of
+# each commit, with this commit's tools/benchplan and tools/planmonth
 # copied in when the older one lacks them).
 set -euo pipefail
 SIZES=${1:?usage: bench-plan.sh SIZES NAME=BIN[,FLAGS] ...}

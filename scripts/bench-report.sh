@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # bench-report.sh BIN [ROUNDS=3]: `gpuprof report` end to end over a
-# database of a million jobs in one month (internal/benchdb: 1,000,000
+# database of a million jobs in one month (tools/benchdb: 1,000,000
 # scheduler records in October 2026, ~20,000 GPU profiles), beside a raw
 # sqlite3 scan of the same records, interleaved (A B A B …) so the machine's
 # noise hits both. Prints wall time and peak RSS per round and the ratio.
@@ -14,7 +14,7 @@ cd "$(dirname "$0")/.."
 W=$(mktemp -d "${TMPDIR:-/tmp}/gpuprof-bench-report.XXXXXX")
 [ -n "${BENCH_KEEP:-}" ] || trap 'rm -rf "$W"' EXIT
 echo "machine: $(nproc) CPUs, $(awk '/MemTotal/ {printf "%.1f GiB", $2/1048576}' /proc/meminfo); $(date -u '+%F %T UTC'); load $(cut -d' ' -f1-3 /proc/loadavg)"
-"$GO" build -o "$W/mkbenchdb" ./internal/benchdb/mkbenchdb
+"$GO" build -o "$W/mkbenchdb" ./tools/benchdb/mkbenchdb
 start=$(date +%s.%N)
 "$W/mkbenchdb" -out "$W/month.db"
 calc() { awk "BEGIN {printf \"%.2f\", $*}"; }

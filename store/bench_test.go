@@ -13,10 +13,10 @@ import (
 	"time"
 
 	"github.com/gpuprof/gpuprof/gpu"
-	"github.com/gpuprof/gpuprof/internal/benchdb"
-	"github.com/gpuprof/gpuprof/internal/mksacct"
 	"github.com/gpuprof/gpuprof/profile"
 	"github.com/gpuprof/gpuprof/slurmext"
+	"github.com/gpuprof/gpuprof/tools/benchdb"
+	"github.com/gpuprof/gpuprof/tools/mksacct"
 )
 
 // seriesJob is a finished job with gpus GPUs observed every interval for

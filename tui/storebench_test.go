@@ -14,9 +14,9 @@ import (
 	tea "charm.land/bubbletea/v2"
 	_ "github.com/mattn/go-sqlite3"
 
-	"github.com/gpuprof/gpuprof/internal/benchdb"
 	"github.com/gpuprof/gpuprof/slurmext"
 	"github.com/gpuprof/gpuprof/store"
+	"github.com/gpuprof/gpuprof/tools/benchdb"
 )
 
 // storeSource is a Source over a real database with one uid forced into

@@ -14,6 +14,7 @@ const module = "github.com/gpuprof/gpuprof"
 
 type pkg struct {
 	ImportPath string
+	Name       string
 	Imports    []string
 }
 
@@ -40,10 +41,10 @@ var rules = []struct {
 }
 
 // queuesimUsers may import queuesim: capacity, the one product user of the
-// replay, and internal/planmonth, test support that schedules its
+// replay, and tools/planmonth, test support that schedules its
 // generated month once with queuesim so that the jobs carry the starts a
 // cluster would have given them (it reads no answer of the replay).
-var queuesimUsers = map[string]bool{"capacity": true, "internal/planmonth": true}
+var queuesimUsers = map[string]bool{"capacity": true, "tools/planmonth": true}
 
 func TestLayers(t *testing.T) {
 	out, err := exec.Command("go", "list", "-json", module+"/...").Output()
@@ -61,12 +62,18 @@ func TestLayers(t *testing.T) {
 		}
 		seen++
 		rel := strings.TrimPrefix(strings.TrimPrefix(p.ImportPath, module), "/")
+		if strings.HasPrefix(rel, "internal/") && p.Name == "main" {
+			t.Errorf("%s is a program: internal/ holds small libraries only; programs go in tools/", p.ImportPath)
+		}
 		for _, imp := range p.Imports {
 			if strings.HasPrefix(imp, "github.com/NVIDIA/go-nvml") && rel != "gpu/nvml" {
 				t.Errorf("%s imports %s: only gpu/nvml may import go-nvml", p.ImportPath, imp)
 			}
 			if strings.HasPrefix(imp, "github.com/spf13/cobra") && !strings.HasPrefix(rel, "cmd/") {
 				t.Errorf("%s imports cobra: only cmd/ may", p.ImportPath)
+			}
+			if strings.HasPrefix(imp, module+"/tools/") && !strings.HasPrefix(rel, "tools/") {
+				t.Errorf("%s imports %s: tools/ holds benchmark and generator programs; the product does not depend on them (tests may)", p.ImportPath, imp)
 			}
 			if imp == module+"/queuesim" && !queuesimUsers[rel] {
 				t.Errorf("%s imports queuesim: only capacity may (the what-ifs and the plan are the one user of the replay; others ask capacity)", p.ImportPath)

@@ -14,8 +14,8 @@ import (
 
 	_ "github.com/mattn/go-sqlite3"
 
-	"github.com/gpuprof/gpuprof/internal/benchdb"
 	"github.com/gpuprof/gpuprof/store"
+	"github.com/gpuprof/gpuprof/tools/benchdb"
 )
 
 func main() {

@@ -13,8 +13,8 @@ import (
 	"os"
 	"time"
 
-	"github.com/gpuprof/gpuprof/internal/mksacct"
 	"github.com/gpuprof/gpuprof/slurmext"
+	"github.com/gpuprof/gpuprof/tools/mksacct"
 )
 
 func main() {

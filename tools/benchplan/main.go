@@ -22,7 +22,7 @@ import (
 
 	"github.com/gpuprof/gpuprof/analysis"
 	"github.com/gpuprof/gpuprof/capacity"
-	"github.com/gpuprof/gpuprof/internal/planmonth"
+	"github.com/gpuprof/gpuprof/tools/planmonth"
 )
 
 func main() {
