@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"io"
 	"os/exec"
+	"slices"
 	"strings"
 	"testing"
 )
@@ -37,6 +38,16 @@ var rules = []struct {
 	{"tui", []string{"github.com/mattn/go-sqlite3", "database/sql", "net/http", module + "/collect", module + "/agent"}, "the TUI reads jobs through its Source, which enforces access"},
 }
 
+// leaves: a package (its path below the module) may import no package of
+// the module but the listed ones.
+var leaves = []struct {
+	pkg     string
+	allowed []string
+	why     string
+}{
+	{"slurmext", []string{module + "/termtext"}, "slurmext is the one home of every Slurm rule (job ids, states and their outcome classes, cgroup layout, step sockets, gres.conf), asked by analysis, the TUI, the report, the agent, hooks and the store: it imports nothing of gpuprof but termtext (the one rule for untrusted text), so every package can ask it and it can borrow no rule from one"},
+}
+
 func TestLayers(t *testing.T) {
 	out, err := exec.Command("go", "list", "-json", module+"/...").Output()
 	if err != nil {
@@ -59,6 +70,11 @@ func TestLayers(t *testing.T) {
 			}
 			if strings.HasPrefix(imp, "github.com/spf13/cobra") && !strings.HasPrefix(rel, "cmd/") {
 				t.Errorf("%s imports cobra: only cmd/ may", p.ImportPath)
+			}
+			for _, l := range leaves {
+				if rel == l.pkg && strings.HasPrefix(imp, module+"/") && !slices.Contains(l.allowed, imp) {
+					t.Errorf("%s imports %s: %s", p.ImportPath, imp, l.why)
+				}
 			}
 			for _, r := range rules {
 				if rel != r.pkg && (r.pkg == "gpu" || !strings.HasPrefix(rel, r.pkg+"/")) {
