@@ -521,8 +521,8 @@ func NewJobProfile(js JobStart, devs []gpu.Device, slurmIdx []int, interval time
 }
 
 func (a *Agent) startJob(ctx context.Context, js JobStart) error {
-	if js.JobID == "" {
-		return errors.New("start: empty job id")
+	if err := jobIDError("start", js.JobID); err != nil {
+		return err
 	}
 	if js.Start.IsZero() {
 		js.Start = a.now()
@@ -569,6 +569,9 @@ func (a *Agent) startJob(ctx context.Context, js JobStart) error {
 }
 
 func (a *Agent) endJob(ctx context.Context, je JobEnd) error {
+	if err := jobIDError("end", je.JobID); err != nil {
+		return err
+	}
 	if je.End.IsZero() {
 		je.End = a.now()
 	}

@@ -98,6 +98,19 @@ func (p procReader) facts(pid int) procFacts {
 	return f
 }
 
+// jobIDError refuses a job id a hook or the spool gave that is not one
+// (slurmext.ValidJobID): every job id the agent reads passes that rule
+// before it names a map entry, a cgroup directory or a socket pattern.
+func jobIDError(op, id string) error {
+	switch {
+	case id == "":
+		return fmt.Errorf("%s: empty job id", op)
+	case !slurmext.ValidJobID(id):
+		return fmt.Errorf("%s: job id %.64q is not 1-64 characters of [A-Za-z0-9_.+-]", op, id)
+	}
+	return nil
+}
+
 // slurmJobLocked is the id of the job a process's Slurm cgroup names ("" for
 // none, or a SLUID no prolog told the agent about). Called with a.mu held.
 func (a *Agent) slurmJobLocked(f procFacts) string {

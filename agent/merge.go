@@ -8,6 +8,7 @@ import (
 
 	"github.com/gpuprof/gpuprof/ingest"
 	"github.com/gpuprof/gpuprof/profile"
+	"github.com/gpuprof/gpuprof/slurmext"
 	"github.com/gpuprof/gpuprof/store"
 )
 
@@ -89,12 +90,12 @@ func (a *Agent) takeSpooledHooks(ctx context.Context) int {
 		switch e.Kind {
 		case ingest.KindHookStart:
 			var j profile.Job
-			if json.Unmarshal(e.Data, &j) == nil && j.JobID != "" {
+			if json.Unmarshal(e.Data, &j) == nil && slurmext.ValidJobID(j.JobID) {
 				a.takeHookStart(ctx, j, ended[j.JobID])
 			}
 		case ingest.KindHookEnd:
 			var h ingest.HookEnd
-			if json.Unmarshal(e.Data, &h) != nil || h.Job.JobID == "" {
+			if json.Unmarshal(e.Data, &h) != nil || !slurmext.ValidJobID(h.Job.JobID) {
 				continue
 			}
 			if a.takeHookEnd(ctx, h) {

@@ -9,6 +9,7 @@ import (
 	"strings"
 
 	"github.com/gpuprof/gpuprof/internal/procread"
+	"github.com/gpuprof/gpuprof/slurmext"
 	"github.com/gpuprof/gpuprof/termtext"
 )
 
@@ -67,13 +68,10 @@ func (p procReader) delayAcct() bool {
 }
 
 // jobIOPressure reads the IO pressure of a job's cgroup v2 directory,
-// where Slurm puts it: named by its id, or (26.05) by its SLUID when known.
+// where Slurm puts it (slurmext.JobCgroupDirs): named by its id, or
+// (26.05) by its SLUID when known.
 func (p procReader) jobIOPressure(jobID, sluid string) (float64, bool) {
-	dirs := []string{"system.slice/slurmstepd.scope/job_" + jobID, "slurm/job_" + jobID}
-	if sluid != "" {
-		dirs = append(dirs, "system.slice/slurmstepd.scope/"+sluid)
-	}
-	for _, dir := range dirs {
+	for _, dir := range slurmext.JobCgroupDirs(jobID, sluid) {
 		if v, ok := readPSITotal(filepath.Join(p.cgroupRoot, dir, "io.pressure")); ok {
 			return v, true
 		}

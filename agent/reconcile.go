@@ -4,10 +4,10 @@ import (
 	"context"
 	"os"
 	"path/filepath"
-	"strings"
 	"time"
 
 	"github.com/gpuprof/gpuprof/ingest"
+	"github.com/gpuprof/gpuprof/slurmext"
 )
 
 // Jobs whose epilog never reaches the agent (the node rebooted, the epilog
@@ -42,11 +42,15 @@ func (a *Agent) reconcileLoop(ctx context.Context) {
 // and whether it could tell at all. Called with a.mu held.
 func (a *Agent) hasSteps(jobID string) (alive, known bool) {
 	// %n is slurmd's node name, as slurm.conf's SlurmdSpoolDir may say.
-	dir := strings.ReplaceAll(a.opts.SlurmdSpoolDir, "%n", a.lastNode)
+	dir := slurmext.ExpandNodeName(a.opts.SlurmdSpoolDir, a.lastNode)
 	if st, err := os.Stat(dir); err != nil || !st.IsDir() {
 		return false, false
 	}
-	matches, err := filepath.Glob(filepath.Join(dir, "*_"+jobID+".*"))
+	pattern, ok := slurmext.StepSocketGlob(jobID)
+	if !ok {
+		return false, false
+	}
+	matches, err := filepath.Glob(filepath.Join(dir, pattern))
 	if err != nil {
 		return false, false
 	}

@@ -88,66 +88,34 @@ func (n *DataNotes) checkTime(t time.Time) time.Time {
 	return t
 }
 
-// Outcome is how a job ended, as far as the record tells.
-type Outcome uint8
+// Outcome is how a job ended, as far as the record tells: Slurm's outcome
+// class of its state (slurmext.OutcomeOf), the one rule the TUI and the
+// report apply too.
+type Outcome = slurmext.Outcome
 
-// Outcomes. Failed covers FAILED, OUT_OF_MEMORY, NODE_FAIL, BOOT_FAIL and
-// LAUNCH_FAILED; Timeout covers TIMEOUT and DEADLINE; Cancelled covers
-// CANCELLED, PREEMPTED and REVOKED. Without a scheduler state, an exit
-// reported by the epilog decides: 0:0 completed, anything else failed.
+// Outcomes (see slurmext.Outcome for which states each covers).
 const (
-	OutcomeUnknown Outcome = iota
-	OutcomeCompleted
-	OutcomeFailed
-	OutcomeTimeout
-	OutcomeCancelled
-	OutcomeRunning // not finished: pending, running, suspended, requeued, …
+	OutcomeUnknown   = slurmext.OutcomeUnknown
+	OutcomeCompleted = slurmext.OutcomeCompleted
+	OutcomeFailed    = slurmext.OutcomeFailed
+	OutcomeTimeout   = slurmext.OutcomeTimeout
+	OutcomeCancelled = slurmext.OutcomeCancelled
+	OutcomeRunning   = slurmext.OutcomeRunning
 )
 
-var outcomeNames = [...]string{"unknown", "completed", "failed", "timeout", "cancelled", "running"}
-
-func (o Outcome) String() string {
-	if int(o) < len(outcomeNames) {
-		return outcomeNames[o]
-	}
-	return "unknown"
-}
-
-// MarshalText implements encoding.TextMarshaler.
-func (o Outcome) MarshalText() ([]byte, error) { return []byte(o.String()), nil }
-
-// Finished reports whether the outcome is a final one.
-func (o Outcome) Finished() bool {
-	return o == OutcomeCompleted || o == OutcomeFailed || o == OutcomeTimeout || o == OutcomeCancelled
-}
-
+// outcomeOf is the outcome of j's state. Without a scheduler state, an
+// exit reported by the epilog decides: 0:0 completed, anything else failed.
 func outcomeOf(j *Job) Outcome {
-	switch j.State {
-	case "":
-		switch {
-		case !j.ExitKnown:
-			return OutcomeUnknown
-		case j.ExitStatus == 0 && j.ExitSignal == 0:
-			return OutcomeCompleted
-		}
-		return OutcomeFailed
-	case "COMPLETED":
-		return OutcomeCompleted
-	case "TIMEOUT", "DEADLINE":
-		return OutcomeTimeout
-	case "CANCELLED", "PREEMPTED", "REVOKED":
-		return OutcomeCancelled
+	if j.State != "" {
+		return slurmext.OutcomeOf(j.State)
 	}
-	// Which states are final is Slurm's rule, kept in slurmext; every other
-	// final state (FAILED, OUT_OF_MEMORY, NODE_FAIL, BOOT_FAIL,
-	// LAUNCH_FAILED) is a failure.
 	switch {
-	case slurmext.IsFinal(j.State):
-		return OutcomeFailed
-	case slurmext.IsState(j.State):
-		return OutcomeRunning
+	case !j.ExitKnown:
+		return OutcomeUnknown
+	case j.ExitStatus == 0 && j.ExitSignal == 0:
+		return OutcomeCompleted
 	}
-	return OutcomeUnknown
+	return OutcomeFailed
 }
 
 // Metrics are the numbers the rules read, derived from a Job once and

@@ -816,7 +816,7 @@ func (a *workloadAcc) add(j *Job, m *Metrics, c *Config) {
 		a.lost[li].Jobs++
 		a.lost[li].GPUHours += allocH
 		a.w.LostGPUHours += allocH
-		if j.State == "TIMEOUT" {
+		if slurmext.LostApart(j.State) {
 			a.w.TimeoutGPUHours += allocH
 		}
 		u.lost += allocH

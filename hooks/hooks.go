@@ -14,7 +14,6 @@ import (
 	"log/slog"
 	"os"
 	"os/exec"
-	"path/filepath"
 	"runtime/debug"
 	"syscall"
 	"time"
@@ -95,10 +94,7 @@ func (d Deps) gresConf() string {
 	if d.Config.Hooks.GresConf != "" {
 		return d.Config.Hooks.GresConf
 	}
-	if c := os.Getenv("SLURM_CONF"); c != "" {
-		return filepath.Join(filepath.Dir(c), "gres.conf")
-	}
-	return "/etc/slurm/gres.conf"
+	return slurmext.DefaultGresConf(os.Getenv("SLURM_CONF"))
 }
 
 // GPURefs maps the job's Slurm GPU indices to device files through

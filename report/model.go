@@ -7,6 +7,7 @@ import (
 
 	"github.com/gpuprof/gpuprof/analysis"
 	"github.com/gpuprof/gpuprof/capacity"
+	"github.com/gpuprof/gpuprof/slurmext"
 )
 
 // The report is built once as a list of sections of format-neutral blocks;
@@ -588,13 +589,13 @@ func lostSection(d *Data, miss []string) section {
 	} else {
 		t := newTable("Final state", "#Jobs", "#GPU-hours", "#Share of allocated")
 		for _, l := range w.Lost {
-			if l.State != "TIMEOUT" && l.Jobs > 0 {
+			if !slurmext.LostApart(l.State) && l.Jobs > 0 {
 				t.row(l.State, count(l.Jobs), hours(l.GPUHours), pct(l.Share))
 			}
 		}
 		for _, l := range w.Lost {
-			if l.State == "TIMEOUT" && l.Jobs > 0 {
-				t.row("TIMEOUT (may have checkpointed)", count(l.Jobs), hours(l.GPUHours), pct(l.Share))
+			if slurmext.LostApart(l.State) && l.Jobs > 0 {
+				t.row(l.State+" (may have checkpointed)", count(l.Jobs), hours(l.GPUHours), pct(l.Share))
 			}
 		}
 		t.row("total lost", "", hours(w.LostGPUHours), pct(share(w.LostGPUHours, w.Headline.AllocatedGPUHours)))

@@ -231,3 +231,20 @@ func validCgroupStep(s string) bool {
 	}
 	return true
 }
+
+// JobCgroupDirs are the directories, relative to the root of the cgroup
+// hierarchy, where a job's own cgroup may be: under slurmstepd's scope by
+// the job's id, "slurm/job_<id>", and, when its SLUID is known, under
+// slurmstepd's scope by its SLUID (26.05), in the order to try them. None
+// for a job id that is not ValidJobID, so that an id never leaves the
+// directory it names; a SLUID that is not one is left out.
+func JobCgroupDirs(jobID, sluid string) []string {
+	if !ValidJobID(jobID) {
+		return nil
+	}
+	dirs := []string{"system.slice/slurmstepd.scope/job_" + jobID, "slurm/job_" + jobID}
+	if sluid != "" && ValidJobID(sluid) {
+		dirs = append(dirs, "system.slice/slurmstepd.scope/"+sluid)
+	}
+	return dirs
+}

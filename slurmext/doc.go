@@ -1,9 +1,13 @@
 // Package slurmext holds everything Slurm-shaped that gpuprof needs to
 // understand: the environment of a slurmd Prolog/Epilog and of slurmctld's
 // jobcomp/script, sacct output (-P text and --json of 22.05–25.x), Slurm
-// durations, times, states, TRES strings and job ids, hostlist and index
-// list expressions, gres.conf and slurm.conf values, and the mapping of GRES
-// device files to device minor numbers.
+// durations, times, states and their outcome classes (OutcomeOf, the one
+// rule analysis, TUI and report apply), TRES strings and job ids (every
+// job id gpuprof reads passes ValidJobID), hostlist and index list
+// expressions, gres.conf and slurm.conf values, slurmd's layout on a node
+// (the cgroup paths of jobs, step-socket names, %n in SlurmdSpoolDir, the
+// default gres.conf path), and the mapping of GRES device files to device
+// minor numbers.
 //
 // The parsers are pure and bounded: they never panic, never allocate in
 // proportion to a number written in their input (a range such as

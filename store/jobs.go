@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/gpuprof/gpuprof/profile"
+	"github.com/gpuprof/gpuprof/slurmext"
 )
 
 // Filter selects profiles for ListJobs. Zero fields select everything.
@@ -250,6 +251,8 @@ func validate(j profile.Job) error {
 	var problems []string
 	if j.Cluster == "" || j.JobID == "" || j.Node == "" {
 		problems = append(problems, "cluster, job id and node must all be set")
+	} else if !slurmext.ValidJobID(j.JobID) {
+		problems = append(problems, "job id is not 1-64 characters of [A-Za-z0-9_.+-]")
 	}
 	if j.Status != profile.StatusRunning && j.Status != profile.StatusFinished {
 		problems = append(problems, fmt.Sprintf("status %q", j.Status))

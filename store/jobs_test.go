@@ -338,6 +338,8 @@ func TestPutJobInvalid(t *testing.T) {
 	}{
 		{name: "empty cluster", mutate: func(j *profile.Job) { j.Cluster = "" }},
 		{name: "empty job id", mutate: func(j *profile.Job) { j.JobID = "" }},
+		{name: "job id not one", mutate: func(j *profile.Job) { j.JobID = "../1" }},
+		{name: "job id with shell syntax", mutate: func(j *profile.Job) { j.JobID = "1;rm" }},
 		{name: "empty node", mutate: func(j *profile.Job) { j.Node = "" }},
 		{name: "unknown status", mutate: func(j *profile.Job) { j.Status = "done" }},
 		{name: "GPU without UUID", mutate: func(j *profile.Job) { j.GPUs[1].UUID = "" }},

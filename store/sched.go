@@ -271,6 +271,8 @@ func validRecord(r slurmext.JobRecord) error {
 	switch {
 	case r.Cluster == "" || r.JobID == "":
 		return fmt.Errorf("%w: cluster and job id must both be set", ErrInvalid)
+	case !slurmext.ValidJobID(r.JobID):
+		return fmt.Errorf("%w: job id is not 1-64 characters of [A-Za-z0-9_.+-]", ErrInvalid)
 	case r.SlurmGPUMemValid && r.SlurmGPUMem > math.MaxInt64:
 		return fmt.Errorf("%w: Slurm GPU memory reading %d bytes", ErrInvalid, r.SlurmGPUMem)
 	case r.SlurmGPUUtilValid && (math.IsNaN(r.SlurmGPUUtil) || math.IsInf(r.SlurmGPUUtil, 0) || r.SlurmGPUUtil < 0):

@@ -158,6 +158,8 @@ func TestPutSchedJobInvalid(t *testing.T) {
 	}{
 		{name: "no cluster", mutate: func(r *slurmext.JobRecord) { r.Cluster = "" }},
 		{name: "no job id", mutate: func(r *slurmext.JobRecord) { r.JobID = "" }},
+		{name: "job id not one", mutate: func(r *slurmext.JobRecord) { r.JobID = "../1" }},
+		{name: "job id with shell syntax", mutate: func(r *slurmext.JobRecord) { r.JobID = "1;rm" }},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

@@ -16,9 +16,17 @@ func TestStateStyle(t *testing.T) {
 		{stateLabel("OUT_OF_MEMORY"), s.render(s.bad, "x")},
 		{"NODE_FAIL", s.render(s.bad, "x")},
 		{"BOOT_FAIL", s.render(s.bad, "x")},
-		{"DEADLINE", s.render(s.bad, "x")},
+		// DEADLINE and REVOKED by their outcome class (timeout,
+		// cancelled), as analysis and the report class them: until issue
+		// #29 the list showed DEADLINE as a failure and REVOKED uncoloured.
+		{"DEADLINE", s.render(s.warn, "x")},
+		{"REVOKED", s.render(s.warn, "x")},
+		// LAUNCH_FAILED is a failure (it was uncoloured until issue #29).
+		{"LAUNCH_FAILED", s.render(s.bad, "x")},
 		{"RUNNING", "x"},
 		{"PENDING", "x"},
+		{"REQUEUED", "x"},
+		{"-", "x"},
 	}
 	for _, tt := range tests {
 		if got := s.render(s.stateStyle(tt.label), "x"); got != tt.want {

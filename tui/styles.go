@@ -31,21 +31,22 @@ func newStyles(noColor bool) styles {
 	}
 }
 
-// stateStyle colours a job state in the list (its label, see stateLabel):
-// good for COMPLETED; a warning for what may have saved or not needed its
-// work (a time limit, preemption, scancel); bad for the rest of the lost
-// work, as slurmext.LostIndex says which final states are lost.
+// stateStyle colours a job state in the list (its label, see stateLabel)
+// by its outcome class (slurmext.OutcomeOf), the rule analysis and the
+// report apply: good for completed; a warning for what may have saved or
+// not needed its work (a time limit or deadline, preemption, scancel, a
+// revoked federated sibling); bad for failures.
 func (s styles) stateStyle(label string) lipgloss.Style {
 	state := label
 	if label == stateLabel("OUT_OF_MEMORY") {
 		state = "OUT_OF_MEMORY"
 	}
-	switch {
-	case state == "COMPLETED":
+	switch slurmext.OutcomeOf(state) {
+	case slurmext.OutcomeCompleted:
 		return s.good
-	case state == "TIMEOUT", state == "PREEMPTED", state == "CANCELLED":
+	case slurmext.OutcomeTimeout, slurmext.OutcomeCancelled:
 		return s.warn
-	case slurmext.LostIndex(state) >= 0:
+	case slurmext.OutcomeFailed:
 		return s.bad
 	}
 	return lipgloss.NewStyle()

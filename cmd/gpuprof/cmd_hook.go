@@ -42,7 +42,7 @@ type hookFunc func(context.Context, hooks.Deps) (hooks.Outcome, error)
 // logged with its stack and exit is called with 0 (hookRecovery).
 func runHook(ctx context.Context, g *globalOptions, kind string, p hookProcess, run hookFunc) {
 	began := time.Now()
-	rec := &hookRecovery{job: p.getenv("SLURM_JOB_ID"), exit: p.exit}
+	rec := &hookRecovery{job: envJobID(p.getenv("SLURM_JOB_ID")), exit: p.exit}
 	defer rec.done()
 	cfg, log, closeLog := hookSetup(g, kind, p)
 	rec.log, rec.closeLog = log, closeLog

@@ -38,7 +38,7 @@ type jobCompFunc func(context.Context, jobcomp.Deps, slurmext.JobRecord) (jobcom
 // stuck). A panic is logged with its stack and exit is called with 0.
 func runJobComp(ctx context.Context, g *globalOptions, p hookProcess, record jobCompFunc) {
 	began := time.Now()
-	guardRec := &hookRecovery{job: p.getenv("JOBID"), exit: p.exit}
+	guardRec := &hookRecovery{job: envJobID(p.getenv("JOBID")), exit: p.exit}
 	defer guardRec.done()
 	cfg, log, closeLog := hookSetup(g, "jobcomp", p)
 	guardRec.log, guardRec.closeLog = log, closeLog

@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/gpuprof/gpuprof/config"
+	"github.com/gpuprof/gpuprof/slurmext"
 )
 
 // hookProcess is what a Slurm hook command takes from its process: the
@@ -66,11 +67,21 @@ func guard(ctx context.Context, deadline time.Duration, log *slog.Logger, job st
 // file through crashOutput and its exit status to the contrib wrappers,
 // which exit 0.
 type hookRecovery struct {
-	job  string
+	job  string // for the log: envJobID of the environment's job id
 	exit func(int)
 	// log and closeLog are set once the hook's logger is open.
 	log      *slog.Logger
 	closeLog func()
+}
+
+// envJobID is the job id a hook's environment gives (SLURM_JOB_ID, JOBID)
+// as the guard and the recovery log it before the environment is parsed:
+// the value when it is a job id (slurmext.ValidJobID), else "".
+func envJobID(v string) string {
+	if slurmext.ValidJobID(v) {
+		return v
+	}
+	return ""
 }
 
 // done must be deferred directly, before anything else the hook defers

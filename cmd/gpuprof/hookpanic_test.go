@@ -290,3 +290,17 @@ func captureStdio(t *testing.T, fn func()) (stdout, stderr string) {
 	fn()
 	return // the deferred restore fills stdout and stderr before the caller reads them
 }
+
+// TestEnvJobID: the job id a hook's guard and recovery log before the
+// environment is parsed passes slurmext.ValidJobID, like every job id
+// gpuprof reads.
+func TestEnvJobID(t *testing.T) {
+	for in, want := range map[string]string{
+		"4711": "4711", "53_1": "53_1", "s5K1KKYAYG5D00": "s5K1KKYAYG5D00",
+		"": "", "../1": "", "1;rm": "", "abc$(rm)": "", "1\nlevel=ERROR": "",
+	} {
+		if got := envJobID(in); got != want {
+			t.Errorf("envJobID(%q) = %q, want %q", in, got, want)
+		}
+	}
+}

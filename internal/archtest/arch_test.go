@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"io"
 	"os/exec"
+	"slices"
 	"strings"
 	"testing"
 )
@@ -46,6 +47,16 @@ var rules = []struct {
 // cluster would have given them (it reads no answer of the replay).
 var queuesimUsers = map[string]bool{"capacity": true, "tools/planmonth": true}
 
+// leaves: a package (its path below the module) may import no package of
+// the module but the listed ones.
+var leaves = []struct {
+	pkg     string
+	allowed []string
+	why     string
+}{
+	{"slurmext", []string{module + "/termtext"}, "slurmext is the one home of every Slurm rule (job ids, states and their outcome classes, cgroup layout, step sockets, gres.conf), asked by analysis, the TUI, the report, the agent, hooks and the store: it imports nothing of gpuprof but termtext (the one rule for untrusted text), so every package can ask it and it can borrow no rule from one"},
+}
+
 func TestLayers(t *testing.T) {
 	out, err := exec.Command("go", "list", "-json", module+"/...").Output()
 	if err != nil {
@@ -77,6 +88,11 @@ func TestLayers(t *testing.T) {
 			}
 			if imp == module+"/queuesim" && !queuesimUsers[rel] {
 				t.Errorf("%s imports queuesim: only capacity may (the what-ifs and the plan are the one user of the replay; others ask capacity)", p.ImportPath)
+			}
+			for _, l := range leaves {
+				if rel == l.pkg && strings.HasPrefix(imp, module+"/") && !slices.Contains(l.allowed, imp) {
+					t.Errorf("%s imports %s: %s", p.ImportPath, imp, l.why)
+				}
 			}
 			for _, r := range rules {
 				if rel != r.pkg && (r.pkg == "gpu" || !strings.HasPrefix(rel, r.pkg+"/")) {

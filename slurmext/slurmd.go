@@ -1,0 +1,38 @@
+package slurmext
+
+import (
+	"path/filepath"
+	"strings"
+)
+
+// slurmd's files on a node, as Slurm lays them out: where gres.conf is,
+// slurm.conf's %n in SlurmdSpoolDir, and the step sockets slurmstepd puts
+// in that spool. Pure: the callers read the filesystem.
+
+// DefaultGresConf is the gres.conf slurmd reads when nothing else names
+// one: the file beside slurm.conf, which is SLURM_CONF when that is set
+// (slurmConfEnv; "" when unset), else Slurm's default /etc/slurm.
+func DefaultGresConf(slurmConfEnv string) string {
+	if slurmConfEnv != "" {
+		return filepath.Join(filepath.Dir(slurmConfEnv), "gres.conf")
+	}
+	return "/etc/slurm/gres.conf"
+}
+
+// ExpandNodeName replaces %n in a slurm.conf path (SlurmdSpoolDir,
+// SlurmdLogFile, …) with slurmd's node name, as slurmd does.
+func ExpandNodeName(path, node string) string {
+	return strings.ReplaceAll(path, "%n", node)
+}
+
+// StepSocketGlob is the filepath.Glob pattern of the job's step sockets in
+// slurmd's spool directory: slurmstepd names each "<node>_<jobid>.<step>"
+// ("gpu01_58.0", "gpu01_58.4294967292" for the extern step), so a match
+// means a step of the job still runs. ok is false for a job id that is not
+// ValidJobID: its glob metacharacters or '/' would match other files.
+func StepSocketGlob(jobID string) (pattern string, ok bool) {
+	if !ValidJobID(jobID) {
+		return "", false
+	}
+	return "*_" + jobID + ".*", true
+}
