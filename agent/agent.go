@@ -18,7 +18,6 @@ import (
 	"net"
 	"os"
 	"path/filepath"
-	"slices"
 	"sort"
 	"sync"
 	"time"
@@ -26,6 +25,7 @@ import (
 	"github.com/prometheus/client_golang/prometheus"
 
 	"github.com/gpuprof/gpuprof/gpu"
+	"github.com/gpuprof/gpuprof/hookproto"
 	"github.com/gpuprof/gpuprof/internal/safefs"
 	"github.com/gpuprof/gpuprof/notice"
 	"github.com/gpuprof/gpuprof/profile"
@@ -246,7 +246,7 @@ func New(ctx context.Context, opts Options, sampler gpu.Sampler, db *store.DB, s
 		return nil, fmt.Errorf("agent: GPU inventory: %w", err)
 	}
 	a.devices = devs
-	a.byUUID = byUUID(devs)
+	a.byUUID = gpu.ByUUID(devs)
 	a.mig = map[string]bool{}
 	for _, d := range devs {
 		for _, m := range d.MIG {
@@ -396,11 +396,11 @@ func (a *Agent) serve(ctx context.Context, ln net.Listener) {
 func (a *Agent) handle(ctx context.Context, conn net.Conn) {
 	defer conn.Close()
 	_ = conn.SetDeadline(time.Now().Add(30 * time.Second))
-	var req Request
+	var req hookproto.Request
 	dec := json.NewDecoder(&limitedReader{r: conn, n: 1 << 20})
-	resp := Response{OK: true}
+	resp := hookproto.Response{OK: true}
 	if err := dec.Decode(&req); err != nil {
-		resp = Response{Error: "bad request: " + err.Error()}
+		resp = hookproto.Response{Error: "bad request: " + err.Error()}
 	} else if err := a.Handle(ctx, req, &resp); err != nil {
 		resp.OK, resp.Error = false, err.Error()
 	}
@@ -409,21 +409,21 @@ func (a *Agent) handle(ctx context.Context, conn net.Conn) {
 
 // Handle executes one request; it is what the socket calls and what tests
 // call directly.
-func (a *Agent) Handle(ctx context.Context, req Request, resp *Response) error {
+func (a *Agent) Handle(ctx context.Context, req hookproto.Request, resp *hookproto.Response) error {
 	switch req.Op {
-	case OpStart:
+	case hookproto.OpStart:
 		if req.Start == nil {
 			return errors.New("start without job")
 		}
 		return a.startJob(ctx, *req.Start)
-	case OpEnd:
+	case hookproto.OpEnd:
 		if req.End == nil {
 			return errors.New("end without job")
 		}
 		err := a.endJob(ctx, *req.End)
 		resp.Held = errors.Is(err, errHeld)
 		return err
-	case OpStatus:
+	case hookproto.OpStatus:
 		a.mu.Lock()
 		for id := range a.jobs {
 			resp.Running = append(resp.Running, id)
@@ -453,74 +453,11 @@ func (l *limitedReader) Read(p []byte) (int, error) {
 	return n, err
 }
 
-func (a *Agent) resolve(refs []GPURef) ([]gpu.Device, []int, []string) {
-	return Resolve(a.devices, refs)
+func (a *Agent) resolve(refs []hookproto.GPURef) ([]gpu.Device, []int, []string) {
+	return hookproto.Resolve(a.devices, refs)
 }
 
-// Resolve maps the hook's GPU references to devices of this node: by UUID,
-// else by device-file minor number, else by Slurm index in PCI bus order. It
-// returns the devices, their Slurm indices, and a note per reference it
-// could not resolve.
-func Resolve(devices []gpu.Device, refs []GPURef) ([]gpu.Device, []int, []string) {
-	uuids := byUUID(devices)
-	byPCI := slices.Clone(devices)
-	sort.Slice(byPCI, func(i, j int) bool { return byPCI[i].PCIBusID < byPCI[j].PCIBusID })
-	var devs []gpu.Device
-	var idx []int
-	var problems []string
-	for _, r := range refs {
-		var d gpu.Device
-		var ok bool
-		switch {
-		case r.UUID != "":
-			d, ok = uuids[r.UUID]
-		case r.Minor >= 0:
-			for _, c := range devices {
-				if c.Minor == r.Minor {
-					d, ok = c, true
-					break
-				}
-			}
-		case r.SlurmIndex >= 0 && r.SlurmIndex < len(byPCI):
-			d, ok = byPCI[r.SlurmIndex], true
-		}
-		if !ok {
-			problems = append(problems, fmt.Sprintf("GPU (slurm index %d, minor %d, uuid %q) not found on this node", r.SlurmIndex, r.Minor, r.UUID))
-			continue
-		}
-		if slices.ContainsFunc(devs, func(x gpu.Device) bool { return x.UUID == d.UUID }) {
-			continue
-		}
-		devs = append(devs, d)
-		idx = append(idx, r.SlurmIndex)
-	}
-	return devs, idx, problems
-}
-
-// NewJobProfile builds the empty profile of a job starting on devs.
-func NewJobProfile(js JobStart, devs []gpu.Device, slurmIdx []int, interval time.Duration, points int, v gpu.Versions, source string) profile.Job {
-	j := profile.Job{
-		Key:            profile.Key{Cluster: js.Cluster, JobID: js.JobID, Node: js.Node},
-		User:           js.User,
-		UID:            js.UID,
-		GID:            js.GID,
-		Account:        js.Account,
-		Partition:      js.Partition,
-		Comment:        js.Comment,
-		Start:          js.Start,
-		Status:         profile.StatusRunning,
-		Source:         source,
-		SampleInterval: interval,
-		Driver:         v.Driver,
-		CUDADriver:     v.CUDADriver,
-	}
-	for i, d := range devs {
-		j.GPUs = append(j.GPUs, profile.NewGPU(d, slurmIdx[i], js.Start, interval, points))
-	}
-	return j
-}
-
-func (a *Agent) startJob(ctx context.Context, js JobStart) error {
+func (a *Agent) startJob(ctx context.Context, js hookproto.JobStart) error {
 	if js.JobID == "" {
 		return errors.New("start: empty job id")
 	}
@@ -546,7 +483,7 @@ func (a *Agent) startJob(ctx context.Context, js JobStart) error {
 		a.moved = append(a.moved, o.prof.Key)
 	}
 	devs, idx, problems := a.resolve(js.GPUs)
-	j := NewJobProfile(js, devs, idx, a.opts.Interval, a.opts.SeriesPoints, a.versions, profile.SourceAgent)
+	j := hookproto.NewProfile(js, devs, idx, a.opts.Interval, a.opts.SeriesPoints, a.versions, profile.SourceAgent)
 	for _, p := range problems {
 		j.MarkPartial(p)
 		a.log.Warn("unresolved GPU", "job", js.JobID, "problem", p)
@@ -568,7 +505,7 @@ func (a *Agent) startJob(ctx context.Context, js JobStart) error {
 	return nil
 }
 
-func (a *Agent) endJob(ctx context.Context, je JobEnd) error {
+func (a *Agent) endJob(ctx context.Context, je hookproto.JobEnd) error {
 	if je.End.IsZero() {
 		je.End = a.now()
 	}
@@ -627,7 +564,7 @@ func (a *Agent) endJob(ctx context.Context, je JobEnd) error {
 		default:
 			js := je.JobStart
 			devs, idx, _ := a.resolve(js.GPUs)
-			j = NewJobProfile(js, devs, idx, a.opts.Interval, a.opts.SeriesPoints, a.versions, profile.SourceAgent)
+			j = hookproto.NewProfile(js, devs, idx, a.opts.Interval, a.opts.SeriesPoints, a.versions, profile.SourceAgent)
 			j.MarkPartial("agent did not see the job start")
 		}
 	}
@@ -646,20 +583,6 @@ func (a *Agent) endJob(ctx context.Context, je JobEnd) error {
 	a.log.Info("job finished", "job", je.JobID, "partial", j.Partial)
 	a.wakePersister()
 	return nil
-}
-
-// byUUID indexes every device and MIG instance by UUID; a MIG instance is
-// a device of its own memory on its parent's minor and bus.
-func byUUID(devices []gpu.Device) map[string]gpu.Device {
-	m := map[string]gpu.Device{}
-	for _, d := range devices {
-		m[d.UUID] = d
-		for _, g := range d.MIG {
-			m[g.UUID] = gpu.Device{Index: d.Index, UUID: g.UUID, Name: d.Name + " MIG " + g.Profile,
-				Minor: d.Minor, PCIBusID: d.PCIBusID, MemoryTotal: g.MemoryTotal}
-		}
-	}
-	return m
 }
 
 func mustJSON(v any) []byte {

@@ -13,7 +13,7 @@ import (
 	"log/slog"
 	"time"
 
-	"github.com/gpuprof/gpuprof/ingest"
+	"github.com/gpuprof/gpuprof/hookproto"
 	"github.com/gpuprof/gpuprof/slurmext"
 	"github.com/gpuprof/gpuprof/spool"
 	"github.com/gpuprof/gpuprof/store"
@@ -57,7 +57,7 @@ func Record(ctx context.Context, d Deps, r slurmext.JobRecord) (Outcome, error) 
 		return ViaDB, nil
 	}
 	d.Log.Warn("database not writable in time; spooling", "job", r.JobID, "err", err)
-	if _, serr := (spool.Dir{Path: d.SpoolDir}).Put(ingest.KindSchedJob, r); serr != nil {
+	if _, serr := (spool.Dir{Path: d.SpoolDir}).Put(hookproto.KindSchedJob, r); serr != nil {
 		return "", fmt.Errorf("record lost: database: %v; spool: %w", err, serr)
 	}
 	return ViaSpool, nil
