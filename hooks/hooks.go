@@ -291,10 +291,12 @@ func (d Deps) devices(ctx context.Context) []gpu.Device {
 }
 
 // record writes through the database when it answers within the budget,
-// else spools the record for the agent.
+// else spools the record for the agent. It never migrates the database
+// (store.Options.NoMigrate): while its schema is older than this binary's,
+// records go to the spool until the agent or an admin's command migrates it.
 func (d Deps) record(ctx context.Context, kind string, v any, write func(tx *store.Tx) error) (Outcome, error) {
 	busy := budget(ctx, 0.5)
-	db, err := store.Open(ctx, d.Config.DB, store.Options{BusyTimeout: busy})
+	db, err := store.Open(ctx, d.Config.DB, store.Options{BusyTimeout: busy, NoMigrate: true})
 	if err == nil {
 		err = db.WithTx(ctx, write)
 		db.Close()
@@ -302,7 +304,11 @@ func (d Deps) record(ctx context.Context, kind string, v any, write func(tx *sto
 			return ViaDB, nil
 		}
 	}
-	d.Log.Warn("database not writable in time; spooling", "job", d.Env.JobID, "err", err)
+	if errors.Is(err, store.ErrSchemaTooOld) || errors.Is(err, store.ErrSchemaTooNew) {
+		d.Log.Warn("database schema is not this gpuprof's; a hook does not migrate it; spooling", "job", d.Env.JobID, "err", err)
+	} else {
+		d.Log.Warn("database not writable in time; spooling", "job", d.Env.JobID, "err", err)
+	}
 	if _, serr := (spool.Dir{Path: d.Config.SpoolDir}).Put(kind, v); serr != nil {
 		return "", &notRecordedError{db: err, spool: serr}
 	}
