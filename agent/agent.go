@@ -86,6 +86,15 @@ type Pusher interface {
 
 // Agent samples GPUs and keeps job profiles. Create it with New and run it
 // with Run.
+//
+// Its state is grouped by what guards it, one embedded struct per guard:
+// node (set by New, read-only after: no lock), energyReads (the sampler's
+// semaphore gpuSem), jobTable (jobTable.mu, promoted as a.mu: the jobs and
+// everything that decides which job a reading or a record belongs to), and
+// obs (its own lock, metrics.go). Notices are decided under a.mu (each
+// job's noticeState) and sent through noticeQ by noticeLoop, which holds
+// no lock while it sends. A method whose name ends in Locked is called with
+// a.mu held.
 type Agent struct {
 	opts  Options
 	gpus  gpu.Sampler
@@ -101,43 +110,9 @@ type Agent struct {
 	// persistWake asks the persister to flush and drain the spool now.
 	persistWake chan struct{}
 
-	devices  []gpu.Device
-	byUUID   map[string]gpu.Device
-	mig      map[string]bool // UUIDs of MIG instances
-	versions gpu.Versions
-
-	// energy is when each GPU's energy counter was last read, and which
-	// GPUs have none; only used while gpuSem is held.
-	energyAt map[string]time.Time
-	noEnergy map[string]bool
-
-	mu        sync.Mutex
-	jobs      map[string]*jobState // by job id
-	pids      map[int]pidInfo
-	delayAcct bool
-	ended     map[string]endedRun // recently ended jobs, see discover.go
-	// sluids maps the SLUIDs prologs named (Slurm 25.11+) to job ids: a
-	// 26.05 job's cgroup is named by its SLUID (identity.go).
-	sluids map[string]string
-	// stored caches what the database says of jobs found from their
-	// processes: whether they finished already (discover.go).
-	stored map[string]storedCheck
-	// unwritten are finished profiles neither the spool nor the database
-	// took (disk full): they stay finished here and are written when the
-	// disk takes them (pending.go).
-	unwritten []profile.Job
-	// foreignLog and foreignQuiet rate-limit the log lines about foreign
-	// processes, per uid (identity.go).
-	foreignLog   map[int]time.Time
-	foreignQuiet map[int]int
-	// lastCluster and lastNode are the names the hooks last used, given to
-	// jobs found without a prolog so their keys match the epilog's.
-	lastCluster, lastNode string
-	// orphans are running rows of jobs slurmd no longer runs (merge.go).
-	orphans map[string]*orphan
-	// moved are keys the agent flushed a running profile under before it
-	// learnt slurmd's names; the next flush deletes their rows.
-	moved []profile.Key
+	node
+	energyReads
+	jobTable
 
 	// obs is what /metrics shows, under a lock of its own (metrics.go).
 	obs      *observed
@@ -145,6 +120,71 @@ type Agent struct {
 
 	// noticeQ holds decided notices for noticeLoop (notice.go).
 	noticeQ chan noticeReq
+}
+
+// node is what New learns of the node once: its GPUs and driver, and
+// whether the kernel accounts IO delays. Read-only after New, so read
+// without a lock.
+type node struct {
+	devices   []gpu.Device
+	byUUID    map[string]gpu.Device
+	mig       map[string]bool // UUIDs of MIG instances
+	versions  gpu.Versions
+	delayAcct bool
+}
+
+// energyReads is when each GPU's energy counter was last read, and which
+// GPUs have none. Guarded by gpuSem: only a sample, which holds it, reads
+// or writes it.
+type energyReads struct {
+	energyAt map[string]time.Time
+	noEnergy map[string]bool
+}
+
+// jobTable is every job the agent holds and what it needs to decide which
+// job a process, a reading, a hook or a stored row belongs to. One mutex
+// guards it all because its steps span the groups below: a prolog takes a
+// job out of orphans into jobs under the names it learns, a sample
+// attributes PIDs to jobs and starts jobs found from their processes,
+// reconciliation moves jobs from jobs to ended or orphans. Splitting it
+// would make each of those steps take several locks in a fixed order for
+// no gain: the tick takes it after its GPU calls, to attribute and observe
+// the readings (with the procfs reads of new PIDs and IO counters that
+// needs). No one holds it across a GPU or database call; the one disk
+// write under it is reconcile's spooling of an abandoned job's record.
+type jobTable struct {
+	mu sync.Mutex
+
+	// Jobs and their lifecycle.
+	jobs  map[string]*jobState // by job id
+	ended map[string]endedRun  // recently ended jobs, see discover.go
+	// stored caches what the database says of jobs found from their
+	// processes: whether they finished already (discover.go).
+	stored map[string]storedCheck
+	// orphans are running rows of jobs slurmd no longer runs (merge.go).
+	orphans map[string]*orphan
+	// unwritten are finished profiles neither the spool nor the database
+	// took (disk full): they stay finished here and are written when the
+	// disk takes them (pending.go).
+	unwritten []profile.Job
+	// moved are keys the agent flushed a running profile under before it
+	// learnt slurmd's names; the next flush deletes their rows.
+	moved []profile.Key
+
+	// Process attribution (identity.go).
+	pids map[int]pidInfo
+	// sluids maps the SLUIDs prologs named (Slurm 25.11+) to job ids: a
+	// 26.05 job's cgroup is named by its SLUID.
+	sluids map[string]string
+	// foreignLog and foreignQuiet rate-limit the log lines about foreign
+	// processes, per uid.
+	foreignLog   map[int]time.Time
+	foreignQuiet map[int]int
+
+	// Naming (merge.go): lastCluster and lastNode are the names the hooks
+	// last used, given to jobs found without a prolog so their keys match
+	// the epilog's.
+	lastCluster, lastNode string
 }
 
 type jobState struct {
@@ -207,27 +247,29 @@ func New(ctx context.Context, opts Options, sampler gpu.Sampler, db *store.DB, s
 		opts.CgroupRoot = "/sys/fs/cgroup"
 	}
 	a := &Agent{
-		opts:         opts,
-		gpus:         sampler,
-		db:           db,
-		spool:        sp,
-		log:          log,
-		proc:         procReader{procfs: opts.Procfs, cgroupRoot: opts.CgroupRoot},
-		now:          opts.Clock,
-		gpuSem:       make(chan struct{}, 1),
-		persistWake:  make(chan struct{}, 1),
-		jobs:         map[string]*jobState{},
-		pids:         map[int]pidInfo{},
-		ended:        map[string]endedRun{},
-		sluids:       map[string]string{},
-		stored:       map[string]storedCheck{},
-		foreignLog:   map[int]time.Time{},
-		foreignQuiet: map[int]int{},
-		orphans:      map[string]*orphan{},
-		lastCluster:  opts.Cluster,
-		lastNode:     opts.Node,
-		obs:          newObserved(),
-		registry:     prometheus.NewRegistry(),
+		opts:        opts,
+		gpus:        sampler,
+		db:          db,
+		spool:       sp,
+		log:         log,
+		proc:        procReader{procfs: opts.Procfs, cgroupRoot: opts.CgroupRoot},
+		now:         opts.Clock,
+		gpuSem:      make(chan struct{}, 1),
+		persistWake: make(chan struct{}, 1),
+		jobTable: jobTable{
+			jobs:         map[string]*jobState{},
+			pids:         map[int]pidInfo{},
+			ended:        map[string]endedRun{},
+			sluids:       map[string]string{},
+			stored:       map[string]storedCheck{},
+			foreignLog:   map[int]time.Time{},
+			foreignQuiet: map[int]int{},
+			orphans:      map[string]*orphan{},
+			lastCluster:  opts.Cluster,
+			lastNode:     opts.Node,
+		},
+		obs:      newObserved(),
+		registry: prometheus.NewRegistry(),
 	}
 	a.registry.MustRegister(newMetricsCollector(a))
 	for _, c := range opts.Collectors {
