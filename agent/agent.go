@@ -92,8 +92,8 @@ type Pusher interface {
 // semaphore gpuSem), jobTable (jobTable.mu, promoted as a.mu: the jobs and
 // everything that decides which job a reading or a record belongs to), and
 // obs (its own lock, metrics.go). Notices are decided under a.mu (each
-// job's noticeState) and sent through noticeQ by noticeLoop, which holds
-// no lock while it sends. A method whose name ends in Locked is called with
+// job's noticeState) and sent through noticeQ by noticeLoop, which takes
+// a.mu only to record the outcome on the job (setJobNotice). A method whose name ends in Locked is called with
 // a.mu held.
 type Agent struct {
 	opts  Options
@@ -143,7 +143,7 @@ type energyReads struct {
 
 // jobTable is every job the agent holds and what it needs to decide which
 // job a process, a reading, a hook or a stored row belongs to. One mutex
-// guards it all because its steps span the groups below: a prolog takes a
+// guards all three groups because its steps span them: a prolog takes a
 // job out of orphans into jobs under the names it learns, a sample
 // attributes PIDs to jobs and starts jobs found from their processes,
 // reconciliation moves jobs from jobs to ended or orphans. Splitting it
@@ -154,8 +154,14 @@ type energyReads struct {
 // write under it is reconcile's spooling of an abandoned job's record.
 type jobTable struct {
 	mu sync.Mutex
+	jobLifecycle
+	pidMap
+	hookNames
+}
 
-	// Jobs and their lifecycle.
+// jobLifecycle is the jobs the agent samples and those it has let go of
+// but still answers for. Guarded by jobTable.mu.
+type jobLifecycle struct {
 	jobs  map[string]*jobState // by job id
 	ended map[string]endedRun  // recently ended jobs, see discover.go
 	// stored caches what the database says of jobs found from their
@@ -170,8 +176,11 @@ type jobTable struct {
 	// moved are keys the agent flushed a running profile under before it
 	// learnt slurmd's names; the next flush deletes their rows.
 	moved []profile.Key
+}
 
-	// Process attribution (identity.go).
+// pidMap attributes GPU processes to jobs (identity.go). Guarded by
+// jobTable.mu.
+type pidMap struct {
 	pids map[int]pidInfo
 	// sluids maps the SLUIDs prologs named (Slurm 25.11+) to job ids: a
 	// 26.05 job's cgroup is named by its SLUID.
@@ -180,10 +189,12 @@ type jobTable struct {
 	// processes, per uid.
 	foreignLog   map[int]time.Time
 	foreignQuiet map[int]int
+}
 
-	// Naming (merge.go): lastCluster and lastNode are the names the hooks
-	// last used, given to jobs found without a prolog so their keys match
-	// the epilog's.
+// hookNames are the cluster and node names the hooks last used, given to
+// jobs found without a prolog so their keys match the epilog's (merge.go).
+// Guarded by jobTable.mu.
+type hookNames struct {
 	lastCluster, lastNode string
 }
 
@@ -257,16 +268,19 @@ func New(ctx context.Context, opts Options, sampler gpu.Sampler, db *store.DB, s
 		gpuSem:      make(chan struct{}, 1),
 		persistWake: make(chan struct{}, 1),
 		jobTable: jobTable{
-			jobs:         map[string]*jobState{},
-			pids:         map[int]pidInfo{},
-			ended:        map[string]endedRun{},
-			sluids:       map[string]string{},
-			stored:       map[string]storedCheck{},
-			foreignLog:   map[int]time.Time{},
-			foreignQuiet: map[int]int{},
-			orphans:      map[string]*orphan{},
-			lastCluster:  opts.Cluster,
-			lastNode:     opts.Node,
+			jobLifecycle: jobLifecycle{
+				jobs:    map[string]*jobState{},
+				ended:   map[string]endedRun{},
+				stored:  map[string]storedCheck{},
+				orphans: map[string]*orphan{},
+			},
+			pidMap: pidMap{
+				pids:         map[int]pidInfo{},
+				sluids:       map[string]string{},
+				foreignLog:   map[int]time.Time{},
+				foreignQuiet: map[int]int{},
+			},
+			hookNames: hookNames{lastCluster: opts.Cluster, lastNode: opts.Node},
 		},
 		obs:      newObserved(),
 		registry: prometheus.NewRegistry(),
