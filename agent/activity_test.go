@@ -9,6 +9,7 @@ import (
 
 	"github.com/gpuprof/gpuprof/gpu"
 	"github.com/gpuprof/gpuprof/gpu/sim"
+	"github.com/gpuprof/gpuprof/hookproto"
 	"github.com/gpuprof/gpuprof/profile"
 )
 
@@ -237,8 +238,8 @@ func (m migNode) Processes(ctx context.Context, uuid string) ([]gpu.ProcessSampl
 func TestActivityMIGInstance(t *testing.T) {
 	f := newFixture(t, nil)
 	f.clocked(func(n *sim.Node) gpu.Sampler { return migNode{n} })
-	f.do(Request{Op: OpStart, Start: &JobStart{JobID: "70", User: "u70", UID: fixtureUID, Start: f.now,
-		GPUs: []GPURef{{SlurmIndex: 0, Minor: 0, UUID: migInstanceUUID}}}})
+	f.do(hookproto.Request{Op: hookproto.OpStart, Start: &hookproto.JobStart{JobID: "70", User: "u70", UID: fixtureUID, Start: f.now,
+		GPUs: []hookproto.GPURef{{SlurmIndex: 0, Minor: 0, UUID: migInstanceUUID}}}})
 	f.proc(700, "70", "train", sim.Usage{UUID: f.devs[0].UUID, Mem: 10 * gib, Util: 60, SM: pct(45), Tensor: pct(30)})
 	f.tick(5)
 	j := f.end("70", 0)

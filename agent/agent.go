@@ -18,7 +18,6 @@ import (
 	"net"
 	"os"
 	"path/filepath"
-	"slices"
 	"sort"
 	"sync"
 	"time"
@@ -26,6 +25,7 @@ import (
 	"github.com/prometheus/client_golang/prometheus"
 
 	"github.com/gpuprof/gpuprof/gpu"
+	"github.com/gpuprof/gpuprof/hookproto"
 	"github.com/gpuprof/gpuprof/internal/safefs"
 	"github.com/gpuprof/gpuprof/notice"
 	"github.com/gpuprof/gpuprof/profile"
@@ -86,6 +86,15 @@ type Pusher interface {
 
 // Agent samples GPUs and keeps job profiles. Create it with New and run it
 // with Run.
+//
+// Its state is grouped by what guards it, one embedded struct per guard:
+// node (set by New, read-only after: no lock), energyReads (the sampler's
+// semaphore gpuSem), jobTable (jobTable.mu, promoted as a.mu: the jobs and
+// everything that decides which job a reading or a record belongs to), and
+// obs (its own lock, metrics.go). Notices are decided under a.mu (each
+// job's noticeState) and sent through noticeQ by noticeLoop, which takes
+// a.mu only to record the outcome on the job (setJobNotice). A method whose name ends in Locked is called with
+// a.mu held.
 type Agent struct {
 	opts  Options
 	gpus  gpu.Sampler
@@ -101,43 +110,9 @@ type Agent struct {
 	// persistWake asks the persister to flush and drain the spool now.
 	persistWake chan struct{}
 
-	devices  []gpu.Device
-	byUUID   map[string]gpu.Device
-	mig      map[string]bool // UUIDs of MIG instances
-	versions gpu.Versions
-
-	// energy is when each GPU's energy counter was last read, and which
-	// GPUs have none; only used while gpuSem is held.
-	energyAt map[string]time.Time
-	noEnergy map[string]bool
-
-	mu        sync.Mutex
-	jobs      map[string]*jobState // by job id
-	pids      map[int]pidInfo
-	delayAcct bool
-	ended     map[string]endedRun // recently ended jobs, see discover.go
-	// sluids maps the SLUIDs prologs named (Slurm 25.11+) to job ids: a
-	// 26.05 job's cgroup is named by its SLUID (identity.go).
-	sluids map[string]string
-	// stored caches what the database says of jobs found from their
-	// processes: whether they finished already (discover.go).
-	stored map[string]storedCheck
-	// unwritten are finished profiles neither the spool nor the database
-	// took (disk full): they stay finished here and are written when the
-	// disk takes them (pending.go).
-	unwritten []profile.Job
-	// foreignLog and foreignQuiet rate-limit the log lines about foreign
-	// processes, per uid (identity.go).
-	foreignLog   map[int]time.Time
-	foreignQuiet map[int]int
-	// lastCluster and lastNode are the names the hooks last used, given to
-	// jobs found without a prolog so their keys match the epilog's.
-	lastCluster, lastNode string
-	// orphans are running rows of jobs slurmd no longer runs (merge.go).
-	orphans map[string]*orphan
-	// moved are keys the agent flushed a running profile under before it
-	// learnt slurmd's names; the next flush deletes their rows.
-	moved []profile.Key
+	node
+	energyReads
+	jobTable
 
 	// obs is what /metrics shows, under a lock of its own (metrics.go).
 	obs      *observed
@@ -145,6 +120,82 @@ type Agent struct {
 
 	// noticeQ holds decided notices for noticeLoop (notice.go).
 	noticeQ chan noticeReq
+}
+
+// node is what New learns of the node once: its GPUs and driver, and
+// whether the kernel accounts IO delays. Read-only after New, so read
+// without a lock.
+type node struct {
+	devices   []gpu.Device
+	byUUID    map[string]gpu.Device
+	mig       map[string]bool // UUIDs of MIG instances
+	versions  gpu.Versions
+	delayAcct bool
+}
+
+// energyReads is when each GPU's energy counter was last read, and which
+// GPUs have none. Guarded by gpuSem: only a sample, which holds it, reads
+// or writes it.
+type energyReads struct {
+	energyAt map[string]time.Time
+	noEnergy map[string]bool
+}
+
+// jobTable is every job the agent holds and what it needs to decide which
+// job a process, a reading, a hook or a stored row belongs to. One mutex
+// guards all three groups because its steps span them: a prolog takes a
+// job out of orphans into jobs under the names it learns, a sample
+// attributes PIDs to jobs and starts jobs found from their processes,
+// reconciliation moves jobs from jobs to ended or orphans. Splitting it
+// would make each of those steps take several locks in a fixed order for
+// no gain: the tick takes it after its GPU calls, to attribute and observe
+// the readings (with the procfs reads of new PIDs and IO counters that
+// needs). No one holds it across a GPU or database call; the one disk
+// write under it is reconcile's spooling of an abandoned job's record.
+type jobTable struct {
+	mu sync.Mutex
+	jobLifecycle
+	pidMap
+	hookNames
+}
+
+// jobLifecycle is the jobs the agent samples and those it has let go of
+// but still answers for. Guarded by jobTable.mu.
+type jobLifecycle struct {
+	jobs  map[string]*jobState // by job id
+	ended map[string]endedRun  // recently ended jobs, see discover.go
+	// stored caches what the database says of jobs found from their
+	// processes: whether they finished already (discover.go).
+	stored map[string]storedCheck
+	// orphans are running rows of jobs slurmd no longer runs (merge.go).
+	orphans map[string]*orphan
+	// unwritten are finished profiles neither the spool nor the database
+	// took (disk full): they stay finished here and are written when the
+	// disk takes them (pending.go).
+	unwritten []profile.Job
+	// moved are keys the agent flushed a running profile under before it
+	// learnt slurmd's names; the next flush deletes their rows.
+	moved []profile.Key
+}
+
+// pidMap attributes GPU processes to jobs (identity.go). Guarded by
+// jobTable.mu.
+type pidMap struct {
+	pids map[int]pidInfo
+	// sluids maps the SLUIDs prologs named (Slurm 25.11+) to job ids: a
+	// 26.05 job's cgroup is named by its SLUID.
+	sluids map[string]string
+	// foreignLog and foreignQuiet rate-limit the log lines about foreign
+	// processes, per uid.
+	foreignLog   map[int]time.Time
+	foreignQuiet map[int]int
+}
+
+// hookNames are the cluster and node names the hooks last used, given to
+// jobs found without a prolog so their keys match the epilog's (merge.go).
+// Guarded by jobTable.mu.
+type hookNames struct {
+	lastCluster, lastNode string
 }
 
 type jobState struct {
@@ -207,27 +258,32 @@ func New(ctx context.Context, opts Options, sampler gpu.Sampler, db *store.DB, s
 		opts.CgroupRoot = "/sys/fs/cgroup"
 	}
 	a := &Agent{
-		opts:         opts,
-		gpus:         sampler,
-		db:           db,
-		spool:        sp,
-		log:          log,
-		proc:         procReader{procfs: opts.Procfs, cgroupRoot: opts.CgroupRoot},
-		now:          opts.Clock,
-		gpuSem:       make(chan struct{}, 1),
-		persistWake:  make(chan struct{}, 1),
-		jobs:         map[string]*jobState{},
-		pids:         map[int]pidInfo{},
-		ended:        map[string]endedRun{},
-		sluids:       map[string]string{},
-		stored:       map[string]storedCheck{},
-		foreignLog:   map[int]time.Time{},
-		foreignQuiet: map[int]int{},
-		orphans:      map[string]*orphan{},
-		lastCluster:  opts.Cluster,
-		lastNode:     opts.Node,
-		obs:          newObserved(),
-		registry:     prometheus.NewRegistry(),
+		opts:        opts,
+		gpus:        sampler,
+		db:          db,
+		spool:       sp,
+		log:         log,
+		proc:        procReader{procfs: opts.Procfs, cgroupRoot: opts.CgroupRoot},
+		now:         opts.Clock,
+		gpuSem:      make(chan struct{}, 1),
+		persistWake: make(chan struct{}, 1),
+		jobTable: jobTable{
+			jobLifecycle: jobLifecycle{
+				jobs:    map[string]*jobState{},
+				ended:   map[string]endedRun{},
+				stored:  map[string]storedCheck{},
+				orphans: map[string]*orphan{},
+			},
+			pidMap: pidMap{
+				pids:         map[int]pidInfo{},
+				sluids:       map[string]string{},
+				foreignLog:   map[int]time.Time{},
+				foreignQuiet: map[int]int{},
+			},
+			hookNames: hookNames{lastCluster: opts.Cluster, lastNode: opts.Node},
+		},
+		obs:      newObserved(),
+		registry: prometheus.NewRegistry(),
 	}
 	a.registry.MustRegister(newMetricsCollector(a))
 	for _, c := range opts.Collectors {
@@ -246,7 +302,7 @@ func New(ctx context.Context, opts Options, sampler gpu.Sampler, db *store.DB, s
 		return nil, fmt.Errorf("agent: GPU inventory: %w", err)
 	}
 	a.devices = devs
-	a.byUUID = byUUID(devs)
+	a.byUUID = gpu.ByUUID(devs)
 	a.mig = map[string]bool{}
 	for _, d := range devs {
 		for _, m := range d.MIG {
@@ -396,11 +452,11 @@ func (a *Agent) serve(ctx context.Context, ln net.Listener) {
 func (a *Agent) handle(ctx context.Context, conn net.Conn) {
 	defer conn.Close()
 	_ = conn.SetDeadline(time.Now().Add(30 * time.Second))
-	var req Request
+	var req hookproto.Request
 	dec := json.NewDecoder(&limitedReader{r: conn, n: 1 << 20})
-	resp := Response{OK: true}
+	resp := hookproto.Response{OK: true}
 	if err := dec.Decode(&req); err != nil {
-		resp = Response{Error: "bad request: " + err.Error()}
+		resp = hookproto.Response{Error: "bad request: " + err.Error()}
 	} else if err := a.Handle(ctx, req, &resp); err != nil {
 		resp.OK, resp.Error = false, err.Error()
 	}
@@ -409,21 +465,21 @@ func (a *Agent) handle(ctx context.Context, conn net.Conn) {
 
 // Handle executes one request; it is what the socket calls and what tests
 // call directly.
-func (a *Agent) Handle(ctx context.Context, req Request, resp *Response) error {
+func (a *Agent) Handle(ctx context.Context, req hookproto.Request, resp *hookproto.Response) error {
 	switch req.Op {
-	case OpStart:
+	case hookproto.OpStart:
 		if req.Start == nil {
 			return errors.New("start without job")
 		}
 		return a.startJob(ctx, *req.Start)
-	case OpEnd:
+	case hookproto.OpEnd:
 		if req.End == nil {
 			return errors.New("end without job")
 		}
 		err := a.endJob(ctx, *req.End)
 		resp.Held = errors.Is(err, errHeld)
 		return err
-	case OpStatus:
+	case hookproto.OpStatus:
 		a.mu.Lock()
 		for id := range a.jobs {
 			resp.Running = append(resp.Running, id)
@@ -453,74 +509,11 @@ func (l *limitedReader) Read(p []byte) (int, error) {
 	return n, err
 }
 
-func (a *Agent) resolve(refs []GPURef) ([]gpu.Device, []int, []string) {
-	return Resolve(a.devices, refs)
+func (a *Agent) resolve(refs []hookproto.GPURef) ([]gpu.Device, []int, []string) {
+	return hookproto.Resolve(a.devices, refs)
 }
 
-// Resolve maps the hook's GPU references to devices of this node: by UUID,
-// else by device-file minor number, else by Slurm index in PCI bus order. It
-// returns the devices, their Slurm indices, and a note per reference it
-// could not resolve.
-func Resolve(devices []gpu.Device, refs []GPURef) ([]gpu.Device, []int, []string) {
-	uuids := byUUID(devices)
-	byPCI := slices.Clone(devices)
-	sort.Slice(byPCI, func(i, j int) bool { return byPCI[i].PCIBusID < byPCI[j].PCIBusID })
-	var devs []gpu.Device
-	var idx []int
-	var problems []string
-	for _, r := range refs {
-		var d gpu.Device
-		var ok bool
-		switch {
-		case r.UUID != "":
-			d, ok = uuids[r.UUID]
-		case r.Minor >= 0:
-			for _, c := range devices {
-				if c.Minor == r.Minor {
-					d, ok = c, true
-					break
-				}
-			}
-		case r.SlurmIndex >= 0 && r.SlurmIndex < len(byPCI):
-			d, ok = byPCI[r.SlurmIndex], true
-		}
-		if !ok {
-			problems = append(problems, fmt.Sprintf("GPU (slurm index %d, minor %d, uuid %q) not found on this node", r.SlurmIndex, r.Minor, r.UUID))
-			continue
-		}
-		if slices.ContainsFunc(devs, func(x gpu.Device) bool { return x.UUID == d.UUID }) {
-			continue
-		}
-		devs = append(devs, d)
-		idx = append(idx, r.SlurmIndex)
-	}
-	return devs, idx, problems
-}
-
-// NewJobProfile builds the empty profile of a job starting on devs.
-func NewJobProfile(js JobStart, devs []gpu.Device, slurmIdx []int, interval time.Duration, points int, v gpu.Versions, source string) profile.Job {
-	j := profile.Job{
-		Key:            profile.Key{Cluster: js.Cluster, JobID: js.JobID, Node: js.Node},
-		User:           js.User,
-		UID:            js.UID,
-		GID:            js.GID,
-		Account:        js.Account,
-		Partition:      js.Partition,
-		Comment:        js.Comment,
-		Start:          js.Start,
-		Status:         profile.StatusRunning,
-		Source:         source,
-		SampleInterval: interval,
-		Driver:         v.Driver,
-		CUDADriver:     v.CUDADriver,
-	}
-	for i, d := range devs {
-		j.GPUs = append(j.GPUs, profile.NewGPU(d, slurmIdx[i], js.Start, interval, points))
-	}
-	return j
-}
-
-func (a *Agent) startJob(ctx context.Context, js JobStart) error {
+func (a *Agent) startJob(ctx context.Context, js hookproto.JobStart) error {
 	if err := jobIDError("start", js.JobID); err != nil {
 		return err
 	}
@@ -546,7 +539,7 @@ func (a *Agent) startJob(ctx context.Context, js JobStart) error {
 		a.moved = append(a.moved, o.prof.Key)
 	}
 	devs, idx, problems := a.resolve(js.GPUs)
-	j := NewJobProfile(js, devs, idx, a.opts.Interval, a.opts.SeriesPoints, a.versions, profile.SourceAgent)
+	j := hookproto.NewProfile(js, devs, idx, a.opts.Interval, a.opts.SeriesPoints, a.versions, profile.SourceAgent)
 	for _, p := range problems {
 		j.MarkPartial(p)
 		a.log.Warn("unresolved GPU", "job", js.JobID, "problem", p)
@@ -568,7 +561,7 @@ func (a *Agent) startJob(ctx context.Context, js JobStart) error {
 	return nil
 }
 
-func (a *Agent) endJob(ctx context.Context, je JobEnd) error {
+func (a *Agent) endJob(ctx context.Context, je hookproto.JobEnd) error {
 	if err := jobIDError("end", je.JobID); err != nil {
 		return err
 	}
@@ -630,7 +623,7 @@ func (a *Agent) endJob(ctx context.Context, je JobEnd) error {
 		default:
 			js := je.JobStart
 			devs, idx, _ := a.resolve(js.GPUs)
-			j = NewJobProfile(js, devs, idx, a.opts.Interval, a.opts.SeriesPoints, a.versions, profile.SourceAgent)
+			j = hookproto.NewProfile(js, devs, idx, a.opts.Interval, a.opts.SeriesPoints, a.versions, profile.SourceAgent)
 			j.MarkPartial("agent did not see the job start")
 		}
 	}
@@ -649,20 +642,6 @@ func (a *Agent) endJob(ctx context.Context, je JobEnd) error {
 	a.log.Info("job finished", "job", je.JobID, "partial", j.Partial)
 	a.wakePersister()
 	return nil
-}
-
-// byUUID indexes every device and MIG instance by UUID; a MIG instance is
-// a device of its own memory on its parent's minor and bus.
-func byUUID(devices []gpu.Device) map[string]gpu.Device {
-	m := map[string]gpu.Device{}
-	for _, d := range devices {
-		m[d.UUID] = d
-		for _, g := range d.MIG {
-			m[g.UUID] = gpu.Device{Index: d.Index, UUID: g.UUID, Name: d.Name + " MIG " + g.Profile,
-				Minor: d.Minor, PCIBusID: d.PCIBusID, MemoryTotal: g.MemoryTotal}
-		}
-	}
-	return m
 }
 
 func mustJSON(v any) []byte {

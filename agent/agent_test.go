@@ -14,6 +14,7 @@ import (
 
 	"github.com/gpuprof/gpuprof/gpu"
 	"github.com/gpuprof/gpuprof/gpu/sim"
+	"github.com/gpuprof/gpuprof/hookproto"
 	"github.com/gpuprof/gpuprof/ingest"
 	"github.com/gpuprof/gpuprof/profile"
 	"github.com/gpuprof/gpuprof/spool"
@@ -127,21 +128,21 @@ func (f *fixture) proc(pid int, job, name string, use ...sim.Usage) {
 	f.node.Register(sim.Process{PID: pid, Name: name, Usage: use})
 }
 
-func (f *fixture) do(req Request) {
+func (f *fixture) do(req hookproto.Request) {
 	f.t.Helper()
-	var resp Response
+	var resp hookproto.Response
 	if err := f.a.Handle(context.Background(), req, &resp); err != nil {
 		f.t.Fatalf("%s: %v", req.Op, err)
 	}
 }
 
-func (f *fixture) start(job string, refs ...GPURef) {
-	f.do(Request{Op: OpStart, Start: &JobStart{JobID: job, User: "u" + job, UID: fixtureUID, Start: f.now, GPUs: refs}})
+func (f *fixture) start(job string, refs ...hookproto.GPURef) {
+	f.do(hookproto.Request{Op: hookproto.OpStart, Start: &hookproto.JobStart{JobID: job, User: "u" + job, UID: fixtureUID, Start: f.now, GPUs: refs}})
 }
 
 func (f *fixture) end(job string, exit int) profile.Job {
 	f.t.Helper()
-	f.do(Request{Op: OpEnd, End: &JobEnd{JobStart: JobStart{JobID: job}, End: f.now, ExitKnown: true, ExitStatus: exit}})
+	f.do(hookproto.Request{Op: hookproto.OpEnd, End: &hookproto.JobEnd{JobStart: hookproto.JobStart{JobID: job}, End: f.now, ExitKnown: true, ExitStatus: exit}})
 	if _, err := ingest.DrainSpool(context.Background(), f.db, f.spool, ingest.Options{}, f.a.log); err != nil {
 		f.t.Fatal(err)
 	}
@@ -160,7 +161,7 @@ func (f *fixture) tick(n int) {
 	}
 }
 
-func minorRef(m int) GPURef { return GPURef{SlurmIndex: m, Minor: m} }
+func minorRef(m int) hookproto.GPURef { return hookproto.GPURef{SlurmIndex: m, Minor: m} }
 
 func mean(t *testing.T, g profile.GPU) float64 {
 	t.Helper()
@@ -262,14 +263,14 @@ func TestMinorNotIndex(t *testing.T) {
 	// Device files' minors in PCI order are 2,3,0,1: Slurm's GPU with minor
 	// 0 is the third device, not NVML index 0.
 	f := newFixture(t, []int{2, 3, 0, 1})
-	f.start("30", GPURef{SlurmIndex: 0, Minor: 0})
+	f.start("30", hookproto.GPURef{SlurmIndex: 0, Minor: 0})
 	f.tick(1)
 	j := f.end("30", 0)
 	if got, want := j.GPUs[0].UUID, f.devs[2].UUID; got != want {
 		t.Fatalf("slurm index 0 (minor 0) mapped to %s, want %s (device with minor 0)", got, want)
 	}
 	// Without a minor (no gres.conf files) Slurm's index is the PCI order.
-	f.start("31", GPURef{SlurmIndex: 1, Minor: -1})
+	f.start("31", hookproto.GPURef{SlurmIndex: 1, Minor: -1})
 	j = f.end("31", 0)
 	if got, want := j.GPUs[0].UUID, f.devs[1].UUID; got != want {
 		t.Fatalf("slurm index 1 by PCI order mapped to %s, want %s", got, want)
@@ -311,7 +312,7 @@ func TestEndWithoutStartAndRepeatedStart(t *testing.T) {
 	if n := len(f.a.jobs); n != 1 {
 		t.Fatalf("%d running jobs after a repeated start, want 1", n)
 	}
-	f.do(Request{Op: OpEnd, End: &JobEnd{JobStart: JobStart{JobID: "51", GPUs: []GPURef{minorRef(2)}}, End: f.now}})
+	f.do(hookproto.Request{Op: hookproto.OpEnd, End: &hookproto.JobEnd{JobStart: hookproto.JobStart{JobID: "51", GPUs: []hookproto.GPURef{minorRef(2)}}, End: f.now}})
 	if _, err := ingest.DrainSpool(context.Background(), f.db, f.spool, ingest.Options{}, f.a.log); err != nil {
 		t.Fatal(err)
 	}

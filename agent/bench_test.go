@@ -14,6 +14,7 @@ import (
 
 	"github.com/gpuprof/gpuprof/gpu"
 	"github.com/gpuprof/gpuprof/gpu/sim"
+	"github.com/gpuprof/gpuprof/hookproto"
 	"github.com/gpuprof/gpuprof/spool"
 	"github.com/gpuprof/gpuprof/store"
 )
@@ -94,8 +95,8 @@ func newBenchNodeWith(b testing.TB, gpus, jobs int, procFiles bool, wrap func(*s
 		job := strconv.Itoa(1000 + k)
 		pid := 40000 + k
 		g := k % gpus
-		var resp Response
-		req := Request{Op: OpStart, Start: &JobStart{JobID: job, User: "u", UID: 1000, Start: n.now, GPUs: []GPURef{minorRef(g)}}}
+		var resp hookproto.Response
+		req := hookproto.Request{Op: hookproto.OpStart, Start: &hookproto.JobStart{JobID: job, User: "u", UID: 1000, Start: n.now, GPUs: []hookproto.GPURef{minorRef(g)}}}
 		if err := n.agent.Handle(context.Background(), req, &resp); err != nil {
 			b.Fatalf("start %s: %v", job, err)
 		}

@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/gpuprof/gpuprof/gpu"
+	"github.com/gpuprof/gpuprof/hookproto"
 	"github.com/gpuprof/gpuprof/profile"
 	"github.com/gpuprof/gpuprof/store"
 )
@@ -46,14 +47,14 @@ type endedRun struct {
 	pids map[int]bool
 	// rec is the finished run as a Slurm record named it (no GPUs); UID -1
 	// when no Slurm record named its owner.
-	rec JobStart
+	rec hookproto.JobStart
 }
 
 // storedCheck is what the database said of a job the agent does not hold.
 type storedCheck struct {
 	at       time.Time
 	finished bool
-	rec      JobStart // the finished run's owner, as for endedRun
+	rec      hookproto.JobStart // the finished run's owner, as for endedRun
 }
 
 // rememberEnded records the PIDs of a job that just ended and who its
@@ -65,7 +66,7 @@ func (a *Agent) rememberEnded(jobID string, now time.Time, st *jobState) {
 			pids[pid] = true
 		}
 	}
-	rec := JobStart{UID: -1}
+	rec := hookproto.JobStart{UID: -1}
 	if st != nil && st.slurmOwner {
 		rec = slurmRecordOf(st.prof)
 		rec.GPUs = nil
@@ -75,7 +76,7 @@ func (a *Agent) rememberEnded(jobID string, now time.Time, st *jobState) {
 
 // finishedRecord is the Slurm record of a stored finished profile; its
 // owner counts only if a Slurm record named it.
-func finishedRecord(j profile.Job) JobStart {
+func finishedRecord(j profile.Job) hookproto.JobStart {
 	rec := slurmRecordOf(j)
 	rec.GPUs = nil
 	if slices.Contains(j.PartialReasons, reasonDiscovered) {
@@ -205,7 +206,7 @@ func (a *Agent) discoverLocked(now time.Time, readings map[string]reading, other
 			a.startFoundLocked(now, id, uuids, pid, rec, reasonRequeued, true)
 		} else {
 			uuids, pid := c.of(owner, true)
-			a.startFoundLocked(now, id, uuids, pid, JobStart{UID: owner, GID: -1}, reasonDiscovered, false)
+			a.startFoundLocked(now, id, uuids, pid, hookproto.JobStart{UID: owner, GID: -1}, reasonDiscovered, false)
 		}
 		found++
 	}
@@ -229,14 +230,14 @@ func (a *Agent) stepsAlive(id string) bool {
 // finishedLocked says whether job id finished on this node, with its Slurm
 // record, and whether the agent knows (recently ended here, or the
 // database was asked within endedKeep). Called with a.mu held.
-func (a *Agent) finishedLocked(id string) (rec JobStart, finished, known bool) {
+func (a *Agent) finishedLocked(id string) (rec hookproto.JobStart, finished, known bool) {
 	if e, ok := a.ended[id]; ok {
 		return e.rec, true, true
 	}
 	if s, ok := a.stored[id]; ok {
 		return s.rec, s.finished, true
 	}
-	return JobStart{}, false, false
+	return hookproto.JobStart{}, false, false
 }
 
 // checkStore asks the database whether the jobs finished (it holds this
@@ -249,7 +250,7 @@ func (a *Agent) checkStore(ctx context.Context, now time.Time, ids []string) {
 			a.log.Debug("finished job not looked up", "job", id, "err", err)
 			continue
 		}
-		c := storedCheck{at: now, rec: JobStart{UID: -1}}
+		c := storedCheck{at: now, rec: hookproto.JobStart{UID: -1}}
 		if len(js) > 0 {
 			c.finished, c.rec = true, finishedRecord(js[0])
 		}
@@ -261,10 +262,10 @@ func (a *Agent) checkStore(ctx context.Context, now time.Time, ids []string) {
 
 // startFoundLocked starts the profile of a job found from its processes.
 // Called with a.mu held.
-func (a *Agent) startFoundLocked(now time.Time, id string, uuids []string, pid int, rec JobStart, reason string, slurmOwner bool) {
-	refs := make([]GPURef, 0, len(uuids))
+func (a *Agent) startFoundLocked(now time.Time, id string, uuids []string, pid int, rec hookproto.JobStart, reason string, slurmOwner bool) {
+	refs := make([]hookproto.GPURef, 0, len(uuids))
 	for _, u := range uuids {
-		refs = append(refs, GPURef{SlurmIndex: -1, Minor: -1, UUID: u})
+		refs = append(refs, hookproto.GPURef{SlurmIndex: -1, Minor: -1, UUID: u})
 	}
 	js := rec
 	js.Cluster, js.Node, js.JobID, js.Start, js.GPUs = a.lastCluster, a.lastNode, id, now, refs
@@ -275,7 +276,7 @@ func (a *Agent) startFoundLocked(now time.Time, id string, uuids []string, pid i
 		}
 	}
 	devs, idx, _ := a.resolve(js.GPUs)
-	j := NewJobProfile(js, devs, idx, a.opts.Interval, a.opts.SeriesPoints, a.versions, profile.SourceAgent)
+	j := hookproto.NewProfile(js, devs, idx, a.opts.Interval, a.opts.SeriesPoints, a.versions, profile.SourceAgent)
 	j.MarkPartial(reason)
 	a.jobs[id] = &jobState{prof: j, ticks: map[int]uint64{}, provisional: true, slurmOwner: slurmOwner}
 	delete(a.ended, id)

@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/gpuprof/gpuprof/gpu"
+	"github.com/gpuprof/gpuprof/hookproto"
 	"github.com/gpuprof/gpuprof/profile"
 	"github.com/gpuprof/gpuprof/slurmext"
 )
@@ -293,7 +294,7 @@ func (st *jobState) markProvenance() {
 // is Slurm's already keeps what it has and takes what it lacks: an
 // earlier start, empty fields, its GPUs' Slurm indices, the SLUID. Called
 // with a.mu held.
-func (a *Agent) takePrologLocked(st *jobState, js JobStart) {
+func (a *Agent) takePrologLocked(st *jobState, js hookproto.JobStart) {
 	if st.provisional {
 		a.takeSlurmRecordLocked(st, js)
 		a.reattributeLocked()
@@ -319,7 +320,7 @@ func (a *Agent) takePrologLocked(st *jobState, js JobStart) {
 // when earlier than the profile's: the job ran before its processes were
 // found, and an epilog's record carries the epilog's own time where Slurm
 // (before 23.02) gives it no start. Called with a.mu held.
-func (a *Agent) takeSlurmRecordLocked(st *jobState, js JobStart) {
+func (a *Agent) takeSlurmRecordLocked(st *jobState, js hookproto.JobStart) {
 	j := &st.prof
 	was := j.UID
 	j.User, j.UID, j.GID = js.User, js.UID, js.GID
@@ -363,8 +364,8 @@ func (a *Agent) takeSlurmRecordLocked(st *jobState, js JobStart) {
 
 // slurmRecordOf is what a record a hook wrote (a running row, a spooled
 // prolog or epilog) says of a job.
-func slurmRecordOf(j profile.Job) JobStart {
-	return JobStart{Cluster: j.Cluster, JobID: j.JobID, Node: j.Node, User: j.User, UID: j.UID, GID: j.GID,
+func slurmRecordOf(j profile.Job) hookproto.JobStart {
+	return hookproto.JobStart{Cluster: j.Cluster, JobID: j.JobID, Node: j.Node, User: j.User, UID: j.UID, GID: j.GID,
 		Account: j.Account, Partition: j.Partition, Comment: j.Comment, Start: j.Start, GPUs: refsOf(j)}
 }
 

@@ -12,6 +12,7 @@ import (
 
 	"github.com/gpuprof/gpuprof/config"
 	"github.com/gpuprof/gpuprof/gpu/sim"
+	"github.com/gpuprof/gpuprof/hookproto"
 	"github.com/gpuprof/gpuprof/profile"
 	"github.com/gpuprof/gpuprof/store"
 )
@@ -60,9 +61,9 @@ func (f *fixture) procAs(pid, uid int, env []string, cgroup, name string, use ..
 }
 
 // startAs is the prolog of job for user (uid) on refs.
-func (f *fixture) startAs(job, user string, uid int, partition string, refs ...GPURef) {
+func (f *fixture) startAs(job, user string, uid int, partition string, refs ...hookproto.GPURef) {
 	f.t.Helper()
-	f.do(Request{Op: OpStart, Start: &JobStart{Cluster: "c", Node: "n1", JobID: job, User: user, UID: uid, GID: 100,
+	f.do(hookproto.Request{Op: hookproto.OpStart, Start: &hookproto.JobStart{Cluster: "c", Node: "n1", JobID: job, User: user, UID: uid, GID: 100,
 		Partition: partition, Account: "lab", Start: f.now, GPUs: refs}})
 }
 
@@ -257,8 +258,8 @@ func TestDiscoveredJobIsProvisional(t *testing.T) {
 	if n := f.deliver(); n != 0 {
 		t.Errorf("%d notices to a job whose owner no Slurm record named", n)
 	}
-	f.do(Request{Op: OpStart, Start: &JobStart{Cluster: "c", Node: "n1", JobID: "905", User: "alice", UID: uidA, GID: 100,
-		Partition: "gpu", Account: "lab", Start: start, GPUs: []GPURef{minorRef(1), minorRef(2)}}})
+	f.do(hookproto.Request{Op: hookproto.OpStart, Start: &hookproto.JobStart{Cluster: "c", Node: "n1", JobID: "905", User: "alice", UID: uidA, GID: 100,
+		Partition: "gpu", Account: "lab", Start: start, GPUs: []hookproto.GPURef{minorRef(1), minorRef(2)}}})
 	f.tick(2)
 	j := f.end("905", 0)
 	if j.User != "alice" || j.UID != uidA || !j.Start.Equal(start) || j.Partition != "gpu" {
@@ -319,8 +320,8 @@ func TestSLUIDCgroupMapsToPrologJob(t *testing.T) {
 	cg := func(s string) string { return "0::/system.slice/slurmstepd.scope/" + s + "/step_0/user/task_0\n" }
 	f := newFixture(t, nil)
 	ctx := context.Background()
-	f.do(Request{Op: OpStart, Start: &JobStart{Cluster: "c", Node: "n1", JobID: "910", User: "alice", UID: uidA, GID: 100,
-		Start: f.now, GPUs: []GPURef{minorRef(0)}, SLUID: sluid}})
+	f.do(hookproto.Request{Op: hookproto.OpStart, Start: &hookproto.JobStart{Cluster: "c", Node: "n1", JobID: "910", User: "alice", UID: uidA, GID: 100,
+		Start: f.now, GPUs: []hookproto.GPURef{minorRef(0)}, SLUID: sluid}})
 	f.procAs(790, uidA, nil, cg(sluid), "train", sim.Usage{UUID: f.devs[0].UUID, Mem: 12 * gib, Util: 60})
 	f.procAs(791, uidA, nil, cg(otherSLUID), "other", sim.Usage{UUID: f.devs[0].UUID, Mem: 3 * gib, Util: 5})
 	f.tick(3)

@@ -6,7 +6,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/gpuprof/gpuprof/ingest"
+	"github.com/gpuprof/gpuprof/hookproto"
 )
 
 // TestEnvironJobIDValidated: a process's environment is the user's to
@@ -45,11 +45,11 @@ func TestEnvironJobIDValidated(t *testing.T) {
 func TestRequestJobIDValidated(t *testing.T) {
 	f := newFixture(t, nil)
 	for _, id := range []string{"", "../1", "1;rm", "*", "1/2"} {
-		var resp Response
-		if err := f.a.Handle(context.Background(), Request{Op: OpStart, Start: &JobStart{JobID: id, User: "u", UID: fixtureUID, Start: f.now}}, &resp); err == nil {
+		var resp hookproto.Response
+		if err := f.a.Handle(context.Background(), hookproto.Request{Op: hookproto.OpStart, Start: &hookproto.JobStart{JobID: id, User: "u", UID: fixtureUID, Start: f.now}}, &resp); err == nil {
 			t.Errorf("start of job %q accepted", id)
 		}
-		if err := f.a.Handle(context.Background(), Request{Op: OpEnd, End: &JobEnd{JobStart: JobStart{JobID: id}, End: f.now}}, &resp); err == nil {
+		if err := f.a.Handle(context.Background(), hookproto.Request{Op: hookproto.OpEnd, End: &hookproto.JobEnd{JobStart: hookproto.JobStart{JobID: id}, End: f.now}}, &resp); err == nil {
 			t.Errorf("end of job %q accepted", id)
 		}
 	}
@@ -62,7 +62,7 @@ func TestRequestJobIDValidated(t *testing.T) {
 // one is not taken for sampling.
 func TestSpooledJobIDValidated(t *testing.T) {
 	f := newFixture(t, nil)
-	f.spoolPut(ingest.KindHookStart, f.hookProfile("../1", f.now, 0))
+	f.spoolPut(hookproto.KindHookStart, f.hookProfile("../1", f.now, 0))
 	f.a.takeSpooledHooks(context.Background())
 	if ids := heldJobs(f.a); len(ids) != 0 {
 		t.Errorf("agent holds %v from a spooled prolog of job ../1, want nothing", ids)

@@ -6,7 +6,7 @@ import (
 	"strings"
 	"time"
 
-	"github.com/gpuprof/gpuprof/ingest"
+	"github.com/gpuprof/gpuprof/hookproto"
 	"github.com/gpuprof/gpuprof/profile"
 	"github.com/gpuprof/gpuprof/slurmext"
 	"github.com/gpuprof/gpuprof/store"
@@ -77,8 +77,8 @@ func (a *Agent) takeSpooledHooks(ctx context.Context) int {
 	// for sampling (the ingest stores both records).
 	ended := map[string]bool{}
 	for _, e := range entries {
-		var h ingest.HookEnd
-		if e.Err == nil && e.Kind == ingest.KindHookEnd && json.Unmarshal(e.Data, &h) == nil {
+		var h hookproto.JobEnd
+		if e.Err == nil && e.Kind == hookproto.KindHookEnd && json.Unmarshal(e.Data, &h) == nil {
 			ended[h.Job.JobID] = true
 		}
 	}
@@ -88,13 +88,13 @@ func (a *Agent) takeSpooledHooks(ctx context.Context) int {
 			continue // DrainSpool quarantines it
 		}
 		switch e.Kind {
-		case ingest.KindHookStart:
+		case hookproto.KindHookStart:
 			var j profile.Job
 			if json.Unmarshal(e.Data, &j) == nil && slurmext.ValidJobID(j.JobID) {
 				a.takeHookStart(ctx, j, ended[j.JobID])
 			}
-		case ingest.KindHookEnd:
-			var h ingest.HookEnd
+		case hookproto.KindHookEnd:
+			var h hookproto.JobEnd
 			if json.Unmarshal(e.Data, &h) != nil || !slurmext.ValidJobID(h.Job.JobID) {
 				continue
 			}
@@ -134,7 +134,7 @@ func (a *Agent) takeHookStart(ctx context.Context, j profile.Job, epilogSpooled 
 	if got, err := a.db.GetJob(ctx, j.Key); err == nil && got.Status == profile.StatusFinished {
 		return // its epilog reached the database while the agent was away
 	}
-	js := JobStart{Cluster: j.Cluster, JobID: j.JobID, Node: j.Node, User: j.User, UID: j.UID, GID: j.GID,
+	js := hookproto.JobStart{Cluster: j.Cluster, JobID: j.JobID, Node: j.Node, User: j.User, UID: j.UID, GID: j.GID,
 		Account: j.Account, Partition: j.Partition, Comment: j.Comment, Start: j.Start, GPUs: refsOf(j)}
 	if err := a.startJob(ctx, js); err != nil {
 		a.log.Warn("spooled prolog not taken", "job", j.JobID, "err", err)
@@ -150,7 +150,7 @@ func (a *Agent) takeHookStart(ctx context.Context, j profile.Job, epilogSpooled 
 
 // takeHookEnd finishes a held job from a spooled epilog record, and says
 // whether it did.
-func (a *Agent) takeHookEnd(ctx context.Context, h ingest.HookEnd) bool {
+func (a *Agent) takeHookEnd(ctx context.Context, h hookproto.JobEnd) bool {
 	a.mu.Lock()
 	a.learnNamesLocked(h.Job.Cluster, h.Job.Node)
 	_, held := a.jobs[h.Job.JobID]
@@ -158,7 +158,7 @@ func (a *Agent) takeHookEnd(ctx context.Context, h ingest.HookEnd) bool {
 	if !held {
 		return false
 	}
-	je := JobEnd{
+	je := hookproto.JobEnd{
 		JobStart: slurmRecordOf(h.Job),
 		End:      h.End, ExitKnown: h.ExitKnown, ExitStatus: h.ExitStatus, ExitSignal: h.ExitSignal,
 	}
@@ -174,21 +174,17 @@ func (a *Agent) takeHookEnd(ctx context.Context, h ingest.HookEnd) bool {
 // could read it, else by device minor and Slurm index. The Slurm index
 // goes along either way: it is what the job's GPU is called in Slurm
 // (SLURM_JOB_GPUS), which no device says.
-func refsOf(j profile.Job) []GPURef {
-	refs := make([]GPURef, 0, len(j.GPUs))
+func refsOf(j profile.Job) []hookproto.GPURef {
+	refs := make([]hookproto.GPURef, 0, len(j.GPUs))
 	for _, g := range j.GPUs {
-		if g.UUID != "" && !strings.HasPrefix(g.UUID, UnresolvedUUIDPrefix) {
-			refs = append(refs, GPURef{SlurmIndex: g.SlurmIndex, Minor: -1, UUID: g.UUID})
+		if g.UUID != "" && !strings.HasPrefix(g.UUID, hookproto.UnresolvedUUIDPrefix) {
+			refs = append(refs, hookproto.GPURef{SlurmIndex: g.SlurmIndex, Minor: -1, UUID: g.UUID})
 			continue
 		}
-		refs = append(refs, GPURef{SlurmIndex: g.SlurmIndex, Minor: g.Minor})
+		refs = append(refs, hookproto.GPURef{SlurmIndex: g.SlurmIndex, Minor: g.Minor})
 	}
 	return refs
 }
-
-// UnresolvedUUIDPrefix starts the placeholder UUID a hook gives a GPU it
-// knows only by Slurm index (the GPU backend did not answer it).
-const UnresolvedUUIDPrefix = "unresolved-slurm-gpu-"
 
 // mayRunLocked says whether job id, of owner uid as a Slurm record named
 // it, may still be running here: it started less than reconcileMinAge ago,
@@ -304,7 +300,7 @@ func (a *Agent) movedLocked(k profile.Key) bool {
 
 // mergeStart completes a profile with what a Slurm record knows: the job's
 // real start and the fields it lacks. Called with a.mu held.
-func mergeStart(j *profile.Job, js JobStart) {
+func mergeStart(j *profile.Job, js hookproto.JobStart) {
 	if !js.Start.IsZero() && js.Start.Before(j.Start) {
 		j.Start = js.Start
 	}

@@ -10,7 +10,7 @@ import (
 	"time"
 
 	"github.com/gpuprof/gpuprof/gpu/sim"
-	"github.com/gpuprof/gpuprof/ingest"
+	"github.com/gpuprof/gpuprof/hookproto"
 	"github.com/gpuprof/gpuprof/profile"
 	"github.com/gpuprof/gpuprof/store"
 )
@@ -26,10 +26,10 @@ const (
 // hookProfile is what a prolog that reached neither the agent nor the
 // database spools: a minimal running profile under slurmd's names.
 func (f *fixture) hookProfile(job string, start time.Time, minor int) profile.Job {
-	js := JobStart{Cluster: slurmCluster, Node: slurmNode, JobID: job, User: "alice", UID: fixtureUID, GID: 1001,
+	js := hookproto.JobStart{Cluster: slurmCluster, Node: slurmNode, JobID: job, User: "alice", UID: fixtureUID, GID: 1001,
 		Account: "physics", Partition: "gpu", Start: start}
-	devs, idx, _ := Resolve(f.devs, []GPURef{minorRef(minor)})
-	j := NewJobProfile(js, devs, idx, time.Second, 64, f.a.versions, profile.SourceHook)
+	devs, idx, _ := hookproto.Resolve(f.devs, []hookproto.GPURef{minorRef(minor)})
+	j := hookproto.NewProfile(js, devs, idx, time.Second, 64, f.a.versions, profile.SourceHook)
 	j.MarkPartial("agent unreachable at job start")
 	return j
 }
@@ -85,7 +85,7 @@ func TestSpooledPrologJoinsDiscoveredJob(t *testing.T) {
 	ctx := context.Background()
 	start := f.now
 	hp := f.hookProfile("5", start, 0)
-	f.spoolPut(ingest.KindHookStart, hp)
+	f.spoolPut(hookproto.KindHookStart, hp)
 
 	f.now = f.now.Add(30 * time.Second)
 	f.procAs(500, fixtureUID, nil, cgSlurm("5"), "train", sim.Usage{UUID: f.devs[0].UUID, Mem: 9 * gib, Util: 70})
@@ -103,7 +103,7 @@ func TestSpooledPrologJoinsDiscoveredJob(t *testing.T) {
 		t.Fatalf("status %s, want running", running.Status)
 	}
 
-	f.do(Request{Op: OpEnd, End: &JobEnd{JobStart: JobStart{Cluster: slurmCluster, Node: slurmNode, JobID: "5"},
+	f.do(hookproto.Request{Op: hookproto.OpEnd, End: &hookproto.JobEnd{JobStart: hookproto.JobStart{Cluster: slurmCluster, Node: slurmNode, JobID: "5"},
 		End: f.now, ExitKnown: true}})
 	f.a.drain(ctx)
 	f.a.flush(ctx)
@@ -130,7 +130,7 @@ func TestSpooledPrologAndEpilogWithAgentMidJob(t *testing.T) {
 	f := newFixture(t, nil)
 	ctx := context.Background()
 	start := f.now
-	f.spoolPut(ingest.KindHookStart, f.hookProfile("6", start, 1))
+	f.spoolPut(hookproto.KindHookStart, f.hookProfile("6", start, 1))
 	f.proc(600, "6", "train", sim.Usage{UUID: f.devs[1].UUID, Mem: 5 * gib, Util: 40})
 	f.now = f.now.Add(20 * time.Second)
 
@@ -143,7 +143,7 @@ func TestSpooledPrologAndEpilogWithAgentMidJob(t *testing.T) {
 	f.a.flush(ctx)
 
 	f.now = f.now.Add(time.Second)
-	f.spoolPut(ingest.KindHookEnd, ingest.HookEnd{Job: f.hookProfile("6", start, 1), End: f.now, ExitKnown: true, ExitStatus: 2})
+	f.spoolPut(hookproto.KindHookEnd, hookproto.JobEnd{Job: f.hookProfile("6", start, 1), End: f.now, ExitKnown: true, ExitStatus: 2})
 	f.a.drain(ctx)
 	f.a.flush(ctx)
 	j := f.onlyRow("6")
@@ -173,7 +173,7 @@ func TestSpooledPrologWithoutEpilogIsClosed(t *testing.T) {
 	}
 	f.a.opts.SlurmdSpoolDir = slurmd
 	start := f.now
-	f.spoolPut(ingest.KindHookStart, f.hookProfile("7", start, 2))
+	f.spoolPut(hookproto.KindHookStart, f.hookProfile("7", start, 2))
 	f.now = f.now.Add(time.Hour) // the agent starts long after; no step is left
 
 	f.a.drain(ctx)
@@ -259,7 +259,7 @@ func TestSlurmdSpoolDirUsesSlurmdsNodeName(t *testing.T) {
 		t.Fatal(err)
 	}
 	writeFile(t, filepath.Join(f.dir, "slurmd-"+slurmNode, slurmNode+"_9.0"), "")
-	f.do(Request{Op: OpStart, Start: &JobStart{Cluster: slurmCluster, Node: slurmNode, JobID: "9", Start: f.now}})
+	f.do(hookproto.Request{Op: hookproto.OpStart, Start: &hookproto.JobStart{Cluster: slurmCluster, Node: slurmNode, JobID: "9", Start: f.now}})
 	f.a.mu.Lock()
 	alive, known := f.a.hasSteps("9")
 	f.a.mu.Unlock()
@@ -275,9 +275,9 @@ func TestSpooledPrologAndEpilogOfEndedJob(t *testing.T) {
 	f := newFixture(t, nil)
 	ctx := context.Background()
 	hp := f.hookProfile("10", f.now, 0)
-	f.spoolPut(ingest.KindHookStart, hp)
+	f.spoolPut(hookproto.KindHookStart, hp)
 	f.now = f.now.Add(5 * time.Second)
-	f.spoolPut(ingest.KindHookEnd, ingest.HookEnd{Job: hp, End: f.now, ExitKnown: true})
+	f.spoolPut(hookproto.KindHookEnd, hookproto.JobEnd{Job: hp, End: f.now, ExitKnown: true})
 	f.a.drain(ctx)
 	if len(f.a.jobs)+len(f.a.orphans) != 0 {
 		t.Fatalf("the agent holds the ended job: %d jobs, %d orphans", len(f.a.jobs), len(f.a.orphans))
@@ -298,12 +298,12 @@ func TestSpooledPrologMergesLikeDirect(t *testing.T) {
 	const job = "20"
 	// Slurm's GPU 0 is the device of minor 2 (gres.conf's order is not
 	// NVML's): the index must come from the record, not from the device.
-	ref := GPURef{SlurmIndex: 0, Minor: 2}
+	ref := hookproto.GPURef{SlurmIndex: 0, Minor: 2}
 	record := func(f *fixture, start time.Time) profile.Job {
-		js := JobStart{Cluster: slurmCluster, Node: slurmNode, JobID: job, User: "alice", UID: fixtureUID, GID: 1001,
+		js := hookproto.JobStart{Cluster: slurmCluster, Node: slurmNode, JobID: job, User: "alice", UID: fixtureUID, GID: 1001,
 			Account: "physics", Partition: "gpu", Comment: "run 3", Start: start}
-		devs, idx, _ := Resolve(f.devs, []GPURef{ref})
-		j := NewJobProfile(js, devs, idx, time.Second, 64, f.a.versions, profile.SourceHook)
+		devs, idx, _ := hookproto.Resolve(f.devs, []hookproto.GPURef{ref})
+		j := hookproto.NewProfile(js, devs, idx, time.Second, 64, f.a.versions, profile.SourceHook)
 		j.MarkPartial("agent unreachable at job start")
 		return j
 	}
@@ -313,12 +313,12 @@ func TestSpooledPrologMergesLikeDirect(t *testing.T) {
 	// The epilog's record: Slurm 22.05 gives the epilog no start time, so
 	// its start is the epilog's own time (hooks.jobStart).
 	endDirect := func(f *fixture) {
-		f.do(Request{Op: OpEnd, End: &JobEnd{JobStart: JobStart{Cluster: slurmCluster, Node: slurmNode, JobID: job,
+		f.do(hookproto.Request{Op: hookproto.OpEnd, End: &hookproto.JobEnd{JobStart: hookproto.JobStart{Cluster: slurmCluster, Node: slurmNode, JobID: job,
 			User: "alice", UID: fixtureUID, GID: 1001, Account: "physics", Partition: "gpu", Comment: "run 3",
-			Start: f.now, GPUs: []GPURef{ref}}, End: f.now, ExitKnown: true}})
+			Start: f.now, GPUs: []hookproto.GPURef{ref}}, End: f.now, ExitKnown: true}})
 	}
 	endSpooled := func(f *fixture, _ time.Time) {
-		f.spoolPut(ingest.KindHookEnd, ingest.HookEnd{Job: record(f, f.now), End: f.now, ExitKnown: true})
+		f.spoolPut(hookproto.KindHookEnd, hookproto.JobEnd{Job: record(f, f.now), End: f.now, ExitKnown: true})
 	}
 	tests := []struct {
 		name string
@@ -326,14 +326,14 @@ func TestSpooledPrologMergesLikeDirect(t *testing.T) {
 	}{
 		{"direct prolog (the reference)", func(f *fixture, start time.Time) {
 			running(f)
-			f.do(Request{Op: OpStart, Start: &JobStart{Cluster: slurmCluster, Node: slurmNode, JobID: job, User: "alice",
+			f.do(hookproto.Request{Op: hookproto.OpStart, Start: &hookproto.JobStart{Cluster: slurmCluster, Node: slurmNode, JobID: job, User: "alice",
 				UID: fixtureUID, GID: 1001, Account: "physics", Partition: "gpu", Comment: "run 3", Start: start,
-				GPUs: []GPURef{ref}}})
+				GPUs: []hookproto.GPURef{ref}}})
 			f.tick(3)
 			endDirect(f)
 		}},
 		{"spool before discovery", func(f *fixture, start time.Time) {
-			f.spoolPut(ingest.KindHookStart, record(f, start))
+			f.spoolPut(hookproto.KindHookStart, record(f, start))
 			running(f)
 			f.now = f.now.Add(20 * time.Second)
 			f.a.drain(context.Background())
@@ -341,7 +341,7 @@ func TestSpooledPrologMergesLikeDirect(t *testing.T) {
 			endDirect(f)
 		}},
 		{"spool after discovery", func(f *fixture, start time.Time) {
-			f.spoolPut(ingest.KindHookStart, record(f, start))
+			f.spoolPut(hookproto.KindHookStart, record(f, start))
 			running(f)
 			f.now = f.now.Add(20 * time.Second)
 			f.tick(3) // found from its process first
@@ -351,7 +351,7 @@ func TestSpooledPrologMergesLikeDirect(t *testing.T) {
 			endDirect(f)
 		}},
 		{"spool before discovery, epilog spooled too", func(f *fixture, start time.Time) {
-			f.spoolPut(ingest.KindHookStart, record(f, start))
+			f.spoolPut(hookproto.KindHookStart, record(f, start))
 			running(f)
 			f.now = f.now.Add(20 * time.Second)
 			f.a.drain(context.Background())
@@ -364,7 +364,7 @@ func TestSpooledPrologMergesLikeDirect(t *testing.T) {
 			f.now = f.now.Add(20 * time.Second)
 			f.tick(3) // found from its process; prolog and epilog wait in the spool
 			f.a.flush(context.Background())
-			f.spoolPut(ingest.KindHookStart, record(f, start))
+			f.spoolPut(hookproto.KindHookStart, record(f, start))
 			endSpooled(f, start)
 		}},
 	}

@@ -27,6 +27,7 @@ import (
 
 	"github.com/gpuprof/gpuprof/gpu"
 	"github.com/gpuprof/gpuprof/gpu/sim"
+	"github.com/gpuprof/gpuprof/hookproto"
 	"github.com/gpuprof/gpuprof/internal/metricsrv"
 	"github.com/gpuprof/gpuprof/profile"
 )
@@ -219,8 +220,8 @@ func TestMetricsValues(t *testing.T) {
 		id    string
 		minor int
 	}{{"101", 0}, {"102", 1}, {"103", 1}} {
-		f.do(Request{Op: OpStart, Start: &JobStart{JobID: j.id, User: "u" + j.id, Account: "acct" + j.id,
-			Partition: "gpu", UID: 1000, Start: f.now, GPUs: []GPURef{minorRef(j.minor)}}})
+		f.do(hookproto.Request{Op: hookproto.OpStart, Start: &hookproto.JobStart{JobID: j.id, User: "u" + j.id, Account: "acct" + j.id,
+			Partition: "gpu", UID: 1000, Start: f.now, GPUs: []hookproto.GPURef{minorRef(j.minor)}}})
 	}
 	if err := sim.RecordXID(filepath.Join(f.dir, "sim"), f.devs[3].UUID, 79, f.now); err != nil {
 		t.Fatal(err)
@@ -719,7 +720,7 @@ func TestMetricsOutboxAndSpool(t *testing.T) {
 	}
 	f.start("21", minorRef(0))
 	f.tick(1)
-	f.do(Request{Op: OpEnd, End: &JobEnd{JobStart: JobStart{JobID: "21"}, End: f.now, ExitKnown: true}})
+	f.do(hookproto.Request{Op: hookproto.OpEnd, End: &hookproto.JobEnd{JobStart: hookproto.JobStart{JobID: "21"}, End: f.now, ExitKnown: true}})
 	// The finished profile waits in the spool until the persister drains it.
 	files, size, err := spoolUsage(f.spool.Path)
 	if err != nil || files != 1 || size == 0 {

@@ -16,6 +16,7 @@ import (
 	"github.com/gpuprof/gpuprof/config"
 	"github.com/gpuprof/gpuprof/gpu"
 	"github.com/gpuprof/gpuprof/gpu/sim"
+	"github.com/gpuprof/gpuprof/hookproto"
 	"github.com/gpuprof/gpuprof/notice"
 	"github.com/gpuprof/gpuprof/profile"
 	"github.com/gpuprof/gpuprof/store"
@@ -102,8 +103,8 @@ func (f *noticeFixture) noticeAgent() *Agent {
 	return a
 }
 
-func (f *noticeFixture) startIn(job, partition string, refs ...GPURef) {
-	f.do(Request{Op: OpStart, Start: &JobStart{Cluster: "c", Node: "n1", JobID: job, User: "u" + job, UID: 1000,
+func (f *noticeFixture) startIn(job, partition string, refs ...hookproto.GPURef) {
+	f.do(hookproto.Request{Op: hookproto.OpStart, Start: &hookproto.JobStart{Cluster: "c", Node: "n1", JobID: job, User: "u" + job, UID: 1000,
 		Account: "lab", Partition: partition, Start: f.now, GPUs: refs}})
 }
 
@@ -288,8 +289,8 @@ func TestNoticeBusyExemptAndBusyThenIdle(t *testing.T) {
 func TestNoticeDailyCapAndNoMail(t *testing.T) {
 	f := newNoticeFixture(t, func(c *config.NoticesConfig) { c.DailyCap = 1 })
 	for i, id := range []string{"20", "21"} {
-		f.do(Request{Op: OpStart, Start: &JobStart{Cluster: "c", Node: "n1", JobID: id, User: "carol", UID: 1000,
-			Partition: "gpu", Start: f.now, GPUs: []GPURef{minorRef(i)}}})
+		f.do(hookproto.Request{Op: hookproto.OpStart, Start: &hookproto.JobStart{Cluster: "c", Node: "n1", JobID: id, User: "carol", UID: 1000,
+			Partition: "gpu", Start: f.now, GPUs: []hookproto.GPURef{minorRef(i)}}})
 	}
 	f.tick(20)
 	if n := f.deliver(); n != 2 {
@@ -459,9 +460,9 @@ func TestNoticeWhileRunning(t *testing.T) {
 		}
 	}
 	time.Sleep(100 * time.Millisecond)
-	var resp Response
-	if err := a.Handle(ctx, Request{Op: OpStart, Start: &JobStart{Cluster: "c", Node: "n1", JobID: "70", User: "u70",
-		UID: 1000, Partition: "gpu", Start: time.Now(), GPUs: []GPURef{minorRef(3)}}}, &resp); err != nil {
+	var resp hookproto.Response
+	if err := a.Handle(ctx, hookproto.Request{Op: hookproto.OpStart, Start: &hookproto.JobStart{Cluster: "c", Node: "n1", JobID: "70", User: "u70",
+		UID: 1000, Partition: "gpu", Start: time.Now(), GPUs: []hookproto.GPURef{minorRef(3)}}}, &resp); err != nil {
 		t.Fatal(err)
 	}
 	// Sent when its record says so (the mail file may be half written
@@ -477,7 +478,7 @@ func TestNoticeWhileRunning(t *testing.T) {
 		t.Fatalf("%d mails within 10 s of a 200 ms window, want 1", n)
 	}
 	time.Sleep(200 * time.Millisecond) // more ticks and flushes
-	if err := a.Handle(ctx, Request{Op: OpEnd, End: &JobEnd{JobStart: JobStart{Cluster: "c", Node: "n1", JobID: "70"},
+	if err := a.Handle(ctx, hookproto.Request{Op: hookproto.OpEnd, End: &hookproto.JobEnd{JobStart: hookproto.JobStart{Cluster: "c", Node: "n1", JobID: "70"},
 		End: time.Now()}}, &resp); err != nil {
 		t.Fatal(err)
 	}

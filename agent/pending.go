@@ -7,6 +7,7 @@ import (
 	"slices"
 	"time"
 
+	"github.com/gpuprof/gpuprof/hookproto"
 	"github.com/gpuprof/gpuprof/ingest"
 	"github.com/gpuprof/gpuprof/profile"
 	"github.com/gpuprof/gpuprof/store"
@@ -34,14 +35,14 @@ const dbFallback = 500 * time.Millisecond
 // writeFinished makes a finished profile durable: in the spool, else
 // (the spool is not writable: disk full?) in the database itself.
 func (a *Agent) writeFinished(ctx context.Context, j profile.Job) error {
-	_, err := a.spool.Put(ingest.KindProfile, j)
+	_, err := a.spool.Put(hookproto.KindProfile, j)
 	if err == nil {
 		return nil
 	}
 	dctx, cancel := context.WithTimeout(ctx, dbFallback)
 	defer cancel()
 	derr := a.db.WithTx(dctx, func(tx *store.Tx) error {
-		return ingest.Apply(dctx, tx, ingest.KindProfile, mustJSON(j), ingest.Options{Outbox: a.opts.Outbox})
+		return ingest.Apply(dctx, tx, hookproto.KindProfile, mustJSON(j), ingest.Options{Outbox: a.opts.Outbox})
 	})
 	if derr != nil {
 		return fmt.Errorf("spool: %v; database: %w", err, derr)

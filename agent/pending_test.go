@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/gpuprof/gpuprof/gpu/sim"
+	"github.com/gpuprof/gpuprof/hookproto"
 	"github.com/gpuprof/gpuprof/ingest"
 	"github.com/gpuprof/gpuprof/profile"
 	"github.com/gpuprof/gpuprof/spool"
@@ -65,8 +66,8 @@ func TestEndRecordNotWrittenKeepsJobFinished(t *testing.T) {
 
 	release := f.lockDB()
 	mend := f.breakSpool()
-	var resp Response
-	err := f.a.Handle(ctx, Request{Op: OpEnd, End: &JobEnd{JobStart: JobStart{JobID: "120"}, End: f.now, ExitKnown: true}}, &resp)
+	var resp hookproto.Response
+	err := f.a.Handle(ctx, hookproto.Request{Op: hookproto.OpEnd, End: &hookproto.JobEnd{JobStart: hookproto.JobStart{JobID: "120"}, End: f.now, ExitKnown: true}}, &resp)
 	if err == nil || !resp.Held {
 		t.Fatalf("end of job 120 with neither spool nor database writable: err %v, held %v; want an error and held (the epilog records what it can)", err, resp.Held)
 	}

@@ -6,7 +6,7 @@ import (
 	"path/filepath"
 	"time"
 
-	"github.com/gpuprof/gpuprof/ingest"
+	"github.com/gpuprof/gpuprof/hookproto"
 	"github.com/gpuprof/gpuprof/slurmext"
 )
 
@@ -81,7 +81,7 @@ func (a *Agent) reconcile(ctx context.Context) {
 		}
 		j.MarkPartial("job ended without an epilog reaching gpuprof (node reboot or epilog killed?); its end is its last reading")
 		j.Finish(end)
-		if _, err := a.spool.Put(ingest.KindProfile, j); err != nil {
+		if _, err := a.spool.Put(hookproto.KindProfile, j); err != nil {
 			// Closed all the same: it stays finished here until the
 			// disk takes it (pending.go), never sampled again.
 			a.log.Warn("abandoned job closed; its record waits for the disk", "job", id, "err", err)
@@ -156,7 +156,7 @@ func (a *Agent) closeOrphansLocked(now time.Time) []string {
 			j.MarkPartial("job ended without an epilog reaching gpuprof (node reboot or epilog killed?); its end is its last reading")
 		}
 		j.Finish(end)
-		if _, err := a.spool.Put(ingest.KindProfile, j); err != nil {
+		if _, err := a.spool.Put(hookproto.KindProfile, j); err != nil {
 			a.log.Warn("abandoned job closed; its record waits for the disk", "job", id, "err", err)
 			a.holdUnwrittenLocked(j)
 		}

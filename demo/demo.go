@@ -30,6 +30,7 @@ import (
 	"github.com/gpuprof/gpuprof/agent"
 	"github.com/gpuprof/gpuprof/gpu"
 	"github.com/gpuprof/gpuprof/gpu/sim"
+	"github.com/gpuprof/gpuprof/hookproto"
 	"github.com/gpuprof/gpuprof/ingest"
 	"github.com/gpuprof/gpuprof/jobcomp"
 	"github.com/gpuprof/gpuprof/slurmext"
@@ -555,15 +556,15 @@ func begin(ctx context.Context, j *job, n *node, gpus []int, t time.Time, opts M
 		return err
 	}
 	j.register(0)
-	refs := make([]agent.GPURef, len(gpus))
+	refs := make([]hookproto.GPURef, len(gpus))
 	for i, g := range gpus {
-		refs[i] = agent.GPURef{SlurmIndex: g, Minor: -1}
+		refs[i] = hookproto.GPURef{SlurmIndex: g, Minor: -1}
 	}
-	req := agent.Request{Op: agent.OpStart, Start: &agent.JobStart{
+	req := hookproto.Request{Op: hookproto.OpStart, Start: &hookproto.JobStart{
 		Cluster: Cluster, JobID: strconv.Itoa(j.id), Node: n.spec.Name, User: j.tmpl.User, UID: j.uid(),
 		GID: 1000, Account: j.tmpl.Account, Partition: j.partition, Start: t, GPUs: refs,
 	}}
-	var resp agent.Response
+	var resp hookproto.Response
 	if err := n.agent.Handle(ctx, req, &resp); err != nil {
 		return fmt.Errorf("demo: prolog of job %d: %w", j.id, err)
 	}
@@ -575,15 +576,15 @@ func begin(ctx context.Context, j *job, n *node, gpus []int, t time.Time, opts M
 // and slurmctld reports the job to jobcomp.
 func finish(ctx context.Context, j *job, deps jobcomp.Deps) error {
 	n := j.node
-	end := agent.JobEnd{
-		JobStart: agent.JobStart{Cluster: Cluster, JobID: strconv.Itoa(j.id), Node: n.spec.Name, User: j.tmpl.User, UID: j.uid()},
+	end := hookproto.JobEnd{
+		JobStart: hookproto.JobStart{Cluster: Cluster, JobID: strconv.Itoa(j.id), Node: n.spec.Name, User: j.tmpl.User, UID: j.uid()},
 		End:      j.end, ExitKnown: true, ExitStatus: j.exit,
 	}
 	if j.state == "TIMEOUT" {
 		end.ExitStatus, end.ExitSignal = 0, 15
 	}
-	var resp agent.Response
-	if err := n.agent.Handle(ctx, agent.Request{Op: agent.OpEnd, End: &end}, &resp); err != nil {
+	var resp hookproto.Response
+	if err := n.agent.Handle(ctx, hookproto.Request{Op: hookproto.OpEnd, End: &end}, &resp); err != nil {
 		return fmt.Errorf("demo: epilog of job %d: %w", j.id, err)
 	}
 	n.sim.Unregister(j.pid)

@@ -15,12 +15,13 @@ import (
 	"os"
 	"os/exec"
 	"runtime/debug"
+	"strconv"
 	"syscall"
 	"time"
 
-	"github.com/gpuprof/gpuprof/agent"
 	"github.com/gpuprof/gpuprof/config"
 	"github.com/gpuprof/gpuprof/gpu"
+	"github.com/gpuprof/gpuprof/hookproto"
 	"github.com/gpuprof/gpuprof/ingest"
 	"github.com/gpuprof/gpuprof/profile"
 	"github.com/gpuprof/gpuprof/slurmext"
@@ -68,13 +69,13 @@ func (d Deps) node() string {
 }
 
 // jobStart builds the agent's view of the job from the environment.
-func (d Deps) jobStart() agent.JobStart {
+func (d Deps) jobStart() hookproto.JobStart {
 	e := d.Env
 	start := e.Start
 	if start.IsZero() {
 		start = d.Now()
 	}
-	return agent.JobStart{
+	return hookproto.JobStart{
 		Cluster:   d.cluster(),
 		JobID:     e.JobID,
 		Node:      d.node(),
@@ -102,10 +103,10 @@ func (d Deps) gresConf() string {
 // names each by the file's minor number. Without gres.conf files, or with
 // AutoDetect on, the agent takes Slurm's index in PCI bus order. Never by assuming
 // Slurm index = NVML index.
-func GPURefs(e slurmext.HookEnv, gresConf string, log *slog.Logger) []agent.GPURef {
-	var refs []agent.GPURef
+func GPURefs(e slurmext.HookEnv, gresConf string, log *slog.Logger) []hookproto.GPURef {
+	var refs []hookproto.GPURef
 	for _, u := range e.GPUUUIDs {
-		refs = append(refs, agent.GPURef{SlurmIndex: -1, Minor: -1, UUID: u})
+		refs = append(refs, hookproto.GPURef{SlurmIndex: -1, Minor: -1, UUID: u})
 	}
 	if len(refs) > 0 || len(e.GPUs) == 0 {
 		return refs
@@ -125,7 +126,7 @@ func GPURefs(e slurmext.HookEnv, gresConf string, log *slog.Logger) []agent.GPUR
 		}
 	}
 	for _, idx := range e.GPUs {
-		ref := agent.GPURef{SlurmIndex: idx, Minor: -1}
+		ref := hookproto.GPURef{SlurmIndex: idx, Minor: -1}
 		if idx < len(devs) {
 			if m, err := slurmext.DeviceMinor(devs[idx].File); err == nil {
 				ref.Minor = m
@@ -141,15 +142,15 @@ func GPURefs(e slurmext.HookEnv, gresConf string, log *slog.Logger) []agent.GPUR
 // Prolog registers the job with the agent, or records it directly.
 func Prolog(ctx context.Context, d Deps) (Outcome, error) {
 	js := d.jobStart()
-	req := agent.Request{Op: agent.OpStart, Start: &js}
+	req := hookproto.Request{Op: hookproto.OpStart, Start: &js}
 	actx, cancel := context.WithTimeout(ctx, budget(ctx, 0.4))
-	_, err := agent.Client{Socket: d.Config.Socket}.Do(actx, req)
+	_, err := hookproto.Client{Socket: d.Config.Socket}.Do(actx, req)
 	cancel()
 	if err == nil {
 		return ViaAgent, nil
 	}
 	d.Log.Warn("agent not reachable at job start; recording directly", "job", js.JobID, "err", err)
-	if d.Config.Hooks.AutostartAgent && errors.Is(err, agent.ErrUnreachable) {
+	if d.Config.Hooks.AutostartAgent && errors.Is(err, hookproto.ErrUnreachable) {
 		if serr := d.startAgent(); serr != nil {
 			d.Log.Error("agent autostart failed", "job", js.JobID, "err", serr)
 		} else {
@@ -158,7 +159,7 @@ func Prolog(ctx context.Context, d Deps) (Outcome, error) {
 	}
 	j := d.minimalProfile(ctx, js)
 	j.MarkPartial("agent unreachable at job start")
-	return d.record(ctx, ingest.KindHookStart, j, func(tx *store.Tx) error {
+	return d.record(ctx, hookproto.KindHookStart, j, func(tx *store.Tx) error {
 		_, err := tx.InsertJobIfAbsent(ctx, j)
 		return err
 	})
@@ -172,9 +173,9 @@ func Epilog(ctx context.Context, d Deps) (Outcome, error) {
 	if end.IsZero() {
 		end = d.Now()
 	}
-	je := agent.JobEnd{JobStart: js, End: end, ExitKnown: e.HasExit, ExitStatus: e.ExitStatus, ExitSignal: e.ExitSignal}
+	je := hookproto.JobEnd{JobStart: js, End: end, ExitKnown: e.HasExit, ExitStatus: e.ExitStatus, ExitSignal: e.ExitSignal}
 	actx, cancel := context.WithTimeout(ctx, budget(ctx, 0.5))
-	resp, err := agent.Client{Socket: d.Config.Socket}.Do(actx, agent.Request{Op: agent.OpEnd, End: &je})
+	resp, err := hookproto.Client{Socket: d.Config.Socket}.Do(actx, hookproto.Request{Op: hookproto.OpEnd, End: &je})
 	cancel()
 	if err == nil {
 		return ViaAgent, nil
@@ -185,9 +186,9 @@ func Epilog(ctx context.Context, d Deps) (Outcome, error) {
 	} else {
 		d.Log.Warn("agent not reachable at job end; finishing directly", "job", js.JobID, "err", err)
 	}
-	h := ingest.HookEnd{Job: d.minimalProfile(ctx, js), End: je.End, ExitKnown: je.ExitKnown, ExitStatus: je.ExitStatus, ExitSignal: je.ExitSignal}
-	out, err := d.record(ctx, ingest.KindHookEnd, h, func(tx *store.Tx) error {
-		return ingest.FinishFromHook(ctx, tx, h)
+	je.Job = d.minimalProfile(ctx, js)
+	out, err := d.record(ctx, hookproto.KindHookEnd, je, func(tx *store.Tx) error {
+		return ingest.FinishFromHook(ctx, tx, je)
 	})
 	var nr *notRecordedError
 	if resp.Held && errors.As(err, &nr) {
@@ -207,7 +208,7 @@ func (e *notRecordedError) Unwrap() error { return e.spool }
 
 // minimalProfile is the profile a hook can build alone: the job, its GPUs
 // (by UUID when the GPU backend answers in time) and no readings.
-func (d Deps) minimalProfile(ctx context.Context, js agent.JobStart) profile.Job {
+func (d Deps) minimalProfile(ctx context.Context, js hookproto.JobStart) profile.Job {
 	var devs []gpu.Device
 	if d.OpenSampler != nil {
 		sctx, cancel := context.WithTimeout(ctx, budget(ctx, 0.3))
@@ -215,15 +216,15 @@ func (d Deps) minimalProfile(ctx context.Context, js agent.JobStart) profile.Job
 		cancel()
 	}
 	interval := d.Config.Agent.Interval.D()
-	got, idx, problems := agent.Resolve(devs, js.GPUs)
-	j := agent.NewJobProfile(js, got, idx, interval, d.Config.Agent.SeriesPoints, gpu.Versions{}, profile.SourceHook)
+	got, idx, problems := hookproto.Resolve(devs, js.GPUs)
+	j := hookproto.NewProfile(js, got, idx, interval, d.Config.Agent.SeriesPoints, gpu.Versions{}, profile.SourceHook)
 	if len(problems) > 0 {
 		// Keep the GPUs by Slurm index even without a UUID.
 		for _, r := range js.GPUs {
 			if slicesContainsIndex(idx, r.SlurmIndex) {
 				continue
 			}
-			g := profile.NewGPU(gpu.Device{UUID: fmt.Sprintf("unresolved-slurm-gpu-%d", r.SlurmIndex), Minor: r.Minor}, r.SlurmIndex, js.Start, interval, d.Config.Agent.SeriesPoints)
+			g := profile.NewGPU(gpu.Device{UUID: hookproto.UnresolvedUUIDPrefix + strconv.Itoa(r.SlurmIndex), Minor: r.Minor}, r.SlurmIndex, js.Start, interval, d.Config.Agent.SeriesPoints)
 			j.GPUs = append(j.GPUs, g)
 		}
 		if len(devs) == 0 {
@@ -286,10 +287,12 @@ func (d Deps) devices(ctx context.Context) []gpu.Device {
 }
 
 // record writes through the database when it answers within the budget,
-// else spools the record for the agent.
+// else spools the record for the agent. It never migrates the database
+// (store.Options.NoMigrate): while its schema is older than this binary's,
+// records go to the spool until the agent or an admin's command migrates it.
 func (d Deps) record(ctx context.Context, kind string, v any, write func(tx *store.Tx) error) (Outcome, error) {
 	busy := budget(ctx, 0.5)
-	db, err := store.Open(ctx, d.Config.DB, store.Options{BusyTimeout: busy})
+	db, err := store.Open(ctx, d.Config.DB, store.Options{BusyTimeout: busy, NoMigrate: true})
 	if err == nil {
 		err = db.WithTx(ctx, write)
 		db.Close()
@@ -297,7 +300,11 @@ func (d Deps) record(ctx context.Context, kind string, v any, write func(tx *sto
 			return ViaDB, nil
 		}
 	}
-	d.Log.Warn("database not writable in time; spooling", "job", d.Env.JobID, "err", err)
+	if errors.Is(err, store.ErrSchemaTooOld) || errors.Is(err, store.ErrSchemaTooNew) {
+		d.Log.Warn("database schema is not this gpuprof's; a hook does not migrate it; spooling", "job", d.Env.JobID, "err", err)
+	} else {
+		d.Log.Warn("database not writable in time; spooling", "job", d.Env.JobID, "err", err)
+	}
 	if _, serr := (spool.Dir{Path: d.Config.SpoolDir}).Put(kind, v); serr != nil {
 		return "", &notRecordedError{db: err, spool: serr}
 	}

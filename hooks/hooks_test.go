@@ -13,10 +13,10 @@ import (
 	"testing"
 	"time"
 
-	"github.com/gpuprof/gpuprof/agent"
 	"github.com/gpuprof/gpuprof/config"
 	"github.com/gpuprof/gpuprof/gpu"
 	"github.com/gpuprof/gpuprof/gpu/sim"
+	"github.com/gpuprof/gpuprof/hookproto"
 	"github.com/gpuprof/gpuprof/ingest"
 	"github.com/gpuprof/gpuprof/profile"
 	"github.com/gpuprof/gpuprof/slurmext"
@@ -175,21 +175,21 @@ func TestUnwritableEverywhereReportsError(t *testing.T) {
 
 // standInAgent answers every request on d's socket with resp, as an agent
 // would, and returns the requests it got.
-func standInAgent(t *testing.T, d Deps, resp agent.Response) <-chan agent.Request {
+func standInAgent(t *testing.T, d Deps, resp hookproto.Response) <-chan hookproto.Request {
 	t.Helper()
 	ln, err := net.Listen("unix", d.Config.Socket)
 	if err != nil {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { ln.Close() })
-	got := make(chan agent.Request, 4)
+	got := make(chan hookproto.Request, 4)
 	go func() {
 		for {
 			c, err := ln.Accept()
 			if err != nil {
 				return
 			}
-			var req agent.Request
+			var req hookproto.Request
 			if json.NewDecoder(c).Decode(&req) == nil {
 				got <- req
 			}
@@ -212,7 +212,7 @@ func TestEpilogAgentHoldsUnwrittenRecord(t *testing.T) {
 	}
 	d.Config.DB = filepath.Join(blocker, "gpuprof.db")
 	d.Config.SpoolDir = filepath.Join(blocker, "spool")
-	reqs := standInAgent(t, d, agent.Response{Error: "finish job 81: end record not written", Held: true})
+	reqs := standInAgent(t, d, hookproto.Response{Error: "finish job 81: end record not written", Held: true})
 	out, err := Epilog(withDeadline(t, time.Second), d)
 	if out != ViaAgentMemory || err == nil || strings.Contains(err.Error(), "record lost") || !strings.Contains(err.Error(), "held by the agent") {
 		t.Errorf("epilog: %v via %q; want an error saying the agent holds the record, via %q", err, out, ViaAgentMemory)
@@ -224,7 +224,7 @@ func TestEpilogAgentHoldsUnwrittenRecord(t *testing.T) {
 	// Without the agent's hold, the same failure is a lost record.
 	d2 := deps(t, "82")
 	d2.Config.DB, d2.Config.SpoolDir = d.Config.DB, d.Config.SpoolDir
-	standInAgent(t, d2, agent.Response{Error: "finish job 82: something else"})
+	standInAgent(t, d2, hookproto.Response{Error: "finish job 82: something else"})
 	if _, err := Epilog(withDeadline(t, time.Second), d2); err == nil || !strings.Contains(err.Error(), "record lost") {
 		t.Errorf("epilog without the agent's hold: %v, want record lost", err)
 	}

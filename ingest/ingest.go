@@ -10,31 +10,16 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
-	"time"
 
+	"github.com/gpuprof/gpuprof/hookproto"
 	"github.com/gpuprof/gpuprof/profile"
 	"github.com/gpuprof/gpuprof/slurmext"
 	"github.com/gpuprof/gpuprof/spool"
 	"github.com/gpuprof/gpuprof/store"
 )
 
-// Kinds of spool records. Every record is idempotent to apply, so a record
-// applied twice (crash between commit and removal) changes nothing.
-const (
-	// KindProfile is a complete profile from the agent (running or
-	// finished); it replaces what the database has, except that a running
-	// profile never replaces a finished one.
-	KindProfile = "profile"
-	// KindHookStart is a minimal running profile from a prolog that could
-	// not reach the agent; it is inserted only if the job is unknown.
-	KindHookStart = "hookstart"
-	// KindHookEnd closes a job from an epilog that could not reach the
-	// agent; it finishes what the database has, marked partial.
-	KindHookEnd = "hookend"
-	// KindSchedJob is the scheduler's view of a job from jobcomp; it is
-	// merged into the scheduler table (see store.PutSchedJob).
-	KindSchedJob = "schedjob"
-)
+// The kinds of spool records are hookproto's (hookproto.KindProfile, ...):
+// hooks, jobcomp and the agent write them, Apply reads them.
 
 // Options say what applying a record does besides writing it.
 type Options struct {
@@ -43,19 +28,10 @@ type Options struct {
 	Outbox bool
 }
 
-// HookEnd is the payload of a KindHookEnd record.
-type HookEnd struct {
-	Job        profile.Job `json:"job"` // minimal profile built from the epilog environment
-	End        time.Time   `json:"end"`
-	ExitKnown  bool        `json:"exit_known"`
-	ExitStatus int         `json:"exit_status"`
-	ExitSignal int         `json:"exit_signal"`
-}
-
 // Apply writes one record to the database within tx.
 func Apply(ctx context.Context, tx *store.Tx, kind string, data []byte, opts Options) error {
 	switch kind {
-	case KindProfile:
+	case hookproto.KindProfile:
 		var j profile.Job
 		if err := json.Unmarshal(data, &j); err != nil {
 			return fmt.Errorf("%w: %v", errBadRecord, err)
@@ -68,7 +44,7 @@ func Apply(ctx context.Context, tx *store.Tx, kind string, data []byte, opts Opt
 			err = tx.EnqueueOutbox(ctx, j)
 		}
 		return err
-	case KindSchedJob:
+	case hookproto.KindSchedJob:
 		var r slurmext.JobRecord
 		if err := json.Unmarshal(data, &r); err != nil {
 			return fmt.Errorf("%w: %v", errBadRecord, err)
@@ -78,15 +54,15 @@ func Apply(ctx context.Context, tx *store.Tx, kind string, data []byte, opts Opt
 			return fmt.Errorf("%w: %v", errBadRecord, err)
 		}
 		return err
-	case KindHookStart:
+	case hookproto.KindHookStart:
 		var j profile.Job
 		if err := json.Unmarshal(data, &j); err != nil {
 			return fmt.Errorf("%w: %v", errBadRecord, err)
 		}
 		_, err := tx.InsertJobIfAbsent(ctx, j)
 		return err
-	case KindHookEnd:
-		var h HookEnd
+	case hookproto.KindHookEnd:
+		var h hookproto.JobEnd
 		if err := json.Unmarshal(data, &h); err != nil {
 			return fmt.Errorf("%w: %v", errBadRecord, err)
 		}
@@ -110,7 +86,7 @@ var errBadRecord = errors.New("unreadable spool record")
 // FinishFromHook closes a job in the database without the agent: what the
 // agent last flushed is kept, the job is finished at the epilog's end time
 // and marked partial. A job already finished (by the agent) is left alone.
-func FinishFromHook(ctx context.Context, tx *store.Tx, h HookEnd) error {
+func FinishFromHook(ctx context.Context, tx *store.Tx, h hookproto.JobEnd) error {
 	j, err := tx.GetJob(ctx, h.Job.Key)
 	switch {
 	case errors.Is(err, store.ErrNotFound):

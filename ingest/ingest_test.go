@@ -14,6 +14,7 @@ import (
 	"time"
 
 	"github.com/gpuprof/gpuprof/gpu"
+	"github.com/gpuprof/gpuprof/hookproto"
 	"github.com/gpuprof/gpuprof/ingest"
 	"github.com/gpuprof/gpuprof/profile"
 	"github.com/gpuprof/gpuprof/slurmext"
@@ -71,8 +72,8 @@ func hookProfile() profile.Job {
 	return j
 }
 
-func hookEnd() ingest.HookEnd {
-	return ingest.HookEnd{Job: hookProfile(), End: t0.Add(2 * time.Hour), ExitKnown: true, ExitStatus: 3}
+func hookEnd() hookproto.JobEnd {
+	return hookproto.JobEnd{Job: hookProfile(), End: t0.Add(2 * time.Hour), ExitKnown: true, ExitStatus: 3}
 }
 
 func schedRecord() slurmext.JobRecord {
@@ -125,7 +126,7 @@ func TestApplyProfile(t *testing.T) {
 			db := openDB(t)
 			j := agentProfile(finished)
 			for i := range 2 {
-				if err := apply(t, db, ingest.KindProfile, j, ingest.Options{}); err != nil {
+				if err := apply(t, db, hookproto.KindProfile, j, ingest.Options{}); err != nil {
 					t.Fatalf("apply %d: %v", i+1, err)
 				}
 				if got, want := getJob(t, db), store.Normalize(j); !reflect.DeepEqual(got, want) {
@@ -139,12 +140,12 @@ func TestApplyProfile(t *testing.T) {
 func TestApplyRunningAfterFinished(t *testing.T) {
 	db := openDB(t)
 	finished := agentProfile(true)
-	if err := apply(t, db, ingest.KindProfile, finished, ingest.Options{}); err != nil {
+	if err := apply(t, db, hookproto.KindProfile, finished, ingest.Options{}); err != nil {
 		t.Fatal(err)
 	}
 	// A running snapshot spooled before the finish and drained after it:
 	// applied without error (the record is done with) and without effect.
-	if err := apply(t, db, ingest.KindProfile, agentProfile(false), ingest.Options{}); err != nil {
+	if err := apply(t, db, hookproto.KindProfile, agentProfile(false), ingest.Options{}); err != nil {
 		t.Fatalf("running after finished: %v, want nil", err)
 	}
 	if got, want := getJob(t, db), store.Normalize(finished); !reflect.DeepEqual(got, want) {
@@ -156,7 +157,7 @@ func TestApplyHookStart(t *testing.T) {
 	t.Run("unknown job", func(t *testing.T) {
 		db := openDB(t)
 		for i := range 2 {
-			if err := apply(t, db, ingest.KindHookStart, hookProfile(), ingest.Options{}); err != nil {
+			if err := apply(t, db, hookproto.KindHookStart, hookProfile(), ingest.Options{}); err != nil {
 				t.Fatalf("apply %d: %v", i+1, err)
 			}
 		}
@@ -170,7 +171,7 @@ func TestApplyHookStart(t *testing.T) {
 		if err := db.PutJob(context.Background(), rich); err != nil {
 			t.Fatal(err)
 		}
-		if err := apply(t, db, ingest.KindHookStart, hookProfile(), ingest.Options{}); err != nil {
+		if err := apply(t, db, hookproto.KindHookStart, hookProfile(), ingest.Options{}); err != nil {
 			t.Fatal(err)
 		}
 		if got, want := getJob(t, db), store.Normalize(rich); !reflect.DeepEqual(got, want) {
@@ -205,7 +206,7 @@ func TestApplyHookEnd(t *testing.T) {
 					t.Fatal(err)
 				}
 			}
-			if err := apply(t, db, ingest.KindHookEnd, hookEnd(), ingest.Options{}); err != nil {
+			if err := apply(t, db, hookproto.KindHookEnd, hookEnd(), ingest.Options{}); err != nil {
 				t.Fatalf("apply: %v", err)
 			}
 			once := getJob(t, db)
@@ -219,7 +220,7 @@ func TestApplyHookEnd(t *testing.T) {
 			if tt.wantReason == "" && tt.before != nil && !reflect.DeepEqual(once, store.Normalize(*tt.before)) {
 				t.Errorf("a finished profile was changed:\n got %+v\nwant %+v", once, store.Normalize(*tt.before))
 			}
-			if err := apply(t, db, ingest.KindHookEnd, hookEnd(), ingest.Options{}); err != nil {
+			if err := apply(t, db, hookproto.KindHookEnd, hookEnd(), ingest.Options{}); err != nil {
 				t.Fatalf("second apply: %v", err)
 			}
 			if twice := getJob(t, db); !reflect.DeepEqual(twice, once) {
@@ -235,7 +236,7 @@ func TestApplySchedJob(t *testing.T) {
 	ctx := context.Background()
 	db := openDB(t)
 	for i := range 2 {
-		if err := apply(t, db, ingest.KindSchedJob, schedRecord(), ingest.Options{}); err != nil {
+		if err := apply(t, db, hookproto.KindSchedJob, schedRecord(), ingest.Options{}); err != nil {
 			t.Fatalf("apply %d: %v", i+1, err)
 		}
 		got, err := db.GetSchedJob(ctx, "lab", "77")
@@ -257,12 +258,12 @@ func TestApplyUnreadable(t *testing.T) {
 		data string
 	}{
 		{name: "unknown kind", kind: "mystery", data: `{}`},
-		{name: "profile not JSON", kind: ingest.KindProfile, data: `{"cluster":`},
-		{name: "profile of the wrong type", kind: ingest.KindProfile, data: `"a string"`},
-		{name: "hookstart not JSON", kind: ingest.KindHookStart, data: `[`},
-		{name: "hookend not JSON", kind: ingest.KindHookEnd, data: `{"job":7}`},
-		{name: "schedjob not JSON", kind: ingest.KindSchedJob, data: `nope`},
-		{name: "schedjob without cluster", kind: ingest.KindSchedJob, data: string(mustJSON(t, noCluster))},
+		{name: "profile not JSON", kind: hookproto.KindProfile, data: `{"cluster":`},
+		{name: "profile of the wrong type", kind: hookproto.KindProfile, data: `"a string"`},
+		{name: "hookstart not JSON", kind: hookproto.KindHookStart, data: `[`},
+		{name: "hookend not JSON", kind: hookproto.KindHookEnd, data: `{"job":7}`},
+		{name: "schedjob not JSON", kind: hookproto.KindSchedJob, data: `nope`},
+		{name: "schedjob without cluster", kind: hookproto.KindSchedJob, data: string(mustJSON(t, noCluster))},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -288,13 +289,13 @@ func TestApplyOutbox(t *testing.T) {
 		v      any
 		want   int
 	}{
-		{name: "finished profile", kind: ingest.KindProfile, v: agentProfile(true), want: 1},
-		{name: "running profile", kind: ingest.KindProfile, v: agentProfile(false), want: 0},
-		{name: "running after finished", before: ptr(agentProfile(true)), kind: ingest.KindProfile, v: agentProfile(false), want: 0},
-		{name: "hook start", kind: ingest.KindHookStart, v: hookProfile(), want: 0},
-		{name: "hook end of an unknown job", kind: ingest.KindHookEnd, v: hookEnd(), want: 1},
-		{name: "hook end of a running job", before: ptr(agentProfile(false)), kind: ingest.KindHookEnd, v: hookEnd(), want: 1},
-		{name: "sched job", kind: ingest.KindSchedJob, v: schedRecord(), want: 0},
+		{name: "finished profile", kind: hookproto.KindProfile, v: agentProfile(true), want: 1},
+		{name: "running profile", kind: hookproto.KindProfile, v: agentProfile(false), want: 0},
+		{name: "running after finished", before: ptr(agentProfile(true)), kind: hookproto.KindProfile, v: agentProfile(false), want: 0},
+		{name: "hook start", kind: hookproto.KindHookStart, v: hookProfile(), want: 0},
+		{name: "hook end of an unknown job", kind: hookproto.KindHookEnd, v: hookEnd(), want: 1},
+		{name: "hook end of a running job", before: ptr(agentProfile(false)), kind: hookproto.KindHookEnd, v: hookEnd(), want: 1},
+		{name: "sched job", kind: hookproto.KindSchedJob, v: schedRecord(), want: 0},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -330,10 +331,10 @@ func TestApplyOutbox(t *testing.T) {
 	}
 	t.Run("without the option", func(t *testing.T) {
 		db := openDB(t)
-		if err := apply(t, db, ingest.KindProfile, agentProfile(true), ingest.Options{}); err != nil {
+		if err := apply(t, db, hookproto.KindProfile, agentProfile(true), ingest.Options{}); err != nil {
 			t.Fatal(err)
 		}
-		if err := apply(t, db, ingest.KindHookEnd, hookEnd(), ingest.Options{}); err != nil {
+		if err := apply(t, db, hookproto.KindHookEnd, hookEnd(), ingest.Options{}); err != nil {
 			t.Fatal(err)
 		}
 		if got := outboxLen(t, db); got != 0 {
@@ -366,18 +367,18 @@ func TestDrainSpool(t *testing.T) {
 	var bad []string
 	// Oldest first: the broken records come before the good ones and must
 	// not stop them.
-	bad = append(bad, writeRecord(t, dir, 1, ingest.KindProfile, `{"cluster":"lab","job_id":`))
+	bad = append(bad, writeRecord(t, dir, 1, hookproto.KindProfile, `{"cluster":"lab","job_id":`))
 	bad = append(bad, writeRecord(t, dir, 2, "mystery", `{}`))
 	for _, p := range []struct {
 		kind string
 		v    any
 		bad  bool
 	}{
-		{kind: ingest.KindProfile, v: "not a profile", bad: true},
-		{kind: ingest.KindSchedJob, v: schedRecord()},
-		{kind: ingest.KindHookStart, v: invalid, bad: true},
-		{kind: ingest.KindProfile, v: agentProfile(true)},
-		{kind: ingest.KindHookEnd, v: hookEnd()},
+		{kind: hookproto.KindProfile, v: "not a profile", bad: true},
+		{kind: hookproto.KindSchedJob, v: schedRecord()},
+		{kind: hookproto.KindHookStart, v: invalid, bad: true},
+		{kind: hookproto.KindProfile, v: agentProfile(true)},
+		{kind: hookproto.KindHookEnd, v: hookEnd()},
 	} {
 		name, err := dir.Put(p.kind, p.v)
 		if err != nil {
@@ -437,9 +438,9 @@ func TestDrainSpoolLocked(t *testing.T) {
 		kind string
 		v    any
 	}{
-		{ingest.KindSchedJob, schedRecord()},
-		{ingest.KindProfile, agentProfile(true)},
-		{ingest.KindHookEnd, hookEnd()},
+		{hookproto.KindSchedJob, schedRecord()},
+		{hookproto.KindProfile, agentProfile(true)},
+		{hookproto.KindHookEnd, hookEnd()},
 	} {
 		if _, err := dir.Put(p.kind, p.v); err != nil {
 			t.Fatal(err)
@@ -514,10 +515,10 @@ func TestDrainSpoolLockedMidway(t *testing.T) {
 		kind string
 		v    any
 	}{
-		{ingest.KindSchedJob, schedRecord()},
-		{ingest.KindProfile, "garbage"},
-		{ingest.KindProfile, agentProfile(true)},
-		{ingest.KindHookEnd, hookEnd()},
+		{hookproto.KindSchedJob, schedRecord()},
+		{hookproto.KindProfile, "garbage"},
+		{hookproto.KindProfile, agentProfile(true)},
+		{hookproto.KindHookEnd, hookEnd()},
 	} {
 		name, err := dir.Put(p.kind, p.v)
 		if err != nil {
@@ -547,5 +548,29 @@ func TestDrainSpoolLockedMidway(t *testing.T) {
 	}
 	if _, err := db.GetSchedJob(ctx, "lab", "77"); err != nil {
 		t.Errorf("the record applied before the lock: %v", err)
+	}
+}
+
+// TestDrainSpoolOldHookEnd: an epilog's end record spooled by gpuprof
+// before hookproto.JobEnd (hookproto/testdata) finishes its job.
+func TestDrainSpoolOldHookEnd(t *testing.T) {
+	db := openDB(t)
+	dir := spool.Dir{Path: t.TempDir()}
+	b, err := os.ReadFile("../hookproto/testdata/hookend-before-hookproto.json")
+	if err != nil {
+		t.Fatal(err)
+	}
+	writeRecord(t, dir, 1, hookproto.KindHookEnd, string(b))
+	if n, err := ingest.DrainSpool(context.Background(), db, dir, ingest.Options{}, logger(t)); n != 1 || err != nil {
+		t.Fatalf("DrainSpool = %d, %v; want 1, nil", n, err)
+	}
+	j, err := db.GetJob(context.Background(), profile.Key{Cluster: "lab", JobID: "4242", Node: "gpu01"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if j.Status != profile.StatusFinished || !j.ExitKnown || j.ExitStatus != 3 ||
+		!j.End.Equal(time.Date(2026, 3, 2, 11, 30, 0, 0, time.UTC)) || len(j.GPUs) != 2 {
+		t.Errorf("job = status %s exit %v/%d end %v gpus %d; want finished, exit 3 at 11:30, 2 GPUs",
+			j.Status, j.ExitKnown, j.ExitStatus, j.End, len(j.GPUs))
 	}
 }

@@ -9,11 +9,12 @@ package jobcomp
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"log/slog"
 	"time"
 
-	"github.com/gpuprof/gpuprof/ingest"
+	"github.com/gpuprof/gpuprof/hookproto"
 	"github.com/gpuprof/gpuprof/slurmext"
 	"github.com/gpuprof/gpuprof/spool"
 	"github.com/gpuprof/gpuprof/store"
@@ -46,7 +47,9 @@ func Record(ctx context.Context, d Deps, r slurmext.JobRecord) (Outcome, error) 
 	err := func() error {
 		dbctx, cancel := context.WithTimeout(ctx, busy)
 		defer cancel()
-		db, err := store.Open(dbctx, d.DB, store.Options{BusyTimeout: busy})
+		// Never migrate here: a migration is the agent's or an admin's
+		// work, not slurmctld's; an older schema gets the spool.
+		db, err := store.Open(dbctx, d.DB, store.Options{BusyTimeout: busy, NoMigrate: true})
 		if err != nil {
 			return err
 		}
@@ -56,8 +59,12 @@ func Record(ctx context.Context, d Deps, r slurmext.JobRecord) (Outcome, error) 
 	if err == nil {
 		return ViaDB, nil
 	}
-	d.Log.Warn("database not writable in time; spooling", "job", r.JobID, "err", err)
-	if _, serr := (spool.Dir{Path: d.SpoolDir}).Put(ingest.KindSchedJob, r); serr != nil {
+	if errors.Is(err, store.ErrSchemaTooOld) || errors.Is(err, store.ErrSchemaTooNew) {
+		d.Log.Warn("database schema is not this gpuprof's; jobcomp does not migrate it; spooling", "job", r.JobID, "err", err)
+	} else {
+		d.Log.Warn("database not writable in time; spooling", "job", r.JobID, "err", err)
+	}
+	if _, serr := (spool.Dir{Path: d.SpoolDir}).Put(hookproto.KindSchedJob, r); serr != nil {
 		return "", fmt.Errorf("record lost: database: %v; spool: %w", err, serr)
 	}
 	return ViaSpool, nil

@@ -11,6 +11,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/gpuprof/gpuprof/hookproto"
 	"github.com/gpuprof/gpuprof/ingest"
 	"github.com/gpuprof/gpuprof/jobcomp"
 	"github.com/gpuprof/gpuprof/slurmext"
@@ -112,8 +113,8 @@ func TestRecordLockedDatabase(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if len(es) != 1 || es[0].Kind != ingest.KindSchedJob {
-		t.Fatalf("spool = %+v, want one %s record", es, ingest.KindSchedJob)
+	if len(es) != 1 || es[0].Kind != hookproto.KindSchedJob {
+		t.Fatalf("spool = %+v, want one %s record", es, hookproto.KindSchedJob)
 	}
 	var spooled slurmext.JobRecord
 	if err := json.Unmarshal(es[0].Data, &spooled); err != nil {
@@ -211,7 +212,7 @@ func TestRecordInvalid(t *testing.T) {
 	if es, _ := dir.List(); len(es) != 0 {
 		t.Errorf("spool still holds %d records, want the invalid one quarantined", len(es))
 	}
-	bad, _ := filepath.Glob(filepath.Join(d.SpoolDir, spool.BadDir, "*."+ingest.KindSchedJob+".json"))
+	bad, _ := filepath.Glob(filepath.Join(d.SpoolDir, spool.BadDir, "*."+hookproto.KindSchedJob+".json"))
 	if len(bad) != 1 {
 		t.Errorf("quarantine holds %v, want the record", bad)
 	}

@@ -98,11 +98,25 @@ func (h header) check() error {
 	return nil
 }
 
+// checkOpen is check for a writer that migrates up to target when
+// upgrade is set; without it, a gpuprof database older than target is
+// refused with ErrSchemaTooOld (an empty one is still initialised).
+func (h header) checkOpen(target int, upgrade bool) error {
+	if err := h.check(); err != nil {
+		return err
+	}
+	if !upgrade && h.appID == ApplicationID && h.version < target {
+		return fmt.Errorf("%w: version %d, want %d; not migrated here (the agent, serve, import or ingest migrates it)", ErrSchemaTooOld, h.version, target)
+	}
+	return nil
+}
+
 // migrateTo brings the schema to version target (SchemaVersion, except in
 // tests that build the databases older releases wrote) in one immediate
 // transaction, so concurrent openers of a new file serialise and the second
 // finds the work done. A current schema needs no transaction at all.
-func migrateTo(ctx context.Context, w *sql.DB, busy time.Duration, target int) error {
+// Without upgrade, only an empty database is initialised (checkOpen).
+func migrateTo(ctx context.Context, w *sql.DB, busy time.Duration, target int, upgrade bool) error {
 	ms, err := loadMigrations()
 	if err != nil {
 		return err
@@ -121,7 +135,7 @@ func migrateTo(ctx context.Context, w *sql.DB, busy time.Duration, target int) e
 	case err != nil:
 		return fmt.Errorf("migrate: %w", err)
 	default:
-		if err := h.check(); err != nil {
+		if err := h.checkOpen(target, upgrade); err != nil {
 			return err
 		}
 		if h.version >= target && h.appID == ApplicationID {
@@ -138,7 +152,7 @@ func migrateTo(ctx context.Context, w *sql.DB, busy time.Duration, target int) e
 	if err != nil {
 		return fmt.Errorf("migrate: %w", err)
 	}
-	if err := h.check(); err != nil {
+	if err := h.checkOpen(target, upgrade); err != nil {
 		return err
 	}
 	if h.version >= target && h.appID == ApplicationID {

@@ -105,6 +105,14 @@ type Options struct {
 	// migrated, writes fail with ErrReadOnly, and the file must exist with
 	// the current schema.
 	ReadOnly bool
+	// NoMigrate opens for writing without migrating, for the Slurm hooks
+	// and jobcomp: a migration (0006 rewrites every job_gpus row) is not
+	// work for a hook's second or two. A database with an older schema is
+	// refused with ErrSchemaTooOld and left untouched (the agent, serve,
+	// import or ingest migrate it; the hooks spool meanwhile), a newer one
+	// with ErrSchemaTooNew as always. A missing or empty file has no rows
+	// to rewrite: it is created with the current schema, as by any writer.
+	NoMigrate bool
 	// SplitReadMin is the number of scheduler records from which a lean
 	// whole-period read (EachView with ViewFilter.Lean) scans the table in
 	// two halves on two read connections at once; 0 means
@@ -182,7 +190,7 @@ func openAt(ctx context.Context, path string, opts Options, target int) (*DB, er
 	}
 	file := filepath.Join(dir.Path(), name)
 	uri = "file:" + escapePath(file)
-	err = createOrProbe(ctx, dir, name, uri, ms)
+	err = createOrProbe(ctx, dir, name, uri, ms, !opts.NoMigrate)
 	dir.Close()
 	if err != nil {
 		return nil, err
@@ -198,7 +206,7 @@ func openAt(ctx context.Context, path string, opts Options, target int) (*DB, er
 	// last one checkpoints and removes the WAL, which the next write then has
 	// to recreate.
 	w.SetConnMaxIdleTime(0)
-	if err := migrateTo(ctx, w, busy, target); err != nil {
+	if err := migrateTo(ctx, w, busy, target, !opts.NoMigrate); err != nil {
 		w.Close()
 		return nil, err
 	}
@@ -249,8 +257,10 @@ func emptyError() error {
 // connection settings (journal_mode=WAL) would already change a foreign
 // database's header. An existing name must be a regular file with no
 // other hard link (safefs): in a shared directory anything else may be
-// another account's way to have root write elsewhere.
-func createOrProbe(ctx context.Context, dir *safefs.Dir, name, uri string, ms int64) error {
+// another account's way to have root write elsewhere. Without upgrade, an
+// existing database of an older schema is refused here too, before a
+// writer's connection could change its header.
+func createOrProbe(ctx context.Context, dir *safefs.Dir, name, uri string, ms int64, upgrade bool) error {
 	fi, err := dir.Stat()
 	if err != nil {
 		return err
@@ -279,7 +289,7 @@ func createOrProbe(ctx context.Context, dir *safefs.Dir, name, uri string, ms in
 	if err != nil {
 		return err
 	}
-	return st.check()
+	return st.checkOpen(SchemaVersion, upgrade)
 }
 
 // connector makes the connections to one database file and refuses one

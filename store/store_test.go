@@ -455,3 +455,55 @@ func TestConcurrentWriters(t *testing.T) {
 		t.Errorf("stored %d GPU rows, want %d", n, 2*writers*perWriter)
 	}
 }
+
+// TestNoMigrate: the hooks' and jobcomp's open (Options.NoMigrate) refuses
+// a database of an older schema and leaves it as it was; it creates a
+// missing one and opens a current one for writing.
+func TestNoMigrate(t *testing.T) {
+	ctx := context.Background()
+	dir := t.TempDir()
+	old := filepath.Join(dir, "old.db")
+	db := openAtVersion(t, old, 5)
+	if err := db.Close(); err != nil {
+		t.Fatal(err)
+	}
+	before, err := os.ReadFile(old)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := Open(ctx, old, Options{NoMigrate: true}); !errors.Is(err, ErrSchemaTooOld) {
+		t.Errorf("NoMigrate open of a version 5 database: got %v, want ErrSchemaTooOld", err)
+	}
+	after, err := os.ReadFile(old)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !bytes.Equal(before, after) {
+		t.Errorf("NoMigrate open changed the old database's file")
+	}
+	if _, err := Open(ctx, old, Options{ReadOnly: true}); !errors.Is(err, ErrSchemaTooOld) {
+		t.Errorf("after the refusal, a read-only open got %v, want ErrSchemaTooOld (still version 5)", err)
+	}
+
+	fresh := filepath.Join(dir, "fresh.db")
+	db, err = Open(ctx, fresh, Options{NoMigrate: true})
+	if err != nil {
+		t.Fatalf("NoMigrate open of a missing database: %v", err)
+	}
+	if err := db.PutJob(ctx, richJob("1", t0, 1, true)); err != nil {
+		t.Errorf("PutJob on a NoMigrate database: %v", err)
+	}
+	db.Close()
+	db, err = Open(ctx, fresh, Options{NoMigrate: true})
+	if err != nil {
+		t.Fatalf("NoMigrate open of a current database: %v", err)
+	}
+	db.Close()
+
+	// Under the write lock too: migrateTo alone refuses to upgrade.
+	w := openAtVersion(t, filepath.Join(dir, "old2.db"), 5)
+	defer w.Close()
+	if err := migrateTo(ctx, w.w, time.Second, SchemaVersion, false); !errors.Is(err, ErrSchemaTooOld) {
+		t.Errorf("migrateTo without upgrade: got %v, want ErrSchemaTooOld", err)
+	}
+}

@@ -15,9 +15,8 @@ import (
 	"testing"
 	"time"
 
-	"github.com/gpuprof/gpuprof/agent"
 	"github.com/gpuprof/gpuprof/config"
-	"github.com/gpuprof/gpuprof/ingest"
+	"github.com/gpuprof/gpuprof/hookproto"
 	"github.com/gpuprof/gpuprof/profile"
 )
 
@@ -283,10 +282,10 @@ func TestDatabaseLocked(t *testing.T) {
 	// job's spooled prolog and then its epilog, that job's end record has
 	// become one more finished profile (see the direct jobs' check below).
 	got := n.spoolKinds(t)
-	taken := got[ingest.KindProfile] - 4
-	wantSpool := map[string]int{ingest.KindProfile: 4 + taken, ingest.KindHookStart: 2, ingest.KindHookEnd: 2 - taken}
-	if wantSpool[ingest.KindHookEnd] == 0 {
-		delete(wantSpool, ingest.KindHookEnd)
+	taken := got[hookproto.KindProfile] - 4
+	wantSpool := map[string]int{hookproto.KindProfile: 4 + taken, hookproto.KindHookStart: 2, hookproto.KindHookEnd: 2 - taken}
+	if wantSpool[hookproto.KindHookEnd] == 0 {
+		delete(wantSpool, hookproto.KindHookEnd)
 	}
 	if taken < 0 || taken > 2 || !maps.Equal(got, wantSpool) {
 		t.Errorf("spool during the lock = %v, want 4 profiles of the agent's jobs, 2 hook starts and 2 hook ends of the direct ones (an end the agent took in may be a profile instead)", got)
@@ -641,7 +640,7 @@ func TestMalformedEnvironment(t *testing.T) {
 			}
 			checkLogUnforged(t, n.readLog(t))
 			if a != nil {
-				resp, err := agent.Client{Socket: n.cfg.Socket}.Do(context.Background(), agent.Request{Op: agent.OpStatus})
+				resp, err := hookproto.Client{Socket: n.cfg.Socket}.Do(context.Background(), hookproto.Request{Op: hookproto.OpStatus})
 				if err != nil || len(resp.Running) != 0 {
 					t.Errorf("agent after the malformed jobs: running %v, err %v; want alive with no job left running", resp.Running, err)
 				}

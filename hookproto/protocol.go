@@ -1,4 +1,4 @@
-package agent
+package hookproto
 
 import (
 	"bufio"
@@ -8,6 +8,8 @@ import (
 	"fmt"
 	"net"
 	"time"
+
+	"github.com/gpuprof/gpuprof/profile"
 )
 
 // Requests understood by the agent's socket. One JSON request and one JSON
@@ -46,13 +48,20 @@ type JobStart struct {
 	SLUID string `json:"sluid,omitempty"`
 }
 
-// JobEnd is what the epilog tells the agent.
+// JobEnd is the one end-of-job event. The epilog sends it to the agent
+// (OpEnd) with the job's identity in JobStart; when neither the agent nor
+// the database takes it, the epilog spools it (KindHookEnd) with Job, the
+// minimal profile the hook could build, and ingest or the agent finishes
+// the job from that. Job is left out of the socket's request (omitzero), so
+// the request is what it always was; a spooled record from before this type
+// had only Job and the end fields, and reads the same.
 type JobEnd struct {
 	JobStart
-	End        time.Time `json:"end"`
-	ExitKnown  bool      `json:"exit_known"`
-	ExitStatus int       `json:"exit_status"`
-	ExitSignal int       `json:"exit_signal"`
+	Job        profile.Job `json:"job,omitzero"`
+	End        time.Time   `json:"end"`
+	ExitKnown  bool        `json:"exit_known"`
+	ExitStatus int         `json:"exit_status"`
+	ExitSignal int         `json:"exit_signal"`
 }
 
 // Request is one message to the agent.
