@@ -192,7 +192,7 @@ func (a *Agent) deliverNotice(ctx context.Context, req noticeReq) {
 func (a *Agent) abandonPending(ctx context.Context) {
 	// The node database holds this node's notices only (under whatever
 	// names the hooks gave it).
-	rs, err := a.db.ListNotices(ctx, store.NoticeFilter{Status: profile.NoticePending})
+	rs, err := a.db.ReaderFor(store.System).ListNotices(ctx, store.NoticeFilter{Status: profile.NoticePending})
 	if err != nil {
 		a.log.Warn("notices: pending notices of a previous run not read", "err", err)
 		return
@@ -223,7 +223,7 @@ func (a *Agent) mailNotice(ctx context.Context, r *store.NoticeRecord, info noti
 	r.Recipient = addr
 	if cfg.DailyCap > 0 {
 		day := time.Date(r.Time.Year(), r.Time.Month(), r.Time.Day(), 0, 0, 0, 0, r.Time.Location())
-		n, err := a.db.CountNotices(ctx, store.NoticeFilter{User: r.User, Node: r.Node,
+		n, err := a.db.ReaderFor(store.System).CountNotices(ctx, store.NoticeFilter{User: r.User, Node: r.Node,
 			Status: profile.NoticeSent, Since: day, Until: day.AddDate(0, 0, 1)})
 		if err != nil {
 			return profile.NoticeFailed, "daily cap not checked: " + err.Error()
@@ -307,7 +307,7 @@ func (a *Agent) finalNotices(ctx context.Context, j *profile.Job) {
 	if a.opts.Notices == nil {
 		return
 	}
-	rs, err := a.db.ListNotices(ctx, store.NoticeFilter{Cluster: j.Cluster, JobID: j.JobID, Node: j.Node})
+	rs, err := a.db.ReaderFor(store.System).ListNotices(ctx, store.NoticeFilter{Cluster: j.Cluster, JobID: j.JobID, Node: j.Node})
 	if err != nil {
 		a.log.Warn("notices: not read for the finished profile", "job", j.JobID, "err", err)
 		return

@@ -142,7 +142,7 @@ func (f *noticeFixture) sent() []*mail.Message {
 
 func (f *noticeFixture) notices(job string) []store.NoticeRecord {
 	f.t.Helper()
-	rs, err := f.db.ListNotices(context.Background(), store.NoticeFilter{JobID: job})
+	rs, err := f.db.ReaderFor(store.System).ListNotices(context.Background(), store.NoticeFilter{JobID: job})
 	if err != nil {
 		f.t.Fatal(err)
 	}

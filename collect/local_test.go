@@ -122,7 +122,7 @@ func TestLocalRefuses(t *testing.T) {
 	if w.Code != http.StatusMethodNotAllowed && w.Code != http.StatusNotFound {
 		t.Errorf("push to the local server as root: status %d, want 405", w.Code)
 	}
-	if n, err := db.CountViews(context.Background(), store.ViewFilter{JobID: "77"}); err != nil || n != 0 {
+	if n, err := db.ReaderFor(store.System).CountViews(context.Background(), store.ViewFilter{JobID: "77"}); err != nil || n != 0 {
 		t.Errorf("push to the local server stored %d jobs (%v), want none", n, err)
 	}
 

@@ -206,7 +206,7 @@ func (m *Metrics) addLocked(into map[usage]*total, u usage, d float64) {
 // Call it once, before serving.
 func (m *Metrics) Load(ctx context.Context, db *store.DB) error {
 	jobs, secs := map[usage]*total{}, map[usage]*total{}
-	err := db.EachView(ctx, store.ViewFilter{Lean: true}, func(v store.JobView) error {
+	err := db.ReaderFor(store.System).EachView(ctx, store.ViewFilter{Lean: true}, func(v store.JobView) error {
 		js, ss := jobUsage(v.Profiles)
 		for u, n := range js {
 			m.addLocked(jobs, u, n)

@@ -21,7 +21,6 @@ import (
 	"net/http"
 	"net/netip"
 	"os"
-	"os/user"
 	"slices"
 	"strconv"
 	"strings"
@@ -554,33 +553,28 @@ func (s *Server) push(w http.ResponseWriter, r *http.Request) {
 	w.WriteHeader(http.StatusNoContent)
 }
 
-// scope restricts a query to the caller's own jobs unless they are an admin.
-func (s *Server) scope(id Identity) *int {
-	if s.opts.IsAdmin(id.UID) {
-		return nil
-	}
-	uid := id.UID
-	return &uid
+// reader is the store's reader for the caller id: their own jobs unless
+// they are an admin (store.Reader applies the rule). A credential names a
+// uid only, so the caller has no name: a filter on their user name stays
+// as asked.
+func (s *Server) reader(id Identity) *store.Reader {
+	return s.db.ReaderFor(store.CallerOf(id.UID, "", s.opts.IsAdmin))
 }
 
-// scopedFilter authenticates a query and returns its caller and filter,
-// restricted to the caller's own jobs unless they are an admin. On
-// failure it has answered the request and ok is false.
-func (s *Server) scopedFilter(w http.ResponseWriter, r *http.Request) (id Identity, f store.ViewFilter, ok bool) {
+// scopedFilter authenticates a query and returns its caller's reader and
+// the filter. On failure it has answered the request and ok is false.
+func (s *Server) scopedFilter(w http.ResponseWriter, r *http.Request) (id Identity, rd *store.Reader, f store.ViewFilter, ok bool) {
 	id, err := s.caller(r)
 	if err != nil {
 		s.authFailed(w, r, err)
-		return id, f, false
+		return id, nil, f, false
 	}
 	f, err = parseViewFilter(r.URL.Query())
 	if err != nil {
 		s.fail(w, r, http.StatusBadRequest, err)
-		return id, f, false
+		return id, nil, f, false
 	}
-	if uid := s.scope(id); uid != nil {
-		f.UID = uid
-	}
-	return id, f, true
+	return id, s.reader(id), f, true
 }
 
 // query runs read, a database read, in one of the caller's query slots
@@ -624,13 +618,13 @@ func (s *Server) queryFailed(w http.ResponseWriter, r *http.Request, err error) 
 }
 
 func (s *Server) list(w http.ResponseWriter, r *http.Request) {
-	id, f, ok := s.scopedFilter(w, r)
+	id, rd, f, ok := s.scopedFilter(w, r)
 	if !ok {
 		return
 	}
 	var views []store.JobView
 	if !s.query(w, r, id, func(ctx context.Context) (err error) {
-		views, err = s.db.ListViews(ctx, f)
+		views, err = rd.ListViews(ctx, f)
 		return err
 	}) {
 		return
@@ -644,13 +638,13 @@ type CountAnswer struct {
 }
 
 func (s *Server) count(w http.ResponseWriter, r *http.Request) {
-	id, f, ok := s.scopedFilter(w, r)
+	id, rd, f, ok := s.scopedFilter(w, r)
 	if !ok {
 		return
 	}
 	var n int
 	if !s.query(w, r, id, func(ctx context.Context) (err error) {
-		n, err = s.db.CountViews(ctx, f)
+		n, err = rd.CountViews(ctx, f)
 		return err
 	}) {
 		return
@@ -665,12 +659,9 @@ func (s *Server) get(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	f := store.ViewFilter{Cluster: r.PathValue("cluster"), JobID: r.PathValue("job"), WithSeries: true, Limit: 1}
-	if uid := s.scope(id); uid != nil {
-		f.UID = uid
-	}
 	var views []store.JobView
 	if !s.query(w, r, id, func(ctx context.Context) (err error) {
-		views, err = s.db.ListViews(ctx, f)
+		views, err = s.reader(id).ListViews(ctx, f)
 		return err
 	}) {
 		return
@@ -789,27 +780,6 @@ func parseViewFilter(q map[string][]string) (store.ViewFilter, error) {
 	return f, nil
 }
 
-// GroupAdmin returns an IsAdmin function: root, or a member of group.
-func GroupAdmin(group string) (func(uid int) bool, error) {
-	if group == "" {
-		return func(uid int) bool { return uid == 0 }, nil
-	}
-	g, err := user.LookupGroup(group)
-	if err != nil {
-		return nil, fmt.Errorf("admin group: %w", err)
-	}
-	return func(uid int) bool {
-		if uid == 0 {
-			return true
-		}
-		u, err := user.LookupId(strconv.Itoa(uid))
-		if err != nil {
-			return false
-		}
-		if u.Gid == g.Gid {
-			return true
-		}
-		ids, err := u.GroupIds()
-		return err == nil && slices.Contains(ids, g.Gid)
-	}, nil
-}
+// GroupAdmin returns an IsAdmin function: root, or a member of group
+// (store.AdminGroup, the access rule's admin test).
+func GroupAdmin(group string) (func(uid int) bool, error) { return store.AdminGroup(group) }

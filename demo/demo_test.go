@@ -28,7 +28,7 @@ func smallMonth(t *testing.T, seed uint64) (Summary, []store.JobView) {
 		t.Fatal(err)
 	}
 	defer db.Close()
-	views, err := db.ListViews(context.Background(), store.ViewFilter{WithSeries: true})
+	views, err := db.ReaderFor(store.System).ListViews(context.Background(), store.ViewFilter{WithSeries: true})
 	if err != nil {
 		t.Fatal(err)
 	}

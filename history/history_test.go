@@ -313,7 +313,7 @@ func TestImportJSON(t *testing.T) {
 			if mark, err := db.GetImportMark(ctx, "fallback", history.Source); err != nil || !mark.Equal(res.Last) {
 				t.Errorf("mark = %v, %v; want %v", mark, err, res.Last)
 			}
-			views, err := db.ListViews(ctx, store.ViewFilter{})
+			views, err := db.ReaderFor(store.System).ListViews(ctx, store.ViewFilter{})
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -345,7 +345,7 @@ func TestImportJSONTruncated(t *testing.T) {
 	if res.Read == 0 || res.Read >= 27 || res.Inserted+res.Updated+res.Unchanged != res.Read {
 		t.Errorf("counts = %+v, want the jobs before the cut stored", countsOf(res))
 	}
-	views, lerr := db.ListViews(context.Background(), store.ViewFilter{})
+	views, lerr := db.ReaderFor(store.System).ListViews(context.Background(), store.ViewFilter{})
 	if lerr != nil {
 		t.Fatal(lerr)
 	}

@@ -30,7 +30,7 @@ type dbState struct {
 func stateOf(t *testing.T, db *store.DB, cluster string) dbState {
 	t.Helper()
 	ctx := context.Background()
-	n, err := db.CountViews(ctx, store.ViewFilter{})
+	n, err := db.ReaderFor(store.System).CountViews(ctx, store.ViewFilter{})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -274,7 +274,7 @@ func TestApplyUnreadable(t *testing.T) {
 			if err == nil {
 				t.Fatal("no error")
 			}
-			if views, _ := db.ListViews(context.Background(), store.ViewFilter{}); len(views) != 0 {
+			if views, _ := db.ReaderFor(store.System).ListViews(context.Background(), store.ViewFilter{}); len(views) != 0 {
 				t.Errorf("%d jobs stored from an unreadable record", len(views))
 			}
 		})

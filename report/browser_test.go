@@ -644,7 +644,7 @@ func buildDemoMonth() (Data, error) {
 	defer db.Close()
 	w := analysis.Window{From: demo.DefaultStart, To: demo.DefaultStart.AddDate(0, 1, 0)}
 	b := analysis.NewInputBuilder()
-	err = db.EachView(ctx, store.ViewFilter{Since: w.From, Until: w.To, WithSeries: true}, func(v store.JobView) error {
+	err = db.ReaderFor(store.System).EachView(ctx, store.ViewFilter{Since: w.From, Until: w.To, WithSeries: true}, func(v store.JobView) error {
 		b.Add(v.Sched, v.Profiles)
 		return nil
 	})

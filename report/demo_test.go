@@ -53,7 +53,7 @@ func TestDemoMonthReport(t *testing.T) {
 	}
 	b := analysis.NewInputBuilder()
 	b.SetConf(analysis.ConfUse{Cluster: demo.Cluster, SlurmConf: "slurm.conf"}, nodes)
-	err = db.EachView(ctx, store.ViewFilter{Since: w.From, Until: w.To, WithSeries: true}, func(v store.JobView) error {
+	err = db.ReaderFor(store.System).EachView(ctx, store.ViewFilter{Since: w.From, Until: w.To, WithSeries: true}, func(v store.JobView) error {
 		b.Add(v.Sched, v.Profiles)
 		return nil
 	})

@@ -13,7 +13,7 @@ import (
 	"github.com/gpuprof/gpuprof/slurmext"
 )
 
-// EachView calls fn with every job f selects — the same jobs as ListViews
+// eachView calls fn with every job f selects — the same jobs as ListViews
 // with the same profiles, in no particular order; f.Limit, f.Offset,
 // f.Sort, f.Asc and the After fields are ignored. It reads each table in
 // one filtered pass rather than job by job (ListViews orders every key and
@@ -23,7 +23,7 @@ import (
 // month (the report) wants. fn runs
 // inside the read transaction and must not use the database; its error
 // stops the reading and is returned.
-func (db *DB) EachView(ctx context.Context, f ViewFilter, fn func(JobView) error) error {
+func (db *DB) eachView(ctx context.Context, f ViewFilter, fn func(JobView) error) error {
 	if f.Lean {
 		split, err := db.splitPoint(ctx)
 		if err != nil {
@@ -33,7 +33,7 @@ func (db *DB) EachView(ctx context.Context, f ViewFilter, fn func(JobView) error
 			return db.eachViewSplit(ctx, f, split, fn)
 		}
 	}
-	return db.read(ctx, func(tx *Tx) error { return tx.EachView(ctx, f, fn) })
+	return db.read(ctx, func(tx *Tx) error { return tx.eachView(ctx, f, fn) })
 }
 
 // splitPoint returns the rowid at which a lean read splits the scheduler
@@ -107,19 +107,19 @@ func (db *DB) eachViewSplit(ctx context.Context, f ViewFilter, split int64, fn f
 	return nil
 }
 
-// EachView calls fn with every job f selects; see DB.EachView.
-func (t *Tx) EachView(ctx context.Context, f ViewFilter, fn func(JobView) error) error {
-	if err := t.eachView(ctx, f, fn); err != nil {
+// eachView calls fn with every job f selects; see DB.eachView.
+func (t *Tx) eachView(ctx context.Context, f ViewFilter, fn func(JobView) error) error {
+	if err := t.eachViewWhole(ctx, f, fn); err != nil {
 		return fmt.Errorf("all views: %w", err)
 	}
 	return nil
 }
 
-func (t *Tx) eachView(ctx context.Context, f ViewFilter, fn func(JobView) error) error {
+func (t *Tx) eachViewWhole(ctx context.Context, f ViewFilter, fn func(JobView) error) error {
 	return t.eachViewPart(ctx, f, 0, 0, fn)
 }
 
-// eachViewPart is eachView over part 0 (rowids below split, and the jobs
+// eachViewPart is eachViewWhole over part 0 (rowids below split, and the jobs
 // known only from profiles) or part 1 (rowids from split on) of the
 // scheduler records; split 0 means all of them in part 0.
 func (t *Tx) eachViewPart(ctx context.Context, f ViewFilter, part int, split int64, fn func(JobView) error) error {

@@ -200,7 +200,7 @@ func BenchmarkViewsPage1M(b *testing.B) {
 	db := millionViews(b)
 	b.Logf("fixture built in %v", time.Since(start).Round(time.Millisecond))
 	target := ViewFilter{User: "target", Limit: 50}
-	if n, err := db.CountViews(ctx, target); err != nil || n != 10_310 {
+	if n, err := db.countViews(ctx, target); err != nil || n != 10_310 {
 		b.Fatalf("CountViews(target) = %d, %v; want 10310", n, err)
 	}
 	for _, bb := range []struct {
@@ -222,13 +222,13 @@ func BenchmarkViewsPage1M(b *testing.B) {
 		b.Run(bb.name, func(b *testing.B) {
 			for b.Loop() {
 				if bb.page {
-					vs, err := db.ListViews(ctx, bb.f)
+					vs, err := db.listViews(ctx, bb.f)
 					if err != nil || len(vs) != 50 {
 						b.Fatalf("ListViews(%+v): %d views, %v", bb.f, len(vs), err)
 					}
 				}
 				if bb.cnt {
-					if _, err := db.CountViews(ctx, bb.f); err != nil {
+					if _, err := db.countViews(ctx, bb.f); err != nil {
 						b.Fatal(err)
 					}
 				}

@@ -75,21 +75,21 @@ func (db *DB) UpdateNotice(ctx context.Context, r NoticeRecord) error {
 	return db.WithTx(ctx, func(tx *Tx) error { return tx.UpdateNotice(ctx, r) })
 }
 
-// ListNotices returns the notices f selects, newest first (ties by
+// listNotices returns the notices f selects, newest first (ties by
 // cluster, job id, node, rule).
-func (db *DB) ListNotices(ctx context.Context, f NoticeFilter) (rs []NoticeRecord, err error) {
+func (db *DB) listNotices(ctx context.Context, f NoticeFilter) (rs []NoticeRecord, err error) {
 	err = db.read(ctx, func(tx *Tx) error {
-		rs, err = tx.ListNotices(ctx, f)
+		rs, err = tx.listNotices(ctx, f)
 		return err
 	})
 	return rs, err
 }
 
-// CountNotices returns how many notices f selects (f.Limit is ignored).
+// countNotices returns how many notices f selects (f.Limit is ignored).
 // The agent's per-user daily cap counts a user's sent notices of one day.
-func (db *DB) CountNotices(ctx context.Context, f NoticeFilter) (n int, err error) {
+func (db *DB) countNotices(ctx context.Context, f NoticeFilter) (n int, err error) {
 	err = db.read(ctx, func(tx *Tx) error {
-		n, err = tx.CountNotices(ctx, f)
+		n, err = tx.countNotices(ctx, f)
 		return err
 	})
 	return n, err
@@ -239,8 +239,8 @@ func (f NoticeFilter) where() (string, []any) {
 	return " WHERE " + strings.Join(conds, " AND "), args
 }
 
-// ListNotices is DB.ListNotices within a transaction.
-func (t *Tx) ListNotices(ctx context.Context, f NoticeFilter) ([]NoticeRecord, error) {
+// listNotices is DB.listNotices within a transaction.
+func (t *Tx) listNotices(ctx context.Context, f NoticeFilter) ([]NoticeRecord, error) {
 	where, args := f.where()
 	q := `SELECT ` + noticeColumns + ` FROM notices` + where + ` ORDER BY "time" DESC, cluster, job_id, node, rule`
 	if f.Limit > 0 {
@@ -265,8 +265,8 @@ func (t *Tx) ListNotices(ctx context.Context, f NoticeFilter) ([]NoticeRecord, e
 	return out, nil
 }
 
-// CountNotices is DB.CountNotices within a transaction.
-func (t *Tx) CountNotices(ctx context.Context, f NoticeFilter) (int, error) {
+// countNotices is DB.countNotices within a transaction.
+func (t *Tx) countNotices(ctx context.Context, f NoticeFilter) (int, error) {
 	where, args := f.where()
 	var n int
 	if err := t.tx.QueryRowContext(ctx, `SELECT count(*) FROM notices`+where, args...).Scan(&n); err != nil {

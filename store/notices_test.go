@@ -84,7 +84,7 @@ func TestUpdateAndListNotices(t *testing.T) {
 		t.Errorf("UpdateNotice of no notice: %v, want ErrNotFound", err)
 	}
 
-	got, err := db.ListNotices(ctx, NoticeFilter{JobID: "1"})
+	got, err := db.listNotices(ctx, NoticeFilter{JobID: "1"})
 	if err != nil || len(got) != 1 {
 		t.Fatalf("ListNotices(job 1) = %v, %v", got, err)
 	}
@@ -123,14 +123,14 @@ func TestUpdateAndListNotices(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			rs, err := db.ListNotices(ctx, tt.f)
+			rs, err := db.listNotices(ctx, tt.f)
 			if err != nil {
 				t.Fatal(err)
 			}
 			if got := ids(rs); !reflect.DeepEqual(got, tt.want) {
 				t.Errorf("ListNotices = %v, want %v", got, tt.want)
 			}
-			n, err := db.CountNotices(ctx, tt.f)
+			n, err := db.countNotices(ctx, tt.f)
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -224,7 +224,7 @@ func TestDeleteRunningJobMovesNotices(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	rs, err := db.ListNotices(ctx, NoticeFilter{})
+	rs, err := db.listNotices(ctx, NoticeFilter{})
 	if err != nil || len(rs) != 1 || rs[0].Node != "gpu01-real" {
 		t.Errorf("notices after the move = %+v, %v; want one under the new node", rs, err)
 	}

@@ -42,7 +42,7 @@ func TestListViewsAfterScoped(t *testing.T) {
 			page := func(id string) ([]JobView, error) {
 				pf := f
 				pf.AfterJobID = id
-				return db.ListViews(ctx, pf)
+				return db.listViews(ctx, pf)
 			}
 			_, absentErr := page("999")
 			if !errors.Is(absentErr, ErrNotFound) {
@@ -65,7 +65,7 @@ func TestListViewsAfterScoped(t *testing.T) {
 			}
 			unscoped := f
 			unscoped.UID, unscoped.AfterJobID = nil, "3"
-			if _, err := db.ListViews(ctx, unscoped); err != nil {
+			if _, err := db.listViews(ctx, unscoped); err != nil {
 				t.Errorf("sort %s asc %v: an unscoped reader after bob's job 3: %v", key, asc, err)
 			}
 		}

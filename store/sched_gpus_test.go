@@ -114,7 +114,7 @@ func TestLeanViewStarted(t *testing.T) {
 	want := map[string]bool{"1": true, "2": false, "3": true}
 	for _, f := range []ViewFilter{{}, {Lean: true}} {
 		n := 0
-		err := db.EachView(ctx, f, func(v JobView) error {
+		err := db.eachView(ctx, f, func(v JobView) error {
 			n++
 			r := v.Sched
 			if got := slurmext.Started(r.Start, r.End, r.NodeList); got != want[v.JobID] {

@@ -746,14 +746,14 @@ func TestMigrateFromVersion1(t *testing.T) {
 		t.Errorf("profile after migration = %+v, %v; want it unchanged", got.Key, err)
 	}
 	// The profile is a job of its own, without scheduler record yet.
-	if v, err := db.GetView(ctx, "lab", "7"); err != nil || v.Sched != nil || len(v.Profiles) != 1 {
+	if v, err := db.getView(ctx, "lab", "7"); err != nil || v.Sched != nil || len(v.Profiles) != 1 {
 		t.Errorf("GetView before jobcomp = %+v, %v; want the profile alone", v, err)
 	}
 	r := sacctRec("7", "COMPLETED", t0, t0.Add(time.Hour))
 	if err := db.PutSchedJob(ctx, r); err != nil {
 		t.Fatal(err)
 	}
-	v, err := db.GetView(ctx, "lab", "7")
+	v, err := db.getView(ctx, "lab", "7")
 	if err != nil || v.Sched == nil || *v.Sched != NormalizeRecord(r) || len(v.Profiles) != 1 {
 		t.Errorf("GetView after jobcomp = %+v, %v; want record and profile", v, err)
 	}
@@ -919,7 +919,7 @@ func TestSchedUsageColumns(t *testing.T) {
 		if want := NormalizeRecord(r); got != want {
 			t.Errorf("GetSchedJob %s:\n got %+v\nwant %+v", r.JobID, got.Usage, want.Usage)
 		}
-		v, err := db.GetView(ctx, r.Cluster, r.JobID)
+		v, err := db.getView(ctx, r.Cluster, r.JobID)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -1028,7 +1028,7 @@ func TestSchedUsageFromRealSacct(t *testing.T) {
 	if peak.Int64 != 315292<<10 || req.Int64 != 512<<20 {
 		t.Errorf("job 2: host_mem_peak %v, req_mem %v; want 315292K of 512M", peak, req)
 	}
-	v, err := db.GetView(ctx, "gpuproftest", "1")
+	v, err := db.getView(ctx, "gpuproftest", "1")
 	if err != nil {
 		t.Fatal(err)
 	}

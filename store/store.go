@@ -13,6 +13,11 @@
 // did not create as a gpuprof database: a foreign SQLite database, a corrupt
 // file or one written by a newer gpuprof is refused untouched.
 //
+// It also owns the access rule "an admin reads every user's jobs, anyone
+// else their own" (reader.go): the readers of job views and notices are
+// reached only through a Reader made for one Caller, whom the collector,
+// the agent's query socket and the commands name.
+//
 // Time is stored as whole unix seconds in UTC (see Normalize): a profile
 // read back equals Normalize of what was written, not the value itself.
 //

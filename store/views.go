@@ -152,42 +152,42 @@ type ViewFilter struct {
 	Lean bool
 }
 
-// ListViews returns the jobs f selects in f's order (f.Sort, f.Asc). The
+// listViews returns the jobs f selects in f's order (f.Sort, f.Asc). The
 // default is newest first: by the scheduler's start, else its submit time,
 // else the earliest profile start; jobs with none of these last; ties by
 // cluster, then job id, both descending. An unknown f.Sort is an error
 // wrapping ErrBadFilter.
-func (db *DB) ListViews(ctx context.Context, f ViewFilter) (vs []JobView, err error) {
+func (db *DB) listViews(ctx context.Context, f ViewFilter) (vs []JobView, err error) {
 	err = db.read(ctx, func(tx *Tx) error {
-		vs, err = tx.ListViews(ctx, f)
+		vs, err = tx.listViews(ctx, f)
 		return err
 	})
 	return vs, err
 }
 
-// CountViews returns how many jobs f selects (f.Limit, f.Offset and the
+// countViews returns how many jobs f selects (f.Limit, f.Offset and the
 // order are ignored): each (cluster, job id) once, whether it has a
 // scheduler record, profiles, or both.
-func (db *DB) CountViews(ctx context.Context, f ViewFilter) (n int, err error) {
+func (db *DB) countViews(ctx context.Context, f ViewFilter) (n int, err error) {
 	err = db.read(ctx, func(tx *Tx) error {
-		n, err = tx.CountViews(ctx, f)
+		n, err = tx.countViews(ctx, f)
 		return err
 	})
 	return n, err
 }
 
-// GetView returns one job with its series, or ErrNotFound when neither a
+// getView returns one job with its series, or ErrNotFound when neither a
 // scheduler record nor a profile of it exists.
-func (db *DB) GetView(ctx context.Context, cluster, jobID string) (v JobView, err error) {
+func (db *DB) getView(ctx context.Context, cluster, jobID string) (v JobView, err error) {
 	err = db.read(ctx, func(tx *Tx) error {
-		v, err = tx.GetView(ctx, cluster, jobID)
+		v, err = tx.getView(ctx, cluster, jobID)
 		return err
 	})
 	return v, err
 }
 
-// ListViews returns the jobs f selects in f's order; see DB.ListViews.
-func (t *Tx) ListViews(ctx context.Context, f ViewFilter) ([]JobView, error) {
+// listViews returns the jobs f selects in f's order; see DB.listViews.
+func (t *Tx) listViews(ctx context.Context, f ViewFilter) ([]JobView, error) {
 	keys, err := t.viewKeys(ctx, f)
 	if err != nil {
 		return nil, fmt.Errorf("list views: %w", err)
@@ -199,8 +199,8 @@ func (t *Tx) ListViews(ctx context.Context, f ViewFilter) ([]JobView, error) {
 	return vs, nil
 }
 
-// CountViews returns how many jobs f selects; see DB.CountViews.
-func (t *Tx) CountViews(ctx context.Context, f ViewFilter) (int, error) {
+// countViews returns how many jobs f selects; see DB.countViews.
+func (t *Tx) countViews(ctx context.Context, f ViewFilter) (int, error) {
 	sc, sargs := schedConds(f)
 	timed, untimed, timedArgs, untimedArgs := splitUntil(f, sc, sargs)
 	q := `SELECT (SELECT count(*) FROM sched_jobs s` + where(timed) + `) +
@@ -217,8 +217,8 @@ func (t *Tx) CountViews(ctx context.Context, f ViewFilter) (int, error) {
 	return n, nil
 }
 
-// GetView returns one job with its series, or ErrNotFound.
-func (t *Tx) GetView(ctx context.Context, cluster, jobID string) (JobView, error) {
+// getView returns one job with its series, or ErrNotFound.
+func (t *Tx) getView(ctx context.Context, cluster, jobID string) (JobView, error) {
 	vs, err := t.loadViews(ctx, []viewKey{{cluster, jobID}}, true)
 	if err != nil {
 		return JobView{}, fmt.Errorf("get view %s/%s: %w", cluster, jobID, err)

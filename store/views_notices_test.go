@@ -94,17 +94,17 @@ func TestViewsCarryNotices(t *testing.T) {
 		db := openTest(t, Options{SplitReadMin: split})
 		want := noticeViewsFixture(t, db)
 
-		vs, err := db.ListViews(ctx, ViewFilter{})
+		vs, err := db.listViews(ctx, ViewFilter{})
 		if err != nil {
 			t.Fatal(err)
 		}
 		checkViewNotices(t, "ListViews", vs, want)
-		page, err := db.ListViews(ctx, ViewFilter{Limit: 1, Sort: SortID})
+		page, err := db.listViews(ctx, ViewFilter{Limit: 1, Sort: SortID})
 		if err != nil || len(page) != 1 {
 			t.Fatalf("ListViews page: %d views, %v", len(page), err)
 		}
 		checkViewNotices(t, "ListViews page", page, map[string]map[string][]profile.Notice{"70": want["70"]})
-		v, err := db.GetView(ctx, "lab", "70")
+		v, err := db.getView(ctx, "lab", "70")
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -146,7 +146,7 @@ func TestListViewsNoticesManyJobs(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	vs, err := db.ListViews(ctx, ViewFilter{})
+	vs, err := db.listViews(ctx, ViewFilter{})
 	if err != nil || len(vs) != n {
 		t.Fatalf("ListViews: %d views, %v", len(vs), err)
 	}
@@ -188,7 +188,7 @@ func BenchmarkEachViewNotices(b *testing.B) {
 		b.Run(bb.name, func(b *testing.B) {
 			for b.Loop() {
 				n := 0
-				err := db.EachView(ctx, bb.f, func(v JobView) error {
+				err := db.eachView(ctx, bb.f, func(v JobView) error {
 					for _, p := range v.Profiles {
 						n += len(p.Notices)
 					}
@@ -205,7 +205,7 @@ func BenchmarkEachViewNotices(b *testing.B) {
 	}
 	b.Run("page", func(b *testing.B) {
 		for b.Loop() {
-			if _, err := db.ListViews(ctx, ViewFilter{Limit: 50}); err != nil {
+			if _, err := db.listViews(ctx, ViewFilter{Limit: 50}); err != nil {
 				b.Fatal(err)
 			}
 		}

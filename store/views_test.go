@@ -122,7 +122,7 @@ func TestListViews(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			got, err := db.ListViews(ctx, tt.f)
+			got, err := db.listViews(ctx, tt.f)
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -137,7 +137,7 @@ func TestListViewsContents(t *testing.T) {
 	ctx := context.Background()
 	db := openTest(t, Options{})
 	viewFixture(t, db)
-	vs, err := db.ListViews(ctx, ViewFilter{})
+	vs, err := db.listViews(ctx, ViewFilter{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -194,7 +194,7 @@ func TestListViewsPages(t *testing.T) {
 		{Since: at(10), Until: at(30)},
 	}
 	for _, f := range filters {
-		all, err := db.ListViews(ctx, f)
+		all, err := db.listViews(ctx, f)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -208,7 +208,7 @@ func TestListViewsPages(t *testing.T) {
 			for offset := 0; offset <= len(ids); offset += 2 {
 				pf := f
 				pf.Limit, pf.Offset = limit, offset
-				page, err := db.ListViews(ctx, pf)
+				page, err := db.listViews(ctx, pf)
 				if err != nil {
 					t.Fatal(err)
 				}
@@ -328,7 +328,7 @@ func TestListViewsSeries(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			vs, err := db.ListViews(ctx, ViewFilter{WithSeries: tt.withSeries})
+			vs, err := db.listViews(ctx, ViewFilter{WithSeries: tt.withSeries})
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -365,7 +365,7 @@ func TestGetView(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			v, err := db.GetView(ctx, tt.cluster, tt.id)
+			v, err := db.getView(ctx, tt.cluster, tt.id)
 			if !errors.Is(err, tt.wantErr) {
 				t.Fatalf("GetView: got %v, want %v", err, tt.wantErr)
 			}
@@ -378,7 +378,7 @@ func TestGetView(t *testing.T) {
 			}
 		})
 	}
-	v, err := db.GetView(ctx, "lab", "11")
+	v, err := db.getView(ctx, "lab", "11")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -472,7 +472,7 @@ func BenchmarkListViews(b *testing.B) {
 	} {
 		b.Run(bb.name, func(b *testing.B) {
 			for b.Loop() {
-				if _, err := db.ListViews(ctx, bb.f); err != nil {
+				if _, err := db.listViews(ctx, bb.f); err != nil {
 					b.Fatal(err)
 				}
 			}
@@ -480,7 +480,7 @@ func BenchmarkListViews(b *testing.B) {
 	}
 	b.Run("GetView", func(b *testing.B) {
 		for b.Loop() {
-			if _, err := db.GetView(ctx, "lab", "51000"); err != nil {
+			if _, err := db.getView(ctx, "lab", "51000"); err != nil {
 				b.Fatal(err)
 			}
 		}
@@ -575,7 +575,7 @@ func TestListViewsSort(t *testing.T) {
 	for _, tt := range tests {
 		t.Run(fmt.Sprintf("%s asc=%v", tt.sort, tt.asc), func(t *testing.T) {
 			f := ViewFilter{Sort: tt.sort, Asc: tt.asc, Now: now}
-			got, err := db.ListViews(ctx, f)
+			got, err := db.listViews(ctx, f)
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -586,7 +586,7 @@ func TestListViewsSort(t *testing.T) {
 			for limit := 1; limit <= 3; limit++ {
 				for offset := 0; offset <= len(tt.want); offset++ {
 					f.Limit, f.Offset = limit, offset
-					page, err := db.ListViews(ctx, f)
+					page, err := db.listViews(ctx, f)
 					if err != nil {
 						t.Fatal(err)
 					}
@@ -601,7 +601,7 @@ func TestListViewsSort(t *testing.T) {
 
 func TestListViewsBadSort(t *testing.T) {
 	db := openTest(t, Options{})
-	_, err := db.ListViews(context.Background(), ViewFilter{Sort: "memory"})
+	_, err := db.listViews(context.Background(), ViewFilter{Sort: "memory"})
 	if !errors.Is(err, ErrBadFilter) {
 		t.Fatalf("ListViews(sort memory) error = %v, want ErrBadFilter", err)
 	}
@@ -609,7 +609,7 @@ func TestListViewsBadSort(t *testing.T) {
 		if _, ok := SortDescending(k); !ok {
 			t.Errorf("SortKeys has %q, SortDescending does not know it", k)
 		}
-		if _, err := db.ListViews(context.Background(), ViewFilter{Sort: k}); err != nil {
+		if _, err := db.listViews(context.Background(), ViewFilter{Sort: k}); err != nil {
 			t.Errorf("ListViews(sort %q): %v", k, err)
 		}
 	}
@@ -654,14 +654,14 @@ func TestListViewsText(t *testing.T) {
 	for _, tt := range tests {
 		t.Run(tt.text, func(t *testing.T) {
 			f := ViewFilter{Text: tt.text, Sort: SortID}
-			got, err := db.ListViews(ctx, f)
+			got, err := db.listViews(ctx, f)
 			if err != nil {
 				t.Fatal(err)
 			}
 			if ids := viewIDs(got); !slices.Equal(ids, tt.want) {
 				t.Errorf("ListViews(text %q) = %v, want %v", tt.text, ids, tt.want)
 			}
-			n, err := db.CountViews(ctx, f)
+			n, err := db.countViews(ctx, f)
 			if err != nil || n != len(tt.want) {
 				t.Errorf("CountViews(text %q) = %d, %v; want %d", tt.text, n, err, len(tt.want))
 			}
@@ -684,12 +684,12 @@ func TestCountViews(t *testing.T) {
 		{Limit: 2, Offset: 1}, // ignored
 	}
 	for _, f := range filters {
-		vs, err := db.ListViews(ctx, ViewFilter{Cluster: f.Cluster, JobID: f.JobID, User: f.User, UID: f.UID, Account: f.Account,
+		vs, err := db.listViews(ctx, ViewFilter{Cluster: f.Cluster, JobID: f.JobID, User: f.User, UID: f.UID, Account: f.Account,
 			State: f.State, Text: f.Text, Since: f.Since, Until: f.Until})
 		if err != nil {
 			t.Fatal(err)
 		}
-		n, err := db.CountViews(ctx, f)
+		n, err := db.countViews(ctx, f)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -698,18 +698,18 @@ func TestCountViews(t *testing.T) {
 		}
 	}
 	// A known answer, so a count that agrees with a broken list still fails.
-	if n, err := db.CountViews(ctx, ViewFilter{}); err != nil || n != 10 {
+	if n, err := db.countViews(ctx, ViewFilter{}); err != nil || n != 10 {
 		t.Errorf("CountViews() = %d, %v; want 10", n, err)
 	}
 
 	rdb := openTest(t, Options{})
 	want := randomViews(t, rdb, 60, rand.New(rand.NewPCG(3, 5)))
 	for _, f := range []ViewFilter{{}, {User: "u1"}, {State: "running"}, {State: "finished"}, {Since: at(10), Until: at(30)}} {
-		vs, err := rdb.ListViews(ctx, f)
+		vs, err := rdb.listViews(ctx, f)
 		if err != nil {
 			t.Fatal(err)
 		}
-		n, err := rdb.CountViews(ctx, f)
+		n, err := rdb.countViews(ctx, f)
 		if err != nil || n != len(vs) {
 			t.Errorf("CountViews(%+v) = %d, %v; ListViews lists %d", f, n, err, len(vs))
 		}
@@ -734,7 +734,7 @@ func TestListViewsSortPages(t *testing.T) {
 			for offset := 0; offset <= len(ids); offset += 3 {
 				pf := f
 				pf.Limit, pf.Offset = limit, offset
-				page, err := db.ListViews(ctx, pf)
+				page, err := db.listViews(ctx, pf)
 				if err != nil {
 					t.Fatal(err)
 				}
@@ -755,7 +755,7 @@ func eachSortedList(t *testing.T, db *DB, check func(f ViewFilter, all []JobView
 			for _, base := range []ViewFilter{{}, {User: "u2"}, {Since: at(10), Until: at(30)}} {
 				f := base
 				f.Sort, f.Asc, f.Now = key, asc, at(100)
-				all, err := db.ListViews(context.Background(), f)
+				all, err := db.listViews(context.Background(), f)
 				if err != nil {
 					t.Fatal(err)
 				}
@@ -789,7 +789,7 @@ func TestViewFilterScopedTo(t *testing.T) {
 func allViews(t *testing.T, db *DB, f ViewFilter) ([]JobView, error) {
 	t.Helper()
 	var vs []JobView
-	err := db.EachView(context.Background(), f, func(v JobView) error {
+	err := db.eachView(context.Background(), f, func(v JobView) error {
 		vs = append(vs, v)
 		return nil
 	})
@@ -806,7 +806,7 @@ func TestEachViewMatchesListViews(t *testing.T) {
 	for _, f := range []ViewFilter{{}, {User: "u1"}, {UID: &uid}, {State: "running"}, {State: "finished"}, {State: "COMPLETED"},
 		{Since: at(10), Until: at(30)}, {Since: at(25)}, {Until: at(15)}, {Text: "10"}, {Cluster: "c", Partition: "gpu"},
 		{Since: at(10), Until: at(30), WithSeries: true}} {
-		want, err := db.ListViews(ctx, f)
+		want, err := db.listViews(ctx, f)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -879,7 +879,7 @@ func TestEachViewLean(t *testing.T) {
 	// fn's error stops both halves and is returned as it is.
 	stop := errors.New("stop")
 	n := 0
-	err := db.EachView(context.Background(), ViewFilter{Lean: true}, func(JobView) error {
+	err := db.eachView(context.Background(), ViewFilter{Lean: true}, func(JobView) error {
 		if n++; n == 3 {
 			return stop
 		}
@@ -903,7 +903,7 @@ func TestListViewsAfter(t *testing.T) {
 			for _, limit := range []int{1, 3, 7} {
 				pf := f
 				pf.AfterCluster, pf.AfterJobID, pf.Limit = v.Cluster, v.JobID, limit
-				page, err := db.ListViews(ctx, pf)
+				page, err := db.listViews(ctx, pf)
 				if err != nil {
 					t.Fatal(err)
 				}
@@ -913,7 +913,7 @@ func TestListViewsAfter(t *testing.T) {
 			}
 		}
 	})
-	if _, err := db.ListViews(ctx, ViewFilter{AfterCluster: "nope", AfterJobID: "1", Limit: 5}); !errors.Is(err, ErrNotFound) {
+	if _, err := db.listViews(ctx, ViewFilter{AfterCluster: "nope", AfterJobID: "1", Limit: 5}); !errors.Is(err, ErrNotFound) {
 		t.Errorf("after a job that does not exist: %v, want ErrNotFound", err)
 	}
 }
@@ -925,7 +925,7 @@ func TestEachViewStops(t *testing.T) {
 	randomViews(t, db, 30, rand.New(rand.NewPCG(2, 9)))
 	stop := errors.New("enough")
 	n := 0
-	err := db.EachView(ctx, ViewFilter{}, func(JobView) error {
+	err := db.eachView(ctx, ViewFilter{}, func(JobView) error {
 		if n++; n == 5 {
 			return stop
 		}
@@ -1052,7 +1052,7 @@ func TestListViewsSlurmJobID(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			vs, err := db.ListViews(ctx, tt.f)
+			vs, err := db.listViews(ctx, tt.f)
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -1060,7 +1060,7 @@ func TestListViewsSlurmJobID(t *testing.T) {
 			if !slices.Equal(keys, tt.want) || !slices.Equal(ids, tt.ids) {
 				t.Errorf("ListViews(job %s) = %v as %v, want %v as %v", tt.f.Job, keys, ids, tt.want, tt.ids)
 			}
-			if n, err := db.CountViews(ctx, tt.f); err != nil || n != len(tt.want) {
+			if n, err := db.countViews(ctx, tt.f); err != nil || n != len(tt.want) {
 				t.Errorf("CountViews(job %s) = %d, %v; want %d", tt.f.Job, n, err, len(tt.want))
 			}
 			each, err := allViews(t, db, tt.f)
@@ -1073,7 +1073,7 @@ func TestListViewsSlurmJobID(t *testing.T) {
 		})
 	}
 	// The task's profile comes with it, found by its Slurm id.
-	vs, err := db.ListViews(ctx, ViewFilter{Job: ref("6_1"), WithSeries: true})
+	vs, err := db.listViews(ctx, ViewFilter{Job: ref("6_1"), WithSeries: true})
 	if err != nil || len(vs) != 1 || len(vs[0].Profiles) != 1 || vs[0].Sched == nil {
 		t.Fatalf("6_1: %+v, %v; want the record and its profile", vs, err)
 	}

@@ -8,7 +8,6 @@ import (
 	"os"
 	"slices"
 	"strings"
-	"syscall"
 	"time"
 
 	"github.com/spf13/cobra"
@@ -250,16 +249,6 @@ func loadInput(ctx context.Context, g *globalOptions, f store.ViewFilter, local 
 		return analysis.Input{}, err
 	}
 	return src.input(ctx, f)
-}
-
-// ownsFile reports whether uid owns the file at path.
-func ownsFile(path string, uid int) bool {
-	st, err := os.Stat(path)
-	if err != nil {
-		return false
-	}
-	sys, ok := st.Sys().(*syscall.Stat_t)
-	return ok && int(sys.Uid) == uid
 }
 
 // parseTime parses a time given on the command line in any form

@@ -107,11 +107,7 @@ func listNotices(ctx context.Context, src *jobSource, q noticeQuery) ([]noticeRo
 	if src.db == nil {
 		return collectNotices(ctx, src, q)
 	}
-	f := q.noticeFilter()
-	if src.uid != nil {
-		f = f.ScopedTo(*src.uid, src.id.User)
-	}
-	recs, err := src.db.ListNotices(ctx, f)
+	recs, err := src.reader().ListNotices(ctx, q.noticeFilter())
 	if err != nil {
 		return nil, err
 	}

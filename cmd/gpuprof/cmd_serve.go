@@ -64,7 +64,7 @@ func mungeFrom(cfg config.Config) collect.Munge {
 }
 
 func runServe(ctx context.Context, cfg config.Config, log *slog.Logger) error {
-	isAdmin, err := collect.GroupAdmin(cfg.AdminGroup)
+	isAdmin, err := store.AdminGroup(cfg.AdminGroup)
 	if err != nil {
 		return err
 	}

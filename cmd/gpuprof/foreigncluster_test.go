@@ -379,7 +379,7 @@ func TestImportWithoutClusterColumnSaysWhich(t *testing.T) {
 	defer sdb.Close()
 	got := map[string]int{}
 	for _, c := range []string{"mylab", "dlrm", "default"} {
-		if n, err := sdb.CountViews(context.Background(), store.ViewFilter{Cluster: c}); err != nil || n > 0 {
+		if n, err := sdb.ReaderFor(store.System).CountViews(context.Background(), store.ViewFilter{Cluster: c}); err != nil || n > 0 {
 			got[c] = n
 		}
 	}

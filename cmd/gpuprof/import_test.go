@@ -29,7 +29,7 @@ func importedJobs(t *testing.T, path string) (int, time.Time) {
 		t.Fatal(err)
 	}
 	defer db.Close()
-	n, err := db.CountViews(ctx, store.ViewFilter{})
+	n, err := db.ReaderFor(store.System).CountViews(ctx, store.ViewFilter{})
 	if err != nil {
 		t.Fatal(err)
 	}

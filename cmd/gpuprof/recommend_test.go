@@ -349,7 +349,7 @@ func analyseDB(t *testing.T, path string) analysis.Findings {
 		t.Fatal(err)
 	}
 	defer db.Close()
-	views, err := db.ListViews(context.Background(), store.ViewFilter{WithSeries: true})
+	views, err := db.ReaderFor(store.System).ListViews(context.Background(), store.ViewFilter{WithSeries: true})
 	if err != nil {
 		t.Fatal(err)
 	}

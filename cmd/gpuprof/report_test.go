@@ -451,7 +451,7 @@ func TestReportCommandHostileNames(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	views, err := sdb.ListViews(context.Background(), store.ViewFilter{})
+	views, err := sdb.ReaderFor(store.System).ListViews(context.Background(), store.ViewFilter{})
 	sdb.Close()
 	if err != nil {
 		t.Fatal(err)

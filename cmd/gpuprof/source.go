@@ -21,19 +21,22 @@ import (
 )
 
 // jobSource reads job views from the collector, from the agent's local
-// query socket or from the local database, and is where the "users see
-// only their own jobs" rule is enforced for every reader (jobs, show,
-// profiles, recommend, plan, report, tui): the collector enforces it from
-// the caller's munge identity, the agent's query socket from the caller's
-// uid as the kernel reports it (SO_PEERCRED); the local path forces the
-// caller's uid into every filter unless the caller is an admin or owns the
-// database file (whoever owns it could read every row with sqlite3
-// anyway). The database file's own permissions decide who can open it at
-// all: root, and admin_group where the file's group is theirs.
+// query socket or from the local database, for every reader (jobs, show,
+// profiles, recommend, plan, report, notices, tui). The rule "users see
+// only their own jobs" is the store's (store.Reader), applied where the
+// data is: the collector's from the caller's munge identity, the agent's
+// query socket's from the caller's uid as the kernel reports it
+// (SO_PEERCRED), the local path's from the caller decided once in
+// openSourceAs (store.DB.OwnerCaller: an admin, or the database file's
+// owner, reads every row). The database file's own permissions decide who
+// can open it at all: root, and admin_group where the file's group is
+// theirs.
 type jobSource struct {
 	client *collect.Client // nil: local database
-	db     *store.DB
-	// uid, when non-nil, is forced into every local query.
+	// db is the local database, read through reader only.
+	db *store.DB
+	// uid, when non-nil, is the caller the local reads are scoped to; nil
+	// for an admin.
 	uid *int
 	id  tui.Identity
 	cfg config.Config
@@ -57,8 +60,23 @@ func openSource(ctx context.Context, g *globalOptions, local bool) (*jobSource, 
 	if err != nil {
 		return nil, err
 	}
-	return openSourceAs(ctx, cfg, sourceOptions{local: local, dbFlag: g.DB != "", uid: os.Getuid()})
+	s, err := openSourceAs(ctx, cfg, sourceOptions{local: local, dbFlag: g.DB != "", uid: callerUID()})
+	if err == nil && sourceOpened != nil {
+		if err = sourceOpened(s); err != nil {
+			s.Close()
+			return nil, err
+		}
+	}
+	return s, err
 }
+
+// callerUID is who runs the command; TestCommandsReadScoped runs them as
+// another uid.
+var callerUID = os.Getuid
+
+// sourceOpened, when set (TestCommandsReadScoped), sees each source a
+// command opens once its caller is decided; its error ends the command.
+var sourceOpened func(*jobSource) error
 
 // sourceOptions say how openSourceAs chooses.
 type sourceOptions struct {
@@ -72,7 +90,7 @@ type sourceOptions struct {
 // anyone but root reading the configured database, the agent's query
 // socket (query_socket), found without any setting on a single host.
 func openSourceAs(ctx context.Context, cfg config.Config, o sourceOptions) (*jobSource, error) {
-	isAdmin, err := collect.GroupAdmin(cfg.AdminGroup)
+	isAdmin, err := store.AdminGroup(cfg.AdminGroup)
 	if err != nil {
 		return nil, err
 	}
@@ -85,10 +103,8 @@ func openSourceAs(ctx context.Context, cfg config.Config, o sourceOptions) (*job
 	db, dbErr := store.Open(ctx, cfg.DB, store.Options{ReadOnly: true, BusyTimeout: 2 * time.Second})
 	if dbErr == nil {
 		s.db = db
-		if !s.id.Admin && !ownsFile(cfg.DB, uid) {
+		if s.id.Admin = db.OwnerCaller(uid, s.id.User, isAdmin).Admin; !s.id.Admin {
 			s.uid = &uid
-		} else {
-			s.id.Admin = true
 		}
 		return s, nil
 	}
@@ -135,12 +151,19 @@ func (s *jobSource) Close() error {
 	return nil
 }
 
+// reader is the local database's reader for the caller openSourceAs
+// decided: every row for an admin, else the jobs of uid alone.
+func (s *jobSource) reader() *store.Reader {
+	if s.uid == nil {
+		return s.db.ReaderFor(store.Caller{User: s.id.User, Admin: true}) // an admin's uid scopes nothing
+	}
+	return s.db.ReaderFor(store.Caller{UID: *s.uid, User: s.id.User})
+}
+
+// scope applies --cluster to f.
 func (s *jobSource) scope(f store.ViewFilter) store.ViewFilter {
 	if s.cluster != "" {
 		f.Cluster = s.cluster
-	}
-	if s.uid != nil {
-		return f.ScopedTo(*s.uid, s.id.User)
 	}
 	return f
 }
@@ -153,7 +176,7 @@ func (s *jobSource) Jobs(ctx context.Context, f store.ViewFilter) ([]store.JobVi
 		}
 		return s.client.Jobs(ctx, f)
 	}
-	return s.db.ListViews(ctx, s.scope(f))
+	return s.reader().ListViews(ctx, s.scope(f))
 }
 
 // Each calls fn with every job f selects, one at a time, in no particular
@@ -162,7 +185,7 @@ func (s *jobSource) Jobs(ctx context.Context, f store.ViewFilter) ([]store.JobVi
 func (s *jobSource) Each(ctx context.Context, f store.ViewFilter, fn func(store.JobView) error) error {
 	f.Limit, f.Offset, f.AfterCluster, f.AfterJobID = 0, 0, "", ""
 	if s.client == nil {
-		return s.db.EachView(ctx, s.scope(f), fn)
+		return s.reader().EachView(ctx, s.scope(f), fn)
 	}
 	if s.cluster != "" {
 		f.Cluster = s.cluster
@@ -216,7 +239,7 @@ func (s *jobSource) Count(ctx context.Context, f store.ViewFilter) (int, error) 
 		}
 		return s.client.Count(ctx, f)
 	}
-	return s.db.CountViews(ctx, s.scope(f))
+	return s.reader().CountViews(ctx, s.scope(f))
 }
 
 // Job implements tui.Source: one job with its series, through the same

@@ -4,8 +4,12 @@ package archtest
 
 import (
 	"encoding/json"
+	"go/ast"
+	"go/parser"
+	"go/token"
 	"io"
 	"os/exec"
+	"path/filepath"
 	"slices"
 	"strings"
 	"testing"
@@ -16,6 +20,8 @@ const module = "github.com/gpuprof/gpuprof"
 type pkg struct {
 	ImportPath string
 	Name       string
+	Dir        string
+	GoFiles    []string
 	Imports    []string
 }
 
@@ -61,19 +67,8 @@ var leaves = []struct {
 }
 
 func TestLayers(t *testing.T) {
-	out, err := exec.Command("go", "list", "-json", module+"/...").Output()
-	if err != nil {
-		t.Fatalf("go list: %v", err)
-	}
-	dec := json.NewDecoder(strings.NewReader(string(out)))
 	seen := 0
-	for {
-		var p pkg
-		if err := dec.Decode(&p); err == io.EOF {
-			break
-		} else if err != nil {
-			t.Fatal(err)
-		}
+	for _, p := range listPackages(t) {
 		seen++
 		rel := strings.TrimPrefix(strings.TrimPrefix(p.ImportPath, module), "/")
 		if strings.HasPrefix(rel, "internal/") && p.Name == "main" {
@@ -111,5 +106,114 @@ func TestLayers(t *testing.T) {
 	}
 	if seen < 8 {
 		t.Fatalf("go list saw %d packages; the rules would check nothing", seen)
+	}
+}
+
+// scopeMakers are the store's names that choose whose jobs a reader reads.
+// The readers of jobs and notices themselves are unexported: a
+// store.Reader, made for one caller, is the only way to them.
+var scopeMakers = map[string]bool{"ReaderFor": true, "OwnerCaller": true, "Caller": true, "CallerOf": true, "System": true}
+
+// systemReaders may read as store.System (every row, for no user): the
+// daemons' own reads, the agent's pending notices and the collector's
+// gauges.
+var systemReaders = map[string]bool{"agent": true, "collect": true}
+
+// TestOneAccessRule checks that the access rule "admin or own jobs" is
+// applied in one place: the store's readers of jobs and notices stay
+// unexported on DB and Tx (store.Reader scopes them); in cmd/ only
+// cmd/gpuprof/source.go chooses a reader's caller (openSource, what every
+// command reads through, TestCommandsReadScoped); and only the daemons
+// read as store.System.
+func TestOneAccessRule(t *testing.T) {
+	checked := 0
+	for _, p := range listPackages(t) {
+		rel := strings.TrimPrefix(strings.TrimPrefix(p.ImportPath, module), "/")
+		if rel != "store" && !slices.Contains(p.Imports, module+"/store") {
+			continue
+		}
+		for _, name := range p.GoFiles {
+			file := filepath.Join(p.Dir, name)
+			f, err := parser.ParseFile(token.NewFileSet(), file, nil, 0)
+			if err != nil {
+				t.Fatal(err)
+			}
+			checked++
+			where := rel + "/" + name
+			if rel == "store" {
+				for _, d := range f.Decls {
+					if fd, ok := d.(*ast.FuncDecl); ok && fd.Recv != nil && fd.Name.IsExported() && rawReader(fd) {
+						t.Errorf("%s: (%s).%s reads jobs or notices for anyone: unexport it; store.Reader is the one way to them, scoped to its caller",
+							where, recvName(fd), fd.Name.Name)
+					}
+				}
+				continue
+			}
+			storeName := "store"
+			for _, imp := range f.Imports {
+				if imp.Path.Value == `"`+module+`/store"` && imp.Name != nil {
+					storeName = imp.Name.Name
+				}
+			}
+			ast.Inspect(f, func(n ast.Node) bool {
+				sel, ok := n.(*ast.SelectorExpr)
+				if !ok || !scopeMakers[sel.Sel.Name] {
+					return true
+				}
+				x, _ := sel.X.(*ast.Ident)
+				qualified := x != nil && x.Name == storeName
+				method := sel.Sel.Name == "ReaderFor" || sel.Sel.Name == "OwnerCaller"
+				switch {
+				case !qualified && !method:
+				case qualified && sel.Sel.Name == "System" && !systemReaders[rel]:
+					t.Errorf("%s reads as store.System: only the daemons (agent, collect) read every row for no user; read as the caller", where)
+				case strings.HasPrefix(rel, "cmd/") && where != "cmd/gpuprof/source.go":
+					t.Errorf("%s uses %s: in cmd/ only source.go chooses whose jobs a command reads (openSource); read through it", where, sel.Sel.Name)
+				}
+				return true
+			})
+		}
+	}
+	if checked < 10 {
+		t.Fatalf("checked %d files; the rule would check nothing", checked)
+	}
+}
+
+// rawReader says whether fd, a method, reads views or notices.
+func rawReader(fd *ast.FuncDecl) bool {
+	r := recvName(fd)
+	n := fd.Name.Name
+	return (r == "DB" || r == "Tx") && (strings.Contains(n, "View") || strings.Contains(n, "Notices"))
+}
+
+// recvName is the type name of fd's receiver.
+func recvName(fd *ast.FuncDecl) string {
+	t := fd.Recv.List[0].Type
+	if s, ok := t.(*ast.StarExpr); ok {
+		t = s.X
+	}
+	if id, ok := t.(*ast.Ident); ok {
+		return id.Name
+	}
+	return ""
+}
+
+// listPackages lists the module's packages (go list).
+func listPackages(t *testing.T) []pkg {
+	t.Helper()
+	out, err := exec.Command("go", "list", "-json", module+"/...").Output()
+	if err != nil {
+		t.Fatalf("go list: %v", err)
+	}
+	dec := json.NewDecoder(strings.NewReader(string(out)))
+	var ps []pkg
+	for {
+		var p pkg
+		if err := dec.Decode(&p); err == io.EOF {
+			return ps
+		} else if err != nil {
+			t.Fatal(err)
+		}
+		ps = append(ps, p)
 	}
 }
