@@ -2,11 +2,14 @@ package notice
 
 import (
 	"cmp"
+	"context"
+	"fmt"
 	"slices"
 	"strings"
 	"time"
 
 	"github.com/gpuprof/gpuprof/analysis"
+	"github.com/gpuprof/gpuprof/config"
 )
 
 // Digest is what the admins' digest of one day (gpuprof notices digest)
@@ -82,4 +85,23 @@ func SummariseDay(in analysis.Input, w analysis.Window, now time.Time, clusters 
 		return cmp.Or(cmp.Compare(b.IdleHours, a.IdleHours), strings.Compare(a.Name, b.Name))
 	})
 	return d
+}
+
+// SendDigest mails the digest (subject and body) to to through the
+// [notices] mail program (notices.sendmail, bounded by
+// notices.send_timeout), From notices.from, composed as every notice is
+// (Compose: one recipient, sanitised headers and body). It works whether
+// or not notices are enabled on this host: the digest is the admins' own
+// mail.
+func SendDigest(ctx context.Context, c config.NoticesConfig, to, subject, body string, now time.Time) error {
+	msg, err := Compose(Message{From: c.From, To: to, Subject: subject, Body: body,
+		Date: now, ID: "digest." + now.Format("20060102")})
+	if err != nil {
+		return fmt.Errorf("notices digest: %w", err)
+	}
+	m := Mailer{Program: c.Sendmail, Timeout: time.Duration(c.SendTimeout)}
+	if err := m.Send(ctx, to, msg); err != nil {
+		return fmt.Errorf("notices digest: mail to %s: %w", to, err)
+	}
+	return nil
 }

@@ -1,12 +1,17 @@
 package notice
 
 import (
+	"context"
 	"math"
+	"os"
+	"path/filepath"
 	"slices"
+	"strings"
 	"testing"
 	"time"
 
 	"github.com/gpuprof/gpuprof/analysis"
+	"github.com/gpuprof/gpuprof/config"
 )
 
 // TestSummariseDay: per user, the GPU-hours held and idle by the
@@ -58,5 +63,32 @@ func TestSummariseDay(t *testing.T) {
 	}
 	if !d.Window.From.Equal(day.From) || !d.Now.Equal(day.To) {
 		t.Errorf("window %v, now %v", d.Window, d.Now)
+	}
+}
+
+// TestSendDigest: the digest goes to its one recipient as every notice
+// does, From notices.from, with a Message-ID of its day; a refusal names
+// the address.
+func TestSendDigest(t *testing.T) {
+	dir := t.TempDir()
+	t.Setenv("NOTICE_CAPTURE", dir)
+	c := config.NoticesConfig{From: "gpuprof <gpuprof@lab.example>", Sendmail: testdata(t, "sendmail.sh"), SendTimeout: config.Duration(5 * time.Second)}
+	now := time.Date(2026, 10, 6, 7, 0, 0, 0, time.UTC)
+	if err := SendDigest(context.Background(), c, "admins@lab.example", "gpuprof: idle GPUs on lab, 2026-10-05", "4.0 GPU-hours were held", now); err != nil {
+		t.Fatal(err)
+	}
+	argv, _ := os.ReadFile(filepath.Join(dir, "1.argv"))
+	if got := strings.Fields(string(argv)); !slices.Equal(got, []string{"-i", "--", "admins@lab.example"}) {
+		t.Errorf("sendmail argv = %q", got)
+	}
+	msg, _ := os.ReadFile(filepath.Join(dir, "1.msg"))
+	for _, h := range []string{"From: \"gpuprof\" <gpuprof@lab.example>\r\n", "To: admins@lab.example\r\n", "Subject: gpuprof: idle GPUs on lab, 2026-10-05\r\n", "digest.20261006"} {
+		if !strings.Contains(string(msg), h) {
+			t.Errorf("message lacks %q:\n%s", h, msg)
+		}
+	}
+	t.Setenv("NOTICE_EXIT", "75")
+	if err := SendDigest(context.Background(), c, "admins@lab.example", "s", "b", now); err == nil || !strings.HasPrefix(err.Error(), "notices digest: mail to admins@lab.example: ") {
+		t.Errorf("refused: %v", err)
 	}
 }

@@ -13,7 +13,6 @@ import (
 	"github.com/spf13/pflag"
 
 	"github.com/gpuprof/gpuprof/analysis"
-	"github.com/gpuprof/gpuprof/config"
 	"github.com/gpuprof/gpuprof/notice"
 	"github.com/gpuprof/gpuprof/slurmext"
 	"github.com/gpuprof/gpuprof/store"
@@ -217,27 +216,9 @@ func runDigest(ctx context.Context, g *globalOptions, o *digestOptions, now time
 		printf(out, "To: %s\nSubject: %s\n\n%s", clean(to, 200), d.subject(), body.String())
 		return nil
 	}
-	if err := sendDigest(ctx, cfg, o.To, d.subject(), body.String(), now); err != nil {
+	if err := notice.SendDigest(ctx, cfg.Notices, o.To, d.subject(), body.String(), now); err != nil {
 		return err
 	}
 	printf(out, "digest of %s mailed to %s\n", w.From.Format("2006-01-02"), clean(o.To, 200))
-	return nil
-}
-
-// sendDigest mails the digest to to through the [notices] mail program
-// (notices.sendmail, bounded by notices.send_timeout), From
-// notices.from, composed as every notice is (notice.Compose: one
-// recipient, sanitised headers and body). It works whether or not
-// notices are enabled on this host: the digest is the admins' own mail.
-func sendDigest(ctx context.Context, cfg config.Config, to, subject, body string, now time.Time) error {
-	msg, err := notice.Compose(notice.Message{From: cfg.Notices.From, To: to, Subject: subject, Body: body,
-		Date: now, ID: "digest." + now.Format("20060102")})
-	if err != nil {
-		return fmt.Errorf("notices digest: %w", err)
-	}
-	m := notice.Mailer{Program: cfg.Notices.Sendmail, Timeout: time.Duration(cfg.Notices.SendTimeout)}
-	if err := m.Send(ctx, to, msg); err != nil {
-		return fmt.Errorf("notices digest: mail to %s: %w", to, err)
-	}
 	return nil
 }
