@@ -8,6 +8,9 @@
 // recommendation's changes (analysis.Recommendation.Replay) for its
 // effect, searches the GPUs to buy for the target wait at the horizon, the
 // month growth breaks it, and the costs, and writes the plan's verdict.
+// ParseSpecs reads the changes as a person writes them ("2xH100",
+// "gpu[01-02]:4xh100", "NAME:MaxTime=…", "30%", "12mo"), so every front
+// end reads them by one rule.
 //
 // It sits between analysis and queuesim and is the one importer of
 // queuesim (internal/archtest enforces it): analysis concludes from the

@@ -2,7 +2,8 @@
 // so queue and partition analysis works on the day gpuprof is installed,
 // before any GPU profile exists. Imports are idempotent (re-importing a
 // window changes nothing) and resumable (a mark records how far the last
-// import got).
+// import got): Window is the window of a live import (where the last one
+// stopped, else 90 days back) and StartSacct runs sacct for it.
 //
 // It must not sample GPUs or touch node databases.
 package history

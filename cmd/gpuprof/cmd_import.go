@@ -2,7 +2,6 @@ package main
 
 import (
 	"bufio"
-	"bytes"
 	"context"
 	"errors"
 	"fmt"
@@ -162,38 +161,15 @@ func runImport(ctx context.Context, g *globalOptions, o *importOptions, stdout, 
 		if err != nil {
 			return err // a usage error: unreadable, or a reversed window
 		}
-		if until.IsZero() {
-			until = now
-		}
-		if !since.IsZero() && !since.Before(until) {
+		since, until, err = history.Window(ctx, db, cluster, since, until, now)
+		if errors.Is(err, history.ErrEmptyWindow) {
 			return usagef("--since %s is not before now: nothing to import", clean(o.Since, 40))
 		}
-		if since.IsZero() {
-			mark, err := db.GetImportMark(ctx, cluster, history.Source)
-			if err != nil {
-				return err
-			}
-			since = until.AddDate(0, 0, -90)
-			if !mark.IsZero() {
-				since = mark.Add(-time.Hour) // overlap: jobs end out of order; re-importing is harmless
-			}
-		}
-		cmd := history.SacctCommand(ctx, cfg.Import.Sacct, since, until)
-		var errb bytes.Buffer
-		cmd.Stderr = &errb
-		out, err := cmd.StdoutPipe()
 		if err != nil {
 			return err
 		}
-		if err := cmd.Start(); err != nil {
-			return fmt.Errorf("run sacct: %w", err)
-		}
-		src = out
-		wait = func() error {
-			if err := cmd.Wait(); err != nil {
-				return fmt.Errorf("sacct: %w: %s", err, strings.TrimSpace(errb.String()))
-			}
-			return nil
+		if src, wait, err = history.StartSacct(ctx, cfg.Import.Sacct, since, until); err != nil {
+			return err
 		}
 		fmt.Fprintf(stderr, "importing jobs of cluster %s from %s to %s\n", cluster,
 			since.Format(time.RFC3339), until.Format(time.RFC3339))

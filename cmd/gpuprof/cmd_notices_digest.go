@@ -1,7 +1,6 @@
 package main
 
 import (
-	"cmp"
 	"context"
 	"errors"
 	"fmt"
@@ -14,7 +13,6 @@ import (
 	"github.com/spf13/pflag"
 
 	"github.com/gpuprof/gpuprof/analysis"
-	"github.com/gpuprof/gpuprof/config"
 	"github.com/gpuprof/gpuprof/notice"
 	"github.com/gpuprof/gpuprof/slurmext"
 	"github.com/gpuprof/gpuprof/store"
@@ -53,82 +51,39 @@ func dayWindow(spec string, now time.Time) (analysis.Window, error) {
 	return analysis.Window{From: from, To: from.AddDate(0, 0, 1)}, nil
 }
 
-// digestUser is one user's line in the digest.
-type digestUser struct {
-	Name      string
-	IdleHours float64
-	HeldHours float64
-	Jobs      int
-	Notices   int
-}
-
-// digest is what the admins' message says about one day.
+// digest is what the admins' message says about one day: the sums and
+// the notices decided that day, oldest first.
 type digest struct {
-	Window    analysis.Window
-	Now       time.Time // the day is cut here when it has not ended
-	Clusters  []string
-	Jobs      int
-	HeldHours float64
-	IdleHours float64
-	Measured  float64 // GPU-hours with readings, of which IdleHours were idle
-	Users     []digestUser
-	Notices   []noticeRow
+	notice.Digest
+	Notices []noticeRow
 }
 
 // buildDigest reads the day's jobs from src (every user's: the caller is
-// an admin) and sums, per user, the GPU-hours held and those idle, by the
-// monthly report's rule (analysis.SummariseWorkload: each GPU's idle
-// fraction × its hours in the day, a never-touched allocation fully), and
-// the notices decided that day.
+// an admin) and the notices decided that day, and sums them
+// (notice.SummariseDay).
 func buildDigest(ctx context.Context, src *jobSource, w analysis.Window, now time.Time, c analysis.Config) (digest, error) {
-	d := digest{Window: w, Now: now}
-	b := analysis.NewInputBuilder()
-	clusters := map[string]bool{}
-	notices := map[string]int{}
-	err := src.Each(ctx, store.ViewFilter{Since: w.From, Until: w.To, Lean: true}, func(v store.JobView) error {
-		b.Add(v.Sched, v.Profiles)
-		clusters[v.Cluster] = true
-		return nil
+	var clusters []string
+	seen := map[string]bool{}
+	in, err := src.inputAt(ctx, store.ViewFilter{Since: w.From, Until: w.To, Lean: true}, now, func(v store.JobView) {
+		if !seen[v.Cluster] {
+			seen[v.Cluster] = true
+			clusters = append(clusters, v.Cluster)
+		}
 	})
-	in := b.Input(w, now)
 	if err != nil {
-		return d, err
+		return digest{}, err
 	}
 	rows, err := listNotices(ctx, src, noticeQuery{jobs: store.ViewFilter{Since: w.From, Until: w.To}, since: w.From, until: w.To})
 	if err != nil {
-		return d, err
+		return digest{}, err
 	}
 	// Oldest first in a day's account.
 	slices.Reverse(rows)
-	d.Notices = rows
-	for _, r := range rows {
-		notices[r.User]++
-		clusters[r.Cluster] = true
+	counted := make([]notice.DigestNotice, len(rows))
+	for i, r := range rows {
+		counted[i] = notice.DigestNotice{User: r.User, Cluster: r.Cluster}
 	}
-	for k := range clusters {
-		d.Clusters = append(d.Clusters, k)
-	}
-	slices.Sort(d.Clusters)
-	wl := analysis.SummariseWorkload(in, analysis.WorkloadParams{Window: w, TopN: max(len(in.Jobs), 1)}, c)
-	d.Jobs = wl.Headline.Jobs
-	d.HeldHours = wl.Headline.AllocatedGPUHours
-	d.IdleHours = wl.Headline.IdleGPUHours
-	d.Measured = wl.Headline.MeasuredGPUHours
-	for _, u := range wl.Users {
-		if u.IdleGPUHours <= 0 && notices[u.Name] == 0 {
-			continue
-		}
-		d.Users = append(d.Users, digestUser{Name: u.Name, IdleHours: u.IdleGPUHours, HeldHours: u.GPUHours,
-			Jobs: u.Jobs, Notices: notices[u.Name]})
-		delete(notices, u.Name)
-	}
-	for name, n := range notices { // notices of users with no GPU-hours that day
-		d.Users = append(d.Users, digestUser{Name: name, Notices: n})
-	}
-	slices.SortFunc(d.Users, func(a, b digestUser) int {
-		return cmp.Or(cmp.Compare(b.IdleHours, a.IdleHours), strings.Compare(a.Name, b.Name))
-	})
-	return d, nil
+	return digest{Digest: notice.SummariseDay(in, w, now, clusters, counted, c), Notices: rows}, nil
 }
 
 // subject is the digest's mail subject.
@@ -261,27 +216,9 @@ func runDigest(ctx context.Context, g *globalOptions, o *digestOptions, now time
 		printf(out, "To: %s\nSubject: %s\n\n%s", clean(to, 200), d.subject(), body.String())
 		return nil
 	}
-	if err := sendDigest(ctx, cfg, o.To, d.subject(), body.String(), now); err != nil {
+	if err := notice.SendDigest(ctx, cfg.Notices, o.To, d.subject(), body.String(), now); err != nil {
 		return err
 	}
 	printf(out, "digest of %s mailed to %s\n", w.From.Format("2006-01-02"), clean(o.To, 200))
-	return nil
-}
-
-// sendDigest mails the digest to to through the [notices] mail program
-// (notices.sendmail, bounded by notices.send_timeout), From
-// notices.from, composed as every notice is (notice.Compose: one
-// recipient, sanitised headers and body). It works whether or not
-// notices are enabled on this host: the digest is the admins' own mail.
-func sendDigest(ctx context.Context, cfg config.Config, to, subject, body string, now time.Time) error {
-	msg, err := notice.Compose(notice.Message{From: cfg.Notices.From, To: to, Subject: subject, Body: body,
-		Date: now, ID: "digest." + now.Format("20060102")})
-	if err != nil {
-		return fmt.Errorf("notices digest: %w", err)
-	}
-	m := notice.Mailer{Program: cfg.Notices.Sendmail, Timeout: time.Duration(cfg.Notices.SendTimeout)}
-	if err := m.Send(ctx, to, msg); err != nil {
-		return fmt.Errorf("notices digest: mail to %s: %w", to, err)
-	}
 	return nil
 }

@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/gpuprof/gpuprof/analysis"
+	"github.com/gpuprof/gpuprof/notice"
 	"github.com/gpuprof/gpuprof/tui"
 )
 
@@ -35,7 +36,7 @@ func TestNoticesDigest(t *testing.T) {
 	if d.Jobs != 3 || !near(d.HeldHours, 4) || !near(d.IdleHours, 2) {
 		t.Errorf("digest: %d jobs, %.2f held, %.2f idle; want 3, 4, 2", d.Jobs, d.HeldHours, d.IdleHours)
 	}
-	want := []digestUser{{Name: "alice", IdleHours: 1, HeldHours: 2, Jobs: 1, Notices: 2}, {Name: "bob", IdleHours: 1, HeldHours: 2, Jobs: 2, Notices: 2}}
+	want := []notice.DigestUser{{Name: "alice", IdleHours: 1, HeldHours: 2, Jobs: 1, Notices: 2}, {Name: "bob", IdleHours: 1, HeldHours: 2, Jobs: 2, Notices: 2}}
 	if len(d.Users) != len(want) {
 		t.Fatalf("users = %+v, want %+v", d.Users, want)
 	}

@@ -5,7 +5,6 @@ import (
 	"io"
 	"math"
 	"strconv"
-	"strings"
 
 	"github.com/spf13/cobra"
 
@@ -111,15 +110,12 @@ func (o *planOptions) params(c analysis.PlanConfig, newDemandSet bool) (analysis
 	p := analysis.PlanParams{Growth: c.Growth, Months: c.HorizonMonths, NewDemand: c.NewDemand, Headroom: c.Headroom}
 	var err error
 	if o.Growth != "" {
-		if p.Growth, err = parseFraction(o.Growth); err != nil {
+		if p.Growth, err = capacity.ParseGrowth(o.Growth); err != nil {
 			return p, usagef("--growth: %v", err)
-		}
-		if p.Growth <= -1 {
-			return p, usagef("--growth: %s would make demand vanish", o.Growth)
 		}
 	}
 	if o.Horizon != "" {
-		if p.Months, err = parseHorizon(o.Horizon); err != nil {
+		if p.Months, err = capacity.ParseHorizon(o.Horizon); err != nil {
 			return p, usagef("--horizon: %v", err)
 		}
 	}
@@ -130,7 +126,7 @@ func (o *planOptions) params(c analysis.PlanConfig, newDemandSet bool) (analysis
 		p.NewDemand = o.NewDemand
 	}
 	if o.Headroom != "" {
-		if p.Headroom, err = parseFraction(o.Headroom); err != nil {
+		if p.Headroom, err = capacity.ParseFraction(o.Headroom); err != nil {
 			return p, usagef("--headroom: %v", err)
 		}
 		if p.Headroom < 0 || p.Headroom >= 1 {
@@ -138,52 +134,6 @@ func (o *planOptions) params(c analysis.PlanConfig, newDemandSet bool) (analysis
 		}
 	}
 	return p, nil
-}
-
-// parseFraction reads "30%" as 0.3 and "0.3" as 0.3. A bare number above 1
-// is refused rather than guessed: "30" could mean 30 % or 3000 %.
-func parseFraction(s string) (float64, error) {
-	t := strings.TrimSpace(s)
-	pctForm := strings.HasSuffix(t, "%")
-	t = strings.TrimSpace(strings.TrimSuffix(t, "%"))
-	v, err := strconv.ParseFloat(t, 64)
-	if err != nil || math.IsNaN(v) || math.IsInf(v, 0) {
-		return 0, fmt.Errorf("bad fraction %q (want \"30%%\" or \"0.3\")", s)
-	}
-	if pctForm {
-		return v / 100, nil
-	}
-	if math.Abs(v) > 1 {
-		return 0, fmt.Errorf("bare %q is ambiguous: write \"%s%%\" or a fraction such as \"0.3\"", s, t)
-	}
-	return v, nil
-}
-
-// parseHorizon reads "12mo", "18mo", "1y", "1.5y" or "2yr" as a whole
-// number of months.
-func parseHorizon(s string) (int, error) {
-	t := strings.ToLower(strings.TrimSpace(s))
-	var num string
-	var perUnit float64
-	switch {
-	case strings.HasSuffix(t, "mo"):
-		num, perUnit = strings.TrimSuffix(t, "mo"), 1
-	case strings.HasSuffix(t, "yr"):
-		num, perUnit = strings.TrimSuffix(t, "yr"), 12
-	case strings.HasSuffix(t, "y"):
-		num, perUnit = strings.TrimSuffix(t, "y"), 12
-	default:
-		return 0, fmt.Errorf("bad horizon %q (want months \"12mo\" or years \"1y\")", s)
-	}
-	v, err := strconv.ParseFloat(num, 64)
-	if err != nil || math.IsNaN(v) || math.IsInf(v, 0) || v < 0 {
-		return 0, fmt.Errorf("bad horizon %q (want months \"12mo\" or years \"1y\")", s)
-	}
-	months := v * perUnit
-	if months != math.Trunc(months) || months > 1200 {
-		return 0, fmt.Errorf("horizon %q is not a whole number of months up to 100 years", s)
-	}
-	return int(months), nil
 }
 
 // writePlan writes the average-based cross-check (Little's law).

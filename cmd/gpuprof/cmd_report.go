@@ -8,14 +8,16 @@ import (
 	"path/filepath"
 	"slices"
 	"strings"
-	"sync"
 	"time"
 
 	"github.com/spf13/cobra"
 
 	"github.com/gpuprof/gpuprof/analysis"
 	"github.com/gpuprof/gpuprof/capacity"
+	"github.com/gpuprof/gpuprof/monthly"
+	"github.com/gpuprof/gpuprof/profile"
 	"github.com/gpuprof/gpuprof/report"
+	"github.com/gpuprof/gpuprof/slurmext"
 	"github.com/gpuprof/gpuprof/store"
 	"github.com/gpuprof/gpuprof/termtext"
 )
@@ -88,25 +90,6 @@ clusters gives one report per cluster, gpuprof-report-MONTH-CLUSTER.*;
 	return cmd
 }
 
-// lastMonthWithJobs walks back from the month w (the last complete one)
-// to the first that has jobs the caller may see, at most monthsBack
-// months; an error names the months searched when none has.
-func lastMonthWithJobs(ctx context.Context, src *jobSource, w analysis.Window, cluster string) (analysis.Window, error) {
-	const monthsBack = 36
-	for k := range monthsBack {
-		m := analysis.Window{From: w.From.AddDate(0, -k, 0), To: w.From.AddDate(0, -k+1, 0)}
-		n, err := src.Count(ctx, store.ViewFilter{Cluster: cluster, Since: m.From, Until: m.To})
-		if err != nil {
-			return w, err
-		}
-		if n > 0 {
-			return m, nil
-		}
-	}
-	return w, fmt.Errorf("no jobs in the %d complete months up to %s: nothing to report (choose a month with --month)",
-		monthsBack, w.From.Format("2006-01"))
-}
-
 // parseMonth returns the month's window [first day, first day of the next
 // month) in loc; "" is the month before now's.
 func parseMonth(s string, now time.Time, loc *time.Location) (analysis.Window, error) {
@@ -155,7 +138,7 @@ func (o *reportOptions) run(ctx context.Context, g *globalOptions, stdout, stder
 		// Not the month before now blindly: the last complete one that has
 		// jobs (a database whose last month is idle would give an empty
 		// report).
-		if w, err = lastMonthWithJobs(ctx, src, w, cluster); err != nil {
+		if w, err = monthly.LastWithJobs(ctx, monthSource{src}, w, cluster); err != nil {
 			return err
 		}
 		printf(stdout, "No --month: reporting %s, the last complete month with jobs.\n", w.From.Format("2006-01"))
@@ -194,76 +177,21 @@ func (o *reportOptions) one(ctx context.Context, src *jobSource, w analysis.Wind
 		return err
 	}
 	writeConfNote(stdout, src.conf.use)
-	wp := src.conf.whatIf()
-
-	// The memory floor (service detection, VRAM need) needs the series;
-	// the queue replay needs the node lists, node counts and pending
-	// reasons, so the records are read in full, not lean — unless no
-	// replay will run: for a reader who is not an admin, or a month too
-	// large for the replay budget even at its least (as gpuprof plan).
-	flt := store.ViewFilter{Cluster: f.Cluster, Since: w.From, Until: w.To, WithSeries: true}
-	if !src.id.Admin {
-		flt.Lean = true
-	} else if n, err := src.Count(ctx, flt); err == nil && !c.Plan.Replayable(n) {
-		flt.Lean = true
-	}
-	in, notices, err := reportInput(ctx, src, flt)
+	carbon, err := carbonOf(src.cfg.Carbon)
 	if err != nil {
 		return err
 	}
-	if in.Carbon, err = carbonOf(src.cfg.Carbon); err != nil {
-		return err
-	}
-
-	// Three things at once, on two cores: this month's analysis and its
-	// simulated plan, its workload summary and the earlier months'
-	// headlines (which read the database). All three only read in.
-	params := analysis.WorkloadParams{Window: w, TopN: o.Top}
-	var (
-		wg      sync.WaitGroup
-		wl      analysis.Workload
-		earlier earlierMonths
-	)
-	wg.Go(func() { wl = analysis.SummariseWorkload(in, params, c) })
-	wg.Go(func() { earlier = o.earlierMonths(ctx, src, w, f.Cluster, in.Nodes, in.Carbon, c) })
-	findings, err := analysis.Analyse(in, c)
-	var sim capacity.SimPlan
-	if err == nil {
-		// After Analyse, before the findings go into the report: the plan
-		// sets each recommendation's simulated effect.
-		prog := startPlanProgress(stderr, !o.Quiet && isTerminal(stderr))
-		sim = reportPlan(in, &findings, wp, c, src, prog.Func())
-		prog.Close()
-	}
-	wg.Wait()
+	progress := !o.Quiet && isTerminal(stderr)
+	d, err := monthly.Build(ctx, monthSource{src}, monthly.Params{
+		Window: w, Cluster: f.Cluster, Title: o.Title, Top: o.Top, Compare: o.Compare, Anonymize: o.Anonymize,
+		Config: c, Admin: src.id.Admin, User: src.id.User, WhatIf: src.conf.whatIf(), Carbon: carbon, Sources: sourcesOf(src),
+		StartProgress: func() (func(capacity.PlanProgress), func()) {
+			prog := startPlanProgress(stderr, progress)
+			return prog.Func(), prog.Close
+		},
+	})
 	if err != nil {
 		return err
-	}
-	if earlier.err != nil {
-		return earlier.err
-	}
-	findings.Jobs = nil
-	d := report.Data{
-		Title:     o.Title,
-		Month:     w.From.Format("2006-01"),
-		Generated: time.Now(),
-		Workload:  wl,
-		Findings:  findings,
-		SimPlan:   &sim,
-		Earlier:   earlier.months,
-		Config:    c,
-		Sources:   sourcesOf(src, in),
-		Cluster:   f.Cluster,
-		Notices:   notices,
-	}
-	if d.Title == "" {
-		d.Title = "GPU workload report, " + w.From.Format("January 2006")
-	}
-	users, accounts := namesOf(in.Jobs)
-	users, accounts = append(users, earlier.users...), append(accounts, earlier.accounts...)
-	in = analysis.Input{}
-	if o.Anonymize {
-		report.Anonymize(&d, users, accounts)
 	}
 
 	if err := os.MkdirAll(o.Out, 0o755); err != nil {
@@ -278,76 +206,6 @@ func (o *reportOptions) one(ctx context.Context, src *jobSource, w analysis.Wind
 		printf(stdout, "%s\n", path)
 	}
 	return nil
-}
-
-// reportInput reads the month f selects once, into the analysis input
-// (through jobSource.inputOf) and, from the same views, the tally of the
-// notices decided in f's window: the notices travel with the profiles and
-// the analysis input keeps none, so they are counted as the views pass.
-func reportInput(ctx context.Context, src *jobSource, f store.ViewFilter) (analysis.Input, analysis.NoticeSummary, error) {
-	tally := analysis.NewNoticeTally(analysis.Window{From: f.Since, To: f.Until})
-	in, err := src.inputOf(ctx, f, func(v store.JobView) { tally.Add(v.Sched, v.Profiles) })
-	if err != nil {
-		return analysis.Input{}, analysis.NoticeSummary{}, err
-	}
-	return in, tally.Summary(), nil
-}
-
-// reportPlan makes the month's simulated capacity plan with the [plan]
-// section of c. The replay reads every user's jobs: for a reader who sees
-// only their own it is not simulated, and says so. A replay that fails
-// does not stop the report: the plan, and each recommendation's effect,
-// say why there is no replay.
-func reportPlan(in analysis.Input, findings *analysis.Findings, wp capacity.WhatIfParams, c analysis.Config, src *jobSource, progress func(capacity.PlanProgress)) capacity.SimPlan {
-	pp := c.Plan.Params()
-	if !src.id.Admin {
-		sp := capacity.NotSimulatedPlan(*findings, pp, c,
-			fmt.Sprintf("the plan replays every user's jobs: it is for root and admin_group only (%s sees only their own)", termtext.Clean(src.id.User)))
-		sp.Conf = in.Conf
-		return sp
-	}
-	sp, err := capacity.SimulatePlan(in, findings, capacity.SimPlanParams{WhatIf: wp, Plan: pp, Progress: progress}, c)
-	if err != nil {
-		for i := range findings.Recommendations {
-			findings.Recommendations[i].Simulated = nil
-		}
-		sp = capacity.NotSimulatedPlan(*findings, pp, c, "the queue replay failed: "+err.Error())
-		sp.Conf = in.Conf
-		return sp
-	}
-	return sp
-}
-
-// earlierMonths are the headlines of the months before the report's, with
-// the names in them (for --anonymize).
-type earlierMonths struct {
-	months          []report.MonthHeadline
-	users, accounts []string
-	err             error
-}
-
-// earlierMonths reads up to o.Compare months before w, oldest first, and
-// keeps the headline of each that has jobs. nodes is this month's
-// inventory and carbon its emission factors, so occupancy and CO2e are on
-// the same footing.
-func (o *reportOptions) earlierMonths(ctx context.Context, src *jobSource, w analysis.Window, cluster string, nodes []analysis.Node, carbon *analysis.Carbon, c analysis.Config) (e earlierMonths) {
-	for k := o.Compare; k >= 1; k-- {
-		ew := analysis.Window{From: w.From.AddDate(0, -k, 0), To: w.From.AddDate(0, -k+1, 0)}
-		in, err := src.input(ctx, store.ViewFilter{Cluster: cluster, Since: ew.From, Until: ew.To})
-		if err != nil {
-			e.err = fmt.Errorf("month %s: %w", ew.From.Format("2006-01"), err)
-			return e
-		}
-		if len(in.Jobs) == 0 {
-			continue
-		}
-		in.Nodes, in.Carbon = nodes, carbon
-		ewl := analysis.SummariseWorkload(in, analysis.WorkloadParams{Window: ew, TopN: 1}, c)
-		e.months = append(e.months, report.MonthHeadline{Month: ew.From.Format("2006-01"), Headline: ewl.Headline, LostGPUHours: ewl.LostGPUHours})
-		u, a := namesOf(in.Jobs)
-		e.users, e.accounts = append(e.users, u...), append(e.accounts, a...)
-	}
-	return e
 }
 
 func reportFormats(in []string) ([]string, error) {
@@ -407,24 +265,9 @@ func writeReportFile(path, format string, d report.Data) (err error) {
 	return os.Rename(tmp.Name(), path)
 }
 
-// namesOf returns every user and account name in jobs, for --anonymize.
-func namesOf(jobs []analysis.Job) (users, accounts []string) {
-	seenU, seenA := map[string]bool{}, map[string]bool{}
-	for i := range jobs {
-		if u := jobs[i].User; u != "" && !seenU[u] {
-			seenU[u] = true
-			users = append(users, u)
-		}
-		if a := jobs[i].Account; a != "" && !seenA[a] {
-			seenA[a] = true
-			accounts = append(accounts, a)
-		}
-	}
-	return users, accounts
-}
-
-// sourcesOf says where the report's jobs came from.
-func sourcesOf(src *jobSource, in analysis.Input) report.Sources {
+// sourcesOf says where the report's jobs came from (monthly.Build adds
+// the slurm.conf and inventory notes).
+func sourcesOf(src *jobSource) report.Sources {
 	var s report.Sources
 	if src.client != nil {
 		s.Collector = src.client.URL
@@ -434,21 +277,26 @@ func sourcesOf(src *jobSource, in analysis.Input) report.Sources {
 	if src.uid != nil {
 		s.Notes = append(s.Notes, fmt.Sprintf("only the jobs of %s (uid %d): the reader is not an admin", src.id.User, *src.uid))
 	}
-	if in.Conf.NotUsed != "" {
-		s.Notes = append(s.Notes, in.Conf.NotUsed)
-	}
-	inv := in.Inventory
-	switch {
-	case inv.Misfit != "":
-		s.Notes = append(s.Notes, "no GPU inventory: "+inv.Misfit+"; capacity and occupancy are unknown")
-	case len(in.Nodes) == 0:
-		s.Notes = append(s.Notes, "no GPU inventory: no node sent a GPU profile this month and no slurm.conf of the cluster gives its GPU nodes, so capacity and occupancy are unknown")
-	case inv.Source == analysis.InventoryProfiles:
-		s.Notes = append(s.Notes, fmt.Sprintf("GPU inventory from the profiles: %d nodes, %d GPUs (a node that ran no profiled job is not counted)", inv.Nodes, inv.GPUs))
-	default:
-		s.Notes = append(s.Notes, fmt.Sprintf("GPU inventory from %s: %d nodes, %d GPUs", inv.Source, inv.Nodes, inv.GPUs))
-	}
 	return s
+}
+
+// monthSource is the jobSource as the monthly report reads it.
+type monthSource struct{ *jobSource }
+
+func (m monthSource) filter(q monthly.Query) store.ViewFilter {
+	return store.ViewFilter{Cluster: q.Cluster, Since: q.Window.From, Until: q.Window.To, WithSeries: q.WithSeries, Lean: q.Lean}
+}
+
+func (m monthSource) Count(ctx context.Context, q monthly.Query) (int, error) {
+	return m.jobSource.Count(ctx, m.filter(q))
+}
+
+func (m monthSource) Input(ctx context.Context, q monthly.Query, each func(*slurmext.JobRecord, []profile.Job)) (analysis.Input, error) {
+	var fn func(store.JobView)
+	if each != nil {
+		fn = func(v store.JobView) { each(v.Sched, v.Profiles) }
+	}
+	return m.inputOf(ctx, m.filter(q), fn)
 }
 
 // fileSafe is a cluster name as part of a file name: letters, digits,

@@ -3,11 +3,10 @@ package main
 import (
 	"cmp"
 	"context"
+	"errors"
 	"fmt"
 	"io"
 	"math"
-	"regexp"
-	"strconv"
 	"strings"
 	"time"
 
@@ -131,100 +130,15 @@ func (o *whatifOptions) params() (capacity.WhatIfParams, store.ViewFilter, error
 	if (o.Growth == "") != (o.Horizon == "") {
 		return p, f, usagef("--growth and --horizon go together")
 	}
-	if o.Growth != "" {
-		var err error
-		if p.Growth, err = parseFraction(o.Growth); err != nil {
-			return p, f, usagef("--growth: %v", err)
+	specs := capacity.Specs{Add: o.Add, Remove: o.Remove, Partitions: o.Partitions, QOS: o.QOS, Nodes: o.Nodes, Growth: o.Growth, Horizon: o.Horizon}
+	if err := capacity.ParseSpecs(specs, &p); err != nil {
+		var se *capacity.SpecError
+		if errors.As(err, &se) {
+			return p, f, usagef("--%s: %v", se.Spec, se.Err)
 		}
-		if p.Growth <= -1 {
-			return p, f, usagef("--growth: %s would make demand vanish", o.Growth)
-		}
-		if p.Months, err = parseHorizon(o.Horizon); err != nil {
-			return p, f, usagef("--horizon: %v", err)
-		}
-	}
-	for _, s := range o.Add {
-		c, err := parseGPUCount(s, true)
-		if err != nil {
-			return p, f, usagef("--add: %v", err)
-		}
-		c.Kind = analysis.ChangeAdd
-		p.Changes = append(p.Changes, c)
-	}
-	for _, s := range o.Remove {
-		c, err := parseGPUCount(s, false)
-		if err != nil {
-			return p, f, usagef("--remove: %v", err)
-		}
-		c.Kind = analysis.ChangeRemove
-		p.Changes = append(p.Changes, c)
-	}
-	for _, s := range o.Partitions {
-		pc, set, err := slurmext.ParsePartitionSpec(s)
-		if err != nil {
-			return p, f, usagef("--partition: %v", err)
-		}
-		p.Changes = append(p.Changes, analysis.Change{Kind: analysis.ChangePartition, PartitionConf: pc, PartitionSet: set, Spec: s})
-	}
-	for _, s := range o.QOS {
-		q, err := slurmext.ParseQOSSpec(s)
-		if err != nil {
-			return p, f, usagef("--qos: %v", err)
-		}
-		p.Changes = append(p.Changes, analysis.Change{Kind: analysis.ChangeQOS, QOS: q, Spec: s})
-	}
-	for _, s := range o.Nodes {
-		nodes, err := parseNodeSpec(s)
-		if err != nil {
-			return p, f, usagef("--node: %v", err)
-		}
-		p.FlagNodes = append(p.FlagNodes, nodes...)
+		return p, f, usagef("%v", err)
 	}
 	return p, f, nil
-}
-
-var gpuCountRe = regexp.MustCompile(`^([0-9]{1,4})[xX]([A-Za-z0-9][A-Za-z0-9._-]{0,63})(?::([A-Za-z0-9_.-]{1,64}))?$`)
-
-// parseGPUCount reads "2xH100" or, with a partition, "2xH100:gpu".
-func parseGPUCount(s string, partitionOK bool) (analysis.Change, error) {
-	m := gpuCountRe.FindStringSubmatch(strings.TrimSpace(s))
-	if m == nil || !partitionOK && m[3] != "" {
-		form := `"2xH100"`
-		if partitionOK {
-			form = `"2xH100" or "2xH100:partition"`
-		}
-		return analysis.Change{}, fmt.Errorf("%q: want %s", s, form)
-	}
-	n, _ := strconv.Atoi(m[1])
-	if n < 1 {
-		return analysis.Change{}, fmt.Errorf("%q: want at least one GPU", s)
-	}
-	return analysis.Change{Count: n, Model: m[2], Partition: m[3], Spec: s}, nil
-}
-
-// parseNodeSpec reads "gpu[01-02]:4xh100" or "gpu01:4xh100:gpu".
-func parseNodeSpec(s string) ([]analysis.Node, error) {
-	hosts, rest, ok := strings.Cut(s, ":")
-	if !ok {
-		return nil, fmt.Errorf("%q: want NODES:COUNTxTYPE[:partition], e.g. gpu[01-02]:4xh100", s)
-	}
-	names, err := slurmext.ExpandHostlist(hosts)
-	if err != nil || len(names) == 0 {
-		return nil, fmt.Errorf("%q: bad node list %q", s, hosts)
-	}
-	c, err := parseGPUCount(rest, true)
-	if err != nil {
-		return nil, fmt.Errorf("%q: %v", s, err)
-	}
-	var out []analysis.Node
-	for _, n := range names {
-		nd := analysis.Node{Name: n, GPUModel: c.Model, GPUs: c.Count}
-		if c.Partition != "" {
-			nd.Partitions = []string{c.Partition}
-		}
-		out = append(out, nd)
-	}
-	return out, nil
 }
 
 func runWhatif(ctx context.Context, g *globalOptions, o *whatifOptions, w io.Writer) error {

@@ -16,11 +16,9 @@ import (
 	"time"
 
 	"github.com/gpuprof/gpuprof/analysis"
-	"github.com/gpuprof/gpuprof/capacity"
 	"github.com/gpuprof/gpuprof/profile"
 	"github.com/gpuprof/gpuprof/slurmext"
 	"github.com/gpuprof/gpuprof/store"
-	"github.com/gpuprof/gpuprof/tui"
 )
 
 // reportJob is one job written to a test database for the report
@@ -569,23 +567,6 @@ func TestReportCommandSimulatedPlan(t *testing.T) {
 		if rec.Simulated == nil || !strings.Contains(md, rec.Simulated.Text) {
 			t.Errorf("recommendation %s: simulated effect %+v not in the JSON and the Markdown", rec.ID, rec.Simulated)
 		}
-	}
-}
-
-// A reader who is not an admin gets a plan that is not simulated, and
-// says why; so does each recommendation's effect.
-func TestReportPlanNotAdmin(t *testing.T) {
-	c := analysis.DefaultConfig()
-	f := analysis.Findings{Recommendations: []analysis.Recommendation{{ID: "R1", Effect: "400 idle GPU-hours a month"}}}
-	src := &jobSource{id: tui.Identity{User: "ann\x1b[31m", Admin: false}}
-	sp := reportPlan(analysis.Input{}, &f, capacity.WhatIfParams{}, c, src, nil)
-	if sp.Simulated || sp.Verdict.Code != capacity.VerdictNotSimulated ||
-		!strings.Contains(sp.Verdict.Text, "root and admin_group only") || !strings.Contains(sp.Verdict.Text, "ann") ||
-		strings.ContainsRune(sp.Verdict.Text, 0x1b) {
-		t.Errorf("plan for a non-admin = %+v, want not simulated, naming root and admin_group and the user (sanitised)", sp.Verdict)
-	}
-	if e := f.Recommendations[0].Simulated; e == nil || e.Simulated || !strings.Contains(e.Text, "not simulated") {
-		t.Errorf("recommendation's effect = %+v, want one saying it is not simulated", e)
 	}
 }
 

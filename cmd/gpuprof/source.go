@@ -205,6 +205,11 @@ func (s *jobSource) input(ctx context.Context, f store.ViewFilter) (analysis.Inp
 // replay reads node lists and reasons). each, when not nil, sees every
 // view of the same pass (the report tallies notices from it).
 func (s *jobSource) inputOf(ctx context.Context, f store.ViewFilter, each func(store.JobView)) (analysis.Input, error) {
+	return s.inputAt(ctx, f, time.Now(), each)
+}
+
+// inputAt is inputOf with the clock read at now (the digest's day).
+func (s *jobSource) inputAt(ctx context.Context, f store.ViewFilter, now time.Time, each func(store.JobView)) (analysis.Input, error) {
 	limitMemory()
 	b := analysis.NewInputBuilder()
 	if s.conf != nil {
@@ -224,7 +229,7 @@ func (s *jobSource) inputOf(ctx context.Context, f store.ViewFilter, each func(s
 		return nil
 	})
 	// Input waits for the conversions even after an error.
-	in := b.Input(analysis.Window{From: f.Since, To: f.Until}, time.Now())
+	in := b.Input(analysis.Window{From: f.Since, To: f.Until}, now)
 	if err != nil {
 		return analysis.Input{}, err
 	}

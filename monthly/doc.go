@@ -1,0 +1,17 @@
+// Package monthly makes the monthly report's data (report.Data) for one
+// cluster and month: it reads the month once through a Source (the
+// analysis input, and the notices' tally from the same pass), and runs
+// the analysis, the simulated capacity plan, the workload summary and the
+// earlier months' headlines, then assembles, titles and (when asked)
+// anonymises what package report renders. It also finds the last
+// complete month with jobs.
+//
+// It sits between the readers and report: report may not read jobs or
+// compute statistics, so the pipeline that does both lives here, over a
+// Source that the caller implements with its own, already scoped reader
+// (gpuprof's jobSource: the collector, the local database or the agent's
+// query socket). It must not open a database, the network or a file,
+// nor decide who may read what: the Source does. Choosing the Source,
+// binding the cluster's slurm.conf, writing the files and printing are
+// the command's.
+package monthly

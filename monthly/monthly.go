@@ -1,0 +1,273 @@
+package monthly
+
+import (
+	"context"
+	"fmt"
+	"sync"
+	"time"
+
+	"github.com/gpuprof/gpuprof/analysis"
+	"github.com/gpuprof/gpuprof/capacity"
+	"github.com/gpuprof/gpuprof/profile"
+	"github.com/gpuprof/gpuprof/report"
+	"github.com/gpuprof/gpuprof/slurmext"
+	"github.com/gpuprof/gpuprof/termtext"
+)
+
+// Query selects the jobs of one cluster in a window.
+type Query struct {
+	Cluster string // "": every cluster the Source reads
+	Window  analysis.Window
+	// WithSeries reads the GPUs' time series (the memory floor needs
+	// them); Lean leaves out the TRES text, node lists and pending
+	// reasons, which only the queue replay reads.
+	WithSeries, Lean bool
+}
+
+// Source is what the pipeline reads jobs through: the jobs the caller
+// may read, already scoped, and the cluster's slurm.conf already bound to
+// the input (Input.Conf, Input.Nodes).
+type Source interface {
+	// Count is how many jobs q selects.
+	Count(ctx context.Context, q Query) (int, error)
+	// Input reads every job q selects into the analysis input, whose
+	// window is q's and whose clock is now. each, when not nil, is given
+	// every job's record and profiles from the same pass.
+	Input(ctx context.Context, q Query, each func(*slurmext.JobRecord, []profile.Job)) (analysis.Input, error)
+}
+
+// Params are a report's settings.
+type Params struct {
+	Window  analysis.Window // the month
+	Cluster string
+	Title   string // "": "GPU workload report, <Month YYYY>"
+	Top     int    // users and accounts listed by name
+	Compare int    // earlier months compared, at most
+	// Anonymize replaces user and account names throughout.
+	Anonymize bool
+	Config    analysis.Config
+	// Admin says the reader may read every user's jobs; only then is the
+	// plan simulated (the replay reads every user's jobs). User names the
+	// reader when it is not.
+	Admin bool
+	User  string
+	// WhatIf are the cluster's slurm.conf nodes and scheduler for the
+	// replay.
+	WhatIf capacity.WhatIfParams
+	// Carbon are the emission factors (nil: none).
+	Carbon *analysis.Carbon
+	// Sources say where the jobs came from; Build adds the slurm.conf
+	// and inventory notes.
+	Sources report.Sources
+	// StartProgress, when not nil, is called as the queue replay starts;
+	// the replay reports to what it returns, and calls stop at its end.
+	StartProgress func() (update func(capacity.PlanProgress), stop func())
+	// Now is the clock (nil: time.Now): the report's generation time.
+	Now func() time.Time
+}
+
+// Build makes the report of p's cluster and month from src.
+func Build(ctx context.Context, src Source, p Params) (report.Data, error) {
+	w, c := p.Window, p.Config
+	// The memory floor (service detection, VRAM need) needs the series;
+	// the queue replay needs the node lists, node counts and pending
+	// reasons, so the records are read in full, not lean — unless no
+	// replay will run: for a reader who is not an admin, or a month too
+	// large for the replay budget even at its least (as gpuprof plan).
+	q := Query{Cluster: p.Cluster, Window: w, WithSeries: true}
+	if !p.Admin {
+		q.Lean = true
+	} else if n, err := src.Count(ctx, q); err == nil && !c.Plan.Replayable(n) {
+		q.Lean = true
+	}
+	in, notices, err := monthInput(ctx, src, q)
+	if err != nil {
+		return report.Data{}, err
+	}
+	in.Carbon = p.Carbon
+
+	// Three things at once, on two cores: this month's analysis and its
+	// simulated plan, its workload summary and the earlier months'
+	// headlines (which read the database). All three only read in.
+	params := analysis.WorkloadParams{Window: w, TopN: p.Top}
+	var (
+		wg      sync.WaitGroup
+		wl      analysis.Workload
+		earlier earlierMonths
+	)
+	wg.Go(func() { wl = analysis.SummariseWorkload(in, params, c) })
+	wg.Go(func() { earlier = readEarlier(ctx, src, w, p.Compare, p.Cluster, in.Nodes, in.Carbon, c) })
+	findings, err := analysis.Analyse(in, c)
+	var sim capacity.SimPlan
+	if err == nil {
+		// After Analyse, before the findings go into the report: the plan
+		// sets each recommendation's simulated effect.
+		var update func(capacity.PlanProgress)
+		stop := func() {}
+		if p.StartProgress != nil {
+			update, stop = p.StartProgress()
+		}
+		sim = Plan(in, &findings, p.WhatIf, c, p.Admin, p.User, update)
+		stop()
+	}
+	wg.Wait()
+	if err != nil {
+		return report.Data{}, err
+	}
+	if earlier.err != nil {
+		return report.Data{}, earlier.err
+	}
+	findings.Jobs = nil
+	now := time.Now
+	if p.Now != nil {
+		now = p.Now
+	}
+	d := report.Data{
+		Title:     p.Title,
+		Month:     w.From.Format("2006-01"),
+		Generated: now(),
+		Workload:  wl,
+		Findings:  findings,
+		SimPlan:   &sim,
+		Earlier:   earlier.months,
+		Config:    c,
+		Sources:   sourcesOf(p.Sources, in),
+		Cluster:   p.Cluster,
+		Notices:   notices,
+	}
+	if d.Title == "" {
+		d.Title = "GPU workload report, " + w.From.Format("January 2006")
+	}
+	if p.Anonymize {
+		users, accounts := namesOf(in.Jobs)
+		users, accounts = append(users, earlier.users...), append(accounts, earlier.accounts...)
+		report.Anonymize(&d, users, accounts)
+	}
+	return d, nil
+}
+
+// monthInput reads the month q selects once, into the analysis input
+// and, from the same views, the tally of the notices decided in q's
+// window: the notices travel with the profiles and the analysis input
+// keeps none, so they are counted as the views pass.
+func monthInput(ctx context.Context, src Source, q Query) (analysis.Input, analysis.NoticeSummary, error) {
+	tally := analysis.NewNoticeTally(q.Window)
+	in, err := src.Input(ctx, q, tally.Add)
+	if err != nil {
+		return analysis.Input{}, analysis.NoticeSummary{}, err
+	}
+	return in, tally.Summary(), nil
+}
+
+// Plan makes the month's simulated capacity plan with the [plan] section
+// of c. The replay reads every user's jobs: for a reader who sees only
+// their own (not admin; user names them) it is not simulated, and says
+// so. A replay that fails does not stop the report: the plan, and each
+// recommendation's effect, say why there is no replay.
+func Plan(in analysis.Input, findings *analysis.Findings, wp capacity.WhatIfParams, c analysis.Config, admin bool, user string, progress func(capacity.PlanProgress)) capacity.SimPlan {
+	pp := c.Plan.Params()
+	if !admin {
+		sp := capacity.NotSimulatedPlan(*findings, pp, c,
+			fmt.Sprintf("the plan replays every user's jobs: it is for root and admin_group only (%s sees only their own)", termtext.Clean(user)))
+		sp.Conf = in.Conf
+		return sp
+	}
+	sp, err := capacity.SimulatePlan(in, findings, capacity.SimPlanParams{WhatIf: wp, Plan: pp, Progress: progress}, c)
+	if err != nil {
+		for i := range findings.Recommendations {
+			findings.Recommendations[i].Simulated = nil
+		}
+		sp = capacity.NotSimulatedPlan(*findings, pp, c, "the queue replay failed: "+err.Error())
+		sp.Conf = in.Conf
+		return sp
+	}
+	return sp
+}
+
+// earlierMonths are the headlines of the months before the report's, with
+// the names in them (for Anonymize).
+type earlierMonths struct {
+	months          []report.MonthHeadline
+	users, accounts []string
+	err             error
+}
+
+// readEarlier reads up to compare months before w, oldest first, and
+// keeps the headline of each that has jobs. nodes is this month's
+// inventory and carbon its emission factors, so occupancy and CO2e are on
+// the same footing.
+func readEarlier(ctx context.Context, src Source, w analysis.Window, compare int, cluster string, nodes []analysis.Node, carbon *analysis.Carbon, c analysis.Config) (e earlierMonths) {
+	for k := compare; k >= 1; k-- {
+		ew := analysis.Window{From: w.From.AddDate(0, -k, 0), To: w.From.AddDate(0, -k+1, 0)}
+		// Lean: the analysis reads no TRES text, node list or reason.
+		in, err := src.Input(ctx, Query{Cluster: cluster, Window: ew, Lean: true}, nil)
+		if err != nil {
+			e.err = fmt.Errorf("month %s: %w", ew.From.Format("2006-01"), err)
+			return e
+		}
+		if len(in.Jobs) == 0 {
+			continue
+		}
+		in.Nodes, in.Carbon = nodes, carbon
+		ewl := analysis.SummariseWorkload(in, analysis.WorkloadParams{Window: ew, TopN: 1}, c)
+		e.months = append(e.months, report.MonthHeadline{Month: ew.From.Format("2006-01"), Headline: ewl.Headline, LostGPUHours: ewl.LostGPUHours})
+		u, a := namesOf(in.Jobs)
+		e.users, e.accounts = append(e.users, u...), append(e.accounts, a...)
+	}
+	return e
+}
+
+// LastWithJobs walks back from the month w (the last complete one) to
+// the first that has jobs of cluster the caller may see, at most
+// monthsBack months; an error names the months searched when none has.
+func LastWithJobs(ctx context.Context, src Source, w analysis.Window, cluster string) (analysis.Window, error) {
+	const monthsBack = 36
+	for k := range monthsBack {
+		m := analysis.Window{From: w.From.AddDate(0, -k, 0), To: w.From.AddDate(0, -k+1, 0)}
+		n, err := src.Count(ctx, Query{Cluster: cluster, Window: m})
+		if err != nil {
+			return w, err
+		}
+		if n > 0 {
+			return m, nil
+		}
+	}
+	return w, fmt.Errorf("no jobs in the %d complete months up to %s: nothing to report (choose a month with --month)",
+		monthsBack, w.From.Format("2006-01"))
+}
+
+// namesOf returns every user and account name in jobs, for Anonymize.
+func namesOf(jobs []analysis.Job) (users, accounts []string) {
+	seenU, seenA := map[string]bool{}, map[string]bool{}
+	for i := range jobs {
+		if u := jobs[i].User; u != "" && !seenU[u] {
+			seenU[u] = true
+			users = append(users, u)
+		}
+		if a := jobs[i].Account; a != "" && !seenA[a] {
+			seenA[a] = true
+			accounts = append(accounts, a)
+		}
+	}
+	return users, accounts
+}
+
+// sourcesOf adds to s, where the report's jobs came from, what the
+// input says of the slurm.conf and the GPU inventory.
+func sourcesOf(s report.Sources, in analysis.Input) report.Sources {
+	if in.Conf.NotUsed != "" {
+		s.Notes = append(s.Notes, in.Conf.NotUsed)
+	}
+	inv := in.Inventory
+	switch {
+	case inv.Misfit != "":
+		s.Notes = append(s.Notes, "no GPU inventory: "+inv.Misfit+"; capacity and occupancy are unknown")
+	case len(in.Nodes) == 0:
+		s.Notes = append(s.Notes, "no GPU inventory: no node sent a GPU profile this month and no slurm.conf of the cluster gives its GPU nodes, so capacity and occupancy are unknown")
+	case inv.Source == analysis.InventoryProfiles:
+		s.Notes = append(s.Notes, fmt.Sprintf("GPU inventory from the profiles: %d nodes, %d GPUs (a node that ran no profiled job is not counted)", inv.Nodes, inv.GPUs))
+	default:
+		s.Notes = append(s.Notes, fmt.Sprintf("GPU inventory from %s: %d nodes, %d GPUs", inv.Source, inv.Nodes, inv.GPUs))
+	}
+	return s
+}

@@ -1,0 +1,177 @@
+package monthly
+
+import (
+	"context"
+	"errors"
+	"slices"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/gpuprof/gpuprof/analysis"
+	"github.com/gpuprof/gpuprof/capacity"
+	"github.com/gpuprof/gpuprof/profile"
+	"github.com/gpuprof/gpuprof/report"
+	"github.com/gpuprof/gpuprof/slurmext"
+)
+
+// fakeSource holds jobs by month ("2026-11") and records what it was
+// asked.
+type fakeSource struct {
+	mu      sync.Mutex
+	jobs    map[string][]analysis.Job
+	notices []profile.Notice // given to each with the report month's first job
+	queries []Query
+	counts  []Query
+	fail    string // a month whose read fails
+}
+
+func (s *fakeSource) Count(_ context.Context, q Query) (int, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.counts = append(s.counts, q)
+	return len(s.jobs[q.Window.From.Format("2006-01")]), nil
+}
+
+func (s *fakeSource) Input(_ context.Context, q Query, each func(*slurmext.JobRecord, []profile.Job)) (analysis.Input, error) {
+	s.mu.Lock()
+	s.queries = append(s.queries, q)
+	s.mu.Unlock()
+	m := q.Window.From.Format("2006-01")
+	if m == s.fail {
+		return analysis.Input{}, errors.New("database is locked")
+	}
+	jobs := s.jobs[m]
+	if each != nil && len(jobs) > 0 {
+		each(&slurmext.JobRecord{JobID: jobs[0].ID, User: jobs[0].User}, []profile.Job{{Key: profile.Key{Cluster: "lab", JobID: jobs[0].ID, Node: "gpu01"}, Notices: s.notices}})
+	}
+	return analysis.Input{Window: q.Window, Jobs: slices.Clone(jobs)}, nil
+}
+
+func month(y int, m time.Month) analysis.Window {
+	from := time.Date(y, m, 1, 0, 0, 0, 0, time.UTC)
+	return analysis.Window{From: from, To: from.AddDate(0, 1, 0)}
+}
+
+func gpuJob(id, user, account string, at time.Time) analysis.Job {
+	g := analysis.GPU{Node: "gpu01", Model: "NVIDIA H100 80GB HBM3", UtilMean: 50, UtilMeanValid: true, IdleFraction: 0.5, IdleValid: true}
+	return analysis.Job{Cluster: "lab", ID: id, User: user, Account: account, Partition: "gpu", State: "COMPLETED",
+		Submit: at, Start: at, End: at.Add(2 * time.Hour), TimeLimit: 4 * time.Hour,
+		ReqGPUs: 1, HasGPUData: true, GPUs: []analysis.GPU{g}}
+}
+
+// TestBuild: the month is read once, with its series, lean for a reader
+// who is not an admin, the notices tallied from the same pass; earlier
+// months are read lean and kept when they have jobs, oldest first; the
+// title, the sources' notes and the clock are the report's; the plan is
+// not simulated for a reader who is not an admin; names are anonymised
+// in this month's and the earlier months' jobs alike.
+func TestBuild(t *testing.T) {
+	nov, oct, aug := month(2026, 11), month(2026, 10), month(2026, 8)
+	src := &fakeSource{jobs: map[string][]analysis.Job{
+		"2026-11": {gpuJob("11", "alice", "lab", nov.From.Add(24*time.Hour)), gpuJob("12", "bob", "lab", nov.From.Add(48*time.Hour))},
+		"2026-10": {gpuJob("10", "carol", "phys", oct.From.Add(24*time.Hour))},
+		"2026-08": {gpuJob("8", "dave", "chem", aug.From.Add(24*time.Hour))},
+	}, notices: []profile.Notice{{Rule: profile.RuleIdleGPU, Time: nov.From.Add(25 * time.Hour), Status: profile.NoticeSent}}}
+	generated := time.Date(2026, 12, 1, 6, 0, 0, 0, time.UTC)
+	started, stopped := 0, 0
+	p := Params{Window: nov, Cluster: "lab", Top: 10, Compare: 3, Config: analysis.DefaultConfig(), User: "ann",
+		Sources:       report.Sources{Database: "/var/lib/gpuprof/gpuprof.db", Notes: []string{"only the jobs of ann"}},
+		StartProgress: func() (func(capacity.PlanProgress), func()) { started++; return nil, func() { stopped++ } },
+		Now:           func() time.Time { return generated }}
+	d, err := Build(context.Background(), src, p)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if d.Title != "GPU workload report, November 2026" || d.Month != "2026-11" || d.Cluster != "lab" || !d.Generated.Equal(generated) {
+		t.Errorf("title %q, month %q, cluster %q, generated %v", d.Title, d.Month, d.Cluster, d.Generated)
+	}
+	if d.Workload.Headline.Jobs != 2 || d.Findings.Jobs != nil {
+		t.Errorf("workload of %d jobs (want 2), findings keep %d jobs (want none)", d.Workload.Headline.Jobs, len(d.Findings.Jobs))
+	}
+	if d.Notices.Notices != 1 || d.Notices.Sent != 1 {
+		t.Errorf("notices = %+v, want the one sent", d.Notices)
+	}
+	var earlier []string
+	for _, e := range d.Earlier {
+		earlier = append(earlier, e.Month)
+	}
+	if !slices.Equal(earlier, []string{"2026-08", "2026-10"}) {
+		t.Errorf("earlier months = %v, want 2026-08 and 2026-10 (September has no jobs)", earlier)
+	}
+	if d.SimPlan == nil || d.SimPlan.Simulated || !strings.Contains(d.SimPlan.Verdict.Text, "ann sees only their own") || started != 1 || stopped != 1 {
+		t.Errorf("plan for a reader who is not an admin = %+v (progress started %d, stopped %d)", d.SimPlan.Verdict, started, stopped)
+	}
+	if len(d.Sources.Notes) != 2 || d.Sources.Notes[0] != "only the jobs of ann" || !strings.HasPrefix(d.Sources.Notes[1], "no GPU inventory:") {
+		t.Errorf("notes = %q, want the caller's, then the inventory's", d.Sources.Notes)
+	}
+	want := []Query{
+		{Cluster: "lab", Window: nov, WithSeries: true, Lean: true},
+		{Cluster: "lab", Window: month(2026, 8), Lean: true},
+		{Cluster: "lab", Window: month(2026, 9), Lean: true},
+		{Cluster: "lab", Window: oct, Lean: true},
+	}
+	if !slices.Equal(src.queries, want) || len(src.counts) != 0 {
+		t.Errorf("queries = %+v, counts %+v; want %+v and no count (no replay for a reader who is not an admin)", src.queries, src.counts, want)
+	}
+
+	// An admin's month is read in full when the replay can take it, and
+	// named in the plan as no one's in particular.
+	src.queries, src.counts = nil, nil
+	p.Admin, p.Compare, p.Anonymize, p.Title = true, 3, true, "November"
+	if d, err = Build(context.Background(), src, p); err != nil {
+		t.Fatal(err)
+	}
+	if src.queries[0] != (Query{Cluster: "lab", Window: nov, WithSeries: true}) || len(src.counts) != 1 {
+		t.Errorf("an admin's month read as %+v after %d counts, want in full after one", src.queries[0], len(src.counts))
+	}
+	if d.Title != "November" || !d.Anonymized {
+		t.Errorf("title %q, anonymized %v", d.Title, d.Anonymized)
+	}
+	for _, name := range []string{"alice", "bob", "carol", "dave", "phys", "chem"} {
+		for _, u := range d.Workload.Users {
+			if u.Name == name {
+				t.Errorf("user %q not anonymised", name)
+			}
+		}
+	}
+
+	// An earlier month that cannot be read is the report's error.
+	src.fail = "2026-10"
+	if _, err := Build(context.Background(), src, p); err == nil || !strings.HasPrefix(err.Error(), "month 2026-10: ") {
+		t.Errorf("err = %v, want it to name the month", err)
+	}
+}
+
+// A reader who is not an admin gets a plan that is not simulated, and
+// says why; so does each recommendation's effect.
+func TestPlanNotAdmin(t *testing.T) {
+	c := analysis.DefaultConfig()
+	f := analysis.Findings{Recommendations: []analysis.Recommendation{{ID: "R1", Effect: "400 idle GPU-hours a month"}}}
+	sp := Plan(analysis.Input{}, &f, capacity.WhatIfParams{}, c, false, "ann\x1b[31m", nil)
+	if sp.Simulated || sp.Verdict.Code != capacity.VerdictNotSimulated ||
+		!strings.Contains(sp.Verdict.Text, "root and admin_group only") || !strings.Contains(sp.Verdict.Text, "ann") ||
+		strings.ContainsRune(sp.Verdict.Text, 0x1b) {
+		t.Errorf("plan for a non-admin = %+v, want not simulated, naming root and admin_group and the user (sanitised)", sp.Verdict)
+	}
+	if e := f.Recommendations[0].Simulated; e == nil || e.Simulated || !strings.Contains(e.Text, "not simulated") {
+		t.Errorf("recommendation's effect = %+v, want one saying it is not simulated", e)
+	}
+}
+
+// TestLastWithJobs: the newest month with jobs, walking back; none in
+// three years is an error naming where the search began.
+func TestLastWithJobs(t *testing.T) {
+	src := &fakeSource{jobs: map[string][]analysis.Job{"2026-08": {gpuJob("8", "dave", "chem", month(2026, 8).From)}}}
+	w, err := LastWithJobs(context.Background(), src, month(2026, 11), "lab")
+	if err != nil || w != month(2026, 8) {
+		t.Errorf("LastWithJobs = %v, %v; want 2026-08", w, err)
+	}
+	if len(src.counts) != 4 || src.counts[0].Cluster != "lab" {
+		t.Errorf("counts = %+v, want 4 of cluster lab", src.counts)
+	}
+	if _, err := LastWithJobs(context.Background(), &fakeSource{}, month(2026, 11), ""); err == nil || !strings.Contains(err.Error(), "up to 2026-11") {
+		t.Errorf("no jobs: err = %v", err)
+	}
+}
