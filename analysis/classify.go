@@ -2,6 +2,7 @@ package analysis
 
 import (
 	"fmt"
+	"github.com/gpuprof/gpuprof/internal/present"
 	"strings"
 	"time"
 
@@ -300,7 +301,7 @@ func classifyScheduler(j *Job, m *Metrics, c *Config, why *[]Reason) Class {
 		case m.ElapsedValid && j.ArrayJobID != "" && m.Elapsed < cl.ShortJobMax.D():
 			ran = "a short array task (batch work, not debugging)"
 		case m.ElapsedValid:
-			ran = "ran " + FormatDuration(m.Elapsed) + ", neither short nor long"
+			ran = "ran " + present.Duration(m.Elapsed) + ", neither short nor long"
 		}
 		note := missing + " (scheduler record only)"
 		if j.HasGPUData {
@@ -315,7 +316,7 @@ func classifyScheduler(j *Job, m *Metrics, c *Config, why *[]Reason) Class {
 func otherNote(m *Metrics, c *Config) string {
 	var parts []string
 	if m.ElapsedValid {
-		parts = append(parts, "ran "+FormatDuration(m.Elapsed))
+		parts = append(parts, "ran "+present.Duration(m.Elapsed))
 	} else {
 		parts = append(parts, "run time unknown")
 	}

@@ -3,6 +3,7 @@ package analysis
 import (
 	"encoding/json"
 	"fmt"
+	"github.com/gpuprof/gpuprof/internal/present"
 )
 
 // Kind is a kind of bottleneck.
@@ -144,7 +145,7 @@ func diagnose(j *Job, m *Metrics, c *Config, out *[]Bottleneck) Kinds {
 		r := Reason{Rule: "vram_bound.peak"}
 		if out != nil {
 			r.Checks = []Check{{MetricVRAMPeakFrac, m.VRAMPeakFrac, OpGE, b.VRAMBoundFrac}}
-			r.Note = fmt.Sprintf("%s of %s", formatGiB(m.VRAMPeak), formatGiB(m.VRAMCard))
+			r.Note = fmt.Sprintf("%s of %s", present.GiB(m.VRAMPeak)+" GiB", present.GiB(m.VRAMCard)+" GiB")
 			if m.VRAMModel != "" {
 				r.Note += " on " + m.VRAMModel
 			}
@@ -230,9 +231,4 @@ func lowSMActivity(m *Metrics, c *Config) bool {
 	b := &c.Bottlenecks
 	return measure == MetricSMMean && m.UtilMeanValid && m.UtilMean >= b.LowSMUtilMin &&
 		m.SMMean < b.LowSMRatio*m.UtilMean
-}
-
-// formatGiB prints bytes in GiB with one decimal: "76.3 GiB".
-func formatGiB(b uint64) string {
-	return formatNumber(float64(b)/(1<<30)) + " GiB"
 }

@@ -3,7 +3,6 @@ package analysis
 import (
 	"math/rand/v2"
 	"testing"
-	"time"
 
 	"github.com/montanaflynn/stats"
 )
@@ -88,33 +87,6 @@ func TestPercentileMatchesStats(t *testing.T) {
 			if p == 50 && d.P50 != want || p == 95 && d.P95 != want {
 				t.Fatalf("trial %d: distOf %+v disagrees with stats %v at p%v", trial, d, want, p)
 			}
-		}
-	}
-}
-
-func TestFormatDuration(t *testing.T) {
-	tests := []struct {
-		d    time.Duration
-		want string
-	}{
-		// Slurm's own form (sacct Elapsed, squeue TIME_LIMIT): [D-]HH:MM:SS,
-		// truncated to the second.
-		{0, "00:00:00"},
-		{999 * time.Millisecond, "00:00:00"},
-		{45 * time.Second, "00:00:45"},
-		{90 * time.Second, "00:01:30"},
-		{30 * time.Minute, "00:30:00"},
-		{29*time.Minute + 59*time.Second, "00:29:59"},
-		{4 * time.Hour, "04:00:00"},
-		{6*time.Hour + 12*time.Minute + 30*time.Second, "06:12:30"},
-		{23*time.Hour + 59*time.Minute + 59*time.Second, "23:59:59"},
-		{72 * time.Hour, "3-00:00:00"},
-		{51*time.Hour + 5*time.Second, "2-03:00:05"},
-		{-90 * time.Minute, "-01:30:00"},
-	}
-	for _, tt := range tests {
-		if got := FormatDuration(tt.d); got != tt.want {
-			t.Errorf("FormatDuration(%v) = %q, want %q", tt.d, got, tt.want)
 		}
 	}
 }

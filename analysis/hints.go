@@ -3,6 +3,7 @@ package analysis
 import (
 	"cmp"
 	"fmt"
+	"github.com/gpuprof/gpuprof/internal/present"
 	"slices"
 	"strconv"
 	"time"
@@ -159,7 +160,7 @@ func Hints(j Job, c Config, types []GPUType) []Hint {
 		fitsShard(m.VRAMPeak, m.VRAMCard, rc) && computeOK && compute < c.Classes.LowUtilMax {
 		add(HintShard, "--gres=shard:1",
 			fmt.Sprintf("It used %s of the %s GPU memory (%s) and barely used its GPU (%s): if this cluster offers GPU shards (gres/shard), a shard instead of a whole GPU leaves the rest to others.",
-				formatGiB(m.VRAMPeak), formatGiB(m.VRAMCard), FormatFraction(m.VRAMPeakFrac), did))
+				present.GiB(m.VRAMPeak)+" GiB", present.GiB(m.VRAMCard)+" GiB", FormatFraction(m.VRAMPeakFrac), did))
 	}
 
 	// A smaller GPU type: the same compute measure as the shard hint, on
@@ -178,7 +179,7 @@ func Hints(j Job, c Config, types []GPUType) []Hint {
 			}
 			add(HintSmallerGPU, gpuOption(t.Type, used, nodes),
 				fmt.Sprintf("GPU memory peaked at %s of the %s of %s and it barely used %s (%s): type %s (%s, %s per GPU) is the smallest GPU type of this cluster that holds that peak with the %s margin, and leaves the larger card to jobs that need it.",
-					formatGiB(m.VRAMPeak), formatGiB(m.VRAMCard), its, gpus, did, t.Type, t.Model, formatGiB(t.Memory), formatTimes(c.Recommend.SharingMargin)))
+					present.GiB(m.VRAMPeak)+" GiB", present.GiB(m.VRAMCard)+" GiB", its, gpus, did, t.Type, t.Model, present.GiB(t.Memory)+" GiB", formatTimes(c.Recommend.SharingMargin)))
 		}
 	}
 
@@ -190,7 +191,7 @@ func Hints(j Job, c Config, types []GPUType) []Hint {
 		}
 		add(HintLargerGPU, gpuOption("<type>", n, nodes),
 			fmt.Sprintf("GPU memory peaked at %s of %s (%s)%s: replace <type> with a GPU type with more than %s (sinfo -o \"%%P %%G\" lists them), or reduce the batch size.",
-				formatGiB(m.VRAMPeak), formatGiB(m.VRAMCard), FormatFraction(m.VRAMPeakFrac), on, formatGiB(m.VRAMCard)))
+				present.GiB(m.VRAMPeak)+" GiB", present.GiB(m.VRAMCard)+" GiB", FormatFraction(m.VRAMPeakFrac), on, present.GiB(m.VRAMCard)+" GiB"))
 	}
 
 	if m.Preallocated {
@@ -208,7 +209,7 @@ func Hints(j Job, c Config, types []GPUType) []Hint {
 		if ratio >= rc.OverRequestRatio && want < j.TimeLimit {
 			add(HintTimeLimit, "--time="+slurmTime(want),
 				fmt.Sprintf("It ran %s of its %s limit (the limit was %s the run): %s is %s the run rounded up, and a shorter limit lets the scheduler start it sooner.",
-					FormatDuration(m.Elapsed), FormatDuration(j.TimeLimit), formatTimes(ratio), FormatDuration(want), formatTimes(limitMargin)))
+					present.Duration(m.Elapsed), present.Duration(j.TimeLimit), formatTimes(ratio), present.Duration(want), formatTimes(limitMargin)))
 		}
 	}
 
@@ -216,7 +217,7 @@ func Hints(j Job, c Config, types []GPUType) []Hint {
 		want := roundUp(time.Duration(float64(j.TimeLimit)*limitMargin), limitStep)
 		add(HintTimedOut, "--time="+slurmTime(want),
 			fmt.Sprintf("Slurm stopped it at its %s limit (TIMEOUT): if the work needs longer, ask for %s the limit; better, save checkpoints and resume (sbatch --requeue, --signal=B:USR1@300 to be warned 5 minutes before the end).",
-				FormatDuration(j.TimeLimit), formatTimes(limitMargin)))
+				present.Duration(j.TimeLimit), formatTimes(limitMargin)))
 	}
 
 	if j.State == "OUT_OF_MEMORY" {

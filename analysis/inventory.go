@@ -1,6 +1,9 @@
 package analysis
 
-import "fmt"
+import (
+	"fmt"
+	"github.com/gpuprof/gpuprof/internal/present"
+)
 
 // Inventory sources (Inventory.Source): where an answer's GPU nodes came
 // from. A slurm.conf is always named with its cluster ("slurm.conf of
@@ -47,7 +50,7 @@ func (v Inventory) Words() string {
 	case v.Source == "" || v.Source == InventoryNone || v.GPUs == 0:
 		return "none"
 	}
-	return fmt.Sprintf("%d %s on %d %s (from %s)", v.GPUs, PluralWord(v.GPUs, "GPU", "GPUs"), v.Nodes, PluralWord(v.Nodes, "node", "nodes"), v.Source)
+	return fmt.Sprintf("%d %s on %d %s (from %s)", v.GPUs, present.Plural(v.GPUs, "GPU", "GPUs"), v.Nodes, present.Plural(v.Nodes, "node", "nodes"), v.Source)
 }
 
 // ConfUse says which cluster an answer is for and which of that cluster's
@@ -85,7 +88,7 @@ func fitInventory(in *Input) {
 		return
 	}
 	in.Inventory.Misfit = fmt.Sprintf("the inventory does not fit the jobs: they held %s GPU-hours in the window, more than the %d %s of the inventory (from %s) could hold in it (%s)",
-		formatNumber(held), gpus, PluralWord(gpus, "GPU", "GPUs"), in.Inventory.Source, formatNumber(capacity))
+		formatNumber(held), gpus, present.Plural(gpus, "GPU", "GPUs"), in.Inventory.Source, formatNumber(capacity))
 	in.Inventory.Source = InventoryNone
 	in.Nodes = nil
 }

@@ -1,6 +1,7 @@
 package analysis
 
 import (
+	"github.com/gpuprof/gpuprof/internal/present"
 	"slices"
 	"strings"
 	"time"
@@ -368,3 +369,20 @@ func fromProfileGPU(node string, p *profile.GPU) GPU {
 	}
 	return g
 }
+
+// Facts are the GPU's facts as every page shows them (present.GPUFacts):
+// gpuprof show and the terminal UI's detail render this one view.
+func (g *GPU) Facts() present.GPUFacts {
+	return present.GPUFacts{
+		UtilMean: g.UtilMean, UtilKnown: g.UtilMeanValid,
+		UtilP95: g.UtilP95, P95Known: g.UtilPctValid,
+		Idle: g.IdleFraction, IdleKnown: g.IdleValid,
+		MemPeak: g.VRAMPeak, MemTotal: g.MemoryTotal, MemKnown: g.VRAMPeakValid,
+		EnergyJ: g.EnergyJ, EnergyKnown: g.EnergyValid,
+		IdleAllocation: g.IdleAllocation, Preallocated: g.Preallocated, Shared: g.Shared,
+	}
+}
+
+// ProfileGPU is one recorded GPU as the analysis sees it (the GPU of
+// FromView), for a page that walks the profiles node by node.
+func ProfileGPU(node string, p *profile.GPU) GPU { return fromProfileGPU(node, p) }

@@ -2,6 +2,7 @@ package analysis
 
 import (
 	"fmt"
+	"github.com/gpuprof/gpuprof/internal/present"
 	"slices"
 	"strings"
 	"time"
@@ -310,7 +311,7 @@ func (s NoticeSummary) Sentence() string {
 		return "No notices in this period."
 	}
 	var b strings.Builder
-	fmt.Fprintf(&b, "%s to the users of %s", plural(s.Notices, "notice", "notices"), plural(s.Jobs, "job", "jobs"))
+	fmt.Fprintf(&b, "%s to the users of %s", present.Count(s.Notices, "notice", "notices"), present.Count(s.Jobs, "job", "jobs"))
 	var parts []string
 	if s.Sent > 0 {
 		parts = append(parts, fmt.Sprintf("%d sent", s.Sent))
@@ -322,7 +323,7 @@ func (s NoticeSummary) Sentence() string {
 		parts = append(parts, fmt.Sprintf("%d not sent or pending", other))
 	}
 	if s.DryRuns > 0 {
-		parts = append(parts, plural(s.DryRuns, "cancel dry run", "cancel dry runs"))
+		parts = append(parts, present.Count(s.DryRuns, "cancel dry run", "cancel dry runs"))
 	}
 	if len(parts) > 0 {
 		b.WriteString(" (" + strings.Join(parts, ", ") + ")")
@@ -335,8 +336,8 @@ func (s NoticeSummary) Sentence() string {
 		fmt.Fprintf(&b, "; %s within an hour of one, freeing GPU time by an amount unknown (no time limit known).",
 			endedWords(s.FreedJobs))
 	default:
-		fmt.Fprintf(&b, "; %s within an hour of one, freeing %.1f GPU-hours of their time limits",
-			endedWords(known), s.FreedGPUHours)
+		fmt.Fprintf(&b, "; %s within an hour of one, freeing %s GPU-hours of their time limits",
+			endedWords(known), present.GPUHours(s.FreedGPUHours))
 		if s.FreedUnknown > 0 {
 			fmt.Fprintf(&b, ", and %d more by an amount unknown (no time limit known)", s.FreedUnknown)
 		}
@@ -345,8 +346,4 @@ func (s NoticeSummary) Sentence() string {
 	return b.String()
 }
 
-func endedWords(n int) string { return plural(n, "job", "jobs") + " ended" }
-
-func plural(n int, one, many string) string {
-	return fmt.Sprintf("%d %s", n, PluralWord(n, one, many))
-}
+func endedWords(n int) string { return present.Count(n, "job", "jobs") + " ended" }

@@ -3,6 +3,7 @@ package analysis
 import (
 	"cmp"
 	"fmt"
+	"github.com/gpuprof/gpuprof/internal/present"
 	"math"
 	"slices"
 	"time"
@@ -222,7 +223,7 @@ func plan(in *Input, f *facts, k *counter, p PlanParams, c *Config) CapacityPlan
 	}
 	cp.Evidence = append(cp.Evidence,
 		Reason{Rule: "plan.demand", Note: fmt.Sprintf("C_now %.2f GPUs (%.0f GPU-hours over %s), peak %s; C_future = %.2f·(1+%.2f)^(%d/12) + %.2f = %.2f; G = ceil(%.2f / %.2f) = %d; %s",
-			cp.CNow, total, FormatDuration(time.Duration(cp.PeriodHours*float64(time.Hour))), formatGPUs(cp.PeakGPUs),
+			cp.CNow, total, present.Duration(time.Duration(cp.PeriodHours*float64(time.Hour))), present.GPUsHeld(cp.PeakGPUs),
 			cp.CNow, p.Growth, p.Months, p.NewDemand, cp.CFuture, cp.CFuture, cp.QSafe, cp.GPUsNeeded, now)})
 	if s := share(waste); s >= pc.WasteShareMin {
 		cp.Constraints = append(cp.Constraints, ConstraintScheduling)

@@ -3,6 +3,7 @@ package analysis
 import (
 	"cmp"
 	"fmt"
+	"github.com/gpuprof/gpuprof/internal/present"
 	"math"
 	"slices"
 	"strings"
@@ -43,14 +44,14 @@ func recommendDebug(b *recBuilder, in *Input, f *facts) {
 	dd, wd := distOf(durs), distOf(waits)
 	if wd.P50 < dd.P50 || wd.P50 <= 0 {
 		b.nothing(RecDebugPart, "%d short jobs wait %s (p50), less than they run (%s): no debug partition",
-			len(durs), formatSeconds(wd.P50), formatSeconds(dd.P50))
+			len(durs), present.Seconds(wd.P50), present.Seconds(dd.P50))
 		return
 	}
 	// A wait of seconds is no queue, however short the runs: the same
 	// floor as the queue_bound bottleneck's.
 	if minWait := b.c.Bottlenecks.QueueBoundMinWait.D().Seconds(); wd.P50 < minWait {
 		b.nothing(RecDebugPart, "%d short jobs wait %s (p50), under bottlenecks.queue_bound_min_wait (%s): no debug partition",
-			len(durs), formatSeconds(wd.P50), formatSeconds(minWait))
+			len(durs), present.Seconds(wd.P50), present.Seconds(minWait))
 		return
 	}
 	maxTime := roundUp(time.Duration(dd.P95*float64(time.Second)), 15*time.Minute)
@@ -69,12 +70,12 @@ func recommendDebug(b *recBuilder, in *Input, f *facts) {
 			debugPartition, slurmTime(maxTime), slurmTime(defTime), debugPriorityTie, debugQOS, perUser),
 		Evidence: []Reason{
 			{Rule: "debug.jobs", Note: fmt.Sprintf("%d short jobs of %d users (%d without GPU utilisation readings)", len(durs), len(users), noReadings)},
-			{Rule: "debug.duration", Note: fmt.Sprintf("run time p50 %s, p95 %s", formatSeconds(dd.P50), formatSeconds(dd.P95))},
+			{Rule: "debug.duration", Note: fmt.Sprintf("run time p50 %s, p95 %s", present.Seconds(dd.P50), present.Seconds(dd.P95))},
 			{Rule: "debug.wait", Checks: []Check{{MetricWaitRatio, ratio, OpGE, 1}},
-				Note: fmt.Sprintf("wait p50 %s, p95 %s", formatSeconds(wd.P50), formatSeconds(wd.P95))},
+				Note: fmt.Sprintf("wait p50 %s, p95 %s", present.Seconds(wd.P50), present.Seconds(wd.P95))},
 			{Rule: "debug.per_user", Note: fmt.Sprintf("p95 over users of their peak concurrent short-job GPUs: %d", perUser)},
 		},
-		Effect: fmt.Sprintf("Short jobs start ahead of long work; their median wait (%s) should drop below their run time.", formatSeconds(wd.P50)),
+		Effect: fmt.Sprintf("Short jobs start ahead of long work; their median wait (%s) should drop below their run time.", present.Seconds(wd.P50)),
 		Config: []ConfigLine{
 			{TargetSacctmgr, "sacctmgr -i add qos " + debugQOS},
 			{TargetSacctmgr, fmt.Sprintf("sacctmgr -i modify qos %s set MaxWall=%s MaxTRESPerUser=gres/gpu=%d Priority=100 Flags=DenyOnLimit",
@@ -126,7 +127,7 @@ func recommendLong(b *recBuilder, in *Input, f *facts) {
 	peak := peaks[ClassLongTraining]
 	capN := max(1, int(math.Floor(rc.LongGrpFrac*float64(total))))
 	if peak <= float64(capN) {
-		b.nothing(RecLongQOS, "long training held at most %s of %d GPUs at once (cap would be %d): no long-training QOS", formatGPUs(peak), total, capN)
+		b.nothing(RecLongQOS, "long training held at most %s of %d GPUs at once (cap would be %d): no long-training QOS", present.GPUsHeld(peak), total, capN)
 		return
 	}
 	dd := distOf(durs)
@@ -139,9 +140,9 @@ func recommendLong(b *recBuilder, in *Input, f *facts) {
 			longQOS, slurmTime(wall), capN, total),
 		Evidence: []Reason{
 			{Rule: "long.peak", Checks: []Check{{Metric("gpu_fraction"), frac, OpGT, rc.LongGrpFrac}},
-				Note: fmt.Sprintf("long training held %s of %d GPUs at its peak", formatGPUs(peak), total)},
+				Note: fmt.Sprintf("long training held %s of %d GPUs at its peak", present.GPUsHeld(peak), total)},
 			{Rule: "long.duration", Note: fmt.Sprintf("%d runs; run time p50 %s, p95 %s, max %s", dd.N,
-				formatSeconds(dd.P50), formatSeconds(dd.P95), formatSeconds(dd.Max))},
+				present.Seconds(dd.P50), present.Seconds(dd.P95), present.Seconds(dd.Max))},
 		},
 		Effect: fmt.Sprintf("At least %d GPUs stay free for other work while long training runs.", total-capN),
 		Config: []ConfigLine{
@@ -277,7 +278,7 @@ func recommendDefaultTime(b *recBuilder, f *facts, fd *Findings) {
 			Evidence: []Reason{
 				{Rule: "default_time.ratio", Checks: []Check{{Metric("limit_ratio_p50"), lr.P50, OpGE, rc.OverRequestRatio}},
 					Note: fmt.Sprintf("%d finished jobs; limit / run time p95 %s", lr.N, formatTimes(lr.P95))},
-				{Rule: "default_time.duration", Note: fmt.Sprintf("run time p50 %s, p95 %s", formatSeconds(dd.P50), formatSeconds(dd.P95))},
+				{Rule: "default_time.duration", Note: fmt.Sprintf("run time p50 %s, p95 %s", present.Seconds(dd.P50), present.Seconds(dd.P95))},
 			},
 			Effect: "Limits close to real run times let the backfill scheduler start waiting jobs in the gaps.",
 			Config: []ConfigLine{
@@ -547,9 +548,9 @@ func recommendUsers(b *recBuilder, f *facts, shared map[string]sharingPlan) {
 				Kind:  RecUserShard,
 				Title: fmt.Sprintf("User %s: use a shard", u),
 				Change: fmt.Sprintf("peak %s of %s → --gres=shard:1 on partition %s",
-					formatGiB(uint64(nd.Max)), formatGiB(sp.card), sp.partition),
+					present.GiB(uint64(nd.Max))+" GiB", present.GiB(sp.card)+" GiB", sp.partition),
 				Evidence: []Reason{{Rule: "user.shard", Note: fmt.Sprintf("%d of %d runs on %s needed at most %s (a shard holds %s)",
-					len(needs), a.runs, model, formatGiB(uint64(nd.Max)), formatGiB(sp.need))}},
+					len(needs), a.runs, model, present.GiB(uint64(nd.Max))+" GiB", present.GiB(sp.need)+" GiB")}},
 				Effect: fmt.Sprintf("%d jobs share a card instead of holding one each.", sp.shards),
 				Config: []ConfigLine{
 					{TargetSbatch, "#SBATCH --partition=" + sp.partition},

@@ -4,10 +4,8 @@ import (
 	"math"
 	"strconv"
 	"strings"
-	"time"
 
 	"github.com/gpuprof/gpuprof/internal/present"
-	"github.com/gpuprof/gpuprof/slurmext"
 )
 
 // Metric names a measured quantity a rule compares; its unit is fixed.
@@ -87,9 +85,9 @@ func (c Check) String() string {
 	format := formatNumber
 	switch c.Metric {
 	case MetricElapsed:
-		label, format = "ran", formatSeconds
+		label, format = "ran", present.Seconds
 	case MetricWait:
-		label, format = "waited", formatSeconds
+		label, format = "waited", present.Seconds
 	case MetricWaitRatio:
 		label, format = "wait/run", formatTimes
 	case MetricUtilMean:
@@ -141,27 +139,9 @@ func formatNumber(v float64) string {
 	return strconv.FormatFloat(math.Round(v*10)/10, 'f', -1, 64)
 }
 
-// formatGPUs prints GPUs held at once as every output shows them: a
-// whole number as it is, GPU-equivalents of shards to two decimals
-// ("52.46"), so that a note and the table beside it print one number.
-func formatGPUs(v float64) string {
-	if v == math.Trunc(v) {
-		return strconv.FormatFloat(v, 'f', 0, 64)
-	}
-	return strconv.FormatFloat(v, 'f', 2, 64)
-}
-
 // formatPercent prints a value in percent as the report and the CLI do,
 // with a space before the sign: "87 %", "29.9 %".
 func formatPercent(v float64) string { return formatNumber(v) + " %" }
-
-// PluralWord is one when n is 1, else many.
-func PluralWord(n int, one, many string) string {
-	if n == 1 {
-		return one
-	}
-	return many
-}
 
 // FormatFraction prints a fraction (0–1) as a percentage: 0.25 is "25 %".
 func FormatFraction(v float64) string { return formatNumber(v*100) + " %" }
@@ -170,16 +150,4 @@ func FormatFraction(v float64) string { return formatNumber(v*100) + " %" }
 // (present.Activity: "0.02 %", "4.5 %", "92 %").
 func formatActivity(v float64) string { return present.Activity(v) + " %" }
 
-func formatTimes(v float64) string   { return formatNumber(v) + "×" }
-func formatSeconds(v float64) string { return FormatDuration(time.Duration(v * float64(time.Second))) }
-
-// FormatDuration prints a duration as Slurm does ([D-]HH:MM:SS, truncated
-// to the second: "06:12:00", "2-03:00:00", "00:00:45"; see
-// slurmext.FormatDuration), so that prose, the report and sacct agree. A
-// negative duration is its magnitude with a leading '-'.
-func FormatDuration(d time.Duration) string {
-	if d < 0 {
-		return "-" + slurmext.FormatDuration(-d, false)
-	}
-	return slurmext.FormatDuration(d, false)
-}
+func formatTimes(v float64) string { return formatNumber(v) + "×" }

@@ -2,6 +2,7 @@ package analysis
 
 import (
 	"fmt"
+	"github.com/gpuprof/gpuprof/internal/present"
 	"math"
 	"slices"
 	"strings"
@@ -130,7 +131,7 @@ func recommendSharing(b *recBuilder, in *Input, f *facts) map[string]sharingPlan
 		need := needWithMargin(nd.P95, rc)
 		shards := min(rc.MaxShards, int(a.card/max(need, 1)))
 		if shards < 2 {
-			b.nothing(RecShards, "%s: p95 need %s × %v margin leaves room for fewer than 2 jobs per card", model, formatGiB(uint64(nd.P95)), rc.SharingMargin)
+			b.nothing(RecShards, "%s: p95 need %s × %v margin leaves room for fewer than 2 jobs per card", model, present.GiB(uint64(nd.P95))+" GiB", rc.SharingMargin)
 			continue
 		}
 		// The first shared model's partition is "shared"; further models
@@ -152,7 +153,7 @@ func recommendSharing(b *recBuilder, in *Input, f *facts) map[string]sharingPlan
 			{Rule: "sharing.share", Checks: []Check{{Metric("gpu_hours_share"), share, OpGE, rc.SharingShareMin}},
 				Note: fmt.Sprintf("%.0f of %.0f GPU-hours", a.candHours, a.hours)},
 			{Rule: "sharing.need", Note: fmt.Sprintf("memory need p50 %s, p95 %s, max %s of %s; util p50 %s, p95 %s%s",
-				formatGiB(uint64(nd.P50)), formatGiB(uint64(nd.P95)), formatGiB(uint64(nd.Max)), formatGiB(a.card),
+				present.GiB(uint64(nd.P50))+" GiB", present.GiB(uint64(nd.P95))+" GiB", present.GiB(uint64(nd.Max))+" GiB", present.GiB(a.card)+" GiB",
 				formatPercent(ud.P50), formatPercent(ud.P95), preNote)},
 		}
 		capFrac := math.Floor(float64(need)/float64(a.card)*100) / 100
@@ -161,7 +162,7 @@ func recommendSharing(b *recBuilder, in *Input, f *facts) map[string]sharingPlan
 			Kind:  RecShards,
 			Title: fmt.Sprintf("Share %s GPUs: %d shards per GPU", GRESType(model), shards),
 			Change: fmt.Sprintf("Configure %d shards per %s GPU and a partition %q for shard jobs. Shards isolate nothing: every shard job must cap its memory at %s (%.2f of the card), e.g. torch.cuda.set_per_process_memory_fraction(%.2f), XLA_PYTHON_CLIENT_MEM_FRACTION, or CUDA_MPS_PINNED_DEVICE_MEM_LIMIT under MPS. The node lines name the GPU type (gpu:%s), so gres.conf must list these GPUs with Type=%s (AutoDetect=nvml does); merge the Gres= part into each node's existing NodeName line.",
-				shards, model, part, formatGiB(need), capFrac, capFrac, GRESType(model), GRESType(model)),
+				shards, model, part, present.GiB(need)+" GiB", capFrac, capFrac, GRESType(model), GRESType(model)),
 			Evidence: evidence,
 			Effect: fmt.Sprintf("%.0f GPU-hours of small work could run %d to a card, freeing up to %.0f GPU-hours (%s of the model's) for whole-GPU jobs.",
 				a.candHours, shards, a.candHours*(1-1/float64(shards)), FormatFraction(share*(1-1/float64(shards)))),
@@ -218,7 +219,7 @@ func recommendSharing(b *recBuilder, in *Input, f *facts) map[string]sharingPlan
 					Change: fmt.Sprintf("Partition GPUs for small work into %d × %s (nvidia-smi mig -cgi %s -C), which isolates memory and compute in hardware; Slurm then sees typed GPUs via AutoDetect=nvml (not in Debian's slurm-wlm).",
 						lay.Count, lay.Profile.Name, strings.Join(specs, ",")),
 					Evidence: []Reason{{Rule: "mig.pack", Note: fmt.Sprintf("p95 need with margin %s fits %s (%g GB, %d of 7 compute slices); %d instances per GPU",
-						formatGiB(need), lay.Profile.Name, lay.Profile.MemoryGB, lay.Profile.Slices, lay.Count)}},
+						present.GiB(need)+" GiB", lay.Profile.Name, lay.Profile.MemoryGB, lay.Profile.Slices, lay.Count)}},
 					Effect: fmt.Sprintf("%d isolated jobs per card instead of 1.", lay.Count),
 					// Replayed like shards: each GPU of the model holds
 					// lay.Count instances, one per candidate job.

@@ -4,6 +4,7 @@ import (
 	"cmp"
 	"errors"
 	"fmt"
+	"github.com/gpuprof/gpuprof/internal/present"
 	"math"
 	"slices"
 	"strings"
@@ -199,10 +200,10 @@ func SimulatePlan(in analysis.Input, findings *analysis.Findings, p SimPlanParam
 	period := time.Duration(findings.Plan.PeriodHours * float64(time.Hour))
 	var short []string
 	if period < pc.MinWindow.D() {
-		short = append(short, fmt.Sprintf("%s of data (at least %s needed, plan.min_window)", analysis.FormatDuration(period), analysis.FormatDuration(pc.MinWindow.D())))
+		short = append(short, fmt.Sprintf("%s of data (at least %s needed, plan.min_window)", present.Duration(period), present.Duration(pc.MinWindow.D())))
 	}
 	if gpuJobs < pc.MinJobs {
-		short = append(short, fmt.Sprintf("%d GPU %s (at least %d needed, plan.min_jobs)", gpuJobs, analysis.PluralWord(gpuJobs, "job", "jobs"), pc.MinJobs))
+		short = append(short, fmt.Sprintf("%d GPU %s (at least %d needed, plan.min_jobs)", gpuJobs, present.Plural(gpuJobs, "job", "jobs"), pc.MinJobs))
 	}
 	if len(short) > 0 {
 		sp.NotSimulated = "not enough data: " + strings.Join(short, "; ")
@@ -457,7 +458,7 @@ func (pl *planner) makePlan(sp *SimPlan, findings *analysis.Findings, pc *analys
 		_, after := worst(next.sc, false)
 		if after.Median > before.Median+math.Max(effectMinAbs, effectMinShare*before.Median) {
 			e.Text = strings.TrimSuffix(e.Text, ".") + fmt.Sprintf(": it helps alone, but with %s at the horizon the worst replayed p95 wait would be %s instead of %s; not applied in the plan.",
-				JoinWords(sp.Free), shortDur(after.Median), shortDur(before.Median))
+				present.List(sp.Free), present.Seconds(after.Median), present.Seconds(before.Median))
 			e.Outcome = analysis.EffectAloneOnly
 			continue
 		}
@@ -593,12 +594,12 @@ func (pl *planner) effectOf(r *analysis.Recommendation, o evalOut, calErr float6
 		e.Outcome = analysis.EffectNone
 	}
 	text := fmt.Sprintf("Expected effect (simulated): p95 wait of %s %s → %s (p10–p90 %s–%s; calibration error ±%s); mean wait of all GPU jobs %s → %s",
-		e.Group, shortDur(b.WaitP95.Median), shortDur(a.WaitP95.Median), shortDur(a.WaitP95.P10), shortDur(a.WaitP95.P90),
-		shortDur(calErr), shortDur(e.AllFrom.WaitMean.Median), shortDur(e.AllTo.WaitMean.Median))
+		e.Group, present.Seconds(b.WaitP95.Median), present.Seconds(a.WaitP95.Median), present.Seconds(a.WaitP95.P10), present.Seconds(a.WaitP95.P90),
+		present.Seconds(calErr), present.Seconds(e.AllFrom.WaitMean.Median), present.Seconds(e.AllTo.WaitMean.Median))
 	switch {
 	case more > 0:
 		text += fmt.Sprintf(": harmful, %d more %s could never start with it (%s); not applied in the plan",
-			more, analysis.PluralWord(more, "job", "jobs"), strings.Join(ch.sc.Jobs.LeftOutWhy, "; "))
+			more, present.Plural(more, "job", "jobs"), strings.Join(ch.sc.Jobs.LeftOutWhy, "; "))
 	case e.Outcome == analysis.EffectHarms:
 		text += ": harmful, the queue as a whole waits longer; not applied in the plan"
 	case e.Outcome == analysis.EffectNone:
@@ -716,7 +717,7 @@ func (pl *planner) searchModel(g analysis.Group, changes []analysis.Change, maxG
 	}
 	if g0.FullHours.Median <= 0 {
 		mp.Needed = -1
-		mp.Why = fmt.Sprintf("its jobs wait (p95 %s) while some of its GPUs are free at every moment: limits, reservations or job shapes, not capacity", shortDur(g0.WaitP95.Median))
+		mp.Why = fmt.Sprintf("its jobs wait (p95 %s) while some of its GPUs are free at every moment: limits, reservations or job shapes, not capacity", present.Seconds(g0.WaitP95.Median))
 		return mp, nil, nil
 	}
 	lo, hi := 0, 0
@@ -733,7 +734,7 @@ func (pl *planner) searchModel(g analysis.Group, changes []analysis.Change, maxG
 			if c := mp.Curve[len(mp.Curve)-1].ComparedGroup; strings.HasPrefix(c, "partition ") && strings.Contains(c, " on ") {
 				whose = " for the jobs of " + strings.TrimSuffix(c, " on "+g.Name) + " on it"
 			}
-			mp.Why = fmt.Sprintf("%d more GPUs still leave a p95 wait of %s%s (plan.max_purchase %d)", k, shortDur(mg.WaitP95.Median), whose, maxGPUs)
+			mp.Why = fmt.Sprintf("%d more GPUs still leave a p95 wait of %s%s (plan.max_purchase %d)", k, present.Seconds(mg.WaitP95.Median), whose, maxGPUs)
 			return mp, nil, nil
 		}
 	}

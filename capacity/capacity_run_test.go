@@ -124,7 +124,7 @@ func TestCellWords(t *testing.T) {
 		seeds       int
 		want        string
 	}{
-		{"a model's jobs over", "partition short", cells(1000, 5000), 5, ": its jobs on h100 1h23m still wait longer"},
+		{"a model's jobs over", "partition short", cells(1000, 5000), 5, ": its jobs on h100 01:23:20 still wait longer"},
 		{"every model's under, medians", "partition short", cells(1000, 3000), 5, "median over 5 seeds"},
 		{"one seed", "partition short", cells(1000, 3000), 1, "its rules or job shapes bind"},
 		{"a model named", "model h100", cells(1000, 5000), 5, "its rules or job shapes bind"},

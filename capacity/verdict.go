@@ -2,6 +2,7 @@ package capacity
 
 import (
 	"fmt"
+	"github.com/gpuprof/gpuprof/internal/present"
 	"slices"
 	"strings"
 
@@ -69,7 +70,7 @@ type Verdict struct {
 // for a model whose GPUs were all busy at some time in the replay.
 func verdictOf(sp *SimPlan, f *analysis.Findings, recs []analysis.Recommendation) Verdict {
 	v := Verdict{Evidence: []string{}}
-	target := shortDur(sp.TargetP95Wait)
+	target := present.Seconds(sp.TargetP95Wait)
 	horizon := fmt.Sprintf("the %d-month horizon", sp.Months)
 	upTo := "up to " + horizon
 	if sp.Months == 0 {
@@ -83,7 +84,7 @@ func verdictOf(sp *SimPlan, f *analysis.Findings, recs []analysis.Recommendation
 	case strings.HasPrefix(sp.NotSimulated, leftOutPrefix):
 		v.Code, v.Binding = VerdictLeftOut, BindingCluster
 		v.Text = fmt.Sprintf("No job can be replayed: every one of the window's %d GPU %s asks for what the cluster does not have (%s). %s",
-			sp.Jobs.LeftOut, analysis.PluralWord(sp.Jobs.LeftOut, "job", "jobs"), strings.Join(sp.Jobs.LeftOutWhy, "; "), checkClusterWords)
+			sp.Jobs.LeftOut, present.Plural(sp.Jobs.LeftOut, "job", "jobs"), strings.Join(sp.Jobs.LeftOutWhy, "; "), checkClusterWords)
 		return v
 	case strings.HasPrefix(sp.NotSimulated, "no inventory"):
 		v.Code = VerdictNoInventory
@@ -103,7 +104,7 @@ func verdictOf(sp *SimPlan, f *analysis.Findings, recs []analysis.Recommendation
 	if sp.Calibration != nil {
 		c := sp.Calibration
 		v.Evidence = append(v.Evidence, fmt.Sprintf("calibration on %d jobs: start order rank correlation %.2f, p95 waits within ±%s of the observed; %s",
-			c.Jobs, c.RankCorrelation, shortDur(sp.CalibrationError), map[bool]string{true: "good", false: "poor"}[c.Reliable]))
+			c.Jobs, c.RankCorrelation, present.Seconds(sp.CalibrationError), map[bool]string{true: "good", false: "poor"}[c.Reliable]))
 		for _, u := range c.Unreproduced {
 			v.Evidence = append(v.Evidence, "calibration: "+u)
 		}
@@ -112,13 +113,13 @@ func verdictOf(sp *SimPlan, f *analysis.Findings, recs []analysis.Recommendation
 	helping := sp.Free
 	freeWords := ""
 	if len(helping) > 0 {
-		freeWords = fmt.Sprintf(" with %s applied", JoinWords(helping))
+		freeWords = fmt.Sprintf(" with %s applied", present.List(helping))
 	}
 	wTodayName, wToday := worstOrEmpty(sp.Horizon)
 	wFreeName, wFree := worstOrEmpty(sp.WithFree)
-	v.Evidence = append(v.Evidence, fmt.Sprintf("at %s with today's rules the worst replayed p95 wait is %s's %s (target %s)", horizon, wTodayName, shortDur(wToday), target))
+	v.Evidence = append(v.Evidence, fmt.Sprintf("at %s with today's rules the worst replayed p95 wait is %s's %s (target %s)", horizon, wTodayName, present.Seconds(wToday), target))
 	if len(helping) > 0 {
-		v.Evidence = append(v.Evidence, fmt.Sprintf("with %s: %s's %s", JoinWords(helping), wFreeName, shortDur(wFree)))
+		v.Evidence = append(v.Evidence, fmt.Sprintf("with %s: %s's %s", present.List(helping), wFreeName, present.Seconds(wFree)))
 	}
 	met := wFree <= sp.TargetP95Wait
 	switch {
@@ -126,19 +127,19 @@ func verdictOf(sp *SimPlan, f *analysis.Findings, recs []analysis.Recommendation
 		// "No change" is never said while jobs could not run.
 		v.Code, v.Binding = VerdictLeftOut, BindingCluster
 		v.Text = fmt.Sprintf("Not every job can run on this cluster: %s The other jobs keep their replayed p95 wait under %s %s (worst: %s, %s), and no rule found a change to recommend. %s",
-			sp.Jobs.LeftOutWords(), target, upTo, wFreeName, shortDur(wFree), checkClusterWords)
+			sp.Jobs.LeftOutWords(), target, upTo, wFreeName, present.Seconds(wFree), checkClusterWords)
 	case met && len(recs) == 0:
 		v.Code = VerdictNoChange
 		v.Text = fmt.Sprintf("No change needed: every partition and GPU model keeps its replayed p95 wait under %s %s (worst: %s, %s), and no rule found a change to recommend.",
-			target, upTo, wFreeName, shortDur(wFree))
+			target, upTo, wFreeName, present.Seconds(wFree))
 	case met:
 		v.Code, v.Binding = VerdictPolicy, BindingPolicy
 		if wToday <= sp.TargetP95Wait {
 			v.Text = fmt.Sprintf("No purchase needed: every partition and GPU model keeps its replayed p95 wait under %s %s (worst: %s, %s). The %s below still cut waste or waits.",
-				target, upTo, wTodayName, shortDur(wToday), countWords(len(recs), "recommendation", "recommendations"))
+				target, upTo, wTodayName, present.Seconds(wToday), present.Count(len(recs), "recommendation", "recommendations"))
 		} else {
 			v.Text = fmt.Sprintf("Change policy first, no purchase needed: %s, every partition and GPU model keeps its replayed p95 wait under %s at %s (worst: %s, %s; %s without them).",
-				strings.TrimPrefix(freeWords, " "), target, horizon, wFreeName, shortDur(wFree), shortDur(wToday))
+				strings.TrimPrefix(freeWords, " "), target, horizon, wFreeName, present.Seconds(wFree), present.Seconds(wToday))
 		}
 		if slices.Contains(cons, analysis.ConstraintStorage) && hasKind(recs, analysis.RecStorage) {
 			v.Binding = BindingStorage
@@ -150,10 +151,10 @@ func verdictOf(sp *SimPlan, f *analysis.Findings, recs []analysis.Recommendation
 		wpName, wp := worstOrEmpty(sp.WithPurchase)
 		after := ""
 		if len(helping) > 0 {
-			after = fmt.Sprintf(" after applying %s", JoinWords(helping))
+			after = fmt.Sprintf(" after applying %s", present.List(helping))
 		}
 		v.Text = fmt.Sprintf("Buy %s%s: at %s the worst replayed p95 wait falls from %s (%s) to %s (%s), under the %s target.",
-			purchaseWords(sp.Purchase), after, horizon, shortDur(wFree), wFreeName, shortDur(wp), wpName, target)
+			purchaseWords(sp.Purchase), after, horizon, present.Seconds(wFree), wFreeName, present.Seconds(wp), wpName, target)
 		if slices.Contains(cons, analysis.ConstraintMemory) {
 			v.Binding = BindingGPUMemory
 			v.Text += " Much of the work is bound by GPU memory: buy them as GPUs with more memory."
@@ -161,7 +162,7 @@ func verdictOf(sp *SimPlan, f *analysis.Findings, recs []analysis.Recommendation
 		for _, c := range sp.Costs {
 			if c.Cheaper == "rent" {
 				v.Text += fmt.Sprintf(" Renting that work is cheaper than owning the %s: %s would be busy %s of the time, below the break-even %s.",
-					c.Model, analysis.PluralWord(c.GPUs, "it", "they"), analysis.FormatFraction(c.Utilisation), analysis.FormatFraction(c.BreakEven))
+					c.Model, present.Plural(c.GPUs, "it", "they"), analysis.FormatFraction(c.Utilisation), analysis.FormatFraction(c.BreakEven))
 			} else {
 				v.Evidence = append(v.Evidence, fmt.Sprintf("owning the %s is cheaper than renting: busy %s of the time, above the break-even %s",
 					c.Model, analysis.FormatFraction(c.Utilisation), analysis.FormatFraction(c.BreakEven)))
@@ -199,10 +200,10 @@ func verdictOf(sp *SimPlan, f *analysis.Findings, recs []analysis.Recommendation
 			// job shapes, not a model's count.
 			v.Binding, v.BindingName = BindingPolicy, wpName
 			v.Text = fmt.Sprintf("The smallest purchase per GPU model (%s) still leaves %s at a replayed p95 wait of %s at %s, against %s%s.",
-				purchaseWords(sp.Purchase), wpName, shortDur(wp), horizon, target, cellWords(sp, wpName))
+				purchaseWords(sp.Purchase), wpName, present.Seconds(wp), horizon, target, cellWords(sp, wpName))
 		} else {
 			v.Text = fmt.Sprintf("No purchase of up to %s of one model meets the target: at %s the worst replayed p95 wait stays %s (%s), against %s.%s",
-				countWords(maxPurchase(sp), "GPU", "GPUs"), horizon, shortDur(wp), wpName, target, why)
+				present.Count(maxPurchase(sp), "GPU", "GPUs"), horizon, present.Seconds(wp), wpName, target, why)
 			if w := placedModelWords(sp.WithFree, v.BindingName); w != "" {
 				v.Evidence = append(v.Evidence, w)
 			}
@@ -220,10 +221,10 @@ func verdictOf(sp *SimPlan, f *analysis.Findings, recs []analysis.Recommendation
 	if tl := sp.Timeline; tl != nil && v.Code != VerdictNoChange {
 		switch {
 		case tl.BreachMonth == 0:
-			v.Evidence = append(v.Evidence, fmt.Sprintf("without a purchase the target is missed already (%s, replayed p95 %s)", tl.Group, shortDur(tl.P95.Median)))
+			v.Evidence = append(v.Evidence, fmt.Sprintf("without a purchase the target is missed already (%s, replayed p95 %s)", tl.Group, present.Seconds(tl.P95.Median)))
 		case tl.BreachMonth > 0:
 			s := fmt.Sprintf("Without a purchase, growth of %s a year breaks the target in month %d (%s, %s: replayed p95 %s); with a %d-month lead time, order by %s",
-				analysis.FormatFraction(sp.Growth), tl.BreachMonth, tl.BreachDate.Format("2006-01"), tl.Group, shortDur(tl.P95.Median),
+				analysis.FormatFraction(sp.Growth), tl.BreachMonth, tl.BreachDate.Format("2006-01"), tl.Group, present.Seconds(tl.P95.Median),
 				sp.LeadTimeMonths, tl.OrderBy.Format("2006-01-02"))
 			if tl.Late {
 				s += " (already past: order now)"
@@ -258,12 +259,12 @@ func cellWords(sp *SimPlan, group string) string {
 		}
 		n++
 		if c.WaitP95.Median > sp.TargetP95Wait {
-			over = append(over, fmt.Sprintf("%s %s", c.Model, shortDur(c.WaitP95.Median)))
+			over = append(over, fmt.Sprintf("%s %s", c.Model, present.Seconds(c.WaitP95.Median)))
 		}
 	}
 	switch {
 	case len(over) > 0:
-		return fmt.Sprintf(": its jobs on %s still wait longer (replayed p95), with the purchases of the models searched after", JoinWords(over))
+		return fmt.Sprintf(": its jobs on %s still wait longer (replayed p95), with the purchases of the models searched after", present.List(over))
 	case n > 0 && sp.Seeds > 1:
 		return fmt.Sprintf(", though its jobs on each GPU model wait under it: each wait is the median over %d seeds of one replay's p95, and a partition's median need not lie under its models'", sp.Seeds)
 	}
@@ -281,7 +282,7 @@ func placedModelWords(sc *Scenario, model string) string {
 	for _, g := range sc.Models {
 		if g.Name == model && g.PlacedOnly() {
 			return fmt.Sprintf("%s: no job asked for it; the %d %s that could run on it could run on another model of their partitions as well (no GPU type asked): it is the model the replay placed them on (first fit in node order), and GPUs of any model they can run on would serve them",
-				model, g.Placeable, analysis.PluralWord(g.Placeable, "job", "jobs"))
+				model, g.Placeable, present.Plural(g.Placeable, "job", "jobs"))
 		}
 	}
 	return ""
@@ -311,15 +312,15 @@ func purchaseWords(ps []Purchase) string {
 	for _, p := range ps {
 		if strings.EqualFold(p.Model, "gpu") {
 			// Untyped GPUs: slurm.conf names no type, no profile a model.
-			parts = append(parts, fmt.Sprintf("%d more %s", p.GPUs, analysis.PluralWord(p.GPUs, "GPU", "GPUs")))
+			parts = append(parts, fmt.Sprintf("%d more %s", p.GPUs, present.Plural(p.GPUs, "GPU", "GPUs")))
 			continue
 		}
-		parts = append(parts, fmt.Sprintf("%d %s %s", p.GPUs, p.Model, analysis.PluralWord(p.GPUs, "GPU", "GPUs")))
+		parts = append(parts, fmt.Sprintf("%d %s %s", p.GPUs, p.Model, present.Plural(p.GPUs, "GPU", "GPUs")))
 	}
 	if len(parts) == 0 {
 		return "none"
 	}
-	return JoinWords(parts)
+	return present.List(parts)
 }
 
 func purchaseMeets(sp *SimPlan) bool {
@@ -358,22 +359,6 @@ func worstOrEmpty(sc *Scenario) (string, float64) {
 
 func hasKind(recs []analysis.Recommendation, kind string) bool {
 	return slices.ContainsFunc(recs, func(r analysis.Recommendation) bool { return r.Kind == kind })
-}
-
-// JoinWords writes "a", "a and b", "a, b and c": the plan's lists of
-// recommendations and purchases, in every output.
-func JoinWords(w []string) string {
-	switch len(w) {
-	case 0:
-		return ""
-	case 1:
-		return w[0]
-	}
-	return strings.Join(w[:len(w)-1], ", ") + " and " + w[len(w)-1]
-}
-
-func countWords(n int, one, many string) string {
-	return fmt.Sprintf("%d %s", n, analysis.PluralWord(n, one, many))
 }
 
 // BindingWords names the binding constraint in words ("GPU model NVIDIA

@@ -3,6 +3,7 @@ package capacity
 import (
 	"errors"
 	"fmt"
+	"github.com/gpuprof/gpuprof/internal/present"
 	"math"
 	"slices"
 	"strings"
@@ -48,7 +49,7 @@ func (e *NoJobsError) Error() string {
 		with = " with the changes"
 	}
 	return fmt.Sprintf("%s: all %d GPU %s of the window are left out%s (%s)",
-		ErrNoJobs, e.Jobs.LeftOut, analysis.PluralWord(e.Jobs.LeftOut, "job", "jobs"), with, strings.Join(e.Jobs.LeftOutWhy, "; "))
+		ErrNoJobs, e.Jobs.LeftOut, present.Plural(e.Jobs.LeftOut, "job", "jobs"), with, strings.Join(e.Jobs.LeftOutWhy, "; "))
 }
 
 func (e *NoJobsError) Unwrap() error { return ErrNoJobs }
@@ -209,7 +210,7 @@ func (s SimJobs) LeftOutWords() string {
 	}
 	all := max(s.GPUJobs, s.LeftOut+s.Replayed)
 	w := fmt.Sprintf("%d of %d GPU %s left out of the replay (%s of their GPU-hours): %s",
-		s.LeftOut, all, analysis.PluralWord(all, "job", "jobs"), analysis.FormatFraction(s.LeftOutShare), strings.Join(s.LeftOutWhy, "; "))
+		s.LeftOut, all, present.Plural(all, "job", "jobs"), analysis.FormatFraction(s.LeftOutShare), strings.Join(s.LeftOutWhy, "; "))
 	if s.LeftOutShare > LeftOutMaxShare {
 		w += fmt.Sprintf("; more than the %s of the GPU-hours an answer may leave out: its waits are of the other jobs only", analysis.FormatFraction(LeftOutMaxShare))
 	}
@@ -439,17 +440,17 @@ func placementWords(changes []analysis.Change, today, changed *replay) []string 
 		if len(models) == 0 || demand > 0 {
 			continue
 		}
-		name := JoinWords(models)
+		name := present.List(models)
 		spec := flag + " " + c.Spec
 		switch {
 		case placeable == 0:
 			out = append(out, fmt.Sprintf("%s: no job of the window could run on %s GPUs, so the change moves no job", spec, name))
 		case c.Kind == analysis.ChangeAdd:
 			out = append(out, fmt.Sprintf("%s: no job asked for %s; the %d %s that could run on its GPUs could run on another model as well (no GPU type asked), so where they run is the replay's placement (first fit in node order, added nodes last): the GPUs added take untyped jobs placed by the replay, which answers nothing about a demand for %s",
-				spec, name, placeable, analysis.PluralWord(placeable, "job", "jobs"), name))
+				spec, name, placeable, present.Plural(placeable, "job", "jobs"), name))
 		default:
 			out = append(out, fmt.Sprintf("%s: no job asked for %s; the %d %s that could run on its GPUs could run on another model as well (no GPU type asked), so where they run is the replay's placement (first fit in node order): removing its GPUs moves untyped jobs placed by the replay, which answers nothing about a demand for %s",
-				spec, name, placeable, analysis.PluralWord(placeable, "job", "jobs"), name))
+				spec, name, placeable, present.Plural(placeable, "job", "jobs"), name))
 		}
 	}
 	return out

@@ -3,6 +3,7 @@ package capacity
 import (
 	"cmp"
 	"fmt"
+	"github.com/gpuprof/gpuprof/internal/present"
 	"math"
 	"slices"
 	"strconv"
@@ -273,7 +274,7 @@ func (r *replay) setNodes(in analysis.Input, p WhatIfParams) error {
 		case misfit != "":
 			r.assume("the cluster as --node gives it, in place of an inventory that does not fit the jobs")
 		case len(in.Nodes) > 0:
-			r.assume("the cluster as --node gives it, in place of the inventory from %s (%d %s)", cmp.Or(in.Inventory.Source, analysis.InventoryProfiles), len(in.Nodes), analysis.PluralWord(len(in.Nodes), "node", "nodes"))
+			r.assume("the cluster as --node gives it, in place of the inventory from %s (%d %s)", cmp.Or(in.Inventory.Source, analysis.InventoryProfiles), len(in.Nodes), present.Plural(len(in.Nodes), "node", "nodes"))
 		case len(p.SlurmNodes) > 0:
 			r.assume("the cluster as --node gives it, in place of %s's nodes", analysis.SlurmConfOf(in.Conf.Cluster))
 		default:

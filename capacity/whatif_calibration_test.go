@@ -59,7 +59,7 @@ func TestCalibrationSaysWhatItExplains(t *testing.T) {
 	if len(c.Unreproduced) != 1 {
 		t.Fatalf("unreproduced %q: want partition gpu named", c.Unreproduced)
 	}
-	for _, want := range []string{"partition gpu", "less than half", "small against the 1h00m target"} {
+	for _, want := range []string{"partition gpu", "less than half", "small against the 01:00:00 target"} {
 		if !strings.Contains(c.Unreproduced[0], want) {
 			t.Errorf("%q does not say %q", c.Unreproduced[0], want)
 		}

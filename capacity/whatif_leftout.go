@@ -3,6 +3,7 @@ package capacity
 import (
 	"cmp"
 	"fmt"
+	"github.com/gpuprof/gpuprof/internal/present"
 	"slices"
 	"time"
 
@@ -112,7 +113,7 @@ func (g *leftOutGroup) text() string {
 		return fmt.Sprintf("more GPUs (up to %d) than QOS %s allows (%d)", g.asked, k.part, k.have)
 	case LeftOutTimeLimit:
 		return fmt.Sprintf("a time limit (up to %s) above partition %s's MaxTime (%s)",
-			analysis.FormatDuration(time.Duration(g.asked)*time.Second), k.part, analysis.FormatDuration(time.Duration(k.have)*time.Second))
+			present.Duration(time.Duration(g.asked)*time.Second), k.part, present.Duration(time.Duration(k.have)*time.Second))
 	case LeftOutGPUType:
 		return fmt.Sprintf("GPU type %q, which no node of partition %s has", k.typ, k.part)
 	case LeftOutShards:

@@ -3,10 +3,10 @@ package capacity
 import (
 	"cmp"
 	"fmt"
+	"github.com/gpuprof/gpuprof/internal/present"
 	"math"
 	"slices"
 	"strings"
-	"time"
 
 	"github.com/gpuprof/gpuprof/analysis"
 	"github.com/gpuprof/gpuprof/queuesim"
@@ -328,16 +328,16 @@ func (r *replay) calibrate(res *queuesim.Result) Calibration {
 		small := math.Abs(cp.SimulatedP95-cp.ObservedP95) <= tol
 		if cp.Jobs >= calibMinJobs && !small {
 			c.Problems = append(c.Problems, fmt.Sprintf("partition %s: p95 wait replayed %s, observed %s (more than %s apart)",
-				p.Name, shortDur(cp.SimulatedP95), shortDur(cp.ObservedP95), shortDur(tol)))
+				p.Name, present.Seconds(cp.SimulatedP95), present.Seconds(cp.ObservedP95), present.Seconds(tol)))
 		}
 		// What the replay explains: a partition whose observed waits it
 		// reproduces less than half of waited for something the model
 		// does not know, however small the error is against the target.
 		if cp.Jobs >= calibMinJobs && cp.ObservedP95 >= calibReproduceMin.Seconds() && cp.SimulatedP95 < calibReproduced*cp.ObservedP95 {
 			u := fmt.Sprintf("partition %s: the replay reproduces less than half of the observed p95 wait (%s of %s, %s)",
-				p.Name, shortDur(cp.SimulatedP95), shortDur(cp.ObservedP95), analysis.FormatFraction(*cp.ReproducedP95))
+				p.Name, present.Seconds(cp.SimulatedP95), present.Seconds(cp.ObservedP95), analysis.FormatFraction(*cp.ReproducedP95))
 			if small {
-				u += fmt.Sprintf("; the error is small against the %s target", shortDur(r.target))
+				u += fmt.Sprintf("; the error is small against the %s target", present.Seconds(r.target))
 			}
 			c.Unreproduced = append(c.Unreproduced, u)
 		}
@@ -351,7 +351,7 @@ func (r *replay) calibrate(res *queuesim.Result) Calibration {
 		}
 		tol := math.Max(floor, calibMAEShare*waits/float64(c.Jobs))
 		if c.StartMAE > tol {
-			c.Problems = append(c.Problems, fmt.Sprintf("start times replayed %s off on average (more than %s)", shortDur(c.StartMAE), shortDur(tol)))
+			c.Problems = append(c.Problems, fmt.Sprintf("start times replayed %s off on average (more than %s)", present.Seconds(c.StartMAE), present.Seconds(tol)))
 		}
 	}
 	switch {
@@ -393,7 +393,7 @@ func (r *replay) notModelled() []string {
 			}
 		}
 		if n > 0 {
-			out = append(out, fmt.Sprintf("%s (%d %s)", k.what, n, analysis.PluralWord(n, "job", "jobs")))
+			out = append(out, fmt.Sprintf("%s (%d %s)", k.what, n, present.Plural(n, "job", "jobs")))
 		}
 	}
 	return out
@@ -447,17 +447,4 @@ func ranks(v []float64) []float64 {
 		i = k + 1
 	}
 	return out
-}
-
-// shortDur writes seconds as "45s", "12m", "4h54m".
-func shortDur(sec float64) string {
-	d := time.Duration(math.Round(sec)) * time.Second
-	switch {
-	case d < time.Minute:
-		return fmt.Sprintf("%ds", int(d.Seconds()))
-	case d < time.Hour:
-		return fmt.Sprintf("%dm", int(d.Minutes()))
-	}
-	h := int(d.Hours())
-	return fmt.Sprintf("%dh%02dm", h, int(d.Minutes())-60*h)
 }

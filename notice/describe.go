@@ -72,7 +72,7 @@ func (t *Tracker) Describe(f Finding, now time.Time, j *profile.Job, loc *time.L
 		}
 		n.GPUs = []int{gpuIndex(j, 0)}
 		n.Evidence = fmt.Sprintf("GPU %d (%s, %s) for %s: memory peak %s (a need of %s with the %s× margin), %s %s %%",
-			gpuIndex(j, 0), g.Model, formatBytes(g.MemoryTotal), dur, formatBytes(g.MemPeak), formatBytes(f.Need),
+			gpuIndex(j, 0), g.Model, present.Bytes(g.MemoryTotal), dur, present.Bytes(g.MemPeak), present.Bytes(f.Need),
 			strconv.FormatFloat(t.rules.Oversized.Margin, 'f', -1, 64), what, value)
 		if f.Target == "shard" {
 			n.Fix = "--gres=shard:1"
@@ -106,7 +106,7 @@ func (t *Tracker) gpuWords(j *profile.Job, i int) string {
 		fmt.Fprintf(&b, ", SM activity %s %%", present.Activity(g.sm))
 	}
 	if g.memValid {
-		b.WriteString(", memory " + formatBytes(g.mem))
+		b.WriteString(", memory " + present.Bytes(g.mem))
 	}
 	if i < len(j.GPUs) {
 		b.WriteString(xidWords(j.GPUs[i].XIDs))
@@ -153,20 +153,6 @@ func gresOption(n int) string {
 		return ""
 	}
 	return "--gres=gpu:" + strconv.Itoa(n)
-}
-
-// formatBytes prints a size in binary units with one decimal: "3.2 GiB",
-// "512.0 MiB", "0 B".
-func formatBytes(b uint64) string {
-	switch {
-	case b == 0:
-		return "0 B"
-	case b >= 1<<30:
-		return strconv.FormatFloat(float64(b)/(1<<30), 'f', 1, 64) + " GiB"
-	case b >= 1<<20:
-		return strconv.FormatFloat(float64(b)/(1<<20), 'f', 1, 64) + " MiB"
-	}
-	return strconv.FormatFloat(float64(b)/(1<<10), 'f', 1, 64) + " KiB"
 }
 
 func roundUp(d, step time.Duration) time.Duration {

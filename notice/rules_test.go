@@ -387,7 +387,7 @@ func TestOversized(t *testing.T) {
 					target = f.Target
 					j := profile.Job{Start: t0, GPUs: gpus}
 					n := tr.Describe(f, now, &j, time.UTC)
-					if !strings.Contains(n.Evidence, "memory peak 4.0 GiB") || !strings.Contains(n.Fix, tt.target) {
+					if !strings.Contains(n.Evidence, "memory peak 4 GiB") || !strings.Contains(n.Fix, tt.target) {
 						t.Errorf("notice = %+v", n)
 					}
 				}

@@ -2,6 +2,7 @@ package report
 
 import (
 	"fmt"
+	"github.com/gpuprof/gpuprof/internal/present"
 
 	"github.com/gpuprof/gpuprof/analysis"
 )
@@ -17,7 +18,7 @@ func effectiveText(e analysis.Effective) string {
 	if !e.Known() {
 		return "unknown (no GPU measured SM activity: GPM needs Hopper or later)"
 	}
-	return fmt.Sprintf("%s (SM activity measured on %s of the GPU-hours)", hours(e.GPUHours), pct(e.Coverage))
+	return fmt.Sprintf("%s (SM activity measured on %s of the GPU-hours)", present.GPUHours(e.GPUHours), present.Percent(e.Coverage))
 }
 
 // effectiveCells prints effective GPU-hours and their coverage, "unknown"
@@ -26,7 +27,7 @@ func effectiveCells(e analysis.Effective) (effective, measured string) {
 	if !e.Known() {
 		return "unknown", "none"
 	}
-	return hours(e.GPUHours), pct(e.Coverage)
+	return present.GPUHours(e.GPUHours), present.Percent(e.Coverage)
 }
 
 // effectiveNote says what effective GPU-hours are.
@@ -39,7 +40,7 @@ func effectiveTables(s *section, d *Data) {
 	s.heading("Effective GPU-hours (SM activity)")
 	sum := d.Findings.Summary
 	measure := fmt.Sprintf("The idle and compute rules read SM activity for %s and the duty cycle alone for %s.",
-		counted(sum.BySMActivity, "job", "jobs"), counted(sum.ByDutyCycle, "job", "jobs"))
+		present.Count(sum.BySMActivity, "job", "jobs"), present.Count(sum.ByDutyCycle, "job", "jobs"))
 	if !w.Headline.Effective.Known() {
 		s.para("No GPU measured SM activity this month (GPM needs Hopper or later): effective GPU-hours are unknown, and utilisation is the duty cycle only. %s", measure)
 		return
@@ -50,13 +51,13 @@ func effectiveTables(s *section, d *Data) {
 			continue
 		}
 		e, cov := effectiveCells(m.Effective)
-		t.row(modelName(m.Model), hours(m.GPUHours), e, cov)
+		t.row(modelName(m.Model), present.GPUHours(m.GPUHours), e, cov)
 	}
 	s.table(t)
 	a := newTable("Account", "#GPU-hours allocated", "#Effective GPU-hours", "#SM activity measured")
 	add := func(name string, g analysis.GroupUsage) {
 		e, cov := effectiveCells(g.Effective)
-		a.row(name, hours(g.GPUHours), e, cov)
+		a.row(name, present.GPUHours(g.GPUHours), e, cov)
 	}
 	for _, g := range w.Accounts {
 		if g.Jobs > 0 {
@@ -64,7 +65,7 @@ func effectiveTables(s *section, d *Data) {
 		}
 	}
 	if o := w.OtherAccounts; o.Count > 0 && o.Jobs > 0 {
-		add(counted(o.Count, "other", "others"), o)
+		add(present.Count(o.Count, "other", "others"), o)
 	}
 	s.table(a)
 	s.para("%s %s", effectiveNote, measure)
@@ -81,10 +82,10 @@ func xidTables(s *section, d *Data) {
 		return
 	}
 	s.para("%s from the GPU, its memory, links or driver (hardware) and %s from the jobs' own programs (application, with codes the table does not list), as NVIDIA's device plugin splits them.",
-		counted(x.Hardware, "hardware XID", "hardware XIDs"), counted(x.Application, "application XID", "application XIDs"))
+		present.Count(x.Hardware, "hardware XID", "hardware XIDs"), present.Count(x.Application, "application XID", "application XIDs"))
 	t := newTable("Node", "GPU", "Model", "#Hardware XIDs", "#Jobs with one", "#Application XIDs")
 	for _, g := range x.GPUs {
-		t.row(g.Node, g.UUID, modelName(g.Model), count(g.Hardware), count(g.HardwareJobs), count(g.Application))
+		t.row(g.Node, g.UUID, modelName(g.Model), present.Int(g.Hardware), present.Int(g.HardwareJobs), present.Int(g.Application))
 	}
 	s.table(t)
 }

@@ -1,6 +1,7 @@
 package report
 
 import (
+	"github.com/gpuprof/gpuprof/internal/present"
 	"strings"
 	"testing"
 
@@ -34,9 +35,9 @@ func TestReportActivityXIDsCarbon(t *testing.T) {
 	w.Accounts[0].Energy.CO2eKg, w.Accounts[0].Energy.CO2eCoverage = &kg, 1
 	out := renderAll(t, d)
 	for _, want := range []string{
-		"| Effective GPU-hours (weighted by SM activity) | 12.5 (SM activity measured on " + pct(0.25) + " of the GPU-hours) |",
-		"| " + w.Models[0].Model + " | " + hours(w.Models[0].GPUHours) + " | 12.5 | " + pct(0.5) + " |",
-		"| " + w.Accounts[0].Name + " | " + hours(w.Accounts[0].GPUHours) + " | 12.5 | " + pct(1) + " |",
+		"| Effective GPU-hours (weighted by SM activity) | 12.5 (SM activity measured on " + present.Percent(0.25) + " of the GPU-hours) |",
+		"| " + w.Models[0].Model + " | " + present.GPUHours(w.Models[0].GPUHours) + " | 12.5 | " + present.Percent(0.5) + " |",
+		"| " + w.Accounts[0].Name + " | " + present.GPUHours(w.Accounts[0].GPUHours) + " | 12.5 | " + present.Percent(1) + " |",
 		"The idle and compute rules read SM activity for 3 jobs and the duty cycle alone for 40 jobs.",
 		"5 hardware XIDs from the GPU, its memory, links or driver (hardware) and 2 application XIDs",
 		"| gpu07 | GPU-77 | NVIDIA H100 80GB HBM3 | 5 | 3 | 1 |",

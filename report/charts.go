@@ -2,6 +2,7 @@ package report
 
 import (
 	"fmt"
+	"github.com/gpuprof/gpuprof/internal/present"
 	"html/template"
 	"image/color"
 	"math"
@@ -109,7 +110,7 @@ func (numberTicks) Ticks(lo, hi float64) []plot.Tick {
 		if ts[i].Label == "" {
 			continue
 		}
-		label := num(ts[i].Value, 2)
+		label := present.Number(ts[i].Value, 2)
 		if strings.Contains(label, ".") {
 			label = strings.TrimRight(strings.TrimRight(label, "0"), ".")
 		}
@@ -218,7 +219,7 @@ func dailyChart(d *Data) (chart, error) {
 		}
 		l.Color, l.Width = colCapacity, vg.Points(1.5)
 		p.Add(l)
-		legend = append(legend, item(fmt.Sprintf("capacity (%s × 24 h a day)", counted(inv, "GPU", "GPUs")), l))
+		legend = append(legend, item(fmt.Sprintf("capacity (%s × 24 h a day)", present.Count(inv, "GPU", "GPUs")), l))
 	} else {
 		notes = append(notes, "no GPU inventory: capacity unknown")
 	}
@@ -511,9 +512,9 @@ func scaleTicks(top float64) []plot.Tick {
 	step := niceStep(top / 4)
 	var ts []plot.Tick
 	for v := 0.0; v < top-step/4; v += step {
-		ts = append(ts, plot.Tick{Value: v, Label: gpus(v)})
+		ts = append(ts, plot.Tick{Value: v, Label: present.GPUsHeld(v)})
 	}
-	return append(ts, plot.Tick{Value: top, Label: gpus(top)})
+	return append(ts, plot.Tick{Value: top, Label: present.GPUsHeld(top)})
 }
 
 // niceStep rounds x up to 1, 2 or 5 times a power of ten (whole numbers
@@ -547,13 +548,13 @@ func heatmapChart(d *Data) (chart, error) {
 	}
 	top := float64(d.Workload.Headline.InventoryGPUs)
 	if top > 0 {
-		c.Caption += fmt.Sprintf(" (colour scale from 0 to the inventory's %s: the darkest blue is every GPU allocated)", counted(int(top), "GPU", "GPUs"))
+		c.Caption += fmt.Sprintf(" (colour scale from 0 to the inventory's %s: the darkest blue is every GPU allocated)", present.Count(int(top), "GPU", "GPUs"))
 		if peak > top {
-			c.Caption += fmt.Sprintf("; hours above %s (an inventory that misses nodes) are drawn darkest", gpus(top))
+			c.Caption += fmt.Sprintf("; hours above %s (an inventory that misses nodes) are drawn darkest", present.GPUsHeld(top))
 		}
 	} else {
 		top = math.Ceil(peak)
-		c.Caption += fmt.Sprintf(" (no GPU inventory: colour scale from 0 to the busiest hour's %s GPUs)", gpus(peak))
+		c.Caption += fmt.Sprintf(" (no GPU inventory: colour scale from 0 to the busiest hour's %s GPUs)", present.GPUsHeld(peak))
 	}
 	pal := newRamp(rampSteps)
 	p := newPlot("", "hour of the day (local time)", "")
@@ -585,7 +586,7 @@ func heatmapChart(d *Data) (chart, error) {
 	bar.Y.Tick.Marker = fixedTicks(scaleTicks(top))
 	bar.X.Padding, bar.Y.Padding = 0, p.Y.Padding
 	f := one(p)
-	f.right, f.rightW = bar, 34+textWidth(gpus(top), sizeTick)+sizeLabel*2
+	f.right, f.rightW = bar, 34+textWidth(present.GPUsHeld(top), sizeTick)+sizeLabel*2
 	svg, err := f.render()
 	c.SVG = svg
 	return c, err
@@ -648,7 +649,7 @@ func planChart(d *Data) (chart, error) {
 		unit, unitName = 60, "minutes"
 	}
 	c.Caption = fmt.Sprintf("Predicted p95 queue wait of each GPU model's jobs at the %d-month horizon (%s) against GPUs of that model added: median of %s (points), p10–p90 (whiskers), ± the calibration error %s (shaded); dashed: the %s target",
-		sp.Months, freeWords(sp), counted(sp.Seeds, "seed", "seeds"), wait(calErr), wait(target))
+		sp.Months, freeWords(sp), present.Count(sp.Seeds, "seed", "seeds"), wait(calErr), wait(target))
 	p := newPlot("", "GPUs of the model added", "p95 wait, "+unitName)
 	var legend []legendItem
 	// Models side by side at each size, so their whiskers do not overlap.

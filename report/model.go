@@ -2,6 +2,7 @@ package report
 
 import (
 	"fmt"
+	"github.com/gpuprof/gpuprof/internal/present"
 	"reflect"
 	"strings"
 
@@ -213,22 +214,22 @@ func headlineSection(d *Data, miss []string) section {
 		s.para("No GPU readings for this month: only the scheduler's history (sacct) is available, so utilisation, idle GPU-hours and GPU memory cannot be shown.")
 	}
 	t := newTable("Measure", "#Value")
-	t.row("Jobs (with a GPU)", fmt.Sprintf("%s (%s)", count(h.Jobs), count(h.GPUJobs)))
-	t.row("Users / accounts", fmt.Sprintf("%s / %s", count(h.Users), count(h.Accounts)))
-	t.row("GPU-hours allocated", hours(h.AllocatedGPUHours))
+	t.row("Jobs (with a GPU)", fmt.Sprintf("%s (%s)", present.Int(h.Jobs), present.Int(h.GPUJobs)))
+	t.row("Users / accounts", fmt.Sprintf("%s / %s", present.Int(h.Users), present.Int(h.Accounts)))
+	t.row("GPU-hours allocated", present.GPUHours(h.AllocatedGPUHours))
 	if noGPUData || h.MeasuredGPUHours <= 0 {
 		t.row("GPU-hours measured", "no GPU readings")
 		t.row("GPU-hours used", "no GPU readings")
 		t.row("Utilisation (GPU-hour weighted)", "no GPU readings")
 		t.row("Idle GPU-hours", "no GPU readings")
 	} else {
-		t.row("GPU-hours measured", fmt.Sprintf("%s (%s of allocated)", hours(h.MeasuredGPUHours), pct(h.Coverage)))
-		t.row("GPU-hours used", hours(h.UsedGPUHours))
-		t.row("Utilisation (GPU-hour weighted)", pct(h.Utilisation))
-		t.row("Idle GPU-hours", fmt.Sprintf("%s (%s of measured)", hours(h.IdleGPUHours), pct(share(h.IdleGPUHours, h.MeasuredGPUHours))))
+		t.row("GPU-hours measured", fmt.Sprintf("%s (%s of allocated)", present.GPUHours(h.MeasuredGPUHours), present.Percent(h.Coverage)))
+		t.row("GPU-hours used", present.GPUHours(h.UsedGPUHours))
+		t.row("Utilisation (GPU-hour weighted)", present.Percent(h.Utilisation))
+		t.row("Idle GPU-hours", fmt.Sprintf("%s (%s of measured)", present.GPUHours(h.IdleGPUHours), present.Percent(share(h.IdleGPUHours, h.MeasuredGPUHours))))
 	}
 	if h.VRAMPeakFrac.N > 0 {
-		t.row("VRAM headroom (1 − p95 peak)", fmt.Sprintf("%s (p50 peak %s of the card, %s)", pct(h.VRAMHeadroom), pct(h.VRAMPeakFrac.P50), counted(h.VRAMPeakFrac.N, "GPU", "GPUs")))
+		t.row("VRAM headroom (1 − p95 peak)", fmt.Sprintf("%s (p50 peak %s of the card, %s)", present.Percent(h.VRAMHeadroom), present.Percent(h.VRAMPeakFrac.P50), present.Count(h.VRAMPeakFrac.N, "GPU", "GPUs")))
 	} else {
 		t.row("VRAM headroom (1 − p95 peak)", "no GPU memory readings")
 	}
@@ -239,15 +240,15 @@ func headlineSection(d *Data, miss []string) section {
 	case inv.Misfit != "":
 		t.row("Occupancy (allocated / capacity)", "refused: "+inv.Misfit)
 	case h.CapacityGPUHours > 0 && inv.Source != "":
-		t.row("Occupancy (allocated / capacity)", fmt.Sprintf("%s of %s GPU-hours (%s from %s)", pct(h.Occupancy), hours(h.CapacityGPUHours), counted(h.InventoryGPUs, "GPU", "GPUs"), clusterSource(inv.Source)))
+		t.row("Occupancy (allocated / capacity)", fmt.Sprintf("%s of %s GPU-hours (%s from %s)", present.Percent(h.Occupancy), present.GPUHours(h.CapacityGPUHours), present.Count(h.InventoryGPUs, "GPU", "GPUs"), clusterSource(inv.Source)))
 	case h.CapacityGPUHours > 0:
-		t.row("Occupancy (allocated / capacity)", fmt.Sprintf("%s of %s GPU-hours", pct(h.Occupancy), hours(h.CapacityGPUHours)))
+		t.row("Occupancy (allocated / capacity)", fmt.Sprintf("%s of %s GPU-hours", present.Percent(h.Occupancy), present.GPUHours(h.CapacityGPUHours)))
 	default:
 		t.row("Occupancy (allocated / capacity)", "capacity unknown (no GPU inventory)")
 	}
-	t.row("GPU-hours lost (failed, timed out, preempted, …; not cancelled)", hours(d.Workload.LostGPUHours))
+	t.row("GPU-hours lost (failed, timed out, preempted, …; not cancelled)", present.GPUHours(d.Workload.LostGPUHours))
 	if w := h.GPUWait; w.N > 0 {
-		t.row("Queue wait of GPU jobs, observed (p50 / p95)", fmt.Sprintf("%s / %s (%s)", seconds(w.P50), seconds(w.P95), counted(w.N, "job", "jobs")))
+		t.row("Queue wait of GPU jobs, observed (p50 / p95)", fmt.Sprintf("%s / %s (%s)", present.Seconds(w.P50), present.Seconds(w.P95), present.Count(w.N, "job", "jobs")))
 	} else {
 		t.row("Queue wait of GPU jobs, observed (p50 / p95)", "unknown (no GPU job has a submit and a start time)")
 	}
@@ -270,7 +271,7 @@ func headlineSection(d *Data, miss []string) section {
 			why = "the jobs carry no GPU readings"
 		}
 		s.para("No job's record names a GPU model (%s), so GPU-hours, waits and memory are not split by model here. The cluster's %s (%s) come from its inventory (from %s), on which the capacity plan below replays the jobs.",
-			why, counted(len(planned), "GPU model", "GPU models"), capacity.JoinWords(planned), from)
+			why, present.Count(len(planned), "GPU model", "GPU models"), present.List(planned), from)
 	case len(named) == 0 && len(d.Workload.Models) == 0:
 		s.para("No GPU model is known: the jobs carry no GPU readings.")
 	case len(named) == 0:
@@ -336,25 +337,25 @@ func modelTables(s *section, d *Data) {
 			util = points(m.UtilMean)
 		}
 		if m.VRAMPeakFrac.N > 0 {
-			p50, p95 = pct(m.VRAMPeakFrac.P50), pct(m.VRAMPeakFrac.P95)
+			p50, p95 = present.Percent(m.VRAMPeakFrac.P50), present.Percent(m.VRAMPeakFrac.P95)
 		}
 		cards, occ := dash, dash
 		switch {
 		case m.InventoryMisfit:
-			cards, occ = count(m.Cards), "refused: the inventory does not fit the jobs"
+			cards, occ = present.Int(m.Cards), "refused: the inventory does not fit the jobs"
 		case m.Cards > 0:
-			cards, occ = count(m.Cards), pct(m.Occupancy)
+			cards, occ = present.Int(m.Cards), present.Percent(m.Occupancy)
 		case inv && m.Model != "":
 			cards, occ = "none listed", "not in the inventory"
 		}
-		w50, w95 := distCells(m.Wait, seconds)
-		pre := count(m.Preallocated)
+		w50, w95 := distCells(m.Wait, present.Seconds)
+		pre := present.Int(m.Preallocated)
 		if m.Preallocated > 0 {
-			pre = fmt.Sprintf("%s (%s GPU-h)", count(m.Preallocated), hours(m.PreallocatedGPUHours))
+			pre = fmt.Sprintf("%s (%s GPU-h)", present.Int(m.Preallocated), present.GPUHours(m.PreallocatedGPUHours))
 		}
 		e, cov := energyCells(m.Energy)
-		use.row(modelName(m.Model), gib(m.MemoryTotal), cards, hours(m.GPUHours), occ, w50, w95, util)
-		cells := []string{modelName(m.Model), count(m.JobGPUs), p50, p95, pre, e, cov}
+		use.row(modelName(m.Model), gib(m.MemoryTotal), cards, present.GPUHours(m.GPUHours), occ, w50, w95, util)
+		cells := []string{modelName(m.Model), present.Int(m.JobGPUs), p50, p95, pre, e, cov}
 		if carbon != "" {
 			cells = append(cells, co2eCell(m.Energy))
 		}
@@ -409,10 +410,10 @@ func queueSection(d *Data, miss []string) section {
 		if p.Jobs == 0 {
 			continue
 		}
-		w50, w95 := distCells(p.Wait, seconds)
-		r50, r95 := distCells(p.Run, seconds)
+		w50, w95 := distCells(p.Wait, present.Seconds)
+		r50, r95 := distCells(p.Run, present.Seconds)
 		l50, l95 := distCells(p.LimitRatio, times)
-		t.row(partitionName(p.Partition), count(p.Jobs), hours(p.GPUHours), w50, w95, r50, r95, l50, l95)
+		t.row(partitionName(p.Partition), present.Int(p.Jobs), present.GPUHours(p.GPUHours), w50, w95, r50, r95, l50, l95)
 	}
 	s.table(t)
 	s.para("Limit/run is the requested time limit over the run time of completed and timed-out jobs: 1× is a perfect request. A dash means no job had the numbers.")
@@ -433,13 +434,13 @@ func workSection(d *Data, miss []string) section {
 		c := d.Config.Classes
 		n := sum.WithoutGPUData
 		s.para("%s GPU %s no GPU readings: %s from the scheduler record alone (runs shorter than %s are short debugging, runs of at least %s long training); the rest stay unknown.",
-			count(n), plural(n, "job has", "jobs have"), plural(n, "its class comes", "their classes come"),
-			analysis.FormatDuration(c.ShortJobMax.D()), analysis.FormatDuration(c.LongTrainingMin.D()))
+			present.Int(n), present.Plural(n, "job has", "jobs have"), present.Plural(n, "its class comes", "their classes come"),
+			present.Duration(c.ShortJobMax.D()), present.Duration(c.LongTrainingMin.D()))
 	}
 	t := newTable("Class", "#Jobs", "#GPU-hours", "#Share of GPU-hours")
 	for _, c := range sum.ByClass {
 		if c.Jobs > 0 { // a class no job fell in is no row
-			t.row(words(c.Class.String()), count(c.Jobs), hours(c.GPUHours), pct(share(c.GPUHours, sum.GPUHours)))
+			t.row(words(c.Class.String()), present.Int(c.Jobs), present.GPUHours(c.GPUHours), present.Percent(share(c.GPUHours, sum.GPUHours)))
 		}
 	}
 	if len(t.Rows) > 0 {
@@ -458,11 +459,11 @@ func workSection(d *Data, miss []string) section {
 		}
 		t := newTable(column, "#Jobs", "#GPU-hours", "#Share", "#Used GPU-h", "#Utilisation", "#Idle GPU-h", "#Lost GPU-h", "#Observed wait p50", "Top class")
 		add := func(name string, g analysis.GroupUsage) {
-			util, used, idle := pct(g.Utilisation), hours(g.UsedGPUHours), hours(g.IdleGPUHours)
+			util, used, idle := present.Percent(g.Utilisation), present.GPUHours(g.UsedGPUHours), present.GPUHours(g.IdleGPUHours)
 			if has(miss, missingNoGPUData) || g.MeasuredGPUHours <= 0 {
 				util, used, idle = dash, dash, dash
 			}
-			t.row(name, count(g.Jobs), hours(g.GPUHours), pct(g.Share), used, util, idle, hours(g.LostGPUHours), seconds(g.WaitP50), words(g.TopClass.String()))
+			t.row(name, present.Int(g.Jobs), present.GPUHours(g.GPUHours), present.Percent(g.Share), used, util, idle, present.GPUHours(g.LostGPUHours), present.Seconds(g.WaitP50), words(g.TopClass.String()))
 		}
 		for _, g := range top {
 			if g.Jobs > 0 {
@@ -470,7 +471,7 @@ func workSection(d *Data, miss []string) section {
 			}
 		}
 		if other.Count > 0 && other.Jobs > 0 {
-			add(counted(other.Count, "other", "others"), other)
+			add(present.Count(other.Count, "other", "others"), other)
 		}
 		s.table(t)
 	}
@@ -495,13 +496,13 @@ func energyByAccount(s *section, top []analysis.GroupUsage, other analysis.Group
 		e, cov := energyCells(g.Energy)
 		per := "unknown"
 		if g.Energy.Known() {
-			per = num(g.Energy.KWh/g.Energy.MeasuredGPUHours, 2)
+			per = present.Number(g.Energy.KWh/g.Energy.MeasuredGPUHours, 2)
 		}
 		if carbon != "" {
-			t.row(name, hours(g.GPUHours), e, cov, per, co2eCell(g.Energy))
+			t.row(name, present.GPUHours(g.GPUHours), e, cov, per, co2eCell(g.Energy))
 			return
 		}
-		t.row(name, hours(g.GPUHours), e, cov, per)
+		t.row(name, present.GPUHours(g.GPUHours), e, cov, per)
 	}
 	for _, g := range top {
 		if g.Jobs > 0 {
@@ -509,7 +510,7 @@ func energyByAccount(s *section, top []analysis.GroupUsage, other analysis.Group
 		}
 	}
 	if other.Count > 0 && other.Jobs > 0 {
-		add(counted(other.Count, "other", "others"), other)
+		add(present.Count(other.Count, "other", "others"), other)
 	}
 	s.table(t)
 	if carbon != "" {
@@ -535,7 +536,7 @@ func bottleneckSection(d *Data, miss []string) section {
 		}
 		sh := share(k.GPUHours, sum.GPUHours)
 		total += sh
-		t.row(words(k.Kind.String()), count(k.Jobs), hours(k.GPUHours), pct(sh))
+		t.row(words(k.Kind.String()), present.Int(k.Jobs), present.GPUHours(k.GPUHours), present.Percent(sh))
 	}
 	if len(t.Rows) == 0 {
 		s.para("No job has a bottleneck that could be found.")
@@ -565,14 +566,14 @@ func noticeSection(d *Data, miss []string) section {
 	t := newTable("Rule", "What became of it", "#Notices")
 	for _, c := range n.Counts {
 		if c.N > 0 {
-			t.row(analysis.NoticeRuleWords(c.Rule), analysis.NoticeStatusWords(c.Status), count(c.N))
+			t.row(analysis.NoticeRuleWords(c.Rule), analysis.NoticeStatusWords(c.Status), present.Int(c.N))
 		}
 	}
 	if len(t.Rows) > 0 {
 		s.table(t)
 	}
 	s.para("A notice counts in the month in which the agent decided it. A job counts as freed when it ended within %s of a notice that reached its user (or of its cancellation); the GPU-hours freed are those from its end to the end of its time limit, clipped to the month.",
-		seconds(analysis.FreedAfter.Seconds()))
+		present.Seconds(analysis.FreedAfter.Seconds()))
 	return s
 }
 
@@ -590,20 +591,20 @@ func lostSection(d *Data, miss []string) section {
 		t := newTable("Final state", "#Jobs", "#GPU-hours", "#Share of allocated")
 		for _, l := range w.Lost {
 			if !slurmext.LostApart(l.State) && l.Jobs > 0 {
-				t.row(l.State, count(l.Jobs), hours(l.GPUHours), pct(l.Share))
+				t.row(l.State, present.Int(l.Jobs), present.GPUHours(l.GPUHours), present.Percent(l.Share))
 			}
 		}
 		for _, l := range w.Lost {
 			if slurmext.LostApart(l.State) && l.Jobs > 0 {
-				t.row(l.State+" (may have checkpointed)", count(l.Jobs), hours(l.GPUHours), pct(l.Share))
+				t.row(l.State+" (may have checkpointed)", present.Int(l.Jobs), present.GPUHours(l.GPUHours), present.Percent(l.Share))
 			}
 		}
-		t.row("total lost", "", hours(w.LostGPUHours), pct(share(w.LostGPUHours, w.Headline.AllocatedGPUHours)))
+		t.row("total lost", "", present.GPUHours(w.LostGPUHours), present.Percent(share(w.LostGPUHours, w.Headline.AllocatedGPUHours)))
 		s.table(t)
 	}
 	if c := w.Cancelled; c.Jobs > 0 {
 		s.para("Cancelled after they started, not counted as lost: %s %s, %s GPU-hours (%s of allocated).",
-			count(c.Jobs), plural(c.Jobs, "job", "jobs"), hours(c.GPUHours), pct(c.Share))
+			present.Int(c.Jobs), present.Plural(c.Jobs, "job", "jobs"), present.GPUHours(c.GPUHours), present.Percent(c.Share))
 	}
 	return s
 }
@@ -623,7 +624,7 @@ func historySection(d *Data) section {
 	all := months(d)
 	for i, m := range all {
 		h := m.Headline
-		used, util, occ, wait95 := hours(h.UsedGPUHours), pct(h.Utilisation), pct(h.Occupancy), dash
+		used, util, occ, wait95 := present.GPUHours(h.UsedGPUHours), present.Percent(h.Utilisation), present.Percent(h.Occupancy), dash
 		if h.MeasuredGPUHours <= 0 {
 			used, util = dash, dash
 		}
@@ -631,17 +632,17 @@ func historySection(d *Data) section {
 			occ = dash
 		}
 		if h.GPUWait.N > 0 {
-			wait95 = seconds(h.GPUWait.P95)
+			wait95 = present.Seconds(h.GPUWait.P95)
 		}
 		energy := "unknown"
 		if h.Energy.Known() {
-			energy = kwh(h.Energy.KWh)
+			energy = present.KWh(h.Energy.KWh)
 		}
 		month := m.Month
 		if i == len(all)-1 {
 			month += " (this month)"
 		}
-		cells := []string{month, count(h.Jobs), hours(h.AllocatedGPUHours), used, util, occ, wait95, hours(m.LostGPUHours), energy}
+		cells := []string{month, present.Int(h.Jobs), present.GPUHours(h.AllocatedGPUHours), used, util, occ, wait95, present.GPUHours(m.LostGPUHours), energy}
 		if carbon {
 			cells = append(cells, co2eCell(h.Energy))
 		}
@@ -710,9 +711,9 @@ func sbatchOrder(lines []string) []string {
 // (a fraction of the month's GPU-hours, as the table prints them), mean.
 func bottleneckNote(total float64) string {
 	if total > 1.0005 { // more than 100 % as printed
-		return fmt.Sprintf("A job with several bottlenecks counts under each, so the shares add up to more than 100 %% (%s).", pct(total))
+		return fmt.Sprintf("A job with several bottlenecks counts under each, so the shares add up to more than 100 %% (%s).", present.Percent(total))
 	}
-	return fmt.Sprintf("The shares add up to %s of the month's GPU-hours; jobs in which no bottleneck was found are in no row.", pct(total))
+	return fmt.Sprintf("The shares add up to %s of the month's GPU-hours; jobs in which no bottleneck was found are in no row.", present.Percent(total))
 }
 
 func recommendationSection(d *Data, miss []string) section {
@@ -746,7 +747,7 @@ func recommendationSection(d *Data, miss []string) section {
 		case r.Effect != "":
 			s.para("Expected effect (not simulated): %s", r.Effect)
 		}
-		conf := "Confidence: " + confidence(r.Confidence)
+		conf := "Confidence: " + present.Confidence(r.Confidence)
 		if r.ConfidenceNote != "" {
 			conf += " (" + r.ConfidenceNote + ")"
 		}
@@ -802,7 +803,7 @@ func profileSection(d *Data, miss []string) section {
 		return s
 	}
 	if len(ps) > topProfiles {
-		s.para("The %d largest of %s by GPU-hours.", topProfiles, counted(len(ps), "recurring task", "recurring tasks"))
+		s.para("The %d largest of %s by GPU-hours.", topProfiles, present.Count(len(ps), "recurring task", "recurring tasks"))
 		ps = ps[:topProfiles]
 	}
 	t := newTable("User", "Task", "Account", "Class", "#Runs", "#With GPU data", "#GPU-hours", "#Util p50", "#VRAM p95", "#Run p50", "#Failed")
@@ -812,17 +813,17 @@ func profileSection(d *Data, miss []string) section {
 			util = points(p.UtilMean.P50)
 		}
 		if p.VRAMPeakFrac.N > 0 {
-			vram = pct(p.VRAMPeakFrac.P95)
+			vram = present.Percent(p.VRAMPeakFrac.P95)
 		}
 		run := dash
 		if p.Duration.N > 0 {
-			run = seconds(p.Duration.P50)
+			run = present.Seconds(p.Duration.P50)
 		}
 		failed := dash
 		if p.Finished > 0 {
-			failed = pct(p.FailureRate)
+			failed = present.Percent(p.FailureRate)
 		}
-		t.row(p.User, p.Name, p.Account, words(p.Class.String()), count(p.Jobs), count(p.WithGPUData), hours(p.GPUHours), util, vram, run, failed)
+		t.row(p.User, p.Name, p.Account, words(p.Class.String()), present.Int(p.Jobs), present.Int(p.WithGPUData), present.GPUHours(p.GPUHours), util, vram, run, failed)
 	}
 	s.table(t)
 	if has(miss, missingNoGPUData) {
@@ -847,7 +848,7 @@ func methodsSection(d *Data, miss []string) section {
 	src = append(src, d.Sources.Notes...)
 	s.list(src)
 	s.para("Jobs analysed: %s, of which %s used a GPU and %s did not. Of the GPU jobs, %s have GPU profiles (readings from the node) and %s have only the scheduler's record (sacct history, no usable readings).",
-		count(sum.Jobs), count(sum.GPUJobs), count(sum.CPUJobs), count(sum.WithGPUData), count(sum.WithoutGPUData))
+		present.Int(sum.Jobs), present.Int(sum.GPUJobs), present.Int(sum.CPUJobs), present.Int(sum.WithGPUData), present.Int(sum.WithoutGPUData))
 	method := sum.PercentileMethod
 	if method == "" {
 		method = analysis.PercentileMethod
@@ -859,7 +860,7 @@ func methodsSection(d *Data, miss []string) section {
 	}
 	n := sum.Notes
 	if bad := n.NaN + n.Inf + n.Negative + n.UtilOver100 + n.FracOver1 + n.PeakOverCard + n.Inconsistent; bad > 0 {
-		s.para("%s ignored as impossible (not a number, infinite, negative or out of range).", counted(bad, "reading was", "readings were"))
+		s.para("%s ignored as impossible (not a number, infinite, negative or out of range).", present.Count(bad, "reading was", "readings were"))
 	}
 	s.heading("Thresholds in force")
 	if !configRecorded(d.Config) {

@@ -3,6 +3,7 @@ package report
 import (
 	"bytes"
 	"fmt"
+	"github.com/gpuprof/gpuprof/internal/present"
 	"strings"
 	"testing"
 	"time"
@@ -79,8 +80,8 @@ func TestReportOneNumberPerFact(t *testing.T) {
 		t.Errorf("headline: %d jobs (%d with a GPU), want 41 (40)", h.Jobs, h.GPUJobs)
 	}
 	for _, want := range []string{
-		fmt.Sprintf("| Jobs (with a GPU) | %s (%s) |", count(h.Jobs), count(h.GPUJobs)),
-		fmt.Sprintf("Jobs analysed: %s, of which %s used a GPU and %s did not.", count(h.Jobs), count(h.GPUJobs), count(h.Jobs-h.GPUJobs)),
+		fmt.Sprintf("| Jobs (with a GPU) | %s (%s) |", present.Int(h.Jobs), present.Int(h.GPUJobs)),
+		fmt.Sprintf("Jobs analysed: %s, of which %s used a GPU and %s did not.", present.Int(h.Jobs), present.Int(h.GPUJobs), present.Int(h.Jobs-h.GPUJobs)),
 	} {
 		if !strings.Contains(md, want) {
 			t.Errorf("Markdown lacks %q", want)
@@ -98,7 +99,7 @@ func TestReportOneNumberPerFact(t *testing.T) {
 	if peak != 14 {
 		t.Errorf("the long-training peak is %v GPUs, want the 14 still running at the month's end", peak)
 	}
-	if want := "long training held " + gpus(peak) + " of 16 GPUs at its peak"; !strings.Contains(md, want) {
+	if want := "long training held " + present.GPUsHeld(peak) + " of 16 GPUs at its peak"; !strings.Contains(md, want) {
 		t.Errorf("Markdown lacks %q", want)
 	}
 	if strings.Contains(md, "long training held at most") {

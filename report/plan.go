@@ -2,6 +2,7 @@ package report
 
 import (
 	"fmt"
+	"github.com/gpuprof/gpuprof/internal/present"
 	"math"
 	"strings"
 
@@ -49,14 +50,14 @@ func planSection(d *Data) section {
 // planTerms says what the plan plans against.
 func planTerms(sp *capacity.SimPlan) string {
 	return fmt.Sprintf("Planned against a target p95 queue wait of at most %s in every partition and GPU model, growth of %s a year, a %d-month horizon, %s GPUs of new demand and a procurement lead time of %s.",
-		wait(sp.TargetP95Wait), pct(sp.Growth), sp.Months, num(sp.NewDemand, 1), counted(sp.LeadTimeMonths, "month", "months"))
+		wait(sp.TargetP95Wait), present.Percent(sp.Growth), sp.Months, present.Number(sp.NewDemand, 1), present.Count(sp.LeadTimeMonths, "month", "months"))
 }
 
 // replayWords describes the replay and its calibration.
 func replayWords(sp *capacity.SimPlan) string {
 	w := fmt.Sprintf("The month's jobs were replayed through a model of Slurm's scheduler from %s to %s (cluster from %s), %s, %s of %s in all.",
 		sp.Window.From.UTC().Format("2006-01-02 15:04"), sp.Window.To.UTC().Format("2006-01-02 15:04 UTC"), clusterSource(sp.ClusterSource),
-		counted(sp.Seeds, "seed", "seeds"), counted(sp.Replays, "replay", "replays"), counted(sp.ReplayedJobs, "job", "jobs"))
+		present.Count(sp.Seeds, "seed", "seeds"), present.Count(sp.Replays, "replay", "replays"), present.Count(sp.ReplayedJobs, "job", "jobs"))
 	if c := sp.Calibration; c != nil {
 		quality := "good"
 		if !c.Reliable {
@@ -66,7 +67,7 @@ func replayWords(sp *capacity.SimPlan) string {
 			}
 		}
 		w += fmt.Sprintf(" Replaying today's cluster against what happened (%s): start-order rank correlation %s, p95 waits within ±%s of the observed; the calibration is %s.",
-			counted(c.Jobs, "job", "jobs"), num(c.RankCorrelation, 2), wait(sp.CalibrationError), quality)
+			present.Count(c.Jobs, "job", "jobs"), present.Number(c.RankCorrelation, 2), wait(sp.CalibrationError), quality)
 	}
 	return w
 }
@@ -83,7 +84,7 @@ func clusterSource(s string) string {
 
 // wait prints a replayed wait, given in seconds, rounded to the second
 // as the verdict's words are ("2h" for 7199.6 s, not "1h59m").
-func wait(v float64) string { return seconds(math.Round(v)) }
+func wait(v float64) string { return present.Seconds(math.Round(v)) }
 
 // spread prints a wait spread in seconds: "3h46m (3h39m–5h16m)".
 func spread(s analysis.Spread) string {
@@ -95,7 +96,7 @@ func freeWords(sp *capacity.SimPlan) string {
 	if len(sp.Free) == 0 {
 		return "no policy change applied"
 	}
-	return capacity.JoinWords(sp.Free) + " applied"
+	return present.List(sp.Free) + " applied"
 }
 
 // whatifSection shows what the replay found: the free changes, the
@@ -139,7 +140,7 @@ func effectsBlock(s *section, d *Data, sp *capacity.SimPlan) {
 		s.para("No recommendation to replay: no rule found a change to make.")
 		return
 	}
-	s.para("Each recommendation is applied alone to today's cluster and replayed at today's load: the median of %s, with the p10–p90 of the seeds after the change. A change helps when the p95 or the mean wait of the jobs it is about falls by more than the larger of 1 minute and 10 %%; it is harmful when the mean wait of all GPU jobs rises by as much. The changes that help cost nothing and are applied before any purchase.", counted(sp.Seeds, "seed", "seeds"))
+	s.para("Each recommendation is applied alone to today's cluster and replayed at today's load: the median of %s, with the p10–p90 of the seeds after the change. A change helps when the p95 or the mean wait of the jobs it is about falls by more than the larger of 1 minute and 10 %%; it is harmful when the mean wait of all GPU jobs rises by as much. The changes that help cost nothing and are applied before any purchase.", present.Count(sp.Seeds, "seed", "seeds"))
 	titles := map[string]string{}
 	for _, r := range d.Findings.Recommendations {
 		titles[r.ID] = r.Title
@@ -155,12 +156,12 @@ func effectsBlock(s *section, d *Data, sp *capacity.SimPlan) {
 			t.row(e.ID, title, dash, dash, dash, dash, dash, why)
 			continue
 		}
-		t.row(e.ID, title, e.Group, count(e.Jobs), wait(e.Before.WaitP95.Median), spread(e.After.WaitP95),
+		t.row(e.ID, title, e.Group, present.Int(e.Jobs), wait(e.Before.WaitP95.Median), spread(e.After.WaitP95),
 			wait(e.AllFrom.WaitMean.Median)+" → "+wait(e.AllTo.WaitMean.Median), analysis.OutcomeWords(e.Outcome))
 	}
 	s.table(t)
 	if len(sp.Free) > 0 {
-		s.para("Applied before any purchase: %s.", capacity.JoinWords(sp.Free))
+		s.para("Applied before any purchase: %s.", present.List(sp.Free))
 	} else {
 		s.para("No change helps enough to apply: the purchase search starts from today's rules.")
 	}
@@ -200,7 +201,7 @@ func purchaseBlock(s *section, sp *capacity.SimPlan) {
 		buy := "none needed"
 		switch {
 		case m.Needed > 0:
-			buy = fmt.Sprintf("%s more", count(m.Needed))
+			buy = fmt.Sprintf("%s more", present.Int(m.Needed))
 		case m.Needed < 0:
 			buy = "no size meets the target"
 			if m.Why != "" {
@@ -215,7 +216,7 @@ func purchaseBlock(s *section, sp *capacity.SimPlan) {
 		if curve == "" {
 			curve = dash
 		}
-		t.row(name, count(m.GPUs), today, hz, buy, curve)
+		t.row(name, present.Int(m.GPUs), today, hz, buy, curve)
 	}
 	s.table(t)
 	if placed {
@@ -233,17 +234,17 @@ func timelineBlock(s *section, sp *capacity.SimPlan) {
 		return
 	}
 	t := newTable("Quantity", "Value")
-	rules := "today's, with " + capacity.JoinWords(sp.Free) + " applied"
+	rules := "today's, with " + present.List(sp.Free) + " applied"
 	if len(sp.Free) == 0 {
 		rules = "today's, no policy change applied"
 	}
 	t.row("Rules", rules)
-	t.row("Growth of demand", pct(sp.Growth)+" a year")
+	t.row("Growth of demand", present.Percent(sp.Growth)+" a year")
 	switch {
 	case tl.BreachMonth == 0:
 		t.row("First month that misses the target", "missed already, at today's load")
 		t.row("First to miss it", tl.Group+": replayed p95 wait "+spread(tl.P95))
-		t.row("Order by (lead time "+counted(sp.LeadTimeMonths, "month", "months")+")", "now: the target is missed already")
+		t.row("Order by (lead time "+present.Count(sp.LeadTimeMonths, "month", "months")+")", "now: the target is missed already")
 	case tl.BreachMonth > 0:
 		t.row("First month that misses the target", fmt.Sprintf("month %d after the window (%s)", tl.BreachMonth, tl.BreachDate.Format("2006-01")))
 		t.row("First to miss it", tl.Group+": replayed p95 wait "+spread(tl.P95))
@@ -251,10 +252,10 @@ func timelineBlock(s *section, sp *capacity.SimPlan) {
 		if tl.Late {
 			order += " (already past: order now)"
 		}
-		t.row("Order by (lead time "+counted(sp.LeadTimeMonths, "month", "months")+")", order)
+		t.row("Order by (lead time "+present.Count(sp.LeadTimeMonths, "month", "months")+")", order)
 	default:
-		t.row("First month that misses the target", "none: the target holds for the "+counted(tl.SearchedMonths, "month", "months")+" searched")
-		t.row("Order by (lead time "+counted(sp.LeadTimeMonths, "month", "months")+")", "no order needed within the "+counted(tl.SearchedMonths, "month", "months")+" searched")
+		t.row("First month that misses the target", "none: the target holds for the "+present.Count(tl.SearchedMonths, "month", "months")+" searched")
+		t.row("Order by (lead time "+present.Count(sp.LeadTimeMonths, "month", "months")+")", "no order needed within the "+present.Count(tl.SearchedMonths, "month", "months")+" searched")
 	}
 	s.table(t)
 	s.para("The breach month is the first month whose load, (1 + growth)^(month/12) times the window's with the new demand phased in, makes some partition or GPU model miss the target in the replay; the order-by date is the breach date less the lead time (plan.lead_time_months).")
@@ -272,14 +273,14 @@ func costBlock(s *section, sp *capacity.SimPlan) {
 	}
 	t := newTable("GPU model", "#GPUs", "#Owned per year", "#Busy GPU-hours per year", "#Utilisation", "#Rent per year", "#Break-even utilisation", "Cheaper")
 	for _, c := range sp.Costs {
-		t.row(c.Model, count(c.GPUs), num(c.OwnedPerYear, 0), hours(c.BusyHoursPerYear), pct(c.Utilisation), num(c.RentPerYear, 0), pct(c.BreakEven), c.Cheaper)
+		t.row(c.Model, present.Int(c.GPUs), present.Number(c.OwnedPerYear, 0), present.GPUHours(c.BusyHoursPerYear), present.Percent(c.Utilisation), present.Number(c.RentPerYear, 0), present.Percent(c.BreakEven), c.Cheaper)
 	}
 	s.table(t)
 	years := 0.0
 	if len(sp.Costs) > 0 {
 		years = sp.Costs[0].DepreciationYears
 	}
-	s.para("Amounts are in the prices' currency. Owning costs GPUs × (purchase price / %s depreciation years + running cost a year); renting costs the added GPUs' busy hours in the replay at the horizon, scaled to a year, at the cloud price per GPU-hour. Owning is cheaper above the break-even utilisation, (purchase / years + running) / (8,760 h × cloud price per hour).", num(years, 1))
+	s.para("Amounts are in the prices' currency. Owning costs GPUs × (purchase price / %s depreciation years + running cost a year); renting costs the added GPUs' busy hours in the replay at the horizon, scaled to a year, at the cloud price per GPU-hour. Owning is cheaper above the break-even utilisation, (purchase / years + running) / (8,760 h × cloud price per hour).", present.Number(years, 1))
 }
 
 // crossCheckBlock is Little's law on the month's averages.
@@ -301,24 +302,24 @@ func crossCheckBlock(s *section, d *Data) {
 			if l.Jobs == 0 { // a class no job fell in is no row
 				continue
 			}
-			ct.row(words(l.Class.String()), count(l.Jobs), num(l.ArrivalRate, 3), num(l.ServiceTime, 2), num(l.MeanGPUs, 2), num(l.Concurrency, 2), gpus(l.PeakGPUs))
+			ct.row(words(l.Class.String()), present.Int(l.Jobs), present.Number(l.ArrivalRate, 3), present.Number(l.ServiceTime, 2), present.Number(l.MeanGPUs, 2), present.Number(l.Concurrency, 2), present.GPUsHeld(l.PeakGPUs))
 		}
 		if len(ct.Rows) > 0 {
 			s.table(ct)
 		}
 	}
 	t := newTable("Quantity", "#Value")
-	t.row("GPUs allocated on average now (C_now = Σ L)", num(p.CNow, 1))
-	t.row("Most GPUs held at once", gpus(p.PeakGPUs))
-	t.row(fmt.Sprintf("Demand in %s (C_future; growth %s a year, %s GPUs of new demand)", counted(p.Params.Months, "month", "months"), pct(p.Params.Growth), num(p.Params.NewDemand, 1)), num(p.CFuture, 1))
-	t.row(fmt.Sprintf("GPUs needed (keeping %s free)", pct(p.Params.Headroom)), count(p.GPUsNeeded))
+	t.row("GPUs allocated on average now (C_now = Σ L)", present.Number(p.CNow, 1))
+	t.row("Most GPUs held at once", present.GPUsHeld(p.PeakGPUs))
+	t.row(fmt.Sprintf("Demand in %s (C_future; growth %s a year, %s GPUs of new demand)", present.Count(p.Params.Months, "month", "months"), present.Percent(p.Params.Growth), present.Number(p.Params.NewDemand, 1)), present.Number(p.CFuture, 1))
+	t.row(fmt.Sprintf("GPUs needed (keeping %s free)", present.Percent(p.Params.Headroom)), present.Int(p.GPUsNeeded))
 	if p.CurrentGPUs > 0 {
-		t.row("GPUs in the inventory now", count(p.CurrentGPUs))
+		t.row("GPUs in the inventory now", present.Int(p.CurrentGPUs))
 	} else {
 		t.row("GPUs in the inventory now", "unknown (no inventory)")
 	}
 	if p.Scaling.Valid {
-		t.row("Multi-GPU scaling efficiency ("+counted(p.Scaling.Tasks, "task", "tasks")+")", pct(p.Scaling.Efficiency))
+		t.row("Multi-GPU scaling efficiency ("+present.Count(p.Scaling.Tasks, "task", "tasks")+")", present.Percent(p.Scaling.Efficiency))
 	}
 	s.table(t)
 	var cs []string

@@ -3,6 +3,7 @@ package report
 import (
 	"bytes"
 	"encoding/json"
+	"github.com/gpuprof/gpuprof/internal/present"
 	"math"
 	"strings"
 	"testing"
@@ -419,11 +420,11 @@ func TestPlantedMarkdownNumbers(t *testing.T) {
 	md := buf.String()
 	h := w.Headline
 	for _, want := range []string{
-		"| GPU-hours allocated | " + hours(h.AllocatedGPUHours) + " |",
-		"| GPU-hours used | " + hours(h.UsedGPUHours) + " |",
-		"| Utilisation (GPU-hour weighted) | " + pct(h.Utilisation) + " |",
-		"| GPU-hours lost (failed, timed out, preempted, …; not cancelled) | " + hours(w.LostGPUHours) + " |",
-		"GPUs needed (keeping " + pct(f.Plan.Params.Headroom) + " free) | " + count(f.Plan.GPUsNeeded) + " |",
+		"| GPU-hours allocated | " + present.GPUHours(h.AllocatedGPUHours) + " |",
+		"| GPU-hours used | " + present.GPUHours(h.UsedGPUHours) + " |",
+		"| Utilisation (GPU-hour weighted) | " + present.Percent(h.Utilisation) + " |",
+		"| GPU-hours lost (failed, timed out, preempted, …; not cancelled) | " + present.GPUHours(w.LostGPUHours) + " |",
+		"GPUs needed (keeping " + present.Percent(f.Plan.Params.Headroom) + " free) | " + present.Int(f.Plan.GPUsNeeded) + " |",
 		"| 2026-09 | 200 | 1,500 | — | — | — | — | 0.0 | unknown |",
 	} {
 		if !strings.Contains(md, want) {
@@ -431,12 +432,12 @@ func TestPlantedMarkdownNumbers(t *testing.T) {
 		}
 	}
 	// The formatter itself: one decimal below 1,000, thousands separators.
-	if h.AllocatedGPUHours >= 1000 && !strings.Contains(hours(h.AllocatedGPUHours), ",") {
-		t.Errorf("hours(%v) = %q, want thousands separators", h.AllocatedGPUHours, hours(h.AllocatedGPUHours))
+	if h.AllocatedGPUHours >= 1000 && !strings.Contains(present.GPUHours(h.AllocatedGPUHours), ",") {
+		t.Errorf("hours(%v) = %q, want thousands separators", h.AllocatedGPUHours, present.GPUHours(h.AllocatedGPUHours))
 	}
 	for _, p := range f.Summary.Partitions {
-		w50, w95 := distCells(p.Wait, seconds)
-		if !strings.Contains(md, "| "+partitionName(p.Partition)+" | "+count(p.Jobs)+" | "+hours(p.GPUHours)+" | "+w50+" | "+w95+" |") {
+		w50, w95 := distCells(p.Wait, present.Seconds)
+		if !strings.Contains(md, "| "+partitionName(p.Partition)+" | "+present.Int(p.Jobs)+" | "+present.GPUHours(p.GPUHours)+" | "+w50+" | "+w95+" |") {
 			t.Errorf("Markdown lacks partition %q's row with waits %s / %s", p.Partition, w50, w95)
 		}
 	}

@@ -176,7 +176,7 @@ func TestStorageFootprint(t *testing.T) {
 }
 
 // millionViews fills a database with benchdb's million jobs (see
-// internal/benchdb): 10,310 of them user "target"'s.
+// tools/benchdb): 10,310 of them user "target"'s.
 func millionViews(tb testing.TB) *DB {
 	tb.Helper()
 	db := openTest(tb, Options{})
@@ -268,7 +268,7 @@ func sacctRecords(tb testing.TB, n int) []slurmext.JobRecord {
 
 // BenchmarkImportSacct is the store's part of a sacct import: 100,000
 // parsed jobs of a realistic mix (arrays, states, users, GPU readings; see
-// internal/mksacct) put into a fresh database in transactions of 5,000,
+// tools/mksacct) put into a fresh database in transactions of 5,000,
 // as history.Import does, then the same again (all unchanged: a repeated
 // import). The whole import of a million jobs beside sqlite3 is
 // scripts/bench-import.sh. Run it with:

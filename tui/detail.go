@@ -232,15 +232,15 @@ func (m Model) detailLines() []string {
 	add("state " + state + " · " + mt.Outcome.String())
 	times := "start" + nbsp + slurmext.FormatTime(j.Start, loc) + " · end" + nbsp + slurmext.FormatTime(j.End, loc)
 	if mt.ElapsedValid {
-		times += " · elapsed" + nbsp + slurmDuration(mt.Elapsed)
+		times += " · elapsed" + nbsp + present.Duration(mt.Elapsed)
 	} else if !j.Start.IsZero() && !mt.Outcome.Finished() {
-		times += " · running" + nbsp + slurmDuration(m.opts.Now().Sub(j.Start))
+		times += " · running" + nbsp + present.Duration(m.opts.Now().Sub(j.Start))
 	}
 	if mt.WaitValid {
-		times += " · wait" + nbsp + slurmDuration(mt.Wait)
+		times += " · wait" + nbsp + present.Duration(mt.Wait)
 	}
 	if j.TimeLimit > 0 {
-		times += " · limit" + nbsp + slurmDuration(j.TimeLimit)
+		times += " · limit" + nbsp + present.Duration(j.TimeLimit)
 	}
 	add(times)
 	gpus := fmt.Sprintf("GPUs %d requested", j.ReqGPUs)
@@ -254,7 +254,7 @@ func (m Model) detailLines() []string {
 		gpus += " · util" + nbsp + present.Util(shown.Util) + "%"
 	}
 	if mt.ElapsedValid {
-		gpus += fmt.Sprintf(" · %.1f GPU-hours", mt.GPUHours)
+		gpus += " · " + present.GPUHours(mt.GPUHours) + " GPU-hours"
 	}
 	add(gpus)
 
@@ -272,10 +272,10 @@ func (m Model) detailLines() []string {
 	}
 	io := "IO wait not measured"
 	if mt.IOWaitValid {
-		io = fmt.Sprintf("IO wait %.1f%% of wall time (measured per %s)", mt.IOWait*100, sanitise(mt.IOScope))
+		io = fmt.Sprintf("IO wait %s of wall time (measured per %s)", present.Percent(mt.IOWait), sanitise(mt.IOScope))
 	}
 	if mt.EnergyValid {
-		io += " · energy " + formatEnergy(mt.EnergyJ)
+		io += " · energy " + present.Energy(mt.EnergyJ)
 	}
 	add(io)
 	for _, f := range d.flags() {
@@ -296,15 +296,9 @@ func (m Model) detailLines() []string {
 	if len(j.GPUs) == 0 {
 		add("no GPU profile recorded")
 	}
-	gi := 0
 	for _, p := range d.v.Profiles {
 		for k := range p.GPUs {
-			var ag *analysis.GPU
-			if gi < len(j.GPUs) {
-				ag = &j.GPUs[gi]
-			}
-			gi++
-			out = append(out, m.gpuLines(p.Node, &p.GPUs[k], ag)...)
+			out = append(out, m.gpuLines(p.Node, &p.GPUs[k])...)
 		}
 	}
 
@@ -391,7 +385,7 @@ func (d *detailState) flags() []string {
 
 // gpuLines are one GPU's lines: where it is, its sparklines over the
 // job's life, and its numbers.
-func (m Model) gpuLines(node string, g *profile.GPU, ag *analysis.GPU) []string {
+func (m Model) gpuLines(node string, g *profile.GPU) []string {
 	w := m.width
 	idx := "#?"
 	if g.SlurmIndex >= 0 {
@@ -401,18 +395,15 @@ func (m Model) gpuLines(node string, g *profile.GPU, ag *analysis.GPU) []string 
 	lines := []string{"", head}
 
 	util, mem := spark.Values(g)
+	// The GPU's facts as gpuprof show writes them (present.GPUFacts).
+	ag := analysis.ProfileGPU(node, g)
+	f := ag.Facts()
 	utilText, memText := "util -", "peak -"
-	if ag != nil && ag.UtilMeanValid {
-		utilText = fmt.Sprintf("mean %.0f%%", ag.UtilMean)
-		if ag.UtilPctValid {
-			utilText += fmt.Sprintf(" p95 %.0f%%", ag.UtilP95)
-		}
+	if f.UtilKnown {
+		utilText = f.Util()
 	}
-	if g.MemSamples > 0 {
-		memText = "peak " + formatGiB(g.MemPeak) + "G"
-		if g.MemoryTotal > 0 {
-			memText = "peak " + formatGiB(g.MemPeak) + "/" + formatGiB(g.MemoryTotal) + "G"
-		}
+	if f.MemKnown {
+		memText = f.Memory()
 	}
 	// GPM activity beside the duty cycle (util): SM and tensor.
 	var smText, tcText string
@@ -438,15 +429,15 @@ func (m Model) gpuLines(node string, g *profile.GPU, ag *analysis.GPU) []string 
 	}
 
 	var facts []string
-	if g.EnergyValid {
-		facts = append(facts, "energy "+formatEnergy(g.EnergyJ))
+	if f.EnergyKnown {
+		facts = append(facts, "energy "+f.Energy())
 	}
 	if g.TempValid {
 		facts = append(facts, fmt.Sprintf("max %d°C", g.MaxTempC))
 	}
 	if a := g.Activity; a != nil {
 		if m, ok := a.DRAM.Mean(); ok {
-			facts = append(facts, "DRAM "+present.Activity(m)+"%")
+			facts = append(facts, "DRAM "+present.Activity(m)+" %")
 		}
 		switch a.Scope {
 		case profile.ActivityScopeSharedGPU:
@@ -469,13 +460,10 @@ func (m Model) gpuLines(node string, g *profile.GPU, ag *analysis.GPU) []string 
 		xid += " (" + strings.Join(codes, ", ") + ")"
 	}
 	facts = append(facts, xid)
-	if g.IdleAllocation {
-		facts = append(facts, "idle allocation")
-	}
-	if g.Preallocated {
-		facts = append(facts, "preallocated")
-	}
 	lines = append(lines, "   "+strings.Join(facts, " · "))
+	for _, fl := range f.Flags() {
+		lines = append(lines, "   "+clip("flag: "+fl, max(w-3, 1)))
+	}
 	if len(g.Processes) > 0 {
 		names := make([]string, len(g.Processes))
 		for i, p := range g.Processes {
@@ -486,18 +474,16 @@ func (m Model) gpuLines(node string, g *profile.GPU, ag *analysis.GPU) []string 
 	return lines
 }
 
-// activityText is a GPM metric's mean and p95 as the detail writes them,
-// "mean 0.02% p95 0.02%", or "-" without a reading.
+// activityText is a GPM metric's mean and p95 as the detail writes them
+// (present.ActivityStat: "mean 0.02 %, p95 0.02 %"), or "-" without a
+// reading.
 func activityText(st profile.ActivityStat) string {
 	m, ok := st.Mean()
 	if !ok {
 		return "-"
 	}
-	t := "mean " + present.Activity(m) + "%"
-	if p, ok := st.Percentile(95); ok {
-		t += " p95 " + present.Activity(p) + "%"
-	}
-	return t
+	p95, ok := st.Percentile(95)
+	return present.ActivityStat(m, p95, ok) // as gpuprof show writes it
 }
 
 // taskLines describe the task's runs.
@@ -511,10 +497,10 @@ func taskLines(t *taskInfo) []string {
 	lines := []string{runs}
 	var facts []string
 	if p.Duration.N > 0 {
-		facts = append(facts, "runtime p50 "+slurmDuration(secondsDuration(p.Duration.P50)))
+		facts = append(facts, "runtime p50 "+present.Duration(secondsDuration(p.Duration.P50)))
 	}
 	if p.VRAMPeak.N > 0 {
-		v := "VRAM p95 " + formatGiB(uint64(p.VRAMPeak.P95)) + "G"
+		v := "VRAM p95 " + present.GiB(uint64(p.VRAMPeak.P95)) + "G"
 		if p.VRAMPeakFrac.N > 0 {
 			v += fmt.Sprintf(" (%.0f%% of the card)", p.VRAMPeakFrac.P95*100)
 		}

@@ -2,6 +2,7 @@ package tui
 
 import (
 	"fmt"
+	"github.com/gpuprof/gpuprof/internal/present"
 	"strings"
 
 	tea "charm.land/bubbletea/v2"
@@ -489,7 +490,7 @@ func (m Model) listStatus() string {
 	case l.total == 0:
 		s = " 0 jobs"
 	default:
-		s = fmt.Sprintf(" row %s of %s", formatCount(l.cursor+1), formatCount(l.total))
+		s = fmt.Sprintf(" row %s of %s", present.Int(l.cursor+1), present.Int(l.total))
 		if len(l.pending) > 0 {
 			s += " · loading…"
 		}

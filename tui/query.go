@@ -1,6 +1,7 @@
 package tui
 
 import (
+	"github.com/gpuprof/gpuprof/internal/present"
 	"time"
 
 	"github.com/gpuprof/gpuprof/store"
@@ -35,7 +36,7 @@ func windowName(d time.Duration) string {
 	case 30 * 24 * time.Hour:
 		return "30d"
 	}
-	return slurmDuration(d)
+	return present.Duration(d)
 }
 
 // sortName names the order for the title bar: the key and an arrow,

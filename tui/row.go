@@ -70,9 +70,9 @@ func rowOf(v store.JobView, c analysis.Config, now time.Time) row {
 func vramLabel(m analysis.Metrics) string {
 	switch {
 	case m.VRAMPeakBytesValid && m.VRAMCard > 0:
-		return formatGiB(m.VRAMPeak) + "/" + formatGiB(m.VRAMCard) + "G"
+		return present.GiB(m.VRAMPeak) + "/" + present.GiB(m.VRAMCard) + "G"
 	case m.VRAMPeakBytesValid:
-		return formatGiB(m.VRAMPeak) + "G"
+		return present.GiB(m.VRAMPeak) + "G"
 	case m.Preallocated:
 		return "prealloc"
 	}

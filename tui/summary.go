@@ -4,6 +4,7 @@ import (
 	"cmp"
 	"context"
 	"fmt"
+	"github.com/gpuprof/gpuprof/internal/present"
 	"slices"
 	"strings"
 	"time"
@@ -226,12 +227,12 @@ func (m Model) summaryLines() []string {
 	add := func(format string, args ...any) { out = append(out, " "+fmt.Sprintf(format, args...)) }
 	add("%s (%s to %s)", r.window.From.Format("January 2006"),
 		r.window.From.Format("2006-01-02"), r.window.To.AddDate(0, 0, -1).Format("2006-01-02"))
-	add("%s jobs, %s with GPUs", formatCount(r.sum.Jobs), formatCount(r.sum.GPUJobs))
+	add("%s jobs, %s with GPUs", present.Int(r.sum.Jobs), present.Int(r.sum.GPUJobs))
 	if r.notUsed != "" {
 		out = append(out, wrapHanging(sanitise(r.notUsed), m.width)...)
 	}
 	if r.truncated {
-		add("only the newest %s of %s jobs were read", formatCount(r.loaded), formatCount(r.total))
+		add("only the newest %s of %s jobs were read", present.Int(r.loaded), present.Int(r.total))
 	}
 	out = append(out, "")
 	add("GPU-hours      %8.1f", h.AllocatedGPUHours)
@@ -250,13 +251,13 @@ func (m Model) summaryLines() []string {
 		if c.Jobs == 0 {
 			continue
 		}
-		add("%-18s %6s job(s) %9.1f GPU-hours", c.Class, formatCount(c.Jobs), c.GPUHours)
+		add("%-18s %6s job(s) %9.1f GPU-hours", c.Class, present.Int(c.Jobs), c.GPUHours)
 	}
 	if r.timeJobs > 0 {
 		out = append(out, "")
 		out = append(out, wrapHanging(fmt.Sprintf("--time: %s of %s jobs asked for far more time than they ran; "+
 			"the suggested limit is per job (1.5 × its own run), not one value for all: see each job's detail",
-			formatCount(r.timeJobs), formatCount(r.loaded)), m.width)...)
+			present.Int(r.timeJobs), present.Int(r.loaded)), m.width)...)
 	}
 	out = append(out, "", " "+m.st.render(m.st.header, "Most common hint"))
 	switch {
@@ -266,7 +267,7 @@ func (m Model) summaryLines() []string {
 		add("none: nothing to change")
 	default:
 		h := r.topHint
-		jobs := fmt.Sprintf("%s of %s jobs", formatCount(r.topHintN), formatCount(r.loaded))
+		jobs := fmt.Sprintf("%s of %s jobs", present.Int(r.topHintN), present.Int(r.loaded))
 		switch {
 		case h.Option == "":
 			out = append(out, wrapHanging(fmt.Sprintf("  rule %s for %s (no option: see why below)", h.Rule, jobs), m.width)...)

@@ -1,13 +1,11 @@
 package tui
 
 import (
-	"fmt"
 	"strings"
 	"time"
 
 	"github.com/charmbracelet/x/ansi"
 
-	"github.com/gpuprof/gpuprof/slurmext"
 	"github.com/gpuprof/gpuprof/termtext"
 )
 
@@ -57,49 +55,6 @@ func clip(s string, w int) string {
 		return ansi.Truncate(s, max(w, 0), "…")
 	}
 	return s
-}
-
-// formatCount prints n with thousands separators: 10,000.
-func formatCount(n int) string {
-	s := fmt.Sprint(n)
-	neg := strings.HasPrefix(s, "-")
-	s = strings.TrimPrefix(s, "-")
-	var b strings.Builder
-	for i, c := range s {
-		if i > 0 && (len(s)-i)%3 == 0 {
-			b.WriteByte(',')
-		}
-		b.WriteRune(c)
-	}
-	if neg {
-		return "-" + b.String()
-	}
-	return b.String()
-}
-
-// slurmDuration prints a duration as Slurm does, [D-]HH:MM:SS
-// (slurmext.FormatDuration), the form of sacct, squeue and --time.
-func slurmDuration(d time.Duration) string { return slurmext.FormatDuration(d, false) }
-
-// formatGiB prints bytes as whole GiB ("61"), or with one decimal under
-// 10 GiB ("4.5").
-func formatGiB(b uint64) string {
-	g := float64(b) / (1 << 30)
-	if g < 10 {
-		return trimZero(fmt.Sprintf("%.1f", g))
-	}
-	return fmt.Sprintf("%.0f", g)
-}
-
-func trimZero(s string) string { return strings.TrimSuffix(s, ".0") }
-
-// formatEnergy prints joules as Wh or kWh.
-func formatEnergy(j float64) string {
-	wh := j / 3600
-	if wh >= 1000 {
-		return fmt.Sprintf("%.1f kWh", wh/1000)
-	}
-	return fmt.Sprintf("%.0f Wh", wh)
 }
 
 // formatStart prints a job's start compactly for the list's narrow

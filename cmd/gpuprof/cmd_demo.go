@@ -2,6 +2,7 @@ package main
 
 import (
 	"fmt"
+	"github.com/gpuprof/gpuprof/internal/present"
 	"math"
 	"os"
 	"path/filepath"
@@ -93,7 +94,7 @@ there is replaced. The result is OUT/month.db (or --db); read it with
 				return fmt.Errorf("demo month: %w", err)
 			}
 			printf(cmd.OutOrStdout(), "demo month: %d nodes, %d jobs (%d failed, %d timed out), %s GPU-hours allocated, %s to %s; %d sampling ticks in %s.\ndatabase: %s\n",
-				s.Nodes, s.Jobs, s.Failed, s.TimedOut, hours(math.Round(s.GPUHours)),
+				s.Nodes, s.Jobs, s.Failed, s.TimedOut, present.GPUHours(math.Round(s.GPUHours)),
 				s.Start.Format(time.DateOnly), s.End.Format("2006-01-02T15:04:05"), s.Ticks, s.Wall.Round(100*time.Millisecond), s.DB)
 			return nil
 		},

@@ -5,6 +5,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"github.com/gpuprof/gpuprof/internal/present"
 	"io"
 	"os"
 	"strings"
@@ -213,7 +214,7 @@ func runImport(ctx context.Context, g *globalOptions, o *importOptions, stdout, 
 		float64(res.Read)/max(res.Took.Seconds(), 1e-3))
 	if res.Unnamed > 0 {
 		fmt.Fprintf(stdout, "%d %s no cluster (no Cluster column): imported as cluster %s (%s)\n",
-			res.Unnamed, plural(res.Unnamed, "job names", "jobs name"), clean(cluster, 64), origin)
+			res.Unnamed, present.Plural(res.Unnamed, "job names", "jobs name"), clean(cluster, 64), origin)
 	}
 	if line := gpuSourcesLine(res.GPUsFrom); line != "" {
 		fmt.Fprintln(stdout, line)
@@ -228,7 +229,7 @@ func runImport(ctx context.Context, g *globalOptions, o *importOptions, stdout, 
 			list = "first: " + list
 		}
 		fmt.Fprintf(stdout, "%d job %s more than once with different content (%s); the one kept is decided as docs/sacct.md says (\"Duplicate job ids\")\n",
-			res.Conflicts, plural(res.Conflicts, "id appears", "ids appear"), list)
+			res.Conflicts, present.Plural(res.Conflicts, "id appears", "ids appear"), list)
 	}
 	return err
 }
@@ -265,15 +266,15 @@ func gpuSourcesLine(s history.GPUSources) string {
 	var parts []string
 	jobs := " jobs"
 	if s.ReqTRES > 0 {
-		parts = append(parts, fmt.Sprintf("from ReqTRES for %d%s", s.ReqTRES, plural(s.ReqTRES, " job", jobs)))
+		parts = append(parts, fmt.Sprintf("from ReqTRES for %d%s", s.ReqTRES, present.Plural(s.ReqTRES, " job", jobs)))
 		jobs = ""
 	}
 	if s.AllocTRES > 0 {
-		parts = append(parts, fmt.Sprintf("from AllocTRES for %d%s (no ReqTRES)", s.AllocTRES, plural(s.AllocTRES, " job", jobs)))
+		parts = append(parts, fmt.Sprintf("from AllocTRES for %d%s (no ReqTRES)", s.AllocTRES, present.Plural(s.AllocTRES, " job", jobs)))
 		jobs = ""
 	}
 	if s.Neither > 0 {
-		parts = append(parts, fmt.Sprintf("from neither column for %d%s (no GPU counted)", s.Neither, plural(s.Neither, " job", jobs)))
+		parts = append(parts, fmt.Sprintf("from neither column for %d%s (no GPU counted)", s.Neither, present.Plural(s.Neither, " job", jobs)))
 	}
 	if len(parts) == 0 {
 		return ""

@@ -3,7 +3,6 @@ package main
 import (
 	"context"
 	"encoding/json"
-	"fmt"
 	"io"
 	"os"
 	"slices"
@@ -272,8 +271,6 @@ func clean(s string, maxLen int) string {
 	}
 	return s
 }
-
-func gib(b uint64) string { return fmt.Sprintf("%.1f", float64(b)/(1<<30)) }
 
 func appendOnce(s []string, v string) []string {
 	for _, x := range s {

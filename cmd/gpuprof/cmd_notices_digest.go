@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"github.com/gpuprof/gpuprof/internal/present"
 	"io"
 	"slices"
 	"strings"
@@ -110,10 +111,10 @@ func (d digest) writeBody(w io.Writer) {
 	}
 	share := ""
 	if d.Measured > 0 {
-		share = fmt.Sprintf(" (%.0f %% of the %.1f GPU-hours with readings)", 100*d.IdleHours/d.Measured, d.Measured)
+		share = fmt.Sprintf(" (%s of the %s GPU-hours with readings)", present.Percent(d.IdleHours/d.Measured), present.GPUHours(d.Measured))
 	}
-	printf(w, "%.1f GPU-hours were held by %d %s; %.1f GPU-hours of them were idle%s.\n",
-		d.HeldHours, d.Jobs, pluralJobs(d.Jobs), d.IdleHours, share)
+	printf(w, "%s GPU-hours were held by %s; %s GPU-hours of them were idle%s.\n",
+		present.GPUHours(d.HeldHours), present.Count(d.Jobs, "job", "jobs"), present.GPUHours(d.IdleHours), share)
 	if len(d.Users) == 0 {
 		printf(w, "\nNobody held an idle GPU.\n")
 	} else {
@@ -121,7 +122,7 @@ func (d digest) writeBody(w io.Writer) {
 		tb := newTable("USER", "IDLE GPU-HOURS", "HELD GPU-HOURS", "JOBS", "NOTICES")
 		tb.right[1], tb.right[2], tb.right[3], tb.right[4] = true, true, true, true
 		for _, u := range d.Users {
-			tb.row(orDash(clean(u.Name, 32)), fmt.Sprintf("%.1f", u.IdleHours), fmt.Sprintf("%.1f", u.HeldHours),
+			tb.row(orDash(clean(u.Name, 32)), present.GPUHours(u.IdleHours), present.GPUHours(u.HeldHours),
 				fmt.Sprint(u.Jobs), fmt.Sprint(u.Notices))
 		}
 		_ = tb.write(w)
@@ -141,13 +142,6 @@ func (d digest) writeBody(w io.Writer) {
 	}
 	printf(w, "\ngpuprof notices --since %s --until %s lists them with their fixes.\n",
 		day, d.Window.To.Format("2006-01-02"))
-}
-
-func pluralJobs(n int) string {
-	if n == 1 {
-		return "job"
-	}
-	return "jobs"
 }
 
 func newNoticesDigestCommand(g *globalOptions) *cobra.Command {

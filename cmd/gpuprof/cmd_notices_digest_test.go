@@ -59,7 +59,7 @@ func TestNoticesDigest(t *testing.T) {
 	}
 	for _, s := range []string{
 		"To: admins@example.org\nSubject: gpuprof: idle GPUs on lab, 2026-10-05\n\n",
-		"4.0 GPU-hours were held by 3 jobs; 2.0 GPU-hours of them were idle (50 % of the 4.0 GPU-hours with readings).",
+		"4.0 GPU-hours were held by 3 jobs; 2.0 GPU-hours of them were idle (50.0 % of the 4.0 GPU-hours with readings).",
 		"USER  IDLE GPU-HOURS HELD GPU-HOURS JOBS NOTICES\nalice            1.0            2.0    1       2\nbob              1.0            2.0    2       2\n",
 		"Notices that day (4 notices: 2 sent, 1 job cancelled, 1 not sent: daily cap):",
 		"08:30:00  job 101  user alice  idle GPU  sent\n    GPU 1 idle for 30 min",

@@ -2,6 +2,7 @@ package main
 
 import (
 	"fmt"
+	"github.com/gpuprof/gpuprof/internal/present"
 	"io"
 	"math"
 	"strconv"
@@ -140,12 +141,12 @@ func (o *planOptions) params(c analysis.PlanConfig, newDemandSet bool) (analysis
 func writePlan(w io.Writer, cp analysis.CapacityPlan) {
 	p := cp.Params
 	printf(w, "\nCross-check by averages (Little's law; it ignores when demand arrives, so it cannot see queues at peak hours): headroom %s.\n",
-		pct(p.Headroom))
+		present.Percent(p.Headroom))
 	if cp.PeriodHours <= 0 {
 		printf(w, "%s\n", cp.CrossCheck)
 		return
 	}
-	printf(w, "Period: %s to %s (%s hours).\n\n", slurmext.FormatTime(cp.Window.From, nil), slurmext.FormatTime(cp.Window.To, nil), hours(cp.PeriodHours))
+	printf(w, "Period: %s to %s (%s hours).\n\n", slurmext.FormatTime(cp.Window.From, nil), slurmext.FormatTime(cp.Window.To, nil), present.GPUHours(cp.PeriodHours))
 	tw := newTable("CLASS", "JOBS", "λ (JOBS/H)", "S (H)", "GPUS/JOB", "L = λ·S·GPUS", "PEAK GPUS")
 	for _, l := range cp.Classes {
 		tw.row(l.Class.String(), strconv.Itoa(l.Jobs), fmt.Sprintf("%.3f", l.ArrivalRate), fmt.Sprintf("%.2f", l.ServiceTime),
@@ -166,7 +167,7 @@ func writePlan(w io.Writer, cp analysis.CapacityPlan) {
 		printf(w, "GPUs now: unknown (no inventory: no profiled GPUs, no GPU node in the cluster's slurm.conf)\n")
 	}
 	if cp.Scaling.Valid {
-		printf(w, "Multi-GPU scaling efficiency: %s over %d tasks\n", pct(cp.Scaling.Efficiency), cp.Scaling.Tasks)
+		printf(w, "Multi-GPU scaling efficiency: %s over %d tasks\n", present.Percent(cp.Scaling.Efficiency), cp.Scaling.Tasks)
 	}
 	printf(w, "%s\n", cp.CrossCheck)
 	if len(cp.Evidence) > 0 {

@@ -5,14 +5,12 @@ import (
 	"io"
 	"slices"
 	"strings"
-	"time"
 
 	"github.com/spf13/cobra"
 	"github.com/spf13/pflag"
 
 	"github.com/gpuprof/gpuprof/analysis"
 	"github.com/gpuprof/gpuprof/internal/present"
-	"github.com/gpuprof/gpuprof/slurmext"
 )
 
 type profilesOptions struct {
@@ -107,29 +105,13 @@ func analyseInput(in analysis.Input, c analysis.Config) (profilesJSON, error) {
 	return out, nil
 }
 
-// pct writes a fraction as a whole percentage the way the report writes
-// one, "92 %" (report/format.go).
-func pct(f float64) string { return fmt.Sprintf("%.0f %%", 100*f) }
-
-func hours(h float64) string {
-	if h >= 10 {
-		return fmt.Sprintf("%.0f", h)
-	}
-	return fmt.Sprintf("%.1f", h)
-}
-
-// secs writes seconds as Slurm writes a duration, [D-]HH:MM:SS.
-func secs(s float64) string {
-	return slurmext.FormatDuration(time.Duration(s*float64(time.Second)), false)
-}
-
 func writeProfiles(w io.Writer, p profilesJSON, top int) error {
 	s := p.Summary
 	if s.Jobs == 0 {
 		printf(w, "No jobs recorded in this period.\n")
 		return nil
 	}
-	printf(w, "Task profiles: %d GPU jobs in %d recurring tasks, %s GPU-hours.\n\n", s.GPUJobs, len(p.Profiles), hours(s.GPUHours))
+	printf(w, "Task profiles: %d GPU jobs in %d recurring tasks, %s GPU-hours.\n\n", s.GPUJobs, len(p.Profiles), present.GPUHours(s.GPUHours))
 	// Tables pad by display width (table), so that a CJK or emoji task
 	// name keeps the columns after it straight.
 	tasks := newTable("USER", "TASK", "CLASS", "RUNS", "GPU-H", "GPUS REQ/USED", "VRAM P95", "UTIL P50", "RUN P50", "RUN P95", "FAILED", "TIMEOUT")
@@ -141,19 +123,19 @@ func writeProfiles(w io.Writer, p profilesJSON, top int) error {
 		vram := "-"
 		switch {
 		case t.VRAMPeakFrac.N > 0:
-			vram = pct(t.VRAMPeakFrac.P95)
+			vram = present.Percent(t.VRAMPeakFrac.P95)
 		case t.Preallocated > 0:
 			vram = "prealloc"
 		}
 		util := "-"
 		if t.UtilMean.N > 0 {
-			util = fmt.Sprintf("%.0f %%", t.UtilMean.P50)
+			util = present.Util(t.UtilMean.P50) + " %"
 		}
 		gpus := gpusReqUsed(t)
 		noUse = noUse || t.GPUsUsed == nil
 		partUse = partUse || (t.GPUsUsed != nil && t.UsageRuns < t.Jobs)
-		tasks.row(clean(t.User, 16), clean(t.Name, 28), t.Class.String(), fmt.Sprint(t.Jobs), hours(t.GPUHours), gpus,
-			vram, util, secs(t.Duration.P50), secs(t.Duration.P95), pct(t.FailureRate), pct(t.TimeoutRate))
+		tasks.row(clean(t.User, 16), clean(t.Name, 28), t.Class.String(), fmt.Sprint(t.Jobs), present.GPUHours(t.GPUHours), gpus,
+			vram, util, present.Seconds(t.Duration.P50), present.Seconds(t.Duration.P95), present.Percent(t.FailureRate), present.Percent(t.TimeoutRate))
 	}
 	if err := tasks.write(w); err != nil {
 		return err
@@ -177,7 +159,7 @@ func writeProfiles(w io.Writer, p profilesJSON, top int) error {
 	}
 
 	printf(w, "\nCluster: %d jobs (%d with GPU readings, %d without, %d CPU-only), %s GPU-hours.\n",
-		s.Jobs, s.WithGPUData, s.WithoutGPUData, s.CPUJobs, hours(s.GPUHours))
+		s.Jobs, s.WithGPUData, s.WithoutGPUData, s.CPUJobs, present.GPUHours(s.GPUHours))
 	if l := measureSentence(s); l != "" {
 		printf(w, "%s\n", l)
 	}
@@ -189,7 +171,7 @@ func writeProfiles(w io.Writer, p profilesJSON, top int) error {
 	}
 	for _, c := range s.ByClass {
 		if c.Jobs > 0 {
-			tw.row(c.Class.String(), fmt.Sprint(c.Jobs), hours(c.GPUHours), share(c.GPUHours, s.GPUHours))
+			tw.row(c.Class.String(), fmt.Sprint(c.Jobs), present.GPUHours(c.GPUHours), share(c.GPUHours, s.GPUHours))
 		}
 	}
 	if slices.ContainsFunc(s.ByBottleneck, func(k analysis.KindShare) bool { return k.Jobs > 0 }) {
@@ -197,7 +179,7 @@ func writeProfiles(w io.Writer, p profilesJSON, top int) error {
 		tw.row("BOTTLENECK", "JOBS", "GPU-H", "SHARE")
 		for _, k := range s.ByBottleneck {
 			if k.Jobs > 0 {
-				tw.row(k.Kind.String(), fmt.Sprint(k.Jobs), hours(k.GPUHours), share(k.GPUHours, s.GPUHours))
+				tw.row(k.Kind.String(), fmt.Sprint(k.Jobs), present.GPUHours(k.GPUHours), share(k.GPUHours, s.GPUHours))
 			}
 		}
 	}
@@ -206,12 +188,12 @@ func writeProfiles(w io.Writer, p profilesJSON, top int) error {
 	for _, ps := range s.Partitions {
 		wait50, wait95, ratio := "-", "-", "-"
 		if ps.Wait.N > 0 {
-			wait50, wait95 = secs(ps.Wait.P50), secs(ps.Wait.P95)
+			wait50, wait95 = present.Seconds(ps.Wait.P50), present.Seconds(ps.Wait.P95)
 		}
 		if ps.LimitRatio.N > 0 {
 			ratio = fmt.Sprintf("%.1f×", ps.LimitRatio.P50)
 		}
-		tw.row(orDash(clean(ps.Partition, 16)), fmt.Sprint(ps.Jobs), hours(ps.GPUHours), wait50, wait95, ratio)
+		tw.row(orDash(clean(ps.Partition, 16)), fmt.Sprint(ps.Jobs), present.GPUHours(ps.GPUHours), wait50, wait95, ratio)
 	}
 	if err := tw.write(w); err != nil {
 		return err
@@ -232,7 +214,7 @@ func share(part, total float64) string {
 	if total <= 0 {
 		return "-"
 	}
-	return pct(part / total)
+	return present.Percent(part / total)
 }
 
 // describeTask says in one sentence what a task's runs did.
@@ -240,18 +222,18 @@ func describeTask(t analysis.TaskProfile, total float64) string {
 	var b strings.Builder
 	fmt.Fprintf(&b, "%s/%s (%s, %s): %d %s, %s GPU-hours (%s of the cluster), mostly %s.",
 		clean(t.User, 16), clean(t.Name, 28), orDash(clean(t.Account, 16)), orDash(clean(t.Partition, 16)),
-		t.Jobs, plural(t.Jobs, "run", "runs"), hours(t.GPUHours), share(t.GPUHours, total), strings.ReplaceAll(t.Class.String(), "_", " "))
+		t.Jobs, present.Plural(t.Jobs, "run", "runs"), present.GPUHours(t.GPUHours), share(t.GPUHours, total), strings.ReplaceAll(t.Class.String(), "_", " "))
 	if t.VRAMPeakFrac.N > 0 {
-		fmt.Fprintf(&b, " VRAM peak %s of the card at p95 (max %s)", pct(t.VRAMPeakFrac.P95), pct(t.VRAMPeakFrac.Max))
+		fmt.Fprintf(&b, " VRAM peak %s of the card at p95 (max %s)", present.Percent(t.VRAMPeakFrac.P95), present.Percent(t.VRAMPeakFrac.Max))
 		if t.Preallocated > 0 {
-			fmt.Fprintf(&b, "; %d %s the card", t.Preallocated, plural(t.Preallocated, "run preallocated", "runs preallocated"))
+			fmt.Fprintf(&b, "; %d %s the card", t.Preallocated, present.Plural(t.Preallocated, "run preallocated", "runs preallocated"))
 		}
 		b.WriteString(".")
 	} else if t.Preallocated > 0 {
-		fmt.Fprintf(&b, " Its framework preallocated the whole card in %d %s, so the real memory need is unknown.", t.Preallocated, plural(t.Preallocated, "run", "runs"))
+		fmt.Fprintf(&b, " Its framework preallocated the whole card in %d %s, so the real memory need is unknown.", t.Preallocated, present.Plural(t.Preallocated, "run", "runs"))
 	}
 	if t.UtilMean.N > 0 {
-		fmt.Fprintf(&b, " Median utilisation %.0f %%.", t.UtilMean.P50)
+		fmt.Fprintf(&b, " Median utilisation %s %%.", present.Util(t.UtilMean.P50))
 	}
 	// Used and unused are over the runs with readings: compare them with
 	// each other, not with the requests of runs without readings.
@@ -266,7 +248,7 @@ func describeTask(t analysis.TaskProfile, total float64) string {
 		fmt.Fprintf(&b, " Asks for %.1f GPUs per run; how many it used is unknown (no GPU readings).", t.GPUsRequested)
 	}
 	if t.Finished > 0 && (t.Failures > 0 || t.Timeouts > 0) {
-		fmt.Fprintf(&b, " Of %d finished %s, %d failed and %d timed out.", t.Finished, plural(t.Finished, "run", "runs"), t.Failures, t.Timeouts)
+		fmt.Fprintf(&b, " Of %d finished %s, %d failed and %d timed out.", t.Finished, present.Plural(t.Finished, "run", "runs"), t.Failures, t.Timeouts)
 	}
 	for _, k := range t.ByBottleneck {
 		if t.GPUHours > 0 && k.GPUHours/t.GPUHours >= 0.5 {

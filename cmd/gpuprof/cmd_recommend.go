@@ -2,6 +2,7 @@ package main
 
 import (
 	"context"
+	"github.com/gpuprof/gpuprof/internal/present"
 	"io"
 	"strings"
 
@@ -179,7 +180,7 @@ func writeRecommendations(w io.Writer, in analysis.Input, f analysis.Findings) {
 	}
 	s := f.Summary
 	printf(w, "Recommendations from %d %s (%d with GPU readings) on %d GPU %s.\n",
-		s.Jobs, plural(s.Jobs, "job", "jobs"), s.WithGPUData, len(in.Nodes), plural(len(in.Nodes), "node", "nodes"))
+		s.Jobs, present.Plural(s.Jobs, "job", "jobs"), s.WithGPUData, len(in.Nodes), present.Plural(len(in.Nodes), "node", "nodes"))
 	if l := measureSentence(s); l != "" {
 		printf(w, "%s\n", l)
 	}
@@ -204,7 +205,7 @@ func writeRecommendations(w io.Writer, in analysis.Input, f analysis.Findings) {
 		case r.Effect != "":
 			printf(w, "   Expected effect (not simulated): %s\n", clean(r.Effect, 2000))
 		}
-		printf(w, "   Confidence: %s", pct(r.Confidence)) // "92 %", as the report writes it
+		printf(w, "   Confidence: %s", present.Confidence(r.Confidence)) // "92 %", as the report writes it
 		if r.ConfidenceNote != "" {
 			printf(w, " (%s)", clean(r.ConfidenceNote, 500))
 		}

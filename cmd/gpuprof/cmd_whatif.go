@@ -6,7 +6,6 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"math"
 	"strings"
 	"time"
 
@@ -14,6 +13,7 @@ import (
 
 	"github.com/gpuprof/gpuprof/analysis"
 	"github.com/gpuprof/gpuprof/capacity"
+	"github.com/gpuprof/gpuprof/internal/present"
 	"github.com/gpuprof/gpuprof/slurmext"
 	"github.com/gpuprof/gpuprof/store"
 	"github.com/gpuprof/gpuprof/termtext"
@@ -183,14 +183,14 @@ func runWhatif(ctx context.Context, g *globalOptions, o *whatifOptions, w io.Wri
 func writeWhatIf(w io.Writer, r capacity.WhatIf) {
 	writeConfNote(w, r.Conf)
 	printf(w, "What-if replay of %s to %s: %d GPU %s (%d arrived, %d running and %d pending at the start).\n",
-		slurmext.FormatTime(r.Window.From, nil), slurmext.FormatTime(r.Window.To, nil), r.Jobs.Replayed, plural(r.Jobs.Replayed, "job", "jobs"), r.Jobs.Arrived, r.Jobs.RunningAtStart, r.Jobs.PendingAtStart)
+		slurmext.FormatTime(r.Window.From, nil), slurmext.FormatTime(r.Window.To, nil), r.Jobs.Replayed, present.Plural(r.Jobs.Replayed, "job", "jobs"), r.Jobs.Arrived, r.Jobs.RunningAtStart, r.Jobs.PendingAtStart)
 	if lo := r.Jobs.LeftOutWords(); lo != "" {
 		printf(w, "Left out: %s\n", termtext.Clean(lo))
 	}
 	s := r.Scheduler
 	printf(w, "Scheduler (%s): %s, backfill %s", s.Source, s.Priority, onOff(s.Backfill))
 	if s.Backfill {
-		printf(w, " (bf_interval %ds, bf_resolution %ds, bf_window %s, bf_max_job_test %d)", s.BfInterval, s.BfResolution, shortDuration(float64(s.BfWindow)), s.BfMaxJobTest)
+		printf(w, " (bf_interval %ds, bf_resolution %ds, bf_window %s, bf_max_job_test %d)", s.BfInterval, s.BfResolution, present.Seconds(float64(s.BfWindow)), s.BfMaxJobTest)
 	}
 	name := ""
 	if r.Conf.Cluster != "" {
@@ -210,15 +210,15 @@ func writeWhatIf(w io.Writer, r capacity.WhatIf) {
 	}
 
 	c := r.Calibration
-	printf(w, "\nCalibration: today's configuration replayed against what happened (%d %s)\n", c.Jobs, plural(c.Jobs, "job", "jobs"))
+	printf(w, "\nCalibration: today's configuration replayed against what happened (%d %s)\n", c.Jobs, present.Plural(c.Jobs, "job", "jobs"))
 	tw := newTable("PARTITION", "JOBS", "WAIT P50 REAL", "REPLAYED", "WAIT P95 REAL", "REPLAYED", "WAIT REPRODUCED", "P95 REPRODUCED")
 	for _, p := range c.Partitions {
-		tw.row(termtext.Clean(p.Partition), fmt.Sprint(p.Jobs), shortDuration(p.ObservedP50), shortDuration(p.SimulatedP50), shortDuration(p.ObservedP95), shortDuration(p.SimulatedP95),
+		tw.row(termtext.Clean(p.Partition), fmt.Sprint(p.Jobs), present.Seconds(p.ObservedP50), present.Seconds(p.SimulatedP50), present.Seconds(p.ObservedP95), present.Seconds(p.SimulatedP95),
 			pctOrDash(p.ReproducedWait), pctOrDash(p.ReproducedP95))
 	}
 	_ = tw.write(w)
 	printf(w, "Start times: mean absolute error %s, %s within 10 s; start order rank correlation %.2f.\n",
-		shortDuration(c.StartMAE), pct(c.Within10s), c.RankCorrelation)
+		present.Seconds(c.StartMAE), present.Percent(c.Within10s), c.RankCorrelation)
 	if len(c.Worst) > 0 {
 		var ws []string
 		for _, e := range c.Worst {
@@ -227,7 +227,7 @@ func writeWhatIf(w io.Writer, r capacity.WhatIf) {
 		printf(w, "Largest start errors (replayed − real): %s.\n", strings.Join(ws, ", "))
 	}
 	if c.Reliable {
-		printf(w, "Calibration: good (docs/whatif.md thresholds, relative to the %s target).\n", shortDuration(c.TargetP95Wait))
+		printf(w, "Calibration: good (docs/whatif.md thresholds, relative to the %s target).\n", present.Seconds(c.TargetP95Wait))
 	} else {
 		printf(w, "Calibration: POOR — answers below are unreliable: %s.\n", termtext.Clean(strings.Join(c.Problems, "; ")))
 	}
@@ -238,7 +238,7 @@ func writeWhatIf(w io.Writer, r capacity.WhatIf) {
 		printf(w, "The records show what the model does not know: %s.\n", termtext.Clean(strings.Join(c.NotModelled, "; ")))
 	}
 
-	printf(w, "\nToday, replayed (%d seeded %s: median, p10–p90)\n", r.Seeds, plural(r.Seeds, "run", "runs"))
+	printf(w, "\nToday, replayed (%d seeded %s: median, p10–p90)\n", r.Seeds, present.Plural(r.Seeds, "run", "runs"))
 	writeScenario(w, r.Baseline)
 	if r.Changed != nil {
 		var ch []string
@@ -246,7 +246,7 @@ func writeWhatIf(w io.Writer, r capacity.WhatIf) {
 			ch = append(ch, termtext.Clean(cmp.Or(x.Words, x.Spec)))
 		}
 		if r.Growth != 0 {
-			ch = append(ch, fmt.Sprintf("demand %+.0f %% a year for %d %s", 100*r.Growth, r.Months, plural(r.Months, "month", "months")))
+			ch = append(ch, fmt.Sprintf("demand %+.0f %% a year for %d %s", 100*r.Growth, r.Months, present.Plural(r.Months, "month", "months")))
 		}
 		printf(w, "\nWith %s\n", strings.Join(ch, ", "))
 		writeScenario(w, *r.Changed)
@@ -271,7 +271,7 @@ func writeScenario(w io.Writer, s capacity.Scenario) {
 		}
 		tw.row(kind+" "+name, fmt.Sprint(g.GPUs), fmt.Sprintf("%.0f", g.Jobs.Median),
 			durSpread(g.WaitMean), durSpread(g.WaitP50), durSpread(g.WaitP95),
-			fmt.Sprintf("%s (%s–%s)", pct(g.Occupancy.Median), pct(g.Occupancy.P10), pct(g.Occupancy.P90)),
+			fmt.Sprintf("%s (%s–%s)", present.Percent(g.Occupancy.Median), present.Percent(g.Occupancy.P10), present.Percent(g.Occupancy.P90)),
 			fmt.Sprintf("%.1f (%.1f–%.1f)", g.QueuedGPUHours.Median, g.QueuedGPUHours.P10, g.QueuedGPUHours.P90))
 	}
 	for _, g := range s.Partitions {
@@ -302,14 +302,14 @@ func pctOrDash(v *float64) string {
 	if v == nil {
 		return "–"
 	}
-	return pct(*v)
+	return present.Percent(*v)
 }
 
 func durSpread(s analysis.Spread) string {
 	if s.P10 == s.P90 {
-		return shortDuration(s.Median)
+		return present.Seconds(s.Median)
 	}
-	return fmt.Sprintf("%s (%s–%s)", shortDuration(s.Median), shortDuration(s.P10), shortDuration(s.P90))
+	return fmt.Sprintf("%s (%s–%s)", present.Seconds(s.Median), present.Seconds(s.P10), present.Seconds(s.P90))
 }
 
 func onOff(b bool) string {
@@ -319,17 +319,11 @@ func onOff(b bool) string {
 	return "off"
 }
 
-// shortDuration writes seconds, rounded to the nearest, as Slurm writes a
-// duration: [D-]HH:MM:SS (slurmext.FormatDuration).
-func shortDuration(sec float64) string {
-	return slurmext.FormatDuration(time.Duration(math.Round(sec))*time.Second, false)
-}
-
-// signedDuration is shortDuration with a sign, "+00:00:12" or
+// signedDuration is present.Seconds with a sign, "+00:00:12" or
 // "-01:30:00", for a difference.
 func signedDuration(sec float64) string {
 	if sec < 0 {
-		return "-" + shortDuration(-sec)
+		return "-" + present.Seconds(-sec)
 	}
-	return "+" + shortDuration(sec)
+	return "+" + present.Seconds(sec)
 }

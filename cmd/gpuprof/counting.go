@@ -1,6 +1,7 @@
 package main
 
 import (
+	"github.com/gpuprof/gpuprof/internal/present"
 	"io"
 
 	"github.com/gpuprof/gpuprof/analysis"
@@ -16,22 +17,14 @@ func writeCounting(w io.Writer, c analysis.Counting) {
 	}
 	printf(w, "\nGPU time counted from %s to %s", slurmext.FormatTime(c.Window.From, nil), slurmext.FormatTime(c.Window.To, nil))
 	if c.OpenJobs > 0 {
-		printf(w, "; %d %s without an end counted up to %s (%s GPU-hours)", c.OpenJobs, plural(c.OpenJobs, "job", "jobs"),
-			slurmext.FormatTime(c.End, nil), hours(c.OpenGPUHours))
+		printf(w, "; %d %s without an end counted up to %s (%s GPU-hours)", c.OpenJobs, present.Plural(c.OpenJobs, "job", "jobs"),
+			slurmext.FormatTime(c.End, nil), present.GPUHours(c.OpenGPUHours))
 	}
 	if c.ShardJobs > 0 {
-		printf(w, "; %d shard %s counted by their share of a GPU", c.ShardJobs, plural(c.ShardJobs, "job", "jobs"))
+		printf(w, "; %d shard %s counted by their share of a GPU", c.ShardJobs, present.Plural(c.ShardJobs, "job", "jobs"))
 		if c.AssumedShardJobs > 0 {
 			printf(w, " (%d shards per GPU assumed for %d of them: their node's shard count is not in slurm.conf)", c.ShardsAssumed, c.AssumedShardJobs)
 		}
 	}
 	printf(w, ".\n")
-}
-
-// plural picks the word for n.
-func plural(n int, one, many string) string {
-	if n == 1 {
-		return one
-	}
-	return many
 }

@@ -161,11 +161,11 @@ func TestImportCommandHostUsage(t *testing.T) {
 	}
 	for id, want := range map[string][]string{
 		"1": {"CPU efficiency 57 % (00:00:19 of 00:00:34 core time)", "host memory peak 6.1 MiB of 15.6 GiB requested (0 %)"},
-		"2": {"host memory peak 307.9 MiB of 512.0 MiB requested (60 %)"},
+		"2": {"host memory peak 307.9 MiB of 512 MiB requested (60 %)"},
 		"3": {"CPU efficiency unknown (00:00:00 of CPU time, but no run time to compare it with)"},
 		// Job 4's steps ended before their first sample: sacct has no
 		// MaxRSS for it, so show names no sacct command (issue #30).
-		"4": {"host memory peak unknown: Slurm's accounting recorded none (MaxRSS empty); 200.0 MiB requested"},
+		"4": {"host memory peak unknown: Slurm's accounting recorded none (MaxRSS empty); 200 MiB requested"},
 	} {
 		out, err := runCLI(t, "--db", db, "show", id)
 		if err != nil {

@@ -250,7 +250,7 @@ func newJobsRow(v store.JobView, c analysis.Config) jobsRow {
 	r.notes = orDash(strings.Join(notes, ","))
 	r.mem, r.util = "-", "-"
 	if peaks > 0 {
-		r.mem = gib(peak) + times(peaks)
+		r.mem = present.GiB(peak) + times(peaks)
 	}
 	if shown.UtilKnown {
 		r.util = present.Util(shown.Util) + " %" // "48 %"

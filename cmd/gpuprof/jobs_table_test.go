@@ -57,7 +57,7 @@ func TestJobsTableWidth(t *testing.T) {
 	}
 	// Memory is the largest peak ×4; utilisation the mean over the GPUs
 	// (analysis.Shown), with no ×4.
-	for _, s := range []string{"1-02:00:05", "01:30:00", "×4", "20.0×4", " 70 % "} {
+	for _, s := range []string{"1-02:00:05", "01:30:00", "×4", "20×4", " 70 % "} {
 		if !strings.Contains(out, s) {
 			t.Errorf("output lacks %q:\n%s", s, out)
 		}

@@ -2,6 +2,7 @@ package main
 
 import (
 	"fmt"
+	"github.com/gpuprof/gpuprof/internal/present"
 
 	"github.com/gpuprof/gpuprof/analysis"
 )
@@ -18,5 +19,5 @@ func measureSentence(s analysis.ClusterSummary) string {
 		return "The idle and compute rules read NVML's duty cycle alone (no GPU measured SM activity: GPM needs Hopper or later)."
 	}
 	return fmt.Sprintf("The idle and compute rules read GPM's SM activity for %d %s and NVML's duty cycle alone for %d.",
-		s.BySMActivity, plural(s.BySMActivity, "job", "jobs"), s.ByDutyCycle)
+		s.BySMActivity, present.Plural(s.BySMActivity, "job", "jobs"), s.ByDutyCycle)
 }

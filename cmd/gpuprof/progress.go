@@ -2,6 +2,7 @@ package main
 
 import (
 	"fmt"
+	"github.com/gpuprof/gpuprof/internal/present"
 	"io"
 	"strings"
 	"sync"
@@ -136,7 +137,7 @@ func progressLine(pp capacity.PlanProgress, el time.Duration) string {
 	left := "estimating the time left"
 	if pp.Done > 0 {
 		rest := el.Seconds() * float64(planned-pp.Done) / float64(pp.Done)
-		left = "about " + shortDuration(rest) + " left"
+		left = "about " + present.Seconds(rest) + " left"
 	}
-	return fmt.Sprintf("plan: %d/%d replays, %s elapsed, %s", pp.Done, planned, shortDuration(el.Seconds()), left)
+	return fmt.Sprintf("plan: %d/%d replays, %s elapsed, %s", pp.Done, planned, present.Seconds(el.Seconds()), left)
 }

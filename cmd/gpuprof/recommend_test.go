@@ -222,8 +222,8 @@ func TestPlanCommand(t *testing.T) {
 		t.Fatalf("plan: %v", err)
 	}
 	for _, want := range []string{
-		"Capacity plan: target p95 wait ≤ 01:00:00 in every partition and GPU model; growth 30 % a year, horizon 12 months, new demand 2 GPUs, lead time 3 months.",
-		"Cross-check by averages (Little's law", "headroom 20 %",
+		"Capacity plan: target p95 wait ≤ 01:00:00 in every partition and GPU model; growth 30.0 % a year, horizon 12 months, new demand 2 GPUs, lead time 3 months.",
+		"Cross-check by averages (Little's law", "headroom 20.0 %",
 		"CLASS", "λ (JOBS/H)", "L = λ·S·GPUS",
 		"C_now    = Σ L = ", "C_future = C_now·(1+g)^(T/12) + C_new = ", "·(1+0.30)^(12/12) + 2 = ",
 		"Q_safe   = 1 − headroom = 1 − 0.20 = 0.80",

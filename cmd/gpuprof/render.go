@@ -3,7 +3,6 @@ package main
 import (
 	"math"
 	"slices"
-	"time"
 
 	"github.com/gpuprof/gpuprof/analysis"
 	"github.com/gpuprof/gpuprof/gpu"
@@ -263,6 +262,3 @@ func shownOf(v store.JobView, c analysis.Config) analysis.Shown {
 	m := analysis.Measure(analysis.FromView(v.SchedView(), v.Profiles), c)
 	return m.Shown()
 }
-
-// dur writes a duration as Slurm does: [D-]HH:MM:SS.
-func dur(d time.Duration) string { return slurmext.FormatDuration(d.Round(time.Second), false) }

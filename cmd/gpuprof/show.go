@@ -141,7 +141,7 @@ func elapsed(j profile.Job) string {
 	if end.IsZero() || end.Before(j.Start) {
 		return "-"
 	}
-	return dur(end.Sub(j.Start))
+	return present.Duration(end.Sub(j.Start))
 }
 
 // showWidth is the width of show's sparklines, in cells: one screen's
@@ -199,7 +199,7 @@ func writeViewDetail(w io.Writer, v store.JobView, c analysis.Config, carbon sho
 		line += ", utilisation " + present.Util(shown.Util) + " % (the mean over its GPUs)"
 	}
 	if m.ElapsedValid {
-		line += fmt.Sprintf(", %.1f GPU-hours held", m.GPUHours)
+		line += ", " + present.GPUHours(m.GPUHours) + " GPU-hours held"
 	}
 	printf(w, "%s\n", line)
 	for _, l := range hostUsageLines(v) {
@@ -248,11 +248,11 @@ func hostUsageLines(v store.JobView) []string {
 		eff, effOK := u.CPUEfficiency(el, s.CPUs)
 		switch {
 		case effOK:
-			cpu = fmt.Sprintf("CPU efficiency %.0f %% (%s of %s core time)", 100*eff, dur(u.TotalCPU), dur(el*time.Duration(s.CPUs)))
+			cpu = fmt.Sprintf("CPU efficiency %.0f %% (%s of %s core time)", 100*eff, present.Duration(u.TotalCPU), present.Duration(el*time.Duration(s.CPUs)))
 		case !ok || el <= 0:
-			cpu = fmt.Sprintf("CPU efficiency unknown (%s of CPU time, but no run time to compare it with)", dur(u.TotalCPU))
+			cpu = fmt.Sprintf("CPU efficiency unknown (%s of CPU time, but no run time to compare it with)", present.Duration(u.TotalCPU))
 		default:
-			cpu = fmt.Sprintf("CPU efficiency unknown (%s of CPU time, but the number of CPUs allocated is unknown)", dur(u.TotalCPU))
+			cpu = fmt.Sprintf("CPU efficiency unknown (%s of CPU time, but the number of CPUs allocated is unknown)", present.Duration(u.TotalCPU))
 		}
 	}
 	req, reqOK := u.ReqMem, u.ReqMemValid
@@ -262,28 +262,19 @@ func hostUsageLines(v store.JobView) []string {
 	var mem string
 	switch {
 	case u.MemPeakValid && reqOK:
-		mem = fmt.Sprintf("host memory peak %s of %s requested (%.0f %%)", memSize(u.MemPeak), memSize(req), 100*float64(u.MemPeak)/float64(req))
+		mem = fmt.Sprintf("host memory peak %s of %s requested (%.0f %%)", present.Bytes(u.MemPeak), present.Bytes(req), 100*float64(u.MemPeak)/float64(req))
 	case u.MemPeakValid:
-		mem = fmt.Sprintf("host memory peak %s (the request is unknown)", memSize(u.MemPeak))
+		mem = fmt.Sprintf("host memory peak %s (the request is unknown)", present.Bytes(u.MemPeak))
 	case u.MemPeakRead && reqOK:
-		mem = fmt.Sprintf("host memory peak unknown: Slurm's accounting recorded none (MaxRSS empty); %s requested", memSize(req))
+		mem = fmt.Sprintf("host memory peak unknown: Slurm's accounting recorded none (MaxRSS empty); %s requested", present.Bytes(req))
 	case u.MemPeakRead:
 		mem = "host memory peak unknown: Slurm's accounting recorded none (MaxRSS empty)"
 	case reqOK:
-		mem = fmt.Sprintf("host memory peak unknown: MaxRSS not imported (sacct -j %s -o MaxRSS shows it); %s requested", id, memSize(req))
+		mem = fmt.Sprintf("host memory peak unknown: MaxRSS not imported (sacct -j %s -o MaxRSS shows it); %s requested", id, present.Bytes(req))
 	default:
 		mem = "host memory peak unknown: MaxRSS not imported (sacct -j " + id + " -o MaxRSS shows it)"
 	}
 	return []string{cpu, mem}
-}
-
-// memSize prints a host memory size with one decimal in GiB, or in MiB
-// below a GiB: a 6 MiB peak is not "0.0 GiB".
-func memSize(b uint64) string {
-	if b < 1<<30 {
-		return fmt.Sprintf("%.1f MiB", float64(b)/(1<<20))
-	}
-	return gib(b) + " GiB"
 }
 
 // writeSchedView prints the scheduler's view of the job once, whichever
@@ -299,7 +290,7 @@ func writeSchedView(w io.Writer, v store.JobView) {
 		printf(w, "  User       %s%s   Account %s   Partition %s\n", orDash(clean(r.User, 32)), uid,
 			orDash(clean(r.Account, 32)), orDash(clean(r.Partition, 32)))
 		printf(w, "  State      RUNNING (from the prolog on its nodes; no scheduler record until it ends)\n")
-		printf(w, "  Started    %s\n", tstr(r.Start))
+		printf(w, "  Started    %s\n", present.Instant(r.Start, nil))
 		printf(w, "  Nodes      %s   GPUs allocated %d (SLURM_JOB_GPUS)\n", orDash(clean(r.NodeList, 200)), r.ReqGPUs)
 		return
 	}
@@ -320,24 +311,24 @@ func writeSchedView(w io.Writer, v store.JobView) {
 	printf(w, "  User       %s%s   Account %s   Partition %s   QOS %s\n", orDash(clean(s.User, 32)), uid,
 		orDash(clean(s.Account, 32)), orDash(clean(s.Partition, 32)), orDash(clean(s.QOS, 32)))
 	printf(w, "  State      %s (exit %d:%d, from %s)\n", clean(s.State, 32), s.ExitStatus, s.ExitSignal, clean(s.Source, 16))
-	started := tstr(s.Start)
+	started := present.Instant(s.Start, nil)
 	if !s.Started() && !s.End.IsZero() {
 		started = "never (left the queue at its end)" // slurmext.Started: cancelled while pending
 	}
-	printf(w, "  Submitted  %s   Started %s   Ended %s\n", tstr(s.Submit), started, tstr(s.End))
+	printf(w, "  Submitted  %s   Started %s   Ended %s\n", present.Instant(s.Submit, nil), started, present.Instant(s.End, nil))
 	waited, ran := "-", "-"
 	if d, ok := s.Wait(); ok {
-		waited = dur(d)
+		waited = present.Duration(d)
 	}
 	if d, ok := s.Elapsed(); ok {
-		ran = dur(d)
+		ran = present.Duration(d)
 	}
 	limit := "unknown"
 	switch {
 	case s.Unlimited:
 		limit = "UNLIMITED"
 	case s.TimeLimit > 0:
-		limit = dur(s.TimeLimit)
+		limit = present.Duration(s.TimeLimit)
 	}
 	printf(w, "  Waited     %s   Ran %s of a %s time limit\n", waited, ran, limit)
 	gpus := "GPUs requested unknown (jobcomp reports no TRES; gpuprof import sacct adds it)"
@@ -362,13 +353,13 @@ func writeSchedView(w io.Writer, v store.JobView) {
 // energy, temperature, XID codes named and classed, processes and flags.
 func writeNodeProfile(w io.Writer, j profile.Job) {
 	printf(w, "\n  Node %s: profile %s (from %s), raw id %s, started %s, ran %s\n", clean(j.Node, 64), j.Status, j.Source,
-		clean(j.JobID, 64), tstr(j.Start), elapsed(j))
+		clean(j.JobID, 64), present.Instant(j.Start, nil), elapsed(j))
 	var facts []string
 	if j.Driver != "" {
 		facts = append(facts, "driver "+clean(j.Driver, 32)+", CUDA "+orDash(clean(j.CUDADriver, 32)))
 	}
 	if f, ok := j.IO.Fraction(); ok {
-		facts = append(facts, fmt.Sprintf("IO wait %.1f %% of the time (measured per %s)", 100*f, j.IO.Scope))
+		facts = append(facts, fmt.Sprintf("IO wait %s of the time (measured per %s)", present.Percent(f), j.IO.Scope))
 	} else {
 		facts = append(facts, "IO wait not measured")
 	}
@@ -383,31 +374,21 @@ func writeNodeProfile(w io.Writer, j profile.Job) {
 		g := &j.GPUs[k]
 		printf(w, "    GPU %d  %s  %s\n", g.SlurmIndex, orDash(clean(g.Model, 64)), clean(g.UUID, 64))
 		util, mem := spark.Values(g)
-		if g.MemSamples > 0 {
-			line := "peak " + gib(g.MemPeak) + " GiB"
-			if g.MemoryTotal > 0 {
-				line = fmt.Sprintf("peak %s / %s GiB (%.0f %%)", gib(g.MemPeak), gib(g.MemoryTotal), 100*float64(g.MemPeak)/float64(g.MemoryTotal))
-			}
+		ag := analysis.ProfileGPU(j.Node, g)
+		f := ag.Facts() // the facts the TUI's detail shows too
+		if f.MemKnown {
 			hi := float64(max(g.MemoryTotal, g.MemPeak))
-			printf(w, "      memory %-34s %s\n", line, spark.Line(mem, hi, showWidth, true))
+			printf(w, "      memory %-34s %s\n", f.Memory(), spark.Line(mem, hi, showWidth, true))
 		} else {
 			printf(w, "      memory not measured\n")
 		}
-		if mean, ok := g.UtilMean(); ok {
-			p95, _ := g.UtilPercentile(95)
-			idle, _ := g.IdleFraction()
-			line := fmt.Sprintf("mean %.0f %%, p95 %d %%, idle %.0f %%", mean, p95, 100*idle)
-			printf(w, "      util   %-34s %s\n", line, spark.Line(util, 100, showWidth, false))
+		if f.UtilKnown {
+			printf(w, "      util   %-34s %s\n", f.Util(), spark.Line(util, 100, showWidth, false))
 		} else {
 			printf(w, "      util   not measured\n")
 		}
 		writeActivity(w, g)
-		var more []string
-		if g.EnergyValid {
-			more = append(more, "energy "+kwh(g.EnergyJ))
-		} else {
-			more = append(more, "energy not measured")
-		}
+		more := []string{"energy " + f.Energy()}
 		if g.TempValid {
 			more = append(more, fmt.Sprintf("max %d °C", g.MaxTempC))
 		}
@@ -423,25 +404,10 @@ func writeNodeProfile(w io.Writer, j profile.Job) {
 			}
 			printf(w, "      processes: %s\n", strings.Join(names, ", "))
 		}
-		if g.IdleAllocation {
-			printf(w, "      flag: idle allocation (no process ever used this GPU)\n")
-		}
-		if g.Preallocated {
-			printf(w, "      flag: memory preallocated by the framework (the peak is not the need)\n")
-		}
-		if g.Shared {
-			printf(w, "      flag: shared with other jobs (per-process readings)\n")
+		for _, fl := range f.Flags() {
+			printf(w, "      flag: %s\n", fl)
 		}
 	}
-}
-
-// kwh prints an energy in kWh with three significant decimals, or Wh
-// under one kWh.
-func kwh(joules float64) string {
-	if wh := joules / 3600; wh < 1000 {
-		return fmt.Sprintf("%.1f Wh", wh)
-	}
-	return fmt.Sprintf("%.2f kWh", joules/3.6e6)
 }
 
 // xidWords counts a GPU's XID errors and says whose they are (the
@@ -451,10 +417,7 @@ func xidWords(g *profile.GPU) string {
 	if g.XIDCount == 0 {
 		return "no XID errors"
 	}
-	word := "XID"
-	if g.XIDCount > 1 {
-		word = "XIDs"
-	}
+	word := present.Plural(g.XIDCount, "XID", "XIDs")
 	byClass := map[gpu.XIDClass]int{}
 	for _, x := range g.XIDs {
 		byClass[gpu.XID(x.Code).Class]++
@@ -508,10 +471,8 @@ func writeActivity(w io.Writer, g *profile.GPU) {
 			printf(w, "      %-6s unknown\n", name)
 			return
 		}
-		text := "mean " + present.Activity(mean) + " %"
-		if p, ok := st.Percentile(95); ok {
-			text += ", p95 " + present.Activity(p) + " %"
-		}
+		p95, p95OK := st.Percentile(95)
+		text := present.ActivityStat(mean, p95, p95OK) // as the TUI's detail writes it
 		if timeline == nil {
 			printf(w, "      %-6s %s\n", name, text)
 			return
@@ -527,13 +488,4 @@ func writeActivity(w io.Writer, g *profile.GPU) {
 	case profile.ActivityScopeMIG:
 		printf(w, "      activity (GPM) of the job's MIG instance\n")
 	}
-}
-
-// tstr prints an instant as sacct does (slurmext.FormatTime, local time),
-// "-" when unset.
-func tstr(t time.Time) string {
-	if t.IsZero() {
-		return "-"
-	}
-	return slurmext.FormatTime(t, nil)
 }

@@ -26,7 +26,7 @@ func (s showCarbon) line(v store.JobView, c analysis.Config) string {
 	if !ok {
 		return "CO2e unknown: no energy reading on every GPU, or an hour of the run without a factor (" + clean(s.carbon.Source, 200) + ")"
 	}
-	return "energy " + kwh(kWh*3.6e6) + ", " + present.CO2e(kg) + " (" + clean(s.carbon.Source, 200) + ")"
+	return "energy " + present.Energy(kWh*3.6e6) + ", " + present.CO2e(kg) + " (" + clean(s.carbon.Source, 200) + ")"
 }
 
 // setJSON gives each job of show --json its co2e_kg and the factors'

@@ -324,24 +324,24 @@ func TestHostUsageLines(t *testing.T) {
 			"host memory peak unknown: MaxRSS not imported (sacct -j 9 -o MaxRSS shows it)"}},
 		{"all known", &slurmext.JobRecord{JobID: "9", Start: start, End: start.Add(time.Hour), CPUs: 2, Usage: slurmext.HostUsage{
 			TotalCPU: 90 * time.Minute, TotalCPUValid: true, MemPeak: 3 << 29, MemPeakValid: true, ReqMem: 4 << 30, ReqMemValid: true}},
-			[]string{"CPU efficiency 75 % (01:30:00 of 02:00:00 core time)", "host memory peak 1.5 GiB of 4.0 GiB requested (38 %)"}},
+			[]string{"CPU efficiency 75 % (01:30:00 of 02:00:00 core time)", "host memory peak 1.5 GiB of 4 GiB requested (38 %)"}},
 		{"no run time", &slurmext.JobRecord{JobID: "9", Start: start, End: start, CPUs: 2, Usage: cpu},
 			[]string{"CPU efficiency unknown (01:30:00 of CPU time, but no run time to compare it with)",
 				"host memory peak unknown: MaxRSS not imported (sacct -j 9 -o MaxRSS shows it)"}},
 		{"CPUs unknown, request from ReqTRES", &slurmext.JobRecord{JobID: "9", Start: start, End: start.Add(time.Hour), Usage: slurmext.HostUsage{
 			TotalCPU: 90 * time.Minute, TotalCPUValid: true, MemPeak: 1 << 30, MemPeakValid: true}, ReqTRES: "cpu=2,mem=2G"},
 			[]string{"CPU efficiency unknown (01:30:00 of CPU time, but the number of CPUs allocated is unknown)",
-				"host memory peak 1.0 GiB of 2.0 GiB requested (50 %)"}},
+				"host memory peak 1 GiB of 2 GiB requested (50 %)"}},
 		{"request unknown", &slurmext.JobRecord{JobID: "9", Usage: slurmext.HostUsage{MemPeak: 1 << 30, MemPeakValid: true}},
 			[]string{"CPU efficiency unknown: TotalCPU not imported (sacct -j 9 -o TotalCPU shows it)",
-				"host memory peak 1.0 GiB (the request is unknown)"}},
+				"host memory peak 1 GiB (the request is unknown)"}},
 		// Issue #30: the import read the job's steps and sacct had no
 		// MaxRSS or TotalCPU for it: unknown, with no command that would
 		// show nothing either.
 		{"imported, sacct had none", &slurmext.JobRecord{JobID: "9", Start: start, End: start.Add(time.Hour), CPUs: 2,
 			Usage: slurmext.HostUsage{TotalCPURead: true, MemPeakRead: true, ReqMem: 4 << 30, ReqMemValid: true}},
 			[]string{"CPU efficiency unknown: Slurm's accounting recorded no CPU time for it (TotalCPU empty)",
-				"host memory peak unknown: Slurm's accounting recorded none (MaxRSS empty); 4.0 GiB requested"}},
+				"host memory peak unknown: Slurm's accounting recorded none (MaxRSS empty); 4 GiB requested"}},
 		{"peak imported empty, no request", &slurmext.JobRecord{JobID: "9", Usage: slurmext.HostUsage{MemPeakRead: true}},
 			[]string{"CPU efficiency unknown: TotalCPU not imported (sacct -j 9 -o TotalCPU shows it)",
 				"host memory peak unknown: Slurm's accounting recorded none (MaxRSS empty)"}},

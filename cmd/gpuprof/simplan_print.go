@@ -2,6 +2,7 @@ package main
 
 import (
 	"fmt"
+	"github.com/gpuprof/gpuprof/internal/present"
 	"io"
 	"strconv"
 	"strings"
@@ -20,8 +21,8 @@ func writeSimPlan(w io.Writer, sp capacity.SimPlan, recs []analysis.Recommendati
 		printf(w, "Cluster %s; GPU inventory: %s.\n", clean(sp.Conf.Cluster, 64), clean(sp.Inventory.Words(), 600))
 	}
 	printf(w, "Capacity plan: target p95 wait ≤ %s in every partition and GPU model; growth %s a year, horizon %d %s, new demand %g %s, lead time %d %s.\n",
-		shortDuration(sp.TargetP95Wait), pct(sp.Growth), sp.Months, plural(sp.Months, "month", "months"),
-		sp.NewDemand, map[bool]string{true: "GPU", false: "GPUs"}[sp.NewDemand == 1], sp.LeadTimeMonths, plural(sp.LeadTimeMonths, "month", "months"))
+		present.Seconds(sp.TargetP95Wait), present.Percent(sp.Growth), sp.Months, present.Plural(sp.Months, "month", "months"),
+		sp.NewDemand, map[bool]string{true: "GPU", false: "GPUs"}[sp.NewDemand == 1], sp.LeadTimeMonths, present.Plural(sp.LeadTimeMonths, "month", "months"))
 	if sp.Simulated {
 		c := sp.Calibration
 		quality := "good"
@@ -34,7 +35,7 @@ func writeSimPlan(w io.Writer, sp capacity.SimPlan, recs []analysis.Recommendati
 		}
 		printf(w, "Replayed %s to %s (%s) with %d seeds, %d replays (%d scheduler steps); calibration on %d %s: rank correlation %.2f, p95 waits within ±%s; %s.\n",
 			slurmext.FormatTime(sp.Window.From, nil), slurmext.FormatTime(sp.Window.To, nil), sp.ClusterSource,
-			sp.Seeds, sp.Replays, sp.Steps, jobs, plural(jobs, "job", "jobs"), rank, shortDuration(sp.CalibrationError), quality)
+			sp.Seeds, sp.Replays, sp.Steps, jobs, present.Plural(jobs, "job", "jobs"), rank, present.Seconds(sp.CalibrationError), quality)
 		if c != nil {
 			for _, u := range c.Unreproduced {
 				printf(w, "Not reproduced: %s.\n", clean(u, 400))
@@ -68,8 +69,8 @@ func writeSimPlan(w io.Writer, sp capacity.SimPlan, recs []analysis.Recommendati
 				continue
 			}
 			tw.row(e.ID, title, fmt.Sprintf("%s (%d)", e.Group, e.Jobs),
-				shortDuration(e.Before.WaitP95.Median), durSpread(e.After.WaitP95),
-				shortDuration(e.AllFrom.WaitMean.Median)+" → "+shortDuration(e.AllTo.WaitMean.Median), analysis.OutcomeWords(e.Outcome))
+				present.Seconds(e.Before.WaitP95.Median), durSpread(e.After.WaitP95),
+				present.Seconds(e.AllFrom.WaitMean.Median)+" → "+present.Seconds(e.AllTo.WaitMean.Median), analysis.OutcomeWords(e.Outcome))
 		}
 		_ = tw.write(w)
 	}
@@ -77,12 +78,12 @@ func writeSimPlan(w io.Writer, sp capacity.SimPlan, recs []analysis.Recommendati
 	if len(sp.Free) > 0 {
 		free = strings.Join(sp.Free, ", ") + " applied"
 	}
-	printf(w, "\n2. Purchase per GPU model at the %d-month horizon, %s (target %s)\n", sp.Months, free, shortDuration(sp.TargetP95Wait))
+	printf(w, "\n2. Purchase per GPU model at the %d-month horizon, %s (target %s)\n", sp.Months, free, present.Seconds(sp.TargetP95Wait))
 	tw := newTable("MODEL", "GPUS", "REPLAYED P95 WAIT TODAY", "AT THE HORIZON", "BUY", "REPLAYED P95 WAIT BY GPUS ADDED")
 	for _, m := range sp.Models {
 		today, hz, label := "–", "–", clean(m.Model, 40)
 		if g := modelGroup(sp.Today, m.Model); g != nil {
-			today = shortDuration(g.WaitP95.Median)
+			today = present.Seconds(g.WaitP95.Median)
 			label = modelLabel(analysis.Group{Name: clean(m.Model, 40), Demand: g.Demand, Placeable: g.Placeable})
 		}
 		if len(m.Curve) > 0 {
@@ -97,7 +98,7 @@ func writeSimPlan(w io.Writer, sp capacity.SimPlan, recs []analysis.Recommendati
 		}
 		var pts []string
 		for _, c := range m.Curve {
-			pts = append(pts, "+"+strconv.Itoa(c.Added)+" "+shortDuration(c.ModelP95.Median))
+			pts = append(pts, "+"+strconv.Itoa(c.Added)+" "+present.Seconds(c.ModelP95.Median))
 		}
 		tw.row(label, strconv.Itoa(m.GPUs), today, hz, buy, strings.Join(pts, ", "))
 	}
@@ -120,7 +121,7 @@ func writeSimPlan(w io.Writer, sp capacity.SimPlan, recs []analysis.Recommendati
 		tw := newTable("MODEL", "GPUS", "OWNED/YEAR", "BUSY GPU-H/YEAR", "UTILISATION", "RENT/YEAR", "BREAK-EVEN UTILISATION", "CHEAPER")
 		for _, c := range sp.Costs {
 			tw.row(clean(c.Model, 40), strconv.Itoa(c.GPUs), fmt.Sprintf("%.0f", c.OwnedPerYear), fmt.Sprintf("%.0f", c.BusyHoursPerYear),
-				pct(c.Utilisation), fmt.Sprintf("%.0f", c.RentPerYear), pct(c.BreakEven), c.Cheaper)
+				present.Percent(c.Utilisation), fmt.Sprintf("%.0f", c.RentPerYear), present.Percent(c.BreakEven), c.Cheaper)
 		}
 		_ = tw.write(w)
 	}

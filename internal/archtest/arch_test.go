@@ -66,6 +66,7 @@ var leaves = []struct {
 	why     string
 }{
 	{"slurmext", []string{module + "/termtext"}, "slurmext is the one home of every Slurm rule (job ids, states and their outcome classes, cgroup layout, step sockets, gres.conf), asked by analysis, the TUI, the report, the agent, hooks and the store: it imports nothing of gpuprof but termtext (the one rule for untrusted text), so every package can ask it and it can borrow no rule from one"},
+	{"internal/present", []string{module + "/gpu", module + "/slurmext"}, "present is the one presenter: every number a person reads (durations, instants, bytes, percentages, energy, GPU-hours, plurals and lists) and the job facts show and the TUI both render are written by it for the CLI, the TUI, the report, notice mails and analysis prose alike; values in, text out, so it imports only the XID table it names codes from and Slurm's forms of durations and instants, and every front end (and analysis) can import it without a cycle"},
 }
 
 func TestLayers(t *testing.T) {

@@ -1,10 +1,3 @@
-// Package present formats the numbers gpuprof shows people, one function
-// per form, so that every page writes a quantity the same way. It starts
-// with the forms of GPU activity and XID errors (issue #28) and of a job's
-// GPUs and utilisation (issue #30); other pages still carry their own
-// formatters and move here as they are touched.
-//
-// It must not read anything or decide anything: values in, text out.
 package present
 
 import (

@@ -1,6 +1,6 @@
 // Command benchplan times the whole simulated capacity plan
 // (analysis.Analyse, then capacity.SimulatePlan with the default
-// configuration and budgets) of a month made by internal/planmonth, and
+// configuration and budgets) of a month made by tools/planmonth, and
 // prints one JSON line: the month's size, the times, the replays and
 // scheduler steps, the verdict, the peak RSS and a SHA-256 of the plan's
 // JSON, so that two builds can be compared answer for answer

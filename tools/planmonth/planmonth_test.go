@@ -68,7 +68,7 @@ func TestPlanGolden(t *testing.T) {
 		t.Fatal(err)
 	}
 	if !bytes.Equal(one, want) {
-		t.Errorf("the plan differs from the golden one (%s); diff it with the JSON of go run ./internal/benchplan -jobs 3000 -gpus 24 -out FILE", path)
+		t.Errorf("the plan differs from the golden one (%s); diff it with the JSON of go run ./tools/benchplan -jobs 3000 -gpus 24 -out FILE", path)
 	}
 }
 

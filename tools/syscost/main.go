@@ -5,7 +5,7 @@
 // the machine (a virtual machine may make each several times dearer than
 // bare metal) rather than the program.
 //
-//	go run ./internal/syscost [PATH]
+//	go run ./tools/syscost [PATH]
 //
 // PATH is the path to stat (default: the current directory); give one as
 // deep as the files the agent reads.
