@@ -265,10 +265,11 @@ func mkdirAll777(t *testing.T, d string) {
 }
 
 // show's SM line ("SM     mean 0.02 %, p95 0.02 %") and the TUI
-// detail's ("sm   ▁▁▁ mean 0.02% p95 0.02%"): mean and p95 as printed.
+// detail's ("sm   ▁▁▁ mean 0.02 %, p95 0.02 %", the presenter's form):
+// mean and p95 as printed.
 var (
 	smActivityShow = regexp.MustCompile(`(?m)^\s*SM\s+mean ([0-9.]+) %, p95 ([0-9.]+) %`)
-	smActivityTUI  = regexp.MustCompile(`(?m)^\s*sm\s.*?mean ([0-9.]+)% p95 ([0-9.]+)%`)
+	smActivityTUI  = regexp.MustCompile(`(?m)^\s*sm\s.*?mean ([0-9.]+) %, p95 ([0-9.]+) %`)
 )
 
 // openTUIDetail filters the TUI's list to job id (other, a job that must
