@@ -96,6 +96,10 @@ func Classify(j Job, c Config) (Class, []Reason) {
 
 // classify applies the rules to measured metrics. why, when not nil,
 // receives the reasons; the bulk paths pass nil and allocate nothing.
+//
+// It stays one function: the rules are tried in order and the first that
+// holds is the class, so the order is the rule; read top to bottom, it is
+// the classification.
 func classify(j *Job, m *Metrics, c *Config, why *[]Reason) Class {
 	cl := &c.Classes
 	say := func(r Reason) {

@@ -97,6 +97,11 @@ const (
 // (--gpus) for a job on several. When both unused_gpus and larger_gpu
 // fire, the larger_gpu option carries the reduced count, so it replaces
 // the unused_gpus one.
+//
+// It stays one function: the hints are tried in the order of the Hint*
+// constants, which is their printed order, each one guarded add over the
+// same metrics, GPUs used and compute measure, and add drops an option a
+// hint before gave already.
 func Hints(j Job, c Config, types []GPUType) []Hint {
 	var m Metrics
 	measure(&j, &c, &m)

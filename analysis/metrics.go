@@ -231,6 +231,11 @@ func Measure(j Job, c Config) Metrics {
 	return m
 }
 
+// measure fills m from j: its times, GPUs and the per-GPU readings' means,
+// with the impossible readings noted, and counts its whole run. It stays
+// one function: it runs once per job in every bulk pass, and the loop over
+// the GPUs fills a dozen sums and counts at once; split, those would be
+// passed by pointer or recomputed on the analysis's hottest path.
 func measure(j *Job, c *Config, m *Metrics) {
 	*m = Metrics{Outcome: outcomeOf(j)}
 	n := &m.Notes

@@ -128,6 +128,13 @@ func Plan(in Input, findings Findings, p PlanParams, c Config) (CapacityPlan, er
 	return plan(&in, f, k, p, &c), nil
 }
 
+// plan sizes the cluster by averages from the facts: each class's load
+// over the period, the demand at the horizon and the GPUs it needs, and
+// the constraints in the order an admin should act. It stays one function:
+// one pass over the jobs gives the classes' loads and the waste, IO and
+// memory GPU-hours, and the constraints and the cross-check read those
+// same sums; split, they would travel between the pieces as a dozen
+// values.
 func plan(in *Input, f *facts, k *counter, p PlanParams, c *Config) CapacityPlan {
 	cp := CapacityPlan{Params: p, QSafe: 1 - p.Headroom, CurrentGPUs: TotalGPUs(in.Nodes), Inventory: InventoryOf(in)}
 	// The period is the window analysed (the report's month, --since and

@@ -426,6 +426,13 @@ func recommendIdleAccounts(b *recBuilder, f *facts) {
 //
 // Single-GPU runs are left out of user_gpus: the facts do not say whether
 // a single GPU was a shard's or shared, where Hints gives no count advice.
+//
+// It stays one function: one pass over the jobs fills each user's
+// accumulator (its runs with readings on whole GPUs, and its runs that
+// filled a GPU's memory), and the three pieces of advice read that same
+// accumulator, with its run count as their denominator; split, the
+// accumulator type would leave the function for three helpers that each
+// read a part of it.
 func recommendUsers(b *recBuilder, f *facts, shared map[string]sharingPlan) {
 	rc := &b.c.Recommend
 	type acc struct {

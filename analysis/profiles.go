@@ -346,58 +346,7 @@ func (p *profileAcc) finish() ([]TaskProfile, []int32) {
 	for i := range p.groups {
 		g := &p.groups[i]
 		s, e := starts[i], starts[i+1]
-		tp := TaskProfile{
-			TaskKey:      g.key,
-			Account:      g.account,
-			Partition:    g.partition,
-			FirstStart:   g.first,
-			LastStart:    g.last,
-			Jobs:         g.jobs,
-			WithGPUData:  g.withData,
-			Arrays:       g.arrays,
-			VRAMPeakFrac: distOf(peakFrac[s.peakFrac:e.peakFrac]),
-			VRAMPeak:     distOf(peak[s.peak:e.peak]),
-			Preallocated: g.prealloc,
-			UtilMean:     distOf(util[s.util:e.util]),
-			Duration:     distOf(dur[s.dur:e.dur]),
-			Finished:     g.finished,
-			Failures:     g.failures,
-			Timeouts:     g.timeouts,
-			GPUHours:     g.gpuHours,
-		}
-		if g.jobs > 0 {
-			tp.GPUsRequested = float64(g.gpusReq) / float64(g.jobs)
-		}
-		if g.utilJobs > 0 {
-			used := float64(g.gpusUsed) / float64(g.utilJobs)
-			unused := float64(g.gpusHeld-g.gpusUsed) / float64(g.utilJobs)
-			tp.UsageRuns, tp.GPUsUsed, tp.GPUsUnused = g.utilJobs, &used, &unused
-		}
-		if g.finished > 0 {
-			tp.FailureRate = float64(g.failures) / float64(g.finished)
-			tp.TimeoutRate = float64(g.timeouts) / float64(g.finished)
-		}
-		best := Class(0)
-		for cls := range numClasses {
-			n := g.classJobs[cls]
-			if n == 0 {
-				continue
-			}
-			tp.ByClass = append(tp.ByClass, ClassShare{Class: cls, Jobs: int(n), GPUHours: g.classHours[cls]})
-			if n > g.classJobs[best] || (n == g.classJobs[best] && g.classHours[cls] > g.classHours[best]) {
-				best = cls
-			}
-		}
-		tp.Class = best
-		for k := range numKinds {
-			if g.kindJobs[k] > 0 {
-				tp.ByBottleneck = append(tp.ByBottleneck, KindShare{Kind: k, Jobs: int(g.kindJobs[k]), GPUHours: g.kindHours[k]})
-			}
-		}
-		if tp.ByBottleneck == nil {
-			tp.ByBottleneck = []KindShare{}
-		}
-		out[i] = tp
+		out[i] = g.profile(peakFrac[s.peakFrac:e.peakFrac], peak[s.peak:e.peak], util[s.util:e.util], dur[s.dur:e.dur])
 	}
 
 	order := make([]int32, ng)
@@ -427,4 +376,61 @@ func (p *profileAcc) finish() ([]TaskProfile, []int32) {
 		pos[gi] = int32(i)
 	}
 	return sorted, pos
+}
+
+// profile is the group's TaskProfile, with its distributions of the
+// values given: the group's segments of profileAcc.finish's flat arrays.
+func (g *taskAcc) profile(peakFrac, peak, util, dur []float64) TaskProfile {
+	tp := TaskProfile{
+		TaskKey:      g.key,
+		Account:      g.account,
+		Partition:    g.partition,
+		FirstStart:   g.first,
+		LastStart:    g.last,
+		Jobs:         g.jobs,
+		WithGPUData:  g.withData,
+		Arrays:       g.arrays,
+		VRAMPeakFrac: distOf(peakFrac),
+		VRAMPeak:     distOf(peak),
+		Preallocated: g.prealloc,
+		UtilMean:     distOf(util),
+		Duration:     distOf(dur),
+		Finished:     g.finished,
+		Failures:     g.failures,
+		Timeouts:     g.timeouts,
+		GPUHours:     g.gpuHours,
+	}
+	if g.jobs > 0 {
+		tp.GPUsRequested = float64(g.gpusReq) / float64(g.jobs)
+	}
+	if g.utilJobs > 0 {
+		used := float64(g.gpusUsed) / float64(g.utilJobs)
+		unused := float64(g.gpusHeld-g.gpusUsed) / float64(g.utilJobs)
+		tp.UsageRuns, tp.GPUsUsed, tp.GPUsUnused = g.utilJobs, &used, &unused
+	}
+	if g.finished > 0 {
+		tp.FailureRate = float64(g.failures) / float64(g.finished)
+		tp.TimeoutRate = float64(g.timeouts) / float64(g.finished)
+	}
+	best := Class(0)
+	for cls := range numClasses {
+		n := g.classJobs[cls]
+		if n == 0 {
+			continue
+		}
+		tp.ByClass = append(tp.ByClass, ClassShare{Class: cls, Jobs: int(n), GPUHours: g.classHours[cls]})
+		if n > g.classJobs[best] || (n == g.classJobs[best] && g.classHours[cls] > g.classHours[best]) {
+			best = cls
+		}
+	}
+	tp.Class = best
+	for k := range numKinds {
+		if g.kindJobs[k] > 0 {
+			tp.ByBottleneck = append(tp.ByBottleneck, KindShare{Kind: k, Jobs: int(g.kindJobs[k]), GPUHours: g.kindHours[k]})
+		}
+	}
+	if tp.ByBottleneck == nil {
+		tp.ByBottleneck = []KindShare{}
+	}
+	return tp
 }

@@ -56,6 +56,11 @@ func needWithMargin(need float64, rc *RecommendConfig) uint64 {
 // per-job memory cap they need), MPS on top where the candidates compute,
 // and a MIG layout on MIG-capable cards. It returns the models for which
 // shards were recommended.
+//
+// It stays one function: a model's shard, MPS and MIG recommendations are
+// sized from the same candidates, need with margin, partition and nodes,
+// and MPS and MIG are offered only where shards are; split, each would
+// take the model's accumulator and those values as arguments.
 func recommendSharing(b *recBuilder, in *Input, f *facts) map[string]sharingPlan {
 	rc, low := &b.c.Recommend, b.c.Classes.LowUtilMax
 	type acc struct {

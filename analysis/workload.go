@@ -624,6 +624,12 @@ func usable(v float64, valid bool, hi float64) bool {
 }
 
 // add folds one job in; open-ended jobs must wait for setDataEnd.
+//
+// It stays one function on purpose: the headline, the days, the models,
+// the groups and the lost states must all count the same clipped run, wait
+// and per-GPU share, and the loop over the job's GPUs feeds several of
+// those sums at once; split, the pieces would pass a dozen locals between
+// them or recompute the clip.
 func (a *workloadAcc) add(j *Job, m *Metrics, c *Config) {
 	tl := &a.tl
 	end := j.End
@@ -839,85 +845,9 @@ func (a *workloadAcc) finish(nodes []Node, topN int) Workload {
 
 	invGPUs, modelCards := inventory(nodes)
 
-	// Days and hours of the week from the segments.
-	w.Daily = make([]DayUsage, len(tl.dates))
-	for i, d := range tl.dates {
-		w.Daily[i] = DayUsage{Date: d, JobsStarted: a.started[i], JobsSubmitted: a.submitted[i]}
-	}
-	alloc, used, pending := a.alloc.hours(tl), a.used.hours(tl), a.pending.hours(tl)
-	var occ, allocCell, pendCell [7 * 24]float64
-	for k := range tl.cell {
-		d, cell := &w.Daily[tl.day[k]], tl.cell[k]
-		segHours := float64(tl.starts[k+1]-tl.starts[k]) / nsPerHour
-		d.Allocated += alloc[k]
-		d.Used += used[k]
-		d.Pending += pending[k]
-		d.Capacity += float64(invGPUs) * segHours
-		occ[cell] += segHours
-		allocCell[cell] += alloc[k]
-		pendCell[cell] += pending[k]
-	}
-	for cell, n := range occ {
-		if n > 0 {
-			w.HourOfWeek[cell/24][cell%24] = allocCell[cell] / n
-			w.PendingHourOfWeek[cell/24][cell%24] = pendCell[cell] / n
-		}
-	}
-
-	// Models, and the VRAM distribution over all of them.
-	// The fractions are scattered into one segment per model (a counting
-	// sort) for the models' distributions, then summarised together.
-	w.Models = make([]ModelUsage, len(a.models))
-	byModel := make([]float64, len(a.fracs))
-	next := make([]int, len(a.models))
-	off := 0
-	for i := range a.models {
-		next[i] = off
-		off += a.models[i].nFracs
-	}
-	for k, f := range a.fracs {
-		byModel[next[a.fracModel[k]]] = f
-		next[a.fracModel[k]]++
-	}
-	withFracs := 0
-	waits := a.modelWaitDists()
+	a.fillDays(&w, invGPUs)
 	windowHours := time.Duration(tl.length).Hours()
-	for i := range a.models {
-		mo := &a.models[i]
-		mo.u.VRAMPeakFrac = distOf(byModel[next[i]-mo.nFracs : next[i]])
-		if mo.measured > 0 {
-			mo.u.UtilMean = 100 * mo.used / mo.measured
-		}
-		mo.u.Wait = waits[i]
-		mo.u.Energy = mo.energy.energy(mo.u.GPUHours)
-		mo.u.Effective = mo.effective.summary(mo.u.GPUHours)
-		if mo.u.Model != "" {
-			mo.u.Cards = modelCards[mo.u.Model]
-		}
-		mo.u.CapacityGPUHours = float64(mo.u.Cards) * windowHours
-		if mo.u.CapacityGPUHours > 0 {
-			mo.u.Occupancy = mo.u.GPUHours / mo.u.CapacityGPUHours
-		}
-		if mo.u.Occupancy > 1+1e-9 {
-			mo.u.InventoryMisfit = true
-			mo.u.CapacityGPUHours, mo.u.Occupancy = 0, 0
-		}
-		if mo.nFracs > 0 {
-			withFracs++
-			h.VRAMPeakFrac = mo.u.VRAMPeakFrac
-		}
-		w.Models[i] = mo.u
-	}
-	slices.SortFunc(w.Models, func(x, y ModelUsage) int {
-		return cmp.Or(cmp.Compare(y.GPUHours, x.GPUHours), cmp.Compare(x.Model, y.Model))
-	})
-	// With one model (the usual case) its distribution is the whole's.
-	if withFracs > 1 {
-		h.VRAMPeakFrac = distOf(a.fracs)
-	}
-	if h.VRAMPeakFrac.N > 0 {
-		h.VRAMHeadroom = 1 - h.VRAMPeakFrac.P95
-	}
+	a.fillModels(&w, modelCards, windowHours)
 
 	// Headline ratios and capacity.
 	if h.MeasuredGPUHours > 0 {
@@ -974,6 +904,95 @@ func (a *workloadAcc) finish(nodes []Node, topN int) Workload {
 	w.Accounts, w.OtherAccounts = topGroups(a.accounts.groups, a.waits, func(r *waitRec) int32 { return r.account },
 		buf, topN, h.AllocatedGPUHours)
 	return w
+}
+
+// fillDays sets w's days and hours of the week from the timeline's
+// segments: the GPU-hours allocated, used and pending in each, and the
+// capacity of invGPUs over each day's hours.
+func (a *workloadAcc) fillDays(w *Workload, invGPUs int) {
+	tl := &a.tl
+	w.Daily = make([]DayUsage, len(tl.dates))
+	for i, d := range tl.dates {
+		w.Daily[i] = DayUsage{Date: d, JobsStarted: a.started[i], JobsSubmitted: a.submitted[i]}
+	}
+	alloc, used, pending := a.alloc.hours(tl), a.used.hours(tl), a.pending.hours(tl)
+	var occ, allocCell, pendCell [7 * 24]float64
+	for k := range tl.cell {
+		d, cell := &w.Daily[tl.day[k]], tl.cell[k]
+		segHours := float64(tl.starts[k+1]-tl.starts[k]) / nsPerHour
+		d.Allocated += alloc[k]
+		d.Used += used[k]
+		d.Pending += pending[k]
+		d.Capacity += float64(invGPUs) * segHours
+		occ[cell] += segHours
+		allocCell[cell] += alloc[k]
+		pendCell[cell] += pending[k]
+	}
+	for cell, n := range occ {
+		if n > 0 {
+			w.HourOfWeek[cell/24][cell%24] = allocCell[cell] / n
+			w.PendingHourOfWeek[cell/24][cell%24] = pendCell[cell] / n
+		}
+	}
+}
+
+// fillModels sets w's models, sorted by GPU-hours, and the headline's
+// VRAM distribution over all of them; modelCards is the inventory's GPUs
+// per model and windowHours the window's length.
+func (a *workloadAcc) fillModels(w *Workload, modelCards map[string]int, windowHours float64) {
+	h := &w.Headline
+	// The fractions are scattered into one segment per model (a counting
+	// sort) for the models' distributions, then summarised together.
+	w.Models = make([]ModelUsage, len(a.models))
+	byModel := make([]float64, len(a.fracs))
+	next := make([]int, len(a.models))
+	off := 0
+	for i := range a.models {
+		next[i] = off
+		off += a.models[i].nFracs
+	}
+	for k, f := range a.fracs {
+		byModel[next[a.fracModel[k]]] = f
+		next[a.fracModel[k]]++
+	}
+	withFracs := 0
+	waits := a.modelWaitDists()
+	for i := range a.models {
+		mo := &a.models[i]
+		mo.u.VRAMPeakFrac = distOf(byModel[next[i]-mo.nFracs : next[i]])
+		if mo.measured > 0 {
+			mo.u.UtilMean = 100 * mo.used / mo.measured
+		}
+		mo.u.Wait = waits[i]
+		mo.u.Energy = mo.energy.energy(mo.u.GPUHours)
+		mo.u.Effective = mo.effective.summary(mo.u.GPUHours)
+		if mo.u.Model != "" {
+			mo.u.Cards = modelCards[mo.u.Model]
+		}
+		mo.u.CapacityGPUHours = float64(mo.u.Cards) * windowHours
+		if mo.u.CapacityGPUHours > 0 {
+			mo.u.Occupancy = mo.u.GPUHours / mo.u.CapacityGPUHours
+		}
+		if mo.u.Occupancy > 1+1e-9 {
+			mo.u.InventoryMisfit = true
+			mo.u.CapacityGPUHours, mo.u.Occupancy = 0, 0
+		}
+		if mo.nFracs > 0 {
+			withFracs++
+			h.VRAMPeakFrac = mo.u.VRAMPeakFrac
+		}
+		w.Models[i] = mo.u
+	}
+	slices.SortFunc(w.Models, func(x, y ModelUsage) int {
+		return cmp.Or(cmp.Compare(y.GPUHours, x.GPUHours), cmp.Compare(x.Model, y.Model))
+	})
+	// With one model (the usual case) its distribution is the whole's.
+	if withFracs > 1 {
+		h.VRAMPeakFrac = distOf(a.fracs)
+	}
+	if h.VRAMPeakFrac.N > 0 {
+		h.VRAMHeadroom = 1 - h.VRAMPeakFrac.P95
+	}
 }
 
 // topGroups returns the n groups with the most GPU-hours (then by name)
