@@ -100,8 +100,23 @@ func ParsePartitionSpec(spec string) (p PartitionConf, given map[string]bool, er
 		}
 		fields[lk], given[lk], last = v, true, lk
 	}
-	// Check, in a fixed order, what parsePartition takes without complaint
-	// or reports without the key's name.
+	if err := checkPartitionFields(spec, fields); err != nil {
+		return PartitionConf{}, nil, err
+	}
+	p, err = parsePartition(name, fields)
+	if err != nil {
+		return PartitionConf{}, nil, policyErr(what, spec, err, "")
+	}
+	return p, given, nil
+}
+
+// checkPartitionFields checks, in a fixed order, the values of a
+// partition spec's keys (lowercased in fields) that parsePartition takes
+// without complaint or reports without the key's name; the error is
+// ParsePartitionSpec's.
+func checkPartitionFields(spec string, fields map[string]string) error {
+	const what = "partition spec"
+	bad := func(format string, a ...any) error { return policyErr(what, spec, nil, format, a...) }
 	for _, key := range partitionSpecKeys {
 		v, ok := fields[strings.ToLower(key)]
 		if !ok {
@@ -116,27 +131,27 @@ func ParsePartitionSpec(spec string) (p PartitionConf, given map[string]bool, er
 			// and ErrTooLarge in the error.
 			nodes, err := ExpandHostlist(v)
 			if err != nil {
-				return PartitionConf{}, nil, policyErr(what, spec, err, "Nodes")
+				return policyErr(what, spec, err, "Nodes")
 			}
 			for _, n := range nodes {
 				if strings.EqualFold(n, "ALL") {
-					return PartitionConf{}, nil, bad("Nodes=%s: ALL stands alone", quoteShort(v))
+					return bad("Nodes=%s: ALL stands alone", quoteShort(v))
 				}
 			}
 		case "MaxTime", "DefaultTime":
 			if strings.EqualFold(v, "Partition_Limit") {
-				return PartitionConf{}, nil, bad("%s=%s: Partition_Limit is a job's time limit, not a partition's", key, quoteShort(v))
+				return bad("%s=%s: Partition_Limit is a job's time limit, not a partition's", key, quoteShort(v))
 			}
 			if _, _, err := ParseDuration(v); err != nil {
-				return PartitionConf{}, nil, policyErr(what, spec, err, "%s", key)
+				return policyErr(what, spec, err, "%s", key)
 			}
 		case "PriorityTier", "PriorityJobFactor":
 			if _, ok := parseDigits(v, maxPriorityTier); !ok {
-				return PartitionConf{}, nil, bad("%s=%s: want a whole number from 0 to %d", key, quoteShort(v), maxPriorityTier)
+				return bad("%s=%s: want a whole number from 0 to %d", key, quoteShort(v), maxPriorityTier)
 			}
 		case "QOS":
 			if !validPolicyName(v) {
-				return PartitionConf{}, nil, bad("QOS=%s: a QOS name holds only letters, digits, '_', '.' and '-'", quoteShort(v))
+				return bad("QOS=%s: a QOS name holds only letters, digits, '_', '.' and '-'", quoteShort(v))
 			}
 		case "AllowQOS":
 			if strings.EqualFold(v, "ALL") {
@@ -144,26 +159,22 @@ func ParsePartitionSpec(spec string) (p PartitionConf, given map[string]bool, er
 			}
 			for q := range strings.SplitSeq(v, ",") {
 				if !validPolicyName(q) {
-					return PartitionConf{}, nil, bad("AllowQOS: %s: want ALL or QOS names of letters, digits, '_', '.' and '-'", quoteShort(q))
+					return bad("AllowQOS: %s: want ALL or QOS names of letters, digits, '_', '.' and '-'", quoteShort(q))
 				}
 			}
 		case "Default":
 			if !strings.EqualFold(v, "YES") && !strings.EqualFold(v, "NO") {
-				return PartitionConf{}, nil, bad("Default=%s: want YES or NO", quoteShort(v))
+				return bad("Default=%s: want YES or NO", quoteShort(v))
 			}
 		case "State":
 			switch strings.ToUpper(v) {
 			case "UP", "DOWN", "DRAIN", "INACTIVE":
 			default:
-				return PartitionConf{}, nil, bad("State=%s: want UP, DOWN, DRAIN or INACTIVE", quoteShort(v))
+				return bad("State=%s: want UP, DOWN, DRAIN or INACTIVE", quoteShort(v))
 			}
 		}
 	}
-	p, err = parsePartition(name, fields)
-	if err != nil {
-		return PartitionConf{}, nil, policyErr(what, spec, err, "")
-	}
-	return p, given, nil
+	return nil
 }
 
 // QOSLimits is a QOS as gpuprof whatif --qos gives it: the limits of a

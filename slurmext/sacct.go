@@ -1117,6 +1117,12 @@ func (r *SacctReader) countCols(line []byte) int {
 // the first value of the wrong kind in a column whose kind is known (a
 // state, a time, a limit, an exit code, a count, a node list, a TRES
 // string): what a probe counts against the layout.
+//
+// It stays one function: it runs once per line and reads the columns in a
+// fixed order, which is the order of the line's notes, with the misfit
+// marks (r.shape) around the columns whose kind is known; each column is a
+// line or two, and the parsing of each kind is already its own (n.text,
+// r.time, r.tres, r.gpuUsage).
 func (r *SacctReader) build(f []string, rec *JobRecord) (isStep bool, err error) {
 	cols := &r.layout.cols
 	get := func(c sacctColumn) string {

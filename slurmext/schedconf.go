@@ -102,6 +102,10 @@ func DefaultSchedConf() SchedConf {
 // defaults of the partition lines after them. Include lines are not
 // followed. A value that cannot be read is an error naming the line,
 // wrapping ErrBadSlurmConf: refused, not guessed.
+//
+// It stays one function: the line number, the continuation buffer, the
+// partition defaults and the first error are state of the one scan over
+// the file, which every kind of line reads or changes.
 func ReadSchedConf(r io.Reader) (SchedConf, error) {
 	c := DefaultSchedConf()
 	set := map[string]bool{}
