@@ -386,6 +386,12 @@ func (pl *planner) meets(sc Scenario) bool {
 	return p95.Median <= pl.target
 }
 
+// makePlan fills sp with the simulated plan: the calibration, each
+// recommendation's effect alone, the free changes kept together, the
+// smallest purchase per model and the growth timeline. It stays one
+// function: the steps run in that order on one planner, each step's
+// scenario is the next one's start, and the base's replays are released
+// between them to bound memory.
 func (pl *planner) makePlan(sp *SimPlan, findings *analysis.Findings, pc *analysis.PlanConfig) error {
 	base := pl.base
 	sp.Simulated, sp.Seeds = true, pl.seeds
@@ -615,6 +621,10 @@ func (pl *planner) effectOf(r *analysis.Recommendation, o evalOut, calErr float6
 // A model no job needed (Group.PlacedOnly) is searched on the waits that
 // count for it, as worst does: the worst p95 of the partitions it is in,
 // where the jobs the replay placed on it count; its curve shows that wait.
+//
+// It stays one function: req, point and at are closures over the model's
+// partitions, node size and curve, which the doubling and the bisection
+// both use, and the curve records every size either tried.
 func (pl *planner) searchModel(g analysis.Group, changes []analysis.Change, maxGPUs int, wf *evalResult) (ModelPlan, []analysis.Change, error) {
 	mp := ModelPlan{Model: g.Name, GPUs: g.GPUs, Curve: []CurvePoint{}}
 	for _, n := range wf.nodes {

@@ -68,6 +68,11 @@ type Verdict struct {
 // verdictOf decides the verdict from the plan and the findings: it can
 // say "no change" only when there is no recommendation, and "buy" only
 // for a model whose GPUs were all busy at some time in the replay.
+//
+// It stays one function: its cases share the horizon and target words, the
+// worst waits and the free changes' words, and the left-out, timeline and
+// calibration sentences after them extend the same Text and Evidence; kept
+// together, the order of the sentences here is the order they print.
 func verdictOf(sp *SimPlan, f *analysis.Findings, recs []analysis.Recommendation) Verdict {
 	v := Verdict{Evidence: []string{}}
 	target := present.Seconds(sp.TargetP95Wait)

@@ -578,6 +578,12 @@ func (r *replay) finishCluster() {
 
 // setJobs turns the window's GPU jobs into the simulator's. A job the
 // replay cannot take is left out and counted with why (leftOuts).
+//
+// It stays one function: the index maps built at its top, the user and
+// account ids and the left-out tally serve every step of turning a job,
+// and a job left out at any step (no partition, rewritten away, does not
+// fit) must reach none of the counts after it; split, each piece would
+// take the same maps and return whether to go on.
 func (r *replay) setJobs(in analysis.Input, added []int) {
 	partIdx := map[string]int{}
 	for i, p := range r.simParts {

@@ -255,6 +255,10 @@ func meanOf(v []float64) float64 {
 func overlap(a, b, from, to float64) float64 { return max(0, min(b, to)-max(a, from)) }
 
 // calibrate compares a replay of today's configuration with what happened.
+//
+// It stays one function: one pass over the replayed jobs gathers the start
+// pairs and each partition's waits, which the checks after it compare
+// against the same floor, appending problems in the order they print.
 func (r *replay) calibrate(res *queuesim.Result) Calibration {
 	c := Calibration{Partitions: []CalibratedP{}, Problems: []string{}, NotModelled: []string{}, Worst: []StartError{}, Unreproduced: []string{},
 		TargetP95Wait: r.target}

@@ -291,6 +291,11 @@ func (s *sim) booking(t, end int64) (int64, int64) {
 // are planned for by jobs before it can no longer start (viable), and the
 // last job that can moves up. The jobs it does not plan still count
 // as tested (Stats.BackfillTested), as Slurm's own loop would test them.
+//
+// It stays one function: the cycle's queue, its candidates and the witness
+// are state of one cycle, and the planning loop's early stop at the last
+// job that can still start reads all three; the pieces with a name of
+// their own (bfAdmit, earliest, booking, viable) are already apart.
 func (s *sim) backfill() {
 	s.stats.BackfillPasses++
 	s.bfQueue, s.bfParts = s.bfQueue[:0], s.bfParts[:0]

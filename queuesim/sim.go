@@ -186,6 +186,12 @@ func DefaultPriority() Priority {
 
 func secs(d time.Duration) int64 { return int64(d.Round(time.Second) / time.Second) }
 
+// newSim checks the inputs and builds a simulation's state: the scheduler
+// and priority defaults, the nodes, partitions and jobs, the jobs' shapes
+// and the arrival order. It stays one function: each part returns the
+// first error in the input it reads, and what one part computes (the GPU
+// type ids, the shapes, the largest user id) sizes the tables of the parts
+// after it, so it reads top to bottom as the state it builds.
 func newSim(c Cluster, pr Priority, sc Scheduler, jobs []Job, o Options) (*sim, error) {
 	def, defP := DefaultScheduler(), DefaultPriority()
 	setDur := func(d *time.Duration, v time.Duration) {
