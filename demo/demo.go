@@ -209,6 +209,12 @@ type job struct {
 // Month simulates opts.Days days of the cluster and returns what it
 // recorded. The result depends only on the options (seed included), not on
 // the machine or the time of day.
+//
+// It stays one function: the clock, the queue and the nodes are state of
+// the one tick loop, and within a tick its order (endings, submissions,
+// placements, samples, drains) is what slurmctld and the agents would see;
+// the steps themselves (finish, begin, place, advance, drainAll) are their
+// own functions.
 func Month(ctx context.Context, opts MonthOptions) (Summary, error) {
 	began := time.Now()
 	if err := opts.defaults(); err != nil {

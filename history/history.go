@@ -117,6 +117,10 @@ func (o Options) now() time.Time {
 // Where a later part of concatenated text (after a header line) does not
 // fit, the jobs of the parts before it are stored, the error says how many,
 // and nothing of that part or after it is.
+//
+// It stays one function: flush, problem and add are closures over one
+// batch and one Result that both formats feed, so the batch, the import
+// mark and the counts move together in one place.
 func Import(ctx context.Context, db *store.DB, r io.Reader, format string, o Options) (Result, error) {
 	if o.Batch <= 0 {
 		o.Batch = 50_000

@@ -610,6 +610,11 @@ func (c curveErrs) YError(i int) (float64, float64) {
 // GPUs of that model added — the median of the seeds as a line and
 // points, the p10–p90 as whiskers, ± the calibration error as a shaded
 // band — with the target as a dashed horizontal line.
+//
+// It stays one function: the unit, the models' offsets and the x range are
+// decided from all the curves before any is drawn, and each model's band,
+// line, whiskers and legend item share its colour and offset; the plot is
+// built in one place in the order it is layered.
 func planChart(d *Data) (chart, error) {
 	c := chart{ID: chartPlan, Caption: "Predicted p95 queue wait against GPUs added, per GPU model"}
 	sp := d.SimPlan

@@ -198,6 +198,11 @@ func (m Model) detailView() (title string, body []string, status string) {
 }
 
 // detailLines is the whole detail, wrapped to the screen's width.
+//
+// It stays one function: it reads top to bottom as the screen shows the
+// detail, section by section, each a few add calls on the same wrapped
+// lines; the larger pieces (gpuLines, noticeLines, taskLines, flags) are
+// already their own.
 func (m Model) detailLines() []string {
 	d := m.detail
 	w := m.width

@@ -130,6 +130,12 @@ func MkdirPrivate(path string, perm fs.FileMode) (*Dir, error) {
 // relative to its parent with O_NOFOLLOW. A component that is a link is
 // followed only when its directory is Trusted; ".." goes back to the
 // directory it came from. With create, a missing component is made.
+//
+// It stays one function: fds and names are the stack of the directories
+// opened so far, which every case (".", "..", a directory, one to make, a
+// link) changes, and the deferred loop that closes them is easier to check
+// with all of them in view; split, each piece would take and return the
+// stack.
 func walk(path string, perm fs.FileMode, create, private bool) (*Dir, error) {
 	fail := func(err error) (*Dir, error) {
 		return nil, &fs.PathError{Op: "open directory", Path: path, Err: err}

@@ -61,6 +61,12 @@ func main() {
 	}
 }
 
+// run plants n jobs, writes them to an SQLite table in dir and, for each
+// of rounds, times the analysis and plan (A), a raw scan of the table (B)
+// and, withReport, the whole report (C), then writes the medians' table to
+// w. It stays one function: within a round the order of GC,
+// high-water-mark reset, reads and timers is the measurement itself, and
+// it reads best as one script.
 func run(w io.Writer, n, rounds int, cli, dir string, withReport bool) error {
 	if n < 1 || rounds < 1 {
 		return fmt.Errorf("need n ≥ 1 and rounds ≥ 1, got %d and %d", n, rounds)

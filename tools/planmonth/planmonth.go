@@ -55,6 +55,11 @@ const month = 30 * 24 * time.Hour
 
 // Month makes the month: its Input (the jobs as recorded, the
 // inventory) and the scheduler settings of its slurm.conf.
+//
+// It stays one function: the arrivals, users, sizes and runs are drawn
+// from one random stream in a fixed order, on which the month and its
+// golden (testdata) depend; split, that order would be spread over helpers
+// and easy to change unseen.
 func Month(s Shape) (analysis.Input, capacity.WhatIfParams, error) {
 	if s.GPUs < 8 || s.GPUs%8 != 0 || s.Jobs < 1 || s.Occupancy <= 0 {
 		return analysis.Input{}, capacity.WhatIfParams{}, fmt.Errorf("planmonth: %d jobs on %d GPUs at %.2f: need GPUs a multiple of 8", s.Jobs, s.GPUs, s.Occupancy)
