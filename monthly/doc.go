@@ -9,7 +9,7 @@
 // It sits between the readers and report: report may not read jobs or
 // compute statistics, so the pipeline that does both lives here, over a
 // Source that the caller implements with its own, already scoped reader
-// (gpuprof's jobSource: the collector, the local database or the agent's
+// (jobsource.Source: the collector, the local database or the agent's
 // query socket). It must not open a database, the network or a file,
 // nor decide who may read what: the Source does. Choosing the Source,
 // binding the cluster's slurm.conf, writing the files and printing are

@@ -13,6 +13,7 @@ import (
 	"github.com/spf13/pflag"
 
 	"github.com/gpuprof/gpuprof/analysis"
+	"github.com/gpuprof/gpuprof/jobsource"
 	"github.com/gpuprof/gpuprof/profile"
 	"github.com/gpuprof/gpuprof/slurmext"
 	"github.com/gpuprof/gpuprof/store"
@@ -87,8 +88,8 @@ type noticeRow struct {
 	profile.Notice
 }
 
-// viewReader is the part of jobSource gpuprof notices reads: every job a
-// filter selects, scoped to the caller (see jobSource).
+// viewReader is the part of jobsource.Source gpuprof notices reads: every job a
+// filter selects, scoped to the caller (see jobsource.Source).
 type viewReader interface {
 	Each(ctx context.Context, f store.ViewFilter, fn func(store.JobView) error) error
 }
@@ -100,14 +101,15 @@ const noticeLookups = 100
 // listNotices reads the notices q selects that the caller may see, newest
 // first (ties by cluster, job, node, rule): from the database's notices
 // table when src reads the database (scoped to the caller's uid like its
-// jobs, see jobSource), else from the profiles the collector or the
+// jobs, see jobsource.Source), else from the profiles the collector or the
 // agent's query socket serves, which carry their notices and are scoped
 // there.
-func listNotices(ctx context.Context, src *jobSource, q noticeQuery) ([]noticeRow, error) {
-	if src.db == nil {
+func listNotices(ctx context.Context, src *jobsource.Source, q noticeQuery) ([]noticeRow, error) {
+	reader := src.Reader()
+	if reader == nil {
 		return collectNotices(ctx, src, q)
 	}
-	recs, err := src.reader().ListNotices(ctx, q.noticeFilter())
+	recs, err := reader.ListNotices(ctx, q.noticeFilter())
 	if err != nil {
 		return nil, err
 	}

@@ -12,10 +12,10 @@ import (
 	"time"
 
 	"github.com/gpuprof/gpuprof/gpu"
+	"github.com/gpuprof/gpuprof/jobsource"
 	"github.com/gpuprof/gpuprof/profile"
 	"github.com/gpuprof/gpuprof/slurmext"
 	"github.com/gpuprof/gpuprof/store"
-	"github.com/gpuprof/gpuprof/tui"
 )
 
 // noticesBase is the day of the notices fixture: 2026-10-05 08:00 UTC.
@@ -245,7 +245,7 @@ func TestNoticesUsageErrors(t *testing.T) {
 func TestNoticesScopedToUser(t *testing.T) {
 	_, db := noticesDB(t)
 	uid := 1001
-	src := &jobSource{db: db, uid: &uid, id: tui.Identity{User: "alice"}}
+	src := jobsource.ForCaller(db, store.Caller{UID: uid, User: "alice"})
 	for _, user := range []string{"", "bob", "alice"} {
 		q, err := (&noticesOptions{User: user}).query(time.Now())
 		if err != nil {
@@ -347,7 +347,7 @@ func TestNoticesManyJobs(t *testing.T) {
 			}
 		}
 	}
-	src := &jobSource{db: db, id: tui.Identity{Admin: true}}
+	src := jobsource.ForCaller(db, store.Caller{Admin: true})
 	rows, err := listNotices(ctx, src, noticeQuery{})
 	if err != nil {
 		t.Fatal(err)

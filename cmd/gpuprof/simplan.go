@@ -33,25 +33,25 @@ func analyseAndPlan(ctx context.Context, g *globalOptions, f store.ViewFilter, o
 	}
 	defer src.Close()
 	// One cluster, and only its own slurm.conf.
-	if err := src.forCluster(ctx, &f, o.Cluster); err != nil {
+	if err := src.ForCluster(ctx, &f, o.Cluster); err != nil {
 		return out, err
 	}
-	wp := src.conf.whatIf()
+	wp := src.Conf().WhatIf()
 	// The replay reads node lists, node counts and pending reasons, which
 	// the lean read leaves out; a window too large for the replay budget
 	// even at its least is not replayed, so it keeps the lean read's speed.
 	if n, err := src.Count(ctx, f); err == nil && !c.Plan.Replayable(n) {
 		f.Lean = true
 	}
-	if out.in, err = src.inputOf(ctx, f, nil); err != nil {
+	if out.in, err = src.InputOf(ctx, f, nil); err != nil {
 		return out, err
 	}
 	if out.findings, err = analysis.Analyse(out.in, c); err != nil {
 		return out, err
 	}
-	if !src.id.Admin {
+	if !src.Identity().Admin {
 		out.sim = capacity.NotSimulatedPlan(out.findings, pp, c,
-			fmt.Sprintf("the plan replays every user's jobs: it is for root and admin_group (%s sees only their own)", termtext.Clean(src.id.User)))
+			fmt.Sprintf("the plan replays every user's jobs: it is for root and admin_group (%s sees only their own)", termtext.Clean(src.Identity().User)))
 		out.sim.Conf = out.in.Conf
 		return out, nil
 	}
