@@ -4,7 +4,9 @@
 // the analysis, the simulated capacity plan, the workload summary and the
 // earlier months' headlines, then assembles, titles and (when asked)
 // anonymises what package report renders. It also finds the last
-// complete month with jobs.
+// complete month with jobs, and runs the same read, analysis and
+// simulated plan for gpuprof plan and recommend over any window
+// (AnalyseAndPlan; its not-simulated line is plan's own).
 //
 // It sits between the readers and report: report may not read jobs or
 // compute statistics, so the pipeline that does both lives here, over a

@@ -129,7 +129,7 @@ script for an administrator to review and apply.`,
 				if err != nil {
 					return err
 				}
-				in, f, sim = pd.in, pd.findings, &pd.sim
+				in, f, sim = pd.Input, pd.Findings, &pd.Sim
 			}
 			w := cmd.OutOrStdout()
 			switch {
