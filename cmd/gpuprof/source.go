@@ -6,6 +6,7 @@ import (
 	"os"
 
 	"github.com/gpuprof/gpuprof/analysis"
+	"github.com/gpuprof/gpuprof/collect"
 	"github.com/gpuprof/gpuprof/jobsource"
 	"github.com/gpuprof/gpuprof/termtext"
 )
@@ -18,7 +19,7 @@ func openSource(ctx context.Context, g *globalOptions, local bool) (*jobsource.S
 	if err != nil {
 		return nil, err
 	}
-	s, err := jobsource.Open(ctx, cfg, jobsource.Options{Local: local, DBFlag: g.DB != "", UID: callerUID(), Munge: mungeFrom(cfg)})
+	s, err := jobsource.Open(ctx, cfg, jobsource.Options{Local: local, DBFlag: g.DB != "", UID: callerUID(), Munge: collect.MungeOf(cfg.Munge)})
 	if err == nil && sourceOpened != nil {
 		if err = sourceOpened(s); err != nil {
 			s.Close()
