@@ -154,11 +154,9 @@ answers with that user's own jobs.`,
 			if err != nil {
 				return err
 			}
-			c := analysis.DefaultConfig()
-			if o.AnalysisConfig != "" {
-				if c, err = analysis.LoadConfig(o.AnalysisConfig); err != nil {
-					return err
-				}
+			c, err := analysis.ConfigAt(o.AnalysisConfig)
+			if err != nil {
+				return err
 			}
 			views, err := listViews(cmd.Context(), g, f, o.Local)
 			if err != nil {

@@ -185,11 +185,9 @@ func runDigest(ctx context.Context, g *globalOptions, o *digestOptions, now time
 	if err != nil {
 		return err
 	}
-	c := analysis.DefaultConfig()
-	if o.AnalysisConfig != "" {
-		if c, err = analysis.LoadConfig(o.AnalysisConfig); err != nil {
-			return err
-		}
+	c, err := analysis.ConfigAt(o.AnalysisConfig)
+	if err != nil {
+		return err
 	}
 	cfg, err := g.load()
 	if err != nil {

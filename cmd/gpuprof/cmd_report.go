@@ -121,11 +121,9 @@ func (o *reportOptions) run(ctx context.Context, g *globalOptions, stdout, stder
 	if o.Compare < 0 {
 		return usagef("--compare: want 0 or more, got %d", o.Compare)
 	}
-	c := analysis.DefaultConfig()
-	if o.Config != "" {
-		if c, err = analysis.LoadConfig(o.Config); err != nil {
-			return err
-		}
+	c, err := analysis.ConfigAt(o.Config)
+	if err != nil {
+		return err
 	}
 	src, err := openSource(ctx, g, o.Local)
 	if err != nil {
