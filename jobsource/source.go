@@ -60,10 +60,10 @@ type Options struct {
 }
 
 // Open opens the configured job source for the caller o.UID: the
-// collector when one is
-// configured; else the database when the caller can open it; else, for
-// anyone but root reading the configured database, the agent's query
-// socket (query_socket), found without any setting on a single host.
+// collector when one is configured; else the database when the caller
+// can open it; else, for anyone but root reading the configured
+// database, the agent's query socket (query_socket), found without any
+// setting on a single host.
 func Open(ctx context.Context, cfg config.Config, o Options) (*Source, error) {
 	isAdmin, err := store.AdminGroup(cfg.AdminGroup)
 	if err != nil {
