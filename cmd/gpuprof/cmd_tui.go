@@ -40,12 +40,9 @@ database, or, when you cannot open it, through the agent's query socket
 			if pageSize < 1 {
 				return usagef("--page-size %d: want at least 1 job a page", pageSize)
 			}
-			c := analysis.DefaultConfig()
-			if aconf != "" {
-				var err error
-				if c, err = analysis.LoadConfig(aconf); err != nil {
-					return err
-				}
+			c, err := analysis.ConfigAt(aconf)
+			if err != nil {
+				return err
 			}
 			src, err := openSource(cmd.Context(), g, local)
 			if err != nil {
