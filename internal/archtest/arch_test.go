@@ -127,7 +127,8 @@ var systemReaders = map[string]bool{"agent": true, "collect": true}
 // applied in one place: the store's readers of jobs and notices stay
 // unexported on DB and Tx (store.Reader scopes them); no file of cmd/
 // chooses a reader's caller (jobsource.Open does, what every command
-// reads through, TestCommandsReadScoped); and only the daemons read as
+// reads through, TestCommandsReadScoped; jobsource.ForCaller, which takes
+// a caller already decided, is for tests); and only the daemons read as
 // store.System.
 func TestOneAccessRule(t *testing.T) {
 	checked := 0
@@ -161,6 +162,9 @@ func TestOneAccessRule(t *testing.T) {
 			}
 			ast.Inspect(f, func(n ast.Node) bool {
 				sel, ok := n.(*ast.SelectorExpr)
+				if ok && sel.Sel.Name == "ForCaller" && strings.HasPrefix(rel, "cmd/") {
+					t.Errorf("%s uses ForCaller: a command's source is opened for whoever runs it (jobsource.Open, through openSource); ForCaller is for tests", where)
+				}
 				if !ok || !scopeMakers[sel.Sel.Name] {
 					return true
 				}
