@@ -347,6 +347,16 @@ func LoadConfig(path string) (Config, error) {
 	return ParseConfig(data, path)
 }
 
+// ConfigAt is the analysis configuration a command's --analysis-config
+// (or --config) names: the defaults when path is "", else the file over
+// them (LoadConfig).
+func ConfigAt(path string) (Config, error) {
+	if path == "" {
+		return DefaultConfig(), nil
+	}
+	return LoadConfig(path)
+}
+
 // Validate checks that the thresholds are in range and consistent with one
 // another. Errors wrap ErrConfig and name the key.
 func (c Config) Validate() error {

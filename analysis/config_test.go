@@ -142,6 +142,17 @@ func TestLoadConfigFile(t *testing.T) {
 	}
 }
 
+// ConfigAt: no path is the defaults; a path is the file over them, and
+// a missing one an error.
+func TestConfigAt(t *testing.T) {
+	if c, err := ConfigAt(""); err != nil || !reflect.DeepEqual(c, DefaultConfig()) {
+		t.Errorf(`ConfigAt("") = %+v, %v; want the defaults`, c, err)
+	}
+	if _, err := ConfigAt(filepath.Join(t.TempDir(), "none.toml")); !errors.Is(err, os.ErrNotExist) {
+		t.Errorf("ConfigAt(missing) error = %v, want os.ErrNotExist", err)
+	}
+}
+
 func TestDurationText(t *testing.T) {
 	var d Duration
 	if err := d.UnmarshalText([]byte("1h30m")); err != nil || d.D() != 90*time.Minute {

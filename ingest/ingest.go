@@ -10,6 +10,7 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"time"
 
 	"github.com/gpuprof/gpuprof/hookproto"
 	"github.com/gpuprof/gpuprof/profile"
@@ -147,4 +148,23 @@ func DrainSpool(ctx context.Context, db *store.DB, dir spool.Dir, opts Options, 
 		n++
 	}
 	return n, nil
+}
+
+// DrainEvery drains dir into db (DrainSpool) every interval until ctx
+// ends: the collector's loop for the records jobcomp spooled while the
+// database was busy. A pass that stops on an error is logged and retried
+// at the next tick.
+func DrainEvery(ctx context.Context, db *store.DB, dir spool.Dir, interval time.Duration, opts Options, log *slog.Logger) {
+	t := time.NewTicker(interval)
+	defer t.Stop()
+	for {
+		select {
+		case <-ctx.Done():
+			return
+		case <-t.C:
+			if _, err := DrainSpool(ctx, db, dir, opts, log); err != nil {
+				log.Warn("spool not drained yet", "err", err)
+			}
+		}
+	}
 }

@@ -419,6 +419,33 @@ func TestDrainSpool(t *testing.T) {
 	}
 }
 
+// DrainEvery drains the spool at each tick until its context ends.
+func TestDrainEvery(t *testing.T) {
+	ctx, cancel := context.WithCancel(context.Background())
+	db := openDB(t)
+	dir := spool.Dir{Path: filepath.Join(t.TempDir(), "spool")}
+	if _, err := dir.Put(hookproto.KindSchedJob, schedRecord()); err != nil {
+		t.Fatal(err)
+	}
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		ingest.DrainEvery(ctx, db, dir, 10*time.Millisecond, ingest.Options{}, logger(t))
+	}()
+	deadline := time.Now().Add(10 * time.Second)
+	for {
+		if _, err := db.GetSchedJob(context.Background(), "lab", "77"); err == nil {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatal("the spooled record was not drained")
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+	cancel()
+	<-done
+}
+
 func TestDrainSpoolMissingDir(t *testing.T) {
 	n, err := ingest.DrainSpool(context.Background(), openDB(t), spool.Dir{Path: filepath.Join(t.TempDir(), "none")}, ingest.Options{}, logger(t))
 	if n != 0 || err != nil {

@@ -4,12 +4,14 @@
 // the analysis, the simulated capacity plan, the workload summary and the
 // earlier months' headlines, then assembles, titles and (when asked)
 // anonymises what package report renders. It also finds the last
-// complete month with jobs.
+// complete month with jobs, and runs the same read, analysis and
+// simulated plan for gpuprof plan and recommend over any window
+// (AnalyseAndPlan; its not-simulated line is plan's own).
 //
 // It sits between the readers and report: report may not read jobs or
 // compute statistics, so the pipeline that does both lives here, over a
 // Source that the caller implements with its own, already scoped reader
-// (gpuprof's jobSource: the collector, the local database or the agent's
+// (jobsource.Source: the collector, the local database or the agent's
 // query socket). It must not open a database, the network or a file,
 // nor decide who may read what: the Source does. Choosing the Source,
 // binding the cluster's slurm.conf, writing the files and printing are

@@ -9,6 +9,7 @@ import (
 
 	"github.com/gpuprof/gpuprof/analysis"
 	"github.com/gpuprof/gpuprof/config"
+	"github.com/gpuprof/gpuprof/slurmext"
 )
 
 // Config is everything the agent needs to decide and deliver notices,
@@ -42,6 +43,32 @@ type ClusterGres struct {
 	Known  bool
 	Shards bool
 	Types  []string
+}
+
+// ReadClusterGres reads what the slurm.conf at path declares about the
+// cluster's GPUs for the oversized notice: gres/shard on any node, and
+// the GPU types. An unreadable slurm.conf is unknown (no shards, every
+// configured type).
+func ReadClusterGres(path string) ClusterGres {
+	f, err := os.Open(path)
+	if err != nil {
+		return ClusterGres{}
+	}
+	defer f.Close()
+	nodes, err := slurmext.ReadNodeGres(f)
+	if err != nil {
+		return ClusterGres{}
+	}
+	g := ClusterGres{Known: true}
+	for _, n := range nodes {
+		g.Shards = g.Shards || n.Shards > 0
+		for _, tc := range n.GPUsByType {
+			if tc.Type != "" && !slices.Contains(g.Types, tc.Type) {
+				g.Types = append(g.Types, tc.Type)
+			}
+		}
+	}
+	return g
 }
 
 // FromConfig builds the notice configuration from the file's section.

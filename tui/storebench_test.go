@@ -20,13 +20,13 @@ import (
 )
 
 // storeSource is a Source over a real database with one uid forced into
-// every filter, as cmd/gpuprof's jobSource does for a non-admin reading
+// every filter, as jobsource.Source does for a non-admin reading
 // the local database: whatever user the UI asks for, only uid's jobs come
 // back.
 type storeSource struct {
 	db   *store.DB
 	uid  int
-	user string // the reader's login, as jobSource knows it
+	user string // the reader's login, as jobsource.Source knows it
 }
 
 var _ Source = storeSource{}

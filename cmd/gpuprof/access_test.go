@@ -11,6 +11,7 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/gpuprof/gpuprof/jobsource"
 	"github.com/gpuprof/gpuprof/store"
 )
 
@@ -19,7 +20,7 @@ type readKind int
 
 const (
 	// readsNoJobs: the command writes, simulates or prints; it opens no
-	// jobSource.
+	// job source (jobsource.Source).
 	readsNoJobs readKind = iota
 	// readsForOthers: a daemon that answers other callers' queries
 	// through collect, which makes one store.Reader per caller.
@@ -37,7 +38,7 @@ const (
 // run it with. Every command must be listed: TestCommandsReadScoped fails
 // until a new one is. A command that reads jobs reads them through
 // openSource: the store's readers are unexported behind store.Reader,
-// and internal/archtest lets no file of cmd/ but source.go make one.
+// and internal/archtest lets no file of cmd/ make one (jobsource.Open does).
 var commandReads = map[string]struct {
 	kind readKind
 	args []string
@@ -127,12 +128,13 @@ func TestCommandsReadScoped(t *testing.T) {
 	for _, args := range runs {
 		for _, uid := range []int{user, owner} {
 			var got []store.Caller
-			sourceOpened = func(s *jobSource) error {
-				if s.client != nil || s.db == nil {
+			sourceOpened = func(s *jobsource.Source) error {
+				r := s.Reader()
+				if r == nil {
 					t.Errorf("%v: read through a client, not the database --db names", args)
 					return errSourceChecked
 				}
-				got = append(got, s.reader().Caller())
+				got = append(got, r.Caller())
 				return errSourceChecked
 			}
 			callerUID = func() int { return uid }

@@ -8,8 +8,6 @@ import (
 	"net"
 	"os"
 	"runtime"
-	"slices"
-	"strings"
 	"time"
 
 	"github.com/prometheus/client_golang/prometheus"
@@ -117,7 +115,7 @@ func runAgent(ctx context.Context, cfg config.Config, log *slog.Logger) error {
 	cluster := slurmext.ClusterName(cfg.Cluster, "", cfg.SlurmConf)
 	var pusher agent.Pusher
 	if cfg.Collector != "" {
-		pusher = collect.Client{URL: cfg.Collector, Munge: mungeFrom(cfg)}
+		pusher = collect.Client{URL: cfg.Collector, Munge: collect.MungeOf(cfg.Munge)}
 	}
 	var metrics net.Listener
 	if cfg.Agent.MetricsListen != "" {
@@ -129,7 +127,7 @@ func runAgent(ctx context.Context, cfg config.Config, log *slog.Logger) error {
 	}
 	var notices *notice.Config
 	if cfg.Notices.Enabled {
-		notices, err = notice.FromConfig(cfg.Notices, cfg.Agent.Interval.D(), clusterGres(cfg.SlurmConf))
+		notices, err = notice.FromConfig(cfg.Notices, cfg.Agent.Interval.D(), notice.ReadClusterGres(cfg.SlurmConf))
 		if err != nil {
 			return fmt.Errorf("%w: %v", config.ErrConfig, err)
 		}
@@ -148,7 +146,7 @@ func runAgent(ctx context.Context, cfg config.Config, log *slog.Logger) error {
 		CgroupRoot:      cfg.Proc.CgroupRoot,
 		Collector:       pusher,
 		Outbox:          pusher != nil,
-		SlurmdSpoolDir:  slurmdSpoolDir(cfg),
+		SlurmdSpoolDir:  agent.SlurmdSpoolDir(cfg.SlurmConf),
 		MetricsListener: metrics,
 		Notices:         notices,
 		Collectors:      []prometheus.Collector{refusals.Collector()},
@@ -190,62 +188,6 @@ func openSampler(_ context.Context, cfg config.Config, log *slog.Logger) (gpu.Sa
 	return nil, errors.New("unknown GPU backend " + cfg.Agent.GPU)
 }
 
-// slurmdSpoolDir reads SlurmdSpoolDir from slurm.conf (default
-// /var/spool/slurmd); "" when slurm.conf is not readable, which turns off
-// the agent's check for jobs that ended without an epilog.
-func slurmdSpoolDir(cfg config.Config) string {
-	f, err := os.Open(cfg.SlurmConf)
-	if err != nil {
-		return ""
-	}
-	defer f.Close()
-	dir := slurmext.ReadSlurmConf(f, "SlurmdSpoolDir")
-	if dir == "" {
-		return "/var/spool/slurmd"
-	}
-	// %h (host name) expands here; %n (slurmd's node name) in the agent,
-	// which learns that name from the hooks.
-	return strings.ReplaceAll(dir, "%h", shortHostname())
-}
-
-// clusterGres reads what slurm.conf declares about the cluster's GPUs for
-// the oversized notice: gres/shard on any node, and the GPU types. An
-// unreadable slurm.conf is unknown (no shards, every configured type).
-func clusterGres(slurmConf string) notice.ClusterGres {
-	f, err := os.Open(slurmConf)
-	if err != nil {
-		return notice.ClusterGres{}
-	}
-	defer f.Close()
-	nodes, err := slurmext.ReadNodeGres(f)
-	if err != nil {
-		return notice.ClusterGres{}
-	}
-	g := notice.ClusterGres{Known: true}
-	for _, n := range nodes {
-		g.Shards = g.Shards || n.Shards > 0
-		for _, tc := range n.GPUsByType {
-			if tc.Type != "" && !slices.Contains(g.Types, tc.Type) {
-				g.Types = append(g.Types, tc.Type)
-			}
-		}
-	}
-	return g
-}
-
 func simSpec(cfg config.Config) sim.NodeSpec {
 	return sim.NodeSpec{GPUs: cfg.Sim.GPUs, Model: cfg.Sim.Model, MemoryTotal: uint64(cfg.Sim.Memory), Minors: cfg.Sim.Minors}
-}
-
-func shortHostname() string {
-	h, err := os.Hostname()
-	if err != nil {
-		return "localhost"
-	}
-	for i, c := range h {
-		if c == '.' {
-			return h[:i]
-		}
-	}
-	return h
 }

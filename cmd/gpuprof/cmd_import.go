@@ -16,6 +16,7 @@ import (
 
 	"github.com/gpuprof/gpuprof/config"
 	"github.com/gpuprof/gpuprof/history"
+	"github.com/gpuprof/gpuprof/jobsource"
 	"github.com/gpuprof/gpuprof/slurmext"
 	"github.com/gpuprof/gpuprof/store"
 )
@@ -249,7 +250,7 @@ func importCluster(cfg config.Config, flag string) (name, origin string, err err
 	if c := strings.ToLower(strings.TrimSpace(cfg.Cluster)); c != "" {
 		return c, "the cluster setting; --cluster NAME imports them as another", nil
 	}
-	if c, err := fileClusterName(cfg.SlurmConf); err == nil && c != "" {
+	if c, err := jobsource.FileClusterName(cfg.SlurmConf); err == nil && c != "" {
 		return c, "ClusterName of " + clean(cfg.SlurmConf, 200) + "; --cluster NAME imports them as another", nil
 	}
 	if len(cfg.Clusters) == 1 {

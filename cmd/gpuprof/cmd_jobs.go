@@ -153,11 +153,9 @@ answers with that user's own jobs.`,
 			if err != nil {
 				return err
 			}
-			c := analysis.DefaultConfig()
-			if o.AnalysisConfig != "" {
-				if c, err = analysis.LoadConfig(o.AnalysisConfig); err != nil {
-					return err
-				}
+			c, err := analysis.ConfigAt(o.AnalysisConfig)
+			if err != nil {
+				return err
 			}
 			views, err := listViews(cmd.Context(), g, f, o.Local)
 			if err != nil {
@@ -222,7 +220,7 @@ directory holds records.`,
 }
 
 // listViews reads the jobs f selects from the configured source; see
-// jobSource for who sees what.
+// jobsource.Source for who sees what.
 func listViews(ctx context.Context, g *globalOptions, f store.ViewFilter, local bool) ([]store.JobView, error) {
 	src, err := openSource(ctx, g, local)
 	if err != nil {
@@ -244,10 +242,10 @@ func loadInput(ctx context.Context, g *globalOptions, f store.ViewFilter, local 
 		return analysis.Input{}, err
 	}
 	defer src.Close()
-	if err := src.forCluster(ctx, &f, cluster); err != nil {
+	if err := src.ForCluster(ctx, &f, cluster); err != nil {
 		return analysis.Input{}, err
 	}
-	return src.input(ctx, f)
+	return src.Input(ctx, f)
 }
 
 // parseTime parses a time given on the command line in any form

@@ -13,6 +13,7 @@ import (
 	"github.com/spf13/pflag"
 
 	"github.com/gpuprof/gpuprof/analysis"
+	"github.com/gpuprof/gpuprof/jobsource"
 	"github.com/gpuprof/gpuprof/profile"
 	"github.com/gpuprof/gpuprof/slurmext"
 	"github.com/gpuprof/gpuprof/store"
@@ -51,11 +52,6 @@ type noticeQuery struct {
 	rule         string
 }
 
-// noticeFilter is q as the store's notices table is asked.
-func (q noticeQuery) noticeFilter() store.NoticeFilter {
-	return store.NoticeFilter{User: q.jobs.User, Rule: q.rule, Since: q.since, Until: q.until}
-}
-
 // query checks the flags; every malformed value is a usage error.
 func (o *noticesOptions) query(now time.Time) (noticeQuery, error) {
 	q := noticeQuery{rule: strings.TrimSpace(o.Rule)}
@@ -72,135 +68,14 @@ func (o *noticesOptions) query(now time.Time) (noticeQuery, error) {
 	return q, nil
 }
 
-// noticeRow is one notice with the job it is about, as gpuprof notices
-// lists it and --json prints it (docs/notices.md): the notice's own
-// fields (rule, time, since, gpus, recipient, status, evidence, fix,
-// detail) beside the job's.
-type noticeRow struct {
-	Cluster string `json:"cluster"`
-	JobID   string `json:"job_id"`
-	// SlurmID is the job as Slurm shows it (53_1, 60+1); JobID the raw id.
-	SlurmID string `json:"slurm_id"`
-	Node    string `json:"node"`
-	User    string `json:"user"`
-	JobName string `json:"job_name,omitempty"`
-	profile.Notice
-}
-
-// viewReader is the part of jobSource gpuprof notices reads: every job a
-// filter selects, scoped to the caller (see jobSource).
-type viewReader interface {
-	Each(ctx context.Context, f store.ViewFilter, fn func(store.JobView) error) error
-}
-
-// noticeLookups is how many jobs listNotices looks up one by one; more are
-// read in one pass over the window's jobs.
-const noticeLookups = 100
+// noticeRow is one notice with the job it is about (jobsource.NoticeRow),
+// under the name the listing's renderers use.
+type noticeRow = jobsource.NoticeRow
 
 // listNotices reads the notices q selects that the caller may see, newest
-// first (ties by cluster, job, node, rule): from the database's notices
-// table when src reads the database (scoped to the caller's uid like its
-// jobs, see jobSource), else from the profiles the collector or the
-// agent's query socket serves, which carry their notices and are scoped
-// there.
-func listNotices(ctx context.Context, src *jobSource, q noticeQuery) ([]noticeRow, error) {
-	if src.db == nil {
-		return collectNotices(ctx, src, q)
-	}
-	recs, err := src.reader().ListNotices(ctx, q.noticeFilter())
-	if err != nil {
-		return nil, err
-	}
-	// The job's Slurm id and name, from its view; a notice may precede its
-	// job's first write (the agent claims it first), and then has only
-	// its own.
-	type jobKey struct{ cluster, id string }
-	views := map[jobKey]*store.JobView{}
-	for _, r := range recs {
-		views[jobKey{r.Cluster, r.JobID}] = nil
-	}
-	if len(views) > noticeLookups {
-		// Many jobs: one pass over the window's jobs beats a query each.
-		err := src.Each(ctx, q.jobs, func(v store.JobView) error {
-			if _, want := views[jobKey{v.Cluster, v.JobID}]; want {
-				views[jobKey{v.Cluster, v.JobID}] = &v
-			}
-			return nil
-		})
-		if err != nil {
-			return nil, err
-		}
-	} else {
-		for k := range views {
-			vs, err := src.Jobs(ctx, store.ViewFilter{Cluster: k.cluster, JobID: k.id, Limit: 1})
-			if err != nil {
-				return nil, err
-			}
-			if len(vs) > 0 {
-				views[k] = &vs[0]
-			}
-		}
-	}
-	rows := make([]noticeRow, 0, len(recs))
-	for _, r := range recs {
-		v := views[jobKey{r.Cluster, r.JobID}]
-		row := noticeRow{Cluster: r.Cluster, JobID: r.JobID, SlurmID: r.JobID, Node: r.Node, User: r.User, Notice: r.Notice}
-		if v != nil {
-			row.SlurmID = v.SlurmID()
-			if v.Sched != nil {
-				row.JobName = v.Sched.Name
-				row.User = cmp.Or(v.Sched.User, row.User)
-			}
-		}
-		rows = append(rows, row)
-	}
-	sortNotices(rows)
-	return rows, nil
-}
-
-// collectNotices reads the notices q selects from the profiles of the
-// jobs src gives the caller, newest first (ties by cluster, job, node,
-// rule). Who sees which jobs is the source's rule: a user sees only
-// notices about their own.
-func collectNotices(ctx context.Context, src viewReader, q noticeQuery) ([]noticeRow, error) {
-	var rows []noticeRow
-	err := src.Each(ctx, q.jobs, func(v store.JobView) error {
-		name, user := "", ""
-		if v.Sched != nil {
-			name, user = v.Sched.Name, v.Sched.User
-		}
-		for _, p := range v.Profiles {
-			u := cmp.Or(user, p.User)
-			for _, n := range p.Notices {
-				if q.rule != "" && n.Rule != q.rule {
-					continue
-				}
-				if (!q.since.IsZero() && n.Time.Before(q.since)) || (!q.until.IsZero() && !n.Time.Before(q.until)) {
-					continue
-				}
-				rows = append(rows, noticeRow{Cluster: v.Cluster, JobID: v.JobID, SlurmID: v.SlurmID(), Node: p.Node,
-					User: u, JobName: name, Notice: n})
-			}
-		}
-		return nil
-	})
-	if err != nil {
-		return nil, err
-	}
-	sortNotices(rows)
-	return rows, nil
-}
-
-// sortNotices orders rows newest first, ties by cluster, job id, node and
-// rule.
-func sortNotices(rows []noticeRow) {
-	slices.SortStableFunc(rows, func(a, b noticeRow) int {
-		if c := b.Time.Compare(a.Time); c != 0 {
-			return c
-		}
-		return cmp.Or(strings.Compare(a.Cluster, b.Cluster), strings.Compare(a.JobID, b.JobID),
-			strings.Compare(a.Node, b.Node), strings.Compare(a.Rule, b.Rule))
-	})
+// first (jobsource.Source.Notices).
+func listNotices(ctx context.Context, src *jobsource.Source, q noticeQuery) ([]noticeRow, error) {
+	return src.Notices(ctx, jobsource.NoticeQuery{Jobs: q.jobs, Since: q.since, Until: q.until, Rule: q.rule})
 }
 
 func newNoticesCommand(g *globalOptions) *cobra.Command {

@@ -14,6 +14,7 @@ import (
 	"github.com/spf13/pflag"
 
 	"github.com/gpuprof/gpuprof/analysis"
+	"github.com/gpuprof/gpuprof/jobsource"
 	"github.com/gpuprof/gpuprof/notice"
 	"github.com/gpuprof/gpuprof/slurmext"
 	"github.com/gpuprof/gpuprof/store"
@@ -62,10 +63,10 @@ type digest struct {
 // buildDigest reads the day's jobs from src (every user's: the caller is
 // an admin) and the notices decided that day, and sums them
 // (notice.SummariseDay).
-func buildDigest(ctx context.Context, src *jobSource, w analysis.Window, now time.Time, c analysis.Config) (digest, error) {
+func buildDigest(ctx context.Context, src *jobsource.Source, w analysis.Window, now time.Time, c analysis.Config) (digest, error) {
 	var clusters []string
 	seen := map[string]bool{}
-	in, err := src.inputAt(ctx, store.ViewFilter{Since: w.From, Until: w.To, Lean: true}, now, func(v store.JobView) {
+	in, err := src.InputAt(ctx, store.ViewFilter{Since: w.From, Until: w.To, Lean: true}, now, func(v store.JobView) {
 		if !seen[v.Cluster] {
 			seen[v.Cluster] = true
 			clusters = append(clusters, v.Cluster)
@@ -178,11 +179,9 @@ func runDigest(ctx context.Context, g *globalOptions, o *digestOptions, now time
 	if err != nil {
 		return err
 	}
-	c := analysis.DefaultConfig()
-	if o.AnalysisConfig != "" {
-		if c, err = analysis.LoadConfig(o.AnalysisConfig); err != nil {
-			return err
-		}
+	c, err := analysis.ConfigAt(o.AnalysisConfig)
+	if err != nil {
+		return err
 	}
 	cfg, err := g.load()
 	if err != nil {
@@ -193,7 +192,7 @@ func runDigest(ctx context.Context, g *globalOptions, o *digestOptions, now time
 		return err
 	}
 	defer src.Close()
-	if !src.id.Admin {
+	if !src.Identity().Admin {
 		return errDigestNotAdmin
 	}
 	d, err := buildDigest(ctx, src, w, now, c)

@@ -11,8 +11,9 @@ import (
 	"time"
 
 	"github.com/gpuprof/gpuprof/analysis"
+	"github.com/gpuprof/gpuprof/jobsource"
 	"github.com/gpuprof/gpuprof/notice"
-	"github.com/gpuprof/gpuprof/tui"
+	"github.com/gpuprof/gpuprof/store"
 )
 
 func TestNoticesDigest(t *testing.T) {
@@ -25,7 +26,7 @@ func TestNoticesDigest(t *testing.T) {
 	if !w.From.Equal(time.Date(2026, 10, 5, 0, 0, 0, 0, time.UTC)) || !w.To.Equal(time.Date(2026, 10, 6, 0, 0, 0, 0, time.UTC)) {
 		t.Fatalf("day window = %v", w)
 	}
-	src := &jobSource{db: db, id: tui.Identity{Admin: true}}
+	src := jobsource.ForCaller(db, store.Caller{Admin: true})
 	d, err := buildDigest(context.Background(), src, w, now, analysis.DefaultConfig())
 	if err != nil {
 		t.Fatal(err)

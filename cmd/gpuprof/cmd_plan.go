@@ -82,17 +82,17 @@ built-in defaults).`,
 			if err != nil {
 				return err
 			}
-			cp := pd.findings.Plan
+			cp := pd.Findings.Plan
 			if o.JSON {
-				nodes := pd.in.Nodes
+				nodes := pd.Input.Nodes
 				if nodes == nil {
 					nodes = []analysis.Node{}
 				}
-				return writeJSON(cmd.OutOrStdout(), planJSON{Conf: pd.in.Conf, Nodes: nodes, Plan: cp, Simulated: pd.sim})
+				return writeJSON(cmd.OutOrStdout(), planJSON{Conf: pd.Input.Conf, Nodes: nodes, Plan: cp, Simulated: pd.Sim})
 			}
-			writeSimPlan(cmd.OutOrStdout(), pd.sim, pd.findings.Recommendations)
+			writeSimPlan(cmd.OutOrStdout(), pd.Sim, pd.Findings.Recommendations)
 			writePlan(cmd.OutOrStdout(), cp)
-			writeCounting(cmd.OutOrStdout(), pd.findings.Counting)
+			writeCounting(cmd.OutOrStdout(), pd.Findings.Counting)
 			return nil
 		},
 	}

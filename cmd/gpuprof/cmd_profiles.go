@@ -65,11 +65,9 @@ defines every number).`,
 				return err
 			}
 			f.WithSeries = true // the memory floor (service detection) needs the series
-			c := analysis.DefaultConfig()
-			if o.Config != "" {
-				if c, err = analysis.LoadConfig(o.Config); err != nil {
-					return err
-				}
+			c, err := analysis.ConfigAt(o.Config)
+			if err != nil {
+				return err
 			}
 			in, err := loadInput(cmd.Context(), g, f, o.Local, o.Cluster)
 			if err != nil {

@@ -56,11 +56,9 @@ func (o *analysisOptions) filterConfig() (store.ViewFilter, analysis.Config, err
 	}
 	// The memory floor (service detection, VRAM need) needs the series.
 	f.WithSeries = true
-	c := analysis.DefaultConfig()
-	if o.Config != "" {
-		if c, err = analysis.LoadConfig(o.Config); err != nil {
-			return f, c, err
-		}
+	c, err := analysis.ConfigAt(o.Config)
+	if err != nil {
+		return f, c, err
 	}
 	return f, c, nil
 }
@@ -130,7 +128,7 @@ script for an administrator to review and apply.`,
 				if err != nil {
 					return err
 				}
-				in, f, sim = pd.in, pd.findings, &pd.sim
+				in, f, sim = pd.Input, pd.Findings, &pd.Sim
 			}
 			w := cmd.OutOrStdout()
 			switch {

@@ -14,10 +14,9 @@ import (
 
 	"github.com/gpuprof/gpuprof/analysis"
 	"github.com/gpuprof/gpuprof/capacity"
+	"github.com/gpuprof/gpuprof/jobsource"
 	"github.com/gpuprof/gpuprof/monthly"
-	"github.com/gpuprof/gpuprof/profile"
 	"github.com/gpuprof/gpuprof/report"
-	"github.com/gpuprof/gpuprof/slurmext"
 	"github.com/gpuprof/gpuprof/store"
 	"github.com/gpuprof/gpuprof/termtext"
 )
@@ -122,11 +121,9 @@ func (o *reportOptions) run(ctx context.Context, g *globalOptions, stdout, stder
 	if o.Compare < 0 {
 		return usagef("--compare: want 0 or more, got %d", o.Compare)
 	}
-	c := analysis.DefaultConfig()
-	if o.Config != "" {
-		if c, err = analysis.LoadConfig(o.Config); err != nil {
-			return err
-		}
+	c, err := analysis.ConfigAt(o.Config)
+	if err != nil {
+		return err
 	}
 	src, err := openSource(ctx, g, o.Local)
 	if err != nil {
@@ -138,7 +135,7 @@ func (o *reportOptions) run(ctx context.Context, g *globalOptions, stdout, stder
 		// Not the month before now blindly: the last complete one that has
 		// jobs (a database whose last month is idle would give an empty
 		// report).
-		if w, err = monthly.LastWithJobs(ctx, monthSource{src}, w, cluster); err != nil {
+		if w, err = monthly.LastWithJobs(ctx, src.Monthly(), w, cluster); err != nil {
 			return err
 		}
 		printf(stdout, "No --month: reporting %s, the last complete month with jobs.\n", w.From.Format("2006-01"))
@@ -146,7 +143,7 @@ func (o *reportOptions) run(ctx context.Context, g *globalOptions, stdout, stder
 	// A report is of one cluster: each cluster of the month in turn.
 	clusters := []string{cluster}
 	if cluster == "" {
-		if clusters, err = src.clusters(ctx, store.ViewFilter{Since: w.From, Until: w.To}); err != nil {
+		if clusters, err = src.Clusters(ctx, store.ViewFilter{Since: w.From, Until: w.To}); err != nil {
 			return err
 		}
 		if len(clusters) == 0 {
@@ -171,20 +168,20 @@ func (o *reportOptions) run(ctx context.Context, g *globalOptions, stdout, stder
 // one writes the report of cluster ("" for the one of the month's jobs,
 // or this host's when there are none) in each format, to
 // gpuprof-report-MONTH<suffix>.<format>.
-func (o *reportOptions) one(ctx context.Context, src *jobSource, w analysis.Window, cluster, suffix string, c analysis.Config, formats []string, stdout, stderr io.Writer) error {
+func (o *reportOptions) one(ctx context.Context, src *jobsource.Source, w analysis.Window, cluster, suffix string, c analysis.Config, formats []string, stdout, stderr io.Writer) error {
 	f := store.ViewFilter{Since: w.From, Until: w.To}
-	if err := src.forCluster(ctx, &f, cluster); err != nil {
+	if err := src.ForCluster(ctx, &f, cluster); err != nil {
 		return err
 	}
-	writeConfNote(stdout, src.conf.use)
-	carbon, err := carbonOf(src.cfg.Carbon)
+	writeConfNote(stdout, src.Conf().Use)
+	carbon, err := carbonOf(src.Config().Carbon)
 	if err != nil {
 		return err
 	}
 	progress := !o.Quiet && isTerminal(stderr)
-	d, err := monthly.Build(ctx, monthSource{src}, monthly.Params{
+	d, err := monthly.Build(ctx, src.Monthly(), monthly.Params{
 		Window: w, Cluster: f.Cluster, Title: o.Title, Top: o.Top, Compare: o.Compare, Anonymize: o.Anonymize,
-		Config: c, Admin: src.id.Admin, User: src.id.User, WhatIf: src.conf.whatIf(), Carbon: carbon, Sources: sourcesOf(src),
+		Config: c, Admin: src.Identity().Admin, User: src.Identity().User, WhatIf: src.Conf().WhatIf(), Carbon: carbon, Sources: sourcesOf(src),
 		StartProgress: func() (func(capacity.PlanProgress), func()) {
 			prog := startPlanProgress(stderr, progress)
 			return prog.Func(), prog.Close
@@ -267,36 +264,13 @@ func writeReportFile(path, format string, d report.Data) (err error) {
 
 // sourcesOf says where the report's jobs came from (monthly.Build adds
 // the slurm.conf and inventory notes).
-func sourcesOf(src *jobSource) report.Sources {
+func sourcesOf(src *jobsource.Source) report.Sources {
 	var s report.Sources
-	if src.client != nil {
-		s.Collector = src.client.URL
-	} else if src.db != nil {
-		s.Database = src.db.Path()
-	}
-	if src.uid != nil {
-		s.Notes = append(s.Notes, fmt.Sprintf("only the jobs of %s (uid %d): the reader is not an admin", src.id.User, *src.uid))
+	s.Collector, s.Database = src.Collector(), src.Database()
+	if uid, scoped := src.ScopedUID(); scoped {
+		s.Notes = append(s.Notes, fmt.Sprintf("only the jobs of %s (uid %d): the reader is not an admin", src.Identity().User, uid))
 	}
 	return s
-}
-
-// monthSource is the jobSource as the monthly report reads it.
-type monthSource struct{ *jobSource }
-
-func (m monthSource) filter(q monthly.Query) store.ViewFilter {
-	return store.ViewFilter{Cluster: q.Cluster, Since: q.Window.From, Until: q.Window.To, WithSeries: q.WithSeries, Lean: q.Lean}
-}
-
-func (m monthSource) Count(ctx context.Context, q monthly.Query) (int, error) {
-	return m.jobSource.Count(ctx, m.filter(q))
-}
-
-func (m monthSource) Input(ctx context.Context, q monthly.Query, each func(*slurmext.JobRecord, []profile.Job)) (analysis.Input, error) {
-	var fn func(store.JobView)
-	if each != nil {
-		fn = func(v store.JobView) { each(v.Sched, v.Profiles) }
-	}
-	return m.inputOf(ctx, m.filter(q), fn)
 }
 
 // fileSafe is a cluster name as part of a file name: letters, digits,

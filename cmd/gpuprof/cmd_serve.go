@@ -6,8 +6,6 @@ import (
 	"log/slog"
 	"net"
 	"os"
-	"os/user"
-	"strconv"
 	"time"
 
 	"github.com/spf13/cobra"
@@ -59,25 +57,12 @@ pushes (see docs/prometheus.md).`,
 	return cmd
 }
 
-func mungeFrom(cfg config.Config) collect.Munge {
-	return collect.Munge{MungeBin: cfg.Munge.Munge, UnmungeBin: cfg.Munge.Unmunge, Socket: cfg.Munge.Socket, Timeout: 10 * time.Second}
-}
-
 func runServe(ctx context.Context, cfg config.Config, log *slog.Logger) error {
 	isAdmin, err := store.AdminGroup(cfg.AdminGroup)
 	if err != nil {
 		return err
 	}
-	push := []int{0}
-	if cfg.Serve.SlurmUser != "" && cfg.Serve.SlurmUser != "root" {
-		if u, err := user.Lookup(cfg.Serve.SlurmUser); err == nil {
-			if uid, err := strconv.Atoi(u.Uid); err == nil {
-				push = append(push, uid)
-			}
-		} else {
-			log.Warn("SlurmUser unknown; only root may push", "user", cfg.Serve.SlurmUser, "err", err)
-		}
-	}
+	push := collect.PushUIDs(cfg.Serve.SlurmUser, log)
 	db, err := store.Open(ctx, cfg.DB, store.Options{BusyTimeout: 2 * time.Second})
 	if err != nil {
 		return fmt.Errorf("open database: %w", err)
@@ -99,11 +84,11 @@ func runServe(ctx context.Context, cfg config.Config, log *slog.Logger) error {
 		}
 	}
 	own := slurmext.ClusterName(cfg.Cluster, "", cfg.SlurmConf)
-	nodes := nodeHosts(cfg, own)
+	nodes := collect.NodeHosts(cfg.Serve.NodeHosts, own)
 	log.Info("pushes bound to their sender: a profile is accepted for a node of this cluster whose name resolves here to "+
 		"the address munge reports for the pushing host, or for the nodes serve.node_hosts lists for that host",
 		"cluster", own, "node_hosts", len(nodes))
-	srv := collect.NewServer(db, mungeFrom(cfg), collect.ServerOptions{
+	srv := collect.NewServer(db, collect.MungeOf(cfg.Munge), collect.ServerOptions{
 		PushUIDs: push, PushHosts: cfg.Serve.Nodes, NodeHosts: nodes, Cluster: own, IsAdmin: isAdmin, Metrics: metrics,
 		Refusals: refusals, Limits: collect.Limits{ConnsPerPeer: cfg.Serve.ConnsPerHost},
 	}, log)
@@ -124,43 +109,7 @@ func runServe(ctx context.Context, cfg config.Config, log *slog.Logger) error {
 		}()
 		log.Info("metrics endpoint", "addr", mln.Addr().String())
 	}
-	go func() {
-		t := time.NewTicker(2 * time.Second)
-		defer t.Stop()
-		for {
-			select {
-			case <-ctx.Done():
-				return
-			case <-t.C:
-				if _, err := ingest.DrainSpool(ctx, db, spool.Dir{Path: cfg.SpoolDir}, ingest.Options{}, log); err != nil {
-					log.Warn("spool not drained yet", "err", err)
-				}
-			}
-		}
-	}()
+	go ingest.DrainEvery(ctx, db, spool.Dir{Path: cfg.SpoolDir}, 2*time.Second, ingest.Options{}, log)
 	log.Info("collector listening", "addr", ln.Addr().String(), "push_uids", push)
 	return srv.Serve(ctx, ln)
-}
-
-// nodeHosts is serve.node_hosts as the collector binds pushes: a node
-// without a cluster is of own, this collector's cluster (cluster, else
-// slurm_conf's ClusterName). Config.Validate has checked every entry.
-func nodeHosts(cfg config.Config, own string) map[string][]collect.NodeRef {
-	if len(cfg.Serve.NodeHosts) == 0 {
-		return nil
-	}
-	out := make(map[string][]collect.NodeRef, len(cfg.Serve.NodeHosts))
-	for host, entries := range cfg.Serve.NodeHosts {
-		for _, e := range entries {
-			cluster, node, err := config.SplitNode(e)
-			if err != nil {
-				continue
-			}
-			if cluster == "" {
-				cluster = own
-			}
-			out[host] = append(out[host], collect.NodeRef{Cluster: cluster, Node: node})
-		}
-	}
-	return out
 }

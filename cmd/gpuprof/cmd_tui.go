@@ -40,12 +40,9 @@ database, or, when you cannot open it, through the agent's query socket
 			if pageSize < 1 {
 				return usagef("--page-size %d: want at least 1 job a page", pageSize)
 			}
-			c := analysis.DefaultConfig()
-			if aconf != "" {
-				var err error
-				if c, err = analysis.LoadConfig(aconf); err != nil {
-					return err
-				}
+			c, err := analysis.ConfigAt(aconf)
+			if err != nil {
+				return err
 			}
 			src, err := openSource(cmd.Context(), g, local)
 			if err != nil {
@@ -54,15 +51,15 @@ database, or, when you cannot open it, through the agent's query socket
 			defer src.Close()
 			// The list shows every cluster's jobs unless --cluster keeps
 			// it to one; the summary is of one (its own slurm.conf only).
-			src.cluster = strings.ToLower(strings.TrimSpace(cluster))
+			src.SetCluster(strings.ToLower(strings.TrimSpace(cluster)))
 			if os.Getenv("NO_COLOR") != "" { // no-color.org: set and not empty
 				noColor = true
 			}
-			if (user != "" || account != "" || all) && !src.id.Admin {
+			if (user != "" || account != "" || all) && !src.Identity().Admin {
 				return usagef("--user, --account and --all are for admins (admin_group); you see your own jobs")
 			}
 			opts := tui.Options{PageSize: pageSize, NoColor: noColor, Config: c, User: user, Account: account, Everyone: all}
-			return tui.Run(cmd.Context(), src, src.id, opts,
+			return tui.Run(cmd.Context(), src, src.Identity(), opts,
 				cmd.InOrStdin(), cmd.OutOrStdout())
 		},
 	}

@@ -151,18 +151,18 @@ func runWhatif(ctx context.Context, g *globalOptions, o *whatifOptions, w io.Wri
 		return err
 	}
 	defer src.Close()
-	if !src.id.Admin {
+	if !src.Identity().Admin {
 		// A non-admin sees only their own jobs: their queue alone would
 		// answer another question, silently.
-		return fmt.Errorf("gpuprof whatif replays every user's jobs: it is for root and admin_group (%s sees only their own)", termtext.Clean(src.id.User))
+		return fmt.Errorf("gpuprof whatif replays every user's jobs: it is for root and admin_group (%s sees only their own)", termtext.Clean(src.Identity().User))
 	}
 	// One cluster, and only its own slurm.conf.
-	if err := src.forCluster(ctx, &f, o.Cluster); err != nil {
+	if err := src.ForCluster(ctx, &f, o.Cluster); err != nil {
 		return err
 	}
-	rp := src.conf.whatIf()
+	rp := src.Conf().WhatIf()
 	p.SlurmNodes, p.Sched, p.SchedKnown = rp.SlurmNodes, rp.Sched, rp.SchedKnown
-	in, err := src.inputOf(ctx, f, nil)
+	in, err := src.InputOf(ctx, f, nil)
 	if err != nil {
 		return err
 	}

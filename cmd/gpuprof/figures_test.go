@@ -17,6 +17,7 @@ import (
 
 	"github.com/gpuprof/gpuprof/analysis"
 	"github.com/gpuprof/gpuprof/internal/present"
+	"github.com/gpuprof/gpuprof/jobsource"
 	"github.com/gpuprof/gpuprof/store"
 	"github.com/gpuprof/gpuprof/tui"
 )
@@ -145,9 +146,9 @@ func tuiFigures(t *testing.T, path string) (list, detail map[string]figures) {
 		t.Fatal(err)
 	}
 	uid := 1001
-	src := &jobSource{db: db, uid: &uid, id: tui.Identity{User: "alice"}}
+	src := jobsource.ForCaller(db, store.Caller{UID: uid, User: "alice"})
 	defer src.Close()
-	m := tea.Model(tui.New(ctx, src, src.id, tui.Options{NoColor: true, Config: analysis.DefaultConfig()}))
+	m := tea.Model(tui.New(ctx, src, src.Identity(), tui.Options{NoColor: true, Config: analysis.DefaultConfig()}))
 	m = settle(t, m, m.Init())
 	m = settle(t, m, func() tea.Msg { return tea.WindowSizeMsg{Width: 160, Height: 40} })
 

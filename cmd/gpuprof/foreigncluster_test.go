@@ -4,7 +4,6 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
-	"errors"
 	"fmt"
 	"math/rand/v2"
 	"os"
@@ -298,8 +297,7 @@ func TestSeveralClustersAskForOne(t *testing.T) {
 		{"whatif", "--seeds", "1", "--month", month},
 	} {
 		_, err := runConf(t, conf, append([]string{"--db", db}, args...)...)
-		var u usageError
-		if !errors.As(err, &u) || !strings.Contains(err.Error(), "2 clusters (dlrm, lab2)") || !strings.Contains(err.Error(), "--cluster") {
+		if exitCode(err) != exitUsage || !strings.Contains(err.Error(), "2 clusters (dlrm, lab2)") || !strings.Contains(err.Error(), "--cluster") {
 			t.Errorf("%s on two clusters: %v, want a usage error naming both and --cluster", args[0], err)
 		}
 	}
@@ -590,3 +588,15 @@ func TestWhatIfSaysWhyNoJobIsReplayed(t *testing.T) {
 		}
 	}
 }
+
+// foreignSlurmConf is another cluster's slurm.conf, as a host running the
+// test cluster has it: four GPUs of 8 shards on localhost, priority by
+// multifactor, one partition.
+const foreignSlurmConf = `ClusterName=lab2
+GresTypes=gpu,shard
+SchedulerType=sched/backfill
+PriorityType=priority/multifactor
+PriorityWeightAge=1000
+NodeName=localhost CPUs=16 RealMemory=16000 Gres=gpu:4,shard:8 State=UNKNOWN
+PartitionName=gpu Nodes=localhost Default=YES MaxTime=01:00:00 State=UP
+`

@@ -18,6 +18,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/gpuprof/gpuprof/config"
+	"github.com/gpuprof/gpuprof/jobsource"
 )
 
 func main() {
@@ -93,10 +94,11 @@ const (
 
 func exitCode(err error) int {
 	var ue usageError
+	var several *jobsource.SeveralClustersError
 	switch {
 	case err == nil:
 		return exitOK
-	case errors.As(err, &ue):
+	case errors.As(err, &ue), errors.As(err, &several):
 		return exitUsage
 	case errors.Is(err, config.ErrConfig):
 		return exitConfig

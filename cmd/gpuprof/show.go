@@ -157,7 +157,7 @@ const showWidth = 40
 // cluster lab)", since the node hooks, cgroups and logs know only the raw
 // id. Durations are Slurm's [D-]HH:MM:SS and instants sacct's
 // YYYY-MM-DDTHH:MM:SS in local time; a value nobody measured says so.
-// types are the GPU types of the job's cluster (jobSource.GPUTypes; nil:
+// types are the GPU types of the job's cluster (jobsource.Source.GPUTypes; nil:
 // none known), which the hints may suggest a smaller one of.
 func writeViewDetail(w io.Writer, v store.JobView, c analysis.Config, carbon showCarbon, types []analysis.GPUType) {
 	if id := v.SlurmID(); id != v.JobID {

@@ -49,6 +49,8 @@ var rules = []struct {
 	{"report", []string{"github.com/mattn/go-sqlite3", "database/sql", "net", "net/http", module + "/store", module + "/collect", module + "/agent"}, "the report presents findings: it reads no database and no network"},
 	{"report", []string{module + "/monthly"}, "monthly reads the month and makes the report's data; report renders it and never calls back up"},
 	{"monthly", []string{"github.com/NVIDIA/go-nvml", "github.com/mattn/go-sqlite3", "github.com/spf13/cobra", "database/sql", "net", "net/http", "os", module + "/store", module + "/collect", module + "/agent", module + "/config", module + "/gpu"}, "the monthly pipeline reads jobs only through the Source its caller hands it, already scoped: it opens no database, network or file and decides no access"},
+	{"jobsource", []string{"github.com/NVIDIA/go-nvml", "github.com/spf13/cobra", module + "/agent", module + "/hooks", module + "/report", module + "/gpu/nvml", module + "/gpu/sim"}, "jobsource hands the commands their jobs, scoped to the caller: it reads the database, the collector or the query socket, never GPUs or hooks, and renders nothing"},
+	{"monthly", []string{module + "/jobsource"}, "monthly reads through the Source its caller hands it; jobsource adapts to monthly, never the reverse"},
 	{"tui", []string{"github.com/mattn/go-sqlite3", "database/sql", "net/http", module + "/collect", module + "/agent"}, "the TUI reads jobs through its Source, which enforces access"},
 }
 
@@ -124,10 +126,11 @@ var systemReaders = map[string]bool{"agent": true, "collect": true}
 
 // TestOneAccessRule checks that the access rule "admin or own jobs" is
 // applied in one place: the store's readers of jobs and notices stay
-// unexported on DB and Tx (store.Reader scopes them); in cmd/ only
-// cmd/gpuprof/source.go chooses a reader's caller (openSource, what every
-// command reads through, TestCommandsReadScoped); and only the daemons
-// read as store.System.
+// unexported on DB and Tx (store.Reader scopes them); no file of cmd/
+// chooses a reader's caller (jobsource.Open does, what every command
+// reads through, TestCommandsReadScoped; jobsource.ForCaller, which takes
+// a caller already decided, is for tests); and only the daemons read as
+// store.System.
 func TestOneAccessRule(t *testing.T) {
 	checked := 0
 	for _, p := range listPackages(t) {
@@ -160,6 +163,9 @@ func TestOneAccessRule(t *testing.T) {
 			}
 			ast.Inspect(f, func(n ast.Node) bool {
 				sel, ok := n.(*ast.SelectorExpr)
+				if ok && sel.Sel.Name == "ForCaller" && strings.HasPrefix(rel, "cmd/") {
+					t.Errorf("%s uses ForCaller: a command's source is opened for whoever runs it (jobsource.Open, through openSource); ForCaller is for tests", where)
+				}
 				if !ok || !scopeMakers[sel.Sel.Name] {
 					return true
 				}
@@ -170,8 +176,8 @@ func TestOneAccessRule(t *testing.T) {
 				case !qualified && !method:
 				case qualified && sel.Sel.Name == "System" && !systemReaders[rel]:
 					t.Errorf("%s reads as store.System: only the daemons (agent, collect) read every row for no user; read as the caller", where)
-				case strings.HasPrefix(rel, "cmd/") && where != "cmd/gpuprof/source.go":
-					t.Errorf("%s uses %s: in cmd/ only source.go chooses whose jobs a command reads (openSource); read through it", where, sel.Sel.Name)
+				case strings.HasPrefix(rel, "cmd/"):
+					t.Errorf("%s uses %s: no file of cmd/ chooses whose jobs a command reads (jobsource.Open does); read through it", where, sel.Sel.Name)
 				}
 				return true
 			})

@@ -1,11 +1,10 @@
-package main
+package jobsource
 
 import (
 	"bytes"
 	"context"
 	"errors"
 	"fmt"
-	"io"
 	"io/fs"
 	"os"
 	"path/filepath"
@@ -21,30 +20,26 @@ import (
 	"github.com/gpuprof/gpuprof/termtext"
 )
 
-// clusterHelp is the --cluster flag's help, the same for every analysis
-// command.
-const clusterHelp = "the cluster to answer for (default: the one whose jobs the window holds; needed when it holds several)"
-
-// clusterConf is the Slurm configuration bound to the one cluster an
+// Conf is the Slurm configuration bound to the one cluster an
 // answer is for: what the analysis may read of slurm.conf (nodes with
 // their GPUs, types and shards; partitions and scheduler settings) and
 // the one line on a configured file it did not use.
-type clusterConf struct {
-	use        analysis.ConfUse
-	nodes      []slurmext.NodeGres
-	sched      slurmext.SchedConf
-	schedKnown bool
+type Conf struct {
+	Use        analysis.ConfUse
+	Nodes      []slurmext.NodeGres
+	Sched      slurmext.SchedConf
+	SchedKnown bool
 }
 
-// whatIf is the part of a replay's parameters the configuration gives.
-func (c *clusterConf) whatIf() capacity.WhatIfParams {
+// WhatIf is the part of a replay's parameters the configuration gives.
+func (c *Conf) WhatIf() capacity.WhatIfParams {
 	if c == nil {
 		return capacity.WhatIfParams{}
 	}
-	return capacity.WhatIfParams{SlurmNodes: c.nodes, Sched: c.sched, SchedKnown: c.schedKnown}
+	return capacity.WhatIfParams{SlurmNodes: c.Nodes, Sched: c.Sched, SchedKnown: c.SchedKnown}
 }
 
-// bindSlurmConf is the one rule that binds a slurm.conf to a cluster's
+// BindSlurmConf is the one rule that binds a slurm.conf to a cluster's
 // jobs (docs/configuration.md, "Which slurm.conf describes a cluster"):
 // the file is [clusters.NAME] slurm_conf, else slurm_conf, and it is used
 // only when its ClusterName is cluster (a file without one: only when
@@ -52,7 +47,7 @@ func (c *clusterConf) whatIf() capacity.WhatIfParams {
 // clusterOf reads a file's ClusterName ("" when it sets none). It returns
 // the file to use ("" none) and, when a configured file is not used, the
 // one line that says so.
-func bindSlurmConf(cluster string, cfg config.Config, clusterOf func(path string) (string, error)) (path, notUsed string) {
+func BindSlurmConf(cluster string, cfg config.Config, clusterOf func(path string) (string, error)) (path, notUsed string) {
 	path = cfg.For(cluster).SlurmConf
 	named := path != ""
 	if !named {
@@ -93,9 +88,9 @@ func shortErr(err error) string {
 	return err.Error()
 }
 
-// fileClusterName reads a slurm.conf's ClusterName, lowercased ("" when
+// FileClusterName reads a slurm.conf's ClusterName, lowercased ("" when
 // it sets none).
-func fileClusterName(path string) (string, error) {
+func FileClusterName(path string) (string, error) {
 	b, err := os.ReadFile(path)
 	if err != nil {
 		return "", err
@@ -103,15 +98,15 @@ func fileClusterName(path string) (string, error) {
 	return slurmext.ReadClusterName(bytes.NewReader(b)), nil
 }
 
-// bindConf reads what the analysis uses of cluster's Slurm configuration:
-// the slurm.conf bindSlurmConf chooses (its nodes and scheduler settings)
+// BindConf reads what the analysis uses of cluster's Slurm configuration:
+// the slurm.conf BindSlurmConf chooses (its nodes and scheduler settings)
 // and the gres.conf beside it or named for the cluster (the GPU types of
 // nodes whose Gres= names none). A slurm.conf that is used and cannot be
 // parsed is an error: refused, not guessed.
-func bindConf(cluster string, cfg config.Config) (*clusterConf, error) {
-	c := &clusterConf{use: analysis.ConfUse{Cluster: cluster}}
-	path, notUsed := bindSlurmConf(cluster, cfg, fileClusterName)
-	c.use.NotUsed = notUsed
+func BindConf(cluster string, cfg config.Config) (*Conf, error) {
+	c := &Conf{Use: analysis.ConfUse{Cluster: cluster}}
+	path, notUsed := BindSlurmConf(cluster, cfg, FileClusterName)
+	c.Use.NotUsed = notUsed
 	if path == "" {
 		return c, nil
 	}
@@ -119,21 +114,21 @@ func bindConf(cluster string, cfg config.Config) (*clusterConf, error) {
 	if err != nil {
 		return nil, fmt.Errorf("read %s: %w", path, err)
 	}
-	if c.nodes, err = slurmext.ReadNodeGres(bytes.NewReader(b)); err != nil {
+	if c.Nodes, err = slurmext.ReadNodeGres(bytes.NewReader(b)); err != nil {
 		return nil, fmt.Errorf("read %s: %w", path, err)
 	}
-	if c.sched, err = slurmext.ReadSchedConf(bytes.NewReader(b)); err != nil {
+	if c.Sched, err = slurmext.ReadSchedConf(bytes.NewReader(b)); err != nil {
 		return nil, fmt.Errorf("read %s: %w", path, err)
 	}
-	c.schedKnown = true
-	c.use.SlurmConf = path
+	c.SchedKnown = true
+	c.Use.SlurmConf = path
 	gres := cfg.For(cluster).GresConf
 	if gres == "" {
 		gres = filepath.Join(filepath.Dir(path), "gres.conf")
 	}
-	if typed, err := gresTypes(gres, c.nodes); err == nil {
-		c.use.GresConf = gres
-		c.nodes = typed
+	if typed, err := gresTypes(gres, c.Nodes); err == nil {
+		c.Use.GresConf = gres
+		c.Nodes = typed
 	} else if !errors.Is(err, fs.ErrNotExist) {
 		return nil, fmt.Errorf("read %s: %w", gres, err)
 	}
@@ -174,9 +169,9 @@ func gresTypes(path string, nodes []slurmext.NodeGres) ([]slurmext.NodeGres, err
 	return out, nil
 }
 
-// clusters names the clusters of the jobs f selects, sorted: one job and
+// Clusters names the clusters of the jobs f selects, sorted: one job and
 // two counts when they are all of one cluster, else one lean pass.
-func (s *jobSource) clusters(ctx context.Context, f store.ViewFilter) ([]string, error) {
+func (s *Source) Clusters(ctx context.Context, f store.ViewFilter) ([]string, error) {
 	one := f
 	one.Limit, one.Offset, one.WithSeries, one.Lean = 1, 0, false, true
 	vs, err := s.Jobs(ctx, one)
@@ -212,17 +207,17 @@ func (s *jobSource) clusters(ctx context.Context, f store.ViewFilter) ([]string,
 	return names, err
 }
 
-// forCluster chooses the one cluster an answer is for and binds its Slurm
-// configuration to the source (bindConf): flag (--cluster) when given,
+// ForCluster chooses the one cluster an answer is for and binds its Slurm
+// configuration to the source (BindConf): flag (--cluster) when given,
 // else the one cluster of the jobs f selects; without jobs in f's window,
 // the database's one cluster, else this host's (the cluster setting, else
 // slurm_conf's ClusterName). Jobs of several clusters are refused, naming
-// them. f.Cluster becomes the
-// cluster, so only its jobs are read.
-func (s *jobSource) forCluster(ctx context.Context, f *store.ViewFilter, flag string) error {
+// them (SeveralClustersError). f.Cluster becomes the cluster, so only its
+// jobs are read.
+func (s *Source) ForCluster(ctx context.Context, f *store.ViewFilter, flag string) error {
 	cluster := strings.ToLower(strings.TrimSpace(flag))
 	if cluster == "" {
-		names, err := s.clusters(ctx, *f)
+		names, err := s.Clusters(ctx, *f)
 		if err != nil {
 			return err
 		}
@@ -232,20 +227,20 @@ func (s *jobSource) forCluster(ctx context.Context, f *store.ViewFilter, flag st
 			// this host's when the database has it or no job at all.
 			all := *f
 			all.Since, all.Until = time.Time{}, time.Time{}
-			if names, err = s.clusters(ctx, all); err != nil {
+			if names, err = s.Clusters(ctx, all); err != nil {
 				return err
 			}
-			if host := clusterName(s.cfg, ""); len(names) != 1 && (len(names) == 0 || slices.Contains(names, host)) {
+			if host := slurmext.ClusterName(s.cfg.Cluster, "", s.cfg.SlurmConf); len(names) != 1 && (len(names) == 0 || slices.Contains(names, host)) {
 				names = []string{host}
 			}
 		}
 		if len(names) > 1 {
-			return errSeveralClusters(names)
+			return &SeveralClustersError{Names: names}
 		}
 		cluster = names[0]
 	}
 	f.Cluster = cluster
-	conf, err := bindConf(cluster, s.cfg)
+	conf, err := BindConf(cluster, s.cfg)
 	if err != nil {
 		return err
 	}
@@ -253,20 +248,15 @@ func (s *jobSource) forCluster(ctx context.Context, f *store.ViewFilter, flag st
 	return nil
 }
 
-// errSeveralClusters is the usage error of an answer asked of the jobs of
-// several clusters.
-func errSeveralClusters(names []string) error {
-	clean := make([]string, len(names))
-	for i, n := range names {
+// SeveralClustersError refuses an answer asked of the jobs of several
+// clusters, naming them: a usage error (the caller chooses one).
+type SeveralClustersError struct{ Names []string }
+
+func (e *SeveralClustersError) Error() string {
+	clean := make([]string, len(e.Names))
+	for i, n := range e.Names {
 		clean[i] = termtext.Clean(n)
 	}
-	return usagef("the jobs of the window belong to %d clusters (%s): an answer is for one cluster, its slurm.conf and its inventory; choose it with --cluster",
-		len(names), strings.Join(clean, ", "))
-}
-
-// writeConfNote writes the one line on a slurm.conf not used, if any.
-func writeConfNote(w io.Writer, use analysis.ConfUse) {
-	if use.NotUsed != "" {
-		printf(w, "Note: %s.\n", termtext.Clean(use.NotUsed))
-	}
+	return fmt.Sprintf("the jobs of the window belong to %d clusters (%s): an answer is for one cluster, its slurm.conf and its inventory; choose it with --cluster",
+		len(e.Names), strings.Join(clean, ", "))
 }

@@ -1,4 +1,4 @@
-package main
+package jobsource
 
 import (
 	"context"
@@ -60,28 +60,28 @@ func TestOpenSourceFallsBackToQuerySocket(t *testing.T) {
 	tests := []struct {
 		name       string
 		db, socket string
-		o          sourceOptions
+		o          Options
 		wantClient bool     // reads through the socket
 		wantErr    []string // else the error says all of these
 	}{
-		{name: "user without database access uses the socket", db: unreadable, socket: socket, o: sourceOptions{uid: 1001}, wantClient: true},
-		{name: "local flag still uses the socket", db: unreadable, socket: socket, o: sourceOptions{uid: 1001, local: true}, wantClient: true},
-		{name: "readable database is read directly", db: readable, socket: socket, o: sourceOptions{uid: 1001}},
-		{name: "root reads the database only", db: unreadable, socket: socket, o: sourceOptions{uid: 0}, wantErr: []string{unreadable}},
-		{name: "--db names that file only", db: unreadable, socket: socket, o: sourceOptions{uid: 1001, dbFlag: true}, wantErr: []string{unreadable}},
-		{name: "socket turned off", db: unreadable, socket: "", o: sourceOptions{uid: 1001}, wantErr: []string{unreadable}},
-		{name: "neither works", db: unreadable, socket: absentSocket, o: sourceOptions{uid: 1001},
+		{name: "user without database access uses the socket", db: unreadable, socket: socket, o: Options{UID: 1001}, wantClient: true},
+		{name: "local flag still uses the socket", db: unreadable, socket: socket, o: Options{UID: 1001, Local: true}, wantClient: true},
+		{name: "readable database is read directly", db: readable, socket: socket, o: Options{UID: 1001}},
+		{name: "root reads the database only", db: unreadable, socket: socket, o: Options{UID: 0}, wantErr: []string{unreadable}},
+		{name: "--db names that file only", db: unreadable, socket: socket, o: Options{UID: 1001, DBFlag: true}, wantErr: []string{unreadable}},
+		{name: "socket turned off", db: unreadable, socket: "", o: Options{UID: 1001}, wantErr: []string{unreadable}},
+		{name: "neither works", db: unreadable, socket: absentSocket, o: Options{UID: 1001},
 			wantErr: []string{unreadable, "no such file", absentSocket, "is `gpuprof agent` running", "systemctl start gpuprof-agent"}},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			cfg := config.Default()
 			cfg.DB, cfg.QuerySocket, cfg.SlurmConf = tt.db, tt.socket, ""
-			src, err := openSourceAs(ctx, cfg, tt.o)
+			src, err := Open(ctx, cfg, tt.o)
 			if len(tt.wantErr) > 0 {
 				if err == nil {
 					src.Close()
-					t.Fatal("openSourceAs succeeded, want an error")
+					t.Fatal("Open succeeded, want an error")
 				}
 				for _, w := range tt.wantErr {
 					if !strings.Contains(err.Error(), w) {
@@ -94,7 +94,7 @@ func TestOpenSourceFallsBackToQuerySocket(t *testing.T) {
 				return
 			}
 			if err != nil {
-				t.Fatalf("openSourceAs: %v", err)
+				t.Fatalf("Open: %v", err)
 			}
 			defer src.Close()
 			if got := src.client != nil; got != tt.wantClient {
@@ -105,8 +105,8 @@ func TestOpenSourceFallsBackToQuerySocket(t *testing.T) {
 			}
 			if !tt.wantClient {
 				// Read directly, scoped to the caller (not the file's owner).
-				if src.uid == nil || *src.uid != tt.o.uid {
-					t.Errorf("direct read forces uid %v, want %d", src.uid, tt.o.uid)
+				if src.uid == nil || *src.uid != tt.o.UID {
+					t.Errorf("direct read forces uid %v, want %d", src.uid, tt.o.UID)
 				}
 				return
 			}

@@ -1,4 +1,4 @@
-package main
+package jobsource
 
 import (
 	"context"
@@ -14,8 +14,8 @@ import (
 	"github.com/gpuprof/gpuprof/tui"
 )
 
-// collectAll collects what a jobSource's Each hands over.
-func collectAll(ctx context.Context, s *jobSource, f store.ViewFilter) ([]store.JobView, error) {
+// collectAll collects what a Source's Each hands over.
+func collectAll(ctx context.Context, s *Source, f store.ViewFilter) ([]store.JobView, error) {
 	var vs []store.JobView
 	err := s.Each(ctx, f, func(v store.JobView) error {
 		vs = append(vs, v)
@@ -24,7 +24,7 @@ func collectAll(ctx context.Context, s *jobSource, f store.ViewFilter) ([]store.
 	return vs, err
 }
 
-// A non-admin's jobSource returns that uid's jobs alone, through every
+// A non-admin's Source returns that uid's jobs alone, through every
 // reader (Each for the analysis and the report, Jobs and Count for the
 // lists and the TUI, Job for show and the detail), whatever the filter
 // asks for.
@@ -58,7 +58,7 @@ func TestJobSourceScopesNonAdmin(t *testing.T) {
 		}
 	}
 	uid := 1001
-	src := &jobSource{db: db, uid: &uid, id: tui.Identity{User: "alice"}}
+	src := &Source{db: db, uid: &uid, id: tui.Identity{User: "alice"}}
 	defer src.Close()
 
 	ids := func(vs []store.JobView) []string {
@@ -103,7 +103,7 @@ func TestJobSourceScopesNonAdmin(t *testing.T) {
 		t.Errorf("Job(alice's 2) = %v, %v", v.JobID, err)
 	}
 	// An admin's source (no uid) sees everyone.
-	admin := &jobSource{db: db, id: tui.Identity{User: "root", Admin: true}}
+	admin := &Source{db: db, id: tui.Identity{User: "root", Admin: true}}
 	if got, _ := collectAll(ctx, admin, store.ViewFilter{}); len(got) != 4 {
 		t.Errorf("admin All() = %v, want all 4 jobs", ids(got))
 	}

@@ -1,4 +1,4 @@
-package main
+package jobsource
 
 import (
 	"errors"
@@ -77,7 +77,7 @@ func TestBindSlurmConf(t *testing.T) {
 			wantNotUsed: "is cluster lab2's, the jobs are default's: not used"},
 	} {
 		t.Run(tt.name, func(t *testing.T) {
-			path, notUsed := bindSlurmConf(tt.cluster, tt.cfg, read)
+			path, notUsed := BindSlurmConf(tt.cluster, tt.cfg, read)
 			if path != tt.wantPath {
 				t.Errorf("path = %q, want %q", path, tt.wantPath)
 			}
@@ -109,49 +109,37 @@ func TestBindConfReadsOnlyTheBoundFiles(t *testing.T) {
 		}
 		return p
 	}
-	host := write("host/slurm.conf", foreignSlurmConf)
+	host := write("host/slurm.conf", "ClusterName=lab2\nPriorityType=priority/multifactor\nNodeName=localhost CPUs=16 Gres=gpu:4,shard:8\n") // another cluster's
 	write("host/gres.conf", "NodeName=localhost Name=gpu Type=h100 File=/dev/nvidia[0-3]\n")
 	own := write("dlrm/slurm.conf", "ClusterName=dlrm\nPriorityType=priority/multifactor\nNodeName=hn[01-02] Gres=gpu:8\nPartitionName=hn Nodes=hn[01-02] MaxTime=2-00:00:00\n")
 	write("dlrm/gres.conf", "NodeName=hn[01-02] Name=gpu Type=a100 File=/dev/nvidia[0-7]\n")
 	cfg := config.Default()
 	cfg.SlurmConf = host
 
-	c, err := bindConf("dlrm", cfg)
+	c, err := BindConf("dlrm", cfg)
 	if err != nil {
 		t.Fatal(err)
 	}
-	if c.nodes != nil || c.schedKnown || c.use.SlurmConf != "" || c.use.GresConf != "" || !strings.Contains(c.use.NotUsed, "cluster lab2's, the jobs are dlrm's") {
+	if c.Nodes != nil || c.SchedKnown || c.Use.SlurmConf != "" || c.Use.GresConf != "" || !strings.Contains(c.Use.NotUsed, "cluster lab2's, the jobs are dlrm's") {
 		t.Errorf("dlrm's jobs with lab2's slurm.conf: %+v, want nothing of it and the line that says so", c)
 	}
-	if wp := c.whatIf(); wp.SlurmNodes != nil || wp.SchedKnown {
+	if wp := c.WhatIf(); wp.SlurmNodes != nil || wp.SchedKnown {
 		t.Errorf("replay parameters %+v, want none from lab2's file", wp)
 	}
 
 	cfg.Clusters = map[string]config.ClusterConfig{"dlrm": {SlurmConf: own}}
-	if c, err = bindConf("dlrm", cfg); err != nil {
+	if c, err = BindConf("dlrm", cfg); err != nil {
 		t.Fatal(err)
 	}
-	if c.use.SlurmConf != own || c.use.NotUsed != "" || !c.schedKnown || c.sched.PriorityType != "priority/multifactor" ||
-		len(c.nodes) != 2 || c.nodes[0].GPUs != 8 || c.nodes[0].GPUType != "a100" || c.use.GresConf != filepath.Join(dir, "dlrm", "gres.conf") {
+	if c.Use.SlurmConf != own || c.Use.NotUsed != "" || !c.SchedKnown || c.Sched.PriorityType != "priority/multifactor" ||
+		len(c.Nodes) != 2 || c.Nodes[0].GPUs != 8 || c.Nodes[0].GPUType != "a100" || c.Use.GresConf != filepath.Join(dir, "dlrm", "gres.conf") {
 		t.Errorf("dlrm's own files: %+v", c)
 	}
 
 	// A slurm.conf that is used and cannot be read is refused, not guessed.
 	bad := write("bad/slurm.conf", "ClusterName=bad\nPriorityWeightAge=lots\nNodeName=x Gres=gpu:4\n")
 	cfg.Clusters = map[string]config.ClusterConfig{"bad": {SlurmConf: bad}}
-	if _, err := bindConf("bad", cfg); !errors.Is(err, slurmext.ErrBadSlurmConf) {
+	if _, err := BindConf("bad", cfg); !errors.Is(err, slurmext.ErrBadSlurmConf) {
 		t.Errorf("a malformed slurm.conf of the cluster: %v, want ErrBadSlurmConf", err)
 	}
 }
-
-// foreignSlurmConf is another cluster's slurm.conf, as a host running the
-// test cluster has it: four GPUs of 8 shards on localhost, priority by
-// multifactor, one partition.
-const foreignSlurmConf = `ClusterName=lab2
-GresTypes=gpu,shard
-SchedulerType=sched/backfill
-PriorityType=priority/multifactor
-PriorityWeightAge=1000
-NodeName=localhost CPUs=16 RealMemory=16000 Gres=gpu:4,shard:8 State=UNKNOWN
-PartitionName=gpu Nodes=localhost Default=YES MaxTime=01:00:00 State=UP
-`

@@ -1,0 +1,378 @@
+package jobsource
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io/fs"
+	"net"
+	"os/user"
+	"strconv"
+	"sync"
+	"time"
+
+	"github.com/gpuprof/gpuprof/analysis"
+	"github.com/gpuprof/gpuprof/collect"
+	"github.com/gpuprof/gpuprof/config"
+	"github.com/gpuprof/gpuprof/slurmext"
+	"github.com/gpuprof/gpuprof/store"
+	"github.com/gpuprof/gpuprof/tui"
+)
+
+// Source reads job views from the collector, from the agent's local
+// query socket or from the local database, for every reader (jobs, show,
+// profiles, recommend, plan, report, notices, tui). The rule "users see
+// only their own jobs" is the store's (store.Reader), applied where the
+// data is: the collector's from the caller's munge identity, the agent's
+// query socket's from the caller's uid as the kernel reports it
+// (SO_PEERCRED), the local path's from the caller decided once in
+// Open (store.DB.OwnerCaller: an admin, or the database file's
+// owner, reads every row). The database file's own permissions decide who
+// can open it at all: root, and admin_group where the file's group is
+// theirs.
+type Source struct {
+	client *collect.Client // nil: local database
+	// db is the local database, read through Reader only.
+	db *store.DB
+	// uid, when non-nil, is the caller the local reads are scoped to; nil
+	// for an admin.
+	uid *int
+	id  tui.Identity
+	cfg config.Config
+	// conf is the Slurm configuration bound to the one cluster an answer
+	// is for (ForCluster; nil before): the inventory's slurm.conf nodes,
+	// the shard jobs' share of a GPU, the replay's partitions and
+	// scheduler.
+	conf *Conf
+	// cluster, when not "", is forced into every query (tui --cluster).
+	cluster string
+	// types caches GPUTypes per cluster: the TUI asks on every detail.
+	typesMu sync.Mutex
+	types   map[string][]analysis.GPUType
+}
+
+// Options say how Open chooses.
+type Options struct {
+	Local  bool          // --local: never the collector
+	DBFlag bool          // --db named the file: that file or nothing
+	UID    int           // the caller
+	Munge  collect.Munge // how the collector's client proves the caller
+}
+
+// Open opens the configured job source for the caller o.UID: the
+// collector when one is configured; else the database when the caller
+// can open it; else, for anyone but root reading the configured
+// database, the agent's query socket (query_socket), found without any
+// setting on a single host.
+func Open(ctx context.Context, cfg config.Config, o Options) (*Source, error) {
+	isAdmin, err := store.AdminGroup(cfg.AdminGroup)
+	if err != nil {
+		return nil, err
+	}
+	uid := o.UID
+	s := &Source{id: tui.Identity{User: userName(uid), Admin: isAdmin(uid)}, cfg: cfg}
+	if cfg.Collector != "" && !o.Local && !o.DBFlag {
+		s.client = &collect.Client{URL: cfg.Collector, Munge: o.Munge}
+		return s, nil
+	}
+	db, dbErr := store.Open(ctx, cfg.DB, store.Options{ReadOnly: true, BusyTimeout: 2 * time.Second})
+	if dbErr == nil {
+		s.db = db
+		if s.id.Admin = db.OwnerCaller(uid, s.id.User, isAdmin).Admin; !s.id.Admin {
+			s.uid = &uid
+		}
+		return s, nil
+	}
+	if uid == 0 || o.DBFlag || cfg.QuerySocket == "" ||
+		!(errors.Is(dbErr, fs.ErrPermission) || errors.Is(dbErr, fs.ErrNotExist)) {
+		// Root can open any file; --db names another file than the one
+		// the agent serves; a damaged or foreign file is not the socket's
+		// business.
+		return nil, dbErr
+	}
+	if err := probeSocket(cfg.QuerySocket); err != nil {
+		return nil, fmt.Errorf("%w; and the agent's query socket %s does not answer (%v): is `gpuprof agent` running on this host? "+
+			"Ask an admin to start it (systemctl start gpuprof-agent). The database is readable by root and admin_group only; "+
+			"users read their own jobs through the agent", dbErr, cfg.QuerySocket, err)
+	}
+	// The agent decides who the caller is and what they may see; the
+	// identity here only shapes the TUI's prompts.
+	s.client = &collect.Client{Socket: cfg.QuerySocket}
+	return s, nil
+}
+
+// ForCaller is a Source over db read as c, a caller already decided (Open
+// decides it for the commands; tests name it).
+func ForCaller(db *store.DB, c store.Caller) *Source {
+	s := &Source{db: db, id: tui.Identity{User: c.User, Admin: c.Admin}}
+	if !c.Admin {
+		uid := c.UID
+		s.uid = &uid
+	}
+	return s
+}
+
+// probeSocket checks that something accepts connections on the unix
+// socket at path.
+func probeSocket(path string) error {
+	c, err := net.DialTimeout("unix", path, 2*time.Second)
+	if err != nil {
+		return err
+	}
+	return c.Close()
+}
+
+// userName is the login name of uid, or the uid as text.
+func userName(uid int) string {
+	if u, err := user.LookupId(strconv.Itoa(uid)); err == nil {
+		return u.Username
+	}
+	return strconv.Itoa(uid)
+}
+
+func (s *Source) Close() error {
+	if s.db != nil {
+		return s.db.Close()
+	}
+	return nil
+}
+
+// Reader is the local database's reader for the caller Open decided:
+// every row for an admin, else the jobs of uid alone; nil when the jobs
+// are read through a client (the collector or the query socket), whose
+// server scopes them.
+func (s *Source) Reader() *store.Reader {
+	if s.db == nil {
+		return nil
+	}
+	if s.uid == nil {
+		return s.db.ReaderFor(store.Caller{User: s.id.User, Admin: true}) // an admin's uid scopes nothing
+	}
+	return s.db.ReaderFor(store.Caller{UID: *s.uid, User: s.id.User})
+}
+
+// Identity is who the caller is as Open decided: their name, and whether
+// they read every user's jobs.
+func (s *Source) Identity() tui.Identity { return s.id }
+
+// Config is the configuration the source was opened with.
+func (s *Source) Config() config.Config { return s.cfg }
+
+// Conf is the Slurm configuration ForCluster bound (nil before).
+func (s *Source) Conf() *Conf { return s.conf }
+
+// SetCluster forces cluster into every query ("" none: tui --cluster).
+func (s *Source) SetCluster(cluster string) { s.cluster = cluster }
+
+// Collector is the collector's URL the jobs are read from ("" when they
+// are read locally or through the query socket).
+func (s *Source) Collector() string {
+	if s.client == nil {
+		return ""
+	}
+	return s.client.URL
+}
+
+// Database is the path of the local database read ("" when the jobs are
+// read through a client).
+func (s *Source) Database() string {
+	if s.db == nil {
+		return ""
+	}
+	return s.db.Path()
+}
+
+// ScopedUID is the uid the local reads are scoped to; false for an admin
+// or a client.
+func (s *Source) ScopedUID() (int, bool) {
+	if s.uid == nil {
+		return 0, false
+	}
+	return *s.uid, true
+}
+
+// scope applies --cluster to f.
+func (s *Source) scope(f store.ViewFilter) store.ViewFilter {
+	if s.cluster != "" {
+		f.Cluster = s.cluster
+	}
+	return f
+}
+
+// Jobs implements tui.Source.
+func (s *Source) Jobs(ctx context.Context, f store.ViewFilter) ([]store.JobView, error) {
+	if s.client != nil {
+		if s.cluster != "" {
+			f.Cluster = s.cluster
+		}
+		return s.client.Jobs(ctx, f)
+	}
+	return s.Reader().ListViews(ctx, s.scope(f))
+}
+
+// Each calls fn with every job f selects, one at a time, in no particular
+// order (f.Limit and f.Offset ignored): what the analysis reads, without
+// holding every view (and its time series) at once.
+func (s *Source) Each(ctx context.Context, f store.ViewFilter, fn func(store.JobView) error) error {
+	f.Limit, f.Offset, f.AfterCluster, f.AfterJobID = 0, 0, "", ""
+	if s.client == nil {
+		return s.Reader().EachView(ctx, s.scope(f), fn)
+	}
+	if s.cluster != "" {
+		f.Cluster = s.cluster
+	}
+	return s.client.Each(ctx, f, fn)
+}
+
+// Input reads every job f selects into the analysis input, whose window
+// is f's Since and Until (zero ends: the data's own) and whose Now is the
+// clock, so jobs still running count up to now.
+func (s *Source) Input(ctx context.Context, f store.ViewFilter) (analysis.Input, error) {
+	f.Lean = true // the analysis reads no TRES text, node list or reason
+	return s.InputOf(ctx, f, nil)
+}
+
+// InputOf is Input with the records as f asks for them (the what-if
+// replay reads node lists and reasons). each, when not nil, sees every
+// view of the same pass (the report tallies notices from it).
+func (s *Source) InputOf(ctx context.Context, f store.ViewFilter, each func(store.JobView)) (analysis.Input, error) {
+	return s.InputAt(ctx, f, time.Now(), each)
+}
+
+// InputAt is InputOf with the clock read at now (the digest's day).
+func (s *Source) InputAt(ctx context.Context, f store.ViewFilter, now time.Time, each func(store.JobView)) (analysis.Input, error) {
+	limitMemory()
+	b := analysis.NewInputBuilder()
+	if s.conf != nil {
+		b.SetConf(s.conf.Use, s.conf.Nodes)
+	}
+	// Converting into an array of the right size saves holding a month's
+	// jobs twice at the end; the count is a hint (jobs may arrive between
+	// the two reads).
+	if n, err := s.Count(ctx, f); err == nil {
+		b.Reserve(n)
+	}
+	err := s.Each(ctx, f, func(v store.JobView) error {
+		b.Add(v.Sched, v.Profiles)
+		if each != nil {
+			each(v)
+		}
+		return nil
+	})
+	// Input waits for the conversions even after an error.
+	in := b.Input(analysis.Window{From: f.Since, To: f.Until}, now)
+	if err != nil {
+		return analysis.Input{}, err
+	}
+	return in, nil
+}
+
+// Count implements tui.Source.
+func (s *Source) Count(ctx context.Context, f store.ViewFilter) (int, error) {
+	if s.client != nil {
+		if s.cluster != "" {
+			f.Cluster = s.cluster
+		}
+		return s.client.Count(ctx, f)
+	}
+	return s.Reader().CountViews(ctx, s.scope(f))
+}
+
+// Job implements tui.Source: one job with its series, through the same
+// scoping as Jobs (a job id of someone else's job is "not found").
+func (s *Source) Job(ctx context.Context, cluster, jobID string) (store.JobView, error) {
+	vs, err := s.Jobs(ctx, store.ViewFilter{Cluster: cluster, JobID: jobID, WithSeries: true, Limit: 1})
+	if err != nil {
+		return store.JobView{}, err
+	}
+	if len(vs) == 0 {
+		return store.JobView{}, fmt.Errorf("job %s: %w", jobID, store.ErrNotFound)
+	}
+	return vs[0], nil
+}
+
+// ClusterConf implements tui.NodeSource: the Slurm configuration bound to
+// cluster's jobs (BindConf), nil nodes when none is used or it cannot be
+// read.
+func (s *Source) ClusterConf(cluster string) (analysis.ConfUse, []slurmext.NodeGres) {
+	if s.conf != nil && s.conf.Use.Cluster == cluster {
+		return s.conf.Use, s.conf.Nodes
+	}
+	c, err := BindConf(cluster, s.cfg)
+	if err != nil {
+		return analysis.ConfUse{Cluster: cluster, NotUsed: err.Error() + ": not used"}, nil
+	}
+	return c.Use, c.Nodes
+}
+
+// inventoryWindow is how far back GPUTypes looks for the GPUs of a
+// cluster, from its newest job: a month of profiles names the models in
+// use without reading a whole history.
+const inventoryWindow = 31 * 24 * time.Hour
+
+// GPUTypes implements tui.TypeSource, and is what show passes to the
+// hints: the GPU types of cluster's inventory (analysis.GPUTypes), built
+// as the analysis commands build it (analysis.InputBuilder, with the
+// cluster's own slurm.conf) from the jobs this source lets the caller
+// read in the inventoryWindow before the newest one's start — so a
+// user's inventory is the GPUs their own jobs ran on, an admin's the
+// cluster's; the newest job, not the clock, ends the window, so that a
+// database of last year's jobs still names last year's GPUs. nil when
+// none is known or the jobs cannot be read: the hints then name no GPU
+// type. Cached per cluster.
+func (s *Source) GPUTypes(ctx context.Context, cluster string) []analysis.GPUType {
+	s.typesMu.Lock()
+	defer s.typesMu.Unlock()
+	if t, ok := s.types[cluster]; ok {
+		return t
+	}
+	var types []analysis.GPUType
+	newest, err := s.Jobs(ctx, store.ViewFilter{Cluster: cluster, Limit: 1})
+	if last := viewStart(newest); err == nil && !last.IsZero() {
+		f := store.ViewFilter{Cluster: cluster, Since: last.Add(-inventoryWindow), Lean: true}
+		b := analysis.NewInputBuilder()
+		b.SetConf(s.ClusterConf(cluster))
+		err = s.Each(ctx, f, func(v store.JobView) error {
+			b.Add(v.Sched, v.Profiles)
+			return nil
+		})
+		in := b.Input(analysis.Window{From: f.Since}, time.Now()) // waits for the conversions
+		if err == nil {
+			types = analysis.GPUTypes(in.Nodes)
+		}
+	}
+	if s.types == nil {
+		s.types = map[string][]analysis.GPUType{}
+	}
+	s.types[cluster] = types
+	return types
+}
+
+// viewStart is the sort time of the first of vs as ListViews orders by
+// it: the scheduler's start, else its submit time, else the earliest
+// profile start; zero when none.
+func viewStart(vs []store.JobView) time.Time {
+	if len(vs) == 0 {
+		return time.Time{}
+	}
+	v := vs[0]
+	if v.Sched != nil && !v.Sched.Start.IsZero() {
+		return v.Sched.Start
+	}
+	if v.Sched != nil && !v.Sched.Submit.IsZero() {
+		return v.Sched.Submit
+	}
+	var t time.Time
+	for _, p := range v.Profiles {
+		if !p.Start.IsZero() && (t.IsZero() || p.Start.Before(t)) {
+			t = p.Start
+		}
+	}
+	return t
+}
+
+var (
+	_ tui.Source     = (*Source)(nil)
+	_ tui.NodeSource = (*Source)(nil)
+	_ tui.TypeSource = (*Source)(nil)
+)

@@ -1,0 +1,44 @@
+package monthly
+
+import (
+	"context"
+	"strings"
+	"testing"
+
+	"github.com/gpuprof/gpuprof/analysis"
+	"github.com/gpuprof/gpuprof/capacity"
+)
+
+// TestAnalyseAndPlan: the window is counted, then read once as asked
+// (not lean: the replay reads node lists); the findings are the
+// analysis's; for a reader who is not an admin the plan is not simulated,
+// says so in plan's words, and no progress starts.
+func TestAnalyseAndPlan(t *testing.T) {
+	w := month(2026, 11)
+	src := &fakeSource{jobs: map[string][]analysis.Job{"2026-11": {gpuJob("1", "ann", "bio", w.From), gpuJob("2", "bob", "chem", w.From)}}}
+	c := analysis.DefaultConfig()
+	started := false
+	p := PlanParams{
+		Query:  Query{Cluster: "lab", Window: w, WithSeries: true},
+		Config: c, Plan: c.Plan.Params(), User: "ann\x1b[31m",
+		StartProgress: func() (func(capacity.PlanProgress), func()) {
+			started = true
+			return nil, func() {}
+		},
+	}
+	pd, err := AnalyseAndPlan(context.Background(), src, p)
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := Query{Cluster: "lab", Window: w, WithSeries: true}
+	if len(src.counts) != 1 || src.counts[0] != want || len(src.queries) != 1 || src.queries[0] != want {
+		t.Errorf("counted %+v, read %+v; want %+v once each", src.counts, src.queries, want)
+	}
+	if len(pd.Input.Jobs) != 2 {
+		t.Errorf("input %d jobs, want 2", len(pd.Input.Jobs))
+	}
+	if pd.Sim.Simulated || pd.Sim.Verdict.Code != capacity.VerdictNotSimulated || started ||
+		!strings.Contains(pd.Sim.Verdict.Text, "it is for root and admin_group (ann") || strings.ContainsRune(pd.Sim.Verdict.Text, 0x1b) {
+		t.Errorf("plan for a non-admin = %+v (progress started %v), want not simulated in plan's words, the user sanitised, no progress", pd.Sim.Verdict, started)
+	}
+}
