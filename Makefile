@@ -17,13 +17,13 @@ build:
 # harness in contrib/slurm/testcluster.sh; they skip only when not root or
 # without apt, and never when CI=true).
 test: build vet
-	GPUPROF_BIN=$(abspath $(BIN)) $(GO) test -count=1 -timeout 20m $(PKGS)
+	GPUPROF_BIN=$(abspath $(BIN)) $(GO) test -count=1 -timeout 25m $(PKGS)
 
 test-unit:
 	$(GO) test -count=1 $(shell $(GO) list ./... | grep -v /e2e)
 
 test-e2e: build
-	GPUPROF_BIN=$(abspath $(BIN)) $(GO) test -count=1 -v -timeout 20m ./e2e/...
+	GPUPROF_BIN=$(abspath $(BIN)) $(GO) test -count=1 -v -timeout 25m ./e2e/...
 
 # A simulated GPU node and a handful of simulated jobs through the real
 # recording path (agent, hooks, store), then a simulated month of a 4-node
