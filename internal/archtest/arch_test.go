@@ -166,6 +166,9 @@ func TestOneAccessRule(t *testing.T) {
 				if ok && sel.Sel.Name == "ForCaller" && strings.HasPrefix(rel, "cmd/") {
 					t.Errorf("%s uses ForCaller: a command's source is opened for whoever runs it (jobsource.Open, through openSource); ForCaller is for tests", where)
 				}
+				if ok && rawProfileReaders[sel.Sel.Name] && !profileRowReaders[rel] {
+					t.Errorf("%s calls %s: a job's raw profile rows are for the recording path (agent, ingest, the collector's merge); a command reads jobs through store.Reader", where, sel.Sel.Name)
+				}
 				if !ok || !scopeMakers[sel.Sel.Name] {
 					return true
 				}
@@ -187,6 +190,15 @@ func TestOneAccessRule(t *testing.T) {
 		t.Fatalf("checked %d files; the rule would check nothing", checked)
 	}
 }
+
+// rawProfileReaders are the store's readers of raw profile rows, for
+// anyone: the recording path's own (the agent resumes and merges its jobs,
+// ingest applies spooled records, the collector compares a push with what
+// it holds); profileRowReaders are the packages that may call them.
+var (
+	rawProfileReaders = map[string]bool{"GetJob": true, "ListJobs": true, "RunningJobs": true}
+	profileRowReaders = map[string]bool{"store": true, "agent": true, "ingest": true, "collect": true}
+)
 
 // rawReader says whether fd, a method, reads views or notices.
 func rawReader(fd *ast.FuncDecl) bool {
