@@ -137,45 +137,11 @@ func runImport(ctx context.Context, g *globalOptions, o *importOptions, stdout, 
 		}
 	}
 
-	var src io.Reader
-	var wait func() error
-	format := o.Format
-	switch {
-	case o.File != "":
-		if o.Since != "" || o.Until != "" {
-			return usagef("--since/--until select what sacct prints; with --file the file decides")
-		}
-		f := os.Stdin
-		if o.File != "-" {
-			if f, err = os.Open(o.File); err != nil {
-				return err
-			}
-			defer f.Close()
-		}
-		src = f
-	default:
-		if format != "auto" && format != "text" {
-			return usagef("--format applies to --file only")
-		}
-		format = history.FormatText
-		now := time.Now()
-		since, until, err := timeWindow(o.Since, o.Until, now)
-		if err != nil {
-			return err // a usage error: unreadable, or a reversed window
-		}
-		since, until, err = history.Window(ctx, db, cluster, since, until, now)
-		if errors.Is(err, history.ErrEmptyWindow) {
-			return usagef("--since %s is not before now: nothing to import", clean(o.Since, 40))
-		}
-		if err != nil {
-			return err
-		}
-		if src, wait, err = history.StartSacct(ctx, cfg.Import.Sacct, since, until); err != nil {
-			return err
-		}
-		fmt.Fprintf(stderr, "importing jobs of cluster %s from %s to %s\n", cluster,
-			since.Format(time.RFC3339), until.Format(time.RFC3339))
+	src, done, wait, format, err := importInput(ctx, cfg.Import.Sacct, db, cluster, o, stderr)
+	if err != nil {
+		return err
 	}
+	defer done()
 	br := bufio.NewReaderSize(src, 1<<20)
 	if format == "auto" {
 		head, _ := br.Peek(512)
@@ -201,6 +167,58 @@ func runImport(ctx context.Context, g *globalOptions, o *importOptions, stdout, 
 	if errors.Is(err, slurmext.ErrSacctLayout) && res.Read == 0 {
 		return err // refused as a whole: no counts to show
 	}
+	writeImportResult(stdout, stderr, res, cluster, origin)
+	return err
+}
+
+// importInput is what runImport reads: --file (or stdin), else a live
+// sacct run over the import window (history.Window), with its format,
+// the function that closes a file it opened and, for sacct, the wait for
+// its exit. The window it imports is said on stderr.
+func importInput(ctx context.Context, sacctPath string, db *store.DB, cluster string, o *importOptions, stderr io.Writer) (src io.Reader, done func(), wait func() error, format string, err error) {
+	done, format = func() {}, o.Format
+	switch {
+	case o.File != "":
+		if o.Since != "" || o.Until != "" {
+			return nil, done, nil, "", usagef("--since/--until select what sacct prints; with --file the file decides")
+		}
+		f := os.Stdin
+		if o.File != "-" {
+			if f, err = os.Open(o.File); err != nil {
+				return nil, done, nil, "", err
+			}
+			done = func() { f.Close() }
+		}
+		return f, done, nil, format, nil
+	default:
+		if format != "auto" && format != "text" {
+			return nil, done, nil, "", usagef("--format applies to --file only")
+		}
+		now := time.Now()
+		since, until, err := timeWindow(o.Since, o.Until, now)
+		if err != nil {
+			return nil, done, nil, "", err // a usage error: unreadable, or a reversed window
+		}
+		since, until, err = history.Window(ctx, db, cluster, since, until, now)
+		if errors.Is(err, history.ErrEmptyWindow) {
+			return nil, done, nil, "", usagef("--since %s is not before now: nothing to import", clean(o.Since, 40))
+		}
+		if err != nil {
+			return nil, done, nil, "", err
+		}
+		if src, wait, err = history.StartSacct(ctx, sacctPath, since, until); err != nil {
+			return nil, done, nil, "", err
+		}
+		fmt.Fprintf(stderr, "importing jobs of cluster %s from %s to %s\n", cluster,
+			since.Format(time.RFC3339), until.Format(time.RFC3339))
+		return src, done, wait, history.FormatText, nil
+	}
+}
+
+// writeImportResult prints what an import did: the records skipped and
+// the notes on stderr, the counts, the jobs filed under the default
+// cluster, where GPU counts came from and the duplicate ids on stdout.
+func writeImportResult(stdout, stderr io.Writer, res history.Result, cluster, origin string) {
 	for _, p := range res.Problems {
 		fmt.Fprintf(stderr, "skipped: %v\n", p)
 	}
@@ -232,7 +250,6 @@ func runImport(ctx context.Context, g *globalOptions, o *importOptions, stdout, 
 		fmt.Fprintf(stdout, "%d job %s more than once with different content (%s); the one kept is decided as docs/sacct.md says (\"Duplicate job ids\")\n",
 			res.Conflicts, present.Plural(res.Conflicts, "id appears", "ids appear"), list)
 	}
-	return err
 }
 
 // importCluster is the cluster of the imported jobs whose input names

@@ -14,7 +14,11 @@ import (
 )
 
 // writeSimPlan writes the simulated plan: its verdict first, then the free
-// changes, the purchase per model, the timeline and the costs.
+// changes, the purchase per model, the timeline and the costs. It is one
+// function on purpose: it is the page read top to bottom, each part in
+// the order `gpuprof plan` prints it and docs/whatif.md describes, with
+// nothing computed in it (every number is the plan's, in the presenter's
+// form); split, the order would live in a list of calls with nothing else.
 func writeSimPlan(w io.Writer, sp capacity.SimPlan, recs []analysis.Recommendation) {
 	writeConfNote(w, sp.Conf)
 	if sp.Conf.Cluster != "" {
