@@ -779,7 +779,3 @@ func parseViewFilter(q map[string][]string) (store.ViewFilter, error) {
 	}
 	return f, nil
 }
-
-// GroupAdmin returns an IsAdmin function: root, or a member of group
-// (store.AdminGroup, the access rule's admin test).
-func GroupAdmin(group string) (func(uid int) bool, error) { return store.AdminGroup(group) }

@@ -631,14 +631,14 @@ func TestParseViewFilter(t *testing.T) {
 }
 
 func TestGroupAdmin(t *testing.T) {
-	isAdmin, err := GroupAdmin("")
+	isAdmin, err := store.AdminGroup("")
 	if err != nil {
 		t.Fatal(err)
 	}
 	if !isAdmin(0) || isAdmin(aliceUID) {
 		t.Errorf("no admin group: isAdmin(0), isAdmin(%d) = %v, %v; want true, false", aliceUID, isAdmin(0), isAdmin(aliceUID))
 	}
-	if _, err := GroupAdmin("no-such-group-gpuprof-test"); err == nil {
+	if _, err := store.AdminGroup("no-such-group-gpuprof-test"); err == nil {
 		t.Error("GroupAdmin of a missing group: no error")
 	}
 }

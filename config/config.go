@@ -116,7 +116,7 @@ type AgentConfig struct {
 	// EnergyEvery is how often a GPU's energy counter is read between a
 	// job's start and end, which always read it (agent.Options.EnergyEvery):
 	// each read costs ~4 ms of CPU on a real driver, and power is
-	// integrated in between. At or below Interval: with every sample, as
+	// integrated in between. Below Interval: with every sample, as
 	// the agent did before issue #28.
 	EnergyEvery Duration `toml:"energy_every"`
 	// MetricsListen is where the agent serves /metrics for Prometheus

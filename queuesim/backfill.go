@@ -393,7 +393,7 @@ func (s *sim) backfill() {
 		for _, n := range nodes {
 			u := s.units(in, n)
 			if best > s.now {
-				u = s.nodes[n].gpus * s.nodes[n].upg // the node, whole
+				u = s.nodes[n].cap // the node, whole
 			}
 			s.add(n, from, end, u)
 			if from < s.witEnd && slices.Contains(s.witness, n) {

@@ -12,8 +12,11 @@ import (
 
 // The access rule: an admin reads every user's jobs and notices, anyone
 // else only their own. It is applied here, beside the data, and nowhere
-// else: the store's job and notice readers are unexported, and a Reader,
-// scoped to one Caller, is the only way to them. The collector and the
+// else: the store's job-view and notice readers are unexported, and a
+// Reader, scoped to one Caller, is the only way to them (the raw profile
+// rows the recording path reads, GetJob, ListJobs and RunningJobs, stay
+// exported for the agent, ingest and the collector's merge; internal/archtest
+// keeps every other package from them). The collector and the
 // agent's query socket make a Reader per request for the caller its
 // credential or the kernel names, the commands one for whoever runs them.
 

@@ -70,8 +70,10 @@ var (
 	ErrInvalid = errors.New("invalid job profile")
 	// ErrSchemaTooNew: the database was written by a newer gpuprof.
 	ErrSchemaTooNew = errors.New("database schema is newer than this gpuprof")
-	// ErrSchemaTooOld: a read-only open found a database that needs
-	// migrating; open it once read-write.
+	// ErrSchemaTooOld: a read-only open, or a writer that does not migrate
+	// (Options.NoMigrate: the hooks and jobcomp), found a database that
+	// needs migrating; the agent, serve, import or an admin's read-write
+	// open migrates it.
 	ErrSchemaTooOld = errors.New("database schema is older than this gpuprof")
 	// ErrForeign: the file is a SQLite database of some other program.
 	ErrForeign = errors.New("not a gpuprof database")

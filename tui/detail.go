@@ -301,9 +301,18 @@ func (m Model) detailLines() []string {
 	if len(j.GPUs) == 0 {
 		add("no GPU profile recorded")
 	}
+	// j.GPUs holds the analysis' view of these GPUs, one per profile GPU
+	// in this order (analysis.FromView): its facts are not worked out again
+	// on every render.
+	i := 0
 	for _, p := range d.v.Profiles {
 		for k := range p.GPUs {
-			out = append(out, m.gpuLines(p.Node, &p.GPUs[k])...)
+			if i < len(j.GPUs) {
+				out = append(out, m.gpuLinesOf(p.Node, &p.GPUs[k], &j.GPUs[i])...)
+			} else {
+				out = append(out, m.gpuLines(p.Node, &p.GPUs[k])...)
+			}
+			i++
 		}
 	}
 
@@ -391,6 +400,12 @@ func (d *detailState) flags() []string {
 // gpuLines are one GPU's lines: where it is, its sparklines over the
 // job's life, and its numbers.
 func (m Model) gpuLines(node string, g *profile.GPU) []string {
+	ag := analysis.ProfileGPU(node, g)
+	return m.gpuLinesOf(node, g, &ag)
+}
+
+// gpuLinesOf is gpuLines with the analysis' view of g (ag) already made.
+func (m Model) gpuLinesOf(node string, g *profile.GPU, ag *analysis.GPU) []string {
 	w := m.width
 	idx := "#?"
 	if g.SlurmIndex >= 0 {
@@ -401,7 +416,6 @@ func (m Model) gpuLines(node string, g *profile.GPU) []string {
 
 	util, mem := spark.Values(g)
 	// The GPU's facts as gpuprof show writes them (present.GPUFacts).
-	ag := analysis.ProfileGPU(node, g)
 	f := ag.Facts()
 	utilText, memText := "util -", "peak -"
 	if f.UtilKnown {
