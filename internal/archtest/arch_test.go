@@ -51,6 +51,7 @@ var rules = []struct {
 	{"monthly", []string{"github.com/NVIDIA/go-nvml", "github.com/mattn/go-sqlite3", "github.com/spf13/cobra", "database/sql", "net", "net/http", "os", module + "/store", module + "/collect", module + "/agent", module + "/config", module + "/gpu"}, "the monthly pipeline reads jobs only through the Source its caller hands it, already scoped: it opens no database, network or file and decides no access"},
 	{"jobsource", []string{"github.com/NVIDIA/go-nvml", "github.com/spf13/cobra", module + "/agent", module + "/hooks", module + "/report", module + "/gpu/nvml", module + "/gpu/sim"}, "jobsource hands the commands their jobs, scoped to the caller: it reads the database, the collector or the query socket, never GPUs or hooks, and renders nothing"},
 	{"monthly", []string{module + "/jobsource"}, "monthly reads through the Source its caller hands it; jobsource adapts to monthly, never the reverse"},
+	{"cliview", []string{"github.com/mattn/go-sqlite3", "database/sql", "net", "net/http", "os", module + "/collect", module + "/agent", module + "/jobsource", module + "/monthly", module + "/hooks", module + "/jobcomp", module + "/gpu/nvml", module + "/gpu/sim"}, "cliview renders what the commands hand it: it reads no database, file or network and decides no access (the store's types it names are values, not readers)"},
 	{"tui", []string{"github.com/mattn/go-sqlite3", "database/sql", "net/http", module + "/collect", module + "/agent"}, "the TUI reads jobs through its Source, which enforces access"},
 }
 
