@@ -5,6 +5,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"github.com/gpuprof/gpuprof/cliview"
 	"github.com/gpuprof/gpuprof/internal/present"
 	"io"
 	"os"
@@ -201,7 +202,7 @@ func importInput(ctx context.Context, sacctPath string, db *store.DB, cluster st
 		}
 		since, until, err = history.Window(ctx, db, cluster, since, until, now)
 		if errors.Is(err, history.ErrEmptyWindow) {
-			return nil, done, nil, "", usagef("--since %s is not before now: nothing to import", clean(o.Since, 40))
+			return nil, done, nil, "", usagef("--since %s is not before now: nothing to import", cliview.Clean(o.Since, 40))
 		}
 		if err != nil {
 			return nil, done, nil, "", err
@@ -233,7 +234,7 @@ func writeImportResult(stdout, stderr io.Writer, res history.Result, cluster, or
 		float64(res.Read)/max(res.Took.Seconds(), 1e-3))
 	if res.Unnamed > 0 {
 		fmt.Fprintf(stdout, "%d %s no cluster (no Cluster column): imported as cluster %s (%s)\n",
-			res.Unnamed, present.Plural(res.Unnamed, "job names", "jobs name"), clean(cluster, 64), origin)
+			res.Unnamed, present.Plural(res.Unnamed, "job names", "jobs name"), cliview.Clean(cluster, 64), origin)
 	}
 	if line := gpuSourcesLine(res.GPUsFrom); line != "" {
 		fmt.Fprintln(stdout, line)
@@ -241,7 +242,7 @@ func writeImportResult(stdout, stderr io.Writer, res history.Result, cluster, or
 	if res.Conflicts > 0 {
 		ids := make([]string, len(res.ConflictIDs))
 		for i, id := range res.ConflictIDs {
-			ids[i] = clean(id, 64)
+			ids[i] = cliview.Clean(id, 64)
 		}
 		list := strings.Join(ids, ", ")
 		if res.Conflicts > len(ids) {
@@ -260,7 +261,7 @@ func importCluster(cfg config.Config, flag string) (name, origin string, err err
 	if flag != "" {
 		name = strings.ToLower(strings.TrimSpace(flag))
 		if !slurmext.ValidJobID(name) || strings.Contains(name, "+") {
-			return "", "", usagef("--cluster %q: want a cluster name as Slurm records it (letters, digits, '-', '_', '.')", clean(flag, 64))
+			return "", "", usagef("--cluster %q: want a cluster name as Slurm records it (letters, digits, '-', '_', '.')", cliview.Clean(flag, 64))
 		}
 		return name, "--cluster", nil
 	}
@@ -268,7 +269,7 @@ func importCluster(cfg config.Config, flag string) (name, origin string, err err
 		return c, "the cluster setting; --cluster NAME imports them as another", nil
 	}
 	if c, err := jobsource.FileClusterName(cfg.SlurmConf); err == nil && c != "" {
-		return c, "ClusterName of " + clean(cfg.SlurmConf, 200) + "; --cluster NAME imports them as another", nil
+		return c, "ClusterName of " + cliview.Clean(cfg.SlurmConf, 200) + "; --cluster NAME imports them as another", nil
 	}
 	if len(cfg.Clusters) == 1 {
 		for c := range cfg.Clusters {

@@ -2,8 +2,7 @@ package main
 
 import (
 	"context"
-	"encoding/json"
-	"io"
+	"github.com/gpuprof/gpuprof/cliview"
 	"os"
 	"slices"
 	"strings"
@@ -18,7 +17,6 @@ import (
 	"github.com/gpuprof/gpuprof/slurmext"
 	"github.com/gpuprof/gpuprof/spool"
 	"github.com/gpuprof/gpuprof/store"
-	"github.com/gpuprof/gpuprof/termtext"
 )
 
 type jobsOptions struct {
@@ -123,7 +121,7 @@ func timeWindow(since, until string, now time.Time) (from, to time.Time, err err
 	}
 	if !from.IsZero() && !to.IsZero() && !from.Before(to) {
 		return from, to, usagef("--since %s (%s) is not before --until %s (%s): no job runs in that window; swap them or widen it",
-			clean(since, 40), slurmext.FormatTime(from, nil), clean(until, 40), slurmext.FormatTime(to, nil))
+			cliview.Clean(since, 40), slurmext.FormatTime(from, nil), cliview.Clean(until, 40), slurmext.FormatTime(to, nil))
 	}
 	return from, to, nil
 }
@@ -162,7 +160,7 @@ answers with that user's own jobs.`,
 				return err
 			}
 			if o.JSON {
-				return writeJSON(cmd.OutOrStdout(), toJobJSON(views, c))
+				return cliview.WriteJSON(cmd.OutOrStdout(), toJobJSON(views, c))
 			}
 			return writeViewTable(cmd.OutOrStdout(), views, fields, c)
 		},
@@ -252,24 +250,6 @@ func loadInput(ctx context.Context, g *globalOptions, f store.ViewFilter, local 
 // slurmext.ParseTimeSpec takes, in the local time zone.
 func parseTime(s string) (time.Time, error) { return slurmext.ParseTimeSpec(s, time.Now()) }
 
-func writeJSON(w io.Writer, v any) error {
-	enc := json.NewEncoder(w)
-	enc.SetIndent("", "  ")
-	return enc.Encode(v)
-}
-
-// clean makes user-controlled text safe for a terminal by gpuprof's one
-// rule (termtext.Clean: no escape sequence, control, bidirectional control
-// or invisible separator reaches it) and cuts it to maxLen runes, marking
-// the cut with "…".
-func clean(s string, maxLen int) string {
-	s = termtext.Clean(s)
-	if r := []rune(s); len(r) > maxLen {
-		s = string(r[:maxLen-1]) + "…"
-	}
-	return s
-}
-
 func appendOnce(s []string, v string) []string {
 	for _, x := range s {
 		if x == v {
@@ -277,11 +257,4 @@ func appendOnce(s []string, v string) []string {
 		}
 	}
 	return append(s, v)
-}
-
-func orDash(s string) string {
-	if s == "" {
-		return "-"
-	}
-	return s
 }

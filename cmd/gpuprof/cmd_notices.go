@@ -4,6 +4,7 @@ import (
 	"cmp"
 	"context"
 	"fmt"
+	"github.com/gpuprof/gpuprof/cliview"
 	"io"
 	"slices"
 	"strings"
@@ -56,7 +57,7 @@ type noticeQuery struct {
 func (o *noticesOptions) query(now time.Time) (noticeQuery, error) {
 	q := noticeQuery{rule: strings.TrimSpace(o.Rule)}
 	if q.rule != "" && !slices.Contains(noticeRuleNames(), q.rule) {
-		return q, usagef("--rule %q: want one of %s", clean(o.Rule, 40), strings.Join(noticeRuleNames(), ", "))
+		return q, usagef("--rule %q: want one of %s", cliview.Clean(o.Rule, 40), strings.Join(noticeRuleNames(), ", "))
 	}
 	var err error
 	if q.since, q.until, err = timeWindow(o.Since, o.Until, now); err != nil {
@@ -110,7 +111,7 @@ the agent's query socket. See docs/notices.md.`,
 				return err
 			}
 			if o.JSON {
-				return writeJSON(cmd.OutOrStdout(), nonNilRows(rows))
+				return cliview.WriteJSON(cmd.OutOrStdout(), nonNilRows(rows))
 			}
 			return writeNotices(cmd.OutOrStdout(), rows, q, nil)
 		},
@@ -145,9 +146,9 @@ func writeNotices(w io.Writer, rows []noticeRow, q noticeQuery, loc *time.Locati
 		if i > 0 {
 			printf(w, "\n")
 		}
-		job := "job " + clean(r.SlurmID, 64)
+		job := "job " + cliview.Clean(r.SlurmID, 64)
 		if r.SlurmID != r.JobID {
-			job += " (raw id " + clean(r.JobID, 64) + ")"
+			job += " (raw id " + cliview.Clean(r.JobID, 64) + ")"
 		}
 		gpus := "GPUs -"
 		if len(r.GPUs) > 0 {
@@ -159,24 +160,24 @@ func writeNotices(w io.Writer, rows []noticeRow, q noticeQuery, loc *time.Locati
 		}
 		status := analysis.NoticeStatusWords(r.Status)
 		if r.Status == profile.NoticeSent && r.Recipient != "" {
-			status += " to " + clean(r.Recipient, 120)
+			status += " to " + cliview.Clean(r.Recipient, 120)
 		}
-		printf(w, "%s  %s on %s  user %s  %s  %s  %s\n", slurmext.FormatTime(r.Time, loc), job, clean(r.Node, 64),
-			orDash(clean(r.User, 32)), analysis.NoticeRuleWords(r.Rule), gpus, clean(status, 200))
+		printf(w, "%s  %s on %s  user %s  %s  %s  %s\n", slurmext.FormatTime(r.Time, loc), job, cliview.Clean(r.Node, 64),
+			cliview.OrDash(cliview.Clean(r.User, 32)), analysis.NoticeRuleWords(r.Rule), gpus, cliview.Clean(status, 200))
 		if r.JobName != "" {
-			printf(w, "    job name:  %s\n", clean(r.JobName, 120))
+			printf(w, "    job name:  %s\n", cliview.Clean(r.JobName, 120))
 		}
 		if r.Evidence != "" {
-			printf(w, "    seen:      %s\n", clean(r.Evidence, 600))
+			printf(w, "    seen:      %s\n", cliview.Clean(r.Evidence, 600))
 		}
 		if !r.Since.IsZero() {
 			printf(w, "    since:     %s\n", slurmext.FormatTime(r.Since, loc))
 		}
 		if r.Fix != "" {
-			printf(w, "    next time: %s\n", clean(r.Fix, 200))
+			printf(w, "    next time: %s\n", cliview.Clean(r.Fix, 200))
 		}
 		if r.Detail != "" {
-			printf(w, "    detail:    %s\n", clean(r.Detail, 400))
+			printf(w, "    detail:    %s\n", cliview.Clean(r.Detail, 400))
 		}
 	}
 	printf(w, "\n%s\n", noticeCounting(rows))

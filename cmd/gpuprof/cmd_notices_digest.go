@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"github.com/gpuprof/gpuprof/cliview"
 	"github.com/gpuprof/gpuprof/internal/present"
 	"io"
 	"slices"
@@ -94,7 +95,7 @@ func (d digest) subject() string {
 	if len(d.Clusters) > 0 {
 		where = strings.Join(d.Clusters, ", ")
 	}
-	return fmt.Sprintf("gpuprof: idle GPUs on %s, %s", clean(where, 80), d.Window.From.Format("2006-01-02"))
+	return fmt.Sprintf("gpuprof: idle GPUs on %s, %s", cliview.Clean(where, 80), d.Window.From.Format("2006-01-02"))
 }
 
 // writeBody writes the digest's text: the day's idle GPU-hours, the users
@@ -120,13 +121,13 @@ func (d digest) writeBody(w io.Writer) {
 		printf(w, "\nNobody held an idle GPU.\n")
 	} else {
 		printf(w, "\nWho held idle GPUs:\n\n")
-		tb := newTable("USER", "IDLE GPU-HOURS", "HELD GPU-HOURS", "JOBS", "NOTICES")
-		tb.right[1], tb.right[2], tb.right[3], tb.right[4] = true, true, true, true
+		tb := cliview.NewTable("USER", "IDLE GPU-HOURS", "HELD GPU-HOURS", "JOBS", "NOTICES")
+		tb.Right[1], tb.Right[2], tb.Right[3], tb.Right[4] = true, true, true, true
 		for _, u := range d.Users {
-			tb.row(orDash(clean(u.Name, 32)), present.GPUHours(u.IdleHours), present.GPUHours(u.HeldHours),
+			tb.Row(cliview.OrDash(cliview.Clean(u.Name, 32)), present.GPUHours(u.IdleHours), present.GPUHours(u.HeldHours),
 				fmt.Sprint(u.Jobs), fmt.Sprint(u.Notices))
 		}
-		_ = tb.write(w)
+		_ = tb.Write(w)
 	}
 	if len(d.Notices) == 0 {
 		printf(w, "\nNo notices that day.\n")
@@ -135,10 +136,10 @@ func (d digest) writeBody(w io.Writer) {
 	printf(w, "\nNotices that day (%s):\n\n", noticeCounting(d.Notices))
 	for _, r := range d.Notices {
 		printf(w, "%s  job %s  user %s  %s  %s\n", r.Time.In(d.Window.From.Location()).Format("15:04:05"),
-			clean(r.SlurmID, 64), orDash(clean(r.User, 32)), analysis.NoticeRuleWords(r.Rule),
+			cliview.Clean(r.SlurmID, 64), cliview.OrDash(cliview.Clean(r.User, 32)), analysis.NoticeRuleWords(r.Rule),
 			analysis.NoticeStatusWords(r.Status))
 		if r.Evidence != "" {
-			printf(w, "    %s\n", clean(r.Evidence, 300))
+			printf(w, "    %s\n", cliview.Clean(r.Evidence, 300))
 		}
 	}
 	printf(w, "\ngpuprof notices --since %s --until %s lists them with their fixes.\n",
@@ -206,12 +207,12 @@ func runDigest(ctx context.Context, g *globalOptions, o *digestOptions, now time
 		if to == "" {
 			to = "(no --to)"
 		}
-		printf(out, "To: %s\nSubject: %s\n\n%s", clean(to, 200), d.subject(), body.String())
+		printf(out, "To: %s\nSubject: %s\n\n%s", cliview.Clean(to, 200), d.subject(), body.String())
 		return nil
 	}
 	if err := notice.SendDigest(ctx, cfg.Notices, o.To, d.subject(), body.String(), now); err != nil {
 		return err
 	}
-	printf(out, "digest of %s mailed to %s\n", w.From.Format("2006-01-02"), clean(o.To, 200))
+	printf(out, "digest of %s mailed to %s\n", w.From.Format("2006-01-02"), cliview.Clean(o.To, 200))
 	return nil
 }

@@ -2,6 +2,7 @@ package main
 
 import (
 	"fmt"
+	"github.com/gpuprof/gpuprof/cliview"
 	"github.com/gpuprof/gpuprof/internal/present"
 	"io"
 	"math"
@@ -88,11 +89,11 @@ built-in defaults).`,
 				if nodes == nil {
 					nodes = []analysis.Node{}
 				}
-				return writeJSON(cmd.OutOrStdout(), planJSON{Conf: pd.Input.Conf, Nodes: nodes, Plan: cp, Simulated: pd.Sim})
+				return cliview.WriteJSON(cmd.OutOrStdout(), planJSON{Conf: pd.Input.Conf, Nodes: nodes, Plan: cp, Simulated: pd.Sim})
 			}
 			writeSimPlan(cmd.OutOrStdout(), pd.Sim, pd.Findings.Recommendations)
 			writePlan(cmd.OutOrStdout(), cp)
-			writeCounting(cmd.OutOrStdout(), pd.Findings.Counting)
+			cliview.Counting(cmd.OutOrStdout(), pd.Findings.Counting)
 			return nil
 		},
 	}
@@ -147,12 +148,12 @@ func writePlan(w io.Writer, cp analysis.CapacityPlan) {
 		return
 	}
 	printf(w, "Period: %s to %s (%s hours).\n\n", slurmext.FormatTime(cp.Window.From, nil), slurmext.FormatTime(cp.Window.To, nil), present.GPUHours(cp.PeriodHours))
-	tw := newTable("CLASS", "JOBS", "λ (JOBS/H)", "S (H)", "GPUS/JOB", "L = λ·S·GPUS", "PEAK GPUS")
+	tw := cliview.NewTable("CLASS", "JOBS", "λ (JOBS/H)", "S (H)", "GPUS/JOB", "L = λ·S·GPUS", "PEAK GPUS")
 	for _, l := range cp.Classes {
-		tw.row(l.Class.String(), strconv.Itoa(l.Jobs), fmt.Sprintf("%.3f", l.ArrivalRate), fmt.Sprintf("%.2f", l.ServiceTime),
+		tw.Row(l.Class.String(), strconv.Itoa(l.Jobs), fmt.Sprintf("%.3f", l.ArrivalRate), fmt.Sprintf("%.2f", l.ServiceTime),
 			fmt.Sprintf("%.2f", l.MeanGPUs), fmt.Sprintf("%.2f", l.Concurrency), fmt.Sprintf("%g", l.PeakGPUs))
 	}
-	_ = tw.write(w)
+	_ = tw.Write(w)
 	printf(w, "\nC_now    = Σ L = GPU-hours / period = %.2f GPUs on average (observed peak %g at once)\n", cp.CNow, cp.PeakGPUs)
 	printf(w, "C_future = C_now·(1+g)^(T/12) + C_new = %.2f·(1+%.2f)^(%d/12) + %g = %.2f GPUs\n",
 		cp.CNow, p.Growth, p.Months, p.NewDemand, cp.CFuture)
@@ -160,9 +161,9 @@ func writePlan(w io.Writer, cp analysis.CapacityPlan) {
 	printf(w, "G        = ceil(C_future / Q_safe) = ceil(%.2f / %.2f) = %d GPUs\n", cp.CFuture, cp.QSafe, cp.GPUsNeeded)
 	switch inv := cp.Inventory; {
 	case cp.CurrentGPUs > 0:
-		printf(w, "GPUs now = %d (from %s)\n", cp.CurrentGPUs, clean(inv.Source, 120))
+		printf(w, "GPUs now = %d (from %s)\n", cp.CurrentGPUs, cliview.Clean(inv.Source, 120))
 	case inv.Misfit != "":
-		printf(w, "GPUs now: unknown (%s)\n", clean(inv.Misfit, 600))
+		printf(w, "GPUs now: unknown (%s)\n", cliview.Clean(inv.Misfit, 600))
 	default:
 		printf(w, "GPUs now: unknown (no inventory: no profiled GPUs, no GPU node in the cluster's slurm.conf)\n")
 	}

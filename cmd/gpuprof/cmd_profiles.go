@@ -2,6 +2,7 @@ package main
 
 import (
 	"fmt"
+	"github.com/gpuprof/gpuprof/cliview"
 	"io"
 	"slices"
 	"strings"
@@ -79,7 +80,7 @@ defines every number).`,
 			}
 			out.Conf = in.Conf
 			if o.JSON {
-				return writeJSON(cmd.OutOrStdout(), out)
+				return cliview.WriteJSON(cmd.OutOrStdout(), out)
 			}
 			writeConfNote(cmd.OutOrStdout(), in.Conf)
 			return writeProfiles(cmd.OutOrStdout(), out, o.Top)
@@ -112,9 +113,9 @@ func writeProfiles(w io.Writer, p profilesJSON, top int) error {
 	printf(w, "Task profiles: %d GPU jobs in %d recurring tasks, %s GPU-hours.\n\n", s.GPUJobs, len(p.Profiles), present.GPUHours(s.GPUHours))
 	// Tables pad by display width (table), so that a CJK or emoji task
 	// name keeps the columns after it straight.
-	tasks := newTable("USER", "TASK", "CLASS", "RUNS", "GPU-H", "GPUS REQ/USED", "VRAM P95", "UTIL P50", "RUN P50", "RUN P95", "FAILED", "TIMEOUT")
+	tasks := cliview.NewTable("USER", "TASK", "CLASS", "RUNS", "GPU-H", "GPUS REQ/USED", "VRAM P95", "UTIL P50", "RUN P50", "RUN P95", "FAILED", "TIMEOUT")
 	for _, c := range []int{3, 4, 5, 6, 7, 8, 9, 10, 11} {
-		tasks.right[c] = true
+		tasks.Right[c] = true
 	}
 	noUse, partUse := false, false
 	for _, t := range p.Profiles {
@@ -132,10 +133,10 @@ func writeProfiles(w io.Writer, p profilesJSON, top int) error {
 		gpus := gpusReqUsed(t)
 		noUse = noUse || t.GPUsUsed == nil
 		partUse = partUse || (t.GPUsUsed != nil && t.UsageRuns < t.Jobs)
-		tasks.row(clean(t.User, 16), clean(t.Name, 28), t.Class.String(), fmt.Sprint(t.Jobs), present.GPUHours(t.GPUHours), gpus,
+		tasks.Row(cliview.Clean(t.User, 16), cliview.Clean(t.Name, 28), t.Class.String(), fmt.Sprint(t.Jobs), present.GPUHours(t.GPUHours), gpus,
 			vram, util, present.Seconds(t.Duration.P50), present.Seconds(t.Duration.P95), present.Percent(t.FailureRate), present.Percent(t.TimeoutRate))
 	}
-	if err := tasks.write(w); err != nil {
+	if err := tasks.Write(w); err != nil {
 		return err
 	}
 	switch {
@@ -163,26 +164,26 @@ func writeProfiles(w io.Writer, p profilesJSON, top int) error {
 	}
 	// The three tables share their column widths, as one tabwriter
 	// block did: the blank lines between them are rows of no cells.
-	tw := newTable("CLASS", "JOBS", "GPU-H", "SHARE")
+	tw := cliview.NewTable("CLASS", "JOBS", "GPU-H", "SHARE")
 	for _, c := range []int{1, 2, 3, 4, 5} {
-		tw.right[c] = true
+		tw.Right[c] = true
 	}
 	for _, c := range s.ByClass {
 		if c.Jobs > 0 {
-			tw.row(c.Class.String(), fmt.Sprint(c.Jobs), present.GPUHours(c.GPUHours), share(c.GPUHours, s.GPUHours))
+			tw.Row(c.Class.String(), fmt.Sprint(c.Jobs), present.GPUHours(c.GPUHours), share(c.GPUHours, s.GPUHours))
 		}
 	}
 	if slices.ContainsFunc(s.ByBottleneck, func(k analysis.KindShare) bool { return k.Jobs > 0 }) {
-		tw.row()
-		tw.row("BOTTLENECK", "JOBS", "GPU-H", "SHARE")
+		tw.Row()
+		tw.Row("BOTTLENECK", "JOBS", "GPU-H", "SHARE")
 		for _, k := range s.ByBottleneck {
 			if k.Jobs > 0 {
-				tw.row(k.Kind.String(), fmt.Sprint(k.Jobs), present.GPUHours(k.GPUHours), share(k.GPUHours, s.GPUHours))
+				tw.Row(k.Kind.String(), fmt.Sprint(k.Jobs), present.GPUHours(k.GPUHours), share(k.GPUHours, s.GPUHours))
 			}
 		}
 	}
-	tw.row()
-	tw.row("PARTITION", "JOBS", "GPU-H", "WAIT P50", "WAIT P95", "LIMIT/RUN P50")
+	tw.Row()
+	tw.Row("PARTITION", "JOBS", "GPU-H", "WAIT P50", "WAIT P95", "LIMIT/RUN P50")
 	for _, ps := range s.Partitions {
 		wait50, wait95, ratio := "-", "-", "-"
 		if ps.Wait.N > 0 {
@@ -191,9 +192,9 @@ func writeProfiles(w io.Writer, p profilesJSON, top int) error {
 		if ps.LimitRatio.N > 0 {
 			ratio = fmt.Sprintf("%.1f×", ps.LimitRatio.P50)
 		}
-		tw.row(orDash(clean(ps.Partition, 16)), fmt.Sprint(ps.Jobs), present.GPUHours(ps.GPUHours), wait50, wait95, ratio)
+		tw.Row(cliview.OrDash(cliview.Clean(ps.Partition, 16)), fmt.Sprint(ps.Jobs), present.GPUHours(ps.GPUHours), wait50, wait95, ratio)
 	}
-	if err := tw.write(w); err != nil {
+	if err := tw.Write(w); err != nil {
 		return err
 	}
 	printf(w, "(percentiles: %s)\n", s.PercentileMethod)
@@ -219,7 +220,7 @@ func share(part, total float64) string {
 func describeTask(t analysis.TaskProfile, total float64) string {
 	var b strings.Builder
 	fmt.Fprintf(&b, "%s/%s (%s, %s): %d %s, %s GPU-hours (%s of the cluster), mostly %s.",
-		clean(t.User, 16), clean(t.Name, 28), orDash(clean(t.Account, 16)), orDash(clean(t.Partition, 16)),
+		cliview.Clean(t.User, 16), cliview.Clean(t.Name, 28), cliview.OrDash(cliview.Clean(t.Account, 16)), cliview.OrDash(cliview.Clean(t.Partition, 16)),
 		t.Jobs, present.Plural(t.Jobs, "run", "runs"), present.GPUHours(t.GPUHours), share(t.GPUHours, total), strings.ReplaceAll(t.Class.String(), "_", " "))
 	if t.VRAMPeakFrac.N > 0 {
 		fmt.Fprintf(&b, " VRAM peak %s of the card at p95 (max %s)", present.Percent(t.VRAMPeakFrac.P95), present.Percent(t.VRAMPeakFrac.Max))

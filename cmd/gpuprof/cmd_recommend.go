@@ -2,6 +2,7 @@ package main
 
 import (
 	"context"
+	"github.com/gpuprof/gpuprof/cliview"
 	"github.com/gpuprof/gpuprof/internal/present"
 	"io"
 	"strings"
@@ -136,13 +137,13 @@ script for an administrator to review and apply.`,
 				_, err = io.WriteString(w, analysis.EmitSlurm(f.Recommendations))
 				return err
 			case o.JSON:
-				return writeJSON(w, toRecommendJSON(in, f))
+				return cliview.WriteJSON(w, toRecommendJSON(in, f))
 			}
 			writeRecommendations(w, in, f)
 			if sim != nil {
 				printf(w, "\nPlan verdict (gpuprof plan has the whole plan): %s\n", sim.Verdict.Text)
 			}
-			writeCounting(w, f.Counting)
+			cliview.Counting(w, f.Counting)
 			return nil
 		},
 	}
@@ -174,7 +175,7 @@ func toRecommendJSON(in analysis.Input, f analysis.Findings) recommendJSON {
 func writeRecommendations(w io.Writer, in analysis.Input, f analysis.Findings) {
 	writeConfNote(w, in.Conf)
 	if inv := f.Plan.Inventory; inv.Misfit != "" {
-		printf(w, "No GPU inventory: %s.\n", clean(inv.Misfit, 600))
+		printf(w, "No GPU inventory: %s.\n", cliview.Clean(inv.Misfit, 600))
 	}
 	s := f.Summary
 	printf(w, "Recommendations from %d %s (%d with GPU readings) on %d GPU %s.\n",
@@ -186,8 +187,8 @@ func writeRecommendations(w io.Writer, in analysis.Input, f analysis.Findings) {
 		printf(w, "\nNo change is justified by the data.\n")
 	}
 	for i, r := range f.Recommendations {
-		printf(w, "\n%d. [%s] %s\n", i+1, r.ID, clean(r.Title, 200))
-		printf(w, "   Change: %s\n", clean(r.Change, 2000))
+		printf(w, "\n%d. [%s] %s\n", i+1, r.ID, cliview.Clean(r.Title, 200))
+		printf(w, "   Change: %s\n", cliview.Clean(r.Change, 2000))
 		if len(r.Evidence) > 0 {
 			printf(w, "   Why:\n")
 			for _, e := range r.Evidence {
@@ -196,16 +197,16 @@ func writeRecommendations(w io.Writer, in analysis.Input, f analysis.Findings) {
 		}
 		switch {
 		case r.Simulated != nil:
-			printf(w, "   %s\n", clean(r.Simulated.Text, 2000))
+			printf(w, "   %s\n", cliview.Clean(r.Simulated.Text, 2000))
 			if r.Effect != "" {
-				printf(w, "   Rationale: %s\n", clean(r.Effect, 2000))
+				printf(w, "   Rationale: %s\n", cliview.Clean(r.Effect, 2000))
 			}
 		case r.Effect != "":
-			printf(w, "   Expected effect (not simulated): %s\n", clean(r.Effect, 2000))
+			printf(w, "   Expected effect (not simulated): %s\n", cliview.Clean(r.Effect, 2000))
 		}
 		printf(w, "   Confidence: %s", present.Confidence(r.Confidence)) // "92 %", as the report writes it
 		if r.ConfidenceNote != "" {
-			printf(w, " (%s)", clean(r.ConfidenceNote, 500))
+			printf(w, " (%s)", cliview.Clean(r.ConfidenceNote, 500))
 		}
 		printf(w, "\n")
 		writeConfigLines(w, r.Config)
@@ -213,7 +214,7 @@ func writeRecommendations(w io.Writer, in analysis.Input, f analysis.Findings) {
 	if len(f.NoChange) > 0 {
 		printf(w, "\nRules that found nothing to change:\n")
 		for _, n := range f.NoChange {
-			printf(w, "- %s: %s\n", ruleWords(n.Rule), clean(n.Note, 2000))
+			printf(w, "- %s: %s\n", ruleWords(n.Rule), cliview.Clean(n.Note, 2000))
 		}
 	}
 }
@@ -239,7 +240,7 @@ func writeConfigLines(w io.Writer, lines []analysis.ConfigLine) {
 // for a reason with no words, its rule in words. The rule's code
 // ("sharing.candidates") is in --json; prose gets no internal names.
 func sentence(r analysis.Reason) string {
-	s := clean(r.String(), 1000)
+	s := cliview.Clean(r.String(), 1000)
 	if s == "" {
 		s = ruleWords(r.Rule)
 	}
@@ -252,5 +253,5 @@ func sentence(r analysis.Reason) string {
 // ruleWords writes a rule's code ("debug_partition", "user.shard") as
 // words for prose: "debug partition", "user shard".
 func ruleWords(rule string) string {
-	return strings.NewReplacer("_", " ", ".", " ").Replace(clean(rule, 80))
+	return strings.NewReplacer("_", " ", ".", " ").Replace(cliview.Clean(rule, 80))
 }

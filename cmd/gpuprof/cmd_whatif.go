@@ -5,6 +5,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"github.com/gpuprof/gpuprof/cliview"
 	"io"
 	"strings"
 	"time"
@@ -174,7 +175,7 @@ func runWhatif(ctx context.Context, g *globalOptions, o *whatifOptions, w io.Wri
 		return err
 	}
 	if o.JSON {
-		return writeJSON(w, res)
+		return cliview.WriteJSON(w, res)
 	}
 	writeWhatIf(w, res)
 	return nil
@@ -194,9 +195,9 @@ func writeWhatIf(w io.Writer, r capacity.WhatIf) {
 	}
 	name := ""
 	if r.Conf.Cluster != "" {
-		name = " " + clean(r.Conf.Cluster, 64)
+		name = " " + cliview.Clean(r.Conf.Cluster, 64)
 	}
-	printf(w, ".\nCluster%s (%s):", name, clean(r.ClusterSource, 120))
+	printf(w, ".\nCluster%s (%s):", name, cliview.Clean(r.ClusterSource, 120))
 	for _, n := range r.Nodes {
 		mark := ""
 		if n.Added {
@@ -211,12 +212,12 @@ func writeWhatIf(w io.Writer, r capacity.WhatIf) {
 
 	c := r.Calibration
 	printf(w, "\nCalibration: today's configuration replayed against what happened (%d %s)\n", c.Jobs, present.Plural(c.Jobs, "job", "jobs"))
-	tw := newTable("PARTITION", "JOBS", "WAIT P50 REAL", "REPLAYED", "WAIT P95 REAL", "REPLAYED", "WAIT REPRODUCED", "P95 REPRODUCED")
+	tw := cliview.NewTable("PARTITION", "JOBS", "WAIT P50 REAL", "REPLAYED", "WAIT P95 REAL", "REPLAYED", "WAIT REPRODUCED", "P95 REPRODUCED")
 	for _, p := range c.Partitions {
-		tw.row(termtext.Clean(p.Partition), fmt.Sprint(p.Jobs), present.Seconds(p.ObservedP50), present.Seconds(p.SimulatedP50), present.Seconds(p.ObservedP95), present.Seconds(p.SimulatedP95),
+		tw.Row(termtext.Clean(p.Partition), fmt.Sprint(p.Jobs), present.Seconds(p.ObservedP50), present.Seconds(p.SimulatedP50), present.Seconds(p.ObservedP95), present.Seconds(p.SimulatedP95),
 			pctOrDash(p.ReproducedWait), pctOrDash(p.ReproducedP95))
 	}
-	_ = tw.write(w)
+	_ = tw.Write(w)
 	printf(w, "Start times: mean absolute error %s, %s within 10 s; start order rank correlation %.2f.\n",
 		present.Seconds(c.StartMAE), present.Percent(c.Within10s), c.RankCorrelation)
 	if len(c.Worst) > 0 {
@@ -263,13 +264,13 @@ func writeWhatIf(w io.Writer, r capacity.WhatIf) {
 }
 
 func writeScenario(w io.Writer, s capacity.Scenario) {
-	tw := newTable("", "GPUS", "JOBS", "WAIT MEAN", "WAIT P50", "WAIT P95", "OCCUPANCY", "QUEUED GPU-H")
+	tw := cliview.NewTable("", "GPUS", "JOBS", "WAIT MEAN", "WAIT P50", "WAIT P95", "OCCUPANCY", "QUEUED GPU-H")
 	row := func(kind string, g analysis.Group) {
 		name := termtext.Clean(g.Name)
 		if kind == "model" {
 			name = modelLabel(g)
 		}
-		tw.row(kind+" "+name, fmt.Sprint(g.GPUs), fmt.Sprintf("%.0f", g.Jobs.Median),
+		tw.Row(kind+" "+name, fmt.Sprint(g.GPUs), fmt.Sprintf("%.0f", g.Jobs.Median),
 			durSpread(g.WaitMean), durSpread(g.WaitP50), durSpread(g.WaitP95),
 			fmt.Sprintf("%s (%s–%s)", present.Percent(g.Occupancy.Median), present.Percent(g.Occupancy.P10), present.Percent(g.Occupancy.P90)),
 			fmt.Sprintf("%.1f (%.1f–%.1f)", g.QueuedGPUHours.Median, g.QueuedGPUHours.P10, g.QueuedGPUHours.P90))
@@ -280,7 +281,7 @@ func writeScenario(w io.Writer, s capacity.Scenario) {
 	for _, g := range s.Models {
 		row("model", g)
 	}
-	_ = tw.write(w)
+	_ = tw.Write(w)
 }
 
 // modelLabel is a GPU model's row heading: its name, and whether its jobs

@@ -5,6 +5,7 @@ package main
 
 import (
 	"fmt"
+	"github.com/gpuprof/gpuprof/cliview"
 	"io"
 	"slices"
 	"strconv"
@@ -43,13 +44,13 @@ type jobsRow struct {
 // jobsColumns are the columns --format may name, in the order
 // --format=help lists them.
 var jobsColumns = []jobsColumn{
-	{key: "jobid", header: "JOBID", help: "Slurm's job id (53_1 for an array task, 60+1 for a heterogeneous component)", cell: func(r *jobsRow) string { return clean(r.v.SlurmID(), 24) }},
-	{key: "name", header: "NAME", help: "the job's name, cut to 10 cells (name%40 for more)", cut: 10, cell: func(r *jobsRow) string { return orDash(r.name) }},
-	{key: "jobname", header: "NAME", help: "the same as name (sacct's JobName)", cut: 10, cell: func(r *jobsRow) string { return orDash(r.name) }},
-	{key: "user", header: "USER", help: "the job's user, cut to 7 cells (user%16 for more)", cut: 7, cell: func(r *jobsRow) string { return orDash(r.user) }},
-	{key: "account", header: "ACCOUNT", help: "the job's account, cut to 8 cells (account%16 for more)", cut: 8, cell: func(r *jobsRow) string { return orDash(r.account) }},
-	{key: "partition", header: "PARTITION", help: "the job's partition, cut to 10 cells", cut: 10, cell: func(r *jobsRow) string { return orDash(r.partition) }},
-	{key: "state", header: "STATE", help: "the job's state as sacct writes it, or a profile's status (running, finished)", cell: func(r *jobsRow) string { return orDash(r.state) }},
+	{key: "jobid", header: "JOBID", help: "Slurm's job id (53_1 for an array task, 60+1 for a heterogeneous component)", cell: func(r *jobsRow) string { return cliview.Clean(r.v.SlurmID(), 24) }},
+	{key: "name", header: "NAME", help: "the job's name, cut to 10 cells (name%40 for more)", cut: 10, cell: func(r *jobsRow) string { return cliview.OrDash(r.name) }},
+	{key: "jobname", header: "NAME", help: "the same as name (sacct's JobName)", cut: 10, cell: func(r *jobsRow) string { return cliview.OrDash(r.name) }},
+	{key: "user", header: "USER", help: "the job's user, cut to 7 cells (user%16 for more)", cut: 7, cell: func(r *jobsRow) string { return cliview.OrDash(r.user) }},
+	{key: "account", header: "ACCOUNT", help: "the job's account, cut to 8 cells (account%16 for more)", cut: 8, cell: func(r *jobsRow) string { return cliview.OrDash(r.account) }},
+	{key: "partition", header: "PARTITION", help: "the job's partition, cut to 10 cells", cut: 10, cell: func(r *jobsRow) string { return cliview.OrDash(r.partition) }},
+	{key: "state", header: "STATE", help: "the job's state as sacct writes it, or a profile's status (running, finished)", cell: func(r *jobsRow) string { return cliview.OrDash(r.state) }},
 	{key: "startshort", header: "START", help: "start time, local, month to minute (MM-DDTHH:MM)", cell: func(r *jobsRow) string { return r.startShort }},
 	{key: "start", header: "START", help: "start time, local, as sacct writes it (YYYY-MM-DDTHH:MM:SS)", cell: func(r *jobsRow) string { return r.start }},
 	{key: "wait", header: "WAIT", right: true, help: "time from eligible to start ([D-]HH:MM:SS)", cell: func(r *jobsRow) string { return r.wait }},
@@ -99,13 +100,13 @@ func parseJobsFormat(s string) ([]jobsField, error) {
 		name, width, hasWidth := strings.Cut(item, "%")
 		i := slices.IndexFunc(jobsColumns, func(c jobsColumn) bool { return strings.EqualFold(c.key, name) })
 		if i < 0 {
-			return nil, usagef("--format: unknown column %q; known: %s (--format=help describes them)", clean(name, 40), strings.Join(jobsColumnKeys(), ", "))
+			return nil, usagef("--format: unknown column %q; known: %s (--format=help describes them)", cliview.Clean(name, 40), strings.Join(jobsColumnKeys(), ", "))
 		}
 		f := jobsField{col: jobsColumns[i], right: jobsColumns[i].right}
 		if hasWidth {
 			n, err := strconv.Atoi(width)
 			if err != nil || n == 0 {
-				return nil, usagef("--format: %q: want a width such as %s%%20 (right-aligned) or %s%%-20 (left-aligned), as sacct takes it", clean(item, 40), name, name)
+				return nil, usagef("--format: %q: want a width such as %s%%20 (right-aligned) or %s%%-20 (left-aligned), as sacct takes it", cliview.Clean(item, 40), name, name)
 			}
 			f.width, f.right = max(n, -n), n > 0
 		}
@@ -128,11 +129,11 @@ func jobsColumnKeys() []string {
 // writeJobsFormatHelp lists the columns --format takes, as sacct
 // --helpformat does, with what each shows.
 func writeJobsFormatHelp(w io.Writer) error {
-	t := newTable("COLUMN", "HEADER", "SHOWS")
+	t := cliview.NewTable("COLUMN", "HEADER", "SHOWS")
 	for _, c := range jobsColumns {
-		t.row(c.key, c.header, c.help)
+		t.Row(c.key, c.header, c.help)
 	}
-	if err := t.write(w); err != nil {
+	if err := t.Write(w); err != nil {
 		return err
 	}
 	_, err := fmt.Fprintf(w, "\nDefault: --format=%s\nA width as sacct takes it: name%%30 (right-aligned, cut with \"+\"), name%%-30 (left-aligned).\n", defaultJobsFormat)
@@ -172,10 +173,10 @@ func writeViewTable(w io.Writer, views []store.JobView, fields []jobsField, c an
 			}
 		}
 	}
-	t := newTable(header...)
-	t.gap = " " // as sacct separates its columns, so that 4-GPU jobs fit 120
+	t := cliview.NewTable(header...)
+	t.Gap = " " // as sacct separates its columns, so that 4-GPU jobs fit 120
 	for i, f := range fields {
-		t.right[i] = f.right
+		t.Right[i] = f.right
 	}
 	for _, v := range views {
 		r := newJobsRow(v, c)
@@ -187,14 +188,14 @@ func writeViewTable(w io.Writer, views []store.JobView, fields []jobsField, c an
 			case f.width > 0:
 				cells[i] = sacctCut(c, f.width, f.right)
 			case f.col.cut > 0:
-				cells[i] = fitWidth(c, f.col.cut)
+				cells[i] = cliview.FitWidth(c, f.col.cut)
 			default:
 				cells[i] = c
 			}
 		}
-		t.row(cells...)
+		t.Row(cells...)
 	}
-	return t.write(w)
+	return t.Write(w)
 }
 
 // newJobsRow works out the cells of one job: the scheduler's record
@@ -204,7 +205,7 @@ func writeViewTable(w io.Writer, views []store.JobView, fields []jobsField, c an
 func newJobsRow(v store.JobView, c analysis.Config) jobsRow {
 	r := jobsRow{v: v, start: "-", startShort: "-", wait: "-", ran: "-", state: "-"}
 	if s := v.SchedView(); s != nil {
-		r.name, r.user, r.account, r.partition, r.state = clean(s.Name, 64), clean(s.User, 16), clean(s.Account, 16), clean(s.Partition, 16), clean(s.State, 24)
+		r.name, r.user, r.account, r.partition, r.state = cliview.Clean(s.Name, 64), cliview.Clean(s.User, 16), cliview.Clean(s.Account, 16), cliview.Clean(s.Partition, 16), cliview.Clean(s.State, 24)
 		if !s.Start.IsZero() {
 			r.start, r.startShort = slurmext.FormatTime(s.Start, nil), s.Start.Local().Format(jobsStartShort)
 		}
@@ -218,7 +219,7 @@ func newJobsRow(v store.JobView, c analysis.Config) jobsRow {
 		}
 	} else if len(v.Profiles) > 0 {
 		p := v.Profiles[0]
-		r.user, r.account, r.partition, r.state = clean(p.User, 16), clean(p.Account, 16), clean(p.Partition, 16), clean(p.Status, 24)
+		r.user, r.account, r.partition, r.state = cliview.Clean(p.User, 16), cliview.Clean(p.Account, 16), cliview.Clean(p.Partition, 16), cliview.Clean(p.Status, 24)
 		r.start, r.startShort = slurmext.FormatTime(p.Start, nil), p.Start.Local().Format(jobsStartShort)
 		r.ran = elapsed(p)
 	}
@@ -247,7 +248,7 @@ func newJobsRow(v store.JobView, c analysis.Config) jobsRow {
 	for _, m := range missing(v) {
 		notes = append(notes, "no "+strings.ReplaceAll(m, "_", "-"))
 	}
-	r.notes = orDash(strings.Join(notes, ","))
+	r.notes = cliview.OrDash(strings.Join(notes, ","))
 	r.mem, r.util = "-", "-"
 	if peaks > 0 {
 		r.mem = present.GiB(peak) + times(peaks)

@@ -2,6 +2,7 @@ package main
 
 import (
 	"context"
+	"github.com/gpuprof/gpuprof/cliview"
 	"io"
 	"log/slog"
 	"strings"
@@ -62,8 +63,8 @@ func TestCleanKeepsTerminalsSafe(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			if got := clean(tt.in, 20); got != tt.want {
-				t.Errorf("clean(%q) = %q, want %q", tt.in, got, tt.want)
+			if got := cliview.Clean(tt.in, 20); got != tt.want {
+				t.Errorf("cliview.Clean(%q) = %q, want %q", tt.in, got, tt.want)
 			}
 		})
 	}

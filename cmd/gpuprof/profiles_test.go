@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"github.com/gpuprof/gpuprof/cliview"
 	"os"
 	"path/filepath"
 	"strings"
@@ -62,7 +63,7 @@ func TestProfilesOutput(t *testing.T) {
 	}
 
 	buf.Reset()
-	if err := writeJSON(&buf, out); err != nil {
+	if err := cliview.WriteJSON(&buf, out); err != nil {
 		t.Fatal(err)
 	}
 	var back struct {

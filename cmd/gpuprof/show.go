@@ -3,6 +3,7 @@ package main
 import (
 	"context"
 	"fmt"
+	"github.com/gpuprof/gpuprof/cliview"
 	"io"
 	"strings"
 	"time"
@@ -90,7 +91,7 @@ func runShow(ctx context.Context, g *globalOptions, o *showOptions, id string, w
 	if o.JSON {
 		out := toJobJSON(views, c)
 		carbon.setJSON(out, views, c)
-		return writeJSON(w, out)
+		return cliview.WriteJSON(w, out)
 	}
 	if len(views) > 1 {
 		clusters := map[string]bool{}
@@ -99,9 +100,9 @@ func runShow(ctx context.Context, g *globalOptions, o *showOptions, id string, w
 		}
 		names := make([]string, 0, min(len(views), maxShowNames))
 		for _, v := range views[:min(len(views), maxShowNames)] {
-			name := clean(v.SlurmID(), 64)
+			name := cliview.Clean(v.SlurmID(), 64)
 			if len(clusters) > 1 {
-				name += " (cluster " + clean(v.Cluster, 64) + ")"
+				name += " (cluster " + cliview.Clean(v.Cluster, 64) + ")"
 			}
 			names = append(names, name)
 		}
@@ -161,9 +162,9 @@ const showWidth = 40
 // none known), which the hints may suggest a smaller one of.
 func writeViewDetail(w io.Writer, v store.JobView, c analysis.Config, carbon showCarbon, types []analysis.GPUType) {
 	if id := v.SlurmID(); id != v.JobID {
-		printf(w, "Job %s (raw id %s, cluster %s)\n", clean(id, 64), clean(v.JobID, 64), clean(v.Cluster, 64))
+		printf(w, "Job %s (raw id %s, cluster %s)\n", cliview.Clean(id, 64), cliview.Clean(v.JobID, 64), cliview.Clean(v.Cluster, 64))
 	} else {
-		printf(w, "Job %s (cluster %s)\n", clean(v.JobID, 64), clean(v.Cluster, 64))
+		printf(w, "Job %s (cluster %s)\n", cliview.Clean(v.JobID, 64), cliview.Clean(v.Cluster, 64))
 	}
 	j := analysis.FromView(v.SchedView(), v.Profiles)
 	writeSchedView(w, v)
@@ -181,7 +182,7 @@ func writeViewDetail(w io.Writer, v store.JobView, c analysis.Config, carbon sho
 	printf(w, "\n  Analysis\n")
 	line := "    class " + class.String()
 	if len(why) > 0 {
-		line += ": " + clean(why[0].String(), 300)
+		line += ": " + cliview.Clean(why[0].String(), 300)
 	}
 	printf(w, "%s\n", line)
 	bottles := analysis.Diagnose(j, c)
@@ -189,7 +190,7 @@ func writeViewDetail(w io.Writer, v store.JobView, c analysis.Config, carbon sho
 		printf(w, "    no bottleneck found\n")
 	}
 	for _, b := range bottles {
-		printf(w, "    bottleneck %s: %s\n", b.Kind, clean(b.Reason.String(), 300))
+		printf(w, "    bottleneck %s: %s\n", b.Kind, cliview.Clean(b.Reason.String(), 300))
 	}
 	// GPUs held/used and utilisation: the figures jobs, the TUI and the
 	// report show of the job (analysis.Shown).
@@ -212,12 +213,12 @@ func writeViewDetail(w io.Writer, v store.JobView, c analysis.Config, carbon sho
 	}
 	for _, h := range hints {
 		if h.Option == "" {
-			printf(w, "    * %s\n", clean(h.Why, 400))
+			printf(w, "    * %s\n", cliview.Clean(h.Why, 400))
 			continue
 		}
-		printf(w, "    * #SBATCH %s\n", clean(h.Option, 200))
+		printf(w, "    * #SBATCH %s\n", cliview.Clean(h.Option, 200))
 		if h.Why != "" {
-			printf(w, "      %s\n", clean(h.Why, 400))
+			printf(w, "      %s\n", cliview.Clean(h.Why, 400))
 		}
 	}
 }
@@ -236,7 +237,7 @@ func hostUsageLines(v store.JobView) []string {
 	if s != nil {
 		u = s.Usage
 	}
-	id := clean(v.SlurmID(), 64)
+	id := cliview.Clean(v.SlurmID(), 64)
 	var cpu string
 	switch {
 	case !u.TotalCPUValid && u.TotalCPURead:
@@ -287,30 +288,30 @@ func writeSchedView(w io.Writer, v store.JobView) {
 		if r.UID >= 0 {
 			uid = fmt.Sprintf(" (uid %d)", r.UID)
 		}
-		printf(w, "  User       %s%s   Account %s   Partition %s\n", orDash(clean(r.User, 32)), uid,
-			orDash(clean(r.Account, 32)), orDash(clean(r.Partition, 32)))
+		printf(w, "  User       %s%s   Account %s   Partition %s\n", cliview.OrDash(cliview.Clean(r.User, 32)), uid,
+			cliview.OrDash(cliview.Clean(r.Account, 32)), cliview.OrDash(cliview.Clean(r.Partition, 32)))
 		printf(w, "  State      RUNNING (from the prolog on its nodes; no scheduler record until it ends)\n")
 		printf(w, "  Started    %s\n", present.Instant(r.Start, nil))
-		printf(w, "  Nodes      %s   GPUs allocated %d (SLURM_JOB_GPUS)\n", orDash(clean(r.NodeList, 200)), r.ReqGPUs)
+		printf(w, "  Nodes      %s   GPUs allocated %d (SLURM_JOB_GPUS)\n", cliview.OrDash(cliview.Clean(r.NodeList, 200)), r.ReqGPUs)
 		return
 	}
 	if s == nil {
 		printf(w, "  No scheduler view (no jobcomp record and no sacct import for this job).\n")
 		if len(v.Profiles) > 0 {
 			p := v.Profiles[0]
-			printf(w, "  User       %s (uid %d)   Account %s   Partition %s\n", clean(p.User, 32), p.UID,
-				orDash(clean(p.Account, 32)), orDash(clean(p.Partition, 32)))
+			printf(w, "  User       %s (uid %d)   Account %s   Partition %s\n", cliview.Clean(p.User, 32), p.UID,
+				cliview.OrDash(cliview.Clean(p.Account, 32)), cliview.OrDash(cliview.Clean(p.Partition, 32)))
 		}
 		return
 	}
-	printf(w, "  Name       %s\n", orDash(clean(s.Name, 200)))
+	printf(w, "  Name       %s\n", cliview.OrDash(cliview.Clean(s.Name, 200)))
 	uid := ""
 	if s.UID >= 0 {
 		uid = fmt.Sprintf(" (uid %d)", s.UID)
 	}
-	printf(w, "  User       %s%s   Account %s   Partition %s   QOS %s\n", orDash(clean(s.User, 32)), uid,
-		orDash(clean(s.Account, 32)), orDash(clean(s.Partition, 32)), orDash(clean(s.QOS, 32)))
-	printf(w, "  State      %s (exit %d:%d, from %s)\n", clean(s.State, 32), s.ExitStatus, s.ExitSignal, clean(s.Source, 16))
+	printf(w, "  User       %s%s   Account %s   Partition %s   QOS %s\n", cliview.OrDash(cliview.Clean(s.User, 32)), uid,
+		cliview.OrDash(cliview.Clean(s.Account, 32)), cliview.OrDash(cliview.Clean(s.Partition, 32)), cliview.OrDash(cliview.Clean(s.QOS, 32)))
+	printf(w, "  State      %s (exit %d:%d, from %s)\n", cliview.Clean(s.State, 32), s.ExitStatus, s.ExitSignal, cliview.Clean(s.Source, 16))
 	started := present.Instant(s.Start, nil)
 	if !s.Started() && !s.End.IsZero() {
 		started = "never (left the queue at its end)" // slurmext.Started: cancelled while pending
@@ -344,7 +345,7 @@ func writeSchedView(w io.Writer, v store.JobView) {
 			gpus += " (AllocTRES: no ReqTRES imported)"
 		}
 	}
-	printf(w, "  Nodes      %s   %s\n", orDash(clean(s.NodeList, 200)), gpus)
+	printf(w, "  Nodes      %s   %s\n", cliview.OrDash(cliview.Clean(s.NodeList, 200)), gpus)
 }
 
 // writeNodeProfile prints what one node's agent recorded: the node line,
@@ -352,11 +353,11 @@ func writeSchedView(w io.Writer, v store.JobView) {
 // utilisation (the duty cycle) and GPM activity with their timelines,
 // energy, temperature, XID codes named and classed, processes and flags.
 func writeNodeProfile(w io.Writer, j profile.Job) {
-	printf(w, "\n  Node %s: profile %s (from %s), raw id %s, started %s, ran %s\n", clean(j.Node, 64), j.Status, j.Source,
-		clean(j.JobID, 64), present.Instant(j.Start, nil), elapsed(j))
+	printf(w, "\n  Node %s: profile %s (from %s), raw id %s, started %s, ran %s\n", cliview.Clean(j.Node, 64), j.Status, j.Source,
+		cliview.Clean(j.JobID, 64), present.Instant(j.Start, nil), elapsed(j))
 	var facts []string
 	if j.Driver != "" {
-		facts = append(facts, "driver "+clean(j.Driver, 32)+", CUDA "+orDash(clean(j.CUDADriver, 32)))
+		facts = append(facts, "driver "+cliview.Clean(j.Driver, 32)+", CUDA "+cliview.OrDash(cliview.Clean(j.CUDADriver, 32)))
 	}
 	if f, ok := j.IO.Fraction(); ok {
 		facts = append(facts, fmt.Sprintf("IO wait %s of the time (measured per %s)", present.Percent(f), j.IO.Scope))
@@ -365,14 +366,14 @@ func writeNodeProfile(w io.Writer, j profile.Job) {
 	}
 	printf(w, "    %s\n", strings.Join(facts, "; "))
 	for _, r := range j.PartialReasons {
-		printf(w, "    partial: %s\n", clean(r, 200))
+		printf(w, "    partial: %s\n", cliview.Clean(r, 200))
 	}
 	for _, l := range noticeLines(j) {
 		printf(w, "    %s\n", l)
 	}
 	for k := range j.GPUs {
 		g := &j.GPUs[k]
-		printf(w, "    GPU %d  %s  %s\n", g.SlurmIndex, orDash(clean(g.Model, 64)), clean(g.UUID, 64))
+		printf(w, "    GPU %d  %s  %s\n", g.SlurmIndex, cliview.OrDash(cliview.Clean(g.Model, 64)), cliview.Clean(g.UUID, 64))
 		util, mem := spark.Values(g)
 		ag := analysis.ProfileGPU(j.Node, g)
 		f := ag.Facts() // the facts the TUI's detail shows too
@@ -400,7 +401,7 @@ func writeNodeProfile(w io.Writer, j profile.Job) {
 		if len(g.Processes) > 0 {
 			names := make([]string, len(g.Processes))
 			for i, p := range g.Processes {
-				names[i] = clean(p, 32)
+				names[i] = cliview.Clean(p, 32)
 			}
 			printf(w, "      processes: %s\n", strings.Join(names, ", "))
 		}

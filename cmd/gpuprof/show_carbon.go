@@ -1,6 +1,7 @@
 package main
 
 import (
+	"github.com/gpuprof/gpuprof/cliview"
 	"time"
 
 	"github.com/gpuprof/gpuprof/analysis"
@@ -24,9 +25,9 @@ func (s showCarbon) line(v store.JobView, c analysis.Config) string {
 	j := analysis.FromView(v.SchedView(), v.Profiles)
 	kWh, kg, ok := s.carbon.JobCO2e(j, c, s.now)
 	if !ok {
-		return "CO2e unknown: no energy reading on every GPU, or an hour of the run without a factor (" + clean(s.carbon.Source, 200) + ")"
+		return "CO2e unknown: no energy reading on every GPU, or an hour of the run without a factor (" + cliview.Clean(s.carbon.Source, 200) + ")"
 	}
-	return "energy " + present.Energy(kWh*3.6e6) + ", " + present.CO2e(kg) + " (" + clean(s.carbon.Source, 200) + ")"
+	return "energy " + present.Energy(kWh*3.6e6) + ", " + present.CO2e(kg) + " (" + cliview.Clean(s.carbon.Source, 200) + ")"
 }
 
 // setJSON gives each job of show --json its co2e_kg and the factors'

@@ -2,6 +2,7 @@ package main
 
 import (
 	"github.com/gpuprof/gpuprof/analysis"
+	"github.com/gpuprof/gpuprof/cliview"
 	"github.com/gpuprof/gpuprof/profile"
 )
 
@@ -15,9 +16,9 @@ import (
 func noticeLines(j profile.Job) []string {
 	var out []string
 	for _, n := range j.Notices {
-		out = append(out, clean(analysis.NoticeLine(n, nil), 600))
+		out = append(out, cliview.Clean(analysis.NoticeLine(n, nil), 600))
 		if n.Fix != "" {
-			out = append(out, "  next time: "+clean(n.Fix, 200))
+			out = append(out, "  next time: "+cliview.Clean(n.Fix, 200))
 		}
 	}
 	return out

@@ -2,6 +2,7 @@ package main
 
 import (
 	"fmt"
+	"github.com/gpuprof/gpuprof/cliview"
 	"github.com/gpuprof/gpuprof/internal/present"
 	"io"
 	"strconv"
@@ -22,7 +23,7 @@ import (
 func writeSimPlan(w io.Writer, sp capacity.SimPlan, recs []analysis.Recommendation) {
 	writeConfNote(w, sp.Conf)
 	if sp.Conf.Cluster != "" {
-		printf(w, "Cluster %s; GPU inventory: %s.\n", clean(sp.Conf.Cluster, 64), clean(sp.Inventory.Words(), 600))
+		printf(w, "Cluster %s; GPU inventory: %s.\n", cliview.Clean(sp.Conf.Cluster, 64), cliview.Clean(sp.Inventory.Words(), 600))
 	}
 	printf(w, "Capacity plan: target p95 wait ≤ %s in every partition and GPU model; growth %s a year, horizon %d %s, new demand %g %s, lead time %d %s.\n",
 		present.Seconds(sp.TargetP95Wait), present.Percent(sp.Growth), sp.Months, present.Plural(sp.Months, "month", "months"),
@@ -42,16 +43,16 @@ func writeSimPlan(w io.Writer, sp capacity.SimPlan, recs []analysis.Recommendati
 			sp.Seeds, sp.Replays, sp.Steps, jobs, present.Plural(jobs, "job", "jobs"), rank, present.Seconds(sp.CalibrationError), quality)
 		if c != nil {
 			for _, u := range c.Unreproduced {
-				printf(w, "Not reproduced: %s.\n", clean(u, 400))
+				printf(w, "Not reproduced: %s.\n", cliview.Clean(u, 400))
 			}
 		}
 	}
 	if lo := sp.Jobs.LeftOutWords(); lo != "" && sp.Simulated {
-		printf(w, "Left out: %s\n", clean(lo, 2000))
+		printf(w, "Left out: %s\n", cliview.Clean(lo, 2000))
 	}
 	v := sp.Verdict
 	printf(w, "\nVerdict: %s\n", termtext.Clean(v.Text))
-	if b := clean(v.BindingWords(), 120); b != "" {
+	if b := cliview.Clean(v.BindingWords(), 120); b != "" {
 		printf(w, "Binding constraint: %s\n", b)
 	}
 	for _, e := range v.Evidence {
@@ -62,33 +63,33 @@ func writeSimPlan(w io.Writer, sp capacity.SimPlan, recs []analysis.Recommendati
 	}
 	if len(sp.Effects) > 0 {
 		printf(w, "\n1. Policy changes, each replayed alone at today's load (median of the seeds; p10–p90)\n")
-		tw := newTable("ID", "RECOMMENDATION", "JOBS MEASURED", "P95 WAIT BEFORE", "AFTER", "ALL JOBS' MEAN WAIT", "OUTCOME")
+		tw := cliview.NewTable("ID", "RECOMMENDATION", "JOBS MEASURED", "P95 WAIT BEFORE", "AFTER", "ALL JOBS' MEAN WAIT", "OUTCOME")
 		for i, e := range sp.Effects {
 			title := ""
 			if i < len(recs) {
-				title = clean(recs[i].Title, 60)
+				title = cliview.Clean(recs[i].Title, 60)
 			}
 			if !e.Simulated {
-				tw.row(e.ID, title, "–", "–", "–", "–", "not simulated: "+e.Why)
+				tw.Row(e.ID, title, "–", "–", "–", "–", "not simulated: "+e.Why)
 				continue
 			}
-			tw.row(e.ID, title, fmt.Sprintf("%s (%d)", e.Group, e.Jobs),
+			tw.Row(e.ID, title, fmt.Sprintf("%s (%d)", e.Group, e.Jobs),
 				present.Seconds(e.Before.WaitP95.Median), durSpread(e.After.WaitP95),
 				present.Seconds(e.AllFrom.WaitMean.Median)+" → "+present.Seconds(e.AllTo.WaitMean.Median), analysis.OutcomeWords(e.Outcome))
 		}
-		_ = tw.write(w)
+		_ = tw.Write(w)
 	}
 	free := "no policy change"
 	if len(sp.Free) > 0 {
 		free = strings.Join(sp.Free, ", ") + " applied"
 	}
 	printf(w, "\n2. Purchase per GPU model at the %d-month horizon, %s (target %s)\n", sp.Months, free, present.Seconds(sp.TargetP95Wait))
-	tw := newTable("MODEL", "GPUS", "REPLAYED P95 WAIT TODAY", "AT THE HORIZON", "BUY", "REPLAYED P95 WAIT BY GPUS ADDED")
+	tw := cliview.NewTable("MODEL", "GPUS", "REPLAYED P95 WAIT TODAY", "AT THE HORIZON", "BUY", "REPLAYED P95 WAIT BY GPUS ADDED")
 	for _, m := range sp.Models {
-		today, hz, label := "–", "–", clean(m.Model, 40)
+		today, hz, label := "–", "–", cliview.Clean(m.Model, 40)
 		if g := modelGroup(sp.Today, m.Model); g != nil {
 			today = present.Seconds(g.WaitP95.Median)
-			label = modelLabel(analysis.Group{Name: clean(m.Model, 40), Demand: g.Demand, Placeable: g.Placeable})
+			label = modelLabel(analysis.Group{Name: cliview.Clean(m.Model, 40), Demand: g.Demand, Placeable: g.Placeable})
 		}
 		if len(m.Curve) > 0 {
 			hz = durSpread(m.Curve[0].ModelP95)
@@ -104,9 +105,9 @@ func writeSimPlan(w io.Writer, sp capacity.SimPlan, recs []analysis.Recommendati
 		for _, c := range m.Curve {
 			pts = append(pts, "+"+strconv.Itoa(c.Added)+" "+present.Seconds(c.ModelP95.Median))
 		}
-		tw.row(label, strconv.Itoa(m.GPUs), today, hz, buy, strings.Join(pts, ", "))
+		tw.Row(label, strconv.Itoa(m.GPUs), today, hz, buy, strings.Join(pts, ", "))
 	}
-	_ = tw.write(w)
+	_ = tw.Write(w)
 	if tl := sp.Timeline; tl != nil {
 		printf(w, "\n3. Without a purchase (%s): ", free)
 		switch {
@@ -122,12 +123,12 @@ func writeSimPlan(w io.Writer, sp capacity.SimPlan, recs []analysis.Recommendati
 	}
 	if len(sp.Costs) > 0 {
 		printf(w, "\n4. Buy or rent the purchase's work (per year; purchase written off over the depreciation years)\n")
-		tw := newTable("MODEL", "GPUS", "OWNED/YEAR", "BUSY GPU-H/YEAR", "UTILISATION", "RENT/YEAR", "BREAK-EVEN UTILISATION", "CHEAPER")
+		tw := cliview.NewTable("MODEL", "GPUS", "OWNED/YEAR", "BUSY GPU-H/YEAR", "UTILISATION", "RENT/YEAR", "BREAK-EVEN UTILISATION", "CHEAPER")
 		for _, c := range sp.Costs {
-			tw.row(clean(c.Model, 40), strconv.Itoa(c.GPUs), fmt.Sprintf("%.0f", c.OwnedPerYear), fmt.Sprintf("%.0f", c.BusyHoursPerYear),
+			tw.Row(cliview.Clean(c.Model, 40), strconv.Itoa(c.GPUs), fmt.Sprintf("%.0f", c.OwnedPerYear), fmt.Sprintf("%.0f", c.BusyHoursPerYear),
 				present.Percent(c.Utilisation), fmt.Sprintf("%.0f", c.RentPerYear), present.Percent(c.BreakEven), c.Cheaper)
 		}
-		_ = tw.write(w)
+		_ = tw.Write(w)
 	}
 	if len(sp.Assumed) > 0 {
 		printf(w, "\nAssumed: %s\n", strings.Join(sp.Assumed, "; "))

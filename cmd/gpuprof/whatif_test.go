@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"errors"
 	"fmt"
+	"github.com/gpuprof/gpuprof/cliview"
 	"strings"
 	"testing"
 	"time"
@@ -59,7 +60,7 @@ func TestWhatIfWords(t *testing.T) {
 	}
 	var b bytes.Buffer
 	from := time.Date(2026, 11, 1, 0, 0, 0, 0, time.Local)
-	writeCounting(&b, analysis.Counting{Window: analysis.Window{From: from, To: from.AddDate(0, 1, 0)}, OpenJobs: 1, End: from.AddDate(0, 1, 0)})
+	cliview.Counting(&b, analysis.Counting{Window: analysis.Window{From: from, To: from.AddDate(0, 1, 0)}, OpenJobs: 1, End: from.AddDate(0, 1, 0)})
 	if want := "GPU time counted from 2026-11-01T00:00:00 to 2026-12-01T00:00:00; 1 job without an end counted up to 2026-12-01T00:00:00"; !strings.Contains(b.String(), want) {
 		t.Errorf("counting %q, want it to contain %q", b.String(), want)
 	}
@@ -132,7 +133,7 @@ func TestWhatIfSaysWhatItLeftOut(t *testing.T) {
 		t.Errorf("today's replay left nothing out, but the output says so")
 	}
 	var js bytes.Buffer
-	if err := writeJSON(&js, res); err != nil {
+	if err := cliview.WriteJSON(&js, res); err != nil {
 		t.Fatal(err)
 	}
 	for _, want := range []string{`"left_out_reasons"`, `"kind": "gpus_per_node"`, `"left_out_share"`, `"unreproduced"`} {
@@ -200,7 +201,7 @@ func TestWhatIfSaysWhatPlacementIs(t *testing.T) {
 		}
 	}
 	var js bytes.Buffer
-	if err := writeJSON(&js, res); err != nil {
+	if err := cliview.WriteJSON(&js, res); err != nil {
 		t.Fatal(err)
 	}
 	for _, want := range []string{`"placement": [`, `"words": "8xG2 removed"`, `"placeable_jobs": 50`} {

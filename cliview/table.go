@@ -1,4 +1,4 @@
-package main
+package cliview
 
 import (
 	"io"
@@ -7,29 +7,31 @@ import (
 	"github.com/charmbracelet/x/ansi"
 )
 
-// table lays out rows of cells in columns padded by display width (a CJK
+// Table lays out rows of cells in columns padded by display width (a CJK
 // character or an emoji takes two terminal cells), which text/tabwriter,
 // counting runes, gets wrong. Cells must already be sanitised
 // (termtext.Clean): a table measures them, it does not clean them.
-type table struct {
+type Table struct {
 	rows [][]string
-	// right marks the columns aligned to the right (numbers).
-	right map[int]bool
-	// gap is what separates two left-aligned columns: two spaces unless
+	// Right marks the columns aligned to the right (numbers).
+	Right map[int]bool
+	// Gap is what separates two left-aligned columns: two spaces unless
 	// set (sacct's one space for a table that must fit 120 columns).
-	gap string
+	Gap string
 }
 
-func newTable(header ...string) *table {
-	return &table{rows: [][]string{header}, right: map[int]bool{}}
+// NewTable starts a table with its header row.
+func NewTable(header ...string) *Table {
+	return &Table{rows: [][]string{header}, Right: map[int]bool{}}
 }
 
-func (t *table) row(cells ...string) { t.rows = append(t.rows, cells) }
+// Row adds a row of cells.
+func (t *Table) Row(cells ...string) { t.rows = append(t.rows, cells) }
 
-// write prints the table with gap (two spaces by default) between
+// Write prints the table with gap (two spaces by default) between
 // columns, one space before a right-aligned column, whose padding
 // already sets it apart, and no padding after the last one.
-func (t *table) write(w io.Writer) error {
+func (t *Table) Write(w io.Writer) error {
 	var widths []int
 	for _, r := range t.rows {
 		for i, c := range r {
@@ -39,7 +41,7 @@ func (t *table) write(w io.Writer) error {
 			widths[i] = max(widths[i], ansi.StringWidth(c))
 		}
 	}
-	gap := t.gap
+	gap := t.Gap
 	if gap == "" {
 		gap = "  "
 	}
@@ -48,7 +50,7 @@ func (t *table) write(w io.Writer) error {
 		for i, c := range r {
 			pad := strings.Repeat(" ", widths[i]-ansi.StringWidth(c))
 			switch {
-			case t.right[i]:
+			case t.Right[i]:
 				b.WriteString(pad + c)
 			case i == len(r)-1:
 				b.WriteString(c)
@@ -56,7 +58,7 @@ func (t *table) write(w io.Writer) error {
 				b.WriteString(c + pad)
 			}
 			if i < len(r)-1 {
-				if t.right[i+1] {
+				if t.Right[i+1] {
 					b.WriteString(" ")
 				} else {
 					b.WriteString(gap)
@@ -69,8 +71,8 @@ func (t *table) write(w io.Writer) error {
 	return err
 }
 
-// fitWidth cuts s to at most n terminal cells, marking a cut with "…".
-func fitWidth(s string, n int) string {
+// FitWidth cuts s to at most n terminal cells, marking a cut with "…".
+func FitWidth(s string, n int) string {
 	if ansi.StringWidth(s) <= n {
 		return s
 	}

@@ -1,0 +1,62 @@
+package cliview
+
+import (
+	"encoding/json"
+	"fmt"
+	"io"
+
+	"github.com/gpuprof/gpuprof/analysis"
+	"github.com/gpuprof/gpuprof/internal/present"
+	"github.com/gpuprof/gpuprof/slurmext"
+	"github.com/gpuprof/gpuprof/termtext"
+)
+
+// WriteJSON writes v as indented JSON, as every command's --json does.
+func WriteJSON(w io.Writer, v any) error {
+	enc := json.NewEncoder(w)
+	enc.SetIndent("", "  ")
+	return enc.Encode(v)
+}
+
+// Clean makes user-controlled text safe for a terminal by gpuprof's one
+// rule (termtext.Clean: no escape sequence, control, bidirectional control
+// or invisible separator reaches it) and cuts it to maxLen runes, marking
+// the cut with "…".
+func Clean(s string, maxLen int) string {
+	s = termtext.Clean(s)
+	if r := []rune(s); len(r) > maxLen {
+		s = string(r[:maxLen-1]) + "…"
+	}
+	return s
+}
+
+// OrDash writes an empty cell as "-".
+func OrDash(s string) string {
+	if s == "" {
+		return "-"
+	}
+	return s
+}
+
+// Counting says how GPU time was counted, after any table of
+// GPU-hours: the window, the jobs without an end and what was assumed for
+// shard jobs, so that no number rests on an unstated assumption.
+func Counting(w io.Writer, c analysis.Counting) {
+	if c.Window.From.IsZero() && c.Window.To.IsZero() {
+		return
+	}
+	printf(w, "\nGPU time counted from %s to %s", slurmext.FormatTime(c.Window.From, nil), slurmext.FormatTime(c.Window.To, nil))
+	if c.OpenJobs > 0 {
+		printf(w, "; %d %s without an end counted up to %s (%s GPU-hours)", c.OpenJobs, present.Plural(c.OpenJobs, "job", "jobs"),
+			slurmext.FormatTime(c.End, nil), present.GPUHours(c.OpenGPUHours))
+	}
+	if c.ShardJobs > 0 {
+		printf(w, "; %d shard %s counted by their share of a GPU", c.ShardJobs, present.Plural(c.ShardJobs, "job", "jobs"))
+		if c.AssumedShardJobs > 0 {
+			printf(w, " (%d shards per GPU assumed for %d of them: their node's shard count is not in slurm.conf)", c.ShardsAssumed, c.AssumedShardJobs)
+		}
+	}
+	printf(w, ".\n")
+}
+
+func printf(w io.Writer, format string, a ...any) { _, _ = fmt.Fprintf(w, format, a...) }
