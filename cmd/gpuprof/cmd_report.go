@@ -14,6 +14,7 @@ import (
 
 	"github.com/gpuprof/gpuprof/analysis"
 	"github.com/gpuprof/gpuprof/capacity"
+	"github.com/gpuprof/gpuprof/cliview"
 	"github.com/gpuprof/gpuprof/jobsource"
 	"github.com/gpuprof/gpuprof/monthly"
 	"github.com/gpuprof/gpuprof/report"
@@ -173,7 +174,7 @@ func (o *reportOptions) one(ctx context.Context, src *jobsource.Source, w analys
 	if err := src.ForCluster(ctx, &f, cluster); err != nil {
 		return err
 	}
-	writeConfNote(stdout, src.Conf().Use)
+	cliview.WriteConfNote(stdout, src.Conf().Use)
 	carbon, err := carbonOf(src.Config().Carbon)
 	if err != nil {
 		return err
@@ -183,7 +184,7 @@ func (o *reportOptions) one(ctx context.Context, src *jobsource.Source, w analys
 		Window: w, Cluster: f.Cluster, Title: o.Title, Top: o.Top, Compare: o.Compare, Anonymize: o.Anonymize,
 		Config: c, Admin: src.Identity().Admin, User: src.Identity().User, WhatIf: src.Conf().WhatIf(), Carbon: carbon, Sources: sourcesOf(src),
 		StartProgress: func() (func(capacity.PlanProgress), func()) {
-			prog := startPlanProgress(stderr, progress)
+			prog := cliview.StartPlanProgress(stderr, progress)
 			return prog.Func(), prog.Close
 		},
 	})

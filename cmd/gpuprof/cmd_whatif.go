@@ -1,21 +1,16 @@
 package main
 
 import (
-	"cmp"
 	"context"
 	"errors"
 	"fmt"
 	"github.com/gpuprof/gpuprof/cliview"
 	"io"
-	"strings"
 	"time"
 
 	"github.com/spf13/cobra"
 
-	"github.com/gpuprof/gpuprof/analysis"
 	"github.com/gpuprof/gpuprof/capacity"
-	"github.com/gpuprof/gpuprof/internal/present"
-	"github.com/gpuprof/gpuprof/slurmext"
 	"github.com/gpuprof/gpuprof/store"
 	"github.com/gpuprof/gpuprof/termtext"
 )
@@ -177,154 +172,6 @@ func runWhatif(ctx context.Context, g *globalOptions, o *whatifOptions, w io.Wri
 	if o.JSON {
 		return cliview.WriteJSON(w, res)
 	}
-	writeWhatIf(w, res)
+	cliview.WriteWhatIf(w, res)
 	return nil
-}
-
-func writeWhatIf(w io.Writer, r capacity.WhatIf) {
-	writeConfNote(w, r.Conf)
-	printf(w, "What-if replay of %s to %s: %d GPU %s (%d arrived, %d running and %d pending at the start).\n",
-		slurmext.FormatTime(r.Window.From, nil), slurmext.FormatTime(r.Window.To, nil), r.Jobs.Replayed, present.Plural(r.Jobs.Replayed, "job", "jobs"), r.Jobs.Arrived, r.Jobs.RunningAtStart, r.Jobs.PendingAtStart)
-	if lo := r.Jobs.LeftOutWords(); lo != "" {
-		printf(w, "Left out: %s\n", termtext.Clean(lo))
-	}
-	s := r.Scheduler
-	printf(w, "Scheduler (%s): %s, backfill %s", s.Source, s.Priority, onOff(s.Backfill))
-	if s.Backfill {
-		printf(w, " (bf_interval %ds, bf_resolution %ds, bf_window %s, bf_max_job_test %d)", s.BfInterval, s.BfResolution, present.Seconds(float64(s.BfWindow)), s.BfMaxJobTest)
-	}
-	name := ""
-	if r.Conf.Cluster != "" {
-		name = " " + cliview.Clean(r.Conf.Cluster, 64)
-	}
-	printf(w, ".\nCluster%s (%s):", name, cliview.Clean(r.ClusterSource, 120))
-	for _, n := range r.Nodes {
-		mark := ""
-		if n.Added {
-			mark = " (added)"
-		}
-		printf(w, " %s %d× %s [%s]%s;", termtext.Clean(n.Name), n.GPUs, termtext.Clean(n.Model), termtext.Clean(strings.Join(n.Partitions, ",")), mark)
-	}
-	printf(w, "\n")
-	for _, a := range r.Assumed {
-		printf(w, "Assumed: %s.\n", termtext.Clean(a))
-	}
-
-	c := r.Calibration
-	printf(w, "\nCalibration: today's configuration replayed against what happened (%d %s)\n", c.Jobs, present.Plural(c.Jobs, "job", "jobs"))
-	tw := cliview.NewTable("PARTITION", "JOBS", "WAIT P50 REAL", "REPLAYED", "WAIT P95 REAL", "REPLAYED", "WAIT REPRODUCED", "P95 REPRODUCED")
-	for _, p := range c.Partitions {
-		tw.Row(termtext.Clean(p.Partition), fmt.Sprint(p.Jobs), present.Seconds(p.ObservedP50), present.Seconds(p.SimulatedP50), present.Seconds(p.ObservedP95), present.Seconds(p.SimulatedP95),
-			pctOrDash(p.ReproducedWait), pctOrDash(p.ReproducedP95))
-	}
-	_ = tw.Write(w)
-	printf(w, "Start times: mean absolute error %s, %s within 10 s; start order rank correlation %.2f.\n",
-		present.Seconds(c.StartMAE), present.Percent(c.Within10s), c.RankCorrelation)
-	if len(c.Worst) > 0 {
-		var ws []string
-		for _, e := range c.Worst {
-			ws = append(ws, termtext.Clean(e.JobID)+" "+signedDuration(e.Replayed-e.Real))
-		}
-		printf(w, "Largest start errors (replayed − real): %s.\n", strings.Join(ws, ", "))
-	}
-	if c.Reliable {
-		printf(w, "Calibration: good (docs/whatif.md thresholds, relative to the %s target).\n", present.Seconds(c.TargetP95Wait))
-	} else {
-		printf(w, "Calibration: POOR — answers below are unreliable: %s.\n", termtext.Clean(strings.Join(c.Problems, "; ")))
-	}
-	for _, u := range c.Unreproduced {
-		printf(w, "Not reproduced: %s.\n", termtext.Clean(u))
-	}
-	if len(c.NotModelled) > 0 {
-		printf(w, "The records show what the model does not know: %s.\n", termtext.Clean(strings.Join(c.NotModelled, "; ")))
-	}
-
-	printf(w, "\nToday, replayed (%d seeded %s: median, p10–p90)\n", r.Seeds, present.Plural(r.Seeds, "run", "runs"))
-	writeScenario(w, r.Baseline)
-	if r.Changed != nil {
-		var ch []string
-		for _, x := range r.Changes {
-			ch = append(ch, termtext.Clean(cmp.Or(x.Words, x.Spec)))
-		}
-		if r.Growth != 0 {
-			ch = append(ch, fmt.Sprintf("demand %+.0f %% a year for %d %s", 100*r.Growth, r.Months, present.Plural(r.Months, "month", "months")))
-		}
-		printf(w, "\nWith %s\n", strings.Join(ch, ", "))
-		writeScenario(w, *r.Changed)
-		for _, p := range r.Placement {
-			printf(w, "Placement: %s.\n", termtext.Clean(p))
-		}
-		if lo := r.Changed.Jobs.LeftOutWords(); lo != "" {
-			printf(w, "Left out with the changes: %s\n", termtext.Clean(lo))
-		}
-		if !c.Reliable {
-			printf(w, "(unreliable: the calibration above is poor)\n")
-		}
-	}
-}
-
-func writeScenario(w io.Writer, s capacity.Scenario) {
-	tw := cliview.NewTable("", "GPUS", "JOBS", "WAIT MEAN", "WAIT P50", "WAIT P95", "OCCUPANCY", "QUEUED GPU-H")
-	row := func(kind string, g analysis.Group) {
-		name := termtext.Clean(g.Name)
-		if kind == "model" {
-			name = modelLabel(g)
-		}
-		tw.Row(kind+" "+name, fmt.Sprint(g.GPUs), fmt.Sprintf("%.0f", g.Jobs.Median),
-			durSpread(g.WaitMean), durSpread(g.WaitP50), durSpread(g.WaitP95),
-			fmt.Sprintf("%s (%s–%s)", present.Percent(g.Occupancy.Median), present.Percent(g.Occupancy.P10), present.Percent(g.Occupancy.P90)),
-			fmt.Sprintf("%.1f (%.1f–%.1f)", g.QueuedGPUHours.Median, g.QueuedGPUHours.P10, g.QueuedGPUHours.P90))
-	}
-	for _, g := range s.Partitions {
-		row("partition", g)
-	}
-	for _, g := range s.Models {
-		row("model", g)
-	}
-	_ = tw.Write(w)
-}
-
-// modelLabel is a GPU model's row heading: its name, and whether its jobs
-// are the replay's placement (untyped jobs that could run on another
-// model as well) rather than a demand for it.
-func modelLabel(g analysis.Group) string {
-	name := termtext.Clean(g.Name)
-	switch {
-	case g.PlacedOnly():
-		return name + " (untyped jobs placed by the replay)"
-	case g.Placed():
-		return name + " (with untyped jobs placed by the replay)"
-	}
-	return name
-}
-
-// pctOrDash writes a share as a percentage, "–" when there is none.
-func pctOrDash(v *float64) string {
-	if v == nil {
-		return "–"
-	}
-	return present.Percent(*v)
-}
-
-func durSpread(s analysis.Spread) string {
-	if s.P10 == s.P90 {
-		return present.Seconds(s.Median)
-	}
-	return fmt.Sprintf("%s (%s–%s)", present.Seconds(s.Median), present.Seconds(s.P10), present.Seconds(s.P90))
-}
-
-func onOff(b bool) string {
-	if b {
-		return "on"
-	}
-	return "off"
-}
-
-// signedDuration is present.Seconds with a sign, "+00:00:12" or
-// "-01:30:00", for a difference.
-func signedDuration(sec float64) string {
-	if sec < 0 {
-		return "-" + present.Seconds(-sec)
-	}
-	return "+" + present.Seconds(sec)
 }

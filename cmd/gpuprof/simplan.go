@@ -6,6 +6,7 @@ import (
 
 	"github.com/gpuprof/gpuprof/analysis"
 	"github.com/gpuprof/gpuprof/capacity"
+	"github.com/gpuprof/gpuprof/cliview"
 	"github.com/gpuprof/gpuprof/monthly"
 	"github.com/gpuprof/gpuprof/store"
 )
@@ -28,7 +29,7 @@ func analyseAndPlan(ctx context.Context, g *globalOptions, f store.ViewFilter, o
 		Query:  monthly.Query{Cluster: f.Cluster, Window: analysis.Window{From: f.Since, To: f.Until}, WithSeries: f.WithSeries},
 		Config: c, Plan: pp, WhatIf: src.Conf().WhatIf(), Admin: id.Admin, User: id.User,
 		StartProgress: func() (func(capacity.PlanProgress), func()) {
-			prog := startPlanProgress(stderr, !o.Quiet && isTerminal(stderr))
+			prog := cliview.StartPlanProgress(stderr, !o.Quiet && isTerminal(stderr))
 			return prog.Func(), prog.Close
 		},
 	})

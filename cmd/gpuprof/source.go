@@ -2,13 +2,10 @@ package main
 
 import (
 	"context"
-	"io"
 	"os"
 
-	"github.com/gpuprof/gpuprof/analysis"
 	"github.com/gpuprof/gpuprof/collect"
 	"github.com/gpuprof/gpuprof/jobsource"
-	"github.com/gpuprof/gpuprof/termtext"
 )
 
 // openSource opens the configured job source (jobsource.Open) for whoever
@@ -40,10 +37,3 @@ var sourceOpened func(*jobsource.Source) error
 // clusterHelp is the --cluster flag's help, the same for every analysis
 // command.
 const clusterHelp = "the cluster to answer for (default: the one whose jobs the window holds; needed when it holds several)"
-
-// writeConfNote writes the one line on a slurm.conf not used, if any.
-func writeConfNote(w io.Writer, use analysis.ConfUse) {
-	if use.NotUsed != "" {
-		printf(w, "Note: %s.\n", termtext.Clean(use.NotUsed))
-	}
-}

@@ -183,3 +183,13 @@ func GPUsHeld(v float64) string {
 	}
 	return Number(v, 2)
 }
+
+// PercentOrNone writes a share that may be missing (nil) as a table cell:
+// Percent, or "–" when there is none, the en dash GPUsPerRun writes for an
+// unknown use (a Dash, "—", is a value that cannot be shown).
+func PercentOrNone(frac *float64) string {
+	if frac == nil {
+		return "–"
+	}
+	return Percent(*frac)
+}

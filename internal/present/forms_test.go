@@ -135,3 +135,10 @@ func TestBytes(t *testing.T) {
 		{"whole gib", 80 << 30, "80 GiB"}, {"fraction", 81_927_000_000, "76.3 GiB"},
 	})
 }
+
+func TestPercentOrNone(t *testing.T) {
+	half := 0.5
+	testForm(t, "PercentOrNone", PercentOrNone, []formCase[*float64]{
+		{"none", nil, "–"}, {"share", &half, "50.0 %"},
+	})
+}

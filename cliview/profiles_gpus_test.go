@@ -1,4 +1,4 @@
-package main
+package cliview
 
 import (
 	"bytes"
@@ -32,7 +32,7 @@ func TestProfilesGPUsColumn(t *testing.T) {
 		mk("bob", "train", 6*time.Hour, 2, 90, 1), mk("bob", "train", 6*time.Hour, 4), // readings on one run
 	}
 	var b bytes.Buffer
-	if err := writeProfiles(&b, analyseJobs(jobs, analysis.DefaultConfig()), 5); err != nil {
+	if err := WriteProfiles(&b, analyseJobs(jobs, analysis.DefaultConfig()), 5); err != nil {
 		t.Fatal(err)
 	}
 	out := b.String()
@@ -67,7 +67,7 @@ func TestProfilesWideNames(t *testing.T) {
 		}
 	}
 	var b bytes.Buffer
-	if err := writeProfiles(&b, analyseJobs(jobs, analysis.DefaultConfig()), 0); err != nil {
+	if err := WriteProfiles(&b, analyseJobs(jobs, analysis.DefaultConfig()), 0); err != nil {
 		t.Fatal(err)
 	}
 	lines := strings.Split(b.String(), "\n")

@@ -1,28 +1,28 @@
-package main
+package cliview
 
 import (
 	"fmt"
-	"github.com/gpuprof/gpuprof/internal/present"
 	"io"
 	"strings"
 	"sync"
 	"time"
 
 	"github.com/gpuprof/gpuprof/capacity"
+	"github.com/gpuprof/gpuprof/internal/present"
 )
 
 // progressAfter is how long a plan runs before its progress is shown: a
 // short plan prints nothing.
 const progressAfter = 2 * time.Second
 
-// planProgress shows a simulated plan's progress on a terminal: once the
+// PlanProgress shows a simulated plan's progress on a terminal: once the
 // plan has run progressAfter, one line on stderr — the replays done and
 // planned, the time elapsed and an estimate of the time left — rewritten
 // in place and cleared when the plan ends. The plan reports through
 // Update (capacity.SimPlanParams.Progress); a ticker redraws the line
 // between reports so that the elapsed time moves while one long replay
-// runs. A nil *planProgress shows nothing.
-type planProgress struct {
+// runs. A nil *PlanProgress shows nothing.
+type PlanProgress struct {
 	w     io.Writer
 	now   func() time.Time
 	start time.Time
@@ -36,16 +36,17 @@ type planProgress struct {
 
 // newPlanProgress is the progress of a plan starting now, shown on w
 // when on (stderr is a terminal and --quiet is not given), else nil.
-func newPlanProgress(w io.Writer, on bool, now func() time.Time) *planProgress {
+func newPlanProgress(w io.Writer, on bool, now func() time.Time) *PlanProgress {
 	if !on {
 		return nil
 	}
-	return &planProgress{w: w, now: now, start: now()}
+	return &PlanProgress{w: w, now: now, start: now()}
 }
 
-// startPlanProgress is newPlanProgress with its ticker running, on the
-// wall clock.
-func startPlanProgress(w io.Writer, on bool) *planProgress {
+// StartPlanProgress is the progress of a plan starting now, shown on w
+// when on (stderr is a terminal and --quiet is not given), else nil, with
+// its ticker running, on the wall clock.
+func StartPlanProgress(w io.Writer, on bool) *PlanProgress {
 	p := newPlanProgress(w, on, time.Now)
 	if p == nil {
 		return nil
@@ -70,7 +71,7 @@ func startPlanProgress(w io.Writer, on bool) *planProgress {
 }
 
 // Func is the function the plan reports to: nil when nothing is shown.
-func (p *planProgress) Func() func(capacity.PlanProgress) {
+func (p *PlanProgress) Func() func(capacity.PlanProgress) {
 	if p == nil {
 		return nil
 	}
@@ -79,7 +80,7 @@ func (p *planProgress) Func() func(capacity.PlanProgress) {
 
 // Update takes the plan's report and redraws the line; the final report
 // clears it.
-func (p *planProgress) Update(pp capacity.PlanProgress) {
+func (p *PlanProgress) Update(pp capacity.PlanProgress) {
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	p.last = pp
@@ -91,7 +92,7 @@ func (p *planProgress) Update(pp capacity.PlanProgress) {
 }
 
 // Close stops the ticker and clears the line.
-func (p *planProgress) Close() {
+func (p *PlanProgress) Close() {
 	if p == nil {
 		return
 	}
@@ -108,7 +109,7 @@ func (p *planProgress) Close() {
 
 // draw writes the line over the last one, once the plan has run
 // progressAfter and until its end.
-func (p *planProgress) draw() {
+func (p *PlanProgress) draw() {
 	el := p.now().Sub(p.start)
 	if p.last.Final || el < progressAfter {
 		return
@@ -122,7 +123,7 @@ func (p *planProgress) draw() {
 	p.width = len(line)
 }
 
-func (p *planProgress) clear() {
+func (p *PlanProgress) clear() {
 	if p.width == 0 {
 		return
 	}

@@ -1,10 +1,10 @@
-package main
+package cliview
 
 import (
 	"fmt"
-	"github.com/gpuprof/gpuprof/internal/present"
 
 	"github.com/gpuprof/gpuprof/analysis"
+	"github.com/gpuprof/gpuprof/internal/present"
 )
 
 // measureSentence says which measure of GPU use the idle and compute rules
