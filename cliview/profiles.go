@@ -138,6 +138,7 @@ func gpusReqUsed(t analysis.TaskProfile) string {
 	return present.GPUsPerRun(t.GPUsRequested, t.GPUsUsed, t.UsageRuns, t.Jobs)
 }
 
+// share is part as a percentage of total, "-" without a total.
 func share(part, total float64) string {
 	if total <= 0 {
 		return "-"
