@@ -31,13 +31,8 @@ func (o *noticesOptions) AddFlags(fs *pflag.FlagSet) {
 	fs.StringVar(&o.Until, "until", "", "only notices decided before this time (the forms of --since)")
 	fs.BoolVar(&o.JSON, "json", false, "print the notices as a JSON array (see docs/notices.md)")
 	fs.StringVar(&o.User, "user", "", "only notices about this user's jobs")
-	fs.StringVar(&o.Rule, "rule", "", "only notices of this rule: "+strings.Join(noticeRuleNames(), ", "))
+	fs.StringVar(&o.Rule, "rule", "", "only notices of this rule: "+strings.Join(profile.NoticeRules(), ", "))
 	fs.BoolVar(&o.Local, "local", false, "read this host's notices (the local database, or the agent's query socket) even when a collector is configured")
-}
-
-// noticeRuleNames are the rules --rule takes.
-func noticeRuleNames() []string {
-	return []string{profile.RuleIdleGPU, profile.RuleIdleJob, profile.RuleOversized, profile.RuleUnusedGPUs, profile.RuleCancel}
 }
 
 // noticeQuery is what gpuprof notices selects: the jobs to read (by
@@ -52,8 +47,8 @@ type noticeQuery struct {
 // query checks the flags; every malformed value is a usage error.
 func (o *noticesOptions) query(now time.Time) (noticeQuery, error) {
 	q := noticeQuery{rule: strings.TrimSpace(o.Rule)}
-	if q.rule != "" && !slices.Contains(noticeRuleNames(), q.rule) {
-		return q, usagef("--rule %q: want one of %s", cliview.Clean(o.Rule, 40), strings.Join(noticeRuleNames(), ", "))
+	if q.rule != "" && !slices.Contains(profile.NoticeRules(), q.rule) {
+		return q, usagef("--rule %q: want one of %s", cliview.Clean(o.Rule, 40), strings.Join(profile.NoticeRules(), ", "))
 	}
 	var err error
 	if q.since, q.until, err = timeWindow(o.Since, o.Until, now); err != nil {
