@@ -18,8 +18,7 @@ import (
 const FreedAfter = time.Hour
 
 // noticeRules is the order in which rules are listed: the profile's order.
-var noticeRules = []string{profile.RuleIdleGPU, profile.RuleIdleJob, profile.RuleOversized,
-	profile.RuleUnusedGPUs, profile.RuleCancel}
+var noticeRules = profile.NoticeRules()
 
 // noticeStatuses is the order in which statuses are listed.
 var noticeStatuses = []string{profile.NoticePending, profile.NoticeSent, profile.NoticeFailed, profile.NoticeCapped,

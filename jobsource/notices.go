@@ -7,7 +7,7 @@ import (
 	"strings"
 	"time"
 
-	"github.com/gpuprof/gpuprof/profile"
+	"github.com/gpuprof/gpuprof/notice"
 	"github.com/gpuprof/gpuprof/store"
 )
 
@@ -18,21 +18,6 @@ type NoticeQuery struct {
 	Jobs         store.ViewFilter
 	Since, Until time.Time
 	Rule         string
-}
-
-// NoticeRow is one notice with the job it is about, as gpuprof notices
-// lists it and --json prints it (docs/notices.md): the notice's own
-// fields (rule, time, since, gpus, recipient, status, evidence, fix,
-// detail) beside the job's.
-type NoticeRow struct {
-	Cluster string `json:"cluster"`
-	JobID   string `json:"job_id"`
-	// SlurmID is the job as Slurm shows it (53_1, 60+1); JobID the raw id.
-	SlurmID string `json:"slurm_id"`
-	Node    string `json:"node"`
-	User    string `json:"user"`
-	JobName string `json:"job_name,omitempty"`
-	profile.Notice
 }
 
 // viewReader is the part of a Source the notices are read through when
@@ -51,7 +36,7 @@ const noticeLookups = 100
 // table when s reads the database (scoped to the caller's uid like its
 // jobs), else from the profiles the collector or the agent's query
 // socket serves, which carry their notices and are scoped there.
-func (s *Source) Notices(ctx context.Context, q NoticeQuery) ([]NoticeRow, error) {
+func (s *Source) Notices(ctx context.Context, q NoticeQuery) ([]notice.Row, error) {
 	reader := s.Reader()
 	if reader == nil {
 		return collectNotices(ctx, s, q)
@@ -90,10 +75,10 @@ func (s *Source) Notices(ctx context.Context, q NoticeQuery) ([]NoticeRow, error
 			}
 		}
 	}
-	rows := make([]NoticeRow, 0, len(recs))
+	rows := make([]notice.Row, 0, len(recs))
 	for _, r := range recs {
 		v := views[jobKey{r.Cluster, r.JobID}]
-		row := NoticeRow{Cluster: r.Cluster, JobID: r.JobID, SlurmID: r.JobID, Node: r.Node, User: r.User, Notice: r.Notice}
+		row := notice.Row{Cluster: r.Cluster, JobID: r.JobID, SlurmID: r.JobID, Node: r.Node, User: r.User, Notice: r.Notice}
 		if v != nil {
 			row.SlurmID = v.SlurmID()
 			if v.Sched != nil {
@@ -111,8 +96,8 @@ func (s *Source) Notices(ctx context.Context, q NoticeQuery) ([]NoticeRow, error
 // jobs src gives the caller, newest first (ties by cluster, job, node,
 // rule). Who sees which jobs is the source's rule: a user sees only
 // notices about their own.
-func collectNotices(ctx context.Context, src viewReader, q NoticeQuery) ([]NoticeRow, error) {
-	var rows []NoticeRow
+func collectNotices(ctx context.Context, src viewReader, q NoticeQuery) ([]notice.Row, error) {
+	var rows []notice.Row
 	err := src.Each(ctx, q.Jobs, func(v store.JobView) error {
 		name, user := "", ""
 		if v.Sched != nil {
@@ -127,7 +112,7 @@ func collectNotices(ctx context.Context, src viewReader, q NoticeQuery) ([]Notic
 				if (!q.Since.IsZero() && n.Time.Before(q.Since)) || (!q.Until.IsZero() && !n.Time.Before(q.Until)) {
 					continue
 				}
-				rows = append(rows, NoticeRow{Cluster: v.Cluster, JobID: v.JobID, SlurmID: v.SlurmID(), Node: p.Node,
+				rows = append(rows, notice.Row{Cluster: v.Cluster, JobID: v.JobID, SlurmID: v.SlurmID(), Node: p.Node,
 					User: u, JobName: name, Notice: n})
 			}
 		}
@@ -142,8 +127,8 @@ func collectNotices(ctx context.Context, src viewReader, q NoticeQuery) ([]Notic
 
 // sortNotices orders rows newest first, ties by cluster, job id, node and
 // rule.
-func sortNotices(rows []NoticeRow) {
-	slices.SortStableFunc(rows, func(a, b NoticeRow) int {
+func sortNotices(rows []notice.Row) {
+	slices.SortStableFunc(rows, func(a, b notice.Row) int {
 		if c := b.Time.Compare(a.Time); c != 0 {
 			return c
 		}

@@ -12,6 +12,12 @@ const (
 	RuleCancel     = "cancel"      // the idle-job action: second notice, then scancel
 )
 
+// NoticeRules are the notice rules in the order they are listed (the
+// order above): what gpuprof notices --rule takes.
+func NoticeRules() []string {
+	return []string{RuleIdleGPU, RuleIdleJob, RuleOversized, RuleUnusedGPUs, RuleCancel}
+}
+
 // Notice statuses: what became of a notice.
 const (
 	// NoticePending: claimed (recorded) and handed to delivery, no outcome

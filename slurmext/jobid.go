@@ -306,6 +306,22 @@ func (r JobRef) Compare(o JobRef) int {
 	return cmp.Or(cmp.Compare(rk, ok), cmp.Compare(rn, on), strings.Compare(rs, os))
 }
 
+// CompareJobIDs orders two job ids as Slurm prints them ("53_1",
+// "53_10", "60+1", "58") the way Slurm lists jobs (JobRef.Compare): -1,
+// 0 or +1. It is 0 when either is no job id (ParseJobRef refuses it),
+// leaving the order to the caller's next key.
+func CompareJobIDs(a, b string) int {
+	ra, err := ParseJobRef(a)
+	if err != nil {
+		return 0
+	}
+	rb, err := ParseJobRef(b)
+	if err != nil {
+		return 0
+	}
+	return ra.Compare(rb)
+}
+
 // compareJobIDs orders raw ids: numbers by value (canonical ones have no
 // leading zeros, so by length first), then anything else byte by byte.
 func compareJobIDs(a, b string) int {

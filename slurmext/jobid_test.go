@@ -265,3 +265,25 @@ func TestJobRefCompare(t *testing.T) {
 		}
 	}
 }
+
+func TestCompareJobIDs(t *testing.T) {
+	tests := []struct {
+		name, a, b string
+		want       int
+	}{
+		{"array tasks by index", "53_2", "53_10", -1},
+		{"plain id before its tasks", "53_1", "53", 1},
+		{"numbers by value", "100", "9", 1},
+		{"heterogeneous components", "60+1", "60+0", 1},
+		{"the same job", "58", "058", 0},
+		{"not a job id: no order", "abc", "9", 0},
+		{"a step: no order", "9", "53_1.batch", 0},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			if got := CompareJobIDs(tt.a, tt.b); got != tt.want {
+				t.Errorf("CompareJobIDs(%q, %q) = %d, want %d", tt.a, tt.b, got, tt.want)
+			}
+		})
+	}
+}

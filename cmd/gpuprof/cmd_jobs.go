@@ -1,8 +1,8 @@
 package main
 
 import (
+	"cmp"
 	"context"
-	"github.com/gpuprof/gpuprof/cliview"
 	"os"
 	"slices"
 	"strings"
@@ -12,6 +12,7 @@ import (
 	"github.com/spf13/pflag"
 
 	"github.com/gpuprof/gpuprof/analysis"
+	"github.com/gpuprof/gpuprof/cliview"
 	"github.com/gpuprof/gpuprof/ingest"
 	"github.com/gpuprof/gpuprof/profile"
 	"github.com/gpuprof/gpuprof/slurmext"
@@ -33,7 +34,7 @@ type jobsOptions struct {
 	Asc       bool
 	Local     bool
 	// Format is sacct-style --format: the table's columns (see
-	// jobsColumns); "help" lists them, as does HelpFormat.
+	// cliview.ParseJobsFormat); "help" lists them, as does HelpFormat.
 	Format     string
 	HelpFormat bool
 	// AnalysisConfig holds the thresholds GPUS and UTIL are derived
@@ -54,7 +55,7 @@ func (o *jobsOptions) AddFlags(fs *pflag.FlagSet) {
 	fs.StringVar(&o.Sort, "sort", "", "order by one of: "+strings.Join(store.SortKeys(), ", ")+" (default start, newest first)")
 	fs.BoolVar(&o.Asc, "reverse", false, "reverse the sort key's default direction")
 	fs.BoolVar(&o.Local, "local", false, "read this host's jobs (the local database, or the agent's query socket) even when a collector is configured")
-	fs.StringVarP(&o.Format, "format", "o", "", "the table's columns as sacct's --format takes them: names separated by commas, case-insensitive, each with an optional width (name%30 right-aligned, name%-30 left-aligned, a longer value cut with \"+\"); help lists them (default "+defaultJobsFormat+")")
+	fs.StringVarP(&o.Format, "format", "o", "", "the table's columns as sacct's --format takes them: names separated by commas, case-insensitive, each with an optional width (name%30 right-aligned, name%-30 left-aligned, a longer value cut with \"+\"); help lists them (default "+cliview.DefaultJobsFormat+")")
 	fs.BoolVar(&o.HelpFormat, "helpformat", false, "list the columns --format takes and exit, as sacct --helpformat does")
 	fs.StringVar(&o.AnalysisConfig, "analysis-config", "", "analysis thresholds (TOML; default: built in) for the GPUs used (idle_util_max), as show and tui take them")
 }
@@ -141,11 +142,11 @@ answers with that user's own jobs.`,
 		Args: usageArgs(cobra.NoArgs),
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			if o.HelpFormat || strings.EqualFold(strings.TrimSpace(o.Format), "help") {
-				return writeJobsFormatHelp(cmd.OutOrStdout())
+				return cliview.JobsFormatHelp(cmd.OutOrStdout())
 			}
-			fields, err := parseJobsFormat(o.Format)
+			fields, err := cliview.ParseJobsFormat(o.Format)
 			if err != nil {
-				return err
+				return usagef("%w", err)
 			}
 			f, err := o.filter()
 			if err != nil {
@@ -160,9 +161,9 @@ answers with that user's own jobs.`,
 				return err
 			}
 			if o.JSON {
-				return cliview.WriteJSON(cmd.OutOrStdout(), toJobJSON(views, c))
+				return cliview.WriteJSON(cmd.OutOrStdout(), cliview.JobsJSON(views, c))
 			}
-			return writeViewTable(cmd.OutOrStdout(), views, fields, c)
+			return cliview.JobsTable(cmd.OutOrStdout(), views, fields, c)
 		},
 	}
 	o.AddFlags(cmd.Flags())
@@ -170,24 +171,10 @@ answers with that user's own jobs.`,
 }
 
 // sortBySlurmID orders views by cluster, then as Slurm lists jobs (53_1,
-// 53_2, 53_10; see slurmext.JobRef.Compare), then by raw id.
+// 53_2, 53_10; slurmext.CompareJobIDs), then by raw id.
 func sortBySlurmID(views []store.JobView) {
-	refOf := func(v store.JobView) (slurmext.JobRef, bool) {
-		r, err := slurmext.ParseJobRef(v.SlurmID())
-		return r, err == nil
-	}
 	slices.SortStableFunc(views, func(a, b store.JobView) int {
-		if c := strings.Compare(a.Cluster, b.Cluster); c != 0 {
-			return c
-		}
-		ra, oka := refOf(a)
-		rb, okb := refOf(b)
-		if oka && okb {
-			if c := ra.Compare(rb); c != 0 {
-				return c
-			}
-		}
-		return strings.Compare(a.JobID, b.JobID)
+		return cmp.Or(strings.Compare(a.Cluster, b.Cluster), slurmext.CompareJobIDs(a.SlurmID(), b.SlurmID()), strings.Compare(a.JobID, b.JobID))
 	})
 }
 

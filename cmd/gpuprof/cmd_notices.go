@@ -1,11 +1,7 @@
 package main
 
 import (
-	"cmp"
 	"context"
-	"fmt"
-	"github.com/gpuprof/gpuprof/cliview"
-	"io"
 	"slices"
 	"strings"
 	"time"
@@ -13,10 +9,10 @@ import (
 	"github.com/spf13/cobra"
 	"github.com/spf13/pflag"
 
-	"github.com/gpuprof/gpuprof/analysis"
+	"github.com/gpuprof/gpuprof/cliview"
 	"github.com/gpuprof/gpuprof/jobsource"
+	"github.com/gpuprof/gpuprof/notice"
 	"github.com/gpuprof/gpuprof/profile"
-	"github.com/gpuprof/gpuprof/slurmext"
 	"github.com/gpuprof/gpuprof/store"
 )
 
@@ -35,13 +31,8 @@ func (o *noticesOptions) AddFlags(fs *pflag.FlagSet) {
 	fs.StringVar(&o.Until, "until", "", "only notices decided before this time (the forms of --since)")
 	fs.BoolVar(&o.JSON, "json", false, "print the notices as a JSON array (see docs/notices.md)")
 	fs.StringVar(&o.User, "user", "", "only notices about this user's jobs")
-	fs.StringVar(&o.Rule, "rule", "", "only notices of this rule: "+strings.Join(noticeRuleNames(), ", "))
+	fs.StringVar(&o.Rule, "rule", "", "only notices of this rule: "+strings.Join(profile.NoticeRules(), ", "))
 	fs.BoolVar(&o.Local, "local", false, "read this host's notices (the local database, or the agent's query socket) even when a collector is configured")
-}
-
-// noticeRuleNames are the rules --rule takes.
-func noticeRuleNames() []string {
-	return []string{profile.RuleIdleGPU, profile.RuleIdleJob, profile.RuleOversized, profile.RuleUnusedGPUs, profile.RuleCancel}
 }
 
 // noticeQuery is what gpuprof notices selects: the jobs to read (by
@@ -56,8 +47,8 @@ type noticeQuery struct {
 // query checks the flags; every malformed value is a usage error.
 func (o *noticesOptions) query(now time.Time) (noticeQuery, error) {
 	q := noticeQuery{rule: strings.TrimSpace(o.Rule)}
-	if q.rule != "" && !slices.Contains(noticeRuleNames(), q.rule) {
-		return q, usagef("--rule %q: want one of %s", cliview.Clean(o.Rule, 40), strings.Join(noticeRuleNames(), ", "))
+	if q.rule != "" && !slices.Contains(profile.NoticeRules(), q.rule) {
+		return q, usagef("--rule %q: want one of %s", cliview.Clean(o.Rule, 40), strings.Join(profile.NoticeRules(), ", "))
 	}
 	var err error
 	if q.since, q.until, err = timeWindow(o.Since, o.Until, now); err != nil {
@@ -69,9 +60,9 @@ func (o *noticesOptions) query(now time.Time) (noticeQuery, error) {
 	return q, nil
 }
 
-// noticeRow is one notice with the job it is about (jobsource.NoticeRow),
-// under the name the listing's renderers use.
-type noticeRow = jobsource.NoticeRow
+// noticeRow is one notice with the job it is about (notice.Row), under
+// the name the digest uses.
+type noticeRow = notice.Row
 
 // listNotices reads the notices q selects that the caller may see, newest
 // first (jobsource.Source.Notices).
@@ -111,9 +102,9 @@ the agent's query socket. See docs/notices.md.`,
 				return err
 			}
 			if o.JSON {
-				return cliview.WriteJSON(cmd.OutOrStdout(), nonNilRows(rows))
+				return cliview.NoticesJSON(cmd.OutOrStdout(), rows)
 			}
-			return writeNotices(cmd.OutOrStdout(), rows, q, nil)
+			return cliview.Notices(cmd.OutOrStdout(), rows, q.since, nil)
 		},
 	}
 	o.AddFlags(cmd.Flags())
@@ -121,90 +112,7 @@ the agent's query socket. See docs/notices.md.`,
 	return cmd
 }
 
-func nonNilRows(rows []noticeRow) []noticeRow {
-	if rows == nil {
-		return []noticeRow{}
-	}
-	return rows
-}
-
-// writeNotices prints rows, each as a heading line (time, job, node,
-// user, rule in words, GPUs, status in words) with what was seen, the fix
-// and, for a notice not sent, why, on the lines below; then how many of
-// each status. Instants are sacct's, in loc (nil: local).
-func writeNotices(w io.Writer, rows []noticeRow, q noticeQuery, loc *time.Location) error {
-	if len(rows) == 0 {
-		switch {
-		case !q.since.IsZero():
-			printf(w, "No notices since %s.\n", slurmext.FormatTime(q.since, loc))
-		default:
-			printf(w, "No notices.\n")
-		}
-		return nil
-	}
-	for i, r := range rows {
-		if i > 0 {
-			printf(w, "\n")
-		}
-		job := "job " + cliview.Clean(r.SlurmID, 64)
-		if r.SlurmID != r.JobID {
-			job += " (raw id " + cliview.Clean(r.JobID, 64) + ")"
-		}
-		gpus := "GPUs -"
-		if len(r.GPUs) > 0 {
-			gpus = "GPU"
-			if len(r.GPUs) > 1 {
-				gpus = "GPUs"
-			}
-			gpus += " " + slurmext.FormatIndexList(r.GPUs)
-		}
-		status := analysis.NoticeStatusWords(r.Status)
-		if r.Status == profile.NoticeSent && r.Recipient != "" {
-			status += " to " + cliview.Clean(r.Recipient, 120)
-		}
-		printf(w, "%s  %s on %s  user %s  %s  %s  %s\n", slurmext.FormatTime(r.Time, loc), job, cliview.Clean(r.Node, 64),
-			cliview.OrDash(cliview.Clean(r.User, 32)), analysis.NoticeRuleWords(r.Rule), gpus, cliview.Clean(status, 200))
-		if r.JobName != "" {
-			printf(w, "    job name:  %s\n", cliview.Clean(r.JobName, 120))
-		}
-		if r.Evidence != "" {
-			printf(w, "    seen:      %s\n", cliview.Clean(r.Evidence, 600))
-		}
-		if !r.Since.IsZero() {
-			printf(w, "    since:     %s\n", slurmext.FormatTime(r.Since, loc))
-		}
-		if r.Fix != "" {
-			printf(w, "    next time: %s\n", cliview.Clean(r.Fix, 200))
-		}
-		if r.Detail != "" {
-			printf(w, "    detail:    %s\n", cliview.Clean(r.Detail, 400))
-		}
-	}
-	printf(w, "\n%s\n", noticeCounting(rows))
-	return nil
-}
-
-// noticeCounting is the last line of the listing: "3 notices: 2 sent, 1
-// not sent: daily cap".
-func noticeCounting(rows []noticeRow) string {
-	counts := map[string]int{}
-	var order []string
-	for _, r := range rows {
-		if counts[r.Status] == 0 {
-			order = append(order, r.Status)
-		}
-		counts[r.Status]++
-	}
-	slices.SortFunc(order, func(a, b string) int {
-		return cmp.Or(counts[b]-counts[a], strings.Compare(a, b))
-	})
-	parts := make([]string, len(order))
-	for i, s := range order {
-		parts[i] = fmt.Sprintf("%d %s", counts[s], analysis.NoticeStatusWords(s))
-	}
-	word := "notices"
-	if len(rows) == 1 {
-		word = "notice"
-	}
-	return fmt.Sprintf("%d %s: %s", len(rows), word, strings.Join(parts, ", "))
-}
+// noticeCounting is the notices' counting line (cliview.NoticeCounting),
+// under the name the digest's renderer calls it by until it moves to
+// cliview too.
+func noticeCounting(rows []noticeRow) string { return cliview.NoticeCounting(rows) }

@@ -16,6 +16,7 @@ import (
 	"github.com/charmbracelet/x/exp/golden"
 
 	"github.com/gpuprof/gpuprof/analysis"
+	"github.com/gpuprof/gpuprof/cliview"
 	"github.com/gpuprof/gpuprof/internal/present"
 	"github.com/gpuprof/gpuprof/jobsource"
 	"github.com/gpuprof/gpuprof/store"
@@ -66,7 +67,7 @@ func TestOneJobOneAnswer(t *testing.T) {
 		if err != nil {
 			t.Fatalf("%s: %v", page, err)
 		}
-		var vs []jobJSON
+		var vs []cliview.JobJSON
 		if err := json.Unmarshal([]byte(out), &vs); err != nil {
 			t.Fatalf("%s: %v\n%s", page, err, out)
 		}

@@ -13,6 +13,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/gpuprof/gpuprof/cliview"
 	"github.com/gpuprof/gpuprof/history"
 	"github.com/gpuprof/gpuprof/profile"
 	"github.com/gpuprof/gpuprof/store"
@@ -110,7 +111,7 @@ func TestShowSlurmJobIDs(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			var vs []jobJSON
+			var vs []cliview.JobJSON
 			if err := json.Unmarshal([]byte(js), &vs); err != nil {
 				t.Fatal(err)
 			}

@@ -9,6 +9,8 @@ import (
 	"time"
 
 	"github.com/charmbracelet/x/ansi"
+
+	"github.com/gpuprof/gpuprof/cliview"
 )
 
 // TestJobsTableWidth: `gpuprof jobs` with 4-GPU jobs, CJK and emoji names
@@ -189,31 +191,6 @@ func TestJobsFormat(t *testing.T) {
 	}
 }
 
-// TestSacctCut checks %N against sacct's own output: "jobname%5" of
-// "training" prints "trai+", of "ab" prints "   ab", and "%-5" "ab   ".
-func TestSacctCut(t *testing.T) {
-	for _, tc := range []struct {
-		in    string
-		n     int
-		right bool
-		want  string
-	}{
-		{"training", 5, true, "trai+"},
-		{"ab", 5, true, "   ab"},
-		{"ab", 5, false, "ab   "},
-		{"exact", 5, true, "exact"},
-		{"训练模型", 5, false, "训练+"},
-		{"训练模型", 6, true, " 训练+"},
-	} {
-		if got := sacctCut(tc.in, tc.n, tc.right); got != tc.want {
-			t.Errorf("sacctCut(%q, %d, %v) = %q, want %q", tc.in, tc.n, tc.right, got, tc.want)
-		}
-		if w := ansi.StringWidth(sacctCut(tc.in, tc.n, tc.right)); w != tc.n {
-			t.Errorf("sacctCut(%q, %d) is %d cells", tc.in, tc.n, w)
-		}
-	}
-}
-
 // TestJobsFormatErrors: an unknown column or a bad width is a usage
 // error (exit 2) naming the known columns; --format=help and --helpformat
 // list every column.
@@ -246,10 +223,12 @@ func TestJobsFormatErrors(t *testing.T) {
 		if code != exitOK {
 			t.Errorf("%v: exit %d", args, code)
 		}
-		for _, c := range jobsColumns {
-			if !strings.Contains(out, c.key+" ") {
-				t.Errorf("%v: help lacks column %q:\n%s", args, c.key, out)
-			}
+		var help strings.Builder
+		if err := cliview.JobsFormatHelp(&help); err != nil {
+			t.Fatal(err)
+		}
+		if out != help.String() {
+			t.Errorf("%v: printed\n%s\nwant the column list (cliview.JobsFormatHelp)\n%s", args, out, help.String())
 		}
 	}
 }

@@ -9,6 +9,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/gpuprof/gpuprof/cliview"
 	"github.com/gpuprof/gpuprof/gpu"
 	"github.com/gpuprof/gpuprof/profile"
 	"github.com/gpuprof/gpuprof/store"
@@ -64,7 +65,7 @@ func TestRunningJobShowsSlurmFacts(t *testing.T) {
 		if err != nil {
 			t.Fatalf("%v: %v", args, err)
 		}
-		var v []jobJSON
+		var v []cliview.JobJSON
 		if err := json.Unmarshal([]byte(out), &v); err != nil || len(v) != 1 {
 			t.Fatalf("%v: %v, %d jobs\n%s", args, err, len(v), out)
 		}

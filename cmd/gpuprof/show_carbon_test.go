@@ -8,6 +8,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/gpuprof/gpuprof/cliview"
 )
 
 // TestShowCO2e: with a configured emission factor show gives a job's CO2e
@@ -45,7 +47,7 @@ func TestShowCO2e(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	var v []jobJSON
+	var v []cliview.JobJSON
 	if err := json.Unmarshal([]byte(js), &v); err != nil || len(v) != 1 {
 		t.Fatalf("show --json: %v\n%s", err, js)
 	}

@@ -11,6 +11,7 @@ import (
 
 	"github.com/charmbracelet/x/exp/golden"
 
+	"github.com/gpuprof/gpuprof/cliview"
 	"github.com/gpuprof/gpuprof/gpu"
 	"github.com/gpuprof/gpuprof/profile"
 	"github.com/gpuprof/gpuprof/slurmext"
@@ -198,7 +199,7 @@ func TestShowGolden(t *testing.T) {
 			if err != nil {
 				t.Fatalf("show --json %s: %v", id, err)
 			}
-			var v []jobJSON
+			var v []cliview.JobJSON
 			if err := json.Unmarshal([]byte(out), &v); err != nil || len(v) != 1 || len(v[0].GPUs) == 0 {
 				t.Fatalf("show --json %s: %v, %d jobs", id, err, len(v))
 			}
@@ -306,50 +307,6 @@ func TestShowJSONHostUsage(t *testing.T) {
 		var got slurmext.HostUsage
 		if err := json.Unmarshal(raw, &got); err != nil || got != want {
 			t.Errorf("job %s: usage %s (%v), want %+v", id, raw, err, want)
-		}
-	}
-}
-
-// The CPU line says why an efficiency cannot be computed.
-func TestHostUsageLines(t *testing.T) {
-	start := time.Date(2026, 11, 3, 13, 0, 0, 0, time.UTC)
-	cpu := slurmext.HostUsage{TotalCPU: 90 * time.Minute, TotalCPUValid: true}
-	tests := []struct {
-		name string
-		r    *slurmext.JobRecord
-		want []string
-	}{
-		{"no scheduler record", nil, []string{
-			"CPU efficiency unknown: TotalCPU not imported (sacct -j 9 -o TotalCPU shows it)",
-			"host memory peak unknown: MaxRSS not imported (sacct -j 9 -o MaxRSS shows it)"}},
-		{"all known", &slurmext.JobRecord{JobID: "9", Start: start, End: start.Add(time.Hour), CPUs: 2, Usage: slurmext.HostUsage{
-			TotalCPU: 90 * time.Minute, TotalCPUValid: true, MemPeak: 3 << 29, MemPeakValid: true, ReqMem: 4 << 30, ReqMemValid: true}},
-			[]string{"CPU efficiency 75 % (01:30:00 of 02:00:00 core time)", "host memory peak 1.5 GiB of 4 GiB requested (38 %)"}},
-		{"no run time", &slurmext.JobRecord{JobID: "9", Start: start, End: start, CPUs: 2, Usage: cpu},
-			[]string{"CPU efficiency unknown (01:30:00 of CPU time, but no run time to compare it with)",
-				"host memory peak unknown: MaxRSS not imported (sacct -j 9 -o MaxRSS shows it)"}},
-		{"CPUs unknown, request from ReqTRES", &slurmext.JobRecord{JobID: "9", Start: start, End: start.Add(time.Hour), Usage: slurmext.HostUsage{
-			TotalCPU: 90 * time.Minute, TotalCPUValid: true, MemPeak: 1 << 30, MemPeakValid: true}, ReqTRES: "cpu=2,mem=2G"},
-			[]string{"CPU efficiency unknown (01:30:00 of CPU time, but the number of CPUs allocated is unknown)",
-				"host memory peak 1 GiB of 2 GiB requested (50 %)"}},
-		{"request unknown", &slurmext.JobRecord{JobID: "9", Usage: slurmext.HostUsage{MemPeak: 1 << 30, MemPeakValid: true}},
-			[]string{"CPU efficiency unknown: TotalCPU not imported (sacct -j 9 -o TotalCPU shows it)",
-				"host memory peak 1 GiB (the request is unknown)"}},
-		// Issue #30: the import read the job's steps and sacct had no
-		// MaxRSS or TotalCPU for it: unknown, with no command that would
-		// show nothing either.
-		{"imported, sacct had none", &slurmext.JobRecord{JobID: "9", Start: start, End: start.Add(time.Hour), CPUs: 2,
-			Usage: slurmext.HostUsage{TotalCPURead: true, MemPeakRead: true, ReqMem: 4 << 30, ReqMemValid: true}},
-			[]string{"CPU efficiency unknown: Slurm's accounting recorded no CPU time for it (TotalCPU empty)",
-				"host memory peak unknown: Slurm's accounting recorded none (MaxRSS empty); 4 GiB requested"}},
-		{"peak imported empty, no request", &slurmext.JobRecord{JobID: "9", Usage: slurmext.HostUsage{MemPeakRead: true}},
-			[]string{"CPU efficiency unknown: TotalCPU not imported (sacct -j 9 -o TotalCPU shows it)",
-				"host memory peak unknown: Slurm's accounting recorded none (MaxRSS empty)"}},
-	}
-	for _, tt := range tests {
-		v := store.JobView{Cluster: "lab", JobID: "9", Sched: tt.r}
-		if got := hostUsageLines(v); strings.Join(got, "\n") != strings.Join(tt.want, "\n") {
-			t.Errorf("%s:\n got %q\nwant %q", tt.name, got, tt.want)
 		}
 	}
 }

@@ -1,4 +1,7 @@
-package main
+package cliview
+
+// jobjson.go is the JSON of gpuprof jobs --json and show --json
+// (docs/json.md).
 
 import (
 	"math"
@@ -11,10 +14,10 @@ import (
 	"github.com/gpuprof/gpuprof/store"
 )
 
-// jobJSON is one element of `jobs --json` and `show --json` (docs/json.md).
+// JobJSON is one element of `jobs --json` and `show --json` (docs/json.md).
 // Derived values are null when their inputs are missing: never a zero that
 // looks measured.
-type jobJSON struct {
+type JobJSON struct {
 	Cluster string `json:"cluster"`
 	JobID   string `json:"job_id"` // raw id (SLURM_JOB_ID)
 	// DisplayID is the id as Slurm prints it ("53_1", "60+1"); the raw
@@ -45,7 +48,7 @@ type jobJSON struct {
 	CPUEfficiency *float64 `json:"cpu_efficiency"`
 	// GPUs summarises every profile's GPUs, in profile order: the numbers
 	// show prints, beside the raw series and histogram in Profiles.
-	GPUs []gpuSummaryJSON `json:"gpus"`
+	GPUs []GPUSummaryJSON `json:"gpus"`
 	// CO2eKg is the job's emissions, kg CO2e, by the configured factor
 	// ([carbon]: Carbon names it; show --json only): absent without a
 	// factor, and without the energy of every GPU or a factor for every
@@ -54,8 +57,8 @@ type jobJSON struct {
 	Carbon string   `json:"carbon,omitempty"`
 }
 
-// gpuSummaryJSON is one GPU of a job, summarised (null: not measured).
-type gpuSummaryJSON struct {
+// GPUSummaryJSON is one GPU of a job, summarised (null: not measured).
+type GPUSummaryJSON struct {
 	Node           string   `json:"node"`
 	UUID           string   `json:"uuid"`
 	SlurmIndex     int      `json:"slurm_index"`
@@ -71,23 +74,23 @@ type gpuSummaryJSON struct {
 	XIDCodes       []uint64 `json:"xid_codes"`
 	// XIDs are XIDCodes named and classed (gpu.XID), each with the
 	// events of it among those kept.
-	XIDs []xidJSON `json:"xids"`
+	XIDs []XIDJSON `json:"xids"`
 	// Activity is what GPM measured (Hopper and later); null where no
 	// reading came: unknown, not idle.
-	Activity *activityJSON `json:"activity"`
+	Activity *ActivityJSON `json:"activity"`
 }
 
-// xidJSON is one XID code of a GPU.
-type xidJSON struct {
+// XIDJSON is one XID code of a GPU.
+type XIDJSON struct {
 	Code  uint64 `json:"code"`
 	Name  string `json:"name"`
 	Class string `json:"class"` // application, hardware or unclassified
 	Count int    `json:"count"`
 }
 
-// activityJSON summarises a GPU's GPM activity, percent (null: no reading
+// ActivityJSON summarises a GPU's GPM activity, percent (null: no reading
 // of that metric).
-type activityJSON struct {
+type ActivityJSON struct {
 	// Scope is whose activity it was: gpu (the job's GPU), mig (its MIG
 	// instance) or shared_gpu (the whole GPU while other jobs held it
 	// too: not the job's share).
@@ -106,7 +109,7 @@ type activityJSON struct {
 	FP16Mean        *float64 `json:"fp16_mean"`
 }
 
-func toActivityJSON(a *profile.Activity) *activityJSON {
+func toActivityJSON(a *profile.Activity) *ActivityJSON {
 	if a == nil {
 		return nil
 	}
@@ -123,50 +126,50 @@ func toActivityJSON(a *profile.Activity) *activityJSON {
 		}
 		return nil
 	}
-	out := &activityJSON{Scope: a.Scope, Seconds: a.Seconds,
+	out := &ActivityJSON{Scope: a.Scope, Seconds: a.Seconds,
 		SMMean: mean(a.SM), SMP95: p95(a.SM), TensorMean: mean(a.Tensor), TensorP95: p95(a.Tensor),
 		DRAMMean: mean(a.DRAM), DRAMP95: p95(a.DRAM), SMOccupancyMean: mean(a.SMOccupancy),
 		FP64Mean: mean(a.FP64), FP32Mean: mean(a.FP32), FP16Mean: mean(a.FP16)}
 	if a.SM.N > 0 {
-		out.SMMax = ptr(a.SM.Max)
+		out.SMMax = jsonPtr(a.SM.Max)
 	}
 	return out
 }
 
 // gpuSummaries are the summaries of every GPU of a job's profiles.
-func gpuSummaries(profiles []profile.Job) []gpuSummaryJSON {
-	out := []gpuSummaryJSON{}
+func gpuSummaries(profiles []profile.Job) []GPUSummaryJSON {
+	out := []GPUSummaryJSON{}
 	for _, p := range profiles {
 		for k := range p.GPUs {
 			g := &p.GPUs[k]
-			s := gpuSummaryJSON{Node: p.Node, UUID: g.UUID, SlurmIndex: g.SlurmIndex, Model: g.Model, XIDCount: g.XIDCount,
-				XIDCodes: []uint64{}, XIDs: []xidJSON{}, Activity: toActivityJSON(g.Activity)}
+			s := GPUSummaryJSON{Node: p.Node, UUID: g.UUID, SlurmIndex: g.SlurmIndex, Model: g.Model, XIDCount: g.XIDCount,
+				XIDCodes: []uint64{}, XIDs: []XIDJSON{}, Activity: toActivityJSON(g.Activity)}
 			if g.MemSamples > 0 {
-				s.MemPeakBytes = ptr(g.MemPeak)
+				s.MemPeakBytes = jsonPtr(g.MemPeak)
 			}
 			if g.MemoryTotal > 0 {
-				s.MemTotalBytes = ptr(g.MemoryTotal)
+				s.MemTotalBytes = jsonPtr(g.MemoryTotal)
 			}
 			if m, ok := g.UtilMean(); ok {
-				s.UtilMean = ptr(m)
+				s.UtilMean = jsonPtr(m)
 			}
 			if v, ok := g.UtilPercentile(95); ok {
-				s.UtilP95 = ptr(v)
+				s.UtilP95 = jsonPtr(v)
 			}
 			if f, ok := g.IdleFraction(); ok {
-				s.IdleFraction = ptr(f)
+				s.IdleFraction = jsonPtr(f)
 			}
 			if g.EnergyValid {
-				s.EnergyJoules = ptr(g.EnergyJ)
+				s.EnergyJoules = jsonPtr(g.EnergyJ)
 			}
 			if g.TempValid {
-				s.MaxTempCelsius = ptr(int(g.MaxTempC))
+				s.MaxTempCelsius = jsonPtr(int(g.MaxTempC))
 			}
 			for _, x := range g.XIDs {
 				if !slices.Contains(s.XIDCodes, x.Code) {
 					s.XIDCodes = append(s.XIDCodes, x.Code)
 					info := gpu.XID(x.Code)
-					s.XIDs = append(s.XIDs, xidJSON{Code: x.Code, Name: info.Name, Class: string(info.Class)})
+					s.XIDs = append(s.XIDs, XIDJSON{Code: x.Code, Name: info.Name, Class: string(info.Class)})
 				}
 				s.XIDs[slices.Index(s.XIDCodes, x.Code)].Count++
 			}
@@ -176,7 +179,7 @@ func gpuSummaries(profiles []profile.Job) []gpuSummaryJSON {
 	return out
 }
 
-func ptr[T any](v T) *T { return &v }
+func jsonPtr[T any](v T) *T { return &v }
 
 // What a job view can lack.
 const (
@@ -184,15 +187,16 @@ const (
 	missingProfile = "gpu_profile"    // no GPU readings (e.g. history from sacct, or a job with no GPU)
 )
 
-// toJobJSON is jobs --json and show --json; c is the analysis
-// configuration the held/used and utilisation figures are derived under.
-func toJobJSON(views []store.JobView, c analysis.Config) []jobJSON {
-	out := make([]jobJSON, 0, len(views))
+// JobsJSON is jobs --json and show --json, one element per view; c is
+// the analysis configuration the held/used and utilisation figures are
+// derived under.
+func JobsJSON(views []store.JobView, c analysis.Config) []JobJSON {
+	out := make([]JobJSON, 0, len(views))
 	for _, v := range views {
-		j := jobJSON{Cluster: v.Cluster, JobID: v.JobID, DisplayID: v.SlurmID(), Sched: v.Sched, Running: v.RunningRecord(),
-			Profiles: v.Profiles, Missing: missing(v), GPUs: gpuSummaries(v.Profiles)}
+		j := JobJSON{Cluster: v.Cluster, JobID: v.JobID, DisplayID: v.SlurmID(), Sched: v.Sched, Running: v.RunningRecord(),
+			Profiles: v.Profiles, Missing: missingParts(v), GPUs: gpuSummaries(v.Profiles)}
 		if s := v.SchedView(); s != nil && s.State != "" {
-			j.State = ptr(s.State)
+			j.State = jsonPtr(s.State)
 		}
 		if j.Profiles == nil {
 			j.Profiles = []profile.Job{}
@@ -216,17 +220,17 @@ func toJobJSON(views []store.JobView, c analysis.Config) []jobJSON {
 		shown := shownOf(v, c)
 		j.GPUsHeld = shown.GPUs
 		if shown.UsedKnown {
-			j.GPUsUsed = ptr(shown.Used)
+			j.GPUsUsed = jsonPtr(shown.Used)
 		}
 		if shown.UtilKnown {
-			j.UtilMean = ptr(math.Round(shown.Util*1e6) / 1e6)
+			j.UtilMean = jsonPtr(math.Round(shown.Util*1e6) / 1e6)
 		}
 		out = append(out, j)
 	}
 	return out
 }
 
-func missing(v store.JobView) []string {
+func missingParts(v store.JobView) []string {
 	m := []string{}
 	if v.Sched == nil {
 		m = append(m, missingSched)

@@ -1,11 +1,11 @@
-package main
+package cliview
 
-// jobs_table.go prints the table of gpuprof jobs, whose columns
-// --format chooses as sacct's --format does.
+// jobs.go prints the table of gpuprof jobs, whose columns --format
+// chooses as sacct's --format does.
 
 import (
+	"errors"
 	"fmt"
-	"github.com/gpuprof/gpuprof/cliview"
 	"io"
 	"slices"
 	"strconv"
@@ -44,13 +44,13 @@ type jobsRow struct {
 // jobsColumns are the columns --format may name, in the order
 // --format=help lists them.
 var jobsColumns = []jobsColumn{
-	{key: "jobid", header: "JOBID", help: "Slurm's job id (53_1 for an array task, 60+1 for a heterogeneous component)", cell: func(r *jobsRow) string { return cliview.Clean(r.v.SlurmID(), 24) }},
-	{key: "name", header: "NAME", help: "the job's name, cut to 10 cells (name%40 for more)", cut: 10, cell: func(r *jobsRow) string { return cliview.OrDash(r.name) }},
-	{key: "jobname", header: "NAME", help: "the same as name (sacct's JobName)", cut: 10, cell: func(r *jobsRow) string { return cliview.OrDash(r.name) }},
-	{key: "user", header: "USER", help: "the job's user, cut to 7 cells (user%16 for more)", cut: 7, cell: func(r *jobsRow) string { return cliview.OrDash(r.user) }},
-	{key: "account", header: "ACCOUNT", help: "the job's account, cut to 8 cells (account%16 for more)", cut: 8, cell: func(r *jobsRow) string { return cliview.OrDash(r.account) }},
-	{key: "partition", header: "PARTITION", help: "the job's partition, cut to 10 cells", cut: 10, cell: func(r *jobsRow) string { return cliview.OrDash(r.partition) }},
-	{key: "state", header: "STATE", help: "the job's state as sacct writes it, or a profile's status (running, finished)", cell: func(r *jobsRow) string { return cliview.OrDash(r.state) }},
+	{key: "jobid", header: "JOBID", help: "Slurm's job id (53_1 for an array task, 60+1 for a heterogeneous component)", cell: func(r *jobsRow) string { return Clean(r.v.SlurmID(), 24) }},
+	{key: "name", header: "NAME", help: "the job's name, cut to 10 cells (name%40 for more)", cut: 10, cell: func(r *jobsRow) string { return OrDash(r.name) }},
+	{key: "jobname", header: "NAME", help: "the same as name (sacct's JobName)", cut: 10, cell: func(r *jobsRow) string { return OrDash(r.name) }},
+	{key: "user", header: "USER", help: "the job's user, cut to 7 cells (user%16 for more)", cut: 7, cell: func(r *jobsRow) string { return OrDash(r.user) }},
+	{key: "account", header: "ACCOUNT", help: "the job's account, cut to 8 cells (account%16 for more)", cut: 8, cell: func(r *jobsRow) string { return OrDash(r.account) }},
+	{key: "partition", header: "PARTITION", help: "the job's partition, cut to 10 cells", cut: 10, cell: func(r *jobsRow) string { return OrDash(r.partition) }},
+	{key: "state", header: "STATE", help: "the job's state as sacct writes it, or a profile's status (running, finished)", cell: func(r *jobsRow) string { return OrDash(r.state) }},
 	{key: "startshort", header: "START", help: "start time, local, month to minute (MM-DDTHH:MM)", cell: func(r *jobsRow) string { return r.startShort }},
 	{key: "start", header: "START", help: "start time, local, as sacct writes it (YYYY-MM-DDTHH:MM:SS)", cell: func(r *jobsRow) string { return r.start }},
 	{key: "wait", header: "WAIT", right: true, help: "time from eligible to start ([D-]HH:MM:SS)", cell: func(r *jobsRow) string { return r.wait }},
@@ -64,34 +64,34 @@ var jobsColumns = []jobsColumn{
 	{key: "notes", header: "NOTES", help: "idle-gpu, prealloc, shared, xid, partial, and which part of the record is missing", cell: func(r *jobsRow) string { return r.notes }},
 }
 
-// defaultJobsFormat is the table without --format. Its START is
+// DefaultJobsFormat is the jobs table without --format. Its START is
 // "startshort" (MM-DDTHH:MM, the tail of sacct's form without year and
 // seconds) rather than sacct's full YYYY-MM-DDTHH:MM:SS: the eight cells
 // saved keep a line with 4-GPU jobs within 120 columns
 // (TestJobsTableWidth), and the year and seconds are in `show` and in the
 // "start" column that --format=...,start adds.
-const defaultJobsFormat = "jobid,name,user,account,partition,state,startshort,wait,elapsed,gpus,mem,util,notes"
+const DefaultJobsFormat = "jobid,name,user,account,partition,state,startshort,wait,elapsed,gpus,mem,util,notes"
 
-// jobsField is a column --format chose, with sacct's %N width: the cell
+// JobsField is a column --format chose, with sacct's %N width: the cell
 // padded or cut (the last cell kept replaced by "+", as sacct marks a
 // cut) to width cells; width 0 means sized to the content. A positive N
 // right-aligns and a negative one left-aligns, as in sacct; without %N
 // the column keeps its own alignment.
-type jobsField struct {
+type JobsField struct {
 	col   jobsColumn
 	width int
 	right bool
 }
 
-// parseJobsFormat reads a --format value: column names separated by
-// commas, case-insensitive, each with an optional %N or %-N width. An
-// unknown name or a malformed width is a usage error naming the known
-// columns.
-func parseJobsFormat(s string) ([]jobsField, error) {
+// ParseJobsFormat reads a --format value of gpuprof jobs: column names
+// separated by commas, case-insensitive, each with an optional %N or %-N
+// width; "" is DefaultJobsFormat. An unknown name or a malformed width is
+// an error naming the known columns (the command's usage error).
+func ParseJobsFormat(s string) ([]JobsField, error) {
 	if strings.TrimSpace(s) == "" {
-		s = defaultJobsFormat
+		s = DefaultJobsFormat
 	}
-	var fields []jobsField
+	var fields []JobsField
 	for _, item := range strings.Split(s, ",") {
 		item = strings.TrimSpace(item)
 		if item == "" {
@@ -100,20 +100,20 @@ func parseJobsFormat(s string) ([]jobsField, error) {
 		name, width, hasWidth := strings.Cut(item, "%")
 		i := slices.IndexFunc(jobsColumns, func(c jobsColumn) bool { return strings.EqualFold(c.key, name) })
 		if i < 0 {
-			return nil, usagef("--format: unknown column %q; known: %s (--format=help describes them)", cliview.Clean(name, 40), strings.Join(jobsColumnKeys(), ", "))
+			return nil, fmt.Errorf("--format: unknown column %q; known: %s (--format=help describes them)", Clean(name, 40), strings.Join(jobsColumnKeys(), ", "))
 		}
-		f := jobsField{col: jobsColumns[i], right: jobsColumns[i].right}
+		f := JobsField{col: jobsColumns[i], right: jobsColumns[i].right}
 		if hasWidth {
 			n, err := strconv.Atoi(width)
 			if err != nil || n == 0 {
-				return nil, usagef("--format: %q: want a width such as %s%%20 (right-aligned) or %s%%-20 (left-aligned), as sacct takes it", cliview.Clean(item, 40), name, name)
+				return nil, fmt.Errorf("--format: %q: want a width such as %s%%20 (right-aligned) or %s%%-20 (left-aligned), as sacct takes it", Clean(item, 40), name, name)
 			}
 			f.width, f.right = max(n, -n), n > 0
 		}
 		fields = append(fields, f)
 	}
 	if len(fields) == 0 {
-		return nil, usagef("--format: no column named; known: %s", strings.Join(jobsColumnKeys(), ", "))
+		return nil, errors.New("--format: no column named; known: " + strings.Join(jobsColumnKeys(), ", "))
 	}
 	return fields, nil
 }
@@ -126,17 +126,17 @@ func jobsColumnKeys() []string {
 	return keys
 }
 
-// writeJobsFormatHelp lists the columns --format takes, as sacct
+// JobsFormatHelp lists the columns gpuprof jobs --format takes, as sacct
 // --helpformat does, with what each shows.
-func writeJobsFormatHelp(w io.Writer) error {
-	t := cliview.NewTable("COLUMN", "HEADER", "SHOWS")
+func JobsFormatHelp(w io.Writer) error {
+	t := NewTable("COLUMN", "HEADER", "SHOWS")
 	for _, c := range jobsColumns {
 		t.Row(c.key, c.header, c.help)
 	}
 	if err := t.Write(w); err != nil {
 		return err
 	}
-	_, err := fmt.Fprintf(w, "\nDefault: --format=%s\nA width as sacct takes it: name%%30 (right-aligned, cut with \"+\"), name%%-30 (left-aligned).\n", defaultJobsFormat)
+	_, err := fmt.Fprintf(w, "\nDefault: --format=%s\nA width as sacct takes it: name%%30 (right-aligned, cut with \"+\"), name%%-30 (left-aligned).\n", DefaultJobsFormat)
 	return err
 }
 
@@ -154,15 +154,15 @@ func sacctCut(s string, n int, right bool) string {
 	return s + pad
 }
 
-// writeViewTable prints one line per job with the columns fields names,
-// padded by display width so that wide names keep the columns straight:
-// durations as Slurm writes them ([D-]HH:MM:SS), GPUS as held/used and
-// UTIL as the mean over the job's GPUs (analysis.Shown, as show, the TUI
-// and the report), and memory as the largest peak over its GPUs with "×N"
-// for N GPUs. In the default format names
-// are cut to 10 cells, users to 7 and accounts to 8, so that a line with
-// 4-GPU jobs fits 120 columns.
-func writeViewTable(w io.Writer, views []store.JobView, fields []jobsField, c analysis.Config) error {
+// JobsTable prints gpuprof jobs' table, one line per job with the
+// columns fields names, padded by display width so that wide names keep
+// the columns straight: durations as Slurm writes them ([D-]HH:MM:SS),
+// GPUS as held/used and UTIL as the mean over the job's GPUs
+// (analysis.Shown under c, as show, the TUI and the report), and memory
+// as the largest peak over its GPUs with "×N" for N GPUs. In the default
+// format names are cut to 10 cells, users to 7 and accounts to 8, so
+// that a line with 4-GPU jobs fits 120 columns.
+func JobsTable(w io.Writer, views []store.JobView, fields []JobsField, c analysis.Config) error {
 	header := make([]string, len(fields))
 	for i, f := range fields {
 		header[i] = f.col.header
@@ -173,7 +173,7 @@ func writeViewTable(w io.Writer, views []store.JobView, fields []jobsField, c an
 			}
 		}
 	}
-	t := cliview.NewTable(header...)
+	t := NewTable(header...)
 	t.Gap = " " // as sacct separates its columns, so that 4-GPU jobs fit 120
 	for i, f := range fields {
 		t.Right[i] = f.right
@@ -188,7 +188,7 @@ func writeViewTable(w io.Writer, views []store.JobView, fields []jobsField, c an
 			case f.width > 0:
 				cells[i] = sacctCut(c, f.width, f.right)
 			case f.col.cut > 0:
-				cells[i] = cliview.FitWidth(c, f.col.cut)
+				cells[i] = FitWidth(c, f.col.cut)
 			default:
 				cells[i] = c
 			}
@@ -205,7 +205,7 @@ func writeViewTable(w io.Writer, views []store.JobView, fields []jobsField, c an
 func newJobsRow(v store.JobView, c analysis.Config) jobsRow {
 	r := jobsRow{v: v, start: "-", startShort: "-", wait: "-", ran: "-", state: "-"}
 	if s := v.SchedView(); s != nil {
-		r.name, r.user, r.account, r.partition, r.state = cliview.Clean(s.Name, 64), cliview.Clean(s.User, 16), cliview.Clean(s.Account, 16), cliview.Clean(s.Partition, 16), cliview.Clean(s.State, 24)
+		r.name, r.user, r.account, r.partition, r.state = Clean(s.Name, 64), Clean(s.User, 16), Clean(s.Account, 16), Clean(s.Partition, 16), Clean(s.State, 24)
 		if !s.Start.IsZero() {
 			r.start, r.startShort = slurmext.FormatTime(s.Start, nil), s.Start.Local().Format(jobsStartShort)
 		}
@@ -215,13 +215,13 @@ func newJobsRow(v store.JobView, c analysis.Config) jobsRow {
 		if d, ok := s.Elapsed(); ok {
 			r.ran = slurmext.FormatDuration(d, false)
 		} else if v.Sched == nil {
-			r.ran = elapsed(v.Profiles[0]) // running: up to its last reading
+			r.ran = profileElapsed(v.Profiles[0]) // running: up to its last reading
 		}
 	} else if len(v.Profiles) > 0 {
 		p := v.Profiles[0]
-		r.user, r.account, r.partition, r.state = cliview.Clean(p.User, 16), cliview.Clean(p.Account, 16), cliview.Clean(p.Partition, 16), cliview.Clean(p.Status, 24)
+		r.user, r.account, r.partition, r.state = Clean(p.User, 16), Clean(p.Account, 16), Clean(p.Partition, 16), Clean(p.Status, 24)
 		r.start, r.startShort = slurmext.FormatTime(p.Start, nil), p.Start.Local().Format(jobsStartShort)
-		r.ran = elapsed(p)
+		r.ran = profileElapsed(p)
 	}
 	shown := shownOf(v, c)
 	r.gpus = present.GPUs(shown.GPUs, shown.Used, shown.UsedKnown)
@@ -235,23 +235,23 @@ func newJobsRow(v store.JobView, c analysis.Config) jobsRow {
 				peaks++
 			}
 			for cond, note := range map[bool]string{g.IdleAllocation: "idle-gpu", g.Preallocated: "prealloc", g.Shared: "shared", g.XIDCount > 0: "xid"} {
-				if cond {
-					notes = appendOnce(notes, note)
+				if cond && !slices.Contains(notes, note) {
+					notes = append(notes, note)
 				}
 			}
 		}
-		if p.Partial {
-			notes = appendOnce(notes, "partial")
+		if p.Partial && !slices.Contains(notes, "partial") {
+			notes = append(notes, "partial")
 		}
 	}
 	slices.Sort(notes)
-	for _, m := range missing(v) {
+	for _, m := range missingParts(v) {
 		notes = append(notes, "no "+strings.ReplaceAll(m, "_", "-"))
 	}
-	r.notes = cliview.OrDash(strings.Join(notes, ","))
+	r.notes = OrDash(strings.Join(notes, ","))
 	r.mem, r.util = "-", "-"
 	if peaks > 0 {
-		r.mem = present.GiB(peak) + times(peaks)
+		r.mem = present.GiB(peak) + timesN(peaks)
 	}
 	if shown.UtilKnown {
 		r.util = present.Util(shown.Util) + " %" // "48 %"
@@ -291,11 +291,11 @@ func activityCell(v store.JobView, stat func(*profile.Activity) profile.Activity
 }
 
 // jobsStartShort is the layout of the default START column: sacct's
-// instant without year and seconds (see defaultJobsFormat).
+// instant without year and seconds (see DefaultJobsFormat).
 const jobsStartShort = "01-02T15:04"
 
-// times is "×n" for a value that is the largest of n GPUs' (n > 1).
-func times(n int) string {
+// timesN is "×n" for a value that is the largest of n GPUs' (n > 1).
+func timesN(n int) string {
 	if n > 1 {
 		return "×" + strconv.Itoa(n)
 	}

@@ -1,0 +1,470 @@
+package cliview
+
+// show.go prints gpuprof show: one job's scheduler view, its profile on
+// every node it ran on, the analysis and the hints.
+
+import (
+	"fmt"
+	"io"
+	"strings"
+	"time"
+
+	"github.com/gpuprof/gpuprof/analysis"
+	"github.com/gpuprof/gpuprof/gpu"
+	"github.com/gpuprof/gpuprof/internal/present"
+	"github.com/gpuprof/gpuprof/internal/spark"
+	"github.com/gpuprof/gpuprof/profile"
+	"github.com/gpuprof/gpuprof/slurmext"
+	"github.com/gpuprof/gpuprof/store"
+)
+
+// maxShowNames bounds how many ids the line above several jobs lists.
+const maxShowNames = 20
+
+// Show prints the jobs the id ref names (views, in the order given) as
+// gpuprof show does: when it names several, a line naming them (at most
+// maxShowNames, each with its cluster when they span several), then each
+// job's detail (see writeJobDetail) under c, with carbon's CO2e line and
+// the hints drawn from types(cluster), the GPU types of the job's
+// cluster (nil: none known).
+func Show(w io.Writer, ref slurmext.JobRef, views []store.JobView, c analysis.Config, carbon ShowCarbon, types func(cluster string) []analysis.GPUType) {
+	if len(views) > 1 {
+		clusters := map[string]bool{}
+		for _, v := range views {
+			clusters[v.Cluster] = true
+		}
+		names := make([]string, 0, min(len(views), maxShowNames))
+		for _, v := range views[:min(len(views), maxShowNames)] {
+			name := Clean(v.SlurmID(), 64)
+			if len(clusters) > 1 {
+				name += " (cluster " + Clean(v.Cluster, 64) + ")"
+			}
+			names = append(names, name)
+		}
+		more := ""
+		if len(views) > maxShowNames {
+			more = fmt.Sprintf(" and %d more", len(views)-maxShowNames)
+		}
+		printf(w, "%s names %d jobs: %s%s\n", ref, len(views), strings.Join(names, ", "), more)
+	}
+	for i, v := range views {
+		if i > 0 {
+			printf(w, "\n")
+		}
+		writeJobDetail(w, v, c, carbon, types(v.Cluster))
+	}
+}
+
+// ShowCarbon is what show says of a job's emissions: nothing without a
+// configured factor (Carbon nil, [carbon] unset); else its CO2e beside
+// its kWh, or why it is unknown, counted up to Now for a running job.
+type ShowCarbon struct {
+	Carbon *analysis.Carbon
+	Now    time.Time
+}
+
+// line is show's energy-and-CO2e line of a job; "" without a factor.
+func (s ShowCarbon) line(v store.JobView, c analysis.Config) string {
+	if s.Carbon == nil {
+		return ""
+	}
+	j := analysis.FromView(v.SchedView(), v.Profiles)
+	kWh, kg, ok := s.Carbon.JobCO2e(j, c, s.Now)
+	if !ok {
+		return "CO2e unknown: no energy reading on every GPU, or an hour of the run without a factor (" + Clean(s.Carbon.Source, 200) + ")"
+	}
+	return "energy " + present.Energy(kWh*3.6e6) + ", " + present.CO2e(kg) + " (" + Clean(s.Carbon.Source, 200) + ")"
+}
+
+// SetJSON gives each job of show --json (out, JobsJSON of views) its
+// co2e_kg and the factors' source; both stay absent without a factor or
+// a known CO2e.
+func (s ShowCarbon) SetJSON(out []JobJSON, views []store.JobView, c analysis.Config) {
+	if s.Carbon == nil {
+		return
+	}
+	for i := range out {
+		j := analysis.FromView(views[i].SchedView(), views[i].Profiles)
+		out[i].Carbon = s.Carbon.Source
+		if _, kg, ok := s.Carbon.JobCO2e(j, c, s.Now); ok {
+			out[i].CO2eKg = jsonPtr(kg)
+		}
+	}
+}
+
+// profileElapsed is how long a profile ran, up to its end or, while it
+// runs, its last reading; "-" when unknown.
+func profileElapsed(j profile.Job) string {
+	end := j.End
+	if end.IsZero() {
+		end = j.LastSample
+	}
+	if end.IsZero() || end.Before(j.Start) {
+		return "-"
+	}
+	return present.Duration(end.Sub(j.Start))
+}
+
+// showWidth is the width of show's sparklines, in cells: one screen's
+// worth beside the numbers.
+const showWidth = 40
+
+// writeJobDetail prints one job the way Princeton's jobstats does: the
+// scheduler's view once, then each node and GPU with memory, utilisation
+// (and their timelines), energy, temperature and XID codes, then the
+// analysis (class, bottlenecks, each with its reason) and Notes: the hints
+// the TUI shows, as sbatch options. Its heading names the job as Slurm
+// does and, when that differs, by the raw id too: "Job 53_1 (raw id 58,
+// cluster lab)", since the node hooks, cgroups and logs know only the raw
+// id. Durations are Slurm's [D-]HH:MM:SS and instants sacct's
+// YYYY-MM-DDTHH:MM:SS in local time; a value nobody measured says so.
+// types are the GPU types of the job's cluster (jobsource.Source.GPUTypes; nil:
+// none known), which the hints may suggest a smaller one of.
+func writeJobDetail(w io.Writer, v store.JobView, c analysis.Config, carbon ShowCarbon, types []analysis.GPUType) {
+	if id := v.SlurmID(); id != v.JobID {
+		printf(w, "Job %s (raw id %s, cluster %s)\n", Clean(id, 64), Clean(v.JobID, 64), Clean(v.Cluster, 64))
+	} else {
+		printf(w, "Job %s (cluster %s)\n", Clean(v.JobID, 64), Clean(v.Cluster, 64))
+	}
+	j := analysis.FromView(v.SchedView(), v.Profiles)
+	writeSchedView(w, v)
+	if len(v.Profiles) == 0 {
+		printf(w, "\n  No GPU profile: no GPU readings exist for this job.\n")
+	}
+	for _, p := range v.Profiles {
+		writeNodeProfile(w, p)
+	}
+	if l := carbon.line(v, c); l != "" {
+		printf(w, "\n  %s\n", l)
+	}
+	m := analysis.Measure(j, c)
+	class, why := analysis.Classify(j, c)
+	printf(w, "\n  Analysis\n")
+	line := "    class " + class.String()
+	if len(why) > 0 {
+		line += ": " + Clean(why[0].String(), 300)
+	}
+	printf(w, "%s\n", line)
+	bottles := analysis.Diagnose(j, c)
+	if len(bottles) == 0 {
+		printf(w, "    no bottleneck found\n")
+	}
+	for _, b := range bottles {
+		printf(w, "    bottleneck %s: %s\n", b.Kind, Clean(b.Reason.String(), 300))
+	}
+	// GPUs held/used and utilisation: the figures jobs, the TUI and the
+	// report show of the job (analysis.Shown).
+	shown := m.Shown()
+	line = "    GPUs " + present.GPUs(shown.GPUs, shown.Used, shown.UsedKnown) + " held/used"
+	if shown.UtilKnown {
+		line += ", utilisation " + present.Util(shown.Util) + " % (the mean over its GPUs)"
+	}
+	if m.ElapsedValid {
+		line += ", " + present.GPUHours(m.GPUHours) + " GPU-hours held"
+	}
+	printf(w, "%s\n", line)
+	for _, l := range hostUsageLines(v) {
+		printf(w, "    %s\n", l)
+	}
+	printf(w, "\n  Notes\n")
+	hints := analysis.Hints(j, c, types)
+	if len(hints) == 0 {
+		printf(w, "    none: nothing to change\n")
+	}
+	for _, h := range hints {
+		if h.Option == "" {
+			printf(w, "    * %s\n", Clean(h.Why, 400))
+			continue
+		}
+		printf(w, "    * #SBATCH %s\n", Clean(h.Option, 200))
+		if h.Why != "" {
+			printf(w, "      %s\n", Clean(h.Why, 400))
+		}
+	}
+}
+
+// hostUsageLines are show's CPU efficiency and host memory lines, from
+// Slurm's accounting as gpuprof import sacct brings it (slurmext.HostUsage)
+// and as seff and jobstats print them: "CPU efficiency 63 % (2-02:24:00 of
+// 3-08:00:00 core time)", "host memory peak 12.4 GiB of 128.0 GiB
+// requested". A value not imported says so, with the sacct command that
+// shows it, rather than print a zero; one the import read and Slurm's
+// accounting had none of (HostUsage.TotalCPURead, MemPeakRead) is unknown
+// with no command, since that command would show nothing either.
+func hostUsageLines(v store.JobView) []string {
+	s := v.Sched
+	var u slurmext.HostUsage
+	if s != nil {
+		u = s.Usage
+	}
+	id := Clean(v.SlurmID(), 64)
+	var cpu string
+	switch {
+	case !u.TotalCPUValid && u.TotalCPURead:
+		cpu = "CPU efficiency unknown: Slurm's accounting recorded no CPU time for it (TotalCPU empty)"
+	case !u.TotalCPUValid:
+		cpu = "CPU efficiency unknown: TotalCPU not imported (sacct -j " + id + " -o TotalCPU shows it)"
+	default:
+		el, ok := s.Elapsed()
+		eff, effOK := u.CPUEfficiency(el, s.CPUs)
+		switch {
+		case effOK:
+			cpu = fmt.Sprintf("CPU efficiency %s (%s of %s core time)", present.PercentWhole(100*eff), present.Duration(u.TotalCPU), present.Duration(el*time.Duration(s.CPUs)))
+		case !ok || el <= 0:
+			cpu = fmt.Sprintf("CPU efficiency unknown (%s of CPU time, but no run time to compare it with)", present.Duration(u.TotalCPU))
+		default:
+			cpu = fmt.Sprintf("CPU efficiency unknown (%s of CPU time, but the number of CPUs allocated is unknown)", present.Duration(u.TotalCPU))
+		}
+	}
+	req, reqOK := u.ReqMem, u.ReqMemValid
+	if !reqOK && s != nil {
+		req, reqOK = slurmext.MemFromTRES(s.ReqTRES)
+	}
+	var mem string
+	switch {
+	case u.MemPeakValid && reqOK:
+		mem = fmt.Sprintf("host memory peak %s of %s requested (%s)", present.Bytes(u.MemPeak), present.Bytes(req), present.PercentWhole(100*float64(u.MemPeak)/float64(req)))
+	case u.MemPeakValid:
+		mem = fmt.Sprintf("host memory peak %s (the request is unknown)", present.Bytes(u.MemPeak))
+	case u.MemPeakRead && reqOK:
+		mem = fmt.Sprintf("host memory peak unknown: Slurm's accounting recorded none (MaxRSS empty); %s requested", present.Bytes(req))
+	case u.MemPeakRead:
+		mem = "host memory peak unknown: Slurm's accounting recorded none (MaxRSS empty)"
+	case reqOK:
+		mem = fmt.Sprintf("host memory peak unknown: MaxRSS not imported (sacct -j %s -o MaxRSS shows it); %s requested", id, present.Bytes(req))
+	default:
+		mem = "host memory peak unknown: MaxRSS not imported (sacct -j " + id + " -o MaxRSS shows it)"
+	}
+	return []string{cpu, mem}
+}
+
+// writeSchedView prints the scheduler's view of the job once, whichever
+// nodes it ran on; without one, what the first profile knows.
+func writeSchedView(w io.Writer, v store.JobView) {
+	s := v.Sched
+	if r := v.RunningRecord(); r != nil {
+		printf(w, "  Name       - (slurmd does not give the prolog the job's name; jobcomp records it at the end)\n")
+		uid := ""
+		if r.UID >= 0 {
+			uid = fmt.Sprintf(" (uid %d)", r.UID)
+		}
+		printf(w, "  User       %s%s   Account %s   Partition %s\n", OrDash(Clean(r.User, 32)), uid,
+			OrDash(Clean(r.Account, 32)), OrDash(Clean(r.Partition, 32)))
+		printf(w, "  State      RUNNING (from the prolog on its nodes; no scheduler record until it ends)\n")
+		printf(w, "  Started    %s\n", present.Instant(r.Start, nil))
+		printf(w, "  Nodes      %s   GPUs allocated %d (SLURM_JOB_GPUS)\n", OrDash(Clean(r.NodeList, 200)), r.ReqGPUs)
+		return
+	}
+	if s == nil {
+		printf(w, "  No scheduler view (no jobcomp record and no sacct import for this job).\n")
+		if len(v.Profiles) > 0 {
+			p := v.Profiles[0]
+			printf(w, "  User       %s (uid %d)   Account %s   Partition %s\n", Clean(p.User, 32), p.UID,
+				OrDash(Clean(p.Account, 32)), OrDash(Clean(p.Partition, 32)))
+		}
+		return
+	}
+	printf(w, "  Name       %s\n", OrDash(Clean(s.Name, 200)))
+	uid := ""
+	if s.UID >= 0 {
+		uid = fmt.Sprintf(" (uid %d)", s.UID)
+	}
+	printf(w, "  User       %s%s   Account %s   Partition %s   QOS %s\n", OrDash(Clean(s.User, 32)), uid,
+		OrDash(Clean(s.Account, 32)), OrDash(Clean(s.Partition, 32)), OrDash(Clean(s.QOS, 32)))
+	printf(w, "  State      %s (exit %d:%d, from %s)\n", Clean(s.State, 32), s.ExitStatus, s.ExitSignal, Clean(s.Source, 16))
+	started := present.Instant(s.Start, nil)
+	if !s.Started() && !s.End.IsZero() {
+		started = "never (left the queue at its end)" // slurmext.Started: cancelled while pending
+	}
+	printf(w, "  Submitted  %s   Started %s   Ended %s\n", present.Instant(s.Submit, nil), started, present.Instant(s.End, nil))
+	waited, ran := "-", "-"
+	if d, ok := s.Wait(); ok {
+		waited = present.Duration(d)
+	}
+	if d, ok := s.Elapsed(); ok {
+		ran = present.Duration(d)
+	}
+	limit := "unknown"
+	switch {
+	case s.Unlimited:
+		limit = "UNLIMITED"
+	case s.TimeLimit > 0:
+		limit = present.Duration(s.TimeLimit)
+	}
+	printf(w, "  Waited     %s   Ran %s of a %s time limit\n", waited, ran, limit)
+	gpus := "GPUs requested unknown (jobcomp reports no TRES; gpuprof import sacct adds it)"
+	if s.ReqTRES != "" || s.AllocTRES != "" {
+		gpus = fmt.Sprintf("GPUs requested %d", s.ReqGPUs)
+		if s.GPUsFrom == slurmext.GPUsFromAllocTRES {
+			gpus = fmt.Sprintf("GPUs allocated %d", s.ReqGPUs)
+		}
+		if s.ReqShards > 0 {
+			gpus += fmt.Sprintf(", shards %d", s.ReqShards)
+		}
+		if s.GPUsFrom == slurmext.GPUsFromAllocTRES {
+			gpus += " (AllocTRES: no ReqTRES imported)"
+		}
+	}
+	printf(w, "  Nodes      %s   %s\n", OrDash(Clean(s.NodeList, 200)), gpus)
+}
+
+// writeNodeProfile prints what one node's agent recorded: the node line,
+// the notices decided for the job there, then per GPU its memory, its
+// utilisation (the duty cycle) and GPM activity with their timelines,
+// energy, temperature, XID codes named and classed, processes and flags.
+func writeNodeProfile(w io.Writer, j profile.Job) {
+	printf(w, "\n  Node %s: profile %s (from %s), raw id %s, started %s, ran %s\n", Clean(j.Node, 64), j.Status, j.Source,
+		Clean(j.JobID, 64), present.Instant(j.Start, nil), profileElapsed(j))
+	var facts []string
+	if j.Driver != "" {
+		facts = append(facts, "driver "+Clean(j.Driver, 32)+", CUDA "+OrDash(Clean(j.CUDADriver, 32)))
+	}
+	if f, ok := j.IO.Fraction(); ok {
+		facts = append(facts, fmt.Sprintf("IO wait %s of the time (measured per %s)", present.Percent(f), j.IO.Scope))
+	} else {
+		facts = append(facts, "IO wait not measured")
+	}
+	printf(w, "    %s\n", strings.Join(facts, "; "))
+	for _, r := range j.PartialReasons {
+		printf(w, "    partial: %s\n", Clean(r, 200))
+	}
+	for _, l := range noticeLines(j) {
+		printf(w, "    %s\n", l)
+	}
+	for k := range j.GPUs {
+		g := &j.GPUs[k]
+		printf(w, "    GPU %d  %s  %s\n", g.SlurmIndex, OrDash(Clean(g.Model, 64)), Clean(g.UUID, 64))
+		util, mem := spark.Values(g)
+		ag := analysis.ProfileGPU(j.Node, g)
+		f := ag.Facts() // the facts the TUI's detail shows too
+		if f.MemKnown {
+			hi := float64(max(g.MemoryTotal, g.MemPeak))
+			printf(w, "      memory %-34s %s\n", f.Memory(), spark.Line(mem, hi, showWidth, true))
+		} else {
+			printf(w, "      memory not measured\n")
+		}
+		if f.UtilKnown {
+			printf(w, "      util   %-34s %s\n", f.Util(), spark.Line(util, 100, showWidth, false))
+		} else {
+			printf(w, "      util   not measured\n")
+		}
+		writeActivity(w, g)
+		more := []string{"energy " + f.Energy()}
+		if g.TempValid {
+			more = append(more, fmt.Sprintf("max %d °C", g.MaxTempC))
+		}
+		more = append(more, xidWords(g))
+		printf(w, "      %s\n", strings.Join(more, "; "))
+		for _, l := range xidLines(g) {
+			printf(w, "        XID %s\n", l)
+		}
+		if len(g.Processes) > 0 {
+			names := make([]string, len(g.Processes))
+			for i, p := range g.Processes {
+				names[i] = Clean(p, 32)
+			}
+			printf(w, "      processes: %s\n", strings.Join(names, ", "))
+		}
+		for _, fl := range f.Flags() {
+			printf(w, "      flag: %s\n", fl)
+		}
+	}
+}
+
+// xidWords counts a GPU's XID errors and says whose they are (the
+// policy table gpu.XID): "no XID errors", "3 XIDs (3 application)"; the
+// codes follow on lines of their own (xidLines).
+func xidWords(g *profile.GPU) string {
+	if g.XIDCount == 0 {
+		return "no XID errors"
+	}
+	word := present.Plural(g.XIDCount, "XID", "XIDs")
+	byClass := map[gpu.XIDClass]int{}
+	for _, x := range g.XIDs {
+		byClass[gpu.XID(x.Code).Class]++
+	}
+	var parts []string
+	for _, c := range []gpu.XIDClass{gpu.XIDHardware, gpu.XIDApplication, gpu.XIDUnclassified} {
+		if n := byClass[c]; n > 0 {
+			parts = append(parts, fmt.Sprintf("%d %s", n, present.XIDClass(c)))
+		}
+	}
+	out := fmt.Sprintf("%d %s (%s)", g.XIDCount, word, strings.Join(parts, ", "))
+	if kept := len(g.XIDs); kept < g.XIDCount {
+		out = fmt.Sprintf("%d %s (of the first %d: %s)", g.XIDCount, word, kept, strings.Join(parts, ", "))
+	}
+	return out
+}
+
+// xidLines name each XID code of a GPU once, in order of first
+// appearance, with its class and how often it came: "31 GPU memory page
+// fault: an illegal address (application) ×2".
+func xidLines(g *profile.GPU) []string {
+	counts := map[uint64]int{}
+	var codes []uint64
+	for _, x := range g.XIDs {
+		if counts[x.Code] == 0 {
+			codes = append(codes, x.Code)
+		}
+		counts[x.Code]++
+	}
+	out := make([]string, len(codes))
+	for i, c := range codes {
+		out[i] = present.XID(c, counts[c])
+	}
+	return out
+}
+
+// writeActivity prints what GPM measured on the GPU beside the duty cycle
+// (util): SM and tensor activity with their timelines, DRAM bandwidth,
+// and whose activity it was; unknown where no GPM reading came (a GPU
+// before Hopper, or a profile recorded before gpuprof read GPM).
+func writeActivity(w io.Writer, g *profile.GPU) {
+	a := g.Activity
+	if a == nil {
+		printf(w, "      SM     unknown (no GPM reading: util above is the duty cycle only)\n")
+		return
+	}
+	sm, tensor := spark.Activity(g)
+	line := func(name string, st profile.ActivityStat, timeline []float64) {
+		mean, ok := st.Mean()
+		if !ok {
+			printf(w, "      %-6s unknown\n", name)
+			return
+		}
+		p95, p95OK := st.Percentile(95)
+		text := present.ActivityStat(mean, p95, p95OK) // as the TUI's detail writes it
+		if timeline == nil {
+			printf(w, "      %-6s %s\n", name, text)
+			return
+		}
+		printf(w, "      %-6s %-34s %s\n", name, text, spark.Line(timeline, 100, showWidth, false))
+	}
+	line("SM", a.SM, sm)
+	line("tensor", a.Tensor, tensor)
+	line("DRAM", a.DRAM, nil)
+	switch a.Scope {
+	case profile.ActivityScopeSharedGPU:
+		printf(w, "      activity (GPM) of the whole GPU, shared with other jobs: not this job's share\n")
+	case profile.ActivityScopeMIG:
+		printf(w, "      activity (GPM) of the job's MIG instance\n")
+	}
+}
+
+// noticeLines are the lines gpuprof show prints for the notices decided
+// for j on its node, oldest first: one line each in analysis.NoticeLine's
+// words ("notice sent 2026-12-03T14:02:11: GPU 1 idle for 45 min: …",
+// "notice not sent … (daily cap): …"), followed, when the notice named
+// one, by an indented line with the sbatch option that would avoid it.
+// Instants are local, as everywhere in show; the text is made safe for a
+// terminal. None when j has no notice.
+func noticeLines(j profile.Job) []string {
+	var out []string
+	for _, n := range j.Notices {
+		out = append(out, Clean(analysis.NoticeLine(n, nil), 600))
+		if n.Fix != "" {
+			out = append(out, "  next time: "+Clean(n.Fix, 200))
+		}
+	}
+	return out
+}
