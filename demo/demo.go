@@ -5,7 +5,8 @@
 // scheduler's view recorded by the jobcomp hook's code (jobcomp). Only the
 // users and the scheduler are invented: a deterministic workload and a
 // queue in submission order with a coarse conservative backfill on the
-// jobs' time limits, checked every sampling interval.
+// jobs' time limits, checked every sampling interval. Span is the window
+// `gpuprof demo month` simulates by default: the last complete months.
 //
 // It must not write profiles or scheduler records itself: everything in the
 // database gets there the way it does on a real cluster, so the demo

@@ -3,12 +3,15 @@
 // before any GPU profile exists. Imports are idempotent (re-importing a
 // window changes nothing) and resumable (a mark records how far the last
 // import got): Window is the window of a live import (where the last one
-// stopped, else 90 days back) and StartSacct runs sacct for it.
+// stopped, else 90 days back), StartSacct runs sacct for it and StartLive
+// does both. ChooseCluster names the cluster of the jobs whose input names
+// none (asked, else as the configuration names it, else "default").
 //
 // It must not sample GPUs or touch node databases.
 package history
 
 import (
+	"bufio"
 	"bytes"
 	"context"
 	"errors"
@@ -31,6 +34,7 @@ const Source = "sacct"
 const (
 	FormatText = "text" // sacct -P
 	FormatJSON = "json" // sacct --json
+	FormatAuto = "auto" // either: Import tells them apart (DetectFormat)
 )
 
 // Result counts what an import did.
@@ -106,7 +110,8 @@ func (o Options) now() time.Time {
 	return time.Now()
 }
 
-// Import reads sacct output in format and merges every job into db (see
+// Import reads sacct output in format (FormatAuto: the one its first bytes
+// show, DetectFormat) and merges every job into db (see
 // store.PutSchedJobs). It stops at the first database error; parse errors
 // skip the record and are counted. The import mark moves to the latest end
 // time imported, in the same transaction as the records.
@@ -122,6 +127,12 @@ func (o Options) now() time.Time {
 // batch and one Result that both formats feed, so the batch, the import
 // mark and the counts move together in one place.
 func Import(ctx context.Context, db *store.DB, r io.Reader, format string, o Options) (Result, error) {
+	br := bufio.NewReaderSize(r, 1<<20)
+	if format == FormatAuto {
+		head, _ := br.Peek(512)
+		format = DetectFormat(head)
+	}
+	r = br
 	if o.Batch <= 0 {
 		o.Batch = 50_000
 	}

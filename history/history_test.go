@@ -377,6 +377,19 @@ func TestDetectFormat(t *testing.T) {
 	}
 }
 
+// TestImportAuto: FormatAuto reads sacct --json as JSON and anything else
+// as text, as DetectFormat tells them apart.
+func TestImportAuto(t *testing.T) {
+	json := fixture(t, "sacctjson", "23.02-v0.0.39.json")
+	if res := importString(t, openDB(t), "\xef\xbb\xbf"+string(json), history.FormatAuto, history.Options{Cluster: "c"}); res.Read != 5 {
+		t.Errorf("json: %+v (problems %v), want 5 read", countsOf(res), res.Problems)
+	}
+	text := lines(row("101", 1001, t0, t0.Add(time.Hour), "COMPLETED", "lab"))
+	if res := importString(t, openDB(t), text, history.FormatAuto, history.Options{Cluster: "lab"}); res.Read != 1 {
+		t.Errorf("text: %+v (problems %v), want 1 read", countsOf(res), res.Problems)
+	}
+}
+
 func TestSacctCommand(t *testing.T) {
 	since := time.Date(2026, 9, 1, 0, 0, 0, 0, time.UTC)
 	until := since.Add(30 * 24 * time.Hour)

@@ -70,3 +70,26 @@ func StartSacct(ctx context.Context, sacct string, since, until time.Time) (out 
 	}
 	return stdout, wait, nil
 }
+
+// Live is a live import's input: sacct's output over the window From..To
+// and the wait for its exit (StartSacct).
+type Live struct {
+	Out      io.Reader
+	Wait     func() error
+	From, To time.Time
+}
+
+// StartLive starts sacct over the window of a live import of cluster
+// (Window: since, else where the last import stopped; until, else now).
+// A since not before until is ErrEmptyWindow, and sacct is not run.
+func StartLive(ctx context.Context, sacct string, db *store.DB, cluster string, since, until, now time.Time) (Live, error) {
+	from, to, err := Window(ctx, db, cluster, since, until, now)
+	if err != nil {
+		return Live{}, err
+	}
+	out, wait, err := StartSacct(ctx, sacct, from, to)
+	if err != nil {
+		return Live{}, err
+	}
+	return Live{Out: out, Wait: wait, From: from, To: to}, nil
+}

@@ -82,3 +82,29 @@ func TestStartSacct(t *testing.T) {
 		t.Errorf("absent sacct: err = %v, want run sacct: …", err)
 	}
 }
+
+// TestStartLive: a live import runs sacct over its window (Window) and
+// says which; an empty window runs nothing.
+func TestStartLive(t *testing.T) {
+	ctx := context.Background()
+	db := openDB(t)
+	sacct := filepath.Join(t.TempDir(), "sacct")
+	if err := os.WriteFile(sacct, []byte("#!/bin/sh\necho JobID\n"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	now := t0.Add(30 * 24 * time.Hour)
+	live, err := history.StartLive(ctx, sacct, db, "c1", time.Time{}, time.Time{}, now)
+	if err != nil {
+		t.Fatal(err)
+	}
+	b, _ := io.ReadAll(live.Out)
+	if err := live.Wait(); err != nil || string(b) != "JobID\n" {
+		t.Errorf("read %q, wait %v; want \"JobID\\n\", nil", b, err)
+	}
+	if want := now.AddDate(0, 0, -history.LookbackDays); !live.From.Equal(want) || !live.To.Equal(now) {
+		t.Errorf("window %v..%v, want %v..%v", live.From, live.To, want, now)
+	}
+	if _, err := history.StartLive(ctx, filepath.Join(t.TempDir(), "absent"), db, "c1", now, now, now); !errors.Is(err, history.ErrEmptyWindow) {
+		t.Errorf("empty window: %v, want ErrEmptyWindow (and sacct not run)", err)
+	}
+}

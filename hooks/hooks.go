@@ -4,7 +4,11 @@
 //
 // Hooks must never hurt the cluster: a non-zero exit drains the node, so
 // every function here reports its failures to the caller for logging and the
-// command exits 0. Nothing here samples GPUs on a schedule (the agent does).
+// command exits 0. The guard every Slurm hook runs under, slurmctld's
+// jobcomp included, is here too: a hard deadline (Guard), a recovered panic
+// (Recovery), the defaults on a broken configuration (Setup) and a log that
+// never touches stdout or stderr (LogDest). Nothing here samples GPUs on a
+// schedule (the agent does).
 package hooks
 
 import (

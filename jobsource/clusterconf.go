@@ -89,14 +89,8 @@ func shortErr(err error) string {
 }
 
 // FileClusterName reads a slurm.conf's ClusterName, lowercased ("" when
-// it sets none).
-func FileClusterName(path string) (string, error) {
-	b, err := os.ReadFile(path)
-	if err != nil {
-		return "", err
-	}
-	return slurmext.ReadClusterName(bytes.NewReader(b)), nil
-}
+// it sets none): slurmext.ConfClusterName.
+func FileClusterName(path string) (string, error) { return slurmext.ConfClusterName(path) }
 
 // BindConf reads what the analysis uses of cluster's Slurm configuration:
 // the slurm.conf BindSlurmConf chooses (its nodes and scheduler settings)

@@ -1,6 +1,7 @@
 package slurmext
 
 import (
+	"bytes"
 	"os"
 	"strings"
 )
@@ -20,19 +21,39 @@ const DefaultCluster = "default"
 // it), else "default". Slurm lowercases cluster names; so does this.
 func ClusterName(configured, fromSlurm, slurmConf string) string {
 	for _, n := range []string{configured, fromSlurm} {
-		if n = strings.ToLower(strings.TrimSpace(n)); n != "" {
+		if n = NormalClusterName(n); n != "" {
 			return n
 		}
 	}
 	if slurmConf != "" {
-		if f, err := os.Open(slurmConf); err == nil {
-			defer f.Close()
-			if n := ReadClusterName(f); n != "" {
-				return n
-			}
+		if n, err := ConfClusterName(slurmConf); err == nil && n != "" {
+			return n
 		}
 	}
 	return DefaultCluster
+}
+
+// NormalClusterName is a cluster name as Slurm records it: without
+// surrounding space, lowercased.
+func NormalClusterName(name string) string {
+	return strings.ToLower(strings.TrimSpace(name))
+}
+
+// ValidClusterName reports whether name (as NormalClusterName leaves it) is
+// a cluster name Slurm could record: 1–64 letters, digits, '-', '_' or '.'
+// (a job id's characters, ValidJobID, without the het-job '+').
+func ValidClusterName(name string) bool {
+	return ValidJobID(name) && !strings.Contains(name, "+")
+}
+
+// ConfClusterName reads the ClusterName the slurm.conf at path sets (""
+// when it sets none); an error when the file cannot be read.
+func ConfClusterName(path string) (string, error) {
+	b, err := os.ReadFile(path)
+	if err != nil {
+		return "", err
+	}
+	return ReadClusterName(bytes.NewReader(b)), nil
 }
 
 // NodeName picks a record's node: the configured name, else the one slurmd

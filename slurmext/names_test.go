@@ -36,6 +36,32 @@ func TestClusterName(t *testing.T) {
 	}
 }
 
+func TestValidClusterName(t *testing.T) {
+	for _, tc := range []struct {
+		name string
+		in   string
+		want bool
+	}{
+		{"plain", "gpulab", true},
+		{"digits and punctuation", "lab-2_b.x", true},
+		{"empty", "", false},
+		{"het-job plus", "a+b", false},
+		{"space", "gpu lab", false},
+		{"slash", "../x", false},
+		{"65 characters", "a234567890123456789012345678901234567890123456789012345678901234x", false},
+		{"64 characters", "a234567890123456789012345678901234567890123456789012345678901234", true},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			if got := ValidClusterName(tc.in); got != tc.want {
+				t.Errorf("ValidClusterName(%q) = %v, want %v", tc.in, got, tc.want)
+			}
+		})
+	}
+	if got := NormalClusterName("  GpuLab \n"); got != "gpulab" {
+		t.Errorf("NormalClusterName = %q, want gpulab", got)
+	}
+}
+
 func TestNodeName(t *testing.T) {
 	host := func(h string) func() (string, error) { return func() (string, error) { return h, nil } }
 	broken := func() (string, error) { return "", errors.New("no uts") }

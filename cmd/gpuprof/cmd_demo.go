@@ -32,34 +32,6 @@ func (o *demoMonthOptions) AddFlags(fs *pflag.FlagSet) {
 	fs.DurationVar(&o.Interval, "interval", 2*time.Minute, "the agent's sampling interval on the virtual clock")
 }
 
-// span is the simulated window: its first day and its number of days.
-// Without --start the window ends where the current calendar month (UTC)
-// begins, so the last month simulated is the last complete one before now.
-func (o *demoMonthOptions) span(now time.Time) (time.Time, int, error) {
-	if o.Months < 1 || o.Months > 12 {
-		return time.Time{}, 0, usagef("--months %d: want 1 to 12", o.Months)
-	}
-	if o.Days < 0 {
-		return time.Time{}, 0, usagef("--days must be at least 1")
-	}
-	var start time.Time
-	if o.Start != "" {
-		t, err := time.Parse(time.DateOnly, o.Start)
-		if err != nil {
-			return time.Time{}, 0, usagef("--start %q: want YYYY-MM-DD", o.Start)
-		}
-		start = t
-	} else {
-		now = now.UTC()
-		start = time.Date(now.Year(), now.Month()-time.Month(o.Months), 1, 0, 0, 0, 0, time.UTC)
-	}
-	days := o.Days
-	if days == 0 {
-		days = int(start.AddDate(0, o.Months, 0).Sub(start).Hours() / 24)
-	}
-	return start, days, nil
-}
-
 func newDemoCommand(g *globalOptions) *cobra.Command {
 	cmd := &cobra.Command{
 		Use:   "demo",
@@ -80,9 +52,9 @@ there is replaced. The result is OUT/month.db (or --db); read it with
 "gpuprof profiles --db OUT/month.db" or "gpuprof jobs --db OUT/month.db".`,
 		Args: usageArgs(cobra.NoArgs),
 		RunE: func(cmd *cobra.Command, _ []string) error {
-			start, days, err := o.span(time.Now())
+			start, days, err := demo.Span(o.Start, o.Months, o.Days, time.Now())
 			if err != nil {
-				return err
+				return usageError{err}
 			}
 			db := g.DB
 			if db == "" {

@@ -28,7 +28,7 @@ Log lines go to log_file (default: syslog), never to the job's output.`,
 			if kind == "prolog" {
 				run = hooks.Prolog
 			}
-			runHook(cmd.Context(), g, kind, osHookProcess(), withHookFault(kind, run))
+			runHook(cmd.Context(), g, kind, hooks.OSProcess(), withHookFault(kind, run))
 			return nil
 		},
 	}
@@ -38,18 +38,19 @@ Log lines go to log_file (default: syslog), never to the job's output.`,
 type hookFunc func(context.Context, hooks.Deps) (hooks.Outcome, error)
 
 // runHook runs a hook under a hard deadline: when the deadline passes, exit
-// is called with 0 even if a cgo call (SQLite, NVML) is stuck. A panic is
-// logged with its stack and exit is called with 0 (hookRecovery).
-func runHook(ctx context.Context, g *globalOptions, kind string, p hookProcess, run hookFunc) {
+// is called with 0 even if a cgo call (SQLite, NVML) is stuck (hooks.Guard).
+// A panic is logged with its stack and exit is called with 0
+// (hooks.Recovery).
+func runHook(ctx context.Context, g *globalOptions, kind string, p hooks.Process, run hookFunc) {
 	began := time.Now()
-	rec := &hookRecovery{job: envJobID(p.getenv("SLURM_JOB_ID")), exit: p.exit}
-	defer rec.done()
-	cfg, log, closeLog := hookSetup(g, kind, p)
-	rec.log, rec.closeLog = log, closeLog
-	ctx, stop := guard(ctx, cfg.Hooks.Deadline.D(), log, rec.job, p.exit)
+	rec := &hooks.Recovery{Job: hooks.EnvJobID(p.Getenv("SLURM_JOB_ID")), Exit: p.Exit}
+	defer rec.Done()
+	cfg, log, closeLog := hooks.Setup(kind, g.load, g.DB, g.level(), p)
+	rec.Log, rec.CloseLog = log, closeLog
+	ctx, stop := hooks.Guard(ctx, cfg.Hooks.Deadline.D(), log, rec.Job, p.Exit)
 	defer stop()
 
-	env, err := slurmext.ParseHookEnv(p.getenv)
+	env, err := slurmext.ParseHookEnv(p.Getenv)
 	if err != nil {
 		log.Error("job not recorded: bad environment", "err", err)
 		return

@@ -1,23 +1,18 @@
 package main
 
 import (
-	"bufio"
 	"context"
 	"errors"
 	"fmt"
-	"github.com/gpuprof/gpuprof/cliview"
-	"github.com/gpuprof/gpuprof/internal/present"
 	"io"
 	"os"
-	"strings"
 	"time"
 
 	"github.com/spf13/cobra"
 	"github.com/spf13/pflag"
 
-	"github.com/gpuprof/gpuprof/config"
+	"github.com/gpuprof/gpuprof/cliview"
 	"github.com/gpuprof/gpuprof/history"
-	"github.com/gpuprof/gpuprof/jobsource"
 	"github.com/gpuprof/gpuprof/slurmext"
 	"github.com/gpuprof/gpuprof/store"
 )
@@ -115,9 +110,9 @@ func runImport(ctx context.Context, g *globalOptions, o *importOptions, stdout, 
 	if err != nil {
 		return err
 	}
-	cluster, origin, err := importCluster(cfg, o.Cluster)
+	cluster, err := history.ChooseCluster(o.Cluster, cfg)
 	if err != nil {
-		return err
+		return usagef("--cluster %q: want a cluster name as Slurm records it (letters, digits, '-', '_', '.')", cliview.Clean(o.Cluster, 64))
 	}
 	db, err := store.Open(ctx, cfg.DB, store.Options{BusyTimeout: 10 * time.Second})
 	if err != nil {
@@ -138,25 +133,18 @@ func runImport(ctx context.Context, g *globalOptions, o *importOptions, stdout, 
 		}
 	}
 
-	src, done, wait, format, err := importInput(ctx, cfg.Import.Sacct, db, cluster, o, stderr)
+	src, done, wait, format, err := importInput(ctx, cfg.Import.Sacct, db, cluster.Name, o, stderr)
 	if err != nil {
 		return err
 	}
 	defer done()
-	br := bufio.NewReaderSize(src, 1<<20)
-	if format == "auto" {
-		head, _ := br.Peek(512)
-		format = history.DetectFormat(head)
-	}
 
-	opts := history.Options{Cluster: cluster, Columns: columns}
+	opts := history.Options{Cluster: cluster.Name, Columns: columns}
 	tty := isTerminal(stderr)
 	if tty {
-		opts.Progress = func(read int, el time.Duration) {
-			fmt.Fprintf(stderr, "\r%d jobs  %.0f jobs/s ", read, float64(read)/max(el.Seconds(), 1e-3))
-		}
+		opts.Progress = cliview.ImportProgress(stderr)
 	}
-	res, err := history.Import(ctx, db, br, format, opts)
+	res, err := history.Import(ctx, db, src, format, opts)
 	if tty {
 		fmt.Fprintln(stderr)
 	}
@@ -168,18 +156,17 @@ func runImport(ctx context.Context, g *globalOptions, o *importOptions, stdout, 
 	if errors.Is(err, slurmext.ErrSacctLayout) && res.Read == 0 {
 		return err // refused as a whole: no counts to show
 	}
-	writeImportResult(stdout, stderr, res, cluster, origin)
+	cliview.ImportResult(stdout, stderr, res, cluster)
 	return err
 }
 
 // importInput is what runImport reads: --file (or stdin), else a live
-// sacct run over the import window (history.Window), with its format,
+// sacct run over the import window (history.StartLive), with its format,
 // the function that closes a file it opened and, for sacct, the wait for
 // its exit. The window it imports is said on stderr.
 func importInput(ctx context.Context, sacctPath string, db *store.DB, cluster string, o *importOptions, stderr io.Writer) (src io.Reader, done func(), wait func() error, format string, err error) {
 	done, format = func() {}, o.Format
-	switch {
-	case o.File != "":
+	if o.File != "" {
 		if o.Since != "" || o.Until != "" {
 			return nil, done, nil, "", usagef("--since/--until select what sacct prints; with --file the file decides")
 		}
@@ -191,116 +178,28 @@ func importInput(ctx context.Context, sacctPath string, db *store.DB, cluster st
 			done = func() { f.Close() }
 		}
 		return f, done, nil, format, nil
-	default:
-		if format != "auto" && format != "text" {
-			return nil, done, nil, "", usagef("--format applies to --file only")
-		}
-		now := time.Now()
-		since, until, err := timeWindow(o.Since, o.Until, now)
-		if err != nil {
-			return nil, done, nil, "", err // a usage error: unreadable, or a reversed window
-		}
-		since, until, err = history.Window(ctx, db, cluster, since, until, now)
-		if errors.Is(err, history.ErrEmptyWindow) {
-			return nil, done, nil, "", usagef("--since %s is not before now: nothing to import", cliview.Clean(o.Since, 40))
-		}
-		if err != nil {
-			return nil, done, nil, "", err
-		}
-		if src, wait, err = history.StartSacct(ctx, sacctPath, since, until); err != nil {
-			return nil, done, nil, "", err
-		}
-		fmt.Fprintf(stderr, "importing jobs of cluster %s from %s to %s\n", cluster,
-			since.Format(time.RFC3339), until.Format(time.RFC3339))
-		return src, done, wait, history.FormatText, nil
 	}
+	if format != history.FormatAuto && format != history.FormatText {
+		return nil, done, nil, "", usagef("--format applies to --file only")
+	}
+	now := time.Now()
+	since, until, err := timeWindow(o.Since, o.Until, now)
+	if err != nil {
+		return nil, done, nil, "", err // a usage error: unreadable, or a reversed window
+	}
+	live, err := history.StartLive(ctx, sacctPath, db, cluster, since, until, now)
+	if errors.Is(err, history.ErrEmptyWindow) {
+		return nil, done, nil, "", usagef("--since %s is not before now: nothing to import", cliview.Clean(o.Since, 40))
+	}
+	if err != nil {
+		return nil, done, nil, "", err
+	}
+	cliview.ImportWindow(stderr, cluster, live)
+	return live.Out, done, live.Wait, history.FormatText, nil
 }
 
-// writeImportResult prints what an import did: the records skipped and
-// the notes on stderr, the counts, the jobs filed under the default
-// cluster, where GPU counts came from and the duplicate ids on stdout.
-func writeImportResult(stdout, stderr io.Writer, res history.Result, cluster, origin string) {
-	for _, p := range res.Problems {
-		fmt.Fprintf(stderr, "skipped: %v\n", p)
-	}
-	for _, n := range res.Notes {
-		fmt.Fprintf(stderr, "note: %s\n", n)
-	}
-	if more := res.NoteCount - len(res.Notes); more > 0 {
-		fmt.Fprintf(stderr, "… and %d more notes\n", more)
-	}
-	fmt.Fprintf(stdout, "%d jobs read: %d new, %d updated, %d unchanged; %d skipped; %.0f jobs/s\n",
-		res.Read, res.Inserted, res.Updated, res.Unchanged, res.Skipped,
-		float64(res.Read)/max(res.Took.Seconds(), 1e-3))
-	if res.Unnamed > 0 {
-		fmt.Fprintf(stdout, "%d %s no cluster (no Cluster column): imported as cluster %s (%s)\n",
-			res.Unnamed, present.Plural(res.Unnamed, "job names", "jobs name"), cliview.Clean(cluster, 64), origin)
-	}
-	if line := gpuSourcesLine(res.GPUsFrom); line != "" {
-		fmt.Fprintln(stdout, line)
-	}
-	if res.Conflicts > 0 {
-		ids := make([]string, len(res.ConflictIDs))
-		for i, id := range res.ConflictIDs {
-			ids[i] = cliview.Clean(id, 64)
-		}
-		list := strings.Join(ids, ", ")
-		if res.Conflicts > len(ids) {
-			list = "first: " + list
-		}
-		fmt.Fprintf(stdout, "%d job %s more than once with different content (%s); the one kept is decided as docs/sacct.md says (\"Duplicate job ids\")\n",
-			res.Conflicts, present.Plural(res.Conflicts, "id appears", "ids appear"), list)
-	}
-}
-
-// importCluster is the cluster of the imported jobs whose input names
-// none, and what chose it: --cluster, else the cluster the configuration
-// names (the cluster setting, else slurm_conf's ClusterName, else its one
-// [clusters.NAME] section), else "default".
-func importCluster(cfg config.Config, flag string) (name, origin string, err error) {
-	if flag != "" {
-		name = strings.ToLower(strings.TrimSpace(flag))
-		if !slurmext.ValidJobID(name) || strings.Contains(name, "+") {
-			return "", "", usagef("--cluster %q: want a cluster name as Slurm records it (letters, digits, '-', '_', '.')", cliview.Clean(flag, 64))
-		}
-		return name, "--cluster", nil
-	}
-	if c := strings.ToLower(strings.TrimSpace(cfg.Cluster)); c != "" {
-		return c, "the cluster setting; --cluster NAME imports them as another", nil
-	}
-	if c, err := jobsource.FileClusterName(cfg.SlurmConf); err == nil && c != "" {
-		return c, "ClusterName of " + cliview.Clean(cfg.SlurmConf, 200) + "; --cluster NAME imports them as another", nil
-	}
-	if len(cfg.Clusters) == 1 {
-		for c := range cfg.Clusters {
-			return c, "the one [clusters." + c + "] section of the configuration; --cluster NAME imports them as another", nil
-		}
-	}
-	return slurmext.DefaultCluster, "nothing names this host's cluster; --cluster NAME imports them as another", nil
-}
-
-// gpuSourcesLine says where the imported jobs' GPU counts came from
-// (slurmext.RequestedGPUs): "" when no job was read.
-func gpuSourcesLine(s history.GPUSources) string {
-	var parts []string
-	jobs := " jobs"
-	if s.ReqTRES > 0 {
-		parts = append(parts, fmt.Sprintf("from ReqTRES for %d%s", s.ReqTRES, present.Plural(s.ReqTRES, " job", jobs)))
-		jobs = ""
-	}
-	if s.AllocTRES > 0 {
-		parts = append(parts, fmt.Sprintf("from AllocTRES for %d%s (no ReqTRES)", s.AllocTRES, present.Plural(s.AllocTRES, " job", jobs)))
-		jobs = ""
-	}
-	if s.Neither > 0 {
-		parts = append(parts, fmt.Sprintf("from neither column for %d%s (no GPU counted)", s.Neither, present.Plural(s.Neither, " job", jobs)))
-	}
-	if len(parts) == 0 {
-		return ""
-	}
-	return "GPUs and shards read " + strings.Join(parts, ", ")
-}
-
+// isTerminal reports whether w is a terminal (a progress line is shown
+// there only).
 func isTerminal(w io.Writer) bool {
 	f, ok := w.(*os.File)
 	if !ok {

@@ -7,7 +7,7 @@ import (
 
 	"github.com/spf13/cobra"
 
-	"github.com/gpuprof/gpuprof/config"
+	"github.com/gpuprof/gpuprof/hooks"
 	"github.com/gpuprof/gpuprof/jobcomp"
 	"github.com/gpuprof/gpuprof/slurmext"
 )
@@ -24,7 +24,7 @@ each, so when the database does not answer in time the record goes to the
 spool (spool_dir) and is ingested later. It always exits 0.`,
 		Args: cobra.ArbitraryArgs, // slurmd passes none; a wrapper's extra ones are ignored
 		RunE: func(cmd *cobra.Command, _ []string) error {
-			runJobComp(cmd.Context(), g, osHookProcess(), withJobCompFault(jobcomp.Record))
+			runJobComp(cmd.Context(), g, hooks.OSProcess(), withJobCompFault(jobcomp.Record))
 			return nil
 		},
 	}
@@ -35,17 +35,18 @@ type jobCompFunc func(context.Context, jobcomp.Deps, slurmext.JobRecord) (jobcom
 
 // runJobComp records the job slurmctld describes in p's environment, within
 // jobcomp.deadline (exit is called with 0 when it passes, whatever is
-// stuck). A panic is logged with its stack and exit is called with 0.
-func runJobComp(ctx context.Context, g *globalOptions, p hookProcess, record jobCompFunc) {
+// stuck). A panic is logged with its stack and exit is called with 0: the
+// guard of the node hooks (hooks.Guard, hooks.Recovery).
+func runJobComp(ctx context.Context, g *globalOptions, p hooks.Process, record jobCompFunc) {
 	began := time.Now()
-	guardRec := &hookRecovery{job: envJobID(p.getenv("JOBID")), exit: p.exit}
-	defer guardRec.done()
-	cfg, log, closeLog := hookSetup(g, "jobcomp", p)
-	guardRec.log, guardRec.closeLog = log, closeLog
-	ctx, stop := guard(ctx, cfg.JobComp.Deadline.D(), log, guardRec.job, p.exit)
+	guardRec := &hooks.Recovery{Job: hooks.EnvJobID(p.Getenv("JOBID")), Exit: p.Exit}
+	defer guardRec.Done()
+	cfg, log, closeLog := hooks.Setup("jobcomp", g.load, g.DB, g.level(), p)
+	guardRec.Log, guardRec.CloseLog = log, closeLog
+	ctx, stop := hooks.Guard(ctx, cfg.JobComp.Deadline.D(), log, guardRec.Job, p.Exit)
 	defer stop()
 
-	rec, problems, err := slurmext.ParseJobCompEnv(p.getenv)
+	rec, problems, err := slurmext.ParseJobCompEnv(p.Getenv)
 	if err != nil {
 		log.Error("job not recorded: bad environment", "err", err)
 		return
@@ -53,17 +54,11 @@ func runJobComp(ctx context.Context, g *globalOptions, p hookProcess, record job
 	for _, p := range problems {
 		log.Warn("environment problem", "job", rec.JobID, "problem", p)
 	}
-	rec.Cluster = clusterName(cfg, rec.Cluster)
+	rec.Cluster = slurmext.ClusterName(cfg.Cluster, rec.Cluster, cfg.SlurmConf)
 	out, err := record(ctx, jobcomp.Deps{DB: cfg.DB, SpoolDir: cfg.SpoolDir, Log: log}, rec)
 	lvl := slog.LevelInfo
 	if err != nil {
 		lvl = slog.LevelError
 	}
 	log.Log(ctx, lvl, "done", "job", rec.JobID, "state", rec.State, "via", string(out), "err", err, "took", time.Since(began).Round(time.Microsecond))
-}
-
-// clusterName picks the cluster for records written outside a node hook
-// (jobcomp, sacct import) by the one rule, slurmext.ClusterName.
-func clusterName(cfg config.Config, fromSlurm string) string {
-	return slurmext.ClusterName(cfg.Cluster, fromSlurm, cfg.SlurmConf)
 }

@@ -1,16 +1,12 @@
 package main
 
 import (
-	"fmt"
 	"os"
-	"strconv"
-	"strings"
 	"time"
 
 	"github.com/spf13/cobra"
 	"github.com/spf13/pflag"
 
-	"github.com/gpuprof/gpuprof/config"
 	"github.com/gpuprof/gpuprof/gpu/sim"
 )
 
@@ -65,63 +61,17 @@ elapses or it is terminated.`,
 			if err != nil {
 				return err
 			}
-			mem, err := parseList(o.Mem, config.ParseBytes)
-			if err != nil {
-				return usagef("--mem: %v", err)
+			bo := sim.BurnOptions{Dir: cfg.Sim.Dir, For: o.For, Devices: o.Devices, Name: o.Name, Procfs: cfg.Proc.Procfs}
+			load := sim.LoadFlags{Mem: o.Mem, Util: o.Util, SM: o.SM, Tensor: o.Tensor, DRAM: o.DRAM}
+			if err := load.Apply(&bo); err != nil {
+				return usageError{err}
 			}
-			util, err := parseList(o.Util, func(s string) (uint32, error) {
-				v, err := strconv.ParseUint(s, 10, 32)
-				if err != nil || v > 100 {
-					return 0, fmt.Errorf("bad utilisation %q (0..100)", s)
-				}
-				return uint32(v), nil
-			})
-			if err != nil {
-				return usagef("--util: %v", err)
-			}
-			var activity [3][]float64
-			for i, f := range []struct{ name, value string }{{"--sm", o.SM}, {"--tensor", o.Tensor}, {"--dram", o.DRAM}} {
-				if f.value == "" {
-					continue
-				}
-				activity[i], err = parseList(f.value, parsePercent)
-				if err != nil {
-					return usagef("%s: %v", f.name, err)
-				}
-			}
-			visible, set := os.LookupEnv("CUDA_VISIBLE_DEVICES")
-			return sim.Burn(cmd.Context(), sim.BurnOptions{
-				Dir: cfg.Sim.Dir, Mem: mem, Util: util, For: o.For,
-				SM: activity[0], Tensor: activity[1], DRAM: activity[2],
-				Visible: visible, VisibleSet: set, Devices: o.Devices, Name: o.Name,
-				Procfs: cfg.Proc.Procfs,
-			})
+			bo.Visible, bo.VisibleSet = os.LookupEnv("CUDA_VISIBLE_DEVICES")
+			return sim.Burn(cmd.Context(), bo)
 		},
 	}
 	o.AddFlags(cmd.Flags())
 	return cmd
-}
-
-// parsePercent reads a percentage of GPU activity, 0..100, fractions
-// allowed ("0.02").
-func parsePercent(s string) (float64, error) {
-	v, err := strconv.ParseFloat(s, 64)
-	if err != nil || !(v >= 0 && v <= 100) {
-		return 0, fmt.Errorf("bad percentage %q (0..100)", s)
-	}
-	return v, nil
-}
-
-func parseList[T any](s string, parse func(string) (T, error)) ([]T, error) {
-	var out []T
-	for part := range strings.SplitSeq(s, ",") {
-		v, err := parse(strings.TrimSpace(part))
-		if err != nil {
-			return nil, err
-		}
-		out = append(out, v)
-	}
-	return out, nil
 }
 
 func newXIDCommand(g *globalOptions) *cobra.Command {

@@ -1,49 +1,11 @@
 package main
 
 import (
-	"context"
-	"io"
-	"log/slog"
 	"strings"
 	"testing"
-	"time"
 
 	"github.com/gpuprof/gpuprof/cliview"
-	"github.com/gpuprof/gpuprof/config"
 )
-
-func TestGuardExitsZeroAtDeadline(t *testing.T) {
-	exited := make(chan int, 1)
-	log := slog.New(slog.NewTextHandler(io.Discard, nil))
-	began := time.Now()
-	ctx, stop := guard(context.Background(), 100*time.Millisecond, log, "7", func(code int) { exited <- code })
-	defer stop()
-	if dl, ok := ctx.Deadline(); !ok || dl.Sub(began) > 95*time.Millisecond {
-		t.Errorf("context deadline %v after start, want 90ms (a tenth before the hard one)", dl.Sub(began))
-	}
-	select {
-	case code := <-exited:
-		if code != 0 {
-			t.Errorf("exit code %d, want 0", code)
-		}
-		if took := time.Since(began); took < 100*time.Millisecond || took > time.Second {
-			t.Errorf("watchdog fired after %s, want 100ms", took)
-		}
-	case <-time.After(2 * time.Second):
-		t.Fatal("watchdog never fired for a stuck hook")
-	}
-}
-
-func TestGuardStopDisarms(t *testing.T) {
-	exited := make(chan int, 1)
-	_, stop := guard(context.Background(), 50*time.Millisecond, slog.New(slog.NewTextHandler(io.Discard, nil)), "7", func(code int) { exited <- code })
-	stop()
-	select {
-	case <-exited:
-		t.Fatal("watchdog fired after stop")
-	case <-time.After(150 * time.Millisecond):
-	}
-}
 
 func TestCleanKeepsTerminalsSafe(t *testing.T) {
 	tests := []struct{ name, in, want string }{
@@ -66,17 +28,3 @@ func TestCleanKeepsTerminalsSafe(t *testing.T) {
 	}
 }
 
-func TestClusterNamePrecedence(t *testing.T) {
-	cfg := config.Default()
-	cfg.SlurmConf = t.TempDir() + "/none"
-	if got := clusterName(cfg, ""); got != "default" {
-		t.Errorf("no names anywhere: %q, want default", got)
-	}
-	if got := clusterName(cfg, "fromslurm"); got != "fromslurm" {
-		t.Errorf("from Slurm: %q", got)
-	}
-	cfg.Cluster = "configured"
-	if got := clusterName(cfg, "fromslurm"); got != "configured" {
-		t.Errorf("configured: %q", got)
-	}
-}

@@ -18,6 +18,9 @@
 // 0..3 in PCI bus order, unless sim.gpus, sim.model, sim.memory or
 // sim.minors say otherwise.
 //
+// LoadFlags reads a burn's load as `gpuprof simgpu burn` spells it (comma
+// lists of sizes and percentages, one value per GPU) into BurnOptions.
+//
 // This package must not import go-nvml, Slurm, SQLite or cobra code, and it
 // must never make the agent fail because of what a simulated process wrote:
 // bad process files are skipped, absurd values are passed through for the

@@ -142,3 +142,57 @@ func Plant(t testing.TB, target, link string) {
 		t.Fatal(err)
 	}
 }
+
+// Within runs fn and fails t when it has not returned after a while: a
+// FIFO opened for writing blocks until someone reads it.
+func Within(t testing.TB, what string, fn func()) {
+	t.Helper()
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		fn()
+	}()
+	select {
+	case <-done:
+	case <-time.After(10 * time.Second):
+		t.Fatalf("%s still blocked after 10s", what)
+	}
+}
+
+// LogPlantings are the ways PlantLog plants a log file.
+var LogPlantings = []string{"file", "missing", "etc", "hardlink", "fifo", "dir"}
+
+// PlantLog puts what an account of the group could where the log file
+// shared/log/gpuprof.log goes (how, one of LogPlantings): a link to each
+// target, a hard link, a FIFO; "dir" replaces the log directory itself
+// with a link.
+func PlantLog(t testing.TB, tg *Targets, shared, how string) (logPath string) {
+	t.Helper()
+	logDir := filepath.Join(shared, "log")
+	logPath = filepath.Join(logDir, "gpuprof.log")
+	if how == "dir" {
+		Plant(t, tg.Dir, logDir)
+		return logPath
+	}
+	if err := os.Mkdir(logDir, 0o770); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Chmod(logDir, 0o770|os.ModeSetgid); err != nil {
+		t.Fatal(err)
+	}
+	switch how {
+	case "file", "missing", "etc":
+		Plant(t, map[string]string{"file": tg.File, "missing": tg.Missing, "etc": tg.Dir}[how], logPath)
+	case "hardlink":
+		if err := os.Link(tg.File, logPath); err != nil {
+			t.Skipf("cannot hard-link here: %v", err)
+		}
+	case "fifo":
+		if err := syscall.Mkfifo(logPath, 0o660); err != nil {
+			t.Fatal(err)
+		}
+	default:
+		t.Fatalf("plant %q?", how)
+	}
+	return logPath
+}
