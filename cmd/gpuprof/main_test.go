@@ -27,4 +27,3 @@ func TestCleanKeepsTerminalsSafe(t *testing.T) {
 		})
 	}
 }
-
