@@ -287,7 +287,7 @@ func (m Model) detailLines() []string {
 		add("flag: " + f)
 	}
 	if n := mt.Notes.Total(); n > 0 {
-		add(fmt.Sprintf("%d reading(s) ignored as impossible", n))
+		add(present.Count(n, "reading", "readings") + " ignored as impossible")
 	}
 
 	if notices := noticeLines(d.v.Profiles, loc); len(notices) > 0 {
@@ -376,7 +376,7 @@ func noticeLines(profiles []profile.Job, loc *time.Location) []string {
 func (d *detailState) flags() []string {
 	var fs []string
 	if n := d.metrics.IdleAllocatedGPUs; n > 0 {
-		fs = append(fs, fmt.Sprintf("idle allocation: %d GPU(s) never touched by a process", n))
+		fs = append(fs, "idle allocation: "+present.Count(n, "GPU", "GPUs")+" never touched by a process")
 	}
 	if d.metrics.Preallocated {
 		fs = append(fs, "preallocated memory: the peak is what a framework reserved, not what it needed")
@@ -508,11 +508,11 @@ func activityText(st profile.ActivityStat) string {
 // taskLines describe the task's runs.
 func taskLines(t *taskInfo) []string {
 	p := &t.profile
-	runs := fmt.Sprintf("%s: %d run(s)", clip(p.Name, 40), p.Jobs)
+	runs := clip(p.Name, 40) + ": " + present.Count(p.Jobs, "run", "runs")
 	if t.truncated {
-		runs += fmt.Sprintf(" (the latest %d jobs searched)", taskRunsLimit)
+		runs += " (the latest " + present.Count(taskRunsLimit, "job", "jobs") + " searched)"
 	}
-	runs += fmt.Sprintf(" · %d with GPU readings · class %s", p.WithGPUData, p.Class)
+	runs += " · " + present.Int(p.WithGPUData) + " with GPU readings · class " + p.Class.String()
 	lines := []string{runs}
 	var facts []string
 	if p.Duration.N > 0 {
@@ -521,15 +521,15 @@ func taskLines(t *taskInfo) []string {
 	if p.VRAMPeak.N > 0 {
 		v := "VRAM p95 " + present.GiB(uint64(p.VRAMPeak.P95)) + "G"
 		if p.VRAMPeakFrac.N > 0 {
-			v += fmt.Sprintf(" (%.0f%% of the card)", p.VRAMPeakFrac.P95*100)
+			v += " (" + present.WholePercent(p.VRAMPeakFrac.P95) + "% of the card)"
 		}
 		facts = append(facts, v)
 	}
 	if p.UtilMean.N > 0 {
-		facts = append(facts, fmt.Sprintf("util p50 %.0f%%", p.UtilMean.P50))
+		facts = append(facts, "util p50 "+present.Util(p.UtilMean.P50)+"%")
 	}
 	if p.Finished > 0 {
-		facts = append(facts, fmt.Sprintf("failed %.0f%% · timed out %.0f%%", p.FailureRate*100, p.TimeoutRate*100))
+		facts = append(facts, "failed "+present.WholePercent(p.FailureRate)+"% · timed out "+present.WholePercent(p.TimeoutRate)+"%")
 	}
 	if len(facts) > 0 {
 		lines = append(lines, strings.Join(facts, " · "))
