@@ -452,7 +452,7 @@ func (m Model) gpuLinesOf(node string, g *profile.GPU, ag *analysis.GPU) []strin
 		facts = append(facts, "energy "+f.Energy())
 	}
 	if g.TempValid {
-		facts = append(facts, fmt.Sprintf("max %d°C", g.MaxTempC))
+		facts = append(facts, "max "+present.Temperature(g.MaxTempC))
 	}
 	if a := g.Activity; a != nil {
 		if m, ok := a.DRAM.Mean(); ok {
@@ -465,7 +465,7 @@ func (m Model) gpuLinesOf(node string, g *profile.GPU, ag *analysis.GPU) []strin
 			facts = append(facts, "sm/tc of its MIG instance")
 		}
 	}
-	xid := fmt.Sprintf("XID errors %d", g.XIDCount)
+	xid := "XID errors " + present.Int(g.XIDCount)
 	if len(g.XIDs) > 0 {
 		// Each code once, with whose it is: "79 hardware, 13 application".
 		codes := make([]string, 0, len(g.XIDs))

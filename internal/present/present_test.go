@@ -93,3 +93,9 @@ func TestCO2e(t *testing.T) {
 		}
 	}
 }
+
+func TestTemperature(t *testing.T) {
+	testForm(t, "Temperature", Temperature, []formCase[uint32]{
+		{"cool", 0, "0 °C"}, {"hot", 71, "71 °C"}, {"hundreds", 104, "104 °C"},
+	})
+}
