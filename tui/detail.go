@@ -192,7 +192,7 @@ func (m Model) detailView() (title string, body []string, status string) {
 	end := min(scroll+n, len(lines))
 	status = " esc back"
 	if len(lines) > n {
-		status = fmt.Sprintf(" lines %d–%d of %d · esc back", scroll+1, end, len(lines))
+		status = " lines " + present.Int(scroll+1) + "–" + present.Int(end) + " of " + present.Int(len(lines)) + " · esc back"
 	}
 	return title, lines[scroll:end], status
 }
@@ -248,9 +248,9 @@ func (m Model) detailLines() []string {
 		times += " · limit" + nbsp + present.Duration(j.TimeLimit)
 	}
 	add(times)
-	gpus := fmt.Sprintf("GPUs %d requested", j.ReqGPUs)
+	gpus := "GPUs " + present.Int(j.ReqGPUs) + " requested"
 	if j.ReqShards > 0 {
-		gpus += fmt.Sprintf(", %d shards", j.ReqShards)
+		gpus += ", " + present.Count(j.ReqShards, "shard", "shards")
 	}
 	// Held/used and utilisation: the figures every page shows (analysis.Shown).
 	shown := mt.Shown()
@@ -297,7 +297,7 @@ func (m Model) detailLines() []string {
 		}
 	}
 
-	section(fmt.Sprintf("GPUs (%d)", len(j.GPUs)))
+	section("GPUs (" + present.Int(len(j.GPUs)) + ")")
 	if len(j.GPUs) == 0 {
 		add("no GPU profile recorded")
 	}
