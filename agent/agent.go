@@ -56,6 +56,7 @@ type Options struct {
 	// socket per running step (NODE_JOBID.STEPID). When set, running jobs
 	// whose epilog never came (node crash, epilog killed) are closed once
 	// no step of theirs is left; empty turns the check off.
+	// slurmext.SlurmdSpoolDir reads it from slurm.conf.
 	SlurmdSpoolDir string
 	// MetricsListener, when set, is where Run serves /metrics (see
 	// ListenMetrics); the agent then also reads the GPUs no job holds, so

@@ -134,9 +134,7 @@ func (a *Agent) takeHookStart(ctx context.Context, j profile.Job, epilogSpooled 
 	if got, err := a.db.GetJob(ctx, j.Key); err == nil && got.Status == profile.StatusFinished {
 		return // its epilog reached the database while the agent was away
 	}
-	js := hookproto.JobStart{Cluster: j.Cluster, JobID: j.JobID, Node: j.Node, User: j.User, UID: j.UID, GID: j.GID,
-		Account: j.Account, Partition: j.Partition, Comment: j.Comment, Start: j.Start, GPUs: refsOf(j)}
-	if err := a.startJob(ctx, js); err != nil {
+	if err := a.startJob(ctx, slurmRecordOf(j)); err != nil {
 		a.log.Warn("spooled prolog not taken", "job", j.JobID, "err", err)
 		return
 	}

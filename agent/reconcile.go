@@ -4,7 +4,6 @@ import (
 	"context"
 	"os"
 	"path/filepath"
-	"strings"
 	"time"
 
 	"github.com/gpuprof/gpuprof/hookproto"
@@ -37,39 +36,6 @@ func (a *Agent) reconcileLoop(ctx context.Context) {
 			a.reconcile(ctx)
 		}
 	}
-}
-
-// SlurmdSpoolDir reads SlurmdSpoolDir from the slurm.conf at path
-// (default /var/spool/slurmd), with %h expanded to this host's short
-// name (%n, slurmd's node name, expands in hasSteps, once the hooks have
-// named it); "" when slurm.conf is not readable, which turns off the
-// check for jobs that ended without an epilog (Options.SlurmdSpoolDir).
-func SlurmdSpoolDir(path string) string {
-	f, err := os.Open(path)
-	if err != nil {
-		return ""
-	}
-	defer f.Close()
-	dir := slurmext.ReadSlurmConf(f, "SlurmdSpoolDir")
-	if dir == "" {
-		return "/var/spool/slurmd"
-	}
-	return strings.ReplaceAll(dir, "%h", shortHostname())
-}
-
-// shortHostname is the host name up to its first dot ("localhost" when
-// it cannot be read).
-func shortHostname() string {
-	h, err := os.Hostname()
-	if err != nil {
-		return "localhost"
-	}
-	for i, c := range h {
-		if c == '.' {
-			return h[:i]
-		}
-	}
-	return h
 }
 
 // hasSteps reports whether slurmd's spool holds a step socket of the job,

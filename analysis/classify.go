@@ -330,7 +330,7 @@ func otherNote(m *Metrics, c *Config) string {
 		parts = append(parts, "no utilisation readings")
 	}
 	if m.VRAMSteadyValid && m.VRAMSteady < c.Classes.ServiceSteadyMin {
-		parts = append(parts, "memory floor "+FormatFraction(m.VRAMSteady)+" of the peak")
+		parts = append(parts, "memory floor "+present.Share(m.VRAMSteady)+" of the peak")
 	}
 	return "no rule matched: " + strings.Join(parts, ", ")
 }

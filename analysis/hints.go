@@ -139,13 +139,13 @@ func Hints(j Job, c Config, types []GPUType) []Hint {
 			// Every GPU was quiet, but one's memory was full: it was used.
 			add(HintUnusedGPUs, gpuOption(j.ReqGPUType, used, nodes),
 				fmt.Sprintf("All %d GPUs were quiet (%s), but GPU memory peaked at %s of a card: ask for the %d whose memory it used.",
-					m.GPUs, quiet, FormatFraction(m.VRAMPeakFrac), used))
+					m.GPUs, quiet, present.Share(m.VRAMPeakFrac), used))
 		case used > m.GPUs-m.UnusedGPUs:
 			// Every GPU was quiet, but it held GPU memory: a program that
 			// allocates GPU memory fails without a GPU.
 			add(HintUnusedGPUs, gpuOption(j.ReqGPUType, used, nodes),
 				fmt.Sprintf("All %d GPUs were quiet (%s), but it held GPU memory (peak %s of a card), and a program that allocates GPU memory fails without a GPU: it used %d of its %d GPUs, so ask for %d.",
-					m.GPUs, quiet, FormatFraction(m.VRAMPeakFrac), used, m.GPUs, used))
+					m.GPUs, quiet, present.Share(m.VRAMPeakFrac), used, m.GPUs, used))
 		default:
 			add(HintUnusedGPUs, gpuOption(j.ReqGPUType, used, nodes),
 				fmt.Sprintf("%d of the %d GPUs were unused (%s): it used %d of its %d GPUs, so ask for %d.", m.UnusedGPUs, m.GPUs, idle, used, m.GPUs, used))
@@ -165,7 +165,7 @@ func Hints(j Job, c Config, types []GPUType) []Hint {
 		fitsShard(m.VRAMPeak, m.VRAMCard, rc) && computeOK && compute < c.Classes.LowUtilMax {
 		add(HintShard, "--gres=shard:1",
 			fmt.Sprintf("It used %s of the %s GPU memory (%s) and barely used its GPU (%s): if this cluster offers GPU shards (gres/shard), a shard instead of a whole GPU leaves the rest to others.",
-				present.GiB(m.VRAMPeak)+" GiB", present.GiB(m.VRAMCard)+" GiB", FormatFraction(m.VRAMPeakFrac), did))
+				present.GiB(m.VRAMPeak)+" GiB", present.GiB(m.VRAMCard)+" GiB", present.Share(m.VRAMPeakFrac), did))
 	}
 
 	// A smaller GPU type: the same compute measure as the shard hint, on
@@ -196,11 +196,11 @@ func Hints(j Job, c Config, types []GPUType) []Hint {
 		}
 		add(HintLargerGPU, gpuOption("<type>", n, nodes),
 			fmt.Sprintf("GPU memory peaked at %s of %s (%s)%s: replace <type> with a GPU type with more than %s (sinfo -o \"%%P %%G\" lists them), or reduce the batch size.",
-				present.GiB(m.VRAMPeak)+" GiB", present.GiB(m.VRAMCard)+" GiB", FormatFraction(m.VRAMPeakFrac), on, present.GiB(m.VRAMCard)+" GiB"))
+				present.GiB(m.VRAMPeak)+" GiB", present.GiB(m.VRAMCard)+" GiB", present.Share(m.VRAMPeakFrac), on, present.GiB(m.VRAMCard)+" GiB"))
 	}
 
 	if m.Preallocated {
-		res := FormatFraction(m.VRAMReservedFrac)
+		res := present.Share(m.VRAMReservedFrac)
 		add(HintGrowMemory, "export TF_FORCE_GPU_ALLOW_GROWTH=true",
 			fmt.Sprintf("A framework reserved %s of the GPU memory at start, so the job's real need is unknown: for TensorFlow, this lets memory grow with use.", res))
 		add(HintGrowMemory, "export XLA_PYTHON_CLIENT_PREALLOCATE=false",
@@ -233,7 +233,7 @@ func Hints(j Job, c Config, types []GPUType) []Hint {
 	if ioBound(&m, &c) {
 		add(HintStageData, "",
 			fmt.Sprintf("It waited on storage %s of its time while the GPUs averaged %s: copy the input to node-local disk ($TMPDIR or /local) at the start of the job and read it from there.",
-				FormatFraction(m.IOWait), formatPercent(m.UtilMean)))
+				present.Share(m.IOWait), formatPercent(m.UtilMean)))
 	}
 	return out
 }

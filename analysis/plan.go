@@ -269,11 +269,11 @@ func plan(in *Input, f *facts, k *counter, p PlanParams, c *Config) CapacityPlan
 			cp.CrossCheck = fmt.Sprintf("By averages, %d GPUs are needed at the horizon and there are %d; averages cannot see queues at peak hours.", cp.GPUsNeeded, cp.CurrentGPUs)
 		}
 	case ConstraintScheduling:
-		cp.CrossCheck = fmt.Sprintf("By averages, %d GPUs are needed at the horizon; %s of the GPU-hours are idle or unused allocations.", cp.GPUsNeeded, FormatFraction(share(waste)))
+		cp.CrossCheck = fmt.Sprintf("By averages, %d GPUs are needed at the horizon; %s of the GPU-hours are idle or unused allocations.", cp.GPUsNeeded, present.Share(share(waste)))
 	case ConstraintStorage:
-		cp.CrossCheck = fmt.Sprintf("By averages, %d GPUs are needed at the horizon; %s of the GPU-hours wait on IO.", cp.GPUsNeeded, FormatFraction(share(io)))
+		cp.CrossCheck = fmt.Sprintf("By averages, %d GPUs are needed at the horizon; %s of the GPU-hours wait on IO.", cp.GPUsNeeded, present.Share(share(io)))
 	case ConstraintMemory:
-		cp.CrossCheck = fmt.Sprintf("By averages, %d GPUs are needed at the horizon; %s of the GPU-hours are bound by GPU memory.", cp.GPUsNeeded, FormatFraction(share(vram)))
+		cp.CrossCheck = fmt.Sprintf("By averages, %d GPUs are needed at the horizon; %s of the GPU-hours are bound by GPU memory.", cp.GPUsNeeded, present.Share(share(vram)))
 	case ConstraintGPUs:
 		cp.CrossCheck = fmt.Sprintf("By averages, %d GPUs are needed at the horizon and there are %d.", cp.GPUsNeeded, cp.CurrentGPUs)
 	}

@@ -179,7 +179,7 @@ func recommendLimits(b *recBuilder, in *Input, f *facts) {
 	share := float64(queued) / float64(len(f.jobs))
 	if len(f.jobs) < rc.MinJobs || share < rc.QueueShareMin || total == 0 {
 		b.nothing(RecUserLimits, "%d of %d GPU jobs queue-bound (%s, threshold %s), %d GPUs in the inventory: no new limits",
-			queued, len(f.jobs), FormatFraction(share), FormatFraction(rc.QueueShareMin), total)
+			queued, len(f.jobs), present.Share(share), present.Share(rc.QueueShareMin), total)
 		return
 	}
 	everyone := map[int]bool{}
@@ -200,7 +200,7 @@ func recommendLimits(b *recBuilder, in *Input, f *facts) {
 	burst := max(1, int(math.Ceil(rc.BurstFrac*float64(total))))
 	if top <= limit {
 		b.nothing(RecUserLimits, "queue-bound jobs are %s, but no user's peak (%d GPUs) exceeds the limit the data supports (%d): a per-user limit would bind no one",
-			FormatFraction(share), top, limit)
+			present.Share(share), top, limit)
 		return
 	}
 	b.add(Recommendation{
@@ -210,9 +210,9 @@ func recommendLimits(b *recBuilder, in *Input, f *facts) {
 			limit, defaultUserQOS, burstQOS, burst, longQOS),
 		Evidence: []Reason{
 			{Rule: "limits.queue", Checks: []Check{{Metric("queue_bound_share"), share, OpGE, rc.QueueShareMin}},
-				Note: fmt.Sprintf("%d of %d GPU jobs waited ≥ %s× their run time", queued, len(f.jobs), formatNumber(b.c.Bottlenecks.QueueBoundRatio))},
+				Note: fmt.Sprintf("%d of %d GPU jobs waited ≥ %s× their run time", queued, len(f.jobs), present.Decimal(b.c.Bottlenecks.QueueBoundRatio))},
 			{Rule: "limits.per_user", Note: fmt.Sprintf("peak concurrent GPUs per user over %d users: p50 %s, p95 %s, max %d (%s)",
-				pd.N, formatNumber(pd.P50), formatNumber(pd.P95), top, topUser)},
+				pd.N, present.Decimal(pd.P50), present.Decimal(pd.P95), top, topUser)},
 		},
 		Effect: fmt.Sprintf("No user holds more than %d of %d GPUs; deadline work can take %d GPUs at once.", limit, total, burst),
 		Config: []ConfigLine{
@@ -329,7 +329,7 @@ func recommendStorage(b *recBuilder, f *facts) {
 	}
 	if n < rc.MinUserJobs || share < rc.IOShareMin {
 		b.nothing(RecStorage, "IO-bound jobs hold %s of the GPU-hours (threshold %s, %d jobs): storage is not the bottleneck",
-			FormatFraction(share), FormatFraction(rc.IOShareMin), n)
+			present.Share(share), present.Share(rc.IOShareMin), n)
 		return
 	}
 	keys := sortedKeys(tasks)
@@ -403,7 +403,7 @@ func recommendIdleAccounts(b *recBuilder, f *facts) {
 		}, a.idles, share, rc.IdleShareMin)
 	}
 	if named == 0 {
-		b.nothing(RecIdleAccount, "no account has idle allocations over %s of its GPU-hours", FormatFraction(rc.IdleShareMin))
+		b.nothing(RecIdleAccount, "no account has idle allocations over %s of its GPU-hours", present.Share(rc.IdleShareMin))
 	}
 }
 

@@ -1,8 +1,6 @@
 package analysis
 
 import (
-	"math"
-	"strconv"
 	"strings"
 
 	"github.com/gpuprof/gpuprof/internal/present"
@@ -82,7 +80,7 @@ func (r Reason) String() string {
 // String renders one comparison in the metric's unit.
 func (c Check) String() string {
 	label, suffix := "", ""
-	format := formatNumber
+	format := present.Decimal
 	switch c.Metric {
 	case MetricElapsed:
 		label, format = "ran", present.Seconds
@@ -99,11 +97,11 @@ func (c Check) String() string {
 	case MetricUtilSpread:
 		label, suffix = "util p95−p50", " points"
 	case MetricVRAMPeakFrac:
-		label, format, suffix = "VRAM peak", FormatFraction, " of the card"
+		label, format, suffix = "VRAM peak", present.Share, " of the card"
 	case MetricVRAMSteady:
-		label, format, suffix = "memory floor", FormatFraction, " of the peak"
+		label, format, suffix = "memory floor", present.Share, " of the peak"
 	case MetricIOWait:
-		label, format, suffix = "IO wait", FormatFraction, " of wall time"
+		label, format, suffix = "IO wait", present.Share, " of wall time"
 	case MetricUnusedGPUs:
 		label = "unused GPUs"
 	case MetricIdleGPUs:
@@ -114,7 +112,7 @@ func (c Check) String() string {
 		// percentages, ratios as multiples.
 		switch {
 		case strings.HasSuffix(label, "_share") || strings.HasSuffix(label, "_fraction"):
-			format = FormatFraction
+			format = present.Share
 		case strings.HasPrefix(label, "limit_ratio"):
 			format = formatTimes
 		}
@@ -134,20 +132,12 @@ func (o Op) symbol() string {
 	return string(o)
 }
 
-// formatNumber prints at most one decimal and no trailing ".0".
-func formatNumber(v float64) string {
-	return strconv.FormatFloat(math.Round(v*10)/10, 'f', -1, 64)
-}
-
 // formatPercent prints a value in percent as the report and the CLI do,
-// with a space before the sign: "87 %", "29.9 %".
-func formatPercent(v float64) string { return formatNumber(v) + " %" }
-
-// FormatFraction prints a fraction (0–1) as a percentage: 0.25 is "25 %".
-func FormatFraction(v float64) string { return formatNumber(v*100) + " %" }
+// with a space before the sign (present.Decimal): "87 %", "29.9 %".
+func formatPercent(v float64) string { return present.Decimal(v) + " %" }
 
 // formatActivity prints a GPM activity in percent as every output does
 // (present.Activity: "0.02 %", "4.5 %", "92 %").
 func formatActivity(v float64) string { return present.Activity(v) + " %" }
 
-func formatTimes(v float64) string { return formatNumber(v) + "×" }
+func formatTimes(v float64) string { return present.Decimal(v) + "×" }

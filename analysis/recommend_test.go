@@ -6,6 +6,7 @@ import (
 	"reflect"
 	"regexp"
 	"slices"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -592,7 +593,7 @@ func joinConfig(cl []ConfigLine) string {
 	return b.String()
 }
 
-func itoa(n int) string { return formatNumber(float64(n)) }
+func itoa(n int) string { return strconv.Itoa(n) }
 
 func TestSharingTwoModels(t *testing.T) {
 	const a100 = "NVIDIA A100-SXM4-40GB"

@@ -129,7 +129,7 @@ func recommendSharing(b *recBuilder, in *Input, f *facts) map[string]sharingPlan
 		}
 		if n < rc.MinJobs || share < rc.SharingShareMin {
 			b.nothing(RecShards, "%s: %d small low-utilisation jobs hold %s of its GPU-hours (need ≥ %d jobs and ≥ %s): no sharing%s",
-				model, n, FormatFraction(share), rc.MinJobs, FormatFraction(rc.SharingShareMin), preNote)
+				model, n, present.Share(share), rc.MinJobs, present.Share(rc.SharingShareMin), preNote)
 			continue
 		}
 		nd, ud := distOf(a.needs), distOf(a.utils)
@@ -154,7 +154,7 @@ func recommendSharing(b *recBuilder, in *Input, f *facts) map[string]sharingPlan
 		whole := minus(everyone, a.cands)
 		evidence := []Reason{
 			{Rule: "sharing.candidates", Note: fmt.Sprintf("%d single-GPU jobs of %d users on %s peak at ≤ %s of the card with mean util < %s",
-				n, len(a.users), model, FormatFraction(rc.SharingVRAMMax), formatPercent(low))},
+				n, len(a.users), model, present.Share(rc.SharingVRAMMax), formatPercent(low))},
 			{Rule: "sharing.share", Checks: []Check{{Metric("gpu_hours_share"), share, OpGE, rc.SharingShareMin}},
 				Note: fmt.Sprintf("%.0f of %.0f GPU-hours", a.candHours, a.hours)},
 			{Rule: "sharing.need", Note: fmt.Sprintf("memory need p50 %s, p95 %s, max %s of %s; util p50 %s, p95 %s%s",
@@ -170,7 +170,7 @@ func recommendSharing(b *recBuilder, in *Input, f *facts) map[string]sharingPlan
 				shards, model, part, present.GiB(need)+" GiB", capFrac, capFrac, GRESType(model), GRESType(model)),
 			Evidence: evidence,
 			Effect: fmt.Sprintf("%.0f GPU-hours of small work could run %d to a card, freeing up to %.0f GPU-hours (%s of the model's) for whole-GPU jobs.",
-				a.candHours, shards, a.candHours*(1-1/float64(shards)), FormatFraction(share*(1-1/float64(shards)))),
+				a.candHours, shards, a.candHours*(1-1/float64(shards)), present.Share(share*(1-1/float64(shards)))),
 		}
 		r.Config = shardConfig(model, nodes, shards, capFrac, part, qos)
 		// Replayed: the shards on every node of the model, and the

@@ -167,10 +167,10 @@ func verdictOf(sp *SimPlan, f *analysis.Findings, recs []analysis.Recommendation
 		for _, c := range sp.Costs {
 			if c.Cheaper == "rent" {
 				v.Text += fmt.Sprintf(" Renting that work is cheaper than owning the %s: %s would be busy %s of the time, below the break-even %s.",
-					c.Model, present.Plural(c.GPUs, "it", "they"), analysis.FormatFraction(c.Utilisation), analysis.FormatFraction(c.BreakEven))
+					c.Model, present.Plural(c.GPUs, "it", "they"), present.Share(c.Utilisation), present.Share(c.BreakEven))
 			} else {
 				v.Evidence = append(v.Evidence, fmt.Sprintf("owning the %s is cheaper than renting: busy %s of the time, above the break-even %s",
-					c.Model, analysis.FormatFraction(c.Utilisation), analysis.FormatFraction(c.BreakEven)))
+					c.Model, present.Share(c.Utilisation), present.Share(c.BreakEven)))
 			}
 		}
 		for _, m := range sp.Models {
@@ -229,14 +229,14 @@ func verdictOf(sp *SimPlan, f *analysis.Findings, recs []analysis.Recommendation
 			v.Evidence = append(v.Evidence, fmt.Sprintf("without a purchase the target is missed already (%s, replayed p95 %s)", tl.Group, present.Seconds(tl.P95.Median)))
 		case tl.BreachMonth > 0:
 			s := fmt.Sprintf("Without a purchase, growth of %s a year breaks the target in month %d (%s, %s: replayed p95 %s); with a %d-month lead time, order by %s",
-				analysis.FormatFraction(sp.Growth), tl.BreachMonth, tl.BreachDate.Format("2006-01"), tl.Group, present.Seconds(tl.P95.Median),
+				present.Share(sp.Growth), tl.BreachMonth, tl.BreachDate.Format("2006-01"), tl.Group, present.Seconds(tl.P95.Median),
 				sp.LeadTimeMonths, tl.OrderBy.Format("2006-01-02"))
 			if tl.Late {
 				s += " (already past: order now)"
 			}
 			v.Text += " " + s + "."
 		default:
-			v.Evidence = append(v.Evidence, fmt.Sprintf("the target holds for the %d months searched at %s growth a year", tl.SearchedMonths, analysis.FormatFraction(sp.Growth)))
+			v.Evidence = append(v.Evidence, fmt.Sprintf("the target holds for the %d months searched at %s growth a year", tl.SearchedMonths, present.Share(sp.Growth)))
 		}
 	}
 	if !v.Reliable {

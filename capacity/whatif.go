@@ -210,9 +210,9 @@ func (s SimJobs) LeftOutWords() string {
 	}
 	all := max(s.GPUJobs, s.LeftOut+s.Replayed)
 	w := fmt.Sprintf("%d of %d GPU %s left out of the replay (%s of their GPU-hours): %s",
-		s.LeftOut, all, present.Plural(all, "job", "jobs"), analysis.FormatFraction(s.LeftOutShare), strings.Join(s.LeftOutWhy, "; "))
+		s.LeftOut, all, present.Plural(all, "job", "jobs"), present.Share(s.LeftOutShare), strings.Join(s.LeftOutWhy, "; "))
 	if s.LeftOutShare > LeftOutMaxShare {
-		w += fmt.Sprintf("; more than the %s of the GPU-hours an answer may leave out: its waits are of the other jobs only", analysis.FormatFraction(LeftOutMaxShare))
+		w += fmt.Sprintf("; more than the %s of the GPU-hours an answer may leave out: its waits are of the other jobs only", present.Share(LeftOutMaxShare))
 	}
 	return w + "."
 }

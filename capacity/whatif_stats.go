@@ -339,7 +339,7 @@ func (r *replay) calibrate(res *queuesim.Result) Calibration {
 		// does not know, however small the error is against the target.
 		if cp.Jobs >= calibMinJobs && cp.ObservedP95 >= calibReproduceMin.Seconds() && cp.SimulatedP95 < calibReproduced*cp.ObservedP95 {
 			u := fmt.Sprintf("partition %s: the replay reproduces less than half of the observed p95 wait (%s of %s, %s)",
-				p.Name, present.Seconds(cp.SimulatedP95), present.Seconds(cp.ObservedP95), analysis.FormatFraction(*cp.ReproducedP95))
+				p.Name, present.Seconds(cp.SimulatedP95), present.Seconds(cp.ObservedP95), present.Share(*cp.ReproducedP95))
 			if small {
 				u += fmt.Sprintf("; the error is small against the %s target", present.Seconds(r.target))
 			}

@@ -304,7 +304,7 @@ func (d Deps) record(ctx context.Context, kind string, v any, write func(tx *sto
 			return ViaDB, nil
 		}
 	}
-	if errors.Is(err, store.ErrSchemaTooOld) || errors.Is(err, store.ErrSchemaTooNew) {
+	if store.IsSchemaMismatch(err) {
 		d.Log.Warn("database schema is not this gpuprof's; a hook does not migrate it; spooling", "job", d.Env.JobID, "err", err)
 	} else {
 		d.Log.Warn("database not writable in time; spooling", "job", d.Env.JobID, "err", err)

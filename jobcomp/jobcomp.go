@@ -9,7 +9,6 @@ package jobcomp
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"log/slog"
 	"time"
@@ -59,7 +58,7 @@ func Record(ctx context.Context, d Deps, r slurmext.JobRecord) (Outcome, error) 
 	if err == nil {
 		return ViaDB, nil
 	}
-	if errors.Is(err, store.ErrSchemaTooOld) || errors.Is(err, store.ErrSchemaTooNew) {
+	if store.IsSchemaMismatch(err) {
 		d.Log.Warn("database schema is not this gpuprof's; jobcomp does not migrate it; spooling", "job", r.JobID, "err", err)
 	} else {
 		d.Log.Warn("database not writable in time; spooling", "job", r.JobID, "err", err)

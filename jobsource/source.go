@@ -34,11 +34,11 @@ type Source struct {
 	client *collect.Client // nil: local database
 	// db is the local database, read through Reader only.
 	db *store.DB
-	// uid, when non-nil, is the caller the local reads are scoped to; nil
-	// for an admin.
-	uid *int
-	id  tui.Identity
-	cfg config.Config
+	// caller is who reads, decided once (Open, ForCaller): the local
+	// reads are scoped to caller.UID unless caller.Admin; through a client
+	// the server decides, and caller only shapes the TUI's prompts.
+	caller store.Caller
+	cfg    config.Config
 	// conf is the Slurm configuration bound to the one cluster an answer
 	// is for (ForCluster; nil before): the inventory's slurm.conf nodes,
 	// the shard jobs' share of a GPU, the replay's partitions and
@@ -70,7 +70,7 @@ func Open(ctx context.Context, cfg config.Config, o Options) (*Source, error) {
 		return nil, err
 	}
 	uid := o.UID
-	s := &Source{id: tui.Identity{User: userName(uid), Admin: isAdmin(uid)}, cfg: cfg}
+	s := &Source{caller: store.CallerOf(uid, userName(uid), isAdmin), cfg: cfg}
 	if cfg.Collector != "" && !o.Local && !o.DBFlag {
 		s.client = &collect.Client{URL: cfg.Collector, Munge: o.Munge}
 		return s, nil
@@ -78,9 +78,7 @@ func Open(ctx context.Context, cfg config.Config, o Options) (*Source, error) {
 	db, dbErr := store.Open(ctx, cfg.DB, store.Options{ReadOnly: true, BusyTimeout: 2 * time.Second})
 	if dbErr == nil {
 		s.db = db
-		if s.id.Admin = db.OwnerCaller(uid, s.id.User, isAdmin).Admin; !s.id.Admin {
-			s.uid = &uid
-		}
+		s.caller = db.OwnerCaller(uid, s.caller.User, isAdmin)
 		return s, nil
 	}
 	if uid == 0 || o.DBFlag || cfg.QuerySocket == "" ||
@@ -104,12 +102,7 @@ func Open(ctx context.Context, cfg config.Config, o Options) (*Source, error) {
 // ForCaller is a Source over db read as c, a caller already decided (Open
 // decides it for the commands; tests name it).
 func ForCaller(db *store.DB, c store.Caller) *Source {
-	s := &Source{db: db, id: tui.Identity{User: c.User, Admin: c.Admin}}
-	if !c.Admin {
-		uid := c.UID
-		s.uid = &uid
-	}
-	return s
+	return &Source{db: db, caller: c}
 }
 
 // probeSocket checks that something accepts connections on the unix
@@ -145,15 +138,14 @@ func (s *Source) Reader() *store.Reader {
 	if s.db == nil {
 		return nil
 	}
-	if s.uid == nil {
-		return s.db.ReaderFor(store.Caller{User: s.id.User, Admin: true}) // an admin's uid scopes nothing
-	}
-	return s.db.ReaderFor(store.Caller{UID: *s.uid, User: s.id.User})
+	return s.db.ReaderFor(s.caller)
 }
 
 // Identity is who the caller is as Open decided: their name, and whether
 // they read every user's jobs.
-func (s *Source) Identity() tui.Identity { return s.id }
+func (s *Source) Identity() tui.Identity {
+	return tui.Identity{User: s.caller.User, Admin: s.caller.Admin}
+}
 
 // Config is the configuration the source was opened with.
 func (s *Source) Config() config.Config { return s.cfg }
@@ -185,10 +177,10 @@ func (s *Source) Database() string {
 // ScopedUID is the uid the local reads are scoped to; false for an admin
 // or a client.
 func (s *Source) ScopedUID() (int, bool) {
-	if s.uid == nil {
+	if s.db == nil || s.caller.Admin {
 		return 0, false
 	}
-	return *s.uid, true
+	return s.caller.UID, true
 }
 
 // scope applies --cluster to f.

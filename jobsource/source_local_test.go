@@ -105,8 +105,8 @@ func TestOpenSourceFallsBackToQuerySocket(t *testing.T) {
 			}
 			if !tt.wantClient {
 				// Read directly, scoped to the caller (not the file's owner).
-				if src.uid == nil || *src.uid != tt.o.UID {
-					t.Errorf("direct read forces uid %v, want %d", src.uid, tt.o.UID)
+				if uid, ok := src.ScopedUID(); !ok || uid != tt.o.UID {
+					t.Errorf("direct read forces uid %v (scoped %t), want %d", uid, ok, tt.o.UID)
 				}
 				return
 			}

@@ -11,7 +11,6 @@ import (
 	"github.com/gpuprof/gpuprof/profile"
 	"github.com/gpuprof/gpuprof/slurmext"
 	"github.com/gpuprof/gpuprof/store"
-	"github.com/gpuprof/gpuprof/tui"
 )
 
 // collectAll collects what a Source's Each hands over.
@@ -57,8 +56,7 @@ func TestJobSourceScopesNonAdmin(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	uid := 1001
-	src := &Source{db: db, uid: &uid, id: tui.Identity{User: "alice"}}
+	src := ForCaller(db, store.Caller{UID: 1001, User: "alice"})
 	defer src.Close()
 
 	ids := func(vs []store.JobView) []string {
@@ -103,7 +101,7 @@ func TestJobSourceScopesNonAdmin(t *testing.T) {
 		t.Errorf("Job(alice's 2) = %v, %v", v.JobID, err)
 	}
 	// An admin's source (no uid) sees everyone.
-	admin := &Source{db: db, id: tui.Identity{User: "root", Admin: true}}
+	admin := ForCaller(db, store.Caller{User: "root", Admin: true})
 	if got, _ := collectAll(ctx, admin, store.ViewFilter{}); len(got) != 4 {
 		t.Errorf("admin All() = %v, want all 4 jobs", ids(got))
 	}

@@ -5,15 +5,16 @@
 // rule analysis, TUI and report apply), TRES strings and job ids (every
 // job id gpuprof reads passes ValidJobID), hostlist and index list
 // expressions, gres.conf and slurm.conf values, slurmd's layout on a node
-// (the cgroup paths of jobs, step-socket names, %n in SlurmdSpoolDir, the
-// default gres.conf path), and the mapping of GRES device files to device
+// (the cgroup paths of jobs, step-socket names, SlurmdSpoolDir and its %h
+// and %n, the default gres.conf path), and the mapping of GRES device files to device
 // minor numbers.
 //
 // The parsers are pure and bounded: they never panic, never allocate in
 // proportion to a number written in their input (a range such as
 // "node[0-4294967295]" is refused, not expanded), and report malformed values
 // as errors or, in a hook environment, as notes, because a hook that fails
-// drains the node. Only DeviceMinor touches the filesystem.
+// drains the node. Only DeviceMinor, ClusterName and SlurmdSpoolDir touch
+// the filesystem (they read).
 //
 // JobRecord is the scheduler's view of a job that jobcomp and sacct both
 // produce.

@@ -1,13 +1,37 @@
 package slurmext
 
 import (
+	"os"
 	"path/filepath"
 	"strings"
 )
 
 // slurmd's files on a node, as Slurm lays them out: where gres.conf is,
-// slurm.conf's %n in SlurmdSpoolDir, and the step sockets slurmstepd puts
-// in that spool. Pure: the callers read the filesystem.
+// where slurmd's spool is (SlurmdSpoolDir, its %h and %n), and the step
+// sockets slurmstepd puts in that spool. Pure but SlurmdSpoolDir, which
+// reads slurm.conf: the callers read the rest of the filesystem.
+
+// DefaultSlurmdSpoolDir is slurmd's spool when slurm.conf names none.
+const DefaultSlurmdSpoolDir = "/var/spool/slurmd"
+
+// SlurmdSpoolDir reads SlurmdSpoolDir from the slurm.conf at path
+// (DefaultSlurmdSpoolDir when it names none), with %h expanded to this
+// host's short name (NodeName's); %n, slurmd's node name, is left for
+// ExpandNodeName once the node is named. It is "" when slurm.conf is not
+// readable, which turns off the agent's check for jobs that ended
+// without an epilog.
+func SlurmdSpoolDir(path string) string {
+	f, err := os.Open(path)
+	if err != nil {
+		return ""
+	}
+	defer f.Close()
+	dir := ReadSlurmConf(f, "SlurmdSpoolDir")
+	if dir == "" {
+		return DefaultSlurmdSpoolDir
+	}
+	return strings.ReplaceAll(dir, "%h", NodeName("", "", os.Hostname))
+}
 
 // DefaultGresConf is the gres.conf slurmd reads when nothing else names
 // one: the file beside slurm.conf, which is SLURM_CONF when that is set

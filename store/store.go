@@ -94,6 +94,14 @@ var (
 	ErrReplaced = errors.New("database file replaced since it was opened")
 )
 
+// IsSchemaMismatch reports whether err says the database's schema is not
+// this gpuprof's: older (ErrSchemaTooOld) or newer (ErrSchemaTooNew). A
+// writer that does not migrate (the hooks, jobcomp) spools instead and
+// says why.
+func IsSchemaMismatch(err error) bool {
+	return errors.Is(err, ErrSchemaTooOld) || errors.Is(err, ErrSchemaTooNew)
+}
+
 // ApplicationID marks a gpuprof database in the SQLite header
 // (PRAGMA application_id): "gppf".
 const ApplicationID = 0x67707066

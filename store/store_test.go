@@ -507,3 +507,22 @@ func TestNoMigrate(t *testing.T) {
 		t.Errorf("migrateTo without upgrade: got %v, want ErrSchemaTooOld", err)
 	}
 }
+
+func TestIsSchemaMismatch(t *testing.T) {
+	for _, tt := range []struct {
+		name string
+		err  error
+		want bool
+	}{
+		{"too old", fmt.Errorf("open: %w", ErrSchemaTooOld), true},
+		{"too new", ErrSchemaTooNew, true},
+		{"locked", ErrLocked, false},
+		{"nil", nil, false},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			if got := IsSchemaMismatch(tt.err); got != tt.want {
+				t.Errorf("IsSchemaMismatch(%v) = %v, want %v", tt.err, got, tt.want)
+			}
+		})
+	}
+}

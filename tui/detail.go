@@ -192,7 +192,7 @@ func (m Model) detailView() (title string, body []string, status string) {
 	end := min(scroll+n, len(lines))
 	status = " esc back"
 	if len(lines) > n {
-		status = fmt.Sprintf(" lines %d–%d of %d · esc back", scroll+1, end, len(lines))
+		status = " lines " + present.Int(scroll+1) + "–" + present.Int(end) + " of " + present.Int(len(lines)) + " · esc back"
 	}
 	return title, lines[scroll:end], status
 }
@@ -248,9 +248,9 @@ func (m Model) detailLines() []string {
 		times += " · limit" + nbsp + present.Duration(j.TimeLimit)
 	}
 	add(times)
-	gpus := fmt.Sprintf("GPUs %d requested", j.ReqGPUs)
+	gpus := "GPUs " + present.Int(j.ReqGPUs) + " requested"
 	if j.ReqShards > 0 {
-		gpus += fmt.Sprintf(", %d shards", j.ReqShards)
+		gpus += ", " + present.Count(j.ReqShards, "shard", "shards")
 	}
 	// Held/used and utilisation: the figures every page shows (analysis.Shown).
 	shown := mt.Shown()
@@ -287,7 +287,7 @@ func (m Model) detailLines() []string {
 		add("flag: " + f)
 	}
 	if n := mt.Notes.Total(); n > 0 {
-		add(fmt.Sprintf("%d reading(s) ignored as impossible", n))
+		add(present.Count(n, "reading", "readings") + " ignored as impossible")
 	}
 
 	if notices := noticeLines(d.v.Profiles, loc); len(notices) > 0 {
@@ -297,7 +297,7 @@ func (m Model) detailLines() []string {
 		}
 	}
 
-	section(fmt.Sprintf("GPUs (%d)", len(j.GPUs)))
+	section("GPUs (" + present.Int(len(j.GPUs)) + ")")
 	if len(j.GPUs) == 0 {
 		add("no GPU profile recorded")
 	}
@@ -376,7 +376,7 @@ func noticeLines(profiles []profile.Job, loc *time.Location) []string {
 func (d *detailState) flags() []string {
 	var fs []string
 	if n := d.metrics.IdleAllocatedGPUs; n > 0 {
-		fs = append(fs, fmt.Sprintf("idle allocation: %d GPU(s) never touched by a process", n))
+		fs = append(fs, "idle allocation: "+present.Count(n, "GPU", "GPUs")+" never touched by a process")
 	}
 	if d.metrics.Preallocated {
 		fs = append(fs, "preallocated memory: the peak is what a framework reserved, not what it needed")
@@ -452,7 +452,7 @@ func (m Model) gpuLinesOf(node string, g *profile.GPU, ag *analysis.GPU) []strin
 		facts = append(facts, "energy "+f.Energy())
 	}
 	if g.TempValid {
-		facts = append(facts, fmt.Sprintf("max %d°C", g.MaxTempC))
+		facts = append(facts, "max "+present.Temperature(g.MaxTempC))
 	}
 	if a := g.Activity; a != nil {
 		if m, ok := a.DRAM.Mean(); ok {
@@ -465,7 +465,7 @@ func (m Model) gpuLinesOf(node string, g *profile.GPU, ag *analysis.GPU) []strin
 			facts = append(facts, "sm/tc of its MIG instance")
 		}
 	}
-	xid := fmt.Sprintf("XID errors %d", g.XIDCount)
+	xid := "XID errors " + present.Int(g.XIDCount)
 	if len(g.XIDs) > 0 {
 		// Each code once, with whose it is: "79 hardware, 13 application".
 		codes := make([]string, 0, len(g.XIDs))
@@ -508,11 +508,11 @@ func activityText(st profile.ActivityStat) string {
 // taskLines describe the task's runs.
 func taskLines(t *taskInfo) []string {
 	p := &t.profile
-	runs := fmt.Sprintf("%s: %d run(s)", clip(p.Name, 40), p.Jobs)
+	runs := clip(p.Name, 40) + ": " + present.Count(p.Jobs, "run", "runs")
 	if t.truncated {
-		runs += fmt.Sprintf(" (the latest %d jobs searched)", taskRunsLimit)
+		runs += " (the latest " + present.Count(taskRunsLimit, "job", "jobs") + " searched)"
 	}
-	runs += fmt.Sprintf(" · %d with GPU readings · class %s", p.WithGPUData, p.Class)
+	runs += " · " + present.Int(p.WithGPUData) + " with GPU readings · class " + p.Class.String()
 	lines := []string{runs}
 	var facts []string
 	if p.Duration.N > 0 {
@@ -521,15 +521,15 @@ func taskLines(t *taskInfo) []string {
 	if p.VRAMPeak.N > 0 {
 		v := "VRAM p95 " + present.GiB(uint64(p.VRAMPeak.P95)) + "G"
 		if p.VRAMPeakFrac.N > 0 {
-			v += fmt.Sprintf(" (%.0f%% of the card)", p.VRAMPeakFrac.P95*100)
+			v += " (" + present.WholePercent(p.VRAMPeakFrac.P95) + "% of the card)"
 		}
 		facts = append(facts, v)
 	}
 	if p.UtilMean.N > 0 {
-		facts = append(facts, fmt.Sprintf("util p50 %.0f%%", p.UtilMean.P50))
+		facts = append(facts, "util p50 "+present.Util(p.UtilMean.P50)+"%")
 	}
 	if p.Finished > 0 {
-		facts = append(facts, fmt.Sprintf("failed %.0f%% · timed out %.0f%%", p.FailureRate*100, p.TimeoutRate*100))
+		facts = append(facts, "failed "+present.WholePercent(p.FailureRate)+"% · timed out "+present.WholePercent(p.TimeoutRate)+"%")
 	}
 	if len(facts) > 0 {
 		lines = append(lines, strings.Join(facts, " · "))

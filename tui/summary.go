@@ -235,23 +235,23 @@ func (m Model) summaryLines() []string {
 		add("only the newest %s of %s jobs were read", present.Int(r.loaded), present.Int(r.total))
 	}
 	out = append(out, "")
-	add("GPU-hours      %8.1f", h.AllocatedGPUHours)
+	add("GPU-hours      %8s", present.GPUHours(h.AllocatedGPUHours))
 	if h.MeasuredGPUHours > 0 {
-		add("efficiency     %7.0f%%  (mean utilisation weighted by GPU-hours)", h.Utilisation*100)
-		add("idle GPU-hours %8.1f  (%.0f%% of measured)", h.IdleGPUHours, h.IdleGPUHours/h.MeasuredGPUHours*100)
+		add("efficiency     %7s%%  (mean utilisation weighted by GPU-hours)", present.WholePercent(h.Utilisation))
+		add("idle GPU-hours %8s  (%s%% of measured)", present.GPUHours(h.IdleGPUHours), present.WholePercent(h.IdleGPUHours/h.MeasuredGPUHours))
 	} else {
 		add("efficiency           -  (no utilisation readings)")
 		add("idle GPU-hours       -")
 	}
 	if h.Coverage > 0 && h.Coverage < 1 {
-		add("readings cover %.0f%% of the GPU-hours", h.Coverage*100)
+		add("readings cover %s%% of the GPU-hours", present.WholePercent(h.Coverage))
 	}
 	out = append(out, "", " "+m.st.render(m.st.header, "Jobs by class"))
 	for _, c := range r.sum.ByClass {
 		if c.Jobs == 0 {
 			continue
 		}
-		add("%-18s %6s job(s) %9.1f GPU-hours", c.Class, present.Int(c.Jobs), c.GPUHours)
+		add("%-18s %6s %-6s %9s GPU-hours", c.Class, present.Int(c.Jobs), present.Plural(c.Jobs, "job", "jobs"), present.GPUHours(c.GPUHours))
 	}
 	if r.timeJobs > 0 {
 		out = append(out, "")

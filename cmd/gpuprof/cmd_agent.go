@@ -146,7 +146,7 @@ func runAgent(ctx context.Context, cfg config.Config, log *slog.Logger) error {
 		CgroupRoot:      cfg.Proc.CgroupRoot,
 		Collector:       pusher,
 		Outbox:          pusher != nil,
-		SlurmdSpoolDir:  agent.SlurmdSpoolDir(cfg.SlurmConf),
+		SlurmdSpoolDir:  slurmext.SlurmdSpoolDir(cfg.SlurmConf),
 		MetricsListener: metrics,
 		Notices:         notices,
 		Collectors:      []prometheus.Collector{refusals.Collector()},

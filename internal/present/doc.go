@@ -6,9 +6,10 @@
 //
 // Its forms: durations in Slurm's [D-]HH:MM:SS (Duration, Seconds),
 // instants as sacct writes them (Instant), numbers with thousands
-// separators (Number, Int), percentages (Percent, Confidence; Util and
-// Activity for a GPU's readings), GPU-hours, GPUs held, energy (Energy,
-// KWh), CO2e, bytes (GiB, Bytes), XID codes, plurals, counts and lists
+// separators (Number, Int) and the prose's one decimal (Decimal),
+// percentages (Percent, Share, WholePercent, Confidence; Util and Activity
+// for a GPU's readings), GPU-hours, GPUs held, energy (Energy, KWh), CO2e,
+// bytes (GiB, Bytes), temperatures, XID codes, plurals, counts and lists
 // (Plural, Count, List). GPUFacts is one GPU's facts as gpuprof show and
 // the TUI's detail both render them (analysis.GPU.Facts builds it).
 //

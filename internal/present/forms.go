@@ -108,6 +108,21 @@ func Percent(frac float64) string {
 	return Number(frac*100, 1) + " %"
 }
 
+// Share writes a share of a whole (a fraction, 0–1) as prose writes it:
+// a percentage to at most one decimal, a zero decimal dropped, "25 %",
+// "29.9 %" (Decimal). Tables, whose columns align, write Percent.
+func Share(frac float64) string { return Decimal(frac*100) + " %" }
+
+// WholePercent writes a fraction (0–1) as a whole percentage without its
+// unit: 0.94 is "94". The terminal UI's compact lines add "%" ("94% of
+// the card", "failed 29%"). A non-finite fraction is a Dash.
+func WholePercent(frac float64) string {
+	if math.IsNaN(frac) || math.IsInf(frac, 0) {
+		return Dash
+	}
+	return Number(frac*100, 0)
+}
+
 // GPUHours writes GPU-hours without a unit: one decimal below 1,000,
 // none from 1,000 ("12.5", "1,234").
 func GPUHours(h float64) string {
@@ -139,7 +154,7 @@ func Energy(joules float64) string {
 // decimal dropped: "76.3", "80", "0.5". Callers add " GiB" (or "G" in
 // the terminal UI's compact lines).
 func GiB(b uint64) string {
-	return oneDecimal(float64(b) / (1 << 30))
+	return Decimal(float64(b) / (1 << 30))
 }
 
 // Bytes writes a size in binary units, to one decimal with a zero
@@ -152,13 +167,13 @@ func Bytes(b uint64) string {
 	case b >= 1<<30:
 		return GiB(b) + " GiB"
 	case b >= 1<<20:
-		return oneDecimal(float64(b)/(1<<20)) + " MiB"
+		return Decimal(float64(b)/(1<<20)) + " MiB"
 	}
-	return oneDecimal(float64(b)/(1<<10)) + " KiB"
+	return Decimal(float64(b)/(1<<10)) + " KiB"
 }
 
 // oneDecimal writes v rounded to one decimal, a zero decimal dropped.
-func oneDecimal(v float64) string {
+func Decimal(v float64) string {
 	return strconv.FormatFloat(math.Round(v*10)/10, 'f', -1, 64)
 }
 

@@ -99,6 +99,27 @@ func TestPercent(t *testing.T) {
 	})
 }
 
+func TestShare(t *testing.T) {
+	testForm(t, "Share", Share, []formCase[float64]{
+		{"zero", 0, "0 %"}, {"whole", 0.25, "25 %"}, {"one decimal", 0.299, "29.9 %"},
+		{"rounded", 0.12345, "12.3 %"}, {"all", 1, "100 %"}, {"no separator", 12.5, "1250 %"},
+	})
+}
+
+func TestWholePercent(t *testing.T) {
+	testForm(t, "WholePercent", WholePercent, []formCase[float64]{
+		{"zero", 0, "0"}, {"share", 0.94, "94"}, {"rounded", 0.286, "29"}, {"all", 1, "100"},
+		{"negative zero", -0.001, "0"}, {"nan", math.NaN(), Dash},
+	})
+}
+
+func TestDecimal(t *testing.T) {
+	testForm(t, "Decimal", Decimal, []formCase[float64]{
+		{"zero", 0, "0"}, {"whole", 80, "80"}, {"one decimal", 2.5, "2.5"}, {"rounded", 0.46, "0.5"},
+		{"no separator", 1234.56, "1234.6"},
+	})
+}
+
 func TestConfidence(t *testing.T) {
 	testForm(t, "Confidence", Confidence, []formCase[float64]{
 		{"whole", 0.92, "92 %"}, {"rounded", 0.876, "88 %"}, {"nan", math.NaN(), Dash},

@@ -67,6 +67,10 @@ func trim(s string) string {
 	return s
 }
 
+// Temperature writes a GPU's temperature in degrees Celsius, as NVML
+// reads it (whole degrees): "71 °C".
+func Temperature(c uint32) string { return strconv.FormatUint(uint64(c), 10) + " °C" }
+
 // XIDClass is the word for whose fault an XID is: "application" (the
 // job's program), "hardware" (the GPU or its driver) or "unclassified".
 func XIDClass(c gpu.XIDClass) string { return string(c) }

@@ -115,3 +115,9 @@ func TestPercentWhole(t *testing.T) {
 		})
 	}
 }
+
+func TestTemperature(t *testing.T) {
+	testForm(t, "Temperature", Temperature, []formCase[uint32]{
+		{"cool", 0, "0 °C"}, {"hot", 71, "71 °C"}, {"hundreds", 104, "104 °C"},
+	})
+}
