@@ -675,7 +675,7 @@ func (r *replay) setJobs(in analysis.Input, added []int) {
 		case started:
 			// Still running: until the window's end at least.
 			q.Run = to.Sub(j.Start)
-		case j.State == "CANCELLED" && !j.End.IsZero():
+		case j.State == slurmext.StateCancelled && !j.End.IsZero():
 			// Cancelled while pending: in the replay too, at the same time.
 			q.Cancels, q.Cancel = true, j.End.Sub(from)
 			q.Run = q.Limit
@@ -726,7 +726,7 @@ func (r *replay) setJobs(in analysis.Input, added []int) {
 		switch {
 		case started && j.End.IsZero():
 			openRun++
-		case !started && !(j.State == "CANCELLED" && !j.End.IsZero()):
+		case !started && !(j.State == slurmext.StateCancelled && !j.End.IsZero()):
 			neverRan++
 		}
 		if running {

@@ -9,7 +9,7 @@ import (
 
 func TestIsFinal(t *testing.T) {
 	tests := []struct {
-		state string
+		state JobState
 		want  bool
 	}{
 		{"COMPLETED", true}, {"CANCELLED", true}, {"FAILED", true}, {"TIMEOUT", true},
@@ -21,21 +21,21 @@ func TestIsFinal(t *testing.T) {
 		{"", false}, {"completed", false}, {"EXPLODED", false},
 	}
 	for _, tt := range tests {
-		t.Run(tt.state, func(t *testing.T) {
-			if got := IsFinal(tt.state); got != tt.want {
-				t.Errorf("IsFinal(%q) = %v, want %v", tt.state, got, tt.want)
+		t.Run(string(tt.state), func(t *testing.T) {
+			if got := tt.state.IsFinal(); got != tt.want {
+				t.Errorf("%q.IsFinal() = %v, want %v", tt.state, got, tt.want)
 			}
 		})
 	}
 	// Every lost state is final, and every base state after SUSPENDED is.
 	for _, s := range LostStates() {
-		if !IsFinal(s) {
+		if !s.IsFinal() {
 			t.Errorf("lost state %s is not final", s)
 		}
 	}
 	for _, s := range jobStates() {
-		if isBaseState(s) && IsFinal(s) == (s == "PENDING" || s == "RUNNING" || s == "SUSPENDED") {
-			t.Errorf("base state %s: IsFinal = %v", s, IsFinal(s))
+		if s.isBase() && s.IsFinal() == (s == "PENDING" || s == "RUNNING" || s == "SUSPENDED") {
+			t.Errorf("base state %s: IsFinal = %v", s, s.IsFinal())
 		}
 	}
 }
@@ -52,7 +52,7 @@ func TestParseStateName(t *testing.T) {
 	for _, tt := range tests {
 		t.Run(tt.in, func(t *testing.T) {
 			got, err := ParseStateName(tt.in)
-			if err != nil || got != tt.want {
+			if err != nil || string(got) != tt.want {
 				t.Errorf("ParseStateName(%q) = %q, %v, want %q", tt.in, got, err, tt.want)
 			}
 		})
@@ -72,7 +72,7 @@ func TestParseStateName(t *testing.T) {
 	for _, pair := range SacctStateCodes() {
 		short, long, _ := strings.Cut(pair, " ")
 		for _, in := range []string{short, long, strings.ToLower(short)} {
-			if got, err := ParseStateName(in); err != nil || got != long {
+			if got, err := ParseStateName(in); err != nil || string(got) != long {
 				t.Errorf("ParseStateName(%q) = %q, %v, want %s", in, got, err, long)
 			}
 		}

@@ -205,7 +205,7 @@ func writeViewTable(w io.Writer, views []store.JobView, fields []jobsField, c an
 func newJobsRow(v store.JobView, c analysis.Config) jobsRow {
 	r := jobsRow{v: v, start: "-", startShort: "-", wait: "-", ran: "-", state: "-"}
 	if s := v.SchedView(); s != nil {
-		r.name, r.user, r.account, r.partition, r.state = cliview.Clean(s.Name, 64), cliview.Clean(s.User, 16), cliview.Clean(s.Account, 16), cliview.Clean(s.Partition, 16), cliview.Clean(s.State, 24)
+		r.name, r.user, r.account, r.partition, r.state = cliview.Clean(s.Name, 64), cliview.Clean(s.User, 16), cliview.Clean(s.Account, 16), cliview.Clean(s.Partition, 16), cliview.Clean(string(s.State), 24)
 		if !s.Start.IsZero() {
 			r.start, r.startShort = slurmext.FormatTime(s.Start, nil), s.Start.Local().Format(jobsStartShort)
 		}

@@ -192,7 +192,7 @@ func toJobJSON(views []store.JobView, c analysis.Config) []jobJSON {
 		j := jobJSON{Cluster: v.Cluster, JobID: v.JobID, DisplayID: v.SlurmID(), Sched: v.Sched, Running: v.RunningRecord(),
 			Profiles: v.Profiles, Missing: missing(v), GPUs: gpuSummaries(v.Profiles)}
 		if s := v.SchedView(); s != nil && s.State != "" {
-			j.State = ptr(s.State)
+			j.State = ptr(string(s.State))
 		}
 		if j.Profiles == nil {
 			j.Profiles = []profile.Job{}
