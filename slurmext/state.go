@@ -265,6 +265,16 @@ func Started(start, end time.Time, nodeList string) bool {
 	return nl != "" && nl != "None assigned"
 }
 
+// EndedPending reports whether a job in state s that never started
+// (started as Started answers it) and ended at end left the queue for good
+// while it waited: its state is final and it has an end. Whatever ended it
+// — scancel (CANCELLED), its deadline (DEADLINE), a federated sibling
+// (REVOKED), a failed boot (BOOT_FAIL) — it left the queue at its end; a
+// job that never started without a final state or an end is still pending.
+func (s JobState) EndedPending(started bool, end time.Time) bool {
+	return !started && !end.IsZero() && s.IsFinal()
+}
+
 // isBase reports the base states (JOB_STATE_BASE) among jobStates.
 func (s JobState) isBase() bool {
 	switch s {

@@ -136,3 +136,33 @@ func TestRecordWaitNeverStarted(t *testing.T) {
 		t.Errorf("ran under a second: ran %v, %v; want 0s", d, ok)
 	}
 }
+
+func TestEndedPending(t *testing.T) {
+	end := time.Date(2026, 12, 2, 10, 0, 0, 0, time.UTC)
+	tests := []struct {
+		name    string
+		state   JobState
+		started bool
+		end     time.Time
+		want    bool
+	}{
+		{"cancelled while pending", StateCancelled, false, end, true},
+		{"past its deadline while pending", StateDeadline, false, end, true},
+		{"revoked sibling", StateRevoked, false, end, true},
+		{"never booted", StateBootFail, false, end, true},
+		{"launch failed", StateLaunchFailed, false, end, true},
+		{"cancelled after it started", StateCancelled, true, end, false},
+		{"final without an end", StateDeadline, false, time.Time{}, false},
+		{"still pending", StatePending, false, time.Time{}, false},
+		{"pending with an end", StatePending, false, end, false},
+		{"requeued", StateRequeued, false, end, false},
+		{"unknown", "", false, end, false},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			if got := tt.state.EndedPending(tt.started, tt.end); got != tt.want {
+				t.Errorf("%q.EndedPending(%v, %v) = %v, want %v", tt.state, tt.started, tt.end, got, tt.want)
+			}
+		})
+	}
+}
