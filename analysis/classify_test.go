@@ -407,7 +407,7 @@ func randomJob(r *rand.Rand) Job {
 		}
 		return t0.Add(time.Duration(r.Int64N(int64(48 * time.Hour))))
 	}
-	states := []string{"", "COMPLETED", "FAILED", "TIMEOUT", "OUT_OF_MEMORY", "CANCELLED", "RUNNING", "PENDING", "garbage"}
+	states := []slurmext.JobState{"", "COMPLETED", "FAILED", "TIMEOUT", "OUT_OF_MEMORY", "CANCELLED", "RUNNING", "PENDING", "garbage"}
 	names := []string{"", "bash", "train_%a_1", "eval-3f9a2b1c", "ñandú_42", "550e8400-e29b-41d4-a716-446655440000", "x"}
 	j := Job{
 		Cluster: "c", ID: "1", User: []string{"", "a", "b"}[r.IntN(3)],

@@ -8,6 +8,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/gpuprof/gpuprof/slurmext"
 )
 
 // The per-user recommendations (recommend, the report) and the per-job
@@ -56,7 +58,7 @@ func randomRun(r *rand.Rand, user, id string, h habit) Job {
 	wait := time.Duration(r.IntN(4*60)) * time.Minute
 	j := Job{
 		Cluster: "c1", ID: id, User: user, Account: "a" + user, Partition: "gpu",
-		Name: "task_" + h.use, State: []string{"COMPLETED", "COMPLETED", "FAILED", "TIMEOUT"}[r.IntN(4)],
+		Name: "task_" + h.use, State: []slurmext.JobState{"COMPLETED", "COMPLETED", "FAILED", "TIMEOUT"}[r.IntN(4)],
 		Submit: start.Add(-wait), Start: start, End: start.Add(run),
 		TimeLimit: time.Duration(float64(run) * (1 + 10*r.Float64())), ExitKnown: true,
 		ReqGPUs: h.gpus, HasGPUData: true,

@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"github.com/gpuprof/gpuprof/internal/present"
+	"github.com/gpuprof/gpuprof/slurmext"
 )
 
 // Kind is a kind of bottleneck.
@@ -152,7 +153,7 @@ func diagnose(j *Job, m *Metrics, c *Config, out *[]Bottleneck) Kinds {
 		}
 		found(KindVRAMBound, r)
 	}
-	if j.State == "OUT_OF_MEMORY" {
+	if j.State == slurmext.StateOutOfMemory {
 		found(KindHostMemoryBound, Reason{Rule: "host_memory_bound",
 			Note: "state OUT_OF_MEMORY: the host-memory limit (--mem), not GPU memory"})
 	}

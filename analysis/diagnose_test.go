@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/gpuprof/gpuprof/profile"
+	"github.com/gpuprof/gpuprof/slurmext"
 )
 
 func TestDiagnose(t *testing.T) {
@@ -17,7 +18,7 @@ func TestDiagnose(t *testing.T) {
 		j.Start, j.End = t0, t0.Add(run)
 		return j
 	}
-	state := func(s string, j Job) Job { j.State = s; return j }
+	state := func(s slurmext.JobState, j Job) Job { j.State = s; return j }
 	io := func(frac float64, j Job) Job {
 		j.IOWait, j.IOWaitValid, j.IOScope = frac, true, profile.IOScopeCgroup
 		return j

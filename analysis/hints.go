@@ -4,6 +4,7 @@ import (
 	"cmp"
 	"fmt"
 	"github.com/gpuprof/gpuprof/internal/present"
+	"github.com/gpuprof/gpuprof/slurmext"
 	"slices"
 	"strconv"
 	"time"
@@ -207,7 +208,7 @@ func Hints(j Job, c Config, types []GPUType) []Hint {
 			fmt.Sprintf("A framework reserved %s of the GPU memory at start, so the job's real need is unknown: for JAX, this stops the up-front reservation.", res))
 	}
 
-	if j.State == "COMPLETED" && j.TimeLimit > 0 && !j.Unlimited && m.ElapsedValid && m.Elapsed > 0 &&
+	if j.State == slurmext.StateCompleted && j.TimeLimit > 0 && !j.Unlimited && m.ElapsedValid && m.Elapsed > 0 &&
 		m.Elapsed >= c.Summary.LimitMinRun.D() {
 		ratio := j.TimeLimit.Seconds() / m.Elapsed.Seconds()
 		want := roundUp(time.Duration(float64(m.Elapsed)*limitMargin), limitStep)
@@ -218,14 +219,14 @@ func Hints(j Job, c Config, types []GPUType) []Hint {
 		}
 	}
 
-	if j.State == "TIMEOUT" && j.TimeLimit > 0 && !j.Unlimited {
+	if j.State == slurmext.StateTimeout && j.TimeLimit > 0 && !j.Unlimited {
 		want := roundUp(time.Duration(float64(j.TimeLimit)*limitMargin), limitStep)
 		add(HintTimedOut, "--time="+slurmTime(want),
 			fmt.Sprintf("Slurm stopped it at its %s limit (TIMEOUT): if the work needs longer, ask for %s the limit; better, save checkpoints and resume (sbatch --requeue, --signal=B:USR1@300 to be warned 5 minutes before the end).",
 				present.Duration(j.TimeLimit), formatTimes(limitMargin)))
 	}
 
-	if j.State == "OUT_OF_MEMORY" {
+	if j.State == slurmext.StateOutOfMemory {
 		add(HintHostMemory, "--mem=<size>",
 			"Slurm stopped the job at its host-memory limit (OUT_OF_MEMORY, not GPU memory): set <size> above this run's request (sacct -j <job> -o ReqMem,MaxRSS shows the request and the peak).")
 	}

@@ -242,7 +242,7 @@ func (m interner) of(s string) string {
 
 func (m interner) job(j *Job) {
 	j.Cluster, j.User, j.Account = m.of(j.Cluster), m.of(j.User), m.of(j.Account)
-	j.Partition, j.QOS, j.State = m.of(j.Partition), m.of(j.QOS), m.of(j.State)
+	j.Partition, j.QOS, j.State = m.of(j.Partition), m.of(j.QOS), slurmext.JobState(m.of(string(j.State)))
 	j.ReqGPUType, j.IOScope, j.Reason = m.of(j.ReqGPUType), m.of(j.IOScope), m.of(j.Reason)
 	for i := range j.GPUs {
 		g := &j.GPUs[i]

@@ -30,7 +30,7 @@ type Job struct {
 	Name       string
 	// State is the Slurm base state in capitals (COMPLETED, FAILED,
 	// TIMEOUT, OUT_OF_MEMORY, …); "" when no scheduler record exists.
-	State string
+	State slurmext.JobState
 
 	// Zero times are unknown.
 	Submit, Eligible, Start, End time.Time

@@ -89,7 +89,7 @@ func (n *DataNotes) checkTime(t time.Time) time.Time {
 }
 
 // Outcome is how a job ended, as far as the record tells: Slurm's outcome
-// class of its state (slurmext.OutcomeOf), the one rule the TUI and the
+// class of its state (slurmext.JobState.Outcome), the one rule the TUI and the
 // report apply too.
 type Outcome = slurmext.Outcome
 
@@ -107,7 +107,7 @@ const (
 // exit reported by the epilog decides: 0:0 completed, anything else failed.
 func outcomeOf(j *Job) Outcome {
 	if j.State != "" {
-		return slurmext.OutcomeOf(j.State)
+		return j.State.Outcome()
 	}
 	switch {
 	case !j.ExitKnown:

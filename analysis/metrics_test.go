@@ -6,6 +6,7 @@ import (
 	"time"
 
 	"github.com/gpuprof/gpuprof/profile"
+	"github.com/gpuprof/gpuprof/slurmext"
 )
 
 func TestMeasure(t *testing.T) {
@@ -231,7 +232,7 @@ func TestMeasurePreallocated(t *testing.T) {
 
 func TestOutcome(t *testing.T) {
 	tests := []struct {
-		state     string
+		state     slurmext.JobState
 		exitKnown bool
 		status    int
 		signal    int

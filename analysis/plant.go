@@ -6,6 +6,7 @@ import (
 	"time"
 
 	"github.com/gpuprof/gpuprof/profile"
+	"github.com/gpuprof/gpuprof/slurmext"
 )
 
 // PlantSpec describes a planted workload: a period and groups of jobs
@@ -51,7 +52,7 @@ type PlantGroup struct {
 	PreallocFrac float64
 	// NoGPUData: scheduler record only (sacct history).
 	NoGPUData bool
-	State     string // default COMPLETED
+	State     slurmext.JobState // default COMPLETED
 }
 
 // Plant generates the jobs of spec, deterministically for a seed: each
@@ -85,7 +86,7 @@ func Plant(spec PlantSpec, seed int64) []Job {
 				TimeLimit: time.Duration(float64(run) * g.LimitFactor).Round(time.Minute),
 				ExitKnown: true, ReqGPUs: g.GPUs, HasGPUData: !g.NoGPUData,
 			}
-			if g.State != "COMPLETED" {
+			if g.State != slurmext.StateCompleted {
 				j.ExitStatus = 1
 			}
 			if g.IOWait > 0 && !g.NoGPUData {
@@ -138,7 +139,7 @@ func plantDefaults(g PlantGroup) PlantGroup {
 		g.PreallocFrac = 0.95
 	}
 	if g.State == "" {
-		g.State = "COMPLETED"
+		g.State = slurmext.StateCompleted
 	}
 	return g
 }

@@ -6,10 +6,12 @@ import (
 	"reflect"
 	"testing"
 	"time"
+
+	"github.com/gpuprof/gpuprof/slurmext"
 )
 
 func summaryJobs() []Job {
-	mk := func(part string, wait, run, limit time.Duration, state string, gpus ...GPU) Job {
+	mk := func(part string, wait, run, limit time.Duration, state slurmext.JobState, gpus ...GPU) Job {
 		j := job(run, gpus...)
 		j.Partition, j.State, j.TimeLimit = part, state, limit
 		j.Submit = t0.Add(-wait)

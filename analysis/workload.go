@@ -252,10 +252,10 @@ type GroupUsage struct {
 
 // LostShare is GPU-hours of jobs that ended in one unsuccessful state.
 type LostShare struct {
-	State    string  `json:"state"`
-	Jobs     int     `json:"jobs"`
-	GPUHours float64 `json:"gpu_hours"`
-	Share    float64 `json:"share"` // of all allocated GPU-hours
+	State    slurmext.JobState `json:"state"`
+	Jobs     int               `json:"jobs"`
+	GPUHours float64           `json:"gpu_hours"`
+	Share    float64           `json:"share"` // of all allocated GPU-hours
 }
 
 // maxWindow bounds the window SummariseWorkload accepts: ten years of
@@ -600,7 +600,7 @@ func newWorkloadAcc(w Window) (*workloadAcc, bool) {
 	for i, st := range slurmext.LostStates() {
 		a.lost[i].State = st
 	}
-	a.w.Cancelled.State = "CANCELLED"
+	a.w.Cancelled.State = slurmext.StateCancelled
 	return a, true
 }
 
@@ -819,16 +819,16 @@ func (a *workloadAcc) add(j *Job, m *Metrics, c *Config) {
 		g.energy.add(jobEnergy)
 		g.effective.add(jobEff)
 	}
-	if li := slurmext.LostIndex(j.State); li >= 0 {
+	if li := j.State.LostIndex(); li >= 0 {
 		a.lost[li].Jobs++
 		a.lost[li].GPUHours += allocH
 		a.w.LostGPUHours += allocH
-		if slurmext.LostApart(j.State) {
+		if j.State.LostApart() {
 			a.w.TimeoutGPUHours += allocH
 		}
 		u.lost += allocH
 		ac.lost += allocH
-	} else if j.State == "CANCELLED" {
+	} else if j.State == slurmext.StateCancelled {
 		a.w.Cancelled.Jobs++
 		a.w.Cancelled.GPUHours += allocH
 	}

@@ -8,6 +8,8 @@ import (
 	"strconv"
 	"testing"
 	"time"
+
+	"github.com/gpuprof/gpuprof/slurmext"
 )
 
 // march is the window of March 2025 in UTC: 31 days, 744 hours.
@@ -209,7 +211,7 @@ func TestWorkloadHourOfWeekAndPending(t *testing.T) {
 }
 
 func TestWorkloadTopNAndLost(t *testing.T) {
-	mk := func(user, account, state string, hours int, wait time.Duration, gpus ...GPU) Job {
+	mk := func(user, account string, state slurmext.JobState, hours int, wait time.Duration, gpus ...GPU) Job {
 		j := ran(user, utc(3, 5, 0, 0), utc(3, 5, hours, 0), gpus...)
 		j.Account, j.State, j.Submit = account, state, j.Start.Add(-wait)
 		return j

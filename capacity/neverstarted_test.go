@@ -2,10 +2,12 @@ package capacity
 
 import (
 	"fmt"
+	"strings"
 	"testing"
 	"time"
 
 	"github.com/gpuprof/gpuprof/analysis"
+	"github.com/gpuprof/gpuprof/slurmext"
 )
 
 // neverStartedMonth is a day on one node of 4 GPUs: GPU jobs that ran
@@ -87,5 +89,56 @@ func TestNeverStartedCountsNowhere(t *testing.T) {
 	}
 	if wi.Calibration.Jobs > ran {
 		t.Errorf("calibration compares %d jobs; at most the %d that ran", wi.Calibration.Jobs, ran)
+	}
+}
+
+// TestEndedPendingLeavesTheReplayQueue: a job that never started and ended
+// in a final state other than CANCELLED (its deadline passed, a federated
+// sibling revoked it, its nodes failed to boot) left the queue at its end;
+// the replay takes it out at the same time, as it does a job cancelled
+// while pending, instead of running its full limit as if it still waited.
+func TestEndedPendingLeavesTheReplayQueue(t *testing.T) {
+	in, _, _, _ := neverStartedMonth()
+	from := in.Window.From
+	at := from.Add(3 * time.Hour)
+	ended := map[string]slurmext.JobState{}
+	for k, st := range []slurmext.JobState{slurmext.StateDeadline, slurmext.StateRevoked, slurmext.StateBootFail} {
+		id := fmt.Sprint("ended-", k)
+		ended[id] = st
+		// sacct: Start = End = when it left the queue, no nodes.
+		in.Jobs = append(in.Jobs, analysis.Job{ID: id, User: "bob", Partition: "gpu", ReqGPUs: 1, TimeLimit: 2 * time.Hour,
+			State: st, Submit: at, Eligible: at, Start: at.Add(30 * time.Minute), End: at.Add(30 * time.Minute), NodeCount: 1})
+	}
+	// Still pending at the window's end: no end, not final.
+	in.Jobs = append(in.Jobs, analysis.Job{ID: "pending", User: "bob", Partition: "gpu", ReqGPUs: 1, TimeLimit: 2 * time.Hour,
+		State: slurmext.StatePending, Submit: at, Eligible: at, NodeCount: 1})
+	r, err := newReplay(in, WhatIfParams{Seeds: 1}, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	seen := 0
+	for i, j := range r.ref {
+		q := r.jobs[i]
+		switch {
+		case ended[j.ID] != "":
+			seen++
+			if !q.Cancels || q.Cancel != 3*time.Hour+30*time.Minute {
+				t.Errorf("%s never started: Cancels %v at %v, want it to leave the queue at its end, %v",
+					j.State, q.Cancels, q.Cancel, 3*time.Hour+30*time.Minute)
+			}
+		case j.ID == "pending":
+			seen++
+			if q.Cancels || q.Run != 2*time.Hour {
+				t.Errorf("still pending: Cancels %v, run %v; want no cancel and its 2h limit", q.Cancels, q.Run)
+			}
+		}
+	}
+	if seen != len(ended)+1 {
+		t.Fatalf("%d of the %d jobs replayed", seen, len(ended)+1)
+	}
+	for _, a := range r.assumed {
+		if strings.Contains(a, "still pending") && !strings.HasPrefix(a, "1 ") {
+			t.Errorf("assumption %q: only the pending job is still pending", a)
+		}
 	}
 }

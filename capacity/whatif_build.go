@@ -666,6 +666,7 @@ func (r *replay) setJobs(in analysis.Input, added []int) {
 			q.QOS = k
 		}
 		started := j.Started()
+		endedPending := j.State.EndedPending(started, j.End)
 		if j.TimeLimit > 0 {
 			q.Limit = j.TimeLimit
 		}
@@ -675,8 +676,9 @@ func (r *replay) setJobs(in analysis.Input, added []int) {
 		case started:
 			// Still running: until the window's end at least.
 			q.Run = to.Sub(j.Start)
-		case j.State == "CANCELLED" && !j.End.IsZero():
-			// Cancelled while pending: in the replay too, at the same time.
+		case endedPending:
+			// Left the queue while pending (cancelled, past its deadline,
+			// revoked, …): in the replay too, at the same time.
 			q.Cancels, q.Cancel = true, j.End.Sub(from)
 			q.Run = q.Limit
 		default:
@@ -726,7 +728,7 @@ func (r *replay) setJobs(in analysis.Input, added []int) {
 		switch {
 		case started && j.End.IsZero():
 			openRun++
-		case !started && !(j.State == "CANCELLED" && !j.End.IsZero()):
+		case !started && !endedPending:
 			neverRan++
 		}
 		if running {

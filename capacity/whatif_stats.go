@@ -10,6 +10,7 @@ import (
 
 	"github.com/gpuprof/gpuprof/analysis"
 	"github.com/gpuprof/gpuprof/queuesim"
+	"github.com/gpuprof/gpuprof/slurmext"
 )
 
 // groupRun is one run's numbers for one partition or model.
@@ -383,7 +384,7 @@ func (r *replay) notModelled() []string {
 			return strings.Contains(j.Reason, "NodeNotAvail") || strings.Contains(j.Reason, "NodeDown") ||
 				strings.HasPrefix(j.Reason, "PartitionDown") || strings.HasPrefix(j.Reason, "PartitionInactive")
 		}},
-		{"preempted or requeued jobs", func(j *analysis.Job) bool { return j.State == "PREEMPTED" || j.Restarts > 0 }},
+		{"preempted or requeued jobs", func(j *analysis.Job) bool { return j.State == slurmext.StatePreempted || j.Restarts > 0 }},
 		{"QOS or association limits", func(j *analysis.Job) bool {
 			return (strings.HasPrefix(j.Reason, "QOS") || strings.HasPrefix(j.Reason, "Assoc")) && len(r.cluster.QOS) == 0
 		}},

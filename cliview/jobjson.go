@@ -196,7 +196,7 @@ func JobsJSON(views []store.JobView, c analysis.Config) []JobJSON {
 		j := JobJSON{Cluster: v.Cluster, JobID: v.JobID, DisplayID: v.SlurmID(), Sched: v.Sched, Running: v.RunningRecord(),
 			Profiles: v.Profiles, Missing: missingParts(v), GPUs: gpuSummaries(v.Profiles)}
 		if s := v.SchedView(); s != nil && s.State != "" {
-			j.State = jsonPtr(s.State)
+			j.State = jsonPtr(string(s.State))
 		}
 		if j.Profiles == nil {
 			j.Profiles = []profile.Job{}

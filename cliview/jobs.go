@@ -205,7 +205,7 @@ func JobsTable(w io.Writer, views []store.JobView, fields []JobsField, c analysi
 func newJobsRow(v store.JobView, c analysis.Config) jobsRow {
 	r := jobsRow{v: v, start: "-", startShort: "-", wait: "-", ran: "-", state: "-"}
 	if s := v.SchedView(); s != nil {
-		r.name, r.user, r.account, r.partition, r.state = Clean(s.Name, 64), Clean(s.User, 16), Clean(s.Account, 16), Clean(s.Partition, 16), Clean(s.State, 24)
+		r.name, r.user, r.account, r.partition, r.state = Clean(s.Name, 64), Clean(s.User, 16), Clean(s.Account, 16), Clean(s.Partition, 16), Clean(string(s.State), 24)
 		if !s.Start.IsZero() {
 			r.start, r.startShort = slurmext.FormatTime(s.Start, nil), s.Start.Local().Format(jobsStartShort)
 		}

@@ -271,7 +271,7 @@ func writeSchedView(w io.Writer, v store.JobView) {
 	}
 	printf(w, "  User       %s%s   Account %s   Partition %s   QOS %s\n", OrDash(Clean(s.User, 32)), uid,
 		OrDash(Clean(s.Account, 32)), OrDash(Clean(s.Partition, 32)), OrDash(Clean(s.QOS, 32)))
-	printf(w, "  State      %s (exit %d:%d, from %s)\n", Clean(s.State, 32), s.ExitStatus, s.ExitSignal, Clean(s.Source, 16))
+	printf(w, "  State      %s (exit %d:%d, from %s)\n", Clean(string(s.State), 32), s.ExitStatus, s.ExitSignal, Clean(s.Source, 16))
 	started := present.Instant(s.Start, nil)
 	if !s.Started() && !s.End.IsZero() {
 		started = "never (left the queue at its end)" // slurmext.Started: cancelled while pending

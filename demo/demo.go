@@ -193,7 +193,7 @@ type job struct {
 	start     time.Time
 	end       time.Time
 	run       time.Duration // planned run time (before the limit)
-	state     string
+	state     slurmext.JobState
 	exit      int
 	node      *node
 	gpus      []int
@@ -273,9 +273,9 @@ func Month(ctx context.Context, opts MonthOptions) (Summary, error) {
 			done++
 			sum.GPUHours += float64(len(j.gpus)) * j.end.Sub(j.start).Hours()
 			switch j.state {
-			case "FAILED":
+			case slurmext.StateFailed:
 				sum.Failed++
-			case "TIMEOUT":
+			case slurmext.StateTimeout:
 				sum.TimedOut++
 			}
 		}
@@ -406,15 +406,15 @@ func submissions(opts MonthOptions) []*job {
 				j.run = t.RunMin + time.Duration(rng.Float64()*float64(t.RunMax-t.RunMin))
 				switch {
 				case j.run >= t.Limit:
-					j.state, j.run = "TIMEOUT", t.Limit
+					j.state, j.run = slurmext.StateTimeout, t.Limit
 				case rng.Float64() < t.FailRate:
-					j.state, j.exit = "FAILED", 1
+					j.state, j.exit = slurmext.StateFailed, 1
 					j.run = time.Duration(float64(j.run) * (0.1 + 0.8*rng.Float64()))
 					if rng.Float64() < 0.25 {
 						j.xid = 31 // GPU memory page fault: a bad pointer in user code
 					}
 				default:
-					j.state = "COMPLETED"
+					j.state = slurmext.StateCompleted
 				}
 				j.run = max(j.run.Truncate(time.Second), time.Second)
 				jobs = append(jobs, j)
@@ -587,7 +587,7 @@ func finish(ctx context.Context, j *job, deps jobcomp.Deps) error {
 		JobStart: hookproto.JobStart{Cluster: Cluster, JobID: strconv.Itoa(j.id), Node: n.spec.Name, User: j.tmpl.User, UID: j.uid()},
 		End:      j.end, ExitKnown: true, ExitStatus: j.exit,
 	}
-	if j.state == "TIMEOUT" {
+	if j.state == slurmext.StateTimeout {
 		end.ExitStatus, end.ExitSignal = 0, 15
 	}
 	var resp hookproto.Response
@@ -692,7 +692,7 @@ func (j *job) record() slurmext.JobRecord {
 		ExitStatus: j.exit, NodeList: j.node.spec.Name, NodeCount: 1, CPUs: 8 * j.tmpl.GPUs,
 		ReqGPUs: j.tmpl.GPUs, ReqGPUType: j.tmpl.Model, Source: "jobcomp",
 	}
-	if j.state == "TIMEOUT" {
+	if j.state == slurmext.StateTimeout {
 		r.ExitSignal = 15
 	}
 	if j.waited {

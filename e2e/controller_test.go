@@ -177,7 +177,7 @@ func TestSchedulerViewMatchesSacct(t *testing.T) {
 				switch {
 				case !ok || v.Sched == nil:
 					return "job " + r.id + " has no scheduler view"
-				case v.Sched.State != baseState(r.state):
+				case string(v.Sched.State) != baseState(r.state):
 					return fmt.Sprintf("job %s is %s, want %s", r.id, v.Sched.State, baseState(r.state))
 				case byName[r.name].ran && !finishedProfile(v):
 					return "job " + r.id + " has no finished profile"
@@ -520,7 +520,7 @@ func compareSched(t *testing.T, r sacctRow, v jobJSON, tres bool) {
 	eq("user", s.User, r.user)
 	eq("account", s.Account, r.account)
 	eq("partition", s.Partition, r.partition)
-	eq("state", s.State, baseState(r.state))
+	eq("state", string(s.State), baseState(r.state))
 	for _, tt := range []struct {
 		field     string
 		got, want time.Time
@@ -656,7 +656,7 @@ func jobcompEnv(r slurmext.JobRecord, uid int, user string) []string {
 		"PATH=/usr/bin:/bin:/usr/sbin:/sbin",
 		"JOBID=" + r.JobID, "ARRAYJOBID=" + arrayJob, "ARRAYTASKID=" + arrayTask,
 		"UID=" + strconv.Itoa(uid), "GID=" + strconv.Itoa(uid), "USERNAME=" + user, "GROUPNAME=" + user,
-		"JOBNAME=" + r.Name, "JOBSTATE=" + r.State, "PARTITION=" + r.Partition, "QOS=normal",
+		"JOBNAME=" + r.Name, "JOBSTATE=" + string(r.State), "PARTITION=" + r.Partition, "QOS=normal",
 		"ACCOUNT=" + r.Account, "CLUSTER=" + r.Cluster, "NODES=gpu01", "NODECNT=1", "PROCS=4",
 		"SUBMIT=" + strconv.FormatInt(r.Submit.Unix(), 10), "START=" + strconv.FormatInt(r.Start.Unix(), 10),
 		"END=" + strconv.FormatInt(r.End.Unix(), 10), "LIMIT=" + limit,
@@ -754,7 +754,7 @@ func TestJobCompDeadlineWithLockedDB(t *testing.T) {
 		st := states[i%len(states)]
 		r := slurmext.JobRecord{
 			Cluster: cluster, JobID: strconv.Itoa(5000 + i), Name: fmt.Sprintf("train-%d", i),
-			Account: "lab", Partition: "gpu", State: st.state,
+			Account: "lab", Partition: "gpu", State: slurmext.JobState(st.state),
 			Submit: base.Add(time.Duration(i) * time.Minute), Start: base.Add(time.Duration(i)*time.Minute + 7*time.Second),
 			End:       base.Add(time.Duration(i)*time.Minute + 50*time.Second),
 			TimeLimit: time.Duration(i+1) * 10 * time.Minute, ExitStatus: st.exit, ExitSignal: st.signal,

@@ -51,7 +51,7 @@ func writeTUIDB(t *testing.T, path, cluster string, jobs []tuiJob) {
 		end := start.Add(20 * time.Minute)
 		r := slurmext.JobRecord{
 			Cluster: cluster, JobID: j.id, Name: j.name, User: j.user, UID: j.uid, Account: "lab", Partition: "gpu",
-			State: j.state, Submit: start.Add(-time.Minute), Eligible: start.Add(-time.Minute), Start: start, End: end,
+			State: slurmext.JobState(j.state), Submit: start.Add(-time.Minute), Eligible: start.Add(-time.Minute), Start: start, End: end,
 			TimeLimit: 2 * time.Hour, ReqGPUs: 1, ArrayTaskID: -1, HetOffset: -1, CancelledBy: -1,
 		}
 		if err := db.PutSchedJob(ctx, r); err != nil {

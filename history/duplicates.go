@@ -45,9 +45,9 @@ func (d *duplicates) conflicts(rec *slurmext.JobRecord) bool {
 
 // isRequeuedRun reports the states of a run that Slurm ended by requeueing
 // the job: what sacct -D and sacct --json show for each run but the last.
-func isRequeuedRun(state string) bool {
+func isRequeuedRun(state slurmext.JobState) bool {
 	switch state {
-	case "REQUEUED", "REQUEUE_HOLD", "REQUEUE_FED":
+	case slurmext.StateRequeued, slurmext.StateRequeueHold, slurmext.StateRequeueFed:
 		return true
 	}
 	return false

@@ -11,7 +11,7 @@ import (
 func TestDuplicatesConflicts(t *testing.T) {
 	at := time.Unix(1_800_000_000, 0)
 	job := func(id, state string, end time.Time) slurmext.JobRecord {
-		return slurmext.JobRecord{Cluster: "lab", JobID: id, State: state, Start: at, End: end, Source: Source}
+		return slurmext.JobRecord{Cluster: "lab", JobID: id, State: slurmext.JobState(state), Start: at, End: end, Source: Source}
 	}
 	done := job("7", "COMPLETED", at.Add(time.Hour))
 	failed := job("7", "FAILED", at.Add(time.Hour))

@@ -159,7 +159,7 @@ func TestImportDuplicates(t *testing.T) {
 			if strings.Contains(tt.name, "later end") {
 				wantEnd = wantEnd.Add(time.Hour)
 			}
-			if r.State != tt.state || !r.End.Equal(wantEnd) {
+			if string(r.State) != tt.state || !r.End.Equal(wantEnd) {
 				t.Errorf("kept %s ending %v; want %s ending %v", r.State, r.End, tt.state, wantEnd)
 			}
 		})

@@ -8,7 +8,6 @@ import (
 
 	"github.com/gpuprof/gpuprof/analysis"
 	"github.com/gpuprof/gpuprof/capacity"
-	"github.com/gpuprof/gpuprof/slurmext"
 )
 
 // The report is built once as a list of sections of format-neutral blocks;
@@ -590,13 +589,13 @@ func lostSection(d *Data, miss []string) section {
 	} else {
 		t := newTable("Final state", "#Jobs", "#GPU-hours", "#Share of allocated")
 		for _, l := range w.Lost {
-			if !slurmext.LostApart(l.State) && l.Jobs > 0 {
-				t.row(l.State, present.Int(l.Jobs), present.GPUHours(l.GPUHours), present.Percent(l.Share))
+			if !l.State.LostApart() && l.Jobs > 0 {
+				t.row(string(l.State), present.Int(l.Jobs), present.GPUHours(l.GPUHours), present.Percent(l.Share))
 			}
 		}
 		for _, l := range w.Lost {
-			if slurmext.LostApart(l.State) && l.Jobs > 0 {
-				t.row(l.State+" (may have checkpointed)", present.Int(l.Jobs), present.GPUHours(l.GPUHours), present.Percent(l.Share))
+			if l.State.LostApart() && l.Jobs > 0 {
+				t.row(string(l.State)+" (may have checkpointed)", present.Int(l.Jobs), present.GPUHours(l.GPUHours), present.Percent(l.Share))
 			}
 		}
 		t.row("total lost", "", present.GPUHours(w.LostGPUHours), present.Percent(share(w.LostGPUHours, w.Headline.AllocatedGPUHours)))

@@ -332,11 +332,11 @@ func TestPlantedNumbers(t *testing.T) {
 	}
 	for i, l := range w.Lost {
 		g := got.Workload.Lost[i]
-		if g.State != l.State {
+		if g.State != string(l.State) {
 			t.Errorf("lost %d = %q, analysis has %q", i, g.State, l.State)
 		}
-		eqInt("lost."+l.State+".jobs", g.Jobs, l.Jobs)
-		eq("lost."+l.State+".gpu_hours", g.GPUHours, l.GPUHours)
+		eqInt("lost."+string(l.State)+".jobs", g.Jobs, l.Jobs)
+		eq("lost."+string(l.State)+".gpu_hours", g.GPUHours, l.GPUHours)
 	}
 
 	eq("summary.gpu_hours", got.Summary.GPUHours, f.Summary.GPUHours)

@@ -66,10 +66,10 @@ func FuzzParseState(f *testing.F) {
 			checkErrorMessage(t, err)
 			return
 		}
-		if !isJobState(state) || by < -1 || by > math.MaxUint32-1 || by >= 0 && state != "CANCELLED" {
+		if !state.Known() || by < -1 || by > math.MaxUint32-1 || by >= 0 && state != "CANCELLED" {
 			t.Fatalf("ParseState(%q) = %q, %d", s, state, by)
 		}
-		if again, _, err := ParseState(state); err != nil || again != state {
+		if again, _, err := ParseState(string(state)); err != nil || again != state {
 			t.Fatalf("ParseState(%q) = %q, %v; not a fixed point", state, again, err)
 		}
 	})
@@ -155,12 +155,12 @@ func checkRecord(t *testing.T, r JobRecord) {
 	}
 	for name, v := range map[string]string{
 		"Cluster": r.Cluster, "DisplayID": r.DisplayID, "Name": r.Name, "User": r.User, "Account": r.Account,
-		"Partition": r.Partition, "QOS": r.QOS, "State": r.State, "Reason": r.Reason, "NodeList": r.NodeList,
+		"Partition": r.Partition, "QOS": r.QOS, "State": string(r.State), "Reason": r.Reason, "NodeList": r.NodeList,
 		"ReqTRES": r.ReqTRES, "AllocTRES": r.AllocTRES, "ReqGPUType": r.ReqGPUType, "ArrayTaskSpec": r.ArrayTaskSpec,
 	} {
 		checkSanitised(t, name, v, maxFieldBytes+maxArraySpecBytes)
 	}
-	if r.State != "" && !isJobState(r.State) {
+	if r.State != "" && !r.State.Known() {
 		t.Fatalf("state %q", r.State)
 	}
 	if r.ArrayTaskID < -1 || r.HetOffset < -1 || r.UID < -1 || r.CancelledBy < -1 || r.NodeCount < 0 || r.CPUs < 0 ||

@@ -1,8 +1,8 @@
 // Package slurmext holds everything Slurm-shaped that gpuprof needs to
 // understand: the environment of a slurmd Prolog/Epilog and of slurmctld's
 // jobcomp/script, sacct output (-P text and --json of 22.05–25.x), Slurm
-// durations, times, states and their outcome classes (OutcomeOf, the one
-// rule analysis, TUI and report apply), TRES strings and job ids (every
+// durations, times, job states (JobState: which are final or lost, their
+// outcome classes, the one rule analysis, TUI and report apply), TRES strings and job ids (every
 // job id gpuprof reads passes ValidJobID), hostlist and index list
 // expressions, gres.conf and slurm.conf values, slurmd's layout on a node
 // (the cgroup paths of jobs, step-socket names, SlurmdSpoolDir and its %h

@@ -95,7 +95,7 @@ func TestSacctReaderHeaders(t *testing.T) {
 					layoutErr = err
 					break
 				}
-				ids, states = append(ids, rec.JobID), append(states, rec.State)
+				ids, states = append(ids, rec.JobID), append(states, string(rec.State))
 			}
 			if !reflect.DeepEqual(ids, tt.ids) || !reflect.DeepEqual(states, tt.states) {
 				t.Errorf("jobs %q states %q, want %q %q", ids, states, tt.ids, tt.states)

@@ -8,10 +8,10 @@ type Outcome uint8
 // LAUNCH_FAILED; Timeout covers TIMEOUT and DEADLINE (the job was stopped
 // at a time it set itself); Cancelled covers CANCELLED, PREEMPTED and
 // REVOKED (someone or something else ended it). Running covers every state
-// that is not final (IsFinal); Unknown is "" or a name Slurm does not
+// that is not final (JobState.IsFinal); Unknown is "" or a name Slurm does not
 // print.
 //
-// Lost work (LostStates) is a different question that cuts across these
+// Lost work (LostStates, JobState.LostIndex) is a different question that cuts across these
 // classes: DEADLINE, PREEMPTED and TIMEOUT are lost work, CANCELLED and
 // REVOKED are not.
 const (
@@ -40,28 +40,23 @@ func (o Outcome) Finished() bool {
 	return o == OutcomeCompleted || o == OutcomeFailed || o == OutcomeTimeout || o == OutcomeCancelled
 }
 
-// OutcomeOf returns the outcome class of a job state (a name as ParseState
-// returns it). Every final state that is not completed, timed out or
-// cancelled is a failure; every other state Slurm prints is running.
-func OutcomeOf(state string) Outcome {
-	switch state {
-	case "COMPLETED":
+// Outcome returns the outcome class of a job in state s. Every final
+// state that is not completed, timed out or cancelled is a failure; every
+// other state Slurm prints is running.
+func (s JobState) Outcome() Outcome {
+	switch s {
+	case StateCompleted:
 		return OutcomeCompleted
-	case "TIMEOUT", "DEADLINE":
+	case StateTimeout, StateDeadline:
 		return OutcomeTimeout
-	case "CANCELLED", "PREEMPTED", "REVOKED":
+	case StateCancelled, StatePreempted, StateRevoked:
 		return OutcomeCancelled
 	}
 	switch {
-	case IsFinal(state):
+	case s.IsFinal():
 		return OutcomeFailed
-	case isJobState(state):
+	case s.Known():
 		return OutcomeRunning
 	}
 	return OutcomeUnknown
 }
-
-// LostApart reports whether state is the lost state that reports show
-// apart from the rest of the lost work: TIMEOUT, the last of LostStates,
-// since a job that checkpoints may have saved its work.
-func LostApart(state string) bool { return state == "TIMEOUT" }

@@ -11,7 +11,7 @@ func TestStateClasses(t *testing.T) {
 		co, fa, to, ca, ru = OutcomeCompleted, OutcomeFailed, OutcomeTimeout, OutcomeCancelled, OutcomeRunning
 	)
 	tests := []struct {
-		state   string
+		state   JobState
 		outcome Outcome
 		final   bool
 		lost    int
@@ -49,24 +49,24 @@ func TestStateClasses(t *testing.T) {
 		{"completed", OutcomeUnknown, false, -1, false},
 		{"EXPLODED", OutcomeUnknown, false, -1, false},
 	}
-	listed := map[string]bool{}
+	listed := map[JobState]bool{}
 	for _, tt := range tests {
 		listed[tt.state] = true
-		t.Run(tt.state, func(t *testing.T) {
-			if got := OutcomeOf(tt.state); got != tt.outcome {
-				t.Errorf("OutcomeOf(%q) = %v, want %v", tt.state, got, tt.outcome)
+		t.Run(string(tt.state), func(t *testing.T) {
+			if got := tt.state.Outcome(); got != tt.outcome {
+				t.Errorf("%q.Outcome() = %v, want %v", tt.state, got, tt.outcome)
 			}
-			if got := IsFinal(tt.state); got != tt.final {
-				t.Errorf("IsFinal(%q) = %v, want %v", tt.state, got, tt.final)
+			if got := tt.state.IsFinal(); got != tt.final {
+				t.Errorf("%q.IsFinal() = %v, want %v", tt.state, got, tt.final)
 			}
-			if got := OutcomeOf(tt.state).Finished(); got != tt.final {
-				t.Errorf("OutcomeOf(%q).Finished() = %v, want %v (IsFinal)", tt.state, got, tt.final)
+			if got := tt.state.Outcome().Finished(); got != tt.final {
+				t.Errorf("%q.Outcome().Finished() = %v, want %v (IsFinal)", tt.state, got, tt.final)
 			}
-			if got := LostIndex(tt.state); got != tt.lost {
-				t.Errorf("LostIndex(%q) = %d, want %d", tt.state, got, tt.lost)
+			if got := tt.state.LostIndex(); got != tt.lost {
+				t.Errorf("%q.LostIndex() = %d, want %d", tt.state, got, tt.lost)
 			}
-			if got := LostApart(tt.state); got != tt.apart {
-				t.Errorf("LostApart(%q) = %v, want %v", tt.state, got, tt.apart)
+			if got := tt.state.LostApart(); got != tt.apart {
+				t.Errorf("%q.LostApart() = %v, want %v", tt.state, got, tt.apart)
 			}
 		})
 	}
@@ -76,8 +76,8 @@ func TestStateClasses(t *testing.T) {
 		}
 	}
 	for i, s := range LostStates() {
-		if LostIndex(s) != i {
-			t.Errorf("LostIndex(%s) = %d, want its place in LostStates, %d", s, LostIndex(s), i)
+		if s.LostIndex() != i {
+			t.Errorf("%s.LostIndex() = %d, want its place in LostStates, %d", s, s.LostIndex(), i)
 		}
 	}
 }

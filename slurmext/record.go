@@ -29,8 +29,8 @@ type JobRecord struct {
 	// State is the base state in capitals (COMPLETED, FAILED, TIMEOUT,
 	// CANCELLED, OUT_OF_MEMORY, PENDING, RUNNING, …); CancelledBy is the
 	// uid from "CANCELLED by <uid>", -1 otherwise.
-	State       string `json:"state"`
-	CancelledBy int    `json:"cancelled_by"`
+	State       JobState `json:"state"`
+	CancelledBy int      `json:"cancelled_by"`
 	// Reason is why the job last waited before it ran (Slurm's
 	// state_reason_prev: "Priority", "Resources", "QOSMaxGRESPerUser",
 	// "JobArrayTaskLimit", "None"): jobcomp STATEREASONPREV, sacct Reason,

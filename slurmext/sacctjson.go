@@ -833,11 +833,11 @@ func (n *notes) jsonExit(name string, e sjExit) (status, signal int) {
 
 // jsonState picks the state of a state.current value: the first base state
 // when the array also holds flags, else the first state that parses.
-func (n *notes) jsonState(current sjStrings) string {
+func (n *notes) jsonState(current sjStrings) JobState {
 	if current.Bad {
 		n.add("state.current", "neither a string nor a list of strings")
 	}
-	first := ""
+	var first JobState
 	for i, s := range current.List {
 		if i >= maxTRESItems {
 			break
@@ -847,7 +847,7 @@ func (n *notes) jsonState(current sjStrings) string {
 			n.add("state.current", "%v", err)
 			continue
 		}
-		if isBaseState(st) {
+		if st.isBase() {
 			return st
 		}
 		if first == "" {

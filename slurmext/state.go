@@ -11,31 +11,76 @@ import (
 // ErrBadState means a job state is not one Slurm prints.
 var ErrBadState = errors.New("unknown job state")
 
+// JobState is a job's state as Slurm names it, in capitals, as ParseState
+// returns it: a base state (PENDING, RUNNING, COMPLETED, …) or a state flag
+// Slurm prints in place of one (COMPLETING, REQUEUED, REVOKED, …). "" is
+// unknown (no scheduler record). Its methods are the one home of each rule
+// on a state: whether it is known (Known), final (IsFinal), its outcome
+// class (Outcome) and lost work (LostIndex, LostApart). It is a string so
+// that it reads from and writes to JSON and the store's TEXT column as the
+// name itself.
+type JobState string
+
+// The states Slurm's job_state_string prints: the base states first, then
+// the flags it prints in place of the base state.
+const (
+	StatePending     JobState = "PENDING"
+	StateRunning     JobState = "RUNNING"
+	StateSuspended   JobState = "SUSPENDED"
+	StateCompleted   JobState = "COMPLETED"
+	StateCancelled   JobState = "CANCELLED"
+	StateFailed      JobState = "FAILED"
+	StateTimeout     JobState = "TIMEOUT"
+	StateNodeFail    JobState = "NODE_FAIL"
+	StatePreempted   JobState = "PREEMPTED"
+	StateBootFail    JobState = "BOOT_FAIL"
+	StateDeadline    JobState = "DEADLINE"
+	StateOutOfMemory JobState = "OUT_OF_MEMORY"
+
+	StateCompleting   JobState = "COMPLETING"
+	StateConfiguring  JobState = "CONFIGURING"
+	StateResizing     JobState = "RESIZING"
+	StateRequeued     JobState = "REQUEUED"
+	StateRequeueFed   JobState = "REQUEUE_FED"
+	StateRequeueHold  JobState = "REQUEUE_HOLD"
+	StateSpecialExit  JobState = "SPECIAL_EXIT"
+	StateStopped      JobState = "STOPPED"
+	StateRevoked      JobState = "REVOKED"
+	StateResvDelHold  JobState = "RESV_DEL_HOLD"
+	StateSignaling    JobState = "SIGNALING"
+	StateStageOut     JobState = "STAGE_OUT"
+	StatePowerUpNode  JobState = "POWER_UP_NODE"
+	StateLaunchFailed JobState = "LAUNCH_FAILED"
+	StateUpdateDB     JobState = "UPDATE_DB"
+	StateReconfigFail JobState = "RECONFIG_FAIL"
+)
+
 // jobStates are the names Slurm's job_state_string gives: the base states
 // first, then the state flags it prints in place of the base state
 // (COMPLETING, REQUEUED, …). A function, not a package variable, so that no
 // caller can change the table.
-func jobStates() []string {
-	return []string{
-		"PENDING", "RUNNING", "SUSPENDED", "COMPLETED", "CANCELLED", "FAILED",
-		"TIMEOUT", "NODE_FAIL", "PREEMPTED", "BOOT_FAIL", "DEADLINE", "OUT_OF_MEMORY",
-		"COMPLETING", "CONFIGURING", "RESIZING", "REQUEUED", "REQUEUE_FED",
-		"REQUEUE_HOLD", "SPECIAL_EXIT", "STOPPED", "REVOKED", "RESV_DEL_HOLD",
-		"SIGNALING", "STAGE_OUT", "POWER_UP_NODE", "LAUNCH_FAILED", "UPDATE_DB",
-		"RECONFIG_FAIL",
+func jobStates() []JobState {
+	return []JobState{
+		StatePending, StateRunning, StateSuspended, StateCompleted, StateCancelled, StateFailed,
+		StateTimeout, StateNodeFail, StatePreempted, StateBootFail, StateDeadline, StateOutOfMemory,
+		StateCompleting, StateConfiguring, StateResizing, StateRequeued, StateRequeueFed,
+		StateRequeueHold, StateSpecialExit, StateStopped, StateRevoked, StateResvDelHold,
+		StateSignaling, StateStageOut, StatePowerUpNode, StateLaunchFailed, StateUpdateDB,
+		StateReconfigFail,
 	}
 }
 
-// isJobState reports whether s is one of jobStates, without allocating:
-// history import calls it once per job.
-func isJobState(s string) bool {
+// Known reports whether s is a name Slurm prints (one of jobStates, in
+// capitals, no "+" or "by <uid>"), without allocating: history import asks
+// it once per job.
+func (s JobState) Known() bool {
 	switch s {
-	case "PENDING", "RUNNING", "SUSPENDED", "COMPLETED", "CANCELLED", "FAILED",
-		"TIMEOUT", "NODE_FAIL", "PREEMPTED", "BOOT_FAIL", "DEADLINE", "OUT_OF_MEMORY",
-		"COMPLETING", "CONFIGURING", "RESIZING", "REQUEUED", "REQUEUE_FED",
-		"REQUEUE_HOLD", "SPECIAL_EXIT", "STOPPED", "REVOKED", "RESV_DEL_HOLD",
-		"SIGNALING", "STAGE_OUT", "POWER_UP_NODE", "LAUNCH_FAILED", "UPDATE_DB",
-		"RECONFIG_FAIL":
+	case StatePending, StateRunning, StateSuspended, StateCompleted, StateCancelled, StateFailed,
+		StateTimeout, StateNodeFail, StatePreempted, StateBootFail, StateDeadline, StateOutOfMemory,
+		StateCompleting, StateConfiguring, StateResizing, StateRequeued, StateRequeueFed,
+		StateRequeueHold, StateSpecialExit, StateStopped, StateRevoked, StateResvDelHold,
+		StateSignaling, StateStageOut, StatePowerUpNode, StateLaunchFailed, StateUpdateDB,
+		StateReconfigFail:
 		return true
 	}
 	return false
@@ -43,56 +88,56 @@ func isJobState(s string) bool {
 
 // compactState maps squeue's two-letter codes (job_state_string_compact) to
 // the full names, so that state filters written either way work.
-func compactState(code string) (string, bool) {
+func compactState(code string) (JobState, bool) {
 	switch code {
 	case "PD":
-		return "PENDING", true
+		return StatePending, true
 	case "R":
-		return "RUNNING", true
+		return StateRunning, true
 	case "S":
-		return "SUSPENDED", true
+		return StateSuspended, true
 	case "CD":
-		return "COMPLETED", true
+		return StateCompleted, true
 	case "CA":
-		return "CANCELLED", true
+		return StateCancelled, true
 	case "F":
-		return "FAILED", true
+		return StateFailed, true
 	case "TO":
-		return "TIMEOUT", true
+		return StateTimeout, true
 	case "NF":
-		return "NODE_FAIL", true
+		return StateNodeFail, true
 	case "PR":
-		return "PREEMPTED", true
+		return StatePreempted, true
 	case "BF":
-		return "BOOT_FAIL", true
+		return StateBootFail, true
 	case "DL":
-		return "DEADLINE", true
+		return StateDeadline, true
 	case "OOM":
-		return "OUT_OF_MEMORY", true
+		return StateOutOfMemory, true
 	case "CG":
-		return "COMPLETING", true
+		return StateCompleting, true
 	case "CF":
-		return "CONFIGURING", true
+		return StateConfiguring, true
 	case "RS":
-		return "RESIZING", true
+		return StateResizing, true
 	case "RQ":
-		return "REQUEUED", true
+		return StateRequeued, true
 	case "RF":
-		return "REQUEUE_FED", true
+		return StateRequeueFed, true
 	case "RH":
-		return "REQUEUE_HOLD", true
+		return StateRequeueHold, true
 	case "SE":
-		return "SPECIAL_EXIT", true
+		return StateSpecialExit, true
 	case "ST":
-		return "STOPPED", true
+		return StateStopped, true
 	case "RV":
-		return "REVOKED", true
+		return StateRevoked, true
 	case "RD":
-		return "RESV_DEL_HOLD", true
+		return StateResvDelHold, true
 	case "SI":
-		return "SIGNALING", true
+		return StateSignaling, true
 	case "SO":
-		return "STAGE_OUT", true
+		return StateStageOut, true
 	}
 	return "", false
 }
@@ -110,7 +155,7 @@ func compactState(code string) (string, bool) {
 //
 // cancelledBy is the uid from "CANCELLED by <uid>" and -1 otherwise. Errors
 // wrap ErrBadState.
-func ParseState(s string) (state string, cancelledBy int, err error) {
+func ParseState(s string) (state JobState, cancelledBy int, err error) {
 	t := strings.ToUpper(strings.TrimSpace(s))
 	truncated := strings.HasSuffix(t, "+")
 	t = strings.TrimSuffix(t, "+")
@@ -118,7 +163,7 @@ func ParseState(s string) (state string, cancelledBy int, err error) {
 	base = strings.TrimSpace(base)
 	cancelledBy = -1
 	if hasBy {
-		if base != "CANCELLED" {
+		if JobState(base) != StateCancelled {
 			return "", -1, fmt.Errorf("job state %s: only CANCELLED has \"by <uid>\": %w", quoteShort(s), ErrBadState)
 		}
 		u, ok := parseDigits(strings.TrimSpace(uid), math.MaxUint32-1)
@@ -128,23 +173,23 @@ func ParseState(s string) (state string, cancelledBy int, err error) {
 		case !truncated:
 			return "", -1, fmt.Errorf("job state %s: not a uid after \"by\": %w", quoteShort(s), ErrBadState)
 		}
-		return base, cancelledBy, nil
+		return StateCancelled, cancelledBy, nil
 	}
 	if full, ok := compactState(t); ok && !truncated {
 		return full, -1, nil
 	}
-	if isJobState(t) {
-		return t, -1, nil
+	if st := JobState(t); st.Known() {
+		return st, -1, nil
 	}
 	if !truncated || t == "" {
 		return "", -1, fmt.Errorf("job state %s: %w", quoteShort(s), ErrBadState)
 	}
 	if strings.HasPrefix(t, "CANCELLED ") {
-		return "CANCELLED", -1, nil // "CANCELLED b+"
+		return StateCancelled, -1, nil // "CANCELLED b+"
 	}
-	match := ""
+	var match JobState
 	for _, name := range jobStates() {
-		if !strings.HasPrefix(name, t) {
+		if !strings.HasPrefix(string(name), t) {
 			continue
 		}
 		if match != "" {
@@ -165,31 +210,36 @@ func ParseState(s string) (state string, cancelledBy int, err error) {
 // or hit its time limit. TIMEOUT comes last because it is shown apart: a
 // job that checkpoints may have saved its work. CANCELLED is not lost work:
 // services and interactive sessions end with scancel as a matter of course.
-func LostStates() []string {
-	return []string{"FAILED", "OUT_OF_MEMORY", "NODE_FAIL", "BOOT_FAIL", "DEADLINE", "PREEMPTED", "TIMEOUT"}
+func LostStates() []JobState {
+	return []JobState{StateFailed, StateOutOfMemory, StateNodeFail, StateBootFail, StateDeadline, StatePreempted, StateTimeout}
 }
 
-// LostIndex returns the position of state in LostStates, −1 for a state
-// that is not lost work (COMPLETED, CANCELLED, running, unknown).
-func LostIndex(state string) int {
-	switch state {
-	case "FAILED":
+// LostIndex returns the position of s in LostStates, −1 for a state that
+// is not lost work (COMPLETED, CANCELLED, running, unknown).
+func (s JobState) LostIndex() int {
+	switch s {
+	case StateFailed:
 		return 0
-	case "OUT_OF_MEMORY":
+	case StateOutOfMemory:
 		return 1
-	case "NODE_FAIL":
+	case StateNodeFail:
 		return 2
-	case "BOOT_FAIL":
+	case StateBootFail:
 		return 3
-	case "DEADLINE":
+	case StateDeadline:
 		return 4
-	case "PREEMPTED":
+	case StatePreempted:
 		return 5
-	case "TIMEOUT":
+	case StateTimeout:
 		return 6
 	}
 	return -1
 }
+
+// LostApart reports whether s is the lost state that reports show apart
+// from the rest of the lost work: TIMEOUT, the last of LostStates, since a
+// job that checkpoints may have saved its work.
+func (s JobState) LostApart() bool { return s == StateTimeout }
 
 // Started reports whether a job ever ran: whether Slurm allocated it its
 // nodes. A job cancelled while pending (or that reached its deadline, or
@@ -215,28 +265,38 @@ func Started(start, end time.Time, nodeList string) bool {
 	return nl != "" && nl != "None assigned"
 }
 
-// isBaseState reports the base states (JOB_STATE_BASE) among jobStates.
-func isBaseState(s string) bool {
+// EndedPending reports whether a job in state s that never started
+// (started as Started answers it) and ended at end left the queue for good
+// while it waited: its state is final and it has an end. Whatever ended it
+// — scancel (CANCELLED), its deadline (DEADLINE), a federated sibling
+// (REVOKED), a failed boot (BOOT_FAIL) — it left the queue at its end; a
+// job that never started without a final state or an end is still pending.
+func (s JobState) EndedPending(started bool, end time.Time) bool {
+	return !started && !end.IsZero() && s.IsFinal()
+}
+
+// isBase reports the base states (JOB_STATE_BASE) among jobStates.
+func (s JobState) isBase() bool {
 	switch s {
-	case "PENDING", "RUNNING", "SUSPENDED", "COMPLETED", "CANCELLED", "FAILED",
-		"TIMEOUT", "NODE_FAIL", "PREEMPTED", "BOOT_FAIL", "DEADLINE", "OUT_OF_MEMORY":
+	case StatePending, StateRunning, StateSuspended, StateCompleted, StateCancelled, StateFailed,
+		StateTimeout, StateNodeFail, StatePreempted, StateBootFail, StateDeadline, StateOutOfMemory:
 		return true
 	}
 	return false
 }
 
-// IsFinal reports whether a job in state (a name as ParseState returns it)
-// has ended for good: its outcome is decided and it will not run again.
-// These are the base states from COMPLETED on (Slurm's IS_JOB_FINISHED)
-// and the two flags that end a job in place of one: REVOKED (a federated
-// sibling removed here) and LAUNCH_FAILED. Every other state — pending,
-// running, suspended, requeued or held, and the transient ones such as
-// COMPLETING and STAGE_OUT, after which sacct reports the final state —
-// is not final, nor is "" or a name Slurm does not print.
-func IsFinal(state string) bool {
-	switch state {
-	case "COMPLETED", "CANCELLED", "FAILED", "TIMEOUT", "NODE_FAIL", "PREEMPTED",
-		"BOOT_FAIL", "DEADLINE", "OUT_OF_MEMORY", "REVOKED", "LAUNCH_FAILED":
+// IsFinal reports whether a job in state s has ended for good: its outcome
+// is decided and it will not run again. These are the base states from
+// COMPLETED on (Slurm's IS_JOB_FINISHED) and the two flags that end a job
+// in place of one: REVOKED (a federated sibling removed here) and
+// LAUNCH_FAILED. Every other state — pending, running, suspended, requeued
+// or held, and the transient ones such as COMPLETING and STAGE_OUT, after
+// which sacct reports the final state — is not final, nor is "" or a name
+// Slurm does not print.
+func (s JobState) IsFinal() bool {
+	switch s {
+	case StateCompleted, StateCancelled, StateFailed, StateTimeout, StateNodeFail, StatePreempted,
+		StateBootFail, StateDeadline, StateOutOfMemory, StateRevoked, StateLaunchFailed:
 		return true
 	}
 	return false
@@ -257,20 +317,16 @@ func SacctStateCodes() []string {
 // sacct --state takes it: a state name or its short form, in any case
 // ("completed", "CD", "oom"). Unlike ParseState it refuses what only
 // appears in Slurm's output: a name cut short ("CANCELLED+") or with "by
-// <uid>". It returns the name in capitals; errors wrap ErrBadState and list
-// sacct's states with their short forms.
-func ParseStateName(s string) (string, error) {
+// <uid>". Errors wrap ErrBadState and list sacct's states with their short
+// forms.
+func ParseStateName(s string) (JobState, error) {
 	t := strings.ToUpper(strings.TrimSpace(s))
 	if full, ok := compactState(t); ok {
 		return full, nil
 	}
-	if isJobState(t) {
-		return t, nil
+	if st := JobState(t); st.Known() {
+		return st, nil
 	}
 	return "", fmt.Errorf("job state %s: %w: want one of %s, or another name Slurm prints (COMPLETING, REQUEUE_HOLD, …)",
 		quoteShort(s), ErrBadState, strings.Join(SacctStateCodes(), ", "))
 }
-
-// IsState reports whether s is a job state name as ParseState returns it
-// (capitals, no "+" or "by <uid>").
-func IsState(s string) bool { return isJobState(s) }

@@ -48,7 +48,7 @@ func TestParseState(t *testing.T) {
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			got, by, err := ParseState(tt.in)
-			if err != nil || got != tt.want || by != tt.cancelledBy {
+			if err != nil || string(got) != tt.want || by != tt.cancelledBy {
 				t.Fatalf("ParseState(%q) = %q, %d, %v; want %q, %d, nil", tt.in, got, by, err, tt.want, tt.cancelledBy)
 			}
 		})
@@ -82,36 +82,36 @@ func TestParseStateErrors(t *testing.T) {
 func TestStateTables(t *testing.T) {
 	base := 0
 	for _, s := range jobStates() {
-		if !isJobState(s) {
-			t.Errorf("isJobState(%q) = false for a name in jobStates", s)
+		if !s.Known() {
+			t.Errorf("%q.Known() = false for a name in jobStates", s)
 		}
-		if isBaseState(s) {
+		if s.isBase() {
 			base++
 		}
-		if got, _, err := ParseState(s); err != nil || got != s {
+		if got, _, err := ParseState(string(s)); err != nil || got != s {
 			t.Errorf("ParseState(%q) = %q, %v", s, got, err)
 		}
 	}
 	if base != 12 {
 		t.Errorf("%d base states in jobStates, want 12", base)
 	}
-	if isJobState("EXPLODED") || isBaseState("REQUEUED") {
-		t.Error("isJobState or isBaseState accepts what it must not")
+	if JobState("EXPLODED").Known() || StateRequeued.isBase() {
+		t.Error("Known or isBase accepts what it must not")
 	}
 }
 
 func TestLostStates(t *testing.T) {
 	for i, s := range LostStates() {
-		if got := LostIndex(s); got != i {
-			t.Errorf("LostIndex(%s) = %d, want %d", s, got, i)
+		if got := s.LostIndex(); got != i {
+			t.Errorf("%s.LostIndex() = %d, want %d", s, got, i)
 		}
-		if !isJobState(s) {
+		if !s.Known() {
 			t.Errorf("%s is not a Slurm job state", s)
 		}
 	}
-	for _, s := range []string{"COMPLETED", "CANCELLED", "RUNNING", "PENDING", "REQUEUED", "", "failed"} {
-		if got := LostIndex(s); got != -1 {
-			t.Errorf("LostIndex(%q) = %d, want -1 (not lost work)", s, got)
+	for _, s := range []JobState{"COMPLETED", "CANCELLED", "RUNNING", "PENDING", "REQUEUED", "", "failed"} {
+		if got := s.LostIndex(); got != -1 {
+			t.Errorf("%q.LostIndex() = %d, want -1 (not lost work)", s, got)
 		}
 	}
 }

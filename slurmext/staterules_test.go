@@ -9,7 +9,7 @@ import (
 
 func TestIsFinal(t *testing.T) {
 	tests := []struct {
-		state string
+		state JobState
 		want  bool
 	}{
 		{"COMPLETED", true}, {"CANCELLED", true}, {"FAILED", true}, {"TIMEOUT", true},
@@ -21,21 +21,21 @@ func TestIsFinal(t *testing.T) {
 		{"", false}, {"completed", false}, {"EXPLODED", false},
 	}
 	for _, tt := range tests {
-		t.Run(tt.state, func(t *testing.T) {
-			if got := IsFinal(tt.state); got != tt.want {
-				t.Errorf("IsFinal(%q) = %v, want %v", tt.state, got, tt.want)
+		t.Run(string(tt.state), func(t *testing.T) {
+			if got := tt.state.IsFinal(); got != tt.want {
+				t.Errorf("%q.IsFinal() = %v, want %v", tt.state, got, tt.want)
 			}
 		})
 	}
 	// Every lost state is final, and every base state after SUSPENDED is.
 	for _, s := range LostStates() {
-		if !IsFinal(s) {
+		if !s.IsFinal() {
 			t.Errorf("lost state %s is not final", s)
 		}
 	}
 	for _, s := range jobStates() {
-		if isBaseState(s) && IsFinal(s) == (s == "PENDING" || s == "RUNNING" || s == "SUSPENDED") {
-			t.Errorf("base state %s: IsFinal = %v", s, IsFinal(s))
+		if s.isBase() && s.IsFinal() == (s == "PENDING" || s == "RUNNING" || s == "SUSPENDED") {
+			t.Errorf("base state %s: IsFinal = %v", s, s.IsFinal())
 		}
 	}
 }
@@ -52,7 +52,7 @@ func TestParseStateName(t *testing.T) {
 	for _, tt := range tests {
 		t.Run(tt.in, func(t *testing.T) {
 			got, err := ParseStateName(tt.in)
-			if err != nil || got != tt.want {
+			if err != nil || string(got) != tt.want {
 				t.Errorf("ParseStateName(%q) = %q, %v, want %q", tt.in, got, err, tt.want)
 			}
 		})
@@ -72,7 +72,7 @@ func TestParseStateName(t *testing.T) {
 	for _, pair := range SacctStateCodes() {
 		short, long, _ := strings.Cut(pair, " ")
 		for _, in := range []string{short, long, strings.ToLower(short)} {
-			if got, err := ParseStateName(in); err != nil || got != long {
+			if got, err := ParseStateName(in); err != nil || string(got) != long {
 				t.Errorf("ParseStateName(%q) = %q, %v, want %s", in, got, err, long)
 			}
 		}
@@ -134,5 +134,35 @@ func TestRecordWaitNeverStarted(t *testing.T) {
 	}
 	if d, ok := ran.Elapsed(); !ok || d != 0 {
 		t.Errorf("ran under a second: ran %v, %v; want 0s", d, ok)
+	}
+}
+
+func TestEndedPending(t *testing.T) {
+	end := time.Date(2026, 12, 2, 10, 0, 0, 0, time.UTC)
+	tests := []struct {
+		name    string
+		state   JobState
+		started bool
+		end     time.Time
+		want    bool
+	}{
+		{"cancelled while pending", StateCancelled, false, end, true},
+		{"past its deadline while pending", StateDeadline, false, end, true},
+		{"revoked sibling", StateRevoked, false, end, true},
+		{"never booted", StateBootFail, false, end, true},
+		{"launch failed", StateLaunchFailed, false, end, true},
+		{"cancelled after it started", StateCancelled, true, end, false},
+		{"final without an end", StateDeadline, false, time.Time{}, false},
+		{"still pending", StatePending, false, time.Time{}, false},
+		{"pending with an end", StatePending, false, end, false},
+		{"requeued", StateRequeued, false, end, false},
+		{"unknown", "", false, end, false},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			if got := tt.state.EndedPending(tt.started, tt.end); got != tt.want {
+				t.Errorf("%q.EndedPending(%v, %v) = %v, want %v", tt.state, tt.started, tt.end, got, tt.want)
+			}
+		})
 	}
 }

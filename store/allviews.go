@@ -285,13 +285,15 @@ func scanAnalysis(rows *sql.Rows) (slurmext.JobRecord, error) {
 	r := slurmext.JobRecord{CancelledBy: -1}
 	var submit, eligible, start, end, limit, gpuMem sql.NullInt64
 	var gpuUtil sql.NullFloat64
+	var state string
 	if err := rows.Scan(&r.Cluster, &r.JobID, &r.DisplayID, &r.ArrayJobID, &r.ArrayTaskID,
 		&r.HetJobID, &r.HetOffset, &r.Name, &r.User, &r.UID, &r.Account, &r.Partition, &r.QOS,
-		&r.State, &submit, &eligible, &start, &end, &limit, &r.Unlimited,
+		&state, &submit, &eligible, &start, &end, &limit, &r.Unlimited,
 		&r.ExitStatus, &r.ExitSignal, &r.ExitUnknown, &r.ReqGPUs, &r.ReqGPUType, &r.ReqShards,
 		&gpuMem, &gpuUtil, &r.NodeList); err != nil {
 		return r, classify(err)
 	}
+	r.State = readState(state)
 	setSchedNullable(&r, submit, eligible, start, end, limit, gpuMem, gpuUtil)
 	return r, nil
 }

@@ -56,7 +56,7 @@ func (v JobView) RunningRecord() *slurmext.JobRecord {
 	return &slurmext.JobRecord{
 		Cluster: v.Cluster, JobID: v.JobID, DisplayID: v.JobID, ArrayTaskID: -1, HetOffset: -1,
 		User: first.User, UID: first.UID, Account: first.Account, Partition: first.Partition,
-		State: "RUNNING", CancelledBy: -1, Start: start,
+		State: slurmext.StateRunning, CancelledBy: -1, Start: start,
 		NodeList: strings.Join(nodes, ","), NodeCount: len(nodes),
 		ReqGPUs: gpus, GPUsFrom: GPUsFromProlog, Source: SourceProfiles,
 	}

@@ -62,8 +62,8 @@ func TestRunningRecord(t *testing.T) {
 				t.Errorf("GPUs %d (from %q) nodes %q start %v; want %d from %s, %q, %v", r.ReqGPUs, r.GPUsFrom, r.NodeList, r.Start,
 					tt.gpus, GPUsFromProlog, tt.nodes, tt.start)
 			}
-			if r.SlurmID() != "42" || slurmext.IsFinal(r.State) {
-				t.Errorf("SlurmID %q, final %v; want 42, not final", r.SlurmID(), slurmext.IsFinal(r.State))
+			if r.SlurmID() != "42" || r.State.IsFinal() {
+				t.Errorf("SlurmID %q, final %v; want 42, not final", r.SlurmID(), r.State.IsFinal())
 			}
 		})
 	}

@@ -21,20 +21,27 @@ import (
 // merged record per (cluster, job id), recomputed from the stored merge and
 // the new report on every put.
 
-// finalState reports whether state ends the job, by the one rule
-// (slurmext.IsFinal on its first word: "CANCELLED by 0" is CANCELLED). An
-// empty, transient (COMPLETING, STAGE_OUT) or unknown state is not final: a
-// record that does not say how the job ended must not settle it.
-func finalState(state string) bool {
-	f := strings.Fields(state)
-	return len(f) > 0 && slurmext.IsFinal(strings.ToUpper(f[0]))
+// readState reads a state column (or a record's state as a report gave
+// it) through the one parse rule, slurmext.ParseState: "CANCELLED by 0"
+// and "cancelled" are CANCELLED. Text it does not parse is kept as it is:
+// an unknown state (not final, no outcome), shown as stored.
+func readState(text string) slurmext.JobState {
+	if text == "" {
+		return ""
+	}
+	if st, _, err := slurmext.ParseState(text); err == nil {
+		return st
+	}
+	return slurmext.JobState(text)
 }
 
 // NormalizeRecord returns r as the store gives it back: times cut to whole
 // seconds in UTC (the zero time kept zero), the time limit cut to whole
 // seconds and zero when Unlimited, TotalCPU cut to the millisecond (sacct's
-// resolution), and Slurm's readings zero where they are not valid.
+// resolution), Slurm's readings zero where they are not valid, and the
+// state read through slurmext.ParseState ("CANCELLED by 0" is CANCELLED).
 func NormalizeRecord(r slurmext.JobRecord) slurmext.JobRecord {
+	r.State = readState(string(r.State))
 	r.Submit, r.Eligible = normTime(r.Submit), normTime(r.Eligible)
 	r.Start, r.End = normTime(r.Start), normTime(r.End)
 	r.TimeLimit = r.TimeLimit.Truncate(time.Second)
@@ -609,7 +616,7 @@ func (w *schedWriter) put(ctx context.Context, r slurmext.JobRecord) (putResult,
 
 // evKey is the key of report r in sched_events.
 func evKey(r slurmext.JobRecord) []any {
-	return []any{r.Cluster, r.JobID, r.State, unixOrZero(r.Start), unixOrZero(r.End), r.Source}
+	return []any{r.Cluster, r.JobID, string(r.State), unixOrZero(r.Start), unixOrZero(r.End), r.Source}
 }
 
 // unwritten says which report event left out of sched_events.
@@ -702,7 +709,8 @@ func (w *schedWriter) insertEvent(ctx context.Context, r slurmext.JobRecord, seq
 // rSeq) beats the stored merge cur (won by report curSeq); see PutSchedJob.
 func recordWins(r slurmext.JobRecord, rSeq int64, cur slurmext.JobRecord, curSeq int64) bool {
 	later := rSeq >= curSeq // the same report again carries its latest payload
-	rFinal, curFinal := finalState(r.State), finalState(cur.State)
+	// Both states went through readState (NormalizeRecord, scanSched).
+	rFinal, curFinal := r.State.IsFinal(), cur.State.IsFinal()
 	switch {
 	case rFinal && !curFinal:
 		return !cur.Start.After(r.Start)
@@ -840,7 +848,7 @@ func appendSchedArgs(dst []any, r slurmext.JobRecord, seq int64) []any {
 	return append(dst,
 		r.Cluster, r.JobID, r.DisplayID, r.ArrayJobID, i(r.ArrayTaskID), r.ArrayTaskSpec,
 		r.HetJobID, i(r.HetOffset), r.Name, r.User, i(r.UID), r.Account, r.Partition, r.QOS,
-		r.State, i(r.CancelledBy), r.Reason, unixOrNull(r.Submit), unixOrNull(r.Eligible), unixOrNull(r.Start), unixOrNull(r.End),
+		string(r.State), i(r.CancelledBy), r.Reason, unixOrNull(r.Submit), unixOrNull(r.Eligible), unixOrNull(r.Start), unixOrNull(r.End),
 		limit, r.Unlimited, i(r.ExitStatus), i(r.ExitSignal), i(r.DerivedStatus), i(r.DerivedSignal), r.ExitUnknown,
 		r.NodeList, i(r.NodeCount), i(r.CPUs), i(r.ReqGPUs), r.ReqGPUType, i(r.ReqShards), r.ReqTRES, r.AllocTRES, r.GPUsFrom,
 		gpuMem, gpuUtil, totalCPU, memPeak, reqMem, r.Usage.TotalCPURead, r.Usage.MemPeakRead, i(r.Restarts), r.Source, seq,
@@ -860,10 +868,11 @@ func scanSched(s scanner, extra ...any) (slurmext.JobRecord, int64, error) {
 	var gpuUtil, totalCPU sql.NullFloat64
 	var memPeak, reqMem sql.NullInt64
 	var seq int64
+	var state string
 	dest := []any{
 		&r.Cluster, &r.JobID, &r.DisplayID, &r.ArrayJobID, &r.ArrayTaskID, &r.ArrayTaskSpec,
 		&r.HetJobID, &r.HetOffset, &r.Name, &r.User, &r.UID, &r.Account, &r.Partition, &r.QOS,
-		&r.State, &r.CancelledBy, &r.Reason, &submit, &eligible, &start, &end, &limit, &r.Unlimited,
+		&state, &r.CancelledBy, &r.Reason, &submit, &eligible, &start, &end, &limit, &r.Unlimited,
 		&r.ExitStatus, &r.ExitSignal, &r.DerivedStatus, &r.DerivedSignal, &r.ExitUnknown,
 		&r.NodeList, &r.NodeCount, &r.CPUs, &r.ReqGPUs, &r.ReqGPUType, &r.ReqShards, &r.ReqTRES, &r.AllocTRES, &r.GPUsFrom,
 		&gpuMem, &gpuUtil, &totalCPU, &memPeak, &reqMem, &r.Usage.TotalCPURead, &r.Usage.MemPeakRead, &r.Restarts, &r.Source, &seq,
@@ -874,6 +883,7 @@ func scanSched(s scanner, extra ...any) (slurmext.JobRecord, int64, error) {
 		}
 		return r, 0, classify(err)
 	}
+	r.State = readState(state)
 	setSchedNullable(&r, submit, eligible, start, end, limit, gpuMem, gpuUtil)
 	setUsage(&r.Usage, totalCPU, memPeak, reqMem)
 	return r, seq, nil

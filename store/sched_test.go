@@ -22,7 +22,7 @@ func rec(id, state string, start, end time.Time, source string) slurmext.JobReco
 	return slurmext.JobRecord{
 		Cluster: "lab", JobID: id, DisplayID: id,
 		ArrayTaskID: -1, HetOffset: -1, UID: -1, CancelledBy: -1,
-		State: state, Start: start, End: end, Source: source,
+		State: slurmext.JobState(state), Start: start, End: end, Source: source,
 	}
 }
 
@@ -383,7 +383,7 @@ func TestSchedMerge(t *testing.T) {
 func wantRun(t *testing.T, got slurmext.JobRecord, state string, start, end time.Time) {
 	t.Helper()
 	start, end = normTime(start), normTime(end)
-	if got.State != state || !got.Start.Equal(start) || !got.End.Equal(end) {
+	if string(got.State) != state || !got.Start.Equal(start) || !got.End.Equal(end) {
 		t.Errorf("state, start, end = %s, %v, %v; want %s, %v, %v", got.State, got.Start, got.End, state, start, end)
 	}
 }
@@ -398,7 +398,7 @@ func wantRestarts(t *testing.T, got slurmext.JobRecord, n int) {
 // wantFilled checks the merge of jobcompRec and sacctRec of the same run.
 func wantFilled(t *testing.T, got slurmext.JobRecord, start time.Time) {
 	t.Helper()
-	want := sacctRec("7", got.State, start, got.End)
+	want := sacctRec("7", string(got.State), start, got.End)
 	want = NormalizeRecord(want)
 	if got.ReqTRES != want.ReqTRES || got.AllocTRES != want.AllocTRES || got.ReqGPUs != 4 || got.ReqGPUType != "h100" {
 		t.Errorf("TRES = %q, %q, %d %q; want sacct's %q, %q, 4 h100", got.ReqTRES, got.AllocTRES, got.ReqGPUs, got.ReqGPUType, want.ReqTRES, want.AllocTRES)
@@ -1035,5 +1035,43 @@ func TestSchedUsageFromRealSacct(t *testing.T) {
 	el2, _ := v.Sched.Elapsed()
 	if eff, ok := v.Sched.Usage.CPUEfficiency(el2, v.Sched.CPUs); !ok || eff < 0.56 || eff > 0.58 {
 		t.Errorf("job 1 CPU efficiency %v, %v; want 19.383 / (17 × 2) = 0.57", eff, ok)
+	}
+}
+
+// TestStateReadThroughParse: a state is read, from a report and from the
+// column, through slurmext.ParseState; text it does not parse stays as it
+// is, an unknown state.
+func TestStateReadThroughParse(t *testing.T) {
+	for _, tt := range []struct {
+		name, put, column string
+		want              slurmext.JobState
+	}{
+		{name: "canonical", put: "TIMEOUT", column: "TIMEOUT", want: slurmext.StateTimeout},
+		{name: "cancelled by a uid", put: "CANCELLED by 0", column: "CANCELLED by 1000", want: slurmext.StateCancelled},
+		{name: "lower case", put: "deadline", column: "deadline", want: slurmext.StateDeadline},
+		{name: "unknown kept", put: "EXPLODED", column: "EXPLODED", want: "EXPLODED"},
+		{name: "empty", put: "", column: "", want: ""},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			ctx := context.Background()
+			db := openTest(t, Options{})
+			r := rec("7", tt.put, t0, t0.Add(time.Hour), "sacct")
+			if err := db.PutSchedJob(ctx, r); err != nil {
+				t.Fatal(err)
+			}
+			got, err := db.GetSchedJob(ctx, "lab", "7")
+			if err != nil {
+				t.Fatal(err)
+			}
+			if put := NormalizeRecord(r).State; got.State != tt.want || put != tt.want {
+				t.Errorf("put %q: got %q, NormalizeRecord %q, want %q", tt.put, got.State, put, tt.want)
+			}
+			if _, err := db.w.Exec(`UPDATE sched_jobs SET state = ?`, tt.column); err != nil {
+				t.Fatal(err)
+			}
+			if got, err = db.GetSchedJob(ctx, "lab", "7"); err != nil || got.State != tt.want {
+				t.Errorf("column %q: got %q, %v; want %q", tt.column, got.State, err, tt.want)
+			}
+		})
 	}
 }

@@ -230,7 +230,7 @@ func (m Model) detailLines() []string {
 	add(head + " · " + orDash(sanitise(j.Name)))
 	add(fmt.Sprintf("user %s · account %s · partition %s",
 		orDash(sanitise(j.User)), orDash(sanitise(j.Account)), orDash(sanitise(j.Partition))))
-	state := orDash(sanitise(j.State))
+	state := orDash(sanitise(string(j.State)))
 	if j.ExitKnown {
 		state += fmt.Sprintf(" · exit %d:%d", j.ExitStatus, j.ExitSignal)
 	}

@@ -126,7 +126,7 @@ func (s *fakeSource) selectJobs(f store.ViewFilter) ([]store.JobView, error) {
 			f.Account != "" && r.Account != f.Account,
 			f.Partition != "" && r.Partition != f.Partition,
 			f.Cluster != "" && r.Cluster != f.Cluster,
-			f.State != "" && !strings.EqualFold(r.State, f.State),
+			f.State != "" && !strings.EqualFold(string(r.State), f.State),
 			f.Text != "" && !strings.Contains(strings.ToLower(r.Name+" "+r.JobID+" "+r.DisplayID+" "+r.User+" "+r.Account+" "+r.Partition), strings.ToLower(f.Text)),
 			!f.Since.IsZero() && !r.End.IsZero() && r.End.Before(f.Since),
 			!f.Until.IsZero() && !r.Start.Before(f.Until):
@@ -148,7 +148,7 @@ func (s *fakeSource) selectJobs(f store.ViewFilter) ([]store.JobView, error) {
 		case store.SortUser:
 			return 0, j.User
 		case store.SortState:
-			return 0, j.State
+			return 0, string(j.State)
 		case store.SortElapsed:
 			end := j.End
 			if end.IsZero() {
@@ -216,7 +216,7 @@ func genJobs(n int) []store.JobView {
 		rec := &slurmext.JobRecord{
 			Cluster: "hpc", JobID: id, DisplayID: id, ArrayTaskID: -1, HetOffset: -1,
 			Name: name, User: user, UID: 1000, Account: "proj" + strconv.Itoa(i%3),
-			Partition: []string{"gpu", "gpu-long"}[i%2], QOS: "normal", State: state,
+			Partition: []string{"gpu", "gpu-long"}[i%2], QOS: "normal", State: slurmext.JobState(state),
 			Submit: start.Add(-time.Duration(i%11) * 5 * time.Minute), Start: start, End: end,
 			TimeLimit: 12 * time.Hour, ReqGPUs: ngpu, NodeCount: 1, CPUs: 8 * ngpu,
 		}

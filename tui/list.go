@@ -430,7 +430,7 @@ func (m Model) listTitle() string {
 		p := clip(q.partition, 20)
 		parts = append(parts, part{"partition " + p, "part " + p, false})
 	}
-	state := q.state
+	state := string(q.state)
 	if state == "" {
 		state = "all"
 	}

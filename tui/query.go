@@ -4,6 +4,7 @@ import (
 	"github.com/gpuprof/gpuprof/internal/present"
 	"time"
 
+	"github.com/gpuprof/gpuprof/slurmext"
 	"github.com/gpuprof/gpuprof/store"
 )
 
@@ -11,7 +12,7 @@ import (
 // chose. It becomes a store.ViewFilter for each page.
 type query struct {
 	user, account, partition string
-	state                    string // "" for all
+	state                    slurmext.JobState // "" for all
 	window                   time.Duration
 	text                     string // substring of name, job id, user, account or partition
 	sort                     string // one of store.SortKeys; "" is newest first
@@ -19,7 +20,8 @@ type query struct {
 }
 
 // states is the cycle of the state filter (f); "" shows every state.
-var states = []string{"", "RUNNING", "COMPLETED", "FAILED", "TIMEOUT", "CANCELLED", "OUT_OF_MEMORY"}
+var states = []slurmext.JobState{"", slurmext.StateRunning, slurmext.StateCompleted, slurmext.StateFailed,
+	slurmext.StateTimeout, slurmext.StateCancelled, slurmext.StateOutOfMemory}
 
 // windows is the cycle of the time window (t); 0 shows all time.
 var windows = []time.Duration{0, 24 * time.Hour, 7 * 24 * time.Hour, 30 * 24 * time.Hour}
@@ -70,7 +72,7 @@ func (q query) filter(now time.Time, offset, limit int) store.ViewFilter {
 		User:      q.user,
 		Account:   q.account,
 		Partition: q.partition,
-		State:     q.state,
+		State:     string(q.state),
 		Offset:    offset,
 		Limit:     limit,
 	}

@@ -80,14 +80,14 @@ func vramLabel(m analysis.Metrics) string {
 }
 
 // stateLabel shortens Slurm states that would not fit the column.
-func stateLabel(s string) string {
+func stateLabel(s slurmext.JobState) string {
 	switch s {
 	case "":
 		return "-"
-	case "OUT_OF_MEMORY":
+	case slurmext.StateOutOfMemory:
 		return "OOM"
 	}
-	return sanitise(s)
+	return sanitise(string(s))
 }
 
 // badgeNames are the bottlenecks' short names for the list.

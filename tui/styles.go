@@ -32,16 +32,16 @@ func newStyles(noColor bool) styles {
 }
 
 // stateStyle colours a job state in the list (its label, see stateLabel)
-// by its outcome class (slurmext.OutcomeOf), the rule analysis and the
+// by its outcome class (slurmext.JobState.Outcome), the rule analysis and the
 // report apply: good for completed; a warning for what may have saved or
 // not needed its work (a time limit or deadline, preemption, scancel, a
 // revoked federated sibling); bad for failures.
 func (s styles) stateStyle(label string) lipgloss.Style {
-	state := label
-	if label == stateLabel("OUT_OF_MEMORY") {
-		state = "OUT_OF_MEMORY"
+	state := slurmext.JobState(label)
+	if label == stateLabel(slurmext.StateOutOfMemory) {
+		state = slurmext.StateOutOfMemory
 	}
-	switch slurmext.OutcomeOf(state) {
+	switch state.Outcome() {
 	case slurmext.OutcomeCompleted:
 		return s.good
 	case slurmext.OutcomeTimeout, slurmext.OutcomeCancelled:

@@ -104,7 +104,7 @@ func stateFilter(s string) (string, error) {
 	if err != nil {
 		return "", usagef("--state: %v; or finished (jobs known only from a GPU profile whose epilog came)", err)
 	}
-	return st, nil
+	return string(st), nil
 }
 
 // timeWindow parses --since and --until (either may be empty: an open

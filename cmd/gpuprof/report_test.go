@@ -89,7 +89,7 @@ func reportDB(t *testing.T, jobs ...reportJob) string {
 		r := slurmext.JobRecord{
 			Cluster: "c1", JobID: j.id, DisplayID: j.id, ArrayTaskID: -1, HetOffset: -1,
 			Name: j.name, User: j.user, UID: uid, Account: j.account, Partition: "gpu",
-			State: j.state, CancelledBy: -1,
+			State: slurmext.JobState(j.state), CancelledBy: -1,
 			Submit: j.start.Add(-j.wait), Eligible: j.start.Add(-j.wait), Start: j.start, End: end,
 			TimeLimit: 2 * j.run, ReqGPUs: j.gpus, ReqTRES: fmt.Sprintf("gres/gpu=%d", j.gpus),
 		}

@@ -111,7 +111,7 @@ func showDB(t *testing.T, jobs ...showJob) string {
 		r := slurmext.JobRecord{
 			Cluster: "lab", JobID: j.id, DisplayID: j.id, ArrayTaskID: -1, HetOffset: -1,
 			Name: j.name, User: "alice", UID: 1001, Account: "vision", Partition: "gpu", QOS: "normal",
-			State: j.state, CancelledBy: -1, NodeList: node,
+			State: slurmext.JobState(j.state), CancelledBy: -1, NodeList: node,
 			Submit: begin.Add(-90 * time.Second), Eligible: begin.Add(-90 * time.Second), Start: begin, End: end,
 			TimeLimit: 24 * time.Hour, ReqTRES: j.gres, AllocTRES: j.gres, Source: "sacct",
 			CPUs: j.cpus, Usage: j.usage,

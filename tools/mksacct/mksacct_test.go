@@ -75,7 +75,7 @@ func TestGeneratedLinesParse(t *testing.T) {
 				if (rec.SlurmGPUMemValid || rec.SlurmGPUUtilValid) && rec.ReqGPUs == 0 {
 					t.Errorf("job %s has GPU readings but no GPUs", rec.JobID)
 				}
-				states[rec.State]++
+				states[string(rec.State)]++
 			}
 			if len(ids) != jobs {
 				t.Fatalf("read %d records, want %d", len(ids), jobs)

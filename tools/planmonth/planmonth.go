@@ -179,7 +179,7 @@ func Month(s Shape) (analysis.Input, capacity.WhatIfParams, error) {
 		}
 		switch r.Outcome {
 		case queuesim.Ran:
-			job.State, job.ExitKnown = "COMPLETED", true
+			job.State, job.ExitKnown = slurmext.StateCompleted, true
 			job.Start, job.End = From.Add(r.Start), From.Add(r.End)
 			job.NodeList = qc.Nodes[r.Node].Name
 			if job.End.After(latest) {
