@@ -76,7 +76,7 @@ func WriteRecommendations(w io.Writer, in analysis.Input, f analysis.Findings, s
 		case r.Effect != "":
 			printf(w, "   Expected effect (not simulated): %s\n", Clean(r.Effect, 2000))
 		}
-		printf(w, "   Confidence: %s", present.Confidence(r.Confidence)) // "92 %", as the report writes it
+		printf(w, "   Confidence: %s", present.PercentWhole(r.Confidence)) // "92 %", as the report writes it
 		if r.ConfidenceNote != "" {
 			printf(w, " (%s)", Clean(r.ConfidenceNote, 500))
 		}

@@ -209,7 +209,7 @@ func hostUsageLines(v store.JobView) []string {
 		eff, effOK := u.CPUEfficiency(el, s.CPUs)
 		switch {
 		case effOK:
-			cpu = fmt.Sprintf("CPU efficiency %s (%s of %s core time)", present.PercentWhole(100*eff), present.Duration(u.TotalCPU), present.Duration(el*time.Duration(s.CPUs)))
+			cpu = fmt.Sprintf("CPU efficiency %s (%s of %s core time)", present.PercentWhole(eff), present.Duration(u.TotalCPU), present.Duration(el*time.Duration(s.CPUs)))
 		case !ok || el <= 0:
 			cpu = fmt.Sprintf("CPU efficiency unknown (%s of CPU time, but no run time to compare it with)", present.Duration(u.TotalCPU))
 		default:
@@ -223,7 +223,7 @@ func hostUsageLines(v store.JobView) []string {
 	var mem string
 	switch {
 	case u.MemPeakValid && reqOK:
-		mem = fmt.Sprintf("host memory peak %s of %s requested (%s)", present.Bytes(u.MemPeak), present.Bytes(req), present.PercentWhole(100*float64(u.MemPeak)/float64(req)))
+		mem = fmt.Sprintf("host memory peak %s of %s requested (%s)", present.Bytes(u.MemPeak), present.Bytes(req), present.PercentWhole(float64(u.MemPeak)/float64(req)))
 	case u.MemPeakValid:
 		mem = fmt.Sprintf("host memory peak %s (the request is unknown)", present.Bytes(u.MemPeak))
 	case u.MemPeakRead && reqOK:
@@ -351,7 +351,7 @@ func writeNodeProfile(w io.Writer, j profile.Job) {
 		writeActivity(w, g)
 		more := []string{"energy " + f.Energy()}
 		if g.TempValid {
-			more = append(more, fmt.Sprintf("max %d °C", g.MaxTempC))
+			more = append(more, "max "+present.Temperature(g.MaxTempC))
 		}
 		more = append(more, xidWords(g))
 		printf(w, "      %s\n", strings.Join(more, "; "))

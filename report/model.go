@@ -746,7 +746,7 @@ func recommendationSection(d *Data, miss []string) section {
 		case r.Effect != "":
 			s.para("Expected effect (not simulated): %s", r.Effect)
 		}
-		conf := "Confidence: " + present.Confidence(r.Confidence)
+		conf := "Confidence: " + present.PercentWhole(r.Confidence)
 		if r.ConfidenceNote != "" {
 			conf += " (" + r.ConfidenceNote + ")"
 		}

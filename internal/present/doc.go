@@ -7,7 +7,7 @@
 // Its forms: durations in Slurm's [D-]HH:MM:SS (Duration, Seconds),
 // instants as sacct writes them (Instant), numbers with thousands
 // separators (Number, Int) and the prose's one decimal (Decimal),
-// percentages (Percent, Share, WholePercent, Confidence; Util and Activity
+// percentages (Percent, Share, PercentWhole, WholePercent; Util and Activity
 // for a GPU's readings), GPU-hours, GPUs held, energy (Energy, KWh), CO2e,
 // bytes (GiB, Bytes), temperatures, XID codes, plurals, counts and lists
 // (Plural, Count, List). GPUFacts is one GPU's facts as gpuprof show and

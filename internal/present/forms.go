@@ -177,15 +177,17 @@ func Decimal(v float64) string {
 	return strconv.FormatFloat(math.Round(v*10)/10, 'f', -1, 64)
 }
 
-// Confidence writes a recommendation's confidence (0–1) as a whole
-// percentage, "92 %", in recommend and the report alike: two digits would
-// claim a precision a rule's confidence has not. A non-finite one is a
-// Dash.
-func Confidence(c float64) string {
-	if math.IsNaN(c) || math.IsInf(c, 0) {
-		return Dash
+// PercentWhole writes a fraction (0–1) as a whole percentage with its
+// unit: 0.92 is "92 %", 0.634 "63 %". It is for shares read at a glance,
+// where a decimal would claim a precision the number has not: a
+// recommendation's confidence (recommend and the report alike), show's CPU
+// efficiency and host memory peak of the request, as seff prints them.
+// Percent keeps a decimal. A non-finite fraction is a Dash.
+func PercentWhole(frac float64) string {
+	if n := WholePercent(frac); n != Dash {
+		return n + " %"
 	}
-	return Number(c*100, 0) + " %"
+	return Dash
 }
 
 // GPUsHeld writes a number of GPUs held at once, which shard jobs make

@@ -120,9 +120,10 @@ func TestDecimal(t *testing.T) {
 	})
 }
 
-func TestConfidence(t *testing.T) {
-	testForm(t, "Confidence", Confidence, []formCase[float64]{
-		{"whole", 0.92, "92 %"}, {"rounded", 0.876, "88 %"}, {"nan", math.NaN(), Dash},
+func TestPercentWhole(t *testing.T) {
+	testForm(t, "PercentWhole", PercentWhole, []formCase[float64]{
+		{"whole", 0.92, "92 %"}, {"rounded", 0.876, "88 %"}, {"zero", 0, "0 %"}, {"half to even", 0.375, "38 %"},
+		{"above the whole", 12.5, "1,250 %"}, {"nan", math.NaN(), Dash},
 	})
 }
 

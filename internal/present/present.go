@@ -102,11 +102,3 @@ func CO2e(kg float64) string {
 	}
 	return strconv.FormatFloat(kg/1000, 'f', 1, 64) + " t CO2e"
 }
-
-// PercentWhole writes a percentage (0–100, or more for a peak above its
-// request) in whole percent with its unit: 63.4 is "63 %", 37.5 "38 %".
-// It is for shares read at a glance (show's CPU efficiency, host memory
-// peak of the request), as seff prints them; Percent keeps a decimal.
-func PercentWhole(pct float64) string {
-	return strconv.FormatFloat(pct, 'f', 0, 64) + " %"
-}

@@ -94,28 +94,6 @@ func TestCO2e(t *testing.T) {
 	}
 }
 
-func TestPercentWhole(t *testing.T) {
-	tests := []struct {
-		name string
-		in   float64
-		want string
-	}{
-		{"zero", 0, "0 %"},
-		{"rounded down", 63.4, "63 %"},
-		{"half to even", 37.5, "38 %"},
-		{"half to even, down", 0.5, "0 %"},
-		{"whole", 75, "75 %"},
-		{"above the whole", 1250, "1250 %"},
-	}
-	for _, tt := range tests {
-		t.Run(tt.name, func(t *testing.T) {
-			if got := PercentWhole(tt.in); got != tt.want {
-				t.Errorf("PercentWhole(%g) = %q, want %q", tt.in, got, tt.want)
-			}
-		})
-	}
-}
-
 func TestTemperature(t *testing.T) {
 	testForm(t, "Temperature", Temperature, []formCase[uint32]{
 		{"cool", 0, "0 °C"}, {"hot", 71, "71 °C"}, {"hundreds", 104, "104 °C"},
