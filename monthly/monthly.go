@@ -64,6 +64,9 @@ type Params struct {
 	StartProgress func() (update func(capacity.PlanProgress), stop func())
 	// Now is the clock (nil: time.Now): the report's generation time.
 	Now func() time.Time
+	// Latest asks Reports for the last complete month with jobs at or
+	// before Window, not Window itself (no --month).
+	Latest bool
 }
 
 // Build makes the report of p's cluster and month from src.
