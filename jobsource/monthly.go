@@ -2,6 +2,7 @@ package jobsource
 
 import (
 	"context"
+	"time"
 
 	"github.com/gpuprof/gpuprof/analysis"
 	"github.com/gpuprof/gpuprof/monthly"
@@ -30,7 +31,7 @@ func (m monthSource) Input(ctx context.Context, q monthly.Query, each func(*slur
 	if each != nil {
 		fn = func(v store.JobView) { each(v.Sched, v.Profiles) }
 	}
-	return m.InputOf(ctx, m.filter(q), fn)
+	return m.inputSized(ctx, m.filter(q), time.Now(), q.Jobs, fn)
 }
 
 // Reader says who reads and from where: the collector or the database,
@@ -41,18 +42,20 @@ func (m monthSource) Reader() monthly.Reader {
 	return monthly.Reader{Collector: m.Collector(), Database: m.Database(), Admin: id.Admin, User: id.User, Scoped: scoped, UID: uid}
 }
 
-// Clusters names the clusters of w's jobs (Source.Clusters).
-func (m monthSource) Clusters(ctx context.Context, w analysis.Window) ([]string, error) {
-	return m.Source.Clusters(ctx, store.ViewFilter{Since: w.From, Until: w.To})
+// Clusters names the clusters of w's jobs (Source.Clusters) and, when
+// they are one, how many jobs it has in w.
+func (m monthSource) Clusters(ctx context.Context, w analysis.Window) ([]string, int, error) {
+	return m.clusters(ctx, store.ViewFilter{Since: w.From, Until: w.To})
 }
 
 // Bind chooses the cluster and binds its slurm.conf (ForCluster).
 func (m monthSource) Bind(ctx context.Context, w analysis.Window, cluster string) (monthly.Bound, error) {
 	f := store.ViewFilter{Since: w.From, Until: w.To}
-	if err := m.ForCluster(ctx, &f, cluster); err != nil {
+	n, err := m.forCluster(ctx, &f, cluster)
+	if err != nil {
 		return monthly.Bound{}, err
 	}
-	return monthly.Bound{Cluster: f.Cluster, Conf: m.Conf().Use, WhatIf: m.Conf().WhatIf()}, nil
+	return monthly.Bound{Cluster: f.Cluster, Conf: m.Conf().Use, WhatIf: m.Conf().WhatIf(), Jobs: n}, nil
 }
 
 var _ monthly.ClusterSource = monthSource{}

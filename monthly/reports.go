@@ -51,6 +51,9 @@ type Bound struct {
 	Conf analysis.ConfUse
 	// WhatIf are its nodes and scheduler for the replay.
 	WhatIf capacity.WhatIfParams
+	// Jobs is how many jobs of the cluster w holds, when they were
+	// counted to choose it (0: not counted).
+	Jobs int
 }
 
 // ClusterSource is a Source that also names the clusters of a month and
@@ -59,8 +62,9 @@ type ClusterSource interface {
 	Source
 	// Reader is who reads, and from where.
 	Reader() Reader
-	// Clusters names the clusters of the jobs in w, sorted.
-	Clusters(ctx context.Context, w analysis.Window) ([]string, error)
+	// Clusters names the clusters of the jobs in w, sorted, and, when
+	// they are one, how many jobs it has there (0: not counted).
+	Clusters(ctx context.Context, w analysis.Window) ([]string, int, error)
 	// Bind chooses the cluster of a report of w (cluster; "": the one of
 	// w's jobs, else the database's or this host's) and binds its
 	// slurm.conf, so that Input reads it.
@@ -104,10 +108,10 @@ func Reports(ctx context.Context, src ClusterSource, p Params, out Out) error {
 		}
 	}
 	// A report is of one cluster: each cluster of the month in turn.
-	clusters := []string{cluster}
+	clusters, counted := []string{cluster}, 0
 	if cluster == "" {
 		var err error
-		if clusters, err = src.Clusters(ctx, w); err != nil {
+		if clusters, counted, err = src.Clusters(ctx, w); err != nil {
 			return err
 		}
 		if len(clusters) == 0 {
@@ -129,6 +133,11 @@ func Reports(ctx context.Context, src ClusterSource, p Params, out Out) error {
 		q := p
 		q.Window, q.Cluster, q.WhatIf = w, b.Cluster, b.WhatIf
 		q.Admin, q.User, q.Sources = r.Admin, r.User, originOf(r)
+		q.Jobs = b.Jobs
+		if len(clusters) == 1 && b.Cluster == cl {
+			// The count that named the month's one cluster sizes its read.
+			q.Jobs = max(q.Jobs, counted)
+		}
 		d, err := Build(ctx, src, q)
 		if err != nil {
 			return err

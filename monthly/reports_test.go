@@ -29,14 +29,21 @@ type clusterSource struct {
 	*fakeSource
 	clusters []string
 	bound    []string
+	user     string // the reader, not an admin; "" ann
 }
 
 func (s *clusterSource) Reader() Reader {
+	if s.user != "" {
+		return Reader{User: s.user}
+	}
 	return Reader{Database: "/db", User: "ann", Scoped: true, UID: 1001}
 }
 
-func (s *clusterSource) Clusters(context.Context, analysis.Window) ([]string, error) {
-	return s.clusters, nil
+func (s *clusterSource) Clusters(context.Context, analysis.Window) ([]string, int, error) {
+	if len(s.clusters) == 1 {
+		return s.clusters, 7, nil
+	}
+	return s.clusters, 0, nil
 }
 
 func (s *clusterSource) Bind(_ context.Context, _ analysis.Window, cluster string) (Bound, error) {
@@ -73,6 +80,9 @@ func TestReports(t *testing.T) {
 	if !slices.Equal(suffixes, []string{"-Lab", "-b_c"}) || len(reports) != 2 || reports[0].Cluster != "lab" || reports[0].Month != "2026-10" {
 		t.Errorf("suffixes %q, %d reports", suffixes, len(reports))
 	}
+	if len(src.counts) != 4 {
+		t.Errorf("counted %+v, want two months searched, then each cluster's month once", src.counts)
+	}
 	if r := reports[0]; r.Sources.Database != "/db" || len(r.Sources.Notes) == 0 || r.Sources.Notes[0] != "only the jobs of ann (uid 1001): the reader is not an admin" {
 		t.Errorf("sources = %+v", r.Sources)
 	}
@@ -87,5 +97,17 @@ func TestReports(t *testing.T) {
 	}
 	if !slices.Equal(src.bound, []string{"lab"}) || !slices.Equal(suffixes, []string{""}) || several != nil {
 		t.Errorf("--cluster: bound %v, suffixes %q, several %v", src.bound, suffixes, several)
+	}
+
+	// The month's one cluster: the count that named it sizes the read,
+	// which is not counted again.
+	src.clusters, src.counts, src.queries = []string{"lab"}, nil, nil
+	if err := Reports(context.Background(), src, Params{Window: nov, Top: 10, Config: analysis.DefaultConfig()}, Out{
+		Write: func(report.Data, string) error { return nil },
+	}); err != nil {
+		t.Fatal(err)
+	}
+	if len(src.counts) != 0 || src.queries[0] != (Query{Cluster: "lab", Window: nov, WithSeries: true, Lean: true, Jobs: 7}) {
+		t.Errorf("one cluster: counted %+v, read %+v; want no count, the read sized by the clusters' count", src.counts, src.queries[0])
 	}
 }
