@@ -2,6 +2,7 @@ package cliview
 
 import (
 	"fmt"
+	"github.com/gpuprof/gpuprof/termtext"
 	"io"
 	"strings"
 	"time"
@@ -43,7 +44,7 @@ func ImportResult(stdout, stderr io.Writer, res history.Result, cluster history.
 		float64(res.Read)/max(res.Took.Seconds(), 1e-3))
 	if res.Unnamed > 0 {
 		fmt.Fprintf(stdout, "%d %s no cluster (no Cluster column): imported as cluster %s (%s)\n",
-			res.Unnamed, present.Plural(res.Unnamed, "job names", "jobs name"), Clean(cluster.Name, 64), importOrigin(cluster))
+			res.Unnamed, present.Plural(res.Unnamed, "job names", "jobs name"), termtext.Short(cluster.Name, 64), importOrigin(cluster))
 	}
 	if line := gpuSourcesLine(res.GPUsFrom); line != "" {
 		fmt.Fprintln(stdout, line)
@@ -51,7 +52,7 @@ func ImportResult(stdout, stderr io.Writer, res history.Result, cluster history.
 	if res.Conflicts > 0 {
 		ids := make([]string, len(res.ConflictIDs))
 		for i, id := range res.ConflictIDs {
-			ids[i] = Clean(id, 64)
+			ids[i] = termtext.Short(id, 64)
 		}
 		list := strings.Join(ids, ", ")
 		if res.Conflicts > len(ids) {
@@ -72,7 +73,7 @@ func importOrigin(c history.ImportCluster) string {
 	case history.ClusterFromSetting:
 		return "the cluster setting" + another
 	case history.ClusterFromSlurmConf:
-		return "ClusterName of " + Clean(c.SlurmConf, 200) + another
+		return "ClusterName of " + termtext.Short(c.SlurmConf, 200) + another
 	case history.ClusterFromSection:
 		return "the one [clusters." + c.Name + "] section of the configuration" + another
 	}

@@ -1,6 +1,7 @@
 package cliview
 
 import (
+	"github.com/gpuprof/gpuprof/termtext"
 	"strings"
 	"testing"
 	"time"
@@ -39,7 +40,7 @@ func TestImportResult(t *testing.T) {
 	ImportResult(&stdout, &stderr, res, history.ImportCluster{Name: "lab", Origin: history.ClusterFromSlurmConf, SlurmConf: "/etc/slurm/slurm.conf"})
 	wantOut := "4 jobs read: 3 new, 0 updated, 1 unchanged; 0 skipped; 4 jobs/s\n" +
 		"1 job names no cluster (no Cluster column): imported as cluster lab (ClusterName of /etc/slurm/slurm.conf; --cluster NAME imports them as another)\n" +
-		"7 job ids appear more than once with different content (first: 12, " + Clean("1\x1b[2J3", 64) + "); the one kept is decided as docs/sacct.md says (\"Duplicate job ids\")\n"
+		"7 job ids appear more than once with different content (first: 12, " + termtext.Short("1\x1b[2J3", 64) + "); the one kept is decided as docs/sacct.md says (\"Duplicate job ids\")\n"
 	if stdout.String() != wantOut {
 		t.Errorf("stdout:\n%s\nwant:\n%s", stdout.String(), wantOut)
 	}

@@ -6,6 +6,8 @@ package cliview
 import (
 	"errors"
 	"fmt"
+	"github.com/gpuprof/gpuprof/internal/texttable"
+	"github.com/gpuprof/gpuprof/termtext"
 	"io"
 	"slices"
 	"strconv"
@@ -44,13 +46,13 @@ type jobsRow struct {
 // jobsColumns are the columns --format may name, in the order
 // --format=help lists them.
 var jobsColumns = []jobsColumn{
-	{key: "jobid", header: "JOBID", help: "Slurm's job id (53_1 for an array task, 60+1 for a heterogeneous component)", cell: func(r *jobsRow) string { return Clean(r.v.SlurmID(), 24) }},
-	{key: "name", header: "NAME", help: "the job's name, cut to 10 cells (name%40 for more)", cut: 10, cell: func(r *jobsRow) string { return OrDash(r.name) }},
-	{key: "jobname", header: "NAME", help: "the same as name (sacct's JobName)", cut: 10, cell: func(r *jobsRow) string { return OrDash(r.name) }},
-	{key: "user", header: "USER", help: "the job's user, cut to 7 cells (user%16 for more)", cut: 7, cell: func(r *jobsRow) string { return OrDash(r.user) }},
-	{key: "account", header: "ACCOUNT", help: "the job's account, cut to 8 cells (account%16 for more)", cut: 8, cell: func(r *jobsRow) string { return OrDash(r.account) }},
-	{key: "partition", header: "PARTITION", help: "the job's partition, cut to 10 cells", cut: 10, cell: func(r *jobsRow) string { return OrDash(r.partition) }},
-	{key: "state", header: "STATE", help: "the job's state as sacct writes it, or a profile's status (running, finished)", cell: func(r *jobsRow) string { return OrDash(r.state) }},
+	{key: "jobid", header: "JOBID", help: "Slurm's job id (53_1 for an array task, 60+1 for a heterogeneous component)", cell: func(r *jobsRow) string { return termtext.Short(r.v.SlurmID(), 24) }},
+	{key: "name", header: "NAME", help: "the job's name, cut to 10 cells (name%40 for more)", cut: 10, cell: func(r *jobsRow) string { return texttable.OrDash(r.name) }},
+	{key: "jobname", header: "NAME", help: "the same as name (sacct's JobName)", cut: 10, cell: func(r *jobsRow) string { return texttable.OrDash(r.name) }},
+	{key: "user", header: "USER", help: "the job's user, cut to 7 cells (user%16 for more)", cut: 7, cell: func(r *jobsRow) string { return texttable.OrDash(r.user) }},
+	{key: "account", header: "ACCOUNT", help: "the job's account, cut to 8 cells (account%16 for more)", cut: 8, cell: func(r *jobsRow) string { return texttable.OrDash(r.account) }},
+	{key: "partition", header: "PARTITION", help: "the job's partition, cut to 10 cells", cut: 10, cell: func(r *jobsRow) string { return texttable.OrDash(r.partition) }},
+	{key: "state", header: "STATE", help: "the job's state as sacct writes it, or a profile's status (running, finished)", cell: func(r *jobsRow) string { return texttable.OrDash(r.state) }},
 	{key: "startshort", header: "START", help: "start time, local, month to minute (MM-DDTHH:MM)", cell: func(r *jobsRow) string { return r.startShort }},
 	{key: "start", header: "START", help: "start time, local, as sacct writes it (YYYY-MM-DDTHH:MM:SS)", cell: func(r *jobsRow) string { return r.start }},
 	{key: "wait", header: "WAIT", right: true, help: "time from eligible to start ([D-]HH:MM:SS)", cell: func(r *jobsRow) string { return r.wait }},
@@ -100,13 +102,13 @@ func ParseJobsFormat(s string) ([]JobsField, error) {
 		name, width, hasWidth := strings.Cut(item, "%")
 		i := slices.IndexFunc(jobsColumns, func(c jobsColumn) bool { return strings.EqualFold(c.key, name) })
 		if i < 0 {
-			return nil, fmt.Errorf("--format: unknown column %q; known: %s (--format=help describes them)", Clean(name, 40), strings.Join(jobsColumnKeys(), ", "))
+			return nil, fmt.Errorf("--format: unknown column %q; known: %s (--format=help describes them)", termtext.Short(name, 40), strings.Join(jobsColumnKeys(), ", "))
 		}
 		f := JobsField{col: jobsColumns[i], right: jobsColumns[i].right}
 		if hasWidth {
 			n, err := strconv.Atoi(width)
 			if err != nil || n == 0 {
-				return nil, fmt.Errorf("--format: %q: want a width such as %s%%20 (right-aligned) or %s%%-20 (left-aligned), as sacct takes it", Clean(item, 40), name, name)
+				return nil, fmt.Errorf("--format: %q: want a width such as %s%%20 (right-aligned) or %s%%-20 (left-aligned), as sacct takes it", termtext.Short(item, 40), name, name)
 			}
 			f.width, f.right = max(n, -n), n > 0
 		}
@@ -129,7 +131,7 @@ func jobsColumnKeys() []string {
 // JobsFormatHelp lists the columns gpuprof jobs --format takes, as sacct
 // --helpformat does, with what each shows.
 func JobsFormatHelp(w io.Writer) error {
-	t := NewTable("COLUMN", "HEADER", "SHOWS")
+	t := texttable.New("COLUMN", "HEADER", "SHOWS")
 	for _, c := range jobsColumns {
 		t.Row(c.key, c.header, c.help)
 	}
@@ -173,7 +175,7 @@ func JobsTable(w io.Writer, views []store.JobView, fields []JobsField, c analysi
 			}
 		}
 	}
-	t := NewTable(header...)
+	t := texttable.New(header...)
 	t.Gap = " " // as sacct separates its columns, so that 4-GPU jobs fit 120
 	for i, f := range fields {
 		t.Right[i] = f.right
@@ -188,7 +190,7 @@ func JobsTable(w io.Writer, views []store.JobView, fields []JobsField, c analysi
 			case f.width > 0:
 				cells[i] = sacctCut(c, f.width, f.right)
 			case f.col.cut > 0:
-				cells[i] = FitWidth(c, f.col.cut)
+				cells[i] = texttable.FitWidth(c, f.col.cut)
 			default:
 				cells[i] = c
 			}
@@ -205,7 +207,7 @@ func JobsTable(w io.Writer, views []store.JobView, fields []JobsField, c analysi
 func newJobsRow(v store.JobView, c analysis.Config) jobsRow {
 	r := jobsRow{v: v, start: "-", startShort: "-", wait: "-", ran: "-", state: "-"}
 	if s := v.SchedView(); s != nil {
-		r.name, r.user, r.account, r.partition, r.state = Clean(s.Name, 64), Clean(s.User, 16), Clean(s.Account, 16), Clean(s.Partition, 16), Clean(string(s.State), 24)
+		r.name, r.user, r.account, r.partition, r.state = termtext.Short(s.Name, 64), termtext.Short(s.User, 16), termtext.Short(s.Account, 16), termtext.Short(s.Partition, 16), termtext.Short(string(s.State), 24)
 		if !s.Start.IsZero() {
 			r.start, r.startShort = slurmext.FormatTime(s.Start, nil), s.Start.Local().Format(jobsStartShort)
 		}
@@ -219,7 +221,7 @@ func newJobsRow(v store.JobView, c analysis.Config) jobsRow {
 		}
 	} else if len(v.Profiles) > 0 {
 		p := v.Profiles[0]
-		r.user, r.account, r.partition, r.state = Clean(p.User, 16), Clean(p.Account, 16), Clean(p.Partition, 16), Clean(p.Status, 24)
+		r.user, r.account, r.partition, r.state = termtext.Short(p.User, 16), termtext.Short(p.Account, 16), termtext.Short(p.Partition, 16), termtext.Short(p.Status, 24)
 		r.start, r.startShort = slurmext.FormatTime(p.Start, nil), p.Start.Local().Format(jobsStartShort)
 		r.ran = profileElapsed(p)
 	}
@@ -248,7 +250,7 @@ func newJobsRow(v store.JobView, c analysis.Config) jobsRow {
 	for _, m := range missingParts(v) {
 		notes = append(notes, "no "+strings.ReplaceAll(m, "_", "-"))
 	}
-	r.notes = OrDash(strings.Join(notes, ","))
+	r.notes = texttable.OrDash(strings.Join(notes, ","))
 	r.mem, r.util = "-", "-"
 	if peaks > 0 {
 		r.mem = present.GiB(peak) + timesN(peaks)

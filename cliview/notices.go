@@ -4,11 +4,9 @@ package cliview
 // the jobs they are about.
 
 import (
-	"cmp"
-	"fmt"
+	"github.com/gpuprof/gpuprof/internal/texttable"
+	"github.com/gpuprof/gpuprof/termtext"
 	"io"
-	"slices"
-	"strings"
 	"time"
 
 	"github.com/gpuprof/gpuprof/analysis"
@@ -29,7 +27,7 @@ func NoticesJSON(w io.Writer, rows []notice.Row) error {
 // Notices prints gpuprof notices' rows, each as a heading line (time,
 // job, node, user, rule in words, GPUs, status in words) with what was
 // seen, the fix and, for a notice not sent, why, on the lines below; then
-// how many of each status (NoticeCounting). With no row it says there is
+// how many of each status (notice.Counting). With no row it says there is
 // none since since (zero: none at all). Instants are sacct's, in loc
 // (nil: local).
 func Notices(w io.Writer, rows []notice.Row, since time.Time, loc *time.Location) error {
@@ -46,9 +44,9 @@ func Notices(w io.Writer, rows []notice.Row, since time.Time, loc *time.Location
 		if i > 0 {
 			printf(w, "\n")
 		}
-		job := "job " + Clean(r.SlurmID, 64)
+		job := "job " + termtext.Short(r.SlurmID, 64)
 		if r.SlurmID != r.JobID {
-			job += " (raw id " + Clean(r.JobID, 64) + ")"
+			job += " (raw id " + termtext.Short(r.JobID, 64) + ")"
 		}
 		gpus := "GPUs -"
 		if len(r.GPUs) > 0 {
@@ -60,52 +58,35 @@ func Notices(w io.Writer, rows []notice.Row, since time.Time, loc *time.Location
 		}
 		status := analysis.NoticeStatusWords(r.Status)
 		if r.Status == profile.NoticeSent && r.Recipient != "" {
-			status += " to " + Clean(r.Recipient, 120)
+			status += " to " + termtext.Short(r.Recipient, 120)
 		}
-		printf(w, "%s  %s on %s  user %s  %s  %s  %s\n", slurmext.FormatTime(r.Time, loc), job, Clean(r.Node, 64),
-			OrDash(Clean(r.User, 32)), analysis.NoticeRuleWords(r.Rule), gpus, Clean(status, 200))
+		printf(w, "%s  %s on %s  user %s  %s  %s  %s\n", slurmext.FormatTime(r.Time, loc), job, termtext.Short(r.Node, 64),
+			texttable.OrDash(termtext.Short(r.User, 32)), analysis.NoticeRuleWords(r.Rule), gpus, termtext.Short(status, 200))
 		if r.JobName != "" {
-			printf(w, "    job name:  %s\n", Clean(r.JobName, 120))
+			printf(w, "    job name:  %s\n", termtext.Short(r.JobName, 120))
 		}
 		if r.Evidence != "" {
-			printf(w, "    seen:      %s\n", Clean(r.Evidence, 600))
+			printf(w, "    seen:      %s\n", termtext.Short(r.Evidence, 600))
 		}
 		if !r.Since.IsZero() {
 			printf(w, "    since:     %s\n", slurmext.FormatTime(r.Since, loc))
 		}
 		if r.Fix != "" {
-			printf(w, "    next time: %s\n", Clean(r.Fix, 200))
+			printf(w, "    next time: %s\n", termtext.Short(r.Fix, 200))
 		}
 		if r.Detail != "" {
-			printf(w, "    detail:    %s\n", Clean(r.Detail, 400))
+			printf(w, "    detail:    %s\n", termtext.Short(r.Detail, 400))
 		}
 	}
-	printf(w, "\n%s\n", NoticeCounting(rows))
+	printf(w, "\n%s\n", notice.Counting(statuses(rows)))
 	return nil
 }
 
-// NoticeCounting is the last line of the notices listing (and of the
-// digest's): "3 notices: 2 sent, 1 not sent: daily cap", the statuses
-// most frequent first.
-func NoticeCounting(rows []notice.Row) string {
-	counts := map[string]int{}
-	var order []string
-	for _, r := range rows {
-		if counts[r.Status] == 0 {
-			order = append(order, r.Status)
-		}
-		counts[r.Status]++
+// statuses are the rows' notice statuses, in order, for notice.Counting.
+func statuses(rows []notice.Row) []string {
+	out := make([]string, len(rows))
+	for i, r := range rows {
+		out[i] = r.Status
 	}
-	slices.SortFunc(order, func(a, b string) int {
-		return cmp.Or(counts[b]-counts[a], strings.Compare(a, b))
-	})
-	parts := make([]string, len(order))
-	for i, s := range order {
-		parts[i] = fmt.Sprintf("%d %s", counts[s], analysis.NoticeStatusWords(s))
-	}
-	word := "notices"
-	if len(rows) == 1 {
-		word = "notice"
-	}
-	return fmt.Sprintf("%d %s: %s", len(rows), word, strings.Join(parts, ", "))
+	return out
 }

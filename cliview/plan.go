@@ -2,6 +2,8 @@ package cliview
 
 import (
 	"fmt"
+	"github.com/gpuprof/gpuprof/internal/texttable"
+	"github.com/gpuprof/gpuprof/termtext"
 	"io"
 	"strconv"
 
@@ -43,7 +45,7 @@ func WritePlan(w io.Writer, cp analysis.CapacityPlan) {
 		return
 	}
 	printf(w, "Period: %s to %s (%s hours).\n\n", slurmext.FormatTime(cp.Window.From, nil), slurmext.FormatTime(cp.Window.To, nil), present.GPUHours(cp.PeriodHours))
-	tw := NewTable("CLASS", "JOBS", "λ (JOBS/H)", "S (H)", "GPUS/JOB", "L = λ·S·GPUS", "PEAK GPUS")
+	tw := texttable.New("CLASS", "JOBS", "λ (JOBS/H)", "S (H)", "GPUS/JOB", "L = λ·S·GPUS", "PEAK GPUS")
 	for _, l := range cp.Classes {
 		tw.Row(l.Class.String(), strconv.Itoa(l.Jobs), fmt.Sprintf("%.3f", l.ArrivalRate), fmt.Sprintf("%.2f", l.ServiceTime),
 			fmt.Sprintf("%.2f", l.MeanGPUs), fmt.Sprintf("%.2f", l.Concurrency), fmt.Sprintf("%g", l.PeakGPUs))
@@ -56,9 +58,9 @@ func WritePlan(w io.Writer, cp analysis.CapacityPlan) {
 	printf(w, "G        = ceil(C_future / Q_safe) = ceil(%.2f / %.2f) = %d GPUs\n", cp.CFuture, cp.QSafe, cp.GPUsNeeded)
 	switch inv := cp.Inventory; {
 	case cp.CurrentGPUs > 0:
-		printf(w, "GPUs now = %d (from %s)\n", cp.CurrentGPUs, Clean(inv.Source, 120))
+		printf(w, "GPUs now = %d (from %s)\n", cp.CurrentGPUs, termtext.Short(inv.Source, 120))
 	case inv.Misfit != "":
-		printf(w, "GPUs now: unknown (%s)\n", Clean(inv.Misfit, 600))
+		printf(w, "GPUs now: unknown (%s)\n", termtext.Short(inv.Misfit, 600))
 	default:
 		printf(w, "GPUs now: unknown (no inventory: no profiled GPUs, no GPU node in the cluster's slurm.conf)\n")
 	}

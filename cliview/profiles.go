@@ -2,6 +2,8 @@ package cliview
 
 import (
 	"fmt"
+	"github.com/gpuprof/gpuprof/internal/texttable"
+	"github.com/gpuprof/gpuprof/termtext"
 	"io"
 	"slices"
 	"strings"
@@ -42,7 +44,7 @@ func WriteProfiles(w io.Writer, p ProfilesJSON, top int) error {
 	printf(w, "Task profiles: %d GPU jobs in %d recurring tasks, %s GPU-hours.\n\n", s.GPUJobs, len(p.Profiles), present.GPUHours(s.GPUHours))
 	// Tables pad by display width (table), so that a CJK or emoji task
 	// name keeps the columns after it straight.
-	tasks := NewTable("USER", "TASK", "CLASS", "RUNS", "GPU-H", "GPUS REQ/USED", "VRAM P95", "UTIL P50", "RUN P50", "RUN P95", "FAILED", "TIMEOUT")
+	tasks := texttable.New("USER", "TASK", "CLASS", "RUNS", "GPU-H", "GPUS REQ/USED", "VRAM P95", "UTIL P50", "RUN P50", "RUN P95", "FAILED", "TIMEOUT")
 	for _, c := range []int{3, 4, 5, 6, 7, 8, 9, 10, 11} {
 		tasks.Right[c] = true
 	}
@@ -62,7 +64,7 @@ func WriteProfiles(w io.Writer, p ProfilesJSON, top int) error {
 		gpus := gpusReqUsed(t)
 		noUse = noUse || t.GPUsUsed == nil
 		partUse = partUse || (t.GPUsUsed != nil && t.UsageRuns < t.Jobs)
-		tasks.Row(Clean(t.User, 16), Clean(t.Name, 28), t.Class.String(), fmt.Sprint(t.Jobs), present.GPUHours(t.GPUHours), gpus,
+		tasks.Row(termtext.Short(t.User, 16), termtext.Short(t.Name, 28), t.Class.String(), fmt.Sprint(t.Jobs), present.GPUHours(t.GPUHours), gpus,
 			vram, util, present.Seconds(t.Duration.P50), present.Seconds(t.Duration.P95), present.Percent(t.FailureRate), present.Percent(t.TimeoutRate))
 	}
 	if err := tasks.Write(w); err != nil {
@@ -93,7 +95,7 @@ func WriteProfiles(w io.Writer, p ProfilesJSON, top int) error {
 	}
 	// The three tables share their column widths, as one tabwriter
 	// block did: the blank lines between them are rows of no cells.
-	tw := NewTable("CLASS", "JOBS", "GPU-H", "SHARE")
+	tw := texttable.New("CLASS", "JOBS", "GPU-H", "SHARE")
 	for _, c := range []int{1, 2, 3, 4, 5} {
 		tw.Right[c] = true
 	}
@@ -121,7 +123,7 @@ func WriteProfiles(w io.Writer, p ProfilesJSON, top int) error {
 		if ps.LimitRatio.N > 0 {
 			ratio = fmt.Sprintf("%.1f×", ps.LimitRatio.P50)
 		}
-		tw.Row(OrDash(Clean(ps.Partition, 16)), fmt.Sprint(ps.Jobs), present.GPUHours(ps.GPUHours), wait50, wait95, ratio)
+		tw.Row(texttable.OrDash(termtext.Short(ps.Partition, 16)), fmt.Sprint(ps.Jobs), present.GPUHours(ps.GPUHours), wait50, wait95, ratio)
 	}
 	if err := tw.Write(w); err != nil {
 		return err
@@ -150,7 +152,7 @@ func share(part, total float64) string {
 func describeTask(t analysis.TaskProfile, total float64) string {
 	var b strings.Builder
 	fmt.Fprintf(&b, "%s/%s (%s, %s): %d %s, %s GPU-hours (%s of the cluster), mostly %s.",
-		Clean(t.User, 16), Clean(t.Name, 28), OrDash(Clean(t.Account, 16)), OrDash(Clean(t.Partition, 16)),
+		termtext.Short(t.User, 16), termtext.Short(t.Name, 28), texttable.OrDash(termtext.Short(t.Account, 16)), texttable.OrDash(termtext.Short(t.Partition, 16)),
 		t.Jobs, present.Plural(t.Jobs, "run", "runs"), present.GPUHours(t.GPUHours), share(t.GPUHours, total), strings.ReplaceAll(t.Class.String(), "_", " "))
 	if t.VRAMPeakFrac.N > 0 {
 		fmt.Fprintf(&b, " VRAM peak %s of the card at p95 (max %s)", present.Percent(t.VRAMPeakFrac.P95), present.Percent(t.VRAMPeakFrac.Max))

@@ -1,6 +1,7 @@
 package cliview
 
 import (
+	"github.com/gpuprof/gpuprof/termtext"
 	"io"
 	"slices"
 	"strings"
@@ -47,7 +48,7 @@ func ToRecommendJSON(in analysis.Input, f analysis.Findings) RecommendJSON {
 func WriteRecommendations(w io.Writer, in analysis.Input, f analysis.Findings, sim *capacity.SimPlan) {
 	WriteConfNote(w, in.Conf)
 	if inv := f.Plan.Inventory; inv.Misfit != "" {
-		printf(w, "No GPU inventory: %s.\n", Clean(inv.Misfit, 600))
+		printf(w, "No GPU inventory: %s.\n", termtext.Short(inv.Misfit, 600))
 	}
 	s := f.Summary
 	printf(w, "Recommendations from %d %s (%d with GPU readings) on %d GPU %s.\n",
@@ -59,8 +60,8 @@ func WriteRecommendations(w io.Writer, in analysis.Input, f analysis.Findings, s
 		printf(w, "\nNo change is justified by the data.\n")
 	}
 	for i, r := range f.Recommendations {
-		printf(w, "\n%d. [%s] %s\n", i+1, r.ID, Clean(r.Title, 200))
-		printf(w, "   Change: %s\n", Clean(r.Change, 2000))
+		printf(w, "\n%d. [%s] %s\n", i+1, r.ID, termtext.Short(r.Title, 200))
+		printf(w, "   Change: %s\n", termtext.Short(r.Change, 2000))
 		if len(r.Evidence) > 0 {
 			printf(w, "   Why:\n")
 			for _, e := range r.Evidence {
@@ -69,16 +70,16 @@ func WriteRecommendations(w io.Writer, in analysis.Input, f analysis.Findings, s
 		}
 		switch {
 		case r.Simulated != nil:
-			printf(w, "   %s\n", Clean(r.Simulated.Text, 2000))
+			printf(w, "   %s\n", termtext.Short(r.Simulated.Text, 2000))
 			if r.Effect != "" {
-				printf(w, "   Rationale: %s\n", Clean(r.Effect, 2000))
+				printf(w, "   Rationale: %s\n", termtext.Short(r.Effect, 2000))
 			}
 		case r.Effect != "":
-			printf(w, "   Expected effect (not simulated): %s\n", Clean(r.Effect, 2000))
+			printf(w, "   Expected effect (not simulated): %s\n", termtext.Short(r.Effect, 2000))
 		}
 		printf(w, "   Confidence: %s", present.PercentWhole(r.Confidence)) // "92 %", as the report writes it
 		if r.ConfidenceNote != "" {
-			printf(w, " (%s)", Clean(r.ConfidenceNote, 500))
+			printf(w, " (%s)", termtext.Short(r.ConfidenceNote, 500))
 		}
 		printf(w, "\n")
 		writeConfigLines(w, r.Config)
@@ -86,7 +87,7 @@ func WriteRecommendations(w io.Writer, in analysis.Input, f analysis.Findings, s
 	if len(f.NoChange) > 0 {
 		printf(w, "\nRules that found nothing to change:\n")
 		for _, n := range f.NoChange {
-			printf(w, "- %s: %s\n", ruleWords(n.Rule), Clean(n.Note, 2000))
+			printf(w, "- %s: %s\n", ruleWords(n.Rule), termtext.Short(n.Note, 2000))
 		}
 	}
 	if sim != nil {
@@ -118,7 +119,7 @@ func writeConfigLines(w io.Writer, lines []analysis.ConfigLine) {
 // for a reason with no words, its rule in words. The rule's code
 // ("sharing.candidates") is in --json; prose gets no internal names.
 func sentence(r analysis.Reason) string {
-	s := Clean(r.String(), 1000)
+	s := termtext.Short(r.String(), 1000)
 	if s == "" {
 		s = ruleWords(r.Rule)
 	}
@@ -131,5 +132,5 @@ func sentence(r analysis.Reason) string {
 // ruleWords writes a rule's code ("debug_partition", "user.shard") as
 // words for prose: "debug partition", "user shard".
 func ruleWords(rule string) string {
-	return strings.NewReplacer("_", " ", ".", " ").Replace(Clean(rule, 80))
+	return strings.NewReplacer("_", " ", ".", " ").Replace(termtext.Short(rule, 80))
 }

@@ -5,6 +5,8 @@ package cliview
 
 import (
 	"fmt"
+	"github.com/gpuprof/gpuprof/internal/texttable"
+	"github.com/gpuprof/gpuprof/termtext"
 	"io"
 	"strings"
 	"time"
@@ -35,9 +37,9 @@ func Show(w io.Writer, ref slurmext.JobRef, views []store.JobView, c analysis.Co
 		}
 		names := make([]string, 0, min(len(views), maxShowNames))
 		for _, v := range views[:min(len(views), maxShowNames)] {
-			name := Clean(v.SlurmID(), 64)
+			name := termtext.Short(v.SlurmID(), 64)
 			if len(clusters) > 1 {
-				name += " (cluster " + Clean(v.Cluster, 64) + ")"
+				name += " (cluster " + termtext.Short(v.Cluster, 64) + ")"
 			}
 			names = append(names, name)
 		}
@@ -71,9 +73,9 @@ func (s ShowCarbon) line(v store.JobView, c analysis.Config) string {
 	j := analysis.FromView(v.SchedView(), v.Profiles)
 	kWh, kg, ok := s.Carbon.JobCO2e(j, c, s.Now)
 	if !ok {
-		return "CO2e unknown: no energy reading on every GPU, or an hour of the run without a factor (" + Clean(s.Carbon.Source, 200) + ")"
+		return "CO2e unknown: no energy reading on every GPU, or an hour of the run without a factor (" + termtext.Short(s.Carbon.Source, 200) + ")"
 	}
-	return "energy " + present.Energy(kWh*3.6e6) + ", " + present.CO2e(kg) + " (" + Clean(s.Carbon.Source, 200) + ")"
+	return "energy " + present.Energy(kWh*3.6e6) + ", " + present.CO2e(kg) + " (" + termtext.Short(s.Carbon.Source, 200) + ")"
 }
 
 // SetJSON gives each job of show --json (out, JobsJSON of views) its
@@ -122,9 +124,9 @@ const showWidth = 40
 // none known), which the hints may suggest a smaller one of.
 func writeJobDetail(w io.Writer, v store.JobView, c analysis.Config, carbon ShowCarbon, types []analysis.GPUType) {
 	if id := v.SlurmID(); id != v.JobID {
-		printf(w, "Job %s (raw id %s, cluster %s)\n", Clean(id, 64), Clean(v.JobID, 64), Clean(v.Cluster, 64))
+		printf(w, "Job %s (raw id %s, cluster %s)\n", termtext.Short(id, 64), termtext.Short(v.JobID, 64), termtext.Short(v.Cluster, 64))
 	} else {
-		printf(w, "Job %s (cluster %s)\n", Clean(v.JobID, 64), Clean(v.Cluster, 64))
+		printf(w, "Job %s (cluster %s)\n", termtext.Short(v.JobID, 64), termtext.Short(v.Cluster, 64))
 	}
 	j := analysis.FromView(v.SchedView(), v.Profiles)
 	writeSchedView(w, v)
@@ -142,7 +144,7 @@ func writeJobDetail(w io.Writer, v store.JobView, c analysis.Config, carbon Show
 	printf(w, "\n  Analysis\n")
 	line := "    class " + class.String()
 	if len(why) > 0 {
-		line += ": " + Clean(why[0].String(), 300)
+		line += ": " + termtext.Short(why[0].String(), 300)
 	}
 	printf(w, "%s\n", line)
 	bottles := analysis.Diagnose(j, c)
@@ -150,7 +152,7 @@ func writeJobDetail(w io.Writer, v store.JobView, c analysis.Config, carbon Show
 		printf(w, "    no bottleneck found\n")
 	}
 	for _, b := range bottles {
-		printf(w, "    bottleneck %s: %s\n", b.Kind, Clean(b.Reason.String(), 300))
+		printf(w, "    bottleneck %s: %s\n", b.Kind, termtext.Short(b.Reason.String(), 300))
 	}
 	// GPUs held/used and utilisation: the figures jobs, the TUI and the
 	// report show of the job (analysis.Shown).
@@ -173,12 +175,12 @@ func writeJobDetail(w io.Writer, v store.JobView, c analysis.Config, carbon Show
 	}
 	for _, h := range hints {
 		if h.Option == "" {
-			printf(w, "    * %s\n", Clean(h.Why, 400))
+			printf(w, "    * %s\n", termtext.Short(h.Why, 400))
 			continue
 		}
-		printf(w, "    * #SBATCH %s\n", Clean(h.Option, 200))
+		printf(w, "    * #SBATCH %s\n", termtext.Short(h.Option, 200))
 		if h.Why != "" {
-			printf(w, "      %s\n", Clean(h.Why, 400))
+			printf(w, "      %s\n", termtext.Short(h.Why, 400))
 		}
 	}
 }
@@ -197,7 +199,7 @@ func hostUsageLines(v store.JobView) []string {
 	if s != nil {
 		u = s.Usage
 	}
-	id := Clean(v.SlurmID(), 64)
+	id := termtext.Short(v.SlurmID(), 64)
 	var cpu string
 	switch {
 	case !u.TotalCPUValid && u.TotalCPURead:
@@ -248,30 +250,30 @@ func writeSchedView(w io.Writer, v store.JobView) {
 		if r.UID >= 0 {
 			uid = fmt.Sprintf(" (uid %d)", r.UID)
 		}
-		printf(w, "  User       %s%s   Account %s   Partition %s\n", OrDash(Clean(r.User, 32)), uid,
-			OrDash(Clean(r.Account, 32)), OrDash(Clean(r.Partition, 32)))
+		printf(w, "  User       %s%s   Account %s   Partition %s\n", texttable.OrDash(termtext.Short(r.User, 32)), uid,
+			texttable.OrDash(termtext.Short(r.Account, 32)), texttable.OrDash(termtext.Short(r.Partition, 32)))
 		printf(w, "  State      RUNNING (from the prolog on its nodes; no scheduler record until it ends)\n")
 		printf(w, "  Started    %s\n", present.Instant(r.Start, nil))
-		printf(w, "  Nodes      %s   GPUs allocated %d (SLURM_JOB_GPUS)\n", OrDash(Clean(r.NodeList, 200)), r.ReqGPUs)
+		printf(w, "  Nodes      %s   GPUs allocated %d (SLURM_JOB_GPUS)\n", texttable.OrDash(termtext.Short(r.NodeList, 200)), r.ReqGPUs)
 		return
 	}
 	if s == nil {
 		printf(w, "  No scheduler view (no jobcomp record and no sacct import for this job).\n")
 		if len(v.Profiles) > 0 {
 			p := v.Profiles[0]
-			printf(w, "  User       %s (uid %d)   Account %s   Partition %s\n", Clean(p.User, 32), p.UID,
-				OrDash(Clean(p.Account, 32)), OrDash(Clean(p.Partition, 32)))
+			printf(w, "  User       %s (uid %d)   Account %s   Partition %s\n", termtext.Short(p.User, 32), p.UID,
+				texttable.OrDash(termtext.Short(p.Account, 32)), texttable.OrDash(termtext.Short(p.Partition, 32)))
 		}
 		return
 	}
-	printf(w, "  Name       %s\n", OrDash(Clean(s.Name, 200)))
+	printf(w, "  Name       %s\n", texttable.OrDash(termtext.Short(s.Name, 200)))
 	uid := ""
 	if s.UID >= 0 {
 		uid = fmt.Sprintf(" (uid %d)", s.UID)
 	}
-	printf(w, "  User       %s%s   Account %s   Partition %s   QOS %s\n", OrDash(Clean(s.User, 32)), uid,
-		OrDash(Clean(s.Account, 32)), OrDash(Clean(s.Partition, 32)), OrDash(Clean(s.QOS, 32)))
-	printf(w, "  State      %s (exit %d:%d, from %s)\n", Clean(string(s.State), 32), s.ExitStatus, s.ExitSignal, Clean(s.Source, 16))
+	printf(w, "  User       %s%s   Account %s   Partition %s   QOS %s\n", texttable.OrDash(termtext.Short(s.User, 32)), uid,
+		texttable.OrDash(termtext.Short(s.Account, 32)), texttable.OrDash(termtext.Short(s.Partition, 32)), texttable.OrDash(termtext.Short(s.QOS, 32)))
+	printf(w, "  State      %s (exit %d:%d, from %s)\n", termtext.Short(string(s.State), 32), s.ExitStatus, s.ExitSignal, termtext.Short(s.Source, 16))
 	started := present.Instant(s.Start, nil)
 	if !s.Started() && !s.End.IsZero() {
 		started = "never (left the queue at its end)" // slurmext.Started: cancelled while pending
@@ -305,7 +307,7 @@ func writeSchedView(w io.Writer, v store.JobView) {
 			gpus += " (AllocTRES: no ReqTRES imported)"
 		}
 	}
-	printf(w, "  Nodes      %s   %s\n", OrDash(Clean(s.NodeList, 200)), gpus)
+	printf(w, "  Nodes      %s   %s\n", texttable.OrDash(termtext.Short(s.NodeList, 200)), gpus)
 }
 
 // writeNodeProfile prints what one node's agent recorded: the node line,
@@ -313,11 +315,11 @@ func writeSchedView(w io.Writer, v store.JobView) {
 // utilisation (the duty cycle) and GPM activity with their timelines,
 // energy, temperature, XID codes named and classed, processes and flags.
 func writeNodeProfile(w io.Writer, j profile.Job) {
-	printf(w, "\n  Node %s: profile %s (from %s), raw id %s, started %s, ran %s\n", Clean(j.Node, 64), j.Status, j.Source,
-		Clean(j.JobID, 64), present.Instant(j.Start, nil), profileElapsed(j))
+	printf(w, "\n  Node %s: profile %s (from %s), raw id %s, started %s, ran %s\n", termtext.Short(j.Node, 64), j.Status, j.Source,
+		termtext.Short(j.JobID, 64), present.Instant(j.Start, nil), profileElapsed(j))
 	var facts []string
 	if j.Driver != "" {
-		facts = append(facts, "driver "+Clean(j.Driver, 32)+", CUDA "+OrDash(Clean(j.CUDADriver, 32)))
+		facts = append(facts, "driver "+termtext.Short(j.Driver, 32)+", CUDA "+texttable.OrDash(termtext.Short(j.CUDADriver, 32)))
 	}
 	if f, ok := j.IO.Fraction(); ok {
 		facts = append(facts, fmt.Sprintf("IO wait %s of the time (measured per %s)", present.Percent(f), j.IO.Scope))
@@ -326,14 +328,14 @@ func writeNodeProfile(w io.Writer, j profile.Job) {
 	}
 	printf(w, "    %s\n", strings.Join(facts, "; "))
 	for _, r := range j.PartialReasons {
-		printf(w, "    partial: %s\n", Clean(r, 200))
+		printf(w, "    partial: %s\n", termtext.Short(r, 200))
 	}
 	for _, l := range noticeLines(j) {
 		printf(w, "    %s\n", l)
 	}
 	for k := range j.GPUs {
 		g := &j.GPUs[k]
-		printf(w, "    GPU %d  %s  %s\n", g.SlurmIndex, OrDash(Clean(g.Model, 64)), Clean(g.UUID, 64))
+		printf(w, "    GPU %d  %s  %s\n", g.SlurmIndex, texttable.OrDash(termtext.Short(g.Model, 64)), termtext.Short(g.UUID, 64))
 		util, mem := spark.Values(g)
 		ag := analysis.ProfileGPU(j.Node, g)
 		f := ag.Facts() // the facts the TUI's detail shows too
@@ -361,7 +363,7 @@ func writeNodeProfile(w io.Writer, j profile.Job) {
 		if len(g.Processes) > 0 {
 			names := make([]string, len(g.Processes))
 			for i, p := range g.Processes {
-				names[i] = Clean(p, 32)
+				names[i] = termtext.Short(p, 32)
 			}
 			printf(w, "      processes: %s\n", strings.Join(names, ", "))
 		}
@@ -461,9 +463,9 @@ func writeActivity(w io.Writer, g *profile.GPU) {
 func noticeLines(j profile.Job) []string {
 	var out []string
 	for _, n := range j.Notices {
-		out = append(out, Clean(analysis.NoticeLine(n, nil), 600))
+		out = append(out, termtext.Short(analysis.NoticeLine(n, nil), 600))
 		if n.Fix != "" {
-			out = append(out, "  next time: "+Clean(n.Fix, 200))
+			out = append(out, "  next time: "+termtext.Short(n.Fix, 200))
 		}
 	}
 	return out

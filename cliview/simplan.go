@@ -2,6 +2,7 @@ package cliview
 
 import (
 	"fmt"
+	"github.com/gpuprof/gpuprof/internal/texttable"
 	"io"
 	"strconv"
 	"strings"
@@ -22,7 +23,7 @@ import (
 func WriteSimPlan(w io.Writer, sp capacity.SimPlan, recs []analysis.Recommendation) {
 	WriteConfNote(w, sp.Conf)
 	if sp.Conf.Cluster != "" {
-		printf(w, "Cluster %s; GPU inventory: %s.\n", Clean(sp.Conf.Cluster, 64), Clean(sp.Inventory.Words(), 600))
+		printf(w, "Cluster %s; GPU inventory: %s.\n", termtext.Short(sp.Conf.Cluster, 64), termtext.Short(sp.Inventory.Words(), 600))
 	}
 	printf(w, "Capacity plan: target p95 wait ≤ %s in every partition and GPU model; growth %s a year, horizon %d %s, new demand %g %s, lead time %d %s.\n",
 		present.Seconds(sp.TargetP95Wait), present.Percent(sp.Growth), sp.Months, present.Plural(sp.Months, "month", "months"),
@@ -42,16 +43,16 @@ func WriteSimPlan(w io.Writer, sp capacity.SimPlan, recs []analysis.Recommendati
 			sp.Seeds, sp.Replays, sp.Steps, jobs, present.Plural(jobs, "job", "jobs"), rank, present.Seconds(sp.CalibrationError), quality)
 		if c != nil {
 			for _, u := range c.Unreproduced {
-				printf(w, "Not reproduced: %s.\n", Clean(u, 400))
+				printf(w, "Not reproduced: %s.\n", termtext.Short(u, 400))
 			}
 		}
 	}
 	if lo := sp.Jobs.LeftOutWords(); lo != "" && sp.Simulated {
-		printf(w, "Left out: %s\n", Clean(lo, 2000))
+		printf(w, "Left out: %s\n", termtext.Short(lo, 2000))
 	}
 	v := sp.Verdict
 	printf(w, "\nVerdict: %s\n", termtext.Clean(v.Text))
-	if b := Clean(v.BindingWords(), 120); b != "" {
+	if b := termtext.Short(v.BindingWords(), 120); b != "" {
 		printf(w, "Binding constraint: %s\n", b)
 	}
 	for _, e := range v.Evidence {
@@ -62,11 +63,11 @@ func WriteSimPlan(w io.Writer, sp capacity.SimPlan, recs []analysis.Recommendati
 	}
 	if len(sp.Effects) > 0 {
 		printf(w, "\n1. Policy changes, each replayed alone at today's load (median of the seeds; p10–p90)\n")
-		tw := NewTable("ID", "RECOMMENDATION", "JOBS MEASURED", "P95 WAIT BEFORE", "AFTER", "ALL JOBS' MEAN WAIT", "OUTCOME")
+		tw := texttable.New("ID", "RECOMMENDATION", "JOBS MEASURED", "P95 WAIT BEFORE", "AFTER", "ALL JOBS' MEAN WAIT", "OUTCOME")
 		for i, e := range sp.Effects {
 			title := ""
 			if i < len(recs) {
-				title = Clean(recs[i].Title, 60)
+				title = termtext.Short(recs[i].Title, 60)
 			}
 			if !e.Simulated {
 				tw.Row(e.ID, title, "–", "–", "–", "–", "not simulated: "+e.Why)
@@ -83,12 +84,12 @@ func WriteSimPlan(w io.Writer, sp capacity.SimPlan, recs []analysis.Recommendati
 		free = strings.Join(sp.Free, ", ") + " applied"
 	}
 	printf(w, "\n2. Purchase per GPU model at the %d-month horizon, %s (target %s)\n", sp.Months, free, present.Seconds(sp.TargetP95Wait))
-	tw := NewTable("MODEL", "GPUS", "REPLAYED P95 WAIT TODAY", "AT THE HORIZON", "BUY", "REPLAYED P95 WAIT BY GPUS ADDED")
+	tw := texttable.New("MODEL", "GPUS", "REPLAYED P95 WAIT TODAY", "AT THE HORIZON", "BUY", "REPLAYED P95 WAIT BY GPUS ADDED")
 	for _, m := range sp.Models {
-		today, hz, label := "–", "–", Clean(m.Model, 40)
+		today, hz, label := "–", "–", termtext.Short(m.Model, 40)
 		if g := modelGroup(sp.Today, m.Model); g != nil {
 			today = present.Seconds(g.WaitP95.Median)
-			label = modelLabel(analysis.Group{Name: Clean(m.Model, 40), Demand: g.Demand, Placeable: g.Placeable})
+			label = modelLabel(analysis.Group{Name: termtext.Short(m.Model, 40), Demand: g.Demand, Placeable: g.Placeable})
 		}
 		if len(m.Curve) > 0 {
 			hz = durSpread(m.Curve[0].ModelP95)
@@ -122,9 +123,9 @@ func WriteSimPlan(w io.Writer, sp capacity.SimPlan, recs []analysis.Recommendati
 	}
 	if len(sp.Costs) > 0 {
 		printf(w, "\n4. Buy or rent the purchase's work (per year; purchase written off over the depreciation years)\n")
-		tw := NewTable("MODEL", "GPUS", "OWNED/YEAR", "BUSY GPU-H/YEAR", "UTILISATION", "RENT/YEAR", "BREAK-EVEN UTILISATION", "CHEAPER")
+		tw := texttable.New("MODEL", "GPUS", "OWNED/YEAR", "BUSY GPU-H/YEAR", "UTILISATION", "RENT/YEAR", "BREAK-EVEN UTILISATION", "CHEAPER")
 		for _, c := range sp.Costs {
-			tw.Row(Clean(c.Model, 40), strconv.Itoa(c.GPUs), fmt.Sprintf("%.0f", c.OwnedPerYear), fmt.Sprintf("%.0f", c.BusyHoursPerYear),
+			tw.Row(termtext.Short(c.Model, 40), strconv.Itoa(c.GPUs), fmt.Sprintf("%.0f", c.OwnedPerYear), fmt.Sprintf("%.0f", c.BusyHoursPerYear),
 				present.Percent(c.Utilisation), fmt.Sprintf("%.0f", c.RentPerYear), present.Percent(c.BreakEven), c.Cheaper)
 		}
 		_ = tw.Write(w)

@@ -8,7 +8,6 @@ import (
 	"github.com/gpuprof/gpuprof/analysis"
 	"github.com/gpuprof/gpuprof/internal/present"
 	"github.com/gpuprof/gpuprof/slurmext"
-	"github.com/gpuprof/gpuprof/termtext"
 )
 
 // WriteJSON writes v as indented JSON, as every command's --json does.
@@ -16,26 +15,6 @@ func WriteJSON(w io.Writer, v any) error {
 	enc := json.NewEncoder(w)
 	enc.SetIndent("", "  ")
 	return enc.Encode(v)
-}
-
-// Clean makes user-controlled text safe for a terminal by gpuprof's one
-// rule (termtext.Clean: no escape sequence, control, bidirectional control
-// or invisible separator reaches it) and cuts it to maxLen runes, marking
-// the cut with "…".
-func Clean(s string, maxLen int) string {
-	s = termtext.Clean(s)
-	if r := []rune(s); len(r) > maxLen {
-		s = string(r[:maxLen-1]) + "…"
-	}
-	return s
-}
-
-// OrDash writes an empty cell as "-".
-func OrDash(s string) string {
-	if s == "" {
-		return "-"
-	}
-	return s
 }
 
 // Counting says how GPU time was counted, after any table of

@@ -3,6 +3,7 @@ package cliview
 import (
 	"cmp"
 	"fmt"
+	"github.com/gpuprof/gpuprof/internal/texttable"
 	"io"
 	"strings"
 
@@ -30,9 +31,9 @@ func WriteWhatIf(w io.Writer, r capacity.WhatIf) {
 	}
 	name := ""
 	if r.Conf.Cluster != "" {
-		name = " " + Clean(r.Conf.Cluster, 64)
+		name = " " + termtext.Short(r.Conf.Cluster, 64)
 	}
-	printf(w, ".\nCluster%s (%s):", name, Clean(r.ClusterSource, 120))
+	printf(w, ".\nCluster%s (%s):", name, termtext.Short(r.ClusterSource, 120))
 	for _, n := range r.Nodes {
 		mark := ""
 		if n.Added {
@@ -47,7 +48,7 @@ func WriteWhatIf(w io.Writer, r capacity.WhatIf) {
 
 	c := r.Calibration
 	printf(w, "\nCalibration: today's configuration replayed against what happened (%d %s)\n", c.Jobs, present.Plural(c.Jobs, "job", "jobs"))
-	tw := NewTable("PARTITION", "JOBS", "WAIT P50 REAL", "REPLAYED", "WAIT P95 REAL", "REPLAYED", "WAIT REPRODUCED", "P95 REPRODUCED")
+	tw := texttable.New("PARTITION", "JOBS", "WAIT P50 REAL", "REPLAYED", "WAIT P95 REAL", "REPLAYED", "WAIT REPRODUCED", "P95 REPRODUCED")
 	for _, p := range c.Partitions {
 		tw.Row(termtext.Clean(p.Partition), fmt.Sprint(p.Jobs), present.Seconds(p.ObservedP50), present.Seconds(p.SimulatedP50), present.Seconds(p.ObservedP95), present.Seconds(p.SimulatedP95),
 			present.PercentOrNone(p.ReproducedWait), present.PercentOrNone(p.ReproducedP95))
@@ -101,7 +102,7 @@ func WriteWhatIf(w io.Writer, r capacity.WhatIf) {
 // writeScenario is a scenario's table: per partition and per GPU model,
 // the GPUs, the jobs and the waits and occupancy over the seeds.
 func writeScenario(w io.Writer, s capacity.Scenario) {
-	tw := NewTable("", "GPUS", "JOBS", "WAIT MEAN", "WAIT P50", "WAIT P95", "OCCUPANCY", "QUEUED GPU-H")
+	tw := texttable.New("", "GPUS", "JOBS", "WAIT MEAN", "WAIT P50", "WAIT P95", "OCCUPANCY", "QUEUED GPU-H")
 	row := func(kind string, g analysis.Group) {
 		name := termtext.Clean(g.Name)
 		if kind == "model" {

@@ -166,25 +166,32 @@ func gresTypes(path string, nodes []slurmext.NodeGres) ([]slurmext.NodeGres, err
 // Clusters names the clusters of the jobs f selects, sorted: one job and
 // two counts when they are all of one cluster, else one lean pass.
 func (s *Source) Clusters(ctx context.Context, f store.ViewFilter) ([]string, error) {
+	names, _, err := s.clusters(ctx, f)
+	return names, err
+}
+
+// clusters is Clusters with, when the jobs are all of one cluster, how
+// many they are (0 else): counted to tell, and read again by no one.
+func (s *Source) clusters(ctx context.Context, f store.ViewFilter) ([]string, int, error) {
 	one := f
 	one.Limit, one.Offset, one.WithSeries, one.Lean = 1, 0, false, true
 	vs, err := s.Jobs(ctx, one)
 	if err != nil || len(vs) == 0 {
-		return nil, err
+		return nil, 0, err
 	}
 	c := vs[0].Cluster
 	all, err := s.Count(ctx, f)
 	if err != nil {
-		return nil, err
+		return nil, 0, err
 	}
 	of := f
 	of.Cluster = c
 	n, err := s.Count(ctx, of)
 	if err != nil {
-		return nil, err
+		return nil, 0, err
 	}
 	if n == all {
-		return []string{c}, nil
+		return []string{c}, n, nil
 	}
 	seen := map[string]bool{}
 	lean := f
@@ -198,7 +205,7 @@ func (s *Source) Clusters(ctx context.Context, f store.ViewFilter) ([]string, er
 		names = append(names, name)
 	}
 	slices.Sort(names)
-	return names, err
+	return names, 0, err
 }
 
 // ForCluster chooses the one cluster an answer is for and binds its Slurm
@@ -209,12 +216,21 @@ func (s *Source) Clusters(ctx context.Context, f store.ViewFilter) ([]string, er
 // them (SeveralClustersError). f.Cluster becomes the cluster, so only its
 // jobs are read.
 func (s *Source) ForCluster(ctx context.Context, f *store.ViewFilter, flag string) error {
+	_, err := s.forCluster(ctx, f, flag)
+	return err
+}
+
+// forCluster is ForCluster with how many jobs of the cluster f selects,
+// when they were counted to choose it (0: not counted).
+func (s *Source) forCluster(ctx context.Context, f *store.ViewFilter, flag string) (int, error) {
 	cluster := strings.ToLower(strings.TrimSpace(flag))
+	counted := 0
 	if cluster == "" {
-		names, err := s.Clusters(ctx, *f)
+		names, n, err := s.clusters(ctx, *f)
 		if err != nil {
-			return err
+			return 0, err
 		}
+		counted = n
 		if len(names) == 0 {
 			// No job in the window: the database's one cluster (a report
 			// of an empty month still compares it with earlier ones), else
@@ -222,24 +238,24 @@ func (s *Source) ForCluster(ctx context.Context, f *store.ViewFilter, flag strin
 			all := *f
 			all.Since, all.Until = time.Time{}, time.Time{}
 			if names, err = s.Clusters(ctx, all); err != nil {
-				return err
+				return 0, err
 			}
 			if host := slurmext.ClusterName(s.cfg.Cluster, "", s.cfg.SlurmConf); len(names) != 1 && (len(names) == 0 || slices.Contains(names, host)) {
 				names = []string{host}
 			}
 		}
 		if len(names) > 1 {
-			return &SeveralClustersError{Names: names}
+			return 0, &SeveralClustersError{Names: names}
 		}
 		cluster = names[0]
 	}
 	f.Cluster = cluster
 	conf, err := BindConf(cluster, s.cfg)
 	if err != nil {
-		return err
+		return 0, err
 	}
 	s.conf = conf
-	return nil
+	return counted, nil
 }
 
 // SeveralClustersError refuses an answer asked of the jobs of several

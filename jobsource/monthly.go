@@ -2,6 +2,7 @@ package jobsource
 
 import (
 	"context"
+	"time"
 
 	"github.com/gpuprof/gpuprof/analysis"
 	"github.com/gpuprof/gpuprof/monthly"
@@ -10,8 +11,9 @@ import (
 	"github.com/gpuprof/gpuprof/store"
 )
 
-// Monthly is the source as the monthly report reads it (monthly.Source).
-func (s *Source) Monthly() monthly.Source { return monthSource{s} }
+// Monthly is the source as the monthly report reads it
+// (monthly.ClusterSource).
+func (s *Source) Monthly() monthly.ClusterSource { return monthSource{s} }
 
 // monthSource is a Source as monthly.Source.
 type monthSource struct{ *Source }
@@ -29,7 +31,31 @@ func (m monthSource) Input(ctx context.Context, q monthly.Query, each func(*slur
 	if each != nil {
 		fn = func(v store.JobView) { each(v.Sched, v.Profiles) }
 	}
-	return m.InputOf(ctx, m.filter(q), fn)
+	return m.inputSized(ctx, m.filter(q), time.Now(), q.Jobs, fn)
 }
 
-var _ monthly.Source = monthSource{}
+// Reader says who reads and from where: the collector or the database,
+// and the uid the local reads are scoped to.
+func (m monthSource) Reader() monthly.Reader {
+	uid, scoped := m.ScopedUID()
+	id := m.Identity()
+	return monthly.Reader{Collector: m.Collector(), Database: m.Database(), Admin: id.Admin, User: id.User, Scoped: scoped, UID: uid}
+}
+
+// Clusters names the clusters of w's jobs (Source.Clusters) and, when
+// they are one, how many jobs it has in w.
+func (m monthSource) Clusters(ctx context.Context, w analysis.Window) ([]string, int, error) {
+	return m.clusters(ctx, store.ViewFilter{Since: w.From, Until: w.To})
+}
+
+// Bind chooses the cluster and binds its slurm.conf (ForCluster).
+func (m monthSource) Bind(ctx context.Context, w analysis.Window, cluster string) (monthly.Bound, error) {
+	f := store.ViewFilter{Since: w.From, Until: w.To}
+	n, err := m.forCluster(ctx, &f, cluster)
+	if err != nil {
+		return monthly.Bound{}, err
+	}
+	return monthly.Bound{Cluster: f.Cluster, Conf: m.Conf().Use, WhatIf: m.Conf().WhatIf(), Jobs: n}, nil
+}
+
+var _ monthly.ClusterSource = monthSource{}

@@ -7,6 +7,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/gpuprof/gpuprof/analysis"
 	"github.com/gpuprof/gpuprof/notice"
 	"github.com/gpuprof/gpuprof/store"
 )
@@ -37,47 +38,124 @@ const noticeLookups = 100
 // jobs), else from the profiles the collector or the agent's query
 // socket serves, which carry their notices and are scoped there.
 func (s *Source) Notices(ctx context.Context, q NoticeQuery) ([]notice.Row, error) {
-	reader := s.Reader()
-	if reader == nil {
+	if s.Reader() == nil {
 		return collectNotices(ctx, s, q)
 	}
-	recs, err := reader.ListNotices(ctx, store.NoticeFilter{User: q.Jobs.User, Rule: q.Rule, Since: q.Since, Until: q.Until})
+	nj, err := s.noticeRecords(ctx, q)
 	if err != nil {
 		return nil, err
 	}
-	// The job's Slurm id and name, from its view; a notice may precede its
-	// job's first write (the agent claims it first), and then has only
-	// its own.
-	type jobKey struct{ cluster, id string }
-	views := map[jobKey]*store.JobView{}
-	for _, r := range recs {
-		views[jobKey{r.Cluster, r.JobID}] = nil
-	}
-	if len(views) > noticeLookups {
+	if len(nj.views) > noticeLookups {
 		// Many jobs: one pass over the window's jobs beats a query each.
 		err := s.Each(ctx, q.Jobs, func(v store.JobView) error {
-			if _, want := views[jobKey{v.Cluster, v.JobID}]; want {
-				views[jobKey{v.Cluster, v.JobID}] = &v
-			}
+			nj.see(v)
 			return nil
 		})
 		if err != nil {
 			return nil, err
 		}
-	} else {
-		for k := range views {
-			vs, err := s.Jobs(ctx, store.ViewFilter{Cluster: k.cluster, JobID: k.id, Limit: 1})
-			if err != nil {
-				return nil, err
-			}
-			if len(vs) > 0 {
-				views[k] = &vs[0]
+	}
+	return nj.rows(ctx, s)
+}
+
+// InputAndNotices reads the jobs f selects into the analysis input with
+// the clock at now (InputAt) and, from the same pass, the notices q
+// selects (Notices, newest first): the jobs are read once where Input
+// and Notices would read them twice. q.Jobs must select the jobs f does.
+func (s *Source) InputAndNotices(ctx context.Context, f store.ViewFilter, now time.Time, q NoticeQuery) (analysis.Input, []notice.Row, error) {
+	if s.Reader() == nil {
+		// Through a client the notices come with the profiles.
+		var rows []notice.Row
+		in, err := s.InputAt(ctx, f, now, func(v store.JobView) { rows = appendNotices(rows, v, q) })
+		if err != nil {
+			return analysis.Input{}, nil, err
+		}
+		sortNotices(rows)
+		return in, rows, nil
+	}
+	nj, err := s.noticeRecords(ctx, q)
+	if err != nil {
+		return analysis.Input{}, nil, err
+	}
+	in, err := s.InputAt(ctx, f, now, func(v store.JobView) {
+		// A lean read leaves out an unsplit array's task list, which
+		// its Slurm id names: that job is looked up.
+		if r := v.Sched; !f.Lean || r == nil || r.DisplayID != "" || r.ArrayJobID == "" || r.ArrayTaskID >= 0 {
+			nj.see(v)
+		} else if _, want := nj.views[jobKey{v.Cluster, v.JobID}]; want {
+			nj.lookup = append(nj.lookup, jobKey{v.Cluster, v.JobID})
+		}
+	})
+	if err != nil {
+		return analysis.Input{}, nil, err
+	}
+	rows, err := nj.rows(ctx, s)
+	return in, rows, err
+}
+
+// jobKey names a job: its cluster and raw id.
+type jobKey struct{ cluster, id string }
+
+// noticeJobs are the notices read from the database with the view of the
+// job each is about, nil until seen.
+type noticeJobs struct {
+	recs  []store.NoticeRecord
+	views map[jobKey]*store.JobView
+	seen  int
+	// lookup are jobs to look up however many there are (seen, but
+	// without what their Slurm id needs).
+	lookup []jobKey
+}
+
+// noticeRecords reads the notices q selects from the database.
+func (s *Source) noticeRecords(ctx context.Context, q NoticeQuery) (*noticeJobs, error) {
+	recs, err := s.Reader().ListNotices(ctx, store.NoticeFilter{User: q.Jobs.User, Rule: q.Rule, Since: q.Since, Until: q.Until})
+	if err != nil {
+		return nil, err
+	}
+	nj := &noticeJobs{recs: recs, views: map[jobKey]*store.JobView{}}
+	for _, r := range recs {
+		nj.views[jobKey{r.Cluster, r.JobID}] = nil
+	}
+	return nj, nil
+}
+
+// see keeps v when a notice is about it.
+func (nj *noticeJobs) see(v store.JobView) {
+	k := jobKey{v.Cluster, v.JobID}
+	if old, want := nj.views[k]; want {
+		if old == nil {
+			nj.seen++
+		}
+		nj.views[k] = &v
+	}
+}
+
+// rows are the notices with their jobs' Slurm ids and names, newest
+// first. A notice may precede its job's first write (the agent claims it
+// first), and then has only its own. Jobs not seen are looked up one by
+// one when there are few (noticeLookups).
+func (nj *noticeJobs) rows(ctx context.Context, s *Source) ([]notice.Row, error) {
+	lookup := nj.lookup
+	if len(nj.views) <= noticeLookups && nj.seen < len(nj.views) {
+		for k, v := range nj.views {
+			if v == nil && !slices.Contains(nj.lookup, k) {
+				lookup = append(lookup, k)
 			}
 		}
 	}
-	rows := make([]notice.Row, 0, len(recs))
-	for _, r := range recs {
-		v := views[jobKey{r.Cluster, r.JobID}]
+	for _, k := range lookup {
+		vs, err := s.Jobs(ctx, store.ViewFilter{Cluster: k.cluster, JobID: k.id, Limit: 1})
+		if err != nil {
+			return nil, err
+		}
+		if len(vs) > 0 {
+			nj.views[k] = &vs[0]
+		}
+	}
+	rows := make([]notice.Row, 0, len(nj.recs))
+	for _, r := range nj.recs {
+		v := nj.views[jobKey{r.Cluster, r.JobID}]
 		row := notice.Row{Cluster: r.Cluster, JobID: r.JobID, SlurmID: r.JobID, Node: r.Node, User: r.User, Notice: r.Notice}
 		if v != nil {
 			row.SlurmID = v.SlurmID()
@@ -99,23 +177,7 @@ func (s *Source) Notices(ctx context.Context, q NoticeQuery) ([]notice.Row, erro
 func collectNotices(ctx context.Context, src viewReader, q NoticeQuery) ([]notice.Row, error) {
 	var rows []notice.Row
 	err := src.Each(ctx, q.Jobs, func(v store.JobView) error {
-		name, user := "", ""
-		if v.Sched != nil {
-			name, user = v.Sched.Name, v.Sched.User
-		}
-		for _, p := range v.Profiles {
-			u := cmp.Or(user, p.User)
-			for _, n := range p.Notices {
-				if q.Rule != "" && n.Rule != q.Rule {
-					continue
-				}
-				if (!q.Since.IsZero() && n.Time.Before(q.Since)) || (!q.Until.IsZero() && !n.Time.Before(q.Until)) {
-					continue
-				}
-				rows = append(rows, notice.Row{Cluster: v.Cluster, JobID: v.JobID, SlurmID: v.SlurmID(), Node: p.Node,
-					User: u, JobName: name, Notice: n})
-			}
-		}
+		rows = appendNotices(rows, v, q)
 		return nil
 	})
 	if err != nil {
@@ -123,6 +185,28 @@ func collectNotices(ctx context.Context, src viewReader, q NoticeQuery) ([]notic
 	}
 	sortNotices(rows)
 	return rows, nil
+}
+
+// appendNotices appends the notices q selects that v's profiles carry.
+func appendNotices(rows []notice.Row, v store.JobView, q NoticeQuery) []notice.Row {
+	name, user := "", ""
+	if v.Sched != nil {
+		name, user = v.Sched.Name, v.Sched.User
+	}
+	for _, p := range v.Profiles {
+		u := cmp.Or(user, p.User)
+		for _, n := range p.Notices {
+			if q.Rule != "" && n.Rule != q.Rule {
+				continue
+			}
+			if (!q.Since.IsZero() && n.Time.Before(q.Since)) || (!q.Until.IsZero() && !n.Time.Before(q.Until)) {
+				continue
+			}
+			rows = append(rows, notice.Row{Cluster: v.Cluster, JobID: v.JobID, SlurmID: v.SlurmID(), Node: p.Node,
+				User: u, JobName: name, Notice: n})
+		}
+	}
+	return rows
 }
 
 // sortNotices orders rows newest first, ties by cluster, job id, node and

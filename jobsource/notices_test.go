@@ -3,6 +3,7 @@ package jobsource
 import (
 	"context"
 	"path/filepath"
+	"reflect"
 	"strconv"
 	"testing"
 	"time"
@@ -113,6 +114,21 @@ func TestNoticesManyJobs(t *testing.T) {
 		}
 		if r.SlurmID != want || r.JobName != name {
 			t.Errorf("job %s: slurm id %q, name %q; want %q, %q", r.JobID, r.SlurmID, r.JobName, want, name)
+		}
+	}
+	// The digest's one pass gives the same rows, with the jobs' input;
+	// so do a few notices (looked up one by one in Notices).
+	for _, q := range []NoticeQuery{{}, {Since: noticesBase.Add(30 * time.Minute), Until: noticesBase.Add(35 * time.Minute)}} {
+		want, err := src.Notices(ctx, q)
+		if err != nil {
+			t.Fatal(err)
+		}
+		in, got, err := src.InputAndNotices(ctx, store.ViewFilter{Lean: true}, noticesBase, q)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if len(in.Jobs) != n || !reflect.DeepEqual(got, want) {
+			t.Errorf("%+v: one pass: %d jobs, rows\n%+v\nwant %d jobs, rows\n%+v", q, len(in.Jobs), got, n, want)
 		}
 	}
 }

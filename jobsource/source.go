@@ -233,6 +233,12 @@ func (s *Source) InputOf(ctx context.Context, f store.ViewFilter, each func(stor
 
 // InputAt is InputOf with the clock read at now (the digest's day).
 func (s *Source) InputAt(ctx context.Context, f store.ViewFilter, now time.Time, each func(store.JobView)) (analysis.Input, error) {
+	return s.inputSized(ctx, f, now, 0, each)
+}
+
+// inputSized is InputAt for n jobs, as the caller counted them (0: not
+// counted, so counted here).
+func (s *Source) inputSized(ctx context.Context, f store.ViewFilter, now time.Time, n int, each func(store.JobView)) (analysis.Input, error) {
 	limitMemory()
 	b := analysis.NewInputBuilder()
 	if s.conf != nil {
@@ -241,9 +247,12 @@ func (s *Source) InputAt(ctx context.Context, f store.ViewFilter, now time.Time,
 	// Converting into an array of the right size saves holding a month's
 	// jobs twice at the end; the count is a hint (jobs may arrive between
 	// the two reads).
-	if n, err := s.Count(ctx, f); err == nil {
-		b.Reserve(n)
+	if n == 0 {
+		if c, err := s.Count(ctx, f); err == nil {
+			n = c
+		}
 	}
+	b.Reserve(n)
 	err := s.Each(ctx, f, func(v store.JobView) error {
 		b.Add(v.Sched, v.Profiles)
 		if each != nil {

@@ -22,6 +22,10 @@ type Query struct {
 	// them); Lean leaves out the TRES text, node lists and pending
 	// reasons, which only the queue replay reads.
 	WithSeries, Lean bool
+	// Jobs is how many jobs the query selects, when already counted
+	// (Count): Input sizes the input by it instead of counting again. 0:
+	// not counted.
+	Jobs int
 }
 
 // Source is what the pipeline reads jobs through: the jobs the caller
@@ -64,26 +68,24 @@ type Params struct {
 	StartProgress func() (update func(capacity.PlanProgress), stop func())
 	// Now is the clock (nil: time.Now): the report's generation time.
 	Now func() time.Time
+	// Jobs is how many jobs of Cluster the month holds, when already
+	// counted (0: not counted; Build counts them).
+	Jobs int
+	// Latest asks Reports for the last complete month with jobs at or
+	// before Window, not Window itself (no --month).
+	Latest bool
 }
 
 // Build makes the report of p's cluster and month from src.
 func Build(ctx context.Context, src Source, p Params) (report.Data, error) {
 	w, c := p.Window, p.Config
-	// The memory floor (service detection, VRAM need) needs the series;
-	// the queue replay needs the node lists, node counts and pending
-	// reasons, so the records are read in full, not lean — unless no
-	// replay will run: for a reader who is not an admin, or a month too
-	// large for the replay budget even at its least (as gpuprof plan).
-	q := Query{Cluster: p.Cluster, Window: w, WithSeries: true}
-	if !p.Admin {
-		q.Lean = true
-	} else if n, err := src.Count(ctx, q); err == nil && !c.Plan.Replayable(n) {
-		q.Lean = true
-	}
-	in, notices, err := monthInput(ctx, src, q)
+	// The memory floor (service detection, VRAM need) needs the series.
+	tally := analysis.NewNoticeTally(w)
+	in, err := readForPlan(ctx, src, Query{Cluster: p.Cluster, Window: w, WithSeries: true, Jobs: p.Jobs}, p.Admin, c, tally.Add)
 	if err != nil {
 		return report.Data{}, err
 	}
+	notices := tally.Summary()
 	in.Carbon = p.Carbon
 
 	// Three things at once, on two cores: this month's analysis and its
@@ -102,13 +104,7 @@ func Build(ctx context.Context, src Source, p Params) (report.Data, error) {
 	if err == nil {
 		// After Analyse, before the findings go into the report: the plan
 		// sets each recommendation's simulated effect.
-		var update func(capacity.PlanProgress)
-		stop := func() {}
-		if p.StartProgress != nil {
-			update, stop = p.StartProgress()
-		}
-		sim = Plan(in, &findings, p.WhatIf, c, p.Admin, p.User, update)
-		stop()
+		sim = Plan(in, &findings, p.WhatIf, c, p.Admin, p.User, p.StartProgress)
 	}
 	wg.Wait()
 	if err != nil {
@@ -146,33 +142,16 @@ func Build(ctx context.Context, src Source, p Params) (report.Data, error) {
 	return d, nil
 }
 
-// monthInput reads the month q selects once, into the analysis input
-// and, from the same views, the tally of the notices decided in q's
-// window: the notices travel with the profiles and the analysis input
-// keeps none, so they are counted as the views pass.
-func monthInput(ctx context.Context, src Source, q Query) (analysis.Input, analysis.NoticeSummary, error) {
-	tally := analysis.NewNoticeTally(q.Window)
-	in, err := src.Input(ctx, q, tally.Add)
-	if err != nil {
-		return analysis.Input{}, analysis.NoticeSummary{}, err
-	}
-	return in, tally.Summary(), nil
-}
-
 // Plan makes the month's simulated capacity plan with the [plan] section
-// of c. The replay reads every user's jobs: for a reader who sees only
-// their own (not admin; user names them) it is not simulated, and says
-// so. A replay that fails does not stop the report: the plan, and each
+// of c (simulate; the replay's progress as startProgress says). The
+// replay reads every user's jobs: for a reader who sees only their own
+// (not admin; user names them) it is not simulated, and says so. A
+// replay that fails does not stop the report: the plan, and each
 // recommendation's effect, say why there is no replay.
-func Plan(in analysis.Input, findings *analysis.Findings, wp capacity.WhatIfParams, c analysis.Config, admin bool, user string, progress func(capacity.PlanProgress)) capacity.SimPlan {
+func Plan(in analysis.Input, findings *analysis.Findings, wp capacity.WhatIfParams, c analysis.Config, admin bool, user string, startProgress func() (func(capacity.PlanProgress), func())) capacity.SimPlan {
 	pp := c.Plan.Params()
-	if !admin {
-		sp := capacity.NotSimulatedPlan(*findings, pp, c,
-			fmt.Sprintf("the plan replays every user's jobs: it is for root and admin_group only (%s sees only their own)", termtext.Clean(user)))
-		sp.Conf = in.Conf
-		return sp
-	}
-	sp, err := capacity.SimulatePlan(in, findings, capacity.SimPlanParams{WhatIf: wp, Plan: pp, Progress: progress}, c)
+	notAdmin := fmt.Sprintf("the plan replays every user's jobs: it is for root and admin_group only (%s sees only their own)", termtext.Clean(user))
+	sp, err := simulate(in, findings, wp, pp, c, admin, notAdmin, startProgress)
 	if err != nil {
 		for i := range findings.Recommendations {
 			findings.Recommendations[i].Simulated = nil

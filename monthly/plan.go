@@ -6,6 +6,8 @@ import (
 
 	"github.com/gpuprof/gpuprof/analysis"
 	"github.com/gpuprof/gpuprof/capacity"
+	"github.com/gpuprof/gpuprof/profile"
+	"github.com/gpuprof/gpuprof/slurmext"
 	"github.com/gpuprof/gpuprof/termtext"
 )
 
@@ -20,56 +22,75 @@ type Planned struct {
 
 // PlanParams are what AnalyseAndPlan reads and how it plans.
 type PlanParams struct {
-	// Query is the cluster and window; AnalyseAndPlan decides Lean.
+	// Query is the window, and the cluster asked for ("": the one of the
+	// window's jobs, as ClusterSource.Bind chooses); AnalyseAndPlan binds
+	// the cluster and decides Lean.
 	Query  Query
 	Config analysis.Config
 	Plan   analysis.PlanParams
-	// WhatIf are the cluster's slurm.conf nodes and scheduler for the
-	// replay.
-	WhatIf capacity.WhatIfParams
-	// Admin says the reader may read every user's jobs; only then is the
-	// plan simulated. User names the reader when it is not.
-	Admin bool
-	User  string
 	// StartProgress, when not nil, is called as the queue replay starts;
 	// the replay reports to what it returns, and calls stop at its end.
 	StartProgress func() (update func(capacity.PlanProgress), stop func())
 }
 
-// AnalyseAndPlan reads the jobs p.Query selects from src, analyses them
-// with p.Config and makes the simulated plan with p.Plan: what gpuprof
-// plan and recommend answer. The plan replays every user's jobs: for a
-// caller who sees only their own, it is not simulated, and says so. A
-// replay that fails is an error (the report, by contrast, goes on
-// without it: Plan).
-func AnalyseAndPlan(ctx context.Context, src Source, p PlanParams) (Planned, error) {
+// AnalyseAndPlan binds the cluster p.Query asks for (src.Bind), reads
+// its jobs in p.Query's window, analyses them with p.Config and makes the
+// simulated plan with p.Plan: what gpuprof plan and recommend answer. The
+// plan replays every user's jobs: for a reader who sees only their own
+// (src.Reader), it is not simulated, and says so. A replay that fails is
+// an error (the report, by contrast, goes on without it: Plan).
+func AnalyseAndPlan(ctx context.Context, src ClusterSource, p PlanParams) (Planned, error) {
 	var out Planned
-	q, c := p.Query, p.Config
-	// The replay reads node lists, node counts and pending reasons, which
-	// the lean read leaves out; a window too large for the replay budget
-	// even at its least is not replayed, so it keeps the lean read's speed.
-	if n, err := src.Count(ctx, q); err == nil && !c.Plan.Replayable(n) {
-		q.Lean = true
+	q, c, r := p.Query, p.Config, src.Reader()
+	b, err := src.Bind(ctx, q.Window, q.Cluster)
+	if err != nil {
+		return out, err
 	}
-	var err error
-	if out.Input, err = src.Input(ctx, q, nil); err != nil {
+	q.Cluster, q.Jobs = b.Cluster, b.Jobs
+	if out.Input, err = readForPlan(ctx, src, q, r.Admin, c, nil); err != nil {
 		return out, err
 	}
 	if out.Findings, err = analysis.Analyse(out.Input, c); err != nil {
 		return out, err
 	}
-	if !p.Admin {
-		out.Sim = capacity.NotSimulatedPlan(out.Findings, p.Plan, c,
-			fmt.Sprintf("the plan replays every user's jobs: it is for root and admin_group (%s sees only their own)", termtext.Clean(p.User)))
-		out.Sim.Conf = out.Input.Conf
-		return out, nil
+	notAdmin := fmt.Sprintf("the plan replays every user's jobs: it is for root and admin_group (%s sees only their own)", termtext.Clean(r.User))
+	out.Sim, err = simulate(out.Input, &out.Findings, b.WhatIf, p.Plan, c, r.Admin, notAdmin, p.StartProgress)
+	return out, err
+}
+
+// readForPlan reads q from src once for an analysis and its plan. The
+// queue replay reads node lists, node counts and pending reasons, which
+// the lean read leaves out: q is read in full only when the replay will
+// run (for an admin, and a window the replay budget can take even at its
+// least), else lean. The window is counted once (unless q.Jobs says it
+// was), and the count sizes the input. each is Source.Input's.
+func readForPlan(ctx context.Context, src Source, q Query, admin bool, c analysis.Config, each func(*slurmext.JobRecord, []profile.Job)) (analysis.Input, error) {
+	if q.Jobs == 0 {
+		if n, err := src.Count(ctx, q); err == nil {
+			q.Jobs = n
+		}
+	}
+	if !admin || !c.Plan.Replayable(q.Jobs) {
+		q.Lean = true
+	}
+	return src.Input(ctx, q, each)
+}
+
+// simulate makes the plan of in's findings with pp: for a reader who is
+// not an admin it is not simulated, and notAdmin says why; else the
+// queue replay runs (it sets each recommendation's simulated effect),
+// telling its progress to what startProgress returns.
+func simulate(in analysis.Input, findings *analysis.Findings, wp capacity.WhatIfParams, pp analysis.PlanParams, c analysis.Config, admin bool, notAdmin string, startProgress func() (func(capacity.PlanProgress), func())) (capacity.SimPlan, error) {
+	if !admin {
+		sp := capacity.NotSimulatedPlan(*findings, pp, c, notAdmin)
+		sp.Conf = in.Conf
+		return sp, nil
 	}
 	var update func(capacity.PlanProgress)
 	stop := func() {}
-	if p.StartProgress != nil {
-		update, stop = p.StartProgress()
+	if startProgress != nil {
+		update, stop = startProgress()
 	}
 	defer stop()
-	out.Sim, err = capacity.SimulatePlan(out.Input, &out.Findings, capacity.SimPlanParams{WhatIf: p.WhatIf, Plan: p.Plan, Progress: update}, c)
-	return out, err
+	return capacity.SimulatePlan(in, findings, capacity.SimPlanParams{WhatIf: wp, Plan: pp, Progress: update}, c)
 }

@@ -2,6 +2,7 @@ package monthly
 
 import (
 	"context"
+	"slices"
 	"strings"
 	"testing"
 
@@ -9,18 +10,20 @@ import (
 	"github.com/gpuprof/gpuprof/capacity"
 )
 
-// TestAnalyseAndPlan: the window is counted, then read once as asked
-// (not lean: the replay reads node lists); the findings are the
-// analysis's; for a reader who is not an admin the plan is not simulated,
-// says so in plan's words, and no progress starts.
+// TestAnalyseAndPlan: the cluster is bound, the window counted once and
+// read once, lean for a reader who is not an admin (no replay will read
+// node lists), sized by the count; the findings are the analysis's; for
+// a reader who is not an admin the plan is not simulated, says so in
+// plan's words, and no progress starts.
 func TestAnalyseAndPlan(t *testing.T) {
 	w := month(2026, 11)
-	src := &fakeSource{jobs: map[string][]analysis.Job{"2026-11": {gpuJob("1", "ann", "bio", w.From), gpuJob("2", "bob", "chem", w.From)}}}
+	src := &clusterSource{fakeSource: &fakeSource{jobs: map[string][]analysis.Job{"2026-11": {gpuJob("1", "ann", "bio", w.From), gpuJob("2", "bob", "chem", w.From)}}},
+		user: "ann\x1b[31m"}
 	c := analysis.DefaultConfig()
 	started := false
 	p := PlanParams{
-		Query:  Query{Cluster: "lab", Window: w, WithSeries: true},
-		Config: c, Plan: c.Plan.Params(), User: "ann\x1b[31m",
+		Query:  Query{Cluster: "Lab", Window: w, WithSeries: true},
+		Config: c, Plan: c.Plan.Params(),
 		StartProgress: func() (func(capacity.PlanProgress), func()) {
 			started = true
 			return nil, func() {}
@@ -31,8 +34,9 @@ func TestAnalyseAndPlan(t *testing.T) {
 		t.Fatal(err)
 	}
 	want := Query{Cluster: "lab", Window: w, WithSeries: true}
-	if len(src.counts) != 1 || src.counts[0] != want || len(src.queries) != 1 || src.queries[0] != want {
-		t.Errorf("counted %+v, read %+v; want %+v once each", src.counts, src.queries, want)
+	read := Query{Cluster: "lab", Window: w, WithSeries: true, Lean: true, Jobs: 2}
+	if !slices.Equal(src.bound, []string{"Lab"}) || len(src.counts) != 1 || src.counts[0] != want || len(src.queries) != 1 || src.queries[0] != read {
+		t.Errorf("bound %v, counted %+v, read %+v; want Lab bound, %+v counted and %+v read", src.bound, src.counts, src.queries, want, read)
 	}
 	if len(pd.Input.Jobs) != 2 {
 		t.Errorf("input %d jobs, want 2", len(pd.Input.Jobs))

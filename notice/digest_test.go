@@ -12,6 +12,7 @@ import (
 
 	"github.com/gpuprof/gpuprof/analysis"
 	"github.com/gpuprof/gpuprof/config"
+	"github.com/gpuprof/gpuprof/profile"
 )
 
 // TestSummariseDay: per user, the GPU-hours held and idle by the
@@ -37,8 +38,8 @@ func TestSummariseDay(t *testing.T) {
 		ran("103", "carol", 3, gpu(0)),            // busy, no notice: not listed
 		ran("104", "dave", 1, gpu(0.5), gpu(0.5)), // 2 held, 1 idle: ties alice, after her
 	}}
-	notices := []DigestNotice{{"alice", "lab"}, {"alice", "lab"}, {"erin", "other"}, {"bob", "lab"}}
-	d := SummariseDay(in, day, day.To, []string{"lab"}, notices, analysis.DefaultConfig())
+	notices := []DigestNotice{{Cluster: "lab", User: "alice"}, {Cluster: "lab", User: "alice"}, {Cluster: "other", User: "erin"}, {Cluster: "lab", User: "bob"}}
+	d := SummariseDay(in, day, day.To, notices, analysis.DefaultConfig())
 	near := func(a, b float64) bool { return math.Abs(a-b) < 1e-9 }
 	if d.Jobs != 4 || !near(d.HeldHours, 9) || !near(d.IdleHours, 2.5) || !near(d.Measured, 9) {
 		t.Errorf("day: %d jobs, %.2f held, %.2f idle, %.2f measured; want 4, 9, 2.5, 9", d.Jobs, d.HeldHours, d.IdleHours, d.Measured)
@@ -90,5 +91,91 @@ func TestSendDigest(t *testing.T) {
 	t.Setenv("NOTICE_EXIT", "75")
 	if err := SendDigest(context.Background(), c, "admins@lab.example", "s", "b", now); err == nil || !strings.HasPrefix(err.Error(), "notices digest: mail to admins@lab.example: ") {
 		t.Errorf("refused: %v", err)
+	}
+}
+
+func TestDayWindow(t *testing.T) {
+	now := time.Date(2026, 10, 6, 7, 0, 0, 0, time.UTC)
+	for spec, from := range map[string]time.Time{
+		"2026-10-05": time.Date(2026, 10, 5, 0, 0, 0, 0, time.UTC),
+		"yesterday":  time.Date(2026, 10, 5, 0, 0, 0, 0, time.UTC),
+		"today":      time.Date(2026, 10, 6, 0, 0, 0, 0, time.UTC),
+	} {
+		w, err := DayWindow(spec, now)
+		if err != nil {
+			t.Fatalf("%s: %v", spec, err)
+		}
+		if !w.From.Equal(from) || !w.To.Equal(from.AddDate(0, 0, 1)) {
+			t.Errorf("%s: day window = %v, want from %v for a day", spec, w, from)
+		}
+	}
+	if _, err := DayWindow("someday", now); err == nil {
+		t.Error("someday: no error")
+	}
+}
+
+// daySource serves a fixed day, as jobsource.Source.Digest reads it.
+type daySource struct {
+	in      analysis.Input
+	notices []DigestNotice
+}
+
+func (d daySource) Day(context.Context, analysis.Window, time.Time) (analysis.Input, []DigestNotice, error) {
+	return d.in, slices.Clone(d.notices), nil
+}
+
+// TestBuildDigest: the day's notices, read newest first, are listed
+// oldest first, counted per user and by status, and named in the body;
+// the subject names the clusters of the jobs and the notices.
+func TestBuildDigest(t *testing.T) {
+	day := analysis.Window{From: time.Date(2026, 10, 5, 0, 0, 0, 0, time.UTC), To: time.Date(2026, 10, 6, 0, 0, 0, 0, time.UTC)}
+	start := day.From.Add(8 * time.Hour)
+	in := analysis.Input{Window: day, Jobs: []analysis.Job{{Cluster: "lab", ID: "101", User: "alice", Partition: "gpu", State: "COMPLETED",
+		Submit: start, Start: start, End: start.Add(time.Hour), ReqGPUs: 1, HasGPUData: true,
+		GPUs: []analysis.GPU{{Node: "gpu01", IdleFraction: 1, IdleValid: true, IdleAllocation: true}}}}}
+	n := func(id, rule, status string, at time.Duration) DigestNotice {
+		return DigestNotice{Cluster: "lab", SlurmID: id, User: "alice", Notice: profile.Notice{Rule: rule, Status: status, Time: start.Add(at), Evidence: "seen " + id}}
+	}
+	src := daySource{in: in, notices: []DigestNotice{
+		n("101", profile.RuleIdleJob, profile.NoticeSent, 30*time.Minute),
+		n("101", profile.RuleIdleGPU, profile.NoticeSent, 10*time.Minute),
+	}}
+	d, err := BuildDigest(context.Background(), src, day, day.To, analysis.DefaultConfig())
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(d.Notices) != 2 || d.Notices[0].Rule != profile.RuleIdleGPU {
+		t.Errorf("notices = %+v, want the idle_gpu one first", d.Notices)
+	}
+	if len(d.Users) != 1 || d.Users[0].Notices != 2 {
+		t.Errorf("users = %+v, want alice with 2 notices", d.Users)
+	}
+	if got, want := d.Subject(), "gpuprof: idle GPUs on lab, 2026-10-05"; got != want {
+		t.Errorf("subject %q, want %q", got, want)
+	}
+	var body strings.Builder
+	d.WriteBody(&body)
+	for _, s := range []string{
+		"Idle GPUs on 2026-10-05 (local time), from gpuprof's readings.\n\n",
+		"Notices that day (2 notices: 2 sent):\n\n08:10:00  job 101  user alice  idle GPU  sent\n    seen 101\n",
+		"gpuprof notices --since 2026-10-05 --until 2026-10-06 lists them with their fixes.\n",
+	} {
+		if !strings.Contains(body.String(), s) {
+			t.Errorf("body lacks\n%s\ngot\n%s", s, body.String())
+		}
+	}
+	var empty strings.Builder
+	Digest{Window: day, Now: day.From.Add(90 * time.Minute)}.WriteBody(&empty)
+	if got, want := empty.String(), "Idle GPUs on 2026-10-05 up to 01:30 (local time), from gpuprof's readings.\n\nNo GPU was held that day.\n"; got != want {
+		t.Errorf("empty day:\n%q\nwant\n%q", got, want)
+	}
+}
+
+func TestCounting(t *testing.T) {
+	if got, want := Counting([]string{profile.NoticeSent, "daily_cap", profile.NoticeSent}), "3 notices: 2 sent, 1 "+analysis.NoticeStatusWords("daily_cap"); got != want {
+		t.Errorf("Counting = %q, want %q", got, want)
+	}
+	if got, want := Counting([]string{profile.NoticeSent}), "1 notice: 1 sent"; got != want {
+		t.Errorf("Counting = %q, want %q", got, want)
 	}
 }

@@ -3,9 +3,12 @@
 // the rules over the agent's live readings (Tracker), the message (Compose),
 // delivery through a sendmail-compatible program (Mailer), recipients,
 // exemptions and opt-outs, the job name and QOS from squeue, and the
-// optional cancel action (Canceller); and the sums of the admins' daily
-// digest (SummariseDay: per user, the GPU-hours held and idle, and the
-// notices) and its mail (SendDigest).
+// optional cancel action (Canceller); and the admins' daily digest: its
+// day (DayWindow), read once through a DaySource the caller's scoped
+// reader implements (BuildDigest), its sums (SummariseDay: per user, the
+// GPU-hours held and idle, and the notices), its text (Digest.Subject,
+// Digest.WriteBody, written with the command line's table) and its mail
+// (SendDigest).
 //
 // The rules are pure and cheap: a Tracker keeps a few values per GPU and
 // evaluates in O(GPUs) without allocating, so the agent can call it on

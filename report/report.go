@@ -4,6 +4,8 @@
 // compute statistics of its own, read a database or reach the network: the
 // HTML is one self-contained file with inline CSS and SVG charts, no script
 // and no external resource, so it can be opened on an air-gapped cluster.
+// WriteFiles writes a report's files, each whole (through a temporary
+// file), in the formats asked for (Formats).
 //
 // Every string that reaches a report (job, user and account names come
 // from users) is sanitised first: ANSI escape sequences are removed and

@@ -188,3 +188,13 @@ func Cut(s string, maxBytes int) (string, bool) {
 	}
 	return s[:n], true
 }
+
+// Short cleans s (Clean) and cuts it to at most maxLen runes, marking a
+// cut with "…": a job name in a table column, an evidence line in a mail.
+func Short(s string, maxLen int) string {
+	s = Clean(s)
+	if r := []rune(s); len(r) > maxLen {
+		s = string(r[:maxLen-1]) + "…"
+	}
+	return s
+}

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"github.com/gpuprof/gpuprof/termtext"
 	"io"
 	"os"
 	"time"
@@ -112,7 +113,7 @@ func runImport(ctx context.Context, g *globalOptions, o *importOptions, stdout, 
 	}
 	cluster, err := history.ChooseCluster(o.Cluster, cfg)
 	if err != nil {
-		return usagef("--cluster %q: want a cluster name as Slurm records it (letters, digits, '-', '_', '.')", cliview.Clean(o.Cluster, 64))
+		return usagef("--cluster %q: want a cluster name as Slurm records it (letters, digits, '-', '_', '.')", termtext.Short(o.Cluster, 64))
 	}
 	db, err := store.Open(ctx, cfg.DB, store.Options{BusyTimeout: 10 * time.Second})
 	if err != nil {
@@ -189,7 +190,7 @@ func importInput(ctx context.Context, sacctPath string, db *store.DB, cluster st
 	}
 	live, err := history.StartLive(ctx, sacctPath, db, cluster, since, until, now)
 	if errors.Is(err, history.ErrEmptyWindow) {
-		return nil, done, nil, "", usagef("--since %s is not before now: nothing to import", cliview.Clean(o.Since, 40))
+		return nil, done, nil, "", usagef("--since %s is not before now: nothing to import", termtext.Short(o.Since, 40))
 	}
 	if err != nil {
 		return nil, done, nil, "", err

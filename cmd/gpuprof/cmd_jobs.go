@@ -3,6 +3,7 @@ package main
 import (
 	"cmp"
 	"context"
+	"github.com/gpuprof/gpuprof/termtext"
 	"os"
 	"slices"
 	"strings"
@@ -122,7 +123,7 @@ func timeWindow(since, until string, now time.Time) (from, to time.Time, err err
 	}
 	if !from.IsZero() && !to.IsZero() && !from.Before(to) {
 		return from, to, usagef("--since %s (%s) is not before --until %s (%s): no job runs in that window; swap them or widen it",
-			cliview.Clean(since, 40), slurmext.FormatTime(from, nil), cliview.Clean(until, 40), slurmext.FormatTime(to, nil))
+			termtext.Short(since, 40), slurmext.FormatTime(from, nil), termtext.Short(until, 40), slurmext.FormatTime(to, nil))
 	}
 	return from, to, nil
 }

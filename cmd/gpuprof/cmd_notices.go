@@ -2,6 +2,7 @@ package main
 
 import (
 	"context"
+	"github.com/gpuprof/gpuprof/termtext"
 	"slices"
 	"strings"
 	"time"
@@ -48,7 +49,7 @@ type noticeQuery struct {
 func (o *noticesOptions) query(now time.Time) (noticeQuery, error) {
 	q := noticeQuery{rule: strings.TrimSpace(o.Rule)}
 	if q.rule != "" && !slices.Contains(profile.NoticeRules(), q.rule) {
-		return q, usagef("--rule %q: want one of %s", cliview.Clean(o.Rule, 40), strings.Join(profile.NoticeRules(), ", "))
+		return q, usagef("--rule %q: want one of %s", termtext.Short(o.Rule, 40), strings.Join(profile.NoticeRules(), ", "))
 	}
 	var err error
 	if q.since, q.until, err = timeWindow(o.Since, o.Until, now); err != nil {
@@ -111,8 +112,3 @@ the agent's query socket. See docs/notices.md.`,
 	cmd.AddCommand(newNoticesDigestCommand(g))
 	return cmd
 }
-
-// noticeCounting is the notices' counting line (cliview.NoticeCounting),
-// under the name the digest's renderer calls it by until it moves to
-// cliview too.
-func noticeCounting(rows []noticeRow) string { return cliview.NoticeCounting(rows) }

@@ -3,11 +3,8 @@ package main
 import (
 	"context"
 	"errors"
-	"fmt"
-	"github.com/gpuprof/gpuprof/cliview"
-	"github.com/gpuprof/gpuprof/internal/present"
+	"github.com/gpuprof/gpuprof/termtext"
 	"io"
-	"slices"
 	"strings"
 	"time"
 
@@ -15,10 +12,7 @@ import (
 	"github.com/spf13/pflag"
 
 	"github.com/gpuprof/gpuprof/analysis"
-	"github.com/gpuprof/gpuprof/jobsource"
 	"github.com/gpuprof/gpuprof/notice"
-	"github.com/gpuprof/gpuprof/slurmext"
-	"github.com/gpuprof/gpuprof/store"
 )
 
 // digestOptions are the flags of gpuprof notices digest.
@@ -41,110 +35,6 @@ func (o *digestOptions) AddFlags(fs *pflag.FlagSet) {
 // errDigestNotAdmin is the digest's refusal for a caller who is not an
 // admin: it is about every user's jobs.
 var errDigestNotAdmin = errors.New("notices digest: for admins only (root, the database's owner or admin_group): it names every user's idle GPUs")
-
-// dayWindow is the local day [00:00, next 00:00) that holds the instant
-// spec names.
-func dayWindow(spec string, now time.Time) (analysis.Window, error) {
-	t, err := slurmext.ParseTimeSpec(spec, now)
-	if err != nil {
-		return analysis.Window{}, usagef("--day: %v", err)
-	}
-	t = t.In(now.Location())
-	from := time.Date(t.Year(), t.Month(), t.Day(), 0, 0, 0, 0, now.Location())
-	return analysis.Window{From: from, To: from.AddDate(0, 0, 1)}, nil
-}
-
-// digest is what the admins' message says about one day: the sums and
-// the notices decided that day, oldest first.
-type digest struct {
-	notice.Digest
-	Notices []noticeRow
-}
-
-// buildDigest reads the day's jobs from src (every user's: the caller is
-// an admin) and the notices decided that day, and sums them
-// (notice.SummariseDay).
-func buildDigest(ctx context.Context, src *jobsource.Source, w analysis.Window, now time.Time, c analysis.Config) (digest, error) {
-	var clusters []string
-	seen := map[string]bool{}
-	in, err := src.InputAt(ctx, store.ViewFilter{Since: w.From, Until: w.To, Lean: true}, now, func(v store.JobView) {
-		if !seen[v.Cluster] {
-			seen[v.Cluster] = true
-			clusters = append(clusters, v.Cluster)
-		}
-	})
-	if err != nil {
-		return digest{}, err
-	}
-	rows, err := listNotices(ctx, src, noticeQuery{jobs: store.ViewFilter{Since: w.From, Until: w.To}, since: w.From, until: w.To})
-	if err != nil {
-		return digest{}, err
-	}
-	// Oldest first in a day's account.
-	slices.Reverse(rows)
-	counted := make([]notice.DigestNotice, len(rows))
-	for i, r := range rows {
-		counted[i] = notice.DigestNotice{User: r.User, Cluster: r.Cluster}
-	}
-	return digest{Digest: notice.SummariseDay(in, w, now, clusters, counted, c), Notices: rows}, nil
-}
-
-// subject is the digest's mail subject.
-func (d digest) subject() string {
-	where := "the cluster"
-	if len(d.Clusters) > 0 {
-		where = strings.Join(d.Clusters, ", ")
-	}
-	return fmt.Sprintf("gpuprof: idle GPUs on %s, %s", cliview.Clean(where, 80), d.Window.From.Format("2006-01-02"))
-}
-
-// writeBody writes the digest's text: the day's idle GPU-hours, the users
-// who held idle GPUs (most idle first) and the notices sent.
-func (d digest) writeBody(w io.Writer) {
-	day := d.Window.From.Format("2006-01-02")
-	upTo := ""
-	if d.Now.Before(d.Window.To) {
-		upTo = " up to " + d.Now.Format("15:04")
-	}
-	printf(w, "Idle GPUs on %s%s (local time), from gpuprof's readings.\n\n", day, upTo)
-	if d.HeldHours == 0 && len(d.Notices) == 0 {
-		printf(w, "No GPU was held that day.\n")
-		return
-	}
-	share := ""
-	if d.Measured > 0 {
-		share = fmt.Sprintf(" (%s of the %s GPU-hours with readings)", present.Percent(d.IdleHours/d.Measured), present.GPUHours(d.Measured))
-	}
-	printf(w, "%s GPU-hours were held by %s; %s GPU-hours of them were idle%s.\n",
-		present.GPUHours(d.HeldHours), present.Count(d.Jobs, "job", "jobs"), present.GPUHours(d.IdleHours), share)
-	if len(d.Users) == 0 {
-		printf(w, "\nNobody held an idle GPU.\n")
-	} else {
-		printf(w, "\nWho held idle GPUs:\n\n")
-		tb := cliview.NewTable("USER", "IDLE GPU-HOURS", "HELD GPU-HOURS", "JOBS", "NOTICES")
-		tb.Right[1], tb.Right[2], tb.Right[3], tb.Right[4] = true, true, true, true
-		for _, u := range d.Users {
-			tb.Row(cliview.OrDash(cliview.Clean(u.Name, 32)), present.GPUHours(u.IdleHours), present.GPUHours(u.HeldHours),
-				fmt.Sprint(u.Jobs), fmt.Sprint(u.Notices))
-		}
-		_ = tb.Write(w)
-	}
-	if len(d.Notices) == 0 {
-		printf(w, "\nNo notices that day.\n")
-		return
-	}
-	printf(w, "\nNotices that day (%s):\n\n", noticeCounting(d.Notices))
-	for _, r := range d.Notices {
-		printf(w, "%s  job %s  user %s  %s  %s\n", r.Time.In(d.Window.From.Location()).Format("15:04:05"),
-			cliview.Clean(r.SlurmID, 64), cliview.OrDash(cliview.Clean(r.User, 32)), analysis.NoticeRuleWords(r.Rule),
-			analysis.NoticeStatusWords(r.Status))
-		if r.Evidence != "" {
-			printf(w, "    %s\n", cliview.Clean(r.Evidence, 300))
-		}
-	}
-	printf(w, "\ngpuprof notices --since %s --until %s lists them with their fixes.\n",
-		day, d.Window.To.Format("2006-01-02"))
-}
 
 func newNoticesDigestCommand(g *globalOptions) *cobra.Command {
 	o := &digestOptions{}
@@ -176,9 +66,9 @@ func runDigest(ctx context.Context, g *globalOptions, o *digestOptions, now time
 			return usagef("--to: %v", err)
 		}
 	}
-	w, err := dayWindow(o.Day, now)
+	w, err := notice.DayWindow(o.Day, now)
 	if err != nil {
-		return err
+		return usagef("--day: %v", err)
 	}
 	c, err := analysis.ConfigAt(o.AnalysisConfig)
 	if err != nil {
@@ -196,23 +86,23 @@ func runDigest(ctx context.Context, g *globalOptions, o *digestOptions, now time
 	if !src.Identity().Admin {
 		return errDigestNotAdmin
 	}
-	d, err := buildDigest(ctx, src, w, now, c)
+	d, err := notice.BuildDigest(ctx, src.Digest(), w, now, c)
 	if err != nil {
 		return err
 	}
 	var body strings.Builder
-	d.writeBody(&body)
+	d.WriteBody(&body)
 	if o.DryRun {
 		to := o.To
 		if to == "" {
 			to = "(no --to)"
 		}
-		printf(out, "To: %s\nSubject: %s\n\n%s", cliview.Clean(to, 200), d.subject(), body.String())
+		printf(out, "To: %s\nSubject: %s\n\n%s", termtext.Short(to, 200), d.Subject(), body.String())
 		return nil
 	}
-	if err := notice.SendDigest(ctx, cfg.Notices, o.To, d.subject(), body.String(), now); err != nil {
+	if err := notice.SendDigest(ctx, cfg.Notices, o.To, d.Subject(), body.String(), now); err != nil {
 		return err
 	}
-	printf(out, "digest of %s mailed to %s\n", w.From.Format("2006-01-02"), cliview.Clean(o.To, 200))
+	printf(out, "digest of %s mailed to %s\n", w.From.Format("2006-01-02"), termtext.Short(o.To, 200))
 	return nil
 }

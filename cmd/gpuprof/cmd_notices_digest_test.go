@@ -19,15 +19,9 @@ import (
 func TestNoticesDigest(t *testing.T) {
 	path, db := noticesDB(t)
 	now := time.Date(2026, 10, 6, 7, 0, 0, 0, time.UTC)
-	w, err := dayWindow("2026-10-05", now)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if !w.From.Equal(time.Date(2026, 10, 5, 0, 0, 0, 0, time.UTC)) || !w.To.Equal(time.Date(2026, 10, 6, 0, 0, 0, 0, time.UTC)) {
-		t.Fatalf("day window = %v", w)
-	}
+	w := analysis.Window{From: time.Date(2026, 10, 5, 0, 0, 0, 0, time.UTC), To: time.Date(2026, 10, 6, 0, 0, 0, 0, time.UTC)}
 	src := jobsource.ForCaller(db, store.Caller{Admin: true})
-	d, err := buildDigest(context.Background(), src, w, now, analysis.DefaultConfig())
+	d, err := notice.BuildDigest(context.Background(), src.Digest(), w, now, analysis.DefaultConfig())
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -47,7 +41,11 @@ func TestNoticesDigest(t *testing.T) {
 			t.Errorf("user %d = %+v, want %+v", i, u, want[i])
 		}
 	}
-	if got := rowKeys(d.Notices); !slices.Equal(got, []string{"101/idle_gpu", "101/oversized", "102/idle_job", "90_3/cancel"}) {
+	var keys []string
+	for _, n := range d.Notices {
+		keys = append(keys, n.SlurmID+"/"+n.Rule)
+	}
+	if got := keys; !slices.Equal(got, []string{"101/idle_gpu", "101/oversized", "102/idle_job", "90_3/cancel"}) {
 		t.Errorf("the day's notices, oldest first = %v", got)
 	}
 

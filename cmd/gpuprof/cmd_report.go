@@ -2,11 +2,7 @@ package main
 
 import (
 	"context"
-	"fmt"
 	"io"
-	"os"
-	"path/filepath"
-	"slices"
 	"strings"
 	"time"
 
@@ -15,10 +11,8 @@ import (
 	"github.com/gpuprof/gpuprof/analysis"
 	"github.com/gpuprof/gpuprof/capacity"
 	"github.com/gpuprof/gpuprof/cliview"
-	"github.com/gpuprof/gpuprof/jobsource"
 	"github.com/gpuprof/gpuprof/monthly"
 	"github.com/gpuprof/gpuprof/report"
-	"github.com/gpuprof/gpuprof/store"
 	"github.com/gpuprof/gpuprof/termtext"
 )
 
@@ -90,21 +84,14 @@ clusters gives one report per cluster, gpuprof-report-MONTH-CLUSTER.*;
 	return cmd
 }
 
-// parseMonth returns the month's window [first day, first day of the next
-// month) in loc; "" is the month before now's.
+// parseMonth is monthly.ParseMonth, whose error is --month's usage error
+// (report and what-if take --month).
 func parseMonth(s string, now time.Time, loc *time.Location) (analysis.Window, error) {
-	var first time.Time
-	if s == "" {
-		n := now.In(loc)
-		first = time.Date(n.Year(), n.Month(), 1, 0, 0, 0, 0, loc).AddDate(0, -1, 0)
-	} else {
-		t, err := time.ParseInLocation("2006-01", s, loc)
-		if err != nil {
-			return analysis.Window{}, usagef("--month: want YYYY-MM, got %q", s)
-		}
-		first = t
+	w, err := monthly.ParseMonth(s, now, loc)
+	if err != nil {
+		return w, usagef("--month: %v", err)
 	}
-	return analysis.Window{From: first, To: first.AddDate(0, 1, 0)}, nil
+	return w, nil
 }
 
 func (o *reportOptions) run(ctx context.Context, g *globalOptions, stdout, stderr io.Writer) error {
@@ -112,9 +99,9 @@ func (o *reportOptions) run(ctx context.Context, g *globalOptions, stdout, stder
 	if err != nil {
 		return err
 	}
-	formats, err := reportFormats(o.Formats)
+	formats, err := report.Formats(o.Formats)
 	if err != nil {
-		return err
+		return usagef("--format: %v", err)
 	}
 	if o.Top < 1 {
 		return usagef("--top: want at least 1, got %d", o.Top)
@@ -131,160 +118,28 @@ func (o *reportOptions) run(ctx context.Context, g *globalOptions, stdout, stder
 		return err
 	}
 	defer src.Close()
-	cluster := strings.ToLower(strings.TrimSpace(o.Cluster))
-	if o.Month == "" {
-		// Not the month before now blindly: the last complete one that has
-		// jobs (a database whose last month is idle would give an empty
-		// report).
-		if w, err = monthly.LastWithJobs(ctx, src.Monthly(), w, cluster); err != nil {
-			return err
-		}
-		printf(stdout, "No --month: reporting %s, the last complete month with jobs.\n", w.From.Format("2006-01"))
-	}
-	// A report is of one cluster: each cluster of the month in turn.
-	clusters := []string{cluster}
-	if cluster == "" {
-		if clusters, err = src.Clusters(ctx, store.ViewFilter{Since: w.From, Until: w.To}); err != nil {
-			return err
-		}
-		if len(clusters) == 0 {
-			clusters = []string{""}
-		}
-	}
-	if len(clusters) > 1 {
-		printf(stdout, "The month holds jobs of %d clusters (%s): one report each.\n", len(clusters), termtext.Clean(strings.Join(clusters, ", ")))
-	}
-	for _, cl := range clusters {
-		suffix := ""
-		if len(clusters) > 1 {
-			suffix = "-" + fileSafe(cl)
-		}
-		if err := o.one(ctx, src, w, cl, suffix, c, formats, stdout, stderr); err != nil {
-			return err
-		}
-	}
-	return nil
-}
-
-// one writes the report of cluster ("" for the one of the month's jobs,
-// or this host's when there are none) in each format, to
-// gpuprof-report-MONTH<suffix>.<format>.
-func (o *reportOptions) one(ctx context.Context, src *jobsource.Source, w analysis.Window, cluster, suffix string, c analysis.Config, formats []string, stdout, stderr io.Writer) error {
-	f := store.ViewFilter{Since: w.From, Until: w.To}
-	if err := src.ForCluster(ctx, &f, cluster); err != nil {
-		return err
-	}
-	cliview.WriteConfNote(stdout, src.Conf().Use)
 	carbon, err := carbonOf(src.Config().Carbon)
 	if err != nil {
 		return err
 	}
 	progress := !o.Quiet && isTerminal(stderr)
-	d, err := monthly.Build(ctx, src.Monthly(), monthly.Params{
-		Window: w, Cluster: f.Cluster, Title: o.Title, Top: o.Top, Compare: o.Compare, Anonymize: o.Anonymize,
-		Config: c, Admin: src.Identity().Admin, User: src.Identity().User, WhatIf: src.Conf().WhatIf(), Carbon: carbon, Sources: sourcesOf(src),
+	return monthly.Reports(ctx, src.Monthly(), monthly.Params{
+		Window: w, Latest: o.Month == "", Cluster: o.Cluster, Title: o.Title, Top: o.Top, Compare: o.Compare,
+		Anonymize: o.Anonymize, Config: c, Carbon: carbon,
 		StartProgress: func() (func(capacity.PlanProgress), func()) {
 			prog := cliview.StartPlanProgress(stderr, progress)
 			return prog.Func(), prog.Close
 		},
+	}, monthly.Out{
+		Chosen: func(w analysis.Window) {
+			printf(stdout, "No --month: reporting %s, the last complete month with jobs.\n", w.From.Format("2006-01"))
+		},
+		Several: func(clusters []string) {
+			printf(stdout, "The month holds jobs of %d clusters (%s): one report each.\n", len(clusters), termtext.Clean(strings.Join(clusters, ", ")))
+		},
+		Bound: func(use analysis.ConfUse) { cliview.WriteConfNote(stdout, use) },
+		Write: func(d report.Data, suffix string) error {
+			return report.WriteFiles(o.Out, formats, d, suffix, func(path string) { printf(stdout, "%s\n", path) })
+		},
 	})
-	if err != nil {
-		return err
-	}
-
-	if err := os.MkdirAll(o.Out, 0o755); err != nil {
-		return err
-	}
-	base := filepath.Join(o.Out, "gpuprof-report-"+d.Month+suffix)
-	for _, f := range formats {
-		path := base + "." + f
-		if err := writeReportFile(path, f, d); err != nil {
-			return err
-		}
-		printf(stdout, "%s\n", path)
-	}
-	return nil
-}
-
-func reportFormats(in []string) ([]string, error) {
-	var out []string
-	for _, f := range in {
-		f = strings.ToLower(strings.TrimSpace(f))
-		switch f {
-		case "markdown":
-			f = "md"
-		case "htm":
-			f = "html"
-		}
-		if f != "html" && f != "md" && f != "json" {
-			return nil, usagef("--format: want html, md or json, got %q", f)
-		}
-		if !slices.Contains(out, f) {
-			out = append(out, f)
-		}
-	}
-	if len(out) == 0 {
-		return nil, usagef("--format: no format given")
-	}
-	return out, nil
-}
-
-// writeReportFile writes one format through a temporary file, so a reader
-// never sees half a report.
-func writeReportFile(path, format string, d report.Data) (err error) {
-	tmp, err := os.CreateTemp(filepath.Dir(path), ".report-*")
-	if err != nil {
-		return err
-	}
-	defer func() {
-		if err != nil {
-			_ = os.Remove(tmp.Name())
-		}
-	}()
-	switch format {
-	case "html":
-		err = report.WriteHTML(tmp, d)
-	case "md":
-		err = report.WriteMarkdown(tmp, d)
-	case "json":
-		err = report.WriteJSON(tmp, d)
-	}
-	if err != nil {
-		_ = tmp.Close()
-		return fmt.Errorf("%s: %w", path, err)
-	}
-	if err := tmp.Chmod(0o644); err != nil {
-		_ = tmp.Close()
-		return err
-	}
-	if err := tmp.Close(); err != nil {
-		return err
-	}
-	return os.Rename(tmp.Name(), path)
-}
-
-// sourcesOf says where the report's jobs came from (monthly.Build adds
-// the slurm.conf and inventory notes).
-func sourcesOf(src *jobsource.Source) report.Sources {
-	var s report.Sources
-	s.Collector, s.Database = src.Collector(), src.Database()
-	if uid, scoped := src.ScopedUID(); scoped {
-		s.Notes = append(s.Notes, fmt.Sprintf("only the jobs of %s (uid %d): the reader is not an admin", src.Identity().User, uid))
-	}
-	return s
-}
-
-// fileSafe is a cluster name as part of a file name: letters, digits,
-// '.', '_' and '-' kept, anything else '_'.
-func fileSafe(name string) string {
-	b := []byte(name)
-	for i, c := range b {
-		if !(c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' || c >= '0' && c <= '9' || c == '.' || c == '_' || c == '-') {
-			b[i] = '_'
-		}
-	}
-	if len(b) == 0 || b[0] == '.' {
-		return "_" + string(b)
-	}
-	return string(b)
 }

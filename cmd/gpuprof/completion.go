@@ -3,7 +3,7 @@ package main
 import (
 	"context"
 	"errors"
-	"github.com/gpuprof/gpuprof/cliview"
+	"github.com/gpuprof/gpuprof/termtext"
 	"slices"
 	"strings"
 	"time"
@@ -102,7 +102,7 @@ func seenNames(ctx context.Context, g *globalOptions, idx int) []string {
 	flt := store.ViewFilter{Since: time.Now().Add(-completionLookback), Lean: true}
 	err = src.Each(ctx, flt, func(v store.JobView) error {
 		for _, n := range viewNames(v, idx) {
-			if n = cliview.Clean(n, 64); n != "" && n != "-" {
+			if n = termtext.Short(n, 64); n != "" && n != "-" {
 				seen[n] = true
 			}
 		}

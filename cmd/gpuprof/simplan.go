@@ -21,13 +21,9 @@ func analyseAndPlan(ctx context.Context, g *globalOptions, f store.ViewFilter, o
 		return monthly.Planned{}, err
 	}
 	defer src.Close()
-	if err := src.ForCluster(ctx, &f, o.Cluster); err != nil {
-		return monthly.Planned{}, err
-	}
-	id := src.Identity()
 	return monthly.AnalyseAndPlan(ctx, src.Monthly(), monthly.PlanParams{
-		Query:  monthly.Query{Cluster: f.Cluster, Window: analysis.Window{From: f.Since, To: f.Until}, WithSeries: f.WithSeries},
-		Config: c, Plan: pp, WhatIf: src.Conf().WhatIf(), Admin: id.Admin, User: id.User,
+		Query:  monthly.Query{Cluster: o.Cluster, Window: analysis.Window{From: f.Since, To: f.Until}, WithSeries: f.WithSeries},
+		Config: c, Plan: pp,
 		StartProgress: func() (func(capacity.PlanProgress), func()) {
 			prog := cliview.StartPlanProgress(stderr, !o.Quiet && isTerminal(stderr))
 			return prog.Func(), prog.Close

@@ -1,4 +1,8 @@
-package cliview
+// Package texttable lays out plain-text tables for a terminal or a mail:
+// columns padded by display width, so that a CJK character or an emoji
+// (two cells) does not shift a column. It measures cells; it does not
+// clean them (termtext does) or format numbers (internal/present does).
+package texttable
 
 import (
 	"io"
@@ -20,8 +24,8 @@ type Table struct {
 	Gap string
 }
 
-// NewTable starts a table with its header row.
-func NewTable(header ...string) *Table {
+// New starts a table with its header row.
+func New(header ...string) *Table {
 	return &Table{rows: [][]string{header}, Right: map[int]bool{}}
 }
 
@@ -77,4 +81,12 @@ func FitWidth(s string, n int) string {
 		return s
 	}
 	return ansi.Truncate(s, n, "…")
+}
+
+// OrDash writes an empty cell as "-".
+func OrDash(s string) string {
+	if s == "" {
+		return "-"
+	}
+	return s
 }

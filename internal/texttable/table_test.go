@@ -1,4 +1,4 @@
-package cliview
+package texttable
 
 import (
 	"strings"
@@ -35,7 +35,7 @@ func TestTable(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			tb := NewTable(tt.rows[0]...)
+			tb := New(tt.rows[0]...)
 			for i, r := range tt.right {
 				tb.Right[i] = r
 			}
