@@ -105,4 +105,14 @@ func TestJobSourceScopesNonAdmin(t *testing.T) {
 	if got, _ := collectAll(ctx, admin, store.ViewFilter{}); len(got) != 4 {
 		t.Errorf("admin All() = %v, want all 4 jobs", ids(got))
 	}
+	// Completion's names come through the same scope.
+	if got, err := src.Names(ctx, base, "user"); err != nil || !slices.Equal(got, []string{"alice"}) {
+		t.Errorf("alice's Names(user) = %v, %v; want only alice", got, err)
+	}
+	if got, err := admin.Names(ctx, base, "user"); err != nil || !slices.Equal(got, []string{"alice", "bob"}) {
+		t.Errorf("admin Names(user) = %v, %v; want alice and bob", got, err)
+	}
+	if _, err := admin.Names(ctx, base, "qos"); err == nil {
+		t.Error("Names(qos): no error, want one (user, account or partition)")
+	}
 }

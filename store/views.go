@@ -35,6 +35,25 @@ type JobView struct {
 var ErrBadFilter = errors.New("invalid view filter")
 
 // The keys ViewFilter.Sort accepts. Each has a default direction, which
+// ParseStateFilter checks a ViewFilter.State a person typed: a Slurm
+// state or its short form as sacct --state takes it
+// (slurmext.ParseStateName), or "finished", the status of a GPU profile
+// whose job ended, which selects jobs known only from profiles ("running"
+// is RUNNING, which matches both). "" selects every state.
+func ParseStateFilter(s string) (string, error) {
+	if s == "" {
+		return "", nil
+	}
+	if strings.EqualFold(strings.TrimSpace(s), profile.StatusFinished) {
+		return profile.StatusFinished, nil
+	}
+	st, err := slurmext.ParseStateName(s)
+	if err != nil {
+		return "", fmt.Errorf("%w; or finished (jobs known only from a GPU profile whose epilog came)", err)
+	}
+	return string(st), nil
+}
+
 // ViewFilter.Asc reverses: descending (largest, newest first) for
 // SortStart, SortElapsed, SortGPUs, SortVRAM and SortUtil; ascending
 // (A to Z, lowest id first) for SortID, SortName, SortState and SortUser.

@@ -1078,3 +1078,21 @@ func TestListViewsSlurmJobID(t *testing.T) {
 		t.Fatalf("6_1: %+v, %v; want the record and its profile", vs, err)
 	}
 }
+
+func TestParseStateFilter(t *testing.T) {
+	tests := []struct{ name, in, want, wantErr string }{
+		{"empty selects every state", "", "", ""},
+		{"slurm state", "completed", "COMPLETED", ""},
+		{"short form", "CD", "COMPLETED", ""},
+		{"profile status", " Finished ", "finished", ""},
+		{"unknown", "done", "", "or finished"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			got, err := ParseStateFilter(tt.in)
+			if got != tt.want || (err == nil) != (tt.wantErr == "") || (err != nil && !strings.Contains(err.Error(), tt.wantErr)) {
+				t.Errorf("ParseStateFilter(%q) = %q, %v; want %q, error containing %q", tt.in, got, err, tt.want, tt.wantErr)
+			}
+		})
+	}
+}

@@ -15,7 +15,6 @@ import (
 	"github.com/gpuprof/gpuprof/analysis"
 	"github.com/gpuprof/gpuprof/cliview"
 	"github.com/gpuprof/gpuprof/ingest"
-	"github.com/gpuprof/gpuprof/profile"
 	"github.com/gpuprof/gpuprof/slurmext"
 	"github.com/gpuprof/gpuprof/spool"
 	"github.com/gpuprof/gpuprof/store"
@@ -80,32 +79,13 @@ func (o *jobsOptions) filter() (store.ViewFilter, error) {
 		return f, usagef("--limit %d: want 0 (every job) or a positive number of jobs", o.Limit)
 	}
 	var err error
-	if f.State, err = stateFilter(o.State); err != nil {
-		return f, err
+	if f.State, err = store.ParseStateFilter(o.State); err != nil {
+		return f, usagef("--state: %w", err)
 	}
 	if f.Since, f.Until, err = timeWindow(o.Since, o.Until, time.Now()); err != nil {
 		return f, err
 	}
 	return f, nil
-}
-
-// stateFilter checks a --state value: a Slurm state or its short form as
-// sacct --state takes it (slurmext.ParseStateName), or "finished", the
-// status of a GPU profile whose job ended, which selects jobs known only
-// from profiles ("running" is RUNNING, which matches both). "" selects
-// every state.
-func stateFilter(s string) (string, error) {
-	if s == "" {
-		return "", nil
-	}
-	if strings.EqualFold(strings.TrimSpace(s), profile.StatusFinished) {
-		return profile.StatusFinished, nil
-	}
-	st, err := slurmext.ParseStateName(s)
-	if err != nil {
-		return "", usagef("--state: %v; or finished (jobs known only from a GPU profile whose epilog came)", err)
-	}
-	return string(st), nil
 }
 
 // timeWindow parses --since and --until (either may be empty: an open
@@ -216,9 +196,6 @@ func listViews(ctx context.Context, g *globalOptions, f store.ViewFilter, local 
 	return src.Jobs(ctx, f)
 }
 
-// loadInput reads every job f selects into the analysis input, converting
-// each view as it arrives (see inputBuilder): what the analysis commands
-// read. The local database reads each table once (store.EachView).
 // loadInput reads the jobs f selects of one cluster (cluster, else the
 // one of the window's jobs: src.forCluster) with its own Slurm
 // configuration.
@@ -232,17 +209,4 @@ func loadInput(ctx context.Context, g *globalOptions, f store.ViewFilter, local 
 		return analysis.Input{}, err
 	}
 	return src.Input(ctx, f)
-}
-
-// parseTime parses a time given on the command line in any form
-// slurmext.ParseTimeSpec takes, in the local time zone.
-func parseTime(s string) (time.Time, error) { return slurmext.ParseTimeSpec(s, time.Now()) }
-
-func appendOnce(s []string, v string) []string {
-	for _, x := range s {
-		if x == v {
-			return s
-		}
-	}
-	return append(s, v)
 }

@@ -2,9 +2,6 @@ package main
 
 import (
 	"context"
-	"errors"
-	"github.com/gpuprof/gpuprof/termtext"
-	"slices"
 	"strings"
 	"time"
 
@@ -43,7 +40,7 @@ func registerCompletions(root *cobra.Command, g *globalOptions) {
 		},
 		"sort": func(*cobra.Command) []string { return store.SortKeys() },
 	}
-	names := map[string]int{"user": 0, "account": 1, "partition": 2}
+	names := []string{"user", "account", "partition"}
 	var walk func(c *cobra.Command)
 	walk = func(c *cobra.Command) {
 		for flag, f := range fixed {
@@ -54,10 +51,10 @@ func registerCompletions(root *cobra.Command, g *globalOptions) {
 			}
 		}
 		if c.Name() != "whatif" { // whatif's --partition is a partition definition, not a name
-			for flag, idx := range names {
+			for _, flag := range names {
 				if c.Flags().Lookup(flag) != nil {
 					_ = c.RegisterFlagCompletionFunc(flag, func(cmd *cobra.Command, _ []string, prefix string) ([]string, cobra.ShellCompDirective) {
-						return withPrefix(seenNames(cmd.Context(), g, idx), prefix), cobra.ShellCompDirectiveNoFileComp
+						return withPrefix(seenNames(cmd.Context(), g, flag), prefix), cobra.ShellCompDirectiveNoFileComp
 					})
 				}
 			}
@@ -69,25 +66,11 @@ func registerCompletions(root *cobra.Command, g *globalOptions) {
 	walk(root)
 }
 
-// viewNames are a job's user, account or partition (idx 0, 1, 2): from
-// its scheduler view when it has one, else from its profiles, which know
-// them too.
-func viewNames(v store.JobView, idx int) []string {
-	if s := v.Sched; s != nil {
-		return []string{[3]string{s.User, s.Account, s.Partition}[idx]}
-	}
-	var out []string
-	for _, p := range v.Profiles {
-		out = append(out, [3]string{p.User, p.Account, p.Partition}[idx])
-	}
-	return out
-}
-
-// seenNames is the sorted distinct names (viewNames idx) over the jobs of the last
-// completionLookback that the caller may see; nothing when the source
-// cannot be opened or answers too slowly (a completion never prints an
-// error into the shell's line).
-func seenNames(ctx context.Context, g *globalOptions, idx int) []string {
+// seenNames are the names (field: user, account or partition) of the
+// jobs of the last completionLookback that the caller may see; nothing
+// when the source cannot be opened or answers too slowly (a completion
+// never prints an error into the shell's line).
+func seenNames(ctx context.Context, g *globalOptions, field string) []string {
 	if ctx == nil {
 		ctx = context.Background()
 	}
@@ -98,25 +81,8 @@ func seenNames(ctx context.Context, g *globalOptions, idx int) []string {
 		return nil
 	}
 	defer src.Close()
-	seen := map[string]bool{}
-	flt := store.ViewFilter{Since: time.Now().Add(-completionLookback), Lean: true}
-	err = src.Each(ctx, flt, func(v store.JobView) error {
-		for _, n := range viewNames(v, idx) {
-			if n = termtext.Short(n, 64); n != "" && n != "-" {
-				seen[n] = true
-			}
-		}
-		return nil
-	})
-	if err != nil && !errors.Is(err, context.DeadlineExceeded) {
-		return nil
-	}
-	out := make([]string, 0, len(seen))
-	for n := range seen {
-		out = append(out, n)
-	}
-	slices.Sort(out)
-	return out
+	names, _ := src.Names(ctx, time.Now().Add(-completionLookback), field)
+	return names
 }
 
 // withPrefix keeps the candidates that start with what was typed (the
