@@ -139,19 +139,18 @@ func writeJobDetail(w io.Writer, v store.JobView, c analysis.Config, carbon Show
 	if l := carbon.line(v, c); l != "" {
 		printf(w, "\n  %s\n", l)
 	}
-	m := analysis.Measure(j, c)
-	class, why := analysis.Classify(j, c)
+	found := analysis.Examine(j, c, types) // what the TUI's detail says too
+	m := found.Metrics
 	printf(w, "\n  Analysis\n")
-	line := "    class " + class.String()
-	if len(why) > 0 {
-		line += ": " + termtext.Short(why[0].String(), 300)
+	line := "    class " + found.Class.String()
+	if len(found.Why) > 0 {
+		line += ": " + termtext.Short(found.Why[0].String(), 300)
 	}
 	printf(w, "%s\n", line)
-	bottles := analysis.Diagnose(j, c)
-	if len(bottles) == 0 {
+	if len(found.Bottlenecks) == 0 {
 		printf(w, "    no bottleneck found\n")
 	}
-	for _, b := range bottles {
+	for _, b := range found.Bottlenecks {
 		printf(w, "    bottleneck %s: %s\n", b.Kind, termtext.Short(b.Reason.String(), 300))
 	}
 	// GPUs held/used and utilisation: the figures jobs, the TUI and the
@@ -169,11 +168,10 @@ func writeJobDetail(w io.Writer, v store.JobView, c analysis.Config, carbon Show
 		printf(w, "    %s\n", l)
 	}
 	printf(w, "\n  Notes\n")
-	hints := analysis.Hints(j, c, types)
-	if len(hints) == 0 {
+	if len(found.Hints) == 0 {
 		printf(w, "    none: nothing to change\n")
 	}
-	for _, h := range hints {
+	for _, h := range found.Hints {
 		if h.Option == "" {
 			printf(w, "    * %s\n", termtext.Short(h.Why, 400))
 			continue

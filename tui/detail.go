@@ -27,13 +27,9 @@ type detailState struct {
 	loading bool
 	err     string
 
-	v       store.JobView
-	job     analysis.Job
-	metrics analysis.Metrics
-	class   analysis.Class
-	why     []analysis.Reason
-	bottle  []analysis.Bottleneck
-	hints   []analysis.Hint
+	v     store.JobView
+	job   analysis.Job
+	found analysis.JobFindings // the job's findings, as gpuprof show says them
 
 	taskLoading bool
 	taskErr     string
@@ -87,10 +83,7 @@ func (m Model) openDetail(r row) (tea.Model, tea.Cmd) {
 func analyseDetail(r row, v store.JobView, cfg analysis.Config, types []analysis.GPUType) *detailState {
 	j := analysis.FromView(v.SchedView(), v.Profiles)
 	d := &detailState{r: r, v: v, job: j, taskLoading: true}
-	d.metrics = analysis.Measure(j, cfg)
-	d.class, d.why = analysis.Classify(j, cfg)
-	d.bottle = analysis.Diagnose(j, cfg)
-	d.hints = analysis.Hints(j, cfg, types)
+	d.found = analysis.Examine(j, cfg, types)
 	return d
 }
 
@@ -219,7 +212,7 @@ func (m Model) detailLines() []string {
 		add("could not load job " + d.r.id + ": " + sanitise(d.err))
 		return out
 	}
-	j, mt := &d.job, &d.metrics
+	j, mt := &d.job, &d.found.Metrics
 	loc := m.opts.Now().Location()
 
 	// The Slurm id, and the raw id the nodes, cgroups and logs know.
@@ -264,15 +257,15 @@ func (m Model) detailLines() []string {
 	add(gpus)
 
 	section("Analysis")
-	cls := "class " + d.class.String()
-	if len(d.why) > 0 {
-		cls += ": " + sanitise(d.why[0].String())
+	cls := "class " + d.found.Class.String()
+	if len(d.found.Why) > 0 {
+		cls += ": " + sanitise(d.found.Why[0].String())
 	}
 	add(cls)
-	if len(d.bottle) == 0 {
+	if len(d.found.Bottlenecks) == 0 {
 		add("no bottleneck found")
 	}
-	for _, b := range d.bottle {
+	for _, b := range d.found.Bottlenecks {
 		add("bottleneck " + b.Kind.String() + ": " + sanitise(b.Reason.String()))
 	}
 	io := "IO wait not measured"
@@ -317,10 +310,10 @@ func (m Model) detailLines() []string {
 	}
 
 	section("Hints")
-	if len(d.hints) == 0 {
+	if len(d.found.Hints) == 0 {
 		add("none: nothing to change")
 	}
-	for _, h := range d.hints {
+	for _, h := range d.found.Hints {
 		if h.Option == "" { // not an option: why says what to do
 			add("• " + sanitise(h.Why))
 			continue
@@ -375,13 +368,13 @@ func noticeLines(profiles []profile.Job, loc *time.Location) []string {
 // reserved, readings missing part of the job.
 func (d *detailState) flags() []string {
 	var fs []string
-	if n := d.metrics.IdleAllocatedGPUs; n > 0 {
+	if n := d.found.Metrics.IdleAllocatedGPUs; n > 0 {
 		fs = append(fs, "idle allocation: "+present.Count(n, "GPU", "GPUs")+" never touched by a process")
 	}
-	if d.metrics.Preallocated {
+	if d.found.Metrics.Preallocated {
 		fs = append(fs, "preallocated memory: the peak is what a framework reserved, not what it needed")
 	}
-	if d.metrics.Shared {
+	if d.found.Metrics.Shared {
 		fs = append(fs, "shared GPU: readings are the job's processes', energy not attributable")
 	}
 	for _, p := range d.v.Profiles {
