@@ -14,7 +14,6 @@ import (
 	"github.com/gpuprof/gpuprof/gpu/sim"
 	"github.com/gpuprof/gpuprof/hookproto"
 	"github.com/gpuprof/gpuprof/profile"
-	"github.com/gpuprof/gpuprof/store"
 )
 
 // The attacks of issue 25, item 1, on a simulated node: user A (uidA) runs
@@ -270,18 +269,6 @@ func TestDiscoveredJobIsProvisional(t *testing.T) {
 	}
 	if g := j.GPUs[0]; g.MemPeak != 8*gib || g.Samples < 25 {
 		t.Errorf("GPU 1: peak %d GiB over %d samples, want 8 GiB over the samples from before the prolog too", g.MemPeak/gib, g.Samples)
-	}
-}
-
-// noRows fails when the database holds a running profile of job.
-func (f *fixture) notRunningInDB(job string) {
-	f.t.Helper()
-	js, err := f.db.ListJobs(context.Background(), store.Filter{JobID: job, Status: profile.StatusRunning})
-	if err != nil {
-		f.t.Fatal(err)
-	}
-	if len(js) != 0 {
-		f.t.Errorf("job %s has a running row", job)
 	}
 }
 

@@ -143,7 +143,7 @@ func classify(j *Job, m *Metrics, c *Config, why *[]Reason) Class {
 			r := Reason{Rule: "idle_allocation", Checks: []Check{
 				{measure, use, OpLT, cl.IdleUtilMax},
 			}}
-			r.Note = fmt.Sprintf("over %d GPU(s)", m.MeasuredGPUs)
+			r.Note = "over " + present.Count(m.MeasuredGPUs, "GPU", "GPUs")
 			if m.MeasuredGPUs < m.GPUs {
 				r.Note = fmt.Sprintf("over the %d of %d held GPUs that have readings", m.MeasuredGPUs, m.GPUs)
 			}

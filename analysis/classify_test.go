@@ -196,7 +196,7 @@ func TestClassify(t *testing.T) {
 			job:      job(8*time.Hour, busy(4, 30), idleGPU()),
 			want:     ClassIdleAllocation,
 			wantRule: "idle_allocation",
-			wantWhy:  "mean util 2 % < 5 %; over 2 GPU(s), 1 never touched by a process",
+			wantWhy:  "mean util 2 % < 5 %; over 2 GPUs, 1 never touched by a process",
 		},
 		{
 			name:     "idle boundary",
@@ -210,7 +210,7 @@ func TestClassify(t *testing.T) {
 			job:      named("bash", job(3*time.Hour, busy(1, 2))),
 			want:     ClassIdleAllocation,
 			wantRule: "idle_allocation",
-			wantWhy:  "mean util 1 % < 5 %; over 1 GPU(s)",
+			wantWhy:  "mean util 1 % < 5 %; over 1 GPU",
 		},
 		{
 			name: "idle where readings exist",

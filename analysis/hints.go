@@ -185,7 +185,7 @@ func Hints(j Job, c Config, types []GPUType) []Hint {
 			}
 			add(HintSmallerGPU, gpuOption(t.Type, used, nodes),
 				fmt.Sprintf("GPU memory peaked at %s of the %s of %s and it barely used %s (%s): type %s (%s, %s per GPU) is the smallest GPU type of this cluster that holds that peak with the %s margin, and leaves the larger card to jobs that need it.",
-					present.GiB(m.VRAMPeak)+" GiB", present.GiB(m.VRAMCard)+" GiB", its, gpus, did, t.Type, t.Model, present.GiB(t.Memory)+" GiB", formatTimes(c.Recommend.SharingMargin)))
+					present.GiB(m.VRAMPeak)+" GiB", present.GiB(m.VRAMCard)+" GiB", its, gpus, did, t.Type, t.Model, present.GiB(t.Memory)+" GiB", present.Times(c.Recommend.SharingMargin)))
 		}
 	}
 
@@ -215,7 +215,7 @@ func Hints(j Job, c Config, types []GPUType) []Hint {
 		if ratio >= rc.OverRequestRatio && want < j.TimeLimit {
 			add(HintTimeLimit, "--time="+slurmTime(want),
 				fmt.Sprintf("It ran %s of its %s limit (the limit was %s the run): %s is %s the run rounded up, and a shorter limit lets the scheduler start it sooner.",
-					present.Duration(m.Elapsed), present.Duration(j.TimeLimit), formatTimes(ratio), present.Duration(want), formatTimes(limitMargin)))
+					present.Duration(m.Elapsed), present.Duration(j.TimeLimit), present.Times(ratio), present.Duration(want), present.Times(limitMargin)))
 		}
 	}
 
@@ -223,7 +223,7 @@ func Hints(j Job, c Config, types []GPUType) []Hint {
 		want := roundUp(time.Duration(float64(j.TimeLimit)*limitMargin), limitStep)
 		add(HintTimedOut, "--time="+slurmTime(want),
 			fmt.Sprintf("Slurm stopped it at its %s limit (TIMEOUT): if the work needs longer, ask for %s the limit; better, save checkpoints and resume (sbatch --requeue, --signal=B:USR1@300 to be warned 5 minutes before the end).",
-				present.Duration(j.TimeLimit), formatTimes(limitMargin)))
+				present.Duration(j.TimeLimit), present.Times(limitMargin)))
 	}
 
 	if j.State == slurmext.StateOutOfMemory {

@@ -235,7 +235,7 @@ func plan(in *Input, f *facts, k *counter, p PlanParams, c *Config) CapacityPlan
 	if s := share(waste); s >= pc.WasteShareMin {
 		cp.Constraints = append(cp.Constraints, ConstraintScheduling)
 		cp.Evidence = append(cp.Evidence, Reason{Rule: "plan.waste", Checks: []Check{{Metric("waste_share"), s, OpGE, pc.WasteShareMin}},
-			Note: fmt.Sprintf("%.0f GPU-hours idle-allocated or unused; %d jobs queue-bound", waste, queued)})
+			Note: fmt.Sprintf("%s GPU-hours idle-allocated or unused; %s queue-bound", present.GPUHours(waste), present.Count(queued, "job", "jobs"))})
 	}
 	if s := share(io); s >= pc.IOShareMin {
 		cp.Constraints = append(cp.Constraints, ConstraintStorage)

@@ -262,7 +262,7 @@ func recommendDefaultTime(b *recBuilder, f *facts, fd *Findings) {
 		}
 		if lr.P50 < rc.OverRequestRatio {
 			b.nothing(RecDefaultTime, "partition %s: limit / run time p50 %s < %s: time limits are close enough",
-				p.Partition, formatTimes(lr.P50), formatTimes(rc.OverRequestRatio))
+				p.Partition, present.Times(lr.P50), present.Times(rc.OverRequestRatio))
 			continue
 		}
 		dd := distOf(durs[p.Partition])
@@ -277,7 +277,7 @@ func recommendDefaultTime(b *recBuilder, f *facts, fd *Findings) {
 				slurmTime(def), p.Partition),
 			Evidence: []Reason{
 				{Rule: "default_time.ratio", Checks: []Check{{Metric("limit_ratio_p50"), lr.P50, OpGE, rc.OverRequestRatio}},
-					Note: fmt.Sprintf("%d finished jobs; limit / run time p95 %s", lr.N, formatTimes(lr.P95))},
+					Note: fmt.Sprintf("%d finished jobs; limit / run time p95 %s", lr.N, present.Times(lr.P95))},
 				{Rule: "default_time.duration", Note: fmt.Sprintf("run time p50 %s, p95 %s", present.Seconds(dd.P50), present.Seconds(dd.P95))},
 			},
 			Effect: "Limits close to real run times let the backfill scheduler start waiting jobs in the gaps.",
@@ -336,7 +336,7 @@ func recommendStorage(b *recBuilder, f *facts) {
 	slices.SortStableFunc(keys, func(a, b string) int { return cmp.Compare(tasks[b].hours, tasks[a].hours) })
 	names := make([]string, 0, 5)
 	for _, k := range keys[:min(5, len(keys))] {
-		names = append(names, fmt.Sprintf("%s (%d jobs, %.0f GPU-hours)", k, tasks[k].jobs, tasks[k].hours))
+		names = append(names, fmt.Sprintf("%s (%s, %s GPU-hours)", k, present.Count(tasks[k].jobs, "job", "jobs"), present.GPUHours(tasks[k].hours)))
 	}
 	b.add(Recommendation{
 		Kind:  RecStorage,
@@ -344,8 +344,8 @@ func recommendStorage(b *recBuilder, f *facts) {
 		Change: fmt.Sprintf("Stage input data to node-local disk before the GPU work and stagger checkpoints; first for %s. Users: %s.",
 			strings.Join(names, ", "), strings.Join(sortedKeys(users), ", ")),
 		Evidence: []Reason{{Rule: "storage.share", Checks: []Check{{Metric("io_bound_share"), share, OpGE, rc.IOShareMin}},
-			Note: fmt.Sprintf("%d IO-bound jobs, %.0f of %.0f GPU-hours", n, hours, f.gpuHours)}},
-		Effect: fmt.Sprintf("Up to %.0f GPU-hours spent waiting on IO could do work.", hours),
+			Note: fmt.Sprintf("%s, %s of %s GPU-hours", present.Count(n, "IO-bound job", "IO-bound jobs"), present.GPUHours(hours), present.GPUHours(f.gpuHours))}},
+		Effect: fmt.Sprintf("Up to %s GPU-hours spent waiting on IO could do work.", present.GPUHours(hours)),
 		Replay: &ReplaySpec{Why: "faster storage shortens runs by their IO waits; the replay takes run times as recorded"},
 	}, n, share, rc.IOShareMin)
 }
@@ -394,8 +394,8 @@ func recommendIdleAccounts(b *recBuilder, f *facts) {
 			Title:  fmt.Sprintf("Account %s holds idle GPUs", label),
 			Change: fmt.Sprintf("Ask account %s to release GPUs it does not use (end interactive sessions, request fewer GPUs); consider a lower MaxTRESPerUser for it.", label),
 			Evidence: []Reason{{Rule: "idle_account.share", Checks: []Check{{Metric("idle_share"), share, OpGE, rc.IdleShareMin}},
-				Note: fmt.Sprintf("%d of %d jobs idle allocations, %.0f of %.0f GPU-hours", a.idles, a.jobs, a.idle, a.hours)}},
-			Effect: fmt.Sprintf("%.0f GPU-hours returned to the queue.", a.idle),
+				Note: fmt.Sprintf("%s of %s idle allocations, %s of %s GPU-hours", present.Int(a.idles), present.Count(a.jobs, "job", "jobs"), present.GPUHours(a.idle), present.GPUHours(a.hours))}},
+			Effect: fmt.Sprintf("%s GPU-hours returned to the queue.", present.GPUHours(a.idle)),
 			Replay: &ReplaySpec{
 				Changes: []Change{{Kind: ChangeJobs, Spec: "account " + label + " without its idle allocations", Rewrite: &JobRewrite{Jobs: a.idleJobs, Drop: true}}},
 				Group:   minus(everyone, a.idleJobs), GroupName: "the other GPU jobs",

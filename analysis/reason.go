@@ -87,7 +87,7 @@ func (c Check) String() string {
 	case MetricWait:
 		label, format = "waited", present.Seconds
 	case MetricWaitRatio:
-		label, format = "wait/run", formatTimes
+		label, format = "wait/run", present.Times
 	case MetricUtilMean:
 		label, format = "mean util", formatPercent
 	case MetricSMMean:
@@ -114,7 +114,7 @@ func (c Check) String() string {
 		case strings.HasSuffix(label, "_share") || strings.HasSuffix(label, "_fraction"):
 			format = present.Share
 		case strings.HasPrefix(label, "limit_ratio"):
-			format = formatTimes
+			format = present.Times
 		}
 	}
 	return label + " " + format(c.Value) + suffix + " " + c.Op.symbol() + " " + format(c.Limit)
@@ -139,5 +139,3 @@ func formatPercent(v float64) string { return present.Decimal(v) + " %" }
 // formatActivity prints a GPM activity in percent as every output does
 // (present.Activity: "0.02 %", "4.5 %", "92 %").
 func formatActivity(v float64) string { return present.Activity(v) + " %" }
-
-func formatTimes(v float64) string { return present.Decimal(v) + "×" }

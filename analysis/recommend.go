@@ -254,7 +254,7 @@ func (b *recBuilder) add(r Recommendation, n int, effect, threshold float64) {
 	r.ID = fmt.Sprintf("R%d", len(b.recs)+1)
 	r.Confidence = math.Round(Confidence(n, b.c.Recommend.ConfidenceN0, effect, threshold)*100) / 100
 	r.ConfidenceNote = fmt.Sprintf("%d jobs; effect %s of the %s threshold", n,
-		formatTimes(effect/threshold), present.Decimal(threshold))
+		present.Times(effect/threshold), present.Decimal(threshold))
 	if n < 2*b.c.Recommend.MinJobs {
 		r.ConfidenceNote += "; small sample"
 	}

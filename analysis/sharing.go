@@ -156,7 +156,7 @@ func recommendSharing(b *recBuilder, in *Input, f *facts) map[string]sharingPlan
 			{Rule: "sharing.candidates", Note: fmt.Sprintf("%d single-GPU jobs of %d users on %s peak at ≤ %s of the card with mean util < %s",
 				n, len(a.users), model, present.Share(rc.SharingVRAMMax), formatPercent(low))},
 			{Rule: "sharing.share", Checks: []Check{{Metric("gpu_hours_share"), share, OpGE, rc.SharingShareMin}},
-				Note: fmt.Sprintf("%.0f of %.0f GPU-hours", a.candHours, a.hours)},
+				Note: fmt.Sprintf("%s of %s GPU-hours", present.GPUHours(a.candHours), present.GPUHours(a.hours))},
 			{Rule: "sharing.need", Note: fmt.Sprintf("memory need p50 %s, p95 %s, max %s of %s; util p50 %s, p95 %s%s",
 				present.GiB(uint64(nd.P50))+" GiB", present.GiB(uint64(nd.P95))+" GiB", present.GiB(uint64(nd.Max))+" GiB", present.GiB(a.card)+" GiB",
 				formatPercent(ud.P50), formatPercent(ud.P95), preNote)},
@@ -169,8 +169,8 @@ func recommendSharing(b *recBuilder, in *Input, f *facts) map[string]sharingPlan
 			Change: fmt.Sprintf("Configure %d shards per %s GPU and a partition %q for shard jobs. Shards isolate nothing: every shard job must cap its memory at %s (%.2f of the card), e.g. torch.cuda.set_per_process_memory_fraction(%.2f), XLA_PYTHON_CLIENT_MEM_FRACTION, or CUDA_MPS_PINNED_DEVICE_MEM_LIMIT under MPS. The node lines name the GPU type (gpu:%s), so gres.conf must list these GPUs with Type=%s (AutoDetect=nvml does); merge the Gres= part into each node's existing NodeName line.",
 				shards, model, part, present.GiB(need)+" GiB", capFrac, capFrac, GRESType(model), GRESType(model)),
 			Evidence: evidence,
-			Effect: fmt.Sprintf("%.0f GPU-hours of small work could run %d to a card, freeing up to %.0f GPU-hours (%s of the model's) for whole-GPU jobs.",
-				a.candHours, shards, a.candHours*(1-1/float64(shards)), present.Share(share*(1-1/float64(shards)))),
+			Effect: fmt.Sprintf("%s GPU-hours of small work could run %d to a card, freeing up to %s GPU-hours (%s of the model's) for whole-GPU jobs.",
+				present.GPUHours(a.candHours), shards, present.GPUHours(a.candHours*(1-1/float64(shards))), present.Share(share*(1-1/float64(shards)))),
 		}
 		r.Config = shardConfig(model, nodes, shards, capFrac, part, qos)
 		// Replayed: the shards on every node of the model, and the

@@ -295,16 +295,6 @@ type Cell struct {
 	WaitP95   analysis.Spread `json:"wait_p95_s"`
 }
 
-// cell is the cell of partition p and model m, or a zero one.
-func (sc *Scenario) cell(p, m string) Cell {
-	for _, c := range sc.Cells {
-		if c.Partition == p && c.Model == m {
-			return c
-		}
-	}
-	return Cell{Partition: p, Model: m}
-}
-
 // Calibration thresholds (docs/whatif.md): below them an answer is marked
 // unreliable. The errors tolerated are relative to the target wait (a
 // sixth of it: 10 min at the default 1 h) and to the observed waits.

@@ -121,7 +121,7 @@ func WriteProfiles(w io.Writer, p ProfilesJSON, top int) error {
 			wait50, wait95 = present.Seconds(ps.Wait.P50), present.Seconds(ps.Wait.P95)
 		}
 		if ps.LimitRatio.N > 0 {
-			ratio = fmt.Sprintf("%.1f×", ps.LimitRatio.P50)
+			ratio = present.Times(ps.LimitRatio.P50)
 		}
 		tw.Row(texttable.OrDash(termtext.Short(ps.Partition, 16)), fmt.Sprint(ps.Jobs), present.GPUHours(ps.GPUHours), wait50, wait95, ratio)
 	}

@@ -111,7 +111,7 @@ func writeScenario(w io.Writer, s capacity.Scenario) {
 		tw.Row(kind+" "+name, fmt.Sprint(g.GPUs), fmt.Sprintf("%.0f", g.Jobs.Median),
 			durSpread(g.WaitMean), durSpread(g.WaitP50), durSpread(g.WaitP95),
 			fmt.Sprintf("%s (%s–%s)", present.Percent(g.Occupancy.Median), present.Percent(g.Occupancy.P10), present.Percent(g.Occupancy.P90)),
-			fmt.Sprintf("%.1f (%.1f–%.1f)", g.QueuedGPUHours.Median, g.QueuedGPUHours.P10, g.QueuedGPUHours.P90))
+			fmt.Sprintf("%s (%s–%s)", present.GPUHours(g.QueuedGPUHours.Median), present.GPUHours(g.QueuedGPUHours.P10), present.GPUHours(g.QueuedGPUHours.P90)))
 	}
 	for _, g := range s.Partitions {
 		row("partition", g)

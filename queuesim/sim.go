@@ -890,11 +890,6 @@ func (s *sim) popEvent() event {
 	return e
 }
 
-func (s *sim) fixHeap(k int) {
-	s.up(k)
-	s.down(k)
-}
-
 func evLess(a, b event) bool {
 	if a.t != b.t {
 		return a.t < b.t

@@ -194,21 +194,3 @@ func TestMD1(t *testing.T) {
 		}
 	}
 }
-
-// exactFIFO computes, outside the simulator, when each job of a FIFO queue
-// on c GPUs starts: each in arrival order takes the GPU that frees first
-// (jobs take one GPU each).
-func exactFIFO(jobs []Job, c int) []time.Duration {
-	free := make([]int64, c)
-	starts := make([]time.Duration, len(jobs))
-	last := int64(math.MinInt64)
-	for i, j := range jobs {
-		k := slices.Index(free, slices.Min(free))
-		a := int64(j.Arrival.Round(time.Second) / time.Second)
-		st := max(a, free[k], last) // FIFO: no job starts before an earlier one
-		last = st
-		free[k] = st + int64(j.Run.Round(time.Second)/time.Second)
-		starts[i] = time.Duration(st) * time.Second
-	}
-	return starts
-}

@@ -55,8 +55,8 @@ var (
 	colFourth    = color.RGBA{R: 0xc4, G: 0x4e, B: 0x52, A: 0xff}
 	// colCapacity is the capacity line: the page's text colour.
 	colCapacity = colInk
-	palette4    = []color.Color{colAllocated, colUsed, colThird, colFourth}
-	// palette6 continues palette4 for charts with more series.
+	// palette6 is the allocated, used, third and fourth colours and two
+	// more, for charts with more series.
 	palette6 = []color.Color{colAllocated, colUsed, colThird, colFourth,
 		color.RGBA{R: 0x81, G: 0x72, B: 0xb3, A: 0xff}, color.RGBA{R: 0x93, G: 0x78, B: 0x60, A: 0xff}}
 	dayNames = [7]string{"Mon", "Tue", "Wed", "Thu", "Fri", "Sat", "Sun"}

@@ -14,9 +14,6 @@ const dash = present.Dash
 // points prints a value already in percent.
 func points(v float64) string { return present.Percent(v / 100) }
 
-// times prints a ratio: "3.2×".
-func times(v float64) string { return present.Number(v, 1) + "×" }
-
 // gib prints bytes in GiB (present.GiB), a dash for none.
 func gib(b uint64) string {
 	if b == 0 {

@@ -411,7 +411,7 @@ func queueSection(d *Data, miss []string) section {
 		}
 		w50, w95 := distCells(p.Wait, present.Seconds)
 		r50, r95 := distCells(p.Run, present.Seconds)
-		l50, l95 := distCells(p.LimitRatio, times)
+		l50, l95 := distCells(p.LimitRatio, present.Times)
 		t.row(partitionName(p.Partition), present.Int(p.Jobs), present.GPUHours(p.GPUHours), w50, w95, r50, r95, l50, l95)
 	}
 	s.table(t)

@@ -1,7 +1,6 @@
 package main
 
 import (
-	"context"
 	"github.com/gpuprof/gpuprof/cliview"
 	"io"
 
@@ -32,17 +31,6 @@ func (o *analysisOptions) AddFlags(fs *pflag.FlagSet) {
 	fs.StringVar(&o.Config, "analysis-config", "", "analysis thresholds (TOML, see contrib/analysis.toml.example; default: built-in)")
 	fs.BoolVar(&o.Local, "local", false, "read this host's jobs (the local database, or the agent's query socket) even when a collector is configured")
 	fs.BoolVar(&o.Quiet, "quiet", false, "do not show the queue replay's progress (shown on a terminal's stderr when the plan runs over 2 s)")
-}
-
-// load reads the jobs and the thresholds and builds the analysis input,
-// with the GPU inventory taken from the profiles.
-func (o *analysisOptions) load(ctx context.Context, g *globalOptions) (analysis.Input, analysis.Config, error) {
-	f, c, err := o.filterConfig()
-	if err != nil {
-		return analysis.Input{}, c, err
-	}
-	in, err := loadInput(ctx, g, f, o.Local, o.Cluster)
-	return in, c, err
 }
 
 // filterConfig is the jobs the flags select and the analysis

@@ -123,6 +123,16 @@ func WholePercent(frac float64) string {
 	return Number(frac*100, 0)
 }
 
+// Times writes a ratio as Decimal does, with "×": 3.24 is "3.2×", 3 is
+// "3×" (limit over run time, a request over its use, a margin), in tables
+// and prose alike. A non-finite ratio is a Dash.
+func Times(v float64) string {
+	if math.IsNaN(v) || math.IsInf(v, 0) {
+		return Dash
+	}
+	return Decimal(v) + "×"
+}
+
 // GPUHours writes GPU-hours without a unit: one decimal below 1,000,
 // none from 1,000 ("12.5", "1,234").
 func GPUHours(h float64) string {

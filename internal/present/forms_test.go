@@ -127,6 +127,13 @@ func TestPercentWhole(t *testing.T) {
 	})
 }
 
+func TestTimes(t *testing.T) {
+	testForm(t, "Times", Times, []formCase[float64]{
+		{"one decimal", 3.24, "3.2×"}, {"whole", 3, "3×"}, {"half up", 4.25, "4.3×"},
+		{"no separator", 1234.5, "1234.5×"}, {"nan", math.NaN(), Dash},
+	})
+}
+
 func TestGPUHours(t *testing.T) {
 	testForm(t, "GPUHours", GPUHours, []formCase[float64]{
 		{"zero", 0, "0.0"}, {"small", 12.46, "12.5"}, {"tens", 57.3, "57.3"}, {"below 1000", 999.94, "999.9"},
