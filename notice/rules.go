@@ -7,7 +7,7 @@
 // day (DayWindow), read once through a DaySource the caller's scoped
 // reader implements (BuildDigest), its sums (SummariseDay: per user, the
 // GPU-hours held and idle, and the notices), its text (Digest.Subject,
-// Digest.WriteBody, written with the command line's table) and its mail
+// Digest.WriteBody, laid out by internal/texttable) and its mail
 // (SendDigest).
 //
 // The rules are pure and cheap: a Tracker keeps a few values per GPU and
