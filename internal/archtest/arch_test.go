@@ -51,6 +51,10 @@ var rules = []struct {
 	{"monthly", []string{"github.com/NVIDIA/go-nvml", "github.com/mattn/go-sqlite3", "github.com/spf13/cobra", "database/sql", "net", "net/http", "os", module + "/store", module + "/collect", module + "/agent", module + "/config", module + "/gpu"}, "the monthly pipeline reads jobs only through the Source its caller hands it, already scoped: it opens no database, network or file and decides no access"},
 	{"jobsource", []string{"github.com/NVIDIA/go-nvml", "github.com/spf13/cobra", module + "/agent", module + "/hooks", module + "/report", module + "/gpu/nvml", module + "/gpu/sim"}, "jobsource hands the commands their jobs, scoped to the caller: it reads the database, the collector or the query socket, never GPUs or hooks, and renders nothing"},
 	{"monthly", []string{module + "/jobsource"}, "monthly reads through the Source its caller hands it; jobsource adapts to monthly, never the reverse"},
+	{"cmd", []string{"github.com/mattn/go-sqlite3", "database/sql", module + "/internal/texttable"}, "a command is wiring: it reads through jobsource and writes through the package that owns the data (no SQL of its own), and prints through cliview (no table of its own)"},
+	{"notice", []string{module + "/cliview"}, "the front ends (cliview, notice's mails, report, tui) stand side by side over present and texttable: none renders through another"},
+	{"report", []string{module + "/cliview", module + "/tui"}, "the front ends (cliview, notice's mails, report, tui) stand side by side over present and texttable: none renders through another"},
+	{"tui", []string{module + "/cliview", module + "/report"}, "the front ends (cliview, notice's mails, report, tui) stand side by side over present and texttable: none renders through another"},
 	{"cliview", []string{"github.com/mattn/go-sqlite3", "database/sql", "net", "net/http", "os", module + "/collect", module + "/agent", module + "/jobsource", module + "/monthly", module + "/hooks", module + "/jobcomp", module + "/gpu/nvml", module + "/gpu/sim"}, "cliview renders what the commands hand it: it reads no database, file or network and decides no access (the store's types it names are values, not readers)"},
 	{"tui", []string{"github.com/mattn/go-sqlite3", "database/sql", "net/http", module + "/collect", module + "/agent"}, "the TUI reads jobs through its Source, which enforces access"},
 }
@@ -69,6 +73,7 @@ var leaves = []struct {
 	why     string
 }{
 	{"slurmext", []string{module + "/termtext"}, "slurmext is the one home of every Slurm rule (job ids, states and their outcome classes, cgroup layout, step sockets, gres.conf), asked by analysis, the TUI, the report, the agent, hooks and the store: it imports nothing of gpuprof but termtext (the one rule for untrusted text), so every package can ask it and it can borrow no rule from one"},
+	{"internal/texttable", nil, "texttable lays out cells it is handed, for the CLI and the digest mail alike: it imports nothing of gpuprof, so every front end can use it"},
 	{"internal/present", []string{module + "/gpu", module + "/slurmext"}, "present is the one presenter: every number a person reads (durations, instants, bytes, percentages, energy, GPU-hours, plurals and lists) and the job facts show and the TUI both render are written by it for the CLI, the TUI, the report, notice mails and analysis prose alike; values in, text out, so it imports only the XID table it names codes from and Slurm's forms of durations and instants, and every front end (and analysis) can import it without a cycle"},
 }
 
