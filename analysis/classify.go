@@ -2,10 +2,10 @@ package analysis
 
 import (
 	"fmt"
-	"github.com/gpuprof/gpuprof/internal/present"
 	"strings"
 	"time"
 
+	"github.com/gpuprof/gpuprof/internal/present"
 	"github.com/gpuprof/gpuprof/profile"
 )
 

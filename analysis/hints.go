@@ -3,11 +3,12 @@ package analysis
 import (
 	"cmp"
 	"fmt"
-	"github.com/gpuprof/gpuprof/internal/present"
-	"github.com/gpuprof/gpuprof/slurmext"
 	"slices"
 	"strconv"
 	"time"
+
+	"github.com/gpuprof/gpuprof/internal/present"
+	"github.com/gpuprof/gpuprof/slurmext"
 )
 
 // Hint is one change a user can make to their next submission of a job,

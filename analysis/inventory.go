@@ -2,6 +2,7 @@ package analysis
 
 import (
 	"fmt"
+
 	"github.com/gpuprof/gpuprof/internal/present"
 )
 

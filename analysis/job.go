@@ -1,12 +1,12 @@
 package analysis
 
 import (
-	"github.com/gpuprof/gpuprof/internal/present"
 	"slices"
 	"strings"
 	"time"
 
 	"github.com/gpuprof/gpuprof/gpu"
+	"github.com/gpuprof/gpuprof/internal/present"
 	"github.com/gpuprof/gpuprof/profile"
 	"github.com/gpuprof/gpuprof/slurmext"
 )

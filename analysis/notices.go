@@ -2,11 +2,11 @@ package analysis
 
 import (
 	"fmt"
-	"github.com/gpuprof/gpuprof/internal/present"
 	"slices"
 	"strings"
 	"time"
 
+	"github.com/gpuprof/gpuprof/internal/present"
 	"github.com/gpuprof/gpuprof/profile"
 	"github.com/gpuprof/gpuprof/slurmext"
 )

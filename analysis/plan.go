@@ -3,10 +3,11 @@ package analysis
 import (
 	"cmp"
 	"fmt"
-	"github.com/gpuprof/gpuprof/internal/present"
 	"math"
 	"slices"
 	"time"
+
+	"github.com/gpuprof/gpuprof/internal/present"
 )
 
 // PlanParams are the purchase question's inputs.

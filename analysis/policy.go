@@ -3,12 +3,12 @@ package analysis
 import (
 	"cmp"
 	"fmt"
-	"github.com/gpuprof/gpuprof/internal/present"
 	"math"
 	"slices"
 	"strings"
 	"time"
 
+	"github.com/gpuprof/gpuprof/internal/present"
 	"github.com/gpuprof/gpuprof/slurmext"
 )
 

@@ -2,10 +2,11 @@ package analysis
 
 import (
 	"fmt"
-	"github.com/gpuprof/gpuprof/internal/present"
 	"math"
 	"slices"
 	"strings"
+
+	"github.com/gpuprof/gpuprof/internal/present"
 )
 
 // sharingPlan is the shard sizing for one GPU model, kept for the per-user

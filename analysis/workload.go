@@ -3,10 +3,10 @@ package analysis
 import (
 	"cmp"
 	"fmt"
-	"github.com/gpuprof/gpuprof/internal/present"
 	"slices"
 	"time"
 
+	"github.com/gpuprof/gpuprof/internal/present"
 	"github.com/gpuprof/gpuprof/slurmext"
 )
 

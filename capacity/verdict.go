@@ -2,11 +2,11 @@ package capacity
 
 import (
 	"fmt"
-	"github.com/gpuprof/gpuprof/internal/present"
 	"slices"
 	"strings"
 
 	"github.com/gpuprof/gpuprof/analysis"
+	"github.com/gpuprof/gpuprof/internal/present"
 )
 
 // Verdict codes: what the plan says to do. Every output prints the

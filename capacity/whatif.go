@@ -3,13 +3,13 @@ package capacity
 import (
 	"errors"
 	"fmt"
-	"github.com/gpuprof/gpuprof/internal/present"
 	"math"
 	"slices"
 	"strings"
 	"time"
 
 	"github.com/gpuprof/gpuprof/analysis"
+	"github.com/gpuprof/gpuprof/internal/present"
 	"github.com/gpuprof/gpuprof/queuesim"
 	"github.com/gpuprof/gpuprof/slurmext"
 )

@@ -3,7 +3,6 @@ package capacity
 import (
 	"cmp"
 	"fmt"
-	"github.com/gpuprof/gpuprof/internal/present"
 	"math"
 	"slices"
 	"strconv"
@@ -11,6 +10,7 @@ import (
 	"time"
 
 	"github.com/gpuprof/gpuprof/analysis"
+	"github.com/gpuprof/gpuprof/internal/present"
 	"github.com/gpuprof/gpuprof/queuesim"
 	"github.com/gpuprof/gpuprof/slurmext"
 )

@@ -3,12 +3,12 @@ package capacity
 import (
 	"cmp"
 	"fmt"
-	"github.com/gpuprof/gpuprof/internal/present"
 	"math"
 	"slices"
 	"strings"
 
 	"github.com/gpuprof/gpuprof/analysis"
+	"github.com/gpuprof/gpuprof/internal/present"
 	"github.com/gpuprof/gpuprof/queuesim"
 	"github.com/gpuprof/gpuprof/slurmext"
 )

@@ -2,13 +2,13 @@ package cliview
 
 import (
 	"fmt"
-	"github.com/gpuprof/gpuprof/termtext"
 	"io"
 	"strings"
 	"time"
 
 	"github.com/gpuprof/gpuprof/history"
 	"github.com/gpuprof/gpuprof/internal/present"
+	"github.com/gpuprof/gpuprof/termtext"
 )
 
 // ImportWindow says on w which window of which cluster a live import asks

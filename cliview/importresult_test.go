@@ -1,12 +1,12 @@
 package cliview
 
 import (
-	"github.com/gpuprof/gpuprof/termtext"
 	"strings"
 	"testing"
 	"time"
 
 	"github.com/gpuprof/gpuprof/history"
+	"github.com/gpuprof/gpuprof/termtext"
 )
 
 func TestGPUSourcesLine(t *testing.T) {

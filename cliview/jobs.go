@@ -6,8 +6,6 @@ package cliview
 import (
 	"errors"
 	"fmt"
-	"github.com/gpuprof/gpuprof/internal/texttable"
-	"github.com/gpuprof/gpuprof/termtext"
 	"io"
 	"slices"
 	"strconv"
@@ -17,9 +15,11 @@ import (
 
 	"github.com/gpuprof/gpuprof/analysis"
 	"github.com/gpuprof/gpuprof/internal/present"
+	"github.com/gpuprof/gpuprof/internal/texttable"
 	"github.com/gpuprof/gpuprof/profile"
 	"github.com/gpuprof/gpuprof/slurmext"
 	"github.com/gpuprof/gpuprof/store"
+	"github.com/gpuprof/gpuprof/termtext"
 )
 
 // jobsColumn is one column `gpuprof jobs --format` can name: its key (as

@@ -4,15 +4,15 @@ package cliview
 // the jobs they are about.
 
 import (
-	"github.com/gpuprof/gpuprof/internal/texttable"
-	"github.com/gpuprof/gpuprof/termtext"
 	"io"
 	"time"
 
 	"github.com/gpuprof/gpuprof/analysis"
+	"github.com/gpuprof/gpuprof/internal/texttable"
 	"github.com/gpuprof/gpuprof/notice"
 	"github.com/gpuprof/gpuprof/profile"
 	"github.com/gpuprof/gpuprof/slurmext"
+	"github.com/gpuprof/gpuprof/termtext"
 )
 
 // NoticesJSON is gpuprof notices --json: the rows as they are, an empty

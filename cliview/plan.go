@@ -2,15 +2,15 @@ package cliview
 
 import (
 	"fmt"
-	"github.com/gpuprof/gpuprof/internal/texttable"
-	"github.com/gpuprof/gpuprof/termtext"
 	"io"
 	"strconv"
 
 	"github.com/gpuprof/gpuprof/analysis"
 	"github.com/gpuprof/gpuprof/capacity"
 	"github.com/gpuprof/gpuprof/internal/present"
+	"github.com/gpuprof/gpuprof/internal/texttable"
 	"github.com/gpuprof/gpuprof/slurmext"
+	"github.com/gpuprof/gpuprof/termtext"
 )
 
 // PlanJSON is the stable JSON shape of `gpuprof plan --json`

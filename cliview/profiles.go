@@ -2,14 +2,14 @@ package cliview
 
 import (
 	"fmt"
-	"github.com/gpuprof/gpuprof/internal/texttable"
-	"github.com/gpuprof/gpuprof/termtext"
 	"io"
 	"slices"
 	"strings"
 
 	"github.com/gpuprof/gpuprof/analysis"
 	"github.com/gpuprof/gpuprof/internal/present"
+	"github.com/gpuprof/gpuprof/internal/texttable"
+	"github.com/gpuprof/gpuprof/termtext"
 )
 
 // ProfilesJSON is the stable JSON shape of `gpuprof profiles --json`.

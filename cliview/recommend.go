@@ -1,7 +1,6 @@
 package cliview
 
 import (
-	"github.com/gpuprof/gpuprof/termtext"
 	"io"
 	"slices"
 	"strings"
@@ -9,6 +8,7 @@ import (
 	"github.com/gpuprof/gpuprof/analysis"
 	"github.com/gpuprof/gpuprof/capacity"
 	"github.com/gpuprof/gpuprof/internal/present"
+	"github.com/gpuprof/gpuprof/termtext"
 )
 
 // RecommendJSON is the stable JSON shape of `gpuprof recommend --json`

@@ -5,8 +5,6 @@ package cliview
 
 import (
 	"fmt"
-	"github.com/gpuprof/gpuprof/internal/texttable"
-	"github.com/gpuprof/gpuprof/termtext"
 	"io"
 	"strings"
 	"time"
@@ -15,9 +13,11 @@ import (
 	"github.com/gpuprof/gpuprof/gpu"
 	"github.com/gpuprof/gpuprof/internal/present"
 	"github.com/gpuprof/gpuprof/internal/spark"
+	"github.com/gpuprof/gpuprof/internal/texttable"
 	"github.com/gpuprof/gpuprof/profile"
 	"github.com/gpuprof/gpuprof/slurmext"
 	"github.com/gpuprof/gpuprof/store"
+	"github.com/gpuprof/gpuprof/termtext"
 )
 
 // maxShowNames bounds how many ids the line above several jobs lists.

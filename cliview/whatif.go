@@ -3,13 +3,13 @@ package cliview
 import (
 	"cmp"
 	"fmt"
-	"github.com/gpuprof/gpuprof/internal/texttable"
 	"io"
 	"strings"
 
 	"github.com/gpuprof/gpuprof/analysis"
 	"github.com/gpuprof/gpuprof/capacity"
 	"github.com/gpuprof/gpuprof/internal/present"
+	"github.com/gpuprof/gpuprof/internal/texttable"
 	"github.com/gpuprof/gpuprof/slurmext"
 	"github.com/gpuprof/gpuprof/termtext"
 )

@@ -2,7 +2,6 @@ package report
 
 import (
 	"fmt"
-	"github.com/gpuprof/gpuprof/internal/present"
 	"html/template"
 	"image/color"
 	"math"
@@ -16,6 +15,7 @@ import (
 
 	"github.com/gpuprof/gpuprof/analysis"
 	"github.com/gpuprof/gpuprof/capacity"
+	"github.com/gpuprof/gpuprof/internal/present"
 )
 
 // Chart ids: each chart's <figure> carries one, with or without data.

@@ -2,12 +2,12 @@ package report
 
 import (
 	"fmt"
-	"github.com/gpuprof/gpuprof/internal/present"
 	"reflect"
 	"strings"
 
 	"github.com/gpuprof/gpuprof/analysis"
 	"github.com/gpuprof/gpuprof/capacity"
+	"github.com/gpuprof/gpuprof/internal/present"
 )
 
 // The report is built once as a list of sections of format-neutral blocks;

@@ -15,9 +15,8 @@ import (
 	"testing"
 	"time"
 
-	"github.com/gpuprof/gpuprof/internal/groupdir/groupdirtest"
-
 	"github.com/gpuprof/gpuprof/internal/groupdir"
+	"github.com/gpuprof/gpuprof/internal/groupdir/groupdirtest"
 	"github.com/gpuprof/gpuprof/profile"
 )
 

@@ -12,6 +12,7 @@ import (
 	"github.com/gpuprof/gpuprof/gpu"
 	"github.com/gpuprof/gpuprof/internal/present"
 	"github.com/gpuprof/gpuprof/internal/spark"
+	"github.com/gpuprof/gpuprof/internal/texttable"
 	"github.com/gpuprof/gpuprof/profile"
 	"github.com/gpuprof/gpuprof/slurmext"
 	"github.com/gpuprof/gpuprof/store"
@@ -220,10 +221,10 @@ func (m Model) detailLines() []string {
 	if d.v.SlurmID() != d.v.JobID {
 		head += " (raw id " + sanitise(d.v.JobID) + ")"
 	}
-	add(head + " · " + orDash(sanitise(j.Name)))
+	add(head + " · " + texttable.OrDash(sanitise(j.Name)))
 	add(fmt.Sprintf("user %s · account %s · partition %s",
-		orDash(sanitise(j.User)), orDash(sanitise(j.Account)), orDash(sanitise(j.Partition))))
-	state := orDash(sanitise(string(j.State)))
+		texttable.OrDash(sanitise(j.User)), texttable.OrDash(sanitise(j.Account)), texttable.OrDash(sanitise(j.Partition))))
+	state := texttable.OrDash(sanitise(string(j.State)))
 	if j.ExitKnown {
 		state += fmt.Sprintf(" · exit %d:%d", j.ExitStatus, j.ExitSignal)
 	}
@@ -404,7 +405,7 @@ func (m Model) gpuLinesOf(node string, g *profile.GPU, ag *analysis.GPU) []strin
 	if g.SlurmIndex >= 0 {
 		idx = fmt.Sprintf("#%d", g.SlurmIndex)
 	}
-	head := " " + clip(node, 24) + " · " + orDash(clip(g.Model, 32)) + " · " + idx + " " + shortUUID(g.UUID)
+	head := " " + clip(node, 24) + " · " + texttable.OrDash(clip(g.Model, 32)) + " · " + idx + " " + shortUUID(g.UUID)
 	lines := []string{"", head}
 
 	util, mem := spark.Values(g)
@@ -528,13 +529,6 @@ func taskLines(t *taskInfo) []string {
 		lines = append(lines, strings.Join(facts, " · "))
 	}
 	return lines
-}
-
-func orDash(s string) string {
-	if s == "" {
-		return "-"
-	}
-	return s
 }
 
 // wrapHanging wraps s to w columns behind a one-column margin; lines after

@@ -2,11 +2,11 @@ package tui
 
 import (
 	"fmt"
-	"github.com/gpuprof/gpuprof/internal/present"
 	"strings"
 
 	tea "charm.land/bubbletea/v2"
 
+	"github.com/gpuprof/gpuprof/internal/present"
 	"github.com/gpuprof/gpuprof/store"
 )
 

@@ -1,9 +1,9 @@
 package tui
 
 import (
-	"github.com/gpuprof/gpuprof/internal/present"
 	"time"
 
+	"github.com/gpuprof/gpuprof/internal/present"
 	"github.com/gpuprof/gpuprof/slurmext"
 	"github.com/gpuprof/gpuprof/store"
 )

@@ -2,7 +2,6 @@ package main
 
 import (
 	"fmt"
-	"github.com/gpuprof/gpuprof/internal/present"
 	"math"
 	"os"
 	"path/filepath"
@@ -12,6 +11,7 @@ import (
 	"github.com/spf13/pflag"
 
 	"github.com/gpuprof/gpuprof/demo"
+	"github.com/gpuprof/gpuprof/internal/present"
 )
 
 type demoMonthOptions struct {

@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"github.com/gpuprof/gpuprof/termtext"
 	"io"
 	"os"
 	"time"
@@ -16,6 +15,7 @@ import (
 	"github.com/gpuprof/gpuprof/history"
 	"github.com/gpuprof/gpuprof/slurmext"
 	"github.com/gpuprof/gpuprof/store"
+	"github.com/gpuprof/gpuprof/termtext"
 )
 
 type importOptions struct {

@@ -3,7 +3,6 @@ package main
 import (
 	"cmp"
 	"context"
-	"github.com/gpuprof/gpuprof/termtext"
 	"os"
 	"slices"
 	"strings"
@@ -18,6 +17,7 @@ import (
 	"github.com/gpuprof/gpuprof/slurmext"
 	"github.com/gpuprof/gpuprof/spool"
 	"github.com/gpuprof/gpuprof/store"
+	"github.com/gpuprof/gpuprof/termtext"
 )
 
 type jobsOptions struct {

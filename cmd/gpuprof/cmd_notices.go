@@ -2,7 +2,6 @@ package main
 
 import (
 	"context"
-	"github.com/gpuprof/gpuprof/termtext"
 	"slices"
 	"strings"
 	"time"
@@ -15,6 +14,7 @@ import (
 	"github.com/gpuprof/gpuprof/notice"
 	"github.com/gpuprof/gpuprof/profile"
 	"github.com/gpuprof/gpuprof/store"
+	"github.com/gpuprof/gpuprof/termtext"
 )
 
 // noticesOptions are the flags of gpuprof notices.

@@ -3,7 +3,6 @@ package main
 import (
 	"context"
 	"errors"
-	"github.com/gpuprof/gpuprof/termtext"
 	"io"
 	"strings"
 	"time"
@@ -13,6 +12,7 @@ import (
 
 	"github.com/gpuprof/gpuprof/analysis"
 	"github.com/gpuprof/gpuprof/notice"
+	"github.com/gpuprof/gpuprof/termtext"
 )
 
 // digestOptions are the flags of gpuprof notices digest.

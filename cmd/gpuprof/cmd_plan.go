@@ -1,13 +1,13 @@
 package main
 
 import (
-	"github.com/gpuprof/gpuprof/cliview"
 	"math"
 
 	"github.com/spf13/cobra"
 
 	"github.com/gpuprof/gpuprof/analysis"
 	"github.com/gpuprof/gpuprof/capacity"
+	"github.com/gpuprof/gpuprof/cliview"
 )
 
 type planOptions struct {

@@ -1,7 +1,6 @@
 package main
 
 import (
-	"github.com/gpuprof/gpuprof/cliview"
 	"io"
 
 	"github.com/spf13/cobra"
@@ -9,6 +8,7 @@ import (
 
 	"github.com/gpuprof/gpuprof/analysis"
 	"github.com/gpuprof/gpuprof/capacity"
+	"github.com/gpuprof/gpuprof/cliview"
 	"github.com/gpuprof/gpuprof/store"
 )
 

@@ -4,13 +4,13 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"github.com/gpuprof/gpuprof/cliview"
 	"io"
 	"time"
 
 	"github.com/spf13/cobra"
 
 	"github.com/gpuprof/gpuprof/capacity"
+	"github.com/gpuprof/gpuprof/cliview"
 	"github.com/gpuprof/gpuprof/store"
 	"github.com/gpuprof/gpuprof/termtext"
 )
