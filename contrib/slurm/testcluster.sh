@@ -207,21 +207,53 @@ start_munge() {
 # (MariaDB): the ones DIR already uses, else the first free block of four
 # from 16817 on, so a system Slurm (6817-6819) and other test clusters keep
 # theirs.
+#
+# A block free now is bound seconds later, when the daemons start: two
+# clusters starting side by side (parallel tests) would both take it, the
+# second's daemons would fail to bind, and its sinfo would answer from the
+# first's slurmctld. So the choice is made under a host-wide lock and
+# written to port_claims (block, DIR, time); a block another DIR claimed
+# less than claim_ttl seconds ago is skipped, long enough for its daemons
+# to hold their ports.
+port_claims=/run/lock/gpuprof-testcluster.ports
+claim_ttl=300
+
 pick_ports() {
-	local base=""
+	local base="" now
+	mkdir -p /run/lock
+	exec 8>>"$port_claims.lock"
+	flock 8
+	touch "$port_claims"
+	now=$(date +%s)
 	if [[ -f $conf ]]; then
 		base=$(sed -n 's/^SlurmctldPort=\([0-9]*\)$/\1/p' "$conf")
 	fi
-	if [[ -z $base ]] || ! { running_ctld || ports_free "$base"; }; then
+	if [[ -z $base ]] || claimed_by_other "$base" "$now" || ! { running_ctld || ports_free "$base"; }; then
 		for ((base = 16817; base < 17817; base += 10)); do
-			ports_free "$base" && break
+			! claimed_by_other "$base" "$now" && ports_free "$base" && break
 		done
 		((base < 17817)) || die "no free ports in 16817-17816"
 	fi
+	# Keep the other clusters' live claims, and this one's anew.
+	awk -v d="$dir" -v now="$now" -v ttl="$claim_ttl" '$2 != d && now - $3 < ttl' "$port_claims" >"$port_claims.tmp"
+	printf '%s %s %s\n' "$base" "$dir" "$now" >>"$port_claims.tmp"
+	mv -f "$port_claims.tmp" "$port_claims"
+	flock -u 8
+	exec 8>&-
 	ctld_port=$base
 	slurmd_port=$((base + 1))
 	dbd_port=$((base + 2))
 	db_port=$((base + 3))
+}
+
+# claimed_by_other BASE NOW: another DIR claimed the block at BASE less
+# than claim_ttl seconds before NOW.
+claimed_by_other() {
+	local b d t
+	while read -r b d t; do
+		[[ $b == "$1" && $d != "$dir" ]] && (($2 - t < claim_ttl)) && return 0
+	done <"$port_claims"
+	return 1
 }
 
 ports_free() {
@@ -493,6 +525,12 @@ start_slurm() {
 		sinfo -N -l >&2 || true
 		show_logs
 		die "the node did not become idle"
+	}
+	# sinfo answers from whatever slurmctld holds the port: make sure it
+	# was this cluster's.
+	running_ctld && alive "$dir/run/slurmd.pid" slurmd || {
+		show_logs
+		die "slurmctld or slurmd exited (another cluster on port $ctld_port?)"
 	}
 }
 
