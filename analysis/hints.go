@@ -80,12 +80,19 @@ const (
 	HintStageData = "stage_data"
 )
 
-// limitMargin is how much longer than the last run the suggested time
-// limit is, and limitStep what it is rounded up to.
+// LimitMargin is how much longer than the last run the suggested time
+// limit is, and limitStep what it is rounded up to (SuggestedLimit).
 const (
-	limitMargin = 1.5
+	LimitMargin = 1.5
 	limitStep   = 5 * time.Minute
 )
+
+// SuggestedLimit is the --time gpuprof suggests for a job that worked
+// for run: run × LimitMargin, rounded up to 5 minutes. The time-limit
+// hints and the idle-job notice's fix both take it.
+func SuggestedLimit(run time.Duration) time.Duration {
+	return roundUp(time.Duration(float64(run)*LimitMargin), limitStep)
+}
 
 // Hints returns the sbatch options (and script lines) the user should
 // change when submitting j again, one per problem the job shows, in the
@@ -212,19 +219,19 @@ func Hints(j Job, c Config, types []GPUType) []Hint {
 	if j.State == slurmext.StateCompleted && j.TimeLimit > 0 && !j.Unlimited && m.ElapsedValid && m.Elapsed > 0 &&
 		m.Elapsed >= c.Summary.LimitMinRun.D() {
 		ratio := j.TimeLimit.Seconds() / m.Elapsed.Seconds()
-		want := roundUp(time.Duration(float64(m.Elapsed)*limitMargin), limitStep)
+		want := SuggestedLimit(m.Elapsed)
 		if ratio >= rc.OverRequestRatio && want < j.TimeLimit {
 			add(HintTimeLimit, "--time="+slurmTime(want),
 				fmt.Sprintf("It ran %s of its %s limit (the limit was %s the run): %s is %s the run rounded up, and a shorter limit lets the scheduler start it sooner.",
-					present.Duration(m.Elapsed), present.Duration(j.TimeLimit), present.Times(ratio), present.Duration(want), present.Times(limitMargin)))
+					present.Duration(m.Elapsed), present.Duration(j.TimeLimit), present.Times(ratio), present.Duration(want), present.Times(LimitMargin)))
 		}
 	}
 
 	if j.State == slurmext.StateTimeout && j.TimeLimit > 0 && !j.Unlimited {
-		want := roundUp(time.Duration(float64(j.TimeLimit)*limitMargin), limitStep)
+		want := SuggestedLimit(j.TimeLimit)
 		add(HintTimedOut, "--time="+slurmTime(want),
 			fmt.Sprintf("Slurm stopped it at its %s limit (TIMEOUT): if the work needs longer, ask for %s the limit; better, save checkpoints and resume (sbatch --requeue, --signal=B:USR1@300 to be warned 5 minutes before the end).",
-				present.Duration(j.TimeLimit), present.Times(limitMargin)))
+				present.Duration(j.TimeLimit), present.Times(LimitMargin)))
 	}
 
 	if j.State == slurmext.StateOutOfMemory {

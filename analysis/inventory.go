@@ -89,7 +89,7 @@ func fitInventory(in *Input) {
 		return
 	}
 	in.Inventory.Misfit = fmt.Sprintf("the inventory does not fit the jobs: they held %s GPU-hours in the window, more than the %d %s of the inventory (from %s) could hold in it (%s)",
-		present.Decimal(held), gpus, present.Plural(gpus, "GPU", "GPUs"), in.Inventory.Source, present.Decimal(capacity))
+		present.GPUHours(held), gpus, present.Plural(gpus, "GPU", "GPUs"), in.Inventory.Source, present.GPUHours(capacity))
 	in.Inventory.Source = InventoryNone
 	in.Nodes = nil
 }

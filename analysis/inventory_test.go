@@ -83,7 +83,7 @@ func TestInventoryThatDoesNotFit(t *testing.T) {
 	in := build(4)
 	inv := in.Inventory
 	if len(in.Nodes) != 0 || inv.Source != InventoryNone || inv.GPUs != 4 ||
-		!strings.HasPrefix(inv.Misfit, "the inventory does not fit the jobs: they held 44640 GPU-hours in the window, more than the 4 GPUs of the inventory (from slurm.conf of cluster dlrm) could hold in it (2976)") {
+		!strings.HasPrefix(inv.Misfit, "the inventory does not fit the jobs: they held 44,640 GPU-hours in the window, more than the 4 GPUs of the inventory (from slurm.conf of cluster dlrm) could hold in it (2,976)") {
 		t.Fatalf("4 GPUs for 60 GPUs' work: nodes %v, inventory %+v", in.Nodes, inv)
 	}
 	c := DefaultConfig()

@@ -230,8 +230,8 @@ func plan(in *Input, f *facts, k *counter, p PlanParams, c *Config) CapacityPlan
 		now = "no inventory to compare with"
 	}
 	cp.Evidence = append(cp.Evidence,
-		Reason{Rule: "plan.demand", Note: fmt.Sprintf("C_now %.2f GPUs (%.0f GPU-hours over %s), peak %s; C_future = %.2f·(1+%.2f)^(%d/12) + %.2f = %.2f; G = ceil(%.2f / %.2f) = %d; %s",
-			cp.CNow, total, present.Duration(time.Duration(cp.PeriodHours*float64(time.Hour))), present.GPUsHeld(cp.PeakGPUs),
+		Reason{Rule: "plan.demand", Note: fmt.Sprintf("C_now %.2f GPUs (%s GPU-hours over %s), peak %s; C_future = %.2f·(1+%.2f)^(%d/12) + %.2f = %.2f; G = ceil(%.2f / %.2f) = %d; %s",
+			cp.CNow, present.GPUHours(total), present.Duration(time.Duration(cp.PeriodHours*float64(time.Hour))), present.GPUsHeld(cp.PeakGPUs),
 			cp.CNow, p.Growth, p.Months, p.NewDemand, cp.CFuture, cp.CFuture, cp.QSafe, cp.GPUsNeeded, now)})
 	if s := share(waste); s >= pc.WasteShareMin {
 		cp.Constraints = append(cp.Constraints, ConstraintScheduling)

@@ -210,7 +210,7 @@ func recommendLimits(b *recBuilder, in *Input, f *facts) {
 			limit, defaultUserQOS, burstQOS, burst, longQOS),
 		Evidence: []Reason{
 			{Rule: "limits.queue", Checks: []Check{{Metric("queue_bound_share"), share, OpGE, rc.QueueShareMin}},
-				Note: fmt.Sprintf("%d of %d GPU jobs waited ≥ %s× their run time", queued, len(f.jobs), present.Decimal(b.c.Bottlenecks.QueueBoundRatio))},
+				Note: fmt.Sprintf("%d of %d GPU jobs waited ≥ %s their run time", queued, len(f.jobs), present.Times(b.c.Bottlenecks.QueueBoundRatio))},
 			{Rule: "limits.per_user", Note: fmt.Sprintf("peak concurrent GPUs per user over %d users: p50 %s, p95 %s, max %d (%s)",
 				pd.N, present.Decimal(pd.P50), present.Decimal(pd.P95), top, topUser)},
 		},

@@ -865,7 +865,7 @@ func (a *workloadAcc) finish(nodes []Node, topN int) Workload {
 		// More GPU time than the inventory could hold: it is not this
 		// cluster's, and its capacity and occupancy are no number at all.
 		h.InventoryMisfit = fmt.Sprintf("the inventory does not fit the jobs: they held %s GPU-hours in the window, more than its %d %s could hold in it (%s)",
-			present.Decimal(h.AllocatedGPUHours), invGPUs, present.Plural(invGPUs, "GPU", "GPUs"), present.Decimal(h.CapacityGPUHours))
+			present.GPUHours(h.AllocatedGPUHours), invGPUs, present.Plural(invGPUs, "GPU", "GPUs"), present.GPUHours(h.CapacityGPUHours))
 		h.InventoryGPUs, h.CapacityGPUHours, h.Occupancy = 0, 0, 0
 		for i := range w.Daily {
 			w.Daily[i].Capacity = 0

@@ -14,6 +14,8 @@ import (
 	"time"
 
 	"github.com/BurntSushi/toml"
+
+	"github.com/gpuprof/gpuprof/slurmext"
 )
 
 // DefaultPath is where every command looks for the file when --config is
@@ -509,7 +511,7 @@ func SplitNode(entry string) (cluster, node string, err error) {
 	if !found {
 		cluster, node = "", entry
 	}
-	cluster, node = strings.ToLower(strings.TrimSpace(cluster)), strings.TrimSpace(node)
+	cluster, node = slurmext.NormalClusterName(cluster), strings.TrimSpace(node)
 	switch {
 	case node == "" || strings.ContainsAny(node, "/ \t"):
 		return "", "", fmt.Errorf("%q: want a node name or cluster/node", entry)

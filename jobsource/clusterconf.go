@@ -223,7 +223,7 @@ func (s *Source) ForCluster(ctx context.Context, f *store.ViewFilter, flag strin
 // forCluster is ForCluster with how many jobs of the cluster f selects,
 // when they were counted to choose it (0: not counted).
 func (s *Source) forCluster(ctx context.Context, f *store.ViewFilter, flag string) (int, error) {
-	cluster := strings.ToLower(strings.TrimSpace(flag))
+	cluster := slurmext.NormalClusterName(flag)
 	counted := 0
 	if cluster == "" {
 		names, n, err := s.clusters(ctx, *f)

@@ -8,14 +8,13 @@ import (
 	"time"
 
 	"github.com/gpuprof/gpuprof/store"
-	"github.com/gpuprof/gpuprof/termtext"
 )
 
 // Names are the sorted distinct users, accounts or partitions (field
 // "user", "account" or "partition") of the jobs since since that the
-// caller may see, cleaned for a terminal: what a shell completes a
-// --user, --account or --partition with. A read cut short by ctx's
-// deadline gives the names found so far.
+// caller may see, as recorded (not cleaned for a terminal: the caller
+// shows them): what a shell completes a --user, --account or --partition
+// with. A read cut short by ctx's deadline gives the names found so far.
 func (s *Source) Names(ctx context.Context, since time.Time, field string) ([]string, error) {
 	idx := slices.Index([]string{"user", "account", "partition"}, field)
 	if idx < 0 {
@@ -24,7 +23,7 @@ func (s *Source) Names(ctx context.Context, since time.Time, field string) ([]st
 	seen := map[string]bool{}
 	err := s.Each(ctx, store.ViewFilter{Since: since, Lean: true}, func(v store.JobView) error {
 		for _, n := range viewNames(v, idx) {
-			if n = termtext.Short(n, 64); n != "" && n != "-" {
+			if n != "" {
 				seen[n] = true
 			}
 		}

@@ -13,6 +13,7 @@ import (
 	"github.com/gpuprof/gpuprof/collect"
 	"github.com/gpuprof/gpuprof/config"
 	"github.com/gpuprof/gpuprof/profile"
+	"github.com/gpuprof/gpuprof/slurmext"
 	"github.com/gpuprof/gpuprof/store"
 )
 
@@ -123,5 +124,53 @@ func TestOpenSourceFallsBackToQuerySocket(t *testing.T) {
 func TestDefaultQuerySocket(t *testing.T) {
 	if got, want := config.Default().QuerySocket, "/run/gpuprof/query.sock"; got != want {
 		t.Errorf("default query_socket = %q, want %q", got, want)
+	}
+}
+
+// TestInputAndNoticesNamesArraysThroughTheSocket: through the agent's
+// query socket (a client: the notices come with the profiles), the
+// digest's lean read names an unsplit array's notice as Slurm does,
+// "53_[1-3]", as the local database's read does, not by its raw id. (The
+// socket's and the collector's listing answer a lean request in full
+// today; InputAndNotices looks such a job up should one ever not.)
+func TestInputAndNoticesNamesArraysThroughTheSocket(t *testing.T) {
+	ctx := context.Background()
+	dir := t.TempDir()
+	served, err := store.Open(ctx, filepath.Join(dir, "agent.db"), store.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer served.Close()
+	start := time.Date(2026, 11, 3, 10, 0, 0, 0, time.UTC)
+	r := slurmext.JobRecord{Cluster: "c", JobID: "58", ArrayJobID: "53", ArrayTaskID: -1, ArrayTaskSpec: "1-3", HetOffset: -1,
+		Name: "sweep", User: "me", UID: os.Getuid(), State: slurmext.StatePending, CancelledBy: -1, Submit: start}
+	if err := served.PutSchedJob(ctx, r); err != nil {
+		t.Fatal(err)
+	}
+	p := profile.Job{Key: profile.Key{Cluster: "c", JobID: "58", Node: "n1"}, User: "me", UID: os.Getuid(),
+		Start: start, End: start.Add(time.Hour), Status: profile.StatusFinished, Source: profile.SourceAgent,
+		Notices: []profile.Notice{{Rule: profile.RuleIdleJob, Status: profile.NoticeSent, Time: start.Add(30 * time.Minute), Evidence: "idle"}}}
+	if err := served.PutJob(ctx, p); err != nil {
+		t.Fatal(err)
+	}
+	cfg := config.Default()
+	cfg.DB, cfg.QuerySocket, cfg.SlurmConf = filepath.Join(dir, "private", "gpuprof.db"), serveQuerySocket(t, dir, served), ""
+	src, err := Open(ctx, cfg, Options{UID: 1001})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer src.Close()
+	if src.client == nil {
+		t.Fatal("not reading through the socket")
+	}
+	day := store.ViewFilter{Since: start.Add(-time.Hour), Until: start.Add(24 * time.Hour)}
+	lean := day
+	lean.Lean = true
+	_, rows, err := src.InputAndNotices(ctx, lean, start.Add(24*time.Hour), NoticeQuery{Jobs: day, Since: day.Since, Until: day.Until})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(rows) != 1 || rows[0].SlurmID != "53_[1-3]" {
+		t.Errorf("rows %+v, want one notice of 53_[1-3]", rows)
 	}
 }

@@ -3,12 +3,12 @@ package monthly
 import (
 	"context"
 	"fmt"
-	"strings"
 	"time"
 
 	"github.com/gpuprof/gpuprof/analysis"
 	"github.com/gpuprof/gpuprof/capacity"
 	"github.com/gpuprof/gpuprof/report"
+	"github.com/gpuprof/gpuprof/slurmext"
 )
 
 // ParseMonth is the month s names (YYYY-MM, in loc) as the window [its
@@ -93,7 +93,7 @@ type Out struct {
 // comes from src.Reader and each cluster's slurm.conf from src.Bind; the
 // rest of p is each report's (Build).
 func Reports(ctx context.Context, src ClusterSource, p Params, out Out) error {
-	cluster := strings.ToLower(strings.TrimSpace(p.Cluster))
+	cluster := slurmext.NormalClusterName(p.Cluster)
 	w := p.Window
 	if p.Latest {
 		// Not the month before now blindly: the last complete one that has

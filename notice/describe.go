@@ -7,17 +7,10 @@ import (
 	"strings"
 	"time"
 
+	"github.com/gpuprof/gpuprof/analysis"
 	"github.com/gpuprof/gpuprof/internal/present"
 	"github.com/gpuprof/gpuprof/profile"
 	"github.com/gpuprof/gpuprof/slurmext"
-)
-
-// limitMargin and limitStep shape the suggested --time of a job that
-// worked and then idled: the working time × 1.5, rounded up to 5 minutes
-// (as the analysis' time-limit hint does).
-const (
-	limitMargin = 1.5
-	limitStep   = 5 * time.Minute
 )
 
 // Describe turns a finding into the notice to record: its GPUs as Slurm
@@ -59,7 +52,7 @@ func (t *Tracker) Describe(f Finding, now time.Time, j *profile.Job, loc *time.L
 		// A job that worked before it idled needs a shorter limit; one
 		// idle from its start needs no GPU at all (no option says that).
 		if worked := f.Since.Sub(j.Start); !j.Start.IsZero() && worked > MaxGap*t.rules.Interval {
-			n.Fix = "--time=" + slurmTime(roundUp(time.Duration(float64(worked)*limitMargin), limitStep))
+			n.Fix = "--time=" + slurmTime(analysis.SuggestedLimit(worked)) // as the time-limit hint suggests
 		} else if !j.Start.IsZero() {
 			n.Evidence += "; no GPU work since the job started"
 		}
@@ -153,13 +146,6 @@ func gresOption(n int) string {
 		return ""
 	}
 	return "--gres=gpu:" + strconv.Itoa(n)
-}
-
-func roundUp(d, step time.Duration) time.Duration {
-	if r := d % step; r != 0 {
-		d += step - r
-	}
-	return d
 }
 
 // slurmTime writes a limit as sbatch --time takes it: HH:MM:SS, or

@@ -35,8 +35,8 @@ func Formats(in []string) ([]string, error) {
 
 // WriteFiles writes d in each of formats (Formats) into dir, made when
 // missing, as gpuprof-report-MONTH<suffix>.FORMAT (suffix: "" or, for
-// one report of several, ClusterSuffix). wrote is told each file's path
-// once it is written.
+// one report of several, ClusterSuffix). wrote (if not nil) is told each
+// file's path once it is written.
 func WriteFiles(dir string, formats []string, d Data, suffix string, wrote func(path string)) error {
 	if err := os.MkdirAll(dir, 0o755); err != nil {
 		return err
@@ -47,7 +47,9 @@ func WriteFiles(dir string, formats []string, d Data, suffix string, wrote func(
 		if err := writeReportFile(path, f, d); err != nil {
 			return err
 		}
-		wrote(path)
+		if wrote != nil {
+			wrote(path)
+		}
 	}
 	return nil
 }
@@ -71,6 +73,8 @@ func writeReportFile(path, format string, d Data) (err error) {
 		err = WriteMarkdown(tmp, d)
 	case "json":
 		err = WriteJSON(tmp, d)
+	default:
+		err = fmt.Errorf("unknown report format %q (Formats checks them)", format)
 	}
 	if err != nil {
 		_ = tmp.Close()

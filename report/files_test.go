@@ -4,6 +4,7 @@ import (
 	"os"
 	"path/filepath"
 	"slices"
+	"strings"
 	"testing"
 )
 
@@ -51,5 +52,20 @@ func TestWriteFiles(t *testing.T) {
 		if err != nil || fi.Mode().Perm() != 0o644 || fi.Size() == 0 {
 			t.Errorf("%s: %v, %v", p, fi, err)
 		}
+	}
+}
+
+// A format Formats would refuse is an error, with no file (not even an
+// empty one) left behind; a nil wrote is allowed.
+func TestWriteFilesRefusesUnknownFormat(t *testing.T) {
+	dir := t.TempDir()
+	if err := WriteFiles(dir, []string{"pdf"}, Data{Month: "2026-11"}, "", nil); err == nil || !strings.Contains(err.Error(), "pdf") {
+		t.Errorf("WriteFiles(pdf) = %v, want an error naming the format", err)
+	}
+	if entries, _ := os.ReadDir(dir); len(entries) != 0 {
+		t.Errorf("%d files left in the directory, want none", len(entries))
+	}
+	if err := WriteFiles(dir, []string{"md"}, Data{Month: "2026-11"}, "", nil); err != nil {
+		t.Errorf("WriteFiles with a nil wrote: %v", err)
 	}
 }

@@ -13,8 +13,8 @@
 // proportion to a number written in their input (a range such as
 // "node[0-4294967295]" is refused, not expanded), and report malformed values
 // as errors or, in a hook environment, as notes, because a hook that fails
-// drains the node. Only DeviceMinor, ClusterName and SlurmdSpoolDir touch
-// the filesystem (they read).
+// drains the node. Only DeviceMinor, ClusterName, ConfClusterName and
+// SlurmdSpoolDir touch the filesystem (they read).
 //
 // JobRecord is the scheduler's view of a job that jobcomp and sacct both
 // produce.

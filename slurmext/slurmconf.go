@@ -29,7 +29,7 @@ func ReadSlurmConf(r io.Reader, key string) string {
 // it sets none. Slurm lowercases cluster names; so does this.
 func ReadClusterName(r io.Reader) string {
 	name := strings.ToLower(ReadSlurmConf(r, "ClusterName"))
-	if !ValidJobID(name) { // same safe alphabet as job ids
+	if !ValidClusterName(name) {
 		return ""
 	}
 	return name

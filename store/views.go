@@ -34,7 +34,6 @@ type JobView struct {
 // sort key); asking again with the same filter is useless.
 var ErrBadFilter = errors.New("invalid view filter")
 
-// The keys ViewFilter.Sort accepts. Each has a default direction, which
 // ParseStateFilter checks a ViewFilter.State a person typed: a Slurm
 // state or its short form as sacct --state takes it
 // (slurmext.ParseStateName), or "finished", the status of a GPU profile
@@ -54,6 +53,7 @@ func ParseStateFilter(s string) (string, error) {
 	return string(st), nil
 }
 
+// The keys ViewFilter.Sort accepts. Each has a default direction, which
 // ViewFilter.Asc reverses: descending (largest, newest first) for
 // SortStart, SortElapsed, SortGPUs, SortVRAM and SortUtil; ascending
 // (A to Z, lowest id first) for SortID, SortName, SortState and SortUser.

@@ -256,8 +256,8 @@ func (m Model) summaryLines() []string {
 	if r.timeJobs > 0 {
 		out = append(out, "")
 		out = append(out, wrapHanging(fmt.Sprintf("--time: %s of %s jobs asked for far more time than they ran; "+
-			"the suggested limit is per job (1.5 × its own run), not one value for all: see each job's detail",
-			present.Int(r.timeJobs), present.Int(r.loaded)), m.width)...)
+			"the suggested limit is per job (%s its own run), not one value for all: see each job's detail",
+			present.Int(r.timeJobs), present.Int(r.loaded), present.Times(analysis.LimitMargin)), m.width)...)
 	}
 	out = append(out, "", " "+m.st.render(m.st.header, "Most common hint"))
 	switch {

@@ -61,8 +61,8 @@ func (o *noticesOptions) query(now time.Time) (noticeQuery, error) {
 	return q, nil
 }
 
-// noticeRow is one notice with the job it is about (notice.Row), under
-// the name the digest uses.
+// noticeRow is one notice with the job it is about (notice.Row), as
+// listNotices returns it.
 type noticeRow = notice.Row
 
 // listNotices reads the notices q selects that the caller may see, newest

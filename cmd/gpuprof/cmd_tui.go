@@ -2,11 +2,11 @@ package main
 
 import (
 	"os"
-	"strings"
 
 	"github.com/spf13/cobra"
 
 	"github.com/gpuprof/gpuprof/analysis"
+	"github.com/gpuprof/gpuprof/slurmext"
 	"github.com/gpuprof/gpuprof/tui"
 )
 
@@ -51,7 +51,7 @@ database, or, when you cannot open it, through the agent's query socket
 			defer src.Close()
 			// The list shows every cluster's jobs unless --cluster keeps
 			// it to one; the summary is of one (its own slurm.conf only).
-			src.SetCluster(strings.ToLower(strings.TrimSpace(cluster)))
+			src.SetCluster(slurmext.NormalClusterName(cluster))
 			if os.Getenv("NO_COLOR") != "" { // no-color.org: set and not empty
 				noColor = true
 			}

@@ -2,6 +2,7 @@ package main
 
 import (
 	"context"
+	"slices"
 	"strings"
 	"time"
 
@@ -9,6 +10,7 @@ import (
 
 	"github.com/gpuprof/gpuprof/slurmext"
 	"github.com/gpuprof/gpuprof/store"
+	"github.com/gpuprof/gpuprof/termtext"
 )
 
 // Shell completion of flag values, not only of flag names: the fixed
@@ -82,7 +84,13 @@ func seenNames(ctx context.Context, g *globalOptions, field string) []string {
 	}
 	defer src.Close()
 	names, _ := src.Names(ctx, time.Now().Add(-completionLookback), field)
-	return names
+	var out []string
+	for _, n := range names { // onto the shell's line: cleaned, once each
+		if n = termtext.Short(n, 64); n != "-" && !slices.Contains(out, n) {
+			out = append(out, n)
+		}
+	}
+	return out
 }
 
 // withPrefix keeps the candidates that start with what was typed (the

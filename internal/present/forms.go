@@ -110,8 +110,14 @@ func Percent(frac float64) string {
 
 // Share writes a share of a whole (a fraction, 0–1) as prose writes it:
 // a percentage to at most one decimal, a zero decimal dropped, "25 %",
-// "29.9 %" (Decimal). Tables, whose columns align, write Percent.
-func Share(frac float64) string { return Decimal(frac*100) + " %" }
+// "29.9 %" (Decimal). Tables, whose columns align, write Percent. A
+// non-finite share is a Dash.
+func Share(frac float64) string {
+	if math.IsNaN(frac) || math.IsInf(frac, 0) {
+		return Dash
+	}
+	return Decimal(frac*100) + " %"
+}
 
 // WholePercent writes a fraction (0–1) as a whole percentage without its
 // unit: 0.94 is "94". The terminal UI's compact lines add "%" ("94% of
@@ -182,17 +188,27 @@ func Bytes(b uint64) string {
 	return Decimal(float64(b)/(1<<10)) + " KiB"
 }
 
-// oneDecimal writes v rounded to one decimal, a zero decimal dropped.
+// Decimal writes v rounded to one decimal (halves away from zero), a zero
+// decimal dropped and no thousands separator: "2.5", "80", "1234.6"; the
+// prose's numbers. A value that rounds to zero is "0", never "-0"; a
+// non-finite one is a Dash.
 func Decimal(v float64) string {
-	return strconv.FormatFloat(math.Round(v*10)/10, 'f', -1, 64)
+	if math.IsNaN(v) || math.IsInf(v, 0) {
+		return Dash
+	}
+	r := math.Round(v*10) / 10
+	if r == 0 {
+		r = 0 // not -0
+	}
+	return strconv.FormatFloat(r, 'f', -1, 64)
 }
 
 // PercentWhole writes a fraction (0–1) as a whole percentage with its
 // unit: 0.92 is "92 %", 0.634 "63 %". It is for shares read at a glance,
 // where a decimal would claim a precision the number has not: a
 // recommendation's confidence (recommend and the report alike), show's CPU
-// efficiency and host memory peak of the request, as seff prints them.
-// Percent keeps a decimal. A non-finite fraction is a Dash.
+// efficiency and host memory peak of the request (where seff prints two
+// decimals that no reader acts on). Percent keeps a decimal. A non-finite fraction is a Dash.
 func PercentWhole(frac float64) string {
 	if n := WholePercent(frac); n != Dash {
 		return n + " %"

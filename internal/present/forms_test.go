@@ -103,6 +103,7 @@ func TestShare(t *testing.T) {
 	testForm(t, "Share", Share, []formCase[float64]{
 		{"zero", 0, "0 %"}, {"whole", 0.25, "25 %"}, {"one decimal", 0.299, "29.9 %"},
 		{"rounded", 0.12345, "12.3 %"}, {"all", 1, "100 %"}, {"no separator", 12.5, "1250 %"},
+		{"nan", math.NaN(), Dash}, {"inf", math.Inf(-1), Dash},
 	})
 }
 
@@ -116,7 +117,8 @@ func TestWholePercent(t *testing.T) {
 func TestDecimal(t *testing.T) {
 	testForm(t, "Decimal", Decimal, []formCase[float64]{
 		{"zero", 0, "0"}, {"whole", 80, "80"}, {"one decimal", 2.5, "2.5"}, {"rounded", 0.46, "0.5"},
-		{"no separator", 1234.56, "1234.6"},
+		{"no separator", 1234.56, "1234.6"}, {"half away from zero", 0.25, "0.3"},
+		{"negative zero", -0.04, "0"}, {"negative", -2.46, "-2.5"}, {"nan", math.NaN(), Dash}, {"inf", math.Inf(1), Dash},
 	})
 }
 
