@@ -71,7 +71,8 @@ func (p procReader) delayAcct() bool {
 // where Slurm puts it (slurmext.JobCgroupDirs): named by its id, or
 // (26.05) by its SLUID when known.
 func (p procReader) jobIOPressure(jobID, sluid string) (float64, bool) {
-	for _, dir := range slurmext.JobCgroupDirs(jobID, sluid) {
+	dirs, n := slurmext.JobCgroupDirs(jobID, sluid)
+	for _, dir := range dirs[:n] {
 		if v, ok := readPSITotal(filepath.Join(p.cgroupRoot, dir, "io.pressure")); ok {
 			return v, true
 		}

@@ -403,12 +403,7 @@ func TestPlantedOverRequestedLimits(t *testing.T) {
 	f, sp := simulate(t, in, c, analysis.PlanParams{})
 	t.Log(describe(f, sp))
 	checkPlan(t, "over-requested limits", f, sp)
-	var dt *analysis.Recommendation
-	for i := range f.Recommendations {
-		if r := &f.Recommendations[i]; r.Kind == analysis.RecDefaultTime {
-			dt = r
-		}
-	}
+	dt := lastOfKind(f, analysis.RecDefaultTime)
 	if dt == nil {
 		t.Fatalf("no DefaultTime recommendation among %d", len(f.Recommendations))
 	}
@@ -475,12 +470,7 @@ func TestPlantedShortJobsBehindTraining(t *testing.T) {
 	f, sp := simulate(t, in, c, analysis.PlanParams{})
 	t.Log(describe(f, sp))
 	checkPlan(t, "short jobs behind training", f, sp)
-	var dbg *analysis.Recommendation
-	for i := range f.Recommendations {
-		if r := &f.Recommendations[i]; r.Kind == analysis.RecDebugPart {
-			dbg = r
-		}
-	}
+	dbg := lastOfKind(f, analysis.RecDebugPart)
 	if dbg == nil {
 		t.Fatalf("no debug partition among %d recommendations", len(f.Recommendations))
 	}
@@ -860,4 +850,15 @@ func TestTimelineDates(t *testing.T) {
 	if want := time.Date(2026, 12, 1, 0, 0, 0, 0, time.UTC); !tl.OrderBy.Equal(want) {
 		t.Errorf("order by from the 31st: %s, want %s (month 1 after 2026-10-31)", tl.OrderBy, want)
 	}
+}
+
+// lastOfKind is the last of f's recommendations of kind, nil without one.
+func lastOfKind(f analysis.Findings, kind string) *analysis.Recommendation {
+	var found *analysis.Recommendation
+	for i := range f.Recommendations {
+		if r := &f.Recommendations[i]; r.Kind == kind {
+			found = r
+		}
+	}
+	return found
 }

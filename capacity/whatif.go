@@ -186,7 +186,7 @@ type LeftOutReason struct {
 
 // Kinds of LeftOutReason.
 const (
-	LeftOutNoRecord  = "no_record"     // no eligible or submit time
+	LeftOutNoRecord  = "no_record"     // no scheduler record, or no eligible or submit time
 	LeftOutPartition = "partition"     // none of its partitions is in the cluster
 	LeftOutQOS       = "qos"           // more GPUs than its QOS lets a user, or all, hold
 	LeftOutTimeLimit = "time_limit"    // a time limit above its partitions' MaxTime

@@ -610,7 +610,13 @@ func (r *replay) setJobs(in analysis.Input, added []int) {
 	var cands []cand
 	for i := range in.Jobs {
 		j := &in.Jobs[i]
-		if j.State == "" || (j.ReqGPUs <= 0 && j.ReqShards <= 0) {
+		if j.ReqGPUs <= 0 && j.ReqShards <= 0 {
+			if j.State == "" && len(j.GPUs) > 0 {
+				// Known only from its GPU profiles (no scheduler record):
+				// no request or submit time to replay, so it is left out,
+				// counted, with its GPU-hours.
+				lo.leave(j, leftOutKey{kind: LeftOutNoRecord}, 0, lo.count(j))
+			}
 			continue
 		}
 		arr := j.Eligible

@@ -106,7 +106,7 @@ func (g *leftOutGroup) text() string {
 	}
 	switch k.kind {
 	case LeftOutNoRecord:
-		return "no eligible or submit time"
+		return "no scheduler record, or no eligible or submit time in it"
 	case LeftOutPartition:
 		return fmt.Sprintf("partition %q not in the cluster", k.part)
 	case LeftOutQOS:

@@ -190,3 +190,25 @@ func TestWhatIfNoJobLeft(t *testing.T) {
 		t.Errorf("every GPU removed: err = %v, want ErrNoJobs saying the changes leave every job out", err)
 	}
 }
+
+// TestWhatIfCountsProfileOnlyJobs: a job known only from its GPU profiles
+// (its jobcomp record never came, no sacct import) has no request or
+// submit time to replay; it is left out counted, with its GPU-hours, not
+// dropped unsaid.
+func TestWhatIfCountsProfileOnlyJobs(t *testing.T) {
+	in := plantedQueue()
+	at := in.Window.From.Add(30 * time.Hour)
+	in.Jobs = append(in.Jobs, analysis.Job{ID: "95001", User: "ghost", Start: at, End: at.Add(2 * time.Hour), NodeList: "h0",
+		GPUs: []analysis.GPU{{Node: "h0", UUID: "GPU-x", UtilMean: 50, UtilMeanValid: true}}, HasGPUData: true})
+	w, err := RunWhatIf(in, WhatIfParams{Seeds: 1})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if w.Jobs.LeftOut != 1 {
+		t.Errorf("left out %d, want the profile-only job", w.Jobs.LeftOut)
+	}
+	r := reasonOf(t, w.Jobs, LeftOutNoRecord)
+	if r.Jobs != 1 || len(r.JobIDs) != 1 || r.JobIDs[0] != "95001" || r.GPUHours <= 0 {
+		t.Errorf("no-record reason %+v, want job 95001 with its GPU-hours", r)
+	}
+}

@@ -485,16 +485,12 @@ func (s ServeConfig) validate() error {
 }
 
 // validClusterName checks the NAME of a [clusters.NAME] section: a cluster
-// name as Slurm keeps it, lowercase (Slurm lowercases ClusterName; a
-// section in capitals would never match a record).
+// name as Slurm keeps it (slurmext.ValidClusterName), lowercase (Slurm
+// lowercases ClusterName; a section in capitals would never match a
+// record).
 func validClusterName(name string) error {
-	if name == "" || len(name) > 64 {
-		return errors.New("want a cluster name of 1 to 64 characters")
-	}
-	for _, r := range name {
-		if !(r >= 'a' && r <= 'z' || r >= '0' && r <= '9' || r == '-' || r == '_' || r == '.') {
-			return fmt.Errorf("want a cluster name as Slurm records it: lowercase letters, digits, '-', '_' or '.', not %q", r)
-		}
+	if !slurmext.ValidClusterName(name) || name != slurmext.NormalClusterName(name) {
+		return errors.New("want a cluster name as Slurm records it: 1 to 64 lowercase letters, digits, '-', '_' or '.'")
 	}
 	return nil
 }

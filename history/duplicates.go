@@ -34,21 +34,11 @@ func newDuplicates() *duplicates {
 // the job's next run (sacct -D, sacct --json list each), not a conflict.
 func (d *duplicates) conflicts(rec *slurmext.JobRecord) bool {
 	k := jobKey{rec.Cluster, rec.JobID}
-	cur := seenJob{sum: maphash.Comparable(d.seed, *rec), requeued: isRequeuedRun(rec.State)}
+	cur := seenJob{sum: maphash.Comparable(d.seed, *rec), requeued: rec.State.EndsRunByRequeue()}
 	prev, seen := d.jobs[k]
 	cur.reported = prev.reported
 	report := seen && !prev.reported && prev.sum != cur.sum && !prev.requeued && !cur.requeued
 	cur.reported = cur.reported || report
 	d.jobs[k] = cur
 	return report
-}
-
-// isRequeuedRun reports the states of a run that Slurm ended by requeueing
-// the job: what sacct -D and sacct --json show for each run but the last.
-func isRequeuedRun(state slurmext.JobState) bool {
-	switch state {
-	case slurmext.StateRequeued, slurmext.StateRequeueHold, slurmext.StateRequeueFed:
-		return true
-	}
-	return false
 }

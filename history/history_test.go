@@ -388,6 +388,19 @@ func TestImportAuto(t *testing.T) {
 	if res := importString(t, openDB(t), text, history.FormatAuto, history.Options{Cluster: "lab"}); res.Read != 1 {
 		t.Errorf("text: %+v (problems %v), want 1 read", countsOf(res), res.Problems)
 	}
+	// What the real test cluster's sacct printed (22.05, --json and -P):
+	// detected as what it is, the same jobs as when the format is named.
+	for _, tc := range []struct{ dir, file, format string }{
+		{"sacctjson", "22.05-dbv0.0.38.json", history.FormatJSON},
+		{"real", "22.05-cancelled-pending-P-epoch-steps.txt", history.FormatText},
+	} {
+		data := string(fixture(t, tc.dir, tc.file))
+		named := importString(t, openDB(t), data, tc.format, history.Options{Cluster: "gpuproftest"})
+		auto := importString(t, openDB(t), data, history.FormatAuto, history.Options{Cluster: "gpuproftest"})
+		if named.Read == 0 || countsOf(auto) != countsOf(named) {
+			t.Errorf("%s: detected %+v, named %s %+v; want the same jobs read", tc.file, countsOf(auto), tc.format, countsOf(named))
+		}
+	}
 }
 
 func TestSacctCommand(t *testing.T) {

@@ -88,10 +88,6 @@ func shortErr(err error) string {
 	return err.Error()
 }
 
-// FileClusterName reads a slurm.conf's ClusterName, lowercased ("" when
-// it sets none): slurmext.ConfClusterName.
-func FileClusterName(path string) (string, error) { return slurmext.ConfClusterName(path) }
-
 // BindConf reads what the analysis uses of cluster's Slurm configuration:
 // the slurm.conf BindSlurmConf chooses (its nodes and scheduler settings)
 // and the gres.conf beside it or named for the cluster (the GPU types of
@@ -99,7 +95,7 @@ func FileClusterName(path string) (string, error) { return slurmext.ConfClusterN
 // parsed is an error: refused, not guessed.
 func BindConf(cluster string, cfg config.Config) (*Conf, error) {
 	c := &Conf{Use: analysis.ConfUse{Cluster: cluster}}
-	path, notUsed := BindSlurmConf(cluster, cfg, FileClusterName)
+	path, notUsed := BindSlurmConf(cluster, cfg, slurmext.ConfClusterName)
 	c.Use.NotUsed = notUsed
 	if path == "" {
 		return c, nil

@@ -18,17 +18,9 @@ type daySource struct{ *Source }
 
 // Day reads the day's jobs (lean: the analysis reads no TRES text, node
 // list or reason) and, from the same pass, the notices decided in it.
-func (d daySource) Day(ctx context.Context, w analysis.Window, now time.Time) (analysis.Input, []notice.DigestNotice, error) {
-	in, rows, err := d.InputAndNotices(ctx, store.ViewFilter{Since: w.From, Until: w.To, Lean: true}, now,
+func (d daySource) Day(ctx context.Context, w analysis.Window, now time.Time) (analysis.Input, []notice.Row, error) {
+	return d.InputAndNotices(ctx, store.ViewFilter{Since: w.From, Until: w.To, Lean: true}, now,
 		NoticeQuery{Jobs: store.ViewFilter{Since: w.From, Until: w.To}, Since: w.From, Until: w.To})
-	if err != nil {
-		return analysis.Input{}, nil, err
-	}
-	ns := make([]notice.DigestNotice, len(rows))
-	for i, r := range rows {
-		ns[i] = notice.DigestNotice{Cluster: r.Cluster, SlurmID: r.SlurmID, User: r.User, Notice: r.Notice}
-	}
-	return in, ns, nil
 }
 
 var _ notice.DaySource = daySource{}

@@ -64,29 +64,11 @@ func (s *Source) Notices(ctx context.Context, q NoticeQuery) ([]notice.Row, erro
 // and Notices would read them twice. q.Jobs must select the jobs f does.
 func (s *Source) InputAndNotices(ctx context.Context, f store.ViewFilter, now time.Time, q NoticeQuery) (analysis.Input, []notice.Row, error) {
 	if s.Reader() == nil {
-		// Through a client the notices come with the profiles; a job
-		// whose Slurm id a lean read cannot name is looked up whole.
+		// Through a client the notices come with the profiles.
 		var rows []notice.Row
-		var lookup []jobKey
-		in, err := s.InputAt(ctx, f, now, func(v store.JobView) {
-			n := len(rows)
-			if rows = appendNotices(rows, v, q); len(rows) > n && leanArray(f, v) {
-				lookup = append(lookup, jobKey{v.Cluster, v.JobID})
-			}
-		})
+		in, err := s.InputAt(ctx, f, now, func(v store.JobView) { rows = appendNotices(rows, v, q) })
 		if err != nil {
 			return analysis.Input{}, nil, err
-		}
-		for _, k := range lookup {
-			vs, err := s.Jobs(ctx, store.ViewFilter{Cluster: k.cluster, JobID: k.id, Limit: 1})
-			if err != nil {
-				return analysis.Input{}, nil, err
-			}
-			for i := range rows {
-				if len(vs) > 0 && rows[i].Cluster == k.cluster && rows[i].JobID == k.id {
-					rows[i].SlurmID = vs[0].SlurmID()
-				}
-			}
 		}
 		sortNotices(rows)
 		return in, rows, nil
@@ -96,25 +78,13 @@ func (s *Source) InputAndNotices(ctx context.Context, f store.ViewFilter, now ti
 		return analysis.Input{}, nil, err
 	}
 	in, err := s.InputAt(ctx, f, now, func(v store.JobView) {
-		if !leanArray(f, v) {
-			nj.see(v)
-		} else if _, want := nj.views[jobKey{v.Cluster, v.JobID}]; want {
-			nj.lookup = append(nj.lookup, jobKey{v.Cluster, v.JobID})
-		}
+		nj.see(v)
 	})
 	if err != nil {
 		return analysis.Input{}, nil, err
 	}
 	rows, err := nj.rows(ctx, s)
 	return in, rows, err
-}
-
-// leanArray reports whether v, read by f, lacks what its Slurm id names:
-// a lean read leaves out an unsplit array's task list ("53_[1-3]"), so
-// such a job with notices is looked up whole.
-func leanArray(f store.ViewFilter, v store.JobView) bool {
-	r := v.Sched
-	return f.Lean && r != nil && r.DisplayID == "" && r.ArrayJobID != "" && r.ArrayTaskID < 0
 }
 
 // jobKey names a job: its cluster and raw id.
@@ -126,9 +96,6 @@ type noticeJobs struct {
 	recs  []store.NoticeRecord
 	views map[jobKey]*store.JobView
 	seen  int
-	// lookup are jobs to look up however many there are (seen, but
-	// without what their Slurm id needs).
-	lookup []jobKey
 }
 
 // noticeRecords reads the notices q selects from the database.
@@ -160,10 +127,10 @@ func (nj *noticeJobs) see(v store.JobView) {
 // first), and then has only its own. Jobs not seen are looked up one by
 // one when there are few (noticeLookups).
 func (nj *noticeJobs) rows(ctx context.Context, s *Source) ([]notice.Row, error) {
-	lookup := nj.lookup
+	var lookup []jobKey
 	if len(nj.views) <= noticeLookups && nj.seen < len(nj.views) {
 		for k, v := range nj.views {
-			if v == nil && !slices.Contains(nj.lookup, k) {
+			if v == nil {
 				lookup = append(lookup, k)
 			}
 		}

@@ -130,9 +130,8 @@ func TestDefaultQuerySocket(t *testing.T) {
 // TestInputAndNoticesNamesArraysThroughTheSocket: through the agent's
 // query socket (a client: the notices come with the profiles), the
 // digest's lean read names an unsplit array's notice as Slurm does,
-// "53_[1-3]", as the local database's read does, not by its raw id. (The
-// socket's and the collector's listing answer a lean request in full
-// today; InputAndNotices looks such a job up should one ever not.)
+// "53_[1-3]", as the local database's read does, not by its raw id: a
+// lean read carries the task list (the store's analysisColumns).
 func TestInputAndNoticesNamesArraysThroughTheSocket(t *testing.T) {
 	ctx := context.Background()
 	dir := t.TempDir()
@@ -172,5 +171,11 @@ func TestInputAndNoticesNamesArraysThroughTheSocket(t *testing.T) {
 	}
 	if len(rows) != 1 || rows[0].SlurmID != "53_[1-3]" {
 		t.Errorf("rows %+v, want one notice of 53_[1-3]", rows)
+	}
+	// The local database's lean read names it alike.
+	local := ForCaller(served, store.Caller{Admin: true})
+	if _, rows, err := local.InputAndNotices(ctx, lean, start.Add(24*time.Hour), NoticeQuery{Jobs: day, Since: day.Since, Until: day.Until}); err != nil ||
+		len(rows) != 1 || rows[0].SlurmID != "53_[1-3]" {
+		t.Errorf("local rows %+v, %v; want one notice of 53_[1-3]", rows, err)
 	}
 }

@@ -13,7 +13,6 @@ import (
 	"github.com/gpuprof/gpuprof/config"
 	"github.com/gpuprof/gpuprof/internal/present"
 	"github.com/gpuprof/gpuprof/internal/texttable"
-	"github.com/gpuprof/gpuprof/profile"
 	"github.com/gpuprof/gpuprof/slurmext"
 	"github.com/gpuprof/gpuprof/termtext"
 )
@@ -37,7 +36,7 @@ type DaySource interface {
 	// Day reads the jobs of w into the analysis input, with the clock at
 	// now, and the notices decided in w, newest first, in one pass over
 	// the jobs.
-	Day(ctx context.Context, w analysis.Window, now time.Time) (analysis.Input, []DigestNotice, error)
+	Day(ctx context.Context, w analysis.Window, now time.Time) (analysis.Input, []Row, error)
 }
 
 // BuildDigest reads the day w from src and sums it (SummariseDay), with
@@ -68,7 +67,7 @@ type Digest struct {
 	// (ties by name).
 	Users []DigestUser
 	// Notices are the day's, in the order SummariseDay was given them.
-	Notices []DigestNotice
+	Notices []Row
 }
 
 // DigestUser is one user's line in the digest.
@@ -80,21 +79,13 @@ type DigestUser struct {
 	Notices   int
 }
 
-// DigestNotice is a notice of the day as the digest counts and lists it:
-// the notice, with the cluster, the Slurm id and the user of the job it
-// is about.
-type DigestNotice struct {
-	Cluster, SlurmID, User string
-	profile.Notice
-}
-
 // SummariseDay sums the day in (every user's jobs, read for the window
 // w with the clock at now) per user, by the monthly report's rule
 // (analysis.SummariseWorkload: each GPU's idle fraction × its hours in
 // the day, a never-touched allocation fully), with the day's notices
 // counted per user. The clusters are those of the day's jobs and of the
 // notices.
-func SummariseDay(in analysis.Input, w analysis.Window, now time.Time, notices []DigestNotice, c analysis.Config) Digest {
+func SummariseDay(in analysis.Input, w analysis.Window, now time.Time, notices []Row, c analysis.Config) Digest {
 	d := Digest{Window: w, Now: now, Notices: notices}
 	seen := map[string]bool{}
 	for i := range in.Jobs {

@@ -38,7 +38,7 @@ func TestSummariseDay(t *testing.T) {
 		ran("103", "carol", 3, gpu(0)),            // busy, no notice: not listed
 		ran("104", "dave", 1, gpu(0.5), gpu(0.5)), // 2 held, 1 idle: ties alice, after her
 	}}
-	notices := []DigestNotice{{Cluster: "lab", User: "alice"}, {Cluster: "lab", User: "alice"}, {Cluster: "other", User: "erin"}, {Cluster: "lab", User: "bob"}}
+	notices := []Row{{Cluster: "lab", User: "alice"}, {Cluster: "lab", User: "alice"}, {Cluster: "other", User: "erin"}, {Cluster: "lab", User: "bob"}}
 	d := SummariseDay(in, day, day.To, notices, analysis.DefaultConfig())
 	near := func(a, b float64) bool { return math.Abs(a-b) < 1e-9 }
 	if d.Jobs != 4 || !near(d.HeldHours, 9) || !near(d.IdleHours, 2.5) || !near(d.Measured, 9) {
@@ -117,10 +117,10 @@ func TestDayWindow(t *testing.T) {
 // daySource serves a fixed day, as jobsource.Source.Digest reads it.
 type daySource struct {
 	in      analysis.Input
-	notices []DigestNotice
+	notices []Row
 }
 
-func (d daySource) Day(context.Context, analysis.Window, time.Time) (analysis.Input, []DigestNotice, error) {
+func (d daySource) Day(context.Context, analysis.Window, time.Time) (analysis.Input, []Row, error) {
 	return d.in, slices.Clone(d.notices), nil
 }
 
@@ -133,10 +133,10 @@ func TestBuildDigest(t *testing.T) {
 	in := analysis.Input{Window: day, Jobs: []analysis.Job{{Cluster: "lab", ID: "101", User: "alice", Partition: "gpu", State: "COMPLETED",
 		Submit: start, Start: start, End: start.Add(time.Hour), ReqGPUs: 1, HasGPUData: true,
 		GPUs: []analysis.GPU{{Node: "gpu01", IdleFraction: 1, IdleValid: true, IdleAllocation: true}}}}}
-	n := func(id, rule, status string, at time.Duration) DigestNotice {
-		return DigestNotice{Cluster: "lab", SlurmID: id, User: "alice", Notice: profile.Notice{Rule: rule, Status: status, Time: start.Add(at), Evidence: "seen " + id}}
+	n := func(id, rule, status string, at time.Duration) Row {
+		return Row{Cluster: "lab", SlurmID: id, User: "alice", Notice: profile.Notice{Rule: rule, Status: status, Time: start.Add(at), Evidence: "seen " + id}}
 	}
-	src := daySource{in: in, notices: []DigestNotice{
+	src := daySource{in: in, notices: []Row{
 		n("101", profile.RuleIdleJob, profile.NoticeSent, 30*time.Minute),
 		n("101", profile.RuleIdleGPU, profile.NoticeSent, 10*time.Minute),
 	}}

@@ -5,7 +5,8 @@ import "github.com/gpuprof/gpuprof/profile"
 // Row is one notice with the job it is about, as gpuprof notices lists it
 // and --json prints it (docs/notices.md): the notice's own fields (rule,
 // time, since, gpus, recipient, status, evidence, fix, detail) beside the
-// job's. jobsource.Source.Notices reads them; cliview renders them.
+// job's. jobsource.Source.Notices reads them; cliview lists them, and the
+// admins' digest counts and lists the day's (DaySource).
 type Row struct {
 	Cluster string `json:"cluster"`
 	JobID   string `json:"job_id"`

@@ -2,10 +2,11 @@ package report
 
 import (
 	"fmt"
-	"os"
 	"path/filepath"
 	"slices"
 	"strings"
+
+	"github.com/gpuprof/gpuprof/internal/safefs"
 )
 
 // Formats checks the formats asked for (html, md, json; markdown and htm
@@ -36,34 +37,38 @@ func Formats(in []string) ([]string, error) {
 // WriteFiles writes d in each of formats (Formats) into dir, made when
 // missing, as gpuprof-report-MONTH<suffix>.FORMAT (suffix: "" or, for
 // one report of several, ClusterSuffix). wrote (if not nil) is told each
-// file's path once it is written.
+// file's path once it is written. The directory is walked and written
+// through internal/safefs (no link followed, a file created new), since a
+// root cron job may write into a directory another account can change.
 func WriteFiles(dir string, formats []string, d Data, suffix string, wrote func(path string)) error {
-	if err := os.MkdirAll(dir, 0o755); err != nil {
+	out, err := safefs.MkdirAll(dir, 0o755)
+	if err != nil {
 		return err
 	}
-	base := filepath.Join(dir, "gpuprof-report-"+d.Month+suffix)
+	defer out.Close()
+	base := "gpuprof-report-" + d.Month + suffix
 	for _, f := range formats {
-		path := base + "." + f
-		if err := writeReportFile(path, f, d); err != nil {
+		name := base + "." + f
+		if err := writeReportFile(out, name, f, d); err != nil {
 			return err
 		}
 		if wrote != nil {
-			wrote(path)
+			wrote(filepath.Join(dir, name))
 		}
 	}
 	return nil
 }
 
-// writeReportFile writes one format through a temporary file, so a reader
-// never sees half a report.
-func writeReportFile(path, format string, d Data) (err error) {
-	tmp, err := os.CreateTemp(filepath.Dir(path), ".report-*")
+// writeReportFile writes one format through a temporary file in dir, so
+// a reader never sees half a report.
+func writeReportFile(dir *safefs.Dir, name, format string, d Data) (err error) {
+	tmp, tmpName, err := dir.CreateTemp(".report-", 0o644)
 	if err != nil {
 		return err
 	}
 	defer func() {
 		if err != nil {
-			_ = os.Remove(tmp.Name())
+			_ = dir.Remove(tmpName)
 		}
 	}()
 	switch format {
@@ -78,16 +83,12 @@ func writeReportFile(path, format string, d Data) (err error) {
 	}
 	if err != nil {
 		_ = tmp.Close()
-		return fmt.Errorf("%s: %w", path, err)
-	}
-	if err := tmp.Chmod(0o644); err != nil {
-		_ = tmp.Close()
-		return err
+		return fmt.Errorf("%s: %w", filepath.Join(dir.Path(), name), err)
 	}
 	if err := tmp.Close(); err != nil {
 		return err
 	}
-	return os.Rename(tmp.Name(), path)
+	return dir.Rename(tmpName, dir, name)
 }
 
 // ClusterSuffix ends the file names of one cluster's report of several:

@@ -69,3 +69,40 @@ func TestWriteFilesRefusesUnknownFormat(t *testing.T) {
 		t.Errorf("WriteFiles with a nil wrote: %v", err)
 	}
 }
+
+// A link another account planted where the report directory should be, in
+// a directory that account can write, is not followed (a root cron job
+// writes reports: docs/report.md); a link planted at a report's own name
+// is replaced, its target left as it was.
+func TestWriteFilesFollowsNoPlantedLink(t *testing.T) {
+	shared, victim := t.TempDir(), t.TempDir()
+	if err := os.Chmod(shared, 0o777); err != nil { // writable by every account, no sticky bit
+		t.Fatal(err)
+	}
+	if err := os.Symlink(victim, filepath.Join(shared, "out")); err != nil {
+		t.Fatal(err)
+	}
+	if err := WriteFiles(filepath.Join(shared, "out"), []string{"md"}, Data{Month: "2026-11"}, "", nil); err == nil {
+		t.Error("WriteFiles through a planted directory link succeeded, want it refused")
+	}
+	if entries, _ := os.ReadDir(victim); len(entries) != 0 {
+		t.Errorf("%d files written where the link pointed, want none", len(entries))
+	}
+
+	dir, target := t.TempDir(), filepath.Join(victim, "keep")
+	if err := os.WriteFile(target, []byte("keep"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Symlink(target, filepath.Join(dir, "gpuprof-report-2026-11.md")); err != nil {
+		t.Fatal(err)
+	}
+	if err := WriteFiles(dir, []string{"md"}, Data{Month: "2026-11"}, "", nil); err != nil {
+		t.Fatal(err)
+	}
+	if b, _ := os.ReadFile(target); string(b) != "keep" {
+		t.Errorf("the link's target now holds %q, want it untouched", b)
+	}
+	if fi, err := os.Lstat(filepath.Join(dir, "gpuprof-report-2026-11.md")); err != nil || !fi.Mode().IsRegular() || fi.Mode().Perm() != 0o644 {
+		t.Errorf("report file: %v, %v; want a regular 0644 file", fi, err)
+	}
+}

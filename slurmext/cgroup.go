@@ -235,16 +235,18 @@ func validCgroupStep(s string) bool {
 // JobCgroupDirs are the directories, relative to the root of the cgroup
 // hierarchy, where a job's own cgroup may be: under slurmstepd's scope by
 // the job's id, "slurm/job_<id>", and, when its SLUID is known, under
-// slurmstepd's scope by its SLUID (26.05), in the order to try them. None
-// for a job id that is not ValidJobID, so that an id never leaves the
-// directory it names; a SLUID that is not one is left out.
-func JobCgroupDirs(jobID, sluid string) []string {
+// slurmstepd's scope by its SLUID (26.05), in the order to try them: the
+// first n of dirs (an array, not a slice, so that the agent's sampling
+// tick asks without allocating). None for a job id that is not
+// ValidJobID, so that an id never leaves the directory it names; a SLUID
+// that is not one is left out.
+func JobCgroupDirs(jobID, sluid string) (dirs [3]string, n int) {
 	if !ValidJobID(jobID) {
-		return nil
+		return dirs, 0
 	}
-	dirs := []string{"system.slice/slurmstepd.scope/job_" + jobID, "slurm/job_" + jobID}
+	dirs[0], dirs[1], n = "system.slice/slurmstepd.scope/job_"+jobID, "slurm/job_"+jobID, 2
 	if sluid != "" && ValidJobID(sluid) {
-		dirs = append(dirs, "system.slice/slurmstepd.scope/"+sluid)
+		dirs[2], n = "system.slice/slurmstepd.scope/"+sluid, 3
 	}
-	return dirs
+	return dirs, n
 }

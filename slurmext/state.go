@@ -285,6 +285,17 @@ func (s JobState) isBase() bool {
 	return false
 }
 
+// EndsRunByRequeue reports the states of a run that Slurm ended by
+// requeueing the job (REQUEUED, REQUEUE_HOLD, REQUEUE_FED): what sacct -D
+// and sacct --json show for each run of a requeued job but the last.
+func (s JobState) EndsRunByRequeue() bool {
+	switch s {
+	case StateRequeued, StateRequeueHold, StateRequeueFed:
+		return true
+	}
+	return false
+}
+
 // IsFinal reports whether a job in state s has ended for good: its outcome
 // is decided and it will not run again. These are the base states from
 // COMPLETED on (Slurm's IS_JOB_FINISHED) and the two flags that end a job

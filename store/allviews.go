@@ -265,12 +265,13 @@ func (t *Tx) profilesWhere(ctx context.Context, cond string, args []any, withSer
 }
 
 // analysisColumns are the scheduler columns the analysis reads
-// (analysis.FromView, the report, the TUI's list): ViewFilter.Lean. The
+// (analysis.FromView, the report, the TUI's list) and what a job's Slurm
+// id needs (an unsplit array's task list): ViewFilter.Lean. The
 // long text columns (TRES, node list, reason) are half of what a month's
 // scan would otherwise copy out of SQLite. The node list is read only for
 // a job whose start is its end: what slurmext.Started needs to tell a job
 // cancelled while pending (no nodes) from one that ran under a second.
-const analysisColumns = `cluster, job_id, display_id, array_job_id, array_task_id,
+const analysisColumns = `cluster, job_id, display_id, array_job_id, array_task_id, array_task_spec,
 	het_job_id, het_offset, name, "user", uid, account, "partition", qos,
 	state, submit, eligible, "start", "end", time_limit, unlimited,
 	exit_status, exit_signal, exit_unknown, req_gpus, req_gpu_type, req_shards,
@@ -286,7 +287,7 @@ func scanAnalysis(rows *sql.Rows) (slurmext.JobRecord, error) {
 	var submit, eligible, start, end, limit, gpuMem sql.NullInt64
 	var gpuUtil sql.NullFloat64
 	var state string
-	if err := rows.Scan(&r.Cluster, &r.JobID, &r.DisplayID, &r.ArrayJobID, &r.ArrayTaskID,
+	if err := rows.Scan(&r.Cluster, &r.JobID, &r.DisplayID, &r.ArrayJobID, &r.ArrayTaskID, &r.ArrayTaskSpec,
 		&r.HetJobID, &r.HetOffset, &r.Name, &r.User, &r.UID, &r.Account, &r.Partition, &r.QOS,
 		&state, &submit, &eligible, &start, &end, &limit, &r.Unlimited,
 		&r.ExitStatus, &r.ExitSignal, &r.ExitUnknown, &r.ReqGPUs, &r.ReqGPUType, &r.ReqShards,

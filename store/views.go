@@ -163,7 +163,7 @@ type ViewFilter struct {
 	WithSeries bool
 	// Lean reads only the scheduler fields the analysis reads
 	// (analysisColumns: not Reason, NodeCount, CPUs, ReqTRES, AllocTRES,
-	// GPUsFrom, ArrayTaskSpec, CancelledBy, DerivedStatus/Signal,
+	// GPUsFrom, CancelledBy, DerivedStatus/Signal,
 	// Restarts, Source, which stay zero, and NodeList only for a job whose
 	// start is its end, what slurmext.Started needs): the whole-period
 	// readers of a month of a million jobs ask for it. Only EachView

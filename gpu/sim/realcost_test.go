@@ -11,15 +11,7 @@ import (
 
 // The charged node is a gpu.Sampler like any other, with an energy counter.
 func TestChargedConformance(t *testing.T) {
-	gputest.RunConformance(t, func(t *testing.T) gpu.Sampler {
-		dir, procfs, _ := newTestNode(t)
-		n, err := Open(dir, WithProcfs(procfs))
-		if err != nil {
-			t.Fatalf("Open: %v", err)
-		}
-		t.Cleanup(func() { _ = n.Close() })
-		return Charge(n, H200Cost)
-	})
+	gputest.RunConformance(t, func(t *testing.T) gpu.Sampler { return Charge(openConformanceNode(t), H200Cost) })
 }
 
 // TestChargedCost: each call takes at least what the cost table charges

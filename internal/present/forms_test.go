@@ -46,6 +46,9 @@ func TestCount(t *testing.T) {
 	testForm(t, "Count", func(n int) string { return Count(n, "job", "jobs") }, []formCase[int]{
 		{"none", 0, "0 jobs"}, {"one", 1, "1 job"}, {"two", 2, "2 jobs"}, {"thousands", 2000, "2,000 jobs"},
 	})
+	testForm(t, "Int", Int, []formCase[int]{
+		{"zero", 0, "0"}, {"hundreds", 999, "999"}, {"thousands", 1234567, "1,234,567"}, {"negative", -4200, "-4,200"},
+	})
 	testForm(t, "Plural", func(n int) string { return Plural(n, "is", "are") }, []formCase[int]{
 		{"none", 0, "are"}, {"one", 1, "is"}, {"two", 2, "are"},
 	})

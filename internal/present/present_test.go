@@ -1,6 +1,10 @@
 package present
 
-import "testing"
+import (
+	"testing"
+
+	"github.com/gpuprof/gpuprof/gpu"
+)
 
 func TestActivity(t *testing.T) {
 	tests := []struct {
@@ -31,6 +35,11 @@ func TestXID(t *testing.T) {
 	for _, tt := range tests {
 		if got := XID(tt.code, tt.count); got != tt.want {
 			t.Errorf("XID(%d, %d) = %q, want %q", tt.code, tt.count, got, tt.want)
+		}
+	}
+	for c, want := range map[gpu.XIDClass]string{gpu.XIDApplication: "application", gpu.XIDHardware: "hardware"} {
+		if got := XIDClass(c); got != want {
+			t.Errorf("XIDClass(%q) = %q, want %q", c, got, want)
 		}
 	}
 }
