@@ -82,16 +82,37 @@ func (c Client) httpClient() *http.Client {
 		return c.HTTP
 	}
 	if c.Socket != "" {
-		path := c.Socket
-		var d net.Dialer
-		return &http.Client{Timeout: 60 * time.Second, Transport: &http.Transport{
-			DialContext: func(ctx context.Context, _, _ string) (net.Conn, error) {
-				return d.DialContext(ctx, "unix", path)
-			},
-			MaxIdleConns: 1,
-		}}
+		// A client made for one request: its connection closes with the
+		// request, so none is left idle for the agent to evict. Callers
+		// that ask more than once set HTTP to LocalHTTP's (NewLocalClient).
+		hc := LocalHTTP(c.Socket)
+		hc.Transport.(*http.Transport).DisableKeepAlives = true
+		return hc
 	}
 	return &http.Client{Timeout: 30 * time.Second}
+}
+
+// LocalHTTP is an HTTP client whose every request goes to the local query
+// socket at path, over one kept-alive connection at a time. One of them
+// should serve a whole command: a transport per request leaves a
+// connection idle behind each, and the agent, holding at most
+// LocalOptions.ConnsPerUID of a uid's, would evict them and count each
+// as a refusal (conn_limit) on normal use.
+func LocalHTTP(path string) *http.Client {
+	var d net.Dialer
+	return &http.Client{Timeout: 60 * time.Second, Transport: &http.Transport{
+		DialContext: func(ctx context.Context, _, _ string) (net.Conn, error) {
+			return d.DialContext(ctx, "unix", path)
+		},
+		MaxIdleConns:        1,
+		MaxIdleConnsPerHost: 1,
+	}}
+}
+
+// NewLocalClient is a client of the local query socket at path that
+// reuses its connection for every request it makes.
+func NewLocalClient(path string) *Client {
+	return &Client{Socket: path, HTTP: LocalHTTP(path)}
 }
 
 // server names what the client calls, for its errors.

@@ -16,6 +16,9 @@ import (
 	"testing"
 	"time"
 
+	"github.com/prometheus/client_golang/prometheus"
+	"github.com/prometheus/client_golang/prometheus/promhttp"
+
 	"github.com/gpuprof/gpuprof/store"
 )
 
@@ -442,5 +445,52 @@ func TestLocalClientUnreachable(t *testing.T) {
 	}
 	if errors.Is(err, ErrRejected) {
 		t.Error("an unreachable socket is not a rejection")
+	}
+}
+
+// TestLocalClientKeepsWithinItsShare: a command that asks the agent many
+// times (gpuprof report pages through every job, then counts) must not
+// push its own idle connections over its uid's share. One NewLocalClient
+// asking 40 times with a share of 2, then 20 runs of a command (a client
+// each, its connections closed at its end as a process exit closes them)
+// with the default share, leave
+// gpuprof_agent_queries_refused_total{reason="conn_limit"} at 0. Before
+// LocalHTTP, each request built a transport whose idle connection stayed
+// open, and every one past the share was evicted and counted.
+func TestLocalClientKeepsWithinItsShare(t *testing.T) {
+	db := openStore(t)
+	seedViews(t, db)
+	ctx := context.Background()
+	for _, tt := range []struct {
+		name   string
+		share  int
+		runs   int
+		rounds int
+	}{
+		{name: "one client, share 2", share: 2, runs: 1, rounds: 20},
+		{name: "20 runs, default share", runs: 20, rounds: 4},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			refusals := NewQueryRefusals(testLogger(t))
+			path := serveLocal(t, db, LocalOptions{IsAdmin: func(int) bool { return true }, ConnsPerUID: tt.share, Refusals: refusals})
+			for run := range tt.runs {
+				c := NewLocalClient(path)
+				for i := range tt.rounds {
+					if _, err := c.Jobs(ctx, store.ViewFilter{}); err != nil {
+						t.Fatalf("run %d round %d: %v", run, i, err)
+					}
+					if _, err := c.Count(ctx, store.ViewFilter{}); err != nil {
+						t.Fatalf("run %d round %d count: %v", run, i, err)
+					}
+				}
+				c.HTTP.CloseIdleConnections()
+			}
+			reg := prometheus.NewRegistry()
+			reg.MustRegister(refusals.Collector())
+			fams := scrapeMetrics(t, promhttp.HandlerFor(reg, promhttp.HandlerOpts{}), false)
+			if got, _ := sample(fams, "gpuprof_agent_queries_refused", map[string]string{"reason": RefuseConnLimit}); got != 0 {
+				t.Errorf("conn_limit refusals = %v, want 0", got)
+			}
+		})
 	}
 }

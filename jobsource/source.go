@@ -95,7 +95,7 @@ func Open(ctx context.Context, cfg config.Config, o Options) (*Source, error) {
 	}
 	// The agent decides who the caller is and what they may see; the
 	// identity here only shapes the TUI's prompts.
-	s.client = &collect.Client{Socket: cfg.QuerySocket}
+	s.client = collect.NewLocalClient(cfg.QuerySocket)
 	return s, nil
 }
 
