@@ -32,7 +32,7 @@ func TestExampleSlurmConfIsREADMEBlock(t *testing.T) {
 	if !pkg.has("/usr/share/doc/gpuprof/examples/slurm.conf") {
 		t.Error("the package does not install the example as /usr/share/doc/gpuprof/examples/slurm.conf")
 	}
-	for _, key := range []string{"Prolog", "Epilog", "PrologFlags", "JobCompType", "JobCompLoc"} {
+	for _, key := range []string{"Prolog", "Epilog", "PrologFlags", "JobCompType", "JobCompLoc", "PrologEpilogTimeout"} {
 		if confValue(block, key) == "" {
 			t.Errorf("the README's package block sets no %s", key)
 		}
@@ -53,6 +53,30 @@ func TestExampleSlurmConfIsREADMEBlock(t *testing.T) {
 	}
 	if !strings.Contains(agent, "/usr/bin/gpuprof agent") {
 		t.Errorf("the README's agent command does not run /usr/bin/gpuprof:\n%s", agent)
+	}
+}
+
+// TestImportCronIsREADMELine: the README's cron line for the import
+// without systemd is the package's example (contrib/cron/gpuprof-import,
+// /usr/share/doc/gpuprof/examples/gpuprof-import.cron), and the binary it
+// runs is the package's.
+func TestImportCronIsREADMELine(t *testing.T) {
+	root := moduleRoot(t)
+	readme := readText(t, filepath.Join(root, "README.md"))
+	example := readText(t, filepath.Join(root, "contrib", "cron", "gpuprof-import"))
+	block := strings.TrimSpace(fencedBlockWith(t, readme, "gpuprof import sacct --config"))
+	if !strings.Contains(example, block+"\n") {
+		t.Errorf("contrib/cron/gpuprof-import does not hold the README's cron line:\n%s", block)
+	}
+	if !strings.HasPrefix(block, "*/15 * * * * gpuprof ") {
+		t.Errorf("the README's cron line does not run every 15 minutes as the gpuprof user: %s", block)
+	}
+	pkg := packageContents(t, root)
+	if !pkg.has("/usr/share/doc/gpuprof/examples/gpuprof-import.cron") {
+		t.Error("the package does not install the cron example")
+	}
+	if !strings.Contains(block, " /usr/bin/gpuprof import sacct") || !pkg.has("/usr/bin/gpuprof") {
+		t.Errorf("the README's cron line does not run the package's /usr/bin/gpuprof: %s", block)
 	}
 }
 

@@ -39,6 +39,8 @@ func TestPostinstRefusesPlantedLinks(t *testing.T) {
 		}
 	}
 	safefstest.Plant(t, tg.Dir, filepath.Join(lib, "spool"))
+	// A second pass below finds a real spool with another run's records:
+	// one root-only (made the group's), one a planted link (left alone).
 	safefstest.Plant(t, tg.File, filepath.Join(lib, "gpuprof.db"))
 	safefstest.Plant(t, tg.Missing, filepath.Join(lib, "gpuprof.db-wal"))
 	if err := os.Link(tg.Empty, filepath.Join(lib, "other.db")); err != nil {
@@ -91,5 +93,23 @@ func TestPostinstRefusesPlantedLinks(t *testing.T) {
 	}
 	if !strings.Contains(string(out), "spool was not a directory") || !strings.Contains(string(out), "other hard links") {
 		t.Errorf("postinst said %q; want the replaced spool and the hard-linked file named", out)
+	}
+
+	// An upgrade over a spool that holds another run's root-only records.
+	spool := filepath.Join(lib, "spool")
+	record := filepath.Join(spool, "1764979200000000000-42-abcd.end.json")
+	if err := os.WriteFile(record, []byte("{}\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	safefstest.Plant(t, tg.File, filepath.Join(spool, "1764979200000000001-43-abce.end.json"))
+	if out, err := exec.Command("/bin/sh", path, "configure").CombinedOutput(); err != nil {
+		t.Fatalf("postinst configure, second run: %v\n%s", err, out)
+	}
+	tg.Untouched(t)
+	if fi, err := os.Stat(record); err != nil || fi.Mode().Perm() != 0o660 {
+		t.Errorf("a root-only spool record after postinst: %v, %v; want mode 0660 (the group's, so serve can ingest it)", fi, err)
+	}
+	if fi, err := os.Lstat(spool); err != nil || fi.Mode().Perm() != 0o770 || fi.Mode()&os.ModeSetgid == 0 {
+		t.Errorf("spool after the second run: %v, %v; want a directory of mode 2770", fi, err)
 	}
 }

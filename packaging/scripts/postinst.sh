@@ -73,12 +73,16 @@ configure | 1 | 2 | "")
 		echo "gpuprof: $spool was not a directory (a link or file someone of the group gpuprof made?); replaced by one" >&2
 		rm -f "$spool"
 	fi
-	install -d -m 2770 -o root -g gpuprof "$spool"
+	install -d -m 2750 -o root -g gpuprof "$spool"
 	chown root:gpuprof "$spool"
-	chmod 2770 "$spool"
+	chmod 2750 "$spool"
 	# What an earlier gpuprof made root's alone (0640 root:root): the
-	# database, its WAL and shm, and the logs, now the group's too.
-	for f in /var/lib/gpuprof/*.db /var/lib/gpuprof/*.db-wal /var/lib/gpuprof/*.db-shm /var/log/gpuprof/*.log; do
+	# database, its WAL and shm, the logs, and the spool's records (a run
+	# as root before the package, or an older version, leaves them 0600:
+	# serve, the gpuprof user, could then never ingest them), now the
+	# group's too.
+	for f in /var/lib/gpuprof/*.db /var/lib/gpuprof/*.db-wal /var/lib/gpuprof/*.db-shm /var/log/gpuprof/*.log \
+		"$spool"/*.json "$spool"/*.log; do
 		[ -f "$f" ] && [ ! -L "$f" ] || continue
 		if [ "$(stat -c %h "$f")" != 1 ]; then
 			echo "gpuprof: $f has other hard links (names elsewhere); its group and mode left as they are" >&2
@@ -87,7 +91,7 @@ configure | 1 | 2 | "")
 		chgrp gpuprof "$f"
 		chmod g+rw,o-rwx "$f"
 	done
-	chmod 2770 /var/lib/gpuprof /var/log/gpuprof
+	chmod 2770 /var/lib/gpuprof /var/log/gpuprof "$spool"
 	if [ -d /run/systemd/system ] && command -v systemctl >/dev/null 2>&1; then
 		systemctl daemon-reload >/dev/null 2>&1 || true
 	fi
