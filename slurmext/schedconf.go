@@ -1,7 +1,6 @@
 package slurmext
 
 import (
-	"bufio"
 	"fmt"
 	"io"
 	"strconv"
@@ -107,55 +106,42 @@ func DefaultSchedConf() SchedConf {
 // partition defaults and the first error are state of the one scan over
 // the file, which every kind of line reads or changes.
 func ReadSchedConf(r io.Reader) (SchedConf, error) {
+	t, err := readConfStream(r, "slurm.conf")
+	if err != nil {
+		return DefaultSchedConf(), confErr(err)
+	}
+	decls, err := nodeDecls(t.Lines)
+	if err != nil {
+		return DefaultSchedConf(), err
+	}
+	sets, err := nodeSetsOf(t.Lines, decls)
+	if err != nil {
+		return DefaultSchedConf(), err
+	}
+	return schedOf(t.Lines, sets)
+}
+
+// schedOf reads the scheduler settings and partitions of a configuration's
+// lines; sets are its node sets, which a partition's Nodes= may name.
+func schedOf(lines []ConfLine, sets map[string][]string) (SchedConf, error) {
 	c := DefaultSchedConf()
 	set := map[string]bool{}
-	sc := bufio.NewScanner(r)
-	sc.Buffer(make([]byte, 64<<10), 1<<20)
 	var (
-		lineNo  int
-		pend    strings.Builder
-		partDef = map[string]string{}
-		partIdx = map[string]int{}
-		badf    = func(format string, a ...any) error {
-			return fmt.Errorf("slurm.conf line %d: "+format+": %w", append([]any{lineNo}, append(a, ErrBadSlurmConf)...)...)
-		}
+		partDef  = map[string]string{}
+		partIdx  = map[string]int{}
 		firstErr error
 	)
-	for sc.Scan() {
-		lineNo++
-		text := sc.Text()
-		if i := strings.IndexByte(text, '#'); i >= 0 {
-			text = text[:i]
+	for _, l := range lines {
+		badf := func(format string, a ...any) error {
+			return fmt.Errorf("slurm.conf %s: "+format+": %w", append([]any{l.Where()}, append(a, ErrBadSlurmConf)...)...)
 		}
-		if t := strings.TrimRight(text, " \t"); strings.HasSuffix(t, "\\") {
-			t = strings.TrimSuffix(t, "\\")
-			pend.WriteString(t)
-			if !strings.HasSuffix(t, ",") { // a list continues without a space
-				pend.WriteByte(' ')
-			}
-			continue
-		}
-		pend.WriteString(text)
-		line := pend.String()
-		pend.Reset()
 		fields := map[string]string{}
-		var first string
-		for i, f := range strings.Fields(line) {
-			k, v, ok := strings.Cut(f, "=")
-			if !ok {
-				continue
-			}
-			k = strings.ToLower(k)
-			if i == 0 {
-				first = k
-			}
-			fields[k] = v
+		for _, p := range l.Pairs {
+			fields[strings.ToLower(p.Key)] = p.Value
 		}
-		if len(fields) == 0 {
-			continue
-		}
+		first := strings.ToLower(l.Pairs[0].Key)
 		if first == "partitionname" {
-			name := fields["partitionname"]
+			name := l.Pairs[0].Value
 			if strings.EqualFold(name, "DEFAULT") {
 				for k, v := range fields {
 					if k != "partitionname" {
@@ -171,7 +157,7 @@ func ReadSchedConf(r io.Reader) (SchedConf, error) {
 			for k, v := range fields {
 				merged[k] = v
 			}
-			p, err := parsePartition(name, merged)
+			p, err := parsePartition(name, merged, sets)
 			if err != nil && firstErr == nil {
 				firstErr = badf("PartitionName=%s: %v", quoteShort(name), err)
 			}
@@ -183,7 +169,7 @@ func ReadSchedConf(r io.Reader) (SchedConf, error) {
 			}
 			continue
 		}
-		if first == "nodename" || first == "nodeset" || first == "frontendname" || first == "downnodes" {
+		if recordKeys[first] {
 			continue
 		}
 		for k, v := range fields {
@@ -191,9 +177,6 @@ func ReadSchedConf(r io.Reader) (SchedConf, error) {
 				firstErr = badf("%s=%s: %v", k, quoteShort(v), err)
 			}
 		}
-	}
-	if err := sc.Err(); err != nil {
-		return c, fmt.Errorf("read slurm.conf: %w", err)
 	}
 	if firstErr != nil {
 		return c, firstErr
@@ -362,17 +345,11 @@ func (c *SchedConf) setSchedulerParameters(v string, set map[string]bool) error 
 
 // parsePartition reads one partition's fields (keys lowercased, DEFAULT
 // values merged in).
-func parsePartition(name string, f map[string]string) (PartitionConf, error) {
+func parsePartition(name string, f map[string]string, sets map[string][]string) (PartitionConf, error) {
 	p := PartitionConf{Name: name, MaxTimeUnlimited: true, PriorityTier: 1, PriorityFactor: 1, State: "UP"}
 	if v, ok := f["nodes"]; ok && v != "" {
-		if strings.EqualFold(v, "ALL") {
-			p.AllNodes = true
-		} else {
-			nodes, err := ExpandHostlist(v)
-			if err != nil {
-				return p, fmt.Errorf("Nodes=%s: %v", quoteShort(v), err)
-			}
-			p.Nodes = nodes
+		if err := p.setNodes(v, sets); err != nil {
+			return p, err
 		}
 	}
 	if v, ok := f["maxtime"]; ok {
@@ -414,4 +391,66 @@ func parsePartition(name string, f map[string]string) (PartitionConf, error) {
 		p.State = strings.ToUpper(v)
 	}
 	return p, nil
+}
+
+// setNodes reads a partition's Nodes=: "ALL", or a comma-separated list of
+// hostlists and node set names.
+func (p *PartitionConf) setNodes(v string, sets map[string][]string) error {
+	if strings.EqualFold(v, "ALL") {
+		p.AllNodes = true
+		return nil
+	}
+	if _, ok := sets[v]; !ok && !strings.Contains(v, ",") {
+		nodes, err := ExpandHostlist(v)
+		if err != nil {
+			return fmt.Errorf("Nodes=%s: %v", quoteShort(v), err)
+		}
+		p.Nodes = nodes
+		return nil
+	}
+	var nodes []string
+	for _, item := range splitTopLevel(v) {
+		switch members, isSet := sets[item]; {
+		case strings.EqualFold(item, "ALL"):
+			p.AllNodes = true
+		case isSet:
+			nodes = append(nodes, members...)
+		default:
+			ns, err := ExpandHostlist(item)
+			if err != nil {
+				return fmt.Errorf("Nodes=%s: %v", quoteShort(v), err)
+			}
+			nodes = append(nodes, ns...)
+		}
+		if len(nodes) > MaxHostlistHosts {
+			return fmt.Errorf("Nodes=%s: more than %d nodes: %w", quoteShort(v), MaxHostlistHosts, ErrTooLarge)
+		}
+	}
+	p.Nodes = dedupe(nodes)
+	return nil
+}
+
+// splitTopLevel splits a list at the commas outside brackets.
+func splitTopLevel(v string) []string {
+	var out []string
+	depth, start := 0, 0
+	for i := 0; i < len(v); i++ {
+		switch v[i] {
+		case '[':
+			depth++
+		case ']':
+			depth--
+		case ',':
+			if depth == 0 {
+				if s := strings.TrimSpace(v[start:i]); s != "" {
+					out = append(out, s)
+				}
+				start = i + 1
+			}
+		}
+	}
+	if s := strings.TrimSpace(v[start:]); s != "" {
+		out = append(out, s)
+	}
+	return out
 }
