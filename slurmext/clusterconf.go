@@ -53,6 +53,10 @@ var recordKeys = map[string]bool{
 	"downnodes": true, "switchname": true, "slurmctldhost": false,
 }
 
+// maxConfMembers bounds the nodes all partitions, and all node sets,
+// name together.
+const maxConfMembers = 1 << 22
+
 // LoadClusterConf reads the slurm.conf at path with open (nil:
 // ReadConfFile), following Include lines, into a ClusterConf. Errors name
 // the file and line.
@@ -212,6 +216,7 @@ func nodeGresOf(decls []nodeDecl) ([]NodeGres, error) {
 // nodes with that feature.
 func nodeSetsOf(lines []ConfLine, decls []nodeDecl) (map[string][]string, error) {
 	sets := map[string][]string{}
+	total := 0
 	for _, l := range lines {
 		if !strings.EqualFold(l.Pairs[0].Key, "NodeSet") {
 			continue
@@ -242,6 +247,9 @@ func nodeSetsOf(lines []ConfLine, decls []nodeDecl) (map[string][]string, error)
 			}
 		}
 		sets[name] = dedupe(members)
+		if total += len(sets[name]); total > maxConfMembers {
+			return nil, fmt.Errorf("slurm.conf %s: node sets name more than %d nodes in all: %w", l.Where(), maxConfMembers, ErrTooLarge)
+		}
 	}
 	return sets, nil
 }

@@ -27,11 +27,13 @@ import (
 //     white space);
 //   - "Include FILE" (any case) reads FILE in its place. "%c" in FILE is the
 //     ClusterName set so far (lowercased). A relative FILE is read from the
-//     directory of the file that includes it (Slurm 22.05's
-//     _add_full_path; Slurm 23.11 and later resolve it from slurm.conf's
-//     directory, the same directory for every layout where the included
-//     files sit beside slurm.conf). Slurm does not expand globs (24.05 says
-//     so: "Slurm does not support glob parsing"), so a '*' is an error here.
+//     directory of the first file (slurm.conf), as slurm.conf(5) says and
+//     Slurm 23.02 and later do (get_extra_conf_path); 22.05 and earlier read
+//     it from the including file's directory (_add_full_path). The two
+//     differ only for a file included from another directory: then the one
+//     that exists is read, and both existing is an error (the version
+//     decides, and is not known here). Slurm does not expand globs (24.05
+//     says so: "Slurm does not support glob parsing"), so '*' is an error.
 //
 // A missing included file, an Include cycle, more than MaxConfDepth levels,
 // more than MaxConfBytes bytes in all, and a line that is not Key=Value
@@ -162,8 +164,15 @@ type confParser struct {
 func (p *confParser) file(path string, stack []string, depth int) error {
 	data, err := p.open(path)
 	if err != nil {
-		if errors.Is(err, fs.ErrNotExist) && len(stack) > 0 {
-			return fmt.Errorf("%s (included from %s): %w", quoteShort(path), quoteShort(stack[len(stack)-1]), err)
+		// A PathError would carry the raw path into the message: name it
+		// quoted instead.
+		var pe *fs.PathError
+		if errors.As(err, &pe) {
+			err = pe.Err
+			if len(stack) > 0 {
+				return fmt.Errorf("%s (included from %s): %w", quoteShort(path), quoteShort(stack[len(stack)-1]), err)
+			}
+			return fmt.Errorf("%s: %w", quoteShort(path), err)
 		}
 		return err
 	}
@@ -213,7 +222,23 @@ func (p *confParser) include(name, where string, stack []string, depth int) erro
 		return fmt.Errorf("%s: Include %s: Slurm does not expand globs: %w", where, quoteShort(name), ErrBadConf)
 	}
 	if !filepath.IsAbs(name) {
-		name = filepath.Join(filepath.Dir(stack[len(stack)-1]), name)
+		rel := name
+		name = filepath.Join(filepath.Dir(stack[0]), rel)
+		if old := filepath.Join(filepath.Dir(stack[len(stack)-1]), rel); old != name {
+			// Slurm 23.02 and later resolve from slurm.conf's directory,
+			// 22.05 and earlier from the including file's: use the one
+			// that exists; when both do, the version decides, and this
+			// reader does not guess it.
+			_, errNew := p.open(name)
+			_, errOld := p.open(old)
+			switch {
+			case errNew != nil && errOld == nil:
+				name = old
+			case errNew == nil && errOld == nil:
+				return fmt.Errorf("%s: Include %s: both %s (Slurm 23.02 and later) and %s (Slurm 22.05 and earlier) exist: which is read depends on the version: %w",
+					where, quoteShort(rel), quoteShort(name), quoteShort(old), ErrBadConf)
+			}
+		}
 	}
 	name = filepath.Clean(name)
 	for _, s := range stack {

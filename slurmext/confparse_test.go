@@ -116,6 +116,7 @@ func TestConfIncludeErrors(t *testing.T) {
 		{"glob", map[string]string{"/s/slurm.conf": "Include conf.d/*.conf\n"}, "does not expand globs", ErrBadConf},
 		{"%c without ClusterName", map[string]string{"/s/slurm.conf": "Include %c.conf\n"}, "no ClusterName", ErrBadConf},
 		{"not key=value", map[string]string{"/s/slurm.conf": "A=1\nnonsense here\n"}, `"/s/slurm.conf" line 2: expected Key=Value`, ErrBadConf},
+		{"relative include that the version decides", map[string]string{"/s/slurm.conf": "Include d/a.conf\n", "/s/d/a.conf": "Include b.conf\n", "/s/b.conf": "A=1\n", "/s/d/b.conf": "A=2\n"}, "depends on the version", ErrBadConf},
 		{"error in an included file names it", map[string]string{"/s/slurm.conf": "Include n.conf\n", "/s/n.conf": "\n\nbad\n"}, `"/s/n.conf" line 3`, ErrBadConf},
 	}
 	for _, tt := range tests {

@@ -130,6 +130,7 @@ func schedOf(lines []ConfLine, sets map[string][]string) (SchedConf, error) {
 		partDef  = map[string]string{}
 		partIdx  = map[string]int{}
 		firstErr error
+		members  int
 	)
 	for _, l := range lines {
 		badf := func(format string, a ...any) error {
@@ -160,6 +161,9 @@ func schedOf(lines []ConfLine, sets map[string][]string) (SchedConf, error) {
 			p, err := parsePartition(name, merged, sets)
 			if err != nil && firstErr == nil {
 				firstErr = badf("PartitionName=%s: %v", quoteShort(name), err)
+			}
+			if members += len(p.Nodes); members > maxConfMembers {
+				return c, fmt.Errorf("slurm.conf %s: partitions name more than %d nodes in all: %w", l.Where(), maxConfMembers, ErrTooLarge)
 			}
 			if i, ok := partIdx[name]; ok {
 				c.Partitions[i] = p
@@ -276,6 +280,7 @@ func (c *SchedConf) setKey(k, v string, set map[string]bool) error {
 func (c *SchedConf) setSchedulerParameters(v string, set map[string]bool) error {
 	for opt := range strings.SplitSeq(v, ",") {
 		k, val, hasVal := strings.Cut(strings.TrimSpace(opt), "=")
+		qval := quoteShort(val)
 		k = strings.ToLower(k)
 		if !hasVal {
 			if k == "bf_continue" {
@@ -286,7 +291,7 @@ func (c *SchedConf) setSchedulerParameters(v string, set map[string]bool) error 
 		n, err := strconv.Atoi(val)
 		num := func() error {
 			if err != nil {
-				return fmt.Errorf("%s=%s: want an integer", k, val)
+				return fmt.Errorf("%s=%s: want an integer", quoteShort(k), qval)
 			}
 			return nil
 		}
@@ -303,22 +308,22 @@ func (c *SchedConf) setSchedulerParameters(v string, set map[string]bool) error 
 			c.BfInterval = time.Duration(max(n, 1)) * time.Second
 		case "bf_resolution":
 			if err := num(); err != nil || n < 1 {
-				return fmt.Errorf("bf_resolution=%s: want seconds, at least 1", val)
+				return fmt.Errorf("bf_resolution=%s: want seconds, at least 1", qval)
 			}
 			c.BfResolution = time.Duration(n) * time.Second
 		case "bf_window":
 			if err := num(); err != nil || n < 1 {
-				return fmt.Errorf("bf_window=%s: want minutes, at least 1", val)
+				return fmt.Errorf("bf_window=%s: want minutes, at least 1", qval)
 			}
 			c.BfWindow = time.Duration(n) * time.Minute
 		case "bf_max_job_test":
 			if err := num(); err != nil || n < 1 {
-				return fmt.Errorf("bf_max_job_test=%s: want at least 1", val)
+				return fmt.Errorf("bf_max_job_test=%s: want at least 1", qval)
 			}
 			c.BfMaxJobTest = n
 		case "bf_max_job_part", "bf_max_job_user":
 			if err := num(); err != nil || n < 0 {
-				return fmt.Errorf("%s=%s: want 0 (no limit) or more", k, val)
+				return fmt.Errorf("%s=%s: want 0 (no limit) or more", quoteShort(k), qval)
 			}
 			if k == "bf_max_job_part" {
 				c.BfMaxJobPart = n
@@ -332,7 +337,7 @@ func (c *SchedConf) setSchedulerParameters(v string, set map[string]bool) error 
 			c.SchedInterval = time.Duration(n) * time.Second
 		case "default_queue_depth":
 			if err := num(); err != nil || n < 1 {
-				return fmt.Errorf("default_queue_depth=%s: want at least 1", val)
+				return fmt.Errorf("default_queue_depth=%s: want at least 1", qval)
 			}
 			c.DefaultQueueDepth = n
 		default:
