@@ -293,3 +293,25 @@ func TestGPURefsIgnoreFileOrderUnderAutoDetect(t *testing.T) {
 		t.Errorf("refs %+v, want slurm index 2 by PCI order (no minor) under AutoDetect", refs)
 	}
 }
+
+// TestClusterFromConfiglessCache: on a configless node (no slurm_conf
+// file), the hooks name the cluster from slurmd's cached copy.
+func TestClusterFromConfiglessCache(t *testing.T) {
+	root := t.TempDir()
+	cache := filepath.Join(root, "spool", "conf-cache")
+	if err := os.MkdirAll(cache, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(cache, "slurm.conf"), []byte("ClusterName=Cached\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	cfg := config.Default()
+	cfg.SlurmConf = filepath.Join(root, "etc", "slurm.conf")
+	d := Deps{Config: cfg, ConfRoots: &slurmext.ConfRoots{RunDir: filepath.Join(root, "run"), SpoolDirs: []string{filepath.Join(root, "spool")}}}
+	if got := d.cluster(); got != "cached" {
+		t.Fatalf("cluster %q, want the cached slurm.conf's", got)
+	}
+	if got, want := d.gresConf(), filepath.Join(cache, "gres.conf"); os.Getenv("SLURM_CONF") == "" && got != want {
+		t.Fatalf("gres.conf %q, want %q", got, want)
+	}
+}
