@@ -11,8 +11,6 @@ import (
 const (
 	// MaxGresDevices is the most GPU devices ReadGresConf returns for a node.
 	MaxGresDevices = 4096
-	// maxGresLine bounds one logical line (after joining continuations).
-	maxGresLine = 1 << 20
 )
 
 // GresDevice is one GPU of this node as gres.conf lists it.
@@ -51,23 +49,23 @@ func ParseGresConf(r io.Reader, node string) ([]GresDevice, error) {
 	return conf.Devices, nil
 }
 
-// ReadGresConf parses gres.conf for one node.
+// ReadGresConf parses one gres.conf text for one node (LoadGresFile reads
+// a file and follows its Include lines).
 //
-// The format is Slurm's: lines of Key=Value pairs separated by white space
-// (keys case-insensitive, values optionally "double quoted", spaces allowed
-// around '='), '#' comments ('\#' is a literal '#'), blank lines, and a
-// trailing backslash joining the next line. A line applies to node when it has
-// no NodeName= or its NodeName= hostlist names node.
+// The syntax is Slurm's, read by the one reader of it (confparse.go). A
+// line applies to node when it has no NodeName= or its NodeName= hostlist
+// names node.
 //
 // The Name=gpu lines that apply and carry File= give one device per file,
 // File= expanded as a hostlist ("/dev/nvidia[0-3]", "/dev/nvidia0,/dev/nvidia2");
 // a MultipleFiles= line gives one device (its first file), as in Slurm.
 // Index counts devices 0..n-1 in file order, which is how slurmd numbers them
-// when AutoDetect is off. Count= without File=, other GRES names, and unknown
-// keys are ignored.
+// when AutoDetect is off. Every Name=gpu line that applies, with or without
+// File=, is in Declared with its Type and Count; other GRES names and
+// unknown keys are ignored.
 //
 // Errors wrap ErrBadGresConf with the line number: a line that is not
-// Key=Value pairs (including Include, which is not followed), an unterminated
+// Key=Value pairs (an Include, which a text without a file cannot resolve), an unterminated
 // quote, a malformed NodeName/File hostlist, File= together with
 // MultipleFiles=, a device file listed twice (slurmd refuses that too). More
 // than MaxGresDevices devices gives ErrTooLarge.

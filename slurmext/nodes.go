@@ -36,7 +36,8 @@ type NodeGres struct {
 // ("gpu[01-04]") are expanded. Gres= entries are Slurm's
 // name[:type][:count][(S:sockets)] (count defaults to 1, a K/M/G suffix
 // multiplies by 1024s, "no_consume" is read past); names other than gpu,
-// shard and mps are ignored. Include lines are not followed. Errors wrap
+// shard and mps are ignored. The text may not Include files
+// (LoadClusterConf reads a file and follows them). Errors wrap
 // ErrBadSlurmConf and name the line.
 func ReadNodeGres(r io.Reader) ([]NodeGres, error) {
 	t, err := readConfStream(r, "slurm.conf")

@@ -98,13 +98,10 @@ func DefaultSchedConf() SchedConf {
 // ReadSchedConf reads the scheduling settings and partitions of a
 // slurm.conf. Keys are matched case-insensitively, as Slurm does; a later
 // line overrides an earlier one; PartitionName=DEFAULT lines set the
-// defaults of the partition lines after them. Include lines are not
-// followed. A value that cannot be read is an error naming the line,
-// wrapping ErrBadSlurmConf: refused, not guessed.
-//
-// It stays one function: the line number, the continuation buffer, the
-// partition defaults and the first error are state of the one scan over
-// the file, which every kind of line reads or changes.
+// defaults of the partition lines after them; a partition's Nodes= may
+// name NodeSets. The text may not Include files (LoadClusterConf reads a
+// file and follows them). A value that cannot be read is an error naming
+// the line, wrapping ErrBadSlurmConf: refused, not guessed.
 func ReadSchedConf(r io.Reader) (SchedConf, error) {
 	t, err := readConfStream(r, "slurm.conf")
 	if err != nil {
