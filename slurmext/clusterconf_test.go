@@ -159,3 +159,68 @@ func TestClusterConfModel(t *testing.T) {
 		t.Fatalf("bad Nodes=: %v", err)
 	}
 }
+
+// TestPublicGresGuide: the GRES guide's MIG and sharding examples (Slurm's
+// doc/html/gres.shtml), inventories by hand.
+func TestPublicGresGuide(t *testing.T) {
+	dir := filepath.Join("testdata", "conf", "slurm-gres-html")
+	for _, tt := range []struct {
+		file    string
+		gpus    int
+		typ     string
+		byType  []TypeCount
+		shards  int
+		setting string
+	}{
+		// NodeName=tux[1-16] gres=gpu:a100:1,gpu:a100_3g.20gb:2: the key in
+		// lowercase, two typed entries, three GPUs a node.
+		{"mig-slurm.conf", 3, "a100,a100_3g.20gb", []TypeCount{{"a100", 1}, {"a100_3g.20gb", 2}}, 0, "gres/gpu,gres/gpu:a100,gres/gpu:a100_3g.20gb"},
+		// NodeName=tux[1-16] Gres=gpu:2,shard:64: untyped, 64 shards a node.
+		{"shard-slurm.conf", 2, "", []TypeCount{{"", 2}}, 64, "gres/gpu,gres/shard"},
+	} {
+		c, err := LoadClusterConf(filepath.Join(dir, tt.file), nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if len(c.Nodes) != 16 || c.Nodes[0].Name != "tux1" || c.Nodes[15].Name != "tux16" {
+			t.Fatalf("%s: nodes %v", tt.file, c.Nodes)
+		}
+		for _, n := range c.Nodes {
+			if n.GPUs != tt.gpus || n.GPUType != tt.typ || !reflect.DeepEqual(n.GPUsByType, tt.byType) || n.Shards != tt.shards {
+				t.Fatalf("%s: %+v", tt.file, n)
+			}
+		}
+		if v, _ := c.Setting("accountingstoragetres"); v != tt.setting {
+			t.Errorf("%s: AccountingStorageTRES %q", tt.file, v)
+		}
+	}
+	for _, tt := range []struct {
+		file  string
+		types []string
+	}{
+		{"mps-gres1.conf", []string{"gp100", "gp100", "p6000", "p6000"}},
+		{"shard-gres1.conf", []string{"gp100", "gp100", "p6000", "p6000"}},
+		{"mps-gres2.conf", []string{"gtx1080", "gtx1070", "gtx1060", "gtx1050"}},
+		{"shard-gres2.conf", []string{"gtx1080", "gtx1070", "gtx1060", "gtx1050"}},
+	} {
+		g, err := LoadGresFile(filepath.Join(dir, tt.file), nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		gc, err := g.For("tux1")
+		if err != nil {
+			t.Fatal(err)
+		}
+		var types []string
+		for i, d := range gc.Devices {
+			if d.File != "/dev/nvidia"+string(rune('0'+i)) || d.Index != i {
+				t.Fatalf("%s: device %d %+v", tt.file, i, d)
+			}
+			types = append(types, d.Type)
+		}
+		// The mps and shard lines are not GPUs.
+		if gc.AutoDetect != "nvml" || !reflect.DeepEqual(types, tt.types) || len(gc.Declared) != 4 {
+			t.Fatalf("%s: AutoDetect %q types %v declared %d", tt.file, gc.AutoDetect, types, len(gc.Declared))
+		}
+	}
+}
