@@ -95,6 +95,7 @@ func shortErr(err error) string {
 // parsed is an error: refused, not guessed.
 func BindConf(cluster string, cfg config.Config) (*Conf, error) {
 	c := &Conf{Use: analysis.ConfUse{Cluster: cluster}}
+	cfg.SlurmConf = localSlurmConf(cfg.SlurmConf)
 	path, notUsed := BindSlurmConf(cluster, cfg, slurmext.ConfClusterName)
 	c.Use.NotUsed = notUsed
 	if path == "" {
@@ -235,7 +236,7 @@ func (s *Source) forCluster(ctx context.Context, f *store.ViewFilter, flag strin
 			if names, err = s.Clusters(ctx, all); err != nil {
 				return 0, err
 			}
-			if host := slurmext.ClusterName(s.cfg.Cluster, "", s.cfg.SlurmConf); len(names) != 1 && (len(names) == 0 || slices.Contains(names, host)) {
+			if host := slurmext.ClusterName(s.cfg.Cluster, "", localSlurmConf(s.cfg.SlurmConf)); len(names) != 1 && (len(names) == 0 || slices.Contains(names, host)) {
 				names = []string{host}
 			}
 		}
@@ -272,6 +273,7 @@ func (e *SeveralClustersError) Error() string {
 // says why. A slurm.conf of another cluster is refused as the analysis
 // refuses it.
 func BindModel(cluster string, cfg config.Config) (*slurmext.ClusterConf, string) {
+	cfg.SlurmConf = localSlurmConf(cfg.SlurmConf)
 	path, notUsed := BindSlurmConf(cluster, cfg, slurmext.ConfClusterName)
 	if path == "" {
 		return nil, notUsed
@@ -281,4 +283,16 @@ func BindModel(cluster string, cfg config.Config) (*slurmext.ClusterConf, string
 		return nil, fmt.Sprintf("slurm.conf %s cannot be read (%s): not used", termtext.Clean(path), termtext.Clean(shortErr(err)))
 	}
 	return m, ""
+}
+
+// ConfRoots are where a configless node keeps slurmd's copy of the
+// configuration (slurmext.FindSlurmConf); tests point them at fixtures.
+var ConfRoots = slurmext.DefaultConfRoots()
+
+// localSlurmConf is this host's slurm.conf: the configured file, else, on a
+// configless node, slurmd's cached copy (the answer's conf.slurm_conf then
+// names it).
+func localSlurmConf(configured string) string {
+	p, _ := slurmext.FindSlurmConf(configured, ConfRoots)
+	return p
 }

@@ -194,3 +194,27 @@ func TestBindConfAutoDetectTypes(t *testing.T) {
 		t.Fatalf("nodes %v, want %s", got, want)
 	}
 }
+
+// TestBindConfConfigless: on a configless node (slurm_conf absent), the
+// analysis reads slurmd's cached copy and names it.
+func TestBindConfConfigless(t *testing.T) {
+	root := t.TempDir()
+	cache := filepath.Join(root, "spool", "conf-cache")
+	if err := os.MkdirAll(cache, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	os.WriteFile(filepath.Join(cache, "slurm.conf"), []byte("ClusterName=lab\nInclude nodes.conf\n"), 0o644)
+	os.WriteFile(filepath.Join(cache, "nodes.conf"), []byte("NodeName=g[1-2] Gres=gpu:l40s:2\n"), 0o644)
+	old := ConfRoots
+	ConfRoots = slurmext.ConfRoots{RunDir: filepath.Join(root, "run"), SpoolDirs: []string{filepath.Join(root, "spool")}}
+	t.Cleanup(func() { ConfRoots = old })
+	cfg := config.Default()
+	cfg.SlurmConf = filepath.Join(root, "etc", "slurm.conf")
+	c, err := BindConf("lab", cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if c.Use.SlurmConf != filepath.Join(cache, "slurm.conf") || len(c.Nodes) != 2 || c.Nodes[1].GPUType != "l40s" {
+		t.Fatalf("configless: %+v", c)
+	}
+}
