@@ -287,7 +287,13 @@ func BindModel(cluster string, cfg config.Config) (*slurmext.ClusterConf, string
 
 // ConfRoots are where a configless node keeps slurmd's copy of the
 // configuration (slurmext.FindSlurmConf); tests point them at fixtures.
-var ConfRoots = slurmext.DefaultConfRoots()
+// A command does not take SLURM_CONF from its environment (its answers do
+// not change with the caller's environment: slurm_conf names the file).
+var ConfRoots = func() slurmext.ConfRoots {
+	r := slurmext.DefaultConfRoots()
+	r.Env = ""
+	return r
+}()
 
 // localSlurmConf is this host's slurm.conf: the configured file, else, on a
 // configless node, slurmd's cached copy (the answer's conf.slurm_conf then

@@ -50,7 +50,7 @@ func (c *ClusterConf) Setting(key string) (string, bool) {
 // of such a line belongs to the record. Any other line is settings.
 var recordKeys = map[string]bool{
 	"nodename": true, "partitionname": true, "nodeset": true, "frontendname": true,
-	"downnodes": true, "switchname": true, "slurmctldhost": false,
+	"downnodes": true, "switchname": true,
 }
 
 // maxConfMembers bounds the nodes all partitions, and all node sets,

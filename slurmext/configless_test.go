@@ -45,6 +45,18 @@ func TestFindSlurmConf(t *testing.T) {
 	if p, src := FindSlurmConf(etc, roots); p != etc || src != ConfConfigured {
 		t.Fatalf("configured file present: %s %s", p, src)
 	}
+	// slurmd's SLURM_CONF (its Prolog's environment) comes after the
+	// configured file and before the cache.
+	env := filepath.Join(root, "env", "slurm.conf")
+	write(env)
+	withEnv := roots
+	withEnv.Env = env
+	if p, src := FindSlurmConf(filepath.Join(root, "absent.conf"), withEnv); p != env || src != ConfEnv {
+		t.Fatalf("SLURM_CONF: %s %s", p, src)
+	}
+	if p, src := FindSlurmConf(etc, withEnv); p != etc || src != ConfConfigured {
+		t.Fatalf("configured before SLURM_CONF: %s %s", p, src)
+	}
 	// A directory in place of the configured file is not a file.
 	dir := filepath.Join(root, "dir.conf")
 	os.Mkdir(dir, 0o755)
