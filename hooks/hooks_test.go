@@ -315,3 +315,21 @@ func TestClusterFromConfiglessCache(t *testing.T) {
 		t.Fatalf("gres.conf %q, want %q", got, want)
 	}
 }
+
+// TestGPURefsFollowInclude: gres.conf's File= lines in an Include'd file
+// map Slurm's indices as if written in gres.conf itself.
+func TestGPURefsFollowInclude(t *testing.T) {
+	d := deps(t, "84")
+	text, err := os.ReadFile(d.Config.Hooks.GresConf)
+	if err != nil {
+		t.Fatal(err)
+	}
+	dir := t.TempDir()
+	gres := filepath.Join(dir, "gres.conf")
+	os.WriteFile(filepath.Join(dir, "gpus.conf"), text, 0o644)
+	os.WriteFile(gres, []byte("# the GPUs are listed apart\nInclude gpus.conf\n"), 0o644)
+	refs := GPURefs(slurmext.HookEnv{GPUs: []int{0, 2}}, gres, d.Log)
+	if len(refs) != 2 || refs[0].Minor != 0 || refs[1].Minor != 2 {
+		t.Errorf("refs %+v, want minors 0 and 2 from the included file", refs)
+	}
+}
