@@ -41,7 +41,7 @@ bench: build
 	GO=$(GO) ./scripts/bench-month.sh $(abspath $(BIN))
 
 fuzz:
-	for t in FuzzParseHookEnv FuzzParseIndexList FuzzExpandHostlist FuzzParseGresConf; do \
+	for t in FuzzParseHookEnv FuzzParseIndexList FuzzExpandHostlist FuzzParseGresConf FuzzParseSlurmConf; do \
 		$(GO) test ./slurmext -run '^$$' -fuzz "^$$t$$" -fuzztime 20s || exit 1; done
 
 vet:

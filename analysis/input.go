@@ -72,7 +72,7 @@ func (b *InputBuilder) Reserve(n int) {
 	}
 }
 
-// SetSlurmNodes gives the nodes slurm.conf declares (slurmext.ReadNodeGres):
+// SetSlurmNodes gives the nodes slurm.conf declares (slurmext.ClusterConf.Nodes, bound by jobsource):
 // a node there that no profile names joins the inventory with its GPU count
 // and type; every node gets its shard count.
 func (b *InputBuilder) SetSlurmNodes(nodes []slurmext.NodeGres) { b.slurm = nodes }

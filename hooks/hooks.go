@@ -15,9 +15,11 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io/fs"
 	"log/slog"
 	"os"
 	"os/exec"
+	"path/filepath"
 	"runtime/debug"
 	"strconv"
 	"syscall"
@@ -46,6 +48,9 @@ type Deps struct {
 	OpenSampler func(ctx context.Context) (gpu.Sampler, error)
 	// Self is this binary's path, for starting the agent.
 	Self string
+	// ConfRoots are where a configless node keeps slurm.conf (nil:
+	// slurmext.DefaultConfRoots).
+	ConfRoots *slurmext.ConfRoots
 }
 
 // Outcome says how a hook recorded the job, for the log line.
@@ -65,7 +70,24 @@ const (
 // cluster and node name the job's records by the one rule every writer
 // uses (slurmext.ClusterName, slurmext.NodeName).
 func (d Deps) cluster() string {
-	return slurmext.ClusterName(d.Config.Cluster, d.Env.Cluster, d.Config.SlurmConf)
+	return slurmext.ClusterName(d.Config.Cluster, d.Env.Cluster, d.slurmConf())
+}
+
+// slurmConf is the slurm.conf the hook reads: the configured one, else, on
+// a configless node, slurmd's cached copy (slurmext.FindSlurmConf).
+func (d Deps) slurmConf() string {
+	p, src := slurmext.FindSlurmConf(d.Config.SlurmConf, d.confRoots())
+	if src != slurmext.ConfConfigured && src != slurmext.ConfNone && d.Log != nil {
+		d.Log.Info("slurm.conf", "file", p, "source", string(src))
+	}
+	return p
+}
+
+func (d Deps) confRoots() slurmext.ConfRoots {
+	if d.ConfRoots != nil {
+		return *d.ConfRoots
+	}
+	return slurmext.DefaultConfRoots()
 }
 
 func (d Deps) node() string {
@@ -99,7 +121,15 @@ func (d Deps) gresConf() string {
 	if d.Config.Hooks.GresConf != "" {
 		return d.Config.Hooks.GresConf
 	}
-	return slurmext.DefaultGresConf(os.Getenv("SLURM_CONF"))
+	if env := os.Getenv("SLURM_CONF"); env != "" {
+		return slurmext.DefaultGresConf(env)
+	}
+	// Beside the slurm.conf read: /etc/slurm/gres.conf, or the configless
+	// cache's copy.
+	if p, src := slurmext.FindSlurmConf(d.Config.SlurmConf, d.confRoots()); src != slurmext.ConfNone && src != slurmext.ConfConfigured {
+		return filepath.Join(filepath.Dir(p), "gres.conf")
+	}
+	return slurmext.DefaultGresConf("")
 }
 
 // GPURefs maps the job's Slurm GPU indices to device files through
@@ -116,9 +146,10 @@ func GPURefs(e slurmext.HookEnv, gresConf string, log *slog.Logger) []hookproto.
 		return refs
 	}
 	var devs []slurmext.GresDevice
-	if f, err := os.Open(gresConf); err == nil {
-		gc, err := slurmext.ReadGresConf(f, e.Node)
-		f.Close()
+	if g, err := slurmext.LoadGresFile(gresConf, nil); err != nil && !errors.Is(err, fs.ErrNotExist) {
+		log.Warn("gres.conf unreadable; mapping GPUs by PCI order", "job", e.JobID, "file", gresConf, "err", err)
+	} else if err == nil {
+		gc, err := g.For(e.Node)
 		switch {
 		case err != nil:
 			log.Warn("gres.conf unreadable; mapping GPUs by PCI order", "job", e.JobID, "file", gresConf, "err", err)

@@ -293,3 +293,43 @@ func TestGPURefsIgnoreFileOrderUnderAutoDetect(t *testing.T) {
 		t.Errorf("refs %+v, want slurm index 2 by PCI order (no minor) under AutoDetect", refs)
 	}
 }
+
+// TestClusterFromConfiglessCache: on a configless node (no slurm_conf
+// file), the hooks name the cluster from slurmd's cached copy.
+func TestClusterFromConfiglessCache(t *testing.T) {
+	root := t.TempDir()
+	cache := filepath.Join(root, "spool", "conf-cache")
+	if err := os.MkdirAll(cache, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(cache, "slurm.conf"), []byte("ClusterName=Cached\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	cfg := config.Default()
+	cfg.SlurmConf = filepath.Join(root, "etc", "slurm.conf")
+	d := Deps{Config: cfg, ConfRoots: &slurmext.ConfRoots{RunDir: filepath.Join(root, "run"), SpoolDirs: []string{filepath.Join(root, "spool")}}}
+	if got := d.cluster(); got != "cached" {
+		t.Fatalf("cluster %q, want the cached slurm.conf's", got)
+	}
+	if got, want := d.gresConf(), filepath.Join(cache, "gres.conf"); os.Getenv("SLURM_CONF") == "" && got != want {
+		t.Fatalf("gres.conf %q, want %q", got, want)
+	}
+}
+
+// TestGPURefsFollowInclude: gres.conf's File= lines in an Include'd file
+// map Slurm's indices as if written in gres.conf itself.
+func TestGPURefsFollowInclude(t *testing.T) {
+	d := deps(t, "84")
+	text, err := os.ReadFile(d.Config.Hooks.GresConf)
+	if err != nil {
+		t.Fatal(err)
+	}
+	dir := t.TempDir()
+	gres := filepath.Join(dir, "gres.conf")
+	os.WriteFile(filepath.Join(dir, "gpus.conf"), text, 0o644)
+	os.WriteFile(gres, []byte("# the GPUs are listed apart\nInclude gpus.conf\n"), 0o644)
+	refs := GPURefs(slurmext.HookEnv{GPUs: []int{0, 2}}, gres, d.Log)
+	if len(refs) != 2 || refs[0].Minor != 0 || refs[1].Minor != 2 {
+		t.Errorf("refs %+v, want minors 0 and 2 from the included file", refs)
+	}
+}

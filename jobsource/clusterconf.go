@@ -1,13 +1,10 @@
 package jobsource
 
 import (
-	"bytes"
 	"context"
 	"errors"
 	"fmt"
 	"io/fs"
-	"os"
-	"path/filepath"
 	"slices"
 	"strings"
 	"time"
@@ -25,7 +22,10 @@ import (
 // their GPUs, types and shards; partitions and scheduler settings) and
 // the one line on a configured file it did not use.
 type Conf struct {
-	Use        analysis.ConfUse
+	Use analysis.ConfUse
+	// Model is the bound configuration (nil when none is used): every
+	// file read, its settings, node sets and gres.conf.
+	Model      *slurmext.ClusterConf
 	Nodes      []slurmext.NodeGres
 	Sched      slurmext.SchedConf
 	SchedKnown bool
@@ -95,30 +95,28 @@ func shortErr(err error) string {
 // parsed is an error: refused, not guessed.
 func BindConf(cluster string, cfg config.Config) (*Conf, error) {
 	c := &Conf{Use: analysis.ConfUse{Cluster: cluster}}
+	cfg.SlurmConf = localSlurmConf(cfg.SlurmConf)
 	path, notUsed := BindSlurmConf(cluster, cfg, slurmext.ConfClusterName)
 	c.Use.NotUsed = notUsed
 	if path == "" {
 		return c, nil
 	}
-	b, err := os.ReadFile(path)
+	m, err := slurmext.LoadClusterConf(path, nil)
 	if err != nil {
 		return nil, fmt.Errorf("read %s: %w", path, err)
 	}
-	if c.Nodes, err = slurmext.ReadNodeGres(bytes.NewReader(b)); err != nil {
-		return nil, fmt.Errorf("read %s: %w", path, err)
-	}
-	if c.Sched, err = slurmext.ReadSchedConf(bytes.NewReader(b)); err != nil {
-		return nil, fmt.Errorf("read %s: %w", path, err)
-	}
+	c.Model, c.Nodes, c.Sched = m, m.Nodes, m.Sched
 	c.SchedKnown = true
 	c.Use.SlurmConf = path
 	gres := cfg.For(cluster).GresConf
 	if gres == "" {
-		gres = filepath.Join(filepath.Dir(path), "gres.conf")
+		gres = m.GresConfPath()
 	}
-	if typed, err := gresTypes(gres, c.Nodes); err == nil {
+	if err := m.LoadGres(gres, nil); err == nil {
 		c.Use.GresConf = gres
-		c.Nodes = typed
+		if c.Nodes, err = gresTypes(m.Gres, c.Nodes); err != nil {
+			return nil, fmt.Errorf("read %s: %w", gres, err)
+		}
 	} else if !errors.Is(err, fs.ErrNotExist) {
 		return nil, fmt.Errorf("read %s: %w", gres, err)
 	}
@@ -126,32 +124,34 @@ func BindConf(cluster string, cfg config.Config) (*Conf, error) {
 }
 
 // gresTypes gives each node whose Gres= names no GPU type the type
-// gres.conf gives all of its GPUs, when it gives them one.
-func gresTypes(path string, nodes []slurmext.NodeGres) ([]slurmext.NodeGres, error) {
-	b, err := os.ReadFile(path)
-	if err != nil {
-		return nil, err
-	}
+// gres.conf gives all of its GPUs, when it gives them one and its lines
+// count as many GPUs as Gres= does (with AutoDetect, a line without File=
+// or Count= leaves the count to the hardware: the type is then taken only
+// when it is the node's one type).
+func gresTypes(g *slurmext.GresFile, nodes []slurmext.NodeGres) ([]slurmext.NodeGres, error) {
 	out := slices.Clone(nodes)
 	for i := range out {
 		n := &out[i]
 		if n.GPUs <= 0 || n.GPUType != "" {
 			continue
 		}
-		gc, err := slurmext.ReadGresConf(bytes.NewReader(b), n.Name)
+		gc, err := g.For(n.Name)
 		if err != nil {
 			return nil, err
 		}
-		t := ""
-		for k, d := range gc.Devices {
+		t, count, known := "", 0, true
+		for k, d := range gc.Declared {
 			if k == 0 {
 				t = strings.ToLower(d.Type)
 			} else if !strings.EqualFold(d.Type, t) {
 				t = ""
 				break
 			}
+			count += d.Count
+			known = known && d.CountKnown
 		}
-		if t != "" && len(gc.Devices) == n.GPUs {
+		auto := gc.AutoDetect != "" && !strings.EqualFold(gc.AutoDetect, "off")
+		if t != "" && (count == n.GPUs || (!known && auto)) {
 			n.GPUType = t
 			n.GPUsByType = []slurmext.TypeCount{{Type: t, Count: n.GPUs}}
 		}
@@ -236,7 +236,7 @@ func (s *Source) forCluster(ctx context.Context, f *store.ViewFilter, flag strin
 			if names, err = s.Clusters(ctx, all); err != nil {
 				return 0, err
 			}
-			if host := slurmext.ClusterName(s.cfg.Cluster, "", s.cfg.SlurmConf); len(names) != 1 && (len(names) == 0 || slices.Contains(names, host)) {
+			if host := slurmext.ClusterName(s.cfg.Cluster, "", localSlurmConf(s.cfg.SlurmConf)); len(names) != 1 && (len(names) == 0 || slices.Contains(names, host)) {
 				names = []string{host}
 			}
 		}
@@ -265,4 +265,40 @@ func (e *SeveralClustersError) Error() string {
 	}
 	return fmt.Sprintf("the jobs of the window belong to %d clusters (%s): an answer is for one cluster, its slurm.conf and its inventory; choose it with --cluster",
 		len(e.Names), strings.Join(clean, ", "))
+}
+
+// BindModel is BindSlurmConf for a node-side reader (the agent and its
+// notices): the bound slurm.conf read once (nil when none is bound, or it
+// cannot be read) and, when a configured file is not used, the line that
+// says why. A slurm.conf of another cluster is refused as the analysis
+// refuses it.
+func BindModel(cluster string, cfg config.Config) (*slurmext.ClusterConf, string) {
+	cfg.SlurmConf = localSlurmConf(cfg.SlurmConf)
+	path, notUsed := BindSlurmConf(cluster, cfg, slurmext.ConfClusterName)
+	if path == "" {
+		return nil, notUsed
+	}
+	m, err := slurmext.LoadClusterConf(path, nil)
+	if err != nil {
+		return nil, fmt.Sprintf("slurm.conf %s cannot be read (%s): not used", termtext.Clean(path), termtext.Clean(shortErr(err)))
+	}
+	return m, ""
+}
+
+// ConfRoots are where a configless node keeps slurmd's copy of the
+// configuration (slurmext.FindSlurmConf); tests point them at fixtures.
+// A command does not take SLURM_CONF from its environment (its answers do
+// not change with the caller's environment: slurm_conf names the file).
+var ConfRoots = func() slurmext.ConfRoots {
+	r := slurmext.DefaultConfRoots()
+	r.Env = ""
+	return r
+}()
+
+// localSlurmConf is this host's slurm.conf: the configured file, else, on a
+// configless node, slurmd's cached copy (the answer's conf.slurm_conf then
+// names it).
+func localSlurmConf(configured string) string {
+	p, _ := slurmext.FindSlurmConf(configured, ConfRoots)
+	return p
 }

@@ -2,6 +2,7 @@ package jobsource
 
 import (
 	"errors"
+	"fmt"
 	"io/fs"
 	"os"
 	"path/filepath"
@@ -141,5 +142,79 @@ func TestBindConfReadsOnlyTheBoundFiles(t *testing.T) {
 	cfg.Clusters = map[string]config.ClusterConfig{"bad": {SlurmConf: bad}}
 	if _, err := BindConf("bad", cfg); !errors.Is(err, slurmext.ErrBadSlurmConf) {
 		t.Errorf("a malformed slurm.conf of the cluster: %v, want ErrBadSlurmConf", err)
+	}
+}
+
+// TestBindModel: the agent's notices take slurm.conf only when it is the
+// agent's cluster's, as the analysis does; an Include'd nodes file is read.
+func TestBindModel(t *testing.T) {
+	dir := t.TempDir()
+	write := func(name, text string) string {
+		p := filepath.Join(dir, name)
+		if err := os.WriteFile(p, []byte(text), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		return p
+	}
+	conf := write("slurm.conf", "ClusterName=lab2\nInclude nodes.conf\n")
+	write("nodes.conf", "NodeName=g1 Gres=gpu:h100:4,shard:16\n")
+	cfg := config.Default()
+	cfg.SlurmConf = conf
+	m, notUsed := BindModel("lab2", cfg)
+	if m == nil || notUsed != "" || len(m.Nodes) != 1 || m.Nodes[0].Shards != 16 || m.Nodes[0].GPUType != "h100" {
+		t.Fatalf("own cluster: %+v %q", m, notUsed)
+	}
+	if m, notUsed = BindModel("dlrm", cfg); m != nil || !strings.Contains(notUsed, "is cluster lab2's, the jobs are dlrm's: not used") {
+		t.Fatalf("another cluster's slurm.conf: %+v %q, want refused", m, notUsed)
+	}
+	write("nodes.conf", "NodeName=g1 Gres=gpu:h100:x\n")
+	if m, notUsed = BindModel("lab2", cfg); m != nil || !strings.Contains(notUsed, "cannot be read") || !strings.Contains(notUsed, "nodes.conf") {
+		t.Fatalf("unparsable nodes.conf: %+v %q", m, notUsed)
+	}
+}
+
+// TestBindConfAutoDetectTypes: gres.conf with AutoDetect and a Type line
+// without File= types the node's GPUs; the count stays slurm.conf's.
+func TestBindConfAutoDetectTypes(t *testing.T) {
+	dir := t.TempDir()
+	os.WriteFile(filepath.Join(dir, "slurm.conf"), []byte("ClusterName=c\nNodeName=n[1-2] Gres=gpu:4\nNodeName=n3 Gres=gpu:2\n"), 0o644)
+	os.WriteFile(filepath.Join(dir, "gres.conf"), []byte("AutoDetect=nvml\nNodeName=n[1-2] Name=gpu Type=a100\nNodeName=n3 Name=gpu Type=l4 Count=1\n"), 0o644)
+	cfg := config.Default()
+	cfg.SlurmConf = filepath.Join(dir, "slurm.conf")
+	c, err := BindConf("c", cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	got := []string{}
+	for _, n := range c.Nodes {
+		got = append(got, fmt.Sprintf("%s:%s:%d", n.Name, n.GPUType, n.GPUs))
+	}
+	// n3: gres.conf counts 1 l4, slurm.conf 2 GPUs: its type is not decided.
+	if want := "n1:a100:4 n2:a100:4 n3::2"; strings.Join(got, " ") != want {
+		t.Fatalf("nodes %v, want %s", got, want)
+	}
+}
+
+// TestBindConfConfigless: on a configless node (slurm_conf absent), the
+// analysis reads slurmd's cached copy and names it.
+func TestBindConfConfigless(t *testing.T) {
+	root := t.TempDir()
+	cache := filepath.Join(root, "spool", "conf-cache")
+	if err := os.MkdirAll(cache, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	os.WriteFile(filepath.Join(cache, "slurm.conf"), []byte("ClusterName=lab\nInclude nodes.conf\n"), 0o644)
+	os.WriteFile(filepath.Join(cache, "nodes.conf"), []byte("NodeName=g[1-2] Gres=gpu:l40s:2\n"), 0o644)
+	old := ConfRoots
+	ConfRoots = slurmext.ConfRoots{RunDir: filepath.Join(root, "run"), SpoolDirs: []string{filepath.Join(root, "spool")}}
+	t.Cleanup(func() { ConfRoots = old })
+	cfg := config.Default()
+	cfg.SlurmConf = filepath.Join(root, "etc", "slurm.conf")
+	c, err := BindConf("lab", cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if c.Use.SlurmConf != filepath.Join(cache, "slurm.conf") || len(c.Nodes) != 2 || c.Nodes[1].GPUType != "l40s" {
+		t.Fatalf("configless: %+v", c)
 	}
 }

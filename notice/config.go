@@ -45,22 +45,16 @@ type ClusterGres struct {
 	Types  []string
 }
 
-// ReadClusterGres reads what the slurm.conf at path declares about the
+// ClusterGresOf is what the bound slurm.conf (c) declares about the
 // cluster's GPUs for the oversized notice: gres/shard on any node, and
-// the GPU types. An unreadable slurm.conf is unknown (no shards, every
-// configured type).
-func ReadClusterGres(path string) ClusterGres {
-	f, err := os.Open(path)
-	if err != nil {
-		return ClusterGres{}
-	}
-	defer f.Close()
-	nodes, err := slurmext.ReadNodeGres(f)
-	if err != nil {
+// the GPU types. A nil c (no slurm.conf, an unreadable one, or one of
+// another cluster) is unknown (no shards, every configured type).
+func ClusterGresOf(c *slurmext.ClusterConf) ClusterGres {
+	if c == nil {
 		return ClusterGres{}
 	}
 	g := ClusterGres{Known: true}
-	for _, n := range nodes {
+	for _, n := range c.Nodes {
 		g.Shards = g.Shards || n.Shards > 0
 		for _, tc := range n.GPUsByType {
 			if tc.Type != "" && !slices.Contains(g.Types, tc.Type) {

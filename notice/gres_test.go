@@ -5,9 +5,11 @@ import (
 	"path/filepath"
 	"reflect"
 	"testing"
+
+	"github.com/gpuprof/gpuprof/slurmext"
 )
 
-// ReadClusterGres reads the GPU types and shards slurm.conf declares;
+// ClusterGresOf reads the GPU types and shards slurm.conf declares;
 // an unreadable file is unknown.
 func TestClusterGres(t *testing.T) {
 	dir := t.TempDir()
@@ -27,7 +29,8 @@ func TestClusterGres(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			if got := ReadClusterGres(tt.path); !reflect.DeepEqual(got, tt.want) {
+			c, _ := slurmext.LoadClusterConf(tt.path, nil)
+			if got := ClusterGresOf(c); !reflect.DeepEqual(got, tt.want) {
 				t.Errorf("ReadClusterGres(%s) = %+v, want %+v", tt.path, got, tt.want)
 			}
 		})

@@ -13,8 +13,12 @@
 // proportion to a number written in their input (a range such as
 // "node[0-4294967295]" is refused, not expanded), and report malformed values
 // as errors or, in a hook environment, as notes, because a hook that fails
-// drains the node. Only DeviceMinor, ClusterName, ConfClusterName and
-// SlurmdSpoolDir touch the filesystem (they read).
+// drains the node. Slurm's configuration syntax (slurm.conf, gres.conf and
+// the files they Include) has one reader here (confparse.go) and one model,
+// ClusterConf, that every other package takes. Only DeviceMinor,
+// ClusterName, ConfClusterName, SlurmdSpoolDir, ReadConfFile and its
+// callers (ReadConfText, LoadClusterConf, LoadGresFile) and FindSlurmConf
+// touch the filesystem (they read).
 //
 // JobRecord is the scheduler's view of a job that jobcomp and sacct both
 // produce.

@@ -231,3 +231,32 @@ func FuzzParseGresConf(f *testing.F) {
 		}
 	})
 }
+
+// FuzzParseSlurmConf: any slurm.conf text, which may include itself or a
+// second file of the same text, parses or is refused: no panic, no hang,
+// bounded output, an Include cycle an error.
+func FuzzParseSlurmConf(f *testing.F) {
+	for _, s := range []string{
+		"ClusterName=a\nNodeName=DEFAULT Gres=gpu:a100:4\nNodeName=n[1-4]\nPartitionName=p Nodes=ALL\n",
+		"Include b.conf\n", "Include slurm.conf\n", "include %c.conf\nClusterName=x\n", "Include /f/b.conf\nInclude b.conf\n",
+		"NodeSet=s Feature=f\nNodeName=n1 Features=f\nPartitionName=p Nodes=s,n[2-3] MaxTime=1-0\n",
+		"A=\"x #y\"\n", "A=1 \\\nB=2\\\\\n", "PartitionName=p Nodes=n[0-65535]\n", "NodeName=n[0-99999] Gres=gpu:4K\n",
+		"SchedulerParameters=bf_interval=-1,bf_window=10\n", "x", "=", "Include\n",
+	} {
+		f.Add(s)
+	}
+	f.Fuzz(func(t *testing.T, s string) {
+		files := map[string]string{"/f/slurm.conf": s, "/f/b.conf": s, "/f/x.conf": "NodeName=x1 Gres=gpu:1\n"}
+		c, err := LoadClusterConf("/f/slurm.conf", mapOpener(files))
+		if err != nil {
+			checkErrorMessage(t, err)
+			return
+		}
+		if strings.Contains(strings.ToLower(s), "include slurm.conf\n") && strings.HasPrefix(strings.ToLower(s), "include slurm.conf\n") {
+			t.Fatalf("%q includes itself and parsed", s)
+		}
+		if len(c.Nodes) > maxConfNodes {
+			t.Fatalf("%d nodes", len(c.Nodes))
+		}
+	})
+}

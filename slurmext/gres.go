@@ -1,7 +1,6 @@
 package slurmext
 
 import (
-	"bufio"
 	"errors"
 	"fmt"
 	"io"
@@ -12,8 +11,6 @@ import (
 const (
 	// MaxGresDevices is the most GPU devices ReadGresConf returns for a node.
 	MaxGresDevices = 4096
-	// maxGresLine bounds one logical line (after joining continuations).
-	maxGresLine = 1 << 20
 )
 
 // GresDevice is one GPU of this node as gres.conf lists it.
@@ -37,6 +34,9 @@ type GresConf struct {
 	// so Devices' Index is then not guaranteed to be Slurm's index: callers
 	// should prefer UUIDs from the hook environment when AutoDetect is on.
 	AutoDetect string
+	// Declared are the Name=gpu lines that apply to the node, with or
+	// without File=, in file order (AutoDetect's Type/Count lines too).
+	Declared []GresDecl
 }
 
 // ParseGresConf returns the GPU devices gres.conf assigns to node, with
@@ -49,72 +49,134 @@ func ParseGresConf(r io.Reader, node string) ([]GresDevice, error) {
 	return conf.Devices, nil
 }
 
-// ReadGresConf parses gres.conf for one node.
+// ReadGresConf parses one gres.conf text for one node (LoadGresFile reads
+// a file and follows its Include lines).
 //
-// The format is Slurm's: lines of Key=Value pairs separated by white space
-// (keys case-insensitive, values optionally "double quoted", spaces allowed
-// around '='), '#' comments ('\#' is a literal '#'), blank lines, and a
-// trailing backslash joining the next line. A line applies to node when it has
-// no NodeName= or its NodeName= hostlist names node.
+// The syntax is Slurm's, read by the one reader of it (confparse.go). A
+// line applies to node when it has no NodeName= or its NodeName= hostlist
+// names node.
 //
 // The Name=gpu lines that apply and carry File= give one device per file,
 // File= expanded as a hostlist ("/dev/nvidia[0-3]", "/dev/nvidia0,/dev/nvidia2");
 // a MultipleFiles= line gives one device (its first file), as in Slurm.
 // Index counts devices 0..n-1 in file order, which is how slurmd numbers them
-// when AutoDetect is off. Count= without File=, other GRES names, and unknown
-// keys are ignored.
+// when AutoDetect is off. Every Name=gpu line that applies, with or without
+// File=, is in Declared with its Type and Count; other GRES names and
+// unknown keys are ignored.
 //
 // Errors wrap ErrBadGresConf with the line number: a line that is not
-// Key=Value pairs (including Include, which is not followed), an unterminated
+// Key=Value pairs (an Include, which a text without a file cannot resolve), an unterminated
 // quote, a malformed NodeName/File hostlist, File= together with
 // MultipleFiles=, a device file listed twice (slurmd refuses that too). More
 // than MaxGresDevices devices gives ErrTooLarge.
 func ReadGresConf(r io.Reader, node string) (GresConf, error) {
+	t, err := readConfStream(r, "gres.conf")
+	if err != nil {
+		return GresConf{}, gresErr(err)
+	}
+	return gresFor(t.Lines, node)
+}
+
+// GresFile is a gres.conf read with its Include lines followed: Path, and
+// the files read.
+type GresFile struct {
+	Path  string
+	Files []string
+	lines []ConfLine
+}
+
+// LoadGresFile reads the gres.conf at path (nil open: ReadConfFile),
+// following its Include lines.
+func LoadGresFile(path string, open ConfOpener) (*GresFile, error) {
+	t, err := ReadConfText(path, open)
+	if err != nil {
+		return nil, gresErr(err)
+	}
+	return &GresFile{Path: path, Files: t.Files, lines: t.Lines}, nil
+}
+
+// For returns what the file says about node (see ReadGresConf).
+func (g *GresFile) For(node string) (GresConf, error) {
+	if g == nil {
+		return GresConf{}, nil
+	}
+	return gresFor(g.lines, node)
+}
+
+// gresErr wraps a syntax error of gres.conf in ErrBadGresConf too.
+func gresErr(err error) error {
+	if err != nil && errors.Is(err, ErrBadConf) && !errors.Is(err, ErrBadGresConf) {
+		return fmt.Errorf("%w: %w", err, ErrBadGresConf)
+	}
+	return err
+}
+
+// GresDecl is one Name=gpu line of gres.conf that applies to a node: its
+// Type, and its count: the number of File= devices, else Count= (CountKnown
+// false when the line gives neither: with AutoDetect on, the hardware
+// decides, and slurm.conf's Gres= gives the count).
+type GresDecl struct {
+	Type       string
+	Count      int
+	CountKnown bool
+	Files      []string
+}
+
+// gresFor reads the lines that apply to node.
+func gresFor(lines []ConfLine, node string) (GresConf, error) {
 	var conf GresConf
 	seen := make(map[string]bool)
-	err := scanGresLines(r, func(lineNo int, line string) error {
-		pairs, err := splitGresPairs(line)
-		if err != nil {
-			return fmt.Errorf("gres.conf line %d: %w", lineNo, err)
-		}
-		if len(pairs) == 0 {
-			return nil
-		}
-		var nodeName, name, typ, file, multi, autoDetect string
-		var hasNode, hasFile, hasMulti, hasAuto bool
-		for _, p := range pairs {
-			switch strings.ToLower(p.key) {
+	for _, l := range lines {
+		var nodeName, name, typ, file, multi, autoDetect, count string
+		var hasNode, hasFile, hasMulti, hasAuto, hasCount bool
+		for _, p := range l.Pairs {
+			switch strings.ToLower(p.Key) {
 			case "nodename":
-				nodeName, hasNode = p.value, true
+				nodeName, hasNode = p.Value, true
 			case "name":
-				name = p.value
+				name = p.Value
 			case "type":
-				typ = p.value
+				typ = p.Value
 			case "file":
-				file, hasFile = p.value, true
+				file, hasFile = p.Value, true
 			case "multiplefiles":
-				multi, hasMulti = p.value, true
+				multi, hasMulti = p.Value, true
 			case "autodetect":
-				autoDetect, hasAuto = p.value, true
+				autoDetect, hasAuto = p.Value, true
+			case "count":
+				count, hasCount = p.Value, true
 			}
 		}
+		where := "gres.conf " + l.Where()
 		if hasNode {
 			ok, err := HostlistContains(nodeName, node)
 			if err != nil {
-				return fmt.Errorf("gres.conf line %d: NodeName: %w: %w", lineNo, err, ErrBadGresConf)
+				return GresConf{}, fmt.Errorf("%s: NodeName: %w: %w", where, err, ErrBadGresConf)
 			}
 			if !ok {
-				return nil
+				continue
 			}
 		}
 		if hasAuto {
 			conf.AutoDetect = autoDetect
 		}
-		if !strings.EqualFold(name, "gpu") || (!hasFile && !hasMulti) {
-			return nil
+		if !strings.EqualFold(name, "gpu") {
+			continue
+		}
+		decl := GresDecl{Type: typ}
+		if hasCount {
+			n, ok := parseGresCount(count)
+			if !ok || n > MaxGresDevices {
+				return GresConf{}, fmt.Errorf("%s: Count=%s: want a count up to %d: %w", where, quoteShort(count), MaxGresDevices, ErrBadGresConf)
+			}
+			decl.Count, decl.CountKnown = int(n), true
+		}
+		if !hasFile && !hasMulti {
+			conf.Declared = append(conf.Declared, decl)
+			continue
 		}
 		if hasFile && hasMulti {
-			return fmt.Errorf("gres.conf line %d: File= and MultipleFiles= together: %w", lineNo, ErrBadGresConf)
+			return GresConf{}, fmt.Errorf("%s: File= and MultipleFiles= together: %w", where, ErrBadGresConf)
 		}
 		spec, key := file, "File"
 		if hasMulti {
@@ -123,139 +185,26 @@ func ReadGresConf(r io.Reader, node string) (GresConf, error) {
 		room := MaxGresDevices - len(conf.Devices)
 		files, err := expandHostlist(spec, room)
 		if errors.Is(err, ErrTooLarge) {
-			return fmt.Errorf("gres.conf line %d: more than %d GPU devices: %w", lineNo, MaxGresDevices, ErrTooLarge)
+			return GresConf{}, fmt.Errorf("%s: more than %d GPU devices: %w", where, MaxGresDevices, ErrTooLarge)
 		}
 		if err != nil {
-			return fmt.Errorf("gres.conf line %d: %s: %w: %w", lineNo, key, err, ErrBadGresConf)
+			return GresConf{}, fmt.Errorf("%s: %s: %w: %w", where, key, err, ErrBadGresConf)
 		}
 		if hasMulti && len(files) > 0 {
 			files = files[:1]
 		}
 		for _, f := range files {
 			if seen[f] {
-				return fmt.Errorf("gres.conf line %d: device file %s listed twice: %w", lineNo, quoteShort(f), ErrBadGresConf)
+				return GresConf{}, fmt.Errorf("%s: device file %s listed twice: %w", where, quoteShort(f), ErrBadGresConf)
 			}
 			seen[f] = true
 			conf.Devices = append(conf.Devices, GresDevice{Index: len(conf.Devices), Name: name, Type: typ, File: f})
 		}
-		return nil
-	})
-	if err != nil {
-		return GresConf{}, err
+		if !decl.CountKnown {
+			decl.Count, decl.CountKnown = len(files), true
+		}
+		decl.Files = files
+		conf.Declared = append(conf.Declared, decl)
 	}
 	return conf, nil
-}
-
-// scanGresLines calls fn with each logical line: comment removed,
-// continuations joined, numbered by the physical line it starts on.
-func scanGresLines(r io.Reader, fn func(lineNo int, line string) error) error {
-	sc := bufio.NewScanner(r)
-	sc.Buffer(make([]byte, 0, 4096), maxGresLine)
-	var logical strings.Builder
-	lineNo, start := 0, 0
-	for sc.Scan() {
-		lineNo++
-		if logical.Len() == 0 {
-			start = lineNo
-		}
-		line, cont := stripContinuation(stripGresComment(strings.TrimSuffix(sc.Text(), "\r")))
-		if logical.Len()+len(line) > maxGresLine {
-			return fmt.Errorf("gres.conf line %d: logical line longer than %d bytes: %w", start, maxGresLine, ErrBadGresConf)
-		}
-		logical.WriteString(line)
-		if cont {
-			continue
-		}
-		if err := fn(start, logical.String()); err != nil {
-			return err
-		}
-		logical.Reset()
-	}
-	if err := sc.Err(); err != nil {
-		return fmt.Errorf("gres.conf after line %d: %w: %w", lineNo, err, ErrBadGresConf)
-	}
-	if logical.Len() > 0 {
-		return fn(start, logical.String())
-	}
-	return nil
-}
-
-// stripGresComment cuts a line at the first '#' not escaped as '\#'.
-func stripGresComment(line string) string {
-	for i := 0; i < len(line); i++ {
-		if line[i] == '#' && (i == 0 || line[i-1] != '\\') {
-			return line[:i]
-		}
-	}
-	return line
-}
-
-// stripContinuation reports a line that ends, before trailing white space, in
-// an odd number of backslashes, and removes that last backslash and the white
-// space after it. Slurm joins such a line directly to the next.
-func stripContinuation(line string) (string, bool) {
-	trimmed := strings.TrimRight(line, " \t\v\f")
-	bs := len(trimmed) - len(strings.TrimRight(trimmed, `\`))
-	if bs%2 == 1 {
-		return trimmed[:len(trimmed)-1], true
-	}
-	return line, false
-}
-
-type gresPair struct{ key, value string }
-
-func isKeyChar(c byte) bool {
-	return c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' || c >= '0' && c <= '9' || c == '_'
-}
-
-func isGresSpace(c byte) bool {
-	return c == ' ' || c == '\t' || c == '\v' || c == '\f'
-}
-
-// splitGresPairs splits a logical line into Key=Value pairs.
-func splitGresPairs(line string) ([]gresPair, error) {
-	var pairs []gresPair
-	i := 0
-	skip := func() {
-		for i < len(line) && isGresSpace(line[i]) {
-			i++
-		}
-	}
-	for {
-		skip()
-		if i == len(line) {
-			return pairs, nil
-		}
-		start := i
-		for i < len(line) && isKeyChar(line[i]) {
-			i++
-		}
-		key := line[start:i]
-		skip()
-		if key == "" || i == len(line) || line[i] != '=' {
-			rest := line[start:]
-			if f := strings.Fields(rest); len(f) > 0 && strings.EqualFold(f[0], "include") {
-				return nil, fmt.Errorf("Include is not supported: %w", ErrBadGresConf)
-			}
-			return nil, fmt.Errorf("expected Key=Value at %s: %w", quoteShort(rest), ErrBadGresConf)
-		}
-		i++ // '='
-		skip()
-		var value string
-		if i < len(line) && line[i] == '"' {
-			end := strings.IndexByte(line[i+1:], '"')
-			if end < 0 {
-				return nil, fmt.Errorf("unterminated quote in %s: %w", quoteShort(line[start:]), ErrBadGresConf)
-			}
-			value = line[i+1 : i+1+end]
-			i += end + 2
-		} else {
-			vs := i
-			for i < len(line) && !isGresSpace(line[i]) {
-				i++
-			}
-			value = line[vs:i]
-		}
-		pairs = append(pairs, gresPair{key: key, value: strings.ReplaceAll(value, `\#`, "#")})
-	}
 }

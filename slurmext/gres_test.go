@@ -140,7 +140,7 @@ func TestParseGresConfErrors(t *testing.T) {
 		{name: "error reported at start of joined line", conf: "\nName=gpu \\\n junk\n",
 			wantErr: ErrBadGresConf, wantMsg: "line 2"},
 		{name: "Include", conf: "Include /etc/slurm/gres.d/a.conf\n",
-			wantErr: ErrBadGresConf, wantMsg: "Include is not supported"},
+			wantErr: ErrBadGresConf, wantMsg: "is not supported in a configuration read from a stream"},
 		{name: "missing key", conf: "=gpu\n", wantErr: ErrBadGresConf, wantMsg: "line 1"},
 		{name: "bad key character", conf: "Na-me=gpu\n", wantErr: ErrBadGresConf},
 		{name: "unterminated quote", conf: `Name=gpu File="/dev/nvidia0`, wantErr: ErrBadGresConf},

@@ -1,8 +1,6 @@
 package slurmext
 
 import (
-	"bytes"
-	"os"
 	"strings"
 )
 
@@ -47,13 +45,23 @@ func ValidClusterName(name string) bool {
 }
 
 // ConfClusterName reads the ClusterName the slurm.conf at path sets (""
-// when it sets none); an error when the file cannot be read.
+// when it sets none), its Include lines followed; an error when the file,
+// or a file it includes, cannot be read.
 func ConfClusterName(path string) (string, error) {
-	b, err := os.ReadFile(path)
+	t, err := ReadConfText(path, nil)
 	if err != nil {
 		return "", err
 	}
-	return ReadClusterName(bytes.NewReader(b)), nil
+	name := ""
+	for _, l := range t.Lines {
+		if v, ok := l.Get("ClusterName"); ok && !recordKeys[strings.ToLower(l.Pairs[0].Key)] {
+			name = strings.ToLower(v)
+		}
+	}
+	if !ValidClusterName(name) {
+		return "", nil
+	}
+	return name, nil
 }
 
 // NodeName picks a record's node: the configured name, else the one slurmd

@@ -1,7 +1,6 @@
 package slurmext
 
 import (
-	"bufio"
 	"errors"
 	"fmt"
 	"io"
@@ -37,84 +36,19 @@ type NodeGres struct {
 // ("gpu[01-04]") are expanded. Gres= entries are Slurm's
 // name[:type][:count][(S:sockets)] (count defaults to 1, a K/M/G suffix
 // multiplies by 1024s, "no_consume" is read past); names other than gpu,
-// shard and mps are ignored. Include lines are not followed. Errors wrap
+// shard and mps are ignored. The text may not Include files
+// (LoadClusterConf reads a file and follows them). Errors wrap
 // ErrBadSlurmConf and name the line.
 func ReadNodeGres(r io.Reader) ([]NodeGres, error) {
-	sc := bufio.NewScanner(r)
-	sc.Buffer(make([]byte, 64<<10), 1<<20)
-	var (
-		nodes    []NodeGres
-		index    = map[string]int{}
-		defGres  string
-		lineNo   int
-		pendLine strings.Builder
-	)
-	for sc.Scan() {
-		lineNo++
-		text := sc.Text()
-		if i := strings.IndexByte(text, '#'); i >= 0 {
-			text = text[:i]
-		}
-		// A trailing backslash continues the line.
-		if t := strings.TrimRight(text, " \t"); strings.HasSuffix(t, "\\") {
-			pendLine.WriteString(strings.TrimSuffix(t, "\\"))
-			pendLine.WriteByte(' ')
-			continue
-		}
-		pendLine.WriteString(text)
-		line := pendLine.String()
-		pendLine.Reset()
-		var name, gres string
-		hasGres := false
-		for field := range strings.FieldsSeq(line) {
-			k, v, ok := strings.Cut(field, "=")
-			if !ok {
-				continue
-			}
-			switch {
-			case strings.EqualFold(k, "NodeName"):
-				name = v
-			case strings.EqualFold(k, "Gres"):
-				gres, hasGres = v, true
-			}
-		}
-		if name == "" {
-			continue
-		}
-		if strings.EqualFold(name, "DEFAULT") {
-			if hasGres {
-				defGres = gres
-			}
-			continue
-		}
-		if !hasGres {
-			gres = defGres
-		}
-		g, err := parseNodeGres(gres)
-		if err != nil {
-			return nil, fmt.Errorf("slurm.conf line %d: Gres=%s: %v: %w", lineNo, quoteShort(gres), err, ErrBadSlurmConf)
-		}
-		names, err := ExpandHostlist(name)
-		if err != nil {
-			return nil, fmt.Errorf("slurm.conf line %d: NodeName=%s: %v: %w", lineNo, quoteShort(name), err, ErrBadSlurmConf)
-		}
-		for _, n := range names {
-			g.Name = n
-			if i, ok := index[n]; ok {
-				nodes[i] = g
-				continue
-			}
-			if len(nodes) >= maxConfNodes {
-				return nil, fmt.Errorf("slurm.conf: more than %d nodes: %w", maxConfNodes, ErrTooLarge)
-			}
-			index[n] = len(nodes)
-			nodes = append(nodes, g)
-		}
+	t, err := readConfStream(r, "slurm.conf")
+	if err != nil {
+		return nil, confErr(err)
 	}
-	if err := sc.Err(); err != nil {
-		return nil, fmt.Errorf("read slurm.conf: %w", err)
+	decls, err := nodeDecls(t.Lines)
+	if err != nil {
+		return nil, err
 	}
-	return nodes, nil
+	return nodeGresOf(decls)
 }
 
 // parseNodeGres reads one Gres= value.

@@ -103,7 +103,7 @@ func ParsePartitionSpec(spec string) (p PartitionConf, given map[string]bool, er
 	if err := checkPartitionFields(spec, fields); err != nil {
 		return PartitionConf{}, nil, err
 	}
-	p, err = parsePartition(name, fields)
+	p, err = parsePartition(name, fields, nil)
 	if err != nil {
 		return PartitionConf{}, nil, policyErr(what, spec, err, "")
 	}

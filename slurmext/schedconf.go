@@ -1,7 +1,6 @@
 package slurmext
 
 import (
-	"bufio"
 	"fmt"
 	"io"
 	"strconv"
@@ -99,63 +98,48 @@ func DefaultSchedConf() SchedConf {
 // ReadSchedConf reads the scheduling settings and partitions of a
 // slurm.conf. Keys are matched case-insensitively, as Slurm does; a later
 // line overrides an earlier one; PartitionName=DEFAULT lines set the
-// defaults of the partition lines after them. Include lines are not
-// followed. A value that cannot be read is an error naming the line,
-// wrapping ErrBadSlurmConf: refused, not guessed.
-//
-// It stays one function: the line number, the continuation buffer, the
-// partition defaults and the first error are state of the one scan over
-// the file, which every kind of line reads or changes.
+// defaults of the partition lines after them; a partition's Nodes= may
+// name NodeSets. The text may not Include files (LoadClusterConf reads a
+// file and follows them). A value that cannot be read is an error naming
+// the line, wrapping ErrBadSlurmConf: refused, not guessed.
 func ReadSchedConf(r io.Reader) (SchedConf, error) {
+	t, err := readConfStream(r, "slurm.conf")
+	if err != nil {
+		return DefaultSchedConf(), confErr(err)
+	}
+	decls, err := nodeDecls(t.Lines)
+	if err != nil {
+		return DefaultSchedConf(), err
+	}
+	sets, err := nodeSetsOf(t.Lines, decls)
+	if err != nil {
+		return DefaultSchedConf(), err
+	}
+	return schedOf(t.Lines, sets)
+}
+
+// schedOf reads the scheduler settings and partitions of a configuration's
+// lines; sets are its node sets, which a partition's Nodes= may name.
+func schedOf(lines []ConfLine, sets map[string][]string) (SchedConf, error) {
 	c := DefaultSchedConf()
 	set := map[string]bool{}
-	sc := bufio.NewScanner(r)
-	sc.Buffer(make([]byte, 64<<10), 1<<20)
 	var (
-		lineNo  int
-		pend    strings.Builder
-		partDef = map[string]string{}
-		partIdx = map[string]int{}
-		badf    = func(format string, a ...any) error {
-			return fmt.Errorf("slurm.conf line %d: "+format+": %w", append([]any{lineNo}, append(a, ErrBadSlurmConf)...)...)
-		}
+		partDef  = map[string]string{}
+		partIdx  = map[string]int{}
 		firstErr error
+		members  int
 	)
-	for sc.Scan() {
-		lineNo++
-		text := sc.Text()
-		if i := strings.IndexByte(text, '#'); i >= 0 {
-			text = text[:i]
+	for _, l := range lines {
+		badf := func(format string, a ...any) error {
+			return fmt.Errorf("slurm.conf %s: "+format+": %w", append([]any{l.Where()}, append(a, ErrBadSlurmConf)...)...)
 		}
-		if t := strings.TrimRight(text, " \t"); strings.HasSuffix(t, "\\") {
-			t = strings.TrimSuffix(t, "\\")
-			pend.WriteString(t)
-			if !strings.HasSuffix(t, ",") { // a list continues without a space
-				pend.WriteByte(' ')
-			}
-			continue
-		}
-		pend.WriteString(text)
-		line := pend.String()
-		pend.Reset()
 		fields := map[string]string{}
-		var first string
-		for i, f := range strings.Fields(line) {
-			k, v, ok := strings.Cut(f, "=")
-			if !ok {
-				continue
-			}
-			k = strings.ToLower(k)
-			if i == 0 {
-				first = k
-			}
-			fields[k] = v
+		for _, p := range l.Pairs {
+			fields[strings.ToLower(p.Key)] = p.Value
 		}
-		if len(fields) == 0 {
-			continue
-		}
+		first := strings.ToLower(l.Pairs[0].Key)
 		if first == "partitionname" {
-			name := fields["partitionname"]
+			name := l.Pairs[0].Value
 			if strings.EqualFold(name, "DEFAULT") {
 				for k, v := range fields {
 					if k != "partitionname" {
@@ -171,9 +155,12 @@ func ReadSchedConf(r io.Reader) (SchedConf, error) {
 			for k, v := range fields {
 				merged[k] = v
 			}
-			p, err := parsePartition(name, merged)
+			p, err := parsePartition(name, merged, sets)
 			if err != nil && firstErr == nil {
 				firstErr = badf("PartitionName=%s: %v", quoteShort(name), err)
+			}
+			if members += len(p.Nodes); members > maxConfMembers {
+				return c, fmt.Errorf("slurm.conf %s: partitions name more than %d nodes in all: %w", l.Where(), maxConfMembers, ErrTooLarge)
 			}
 			if i, ok := partIdx[name]; ok {
 				c.Partitions[i] = p
@@ -183,7 +170,7 @@ func ReadSchedConf(r io.Reader) (SchedConf, error) {
 			}
 			continue
 		}
-		if first == "nodename" || first == "nodeset" || first == "frontendname" || first == "downnodes" {
+		if recordKeys[first] {
 			continue
 		}
 		for k, v := range fields {
@@ -191,9 +178,6 @@ func ReadSchedConf(r io.Reader) (SchedConf, error) {
 				firstErr = badf("%s=%s: %v", k, quoteShort(v), err)
 			}
 		}
-	}
-	if err := sc.Err(); err != nil {
-		return c, fmt.Errorf("read slurm.conf: %w", err)
 	}
 	if firstErr != nil {
 		return c, firstErr
@@ -293,6 +277,7 @@ func (c *SchedConf) setKey(k, v string, set map[string]bool) error {
 func (c *SchedConf) setSchedulerParameters(v string, set map[string]bool) error {
 	for opt := range strings.SplitSeq(v, ",") {
 		k, val, hasVal := strings.Cut(strings.TrimSpace(opt), "=")
+		qval := quoteShort(val)
 		k = strings.ToLower(k)
 		if !hasVal {
 			if k == "bf_continue" {
@@ -303,7 +288,7 @@ func (c *SchedConf) setSchedulerParameters(v string, set map[string]bool) error 
 		n, err := strconv.Atoi(val)
 		num := func() error {
 			if err != nil {
-				return fmt.Errorf("%s=%s: want an integer", k, val)
+				return fmt.Errorf("%s=%s: want an integer", quoteShort(k), qval)
 			}
 			return nil
 		}
@@ -320,22 +305,22 @@ func (c *SchedConf) setSchedulerParameters(v string, set map[string]bool) error 
 			c.BfInterval = time.Duration(max(n, 1)) * time.Second
 		case "bf_resolution":
 			if err := num(); err != nil || n < 1 {
-				return fmt.Errorf("bf_resolution=%s: want seconds, at least 1", val)
+				return fmt.Errorf("bf_resolution=%s: want seconds, at least 1", qval)
 			}
 			c.BfResolution = time.Duration(n) * time.Second
 		case "bf_window":
 			if err := num(); err != nil || n < 1 {
-				return fmt.Errorf("bf_window=%s: want minutes, at least 1", val)
+				return fmt.Errorf("bf_window=%s: want minutes, at least 1", qval)
 			}
 			c.BfWindow = time.Duration(n) * time.Minute
 		case "bf_max_job_test":
 			if err := num(); err != nil || n < 1 {
-				return fmt.Errorf("bf_max_job_test=%s: want at least 1", val)
+				return fmt.Errorf("bf_max_job_test=%s: want at least 1", qval)
 			}
 			c.BfMaxJobTest = n
 		case "bf_max_job_part", "bf_max_job_user":
 			if err := num(); err != nil || n < 0 {
-				return fmt.Errorf("%s=%s: want 0 (no limit) or more", k, val)
+				return fmt.Errorf("%s=%s: want 0 (no limit) or more", quoteShort(k), qval)
 			}
 			if k == "bf_max_job_part" {
 				c.BfMaxJobPart = n
@@ -349,7 +334,7 @@ func (c *SchedConf) setSchedulerParameters(v string, set map[string]bool) error 
 			c.SchedInterval = time.Duration(n) * time.Second
 		case "default_queue_depth":
 			if err := num(); err != nil || n < 1 {
-				return fmt.Errorf("default_queue_depth=%s: want at least 1", val)
+				return fmt.Errorf("default_queue_depth=%s: want at least 1", qval)
 			}
 			c.DefaultQueueDepth = n
 		default:
@@ -362,17 +347,11 @@ func (c *SchedConf) setSchedulerParameters(v string, set map[string]bool) error 
 
 // parsePartition reads one partition's fields (keys lowercased, DEFAULT
 // values merged in).
-func parsePartition(name string, f map[string]string) (PartitionConf, error) {
+func parsePartition(name string, f map[string]string, sets map[string][]string) (PartitionConf, error) {
 	p := PartitionConf{Name: name, MaxTimeUnlimited: true, PriorityTier: 1, PriorityFactor: 1, State: "UP"}
 	if v, ok := f["nodes"]; ok && v != "" {
-		if strings.EqualFold(v, "ALL") {
-			p.AllNodes = true
-		} else {
-			nodes, err := ExpandHostlist(v)
-			if err != nil {
-				return p, fmt.Errorf("Nodes=%s: %v", quoteShort(v), err)
-			}
-			p.Nodes = nodes
+		if err := p.setNodes(v, sets); err != nil {
+			return p, err
 		}
 	}
 	if v, ok := f["maxtime"]; ok {
@@ -414,4 +393,66 @@ func parsePartition(name string, f map[string]string) (PartitionConf, error) {
 		p.State = strings.ToUpper(v)
 	}
 	return p, nil
+}
+
+// setNodes reads a partition's Nodes=: "ALL", or a comma-separated list of
+// hostlists and node set names.
+func (p *PartitionConf) setNodes(v string, sets map[string][]string) error {
+	if strings.EqualFold(v, "ALL") {
+		p.AllNodes = true
+		return nil
+	}
+	if _, ok := sets[v]; !ok && !strings.Contains(v, ",") {
+		nodes, err := ExpandHostlist(v)
+		if err != nil {
+			return fmt.Errorf("Nodes=%s: %v", quoteShort(v), err)
+		}
+		p.Nodes = nodes
+		return nil
+	}
+	var nodes []string
+	for _, item := range splitTopLevel(v) {
+		switch members, isSet := sets[item]; {
+		case strings.EqualFold(item, "ALL"):
+			p.AllNodes = true
+		case isSet:
+			nodes = append(nodes, members...)
+		default:
+			ns, err := ExpandHostlist(item)
+			if err != nil {
+				return fmt.Errorf("Nodes=%s: %v", quoteShort(v), err)
+			}
+			nodes = append(nodes, ns...)
+		}
+		if len(nodes) > MaxHostlistHosts {
+			return fmt.Errorf("Nodes=%s: more than %d nodes: %w", quoteShort(v), MaxHostlistHosts, ErrTooLarge)
+		}
+	}
+	p.Nodes = dedupe(nodes)
+	return nil
+}
+
+// splitTopLevel splits a list at the commas outside brackets.
+func splitTopLevel(v string) []string {
+	var out []string
+	depth, start := 0, 0
+	for i := 0; i < len(v); i++ {
+		switch v[i] {
+		case '[':
+			depth++
+		case ']':
+			depth--
+		case ',':
+			if depth == 0 {
+				if s := strings.TrimSpace(v[start:i]); s != "" {
+					out = append(out, s)
+				}
+				start = i + 1
+			}
+		}
+	}
+	if s := strings.TrimSpace(v[start:]); s != "" {
+		out = append(out, s)
+	}
+	return out
 }

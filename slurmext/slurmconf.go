@@ -1,27 +1,35 @@
 package slurmext
 
 import (
-	"bufio"
 	"io"
 	"strings"
 )
 
-// ReadSlurmConf returns the last value a slurm.conf gives key (matched
-// case-insensitively, as Slurm does), or "" when it gives none. Include
-// lines are not followed.
+// ReadSlurmConf returns the last value a slurm.conf text gives key (matched
+// case-insensitively, as Slurm does), or "" when it gives none. Lines it
+// cannot read, and Include lines, are read past: a caller that must follow
+// them reads the file with LoadClusterConf.
 func ReadSlurmConf(r io.Reader, key string) string {
-	sc := bufio.NewScanner(r)
-	sc.Buffer(make([]byte, 64<<10), 1<<20)
+	b, err := io.ReadAll(io.LimitReader(r, MaxConfBytes))
+	if err != nil {
+		return ""
+	}
 	val := ""
-	for sc.Scan() {
-		line, _, _ := strings.Cut(sc.Text(), "#")
-		for field := range strings.FieldsSeq(line) {
-			k, v, ok := strings.Cut(field, "=")
-			if ok && strings.EqualFold(k, key) {
-				val = strings.TrimSpace(v)
+	_ = scanConfLines(b, func(_ int, line string) error {
+		if _, inc := includeTarget(line); inc {
+			return nil
+		}
+		pairs, err := splitConfPairs(line)
+		if err != nil {
+			return nil
+		}
+		for _, p := range pairs {
+			if strings.EqualFold(p.Key, key) {
+				val = strings.TrimSpace(p.Value)
 			}
 		}
-	}
+		return nil
+	})
 	return val
 }
 

@@ -21,12 +21,11 @@ const DefaultSlurmdSpoolDir = "/var/spool/slurmd"
 // readable, which turns off the agent's check for jobs that ended
 // without an epilog.
 func SlurmdSpoolDir(path string) string {
-	f, err := os.Open(path)
+	t, err := ReadConfText(path, nil)
 	if err != nil {
 		return ""
 	}
-	defer f.Close()
-	dir := ReadSlurmConf(f, "SlurmdSpoolDir")
+	dir := settingsOf(t.Lines)["slurmdspooldir"]
 	if dir == "" {
 		return DefaultSlurmdSpoolDir
 	}

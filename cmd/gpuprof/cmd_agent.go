@@ -21,6 +21,7 @@ import (
 	"github.com/gpuprof/gpuprof/gpu/nvml"
 	"github.com/gpuprof/gpuprof/gpu/sim"
 	"github.com/gpuprof/gpuprof/internal/metricsrv"
+	"github.com/gpuprof/gpuprof/jobsource"
 	"github.com/gpuprof/gpuprof/notice"
 	"github.com/gpuprof/gpuprof/slurmext"
 	"github.com/gpuprof/gpuprof/spool"
@@ -112,6 +113,11 @@ func runAgent(ctx context.Context, cfg config.Config, log *slog.Logger) error {
 	// slurm.conf and the host name, and takes slurmd's names from the
 	// first hook that reaches it (Agent.learnNames).
 	node := slurmext.NodeName(cfg.Node, "", os.Hostname)
+	// On a configless node slurm.conf is slurmd's cached copy: say which
+	// file is read.
+	slurmConf, src := slurmext.FindSlurmConf(cfg.SlurmConf, slurmext.DefaultConfRoots())
+	log.Info("slurm.conf", "file", slurmConf, "source", string(src))
+	cfg.SlurmConf = slurmConf
 	cluster := slurmext.ClusterName(cfg.Cluster, "", cfg.SlurmConf)
 	var pusher agent.Pusher
 	if cfg.Collector != "" {
@@ -127,7 +133,11 @@ func runAgent(ctx context.Context, cfg config.Config, log *slog.Logger) error {
 	}
 	var notices *notice.Config
 	if cfg.Notices.Enabled {
-		notices, err = notice.FromConfig(cfg.Notices, cfg.Agent.Interval.D(), notice.ReadClusterGres(cfg.SlurmConf))
+		conf, notUsed := jobsource.BindModel(cluster, cfg)
+		if notUsed != "" {
+			log.Warn("notices: " + notUsed)
+		}
+		notices, err = notice.FromConfig(cfg.Notices, cfg.Agent.Interval.D(), notice.ClusterGresOf(conf))
 		if err != nil {
 			return fmt.Errorf("%w: %v", config.ErrConfig, err)
 		}

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"regexp"
 	"strings"
 	"testing"
 	"time"
@@ -136,6 +137,22 @@ func TestDemoSameWithAnySlurmConf(t *testing.T) {
 		return out
 	}
 	own := answers(demoConf(filepath.Join(dir, "slurm.conf")), "own")
+
+	// The same configuration split as the Puppet slurm module and many
+	// sites write it: slurm.conf with "Include nodes.conf" and "Include
+	// partitions.conf" (issue #37). The answers are byte-identical but for
+	// the path of the slurm.conf they name.
+	split := splitSlurmConf(t, filepath.Join(dir, "slurm.conf"), filepath.Join(dir, "split"))
+	splitConf := fmt.Sprintf("cluster = \"demo\"\n[clusters.demo]\nslurm_conf = %q\ngres_conf = %q\n", split, filepath.Join(dir, "gres.conf"))
+	splitAnswers := answers(splitConf, "split")
+	for _, what := range []string{"plan", "whatif", "report"} {
+		// The report's "generated" instant is the one field that differs.
+		got := generatedLine.ReplaceAllString(strings.ReplaceAll(splitAnswers[what], jsonPath(t, split), jsonPath(t, filepath.Join(dir, "slurm.conf"))), "")
+		want := generatedLine.ReplaceAllString(own[what], "")
+		if got != want || got == "" {
+			t.Errorf("split slurm.conf: the demo's %s differs from the single file's (%s)", what, firstDiff(want, got))
+		}
+	}
 	for name, got := range map[string]map[string]string{
 		"lab2's slurm.conf at the default path": answers(demoConf(foreign), "foreign"),
 		"no slurm.conf at the default path":     answers(demoConf(missing), "missing"),
@@ -178,4 +195,57 @@ func TestDemoSameWithAnySlurmConf(t *testing.T) {
 	if a != b || len(said) == 0 || !strings.Contains(said[0], "is cluster lab2's, the jobs are demo's: not used") {
 		t.Errorf("the demo month with lab2's slurm.conf and no demo configuration: %s; said %q", firstDiff(a, b), said)
 	}
+}
+
+// splitSlurmConf writes the slurm.conf at path into dir as slurm.conf
+// with "Include nodes.conf" and "Include partitions.conf" in place of its
+// NodeName and PartitionName lines, and returns the new slurm.conf.
+func splitSlurmConf(t *testing.T, path, dir string) string {
+	t.Helper()
+	b, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var main, nodes, parts strings.Builder
+	included := false
+	for _, line := range strings.SplitAfter(string(b), "\n") {
+		switch {
+		case strings.HasPrefix(line, "NodeName="):
+			nodes.WriteString(line)
+		case strings.HasPrefix(line, "PartitionName="):
+			parts.WriteString(line)
+		default:
+			main.WriteString(line)
+			continue
+		}
+		if !included {
+			main.WriteString("Include nodes.conf\nInclude partitions.conf\n")
+			included = true
+		}
+	}
+	if nodes.Len() == 0 || parts.Len() == 0 {
+		t.Fatalf("%s has no node or partition lines to split", path)
+	}
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	for name, text := range map[string]string{"slurm.conf": main.String(), "nodes.conf": nodes.String(), "partitions.conf": parts.String()} {
+		if err := os.WriteFile(filepath.Join(dir, name), []byte(text), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	return filepath.Join(dir, "slurm.conf")
+}
+
+// generatedLine is the report JSON's line that names when it was written.
+var generatedLine = regexp.MustCompile(`(?m)^\s*"generated": "[^"]*",\n`)
+
+// jsonPath is a path as JSON writes it inside a string.
+func jsonPath(t *testing.T, p string) string {
+	t.Helper()
+	b, err := json.Marshal(p)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return strings.Trim(string(b), "\"")
 }

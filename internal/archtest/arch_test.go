@@ -253,3 +253,84 @@ func listPackages(t *testing.T) []pkg {
 		ps = append(ps, p)
 	}
 }
+
+// confKeys are keys of Slurm's configuration files: a package that compares
+// text with one of them is reading slurm.conf or gres.conf itself.
+var confKeys = map[string]bool{
+	"nodename": true, "partitionname": true, "nodeset": true, "gres": true, "clustername": true,
+	"include": true, "slurmdspooldir": true, "schedulerparameters": true, "prioritytype": true,
+	"autodetect": true, "maxtime": true, "prioritytier": true,
+}
+
+// confTextReaders are slurmext's readers of configuration text: the bound
+// model (slurmext.LoadClusterConf through jobsource, LoadGresFile) is what
+// every other package takes.
+var confTextReaders = map[string]bool{
+	"ReadSlurmConf": true, "ReadClusterName": true, "ReadNodeGres": true, "ReadSchedConf": true,
+	"ReadGresConf": true, "ParseGresConf": true, "ParseConfText": true, "ReadConfText": true, "ReadClusterConf": true,
+}
+
+// TestOnlySlurmextParsesSlurmConf: only slurmext reads Slurm's
+// configuration syntax (issue #37): no other package compares text with a
+// configuration key or calls slurmext's text readers.
+func TestOnlySlurmextParsesSlurmConf(t *testing.T) {
+	checked := 0
+	for _, p := range listPackages(t) {
+		rel := strings.TrimPrefix(strings.TrimPrefix(p.ImportPath, module), "/")
+		if rel == "slurmext" || strings.HasPrefix(rel, "internal/archtest") {
+			continue
+		}
+		for _, name := range p.GoFiles {
+			file := filepath.Join(p.Dir, name)
+			f, err := parser.ParseFile(token.NewFileSet(), file, nil, 0)
+			if err != nil {
+				t.Fatal(err)
+			}
+			checked++
+			where := rel + "/" + name
+			key := func(e ast.Expr) bool {
+				lit, ok := e.(*ast.BasicLit)
+				if !ok || lit.Kind != token.STRING {
+					return false
+				}
+				s := strings.ToLower(strings.Trim(lit.Value, "\"`"))
+				return confKeys[s]
+			}
+			ast.Inspect(f, func(n ast.Node) bool {
+				switch n := n.(type) {
+				case *ast.CallExpr:
+					sel, ok := n.Fun.(*ast.SelectorExpr)
+					if !ok {
+						return true
+					}
+					if confTextReaders[sel.Sel.Name] {
+						if x, ok := sel.X.(*ast.Ident); ok && x.Name == "slurmext" {
+							t.Errorf("%s calls slurmext.%s: read the bound configuration (jobsource.BindConf, slurmext.LoadClusterConf), not its text", where, sel.Sel.Name)
+						}
+					}
+					if sel.Sel.Name == "EqualFold" || sel.Sel.Name == "HasPrefix" {
+						for _, a := range n.Args {
+							if key(a) {
+								t.Errorf("%s compares text with a Slurm configuration key: only slurmext parses slurm.conf and gres.conf", where)
+							}
+						}
+					}
+				case *ast.BinaryExpr:
+					if n.Op == token.EQL && (key(n.X) || key(n.Y)) {
+						t.Errorf("%s compares text with a Slurm configuration key: only slurmext parses slurm.conf and gres.conf", where)
+					}
+				case *ast.CaseClause:
+					for _, e := range n.List {
+						if key(e) {
+							t.Errorf("%s switches on a Slurm configuration key: only slurmext parses slurm.conf and gres.conf", where)
+						}
+					}
+				}
+				return true
+			})
+		}
+	}
+	if checked < 50 {
+		t.Fatalf("checked %d files; the rule would check nothing", checked)
+	}
+}
