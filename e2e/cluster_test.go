@@ -138,6 +138,9 @@ type clusterOptions struct {
 	// HookEnv makes the hooks save their environment to
 	// Dir/hooks/env/<prolog|epilog>.<jobid>.
 	HookEnv bool
+	// Configless runs slurmd as a configless node's: no slurm.conf, the
+	// files fetched from slurmctld into SlurmdSpoolDir/conf-cache.
+	Configless bool
 }
 
 // startCluster starts a cluster in a fresh temporary directory and stops it
@@ -165,6 +168,9 @@ func startCluster(t *testing.T, o clusterOptions) *cluster {
 	}
 	if o.JobComp {
 		args = append(args, "--jobcomp")
+	}
+	if o.Configless {
+		args = append(args, "--configless")
 	}
 	// Installing Slurm and MariaDB on a fresh machine takes about a minute.
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Minute)
