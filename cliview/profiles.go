@@ -64,8 +64,17 @@ func WriteProfiles(w io.Writer, p ProfilesJSON, top int) error {
 		gpus := gpusReqUsed(t)
 		noUse = noUse || t.GPUsUsed == nil
 		partUse = partUse || (t.GPUsUsed != nil && t.UsageRuns < t.Jobs)
+		// No run ended (all still running, or none started): the run time
+		// is unknown, not 0; no run finished: the rates are unknown.
+		run50, run95, failed, timeout := present.Dash, present.Dash, present.Dash, present.Dash
+		if t.Duration.N > 0 {
+			run50, run95 = present.Seconds(t.Duration.P50), present.Seconds(t.Duration.P95)
+		}
+		if t.Finished > 0 {
+			failed, timeout = present.Percent(t.FailureRate), present.Percent(t.TimeoutRate)
+		}
 		tasks.Row(termtext.Short(t.User, 16), termtext.Short(t.Name, 28), t.Class.String(), fmt.Sprint(t.Jobs), present.GPUHours(t.GPUHours), gpus,
-			vram, util, present.Seconds(t.Duration.P50), present.Seconds(t.Duration.P95), present.Percent(t.FailureRate), present.Percent(t.TimeoutRate))
+			vram, util, run50, run95, failed, timeout)
 	}
 	if err := tasks.Write(w); err != nil {
 		return err
