@@ -89,7 +89,8 @@ type TaskProfile struct {
 
 // Profiles groups jobs into recurring tasks and summarises each, largest
 // GPU-hours first (ties: more runs, then by key). Jobs that neither
-// requested nor recorded a GPU are left out.
+// requested nor recorded a GPU are left out, and so are those that never
+// started (RanJob): a task's runs are the jobs that ran.
 func Profiles(jobs []Job, c Config) []TaskProfile {
 	p := newProfileAcc(len(jobs))
 	// Counted as Analyse counts the same jobs (the data's own window), so
@@ -210,7 +211,7 @@ func (p *profileAcc) group(j *Job) int32 {
 func (p *profileAcc) skip() { p.recs = append(p.recs, taskRec{group: -1}) }
 
 func (p *profileAcc) add(j *Job, m *Metrics, cls Class, kinds Kinds) {
-	if m.GPUs == 0 {
+	if m.GPUs == 0 || !RanJob(m) {
 		p.recs = append(p.recs, taskRec{group: -1})
 		return
 	}

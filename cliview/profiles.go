@@ -41,7 +41,12 @@ func WriteProfiles(w io.Writer, p ProfilesJSON, top int) error {
 		printf(w, "No jobs recorded in this period.\n")
 		return nil
 	}
-	printf(w, "Task profiles: %d GPU jobs in %d recurring tasks, %s GPU-hours.\n\n", s.GPUJobs, len(p.Profiles), present.GPUHours(s.GPUHours))
+	printf(w, "Task profiles: %d GPU %s in %d recurring tasks, %s GPU-hours.\n", s.GPUJobs-s.NeverStarted, present.Plural(s.GPUJobs-s.NeverStarted, "run", "runs"), len(p.Profiles), present.GPUHours(s.GPUHours))
+	if s.NeverStarted > 0 {
+		printf(w, "%s never started (cancelled while pending, or pending): not runs, so in no task, class or failure rate.\n",
+			present.Count(s.NeverStarted, "GPU job", "GPU jobs"))
+	}
+	printf(w, "\n")
 	// Tables pad by display width (table), so that a CJK or emoji task
 	// name keeps the columns after it straight.
 	tasks := texttable.New("USER", "TASK", "CLASS", "RUNS", "GPU-H", "GPUS REQ/USED", "VRAM P95", "UTIL P50", "RUN P50", "RUN P95", "FAILED", "TIMEOUT")
