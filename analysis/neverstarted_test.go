@@ -2,8 +2,8 @@ package analysis
 
 import (
 	"errors"
-	"maps"
 	"io"
+	"maps"
 	"os"
 	"path/filepath"
 	"testing"
