@@ -78,7 +78,7 @@ func WriteProfiles(w io.Writer, p ProfilesJSON, top int) error {
 		if t.Finished > 0 {
 			failed, timeout = present.Percent(t.FailureRate), present.Percent(t.TimeoutRate)
 		}
-		tasks.Row(termtext.Short(t.User, 16), termtext.Short(t.Name, 28), t.Class.String(), fmt.Sprint(t.Jobs), present.GPUHours(t.GPUHours), gpus,
+		tasks.Row(termtext.Short(t.User, 16), termtext.Short(t.Name, 28), t.ClassLabel(), fmt.Sprint(t.Jobs), present.GPUHours(t.GPUHours), gpus,
 			vram, util, run50, run95, failed, timeout)
 	}
 	if err := tasks.Write(w); err != nil {
@@ -165,9 +165,17 @@ func share(part, total float64) string {
 // describeTask says in one sentence what a task's runs did.
 func describeTask(t analysis.TaskProfile, total float64) string {
 	var b strings.Builder
-	fmt.Fprintf(&b, "%s/%s (%s, %s): %d %s, %s GPU-hours (%s of the cluster), mostly %s.",
-		termtext.Short(t.User, 16), termtext.Short(t.Name, 28), texttable.OrDash(termtext.Short(t.Account, 16)), texttable.OrDash(termtext.Short(t.Partition, 16)),
-		t.Jobs, present.Plural(t.Jobs, "run", "runs"), present.GPUHours(t.GPUHours), share(t.GPUHours, total), strings.ReplaceAll(t.Class.String(), "_", " "))
+	mostly := "mostly " + strings.ReplaceAll(t.Class.String(), "_", " ") + " by GPU-hours"
+	if t.ClassMixed {
+		mostly = "of mixed classes (none holds half its GPU-hours)"
+	}
+	part := texttable.OrDash(termtext.Short(t.Partition, 16))
+	if t.PartitionMixed {
+		part = "partitions mixed"
+	}
+	fmt.Fprintf(&b, "%s/%s (%s, %s): %d %s, %s GPU-hours (%s of the cluster), %s.",
+		termtext.Short(t.User, 16), termtext.Short(t.Name, 28), texttable.OrDash(termtext.Short(t.Account, 16)), part,
+		t.Jobs, present.Plural(t.Jobs, "run", "runs"), present.GPUHours(t.GPUHours), share(t.GPUHours, total), mostly)
 	if t.VRAMPeakFrac.N > 0 {
 		fmt.Fprintf(&b, " VRAM peak %s of the card at p95 (max %s)", present.Percent(t.VRAMPeakFrac.P95), present.Percent(t.VRAMPeakFrac.Max))
 		if t.Preallocated > 0 {

@@ -822,7 +822,7 @@ func profileSection(d *Data, miss []string) section {
 		if p.Finished > 0 {
 			failed = present.Percent(p.FailureRate)
 		}
-		t.row(p.User, p.Name, p.Account, words(p.Class.String()), present.Int(p.Jobs), present.Int(p.WithGPUData), present.GPUHours(p.GPUHours), util, vram, run, failed)
+		t.row(p.User, p.Name, p.Account, words(p.ClassLabel()), present.Int(p.Jobs), present.Int(p.WithGPUData), present.GPUHours(p.GPUHours), util, vram, run, failed)
 	}
 	s.table(t)
 	if has(miss, missingNoGPUData) {
