@@ -44,8 +44,8 @@ func TestProfiles(t *testing.T) {
 	}
 	a := ps[0]
 	want := TaskProfile{
-		TaskKey:    TaskKey{Cluster: "c1", User: "alice", Name: "train_resnet_seed"},
-		Account:    "acct4", // of the latest run, J4
+		TaskKey: TaskKey{Cluster: "c1", User: "alice", Name: "train_resnet_seed"},
+		Account: "acct4", // of the latest run, J4
 		// J1-J3 (11 of the 14 GPU-hours) ran in gpu; J4, the latest,
 		// in long: the label follows the GPU-hours.
 		Partition:  "gpu",
