@@ -98,7 +98,7 @@ func WriteSimPlan(w io.Writer, sp capacity.SimPlan, recs []analysis.Recommendati
 		if len(m.Curve) > 0 {
 			hz = durSpread(m.Curve[0].ModelP95)
 		}
-		buy := "none needed"
+		buy := sp.Jobs.NoPurchaseWords()
 		switch {
 		case m.Needed > 0:
 			buy = "+" + strconv.Itoa(m.Needed)
