@@ -2,13 +2,11 @@ package monthly
 
 import (
 	"context"
-	"errors"
 	"fmt"
 
 	"github.com/gpuprof/gpuprof/analysis"
 	"github.com/gpuprof/gpuprof/capacity"
 	"github.com/gpuprof/gpuprof/profile"
-	"github.com/gpuprof/gpuprof/queuesim"
 	"github.com/gpuprof/gpuprof/slurmext"
 	"github.com/gpuprof/gpuprof/termtext"
 )
@@ -95,7 +93,7 @@ func simulate(in analysis.Input, findings *analysis.Findings, wp capacity.WhatIf
 	}
 	defer stop()
 	sp, err := capacity.SimulatePlan(in, findings, capacity.SimPlanParams{WhatIf: wp, Plan: pp, Progress: update}, c)
-	if errors.Is(err, queuesim.ErrBadInput) {
+	if capacity.CannotReplay(err) {
 		// The replay cannot be built from this input: the findings stand,
 		// each effect "not simulated" with the reason.
 		sp = capacity.NotSimulatedPlan(*findings, pp, c, "the queue replay could not be built: "+termtext.Clean(err.Error()))

@@ -137,38 +137,36 @@ func runImport(ctx context.Context, g *globalOptions, o *importOptions, stdout, 
 			db.Close()
 		}
 	}()
-	err = importInto(ctx, db, cfg.Import.Sacct, cluster, o, stdout, stderr)
-	if err != nil && isNew {
-		if n, cerr := db.ReaderFor(store.System).CountViews(ctx, store.ViewFilter{}); cerr == nil && n == 0 {
-			closed = true
-			if cerr := db.Close(); cerr == nil {
-				_ = store.RemoveFiles(cfg.DB)
-			}
+	res, err := importInto(ctx, db, cfg.Import.Sacct, cluster, o, stdout, stderr)
+	if err != nil && isNew && res.Inserted == 0 && res.Updated == 0 {
+		// Nothing was committed to the database this import created.
+		closed = true
+		if cerr := db.Close(); cerr == nil {
+			_ = store.RemoveFiles(cfg.DB)
 		}
 	}
 	return err
 }
 
 // importInto runs one import into db and prints what it did.
-func importInto(ctx context.Context, db *store.DB, sacctPath string, cluster history.ImportCluster, o *importOptions, stdout, stderr io.Writer) error {
+func importInto(ctx context.Context, db *store.DB, sacctPath string, cluster history.ImportCluster, o *importOptions, stdout, stderr io.Writer) (history.Result, error) {
 	var err error
-
 	var columns []string
 	if o.Columns != "" {
 		if o.File == "" {
-			return usagef("--columns describes the text of --file; gpuprof's own sacct run prints a header")
+			return history.Result{}, usagef("--columns describes the text of --file; gpuprof's own sacct run prints a header")
 		}
 		if o.Format == history.FormatJSON {
-			return usagef("--columns applies to text, not to sacct --json")
+			return history.Result{}, usagef("--columns applies to text, not to sacct --json")
 		}
 		if columns, err = slurmext.ParseSacctColumns(o.Columns); err != nil {
-			return usagef("--columns: %v", err)
+			return history.Result{}, usagef("--columns: %v", err)
 		}
 	}
 
 	src, done, wait, format, err := importInput(ctx, sacctPath, db, cluster.Name, o, stderr)
 	if err != nil {
-		return err
+		return history.Result{}, err
 	}
 	defer done()
 
@@ -187,10 +185,10 @@ func importInto(ctx context.Context, db *store.DB, sacctPath string, cluster his
 		}
 	}
 	if errors.Is(err, slurmext.ErrSacctLayout) && res.Read == 0 {
-		return err // refused as a whole: no counts to show
+		return res, err // refused as a whole: no counts to show
 	}
 	cliview.ImportResult(stdout, stderr, res, cluster)
-	return err
+	return res, err
 }
 
 // importInput is what runImport reads: --file (or stdin), else a live
