@@ -132,13 +132,15 @@ type LayoutError struct {
 }
 
 func (e *LayoutError) Error() string {
-	msg := fmt.Sprintf("sacct text from line %d does not fit the columns it is read with (%s): %s; expected %d columns %s; line %d is %s",
-		e.Line, e.Source, e.Reason, strings.Count(e.Columns, "|")+1, quoteUpTo(e.Columns, 300), e.Line, e.First)
+	declare := ""
 	if e.NoHeader() {
-		msg += "; text without a header line is read in the order of the columns above, so its columns are in another order or another set: " +
-			"declare them in their order as the sacct --format that wrote it (gpuprof import sacct --columns LIST), or keep sacct's header line"
+		// Text without a header is read in an assumed order: say first
+		// that the order (or the set) is what is wrong, and the way out.
+		declare = "its columns are in another order or another set than those it is read with: " +
+			"declare them in their order, as the sacct --format that wrote it named them (gpuprof import sacct --columns LIST), or keep sacct's header line; "
 	}
-	return msg
+	return fmt.Sprintf("sacct text from line %d does not fit the columns it is read with (%s): %s%s; expected %d columns %s; line %d is %s",
+		e.Line, e.Source, declare, e.Reason, strings.Count(e.Columns, "|")+1, quoteUpTo(e.Columns, 300), e.Line, e.First)
 }
 
 // NoHeader reports whether the text that did not fit had no header line, so
