@@ -38,9 +38,9 @@ func TestAnalyseAgrees(t *testing.T) {
 			t.Errorf("job %d: %s %v, alone %s %v", i, got.Class, got.Bottlenecks.List(), cls, kinds.List())
 		}
 		m := Measure(j, c)
-		if m.GPUs == 0 {
+		if m.GPUs == 0 || !RanJob(&m) {
 			if got.Task != -1 {
-				t.Errorf("job %d: CPU job in task %d", i, got.Task)
+				t.Errorf("job %d: CPU job or job never started in task %d", i, got.Task)
 			}
 			continue
 		}

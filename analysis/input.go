@@ -18,7 +18,8 @@ import (
 // month's time series are never all held at once.
 //
 // The GPU inventory comes from the profiles: per node, the model, the
-// number of distinct GPUs (by UUID) ever seen, their memory and the
+// most distinct GPUs (by UUID) in use at one time (a replaced card brings a
+// new UUID: the UUIDs ever seen would count it twice), their memory and the
 // partitions its jobs ran in. A node that never ran a profiled job is not
 // known from them; SetSlurmNodes adds what slurm.conf says (GPU count and
 // type, shards), which also gives the shard jobs their share of a GPU.
@@ -50,8 +51,53 @@ type pending struct {
 type nodeInventory struct {
 	model string
 	mem   uint64
-	uuids map[string]bool
+	uuids map[string]useSpan // each GPU's first and last use on the node
 	parts []string
+}
+
+// useSpan is when a GPU was in use: from the start of the first profile
+// that names it to the end of the last.
+type useSpan struct{ from, to time.Time }
+
+func (u useSpan) widen(from, to time.Time) useSpan {
+	if u.from.IsZero() || from.Before(u.from) {
+		u.from = from
+	}
+	if to.After(u.to) {
+		u.to = to
+	}
+	return u
+}
+
+// heldAtOnce is the most GPUs of spans in use at one time: a node's GPU
+// count, where every replaced card brings a new UUID and the count of all
+// UUIDs ever seen would grow with each. Spans that only touch (one ends
+// as the next begins) do not overlap; a span of no length is an instant.
+func heldAtOnce(spans map[string]useSpan) int {
+	type event struct {
+		t    time.Time
+		step int
+	}
+	ev := make([]event, 0, 2*len(spans))
+	for _, s := range spans {
+		to := s.to
+		if !to.After(s.from) {
+			to = s.from.Add(time.Nanosecond)
+		}
+		ev = append(ev, event{s.from, 1}, event{to, -1})
+	}
+	slices.SortFunc(ev, func(a, b event) int {
+		if c := a.t.Compare(b.t); c != 0 {
+			return c
+		}
+		return a.step - b.step // ends first
+	})
+	held, most := 0, 0
+	for _, e := range ev {
+		held += e.step
+		most = max(most, held)
+	}
+	return most
 }
 
 // inputBatch is how many jobs one conversion takes.
@@ -91,15 +137,22 @@ func (b *InputBuilder) Add(rec *slurmext.JobRecord, profiles []profile.Job) {
 	for _, p := range profiles {
 		n := b.nodes[p.Node]
 		if n == nil {
-			n = &nodeInventory{uuids: map[string]bool{}}
+			n = &nodeInventory{uuids: map[string]useSpan{}}
 			b.nodes[p.Node] = n
 		}
 		if p.Partition != "" && !slices.Contains(n.parts, p.Partition) {
 			n.parts = append(n.parts, p.Partition)
 		}
+		from, to := p.Start, p.End
+		if to.IsZero() || to.Before(p.LastSample) {
+			to = p.LastSample
+		}
+		if to.Before(from) {
+			to = from
+		}
 		for _, gp := range p.GPUs {
 			if gp.UUID != "" {
-				n.uuids[gp.UUID] = true
+				n.uuids[gp.UUID] = n.uuids[gp.UUID].widen(from, to)
 			}
 			if gp.Model != "" {
 				n.model = gp.Model
@@ -184,7 +237,7 @@ func (b *InputBuilder) inventory() ([]Node, Inventory) {
 		}
 		parts := slices.Clone(n.parts)
 		slices.Sort(parts)
-		byName[name] = &Node{Name: name, GPUModel: n.model, GPUs: len(n.uuids), MemoryTotal: n.mem, Partitions: parts}
+		byName[name] = &Node{Name: name, GPUModel: n.model, GPUs: heldAtOnce(n.uuids), MemoryTotal: n.mem, Partitions: parts}
 		profiled = true
 	}
 	for _, s := range b.slurm {

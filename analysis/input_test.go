@@ -3,6 +3,7 @@ package analysis
 import (
 	"reflect"
 	"strconv"
+	"strings"
 	"testing"
 	"time"
 
@@ -93,5 +94,45 @@ func TestInputBuilderInventory(t *testing.T) {
 	}
 	if !reflect.DeepEqual(in.Nodes, want) {
 		t.Errorf("nodes = %+v\nwant %+v", in.Nodes, want)
+	}
+}
+
+// A node's GPUs from profiles are the most in use at once, not every UUID
+// it ever reported: a replaced card brings a new UUID (issue #38: a bench
+// month's node "held" 18,500 GPUs).
+func TestInputBuilderGPUsAtOnce(t *testing.T) {
+	t0 := time.Date(2026, 11, 1, 0, 0, 0, 0, time.UTC)
+	prof := func(node string, from, to int, uuids ...string) profile.Job {
+		p := profile.Job{Key: profile.Key{Node: node}, Start: t0.Add(time.Duration(from) * time.Hour), End: t0.Add(time.Duration(to) * time.Hour)}
+		for _, u := range uuids {
+			p.GPUs = append(p.GPUs, profile.GPU{UUID: u, Model: "NVIDIA A100-SXM4-40GB"})
+		}
+		return p
+	}
+	b := NewInputBuilder()
+	// r1 has 2 GPUs; the card in slot 1 is replaced twice (a, then c,
+	// then e), each new card taking over as the last job on the old one
+	// ends.
+	b.Add(nil, []profile.Job{prof("r1", 0, 10, "a", "b")})
+	b.Add(nil, []profile.Job{prof("r1", 10, 20, "c")})
+	b.Add(nil, []profile.Job{prof("r1", 12, 30, "b")})
+	b.Add(nil, []profile.Job{prof("r1", 20, 30, "e")})
+	// s1: 3 GPUs, one job each at the same time, then one job on all.
+	b.Add(nil, []profile.Job{prof("s1", 0, 5, "x"), prof("s1", 1, 5, "y"), prof("s1", 2, 5, "z")})
+	b.Add(nil, []profile.Job{prof("s1", 6, 8, "x", "y", "z")})
+	// A job still running (no End, a last sample) holds its GPU until then.
+	run := prof("t1", 0, 0, "p")
+	run.End, run.LastSample = time.Time{}, t0.Add(4*time.Hour)
+	b.Add(nil, []profile.Job{run, prof("t1", 3, 6, "q")})
+	in := b.Input(Window{}, time.Time{})
+	got := map[string]int{}
+	for _, n := range in.Nodes {
+		got[n.Name] = n.GPUs
+	}
+	if want := map[string]int{"r1": 2, "s1": 3, "t1": 2}; !reflect.DeepEqual(got, want) {
+		t.Errorf("GPUs per node = %v, want %v (UUIDs ever seen: r1 4, s1 3, t1 2)", got, want)
+	}
+	if w := in.Inventory.Words(); !strings.Contains(w, "7 GPUs") || !strings.Contains(w, ProfilesCount) {
+		t.Errorf("inventory %q: want 7 GPUs and how they are counted", w)
 	}
 }

@@ -2,6 +2,7 @@ package analysis
 
 import (
 	"fmt"
+	"strings"
 
 	"github.com/gpuprof/gpuprof/internal/present"
 )
@@ -51,7 +52,20 @@ func (v Inventory) Words() string {
 	case v.Source == "" || v.Source == InventoryNone || v.GPUs == 0:
 		return "none"
 	}
-	return fmt.Sprintf("%d %s on %d %s (from %s)", v.GPUs, present.Plural(v.GPUs, "GPU", "GPUs"), v.Nodes, present.Plural(v.Nodes, "node", "nodes"), v.Source)
+	return fmt.Sprintf("%d %s on %d %s (from %s%s)", v.GPUs, present.Plural(v.GPUs, "GPU", "GPUs"), v.Nodes, present.Plural(v.Nodes, "node", "nodes"), v.Source, v.profilesRule())
+}
+
+// ProfilesCount says how the profiles count a node's GPUs (InputBuilder):
+// the outputs that show an inventory from profiles say it.
+const ProfilesCount = "per node, the most GPUs in use at once"
+
+// profilesRule is "; " + ProfilesCount when the inventory comes from
+// profiles, else "".
+func (v Inventory) profilesRule() string {
+	if strings.HasPrefix(v.Source, InventoryProfiles) {
+		return "; " + ProfilesCount
+	}
+	return ""
 }
 
 // ConfUse says which cluster an answer is for and which of that cluster's

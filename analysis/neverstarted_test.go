@@ -3,6 +3,7 @@ package analysis
 import (
 	"errors"
 	"io"
+	"maps"
 	"os"
 	"path/filepath"
 	"testing"
@@ -116,5 +117,38 @@ func TestNeverStartedRealGPUJobs(t *testing.T) {
 				t.Errorf("%d GPU waits, want the 5 jobs that started", n)
 			}
 		})
+	}
+}
+
+// TestNeverStartedNotRuns: the real test cluster's jobs cancelled while
+// pending (1-4, 6, 7: Start None) are GPU jobs but not runs: in no task,
+// class or bottleneck, counted as never started; the tasks are the jobs
+// that ran (issue #38: a task's failure rate over runs that ran).
+func TestNeverStartedNotRuns(t *testing.T) {
+	jobs := realJobs(t, "real", "22.05-cancelled-pending-P-epoch-steps.txt")
+	f, err := Analyse(Input{Jobs: jobs}, DefaultConfig())
+	if err != nil {
+		t.Fatal(err)
+	}
+	s := f.Summary
+	if s.GPUJobs != 11 || s.NeverStarted != 6 {
+		t.Errorf("GPU jobs %d, never started %d; want 11, 6", s.GPUJobs, s.NeverStarted)
+	}
+	classJobs := 0
+	for _, c := range s.ByClass {
+		classJobs += c.Jobs
+	}
+	if classJobs != 5 {
+		t.Errorf("class table counts %d jobs, want the 5 that ran", classJobs)
+	}
+	runs := map[string]int{}
+	for _, p := range f.Profiles {
+		runs[p.Name] = p.Jobs
+		if p.Finished > p.Jobs {
+			t.Errorf("task %s: %d finished of %d runs", p.Name, p.Finished, p.Jobs)
+		}
+	}
+	if want := map[string]int{"blocker": 1, "ran": 3, "killed": 1}; !maps.Equal(runs, want) {
+		t.Errorf("task runs %v, want %v", runs, want)
 	}
 }

@@ -117,7 +117,7 @@ func recommendLong(b *recBuilder, in *Input, f *facts) {
 		}
 	}
 	if total == 0 || len(durs) < rc.MinJobs {
-		b.nothing(RecLongQOS, "%d long-training runs, %d GPUs in the inventory (need %d runs and an inventory): no long-training QOS", len(durs), total, rc.MinJobs)
+		b.nothing(RecLongQOS, "%d long-training runs that ended, %d GPUs in the inventory (need %d runs and an inventory): no long-training QOS", len(durs), total, rc.MinJobs)
 		return
 	}
 	// GPUs held at once by the one rule of every table (the plan's peak
@@ -141,7 +141,7 @@ func recommendLong(b *recBuilder, in *Input, f *facts) {
 		Evidence: []Reason{
 			{Rule: "long.peak", Checks: []Check{{Metric("gpu_fraction"), frac, OpGT, rc.LongGrpFrac}},
 				Note: fmt.Sprintf("long training held %s of %d GPUs at its peak", present.GPUsHeld(peak), total)},
-			{Rule: "long.duration", Note: fmt.Sprintf("%d runs; run time p50 %s, p95 %s, max %s", dd.N,
+			{Rule: "long.duration", Note: fmt.Sprintf("%d runs that ended; run time p50 %s, p95 %s, max %s", dd.N,
 				present.Seconds(dd.P50), present.Seconds(dd.P95), present.Seconds(dd.Max))},
 		},
 		Effect: fmt.Sprintf("At least %d GPUs stay free for other work while long training runs.", total-capN),

@@ -34,9 +34,13 @@ type KindShare struct {
 // TaskProfile summarises the runs of one recurring task.
 type TaskProfile struct {
 	TaskKey
-	// Account and Partition of the latest run (by start, else submit).
-	Account   string `json:"account"`
-	Partition string `json:"partition"`
+	// Account of the latest run (by start, else submit). Partition is the
+	// one holding the most of the task's GPU-hours (by runs when they hold
+	// none; ties: more runs, then by name); PartitionMixed says it holds
+	// less than half, so a label says "mixed" (PartitionLabel).
+	Account        string `json:"account"`
+	Partition      string `json:"partition"`
+	PartitionMixed bool   `json:"partition_mixed,omitempty"`
 	// FirstStart and LastStart bound the runs' start times (zero when no
 	// run has one).
 	FirstStart time.Time `json:"first_start,omitzero"`
@@ -79,17 +83,41 @@ type TaskProfile struct {
 	TimeoutRate float64 `json:"timeout_rate"`
 
 	GPUHours float64 `json:"gpu_hours"`
-	// Class is the most frequent class of the runs (ties: more GPU-hours,
-	// then report order); ByClass and ByBottleneck list the classes and
+	// Class is the class holding the most of the runs' GPU-hours (by runs
+	// when they hold none; ties: more runs, then report order);
+	// ClassMixed says it holds less than half, so a label says "mixed"
+	// (ClassLabel). ByClass and ByBottleneck list the classes and
 	// bottlenecks present, in report order.
 	Class        Class        `json:"class"`
+	ClassMixed   bool         `json:"class_mixed,omitempty"`
 	ByClass      []ClassShare `json:"by_class"`
 	ByBottleneck []KindShare  `json:"by_bottleneck"`
 }
 
+// Mixed is the label of a task whose runs no one class (or partition)
+// holds the majority of.
+const Mixed = "mixed"
+
+// ClassLabel is the task's class as a label: Class, or Mixed.
+func (t TaskProfile) ClassLabel() string {
+	if t.ClassMixed {
+		return Mixed
+	}
+	return t.Class.String()
+}
+
+// PartitionLabel is the task's partition as a label: Partition, or Mixed.
+func (t TaskProfile) PartitionLabel() string {
+	if t.PartitionMixed {
+		return Mixed
+	}
+	return t.Partition
+}
+
 // Profiles groups jobs into recurring tasks and summarises each, largest
 // GPU-hours first (ties: more runs, then by key). Jobs that neither
-// requested nor recorded a GPU are left out.
+// requested nor recorded a GPU are left out, and so are those that never
+// started (RanJob): a task's runs are the jobs that ran.
 func Profiles(jobs []Job, c Config) []TaskProfile {
 	p := newProfileAcc(len(jobs))
 	// Counted as Analyse counts the same jobs (the data's own window), so
@@ -144,6 +172,8 @@ type taskAcc struct {
 	gpusHeld, gpusUsed           int // over the utilJobs runs
 	finished, failures, timeouts int
 	gpuHours                     float64
+	partHours                    map[string]float64 // GPU-hours by partition
+	partJobs                     map[string]int     // runs by partition
 	classJobs                    [numClasses]int32
 	classHours                   [numClasses]float64
 	kindJobs                     [numKinds]int32
@@ -210,7 +240,7 @@ func (p *profileAcc) group(j *Job) int32 {
 func (p *profileAcc) skip() { p.recs = append(p.recs, taskRec{group: -1}) }
 
 func (p *profileAcc) add(j *Job, m *Metrics, cls Class, kinds Kinds) {
-	if m.GPUs == 0 {
+	if m.GPUs == 0 || !RanJob(m) {
 		p.recs = append(p.recs, taskRec{group: -1})
 		return
 	}
@@ -288,6 +318,11 @@ func (p *profileAcc) add(j *Job, m *Metrics, cls Class, kinds Kinds) {
 		}
 	}
 	g.gpuHours += m.GPUHours
+	if g.partHours == nil {
+		g.partHours, g.partJobs = map[string]float64{}, map[string]int{}
+	}
+	g.partHours[j.Partition] += m.GPUHours
+	g.partJobs[j.Partition]++
 	g.classJobs[cls]++
 	g.classHours[cls] += m.GPUHours
 	for k := range numKinds {
@@ -412,6 +447,9 @@ func (g *taskAcc) profile(peakFrac, peak, util, dur []float64) TaskProfile {
 		tp.FailureRate = float64(g.failures) / float64(g.finished)
 		tp.TimeoutRate = float64(g.timeouts) / float64(g.finished)
 	}
+	// The label follows what the row measures: the class with the most
+	// GPU-hours (ties: more runs, then report order); by runs when the
+	// runs hold no GPU-hours. Below half of them: mixed.
 	best := Class(0)
 	for cls := range numClasses {
 		n := g.classJobs[cls]
@@ -419,11 +457,32 @@ func (g *taskAcc) profile(peakFrac, peak, util, dur []float64) TaskProfile {
 			continue
 		}
 		tp.ByClass = append(tp.ByClass, ClassShare{Class: cls, Jobs: int(n), GPUHours: g.classHours[cls]})
-		if n > g.classJobs[best] || (n == g.classJobs[best] && g.classHours[cls] > g.classHours[best]) {
+		h, bh := g.classHours[cls], g.classHours[best]
+		if g.classJobs[best] == 0 || h > bh || (h == bh && n > g.classJobs[best]) {
 			best = cls
 		}
 	}
 	tp.Class = best
+	if g.gpuHours > 0 {
+		tp.ClassMixed = 2*g.classHours[best] < g.gpuHours
+	} else {
+		tp.ClassMixed = 2*int(g.classJobs[best]) < g.jobs
+	}
+	if len(g.partHours) > 0 {
+		top, topH, topN := "", -1.0, 0
+		for part, ph := range g.partHours {
+			pn := g.partJobs[part]
+			if ph > topH || (ph == topH && (pn > topN || pn == topN && part < top)) {
+				top, topH, topN = part, ph, pn
+			}
+		}
+		tp.Partition = top
+		if g.gpuHours > 0 {
+			tp.PartitionMixed = 2*topH < g.gpuHours
+		} else {
+			tp.PartitionMixed = 2*topN < g.jobs
+		}
+	}
 	for k := range numKinds {
 		if g.kindJobs[k] > 0 {
 			tp.ByBottleneck = append(tp.ByBottleneck, KindShare{Kind: k, Jobs: int(g.kindJobs[k]), GPUHours: g.kindHours[k]})

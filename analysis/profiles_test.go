@@ -2,6 +2,7 @@ package analysis
 
 import (
 	"reflect"
+	"slices"
 	"testing"
 	"time"
 )
@@ -43,9 +44,11 @@ func TestProfiles(t *testing.T) {
 	}
 	a := ps[0]
 	want := TaskProfile{
-		TaskKey:    TaskKey{Cluster: "c1", User: "alice", Name: "train_resnet_seed"},
-		Account:    "acct4", // of the latest run, J4
-		Partition:  "long",
+		TaskKey: TaskKey{Cluster: "c1", User: "alice", Name: "train_resnet_seed"},
+		Account: "acct4", // of the latest run, J4
+		// J1-J3 (11 of the 14 GPU-hours) ran in gpu; J4, the latest,
+		// in long: the label follows the GPU-hours.
+		Partition:  "gpu",
 		FirstStart: t0,
 		LastStart:  t0.Add(3 * 24 * time.Hour),
 		Jobs:       4,
@@ -75,7 +78,9 @@ func TestProfiles(t *testing.T) {
 		GPUHours: 14,
 		// J1 (2 h, 80 %) and J3 (1 h, 70 %) match no rule; J2 (4 h, 46 %)
 		// is long training; J4 unknown.
-		Class: ClassOther,
+		// Long training holds 8 of the 14 GPU-hours (J2), though other
+		// has more runs (2): the label follows the GPU-hours.
+		Class: ClassLongTraining,
 		ByClass: []ClassShare{
 			{ClassUnknown, 1, 3}, {ClassLongTraining, 1, 8}, {ClassOther, 2, 3},
 		},
@@ -183,5 +188,44 @@ func TestProfilesPreallocated(t *testing.T) {
 	// The reservation is left out of the VRAM distribution and counted.
 	if len(ps) != 1 || ps[0].Preallocated != 1 || ps[0].VRAMPeakFrac != (Dist{N: 1, Mean: 0.1, P50: 0.1, P95: 0.1, Max: 0.1}) {
 		t.Errorf("profile = %+v", ps)
+	}
+}
+
+// TestProfileLabelsMixed: a task whose GPU-hours no class and no partition
+// holds the majority of is labelled mixed, in both (issue #38).
+func TestProfileLabelsMixed(t *testing.T) {
+	runs := aliceRuns()
+	var j5 Job
+	for i := range runs {
+		switch runs[i].Name {
+		case "train_resnet50_seed1":
+			runs[i].Partition = "ls"
+			// J5: J1 again a day later, 2 GPUs for 1.5 h (3 GPU-hours).
+			j5 = runs[i]
+			j5.ID, j5.Name, j5.Partition = "j5", "train_resnet50_seed5", "x"
+			j5.Submit, j5.Start = j5.Submit.Add(96*time.Hour), j5.Start.Add(96*time.Hour)
+			j5.End = j5.Start.Add(90 * time.Minute)
+			j5.GPUs = append(slices.Clone(j5.GPUs), j5.GPUs[0])
+			j5.GPUs[1].UUID = "second"
+		case "Train-ResNet50-seed3":
+			runs[i].Partition = "debug"
+		}
+	}
+	runs = append(runs, j5)
+	// GPU-hours: long training 8 (J2, in gpu), other 2 + 1 + 3 (J1 in ls,
+	// J3 in debug, J5 in x), unknown 3 (J4 in long): 17, no half anywhere.
+	a := Profiles(runs, DefaultConfig())[0]
+	if a.User != "alice" || a.GPUHours != 17 {
+		t.Fatalf("task %s, %v GPU-hours: %+v", a.User, a.GPUHours, a.ByClass)
+	}
+	if !a.PartitionMixed || a.PartitionLabel() != Mixed {
+		t.Errorf("partition %q mixed %v (label %q), want mixed", a.Partition, a.PartitionMixed, a.PartitionLabel())
+	}
+	if !a.ClassMixed || a.ClassLabel() != Mixed {
+		t.Errorf("class %s mixed %v, want mixed: %+v", a.Class, a.ClassMixed, a.ByClass)
+	}
+	// Without J5 and the moves, alice's labels are a class and a partition.
+	if b := Profiles(aliceRuns(), DefaultConfig())[0]; b.ClassLabel() != "long_training" || b.PartitionLabel() != "gpu" {
+		t.Errorf("labels %q %q, want long_training gpu", b.ClassLabel(), b.PartitionLabel())
 	}
 }

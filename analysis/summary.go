@@ -5,6 +5,12 @@ import (
 	"slices"
 )
 
+// RanJob is the one rule of which jobs are runs: a job that started. A job
+// that never started (cancelled while pending, or still pending) has no
+// run time, no outcome of a run and no GPU-hours; the class and bottleneck
+// tables, the task profiles and their failure rates count runs only.
+func RanJob(m *Metrics) bool { return !m.Start.IsZero() }
+
 // ClusterSummary is the cluster-level view of a set of jobs.
 type ClusterSummary struct {
 	// Jobs are the jobs given that are the window's (their life overlaps
@@ -14,6 +20,10 @@ type ClusterSummary struct {
 	// and nowhere else.
 	CPUJobs int `json:"cpu_jobs"`
 	GPUJobs int `json:"gpu_jobs"`
+	// NeverStarted are the GPU jobs that never started (cancelled while
+	// pending, still pending): counted in GPUJobs, but not runs, so in no
+	// class, bottleneck or task (the one rule of what a run is, RanJob).
+	NeverStarted int `json:"never_started"`
 	// WithGPUData and WithoutGPUData split the GPU jobs: usable GPU
 	// readings, or none (sacct history, hook-only profiles, readings all
 	// absurd: class unknown).
@@ -137,6 +147,11 @@ func (a *summaryAcc) add(j *Job, m *Metrics, c *Config, cls Class, kinds Kinds) 
 		return
 	}
 	a.s.GPUJobs++
+	if !RanJob(m) {
+		a.s.NeverStarted++
+		a.s.WithoutGPUData++
+		return
+	}
 	// Readings, not the class, decide: a class can come from the
 	// scheduler view alone (sacct history).
 	if m.MeasuredGPUs > 0 || m.IdleAllocatedGPUs > 0 {

@@ -3,6 +3,7 @@ package capacity
 import (
 	"cmp"
 	"fmt"
+	"maps"
 	"math"
 	"slices"
 	"strconv"
@@ -540,10 +541,34 @@ func (r *replay) removeGPUs(c analysis.Change) error {
 		n.GPUs -= take
 		left -= take
 	}
+	if left == c.Count && c.Count > 0 {
+		return errf("--remove %s: the cluster has no GPU of model %s; it has %s", c.Spec, c.Model, r.modelCounts())
+	}
 	if left > 0 {
 		return errf("--remove %s: the cluster has %d fewer GPUs of %s than that", c.Spec, left, c.Model)
 	}
 	return nil
+}
+
+// modelCounts names the GPUs of the replay's nodes per model: "4,800 A100,
+// 32 T4", largest first; "no GPU" when none.
+func (r *replay) modelCounts() string {
+	by := map[string]int{}
+	for _, n := range r.simNodes {
+		if n.GPUs > 0 {
+			by[cmp.Or(n.Model, n.Type, "of unknown model")] += n.GPUs
+		}
+	}
+	models := slices.Collect(maps.Keys(by))
+	slices.SortFunc(models, func(a, b string) int { return cmp.Or(cmp.Compare(by[b], by[a]), cmp.Compare(a, b)) })
+	parts := make([]string, len(models))
+	for i, m := range models {
+		parts[i] = present.Int(by[m]) + " " + m
+	}
+	if len(parts) == 0 {
+		return "no GPU"
+	}
+	return strings.Join(parts, ", ")
 }
 
 // finishCluster turns the named nodes and partitions into the simulator's.

@@ -8,6 +8,7 @@ import (
 
 	"github.com/gpuprof/gpuprof/history"
 	"github.com/gpuprof/gpuprof/internal/present"
+	"github.com/gpuprof/gpuprof/slurmext"
 	"github.com/gpuprof/gpuprof/termtext"
 )
 
@@ -48,6 +49,14 @@ func ImportResult(stdout, stderr io.Writer, res history.Result, cluster history.
 	}
 	if line := gpuSourcesLine(res.GPUsFrom); line != "" {
 		fmt.Fprintln(stdout, line)
+	}
+	if res.TimeOrder > 0 {
+		fmt.Fprintf(stdout, "%d %s refused for times in an impossible order (Start before Submit, or End before Start, by more than %s; %s): not imported, never read as a wait or run of 0\n",
+			res.TimeOrder, present.Plural(res.TimeOrder, "job", "jobs"), slurmext.TimeOrderSkew, idList(res.TimeOrder, res.TimeOrderIDs))
+	}
+	if res.CutLines > 0 {
+		fmt.Fprintf(stdout, "%d last %s refused as cut short (the text ends inside it; %s): its cluster name appears on no other line\n",
+			res.CutLines, present.Plural(res.CutLines, "line", "lines"), idList(res.CutLines, res.CutIDs))
 	}
 	if res.Conflicts > 0 {
 		ids := make([]string, len(res.ConflictIDs))
@@ -100,4 +109,17 @@ func gpuSourcesLine(s history.GPUSources) string {
 		return ""
 	}
 	return "GPUs and shards read " + strings.Join(parts, ", ")
+}
+
+// idList names the first job ids of n: "job 5", "first: 5, 6".
+func idList(n int, ids []string) string {
+	short := make([]string, len(ids))
+	for i, id := range ids {
+		short[i] = termtext.Short(id, 64)
+	}
+	list := strings.Join(short, ", ")
+	if n > len(ids) {
+		return "first: " + list
+	}
+	return present.Plural(len(ids), "job ", "jobs ") + list
 }

@@ -41,7 +41,12 @@ func WriteProfiles(w io.Writer, p ProfilesJSON, top int) error {
 		printf(w, "No jobs recorded in this period.\n")
 		return nil
 	}
-	printf(w, "Task profiles: %d GPU jobs in %d recurring tasks, %s GPU-hours.\n\n", s.GPUJobs, len(p.Profiles), present.GPUHours(s.GPUHours))
+	printf(w, "Task profiles: %d GPU %s in %d recurring tasks, %s GPU-hours.\n", s.GPUJobs-s.NeverStarted, present.Plural(s.GPUJobs-s.NeverStarted, "run", "runs"), len(p.Profiles), present.GPUHours(s.GPUHours))
+	if s.NeverStarted > 0 {
+		printf(w, "%s never started (cancelled while pending, or pending): not runs, so in no task, class or failure rate.\n",
+			present.Count(s.NeverStarted, "GPU job", "GPU jobs"))
+	}
+	printf(w, "\n")
 	// Tables pad by display width (table), so that a CJK or emoji task
 	// name keeps the columns after it straight.
 	tasks := texttable.New("USER", "TASK", "CLASS", "RUNS", "GPU-H", "GPUS REQ/USED", "VRAM P95", "UTIL P50", "RUN P50", "RUN P95", "FAILED", "TIMEOUT")
@@ -64,8 +69,17 @@ func WriteProfiles(w io.Writer, p ProfilesJSON, top int) error {
 		gpus := gpusReqUsed(t)
 		noUse = noUse || t.GPUsUsed == nil
 		partUse = partUse || (t.GPUsUsed != nil && t.UsageRuns < t.Jobs)
-		tasks.Row(termtext.Short(t.User, 16), termtext.Short(t.Name, 28), t.Class.String(), fmt.Sprint(t.Jobs), present.GPUHours(t.GPUHours), gpus,
-			vram, util, present.Seconds(t.Duration.P50), present.Seconds(t.Duration.P95), present.Percent(t.FailureRate), present.Percent(t.TimeoutRate))
+		// No run ended (all still running, or none started): the run time
+		// is unknown, not 0; no run finished: the rates are unknown.
+		run50, run95, failed, timeout := present.Dash, present.Dash, present.Dash, present.Dash
+		if t.Duration.N > 0 {
+			run50, run95 = present.Seconds(t.Duration.P50), present.Seconds(t.Duration.P95)
+		}
+		if t.Finished > 0 {
+			failed, timeout = present.Percent(t.FailureRate), present.Percent(t.TimeoutRate)
+		}
+		tasks.Row(termtext.Short(t.User, 16), termtext.Short(t.Name, 28), t.ClassLabel(), fmt.Sprint(t.Jobs), present.GPUHours(t.GPUHours), gpus,
+			vram, util, run50, run95, failed, timeout)
 	}
 	if err := tasks.Write(w); err != nil {
 		return err
@@ -151,9 +165,17 @@ func share(part, total float64) string {
 // describeTask says in one sentence what a task's runs did.
 func describeTask(t analysis.TaskProfile, total float64) string {
 	var b strings.Builder
-	fmt.Fprintf(&b, "%s/%s (%s, %s): %d %s, %s GPU-hours (%s of the cluster), mostly %s.",
-		termtext.Short(t.User, 16), termtext.Short(t.Name, 28), texttable.OrDash(termtext.Short(t.Account, 16)), texttable.OrDash(termtext.Short(t.Partition, 16)),
-		t.Jobs, present.Plural(t.Jobs, "run", "runs"), present.GPUHours(t.GPUHours), share(t.GPUHours, total), strings.ReplaceAll(t.Class.String(), "_", " "))
+	mostly := "mostly " + strings.ReplaceAll(t.Class.String(), "_", " ") + " by GPU-hours"
+	if t.ClassMixed {
+		mostly = "of mixed classes (none holds half its GPU-hours)"
+	}
+	part := texttable.OrDash(termtext.Short(t.Partition, 16))
+	if t.PartitionMixed {
+		part = "partitions mixed"
+	}
+	fmt.Fprintf(&b, "%s/%s (%s, %s): %d %s, %s GPU-hours (%s of the cluster), %s.",
+		termtext.Short(t.User, 16), termtext.Short(t.Name, 28), texttable.OrDash(termtext.Short(t.Account, 16)), part,
+		t.Jobs, present.Plural(t.Jobs, "run", "runs"), present.GPUHours(t.GPUHours), share(t.GPUHours, total), mostly)
 	if t.VRAMPeakFrac.N > 0 {
 		fmt.Fprintf(&b, " VRAM peak %s of the card at p95 (max %s)", present.Percent(t.VRAMPeakFrac.P95), present.Percent(t.VRAMPeakFrac.Max))
 		if t.Preallocated > 0 {

@@ -11,6 +11,7 @@ import (
 	"github.com/charmbracelet/x/ansi"
 
 	"github.com/gpuprof/gpuprof/analysis"
+	"github.com/gpuprof/gpuprof/internal/present"
 )
 
 // TestProfilesGPUsColumn: sacct history shows the GPUs it requested and
@@ -102,5 +103,41 @@ func TestProfilesWideNames(t *testing.T) {
 	}
 	if strings.Contains(b.String(), " 1 runs") {
 		t.Errorf("plural for one:\n%s", b.String())
+	}
+}
+
+// TestProfilesRunningTaskRunTime: a task whose runs are all still running
+// has no run time yet and no finished run: its RUN and FAILED columns are
+// "—" (unknown), not 00:00:00 and 0 % (issue #38: DLRM's 9 running runs).
+func TestProfilesRunningTaskRunTime(t *testing.T) {
+	t0 := time.Date(2026, 3, 2, 8, 0, 0, 0, time.UTC)
+	var jobs []analysis.Job
+	for i := range 3 {
+		jobs = append(jobs, analysis.Job{Cluster: "c", ID: fmt.Sprint(i), User: "dan", Name: "dlrm", State: "RUNNING",
+			Submit: t0, Start: t0.Add(time.Duration(i) * time.Hour), ReqGPUs: 8})
+	}
+	jobs = append(jobs, analysis.Job{Cluster: "c", ID: "9", User: "eve", Name: "done", State: "COMPLETED",
+		Submit: t0, Start: t0, End: t0.Add(2 * time.Hour), ExitKnown: true, ReqGPUs: 1})
+	in := analysis.Input{Jobs: jobs, Window: analysis.Window{From: t0, To: t0.Add(24 * time.Hour)}, Now: t0.Add(5 * time.Hour)}
+	f, err := analysis.Analyse(in, analysis.DefaultConfig())
+	if err != nil {
+		t.Fatal(err)
+	}
+	var b bytes.Buffer
+	if err := WriteProfiles(&b, ToProfilesJSON(f, analysis.ConfUse{}), 0); err != nil {
+		t.Fatal(err)
+	}
+	for _, line := range strings.Split(b.String(), "\n") {
+		f := strings.Fields(line)
+		switch {
+		case len(f) > 0 && f[0] == "dan":
+			if strings.Contains(line, "00:00:00") || strings.Contains(line, "0 %") || strings.Count(line, present.Dash) < 4 {
+				t.Errorf("running task: %q, want run times and rates unknown", line)
+			}
+		case len(f) > 0 && f[0] == "eve":
+			if !strings.Contains(line, "02:00:00") {
+				t.Errorf("finished task: %q, want its run time", line)
+			}
+		}
 	}
 }

@@ -78,6 +78,10 @@ func WriteSimPlan(w io.Writer, sp capacity.SimPlan, recs []analysis.Recommendati
 				present.Seconds(e.AllFrom.WaitMean.Median)+" → "+present.Seconds(e.AllTo.WaitMean.Median), analysis.OutcomeWords(e.Outcome))
 		}
 		_ = tw.Write(w)
+	} else {
+		// The section is there either way, as in the report: its numbering
+		// stays the same.
+		printf(w, "\n1. Policy changes: no recommendation to replay (no rule found a change to make).\n")
 	}
 	free := "no policy change"
 	if len(sp.Free) > 0 {
@@ -94,7 +98,7 @@ func WriteSimPlan(w io.Writer, sp capacity.SimPlan, recs []analysis.Recommendati
 		if len(m.Curve) > 0 {
 			hz = durSpread(m.Curve[0].ModelP95)
 		}
-		buy := "none needed"
+		buy := sp.Jobs.NoPurchaseWords()
 		switch {
 		case m.Needed > 0:
 			buy = "+" + strconv.Itoa(m.Needed)

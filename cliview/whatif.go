@@ -4,6 +4,7 @@ import (
 	"cmp"
 	"fmt"
 	"io"
+	"slices"
 	"strings"
 
 	"github.com/gpuprof/gpuprof/analysis"
@@ -15,9 +16,10 @@ import (
 )
 
 // WriteWhatIf writes `gpuprof whatif`: the window and the cluster
-// replayed, the calibration against what happened, today's replay and,
-// with changes, the changed one.
-func WriteWhatIf(w io.Writer, r capacity.WhatIf) {
+// replayed (its nodes summarised per GPU model and partitions; each node
+// with listNodes), the calibration against what happened, today's replay
+// and, with changes, the changed one.
+func WriteWhatIf(w io.Writer, r capacity.WhatIf, listNodes bool) {
 	WriteConfNote(w, r.Conf)
 	printf(w, "What-if replay of %s to %s: %d GPU %s (%d arrived, %d running and %d pending at the start).\n",
 		slurmext.FormatTime(r.Window.From, nil), slurmext.FormatTime(r.Window.To, nil), r.Jobs.Replayed, present.Plural(r.Jobs.Replayed, "job", "jobs"), r.Jobs.Arrived, r.Jobs.RunningAtStart, r.Jobs.PendingAtStart)
@@ -33,15 +35,18 @@ func WriteWhatIf(w io.Writer, r capacity.WhatIf) {
 	if r.Conf.Cluster != "" {
 		name = " " + termtext.Short(r.Conf.Cluster, 64)
 	}
-	printf(w, ".\nCluster%s (%s):", name, termtext.Short(r.ClusterSource, 120))
-	for _, n := range r.Nodes {
-		mark := ""
-		if n.Added {
-			mark = " (added)"
+	printf(w, ".\nCluster%s (%s): %s\n", name, termtext.Short(r.ClusterSource, 120), nodeGroups(r.Nodes))
+	if listNodes {
+		for _, n := range r.Nodes {
+			mark := ""
+			if n.Added {
+				mark = " (added)"
+			}
+			printf(w, "  %s %d× %s [%s]%s\n", termtext.Clean(n.Name), n.GPUs, termtext.Clean(n.Model), termtext.Clean(strings.Join(n.Partitions, ",")), mark)
 		}
-		printf(w, " %s %d× %s [%s]%s;", termtext.Clean(n.Name), n.GPUs, termtext.Clean(n.Model), termtext.Clean(strings.Join(n.Partitions, ",")), mark)
+	} else if len(r.Nodes) > 0 {
+		printf(w, "(--list-nodes lists each node.)\n")
 	}
-	printf(w, "\n")
 	for _, a := range r.Assumed {
 		printf(w, "Assumed: %s.\n", termtext.Clean(a))
 	}
@@ -160,4 +165,58 @@ func signedDuration(sec float64) string {
 		return "-" + present.Seconds(-sec)
 	}
 	return "+" + present.Seconds(sec)
+}
+
+// nodeGroups summarises the replay's nodes per GPU model and partitions
+// (and whether a change added them): "1,213 nodes, 9,704 GPUs: 600 nodes
+// of 8× A100 [ls] (4,800 GPUs); …", the largest groups first.
+func nodeGroups(nodes []capacity.SimNode) string {
+	if len(nodes) == 0 {
+		return "no GPU nodes."
+	}
+	type key struct {
+		model, parts string
+		added        bool
+	}
+	type group struct {
+		key
+		nodes, gpus int
+		per         map[int]int // nodes by GPUs per node
+	}
+	idx := map[key]*group{}
+	var groups []*group
+	total := 0
+	for _, n := range nodes {
+		k := key{n.Model, strings.Join(n.Partitions, ","), n.Added}
+		g := idx[k]
+		if g == nil {
+			g = &group{key: k, per: map[int]int{}}
+			idx[k] = g
+			groups = append(groups, g)
+		}
+		g.nodes++
+		g.gpus += n.GPUs
+		g.per[n.GPUs]++
+		total += n.GPUs
+	}
+	slices.SortStableFunc(groups, func(a, b *group) int {
+		return cmp.Or(cmp.Compare(b.gpus, a.gpus), cmp.Compare(a.model, b.model), cmp.Compare(a.parts, b.parts))
+	})
+	parts := make([]string, 0, len(groups))
+	for _, g := range groups {
+		shape := ""
+		if len(g.per) == 1 {
+			for per := range g.per {
+				shape = fmt.Sprintf("%d× ", per)
+			}
+		}
+		model := cmp.Or(termtext.Short(g.model, 60), "unknown model")
+		p := fmt.Sprintf("%s of %s%s [%s] (%s)", present.Count(g.nodes, "node", "nodes"), shape, model,
+			termtext.Short(cmp.Or(g.parts, "no partition"), 120), present.Count(g.gpus, "GPU", "GPUs"))
+		if g.added {
+			p += " (added)"
+		}
+		parts = append(parts, p)
+	}
+	return fmt.Sprintf("%s, %s: %s.", present.Count(len(nodes), "node", "nodes"), present.Count(total, "GPU", "GPUs"), strings.Join(parts, "; "))
 }

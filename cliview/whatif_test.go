@@ -79,7 +79,7 @@ func TestWhatIfSaysWhatItLeftOut(t *testing.T) {
 		t.Fatal(err)
 	}
 	var b bytes.Buffer
-	WriteWhatIf(&b, res)
+	WriteWhatIf(&b, res, false)
 	out := b.String()
 	t.Log(out)
 	if res.Jobs.LeftOut != 0 || res.Changed.Jobs.LeftOut != 5 || res.Changed.Jobs.Replayed != 25 {
@@ -117,7 +117,7 @@ func TestWhatIfSaysWhatItDoesNotReproduce(t *testing.T) {
 		Partitions:   []capacity.CalibratedP{{Partition: "hn", Jobs: 40, ObservedP95: 251, ReproducedWait: &half, ReproducedP95: &half}},
 		Unreproduced: []string{"partition hn: the replay reproduces less than half of the observed p95 wait (0s of 4m, 0 %); the error is small against the 1h00m target"}}}
 	var b bytes.Buffer
-	WriteWhatIf(&b, r)
+	WriteWhatIf(&b, r, false)
 	out := b.String()
 	for _, want := range []string{"REPRODUCED", "0 %", "Calibration: good (docs/whatif.md thresholds, relative to the 01:00:00 target).",
 		"Not reproduced: partition hn: the replay reproduces less than half of the observed p95 wait (0s of 4m, 0 %); the error is small against the 1h00m target."} {
@@ -151,7 +151,7 @@ func TestWhatIfSaysWhatPlacementIs(t *testing.T) {
 		t.Fatal(err)
 	}
 	var b bytes.Buffer
-	WriteWhatIf(&b, res)
+	WriteWhatIf(&b, res, false)
 	out := b.String()
 	t.Log(out)
 	for _, want := range []string{
@@ -173,5 +173,47 @@ func TestWhatIfSaysWhatPlacementIs(t *testing.T) {
 		if !strings.Contains(js.String(), want) {
 			t.Errorf("JSON lacks %s", want)
 		}
+	}
+}
+
+// TestWhatIfInventorySummary: a cluster of 1,213 nodes (openb's size) is
+// summarised per GPU model and partitions on one short line, not listed
+// node by node (issue #38: 63,815 characters); --list-nodes lists them,
+// one a line.
+func TestWhatIfInventorySummary(t *testing.T) {
+	var r capacity.WhatIf
+	r.ClusterSource = "slurm.conf of cluster openb"
+	for i := range 1213 {
+		n := capacity.SimNode{Name: fmt.Sprintf("node%04d", i), Model: "A100", GPUs: 8, Partitions: []string{"ls"}}
+		switch {
+		case i%3 == 1:
+			n.Model, n.Partitions = "V100M32", []string{"be", "ls"}
+		case i%3 == 2:
+			n.GPUs = 2 + i%2
+			n.Model, n.Partitions = "T4", []string{"be"}
+		}
+		r.Nodes = append(r.Nodes, n)
+	}
+	r.Nodes = append(r.Nodes, capacity.SimNode{Name: "new1", Model: "H100", GPUs: 8, Partitions: []string{"ls"}, Added: true})
+	var b bytes.Buffer
+	WriteWhatIf(&b, r, false)
+	var line string
+	for _, l := range strings.Split(b.String(), "\n") {
+		if strings.HasPrefix(l, "Cluster (") {
+			line = l
+		}
+	}
+	want := "Cluster (slurm.conf of cluster openb): 1,214 nodes, 7,490 GPUs: 405 nodes of 8× A100 [ls] (3,240 GPUs); " +
+		"404 nodes of 8× V100M32 [be,ls] (3,232 GPUs); 404 nodes of T4 [be] (1,010 GPUs); 1 node of 8× H100 [ls] (8 GPUs) (added)."
+	if line != want {
+		t.Errorf("inventory line\n got %q\nwant %q", line, want)
+	}
+	if strings.Contains(b.String(), "node0001") || !strings.Contains(b.String(), "--list-nodes") {
+		t.Errorf("nodes listed without --list-nodes, or the flag not named:\n%.600s", b.String())
+	}
+	b.Reset()
+	WriteWhatIf(&b, r, true)
+	if !strings.Contains(b.String(), "\n  node0001 8× V100M32 [be,ls]\n") || !strings.Contains(b.String(), "\n  new1 8× H100 [ls] (added)\n") {
+		t.Errorf("--list-nodes: nodes not one a line:\n%.800s", b.String())
 	}
 }

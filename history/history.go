@@ -20,7 +20,9 @@ import (
 	"os"
 	"os/exec"
 	"os/user"
+	"sort"
 	"strconv"
+	"strings"
 	"time"
 
 	"github.com/gpuprof/gpuprof/slurmext"
@@ -68,7 +70,22 @@ type Result struct {
 	// were imported as.
 	Unnamed  int
 	Clusters map[string]int
+	// TimeOrder counts the jobs refused for times in an impossible order
+	// (slurmext.ErrTimeOrder: Start before Submit, End before Start, by
+	// more than slurmext.TimeOrderSkew); TimeOrderIDs are the first
+	// MaxConflictIDs of them. They are among Skipped and Problems too.
+	TimeOrder    int
+	TimeOrderIDs []string
+	// CutLines counts the last lines refused as cut short (see Import);
+	// CutIDs names their jobs. They are among Skipped and Problems too.
+	CutLines int
+	CutIDs   []string
 }
+
+// ErrCutLine means the last line of sacct text was cut short: the file ends
+// inside it, so its last field (the cluster name, in gpuprof's earlier
+// layout) holds part of a value.
+var ErrCutLine = errors.New("last line cut short")
 
 // GPUSources counts jobs by where their GPU counts were read from.
 type GPUSources struct {
@@ -187,6 +204,13 @@ func Import(ctx context.Context, db *store.DB, r io.Reader, format string, o Opt
 		if len(res.Problems) < MaxProblems {
 			res.Problems = append(res.Problems, err)
 		}
+		var toe *slurmext.TimeOrderError
+		if errors.As(err, &toe) {
+			res.TimeOrder++
+			if len(res.TimeOrderIDs) < MaxConflictIDs {
+				res.TimeOrderIDs = append(res.TimeOrderIDs, toe.JobID)
+			}
+		}
 	}
 	uids := map[string]int{}
 	dups := newDuplicates()
@@ -232,6 +256,17 @@ func Import(ctx context.Context, db *store.DB, r io.Reader, format string, o Opt
 		// The records that name no cluster get o.Cluster in add, which
 		// counts them.
 		sr := slurmext.NewSacctReader(r, o.Columns, slurmext.SacctOptions{})
+		// The record read last is held until the next one comes: at the
+		// end, a last line cut short is refused (cutLine).
+		var held slurmext.JobRecord
+		haveHeld := false
+		release := func() error {
+			if !haveHeld {
+				return nil
+			}
+			haveHeld = false
+			return add(held)
+		}
 		for {
 			if err := ctx.Err(); err != nil {
 				return res, err
@@ -240,21 +275,30 @@ func Import(ctx context.Context, db *store.DB, r io.Reader, format string, o Opt
 			var le *slurmext.LineError
 			switch {
 			case errors.Is(err, io.EOF):
-				err := flush()
+				if haveHeld {
+					if cerr := cutLine(&held, res); cerr != nil {
+						haveHeld = false
+						problem(cerr)
+						res.CutLines++
+						res.CutIDs = append(res.CutIDs, held.JobID)
+					}
+				}
+				err := errors.Join(release(), flush())
 				res.Took = o.now().Sub(began)
 				return res, err
 			case errors.As(err, &le):
 				problem(err)
 				continue
-			case errors.Is(err, slurmext.ErrSacctLayout) && res.Read == 0:
+			case errors.Is(err, slurmext.ErrSacctLayout) && res.Read == 0 && !haveHeld:
 				res.Took = o.now().Sub(began)
 				return res, fmt.Errorf("sacct text refused, nothing imported: %w", err)
 			case errors.Is(err, slurmext.ErrSacctLayout):
 				// The parts before this one fit; keep them, and say so.
-				ferr := flush()
+				ferr := errors.Join(release(), flush())
 				res.Took = o.now().Sub(began)
 				return res, errors.Join(ferr, fmt.Errorf("sacct text refused from there on (the %d jobs before it were imported): %w", res.Read, err))
 			case err != nil:
+				_ = release()
 				_ = flush()
 				return res, fmt.Errorf("read sacct output: %w", err)
 			}
@@ -266,9 +310,10 @@ func Import(ctx context.Context, db *store.DB, r io.Reader, format string, o Opt
 					res.Notes = append(res.Notes, "job "+rec.JobID+": "+p)
 				}
 			}
-			if err := add(rec); err != nil {
+			if err := release(); err != nil {
 				return res, err
 			}
+			held, haveHeld = rec, true
 		}
 	case FormatJSON:
 		recs, problems, err := slurmext.ParseSacctJSON(r, "")
@@ -276,6 +321,10 @@ func Import(ctx context.Context, db *store.DB, r io.Reader, format string, o Opt
 			problem(p)
 		}
 		for _, rec := range recs {
+			if oerr := slurmext.CheckTimeOrder(&rec); oerr != nil {
+				problem(oerr)
+				continue
+			}
 			if err := add(rec); err != nil {
 				return res, err
 			}
@@ -292,6 +341,38 @@ func Import(ctx context.Context, db *store.DB, r io.Reader, format string, o Opt
 		return res, ferr
 	}
 	return res, fmt.Errorf("unknown format %q", format)
+}
+
+// cutLine returns an error wrapping ErrCutLine when last, the last record of
+// sacct text, names a cluster that no other record of the text names while
+// the others name another (or names none while every other names one): the
+// file ends inside its last line, whose last field (Cluster, in gpuprof's
+// earlier 24-column layout) then holds the start of the name ("op" for
+// "openb"). Such a line is refused until shown otherwise: a cluster with one
+// job is imported on its own. res holds the counts of the records before.
+func cutLine(last *slurmext.JobRecord, res Result) error {
+	if res.Read == 0 || res.Clusters[last.Cluster] > 0 {
+		return nil
+	}
+	if last.Cluster == "" && res.Unnamed > 0 || last.Cluster != "" && res.Unnamed == res.Read {
+		// Lines without a cluster name beside it: no name was cut.
+		return nil
+	}
+	others := make([]string, 0, len(res.Clusters))
+	for c := range res.Clusters {
+		others = append(others, c)
+	}
+	sort.Strings(others)
+	list := strings.Join(others, ", ")
+	if len(list) > 200 {
+		list = list[:200] + "…"
+	}
+	name := "no cluster"
+	if last.Cluster != "" {
+		name = "cluster " + strconv.Quote(last.Cluster)
+	}
+	return fmt.Errorf("job %s on the last line names %s, and the %d lines before it name %s: the text ends inside that line (cut short), so its values are not whole; refused (a cluster with one job is imported on its own): %w",
+		strconv.Quote(last.JobID), name, res.Read, list, ErrCutLine)
 }
 
 func lookupUID(cache map[string]int, name string) int {

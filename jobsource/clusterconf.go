@@ -221,6 +221,11 @@ func (s *Source) ForCluster(ctx context.Context, f *store.ViewFilter, flag strin
 func (s *Source) forCluster(ctx context.Context, f *store.ViewFilter, flag string) (int, error) {
 	cluster := slurmext.NormalClusterName(flag)
 	counted := 0
+	if cluster != "" {
+		if err := s.CheckCluster(ctx, cluster); err != nil {
+			return 0, err
+		}
+	}
 	if cluster == "" {
 		names, n, err := s.clusters(ctx, *f)
 		if err != nil {

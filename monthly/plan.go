@@ -92,5 +92,13 @@ func simulate(in analysis.Input, findings *analysis.Findings, wp capacity.WhatIf
 		update, stop = startProgress()
 	}
 	defer stop()
-	return capacity.SimulatePlan(in, findings, capacity.SimPlanParams{WhatIf: wp, Plan: pp, Progress: update}, c)
+	sp, err := capacity.SimulatePlan(in, findings, capacity.SimPlanParams{WhatIf: wp, Plan: pp, Progress: update}, c)
+	if capacity.CannotReplay(err) {
+		// The replay cannot be built from this input: the findings stand,
+		// each effect "not simulated" with the reason.
+		sp = capacity.NotSimulatedPlan(*findings, pp, c, "the queue replay could not be built: "+termtext.Clean(err.Error()))
+		sp.Conf = in.Conf
+		return sp, nil
+	}
+	return sp, err
 }

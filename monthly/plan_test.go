@@ -3,8 +3,10 @@ package monthly
 import (
 	"context"
 	"slices"
+	"strconv"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/gpuprof/gpuprof/analysis"
 	"github.com/gpuprof/gpuprof/capacity"
@@ -44,5 +46,37 @@ func TestAnalyseAndPlan(t *testing.T) {
 	if pd.Sim.Simulated || pd.Sim.Verdict.Code != capacity.VerdictNotSimulated || started ||
 		!strings.Contains(pd.Sim.Verdict.Text, "it is for root and admin_group (ann") || strings.ContainsRune(pd.Sim.Verdict.Text, 0x1b) {
 		t.Errorf("plan for a non-admin = %+v (progress started %v), want not simulated in plan's words, the user sanitised, no progress", pd.Sim.Verdict, started)
+	}
+}
+
+// TestSimulateBadInput: a replay that cannot be built (a node of 18,500
+// GPUs, as the bench month's profiles once made of every UUID a node
+// reported) takes nothing down: the recommendations stay, each effect
+// "not simulated" with the reason (issue #38).
+func TestSimulateBadInput(t *testing.T) {
+	w := month(2026, 11)
+	c := analysis.DefaultConfig()
+	var jobs []analysis.Job
+	for i := range 80 {
+		jobs = append(jobs, gpuJob(strconv.Itoa(i+1), "ann", "bio", w.From.Add(time.Duration(i)*time.Hour)))
+	}
+	in := analysis.Input{Window: w, Now: w.To, Jobs: jobs,
+		Nodes: []analysis.Node{{Name: "gpu01", GPUModel: "NVIDIA H100 80GB HBM3", GPUs: 18500, Partitions: []string{"gpu"}}}}
+	in.Inventory = analysis.InventoryOf(&in)
+	f, err := analysis.Analyse(in, c)
+	if err != nil {
+		t.Fatal(err)
+	}
+	f.Recommendations = append(f.Recommendations, analysis.Recommendation{ID: "qos-cap", Kind: "qos", Title: "cap"})
+	sp, err := simulate(in, &f, capacity.WhatIfParams{}, c.Plan.Params(), c, true, "", nil)
+	if err != nil {
+		t.Fatalf("simulate: %v, want the plan not simulated", err)
+	}
+	if sp.Simulated || !strings.Contains(sp.NotSimulated, "18500 GPUs") || len(f.Recommendations) != 1 {
+		t.Fatalf("plan %+v, %d recommendations", sp.Verdict, len(f.Recommendations))
+	}
+	e := f.Recommendations[0].Simulated
+	if e == nil || e.Outcome != analysis.EffectNotSimulated || !strings.Contains(e.Text, "could not be built") {
+		t.Errorf("effect %+v, want not simulated with the reason", e)
 	}
 }

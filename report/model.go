@@ -404,7 +404,7 @@ func queueSection(d *Data, miss []string) section {
 	if has(miss, missingNoWaits) {
 		s.para("No job has both a submit (or eligible) and a start time, so queue waits are unknown.")
 	}
-	t := newTable("Partition", "#Jobs", "#GPU-hours", "#Observed wait p50", "#Observed wait p95", "#Run p50", "#Run p95", "#Limit/run p50", "#Limit/run p95")
+	t := newTable("Partition", "#GPU jobs", "#GPU-hours", "#Jobs waited", "#Observed wait p50", "#Observed wait p95", "#Run p50", "#Run p95", "#Limit/run p50", "#Limit/run p95")
 	for _, p := range parts {
 		if p.Jobs == 0 {
 			continue
@@ -412,10 +412,10 @@ func queueSection(d *Data, miss []string) section {
 		w50, w95 := distCells(p.Wait, present.Seconds)
 		r50, r95 := distCells(p.Run, present.Seconds)
 		l50, l95 := distCells(p.LimitRatio, present.Times)
-		t.row(partitionName(p.Partition), present.Int(p.Jobs), present.GPUHours(p.GPUHours), w50, w95, r50, r95, l50, l95)
+		t.row(partitionName(p.Partition), present.Int(p.Jobs), present.GPUHours(p.GPUHours), present.Int(p.Wait.N), w50, w95, r50, r95, l50, l95)
 	}
 	s.table(t)
-	s.para("Limit/run is the requested time limit over the run time of completed and timed-out jobs: 1× is a perfect request. A dash means no job had the numbers.")
+	s.para("GPU jobs are all of the month's, those that never started included; the waits are over the jobs that started (jobs waited), the run times over those whose run time is known. Limit/run is the requested time limit over the run time of completed and timed-out jobs: 1× is a perfect request. A dash means no job had the numbers.")
 	s.chart(chartWait)
 	return s
 }
@@ -429,9 +429,12 @@ func workSection(d *Data, miss []string) section {
 		return s
 	}
 	s.heading("By task class")
-	if sum.WithoutGPUData > 0 {
+	if sum.NeverStarted > 0 {
+		s.para("%s never started (cancelled while pending, or pending): not runs, so in no class below.", present.Count(sum.NeverStarted, "GPU job", "GPU jobs"))
+	}
+	if sum.WithoutGPUData > sum.NeverStarted {
 		c := d.Config.Classes
-		n := sum.WithoutGPUData
+		n := sum.WithoutGPUData - sum.NeverStarted
 		s.para("%s GPU %s no GPU readings: %s from the scheduler record alone (runs shorter than %s are short debugging, runs of at least %s long training); the rest stay unknown.",
 			present.Int(n), present.Plural(n, "job has", "jobs have"), present.Plural(n, "its class comes", "their classes come"),
 			present.Duration(c.ShortJobMax.D()), present.Duration(c.LongTrainingMin.D()))
@@ -822,7 +825,7 @@ func profileSection(d *Data, miss []string) section {
 		if p.Finished > 0 {
 			failed = present.Percent(p.FailureRate)
 		}
-		t.row(p.User, p.Name, p.Account, words(p.Class.String()), present.Int(p.Jobs), present.Int(p.WithGPUData), present.GPUHours(p.GPUHours), util, vram, run, failed)
+		t.row(p.User, p.Name, p.Account, words(p.ClassLabel()), present.Int(p.Jobs), present.Int(p.WithGPUData), present.GPUHours(p.GPUHours), util, vram, run, failed)
 	}
 	s.table(t)
 	if has(miss, missingNoGPUData) {

@@ -198,7 +198,7 @@ func purchaseBlock(s *section, sp *capacity.SimPlan) {
 		if len(m.Curve) > 0 && m.Curve[0].Added == 0 {
 			hz = spread(m.Curve[0].ModelP95)
 		}
-		buy := "none needed"
+		buy := sp.Jobs.NoPurchaseWords()
 		switch {
 		case m.Needed > 0:
 			buy = fmt.Sprintf("%s more", present.Int(m.Needed))

@@ -132,9 +132,20 @@ type LayoutError struct {
 }
 
 func (e *LayoutError) Error() string {
-	return fmt.Sprintf("sacct text from line %d does not fit the columns it is read with (%s): %s; expected %d columns %s; line %d is %s",
-		e.Line, e.Source, e.Reason, strings.Count(e.Columns, "|")+1, quoteUpTo(e.Columns, 300), e.Line, e.First)
+	declare := ""
+	if e.NoHeader() {
+		// Text without a header is read in an assumed order: say first
+		// that the order (or the set) is what is wrong, and the way out.
+		declare = "its columns are in another order or another set than those it is read with: " +
+			"declare them in their order, as the sacct --format that wrote it named them (gpuprof import sacct --columns LIST), or keep sacct's header line; "
+	}
+	return fmt.Sprintf("sacct text from line %d does not fit the columns it is read with (%s): %s%s; expected %d columns %s; line %d is %s",
+		e.Line, e.Source, declare, e.Reason, strings.Count(e.Columns, "|")+1, quoteUpTo(e.Columns, 300), e.Line, e.First)
 }
+
+// NoHeader reports whether the text that did not fit had no header line, so
+// its columns were assumed rather than read.
+func (e *LayoutError) NoHeader() bool { return strings.HasPrefix(e.Source, "no header line") }
 
 func (e *LayoutError) Unwrap() error { return ErrSacctLayout }
 
@@ -721,6 +732,9 @@ func (r *SacctReader) scan(rec *JobRecord) (scanKind, error) {
 		}
 		isStep, berr := r.build(fields, rec)
 		switch {
+		case errors.Is(berr, ErrTimeOrder):
+			r.misfit = "time order"
+			return scanSkip, &LineError{Line: no, Err: berr}
 		case berr != nil:
 			r.misfit = "job id"
 			return scanSkip, &LineError{Line: no, Err: berr}
@@ -803,7 +817,10 @@ func (r *SacctReader) probe() error {
 		cands = r.candidates
 		r.firstPart = false
 	}
+	// The refusal speaks of the candidate that came closest: the most
+	// records with its number of columns (the first, on a tie).
 	var first probeStats
+	var firstLay sacctLayout
 	tried := false
 	for _, c := range cands {
 		// Without a header, -P and -p (a '|' at the end of each line) are
@@ -819,8 +836,8 @@ func (r *SacctReader) probe() error {
 			if st.fits() {
 				return nil
 			}
-			if !tried {
-				first, tried = st, true
+			if !tried || st.records-st.wrongCount > first.records-first.wrongCount {
+				first, firstLay, tried = st, c, true
 			}
 		}
 	}
@@ -829,8 +846,8 @@ func (r *SacctReader) probe() error {
 		// The window was cut short: say why, not that it did not fit.
 		return fmt.Errorf("read sacct output: %w", r.srcErr)
 	}
-	return &LayoutError{Line: first.firstNo, Columns: cands[0].names, Source: cands[0].source,
-		Reason: first.reason(cands[0].nFields), First: first.first}
+	return &LayoutError{Line: first.firstNo, Columns: firstLay.names, Source: firstLay.source,
+		Reason: first.reason(firstLay.nFields), First: first.first}
 }
 
 // fillWindow reads ahead up to probeLines non-blank lines (probeBytes
@@ -872,6 +889,7 @@ type probeStats struct {
 	badID        int
 	badValue     int
 	value        string // the first value of the wrong kind
+	badOrder     int    // times in an impossible order (ErrTimeOrder)
 	tooLong      int
 	first        string
 	firstNo      int
@@ -894,6 +912,9 @@ func (s *probeStats) reason(want int) string {
 	}
 	if s.badValue > 0 {
 		parts = append(parts, fmt.Sprintf("%d have values of another kind (first: %s)", s.badValue, s.value))
+	}
+	if s.badOrder > 0 {
+		parts = append(parts, fmt.Sprintf("%d hold Start before Submit or End before Start, which no job can: the columns are in another order than they are read with", s.badOrder))
 	}
 	if s.tooLong > 0 {
 		parts = append(parts, fmt.Sprintf("%d are longer than the line limit", s.tooLong))
@@ -922,6 +943,8 @@ func (r *SacctReader) dryRun() probeStats {
 			st.cols = r.misfitCols
 		case r.misfit == "job id":
 			st.badID++
+		case r.misfit == "time order":
+			st.badOrder++
 		case r.misfit == "longer than the line limit":
 			st.tooLong++
 		default:
@@ -1204,6 +1227,14 @@ func (r *SacctReader) build(f []string, rec *JobRecord) (isStep bool, err error)
 	rec.Eligible = r.time(n, "Eligible", get(colEligible))
 	rec.Start = r.time(n, "Start", get(colStart))
 	rec.End = r.time(n, "End", get(colEnd))
+	if err := CheckTimeOrder(rec); err != nil {
+		return false, err
+	}
+	if EligibleBeforeSubmit(rec) {
+		n.add("Eligible", "%s is before Submit %s by more than %s: left unknown",
+			rec.Eligible.UTC().Format(time.RFC3339), rec.Submit.UTC().Format(time.RFC3339), TimeOrderSkew)
+		rec.Eligible = time.Time{}
+	}
 	if v := get(colState); v != "" {
 		st, by, err := ParseState(v)
 		if err != nil {

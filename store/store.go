@@ -529,3 +529,17 @@ func classify(err error) error {
 	}
 	return err
 }
+
+// RemoveFiles removes the database file at path and SQLite's files beside
+// it (-wal, -shm, -journal); files that are not there are no error. It is
+// for a database a command created and then stored nothing in: close it
+// first.
+func RemoveFiles(path string) error {
+	var errs []error
+	for _, suffix := range []string{"", "-wal", "-shm", "-journal"} {
+		if err := os.Remove(path + suffix); err != nil && !errors.Is(err, fs.ErrNotExist) {
+			errs = append(errs, err)
+		}
+	}
+	return errors.Join(errs...)
+}

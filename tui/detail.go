@@ -506,7 +506,7 @@ func taskLines(t *taskInfo) []string {
 	if t.truncated {
 		runs += " (the latest " + present.Count(taskRunsLimit, "job", "jobs") + " searched)"
 	}
-	runs += " · " + present.Int(p.WithGPUData) + " with GPU readings · class " + p.Class.String()
+	runs += " · " + present.Int(p.WithGPUData) + " with GPU readings · class " + p.ClassLabel()
 	lines := []string{runs}
 	var facts []string
 	if p.Duration.N > 0 {

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"io/fs"
 	"os"
 	"time"
 
@@ -66,8 +67,12 @@ Text that does not fit the columns it is read with (most of its first lines
 with another number of columns, or no job ids, states or times where the
 columns say they are: another --format, or another tool's output) is
 refused as a whole: nothing is imported and the command exits 1, saying
-which columns it expected and what line 1 holds. An empty file holds no
-jobs. Where step lines carry Slurm's own GPU readings (TRESUsageInMax
+which columns it expected and what line 1 holds; a refused import to a new
+database path leaves no file there. A job with Start before Submit or End
+before Start (by more than 60 s) is refused, counted and named; where most
+lines are so, the columns are in another order and the text is refused
+whole. A last line whose cluster appears on no other line is a file cut
+short: refused and named. An empty file holds no jobs. Where step lines carry Slurm's own GPU readings (TRESUsageInMax
 gres/gpumem, TRESUsageInAve gres/gpuutil; Slurm 23.02+ with GPU accounting),
 they are imported with their job, and so are its CPU time and host memory
 peak (the sum of the steps' TotalCPU, the highest step MaxRSS, or the mem
@@ -115,28 +120,53 @@ func runImport(ctx context.Context, g *globalOptions, o *importOptions, stdout, 
 	if err != nil {
 		return usagef("--cluster %q: want a cluster name as Slurm records it (letters, digits, '-', '_', '.')", termtext.Short(o.Cluster, 64))
 	}
+	// A database this import creates is removed again, with its -wal and
+	// -shm, when the import is refused or fails having stored nothing.
+	_, statErr := os.Lstat(cfg.DB)
+	isNew := errors.Is(statErr, fs.ErrNotExist)
 	db, err := store.Open(ctx, cfg.DB, store.Options{BusyTimeout: 10 * time.Second})
 	if err != nil {
+		if isNew {
+			_ = store.RemoveFiles(cfg.DB)
+		}
 		return err
 	}
-	defer db.Close()
+	closed := false
+	defer func() {
+		if !closed {
+			db.Close()
+		}
+	}()
+	res, err := importInto(ctx, db, cfg.Import.Sacct, cluster, o, stdout, stderr)
+	if err != nil && isNew && res.Inserted == 0 && res.Updated == 0 {
+		// Nothing was committed to the database this import created.
+		closed = true
+		if cerr := db.Close(); cerr == nil {
+			_ = store.RemoveFiles(cfg.DB)
+		}
+	}
+	return err
+}
 
+// importInto runs one import into db and prints what it did.
+func importInto(ctx context.Context, db *store.DB, sacctPath string, cluster history.ImportCluster, o *importOptions, stdout, stderr io.Writer) (history.Result, error) {
+	var err error
 	var columns []string
 	if o.Columns != "" {
 		if o.File == "" {
-			return usagef("--columns describes the text of --file; gpuprof's own sacct run prints a header")
+			return history.Result{}, usagef("--columns describes the text of --file; gpuprof's own sacct run prints a header")
 		}
 		if o.Format == history.FormatJSON {
-			return usagef("--columns applies to text, not to sacct --json")
+			return history.Result{}, usagef("--columns applies to text, not to sacct --json")
 		}
 		if columns, err = slurmext.ParseSacctColumns(o.Columns); err != nil {
-			return usagef("--columns: %v", err)
+			return history.Result{}, usagef("--columns: %v", err)
 		}
 	}
 
-	src, done, wait, format, err := importInput(ctx, cfg.Import.Sacct, db, cluster.Name, o, stderr)
+	src, done, wait, format, err := importInput(ctx, sacctPath, db, cluster.Name, o, stderr)
 	if err != nil {
-		return err
+		return history.Result{}, err
 	}
 	defer done()
 
@@ -155,10 +185,10 @@ func runImport(ctx context.Context, g *globalOptions, o *importOptions, stdout, 
 		}
 	}
 	if errors.Is(err, slurmext.ErrSacctLayout) && res.Read == 0 {
-		return err // refused as a whole: no counts to show
+		return res, err // refused as a whole: no counts to show
 	}
 	cliview.ImportResult(stdout, stderr, res, cluster)
-	return err
+	return res, err
 }
 
 // importInput is what runImport reads: --file (or stdin), else a live

@@ -51,6 +51,11 @@ database, or, when you cannot open it, through the agent's query socket
 			defer src.Close()
 			// The list shows every cluster's jobs unless --cluster keeps
 			// it to one; the summary is of one (its own slurm.conf only).
+			if name := slurmext.NormalClusterName(cluster); name != "" {
+				if err := src.CheckCluster(cmd.Context(), name); err != nil {
+					return err
+				}
+			}
 			src.SetCluster(slurmext.NormalClusterName(cluster))
 			if os.Getenv("NO_COLOR") != "" { // no-color.org: set and not empty
 				noColor = true

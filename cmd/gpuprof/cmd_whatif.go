@@ -20,6 +20,7 @@ type whatifOptions struct {
 	Cluster             string
 	Local               bool
 	JSON                bool
+	ListNodes           bool
 	Add, Remove         []string
 	Partitions, QOS     []string
 	Nodes               []string
@@ -79,6 +80,7 @@ for root and admin_group.`,
 	fs.BoolVar(&o.Local, "local", false, "read this host's jobs even when a collector is configured")
 	fs.StringVar(&o.Cluster, "cluster", "", clusterHelp)
 	fs.BoolVar(&o.JSON, "json", false, "print the answer as JSON (docs/json.md)")
+	fs.BoolVar(&o.ListNodes, "list-nodes", false, "list each node of the replayed cluster (default: a summary per GPU model and partitions)")
 	fs.StringArrayVar(&o.Add, "add", nil, `add GPUs: "2xH100" or "2xH100:partition" (repeatable; the model by GRES type or name)`)
 	fs.StringArrayVar(&o.Remove, "remove", nil, `remove GPUs: "1xA100" (repeatable)`)
 	fs.StringArrayVar(&o.Partitions, "partition", nil, `change or add a partition: "NAME:Nodes=…,MaxTime=…,PriorityTier=…" (repeatable)`)
@@ -172,6 +174,6 @@ func runWhatif(ctx context.Context, g *globalOptions, o *whatifOptions, w io.Wri
 	if o.JSON {
 		return cliview.WriteJSON(w, res)
 	}
-	cliview.WriteWhatIf(w, res)
+	cliview.WriteWhatIf(w, res, o.ListNodes)
 	return nil
 }

@@ -181,3 +181,33 @@ func TestImportCommandHostUsage(t *testing.T) {
 		}
 	}
 }
+
+// TestImportRefusedLeavesNothing: a header-less file in another column
+// order (a real 22.05 capture) is refused saying the order is wrong and how
+// to declare it, and an import to a new path that stored nothing leaves no
+// database, -wal or -shm behind.
+func TestImportRefusedLeavesNothing(t *testing.T) {
+	dir := t.TempDir()
+	db := filepath.Join(dir, "new.db")
+	_, err := runCLI(t, "--db", db, "import", "sacct", "--file", realSacct("22.05-issue-XP-noheader.txt"))
+	if err == nil {
+		t.Fatal("a header-less file in another layout was imported")
+	}
+	for _, want := range []string{"another order", "--columns", "header line"} {
+		if !strings.Contains(err.Error(), want) {
+			t.Errorf("error %q\nlacks %q", err, want)
+		}
+	}
+	left, _ := filepath.Glob(filepath.Join(dir, "*"))
+	if len(left) != 0 {
+		t.Errorf("a refused import to a new path left %q", left)
+	}
+	// The same file declared with its columns imports.
+	if _, err := runCLI(t, "--db", db, "import", "sacct", "--file", realSacct("22.05-issue-XP-noheader.txt"), "--columns",
+		"JobID,JobIDRaw,JobName,User,Account,Partition,QOS,Submit,Eligible,Start,End,Elapsed,Timelimit,State,ExitCode,NodeList,ReqTRES,AllocTRES"); err != nil {
+		t.Fatalf("declared: %v", err)
+	}
+	if jobs, _ := importedJobs(t, db); jobs != 12 {
+		t.Errorf("%d jobs imported, want 12", jobs)
+	}
+}

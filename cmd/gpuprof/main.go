@@ -95,10 +95,11 @@ const (
 func exitCode(err error) int {
 	var ue usageError
 	var several *jobsource.SeveralClustersError
+	var unknown *jobsource.UnknownClusterError
 	switch {
 	case err == nil:
 		return exitOK
-	case errors.As(err, &ue), errors.As(err, &several):
+	case errors.As(err, &ue), errors.As(err, &several), errors.As(err, &unknown):
 		return exitUsage
 	case errors.Is(err, config.ErrConfig):
 		return exitConfig

@@ -1,0 +1,42 @@
+package cliview
+
+import (
+	"bytes"
+	"strings"
+	"testing"
+
+	"github.com/gpuprof/gpuprof/capacity"
+)
+
+// TestSimPlanNoRecommendation: a replayed plan without a recommendation
+// keeps its section 1, saying there was none to replay, as the report does
+// (issue #38: the CLI skipped from its verdict to section 2).
+func TestSimPlanNoRecommendation(t *testing.T) {
+	sp := capacity.SimPlan{Simulated: true, Months: 12, Seeds: 3}
+	var b bytes.Buffer
+	WriteSimPlan(&b, sp, nil)
+	out := b.String()
+	one, two := strings.Index(out, "\n1. Policy changes: no recommendation to replay"), strings.Index(out, "\n2. Purchase")
+	if one < 0 || two < 0 || one > two {
+		t.Errorf("sections 1 and 2 not in order, section 1 saying there was nothing to replay:\n%s", out)
+	}
+}
+
+// TestSimPlanLeftOutPurchase: while jobs were left out of the replay (they
+// ask for nodes the cluster lacks), a model whose replayed jobs need no
+// more GPUs does not say "none needed" (issue #38).
+func TestSimPlanLeftOutPurchase(t *testing.T) {
+	sp := capacity.SimPlan{Simulated: true, Months: 12, Seeds: 3, Models: []capacity.ModelPlan{{Model: "A100", GPUs: 8}}}
+	sp.Jobs.LeftOut = 3
+	var b bytes.Buffer
+	WriteSimPlan(&b, sp, nil)
+	if out := b.String(); strings.Contains(out, "none needed") || !strings.Contains(out, "none for the jobs replayed; the 3 jobs left out need nodes the cluster lacks") {
+		t.Errorf("purchase row with jobs left out:\n%s", out)
+	}
+	sp.Jobs.LeftOut = 0
+	b.Reset()
+	WriteSimPlan(&b, sp, nil)
+	if !strings.Contains(b.String(), "none needed") {
+		t.Errorf("purchase row with no job left out:\n%s", b.String())
+	}
+}
