@@ -385,10 +385,7 @@ func recommendIdleAccounts(b *recBuilder, f *facts) {
 		}
 		named++
 		share := a.idle / a.hours
-		label := name
-		if label == "" {
-			label = "(no account)"
-		}
+		label := present.Account(name)
 		b.add(Recommendation{
 			Kind:   RecIdleAccount,
 			Title:  fmt.Sprintf("Account %s holds idle GPUs", label),

@@ -78,7 +78,7 @@ func WriteProfiles(w io.Writer, p ProfilesJSON, top int) error {
 		if t.Finished > 0 {
 			failed, timeout = present.Percent(t.FailureRate), present.Percent(t.TimeoutRate)
 		}
-		tasks.Row(termtext.Short(t.User, 16), termtext.Short(t.Name, 28), t.ClassLabel(), fmt.Sprint(t.Jobs), present.GPUHours(t.GPUHours), gpus,
+		tasks.Row(termtext.Short(t.User, 16), termtext.Short(present.JobName(t.Name), 28), t.ClassLabel(), fmt.Sprint(t.Jobs), present.GPUHours(t.GPUHours), gpus,
 			vram, util, run50, run95, failed, timeout)
 	}
 	if err := tasks.Write(w); err != nil {
@@ -174,7 +174,7 @@ func describeTask(t analysis.TaskProfile, total float64) string {
 		part = "partitions mixed"
 	}
 	fmt.Fprintf(&b, "%s/%s (%s, %s): %d %s, %s GPU-hours (%s of the cluster), %s.",
-		termtext.Short(t.User, 16), termtext.Short(t.Name, 28), texttable.OrDash(termtext.Short(t.Account, 16)), part,
+		termtext.Short(t.User, 16), termtext.Short(present.JobName(t.Name), 28), termtext.Short(present.Account(t.Account), 16), part,
 		t.Jobs, present.Plural(t.Jobs, "run", "runs"), present.GPUHours(t.GPUHours), share(t.GPUHours, total), mostly)
 	if t.VRAMPeakFrac.N > 0 {
 		fmt.Fprintf(&b, " VRAM peak %s of the card at p95 (max %s)", present.Percent(t.VRAMPeakFrac.P95), present.Percent(t.VRAMPeakFrac.Max))

@@ -453,7 +453,7 @@ func workSection(d *Data, miss []string) section {
 	s.chart(chartClass)
 
 	w := d.Workload
-	group := func(title, kind, column string, top []analysis.GroupUsage, other analysis.GroupUsage) {
+	group := func(title, kind, column string, top []analysis.GroupUsage, other analysis.GroupUsage, label func(string) string) {
 		s.heading(title)
 		if len(top) == 0 {
 			s.para("No %s used a GPU this month.", kind)
@@ -469,7 +469,7 @@ func workSection(d *Data, miss []string) section {
 		}
 		for _, g := range top {
 			if g.Jobs > 0 {
-				add(g.Name, g)
+				add(label(g.Name), g)
 			}
 		}
 		if other.Count > 0 && other.Jobs > 0 {
@@ -477,9 +477,9 @@ func workSection(d *Data, miss []string) section {
 		}
 		s.table(t)
 	}
-	group("By account", "accounts", "Account", w.Accounts, w.OtherAccounts)
+	group("By account", "accounts", "Account", w.Accounts, w.OtherAccounts, present.Account)
 	energyByAccount(&s, w.Accounts, w.OtherAccounts, w.Carbon)
-	group("By user", "users", "User", w.Users, w.OtherUsers)
+	group("By user", "users", "User", w.Users, w.OtherUsers, func(n string) string { return n })
 	return s
 }
 
@@ -508,7 +508,7 @@ func energyByAccount(s *section, top []analysis.GroupUsage, other analysis.Group
 	}
 	for _, g := range top {
 		if g.Jobs > 0 {
-			add(g.Name, g)
+			add(present.Account(g.Name), g)
 		}
 	}
 	if other.Count > 0 && other.Jobs > 0 {
@@ -825,7 +825,7 @@ func profileSection(d *Data, miss []string) section {
 		if p.Finished > 0 {
 			failed = present.Percent(p.FailureRate)
 		}
-		t.row(p.User, p.Name, p.Account, words(p.ClassLabel()), present.Int(p.Jobs), present.Int(p.WithGPUData), present.GPUHours(p.GPUHours), util, vram, run, failed)
+		t.row(p.User, present.JobName(p.Name), present.Account(p.Account), words(p.ClassLabel()), present.Int(p.Jobs), present.Int(p.WithGPUData), present.GPUHours(p.GPUHours), util, vram, run, failed)
 	}
 	s.table(t)
 	if has(miss, missingNoGPUData) {

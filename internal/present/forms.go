@@ -236,3 +236,28 @@ func PercentOrNone(frac *float64) string {
 	}
 	return Percent(*frac)
 }
+
+// NoAccount and NoName stand for a name Slurm left empty: a job of a user
+// with no Slurm account (no accounting, or none set), a job submitted
+// with an empty --job-name. A blank cell would read as a missing row.
+const (
+	NoAccount = "(no account)"
+	NoName    = "(no name)"
+)
+
+// Account is an account's name as a row heads it, NoAccount when empty.
+func Account(name string) string {
+	if strings.TrimSpace(name) == "" {
+		return NoAccount
+	}
+	return name
+}
+
+// JobName is a job's or a task's name as a row shows it, NoName when
+// empty.
+func JobName(name string) string {
+	if strings.TrimSpace(name) == "" {
+		return NoName
+	}
+	return name
+}

@@ -176,3 +176,15 @@ func TestPercentOrNone(t *testing.T) {
 		{"none", nil, "–"}, {"share", &half, "50.0 %"},
 	})
 }
+
+func TestAccountAndJobName(t *testing.T) {
+	testForm(t, "Account", Account, []formCase[string]{
+		{name: "named", in: "physics", want: "physics"},
+		{name: "empty", in: "", want: "(no account)"},
+		{name: "blank", in: "  ", want: "(no account)"},
+	})
+	testForm(t, "JobName", JobName, []formCase[string]{
+		{name: "named", in: "train.sh", want: "train.sh"},
+		{name: "empty", in: "", want: "(no name)"},
+	})
+}
