@@ -204,8 +204,8 @@ type jobState struct {
 	goneOnce bool    // no step of the job was found at the previous check
 	cgroupIO float64 // last cgroup io.pressure total, seconds (valid with hasCG)
 	hasCG    bool
-	cgMisses int            // samples since the cgroup was last looked for in vain
-	ticks    map[int]uint64 // last blkio ticks per PID
+	cgMisses int                // samples since the cgroup was last looked for in vain
+	ticks    map[procKey]uint64 // last blkio ticks per process
 	lastIO   time.Time
 	gapFrom  time.Time // set when resumed after a sampling gap
 	nodeIO   ioCounter // node IO counters at the job's previous reading
@@ -396,7 +396,7 @@ func (a *Agent) resume(ctx context.Context) error {
 			a.log.Info("running row of a job slurmd no longer runs; closing it by the no-epilog rule", "job", j.JobID)
 			continue
 		}
-		st := &jobState{prof: j, ticks: map[int]uint64{}}
+		st := &jobState{prof: j, ticks: map[procKey]uint64{}}
 		st.markProvenance()
 		st.gapFrom = j.LastSample
 		if st.gapFrom.IsZero() {
@@ -545,7 +545,7 @@ func (a *Agent) startJob(ctx context.Context, js hookproto.JobStart) error {
 		j.MarkPartial(p)
 		a.log.Warn("unresolved GPU", "job", js.JobID, "problem", p)
 	}
-	a.jobs[js.JobID] = &jobState{prof: j, ticks: map[int]uint64{}, slurmOwner: true, sluid: js.SLUID}
+	a.jobs[js.JobID] = &jobState{prof: j, ticks: map[procKey]uint64{}, slurmOwner: true, sluid: js.SLUID}
 	if js.SLUID != "" {
 		a.sluids[js.SLUID] = js.JobID
 	}
