@@ -15,6 +15,7 @@ import (
 
 	"github.com/BurntSushi/toml"
 
+	"github.com/gpuprof/gpuprof/internal/conffile"
 	"github.com/gpuprof/gpuprof/slurmext"
 )
 
@@ -397,7 +398,8 @@ func Default() Config {
 // not an error (defaults apply); a missing file that was asked for is.
 func Load(path string, explicit bool) (Config, error) {
 	c := Default()
-	data, err := os.ReadFile(path)
+	// Root's own file: never waited on (a FIFO in its place), bounded.
+	data, err := conffile.Read(path, conffile.MaxSize)
 	if err != nil {
 		if errors.Is(err, os.ErrNotExist) && !explicit {
 			return c, nil

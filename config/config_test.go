@@ -6,6 +6,7 @@ import (
 	"path/filepath"
 	"reflect"
 	"strings"
+	"syscall"
 	"testing"
 	"time"
 
@@ -421,5 +422,28 @@ func TestSplitNode(t *testing.T) {
 				t.Errorf("SplitNode(%q) = %q, %q; want %q, %q", tt.entry, cluster, node, tt.cluster, tt.node)
 			}
 		})
+	}
+}
+
+// TestLoadRefusesFIFO: gpuprof.toml is root's own configuration, read
+// without waiting (issue 39, finding 9): a FIFO in its place is an error
+// at once.
+func TestLoadRefusesFIFO(t *testing.T) {
+	fifo := filepath.Join(t.TempDir(), "gpuprof.toml")
+	if err := syscall.Mkfifo(fifo, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	done := make(chan error, 1)
+	go func() {
+		_, err := Load(fifo, false)
+		done <- err
+	}()
+	select {
+	case err := <-done:
+		if err == nil || !strings.Contains(err.Error(), "not a regular file") {
+			t.Errorf("Load of a FIFO: %v, want not a regular file", err)
+		}
+	case <-time.After(5 * time.Second):
+		t.Fatal("Load blocked on a FIFO in place of gpuprof.toml")
 	}
 }

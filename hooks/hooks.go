@@ -12,9 +12,11 @@
 package hooks
 
 import (
+	"bytes"
 	"context"
 	"errors"
 	"fmt"
+	"io/fs"
 	"log/slog"
 	"os"
 	"os/exec"
@@ -27,6 +29,7 @@ import (
 	"github.com/gpuprof/gpuprof/gpu"
 	"github.com/gpuprof/gpuprof/hookproto"
 	"github.com/gpuprof/gpuprof/ingest"
+	"github.com/gpuprof/gpuprof/internal/conffile"
 	"github.com/gpuprof/gpuprof/profile"
 	"github.com/gpuprof/gpuprof/slurmext"
 	"github.com/gpuprof/gpuprof/spool"
@@ -116,9 +119,14 @@ func GPURefs(e slurmext.HookEnv, gresConf string, log *slog.Logger) []hookproto.
 		return refs
 	}
 	var devs []slurmext.GresDevice
-	if f, err := os.Open(gresConf); err == nil {
-		gc, err := slurmext.ReadGresConf(f, e.Node)
-		f.Close()
+	// Read without waiting: a FIFO in place of gres.conf must not hold the
+	// prolog (conffile).
+	b, err := conffile.Read(gresConf, conffile.MaxSize)
+	if err != nil && !errors.Is(err, fs.ErrNotExist) {
+		log.Warn("gres.conf unreadable; mapping GPUs by PCI order", "job", e.JobID, "file", gresConf, "err", err)
+	}
+	if err == nil {
+		gc, err := slurmext.ReadGresConf(bytes.NewReader(b), e.Node)
 		switch {
 		case err != nil:
 			log.Warn("gres.conf unreadable; mapping GPUs by PCI order", "job", e.JobID, "file", gresConf, "err", err)

@@ -1,14 +1,15 @@
 package notice
 
 import (
+	"bytes"
 	"fmt"
-	"os"
 	"slices"
 	"sort"
 	"time"
 
 	"github.com/gpuprof/gpuprof/analysis"
 	"github.com/gpuprof/gpuprof/config"
+	"github.com/gpuprof/gpuprof/internal/conffile"
 	"github.com/gpuprof/gpuprof/slurmext"
 )
 
@@ -50,12 +51,11 @@ type ClusterGres struct {
 // the GPU types. An unreadable slurm.conf is unknown (no shards, every
 // configured type).
 func ReadClusterGres(path string) ClusterGres {
-	f, err := os.Open(path)
+	b, err := conffile.Read(path, conffile.MaxSize)
 	if err != nil {
 		return ClusterGres{}
 	}
-	defer f.Close()
-	nodes, err := slurmext.ReadNodeGres(f)
+	nodes, err := slurmext.ReadNodeGres(bytes.NewReader(b))
 	if err != nil {
 		return ClusterGres{}
 	}
@@ -121,12 +121,11 @@ func FromConfig(c config.NoticesConfig, interval time.Duration, gres ClusterGres
 	}
 	nc.From = from
 	if c.AddressMap != "" {
-		f, err := os.Open(c.AddressMap)
+		b, err := conffile.Read(c.AddressMap, conffile.MaxSize)
 		if err != nil {
 			return nil, fmt.Errorf("notices.address_map: %w", err)
 		}
-		defer f.Close()
-		if nc.Recipients.Map, err = ReadAddressMap(f); err != nil {
+		if nc.Recipients.Map, err = ReadAddressMap(bytes.NewReader(b)); err != nil {
 			return nil, fmt.Errorf("notices.address_map %s: %w", c.AddressMap, err)
 		}
 	}
