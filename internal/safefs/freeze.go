@@ -6,6 +6,7 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
+	"strings"
 	"sync"
 	"time"
 
@@ -17,9 +18,22 @@ import (
 // lock to stall root: either way nothing was opened).
 var ErrBusy = errors.New("directory lock held past the wait")
 
-// asRoot reports whether the caller is root; tests of the non-root path
-// replace it.
-var asRoot = func() bool { return os.Geteuid() == 0 }
+// asRoot reports whether the caller is root: uid 0 in the initial user
+// namespace. Uid 0 in another one (`unshare -Ur`) is an ordinary user's
+// account to the files outside it, and may freeze nothing of theirs.
+var asRoot = func() bool { return os.Geteuid() == 0 && InitialUserNS() }
+
+// InitialUserNS reports whether this process runs in the initial user
+// namespace (its /proc/self/uid_map maps every uid to itself); true when
+// that cannot be read (no /proc: assume the strictest case).
+func InitialUserNS() bool {
+	b, err := os.ReadFile("/proc/self/uid_map")
+	if err != nil {
+		return true
+	}
+	f := strings.Fields(string(b))
+	return len(f) == 3 && f[0] == "0" && f[1] == "0" && f[2] == "4294967295"
+}
 
 // frozenMu keeps two goroutines of one process from freezing at once:
 // flock(2) on one open directory does not exclude its own holder.
