@@ -62,6 +62,12 @@ type Options struct {
 	// ListenMetrics); the agent then also reads the GPUs no job holds, so
 	// every GPU has its series. Run closes it.
 	MetricsListener net.Listener
+	// MetricsJobsToken, when not empty, is the bearer token of the
+	// scraper allowed the per-job series (job id, user, account: what
+	// `gpuprof show` tells only the job's owner and admins). A scrape
+	// without it gets the node-level series only; with no token set, no
+	// scrape gets per-job series (docs/prometheus.md).
+	MetricsJobsToken string
 	// Notices, when set, turns on the notices to jobs' users and the
 	// cancel action (notice.go, docs/notices.md).
 	Notices *notice.Config
@@ -118,6 +124,9 @@ type Agent struct {
 	// obs is what /metrics shows, under a lock of its own (metrics.go).
 	obs      *observed
 	registry *prometheus.Registry
+	// jobRegistry is registry and the per-job series, for the scraper
+	// holding MetricsJobsToken (metrics.go).
+	jobRegistry *prometheus.Registry
 
 	// noticeQ holds decided notices for noticeLoop (notice.go).
 	noticeQ chan noticeReq
@@ -283,12 +292,17 @@ func New(ctx context.Context, opts Options, sampler gpu.Sampler, db *store.DB, s
 			},
 			hookNames: hookNames{lastCluster: opts.Cluster, lastNode: opts.Node},
 		},
-		obs:      newObserved(),
-		registry: prometheus.NewRegistry(),
+		obs:         newObserved(),
+		registry:    prometheus.NewRegistry(),
+		jobRegistry: prometheus.NewRegistry(),
 	}
-	a.registry.MustRegister(newMetricsCollector(a))
+	a.registry.MustRegister(newMetricsCollector(a, false))
+	a.jobRegistry.MustRegister(newMetricsCollector(a, true))
 	for _, c := range opts.Collectors {
 		if err := a.registry.Register(c); err != nil {
+			return nil, fmt.Errorf("agent: metrics: %w", err)
+		}
+		if err := a.jobRegistry.Register(c); err != nil {
 			return nil, fmt.Errorf("agent: metrics: %w", err)
 		}
 	}

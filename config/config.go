@@ -127,6 +127,11 @@ type AgentConfig struct {
 	// "unix:" and a socket path such as "unix:/run/gpuprof/metrics.sock".
 	// Empty (the default) turns the endpoint off.
 	MetricsListen string `toml:"metrics_listen"`
+	// MetricsJobsTokenFile names a file holding the bearer token of the
+	// scraper allowed the per-job series (job id, user, account and each
+	// job's use: docs/prometheus.md). Empty (the default): the endpoint
+	// serves the node-level series only, to anyone who can reach it.
+	MetricsJobsTokenFile string `toml:"metrics_jobs_token_file"`
 }
 
 // HookConfig configures `gpuprof prolog` and `gpuprof epilog`.
@@ -432,6 +437,8 @@ func (c Config) Validate() error {
 		return fmt.Errorf("%w: agent.energy_every must be positive", ErrConfig)
 	case validListen(c.Agent.MetricsListen) != nil:
 		return fmt.Errorf("%w: agent.metrics_listen: %v", ErrConfig, validListen(c.Agent.MetricsListen))
+	case c.Agent.MetricsJobsTokenFile != "" && !filepath.IsAbs(c.Agent.MetricsJobsTokenFile):
+		return fmt.Errorf("%w: agent.metrics_jobs_token_file %q must be an absolute path", ErrConfig, c.Agent.MetricsJobsTokenFile)
 	case validListen(c.Serve.MetricsListen) != nil:
 		return fmt.Errorf("%w: serve.metrics_listen: %v", ErrConfig, validListen(c.Serve.MetricsListen))
 	case c.Agent.SeriesPoints < 16:

@@ -45,7 +45,7 @@ func TestLoadExample(t *testing.T) {
 			SeriesPoints:  2048,
 			CallTimeout:   Duration(5 * time.Second),
 			EnergyEvery:   Duration(5 * time.Minute),
-			MetricsListen: "unix:/run/gpuprof-test/metrics.sock",
+			MetricsListen: "unix:/run/gpuprof-test/metrics.sock", MetricsJobsTokenFile: "/etc/gpuprof-test/metrics-token",
 		},
 		Hooks: HookConfig{
 			Deadline:       Duration(4 * time.Second),
@@ -324,6 +324,7 @@ func TestValidate(t *testing.T) {
 		{name: "negative flush interval", mutate: func(c *Config) { c.Agent.FlushInterval = Duration(-time.Second) }, wantIn: "agent.flush_interval"},
 		{name: "zero call timeout", mutate: func(c *Config) { c.Agent.CallTimeout = 0 }, wantIn: "agent.call_timeout"},
 		{name: "metrics on loopback", mutate: func(c *Config) { c.Agent.MetricsListen = "127.0.0.1:9842" }},
+		{name: "metrics token file relative", mutate: func(c *Config) { c.Agent.MetricsJobsTokenFile = "token" }, wantIn: "agent.metrics_jobs_token_file"},
 		{name: "metrics on every address", mutate: func(c *Config) { c.Agent.MetricsListen = ":9842" }},
 		{name: "metrics on IPv6 loopback", mutate: func(c *Config) { c.Agent.MetricsListen = "[::1]:9842" }},
 		{name: "metrics on a unix socket", mutate: func(c *Config) { c.Agent.MetricsListen = "unix:/run/gpuprof/metrics.sock" }},
