@@ -185,6 +185,9 @@ type Server struct {
 	// local: the caller is the connection's peer (PeerConnContext), never
 	// a credential, and nothing may be pushed.
 	local bool
+	// persons makes the local socket's shares per person (LocalOptions);
+	// nil: per uid.
+	persons *Persons
 	// name says who answers, in a busy answer's text.
 	name string
 
@@ -584,7 +587,7 @@ func (s *Server) scopedFilter(w http.ResponseWriter, r *http.Request) (id Identi
 // On failure it has answered the request and ok is false.
 func (s *Server) query(w http.ResponseWriter, r *http.Request, id Identity, read func(ctx context.Context) error) (ok bool) {
 	wctx, cancel := context.WithTimeout(r.Context(), s.lim.QueueWait)
-	release, ok := s.queries.acquire(wctx, strconv.Itoa(id.UID))
+	release, ok := s.queries.acquire(wctx, s.persons.Key(id.UID))
 	cancel()
 	if !ok {
 		if r.Context().Err() != nil {

@@ -53,6 +53,10 @@ type Config struct {
 	// kernel (SO_PEERCRED). Users' commands look here by themselves; empty
 	// turns the socket off.
 	QuerySocket string `toml:"query_socket"`
+	// SubuidFile is subuid(5), the subordinate uids each user owns: the
+	// query socket's shares are per person, a user's subordinate uids
+	// counting as that user (collect.Persons). Empty: per uid.
+	SubuidFile string `toml:"subuid_file"`
 	// Collector is the URL of `gpuprof serve` on the central host
 	// (multi-node mode); empty means single-host mode: everything stays in
 	// DB.
@@ -357,6 +361,7 @@ func Default() Config {
 		Socket:   "/run/gpuprof/agent.sock",
 		// Beside the hooks' socket: the agent creates /run/gpuprof 0755.
 		QuerySocket: "/run/gpuprof/query.sock",
+		SubuidFile:  "/etc/subuid",
 		Agent: AgentConfig{
 			GPU:           "nvml",
 			Interval:      Duration(time.Second),

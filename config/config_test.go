@@ -28,6 +28,7 @@ func TestLoadExample(t *testing.T) {
 		SpoolDir:    "/srv/gpuprof/spool",
 		Socket:      "/run/gpuprof-test/agent.sock",
 		QuerySocket: "/run/gpuprof-test/query.sock",
+		SubuidFile:  "/etc/gpuprof-test/subuid",
 		LogFile:     "/var/log/gpuprof.log",
 		Collector:   "http://ctl01:8642",
 		AdminGroup:  "gpuadmin",
