@@ -242,6 +242,9 @@ type pidInfo struct {
 	name   string
 	facts  procFacts
 	logged bool // named in the log as a foreign process
+	// stat is the path of the process's /proc/PID/stat, read at every
+	// sample for its start time (mapPIDs).
+	stat string
 }
 
 type ioCounter struct {

@@ -57,8 +57,22 @@ func (p procReader) statFields(pid int) ([]string, error) {
 // process for good: the kernel gives a PID to a new process only after the
 // old one is gone, and the new one starts later.
 func (p procReader) startTime(pid int) (uint64, error) {
-	var buf [1024]byte // a stat line is far shorter (comm is at most 64 bytes)
-	data, err := procread.Head(filepath.Join(p.procfs, strconv.Itoa(pid), "stat"), buf[:])
+	return startTimeAt(p.statPath(pid))
+}
+
+// statPath is the path of /proc/PID/stat.
+func (p procReader) statPath(pid int) string {
+	return filepath.Join(p.procfs, strconv.Itoa(pid), "stat")
+}
+
+// startTimeAt is startTime of the stat file at path (statPath): the
+// sampling tick keeps each process's path, so that the look costs no
+// allocation but the system call's.
+func startTimeAt(path string) (uint64, error) {
+	// Field 22 ends within 512 bytes: pid, comm (at most 64 bytes) and 19
+	// numbers of at most 20 digits before it.
+	var buf [512]byte
+	data, err := procread.Head(path, buf[:])
 	if err != nil {
 		return 0, err
 	}

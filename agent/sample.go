@@ -237,12 +237,12 @@ func (a *Agent) mapPIDs(readings map[string]reading, others map[string][]gpu.Pro
 				// same start time is the same process. None (it exited,
 				// still listed) keeps what was learnt of it; another is a
 				// new process, read afresh.
-				start, err := a.proc.startTime(p.PID)
+				start, err := startTimeAt(info.stat)
 				if err != nil || start == info.facts.start {
 					continue
 				}
 			}
-			a.pids[p.PID] = pidInfo{facts: a.proc.facts(p.PID), name: a.proc.comm(p.PID)}
+			a.pids[p.PID] = pidInfo{facts: a.proc.facts(p.PID), name: a.proc.comm(p.PID), stat: a.proc.statPath(p.PID)}
 		}
 	}
 	for _, r := range readings {
