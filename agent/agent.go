@@ -62,6 +62,12 @@ type Options struct {
 	// ListenMetrics); the agent then also reads the GPUs no job holds, so
 	// every GPU has its series. Run closes it.
 	MetricsListener net.Listener
+	// MetricsJobsToken, when not empty, is the bearer token of the
+	// scraper allowed the per-job series (job id, user, account: what
+	// `gpuprof show` tells only the job's owner and admins). A scrape
+	// without it gets the node-level series only; with no token set, no
+	// scrape gets per-job series (docs/prometheus.md).
+	MetricsJobsToken string
 	// Notices, when set, turns on the notices to jobs' users and the
 	// cancel action (notice.go, docs/notices.md).
 	Notices *notice.Config
@@ -118,6 +124,9 @@ type Agent struct {
 	// obs is what /metrics shows, under a lock of its own (metrics.go).
 	obs      *observed
 	registry *prometheus.Registry
+	// jobRegistry is registry and the per-job series, for the scraper
+	// holding MetricsJobsToken (metrics.go).
+	jobRegistry *prometheus.Registry
 
 	// noticeQ holds decided notices for noticeLoop (notice.go).
 	noticeQ chan noticeReq
@@ -204,8 +213,8 @@ type jobState struct {
 	goneOnce bool    // no step of the job was found at the previous check
 	cgroupIO float64 // last cgroup io.pressure total, seconds (valid with hasCG)
 	hasCG    bool
-	cgMisses int            // samples since the cgroup was last looked for in vain
-	ticks    map[int]uint64 // last blkio ticks per PID
+	cgMisses int                // samples since the cgroup was last looked for in vain
+	ticks    map[procKey]uint64 // last blkio ticks per process
 	lastIO   time.Time
 	gapFrom  time.Time // set when resumed after a sampling gap
 	nodeIO   ioCounter // node IO counters at the job's previous reading
@@ -233,6 +242,9 @@ type pidInfo struct {
 	name   string
 	facts  procFacts
 	logged bool // named in the log as a foreign process
+	// stat is the path of the process's /proc/PID/stat, read at every
+	// sample for its start time (mapPIDs).
+	stat string
 }
 
 type ioCounter struct {
@@ -283,12 +295,17 @@ func New(ctx context.Context, opts Options, sampler gpu.Sampler, db *store.DB, s
 			},
 			hookNames: hookNames{lastCluster: opts.Cluster, lastNode: opts.Node},
 		},
-		obs:      newObserved(),
-		registry: prometheus.NewRegistry(),
+		obs:         newObserved(),
+		registry:    prometheus.NewRegistry(),
+		jobRegistry: prometheus.NewRegistry(),
 	}
-	a.registry.MustRegister(newMetricsCollector(a))
+	a.registry.MustRegister(newMetricsCollector(a, false))
+	a.jobRegistry.MustRegister(newMetricsCollector(a, true))
 	for _, c := range opts.Collectors {
 		if err := a.registry.Register(c); err != nil {
+			return nil, fmt.Errorf("agent: metrics: %w", err)
+		}
+		if err := a.jobRegistry.Register(c); err != nil {
 			return nil, fmt.Errorf("agent: metrics: %w", err)
 		}
 	}
@@ -396,7 +413,7 @@ func (a *Agent) resume(ctx context.Context) error {
 			a.log.Info("running row of a job slurmd no longer runs; closing it by the no-epilog rule", "job", j.JobID)
 			continue
 		}
-		st := &jobState{prof: j, ticks: map[int]uint64{}}
+		st := &jobState{prof: j, ticks: map[procKey]uint64{}}
 		st.markProvenance()
 		st.gapFrom = j.LastSample
 		if st.gapFrom.IsZero() {
@@ -545,7 +562,7 @@ func (a *Agent) startJob(ctx context.Context, js hookproto.JobStart) error {
 		j.MarkPartial(p)
 		a.log.Warn("unresolved GPU", "job", js.JobID, "problem", p)
 	}
-	a.jobs[js.JobID] = &jobState{prof: j, ticks: map[int]uint64{}, slurmOwner: true, sluid: js.SLUID}
+	a.jobs[js.JobID] = &jobState{prof: j, ticks: map[procKey]uint64{}, slurmOwner: true, sluid: js.SLUID}
 	if js.SLUID != "" {
 		a.sluids[js.SLUID] = js.JobID
 	}

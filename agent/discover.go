@@ -43,8 +43,10 @@ const endedKeep = 10 * time.Minute
 const maxStoreChecks = 8
 
 type endedRun struct {
-	at   time.Time
-	pids map[int]bool
+	at time.Time
+	// pids are the run's processes, PID and start time: a later process
+	// under one of their PIDs is not the run's.
+	pids map[procKey]bool
 	// rec is the finished run as a Slurm record named it (no GPUs); UID -1
 	// when no Slurm record named its owner.
 	rec hookproto.JobStart
@@ -60,10 +62,10 @@ type storedCheck struct {
 // rememberEnded records the PIDs of a job that just ended and who its
 // Slurm-named owner was. Called with a.mu held.
 func (a *Agent) rememberEnded(jobID string, now time.Time, st *jobState) {
-	pids := map[int]bool{}
+	pids := map[procKey]bool{}
 	for pid, info := range a.pids {
 		if info.job == jobID {
-			pids[pid] = true
+			pids[procKey{pid, info.facts.start}] = true
 		}
 	}
 	rec := hookproto.JobStart{UID: -1}
@@ -165,7 +167,7 @@ func (a *Agent) discoverLocked(now time.Time, readings map[string]reading, other
 			default:
 				continue
 			}
-			if a.jobs[id] != nil || a.unwrittenLocked(id) || a.ended[id].pids[p.PID] {
+			if a.jobs[id] != nil || a.unwrittenLocked(id) || a.ended[id].pids[procKey{p.PID, info.facts.start}] {
 				continue
 			}
 			c := cands[id]
@@ -278,7 +280,7 @@ func (a *Agent) startFoundLocked(now time.Time, id string, uuids []string, pid i
 	devs, idx, _ := a.resolve(js.GPUs)
 	j := hookproto.NewProfile(js, devs, idx, a.opts.Interval, a.opts.SeriesPoints, a.versions, profile.SourceAgent)
 	j.MarkPartial(reason)
-	a.jobs[id] = &jobState{prof: j, ticks: map[int]uint64{}, provisional: true, slurmOwner: slurmOwner}
+	a.jobs[id] = &jobState{prof: j, ticks: map[procKey]uint64{}, provisional: true, slurmOwner: slurmOwner}
 	delete(a.ended, id)
 	delete(a.stored, id)
 	a.log.Info("job found from its GPU processes", "job", id, "gpus", len(devs), "uid", js.UID,

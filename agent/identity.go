@@ -35,14 +35,25 @@ import (
 // to their own jobs, never claim another user's job, its GPUs or its
 // notices.
 //
-// The facts are read once per PID (procReader.facts); the attribution is
-// decided again at every sample from them and the jobs held then, so a
-// prolog that arrives after the process was first seen counts.
+// A process is a (PID, start time) pair: a PID is reused once its process
+// is gone, within one sampling interval if someone cycles the counter. The
+// facts are read once per process (procReader.facts): when its PID is first
+// seen, and again whenever the start time /proc/PID/stat gives for it
+// changes (another process under the same PID, attributed afresh). They
+// are kept only when the start time read after them is the one read
+// before (the process was not replaced while they were read). The
+// attribution is decided again at every sample from them and the jobs held
+// then, so a prolog that arrives after the process was first seen counts.
 
 // procFacts is what procfs says about a GPU process, read when the agent
 // first sees its PID.
 type procFacts struct {
-	uid int // real uid; -1 when /proc/PID/status could not be read
+	// start is the process's start time (field 22 of /proc/PID/stat,
+	// clock ticks since boot) before and after the facts were read; 0
+	// when it could not be read or changed meanwhile (then uid is -1 and
+	// the facts are read again at the next sample).
+	start uint64
+	uid   int // real uid; -1 when /proc/PID/status could not be read
 	// cg is the process's job in Slurm's cgroup hierarchy, when inSlurm.
 	cg      slurmext.CgroupJob
 	inSlurm bool
@@ -70,9 +81,33 @@ const (
 	procForeign
 )
 
+// procKey is one process: its PID and start time (procFacts.start).
+type procKey struct {
+	pid   int
+	start uint64
+}
+
 // facts reads the identity facts of a process. The environment is read
-// only where the cgroup does not already name the job.
+// only where the cgroup does not already name the job. The start time is
+// read before and after: facts of a process replaced meanwhile are
+// discarded (uid -1), never mixed with the next one's.
 func (p procReader) facts(pid int) procFacts {
+	before, err := p.startTime(pid)
+	if err != nil {
+		return procFacts{uid: -1}
+	}
+	f := p.readFacts(pid)
+	if after, err := p.startTime(pid); err != nil || after != before {
+		return procFacts{uid: -1}
+	}
+	f.start = before
+	return f
+}
+
+// readFacts reads the uid, the cgroup and (where the cgroup does not name
+// the job) the environment of a process; facts checks they are one
+// process's.
+func (p procReader) readFacts(pid int) procFacts {
 	f := procFacts{uid: -1}
 	dir := filepath.Join(p.procfs, strconv.Itoa(pid))
 	if uid, err := p.uid(pid); err == nil {
@@ -170,7 +205,7 @@ func (a *Agent) attributeLocked(pid int, f procFacts) (string, procClass) {
 	}
 	st := a.jobs[f.envJob]
 	switch {
-	case st == nil && a.ended[f.envJob].pids[pid]:
+	case st == nil && a.ended[f.envJob].pids[procKey{pid, f.start}]:
 		return f.envJob, procOtherJob // a program of the run that just ended, still listed
 	case st == nil || !st.slurmOwner || st.prof.UID < 0 || st.prof.UID != f.uid:
 		return "", procForeign

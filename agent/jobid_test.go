@@ -30,6 +30,7 @@ func TestEnvironJobIDValidated(t *testing.T) {
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			procfs := t.TempDir()
+			writeFile(t, filepath.Join(procfs, "7", "stat"), "7 (train) S 1 1 1 0 -1 0 0 0 0 0 0 0 0 0 20 0 1 0 4242 0 0\n")
 			writeFile(t, filepath.Join(procfs, "7", "status"), statusOf("train", 1001))
 			writeFile(t, filepath.Join(procfs, "7", "environ"), "PATH=/bin\x00"+tt.environ)
 			f := procReader{procfs: procfs}.facts(7)

@@ -250,7 +250,7 @@ func (a *Agent) takeRunningRows(ctx context.Context) {
 		a.rekeyLocked(&j, a.lastCluster, a.lastNode)
 		if a.mayRunLocked(id, j.UID, j.Start, now) {
 			j.MarkPartial("recorded without the agent: no readings before " + now.UTC().Format(time.RFC3339))
-			st := &jobState{prof: j, ticks: map[int]uint64{}, gapFrom: now}
+			st := &jobState{prof: j, ticks: map[procKey]uint64{}, gapFrom: now}
 			st.markProvenance()
 			a.jobs[id] = st
 			a.log.Info("running job recorded without the agent taken in; sampled from now", "job", id)

@@ -10,12 +10,14 @@ package agent
 
 import (
 	"context"
+	"crypto/subtle"
 	"errors"
 	"net"
 	"net/http"
 	"os"
 	"sort"
 	"strconv"
+	"strings"
 	"sync"
 	"time"
 
@@ -38,10 +40,30 @@ const (
 
 // MetricsHandler serves the agent's metrics from its own registry (not the
 // package-global default one), in OpenMetrics when the scraper asks for it.
+// The per-job series (job id, user, account, the job's own use) go only to
+// a scrape bearing Options.MetricsJobsToken: the endpoint may be a socket
+// every local user can reach, and a job is its owner's and the admins'
+// to see (docs/security.md). Node-level series go to every scrape.
 func (a *Agent) MetricsHandler() http.Handler {
 	// No limit on requests in flight: a stuck client would hold a slot
 	// and get Prometheus refused, while a scrape costs only a copy.
-	return promhttp.HandlerFor(a.registry, promhttp.HandlerOpts{EnableOpenMetrics: true})
+	node := promhttp.HandlerFor(a.registry, promhttp.HandlerOpts{EnableOpenMetrics: true})
+	jobs := promhttp.HandlerFor(a.jobRegistry, promhttp.HandlerOpts{EnableOpenMetrics: true})
+	token := a.opts.MetricsJobsToken
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if token != "" && bearerIs(r.Header.Get("Authorization"), token) {
+			jobs.ServeHTTP(w, r)
+			return
+		}
+		node.ServeHTTP(w, r)
+	})
+}
+
+// bearerIs reports whether an Authorization header carries the bearer
+// token want, in time that does not depend on where they differ.
+func bearerIs(header, want string) bool {
+	got, ok := strings.CutPrefix(header, "Bearer ")
+	return ok && subtle.ConstantTimeCompare([]byte(got), []byte(want)) == 1
 }
 
 // serveMetrics serves /metrics on ln until ctx ends (metricsrv.Serve).
@@ -382,6 +404,8 @@ func spoolUsage(dir string) (files int, bytes int64, err error) {
 // scrape. Descriptions are fixed, so the registry checks them once.
 type metricsCollector struct {
 	a *Agent
+	// jobs: the per-job series too (MetricsHandler).
+	jobs bool
 
 	util, memUsed, memTotal, power, energy, temp, xid *prometheus.Desc
 	sm, occupancy, tensor, dram, fp                   *prometheus.Desc
@@ -391,13 +415,14 @@ type metricsCollector struct {
 	outboxLen, outboxAge, spoolFiles, spoolBytes      *prometheus.Desc
 }
 
-func newMetricsCollector(a *Agent) *metricsCollector {
+func newMetricsCollector(a *Agent, jobs bool) *metricsCollector {
 	gpuLabels := []string{"gpu", "index", "model", "node"}
 	d := func(name, help string, labels ...string) *prometheus.Desc {
 		return prometheus.NewDesc(name, help, labels, nil)
 	}
 	return &metricsCollector{
 		a:        a,
+		jobs:     jobs,
 		util:     d("gpuprof_gpu_utilization_percent", "SM utilisation of the GPU over the driver's last sample period, percent.", gpuLabels...),
 		memUsed:  d("gpuprof_gpu_memory_used_bytes", "GPU memory in use.", gpuLabels...),
 		memTotal: d("gpuprof_gpu_memory_total_bytes", "GPU memory in all.", gpuLabels...),
@@ -493,6 +518,9 @@ func (c *metricsCollector) Collect(ch chan<- prometheus.Metric) {
 	running := map[string]bool{}
 	for _, j := range s.jobs {
 		running[j.job] = true
+		if !c.jobs {
+			continue
+		}
 		gauge(c.jobInfo, 1, j.gpu, j.job, j.user, j.account, j.partition)
 		if j.mem.Valid {
 			gauge(c.jobMem, float64(j.mem.Value), j.gpu, j.job)

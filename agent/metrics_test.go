@@ -68,8 +68,9 @@ func (f *fixture) withMetrics(s gpu.Sampler) {
 		Cluster: "c", Node: "n1", Socket: filepath.Join(f.dir, "agent.sock"),
 		Interval: time.Second, FlushInterval: time.Minute, SeriesPoints: 64,
 		Procfs: f.procfs, CgroupRoot: filepath.Join(f.dir, "cgroup"),
-		Clock:           func() time.Time { return f.now },
-		MetricsListener: ln,
+		Clock:            func() time.Time { return f.now },
+		MetricsListener:  ln,
+		MetricsJobsToken: testMetricsToken,
 	}, s, f.db, f.spool, slog.New(slog.NewTextHandler(io.Discard, nil)))
 	if err != nil {
 		f.t.Fatal(err)
@@ -101,6 +102,7 @@ func families(t *testing.T, header http.Header, body []byte) map[string]*dto.Met
 func scrape(t *testing.T, h http.Handler, openMetrics bool) map[string]*dto.MetricFamily {
 	t.Helper()
 	req := httptest.NewRequest("GET", "/metrics", nil)
+	req.Header.Set("Authorization", "Bearer "+testMetricsToken) // the scraper's: the per-job series too
 	if openMetrics {
 		req.Header.Set("Accept", "application/openmetrics-text;version=1.0.0,text/plain;version=0.0.4;q=0.5")
 	}
@@ -462,6 +464,7 @@ func runningNode(t *testing.T, interval time.Duration) (*Agent, string) {
 	a := n.agent
 	a.opts.Interval = interval
 	a.opts.MetricsListener = ln
+	a.opts.MetricsJobsToken = testMetricsToken
 	ctx, cancel := context.WithCancel(context.Background())
 	done := make(chan error, 1)
 	go func() { done <- a.Run(ctx) }()
@@ -484,7 +487,7 @@ func runningNode(t *testing.T, interval time.Duration) (*Agent, string) {
 func get(t *testing.T, c *http.Client, url string) (time.Duration, []byte) {
 	t.Helper()
 	start := time.Now()
-	resp, err := c.Get(url)
+	resp, err := getAs(c, url, testMetricsToken)
 	if err != nil {
 		t.Fatalf("GET %s: %v", url, err)
 	}
@@ -511,7 +514,7 @@ func TestMetricsAnswersFastWhileSampling(t *testing.T) {
 	a.mu.Lock()
 	a.gpuSem <- struct{}{}
 	start := time.Now()
-	resp, err := c.Get(url) // no t.Fatal with the locks held: Run could not stop
+	resp, err := getAs(c, url, testMetricsToken) // no t.Fatal with the locks held: Run could not stop
 	var body []byte
 	if err == nil {
 		body, err = io.ReadAll(resp.Body)
@@ -786,5 +789,75 @@ func TestMetricsCollectors(t *testing.T) {
 	opts.Collectors = []prometheus.Collector{refused, refused}
 	if _, err := New(context.Background(), opts, f.node, f.db, f.spool, slog.New(slog.NewTextHandler(io.Discard, nil))); err == nil {
 		t.Error("New took a collector registered twice")
+	}
+}
+
+// testMetricsToken is the scraper's token in these tests
+// (Options.MetricsJobsToken).
+const testMetricsToken = "scraper-token-0123456789abcdef"
+
+// getAs GETs url bearing token ("" for none).
+func getAs(c *http.Client, url, token string) (*http.Response, error) {
+	req, err := http.NewRequest("GET", url, nil)
+	if err != nil {
+		return nil, err
+	}
+	if token != "" {
+		req.Header.Set("Authorization", "Bearer "+token)
+	}
+	return c.Do(req)
+}
+
+// TestMetricsJobSeriesOnlyToScraper (issue 39, finding 7): the metrics
+// socket may be every local user's to reach, and a job's id, user,
+// account and use are its owner's and the admins' to see. A scrape
+// without the scraper's token, or with another, gets the node-level
+// series and no series naming a job or a user; with no token configured,
+// no scrape does.
+func TestMetricsJobSeriesOnlyToScraper(t *testing.T) {
+	f := newFixture(t, nil)
+	f.withMetrics(f.node)
+	f.proc(4100, "101", "python", sim.Usage{UUID: f.devs[0].UUID, Mem: 10 * gib, Util: 40})
+	f.start("101", minorRef(0))
+	f.tick(2)
+	jobLabels := func(body string) []string {
+		var bad []string
+		for line := range strings.Lines(body) {
+			if !strings.HasPrefix(line, "#") && (strings.Contains(line, `job="`) || strings.Contains(line, `user="`) || strings.Contains(line, `account="`)) {
+				bad = append(bad, strings.TrimSpace(line))
+			}
+		}
+		return bad
+	}
+	get := func(a *Agent, header string) string {
+		req := httptest.NewRequest("GET", "/metrics", nil)
+		if header != "" {
+			req.Header.Set("Authorization", header)
+		}
+		rec := httptest.NewRecorder()
+		a.MetricsHandler().ServeHTTP(rec, req)
+		if rec.Code != http.StatusOK {
+			t.Fatalf("GET /metrics: %d", rec.Code)
+		}
+		return rec.Body.String()
+	}
+	for _, header := range []string{"", "Bearer wrong", "Bearer " + testMetricsToken + "x", "Basic " + testMetricsToken, testMetricsToken} {
+		body := get(f.a, header)
+		if bad := jobLabels(body); len(bad) > 0 {
+			t.Errorf("Authorization %q: per-job series served: %q", header, bad)
+		}
+		if !strings.Contains(body, "gpuprof_gpu_utilization_percent{") || !strings.Contains(body, "gpuprof_agent_running_jobs 1") {
+			t.Errorf("Authorization %q: node-level series missing:\n%s", header, body)
+		}
+	}
+	if body := get(f.a, "Bearer "+testMetricsToken); !strings.Contains(body, `gpuprof_gpu_job_info{`) || !strings.Contains(body, `job="101"`) {
+		t.Errorf("the scraper's token: no per-job series:\n%s", body)
+	}
+	// No token configured: per-job series to no one.
+	f.a.opts.MetricsJobsToken = ""
+	for _, header := range []string{"", "Bearer ", "Bearer " + testMetricsToken} {
+		if bad := jobLabels(get(f.a, header)); len(bad) > 0 {
+			t.Errorf("no token set, Authorization %q: per-job series served: %q", header, bad)
+		}
 	}
 }

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"time"
 
+	"github.com/gpuprof/gpuprof/gpu"
 	"github.com/gpuprof/gpuprof/notice"
 	"github.com/gpuprof/gpuprof/profile"
 	"github.com/gpuprof/gpuprof/store"
@@ -37,6 +38,55 @@ type noticeReq struct {
 // tracker while notices are off or the job is exempt.
 type noticeState struct {
 	tracker *notice.Tracker
+	// procs are, per GPU (profile order), the processes the previous
+	// reading listed on it, as a set (procSet): when they change, the
+	// GPU's idle runs restart (Tracker.Restart).
+	procs []procSetSeen
+}
+
+// procSetSeen is one GPU's processes at the previous reading.
+type procSetSeen struct {
+	set  uint64
+	seen bool
+}
+
+// procSet is a digest of the processes (PID, start time) listed on a GPU,
+// independent of their order; 0 for none. It does not allocate.
+func (a *Agent) procSet(procs []gpu.ProcessSample) uint64 {
+	var sum uint64
+	for _, p := range procs {
+		sum += mix64(uint64(p.PID)<<32 ^ a.pids[p.PID].facts.start)
+	}
+	return sum
+}
+
+// mix64 is splitmix64's finaliser: it spreads each process's key over
+// the 64 bits, so that a sum of two sets' keys hardly ever collides.
+func mix64(x uint64) uint64 {
+	x ^= x >> 30
+	x *= 0xbf58476d1ce4e5b9
+	x ^= x >> 27
+	x *= 0x94d049bb133111eb
+	return x ^ x>>31
+}
+
+// noticeProcs gives the notice rules the processes GPU i's reading came
+// from (called from apply, before noticeObserve): a notice or a cancel
+// needs its evidence from the same processes for its whole window, so a
+// change restarts the GPU's idle runs.
+func (st *jobState) noticeProcs(i, gpus int, set uint64) {
+	t := st.notes.tracker
+	if t == nil {
+		return
+	}
+	if len(st.notes.procs) != gpus {
+		st.notes.procs = make([]procSetSeen, gpus)
+	}
+	p := &st.notes.procs[i]
+	if p.seen && p.set != set {
+		t.Restart(i)
+	}
+	p.set, p.seen = set, true
 }
 
 // noticeObserve gives the notice rules GPU i's reading (called from

@@ -2,6 +2,7 @@ package agent
 
 import (
 	"bytes"
+	"errors"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -51,14 +52,76 @@ func (p procReader) statFields(pid int) ([]string, error) {
 	return strings.Fields(string(data[i+1:])), nil // index 0 is field 3
 }
 
+// startTime returns a process's start time: field 22 of /proc/PID/stat
+// (starttime, clock ticks since boot). A PID and its start time name one
+// process for good: the kernel gives a PID to a new process only after the
+// old one is gone, and the new one starts later.
+func (p procReader) startTime(pid int) (uint64, error) {
+	return startTimeAt(p.statPath(pid))
+}
+
+// statPath is the path of /proc/PID/stat.
+func (p procReader) statPath(pid int) string {
+	return filepath.Join(p.procfs, strconv.Itoa(pid), "stat")
+}
+
+// startTimeAt is startTime of the stat file at path (statPath): the
+// sampling tick keeps each process's path, so that the look costs no
+// allocation but the system call's.
+func startTimeAt(path string) (uint64, error) {
+	// Field 22 ends within 512 bytes: pid, comm (at most 64 bytes) and 19
+	// numbers of at most 20 digits before it.
+	var buf [512]byte
+	data, err := procread.Head(path, buf[:])
+	if err != nil {
+		return 0, err
+	}
+	return parseStartTime(data)
+}
+
+// parseStartTime reads field 22 of a stat line. comm (field 2) may hold
+// spaces and parentheses: the fields are counted from the last ')'.
+func parseStartTime(data []byte) (uint64, error) {
+	i := bytes.LastIndexByte(data, ')')
+	if i < 0 {
+		return 0, errors.New("malformed stat: no (comm)")
+	}
+	rest := data[i+1:]
+	// Field 3 (state) is the first after comm: field 22 is the 20th.
+	for n := 3; ; n++ {
+		rest = bytes.TrimLeft(rest, " ")
+		end := bytes.IndexAny(rest, " \n")
+		if end < 0 {
+			end = len(rest)
+		}
+		if end == 0 {
+			return 0, fmt.Errorf("malformed stat: %d fields", n-1)
+		}
+		if n == 22 {
+			v, err := strconv.ParseUint(string(rest[:end]), 10, 64)
+			if err != nil || v == 0 {
+				return 0, fmt.Errorf("malformed stat: starttime %q", rest[:end])
+			}
+			return v, nil
+		}
+		rest = rest[end:]
+	}
+}
+
 // blkioTicks returns the process's aggregated block-IO delay in clock ticks
-// (field 42, delayacct_blkio_ticks; meaningful only with delay accounting).
-func (p procReader) blkioTicks(pid int) (uint64, error) {
+// (field 42, delayacct_blkio_ticks; meaningful only with delay accounting)
+// and its start time (field 22), read together: the ticks are the
+// process's that started then.
+func (p procReader) blkioTicks(pid int) (ticks, start uint64, err error) {
 	f, err := p.statFields(pid)
 	if err != nil || len(f) < 40 {
-		return 0, fmt.Errorf("blkio ticks of pid %d: %v", pid, err)
+		return 0, 0, fmt.Errorf("blkio ticks of pid %d: %v", pid, err)
 	}
-	return strconv.ParseUint(f[39], 10, 64)
+	if start, err = strconv.ParseUint(f[19], 10, 64); err != nil {
+		return 0, 0, err
+	}
+	ticks, err = strconv.ParseUint(f[39], 10, 64)
+	return ticks, start, err
 }
 
 // delayAcct reports whether per-task delay accounting is on.

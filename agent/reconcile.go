@@ -136,7 +136,7 @@ func (a *Agent) closeOrphansLocked(now time.Time) []string {
 		if alive || a.hasProcesses(id, o.prof.UID) {
 			// It runs after all: sample it from now.
 			o.prof.MarkPartial("recorded without the agent: no readings before " + now.UTC().Format(time.RFC3339))
-			st := &jobState{prof: o.prof, ticks: map[int]uint64{}, gapFrom: now}
+			st := &jobState{prof: o.prof, ticks: map[procKey]uint64{}, gapFrom: now}
 			st.markProvenance()
 			a.jobs[id] = st
 			delete(a.orphans, id)

@@ -217,25 +217,32 @@ func (a *Agent) jobActivity(j *profile.Job, ds gpu.DeviceSample, now time.Time) 
 }
 
 // mapPIDs refreshes the PID → job cache for the processes seen now: the
-// facts of a new PID are read once, the job of every PID decided again
-// (identity.go). A
-// sample of every GPU (all) also forgets the PIDs it did not see; one of a
-// single job's GPUs leaves the others' PIDs be (a program that has exited
-// but is still listed must keep its job, or its load becomes the next
-// job's).
+// facts of a process are read once, when its PID is new or its start time
+// changed (another process under the same PID: identity.go), and the job
+// of every PID decided again. A sample of every GPU (all) also forgets the
+// PIDs it did not see; one of a single job's GPUs leaves the others' PIDs
+// be (a program that has exited but is still listed must keep its job, or
+// its load becomes the next job's).
 func (a *Agent) mapPIDs(readings map[string]reading, others map[string][]gpu.ProcessSample, all bool) {
 	seen := make(map[int]bool, len(a.pids))
 	see := func(procs []gpu.ProcessSample) {
 		for _, p := range procs {
-			seen[p.PID] = true
-			// A PID seen at the previous sample is the same process: a PID
-			// is not reused within one interval in practice, and /proc
-			// reads are most of the agent's cost. Only new PIDs are looked
-			// up (their job and name).
-			if _, ok := a.pids[p.PID]; ok {
-				continue
+			if seen[p.PID] {
+				continue // on several GPUs: looked at once
 			}
-			a.pids[p.PID] = pidInfo{facts: a.proc.facts(p.PID), name: a.proc.comm(p.PID)}
+			seen[p.PID] = true
+			info, known := a.pids[p.PID]
+			if known {
+				// One read of /proc/PID/stat a process and sample: the
+				// same start time is the same process. None (it exited,
+				// still listed) keeps what was learnt of it; another is a
+				// new process, read afresh.
+				start, err := startTimeAt(info.stat)
+				if err != nil || start == info.facts.start {
+					continue
+				}
+			}
+			a.pids[p.PID] = pidInfo{facts: a.proc.facts(p.PID), name: a.proc.comm(p.PID), stat: a.proc.statPath(p.PID)}
 		}
 	}
 	for _, r := range readings {
@@ -335,6 +342,9 @@ func (a *Agent) apply(now time.Time, st *jobState, readings map[string]reading) 
 			}
 		}
 		g.Observe(rd, a.opts.Interval)
+		if st.notes.tracker != nil {
+			st.noticeProcs(i, len(st.prof.GPUs), a.procSet(r.procs))
+		}
 		st.noticeObserve(i, rd)
 	}
 }
@@ -406,14 +416,15 @@ func (a *Agent) observeIO(now time.Time, st *jobState, node ioCounter) {
 			if !info.ownedBy(st.prof.JobID) {
 				continue
 			}
-			t, err := a.proc.blkioTicks(pid)
-			if err != nil {
-				continue
+			t, start, err := a.proc.blkioTicks(pid)
+			if err != nil || start != info.facts.start {
+				continue // gone, or another process under its PID
 			}
-			if last, ok := st.ticks[pid]; ok && t >= last {
+			k := procKey{pid, start}
+			if last, ok := st.ticks[k]; ok && t >= last {
 				stall += float64(t-last) / clockTicks
 			}
-			st.ticks[pid] = t
+			st.ticks[k] = t
 			n++
 		}
 		if n > 0 {

@@ -232,13 +232,41 @@ func hostOf(c net.Conn) (string, any, error) {
 		return "", nil, fmt.Errorf("no remote address")
 	}
 	if ta, ok := addr.(*net.TCPAddr); ok {
-		return ta.IP.String(), nil, nil
+		return hostKey(ta.IP), nil, nil
 	}
-	host, _, err := net.SplitHostPort(addr.String())
+	return addrHost(addr.String()), nil, nil
+}
+
+// addrHost is the host key of a "host:port" address (hostKey), or the
+// address itself when it has no IP.
+func addrHost(addr string) string {
+	host, _, err := net.SplitHostPort(addr)
 	if err != nil {
-		return addr.String(), nil, nil
+		host = addr
 	}
-	return host, nil, nil
+	if ip := net.ParseIP(host); ip != nil {
+		return hostKey(ip)
+	}
+	return host
+}
+
+// requestHost is the host key of a request's sender.
+func requestHost(r *http.Request) string { return addrHost(r.RemoteAddr) }
+
+// hostKey names the host an address belongs to, for per-host shares: one
+// host may hold many addresses. Every loopback address (127.0.0.0/8, ::1)
+// is this host's: anyone on it can bind 127.0.0.2, .3, ...; an IPv4
+// address written as IPv6 is that IPv4 address; any other IPv6 address
+// counts by its /64, the block one interface takes its addresses from
+// (privacy addresses, SLAAC).
+func hostKey(ip net.IP) string {
+	switch {
+	case ip.IsLoopback():
+		return "loopback"
+	case ip.To4() != nil:
+		return ip.To4().String()
+	}
+	return ip.Mask(net.CIDRMask(64, 128)).String() + "/64"
 }
 
 // fairSlots lets at most cap(total) holders in at once, and at most per of

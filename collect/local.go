@@ -83,7 +83,7 @@ func NewLocalServer(db *store.DB, isAdmin func(uid int) bool, log *slog.Logger) 
 
 func newLocalServer(db *store.DB, opts LocalOptions, log *slog.Logger) *Server {
 	s := newServer(db, nil, ServerOptions{IsAdmin: opts.IsAdmin, Refusals: opts.Refusals, Limits: opts.limits()}, opts.limits(), log)
-	s.local, s.name = true, "agent"
+	s.local, s.name, s.persons = true, "agent", opts.Persons
 	return s
 }
 
@@ -114,6 +114,10 @@ type LocalOptions struct {
 	// Refusals counts and logs refused queries; nil makes one that logs
 	// only (NewQueryRefusals).
 	Refusals *Refusals
+	// Persons, when set, makes the shares (ConnsPerUID, QueriesPerUID)
+	// per person: a uid in a user's subordinate range (/etc/subuid)
+	// counts as that user. Nil: per uid.
+	Persons *Persons
 }
 
 // NewQueryRefusals returns the local query socket's refusal counter and
@@ -209,7 +213,14 @@ func ServeLocal(ctx context.Context, ln net.Listener, db *store.DB, opts LocalOp
 	}
 	srv := newLocalServer(db, opts, log)
 	lim := srv.lim
-	pl := newPeerListener(ln, lim.MaxConns, lim.ConnsPerPeer, "uid", uidOf, opts.Refusals)
+	personOf := func(c net.Conn) (string, any, error) {
+		key, info, err := uidOf(c)
+		if p, ok := info.(peer); ok && err == nil {
+			key = opts.Persons.Key(p.id.UID)
+		}
+		return key, info, err
+	}
+	pl := newPeerListener(ln, lim.MaxConns, lim.ConnsPerPeer, "uid", personOf, opts.Refusals)
 	hs := &http.Server{
 		Handler: srv.Handler(),
 		ConnContext: func(ctx context.Context, c net.Conn) context.Context {

@@ -113,7 +113,9 @@ type Limits struct {
 	MaxUploads    int
 	UploadTimeout time.Duration
 	// MaxDecodes is how many credentials are decoded at once (each runs
-	// unmunge).
+	// unmunge), a quarter of them (at least one) for one sending host:
+	// a host flooding junk credentials waits on its own share, never
+	// ahead of other hosts' pushes and queries.
 	MaxDecodes int
 	// HeaderTimeout is how long a client has to send a request's line
 	// and headers; IdleTimeout how long a connection may wait for its next
@@ -185,13 +187,16 @@ type Server struct {
 	// local: the caller is the connection's peer (PeerConnContext), never
 	// a credential, and nothing may be pushed.
 	local bool
+	// persons makes the local socket's shares per person (LocalOptions);
+	// nil: per uid.
+	persons *Persons
 	// name says who answers, in a busy answer's text.
 	name string
 
 	refusals *Refusals
-	queries  *fairSlots    // database reads, per uid
-	uploads  *fairSlots    // push bodies being read, per host
-	decodes  chan struct{} // credentials being decoded
+	queries  *fairSlots // database reads, per uid
+	uploads  *fairSlots // push bodies being read, per host
+	decodes  *fairSlots // credentials being decoded, shared per sending host
 }
 
 // NewServeRefusals returns the collector's refusal counter and log,
@@ -224,7 +229,7 @@ func newServer(db *store.DB, auth Authenticator, opts ServerOptions, def Limits,
 		db: db, auth: auth, opts: opts, lim: lim, log: log, name: "collector", refusals: opts.Refusals,
 		queries: newFairSlots(lim.MaxQueries, lim.QueriesPerUID),
 		uploads: newFairSlots(lim.MaxUploads, 1),
-		decodes: make(chan struct{}, lim.MaxDecodes),
+		decodes: newFairSlots(lim.MaxDecodes, max(lim.MaxDecodes/4, 1)),
 	}
 }
 
@@ -266,16 +271,18 @@ func (s *Server) decode(r *http.Request) (Identity, []byte, error) {
 	if !plausibleCredential(cred) {
 		return Identity{}, nil, fmt.Errorf("%w: not a munge credential", ErrAuth)
 	}
-	wait := time.NewTimer(s.lim.QueueWait)
-	defer wait.Stop()
-	select {
-	case s.decodes <- struct{}{}:
-		defer func() { <-s.decodes }()
-	case <-wait.C:
+	// Before the credential is decoded, the sending host is all a
+	// request tells: its share of the decodes is the host's.
+	wctx, cancel := context.WithTimeout(r.Context(), s.lim.QueueWait)
+	release, ok := s.decodes.acquire(wctx, requestHost(r))
+	cancel()
+	if !ok {
+		if err := r.Context().Err(); err != nil {
+			return Identity{}, nil, err
+		}
 		return Identity{}, nil, fmt.Errorf("%w: no credential decoded within %s", errBusy, s.lim.QueueWait)
-	case <-r.Context().Done():
-		return Identity{}, nil, r.Context().Err()
 	}
+	defer release()
 	return s.auth.Decode(r.Context(), cred)
 }
 
@@ -584,7 +591,7 @@ func (s *Server) scopedFilter(w http.ResponseWriter, r *http.Request) (id Identi
 // On failure it has answered the request and ok is false.
 func (s *Server) query(w http.ResponseWriter, r *http.Request, id Identity, read func(ctx context.Context) error) (ok bool) {
 	wctx, cancel := context.WithTimeout(r.Context(), s.lim.QueueWait)
-	release, ok := s.queries.acquire(wctx, strconv.Itoa(id.UID))
+	release, ok := s.queries.acquire(wctx, s.persons.Key(id.UID))
 	cancel()
 	if !ok {
 		if r.Context().Err() != nil {

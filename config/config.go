@@ -15,6 +15,7 @@ import (
 
 	"github.com/BurntSushi/toml"
 
+	"github.com/gpuprof/gpuprof/internal/conffile"
 	"github.com/gpuprof/gpuprof/slurmext"
 )
 
@@ -52,6 +53,10 @@ type Config struct {
 	// kernel (SO_PEERCRED). Users' commands look here by themselves; empty
 	// turns the socket off.
 	QuerySocket string `toml:"query_socket"`
+	// SubuidFile is subuid(5), the subordinate uids each user owns: the
+	// query socket's shares are per person, a user's subordinate uids
+	// counting as that user (collect.Persons). Empty: per uid.
+	SubuidFile string `toml:"subuid_file"`
 	// Collector is the URL of `gpuprof serve` on the central host
 	// (multi-node mode); empty means single-host mode: everything stays in
 	// DB.
@@ -126,6 +131,11 @@ type AgentConfig struct {
 	// "unix:" and a socket path such as "unix:/run/gpuprof/metrics.sock".
 	// Empty (the default) turns the endpoint off.
 	MetricsListen string `toml:"metrics_listen"`
+	// MetricsJobsTokenFile names a file holding the bearer token of the
+	// scraper allowed the per-job series (job id, user, account and each
+	// job's use: docs/prometheus.md). Empty (the default): the endpoint
+	// serves the node-level series only, to anyone who can reach it.
+	MetricsJobsTokenFile string `toml:"metrics_jobs_token_file"`
 }
 
 // HookConfig configures `gpuprof prolog` and `gpuprof epilog`.
@@ -351,6 +361,7 @@ func Default() Config {
 		Socket:   "/run/gpuprof/agent.sock",
 		// Beside the hooks' socket: the agent creates /run/gpuprof 0755.
 		QuerySocket: "/run/gpuprof/query.sock",
+		SubuidFile:  "/etc/subuid",
 		Agent: AgentConfig{
 			GPU:           "nvml",
 			Interval:      Duration(time.Second),
@@ -397,7 +408,8 @@ func Default() Config {
 // not an error (defaults apply); a missing file that was asked for is.
 func Load(path string, explicit bool) (Config, error) {
 	c := Default()
-	data, err := os.ReadFile(path)
+	// Root's own file: never waited on (a FIFO in its place), bounded.
+	data, err := conffile.Read(path, conffile.MaxSize)
 	if err != nil {
 		if errors.Is(err, os.ErrNotExist) && !explicit {
 			return c, nil
@@ -430,6 +442,8 @@ func (c Config) Validate() error {
 		return fmt.Errorf("%w: agent.energy_every must be positive", ErrConfig)
 	case validListen(c.Agent.MetricsListen) != nil:
 		return fmt.Errorf("%w: agent.metrics_listen: %v", ErrConfig, validListen(c.Agent.MetricsListen))
+	case c.Agent.MetricsJobsTokenFile != "" && !filepath.IsAbs(c.Agent.MetricsJobsTokenFile):
+		return fmt.Errorf("%w: agent.metrics_jobs_token_file %q must be an absolute path", ErrConfig, c.Agent.MetricsJobsTokenFile)
 	case validListen(c.Serve.MetricsListen) != nil:
 		return fmt.Errorf("%w: serve.metrics_listen: %v", ErrConfig, validListen(c.Serve.MetricsListen))
 	case c.Agent.SeriesPoints < 16:

@@ -6,6 +6,7 @@ import (
 	"path/filepath"
 	"reflect"
 	"strings"
+	"syscall"
 	"testing"
 	"time"
 
@@ -27,6 +28,7 @@ func TestLoadExample(t *testing.T) {
 		SpoolDir:    "/srv/gpuprof/spool",
 		Socket:      "/run/gpuprof-test/agent.sock",
 		QuerySocket: "/run/gpuprof-test/query.sock",
+		SubuidFile:  "/etc/gpuprof-test/subuid",
 		LogFile:     "/var/log/gpuprof.log",
 		Collector:   "http://ctl01:8642",
 		AdminGroup:  "gpuadmin",
@@ -44,7 +46,7 @@ func TestLoadExample(t *testing.T) {
 			SeriesPoints:  2048,
 			CallTimeout:   Duration(5 * time.Second),
 			EnergyEvery:   Duration(5 * time.Minute),
-			MetricsListen: "unix:/run/gpuprof-test/metrics.sock",
+			MetricsListen: "unix:/run/gpuprof-test/metrics.sock", MetricsJobsTokenFile: "/etc/gpuprof-test/metrics-token",
 		},
 		Hooks: HookConfig{
 			Deadline:       Duration(4 * time.Second),
@@ -323,6 +325,7 @@ func TestValidate(t *testing.T) {
 		{name: "negative flush interval", mutate: func(c *Config) { c.Agent.FlushInterval = Duration(-time.Second) }, wantIn: "agent.flush_interval"},
 		{name: "zero call timeout", mutate: func(c *Config) { c.Agent.CallTimeout = 0 }, wantIn: "agent.call_timeout"},
 		{name: "metrics on loopback", mutate: func(c *Config) { c.Agent.MetricsListen = "127.0.0.1:9842" }},
+		{name: "metrics token file relative", mutate: func(c *Config) { c.Agent.MetricsJobsTokenFile = "token" }, wantIn: "agent.metrics_jobs_token_file"},
 		{name: "metrics on every address", mutate: func(c *Config) { c.Agent.MetricsListen = ":9842" }},
 		{name: "metrics on IPv6 loopback", mutate: func(c *Config) { c.Agent.MetricsListen = "[::1]:9842" }},
 		{name: "metrics on a unix socket", mutate: func(c *Config) { c.Agent.MetricsListen = "unix:/run/gpuprof/metrics.sock" }},
@@ -421,5 +424,28 @@ func TestSplitNode(t *testing.T) {
 				t.Errorf("SplitNode(%q) = %q, %q; want %q, %q", tt.entry, cluster, node, tt.cluster, tt.node)
 			}
 		})
+	}
+}
+
+// TestLoadRefusesFIFO: gpuprof.toml is root's own configuration, read
+// without waiting (issue 39, finding 9): a FIFO in its place is an error
+// at once.
+func TestLoadRefusesFIFO(t *testing.T) {
+	fifo := filepath.Join(t.TempDir(), "gpuprof.toml")
+	if err := syscall.Mkfifo(fifo, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	done := make(chan error, 1)
+	go func() {
+		_, err := Load(fifo, false)
+		done <- err
+	}()
+	select {
+	case err := <-done:
+		if err == nil || !strings.Contains(err.Error(), "not a regular file") {
+			t.Errorf("Load of a FIFO: %v, want not a regular file", err)
+		}
+	case <-time.After(5 * time.Second):
+		t.Fatal("Load blocked on a FIFO in place of gpuprof.toml")
 	}
 }

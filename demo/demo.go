@@ -620,13 +620,15 @@ func (j *job) uid() int {
 // writeProc creates the job's /proc/PID in the node's fixture procfs: the
 // agent maps the PID to the job by SLURM_JOB_ID in its environment, as
 // under proctrack/linuxproc, when its real uid (status) is the job's
-// owner's.
+// owner's. Its stat gives the start time that makes it one process
+// (PID and start time: agent/identity.go); PIDs are not reused here.
 func (j *job) writeProc() error {
 	dir := filepath.Join(j.node.procfs, strconv.Itoa(j.pid))
 	if err := os.MkdirAll(dir, 0o755); err != nil {
 		return fmt.Errorf("demo: job %d proc: %w", j.id, err)
 	}
 	files := map[string]string{
+		"stat":    fmt.Sprintf("%d (python) S 1 1 1 0 -1 0 0 0 0 0 0 0 0 0 20 0 1 0 %d 0 0\n", j.pid, j.pid),
 		"comm":    "python\n",
 		"environ": "PATH=/usr/bin:/bin\x00SLURM_JOB_ID=" + strconv.Itoa(j.id) + "\x00",
 		"status":  fmt.Sprintf("Name:\tpython\nUid:\t%d\t%d\t%d\t%d\n", j.uid(), j.uid(), j.uid(), j.uid()),

@@ -95,7 +95,13 @@ func TestPrometheusScrape(t *testing.T) {
 		t.Fatal(err)
 	}
 	text = bytes.Replace(text, []byte(`db = `), []byte(fmt.Sprintf("collector = %q\ndb = ", "http://"+serveAddr)), 1)
-	text = bytes.Replace(text, []byte("[agent]\n"), []byte(fmt.Sprintf("[agent]\nmetrics_listen = %q\n", agentMetrics)), 1)
+	// The per-job series go only to the scraper bearing this token
+	// (agent.metrics_jobs_token_file).
+	tokenFile := filepath.Join(work, "metrics-token")
+	if err := os.WriteFile(tokenFile, []byte(e2eMetricsToken+"\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	text = bytes.Replace(text, []byte("[agent]\n"), []byte(fmt.Sprintf("[agent]\nmetrics_listen = %q\nmetrics_jobs_token_file = %q\n", agentMetrics, tokenFile)), 1)
 	if err := os.WriteFile(nodeCfg, text, 0o644); err != nil {
 		t.Fatal(err)
 	}
@@ -123,13 +129,15 @@ func TestPrometheusScrape(t *testing.T) {
 scrape_configs:
   - job_name: gpuprof
     honor_labels: true
+    authorization:
+      credentials_file: %q
     static_configs:
       - targets: [%q]
   - job_name: gpuprof-serve
     honor_labels: true
     static_configs:
       - targets: [%q]
-`, agentMetrics, serveMetrics)), 0o644); err != nil {
+`, tokenFile, agentMetrics, serveMetrics)), 0o644); err != nil {
 		t.Fatal(err)
 	}
 	prom := startProcess(t, filepath.Join(work, "prometheus.out"), os.Environ(), promBin,
@@ -174,7 +182,7 @@ scrape_configs:
 		r := api.query(`gpuprof_gpu_job_info{job="` + id + `"}`)
 		return len(r) == 1, fmt.Sprint(r)
 	})
-	promtoolLive(t, promtool, "http://"+agentMetrics+"/metrics", "gpuprof_gpu_job_info{")
+	promtoolLive(t, promtool, "http://"+agentMetrics+"/metrics", e2eMetricsToken, "gpuprof_gpu_job_info{")
 
 	c.waitQueueEmpty(t, []string{id}, queueTimeout)
 	var p profile.Job
@@ -294,7 +302,7 @@ gpuprof_gpu_utilization_percent`
 	})
 
 	t.Run("serve counters", func(t *testing.T) {
-		promtoolLive(t, promtool, "http://"+serveMetrics+"/metrics", "gpuprof_serve_gpu_seconds_total{")
+		promtoolLive(t, promtool, "http://"+serveMetrics+"/metrics", "", "gpuprof_serve_gpu_seconds_total{")
 		// docs/prometheus.md: GPU-hours by account (of jobs finished).
 		r := api.query(`sum by (account) (gpuprof_serve_gpu_seconds_total) / 3600`)
 		wantH := float64(p.End.Unix()-p.Start.Unix()) / 3600
@@ -340,9 +348,16 @@ func histText(h []uint32) string {
 // promtoolLive runs promtool check metrics on an endpoint's live output
 // (the classic text format, as promtool reads it), which must contain
 // want.
-func promtoolLive(t *testing.T, promtool, u, want string) {
+func promtoolLive(t *testing.T, promtool, u, token, want string) {
 	t.Helper()
-	resp, err := http.Get(u)
+	req, err := http.NewRequest("GET", u, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if token != "" {
+		req.Header.Set("Authorization", "Bearer "+token)
+	}
+	resp, err := http.DefaultClient.Do(req)
 	if err != nil {
 		t.Fatalf("GET %s: %v", u, err)
 	}
@@ -491,3 +506,6 @@ func (a promAPI) queryRange(q string, start, end time.Time, step time.Duration) 
 	}
 	return out
 }
+
+// e2eMetricsToken is the scraper's token for the agent's per-job series.
+const e2eMetricsToken = "e2e-scraper-token-0123456789"

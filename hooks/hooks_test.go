@@ -10,6 +10,7 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+	"syscall"
 	"testing"
 	"time"
 
@@ -331,5 +332,26 @@ func TestGPURefsFollowInclude(t *testing.T) {
 	refs := GPURefs(slurmext.HookEnv{GPUs: []int{0, 2}}, gres, d.Log)
 	if len(refs) != 2 || refs[0].Minor != 0 || refs[1].Minor != 2 {
 		t.Errorf("refs %+v, want minors 0 and 2 from the included file", refs)
+	}
+}
+
+// TestGresConfFIFODoesNotHoldProlog: a FIFO in place of gres.conf (issue
+// 39, finding 9) is refused at once, never waited on: the prolog maps the
+// GPUs by PCI order and says why.
+func TestGresConfFIFODoesNotHoldProlog(t *testing.T) {
+	d := deps(t, "83")
+	fifo := filepath.Join(t.TempDir(), "gres.conf")
+	if err := syscall.Mkfifo(fifo, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	done := make(chan []hookproto.GPURef, 1)
+	go func() { done <- GPURefs(slurmext.HookEnv{JobID: "83", GPUs: []int{1}}, fifo, d.Log) }()
+	select {
+	case refs := <-done:
+		if len(refs) != 1 || refs[0].Minor != -1 || refs[0].SlurmIndex != 1 {
+			t.Errorf("refs %+v, want Slurm index 1 by PCI order", refs)
+		}
+	case <-time.After(5 * time.Second):
+		t.Fatal("GPURefs blocked on a FIFO in place of gres.conf")
 	}
 }

@@ -81,11 +81,13 @@ func Open(ctx context.Context, cfg config.Config, o Options) (*Source, error) {
 		s.caller = db.OwnerCaller(uid, s.caller.User, isAdmin)
 		return s, nil
 	}
-	if uid == 0 || o.DBFlag || cfg.QuerySocket == "" ||
-		!(errors.Is(dbErr, fs.ErrPermission) || errors.Is(dbErr, fs.ErrNotExist)) {
-		// Root can open any file; --db names another file than the one
-		// the agent serves; a damaged or foreign file is not the socket's
-		// business.
+	denied := errors.Is(dbErr, fs.ErrPermission)
+	if uid == 0 && !denied || o.DBFlag || cfg.QuerySocket == "" ||
+		!(denied || errors.Is(dbErr, fs.ErrNotExist)) {
+		// Root can open any file (uid 0 denied is no root: a user's
+		// namespace, `unshare -Ur`, whose real uid the socket reports);
+		// --db names another file than the one the agent serves; a
+		// damaged or foreign file is not the socket's business.
 		return nil, dbErr
 	}
 	if err := probeSocket(cfg.QuerySocket); err != nil {

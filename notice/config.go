@@ -1,14 +1,15 @@
 package notice
 
 import (
+	"bytes"
 	"fmt"
-	"os"
 	"slices"
 	"sort"
 	"time"
 
 	"github.com/gpuprof/gpuprof/analysis"
 	"github.com/gpuprof/gpuprof/config"
+	"github.com/gpuprof/gpuprof/internal/conffile"
 	"github.com/gpuprof/gpuprof/slurmext"
 )
 
@@ -115,12 +116,11 @@ func FromConfig(c config.NoticesConfig, interval time.Duration, gres ClusterGres
 	}
 	nc.From = from
 	if c.AddressMap != "" {
-		f, err := os.Open(c.AddressMap)
+		b, err := conffile.Read(c.AddressMap, conffile.MaxSize)
 		if err != nil {
 			return nil, fmt.Errorf("notices.address_map: %w", err)
 		}
-		defer f.Close()
-		if nc.Recipients.Map, err = ReadAddressMap(f); err != nil {
+		if nc.Recipients.Map, err = ReadAddressMap(bytes.NewReader(b)); err != nil {
 			return nil, fmt.Errorf("notices.address_map %s: %w", c.AddressMap, err)
 		}
 	}

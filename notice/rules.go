@@ -244,6 +244,17 @@ func (t *Tracker) Observe(i int, rd profile.Reading) {
 	}
 }
 
+// Restart restarts GPU i's idle runs: the processes its readings come
+// from changed (one exited, started, or was replaced under its PID), and a
+// notice or a cancel needs its evidence from the same processes for its
+// whole window.
+func (t *Tracker) Restart(i int) {
+	if i < 0 || i >= len(t.gpus) {
+		return
+	}
+	t.gpus[i].since = [idleRules]time.Time{}
+}
+
 // Lost records that GPU i's reading failed at now: its idle runs restart
 // (a GPU that cannot be read is not known to be idle).
 func (t *Tracker) Lost(i int, now time.Time) {

@@ -148,14 +148,14 @@ func TestConnectionRefusesReplacedFile(t *testing.T) {
 		t.Errorf("read after the swap: %v, want ErrReplaced", err)
 	}
 	// The writer's connection setup (journal_mode=WAL) is held back too.
-	w := sql.OpenDB(newConnector(path, "file:"+escapePath(path)+"?mode=rw", "PRAGMA journal_mode=WAL"))
+	w := sql.OpenDB(newConnector(db.dir, "gpuprof.db", fileID{}, time.Second, "file:"+escapePath(path)+"?mode=rw", "PRAGMA journal_mode=WAL"))
 	defer w.Close()
 	if err := w.PingContext(ctx); !errors.Is(err, ErrReplaced) {
 		t.Errorf("writer's connection after the swap: %v, want ErrReplaced", err)
 	}
 	// The connect hook, past the look at the name (a link planted in the
 	// moment between them): SQLite has opened the target, nothing ran.
-	c := newConnector(path, "file:"+escapePath(path)+"?mode=rw", "PRAGMA journal_mode=WAL")
+	c := newConnector(db.dir, "gpuprof.db", fileID{}, time.Second, "file:"+escapePath(path)+"?mode=rw", "PRAGMA journal_mode=WAL")
 	if conn, err := c.drv.Open(c.dsn); !errors.Is(err, ErrReplaced) {
 		t.Errorf("connect hook after the swap: %v, want ErrReplaced", err)
 		if conn != nil {

@@ -26,12 +26,15 @@
 // 0755 when missing. WAL does not work on network filesystems: keep the file
 // on local disk, one per host.
 //
-// A writer's Open follows no link another account could have planted (the
-// packaged directory is root:gpuprof 2770, and root writes it): the
-// directory is resolved and the file created or checked through package
-// safefs, and every connection is refused unless SQLite opened that very
-// file (SQLite resolves links in a path itself). A read-only Open reads
-// through links as any reader does.
+// Open follows no link another account could have planted (the packaged
+// directory is root:gpuprof 2770, and root writes it), read-only or not:
+// the directory is resolved and the file created or checked through
+// package safefs, and every connection is refused unless SQLite opened
+// that very file (SQLite resolves links in a path itself). Root opens the
+// file, and every connection to it, with the directory frozen
+// (safefs.Dir.Frozen: no group write while SQLite opens by name), so that
+// no other account can swap a name between the check and SQLite's open;
+// it refuses a directory it cannot freeze.
 package store
 
 import (
@@ -50,6 +53,7 @@ import (
 	"time"
 
 	"github.com/mattn/go-sqlite3"
+	"golang.org/x/sys/unix"
 
 	"github.com/gpuprof/gpuprof/internal/groupdir"
 	"github.com/gpuprof/gpuprof/internal/safefs"
@@ -149,6 +153,7 @@ type DB struct {
 	r        *sql.DB
 	readOnly bool
 	busy     time.Duration
+	dir      *safefs.Dir // the database's directory, which connections open in
 	splitMin int
 }
 
@@ -190,7 +195,19 @@ func openAt(ctx context.Context, path string, opts Options, target int) (*DB, er
 	uri := "file:" + escapePath(abs)
 
 	if opts.ReadOnly {
-		return openReadOnly(ctx, abs, uri, ms)
+		// No directory is made, and the name is followed only where a link
+		// is root's or the caller's (safefs).
+		dir, name, err := safefs.OpenFileDir(abs, 0)
+		if err != nil {
+			return nil, err
+		}
+		db, err := openReadOnly(ctx, dir, name, ms, busy)
+		if err != nil {
+			dir.Close()
+			return nil, err
+		}
+		db.path = abs
+		return db, nil
 	}
 
 	// The packaged directory is root:gpuprof 2770: the group's accounts
@@ -198,22 +215,29 @@ func openAt(ctx context.Context, path string, opts Options, target int) (*DB, er
 	// that they could have made, the file is created exclusively or taken
 	// only as a regular file with no other name (safefs), and SQLite gets
 	// the resolved path, opens it without creating it (mode=rw) and is
-	// held to it (connector).
+	// held to it (connector). Root does all of it with the directory
+	// frozen (safefs.Dir.Frozen): no other account can swap a name while
+	// SQLite opens it by name.
 	dir, name, err := safefs.OpenFileDir(abs, 0o755)
 	if err != nil {
 		return nil, err
 	}
 	file := filepath.Join(dir.Path(), name)
 	uri = "file:" + escapePath(file)
-	err = createOrProbe(ctx, dir, name, uri, ms, !opts.NoMigrate)
-	dir.Close()
+	var id fileID
+	err = dir.Frozen(busy, func() error {
+		var err error
+		id, err = createOrProbe(ctx, dir, name, uri, ms, !opts.NoMigrate)
+		return err
+	})
 	if err != nil {
+		dir.Close()
 		return nil, err
 	}
 
 	// journal_mode=WAL writes the file: set only once the connection is
 	// known to be on it.
-	w := sql.OpenDB(newConnector(file, fmt.Sprintf(
+	w := sql.OpenDB(newConnector(dir, name, id, busy, fmt.Sprintf(
 		"%s?mode=rw&_synchronous=NORMAL&_busy_timeout=%d&_txlock=immediate&_foreign_keys=on",
 		uri, max(min(busy, busySlice).Milliseconds(), 1)), "PRAGMA journal_mode=WAL"))
 	w.SetMaxOpenConns(1)
@@ -223,25 +247,40 @@ func openAt(ctx context.Context, path string, opts Options, target int) (*DB, er
 	w.SetConnMaxIdleTime(0)
 	if err := migrateTo(ctx, w, busy, target, !opts.NoMigrate); err != nil {
 		w.Close()
+		dir.Close()
 		return nil, err
 	}
-	r := sql.OpenDB(newConnector(file, fmt.Sprintf(
+	r := sql.OpenDB(newConnector(dir, name, id, busy, fmt.Sprintf(
 		"%s?mode=rw&_busy_timeout=%d&_foreign_keys=on&_query_only=1", uri, ms), ""))
-	return &DB{path: abs, w: w, r: r, busy: busy}, nil
+	return &DB{path: abs, w: w, r: r, busy: busy, dir: dir}, nil
 }
 
-func openReadOnly(ctx context.Context, abs, uri string, ms int64) (*DB, error) {
-	empty, err := inspectFile(abs)
+// openReadOnly opens name in dir read-only: its header is checked without
+// SQLite first (a file refused gets no -wal or -shm beside it), all of it
+// with the directory frozen for root (safefs.Dir.Frozen).
+func openReadOnly(ctx context.Context, dir *safefs.Dir, name string, ms int64, busy time.Duration) (*DB, error) {
+	file := filepath.Join(dir.Path(), name)
+	uri := "file:" + escapePath(file)
+	var id fileID
+	err := dir.Frozen(busy, func() error {
+		f, err := dir.Open(name)
+		if err != nil {
+			return err
+		}
+		defer f.Close()
+		if id, err = idOf(f); err != nil {
+			return err
+		}
+		empty, err := inspect(f)
+		if err == nil && empty {
+			err = emptyError()
+		}
+		return err
+	})
 	if err != nil {
 		return nil, err
 	}
-	if empty {
-		return nil, emptyError()
-	}
-	r, err := sql.Open("sqlite3", fmt.Sprintf("%s?mode=ro&_busy_timeout=%d&_query_only=1", uri, ms))
-	if err != nil {
-		return nil, err
-	}
+	r := sql.OpenDB(newConnector(dir, name, id, busy, fmt.Sprintf("%s?mode=ro&_busy_timeout=%d&_query_only=1", uri, ms), ""))
 	st, err := readHeader(ctx, r)
 	if err == nil {
 		err = st.check()
@@ -257,13 +296,31 @@ func openReadOnly(ctx context.Context, abs, uri string, ms int64) (*DB, error) {
 		r.Close()
 		return nil, err
 	}
-	return &DB{path: abs, r: r, readOnly: true}, nil
+	return &DB{r: r, readOnly: true, dir: dir}, nil
 }
 
 // emptyError is a read-only open's answer for a file that holds no
 // database yet.
 func emptyError() error {
 	return fmt.Errorf("%w (the agent, a hook or gpuprof ingest creates it on its first write; check the db path)", ErrEmpty)
+}
+
+// fileID is a file's device and inode: the file a database's
+// connections must all be on.
+type fileID struct {
+	dev, ino uint64
+}
+
+func idOf(f *os.File) (fileID, error) {
+	fi, err := f.Stat()
+	if err != nil {
+		return fileID{}, err
+	}
+	st, ok := fi.Sys().(*syscall.Stat_t)
+	if !ok {
+		return fileID{}, errors.New("no inode number")
+	}
+	return fileID{dev: uint64(st.Dev), ino: st.Ino}, nil
 }
 
 // createOrProbe creates a missing database file name in dir (with
@@ -274,101 +331,157 @@ func emptyError() error {
 // other hard link (safefs): in a shared directory anything else may be
 // another account's way to have root write elsewhere. Without upgrade, an
 // existing database of an older schema is refused here too, before a
-// writer's connection could change its header.
-func createOrProbe(ctx context.Context, dir *safefs.Dir, name, uri string, ms int64, upgrade bool) error {
+// writer's connection could change its header. It returns the file's
+// identity, which every connection is then held to.
+func createOrProbe(ctx context.Context, dir *safefs.Dir, name, uri string, ms int64, upgrade bool) (fileID, error) {
 	fi, err := dir.Stat()
 	if err != nil {
-		return err
+		return fileID{}, err
 	}
 	// An empty file is a valid empty database; SQLite gives the WAL and
 	// shm files the same mode.
 	f, err := dir.Create(name, groupdir.ModeIn(fi))
 	if err == nil {
-		return f.Close()
+		defer f.Close()
+		return idOf(f)
 	}
 	if !errors.Is(err, fs.ErrExist) {
-		return err
+		return fileID{}, err
 	}
 	f, err = dir.Open(name)
 	if err != nil {
-		return err
+		return fileID{}, err
+	}
+	id, err := idOf(f)
+	if err != nil {
+		f.Close()
+		return fileID{}, err
 	}
 	empty, err := inspect(f)
 	f.Close()
 	if err != nil || empty {
-		return err
+		return id, err
 	}
-	p := sql.OpenDB(newConnector(filepath.Join(dir.Path(), name), fmt.Sprintf("%s?mode=ro&_busy_timeout=%d", uri, ms), ""))
+	// Called inside dir.Frozen: the probe's connection is opened directly,
+	// not through a connector that would freeze again.
+	c := newConnector(dir, name, id, 0, fmt.Sprintf("%s?mode=ro&_busy_timeout=%d", uri, ms), "")
+	p := sql.OpenDB(frozenConnector{c})
 	defer p.Close()
 	st, err := readHeader(ctx, p)
 	if err != nil {
-		return err
+		return id, err
 	}
-	return st.checkOpen(SchemaVersion, upgrade)
+	return id, st.checkOpen(SchemaVersion, upgrade)
 }
 
 // connector makes the connections to one database file and refuses one
-// on any other. SQLite resolves the links in a path itself before opening
-// it, so a link planted at the database's name after createOrProbe (by an
-// account that may write its directory) would take the next connection,
-// and root's writes, to the link's target; the check runs before any
-// statement of the connection's, setup included.
+// on any other. SQLite opens its database by name and resolves the links
+// in it itself, and creates -wal and -shm beside whatever the name leads
+// to; so each connection is opened with the directory frozen (for root:
+// no other account may change a name in it meanwhile), only when the name
+// is still the regular, single-linked file Open checked (same device and
+// inode) and -wal and -shm are absent or regular, single-linked files; and
+// before any statement of its own runs, the connect hook checks the file
+// SQLite reports and reads the schema, so that SQLite opens -wal and -shm
+// while the directory is still frozen.
 type connector struct {
+	dir  *safefs.Dir
+	name string
+	id   fileID
+	wait time.Duration // bound on the wait for the directory's lock
 	file string
 	dsn  string
 	drv  *sqlite3.SQLiteDriver
 }
 
-// newConnector returns a connector to file (an absolute path with no link
-// in it, as SQLite reports its main database) through dsn, running setup
-// (when not empty) on each new connection once it is known to be on file.
-func newConnector(file, dsn, setup string) *connector {
-	return &connector{file: file, dsn: dsn, drv: &sqlite3.SQLiteDriver{ConnectHook: func(c *sqlite3.SQLiteConn) error {
+// newConnector returns a connector to the file name in dir (whose identity
+// is id) through dsn, running setup (when not empty) on each new
+// connection once it is known to be on that file.
+func newConnector(dir *safefs.Dir, name string, id fileID, wait time.Duration, dsn, setup string) *connector {
+	file := filepath.Join(dir.Path(), name)
+	return &connector{dir: dir, name: name, id: id, wait: wait, file: file, dsn: dsn, drv: &sqlite3.SQLiteDriver{ConnectHook: func(c *sqlite3.SQLiteConn) error {
 		if got := c.GetFilename("main"); got != file {
 			return fmt.Errorf("%w: SQLite opened %s, not %s", ErrReplaced, got, file)
 		}
-		if setup == "" {
-			return nil
+		if setup != "" {
+			if _, err := c.Exec(setup, nil); err != nil {
+				return err
+			}
 		}
-		_, err := c.Exec(setup, nil)
+		// A read opens -wal and -shm (in WAL mode) now, in the frozen
+		// directory.
+		_, err := c.Exec("SELECT count(*) FROM sqlite_master", nil)
 		return err
 	}}}
 }
 
-// Connect opens a connection. The look at the name first keeps SQLite
-// from even opening what a link planted there points at (a device whose
-// open does something, say), but for the moment between the two; the
-// check of the connect hook is what holds.
+// Connect opens a connection, with the directory frozen, on the file Open
+// checked only.
 func (c *connector) Connect(context.Context) (driver.Conn, error) {
-	if fi, err := os.Lstat(c.file); err == nil && !fi.Mode().IsRegular() {
-		return nil, fmt.Errorf("%w: %s is %v, not a regular file", ErrReplaced, c.file, fi.Mode().Type())
+	var conn driver.Conn
+	err := c.dir.Frozen(c.wait, func() error {
+		var err error
+		conn, err = c.connectFrozen()
+		return err
+	})
+	return conn, err
+}
+
+// connectFrozen is Connect's work, inside the frozen directory.
+func (c *connector) connectFrozen() (driver.Conn, error) {
+	if err := c.checkNames(); err != nil {
+		return nil, err
 	}
 	return c.drv.Open(c.dsn)
 }
 
-func (c *connector) Driver() driver.Driver { return c.drv }
-
-// inspectFile checks an existing file's SQLite header without SQLite, so a
-// file that is refused gets no -wal or -shm file next to it either. The
-// header is authoritative unless a WAL holds newer pages; whatever it
-// misses then, the check inside the migration transaction catches before
-// anything is written.
-func inspectFile(path string) (empty bool, err error) {
-	// O_NONBLOCK: a FIFO at the path must not block the open.
-	f, err := os.OpenFile(path, os.O_RDONLY|syscall.O_NONBLOCK, 0)
+// checkNames checks that the database's name is the file Open checked and
+// that its -wal and -shm are absent or regular files with one name.
+func (c *connector) checkNames() error {
+	fi, err := c.dir.Lstat(c.name)
 	if err != nil {
-		return false, err
+		return fmt.Errorf("%w: %w", ErrReplaced, err)
 	}
-	defer f.Close()
-	if fi, err := f.Stat(); err != nil {
-		return false, err
-	} else if !fi.Mode().IsRegular() {
-		return false, fmt.Errorf("%w: %s is not a regular file", ErrCorrupt, path)
+	st, ok := fi.Sys().(*unix.Stat_t)
+	switch {
+	case !fi.Mode().IsRegular():
+		return fmt.Errorf("%w: %s is %v, not a regular file", ErrReplaced, c.file, fi.Mode().Type())
+	case !ok:
+		return fmt.Errorf("%w: %s: no inode number", ErrReplaced, c.file)
+	case fileID{dev: uint64(st.Dev), ino: st.Ino} != c.id:
+		return fmt.Errorf("%w: %s is another file than the one opened", ErrReplaced, c.file)
+	case st.Nlink != 1:
+		return fmt.Errorf("%w: %s has other hard links", ErrReplaced, c.file)
 	}
-	return inspect(f)
+	for _, suffix := range []string{"-wal", "-shm", "-journal"} {
+		fi, err := c.dir.Lstat(c.name + suffix)
+		if errors.Is(err, fs.ErrNotExist) {
+			continue
+		}
+		if err != nil {
+			return err
+		}
+		if st, ok := fi.Sys().(*unix.Stat_t); !fi.Mode().IsRegular() || !ok || st.Nlink != 1 {
+			return fmt.Errorf("%w: %s%s is not a regular file with one name", ErrReplaced, c.file, suffix)
+		}
+	}
+	return nil
 }
 
-// inspect is inspectFile on an open file.
+func (c *connector) Driver() driver.Driver { return c.drv }
+
+// frozenConnector is a connector used inside its directory's Frozen
+// already (createOrProbe).
+type frozenConnector struct{ c *connector }
+
+func (f frozenConnector) Connect(context.Context) (driver.Conn, error) { return f.c.connectFrozen() }
+func (f frozenConnector) Driver() driver.Driver                        { return f.c.drv }
+
+// inspect checks an open file's SQLite header without SQLite, so a file
+// that is refused gets no -wal or -shm file next to it either. The header
+// is authoritative unless a WAL holds newer pages; whatever it misses
+// then, the check inside the migration transaction catches before
+// anything is written.
 func inspect(f *os.File) (empty bool, err error) {
 	// The 100-byte database header, then page 1's b-tree page header.
 	b := make([]byte, 108)
@@ -419,6 +532,9 @@ func (db *DB) Close() error {
 	}
 	if db.w != nil {
 		errs = append(errs, db.w.Close())
+	}
+	if db.dir != nil {
+		errs = append(errs, db.dir.Close())
 	}
 	if err := errors.Join(errs...); err != nil {
 		return fmt.Errorf("close store %s: %w", db.path, err)

@@ -8,6 +8,7 @@ import (
 	"net"
 	"os"
 	"runtime"
+	"strings"
 	"time"
 
 	"github.com/prometheus/client_golang/prometheus"
@@ -20,6 +21,7 @@ import (
 	"github.com/gpuprof/gpuprof/gpu"
 	"github.com/gpuprof/gpuprof/gpu/nvml"
 	"github.com/gpuprof/gpuprof/gpu/sim"
+	"github.com/gpuprof/gpuprof/internal/conffile"
 	"github.com/gpuprof/gpuprof/internal/metricsrv"
 	"github.com/gpuprof/gpuprof/jobsource"
 	"github.com/gpuprof/gpuprof/notice"
@@ -131,6 +133,10 @@ func runAgent(ctx context.Context, cfg config.Config, log *slog.Logger) error {
 		}
 		defer metrics.Close()
 	}
+	metricsToken, err := readMetricsToken(cfg.Agent.MetricsJobsTokenFile)
+	if err != nil {
+		return err
+	}
 	var notices *notice.Config
 	if cfg.Notices.Enabled {
 		conf, notUsed := jobsource.BindModel(cluster, cfg)
@@ -145,21 +151,22 @@ func runAgent(ctx context.Context, cfg config.Config, log *slog.Logger) error {
 	}
 	refusals := collect.NewQueryRefusals(log.With("query_socket", cfg.QuerySocket))
 	a, err := agent.New(ctx, agent.Options{
-		Cluster:         cluster,
-		Node:            node,
-		Socket:          cfg.Socket,
-		Interval:        cfg.Agent.Interval.D(),
-		FlushInterval:   cfg.Agent.FlushInterval.D(),
-		SeriesPoints:    cfg.Agent.SeriesPoints,
-		EnergyEvery:     cfg.Agent.EnergyEvery.D(),
-		Procfs:          cfg.Proc.Procfs,
-		CgroupRoot:      cfg.Proc.CgroupRoot,
-		Collector:       pusher,
-		Outbox:          pusher != nil,
-		SlurmdSpoolDir:  slurmext.SlurmdSpoolDir(cfg.SlurmConf),
-		MetricsListener: metrics,
-		Notices:         notices,
-		Collectors:      []prometheus.Collector{refusals.Collector()},
+		Cluster:          cluster,
+		Node:             node,
+		Socket:           cfg.Socket,
+		Interval:         cfg.Agent.Interval.D(),
+		FlushInterval:    cfg.Agent.FlushInterval.D(),
+		SeriesPoints:     cfg.Agent.SeriesPoints,
+		EnergyEvery:      cfg.Agent.EnergyEvery.D(),
+		Procfs:           cfg.Proc.Procfs,
+		CgroupRoot:       cfg.Proc.CgroupRoot,
+		Collector:        pusher,
+		Outbox:           pusher != nil,
+		SlurmdSpoolDir:   slurmext.SlurmdSpoolDir(cfg.SlurmConf),
+		MetricsListener:  metrics,
+		MetricsJobsToken: metricsToken,
+		Notices:          notices,
+		Collectors:       []prometheus.Collector{refusals.Collector()},
 	}, sampler, db, spool.Dir{Path: cfg.SpoolDir}, log)
 	if err != nil {
 		return err
@@ -200,4 +207,21 @@ func openSampler(_ context.Context, cfg config.Config, log *slog.Logger) (gpu.Sa
 
 func simSpec(cfg config.Config) sim.NodeSpec {
 	return sim.NodeSpec{GPUs: cfg.Sim.GPUs, Model: cfg.Sim.Model, MemoryTotal: uint64(cfg.Sim.Memory), Minors: cfg.Sim.Minors}
+}
+
+// readMetricsToken reads agent.metrics_jobs_token_file: the scraper's
+// bearer token for the per-job series ("" when unset: none served).
+func readMetricsToken(path string) (string, error) {
+	if path == "" {
+		return "", nil
+	}
+	b, err := conffile.Read(path, 4096)
+	if err != nil {
+		return "", fmt.Errorf("agent.metrics_jobs_token_file: %w", err)
+	}
+	token := strings.TrimSpace(string(b))
+	if len(token) < 16 || strings.ContainsAny(token, " \t\r\n") {
+		return "", fmt.Errorf("agent.metrics_jobs_token_file %s: the token must be one word of at least 16 characters", path)
+	}
+	return token, nil
 }

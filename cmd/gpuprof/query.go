@@ -45,7 +45,7 @@ func startQueryServer(ctx context.Context, cfg config.Config, refusals *collect.
 	go func() {
 		defer close(done)
 		defer db.Close()
-		if err := collect.ServeLocal(ctx, ln, db, collect.LocalOptions{IsAdmin: isAdmin, Refusals: refusals}, log); err != nil {
+		if err := collect.ServeLocal(ctx, ln, db, collect.LocalOptions{IsAdmin: isAdmin, Refusals: refusals, Persons: collect.NewPersons(cfg.SubuidFile)}, log); err != nil {
 			log.Error("query socket stopped", "err", err)
 		}
 	}()

@@ -1,0 +1,93 @@
+package collect
+
+import (
+	"context"
+	"fmt"
+	"net"
+	"net/http"
+	"net/http/httptest"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+)
+
+func TestHostKey(t *testing.T) {
+	for addr, want := range map[string]string{
+		"127.0.0.1":        "loopback",
+		"127.0.0.5":        "loopback",
+		"::1":              "loopback",
+		"::ffff:127.0.0.2": "loopback",
+		"10.0.0.1":         "10.0.0.1",
+		"::ffff:10.0.0.1":  "10.0.0.1",
+		"2001:db8::1":      "2001:db8::/64",
+		"2001:db8::beef":   "2001:db8::/64",
+		"2001:db8:0:1::1":  "2001:db8:0:1::/64",
+	} {
+		if got := hostKey(net.ParseIP(addr)); got != want {
+			t.Errorf("hostKey(%s) = %q, want %q", addr, got, want)
+		}
+	}
+	if got := addrHost("127.0.0.3:4242"); got != "loopback" {
+		t.Errorf("addrHost = %q, want loopback", got)
+	}
+}
+
+// slowJunkAuth is fakeMunge where a credential it did not issue costs what
+// unmunge's refusal costs a flooded host: 200 ms.
+type slowJunkAuth struct{ *fakeMunge }
+
+func (a slowJunkAuth) Decode(ctx context.Context, cred string) (Identity, []byte, error) {
+	if strings.HasPrefix(cred, "MUNGE:junk") {
+		time.Sleep(200 * time.Millisecond)
+		return Identity{}, nil, fmt.Errorf("%w: junk", ErrAuth)
+	}
+	return a.fakeMunge.Decode(ctx, cred)
+}
+
+// TestJunkCredentialsWaitOnTheirHostsShare (issue 39, finding 5): a client
+// with no credential of its own sends plausible junk credentials on 64
+// connections at once, each costing an unmunge; decoding is shared per
+// sending host, so another host's user is answered at once and never
+// refused. Before, the junk took every decode slot and the user's
+// queries waited past the queue wait and got 503.
+func TestJunkCredentialsWaitOnTheirHostsShare(t *testing.T) {
+	db := openStore(t)
+	m := newFakeMunge()
+	s := NewServer(db, slowJunkAuth{m}, ServerOptions{Resolve: fakeResolve(testHosts),
+		Limits: Limits{MaxDecodes: 8, QueueWait: time.Second}}, testLogger(t))
+	h := s.Handler()
+	stop := make(chan struct{})
+	var wg sync.WaitGroup
+	for i := range 64 {
+		wg.Go(func() {
+			for n := 0; ; n++ {
+				select {
+				case <-stop:
+					return
+				default:
+				}
+				r := httptest.NewRequest("GET", "/v1/jobs", nil)
+				r.RemoteAddr = fmt.Sprintf("192.0.2.9:%d", 1000+i)
+				r.Header.Set("Authorization", fmt.Sprintf("MUNGE MUNGE:junk%dx%d:", i, n))
+				h.ServeHTTP(httptest.NewRecorder(), r)
+			}
+		})
+	}
+	defer func() { close(stop); wg.Wait() }()
+	time.Sleep(300 * time.Millisecond) // the flood in full swing
+	var took []time.Duration
+	for range 10 {
+		r := httptest.NewRequest("GET", "/v1/jobs", nil)
+		r.RemoteAddr = "10.0.0.2:5555"
+		r.Header.Set("Authorization", signed(m, alice, "GET", "/v1/jobs", nil))
+		w := httptest.NewRecorder()
+		start := time.Now()
+		h.ServeHTTP(w, r)
+		took = append(took, time.Since(start))
+		if w.Code != http.StatusOK {
+			t.Errorf("the other host's query: %d %s after %v", w.Code, strings.TrimSpace(w.Body.String()), took[len(took)-1])
+		}
+	}
+	t.Logf("the other host's queries during the flood took %v", took)
+}
