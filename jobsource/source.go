@@ -65,7 +65,7 @@ type Options struct {
 // database, the agent's query socket (query_socket), found without any
 // setting on a single host.
 func Open(ctx context.Context, cfg config.Config, o Options) (*Source, error) {
-	isAdmin, err := store.AdminGroup(cfg.AdminGroup)
+	isAdmin, err := store.Admins(cfg.AdminGroup, cfg.Serve.SlurmUser)
 	if err != nil {
 		return nil, err
 	}
