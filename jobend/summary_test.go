@@ -136,7 +136,9 @@ func TestAwaitWaitsForTheEpilog(t *testing.T) {
 		t.Errorf("Await of a job never closed: found %v, closed %v", found, closed(v))
 	}
 	// Never found: the error.
-	find = func(context.Context, string, string) (store.JobView, error) { return store.JobView{}, store.ErrNotFound }
+	find = func(context.Context, string, string) (store.JobView, error) {
+		return store.JobView{}, store.ErrNotFound
+	}
 	if _, found, err := Await(context.Background(), find, "lab", "1", time.Now().Add(20*time.Millisecond), 5*time.Millisecond); found || !errors.Is(err, store.ErrNotFound) {
 		t.Errorf("Await of an unknown job: found %v, err %v", found, err)
 	}
