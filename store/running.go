@@ -70,3 +70,42 @@ func (v JobView) SchedView() *slurmext.JobRecord {
 	}
 	return v.RunningRecord()
 }
+
+// ElapsedAt is how long v has run as a reader sees it at now: the
+// scheduler's elapsed time (start to end) once it ended; while it runs
+// (no end, a node's profile running), from its start to now, to the
+// second, as squeue's TIME counts it — not to the last reading, which
+// lags by up to the sampling and flush intervals. A finished profile
+// without a scheduler record counts to its end. false when unknown.
+func (v JobView) ElapsedAt(now time.Time) (time.Duration, bool) {
+	s := v.SchedView()
+	if s != nil {
+		if d, ok := s.Elapsed(); ok {
+			return d, true
+		}
+	}
+	var start, end time.Time
+	running := false
+	for _, p := range v.Profiles {
+		if !p.Start.IsZero() && (start.IsZero() || p.Start.Before(start)) {
+			start = p.Start
+		}
+		if p.Status == profile.StatusRunning {
+			running = true
+		} else if p.End.After(end) {
+			end = p.End
+		}
+	}
+	if s != nil && !s.Start.IsZero() {
+		start = s.Start
+	}
+	switch {
+	case start.IsZero():
+		return 0, false
+	case running && !now.IsZero() && !now.Before(start):
+		return now.Sub(start).Truncate(time.Second), true
+	case !running && !end.IsZero() && !end.Before(start):
+		return end.Sub(start), true
+	}
+	return 0, false
+}
