@@ -57,23 +57,25 @@ var ErrNoMailer = errors.New("mailer not run")
 // unchanged by Exec. It returns the mailer's exit status when it ran the
 // mailer itself, or an error wrapping ErrNoMailer.
 func (m MailProg) Run(ctx context.Context, args []string) (int, error) {
+	began := time.Now()
 	getenv := m.Getenv
 	if getenv == nil {
 		getenv = os.Getenv
 	}
 	jobID, kind := getenv(slurmext.MailEnvJobID), getenv(slurmext.MailEnvMailType)
 	log := m.Log.With("job", jobID, "mail_type", kind)
+	took := func() any { return slog.DurationValue(time.Since(began).Round(time.Millisecond)) }
 	if !slurmext.MailTypeReportsRun(kind) || jobID == "" {
-		return m.unchanged(args, log, "")
+		return m.unchanged(args, log, "", took)
 	}
 	text, err := m.summaryWithin(ctx, jobID)
 	if err != nil {
-		return m.unchanged(args, log, err.Error())
+		return m.unchanged(args, log, err.Error(), took)
 	}
 	if strings.TrimSpace(text) == "" {
-		return m.unchanged(args, log, "empty summary")
+		return m.unchanged(args, log, "empty summary", took)
 	}
-	return m.withSummary(args, text, log)
+	return m.withSummary(args, text, log, took)
 }
 
 // summaryWithin runs Summary under Deadline; when it has not answered by
@@ -109,9 +111,10 @@ func (m MailProg) summaryWithin(ctx context.Context, jobID string) (string, erro
 
 // unchanged hands the mail to the mailer as Slurm wrote it (its stdin
 // untouched), replacing this process; why, when not "", is logged.
-func (m MailProg) unchanged(args []string, log *slog.Logger, why string) (int, error) {
+// took says how long gpuprof has held the mail.
+func (m MailProg) unchanged(args []string, log *slog.Logger, why string, took func() any) (int, error) {
 	if why != "" {
-		log.Warn("mail sent without the GPU summary", "reason", why)
+		log.Warn("mail sent without the GPU summary", "reason", why, "took", took())
 	}
 	argv := append([]string{m.Mailer}, args...)
 	err := m.Exec(m.Mailer, argv, m.Env)
@@ -121,7 +124,7 @@ func (m MailProg) unchanged(args []string, log *slog.Logger, why string) (int, e
 
 // withSummary runs the mailer with Slurm's arguments and Slurm's body
 // (stdin, copied as it is) followed by the summary.
-func (m MailProg) withSummary(args []string, text string, log *slog.Logger) (int, error) {
+func (m MailProg) withSummary(args []string, text string, log *slog.Logger, took func() any) (int, error) {
 	cmd := exec.Command(m.Mailer, args...)
 	cmd.Env = m.Env
 	cmd.Stdout, cmd.Stderr = m.Stdout, m.Stderr
@@ -132,7 +135,7 @@ func (m MailProg) withSummary(args []string, text string, log *slog.Logger) (int
 		// The mailer cannot start; exec cannot do better, but it is
 		// the path the mail takes without gpuprof: try it.
 		log.Error("mailer did not start; handing the mail over unchanged", "mailer", m.Mailer, "err", err)
-		return m.unchanged(args, log, "")
+		return m.unchanged(args, log, "", took)
 	}
 	go func() {
 		in := m.Stdin
@@ -149,7 +152,7 @@ func (m MailProg) withSummary(args []string, text string, log *slog.Logger) (int
 	var ee *exec.ExitError
 	switch {
 	case err == nil:
-		log.Info("mail sent with the GPU summary")
+		log.Info("mail sent with the GPU summary", "took", took())
 		return 0, nil
 	case errors.As(err, &ee):
 		log.Error("mailer failed", "mailer", m.Mailer, "err", err)
