@@ -48,3 +48,13 @@ func TestAdminCommentCommands(t *testing.T) {
 		}
 	}
 }
+
+func TestParseSqueueIDUserName(t *testing.T) {
+	// A name with a line break: its second line starts no record.
+	out := "8101|alice|train|resnet\n8102|bob|e2e-mail\nBcc: victim@example.org\n8103|carol|\n\n"
+	got := ParseSqueueIDUserName(out)
+	want := map[string]SqueueJob{"8101": {"alice", "train|resnet"}, "8102": {"bob", "e2e-mail"}, "8103": {"carol", ""}}
+	if !reflect.DeepEqual(got, want) {
+		t.Errorf("got %+v, want %+v", got, want)
+	}
+}

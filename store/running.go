@@ -24,8 +24,9 @@ const GPUsFromProlog = "SLURM_JOB_GPUS"
 // slurmd's prolog told the agents running it, as their profiles keep it:
 // state RUNNING, the owner, account and partition of the first running
 // profile, the earliest start, the nodes, and as GPUs requested the GPUs
-// Slurm gave the job there. It has no name: slurmd does not give the
-// prolog the job's name (slurmctld's PrologSlurmctld and jobcomp have it).
+// Slurm gave the job there. Its name is v.RunningName: slurmd does not
+// give the prolog the job's name (slurmctld's PrologSlurmctld and jobcomp
+// have it), so the reader asks squeue (jobsource).
 // nil when v has a scheduler record or no profile of it runs.
 func (v JobView) RunningRecord() *slurmext.JobRecord {
 	if v.Sched != nil {
@@ -56,7 +57,7 @@ func (v JobView) RunningRecord() *slurmext.JobRecord {
 	return &slurmext.JobRecord{
 		Cluster: v.Cluster, JobID: v.JobID, DisplayID: v.JobID, ArrayTaskID: -1, HetOffset: -1,
 		User: first.User, UID: first.UID, Account: first.Account, Partition: first.Partition,
-		State: slurmext.StateRunning, CancelledBy: -1, Start: start,
+		Name: v.RunningName, State: slurmext.StateRunning, CancelledBy: -1, Start: start,
 		NodeList: strings.Join(nodes, ","), NodeCount: len(nodes),
 		ReqGPUs: gpus, GPUsFrom: GPUsFromProlog, Source: SourceProfiles,
 	}

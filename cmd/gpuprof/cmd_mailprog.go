@@ -90,5 +90,6 @@ func jobSummaryView(ctx context.Context, g *globalOptions, cluster, jobID string
 		return v, false, err
 	}
 	defer src.Close()
+	src.SkipNames()
 	return jobend.Await(ctx, src.Job, cluster, jobID, until, 250*time.Millisecond)
 }
