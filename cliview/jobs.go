@@ -206,7 +206,7 @@ func JobsTable(w io.Writer, views []store.JobView, fields []JobsField, c analysi
 
 // newJobsRow works out the cells of one job: the scheduler's record
 // where there is one, else while it runs what Slurm's prolog gave its
-// nodes (store.JobView.SchedView: RUNNING, partition, GPUs; no name), else
+// nodes (store.JobView.SchedView: RUNNING, partition, GPUs, squeue's name), else
 // its first GPU profile. GPUS and UTIL are analysis.Shown under c.
 func newJobsRow(v store.JobView, c analysis.Config, now time.Time) jobsRow {
 	r := jobsRow{v: v, start: "-", startShort: "-", wait: "-", ran: "-", state: "-"}

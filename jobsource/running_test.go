@@ -38,7 +38,7 @@ func TestRunningJobsNamedBySqueue(t *testing.T) {
 		}
 	}
 	put("lab", "8101", "alice", profile.StatusRunning)
-	put("lab", "8102", "carol", profile.StatusRunning)  // squeue says bob's: an id reused
+	put("lab", "8102", "carol", profile.StatusRunning)   // squeue says bob's: an id reused
 	put("other", "8103", "alice", profile.StatusRunning) // another cluster's job
 	put("lab", "8104", "alice", profile.StatusFinished)
 	squeue := filepath.Join(dir, "squeue")
