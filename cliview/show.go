@@ -242,7 +242,11 @@ func hostUsageLines(v store.JobView) []string {
 func writeSchedView(w io.Writer, v store.JobView) {
 	s := v.Sched
 	if r := v.RunningRecord(); r != nil {
-		printf(w, "  Name       - (slurmd does not give the prolog the job's name; jobcomp records it at the end)\n")
+		if r.Name != "" {
+			printf(w, "  Name       %s (from squeue while it runs)\n", termtext.Short(r.Name, 200))
+		} else {
+			printf(w, "  Name       - (slurmd does not give the prolog the job's name, squeue did not; jobcomp records it at the end)\n")
+		}
 		uid := ""
 		if r.UID >= 0 {
 			uid = fmt.Sprintf(" (uid %d)", r.UID)
