@@ -26,7 +26,8 @@ const mailRecipient = "root@example.org"
 //     line, which stay inside the subject argument and add no recipient
 //     and no body line;
 //   - with jobcomp.admin_comment on, sacct -o AdminComment of that job
-//     shows gpuprof's summary (gpuprof:v1:…);
+//     shows gpuprof's summary (gpuprof:v1:…), while a job whose
+//     AdminComment another tool set as it ran keeps that one;
 //   - with gpuprof unable to answer (its collector accepts and never
 //     replies), the next job's END mail arrives unchanged (Slurm's empty
 //     body) within mail_prog.deadline, the reason in gpuprof's log; and
@@ -135,7 +136,28 @@ deadline = "5s"
 
 	hostile := "e2e-mail\nBcc: victim@example.org"
 	id := submit(hostile)
-	c.waitQueueEmpty(t, []string{id}, queueTimeout)
+	// Another tool's AdminComment, set while the job runs, stays.
+	foreign := submit("e2e-foreign")
+	for {
+		if state, err := c.jobState(foreign); err != nil || state == "RUNNING" {
+			break
+		}
+		time.Sleep(300 * time.Millisecond)
+	}
+	const theirs = "checked-by-admin" // lowercase: 22.05's sacctmgr lowercases
+	setDeadline := time.Now().Add(30 * time.Second)
+	for {
+		c.run(t, "sacctmgr", "-i", "modify", "job", "where", "jobid="+foreign, "set", "AdminComment="+theirs)
+		got, _ := c.output("sacct", "-n", "-X", "-P", "-j", foreign, "-o", "AdminComment")
+		if strings.TrimSpace(got) == theirs {
+			break
+		}
+		if time.Now().After(setDeadline) {
+			t.Fatalf("could not set job %s's AdminComment as another tool would: %q", foreign, got)
+		}
+		time.Sleep(time.Second)
+	}
+	c.waitQueueEmpty(t, []string{id, foreign}, queueTimeout)
 	argv, body, _ := waitMail(t, mailDir, id, 90*time.Second)
 
 	t.Run("summary", func(t *testing.T) {
@@ -167,6 +189,23 @@ deadline = "5s"
 		comment := waitAdminComment(t, c, id, 90*time.Second, func(s string) bool { return s != "" })
 		if !regexp.MustCompile(`^gpuprof:v1:gpus=1,.*class=[a-z_]+`).MatchString(comment) || len(comment) > 300 {
 			t.Errorf("sacct -o AdminComment of job %s: %q, want gpuprof's summary", id, comment)
+		}
+	})
+
+	t.Run("another tool's AdminComment stays", func(t *testing.T) {
+		deadline := time.Now().Add(90 * time.Second)
+		for {
+			log, _ := os.ReadFile(base.LogFile)
+			if regexp.MustCompile(`AdminComment left as it is.*job=` + foreign + `\b|job=` + foreign + `\b.*AdminComment left as it is`).Match(log) {
+				break
+			}
+			if time.Now().After(deadline) {
+				t.Fatalf("gpuprof's log does not say it left job %s's AdminComment:\n%s", foreign, lastLines(string(log), 20))
+			}
+			time.Sleep(time.Second)
+		}
+		if got := strings.TrimSpace(c.run(t, "sacct", "-n", "-X", "-P", "-j", foreign, "-o", "AdminComment")); got != theirs {
+			t.Errorf("job %s's AdminComment %q, want the other tool's %q", foreign, got, theirs)
 		}
 	})
 
