@@ -63,7 +63,8 @@ type Config struct {
 	LogFile string `toml:"log_file"`
 
 	// AdminGroup is the Unix group whose members see every user's jobs
-	// (root always does); everyone else sees only their own.
+	// (root and Serve.SlurmUser always do: store.Admins); everyone else
+	// sees only their own.
 	AdminGroup string `toml:"admin_group"`
 	// SlurmConf is read for ClusterName when neither cluster nor the hook
 	// environment names the cluster (and for SlurmdSpoolDir and the nodes'
@@ -199,7 +200,8 @@ type ImportConfig struct {
 type ServeConfig struct {
 	// Listen is the TCP address to serve on.
 	Listen string `toml:"listen"`
-	// SlurmUser may push profiles besides root.
+	// SlurmUser may push profiles besides root, and reads every job
+	// (store.Admins): it runs MailProg and jobcomp.
 	SlurmUser string `toml:"slurm_user"`
 	// Nodes, when not empty, are the only hosts (addresses as munge reports
 	// them) whose pushes are accepted.
