@@ -8,6 +8,7 @@ import (
 	"log/slog"
 	"os"
 	"os/exec"
+	"slices"
 	"strings"
 	"time"
 
@@ -38,12 +39,19 @@ type MailProg struct {
 	// the mail is Slurm's with nothing of gpuprof left; it returns only
 	// on failure.
 	Exec func(path string, argv []string, env []string) error
-	// Stdin, Stdout, Stderr and Env are the process's (tests set them).
+	// Stdin, Stdout, Stderr and Env are the process's (tests set them;
+	// Env nil: os.Environ()). The mailer's environment is Env with
+	// GPUPROF_MAILPROG=1 added (loopEnv).
 	Stdin          io.Reader
 	Stdout, Stderr io.Writer
 	Env            []string
 	Getenv         func(string) string
 }
+
+// loopEnv marks the environment MailProg hands the mailer: a mailer that
+// runs gpuprof mailprog again (mail_prog.mailer naming the wrapper) is
+// told by it, and the loop ends at DefaultMailer instead of going on.
+const loopEnv = "GPUPROF_MAILPROG=1"
 
 // ErrNoMailer means the mailer could not be run at all: the mail is lost
 // unless Slurm's log is read, so the exit status says so.
@@ -65,6 +73,15 @@ func (m MailProg) Run(ctx context.Context, args []string) (int, error) {
 	jobID, kind := getenv(slurmext.MailEnvJobID), getenv(slurmext.MailEnvMailType)
 	log := m.Log.With("job", jobID, "mail_type", kind)
 	took := func() any { return slog.DurationValue(time.Since(began).Round(time.Millisecond)) }
+	if getenv("GPUPROF_MAILPROG") == "1" {
+		log.Error("mail_prog.mailer runs gpuprof mailprog again; sending through "+DefaultMailer+" instead", "mailer", m.Mailer)
+		m.Mailer = DefaultMailer
+		return m.unchanged(args, log, "", took)
+	}
+	if m.Env == nil {
+		m.Env = os.Environ()
+	}
+	m.Env = append(slices.Clip(m.Env), loopEnv)
 	if !slurmext.MailTypeReportsRun(kind) || jobID == "" {
 		return m.unchanged(args, log, "", took)
 	}

@@ -117,3 +117,35 @@ func TestMailProgUnchanged(t *testing.T) {
 		})
 	}
 }
+
+// TestMailProgLoop: a mailer that runs gpuprof mailprog again (the
+// wrapper named as mail_prog.mailer) gets the mail through DefaultMailer
+// unchanged, instead of a loop; the mailer's environment says so.
+func TestMailProgLoop(t *testing.T) {
+	m, calls, _ := testMailProg(t, "Ended", func(context.Context, string) (string, error) { return "summary", nil })
+	var envs [][]string
+	m.Exec = func(path string, argv []string, env []string) error {
+		*calls = append(*calls, execCall{path, argv})
+		envs = append(envs, env)
+		return errors.New("exec recorded")
+	}
+	m.Getenv = func(k string) string {
+		return map[string]string{"SLURM_JOB_ID": "1", "SLURM_JOB_MAIL_TYPE": "Ended", "GPUPROF_MAILPROG": "1"}[k]
+	}
+	_, _ = m.Run(context.Background(), slurmArgs)
+	if len(*calls) != 1 || (*calls)[0].path != DefaultMailer || !reflect.DeepEqual((*calls)[0].argv[1:], slurmArgs) {
+		t.Errorf("exec calls %q, want %s with Slurm's arguments", *calls, DefaultMailer)
+	}
+	// A first run marks the mailer's environment.
+	m, calls, _ = testMailProg(t, "Began", nil)
+	m.Env = []string{"PATH=/usr/bin"}
+	m.Exec = func(path string, argv []string, env []string) error {
+		envs = append(envs[:0], env)
+		return errors.New("exec recorded")
+	}
+	_, _ = m.Run(context.Background(), slurmArgs)
+	if len(envs) != 1 || !reflect.DeepEqual(envs[0], []string{"PATH=/usr/bin", "GPUPROF_MAILPROG=1"}) {
+		t.Errorf("the mailer's environment %q, want the marker added", envs)
+	}
+	_ = calls
+}
