@@ -14,6 +14,7 @@ import (
 	"github.com/gpuprof/gpuprof/config"
 	"github.com/gpuprof/gpuprof/hooks"
 	"github.com/gpuprof/gpuprof/jobend"
+	"github.com/gpuprof/gpuprof/slurmext"
 )
 
 func newAdminCommentCommand(g *globalOptions) *cobra.Command {
@@ -44,10 +45,15 @@ func runAdminComment(ctx context.Context, g *globalOptions, cluster, jobID strin
 	cfg, log, closeLog := hooks.Setup("admincomment", g.load, g.DB, g.level(), p)
 	defer closeLog()
 	log = log.With("job", jobID)
+	if cluster == "" {
+		cluster = slurmext.ClusterName(cfg.Cluster, "", cfg.SlurmConf)
+	}
 	wait := cfg.JobComp.AdminCommentWait.D()
 	ctx, cancel := context.WithTimeout(ctx, wait+20*time.Second)
 	defer cancel()
-	v, found, err := jobSummaryView(ctx, g, cluster, jobID, time.Now().Add(wait))
+	// Once a second: one such reader runs per job that ended, for up to
+	// admin_comment_wait each.
+	v, found, err := jobSummaryView(ctx, g, cluster, jobID, time.Now().Add(wait), time.Second)
 	if !found {
 		log.Warn("AdminComment not written: job not read", "err", err)
 		return

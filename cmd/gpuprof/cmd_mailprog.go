@@ -56,7 +56,7 @@ func runMailProg(ctx context.Context, g *globalOptions, args []string, p hooks.P
 			deadline, _ := ctx.Deadline()
 			// Leave a fifth of the time to build and send the mail.
 			until := deadline.Add(-time.Until(deadline) / 5)
-			v, found, err := jobSummaryView(ctx, g, slurmext.ClusterName(cfg.Cluster, p.Getenv(slurmext.MailEnvCluster), cfg.SlurmConf), jobID, until)
+			v, found, err := jobSummaryView(ctx, g, slurmext.ClusterName(cfg.Cluster, p.Getenv(slurmext.MailEnvCluster), cfg.SlurmConf), jobID, until, 250*time.Millisecond)
 			if !found {
 				return "", err
 			}
@@ -83,13 +83,13 @@ func runMailProg(ctx context.Context, g *globalOptions, args []string, p hooks.P
 
 // jobSummaryView reads job id of cluster through the configured source
 // (the collector, or the local database) until its profiles are closed
-// or until (jobend.Await).
-func jobSummaryView(ctx context.Context, g *globalOptions, cluster, jobID string, until time.Time) (v store.JobView, found bool, err error) {
+// or until (jobend.Await), every so often.
+func jobSummaryView(ctx context.Context, g *globalOptions, cluster, jobID string, until time.Time, every time.Duration) (v store.JobView, found bool, err error) {
 	src, err := openSource(ctx, g, false)
 	if err != nil {
 		return v, false, err
 	}
 	defer src.Close()
 	src.SkipNames()
-	return jobend.Await(ctx, src.Job, cluster, jobID, until, 250*time.Millisecond)
+	return jobend.Await(ctx, src.Job, cluster, jobID, until, every)
 }
