@@ -74,10 +74,12 @@ func (c *Class) UnmarshalText(b []byte) error {
 //     GPU reading is classified from its scheduler record alone
 //     (classifyScheduler): short_debug when short or interactive by name,
 //     long_training when long, else unknown
-//  2. short_debug: not an array task and ran < classes.short_job_max
-//  3. preprocessing_io: IO wait ≥ bottlenecks.io_bound_frac while mean
+//  2. preprocessing_io: IO wait ≥ bottlenecks.io_bound_frac while mean
 //     utilisation < classes.low_util_max
-//  4. idle_allocation: mean utilisation over all GPUs < classes.idle_util_max
+//  3. idle_allocation: mean utilisation over all GPUs < classes.idle_util_max
+//  4. short_debug: not an array task and ran < classes.short_job_max
+//     (after 2 and 3, which a running job's readings decide already, so
+//     that a job keeps the class it had while it ran when it ends)
 //  5. short_debug: the job name is one of classes.interactive_names
 //  6. inference_service: ran ≥ classes.service_min_duration, memory floor
 //     ≥ classes.service_steady_min of the peak (where measured), and mean
@@ -116,16 +118,6 @@ func classify(j *Job, m *Metrics, c *Config, why *[]Reason) Class {
 		return classifyScheduler(j, m, c, why)
 	}
 
-	elapsed := m.Elapsed.Seconds()
-	if short(j, m, c) {
-		if why != nil {
-			say(Reason{Rule: "short_debug.duration", Checks: []Check{
-				{MetricElapsed, elapsed, OpLT, cl.ShortJobMax.D().Seconds()},
-			}})
-		}
-		return ClassShortDebug
-	}
-
 	if ioBound(m, c) {
 		if why != nil {
 			say(Reason{Rule: "preprocessing_io", Checks: []Check{
@@ -137,7 +129,11 @@ func classify(j *Job, m *Metrics, c *Config, why *[]Reason) Class {
 	}
 
 	// Idle by SM activity where GPM measured the job's own, else by the
-	// duty cycle (Metrics.Compute): the reason names the measure.
+	// duty cycle (Metrics.Compute): the reason names the measure. This
+	// rule and the IO one come before the run-time rule, which needs the
+	// job's end: a job idle (or IO-bound) while it runs keeps its class
+	// when it ends, however short — one rule for running and finished
+	// jobs.
 	if use, measure, ok := m.Compute(); ok && use < cl.IdleUtilMax {
 		if why != nil {
 			r := Reason{Rule: "idle_allocation", Checks: []Check{
@@ -153,6 +149,16 @@ func classify(j *Job, m *Metrics, c *Config, why *[]Reason) Class {
 			say(r)
 		}
 		return ClassIdleAllocation
+	}
+
+	elapsed := m.Elapsed.Seconds()
+	if short(j, m, c) {
+		if why != nil {
+			say(Reason{Rule: "short_debug.duration", Checks: []Check{
+				{MetricElapsed, elapsed, OpLT, cl.ShortJobMax.D().Seconds()},
+			}})
+		}
+		return ClassShortDebug
 	}
 
 	if interactiveName(j.Name, cl.InteractiveNames) {

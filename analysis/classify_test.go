@@ -577,3 +577,47 @@ func TestClassifyRealSacct(t *testing.T) {
 		t.Errorf("the debug rule said nothing: %+v", fd.NoChange)
 	}
 }
+
+// TestClassSameRunningAndFinished: a job's class does not change when it
+// ends. Ten minutes on a GPU it never used is idle_allocation while it
+// runs (no end: the run-time rule cannot apply) and stays so when it
+// ends after 12 minutes, under classes.short_job_max (it was short_debug
+// then, before the idle rule came first); an IO-bound one stays
+// preprocessing_io. A short job that used its GPU is still short_debug.
+func TestClassSameRunningAndFinished(t *testing.T) {
+	c := DefaultConfig()
+	profiled := func(util uint32, ioStall float64, end time.Time) Job {
+		utils := make([]uint32, 600)
+		for i := range utils {
+			utils[i] = util
+		}
+		g := recorded("GPU-a", utils, []uint64{1, 1, 1}, util > 0)
+		p := nodeProfile("gpu-a", profile.IOWait{Scope: profile.IOScopeCgroup, StallSeconds: ioStall, Seconds: 600}, end, g)
+		rec := &slurmext.JobRecord{Cluster: "c1", JobID: "101", User: "alice", State: slurmext.StateRunning,
+			Submit: t0, Start: t0, TimeLimit: time.Hour, ReqGPUs: 1, NodeCount: 1, NodeList: "gpu-a"}
+		if !end.IsZero() {
+			r := *rec
+			r.State, r.End = slurmext.StateCompleted, end
+			rec = &r
+		}
+		return FromView(rec, []profile.Job{p})
+	}
+	end := t0.Add(12 * time.Minute)
+	for _, tc := range []struct {
+		name    string
+		util    uint32
+		ioStall float64
+		want    Class
+		endWant Class
+	}{
+		{"idle", 0, 0, ClassIdleAllocation, ClassIdleAllocation},
+		{"waiting on IO", 1, 500, ClassPreprocessingIO, ClassPreprocessingIO},
+		{"busy", 60, 0, ClassOther, ClassShortDebug},
+	} {
+		running, _ := Classify(profiled(tc.util, tc.ioStall, time.Time{}), c)
+		finished, _ := Classify(profiled(tc.util, tc.ioStall, end), c)
+		if running != tc.want || finished != tc.endWant {
+			t.Errorf("%s: running %s, finished %s; want %s, %s", tc.name, running, finished, tc.want, tc.endWant)
+		}
+	}
+}

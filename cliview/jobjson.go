@@ -6,6 +6,7 @@ package cliview
 import (
 	"math"
 	"slices"
+	"time"
 
 	"github.com/gpuprof/gpuprof/analysis"
 	"github.com/gpuprof/gpuprof/gpu"
@@ -29,10 +30,13 @@ type JobJSON struct {
 	// (store.JobView.RunningRecord); null otherwise.
 	Running *slurmext.JobRecord `json:"running"`
 	// State is sched's state, else running's (RUNNING); null when neither.
-	State         *string       `json:"state"`
-	Profiles      []profile.Job `json:"profiles"`
-	WaitSeconds   *float64      `json:"wait_seconds"`
-	GPUsRequested *int          `json:"gpus_requested"`
+	State       *string       `json:"state"`
+	Profiles    []profile.Job `json:"profiles"`
+	WaitSeconds *float64      `json:"wait_seconds"`
+	// ElapsedSeconds is how long the job ran, or while it runs has run
+	// up to the read time (store.JobView.ElapsedAt); null when unknown.
+	ElapsedSeconds *float64 `json:"elapsed_seconds"`
+	GPUsRequested  *int     `json:"gpus_requested"`
 	// GPUsHeld, GPUsUsed and UtilMean are the figures jobs, show, the
 	// TUI and the report show (analysis.Shown): the GPUs held (a shard
 	// job's GPU counts one), those of them used, and the mean
@@ -189,8 +193,9 @@ const (
 
 // JobsJSON is jobs --json and show --json, one element per view; c is
 // the analysis configuration the held/used and utilisation figures are
-// derived under.
-func JobsJSON(views []store.JobView, c analysis.Config) []JobJSON {
+// derived under; now is the read time, to which a running job's elapsed
+// time counts.
+func JobsJSON(views []store.JobView, c analysis.Config, now time.Time) []JobJSON {
 	out := make([]JobJSON, 0, len(views))
 	for _, v := range views {
 		j := JobJSON{Cluster: v.Cluster, JobID: v.JobID, DisplayID: v.SlurmID(), Sched: v.Sched, Running: v.RunningRecord(),
@@ -206,6 +211,10 @@ func JobsJSON(views []store.JobView, c analysis.Config) []JobJSON {
 				s := w.Seconds()
 				j.WaitSeconds = &s
 			}
+		}
+		if d, ok := v.ElapsedAt(now); ok {
+			sec := d.Seconds()
+			j.ElapsedSeconds = &sec
 		}
 		if v.Sched != nil {
 			if el, ok := v.Sched.Elapsed(); ok {

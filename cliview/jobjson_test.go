@@ -37,7 +37,7 @@ func TestJobJSONCPUEfficiency(t *testing.T) {
 	}
 	for _, tt := range tests {
 		v := store.JobView{Cluster: "c", JobID: "1", Sched: tt.rec}
-		got := JobsJSON([]store.JobView{v}, analysis.DefaultConfig())[0].CPUEfficiency
+		got := JobsJSON([]store.JobView{v}, analysis.DefaultConfig(), time.Time{})[0].CPUEfficiency
 		switch {
 		case tt.want < 0 && got != nil:
 			t.Errorf("%s: cpu_efficiency %v, want null", tt.name, *got)
@@ -57,7 +57,7 @@ func TestJobJSONSaysWhatIsMissing(t *testing.T) {
 		{JobID: "1", Sched: sacct},
 		{JobID: "2", Sched: jobcomp},
 		{JobID: "3", Profiles: []profile.Job{prof}},
-	}, analysis.DefaultConfig())
+	}, analysis.DefaultConfig(), time.Time{})
 	if w := got[0].WaitSeconds; w == nil || *w != 60 {
 		t.Errorf("job 1 wait %v, want 60", w)
 	}

@@ -10,6 +10,7 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+	"time"
 
 	"github.com/charmbracelet/x/ansi"
 
@@ -164,7 +165,10 @@ func sacctCut(s string, n int, right bool) string {
 // as the largest peak over its GPUs with "×N" for N GPUs. In the default
 // format names are cut to 10 cells, users to 7 and accounts to 8, so
 // that a line with 4-GPU jobs fits 120 columns.
-func JobsTable(w io.Writer, views []store.JobView, fields []JobsField, c analysis.Config) error {
+//
+// now is the read time: a running job's ELAPSED counts to it
+// (store.JobView.ElapsedAt).
+func JobsTable(w io.Writer, views []store.JobView, fields []JobsField, c analysis.Config, now time.Time) error {
 	header := make([]string, len(fields))
 	for i, f := range fields {
 		header[i] = f.col.header
@@ -181,7 +185,7 @@ func JobsTable(w io.Writer, views []store.JobView, fields []JobsField, c analysi
 		t.Right[i] = f.right
 	}
 	for _, v := range views {
-		r := newJobsRow(v, c)
+		r := newJobsRow(v, c, now)
 		cells := make([]string, len(fields))
 		for i, f := range fields {
 			switch c := f.col.cell(&r); {
@@ -202,9 +206,9 @@ func JobsTable(w io.Writer, views []store.JobView, fields []JobsField, c analysi
 
 // newJobsRow works out the cells of one job: the scheduler's record
 // where there is one, else while it runs what Slurm's prolog gave its
-// nodes (store.JobView.SchedView: RUNNING, partition, GPUs; no name), else
+// nodes (store.JobView.SchedView: RUNNING, partition, GPUs, squeue's name), else
 // its first GPU profile. GPUS and UTIL are analysis.Shown under c.
-func newJobsRow(v store.JobView, c analysis.Config) jobsRow {
+func newJobsRow(v store.JobView, c analysis.Config, now time.Time) jobsRow {
 	r := jobsRow{v: v, start: "-", startShort: "-", wait: "-", ran: "-", state: "-"}
 	if s := v.SchedView(); s != nil {
 		r.name, r.user, r.account, r.partition, r.state = termtext.Short(s.Name, 64), termtext.Short(s.User, 16), termtext.Short(s.Account, 16), termtext.Short(s.Partition, 16), termtext.Short(string(s.State), 24)
@@ -214,16 +218,14 @@ func newJobsRow(v store.JobView, c analysis.Config) jobsRow {
 		if d, ok := s.Wait(); ok {
 			r.wait = slurmext.FormatDuration(d, false)
 		}
-		if d, ok := s.Elapsed(); ok {
-			r.ran = slurmext.FormatDuration(d, false)
-		} else if v.Sched == nil {
-			r.ran = profileElapsed(v.Profiles[0]) // running: up to its last reading
-		}
 	} else if len(v.Profiles) > 0 {
 		p := v.Profiles[0]
 		r.user, r.account, r.partition, r.state = termtext.Short(p.User, 16), termtext.Short(p.Account, 16), termtext.Short(p.Partition, 16), termtext.Short(p.Status, 24)
 		r.start, r.startShort = slurmext.FormatTime(p.Start, nil), p.Start.Local().Format(jobsStartShort)
-		r.ran = profileElapsed(p)
+	}
+	if d, ok := v.ElapsedAt(now); ok {
+		// A running job's, to now: squeue's TIME, not the last flush.
+		r.ran = slurmext.FormatDuration(d, false)
 	}
 	shown := shownOf(v, c)
 	r.gpus = present.GPUs(shown.GPUs, shown.Used, shown.UsedKnown)

@@ -28,8 +28,9 @@ const maxShowNames = 20
 // maxShowNames, each with its cluster when they span several), then each
 // job's detail (see writeJobDetail) under c, with carbon's CO2e line and
 // the hints drawn from types(cluster), the GPU types of the job's
-// cluster (nil: none known).
-func Show(w io.Writer, ref slurmext.JobRef, views []store.JobView, c analysis.Config, carbon ShowCarbon, types func(cluster string) []analysis.GPUType) {
+// cluster (nil: none known). now is the read time: a running job's
+// elapsed time counts to it (store.JobView.ElapsedAt).
+func Show(w io.Writer, ref slurmext.JobRef, views []store.JobView, c analysis.Config, carbon ShowCarbon, types func(cluster string) []analysis.GPUType, now time.Time) {
 	if len(views) > 1 {
 		clusters := map[string]bool{}
 		for _, v := range views {
@@ -53,7 +54,7 @@ func Show(w io.Writer, ref slurmext.JobRef, views []store.JobView, c analysis.Co
 		if i > 0 {
 			printf(w, "\n")
 		}
-		writeJobDetail(w, v, c, carbon, types(v.Cluster))
+		writeJobDetail(w, v, c, carbon, types(v.Cluster), now)
 	}
 }
 
@@ -95,16 +96,14 @@ func (s ShowCarbon) SetJSON(out []JobJSON, views []store.JobView, c analysis.Con
 }
 
 // profileElapsed is how long a profile ran, up to its end or, while it
-// runs, its last reading; "-" when unknown.
-func profileElapsed(j profile.Job) string {
-	end := j.End
-	if end.IsZero() {
-		end = j.LastSample
-	}
-	if end.IsZero() || end.Before(j.Start) {
+// runs, up to now (store.JobView.ElapsedAt, the one rule); "-" when
+// unknown.
+func profileElapsed(j profile.Job, now time.Time) string {
+	d, ok := store.JobView{Profiles: []profile.Job{j}}.ElapsedAt(now)
+	if !ok {
 		return "-"
 	}
-	return present.Duration(end.Sub(j.Start))
+	return present.Duration(d)
 }
 
 // showWidth is the width of show's sparklines, in cells: one screen's
@@ -122,7 +121,7 @@ const showWidth = 40
 // YYYY-MM-DDTHH:MM:SS in local time; a value nobody measured says so.
 // types are the GPU types of the job's cluster (jobsource.Source.GPUTypes; nil:
 // none known), which the hints may suggest a smaller one of.
-func writeJobDetail(w io.Writer, v store.JobView, c analysis.Config, carbon ShowCarbon, types []analysis.GPUType) {
+func writeJobDetail(w io.Writer, v store.JobView, c analysis.Config, carbon ShowCarbon, types []analysis.GPUType, now time.Time) {
 	if id := v.SlurmID(); id != v.JobID {
 		printf(w, "Job %s (raw id %s, cluster %s)\n", termtext.Short(id, 64), termtext.Short(v.JobID, 64), termtext.Short(v.Cluster, 64))
 	} else {
@@ -134,7 +133,7 @@ func writeJobDetail(w io.Writer, v store.JobView, c analysis.Config, carbon Show
 		printf(w, "\n  No GPU profile: no GPU readings exist for this job.\n")
 	}
 	for _, p := range v.Profiles {
-		writeNodeProfile(w, p)
+		writeNodeProfile(w, p, now)
 	}
 	if l := carbon.line(v, c); l != "" {
 		printf(w, "\n  %s\n", l)
@@ -243,7 +242,11 @@ func hostUsageLines(v store.JobView) []string {
 func writeSchedView(w io.Writer, v store.JobView) {
 	s := v.Sched
 	if r := v.RunningRecord(); r != nil {
-		printf(w, "  Name       - (slurmd does not give the prolog the job's name; jobcomp records it at the end)\n")
+		if r.Name != "" {
+			printf(w, "  Name       %s (from squeue while it runs)\n", termtext.Short(r.Name, 200))
+		} else {
+			printf(w, "  Name       - (slurmd does not give the prolog the job's name, squeue did not; jobcomp records it at the end)\n")
+		}
 		uid := ""
 		if r.UID >= 0 {
 			uid = fmt.Sprintf(" (uid %d)", r.UID)
@@ -312,9 +315,9 @@ func writeSchedView(w io.Writer, v store.JobView) {
 // the notices decided for the job there, then per GPU its memory, its
 // utilisation (the duty cycle) and GPM activity with their timelines,
 // energy, temperature, XID codes named and classed, processes and flags.
-func writeNodeProfile(w io.Writer, j profile.Job) {
+func writeNodeProfile(w io.Writer, j profile.Job, now time.Time) {
 	printf(w, "\n  Node %s: profile %s (from %s), raw id %s, started %s, ran %s\n", termtext.Short(j.Node, 64), j.Status, j.Source,
-		termtext.Short(j.JobID, 64), present.Instant(j.Start, nil), profileElapsed(j))
+		termtext.Short(j.JobID, 64), present.Instant(j.Start, nil), profileElapsed(j, now))
 	var facts []string
 	if j.Driver != "" {
 		facts = append(facts, "driver "+termtext.Short(j.Driver, 32)+", CUDA "+texttable.OrDash(termtext.Short(j.CUDADriver, 32)))

@@ -68,7 +68,8 @@ type Config struct {
 	LogFile string `toml:"log_file"`
 
 	// AdminGroup is the Unix group whose members see every user's jobs
-	// (root always does); everyone else sees only their own.
+	// (root and Serve.SlurmUser always do: store.Admins); everyone else
+	// sees only their own.
 	AdminGroup string `toml:"admin_group"`
 	// SlurmConf is read for ClusterName when neither cluster nor the hook
 	// environment names the cluster (and for SlurmdSpoolDir and the nodes'
@@ -84,14 +85,16 @@ type Config struct {
 	Agent   AgentConfig   `toml:"agent"`
 	Hooks   HookConfig    `toml:"hooks"`
 	JobComp JobCompConfig `toml:"jobcomp"`
-	Import  ImportConfig  `toml:"import"`
-	Serve   ServeConfig   `toml:"serve"`
-	Munge   MungeConfig   `toml:"munge"`
-	Sim     SimConfig     `toml:"sim"`
-	NVML    NVMLConfig    `toml:"nvml"`
-	Proc    ProcConfig    `toml:"proc"`
-	Notices NoticesConfig `toml:"notices"`
-	Carbon  CarbonConfig  `toml:"carbon"`
+	// MailProg configures Slurm's MailProg wrapper.
+	MailProg MailProgConfig `toml:"mail_prog"`
+	Import   ImportConfig   `toml:"import"`
+	Serve    ServeConfig    `toml:"serve"`
+	Munge    MungeConfig    `toml:"munge"`
+	Sim      SimConfig      `toml:"sim"`
+	NVML     NVMLConfig     `toml:"nvml"`
+	Proc     ProcConfig     `toml:"proc"`
+	Notices  NoticesConfig  `toml:"notices"`
+	Carbon   CarbonConfig   `toml:"carbon"`
 }
 
 // CarbonConfig is the emission factor of the electricity the GPUs drew:
@@ -173,6 +176,28 @@ type JobCompConfig struct {
 	// Deadline after which jobcomp exits 0 whatever it was doing: slurmctld
 	// runs jobcomp scripts one at a time and waits for each.
 	Deadline Duration `toml:"deadline"`
+	// AdminComment, when true, has jobcomp start (detached, so that
+	// slurmctld does not wait) `gpuprof admincomment` for every job: it
+	// waits up to AdminCommentWait for the nodes to close the job's
+	// profile, then writes the job's GPU summary as its AdminComment in
+	// Slurm's accounting (sacctmgr), unless another tool wrote one.
+	// Off by default.
+	AdminComment bool `toml:"admin_comment"`
+	// AdminCommentWait bounds that wait and the sacct and sacctmgr runs
+	// after it.
+	AdminCommentWait Duration `toml:"admin_comment_wait"`
+	// Sacctmgr is the sacctmgr program.
+	Sacctmgr string `toml:"sacctmgr"`
+}
+
+// MailProgConfig configures `gpuprof mailprog`, Slurm's MailProg
+// (contrib/slurm/mailprog.sh).
+type MailProgConfig struct {
+	// Mailer is the site's mailer, which gets every mail with Slurm's own
+	// arguments (default /usr/bin/mail, Slurm's default MailProg).
+	Mailer string `toml:"mailer"`
+	// Deadline bounds the summary: past it the mail goes out unchanged.
+	Deadline Duration `toml:"deadline"`
 }
 
 // ImportConfig configures `gpuprof import sacct`.
@@ -185,7 +210,8 @@ type ImportConfig struct {
 type ServeConfig struct {
 	// Listen is the TCP address to serve on.
 	Listen string `toml:"listen"`
-	// SlurmUser may push profiles besides root.
+	// SlurmUser may push profiles besides root, and reads every job
+	// (store.Admins): it runs MailProg and jobcomp.
 	SlurmUser string `toml:"slurm_user"`
 	// Nodes, when not empty, are the only hosts (addresses as munge reports
 	// them) whose pushes are accepted.
@@ -372,10 +398,12 @@ func Default() Config {
 		},
 		SlurmConf: "/etc/slurm/slurm.conf",
 		Hooks:     HookConfig{Deadline: Duration(2 * time.Second)},
-		JobComp:   JobCompConfig{Deadline: Duration(time.Second)},
-		Import:    ImportConfig{Sacct: "/usr/bin/sacct"},
-		Serve:     ServeConfig{Listen: "127.0.0.1:8642", SlurmUser: "slurm", ConnsPerHost: 1024},
-		Munge:     MungeConfig{Munge: "/usr/bin/munge", Unmunge: "/usr/bin/unmunge"},
+		JobComp: JobCompConfig{Deadline: Duration(time.Second), AdminCommentWait: Duration(45 * time.Second),
+			Sacctmgr: "/usr/bin/sacctmgr"},
+		MailProg: MailProgConfig{Mailer: "/usr/bin/mail", Deadline: Duration(5 * time.Second)},
+		Import:   ImportConfig{Sacct: "/usr/bin/sacct"},
+		Serve:    ServeConfig{Listen: "127.0.0.1:8642", SlurmUser: "slurm", ConnsPerHost: 1024},
+		Munge:    MungeConfig{Munge: "/usr/bin/munge", Unmunge: "/usr/bin/unmunge"},
 		Sim: SimConfig{
 			Dir:    "/run/gpuprof/sim",
 			GPUs:   4,
@@ -452,6 +480,14 @@ func (c Config) Validate() error {
 		return fmt.Errorf("%w: hooks.deadline must be in (0, 1m]", ErrConfig)
 	case c.JobComp.Deadline.D() <= 0 || c.JobComp.Deadline.D() > time.Minute:
 		return fmt.Errorf("%w: jobcomp.deadline must be in (0, 1m]", ErrConfig)
+	case c.JobComp.AdminCommentWait.D() <= 0 || c.JobComp.AdminCommentWait.D() > 10*time.Minute:
+		return fmt.Errorf("%w: jobcomp.admin_comment_wait must be in (0, 10m]", ErrConfig)
+	case c.MailProg.Deadline.D() <= 0 || c.MailProg.Deadline.D() > time.Minute:
+		// slurmctld kills MailProg after 120 s; the mail must be out
+		// well before.
+		return fmt.Errorf("%w: mail_prog.deadline must be in (0, 1m]", ErrConfig)
+	case !filepath.IsAbs(c.MailProg.Mailer):
+		return fmt.Errorf("%w: mail_prog.mailer must be an absolute path", ErrConfig)
 	case c.Sim.GPUs < 1 || c.Sim.GPUs > 64:
 		return fmt.Errorf("%w: sim.gpus must be 1..64", ErrConfig)
 	case len(c.Sim.Minors) > 0 && len(c.Sim.Minors) != c.Sim.GPUs:

@@ -130,6 +130,10 @@ type clusterOptions struct {
 	// JobComp makes slurmctld run `GPUProfBin jobcomp --config
 	// GPUProfConfig` as its jobcomp/script at the end of every job.
 	JobComp bool
+	// MailProg makes slurmctld send job mail through contrib/slurm's
+	// mailprog.sh wrapper (the package example's MailProg= line) around
+	// GPUProfBin and GPUProfConfig, instead of /bin/true.
+	MailProg bool
 	// GPUProfBin and GPUProfConfig make the Prolog and Epilog run
 	// `GPUProfBin prolog|epilog --config GPUProfConfig`; with no GPUProfBin
 	// the hooks do nothing.
@@ -171,6 +175,9 @@ func startCluster(t *testing.T, o clusterOptions) *cluster {
 	}
 	if o.Configless {
 		args = append(args, "--configless")
+	}
+	if o.MailProg {
+		args = append(args, "--mailprog")
 	}
 	// Installing Slurm and MariaDB on a fresh machine takes about a minute.
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Minute)

@@ -230,6 +230,7 @@ func TestShellScriptsParse(t *testing.T) {
 		{name: "prolog", shell: "sh", path: "contrib/slurm/prolog.sh"},
 		{name: "epilog", shell: "sh", path: "contrib/slurm/epilog.sh"},
 		{name: "jobcomp", shell: "sh", path: "contrib/slurm/jobcomp.sh"},
+		{name: "mailprog", shell: "sh", path: "contrib/slurm/mailprog.sh"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

@@ -15,8 +15,8 @@ import (
 // under the real test cluster, a job that holds one GPU is shown while it
 // runs as RUNNING with its GPU — in gpuprof jobs, show and the TUI (in
 // tmux) — from what Slurm's prolog gave the node, before any scheduler
-// record exists (jobcomp writes it at the end). Its name is not checked:
-// slurmd does not give the prolog the job's name (show says so).
+// record exists (jobcomp writes it at the end). Its name, which comes
+// from squeue at read time, is TestRunningJobNameElapsedClass's.
 func TestRunningJobShownWhileItRuns(t *testing.T) {
 	requireClusterHost(t)
 	requireTmux(t)

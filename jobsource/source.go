@@ -49,6 +49,8 @@ type Source struct {
 	// types caches GPUTypes per cluster: the TUI asks on every detail.
 	typesMu sync.Mutex
 	types   map[string][]analysis.GPUType
+	// noNames: no squeue for running jobs' names (SkipNames).
+	noNames bool
 }
 
 // Options say how Open chooses.
@@ -65,7 +67,7 @@ type Options struct {
 // database, the agent's query socket (query_socket), found without any
 // setting on a single host.
 func Open(ctx context.Context, cfg config.Config, o Options) (*Source, error) {
-	isAdmin, err := store.AdminGroup(cfg.AdminGroup)
+	isAdmin, err := store.Admins(cfg.AdminGroup, cfg.Serve.SlurmUser)
 	if err != nil {
 		return nil, err
 	}
@@ -194,15 +196,30 @@ func (s *Source) scope(f store.ViewFilter) store.ViewFilter {
 }
 
 // Jobs implements tui.Source.
+//
+// A running job without a scheduler record gets its name from squeue
+// (nameRunning).
 func (s *Source) Jobs(ctx context.Context, f store.ViewFilter) ([]store.JobView, error) {
+	var vs []store.JobView
+	var err error
 	if s.client != nil {
 		if s.cluster != "" {
 			f.Cluster = s.cluster
 		}
-		return s.client.Jobs(ctx, f)
+		vs, err = s.client.Jobs(ctx, f)
+	} else {
+		vs, err = s.Reader().ListViews(ctx, s.scope(f))
 	}
-	return s.Reader().ListViews(ctx, s.scope(f))
+	if err == nil && !s.noNames {
+		s.nameRunning(ctx, vs)
+	}
+	return vs, err
 }
+
+// SkipNames turns nameRunning off for a reader that polls one job and
+// needs no name (the job-end mail and AdminComment), so that it does not
+// run squeue on every read.
+func (s *Source) SkipNames() { s.noNames = true }
 
 // Each calls fn with every job f selects, one at a time, in no particular
 // order (f.Limit and f.Offset ignored): what the analysis reads, without

@@ -30,3 +30,36 @@ func ParseSqueueQOSName(out string) (qos, name string, err error) {
 	}
 	return strings.TrimSpace(q), n, nil
 }
+
+// SqueueIDUserName is the --format that ParseSqueueIDUserName reads: the
+// raw job id (%A: an array task's own id, as SLURM_JOB_ID), the user, then
+// the name last and unsized, so that a name holding '|' changes neither
+// field before it.
+const SqueueIDUserName = "%A|%u|%j"
+
+// SqueueJob is one job as `squeue --format=%A|%u|%j` prints it.
+type SqueueJob struct {
+	User string
+	Name string // raw: callers sanitise it
+}
+
+// ParseSqueueIDUserName reads `squeue --noheader --format=%A|%u|%j`, one
+// line per job, into the jobs by raw id. A line that is not one (a job
+// name's own line break starts a line of its own) is skipped: its job
+// keeps the name up to the break.
+func ParseSqueueIDUserName(out string) map[string]SqueueJob {
+	jobs := map[string]SqueueJob{}
+	for _, line := range strings.Split(out, "\n") {
+		line = strings.TrimRight(line, "\r")
+		id, rest, ok := strings.Cut(line, "|")
+		if !ok || !isDigits(strings.TrimSpace(id)) {
+			continue
+		}
+		user, name, ok := strings.Cut(rest, "|")
+		if !ok {
+			continue
+		}
+		jobs[strings.TrimSpace(id)] = SqueueJob{User: strings.TrimSpace(user), Name: name}
+	}
+	return jobs
+}

@@ -65,6 +65,28 @@ func AdminGroup(group string) (func(uid int) bool, error) {
 	}, nil
 }
 
+// Admins returns the rule's admin test for the configuration:
+// AdminGroup's (root and admin_group's members), and the SlurmUser
+// (serve.slurm_user), who runs slurmctld's MailProg and jobcomp and so
+// reads every job for the job-end mail's summary and the AdminComment.
+// Slurm already trusts that account with every job (it can modify or
+// cancel any); a SlurmUser unknown on this host adds no one.
+func Admins(group, slurmUser string) (func(uid int) bool, error) {
+	inGroup, err := AdminGroup(group)
+	if err != nil {
+		return nil, err
+	}
+	slurmUID := -1
+	if slurmUser != "" {
+		if u, err := user.Lookup(slurmUser); err == nil {
+			if id, err := strconv.Atoi(u.Uid); err == nil {
+				slurmUID = id
+			}
+		}
+	}
+	return func(uid int) bool { return uid == slurmUID || inGroup(uid) }, nil
+}
+
 // CallerOf is uid, named user, as the rule sees them: an admin when
 // isAdmin says so (nil: root only).
 func CallerOf(uid int, user string, isAdmin func(uid int) bool) Caller {

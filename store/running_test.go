@@ -68,3 +68,28 @@ func TestRunningRecord(t *testing.T) {
 		})
 	}
 }
+
+func TestElapsedAt(t *testing.T) {
+	start := time.Date(2026, 12, 3, 14, 0, 0, 0, time.UTC)
+	now := start.Add(25*time.Second + 600*time.Millisecond)
+	running := profile.Job{Key: profile.Key{Cluster: "lab", JobID: "9", Node: "gpu01"}, Start: start, Status: profile.StatusRunning,
+		LastSample: start.Add(20 * time.Second)}
+	finished := running
+	finished.Status, finished.End = profile.StatusFinished, start.Add(7*time.Minute)
+	rec := &slurmext.JobRecord{Cluster: "lab", JobID: "9", State: slurmext.StateCompleted, Start: start, End: start.Add(8 * time.Minute)}
+	for _, tc := range []struct {
+		name string
+		v    JobView
+		want time.Duration
+		ok   bool
+	}{
+		{"running: start to now, to the second", JobView{Cluster: "lab", JobID: "9", Profiles: []profile.Job{running}}, 25 * time.Second, true},
+		{"ended: the scheduler's", JobView{Cluster: "lab", JobID: "9", Sched: rec, Profiles: []profile.Job{finished}}, 8 * time.Minute, true},
+		{"a finished profile alone: to its end", JobView{Cluster: "lab", JobID: "9", Profiles: []profile.Job{finished}}, 7 * time.Minute, true},
+		{"nothing known", JobView{Cluster: "lab", JobID: "9"}, 0, false},
+	} {
+		if got, ok := tc.v.ElapsedAt(now); got != tc.want || ok != tc.ok {
+			t.Errorf("%s: %v, %v; want %v, %v", tc.name, got, ok, tc.want, tc.ok)
+		}
+	}
+}

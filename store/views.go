@@ -28,6 +28,11 @@ type JobView struct {
 	// Profiles are the per-node profiles ordered by node; empty when no GPU
 	// readings exist.
 	Profiles []profile.Job `json:"profiles"`
+	// RunningName is a running job's name as squeue gave it when the
+	// view was read (jobsource.Source fills it for the jobs of its own
+	// cluster): RunningRecord's Name, since slurmd gives the prolog none.
+	// "" when unknown; never stored.
+	RunningName string `json:"-"`
 }
 
 // ErrBadFilter means a ViewFilter cannot be answered as given (an unknown

@@ -24,6 +24,8 @@ var adminSections = map[string]bool{
 	"prolog":         true,
 	"epilog":         true,
 	"jobcomp":        true,
+	"mailprog":       true,
+	"admincomment":   true,
 	"ingest":         true,
 	"serve":          true,
 	"import":         true,

@@ -61,4 +61,9 @@ func runJobComp(ctx context.Context, g *globalOptions, p hooks.Process, record j
 		lvl = slog.LevelError
 	}
 	log.Log(ctx, lvl, "done", "job", rec.JobID, "state", rec.State, "via", string(out), "err", err, "took", time.Since(began).Round(time.Microsecond))
+	if rec.State.IsFinal() && !rec.Start.IsZero() {
+		if err := startAdminComment(g, cfg, rec.Cluster, rec.JobID); err != nil {
+			log.Error("AdminComment writer not started", "job", rec.JobID, "err", err)
+		}
+	}
 }

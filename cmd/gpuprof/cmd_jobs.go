@@ -142,9 +142,9 @@ answers with that user's own jobs.`,
 				return err
 			}
 			if o.JSON {
-				return cliview.WriteJSON(cmd.OutOrStdout(), cliview.JobsJSON(views, c))
+				return cliview.WriteJSON(cmd.OutOrStdout(), cliview.JobsJSON(views, c, time.Now()))
 			}
-			return cliview.JobsTable(cmd.OutOrStdout(), views, fields, c)
+			return cliview.JobsTable(cmd.OutOrStdout(), views, fields, c, time.Now())
 		},
 	}
 	o.AddFlags(cmd.Flags())

@@ -58,7 +58,7 @@ pushes (see docs/prometheus.md).`,
 }
 
 func runServe(ctx context.Context, cfg config.Config, log *slog.Logger) error {
-	isAdmin, err := store.AdminGroup(cfg.AdminGroup)
+	isAdmin, err := store.Admins(cfg.AdminGroup, cfg.Serve.SlurmUser)
 	if err != nil {
 		return err
 	}

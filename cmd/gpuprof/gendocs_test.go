@@ -39,7 +39,7 @@ func TestGenDocs(t *testing.T) {
 			want["gpuprof-"+c.Name()] = "1"
 		}
 	}
-	for _, name := range []string{"agent", "prolog", "epilog", "jobcomp", "ingest", "serve", "import", "import-sacct", "notices-digest"} {
+	for _, name := range []string{"agent", "prolog", "epilog", "jobcomp", "mailprog", "admincomment", "ingest", "serve", "import", "import-sacct", "notices-digest"} {
 		want["gpuprof-"+name] = "8"
 	}
 	for _, name := range []string{"jobs", "show", "tui", "notices", "report", "profiles", "recommend", "plan", "whatif"} {

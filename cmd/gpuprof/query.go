@@ -22,7 +22,7 @@ func startQueryServer(ctx context.Context, cfg config.Config, refusals *collect.
 		return func() {}
 	}
 	log = log.With("query_socket", cfg.QuerySocket)
-	isAdmin, err := store.AdminGroup(cfg.AdminGroup)
+	isAdmin, err := store.Admins(cfg.AdminGroup, cfg.Serve.SlurmUser)
 	if err != nil {
 		// Fail closed: without the group, only root sees everyone's jobs.
 		log.Warn("admin_group unknown; on the query socket only root sees every user's jobs", "err", err)

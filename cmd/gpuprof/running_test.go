@@ -91,3 +91,37 @@ func TestRunningJobShowsSlurmFacts(t *testing.T) {
 		t.Errorf("show says a running job has no scheduler view:\n%s", out)
 	}
 }
+
+// TestRunningJobElapsedToNow: a running job's elapsed time counts from
+// its start to the read time, as squeue's TIME does, not to its last
+// reading (29 minutes in: the readings are a minute apart), in jobs,
+// jobs --json and show.
+func TestRunningJobElapsedToNow(t *testing.T) {
+	db := runningDB(t) // started 30 minutes ago, last reading at 29
+
+	out, err := runCLI(t, "jobs", "--db", db, "--format", "jobid,elapsed")
+	if err != nil {
+		t.Fatalf("jobs: %v\n%s", err, out)
+	}
+	if !regexp.MustCompile(`(?m)^8101 +00:30:0\d$`).MatchString(out) {
+		t.Errorf("jobs: want ELAPSED 00:30:0x (start to now), not the last reading's 00:29:00:\n%s", out)
+	}
+	out, err = runCLI(t, "jobs", "--json", "--db", db)
+	if err != nil {
+		t.Fatalf("jobs --json: %v", err)
+	}
+	var v []cliview.JobJSON
+	if err := json.Unmarshal([]byte(out), &v); err != nil || len(v) != 1 {
+		t.Fatalf("jobs --json: %v\n%s", err, out)
+	}
+	if e := v[0].ElapsedSeconds; e == nil || *e < 1800 || *e > 1830 {
+		t.Errorf("jobs --json: elapsed_seconds %v, want 1800–1830", e)
+	}
+	out, err = runCLI(t, "show", "8101", "--db", db)
+	if err != nil {
+		t.Fatalf("show: %v", err)
+	}
+	if !regexp.MustCompile(`ran 00:30:0\d\n`).MatchString(out) {
+		t.Errorf("show: want the node line's ran 00:30:0x:\n%s", out)
+	}
+}

@@ -80,12 +80,14 @@ func runShow(ctx context.Context, g *globalOptions, o *showOptions, id string, w
 	if err != nil {
 		return err
 	}
+	// The read time: a running job's elapsed time counts to it.
+	now := time.Now()
 	if o.JSON {
-		out := cliview.JobsJSON(views, c)
+		out := cliview.JobsJSON(views, c, now)
 		carbon.SetJSON(out, views, c)
 		return cliview.WriteJSON(w, out)
 	}
-	cliview.Show(w, ref, views, c, carbon, func(cluster string) []analysis.GPUType { return src.GPUTypes(ctx, cluster) })
+	cliview.Show(w, ref, views, c, carbon, func(cluster string) []analysis.GPUType { return src.GPUTypes(ctx, cluster) }, now)
 	return nil
 }
 
