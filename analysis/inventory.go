@@ -65,6 +65,11 @@ type ConfUse struct {
 	// SlurmConf and GresConf are the files used ("" none).
 	SlurmConf string `json:"slurm_conf"`
 	GresConf  string `json:"gres_conf,omitempty"`
+	// Source is where the nodes, partitions and scheduler settings came
+	// from when slurm_source asks for a choice: "scontrol" (this host's
+	// slurmctld; SlurmConf and GresConf are then "") or "files"; "" when
+	// slurm_source is "files" (the default). The two are never merged.
+	Source string `json:"source,omitempty"`
 	// NotUsed is the one line on a configured file that was not used
 	// ("slurm.conf /etc/slurm/slurm.conf is cluster lab2's, the jobs are
 	// dlrm's: not used"); "" when none was left aside.

@@ -31,6 +31,7 @@ func TestLoadExample(t *testing.T) {
 		Collector:   "http://ctl01:8642",
 		AdminGroup:  "gpuadmin",
 		SlurmConf:   "/etc/slurm-llnl/slurm.conf",
+		SlurmSource: "auto",
 		Clusters:    map[string]ClusterConfig{"hpc2": {SlurmConf: "/srv/hpc2/slurm.conf", GresConf: "/srv/hpc2/gres.conf"}},
 		JobComp:     JobCompConfig{Deadline: Duration(300 * time.Millisecond)},
 		Import:      ImportConfig{Sacct: "/opt/slurm/bin/sacct"},
