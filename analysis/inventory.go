@@ -25,6 +25,19 @@ func SlurmConfOf(cluster string) string {
 	return "slurm.conf of cluster " + cluster
 }
 
+// ScontrolOf names the live source: "scontrol of cluster X" (this host's
+// slurmctld, slurm_source "scontrol" or "auto").
+func ScontrolOf(cluster string) string { return "scontrol of cluster " + cluster }
+
+// ConfName names the Slurm configuration u used: ScontrolOf(cluster) when
+// it came from the live cluster, else SlurmConfOf(cluster).
+func (u ConfUse) ConfName() string {
+	if u.Source == "scontrol" {
+		return ScontrolOf(u.Cluster)
+	}
+	return SlurmConfOf(u.Cluster)
+}
+
 // Inventory says what an answer's GPU inventory is and where it came
 // from, so that no output attributes it to a source it did not come from.
 type Inventory struct {
@@ -151,9 +164,9 @@ func InventoryOf(in *Input) Inventory {
 	v := Inventory{Source: InventoryProfiles, Nodes: len(in.Nodes), GPUs: TotalGPUs(in.Nodes)}
 	switch {
 	case profiled && conf:
-		v.Source = InventoryProfiles + " and " + SlurmConfOf(in.Conf.Cluster)
+		v.Source = InventoryProfiles + " and " + in.Conf.ConfName()
 	case conf:
-		v.Source = SlurmConfOf(in.Conf.Cluster)
+		v.Source = in.Conf.ConfName()
 	}
 	return v
 }
