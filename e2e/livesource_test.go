@@ -90,8 +90,13 @@ func TestLiveSlurmSource(t *testing.T) {
 	if !bytes.Equal(live["nodes"], files["nodes"]) {
 		t.Errorf("nodes differ:\nscontrol %s\nfiles    %s", live["nodes"], files["nodes"])
 	}
-	if !strings.Contains(string(live["nodes"]), `"gpus":4`) || !strings.Contains(string(live["nodes"]), `"shards":32`) {
-		t.Errorf("scontrol's nodes %s, want the test node's 4 GPUs and 32 shards", live["nodes"])
+	var nodes []struct {
+		Name   string `json:"name"`
+		GPUs   int    `json:"gpus"`
+		Shards int    `json:"shards"`
+	}
+	if err := json.Unmarshal(live["nodes"], &nodes); err != nil || len(nodes) != 1 || nodes[0].Name != "localhost" || nodes[0].GPUs != 4 || nodes[0].Shards != 32 {
+		t.Errorf("scontrol's nodes %s (%v), want the test node localhost's 4 GPUs and 32 shards", live["nodes"], err)
 	}
 	if lp.CurrentGPUs != 4 || fp.CurrentGPUs != 4 || lp.Inventory.GPUs != fp.Inventory.GPUs || lp.Inventory.Nodes != fp.Inventory.Nodes {
 		t.Errorf("inventory: scontrol %+v, files %+v, want the same 4 GPUs", lp, fp)
