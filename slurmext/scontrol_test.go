@@ -111,3 +111,52 @@ func TestScontrolRecordsText(t *testing.T) {
 		}
 	}
 }
+
+// The real test Slurm with typed GPUs and a second partition (22.05.8):
+// slurmctld reports the shards typed too ("shard:h100:32"); the model
+// equals the one the same slurm.conf gives.
+func TestScontrolTyped(t *testing.T) {
+	for _, form := range []string{"-o", ""} {
+		c, err := NewClusterConfScontrol(ScontrolText{
+			Config:     readScontrol(t, "typed-22.05.8-config.txt"),
+			Nodes:      readScontrol(t, "typed-22.05.8-nodes"+form+".txt"),
+			Partitions: readScontrol(t, "typed-22.05.8-partitions"+form+".txt"),
+		})
+		if err != nil {
+			t.Fatalf("form %q: %v", form, err)
+		}
+		want := []NodeGres{{Name: "localhost", GPUs: 4, GPUType: "h100", GPUsByType: []TypeCount{{Type: "h100", Count: 4}}, Shards: 32}}
+		if !reflect.DeepEqual(c.Nodes, want) {
+			t.Errorf("form %q: nodes %+v, want %+v", form, c.Nodes, want)
+		}
+		ps := c.Sched.Partitions
+		if len(ps) != 2 {
+			t.Fatalf("form %q: partitions %+v", form, ps)
+		}
+		if g := ps[0]; g.Name != "gpu" || !g.MaxTimeUnlimited || g.PriorityTier != 1 || !g.Default {
+			t.Errorf("form %q: gpu %+v", form, g)
+		}
+		if s := ps[1]; s.Name != "short" || s.MaxTime != time.Hour || s.MaxTimeUnlimited || s.DefaultTime != 10*time.Minute ||
+			s.PriorityTier != 10 || s.PriorityFactor != 5 || s.Default || s.State != "UP" || !reflect.DeepEqual(s.Nodes, []string{"localhost"}) {
+			t.Errorf("form %q: short %+v", form, s)
+		}
+		sc := c.Sched
+		if sc.PriorityType != "priority/multifactor" || sc.WeightAge != 1000 || sc.WeightPartition != 2000 || sc.WeightFairshare != 0 ||
+			sc.PriorityMaxAge != 7*24*time.Hour || sc.PriorityDecayHalfLife != 7*24*time.Hour || sc.PriorityCalcPeriod != 5*time.Minute ||
+			sc.PriorityFavorSmall || sc.BfInterval != time.Minute || sc.BfWindow != 48*time.Hour {
+			t.Errorf("form %q: sched %+v", form, sc)
+		}
+		f, err := os.Open(filepath.Join("testdata", "scontrol", "typed-22.05.8-slurm.conf.txt"))
+		if err != nil {
+			t.Fatal(err)
+		}
+		files, err := ReadClusterConf(f)
+		f.Close()
+		if err != nil {
+			t.Fatal(err)
+		}
+		if !reflect.DeepEqual(files.Nodes, c.Nodes) || !reflect.DeepEqual(files.Sched.Partitions, c.Sched.Partitions) || files.ClusterName != c.ClusterName {
+			t.Errorf("form %q: the files give nodes %+v partitions %+v, scontrol %+v %+v", form, files.Nodes, files.Sched.Partitions, c.Nodes, c.Sched.Partitions)
+		}
+	}
+}
