@@ -267,11 +267,11 @@ func (b *InputBuilder) inventory() ([]Node, Inventory) {
 	inv := Inventory{Source: InventoryNone, Nodes: len(nodes), GPUs: TotalGPUs(nodes)}
 	switch {
 	case profiled && fromConf:
-		inv.Source = InventoryProfiles + " and " + SlurmConfOf(b.conf.Cluster)
+		inv.Source = InventoryProfiles + " and " + b.conf.ConfName()
 	case profiled:
 		inv.Source = InventoryProfiles
 	case fromConf:
-		inv.Source = SlurmConfOf(b.conf.Cluster)
+		inv.Source = b.conf.ConfName()
 	}
 	return nodes, inv
 }

@@ -26,6 +26,19 @@ func SlurmConfOf(cluster string) string {
 	return "slurm.conf of cluster " + cluster
 }
 
+// ScontrolOf names the live source: "scontrol of cluster X" (this host's
+// slurmctld, slurm_source "scontrol" or "auto").
+func ScontrolOf(cluster string) string { return "scontrol of cluster " + cluster }
+
+// ConfName names the Slurm configuration u used: ScontrolOf(cluster) when
+// it came from the live cluster, else SlurmConfOf(cluster).
+func (u ConfUse) ConfName() string {
+	if u.Source == "scontrol" {
+		return ScontrolOf(u.Cluster)
+	}
+	return SlurmConfOf(u.Cluster)
+}
+
 // Inventory says what an answer's GPU inventory is and where it came
 // from, so that no output attributes it to a source it did not come from.
 type Inventory struct {
@@ -79,6 +92,11 @@ type ConfUse struct {
 	// SlurmConf and GresConf are the files used ("" none).
 	SlurmConf string `json:"slurm_conf"`
 	GresConf  string `json:"gres_conf,omitempty"`
+	// Source is where the nodes, partitions and scheduler settings came
+	// from when slurm_source asks for a choice: "scontrol" (this host's
+	// slurmctld; SlurmConf and GresConf are then "") or "files"; "" when
+	// slurm_source is "files" (the default). The two are never merged.
+	Source string `json:"source,omitempty"`
 	// NotUsed is the one line on a configured file that was not used
 	// ("slurm.conf /etc/slurm/slurm.conf is cluster lab2's, the jobs are
 	// dlrm's: not used"); "" when none was left aside.
@@ -160,9 +178,9 @@ func InventoryOf(in *Input) Inventory {
 	v := Inventory{Source: InventoryProfiles, Nodes: len(in.Nodes), GPUs: TotalGPUs(in.Nodes)}
 	switch {
 	case profiled && conf:
-		v.Source = InventoryProfiles + " and " + SlurmConfOf(in.Conf.Cluster)
+		v.Source = InventoryProfiles + " and " + in.Conf.ConfName()
 	case conf:
-		v.Source = SlurmConfOf(in.Conf.Cluster)
+		v.Source = in.Conf.ConfName()
 	}
 	return v
 }

@@ -134,7 +134,7 @@ type SimPart struct {
 
 // SimScheduler is the scheduler model's settings.
 type SimScheduler struct {
-	Source       string `json:"source"` // "slurm.conf" or "defaults"
+	Source       string `json:"source"` // "slurm.conf", "scontrol" (the live cluster) or "defaults"
 	Priority     string `json:"priority"`
 	Backfill     bool   `json:"backfill"`
 	BfInterval   int64  `json:"bf_interval_s"`

@@ -60,7 +60,7 @@ func newReplay(in analysis.Input, p WhatIfParams, changes []analysis.Change) (*r
 	if err := r.setWindow(in); err != nil {
 		return nil, err
 	}
-	r.setScheduler(p)
+	r.setScheduler(p, in.Conf.Source)
 	if err := r.setNodes(in, p); err != nil {
 		return nil, err
 	}
@@ -208,7 +208,7 @@ func (r *replay) setWindow(in analysis.Input) error {
 	return nil
 }
 
-func (r *replay) setScheduler(p WhatIfParams) {
+func (r *replay) setScheduler(p WhatIfParams, confSource string) {
 	sc := p.Sched
 	if !p.SchedKnown {
 		sc = slurmext.DefaultSchedConf()
@@ -246,6 +246,9 @@ func (r *replay) setScheduler(p WhatIfParams) {
 	src := "defaults"
 	if p.SchedKnown {
 		src = "slurm.conf"
+		if confSource == "scontrol" {
+			src = "scontrol"
+		}
 	}
 	r.schedDesc = SimScheduler{
 		Source: src, Priority: sc.PriorityType, Backfill: r.sched.Backfill,
@@ -277,7 +280,7 @@ func (r *replay) setNodes(in analysis.Input, p WhatIfParams) error {
 		case len(in.Nodes) > 0:
 			r.assume("the cluster as --node gives it, in place of the inventory from %s (%d %s)", cmp.Or(in.Inventory.Source, analysis.InventoryProfiles), len(in.Nodes), present.Plural(len(in.Nodes), "node", "nodes"))
 		case len(p.SlurmNodes) > 0:
-			r.assume("the cluster as --node gives it, in place of %s's nodes", analysis.SlurmConfOf(in.Conf.Cluster))
+			r.assume("the cluster as --node gives it, in place of %s's nodes", in.Conf.ConfName())
 		default:
 			r.assume("the cluster as --node gives it")
 		}
@@ -302,14 +305,14 @@ func (r *replay) setNodes(in analysis.Input, p WhatIfParams) error {
 		case in.Inventory.Source != "":
 			r.source = in.Inventory.Source
 		case profiled == 0:
-			r.source = analysis.SlurmConfOf(in.Conf.Cluster)
+			r.source = in.Conf.ConfName()
 		case profiled < len(in.Nodes):
-			r.source = analysis.InventoryProfiles + " and " + analysis.SlurmConfOf(in.Conf.Cluster)
+			r.source = analysis.InventoryProfiles + " and " + in.Conf.ConfName()
 		default:
 			r.source = analysis.InventoryProfiles
 		}
 	case len(p.SlurmNodes) > 0 && misfit == "":
-		r.source = analysis.SlurmConfOf(in.Conf.Cluster)
+		r.source = in.Conf.ConfName()
 		for _, n := range p.SlurmNodes {
 			if n.GPUs <= 0 {
 				continue

@@ -77,6 +77,14 @@ type Config struct {
 	// ClusterName is that cluster's (docs/configuration.md, "Which
 	// slurm.conf describes a cluster").
 	SlurmConf string `toml:"slurm_conf"`
+	// SlurmSource is where the analysis takes a cluster's nodes,
+	// partitions and scheduler settings from: "files" (slurm.conf and
+	// gres.conf, the default), "scontrol" (this host's slurmctld, asked
+	// with scontrol, when its ClusterName is the answer's cluster; else
+	// the files, with a line that says why) or "auto" (as "scontrol", but
+	// a host without scontrol uses the files without a word). The two are never merged (docs/configuration.md, "The
+	// live cluster as a source").
+	SlurmSource string `toml:"slurm_source"`
 	// Clusters are per-cluster settings by cluster name ([clusters.NAME]):
 	// the Slurm configuration that describes that cluster's jobs in the
 	// analysis, in place of slurm_conf.
@@ -396,8 +404,9 @@ func Default() Config {
 			CallTimeout:   Duration(2 * time.Second),
 			EnergyEvery:   Duration(time.Minute),
 		},
-		SlurmConf: "/etc/slurm/slurm.conf",
-		Hooks:     HookConfig{Deadline: Duration(2 * time.Second)},
+		SlurmConf:   "/etc/slurm/slurm.conf",
+		SlurmSource: "files",
+		Hooks:       HookConfig{Deadline: Duration(2 * time.Second)},
 		JobComp: JobCompConfig{Deadline: Duration(time.Second), AdminCommentWait: Duration(45 * time.Second),
 			Sacctmgr: "/usr/bin/sacctmgr"},
 		MailProg: MailProgConfig{Mailer: "/usr/bin/mail", Deadline: Duration(5 * time.Second)},
@@ -457,6 +466,8 @@ func Load(path string, explicit bool) (Config, error) {
 // Validate checks values that would make a command misbehave.
 func (c Config) Validate() error {
 	switch {
+	case c.SlurmSource != "" && c.SlurmSource != "files" && c.SlurmSource != "scontrol" && c.SlurmSource != "auto":
+		return fmt.Errorf("%w: slurm_source must be \"files\", \"scontrol\" or \"auto\", not %q", ErrConfig, c.SlurmSource)
 	case c.Agent.GPU != "nvml" && c.Agent.GPU != "sim":
 		return fmt.Errorf("%w: agent.gpu must be \"nvml\" or \"sim\", not %q", ErrConfig, c.Agent.GPU)
 	case c.Agent.Interval.D() < 10*time.Millisecond:

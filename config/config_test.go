@@ -33,6 +33,7 @@ func TestLoadExample(t *testing.T) {
 		Collector:   "http://ctl01:8642",
 		AdminGroup:  "gpuadmin",
 		SlurmConf:   "/etc/slurm-llnl/slurm.conf",
+		SlurmSource: "auto",
 		Clusters:    map[string]ClusterConfig{"hpc2": {SlurmConf: "/srv/hpc2/slurm.conf", GresConf: "/srv/hpc2/gres.conf"}},
 		JobComp: JobCompConfig{Deadline: Duration(300 * time.Millisecond), AdminComment: true,
 			AdminCommentWait: Duration(20 * time.Second), Sacctmgr: "/opt/slurm/bin/sacctmgr"},

@@ -88,18 +88,35 @@ func shortErr(err error) string {
 	return err.Error()
 }
 
-// BindConf reads what the analysis uses of cluster's Slurm configuration:
-// the slurm.conf BindSlurmConf chooses (its nodes and scheduler settings)
+// BindConf reads what the analysis uses of cluster's Slurm configuration.
+// With slurm_source "scontrol" or "auto", this host's slurmctld when it
+// answers as cluster (liveModel): everything from it, nothing from the
+// files. Else, or when it does not answer, the files (the line on the live
+// cluster then in Use.NotUsed): the slurm.conf BindSlurmConf chooses (its nodes and scheduler settings)
 // and the gres.conf beside it or named for the cluster (the GPU types of
 // nodes whose Gres= names none). A slurm.conf that is used and cannot be
 // parsed is an error: refused, not guessed.
 func BindConf(cluster string, cfg config.Config) (*Conf, error) {
 	c := &Conf{Use: analysis.ConfUse{Cluster: cluster}}
+	liveNote := ""
+	if cfg.SlurmSource == "scontrol" || cfg.SlurmSource == "auto" {
+		m, note := liveModel(cluster, cfg.SlurmSource == "auto")
+		if m != nil {
+			c.Model, c.Nodes, c.Sched = m, m.Nodes, m.Sched
+			c.SchedKnown = true
+			c.Use.Source = slurmext.ScontrolSource
+			return c, nil
+		}
+		liveNote = note
+	}
 	cfg.SlurmConf = localSlurmConf(cfg.SlurmConf)
 	path, notUsed := BindSlurmConf(cluster, cfg, slurmext.ConfClusterName)
-	c.Use.NotUsed = notUsed
+	c.Use.NotUsed = joinNotes(liveNote, notUsed)
 	if path == "" {
 		return c, nil
+	}
+	if cfg.SlurmSource == "scontrol" || cfg.SlurmSource == "auto" {
+		c.Use.Source = "files"
 	}
 	m, err := slurmext.LoadClusterConf(path, nil)
 	if err != nil {
@@ -121,6 +138,17 @@ func BindConf(cluster string, cfg config.Config) (*Conf, error) {
 		return nil, fmt.Errorf("read %s: %w", gres, err)
 	}
 	return c, nil
+}
+
+// joinNotes joins the lines on sources not used.
+func joinNotes(a, b string) string {
+	switch {
+	case a == "":
+		return b
+	case b == "":
+		return a
+	}
+	return a + "; " + b
 }
 
 // gresTypes gives each node whose Gres= names no GPU type the type
