@@ -32,6 +32,9 @@ type SimPlanParams struct {
 	// proved the target missed (plan_stop.go). The answers are the same;
 	// it is for checking that, and for measuring what stopping saves.
 	FullReplays bool
+	// NoLoadBound tries every purchase size from 1, without the offered
+	// load's lower bound (plan_bound.go): for checking the bound.
+	NoLoadBound bool
 }
 
 // SimPlan is the capacity plan made on the queue replay (docs/whatif.md):
@@ -117,6 +120,11 @@ type ModelPlan struct {
 	// does (Why says more).
 	Needed int    `json:"needed"`
 	Why    string `json:"why,omitempty"`
+	// LoadBound, when above 1, is the size below which no purchase can
+	// meet the target, from the offered load (plan_bound.go): those
+	// sizes were not replayed; LoadBoundWhy says why.
+	LoadBound    int    `json:"load_bound,omitempty"`
+	LoadBoundWhy string `json:"load_bound_why,omitempty"`
 }
 
 // CurvePoint is one purchase size tried.
@@ -238,7 +246,7 @@ func SimulatePlan(in analysis.Input, findings *analysis.Findings, p SimPlanParam
 		return sp, nil
 	}
 	pl := &planner{in: in, wp: p.WhatIf, params: p.Plan, cNow: findings.Plan.CNow, target: sp.TargetP95Wait,
-		budget: pc.ReplayBudget, stepBudget: pc.StepBudget, cache: map[string]*evalResult{}, progress: p.Progress, fullReplays: p.FullReplays}
+		budget: pc.ReplayBudget, stepBudget: pc.StepBudget, cache: map[string]*evalResult{}, progress: p.Progress, fullReplays: p.FullReplays, noLoadBound: p.NoLoadBound}
 	pl.wp.Changes, pl.wp.Growth, pl.wp.Months = nil, 0, 0
 	pl.wp.Target = pc.TargetP95Wait.D()
 	err := pl.start(pc, len(recs))
@@ -297,8 +305,8 @@ type planner struct {
 	// replays the plan is estimated to take.
 	progress func(PlanProgress)
 	planned  int
-	// fullReplays is SimPlanParams.FullReplays.
-	fullReplays bool
+	// fullReplays and noLoadBound are SimPlanParams'.
+	fullReplays, noLoadBound bool
 }
 
 // evalResult is a configuration's replays, as later steps read them: the
@@ -325,16 +333,20 @@ func (pl *planner) start(pc *analysis.PlanConfig, recs int) error {
 	if err != nil {
 		return err
 	}
-	models := map[string]bool{}
+	models := map[string]int{}
 	for _, n := range r.simNodes {
-		models[n.Model] = true
+		models[n.Model] += n.GPUs
+	}
+	most := 0
+	for _, gpus := range models {
+		most = max(most, maxPurchaseOf(pc.MaxPurchase, gpus))
 	}
 	// The replays a plan takes: today and the horizon, one per
 	// recommendation and for them together, a doubling and bisecting
 	// purchase search per model, and the timeline's months (every one up
 	// to the first that misses: at most all of them), each at no more
 	// than the load of the timeline's last month.
-	search := 2*int(math.Ceil(math.Log2(float64(pc.MaxPurchase)+1))) + 1
+	search := 2*int(math.Ceil(math.Log2(float64(most)+1))) + 1
 	months := pl.timelineMonths()
 	evals := 3 + recs + len(models)*search + months + 1
 	factor := math.Max(1, pl.factor(months))
@@ -741,11 +753,34 @@ func (pl *planner) searchModel(g analysis.Group, changes []analysis.Change, maxG
 	defer func() {
 		slices.SortFunc(mp.Curve, func(a, b CurvePoint) int { return a.Added - b.Added })
 	}()
-	// None, then doubling up to plan.max_purchase: replayed together,
-	// up to the first size that meets the target (or one that ends the
-	// search).
+	// None, then doubling from the load's lower bound up to the largest
+	// size (plan.max_purchase, else doubling the model): replayed
+	// together, up to the first size that meets the target (or one that
+	// ends the search). Sizes below the bound provably miss it: not
+	// replayed.
+	configured := maxGPUs
+	maxGPUs = maxPurchaseOf(configured, g.GPUs)
+	base, why, err := pl.loadBound(g.Name, scope, req)
+	if err != nil {
+		return mp, nil, err
+	}
+	if base > 1 {
+		mp.LoadBound, mp.LoadBoundWhy = base, why
+	}
+	if base > maxGPUs {
+		mp.Needed = -1
+		mp.Why = fmt.Sprintf("%s; the search goes up to +%d (%s)", why, maxGPUs, maxWords(configured, maxGPUs, g.GPUs))
+		pl.evalAll([]evalReq{req(0)}, func(_ int, o evalOut) bool {
+			if o.err == nil {
+				point(0, o.e)
+			}
+			err = o.err
+			return true
+		})
+		return mp, nil, err
+	}
 	sizes := []int{0}
-	for k := 1; ; k *= 2 {
+	for k := max(base, 1); ; k *= 2 {
 		k = min(k, maxGPUs)
 		sizes = append(sizes, k)
 		if k == maxGPUs {
@@ -756,7 +791,6 @@ func (pl *planner) searchModel(g analysis.Group, changes []analysis.Change, maxG
 	for i, k := range sizes {
 		reqs[i] = req(k)
 	}
-	var err error
 	groups := make([]analysis.Group, 0, len(sizes))
 	pl.evalAll(reqs, func(i int, o evalOut) bool {
 		if err = o.err; err != nil {
@@ -781,7 +815,7 @@ func (pl *planner) searchModel(g analysis.Group, changes []analysis.Change, maxG
 		mp.Why = fmt.Sprintf("its jobs wait (p95 %s) while some of its GPUs are free at every moment: limits, reservations or job shapes, not capacity", present.Seconds(g0.WaitP95.Median))
 		return mp, nil, nil
 	}
-	lo, hi := 0, 0
+	lo, hi := max(base-1, 0), 0
 	for i, mg := range groups[1:] {
 		k := sizes[i+1]
 		if mg.WaitP95.Median <= pl.target {
@@ -799,7 +833,7 @@ func (pl *planner) searchModel(g analysis.Group, changes []analysis.Change, maxG
 			if b := mp.Curve[len(mp.Curve)-1].Over; b != nil {
 				wait = b.String()
 			}
-			mp.Why = fmt.Sprintf("%d more GPUs still leave a p95 wait of %s%s (plan.max_purchase %d)", k, wait, whose, maxGPUs)
+			mp.Why = fmt.Sprintf("%d more GPUs still leave a p95 wait of %s%s (%s)", k, wait, whose, maxWords(configured, maxGPUs, g.GPUs))
 			return mp, nil, nil
 		}
 	}

@@ -277,3 +277,58 @@ func TestStopRuleSound(t *testing.T) {
 		t.Errorf("only %d of 40 replays stopped: the clusters are not overloaded enough to test the rule", stops)
 	}
 }
+
+// TestLoadBoundSound: where the offered load's lower bound skips purchase
+// sizes, the same plan searched from 1 finds every skipped size it tries
+// over the target, and needs the same purchase.
+func TestLoadBoundSound(t *testing.T) {
+	if testing.Short() {
+		t.Skip("plans overloaded months twice")
+	}
+	bounded := 0
+	for _, m := range []struct {
+		name string
+		in   analysis.Input
+		pp   analysis.PlanParams
+	}{
+		{"overloaded-steady", overloadedMonth(t), analysis.PlanParams{Growth: 0.3, Months: 12}},
+		{"steady-tripled", steadyMonth(t, 150), analysis.PlanParams{Growth: 0.3, Months: 12}},
+		{"short-of-h100-growing", shortOfH100(t, 12), analysis.PlanParams{Growth: 1, Months: 12}},
+	} {
+		t.Run(m.name, func(t *testing.T) {
+			c := planConfig(3)
+			target := c.Plan.TargetP95Wait.D().Seconds()
+			plan := func(noBound bool) SimPlan {
+				f, err := analysis.Analyse(m.in, c)
+				if err != nil {
+					t.Fatal(err)
+				}
+				sp, err := SimulatePlan(m.in, &f, SimPlanParams{Plan: m.pp, NoLoadBound: noBound}, c)
+				if err != nil {
+					t.Fatal(err)
+				}
+				return sp
+			}
+			with, without := plan(false), plan(true)
+			for i, mw := range with.Models {
+				mo := without.Models[i]
+				t.Logf("%s: load bound %d (%s); needed %d, searched from 1: %d; replays %d against %d", mw.Model, mw.LoadBound, mw.LoadBoundWhy, mw.Needed, mo.Needed, with.Replays, without.Replays)
+				if mw.Needed != mo.Needed {
+					t.Errorf("%s: needed %d with the load bound, %d searched from 1", mw.Model, mw.Needed, mo.Needed)
+				}
+				if mw.LoadBound < 2 {
+					continue
+				}
+				bounded++
+				for _, p := range mo.Curve {
+					if p.Added < mw.LoadBound && p.Over == nil && p.Compared.Median <= target {
+						t.Errorf("%s: +%d skipped as a proved miss, but it meets the target (%.0f s)", mw.Model, p.Added, p.Compared.Median)
+					}
+				}
+			}
+		})
+	}
+	if bounded == 0 {
+		t.Error("no month had a load bound: the test checks nothing")
+	}
+}
