@@ -133,7 +133,7 @@ func (pl *planner) loadBound(model string, scope *stopScope, req func(k int) eva
 // maxWords says where the largest size tried came from.
 func maxWords(configured, maxGPUs, gpus int) string {
 	if configured <= 0 {
-		return fmt.Sprintf("the search's end: the model's %d GPUs doubled, at least +32; plan.max_purchase sets another", gpus)
+		return fmt.Sprintf("the search's end: the larger of the model's %d GPUs and 32; plan.max_purchase sets another", gpus)
 	}
 	return fmt.Sprintf("plan.max_purchase %d", maxGPUs)
 }
