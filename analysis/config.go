@@ -100,8 +100,13 @@ type RecommendConfig struct {
 // PlanConfig holds the defaults of the capacity plan (Plan) and the
 // thresholds of its verdict.
 type PlanConfig struct {
-	// Growth is the demand growth per year (0.3 = 30 %).
+	// Growth is the demand growth per year (0.3 = 30 %). The report
+	// uses it only when GrowthSet, or when too few whole months are held
+	// to estimate the site's own trend (GrowthOf).
 	Growth float64 `toml:"growth"`
+	// GrowthSet is set when the configuration file sets plan.growth (or
+	// a caller's --growth did).
+	GrowthSet bool `toml:"-"`
 	// HorizonMonths is how far ahead the plan looks.
 	HorizonMonths int `toml:"horizon_months"`
 	// NewDemand is demand in GPUs expected from new projects.
@@ -332,6 +337,7 @@ func ParseConfig(data []byte, name string) (Config, error) {
 	if undec := md.Undecoded(); len(undec) > 0 {
 		return c, fmt.Errorf("%w: %s: unknown key %q", ErrConfig, name, undec[0].String())
 	}
+	c.Plan.GrowthSet = md.IsDefined("plan", "growth")
 	if err := c.Validate(); err != nil {
 		return c, fmt.Errorf("%s: %w", name, err)
 	}

@@ -97,6 +97,10 @@ type SimPlan struct {
 	// with a price.
 	Costs   []Cost  `json:"costs"`
 	Verdict Verdict `json:"verdict"`
+	// GrowthEstimate, when the caller read the site's months (the
+	// report), is where Growth came from: the site's own trend or the
+	// configured value, said so.
+	GrowthEstimate *analysis.GrowthEstimate `json:"growth_estimate,omitempty"`
 	// Replays counts the seeded replays run; ReplayedJobs their jobs;
 	// Steps the scheduler steps they took (events, and jobs the backfill
 	// cycles planned), the work plan.step_budget caps.

@@ -28,6 +28,9 @@ func WriteSimPlan(w io.Writer, sp capacity.SimPlan, recs []analysis.Recommendati
 	printf(w, "Capacity plan: target p95 wait ≤ %s in every partition and GPU model; growth %s a year, horizon %d %s, new demand %g %s, lead time %d %s.\n",
 		present.Seconds(sp.TargetP95Wait), present.Percent(sp.Growth), sp.Months, present.Plural(sp.Months, "month", "months"),
 		sp.NewDemand, map[bool]string{true: "GPU", false: "GPUs"}[sp.NewDemand == 1], sp.LeadTimeMonths, present.Plural(sp.LeadTimeMonths, "month", "months"))
+	if g := sp.GrowthEstimate; g != nil {
+		printf(w, "%s\n", termtext.Short(g.Text, 1200))
+	}
 	if sp.Simulated {
 		c := sp.Calibration
 		quality := "good"

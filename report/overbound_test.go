@@ -5,6 +5,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/gpuprof/gpuprof/analysis"
 	"github.com/gpuprof/gpuprof/capacity"
 )
 
@@ -40,6 +41,25 @@ func TestOverBoundShown(t *testing.T) {
 		}
 		if strings.Contains(out, "+1: 3h00m") || strings.Contains(out, "+1: 03:00:00") || strings.Contains(out, "+1: 00:00:00") {
 			t.Errorf("%s: a wait shown for the size proved over the target", f.name)
+		}
+	}
+}
+
+// TestHeadlineGrowth: the headline numbers carry the plan's verdict, the
+// growth it used and where from, and the order-by date; the plan section
+// the growth's sentence.
+func TestHeadlineGrowth(t *testing.T) {
+	d := fixture()
+	g := analysis.GrowthOf([]analysis.MonthDemand{{Month: "2026-09", GPUHours: 1000}, {Month: "2026-10", GPUHours: 1100}, {Month: "2026-11", GPUHours: 1210}}, 0.3, false)
+	d.SimPlan.GrowthEstimate, d.SimPlan.Growth = &g, g.Used
+	var buf bytes.Buffer
+	if err := WriteMarkdown(&buf, d); err != nil {
+		t.Fatal(err)
+	}
+	out := buf.String()
+	for _, w := range []string{"| Capacity plan verdict | buy 4 NVIDIA H100 80GB HBM3 |", "| Demand growth planned for | 213.8 % a year, estimated from the site's own months (95 % interval", "| Order GPUs by | 2027-04-01 (the target is missed from 2027-07) |", "Demand growth estimated from the site's own history: 213.8 % a year"} {
+		if !strings.Contains(out, w) {
+			t.Errorf("no %q", w)
 		}
 	}
 }

@@ -41,6 +41,9 @@ func planSection(d *Data) section {
 		s.list(v.Evidence)
 	}
 	s.para("%s", planTerms(sp))
+	if g := sp.GrowthEstimate; g != nil {
+		s.para("%s", g.Text)
+	}
 	if sp.Simulated {
 		s.para("%s", replayWords(sp))
 	}
@@ -373,4 +376,45 @@ func timelineWait(tl *capacity.Timeline) string {
 		return tl.P95Text()
 	}
 	return spread(*tl.P95)
+}
+
+// planHeadline adds the plan's answer to the headline numbers: the
+// verdict, the demand growth it used and where that came from, and the
+// order-by date.
+func planHeadline(t *table, sp *capacity.SimPlan) {
+	if sp == nil {
+		return
+	}
+	verdict := string(sp.Verdict.Code)
+	if len(sp.Purchase) > 0 {
+		var buy []string
+		for _, p := range sp.Purchase {
+			buy = append(buy, present.Int(p.GPUs)+" "+p.Model)
+		}
+		verdict = "buy " + strings.Join(buy, " and ")
+	}
+	if verdict == "" {
+		verdict = "none"
+	}
+	t.row("Capacity plan verdict", verdict)
+	if g := sp.GrowthEstimate; g != nil {
+		src := map[string]string{"history": "estimated from the site's own months", "configured": "as configured", "default": "the configured default: too few whole months to estimate"}[g.Source]
+		v := present.Percent(g.Used) + " a year, " + src
+		if g.Source == "history" {
+			v += fmt.Sprintf(" (95 %% interval %s to %s, %d months)", present.Percent(g.Low), present.Percent(g.High), len(g.Months))
+		}
+		t.row("Demand growth planned for", v)
+	} else if sp.Simulated {
+		t.row("Demand growth planned for", present.Percent(sp.Growth)+" a year")
+	}
+	if tl := sp.Timeline; tl != nil {
+		switch {
+		case tl.BreachMonth < 0:
+			t.row("Order GPUs by", "no order needed within the "+present.Count(tl.SearchedMonths, "month", "months")+" searched")
+		case tl.Late:
+			t.row("Order GPUs by", "now (the target is missed by "+tl.BreachDate.Format("2006-01")+")")
+		default:
+			t.row("Order GPUs by", tl.OrderBy.Format("2006-01-02")+" (the target is missed from "+tl.BreachDate.Format("2006-01")+")")
+		}
+	}
 }

