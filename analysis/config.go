@@ -100,8 +100,13 @@ type RecommendConfig struct {
 // PlanConfig holds the defaults of the capacity plan (Plan) and the
 // thresholds of its verdict.
 type PlanConfig struct {
-	// Growth is the demand growth per year (0.3 = 30 %).
+	// Growth is the demand growth per year (0.3 = 30 %). The report
+	// uses it only when GrowthSet, or when too few whole months are held
+	// to estimate the site's own trend (GrowthOf).
 	Growth float64 `toml:"growth"`
+	// GrowthSet is set when the configuration file sets plan.growth (or
+	// a caller's --growth did).
+	GrowthSet bool `toml:"-"`
 	// HorizonMonths is how far ahead the plan looks.
 	HorizonMonths int `toml:"horizon_months"`
 	// NewDemand is demand in GPUs expected from new projects.
@@ -133,7 +138,9 @@ type PlanConfig struct {
 	MinJobs   int      `toml:"min_jobs"`
 	// Seeds is how many seeded replays each simulated answer spreads over.
 	Seeds int `toml:"seeds"`
-	// MaxPurchase is the most GPUs of one model the purchase search tries.
+	// MaxPurchase is the most GPUs of one model the purchase search
+	// tries; 0 (the default): as many as the model has, at least 32 —
+	// the search scales with the cluster.
 	MaxPurchase int `toml:"max_purchase"`
 	// ReplayBudget caps the work of one plan in replayed jobs (jobs ×
 	// replays); a month too large for it gets fewer seeds, then no
@@ -309,7 +316,7 @@ func DefaultConfig() Config {
 			MinWindow:         Duration(7 * 24 * time.Hour),
 			MinJobs:           50,
 			Seeds:             5,
-			MaxPurchase:       32,
+			MaxPurchase:       0,
 			ReplayBudget:      20_000_000,
 			StepBudget:        500_000_000,
 			DepreciationYears: 5,
@@ -330,6 +337,7 @@ func ParseConfig(data []byte, name string) (Config, error) {
 	if undec := md.Undecoded(); len(undec) > 0 {
 		return c, fmt.Errorf("%w: %s: unknown key %q", ErrConfig, name, undec[0].String())
 	}
+	c.Plan.GrowthSet = md.IsDefined("plan", "growth")
 	if err := c.Validate(); err != nil {
 		return c, fmt.Errorf("%s: %w", name, err)
 	}
@@ -443,8 +451,8 @@ func (c Config) validateRecommendPlan(bad func(string, ...any) error) error {
 		return bad("plan.min_window must not be negative and plan.min_jobs must be at least 1")
 	case p.Seeds < 1 || p.Seeds > 100:
 		return bad("plan.seeds must be in [1, 100], not %d", p.Seeds)
-	case p.MaxPurchase < 1 || p.MaxPurchase > 4096:
-		return bad("plan.max_purchase must be in [1, 4096], not %d", p.MaxPurchase)
+	case p.MaxPurchase < 0 || p.MaxPurchase > 4096:
+		return bad("plan.max_purchase must be in [0, 4096] (0: double the model's GPUs, at least 32), not %d", p.MaxPurchase)
 	case p.ReplayBudget < 1 || p.StepBudget < 1:
 		return bad("plan.replay_budget and plan.step_budget must be at least 1")
 	case !(p.DepreciationYears > 0) || !finite(p.DepreciationYears):

@@ -2,6 +2,7 @@ package capacity
 
 import (
 	"cmp"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"github.com/gpuprof/gpuprof/internal/present"
@@ -27,6 +28,13 @@ type SimPlanParams struct {
 	// the goroutine that called SimulatePlan, and once at the end with
 	// Final set (PlanProgress). It must not call back into the plan.
 	Progress func(PlanProgress)
+	// FullReplays runs every replay to its end: none stops once it has
+	// proved the target missed (plan_stop.go). The answers are the same;
+	// it is for checking that, and for measuring what stopping saves.
+	FullReplays bool
+	// NoLoadBound tries every purchase size from 1, without the offered
+	// load's lower bound (plan_bound.go): for checking the bound.
+	NoLoadBound bool
 }
 
 // SimPlan is the capacity plan made on the queue replay (docs/whatif.md):
@@ -89,6 +97,10 @@ type SimPlan struct {
 	// with a price.
 	Costs   []Cost  `json:"costs"`
 	Verdict Verdict `json:"verdict"`
+	// GrowthEstimate, when the caller read the site's months (the
+	// report), is where Growth came from: the site's own trend or the
+	// configured value, said so.
+	GrowthEstimate *analysis.GrowthEstimate `json:"growth_estimate,omitempty"`
 	// Replays counts the seeded replays run; ReplayedJobs their jobs;
 	// Steps the scheduler steps they took (events, and jobs the backfill
 	// cycles planned), the work plan.step_budget caps.
@@ -112,6 +124,11 @@ type ModelPlan struct {
 	// does (Why says more).
 	Needed int    `json:"needed"`
 	Why    string `json:"why,omitempty"`
+	// LoadBound, when above 1, is the size below which no purchase can
+	// meet the target, from the offered load (plan_bound.go): those
+	// sizes were not replayed; LoadBoundWhy says why.
+	LoadBound    int    `json:"load_bound,omitempty"`
+	LoadBoundWhy string `json:"load_bound_why,omitempty"`
 }
 
 // CurvePoint is one purchase size tried.
@@ -130,6 +147,24 @@ type CurvePoint struct {
 	// does not.
 	Compared      analysis.Spread `json:"compared_p95_s"`
 	ComparedGroup string          `json:"compared_group"`
+	// Over, when set, is the bound a replay stopped early proved in
+	// place of the waits (plan_stop.go): the p95s above were not
+	// computed, and the JSON leaves them out.
+	Over *OverBound `json:"over,omitempty"`
+}
+
+// MarshalJSON leaves out the waits of a point over the target by a bound:
+// they were not computed.
+func (c CurvePoint) MarshalJSON() ([]byte, error) {
+	type plain CurvePoint
+	if c.Over == nil {
+		return json.Marshal(plain(c))
+	}
+	return json.Marshal(struct {
+		Added         int        `json:"added"`
+		ComparedGroup string     `json:"compared_group"`
+		Over          *OverBound `json:"over"`
+	}{c.Added, c.ComparedGroup, c.Over})
 }
 
 // Purchase is GPUs of one model to buy.
@@ -144,12 +179,15 @@ type Timeline struct {
 	// SearchedMonths is how far ahead the search looked; BreachMonth the
 	// first month past the window's end that misses the target (0: the
 	// target is missed already; −1: not within SearchedMonths).
-	SearchedMonths int             `json:"searched_months"`
-	BreachMonth    int             `json:"breach_month"`
-	BreachDate     time.Time       `json:"breach_date,omitzero"`
-	Group          string          `json:"group,omitempty"` // the first partition or model to miss it
-	P95            analysis.Spread `json:"p95_s"`
-	OrderBy        time.Time       `json:"order_by,omitzero"`
+	SearchedMonths int       `json:"searched_months"`
+	BreachMonth    int       `json:"breach_month"`
+	BreachDate     time.Time `json:"breach_date,omitzero"`
+	Group          string    `json:"group,omitempty"` // the first partition or model to miss it
+	// P95 is its replayed p95 wait; Over, in its place, the bound a
+	// replay stopped early proved (plan_stop.go).
+	P95     *analysis.Spread `json:"p95_s,omitempty"`
+	Over    *OverBound       `json:"over,omitempty"`
+	OrderBy time.Time        `json:"order_by,omitzero"`
 	// Late is set when the order-by date is not after the window's end.
 	Late bool `json:"late"`
 }
@@ -212,7 +250,7 @@ func SimulatePlan(in analysis.Input, findings *analysis.Findings, p SimPlanParam
 		return sp, nil
 	}
 	pl := &planner{in: in, wp: p.WhatIf, params: p.Plan, cNow: findings.Plan.CNow, target: sp.TargetP95Wait,
-		budget: pc.ReplayBudget, stepBudget: pc.StepBudget, cache: map[string]*evalResult{}, progress: p.Progress}
+		budget: pc.ReplayBudget, stepBudget: pc.StepBudget, cache: map[string]*evalResult{}, progress: p.Progress, fullReplays: p.FullReplays, noLoadBound: p.NoLoadBound}
 	pl.wp.Changes, pl.wp.Growth, pl.wp.Months = nil, 0, 0
 	pl.wp.Target = pc.TargetP95Wait.D()
 	err := pl.start(pc, len(recs))
@@ -271,6 +309,8 @@ type planner struct {
 	// replays the plan is estimated to take.
 	progress func(PlanProgress)
 	planned  int
+	// fullReplays and noLoadBound are SimPlanParams'.
+	fullReplays, noLoadBound bool
 }
 
 // evalResult is a configuration's replays, as later steps read them: the
@@ -284,6 +324,10 @@ type evalResult struct {
 	parts []SimPart
 	r     *replay
 	runs  []*queuesim.Result
+	// over is set when the configuration's replays stopped early: its
+	// scope's target is missed by this bound, and sc holds no waits.
+	over  *OverBound
+	scope *stopScope
 }
 
 // start replays today's cluster, choosing the seeds so that the whole
@@ -293,16 +337,20 @@ func (pl *planner) start(pc *analysis.PlanConfig, recs int) error {
 	if err != nil {
 		return err
 	}
-	models := map[string]bool{}
+	models := map[string]int{}
 	for _, n := range r.simNodes {
-		models[n.Model] = true
+		models[n.Model] += n.GPUs
+	}
+	most := 0
+	for _, gpus := range models {
+		most = max(most, maxPurchaseOf(pc.MaxPurchase, gpus))
 	}
 	// The replays a plan takes: today and the horizon, one per
 	// recommendation and for them together, a doubling and bisecting
 	// purchase search per model, and the timeline's months (every one up
 	// to the first that misses: at most all of them), each at no more
 	// than the load of the timeline's last month.
-	search := 2*int(math.Ceil(math.Log2(float64(pc.MaxPurchase)+1))) + 1
+	search := 2*int(math.Ceil(math.Log2(float64(most)+1))) + 1
 	months := pl.timelineMonths()
 	evals := 3 + recs + len(models)*search + months + 1
 	factor := math.Max(1, pl.factor(months))
@@ -642,11 +690,30 @@ func (pl *planner) searchModel(g analysis.Group, changes []analysis.Change, maxG
 			}
 		}
 	}
+	// Every size but none may stop once it proves the target missed for
+	// the jobs the search compares: the model's in each partition, or
+	// its partitions' for a model no job needed.
+	scope := &stopScope{model: g.Name}
+	if parts != nil {
+		scope = &stopScope{parts: parts}
+	}
 	req := func(k int) evalReq {
-		return evalReq{changes: append(slices.Clone(changes), addChanges(g.Name, k, mp.NodeGPUs)...), m: pl.params.Months}
+		q := evalReq{changes: append(slices.Clone(changes), addChanges(g.Name, k, mp.NodeGPUs)...), m: pl.params.Months}
+		if k > 0 {
+			q.stop = scope
+		}
+		return q
 	}
 	point := func(k int, e *evalResult) analysis.Group {
 		var mg analysis.Group
+		if e.over != nil {
+			// Over the target by the bound the replays proved; no wait
+			// was computed.
+			mp.Curve = append(mp.Curve, CurvePoint{Added: k, Over: e.over, ComparedGroup: e.over.Group})
+			mg.Jobs.Median = 1
+			mg.WaitP95 = analysis.Spread{Median: math.Inf(1), P10: math.Inf(1), P90: math.Inf(1)}
+			return mg
+		}
 		partName := ""
 		for _, x := range e.sc.Models {
 			if x.Name == g.Name {
@@ -690,11 +757,34 @@ func (pl *planner) searchModel(g analysis.Group, changes []analysis.Change, maxG
 	defer func() {
 		slices.SortFunc(mp.Curve, func(a, b CurvePoint) int { return a.Added - b.Added })
 	}()
-	// None, then doubling up to plan.max_purchase: replayed together,
-	// up to the first size that meets the target (or one that ends the
-	// search).
+	// None, then doubling from the load's lower bound up to the largest
+	// size (plan.max_purchase, else doubling the model): replayed
+	// together, up to the first size that meets the target (or one that
+	// ends the search). Sizes below the bound provably miss it: not
+	// replayed.
+	configured := maxGPUs
+	maxGPUs = maxPurchaseOf(configured, g.GPUs)
+	base, why, err := pl.loadBound(g.Name, scope, req)
+	if err != nil {
+		return mp, nil, err
+	}
+	if base > 1 {
+		mp.LoadBound, mp.LoadBoundWhy = base, why
+	}
+	if base > maxGPUs {
+		mp.Needed = -1
+		mp.Why = fmt.Sprintf("%s; the search goes up to +%d (%s)", why, maxGPUs, maxWords(configured, maxGPUs, g.GPUs))
+		pl.evalAll([]evalReq{req(0)}, func(_ int, o evalOut) bool {
+			if o.err == nil {
+				point(0, o.e)
+			}
+			err = o.err
+			return true
+		})
+		return mp, nil, err
+	}
 	sizes := []int{0}
-	for k := 1; ; k *= 2 {
+	for k := max(base, 1); ; k *= 2 {
 		k = min(k, maxGPUs)
 		sizes = append(sizes, k)
 		if k == maxGPUs {
@@ -705,7 +795,6 @@ func (pl *planner) searchModel(g analysis.Group, changes []analysis.Change, maxG
 	for i, k := range sizes {
 		reqs[i] = req(k)
 	}
-	var err error
 	groups := make([]analysis.Group, 0, len(sizes))
 	pl.evalAll(reqs, func(i int, o evalOut) bool {
 		if err = o.err; err != nil {
@@ -730,7 +819,7 @@ func (pl *planner) searchModel(g analysis.Group, changes []analysis.Change, maxG
 		mp.Why = fmt.Sprintf("its jobs wait (p95 %s) while some of its GPUs are free at every moment: limits, reservations or job shapes, not capacity", present.Seconds(g0.WaitP95.Median))
 		return mp, nil, nil
 	}
-	lo, hi := 0, 0
+	lo, hi := max(base-1, 0), 0
 	for i, mg := range groups[1:] {
 		k := sizes[i+1]
 		if mg.WaitP95.Median <= pl.target {
@@ -744,7 +833,11 @@ func (pl *planner) searchModel(g analysis.Group, changes []analysis.Change, maxG
 			if c := mp.Curve[len(mp.Curve)-1].ComparedGroup; strings.HasPrefix(c, "partition ") && strings.Contains(c, " on ") {
 				whose = " for the jobs of " + strings.TrimSuffix(c, " on "+g.Name) + " on it"
 			}
-			mp.Why = fmt.Sprintf("%d more GPUs still leave a p95 wait of %s%s (plan.max_purchase %d)", k, present.Seconds(mg.WaitP95.Median), whose, maxGPUs)
+			wait := present.Seconds(mg.WaitP95.Median)
+			if b := mp.Curve[len(mp.Curve)-1].Over; b != nil {
+				wait = b.String()
+			}
+			mp.Why = fmt.Sprintf("%d more GPUs still leave a p95 wait of %s%s (%s)", k, wait, whose, maxWords(configured, maxGPUs, g.GPUs))
 			return mp, nil, nil
 		}
 	}
@@ -788,18 +881,24 @@ func (pl *planner) timeline(changes []analysis.Change, maxMonths int, end time.T
 	tl := &Timeline{SearchedMonths: maxMonths, BreachMonth: -1}
 	reqs := make([]evalReq, maxMonths+1)
 	for m := range reqs {
-		reqs[m] = evalReq{changes: changes, m: m}
+		reqs[m] = evalReq{changes: changes, m: m, stop: &stopScope{}}
 	}
 	var err error
 	pl.evalAll(reqs, func(m int, o evalOut) bool {
 		if err = o.err; err != nil {
 			return true
 		}
-		if pl.meets(o.e.sc) {
-			return false
+		if b := o.e.over; b != nil {
+			tl.Group, tl.Over = b.Group, b
+		} else {
+			if pl.meets(o.e.sc) {
+				return false
+			}
+			var p95 analysis.Spread
+			tl.Group, p95 = worst(o.e.sc, false)
+			tl.P95 = &p95
 		}
 		tl.BreachMonth = m
-		tl.Group, tl.P95 = worst(o.e.sc, false)
 		// Both dates count months from the window's end: the order-by
 		// date is month m − lead, not the breach date less lead months
 		// (from a 31st, that would step through a normalised date).

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"math"
 	"runtime"
+	"slices"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -35,6 +36,10 @@ type evalReq struct {
 	keep bool
 	// r is the replay when it is built already (today's), else nil.
 	r *replay
+	// stop, when not nil, lets its seeds stop once they prove the target
+	// missed (plan_stop.go): the caller reads only meets or misses, and
+	// an OverBound where it misses.
+	stop *stopScope
 }
 
 // evalOut is a configuration's result, or why there is none.
@@ -52,6 +57,10 @@ type seedOut struct {
 	stats       seedStats
 	jobs, steps int
 	err         error
+	// stopped is set when the seed's StopRule ended it early; limit is
+	// the rule's Limit.
+	stopped *queuesim.Stopped
+	limit   []int
 }
 
 // sharedReplay is a replay built once for every configuration of a batch
@@ -171,7 +180,17 @@ func (pl *planner) cached(q evalReq) *evalResult {
 	if len(q.changes) == 0 && q.m == 0 && pl.base != nil {
 		return pl.base
 	}
-	return pl.cache[evalKey(q.changes, q.m)]
+	e := pl.cache[evalKey(q.changes, q.m)]
+	// A bound answers only a request that may stop; and only of its
+	// own scope.
+	if e != nil && e.over != nil && (q.stop == nil || !sameScope(e.scope, q.stop)) {
+		return nil
+	}
+	return e
+}
+
+func sameScope(a, b *stopScope) bool {
+	return a != nil && b != nil && a.model == b.model && slices.Equal(a.parts, b.parts)
 }
 
 // build is the configuration's replay, built by whichever goroutine asks
@@ -198,11 +217,20 @@ func (pl *planner) runSeed(it *batchItem, s int) seedOut {
 	if f := pl.factor(it.req.m); f != 1 {
 		jobs = queuesim.Scale(r.jobs, f, r.span, r.hourOffset, uint64(s+1))
 	}
-	res, err := r.run(jobs, uint64(s+1))
+	var rule *queuesim.StopRule
+	if it.req.stop != nil && !pl.fullReplays {
+		rule = r.stopRule(it.req.stop, jobs, pl.target)
+	}
+	res, err := queuesim.Run(r.cluster, r.prio, r.sched, jobs, queuesim.Options{Seed: uint64(s + 1), Stop: rule})
 	if err != nil {
 		return seedOut{err: err}
 	}
-	out := seedOut{stats: r.reduce(res, jobs), jobs: len(jobs), steps: res.Stats.Events + res.Stats.BackfillTested}
+	out := seedOut{jobs: len(jobs), steps: res.Stats.Events + res.Stats.BackfillTested}
+	if res.Stopped != nil {
+		out.stopped, out.limit = res.Stopped, rule.Limit
+		return out
+	}
+	out.stats = r.reduce(res, jobs)
 	if it.req.keep {
 		out.res = res
 	}
@@ -233,7 +261,7 @@ func (pl *planner) commit(it *batchItem) evalOut {
 		return evalOut{err: errBudget}
 	}
 	e := &evalResult{nodes: r.simNodes, parts: r.simParts}
-	stats := make([]seedStats, 0, pl.seeds)
+	stopped := 0
 	for s := range pl.seeds {
 		<-it.done[s]
 		so := &it.seeds[s]
@@ -245,6 +273,42 @@ func (pl *planner) commit(it *batchItem) evalOut {
 		pl.replayed += so.jobs
 		pl.replays++
 		pl.report(false, false)
+		if so.stopped != nil {
+			stopped++
+		}
+	}
+	if stopped > 0 {
+		if b := r.stopVerdict(it.req.stop, it.seeds, pl.target); b != nil {
+			e.over, e.scope = b, it.req.stop
+			e.sc = Scenario{Jobs: r.counts}
+			pl.cache[it.key] = e
+			pl.release(it)
+			return evalOut{e: e}
+		}
+		// Not proved by most seeds: the seeds that stopped run again to
+		// their end, in turn (their steps count too), and the answer is
+		// the full one.
+		for s := range it.seeds {
+			if it.seeds[s].stopped == nil {
+				continue
+			}
+			full := it.req
+			full.stop = nil
+			so := pl.runSeed(&batchItem{req: full, rep: it.rep}, s)
+			if so.err != nil {
+				return evalOut{err: so.err}
+			}
+			pl.steps += so.steps
+			pl.budget -= so.jobs
+			pl.replayed += so.jobs
+			pl.replays++
+			pl.report(false, false)
+			it.seeds[s] = so
+		}
+	}
+	stats := make([]seedStats, 0, pl.seeds)
+	for s := range it.seeds {
+		so := &it.seeds[s]
 		stats = append(stats, so.stats)
 		if it.req.keep {
 			e.runs = append(e.runs, so.res)
@@ -256,12 +320,17 @@ func (pl *planner) commit(it *batchItem) evalOut {
 		e.r = r
 	}
 	pl.cache[it.key] = e
-	// Every seed of it has run: no worker reads its replay again, and
-	// the last configuration of the batch that shares it lets it go.
+	pl.release(it)
+	return evalOut{e: e}
+}
+
+// release: every seed of it has run, so no worker reads its replay
+// again, and the last configuration of the batch that shares it lets it
+// go.
+func (pl *planner) release(it *batchItem) {
 	if it.rep.users--; it.rep.users == 0 {
 		it.rep.r = nil
 	}
-	return evalOut{e: e}
 }
 
 // report tells the caller's progress function how far the plan is.

@@ -309,6 +309,9 @@ func checkSized(t *testing.T, m ModelPlan, target float64) {
 	at := map[int]float64{}
 	for _, p := range m.Curve {
 		at[p.Added] = p.ModelP95.Median
+		if p.Over != nil {
+			at[p.Added] = math.Inf(1) // proved over the target
+		}
 	}
 	n := m.Needed
 	hit, okHit := at[n]
@@ -620,8 +623,14 @@ func TestPlantedGrowthBreach(t *testing.T) {
 	if tl.SearchedMonths != 2*horizon || tl.BreachMonth != 7 {
 		t.Fatalf("timeline %+v: want the breach in month 7 of %d searched", tl, 2*horizon)
 	}
-	if !approx(tl.P95.Median, scan[7]) {
-		t.Errorf("the planner's month 7 p95 %.0f s, the direct replay's %.0f s", tl.P95.Median, scan[7])
+	switch {
+	case tl.Over != nil:
+		// The month's replays stopped once they proved the target missed.
+		if scan[7] <= target {
+			t.Errorf("month 7 proved over the target (%s), the direct replay's p95 is %.0f s", tl.Over, scan[7])
+		}
+	case tl.P95 == nil || !approx(tl.P95.Median, scan[7]):
+		t.Errorf("the planner's month 7 p95 %+v, the direct replay's %.0f s", tl.P95, scan[7])
 	}
 	wantBreach := time.Date(2027, 7, 1, 0, 0, 0, 0, time.UTC) // 2026-12-01 + 7 months
 	wantOrder := time.Date(2027, 4, 1, 0, 0, 0, 0, time.UTC)  // 3 months before: 4 after the window's end

@@ -226,10 +226,10 @@ func verdictOf(sp *SimPlan, f *analysis.Findings, recs []analysis.Recommendation
 	if tl := sp.Timeline; tl != nil && v.Code != VerdictNoChange {
 		switch {
 		case tl.BreachMonth == 0:
-			v.Evidence = append(v.Evidence, fmt.Sprintf("without a purchase the target is missed already (%s, replayed p95 %s)", tl.Group, present.Seconds(tl.P95.Median)))
+			v.Evidence = append(v.Evidence, fmt.Sprintf("without a purchase the target is missed already (%s, replayed p95 %s)", tl.Group, tl.P95Text()))
 		case tl.BreachMonth > 0:
 			s := fmt.Sprintf("Without a purchase, growth of %s a year breaks the target in month %d (%s, %s: replayed p95 %s); with a %d-month lead time, order by %s",
-				present.Share(sp.Growth), tl.BreachMonth, tl.BreachDate.Format("2006-01"), tl.Group, present.Seconds(tl.P95.Median),
+				present.Share(sp.Growth), tl.BreachMonth, tl.BreachDate.Format("2006-01"), tl.Group, tl.P95Text(),
 				sp.LeadTimeMonths, tl.OrderBy.Format("2006-01-02"))
 			if tl.Late {
 				s += " (already past: order now)"

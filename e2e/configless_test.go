@@ -182,6 +182,68 @@ memory = "80GiB"
 		}
 	})
 
+	// The notices take the cluster's slurm.conf bound as the analysis
+	// binds it: a second agent, its notices on, whose slurm_conf names
+	// another cluster's file (a foreign slurm.conf on the host), says at
+	// its start that it does not use it, as the commands' conf.not_used.
+	t.Run("notices-refuse-foreign-conf", func(t *testing.T) {
+		dir := t.TempDir()
+		foreign := filepath.Join(dir, "slurm.conf")
+		if err := os.WriteFile(foreign, []byte("ClusterName=othercluster\nNodeName=localhost Gres=gpu:8,shard:64\n"), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		sim2 := filepath.Join(dir, "sim")
+		if err := os.Mkdir(sim2, 0o755); err != nil {
+			t.Fatal(err)
+		}
+		cfg2 := filepath.Join(dir, "gpuprof.toml")
+		log2 := filepath.Join(dir, "gpuprof.log")
+		sock2 := filepath.Join(dir, "agent.sock")
+		text := fmt.Sprintf(`cluster = "gpuproftest"
+node = "localhost"
+slurm_conf = %q
+db = %q
+spool_dir = %q
+socket = %q
+query_socket = %q
+log_file = %q
+
+[agent]
+gpu = "sim"
+interval = "1s"
+
+[sim]
+dir = %q
+gpus = 4
+
+[notices]
+enabled = true
+from = "gpuprof <gpuprof@example.org>"
+address = "{user}@example.org"
+sendmail = "/bin/true"
+squeue = "/usr/bin/squeue"
+`, foreign, filepath.Join(dir, "gpuprof.db"), filepath.Join(dir, "spool"), sock2, filepath.Join(dir, "run", "query.sock"), log2, sim2)
+		if err := os.WriteFile(cfg2, []byte(text), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		out2 := filepath.Join(dir, "agent.out")
+		a2 := startProcess(t, out2, env, onNode[0], append(onNode[1:], bin, "agent", "--config", cfg2)...)
+		waitAgent(t, a2, sock2, out2)
+		var logs string
+		for deadline := time.Now().Add(10 * time.Second); ; {
+			a, _ := os.ReadFile(out2)
+			l, _ := os.ReadFile(log2)
+			logs = string(a) + string(l)
+			if strings.Contains(logs, "othercluster") || time.Now().After(deadline) {
+				break
+			}
+			time.Sleep(200 * time.Millisecond)
+		}
+		if !logLineWith(logs, "notices:", foreign, "othercluster", "not used") {
+			t.Errorf("the agent's notices took another cluster's slurm.conf without a word; its log:\n%s", lastLines(logs, 30))
+		}
+	})
+
 	t.Run("node-healthy", func(t *testing.T) {
 		if !agent.running() {
 			t.Errorf("the agent exited during the run: %v", agent.err)

@@ -3,6 +3,7 @@ package monthly
 import (
 	"context"
 	"fmt"
+	"slices"
 	"sync"
 	"time"
 
@@ -92,27 +93,32 @@ func Build(ctx context.Context, src Source, p Params) (report.Data, error) {
 	// simulated plan, its workload summary and the earlier months'
 	// headlines (which read the database). All three only read in.
 	params := analysis.WorkloadParams{Window: w, TopN: p.Top}
+	// The earlier months (--compare) come first: the plan's growth is
+	// estimated from them and this month, on the figures of the report's
+	// months table.
 	var (
 		wg      sync.WaitGroup
 		wl      analysis.Workload
 		earlier earlierMonths
 	)
 	wg.Go(func() { wl = analysis.SummariseWorkload(in, params, c) })
-	wg.Go(func() { earlier = readEarlier(ctx, src, w, p.Compare, p.Cluster, in.Nodes, in.Carbon, c) })
-	findings, err := analysis.Analyse(in, c)
-	var sim capacity.SimPlan
-	if err == nil {
-		// After Analyse, before the findings go into the report: the plan
-		// sets each recommendation's simulated effect.
-		sim = Plan(in, &findings, p.WhatIf, c, p.Admin, p.User, p.StartProgress)
-	}
+	wg.Go(func() {
+		earlier = readEarlier(ctx, src, w, p.Compare, p.Cluster, in.Nodes, in.Carbon, c)
+	})
 	wg.Wait()
-	if err != nil {
-		return report.Data{}, err
-	}
 	if earlier.err != nil {
 		return report.Data{}, earlier.err
 	}
+	growth := analysis.GrowthOf(wholeMonths(w, wl.Headline.AllocatedGPUHours, earlier), c.Plan.Growth, c.Plan.GrowthSet)
+	c.Plan.Growth = growth.Used
+	findings, err := analysis.Analyse(in, c)
+	if err != nil {
+		return report.Data{}, err
+	}
+	// After Analyse, before the findings go into the report: the plan
+	// sets each recommendation's simulated effect.
+	sim := Plan(in, &findings, p.WhatIf, c, p.Admin, p.User, p.StartProgress)
+	sim.GrowthEstimate = &growth
 	findings.Jobs = nil
 	now := time.Now
 	if p.Now != nil {
@@ -166,7 +172,11 @@ func Plan(in analysis.Input, findings *analysis.Findings, wp capacity.WhatIfPara
 // earlierMonths are the headlines of the months before the report's, with
 // the names in them (for Anonymize).
 type earlierMonths struct {
-	months          []report.MonthHeadline
+	months []report.MonthHeadline
+	// whole says, per month, whether the database holds it whole: its
+	// first job was submitted before the month's first day ended (a
+	// database started within a month holds part of it).
+	whole           []bool
 	users, accounts []string
 	err             error
 }
@@ -190,10 +200,38 @@ func readEarlier(ctx context.Context, src Source, w analysis.Window, compare int
 		in.Nodes, in.Carbon = nodes, carbon
 		ewl := analysis.SummariseWorkload(in, analysis.WorkloadParams{Window: ew, TopN: 1}, c)
 		e.months = append(e.months, report.MonthHeadline{Month: ew.From.Format("2006-01"), Headline: ewl.Headline, LostGPUHours: ewl.LostGPUHours})
+		first := in.Jobs[0].Submit
+		for _, j := range in.Jobs {
+			if j.Submit.Before(first) {
+				first = j.Submit
+			}
+		}
+		e.whole = append(e.whole, first.Before(ew.From.Add(wholeSlack)))
 		u, a := namesOf(in.Jobs)
 		e.users, e.accounts = append(e.users, u...), append(e.accounts, a...)
 	}
 	return e
+}
+
+// wholeSlack is how late a month's first job may be submitted for the
+// month to count as held whole.
+const wholeSlack = 24 * time.Hour
+
+// wholeMonths are the consecutive whole months ending with the report's,
+// oldest first, with their GPU-hours as the months table shows them: a
+// month without jobs, or held in part, ends the run.
+func wholeMonths(w analysis.Window, gpuHours float64, e earlierMonths) []analysis.MonthDemand {
+	out := []analysis.MonthDemand{{Month: w.From.Format("2006-01"), GPUHours: gpuHours}}
+	want := w.From
+	for i := len(e.months) - 1; i >= 0; i-- {
+		want = want.AddDate(0, -1, 0)
+		if e.months[i].Month != want.Format("2006-01") || !e.whole[i] {
+			break
+		}
+		out = append(out, analysis.MonthDemand{Month: e.months[i].Month, GPUHours: e.months[i].Headline.AllocatedGPUHours})
+	}
+	slices.Reverse(out)
+	return out
 }
 
 // LastWithJobs walks back from the month w (the last complete one) to

@@ -3,6 +3,8 @@ package monthly
 import (
 	"context"
 	"errors"
+	"fmt"
+	"math"
 	"slices"
 	"strings"
 	"sync"
@@ -174,5 +176,58 @@ func TestLastWithJobs(t *testing.T) {
 	}
 	if _, err := LastWithJobs(context.Background(), &fakeSource{}, month(2026, 11), ""); err == nil || !strings.Contains(err.Error(), "up to 2026-11") {
 		t.Errorf("no jobs: err = %v", err)
+	}
+}
+
+// TestBuildGrowthFromHistory: with four whole months of jobs growing 10 %
+// a month, the report's plan uses the site's own trend (about 214 % a
+// year), says so, and takes it from the months table's GPU-hours; with
+// two months it uses the configured default and says so; a growth set in
+// the configuration wins over the trend.
+func TestBuildGrowthFromHistory(t *testing.T) {
+	jobs := map[string][]analysis.Job{}
+	for k, n := range []int{100, 110, 121, 133} {
+		w := month(2026, time.Month(8+k))
+		for i := range n {
+			jobs[w.From.Format("2006-01")] = append(jobs[w.From.Format("2006-01")], gpuJob(fmt.Sprintf("%d-%d", k, i), "ann", "bio", w.From.Add(time.Hour+time.Duration(i)*time.Minute)))
+		}
+	}
+	build := func(t *testing.T, c analysis.Config, compare int) report.Data {
+		t.Helper()
+		d, err := Build(context.Background(), &fakeSource{jobs: jobs}, Params{Window: month(2026, 11), Cluster: "lab", Top: 10, Compare: compare, Config: c, User: "ann"})
+		if err != nil {
+			t.Fatal(err)
+		}
+		return d
+	}
+	d := build(t, analysis.DefaultConfig(), 6)
+	g := d.SimPlan.GrowthEstimate
+	if g == nil || g.Source != "history" || math.Abs(g.Used-(math.Pow(1.1, 12)-1)) > 0.05 || d.SimPlan.Growth != g.Used || d.Findings.Plan.Params.Growth != g.Used {
+		t.Fatalf("growth %+v, the plan's %v, Little's law's %v: want the trend, 1.1^12 − 1, in both", g, d.SimPlan.Growth, d.Findings.Plan.Params.Growth)
+	}
+	if len(g.Months) != 4 || !strings.Contains(g.Text, "from 4 whole months") || !strings.Contains(g.Text, "2026-08 to 2026-11") {
+		t.Errorf("months %+v, text %q", g.Months, g.Text)
+	}
+	for i, e := range d.Earlier {
+		if g.Months[i].Month != e.Month || g.Months[i].GPUHours != e.Headline.AllocatedGPUHours {
+			t.Errorf("month %d: plan %+v, months table %s %v", i, g.Months[i], e.Month, e.Headline.AllocatedGPUHours)
+		}
+	}
+	if g.Months[3].GPUHours != d.Workload.Headline.AllocatedGPUHours {
+		t.Errorf("this month: plan %v, headline %v", g.Months[3].GPUHours, d.Workload.Headline.AllocatedGPUHours)
+	}
+
+	d = build(t, analysis.DefaultConfig(), 1)
+	if g := d.SimPlan.GrowthEstimate; g.Source != "default" || g.Used != 0.3 || !strings.Contains(g.Text, "2 whole months") {
+		t.Errorf("two months: %+v", g)
+	}
+
+	c, err := analysis.ParseConfig([]byte("[plan]\ngrowth = 0.1\n"), "a.toml")
+	if err != nil {
+		t.Fatal(err)
+	}
+	d = build(t, c, 6)
+	if g := d.SimPlan.GrowthEstimate; g.Source != "configured" || g.Used != 0.1 || d.SimPlan.Growth != 0.1 || !strings.Contains(g.Text, "as configured") {
+		t.Errorf("configured: %+v", g)
 	}
 }

@@ -187,6 +187,9 @@ type Options struct {
 	// Seed draws the backfill phase (unless known) and breaks ties
 	// between jobs of equal priority and submission order.
 	Seed uint64
+	// Stop, when not nil, ends the replay once its wait target is
+	// certain to be missed (StopRule); Result.Stopped then says so.
+	Stop *StopRule
 }
 
 // Outcome says how a job left the replay.
@@ -239,6 +242,12 @@ type Result struct {
 	Jobs []JobResult
 	// Stats are the simulator's own counts.
 	Stats Stats
+	// Stopped is set when Options.Stop ended the replay early: the jobs'
+	// outcomes are then those at that moment, and only Stopped's counts
+	// are an answer. Over is the StopRule's count per group (at the end,
+	// or when it stopped).
+	Stopped *Stopped
+	Over    []int
 }
 
 // Stats count what the simulator did.

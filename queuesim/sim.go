@@ -133,6 +133,8 @@ type sim struct {
 
 	fits  map[fitKey]bool
 	stats Stats
+	// stop is the Options.Stop rule's state (stop.go), nil without one.
+	stop *stopState
 
 	// memo holds, per request shape and partition, the earliest start the
 	// current backfill cycle found (backfill.go).
@@ -163,7 +165,14 @@ func Run(c Cluster, pr Priority, sc Scheduler, jobs []Job, o Options) (*Result, 
 		return nil, err
 	}
 	s.loop()
-	return s.result(), nil
+	r := s.result()
+	if s.stop != nil {
+		r.Over = s.stop.over
+		if s.stop.done {
+			r.Stopped = &Stopped{At: time.Duration(s.now) * time.Second, Over: s.stop.over}
+		}
+	}
+	return r, nil
 }
 
 // DefaultScheduler returns Slurm 22.05's defaults: sched/backfill,
@@ -356,6 +365,13 @@ func newSim(c Cluster, pr Priority, sc Scheduler, jobs []Job, o Options) (*sim, 
 		}
 		return cmpInt(int64(a), int64(b))
 	})
+	if o.Stop != nil {
+		st, err := newStopState(o.Stop, len(jobs))
+		if err != nil {
+			return nil, err
+		}
+		s.stop = st
+	}
 	s.bfRes = secs(sc.BfResolution)
 	s.clockOff = secs(sc.ClockOffset)
 	interval := secs(sc.BfInterval)
@@ -475,6 +491,9 @@ func (s *sim) loop() {
 			}
 			bfDirty = false
 			nextBf = nextTick(s.now, s.bfPhase, bfStep)
+		}
+		if s.stop != nil && s.stopCheck() {
+			return
 		}
 	}
 }
@@ -788,6 +807,7 @@ func (s *sim) place(ji, p int32, nodes []int32, backfilled bool) {
 	j.status, j.outcome, j.part, j.backfilled = stRunning, Ran, p, backfilled
 	j.start, j.end, j.usageFrom = s.now, s.now+j.run, s.now
 	j.node = nodes[0]
+	s.stopStarted(ji, p, nodes[0])
 	if len(nodes) > 1 {
 		j.multi = make([]int32, len(nodes))
 	}

@@ -641,12 +641,21 @@ func planChart(d *Data) (chart, error) {
 		models = models[:len(palette6)]
 	}
 	calErr, target := sp.CalibrationError, sp.TargetP95Wait
-	top, maxAdded := target, 0
+	top, maxAdded, anyOver := target, 0, false
 	for _, m := range models {
 		for _, p := range m.Curve {
-			top = max(top, p.ModelP95.Median+calErr, p.ModelP95.P90)
 			maxAdded = max(maxAdded, p.Added)
+			if p.Over != nil {
+				anyOver = true
+				continue
+			}
+			top = max(top, p.ModelP95.Median+calErr, p.ModelP95.P90)
 		}
+	}
+	// Sizes a replay stopped early proved over the target have no wait to
+	// plot: a triangle at the top of the chart marks each.
+	if anyOver {
+		top = max(top, 1.5*target)
 	}
 	// Minutes for short waits, hours for long ones.
 	unit, unitName := 3600.0, "hours"
@@ -662,10 +671,33 @@ func planChart(d *Data) (chart, error) {
 	for k, m := range models {
 		col := palette6[k]
 		off := (float64(k) - float64(len(models)-1)/2) * spreadX
-		n := len(m.Curve)
+		var computed []capacity.CurvePoint
+		var over plotter.XYs
+		for _, pt := range m.Curve {
+			if pt.Over != nil {
+				over = append(over, plotter.XY{X: float64(pt.Added) + off, Y: top / unit})
+				continue
+			}
+			computed = append(computed, pt)
+		}
+		var overPts *plotter.Scatter
+		if len(over) > 0 {
+			sc, err := plotter.NewScatter(over)
+			if err != nil {
+				return c, err
+			}
+			sc.Color, sc.Shape, sc.Radius = col, draw.TriangleGlyph{}, vg.Points(3.5)
+			p.Add(sc)
+			overPts = sc
+		}
+		if len(computed) == 0 {
+			legend = append(legend, legendItem{label: legendText(m.Model) + " (every size tried over the target)", thumbs: []plot.Thumbnailer{overPts}})
+			continue
+		}
+		n := len(computed)
 		e := curveErrs{xys: make(plotter.XYs, n), low: make([]float64, n), top: make([]float64, n)}
 		band := make(plotter.XYs, 0, 2*n)
-		for i, pt := range m.Curve {
+		for i, pt := range computed {
 			y := pt.ModelP95.Median / unit
 			e.xys[i] = plotter.XY{X: float64(pt.Added) + off, Y: y}
 			e.low[i] = max(0, y-pt.ModelP95.P10/unit)
@@ -720,6 +752,15 @@ func planChart(d *Data) (chart, error) {
 	tl.Dashes = []vg.Length{vg.Points(6), vg.Points(3)}
 	p.Add(tl)
 	legend = append(legend, item("target: p95 ≤ "+wait(target), tl))
+	if anyOver {
+		mark, err := plotter.NewScatter(plotter.XYs{{X: 0, Y: 0}})
+		if err != nil {
+			return c, err
+		}
+		mark.Color, mark.Shape, mark.Radius = colInk, draw.TriangleGlyph{}, vg.Points(3.5)
+		legend = append(legend, item("over the target (replay stopped once it proved so; no wait computed)", mark))
+		c.Caption += "; triangles at the top: sizes proved over the target by a replay stopped early (the bound is in the table)"
+	}
 	p.X.Min, p.X.Max = xMin, xMax
 	p.X.Tick.Marker = plot.TickerFunc(func(lo, hi float64) []plot.Tick {
 		step := max(1, (maxAdded+9)/10)

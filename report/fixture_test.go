@@ -248,7 +248,7 @@ func fixtureSimPlan() *capacity.SimPlan {
 		Purchase:     []capacity.Purchase{{Model: h100, GPUs: 4}},
 		WithPurchase: scenario(0.25),
 		Timeline: &capacity.Timeline{SearchedMonths: 24, BreachMonth: 7, BreachDate: time.Date(2027, 7, 1, 0, 0, 0, 0, time.UTC),
-			Group: "partition gpu", P95: sp1(4800, 4200, 5400), OrderBy: time.Date(2027, 4, 1, 0, 0, 0, 0, time.UTC)},
+			Group: "partition gpu", P95: ptr(sp1(4800, 4200, 5400)), OrderBy: time.Date(2027, 4, 1, 0, 0, 0, 0, time.UTC)},
 		Costs: []capacity.Cost{{Model: h100, GPUs: 4, OwnedPerYear: 36000, Utilisation: 0.55, BusyHoursPerYear: 19272, RentPerYear: 57816,
 			BreakEven: 0.3425, Cheaper: "buy", PurchaseTotal: 120000, DepreciationYears: 5}},
 		Verdict: capacity.Verdict{Code: capacity.VerdictBuy, Binding: capacity.BindingGPUModel, BindingName: h100, Reliable: true,
@@ -270,3 +270,5 @@ var (
 )
 
 func testConfig() analysis.Config { return analysis.DefaultConfig() }
+
+func ptr[T any](v T) *T { return &v }

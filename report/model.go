@@ -253,6 +253,7 @@ func headlineSection(d *Data, miss []string) section {
 	}
 	t.row("GPU energy", energyText(h.Energy))
 	t.row("Effective GPU-hours (weighted by SM activity)", effectiveText(h.Effective))
+	planHeadline(t, d.SimPlan)
 	s.table(t)
 	countingPara(&s, d.Workload.Counting)
 	s.chart(chartDaily)

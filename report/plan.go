@@ -41,6 +41,9 @@ func planSection(d *Data) section {
 		s.list(v.Evidence)
 	}
 	s.para("%s", planTerms(sp))
+	if g := sp.GrowthEstimate; g != nil {
+		s.para("%s", g.Text)
+	}
 	if sp.Simulated {
 		s.para("%s", replayWords(sp))
 	}
@@ -196,7 +199,7 @@ func purchaseBlock(s *section, sp *capacity.SimPlan) {
 			}
 		}
 		if len(m.Curve) > 0 && m.Curve[0].Added == 0 {
-			hz = spread(m.Curve[0].ModelP95)
+			hz = curveWait(m.Curve[0], spread(m.Curve[0].ModelP95))
 		}
 		buy := sp.Jobs.NoPurchaseWords()
 		switch {
@@ -210,7 +213,7 @@ func purchaseBlock(s *section, sp *capacity.SimPlan) {
 		}
 		var pts []string
 		for _, c := range m.Curve {
-			pts = append(pts, fmt.Sprintf("+%d: %s", c.Added, wait(c.ModelP95.Median)))
+			pts = append(pts, fmt.Sprintf("+%d: %s", c.Added, curveWait(c, wait(c.ModelP95.Median))))
 		}
 		curve := strings.Join(pts, ", ")
 		if curve == "" {
@@ -243,11 +246,11 @@ func timelineBlock(s *section, sp *capacity.SimPlan) {
 	switch {
 	case tl.BreachMonth == 0:
 		t.row("First month that misses the target", "missed already, at today's load")
-		t.row("First to miss it", tl.Group+": replayed p95 wait "+spread(tl.P95))
+		t.row("First to miss it", tl.Group+": replayed p95 wait "+timelineWait(tl))
 		t.row("Order by (lead time "+present.Count(sp.LeadTimeMonths, "month", "months")+")", "now: the target is missed already")
 	case tl.BreachMonth > 0:
 		t.row("First month that misses the target", fmt.Sprintf("month %d after the window (%s)", tl.BreachMonth, tl.BreachDate.Format("2006-01")))
-		t.row("First to miss it", tl.Group+": replayed p95 wait "+spread(tl.P95))
+		t.row("First to miss it", tl.Group+": replayed p95 wait "+timelineWait(tl))
 		order := tl.OrderBy.Format("2006-01-02")
 		if tl.Late {
 			order += " (already past: order now)"
@@ -355,4 +358,63 @@ func constraintWords(c string) string {
 		return "not enough data"
 	}
 	return words(c)
+}
+
+// curveWait is a purchase size's wait as computed, or "over the target"
+// with the bound a replay stopped early proved: never a number it did not
+// compute.
+func curveWait(c capacity.CurvePoint, computed string) string {
+	if c.Over != nil {
+		return "over the target (" + c.Over.String() + ")"
+	}
+	return computed
+}
+
+// timelineWait is the breach month's p95 spread, or its bound.
+func timelineWait(tl *capacity.Timeline) string {
+	if tl.Over != nil || tl.P95 == nil {
+		return tl.P95Text()
+	}
+	return spread(*tl.P95)
+}
+
+// planHeadline adds the plan's answer to the headline numbers: the
+// verdict, the demand growth it used and where that came from, and the
+// order-by date.
+func planHeadline(t *table, sp *capacity.SimPlan) {
+	if sp == nil {
+		return
+	}
+	verdict := string(sp.Verdict.Code)
+	if len(sp.Purchase) > 0 {
+		var buy []string
+		for _, p := range sp.Purchase {
+			buy = append(buy, present.Int(p.GPUs)+" "+p.Model)
+		}
+		verdict = "buy " + strings.Join(buy, " and ")
+	}
+	if verdict == "" {
+		verdict = "none"
+	}
+	t.row("Capacity plan verdict", verdict)
+	if g := sp.GrowthEstimate; g != nil {
+		src := map[string]string{"history": "estimated from the site's own months", "configured": "as configured", "default": "the configured default: too few whole months to estimate"}[g.Source]
+		v := present.Percent(g.Used) + " a year, " + src
+		if g.Source == "history" {
+			v += fmt.Sprintf(" (95 %% interval %s to %s, %d months)", present.Percent(g.Low), present.Percent(g.High), len(g.Months))
+		}
+		t.row("Demand growth planned for", v)
+	} else if sp.Simulated {
+		t.row("Demand growth planned for", present.Percent(sp.Growth)+" a year")
+	}
+	if tl := sp.Timeline; tl != nil {
+		switch {
+		case tl.BreachMonth < 0:
+			t.row("Order GPUs by", "no order needed within the "+present.Count(tl.SearchedMonths, "month", "months")+" searched")
+		case tl.Late:
+			t.row("Order GPUs by", "now (the target is missed by "+tl.BreachDate.Format("2006-01")+")")
+		default:
+			t.row("Order GPUs by", tl.OrderBy.Format("2006-01-02")+" (the target is missed from "+tl.BreachDate.Format("2006-01")+")")
+		}
+	}
 }

@@ -1,0 +1,141 @@
+package analysis
+
+import (
+	"fmt"
+	"math"
+	"strings"
+
+	"github.com/gpuprof/gpuprof/internal/present"
+)
+
+// MonthDemand is one whole month's GPU demand of a cluster: the GPU-hours
+// its jobs held in it (Headline.AllocatedGPUHours, the figure of the
+// report's months table).
+type MonthDemand struct {
+	Month    string  `json:"month"` // "2026-10"
+	GPUHours float64 `json:"gpu_hours"`
+}
+
+// GrowthEstimate is the demand growth a plan used, and where it came
+// from: the site's own months (a log-linear trend of GPU-hours per
+// month), or the configured value when too few whole months are held,
+// or when --growth or the configuration sets one.
+type GrowthEstimate struct {
+	// Source is "history" (Annual is used), "configured" (plan.growth or
+	// --growth set it) or "default" (too few whole months: the built-in
+	// plan.growth).
+	Source string `json:"source"`
+	// Used is the growth per year the plan used.
+	Used float64 `json:"used"`
+	// Months are the whole months the trend is estimated from, oldest
+	// first (all of those found, also when not used).
+	Months []MonthDemand `json:"months"`
+	// Annual is the estimated growth per year, Low and High its 95 %
+	// confidence interval; set when Estimated.
+	Estimated bool    `json:"estimated"`
+	Annual    float64 `json:"annual,omitempty"`
+	Low       float64 `json:"low,omitempty"`
+	High      float64 `json:"high,omitempty"`
+	// Text is the sentence every output prints.
+	Text string `json:"text"`
+}
+
+// MinGrowthMonths is the fewest whole months a trend is estimated from.
+const MinGrowthMonths = 3
+
+// EstimateGrowth fits ln(GPU-hours) = a + b·month by least squares over
+// the months given (consecutive whole months, oldest first) and returns
+// the growth per year exp(12·b) − 1 with its 95 % confidence interval
+// (Student's t on n − 2 degrees of freedom, from the slope's standard
+// error); ok is false with fewer than MinGrowthMonths months or a month
+// without GPU-hours. With three months the interval is wide: it says how
+// little three points tell.
+func EstimateGrowth(months []MonthDemand) (annual, low, high float64, ok bool) {
+	n := len(months)
+	if n < MinGrowthMonths {
+		return 0, 0, 0, false
+	}
+	var sx, sy float64
+	for i, m := range months {
+		if !(m.GPUHours > 0) || !finite(m.GPUHours) {
+			return 0, 0, 0, false
+		}
+		sx += float64(i)
+		sy += math.Log(m.GPUHours)
+	}
+	mx, my := sx/float64(n), sy/float64(n)
+	var sxx, sxy float64
+	for i, m := range months {
+		dx := float64(i) - mx
+		sxx += dx * dx
+		sxy += dx * (math.Log(m.GPUHours) - my)
+	}
+	b := sxy / sxx
+	a := my - b*mx
+	var sse float64
+	for i, m := range months {
+		r := math.Log(m.GPUHours) - (a + b*float64(i))
+		sse += r * r
+	}
+	se := math.Sqrt(sse/float64(n-2)) / math.Sqrt(sxx)
+	t := tQuantile975(n - 2)
+	annual = math.Exp(12*b) - 1
+	low, high = math.Exp(12*(b-t*se))-1, math.Exp(12*(b+t*se))-1
+	return annual, low, high, true
+}
+
+// tQuantile975 is Student's t 0.975 quantile on df degrees of freedom
+// (two-sided 95 %); past 30, the normal's 1.96 plus its first
+// correction.
+func tQuantile975(df int) float64 {
+	table := []float64{0, 12.706, 4.303, 3.182, 2.776, 2.571, 2.447, 2.365, 2.306, 2.262, 2.228,
+		2.201, 2.179, 2.160, 2.145, 2.131, 2.120, 2.110, 2.101, 2.093, 2.086,
+		2.080, 2.074, 2.069, 2.064, 2.060, 2.056, 2.052, 2.048, 2.045, 2.042}
+	if df >= 1 && df < len(table) {
+		return table[df]
+	}
+	return 1.96 + 2.4/float64(max(df, 1))
+}
+
+// GrowthOf is the growth a plan uses: the configured value when set
+// (configured, or --growth), else the trend of the whole months when
+// there are enough, else the default; with the sentence that says which.
+func GrowthOf(months []MonthDemand, value float64, configured bool) GrowthEstimate {
+	g := GrowthEstimate{Source: "default", Used: value, Months: months}
+	if g.Months == nil {
+		g.Months = []MonthDemand{}
+	}
+	g.Annual, g.Low, g.High, g.Estimated = EstimateGrowth(months)
+	span := ""
+	if len(months) > 0 {
+		span = fmt.Sprintf(" (%s to %s)", months[0].Month, months[len(months)-1].Month)
+	}
+	trend := ""
+	if g.Estimated {
+		trend = fmt.Sprintf("%s a year (95 %% interval %s to %s) from %d whole months of GPU-hours%s: %s",
+			present.Percent(g.Annual), present.Percent(g.Low), present.Percent(g.High), len(months), span, monthsList(months))
+	}
+	switch {
+	case configured && g.Estimated:
+		g.Source = "configured"
+		g.Text = fmt.Sprintf("Demand growth %s a year, as configured (plan.growth or --growth); the site's own trend is %s.", present.Percent(value), trend)
+	case configured:
+		g.Source = "configured"
+		g.Text = fmt.Sprintf("Demand growth %s a year, as configured (plan.growth or --growth).", present.Percent(value))
+	case g.Estimated:
+		g.Source, g.Used = "history", g.Annual
+		g.Text = fmt.Sprintf("Demand growth estimated from the site's own history: %s.", trend)
+	default:
+		g.Text = fmt.Sprintf("Demand growth %s a year, the configured default: %d whole %s of jobs held%s, at least %d needed to estimate the site's own trend.",
+			present.Percent(value), len(months), present.Plural(len(months), "month", "months"), span, MinGrowthMonths)
+	}
+	return g
+}
+
+func monthsList(months []MonthDemand) string {
+	parts := make([]string, len(months))
+	for i, m := range months {
+		parts[i] = m.Month + " " + present.Int(int(math.Round(m.GPUHours))) + " GPU-h"
+	}
+	return strings.Join(parts, ", ")
+}

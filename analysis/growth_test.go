@@ -1,0 +1,77 @@
+package analysis
+
+import (
+	"fmt"
+	"math"
+	"math/rand/v2"
+	"strings"
+	"testing"
+)
+
+// plantedMonths are n months of GPU-hours growing by g a year, with
+// multiplicative noise of sd (log scale).
+func plantedMonths(n int, g, sd float64, seed uint64) []MonthDemand {
+	r := rand.New(rand.NewPCG(seed, 36))
+	var out []MonthDemand
+	for i := range n {
+		h := 10000 * math.Pow(1+g, float64(i)/12) * math.Exp(sd*r.NormFloat64())
+		out = append(out, MonthDemand{Month: fmt.Sprintf("2026-%02d", i+1), GPUHours: h})
+	}
+	return out
+}
+
+func TestEstimateGrowthPlanted(t *testing.T) {
+	// Exact trend: the estimate is the planted rate, the interval a point.
+	a, lo, hi, ok := EstimateGrowth(plantedMonths(6, 0.5, 0, 1))
+	if !ok || math.Abs(a-0.5) > 1e-9 || math.Abs(lo-0.5) > 1e-6 || math.Abs(hi-0.5) > 1e-6 {
+		t.Errorf("noiseless 50 %%: %v [%v, %v] ok %v", a, lo, hi, ok)
+	}
+	// Noisy months: the 95 % interval holds the planted rate in about 95 %
+	// of draws, and the estimate is near it on average.
+	in, sum := 0, 0.0
+	const draws = 400
+	for s := range draws {
+		a, lo, hi, ok := EstimateGrowth(plantedMonths(8, 0.3, 0.05, uint64(s+2)))
+		if !ok {
+			t.Fatal("8 months: no estimate")
+		}
+		sum += a
+		if lo <= 0.3 && 0.3 <= hi {
+			in++
+		}
+	}
+	if cover := float64(in) / draws; cover < 0.9 || cover > 0.99 {
+		t.Errorf("the 95 %% interval held the planted 30 %% in %.0f %% of draws", 100*cover)
+	}
+	if mean := sum / draws; math.Abs(mean-0.3) > 0.05 {
+		t.Errorf("mean estimate %.3f, planted 0.3", mean)
+	}
+}
+
+func TestGrowthOf(t *testing.T) {
+	few := plantedMonths(2, 0.5, 0, 1)
+	g := GrowthOf(few, 0.3, false)
+	if g.Source != "default" || g.Used != 0.3 || g.Estimated || !strings.Contains(g.Text, "2 whole months") || !strings.Contains(g.Text, "at least 3 needed") {
+		t.Errorf("two months: %+v", g)
+	}
+	three := plantedMonths(3, 0.5, 0, 1)
+	g = GrowthOf(three, 0.3, false)
+	if g.Source != "history" || math.Abs(g.Used-0.5) > 1e-9 || !strings.Contains(g.Text, "from 3 whole months") || !strings.Contains(g.Text, "2026-01 to 2026-03") {
+		t.Errorf("three months: %+v", g)
+	}
+	g = GrowthOf(three, 0.1, true)
+	if g.Source != "configured" || g.Used != 0.1 || !g.Estimated || !strings.Contains(g.Text, "as configured") || !strings.Contains(g.Text, "site's own trend is 50") {
+		t.Errorf("configured: %+v", g)
+	}
+}
+
+func TestGrowthSetByFile(t *testing.T) {
+	c, err := ParseConfig([]byte("[plan]\ngrowth = 0.1\n"), "x.toml")
+	if err != nil || !c.Plan.GrowthSet || c.Plan.Growth != 0.1 {
+		t.Errorf("growth set: %+v %v", c.Plan, err)
+	}
+	c, err = ParseConfig([]byte("[plan]\nseeds = 3\n"), "x.toml")
+	if err != nil || c.Plan.GrowthSet {
+		t.Errorf("growth not set: %+v %v", c.Plan, err)
+	}
+}
