@@ -17,7 +17,7 @@ import (
 // under the real test cluster, a running job that holds one GPU it never
 // uses shows its name (from squeue: slurmd gives the prolog none) and an
 // elapsed time equal to squeue's TIME to the second, in gpuprof jobs,
-// show and show --json; it is idle_allocation while it runs and stays
+// show, show --json and the TUI's list; it is idle_allocation while it runs and stays
 // idle_allocation once it ended after well under classes.short_job_max
 // (it was short_debug then, before one rule decided both).
 func TestRunningJobNameElapsedClass(t *testing.T) {
@@ -64,7 +64,7 @@ func TestRunningJobNameElapsedClass(t *testing.T) {
 
 	const name = "e2e-idle" // whole in jobs' 10-cell NAME column
 	id := strings.TrimSpace(c.run(t, "sbatch", "--parsable", "-J", name, "--gres=gpu:1", "-o", "/dev/null",
-		"--chdir", work, "--export=ALL,GPUPROF_CONFIG="+cfgPath, "--wrap", "sleep 30"))
+		"--chdir", work, "--export=ALL,GPUPROF_CONFIG="+cfgPath, "--wrap", "sleep 45"))
 	t.Cleanup(func() { _, _ = c.output("scancel", id) })
 
 	// Running, known to the agent, with a few readings flushed.
@@ -147,6 +147,22 @@ func TestRunningJobNameElapsedClass(t *testing.T) {
 				t.Errorf("gpuprof show %s lacks %q:\n%s", id, want, out)
 			}
 		}
+	})
+
+	t.Run("tui", func(t *testing.T) {
+		requireTmux(t)
+		term := startTmux(t, 120, 24, append([]string{"NO_COLOR=1"}, "SLURM_CONF="+c.Conf),
+			shellQuote(bin)+" tui --config "+shellQuote(cfgPath))
+		// The job's row carries the name squeue gives it.
+		term.waitFor("the running job's row with its name", func(s string) bool {
+			for line := range strings.SplitSeq(s, "\n") {
+				if strings.Contains(line, id) && strings.Contains(line, name) {
+					return true
+				}
+			}
+			return false
+		})
+		term.keys("q")
 	})
 
 	c.waitQueueEmpty(t, []string{id}, queueTimeout)

@@ -198,6 +198,13 @@ func build(d *Data) []section {
 func headlineSection(d *Data, miss []string) section {
 	s := section{ID: "headline", Title: "Headline numbers"}
 	h := d.Workload.Headline
+	// A slurm.conf left aside changes what every figure below rests on
+	// (capacity, occupancy, partitions, the replay): the reader learns it
+	// first, as the command line prints it first (cliview.ConfNote), not
+	// only under Methods.
+	if n := d.Workload.Conf.NotUsed; n != "" {
+		s.para("Note: %s.", n)
+	}
 	if has(miss, missingNoJobs) {
 		s.para("No jobs ran or waited in this month: there is nothing to report.")
 		for _, c := range []string{chartDaily, chartHeatmap, chartUtil, chartVRAM} {
