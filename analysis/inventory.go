@@ -2,7 +2,9 @@ package analysis
 
 import (
 	"fmt"
+	"sort"
 	"strings"
+	"time"
 
 	"github.com/gpuprof/gpuprof/internal/present"
 )
@@ -106,32 +108,50 @@ type ConfUse struct {
 // fitInventory refuses an inventory the jobs do not fit: when the GPU
 // time the window's jobs held (counted by the one rule, counter) exceeds
 // what the inventory's GPUs could hold in the window, the occupancy would
-// be above 100 %, which cannot be; the inventory describes another
-// cluster (or part of this one). Its nodes are then dropped, so no
-// capacity, occupancy, limit or plan is computed from it, and
+// be above 100 %, which cannot be; and when the jobs held more GPUs at
+// one instant than the inventory has (a configuration that lacks nodes
+// the jobs ran on: the GPU-hours alone may still fit). The inventory then
+// describes another cluster (or part of this one). Its nodes are dropped,
+// so no capacity, occupancy, limit or plan is computed from it, and
 // in.Inventory says why.
 func fitInventory(in *Input) {
 	gpus, _ := inventory(in.Nodes)
 	if gpus == 0 {
 		return
 	}
-	held, hours := heldGPUHours(in)
-	capacity := float64(gpus) * hours
-	if hours <= 0 || held <= capacity*(1+1e-9) {
+	held := heldGPUs(in)
+	capacity := float64(gpus) * held.hours
+	switch {
+	case held.hours > 0 && held.gpuHours > capacity*(1+1e-9):
+		in.Inventory.Misfit = fmt.Sprintf("the inventory does not fit the jobs: they held %s GPU-hours in the window, more than the %d %s of the inventory (from %s) could hold in it (%s)",
+			present.GPUHours(held.gpuHours), gpus, present.Plural(gpus, "GPU", "GPUs"), in.Inventory.Source, present.GPUHours(capacity))
+	case held.peak > float64(gpus)*(1+1e-9)+1e-9:
+		in.Inventory.Misfit = fmt.Sprintf("the inventory does not fit the jobs: they held %s GPUs at once (%s), more than the %d %s of the inventory (from %s)",
+			present.GPUsHeld(held.peak), held.peakAt.UTC().Format(time.RFC3339), gpus, present.Plural(gpus, "GPU", "GPUs"), in.Inventory.Source)
+	default:
 		return
 	}
-	in.Inventory.Misfit = fmt.Sprintf("the inventory does not fit the jobs: they held %s GPU-hours in the window, more than the %d %s of the inventory (from %s) could hold in it (%s)",
-		present.GPUHours(held), gpus, present.Plural(gpus, "GPU", "GPUs"), in.Inventory.Source, present.GPUHours(capacity))
 	in.Inventory.Source = InventoryNone
 	in.Nodes = nil
 }
 
-// heldGPUHours is the GPU time the jobs held in the window by the one
-// counting rule (the shards of a node's inventory included), and the
-// window's hours.
-func heldGPUHours(in *Input) (gpuHours, hours float64) {
+// held is what the window's jobs held by the one counting rule (the
+// shards of a node's inventory included): GPU-hours, the most GPUs held
+// at one instant and when, and the window's hours.
+type held struct {
+	gpuHours, peak, hours float64
+	peakAt                time.Time
+}
+
+func heldGPUs(in *Input) held {
+	var h held
 	k := newCounter(in, 0)
 	var n DataNotes
+	type edge struct {
+		at    time.Time
+		delta float64
+	}
+	var edges []edge
 	for i := range in.Jobs {
 		j := &in.Jobs[i]
 		m := Metrics{Outcome: outcomeOf(j)}
@@ -148,12 +168,30 @@ func heldGPUHours(in *Input) (gpuHours, hours float64) {
 			m.GPUs = 1
 		}
 		k.count(j, &m)
-		gpuHours += m.GPUHours
+		h.gpuHours += m.GPUHours
+		if m.GPUHours > 0 && m.CountEnd.After(m.CountStart) {
+			edges = append(edges, edge{m.CountStart, m.GPUShare}, edge{m.CountEnd, -m.GPUShare})
+		}
 	}
 	if k.to.After(k.from) {
-		hours = k.to.Sub(k.from).Hours()
+		h.hours = k.to.Sub(k.from).Hours()
 	}
-	return gpuHours, hours
+	// A job that ends in the second another starts (sacct keeps whole
+	// seconds) did not hold its GPUs beside it: ends first.
+	sort.Slice(edges, func(a, b int) bool {
+		if !edges[a].at.Equal(edges[b].at) {
+			return edges[a].at.Before(edges[b].at)
+		}
+		return edges[a].delta < edges[b].delta
+	})
+	var now float64
+	for _, e := range edges {
+		now += e.delta
+		if now > h.peak {
+			h.peak, h.peakAt = now, e.at
+		}
+	}
+	return h
 }
 
 // InventoryOf is in.Inventory, or, for an Input made without an

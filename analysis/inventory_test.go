@@ -104,3 +104,39 @@ func TestInventoryThatDoesNotFit(t *testing.T) {
 		}
 	}
 }
+
+// TestInventoryBelowThePeak: jobs cannot hold more GPUs at once than the
+// cluster has. Six 1-GPU jobs of an hour each at the same time, in a
+// month whose GPU-hours a 4-GPU configuration could hold many times over,
+// are refused as a misfit naming the peak and when it was (issue 38,
+// item 1: a 3,300-GPU configuration for a window that held 3,412 at once
+// gave "held 3,327 of 3300 GPUs"). Six GPUs fit; six jobs one after
+// another (one ending in the second the next starts) fit one GPU.
+func TestInventoryBelowThePeak(t *testing.T) {
+	march := Window{From: time.Date(2026, 3, 1, 0, 0, 0, 0, time.UTC), To: time.Date(2026, 4, 1, 0, 0, 0, 0, time.UTC)}
+	t0 := time.Date(2026, 3, 10, 12, 0, 0, 0, time.UTC)
+	build := func(confGPUs int, serial bool) Input {
+		b := NewInputBuilder()
+		b.SetConf(ConfUse{Cluster: "dlrm"}, []slurmext.NodeGres{{Name: "x000", GPUs: confGPUs}})
+		for i, r := range inventoryRecords(6, 1) {
+			start := t0
+			if serial {
+				start = t0.Add(time.Duration(i) * time.Hour)
+			}
+			r.Submit, r.Eligible, r.Start, r.End = start, start, start, start.Add(time.Hour)
+			b.Add(r, nil)
+		}
+		return b.Input(march, march.To)
+	}
+	in := build(4, false)
+	want := "the inventory does not fit the jobs: they held 6 GPUs at once (2026-03-10T12:00:00Z), more than the 4 GPUs of the inventory (from slurm.conf of cluster dlrm)"
+	if in.Inventory.Misfit != want || len(in.Nodes) != 0 || in.Inventory.Source != InventoryNone {
+		t.Errorf("4 GPUs for 6 at once: inventory %+v, nodes %v;\nwant the misfit %q", in.Inventory, in.Nodes, want)
+	}
+	if in := build(6, false); in.Inventory.Misfit != "" || len(in.Nodes) != 1 {
+		t.Errorf("6 GPUs for 6 at once: %+v, want it kept", in.Inventory)
+	}
+	if in := build(1, true); in.Inventory.Misfit != "" || len(in.Nodes) != 1 {
+		t.Errorf("1 GPU for 6 jobs one after another: %+v, want it kept", in.Inventory)
+	}
+}
