@@ -235,6 +235,34 @@ func TestLocalAccessUsersSeeOwnJobs(t *testing.T) {
 		}
 	})
 
+	// Normal use never trips the per-uid connection share: 20 reports in
+	// a row (each pages through the caller's jobs, then counts them) leave
+	// gpuprof_agent_queries_refused_total{reason="conn_limit"} where it
+	// was, and so nothing of it in the agent's log (issue 40: each report
+	// added 8, one for each idle connection the client left behind).
+	t.Run("20 reports stay within the connection share", func(t *testing.T) {
+		repDir := filepath.Join(dir, "report-20")
+		if err := os.Mkdir(repDir, 0o755); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.Chown(repDir, alice.uid, -1); err != nil {
+			t.Fatal(err)
+		}
+		for i := range 20 {
+			if _, stderr, err := asUser(alice, bin, "report", "--out", repDir, "--format", "json", "--config", cfgPath); err != nil {
+				t.Fatalf("report %d: %v\n%s", i+1, err, stderr)
+			}
+		}
+		for _, f := range []string{agentOut, c.LogFile} {
+			b, _ := os.ReadFile(f)
+			for line := range strings.SplitSeq(string(b), "\n") {
+				if strings.Contains(line, "reason=conn_limit") {
+					t.Errorf("%s: %s", filepath.Base(f), line)
+				}
+			}
+		}
+	})
+
 	if !agent.running() {
 		b, _ := os.ReadFile(agentOut)
 		t.Errorf("the agent stopped during the queries:\n%s", b)
