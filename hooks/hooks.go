@@ -67,20 +67,28 @@ const (
 	ViaAgentMemory Outcome = "agent-memory"
 )
 
-// cluster and node name the job's records by the one rule every writer
-// uses (slurmext.ClusterName, slurmext.NodeName).
-func (d Deps) cluster() string {
-	return slurmext.ClusterName(d.Config.Cluster, d.Env.Cluster, d.slurmConf())
-}
-
-// slurmConf is the slurm.conf the hook reads: the configured one, else, on
-// a configless node, slurmd's cached copy (slurmext.FindSlurmConf).
-func (d Deps) slurmConf() string {
-	p, src := slurmext.FindSlurmConf(d.Config.SlurmConf, d.confRoots())
+// confFiles looks up, once per hook, the slurm.conf and gres.conf the hook
+// reads: the configured slurm.conf, else, on a configless node, slurmd's
+// cached copy (slurmext.FindSlurmConf); gres.conf as configured, else beside
+// slurmd's SLURM_CONF, else beside the slurm.conf found.
+func (d Deps) confFiles() (slurmConf, gresConf string) {
+	roots := d.confRoots()
+	p, src := slurmext.FindSlurmConf(d.Config.SlurmConf, roots)
 	if src != slurmext.ConfConfigured && src != slurmext.ConfNone && d.Log != nil {
 		d.Log.Info("slurm.conf", "file", p, "source", string(src))
 	}
-	return p
+	switch {
+	case d.Config.Hooks.GresConf != "":
+		gresConf = d.Config.Hooks.GresConf
+	case roots.Env != "":
+		gresConf = slurmext.DefaultGresConf(roots.Env)
+	case src != slurmext.ConfNone && src != slurmext.ConfConfigured:
+		// The configless cache's copy, beside its slurm.conf.
+		gresConf = filepath.Join(filepath.Dir(p), "gres.conf")
+	default:
+		gresConf = slurmext.DefaultGresConf("")
+	}
+	return p, gresConf
 }
 
 func (d Deps) confRoots() slurmext.ConfRoots {
@@ -101,8 +109,11 @@ func (d Deps) jobStart() hookproto.JobStart {
 	if start.IsZero() {
 		start = d.Now()
 	}
+	slurmConf, gresConf := d.confFiles()
 	return hookproto.JobStart{
-		Cluster:   d.cluster(),
+		// cluster and node name the job's records by the one rule every
+		// writer uses (slurmext.ClusterName, slurmext.NodeName).
+		Cluster:   slurmext.ClusterName(d.Config.Cluster, e.Cluster, slurmConf),
 		JobID:     e.JobID,
 		Node:      d.node(),
 		User:      e.User,
@@ -112,24 +123,9 @@ func (d Deps) jobStart() hookproto.JobStart {
 		Partition: e.Partition,
 		Comment:   e.Comment,
 		Start:     start,
-		GPUs:      GPURefs(e, d.gresConf(), d.Log),
+		GPUs:      GPURefs(e, gresConf, d.Log),
 		SLUID:     e.SLUID,
 	}
-}
-
-func (d Deps) gresConf() string {
-	if d.Config.Hooks.GresConf != "" {
-		return d.Config.Hooks.GresConf
-	}
-	if env := os.Getenv("SLURM_CONF"); env != "" {
-		return slurmext.DefaultGresConf(env)
-	}
-	// Beside the slurm.conf read: /etc/slurm/gres.conf, or the configless
-	// cache's copy.
-	if p, src := slurmext.FindSlurmConf(d.Config.SlurmConf, d.confRoots()); src != slurmext.ConfNone && src != slurmext.ConfConfigured {
-		return filepath.Join(filepath.Dir(p), "gres.conf")
-	}
-	return slurmext.DefaultGresConf("")
 }
 
 // GPURefs maps the job's Slurm GPU indices to device files through

@@ -1,6 +1,7 @@
 package hooks
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
@@ -308,12 +309,24 @@ func TestClusterFromConfiglessCache(t *testing.T) {
 	}
 	cfg := config.Default()
 	cfg.SlurmConf = filepath.Join(root, "etc", "slurm.conf")
-	d := Deps{Config: cfg, ConfRoots: &slurmext.ConfRoots{RunDir: filepath.Join(root, "run"), SpoolDirs: []string{filepath.Join(root, "spool")}}}
-	if got := d.cluster(); got != "cached" {
+	var logged bytes.Buffer
+	d := Deps{Config: cfg, Env: slurmext.HookEnv{JobID: "7"}, Now: time.Now,
+		Log:       slog.New(slog.NewTextHandler(&logged, nil)),
+		ConfRoots: &slurmext.ConfRoots{RunDir: filepath.Join(root, "run"), SpoolDirs: []string{filepath.Join(root, "spool")}}}
+	if got := d.jobStart().Cluster; got != "cached" {
 		t.Fatalf("cluster %q, want the cached slurm.conf's", got)
 	}
-	if got, want := d.gresConf(), filepath.Join(cache, "gres.conf"); os.Getenv("SLURM_CONF") == "" && got != want {
-		t.Fatalf("gres.conf %q, want %q", got, want)
+	// One lookup per hook: the configless line is logged once.
+	if n := strings.Count(logged.String(), "msg=slurm.conf"); n != 1 {
+		t.Errorf("configless line logged %d times, want once:\n%s", n, logged.String())
+	}
+	if _, got := d.confFiles(); got != filepath.Join(cache, "gres.conf") {
+		t.Fatalf("gres.conf %q, want the cache's", got)
+	}
+	// slurmd's SLURM_CONF (the roots' Env) names the gres.conf beside it.
+	d.ConfRoots.Env = filepath.Join(root, "env", "slurm.conf")
+	if _, got := d.confFiles(); got != filepath.Join(root, "env", "gres.conf") {
+		t.Fatalf("gres.conf %q, want the one beside SLURM_CONF", got)
 	}
 }
 
