@@ -220,7 +220,7 @@ func Await(ctx context.Context, find Find, cluster, jobID string, until time.Tim
 		switch {
 		case ferr == nil:
 			v, found, err = got, true, nil
-			if closed(got) {
+			if Closed(got) {
 				return v, true, nil
 			}
 		case !found:
@@ -238,9 +238,10 @@ func Await(ctx context.Context, find Find, cluster, jobID string, until time.Tim
 	}
 }
 
-// closed says whether v has profiles and none is still running, or is
-// a job that ended without asking for a GPU (no profile will come).
-func closed(v store.JobView) bool {
+// Closed says whether v has profiles and none is still running, or is
+// a job that ended without asking for a GPU (no profile will come): its
+// figures are final.
+func Closed(v store.JobView) bool {
 	if len(v.Profiles) == 0 && v.Sched != nil && !v.Sched.End.IsZero() && v.Sched.ReqGPUs == 0 && v.Sched.ReqShards == 0 {
 		return true
 	}

@@ -125,15 +125,15 @@ func TestAwaitWaitsForTheEpilog(t *testing.T) {
 		return twoGPUJob(true), nil
 	}
 	v, found, err := Await(context.Background(), find, "lab", "4242", time.Now().Add(5*time.Second), time.Millisecond)
-	if !found || err != nil || !closed(v) || reads != 4 {
-		t.Fatalf("Await: found %v, err %v, closed %v after %d reads; want the closed view on the 4th", found, err, closed(v), reads)
+	if !found || err != nil || !Closed(v) || reads != 4 {
+		t.Fatalf("Await: found %v, err %v, closed %v after %d reads; want the closed view on the 4th", found, err, Closed(v), reads)
 	}
 	// Never closed: the last view read, at the bound.
 	find = func(context.Context, string, string) (store.JobView, error) { return twoGPUJob(false), nil }
 	began := time.Now()
 	v, found, _ = Await(context.Background(), find, "lab", "4242", began.Add(50*time.Millisecond), 10*time.Millisecond)
-	if !found || closed(v) || time.Since(began) > 2*time.Second {
-		t.Errorf("Await of a job never closed: found %v, closed %v", found, closed(v))
+	if !found || Closed(v) || time.Since(began) > 2*time.Second {
+		t.Errorf("Await of a job never closed: found %v, closed %v", found, Closed(v))
 	}
 	// Never found: the error.
 	find = func(context.Context, string, string) (store.JobView, error) {

@@ -3,8 +3,10 @@ package main
 import (
 	"context"
 	"errors"
+	"log/slog"
 	"os"
 	"os/exec"
+	"path/filepath"
 	"syscall"
 	"time"
 
@@ -15,28 +17,44 @@ import (
 	"github.com/gpuprof/gpuprof/hooks"
 	"github.com/gpuprof/gpuprof/jobend"
 	"github.com/gpuprof/gpuprof/slurmext"
+	"github.com/gpuprof/gpuprof/store"
 )
 
 func newAdminCommentCommand(g *globalOptions) *cobra.Command {
 	var cluster string
+	var drain bool
 	cmd := &cobra.Command{
-		Use:   "admincomment JOBID",
+		Use:   "admincomment [JOBID | --drain]",
 		Short: "Write a finished job's GPU summary as its AdminComment in Slurm's accounting (always exits 0)",
-		Long: `Started by gpuprof jobcomp, detached, for every job when
-jobcomp.admin_comment is on; an admin may run it by hand. It waits up to
-jobcomp.admin_comment_wait for the nodes to close the job's profile, then
-writes the job's summary (gpuprof:v1:…, docs/notices.md) with
-sacctmgr -i modify job where jobid=JOBID set AdminComment=… — unless the
-job's AdminComment (read with sacct) is another tool's, which is left as
-it is. It runs as SlurmUser (who may modify a job's AdminComment) and
-always exits 0; what it did is logged.`,
-		Args: usageArgs(cobra.ExactArgs(1)),
+		Long: `When jobcomp.admin_comment is on, gpuprof jobcomp queues every job that
+ended (spool_dir/admincomment) and starts, detached, one
+"gpuprof admincomment --drain" unless one runs: it works the queue once a
+second until it is empty. For each job it waits up to
+jobcomp.admin_comment_wait from the job's end for the nodes to close the
+job's profile, then writes the job's summary (gpuprof:v1:…,
+docs/notices.md) with sacctmgr -i modify job where jobid=JOBID set
+AdminComment=… — unless the job's AdminComment (read with sacct) is
+another tool's, which is left as it is. With a JOBID, it does the same for
+that job alone (an admin may run it by hand). It runs as SlurmUser (who
+may modify a job's AdminComment) and always exits 0; what it did is
+logged.`,
+		Args: usageArgs(func(cmd *cobra.Command, args []string) error {
+			if drain {
+				return cobra.NoArgs(cmd, args)
+			}
+			return cobra.ExactArgs(1)(cmd, args)
+		}),
 		RunE: func(cmd *cobra.Command, args []string) error {
+			if drain {
+				drainAdminComments(cmd.Context(), g, hooks.OSProcess())
+				return nil
+			}
 			runAdminComment(cmd.Context(), g, cluster, args[0], hooks.OSProcess())
 			return nil
 		},
 	}
 	cmd.Flags().StringVar(&cluster, "cluster", "", "the job's cluster (default: the configured one)")
+	cmd.Flags().BoolVar(&drain, "drain", false, "work the queue jobcomp fills until it is empty (started by jobcomp)")
 	return cmd
 }
 
@@ -51,17 +69,73 @@ func runAdminComment(ctx context.Context, g *globalOptions, cluster, jobID strin
 	wait := cfg.JobComp.AdminCommentWait.D()
 	ctx, cancel := context.WithTimeout(ctx, wait+20*time.Second)
 	defer cancel()
-	// Once a second: one such reader runs per job that ended, for up to
-	// admin_comment_wait each.
+	// Once a second, for up to admin_comment_wait: one job, by hand.
 	v, found, err := jobSummaryView(ctx, g, cluster, jobID, time.Now().Add(wait), time.Second)
 	if !found {
 		log.Warn("AdminComment not written: job not read", "err", err)
 		return
 	}
+	annotate(ctx, cfg, v, jobID, log)
+}
+
+// drainAdminComments works the AdminComment queue until it is empty, one
+// pass a second, reading the database once per pass; it returns at once
+// when another drainer holds the queue.
+func drainAdminComments(ctx context.Context, g *globalOptions, p hooks.Process) {
+	cfg, log, closeLog := hooks.Setup("admincomment", g.load, g.DB, g.level(), p)
+	defer closeLog()
+	wait := cfg.JobComp.AdminCommentWait.D()
+	q := adminCommentQueue(cfg)
+	ran, err := q.Drain(ctx, time.Second, func(ctx context.Context, jobs []jobend.QueuedJob) (done []jobend.QueuedJob) {
+		src, err := openSource(ctx, g, false)
+		if err != nil {
+			log.Error("AdminComment queue: database not read", "err", err)
+		} else {
+			defer src.Close()
+			src.SkipNames()
+		}
+		for _, j := range jobs {
+			if ctx.Err() != nil {
+				break
+			}
+			late := time.Since(j.Queued) > wait
+			if src == nil {
+				if late {
+					log.Warn("AdminComment not written: job not read", "job", j.JobID, "err", err)
+					done = append(done, j)
+				}
+				continue
+			}
+			v, ferr := src.Job(ctx, j.Cluster, j.JobID)
+			switch {
+			case ferr != nil && late:
+				log.Warn("AdminComment not written: job not read", "job", j.JobID, "err", ferr)
+				done = append(done, j)
+			case ferr == nil && (late || jobend.Closed(v)):
+				annotate(ctx, cfg, v, j.JobID, log.With("job", j.JobID))
+				done = append(done, j)
+			}
+		}
+		return done
+	})
+	switch {
+	case err != nil:
+		log.Error("AdminComment queue", "dir", q.Dir, "err", err)
+	case !ran:
+		log.Debug("AdminComment queue drained by another")
+	}
+}
+
+func adminCommentQueue(cfg config.Config) jobend.CommentQueue {
+	return jobend.CommentQueue{Dir: filepath.Join(cfg.SpoolDir, "admincomment")}
+}
+
+// annotate writes v's summary as job id's AdminComment and logs what it did.
+func annotate(ctx context.Context, cfg config.Config, v store.JobView, jobID string, log *slog.Logger) {
 	s := jobend.Summarise(v, analysis.DefaultConfig(), nil)
 	acct := jobend.Accounting{Sacct: cfg.Import.Sacct, Sacctmgr: cfg.JobComp.Sacctmgr, Timeout: 10 * time.Second}
 	text := s.AdminComment()
-	err = acct.Annotate(ctx, v.Cluster, jobID, text)
+	err := acct.Annotate(ctx, v.Cluster, jobID, text)
 	switch {
 	case errors.Is(err, jobend.ErrForeignComment):
 		log.Info("AdminComment left as it is", "why", err)
@@ -72,26 +146,34 @@ func runAdminComment(ctx context.Context, g *globalOptions, cluster, jobID strin
 	}
 }
 
-// startAdminComment starts `gpuprof admincomment` for job id detached
-// (its own session, no pipe shared with slurmctld) when
-// jobcomp.admin_comment is on, and does not wait for it: jobcomp runs
-// one job at a time, and the summary waits for the nodes' epilogs.
+// startAdminComment queues job id for its AdminComment when
+// jobcomp.admin_comment is on and, unless a drainer runs, starts
+// `gpuprof admincomment --drain` detached (its own session, no pipe shared
+// with slurmctld) without waiting for it: jobcomp runs one job at a time,
+// and the summary waits for the nodes' epilogs.
 func startAdminComment(g *globalOptions, cfg config.Config, cluster, jobID string) error {
 	if !cfg.JobComp.AdminComment {
+		return nil
+	}
+	q := adminCommentQueue(cfg)
+	if err := q.Add(cluster, jobID); err != nil {
+		return err
+	}
+	if q.Draining() {
 		return nil
 	}
 	self, err := os.Executable()
 	if err != nil {
 		return err
 	}
-	args := []string{"admincomment", "--cluster", cluster}
+	args := []string{"admincomment", "--drain"}
 	if p, explicit := g.configPath(); explicit {
 		args = append(args, "--config", p)
 	}
 	if g.DB != "" {
 		args = append(args, "--db", g.DB)
 	}
-	cmd := exec.Command(self, append(args, "--", jobID)...)
+	cmd := exec.Command(self, args...)
 	cmd.SysProcAttr = &syscall.SysProcAttr{Setsid: true}
 	// No stdin, stdout or stderr: the jobcomp wrapper reads its own
 	// pipe to the end, which a child holding it would keep open.
