@@ -3,6 +3,7 @@ package analysis
 import (
 	"fmt"
 	"math"
+	"slices"
 	"strings"
 
 	"github.com/gpuprof/gpuprof/internal/present"
@@ -14,6 +15,24 @@ import (
 type MonthDemand struct {
 	Month    string  `json:"month"` // "2026-10"
 	GPUHours float64 `json:"gpu_hours"`
+	// Models are the month's GPU-hours per GPU model (Workload.Models;
+	// a model "" is GPUs without a per-GPU record and is left out).
+	Models map[string]float64 `json:"models,omitempty"`
+}
+
+// ModelGrowth is one GPU model's demand trend: the same fit as the
+// cluster's over the trailing run of months in which the model held
+// GPU-hours.
+type ModelGrowth struct {
+	Model string `json:"model"`
+	// Months is how many months the fit used, From and To the first and
+	// last of them.
+	Months int     `json:"months"`
+	From   string  `json:"from"`
+	To     string  `json:"to"`
+	Annual float64 `json:"annual"`
+	Low    float64 `json:"low"`
+	High   float64 `json:"high"`
 }
 
 // GrowthEstimate is the demand growth a plan used, and where it came
@@ -36,6 +55,10 @@ type GrowthEstimate struct {
 	Annual    float64 `json:"annual,omitempty"`
 	Low       float64 `json:"low,omitempty"`
 	High      float64 `json:"high,omitempty"`
+	// Models are the per-GPU-model trends where the months allow
+	// (GrowthByModel). They are shown beside the cluster's, not used:
+	// the horizon grows every model's demand by Used.
+	Models []ModelGrowth `json:"models"`
 	// Text is the sentence every output prints.
 	Text string `json:"text"`
 }
@@ -101,7 +124,7 @@ func tQuantile975(df int) float64 {
 // (configured, or --growth), else the trend of the whole months when
 // there are enough, else the default; with the sentence that says which.
 func GrowthOf(months []MonthDemand, value float64, configured bool) GrowthEstimate {
-	g := GrowthEstimate{Source: "default", Used: value, Months: months}
+	g := GrowthEstimate{Source: "default", Used: value, Months: months, Models: GrowthByModel(months)}
 	if g.Months == nil {
 		g.Months = []MonthDemand{}
 	}
@@ -129,7 +152,52 @@ func GrowthOf(months []MonthDemand, value float64, configured bool) GrowthEstima
 		g.Text = fmt.Sprintf("Demand growth %s a year, the configured default: %d whole %s of jobs held%s, at least %d needed to estimate the site's own trend.",
 			present.Percent(value), len(months), present.Plural(len(months), "month", "months"), span, MinGrowthMonths)
 	}
+	if len(g.Models) > 0 {
+		parts := make([]string, len(g.Models))
+		for i, m := range g.Models {
+			parts[i] = fmt.Sprintf("%s %s (95 %% interval %s to %s, %d months %s to %s)", m.Model,
+				present.Percent(m.Annual), present.Percent(m.Low), present.Percent(m.High), m.Months, m.From, m.To)
+		}
+		g.Text += " Per GPU model (shown, not used: the horizon grows every model by the cluster's figure): " + strings.Join(parts, "; ") + "."
+	}
 	return g
+}
+
+// GrowthByModel is the demand trend of each GPU model named in months
+// (consecutive whole months, oldest first): EstimateGrowth over the
+// trailing run of months in which the model held GPU-hours, where that
+// run is at least MinGrowthMonths long; by name. GPUs without a model
+// ("") have no trend of their own.
+func GrowthByModel(months []MonthDemand) []ModelGrowth {
+	var names []string
+	seen := map[string]bool{}
+	for _, m := range months {
+		for name := range m.Models {
+			if name != "" && !seen[name] {
+				seen[name] = true
+				names = append(names, name)
+			}
+		}
+	}
+	slices.Sort(names)
+	out := []ModelGrowth{}
+	for _, name := range names {
+		var run []MonthDemand
+		for i := len(months) - 1; i >= 0; i-- {
+			h := months[i].Models[name]
+			if !(h > 0) {
+				break
+			}
+			run = append(run, MonthDemand{Month: months[i].Month, GPUHours: h})
+		}
+		slices.Reverse(run)
+		a, lo, hi, ok := EstimateGrowth(run)
+		if !ok {
+			continue
+		}
+		out = append(out, ModelGrowth{Model: name, Months: len(run), From: run[0].Month, To: run[len(run)-1].Month, Annual: a, Low: lo, High: hi})
+	}
+	return out
 }
 
 func monthsList(months []MonthDemand) string {

@@ -75,3 +75,34 @@ func TestGrowthSetByFile(t *testing.T) {
 		t.Errorf("growth not set: %+v %v", c.Plan, err)
 	}
 }
+
+// TestGrowthByModel: two models planted with their own trends are each
+// recovered within their interval; a model with fewer than three
+// trailing months has no trend, and GPUs without a model none either.
+func TestGrowthByModel(t *testing.T) {
+	a := plantedMonths(6, 0.5, 0.02, 7)
+	b := plantedMonths(6, 0.1, 0.02, 8)
+	var months []MonthDemand
+	for i := range a {
+		m := MonthDemand{Month: a[i].Month, Models: map[string]float64{"A100": a[i].GPUHours, "H100": b[i].GPUHours, "": 50}}
+		if i >= 4 {
+			m.Models["L40S"] = 100
+		}
+		m.GPUHours = a[i].GPUHours + b[i].GPUHours + 50 + m.Models["L40S"]
+		months = append(months, m)
+	}
+	got := GrowthByModel(months)
+	if len(got) != 2 || got[0].Model != "A100" || got[1].Model != "H100" {
+		t.Fatalf("models %+v, want A100 and H100 only", got)
+	}
+	for i, want := range []float64{0.5, 0.1} {
+		g := got[i]
+		if g.Months != 6 || g.From != "2026-01" || g.To != "2026-06" || g.Low > want || g.High < want || math.Abs(g.Annual-want) > 0.1 {
+			t.Errorf("%s: %+v, planted %v", g.Model, g, want)
+		}
+	}
+	e := GrowthOf(months, 0.3, false)
+	if len(e.Models) != 2 || !strings.Contains(e.Text, "Per GPU model (shown, not used") || !strings.Contains(e.Text, "A100 ") {
+		t.Errorf("estimate %+v", e)
+	}
+}

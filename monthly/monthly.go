@@ -109,7 +109,11 @@ func Build(ctx context.Context, src Source, p Params) (report.Data, error) {
 	if earlier.err != nil {
 		return report.Data{}, earlier.err
 	}
-	growth := analysis.GrowthOf(wholeMonths(w, wl.Headline.AllocatedGPUHours, earlier), c.Plan.Growth, c.Plan.GrowthSet)
+	// The report's own month counts toward the trend only when held
+	// whole, by the rule of the earlier months.
+	own := monthDemand(w, wl.Headline.AllocatedGPUHours, wl.Models)
+	months := demandMonths(append(slices.Clone(earlier.demand), own), append(slices.Clone(earlier.whole), heldWhole(in.Jobs, w, in.Now)), own.Month)
+	growth := analysis.GrowthOf(months, c.Plan.Growth, c.Plan.GrowthSet)
 	c.Plan.Growth = growth.Used
 	findings, err := analysis.Analyse(in, c)
 	if err != nil {
@@ -176,7 +180,10 @@ type earlierMonths struct {
 	// whole says, per month, whether the database holds it whole: its
 	// first job was submitted before the month's first day ended (a
 	// database started within a month holds part of it).
-	whole           []bool
+	whole []bool
+	// demand is each month's GPU-hours, in all and per GPU model, as
+	// the months table shows them: what the trend is estimated from.
+	demand          []analysis.MonthDemand
 	users, accounts []string
 	err             error
 }
@@ -200,13 +207,8 @@ func readEarlier(ctx context.Context, src Source, w analysis.Window, compare int
 		in.Nodes, in.Carbon = nodes, carbon
 		ewl := analysis.SummariseWorkload(in, analysis.WorkloadParams{Window: ew, TopN: 1}, c)
 		e.months = append(e.months, report.MonthHeadline{Month: ew.From.Format("2006-01"), Headline: ewl.Headline, LostGPUHours: ewl.LostGPUHours})
-		first := in.Jobs[0].Submit
-		for _, j := range in.Jobs {
-			if j.Submit.Before(first) {
-				first = j.Submit
-			}
-		}
-		e.whole = append(e.whole, first.Before(ew.From.Add(wholeSlack)))
+		e.whole = append(e.whole, heldWhole(in.Jobs, ew, in.Now))
+		e.demand = append(e.demand, monthDemand(ew, ewl.Headline.AllocatedGPUHours, ewl.Models))
 		u, a := namesOf(in.Jobs)
 		e.users, e.accounts = append(e.users, u...), append(e.accounts, a...)
 	}
@@ -217,18 +219,66 @@ func readEarlier(ctx context.Context, src Source, w analysis.Window, compare int
 // month to count as held whole.
 const wholeSlack = 24 * time.Hour
 
-// wholeMonths are the consecutive whole months ending with the report's,
-// oldest first, with their GPU-hours as the months table shows them: a
-// month without jobs, or held in part, ends the run.
-func wholeMonths(w analysis.Window, gpuHours float64, e earlierMonths) []analysis.MonthDemand {
-	out := []analysis.MonthDemand{{Month: w.From.Format("2006-01"), GPUHours: gpuHours}}
-	want := w.From
-	for i := len(e.months) - 1; i >= 0; i-- {
-		want = want.AddDate(0, -1, 0)
-		if e.months[i].Month != want.Format("2006-01") || !e.whole[i] {
+// CompareMonths is how many months before the report's the report
+// compares by default (--compare), and how many before the plan's last
+// month the plan reads to estimate the demand trend: both estimate it
+// from the same months.
+const CompareMonths = 6
+
+// heldWhole is the one rule for whether the database holds the month w
+// whole, given the jobs read for it: the month has ended (now, the
+// input's clock, is not before its end; a zero clock is taken as past
+// it) and its first job was submitted before its first day ended (a
+// database started within a month holds part of it).
+func heldWhole(jobs []analysis.Job, w analysis.Window, now time.Time) bool {
+	if len(jobs) == 0 || (!now.IsZero() && now.Before(w.To)) {
+		return false
+	}
+	first := jobs[0].Submit
+	for _, j := range jobs {
+		if j.Submit.Before(first) {
+			first = j.Submit
+		}
+	}
+	return first.Before(w.From.Add(wholeSlack))
+}
+
+// monthDemand is the month w's demand as the months table shows it:
+// its allocated GPU-hours and the GPU models' shares of them.
+func monthDemand(w analysis.Window, gpuHours float64, models []analysis.ModelUsage) analysis.MonthDemand {
+	d := analysis.MonthDemand{Month: w.From.Format("2006-01"), GPUHours: gpuHours}
+	for _, m := range models {
+		if m.Model != "" && m.GPUHours > 0 {
+			if d.Models == nil {
+				d.Models = map[string]float64{}
+			}
+			d.Models[m.Model] += m.GPUHours
+		}
+	}
+	return d
+}
+
+// demandMonths is the one rule for the months the demand trend is
+// estimated from, the report's and the plan's alike: of months (those
+// with jobs, oldest first, whole[i] saying whether months[i] is held
+// whole), the consecutive run of whole months ending with the month
+// last; a month without jobs, or held in part, ends the run, and so
+// does a last month that is not whole (the run is then empty).
+func demandMonths(months []analysis.MonthDemand, whole []bool, last string) []analysis.MonthDemand {
+	var out []analysis.MonthDemand
+	want, err := time.Parse("2006-01", last)
+	if err != nil {
+		return nil
+	}
+	for i := len(months) - 1; i >= 0; i-- {
+		if months[i].Month > last {
+			continue
+		}
+		if months[i].Month != want.Format("2006-01") || !whole[i] {
 			break
 		}
-		out = append(out, analysis.MonthDemand{Month: e.months[i].Month, GPUHours: e.months[i].Headline.AllocatedGPUHours})
+		out = append(out, months[i])
+		want = want.AddDate(0, -1, 0)
 	}
 	slices.Reverse(out)
 	return out

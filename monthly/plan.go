@@ -3,6 +3,7 @@ package monthly
 import (
 	"context"
 	"fmt"
+	"time"
 
 	"github.com/gpuprof/gpuprof/analysis"
 	"github.com/gpuprof/gpuprof/capacity"
@@ -31,6 +32,10 @@ type PlanParams struct {
 	// StartProgress, when not nil, is called as the queue replay starts;
 	// the replay reports to what it returns, and calls stop at its end.
 	StartProgress func() (update func(capacity.PlanProgress), stop func())
+	// History asks for the demand growth to be estimated from the
+	// cluster's own whole months (PlanGrowth), as the report does,
+	// unless Config.Plan.GrowthSet (plan.growth or --growth).
+	History bool
 }
 
 // AnalyseAndPlan binds the cluster p.Query asks for (src.Bind), reads
@@ -50,12 +55,42 @@ func AnalyseAndPlan(ctx context.Context, src ClusterSource, p PlanParams) (Plann
 	if out.Input, err = readForPlan(ctx, src, q, r.Admin, c, nil); err != nil {
 		return out, err
 	}
+	var growth *analysis.GrowthEstimate
+	if p.History {
+		g, err := PlanGrowth(ctx, src, q.Window, q.Cluster, out.Input, p.Plan.Growth, c)
+		if err != nil {
+			return out, err
+		}
+		c.Plan.Growth, p.Plan.Growth, growth = g.Used, g.Used, &g
+	}
 	if out.Findings, err = analysis.Analyse(out.Input, c); err != nil {
 		return out, err
 	}
 	notAdmin := fmt.Sprintf("the plan replays every user's jobs: it is for root and admin_group (%s sees only their own)", termtext.Clean(r.User))
 	out.Sim, err = simulate(out.Input, &out.Findings, b.WhatIf, p.Plan, c, r.Admin, notAdmin, p.StartProgress)
+	out.Sim.GrowthEstimate = growth
 	return out, err
+}
+
+// PlanGrowth is the demand growth a plan of the window w uses, with
+// where it came from: the trend of the cluster's whole months (the
+// months table's rule, demandMonths) when there are at least
+// analysis.MinGrowthMonths and c.Plan.GrowthSet is not set, else
+// configured (the value given, from plan.growth or --growth). The
+// months are the calendar months that end by w's end: the last of them
+// and CompareMonths before it, as the report of that month reads them
+// (in the window's time zone). in is the plan's input, whose inventory
+// and emission factors the months are read with.
+func PlanGrowth(ctx context.Context, src Source, w analysis.Window, cluster string, in analysis.Input, configured float64, c analysis.Config) (analysis.GrowthEstimate, error) {
+	end := w.To
+	lastEnd := time.Date(end.Year(), end.Month(), 1, 0, 0, 0, 0, end.Location())
+	after := analysis.Window{From: lastEnd, To: lastEnd.AddDate(0, 1, 0)}
+	e := readEarlier(ctx, src, after, CompareMonths+1, cluster, in.Nodes, in.Carbon, c)
+	if e.err != nil {
+		return analysis.GrowthEstimate{}, e.err
+	}
+	months := demandMonths(e.demand, e.whole, lastEnd.AddDate(0, -1, 0).Format("2006-01"))
+	return analysis.GrowthOf(months, configured, c.Plan.GrowthSet), nil
 }
 
 // readForPlan reads q from src once for an analysis and its plan. The

@@ -2,6 +2,8 @@ package monthly
 
 import (
 	"context"
+	"fmt"
+	"reflect"
 	"slices"
 	"strconv"
 	"strings"
@@ -78,5 +80,73 @@ func TestSimulateBadInput(t *testing.T) {
 	e := f.Recommendations[0].Simulated
 	if e == nil || e.Outcome != analysis.EffectNotSimulated || !strings.Contains(e.Text, "could not be built") {
 		t.Errorf("effect %+v, want not simulated with the reason", e)
+	}
+}
+
+// TestPlanGrowthAgreesWithReport: the plan of a month and the report of
+// it estimate the demand growth from the same whole months, by one rule,
+// to the same figure (in all and per GPU model); a plan whose window
+// ends within the next month reads the same months; a last month held
+// in part ends the run for both (the configured value, said so); a
+// growth set in the configuration is used by both.
+func TestPlanGrowthAgreesWithReport(t *testing.T) {
+	jobs := map[string][]analysis.Job{}
+	for k, n := range []int{100, 112, 118, 135, 150} {
+		w := month(2026, time.Month(7+k))
+		key := w.From.Format("2006-01")
+		for i := range n {
+			jobs[key] = append(jobs[key], gpuJob(fmt.Sprintf("%d-%d", k, i), "ann", "bio", w.From.Add(time.Hour+time.Duration(i)*time.Minute)))
+		}
+	}
+	plan := func(t *testing.T, w analysis.Window, c analysis.Config) analysis.GrowthEstimate {
+		t.Helper()
+		src := &clusterSource{fakeSource: &fakeSource{jobs: jobs}}
+		pd, err := AnalyseAndPlan(context.Background(), src, PlanParams{Query: Query{Cluster: "lab", Window: w}, Config: c, Plan: c.Plan.Params(), History: true})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if pd.Sim.GrowthEstimate == nil || pd.Sim.Growth != pd.Sim.GrowthEstimate.Used || pd.Findings.Plan.Params.Growth != pd.Sim.GrowthEstimate.Used {
+			t.Fatalf("plan growth %v, Little's law %v, estimate %+v: want the estimate's in both", pd.Sim.Growth, pd.Findings.Plan.Params.Growth, pd.Sim.GrowthEstimate)
+		}
+		return *pd.Sim.GrowthEstimate
+	}
+	rep := func(t *testing.T, w analysis.Window, c analysis.Config) analysis.GrowthEstimate {
+		t.Helper()
+		d, err := Build(context.Background(), &fakeSource{jobs: jobs}, Params{Window: w, Cluster: "lab", Top: 10, Compare: CompareMonths, Config: c, User: "ann"})
+		if err != nil {
+			t.Fatal(err)
+		}
+		return *d.SimPlan.GrowthEstimate
+	}
+	nov := month(2026, 11)
+	r := rep(t, nov, analysis.DefaultConfig())
+	if r.Source != "history" || len(r.Months) != 5 || r.Months[0].Month != "2026-07" || len(r.Models) != 1 {
+		t.Fatalf("report: %+v, want the trend of July to November, and H100's", r)
+	}
+	for _, w := range []analysis.Window{nov, {From: nov.To, To: nov.To.Add(10 * 24 * time.Hour)}} {
+		if p := plan(t, w, analysis.DefaultConfig()); !reflect.DeepEqual(p, r) {
+			t.Errorf("plan of %v: %+v\nreport: %+v", w, p, r)
+		}
+	}
+
+	// November held in part (its first job on the 3rd): both fall back.
+	part := jobs["2026-11"]
+	jobs["2026-11"] = slices.Clone(part[50:])
+	for i := range jobs["2026-11"] {
+		jobs["2026-11"][i].Submit = nov.From.Add(50 * time.Hour)
+	}
+	r, p := rep(t, nov, analysis.DefaultConfig()), plan(t, nov, analysis.DefaultConfig())
+	if r.Source != "default" || r.Used != 0.3 || !strings.Contains(r.Text, "0 whole months") || !reflect.DeepEqual(p, r) {
+		t.Errorf("November in part: report %+v, plan %+v", r, p)
+	}
+	jobs["2026-11"] = part
+
+	c, err := analysis.ParseConfig([]byte("[plan]\ngrowth = 0.1\n"), "a.toml")
+	if err != nil {
+		t.Fatal(err)
+	}
+	r, p = rep(t, nov, c), plan(t, nov, c)
+	if r.Source != "configured" || p.Used != 0.1 || !reflect.DeepEqual(p, r) {
+		t.Errorf("configured: report %+v, plan %+v", r, p)
 	}
 }

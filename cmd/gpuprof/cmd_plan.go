@@ -32,7 +32,10 @@ partition and GPU model):
   1. each recommendation's effect, replayed; those that help are the free
      changes, applied first;
   2. with them, the smallest purchase per GPU model that meets the target
-     at the horizon (growth and new demand as configured);
+     at the horizon (new demand as configured; growth as --growth or
+     plan.growth sets it, else the trend of the cluster's own whole months
+     where the database holds at least three, else plan.growth's default,
+     and the plan says which);
   3. with no purchase, the month growth breaks the target and the order-by
      date before it (plan.lead_time_months);
   4. with [[plan.prices]], buying against renting, with the break-even
@@ -60,10 +63,14 @@ built-in defaults).`,
 			// Analyse computes the plan from the [plan] section: put the
 			// flags there so the plan is computed once.
 			c.Plan.Growth, c.Plan.HorizonMonths, c.Plan.NewDemand, c.Plan.Headroom = p.Growth, p.Months, p.NewDemand, p.Headroom
+			// Unless --growth or plan.growth sets it, the growth is the
+			// trend of the cluster's own whole months, where there are
+			// enough (monthly.PlanGrowth).
+			c.Plan.GrowthSet = c.Plan.GrowthSet || o.Growth != ""
 			if err := c.Validate(); err != nil {
 				return usagef("%v", err)
 			}
-			pd, err := analyseAndPlan(cmd.Context(), g, flt, o.analysisOptions, c, p, cmd.ErrOrStderr())
+			pd, err := analyseAndPlan(cmd.Context(), g, flt, o.analysisOptions, c, p, true, cmd.ErrOrStderr())
 			if err != nil {
 				return err
 			}
@@ -79,7 +86,7 @@ built-in defaults).`,
 	o.analysisOptions.AddFlags(cmd.Flags())
 	fs := cmd.Flags()
 	fs.BoolVar(&o.JSON, "json", false, `print {"nodes", "plan", "simulated"} as JSON (docs/json.md)`)
-	fs.StringVar(&o.Growth, "growth", "", `demand growth per year: "30%" or "0.3" (default: the configuration's)`)
+	fs.StringVar(&o.Growth, "growth", "", `demand growth per year: "30%" or "0.3" (default: the configuration's plan.growth, else the cluster's own trend over at least 3 whole months, else 30%)`)
 	fs.StringVar(&o.Horizon, "horizon", "", `how far ahead: "12mo", "18mo", "1y", "2y" (default: the configuration's)`)
 	fs.Float64Var(&o.NewDemand, "new-demand", 0, "GPUs of new demand (new projects) at the horizon (default: the configuration's)")
 	fs.StringVar(&o.Headroom, "headroom", "", `share of every GPU kept free for peaks: "20%" or "0.2" (default: the configuration's)`)

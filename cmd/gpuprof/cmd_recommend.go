@@ -99,7 +99,7 @@ script for an administrator to review and apply.`,
 					return err
 				}
 			} else {
-				pd, err := analyseAndPlan(cmd.Context(), g, flt, o.analysisOptions, c, c.Plan.Params(), cmd.ErrOrStderr())
+				pd, err := analyseAndPlan(cmd.Context(), g, flt, o.analysisOptions, c, c.Plan.Params(), false, cmd.ErrOrStderr())
 				if err != nil {
 					return err
 				}

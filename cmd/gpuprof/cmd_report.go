@@ -74,7 +74,7 @@ clusters gives one report per cluster, gpuprof-report-MONTH-CLUSTER.*;
 	fs.StringVar(&o.Out, "out", ".", "directory for the report files")
 	fs.StringSliceVar(&o.Formats, "format", []string{"html", "md", "json"}, "formats to write: html, md, json (comma-separated)")
 	fs.BoolVar(&o.Anonymize, "anonymize", false, "replace user and account names with user-01…, account-01… throughout")
-	fs.IntVar(&o.Compare, "compare", 6, "compare with up to this many earlier months (those with jobs)")
+	fs.IntVar(&o.Compare, "compare", monthly.CompareMonths, "compare with up to this many earlier months (those with jobs)")
 	fs.IntVar(&o.Top, "top", 10, "users and accounts listed by name")
 	fs.StringVar(&o.Config, "analysis-config", "", "analysis thresholds (TOML, see contrib/analysis.toml.example; default: built-in)")
 	fs.BoolVar(&o.Local, "local", false, "read this host's jobs (the local database, or the agent's query socket) even when a collector is configured")

@@ -15,7 +15,7 @@ import (
 // own slurm.conf, and analyses and plans them (monthly.AnalyseAndPlan). A
 // plan that runs long shows its progress on stderr when it is a terminal
 // and o.Quiet is not set.
-func analyseAndPlan(ctx context.Context, g *globalOptions, f store.ViewFilter, o analysisOptions, c analysis.Config, pp analysis.PlanParams, stderr io.Writer) (monthly.Planned, error) {
+func analyseAndPlan(ctx context.Context, g *globalOptions, f store.ViewFilter, o analysisOptions, c analysis.Config, pp analysis.PlanParams, history bool, stderr io.Writer) (monthly.Planned, error) {
 	src, err := openSource(ctx, g, o.Local)
 	if err != nil {
 		return monthly.Planned{}, err
@@ -23,7 +23,7 @@ func analyseAndPlan(ctx context.Context, g *globalOptions, f store.ViewFilter, o
 	defer src.Close()
 	return monthly.AnalyseAndPlan(ctx, src.Monthly(), monthly.PlanParams{
 		Query:  monthly.Query{Cluster: o.Cluster, Window: analysis.Window{From: f.Since, To: f.Until}, WithSeries: f.WithSeries},
-		Config: c, Plan: pp,
+		Config: c, Plan: pp, History: history,
 		StartProgress: func() (func(capacity.PlanProgress), func()) {
 			prog := cliview.StartPlanProgress(stderr, !o.Quiet && isTerminal(stderr))
 			return prog.Func(), prog.Close
