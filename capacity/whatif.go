@@ -1,6 +1,7 @@
 package capacity
 
 import (
+	"cmp"
 	"errors"
 	"fmt"
 	"math"
@@ -76,6 +77,11 @@ type WhatIfParams struct {
 	// 0: its default, 1 h): the calibration's thresholds are relative to
 	// it.
 	Target time.Duration
+	// JobStarts lists each replayed job's start in every seeded run
+	// (Scenario.JobStarts), for comparing a prediction job by job with
+	// another record of the same workload. Not with growth: the copies
+	// growth adds are no recorded job.
+	JobStarts bool
 }
 
 // WhatIf is a what-if's answer: the cluster it replayed, the calibration
@@ -285,6 +291,30 @@ type Scenario struct {
 	// of every partition on it, so a partition can wait longer than each
 	// of its models does.
 	Cells []Cell `json:"cells"`
+	// JobStarts are the replayed jobs one by one, in the order of the
+	// recorded jobs' submission, with their start in each seeded run:
+	// only with WhatIfParams.JobStarts (whatif --job-starts).
+	JobStarts []JobStart `json:"job_starts,omitempty"`
+}
+
+// JobStart is one replayed job (a recorded one) and its start in each
+// seeded run, seconds from the window's start.
+type JobStart struct {
+	JobID string `json:"job_id"`
+	// Partition is the first partition it was submitted to (the one the
+	// calibration counts it in), Ran the one it ran in per seed ("" when
+	// it did not start).
+	Partition string   `json:"partition"`
+	Ran       []string `json:"ran_in"`
+	// Arrival is when it became eligible; Real when it really started,
+	// null when it did not start in the window; Replayed its start in
+	// each seed's run, null where it did not start.
+	Arrival  float64    `json:"arrival_s"`
+	Real     *float64   `json:"real_start_s"`
+	Replayed []*float64 `json:"replayed_start_s"`
+	// RunningAtStart is set for a job running at the window's start (it
+	// starts at 0 on its nodes, not by the scheduler).
+	RunningAtStart bool `json:"running_at_start,omitempty"`
 }
 
 // Cell is the jobs of one partition that ran on one GPU model.
@@ -313,6 +343,9 @@ const (
 // one.
 func RunWhatIf(in analysis.Input, p WhatIfParams) (WhatIf, error) {
 	seeds := max(p.Seeds, 1)
+	if p.JobStarts && p.Growth != 0 {
+		return WhatIf{}, errf("job starts are of recorded jobs: not with growth, whose copies are none")
+	}
 	if p.Target <= 0 {
 		p.Target = analysis.DefaultConfig().Plan.TargetP95Wait.D()
 	}
@@ -337,6 +370,9 @@ func RunWhatIf(in analysis.Input, p WhatIfParams) (WhatIf, error) {
 	}
 	w.Calibration = base.calibrate(runs[0])
 	w.Baseline = base.scenario(runs, nil)
+	if p.JobStarts {
+		w.Baseline.JobStarts = base.jobStarts(runs)
+	}
 	if len(p.Changes) == 0 && p.Growth == 0 {
 		return w, nil
 	}
@@ -361,10 +397,51 @@ func RunWhatIf(in analysis.Input, p WhatIfParams) (WhatIf, error) {
 		}
 	}
 	sc := ch.scenario(runs, jobsets)
+	if p.JobStarts {
+		sc.JobStarts = ch.jobStarts(runs)
+	}
 	w.Changed = &sc
 	w.Nodes, w.Partitions = ch.simNodes, ch.simParts
 	w.Placement = placementWords(p.Changes, base, ch)
 	return w, nil
+}
+
+// jobStarts lists the replayed jobs in the order of their submission
+// (queuesim.Job.Order, then the job id) with their start in each run of
+// r.jobs.
+func (r *replay) jobStarts(runs []*queuesim.Result) []JobStart {
+	idx := make([]int, len(r.jobs))
+	for i := range idx {
+		idx[i] = i
+	}
+	slices.SortStableFunc(idx, func(a, b int) int {
+		if c := cmp.Compare(r.jobs[a].Order, r.jobs[b].Order); c != 0 {
+			return c
+		}
+		return cmpJobID(r.ref[a].ID, r.ref[b].ID)
+	})
+	out := make([]JobStart, 0, len(idx))
+	for _, i := range idx {
+		q, j := &r.jobs[i], r.ref[i]
+		js := JobStart{JobID: j.ID, Arrival: q.Arrival.Seconds(), RunningAtStart: q.Running,
+			Ran: make([]string, len(runs)), Replayed: make([]*float64, len(runs))}
+		if len(q.Partitions) > 0 {
+			js.Partition = r.simParts[q.Partitions[0]].Name
+		}
+		if j.Started() && j.Start.Before(r.window.To) {
+			v := j.Start.Sub(r.window.From).Seconds()
+			js.Real = &v
+		}
+		for s, res := range runs {
+			if jr := res.Jobs[i]; jr.Outcome == queuesim.Ran {
+				v := jr.Start.Seconds()
+				js.Replayed[s] = &v
+				js.Ran[s] = r.simParts[jr.Partition].Name
+			}
+		}
+		out = append(out, js)
+	}
+	return out
 }
 
 // changeWords says what a change did to today's cluster (today's

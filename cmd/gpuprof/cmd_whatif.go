@@ -21,6 +21,7 @@ type whatifOptions struct {
 	Local               bool
 	JSON                bool
 	ListNodes           bool
+	JobStarts           bool
 	Add, Remove         []string
 	Partitions, QOS     []string
 	Nodes               []string
@@ -80,6 +81,7 @@ for root and admin_group.`,
 	fs.BoolVar(&o.Local, "local", false, "read this host's jobs even when a collector is configured")
 	fs.StringVar(&o.Cluster, "cluster", "", clusterHelp)
 	fs.BoolVar(&o.JSON, "json", false, "print the answer as JSON (docs/json.md)")
+	fs.BoolVar(&o.JobStarts, "job-starts", false, "with --json: list each replayed job's start in every seeded run (baseline.job_starts, changed.job_starts), to compare a prediction job by job; not with --growth")
 	fs.BoolVar(&o.ListNodes, "list-nodes", false, "list each node of the replayed cluster (default: a summary per GPU model and partitions)")
 	fs.StringArrayVar(&o.Add, "add", nil, `add GPUs: "2xH100" or "2xH100:partition" (repeatable; the model by GRES type or name)`)
 	fs.StringArrayVar(&o.Remove, "remove", nil, `remove GPUs: "1xA100" (repeatable)`)
@@ -102,6 +104,13 @@ func (o *whatifOptions) params() (capacity.WhatIfParams, store.ViewFilter, error
 		return p, f, usagef("--seeds: want 1 to 100, got %d", o.Seeds)
 	}
 	p.Seeds = o.Seeds
+	if o.JobStarts && !o.JSON {
+		return p, f, usagef("--job-starts goes with --json")
+	}
+	if o.JobStarts && o.Growth != "" {
+		return p, f, usagef("--job-starts lists recorded jobs: not with --growth, whose added copies are none")
+	}
+	p.JobStarts = o.JobStarts
 	if o.Target != "" {
 		d, err := time.ParseDuration(o.Target)
 		if err != nil || d <= 0 {

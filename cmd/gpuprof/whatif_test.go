@@ -20,6 +20,8 @@ func TestWhatifFlagErrors(t *testing.T) {
 		{"bad partition", whatifOptions{Seeds: 1, Partitions: []string{"debug"}}},
 		{"bad qos", whatifOptions{Seeds: 1, QOS: []string{"normal:MaxBogus=1"}}},
 		{"bad node", whatifOptions{Seeds: 1, Nodes: []string{"gpu01"}}},
+		{"job starts as text", whatifOptions{Seeds: 1, JobStarts: true}},
+		{"job starts with growth", whatifOptions{Seeds: 1, JSON: true, JobStarts: true, Growth: "30%", Horizon: "12mo"}},
 	} {
 		_, _, err := tt.o.params()
 		var u usageError
