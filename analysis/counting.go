@@ -36,6 +36,11 @@ type Counting struct {
 	ShardJobs        int `json:"shard_jobs"`
 	ShardsAssumed    int `json:"shards_assumed"`
 	AssumedShardJobs int `json:"assumed_shard_jobs"`
+	// ShardsRaisedFrom is the assumption (the default, or [counting]
+	// shards_per_gpu) the data contradicted: a job of an unknown node held
+	// more shards of one GPU than it (ShardsAssumed is then that job's
+	// count, the largest such request seen); 0 when the data agreed.
+	ShardsRaisedFrom int `json:"shards_raised_from,omitempty"`
 }
 
 // Hours returns the window's length in hours, 0 for an empty one.
@@ -137,7 +142,36 @@ func newCounter(in *Input, assume int) *counter {
 	}
 	k.uniformShards = max(k.uniformShards, 0)
 	k.c = Counting{Window: Window{From: k.from, To: k.to}, End: k.end}
+	// The data overrides the assumption it contradicts: a GPU has at least
+	// as many shards as one job held of it alone.
+	if most := k.largestOneGPUShards(in.Jobs); most > k.assumeShards {
+		k.c.ShardsRaisedFrom, k.assumeShards = k.assumeShards, most
+	}
 	return k
+}
+
+// largestOneGPUShards returns the most shards any job held of one GPU
+// among those whose GPU's shard count the inventory does not give (the
+// jobs the assumption is for): a shard job on at most one node that
+// recorded at most one GPU (the counter counts such a job as holding at
+// most one GPU, so its shards were all of that GPU's).
+func (k *counter) largestOneGPUShards(jobs []Job) int {
+	most := 0
+	for i := range jobs {
+		j := &jobs[i]
+		if j.ReqShards <= most || j.ReqGPUs > 0 || len(j.GPUs) > 1 || j.NodeCount > 1 || !j.Started() {
+			continue
+		}
+		if len(j.GPUs) == 1 {
+			if _, known := k.nodeShards[j.GPUs[0].Node]; known {
+				continue
+			}
+		} else if k.uniformShards > 0 {
+			continue
+		}
+		most = j.ReqShards
+	}
+	return most
 }
 
 // span returns the part of the job's run counted: [s, e) clipped to the

@@ -19,13 +19,16 @@ type ProfilesJSON struct {
 	// Conf is the cluster answered for and the slurm.conf bound to it
 	// (docs/configuration.md, "Which slurm.conf describes a cluster").
 	Conf analysis.ConfUse `json:"conf"`
+	// Counting is how GPU time was counted (analysis.Counting): the
+	// window and what was assumed for shard jobs.
+	Counting analysis.Counting `json:"counting"`
 }
 
 // ToProfilesJSON shapes the analysis's profiles and summary (counted with
 // its own window, so their GPU-hours are the report's) and the slurm.conf
 // used for `gpuprof profiles`; no profiles are [], not null.
 func ToProfilesJSON(f analysis.Findings, conf analysis.ConfUse) ProfilesJSON {
-	out := ProfilesJSON{Profiles: f.Profiles, Summary: f.Summary, Conf: conf}
+	out := ProfilesJSON{Profiles: f.Profiles, Summary: f.Summary, Conf: conf, Counting: f.Counting}
 	if out.Profiles == nil {
 		out.Profiles = []analysis.TaskProfile{}
 	}
@@ -143,6 +146,11 @@ func WriteProfiles(w io.Writer, p ProfilesJSON, top int) error {
 		return err
 	}
 	printf(w, "(percentiles: %s)\n", s.PercentileMethod)
+	// An assumption the GPU-hours above rest on is said (the shards per
+	// GPU of shard jobs whose node's count is unknown).
+	if p.Counting.AssumedShardJobs > 0 {
+		Counting(w, p.Counting)
+	}
 	return nil
 }
 

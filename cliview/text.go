@@ -32,7 +32,11 @@ func Counting(w io.Writer, c analysis.Counting) {
 	if c.ShardJobs > 0 {
 		printf(w, "; %d shard %s counted by their share of a GPU", c.ShardJobs, present.Plural(c.ShardJobs, "job", "jobs"))
 		if c.AssumedShardJobs > 0 {
-			printf(w, " (%d shards per GPU assumed for %d of them: their node's shard count is not in slurm.conf)", c.ShardsAssumed, c.AssumedShardJobs)
+			printf(w, " (%d shards per GPU assumed for %d of them: their node's shard count is not in slurm.conf", c.ShardsAssumed, c.AssumedShardJobs)
+			if c.ShardsRaisedFrom > 0 {
+				printf(w, "; raised from %d, as a job held %d shards of one GPU", c.ShardsRaisedFrom, c.ShardsAssumed)
+			}
+			printf(w, ")")
 		}
 	}
 	printf(w, ".\n")

@@ -16,10 +16,14 @@ func countingPara(s *section, c analysis.Counting) {
 			c.End.Format(layout), present.GPUHours(c.OpenGPUHours))
 	}
 	if c.ShardJobs > 0 {
-		if c.AssumedShardJobs > 0 {
+		switch {
+		case c.AssumedShardJobs > 0 && c.ShardsRaisedFrom > 0:
+			s.para("%s shard %s count their share of a GPU (shards held ÷ shards on the GPU); for %s of them the node's shard count is not in slurm.conf, and %d shards per GPU were assumed: the data's own, as a job held %d shards of one GPU, more than the %d otherwise assumed.",
+				present.Int(c.ShardJobs), present.Plural(c.ShardJobs, "job", "jobs"), present.Int(c.AssumedShardJobs), c.ShardsAssumed, c.ShardsAssumed, c.ShardsRaisedFrom)
+		case c.AssumedShardJobs > 0:
 			s.para("%s shard %s count their share of a GPU (shards held ÷ shards on the GPU); for %s of them the node's shard count is not in slurm.conf, and %d shards per GPU were assumed.",
 				present.Int(c.ShardJobs), present.Plural(c.ShardJobs, "job", "jobs"), present.Int(c.AssumedShardJobs), c.ShardsAssumed)
-		} else {
+		default:
 			s.para("%s shard %s count their share of a GPU (shards held ÷ shards configured on the GPU).",
 				present.Int(c.ShardJobs), present.Plural(c.ShardJobs, "job", "jobs"))
 		}
