@@ -107,16 +107,20 @@ type numberTicks struct{}
 func (numberTicks) Ticks(lo, hi float64) []plot.Tick {
 	ts := plot.DefaultTicks{}.Ticks(lo, hi)
 	for i := range ts {
-		if ts[i].Label == "" {
-			continue
+		if ts[i].Label != "" {
+			ts[i].Label = numberTicks{}.label(ts[i].Value)
 		}
-		label := present.Number(ts[i].Value, 2)
-		if strings.Contains(label, ".") {
-			label = strings.TrimRight(strings.TrimRight(label, "0"), ".")
-		}
-		ts[i].Label = label
 	}
 	return ts
+}
+
+// label writes v as a tick label.
+func (numberTicks) label(v float64) string {
+	label := present.Number(v, 2)
+	if strings.Contains(label, ".") {
+		label = strings.TrimRight(strings.TrimRight(label, "0"), ".")
+	}
+	return label
 }
 
 // one is a figure of a single full-width panel.
@@ -151,12 +155,21 @@ func fixedTicks(ts []plot.Tick) plot.Ticker {
 	return plot.TickerFunc(func(_, _ float64) []plot.Tick { return ts })
 }
 
+// capInScale is how far above the busiest day's GPU-hours the daily
+// chart's capacity may be and still be drawn as a line on the same axis:
+// further, the line would squash the bars flat (a 3,000-GPU inventory
+// beside a few hundred GPU-hours a day), so the axis stays the data's and
+// the capacity is a second scale on the right and a legend entry.
+const capInScale = 1.5
+
 // dailyChart is the month's GPU-hours per day: allocated and used as
-// bars, the pending demand (GPUs requested × hours waiting) as a line,
-// and the capacity (the inventory's GPUs × the day's hours) as a step
-// line above them.
+// bars, the pending demand (GPUs requested × hours waiting) as a line.
+// The axis is scaled to those; the capacity (the inventory's GPUs × the
+// day's hours) is a step line above them when it lies within capInScale
+// of the busiest day, and in every case a second axis on the right in
+// per cent of a 24-hour day's capacity.
 func dailyChart(d *Data) (chart, error) {
-	c := chart{ID: chartDaily, Caption: "GPU-hours per day: allocated and used (bars), pending demand and capacity (lines)"}
+	c := chart{ID: chartDaily, Caption: "GPU-hours per day: allocated and used (bars), pending demand (line), capacity (line or right-hand scale)"}
 	days := d.Workload.Daily
 	n := len(days)
 	alloc, used, pending, capacity := make([]float64, n), make([]float64, n), make([]float64, n), make([]float64, n)
@@ -207,19 +220,32 @@ func dailyChart(d *Data) (chart, error) {
 	} else {
 		notes = append(notes, "no GPU job waited in the queue")
 	}
-	if inv := d.Workload.Headline.InventoryGPUs; inv > 0 && topOf(capacity) > 0 {
-		// A step per day: 23- and 25-hour days of a DST change show.
-		steps := make(plotter.XYs, 0, 2*n)
-		for i, v := range capacity {
-			steps = append(steps, plotter.XY{X: float64(i) - 0.5, Y: v}, plotter.XY{X: float64(i) + 0.5, Y: v})
+	dataTop := topOf(alloc, used, pending)
+	yMax := dataTop * 1.05
+	var right *plot.Plot
+	inv := d.Workload.Headline.InventoryGPUs
+	if capTop := topOf(capacity); inv > 0 && capTop > 0 {
+		if capTop <= dataTop*capInScale {
+			// A step per day: 23- and 25-hour days of a DST change show.
+			steps := make(plotter.XYs, 0, 2*n)
+			for i, v := range capacity {
+				steps = append(steps, plotter.XY{X: float64(i) - 0.5, Y: v}, plotter.XY{X: float64(i) + 0.5, Y: v})
+			}
+			l, err := plotter.NewLine(steps)
+			if err != nil {
+				return c, err
+			}
+			l.Color, l.Width = colCapacity, vg.Points(1.5)
+			p.Add(l)
+			legend = append(legend, item(fmt.Sprintf("capacity (%s × 24 h a day)", present.Count(inv, "GPU", "GPUs")), l))
+			yMax = capTop * 1.05
+		} else {
+			// Off the data's scale: said, with the busiest day's share.
+			legend = append(legend, item(fmt.Sprintf("capacity, %s GPU-hours a day: right-hand scale", present.Number(capTop, 0))))
+			c.Caption += fmt.Sprintf("; the capacity (%s × 24 h a day, %s GPU-hours) is %s times the busiest day's GPU-hours and is not drawn as a line, so that the days' variation shows: the right-hand scale is in per cent of it (the busiest day allocated %s)",
+				present.Count(inv, "GPU", "GPUs"), present.Number(capTop, 0), present.Number(capTop/dataTop, 0), present.Percent(topOf(alloc)/capTop))
 		}
-		l, err := plotter.NewLine(steps)
-		if err != nil {
-			return c, err
-		}
-		l.Color, l.Width = colCapacity, vg.Points(1.5)
-		p.Add(l)
-		legend = append(legend, item(fmt.Sprintf("capacity (%s × 24 h a day)", present.Count(inv, "GPU", "GPUs")), l))
+		right = percentAxis(yMax/(float64(inv)*24)*100, "% of capacity")
 	} else {
 		notes = append(notes, "no GPU inventory: capacity unknown")
 	}
@@ -227,7 +253,7 @@ func dailyChart(d *Data) (chart, error) {
 		c.Caption += " (" + strings.Join(notes, "; ") + ")"
 	}
 	p.X.Min, p.X.Max = -0.5, float64(n)-0.5
-	p.Y.Max = topOf(alloc, used, pending, capacity) * 1.05
+	p.Y.Max = yMax
 	var ts []plot.Tick
 	for i, x := range days {
 		day := strings.TrimLeft(x.Date[min(len(x.Date), 8):], "0")
@@ -236,9 +262,34 @@ func dailyChart(d *Data) (chart, error) {
 		}
 	}
 	p.X.Tick.Marker = fixedTicks(ts)
-	svg, err := one(p, legend...).render()
+	f := one(p, legend...)
+	if right != nil {
+		f.right, f.rightW = right, 34+textWidth("100 %", sizeTick)+sizeLabel*2
+	}
+	svg, err := f.render()
 	c.SVG = svg
 	return c, err
+}
+
+// percentAxis is a second y axis for the strip right of a panel: from 0
+// to top per cent, with round ticks, and nothing drawn in it.
+func percentAxis(top float64, label string) *plot.Plot {
+	a := newPlot("", "", label)
+	a.HideX()
+	a.X.Min, a.X.Max = 0, 1
+	a.Y.Min, a.Y.Max = 0, top
+	a.X.Padding, a.Y.Padding = 0, 0
+	a.Y.Tick.Marker = plot.TickerFunc(func(lo, hi float64) []plot.Tick {
+		var ts []plot.Tick
+		for _, t := range (plot.DefaultTicks{}).Ticks(lo, hi) {
+			if t.Label != "" {
+				t.Label = numberTicks{}.label(t.Value) + " %"
+			}
+			ts = append(ts, t)
+		}
+		return ts
+	})
+	return a
 }
 
 // vramPanels is the most GPU models the VRAM chart draws, one panel each;
@@ -472,17 +523,19 @@ func (g *weekGrid) Z(c, r int) float64 { return g[6-r][c] }
 func (g *weekGrid) X(c int) float64    { return float64(c) }
 func (g *weekGrid) Y(r int) float64    { return float64(r) }
 
-// scaleGrid is the colour bar: one column of rows cells from 0 to top,
+// scaleGrid is the colour bar: one column of rows cells from lo to hi,
 // each cell holding its middle value.
 type scaleGrid struct {
-	rows int
-	top  float64
+	rows   int
+	lo, hi float64
 }
 
 func (g scaleGrid) Dims() (c, r int)   { return 1, g.rows }
 func (g scaleGrid) Z(_, r int) float64 { return g.Y(r) }
 func (g scaleGrid) X(int) float64      { return 0 }
-func (g scaleGrid) Y(r int) float64    { return (float64(r) + 0.5) * g.top / float64(g.rows) }
+func (g scaleGrid) Y(r int) float64 {
+	return g.lo + (float64(r)+0.5)*(g.hi-g.lo)/float64(g.rows)
+}
 
 // ramp is a sequential palette from near-white to dark blue.
 type ramp []color.Color
@@ -506,21 +559,23 @@ func newRamp(n int) ramp {
 	return out
 }
 
-// scaleTicks returns about five round ticks from 0 to top GPUs, top
-// itself among them.
-func scaleTicks(top float64) []plot.Tick {
-	step := niceStep(top / 4)
-	var ts []plot.Tick
-	for v := 0.0; v < top-step/4; v += step {
-		ts = append(ts, plot.Tick{Value: v, Label: present.GPUsHeld(v)})
+// scaleTicks returns about five round ticks from lo to hi GPUs, both
+// ends among them (written to two decimals at most).
+func scaleTicks(lo, hi float64) []plot.Tick {
+	step := niceStep((hi - lo) / 4)
+	lab := numberTicks{}.label
+	ts := []plot.Tick{{Value: lo, Label: lab(lo)}}
+	for v := math.Floor(lo/step+1) * step; v < hi-step/4; v += step {
+		if v-lo >= step/4 {
+			ts = append(ts, plot.Tick{Value: v, Label: lab(v)})
+		}
 	}
-	return append(ts, plot.Tick{Value: top, Label: present.GPUsHeld(top)})
+	return append(ts, plot.Tick{Value: hi, Label: lab(hi)})
 }
 
-// niceStep rounds x up to 1, 2 or 5 times a power of ten (whole numbers
-// at least: GPUs).
+// niceStep rounds x up to 1, 2 or 5 times a power of ten.
 func niceStep(x float64) float64 {
-	if !(x > 1) {
+	if !(x > 0) {
 		return 1
 	}
 	mag := math.Pow(10, math.Floor(math.Log10(x)))
@@ -532,34 +587,41 @@ func niceStep(x float64) float64 {
 	return 10 * mag
 }
 
-// heatmapChart is the mean GPUs allocated in each hour of the week, its
-// colour scale from 0 to the inventory's GPUs (all of them busy is the
-// darkest colour), with the colour bar and its numbers on the right.
+// heatmapChart is the mean GPUs allocated in each hour of the week. Its
+// colour scale runs over the hours' observed range, from the quietest
+// hour (lightest) to the busiest (darkest), so that the week's pattern
+// shows whatever the inventory's size; the colour bar on the right gives
+// the range's numbers, and the caption the inventory they compare with.
+// A week whose every hour is the same has no range: every cell is the
+// darkest colour and the scale runs from 0.
 func heatmapChart(d *Data) (chart, error) {
 	c := chart{ID: chartHeatmap, Caption: "Mean GPUs allocated by hour of the week"}
 	g := weekGrid(d.Workload.HourOfWeek)
-	peak := 0.0
+	lo, hi := math.Inf(1), 0.0
 	for _, day := range g {
-		peak = max(peak, topOf(day[:]))
+		for _, v := range day {
+			lo, hi = min(lo, v), max(hi, v)
+		}
 	}
-	if !(peak > 0) {
+	if !(hi > 0) {
 		c.Empty = "No GPUs were allocated in any hour of the week."
 		return c, nil
 	}
-	top := float64(d.Workload.Headline.InventoryGPUs)
-	if top > 0 {
-		c.Caption += fmt.Sprintf(" (colour scale from 0 to the inventory's %s: the darkest blue is every GPU allocated)", present.Count(int(top), "GPU", "GPUs"))
-		if peak > top {
-			c.Caption += fmt.Sprintf("; hours above %s (an inventory that misses nodes) are drawn darkest", present.GPUsHeld(top))
-		}
+	if hi-lo < hi*1e-9 {
+		c.Caption += fmt.Sprintf(" (every hour of the week the same: %s GPUs", numberTicks{}.label(hi))
+		lo = 0
 	} else {
-		top = math.Ceil(peak)
-		c.Caption += fmt.Sprintf(" (no GPU inventory: colour scale from 0 to the busiest hour's %s GPUs)", present.GPUsHeld(peak))
+		c.Caption += fmt.Sprintf(" (colour scale over the hours' range, from %s GPUs in the quietest hour, lightest, to %s in the busiest, darkest", numberTicks{}.label(lo), numberTicks{}.label(hi))
+	}
+	if inv := d.Workload.Headline.InventoryGPUs; inv > 0 {
+		c.Caption += fmt.Sprintf("; the inventory has %s: the busiest hour held %s of them)", present.Count(inv, "GPU", "GPUs"), present.Percent(hi/float64(inv)))
+	} else {
+		c.Caption += "; no GPU inventory to compare with)"
 	}
 	pal := newRamp(rampSteps)
 	p := newPlot("", "hour of the day (local time)", "")
 	h := plotter.NewHeatMap(&g, pal)
-	h.Min, h.Max = 0, top
+	h.Min, h.Max = lo, hi
 	h.Underflow, h.Overflow = pal[0], pal[len(pal)-1]
 	p.Add(h)
 	var hts []plot.Tick
@@ -575,18 +637,23 @@ func heatmapChart(d *Data) (chart, error) {
 	p.X.Min, p.X.Max = -0.5, 23.5
 	p.Y.Min, p.Y.Max = -0.5, 6.5
 
-	// The colour bar: the same palette over 0 … top, with its numbers.
+	// The colour bar: the same palette over lo … hi, with its numbers.
 	bar := newPlot("", "", "GPUs allocated")
-	bh := plotter.NewHeatMap(scaleGrid{rows: rampSteps, top: top}, pal)
-	bh.Min, bh.Max = 0, top
+	bh := plotter.NewHeatMap(scaleGrid{rows: rampSteps, lo: lo, hi: hi}, pal)
+	bh.Min, bh.Max = lo, hi
 	bar.Add(bh)
 	bar.HideX()
 	bar.X.Min, bar.X.Max = -0.5, 0.5
-	bar.Y.Min, bar.Y.Max = 0, top
-	bar.Y.Tick.Marker = fixedTicks(scaleTicks(top))
+	bar.Y.Min, bar.Y.Max = lo, hi
+	ticks := scaleTicks(lo, hi)
+	bar.Y.Tick.Marker = fixedTicks(ticks)
 	bar.X.Padding, bar.Y.Padding = 0, p.Y.Padding
+	widest := vg.Length(0)
+	for _, t := range ticks {
+		widest = max(widest, textWidth(t.Label, sizeTick))
+	}
 	f := one(p)
-	f.right, f.rightW = bar, 34+textWidth(present.GPUsHeld(top), sizeTick)+sizeLabel*2
+	f.right, f.rightW = bar, 34+widest+sizeLabel*2
 	svg, err := f.render()
 	c.SVG = svg
 	return c, err
@@ -636,6 +703,22 @@ func planChart(d *Data) (chart, error) {
 		c.Empty = "No GPU model was searched: the replay found no model with jobs."
 		return c, nil
 	}
+	// A chart of one size (none added) for models that meet the target
+	// shows no search: said in words, with the waits.
+	searched := false
+	var met []string
+	for _, m := range models {
+		if len(m.Curve) > 1 || m.Curve[0].Added != 0 || m.Needed != 0 || m.Curve[0].Over != nil {
+			searched = true
+			break
+		}
+		met = append(met, fmt.Sprintf("%s %s", m.Model, wait(m.Curve[0].ModelP95.Median)))
+	}
+	if !searched {
+		c.Empty = fmt.Sprintf("No purchase was searched: every GPU model meets the target p95 wait of %s at the %d-month horizon with the GPUs it has (predicted p95: %s).",
+			wait(sp.TargetP95Wait), sp.Months, strings.Join(met, ", "))
+		return c, nil
+	}
 	if len(models) > len(palette6) {
 		c.Caption += fmt.Sprintf(" (the first %d models searched, furthest over the target first)", len(palette6))
 		models = models[:len(palette6)]
@@ -666,16 +749,17 @@ func planChart(d *Data) (chart, error) {
 		sp.Months, freeWords(sp), present.Count(sp.Seeds, "seed", "seeds"), wait(calErr), wait(target))
 	p := newPlot("", "GPUs of the model added", "p95 wait, "+unitName)
 	var legend []legendItem
-	// Models side by side at each size, so their whiskers do not overlap.
-	const spreadX = 0.12
+	var notes []string
+	// Every model's points stand at the size tried, one x per purchase
+	// size: models are told apart by colour, not by a shift that would
+	// read as another size.
 	for k, m := range models {
 		col := palette6[k]
-		off := (float64(k) - float64(len(models)-1)/2) * spreadX
 		var computed []capacity.CurvePoint
 		var over plotter.XYs
 		for _, pt := range m.Curve {
 			if pt.Over != nil {
-				over = append(over, plotter.XY{X: float64(pt.Added) + off, Y: top / unit})
+				over = append(over, plotter.XY{X: float64(pt.Added), Y: top / unit})
 				continue
 			}
 			computed = append(computed, pt)
@@ -699,7 +783,7 @@ func planChart(d *Data) (chart, error) {
 		band := make(plotter.XYs, 0, 2*n)
 		for i, pt := range computed {
 			y := pt.ModelP95.Median / unit
-			e.xys[i] = plotter.XY{X: float64(pt.Added) + off, Y: y}
+			e.xys[i] = plotter.XY{X: float64(pt.Added), Y: y}
 			e.low[i] = max(0, y-pt.ModelP95.P10/unit)
 			e.top[i] = max(0, pt.ModelP95.P90/unit-y)
 			band = append(band, plotter.XY{X: e.xys[i].X, Y: y + calErr/unit})
@@ -717,18 +801,49 @@ func planChart(d *Data) (chart, error) {
 			poly.LineStyle.Width = 0
 			p.Add(poly)
 		}
-		line, pts, err := plotter.NewLinePoints(e.xys)
+		// The line joins sizes tried one after another, and is broken
+		// where a size proved over the target lies between two, and
+		// across the sizes the offered load ruled out (not replayed).
+		var segs []plotter.XYs
+		start := 0
+		for i := 1; i <= n; i++ {
+			if i < n && !curveGap(m, computed[i-1].Added, computed[i].Added) {
+				continue
+			}
+			segs = append(segs, e.xys[start:i])
+			start = i
+		}
+		var line *plotter.Line
+		for _, seg := range segs {
+			if len(seg) < 2 {
+				continue
+			}
+			l, err := plotter.NewLine(seg)
+			if err != nil {
+				return c, err
+			}
+			l.Color, l.Width = col, vg.Points(1.5)
+			p.Add(l)
+			line = l
+		}
+		if line == nil {
+			// For the legend's thumbnail only.
+			line = &plotter.Line{XYs: e.xys[:1], LineStyle: draw.LineStyle{Color: col, Width: vg.Points(1.5)}}
+		}
+		if m.LoadBound > 1 {
+			notes = append(notes, fmt.Sprintf("%s: +1 to +%d not replayed (the offered load rules them out)", legendText(m.Model), m.LoadBound-1))
+		}
+		pts, err := plotter.NewScatter(e.xys)
 		if err != nil {
 			return c, err
 		}
-		line.Color, line.Width = col, vg.Points(1.5)
 		pts.Color, pts.Shape, pts.Radius = col, draw.CircleGlyph{}, vg.Points(2.5)
 		bars, err := plotter.NewYErrorBars(e)
 		if err != nil {
 			return c, err
 		}
 		bars.Color = col
-		p.Add(line, pts, bars)
+		p.Add(pts, bars)
 		label := legendText(m.Model)
 		if m.Needed > 0 {
 			label += fmt.Sprintf(" (+%d meets it)", m.Needed)
@@ -761,9 +876,12 @@ func planChart(d *Data) (chart, error) {
 		legend = append(legend, item("over the target (replay stopped once it proved so; no wait computed)", mark))
 		c.Caption += "; triangles at the top: sizes proved over the target by a replay stopped early (the bound is in the table)"
 	}
+	if len(notes) > 0 {
+		c.Caption += "; " + strings.Join(notes, "; ")
+	}
 	p.X.Min, p.X.Max = xMin, xMax
 	p.X.Tick.Marker = plot.TickerFunc(func(lo, hi float64) []plot.Tick {
-		step := max(1, (maxAdded+9)/10)
+		step := int(max(1, niceStep(float64(maxAdded)/10)))
 		var ts []plot.Tick
 		for x := 0; x <= maxAdded; x += step {
 			ts = append(ts, plot.Tick{Value: float64(x), Label: fmt.Sprintf("+%d", x)})
@@ -774,4 +892,20 @@ func planChart(d *Data) (chart, error) {
 	svg, err := one(p, legend...).render()
 	c.SVG = svg
 	return c, err
+}
+
+// curveGap says whether the plan chart's line breaks between two sizes a
+// model's curve computed waits for, a then b: a size between them was
+// proved over the target (no wait to join through), or the offered load's
+// bound lies between them (the sizes below it were not replayed).
+func curveGap(m capacity.ModelPlan, a, b int) bool {
+	if m.LoadBound > 1 && a < m.LoadBound && b >= m.LoadBound && b-a > 1 {
+		return true
+	}
+	for _, pt := range m.Curve {
+		if pt.Over != nil && pt.Added > a && pt.Added < b {
+			return true
+		}
+	}
+	return false
 }

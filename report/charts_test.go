@@ -257,16 +257,11 @@ func colourFill(i int) string {
 }
 
 // TestHeatmapColourBar: the colour bar shows every colour of the scale
-// with its numbers from 0 to the inventory's GPUs, and the scale is the
-// inventory's: hours at a quarter of it are a quarter dark, whatever the
-// busiest hour.
+// with its numbers from the quietest hour's GPUs to the busiest's, the
+// quietest hours in the lightest colour and the busiest in the darkest;
+// a week whose hours are all the same is one colour, said.
 func TestHeatmapColourBar(t *testing.T) {
-	d := fixture()
-	for day := range 7 {
-		for h := range 24 {
-			d.Workload.HourOfWeek[day][h] = 8 // a quarter of the 32 GPUs
-		}
-	}
+	d := fixture() // 4 GPUs at night and weekends, 14 to 17 on weekday days
 	c := renderCharts(t, d)[chartHeatmap]
 	svg := string(c.SVG)
 	for i := range rampSteps {
@@ -278,34 +273,35 @@ func TestHeatmapColourBar(t *testing.T) {
 	for _, tx := range svgTexts(t, svg) {
 		texts[tx.text] = true
 	}
-	for _, want := range []string{"0", "32", "GPUs allocated", "Mon", "Sun", "00:00", "hour of the day (local time)"} {
+	for _, want := range []string{"4", "17", "GPUs allocated", "Mon", "Sun", "00:00", "hour of the day (local time)"} {
 		if !texts[want] {
 			t.Errorf("heat map lacks the text %q", want)
 		}
 	}
-	if !strings.Contains(c.Caption, "from 0 to the inventory's 32 GPUs") {
+	if !strings.Contains(c.Caption, "from 4 GPUs in the quietest hour, lightest, to 17 in the busiest, darkest") || !strings.Contains(c.Caption, "the inventory has 32 GPUs") {
 		t.Errorf("caption %q does not give the scale", c.Caption)
 	}
-	// 8 of 32: colour (8 / 32) × 31, rounded, in all 168 cells; the
-	// darkest only once (in the bar).
-	frac := 8.0 / 32
-	quarter := colourFill(int(frac*float64(rampSteps-1) + 0.5))
-	if n := strings.Count(svg, quarter); n < 168 {
-		t.Errorf("%d fills in the quarter colour, want the 168 cells", n)
+	// 168 − 5 × 11 cells at 4 GPUs: the lightest colour, and once in the
+	// bar; 5 × 2 at 17 (11:00 and 15:00 on weekdays): the darkest.
+	if n := strings.Count(svg, colourFill(0)+`"`); n != 168-55+1 {
+		t.Errorf("lightest colour %d times, want the %d quiet cells and the bar's", n, 168-55)
 	}
-	if n := strings.Count(svg, colourFill(rampSteps-1)); n != 1 {
-		t.Errorf("darkest colour %d times, want once (the bar's top): the scale is not the inventory's", n)
+	if n := strings.Count(svg, colourFill(rampSteps-1)+`"`); n != 5*2+1 {
+		t.Errorf("darkest colour %d times, want the busiest cells and the bar's", n)
 	}
 
-	// Without an inventory the busiest hour is the darkest, and the
-	// caption says so.
-	d.Workload.Headline.InventoryGPUs = 0
+	// Every hour the same: every cell the darkest, said.
+	for day := range 7 {
+		for h := range 24 {
+			d.Workload.HourOfWeek[day][h] = 8
+		}
+	}
 	c = renderCharts(t, d)[chartHeatmap]
 	if n := strings.Count(string(c.SVG), colourFill(rampSteps-1)); n < 168 {
-		t.Errorf("no inventory: darkest colour %d times, want every cell", n)
+		t.Errorf("a flat week: darkest colour %d times, want every cell", n)
 	}
-	if !strings.Contains(c.Caption, "no GPU inventory") {
-		t.Errorf("no inventory: caption %q", c.Caption)
+	if !strings.Contains(c.Caption, "every hour of the week the same: 8 GPUs") {
+		t.Errorf("a flat week: caption %q", c.Caption)
 	}
 }
 
@@ -388,20 +384,22 @@ func TestTrendChart(t *testing.T) {
 	}
 }
 
-// TestNiceScale: the colour bar's ticks are round and end at the top.
+// TestNiceScale: the colour bar's ticks are round and start and end at
+// the ends of the observed range.
 func TestNiceScale(t *testing.T) {
 	for _, tt := range []struct {
-		top  float64
-		want string
+		lo, hi float64
+		want   string
 	}{
-		{32, "0 10 20 32"}, {4, "0 1 2 3 4"}, {1, "0 1"}, {100, "0 50 100"}, {7, "0 2 4 6 7"},
+		{0, 32, "0 10 20 32"}, {0, 4, "0 1 2 3 4"}, {0, 1, "0 0.5 1"}, {0, 100, "0 50 100"}, {0, 7, "0 2 4 6 7"},
+		{812.4, 951.7, "812.4 850 900 951.7"}, {0.12, 0.4, "0.12 0.2 0.3 0.4"}, {4, 17, "4 10 15 17"},
 	} {
 		var got []string
-		for _, tk := range scaleTicks(tt.top) {
+		for _, tk := range scaleTicks(tt.lo, tt.hi) {
 			got = append(got, tk.Label)
 		}
 		if strings.Join(got, " ") != tt.want {
-			t.Errorf("scaleTicks(%v) = %q, want %q", tt.top, got, tt.want)
+			t.Errorf("scaleTicks(%v, %v) = %q, want %q", tt.lo, tt.hi, got, tt.want)
 		}
 	}
 }

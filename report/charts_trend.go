@@ -60,24 +60,49 @@ func trendChart(d *Data) (chart, error) {
 		p := newPlot("", "month", yLabel)
 		top := 0.0
 		for _, s := range ss {
+			// Points of the months that have the value; the line is
+			// broken across a month that has not (it says nothing there).
 			var pts plotter.XYs
+			var segs []plotter.XYs
+			var seg plotter.XYs
 			for i, m := range ms {
-				if v, ok := s.at(m); ok {
-					pts = append(pts, plotter.XY{X: float64(i), Y: v})
-					top = max(top, v)
+				v, ok := s.at(m)
+				if !ok {
+					if len(seg) > 0 {
+						segs, seg = append(segs, seg), nil
+					}
+					continue
 				}
+				pts = append(pts, plotter.XY{X: float64(i), Y: v})
+				seg = append(seg, plotter.XY{X: float64(i), Y: v})
+				top = max(top, v)
+			}
+			if len(seg) > 0 {
+				segs = append(segs, seg)
 			}
 			if len(pts) == 0 {
 				continue
 			}
-			l, sc, err := plotter.NewLinePoints(pts)
+			col := palette6[s.col]
+			l := &plotter.Line{XYs: pts[:1], LineStyle: draw.LineStyle{Color: col, Width: vg.Points(1.5)}}
+			for _, sg := range segs {
+				if len(sg) < 2 {
+					continue
+				}
+				sl, err := plotter.NewLine(sg)
+				if err != nil {
+					return nil, err
+				}
+				sl.Color, sl.Width = col, vg.Points(1.5)
+				p.Add(sl)
+				l = sl
+			}
+			sc, err := plotter.NewScatter(pts)
 			if err != nil {
 				return nil, err
 			}
-			col := palette6[s.col]
-			l.Color, l.Width = col, vg.Points(1.5)
 			sc.Color, sc.Shape, sc.Radius = col, draw.CircleGlyph{}, vg.Points(2.5)
-			p.Add(l, sc)
+			p.Add(sc)
 			legend = append(legend, item(s.name, l, sc))
 		}
 		p.X.Min, p.X.Max = -0.3, float64(len(ms)-1)+0.3
