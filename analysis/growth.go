@@ -5,6 +5,7 @@ import (
 	"math"
 	"slices"
 	"strings"
+	"time"
 
 	"github.com/gpuprof/gpuprof/internal/present"
 )
@@ -66,7 +67,8 @@ type GrowthEstimate struct {
 // MinGrowthMonths is the fewest whole months a trend is estimated from.
 const MinGrowthMonths = 3
 
-// EstimateGrowth fits ln(GPU-hours) = a + b·month by least squares over
+// EstimateGrowth fits ln(GPU-hours a day) = a + b·month (each month's
+// GPU-hours over its days) by least squares over
 // the months given (consecutive whole months, oldest first) and returns
 // the growth per year exp(12·b) − 1 with its 95 % confidence interval
 // (Student's t on n − 2 degrees of freedom, from the slope's standard
@@ -78,26 +80,28 @@ func EstimateGrowth(months []MonthDemand) (annual, low, high float64, ok bool) {
 	if n < MinGrowthMonths {
 		return 0, 0, 0, false
 	}
+	y := make([]float64, n)
 	var sx, sy float64
 	for i, m := range months {
 		if !(m.GPUHours > 0) || !finite(m.GPUHours) {
 			return 0, 0, 0, false
 		}
+		y[i] = math.Log(m.GPUHours / daysIn(m.Month))
 		sx += float64(i)
-		sy += math.Log(m.GPUHours)
+		sy += y[i]
 	}
 	mx, my := sx/float64(n), sy/float64(n)
 	var sxx, sxy float64
-	for i, m := range months {
+	for i := range months {
 		dx := float64(i) - mx
 		sxx += dx * dx
-		sxy += dx * (math.Log(m.GPUHours) - my)
+		sxy += dx * (y[i] - my)
 	}
 	b := sxy / sxx
 	a := my - b*mx
 	var sse float64
-	for i, m := range months {
-		r := math.Log(m.GPUHours) - (a + b*float64(i))
+	for i := range months {
+		r := y[i] - (a + b*float64(i))
 		sse += r * r
 	}
 	se := math.Sqrt(sse/float64(n-2)) / math.Sqrt(sxx)
@@ -105,6 +109,17 @@ func EstimateGrowth(months []MonthDemand) (annual, low, high float64, ok bool) {
 	annual = math.Exp(12*b) - 1
 	low, high = math.Exp(12*(b-t*se))-1, math.Exp(12*(b+t*se))-1
 	return annual, low, high, true
+}
+
+// daysIn is how many days the month ("2026-02") has, so that the trend
+// is of GPU-hours a day and February's three days fewer are not read as
+// a fall in demand; a month not in that form counts as 30 days.
+func daysIn(month string) float64 {
+	t, err := time.Parse("2006-01", month)
+	if err != nil {
+		return 30
+	}
+	return t.AddDate(0, 1, 0).Sub(t).Hours() / 24
 }
 
 // tQuantile975 is Student's t 0.975 quantile on df degrees of freedom

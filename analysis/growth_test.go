@@ -1,23 +1,35 @@
 package analysis
 
 import (
-	"fmt"
 	"math"
 	"math/rand/v2"
 	"strings"
 	"testing"
+	"time"
 )
 
-// plantedMonths are n months of GPU-hours growing by g a year, with
-// multiplicative noise of sd (log scale).
+// plantedMonths are n months from January 2026 of GPU-hours a day
+// growing by g a year, with multiplicative noise of sd (log scale): each
+// month's total is its days times its daily demand.
 func plantedMonths(n int, g, sd float64, seed uint64) []MonthDemand {
 	r := rand.New(rand.NewPCG(seed, 36))
 	var out []MonthDemand
 	for i := range n {
-		h := 10000 * math.Pow(1+g, float64(i)/12) * math.Exp(sd*r.NormFloat64())
-		out = append(out, MonthDemand{Month: fmt.Sprintf("2026-%02d", i+1), GPUHours: h})
+		m := time.Date(2026, time.Month(1+i), 1, 0, 0, 0, 0, time.UTC)
+		days := m.AddDate(0, 1, 0).Sub(m).Hours() / 24
+		h := 330 * days * math.Pow(1+g, float64(i)/12) * math.Exp(sd*r.NormFloat64())
+		out = append(out, MonthDemand{Month: m.Format("2006-01"), GPUHours: h})
 	}
 	return out
+}
+
+// TestEstimateGrowthPerDay: the same demand a day from January to
+// April is no trend, though February's total is 10 % below January's.
+func TestEstimateGrowthPerDay(t *testing.T) {
+	a, lo, hi, ok := EstimateGrowth(plantedMonths(4, 0, 0, 1))
+	if !ok || math.Abs(a) > 1e-9 || math.Abs(lo) > 1e-6 || math.Abs(hi) > 1e-6 {
+		t.Errorf("flat demand a day: %v [%v, %v] ok %v, want 0", a, lo, hi, ok)
+	}
 }
 
 func TestEstimateGrowthPlanted(t *testing.T) {

@@ -49,6 +49,32 @@ func TestPlantedLeftOut(t *testing.T) {
 			t.Errorf("%s: %d jobs, want %d", tc.kind, r.Jobs, tc.jobs)
 		}
 	}
+	// What each reason's jobs need, in the JSON's fields and in the
+	// purchase rows' words: not "none needed" (issue #38).
+	for _, tc := range []struct {
+		kind, need  string
+		asked, have int
+		hardware    bool
+	}{
+		{LeftOutGPUs, "a node of 6 GPUs in partition gpu", 6, 4, true},
+		{LeftOutNodes, "5 nodes with room for their GPUs in partition gpu", 5, 0, true},
+		{LeftOutGPUType, "a node with GPUs of type v100 in partition gpu", 0, 0, true},
+		{LeftOutShards, "GPUs of 46 shards each in partition gpu", 46, 0, true},
+		{LeftOutTimeLimit, "partition gpu's MaxTime raised to", 72 * 3600, 48 * 3600, false},
+		{LeftOutPartition, "partition old, which the cluster's configuration lacks", 0, 0, false},
+	} {
+		r := reasonOf(t, sp.Jobs, tc.kind)
+		if !strings.HasPrefix(r.Need, tc.need) || r.Asked != tc.asked || r.Hardware != tc.hardware || (tc.have != 0 && r.Have != tc.have) {
+			t.Errorf("%s: need %q, asked %d, have %d, hardware %v; want %q, %d, %d, %v", tc.kind, r.Need, r.Asked, r.Have, r.Hardware, tc.need, tc.asked, tc.have, tc.hardware)
+		}
+		if tc.kind != LeftOutPartition && r.Partition != "gpu" {
+			t.Errorf("%s: partition %q, want gpu", tc.kind, r.Partition)
+		}
+	}
+	if buy := sp.Jobs.NoPurchaseWords(); strings.Contains(buy, "none needed") || !strings.Contains(buy, "the 11 jobs left out need partition old, which the cluster's configuration lacks (3 jobs)") ||
+		!strings.Contains(buy, "and 3 more reasons") {
+		t.Errorf("purchase row: %q", buy)
+	}
 	for _, want := range []string{"11 of", `partition "old" not in the cluster`, "no GPU of partition gpu has shards", `GPU type "v100"`,
 		"more GPUs on one node (up to 6)", "more nodes (up to 5)", "MaxTime"} {
 		if !strings.Contains(sp.Verdict.Text, want) {

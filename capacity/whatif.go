@@ -188,6 +188,20 @@ type LeftOutReason struct {
 	Jobs     int      `json:"jobs"`
 	GPUHours float64  `json:"gpu_hours"`
 	JobIDs   []string `json:"job_ids"`
+	// Partition is the partition the reason is about (the QOS, for
+	// LeftOutQOS), GPUType the GPU type the jobs asked for ("" untyped).
+	Partition string `json:"partition,omitempty"`
+	GPUType   string `json:"gpu_type,omitempty"`
+	// Asked is the most any of the jobs asked for of what the reason is
+	// about (GPUs on one node, shards per GPU, nodes, GPUs under the QOS,
+	// the time limit in seconds), Have what the cluster has of it.
+	Asked int `json:"asked"`
+	Have  int `json:"have"`
+	// Need says what the jobs need that the cluster lacks ("a node of 8
+	// GPUs of type a100 in partition gpu"); Hardware is set when it is
+	// nodes or GPUs (a purchase can give it), not a policy or a record.
+	Need     string `json:"need"`
+	Hardware bool   `json:"hardware"`
 }
 
 // Kinds of LeftOutReason.

@@ -76,7 +76,9 @@ func (l *leftOuts) fill(s *SimJobs) {
 	for _, g := range l.groups {
 		s.LeftOut += g.jobs
 		s.LeftOutGPUHours += g.hours
-		s.LeftOutReasons = append(s.LeftOutReasons, LeftOutReason{Kind: g.key.kind, Text: g.text(), Jobs: g.jobs, GPUHours: g.hours, JobIDs: g.ids})
+		need, hw := g.need()
+		s.LeftOutReasons = append(s.LeftOutReasons, LeftOutReason{Kind: g.key.kind, Text: g.text(), Jobs: g.jobs, GPUHours: g.hours, JobIDs: g.ids,
+			Partition: g.key.part, GPUType: g.key.typ, Asked: g.asked, Have: g.key.have, Need: need, Hardware: hw})
 	}
 	slices.SortFunc(s.LeftOutReasons, func(a, b LeftOutReason) int {
 		if c := cmp.Compare(b.Jobs, a.Jobs); c != 0 {
@@ -95,6 +97,35 @@ func (l *leftOuts) fill(s *SimJobs) {
 	default:
 		s.LeftOutShare = float64(s.LeftOut) / float64(max(s.GPUJobs, s.LeftOut+s.Replayed))
 	}
+}
+
+// need says what the group's jobs need that the cluster lacks, and
+// whether nodes or GPUs would give it (hardware) rather than a policy.
+func (g *leftOutGroup) need() (string, bool) {
+	k := g.key
+	of := ""
+	if k.typ != "" {
+		of = " of type " + k.typ
+	}
+	switch k.kind {
+	case LeftOutGPUs:
+		return fmt.Sprintf("a node of %s%s in partition %s", present.Count(g.asked, "GPU", "GPUs"), of, k.part), true
+	case LeftOutShards:
+		return fmt.Sprintf("GPUs%s of %d shards each in partition %s", of, g.asked, k.part), true
+	case LeftOutGPUType:
+		return fmt.Sprintf("a node with GPUs of type %s in partition %s", k.typ, k.part), true
+	case LeftOutNodes:
+		return fmt.Sprintf("%s%s with room for their GPUs in partition %s", present.Count(g.asked, "node", "nodes"), of, k.part), true
+	case LeftOutPartition:
+		return fmt.Sprintf("partition %s, which the cluster's configuration lacks", k.part), false
+	case LeftOutQOS:
+		return fmt.Sprintf("QOS %s to allow %s (a policy, not a purchase)", k.part, present.Count(g.asked, "GPU", "GPUs")), false
+	case LeftOutTimeLimit:
+		return fmt.Sprintf("partition %s's MaxTime raised to %s (a policy, not a purchase)", k.part, present.Duration(time.Duration(g.asked)*time.Second)), false
+	case LeftOutNoRecord:
+		return "a scheduler record with a submit time (nothing to buy)", false
+	}
+	return k.kind, false
 }
 
 // text says the reason in words.

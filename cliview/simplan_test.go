@@ -33,6 +33,14 @@ func TestSimPlanLeftOutPurchase(t *testing.T) {
 	if out := b.String(); strings.Contains(out, "none needed") || !strings.Contains(out, "none for the jobs replayed; the 3 jobs left out need nodes the cluster lacks") {
 		t.Errorf("purchase row with jobs left out:\n%s", out)
 	}
+	// With the reasons: what the jobs need, named.
+	sp.Jobs.LeftOutReasons = []capacity.LeftOutReason{{Kind: capacity.LeftOutGPUs, Jobs: 3, Need: "a node of 8 GPUs of type a100 in partition gpu", Hardware: true}}
+	b.Reset()
+	WriteSimPlan(&b, sp, nil)
+	if out := b.String(); !strings.Contains(out, "the 3 jobs left out need a node of 8 GPUs of type a100 in partition gpu (3 jobs)") {
+		t.Errorf("purchase row with a reason:\n%s", out)
+	}
+	sp.Jobs.LeftOutReasons = nil
 	sp.Jobs.LeftOut = 0
 	b.Reset()
 	WriteSimPlan(&b, sp, nil)

@@ -179,15 +179,17 @@ func TestLastWithJobs(t *testing.T) {
 	}
 }
 
-// TestBuildGrowthFromHistory: with four whole months of jobs growing 10 %
-// a month, the report's plan uses the site's own trend (about 214 % a
-// year), says so, and takes it from the months table's GPU-hours; with
+// TestBuildGrowthFromHistory: with four whole months of jobs a day
+// growing 10 % a month, the report's plan uses the site's own trend
+// (about 214 % a year), says so, and takes it from the months table's
+// GPU-hours (a day: 31 and 30-day months alternate); with
 // two months it uses the configured default and says so; a growth set in
 // the configuration wins over the trend.
 func TestBuildGrowthFromHistory(t *testing.T) {
 	jobs := map[string][]analysis.Job{}
-	for k, n := range []int{100, 110, 121, 133} {
+	for k := range 4 {
 		w := month(2026, time.Month(8+k))
+		n := int(math.Round(10 * w.To.Sub(w.From).Hours() / 24 * math.Pow(1.1, float64(k))))
 		for i := range n {
 			jobs[w.From.Format("2006-01")] = append(jobs[w.From.Format("2006-01")], gpuJob(fmt.Sprintf("%d-%d", k, i), "ann", "bio", w.From.Add(time.Hour+time.Duration(i)*time.Minute)))
 		}

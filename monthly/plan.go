@@ -84,12 +84,24 @@ func AnalyseAndPlan(ctx context.Context, src ClusterSource, p PlanParams) (Plann
 func PlanGrowth(ctx context.Context, src Source, w analysis.Window, cluster string, in analysis.Input, configured float64, c analysis.Config) (analysis.GrowthEstimate, error) {
 	end := w.To
 	lastEnd := time.Date(end.Year(), end.Month(), 1, 0, 0, 0, 0, end.Location())
-	after := analysis.Window{From: lastEnd, To: lastEnd.AddDate(0, 1, 0)}
-	e := readEarlier(ctx, src, after, CompareMonths+1, cluster, in.Nodes, in.Carbon, c)
+	last := analysis.Window{From: lastEnd.AddDate(0, -1, 0), To: lastEnd}
+	var own *analysis.MonthDemand
+	after, n := analysis.Window{From: lastEnd, To: lastEnd.AddDate(0, 1, 0)}, CompareMonths+1
+	if in.Window == last {
+		// The plan's window is the last month: its input is summarised
+		// as the report summarises its own month, not read again.
+		wl := analysis.SummariseWorkload(in, analysis.WorkloadParams{Window: last, TopN: 1}, c)
+		d := monthDemand(last, wl.Headline.AllocatedGPUHours, wl.Models)
+		own, after, n = &d, last, CompareMonths
+	}
+	e := readEarlier(ctx, src, after, n, cluster, in.Nodes, in.Carbon, c)
 	if e.err != nil {
 		return analysis.GrowthEstimate{}, e.err
 	}
-	months := demandMonths(e.demand, e.whole, lastEnd.AddDate(0, -1, 0).Format("2006-01"))
+	if own != nil && len(in.Jobs) > 0 {
+		e.demand, e.whole = append(e.demand, *own), append(e.whole, heldWhole(in.Jobs, last, in.Now))
+	}
+	months := demandMonths(e.demand, e.whole, last.From.Format("2006-01"))
 	return analysis.GrowthOf(months, configured, c.Plan.GrowthSet), nil
 }
 
