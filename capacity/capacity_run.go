@@ -57,10 +57,8 @@ type seedOut struct {
 	stats       seedStats
 	jobs, steps int
 	err         error
-	// stopped is set when the seed's StopRule ended it early; limit is
-	// the rule's Limit.
+	// stopped is set when the seed's StopRule ended it early.
 	stopped *queuesim.Stopped
-	limit   []int
 }
 
 // sharedReplay is a replay built once for every configuration of a batch
@@ -227,7 +225,7 @@ func (pl *planner) runSeed(it *batchItem, s int) seedOut {
 	}
 	out := seedOut{jobs: len(jobs), steps: res.Stats.Events + res.Stats.BackfillTested}
 	if res.Stopped != nil {
-		out.stopped, out.limit = res.Stopped, rule.Limit
+		out.stopped = res.Stopped
 		return out
 	}
 	out.stats = r.reduce(res, jobs)

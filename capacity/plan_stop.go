@@ -49,14 +49,13 @@ func (b OverBound) String() string {
 // p95Limit is the count of waits over a target at which the nearest-rank
 // p95 of at most n waits is certain to be over it: n − ⌈0.95·n⌉ + 1. It
 // never falls as n grows, so n may be any bound on the waits counted.
-func p95Limit(n int) int {
-	rank := (95*n + 99) / 100
-	return n - rank + 1
-}
+func p95Limit(n int) int { return queuesim.P95Limit(n) }
 
 // stopRule is the StopRule of seed jobs (r.jobs or their scaled set) for
 // scope at the target: group g is partition g (its jobs on scope.model,
-// when set).
+// when set). A job is listed in each group it could start in: each
+// partition of its in scope (where, for a cell, a node of the model
+// could hold it).
 func (r *replay) stopRule(scope *stopScope, jobs []queuesim.Job, target float64) *queuesim.StopRule {
 	span := r.span.Seconds()
 	nn := len(r.cluster.Nodes)
@@ -68,7 +67,8 @@ func (r *replay) stopRule(scope *stopScope, jobs []queuesim.Job, target float64)
 		Counted: make([]bool, len(jobs)),
 		Pending: make([]int32, len(jobs)),
 		Started: make([]int32, len(r.simParts)*nn),
-		Limit:   make([]int, len(r.simParts)),
+		Groups:  len(r.simParts),
+		Of:      make([]int32, len(jobs)+1),
 	}
 	for p := range r.simParts {
 		for n := range nn {
@@ -79,11 +79,11 @@ func (r *replay) stopRule(scope *stopScope, jobs []queuesim.Job, target float64)
 			rule.Started[p*nn+n] = g
 		}
 	}
-	nmax := make([]int, len(r.simParts))
 	var hold []int
 	for i := range jobs {
 		q := &jobs[i]
 		rule.Pending[i] = -1
+		rule.Of[i] = int32(len(rule.In))
 		if q.Running || q.Arrival < 0 || q.Arrival.Seconds() >= span {
 			continue
 		}
@@ -95,8 +95,8 @@ func (r *replay) stopRule(scope *stopScope, jobs []queuesim.Job, target float64)
 			if !inScope(p) {
 				continue
 			}
-			// The waits the group may hold: its partition's jobs (that
-			// could run on the model in it).
+			// The groups it may enter: its partitions' (where a node of
+			// the model could hold it).
 			only, some := true, scope.model == ""
 			if scope.model != "" {
 				for _, n := range hold {
@@ -112,16 +112,14 @@ func (r *replay) stopRule(scope *stopScope, jobs []queuesim.Job, target float64)
 			if !some {
 				continue
 			}
-			nmax[p]++
+			rule.In = append(rule.In, int32(p))
 			// Counted while pending only where it can start nowhere else.
 			if len(q.Partitions) == 1 && only {
 				rule.Pending[i] = int32(p)
 			}
 		}
 	}
-	for p, n := range nmax {
-		rule.Limit[p] = p95Limit(n)
-	}
+	rule.Of[len(jobs)] = int32(len(rule.In))
 	return rule
 }
 
@@ -145,7 +143,7 @@ func (r *replay) stopVerdict(scope *stopScope, seeds []seedOut, target float64) 
 		var counts []int
 		for _, so := range seeds {
 			if so.stopped != nil {
-				if g < len(so.stopped.Over) && so.stopped.Over[g] >= so.limit[g] {
+				if g < len(so.stopped.Proved) && so.stopped.Proved[g] {
 					counts = append(counts, so.stopped.Over[g])
 				}
 				continue

@@ -169,7 +169,7 @@ func Run(c Cluster, pr Priority, sc Scheduler, jobs []Job, o Options) (*Result, 
 	if s.stop != nil {
 		r.Over = s.stop.over
 		if s.stop.done {
-			r.Stopped = &Stopped{At: time.Duration(s.now) * time.Second, Over: s.stop.over}
+			r.Stopped = &Stopped{At: time.Duration(s.now) * time.Second, Over: s.stop.over, Proved: s.stop.proved}
 		}
 	}
 	return r, nil
