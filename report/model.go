@@ -424,6 +424,9 @@ func queueSection(d *Data, miss []string) section {
 	}
 	s.table(t)
 	s.para("GPU jobs are all of the month's, those that never started included; the waits are over the jobs that started (jobs waited), the run times over those whose run time is known. Limit/run is the requested time limit over the run time of completed and timed-out jobs: 1× is a perfect request. A dash means no job had the numbers.")
+	if l := d.Findings.Summary.NoLimitSentence(); l != "" {
+		s.para("%s", l)
+	}
 	s.chart(chartWait)
 	return s
 }
