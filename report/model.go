@@ -235,7 +235,7 @@ func headlineSection(d *Data, miss []string) section {
 		t.row("Idle GPU-hours", fmt.Sprintf("%s (%s of measured)", present.GPUHours(h.IdleGPUHours), present.Percent(share(h.IdleGPUHours, h.MeasuredGPUHours))))
 	}
 	if h.VRAMPeakFrac.N > 0 {
-		t.row("VRAM headroom (1 − p95 peak)", fmt.Sprintf("%s (p50 peak %s of the card, %s)", present.Percent(h.VRAMHeadroom), present.Percent(h.VRAMPeakFrac.P50), present.Count(h.VRAMPeakFrac.N, "GPU", "GPUs")))
+		t.row("VRAM headroom (1 − p95 peak)", fmt.Sprintf("%s (p50 peak %s of the card, %s)", present.Percent(h.VRAMHeadroom), present.Percent(h.VRAMPeakFrac.P50), "over "+present.Count(h.VRAMPeakFrac.N, "job-GPU", "job-GPUs")+": a GPU counts once per job that held it"))
 	} else {
 		t.row("VRAM headroom (1 − p95 peak)", "no GPU memory readings")
 	}
