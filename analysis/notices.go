@@ -146,6 +146,23 @@ type NoticeSummary struct {
 	FreedJobs     int     `json:"freed_jobs"`
 	FreedGPUHours float64 `json:"freed_gpu_hours"`
 	FreedUnknown  int     `json:"freed_unknown"`
+	// FreedUnlimited of the FreedJobs had no time limit (UNLIMITED):
+	// counted to the window's end, an upper bound.
+	FreedUnlimited int `json:"freed_unlimited,omitempty"`
+	// FreedCapGPUs is the cluster's GPUs (NoticeTally.CapGPUs; 0:
+	// unknown): the freed jobs cannot have held more at once, so
+	// FreedGPUHours is the sweep of their freed spans with at most that
+	// many GPUs at any instant. FreedJobByJob is their sum job by job,
+	// present when the cap lowered it.
+	FreedCapGPUs  int     `json:"freed_cap_gpus,omitempty"`
+	FreedJobByJob float64 `json:"freed_job_by_job,omitempty"`
+}
+
+// freedSpan is the time a freed job could still have held: [from, to)
+// with its GPUs.
+type freedSpan struct {
+	from, to time.Time
+	gpus     int
 }
 
 // NoticeTally accumulates a NoticeSummary one job at a time, so that a
@@ -154,7 +171,16 @@ type NoticeSummary struct {
 type NoticeTally struct {
 	s      NoticeSummary
 	counts map[[2]string]int
+	// spans are the freed jobs' spans (one per freed job with a known
+	// amount: as few as the notices), swept by Summary under capGPUs.
+	spans   []freedSpan
+	capGPUs int
 }
+
+// CapGPUs bounds the freed GPU time by the cluster's GPUs (its
+// inventory): the freed jobs cannot have held more at once. 0 leaves it
+// unbounded (no inventory known), which the summary then shows.
+func (t *NoticeTally) CapGPUs(gpus int) { t.capGPUs = max(gpus, 0) }
 
 // NewNoticeTally starts a tally over w (a zero bound is open; an open end
 // bounds no UNLIMITED job, which then counts as freed by an unknown
@@ -210,12 +236,43 @@ func (t *NoticeTally) add(j Job, notices []profile.Notice) {
 		return
 	}
 	t.s.FreedJobs++
-	hours, ok := freedGPUHours(j, w)
+	sp, ok := freedGPUTime(j, w)
 	if !ok {
 		t.s.FreedUnknown++
 		return
 	}
-	t.s.FreedGPUHours += hours
+	if j.Unlimited {
+		t.s.FreedUnlimited++
+	}
+	if sp.to.After(sp.from) {
+		t.spans = append(t.spans, sp)
+	}
+}
+
+// freedHours sums the spans' GPU-hours job by job, and swept with at most
+// capGPUs held at once (0: no cap, the same sum).
+func freedHours(spans []freedSpan, capGPUs int) (byJob, capped float64) {
+	type event struct {
+		at time.Time
+		d  int
+	}
+	ev := make([]event, 0, 2*len(spans))
+	for _, sp := range spans {
+		byJob += float64(sp.gpus) * sp.to.Sub(sp.from).Hours()
+		ev = append(ev, event{sp.from, sp.gpus}, event{sp.to, -sp.gpus})
+	}
+	if capGPUs <= 0 {
+		return byJob, byJob
+	}
+	slices.SortFunc(ev, func(a, b event) int { return a.at.Compare(b.at) })
+	held := 0
+	for i, e := range ev {
+		if i > 0 {
+			capped += float64(min(held, capGPUs)) * e.at.Sub(ev[i-1].at).Hours()
+		}
+		held += e.d
+	}
+	return byJob, capped
 }
 
 // inWindow reports whether at lies in [w.From, w.To), zero bounds open.
@@ -237,27 +294,28 @@ func endedAfterNotice(end time.Time, notices []profile.Notice) bool {
 	return false
 }
 
-// freedGPUHours is the GPU time j could still have held after its end,
-// inside w, and whether it is known.
-func freedGPUHours(j Job, w Window) (float64, bool) {
+// freedGPUTime is the GPU time j could still have held after its end,
+// inside w: its GPUs from its end to its limit's (UNLIMITED: w's end), and
+// whether it is known.
+func freedGPUTime(j Job, w Window) (freedSpan, bool) {
 	gpus := len(j.GPUs)
 	if gpus == 0 {
 		gpus = j.ReqGPUs
 	}
 	if gpus == 0 {
-		return 0, false
+		return freedSpan{}, false
 	}
 	var limitEnd time.Time
 	switch {
 	case j.Unlimited:
 		if w.To.IsZero() {
-			return 0, false
+			return freedSpan{}, false
 		}
 		limitEnd = w.To
 	case j.TimeLimit > 0 && !j.Start.IsZero():
 		limitEnd = j.Start.Add(j.TimeLimit)
 	default:
-		return 0, false
+		return freedSpan{}, false
 	}
 	from := j.End
 	if !w.From.IsZero() && from.Before(w.From) {
@@ -267,14 +325,19 @@ func freedGPUHours(j Job, w Window) (float64, bool) {
 		limitEnd = w.To
 	}
 	if !limitEnd.After(from) {
-		return 0, true // it ended at its limit: nothing left to free
+		return freedSpan{}, true // it ended at its limit: nothing left to free
 	}
-	return float64(gpus) * limitEnd.Sub(from).Hours(), true
+	return freedSpan{from: from, to: limitEnd, gpus: gpus}, true
 }
 
 // Summary returns the tally so far.
 func (t *NoticeTally) Summary() NoticeSummary {
 	s := t.s
+	byJob, capped := freedHours(t.spans, t.capGPUs)
+	s.FreedGPUHours, s.FreedCapGPUs = capped, t.capGPUs
+	if capped < byJob-1e-9 {
+		s.FreedJobByJob = byJob
+	}
 	s.Counts = make([]NoticeCount, 0, len(t.counts))
 	for k, n := range t.counts {
 		s.Counts = append(s.Counts, NoticeCount{Rule: k[0], Status: k[1], N: n})
@@ -334,9 +397,27 @@ func (s NoticeSummary) Sentence() string {
 	case known == 0:
 		fmt.Fprintf(&b, "; %s within an hour of one, freeing GPU time by an amount unknown (no time limit known).",
 			endedWords(s.FreedJobs))
-	default:
+	case s.FreedUnlimited == 0 && s.FreedJobByJob == 0:
 		fmt.Fprintf(&b, "; %s within an hour of one, freeing %s GPU-hours of their time limits",
 			endedWords(known), present.GPUHours(s.FreedGPUHours))
+		if s.FreedUnknown > 0 {
+			fmt.Fprintf(&b, ", and %d more by an amount unknown (no time limit known)", s.FreedUnknown)
+		}
+		b.WriteString(".")
+	default:
+		// An upper bound: say what bounds it.
+		fmt.Fprintf(&b, "; %s within an hour of one, freeing at most %s GPU-hours: their GPUs from their end to their time limit's",
+			endedWords(known), present.GPUHours(s.FreedGPUHours))
+		if s.FreedUnlimited > 0 {
+			fmt.Fprintf(&b, " (%s no time limit: to the period's end)", present.Count(s.FreedUnlimited, "job with", "jobs with"))
+		}
+		switch {
+		case s.FreedJobByJob > 0:
+			fmt.Fprintf(&b, ", never more than the cluster's %s at once (%s GPU-hours summed job by job)",
+				present.Count(s.FreedCapGPUs, "GPU", "GPUs"), present.GPUHours(s.FreedJobByJob))
+		case s.FreedCapGPUs == 0:
+			b.WriteString(", not bounded by the cluster's GPUs (unknown)")
+		}
 		if s.FreedUnknown > 0 {
 			fmt.Fprintf(&b, ", and %d more by an amount unknown (no time limit known)", s.FreedUnknown)
 		}

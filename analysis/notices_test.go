@@ -106,7 +106,7 @@ func TestNoticeTally(t *testing.T) {
 			{profile.RuleCancel, profile.NoticeCanceled, 1},
 			{"future_rule", "queued", 1},
 		},
-		FreedJobs: 7, FreedUnknown: 1, FreedGPUHours: 43 + 2.5 + 5 + 261 + 1.5,
+		FreedJobs: 7, FreedUnknown: 1, FreedGPUHours: 43 + 2.5 + 5 + 261 + 1.5, FreedUnlimited: 1,
 	}
 	if math.Abs(got.FreedGPUHours-want.FreedGPUHours) > 1e-9 {
 		t.Errorf("FreedGPUHours = %v, want %v", got.FreedGPUHours, want.FreedGPUHours)
@@ -121,7 +121,8 @@ func TestNoticeTally(t *testing.T) {
 	}
 	gotS := tally.Summary().Sentence()
 	wantS := "14 notices to the users of 11 jobs (10 sent, 1 cancelled the job, 2 not sent or pending, 1 cancel dry run); " +
-		"6 jobs ended within an hour of one, freeing 313.0 GPU-hours of their time limits, " +
+		"6 jobs ended within an hour of one, freeing at most 313.0 GPU-hours: their GPUs from their end to their time limit's " +
+		"(1 job with no time limit: to the period's end), not bounded by the cluster's GPUs (unknown), " +
 		"and 1 more by an amount unknown (no time limit known)."
 	if gotS != wantS {
 		t.Errorf("Sentence() =\n%s\nwant\n%s", gotS, wantS)
@@ -153,6 +154,41 @@ func TestNoticeTallyFromViews(t *testing.T) {
 	// 4 GPUs × (12:00 − 09:00) = 12 GPU-hours.
 	if got.Notices != 2 || got.Jobs != 1 || got.FreedJobs != 1 || got.FreedGPUHours != 12 || got.FreedUnknown != 0 {
 		t.Errorf("summary = %+v, want 2 notices, 1 job, 1 freed job, 12 GPU-hours", got)
+	}
+}
+
+// TestNoticeFreedBoundedByCluster is the month of issue #38 on the real
+// test Slurm (4 GPUs, November: 2,880 GPU-hours of capacity): 24 one-GPU
+// jobs without a time limit (and some of 365 days) ended within an hour
+// of a notice, one an hour from Nov 3 00:00. Summed job by job each could
+// have held its GPU to the month's end, 15,852 GPU-hours, more than the
+// cluster has; they cannot have held more than its 4 GPUs at once: 1 + 2
+// + 3 GPU-hours while the first three ends pass, then 4 GPUs for 669 h,
+// 2,682 GPU-hours. The sentence says the bound and how it was computed.
+func TestNoticeFreedBoundedByCluster(t *testing.T) {
+	month := Window{From: nt(1, 0, 0), To: time.Date(2026, 12, 1, 0, 0, 0, 0, time.UTC)}
+	tally := NewNoticeTally(month)
+	for i := range 24 {
+		end := nt(3, i, 0)
+		j := noticeJob(string(rune('A'+i)), 1, nt(1, 0, 0), end, 365*24*time.Hour)
+		if i%3 != 0 {
+			j.TimeLimit, j.Unlimited = 0, true
+		}
+		tally.AddJob(j, []profile.Notice{notice(profile.RuleIdleJob, profile.NoticeSent, end.Add(-10*time.Minute))})
+	}
+	tally.CapGPUs(4)
+	s := tally.Summary()
+	if s.FreedJobs != 24 || s.FreedUnlimited != 16 || math.Abs(s.FreedGPUHours-2682) > 1e-6 || math.Abs(s.FreedJobByJob-15852) > 1e-6 {
+		t.Errorf("summary = %+v, want 24 freed jobs (16 without a limit), 2,682 GPU-hours at most 4 at once (15,852 job by job)", s)
+	}
+	if capacity := 4 * month.Hours(); s.FreedGPUHours > capacity {
+		t.Errorf("freed %v GPU-hours, more than the cluster's %v", s.FreedGPUHours, capacity)
+	}
+	want := "24 notices to the users of 24 jobs (24 sent); 24 jobs ended within an hour of one, freeing at most 2,682 GPU-hours: " +
+		"their GPUs from their end to their time limit's (16 jobs with no time limit: to the period's end), " +
+		"never more than the cluster's 4 GPUs at once (15,852 GPU-hours summed job by job)."
+	if got := s.Sentence(); got != want {
+		t.Errorf("Sentence() =\n%s\nwant\n%s", got, want)
 	}
 }
 

@@ -3,6 +3,10 @@ package analysis
 import (
 	"cmp"
 	"slices"
+	"strings"
+	"time"
+
+	"github.com/gpuprof/gpuprof/internal/present"
 )
 
 // RanJob is the one rule of which jobs are runs: a job that started. A job
@@ -72,7 +76,16 @@ type PartitionSummary struct {
 	// times the run time. Failed and cancelled runs do not say what limit
 	// the work needed.
 	LimitRatio Dist `json:"limit_ratio"`
+	// NoLimit counts the jobs LimitRatio would be over that had no time
+	// limit (UNLIMITED, or one of NoLimitFrom or more): no ratio, as
+	// there is no request to measure.
+	NoLimit int `json:"no_limit"`
 }
+
+// NoLimitFrom is the time limit taken for none: a year or more is what a
+// cluster without limits gives its jobs (a partition's MaxTime of
+// 365-00:00:00 stands in for INFINITE), and no request of the work's.
+const NoLimitFrom = 365 * 24 * time.Hour
 
 // Summarise returns the cluster summary of jobs, their whole runs counted
 // (the data's own window); SummariseInput counts a window.
@@ -120,6 +133,7 @@ type partAcc struct {
 	jobs                  int
 	gpuHours              float64
 	nWait, nRatios, nRuns int
+	noLimit               int
 }
 
 // Flags of partRec.has.
@@ -194,9 +208,12 @@ func (a *summaryAcc) add(j *Job, m *Metrics, c *Config, cls Class, kinds Kinds) 
 		r.run = m.Elapsed.Seconds()
 		p.nRuns++
 	}
-	if j.TimeLimit > 0 && !j.Unlimited && m.ElapsedValid && m.Elapsed > 0 &&
-		m.Elapsed >= c.Summary.LimitMinRun.D() &&
-		(m.Outcome == OutcomeCompleted || m.Outcome == OutcomeTimeout) {
+	ratioJob := m.ElapsedValid && m.Elapsed > 0 && m.Elapsed >= c.Summary.LimitMinRun.D() &&
+		(m.Outcome == OutcomeCompleted || m.Outcome == OutcomeTimeout)
+	if ratioJob && (j.Unlimited || j.TimeLimit >= NoLimitFrom) {
+		p.noLimit++
+	}
+	if j.TimeLimit > 0 && !j.Unlimited && j.TimeLimit < NoLimitFrom && ratioJob {
 		r.has |= recRatio
 		r.ratio = j.TimeLimit.Seconds() / m.Elapsed.Seconds()
 		p.nRatios++
@@ -253,8 +270,33 @@ func (a *summaryAcc) finish() ClusterSummary {
 			Wait:       distOf(waits[st.wait:e.wait]),
 			Run:        distOf(runs[st.run:e.run]),
 			LimitRatio: distOf(ratios[st.ratio:e.ratio]),
+			NoLimit:    p.noLimit,
 		}
 	}
 	slices.SortFunc(s.Partitions, func(x, y PartitionSummary) int { return cmp.Compare(x.Partition, y.Partition) })
 	return s
+}
+
+// NoLimitSentence names the jobs without a time limit that the
+// limit/run ratios leave out, per partition ("Limit/run leaves out 12
+// jobs without a time limit (UNLIMITED, or a year or more): 9 in debug, 3
+// in gpu."); "" when there are none.
+func (s ClusterSummary) NoLimitSentence() string {
+	n := 0
+	var parts []string
+	for _, p := range s.Partitions {
+		if p.NoLimit > 0 {
+			n += p.NoLimit
+			name := p.Partition
+			if name == "" {
+				name = "no partition"
+			}
+			parts = append(parts, present.Int(p.NoLimit)+" in "+name)
+		}
+	}
+	if n == 0 {
+		return ""
+	}
+	return "Limit/run leaves out " + present.Count(n, "job", "jobs") + " without a time limit (UNLIMITED, or a year or more): no request to measure; " +
+		strings.Join(parts, ", ") + "."
 }

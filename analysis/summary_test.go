@@ -71,6 +71,7 @@ func TestSummarise(t *testing.T) {
 				Run: Dist{N: 3, Mean: 310, P50: 300, P95: 600, Max: 600},
 				// h: 1 h / 5 m = 12; e ran 30 s < 1 m; f unlimited.
 				LimitRatio: Dist{N: 1, Mean: 12, P50: 12, P95: 12, Max: 12},
+				NoLimit:    1, // f
 			},
 			{
 				Partition: "gpu", Jobs: 4, GPUHours: 5,

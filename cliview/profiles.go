@@ -146,6 +146,9 @@ func WriteProfiles(w io.Writer, p ProfilesJSON, top int) error {
 		return err
 	}
 	printf(w, "(percentiles: %s)\n", s.PercentileMethod)
+	if l := s.NoLimitSentence(); l != "" {
+		printf(w, "%s\n", l)
+	}
 	// An assumption the GPU-hours above rest on is said (the shards per
 	// GPU of shard jobs whose node's count is unknown).
 	if p.Counting.AssumedShardJobs > 0 {

@@ -86,6 +86,12 @@ func Build(ctx context.Context, src Source, p Params) (report.Data, error) {
 	if err != nil {
 		return report.Data{}, err
 	}
+	// The freed GPU time is bounded by the GPUs the cluster has.
+	inventory := 0
+	for _, n := range in.Nodes {
+		inventory += n.GPUs
+	}
+	tally.CapGPUs(inventory)
 	notices := tally.Summary()
 	in.Carbon = p.Carbon
 

@@ -24,3 +24,21 @@ func TestCountingParaShardsRaised(t *testing.T) {
 		}
 	}
 }
+
+// TestHeadroomJobGPUs (issue #38, the real test Slurm's month): the VRAM
+// headroom's count is of job-GPUs (a GPU once per job that held it), here
+// 1,500 on a 32-GPU cluster; written "1,500 GPUs" it reads as an inventory
+// the cluster does not have.
+func TestHeadroomJobGPUs(t *testing.T) {
+	md := renderAll(t, fixture())["md"]
+	for _, l := range strings.Split(md, "\n") {
+		if !strings.Contains(l, "VRAM headroom") {
+			continue
+		}
+		if !strings.Contains(l, "over 1,500 job-GPUs") || strings.Contains(l, " GPUs)") {
+			t.Errorf("headroom line %q: want its count as job-GPUs, never as GPUs", l)
+		}
+		return
+	}
+	t.Fatalf("no VRAM headroom line:\n%s", md)
+}

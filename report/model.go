@@ -235,7 +235,7 @@ func headlineSection(d *Data, miss []string) section {
 		t.row("Idle GPU-hours", fmt.Sprintf("%s (%s of measured)", present.GPUHours(h.IdleGPUHours), present.Percent(share(h.IdleGPUHours, h.MeasuredGPUHours))))
 	}
 	if h.VRAMPeakFrac.N > 0 {
-		t.row("VRAM headroom (1 − p95 peak)", fmt.Sprintf("%s (p50 peak %s of the card, %s)", present.Percent(h.VRAMHeadroom), present.Percent(h.VRAMPeakFrac.P50), present.Count(h.VRAMPeakFrac.N, "GPU", "GPUs")))
+		t.row("VRAM headroom (1 − p95 peak)", fmt.Sprintf("%s (p50 peak %s of the card, %s)", present.Percent(h.VRAMHeadroom), present.Percent(h.VRAMPeakFrac.P50), "over "+present.Count(h.VRAMPeakFrac.N, "job-GPU", "job-GPUs")+": a GPU counts once per job that held it"))
 	} else {
 		t.row("VRAM headroom (1 − p95 peak)", "no GPU memory readings")
 	}
@@ -424,6 +424,9 @@ func queueSection(d *Data, miss []string) section {
 	}
 	s.table(t)
 	s.para("GPU jobs are all of the month's, those that never started included; the waits are over the jobs that started (jobs waited), the run times over those whose run time is known. Limit/run is the requested time limit over the run time of completed and timed-out jobs: 1× is a perfect request. A dash means no job had the numbers.")
+	if l := d.Findings.Summary.NoLimitSentence(); l != "" {
+		s.para("%s", l)
+	}
 	s.chart(chartWait)
 	return s
 }

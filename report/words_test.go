@@ -177,7 +177,7 @@ func TestZeroJobRowsLeftOut(t *testing.T) {
 }
 
 // oneRE finds a count of 1 with a plural noun.
-var oneRE = regexp.MustCompile(`(^|[^0-9.,])1 (others|GPUs|GPU nodes|nodes|jobs|seeds|replays|months|tasks|readings|recurring tasks|users|accounts)\b`)
+var oneRE = regexp.MustCompile(`(^|[^0-9.,])1 (others|GPUs|job-GPUs|GPU nodes|nodes|jobs|seeds|replays|months|tasks|readings|recurring tasks|users|accounts)\b`)
 
 // TestPluralsOfOne: a count of 1 takes the singular everywhere in the
 // report.
@@ -199,7 +199,7 @@ func TestPluralsOfOne(t *testing.T) {
 			t.Errorf("%s: plural after 1: %q", format, strings.TrimSpace(m))
 		}
 	}
-	for _, want := range []string{"1 other |", "1 GPU)", "1 reading was ignored", "1 seed,", "1 replay of 1 job", "lead time 1 month)"} {
+	for _, want := range []string{"1 other |", "over 1 job-GPU:", "1 reading was ignored", "1 seed,", "1 replay of 1 job", "lead time 1 month)"} {
 		if !strings.Contains(out["md"], want) {
 			t.Errorf("Markdown lacks %q", want)
 		}
