@@ -334,3 +334,22 @@ func (db *DB) ConvertIncremental(ctx context.Context, below int64) (bool, error)
 	}
 	return true, nil
 }
+
+// LimitPages bounds the database file at n pages (SQLite's
+// max_page_count, on this process's writer connection: other processes
+// are not bound) and returns the bound SQLite set, never below the pages
+// in use. A write that needs more fails with ErrFull, as on a full disk:
+// the tests of a full disk use it, and so may a site that wants a hard cap
+// below the filesystem's.
+func (db *DB) LimitPages(ctx context.Context, n int64) (int64, error) {
+	if db.readOnly {
+		return 0, ErrReadOnly
+	}
+	var got int64
+	// The writer pool has one connection, kept open: the bound stays with
+	// it.
+	if err := db.w.QueryRowContext(ctx, fmt.Sprintf("PRAGMA max_page_count = %d", n)).Scan(&got); err != nil {
+		return 0, fmt.Errorf("limit pages: %w", classify(err))
+	}
+	return got, nil
+}

@@ -92,6 +92,11 @@ var (
 	ErrLocked = errors.New("database is locked")
 	// ErrReadOnly: a write on a database opened with Options.ReadOnly.
 	ErrReadOnly = errors.New("database opened read-only")
+	// ErrFull: the disk (or the database's page limit, LimitPages) had
+	// no room for the write (SQLITE_FULL). Nothing of the transaction was
+	// written; callers keep what they tried to write and retry when space
+	// returns.
+	ErrFull = errors.New("database or disk is full")
 	// ErrReplaced: a new connection found another file at the database's
 	// name than the one Open checked (a link planted since); it was closed
 	// before any statement ran on it.
@@ -648,6 +653,8 @@ func classify(err error) error {
 			return fmt.Errorf("%w: %w", ErrCorrupt, err)
 		case sqlite3.ErrReadonly:
 			return fmt.Errorf("%w: %w", ErrReadOnly, err)
+		case sqlite3.ErrFull:
+			return fmt.Errorf("%w: %w", ErrFull, err)
 		}
 	}
 	msg := err.Error()
@@ -656,6 +663,8 @@ func classify(err error) error {
 		return fmt.Errorf("%w: %w", ErrLocked, err)
 	case strings.Contains(msg, "file is not a database"), strings.Contains(msg, "disk image is malformed"):
 		return fmt.Errorf("%w: %w", ErrCorrupt, err)
+	case strings.Contains(msg, "database or disk is full"):
+		return fmt.Errorf("%w: %w", ErrFull, err)
 	}
 	return err
 }
