@@ -75,6 +75,14 @@ type Options struct {
 	// what runs in the agent's process but is not the agent (the query
 	// socket's refusal counter).
 	Collectors []prometheus.Collector
+	// Retention is what the node database keeps (store.Retention; its
+	// Delivered is set from Outbox), applied every RetentionEvery and once
+	// at start; RetentionEvery 0 turns pruning off. ConvertBelow: a
+	// database in another vacuum mode is converted to incremental at start
+	// when its file is smaller (store.DB.ConvertIncremental); 0: never.
+	Retention      store.Retention
+	RetentionEvery time.Duration
+	ConvertBelow   int64
 	// EnergyEvery is how often a GPU's energy counter is read between a
 	// job's start and end (which always read it); 0 means
 	// DefaultEnergyEvery. Each read costs ~4 ms on a real driver; power is
@@ -365,6 +373,9 @@ func (a *Agent) Run(ctx context.Context) error {
 	}
 	if a.opts.Notices != nil {
 		wg.Go(func() { a.noticeLoop(ctx) })
+	}
+	if a.opts.RetentionEvery > 0 {
+		wg.Go(func() { a.retentionLoop(ctx) })
 	}
 	if ml := a.opts.MetricsListener; ml != nil {
 		wg.Go(func() { a.serveMetrics(ctx, ml) })

@@ -492,6 +492,10 @@ func (s *Server) readBody(w http.ResponseWriter, r *http.Request, host string) (
 	return buf.Bytes(), 0, nil
 }
 
+// fullRetryAfter is the Retry-After, in seconds, of a push refused
+// because the collector's database or disk is full.
+const fullRetryAfter = "60"
+
 func (s *Server) push(w http.ResponseWriter, r *http.Request) {
 	// Who sends, from the header alone: nothing of the body is read for
 	// a sender that may not push.
@@ -548,6 +552,14 @@ func (s *Server) push(w http.ResponseWriter, r *http.Request) {
 	case errors.Is(err, store.ErrLocked):
 		w.Header().Set("Retry-After", "2")
 		s.fail(w, r, http.StatusServiceUnavailable, err)
+		return
+	case errors.Is(err, store.ErrFull):
+		// The collector's disk is full: nothing was stored. The node keeps
+		// the profile in its outbox and sends it again (retryable, like
+		// every 5xx); a minute, not seconds, since space comes back by an
+		// admin's hand.
+		w.Header().Set("Retry-After", fullRetryAfter)
+		s.fail(w, r, http.StatusServiceUnavailable, fmt.Errorf("the %s's disk is full: profile not stored; keep it and try again later: %w", s.name, err))
 		return
 	case errors.Is(err, store.ErrInvalid):
 		s.fail(w, r, http.StatusBadRequest, err)

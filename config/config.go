@@ -103,6 +103,38 @@ type Config struct {
 	Proc     ProcConfig     `toml:"proc"`
 	Notices  NoticesConfig  `toml:"notices"`
 	Carbon   CarbonConfig   `toml:"carbon"`
+	// Retention bounds the node database (the agent prunes it).
+	Retention RetentionConfig `toml:"retention"`
+}
+
+// RetentionConfig is what the agent keeps in the node database
+// (store.Retention; docs/configuration.md, "Retention", says the disk
+// each default costs). A job is pruned only once finished and, on a node
+// with a collector, delivered (out of the outbox); on a single-host node
+// only after local_job_age, which is off by default (the node database is
+// the only copy there).
+type RetentionConfig struct {
+	// SeriesAge: a delivered job's series is removed this long after its
+	// end, its summary kept; 0 keeps series.
+	SeriesAge Duration `toml:"series_age"`
+	// DeliveredJobAge: a delivered job is removed whole this long after
+	// its end; 0 keeps jobs.
+	DeliveredJobAge Duration `toml:"delivered_job_age"`
+	// LocalJobAge: on a node without a collector, a finished job is
+	// prunable (by the two ages above and max_size) this long after its
+	// end; 0 (the default) never.
+	LocalJobAge Duration `toml:"local_job_age"`
+	// MaxSize: while the database's pages in use pass it, the oldest
+	// prunable jobs lose their series, then are removed; 0: no bound.
+	MaxSize Bytes `toml:"max_size"`
+	// Every is how often the agent prunes (and once at start); 0 turns
+	// pruning off.
+	Every Duration `toml:"every"`
+	// ConvertBelow: a database made before incremental vacuum (gpuprof
+	// before issue #42) is converted by a VACUUM at the agent's start when
+	// its file is smaller than this; a larger one keeps its size, its
+	// free pages reused. 0: never.
+	ConvertBelow Bytes `toml:"convert_below"`
 }
 
 // CarbonConfig is the emission factor of the electricity the GPUs drew:
@@ -420,6 +452,13 @@ func Default() Config {
 			Memory: Bytes(80 << 30),
 		},
 		Proc: ProcConfig{Procfs: "/proc", CgroupRoot: "/sys/fs/cgroup"},
+		Retention: RetentionConfig{
+			SeriesAge:       Duration(14 * 24 * time.Hour),
+			DeliveredJobAge: Duration(90 * 24 * time.Hour),
+			MaxSize:         Bytes(4 << 30),
+			Every:           Duration(time.Hour),
+			ConvertBelow:    Bytes(512 << 20),
+		},
 		Notices: NoticesConfig{
 			From:        "gpuprof <root@localhost>",
 			Address:     "{user}@localhost",
@@ -505,6 +544,12 @@ func (c Config) Validate() error {
 		return fmt.Errorf("%w: sim.minors has %d entries for %d GPUs", ErrConfig, len(c.Sim.Minors), c.Sim.GPUs)
 	case c.DB == "":
 		return fmt.Errorf("%w: db must be set", ErrConfig)
+	case c.Retention.Every.D() < 0 || c.Retention.SeriesAge.D() < 0 || c.Retention.DeliveredJobAge.D() < 0 || c.Retention.LocalJobAge.D() < 0:
+		return fmt.Errorf("%w: retention ages and every must not be negative", ErrConfig)
+	case c.Retention.Every.D() > 0 && c.Retention.Every.D() < time.Minute:
+		return fmt.Errorf("%w: retention.every must be 0 (off) or at least 1m", ErrConfig)
+	case c.Retention.DeliveredJobAge.D() > 0 && c.Retention.SeriesAge.D() > c.Retention.DeliveredJobAge.D():
+		return fmt.Errorf("%w: retention.series_age must not pass delivered_job_age (the job goes first)", ErrConfig)
 	}
 	if err := c.Serve.validate(); err != nil {
 		return fmt.Errorf("%w: serve.%v", ErrConfig, err)

@@ -94,6 +94,9 @@ func TestLoadExample(t *testing.T) {
 				Timeout: Duration(5 * time.Second), DryRun: true},
 		},
 		Carbon: CarbonConfig{Factor: 350, FactorsCSV: "/etc/gpuprof/grid.csv"},
+		Retention: RetentionConfig{SeriesAge: Duration(7 * 24 * time.Hour), DeliveredJobAge: Duration(30 * 24 * time.Hour),
+			LocalJobAge: Duration(365 * 24 * time.Hour), MaxSize: Bytes(1 << 30), Every: Duration(30 * time.Minute),
+			ConvertBelow: Bytes(128 << 20)},
 	}
 	if !reflect.DeepEqual(got, want) {
 		t.Errorf("Load(%s) =\n%+v\nwant\n%+v", examplePath, got, want)

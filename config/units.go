@@ -8,7 +8,8 @@ import (
 	"time"
 )
 
-// Duration is a time.Duration written as "1s", "500ms" in TOML.
+// Duration is a time.Duration written as "1s", "500ms" in TOML, or as a
+// whole number of days, "14d" (24 hours each: retention ages).
 type Duration time.Duration
 
 // D returns the value as a time.Duration.
@@ -16,6 +17,14 @@ func (d Duration) D() time.Duration { return time.Duration(d) }
 
 // UnmarshalText implements encoding.TextUnmarshaler.
 func (d *Duration) UnmarshalText(b []byte) error {
+	if days, ok := strings.CutSuffix(string(b), "d"); ok {
+		n, err := strconv.ParseUint(days, 10, 16)
+		if err != nil {
+			return fmt.Errorf("duration %q: days must be a whole number", b)
+		}
+		*d = Duration(time.Duration(n) * 24 * time.Hour)
+		return nil
+	}
 	v, err := time.ParseDuration(string(b))
 	if err != nil {
 		return err

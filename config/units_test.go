@@ -88,6 +88,8 @@ func TestDurationText(t *testing.T) {
 		{name: "non-canonical", in: "90s", want: 90 * time.Second, text: "1m30s"},
 		{name: "hours", in: "2h", want: 2 * time.Hour, text: "2h0m0s"},
 		{name: "zero", in: "0s", want: 0, text: "0s"},
+		{name: "days", in: "14d", want: 14 * 24 * time.Hour, text: "336h0m0s"},
+		{name: "zero days", in: "0d", want: 0, text: "0s"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -108,7 +110,7 @@ func TestDurationText(t *testing.T) {
 }
 
 func TestDurationTextInvalid(t *testing.T) {
-	for _, in := range []string{"", "1", "fast", "1 s", "1d"} {
+	for _, in := range []string{"", "1", "fast", "1 s", "1.5d", "d", "-1d", "1h2d"} {
 		t.Run(in, func(t *testing.T) {
 			d := Duration(time.Minute)
 			if err := d.UnmarshalText([]byte(in)); err == nil {

@@ -92,6 +92,11 @@ var (
 	ErrLocked = errors.New("database is locked")
 	// ErrReadOnly: a write on a database opened with Options.ReadOnly.
 	ErrReadOnly = errors.New("database opened read-only")
+	// ErrFull: the disk (or the database's page limit, LimitPages) had
+	// no room for the write (SQLITE_FULL). Nothing of the transaction was
+	// written; callers keep what they tried to write and retry when space
+	// returns.
+	ErrFull = errors.New("database or disk is full")
 	// ErrReplaced: a new connection found another file at the database's
 	// name than the one Open checked (a link planted since); it was closed
 	// before any statement ran on it.
@@ -225,9 +230,10 @@ func openAt(ctx context.Context, path string, opts Options, target int) (*DB, er
 	file := filepath.Join(dir.Path(), name)
 	uri = "file:" + escapePath(file)
 	var id fileID
+	var fresh bool
 	err = dir.Frozen(busy, func() error {
 		var err error
-		id, err = createOrProbe(ctx, dir, name, uri, ms, !opts.NoMigrate)
+		id, fresh, err = createOrProbe(ctx, dir, name, uri, ms, !opts.NoMigrate)
 		return err
 	})
 	if err != nil {
@@ -235,11 +241,19 @@ func openAt(ctx context.Context, path string, opts Options, target int) (*DB, er
 		return nil, err
 	}
 
-	// journal_mode=WAL writes the file: set only once the connection is
-	// known to be on it.
+	setup := writerSetup
+	if fresh {
+		// A new database: freed pages can be given back to the filesystem
+		// a few at a time (IncrementalVacuum) instead of by a VACUUM that
+		// rewrites the file under the write lock. SQLite takes auto_vacuum
+		// only before the file's first page is written (journal_mode=WAL
+		// writes it); an older database keeps its mode until
+		// ConvertIncremental.
+		setup = "PRAGMA auto_vacuum = INCREMENTAL; " + setup
+	}
 	w := sql.OpenDB(newConnector(dir, name, id, busy, fmt.Sprintf(
 		"%s?mode=rw&_synchronous=NORMAL&_busy_timeout=%d&_txlock=immediate&_foreign_keys=on",
-		uri, max(min(busy, busySlice).Milliseconds(), 1)), "PRAGMA journal_mode=WAL"))
+		uri, max(min(busy, busySlice).Milliseconds(), 1)), setup))
 	w.SetMaxOpenConns(1)
 	// Keep the connection open between writes (no idle timeout): closing the
 	// last one checkpoints and removes the WAL, which the next write then has
@@ -254,6 +268,10 @@ func openAt(ctx context.Context, path string, opts Options, target int) (*DB, er
 		"%s?mode=rw&_busy_timeout=%d&_foreign_keys=on&_query_only=1", uri, ms), ""))
 	return &DB{path: abs, w: w, r: r, busy: busy, dir: dir}, nil
 }
+
+// writerSetup runs on every writer connection. journal_mode=WAL writes
+// the file: set only once the connection is known to be on it.
+const writerSetup = "PRAGMA journal_mode = WAL"
 
 // openReadOnly opens name in dir read-only: its header is checked without
 // SQLite first (a file refused gets no -wal or -shm beside it), all of it
@@ -332,35 +350,36 @@ func idOf(f *os.File) (fileID, error) {
 // another account's way to have root write elsewhere. Without upgrade, an
 // existing database of an older schema is refused here too, before a
 // writer's connection could change its header. It returns the file's
-// identity, which every connection is then held to.
-func createOrProbe(ctx context.Context, dir *safefs.Dir, name, uri string, ms int64, upgrade bool) (fileID, error) {
+// identity, which every connection is then held to, and whether the file
+// is empty (a new database).
+func createOrProbe(ctx context.Context, dir *safefs.Dir, name, uri string, ms int64, upgrade bool) (id fileID, empty bool, err error) {
 	fi, err := dir.Stat()
 	if err != nil {
-		return fileID{}, err
+		return fileID{}, false, err
 	}
 	// An empty file is a valid empty database; SQLite gives the WAL and
 	// shm files the same mode.
 	f, err := dir.Create(name, groupdir.ModeIn(fi))
 	if err == nil {
 		defer f.Close()
-		return idOf(f)
+		id, err := idOf(f)
+		return id, true, err
 	}
 	if !errors.Is(err, fs.ErrExist) {
-		return fileID{}, err
+		return fileID{}, false, err
 	}
 	f, err = dir.Open(name)
 	if err != nil {
-		return fileID{}, err
+		return fileID{}, false, err
 	}
-	id, err := idOf(f)
-	if err != nil {
+	if id, err = idOf(f); err != nil {
 		f.Close()
-		return fileID{}, err
+		return fileID{}, false, err
 	}
-	empty, err := inspect(f)
+	empty, err = inspect(f)
 	f.Close()
 	if err != nil || empty {
-		return id, err
+		return id, empty, err
 	}
 	// Called inside dir.Frozen: the probe's connection is opened directly,
 	// not through a connector that would freeze again.
@@ -369,9 +388,9 @@ func createOrProbe(ctx context.Context, dir *safefs.Dir, name, uri string, ms in
 	defer p.Close()
 	st, err := readHeader(ctx, p)
 	if err != nil {
-		return id, err
+		return id, false, err
 	}
-	return id, st.checkOpen(SchemaVersion, upgrade)
+	return id, false, st.checkOpen(SchemaVersion, upgrade)
 }
 
 // connector makes the connections to one database file and refuses one
@@ -634,6 +653,8 @@ func classify(err error) error {
 			return fmt.Errorf("%w: %w", ErrCorrupt, err)
 		case sqlite3.ErrReadonly:
 			return fmt.Errorf("%w: %w", ErrReadOnly, err)
+		case sqlite3.ErrFull:
+			return fmt.Errorf("%w: %w", ErrFull, err)
 		}
 	}
 	msg := err.Error()
@@ -642,6 +663,8 @@ func classify(err error) error {
 		return fmt.Errorf("%w: %w", ErrLocked, err)
 	case strings.Contains(msg, "file is not a database"), strings.Contains(msg, "disk image is malformed"):
 		return fmt.Errorf("%w: %w", ErrCorrupt, err)
+	case strings.Contains(msg, "database or disk is full"):
+		return fmt.Errorf("%w: %w", ErrFull, err)
 	}
 	return err
 }

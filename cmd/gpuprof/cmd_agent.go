@@ -167,6 +167,14 @@ func runAgent(ctx context.Context, cfg config.Config, log *slog.Logger) error {
 		MetricsJobsToken: metricsToken,
 		Notices:          notices,
 		Collectors:       []prometheus.Collector{refusals.Collector()},
+		Retention: store.Retention{
+			LocalAge:  cfg.Retention.LocalJobAge.D(),
+			SeriesAge: cfg.Retention.SeriesAge.D(),
+			JobAge:    cfg.Retention.DeliveredJobAge.D(),
+			MaxSize:   int64(min(uint64(cfg.Retention.MaxSize), 1<<62)),
+		},
+		RetentionEvery: cfg.Retention.Every.D(),
+		ConvertBelow:   int64(min(uint64(cfg.Retention.ConvertBelow), 1<<62)),
 	}, sampler, db, spool.Dir{Path: cfg.SpoolDir}, log)
 	if err != nil {
 		return err

@@ -145,6 +145,8 @@ Exit codes: 0 success (hooks always exit 0), 1 error, 2 usage error,
 		newReportCommand(g),
 		newTUICommand(g),
 		newNoticesCommand(g),
+		newBackupCommand(g),
+		newRestoreCommand(g),
 		newGenDocsCommand(),
 	)
 	registerCompletions(root, g)
