@@ -158,10 +158,6 @@ type GPU struct {
 // wait, not among the jobs started, not in the queue replay's calibration.
 func (j *Job) Started() bool { return slurmext.Started(j.Start, j.End, j.NodeList) }
 
-// floorPercentile is the percentile of the memory series that VRAMFloor
-// reports: memory held for at least 100 − floorPercentile % of the time.
-const floorPercentile = 10
-
 // FromView builds a Job from the scheduler's record (nil when none arrived)
 // and the per-node profiles (empty when there are no GPU readings), the two
 // halves of a store.JobView. When rec is nil, identity, times and exit
@@ -359,13 +355,8 @@ func fromProfileGPU(node string, p *profile.GPU) GPU {
 	p95, ok95 := p.UtilPercentile(95)
 	g.UtilP50, g.UtilP95, g.UtilPctValid = float64(p50), float64(p95), ok50 && ok95
 	g.IdleFraction, g.IdleValid = p.IdleFraction()
-	if pts := p.Series.Points; len(pts) > 0 && p.MemSamples > 0 {
-		mem := make([]uint64, len(pts))
-		for i, pt := range pts {
-			mem[i] = pt.MemMax
-		}
-		slices.Sort(mem)
-		g.VRAMFloor, g.VRAMFloorValid = mem[nearestRank(len(mem), floorPercentile)-1], true
+	if p.MemSamples > 0 {
+		g.VRAMFloor, g.VRAMFloorValid = p.Series.MemFloor()
 	}
 	return g
 }

@@ -277,6 +277,13 @@ type ServeConfig struct {
 	// (docs/prometheus.md), in the form of agent.metrics_listen. Empty (the
 	// default) turns the endpoint off.
 	MetricsListen string `toml:"metrics_listen"`
+	// SeriesAge is how long a finished profile's series is kept as the
+	// node recorded it (up to agent.series_points points per GPU); after
+	// that serve thins it to SeriesPoints, every figure of the job
+	// unchanged. Zero keeps every series as recorded.
+	SeriesAge Duration `toml:"series_age"`
+	// SeriesPoints is the bound SeriesAge thins old series to, per GPU.
+	SeriesPoints int `toml:"series_points"`
 }
 
 // MungeConfig locates munge, which authenticates nodes and users.
@@ -443,7 +450,7 @@ func Default() Config {
 			Sacctmgr: "/usr/bin/sacctmgr"},
 		MailProg: MailProgConfig{Mailer: "/usr/bin/mail", Deadline: Duration(5 * time.Second)},
 		Import:   ImportConfig{Sacct: "/usr/bin/sacct"},
-		Serve:    ServeConfig{Listen: "127.0.0.1:8642", SlurmUser: "slurm", ConnsPerHost: 1024},
+		Serve:    ServeConfig{Listen: "127.0.0.1:8642", SlurmUser: "slurm", ConnsPerHost: 1024, SeriesAge: Duration(30 * 24 * time.Hour), SeriesPoints: 128},
 		Munge:    MungeConfig{Munge: "/usr/bin/munge", Unmunge: "/usr/bin/unmunge"},
 		Sim: SimConfig{
 			Dir:    "/run/gpuprof/sim",
@@ -573,6 +580,12 @@ func (c Config) Validate() error {
 func (s ServeConfig) validate() error {
 	if s.ConnsPerHost < 1 {
 		return errors.New("conns_per_host must be at least 1")
+	}
+	if s.SeriesAge < 0 {
+		return errors.New("series_age must not be negative (0 keeps every series as recorded)")
+	}
+	if s.SeriesPoints < 16 {
+		return errors.New("series_points must be at least 16")
 	}
 	for host, nodes := range s.NodeHosts {
 		if strings.TrimSpace(host) == "" {

@@ -175,6 +175,10 @@ func (j *Job) Clone() Job {
 		g.XIDs = slices.Clone(g.XIDs)
 		g.Processes = slices.Clone(g.Processes)
 		g.Series.Points = slices.Clone(g.Series.Points)
+		if g.Series.Thinned != nil {
+			t := *g.Series.Thinned
+			g.Series.Thinned = &t
+		}
 		if g.Activity != nil {
 			a := *g.Activity
 			for _, st := range []*ActivityStat{&a.SM, &a.SMOccupancy, &a.Tensor, &a.DRAM, &a.FP64, &a.FP32, &a.FP16} {

@@ -1,6 +1,7 @@
 package profile
 
 import (
+	"slices"
 	"time"
 
 	"github.com/gpuprof/gpuprof/gpu"
@@ -53,6 +54,82 @@ type Series struct {
 	Step      int64   `json:"step"`  // bucket width, seconds
 	MaxPoints int     `json:"max_points"`
 	Points    []Point `json:"points"`
+	// Thinned is set when Coarsened thinned the series for keeping (the
+	// collector's downsampling of old series): what it was before, and the
+	// figures read from its points then, which the thinned points no
+	// longer give. Nil for a series as recorded.
+	Thinned *Thinned `json:"thinned,omitempty"`
+}
+
+// Thinned is what a series was before Coarsened thinned it.
+type Thinned struct {
+	Step   int64 `json:"step"`   // bucket width before, seconds
+	Points int   `json:"points"` // number of points before
+	// MemFloor is MemFloor's value before thinning; MemFloorValid false
+	// when the series had no point.
+	MemFloor      uint64 `json:"mem_floor"`
+	MemFloorValid bool   `json:"mem_floor_valid"`
+}
+
+// MemFloorPercentile is the percentile of a series' memory that MemFloor
+// reports: memory held for at least 100 − MemFloorPercentile % of the
+// time.
+const MemFloorPercentile = 10
+
+// MemFloor returns the memory the GPU held for at least 90 % of the
+// series' time: the MemFloorPercentile-th percentile (nearest rank) of
+// its buckets' memory maxima. Of a thinned series, the value before it
+// was thinned. False without points (a series not loaded, thinned or
+// not: a page reads the floor only where it loaded the points, so one
+// page does not mix jobs with and without it).
+func (s *Series) MemFloor() (uint64, bool) {
+	if len(s.Points) == 0 {
+		return 0, false
+	}
+	if s.Thinned != nil {
+		return s.Thinned.MemFloor, s.Thinned.MemFloorValid
+	}
+	mem := make([]uint64, len(s.Points))
+	for i, p := range s.Points {
+		mem[i] = p.MemMax
+	}
+	slices.Sort(mem)
+	// Nearest rank, ceil(p·n/100): p·n before the division, which is
+	// exact where p/100 is not.
+	n := len(mem)
+	rank := (MemFloorPercentile*n + 99) / 100
+	return mem[min(max(rank, 1), n)-1], true
+}
+
+// Coarsened returns a copy of s with at most maxPoints points (at least
+// 2), its buckets widened by doubling and merged as when the series
+// outgrows its bound while recording: sums, counts and maxima stay exact,
+// only the resolution in time is lost. A series thinned this way keeps
+// (Thinned) its width and length before and the figures read from its
+// points then, so that every figure of the job stays what it was. s
+// itself is not modified; a series within the bound comes back as it is.
+func (s Series) Coarsened(maxPoints int) Series {
+	maxPoints = max(maxPoints, 2)
+	if len(s.Points) <= maxPoints {
+		return s
+	}
+	c := s
+	if c.Step <= 0 {
+		c.Step = 1
+	}
+	c.Points = slices.Clone(s.Points)
+	if c.Thinned == nil {
+		floor, ok := s.MemFloor()
+		c.Thinned = &Thinned{Step: c.Step, Points: len(s.Points), MemFloor: floor, MemFloorValid: ok}
+	} else {
+		t := *c.Thinned
+		c.Thinned = &t
+	}
+	for len(c.Points) > maxPoints {
+		c.coarsen()
+	}
+	c.MaxPoints = maxPoints
+	return c
 }
 
 // NewSeries returns an empty series starting at start.

@@ -1,6 +1,7 @@
 package profile
 
 import (
+	"math"
 	"math/bits"
 	"math/rand/v2"
 	"reflect"
@@ -231,3 +232,83 @@ func BenchmarkSeriesAdd(b *testing.B) {
 		i++
 	}
 }
+
+// Coarsened thins a series to the bound by the recorder's own doubling:
+// counts, sums and maxima over the whole series stay exact, the floor of
+// memory read from the points stays what it was (kept in Thinned), and
+// the series it was called on is left as it was.
+func TestCoarsened(t *testing.T) {
+	s := NewSeries(t0, time.Second, 1024)
+	for i := range 3000 {
+		at := t0.Add(time.Duration(i) * time.Second)
+		s.Add(at, gpu.Some(uint32(i*37%101)), gpu.Some(uint64(10<<30+(i%97)<<20)))
+		if i%3 == 0 {
+			s.AddActivity(at, gpu.Some(float64(i%89)+0.25), gpu.Some(float64(i%13)/7))
+		}
+	}
+	before := s
+	before.Points = slicesClone(s.Points)
+	floor, ok := s.MemFloor()
+	if !ok {
+		t.Fatal("no floor before thinning")
+	}
+	c := s.Coarsened(128)
+	if n := len(c.Points); n > 128 || n < 64 {
+		t.Fatalf("%d points, want 64–128", n)
+	}
+	if !reflect.DeepEqual(s, before) {
+		t.Error("Coarsened modified the series it was called on")
+	}
+	if c.Thinned == nil || c.Thinned.Step != s.Step || c.Thinned.Points != len(s.Points) {
+		t.Fatalf("Thinned = %+v, want step %d, %d points", c.Thinned, s.Step, len(s.Points))
+	}
+	if got, ok := c.MemFloor(); !ok || got != floor {
+		t.Errorf("floor after thinning %d (%v), want %d as before", got, ok, floor)
+	}
+	if plain := (Series{Points: c.Points}); func() bool { f, _ := plain.MemFloor(); return f == floor }() {
+		t.Error("the thinned points give the same floor by themselves: the test does not test the kept figure")
+	}
+	// The float sums are added in another order: equal to rounding.
+	a, b := totals(s.Points), totals(c.Points)
+	if math.Abs(a.SMSum-b.SMSum) > 1e-9*a.SMSum || math.Abs(a.TensorSum-b.TensorSum) > 1e-9*a.TensorSum {
+		t.Errorf("activity sums after thinning %g, %g; want %g, %g", b.SMSum, b.TensorSum, a.SMSum, a.TensorSum)
+	}
+	a.SMSum, a.TensorSum, b.SMSum, b.TensorSum = 0, 0, 0, 0
+	if a != b {
+		t.Errorf("totals after thinning %+v, want %+v", b, a)
+	}
+	again := c.Coarsened(64)
+	if again.Thinned.Points != len(s.Points) || again.Thinned.Step != s.Step {
+		t.Errorf("thinned twice: Thinned = %+v, want the series as recorded", again.Thinned)
+	}
+	if f, _ := again.MemFloor(); f != floor {
+		t.Errorf("thinned twice: floor %d, want %d", f, floor)
+	}
+	if same := c.Coarsened(128); !reflect.DeepEqual(same, c) {
+		t.Error("a series within the bound changed")
+	}
+}
+
+type pointTotals struct {
+	N, UtilSum, SMN, TensorN uint64
+	UtilMax                  uint8
+	MemMax                   uint64
+	SMSum, TensorSum         float64
+}
+
+func totals(pts []Point) pointTotals {
+	var t pointTotals
+	for _, p := range pts {
+		t.N += uint64(p.N)
+		t.UtilSum += uint64(p.UtilSum)
+		t.SMN += uint64(p.SMN)
+		t.TensorN += uint64(p.TensorN)
+		t.UtilMax = max(t.UtilMax, p.UtilMax)
+		t.MemMax = max(t.MemMax, p.MemMax)
+		t.SMSum += p.SMSum
+		t.TensorSum += p.TensorSum
+	}
+	return t
+}
+
+func slicesClone(p []Point) []Point { return append([]Point(nil), p...) }

@@ -540,8 +540,8 @@ func scanJob(rows scanner, extra ...any) (profile.Job, error) {
 	return j, nil
 }
 
-// decodeGPU decodes a GPU's state and, when valid, its series points (a
-// JSON array, seriesColumn's); without them Series.Points is nil.
+// decodeGPU decodes a GPU's state and, when valid, its series points
+// (seriesColumn's chunks); without them Series.Points is nil.
 func decodeGPU(state string, points sql.NullString) (profile.GPU, error) {
 	var g profile.GPU
 	if err := json.Unmarshal([]byte(state), &g); err != nil {
@@ -549,9 +549,11 @@ func decodeGPU(state string, points sql.NullString) (profile.GPU, error) {
 	}
 	g.Series.Points = nil
 	if points.Valid {
-		if err := json.Unmarshal([]byte(points.String), &g.Series.Points); err != nil {
+		pts, err := decodeSeries(points.String)
+		if err != nil {
 			return g, fmt.Errorf("decode series: %w", err)
 		}
+		g.Series.Points = pts
 	}
 	return g, nil
 }

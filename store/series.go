@@ -3,15 +3,17 @@ package store
 import (
 	"context"
 	"database/sql"
-	"encoding/json"
+	"encoding/hex"
 	"fmt"
+	"strings"
 
 	"github.com/gpuprof/gpuprof/profile"
 )
 
 // seriesChunk is the number of consecutive series points in one row of
-// gpu_series (migration 0006): about 2 kB of JSON, so a chunk fits in one
-// 4 kB page and a flush that adds ten points rewrites one or two of them.
+// gpu_series (migration 0006): about 2 kB of JSON (old rows) or 0.1 kB in
+// the binary form (serieschunk.go), so a chunk fits in one page and a
+// flush that adds ten points rewrites one or two of them.
 const seriesChunk = 32
 
 // seriesMark is what the database holds of a GPU's series: its start and
@@ -87,18 +89,16 @@ func (t *Tx) putSeries(ctx context.Context, j profile.Job, stored map[string]ser
 		}
 		for c := from; c*seriesChunk < len(g.Series.Points); c++ {
 			pts := g.Series.Points[c*seriesChunk : min((c+1)*seriesChunk, len(g.Series.Points))]
-			data, err := json.Marshal(pts)
-			if err != nil {
-				return fmt.Errorf("encode series of gpu %s: %w", g.UUID, err)
-			}
+			data := encodeChunk(pts)
 			if ins == nil {
+				var err error
 				if ins, err = t.tx.PrepareContext(ctx, `INSERT INTO gpu_series (cluster, job_id, node, uuid, chunk, points)
 					VALUES (?,?,?,?,?,?)`); err != nil {
 					return fmt.Errorf("series: %w", classify(err))
 				}
 				defer ins.Close()
 			}
-			if _, err := ins.ExecContext(ctx, append(key, g.UUID, c, string(data))...); err != nil {
+			if _, err := ins.ExecContext(ctx, append(key, g.UUID, c, data)...); err != nil {
 				return fmt.Errorf("series of gpu %s: %w", g.UUID, classify(err))
 			}
 		}
@@ -107,12 +107,34 @@ func (t *Tx) putSeries(ctx context.Context, j profile.Job, stored map[string]ser
 }
 
 // seriesColumn is the column a profile query selects beside g.state for
-// withSeries: a GPU's points as one JSON array, its chunks joined in order
-// (NULL when it has none); without series, NULL.
+// withSeries: a GPU's chunks in order, each in hex, joined by commas
+// (NULL when it has none); without series, NULL. Hex, because a chunk is
+// JSON text in old rows and binary in new ones (serieschunk.go), and
+// SQLite's string functions are not for bytes; decodeSeries reads it.
 func seriesColumn(withSeries bool) string {
 	if !withSeries {
 		return `NULL`
 	}
-	return `(SELECT '[' || group_concat(substr(c.points, 2, length(c.points) - 2), ',' ORDER BY c.chunk) || ']'
+	return `(SELECT group_concat(hex(c.points), ',' ORDER BY c.chunk)
 		FROM gpu_series c WHERE c.cluster = g.cluster AND c.job_id = g.job_id AND c.node = g.node AND c.uuid = g.uuid)`
+}
+
+// decodeSeries reads seriesColumn's value: the points of every chunk, in
+// order.
+func decodeSeries(col string) ([]profile.Point, error) {
+	var pts []profile.Point
+	buf := make([]byte, 0, 256)
+	for i, h := range strings.Split(col, ",") {
+		b, err := hex.AppendDecode(buf[:0], []byte(h))
+		if err != nil {
+			return nil, fmt.Errorf("chunk %d: %w: %w", i, errChunk, err)
+		}
+		buf = b
+		c, err := decodeChunk(b)
+		if err != nil {
+			return nil, fmt.Errorf("chunk %d: %w", i, err)
+		}
+		pts = append(pts, c...)
+	}
+	return pts, nil
 }

@@ -38,7 +38,12 @@ ingested here too. Not needed in single-host mode.
 With serve.metrics_listen set it also serves /metrics for Prometheus:
 finished jobs and GPU-seconds by account, partition and GPU model (totals
 over the database, so a restart resets nothing), delivery lag and refused
-pushes (see docs/prometheus.md).`,
+pushes (see docs/prometheus.md).
+
+Every hour it thins the series of profiles that ended more than
+serve.series_age ago (default 30 days) to serve.series_points points per
+GPU (default 128): the job's figures stay what they were, its charts
+coarser.`,
 		Args: usageArgs(cobra.NoArgs),
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			cfg, err := g.load()
@@ -110,6 +115,7 @@ func runServe(ctx context.Context, cfg config.Config, log *slog.Logger) error {
 		log.Info("metrics endpoint", "addr", mln.Addr().String())
 	}
 	go ingest.DrainEvery(ctx, db, spool.Dir{Path: cfg.SpoolDir}, 2*time.Second, ingest.Options{}, log)
+	go collect.ThinEvery(ctx, db, collect.Thinning{Age: cfg.Serve.SeriesAge.D(), Points: cfg.Serve.SeriesPoints}, log)
 	log.Info("collector listening", "addr", ln.Addr().String(), "push_uids", push)
 	return srv.Serve(ctx, ln)
 }
