@@ -58,6 +58,8 @@ var commandReads = map[string]struct {
 	"gpuprof gendocs":        {kind: readsNoJobs},
 	"gpuprof import sacct":   {kind: readsNoJobs}, // writes sacct's records; reads its import marks only
 	"gpuprof ingest":         {kind: readsNoJobs},
+	"gpuprof backup":         {kind: readsNoJobs}, // copies the file: whoever can open it (its mode decides) copies it whole
+	"gpuprof restore":        {kind: readsNoJobs}, // replaces the file: root
 	"gpuprof jobcomp":        {kind: readsNoJobs}, // starts admincomment, detached, when asked to
 	"gpuprof admincomment":   {kind: readsOwnAsHook, args: []string{"admincomment", "1"}},
 	"gpuprof mailprog":       {kind: readsOwnAsHook},

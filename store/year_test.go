@@ -1,0 +1,191 @@
+package store
+
+import (
+	"context"
+	"fmt"
+	"path/filepath"
+	"slices"
+	"testing"
+	"time"
+
+	"github.com/gpuprof/gpuprof/gpu"
+	"github.com/gpuprof/gpuprof/profile"
+)
+
+// yearKind is one kind of job a simulated node runs every day.
+type yearKind struct {
+	name     string
+	perDay   int
+	gpus     int
+	run      time.Duration
+	interval time.Duration // the agent's sampling interval for it
+}
+
+// yearMix is an 8-GPU node's day (37 % of its GPU-hours busy): many short
+// jobs, a few medium ones, one long training run.
+var yearMix = []yearKind{
+	{"short", 40, 1, 10 * time.Minute, time.Second},
+	{"medium", 4, 2, 2 * time.Hour, time.Second},
+	{"long", 1, 4, 12 * time.Hour, 10 * time.Second},
+}
+
+// yearJob is a finished job of kind k starting at start, recorded the
+// agent's way (every reading observed).
+func yearJob(k yearKind, id string, start time.Time, seed int) profile.Job {
+	j := profile.Job{
+		Key:            profile.Key{Cluster: "lab", JobID: id, Node: "gpu01"},
+		User:           fmt.Sprintf("user%d", seed%11),
+		UID:            1000 + seed%11,
+		GID:            100,
+		Account:        "acct",
+		Partition:      "gpu",
+		Start:          start,
+		Status:         profile.StatusRunning,
+		Source:         profile.SourceAgent,
+		SampleInterval: k.interval,
+	}
+	n := int(k.run / k.interval)
+	for g := range k.gpus {
+		gp := profile.NewGPU(gpu.Device{UUID: fmt.Sprintf("GPU-%08d-node", g), Name: "NVIDIA H100 80GB HBM3", Minor: g, MemoryTotal: 80 << 30},
+			g, start, k.interval, profile.DefaultMaxPoints)
+		for i := range n {
+			gp.Observe(profile.Reading{
+				Time:      start.Add(time.Duration(i) * k.interval),
+				Util:      gpu.Some(uint32((i*7 + seed + g*13) % 101)),
+				MemUsed:   gpu.Some(uint64(20<<30 + ((i+seed)%50)<<20)),
+				PowerMW:   gpu.Some(uint32(300_000 + i%1000)),
+				TempC:     gpu.Some(uint32(60 + i%20)),
+				Processes: 1,
+			}, k.interval)
+		}
+		j.GPUs = append(j.GPUs, gp)
+	}
+	j.LastSample = start.Add(k.run)
+	j.Finish(start.Add(k.run))
+	return j
+}
+
+// TestSimulatedYear runs a node's year, time compressed: every day's jobs
+// (yearMix) stored as the agent stores them and delivered, into two
+// databases, one pruned by the default retention once a simulated hour,
+// one never. It logs each database's size at months 1, 3, 6 and 12 and
+// the latency of the reads behind jobs, show and report at months 1 and
+// 12 (docs/benchmarks.md, "A simulated year"), and checks that retention
+// bounds the size.
+func TestSimulatedYear(t *testing.T) {
+	if testing.Short() {
+		t.Skip("a year of jobs: run without -short")
+	}
+	ctx := context.Background()
+	dir := t.TempDir()
+	kept, err := Open(ctx, filepath.Join(dir, "kept.db"), Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer kept.Close()
+	pruned, err := Open(ctx, filepath.Join(dir, "pruned.db"), Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer pruned.Close()
+	// The defaults of [retention] (config.Default) on a node with a
+	// collector.
+	r := Retention{Delivered: true, SeriesAge: 14 * 24 * time.Hour, JobAge: 90 * 24 * time.Hour, MaxSize: 4 << 30}
+
+	day0 := time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
+	id := 0
+	type sizes struct{ kept, pruned int64 }
+	at := map[int]sizes{}
+	type lat struct{ jobs, show, report time.Duration }
+	lats := map[int][2]lat{}
+	var lastID string
+	for day := range 360 {
+		for _, k := range yearMix {
+			for n := range k.perDay {
+				id++
+				// Spread over the day; long jobs start at 08:00.
+				start := day0.AddDate(0, 0, day).Add(time.Duration(n) * 24 * time.Hour / time.Duration(k.perDay))
+				j := yearJob(k, fmt.Sprint(id), start, id)
+				for _, db := range []*DB{kept, pruned} {
+					if err := db.PutJob(ctx, j); err != nil {
+						t.Fatal(err)
+					}
+				}
+				lastID = j.JobID
+			}
+		}
+		// The agent prunes every hour; a day's passes after the first find
+		// nothing more, so one at the day's end does the same work.
+		if _, err := pruned.Prune(ctx, day0.AddDate(0, 0, day+1), r); err != nil {
+			t.Fatal(err)
+		}
+		month := (day + 1) / 30
+		if (day+1)%30 != 0 || !slices.Contains([]int{1, 3, 6, 12}, month) {
+			continue
+		}
+		var s sizes
+		for _, x := range []struct {
+			db  *DB
+			dst *int64
+		}{{kept, &s.kept}, {pruned, &s.pruned}} {
+			st, err := x.db.SpaceStats(ctx)
+			if err != nil {
+				t.Fatal(err)
+			}
+			*x.dst = st.File()
+		}
+		at[month] = s
+		t.Logf("month %2d: %d jobs; without retention %.1f MB, with %.1f MB", month, id, float64(s.kept)/1e6, float64(s.pruned)/1e6)
+		if month == 1 || month == 12 {
+			now := day0.AddDate(0, 0, day+1)
+			var pair [2]lat
+			for i, db := range []*DB{kept, pruned} {
+				pair[i] = yearLatency(t, db, now, lastID)
+			}
+			lats[month] = pair
+			t.Logf("month %2d latency (median of 9): without retention jobs %v show %v report %v; with jobs %v show %v report %v",
+				month, pair[0].jobs, pair[0].show, pair[0].report, pair[1].jobs, pair[1].show, pair[1].report)
+		}
+	}
+	// Retention bounds the node: after month 3 (90 days of summaries, 14
+	// of series) it stops growing, within 10 %.
+	if s3, s12 := at[3].pruned, at[12].pruned; s12 > s3*11/10 {
+		t.Errorf("with retention the database grew from %d bytes at month 3 to %d at month 12", s3, s12)
+	}
+	if at[12].kept < 5*at[12].pruned {
+		t.Errorf("without retention %d bytes at month 12, with %d: want retention to keep far less", at[12].kept, at[12].pruned)
+	}
+}
+
+// yearLatency is the median of 9 runs of the reads behind gpuprof jobs
+// (the last 7 days' job views), show (one job with its series) and
+// report (every job view of the last 30 days with series).
+func yearLatency(t *testing.T, db *DB, now time.Time, id string) (l struct{ jobs, show, report time.Duration }) {
+	t.Helper()
+	ctx := context.Background()
+	rd := db.ReaderFor(System)
+	med := func(fn func() error) time.Duration {
+		var d []time.Duration
+		for range 9 {
+			start := time.Now()
+			if err := fn(); err != nil {
+				t.Fatal(err)
+			}
+			d = append(d, time.Since(start))
+		}
+		slices.Sort(d)
+		return d[len(d)/2].Round(10 * time.Microsecond)
+	}
+	l.jobs = med(func() error {
+		_, err := rd.ListViews(ctx, ViewFilter{Since: now.AddDate(0, 0, -7), Until: now})
+		return err
+	})
+	l.show = med(func() error {
+		_, err := db.GetJob(ctx, profile.Key{Cluster: "lab", JobID: id, Node: "gpu01"})
+		return err
+	})
+	l.report = med(func() error {
+		return rd.EachView(ctx, ViewFilter{Since: now.AddDate(0, 0, -30), Until: now, WithSeries: true}, func(JobView) error { return nil })
+	})
+	return l
+}
