@@ -161,10 +161,16 @@ func TestPruneGivesSpaceBack(t *testing.T) {
 	if after.File() >= st.File() || res.Freed == 0 || after.FreePages > 0 {
 		t.Errorf("file %d → %d bytes, %d freed, %d free pages left; want it shrunk", st.File(), after.File(), res.Freed, after.FreePages)
 	}
-	// Oldest first: the last job is still whole when not every series went.
-	if res.JobsRemoved == 0 {
-		if n, _ := seriesLen(t, db, profile.Key{Cluster: "lab", JobID: "59", Node: "gpu01"}); n == 0 {
-			t.Error("the newest job's series was pruned before the oldest jobs were removed")
+	// Oldest first: the jobs whose series went are a prefix of the jobs
+	// by end, whatever share of the file the series are (the compact
+	// encoding makes them small beside the summaries).
+	kept := false
+	for i := range 60 {
+		n, _ := seriesLen(t, db, profile.Key{Cluster: "lab", JobID: fmt.Sprint(i), Node: "gpu01"})
+		if n > 0 {
+			kept = true
+		} else if kept {
+			t.Fatalf("job %d's series was pruned while an older job's was kept", i)
 		}
 	}
 }
