@@ -85,6 +85,14 @@ type ServerOptions struct {
 	// Limits share the server out among its clients; zero fields take
 	// the collector's defaults (defaultLimits).
 	Limits Limits
+	// Placement decides when a push's job counts as its node's (hold.go):
+	// "" or PlacementSlurm, once Slurm's records place the job on the
+	// node, the profile held until then; PlacementSender, at once.
+	Placement Placement
+	// HeldPerNode bounds the profiles held of one node (default
+	// DefaultHeldPerNode), HoldFor how long one is held (DefaultHoldFor).
+	HeldPerNode int
+	HoldFor     time.Duration
 }
 
 // Limits bound what one client may take of a server. Zero means the
@@ -197,6 +205,7 @@ type Server struct {
 	queries  *fairSlots // database reads, per uid
 	uploads  *fairSlots // push bodies being read, per host
 	decodes  *fairSlots // credentials being decoded, shared per sending host
+	held     *holdings  // pushes waiting for Slurm's records (hold.go)
 }
 
 // NewServeRefusals returns the collector's refusal counter and log,
@@ -230,6 +239,7 @@ func newServer(db *store.DB, auth Authenticator, opts ServerOptions, def Limits,
 		queries: newFairSlots(lim.MaxQueries, lim.QueriesPerUID),
 		uploads: newFairSlots(lim.MaxUploads, 1),
 		decodes: newFairSlots(lim.MaxDecodes, max(lim.MaxDecodes/4, 1)),
+		held:    newHoldings(opts.HeldPerNode, opts.HoldFor, nil),
 	}
 }
 
@@ -538,6 +548,20 @@ func (s *Server) push(w http.ResponseWriter, r *http.Request) {
 		s.fail(w, r, code, err)
 		return
 	}
+	placed, why, err := s.placed(r.Context(), j)
+	switch {
+	case errors.Is(err, store.ErrLocked):
+		w.Header().Set("Retry-After", "2")
+		s.fail(w, r, http.StatusServiceUnavailable, err)
+		return
+	case err != nil:
+		s.fail(w, r, http.StatusInternalServerError, err)
+		return
+	case !placed:
+		s.holdPush(w, r, j, len(body), why)
+		return
+	}
+	s.held.forget(j.Key)                             // this push has it now
 	err = s.opts.Metrics.store(r.Context(), s.db, j) // CheckOwner, then PutJob, counted
 	switch {
 	case errors.Is(err, store.ErrFinished):
