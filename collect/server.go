@@ -120,6 +120,11 @@ type Limits struct {
 	// allowed, within UploadTimeout of the body's first byte being asked for.
 	MaxUploads    int
 	UploadTimeout time.Duration
+	// ConnsPerSender is how many connections one authenticated sender
+	// (a user by uid, a node by its host) holds once a request on them was
+	// authenticated; until then a connection counts in its host's
+	// ConnsPerPeer. Collector only.
+	ConnsPerSender int
 	// MaxDecodes is how many credentials are decoded at once (each runs
 	// unmunge), a quarter of them (at least one) for one sending host:
 	// a host flooding junk credentials waits on its own share, never
@@ -140,7 +145,7 @@ type Limits struct {
 // 5 s to send a request's headers, which a client sends at once.
 func defaultLimits() Limits {
 	return Limits{
-		MaxConns: 4096, ConnsPerPeer: 1024, MaxQueries: 8, QueriesPerUID: 2, QueueWait: 5 * time.Second,
+		MaxConns: 4096, ConnsPerPeer: 1024, ConnsPerSender: 64, MaxQueries: 8, QueriesPerUID: 2, QueueWait: 5 * time.Second,
 		QueryTimeout: 30 * time.Second, MaxUploads: 4, UploadTimeout: 30 * time.Second, MaxDecodes: 8,
 		HeaderTimeout: 5 * time.Second, IdleTimeout: 30 * time.Second,
 	}
@@ -162,7 +167,8 @@ func (l Limits) orDefault(def Limits) Limits {
 	}
 	return Limits{
 		MaxConns: pick(l.MaxConns, def.MaxConns), ConnsPerPeer: pick(l.ConnsPerPeer, def.ConnsPerPeer),
-		MaxQueries: pick(l.MaxQueries, def.MaxQueries), QueriesPerUID: pick(l.QueriesPerUID, def.QueriesPerUID),
+		ConnsPerSender: pick(l.ConnsPerSender, def.ConnsPerSender),
+		MaxQueries:     pick(l.MaxQueries, def.MaxQueries), QueriesPerUID: pick(l.QueriesPerUID, def.QueriesPerUID),
 		QueueWait: pickD(l.QueueWait, def.QueueWait), QueryTimeout: pickD(l.QueryTimeout, def.QueryTimeout),
 		MaxUploads: pick(l.MaxUploads, def.MaxUploads), UploadTimeout: pickD(l.UploadTimeout, def.UploadTimeout),
 		MaxDecodes: pick(l.MaxDecodes, def.MaxDecodes), HeaderTimeout: pickD(l.HeaderTimeout, def.HeaderTimeout),
@@ -325,6 +331,7 @@ func (s *Server) authenticate(r *http.Request) (Identity, error) {
 	if want := Binding(r.Method, r.URL.RequestURI(), nil); string(payload) != string(want) {
 		return Identity{}, fmt.Errorf("%w: credential made for another request", ErrAuth)
 	}
+	authenticated(r, "uid "+strconv.Itoa(id.UID), s.lim.ConnsPerSender)
 	return id, nil
 }
 
@@ -519,6 +526,7 @@ func (s *Server) push(w http.ResponseWriter, r *http.Request) {
 		s.fail(w, r, http.StatusForbidden, err)
 		return
 	}
+	authenticated(r, "node "+id.Host, s.lim.ConnsPerSender)
 	body, code, err := s.readBody(w, r, id.Host)
 	if err != nil {
 		s.fail(w, r, code, err)
