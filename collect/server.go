@@ -212,6 +212,10 @@ type Server struct {
 	uploads  *fairSlots // push bodies being read, per host
 	decodes  *fairSlots // credentials being decoded, shared per sending host
 	held     *holdings  // pushes waiting for Slurm's records (hold.go)
+	// suspect hosts (a credential of theirs failed lately) decode only
+	// within suspectSlots as well: half the decodes (suspects.go).
+	suspect      *suspects
+	suspectSlots chan struct{}
 }
 
 // NewServeRefusals returns the collector's refusal counter and log,
@@ -246,6 +250,7 @@ func newServer(db *store.DB, auth Authenticator, opts ServerOptions, def Limits,
 		uploads: newFairSlots(lim.MaxUploads, 1),
 		decodes: newFairSlots(lim.MaxDecodes, max(lim.MaxDecodes/4, 1)),
 		held:    newHoldings(opts.HeldPerNode, opts.HoldFor, nil),
+		suspect: newSuspects(), suspectSlots: make(chan struct{}, max(lim.MaxDecodes/2, 1)),
 	}
 }
 
@@ -288,18 +293,35 @@ func (s *Server) decode(r *http.Request) (Identity, []byte, error) {
 		return Identity{}, nil, fmt.Errorf("%w: not a munge credential", ErrAuth)
 	}
 	// Before the credential is decoded, the sending host is all a
-	// request tells: its share of the decodes is the host's.
+	// request tells: its share of the decodes is the host's, and a host
+	// that sent junk lately decodes within the suspects' half too.
+	host := requestHost(r)
 	wctx, cancel := context.WithTimeout(r.Context(), s.lim.QueueWait)
-	release, ok := s.decodes.acquire(wctx, requestHost(r))
-	cancel()
-	if !ok {
+	defer cancel()
+	busy := func() (Identity, []byte, error) {
 		if err := r.Context().Err(); err != nil {
 			return Identity{}, nil, err
 		}
 		return Identity{}, nil, fmt.Errorf("%w: no credential decoded within %s", errBusy, s.lim.QueueWait)
 	}
+	if s.suspect.is(host) {
+		select {
+		case s.suspectSlots <- struct{}{}:
+			defer func() { <-s.suspectSlots }()
+		case <-wctx.Done():
+			return busy()
+		}
+	}
+	release, ok := s.decodes.acquire(wctx, host)
+	if !ok {
+		return busy()
+	}
 	defer release()
-	return s.auth.Decode(r.Context(), cred)
+	id, payload, err := s.auth.Decode(r.Context(), cred)
+	if err != nil && r.Context().Err() == nil {
+		s.suspect.mark(host)
+	}
+	return id, payload, err
 }
 
 // plausibleCredential says whether cred can be a munge credential at all
