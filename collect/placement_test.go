@@ -161,3 +161,22 @@ func TestHoldBounded(t *testing.T) {
 		t.Errorf("gpu01's push once placed: %d, want 204", got)
 	}
 }
+
+// TestSenderPlacementTrustsTheNode is serve.placement = "sender"'s
+// residual, as docs/security.md states it: the authenticated node's word
+// places the job, so a node may claim a job id before the job exists, and
+// the real node's profile is then refused as another owner's.
+func TestSenderPlacementTrustsTheNode(t *testing.T) {
+	ctx := context.Background()
+	s, m, db := newTestServer(t, ServerOptions{PushUIDs: []int{0}, Placement: PlacementSender})
+	push := pusher(t, s, m)
+	if got, _ := push(testJob("9001", "gpu02", bobUID, true)); got != http.StatusNoContent {
+		t.Errorf("gpu02's pre-claim under placement sender: %d, want 204 (stored)", got)
+	}
+	if got, _ := push(testJob("9001", "gpu01", aliceUID, true)); got != http.StatusConflict {
+		t.Errorf("the real node's profile after the pre-claim: %d, want 409", got)
+	}
+	if _, err := db.GetJob(ctx, profile.Key{Cluster: "lab", JobID: "9001", Node: "gpu02"}); err != nil {
+		t.Errorf("gpu02's claim: %v, want stored", err)
+	}
+}
