@@ -131,6 +131,10 @@ func (l *peerListener) admit(pc *peerConn) (evict *peerConn, ok bool) {
 func (l *peerListener) forget(pc *peerConn) {
 	l.mu.Lock()
 	defer l.mu.Unlock()
+	l.removeLocked(pc)
+}
+
+func (l *peerListener) removeLocked(pc *peerConn) {
 	conns := l.peers[pc.key]
 	for i, c := range conns {
 		if c == pc {
@@ -179,6 +183,38 @@ func (l *peerListener) refuse(c net.Conn, msg string) {
 	}()
 }
 
+// rekey moves pc into key's share of at most share connections, once a
+// request on it has named who sent it (a credential decoded): from then
+// on its host's unauthenticated connections never push it out, only its
+// own principal's. A principal at its share loses its oldest connection
+// that is not being answered; pc itself is busy while this runs.
+func (l *peerListener) rekey(pc *peerConn, key string, share int) {
+	l.mu.Lock()
+	if pc.key == key {
+		l.mu.Unlock()
+		return
+	}
+	l.removeLocked(pc)
+	conns := l.peers[key]
+	var evict *peerConn
+	if len(conns) >= max(share, 1) {
+		for i, c := range conns {
+			if c != pc && !c.busy.Load() {
+				evict = c
+				conns = append(conns[:i:i], conns[i+1:]...)
+				break
+			}
+		}
+	}
+	pc.key = key
+	l.peers[key] = append(conns, pc)
+	l.mu.Unlock()
+	if evict != nil {
+		l.refusals.Refuse(RefuseConnLimit, "connection closed: its sender opened another over its share", "sender", key, "share", share)
+		_ = evict.Close()
+	}
+}
+
 // Close stops Accept, also one waiting for a slot.
 func (l *peerListener) Close() error {
 	l.closeOnce.Do(func() { close(l.closed) })
@@ -222,6 +258,15 @@ func withConn(ctx context.Context, c net.Conn) context.Context {
 func markBusy(r *http.Request) {
 	if pc, ok := r.Context().Value(connKey{}).(*peerConn); ok {
 		pc.busy.Store(true)
+	}
+}
+
+// authenticated moves the connection r came on into the share of who
+// sent it (peerListener.rekey), key naming them, when it came through a
+// peerListener.
+func authenticated(r *http.Request, key string, share int) {
+	if pc, ok := r.Context().Value(connKey{}).(*peerConn); ok {
+		pc.l.rekey(pc, key, share)
 	}
 }
 

@@ -45,11 +45,12 @@ const (
 	RejectBusy            = "db_busy"         // 503: the database stayed locked, or no upload slot came free; the node retries
 	RejectTimeout         = "timeout"         // 408: the body did not arrive within the upload timeout
 	RejectConflict        = "conflict"        // 409: the profile names another owner for its job
+	RejectHeld            = "held"            // 503: Slurm's records do not place the job on the node yet; held, the node retries
 	RejectError           = "error"           // 500 or any other failure
 )
 
 var rejectReasons = []string{RejectTooLarge, RejectUnauthenticated, RejectForbidden, RejectBadProfile, RejectBusy,
-	RejectTimeout, RejectConflict, RejectError}
+	RejectTimeout, RejectConflict, RejectHeld, RejectError}
 
 // Outcomes of an accepted push, the values of the outcome label of
 // gpuprof_serve_pushes_accepted_total.
@@ -345,6 +346,9 @@ func (m *Metrics) countRejects(next http.HandlerFunc) http.HandlerFunc {
 		case http.StatusConflict:
 			reason = RejectConflict
 		}
+		if sw.reason != "" {
+			reason = sw.reason
+		}
 		m.rejected.WithLabelValues(reason).Inc()
 	}
 }
@@ -354,6 +358,9 @@ type statusWriter struct {
 	http.ResponseWriter
 	status int
 	wrote  bool
+	// reason, when set by the handler, is the refusal's reason label in
+	// place of the one its status gives.
+	reason string
 }
 
 func (w *statusWriter) WriteHeader(code int) {

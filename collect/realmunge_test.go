@@ -57,6 +57,7 @@ func TestRealMungePushBinding(t *testing.T) {
 		PushUIDs:  []int{me.UID},
 		NodeHosts: map[string][]NodeRef{me.Host: {{Cluster: "lab", Node: "gpu01"}}},
 		Limits:    Limits{UploadTimeout: time.Second},
+		Placement: PlacementSender, // no Slurm records here
 	}, testLogger(t))
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
@@ -164,7 +165,7 @@ func TestRealMungeDefaultBinding(t *testing.T) {
 	}
 	t.Logf("munge reports this host as %s; %q resolves to it", me.Host, name)
 	db := openStore(t)
-	s := NewServer(db, m, ServerOptions{PushUIDs: []int{me.UID}, Cluster: "lab"}, testLogger(t))
+	s := NewServer(db, m, ServerOptions{PushUIDs: []int{me.UID}, Cluster: "lab", Placement: PlacementSender}, testLogger(t))
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
 		t.Fatal(err)

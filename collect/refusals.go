@@ -20,6 +20,7 @@ const (
 	RefuseTooLarge        = "too_large"       // 413: a body over the limit
 	RefuseTimeout         = "timeout"         // 408: a body that did not arrive in time
 	RefuseConflict        = "conflict"        // 409: a push naming another owner for a job
+	RefuseHeld            = "held"            // 503: a push whose job Slurm's records do not place on its node yet (held)
 	RefuseConnLimit       = "conn_limit"      // a connection over its uid's or host's share, closed unanswered but for a 503
 	RefuseBusy            = "busy"            // 503: no query, upload or credential slot came free in time
 	RefuseDBBusy          = "db_busy"         // 503: the database stayed locked
@@ -27,7 +28,7 @@ const (
 )
 
 var refuseReasons = []string{RefuseUnauthenticated, RefuseForbidden, RefuseBadRequest, RefuseTooLarge, RefuseTimeout,
-	RefuseConflict, RefuseConnLimit, RefuseBusy, RefuseDBBusy, RefuseError}
+	RefuseConflict, RefuseHeld, RefuseConnLimit, RefuseBusy, RefuseDBBusy, RefuseError}
 
 // refuseReason is the reason an answer's status stands for.
 func refuseReason(status int) string {

@@ -36,5 +36,6 @@ func (s *Server) Serve(ctx context.Context, ln net.Listener) error {
 		MaxHeaderBytes: maxCollectorHeader,
 		ErrorLog:       slog.NewLogLogger(s.log.Handler(), slog.LevelWarn),
 	}
+	go s.releaseLoop(ctx)
 	return serveUntil(ctx, hs, pl)
 }

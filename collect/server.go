@@ -85,6 +85,14 @@ type ServerOptions struct {
 	// Limits share the server out among its clients; zero fields take
 	// the collector's defaults (defaultLimits).
 	Limits Limits
+	// Placement decides when a push's job counts as its node's (hold.go):
+	// "" or PlacementSlurm, once Slurm's records place the job on the
+	// node, the profile held until then; PlacementSender, at once.
+	Placement Placement
+	// HeldPerNode bounds the profiles held of one node (default
+	// DefaultHeldPerNode), HoldFor how long one is held (DefaultHoldFor).
+	HeldPerNode int
+	HoldFor     time.Duration
 }
 
 // Limits bound what one client may take of a server. Zero means the
@@ -112,6 +120,11 @@ type Limits struct {
 	// allowed, within UploadTimeout of the body's first byte being asked for.
 	MaxUploads    int
 	UploadTimeout time.Duration
+	// ConnsPerSender is how many connections one authenticated sender
+	// (a user by uid, a node by its host) holds once a request on them was
+	// authenticated; until then a connection counts in its host's
+	// ConnsPerPeer. Collector only.
+	ConnsPerSender int
 	// MaxDecodes is how many credentials are decoded at once (each runs
 	// unmunge), a quarter of them (at least one) for one sending host:
 	// a host flooding junk credentials waits on its own share, never
@@ -132,7 +145,7 @@ type Limits struct {
 // 5 s to send a request's headers, which a client sends at once.
 func defaultLimits() Limits {
 	return Limits{
-		MaxConns: 4096, ConnsPerPeer: 1024, MaxQueries: 8, QueriesPerUID: 2, QueueWait: 5 * time.Second,
+		MaxConns: 4096, ConnsPerPeer: 1024, ConnsPerSender: 64, MaxQueries: 8, QueriesPerUID: 2, QueueWait: 5 * time.Second,
 		QueryTimeout: 30 * time.Second, MaxUploads: 4, UploadTimeout: 30 * time.Second, MaxDecodes: 8,
 		HeaderTimeout: 5 * time.Second, IdleTimeout: 30 * time.Second,
 	}
@@ -154,7 +167,8 @@ func (l Limits) orDefault(def Limits) Limits {
 	}
 	return Limits{
 		MaxConns: pick(l.MaxConns, def.MaxConns), ConnsPerPeer: pick(l.ConnsPerPeer, def.ConnsPerPeer),
-		MaxQueries: pick(l.MaxQueries, def.MaxQueries), QueriesPerUID: pick(l.QueriesPerUID, def.QueriesPerUID),
+		ConnsPerSender: pick(l.ConnsPerSender, def.ConnsPerSender),
+		MaxQueries:     pick(l.MaxQueries, def.MaxQueries), QueriesPerUID: pick(l.QueriesPerUID, def.QueriesPerUID),
 		QueueWait: pickD(l.QueueWait, def.QueueWait), QueryTimeout: pickD(l.QueryTimeout, def.QueryTimeout),
 		MaxUploads: pick(l.MaxUploads, def.MaxUploads), UploadTimeout: pickD(l.UploadTimeout, def.UploadTimeout),
 		MaxDecodes: pick(l.MaxDecodes, def.MaxDecodes), HeaderTimeout: pickD(l.HeaderTimeout, def.HeaderTimeout),
@@ -197,6 +211,11 @@ type Server struct {
 	queries  *fairSlots // database reads, per uid
 	uploads  *fairSlots // push bodies being read, per host
 	decodes  *fairSlots // credentials being decoded, shared per sending host
+	held     *holdings  // pushes waiting for Slurm's records (hold.go)
+	// suspect hosts (a credential of theirs failed lately) decode only
+	// within suspectSlots as well: half the decodes (suspects.go).
+	suspect      *suspects
+	suspectSlots chan struct{}
 }
 
 // NewServeRefusals returns the collector's refusal counter and log,
@@ -230,6 +249,8 @@ func newServer(db *store.DB, auth Authenticator, opts ServerOptions, def Limits,
 		queries: newFairSlots(lim.MaxQueries, lim.QueriesPerUID),
 		uploads: newFairSlots(lim.MaxUploads, 1),
 		decodes: newFairSlots(lim.MaxDecodes, max(lim.MaxDecodes/4, 1)),
+		held:    newHoldings(opts.HeldPerNode, opts.HoldFor, nil),
+		suspect: newSuspects(), suspectSlots: make(chan struct{}, max(lim.MaxDecodes/2, 1)),
 	}
 }
 
@@ -272,18 +293,35 @@ func (s *Server) decode(r *http.Request) (Identity, []byte, error) {
 		return Identity{}, nil, fmt.Errorf("%w: not a munge credential", ErrAuth)
 	}
 	// Before the credential is decoded, the sending host is all a
-	// request tells: its share of the decodes is the host's.
+	// request tells: its share of the decodes is the host's, and a host
+	// that sent junk lately decodes within the suspects' half too.
+	host := requestHost(r)
 	wctx, cancel := context.WithTimeout(r.Context(), s.lim.QueueWait)
-	release, ok := s.decodes.acquire(wctx, requestHost(r))
-	cancel()
-	if !ok {
+	defer cancel()
+	busy := func() (Identity, []byte, error) {
 		if err := r.Context().Err(); err != nil {
 			return Identity{}, nil, err
 		}
 		return Identity{}, nil, fmt.Errorf("%w: no credential decoded within %s", errBusy, s.lim.QueueWait)
 	}
+	if s.suspect.is(host) {
+		select {
+		case s.suspectSlots <- struct{}{}:
+			defer func() { <-s.suspectSlots }()
+		case <-wctx.Done():
+			return busy()
+		}
+	}
+	release, ok := s.decodes.acquire(wctx, host)
+	if !ok {
+		return busy()
+	}
 	defer release()
-	return s.auth.Decode(r.Context(), cred)
+	id, payload, err := s.auth.Decode(r.Context(), cred)
+	if err != nil && r.Context().Err() == nil {
+		s.suspect.mark(host)
+	}
+	return id, payload, err
 }
 
 // plausibleCredential says whether cred can be a munge credential at all
@@ -315,6 +353,7 @@ func (s *Server) authenticate(r *http.Request) (Identity, error) {
 	if want := Binding(r.Method, r.URL.RequestURI(), nil); string(payload) != string(want) {
 		return Identity{}, fmt.Errorf("%w: credential made for another request", ErrAuth)
 	}
+	authenticated(r, "uid "+strconv.Itoa(id.UID), s.lim.ConnsPerSender)
 	return id, nil
 }
 
@@ -513,6 +552,7 @@ func (s *Server) push(w http.ResponseWriter, r *http.Request) {
 		s.fail(w, r, http.StatusForbidden, err)
 		return
 	}
+	authenticated(r, "node "+id.Host, s.lim.ConnsPerSender)
 	body, code, err := s.readBody(w, r, id.Host)
 	if err != nil {
 		s.fail(w, r, code, err)
@@ -542,6 +582,20 @@ func (s *Server) push(w http.ResponseWriter, r *http.Request) {
 		s.fail(w, r, code, err)
 		return
 	}
+	placed, why, err := s.placed(r.Context(), j)
+	switch {
+	case errors.Is(err, store.ErrLocked):
+		w.Header().Set("Retry-After", "2")
+		s.fail(w, r, http.StatusServiceUnavailable, err)
+		return
+	case err != nil:
+		s.fail(w, r, http.StatusInternalServerError, err)
+		return
+	case !placed:
+		s.holdPush(w, r, j, len(body), why)
+		return
+	}
+	s.held.forget(j.Key)                             // this push has it now
 	err = s.opts.Metrics.store(r.Context(), s.db, j) // CheckOwner, then PutJob, counted
 	switch {
 	case errors.Is(err, store.ErrFinished):

@@ -126,11 +126,16 @@ func fakeResolve(hosts map[string][]string) ResolveFunc {
 
 // newTestServer returns a collector on a fresh database, its fake munge,
 // and the database; node names resolve as testHosts says unless opts
-// brings a resolver.
+// brings a resolver. Pushes are placed by their sender unless opts says
+// otherwise: most tests hold other rules and have no Slurm records
+// (placement_test.go holds serve.placement's).
 func newTestServer(t *testing.T, opts ServerOptions) (*Server, *fakeMunge, *store.DB) {
 	t.Helper()
 	if opts.Resolve == nil {
 		opts.Resolve = fakeResolve(testHosts)
+	}
+	if opts.Placement == "" {
+		opts.Placement = PlacementSender
 	}
 	db := openStore(t)
 	m := newFakeMunge()

@@ -273,6 +273,18 @@ type ServeConfig struct {
 	// once; a host at that share that opens another loses its oldest idle
 	// one. Users behind one login node or NAT share their host's.
 	ConnsPerHost int `toml:"conns_per_host"`
+	// Placement decides when a pushed profile's job counts as its node's:
+	// "slurm" (the default) once Slurm's records in the collector's
+	// database (jobcomp's reports, sacct imports) place the job on that
+	// node, the profile held until then; "sender" at once, on the word of
+	// the authenticated node, for a collector that gets no jobcomp
+	// records nor sacct imports (docs/security.md).
+	Placement string `toml:"placement"`
+	// HeldPerNode bounds the profiles held for one node while they wait
+	// for Slurm's records; HoldFor how long each is held (the node keeps
+	// it and pushes it again either way).
+	HeldPerNode int      `toml:"held_per_node"`
+	HoldFor     Duration `toml:"hold_for"`
 	// MetricsListen is where serve answers /metrics for Prometheus
 	// (docs/prometheus.md), in the form of agent.metrics_listen. Empty (the
 	// default) turns the endpoint off.
@@ -450,8 +462,9 @@ func Default() Config {
 			Sacctmgr: "/usr/bin/sacctmgr"},
 		MailProg: MailProgConfig{Mailer: "/usr/bin/mail", Deadline: Duration(5 * time.Second)},
 		Import:   ImportConfig{Sacct: "/usr/bin/sacct"},
-		Serve:    ServeConfig{Listen: "127.0.0.1:8642", SlurmUser: "slurm", ConnsPerHost: 1024, SeriesAge: Duration(30 * 24 * time.Hour), SeriesPoints: 128},
-		Munge:    MungeConfig{Munge: "/usr/bin/munge", Unmunge: "/usr/bin/unmunge"},
+		Serve: ServeConfig{Listen: "127.0.0.1:8642", SlurmUser: "slurm", ConnsPerHost: 1024, SeriesAge: Duration(30 * 24 * time.Hour), SeriesPoints: 128,
+			Placement: "slurm", HeldPerNode: 1000, HoldFor: Duration(time.Hour)},
+		Munge: MungeConfig{Munge: "/usr/bin/munge", Unmunge: "/usr/bin/unmunge"},
 		Sim: SimConfig{
 			Dir:    "/run/gpuprof/sim",
 			GPUs:   4,
@@ -586,6 +599,12 @@ func (s ServeConfig) validate() error {
 	}
 	if s.SeriesPoints < 16 {
 		return errors.New("series_points must be at least 16")
+	}
+	if s.Placement != "slurm" && s.Placement != "sender" {
+		return fmt.Errorf("placement %q: want \"slurm\" or \"sender\"", s.Placement)
+	}
+	if s.HeldPerNode < 1 || s.HoldFor.D() < time.Second {
+		return errors.New("held_per_node must be at least 1 and hold_for at least 1s")
 	}
 	for host, nodes := range s.NodeHosts {
 		if strings.TrimSpace(host) == "" {

@@ -325,6 +325,8 @@ func TestCollectorOutageExactlyOnce(t *testing.T) {
 	// Both simulated nodes run on this host, under names that resolve
 	// nowhere: serve's default rule would refuse them.
 	cc.Serve.NodeHosts = map[string][]string{mungeHost(t): {"n1", "n2"}}
+	// No jobcomp feeds this collector: the nodes' word places their jobs.
+	cc.Serve.Placement = "sender"
 	centralCfg := writeConfigFile(t, filepath.Join(centralDir, "gpuprof.toml"), cc)
 	serve := startServe(t, bin, centralCfg, addr, filepath.Join(centralDir, "serve-1.out"))
 
@@ -528,6 +530,9 @@ func TestCollectorAuth(t *testing.T) {
 	// This host pushes as node gpu01, a name that resolves nowhere.
 	host := mungeHost(t)
 	cc.Serve.NodeHosts = map[string][]string{host: {"gpu01"}}
+	// Jobs 8202 and the forged pushes' have no jobcomp record: the node's
+	// word places them (serve.placement's hold: collect TestPreClaimedJobIDHeld).
+	cc.Serve.Placement = "sender"
 	centralCfg := writeConfigFile(t, filepath.Join(dir, "central.toml"), cc)
 	startServe(t, bin, centralCfg, addr, filepath.Join(dir, "serve.out"))
 	t.Cleanup(func() {

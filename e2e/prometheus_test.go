@@ -91,6 +91,9 @@ func TestPrometheusScrape(t *testing.T) {
 		cc.Serve.NodeHosts = map[string][]string{host: {"localhost"}}
 		t.Logf("munge reports this host as %s, which localhost does not resolve to: serve.node_hosts lists it", host)
 	}
+	// No jobcomp feeds this collector (the test cluster's jobcomp writes
+	// its own database): the node's word places its jobs.
+	cc.Serve.Placement = "sender"
 	centralCfg := writeConfigFile(t, filepath.Join(centralDir, "gpuprof.toml"), cc)
 	startServe(t, bin, centralCfg, serveAddr, filepath.Join(centralDir, "serve.out"))
 

@@ -30,7 +30,9 @@ profiles here; every push must carry a munge credential of root or the
 SlurmUser, bound to that request, and is accepted only for the node that
 sent it: a node of this collector's cluster whose name resolves here to the
 address munge reports for the pushing host, or one serve.node_hosts lists
-for that host. Users' commands query jobs here with their own munge
+for that host; and (serve.placement = "slurm", the default) only once
+Slurm's records here (jobcomp, sacct imports) place the job on that node:
+until then the profile is held and the node pushes it again. Users' commands query jobs here with their own munge
 credential: a user sees only their own jobs, members of
 admin_group see all. Records jobcomp spooled while the database was busy are
 ingested here too. Not needed in single-host mode.
@@ -92,10 +94,11 @@ func runServe(ctx context.Context, cfg config.Config, log *slog.Logger) error {
 	nodes := collect.NodeHosts(cfg.Serve.NodeHosts, own)
 	log.Info("pushes bound to their sender: a profile is accepted for a node of this cluster whose name resolves here to "+
 		"the address munge reports for the pushing host, or for the nodes serve.node_hosts lists for that host",
-		"cluster", own, "node_hosts", len(nodes))
+		"cluster", own, "node_hosts", len(nodes), "placement", cfg.Serve.Placement)
 	srv := collect.NewServer(db, collect.MungeOf(cfg.Munge), collect.ServerOptions{
 		PushUIDs: push, PushHosts: cfg.Serve.Nodes, NodeHosts: nodes, Cluster: own, IsAdmin: isAdmin, Metrics: metrics,
 		Refusals: refusals, Limits: collect.Limits{ConnsPerPeer: cfg.Serve.ConnsPerHost},
+		Placement: collect.Placement(cfg.Serve.Placement), HeldPerNode: cfg.Serve.HeldPerNode, HoldFor: cfg.Serve.HoldFor.D(),
 	}, log)
 	ln, err := net.Listen("tcp", cfg.Serve.Listen)
 	if err != nil {

@@ -15,9 +15,11 @@ package main
 import (
 	"bufio"
 	"context"
+	"encoding/base64"
 	"flag"
 	"fmt"
 	"io"
+	"math/rand/v2"
 	"net"
 	"net/http"
 	"os"
@@ -34,10 +36,15 @@ import (
 // target is one endpoint under attack.
 type target struct {
 	name, network, addr string
-	dials, redials      atomic.Int64
-	sent                atomic.Int64
-	mu                  sync.Mutex
-	answers             map[int]int64 // by status; 0: connection closed before an answer
+	// srcs are the local addresses TCP connections are made from, in
+	// turn (127.0.0.2-5: one host, several addresses); empty: the
+	// kernel's choice.
+	srcs           []net.IP
+	next           atomic.Uint64
+	dials, redials atomic.Int64
+	sent           atomic.Int64
+	mu             sync.Mutex
+	answers        map[int]int64 // by status; 0: connection closed before an answer
 }
 
 func (t *target) answered(code int) {
@@ -48,6 +55,9 @@ func (t *target) answered(code int) {
 
 func (t *target) dial(ctx context.Context) (net.Conn, error) {
 	var d net.Dialer
+	if len(t.srcs) > 0 {
+		d.LocalAddr = &net.TCPAddr{IP: t.srcs[t.next.Add(1)%uint64(len(t.srcs))]}
+	}
 	c, err := d.DialContext(ctx, t.network, t.addr)
 	if err == nil {
 		t.dials.Add(1)
@@ -155,7 +165,21 @@ func main() {
 	conns := flag.Int("conns", 500, "connections held against each target")
 	flooders := flag.Int("flood", 8, "connections flooding bad requests against each target")
 	duration := flag.Duration("duration", 60*time.Second, "how long to attack")
+	src := flag.String("src", "", "comma-separated local addresses to connect to serve from, in turn (e.g. 127.0.0.1,127.0.0.2)")
+	junk := flag.Int("junk", 0, "connections sending serve plausible junk munge credentials (each costs an unmunge)")
 	flag.Parse()
+	var srcs []net.IP
+	for _, a := range strings.Split(*src, ",") {
+		if a = strings.TrimSpace(a); a == "" {
+			continue
+		}
+		ip := net.ParseIP(a)
+		if ip == nil {
+			fmt.Fprintf(os.Stderr, "attackload: -src: %q is not an address\n", a)
+			os.Exit(2)
+		}
+		srcs = append(srcs, ip)
+	}
 	if *socket == "" && *serve == "" {
 		fmt.Fprintln(os.Stderr, "attackload: give -socket, -serve or both")
 		os.Exit(2)
@@ -187,7 +211,7 @@ func main() {
 		}
 	}
 	if *serve != "" {
-		t := &target{name: "serve", network: "tcp", addr: *serve, answers: map[int]int64{}}
+		t := &target{name: "serve", network: "tcp", addr: *serve, srcs: srcs, answers: map[int]int64{}}
 		targets = append(targets, t)
 		for i := range *conns {
 			kind := [...]string{"half", "upload", "idle"}[i%3]
@@ -201,6 +225,11 @@ func main() {
 		for range *flooders {
 			wg.Go(func() { t.flood(ctx, slices.Repeat(bad, 16)) })
 		}
+		// Junk the size of a real credential (base64 of random bytes),
+		// different on every connection: each costs serve an unmunge.
+		for i := range *junk {
+			wg.Go(func() { t.flood(ctx, junkRequests(i, 16)) })
+		}
 	}
 	start := time.Now()
 	<-ctx.Done()
@@ -210,4 +239,19 @@ func main() {
 	for _, t := range targets {
 		t.report()
 	}
+}
+
+// junkRequests are n queries, each with a plausible munge credential of
+// random bytes (as long as a real one, ~130 base64 characters).
+func junkRequests(seed, n int) []string {
+	rng := rand.New(rand.NewPCG(uint64(seed), uint64(time.Now().UnixNano())))
+	out := make([]string, n)
+	for i := range out {
+		b := make([]byte, 96)
+		for j := range b {
+			b[j] = byte(rng.Uint32())
+		}
+		out[i] = "GET /v1/jobs HTTP/1.1\r\nHost: x\r\nAuthorization: MUNGE MUNGE:" + base64.StdEncoding.EncodeToString(b) + ":\r\n\r\n"
+	}
+	return out
 }
