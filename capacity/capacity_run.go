@@ -79,6 +79,9 @@ type batchItem struct {
 	seeds []seedOut
 	done  []chan struct{}
 	skip  atomic.Bool
+	// abort ends its seeds still replaying: the answer no longer needs
+	// them (commit decided it on the seeds before them).
+	abort atomic.Bool
 	// first is the item of the same configuration earlier in the batch;
 	// out the item's result once committed.
 	first *batchItem
@@ -219,9 +222,12 @@ func (pl *planner) runSeed(it *batchItem, s int) seedOut {
 	if it.req.stop != nil && !pl.fullReplays {
 		rule = r.stopRule(it.req.stop, jobs, pl.target)
 	}
-	res, err := queuesim.Run(r.cluster, r.prio, r.sched, jobs, queuesim.Options{Seed: uint64(s + 1), Stop: rule})
+	res, err := queuesim.Run(r.cluster, r.prio, r.sched, jobs, queuesim.Options{Seed: uint64(s + 1), Stop: rule, Abort: &it.abort})
 	if err != nil {
 		return seedOut{err: err}
+	}
+	if res.Aborted {
+		return seedOut{err: errSkipped}
 	}
 	out := seedOut{jobs: len(jobs), steps: res.Stats.Events + res.Stats.BackfillTested}
 	if res.Stopped != nil {
@@ -274,9 +280,27 @@ func (pl *planner) commit(it *batchItem) evalOut {
 		if so.stopped != nil {
 			stopped++
 		}
+		if stopped == 0 || s == pl.seeds-1 {
+			continue
+		}
+		// Most seeds proved a group over the target already: the seeds
+		// after these cannot change the answer, so they are not waited
+		// for, nor charged (the same with any number of workers).
+		if b := r.stopVerdict(it.req.stop, it.seeds[:s+1], pl.seeds, pl.target); b != nil {
+			it.skip.Store(true)
+			it.abort.Store(true)
+			for t := s + 1; t < pl.seeds; t++ {
+				<-it.done[t]
+			}
+			e.over, e.scope = b, it.req.stop
+			e.sc = Scenario{Jobs: r.counts}
+			pl.cache[it.key] = e
+			pl.release(it)
+			return evalOut{e: e}
+		}
 	}
 	if stopped > 0 {
-		if b := r.stopVerdict(it.req.stop, it.seeds, pl.target); b != nil {
+		if b := r.stopVerdict(it.req.stop, it.seeds, pl.seeds, pl.target); b != nil {
 			e.over, e.scope = b, it.req.stop
 			e.sc = Scenario{Jobs: r.counts}
 			pl.cache[it.key] = e

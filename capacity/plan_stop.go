@@ -131,12 +131,13 @@ func (r *replay) stopGroupName(scope *stopScope, g int) string {
 	return "partition " + r.simParts[g].Name
 }
 
-// stopVerdict decides a configuration some of whose seeds stopped: the
-// bound when, for some group, more than half the seeds proved its p95
-// over the target (the median over the seeds is then over it, whatever
-// the other seeds hold), else nil. A seed that ran to its end counts with
-// its own p95.
-func (r *replay) stopVerdict(scope *stopScope, seeds []seedOut, target float64) *OverBound {
+// stopVerdict decides a configuration some of whose seeds stopped, of
+// n seeds in all, seeds the first of them (their answers in): the bound
+// when, for some group, more than half the n seeds are among seeds that
+// proved its p95 over the target (the median over the seeds is then over
+// it, whatever the other seeds hold), else nil. A seed that ran to its
+// end counts with its own p95.
+func (r *replay) stopVerdict(scope *stopScope, seeds []seedOut, n int, target float64) *OverBound {
 	models, _, _ := r.models()
 	m := slices.Index(models, scope.model)
 	for g := range r.simParts {
@@ -165,11 +166,11 @@ func (r *replay) stopVerdict(scope *stopScope, seeds []seedOut, target float64) 
 				counts = append(counts, over)
 			}
 		}
-		if 2*len(counts) > len(seeds) {
+		if 2*len(counts) > n {
 			// At least this many in more than half the seeds.
 			slices.Sort(counts)
 			slices.Reverse(counts)
-			return &OverBound{Group: r.stopGroupName(scope, g), Target: target, Jobs: counts[len(seeds)/2]}
+			return &OverBound{Group: r.stopGroupName(scope, g), Target: target, Jobs: counts[n/2]}
 		}
 	}
 	return nil

@@ -3,6 +3,7 @@ package queuesim
 import (
 	"errors"
 	"fmt"
+	"sync/atomic"
 	"time"
 )
 
@@ -190,6 +191,10 @@ type Options struct {
 	// Stop, when not nil, ends the replay once its wait target is
 	// certain to be missed (StopRule); Result.Stopped then says so.
 	Stop *StopRule
+	// Abort, when not nil, ends the replay once it is set (a caller that
+	// no longer needs the answer); Result.Aborted then says so, and the
+	// result is no answer.
+	Abort *atomic.Bool
 }
 
 // Outcome says how a job left the replay.
@@ -248,6 +253,8 @@ type Result struct {
 	// or when it stopped).
 	Stopped *Stopped
 	Over    []int
+	// Aborted is set when Options.Abort ended the replay.
+	Aborted bool
 }
 
 // Stats count what the simulator did.

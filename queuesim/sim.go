@@ -4,6 +4,7 @@ import (
 	"cmp"
 	"math"
 	"slices"
+	"sync/atomic"
 	"time"
 )
 
@@ -135,6 +136,9 @@ type sim struct {
 	stats Stats
 	// stop is the Options.Stop rule's state (stop.go), nil without one.
 	stop *stopState
+	// abort is Options.Abort; aborted is set when it ended the loop.
+	abort   *atomic.Bool
+	aborted bool
 
 	// memo holds, per request shape and partition, the earliest start the
 	// current backfill cycle found (backfill.go).
@@ -166,6 +170,7 @@ func Run(c Cluster, pr Priority, sc Scheduler, jobs []Job, o Options) (*Result, 
 	}
 	s.loop()
 	r := s.result()
+	r.Aborted = s.aborted
 	if s.stop != nil {
 		r.Over = s.stop.over
 		if s.stop.done {
@@ -365,6 +370,7 @@ func newSim(c Cluster, pr Priority, sc Scheduler, jobs []Job, o Options) (*sim, 
 		}
 		return cmpInt(int64(a), int64(b))
 	})
+	s.abort = o.Abort
 	if o.Stop != nil {
 		st, err := newStopState(o.Stop, len(jobs))
 		if err != nil {
@@ -493,6 +499,10 @@ func (s *sim) loop() {
 			nextBf = nextTick(s.now, s.bfPhase, bfStep)
 		}
 		if s.stop != nil && s.stopCheck() {
+			return
+		}
+		if s.abort != nil && s.abort.Load() {
+			s.aborted = true
 			return
 		}
 	}
