@@ -101,8 +101,9 @@ type RecommendConfig struct {
 // thresholds of its verdict.
 type PlanConfig struct {
 	// Growth is the demand growth per year (0.3 = 30 %). The report
-	// uses it only when GrowthSet, or when too few whole months are held
-	// to estimate the site's own trend (GrowthOf).
+	// and gpuprof plan use it only when GrowthSet, or when too few whole
+	// months are held to estimate the site's own trend, or the trend is
+	// too uncertain to plan on (GrowthOf, GrowthUsable).
 	Growth float64 `toml:"growth"`
 	// GrowthSet is set when the configuration file sets plan.growth (or
 	// a caller's --growth did).

@@ -39,12 +39,18 @@ type ModelGrowth struct {
 // GrowthEstimate is the demand growth a plan used, and where it came
 // from: the site's own months (a log-linear trend of GPU-hours per
 // month), or the configured value when too few whole months are held,
-// or when --growth or the configuration sets one.
+// when the trend is too uncertain to plan on (GrowthUsable), or when
+// --growth or the configuration sets one.
 type GrowthEstimate struct {
 	// Source is "history" (Annual is used), "configured" (plan.growth or
-	// --growth set it) or "default" (too few whole months: the built-in
-	// plan.growth).
+	// --growth set it) or "default" (the built-in plan.growth: too few
+	// whole months, or a trend too uncertain to plan on).
 	Source string `json:"source"`
+	// Reason is why Source: "trend" (the estimate is usable and used),
+	// "set" (plan.growth or --growth), "few_months" (fewer than
+	// MinGrowthMonths whole months) or "too_uncertain" (the estimate's
+	// 95 % interval is wider than MaxGrowthSpread allows).
+	Reason string `json:"reason"`
 	// Used is the growth per year the plan used.
 	Used float64 `json:"used"`
 	// Months are the whole months the trend is estimated from, oldest
@@ -52,10 +58,14 @@ type GrowthEstimate struct {
 	Months []MonthDemand `json:"months"`
 	// Annual is the estimated growth per year, Low and High its 95 %
 	// confidence interval; set when Estimated.
-	Estimated bool    `json:"estimated"`
-	Annual    float64 `json:"annual,omitempty"`
-	Low       float64 `json:"low,omitempty"`
-	High      float64 `json:"high,omitempty"`
+	Estimated bool `json:"estimated"`
+	// Usable is whether the estimate may be planned on (GrowthUsable:
+	// next year's demand by its 95 % interval, (1 + High) / (1 + Low),
+	// spans at most MaxGrowthSpread); false when not Estimated.
+	Usable bool    `json:"usable"`
+	Annual float64 `json:"annual,omitempty"`
+	Low    float64 `json:"low,omitempty"`
+	High   float64 `json:"high,omitempty"`
 	// Models are the per-GPU-model trends where the months allow
 	// (GrowthByModel). They are shown beside the cluster's, not used:
 	// the horizon grows every model's demand by Used.
@@ -111,6 +121,33 @@ func EstimateGrowth(months []MonthDemand) (annual, low, high float64, ok bool) {
 	return annual, low, high, true
 }
 
+// MaxGrowthSpread is the most that the high end of an estimated
+// growth's 95 % interval may exceed its low end, as a ratio of next
+// year's demand, (1 + High) / (1 + Low), for a plan to be based on it.
+// The horizon multiplies today's demand by 1 + g, so the interval says
+// next year's demand lies between (1 + Low) and (1 + High) times
+// today's; at a ratio of 1.5, the figure planned on (the middle, in
+// ratio) is within ±22 % of either end, about the plan's 20 % headroom,
+// which absorbs it. Wider, the interval's two ends call for different
+// purchases, and one figure between them would mislead whoever buys on
+// it. The ratio, not the width in percentage points, is bounded,
+// because purchases scale with demand: 196 % to 333 % (next year 2.96
+// to 4.33 times today) is as sure as 0 % to 46 %. It is a bound on the
+// standard error of the trend's slope: 24·t·se ≤ ln 1.5. A steady trend
+// meets it with a few months (five months within a few per cent of
+// their trend); noisy months do not (the demo's four months give
+// −94 % to +699 %, a ratio of 129).
+const MaxGrowthSpread = 1.5
+
+// GrowthUsable is the rule of whether an estimated growth (its 95 %
+// interval low to high, from EstimateGrowth) may be planned on: the
+// interval's high end is at most MaxGrowthSpread times its low end, as
+// next year's demand. The plan and the report both apply it (GrowthOf),
+// so they agree.
+func GrowthUsable(low, high float64) bool {
+	return finite(low) && finite(high) && low > -1 && (1+high)/(1+low) <= MaxGrowthSpread
+}
+
 // daysIn is how many days the month ("2026-02") has, so that the trend
 // is of GPU-hours a day and February's three days fewer are not read as
 // a fall in demand; a month not in that form counts as 30 days.
@@ -137,13 +174,15 @@ func tQuantile975(df int) float64 {
 
 // GrowthOf is the growth a plan uses: the configured value when set
 // (configured, or --growth), else the trend of the whole months when
-// there are enough, else the default; with the sentence that says which.
+// there are enough and it is usable (GrowthUsable), else the default;
+// with the sentence that says which and why.
 func GrowthOf(months []MonthDemand, value float64, configured bool) GrowthEstimate {
 	g := GrowthEstimate{Source: "default", Used: value, Months: months, Models: GrowthByModel(months)}
 	if g.Months == nil {
 		g.Months = []MonthDemand{}
 	}
 	g.Annual, g.Low, g.High, g.Estimated = EstimateGrowth(months)
+	g.Usable = g.Estimated && GrowthUsable(g.Low, g.High)
 	span := ""
 	if len(months) > 0 {
 		span = fmt.Sprintf(" (%s to %s)", months[0].Month, months[len(months)-1].Month)
@@ -153,17 +192,27 @@ func GrowthOf(months []MonthDemand, value float64, configured bool) GrowthEstima
 		trend = fmt.Sprintf("%s a year (95 %% interval %s to %s) from %d whole months of GPU-hours%s: %s",
 			present.Percent(g.Annual), present.Percent(g.Low), present.Percent(g.High), len(months), span, monthsList(months))
 	}
+	uncertain := ""
+	if g.Estimated && !g.Usable {
+		uncertain = fmt.Sprintf(" (too uncertain to plan on: by its 95 %% interval next year's demand is %s to %s times today's, the high end more than %s times the low)",
+			present.Number(1+g.Low, 2), present.Number(1+g.High, 2), present.Number(MaxGrowthSpread, 1))
+	}
 	switch {
 	case configured && g.Estimated:
-		g.Source = "configured"
-		g.Text = fmt.Sprintf("Demand growth %s a year, as configured (plan.growth or --growth); the site's own trend is %s.", present.Percent(value), trend)
+		g.Source, g.Reason = "configured", "set"
+		g.Text = fmt.Sprintf("Demand growth %s a year, as configured (plan.growth or --growth); the site's own trend is %s%s.", present.Percent(value), trend, uncertain)
 	case configured:
-		g.Source = "configured"
+		g.Source, g.Reason = "configured", "set"
 		g.Text = fmt.Sprintf("Demand growth %s a year, as configured (plan.growth or --growth).", present.Percent(value))
-	case g.Estimated:
-		g.Source, g.Used = "history", g.Annual
+	case g.Usable:
+		g.Source, g.Reason, g.Used = "history", "trend", g.Annual
 		g.Text = fmt.Sprintf("Demand growth estimated from the site's own history: %s.", trend)
+	case g.Estimated:
+		g.Reason = "too_uncertain"
+		g.Text = fmt.Sprintf("Demand growth %s a year, the configured default: the site's own trend is too uncertain to plan on (by its 95 %% interval next year's demand is %s to %s times today's, the high end more than %s times the low); it is %s.",
+			present.Percent(value), present.Number(1+g.Low, 2), present.Number(1+g.High, 2), present.Number(MaxGrowthSpread, 1), trend)
 	default:
+		g.Reason = "few_months"
 		g.Text = fmt.Sprintf("Demand growth %s a year, the configured default: %d whole %s of jobs held%s, at least %d needed to estimate the site's own trend.",
 			present.Percent(value), len(months), present.Plural(len(months), "month", "months"), span, MinGrowthMonths)
 	}

@@ -6,6 +6,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/gpuprof/gpuprof/internal/present"
 )
 
 // plantedMonths are n months from January 2026 of GPU-hours a day
@@ -116,5 +118,38 @@ func TestGrowthByModel(t *testing.T) {
 	e := GrowthOf(months, 0.3, false)
 	if len(e.Models) != 2 || !strings.Contains(e.Text, "Per GPU model (shown, not used") || !strings.Contains(e.Text, "A100 ") {
 		t.Errorf("estimate %+v", e)
+	}
+}
+
+// TestGrowthUsable: months about a clean trend give an estimate that is
+// planned on; noisy months, or the demo's four months (−94 % to +699 %),
+// one that is not: the configured value is used and the sentence says
+// why, with the estimate and its interval.
+func TestGrowthUsable(t *testing.T) {
+	if GrowthUsable(-0.938, 6.987) || !GrowthUsable(1.962, 3.332) || GrowthUsable(0, 0.6) || !GrowthUsable(0, 0.45) || GrowthUsable(-1, 0) {
+		t.Error("GrowthUsable: want the demo's interval refused, 196 %–333 % and 0 %–45 % kept, 0 %–60 % refused, a low end of −100 % refused")
+	}
+	clean := GrowthOf(plantedMonths(5, 0.5, 0.02, 3), 0.3, false)
+	if clean.Source != "history" || clean.Reason != "trend" || !clean.Usable || clean.Used != clean.Annual || clean.Low > 0.5 || clean.High < 0.5 {
+		t.Errorf("clean trend: %+v, want the estimate used", clean)
+	}
+	noisy := GrowthOf(plantedMonths(4, 0.3, 0.2, 3), 0.3, false)
+	if noisy.Source != "default" || noisy.Reason != "too_uncertain" || noisy.Usable || !noisy.Estimated || noisy.Used != 0.3 ||
+		!strings.Contains(noisy.Text, "Demand growth 30.0 % a year, the configured default") ||
+		!strings.Contains(noisy.Text, "too uncertain to plan on") ||
+		!strings.Contains(noisy.Text, present.Percent(noisy.Annual)+" a year (95 % interval "+present.Percent(noisy.Low)+" to "+present.Percent(noisy.High)+")") ||
+		!strings.Contains(noisy.Text, "2026-01 to 2026-04") {
+		t.Errorf("noisy months: %+v, want the configured 30 %% used and the estimate said with its interval", noisy)
+	}
+	t.Logf("noisy: %s", noisy.Text)
+	// A set growth is used either way; the sentence still says the trend
+	// is too uncertain.
+	set := GrowthOf(plantedMonths(4, 0.3, 0.2, 3), 0.1, true)
+	if set.Source != "configured" || set.Reason != "set" || set.Used != 0.1 || !strings.Contains(set.Text, "too uncertain to plan on") {
+		t.Errorf("set: %+v", set)
+	}
+	few := GrowthOf(plantedMonths(2, 0.3, 0, 3), 0.3, false)
+	if few.Reason != "few_months" || few.Usable {
+		t.Errorf("two months: %+v", few)
 	}
 }

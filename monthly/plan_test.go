@@ -87,8 +87,10 @@ func TestSimulateBadInput(t *testing.T) {
 // it estimate the demand growth from the same whole months, by one rule,
 // to the same figure (in all and per GPU model); a plan whose window
 // ends within the next month reads the same months; a last month held
-// in part ends the run for both (the configured value, said so); a
-// growth set in the configuration is used by both.
+// in part ends the run for both (the configured value, said so); noisy
+// months give a trend too uncertain to plan on, and both use the
+// configured value (said so); a growth set in the configuration is used
+// by both.
 func TestPlanGrowthAgreesWithReport(t *testing.T) {
 	jobs := map[string][]analysis.Job{}
 	for k, n := range []int{100, 112, 118, 135, 150} {
@@ -120,7 +122,7 @@ func TestPlanGrowthAgreesWithReport(t *testing.T) {
 	}
 	nov := month(2026, 11)
 	r := rep(t, nov, analysis.DefaultConfig())
-	if r.Source != "history" || len(r.Months) != 5 || r.Months[0].Month != "2026-07" || len(r.Models) != 1 {
+	if r.Source != "history" || r.Reason != "trend" || !r.Usable || len(r.Months) != 5 || r.Months[0].Month != "2026-07" || len(r.Models) != 1 {
 		t.Fatalf("report: %+v, want the trend of July to November, and H100's", r)
 	}
 	for _, w := range []analysis.Window{nov, {From: nov.To, To: nov.To.Add(10 * 24 * time.Hour)}} {
@@ -140,6 +142,25 @@ func TestPlanGrowthAgreesWithReport(t *testing.T) {
 		t.Errorf("November in part: report %+v, plan %+v", r, p)
 	}
 	jobs["2026-11"] = part
+
+	// Noisy months (GPU-hours up and down by a third): the trend is too
+	// uncertain to plan on, and both plan and report use the configured
+	// value and say so, with the estimate and its interval.
+	clean := jobs
+	jobs = map[string][]analysis.Job{}
+	for k, key := range []string{"2026-07", "2026-08", "2026-09", "2026-10", "2026-11"} {
+		n := []int{100, 150, 90, 160, 110}[k]
+		jobs[key] = slices.Clone(clean[key][:min(n, len(clean[key]))])
+		for i := len(jobs[key]); i < n; i++ {
+			jobs[key] = append(jobs[key], gpuJob(fmt.Sprintf("n%d-%d", k, i), "ann", "bio", jobs[key][0].Submit.Add(time.Duration(i)*time.Minute)))
+		}
+	}
+	r, p = rep(t, nov, analysis.DefaultConfig()), plan(t, nov, analysis.DefaultConfig())
+	if r.Source != "default" || r.Reason != "too_uncertain" || r.Usable || !r.Estimated || r.Used != 0.3 ||
+		!strings.Contains(r.Text, "too uncertain to plan on") || !reflect.DeepEqual(p, r) {
+		t.Errorf("noisy months: report %+v\nplan %+v\nwant both the configured 30 %%, said too uncertain", r, p)
+	}
+	jobs = clean
 
 	c, err := analysis.ParseConfig([]byte("[plan]\ngrowth = 0.1\n"), "a.toml")
 	if err != nil {

@@ -47,19 +47,36 @@ func TestOverBoundShown(t *testing.T) {
 
 // TestHeadlineGrowth: the headline numbers carry the plan's verdict, the
 // growth it used and where from, and the order-by date; the plan section
-// the growth's sentence.
+// the growth's sentence. A trend too uncertain to plan on is shown with
+// its interval beside the configured value used.
 func TestHeadlineGrowth(t *testing.T) {
-	d := fixture()
-	g := analysis.GrowthOf([]analysis.MonthDemand{{Month: "2026-09", GPUHours: 1000}, {Month: "2026-10", GPUHours: 1100}, {Month: "2026-11", GPUHours: 1210}}, 0.3, false)
-	d.SimPlan.GrowthEstimate, d.SimPlan.Growth = &g, g.Used
-	var buf bytes.Buffer
-	if err := WriteMarkdown(&buf, d); err != nil {
-		t.Fatal(err)
-	}
-	out := buf.String()
-	for _, w := range []string{"| Capacity plan verdict | buy 4 NVIDIA H100 80GB HBM3 |", "| Demand growth planned for | 213.8 % a year, estimated from the site's own months (95 % interval", "| Order GPUs by | 2027-04-01 (the target is missed from 2027-07) |", "Demand growth estimated from the site's own history: 213.8 % a year"} {
-		if !strings.Contains(out, w) {
-			t.Errorf("no %q", w)
+	for _, c := range []struct {
+		name   string
+		months []analysis.MonthDemand
+		want   []string
+	}{
+		// GPU-hours a day 10 % up each month: a clean trend, used.
+		{"clean", []analysis.MonthDemand{{Month: "2026-09", GPUHours: 30 * 100}, {Month: "2026-10", GPUHours: 31 * 110}, {Month: "2026-11", GPUHours: 30 * 121}},
+			[]string{"| Capacity plan verdict | buy 4 NVIDIA H100 80GB HBM3 |", "| Demand growth planned for | 213.8 % a year, estimated from the site's own months (95 % interval 213.8 % to 213.8 %, 3 months) |",
+				"| Order GPUs by | 2027-04-01 (the target is missed from 2027-07) |", "Demand growth estimated from the site's own history: 213.8 % a year"}},
+		// Three months' totals 10 % up, but Oct has a day more: too
+		// uncertain on three points, the configured 30 % used.
+		{"uncertain", []analysis.MonthDemand{{Month: "2026-09", GPUHours: 1000}, {Month: "2026-10", GPUHours: 1100}, {Month: "2026-11", GPUHours: 1210}},
+			[]string{"| Demand growth planned for | 30.0 % a year, the configured default: the site's own trend is too uncertain to plan on (estimated ",
+				"Demand growth 30.0 % a year, the configured default: the site's own trend is too uncertain to plan on"}},
+	} {
+		d := fixture()
+		g := analysis.GrowthOf(c.months, 0.3, false)
+		d.SimPlan.GrowthEstimate, d.SimPlan.Growth = &g, g.Used
+		var buf bytes.Buffer
+		if err := WriteMarkdown(&buf, d); err != nil {
+			t.Fatal(err)
+		}
+		out := buf.String()
+		for _, w := range c.want {
+			if !strings.Contains(out, w) {
+				t.Errorf("%s: no %q", c.name, w)
+			}
 		}
 	}
 }

@@ -398,10 +398,15 @@ func planHeadline(t *table, sp *capacity.SimPlan) {
 	}
 	t.row("Capacity plan verdict", verdict)
 	if g := sp.GrowthEstimate; g != nil {
-		src := map[string]string{"history": "estimated from the site's own months", "configured": "as configured", "default": "the configured default: too few whole months to estimate"}[g.Source]
+		src := map[string]string{"trend": "estimated from the site's own months", "set": "as configured",
+			"few_months":    "the configured default: too few whole months to estimate",
+			"too_uncertain": "the configured default: the site's own trend is too uncertain to plan on"}[g.Reason]
 		v := present.Percent(g.Used) + " a year, " + src
-		if g.Source == "history" {
+		switch g.Reason {
+		case "trend":
 			v += fmt.Sprintf(" (95 %% interval %s to %s, %d months)", present.Percent(g.Low), present.Percent(g.High), len(g.Months))
+		case "too_uncertain":
+			v += fmt.Sprintf(" (estimated %s a year, 95 %% interval %s to %s, %d months)", present.Percent(g.Annual), present.Percent(g.Low), present.Percent(g.High), len(g.Months))
 		}
 		t.row("Demand growth planned for", v)
 	} else if sp.Simulated {

@@ -339,3 +339,18 @@ func TestEffectOutcomes(t *testing.T) {
 		}
 	}
 }
+
+// TestPlanLeftOutPurchaseRow: while jobs are left out of the replay, the
+// purchase row of a model whose replayed jobs need no more GPUs names
+// what the left-out jobs need, not "none needed" (issue #38 item 12).
+func TestPlanLeftOutPurchaseRow(t *testing.T) {
+	d := fixture()
+	d.SimPlan.Jobs.LeftOut = 12
+	d.SimPlan.Jobs.LeftOutReasons = []capacity.LeftOutReason{{Kind: capacity.LeftOutGPUs, Jobs: 12, Partition: "gpu", GPUType: "a100",
+		Asked: 8, Have: 4, Need: "a node of 8 GPUs of type a100 in partition gpu", Hardware: true}}
+	w := mdSection(t, renderAll(t, d)["md"], "What buying or changing would do")
+	want := "| NVIDIA A100-SXM4-40GB | 8 | 00:20:00 | 00:40:00 (00:34:00–00:48:00) | none for the jobs replayed; the 12 jobs left out need a node of 8 GPUs of type a100 in partition gpu (12 jobs) (see Left out) |"
+	if !strings.Contains(w, want) || strings.Contains(w, "none needed") {
+		t.Errorf("purchase rows with jobs left out, want %q:\n%s", want, w)
+	}
+}

@@ -42,6 +42,8 @@ func TestPlanGrowthFromDatabase(t *testing.T) {
 	}
 	type estimate struct {
 		Source string  `json:"source"`
+		Reason string  `json:"reason"`
+		Usable bool    `json:"usable"`
 		Used   float64 `json:"used"`
 		Low    float64 `json:"low"`
 		High   float64 `json:"high"`
@@ -69,7 +71,7 @@ func TestPlanGrowthFromDatabase(t *testing.T) {
 	}
 	p := plan()
 	want := math.Pow(1.1, 12) - 1
-	if p.Source != "history" || math.Abs(p.Used-want) > 0.1 || p.Low > want || p.High < want || len(p.Months) != 4 || p.Months[0].Month != "2026-07" {
+	if p.Source != "history" || p.Reason != "trend" || !p.Usable || math.Abs(p.Used-want) > 0.1 || p.Low > want || p.High < want || len(p.Months) != 4 || p.Months[0].Month != "2026-07" {
 		t.Errorf("plan's growth %+v, want the trend %.2f of 2026-07 to 2026-10", p, want)
 	}
 	rdir := filepath.Join(dir, "report")
@@ -83,7 +85,7 @@ func TestPlanGrowthFromDatabase(t *testing.T) {
 	if !strings.Contains(string(data), jsonText(t, p.Text)) {
 		t.Errorf("the report does not say the plan's growth %q", p.Text)
 	}
-	if c := plan("--growth", "5%"); c.Source != "configured" || c.Used != 0.05 || !strings.Contains(c.Text, "as configured") || !strings.Contains(c.Text, "site's own trend is") {
+	if c := plan("--growth", "5%"); c.Source != "configured" || c.Reason != "set" || c.Used != 0.05 || !strings.Contains(c.Text, "as configured") || !strings.Contains(c.Text, "site's own trend is") {
 		t.Errorf("--growth 5%%: %+v", c)
 	}
 }
