@@ -88,7 +88,7 @@ type cfRun struct {
 // the full version measures it), and the start order's rank correlation
 // ≥ 0.9.
 //
-// The reduced version (36 jobs, about 3 minutes, the runs side by side)
+// The reduced version (36 jobs, about 4 minutes, the runs side by side)
 // runs by default, in CI too; GPUPROF_COUNTERFACTUAL=full runs issue 36's
 // 72 jobs of 20–90 s and a second 8-GPU run for Slurm's own spread (about
 // 15 minutes). docs/whatif.md holds the table.

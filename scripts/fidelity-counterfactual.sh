@@ -10,7 +10,7 @@
 # start order's rank correlation. full (the default) is issue 36's 72
 # jobs of 20–90 s with a second 8-GPU run for Slurm's own spread (about
 # 15 minutes, the runs side by side); reduced is CI's 36 jobs of 15–35 s
-# (about 3 minutes). Needs root (Slurm daemons, useradd) and apt or an
+# (about 4 minutes). Needs root (Slurm daemons, useradd) and apt or an
 # installed Slurm; builds bin/gpuprof first. Prints the machine, the
 # commit and the date, then the test's log, whose table lines are what
 # docs/whatif.md records ("A real Slurm, counterfactual"). The exit
