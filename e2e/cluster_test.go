@@ -145,6 +145,8 @@ type clusterOptions struct {
 	// Configless runs slurmd as a configless node's: no slurm.conf, the
 	// files fetched from slurmctld into SlurmdSpoolDir/conf-cache.
 	Configless bool
+	// GPUs is the node's GPU count (TESTCLUSTER_GPUS); 0: 4.
+	GPUs int
 }
 
 // startCluster starts a cluster in a fresh temporary directory and stops it
@@ -183,7 +185,11 @@ func startCluster(t *testing.T, o clusterOptions) *cluster {
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Minute)
 	defer cancel()
 	cmd := exec.CommandContext(ctx, "bash", args...)
-	cmd.Env = append(os.Environ(), "GPUPROF_BIN="+o.GPUProfBin, "GPUPROF_CONFIG="+o.GPUProfConfig, "TESTCLUSTER_HOOK_ENV=0")
+	gpus := o.GPUs
+	if gpus == 0 {
+		gpus = 4
+	}
+	cmd.Env = append(os.Environ(), "GPUPROF_BIN="+o.GPUProfBin, "GPUPROF_CONFIG="+o.GPUProfConfig, "TESTCLUSTER_HOOK_ENV=0", fmt.Sprintf("TESTCLUSTER_GPUS=%d", gpus))
 	if o.HookEnv {
 		cmd.Env = append(cmd.Env, "TESTCLUSTER_HOOK_ENV=1")
 	}

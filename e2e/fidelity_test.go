@@ -74,49 +74,8 @@ func TestWhatIfFidelityMultifactor(t *testing.T) {
 	requireClusterHost(t)
 	requireUserTools(t)
 	bin := gpuprofBinary(t)
-	work := sharedTempDir(t, "gpuprof-e2e-fidelity-")
-	c := startCluster(t, clusterOptions{Accounting: true})
-	// The users' sbatch reads slurm.conf, under t.TempDir.
-	for _, d := range []string{filepath.Dir(c.Dir), c.Dir, filepath.Dir(c.Conf)} {
-		if err := os.Chmod(d, 0o755); err != nil {
-			t.Fatal(err)
-		}
-	}
-	cfgPath := filepath.Join(work, "gpuprof.toml")
-	cfg := fmt.Sprintf("db = %q\nslurm_conf = %q\nlog_file = %q\n", filepath.Join(work, "gpuprof.db"), c.Conf, filepath.Join(work, "gpuprof.log"))
-	if err := os.WriteFile(cfgPath, []byte(cfg), 0o644); err != nil {
-		t.Fatal(err)
-	}
-
-	// Three users, one per account, all accounts of equal shares.
-	suffix := strconv.Itoa(os.Getpid() % 100000)
-	var users []unixUser
-	for i, acct := range []string{"fid-a", "fid-b", "fid-c"} {
-		u := addUser(t, fmt.Sprintf("gpuprof-f%d-%s", i, suffix))
-		users = append(users, u)
-		c.run(t, "sacctmgr", "-i", "add", "account", acct, "Cluster=gpuproftest", "Fairshare=1")
-		c.run(t, "sacctmgr", "-i", "add", "user", u.name, "Account="+acct, "Cluster=gpuproftest", "Fairshare=1")
-	}
-	extra := fidelityConf
-	if os.Getenv("GPUPROF_FIDELITY_DEBUG") != "" {
-		extra += "DebugFlags=Backfill,Priority\n"
-	}
-	// The window starts when slurmctld does: its PriorityCalcPeriod
-	// cycles (fair-share and age recomputed) then fall where the replay's
-	// do (the replay cannot know when slurmctld started).
-	from := reconfigureCluster(t, c, extra).Truncate(time.Second)
-	if os.Getenv("GPUPROF_FIDELITY_DEBUG") != "" {
-		c.run(t, "scontrol", "setdebug", "debug")
-	}
-	config := c.run(t, "scontrol", "show", "config")
-	for _, key := range []string{"PriorityType", "PriorityCalcPeriod", "PriorityFlags", "PriorityMaxAge", "PriorityDecayHalfLife", "PriorityWeightAge", "PriorityWeightFairshare", "SchedulerParameters"} {
-		if m := regexp.MustCompile(`(?m)^` + key + `[ \t]*=[ \t]*(.*)$`).FindStringSubmatch(config); m != nil {
-			t.Logf("%s = %s", key, m[1])
-		}
-	}
-	if !strings.Contains(config, "priority/multifactor") {
-		t.Fatalf("slurmctld does not run priority/multifactor:\n%s", config)
-	}
+	mc := startMultifactorCluster(t, 4, "f")
+	c, work, cfgPath, users, from := mc.c, mc.work, mc.cfgPath, mc.users, mc.from
 
 	// The first scheduling pass after a restart comes a few seconds late.
 	time.Sleep(5 * time.Second)
@@ -178,16 +137,7 @@ func TestWhatIfFidelityMultifactor(t *testing.T) {
 	until := time.Now().Add(2 * time.Second)
 	t.Logf("queue drained %s after slurmctld's start", until.Sub(from).Round(time.Second))
 
-	deadline := time.Now().Add(time.Minute)
-	for {
-		out := importSacct(t, c, bin, cfgPath)
-		var read int
-		fmt.Sscanf(out, "%d jobs read", &read)
-		if read >= len(ids) || time.Now().After(deadline) {
-			break
-		}
-		time.Sleep(2 * time.Second)
-	}
+	importAll(t, c, bin, cfgPath, len(ids))
 	if keep := os.Getenv("GPUPROF_FIDELITY_KEEP"); keep != "" {
 		keepFidelityRun(t, c, keep, work, from, until)
 	}
@@ -262,6 +212,95 @@ func TestWhatIfFidelityMultifactor(t *testing.T) {
 	}
 	if !waited {
 		t.Errorf("no partition's p95 wait reached 30 s: the bursts did not make jobs queue, so the test shows nothing")
+	}
+}
+
+// multifactorCluster is a test cluster reconfigured with fidelityConf
+// (priority/multifactor with Fair Tree fair-share and age, two partitions
+// of different PriorityTier on its one node) and three users, one per
+// account of equal shares.
+type multifactorCluster struct {
+	c *cluster
+	// work is a directory the users can read (their sbatch's --chdir),
+	// cfgPath gpuprof's configuration there (its database beside it).
+	work, cfgPath string
+	users         []unixUser
+	// from is when slurmctld started on fidelityConf: the window's start,
+	// so that its PriorityCalcPeriod cycles fall where the replay's do.
+	from time.Time
+}
+
+// startMultifactorCluster starts a test cluster of one node of gpus GPUs
+// with accounting, three users named gpuprof-<prefix><i>-<pid> in the
+// accounts fid-a, fid-b and fid-c, and fidelityConf (with
+// GPUPROF_FIDELITY_DEBUG, slurmctld at debug level with
+// DebugFlags=Backfill,Priority). Clusters of different prefixes can run
+// side by side.
+func startMultifactorCluster(t *testing.T, gpus int, prefix string) *multifactorCluster {
+	t.Helper()
+	work := sharedTempDir(t, "gpuprof-e2e-"+prefix+"-")
+	c := startCluster(t, clusterOptions{Accounting: true, GPUs: gpus})
+	// The users' sbatch reads slurm.conf, under t.TempDir.
+	for _, d := range []string{filepath.Dir(c.Dir), c.Dir, filepath.Dir(c.Conf)} {
+		if err := os.Chmod(d, 0o755); err != nil {
+			t.Fatal(err)
+		}
+	}
+	cfgPath := filepath.Join(work, "gpuprof.toml")
+	cfg := fmt.Sprintf("db = %q\nslurm_conf = %q\nlog_file = %q\n", filepath.Join(work, "gpuprof.db"), c.Conf, filepath.Join(work, "gpuprof.log"))
+	if err := os.WriteFile(cfgPath, []byte(cfg), 0o644); err != nil {
+		t.Fatal(err)
+	}
+
+	// Three users, one per account, all accounts of equal shares.
+	suffix := strconv.Itoa(os.Getpid() % 100000)
+	var users []unixUser
+	for i, acct := range []string{"fid-a", "fid-b", "fid-c"} {
+		u := addUser(t, fmt.Sprintf("gpuprof-%s%d-%s", prefix, i, suffix))
+		users = append(users, u)
+		c.run(t, "sacctmgr", "-i", "add", "account", acct, "Cluster=gpuproftest", "Fairshare=1")
+		c.run(t, "sacctmgr", "-i", "add", "user", u.name, "Account="+acct, "Cluster=gpuproftest", "Fairshare=1")
+	}
+	extra := fidelityConf
+	if os.Getenv("GPUPROF_FIDELITY_DEBUG") != "" {
+		extra += "DebugFlags=Backfill,Priority\n"
+	}
+	// The window starts when slurmctld does: its PriorityCalcPeriod
+	// cycles (fair-share and age recomputed) then fall where the replay's
+	// do (the replay cannot know when slurmctld started).
+	from := reconfigureCluster(t, c, extra).Truncate(time.Second)
+	if os.Getenv("GPUPROF_FIDELITY_DEBUG") != "" {
+		c.run(t, "scontrol", "setdebug", "debug")
+	}
+	config := c.run(t, "scontrol", "show", "config")
+	for _, key := range []string{"PriorityType", "PriorityCalcPeriod", "PriorityFlags", "PriorityMaxAge", "PriorityDecayHalfLife", "PriorityWeightAge", "PriorityWeightFairshare", "SchedulerParameters"} {
+		if m := regexp.MustCompile(`(?m)^` + key + `[ \t]*=[ \t]*(.*)$`).FindStringSubmatch(config); m != nil {
+			t.Logf("%s = %s", key, m[1])
+		}
+	}
+	if !strings.Contains(config, "priority/multifactor") {
+		t.Fatalf("slurmctld does not run priority/multifactor:\n%s", config)
+	}
+	return &multifactorCluster{c: c, work: work, cfgPath: cfgPath, users: users, from: from}
+}
+
+// importAll imports the cluster's jobs with `gpuprof import sacct` until
+// at least n are read (sacct may lag slurmctld a moment), for at most a
+// minute.
+func importAll(t *testing.T, c *cluster, bin, cfgPath string, n int) {
+	t.Helper()
+	deadline := time.Now().Add(time.Minute)
+	for {
+		out := importSacct(t, c, bin, cfgPath)
+		var read int
+		fmt.Sscanf(out, "%d jobs read", &read)
+		if read >= n {
+			return
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("gpuprof import sacct read %d jobs after a minute, want %d:\n%s", read, n, out)
+		}
+		time.Sleep(2 * time.Second)
 	}
 }
 
