@@ -19,15 +19,16 @@ import (
 )
 
 // screenshotCases are the months docs/report.md shows: one of a real
-// trace's size (20,000 jobs, a busy 80 % on 160 GPUs, which buys) and a
-// small quiet one (400 jobs on 16 GPUs at 30 %, whose capacity is far
-// above its days).
+// trace's size (20,000 jobs, a busy 80 % on 160 GPUs, which buys), a
+// small one (400 jobs on 16 GPUs at 30 %) and a quiet one (2,000 jobs on
+// 160 GPUs at 4 %, whose capacity is far above its days).
 var screenshotCases = []struct {
 	name  string
 	shape planmonth.Shape
 }{
 	{"large", planmonth.Shape{Jobs: 20000, GPUs: 160, Occupancy: 0.8, Seed: 1}},
 	{"small", planmonth.Shape{Jobs: 400, GPUs: 16, Occupancy: 0.3, Seed: 1}},
+	{"quiet", planmonth.Shape{Jobs: 2000, GPUs: 160, Occupancy: 0.04, Seed: 1}},
 }
 
 // screenshotParts are the report's parts cut out of the page: the
