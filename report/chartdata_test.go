@@ -168,6 +168,14 @@ func TestDailyChartScaledToData(t *testing.T) {
 	if hi := slices.Max(svgBars(t, svg, "#4C72B0", floor)); hi < 100 {
 		t.Errorf("tallest bar %.1f points with the capacity drawn", hi)
 	}
+	// A day whose pending demand is above the capacity line is on the
+	// chart: the axis covers both.
+	d := fixture()
+	d.Workload.Daily[20].Pending = 900
+	svg = string(renderCharts(t, d)[chartDaily].SVG)
+	if n := len(svgCircles(t, svg, "1.8", "#C44E52", xLabelY(t, svg, "day of the month (2026-11)"))); n != 30 {
+		t.Errorf("%d of the 30 days' pending points drawn, want all (one is above the capacity)", n)
+	}
 }
 
 // TestHeatmapColourSpread: a week of 33 to 40 GPUs held on 6,212 is

@@ -238,7 +238,7 @@ func dailyChart(d *Data) (chart, error) {
 			l.Color, l.Width = colCapacity, vg.Points(1.5)
 			p.Add(l)
 			legend = append(legend, item(fmt.Sprintf("capacity (%s × 24 h a day)", present.Count(inv, "GPU", "GPUs")), l))
-			yMax = capTop * 1.05
+			yMax = max(dataTop, capTop) * 1.05
 		} else {
 			// Off the data's scale: said, with the busiest day's share.
 			legend = append(legend, item(fmt.Sprintf("capacity, %s GPU-hours a day: right-hand scale", present.Number(capTop, 0))))
@@ -873,7 +873,7 @@ func planChart(d *Data) (chart, error) {
 			return c, err
 		}
 		mark.Color, mark.Shape, mark.Radius = colInk, draw.TriangleGlyph{}, vg.Points(3.5)
-		legend = append(legend, item("over the target (replay stopped once it proved so; no wait computed)", mark))
+		legend = append(legend, item("over the target (the replay stopped once it proved so)", mark))
 		c.Caption += "; triangles at the top: sizes proved over the target by a replay stopped early (the bound is in the table)"
 	}
 	if len(notes) > 0 {
