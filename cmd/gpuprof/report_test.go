@@ -560,7 +560,15 @@ func TestReportCommandSimulatedPlan(t *testing.T) {
 			t.Errorf("Markdown lacks %q", want)
 		}
 	}
-	if !strings.Contains(files["html"], `<figure id="chart-plan" class="chart">`) {
+	// The purchase chart, or where every model meets the target with what
+	// it has (no size searched), the chart's place saying so.
+	switch {
+	case strings.Contains(files["html"], `<figure id="chart-plan" class="chart">`):
+	case strings.Contains(files["html"], `<figure id="chart-plan" class="chart chart-empty">`):
+		if !strings.Contains(page, "No purchase was searched: every GPU model meets the target") {
+			t.Error("HTML's empty plan chart does not say why it is empty")
+		}
+	default:
 		t.Error("HTML has no plan chart")
 	}
 	for _, rec := range r.Recommendations {
