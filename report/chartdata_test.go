@@ -243,7 +243,7 @@ func TestPlanChartSizes(t *testing.T) {
 	// Three models whose searches tried sizes 0, 2, 4, 8 and 0, 4, 6 and
 	// 0 only: five sizes, five x positions, each model's points on them.
 	models := []capacity.ModelPlan{
-		{Model: "A", GPUs: 8, Needed: 8, Curve: []capacity.CurvePoint{pt(0, 20000), pt(2, 12000), pt(4, 7000), pt(8, 3000)}},
+		{Model: "A", GPUs: 8, Needed: 8, Curve: []capacity.CurvePoint{pt(0, 13000), pt(2, 11000), pt(4, 7000), pt(8, 3000)}},
 		{Model: "B", GPUs: 8, Needed: 6, Curve: []capacity.CurvePoint{pt(0, 9000), pt(4, 5000), pt(6, 3300)}},
 		{Model: "C", GPUs: 8, Needed: 0, Curve: []capacity.CurvePoint{pt(0, 1200)}},
 	}
@@ -267,7 +267,7 @@ func TestPlanChartSizes(t *testing.T) {
 
 	// Sizes +1 … +39 ruled out by the offered load: the line from +0
 	// does not run across them to +40.
-	models = []capacity.ModelPlan{{Model: "A", GPUs: 64, Needed: 44, LoadBound: 40, Curve: []capacity.CurvePoint{pt(0, 90000), pt(40, 5000), pt(44, 3000), pt(48, 2000)}}}
+	models = []capacity.ModelPlan{{Model: "A", GPUs: 64, Needed: 44, LoadBound: 40, Curve: []capacity.CurvePoint{pt(0, 13000), pt(40, 5000), pt(44, 3000), pt(48, 2000)}}}
 	c = renderCharts(t, planWith(models...))[chartPlan]
 	svg = string(c.SVG)
 	floor = xLabelY(t, svg, "GPUs of the model added")
@@ -309,5 +309,34 @@ func TestTrendChartBreaksAtGaps(t *testing.T) {
 	}
 	if alloc := svgLines(t, svg, hexOf(palette6[0]), "1.5", floor); len(alloc) != 1 || len(alloc[0]) != 4 {
 		t.Errorf("allocated lines %v, want one through the four months", alloc)
+	}
+}
+
+// TestPlanChartCutAxis: a busy month's smallest size (a p95 of 93 hours)
+// does not set the axis: it ends at planChartCut times the target, the
+// waits above it are marked at the top, and the sizes near the answer
+// stand apart instead of lying flat on the target line.
+func TestPlanChartCutAxis(t *testing.T) {
+	models := []capacity.ModelPlan{{Model: "A", GPUs: 64, Needed: 64, Curve: []capacity.CurvePoint{
+		pt(0, 93*3600), pt(32, 20000), pt(56, 4500), pt(60, 3700), pt(64, 3000)}}}
+	d := planWith(models...)
+	c := renderCharts(t, d)[chartPlan]
+	svg := string(c.SVG)
+	floor := xLabelY(t, svg, "GPUs of the model added")
+	re := regexp.MustCompile(`<path d="M` + num + `,` + num + `A2.5,2.5 0 1 1 [^"]*Z" style="fill:` + hexOf(palette6[0]) + `"`)
+	var ys []float64
+	for _, m := range re.FindAllStringSubmatch(svg, -1) {
+		if y, _ := strconv.ParseFloat(m[2], 64); y > floor {
+			ys = append(ys, y)
+		}
+	}
+	if len(ys) != 3 {
+		t.Fatalf("%d points drawn, want 3 (+56, +60, +64; +0 and +32 are above the axis' end)", len(ys))
+	}
+	if spread := slices.Max(ys) - slices.Min(ys); spread < 10 {
+		t.Errorf("+56 to +64 span %.1f pt: flat on the target line", spread)
+	}
+	if !strings.Contains(c.Caption, "over 4× the target") {
+		t.Errorf("caption %q does not say where the axis ends", c.Caption)
 	}
 }

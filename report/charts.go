@@ -735,6 +735,16 @@ func planChart(d *Data) (chart, error) {
 			top = max(top, p.ModelP95.Median+calErr, p.ModelP95.P90)
 		}
 	}
+	// The axis reaches at most planChartCut times the target: a busy
+	// month's smallest sizes (a p95 of days) would otherwise flatten the
+	// sizes near the answer onto the target line. A computed wait above
+	// the cut is marked at the top like a size proved over the target;
+	// the table has its figure.
+	cut := planChartCut * target
+	clipped := false
+	if target > 0 && top > cut {
+		top, clipped = cut, true
+	}
 	// Sizes a replay stopped early proved over the target have no wait to
 	// plot: a triangle at the top of the chart marks each.
 	if anyOver {
@@ -758,7 +768,7 @@ func planChart(d *Data) (chart, error) {
 		var computed []capacity.CurvePoint
 		var over plotter.XYs
 		for _, pt := range m.Curve {
-			if pt.Over != nil {
+			if pt.Over != nil || (clipped && pt.ModelP95.Median > top) {
 				over = append(over, plotter.XY{X: float64(pt.Added), Y: top / unit})
 				continue
 			}
@@ -775,7 +785,7 @@ func planChart(d *Data) (chart, error) {
 			overPts = sc
 		}
 		if len(computed) == 0 {
-			legend = append(legend, legendItem{label: legendText(m.Model) + " (every size tried over the target)", thumbs: []plot.Thumbnailer{overPts}})
+			legend = append(legend, legendItem{label: legendText(m.Model) + " (every size tried above the chart)", thumbs: []plot.Thumbnailer{overPts}})
 			continue
 		}
 		n := len(computed)
@@ -785,8 +795,8 @@ func planChart(d *Data) (chart, error) {
 			y := pt.ModelP95.Median / unit
 			e.xys[i] = plotter.XY{X: float64(pt.Added), Y: y}
 			e.low[i] = max(0, y-pt.ModelP95.P10/unit)
-			e.top[i] = max(0, pt.ModelP95.P90/unit-y)
-			band = append(band, plotter.XY{X: e.xys[i].X, Y: y + calErr/unit})
+			e.top[i] = max(0, min(pt.ModelP95.P90, top)/unit-y)
+			band = append(band, plotter.XY{X: e.xys[i].X, Y: min(y+calErr/unit, top/unit)})
 		}
 		for i := n - 1; i >= 0; i-- {
 			band = append(band, plotter.XY{X: e.xys[i].X, Y: max(0, e.xys[i].Y-calErr/unit)})
@@ -867,14 +877,23 @@ func planChart(d *Data) (chart, error) {
 	tl.Dashes = []vg.Length{vg.Points(6), vg.Points(3)}
 	p.Add(tl)
 	legend = append(legend, item("target: p95 ≤ "+wait(target), tl))
-	if anyOver {
+	if anyOver || clipped {
 		mark, err := plotter.NewScatter(plotter.XYs{{X: 0, Y: 0}})
 		if err != nil {
 			return c, err
 		}
 		mark.Color, mark.Shape, mark.Radius = colInk, draw.TriangleGlyph{}, vg.Points(3.5)
-		legend = append(legend, item("over the target (the replay stopped once it proved so)", mark))
-		c.Caption += "; triangles at the top: sizes proved over the target by a replay stopped early (the bound is in the table)"
+		switch {
+		case anyOver && clipped:
+			legend = append(legend, item("above the chart (proved over the target, or over "+fmt.Sprint(planChartCut)+"× it)", mark))
+			c.Caption += fmt.Sprintf("; triangles at the top: sizes proved over the target by a replay stopped early (the bound is in the table) or whose p95 is over %d× the target, the axis' end (the wait is in the table)", planChartCut)
+		case anyOver:
+			legend = append(legend, item("over the target (the replay stopped once it proved so)", mark))
+			c.Caption += "; triangles at the top: sizes proved over the target by a replay stopped early (the bound is in the table)"
+		default:
+			legend = append(legend, item("p95 over "+fmt.Sprint(planChartCut)+"× the target (in the table)", mark))
+			c.Caption += fmt.Sprintf("; triangles at the top: sizes whose p95 is over %d× the target, the axis' end (the wait is in the table)", planChartCut)
+		}
 	}
 	if len(notes) > 0 {
 		c.Caption += "; " + strings.Join(notes, "; ")
@@ -893,6 +912,10 @@ func planChart(d *Data) (chart, error) {
 	c.SVG = svg
 	return c, err
 }
+
+// planChartCut is how many times the target p95 wait the purchase
+// chart's axis reaches at most.
+const planChartCut = 4
 
 // curveGap says whether the plan chart's line breaks between two sizes a
 // model's curve computed waits for, a then b: a size between them was

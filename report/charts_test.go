@@ -142,7 +142,7 @@ func TestLegendsWhole(t *testing.T) {
 		chartDaily: {"allocated", "used (utilisation-weighted)", "pending demand (GPUs requested × hours waiting)", "capacity (32 GPUs × 24 h a day)"},
 		chartVRAM:  {"GPU-hours by memory peak", "preallocated (peak is a reservation, not a need)"},
 		chartWait:  {"p50 (median wait)", "p95"},
-		chartPlan:  {"NVIDIA H100 80GB HBM3", long, "± calibration error " + wait(360), "target: p95 ≤ " + wait(3600)},
+		chartPlan:  {"NVIDIA H100 80GB HBM3", long, "± calibration error " + wait(360), "target: p95 ≤ " + wait(3600), "p95 over 4× the target (in the table)"},
 		chartTrend: {"GPU-hours allocated", "GPU-hours used", "GPU-hours lost", "utilisation, %", "occupancy, %"},
 	}
 	for id, entries := range legends {
