@@ -192,8 +192,8 @@ func diagnose(j *Job, m *Metrics, c *Config, out *[]Bottleneck) Kinds {
 			if _, measure, _ := m.Compute(); measure == MetricSMMean {
 				what = "mean SM activity"
 			}
-			r.Note = fmt.Sprintf("%d of %d GPUs unused (%s < %s or never touched)",
-				m.UnusedGPUs, m.GPUs, what, formatPercent(c.Classes.IdleUtilMax))
+			r.Note = fmt.Sprintf("%d of %s unused (%s < %s or never touched)",
+				m.UnusedGPUs, present.Count(m.GPUs, "GPU", "GPUs"), what, formatPercent(c.Classes.IdleUtilMax))
 		}
 		found(KindUnderused, r)
 	}

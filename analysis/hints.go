@@ -143,18 +143,18 @@ func Hints(j Job, c Config, types []GPUType) []Hint {
 		switch {
 		case used == 0:
 			add(HintUnusedGPUs, "",
-				fmt.Sprintf("None of the %d GPUs was used (%s): submit it without --gres=gpu or --gpus, to a CPU partition.", m.GPUs, quiet))
+				fmt.Sprintf("%s (%s): submit it without --gres=gpu or --gpus, to a CPU partition.", noneUsed(m.GPUs), quiet))
 		case used > m.GPUs-m.UnusedGPUs && vramBound:
 			// Every GPU was quiet, but one's memory was full: it was used.
 			add(HintUnusedGPUs, gpuOption(j.ReqGPUType, used, nodes),
-				fmt.Sprintf("All %d GPUs were quiet (%s), but GPU memory peaked at %s of a card: ask for the %d whose memory it used.",
-					m.GPUs, quiet, present.Share(m.VRAMPeakFrac), used))
+				fmt.Sprintf("%s quiet (%s), but GPU memory peaked at %s of a card: ask for the %d whose memory it used.",
+					allQuiet(m.GPUs), quiet, present.Share(m.VRAMPeakFrac), used))
 		case used > m.GPUs-m.UnusedGPUs:
 			// Every GPU was quiet, but it held GPU memory: a program that
 			// allocates GPU memory fails without a GPU.
 			add(HintUnusedGPUs, gpuOption(j.ReqGPUType, used, nodes),
-				fmt.Sprintf("All %d GPUs were quiet (%s), but it held GPU memory (peak %s of a card), and a program that allocates GPU memory fails without a GPU: it used %d of its %d GPUs, so ask for %d.",
-					m.GPUs, quiet, present.Share(m.VRAMPeakFrac), used, m.GPUs, used))
+				fmt.Sprintf("%s quiet (%s), but it held GPU memory (peak %s of a card), and a program that allocates GPU memory fails without a GPU: it used %d of its %s, so ask for %d.",
+					allQuiet(m.GPUs), quiet, present.Share(m.VRAMPeakFrac), used, present.Count(m.GPUs, "GPU", "GPUs"), used))
 		default:
 			add(HintUnusedGPUs, gpuOption(j.ReqGPUType, used, nodes),
 				fmt.Sprintf("%d of the %d GPUs were unused (%s): it used %d of its %d GPUs, so ask for %d.", m.UnusedGPUs, m.GPUs, idle, used, m.GPUs, used))
@@ -386,4 +386,22 @@ func nodeCount(j *Job) int {
 		seen[g.Node] = true
 	}
 	return max(len(seen), 1)
+}
+
+// noneUsed says that none of a job's n GPUs was used, in the singular
+// for one.
+func noneUsed(n int) string {
+	if n == 1 {
+		return "Its one GPU was not used"
+	}
+	return fmt.Sprintf("None of the %d GPUs was used", n)
+}
+
+// allQuiet says that all of a job's n GPUs were quiet, in the singular
+// for one.
+func allQuiet(n int) string {
+	if n == 1 {
+		return "Its one GPU was"
+	}
+	return fmt.Sprintf("All %d GPUs were", n)
 }

@@ -225,7 +225,7 @@ func plan(in *Input, f *facts, k *counter, p PlanParams, c *Config) CapacityPlan
 			queued++
 		}
 	}
-	now := fmt.Sprintf("%d GPUs now", cp.CurrentGPUs)
+	now := present.Count(cp.CurrentGPUs, "GPU", "GPUs") + " now"
 	if cp.CurrentGPUs == 0 {
 		now = "no inventory to compare with"
 	}

@@ -66,8 +66,8 @@ func recommendDebug(b *recBuilder, in *Input, f *facts) {
 	r := Recommendation{
 		Kind:  RecDebugPart,
 		Title: "Add a debug/interactive partition",
-		Change: fmt.Sprintf("Create partition %q (MaxTime %s, DefaultTime %s, PriorityTier %d) with QOS %s limiting each user to %d GPUs.",
-			debugPartition, slurmTime(maxTime), slurmTime(defTime), debugPriorityTie, debugQOS, perUser),
+		Change: fmt.Sprintf("Create partition %q (MaxTime %s, DefaultTime %s, PriorityTier %d) with QOS %s limiting each user to %s.",
+			debugPartition, slurmTime(maxTime), slurmTime(defTime), debugPriorityTie, debugQOS, present.Count(perUser, "GPU", "GPUs")),
 		Evidence: []Reason{
 			{Rule: "debug.jobs", Note: fmt.Sprintf("%d short jobs of %d users (%d without GPU utilisation readings)", len(durs), len(users), noReadings)},
 			{Rule: "debug.duration", Note: fmt.Sprintf("run time p50 %s, p95 %s", present.Seconds(dd.P50), present.Seconds(dd.P95))},
@@ -117,7 +117,7 @@ func recommendLong(b *recBuilder, in *Input, f *facts) {
 		}
 	}
 	if total == 0 || len(durs) < rc.MinJobs {
-		b.nothing(RecLongQOS, "%d long-training runs that ended, %d GPUs in the inventory (need %d runs and an inventory): no long-training QOS", len(durs), total, rc.MinJobs)
+		b.nothing(RecLongQOS, "%d long-training runs that ended, %s in the inventory (need %d runs and an inventory): no long-training QOS", len(durs), present.Count(total, "GPU", "GPUs"), rc.MinJobs)
 		return
 	}
 	// GPUs held at once by the one rule of every table (the plan's peak
@@ -127,7 +127,7 @@ func recommendLong(b *recBuilder, in *Input, f *facts) {
 	peak := peaks[ClassLongTraining]
 	capN := max(1, int(math.Floor(rc.LongGrpFrac*float64(total))))
 	if peak <= float64(capN) {
-		b.nothing(RecLongQOS, "long training held at most %s of %d GPUs at once (cap would be %d): no long-training QOS", present.GPUsHeld(peak), total, capN)
+		b.nothing(RecLongQOS, "long training held at most %s of %s at once (cap would be %d): no long-training QOS", present.GPUsHeld(peak), present.Count(total, "GPU", "GPUs"), capN)
 		return
 	}
 	dd := distOf(durs)
@@ -136,15 +136,15 @@ func recommendLong(b *recBuilder, in *Input, f *facts) {
 	b.add(Recommendation{
 		Kind:  RecLongQOS,
 		Title: "Cap long training with a QOS",
-		Change: fmt.Sprintf("Put long training in QOS %s: MaxWall %s, at most %d of %d GPUs together (GrpTRES), requeued when a burst job needs its GPUs.",
-			longQOS, slurmTime(wall), capN, total),
+		Change: fmt.Sprintf("Put long training in QOS %s: MaxWall %s, at most %d of %s together (GrpTRES), requeued when a burst job needs its GPUs.",
+			longQOS, slurmTime(wall), capN, present.Count(total, "GPU", "GPUs")),
 		Evidence: []Reason{
 			{Rule: "long.peak", Checks: []Check{{Metric("gpu_fraction"), frac, OpGT, rc.LongGrpFrac}},
-				Note: fmt.Sprintf("long training held %s of %d GPUs at its peak", present.GPUsHeld(peak), total)},
+				Note: fmt.Sprintf("long training held %s of %s at its peak", present.GPUsHeld(peak), present.Count(total, "GPU", "GPUs"))},
 			{Rule: "long.duration", Note: fmt.Sprintf("%d runs that ended; run time p50 %s, p95 %s, max %s", dd.N,
 				present.Seconds(dd.P50), present.Seconds(dd.P95), present.Seconds(dd.Max))},
 		},
-		Effect: fmt.Sprintf("At least %d GPUs stay free for other work while long training runs.", total-capN),
+		Effect: fmt.Sprintf("At least %s stay free for other work while long training runs.", present.Count(total-capN, "GPU", "GPUs")),
 		Config: []ConfigLine{
 			{TargetSacctmgr, "sacctmgr -i add qos " + longQOS},
 			{TargetSacctmgr, fmt.Sprintf("sacctmgr -i modify qos %s set MaxWall=%s GrpTRES=gres/gpu=%d PreemptMode=requeue Flags=DenyOnLimit",
@@ -178,8 +178,8 @@ func recommendLimits(b *recBuilder, in *Input, f *facts) {
 	}
 	share := float64(queued) / float64(len(f.jobs))
 	if len(f.jobs) < rc.MinJobs || share < rc.QueueShareMin || total == 0 {
-		b.nothing(RecUserLimits, "%d of %d GPU jobs queue-bound (%s, threshold %s), %d GPUs in the inventory: no new limits",
-			queued, len(f.jobs), present.Share(share), present.Share(rc.QueueShareMin), total)
+		b.nothing(RecUserLimits, "%d of %d GPU jobs queue-bound (%s, threshold %s), %s in the inventory: no new limits",
+			queued, len(f.jobs), present.Share(share), present.Share(rc.QueueShareMin), present.Count(total, "GPU", "GPUs"))
 		return
 	}
 	everyone := map[int]bool{}
@@ -199,22 +199,22 @@ func recommendLimits(b *recBuilder, in *Input, f *facts) {
 	limit := max(1, int(pd.P50), int(math.Floor(rc.UserShareMax*float64(total))))
 	burst := max(1, int(math.Ceil(rc.BurstFrac*float64(total))))
 	if top <= limit {
-		b.nothing(RecUserLimits, "queue-bound jobs are %s, but no user's peak (%d GPUs) exceeds the limit the data supports (%d): a per-user limit would bind no one",
-			present.Share(share), top, limit)
+		b.nothing(RecUserLimits, "queue-bound jobs are %s, but no user's peak (%s) exceeds the limit the data supports (%d): a per-user limit would bind no one",
+			present.Share(share), present.Count(top, "GPU", "GPUs"), limit)
 		return
 	}
 	b.add(Recommendation{
 		Kind:  RecUserLimits,
 		Title: "Limit concurrent GPUs per user and keep a burst reserve",
-		Change: fmt.Sprintf("Limit every user to %d GPUs at once (QOS %s), and add a high-priority QOS %s of %d GPUs for deadlines that preempts %s.",
-			limit, defaultUserQOS, burstQOS, burst, longQOS),
+		Change: fmt.Sprintf("Limit every user to %s at once (QOS %s), and add a high-priority QOS %s of %s for deadlines that preempts %s.",
+			present.Count(limit, "GPU", "GPUs"), defaultUserQOS, burstQOS, present.Count(burst, "GPU", "GPUs"), longQOS),
 		Evidence: []Reason{
 			{Rule: "limits.queue", Checks: []Check{{Metric("queue_bound_share"), share, OpGE, rc.QueueShareMin}},
 				Note: fmt.Sprintf("%d of %d GPU jobs waited ≥ %s their run time", queued, len(f.jobs), present.Times(b.c.Bottlenecks.QueueBoundRatio))},
 			{Rule: "limits.per_user", Note: fmt.Sprintf("peak concurrent GPUs per user over %d users: p50 %s, p95 %s, max %d (%s)",
 				pd.N, present.Decimal(pd.P50), present.Decimal(pd.P95), top, topUser)},
 		},
-		Effect: fmt.Sprintf("No user holds more than %d of %d GPUs; deadline work can take %d GPUs at once.", limit, total, burst),
+		Effect: fmt.Sprintf("No user holds more than %d of %s; deadline work can take %s at once.", limit, present.Count(total, "GPU", "GPUs"), present.Count(burst, "GPU", "GPUs")),
 		Config: []ConfigLine{
 			{TargetSlurmConf, "PriorityType=priority/multifactor"},
 			{TargetSlurmConf, "PreemptType=preempt/qos"},
@@ -497,7 +497,7 @@ func recommendUsers(b *recBuilder, f *facts, shared map[string]sharingPlan) {
 			share := float64(a.idle) / float64(a.runs)
 			b.add(Recommendation{
 				Kind:   RecUserGPUs,
-				Title:  fmt.Sprintf("User %s: asked for %d GPUs, used none", u, int(distOf(a.idleReq).P50)),
+				Title:  fmt.Sprintf("User %s: asked for %s, used none", u, present.Count(int(distOf(a.idleReq).P50), "GPU", "GPUs")),
 				Change: fmt.Sprintf("%d of %d runs used none of their GPUs → submit those without --gres=gpu or --gpus, to a CPU partition", a.idle, a.runs),
 				Evidence: []Reason{{Rule: "user.no_gpu_used", Checks: []Check{{Metric("unused_share"), share, OpGE, 0.5}},
 					Note: fmt.Sprintf("%d of %d runs with utilisation readings had every GPU below %s mean utilisation or never touched",

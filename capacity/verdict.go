@@ -175,7 +175,7 @@ func verdictOf(sp *SimPlan, f *analysis.Findings, recs []analysis.Recommendation
 		}
 		for _, m := range sp.Models {
 			if m.Needed > 0 {
-				v.Evidence = append(v.Evidence, fmt.Sprintf("%s: %d GPUs now; +%d brings its replayed p95 wait under %s", m.Model, m.GPUs, m.Needed, target))
+				v.Evidence = append(v.Evidence, fmt.Sprintf("%s: %s now; +%d brings its replayed p95 wait under %s", m.Model, present.Count(m.GPUs, "GPU", "GPUs"), m.Needed, target))
 				if w := placedModelWords(sp.WithFree, m.Model); w != "" {
 					v.Evidence = append(v.Evidence, w)
 				}

@@ -44,7 +44,7 @@ func WriteProfiles(w io.Writer, p ProfilesJSON, top int) error {
 		printf(w, "No jobs recorded in this period.\n")
 		return nil
 	}
-	printf(w, "Task profiles: %d GPU %s in %d recurring tasks, %s GPU-hours.\n", s.GPUJobs-s.NeverStarted, present.Plural(s.GPUJobs-s.NeverStarted, "run", "runs"), len(p.Profiles), present.GPUHours(s.GPUHours))
+	printf(w, "Task profiles: %d GPU %s in %s, %s GPU-hours.\n", s.GPUJobs-s.NeverStarted, present.Plural(s.GPUJobs-s.NeverStarted, "run", "runs"), present.Count(len(p.Profiles), "recurring task", "recurring tasks"), present.GPUHours(s.GPUHours))
 	if s.NeverStarted > 0 {
 		printf(w, "%s never started (cancelled while pending, or pending): not runs, so in no task, class or failure rate.\n",
 			present.Count(s.NeverStarted, "GPU job", "GPU jobs"))
@@ -203,13 +203,13 @@ func describeTask(t analysis.TaskProfile, total float64) string {
 	// each other, not with the requests of runs without readings.
 	if t.GPUsUsed != nil && t.GPUsUnused != nil && *t.GPUsUnused >= 0.5 {
 		held := *t.GPUsUsed + *t.GPUsUnused
-		fmt.Fprintf(&b, " Asks for %.1f GPUs per run but uses %.1f", held, *t.GPUsUsed)
+		fmt.Fprintf(&b, " Asks for %s per run but uses %.1f", gpusPerRun(held), *t.GPUsUsed)
 		if t.UsageRuns < t.Jobs {
 			fmt.Fprintf(&b, " (over the %d of %d runs with readings)", t.UsageRuns, t.Jobs)
 		}
 		b.WriteString(".")
 	} else if t.GPUsUsed == nil && t.GPUsRequested > 0 {
-		fmt.Fprintf(&b, " Asks for %.1f GPUs per run; how many it used is unknown (no GPU readings).", t.GPUsRequested)
+		fmt.Fprintf(&b, " Asks for %s per run; how many it used is unknown (no GPU readings).", gpusPerRun(t.GPUsRequested))
 	}
 	if t.Finished > 0 && (t.Failures > 0 || t.Timeouts > 0) {
 		fmt.Fprintf(&b, " Of %d finished %s, %d failed and %d timed out.", t.Finished, present.Plural(t.Finished, "run", "runs"), t.Failures, t.Timeouts)
@@ -220,4 +220,13 @@ func describeTask(t analysis.TaskProfile, total float64) string {
 		}
 	}
 	return b.String()
+}
+
+// gpusPerRun is a mean of GPUs per run to one decimal: "1 GPU" when
+// exactly one, else "2.5 GPUs".
+func gpusPerRun(v float64) string {
+	if v == 1 {
+		return "1 GPU"
+	}
+	return present.Number(v, 1) + " GPUs"
 }

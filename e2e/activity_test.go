@@ -115,7 +115,7 @@ func TestSMActivityUnderSlurm(t *testing.T) {
 			"kernels keep the GPU nominally busy but use " + smText + " % of its SMs: small batches, launch-bound or CPU-bound input",
 			// A 12-second job is short debugging whatever its load; its
 			// GPU is unused by its SMs.
-			"bottleneck underused: unused GPUs 1 ≥ 1; 1 of 1 GPUs unused (mean SM activity < 5 % or never touched)",
+			"bottleneck underused: unused GPUs 1 ≥ 1; 1 of 1 GPU unused (mean SM activity < 5 % or never touched)",
 		} {
 			if !strings.Contains(text, want) {
 				t.Errorf("show %s lacks %q:\n%s", tiny, want, text)

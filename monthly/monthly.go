@@ -9,6 +9,7 @@ import (
 
 	"github.com/gpuprof/gpuprof/analysis"
 	"github.com/gpuprof/gpuprof/capacity"
+	"github.com/gpuprof/gpuprof/internal/present"
 	"github.com/gpuprof/gpuprof/profile"
 	"github.com/gpuprof/gpuprof/report"
 	"github.com/gpuprof/gpuprof/slurmext"
@@ -338,9 +339,9 @@ func sourcesOf(s report.Sources, in analysis.Input) report.Sources {
 	case len(in.Nodes) == 0:
 		s.Notes = append(s.Notes, "no GPU inventory: no node sent a GPU profile this month and no slurm.conf of the cluster gives its GPU nodes, so capacity and occupancy are unknown")
 	case inv.Source == analysis.InventoryProfiles:
-		s.Notes = append(s.Notes, fmt.Sprintf("GPU inventory from the profiles: %d nodes, %d GPUs (%s; a node that ran no profiled job is not counted)", inv.Nodes, inv.GPUs, analysis.ProfilesCount))
+		s.Notes = append(s.Notes, fmt.Sprintf("GPU inventory from the profiles: %s, %s (%s; a node that ran no profiled job is not counted)", present.Count(inv.Nodes, "node", "nodes"), present.Count(inv.GPUs, "GPU", "GPUs"), analysis.ProfilesCount))
 	default:
-		s.Notes = append(s.Notes, fmt.Sprintf("GPU inventory from %s: %d nodes, %d GPUs", inv.Source, inv.Nodes, inv.GPUs))
+		s.Notes = append(s.Notes, fmt.Sprintf("GPU inventory from %s: %s, %s", inv.Source, present.Count(inv.Nodes, "node", "nodes"), present.Count(inv.GPUs, "GPU", "GPUs")))
 	}
 	return s
 }

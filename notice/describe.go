@@ -33,7 +33,7 @@ func (t *Tracker) Describe(f Finding, now time.Time, j *profile.Job, loc *time.L
 	dur := slurmext.FormatDuration(now.Sub(f.Since), false)
 	switch f.Rule {
 	case profile.RuleIdleGPU:
-		n.Evidence = fmt.Sprintf("%d of %d GPUs idle for %s (since %s): %s", idle, total, dur, since, strings.Join(labels, "; "))
+		n.Evidence = fmt.Sprintf("%d of %s idle for %s (since %s): %s", idle, present.Count(total, "GPU", "GPUs"), dur, since, strings.Join(labels, "; "))
 		n.Fix = gresOption(total - idle)
 	case profile.RuleUnusedGPUs:
 		n.Evidence = fmt.Sprintf("%d GPUs allocated, only one used; %d idle for %s (since %s): %s",

@@ -5,6 +5,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/gpuprof/gpuprof/internal/present"
 	"github.com/gpuprof/gpuprof/profile"
 	"github.com/gpuprof/gpuprof/slurmext"
 )
@@ -29,7 +30,7 @@ func headline(n profile.Notice) string {
 		if len(n.GPUs) == 1 {
 			return fmt.Sprintf("GPU %d idle", n.GPUs[0])
 		}
-		return fmt.Sprintf("%d GPUs idle", len(n.GPUs))
+		return present.Count(len(n.GPUs), "GPU", "GPUs") + " idle"
 	case profile.RuleIdleJob:
 		return "its GPUs are idle"
 	case profile.RuleUnusedGPUs:

@@ -3,6 +3,7 @@ package main
 import (
 	"encoding/json"
 	"path/filepath"
+	"regexp"
 	"strings"
 	"testing"
 )
@@ -53,5 +54,24 @@ func TestLimitRatioWithoutLimit(t *testing.T) {
 	}
 	if strings.Contains(text, "262800×") || strings.Contains(text, "262,800×") {
 		t.Errorf("profiles turns a 365-day limit into a ratio:\n%s", text)
+	}
+}
+
+// TestOneGPUSingular (issue #38, the real test Slurm's month: "1 GPUs"):
+// profiles of one task of one-GPU runs write a count of one in the
+// singular: "1 recurring task", "Asks for 1 GPU per run".
+func TestOneGPUSingular(t *testing.T) {
+	dir := t.TempDir()
+	conf := "slurm_conf = \"" + filepath.Join(dir, "none", "slurm.conf") + "\"\n"
+	db := filepath.Join(dir, "gpuprof.db")
+	importTrace(t, conf, db, noLimitTrace)
+	text := mustRun(t, conf, "--db", db, "profiles", "--since", "2026-03-01", "--until", "2026-04-01")
+	if m := regexp.MustCompile(`(^|[^0-9.,])1(\.0)? (GPUs|recurring tasks|nodes)\b`).FindString(text); m != "" {
+		t.Errorf("plural after 1: %q in\n%s", m, text)
+	}
+	for _, want := range []string{"in 1 recurring task,", "Asks for 1 GPU per run"} {
+		if !strings.Contains(text, want) {
+			t.Errorf("profiles lacks %q:\n%s", want, text)
+		}
 	}
 }
