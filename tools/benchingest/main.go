@@ -20,6 +20,7 @@ package main
 
 import (
 	"bytes"
+	"cmp"
 	"context"
 	"encoding/json"
 	"errors"
@@ -55,6 +56,7 @@ type options struct {
 	queryEvery    time.Duration
 	userUID       int
 	encodeWorkers int
+	userAddr      string
 }
 
 func main() {
@@ -68,6 +70,7 @@ func main() {
 	flag.DurationVar(&o.queryEvery, "query-every", 500*time.Millisecond, "a user's query this often during the burst")
 	flag.IntVar(&o.userUID, "user-uid", 65534, "the querying user's uid (owns every tenth job)")
 	flag.IntVar(&o.encodeWorkers, "encode-workers", 4, "munge processes at once while making credentials")
+	flag.StringVar(&o.userAddr, "user-addr", "127.0.0.2", "the querying user's source address (loopback: the nodes push from 127.0.0.1; \"\" shares theirs)")
 	flag.Parse()
 	if err := run(context.Background(), o); err != nil {
 		fmt.Fprintln(os.Stderr, "benchingest:", err)
@@ -163,6 +166,13 @@ node_hosts = { "127.0.0.1" = [%s] }
 	fmt.Printf("credentials for %d pushes made in %s\n", len(pushes), time.Since(t).Round(time.Millisecond))
 	pushBytes := len(o.body(0, 0))
 
+	// The user asks from another host than the nodes (as from a login
+	// node): the collector shares its decode slots out by host.
+	userClient := client
+	if o.userAddr != "" {
+		d := &net.Dialer{LocalAddr: &net.TCPAddr{IP: net.ParseIP(o.userAddr)}}
+		userClient = &http.Client{Transport: &http.Transport{DialContext: d.DialContext}, Timeout: 2 * time.Minute}
+	}
 	// A user's query: the first page of their jobs as `gpuprof jobs` asks.
 	queryURI := "/v1/jobs"
 	if q := collect.ViewFilterQuery(store.ViewFilter{Limit: 50}); q != "" {
@@ -174,7 +184,7 @@ node_hosts = { "127.0.0.1" = [%s] }
 			return 0, 0, err
 		}
 		t := time.Now()
-		code, body, err := send(ctx, http.MethodGet, url+queryURI, nil, cred)
+		code, body, err := sendWith(ctx, userClient, http.MethodGet, url+queryURI, nil, cred)
 		d := time.Since(t)
 		if err == nil && code != 200 {
 			err = fmt.Errorf("query: %d %s", code, body)
@@ -310,8 +320,8 @@ node_hosts = { "127.0.0.1" = [%s] }
 	c := cpu1 - cpu0
 	fmt.Printf("collector CPU: %.1f s over %.1f s wall (%.2f cores), %.1f ms a push; peak RSS %d MiB (VmHWM %d MiB)\n",
 		c, wall.Seconds(), c/wall.Seconds(), 1000*c/float64(max(len(lat), 1)), peakRSS>>20, hwm>>20)
-	fmt.Printf("user query (%s, %d rows during, %d after): idle p50 %s p99 %s; during the burst (%d queries) p50 %s p99 %s max %s\n",
-		queryURI, queryRows, rowsAfter, pct(idle, 50), pct(idle, 99), len(during), pct(during, 50), pct(during, 99), pct(during, 100))
+	fmt.Printf("user query from %s (%s, %d rows during, %d after): idle p50 %s p99 %s; during the burst (%d queries) p50 %s p99 %s max %s\n",
+		cmp.Or(o.userAddr, "the nodes' address"), queryURI, queryRows, rowsAfter, pct(idle, 50), pct(idle, 99), len(during), pct(during, 50), pct(during, 99), pct(during, 100))
 	fmt.Printf("database after the burst: %d bytes (%.0f a GPU profile)\n", dbBytes, float64(dbBytes)/float64(max(gpus, 1)))
 	return nil
 }
@@ -366,6 +376,10 @@ func encode(uid int, payload []byte) (string, error) {
 var client = &http.Client{Transport: &http.Transport{MaxIdleConnsPerHost: 2000}, Timeout: 2 * time.Minute}
 
 func send(ctx context.Context, method, url string, body []byte, cred string) (int, []byte, error) {
+	return sendWith(ctx, client, method, url, body, cred)
+}
+
+func sendWith(ctx context.Context, client *http.Client, method, url string, body []byte, cred string) (int, []byte, error) {
 	req, err := http.NewRequestWithContext(ctx, method, url, bytes.NewReader(body))
 	if err != nil {
 		return 0, nil, err
