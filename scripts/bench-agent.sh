@@ -198,10 +198,10 @@ if c.execute("SELECT 1 FROM sqlite_schema WHERE name = 'gpu_series'").fetchone()
     gseries, chunks = c.execute("SELECT coalesce(sum(length(points)), 0), count(*) FROM gpu_series").fetchone()
 print(f"per-job summary: jobs row {jrow:.0f} bytes of column data; job_gpus row without state {gsum:.0f} bytes")
 print(f"state JSON (profile.GPU without its series): {gstate / nrows:.0f} bytes per GPU of a job")
-print(f"series points (gpu_series, {chunks} chunks): {gseries / nrows:.0f} bytes of JSON per GPU of a job, "
+print(f"series points (gpu_series, {chunks} chunks; binary since issue #42, JSON before): {gseries / nrows:.0f} bytes per GPU of a job, "
       f"{samples / nrows:.0f} samples each, {gpu_h:.3f} GPU-hours in all")
 tot = gstate + gseries
-print(f"state and series JSON per GPU-hour: {tot / gpu_h:.0f} bytes ({tot / samples:.1f} bytes per sample)")
+print(f"state JSON and series per GPU-hour: {tot / gpu_h:.0f} bytes ({tot / samples:.1f} bytes per sample)")
 PY
 if [ "$JOBS" -gt 0 ]; then
 	show=$("$BIN" show --config "$CONF" --json 5000 | wc -c)
