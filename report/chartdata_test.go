@@ -340,3 +340,28 @@ func TestPlanChartCutAxis(t *testing.T) {
 		t.Errorf("caption %q does not say where the axis ends", c.Caption)
 	}
 }
+
+// TestPlanChartPlotsComparedWait: a size whose model p95 meets the target
+// while one partition's jobs on it wait longer is judged by the longer
+// wait, and the chart draws that one: the point stands above the target
+// line, as the search's verdict says, not under it.
+func TestPlanChartPlotsComparedWait(t *testing.T) {
+	p0 := pt(0, 0.8*3600)
+	p0.Compared = analysis.Spread{Median: 2 * 3600, P10: 1.8 * 3600, P90: 2.2 * 3600}
+	models := []capacity.ModelPlan{{Model: "A", GPUs: 8, Needed: 4, Curve: []capacity.CurvePoint{p0, pt(4, 1800)}}}
+	c := renderCharts(t, planWith(models...))[chartPlan]
+	svg := string(c.SVG)
+	floor := xLabelY(t, svg, "GPUs of the model added")
+	re := regexp.MustCompile(`<path d="M` + num + `,` + num + `A2.5,2.5 0 1 1 [^"]*Z" style="fill:` + hexOf(palette6[0]) + `"`)
+	var ys []float64
+	for _, m := range re.FindAllStringSubmatch(svg, -1) {
+		if y, _ := strconv.ParseFloat(m[2], 64); y > floor {
+			ys = append(ys, y)
+		}
+	}
+	// vgsvg's y runs up: +0 (2 h) stands above +4 (30 min) by at least
+	// 1.5 h of the axis' 2.2 h (at least half the panel).
+	if len(ys) != 2 || ys[0]-ys[1] < 0.5*(ys[0]-floor) {
+		t.Errorf("points at y %v: +0 is drawn at its model p95 (48 min), not the partition's 2 h it is judged by", ys)
+	}
+}

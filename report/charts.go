@@ -712,7 +712,7 @@ func planChart(d *Data) (chart, error) {
 			searched = true
 			break
 		}
-		met = append(met, fmt.Sprintf("%s %s", m.Model, wait(m.Curve[0].ModelP95.Median)))
+		met = append(met, fmt.Sprintf("%s %s", m.Model, wait(comparedP95(m.Curve[0]).Median)))
 	}
 	if !searched {
 		c.Empty = fmt.Sprintf("No purchase was searched: every GPU model meets the target p95 wait of %s at the %d-month horizon with the GPUs it has (predicted p95: %s).",
@@ -732,7 +732,8 @@ func planChart(d *Data) (chart, error) {
 				anyOver = true
 				continue
 			}
-			top = max(top, p.ModelP95.Median+calErr, p.ModelP95.P90)
+			w := comparedP95(p)
+			top = max(top, w.Median+calErr, w.P90)
 		}
 	}
 	// The axis reaches at most planChartCut times the target: a busy
@@ -755,7 +756,7 @@ func planChart(d *Data) (chart, error) {
 	if top < 2*3600 {
 		unit, unitName = 60, "minutes"
 	}
-	c.Caption = fmt.Sprintf("Predicted p95 queue wait of each GPU model's jobs at the %d-month horizon (%s) against GPUs of that model added: median of %s (points), p10–p90 (whiskers), ± the calibration error %s (shaded); dashed: the %s target",
+	c.Caption = fmt.Sprintf("Predicted p95 queue wait the search compares with the target (each GPU model's jobs, or its jobs in one partition when theirs is longer) at the %d-month horizon (%s) against GPUs of that model added: median of %s (points), p10–p90 (whiskers), ± the calibration error %s (shaded); dashed: the %s target",
 		sp.Months, freeWords(sp), present.Count(sp.Seeds, "seed", "seeds"), wait(calErr), wait(target))
 	p := newPlot("", "GPUs of the model added", "p95 wait, "+unitName)
 	var legend []legendItem
@@ -768,7 +769,7 @@ func planChart(d *Data) (chart, error) {
 		var computed []capacity.CurvePoint
 		var over plotter.XYs
 		for _, pt := range m.Curve {
-			if pt.Over != nil || (clipped && pt.ModelP95.Median > top) {
+			if pt.Over != nil || (clipped && comparedP95(pt).Median > top) {
 				over = append(over, plotter.XY{X: float64(pt.Added), Y: top / unit})
 				continue
 			}
@@ -792,10 +793,11 @@ func planChart(d *Data) (chart, error) {
 		e := curveErrs{xys: make(plotter.XYs, n), low: make([]float64, n), top: make([]float64, n)}
 		band := make(plotter.XYs, 0, 2*n)
 		for i, pt := range computed {
-			y := pt.ModelP95.Median / unit
+			w := comparedP95(pt)
+			y := w.Median / unit
 			e.xys[i] = plotter.XY{X: float64(pt.Added), Y: y}
-			e.low[i] = max(0, y-pt.ModelP95.P10/unit)
-			e.top[i] = max(0, min(pt.ModelP95.P90, top)/unit-y)
+			e.low[i] = max(0, y-w.P10/unit)
+			e.top[i] = max(0, min(w.P90, top)/unit-y)
 			band = append(band, plotter.XY{X: e.xys[i].X, Y: min(y+calErr/unit, top/unit)})
 		}
 		for i := n - 1; i >= 0; i-- {
@@ -911,6 +913,16 @@ func planChart(d *Data) (chart, error) {
 	svg, err := one(p, legend...).render()
 	c.SVG = svg
 	return c, err
+}
+
+// comparedP95 is the wait a purchase size is judged by: the model's p95,
+// or its jobs' in one partition when that is longer (CurvePoint.Compared);
+// the model's own where a curve carries no compared wait.
+func comparedP95(p capacity.CurvePoint) analysis.Spread {
+	if p.Compared.Median < p.ModelP95.Median {
+		return p.ModelP95
+	}
+	return p.Compared
 }
 
 // planChartCut is how many times the target p95 wait the purchase
