@@ -129,7 +129,7 @@ func randomRun(r *rand.Rand, user, id string, h habit) Job {
 }
 
 var (
-	userTitle  = regexp.MustCompile(`^User (\S+): asked for (\d+) GPUs, used (none|\d+)$`)
+	userTitle  = regexp.MustCompile(`^User (\S+): asked for (\d+) GPUs?, used (none|\d+)$`)
 	noneChange = regexp.MustCompile(`^(\d+) of (\d+) runs used none of their GPUs`)
 	shardTitle = regexp.MustCompile(`^User (\S+): use a shard$`)
 	countOpt   = regexp.MustCompile(`^--(?:gres=gpu:|gpus=)(?:[A-Za-z0-9_.-]+:)?(\d+)$`)
@@ -277,9 +277,10 @@ func TestAdviceNeverContradicts(t *testing.T) {
 		}
 	}
 	// The generator must reach every kind of advice, or the test checks
-	// nothing.
+	// nothing (with -short its fewer months need not reach each; make
+	// test runs it whole).
 	for _, k := range []string{"none", "fewer", "shard", "smaller"} {
-		if fired[k] == 0 {
+		if fired[k] == 0 && !testing.Short() {
 			t.Errorf("no month produced %s advice: the generator no longer reaches it", k)
 		}
 	}
