@@ -32,7 +32,7 @@ var internalWords = []string{
 // userTitle and countOpt read a recommendation's title and a hint's
 // option, as analysis's TestAdviceNeverContradicts does.
 var (
-	userTitle = regexp.MustCompile(`^User (\S+): asked for (\d+) GPUs, used (none|\d+)$`)
+	userTitle = regexp.MustCompile(`^User (\S+): asked for (\d+) GPUs?, used (none|\d+)$`)
 	countOpt  = regexp.MustCompile(`^--(?:gres=gpu:|gpus=)(?:[A-Za-z0-9_.-]+:)?(\d+)$`)
 )
 
