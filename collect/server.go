@@ -134,6 +134,13 @@ type Limits struct {
 	// and headers; IdleTimeout how long a connection may wait for its next
 	// request.
 	HeaderTimeout, IdleTimeout time.Duration
+	// FailuresPerSecond and FailureBurst are each source's budget of
+	// failed requests (failbudget.go): a source — a remote host, or a uid
+	// on the collector's own host — may fail FailureBurst requests at
+	// once and FailuresPerSecond a second after that; beyond, its
+	// connections are not read from and a request of it already read is
+	// refused 429 before its credential is decoded. Collector only.
+	FailuresPerSecond, FailureBurst int
 }
 
 // defaultLimits are the collector's. 4096 connections stay far below the
@@ -148,8 +155,20 @@ func defaultLimits() Limits {
 		MaxConns: 4096, ConnsPerPeer: 1024, ConnsPerSender: 64, MaxQueries: 8, QueriesPerUID: 2, QueueWait: 5 * time.Second,
 		QueryTimeout: 30 * time.Second, MaxUploads: 4, UploadTimeout: 30 * time.Second, MaxDecodes: 8,
 		HeaderTimeout: 5 * time.Second, IdleTimeout: 30 * time.Second,
+		FailuresPerSecond: DefaultFailuresPerSecond, FailureBurst: DefaultFailureBurst,
 	}
 }
+
+// DefaultFailuresPerSecond and DefaultFailureBurst are the collector's
+// failed-request budget of a source (Limits): far more than an honest
+// client fails (a node retries a refused push with backoff, a user
+// mistypes a filter), far less than a flood (14 million requests in 40 s
+// in issue 39's load test), and an unmunge each second costs the
+// collector a few milliseconds of CPU.
+const (
+	DefaultFailuresPerSecond = 10
+	DefaultFailureBurst      = 100
+)
 
 // orDefault returns l with each zero field taken from def.
 func (l Limits) orDefault(def Limits) Limits {
@@ -172,7 +191,8 @@ func (l Limits) orDefault(def Limits) Limits {
 		QueueWait: pickD(l.QueueWait, def.QueueWait), QueryTimeout: pickD(l.QueryTimeout, def.QueryTimeout),
 		MaxUploads: pick(l.MaxUploads, def.MaxUploads), UploadTimeout: pickD(l.UploadTimeout, def.UploadTimeout),
 		MaxDecodes: pick(l.MaxDecodes, def.MaxDecodes), HeaderTimeout: pickD(l.HeaderTimeout, def.HeaderTimeout),
-		IdleTimeout: pickD(l.IdleTimeout, def.IdleTimeout),
+		IdleTimeout:       pickD(l.IdleTimeout, def.IdleTimeout),
+		FailuresPerSecond: pick(l.FailuresPerSecond, def.FailuresPerSecond), FailureBurst: pick(l.FailureBurst, def.FailureBurst),
 	}
 }
 
@@ -216,6 +236,9 @@ type Server struct {
 	// within suspectSlots as well: half the decodes (suspects.go).
 	suspect      *suspects
 	suspectSlots chan struct{}
+	// budget is every source's failed-request budget (failbudget.go); nil
+	// on the local query socket.
+	budget *failBudget
 }
 
 // NewServeRefusals returns the collector's refusal counter and log,
@@ -244,8 +267,13 @@ func newServer(db *store.DB, auth Authenticator, opts ServerOptions, def Limits,
 		opts.Resolve = HostResolver()
 	}
 	lim := opts.Limits.orDefault(def)
+	var budget *failBudget
+	if lim.FailuresPerSecond > 0 {
+		budget = newFailBudget(lim.FailuresPerSecond, lim.FailureBurst)
+	}
 	return &Server{
-		db: db, auth: auth, opts: opts, lim: lim, log: log, name: "collector", refusals: opts.Refusals,
+		budget: budget,
+		db:     db, auth: auth, opts: opts, lim: lim, log: log, name: "collector", refusals: opts.Refusals,
 		queries: newFairSlots(lim.MaxQueries, lim.QueriesPerUID),
 		uploads: newFairSlots(lim.MaxUploads, 1),
 		decodes: newFairSlots(lim.MaxDecodes, max(lim.MaxDecodes/4, 1)),
@@ -267,6 +295,20 @@ func (s *Server) Handler() http.Handler {
 	mux.HandleFunc("GET /v1/jobs/{cluster}/{job}", s.get)
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		markBusy(r)
+		if s.budget != nil {
+			source := requestSource(r)
+			if d := s.budget.wait(source); d > 0 {
+				s.overBudget(w, r, source, d)
+				return
+			}
+			sw := &statusWriter{ResponseWriter: w}
+			defer func() {
+				if charged(sw.status) {
+					s.budget.charge(source)
+				}
+			}()
+			w = sw
+		}
 		if r.Method != http.MethodPost {
 			r.Body = http.MaxBytesReader(w, r.Body, 0) // a query has no body
 			if r.ContentLength != 0 {
@@ -277,6 +319,15 @@ func (s *Server) Handler() http.Handler {
 		}
 		mux.ServeHTTP(w, r)
 	})
+}
+
+// overBudget refuses a request of a source out of its failed-request
+// budget (failbudget.go), before anything of it is looked at, and closes
+// its connection: what the client pipelined behind it is never read.
+func (s *Server) overBudget(w http.ResponseWriter, r *http.Request, source string, wait time.Duration) {
+	w.Header().Set("Retry-After", strconv.Itoa(int(max(1, (wait+time.Second-1)/time.Second))))
+	w.Header().Set("Connection", "close")
+	s.fail(w, r, http.StatusTooManyRequests, fmt.Errorf("too many failed requests from %s; try again in %s", source, wait.Round(time.Millisecond)))
 }
 
 // errBusy means no slot came free within Limits.QueueWait.
@@ -292,10 +343,11 @@ func (s *Server) decode(r *http.Request) (Identity, []byte, error) {
 	if !plausibleCredential(cred) {
 		return Identity{}, nil, fmt.Errorf("%w: not a munge credential", ErrAuth)
 	}
-	// Before the credential is decoded, the sending host is all a
-	// request tells: its share of the decodes is the host's, and a host
-	// that sent junk lately decodes within the suspects' half too.
-	host := requestHost(r)
+	// Before the credential is decoded, the sending host (on this host,
+	// the connection's uid) is all a request tells: its share of the
+	// decodes is the source's, and a source that sent junk lately decodes
+	// within the suspects' half too.
+	host := requestSource(r)
 	wctx, cancel := context.WithTimeout(r.Context(), s.lim.QueueWait)
 	defer cancel()
 	busy := func() (Identity, []byte, error) {

@@ -273,6 +273,15 @@ type ServeConfig struct {
 	// once; a host at that share that opens another loses its oldest idle
 	// one. Users behind one login node or NAT share their host's.
 	ConnsPerHost int `toml:"conns_per_host"`
+	// FailuresPerSecond and FailureBurst are each source's budget of
+	// failed requests (answered 4xx but 409): a remote host, or a uid on
+	// the collector's own host, may fail FailureBurst requests at once and
+	// FailuresPerSecond a second after that; beyond, serve stops reading
+	// its connections and refuses what it already read with 429 before
+	// decoding a credential (docs/security.md). Honest nodes and users
+	// fail almost never and are not slowed.
+	FailuresPerSecond int `toml:"failures_per_second"`
+	FailureBurst      int `toml:"failure_burst"`
 	// Placement decides when a pushed profile's job counts as its node's:
 	// "slurm" (the default) once Slurm's records in the collector's
 	// database (jobcomp's reports, sacct imports) place the job on that
@@ -462,7 +471,7 @@ func Default() Config {
 			Sacctmgr: "/usr/bin/sacctmgr"},
 		MailProg: MailProgConfig{Mailer: "/usr/bin/mail", Deadline: Duration(5 * time.Second)},
 		Import:   ImportConfig{Sacct: "/usr/bin/sacct"},
-		Serve: ServeConfig{Listen: "127.0.0.1:8642", SlurmUser: "slurm", ConnsPerHost: 1024, SeriesAge: Duration(30 * 24 * time.Hour), SeriesPoints: 128,
+		Serve: ServeConfig{Listen: "127.0.0.1:8642", SlurmUser: "slurm", ConnsPerHost: 1024, FailuresPerSecond: 10, FailureBurst: 100, SeriesAge: Duration(30 * 24 * time.Hour), SeriesPoints: 128,
 			Placement: "slurm", HeldPerNode: 1000, HoldFor: Duration(time.Hour)},
 		Munge: MungeConfig{Munge: "/usr/bin/munge", Unmunge: "/usr/bin/unmunge"},
 		Sim: SimConfig{
@@ -593,6 +602,9 @@ func (c Config) Validate() error {
 func (s ServeConfig) validate() error {
 	if s.ConnsPerHost < 1 {
 		return errors.New("conns_per_host must be at least 1")
+	}
+	if s.FailuresPerSecond < 1 || s.FailureBurst < 1 {
+		return errors.New("failures_per_second and failure_burst must be at least 1")
 	}
 	if s.SeriesAge < 0 {
 		return errors.New("series_age must not be negative (0 keeps every series as recorded)")

@@ -40,7 +40,7 @@ func TestLoadExample(t *testing.T) {
 		MailProg: MailProgConfig{Mailer: "/usr/sbin/slurm-spool-mail", Deadline: Duration(3 * time.Second)},
 		Import:   ImportConfig{Sacct: "/opt/slurm/bin/sacct"},
 		Serve: ServeConfig{Listen: "0.0.0.0:9000", SlurmUser: "slurmadm", Nodes: []string{"10.0.0.11", "10.0.0.12"}, MetricsListen: "127.0.0.1:9843",
-			ConnsPerHost: 64, SeriesAge: Duration(90 * 24 * time.Hour), SeriesPoints: 64, NodeHosts: map[string][]string{"10.0.0.11": {"gpu017"}, "10.0.0.12": {"gpu018", "hpc2/gpu001"}},
+			ConnsPerHost: 64, FailuresPerSecond: 5, FailureBurst: 40, SeriesAge: Duration(90 * 24 * time.Hour), SeriesPoints: 64, NodeHosts: map[string][]string{"10.0.0.11": {"gpu017"}, "10.0.0.12": {"gpu018", "hpc2/gpu001"}},
 			Placement: "sender", HeldPerNode: 50, HoldFor: Duration(20 * time.Minute)},
 		Munge: MungeConfig{Munge: "/opt/munge/bin/munge", Unmunge: "/opt/munge/bin/unmunge", Socket: "/run/munge/alt.socket"},
 		Agent: AgentConfig{
@@ -363,6 +363,8 @@ func TestValidate(t *testing.T) {
 		{name: "a cluster in capitals", mutate: func(c *Config) { c.Clusters = map[string]ClusterConfig{"DLRM": {}} }, wantIn: "clusters.DLRM"},
 		{name: "a cluster with a slash", mutate: func(c *Config) { c.Clusters = map[string]ClusterConfig{"a/b": {}} }, wantIn: "clusters.a/b"},
 		{name: "no connection per host", mutate: func(c *Config) { c.Serve.ConnsPerHost = 0 }, wantIn: "serve.conns_per_host"},
+		{name: "no failure allowed", mutate: func(c *Config) { c.Serve.FailuresPerSecond = 0 }, wantIn: "serve.failures_per_second"},
+		{name: "no failure burst", mutate: func(c *Config) { c.Serve.FailureBurst = 0 }, wantIn: "failure_burst"},
 		{name: "negative series age", mutate: func(c *Config) { c.Serve.SeriesAge = Duration(-time.Hour) }, wantIn: "serve.series_age"},
 		{name: "series thinned too far", mutate: func(c *Config) { c.Serve.SeriesPoints = 8 }, wantIn: "serve.series_points"},
 		{name: "unknown placement", mutate: func(c *Config) { c.Serve.Placement = "node" }, wantIn: "serve.placement"},

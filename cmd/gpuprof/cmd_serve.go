@@ -97,7 +97,8 @@ func runServe(ctx context.Context, cfg config.Config, log *slog.Logger) error {
 		"cluster", own, "node_hosts", len(nodes), "placement", cfg.Serve.Placement)
 	srv := collect.NewServer(db, collect.MungeOf(cfg.Munge), collect.ServerOptions{
 		PushUIDs: push, PushHosts: cfg.Serve.Nodes, NodeHosts: nodes, Cluster: own, IsAdmin: isAdmin, Metrics: metrics,
-		Refusals: refusals, Limits: collect.Limits{ConnsPerPeer: cfg.Serve.ConnsPerHost},
+		Refusals: refusals, Limits: collect.Limits{ConnsPerPeer: cfg.Serve.ConnsPerHost,
+			FailuresPerSecond: cfg.Serve.FailuresPerSecond, FailureBurst: cfg.Serve.FailureBurst},
 		Placement: collect.Placement(cfg.Serve.Placement), HeldPerNode: cfg.Serve.HeldPerNode, HoldFor: cfg.Serve.HoldFor.D(),
 	}, log)
 	ln, err := net.Listen("tcp", cfg.Serve.Listen)
