@@ -56,7 +56,7 @@ func TestJunkCredentialsWaitOnTheirHostsShare(t *testing.T) {
 	db := openStore(t)
 	m := newFakeMunge()
 	s := NewServer(db, slowJunkAuth{m}, ServerOptions{Resolve: fakeResolve(testHosts),
-		Limits: Limits{MaxDecodes: 8, QueueWait: time.Second}}, testLogger(t))
+		Limits: Limits{QueryDecodes: 8, QueueWait: time.Second}}, testLogger(t))
 	h := s.Handler()
 	stop := make(chan struct{})
 	var wg sync.WaitGroup
@@ -105,7 +105,7 @@ func TestJunkFromManyHostsLeavesDecodes(t *testing.T) {
 	db := openStore(t)
 	m := newFakeMunge()
 	s := NewServer(db, slowJunkAuth{m}, ServerOptions{Resolve: fakeResolve(testHosts),
-		Limits: Limits{MaxDecodes: 8, QueueWait: time.Second}}, testLogger(t))
+		Limits: Limits{QueryDecodes: 8, QueueWait: time.Second}}, testLogger(t))
 	h := s.Handler()
 	stop := make(chan struct{})
 	var wg sync.WaitGroup

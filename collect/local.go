@@ -153,7 +153,7 @@ func (o LocalOptions) withDefaults() LocalOptions {
 func (o LocalOptions) limits() Limits {
 	return Limits{
 		MaxConns: o.MaxConns, ConnsPerPeer: o.ConnsPerUID, MaxQueries: o.MaxInFlight, QueriesPerUID: o.QueriesPerUID,
-		QueueWait: o.QueueWait, QueryTimeout: o.RequestTimeout, MaxUploads: 1, UploadTimeout: time.Second, MaxDecodes: 1,
+		QueueWait: o.QueueWait, QueryTimeout: o.RequestTimeout, MaxUploads: 1, UploadsPerHost: 1, UploadTimeout: time.Second, QueryDecodes: 1, PushDecodes: 1,
 		HeaderTimeout: 5 * time.Second, IdleTimeout: 30 * time.Second,
 	}
 }

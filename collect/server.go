@@ -98,6 +98,12 @@ type ServerOptions struct {
 // Limits bound what one client may take of a server. Zero means the
 // default for each field (defaultLimits for the collector, the local
 // query socket's in LocalOptions).
+//
+// Users' queries and nodes' pushes wait in lanes of their own: a query
+// takes a query decode and a query slot, a push a push decode and an
+// upload slot, and neither kind ever takes the other's. A job-end burst of
+// a thousand nodes therefore queues pushes behind pushes only; a user's
+// query waits for other queries (and the CPU), never for the burst.
 type Limits struct {
 	// MaxConns is how many connections are held at once; more wait in
 	// the kernel's listen backlog.
@@ -115,21 +121,25 @@ type Limits struct {
 	QueueWait time.Duration
 	// QueryTimeout ends a query's database read.
 	QueryTimeout time.Duration
-	// MaxUploads is how many pushes' bodies are read at once (one per
-	// host): only after the credential in the header was decoded and
-	// allowed, within UploadTimeout of the body's first byte being asked for.
-	MaxUploads    int
-	UploadTimeout time.Duration
+	// MaxUploads is how many pushes' bodies are read at once,
+	// UploadsPerHost how many of one sending host's (a node pushes one
+	// profile at a time): only after the credential in the header was
+	// decoded and allowed, within UploadTimeout of the body's first byte
+	// being asked for.
+	MaxUploads, UploadsPerHost int
+	UploadTimeout              time.Duration
 	// ConnsPerSender is how many connections one authenticated sender
 	// (a user by uid, a node by its host) holds once a request on them was
 	// authenticated; until then a connection counts in its host's
 	// ConnsPerPeer. Collector only.
 	ConnsPerSender int
-	// MaxDecodes is how many credentials are decoded at once (each runs
-	// unmunge), a quarter of them (at least one) for one sending host:
-	// a host flooding junk credentials waits on its own share, never
-	// ahead of other hosts' pushes and queries.
-	MaxDecodes int
+	// QueryDecodes is how many queries' credentials are decoded at once,
+	// PushDecodes how many pushes' (each runs unmunge): two lanes, told
+	// apart by the request's method and path before anything is decoded.
+	// In each lane a quarter of its decodes (at least one) serve one
+	// sending host: a host flooding junk credentials waits on its own
+	// share, never ahead of other hosts' requests.
+	QueryDecodes, PushDecodes int
 	// HeaderTimeout is how long a client has to send a request's line
 	// and headers; IdleTimeout how long a connection may wait for its next
 	// request.
@@ -143,18 +153,20 @@ type Limits struct {
 	FailuresPerSecond, FailureBurst int
 }
 
-// defaultLimits are the collector's. 4096 connections stay far below the
-// file descriptors Go raises the soft limit to; 1024 of one host leave
-// room for a login node's users (who share their host's share); 8 queries
-// at once, 2 of one uid, so that one user's costly sorts leave the others
-// slots; 4 uploads, one per host (a node pushes one profile at a time), so
-// bodies in memory stay under 4 × MaxBody; 8 unmunge processes at once;
-// 5 s to send a request's headers, which a client sends at once.
+// defaultLimits are the collector's (serve's settings of the same names,
+// docs/configuration.md). 4096 connections stay far below the file
+// descriptors Go raises the soft limit to; 1024 of one host leave room for
+// a login node's users (who share their host's share); 8 queries at once,
+// 2 of one uid, so that one user's costly sorts leave the others slots;
+// 4 uploads, one per host (a node pushes one profile at a time), so
+// bodies in memory stay under 4 × MaxBody; 8 unmunge processes at once for
+// pushes and 8 for queries; 5 s to send a request's headers, which a
+// client sends at once.
 func defaultLimits() Limits {
 	return Limits{
 		MaxConns: 4096, ConnsPerPeer: 1024, ConnsPerSender: 64, MaxQueries: 8, QueriesPerUID: 2, QueueWait: 5 * time.Second,
-		QueryTimeout: 30 * time.Second, MaxUploads: 4, UploadTimeout: 30 * time.Second, MaxDecodes: 8,
-		HeaderTimeout: 5 * time.Second, IdleTimeout: 30 * time.Second,
+		QueryTimeout: 30 * time.Second, MaxUploads: 4, UploadsPerHost: 1, UploadTimeout: 30 * time.Second,
+		QueryDecodes: 8, PushDecodes: 8, HeaderTimeout: 5 * time.Second, IdleTimeout: 30 * time.Second,
 		FailuresPerSecond: DefaultFailuresPerSecond, FailureBurst: DefaultFailureBurst,
 	}
 }
@@ -189,9 +201,10 @@ func (l Limits) orDefault(def Limits) Limits {
 		ConnsPerSender: pick(l.ConnsPerSender, def.ConnsPerSender),
 		MaxQueries:     pick(l.MaxQueries, def.MaxQueries), QueriesPerUID: pick(l.QueriesPerUID, def.QueriesPerUID),
 		QueueWait: pickD(l.QueueWait, def.QueueWait), QueryTimeout: pickD(l.QueryTimeout, def.QueryTimeout),
-		MaxUploads: pick(l.MaxUploads, def.MaxUploads), UploadTimeout: pickD(l.UploadTimeout, def.UploadTimeout),
-		MaxDecodes: pick(l.MaxDecodes, def.MaxDecodes), HeaderTimeout: pickD(l.HeaderTimeout, def.HeaderTimeout),
-		IdleTimeout:       pickD(l.IdleTimeout, def.IdleTimeout),
+		MaxUploads: pick(l.MaxUploads, def.MaxUploads), UploadsPerHost: pick(l.UploadsPerHost, def.UploadsPerHost),
+		UploadTimeout: pickD(l.UploadTimeout, def.UploadTimeout),
+		QueryDecodes:  pick(l.QueryDecodes, def.QueryDecodes), PushDecodes: pick(l.PushDecodes, def.PushDecodes),
+		HeaderTimeout: pickD(l.HeaderTimeout, def.HeaderTimeout), IdleTimeout: pickD(l.IdleTimeout, def.IdleTimeout),
 		FailuresPerSecond: pick(l.FailuresPerSecond, def.FailuresPerSecond), FailureBurst: pick(l.FailureBurst, def.FailureBurst),
 	}
 }
@@ -230,15 +243,26 @@ type Server struct {
 	refusals *Refusals
 	queries  *fairSlots // database reads, per uid
 	uploads  *fairSlots // push bodies being read, per host
-	decodes  *fairSlots // credentials being decoded, shared per sending host
-	held     *holdings  // pushes waiting for Slurm's records (hold.go)
+	// Credentials being decoded, a lane for queries and one for pushes.
+	queryDecodes, pushDecodes decodeLane
+	held                      *holdings // pushes waiting for Slurm's records (hold.go)
 	// suspect hosts (a credential of theirs failed lately) decode only
-	// within suspectSlots as well: half the decodes (suspects.go).
-	suspect      *suspects
-	suspectSlots chan struct{}
+	// within their lane's suspect slots as well (suspects.go).
+	suspect *suspects
 	// budget is every source's failed-request budget (failbudget.go); nil
 	// on the local query socket.
 	budget *failBudget
+}
+
+// decodeLane is one kind of request's credential decoding: slots shared
+// out by sending host, and the suspects' half of them.
+type decodeLane struct {
+	slots    *fairSlots
+	suspects chan struct{}
+}
+
+func newDecodeLane(n int) decodeLane {
+	return decodeLane{slots: newFairSlots(n, max(n/4, 1)), suspects: make(chan struct{}, max(n/2, 1))}
 }
 
 // NewServeRefusals returns the collector's refusal counter and log,
@@ -274,11 +298,11 @@ func newServer(db *store.DB, auth Authenticator, opts ServerOptions, def Limits,
 	return &Server{
 		budget: budget,
 		db:     db, auth: auth, opts: opts, lim: lim, log: log, name: "collector", refusals: opts.Refusals,
-		queries: newFairSlots(lim.MaxQueries, lim.QueriesPerUID),
-		uploads: newFairSlots(lim.MaxUploads, 1),
-		decodes: newFairSlots(lim.MaxDecodes, max(lim.MaxDecodes/4, 1)),
+		queries:      newFairSlots(lim.MaxQueries, lim.QueriesPerUID),
+		uploads:      newFairSlots(lim.MaxUploads, lim.UploadsPerHost),
+		queryDecodes: newDecodeLane(lim.QueryDecodes), pushDecodes: newDecodeLane(lim.PushDecodes),
 		held:    newHoldings(opts.HeldPerNode, opts.HoldFor, nil),
-		suspect: newSuspects(), suspectSlots: make(chan struct{}, max(lim.MaxDecodes/2, 1)),
+		suspect: newSuspects(),
 	}
 }
 
@@ -333,9 +357,10 @@ func (s *Server) overBudget(w http.ResponseWriter, r *http.Request, source strin
 // errBusy means no slot came free within Limits.QueueWait.
 var errBusy = errors.New("busy")
 
-// decode decodes the request's munge credential, at most Limits.MaxDecodes
-// at once (each runs unmunge), without reading the body.
-func (s *Server) decode(r *http.Request) (Identity, []byte, error) {
+// decode decodes the request's munge credential in lane (a query's or a
+// push's, at most Limits.QueryDecodes or PushDecodes at once: each runs
+// unmunge), without reading the body.
+func (s *Server) decode(r *http.Request, lane decodeLane) (Identity, []byte, error) {
 	cred, ok := strings.CutPrefix(r.Header.Get("Authorization"), "MUNGE ")
 	if !ok {
 		return Identity{}, nil, fmt.Errorf("%w: no munge credential", ErrAuth)
@@ -358,13 +383,13 @@ func (s *Server) decode(r *http.Request) (Identity, []byte, error) {
 	}
 	if s.suspect.is(host) {
 		select {
-		case s.suspectSlots <- struct{}{}:
-			defer func() { <-s.suspectSlots }()
+		case lane.suspects <- struct{}{}:
+			defer func() { <-lane.suspects }()
 		case <-wctx.Done():
 			return busy()
 		}
 	}
-	release, ok := s.decodes.acquire(wctx, host)
+	release, ok := lane.slots.acquire(wctx, host)
 	if !ok {
 		return busy()
 	}
@@ -398,7 +423,7 @@ func plausibleCredential(cred string) bool {
 
 // authenticate checks a bodiless request's credential against the request.
 func (s *Server) authenticate(r *http.Request) (Identity, error) {
-	id, payload, err := s.decode(r)
+	id, payload, err := s.decode(r, s.queryDecodes)
 	if err != nil {
 		return Identity{}, err
 	}
@@ -549,7 +574,7 @@ func loopbackPeer(r *http.Request) bool {
 }
 
 // readBody reads a push's body: at most MaxBody, within UploadTimeout,
-// one host's at a time and at most MaxUploads at once. code is the answer
+// UploadsPerHost of one host's at a time and at most MaxUploads at once. code is the answer
 // when it fails.
 func (s *Server) readBody(w http.ResponseWriter, r *http.Request, host string) (body []byte, code int, err error) {
 	if r.ContentLength > s.opts.MaxBody {
@@ -590,7 +615,7 @@ const fullRetryAfter = "60"
 func (s *Server) push(w http.ResponseWriter, r *http.Request) {
 	// Who sends, from the header alone: nothing of the body is read for
 	// a sender that may not push.
-	id, payload, err := s.decode(r)
+	id, payload, err := s.decode(r, s.pushDecodes)
 	if err != nil {
 		s.authFailed(w, r, err)
 		return

@@ -57,3 +57,17 @@ func NodeHosts(entries map[string][]string, own string) map[string][]NodeRef {
 	}
 	return out
 }
+
+// LimitsOf is the [serve] section's admission limits as the collector
+// takes them (ServerOptions.Limits): the connections, the users' query
+// lane and the nodes' push lane. The limits serve's settings do not name
+// keep the collector's defaults.
+func LimitsOf(c config.ServeConfig) Limits {
+	return Limits{
+		MaxConns: c.MaxConns, ConnsPerPeer: c.ConnsPerHost,
+		MaxQueries: c.MaxQueries, QueriesPerUID: c.QueriesPerUser, QueryDecodes: c.QueryDecodes,
+		PushDecodes: c.PushDecodes, MaxUploads: c.MaxUploads, UploadsPerHost: c.UploadsPerHost,
+		QueueWait:         c.QueueWait.D(),
+		FailuresPerSecond: c.FailuresPerSecond, FailureBurst: c.FailureBurst,
+	}
+}

@@ -5,6 +5,7 @@ import (
 	"log/slog"
 	"reflect"
 	"testing"
+	"time"
 
 	"github.com/gpuprof/gpuprof/config"
 )
@@ -47,5 +48,20 @@ func TestNodeHosts(t *testing.T) {
 	want := map[string][]NodeRef{"gw": {{Cluster: "lab", Node: "gpu01"}, {Cluster: "dlrm", Node: "hn01"}}}
 	if !reflect.DeepEqual(got, want) {
 		t.Errorf("NodeHosts = %v, want %v", got, want)
+	}
+}
+
+// serve's settings are the collector's limits: the defaults of both
+// agree, and each setting reaches its limit.
+func TestLimitsOf(t *testing.T) {
+	if got := LimitsOf(config.Default().Serve).orDefault(defaultLimits()); got != defaultLimits() {
+		t.Errorf("config's serve defaults as limits = %+v, want the collector's %+v", got, defaultLimits())
+	}
+	c := config.ServeConfig{ConnsPerHost: 3, MaxConns: 5, MaxQueries: 7, QueriesPerUser: 11, QueryDecodes: 13, PushDecodes: 17,
+		MaxUploads: 19, UploadsPerHost: 23, QueueWait: config.Duration(29 * time.Second)}
+	want := Limits{ConnsPerPeer: 3, MaxConns: 5, MaxQueries: 7, QueriesPerUID: 11, QueryDecodes: 13, PushDecodes: 17,
+		MaxUploads: 19, UploadsPerHost: 23, QueueWait: 29 * time.Second}
+	if got := LimitsOf(c); got != want {
+		t.Errorf("LimitsOf = %+v, want %+v", got, want)
 	}
 }

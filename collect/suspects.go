@@ -7,12 +7,12 @@ import (
 
 // Decoding a credential costs an unmunge whether or not the credential is
 // good, so junk costs the collector what a real request does. Every host
-// has its share of the decodes (a quarter), but junk from four hosts would
-// still hold them all. A host whose credential failed to decode in the
-// last suspectFor is suspect: its decodes also take one of a separate,
-// smaller pool (half the decodes), so junk from any number of hosts holds
-// at most half of them and hosts that send good credentials always find
-// the other half.
+// has its share of a lane's decodes (a quarter; queries and pushes each
+// have their lane), but junk from four hosts would still hold them all. A
+// host whose credential failed to decode in the last suspectFor is
+// suspect: its decodes also take one of a separate, smaller pool (half the
+// lane's decodes), so junk from any number of hosts holds at most half of
+// them and hosts that send good credentials always find the other half.
 
 // suspectFor is how long a failed decode marks its host.
 const suspectFor = 30 * time.Second

@@ -282,6 +282,25 @@ type ServeConfig struct {
 	// fail almost never and are not slowed.
 	FailuresPerSecond int `toml:"failures_per_second"`
 	FailureBurst      int `toml:"failure_burst"`
+	// MaxConns is how many connections serve holds open at once; more
+	// wait in the kernel's listen backlog.
+	MaxConns int `toml:"max_conns"`
+	// Users' queries and nodes' pushes are admitted in lanes of their own
+	// (neither takes the other's slots): MaxQueries queries are answered
+	// at once, QueriesPerUser of one user's, QueryDecodes queries'
+	// credentials decoded at once; PushDecodes pushes' credentials are
+	// decoded at once, MaxUploads pushes' bodies read at once,
+	// UploadsPerHost of one node's. One host takes at most a quarter of
+	// each lane's decodes. A request that waits QueueWait for its slot is
+	// answered 503 with Retry-After (a node keeps its profile and pushes it
+	// again).
+	MaxQueries     int      `toml:"max_queries"`
+	QueriesPerUser int      `toml:"queries_per_user"`
+	QueryDecodes   int      `toml:"query_decodes"`
+	PushDecodes    int      `toml:"push_decodes"`
+	MaxUploads     int      `toml:"max_uploads"`
+	UploadsPerHost int      `toml:"uploads_per_host"`
+	QueueWait      Duration `toml:"queue_wait"`
 	// Placement decides when a pushed profile's job counts as its node's:
 	// "slurm" (the default) once Slurm's records in the collector's
 	// database (jobcomp's reports, sacct imports) place the job on that
@@ -471,7 +490,10 @@ func Default() Config {
 			Sacctmgr: "/usr/bin/sacctmgr"},
 		MailProg: MailProgConfig{Mailer: "/usr/bin/mail", Deadline: Duration(5 * time.Second)},
 		Import:   ImportConfig{Sacct: "/usr/bin/sacct"},
-		Serve: ServeConfig{Listen: "127.0.0.1:8642", SlurmUser: "slurm", ConnsPerHost: 1024, FailuresPerSecond: 10, FailureBurst: 100, SeriesAge: Duration(30 * 24 * time.Hour), SeriesPoints: 128,
+		Serve: ServeConfig{Listen: "127.0.0.1:8642", SlurmUser: "slurm", ConnsPerHost: 1024, MaxConns: 4096,
+			FailuresPerSecond: 10, FailureBurst: 100,
+			MaxQueries: 8, QueriesPerUser: 2, QueryDecodes: 8, PushDecodes: 8, MaxUploads: 4, UploadsPerHost: 1, QueueWait: Duration(5 * time.Second),
+			SeriesAge: Duration(30 * 24 * time.Hour), SeriesPoints: 128,
 			Placement: "slurm", HeldPerNode: 1000, HoldFor: Duration(time.Hour)},
 		Munge: MungeConfig{Munge: "/usr/bin/munge", Unmunge: "/usr/bin/unmunge"},
 		Sim: SimConfig{
@@ -605,6 +627,23 @@ func (s ServeConfig) validate() error {
 	}
 	if s.FailuresPerSecond < 1 || s.FailureBurst < 1 {
 		return errors.New("failures_per_second and failure_burst must be at least 1")
+	}
+	for _, l := range []struct {
+		name string
+		v    int
+	}{{"max_conns", s.MaxConns}, {"max_queries", s.MaxQueries}, {"queries_per_user", s.QueriesPerUser},
+		{"query_decodes", s.QueryDecodes}, {"push_decodes", s.PushDecodes}, {"max_uploads", s.MaxUploads}, {"uploads_per_host", s.UploadsPerHost}} {
+		if l.v < 1 {
+			return fmt.Errorf("%s must be at least 1 (%d)", l.name, l.v)
+		}
+	}
+	switch {
+	case s.QueriesPerUser > s.MaxQueries:
+		return fmt.Errorf("queries_per_user (%d) must not pass max_queries (%d)", s.QueriesPerUser, s.MaxQueries)
+	case s.UploadsPerHost > s.MaxUploads:
+		return fmt.Errorf("uploads_per_host (%d) must not pass max_uploads (%d)", s.UploadsPerHost, s.MaxUploads)
+	case s.QueueWait.D() < 100*time.Millisecond || s.QueueWait.D() > time.Minute:
+		return fmt.Errorf("queue_wait %s: want 100ms to 1m (a node's push and a user's query wait this long for a slot)", s.QueueWait.D())
 	}
 	if s.SeriesAge < 0 {
 		return errors.New("series_age must not be negative (0 keeps every series as recorded)")

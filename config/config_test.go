@@ -40,7 +40,8 @@ func TestLoadExample(t *testing.T) {
 		MailProg: MailProgConfig{Mailer: "/usr/sbin/slurm-spool-mail", Deadline: Duration(3 * time.Second)},
 		Import:   ImportConfig{Sacct: "/opt/slurm/bin/sacct"},
 		Serve: ServeConfig{Listen: "0.0.0.0:9000", SlurmUser: "slurmadm", Nodes: []string{"10.0.0.11", "10.0.0.12"}, MetricsListen: "127.0.0.1:9843",
-			ConnsPerHost: 64, FailuresPerSecond: 5, FailureBurst: 40, SeriesAge: Duration(90 * 24 * time.Hour), SeriesPoints: 64, NodeHosts: map[string][]string{"10.0.0.11": {"gpu017"}, "10.0.0.12": {"gpu018", "hpc2/gpu001"}},
+			ConnsPerHost: 64, FailuresPerSecond: 5, FailureBurst: 40, MaxConns: 8192, MaxQueries: 16, QueriesPerUser: 4, QueryDecodes: 12, PushDecodes: 32, MaxUploads: 16, UploadsPerHost: 2,
+			QueueWait: Duration(10 * time.Second), SeriesAge: Duration(90 * 24 * time.Hour), SeriesPoints: 64, NodeHosts: map[string][]string{"10.0.0.11": {"gpu017"}, "10.0.0.12": {"gpu018", "hpc2/gpu001"}},
 			Placement: "sender", HeldPerNode: 50, HoldFor: Duration(20 * time.Minute)},
 		Munge: MungeConfig{Munge: "/opt/munge/bin/munge", Unmunge: "/opt/munge/bin/unmunge", Socket: "/run/munge/alt.socket"},
 		Agent: AgentConfig{
@@ -365,6 +366,16 @@ func TestValidate(t *testing.T) {
 		{name: "no connection per host", mutate: func(c *Config) { c.Serve.ConnsPerHost = 0 }, wantIn: "serve.conns_per_host"},
 		{name: "no failure allowed", mutate: func(c *Config) { c.Serve.FailuresPerSecond = 0 }, wantIn: "serve.failures_per_second"},
 		{name: "no failure burst", mutate: func(c *Config) { c.Serve.FailureBurst = 0 }, wantIn: "failure_burst"},
+		{name: "no connection", mutate: func(c *Config) { c.Serve.MaxConns = 0 }, wantIn: "serve.max_conns"},
+		{name: "no query decode", mutate: func(c *Config) { c.Serve.QueryDecodes = 0 }, wantIn: "serve.query_decodes"},
+		{name: "no push decode", mutate: func(c *Config) { c.Serve.PushDecodes = -1 }, wantIn: "serve.push_decodes"},
+		{name: "no upload per host", mutate: func(c *Config) { c.Serve.UploadsPerHost = 0 }, wantIn: "serve.uploads_per_host"},
+		{name: "queries per user over max", mutate: func(c *Config) { c.Serve.QueriesPerUser = 9 }, wantIn: "serve.queries_per_user"},
+		{name: "uploads per host over max", mutate: func(c *Config) { c.Serve.UploadsPerHost = 5 }, wantIn: "serve.uploads_per_host"},
+		{name: "queue wait too short", mutate: func(c *Config) { c.Serve.QueueWait = Duration(10 * time.Millisecond) }, wantIn: "serve.queue_wait"},
+		{name: "larger lanes", mutate: func(c *Config) {
+			c.Serve.MaxQueries, c.Serve.QueryDecodes, c.Serve.PushDecodes, c.Serve.MaxUploads, c.Serve.UploadsPerHost = 16, 16, 32, 16, 2
+		}},
 		{name: "negative series age", mutate: func(c *Config) { c.Serve.SeriesAge = Duration(-time.Hour) }, wantIn: "serve.series_age"},
 		{name: "series thinned too far", mutate: func(c *Config) { c.Serve.SeriesPoints = 8 }, wantIn: "serve.series_points"},
 		{name: "unknown placement", mutate: func(c *Config) { c.Serve.Placement = "node" }, wantIn: "serve.placement"},

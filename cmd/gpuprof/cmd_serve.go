@@ -34,7 +34,9 @@ for that host; and (serve.placement = "slurm", the default) only once
 Slurm's records here (jobcomp, sacct imports) place the job on that node:
 until then the profile is held and the node pushes it again. Users' commands query jobs here with their own munge
 credential: a user sees only their own jobs, members of
-admin_group see all. Records jobcomp spooled while the database was busy are
+admin_group see all. Queries and pushes are admitted in lanes of their
+own (serve.max_queries, query_decodes; push_decodes, max_uploads), so a
+burst of nodes' pushes never queues a user's query. Records jobcomp spooled while the database was busy are
 ingested here too. Not needed in single-host mode.
 
 With serve.metrics_listen set it also serves /metrics for Prometheus:
@@ -97,8 +99,7 @@ func runServe(ctx context.Context, cfg config.Config, log *slog.Logger) error {
 		"cluster", own, "node_hosts", len(nodes), "placement", cfg.Serve.Placement)
 	srv := collect.NewServer(db, collect.MungeOf(cfg.Munge), collect.ServerOptions{
 		PushUIDs: push, PushHosts: cfg.Serve.Nodes, NodeHosts: nodes, Cluster: own, IsAdmin: isAdmin, Metrics: metrics,
-		Refusals: refusals, Limits: collect.Limits{ConnsPerPeer: cfg.Serve.ConnsPerHost,
-			FailuresPerSecond: cfg.Serve.FailuresPerSecond, FailureBurst: cfg.Serve.FailureBurst},
+		Refusals: refusals, Limits: collect.LimitsOf(cfg.Serve),
 		Placement: collect.Placement(cfg.Serve.Placement), HeldPerNode: cfg.Serve.HeldPerNode, HoldFor: cfg.Serve.HoldFor.D(),
 	}, log)
 	ln, err := net.Listen("tcp", cfg.Serve.Listen)
