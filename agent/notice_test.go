@@ -523,6 +523,12 @@ func TestNoticeShardJobNotOversized(t *testing.T) {
 	if p.Shards != 2 || !p.AllocKnown {
 		t.Errorf("profile shards %d (known %t), want slurmctld's 2", p.Shards, p.AllocKnown)
 	}
+	// /metrics says so beside the job's GPU series.
+	f.a.opts.MetricsJobsToken = testMetricsToken
+	fams := scrape(t, f.a.MetricsHandler(), false)
+	if ms := fams["gpuprof_job_gpu_shards"].GetMetric(); len(ms) != 1 || ms[0].GetGauge().GetValue() != 2 {
+		t.Errorf("gpuprof_job_gpu_shards = %v, want one series of 2 for job 30", ms)
+	}
 	for _, m := range f.sent() {
 		var b bytes.Buffer
 		_, _ = b.ReadFrom(m.Body)
