@@ -241,6 +241,16 @@ func TestLoopbackUID(t *testing.T) {
 			if got, want := connSource(sc, loopbackHost), fmt.Sprintf("loopback uid %d", os.Getuid()); got != want {
 				t.Errorf("connSource = %q, want %q", got, want)
 			}
+			// A connection whose owner is not told counts as the host's.
+			p1, p2 := net.Pipe()
+			defer p1.Close()
+			defer p2.Close()
+			if got := connSource(p1, loopbackHost); got != loopbackHost {
+				t.Errorf("connSource of a connection without TCP addresses = %q, want %q", got, loopbackHost)
+			}
+			if got := connSource(sc, "10.0.0.2"); got != "10.0.0.2" {
+				t.Errorf("connSource of a remote host = %q, want the host", got)
+			}
 		})
 	}
 }
