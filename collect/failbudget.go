@@ -114,6 +114,41 @@ func (f *failBudget) wait(source string) time.Duration {
 	return time.Duration((1 - b.tokens) / f.rate * float64(time.Second))
 }
 
+// take takes a token of source's in advance, for a connection that
+// waited for the budget and is about to read its next request: zero when
+// it took one, else how long until one is back. Only one waiting
+// connection goes on per token, not every one that waited for it at
+// once; refund gives the token back when the request succeeds.
+func (f *failBudget) take(source string) time.Duration {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	now := f.now()
+	b := f.buckets[source]
+	if b == nil { // full again since the wait began: a new source's
+		if len(f.buckets) >= maxFailBuckets {
+			f.forgetLocked(now)
+		}
+		b = &failBucket{tokens: f.burst, at: now}
+		f.buckets[source] = b
+	}
+	f.refill(b, now)
+	if b.tokens >= 1 {
+		b.tokens--
+		return 0
+	}
+	return time.Duration((1 - b.tokens) / f.rate * float64(time.Second))
+}
+
+// refund gives back a token take took for a request that succeeded.
+func (f *failBudget) refund(source string) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	if b := f.buckets[source]; b != nil {
+		f.refill(b, f.now())
+		b.tokens = min(f.burst, b.tokens+1)
+	}
+}
+
 // charged says whether an answer with this status spends a token: a
 // client error, but a conflict (a node's push naming a job another node
 // holds is the node's honest mistake, answered once per profile) and our

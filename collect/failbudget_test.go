@@ -42,6 +42,17 @@ func TestFailBudget(t *testing.T) {
 	if d := f.wait("a"); d != 600*time.Millisecond {
 		t.Errorf("in debt: wait %v, want 600ms (from -5 to 1 at 10/s)", d)
 	}
+	now = now.Add(600 * time.Millisecond)
+	if d := f.take("a"); d != 0 {
+		t.Errorf("take with a token back: %v, want 0", d)
+	}
+	if d := f.take("a"); d != 100*time.Millisecond {
+		t.Errorf("take again: %v, want 100ms (the token was taken)", d)
+	}
+	f.refund("a")
+	if d := f.take("a"); d != 0 {
+		t.Errorf("take after a refund: %v, want 0", d)
+	}
 	now = now.Add(time.Hour)
 	if d := f.wait("a"); d != 0 || len(f.buckets) != 0 {
 		t.Errorf("an hour on: wait %v, %d sources remembered; want 0 and none (a full bucket is a new source's)", d, len(f.buckets))
@@ -89,7 +100,7 @@ func (a *countingJunkAuth) Decode(ctx context.Context, cred string) (Identity, [
 func TestFloodFromOneHostCostsItsBudget(t *testing.T) {
 	db := openStore(t)
 	auth := &countingJunkAuth{fakeMunge: newFakeMunge()}
-	const rate, burst, conns = 10, 20, 16
+	const rate, burst = 10, 20
 	s := NewServer(db, auth, ServerOptions{Resolve: fakeResolve(testHosts),
 		Limits: Limits{FailuresPerSecond: rate, FailureBurst: burst}}, testLogger(t))
 	h := s.Handler()
@@ -97,7 +108,7 @@ func TestFloodFromOneHostCostsItsBudget(t *testing.T) {
 	var wg sync.WaitGroup
 	var sent, limited atomic.Int64
 	start := time.Now()
-	for i := range conns {
+	for i := range 16 {
 		wg.Go(func() {
 			for n := 0; ; n++ {
 				select {
@@ -134,10 +145,9 @@ func TestFloodFromOneHostCostsItsBudget(t *testing.T) {
 	close(stop)
 	wg.Wait()
 	elapsed := time.Since(start)
-	// Plus one request per flooding connection: a request past the
-	// budget's check when the last token went is decoded and charged (the
-	// bucket goes into debt, so the bound does not grow with time).
-	bound := int64(burst + rate*elapsed.Seconds() + conns)
+	// The budget is checked before a request and charged after it: the
+	// flooder's 16 requests in flight when its last token went may pass.
+	bound := int64(burst + rate*elapsed.Seconds() + 16)
 	t.Logf("in %v the flooder sent %d requests: %d decoded, %d refused 429; the other host's 20 decoded (%d)",
 		elapsed.Round(time.Millisecond), sent.Load(), auth.junk.Load(), limited.Load(), auth.good.Load())
 	if got := auth.junk.Load(); got > bound {
@@ -195,6 +205,41 @@ func TestOverBudgetConnectionNotRead(t *testing.T) {
 		t.Errorf("%d answered 429, want 1, then the connection closed", codes[http.StatusTooManyRequests])
 	}
 
+	// 30 more connections of the source, one failing request each, while
+	// it is out of budget: one goes on per token that comes back, not all
+	// at once when the first does. Before take, all 30 were answered at
+	// the first token.
+	var conns []net.Conn
+	for range 30 {
+		c, err := net.Dial("tcp", ln.Addr().String())
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer c.Close()
+		if _, err := io.WriteString(c, "GET /v1/jobs HTTP/1.1\r\nHost: x\r\n\r\n"); err != nil {
+			t.Fatal(err)
+		}
+		conns = append(conns, c)
+	}
+	start = time.Now()
+	var answered atomic.Int64
+	var wg sync.WaitGroup
+	for _, c := range conns {
+		wg.Go(func() {
+			_ = c.SetReadDeadline(time.Now().Add(time.Second))
+			if resp, err := http.ReadResponse(bufio.NewReader(c), nil); err == nil {
+				resp.Body.Close()
+				answered.Add(1)
+			}
+		})
+	}
+	wg.Wait()
+	elapsed = time.Since(start)
+	t.Logf("30 connections out of budget: %d answered in %v", answered.Load(), elapsed.Round(time.Millisecond))
+	if bound := int64(rate*elapsed.Seconds() + 2); answered.Load() > bound {
+		t.Errorf("%d of 30 waiting connections answered in %v, want at most one a token, %d", answered.Load(), elapsed, bound)
+	}
+
 	// The same source's honest query, once its budget has a token again.
 	cl := &http.Client{Transport: &http.Transport{}}
 	req, _ := http.NewRequest("GET", "http://"+ln.Addr().String()+"/v1/jobs", nil)
@@ -243,6 +288,16 @@ func TestLoopbackUID(t *testing.T) {
 			}
 			if got, want := connSource(sc, loopbackHost), fmt.Sprintf("loopback uid %d", os.Getuid()); got != want {
 				t.Errorf("connSource = %q, want %q", got, want)
+			}
+			// A connection whose owner is not told counts as the host's.
+			p1, p2 := net.Pipe()
+			defer p1.Close()
+			defer p2.Close()
+			if got := connSource(p1, loopbackHost); got != loopbackHost {
+				t.Errorf("connSource of a connection without TCP addresses = %q, want %q", got, loopbackHost)
+			}
+			if got := connSource(sc, "10.0.0.2"); got != "10.0.0.2" {
+				t.Errorf("connSource of a remote host = %q, want the host", got)
 			}
 		})
 	}

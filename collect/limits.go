@@ -75,6 +75,10 @@ type peerConn struct {
 	// readDL is the read deadline the server last set (UnixNano, 0 for
 	// none): a read waiting for the budget keeps it too.
 	readDL atomic.Int64
+	// prepaid: the connection waited for the budget and took a token for
+	// its next request (failBudget.take); the request's answer keeps it
+	// (a failure) or gives it back.
+	prepaid atomic.Bool
 	// busy: a request of it is being answered (from the handler's start
 	// to the connection's return to idle); it is not evicted then.
 	busy atomic.Bool
@@ -273,8 +277,13 @@ func (c *peerConn) Read(p []byte) (int, error) {
 }
 
 func (c *peerConn) awaitBudget(b *failBudget) error {
-	for {
-		d := b.wait(c.source)
+	for waited := false; ; waited = true {
+		var d time.Duration
+		if !waited {
+			d = b.wait(c.source) // within budget: read on, nothing taken
+		} else if d = b.take(c.source); d <= 0 {
+			c.prepaid.Store(true)
+		}
 		if d <= 0 {
 			return nil
 		}
@@ -327,6 +336,13 @@ func withConn(ctx context.Context, c net.Conn) context.Context {
 		return context.WithValue(ctx, connKey{}, pc)
 	}
 	return ctx
+}
+
+// takePrepaid says whether the request r is the one a token was taken
+// for in advance (peerConn.prepaid), and clears it.
+func takePrepaid(r *http.Request) bool {
+	pc, ok := r.Context().Value(connKey{}).(*peerConn)
+	return ok && pc.prepaid.Swap(false)
 }
 
 // markBusy marks the connection r came on busy until it is idle again.

@@ -321,14 +321,18 @@ func (s *Server) Handler() http.Handler {
 		markBusy(r)
 		if s.budget != nil {
 			source := requestSource(r)
-			if d := s.budget.wait(source); d > 0 {
+			prepaid := takePrepaid(r)
+			if d := s.budget.wait(source); d > 0 && !prepaid {
 				s.overBudget(w, r, source, d)
 				return
 			}
 			sw := &statusWriter{ResponseWriter: w}
 			defer func() {
-				if charged(sw.status) {
+				switch failed := charged(sw.status); {
+				case failed && !prepaid:
 					s.budget.charge(source)
+				case !failed && prepaid:
+					s.budget.refund(source)
 				}
 			}()
 			w = sw
