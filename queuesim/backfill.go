@@ -346,8 +346,9 @@ func (s *sim) backfill() {
 		return
 	}
 	s.tlGen++
+	s.bfHorizon = s.now + secs(s.sc.BfWindow)
 	s.buildTimelines()
-	horizon := s.now + secs(s.sc.BfWindow)
+	horizon := s.bfHorizon
 	var nodes []int32
 	// The last job that may still start, and the nodes free for it now
 	// (its witness), checked again only when a plan lands on them.
@@ -551,14 +552,79 @@ func (s *sim) earliest(ji, p int32, dur, limit int64) (int64, []int32) {
 			from = m.lb
 		}
 	}
+	if limit <= s.bfHorizon && s.noStartInWindow(j.shape, p, dur) {
+		m.gen, m.t, m.lb = s.tlGen, never, max(from, limit+1)
+		s.bounded++
+		return never, nil
+	}
 	t, nodes := s.search(ji, p, dur, limit, from)
 	m.gen, m.t = s.tlGen, t
 	if t < never {
 		m.nodes = append(m.nodes[:0], nodes...)
 	} else {
 		m.lb = max(from, limit+1)
+		if limit >= s.bfHorizon {
+			s.noStartFound(j.shape, p, dur)
+		}
 	}
 	return t, nodes
+}
+
+// The dominance bound. A job asks for a level of its class (GPUs, or
+// shards, on each of its nodes; the class is its GPU type, its node count
+// and whether it asks for shards) for a duration. One that asks for more
+// of the same class, for longer, in the same partition, cannot start
+// before the lesser one could: it fits on fewer nodes (fitsShape), and a
+// node free for its units during [c, c+dur) is free then for fewer units
+// during a shorter span. Within a cycle the timelines only gain use, so
+// once a search found no start up to the end of bf_window for a level
+// and duration, no job of the class in that partition at that level or
+// above, for that duration or longer, has one for the rest of the cycle:
+// earliest answers never for it without the search, which would have
+// answered the same. In an overloaded cycle about a quarter of the jobs
+// tested are answered so (docs/benchmarks.md).
+
+// noStartInWindow reports whether the cycle has already proved that the
+// shape has no start in the partition for dur up to the end of
+// bf_window.
+func (s *sim) noStartInWindow(shape, p int32, dur int64) bool {
+	if s.reference {
+		return false
+	}
+	e := s.noStart[s.domSlot(shape, p)]
+	return e.gen == s.tlGen && e.dur <= dur
+}
+
+// noStartFound records that the shape has no start in the partition for
+// dur up to the end of bf_window: for its level and, so that one look
+// answers, for every level of its class above it.
+func (s *sim) noStartFound(shape, p int32, dur int64) {
+	if s.reference {
+		return
+	}
+	c := s.domClass[shape]
+	base := int(s.domBase[c]) + int(p)*len(s.domLevels[c])
+	for l := int(s.domLevel[shape]); l < len(s.domLevels[c]); l++ {
+		e := &s.noStart[base+l]
+		if e.gen != s.tlGen || dur < e.dur {
+			*e = noStartMark{s.tlGen, dur}
+		}
+	}
+}
+
+// domSlot is the index of the shape's class, partition and level in
+// sim.noStart.
+func (s *sim) domSlot(shape, p int32) int {
+	c := s.domClass[shape]
+	return int(s.domBase[c]) + int(p)*len(s.domLevels[c]) + int(s.domLevel[shape])
+}
+
+// noStartMark is the shortest duration of a class, partition and level
+// (and, as noStartFound records it, of the levels of the class below it)
+// that has no start up to the end of bf_window in cycle gen.
+type noStartMark struct {
+	gen int
+	dur int64
 }
 
 // stillFree reports whether every node has the job's units free from t

@@ -87,10 +87,12 @@ type sim struct {
 	now      int64
 	arrivals []int32 // job indices by arrival
 	pending  []int32 // by priority; entries no longer pending are skipped
-	running  []int32
-	events   []event // binary heap
-	freeType []int   // free whole GPUs per type id
-	freeAll  int
+	// leftQueue counts the jobs that left pending since the last compact.
+	leftQueue int
+	running   []int32
+	events    []event // binary heap
+	freeType  []int   // free whole GPUs per type id
+	freeAll   int
 
 	// Per pass: partitions blocked in this main pass.
 	gen      int
@@ -150,6 +152,21 @@ type sim struct {
 	// it fits now (backfill.go's couldStartNow).
 	fitsNow []int
 	cands   []int64 // scratch for the multi-node search
+	// The dominance bound (backfill.go): each shape's class and the
+	// index of its level among its class's levels (sorted), and per
+	// class, partition and level what the cycle proved (noStart).
+	domClass  []int32
+	domLevel  []int32
+	domLevels [][]int32 // per class
+	domBase   []int32   // per class: its first slot
+	noStart   []noStartMark
+	// bfHorizon is the current backfill cycle's end of bf_window.
+	bfHorizon int64
+	// reference turns the dominance bound off: the test-only reference
+	// path that searches every job (dominance_test.go); bounded counts
+	// the searches the bound answered in its place.
+	reference bool
+	bounded   int
 }
 
 type fitKey struct {
@@ -339,6 +356,7 @@ func newSim(c Cluster, pr Priority, sc Scheduler, jobs []Job, o Options) (*sim, 
 		}
 		j.shape = id
 	}
+	s.domClasses(shapes)
 	s.wholeOnly = true
 	for i := range c.Nodes {
 		s.wholeOnly = s.wholeOnly && c.Nodes[i].ShardsPerGPU == 0
@@ -386,6 +404,38 @@ func newSim(c Cluster, pr Priority, sc Scheduler, jobs []Job, o Options) (*sim, 
 		s.bfPhase = secs(sc.BfPhase) % interval
 	}
 	return s, nil
+}
+
+// domClasses sorts the shapes into the dominance bound's classes and
+// levels (backfill.go) and makes its slots.
+func (s *sim) domClasses(shapes map[fitKey]int32) {
+	classes := map[fitKey]int32{}
+	s.domClass, s.domLevel = make([]int32, len(shapes)), make([]int32, len(shapes))
+	for k, id := range shapes {
+		ck := fitKey{typ: k.typ, nodes: k.nodes, shard: min(k.shard, 1)}
+		c, seen := classes[ck]
+		if !seen {
+			c = int32(len(classes))
+			classes[ck] = c
+			s.domLevels = append(s.domLevels, nil)
+		}
+		level := int32(max(k.gpus, k.shard))
+		s.domClass[id], s.domLevel[id] = c, level
+		if !slices.Contains(s.domLevels[c], level) {
+			s.domLevels[c] = append(s.domLevels[c], level)
+		}
+	}
+	n := int32(0)
+	for c := range s.domLevels {
+		slices.Sort(s.domLevels[c])
+		s.domBase = append(s.domBase, n)
+		n += int32(len(s.domLevels[c]) * len(s.parts))
+	}
+	for id, c := range s.domClass {
+		li, _ := slices.BinarySearch(s.domLevels[c], s.domLevel[id])
+		s.domLevel[id] = int32(li)
+	}
+	s.noStart = make([]noStartMark, n)
 }
 
 func cmpInt(a, b int64) int { return cmp.Compare(a, b) }
@@ -465,6 +515,7 @@ func (s *sim) loop() {
 				s.finish(e.j)
 			} else if j := &s.js[e.j]; j.status == stPending {
 				j.status, j.outcome, j.end = stDone, Cancelled, s.now
+				s.leftQueue++
 			}
 		}
 		for ai < len(s.arrivals) && s.js[s.arrivals[ai]].arrival <= s.now {
@@ -756,8 +807,14 @@ func (s *sim) mainPass(depth int) {
 	s.compact()
 }
 
-// compact drops the queue's entries that are no longer pending.
+// compact drops the queue's entries that are no longer pending: none
+// when no job has left the queue since the last compact (a queue of
+// thousands is not read for nothing after every pass).
 func (s *sim) compact() {
+	if s.leftQueue == 0 {
+		return
+	}
+	s.leftQueue = 0
 	s.pending = slices.DeleteFunc(s.pending, func(ji int32) bool { return s.js[ji].status != stPending })
 }
 
@@ -814,6 +871,9 @@ func (s *sim) findNow(ji int32, p int32) ([]int32, bool) {
 // place starts the job now on the nodes given (each with room).
 func (s *sim) place(ji, p int32, nodes []int32, backfilled bool) {
 	j, in := &s.js[ji], &s.in[ji]
+	if j.status == stPending {
+		s.leftQueue++
+	}
 	j.status, j.outcome, j.part, j.backfilled = stRunning, Ran, p, backfilled
 	j.start, j.end, j.usageFrom = s.now, s.now+j.run, s.now
 	j.node = nodes[0]
