@@ -19,7 +19,7 @@ import (
 // jobs in the month before last too, so the data's span is not the month.
 func TestDefaultWindowOneRule(t *testing.T) {
 	dir := t.TempDir()
-	db, file := filepath.Join(dir, "gpuprof.db"), filepath.Join(dir, "sacct.txt")
+	db := filepath.Join(dir, "gpuprof.db")
 	now := time.Now()
 	last := time.Date(now.Year(), now.Month(), 1, 0, 0, 0, 0, time.Local).AddDate(0, -1, 0)
 	var b strings.Builder
@@ -32,12 +32,7 @@ func TestDefaultWindowOneRule(t *testing.T) {
 			b.WriteString(oneGPUSacctLine(id, at, at.Add(10*time.Minute)))
 		}
 	}
-	if err := os.WriteFile(file, []byte(b.String()), 0o644); err != nil {
-		t.Fatal(err)
-	}
-	if out, err := runCLI(t, "--db", db, "import", "sacct", "--file", file); err != nil {
-		t.Fatalf("import: %v\n%s", err, out)
-	}
+	importTrace(t, "", db, b.String())
 	dataWindow := func(what, out string) string {
 		t.Helper()
 		for _, l := range strings.Split(out, "\n") {

@@ -18,7 +18,7 @@ import (
 // --growth wins over the trend and says so (issue #36).
 func TestPlanGrowthFromDatabase(t *testing.T) {
 	dir := t.TempDir()
-	db, file := filepath.Join(dir, "gpuprof.db"), filepath.Join(dir, "sacct.txt")
+	db := filepath.Join(dir, "gpuprof.db")
 	var b strings.Builder
 	b.WriteString(oneGPUSacctHeader)
 	id := 100
@@ -32,12 +32,7 @@ func TestPlanGrowthFromDatabase(t *testing.T) {
 			b.WriteString(oneGPUSacctLine(id, at, at))
 		}
 	}
-	if err := os.WriteFile(file, []byte(b.String()), 0o644); err != nil {
-		t.Fatal(err)
-	}
-	if out, err := runCLI(t, "--db", db, "import", "sacct", "--file", file); err != nil {
-		t.Fatalf("import: %v\n%s", err, out)
-	}
+	importTrace(t, "", db, b.String())
 	type estimate struct {
 		Source string  `json:"source"`
 		Reason string  `json:"reason"`
