@@ -15,6 +15,10 @@ type Input struct {
 	// earliest start, and the latest time anywhere in the data (not after
 	// Now).
 	Window Window
+	// WindowRule says how Window was chosen (WindowGiven by the caller,
+	// else the default rule's month or the data's span): Counting carries
+	// it to every output.
+	WindowRule WindowRule
 	// Now is the time of the analysis: jobs without an end count up to it
 	// when it is before the window's end. Zero: the latest time anywhere in
 	// the data stands for it (deterministic, but it lags behind a live

@@ -19,6 +19,9 @@ const DefaultShardsPerGPU = 8
 type Counting struct {
 	// Window is the period counted: a job's GPU time is clipped to it.
 	Window Window `json:"window"`
+	// Rule says how the window was chosen: given (omitted), or with none
+	// given the last complete month with jobs or the data's span.
+	Rule WindowRule `json:"window_rule,omitempty"`
 	// End is when jobs without an end (still running at the window's end,
 	// or with no end recorded) stop counting: the window's end, or the
 	// time of the analysis (Input.Now; without it the latest time anywhere
@@ -141,7 +144,7 @@ func newCounter(in *Input, assume int) *counter {
 		}
 	}
 	k.uniformShards = max(k.uniformShards, 0)
-	k.c = Counting{Window: Window{From: k.from, To: k.to}, End: k.end}
+	k.c = Counting{Window: Window{From: k.from, To: k.to}, Rule: in.WindowRule, End: k.end}
 	// The data overrides the assumption it contradicts: a GPU has at least
 	// as many shards as one job held of it alone.
 	if most := k.largestOneGPUShards(in.Jobs); most > k.assumeShards {

@@ -146,11 +146,7 @@ func plan(in *Input, f *facts, k *counter, p PlanParams, c *Config) CapacityPlan
 	// --until), up to when open jobs stop counting: not the span of the
 	// jobs that touch it, which runs from the first start of a job running
 	// at the window's start to the last end of one still running after it.
-	cw := k.counting()
-	cp.Window = cw.Window
-	if !cw.End.IsZero() && cw.End.Before(cp.Window.To) {
-		cp.Window.To = cw.End
-	}
+	cp.Window = k.counting().Period()
 	cp.PeriodHours = cp.Window.Hours()
 	if cp.PeriodHours <= 0 || len(f.jobs) == 0 {
 		cp.Constraint, cp.Constraints = ConstraintNoData, []string{ConstraintNoData}
@@ -267,20 +263,20 @@ func plan(in *Input, f *facts, k *counter, p PlanParams, c *Config) CapacityPlan
 	switch cp.Constraint {
 	case ConstraintNone:
 		if cp.CurrentGPUs == 0 && cp.Inventory.Misfit != "" {
-			cp.CrossCheck = fmt.Sprintf("By averages, %d GPUs are needed at the horizon; %s, so there is nothing to compare them with.", cp.GPUsNeeded, cp.Inventory.Misfit)
+			cp.CrossCheck = fmt.Sprintf("By averages, %s needed at the horizon; %s, so there is nothing to compare them with.", gpusNeeded(cp.GPUsNeeded), cp.Inventory.Misfit)
 		} else if cp.CurrentGPUs == 0 {
-			cp.CrossCheck = fmt.Sprintf("By averages, %d GPUs are needed at the horizon; with no inventory there is nothing to compare them with.", cp.GPUsNeeded)
+			cp.CrossCheck = fmt.Sprintf("By averages, %s needed at the horizon; with no inventory there is nothing to compare them with.", gpusNeeded(cp.GPUsNeeded))
 		} else {
-			cp.CrossCheck = fmt.Sprintf("By averages, %d GPUs are needed at the horizon and there are %d; averages cannot see queues at peak hours.", cp.GPUsNeeded, cp.CurrentGPUs)
+			cp.CrossCheck = fmt.Sprintf("By averages, %s needed at the horizon and there are %d; averages cannot see queues at peak hours.", gpusNeeded(cp.GPUsNeeded), cp.CurrentGPUs)
 		}
 	case ConstraintScheduling:
-		cp.CrossCheck = fmt.Sprintf("By averages, %d GPUs are needed at the horizon; %s of the GPU-hours are idle or unused allocations.", cp.GPUsNeeded, present.Share(share(waste)))
+		cp.CrossCheck = fmt.Sprintf("By averages, %s needed at the horizon; %s of the GPU-hours are idle or unused allocations.", gpusNeeded(cp.GPUsNeeded), present.Share(share(waste)))
 	case ConstraintStorage:
-		cp.CrossCheck = fmt.Sprintf("By averages, %d GPUs are needed at the horizon; %s of the GPU-hours wait on IO.", cp.GPUsNeeded, present.Share(share(io)))
+		cp.CrossCheck = fmt.Sprintf("By averages, %s needed at the horizon; %s of the GPU-hours wait on IO.", gpusNeeded(cp.GPUsNeeded), present.Share(share(io)))
 	case ConstraintMemory:
-		cp.CrossCheck = fmt.Sprintf("By averages, %d GPUs are needed at the horizon; %s of the GPU-hours are bound by GPU memory.", cp.GPUsNeeded, present.Share(share(vram)))
+		cp.CrossCheck = fmt.Sprintf("By averages, %s needed at the horizon; %s of the GPU-hours are bound by GPU memory.", gpusNeeded(cp.GPUsNeeded), present.Share(share(vram)))
 	case ConstraintGPUs:
-		cp.CrossCheck = fmt.Sprintf("By averages, %d GPUs are needed at the horizon and there are %d.", cp.GPUsNeeded, cp.CurrentGPUs)
+		cp.CrossCheck = fmt.Sprintf("By averages, %s needed at the horizon and there are %d.", gpusNeeded(cp.GPUsNeeded), cp.CurrentGPUs)
 	}
 	return cp
 }
@@ -368,4 +364,9 @@ func peaksByClass(jobs []jobFact) (float64, [numClasses]float64) {
 		peaks[i] = round(peaks[i])
 	}
 	return round(peak), peaks
+}
+
+// gpusNeeded is "1 GPU is" or "N GPUs are": the cross-check's subject.
+func gpusNeeded(n int) string {
+	return present.Count(n, "GPU", "GPUs") + present.Plural(n, " is", " are")
 }

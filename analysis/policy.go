@@ -527,7 +527,7 @@ func recommendUsers(b *recBuilder, f *facts, shared map[string]sharingPlan) {
 					Effect: "The unused GPUs go to other jobs.",
 					Config: []ConfigLine{{TargetSbatch, fmt.Sprintf("#SBATCH --gres=gpu:%d", use)}},
 					Replay: &ReplaySpec{
-						Changes: []Change{{Kind: ChangeJobs, Spec: fmt.Sprintf("user %s asking for %d GPUs", u, use), Rewrite: &JobRewrite{Jobs: a.overJobs, GPUs: use}}},
+						Changes: []Change{{Kind: ChangeJobs, Spec: fmt.Sprintf("user %s asking for %s", u, present.Count(use, "GPU", "GPUs")), Rewrite: &JobRewrite{Jobs: a.overJobs, GPUs: use}}},
 						Group:   everyone, GroupName: "all GPU jobs",
 					},
 				}, a.over, float64(a.over)/float64(a.runs), 0.5)

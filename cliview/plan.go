@@ -55,7 +55,7 @@ func WritePlan(w io.Writer, cp analysis.CapacityPlan) {
 	printf(w, "C_future = C_now·(1+g)^(T/12) + C_new = %.2f·(1+%.2f)^(%d/12) + %g = %.2f GPUs\n",
 		cp.CNow, p.Growth, p.Months, p.NewDemand, cp.CFuture)
 	printf(w, "Q_safe   = 1 − headroom = 1 − %.2f = %.2f\n", p.Headroom, cp.QSafe)
-	printf(w, "G        = ceil(C_future / Q_safe) = ceil(%.2f / %.2f) = %d GPUs\n", cp.CFuture, cp.QSafe, cp.GPUsNeeded)
+	printf(w, "G        = ceil(C_future / Q_safe) = ceil(%.2f / %.2f) = %s\n", cp.CFuture, cp.QSafe, present.Count(cp.GPUsNeeded, "GPU", "GPUs"))
 	switch inv := cp.Inventory; {
 	case cp.CurrentGPUs > 0:
 		printf(w, "GPUs now = %d (from %s)\n", cp.CurrentGPUs, termtext.Short(inv.Source, 120))

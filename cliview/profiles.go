@@ -149,11 +149,10 @@ func WriteProfiles(w io.Writer, p ProfilesJSON, top int) error {
 	if l := s.NoLimitSentence(); l != "" {
 		printf(w, "%s\n", l)
 	}
-	// An assumption the GPU-hours above rest on is said (the shards per
-	// GPU of shard jobs whose node's count is unknown).
-	if p.Counting.AssumedShardJobs > 0 {
-		Counting(w, p.Counting)
-	}
+	// The data window, the same line as plan's and the report's, and an
+	// assumption the GPU-hours above rest on (the shards per GPU of shard
+	// jobs whose node's count is unknown).
+	Counting(w, p.Counting)
 	return nil
 }
 

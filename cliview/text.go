@@ -24,7 +24,8 @@ func Counting(w io.Writer, c analysis.Counting) {
 	if c.Window.From.IsZero() && c.Window.To.IsZero() {
 		return
 	}
-	printf(w, "\nGPU time counted from %s to %s", slurmext.FormatTime(c.Window.From, nil), slurmext.FormatTime(c.Window.To, nil))
+	// The data window in the report's words (Counting.PeriodWords).
+	printf(w, "\nData window: %s", c.PeriodWords(nil))
 	if c.OpenJobs > 0 {
 		printf(w, "; %d %s without an end counted up to %s (%s GPU-hours)", c.OpenJobs, present.Plural(c.OpenJobs, "job", "jobs"),
 			slurmext.FormatTime(c.End, nil), present.GPUHours(c.OpenGPUHours))

@@ -26,7 +26,7 @@ func TestWhatIfWords(t *testing.T) {
 	var b bytes.Buffer
 	from := time.Date(2026, 11, 1, 0, 0, 0, 0, time.Local)
 	Counting(&b, analysis.Counting{Window: analysis.Window{From: from, To: from.AddDate(0, 1, 0)}, OpenJobs: 1, End: from.AddDate(0, 1, 0)})
-	if want := "GPU time counted from 2026-11-01T00:00:00 to 2026-12-01T00:00:00; 1 job without an end counted up to 2026-12-01T00:00:00"; !strings.Contains(b.String(), want) {
+	if want := "Data window: 2026-11-01T00:00:00 to 2026-12-01T00:00:00, 30-00:00:00 of data; 1 job without an end counted up to 2026-12-01T00:00:00"; !strings.Contains(b.String(), want) {
 		t.Errorf("counting %q, want it to contain %q", b.String(), want)
 	}
 }

@@ -20,6 +20,9 @@ import (
 type Query struct {
 	Cluster string // "": every cluster the Source reads
 	Window  analysis.Window
+	// Rule says how Window was chosen (DefaultWindow's rule when none was
+	// given); readForPlan gives it to the input.
+	Rule analysis.WindowRule
 	// WithSeries reads the GPUs' time series (the memory floor needs
 	// them); Lean leaves out the TRES text, node lists and pending
 	// reasons, which only the queue replay reads.
@@ -74,8 +77,10 @@ type Params struct {
 	// counted (0: not counted; Build counts them).
 	Jobs int
 	// Latest asks Reports for the last complete month with jobs at or
-	// before Window, not Window itself (no --month).
+	// before Window, not Window itself (no --month): DefaultWindow's rule.
 	Latest bool
+	// Rule says how Window was chosen (Reports sets it).
+	Rule analysis.WindowRule
 }
 
 // Build makes the report of p's cluster and month from src.
@@ -83,7 +88,7 @@ func Build(ctx context.Context, src Source, p Params) (report.Data, error) {
 	w, c := p.Window, p.Config
 	// The memory floor (service detection, VRAM need) needs the series.
 	tally := analysis.NewNoticeTally(w)
-	in, err := readForPlan(ctx, src, Query{Cluster: p.Cluster, Window: w, WithSeries: true, Jobs: p.Jobs}, p.Admin, c, tally.Add)
+	in, err := readForPlan(ctx, src, Query{Cluster: p.Cluster, Window: w, Rule: p.Rule, WithSeries: true, Jobs: p.Jobs}, p.Admin, c, tally.Add)
 	if err != nil {
 		return report.Data{}, err
 	}
@@ -291,23 +296,65 @@ func demandMonths(months []analysis.MonthDemand, whole []bool, last string) []an
 	return out
 }
 
+// monthsBack is how many complete months LastWithJobs searches.
+const monthsBack = 36
+
 // LastWithJobs walks back from the month w (the last complete one) to
 // the first that has jobs of cluster the caller may see, at most
 // monthsBack months; an error names the months searched when none has.
 func LastWithJobs(ctx context.Context, src Source, w analysis.Window, cluster string) (analysis.Window, error) {
-	const monthsBack = 36
+	m, found, err := lastWithJobs(ctx, src, w, cluster)
+	if err != nil || found {
+		return m, err
+	}
+	return w, fmt.Errorf("no jobs in the %d complete months up to %s: nothing to report (choose a month with --month)",
+		monthsBack, w.From.Format("2006-01"))
+}
+
+// lastWithJobs is LastWithJobs, found false when no month has jobs.
+func lastWithJobs(ctx context.Context, src Source, w analysis.Window, cluster string) (analysis.Window, bool, error) {
 	for k := range monthsBack {
 		m := analysis.Window{From: w.From.AddDate(0, -k, 0), To: w.From.AddDate(0, -k+1, 0)}
 		n, err := src.Count(ctx, Query{Cluster: cluster, Window: m})
 		if err != nil {
-			return w, err
+			return w, false, err
 		}
 		if n > 0 {
-			return m, nil
+			return m, true, nil
 		}
 	}
-	return w, fmt.Errorf("no jobs in the %d complete months up to %s: nothing to report (choose a month with --month)",
-		monthsBack, w.From.Format("2006-01"))
+	return w, false, nil
+}
+
+// DefaultWindow is the one rule for the window analysed when none is
+// given (no --month, --since or --until), the same for gpuprof report,
+// plan, recommend, whatif and profiles, so that one database gives one
+// window and one "of data" figure in all of them: the last complete
+// calendar month (in now's zone) with jobs of cluster the caller may
+// see, the month the report reports (LastWithJobs); when none of the
+// last 36 complete months has jobs (a database started this month), the
+// data's span: the open window, which the analysis counts from the
+// earliest start to the latest time in the data, not after now. The rule
+// travels with the window (analysis.Input.WindowRule) so that every
+// output says which it was.
+func DefaultWindow(ctx context.Context, src Source, now time.Time, cluster string) (analysis.Window, analysis.WindowRule, error) {
+	last, err := ParseMonth("", now, now.Location())
+	if err != nil {
+		return analysis.Window{}, analysis.WindowGiven, err
+	}
+	return defaultFrom(ctx, src, last, cluster)
+}
+
+// defaultFrom is DefaultWindow from the month last, the last complete one.
+func defaultFrom(ctx context.Context, src Source, last analysis.Window, cluster string) (analysis.Window, analysis.WindowRule, error) {
+	m, found, err := lastWithJobs(ctx, src, last, slurmext.NormalClusterName(cluster))
+	switch {
+	case err != nil:
+		return analysis.Window{}, analysis.WindowGiven, err
+	case found:
+		return m, analysis.WindowLastMonth, nil
+	}
+	return analysis.Window{}, analysis.WindowDataSpan, nil
 }
 
 // namesOf returns every user and account name in jobs, for Anonymize.

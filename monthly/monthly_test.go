@@ -233,3 +233,31 @@ func TestBuildGrowthFromHistory(t *testing.T) {
 		t.Errorf("configured: %+v", g)
 	}
 }
+
+// TestDefaultWindow: with no window given, the last complete month with
+// jobs (the report's), walking back past an idle one; with no complete
+// month holding jobs (only this month's), the data's span, said (issue
+// #38: plan and the report read one window).
+func TestDefaultWindow(t *testing.T) {
+	now := time.Date(2026, 12, 6, 20, 0, 0, 0, time.UTC)
+	for _, tc := range []struct {
+		name     string
+		jobs     map[string][]analysis.Job
+		want     analysis.Window
+		wantRule analysis.WindowRule
+	}{
+		{"last month", map[string][]analysis.Job{"2026-11": {gpuJob("1", "ann", "bio", month(2026, 11).From)}, "2026-12": {gpuJob("2", "ann", "bio", now)}},
+			month(2026, 11), analysis.WindowLastMonth},
+		{"an idle month walked past", map[string][]analysis.Job{"2026-09": {gpuJob("1", "ann", "bio", month(2026, 9).From)}},
+			month(2026, 9), analysis.WindowLastMonth},
+		{"only this month", map[string][]analysis.Job{"2026-12": {gpuJob("2", "ann", "bio", now)}},
+			analysis.Window{}, analysis.WindowDataSpan},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			w, rule, err := DefaultWindow(context.Background(), &fakeSource{jobs: tc.jobs}, now, "lab")
+			if err != nil || w != tc.want || rule != tc.wantRule {
+				t.Errorf("DefaultWindow = %v, %q, %v; want %v, %q", w, rule, err, tc.want, tc.wantRule)
+			}
+		})
+	}
+}

@@ -124,7 +124,9 @@ func readForPlan(ctx context.Context, src Source, q Query, admin bool, c analysi
 	if !admin || !c.Plan.Replayable(q.Jobs) {
 		q.Lean = true
 	}
-	return src.Input(ctx, q, each)
+	in, err := src.Input(ctx, q, each)
+	in.WindowRule = q.Rule
+	return in, err
 }
 
 // simulate makes the plan of in's findings with pp: for a reader who is

@@ -98,11 +98,18 @@ func Reports(ctx context.Context, src ClusterSource, p Params, out Out) error {
 	if p.Latest {
 		// Not the month before now blindly: the last complete one that has
 		// jobs (a database whose last month is idle would give an empty
-		// report).
-		var err error
-		if w, err = LastWithJobs(ctx, src, w, cluster); err != nil {
+		// report), by the rule every analysing command defaults to.
+		rule, err := analysis.WindowGiven, error(nil)
+		if w, rule, err = defaultFrom(ctx, src, w, cluster); err != nil {
 			return err
 		}
+		if rule != analysis.WindowLastMonth {
+			// A report is of a month: the data's span, the rule's other
+			// answer, is no month.
+			return fmt.Errorf("no jobs in the %d complete months up to %s: nothing to report (choose a month with --month: the current month so far is --month %s; gpuprof plan plans on the data's span)",
+				monthsBack, p.Window.From.Format("2006-01"), p.Window.To.Format("2006-01"))
+		}
+		p.Rule = rule
 		if out.Chosen != nil {
 			out.Chosen(w)
 		}

@@ -18,19 +18,11 @@ import (
 // report command does.
 func busyMonth(t *testing.T, s planmonth.Shape) Data {
 	t.Helper()
-	in, wp, err := planmonth.Month(s)
+	p, err := planmonth.Plan(s, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
-	c := analysis.DefaultConfig()
-	f, err := analysis.Analyse(in, c)
-	if err != nil {
-		t.Fatal(err)
-	}
-	sp, err := capacity.SimulatePlan(in, &f, capacity.SimPlanParams{WhatIf: wp, Plan: c.Plan.Params()}, c)
-	if err != nil {
-		t.Fatal(err)
-	}
+	in, f, sp, c := p.Input, p.Findings, p.Plan, analysis.DefaultConfig()
 	f.Jobs = nil
 	w := analysis.Window{From: planmonth.From, To: planmonth.From.AddDate(0, 1, 0)}
 	return Data{

@@ -5,11 +5,16 @@ import (
 	"github.com/gpuprof/gpuprof/internal/present"
 )
 
-// countingPara says how the GPU time on the page was counted: jobs
+// countingPara says how the GPU time on the page was counted: the data
+// window (the same line as the CLI's, cliview.Counting), jobs
 // without an end and the shard assumption, so that no number rests on an
 // unstated assumption.
 func countingPara(s *section, c analysis.Counting) {
 	const layout = "2006-01-02 15:04 MST"
+	// The data window in gpuprof plan's words (Counting.PeriodWords).
+	if p := c.Period(); !p.From.IsZero() || !p.To.IsZero() {
+		s.para("Data window: %s.", c.PeriodWords(nil))
+	}
 	if c.OpenJobs > 0 {
 		s.para("%s %s still running (or without a recorded end) %s counted up to %s: %s GPU-hours.",
 			present.Int(c.OpenJobs), present.Plural(c.OpenJobs, "job", "jobs"), present.Plural(c.OpenJobs, "is", "are"),

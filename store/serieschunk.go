@@ -215,24 +215,17 @@ type chunkReader struct {
 
 var errShort = errors.New("cut short")
 
-func (r *chunkReader) uvarint() uint64 {
-	if r.err != nil {
-		return 0
-	}
-	v, n := binary.Uvarint(r.b)
-	if n <= 0 {
-		r.err = errShort
-		return 0
-	}
-	r.b = r.b[n:]
-	return v
-}
+func (r *chunkReader) uvarint() uint64 { return readVarint(r, binary.Uvarint) }
 
-func (r *chunkReader) varint() int64 {
+func (r *chunkReader) varint() int64 { return readVarint(r, binary.Varint) }
+
+// readVarint reads one varint with read (binary.Uvarint or
+// binary.Varint): 0 and errShort when the bytes end inside it.
+func readVarint[T int64 | uint64](r *chunkReader, read func([]byte) (T, int)) T {
 	if r.err != nil {
 		return 0
 	}
-	v, n := binary.Varint(r.b)
+	v, n := read(r.b)
 	if n <= 0 {
 		r.err = errShort
 		return 0

@@ -205,8 +205,14 @@ func loadInput(ctx context.Context, g *globalOptions, f store.ViewFilter, local 
 		return analysis.Input{}, err
 	}
 	defer src.Close()
+	rule, err := defaultWindow(ctx, src, &f, cluster)
+	if err != nil {
+		return analysis.Input{}, err
+	}
 	if err := src.ForCluster(ctx, &f, cluster); err != nil {
 		return analysis.Input{}, err
 	}
-	return src.Input(ctx, f)
+	in, err := src.Input(ctx, f)
+	in.WindowRule = rule
+	return in, err
 }

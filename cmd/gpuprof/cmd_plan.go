@@ -46,6 +46,12 @@ or policy). Below it, Little's law (λ, S, L, C_now, C_future, G) stays as an
 average-based cross-check. The replay reads every user's jobs: for users who
 see only their own, the plan is not simulated and says so.
 
+Without --since or --until it plans on the window every analysing command
+defaults to: the last complete month with jobs, the month gpuprof report
+reports, else (no complete month has jobs) the data's span; its "Data
+window" line, the "of data" figure included, is the report's
+(docs/report.md, "The window analysed").
+
 Flags left unset take the [plan] section of --analysis-config (or the
 built-in defaults).`,
 		Example: `  gpuprof plan --growth 30% --horizon 12mo

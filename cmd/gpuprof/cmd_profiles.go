@@ -22,7 +22,7 @@ type profilesOptions struct {
 func (o *profilesOptions) AddFlags(fs *pflag.FlagSet) {
 	fs.BoolVar(&o.JSON, "json", false, "print {\"profiles\": [analysis.TaskProfile…], \"summary\": analysis.ClusterSummary, \"conf\": the cluster and its slurm.conf} as JSON")
 	fs.StringVar(&o.User, "user", "", "only jobs of this user")
-	fs.StringVar(&o.Since, "since", "", sinceHelp)
+	fs.StringVar(&o.Since, "since", "", sinceHelp+windowDefaultHelp)
 	fs.StringVar(&o.Until, "until", "", untilHelp)
 	fs.IntVar(&o.Top, "top", 5, "explain this many tasks (largest GPU-hours first) in sentences")
 	fs.StringVar(&o.Config, "analysis-config", "", "analysis thresholds (TOML, see contrib/analysis.toml.example; default: built-in)")

@@ -25,7 +25,7 @@ type analysisOptions struct {
 }
 
 func (o *analysisOptions) AddFlags(fs *pflag.FlagSet) {
-	fs.StringVar(&o.Since, "since", "", sinceHelp)
+	fs.StringVar(&o.Since, "since", "", sinceHelp+windowDefaultHelp)
 	fs.StringVar(&o.Until, "until", "", untilHelp)
 	fs.StringVar(&o.Cluster, "cluster", "", clusterHelp)
 	fs.StringVar(&o.Config, "analysis-config", "", "analysis thresholds (TOML, see contrib/analysis.toml.example; default: built-in)")

@@ -70,7 +70,7 @@ clusters gives one report per cluster, gpuprof-report-MONTH-CLUSTER.*;
 		},
 	}
 	fs := cmd.Flags()
-	fs.StringVar(&o.Month, "month", "", "the month, YYYY-MM, in the local time zone (default: the last complete month with jobs)")
+	fs.StringVar(&o.Month, "month", "", "the month, YYYY-MM, in the local time zone (default: the last complete month with jobs, the window plan, recommend, whatif and profiles read without --since/--until)")
 	fs.StringVar(&o.Out, "out", ".", "directory for the report files")
 	fs.StringSliceVar(&o.Formats, "format", []string{"html", "md", "json"}, "formats to write: html, md, json (comma-separated)")
 	fs.BoolVar(&o.Anonymize, "anonymize", false, "replace user and account names with user-01…, account-01… throughout")

@@ -75,8 +75,8 @@ for root and admin_group.`,
 		},
 	}
 	fs := cmd.Flags()
-	fs.StringVar(&o.Month, "month", "", "the window: a month, YYYY-MM, in the local time zone (or --since/--until)")
-	fs.StringVar(&o.Since, "since", "", sinceHelp)
+	fs.StringVar(&o.Month, "month", "", "the window: a month, YYYY-MM, in the local time zone (or --since/--until; none: the last complete month with jobs, as gpuprof report, else the data's span)")
+	fs.StringVar(&o.Since, "since", "", sinceHelp+windowDefaultHelp)
 	fs.StringVar(&o.Until, "until", "", untilHelp)
 	fs.BoolVar(&o.Local, "local", false, "read this host's jobs even when a collector is configured")
 	fs.StringVar(&o.Cluster, "cluster", "", clusterHelp)
@@ -163,6 +163,10 @@ func runWhatif(ctx context.Context, g *globalOptions, o *whatifOptions, w io.Wri
 		// answer another question, silently.
 		return fmt.Errorf("gpuprof whatif replays every user's jobs: it is for root and admin_group (%s sees only their own)", termtext.Clean(src.Identity().User))
 	}
+	rule, err := defaultWindow(ctx, src, &f, o.Cluster)
+	if err != nil {
+		return err
+	}
 	// One cluster, and only its own slurm.conf.
 	if err := src.ForCluster(ctx, &f, o.Cluster); err != nil {
 		return err
@@ -173,6 +177,7 @@ func runWhatif(ctx context.Context, g *globalOptions, o *whatifOptions, w io.Wri
 	if err != nil {
 		return err
 	}
+	in.WindowRule = rule
 	res, err := capacity.RunWhatIf(in, p)
 	if err != nil {
 		if in.Conf.NotUsed != "" {
@@ -182,6 +187,10 @@ func runWhatif(ctx context.Context, g *globalOptions, o *whatifOptions, w io.Wri
 	}
 	if o.JSON {
 		return cliview.WriteJSON(w, res)
+	}
+	if r := rule.Words(); r != "" {
+		// The window replayed was the default one (defaultWindow).
+		printf(w, "Window: %s.\n", r)
 	}
 	cliview.WriteWhatIf(w, res, o.ListNodes)
 	return nil

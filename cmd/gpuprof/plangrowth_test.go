@@ -18,9 +18,9 @@ import (
 // --growth wins over the trend and says so (issue #36).
 func TestPlanGrowthFromDatabase(t *testing.T) {
 	dir := t.TempDir()
-	db, file := filepath.Join(dir, "gpuprof.db"), filepath.Join(dir, "sacct.txt")
+	db := filepath.Join(dir, "gpuprof.db")
 	var b strings.Builder
-	b.WriteString("JobID|JobIDRaw|JobName|User|Account|Partition|QOS|Submit|Eligible|Start|End|Elapsed|Timelimit|State|ExitCode|NodeList|ReqTRES|AllocTRES|Cluster\n")
+	b.WriteString(oneGPUSacctHeader)
 	id := 100
 	for k := range 4 {
 		from := time.Date(2026, time.Month(7+k), 1, 0, 0, 0, 0, time.UTC)
@@ -29,17 +29,10 @@ func TestPlanGrowthFromDatabase(t *testing.T) {
 		for i := range n {
 			id++
 			at := from.Add(time.Hour + time.Duration(i)*(time.Duration(days)*24*time.Hour-3*time.Hour)/time.Duration(n))
-			ts := func(t time.Time) string { return t.Format("2006-01-02T15:04:05") }
-			fmt.Fprintf(&b, "%d|%d|train|ann|bio|gpu|normal|%s|%s|%s|%s|02:00:00|04:00:00|COMPLETED|0:0|gpu01|billing=1,cpu=1,gres/gpu=1,node=1|billing=1,cpu=1,gres/gpu=1,node=1|lab\n",
-				id, id, ts(at), ts(at), ts(at), ts(at.Add(2*time.Hour)))
+			b.WriteString(oneGPUSacctLine(id, at, at))
 		}
 	}
-	if err := os.WriteFile(file, []byte(b.String()), 0o644); err != nil {
-		t.Fatal(err)
-	}
-	if out, err := runCLI(t, "--db", db, "import", "sacct", "--file", file); err != nil {
-		t.Fatalf("import: %v\n%s", err, out)
-	}
+	importTrace(t, "", db, b.String())
 	type estimate struct {
 		Source string  `json:"source"`
 		Reason string  `json:"reason"`
@@ -98,4 +91,15 @@ func jsonText(t *testing.T, s string) string {
 		t.Fatal(err)
 	}
 	return string(b[1 : len(b)-1])
+}
+
+// oneGPUSacctHeader and oneGPUSacctLine write sacct text of one-GPU
+// jobs of user ann on gpu01 of cluster lab: submitted (and eligible) at
+// submit, started at start, run 2 h of a 4 h limit.
+const oneGPUSacctHeader = "JobID|JobIDRaw|JobName|User|Account|Partition|QOS|Submit|Eligible|Start|End|Elapsed|Timelimit|State|ExitCode|NodeList|ReqTRES|AllocTRES|Cluster\n"
+
+func oneGPUSacctLine(id int, submit, start time.Time) string {
+	ts := func(t time.Time) string { return t.Format("2006-01-02T15:04:05") }
+	return fmt.Sprintf("%d|%d|train|ann|bio|gpu|normal|%s|%s|%s|%s|02:00:00|04:00:00|COMPLETED|0:0|gpu01|billing=1,cpu=1,gres/gpu=1,node=1|billing=1,cpu=1,gres/gpu=1,node=1|lab\n",
+		id, id, ts(submit), ts(submit), ts(start), ts(start.Add(2*time.Hour)))
 }

@@ -24,6 +24,10 @@ const testH100 = "NVIDIA H100 80GB HBM3"
 // each peaking at 6 GiB of 80 at 15 % utilisation and asking for 3 h:
 // small, quiet work that shards fit. Both halves are stored: the profile
 // the agent writes and the scheduler's record.
+// smallJobsSince is where fillSmallJobs's jobs begin: --since it
+// analyses their own span.
+const smallJobsSince = "2026-11-01T00:00:00Z"
+
 func fillSmallJobs(t *testing.T, n int) string {
 	t.Helper()
 	ctx := context.Background()
@@ -93,9 +97,12 @@ func runCLI(t *testing.T, args ...string) (string, error) {
 }
 
 func TestRecommendCommand(t *testing.T) {
+	// --since: the data's own span (5 days, too short to plan on), not
+	// the default window (the last complete month with jobs: all of
+	// November, TestDefaultWindowOneRule).
 	db := fillSmallJobs(t, 80)
 
-	human, err := runCLI(t, "--db", db, "recommend")
+	human, err := runCLI(t, "--db", db, "recommend", "--since", smallJobsSince)
 	if err != nil {
 		t.Fatalf("recommend: %v", err)
 	}
@@ -112,7 +119,7 @@ func TestRecommendCommand(t *testing.T) {
 		}
 	}
 
-	emit, err := runCLI(t, "--db", db, "recommend", "--emit", "slurm")
+	emit, err := runCLI(t, "--db", db, "recommend", "--since", smallJobsSince, "--emit", "slurm")
 	if err != nil {
 		t.Fatalf("recommend --emit slurm: %v", err)
 	}
@@ -131,7 +138,7 @@ func TestRecommendCommand(t *testing.T) {
 		t.Errorf("--emit slurm printed\n%s\nwant analysis.EmitSlurm's\n%s", emit, want)
 	}
 
-	js, err := runCLI(t, "--db", db, "recommend", "--json")
+	js, err := runCLI(t, "--db", db, "recommend", "--since", smallJobsSince, "--json")
 	if err != nil {
 		t.Fatalf("recommend --json: %v", err)
 	}
@@ -216,8 +223,9 @@ func TestRecommendFlagErrors(t *testing.T) {
 }
 
 func TestPlanCommand(t *testing.T) {
+	// --since: the data's own span, as in TestRecommendCommand.
 	db := fillSmallJobs(t, 80)
-	out, err := runCLI(t, "--db", db, "plan", "--growth", "30%", "--horizon", "12mo", "--new-demand", "2", "--headroom", "20%")
+	out, err := runCLI(t, "--db", db, "plan", "--since", smallJobsSince, "--growth", "30%", "--horizon", "12mo", "--new-demand", "2", "--headroom", "20%")
 	if err != nil {
 		t.Fatalf("plan: %v", err)
 	}
@@ -235,7 +243,7 @@ func TestPlanCommand(t *testing.T) {
 		}
 	}
 
-	js, err := runCLI(t, "--db", db, "plan", "--json", "--growth", "0.5", "--horizon", "18mo")
+	js, err := runCLI(t, "--db", db, "plan", "--since", smallJobsSince, "--json", "--growth", "0.5", "--horizon", "18mo")
 	if err != nil {
 		t.Fatalf("plan --json: %v", err)
 	}

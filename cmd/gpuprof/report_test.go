@@ -337,7 +337,7 @@ func TestReportCommandLastMonthWithJobs(t *testing.T) {
 	empty := reportDB(t)
 	dir = t.TempDir()
 	_, err = runCLI(t, "report", "--db", empty, "--out", dir)
-	if err == nil || !strings.Contains(err.Error(), "nothing to report (choose a month with --month)") {
+	if err == nil || !strings.Contains(err.Error(), "nothing to report (choose a month with --month") {
 		t.Errorf("report of a database without jobs: %v, want the no-month error", err)
 	}
 	if ents, _ := os.ReadDir(dir); len(ents) != 0 {

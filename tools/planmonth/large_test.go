@@ -16,21 +16,11 @@ func TestLargeClusterBuysPastOldMax(t *testing.T) {
 	if testing.Short() {
 		t.Skip("plans a 1,000-GPU month")
 	}
-	in, wp, err := Month(Shape{Jobs: 8000, GPUs: 1000, Occupancy: 0.8, Seed: 1})
+	p, err := Plan(Shape{Jobs: 8000, GPUs: 1000, Occupancy: 0.8, Seed: 1}, func(pp *analysis.PlanParams) { pp.Growth = 1 })
 	if err != nil {
 		t.Fatal(err)
 	}
-	c := analysis.DefaultConfig()
-	f, err := analysis.Analyse(in, c)
-	if err != nil {
-		t.Fatal(err)
-	}
-	pp := c.Plan.Params()
-	pp.Growth = 1
-	sp, err := capacity.SimulatePlan(in, &f, capacity.SimPlanParams{WhatIf: wp, Plan: pp}, c)
-	if err != nil {
-		t.Fatal(err)
-	}
+	sp := p.Plan
 	t.Logf("verdict %s: %s; %d replays, %d steps", sp.Verdict.Code, sp.Verdict.Text, sp.Replays, sp.Steps)
 	most := 0
 	for _, m := range sp.Models {

@@ -219,3 +219,34 @@ func PlanJSON(recs []analysis.Recommendation, sp capacity.SimPlan) ([]byte, erro
 		Simulated       capacity.SimPlan          `json:"simulated"`
 	}{recs, sp}, "", " ")
 }
+
+// Planned is a month analysed and planned (Plan).
+type Planned struct {
+	Input  analysis.Input
+	WhatIf capacity.WhatIfParams
+	// Findings' recommendations carry their simulated effects.
+	Findings analysis.Findings
+	Plan     capacity.SimPlan
+}
+
+// Plan is the month of shape s analysed with the default configuration
+// and planned on its own scheduler settings, as gpuprof plan plans it:
+// with the default [plan] parameters, or those edit makes of them (nil:
+// the defaults).
+func Plan(s Shape, edit func(*analysis.PlanParams)) (Planned, error) {
+	var p Planned
+	var err error
+	if p.Input, p.WhatIf, err = Month(s); err != nil {
+		return p, err
+	}
+	c := analysis.DefaultConfig()
+	if p.Findings, err = analysis.Analyse(p.Input, c); err != nil {
+		return p, err
+	}
+	pp := c.Plan.Params()
+	if edit != nil {
+		edit(&pp)
+	}
+	p.Plan, err = capacity.SimulatePlan(p.Input, &p.Findings, capacity.SimPlanParams{WhatIf: p.WhatIf, Plan: pp}, c)
+	return p, err
+}

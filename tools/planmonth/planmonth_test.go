@@ -9,7 +9,6 @@ import (
 	"slices"
 	"testing"
 
-	"github.com/gpuprof/gpuprof/analysis"
 	"github.com/gpuprof/gpuprof/capacity"
 )
 
@@ -17,21 +16,12 @@ var update = flag.Bool("update", false, "rewrite testdata/plan-3000.json from th
 
 func planJSON(t *testing.T, s Shape, procs int) []byte {
 	t.Helper()
-	in, wp, err := Month(s)
-	if err != nil {
-		t.Fatal(err)
-	}
-	c := analysis.DefaultConfig()
-	f, err := analysis.Analyse(in, c)
-	if err != nil {
-		t.Fatal(err)
-	}
 	defer runtime.GOMAXPROCS(runtime.GOMAXPROCS(procs))
-	sp, err := capacity.SimulatePlan(in, &f, capacity.SimPlanParams{WhatIf: wp, Plan: c.Plan.Params()}, c)
+	p, err := Plan(s, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
-	b, err := PlanJSON(f.Recommendations, sp)
+	b, err := PlanJSON(p.Findings.Recommendations, p.Plan)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -119,19 +109,11 @@ func TestVerdictAgreesWithTables(t *testing.T) {
 	if testing.Short() {
 		t.Skip("about 100 replays")
 	}
-	in, wp, err := Month(Shape{Jobs: 3000, GPUs: 24, Occupancy: 0.6, Seed: 2})
+	p, err := Plan(Shape{Jobs: 3000, GPUs: 24, Occupancy: 0.6, Seed: 2}, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
-	c := analysis.DefaultConfig()
-	f, err := analysis.Analyse(in, c)
-	if err != nil {
-		t.Fatal(err)
-	}
-	sp, err := capacity.SimulatePlan(in, &f, capacity.SimPlanParams{WhatIf: wp, Plan: c.Plan.Params()}, c)
-	if err != nil {
-		t.Fatal(err)
-	}
+	in, wp, sp := p.Input, p.WhatIf, p.Plan
 	t.Log(sp.Verdict.Text)
 	if sp.Verdict.Code != capacity.VerdictBuy || sp.WithPurchase == nil {
 		t.Fatalf("verdict %s: %s", sp.Verdict.Code, sp.Verdict.Text)
