@@ -153,6 +153,18 @@ func newCounter(in *Input, assume int) *counter {
 	return k
 }
 
+// ShardsPerGPU is the shards per GPU a shard job is counted by where its
+// node's count is not in slurm.conf: assume ([counting] shards_per_gpu;
+// DefaultShardsPerGPU when 0), raised to the most shards one job of in
+// held of one GPU alone, as every count of the analysis does; raisedFrom
+// is the assumption it replaced, 0 when the data did not raise it. The
+// queue replay (package capacity) gives nodes of unknown count this many,
+// so that it and the analysis count one cluster.
+func ShardsPerGPU(in *Input, assume int) (per, raisedFrom int) {
+	k := newCounter(in, assume)
+	return k.assumeShards, k.c.ShardsRaisedFrom
+}
+
 // largestOneGPUShards returns the most shards any job held of one GPU
 // among those whose GPU's shard count the inventory does not give (the
 // jobs the assumption is for): a shard job on at most one node that

@@ -258,6 +258,7 @@ func SimulatePlan(in analysis.Input, findings *analysis.Findings, p SimPlanParam
 		budget: pc.ReplayBudget, stepBudget: pc.StepBudget, cache: map[string]*evalResult{}, progress: p.Progress, fullReplays: p.FullReplays, noLoadBound: p.NoLoadBound}
 	pl.wp.Changes, pl.wp.Growth, pl.wp.Months = nil, 0, 0
 	pl.wp.Target = pc.TargetP95Wait.D()
+	pl.wp.ShardsPerGPU = c.Counting.ShardsPerGPU
 	err := pl.start(pc, len(recs))
 	var nj *NoJobsError
 	switch {

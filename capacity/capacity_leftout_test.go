@@ -2,6 +2,7 @@ package capacity
 
 import (
 	"fmt"
+	"github.com/gpuprof/gpuprof/slurmext"
 	"math/rand/v2"
 	"strings"
 	"testing"
@@ -26,6 +27,12 @@ func TestPlantedLeftOut(t *testing.T) {
 	// the cluster (without slurm.conf the partitions are the jobs' own).
 	var wp WhatIfParams
 	wp.Sched, wp.SchedKnown = slurmConfGPU()
+	// slurm.conf's nodes, without shards: the shard jobs have none to run
+	// on (a node of unknown count would be given the assumed shards per
+	// GPU, raised by their 46: TestReplayAssumesShardsOfUnknownNodes).
+	for _, n := range in.Nodes {
+		wp.SlurmNodes = append(wp.SlurmNodes, slurmext.NodeGres{Name: n.Name, GPUs: n.GPUs})
+	}
 	sp, err := SimulatePlan(in, &f, SimPlanParams{WhatIf: wp, Plan: analysis.PlanParams{Growth: 0.3, Months: 12}}, c)
 	if err != nil {
 		t.Fatal(err)

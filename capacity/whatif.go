@@ -63,6 +63,11 @@ type WhatIfParams struct {
 	SchedKnown bool
 	// SlurmNodes are slurm.conf's nodes with their GRES (types).
 	SlurmNodes []slurmext.NodeGres
+	// ShardsPerGPU is the shards per GPU assumed on a node whose count
+	// slurm.conf does not give ([counting] shards_per_gpu; 0: the
+	// default), raised by the data as the analysis raises it
+	// (analysis.ShardsPerGPU).
+	ShardsPerGPU int
 	// FlagNodes are nodes given on the command line: the cluster when
 	// neither the inventory nor slurm.conf has one.
 	FlagNodes []analysis.Node
@@ -119,13 +124,18 @@ type WhatIf struct {
 
 // SimNode is a node as the replay sees it.
 type SimNode struct {
-	Name       string   `json:"name"`
-	Model      string   `json:"model"`
-	Type       string   `json:"gres_type,omitempty"`
-	GPUs       int      `json:"gpus"`
-	Shards     int      `json:"shards,omitempty"`
-	Partitions []string `json:"partitions"`
-	Added      bool     `json:"added,omitempty"`
+	Name   string `json:"name"`
+	Model  string `json:"model"`
+	Type   string `json:"gres_type,omitempty"`
+	GPUs   int    `json:"gpus"`
+	Shards int    `json:"shards,omitempty"`
+	// ShardsUnknown: the node's shard count is in no slurm.conf (a node
+	// known from profiles alone); the replay then assumes
+	// WhatIfParams.ShardsPerGPU per GPU where shard jobs need it, said
+	// among the assumptions, never 0 in silence.
+	ShardsUnknown bool     `json:"shards_unknown,omitempty"`
+	Partitions    []string `json:"partitions"`
+	Added         bool     `json:"added,omitempty"`
 }
 
 // SimPart is a partition as the replay sees it.

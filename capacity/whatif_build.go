@@ -69,6 +69,7 @@ func newReplay(in analysis.Input, p WhatIfParams, changes []analysis.Change) (*r
 	if err != nil {
 		return nil, err
 	}
+	r.assumeShards(in, p)
 	r.finishCluster()
 	r.setJobs(in, added)
 	if r.counts.Replayed == 0 {
@@ -290,9 +291,11 @@ func (r *replay) setNodes(in analysis.Input, p WhatIfParams) error {
 		profiled := 0
 		for _, n := range in.Nodes {
 			sn := SimNode{Name: n.Name, Model: n.GPUModel, GPUs: n.GPUs, Shards: n.Shards, Partitions: slices.Clone(n.Partitions)}
-			if c, ok := conf[n.Name]; ok && len(c.GPUsByType) == 1 {
+			c, inConf := conf[n.Name]
+			if inConf && len(c.GPUsByType) == 1 {
 				sn.Type = strings.ToLower(c.GPUsByType[0].Type)
 			}
+			sn.ShardsUnknown = !inConf && n.Shards == 0
 			if sn.Model == "" {
 				sn.Model = cmp.Or(sn.Type, "gpu")
 			}
@@ -572,6 +575,37 @@ func (r *replay) modelCounts() string {
 		return "no GPU"
 	}
 	return strings.Join(parts, ", ")
+}
+
+// assumeShards gives the nodes whose shard count no slurm.conf gives
+// (SimNode.ShardsUnknown) the shards per GPU the analysis counts shard
+// jobs by (analysis.ShardsPerGPU: the assumption, raised by the data),
+// when the replay has shard jobs, and says so: without it those jobs had
+// no shards to run on and were left out, and the replay and the analysis
+// counted two clusters. Without shard jobs nothing changes (whole-GPU
+// replays keep their fast path).
+func (r *replay) assumeShards(in analysis.Input, p WhatIfParams) {
+	shardJobs := slices.ContainsFunc(in.Jobs, func(j analysis.Job) bool { return j.ReqShards > 0 && j.ReqGPUs <= 0 })
+	if !shardJobs {
+		return
+	}
+	per, raised := analysis.ShardsPerGPU(&in, p.ShardsPerGPU)
+	var names []string
+	for i := range r.simNodes {
+		n := &r.simNodes[i]
+		if n.ShardsUnknown && n.GPUs > 0 && n.Shards == 0 {
+			n.Shards = per * n.GPUs
+			names = append(names, n.Name)
+		}
+	}
+	if len(names) == 0 {
+		return
+	}
+	why := fmt.Sprintf("%d shards per GPU assumed on %s whose shard count is in no slurm.conf", per, present.Count(len(names), "node", "nodes"))
+	if raised > 0 {
+		why += fmt.Sprintf(" (raised from %d: a job held %d shards of one GPU)", raised, per)
+	}
+	r.assume("%s", why)
 }
 
 // finishCluster turns the named nodes and partitions into the simulator's.

@@ -67,8 +67,9 @@ func ParseSqueueIDUserName(out string) map[string]SqueueJob {
 
 // SqueueTRESPerNode is the --format that ParseSqueueTRESPerNode reads:
 // the job's TRES per node (%b), the GRES it holds on each of its nodes,
-// which slurmd's prolog does not give ("gres:shard:2" in 22.05,
-// "gres/shard:2" from 23.02).
+// which slurmd's prolog does not give ("gres:shard:2" in 22.05, seen in
+// e2e TestSqueueGresPerNode; the "gres/shard:2" form of TRES names is
+// read too, for versions that print it, not yet seen on a real Slurm).
 const SqueueTRESPerNode = "%b"
 
 // JobGres is what a job holds on each of its nodes, as squeue's %b says:

@@ -6,8 +6,9 @@ import (
 )
 
 // TestParseSqueueTRESPerNode: squeue's %b as Slurm 22.05 prints it
-// ("gres:shard:2", seen on the test cluster's sbatch --gres) and as 23.02
-// and later do ("gres/shard:2"); N/A (GPUs per job or task) is unknown.
+// ("gres:shard:2", seen on the test cluster: e2e TestSqueueGresPerNode)
+// and in the TRES-name form ("gres/shard:2") a later version may print;
+// N/A (GPUs per job or task) is unknown.
 func TestParseSqueueTRESPerNode(t *testing.T) {
 	tests := []struct {
 		name, out string
@@ -15,7 +16,7 @@ func TestParseSqueueTRESPerNode(t *testing.T) {
 		err       error
 	}{
 		{"22.05 shards", "gres:shard:2\n", JobGres{Known: true, Shards: 2}, nil},
-		{"23.02 shards", "gres/shard:3\n", JobGres{Known: true, Shards: 3}, nil},
+		{"TRES-name form", "gres/shard:3\n", JobGres{Known: true, Shards: 3}, nil},
 		{"typed shards", "gres/shard:h100:4", JobGres{Known: true, Shards: 4}, nil},
 		{"22.05 gpus", "gres:gpu:2", JobGres{Known: true, GPUs: 2}, nil},
 		{"typed gpus", "gres/gpu:h100:1", JobGres{Known: true, GPUs: 1}, nil},

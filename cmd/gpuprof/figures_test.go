@@ -85,7 +85,7 @@ func TestOneJobOneAnswer(t *testing.T) {
 	jsonFigures("jobs --json", "jobs")
 
 	// show: the analysis line, and --json.
-	showLine := regexp.MustCompile(`GPUs (\S+) held/used, utilisation (\S+) %`)
+	showLine := regexp.MustCompile(`GPUs (\S+) held/used(?: \([^)]*\))?, utilisation (\S+) %`) // a shard job: "(1 shard of 1 GPU)"
 	for _, j := range jobs {
 		out, err := runCLI(t, "show", "--db", db, j.id)
 		if err != nil {
