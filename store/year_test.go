@@ -120,6 +120,7 @@ func TestSimulatedYear(t *testing.T) {
 						t.Fatal(err)
 					}
 				}
+				deliver(t, pruned, j)
 				lastID = j.JobID
 			}
 		}
