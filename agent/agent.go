@@ -119,6 +119,10 @@ type Agent struct {
 	proc  procReader
 	now   func() time.Time
 
+	// lookups are the allocation look-ups under way (learnAllocation),
+	// each bounded by notices.squeue's timeout; Run waits for them.
+	lookups sync.WaitGroup
+
 	// gpuSem serialises use of the sampler (its contract) while letting a
 	// caller give up waiting when its context ends.
 	gpuSem chan struct{}
@@ -384,6 +388,7 @@ func (a *Agent) Run(ctx context.Context) error {
 	a.sampleLoop(ctx)
 	_ = ln.Close()
 	wg.Wait()
+	a.lookups.Wait()
 
 	// Final flush with a fresh context: ctx is already cancelled.
 	fctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
@@ -580,6 +585,7 @@ func (a *Agent) startJob(ctx context.Context, js hookproto.JobStart) error {
 	a.publishLocked(nil, nil, nil)
 	a.mu.Unlock()
 	a.log.Info("job started", "job", js.JobID, "user", js.User, "gpus", len(devs))
+	a.learnAllocation(ctx, js.JobID)
 
 	// A first reading at the very start, so a job shorter than the interval
 	// still has one; then make the start durable.

@@ -110,6 +110,9 @@ type jobGPU struct {
 	util                               gpu.Opt[uint32]
 	sm, tensor                         gpu.Opt[float64]
 	scope                              string
+	// shards the job holds of this GPU (profile.Job.Shards), 0 for the
+	// whole GPU or while its allocation is not known.
+	shards int
 }
 
 // obsSnapshot is a copy of observed, formatted without a lock.
@@ -255,6 +258,9 @@ func (a *Agent) publishLocked(readings map[string]reading, idle map[string]readi
 		for _, g := range st.prof.GPUs {
 			jg := jobGPU{gpu: g.UUID, job: st.prof.JobID, user: st.prof.User,
 				account: st.prof.Account, partition: st.prof.Partition}
+			if st.prof.AllocKnown {
+				jg.shards = st.prof.Shards
+			}
 			if readings != nil {
 				r := readings[g.UUID]
 				jg.mem, jg.util = a.ownShare(st.prof.JobID, r)
@@ -410,6 +416,7 @@ type metricsCollector struct {
 	util, memUsed, memTotal, power, energy, temp, xid *prometheus.Desc
 	sm, occupancy, tensor, dram, fp                   *prometheus.Desc
 	jobInfo, jobMem, jobUtil, jobSM, jobTensor        *prometheus.Desc
+	jobShards                                         *prometheus.Desc
 	runningJobs, lag, lastTick, dropped               *prometheus.Desc
 	gpuErrAt, gpuErrInfo                              *prometheus.Desc
 	outboxLen, outboxAge, spoolFiles, spoolBytes      *prometheus.Desc
@@ -445,6 +452,9 @@ func newMetricsCollector(a *Agent, jobs bool) *metricsCollector {
 		jobTensor: d("gpuprof_job_gpu_tensor_active_percent", "Tensor-core activity (GPM) where the job runs, over the last sampling interval; scope as for gpuprof_job_gpu_sm_active_percent.",
 			"gpu", "job", "scope"),
 
+		jobShards: d("gpuprof_job_gpu_shards", "Shards of the GPU Slurm allocated the job (--gres=shard:N), as slurmctld told the agent: a job with this series holds part of the GPU, not the GPU. Absent for a whole GPU and while the allocation is not known.",
+			"gpu", "job"),
+
 		runningJobs: d("gpuprof_agent_running_jobs", "Slurm jobs the agent is profiling now."),
 		lag:         d("gpuprof_agent_sampling_lag_seconds", "How late the last sampling tick started."),
 		lastTick:    d("gpuprof_agent_last_sample_timestamp_seconds", "When the last sampling tick was due (Unix time)."),
@@ -461,7 +471,7 @@ func newMetricsCollector(a *Agent, jobs bool) *metricsCollector {
 func (c *metricsCollector) Describe(ch chan<- *prometheus.Desc) {
 	for _, d := range []*prometheus.Desc{c.util, c.memUsed, c.memTotal, c.power, c.energy, c.temp, c.xid,
 		c.sm, c.occupancy, c.tensor, c.dram, c.fp,
-		c.jobInfo, c.jobMem, c.jobUtil, c.jobSM, c.jobTensor, c.runningJobs, c.lag, c.lastTick, c.dropped,
+		c.jobInfo, c.jobMem, c.jobUtil, c.jobSM, c.jobTensor, c.jobShards, c.runningJobs, c.lag, c.lastTick, c.dropped,
 		c.gpuErrAt, c.gpuErrInfo, c.outboxLen, c.outboxAge, c.spoolFiles, c.spoolBytes} {
 		ch <- d
 	}
@@ -522,6 +532,9 @@ func (c *metricsCollector) Collect(ch chan<- prometheus.Metric) {
 			continue
 		}
 		gauge(c.jobInfo, 1, j.gpu, j.job, j.user, j.account, j.partition)
+		if j.shards > 0 {
+			gauge(c.jobShards, float64(j.shards), j.gpu, j.job)
+		}
 		if j.mem.Valid {
 			gauge(c.jobMem, float64(j.mem.Value), j.gpu, j.job)
 		}

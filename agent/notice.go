@@ -132,6 +132,7 @@ func (a *Agent) noticeTick(now time.Time, st *jobState, readings map[string]read
 			t.Lost(i, now)
 		}
 	}
+	t.SetAllocation(j.Shards, j.AllocKnown)
 	f, ok := t.Evaluate(now, j.Start, j.GPUs)
 	if !ok {
 		return
@@ -370,4 +371,34 @@ func (a *Agent) finalNotices(ctx context.Context, j *profile.Job) {
 		ns[len(rs)-1-i] = r.Notice // ListNotices is newest first
 	}
 	j.Notices = ns
+}
+
+// learnAllocation asks slurmctld, once and off the prolog's path, what
+// the job holds on this node (notice.Squeue.Allocation): slurmd gives the
+// prolog the GPU behind a shard job but no shard count, so without this a
+// --gres=shard:2 job alone on its GPU looks like a one-GPU job. The answer
+// goes into the profile (Shards, AllocKnown: show and the collector read
+// it) and the notice rules (noticeTick). Only where a job may hold shards
+// (OversizedRule.SharedNodes); a failed or unclear answer leaves the
+// allocation unknown, never whole.
+func (a *Agent) learnAllocation(ctx context.Context, jobID string) {
+	cfg := a.opts.Notices
+	if cfg == nil || !cfg.Rules.Oversized.SharedNodes || cfg.Squeue.Program == "" {
+		return
+	}
+	// The prolog's request ends before squeue answers: the look-up is
+	// bounded by its own timeout, not by the request.
+	ctx = context.WithoutCancel(ctx)
+	a.lookups.Go(func() {
+		g, err := cfg.Squeue.Allocation(ctx, jobID)
+		if err != nil || !g.Known {
+			a.log.Info("job allocation unknown: shards or whole GPUs not known to the notices", "job", jobID, "err", err)
+			return
+		}
+		a.mu.Lock()
+		defer a.mu.Unlock()
+		if st, ok := a.jobs[jobID]; ok {
+			st.prof.Shards, st.prof.AllocKnown = g.Shards, true
+		}
+	})
 }

@@ -33,7 +33,11 @@ n=$((n + 1))
 printf '%%s\n' "$@" > "$dir/$n.argv"
 cat > "$dir/$n.msg"
 `
-	standInSqueue  = "#!/bin/sh\nprintf '%%s|%%s\\n' \"${NOTICE_QOS:-normal}\" 'train\r\nBcc: evil@x.example'\n"
+	// The stand-in squeue answers %b (notice.Squeue.Allocation) with
+	// NOTICE_GRES, a whole GPU unless a test says otherwise, and %q|%j
+	// with the QOS and a hostile name.
+	standInSqueue = "#!/bin/sh\ncase \"$*\" in *%%b*) printf '%%s\\n' \"${NOTICE_GRES:-gres/gpu:1}\"; exit 0;; esac\n" +
+		"printf '%%s|%%s\\n' \"${NOTICE_QOS:-normal}\" 'train\r\nBcc: evil@x.example'\n"
 	standInScancel = "#!/bin/sh\nprintf '%%s\\n' \"$*\" >> %s/scancel\n"
 )
 
@@ -484,5 +488,57 @@ func TestNoticeWhileRunning(t *testing.T) {
 	}
 	if n := len(f.sent()); n != 1 {
 		t.Errorf("%d mails, want 1", n)
+	}
+}
+
+// TestNoticeShardJobNotOversized (issue #38): a --gres=shard:2 job alone
+// on its GPU, quiet and small, is a shard job to the agent: slurmctld's
+// allocation (squeue %b) reaches its profile, and it gets no "holds a
+// whole GPU" notice telling it to ask for --gres=shard:1. The same job
+// on a whole GPU gets that notice.
+func TestNoticeShardJobNotOversized(t *testing.T) {
+	f := newNoticeFixture(t, func(c *config.NoticesConfig) {
+		c.Oversized.Enabled = true
+		c.Oversized.Window = config.Duration(10 * time.Second)
+		c.Oversized.UtilBelow = 30
+		c.Oversized.MemoryShare = 0.25
+		c.Oversized.Shards = "yes"
+	})
+	run := func(job string, dev int, gres string) []store.NoticeRecord {
+		t.Setenv("NOTICE_GRES", gres)
+		f.proc(4200+dev, job, "python", sim.Usage{UUID: f.devs[dev].UUID, Mem: 2 * gib, Util: 15})
+		f.startIn(job, "gpu", minorRef(dev))
+		f.a.lookups.Wait()
+		f.tick(30)
+		f.deliver()
+		return f.notices(job)
+	}
+
+	if rs := run("30", 0, "gres:shard:2"); len(rs) != 0 {
+		t.Errorf("a shard:2 job got %+v, want no notice", rs)
+	}
+	f.a.mu.Lock()
+	p := f.a.jobs["30"].prof
+	f.a.mu.Unlock()
+	if p.Shards != 2 || !p.AllocKnown {
+		t.Errorf("profile shards %d (known %t), want slurmctld's 2", p.Shards, p.AllocKnown)
+	}
+	// /metrics says so beside the job's GPU series.
+	f.a.opts.MetricsJobsToken = testMetricsToken
+	fams := scrape(t, f.a.MetricsHandler(), false)
+	if ms := fams["gpuprof_job_gpu_shards"].GetMetric(); len(ms) != 1 || ms[0].GetGauge().GetValue() != 2 {
+		t.Errorf("gpuprof_job_gpu_shards = %v, want one series of 2 for job 30", ms)
+	}
+	for _, m := range f.sent() {
+		var b bytes.Buffer
+		_, _ = b.ReadFrom(m.Body)
+		if s := b.String(); strings.Contains(s, "whole GPU") || strings.Contains(s, "shard:1") {
+			t.Errorf("mail to a shard job: %s", s)
+		}
+	}
+
+	rs := run("31", 1, "gres/gpu:1")
+	if len(rs) != 1 || rs[0].Rule != profile.RuleOversized || rs[0].Fix != "--gres=shard:1" {
+		t.Errorf("a whole-GPU job got %+v, want the oversized notice with --gres=shard:1", rs)
 	}
 }

@@ -108,6 +108,11 @@ type PlanConfig struct {
 	// GrowthSet is set when the configuration file sets plan.growth (or
 	// a caller's --growth did).
 	GrowthSet bool `toml:"-"`
+	// ModelGrowth is the growth per year of each GPU model whose own
+	// trend the horizon applies instead of Growth (ModelGrowthUsed of
+	// GrowthOf's estimate); set by the report and gpuprof plan, never
+	// by the configuration file.
+	ModelGrowth map[string]float64 `toml:"-"`
 	// HorizonMonths is how far ahead the plan looks.
 	HorizonMonths int `toml:"horizon_months"`
 	// NewDemand is demand in GPUs expected from new projects.

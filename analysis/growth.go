@@ -21,19 +21,34 @@ type MonthDemand struct {
 	Models map[string]float64 `json:"models,omitempty"`
 }
 
-// ModelGrowth is one GPU model's demand trend: the same fit as the
+// ModelGrowth is one GPU model's demand trend — the same fit as the
 // cluster's over the trailing run of months in which the model held
-// GPU-hours.
+// GPU-hours — and the growth the horizon applies to the model's jobs
+// (ModelGrowthOf): the model's own trend where it is estimated and
+// usable (GrowthUsable, the cluster's rule), else the cluster's figure.
 type ModelGrowth struct {
 	Model string `json:"model"`
 	// Months is how many months the fit used, From and To the first and
-	// last of them.
-	Months int     `json:"months"`
-	From   string  `json:"from"`
-	To     string  `json:"to"`
-	Annual float64 `json:"annual"`
-	Low    float64 `json:"low"`
-	High   float64 `json:"high"`
+	// last of them (the trailing run, also when shorter than
+	// MinGrowthMonths).
+	Months int    `json:"months"`
+	From   string `json:"from"`
+	To     string `json:"to"`
+	// Estimated is whether the run is long enough for a trend; Annual,
+	// Low and High are then the trend and its 95 % interval.
+	Estimated bool    `json:"estimated"`
+	Usable    bool    `json:"usable"`
+	Annual    float64 `json:"annual"`
+	Low       float64 `json:"low"`
+	High      float64 `json:"high"`
+	// Used is the growth per year the horizon applies to the model's
+	// jobs; Source is "model" (its own trend) or "cluster" (the
+	// cluster's figure, GrowthEstimate.Used), and Reason why: "trend",
+	// "set" (plan.growth or --growth set one figure for all),
+	// "few_months" or "too_uncertain".
+	Used   float64 `json:"used"`
+	Source string  `json:"source"`
+	Reason string  `json:"reason"`
 }
 
 // GrowthEstimate is the demand growth a plan used, and where it came
@@ -66,9 +81,10 @@ type GrowthEstimate struct {
 	Annual float64 `json:"annual,omitempty"`
 	Low    float64 `json:"low,omitempty"`
 	High   float64 `json:"high,omitempty"`
-	// Models are the per-GPU-model trends where the months allow
-	// (GrowthByModel). They are shown beside the cluster's, not used:
-	// the horizon grows every model's demand by Used.
+	// Models are the GPU models named in Months, each with its own
+	// trend where its months allow (GrowthByModel) and the growth the
+	// horizon applies to its jobs (ModelGrowthOf): its own trend where
+	// usable and nothing is configured, else Used.
 	Models []ModelGrowth `json:"models"`
 	// Text is the sentence every output prints.
 	Text string `json:"text"`
@@ -216,22 +232,89 @@ func GrowthOf(months []MonthDemand, value float64, configured bool) GrowthEstima
 		g.Text = fmt.Sprintf("Demand growth %s a year, the configured default: %d whole %s of jobs held%s, at least %d needed to estimate the site's own trend.",
 			present.Percent(value), len(months), present.Plural(len(months), "month", "months"), span, MinGrowthMonths)
 	}
+	g.Models = ModelGrowthOf(g.Models, g.Used, configured)
 	if len(g.Models) > 0 {
-		parts := make([]string, len(g.Models))
-		for i, m := range g.Models {
-			parts[i] = fmt.Sprintf("%s %s (95 %% interval %s to %s, %d months %s to %s)", m.Model,
-				present.Percent(m.Annual), present.Percent(m.Low), present.Percent(m.High), m.Months, m.From, m.To)
-		}
-		g.Text += " Per GPU model (shown, not used: the horizon grows every model by the cluster's figure): " + strings.Join(parts, "; ") + "."
+		g.Text += " " + modelGrowthText(g.Models, g.Used, configured)
 	}
 	return g
 }
 
+// ModelGrowthOf sets the growth the horizon applies to each model's
+// jobs: the model's own trend where it is estimated and usable
+// (GrowthUsable, the cluster's rule) and no figure is configured, else
+// cluster, the cluster's figure (GrowthEstimate.Used). A configured
+// figure (plan.growth or --growth) is used for every model.
+func ModelGrowthOf(models []ModelGrowth, cluster float64, configured bool) []ModelGrowth {
+	for i := range models {
+		m := &models[i]
+		m.Usable = m.Estimated && GrowthUsable(m.Low, m.High)
+		m.Used, m.Source = cluster, "cluster"
+		switch {
+		case configured:
+			m.Reason = "set"
+		case m.Usable:
+			m.Used, m.Source, m.Reason = m.Annual, "model", "trend"
+		case m.Estimated:
+			m.Reason = "too_uncertain"
+		default:
+			m.Reason = "few_months"
+		}
+	}
+	return models
+}
+
+// ModelGrowthUsed is the growth per year of each model whose own trend
+// the horizon applies (Source "model"); nil when none.
+func ModelGrowthUsed(models []ModelGrowth) map[string]float64 {
+	var out map[string]float64
+	for _, m := range models {
+		if m.Source == "model" {
+			if out == nil {
+				out = map[string]float64{}
+			}
+			out[m.Model] = m.Used
+		}
+	}
+	return out
+}
+
+// modelGrowthText says, per model, what growth the horizon applies to
+// its jobs and why.
+func modelGrowthText(models []ModelGrowth, cluster float64, configured bool) string {
+	parts := make([]string, len(models))
+	for i, m := range models {
+		trend := fmt.Sprintf("%s a year (95 %% interval %s to %s, %d months %s to %s)",
+			present.Percent(m.Annual), present.Percent(m.Low), present.Percent(m.High), m.Months, m.From, m.To)
+		switch m.Reason {
+		case "trend":
+			parts[i] = fmt.Sprintf("%s %s, its own trend", m.Model, trend)
+		case "set":
+			if m.Estimated {
+				parts[i] = fmt.Sprintf("%s %s (its own trend %s)", m.Model, present.Percent(m.Used), trend)
+			} else {
+				parts[i] = fmt.Sprintf("%s %s", m.Model, present.Percent(m.Used))
+			}
+		case "too_uncertain":
+			parts[i] = fmt.Sprintf("%s %s, the cluster's figure: its own trend, %s, is too uncertain to plan on (next year %s to %s times today's)",
+				m.Model, present.Percent(m.Used), trend, present.Number(1+m.Low, 2), present.Number(1+m.High, 2))
+		default:
+			parts[i] = fmt.Sprintf("%s %s, the cluster's figure: %d whole %s of its GPU-hours in a row, at least %d needed for its own trend",
+				m.Model, present.Percent(m.Used), m.Months, present.Plural(m.Months, "month", "months"), MinGrowthMonths)
+		}
+	}
+	head := "Per GPU model, the horizon grows each model's jobs by its own trend where its months give one to plan on (the same rule), else by the cluster's figure: "
+	if configured {
+		head = fmt.Sprintf("Per GPU model: every model's jobs grow by the configured %s: ", present.Percent(cluster))
+	}
+	return head + strings.Join(parts, "; ") + "."
+}
+
 // GrowthByModel is the demand trend of each GPU model named in months
 // (consecutive whole months, oldest first): EstimateGrowth over the
-// trailing run of months in which the model held GPU-hours, where that
-// run is at least MinGrowthMonths long; by name. GPUs without a model
-// ("") have no trend of their own.
+// trailing run of months in which the model held GPU-hours, Estimated
+// where that run is at least MinGrowthMonths long; by name. GPUs without
+// a model ("") have no trend of their own. Used and Source are
+// ModelGrowthOf's.
 func GrowthByModel(months []MonthDemand) []ModelGrowth {
 	var names []string
 	seen := map[string]bool{}
@@ -255,11 +338,12 @@ func GrowthByModel(months []MonthDemand) []ModelGrowth {
 			run = append(run, MonthDemand{Month: months[i].Month, GPUHours: h})
 		}
 		slices.Reverse(run)
-		a, lo, hi, ok := EstimateGrowth(run)
-		if !ok {
-			continue
+		mg := ModelGrowth{Model: name, Months: len(run)}
+		if len(run) > 0 {
+			mg.From, mg.To = run[0].Month, run[len(run)-1].Month
 		}
-		out = append(out, ModelGrowth{Model: name, Months: len(run), From: run[0].Month, To: run[len(run)-1].Month, Annual: a, Low: lo, High: hi})
+		mg.Annual, mg.Low, mg.High, mg.Estimated = EstimateGrowth(run)
+		out = append(out, mg)
 	}
 	return out
 }

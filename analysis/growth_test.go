@@ -91,8 +91,10 @@ func TestGrowthSetByFile(t *testing.T) {
 }
 
 // TestGrowthByModel: two models planted with their own trends are each
-// recovered within their interval; a model with fewer than three
-// trailing months has no trend, and GPUs without a model none either.
+// recovered within their interval and used; a model with fewer than
+// three trailing months has no trend and gets the cluster's figure,
+// said; GPUs without a model have no entry; a configured figure is used
+// for every model.
 func TestGrowthByModel(t *testing.T) {
 	a := plantedMonths(6, 0.5, 0.02, 7)
 	b := plantedMonths(6, 0.1, 0.02, 8)
@@ -106,18 +108,47 @@ func TestGrowthByModel(t *testing.T) {
 		months = append(months, m)
 	}
 	got := GrowthByModel(months)
-	if len(got) != 2 || got[0].Model != "A100" || got[1].Model != "H100" {
-		t.Fatalf("models %+v, want A100 and H100 only", got)
+	if len(got) != 3 || got[0].Model != "A100" || got[1].Model != "H100" || got[2].Model != "L40S" {
+		t.Fatalf("models %+v, want A100, H100 and L40S", got)
 	}
 	for i, want := range []float64{0.5, 0.1} {
 		g := got[i]
-		if g.Months != 6 || g.From != "2026-01" || g.To != "2026-06" || g.Low > want || g.High < want || math.Abs(g.Annual-want) > 0.1 {
+		if !g.Estimated || g.Months != 6 || g.From != "2026-01" || g.To != "2026-06" || g.Low > want || g.High < want || math.Abs(g.Annual-want) > 0.1 {
 			t.Errorf("%s: %+v, planted %v", g.Model, g, want)
 		}
 	}
+	if l := got[2]; l.Estimated || l.Months != 2 || l.From != "2026-05" || l.To != "2026-06" {
+		t.Errorf("L40S: %+v, want 2 months 2026-05 to 2026-06, no trend", l)
+	}
 	e := GrowthOf(months, 0.3, false)
-	if len(e.Models) != 2 || !strings.Contains(e.Text, "Per GPU model (shown, not used") || !strings.Contains(e.Text, "A100 ") {
-		t.Errorf("estimate %+v", e)
+	if len(e.Models) != 3 {
+		t.Fatalf("estimate %+v", e)
+	}
+	used := ModelGrowthUsed(e.Models)
+	for i, m := range e.Models[:2] {
+		if m.Source != "model" || m.Reason != "trend" || m.Used != m.Annual || used[m.Model] != m.Annual {
+			t.Errorf("model %d: %+v (used %v), want its own trend used", i, m, used)
+		}
+	}
+	if l := e.Models[2]; l.Source != "cluster" || l.Reason != "few_months" || l.Used != e.Used {
+		t.Errorf("L40S: %+v, want the cluster's %v (few months)", l, e.Used)
+	}
+	if _, ok := used["L40S"]; ok || len(used) != 2 {
+		t.Errorf("used %v, want A100 and H100 only", used)
+	}
+	for _, w := range []string{"A100 " + present.Percent(got[0].Annual) + " a year", "its own trend", "L40S " + present.Percent(e.Used) + ", the cluster's figure: 2 whole months"} {
+		if !strings.Contains(e.Text, w) {
+			t.Errorf("text lacks %q: %s", w, e.Text)
+		}
+	}
+	c := GrowthOf(months, 0.2, true)
+	if ModelGrowthUsed(c.Models) != nil || !strings.Contains(c.Text, "every model's jobs grow by the configured 20.0 %") {
+		t.Errorf("configured: %+v", c)
+	}
+	for _, m := range c.Models {
+		if m.Used != 0.2 || m.Source != "cluster" || m.Reason != "set" {
+			t.Errorf("configured: %+v, want 20 %% set", m)
+		}
 	}
 }
 

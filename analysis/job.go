@@ -228,6 +228,12 @@ func FromView(rec *slurmext.JobRecord, profiles []profile.Job) Job {
 			j.GPUs = append(j.GPUs, g)
 		}
 	}
+	if j.ReqGPUs == 0 && j.ReqShards == 0 {
+		// No request in a scheduler record (none arrived, or jobcomp's,
+		// which has no TRES): the allocation slurmctld gave each node, as
+		// its agent read it, says the job held shards of a GPU.
+		j.ReqShards = profileShards(profiles)
+	}
 	j.IOWait, j.IOWaitValid = io.Fraction()
 	j.IOScope = io.Scope
 	if len(j.GPUs) == 0 && rec != nil {
@@ -235,6 +241,19 @@ func FromView(rec *slurmext.JobRecord, profiles []profile.Job) Job {
 		j.HasGPUData = len(j.GPUs) > 0
 	}
 	return j
+}
+
+// profileShards is the shards the nodes' profiles say Slurm allocated
+// the job (profile.Job.Shards, only where the allocation was read), in
+// all: a TRES count, as a scheduler record's ReqShards is.
+func profileShards(profiles []profile.Job) int {
+	n := 0
+	for i := range profiles {
+		if profiles[i].AllocKnown {
+			n += profiles[i].Shards
+		}
+	}
+	return n
 }
 
 // slurmReadings turns the GPU readings of Slurm's own accounting into GPU

@@ -138,6 +138,10 @@ type Metrics struct {
 	// GPUs recorded when more; a shard job without a profile counts one (an
 	// upper bound: it held part of one).
 	GPUs int
+	// Shards is how many shards of a GPU the job held (Job.ReqShards: the
+	// scheduler's record, else the allocation its nodes' agents read); 0
+	// for a job of whole GPUs or one whose allocation is not known.
+	Shards int
 	// MeasuredGPUs have at least one usable utilisation or memory reading.
 	MeasuredGPUs int
 	// UnusedGPUs were recorded as idle allocations or had a mean
@@ -267,6 +271,7 @@ func measure(j *Job, c *Config, m *Metrics) {
 	if m.GPUs == 0 && j.ReqShards > 0 {
 		m.GPUs = 1
 	}
+	m.Shards = max(j.ReqShards, 0)
 
 	var sumMean, sumP50, sumP95, sumIdle, sumSM, sumTensor float64
 	var nMean, nP50, nP95, nIdle, nEnergy int

@@ -16,13 +16,17 @@ type PlanParams struct {
 	Months    int     `json:"months"`     // horizon
 	NewDemand float64 `json:"new_demand"` // GPUs of new demand at the horizon
 	Headroom  float64 `json:"headroom"`   // fraction of every GPU kept free, in [0, 1)
+	// ModelGrowth is the growth per year of the GPU models whose own
+	// trend the horizon applies to their jobs instead of Growth
+	// (GrowthEstimate.Models, ModelGrowthUsed); nil: Growth for all.
+	ModelGrowth map[string]float64 `json:"model_growth,omitempty"`
 }
 
 // Params are the configuration's plan parameters.
 func (p PlanConfig) Params() PlanParams { return p.params() }
 
 func (p PlanConfig) params() PlanParams {
-	return PlanParams{Growth: p.Growth, Months: p.HorizonMonths, NewDemand: p.NewDemand, Headroom: p.Headroom}
+	return PlanParams{Growth: p.Growth, Months: p.HorizonMonths, NewDemand: p.NewDemand, Headroom: p.Headroom, ModelGrowth: p.ModelGrowth}
 }
 
 // ClassLoad is the queueing view of one class: arrival rate λ (jobs per

@@ -11,6 +11,10 @@ type Shown struct {
 	// requested, or those recorded when more; a shard job's GPU counts
 	// one, as part of it was held.
 	GPUs int
+	// Shards is how many shards of those GPUs the job held (Metrics.Shards),
+	// 0 for whole GPUs: a shard job is shown as one, never as holding its
+	// GPU whole (issue #38).
+	Shards int
 	// Used is GPUs minus those unused (Metrics.UnusedGPUs: an idle
 	// allocation, or a mean utilisation below classes.idle_util_max).
 	// UsedKnown is false when no GPU of the job has a utilisation
@@ -27,7 +31,7 @@ type Shown struct {
 
 // Shown derives the figures every page shows of the job m measures.
 func (m *Metrics) Shown() Shown {
-	s := Shown{GPUs: m.GPUs}
+	s := Shown{GPUs: m.GPUs, Shards: m.Shards}
 	if m.UtilMeanValid {
 		s.Used, s.UsedKnown = max(m.GPUs-m.UnusedGPUs, 0), true
 		s.Util, s.UtilKnown = m.UtilMean, true

@@ -11,9 +11,9 @@ func TestShown(t *testing.T) {
 		job  Job
 		want Shown
 	}{
-		{"shard job: its GPU counts one", Job{ReqShards: 1, GPUs: []GPU{{UtilMean: 14, UtilMeanValid: true, Shared: true}}},
-			Shown{GPUs: 1, Used: 1, UsedKnown: true, Util: 14, UtilKnown: true}},
-		{"shard job without a profile", Job{ReqShards: 1}, Shown{GPUs: 1}},
+		{"shard job: its GPU counts one, its shards are said", Job{ReqShards: 1, GPUs: []GPU{{UtilMean: 14, UtilMeanValid: true, Shared: true}}},
+			Shown{GPUs: 1, Shards: 1, Used: 1, UsedKnown: true, Util: 14, UtilKnown: true}},
+		{"shard job without a profile", Job{ReqShards: 1}, Shown{GPUs: 1, Shards: 1}},
 		{"2 GPUs: the mean over both, not the busiest", Job{ReqGPUs: 2, GPUs: []GPU{busy(77), busy(19)}},
 			Shown{GPUs: 2, Used: 2, UsedKnown: true, Util: 48, UtilKnown: true}},
 		{"2 GPUs, one quiet", Job{ReqGPUs: 2, GPUs: []GPU{busy(60), busy(0)}},

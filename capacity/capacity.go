@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"github.com/gpuprof/gpuprof/internal/present"
+	"maps"
 	"math"
 	"slices"
 	"strings"
@@ -50,13 +51,17 @@ type SimPlan struct {
 	Simulated bool `json:"simulated"`
 	// NotSimulated says why there is no replay (too little data, no
 	// cluster, the replay budget), when Simulated is false.
-	NotSimulated   string  `json:"not_simulated,omitempty"`
-	TargetP95Wait  float64 `json:"target_p95_wait_s"`
-	Growth         float64 `json:"growth"`
-	Months         int     `json:"horizon_months"`
-	NewDemand      float64 `json:"new_demand"`
-	LeadTimeMonths int     `json:"lead_time_months"`
-	Seeds          int     `json:"seeds"`
+	NotSimulated  string  `json:"not_simulated,omitempty"`
+	TargetP95Wait float64 `json:"target_p95_wait_s"`
+	Growth        float64 `json:"growth"`
+	// ModelGrowth is the growth per year of the GPU models whose own
+	// trend the horizon applied to their jobs instead of Growth
+	// (analysis.PlanParams.ModelGrowth); absent: Growth for all.
+	ModelGrowth    map[string]float64 `json:"model_growth,omitempty"`
+	Months         int                `json:"horizon_months"`
+	NewDemand      float64            `json:"new_demand"`
+	LeadTimeMonths int                `json:"lead_time_months"`
+	Seeds          int                `json:"seeds"`
 	// Window is the period replayed; ClusterSource and Assumed as in a
 	// what-if.
 	Window        analysis.Window `json:"window"`
@@ -223,7 +228,7 @@ func SimulatePlan(in analysis.Input, findings *analysis.Findings, p SimPlanParam
 	}
 	pc := &c.Plan
 	sp := SimPlan{
-		TargetP95Wait: pc.TargetP95Wait.D().Seconds(), Growth: p.Plan.Growth, Months: p.Plan.Months,
+		TargetP95Wait: pc.TargetP95Wait.D().Seconds(), Growth: p.Plan.Growth, ModelGrowth: p.Plan.ModelGrowth, Months: p.Plan.Months,
 		NewDemand: p.Plan.NewDemand, LeadTimeMonths: pc.LeadTimeMonths, Seeds: pc.Seeds,
 		Window: findings.Plan.Window, Assumed: []string{}, Effects: []analysis.Effect{}, Free: []string{},
 		Conf: in.Conf, Inventory: analysis.InventoryOf(&in),
@@ -353,7 +358,7 @@ func (pl *planner) start(pc *analysis.PlanConfig, recs int) error {
 	search := 2*int(math.Ceil(math.Log2(float64(most)+1))) + 1
 	months := pl.timelineMonths()
 	evals := 3 + recs + len(models)*search + months + 1
-	factor := math.Max(1, pl.factor(months))
+	factor := math.Max(1, pl.maxFactor(months))
 	pl.seeds = pc.Seeds
 	for pl.seeds > 1 && float64(len(r.jobs)*pl.seeds*evals)*factor > float64(pl.budget) {
 		pl.seeds--
@@ -382,10 +387,29 @@ func (pl *planner) budgetNote() string {
 		pl.budget+pl.replayed, pl.replayed, pl.need)
 }
 
+// GrowthWords is the growth the horizon applies: "30 %", or with the
+// models that grow by their own trend, "23 % (A100 50 %, H100 2 %, by
+// their own trends)".
+func (sp *SimPlan) GrowthWords() string {
+	s := present.Share(sp.Growth)
+	if len(sp.ModelGrowth) == 0 {
+		return s
+	}
+	names := slices.Sorted(maps.Keys(sp.ModelGrowth))
+	parts := make([]string, len(names))
+	for i, m := range names {
+		parts[i] = m + " " + present.Share(sp.ModelGrowth[m])
+	}
+	return s + " (" + strings.Join(parts, ", ") + ", by " + present.Plural(len(names), "its", "their") + " own " + present.Plural(len(names), "trend", "trends") + ")"
+}
+
 // factor is the load at month m: (1+g)^(m/12), plus the new demand
 // phased in linearly to the horizon as a share of today's.
-func (pl *planner) factor(m int) float64 {
-	f := math.Pow(1+pl.params.Growth, float64(m)/12)
+func (pl *planner) factor(m int) float64 { return pl.factorOf(pl.params.Growth, m) }
+
+// factorOf is factor with the growth g per year.
+func (pl *planner) factorOf(g float64, m int) float64 {
+	f := math.Pow(1+g, float64(m)/12)
 	if pl.params.NewDemand > 0 && pl.cNow > 0 && m > 0 {
 		phase := 1.0
 		if pl.params.Months > 0 {
@@ -394,6 +418,31 @@ func (pl *planner) factor(m int) float64 {
 		f += pl.params.NewDemand / pl.cNow * phase
 	}
 	return f
+}
+
+// maxFactor is the largest load factor of any job at month m (the
+// cluster's or a model's own growth): what the budgets are charged by.
+func (pl *planner) maxFactor(m int) float64 {
+	f := pl.factor(m)
+	for _, g := range pl.params.ModelGrowth {
+		f = math.Max(f, pl.factorOf(g, m))
+	}
+	return f
+}
+
+// scaled is r's jobs at month m's load for seed s: each job scaled by
+// the growth of its GPU model where the model has its own
+// (params.ModelGrowth, jobFactors), else by the cluster's.
+func (pl *planner) scaled(r *replay, m int, s int) []queuesim.Job {
+	if len(pl.params.ModelGrowth) > 0 {
+		if fs := r.jobFactors(pl.params.ModelGrowth, func(g float64) float64 { return pl.factorOf(g, m) }, pl.factor(m)); fs != nil {
+			return queuesim.ScaleEach(r.jobs, fs, r.span, r.hourOffset, uint64(s+1))
+		}
+	}
+	if f := pl.factor(m); f != 1 {
+		return queuesim.Scale(r.jobs, f, r.span, r.hourOffset, uint64(s+1))
+	}
+	return r.jobs
 }
 
 // eval replays the changes at month m's load, once per configuration.
@@ -957,7 +1006,7 @@ const hoursPerYear = 8760.0
 // only their own jobs): why says so, and the verdict is not_simulated.
 func NotSimulatedPlan(findings analysis.Findings, p analysis.PlanParams, c analysis.Config, why string) SimPlan {
 	sp := SimPlan{
-		TargetP95Wait: c.Plan.TargetP95Wait.D().Seconds(), Growth: p.Growth, Months: p.Months, NewDemand: p.NewDemand,
+		TargetP95Wait: c.Plan.TargetP95Wait.D().Seconds(), Growth: p.Growth, ModelGrowth: p.ModelGrowth, Months: p.Months, NewDemand: p.NewDemand,
 		LeadTimeMonths: c.Plan.LeadTimeMonths, Window: findings.Plan.Window, NotSimulated: why, Assumed: []string{},
 		Effects: []analysis.Effect{}, Free: []string{}, Models: []ModelPlan{}, Purchase: []Purchase{}, Costs: []Cost{},
 		Jobs:      SimJobs{LeftOutWhy: []string{}, LeftOutReasons: []LeftOutReason{}},

@@ -214,10 +214,7 @@ func (pl *planner) runSeed(it *batchItem, s int) seedOut {
 	if err != nil {
 		return seedOut{err: err}
 	}
-	jobs := r.jobs
-	if f := pl.factor(it.req.m); f != 1 {
-		jobs = queuesim.Scale(r.jobs, f, r.span, r.hourOffset, uint64(s+1))
-	}
+	jobs := pl.scaled(r, it.req.m, s)
 	var rule *queuesim.StopRule
 	if it.req.stop != nil && !pl.fullReplays {
 		rule = r.stopRule(it.req.stop, jobs, pl.target)
@@ -258,7 +255,7 @@ func (pl *planner) commit(it *batchItem) evalOut {
 		it.skip.Store(true)
 		return evalOut{err: err}
 	}
-	f := pl.factor(it.req.m)
+	f := pl.maxFactor(it.req.m)
 	pl.need = int(float64(len(r.jobs)*pl.seeds) * math.Max(f, 1))
 	if pl.need > pl.budget || pl.stepBudget > 0 && pl.steps >= pl.stepBudget {
 		it.skip.Store(true)

@@ -6,7 +6,6 @@ import (
 	"slices"
 
 	"github.com/gpuprof/gpuprof/internal/present"
-	"github.com/gpuprof/gpuprof/queuesim"
 )
 
 // The purchase search's ends (docs/whatif.md, "Where the purchase search
@@ -53,7 +52,6 @@ func (pl *planner) loadBound(model string, scope *stopScope, req func(k int) eva
 	if err != nil {
 		return 0, "", err
 	}
-	f := pl.factor(q0.m)
 	w := r.span.Seconds()
 	nn := len(r.cluster.Nodes)
 	type best struct {
@@ -64,10 +62,7 @@ func (pl *planner) loadBound(model string, scope *stopScope, req func(k int) eva
 	}
 	per := make([]best, pl.seeds)
 	for s := range pl.seeds {
-		jobs := r.jobs
-		if f != 1 {
-			jobs = queuesim.Scale(r.jobs, f, r.span, r.hourOffset, uint64(s+1))
-		}
+		jobs := pl.scaled(r, q0.m, s)
 		rule := r.stopRule(scope, jobs, pl.target)
 		for p := range r.simParts {
 			// The partition's GPUs the group's jobs run on.

@@ -229,14 +229,14 @@ func verdictOf(sp *SimPlan, f *analysis.Findings, recs []analysis.Recommendation
 			v.Evidence = append(v.Evidence, fmt.Sprintf("without a purchase the target is missed already (%s, replayed p95 %s)", tl.Group, tl.P95Text()))
 		case tl.BreachMonth > 0:
 			s := fmt.Sprintf("Without a purchase, growth of %s a year breaks the target in month %d (%s, %s: replayed p95 %s); with a %d-month lead time, order by %s",
-				present.Share(sp.Growth), tl.BreachMonth, tl.BreachDate.Format("2006-01"), tl.Group, tl.P95Text(),
+				sp.GrowthWords(), tl.BreachMonth, tl.BreachDate.Format("2006-01"), tl.Group, tl.P95Text(),
 				sp.LeadTimeMonths, tl.OrderBy.Format("2006-01-02"))
 			if tl.Late {
 				s += " (already past: order now)"
 			}
 			v.Text += " " + s + "."
 		default:
-			v.Evidence = append(v.Evidence, fmt.Sprintf("the target holds for the %d months searched at %s growth a year", tl.SearchedMonths, present.Share(sp.Growth)))
+			v.Evidence = append(v.Evidence, fmt.Sprintf("the target holds for the %d months searched at %s growth a year", tl.SearchedMonths, sp.GrowthWords()))
 		}
 	}
 	if !v.Reliable {

@@ -42,7 +42,10 @@ type JobJSON struct {
 	// job's GPU counts one), those of them used, and the mean
 	// utilisation over the job's GPUs, percent; the last two null
 	// without a utilisation reading.
-	GPUsHeld int      `json:"gpus_held"`
+	GPUsHeld int `json:"gpus_held"`
+	// Shards is how many shards of its GPUs a shard job held
+	// (analysis.Shown.Shards); absent for whole GPUs.
+	Shards   int      `json:"shards,omitempty"`
 	GPUsUsed *int     `json:"gpus_used"`
 	UtilMean *float64 `json:"util_mean"`
 	Missing  []string `json:"missing"`
@@ -227,7 +230,7 @@ func JobsJSON(views []store.JobView, c analysis.Config, now time.Time) []JobJSON
 			j.GPUsRequested = &n
 		}
 		shown := shownOf(v, c)
-		j.GPUsHeld = shown.GPUs
+		j.GPUsHeld, j.Shards = shown.GPUs, shown.Shards
 		if shown.UsedKnown {
 			j.GPUsUsed = jsonPtr(shown.Used)
 		}
@@ -263,7 +266,9 @@ func gpusRequested(v store.JobView) (int, bool) {
 	}
 	n := 0
 	for _, p := range v.Profiles {
-		n += len(p.GPUs)
+		if !p.AllocKnown || p.Shards == 0 {
+			n += len(p.GPUs) // a shard job's GPU is not requested whole
+		}
 	}
 	return n, true
 }

@@ -156,6 +156,9 @@ func writeJobDetail(w io.Writer, v store.JobView, c analysis.Config, carbon Show
 	// report show of the job (analysis.Shown).
 	shown := m.Shown()
 	line = "    GPUs " + present.GPUs(shown.GPUs, shown.Used, shown.UsedKnown) + " held/used"
+	if sh := present.ShardsOf(shown.Shards, shown.GPUs); sh != "" {
+		line += " (" + sh + ")"
+	}
 	if shown.UtilKnown {
 		line += ", utilisation " + present.Util(shown.Util) + " % (the mean over its GPUs)"
 	}

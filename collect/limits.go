@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"net"
 	"net/http"
+	"os"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -37,6 +38,11 @@ type peerListener struct {
 	perPeer  int
 	kind     string // "uid", "host": what a peer is, for the refusal's text
 	refusals *Refusals
+	// source, when set, names a connection's source for budget (the
+	// failed-request budget, failbudget.go) from the connection and its
+	// peer's key; nil: the peer's key. budget nil: no budget.
+	source func(c net.Conn, key string) string
+	budget *failBudget
 
 	slots     chan struct{} // one per connection held
 	lingering chan struct{} // one per refused connection still being answered
@@ -61,6 +67,18 @@ type peerConn struct {
 	l    *peerListener
 	key  string
 	info any
+	// source is whose failed-request budget the connection spends
+	// (peerListener.source), fixed at Accept.
+	source string
+	// closed is closed by Close: a read waiting for the budget ends.
+	closed chan struct{}
+	// readDL is the read deadline the server last set (UnixNano, 0 for
+	// none): a read waiting for the budget keeps it too.
+	readDL atomic.Int64
+	// prepaid: the connection waited for the budget and took a token for
+	// its next request (failBudget.take); the request's answer keeps it
+	// (a failure) or gives it back.
+	prepaid atomic.Bool
 	// busy: a request of it is being answered (from the handler's start
 	// to the connection's return to idle); it is not evicted then.
 	busy atomic.Bool
@@ -85,7 +103,10 @@ func (l *peerListener) Accept() (net.Conn, error) {
 		if err != nil {
 			key = "unidentified: " + err.Error()
 		}
-		pc := &peerConn{Conn: c, l: l, key: key, info: info}
+		pc := &peerConn{Conn: c, l: l, key: key, info: info, source: key, closed: make(chan struct{})}
+		if l.source != nil {
+			pc.source = l.source(c, key)
+		}
 		evict, ok := l.admit(pc)
 		if evict != nil {
 			l.refusals.Refuse(RefuseConnLimit, "connection closed: its peer opened another over its share",
@@ -233,10 +254,73 @@ func (l *peerListener) connState(c net.Conn, st http.ConnState) {
 func (c *peerConn) Close() error {
 	err := c.Conn.Close()
 	c.once.Do(func() {
+		close(c.closed)
 		c.l.forget(c)
 		<-c.l.slots
 	})
 	return err
+}
+
+// Read reads the next request only once the connection's source has a
+// failed request left in its budget (failbudget.go): a source out of its
+// budget is not read from at all, its sender stopped by the kernel's flow
+// control, until a token is back, the read deadline passes or the
+// connection is closed. A request being answered (a push's body) reads
+// on unchecked.
+func (c *peerConn) Read(p []byte) (int, error) {
+	if b := c.l.budget; b != nil && !c.busy.Load() {
+		if err := c.awaitBudget(b); err != nil {
+			return 0, err
+		}
+	}
+	return c.Conn.Read(p)
+}
+
+func (c *peerConn) awaitBudget(b *failBudget) error {
+	for waited := false; ; waited = true {
+		var d time.Duration
+		if !waited {
+			d = b.wait(c.source) // within budget: read on, nothing taken
+		} else if d = b.take(c.source); d <= 0 {
+			c.prepaid.Store(true)
+		}
+		if d <= 0 {
+			return nil
+		}
+		if dl := c.readDL.Load(); dl != 0 {
+			left := time.Until(time.Unix(0, dl))
+			if left <= 0 {
+				return os.ErrDeadlineExceeded
+			}
+			d = min(d, left)
+		}
+		t := time.NewTimer(d)
+		select {
+		case <-t.C:
+		case <-c.closed:
+			t.Stop()
+			return net.ErrClosed
+		}
+	}
+}
+
+// SetReadDeadline and SetDeadline keep the deadline for awaitBudget.
+func (c *peerConn) SetReadDeadline(t time.Time) error {
+	c.keepDeadline(t)
+	return c.Conn.SetReadDeadline(t)
+}
+
+func (c *peerConn) SetDeadline(t time.Time) error {
+	c.keepDeadline(t)
+	return c.Conn.SetDeadline(t)
+}
+
+func (c *peerConn) keepDeadline(t time.Time) {
+	if t.IsZero() {
+		c.readDL.Store(0)
+	} else {
+		c.readDL.Store(t.UnixNano())
+	}
 }
 
 // NetConn returns the accepted connection itself (PeerConnContext reads
@@ -252,6 +336,13 @@ func withConn(ctx context.Context, c net.Conn) context.Context {
 		return context.WithValue(ctx, connKey{}, pc)
 	}
 	return ctx
+}
+
+// takePrepaid says whether the request r is the one a token was taken
+// for in advance (peerConn.prepaid), and clears it.
+func takePrepaid(r *http.Request) bool {
+	pc, ok := r.Context().Value(connKey{}).(*peerConn)
+	return ok && pc.prepaid.Swap(false)
 }
 
 // markBusy marks the connection r came on busy until it is idle again.
@@ -295,6 +386,9 @@ func addrHost(addr string) string {
 	return host
 }
 
+// loopbackHost is the host key of every loopback address.
+const loopbackHost = "loopback"
+
 // requestHost is the host key of a request's sender.
 func requestHost(r *http.Request) string { return addrHost(r.RemoteAddr) }
 
@@ -307,7 +401,7 @@ func requestHost(r *http.Request) string { return addrHost(r.RemoteAddr) }
 func hostKey(ip net.IP) string {
 	switch {
 	case ip.IsLoopback():
-		return "loopback"
+		return loopbackHost
 	case ip.To4() != nil:
 		return ip.To4().String()
 	}

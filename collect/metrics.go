@@ -375,6 +375,11 @@ func (w *statusWriter) Write(b []byte) (int, error) {
 	return w.ResponseWriter.Write(b)
 }
 
+// Unwrap lets http.ResponseController reach the connection (readBody's
+// deadline: without it a push counted by Metrics had its body read under
+// the server's ReadTimeout only, not UploadTimeout).
+func (w *statusWriter) Unwrap() http.ResponseWriter { return w.ResponseWriter }
+
 // usageCollector exports the jobs and GPU-seconds counters as constant
 // metrics at each scrape. They carry no created timestamp: their values
 // are totals over the database, not counts since this process started,

@@ -23,12 +23,13 @@ const (
 	RefuseHeld            = "held"            // 503: a push whose job Slurm's records do not place on its node yet (held)
 	RefuseConnLimit       = "conn_limit"      // a connection over its uid's or host's share, closed unanswered but for a 503
 	RefuseBusy            = "busy"            // 503: no query, upload or credential slot came free in time
+	RefuseRateLimited     = "rate_limited"    // 429: a source out of its failed-request budget
 	RefuseDBBusy          = "db_busy"         // 503: the database stayed locked
 	RefuseError           = "error"           // 500 or anything else
 )
 
 var refuseReasons = []string{RefuseUnauthenticated, RefuseForbidden, RefuseBadRequest, RefuseTooLarge, RefuseTimeout,
-	RefuseConflict, RefuseHeld, RefuseConnLimit, RefuseBusy, RefuseDBBusy, RefuseError}
+	RefuseConflict, RefuseHeld, RefuseConnLimit, RefuseBusy, RefuseRateLimited, RefuseDBBusy, RefuseError}
 
 // refuseReason is the reason an answer's status stands for.
 func refuseReason(status int) string {
@@ -45,8 +46,10 @@ func refuseReason(status int) string {
 		return RefuseTimeout
 	case http.StatusConflict:
 		return RefuseConflict
-	case http.StatusServiceUnavailable, http.StatusTooManyRequests:
+	case http.StatusServiceUnavailable:
 		return RefuseBusy
+	case http.StatusTooManyRequests:
+		return RefuseRateLimited
 	}
 	return RefuseError
 }

@@ -5,6 +5,7 @@ import (
 	"log/slog"
 	"net"
 	"net/http"
+	"strconv"
 	"time"
 )
 
@@ -23,6 +24,7 @@ const maxCollectorHeader = 64 << 10
 func (s *Server) Serve(ctx context.Context, ln net.Listener) error {
 	lim := s.lim
 	pl := newPeerListener(ln, lim.MaxConns, lim.ConnsPerPeer, "host", hostOf, s.refusals)
+	pl.source, pl.budget = connSource, s.budget
 	hs := &http.Server{
 		Handler:           s.Handler(),
 		ConnContext:       withConn,
@@ -38,4 +40,35 @@ func (s *Server) Serve(ctx context.Context, ln net.Listener) error {
 	}
 	go s.releaseLoop(ctx)
 	return serveUntil(ctx, hs, pl)
+}
+
+// connSource names a collector connection's source for the failed-request
+// budget and the decode shares: its host (hostKey), and on the
+// collector's own host, where every user shares the loopback host, the
+// uid that owns the client's socket (loopbackUID), so that one local
+// user's flood spends only their own budget. A loopback connection whose
+// owner the kernel does not tell counts as the host's.
+func connSource(c net.Conn, host string) string {
+	if host != loopbackHost {
+		return host
+	}
+	la, ok1 := c.LocalAddr().(*net.TCPAddr)
+	ra, ok2 := c.RemoteAddr().(*net.TCPAddr)
+	if !ok1 || !ok2 {
+		return host
+	}
+	uid, err := loopbackUID(la, ra)
+	if err != nil {
+		return host
+	}
+	return host + " uid " + strconv.Itoa(uid)
+}
+
+// requestSource is the source of the connection r came on (connSource),
+// or its host when it came through no peerListener.
+func requestSource(r *http.Request) string {
+	if pc, ok := r.Context().Value(connKey{}).(*peerConn); ok && pc.source != "" {
+		return pc.source
+	}
+	return requestHost(r)
 }

@@ -144,6 +144,13 @@ type Limits struct {
 	// and headers; IdleTimeout how long a connection may wait for its next
 	// request.
 	HeaderTimeout, IdleTimeout time.Duration
+	// FailuresPerSecond and FailureBurst are each source's budget of
+	// failed requests (failbudget.go): a source — a remote host, or a uid
+	// on the collector's own host — may fail FailureBurst requests at
+	// once and FailuresPerSecond a second after that; beyond, its
+	// connections are not read from and a request of it already read is
+	// refused 429 before its credential is decoded. Collector only.
+	FailuresPerSecond, FailureBurst int
 }
 
 // defaultLimits are the collector's (serve's settings of the same names,
@@ -160,8 +167,20 @@ func defaultLimits() Limits {
 		MaxConns: 4096, ConnsPerPeer: 1024, ConnsPerSender: 64, MaxQueries: 8, QueriesPerUID: 2, QueueWait: 5 * time.Second,
 		QueryTimeout: 30 * time.Second, MaxUploads: 4, UploadsPerHost: 1, UploadTimeout: 30 * time.Second,
 		QueryDecodes: 8, PushDecodes: 8, HeaderTimeout: 5 * time.Second, IdleTimeout: 30 * time.Second,
+		FailuresPerSecond: DefaultFailuresPerSecond, FailureBurst: DefaultFailureBurst,
 	}
 }
+
+// DefaultFailuresPerSecond and DefaultFailureBurst are the collector's
+// failed-request budget of a source (Limits): far more than an honest
+// client fails (a node retries a refused push with backoff, a user
+// mistypes a filter), far less than a flood (14 million requests in 40 s
+// in issue 39's load test), and an unmunge each second costs the
+// collector a few milliseconds of CPU.
+const (
+	DefaultFailuresPerSecond = 10
+	DefaultFailureBurst      = 100
+)
 
 // orDefault returns l with each zero field taken from def.
 func (l Limits) orDefault(def Limits) Limits {
@@ -186,6 +205,7 @@ func (l Limits) orDefault(def Limits) Limits {
 		UploadTimeout: pickD(l.UploadTimeout, def.UploadTimeout),
 		QueryDecodes:  pick(l.QueryDecodes, def.QueryDecodes), PushDecodes: pick(l.PushDecodes, def.PushDecodes),
 		HeaderTimeout: pickD(l.HeaderTimeout, def.HeaderTimeout), IdleTimeout: pickD(l.IdleTimeout, def.IdleTimeout),
+		FailuresPerSecond: pick(l.FailuresPerSecond, def.FailuresPerSecond), FailureBurst: pick(l.FailureBurst, def.FailureBurst),
 	}
 }
 
@@ -229,6 +249,9 @@ type Server struct {
 	// suspect hosts (a credential of theirs failed lately) decode only
 	// within their lane's suspect slots as well (suspects.go).
 	suspect *suspects
+	// budget is every source's failed-request budget (failbudget.go); nil
+	// on the local query socket.
+	budget *failBudget
 }
 
 // decodeLane is one kind of request's credential decoding: slots shared
@@ -268,8 +291,13 @@ func newServer(db *store.DB, auth Authenticator, opts ServerOptions, def Limits,
 		opts.Resolve = HostResolver()
 	}
 	lim := opts.Limits.orDefault(def)
+	var budget *failBudget
+	if lim.FailuresPerSecond > 0 {
+		budget = newFailBudget(lim.FailuresPerSecond, lim.FailureBurst)
+	}
 	return &Server{
-		db: db, auth: auth, opts: opts, lim: lim, log: log, name: "collector", refusals: opts.Refusals,
+		budget: budget,
+		db:     db, auth: auth, opts: opts, lim: lim, log: log, name: "collector", refusals: opts.Refusals,
 		queries:      newFairSlots(lim.MaxQueries, lim.QueriesPerUID),
 		uploads:      newFairSlots(lim.MaxUploads, lim.UploadsPerHost),
 		queryDecodes: newDecodeLane(lim.QueryDecodes), pushDecodes: newDecodeLane(lim.PushDecodes),
@@ -291,6 +319,24 @@ func (s *Server) Handler() http.Handler {
 	mux.HandleFunc("GET /v1/jobs/{cluster}/{job}", s.get)
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		markBusy(r)
+		if s.budget != nil {
+			source := requestSource(r)
+			prepaid := takePrepaid(r)
+			if d := s.budget.wait(source); d > 0 && !prepaid {
+				s.overBudget(w, r, source, d)
+				return
+			}
+			sw := &statusWriter{ResponseWriter: w}
+			defer func() {
+				switch failed := charged(sw.status); {
+				case failed && !prepaid:
+					s.budget.charge(source)
+				case !failed && prepaid:
+					s.budget.refund(source)
+				}
+			}()
+			w = sw
+		}
 		if r.Method != http.MethodPost {
 			r.Body = http.MaxBytesReader(w, r.Body, 0) // a query has no body
 			if r.ContentLength != 0 {
@@ -301,6 +347,15 @@ func (s *Server) Handler() http.Handler {
 		}
 		mux.ServeHTTP(w, r)
 	})
+}
+
+// overBudget refuses a request of a source out of its failed-request
+// budget (failbudget.go), before anything of it is looked at, and closes
+// its connection: what the client pipelined behind it is never read.
+func (s *Server) overBudget(w http.ResponseWriter, r *http.Request, source string, wait time.Duration) {
+	w.Header().Set("Retry-After", strconv.Itoa(int(max(1, (wait+time.Second-1)/time.Second))))
+	w.Header().Set("Connection", "close")
+	s.fail(w, r, http.StatusTooManyRequests, fmt.Errorf("too many failed requests from %s; try again in %s", source, wait.Round(time.Millisecond)))
 }
 
 // errBusy means no slot came free within Limits.QueueWait.
@@ -317,10 +372,11 @@ func (s *Server) decode(r *http.Request, lane decodeLane) (Identity, []byte, err
 	if !plausibleCredential(cred) {
 		return Identity{}, nil, fmt.Errorf("%w: not a munge credential", ErrAuth)
 	}
-	// Before the credential is decoded, the sending host is all a
-	// request tells: its share of the decodes is the host's, and a host
-	// that sent junk lately decodes within the suspects' half too.
-	host := requestHost(r)
+	// Before the credential is decoded, the sending host (on this host,
+	// the connection's uid) is all a request tells: its share of the
+	// decodes is the source's, and a source that sent junk lately decodes
+	// within the suspects' half too.
+	host := requestSource(r)
 	wctx, cancel := context.WithTimeout(r.Context(), s.lim.QueueWait)
 	defer cancel()
 	busy := func() (Identity, []byte, error) {

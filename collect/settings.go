@@ -67,6 +67,7 @@ func LimitsOf(c config.ServeConfig) Limits {
 		MaxConns: c.MaxConns, ConnsPerPeer: c.ConnsPerHost,
 		MaxQueries: c.MaxQueries, QueriesPerUID: c.QueriesPerUser, QueryDecodes: c.QueryDecodes,
 		PushDecodes: c.PushDecodes, MaxUploads: c.MaxUploads, UploadsPerHost: c.UploadsPerHost,
-		QueueWait: c.QueueWait.D(),
+		QueueWait:         c.QueueWait.D(),
+		FailuresPerSecond: c.FailuresPerSecond, FailureBurst: c.FailureBurst,
 	}
 }

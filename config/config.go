@@ -273,6 +273,15 @@ type ServeConfig struct {
 	// once; a host at that share that opens another loses its oldest idle
 	// one. Users behind one login node or NAT share their host's.
 	ConnsPerHost int `toml:"conns_per_host"`
+	// FailuresPerSecond and FailureBurst are each source's budget of
+	// failed requests (answered 4xx but 409): a remote host, or a uid on
+	// the collector's own host, may fail FailureBurst requests at once and
+	// FailuresPerSecond a second after that; beyond, serve stops reading
+	// its connections and refuses what it already read with 429 before
+	// decoding a credential (docs/security.md). Honest nodes and users
+	// fail almost never and are not slowed.
+	FailuresPerSecond int `toml:"failures_per_second"`
+	FailureBurst      int `toml:"failure_burst"`
 	// MaxConns is how many connections serve holds open at once; more
 	// wait in the kernel's listen backlog.
 	MaxConns int `toml:"max_conns"`
@@ -482,6 +491,7 @@ func Default() Config {
 		MailProg: MailProgConfig{Mailer: "/usr/bin/mail", Deadline: Duration(5 * time.Second)},
 		Import:   ImportConfig{Sacct: "/usr/bin/sacct"},
 		Serve: ServeConfig{Listen: "127.0.0.1:8642", SlurmUser: "slurm", ConnsPerHost: 1024, MaxConns: 4096,
+			FailuresPerSecond: 10, FailureBurst: 100,
 			MaxQueries: 8, QueriesPerUser: 2, QueryDecodes: 8, PushDecodes: 8, MaxUploads: 4, UploadsPerHost: 1, QueueWait: Duration(5 * time.Second),
 			SeriesAge: Duration(30 * 24 * time.Hour), SeriesPoints: 128,
 			Placement: "slurm", HeldPerNode: 1000, HoldFor: Duration(time.Hour)},
@@ -614,6 +624,9 @@ func (c Config) Validate() error {
 func (s ServeConfig) validate() error {
 	if s.ConnsPerHost < 1 {
 		return errors.New("conns_per_host must be at least 1")
+	}
+	if s.FailuresPerSecond < 1 || s.FailureBurst < 1 {
+		return errors.New("failures_per_second and failure_burst must be at least 1")
 	}
 	for _, l := range []struct {
 		name string

@@ -24,6 +24,7 @@ import (
 // everywhere, never 0 (issue #28).
 func TestSMActivityUnderSlurm(t *testing.T) {
 	requireClusterHost(t)
+	t.Parallel()
 	bin := gpuprofBinary(t)
 	work := t.TempDir()
 	if err := os.Chmod(work, 0o755); err != nil {

@@ -160,6 +160,7 @@ func shellQuote(s string) string { return "'" + strings.ReplaceAll(s, "'", `'\''
 // hook may fail.
 func TestCaptureUnderSlurm(t *testing.T) {
 	requireClusterHost(t)
+	t.Parallel()
 	bin := gpuprofBinary(t)
 	work := t.TempDir()
 	// Jobs (root here, but any user on a real node) and slurmd's hooks

@@ -4,11 +4,14 @@ import (
 	"bytes"
 	"context"
 	"errors"
+	"flag"
 	"fmt"
 	"os"
 	"os/exec"
 	"path/filepath"
+	"runtime"
 	"slices"
+	"strconv"
 	"strings"
 	"sync"
 	"syscall"
@@ -30,7 +33,24 @@ var binaryBuild struct {
 	err  error
 }
 
+// clusterTestsAtOnce is how many of this package's parallel tests run at
+// once when go test is given no -parallel. Its default, GOMAXPROCS, is 2
+// on CI's 2-core machine, but most of these tests spend their minutes
+// waiting on sleeping Slurm jobs, not on a CPU. Tests that measure
+// wall-clock time stay sequential (they run before the parallel ones,
+// alone in this package).
+const clusterTestsAtOnce = 4
+
 func TestMain(m *testing.M) {
+	flag.Parse()
+	explicit := false
+	flag.Visit(func(f *flag.Flag) { explicit = explicit || f.Name == "test.parallel" })
+	if n := runtime.GOMAXPROCS(0); !explicit && n < clusterTestsAtOnce {
+		if err := flag.Set("test.parallel", strconv.Itoa(clusterTestsAtOnce)); err != nil {
+			fmt.Fprintf(os.Stderr, "e2e: -test.parallel: %v\n", err)
+			os.Exit(2)
+		}
+	}
 	code := m.Run()
 	if binaryBuild.dir != "" {
 		_ = os.RemoveAll(binaryBuild.dir)

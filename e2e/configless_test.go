@@ -23,6 +23,7 @@ import (
 // gres.conf, are the ones it used.
 func TestConfiglessNode(t *testing.T) {
 	requireClusterHost(t)
+	t.Parallel()
 	bin := gpuprofBinary(t)
 	work := t.TempDir()
 	if err := os.Chmod(work, 0o755); err != nil {

@@ -90,8 +90,9 @@ type cfRun struct {
 //
 // The reduced version (36 jobs, about 4 minutes, the runs side by side)
 // runs by default, in CI too; GPUPROF_COUNTERFACTUAL=full runs issue 36's
-// 72 jobs of 20–90 s and a second 8-GPU run for Slurm's own spread (about
-// 15 minutes). docs/whatif.md holds the table.
+// 72 jobs of 20–90 s and a second 8-GPU run for Slurm's own spread (each
+// run about 12 minutes, GOMAXPROCS of them at once: 27 minutes on 2
+// cores). docs/whatif.md holds the table.
 func TestWhatIfCounterfactual(t *testing.T) {
 	requireClusterHost(t)
 	requireUserTools(t)

@@ -10,4 +10,13 @@
 // CI=true, where that is a failure. Set
 // GPUPROF_BIN to test a prebuilt binary; otherwise the tests build
 // ./cmd/gpuprof once per run.
+//
+// Each real-Slurm test starts a cluster of its own and most spend their
+// minutes waiting on sleeping jobs, so they run in parallel, four at a
+// time unless go test is given -parallel (its default, GOMAXPROCS, is 2 on
+// a 2-core machine); testcluster.sh keeps their ports, directories and
+// slurmstepds apart. The tests that measure wall-clock time
+// (TestJobCompDeadlineWithLockedDB, TestPrometheusScrape) are sequential:
+// go test runs them first, with no other test of this package beside
+// them.
 package e2e

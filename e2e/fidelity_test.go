@@ -72,6 +72,7 @@ PartitionName=urgent Nodes=localhost MaxTime=INFINITE State=UP PriorityTier=2 TR
 // cycle planned and every priority computed.
 func TestWhatIfFidelityMultifactor(t *testing.T) {
 	requireClusterHost(t)
+	t.Parallel()
 	requireUserTools(t)
 	bin := gpuprofBinary(t)
 	mc := startMultifactorCluster(t, 4, "f")

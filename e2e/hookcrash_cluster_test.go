@@ -17,6 +17,7 @@ import (
 // id, and the stacks are in log_file.
 func TestHookCrashOnCluster(t *testing.T) {
 	requireClusterHost(t)
+	t.Parallel()
 	faulty := buildFaultyGpuprof(t)
 	dir := t.TempDir()
 	faultFile := filepath.Join(dir, "fault")

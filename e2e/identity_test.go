@@ -28,6 +28,7 @@ import (
 // also after the agent restarts.
 func TestForeignProcessesCannotClaimJobs(t *testing.T) {
 	requireClusterHost(t)
+	t.Parallel()
 	requireUserTools(t)
 	lookAlikeRoot := "/sys/fs/cgroup/systemd"
 	if _, err := os.Stat(filepath.Join(lookAlikeRoot, "cgroup.procs")); err != nil {

@@ -34,6 +34,7 @@ const mailRecipient = "root@example.org"
 //     with admin_comment off that job's AdminComment stays empty.
 func TestJobEndMailAndAdminComment(t *testing.T) {
 	requireClusterHost(t)
+	t.Parallel()
 	bin := gpuprofBinary(t)
 	work := t.TempDir()
 	if err := os.Chmod(work, 0o755); err != nil {

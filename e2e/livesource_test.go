@@ -20,6 +20,7 @@ import (
 // cluster is not used, and the answer says so.
 func TestLiveSlurmSource(t *testing.T) {
 	requireClusterHost(t)
+	t.Parallel()
 	c := startCluster(t, clusterOptions{})
 	bin := gpuprofBinary(t)
 	dir := t.TempDir()

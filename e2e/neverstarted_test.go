@@ -30,6 +30,7 @@ import (
 // 22.05-cancelled-pending-P-epoch-steps.txt was made so.
 func TestNeverStartedRealJobs(t *testing.T) {
 	requireClusterHost(t)
+	t.Parallel()
 	bin := gpuprofBinary(t)
 	work := t.TempDir()
 	if err := os.Chmod(work, 0o755); err != nil {

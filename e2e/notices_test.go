@@ -62,6 +62,7 @@ type noticeJob struct {
 // all.
 func TestNoticesUnderSlurm(t *testing.T) {
 	requireClusterHost(t)
+	t.Parallel()
 	bin := gpuprofBinary(t)
 	work := t.TempDir()
 	if err := os.Chmod(work, 0o755); err != nil {

@@ -11,6 +11,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
 	"testing"
@@ -38,6 +39,9 @@ var promPhases = []struct {
 // over the profile's samples) within one sample's worth, the GPU-seconds
 // to the second. promtool check metrics passes on both
 // endpoints' live output.
+//
+// Not parallel: it compares scrapes made every second with the agent's
+// samples, and other tests' load delays both.
 func TestPrometheusScrape(t *testing.T) {
 	requireClusterHost(t)
 	promBin, err := exec.LookPath("prometheus")
@@ -230,7 +234,27 @@ scrape_configs:
 		q := `gpuprof_gpu_job_info{job="` + id + `"}
   * on (gpu) group_left
 gpuprof_gpu_utilization_percent`
-		series := api.queryRange(q, p.Start.Add(-5*time.Second), p.End.Add(5*time.Second), time.Second)
+		// Prometheus evaluates a point per step from the latest sample
+		// within its lookback, so a scrape that comes late after the job's
+		// end (a loaded machine) leaves the info series' last value
+		// standing for every step until it: points that no scrape of the
+		// job backs (seen: four more at 80 % than the profile had). The
+		// points compared end one scrape interval after the last scrape
+		// that carried the job's info series, where a punctual scrape
+		// ends it. An agent that kept the series after the job's end
+		// would have it in later scrapes, and so in the points compared.
+		scrapes := api.rawSampleTimes(`gpuprof_gpu_job_info{job="`+id+`"}`, time.Now(), time.Since(p.Start)+time.Minute)
+		if len(scrapes) == 0 {
+			t.Fatalf("no scrape of the agent carried job %s's info series", id)
+		}
+		lastScrape := scrapes[len(scrapes)-1]
+		until := p.End.Add(5 * time.Second)
+		if cut := lastScrape.Add(time.Second); cut.Before(until) {
+			until = cut
+		}
+		t.Logf("%d scrapes carried the info series, the last %s after the profile's end; points compared up to %s after it",
+			len(scrapes), lastScrape.Sub(p.End).Round(time.Millisecond), until.Sub(p.End).Round(time.Millisecond))
+		series := api.queryRange(q, p.Start.Add(-5*time.Second), until, time.Second)
 		if len(series) != 1 {
 			t.Fatalf("%d series, want 1 (one GPU): %v", len(series), series)
 		}
@@ -271,8 +295,8 @@ gpuprof_gpu_utilization_percent`
 			t.Errorf("peak from Prometheus %.0f %%, profile %d %%", peak, g.UtilMax)
 		}
 		// The same sum as one instant query over the job's window.
-		window := int(p.End.Sub(p.Start).Seconds()) + 10
-		total := api.queryAt(fmt.Sprintf(`sum_over_time((%s)[%ds:1s])`, q, window), p.End.Add(5*time.Second))
+		window := int(until.Sub(p.Start).Seconds()) + 6
+		total := api.queryAt(fmt.Sprintf(`sum_over_time((%s)[%ds:1s])`, q, window), until.Truncate(time.Second))
 		if len(total) != 1 || math.Abs(total[0].Value*step-profWork) > oneSample*step+eps {
 			t.Errorf("sum_over_time = %v, want one series at %.0f ±%.0f", total, profWork/step, oneSample)
 		}
@@ -484,6 +508,42 @@ func (a promAPI) queryAt(q string, at time.Time) []promSeries {
 	for i, r := range data.Result {
 		out[i] = promSeries{Metric: r.Metric, Value: promValue(a.t, r.Value)}
 	}
+	return out
+}
+
+// rawSampleTimes returns the times of the samples Prometheus stored for
+// selector q (one per scrape that carried a series; stale markers left
+// out) in the window before at, oldest first.
+func (a promAPI) rawSampleTimes(q string, at time.Time, window time.Duration) []time.Time {
+	a.t.Helper()
+	v := url.Values{"query": {fmt.Sprintf("%s[%ds]", q, int(window.Seconds())+1)},
+		"time": {strconv.FormatFloat(float64(at.UnixMilli())/1000, 'f', 3, 64)}}
+	var data struct {
+		ResultType string `json:"resultType"`
+		Result     []struct {
+			Values [][]any `json:"values"`
+		} `json:"result"`
+	}
+	if err := a.getOK("/api/v1/query", v, &data); err != nil {
+		a.t.Fatalf("query %s: %v", v.Get("query"), err)
+	}
+	if data.ResultType != "matrix" {
+		a.t.Fatalf("query %s: result type %q, want matrix", v.Get("query"), data.ResultType)
+	}
+	var out []time.Time
+	for _, r := range data.Result {
+		for _, pair := range r.Values {
+			if len(pair) != 2 {
+				a.t.Fatalf("sample %v: want [time, value]", pair)
+			}
+			sec, ok := pair[0].(float64)
+			if !ok {
+				a.t.Fatalf("sample %v: want [time, value]", pair)
+			}
+			out = append(out, time.UnixMilli(int64(math.Round(sec*1000))))
+		}
+	}
+	slices.SortFunc(out, time.Time.Compare)
 	return out
 }
 

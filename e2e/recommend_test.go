@@ -76,6 +76,7 @@ func splitEmitted(t *testing.T, text string) emitted {
 // line Slurm rejects.
 func TestRecommendationsAcceptedBySlurm(t *testing.T) {
 	requireClusterHost(t)
+	t.Parallel()
 	in := analysis.Input{
 		Jobs:  analysis.Plant(analysis.PlantSpec{Days: 30, Groups: recommendWorkload()}, 1),
 		Nodes: []analysis.Node{{Name: "localhost", GPUModel: "NVIDIA H100 80GB HBM3", GPUs: 4, MemoryTotal: 80 << 30, Partitions: []string{"gpu"}}},

@@ -19,6 +19,7 @@ import (
 // from squeue at read time, is TestRunningJobNameElapsedClass's.
 func TestRunningJobShownWhileItRuns(t *testing.T) {
 	requireClusterHost(t)
+	t.Parallel()
 	requireTmux(t)
 	bin := gpuprofBinary(t)
 	work := t.TempDir()

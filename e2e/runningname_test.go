@@ -22,6 +22,7 @@ import (
 // (it was short_debug then, before one rule decided both).
 func TestRunningJobNameElapsedClass(t *testing.T) {
 	requireClusterHost(t)
+	t.Parallel()
 	bin := gpuprofBinary(t)
 	work := t.TempDir()
 	if err := os.Chmod(work, 0o755); err != nil {

@@ -14,6 +14,7 @@ import (
 // changes any of it fails here first, not in a capture test's symptoms.
 func TestSlurmFacts(t *testing.T) {
 	requireClusterHost(t)
+	t.Parallel()
 	c := startCluster(t, clusterOptions{Accounting: true, HookEnv: true})
 	tests := []struct {
 		name   string

@@ -79,7 +79,11 @@ func (s Summary) MailText(loc *time.Location) string {
 	}
 	m := s.Metrics
 	shown := m.Shown()
-	add("GPUs held/used:  " + present.GPUs(shown.GPUs, shown.Used, shown.UsedKnown))
+	held := "GPUs held/used:  " + present.GPUs(shown.GPUs, shown.Used, shown.UsedKnown)
+	if sh := present.ShardsOf(shown.Shards, shown.GPUs); sh != "" {
+		held += " (" + sh + ")"
+	}
+	add(held)
 	switch {
 	case m.VRAMPeakValid && m.VRAMCard > 0:
 		l := "VRAM peak:       " + present.GiB(m.VRAMPeak) + " of " + present.GiB(m.VRAMCard) + " GiB (" + present.WholePercent(m.VRAMPeakFrac) + " %)"

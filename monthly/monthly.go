@@ -121,7 +121,7 @@ func Build(ctx context.Context, src Source, p Params) (report.Data, error) {
 	own := monthDemand(w, wl.Headline.AllocatedGPUHours, wl.Models)
 	months := demandMonths(append(slices.Clone(earlier.demand), own), append(slices.Clone(earlier.whole), heldWhole(in.Jobs, w, in.Now)), own.Month)
 	growth := analysis.GrowthOf(months, c.Plan.Growth, c.Plan.GrowthSet)
-	c.Plan.Growth = growth.Used
+	c.Plan.Growth, c.Plan.ModelGrowth = growth.Used, analysis.ModelGrowthUsed(growth.Models)
 	findings, err := analysis.Analyse(in, c)
 	if err != nil {
 		return report.Data{}, err

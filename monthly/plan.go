@@ -62,6 +62,10 @@ func AnalyseAndPlan(ctx context.Context, src ClusterSource, p PlanParams) (Plann
 			return out, err
 		}
 		c.Plan.Growth, p.Plan.Growth, growth = g.Used, g.Used, &g
+		// Each model whose own trend is usable grows by it at the
+		// horizon (analysis.ModelGrowthOf), as in the report.
+		c.Plan.ModelGrowth = analysis.ModelGrowthUsed(g.Models)
+		p.Plan.ModelGrowth = c.Plan.ModelGrowth
 	}
 	if out.Findings, err = analysis.Analyse(out.Input, c); err != nil {
 		return out, err

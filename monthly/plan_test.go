@@ -110,6 +110,9 @@ func TestPlanGrowthAgreesWithReport(t *testing.T) {
 		if pd.Sim.GrowthEstimate == nil || pd.Sim.Growth != pd.Sim.GrowthEstimate.Used || pd.Findings.Plan.Params.Growth != pd.Sim.GrowthEstimate.Used {
 			t.Fatalf("plan growth %v, Little's law %v, estimate %+v: want the estimate's in both", pd.Sim.Growth, pd.Findings.Plan.Params.Growth, pd.Sim.GrowthEstimate)
 		}
+		if want := analysis.ModelGrowthUsed(pd.Sim.GrowthEstimate.Models); !reflect.DeepEqual(pd.Sim.ModelGrowth, want) {
+			t.Fatalf("plan's per-model growth %v, the estimate's %v", pd.Sim.ModelGrowth, want)
+		}
 		return *pd.Sim.GrowthEstimate
 	}
 	rep := func(t *testing.T, w analysis.Window, c analysis.Config) analysis.GrowthEstimate {
@@ -118,12 +121,15 @@ func TestPlanGrowthAgreesWithReport(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
+		if want := analysis.ModelGrowthUsed(d.SimPlan.GrowthEstimate.Models); !reflect.DeepEqual(d.SimPlan.ModelGrowth, want) {
+			t.Fatalf("report's per-model growth %v, the estimate's %v", d.SimPlan.ModelGrowth, want)
+		}
 		return *d.SimPlan.GrowthEstimate
 	}
 	nov := month(2026, 11)
 	r := rep(t, nov, analysis.DefaultConfig())
-	if r.Source != "history" || r.Reason != "trend" || !r.Usable || len(r.Months) != 5 || r.Months[0].Month != "2026-07" || len(r.Models) != 1 {
-		t.Fatalf("report: %+v, want the trend of July to November, and H100's", r)
+	if r.Source != "history" || r.Reason != "trend" || !r.Usable || len(r.Months) != 5 || r.Months[0].Month != "2026-07" || len(r.Models) != 1 || r.Models[0].Source != "model" || r.Models[0].Used != r.Models[0].Annual {
+		t.Fatalf("report: %+v, want the trend of July to November, and H100's own, used", r)
 	}
 	for _, w := range []analysis.Window{nov, {From: nov.To, To: nov.To.Add(10 * 24 * time.Hour)}} {
 		if p := plan(t, w, analysis.DefaultConfig()); !reflect.DeepEqual(p, r) {

@@ -92,6 +92,9 @@ func FromConfig(c config.NoticesConfig, interval time.Duration, gres ClusterGres
 		return types[i].Name < types[j].Name
 	})
 	shards := o.Shards == "yes" || o.Shards == "auto" && gres.Shards
+	// Whether a job may hold shards rather than its GPU: an unknown
+	// slurm.conf may give its nodes shards.
+	sharedNodes := o.Shards == "yes" || o.Shards == "auto" && (gres.Shards || !gres.Known)
 	nc := &Config{
 		Rules: Rules{
 			Interval:   interval,
@@ -100,7 +103,7 @@ func FromConfig(c config.NoticesConfig, interval time.Duration, gres ClusterGres
 			UnusedGPUs: idle(c.UnusedGPUs),
 			Oversized: OversizedRule{Enabled: o.Enabled, Window: o.Window.D(), UtilBelow: o.UtilBelow,
 				MemoryShare: o.MemoryShare, Margin: analysis.DefaultConfig().Recommend.SharingMargin,
-				Shards: shards, Types: types},
+				Shards: shards, Types: types, SharedNodes: sharedNodes},
 		},
 		Recipients: Recipients{Pattern: c.Address},
 		Mailer:     Mailer{Program: c.Sendmail, Timeout: c.SendTimeout.D()},

@@ -41,7 +41,14 @@ func (t *Tracker) Describe(f Finding, now time.Time, j *profile.Job, loc *time.L
 		n.Fix = gresOption(1)
 	case profile.RuleIdleJob, profile.RuleCancel:
 		what := "the GPU"
-		if total > 1 {
+		switch {
+		case j.AllocKnown && j.Shards > 0:
+			// A shard job holds part of its GPU, not the GPU.
+			what = "the GPU behind the job's " + present.Count(j.Shards, "shard", "shards") + ","
+			if total > 1 {
+				what = fmt.Sprintf("all %d GPUs behind the job's %s,", total, present.Count(j.Shards, "shard", "shards"))
+			}
+		case total > 1:
 			what = fmt.Sprintf("all %d GPUs", total)
 		}
 		n.Evidence = fmt.Sprintf("%s of the job idle for %s (since %s): %s", what, dur, since, strings.Join(labels, "; "))

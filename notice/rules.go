@@ -96,6 +96,14 @@ type OversizedRule struct {
 	Margin      float64
 	Shards      bool
 	Types       []GPUType // smallest first
+	// SharedNodes is true when a job of the cluster may hold shards of
+	// its GPU rather than the GPU (slurm.conf gives a node gres/shard,
+	// or slurm.conf is not known). The prolog cannot tell a shard job
+	// from a one-GPU job, so the rule then fires only for a job whose
+	// allocation slurmctld confirmed as whole GPUs (Tracker.SetAllocation):
+	// a --gres=shard:2 job alone on its GPU is never told it holds a
+	// whole GPU (issue #38).
+	SharedNodes bool
 }
 
 // Rules are the rules the agent evaluates, with the sampling interval that
@@ -153,6 +161,27 @@ type Tracker struct {
 	// cancel allows the cancel step for this job (its partition is one
 	// the admin listed; it is not exempt).
 	cancel bool
+	// shards and allocKnown are what Slurm allocated the job on this
+	// node (SetAllocation).
+	shards     int
+	allocKnown bool
+}
+
+// SetAllocation tells the tracker what slurmctld allocated the job on
+// this node (profile.Job.Shards, AllocKnown): shards of its GPU, or whole
+// GPUs (shards 0), once known. A shard job never gets the oversized
+// notice; where a job may hold shards (OversizedRule.SharedNodes), one
+// whose allocation is not known does not either.
+func (t *Tracker) SetAllocation(shards int, known bool) {
+	t.shards, t.allocKnown = shards, known
+}
+
+// wholeGPUs reports whether the job is known to hold its GPUs whole.
+func (t *Tracker) wholeGPUs() bool {
+	if t.allocKnown {
+		return t.shards == 0
+	}
+	return !t.rules.Oversized.SharedNodes
 }
 
 // AllowCancel lets the cancel step (Rules.CancelGrace) apply to the job.
@@ -347,11 +376,11 @@ func (t *Tracker) Evaluate(now, start time.Time, gpus []profile.GPU) (Finding, b
 }
 
 // oversized evaluates rule (c) on the job's running summary: a single
-// whole GPU, run for the window with enough readings, low mean
+// GPU known to be held whole (wholeGPUs), run for the window with enough readings, low mean
 // utilisation, and a memory need that a shard or a smaller type holds.
 func (t *Tracker) oversized(now, start time.Time, gpus []profile.GPU) (Finding, bool) {
 	o := &t.rules.Oversized
-	if !o.Enabled || t.fired&bitOversized != 0 || len(gpus) != 1 || len(t.gpus) != 1 {
+	if !o.Enabled || t.fired&bitOversized != 0 || len(gpus) != 1 || len(t.gpus) != 1 || !t.wholeGPUs() {
 		return Finding{}, false
 	}
 	g := &gpus[0]

@@ -349,6 +349,7 @@ func TestOversized(t *testing.T) {
 		rd     func(int, int) *profile.Reading
 		want   []fired
 		target string
+		alloc  func(*Tracker) // what slurmctld allocated, when told
 	}{
 		{name: "fits a shard at the window", gpus: 1, rd: small, want: []fired{{at: 100, rule: profile.RuleOversized, gpus: 1}}, target: "shard"},
 		{name: "no shards: a smaller type", gpus: 1, rd: small,
@@ -362,6 +363,15 @@ func TestOversized(t *testing.T) {
 		{name: "busy enough", gpus: 1, rd: func(int, int) *profile.Reading { return rdOf(30, 4*gib, 1) }},
 		{name: "memory need above the share", gpus: 1, rd: func(int, int) *profile.Reading { return rdOf(10, 17*gib, 1) }},
 		{name: "two GPUs are not this rule", gpus: 2, rd: small},
+		// Issue #38: a --gres=shard:2 job alone on its GPU is not told it
+		// holds a whole GPU, nor to ask for shard:1.
+		{name: "a shard job", gpus: 1, rd: small, alloc: func(t *Tracker) { t.SetAllocation(2, true) }},
+		{name: "shards possible, allocation unknown", gpus: 1, rd: small,
+			mut: func(r *Rules) { r.Oversized.SharedNodes = true }},
+		{name: "shards possible, whole GPU confirmed", gpus: 1, rd: small,
+			mut:   func(r *Rules) { r.Oversized.SharedNodes = true },
+			alloc: func(t *Tracker) { t.SetAllocation(0, true) },
+			want:  []fired{{at: 100, rule: profile.RuleOversized, gpus: 1}}, target: "shard"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -371,6 +381,9 @@ func TestOversized(t *testing.T) {
 			}
 			gpus := gpusOf(tt.gpus, 80*gib)
 			tr := NewTracker(r, tt.gpus, nil)
+			if tt.alloc != nil {
+				tt.alloc(tr)
+			}
 			var got []fired
 			var target string
 			for s := range 300 {

@@ -38,6 +38,23 @@ func (s Squeue) Lookup(ctx context.Context, jobID string) (JobInfo, error) {
 	return parseSqueue(string(out))
 }
 
+// Allocation returns what the job holds on each of its nodes, whole GPUs
+// or shards of a GPU, from `squeue --noheader --jobs=ID --format=%b`
+// (slurmext.ParseSqueueTRESPerNode): slurmctld's word, which the prolog's
+// environment lacks for a shard job. ErrJobGone when squeue printed
+// nothing.
+func (s Squeue) Allocation(ctx context.Context, jobID string) (slurmext.JobGres, error) {
+	out, err := output(ctx, s.Timeout, nil, s.Program, "--noheader", "--jobs="+jobID, "--format="+slurmext.SqueueTRESPerNode)
+	if err != nil {
+		return slurmext.JobGres{}, err
+	}
+	g, err := slurmext.ParseSqueueTRESPerNode(string(out))
+	if errors.Is(err, slurmext.ErrNoSqueueLine) {
+		return g, ErrJobGone
+	}
+	return g, err
+}
+
 // parseSqueue turns squeue's line into a JobInfo; no line is ErrJobGone.
 func parseSqueue(out string) (JobInfo, error) {
 	qos, name, err := slurmext.ParseSqueueQOSName(out)

@@ -71,6 +71,16 @@ type Job struct {
 
 	IO IOWait `json:"io"`
 
+	// Shards is how many shards of its GPU Slurm allocated the job on
+	// this node (--gres=shard:N); 0 for a job of whole GPUs. AllocKnown
+	// says that slurmctld's answer was read (the agent asks squeue once,
+	// notices.squeue): slurmd gives a prolog the GPU behind a shard job
+	// but not its shard count, so a shard job and a one-GPU job look the
+	// same to the hooks. While AllocKnown is false, Shards is 0 and means
+	// unknown, not whole.
+	Shards     int  `json:"shards,omitempty"`
+	AllocKnown bool `json:"alloc_known,omitempty"`
+
 	GPUs []GPU `json:"gpus"`
 
 	// Notices are the notices decided for the job on this node, oldest

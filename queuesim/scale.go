@@ -81,3 +81,83 @@ func (r *rng) float() float64 { return float64(r.next()>>11) / (1 << 53) }
 
 // intn returns a number in [0, n).
 func (r *rng) intn(n int) int { return int(r.next() % uint64(n)) }
+
+// ScaleEach is Scale with a factor per job (factors[i] for jobs[i]), for
+// demand that grows differently per GPU model: the jobs of one factor
+// are scaled as Scale scales a window, among themselves — a factor
+// above 1 adds copies of that group's jobs, each arriving in the hour of
+// another of the group's jobs, so each group keeps its own hour-of-week
+// pattern. The groups are taken in increasing factor. A factor that is
+// not a number or below 0 counts as 1. With one factor for all it gives
+// Scale's jobs for the same seed.
+func ScaleEach(jobs []Job, factors []float64, span, hourOffset time.Duration, seed uint64) []Job {
+	fs := make([]float64, len(jobs))
+	for i := range jobs {
+		f := 1.0
+		if i < len(factors) && !math.IsNaN(factors[i]) && factors[i] >= 0 {
+			f = factors[i]
+		}
+		fs[i] = f
+	}
+	if len(fs) == 0 || !slices.ContainsFunc(fs, func(f float64) bool { return f != fs[0] }) {
+		f := 1.0
+		if len(fs) > 0 {
+			f = fs[0]
+		}
+		return Scale(jobs, f, span, hourOffset, seed)
+	}
+	distinct := slices.Clone(fs)
+	slices.Sort(distinct)
+	distinct = slices.Compact(distinct)
+	group := func(f float64) int { i, _ := slices.BinarySearch(distinct, f); return i }
+	rng := rngFrom(seed)
+	arriving := make([][]int, len(distinct))
+	extraCap := 0
+	for i, j := range jobs {
+		if !j.Running && j.Arrival >= 0 && j.Arrival < span {
+			g := group(fs[i])
+			arriving[g] = append(arriving[g], i)
+		}
+		extraCap += int(max(fs[i]-1, 0)) + 1
+	}
+	out := make([]Job, 0, extraCap)
+	for i, j := range jobs {
+		if j.Running {
+			out = append(out, j)
+			continue
+		}
+		if f := fs[i]; f >= 1 || rng.float() < f {
+			out = append(out, j)
+		}
+	}
+	for g, f := range distinct {
+		arr := arriving[g]
+		if !(f > 1) || len(arr) == 0 {
+			continue
+		}
+		extra := int(math.Round((f - 1) * float64(len(arr))))
+		for range extra {
+			j := jobs[arr[rng.intn(len(arr))]]
+			at := jobs[arr[rng.intn(len(arr))]].Arrival
+			hour := (at + hourOffset).Truncate(time.Hour) - hourOffset
+			a := hour + time.Duration(rng.float()*float64(time.Hour))
+			a = min(max(a, 0), span-time.Second)
+			if j.Cancels {
+				j.Cancel = a + (j.Cancel - j.Arrival)
+			}
+			j.Arrival = a
+			out = append(out, j)
+		}
+	}
+	order := make([]int, len(out))
+	for i := range order {
+		order[i] = i
+	}
+	slices.SortStableFunc(order, func(a, b int) int {
+		return cmpInt(int64(out[a].Arrival), int64(out[b].Arrival))
+	})
+	for rank, i := range order {
+		out[i].Order = int64(rank)
+	}
+	return out
+}

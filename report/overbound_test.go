@@ -64,6 +64,15 @@ func TestHeadlineGrowth(t *testing.T) {
 		{"uncertain", []analysis.MonthDemand{{Month: "2026-09", GPUHours: 1000}, {Month: "2026-10", GPUHours: 1100}, {Month: "2026-11", GPUHours: 1210}},
 			[]string{"| Demand growth planned for | 30.0 % a year, the configured default: the site's own trend is too uncertain to plan on (estimated ",
 				"Demand growth 30.0 % a year, the configured default: the site's own trend is too uncertain to plan on"}},
+		// Per GPU model: A100 10 % up each month (its own trend, used),
+		// L40S in the last two months only (the cluster's figure, here
+		// the configured 30 %: the L40S's arrival makes the cluster's
+		// trend too uncertain).
+		{"models", []analysis.MonthDemand{{Month: "2026-09", GPUHours: 30 * 100, Models: map[string]float64{"A100": 30 * 100}},
+			{Month: "2026-10", GPUHours: 31 * 121, Models: map[string]float64{"A100": 31 * 110, "L40S": 31 * 11}},
+			{Month: "2026-11", GPUHours: 30 * 133.1, Models: map[string]float64{"A100": 30 * 121, "L40S": 30 * 12.1}}},
+			[]string{"| Demand growth per GPU model | A100 213.8 % (its own trend, 3 months); L40S 30.0 % (the cluster's: 2 of 3 months needed) |",
+				"Per GPU model, the horizon grows each model's jobs by its own trend"}},
 	} {
 		d := fixture()
 		g := analysis.GrowthOf(c.months, 0.3, false)
@@ -75,7 +84,7 @@ func TestHeadlineGrowth(t *testing.T) {
 		out := buf.String()
 		for _, w := range c.want {
 			if !strings.Contains(out, w) {
-				t.Errorf("%s: no %q", c.name, w)
+				t.Errorf("%s: no %q\n%s", c.name, w, out)
 			}
 		}
 	}

@@ -409,6 +409,16 @@ func planHeadline(t *table, sp *capacity.SimPlan) {
 			v += fmt.Sprintf(" (estimated %s a year, 95 %% interval %s to %s, %d months)", present.Percent(g.Annual), present.Percent(g.Low), present.Percent(g.High), len(g.Months))
 		}
 		t.row("Demand growth planned for", v)
+		if len(g.Models) > 0 {
+			parts := make([]string, len(g.Models))
+			for i, m := range g.Models {
+				why := map[string]string{"trend": fmt.Sprintf("its own trend, %d months", m.Months), "set": "as configured",
+					"few_months":    fmt.Sprintf("the cluster's: %d of %d months needed", m.Months, analysis.MinGrowthMonths),
+					"too_uncertain": fmt.Sprintf("the cluster's: its own %s too uncertain", present.Percent(m.Annual))}[m.Reason]
+				parts[i] = fmt.Sprintf("%s %s (%s)", m.Model, present.Percent(m.Used), why)
+			}
+			t.row("Demand growth per GPU model", strings.Join(parts, "; "))
+		}
 	} else if sp.Simulated {
 		t.row("Demand growth planned for", present.Percent(sp.Growth)+" a year")
 	}

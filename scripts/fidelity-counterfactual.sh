@@ -8,9 +8,10 @@
 # replay of the other cluster (--remove 2xgpu, --add 2xgpu) is compared
 # with the other real run: per partition mean, p50 and p95 wait, and the
 # start order's rank correlation. full (the default) is issue 36's 72
-# jobs of 20–90 s with a second 8-GPU run for Slurm's own spread (about
-# 15 minutes, the runs side by side); reduced is CI's 36 jobs of 15–35 s
-# (about 4 minutes). Needs root (Slurm daemons, useradd) and apt or an
+# jobs of 20–90 s with a second 8-GPU run for Slurm's own spread (each
+# run about 12 minutes; go test runs GOMAXPROCS of them at once, so on a
+# 2-core machine two, then the third: 27 minutes on 2026-12-06); reduced
+# is CI's 36 jobs of 15–35 s (about 4 minutes). Needs root (Slurm daemons, useradd) and apt or an
 # installed Slurm; builds bin/gpuprof first. Prints the machine, the
 # commit and the date, then the test's log, whose table lines are what
 # docs/whatif.md records ("A real Slurm, counterfactual"). The exit

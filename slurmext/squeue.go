@@ -3,6 +3,7 @@ package slurmext
 import (
 	"errors"
 	"fmt"
+	"math"
 	"strings"
 )
 
@@ -62,4 +63,60 @@ func ParseSqueueIDUserName(out string) map[string]SqueueJob {
 		jobs[strings.TrimSpace(id)] = SqueueJob{User: strings.TrimSpace(user), Name: name}
 	}
 	return jobs
+}
+
+// SqueueTRESPerNode is the --format that ParseSqueueTRESPerNode reads:
+// the job's TRES per node (%b), the GRES it holds on each of its nodes,
+// which slurmd's prolog does not give ("gres:shard:2" in 22.05,
+// "gres/shard:2" from 23.02).
+const SqueueTRESPerNode = "%b"
+
+// JobGres is what a job holds on each of its nodes, as squeue's %b says:
+// whole GPUs or shards of a GPU. Known is false when %b names neither
+// (N/A: GPUs asked per job or per task, which %b does not show): the
+// allocation is then not known, not whole.
+type JobGres struct {
+	Known  bool
+	GPUs   int
+	Shards int
+}
+
+// ParseSqueueTRESPerNode reads the first line of `squeue --noheader
+// --format=%b` for one job. ErrNoSqueueLine when squeue printed none (the
+// job ended); a malformed count is an error, never a count of 0.
+func ParseSqueueTRESPerNode(out string) (JobGres, error) {
+	line, _, _ := strings.Cut(out, "\n")
+	line = strings.TrimSpace(strings.TrimRight(line, "\r"))
+	if line == "" {
+		return JobGres{}, ErrNoSqueueLine
+	}
+	var g JobGres
+	for item := range strings.SplitSeq(line, ",") {
+		item = strings.TrimSpace(item)
+		item = strings.TrimPrefix(strings.TrimPrefix(item, "gres:"), "gres/")
+		parts := strings.Split(item, ":")
+		name := parts[0]
+		if name != "gpu" && name != "shard" {
+			continue // N/A, (null), cpu=…, mps, another GRES
+		}
+		n := 1 // "gres:gpu" alone asks for one
+		if len(parts) > 1 {
+			v, ok := parseDigits(parts[len(parts)-1], math.MaxInt32)
+			switch {
+			case ok:
+				n = int(v)
+			case len(parts) == 2:
+				// "gpu:h100": a type and no count, one.
+			default:
+				return JobGres{}, fmt.Errorf("squeue %%b: %s has no count", quoteShort(item))
+			}
+		}
+		g.Known = true
+		if name == "gpu" {
+			g.GPUs += n
+		} else {
+			g.Shards += n
+		}
+	}
+	return g, nil
 }

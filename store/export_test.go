@@ -32,7 +32,14 @@ func putLegacyJob(t testing.TB, db *DB, j profile.Job) {
 		if err != nil {
 			return err
 		}
-		if _, err := tx.tx.Exec(insertJobSQL, j.Cluster, j.JobID, j.Node, j.User, j.UID, j.GID, j.Account, j.Partition, j.Comment,
+		// The jobs columns of version 5 (alloc_known and alloc_shards
+		// came in 0010).
+		legacyJobSQL := `INSERT INTO jobs (cluster, job_id, node, "user", uid, gid, account, "partition", comment,
+			"start", "end", status, source, exit_known, exit_status, exit_signal,
+			partial, partial_reasons, sample_interval_ms, last_sample,
+			driver, cuda_driver, io_scope, io_stall_s, io_seconds, updated_at)
+			VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)`
+		if _, err := tx.tx.Exec(legacyJobSQL, j.Cluster, j.JobID, j.Node, j.User, j.UID, j.GID, j.Account, j.Partition, j.Comment,
 			unixOrNull(j.Start), unixOrNull(j.End), j.Status, j.Source, j.ExitKnown, j.ExitStatus, j.ExitSignal,
 			j.Partial, string(reasons), j.SampleInterval.Milliseconds(), unixOrNull(j.LastSample),
 			j.Driver, j.CUDADriver, j.IO.Scope, j.IO.StallSeconds, j.IO.Seconds, time.Now().Unix()); err != nil {

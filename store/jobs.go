@@ -121,10 +121,10 @@ func keyString(k profile.Key) string {
 const jobColumns = `cluster, job_id, node, "user", uid, gid, account, "partition", comment,
 	"start", "end", status, source, exit_known, exit_status, exit_signal,
 	partial, partial_reasons, sample_interval_ms, last_sample,
-	driver, cuda_driver, io_scope, io_stall_s, io_seconds`
+	driver, cuda_driver, io_scope, io_stall_s, io_seconds, alloc_known, alloc_shards`
 
 const insertJobSQL = `INSERT INTO jobs (` + jobColumns + `, updated_at)
-	VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)`
+	VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)`
 
 const upsertJobSQL = insertJobSQL + `
 	ON CONFLICT (cluster, job_id, node) DO UPDATE SET
@@ -139,6 +139,7 @@ const upsertJobSQL = insertJobSQL + `
 	last_sample = excluded.last_sample, driver = excluded.driver,
 	cuda_driver = excluded.cuda_driver, io_scope = excluded.io_scope,
 	io_stall_s = excluded.io_stall_s, io_seconds = excluded.io_seconds,
+	alloc_known = excluded.alloc_known, alloc_shards = excluded.alloc_shards,
 	updated_at = excluded.updated_at`
 
 const insertGPUSQL = `INSERT INTO job_gpus (cluster, job_id, node, uuid, position,
@@ -180,7 +181,7 @@ func (t *Tx) putJob(ctx context.Context, j profile.Job, mode putMode, inserted *
 		j.Cluster, j.JobID, j.Node, j.User, j.UID, j.GID, j.Account, j.Partition, j.Comment,
 		unixOrNull(j.Start), unixOrNull(j.End), j.Status, j.Source, j.ExitKnown, j.ExitStatus, j.ExitSignal,
 		j.Partial, string(reasons), j.SampleInterval.Milliseconds(), unixOrNull(j.LastSample),
-		j.Driver, j.CUDADriver, j.IO.Scope, j.IO.StallSeconds, j.IO.Seconds,
+		j.Driver, j.CUDADriver, j.IO.Scope, j.IO.StallSeconds, j.IO.Seconds, j.AllocKnown, j.Shards,
 		time.Now().Unix(),
 	}
 
@@ -247,6 +248,10 @@ func (t *Tx) putJob(ctx context.Context, j profile.Job, mode putMode, inserted *
 	return t.putSeries(ctx, j, stored)
 }
 
+// maxShards bounds a profile's shard count: Slurm's counts are 32-bit,
+// and no node offers more shards than this.
+const maxShards = 1 << 20
+
 func validate(j profile.Job) error {
 	var problems []string
 	if j.Cluster == "" || j.JobID == "" || j.Node == "" {
@@ -259,6 +264,9 @@ func validate(j profile.Job) error {
 	}
 	if !finite(j.IO.StallSeconds) || !finite(j.IO.Seconds) {
 		problems = append(problems, "non-finite IO wait")
+	}
+	if j.Shards < 0 || j.Shards > maxShards || j.Shards > 0 && !j.AllocKnown {
+		problems = append(problems, fmt.Sprintf("shards %d (allocation known: %t)", j.Shards, j.AllocKnown))
 	}
 	seen := make(map[string]bool, len(j.GPUs))
 	for _, g := range j.GPUs {
@@ -525,7 +533,7 @@ func scanJob(rows scanner, extra ...any) (profile.Job, error) {
 	err := rows.Scan(append([]any{&j.Cluster, &j.JobID, &j.Node, &j.User, &j.UID, &j.GID, &j.Account, &j.Partition, &j.Comment,
 		&start, &end, &j.Status, &j.Source, &j.ExitKnown, &j.ExitStatus, &j.ExitSignal,
 		&j.Partial, &reasons, &intervalMS, &last,
-		&j.Driver, &j.CUDADriver, &j.IO.Scope, &j.IO.StallSeconds, &j.IO.Seconds}, extra...)...)
+		&j.Driver, &j.CUDADriver, &j.IO.Scope, &j.IO.StallSeconds, &j.IO.Seconds, &j.AllocKnown, &j.Shards}, extra...)...)
 	if err != nil {
 		return j, classify(err)
 	}

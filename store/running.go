@@ -35,7 +35,7 @@ func (v JobView) RunningRecord() *slurmext.JobRecord {
 	var first *profile.Job
 	var start time.Time
 	var nodes []string
-	gpus := 0
+	gpus, shards := 0, 0
 	for i := range v.Profiles {
 		p := &v.Profiles[i]
 		if p.Status != profile.StatusRunning {
@@ -48,7 +48,12 @@ func (v JobView) RunningRecord() *slurmext.JobRecord {
 			start = p.Start
 		}
 		nodes = append(nodes, p.Node)
-		gpus += len(p.GPUs)
+		if p.AllocKnown && p.Shards > 0 {
+			// Shards of the GPU it names, not the GPU (profile.Job.Shards).
+			shards += p.Shards
+		} else {
+			gpus += len(p.GPUs)
+		}
 	}
 	if first == nil {
 		return nil
@@ -59,7 +64,7 @@ func (v JobView) RunningRecord() *slurmext.JobRecord {
 		User: first.User, UID: first.UID, Account: first.Account, Partition: first.Partition,
 		Name: v.RunningName, State: slurmext.StateRunning, CancelledBy: -1, Start: start,
 		NodeList: strings.Join(nodes, ","), NodeCount: len(nodes),
-		ReqGPUs: gpus, GPUsFrom: GPUsFromProlog, Source: SourceProfiles,
+		ReqGPUs: gpus, ReqShards: shards, GPUsFrom: GPUsFromProlog, Source: SourceProfiles,
 	}
 }
 

@@ -242,12 +242,12 @@ func (m Model) detailLines() []string {
 		times += " · limit" + nbsp + present.Duration(j.TimeLimit)
 	}
 	add(times)
-	gpus := "GPUs " + present.Int(j.ReqGPUs) + " requested"
-	if j.ReqShards > 0 {
-		gpus += ", " + present.Count(j.ReqShards, "shard", "shards")
-	}
 	// Held/used and utilisation: the figures every page shows (analysis.Shown).
 	shown := mt.Shown()
+	gpus := "GPUs " + present.Int(j.ReqGPUs) + " requested"
+	if shown.Shards > 0 {
+		gpus += ", " + present.Count(shown.Shards, "shard", "shards")
+	}
 	gpus += " · held/used" + nbsp + present.GPUs(shown.GPUs, shown.Used, shown.UsedKnown)
 	if shown.UtilKnown {
 		gpus += " · util" + nbsp + present.Util(shown.Util) + "%"

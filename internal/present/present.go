@@ -33,6 +33,16 @@ func GPUs(held, used int, usedKnown bool) string {
 	return strconv.Itoa(held) + "/" + u
 }
 
+// ShardsOf writes the shards a job held of its GPUs (analysis.Shown):
+// "2 shards of 1 GPU"; "" for a job of whole GPUs (shards 0), so that a
+// page adds it only to a shard job's line.
+func ShardsOf(shards, gpus int) string {
+	if shards <= 0 {
+		return ""
+	}
+	return Count(shards, "shard", "shards") + " of " + Count(max(gpus, 1), "GPU", "GPUs")
+}
+
 // GPUsPerRun writes a recurring task's GPUs held and used, each the mean
 // per run (analysis.TaskProfile): "2.0/1.0"; "2.0/1.0*" when only
 // usageRuns of its runs had utilisation readings, the used mean being
