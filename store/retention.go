@@ -18,7 +18,7 @@ type Retention struct {
 	// Delivered: the node sends its profiles to a collector (the agent's
 	// outbox is on), so a finished profile the collector acknowledged is
 	// held centrally. A job never acknowledged (recorded before a
-	// collector was configured, or before schema 10 recorded delivery) is
+	// collector was configured, or before schema 11 recorded delivery) is
 	// never prunable this way.
 	Delivered bool
 	// LocalAge: on a node without a collector, a finished job becomes

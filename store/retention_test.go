@@ -246,13 +246,13 @@ func TestConvertIncremental(t *testing.T) {
 }
 
 // TestMigratedJobsNotKnownDelivered: a node's database from before
-// schema 10 had no record of delivery: its jobs migrate as not known
+// schema 11 had no record of delivery: its jobs migrate as not known
 // delivered, so retention keeps them (never prune what may be the only
 // copy) until the collector acknowledges them again.
 func TestMigratedJobsNotKnownDelivered(t *testing.T) {
 	ctx := context.Background()
 	path := filepath.Join(t.TempDir(), "node.db")
-	old := openAtVersion(t, path, 9)
+	old := openAtVersion(t, path, SchemaVersion-1)
 	j := richJob("81", t0, 300, true)
 	if err := old.PutJob(ctx, j); err != nil {
 		t.Fatal(err)

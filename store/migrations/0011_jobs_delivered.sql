@@ -1,4 +1,4 @@
--- 0010: when the collector acknowledged a node's profile of the job as it
+-- 0011: when the collector acknowledged a node's profile of the job as it
 -- is stored now (unix seconds; 0: not known delivered). Retention prunes
 -- a node's job only once its profile is known delivered (Retention,
 -- Delivered): the outbox alone could not tell a profile delivered from one
