@@ -64,7 +64,7 @@ func (a *Agent) deliver(ctx context.Context) {
 		j, err := it.Job()
 		if err != nil {
 			a.log.Error("outbox item undecodable; dropped", "job", it.Key.JobID, "err", err)
-			if deleted, _ := a.db.AckOutbox(ctx, it.Key, it.Version); deleted {
+			if deleted, _ := a.db.DropOutbox(ctx, it.Key, it.Version); deleted {
 				gone = append(gone, it.Key)
 			}
 			continue

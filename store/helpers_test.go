@@ -133,3 +133,26 @@ func countRows(t testing.TB, db *DB, table string) int {
 	}
 	return n
 }
+
+// deliver stores nothing new: it queues j for the collector and records
+// the collector's acknowledgement, as the agent's delivery does.
+func deliver(t testing.TB, db *DB, j profile.Job) {
+	t.Helper()
+	ctx := context.Background()
+	if err := db.EnqueueOutbox(ctx, j); err != nil {
+		t.Fatal(err)
+	}
+	items, err := db.DueOutbox(ctx, time.Now().Add(time.Hour), 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, it := range items {
+		if it.Key == j.Key {
+			if ok, err := db.AckOutbox(ctx, it.Key, it.Version); err != nil || !ok {
+				t.Fatalf("ack %v: %v, %v", it.Key, ok, err)
+			}
+			return
+		}
+	}
+	t.Fatalf("%v not queued", j.Key)
+}

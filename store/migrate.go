@@ -16,7 +16,7 @@ import (
 
 // SchemaVersion is the schema this gpuprof writes: the number of the last
 // migration, kept in PRAGMA user_version.
-const SchemaVersion = 10
+const SchemaVersion = 11
 
 //go:embed migrations/*.sql
 var migrationFS embed.FS

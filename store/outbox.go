@@ -50,10 +50,20 @@ func (db *DB) DueOutbox(ctx context.Context, now time.Time, limit int) (items []
 	return items, err
 }
 
-// AckOutbox removes a delivered item. See Tx.AckOutbox.
+// AckOutbox removes a delivered item and marks its job delivered. See
+// Tx.AckOutbox.
 func (db *DB) AckOutbox(ctx context.Context, k profile.Key, version int64) (deleted bool, err error) {
 	err = db.WithTx(ctx, func(tx *Tx) error {
 		deleted, err = tx.AckOutbox(ctx, k, version)
+		return err
+	})
+	return deleted, err
+}
+
+// DropOutbox removes an item that can never be sent. See Tx.DropOutbox.
+func (db *DB) DropOutbox(ctx context.Context, k profile.Key, version int64) (deleted bool, err error) {
+	err = db.WithTx(ctx, func(tx *Tx) error {
+		deleted, err = tx.DropOutbox(ctx, k, version)
 		return err
 	})
 	return deleted, err
@@ -89,7 +99,7 @@ func (t *Tx) EnqueueOutbox(ctx context.Context, j profile.Job) error {
 		return fmt.Errorf("enqueue %s: encode: %w", keyString(j.Key), err)
 	}
 	now := time.Now().Unix()
-	_, err = t.tx.ExecContext(ctx, `INSERT INTO outbox (cluster, job_id, node, payload, version, attempts, next_try, created_at)
+	res, err := t.tx.ExecContext(ctx, `INSERT INTO outbox (cluster, job_id, node, payload, version, attempts, next_try, created_at)
 		VALUES (?, ?, ?, ?, 1, 0, ?, ?)
 		ON CONFLICT (cluster, job_id, node) DO UPDATE SET
 		payload = excluded.payload, version = version + 1
@@ -97,6 +107,18 @@ func (t *Tx) EnqueueOutbox(ctx context.Context, j profile.Job) error {
 		j.Cluster, j.JobID, j.Node, payload, now, now)
 	if err != nil {
 		return fmt.Errorf("enqueue %s: %w", keyString(j.Key), classify(err))
+	}
+	n, err := res.RowsAffected()
+	if err != nil {
+		return fmt.Errorf("enqueue %s: %w", keyString(j.Key), classify(err))
+	}
+	if n > 0 {
+		// A profile the collector does not have in this form: no longer
+		// known delivered until it acknowledges this one.
+		if _, err := t.tx.ExecContext(ctx, `UPDATE jobs SET delivered_at = 0 WHERE cluster = ? AND job_id = ? AND node = ?`,
+			j.Cluster, j.JobID, j.Node); err != nil {
+			return fmt.Errorf("enqueue %s: %w", keyString(j.Key), classify(err))
+		}
 	}
 	return nil
 }
@@ -133,19 +155,40 @@ func (t *Tx) DueOutbox(ctx context.Context, now time.Time, limit int) ([]OutboxI
 	return items, nil
 }
 
-// AckOutbox removes the item with key k if it still holds the payload of
-// version, and reports whether it did. false means the profile was queued
-// again since it was read (the newer version stays, to be sent) or is no
-// longer queued.
+// AckOutbox records that the collector acknowledged version of k's
+// profile: it removes the item if it still holds that version's payload,
+// marks the job delivered (jobs.delivered_at, what retention judges by),
+// and reports whether it did. false means the profile was queued again
+// since it was read (the newer version stays, to be sent, and the job is
+// not known delivered) or is no longer queued.
 func (t *Tx) AckOutbox(ctx context.Context, k profile.Key, version int64) (bool, error) {
+	deleted, err := t.removeOutbox(ctx, k, version)
+	if err != nil || !deleted {
+		return deleted, err
+	}
+	if _, err := t.tx.ExecContext(ctx, `UPDATE jobs SET delivered_at = ? WHERE cluster = ? AND job_id = ? AND node = ?`,
+		time.Now().Unix(), k.Cluster, k.JobID, k.Node); err != nil {
+		return false, fmt.Errorf("ack outbox %s: %w", keyString(k), classify(err))
+	}
+	return true, nil
+}
+
+// DropOutbox removes the item with key k if it still holds version's
+// payload, without marking the job delivered: for an item that can never
+// be sent (undecodable). It reports whether it removed it.
+func (t *Tx) DropOutbox(ctx context.Context, k profile.Key, version int64) (bool, error) {
+	return t.removeOutbox(ctx, k, version)
+}
+
+func (t *Tx) removeOutbox(ctx context.Context, k profile.Key, version int64) (bool, error) {
 	res, err := t.tx.ExecContext(ctx, `DELETE FROM outbox WHERE cluster = ? AND job_id = ? AND node = ? AND version = ?`,
 		k.Cluster, k.JobID, k.Node, version)
 	if err != nil {
-		return false, fmt.Errorf("ack outbox %s: %w", keyString(k), classify(err))
+		return false, fmt.Errorf("remove from outbox %s: %w", keyString(k), classify(err))
 	}
 	n, err := res.RowsAffected()
 	if err != nil {
-		return false, fmt.Errorf("ack outbox %s: %w", keyString(k), classify(err))
+		return false, fmt.Errorf("remove from outbox %s: %w", keyString(k), classify(err))
 	}
 	return n == 1, nil
 }

@@ -8,15 +8,18 @@ import (
 )
 
 // Retention is what a node keeps (Prune). A profile is prunable once it is
-// finished and, with Delivered, no longer in the outbox (the collector
-// acknowledged it); without Delivered (a single-host node, whose database
+// finished and, with Delivered, known delivered: the collector
+// acknowledged it as it is stored (AckOutbox sets jobs.delivered_at) and
+// it is not queued again; without Delivered (a single-host node, whose database
 // is the only copy) only when LocalAge is positive and the job ended
 // LocalAge ago. A running job, or one still queued for the collector, is
 // never touched, whatever the ages or the size.
 type Retention struct {
 	// Delivered: the node sends its profiles to a collector (the agent's
-	// outbox is on), so a finished profile out of the outbox is held
-	// centrally.
+	// outbox is on), so a finished profile the collector acknowledged is
+	// held centrally. A job never acknowledged (recorded before a
+	// collector was configured, or before schema 11 recorded delivery) is
+	// never prunable this way.
 	Delivered bool
 	// LocalAge: on a node without a collector, a finished job becomes
 	// prunable LocalAge after its end; 0 keeps every job (the default:
@@ -144,7 +147,9 @@ func (db *DB) Prune(ctx context.Context, now time.Time, r Retention) (PruneResul
 func prunableWhere(r Retention, now time.Time) string {
 	w := `j.status = 'finished' AND NOT EXISTS (SELECT 1 FROM outbox o
 		WHERE o.cluster = j.cluster AND o.job_id = j.job_id AND o.node = j.node)`
-	if !r.Delivered {
+	if r.Delivered {
+		w += ` AND j.delivered_at > 0`
+	} else {
 		w += fmt.Sprintf(` AND coalesce(j."end", j.updated_at) <= %d`, now.Add(-r.LocalAge).Unix())
 	}
 	return w

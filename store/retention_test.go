@@ -30,6 +30,12 @@ func seriesLen(t *testing.T, db *DB, k profile.Key) (int, bool) {
 	return n, true
 }
 
+// TestPruneNeverUndeliveredOrRunning: on a node with a collector only
+// jobs the collector acknowledged are pruned: not a running one, one
+// still queued, one never pushed (recorded before a collector was
+// configured: before, being out of the outbox counted as delivered), nor
+// one acknowledged and then queued again changed whose new profile never
+// arrived.
 func TestPruneNeverUndeliveredOrRunning(t *testing.T) {
 	ctx := context.Background()
 	now := t0.Add(400 * 24 * time.Hour)
@@ -38,35 +44,53 @@ func TestPruneNeverUndeliveredOrRunning(t *testing.T) {
 		name string
 		r    Retention
 		// want per job: kept whole (series), summary only, or removed.
-		delivered, queued, running, recent string
+		delivered, queued, running, recent, neverPushed, changed string
 	}{
 		{"delivered node, ages", Retention{Delivered: true, SeriesAge: 14 * 24 * time.Hour, JobAge: 90 * 24 * time.Hour},
-			"removed", "whole", "whole", "whole"},
+			"removed", "whole", "whole", "whole", "whole", "whole"},
 		{"delivered node, series only", Retention{Delivered: true, SeriesAge: 14 * 24 * time.Hour},
-			"summary", "whole", "whole", "whole"},
+			"summary", "whole", "whole", "whole", "whole", "whole"},
 		{"delivered node, size bound", Retention{Delivered: true, MaxSize: 1},
-			"removed", "whole", "whole", "removed"},
+			"removed", "whole", "whole", "removed", "whole", "whole"},
 		{"single host, local age off", Retention{SeriesAge: time.Hour, JobAge: time.Hour, MaxSize: 1},
-			"whole", "whole", "whole", "whole"},
+			"whole", "whole", "whole", "whole", "whole", "whole"},
 		{"single host, local age", Retention{LocalAge: 30 * 24 * time.Hour, SeriesAge: time.Hour, JobAge: 200 * 24 * time.Hour},
-			"removed", "whole", "whole", "whole"},
+			"removed", "whole", "whole", "whole", "removed", "removed"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			db := openTest(t, Options{})
 			jobs := map[string]profile.Job{
-				"delivered": richJob("1", old, 300, true),
-				"queued":    richJob("2", old, 300, true),
-				"running":   richJob("3", old, 300, false),
-				"recent":    richJob("4", now.Add(-time.Hour), 300, true),
+				"delivered":   richJob("1", old, 300, true),
+				"queued":      richJob("2", old, 300, true),
+				"running":     richJob("3", old, 300, false),
+				"recent":      richJob("4", now.Add(-time.Hour), 300, true),
+				"neverPushed": richJob("5", old, 300, true),
+				"changed":     richJob("6", old, 300, true),
 			}
 			for name, j := range jobs {
 				if err := db.PutJob(ctx, j); err != nil {
 					t.Fatalf("PutJob %s: %v", name, err)
 				}
 			}
+			deliver(t, db, jobs["delivered"])
+			deliver(t, db, jobs["recent"])
+			deliver(t, db, jobs["changed"])
 			if err := db.EnqueueOutbox(ctx, jobs["queued"]); err != nil {
 				t.Fatal(err)
+			}
+			// The changed job's new profile queued, then dropped unsent
+			// (undecodable): out of the outbox, not delivered.
+			changed := jobs["changed"]
+			changed.MarkPartial("changed after delivery")
+			if err := db.PutJob(ctx, changed); err != nil {
+				t.Fatal(err)
+			}
+			if err := db.EnqueueOutbox(ctx, changed); err != nil {
+				t.Fatal(err)
+			}
+			if ok, err := db.DropOutbox(ctx, changed.Key, 1); err != nil || !ok { // queued afresh: version 1
+				t.Fatalf("DropOutbox: %v, %v", ok, err)
 			}
 			full, _ := seriesLen(t, db, jobs["delivered"].Key)
 			if full == 0 {
@@ -75,7 +99,8 @@ func TestPruneNeverUndeliveredOrRunning(t *testing.T) {
 			if _, err := db.Prune(ctx, now, tt.r); err != nil {
 				t.Fatalf("Prune: %v", err)
 			}
-			for name, want := range map[string]string{"delivered": tt.delivered, "queued": tt.queued, "running": tt.running, "recent": tt.recent} {
+			for name, want := range map[string]string{"delivered": tt.delivered, "queued": tt.queued, "running": tt.running,
+				"recent": tt.recent, "neverPushed": tt.neverPushed, "changed": tt.changed} {
 				n, ok := seriesLen(t, db, jobs[name].Key)
 				got := "whole"
 				switch {
@@ -101,6 +126,7 @@ func TestPruneKeepsSummary(t *testing.T) {
 	if err := db.PutJob(ctx, j); err != nil {
 		t.Fatal(err)
 	}
+	deliver(t, db, j)
 	before, err := db.GetJob(ctx, j.Key)
 	if err != nil {
 		t.Fatal(err)
@@ -135,9 +161,11 @@ func TestPruneGivesSpaceBack(t *testing.T) {
 	ctx := context.Background()
 	db := openTest(t, Options{})
 	for i := range 60 {
-		if err := db.PutJob(ctx, richJob(fmt.Sprint(i), t0.Add(time.Duration(i)*time.Hour), 1000, true)); err != nil {
+		j := richJob(fmt.Sprint(i), t0.Add(time.Duration(i)*time.Hour), 1000, true)
+		if err := db.PutJob(ctx, j); err != nil {
 			t.Fatal(err)
 		}
+		deliver(t, db, j)
 	}
 	st, err := db.SpaceStats(ctx)
 	if err != nil {
@@ -214,5 +242,37 @@ func TestConvertIncremental(t *testing.T) {
 	}
 	if n, ok := seriesLen(t, db, profile.Key{Cluster: "lab", JobID: "1", Node: "gpu01"}); !ok || n == 0 {
 		t.Errorf("job after conversion: %d points, present %v", n, ok)
+	}
+}
+
+// TestMigratedJobsNotKnownDelivered: a node's database from before
+// schema 11 had no record of delivery: its jobs migrate as not known
+// delivered, so retention keeps them (never prune what may be the only
+// copy) until the collector acknowledges them again.
+func TestMigratedJobsNotKnownDelivered(t *testing.T) {
+	ctx := context.Background()
+	path := filepath.Join(t.TempDir(), "node.db")
+	old := openAtVersion(t, path, SchemaVersion-1)
+	j := richJob("81", t0, 300, true)
+	if err := old.PutJob(ctx, j); err != nil {
+		t.Fatal(err)
+	}
+	old.Close()
+	db, err := Open(ctx, path, Options{})
+	if err != nil {
+		t.Fatalf("migrate to %d: %v", SchemaVersion, err)
+	}
+	defer db.Close()
+	r := Retention{Delivered: true, SeriesAge: 14 * 24 * time.Hour, JobAge: 90 * 24 * time.Hour, MaxSize: 1}
+	now := t0.Add(400 * 24 * time.Hour)
+	if res, err := db.Prune(ctx, now, r); err != nil || res.SeriesPruned+res.JobsRemoved != 0 {
+		t.Errorf("Prune of a migrated job = %+v, %v; want nothing pruned", res, err)
+	}
+	if n, ok := seriesLen(t, db, j.Key); !ok || n == 0 {
+		t.Fatalf("migrated job: %d points, present %v; want kept whole", n, ok)
+	}
+	deliver(t, db, j)
+	if res, err := db.Prune(ctx, now, r); err != nil || res.JobsRemoved != 1 {
+		t.Errorf("Prune once acknowledged = %+v, %v; want the job removed", res, err)
 	}
 }

@@ -2,72 +2,18 @@ package store
 
 import (
 	"context"
-	"fmt"
 	"os"
 	"path/filepath"
 	"slices"
 	"testing"
 	"time"
 
-	"github.com/gpuprof/gpuprof/gpu"
+	"github.com/gpuprof/gpuprof/internal/yearsim"
 	"github.com/gpuprof/gpuprof/profile"
 )
 
-// yearKind is one kind of job a simulated node runs every day.
-type yearKind struct {
-	name     string
-	perDay   int
-	gpus     int
-	run      time.Duration
-	interval time.Duration // the agent's sampling interval for it
-}
-
-// yearMix is an 8-GPU node's day (37 % of its GPU-hours busy): many short
-// jobs, a few medium ones, one long training run.
-var yearMix = []yearKind{
-	{"short", 40, 1, 10 * time.Minute, time.Second},
-	{"medium", 4, 2, 2 * time.Hour, time.Second},
-	{"long", 1, 4, 12 * time.Hour, 10 * time.Second},
-}
-
-// yearJob is a finished job of kind k starting at start, recorded the
-// agent's way (every reading observed).
-func yearJob(k yearKind, id string, start time.Time, seed int) profile.Job {
-	j := profile.Job{
-		Key:            profile.Key{Cluster: "lab", JobID: id, Node: "gpu01"},
-		User:           fmt.Sprintf("user%d", seed%11),
-		UID:            1000 + seed%11,
-		GID:            100,
-		Account:        "acct",
-		Partition:      "gpu",
-		Start:          start,
-		Status:         profile.StatusRunning,
-		Source:         profile.SourceAgent,
-		SampleInterval: k.interval,
-	}
-	n := int(k.run / k.interval)
-	for g := range k.gpus {
-		gp := profile.NewGPU(gpu.Device{UUID: fmt.Sprintf("GPU-%08d-node", g), Name: "NVIDIA H100 80GB HBM3", Minor: g, MemoryTotal: 80 << 30},
-			g, start, k.interval, profile.DefaultMaxPoints)
-		for i := range n {
-			gp.Observe(profile.Reading{
-				Time:      start.Add(time.Duration(i) * k.interval),
-				Util:      gpu.Some(uint32((i*7 + seed + g*13) % 101)),
-				MemUsed:   gpu.Some(uint64(20<<30 + ((i+seed)%50)<<20)),
-				PowerMW:   gpu.Some(uint32(300_000 + i%1000)),
-				TempC:     gpu.Some(uint32(60 + i%20)),
-				Processes: 1,
-			}, k.interval)
-		}
-		j.GPUs = append(j.GPUs, gp)
-	}
-	j.LastSample = start.Add(k.run)
-	j.Finish(start.Add(k.run))
-	return j
-}
-
 // TestSimulatedYear runs a node's year, time compressed: every day's jobs
-// (yearMix) stored as the agent stores them and delivered, into two
+// (yearsim.Mix) stored as the agent stores them and delivered, into two
 // databases, one pruned by the default retention once a simulated hour,
 // one never. It logs each database's size at months 1, 3, 6 and 12 and
 // the latency of the reads behind jobs, show and report at months 1 and
@@ -109,19 +55,17 @@ func TestSimulatedYear(t *testing.T) {
 	lats := map[int][2]lat{}
 	var lastID string
 	for day := range days {
-		for _, k := range yearMix {
-			for n := range k.perDay {
-				id++
-				// Spread over the day; long jobs start at 08:00.
-				start := day0.AddDate(0, 0, day).Add(time.Duration(n) * 24 * time.Hour / time.Duration(k.perDay))
-				j := yearJob(k, fmt.Sprint(id), start, id)
-				for _, db := range []*DB{kept, pruned} {
-					if err := db.PutJob(ctx, j); err != nil {
-						t.Fatal(err)
-					}
+		if err := yearsim.Day(day0, day, "lab", "gpu01", &id, func(j profile.Job) error {
+			for _, db := range []*DB{kept, pruned} {
+				if err := db.PutJob(ctx, j); err != nil {
+					return err
 				}
-				lastID = j.JobID
 			}
+			deliver(t, pruned, j)
+			lastID = j.JobID
+			return nil
+		}); err != nil {
+			t.Fatal(err)
 		}
 		// The agent prunes every hour; a day's passes after the first find
 		// nothing more, so one at the day's end does the same work.

@@ -103,6 +103,9 @@ spool_dir = %q
 log_file = %q
 [serve]
 listen = %q
+# The simulated jobs have no Slurm records here: accept each on the word
+# of the authenticated node (serve.placement's default would hold them).
+placement = "sender"
 node_hosts = { "127.0.0.1" = [%s] }
 `, filepath.Join(o.dir, "central.db"), filepath.Join(o.dir, "spool"), filepath.Join(o.dir, "serve.log"), addr, strings.Join(names, ", "))
 	confPath := filepath.Join(o.dir, "gpuprof.toml")
