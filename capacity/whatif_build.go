@@ -273,7 +273,8 @@ func (r *replay) setNodes(in analysis.Input, p WhatIfParams) error {
 	case len(p.FlagNodes) > 0:
 		r.source = analysis.InventoryFlags
 		for _, n := range p.FlagNodes {
-			r.simNodes = append(r.simNodes, SimNode{Name: n.Name, Model: n.GPUModel, Type: strings.ToLower(n.GPUModel), GPUs: n.GPUs, Partitions: slices.Clone(n.Partitions)})
+			// --node gives no shard count: the assumption applies, said.
+			r.simNodes = append(r.simNodes, SimNode{Name: n.Name, Model: n.GPUModel, Type: strings.ToLower(n.GPUModel), GPUs: n.GPUs, Partitions: slices.Clone(n.Partitions), ShardsUnknown: true})
 		}
 		switch {
 		case misfit != "":

@@ -9,6 +9,7 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/gpuprof/gpuprof/analysis"
 	"github.com/gpuprof/gpuprof/capacity"
 	"github.com/gpuprof/gpuprof/cliview"
 	"github.com/gpuprof/gpuprof/store"
@@ -28,6 +29,9 @@ type whatifOptions struct {
 	Growth, Horizon     string
 	Target              string
 	Seeds               int
+	// Config is the analysis configuration ([counting] shards_per_gpu:
+	// the shards per GPU assumed where slurm.conf gives none), as plan's.
+	Config string
 }
 
 func newWhatifCommand(g *globalOptions) *cobra.Command {
@@ -91,6 +95,7 @@ for root and admin_group.`,
 	fs.StringVar(&o.Growth, "growth", "", `demand growth per year: "30%" or "0.3" (with --horizon)`)
 	fs.StringVar(&o.Horizon, "horizon", "", `how far ahead the growth goes: "12mo", "1y"`)
 	fs.IntVar(&o.Seeds, "seeds", 5, "seeded runs per answer (1–100)")
+	fs.StringVar(&o.Config, "analysis-config", "", "analysis settings (TOML, see contrib/analysis.toml.example; default: built-in): [counting] shards_per_gpu, as plan's")
 	fs.StringVar(&o.Target, "target", "", `the p95 wait the answer is for, e.g. "30m": the calibration's thresholds are relative to it (default: plan.target_p95_wait's, 1h)`)
 	return cmd
 }
@@ -171,6 +176,12 @@ func runWhatif(ctx context.Context, g *globalOptions, o *whatifOptions, w io.Wri
 	if err := src.ForCluster(ctx, &f, o.Cluster); err != nil {
 		return err
 	}
+	c, err := analysis.ConfigAt(o.Config)
+	if err != nil {
+		return err
+	}
+	// The same assumption as plan, recommend and the report make.
+	p.ShardsPerGPU = c.Counting.ShardsPerGPU
 	rp := src.Conf().WhatIf()
 	p.SlurmNodes, p.Sched, p.SchedKnown = rp.SlurmNodes, rp.Sched, rp.SchedKnown
 	in, err := src.InputOf(ctx, f, nil)

@@ -2,6 +2,7 @@ package main
 
 import (
 	"encoding/json"
+	"os"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -62,5 +63,34 @@ func TestShardsPerGPUFromData(t *testing.T) {
 	rec := mustRun(t, conf, "--db", db, "recommend", "--since", since, "--until", until)
 	if !strings.Contains(rec, "raised from 8, as a job held 81 shards of one GPU") {
 		t.Errorf("recommend does not say the assumption was raised:\n%s", rec)
+	}
+}
+
+// TestWhatIfShardsAsPlan (issue #38, item 2): whatif assumes the shards
+// per GPU that plan, recommend and the report assume — [counting]
+// shards_per_gpu of --analysis-config, raised by the data — where before it
+// took no analysis configuration and always started from the default 8.
+func TestWhatIfShardsAsPlan(t *testing.T) {
+	dir := t.TempDir()
+	conf := "slurm_conf = \"" + filepath.Join(dir, "none", "slurm.conf") + "\"\n"
+	db := filepath.Join(dir, "gpuprof.db")
+	importTrace(t, conf, db, shardsTrace)
+	acfg := filepath.Join(dir, "analysis.toml")
+	if err := os.WriteFile(acfg, []byte("[counting]\nshards_per_gpu = 100\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	const since, until = "2026-03-01", "2026-04-01"
+	for _, c := range []struct {
+		args []string
+		want string
+	}{
+		{nil, "81 shards per GPU assumed"},
+		{[]string{"--analysis-config", acfg}, "100 shards per GPU assumed"},
+	} {
+		out := mustRun(t, conf, append([]string{"--db", db, "whatif", "--since", since, "--until", until, "--seeds", "1",
+			"--node", "openb-node-000[1-4]:1xg2:ls"}, c.args...)...)
+		if !strings.Contains(out, c.want) {
+			t.Errorf("whatif %v does not say %q:\n%s", c.args, c.want, out)
+		}
 	}
 }
