@@ -41,6 +41,21 @@ var binaryBuild struct {
 // alone in this package).
 const clusterTestsAtOnce = 4
 
+// timedSlots bounds a test's parallel subtests that hold a wall-clock time
+// to GOMAXPROCS at once, as go test's default -parallel ran them before
+// TestMain raised it for the cluster tests: their stand-ins spin or
+// spawn, and more of them than cores would slow one another past the
+// bound they check.
+type timedSlots chan struct{}
+
+func newTimedSlots() timedSlots { return make(timedSlots, runtime.GOMAXPROCS(0)) }
+
+// hold takes a slot until t ends; call it after t.Parallel.
+func (s timedSlots) hold(t *testing.T) {
+	s <- struct{}{}
+	t.Cleanup(func() { <-s })
+}
+
 func TestMain(m *testing.M) {
 	flag.Parse()
 	explicit := false

@@ -178,11 +178,13 @@ func TestHookWrappersExitZero(t *testing.T) {
 	if _, err := os.Stat("/usr/bin/perl"); err != nil {
 		skipOrFail(t, "no /usr/bin/perl to block signals with: %v", err)
 	}
+	slots := newTimedSlots()
 	for _, w := range wrappers {
 		for _, m := range masks {
 			for _, si := range standIns {
 				t.Run(w.kind+"/"+m.name+"/"+si.name, func(t *testing.T) {
 					t.Parallel()
+					slots.hold(t)
 					dir := t.TempDir()
 					bin := filepath.Join(dir, "gpuprof")
 					if err := os.WriteFile(bin, []byte("#!/bin/sh\n"+si.body+"\n"), 0o755); err != nil {

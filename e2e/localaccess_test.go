@@ -63,8 +63,10 @@ func TestLocalAccessUsersSeeOwnJobs(t *testing.T) {
 		{id: "9102", name: "alice-eval", user: alice.name, uid: alice.uid, state: "FAILED", mem: 5 << 30, util: 20, age: age + time.Hour},
 		{id: "9201", name: "bob-sweep", user: bob.name, uid: bob.uid, state: "COMPLETED", mem: 10 << 30, util: 30, age: age + 2*time.Hour},
 	})
-	if fi, err := os.Stat(dbPath); err != nil || fi.Mode().Perm()&0o004 != 0 {
-		t.Fatalf("the store made %s %v (%v); want it closed to other users", dbPath, fi.Mode(), err)
+	if fi, err := os.Stat(dbPath); err != nil {
+		t.Fatal(err)
+	} else if fi.Mode().Perm()&0o004 != 0 {
+		t.Fatalf("the store made %s %v; want it closed to other users", dbPath, fi.Mode())
 	}
 
 	// One configuration file for everyone, as /etc/gpuprof/gpuprof.toml
@@ -86,12 +88,20 @@ func TestLocalAccessUsersSeeOwnJobs(t *testing.T) {
 
 	agentOut := filepath.Join(dir, "agent.out")
 	agent := startProcess(t, agentOut, os.Environ(), bin, "agent", "--config", cfgPath)
+	// The agent opens the query socket, then the hooks' socket: on a
+	// loaded machine the second can come seconds later (seen: a Stat of
+	// it failed, and the nil FileInfo's Mode panicked the whole package).
 	waitAgent(t, agent, c.QuerySocket, agentOut)
-	if fi, err := os.Stat(c.QuerySocket); err != nil || fi.Mode().Perm() != 0o666 {
-		t.Fatalf("query socket %v (%v), want mode 0666", fi.Mode(), err)
-	}
-	if fi, err := os.Stat(c.Socket); err != nil || fi.Mode().Perm() != 0o600 {
-		t.Errorf("hooks' socket %v (%v), want mode 0600", fi.Mode(), err)
+	waitAgent(t, agent, c.Socket, agentOut)
+	for _, s := range []struct {
+		what, path string
+		want       os.FileMode
+	}{{"query socket", c.QuerySocket, 0o666}, {"hooks' socket", c.Socket, 0o600}} {
+		if fi, err := os.Stat(s.path); err != nil {
+			t.Fatal(err)
+		} else if fi.Mode().Perm() != s.want {
+			t.Errorf("%s %v, want mode %#o", s.what, fi.Mode(), s.want)
+		}
 	}
 
 	everyone := []string{"9101", "9102", "9201"}

@@ -27,10 +27,12 @@ func TestHookWrappersRefusePlantedLog(t *testing.T) {
 	// cannot write (fs.protected_hardlinks); root, which plants these
 	// links here, is let through.
 	plantings := []string{"file", "etc", "missing", "fifo"}
+	slots := newTimedSlots()
 	for _, w := range wrappers {
 		for _, how := range plantings {
 			t.Run(w.kind+"/"+how, func(t *testing.T) {
 				t.Parallel()
+				slots.hold(t)
 				tg := safefstest.New(t)
 				dir := t.TempDir()
 				log := filepath.Join(dir, "hooks.log")
