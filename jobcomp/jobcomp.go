@@ -35,13 +35,25 @@ type Deps struct {
 	Log      *slog.Logger
 }
 
-// Record stores r in the database if it can within a third of the time
-// left in ctx, else in the spool: the spool's write (two fsyncs) gets the
-// rest, which on a loaded disk took more than the half it once had (a
-// record lost at a 200 ms deadline under CI's load). The database write is an idempotent merge
-// (store.PutSchedJob), so a requeued job's PENDING report and its final
-// report may arrive in any order, as may node profiles.
+// Record stores r durably before anything may wait: first in the spool
+// (two fsyncs, with all of the hook's time still ahead), then in the
+// database if it can within a third of the time left, and the spool's copy
+// is removed once the database holds it. A deadline reached while the
+// database is locked therefore loses nothing: the spooled record is
+// ingested later. (Before, the spool was written only after the database
+// had failed, with what time was left: under CI's load two records of
+// twenty were lost at a 200 ms deadline when the watchdog ended the hook
+// during their spool write.) The database write is an idempotent merge
+// (store.PutSchedJob), so a record in both — the hook ended between the
+// database's write and the spool's removal — is merged once more on
+// ingest, and a requeued job's PENDING report and its final report may
+// arrive in any order, as may node profiles.
 func Record(ctx context.Context, d Deps, r slurmext.JobRecord) (Outcome, error) {
+	sp := spool.Dir{Path: d.SpoolDir}
+	name, serr := sp.Put(hookproto.KindSchedJob, r)
+	if serr != nil {
+		d.Log.Warn("spool not writable; trying the database alone", "job", r.JobID, "err", serr)
+	}
 	busy := dbShare(ctx)
 	err := func() error {
 		dbctx, cancel := context.WithTimeout(ctx, busy)
@@ -56,14 +68,20 @@ func Record(ctx context.Context, d Deps, r slurmext.JobRecord) (Outcome, error) 
 		return db.PutSchedJob(dbctx, r)
 	}()
 	if err == nil {
+		if serr == nil {
+			if rerr := sp.Remove(name); rerr != nil {
+				// Ingest merges it again, to the same row.
+				d.Log.Warn("recorded in the database; its spooled copy stays for ingest", "job", r.JobID, "err", rerr)
+			}
+		}
 		return ViaDB, nil
 	}
 	if store.IsSchemaMismatch(err) {
-		d.Log.Warn("database schema is not this gpuprof's; jobcomp does not migrate it; spooling", "job", r.JobID, "err", err)
+		d.Log.Warn("database schema is not this gpuprof's; jobcomp does not migrate it; spooled", "job", r.JobID, "err", err)
 	} else {
-		d.Log.Warn("database not writable in time; spooling", "job", r.JobID, "err", err)
+		d.Log.Warn("database not writable in time; spooled", "job", r.JobID, "err", err)
 	}
-	if _, serr := (spool.Dir{Path: d.SpoolDir}).Put(hookproto.KindSchedJob, r); serr != nil {
+	if serr != nil {
 		return "", fmt.Errorf("record lost: database: %v; spool: %w", err, serr)
 	}
 	return ViaSpool, nil

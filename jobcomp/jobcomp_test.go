@@ -217,3 +217,56 @@ func TestRecordInvalid(t *testing.T) {
 		t.Errorf("quarantine holds %v, want the record", bad)
 	}
 }
+
+// TestSpooledBeforeDatabaseWait: the record is in the spool while Record
+// still waits for a locked database, so a watchdog that ends the hook at
+// its deadline during that wait loses nothing (two records of twenty were
+// lost that way under CI's load, when the spool was written only after the
+// database had failed). Counted, not timed: the spool is looked at while
+// the database is still locked, and Record is still waiting for it
+// half a second after the record appeared.
+func TestSpooledBeforeDatabaseWait(t *testing.T) {
+	d := deps(t)
+	holder := openDB(t, d.DB, 0)
+	locked, release, done := make(chan struct{}), make(chan struct{}), make(chan error, 1)
+	go func() {
+		done <- holder.WithTx(context.Background(), func(*store.Tx) error {
+			close(locked)
+			<-release
+			return nil
+		})
+	}()
+	<-locked
+	defer func() { close(release); <-done }()
+
+	// A third of 6 s: Record waits 2 s for the lock.
+	ctx, cancel := context.WithTimeout(context.Background(), 6*time.Second)
+	defer cancel()
+	returned := make(chan struct{})
+	go func() {
+		defer close(returned)
+		if out, err := jobcomp.Record(ctx, d, record()); err != nil || out != jobcomp.ViaSpool {
+			t.Errorf("Record = %q, %v; want %q, nil", out, err, jobcomp.ViaSpool)
+		}
+	}()
+	dir := spool.Dir{Path: d.SpoolDir}
+	for {
+		es, _ := dir.List()
+		if len(es) == 1 {
+			break
+		}
+		select {
+		case <-returned:
+			t.Fatalf("Record returned before its record was seen in the spool (%d records): it waited for the database first", len(es))
+		case <-time.After(5 * time.Millisecond):
+		}
+	}
+	// Record waits 2 s for the lock after spooling; spooled only after
+	// that wait, it would return within moments of the file's appearance.
+	select {
+	case <-returned:
+		t.Fatal("Record returned within moments of spooling: the spool was written after the database wait, not before")
+	case <-time.After(500 * time.Millisecond):
+	}
+	<-returned
+}
