@@ -302,3 +302,47 @@ func TestLoopbackUID(t *testing.T) {
 		})
 	}
 }
+
+// TestLocalSocketFailBudget (issue 39): the agent's query socket spends a
+// person's failed requests from their own budget, as serve does a
+// source's: 500 pipelined malformed queries on one connection get at most
+// the burst (and what comes back meanwhile) of 400s, then one 429 and the
+// connection closed — before, every one was parsed and answered 400 (the
+// load test's flood of them took the CPU the other users' queries
+// needed: one victim query of 18 over 2 s on an idle machine).
+func TestLocalSocketFailBudget(t *testing.T) {
+	const rate, burst = 10, 20
+	path := serveLocal(t, openStore(t), LocalOptions{FailuresPerSecond: rate, FailureBurst: burst})
+	c, err := net.Dial("unix", path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.Close()
+	start := time.Now()
+	go func() {
+		_, _ = io.WriteString(c, strings.Repeat("GET /v1/jobs?sort=bogus HTTP/1.1\r\nHost: x\r\n\r\n", 500))
+	}()
+	_ = c.SetReadDeadline(time.Now().Add(30 * time.Second))
+	br := bufio.NewReader(c)
+	codes := map[int]int{}
+	for {
+		resp, err := http.ReadResponse(br, nil)
+		if err != nil {
+			break
+		}
+		_, _ = io.Copy(io.Discard, resp.Body)
+		resp.Body.Close()
+		codes[resp.StatusCode]++
+	}
+	elapsed := time.Since(start)
+	t.Logf("500 pipelined malformed queries on the local socket: answers %v in %v", codes, elapsed.Round(time.Millisecond))
+	if codes[http.StatusBadRequest] == 0 {
+		t.Fatalf("no query answered 400 (%v): the test's queries are not malformed", codes)
+	}
+	if bound := int(burst + rate*elapsed.Seconds() + 1); codes[http.StatusBadRequest] > bound {
+		t.Errorf("%d answered 400, want at most the budget, %d", codes[http.StatusBadRequest], bound)
+	}
+	if codes[http.StatusTooManyRequests] != 1 {
+		t.Errorf("%d answered 429, want 1, then the connection closed", codes[http.StatusTooManyRequests])
+	}
+}

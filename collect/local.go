@@ -118,6 +118,14 @@ type LocalOptions struct {
 	// per person: a uid in a user's subordinate range (/etc/subuid)
 	// counts as that user. Nil: per uid.
 	Persons *Persons
+	// FailuresPerSecond and FailureBurst are each person's budget of
+	// failed requests (failbudget.go), as serve's per source (defaults
+	// DefaultFailuresPerSecond, DefaultFailureBurst): a person out of it
+	// is not read from until a token is back, and a request already read
+	// is answered 429 before it is parsed further. A user's honest
+	// queries almost never fail; a flood of malformed ones no longer
+	// takes the CPU the other users' queries need.
+	FailuresPerSecond, FailureBurst int
 }
 
 // NewQueryRefusals returns the local query socket's refusal counter and
@@ -146,6 +154,12 @@ func (o LocalOptions) withDefaults() LocalOptions {
 	if o.RequestTimeout <= 0 {
 		o.RequestTimeout = 30 * time.Second
 	}
+	if o.FailuresPerSecond <= 0 {
+		o.FailuresPerSecond = DefaultFailuresPerSecond
+	}
+	if o.FailureBurst <= 0 {
+		o.FailureBurst = DefaultFailureBurst
+	}
 	return o
 }
 
@@ -155,6 +169,7 @@ func (o LocalOptions) limits() Limits {
 		MaxConns: o.MaxConns, ConnsPerPeer: o.ConnsPerUID, MaxQueries: o.MaxInFlight, QueriesPerUID: o.QueriesPerUID,
 		QueueWait: o.QueueWait, QueryTimeout: o.RequestTimeout, MaxUploads: 1, UploadsPerHost: 1, UploadTimeout: time.Second, QueryDecodes: 1, PushDecodes: 1,
 		HeaderTimeout: 5 * time.Second, IdleTimeout: 30 * time.Second,
+		FailuresPerSecond: o.FailuresPerSecond, FailureBurst: o.FailureBurst,
 	}
 }
 
@@ -221,6 +236,9 @@ func ServeLocal(ctx context.Context, ln net.Listener, db *store.DB, opts LocalOp
 		return key, info, err
 	}
 	pl := newPeerListener(ln, lim.MaxConns, lim.ConnsPerPeer, "uid", personOf, opts.Refusals)
+	// Each person's failed requests spend their own budget (the peer's
+	// key: the person's, or the uid's).
+	pl.budget = srv.budget
 	hs := &http.Server{
 		Handler: srv.Handler(),
 		ConnContext: func(ctx context.Context, c net.Conn) context.Context {

@@ -249,8 +249,9 @@ type Server struct {
 	// suspect hosts (a credential of theirs failed lately) decode only
 	// within their lane's suspect slots as well (suspects.go).
 	suspect *suspects
-	// budget is every source's failed-request budget (failbudget.go); nil
-	// on the local query socket.
+	// budget is every source's failed-request budget (failbudget.go): a
+	// host's or local uid's at the collector, a person's on the local
+	// query socket.
 	budget *failBudget
 }
 
