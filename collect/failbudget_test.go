@@ -180,23 +180,7 @@ func TestOverBudgetConnectionNotRead(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer c.Close()
-	start := time.Now()
-	go func() {
-		_, _ = io.WriteString(c, strings.Repeat("GET /v1/jobs HTTP/1.1\r\nHost: x\r\n\r\n", 500))
-	}()
-	_ = c.SetReadDeadline(time.Now().Add(30 * time.Second))
-	br := bufio.NewReader(c)
-	codes := map[int]int{}
-	for {
-		resp, err := http.ReadResponse(br, nil)
-		if err != nil {
-			break
-		}
-		_, _ = io.Copy(io.Discard, resp.Body)
-		resp.Body.Close()
-		codes[resp.StatusCode]++
-	}
-	elapsed := time.Since(start)
+	codes, elapsed := pipelined(c, "GET /v1/jobs HTTP/1.1\r\nHost: x\r\n\r\n", 500)
 	t.Logf("500 pipelined requests without a credential: answers %v in %v", codes, elapsed.Round(time.Millisecond))
 	if bound := int(burst + rate*elapsed.Seconds() + 1); codes[http.StatusUnauthorized] > bound {
 		t.Errorf("%d answered 401, want at most the budget, %d", codes[http.StatusUnauthorized], bound)
@@ -221,7 +205,7 @@ func TestOverBudgetConnectionNotRead(t *testing.T) {
 		}
 		conns = append(conns, c)
 	}
-	start = time.Now()
+	start := time.Now()
 	var answered atomic.Int64
 	var wg sync.WaitGroup
 	for _, c := range conns {
@@ -318,10 +302,24 @@ func TestLocalSocketFailBudget(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer c.Close()
+	codes, elapsed := pipelined(c, "GET /v1/jobs?sort=bogus HTTP/1.1\r\nHost: x\r\n\r\n", 500)
+	t.Logf("500 pipelined malformed queries on the local socket: answers %v in %v", codes, elapsed.Round(time.Millisecond))
+	if codes[http.StatusBadRequest] == 0 {
+		t.Fatalf("no query answered 400 (%v): the test's queries are not malformed", codes)
+	}
+	if bound := int(burst + rate*elapsed.Seconds() + 1); codes[http.StatusBadRequest] > bound {
+		t.Errorf("%d answered 400, want at most the budget, %d", codes[http.StatusBadRequest], bound)
+	}
+	if codes[http.StatusTooManyRequests] != 1 {
+		t.Errorf("%d answered 429, want 1, then the connection closed", codes[http.StatusTooManyRequests])
+	}
+}
+
+// pipelined writes req n times on c without waiting and counts the
+// answers by status until c is closed (or 30 s pass), with the time taken.
+func pipelined(c net.Conn, req string, n int) (map[int]int, time.Duration) {
 	start := time.Now()
-	go func() {
-		_, _ = io.WriteString(c, strings.Repeat("GET /v1/jobs?sort=bogus HTTP/1.1\r\nHost: x\r\n\r\n", 500))
-	}()
+	go func() { _, _ = io.WriteString(c, strings.Repeat(req, n)) }()
 	_ = c.SetReadDeadline(time.Now().Add(30 * time.Second))
 	br := bufio.NewReader(c)
 	codes := map[int]int{}
@@ -334,15 +332,5 @@ func TestLocalSocketFailBudget(t *testing.T) {
 		resp.Body.Close()
 		codes[resp.StatusCode]++
 	}
-	elapsed := time.Since(start)
-	t.Logf("500 pipelined malformed queries on the local socket: answers %v in %v", codes, elapsed.Round(time.Millisecond))
-	if codes[http.StatusBadRequest] == 0 {
-		t.Fatalf("no query answered 400 (%v): the test's queries are not malformed", codes)
-	}
-	if bound := int(burst + rate*elapsed.Seconds() + 1); codes[http.StatusBadRequest] > bound {
-		t.Errorf("%d answered 400, want at most the budget, %d", codes[http.StatusBadRequest], bound)
-	}
-	if codes[http.StatusTooManyRequests] != 1 {
-		t.Errorf("%d answered 429, want 1, then the connection closed", codes[http.StatusTooManyRequests])
-	}
+	return codes, time.Since(start)
 }

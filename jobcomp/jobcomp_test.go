@@ -227,17 +227,7 @@ func TestRecordInvalid(t *testing.T) {
 // half a second after the record appeared.
 func TestSpooledBeforeDatabaseWait(t *testing.T) {
 	d := deps(t)
-	holder := openDB(t, d.DB, 0)
-	locked, release, done := make(chan struct{}), make(chan struct{}), make(chan error, 1)
-	go func() {
-		done <- holder.WithTx(context.Background(), func(*store.Tx) error {
-			close(locked)
-			<-release
-			return nil
-		})
-	}()
-	<-locked
-	defer func() { close(release); <-done }()
+	defer holdWriteLock(t, d.DB)()
 
 	// A third of 6 s: Record waits 2 s for the lock.
 	ctx, cancel := context.WithTimeout(context.Background(), 6*time.Second)
@@ -269,4 +259,27 @@ func TestSpooledBeforeDatabaseWait(t *testing.T) {
 	case <-time.After(500 * time.Millisecond):
 	}
 	<-returned
+}
+
+// holdWriteLock opens the database at path and holds its write lock (an
+// open write transaction, as a stuck backup or an sqlite3 shell holds it)
+// until the returned function is called.
+func holdWriteLock(t *testing.T, path string) (release func()) {
+	t.Helper()
+	holder := openDB(t, path, 0)
+	locked, stop, done := make(chan struct{}), make(chan struct{}), make(chan error, 1)
+	go func() {
+		done <- holder.WithTx(context.Background(), func(*store.Tx) error {
+			close(locked)
+			<-stop
+			return nil
+		})
+	}()
+	<-locked
+	return func() {
+		close(stop)
+		if err := <-done; err != nil {
+			t.Errorf("lock holder: %v", err)
+		}
+	}
 }

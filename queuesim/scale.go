@@ -37,31 +37,8 @@ func Scale(jobs []Job, factor float64, span, hourOffset time.Duration, seed uint
 			out = append(out, j)
 		}
 	}
-	if factor > 1 && len(arriving) > 0 {
-		extra := int(math.Round((factor - 1) * float64(len(arriving))))
-		for range extra {
-			j := jobs[arriving[rng.intn(len(arriving))]]
-			at := jobs[arriving[rng.intn(len(arriving))]].Arrival
-			hour := (at + hourOffset).Truncate(time.Hour) - hourOffset
-			a := hour + time.Duration(rng.float()*float64(time.Hour))
-			a = min(max(a, 0), span-time.Second)
-			if j.Cancels {
-				j.Cancel = a + (j.Cancel - j.Arrival)
-			}
-			j.Arrival = a
-			out = append(out, j)
-		}
-	}
-	order := make([]int, len(out))
-	for i := range order {
-		order[i] = i
-	}
-	slices.SortStableFunc(order, func(a, b int) int {
-		return cmpInt(int64(out[a].Arrival), int64(out[b].Arrival))
-	})
-	for rank, i := range order {
-		out[i].Order = int64(rank)
-	}
+	out = addCopies(out, jobs, arriving, factor, rng, span, hourOffset)
+	numberByArrival(out)
 	return out
 }
 
@@ -132,23 +109,39 @@ func ScaleEach(jobs []Job, factors []float64, span, hourOffset time.Duration, se
 	}
 	for g, f := range distinct {
 		arr := arriving[g]
-		if !(f > 1) || len(arr) == 0 {
-			continue
-		}
-		extra := int(math.Round((f - 1) * float64(len(arr))))
-		for range extra {
-			j := jobs[arr[rng.intn(len(arr))]]
-			at := jobs[arr[rng.intn(len(arr))]].Arrival
-			hour := (at + hourOffset).Truncate(time.Hour) - hourOffset
-			a := hour + time.Duration(rng.float()*float64(time.Hour))
-			a = min(max(a, 0), span-time.Second)
-			if j.Cancels {
-				j.Cancel = a + (j.Cancel - j.Arrival)
-			}
-			j.Arrival = a
-			out = append(out, j)
-		}
+		out = addCopies(out, jobs, arr, f, rng, span, hourOffset)
 	}
+	numberByArrival(out)
+	return out
+}
+
+// addCopies appends to out round((f−1)·len(arriving)) copies of jobs drawn
+// from arriving (indexes into jobs), each arriving in the hour of another
+// of them drawn at random, uniformly within that hour (Scale's rule);
+// nothing when f ≤ 1 or none arrive.
+func addCopies(out, jobs []Job, arriving []int, f float64, rng *rng, span, hourOffset time.Duration) []Job {
+	if !(f > 1) || len(arriving) == 0 {
+		return out
+	}
+	extra := int(math.Round((f - 1) * float64(len(arriving))))
+	for range extra {
+		j := jobs[arriving[rng.intn(len(arriving))]]
+		at := jobs[arriving[rng.intn(len(arriving))]].Arrival
+		hour := (at + hourOffset).Truncate(time.Hour) - hourOffset
+		a := hour + time.Duration(rng.float()*float64(time.Hour))
+		a = min(max(a, 0), span-time.Second)
+		if j.Cancels {
+			j.Cancel = a + (j.Cancel - j.Arrival)
+		}
+		j.Arrival = a
+		out = append(out, j)
+	}
+	return out
+}
+
+// numberByArrival sets each job's Order to its rank by arrival (stable: a
+// copy has no submission time of its own).
+func numberByArrival(out []Job) {
 	order := make([]int, len(out))
 	for i := range order {
 		order[i] = i
@@ -159,5 +152,4 @@ func ScaleEach(jobs []Job, factors []float64, span, hourOffset time.Duration, se
 	for rank, i := range order {
 		out[i].Order = int64(rank)
 	}
-	return out
 }
