@@ -84,6 +84,9 @@ func AdminGroup(group string) (func(uid int) bool, error) {
 func Admins(group, slurmUser string) (func(uid int) bool, error) {
 	inGroup, err := AdminGroup(group)
 	if err != nil {
+		if inner := errors.Unwrap(err); inner != nil {
+			err = inner // AdminGroup's "admin group: " said again
+		}
 		return rootOnly, &UnknownAdminGroupError{Group: group, Err: err}
 	}
 	slurmUID := -1
