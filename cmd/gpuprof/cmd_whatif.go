@@ -175,7 +175,7 @@ func runWhatif(ctx context.Context, g *globalOptions, o *whatifOptions, w io.Wri
 		return cliview.WriteJSON(w, res.WhatIf)
 	}
 	if r := rule.Words(); r != "" {
-		// The window replayed was the default one (defaultWindow).
+		// The window replayed was the default one (monthly.DefaultWindow).
 		printf(w, "Window: %s.\n", r)
 	}
 	cliview.WriteWhatIf(w, res.WhatIf, o.ListNodes)
