@@ -142,3 +142,18 @@ func progressLine(pp capacity.PlanProgress, el time.Duration) string {
 	}
 	return fmt.Sprintf("plan: %d/%d replays, %s elapsed, %s", pp.Done, planned, present.Seconds(el.Seconds()), left)
 }
+
+// PlanProgressOn starts a PlanProgress on W as a queue replay starts,
+// shown when On (stderr is a terminal and --quiet is not given): the
+// window pipeline's monthly.Progress.
+type PlanProgressOn struct {
+	W  io.Writer
+	On bool
+}
+
+// Start starts the progress; the replay reports to update and calls stop
+// at its end.
+func (s PlanProgressOn) Start() (update func(capacity.PlanProgress), stop func()) {
+	p := StartPlanProgress(s.W, s.On)
+	return p.Func(), p.Close
+}

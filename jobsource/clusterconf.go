@@ -232,59 +232,51 @@ func (s *Source) clusters(ctx context.Context, f store.ViewFilter) ([]string, in
 	return names, 0, err
 }
 
-// ForCluster chooses the one cluster an answer is for and binds its Slurm
-// configuration to the source (BindConf): flag (--cluster) when given,
-// else the one cluster of the jobs f selects; without jobs in f's window,
-// the database's one cluster, else this host's (the cluster setting, else
+// forCluster chooses the one cluster an answer is for and binds its
+// Slurm configuration (BindConf): flag (--cluster) when given, else the
+// one cluster of the jobs f selects; without jobs in f's window, the
+// database's one cluster, else this host's (the cluster setting, else
 // slurm_conf's ClusterName). Jobs of several clusters are refused, naming
-// them (SeveralClustersError). f.Cluster becomes the cluster, so only its
-// jobs are read.
-func (s *Source) ForCluster(ctx context.Context, f *store.ViewFilter, flag string) error {
-	_, err := s.forCluster(ctx, f, flag)
-	return err
-}
-
-// forCluster is ForCluster with how many jobs of the cluster f selects,
-// when they were counted to choose it (0: not counted).
-func (s *Source) forCluster(ctx context.Context, f *store.ViewFilter, flag string) (int, error) {
+// them (SeveralClustersError). It returns the cluster, its configuration
+// and how many jobs of it f selects, when they were counted to choose it
+// (0: not counted). Scope.Bind is its one user.
+func (s *Source) forCluster(ctx context.Context, f store.ViewFilter, flag string) (string, *Conf, int, error) {
 	cluster := slurmext.NormalClusterName(flag)
 	counted := 0
 	if cluster != "" {
 		if err := s.CheckCluster(ctx, cluster); err != nil {
-			return 0, err
+			return "", nil, 0, err
 		}
 	}
 	if cluster == "" {
-		names, n, err := s.clusters(ctx, *f)
+		names, n, err := s.clusters(ctx, f)
 		if err != nil {
-			return 0, err
+			return "", nil, 0, err
 		}
 		counted = n
 		if len(names) == 0 {
 			// No job in the window: the database's one cluster (a report
 			// of an empty month still compares it with earlier ones), else
 			// this host's when the database has it or no job at all.
-			all := *f
+			all := f
 			all.Since, all.Until = time.Time{}, time.Time{}
 			if names, err = s.Clusters(ctx, all); err != nil {
-				return 0, err
+				return "", nil, 0, err
 			}
 			if host := slurmext.ClusterName(s.cfg.Cluster, "", localSlurmConf(s.cfg.SlurmConf)); len(names) != 1 && (len(names) == 0 || slices.Contains(names, host)) {
 				names = []string{host}
 			}
 		}
 		if len(names) > 1 {
-			return 0, &SeveralClustersError{Names: names}
+			return "", nil, 0, &SeveralClustersError{Names: names}
 		}
 		cluster = names[0]
 	}
-	f.Cluster = cluster
 	conf, err := BindConf(cluster, s.cfg)
 	if err != nil {
-		return 0, err
+		return "", nil, 0, err
 	}
-	s.conf = conf
-	return counted, nil
+	return cluster, conf, counted, nil
 }
 
 // SeveralClustersError refuses an answer asked of the jobs of several

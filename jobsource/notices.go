@@ -59,14 +59,14 @@ func (s *Source) Notices(ctx context.Context, q NoticeQuery) ([]notice.Row, erro
 }
 
 // InputAndNotices reads the jobs f selects into the analysis input with
-// the clock at now (InputAt) and, from the same pass, the notices q
+// the clock at now (inputSized) and, from the same pass, the notices q
 // selects (Notices, newest first): the jobs are read once where Input
 // and Notices would read them twice. q.Jobs must select the jobs f does.
 func (s *Source) InputAndNotices(ctx context.Context, f store.ViewFilter, now time.Time, q NoticeQuery) (analysis.Input, []notice.Row, error) {
 	if s.Reader() == nil {
 		// Through a client the notices come with the profiles.
 		var rows []notice.Row
-		in, err := s.InputAt(ctx, f, now, func(v store.JobView) { rows = appendNotices(rows, v, q) })
+		in, err := s.inputSized(ctx, f, now, 0, nil, func(v store.JobView) { rows = appendNotices(rows, v, q) })
 		if err != nil {
 			return analysis.Input{}, nil, err
 		}
@@ -77,7 +77,7 @@ func (s *Source) InputAndNotices(ctx context.Context, f store.ViewFilter, now ti
 	if err != nil {
 		return analysis.Input{}, nil, err
 	}
-	in, err := s.InputAt(ctx, f, now, func(v store.JobView) {
+	in, err := s.inputSized(ctx, f, now, 0, nil, func(v store.JobView) {
 		nj.see(v)
 	})
 	if err != nil {

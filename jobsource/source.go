@@ -39,11 +39,6 @@ type Source struct {
 	// the server decides, and caller only shapes the TUI's prompts.
 	caller store.Caller
 	cfg    config.Config
-	// conf is the Slurm configuration bound to the one cluster an answer
-	// is for (ForCluster; nil before): the inventory's slurm.conf nodes,
-	// the shard jobs' share of a GPU, the replay's partitions and
-	// scheduler.
-	conf *Conf
 	// cluster, when not "", is forced into every query (tui --cluster).
 	cluster string
 	// types caches GPUTypes per cluster: the TUI asks on every detail.
@@ -51,6 +46,8 @@ type Source struct {
 	types   map[string][]analysis.GPUType
 	// noNames: no squeue for running jobs' names (SkipNames).
 	noNames bool
+	// adminWarning says why no one but root is an admin (AdminWarning).
+	adminWarning error
 }
 
 // Options say how Open chooses.
@@ -67,12 +64,11 @@ type Options struct {
 // database, the agent's query socket (query_socket), found without any
 // setting on a single host.
 func Open(ctx context.Context, cfg config.Config, o Options) (*Source, error) {
-	isAdmin, err := store.Admins(cfg.AdminGroup, cfg.Serve.SlurmUser)
-	if err != nil {
-		return nil, err
-	}
+	// An unknown admin_group: only root is an admin (store.Admins's one
+	// policy), and the source keeps the warning for the command to print.
+	isAdmin, adminErr := store.Admins(cfg.AdminGroup, cfg.Serve.SlurmUser)
 	uid := o.UID
-	s := &Source{caller: store.CallerOf(uid, userName(uid), isAdmin), cfg: cfg}
+	s := &Source{caller: store.CallerOf(uid, userName(uid), isAdmin), cfg: cfg, adminWarning: adminErr}
 	if cfg.Collector != "" && !o.Local && !o.DBFlag {
 		s.client = &collect.Client{URL: cfg.Collector, Munge: o.Munge}
 		return s, nil
@@ -145,17 +141,17 @@ func (s *Source) Reader() *store.Reader {
 	return s.db.ReaderFor(s.caller)
 }
 
-// Identity is who the caller is as Open decided: their name, and whether
-// they read every user's jobs.
-func (s *Source) Identity() tui.Identity {
-	return tui.Identity{User: s.caller.User, Admin: s.caller.Admin}
-}
+// Identity is who the caller is as Open decided (the TUI's identity is
+// the store's Caller).
+func (s *Source) Identity() store.Caller { return s.caller }
+
+// AdminWarning is why no one but root (and the database's owner) reads
+// every user's jobs, when admin_group names no group this host knows
+// (store.Admins); nil else.
+func (s *Source) AdminWarning() error { return s.adminWarning }
 
 // Config is the configuration the source was opened with.
 func (s *Source) Config() config.Config { return s.cfg }
-
-// Conf is the Slurm configuration ForCluster bound (nil before).
-func (s *Source) Conf() *Conf { return s.conf }
 
 // SetCluster forces cluster into every query ("" none: tui --cluster).
 func (s *Source) SetCluster(cluster string) { s.cluster = cluster }
@@ -180,12 +176,7 @@ func (s *Source) Database() string {
 
 // ScopedUID is the uid the local reads are scoped to; false for an admin
 // or a client.
-func (s *Source) ScopedUID() (int, bool) {
-	if s.db == nil || s.caller.Admin {
-		return 0, false
-	}
-	return s.caller.UID, true
-}
+func (s *Source) ScopedUID() (int, bool) { return s.Scope().ScopedUID() }
 
 // scope applies --cluster to f.
 func (s *Source) scope(f store.ViewFilter) store.ViewFilter {
@@ -235,33 +226,18 @@ func (s *Source) Each(ctx context.Context, f store.ViewFilter, fn func(store.Job
 	return s.client.Each(ctx, f, fn)
 }
 
-// Input reads every job f selects into the analysis input, whose window
-// is f's Since and Until (zero ends: the data's own) and whose Now is the
-// clock, so jobs still running count up to now.
-func (s *Source) Input(ctx context.Context, f store.ViewFilter) (analysis.Input, error) {
-	f.Lean = true // the analysis reads no TRES text, node list or reason
-	return s.InputOf(ctx, f, nil)
-}
-
-// InputOf is Input with the records as f asks for them (the what-if
-// replay reads node lists and reasons). each, when not nil, sees every
-// view of the same pass (the report tallies notices from it).
-func (s *Source) InputOf(ctx context.Context, f store.ViewFilter, each func(store.JobView)) (analysis.Input, error) {
-	return s.InputAt(ctx, f, time.Now(), each)
-}
-
-// InputAt is InputOf with the clock read at now (the digest's day).
-func (s *Source) InputAt(ctx context.Context, f store.ViewFilter, now time.Time, each func(store.JobView)) (analysis.Input, error) {
-	return s.inputSized(ctx, f, now, 0, each)
-}
-
-// inputSized is InputAt for n jobs, as the caller counted them (0: not
-// counted, so counted here).
-func (s *Source) inputSized(ctx context.Context, f store.ViewFilter, now time.Time, n int, each func(store.JobView)) (analysis.Input, error) {
+// inputSized reads every job f selects into the analysis input, whose
+// window is f's Since and Until (zero ends: the data's own), whose Now is
+// now, so jobs still running count up to it, and whose Slurm
+// configuration is conf (nil: none), sized for n jobs as the caller
+// counted them (0: not counted, so counted here). each, when not nil,
+// sees every view of the same pass (the report tallies notices from it,
+// the digest its day's notices). Scope.Input is the pipeline's way in.
+func (s *Source) inputSized(ctx context.Context, f store.ViewFilter, now time.Time, n int, conf *Conf, each func(store.JobView)) (analysis.Input, error) {
 	limitMemory()
 	b := analysis.NewInputBuilder()
-	if s.conf != nil {
-		b.SetConf(s.conf.Use, s.conf.Nodes)
+	if conf != nil {
+		b.SetConf(conf.Use, conf.Nodes)
 	}
 	// Converting into an array of the right size saves holding a month's
 	// jobs twice at the end; the count is a hint (jobs may arrive between
@@ -315,9 +291,6 @@ func (s *Source) Job(ctx context.Context, cluster, jobID string) (store.JobView,
 // cluster's jobs (BindConf), nil nodes when none is used or it cannot be
 // read.
 func (s *Source) ClusterConf(cluster string) (analysis.ConfUse, []slurmext.NodeGres) {
-	if s.conf != nil && s.conf.Use.Cluster == cluster {
-		return s.conf.Use, s.conf.Nodes
-	}
 	c, err := BindConf(cluster, s.cfg)
 	if err != nil {
 		return analysis.ConfUse{Cluster: cluster, NotUsed: err.Error() + ": not used"}, nil

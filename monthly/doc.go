@@ -1,22 +1,24 @@
-// Package monthly makes the monthly report's data (report.Data) for one
-// cluster and month: it reads the month once through a Source (the
-// analysis input, and the notices' tally from the same pass), and runs
-// the analysis, the simulated capacity plan, the workload summary and the
-// earlier months' headlines, then assembles, titles and (when asked)
-// anonymises what package report renders. It also finds the last
-// complete month with jobs, and runs the same read, analysis and
-// simulated plan for gpuprof plan and recommend over any window
-// (AnalyseAndPlan; its not-simulated line is plan's own). Reports runs
-// gpuprof report's whole pipeline: the month (ParseMonth, or the last
-// one with jobs), each cluster of it bound in turn (ClusterSource), each
-// report built and handed to the caller to write (report.WriteFiles).
+// Package monthly is the window pipeline: the one reader of a window of
+// jobs (internal/archtest) for gpuprof report, plan, recommend, profiles
+// and whatif. It takes the caller's jobsource.Scope and what the command
+// asks (Ask: a window, a cluster), chooses the default window when none
+// is given (DefaultWindow: the last complete month with jobs, else the
+// data's span), binds the one cluster of the answer with its own Slurm
+// configuration (Bound, through jobsource.Scope.Bind), reads the window
+// once (counted, then read in one pass, lean unless the queue replay
+// needs it whole), and returns values: the month's report.Data (Reports,
+// then Month.Bind and Month.Build for each cluster in turn: the analysis,
+// the simulated capacity plan, the workload summary, the earlier months'
+// headlines, the notices' tally from the same pass, anonymised when
+// asked), an analysis with its simulated plan (AnalyseAndPlan), an
+// analysis alone (Analyse) and a what-if's answer (WhatIf).
 //
-// It sits between the readers and report: report may not read jobs or
-// compute statistics, so the pipeline that does both lives here, over a
-// Source that the caller implements with its own, already scoped reader
-// (jobsource.Source: the collector, the local database or the agent's
-// query socket). It must not open a database, the network or a file,
-// nor decide who may read what: the Source does. Choosing the Source
-// (which binds each cluster's slurm.conf: ClusterSource.Bind), writing
-// the files and printing are the command's (Out).
+// It sits between the readers and the front ends: report may not read
+// jobs or compute statistics, and a command is wiring, so the pipeline
+// that does both lives here. It must not open a database, the network or
+// a file, nor decide who may read what (the Scope is already scoped; an
+// answer for admins only asks the Scope's caller, store.Caller.
+// RequireAdmin), nor call back into its caller: it returns values, and
+// the command prints and writes them (its progress display is a value it
+// hands in, Progress).
 package monthly

@@ -10,39 +10,16 @@ import (
 	"github.com/gpuprof/gpuprof/analysis"
 	"github.com/gpuprof/gpuprof/capacity"
 	"github.com/gpuprof/gpuprof/internal/present"
-	"github.com/gpuprof/gpuprof/profile"
+	"github.com/gpuprof/gpuprof/jobsource"
 	"github.com/gpuprof/gpuprof/report"
 	"github.com/gpuprof/gpuprof/slurmext"
-	"github.com/gpuprof/gpuprof/termtext"
 )
 
-// Query selects the jobs of one cluster in a window.
-type Query struct {
-	Cluster string // "": every cluster the Source reads
-	Window  analysis.Window
-	// Rule says how Window was chosen (DefaultWindow's rule when none was
-	// given); readForPlan gives it to the input.
-	Rule analysis.WindowRule
-	// WithSeries reads the GPUs' time series (the memory floor needs
-	// them); Lean leaves out the TRES text, node lists and pending
-	// reasons, which only the queue replay reads.
-	WithSeries, Lean bool
-	// Jobs is how many jobs the query selects, when already counted
-	// (Count): Input sizes the input by it instead of counting again. 0:
-	// not counted.
-	Jobs int
-}
-
-// Source is what the pipeline reads jobs through: the jobs the caller
-// may read, already scoped, and the cluster's slurm.conf already bound to
-// the input (Input.Conf, Input.Nodes).
-type Source interface {
-	// Count is how many jobs q selects.
-	Count(ctx context.Context, q Query) (int, error)
-	// Input reads every job q selects into the analysis input, whose
-	// window is q's and whose clock is now. each, when not nil, is given
-	// every job's record and profiles from the same pass.
-	Input(ctx context.Context, q Query, each func(*slurmext.JobRecord, []profile.Job)) (analysis.Input, error)
+// Progress shows a long queue replay's progress (cliview.PlanProgressOn
+// on a terminal): Start is called as the replay starts; the replay
+// reports to update and calls stop at its end.
+type Progress interface {
+	Start() (update func(capacity.PlanProgress), stop func())
 }
 
 // Params are a report's settings.
@@ -55,27 +32,12 @@ type Params struct {
 	// Anonymize replaces user and account names throughout.
 	Anonymize bool
 	Config    analysis.Config
-	// Admin says the reader may read every user's jobs; only then is the
-	// plan simulated (the replay reads every user's jobs). User names the
-	// reader when it is not.
-	Admin bool
-	User  string
-	// WhatIf are the cluster's slurm.conf nodes and scheduler for the
-	// replay.
-	WhatIf capacity.WhatIfParams
 	// Carbon are the emission factors (nil: none).
 	Carbon *analysis.Carbon
-	// Sources say where the jobs came from; Build adds the slurm.conf
-	// and inventory notes.
-	Sources report.Sources
-	// StartProgress, when not nil, is called as the queue replay starts;
-	// the replay reports to what it returns, and calls stop at its end.
-	StartProgress func() (update func(capacity.PlanProgress), stop func())
+	// Progress, when not nil, shows the queue replay's progress.
+	Progress Progress
 	// Now is the clock (nil: time.Now): the report's generation time.
 	Now func() time.Time
-	// Jobs is how many jobs of Cluster the month holds, when already
-	// counted (0: not counted; Build counts them).
-	Jobs int
 	// Latest asks Reports for the last complete month with jobs at or
 	// before Window, not Window itself (no --month): DefaultWindow's rule.
 	Latest bool
@@ -83,12 +45,16 @@ type Params struct {
 	Rule analysis.WindowRule
 }
 
-// Build makes the report of p's cluster and month from src.
-func Build(ctx context.Context, src Source, p Params) (report.Data, error) {
+// Build makes the report of p's month from sc, a scope bound to its
+// cluster (jobsource.Scope.Bind): who reads (the plan is simulated only
+// for an admin; a reader scoped to their own jobs is said in the
+// sources), the cluster, its Slurm configuration and, when counted, how
+// many jobs of it the month holds are the scope's.
+func Build(ctx context.Context, sc jobsource.Scope, p Params) (report.Data, error) {
 	w, c := p.Window, p.Config
 	// The memory floor (service detection, VRAM need) needs the series.
 	tally := analysis.NewNoticeTally(w)
-	in, err := readForPlan(ctx, src, Query{Cluster: p.Cluster, Window: w, Rule: p.Rule, WithSeries: true, Jobs: p.Jobs}, p.Admin, c, tally.Add)
+	in, err := readForPlan(ctx, sc, jobsource.Query{Cluster: sc.Cluster, Window: w, WithSeries: true, Jobs: sc.Jobs}, p.Rule, c, tally.Add)
 	if err != nil {
 		return report.Data{}, err
 	}
@@ -115,7 +81,7 @@ func Build(ctx context.Context, src Source, p Params) (report.Data, error) {
 	)
 	wg.Go(func() { wl = analysis.SummariseWorkload(in, params, c) })
 	wg.Go(func() {
-		earlier = readEarlier(ctx, src, w, p.Compare, p.Cluster, in.Nodes, in.Carbon, c)
+		earlier = readEarlier(ctx, sc, w, p.Compare, in.Nodes, in.Carbon, c)
 	})
 	wg.Wait()
 	if earlier.err != nil {
@@ -133,7 +99,7 @@ func Build(ctx context.Context, src Source, p Params) (report.Data, error) {
 	}
 	// After Analyse, before the findings go into the report: the plan
 	// sets each recommendation's simulated effect.
-	sim := Plan(in, &findings, p.WhatIf, c, p.Admin, p.User, p.StartProgress)
+	sim := Plan(in, &findings, sc, c, p.Progress)
 	sim.GrowthEstimate = &growth
 	findings.Jobs = nil
 	now := time.Now
@@ -149,8 +115,8 @@ func Build(ctx context.Context, src Source, p Params) (report.Data, error) {
 		SimPlan:   &sim,
 		Earlier:   earlier.months,
 		Config:    c,
-		Sources:   sourcesOf(p.Sources, in),
-		Cluster:   p.Cluster,
+		Sources:   sourcesOf(originOf(sc), in),
+		Cluster:   sc.Cluster,
 		Notices:   notices,
 	}
 	if d.Title == "" {
@@ -165,15 +131,14 @@ func Build(ctx context.Context, src Source, p Params) (report.Data, error) {
 }
 
 // Plan makes the month's simulated capacity plan with the [plan] section
-// of c (simulate; the replay's progress as startProgress says). The
-// replay reads every user's jobs: for a reader who sees only their own
-// (not admin; user names them) it is not simulated, and says so. A
-// replay that fails does not stop the report: the plan, and each
-// recommendation's effect, say why there is no replay.
-func Plan(in analysis.Input, findings *analysis.Findings, wp capacity.WhatIfParams, c analysis.Config, admin bool, user string, startProgress func() (func(capacity.PlanProgress), func())) capacity.SimPlan {
+// of c on sc's cluster (simulate; the replay's progress shown by
+// progress). The replay reads every user's jobs: for a caller who sees
+// only their own it is not simulated, and says so. A replay that fails
+// does not stop the report: the plan, and each recommendation's effect,
+// say why there is no replay.
+func Plan(in analysis.Input, findings *analysis.Findings, sc jobsource.Scope, c analysis.Config, progress Progress) capacity.SimPlan {
 	pp := c.Plan.Params()
-	notAdmin := fmt.Sprintf("the plan replays every user's jobs: it is for root and admin_group only (%s sees only their own)", termtext.Clean(user))
-	sp, err := simulate(in, findings, wp, pp, c, admin, notAdmin, startProgress)
+	sp, err := simulate(in, findings, sc, pp, c, progress)
 	if err != nil {
 		for i := range findings.Recommendations {
 			findings.Recommendations[i].Simulated = nil
@@ -204,11 +169,11 @@ type earlierMonths struct {
 // keeps the headline of each that has jobs. nodes is this month's
 // inventory and carbon its emission factors, so occupancy and CO2e are on
 // the same footing.
-func readEarlier(ctx context.Context, src Source, w analysis.Window, compare int, cluster string, nodes []analysis.Node, carbon *analysis.Carbon, c analysis.Config) (e earlierMonths) {
+func readEarlier(ctx context.Context, sc jobsource.Scope, w analysis.Window, compare int, nodes []analysis.Node, carbon *analysis.Carbon, c analysis.Config) (e earlierMonths) {
 	for k := compare; k >= 1; k-- {
 		ew := analysis.Window{From: w.From.AddDate(0, -k, 0), To: w.From.AddDate(0, -k+1, 0)}
 		// Lean: the analysis reads no TRES text, node list or reason.
-		in, err := src.Input(ctx, Query{Cluster: cluster, Window: ew, Lean: true}, nil)
+		in, err := sc.Input(ctx, jobsource.Query{Cluster: sc.Cluster, Window: ew, Lean: true}, nil)
 		if err != nil {
 			e.err = fmt.Errorf("month %s: %w", ew.From.Format("2006-01"), err)
 			return e
@@ -302,8 +267,8 @@ const monthsBack = 36
 // LastWithJobs walks back from the month w (the last complete one) to
 // the first that has jobs of cluster the caller may see, at most
 // monthsBack months; an error names the months searched when none has.
-func LastWithJobs(ctx context.Context, src Source, w analysis.Window, cluster string) (analysis.Window, error) {
-	m, found, err := lastWithJobs(ctx, src, w, cluster)
+func LastWithJobs(ctx context.Context, sc jobsource.Scope, w analysis.Window, cluster string) (analysis.Window, error) {
+	m, found, err := lastWithJobs(ctx, sc, w, cluster)
 	if err != nil || found {
 		return m, err
 	}
@@ -312,10 +277,10 @@ func LastWithJobs(ctx context.Context, src Source, w analysis.Window, cluster st
 }
 
 // lastWithJobs is LastWithJobs, found false when no month has jobs.
-func lastWithJobs(ctx context.Context, src Source, w analysis.Window, cluster string) (analysis.Window, bool, error) {
+func lastWithJobs(ctx context.Context, sc jobsource.Scope, w analysis.Window, cluster string) (analysis.Window, bool, error) {
 	for k := range monthsBack {
 		m := analysis.Window{From: w.From.AddDate(0, -k, 0), To: w.From.AddDate(0, -k+1, 0)}
-		n, err := src.Count(ctx, Query{Cluster: cluster, Window: m})
+		n, err := sc.Count(ctx, jobsource.Query{Cluster: cluster, Window: m})
 		if err != nil {
 			return w, false, err
 		}
@@ -337,17 +302,17 @@ func lastWithJobs(ctx context.Context, src Source, w analysis.Window, cluster st
 // earliest start to the latest time in the data, not after now. The rule
 // travels with the window (analysis.Input.WindowRule) so that every
 // output says which it was.
-func DefaultWindow(ctx context.Context, src Source, now time.Time, cluster string) (analysis.Window, analysis.WindowRule, error) {
+func DefaultWindow(ctx context.Context, sc jobsource.Scope, now time.Time, cluster string) (analysis.Window, analysis.WindowRule, error) {
 	last, err := ParseMonth("", now, now.Location())
 	if err != nil {
 		return analysis.Window{}, analysis.WindowGiven, err
 	}
-	return defaultFrom(ctx, src, last, cluster)
+	return defaultFrom(ctx, sc, last, cluster)
 }
 
 // defaultFrom is DefaultWindow from the month last, the last complete one.
-func defaultFrom(ctx context.Context, src Source, last analysis.Window, cluster string) (analysis.Window, analysis.WindowRule, error) {
-	m, found, err := lastWithJobs(ctx, src, last, slurmext.NormalClusterName(cluster))
+func defaultFrom(ctx context.Context, sc jobsource.Scope, last analysis.Window, cluster string) (analysis.Window, analysis.WindowRule, error) {
+	m, found, err := lastWithJobs(ctx, sc, last, slurmext.NormalClusterName(cluster))
 	switch {
 	case err != nil:
 		return analysis.Window{}, analysis.WindowGiven, err

@@ -13,30 +13,35 @@ import (
 
 	"github.com/gpuprof/gpuprof/analysis"
 	"github.com/gpuprof/gpuprof/capacity"
+	"github.com/gpuprof/gpuprof/jobsource"
 	"github.com/gpuprof/gpuprof/profile"
 	"github.com/gpuprof/gpuprof/report"
 	"github.com/gpuprof/gpuprof/slurmext"
+	"github.com/gpuprof/gpuprof/store"
 )
 
-// fakeSource holds jobs by month ("2026-11") and records what it was
-// asked.
+// fakeSource holds jobs by month ("2026-11"), and the clusters of a
+// month, and records what it was asked: a scope's reads
+// (jobsource.Reads).
 type fakeSource struct {
-	mu      sync.Mutex
-	jobs    map[string][]analysis.Job
-	notices []profile.Notice // given to each with the report month's first job
-	queries []Query
-	counts  []Query
-	fail    string // a month whose read fails
+	mu       sync.Mutex
+	jobs     map[string][]analysis.Job
+	notices  []profile.Notice // given to each with the report month's first job
+	queries  []jobsource.Query
+	counts   []jobsource.Query
+	fail     string // a month whose read fails
+	clusters []string
+	bound    []string
 }
 
-func (s *fakeSource) Count(_ context.Context, q Query) (int, error) {
+func (s *fakeSource) Count(_ context.Context, q jobsource.Query) (int, error) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	s.counts = append(s.counts, q)
 	return len(s.jobs[q.Window.From.Format("2006-01")]), nil
 }
 
-func (s *fakeSource) Input(_ context.Context, q Query, each func(*slurmext.JobRecord, []profile.Job)) (analysis.Input, error) {
+func (s *fakeSource) Input(_ context.Context, q jobsource.Query, _ *jobsource.Conf, each func(*slurmext.JobRecord, []profile.Job)) (analysis.Input, error) {
 	s.mu.Lock()
 	s.queries = append(s.queries, q)
 	s.mu.Unlock()
@@ -49,6 +54,37 @@ func (s *fakeSource) Input(_ context.Context, q Query, each func(*slurmext.JobRe
 		each(&slurmext.JobRecord{JobID: jobs[0].ID, User: jobs[0].User}, []profile.Job{{Key: profile.Key{Cluster: "lab", JobID: jobs[0].ID, Node: "gpu01"}, Notices: s.notices}})
 	}
 	return analysis.Input{Window: q.Window, Jobs: slices.Clone(jobs)}, nil
+}
+
+func (s *fakeSource) Clusters(context.Context, jobsource.Query) ([]string, int, error) {
+	if len(s.clusters) == 1 {
+		return s.clusters, 7, nil
+	}
+	return s.clusters, 0, nil
+}
+
+func (s *fakeSource) Bind(_ context.Context, _ jobsource.Query, cluster string) (string, *jobsource.Conf, int, error) {
+	s.bound = append(s.bound, cluster)
+	if cluster == "" {
+		cluster = "lab"
+	}
+	return strings.ToLower(cluster), &jobsource.Conf{Use: analysis.ConfUse{Cluster: cluster}}, 0, nil
+}
+
+// annOf is ann's scope over src, read from /db (so scoped to her uid),
+// bound to cluster ("": not bound).
+func annOf(src *fakeSource, cluster string) jobsource.Scope {
+	sc := jobsource.NewScope(store.Caller{UID: 1001, User: "ann"}, "", "/db", src)
+	sc.Cluster = cluster
+	return sc
+}
+
+// progress counts the replay's progress started and stopped.
+type progress struct{ started, stopped int }
+
+func (p *progress) Start() (func(capacity.PlanProgress), func()) {
+	p.started++
+	return nil, func() { p.stopped++ }
 }
 
 func month(y int, m time.Month) analysis.Window {
@@ -78,12 +114,11 @@ func TestBuild(t *testing.T) {
 		"2026-08": {gpuJob("8", "dave", "chem", aug.From.Add(24*time.Hour))},
 	}, notices: []profile.Notice{{Rule: profile.RuleIdleGPU, Time: nov.From.Add(25 * time.Hour), Status: profile.NoticeSent}}}
 	generated := time.Date(2026, 12, 1, 6, 0, 0, 0, time.UTC)
-	started, stopped := 0, 0
-	p := Params{Window: nov, Cluster: "lab", Top: 10, Compare: 3, Config: analysis.DefaultConfig(), User: "ann",
-		Sources:       report.Sources{Database: "/var/lib/gpuprof/gpuprof.db", Notes: []string{"only the jobs of ann"}},
-		StartProgress: func() (func(capacity.PlanProgress), func()) { started++; return nil, func() { stopped++ } },
-		Now:           func() time.Time { return generated }}
-	d, err := Build(context.Background(), src, p)
+	prog := &progress{}
+	p := Params{Window: nov, Top: 10, Compare: 3, Config: analysis.DefaultConfig(), Progress: prog,
+		Now: func() time.Time { return generated }}
+	sc := annOf(src, "lab")
+	d, err := Build(context.Background(), sc, p)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -103,13 +138,13 @@ func TestBuild(t *testing.T) {
 	if !slices.Equal(earlier, []string{"2026-08", "2026-10"}) {
 		t.Errorf("earlier months = %v, want 2026-08 and 2026-10 (September has no jobs)", earlier)
 	}
-	if d.SimPlan == nil || d.SimPlan.Simulated || !strings.Contains(d.SimPlan.Verdict.Text, "ann sees only their own") || started != 0 || stopped != 0 {
-		t.Errorf("plan for a reader who is not an admin = %+v (progress started %d, stopped %d)", d.SimPlan.Verdict, started, stopped)
+	if d.SimPlan == nil || d.SimPlan.Simulated || !strings.Contains(d.SimPlan.Verdict.Text, "ann sees only their own") || prog.started != 0 || prog.stopped != 0 {
+		t.Errorf("plan for a reader who is not an admin = %+v (progress started %d, stopped %d)", d.SimPlan.Verdict, prog.started, prog.stopped)
 	}
-	if len(d.Sources.Notes) != 2 || d.Sources.Notes[0] != "only the jobs of ann" || !strings.HasPrefix(d.Sources.Notes[1], "no GPU inventory:") {
+	if len(d.Sources.Notes) != 2 || d.Sources.Notes[0] != "only the jobs of ann (uid 1001): the reader is not an admin" || d.Sources.Database != "/db" || !strings.HasPrefix(d.Sources.Notes[1], "no GPU inventory:") {
 		t.Errorf("notes = %q, want the caller's, then the inventory's", d.Sources.Notes)
 	}
-	want := []Query{
+	want := []jobsource.Query{
 		{Cluster: "lab", Window: nov, WithSeries: true, Lean: true, Jobs: 2},
 		{Cluster: "lab", Window: month(2026, 8), Lean: true},
 		{Cluster: "lab", Window: month(2026, 9), Lean: true},
@@ -122,11 +157,12 @@ func TestBuild(t *testing.T) {
 	// An admin's month is read in full when the replay can take it, and
 	// named in the plan as no one's in particular.
 	src.queries, src.counts = nil, nil
-	p.Admin, p.Compare, p.Anonymize, p.Title = true, 3, true, "November"
-	if d, err = Build(context.Background(), src, p); err != nil {
+	sc.Caller.Admin = true
+	p.Compare, p.Anonymize, p.Title = 3, true, "November"
+	if d, err = Build(context.Background(), sc, p); err != nil {
 		t.Fatal(err)
 	}
-	if src.queries[0] != (Query{Cluster: "lab", Window: nov, WithSeries: true, Jobs: 2}) || len(src.counts) != 1 {
+	if src.queries[0] != (jobsource.Query{Cluster: "lab", Window: nov, WithSeries: true, Jobs: 2}) || len(src.counts) != 1 {
 		t.Errorf("an admin's month read as %+v after %d counts, want in full after one", src.queries[0], len(src.counts))
 	}
 	if d.Title != "November" || !d.Anonymized {
@@ -142,7 +178,7 @@ func TestBuild(t *testing.T) {
 
 	// An earlier month that cannot be read is the report's error.
 	src.fail = "2026-10"
-	if _, err := Build(context.Background(), src, p); err == nil || !strings.HasPrefix(err.Error(), "month 2026-10: ") {
+	if _, err := Build(context.Background(), sc, p); err == nil || !strings.HasPrefix(err.Error(), "month 2026-10: ") {
 		t.Errorf("err = %v, want it to name the month", err)
 	}
 }
@@ -152,7 +188,8 @@ func TestBuild(t *testing.T) {
 func TestPlanNotAdmin(t *testing.T) {
 	c := analysis.DefaultConfig()
 	f := analysis.Findings{Recommendations: []analysis.Recommendation{{ID: "R1", Effect: "400 idle GPU-hours a month"}}}
-	sp := Plan(analysis.Input{}, &f, capacity.WhatIfParams{}, c, false, "ann\x1b[31m", nil)
+	sc := jobsource.NewScope(store.Caller{UID: 1001, User: "ann\x1b[31m"}, "", "", &fakeSource{})
+	sp := Plan(analysis.Input{}, &f, sc, c, nil)
 	if sp.Simulated || sp.Verdict.Code != capacity.VerdictNotSimulated ||
 		!strings.Contains(sp.Verdict.Text, "root and admin_group only") || !strings.Contains(sp.Verdict.Text, "ann") ||
 		strings.ContainsRune(sp.Verdict.Text, 0x1b) {
@@ -167,14 +204,14 @@ func TestPlanNotAdmin(t *testing.T) {
 // three years is an error naming where the search began.
 func TestLastWithJobs(t *testing.T) {
 	src := &fakeSource{jobs: map[string][]analysis.Job{"2026-08": {gpuJob("8", "dave", "chem", month(2026, 8).From)}}}
-	w, err := LastWithJobs(context.Background(), src, month(2026, 11), "lab")
+	w, err := LastWithJobs(context.Background(), annOf(src, ""), month(2026, 11), "lab")
 	if err != nil || w != month(2026, 8) {
 		t.Errorf("LastWithJobs = %v, %v; want 2026-08", w, err)
 	}
 	if len(src.counts) != 4 || src.counts[0].Cluster != "lab" {
 		t.Errorf("counts = %+v, want 4 of cluster lab", src.counts)
 	}
-	if _, err := LastWithJobs(context.Background(), &fakeSource{}, month(2026, 11), ""); err == nil || !strings.Contains(err.Error(), "up to 2026-11") {
+	if _, err := LastWithJobs(context.Background(), annOf(&fakeSource{}, ""), month(2026, 11), ""); err == nil || !strings.Contains(err.Error(), "up to 2026-11") {
 		t.Errorf("no jobs: err = %v", err)
 	}
 }
@@ -196,7 +233,7 @@ func TestBuildGrowthFromHistory(t *testing.T) {
 	}
 	build := func(t *testing.T, c analysis.Config, compare int) report.Data {
 		t.Helper()
-		d, err := Build(context.Background(), &fakeSource{jobs: jobs}, Params{Window: month(2026, 11), Cluster: "lab", Top: 10, Compare: compare, Config: c, User: "ann"})
+		d, err := Build(context.Background(), annOf(&fakeSource{jobs: jobs}, "lab"), Params{Window: month(2026, 11), Top: 10, Compare: compare, Config: c})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -254,7 +291,7 @@ func TestDefaultWindow(t *testing.T) {
 			analysis.Window{}, analysis.WindowDataSpan},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			w, rule, err := DefaultWindow(context.Background(), &fakeSource{jobs: tc.jobs}, now, "lab")
+			w, rule, err := DefaultWindow(context.Background(), annOf(&fakeSource{jobs: tc.jobs}, ""), now, "lab")
 			if err != nil || w != tc.want || rule != tc.wantRule {
 				t.Errorf("DefaultWindow = %v, %q, %v; want %v, %q", w, rule, err, tc.want, tc.wantRule)
 			}

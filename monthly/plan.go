@@ -2,11 +2,11 @@ package monthly
 
 import (
 	"context"
-	"fmt"
 	"time"
 
 	"github.com/gpuprof/gpuprof/analysis"
 	"github.com/gpuprof/gpuprof/capacity"
+	"github.com/gpuprof/gpuprof/jobsource"
 	"github.com/gpuprof/gpuprof/profile"
 	"github.com/gpuprof/gpuprof/slurmext"
 	"github.com/gpuprof/gpuprof/termtext"
@@ -23,41 +23,38 @@ type Planned struct {
 
 // PlanParams are what AnalyseAndPlan reads and how it plans.
 type PlanParams struct {
-	// Query is the window, and the cluster asked for ("": the one of the
-	// window's jobs, as ClusterSource.Bind chooses); AnalyseAndPlan binds
-	// the cluster and decides Lean.
-	Query  Query
+	// Ask is the window and the cluster asked for (Bound binds them).
+	Ask    Ask
 	Config analysis.Config
 	Plan   analysis.PlanParams
-	// StartProgress, when not nil, is called as the queue replay starts;
-	// the replay reports to what it returns, and calls stop at its end.
-	StartProgress func() (update func(capacity.PlanProgress), stop func())
+	// Progress, when not nil, shows the queue replay's progress.
+	Progress Progress
 	// History asks for the demand growth to be estimated from the
 	// cluster's own whole months (PlanGrowth), as the report does,
 	// unless Config.Plan.GrowthSet (plan.growth or --growth).
 	History bool
 }
 
-// AnalyseAndPlan binds the cluster p.Query asks for (src.Bind), reads
-// its jobs in p.Query's window, analyses them with p.Config and makes the
+// AnalyseAndPlan reads the jobs p.Ask asks for (Bound: the window, by
+// default the last complete month with jobs, of one cluster with its own
+// Slurm configuration), analyses them with p.Config and makes the
 // simulated plan with p.Plan: what gpuprof plan and recommend answer. The
-// plan replays every user's jobs: for a reader who sees only their own
-// (src.Reader), it is not simulated, and says so. A replay that fails is
+// plan replays every user's jobs: for a caller who sees only their own
+// (sc.Caller), it is not simulated, and says so. A replay that fails is
 // an error (the report, by contrast, goes on without it: Plan).
-func AnalyseAndPlan(ctx context.Context, src ClusterSource, p PlanParams) (Planned, error) {
+func AnalyseAndPlan(ctx context.Context, sc jobsource.Scope, p PlanParams) (Planned, error) {
 	var out Planned
-	q, c, r := p.Query, p.Config, src.Reader()
-	b, err := src.Bind(ctx, q.Window, q.Cluster)
+	c := p.Config
+	sc, q, rule, err := Bound(ctx, sc, p.Ask)
 	if err != nil {
 		return out, err
 	}
-	q.Cluster, q.Jobs = b.Cluster, b.Jobs
-	if out.Input, err = readForPlan(ctx, src, q, r.Admin, c, nil); err != nil {
+	if out.Input, err = readForPlan(ctx, sc, q, rule, c, nil); err != nil {
 		return out, err
 	}
 	var growth *analysis.GrowthEstimate
 	if p.History {
-		g, err := PlanGrowth(ctx, src, q.Window, q.Cluster, out.Input, p.Plan.Growth, c)
+		g, err := PlanGrowth(ctx, sc, q.Window, out.Input, p.Plan.Growth, c)
 		if err != nil {
 			return out, err
 		}
@@ -70,8 +67,7 @@ func AnalyseAndPlan(ctx context.Context, src ClusterSource, p PlanParams) (Plann
 	if out.Findings, err = analysis.Analyse(out.Input, c); err != nil {
 		return out, err
 	}
-	notAdmin := fmt.Sprintf("the plan replays every user's jobs: it is for root and admin_group (%s sees only their own)", termtext.Clean(r.User))
-	out.Sim, err = simulate(out.Input, &out.Findings, b.WhatIf, p.Plan, c, r.Admin, notAdmin, p.StartProgress)
+	out.Sim, err = simulate(out.Input, &out.Findings, sc, p.Plan, c, p.Progress)
 	out.Sim.GrowthEstimate = growth
 	return out, err
 }
@@ -83,9 +79,9 @@ func AnalyseAndPlan(ctx context.Context, src ClusterSource, p PlanParams) (Plann
 // configured (the value given, from plan.growth or --growth). The
 // months are the calendar months that end by w's end: the last of them
 // and CompareMonths before it, as the report of that month reads them
-// (in the window's time zone). in is the plan's input, whose inventory
-// and emission factors the months are read with.
-func PlanGrowth(ctx context.Context, src Source, w analysis.Window, cluster string, in analysis.Input, configured float64, c analysis.Config) (analysis.GrowthEstimate, error) {
+// (in the window's time zone), of sc's cluster. in is the plan's input,
+// whose inventory and emission factors the months are read with.
+func PlanGrowth(ctx context.Context, sc jobsource.Scope, w analysis.Window, in analysis.Input, configured float64, c analysis.Config) (analysis.GrowthEstimate, error) {
 	end := w.To
 	lastEnd := time.Date(end.Year(), end.Month(), 1, 0, 0, 0, 0, end.Location())
 	last := analysis.Window{From: lastEnd.AddDate(0, -1, 0), To: lastEnd}
@@ -98,7 +94,7 @@ func PlanGrowth(ctx context.Context, src Source, w analysis.Window, cluster stri
 		d := monthDemand(last, wl.Headline.AllocatedGPUHours, wl.Models)
 		own, after, n = &d, last, CompareMonths
 	}
-	e := readEarlier(ctx, src, after, n, cluster, in.Nodes, in.Carbon, c)
+	e := readEarlier(ctx, sc, after, n, in.Nodes, in.Carbon, c)
 	if e.err != nil {
 		return analysis.GrowthEstimate{}, e.err
 	}
@@ -109,43 +105,50 @@ func PlanGrowth(ctx context.Context, src Source, w analysis.Window, cluster stri
 	return analysis.GrowthOf(months, configured, c.Plan.GrowthSet), nil
 }
 
-// readForPlan reads q from src once for an analysis and its plan. The
+// readForPlan reads q from sc once for an analysis and its plan. The
 // queue replay reads node lists, node counts and pending reasons, which
 // the lean read leaves out: q is read in full only when the replay will
 // run (for an admin, and a window the replay budget can take even at its
 // least), else lean. The window is counted once (unless q.Jobs says it
-// was), and the count sizes the input. each is Source.Input's.
-func readForPlan(ctx context.Context, src Source, q Query, admin bool, c analysis.Config, each func(*slurmext.JobRecord, []profile.Job)) (analysis.Input, error) {
+// was), and the count sizes the input, whose window rule is rule. each is
+// Scope.Input's.
+func readForPlan(ctx context.Context, sc jobsource.Scope, q jobsource.Query, rule analysis.WindowRule, c analysis.Config, each func(*slurmext.JobRecord, []profile.Job)) (analysis.Input, error) {
 	if q.Jobs == 0 {
-		if n, err := src.Count(ctx, q); err == nil {
+		if n, err := sc.Count(ctx, q); err == nil {
 			q.Jobs = n
 		}
 	}
-	if !admin || !c.Plan.Replayable(q.Jobs) {
+	if !sc.Caller.Admin || !c.Plan.Replayable(q.Jobs) {
 		q.Lean = true
 	}
-	in, err := src.Input(ctx, q, each)
-	in.WindowRule = q.Rule
+	in, err := sc.Input(ctx, q, each)
+	in.WindowRule = rule
 	return in, err
 }
 
-// simulate makes the plan of in's findings with pp: for a reader who is
-// not an admin it is not simulated, and notAdmin says why; else the
-// queue replay runs (it sets each recommendation's simulated effect),
-// telling its progress to what startProgress returns.
-func simulate(in analysis.Input, findings *analysis.Findings, wp capacity.WhatIfParams, pp analysis.PlanParams, c analysis.Config, admin bool, notAdmin string, startProgress func() (func(capacity.PlanProgress), func())) (capacity.SimPlan, error) {
-	if !admin {
-		sp := capacity.NotSimulatedPlan(*findings, pp, c, notAdmin)
+// notAdmin is why a replay of every user's jobs is not run for sc's
+// caller (store.Caller.RequireAdmin's one sentence), nil for an admin.
+func notAdmin(sc jobsource.Scope) error {
+	return sc.Caller.RequireAdmin("the plan replays every user's jobs")
+}
+
+// simulate makes the plan of in's findings with pp on sc's cluster: for
+// a caller who is not an admin it is not simulated, and says why
+// (notAdmin); else the queue replay runs (it sets each recommendation's
+// simulated effect), its progress shown by progress.
+func simulate(in analysis.Input, findings *analysis.Findings, sc jobsource.Scope, pp analysis.PlanParams, c analysis.Config, progress Progress) (capacity.SimPlan, error) {
+	if err := notAdmin(sc); err != nil {
+		sp := capacity.NotSimulatedPlan(*findings, pp, c, err.Error())
 		sp.Conf = in.Conf
 		return sp, nil
 	}
 	var update func(capacity.PlanProgress)
 	stop := func() {}
-	if startProgress != nil {
-		update, stop = startProgress()
+	if progress != nil {
+		update, stop = progress.Start()
 	}
 	defer stop()
-	sp, err := capacity.SimulatePlan(in, findings, capacity.SimPlanParams{WhatIf: wp, Plan: pp, Progress: update}, c)
+	sp, err := capacity.SimulatePlan(in, findings, capacity.SimPlanParams{WhatIf: sc.Conf.WhatIf(), Plan: pp, Progress: update}, c)
 	if capacity.CannotReplay(err) {
 		// The replay cannot be built from this input: the findings stand,
 		// each effect "not simulated" with the reason.

@@ -12,6 +12,8 @@ import (
 
 	"github.com/gpuprof/gpuprof/analysis"
 	"github.com/gpuprof/gpuprof/capacity"
+	"github.com/gpuprof/gpuprof/jobsource"
+	"github.com/gpuprof/gpuprof/store"
 )
 
 // TestAnalyseAndPlan: the cluster is bound, the window counted once and
@@ -21,24 +23,21 @@ import (
 // plan's words, and no progress starts.
 func TestAnalyseAndPlan(t *testing.T) {
 	w := month(2026, 11)
-	src := &clusterSource{fakeSource: &fakeSource{jobs: map[string][]analysis.Job{"2026-11": {gpuJob("1", "ann", "bio", w.From), gpuJob("2", "bob", "chem", w.From)}}},
-		user: "ann\x1b[31m"}
+	src := &fakeSource{jobs: map[string][]analysis.Job{"2026-11": {gpuJob("1", "ann", "bio", w.From), gpuJob("2", "bob", "chem", w.From)}}}
 	c := analysis.DefaultConfig()
-	started := false
+	prog := &progress{}
 	p := PlanParams{
-		Query:  Query{Cluster: "Lab", Window: w, WithSeries: true},
-		Config: c, Plan: c.Plan.Params(),
-		StartProgress: func() (func(capacity.PlanProgress), func()) {
-			started = true
-			return nil, func() {}
-		},
+		Ask:    Ask{Cluster: "Lab", Window: w, WithSeries: true},
+		Config: c, Plan: c.Plan.Params(), Progress: prog,
 	}
-	pd, err := AnalyseAndPlan(context.Background(), src, p)
+	sc := jobsource.NewScope(store.Caller{UID: 1001, User: "ann\x1b[31m"}, "", "", src)
+	pd, err := AnalyseAndPlan(context.Background(), sc, p)
 	if err != nil {
 		t.Fatal(err)
 	}
-	want := Query{Cluster: "lab", Window: w, WithSeries: true}
-	read := Query{Cluster: "lab", Window: w, WithSeries: true, Lean: true, Jobs: 2}
+	started := prog.started > 0
+	want := jobsource.Query{Cluster: "lab", Window: w, WithSeries: true}
+	read := jobsource.Query{Cluster: "lab", Window: w, WithSeries: true, Lean: true, Jobs: 2}
 	if !slices.Equal(src.bound, []string{"Lab"}) || len(src.counts) != 1 || src.counts[0] != want || len(src.queries) != 1 || src.queries[0] != read {
 		t.Errorf("bound %v, counted %+v, read %+v; want Lab bound, %+v counted and %+v read", src.bound, src.counts, src.queries, want, read)
 	}
@@ -46,7 +45,7 @@ func TestAnalyseAndPlan(t *testing.T) {
 		t.Errorf("input %d jobs, want 2", len(pd.Input.Jobs))
 	}
 	if pd.Sim.Simulated || pd.Sim.Verdict.Code != capacity.VerdictNotSimulated || started ||
-		!strings.Contains(pd.Sim.Verdict.Text, "it is for root and admin_group (ann") || strings.ContainsRune(pd.Sim.Verdict.Text, 0x1b) {
+		!strings.Contains(pd.Sim.Verdict.Text, "it is for root and admin_group only (ann") || strings.ContainsRune(pd.Sim.Verdict.Text, 0x1b) {
 		t.Errorf("plan for a non-admin = %+v (progress started %v), want not simulated in plan's words, the user sanitised, no progress", pd.Sim.Verdict, started)
 	}
 }
@@ -70,7 +69,8 @@ func TestSimulateBadInput(t *testing.T) {
 		t.Fatal(err)
 	}
 	f.Recommendations = append(f.Recommendations, analysis.Recommendation{ID: "qos-cap", Kind: "qos", Title: "cap"})
-	sp, err := simulate(in, &f, capacity.WhatIfParams{}, c.Plan.Params(), c, true, "", nil)
+	admin := jobsource.NewScope(store.Caller{Admin: true}, "", "", &fakeSource{})
+	sp, err := simulate(in, &f, admin, c.Plan.Params(), c, nil)
 	if err != nil {
 		t.Fatalf("simulate: %v, want the plan not simulated", err)
 	}
@@ -102,8 +102,7 @@ func TestPlanGrowthAgreesWithReport(t *testing.T) {
 	}
 	plan := func(t *testing.T, w analysis.Window, c analysis.Config) analysis.GrowthEstimate {
 		t.Helper()
-		src := &clusterSource{fakeSource: &fakeSource{jobs: jobs}}
-		pd, err := AnalyseAndPlan(context.Background(), src, PlanParams{Query: Query{Cluster: "lab", Window: w}, Config: c, Plan: c.Plan.Params(), History: true})
+		pd, err := AnalyseAndPlan(context.Background(), annOf(&fakeSource{jobs: jobs}, ""), PlanParams{Ask: Ask{Cluster: "lab", Window: w}, Config: c, Plan: c.Plan.Params(), History: true})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -117,7 +116,7 @@ func TestPlanGrowthAgreesWithReport(t *testing.T) {
 	}
 	rep := func(t *testing.T, w analysis.Window, c analysis.Config) analysis.GrowthEstimate {
 		t.Helper()
-		d, err := Build(context.Background(), &fakeSource{jobs: jobs}, Params{Window: w, Cluster: "lab", Top: 10, Compare: CompareMonths, Config: c, User: "ann"})
+		d, err := Build(context.Background(), annOf(&fakeSource{jobs: jobs}, "lab"), Params{Window: w, Top: 10, Compare: CompareMonths, Config: c})
 		if err != nil {
 			t.Fatal(err)
 		}

@@ -3,11 +3,11 @@ package monthly
 import (
 	"context"
 	"slices"
-	"strings"
 	"testing"
 	"time"
 
 	"github.com/gpuprof/gpuprof/analysis"
+	"github.com/gpuprof/gpuprof/jobsource"
 	"github.com/gpuprof/gpuprof/report"
 )
 
@@ -24,58 +24,43 @@ func TestParseMonth(t *testing.T) {
 	}
 }
 
-// clusterSource is a fakeSource of several clusters.
-type clusterSource struct {
-	*fakeSource
-	clusters []string
-	bound    []string
-	user     string // the reader, not an admin; "" ann
-}
-
-func (s *clusterSource) Reader() Reader {
-	if s.user != "" {
-		return Reader{User: s.user}
+// reportAll runs Reports as gpuprof report does: each cluster bound,
+// then built, in turn; it returns the month, the clusters' Slurm
+// configuration notes, the reports and their suffixes.
+func reportAll(t *testing.T, sc jobsource.Scope, p Params) (*Month, []string, []report.Data, []string) {
+	t.Helper()
+	m, err := Reports(context.Background(), sc, p)
+	if err != nil {
+		t.Fatal(err)
 	}
-	return Reader{Database: "/db", User: "ann", Scoped: true, UID: 1001}
-}
-
-func (s *clusterSource) Clusters(context.Context, analysis.Window) ([]string, int, error) {
-	if len(s.clusters) == 1 {
-		return s.clusters, 7, nil
+	var confs, suffixes []string
+	var reports []report.Data
+	for i := range m.Clusters {
+		b, err := m.Bind(context.Background(), i)
+		if err != nil {
+			t.Fatal(err)
+		}
+		confs = append(confs, b.ConfUse().Cluster)
+		d, suffix, err := m.Build(context.Background(), b, i)
+		if err != nil {
+			t.Fatal(err)
+		}
+		reports, suffixes = append(reports, d), append(suffixes, suffix)
 	}
-	return s.clusters, 0, nil
-}
-
-func (s *clusterSource) Bind(_ context.Context, _ analysis.Window, cluster string) (Bound, error) {
-	s.bound = append(s.bound, cluster)
-	return Bound{Cluster: strings.ToLower(cluster), Conf: analysis.ConfUse{Cluster: cluster}}, nil
+	return m, confs, reports, suffixes
 }
 
 // TestReports: with no month the last one with jobs is chosen; a month
 // of several clusters gives one report each, bound in turn, named by a
-// file-safe suffix; who reads comes from the source.
+// file-safe suffix; who reads comes from the scope.
 func TestReports(t *testing.T) {
 	nov := month(2026, 11)
-	src := &clusterSource{fakeSource: &fakeSource{jobs: map[string][]analysis.Job{
+	src := &fakeSource{jobs: map[string][]analysis.Job{
 		"2026-10": {gpuJob("10", "ann", "bio", month(2026, 10).From.Add(time.Hour))},
-	}}, clusters: []string{"Lab", "b/c"}}
-	var chosen analysis.Window
-	var several, confs, suffixes []string
-	var reports []report.Data
-	err := Reports(context.Background(), src, Params{Window: nov, Latest: true, Top: 10, Config: analysis.DefaultConfig()}, Out{
-		Chosen:  func(w analysis.Window) { chosen = w },
-		Several: func(c []string) { several = c },
-		Bound:   func(u analysis.ConfUse) { confs = append(confs, u.Cluster) },
-		Write: func(d report.Data, suffix string) error {
-			reports, suffixes = append(reports, d), append(suffixes, suffix)
-			return nil
-		},
-	})
-	if err != nil {
-		t.Fatal(err)
-	}
-	if chosen != month(2026, 10) || !slices.Equal(several, src.clusters) || !slices.Equal(src.bound, src.clusters) || !slices.Equal(confs, src.clusters) {
-		t.Errorf("chosen %v, several %v, bound %v, conf notes %v", chosen, several, src.bound, confs)
+	}, clusters: []string{"Lab", "b/c"}}
+	m, confs, reports, suffixes := reportAll(t, annOf(src, ""), Params{Window: nov, Latest: true, Top: 10, Config: analysis.DefaultConfig()})
+	if m.Window != month(2026, 10) || !m.Chosen || !slices.Equal(m.Clusters, src.clusters) || !slices.Equal(src.bound, src.clusters) || !slices.Equal(confs, src.clusters) {
+		t.Errorf("chosen %v (%v), clusters %v, bound %v, conf notes %v", m.Window, m.Chosen, m.Clusters, src.bound, confs)
 	}
 	if !slices.Equal(suffixes, []string{"-Lab", "-b_c"}) || len(reports) != 2 || reports[0].Cluster != "lab" || reports[0].Month != "2026-10" {
 		t.Errorf("suffixes %q, %d reports", suffixes, len(reports))
@@ -88,26 +73,17 @@ func TestReports(t *testing.T) {
 	}
 
 	// One cluster named: no suffix, no listing of clusters.
-	src.bound, suffixes, several = nil, nil, nil
-	if err := Reports(context.Background(), src, Params{Window: nov, Cluster: " Lab ", Top: 10, Config: analysis.DefaultConfig()}, Out{
-		Several: func(c []string) { several = c },
-		Write:   func(_ report.Data, suffix string) error { suffixes = append(suffixes, suffix); return nil },
-	}); err != nil {
-		t.Fatal(err)
-	}
-	if !slices.Equal(src.bound, []string{"lab"}) || !slices.Equal(suffixes, []string{""}) || several != nil {
-		t.Errorf("--cluster: bound %v, suffixes %q, several %v", src.bound, suffixes, several)
+	src.bound = nil
+	m, _, _, suffixes = reportAll(t, annOf(src, ""), Params{Window: nov, Cluster: " Lab ", Top: 10, Config: analysis.DefaultConfig()})
+	if !slices.Equal(src.bound, []string{"lab"}) || !slices.Equal(suffixes, []string{""}) || len(m.Clusters) != 1 || m.Chosen {
+		t.Errorf("--cluster: bound %v, suffixes %q, clusters %v", src.bound, suffixes, m.Clusters)
 	}
 
 	// The month's one cluster: the count that named it sizes the read,
 	// which is not counted again.
 	src.clusters, src.counts, src.queries = []string{"lab"}, nil, nil
-	if err := Reports(context.Background(), src, Params{Window: nov, Top: 10, Config: analysis.DefaultConfig()}, Out{
-		Write: func(report.Data, string) error { return nil },
-	}); err != nil {
-		t.Fatal(err)
-	}
-	if len(src.counts) != 0 || src.queries[0] != (Query{Cluster: "lab", Window: nov, WithSeries: true, Lean: true, Jobs: 7}) {
+	reportAll(t, annOf(src, ""), Params{Window: nov, Top: 10, Config: analysis.DefaultConfig()})
+	if len(src.counts) != 0 || src.queries[0] != (jobsource.Query{Cluster: "lab", Window: nov, WithSeries: true, Lean: true, Jobs: 7}) {
 		t.Errorf("one cluster: counted %+v, read %+v; want no count, the read sized by the clusters' count", src.counts, src.queries[0])
 	}
 }

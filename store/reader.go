@@ -2,12 +2,15 @@ package store
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"os"
 	"os/user"
 	"slices"
 	"strconv"
 	"syscall"
+
+	"github.com/gpuprof/gpuprof/termtext"
 )
 
 // The access rule: an admin reads every user's jobs and notices, anyone
@@ -71,10 +74,20 @@ func AdminGroup(group string) (func(uid int) bool, error) {
 // reads every job for the job-end mail's summary and the AdminComment.
 // Slurm already trusts that account with every job (it can modify or
 // cancel any); a SlurmUser unknown on this host adds no one.
+//
+// An admin_group this host does not know has one policy, the same for
+// the commands, serve and the agent's query socket: no one is an admin
+// but root (not the SlurmUser either), and the error, an
+// *UnknownAdminGroupError, says so for the caller to log; the test
+// returned is never nil. Refusing admin fails closed: a typo in
+// admin_group hides other users' jobs and never shows them.
 func Admins(group, slurmUser string) (func(uid int) bool, error) {
 	inGroup, err := AdminGroup(group)
 	if err != nil {
-		return nil, err
+		if inner := errors.Unwrap(err); inner != nil {
+			err = inner // AdminGroup's "admin group: " said again
+		}
+		return rootOnly, &UnknownAdminGroupError{Group: group, Err: err}
 	}
 	slurmUID := -1
 	if slurmUser != "" {
@@ -84,7 +97,37 @@ func Admins(group, slurmUser string) (func(uid int) bool, error) {
 			}
 		}
 	}
-	return func(uid int) bool { return uid == slurmUID || inGroup(uid) }, nil
+	return func(uid int) bool { return (slurmUID >= 0 && uid == slurmUID) || inGroup(uid) }, nil
+}
+
+// rootOnly is the admin test when admin_group cannot be resolved.
+func rootOnly(uid int) bool { return uid == 0 }
+
+// UnknownAdminGroupError says that admin_group names no group this host
+// knows, so that only root reads every user's jobs (Admins).
+type UnknownAdminGroupError struct {
+	Group string
+	Err   error
+}
+
+func (e *UnknownAdminGroupError) Error() string {
+	return fmt.Sprintf("admin_group %q: %v: only root reads every user's jobs", e.Group, e.Err)
+}
+
+func (e *UnknownAdminGroupError) Unwrap() error { return e.Err }
+
+// ErrAdminOnly is what RequireAdmin's refusal wraps.
+var ErrAdminOnly = errors.New("for root and admin_group only")
+
+// RequireAdmin is the one check of an answer that reads every user's
+// jobs (what says which: "gpuprof whatif replays every user's jobs"):
+// nil for an admin, else the one sentence that refuses it, naming the
+// caller, who sees only their own.
+func (c Caller) RequireAdmin(what string) error {
+	if c.Admin {
+		return nil
+	}
+	return fmt.Errorf("%s: it is %w (%s sees only their own)", what, ErrAdminOnly, termtext.Clean(c.User))
 }
 
 // CallerOf is uid, named user, as the rule sees them: an admin when

@@ -43,9 +43,7 @@ type TypeSource interface {
 	GPUTypes(ctx context.Context, cluster string) []analysis.GPUType
 }
 
-// Identity is who runs the TUI. Admin enables switching to another user
-// or account; the Source enforces what that may return.
-type Identity struct {
-	User  string
-	Admin bool
-}
+// Identity is who runs the TUI: the store's Caller, the one type of a
+// reader (its Admin enables switching to another user; the Source
+// enforces what they may read either way).
+type Identity = store.Caller

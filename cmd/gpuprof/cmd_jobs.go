@@ -195,24 +195,3 @@ func listViews(ctx context.Context, g *globalOptions, f store.ViewFilter, local 
 	defer src.Close()
 	return src.Jobs(ctx, f)
 }
-
-// loadInput reads the jobs f selects of one cluster (cluster, else the
-// one of the window's jobs: src.forCluster) with its own Slurm
-// configuration.
-func loadInput(ctx context.Context, g *globalOptions, f store.ViewFilter, local bool, cluster string) (analysis.Input, error) {
-	src, err := openSource(ctx, g, local)
-	if err != nil {
-		return analysis.Input{}, err
-	}
-	defer src.Close()
-	rule, err := defaultWindow(ctx, src, &f, cluster)
-	if err != nil {
-		return analysis.Input{}, err
-	}
-	if err := src.ForCluster(ctx, &f, cluster); err != nil {
-		return analysis.Input{}, err
-	}
-	in, err := src.Input(ctx, f)
-	in.WindowRule = rule
-	return in, err
-}

@@ -2,7 +2,6 @@ package main
 
 import (
 	"context"
-	"errors"
 	"io"
 	"strings"
 	"time"
@@ -31,10 +30,6 @@ func (o *digestOptions) AddFlags(fs *pflag.FlagSet) {
 	fs.BoolVar(&o.Local, "local", false, "read this host's jobs even when a collector is configured")
 	fs.StringVar(&o.AnalysisConfig, "analysis-config", "", "analysis thresholds (TOML; default: built in)")
 }
-
-// errDigestNotAdmin is the digest's refusal for a caller who is not an
-// admin: it is about every user's jobs.
-var errDigestNotAdmin = errors.New("notices digest: for admins only (root, the database's owner or admin_group): it names every user's idle GPUs")
 
 func newNoticesDigestCommand(g *globalOptions) *cobra.Command {
 	o := &digestOptions{}
@@ -83,8 +78,9 @@ func runDigest(ctx context.Context, g *globalOptions, o *digestOptions, now time
 		return err
 	}
 	defer src.Close()
-	if !src.Identity().Admin {
-		return errDigestNotAdmin
+	// It is about every user's jobs.
+	if err := src.Identity().RequireAdmin("gpuprof notices digest names every user's idle GPUs"); err != nil {
+		return err
 	}
 	d, err := notice.BuildDigest(ctx, src.Digest(), w, now, c)
 	if err != nil {

@@ -55,17 +55,14 @@ defines every number).`,
 			if err != nil {
 				return err
 			}
-			in, err := loadInput(cmd.Context(), g, f, o.Local, o.Cluster)
-			if err != nil {
-				return err
-			}
 			// The analysis's own counting (in.Window, in.Now), so the
 			// GPU-hours are the report's.
-			found, err := analysis.Analyse(in, c)
+			a, err := analyse(cmd.Context(), g, f, o.Local, o.Cluster, c)
 			if err != nil {
 				return err
 			}
-			out := cliview.ToProfilesJSON(found, in.Conf)
+			in := a.Input
+			out := cliview.ToProfilesJSON(a.Findings, in.Conf)
 			if o.JSON {
 				return cliview.WriteJSON(cmd.OutOrStdout(), out)
 			}

@@ -92,12 +92,11 @@ script for an administrator to review and apply.`,
 			var f analysis.Findings
 			var sim *capacity.SimPlan
 			if o.NoSimulate || o.Emit != "" {
-				if in, err = loadInput(cmd.Context(), g, flt, o.Local, o.Cluster); err != nil {
+				a, err := analyse(cmd.Context(), g, flt, o.Local, o.Cluster, c)
+				if err != nil {
 					return err
 				}
-				if f, err = analysis.Analyse(in, c); err != nil {
-					return err
-				}
+				in, f = a.Input, a.Findings
 			} else {
 				pd, err := analyseAndPlan(cmd.Context(), g, flt, o.analysisOptions, c, c.Plan.Params(), false, cmd.ErrOrStderr())
 				if err != nil {

@@ -9,7 +9,6 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/gpuprof/gpuprof/analysis"
-	"github.com/gpuprof/gpuprof/capacity"
 	"github.com/gpuprof/gpuprof/cliview"
 	"github.com/gpuprof/gpuprof/monthly"
 	"github.com/gpuprof/gpuprof/report"
@@ -122,24 +121,33 @@ func (o *reportOptions) run(ctx context.Context, g *globalOptions, stdout, stder
 	if err != nil {
 		return err
 	}
-	progress := !o.Quiet && isTerminal(stderr)
-	return monthly.Reports(ctx, src.Monthly(), monthly.Params{
+	m, err := monthly.Reports(ctx, src.Scope(), monthly.Params{
 		Window: w, Latest: o.Month == "", Cluster: o.Cluster, Title: o.Title, Top: o.Top, Compare: o.Compare,
 		Anonymize: o.Anonymize, Config: c, Carbon: carbon,
-		StartProgress: func() (func(capacity.PlanProgress), func()) {
-			prog := cliview.StartPlanProgress(stderr, progress)
-			return prog.Func(), prog.Close
-		},
-	}, monthly.Out{
-		Chosen: func(w analysis.Window) {
-			printf(stdout, "No --month: reporting %s, the last complete month with jobs.\n", w.From.Format("2006-01"))
-		},
-		Several: func(clusters []string) {
-			printf(stdout, "The month holds jobs of %d clusters (%s): one report each.\n", len(clusters), termtext.Clean(strings.Join(clusters, ", ")))
-		},
-		Bound: func(use analysis.ConfUse) { cliview.WriteConfNote(stdout, use) },
-		Write: func(d report.Data, suffix string) error {
-			return report.WriteFiles(o.Out, formats, d, suffix, func(path string) { printf(stdout, "%s\n", path) })
-		},
+		Progress: cliview.PlanProgressOn{W: stderr, On: !o.Quiet && isTerminal(stderr)},
 	})
+	if err != nil {
+		return err
+	}
+	if m.Chosen {
+		printf(stdout, "No --month: reporting %s, the last complete month with jobs.\n", m.Window.From.Format("2006-01"))
+	}
+	if len(m.Clusters) > 1 {
+		printf(stdout, "The month holds jobs of %d clusters (%s): one report each.\n", len(m.Clusters), termtext.Clean(strings.Join(m.Clusters, ", ")))
+	}
+	for i := range m.Clusters {
+		b, err := m.Bind(ctx, i)
+		if err != nil {
+			return err
+		}
+		cliview.WriteConfNote(stdout, b.ConfUse())
+		d, suffix, err := m.Build(ctx, b, i)
+		if err != nil {
+			return err
+		}
+		if err := report.WriteFiles(o.Out, formats, d, suffix, func(path string) { printf(stdout, "%s\n", path) }); err != nil {
+			return err
+		}
+	}
+	return nil
 }

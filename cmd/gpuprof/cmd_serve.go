@@ -69,7 +69,8 @@ coarser.`,
 func runServe(ctx context.Context, cfg config.Config, log *slog.Logger) error {
 	isAdmin, err := store.Admins(cfg.AdminGroup, cfg.Serve.SlurmUser)
 	if err != nil {
-		return err
+		// store.Admins's one policy: only root is an admin.
+		log.Warn("serve: "+err.Error(), "admin_group", cfg.AdminGroup)
 	}
 	push := collect.PushUIDs(cfg.Serve.SlurmUser, log)
 	db, err := store.Open(ctx, cfg.DB, store.Options{BusyTimeout: 2 * time.Second})

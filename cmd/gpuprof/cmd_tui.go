@@ -60,8 +60,10 @@ database, or, when you cannot open it, through the agent's query socket
 			if os.Getenv("NO_COLOR") != "" { // no-color.org: set and not empty
 				noColor = true
 			}
-			if (user != "" || account != "" || all) && !src.Identity().Admin {
-				return usagef("--user, --account and --all are for admins (admin_group); you see your own jobs")
+			if user != "" || account != "" || all {
+				if err := src.Identity().RequireAdmin("gpuprof tui --user, --account and --all show other users' jobs"); err != nil {
+					return usagef("%v", err)
+				}
 			}
 			opts := tui.Options{PageSize: pageSize, NoColor: noColor, Config: c, User: user, Account: account, Everyone: all}
 			return tui.Run(cmd.Context(), src, src.Identity(), opts,

@@ -3,7 +3,6 @@ package main
 import (
 	"context"
 	"errors"
-	"fmt"
 	"io"
 	"time"
 
@@ -12,8 +11,8 @@ import (
 	"github.com/gpuprof/gpuprof/analysis"
 	"github.com/gpuprof/gpuprof/capacity"
 	"github.com/gpuprof/gpuprof/cliview"
+	"github.com/gpuprof/gpuprof/monthly"
 	"github.com/gpuprof/gpuprof/store"
-	"github.com/gpuprof/gpuprof/termtext"
 )
 
 type whatifOptions struct {
@@ -163,46 +162,22 @@ func runWhatif(ctx context.Context, g *globalOptions, o *whatifOptions, w io.Wri
 		return err
 	}
 	defer src.Close()
-	if !src.Identity().Admin {
-		// A non-admin sees only their own jobs: their queue alone would
-		// answer another question, silently.
-		return fmt.Errorf("gpuprof whatif replays every user's jobs: it is for root and admin_group (%s sees only their own)", termtext.Clean(src.Identity().User))
-	}
-	rule, err := defaultWindow(ctx, src, &f, o.Cluster)
-	if err != nil {
-		return err
-	}
-	// One cluster, and only its own slurm.conf.
-	if err := src.ForCluster(ctx, &f, o.Cluster); err != nil {
-		return err
-	}
 	c, err := analysis.ConfigAt(o.Config)
 	if err != nil {
 		return err
 	}
-	// The same assumption as plan, recommend and the report make.
-	p.ShardsPerGPU = c.Counting.ShardsPerGPU
-	rp := src.Conf().WhatIf()
-	p.SlurmNodes, p.Sched, p.SchedKnown = rp.SlurmNodes, rp.Sched, rp.SchedKnown
-	in, err := src.InputOf(ctx, f, nil)
+	res, err := monthly.WhatIf(ctx, src.Scope(), askOf(f, o.Cluster), c, p)
 	if err != nil {
 		return err
 	}
-	in.WindowRule = rule
-	res, err := capacity.RunWhatIf(in, p)
-	if err != nil {
-		if in.Conf.NotUsed != "" {
-			return fmt.Errorf("%w (%s)", err, termtext.Clean(in.Conf.NotUsed))
-		}
-		return err
-	}
+	rule := res.Rule
 	if o.JSON {
-		return cliview.WriteJSON(w, res)
+		return cliview.WriteJSON(w, res.WhatIf)
 	}
 	if r := rule.Words(); r != "" {
-		// The window replayed was the default one (defaultWindow).
+		// The window replayed was the default one (monthly.DefaultWindow).
 		printf(w, "Window: %s.\n", r)
 	}
-	cliview.WriteWhatIf(w, res, o.ListNodes)
+	cliview.WriteWhatIf(w, res.WhatIf, o.ListNodes)
 	return nil
 }

@@ -24,9 +24,8 @@ func startQueryServer(ctx context.Context, cfg config.Config, refusals *collect.
 	log = log.With("query_socket", cfg.QuerySocket)
 	isAdmin, err := store.Admins(cfg.AdminGroup, cfg.Serve.SlurmUser)
 	if err != nil {
-		// Fail closed: without the group, only root sees everyone's jobs.
-		log.Warn("admin_group unknown; on the query socket only root sees every user's jobs", "err", err)
-		isAdmin = nil
+		// store.Admins's one policy: only root is an admin.
+		log.Warn("query socket: "+err.Error(), "admin_group", cfg.AdminGroup)
 	}
 	// The agent opened (created, migrated) the database before this.
 	db, err := store.Open(ctx, cfg.DB, store.Options{ReadOnly: true, BusyTimeout: 2 * time.Second})

@@ -2,6 +2,7 @@ package main
 
 import (
 	"context"
+	"fmt"
 	"os"
 
 	"github.com/gpuprof/gpuprof/collect"
@@ -17,6 +18,9 @@ func openSource(ctx context.Context, g *globalOptions, local bool) (*jobsource.S
 		return nil, err
 	}
 	s, err := jobsource.Open(ctx, cfg, jobsource.Options{Local: local, DBFlag: g.DB != "", UID: callerUID(), Munge: collect.MungeOf(cfg.Munge)})
+	if err == nil && s.AdminWarning() != nil {
+		fmt.Fprintf(os.Stderr, "gpuprof: warning: %v\n", s.AdminWarning())
+	}
 	if err == nil && sourceOpened != nil {
 		if err = sourceOpened(s); err != nil {
 			s.Close()

@@ -2,10 +2,8 @@ package main
 
 import (
 	"context"
-	"time"
 
 	"github.com/gpuprof/gpuprof/analysis"
-	"github.com/gpuprof/gpuprof/jobsource"
 	"github.com/gpuprof/gpuprof/monthly"
 	"github.com/gpuprof/gpuprof/store"
 )
@@ -15,18 +13,19 @@ import (
 // all read the one default window, monthly.DefaultWindow's.
 const windowDefaultHelp = " (with neither --since nor --until: the last complete month with jobs, as gpuprof report reports it; with none, the data's span; the output says which)"
 
-// defaultWindow gives f the default window (monthly.DefaultWindow: the
-// last complete month with jobs of cluster, else the data's span) when
-// neither --since nor --until (nor --month) set it, and says by which
-// rule f's window was chosen.
-func defaultWindow(ctx context.Context, src *jobsource.Source, f *store.ViewFilter, cluster string) (analysis.WindowRule, error) {
-	if !f.Since.IsZero() || !f.Until.IsZero() {
-		return analysis.WindowGiven, nil
-	}
-	w, rule, err := monthly.DefaultWindow(ctx, src.Monthly(), time.Now(), cluster)
+// analyse reads the window f asks for, of one cluster (monthly.Analyse:
+// the default window when f gives none, the cluster's own slurm.conf),
+// and analyses it with c: profiles and recommend --no-simulate.
+func analyse(ctx context.Context, g *globalOptions, f store.ViewFilter, local bool, cluster string, c analysis.Config) (monthly.Analysed, error) {
+	src, err := openSource(ctx, g, local)
 	if err != nil {
-		return rule, err
+		return monthly.Analysed{}, err
 	}
-	f.Since, f.Until = w.From, w.To
-	return rule, nil
+	defer src.Close()
+	return monthly.Analyse(ctx, src.Scope(), askOf(f, cluster), c)
+}
+
+// askOf is what the flags f and --cluster ask of the window pipeline.
+func askOf(f store.ViewFilter, cluster string) monthly.Ask {
+	return monthly.Ask{Window: analysis.Window{From: f.Since, To: f.Until}, Cluster: cluster, User: f.User, WithSeries: f.WithSeries}
 }

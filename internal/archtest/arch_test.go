@@ -50,9 +50,9 @@ var rules = []struct {
 	{"queuesim", []string{"github.com/NVIDIA/go-nvml", "github.com/mattn/go-sqlite3", "github.com/spf13/cobra", "database/sql", "os", "time/tzdata", module + "/store", module + "/analysis", module + "/slurmext", module + "/gpu"}, "the queue simulator is pure: jobs and a cluster in, starts out"},
 	{"report", []string{"github.com/mattn/go-sqlite3", "database/sql", "net", "net/http", module + "/store", module + "/collect", module + "/agent"}, "the report presents findings: it reads no database and no network"},
 	{"report", []string{module + "/monthly"}, "monthly reads the month and makes the report's data; report renders it and never calls back up"},
-	{"monthly", []string{"github.com/NVIDIA/go-nvml", "github.com/mattn/go-sqlite3", "github.com/spf13/cobra", "database/sql", "net", "net/http", "os", module + "/store", module + "/collect", module + "/agent", module + "/config", module + "/gpu"}, "the monthly pipeline reads jobs only through the Source its caller hands it, already scoped: it opens no database, network or file and decides no access"},
+	{"monthly", []string{"github.com/NVIDIA/go-nvml", "github.com/mattn/go-sqlite3", "github.com/spf13/cobra", "database/sql", "net", "net/http", "os", module + "/store", module + "/collect", module + "/agent", module + "/config", module + "/gpu"}, "the window pipeline reads jobs only through the jobsource.Scope its caller hands it, already scoped: it opens no database, network or file and decides no access"},
 	{"jobsource", []string{"github.com/NVIDIA/go-nvml", "github.com/spf13/cobra", module + "/agent", module + "/hooks", module + "/report", module + "/gpu/nvml", module + "/gpu/sim"}, "jobsource hands the commands their jobs, scoped to the caller: it reads the database, the collector or the query socket, never GPUs or hooks, and renders nothing"},
-	{"monthly", []string{module + "/jobsource"}, "monthly reads through the Source its caller hands it; jobsource adapts to monthly, never the reverse"},
+	{"jobsource", []string{module + "/monthly"}, "jobsource hands out the Scope the window pipeline (monthly) reads through: the pipeline calls jobsource, and no adapter of jobsource's calls back into the pipeline (one way, no return to a package already visited)"},
 	{"cmd", []string{"github.com/mattn/go-sqlite3", "database/sql", module + "/internal/texttable"}, "a command is wiring: it reads through jobsource and writes through the package that owns the data (no SQL of its own), and prints through cliview (no table of its own)"},
 	{"notice", []string{module + "/cliview"}, "the front ends (cliview, notice's mails, report, tui) stand side by side over present and texttable: none renders through another (cliview may take notice's listed row and counting line: notice owns notices, and the CLI lists them)"},
 	{"report", []string{module + "/cliview", module + "/tui"}, "the front ends (cliview, notice's mails, report, tui) stand side by side over present and texttable: none renders through another (cliview may take notice's listed row and counting line: notice owns notices, and the CLI lists them)"},
@@ -174,8 +174,22 @@ func TestOneAccessRule(t *testing.T) {
 					storeName = imp.Name.Name
 				}
 			}
+			// A store.Caller made (a composite literal) chooses whose jobs
+			// are read; the type named (tui.Identity is one) chooses nothing.
+			made := map[*ast.SelectorExpr]bool{}
+			ast.Inspect(f, func(n ast.Node) bool {
+				if cl, ok := n.(*ast.CompositeLit); ok {
+					if sel, ok := cl.Type.(*ast.SelectorExpr); ok {
+						made[sel] = true
+					}
+				}
+				return true
+			})
 			ast.Inspect(f, func(n ast.Node) bool {
 				sel, ok := n.(*ast.SelectorExpr)
+				if ok && sel.Sel.Name == "Caller" && !made[sel] {
+					return true
+				}
 				if ok && sel.Sel.Name == "ForCaller" && strings.HasPrefix(rel, "cmd/") {
 					t.Errorf("%s uses ForCaller: a command's source is opened for whoever runs it (jobsource.Open, through openSource); ForCaller is for tests", where)
 				}
@@ -335,4 +349,77 @@ func TestOnlySlurmextParsesSlurmConf(t *testing.T) {
 	if checked < 50 {
 		t.Fatalf("checked %d files; the rule would check nothing", checked)
 	}
+}
+
+// windowReaders may name jobsource.Query, the one way to a window's jobs
+// (jobsource.Scope's Count and Input take it): the window pipeline
+// (monthly) and jobsource itself (its notices and the digest's day).
+var windowReaders = map[string]bool{"monthly": true, "jobsource": true}
+
+// TestOnlyPipelineReadsWindow: only the window pipeline (monthly) reads a
+// window's jobs (issue #41). The default window, the cluster bound with
+// its own slurm.conf, the count that sizes the read and whether the
+// replay needs it in full are decided there once, so report, plan,
+// recommend, profiles and whatif read a window alike; a command asks
+// with a monthly.Ask and renders what comes back. jobsource.Query is the
+// only way to ask a Scope for jobs of a window, so no other package
+// names it.
+func TestOnlyPipelineReadsWindow(t *testing.T) {
+	files := goFilesOf(t, func(rel string, p pkg) bool {
+		return !windowReaders[rel] && slices.Contains(p.Imports, module+"/jobsource")
+	})
+	for _, pf := range files {
+		alias := importName(pf.file, module+"/jobsource", "jobsource")
+		ast.Inspect(pf.file, func(n ast.Node) bool {
+			sel, ok := n.(*ast.SelectorExpr)
+			if !ok {
+				return true
+			}
+			if x, isIdent := sel.X.(*ast.Ident); isIdent && x.Name == alias && sel.Sel.Name == "Query" {
+				t.Errorf("%s names jobsource.Query: only the window pipeline (monthly) reads a window's jobs; ask it with a monthly.Ask", pf.where)
+			}
+			return true
+		})
+	}
+	if len(files) < 5 {
+		t.Fatalf("checked %d files; the rule would check nothing", len(files))
+	}
+}
+
+// goFile is one parsed Go file of a package, where says which.
+type goFile struct {
+	where string
+	file  *ast.File
+}
+
+// goFilesOf parses the non-test Go files of the packages keep accepts
+// (rel: the package's path below the module).
+func goFilesOf(t *testing.T, keep func(rel string, p pkg) bool) []goFile {
+	t.Helper()
+	var out []goFile
+	for _, p := range listPackages(t) {
+		rel := strings.TrimPrefix(strings.TrimPrefix(p.ImportPath, module), "/")
+		if !keep(rel, p) {
+			continue
+		}
+		for _, name := range p.GoFiles {
+			f, err := parser.ParseFile(token.NewFileSet(), filepath.Join(p.Dir, name), nil, 0)
+			if err != nil {
+				t.Fatal(err)
+			}
+			out = append(out, goFile{where: rel + "/" + name, file: f})
+		}
+	}
+	return out
+}
+
+// importName is the name f gives the package path (def when it names
+// none).
+func importName(f *ast.File, path, def string) string {
+	for _, imp := range f.Imports {
+		if imp.Path.Value == `"`+path+`"` && imp.Name != nil {
+			return imp.Name.Name
+		}
+	}
+	return def
 }
