@@ -394,10 +394,16 @@ func (d *Dir) ReadDir() ([]fs.DirEntry, error) {
 // open for reading and writing. It fails with fs.ErrExist when anything,
 // a link included, has that name.
 func (d *Dir) Create(name string, perm fs.FileMode) (*os.File, error) {
+	return d.create(name, perm, unix.O_RDWR)
+}
+
+// create makes a new file as Create does, opened with flags (the access
+// mode and O_APPEND).
+func (d *Dir) create(name string, perm fs.FileMode, flags int) (*os.File, error) {
 	if err := checkName(name); err != nil {
 		return nil, d.pathErr("create", name, err)
 	}
-	fd, err := openat(d.fd(), name, unix.O_RDWR|unix.O_CREAT|unix.O_EXCL|unix.O_NOFOLLOW, uint32(perm.Perm()))
+	fd, err := openat(d.fd(), name, flags|unix.O_CREAT|unix.O_EXCL|unix.O_NOFOLLOW, uint32(perm.Perm()))
 	if err != nil {
 		return nil, d.pathErr("create", name, err)
 	}
@@ -427,9 +433,11 @@ func (d *Dir) CreateTemp(prefix string, perm fs.FileMode) (*os.File, string, err
 // OpenAppend opens name for appending, creating it with mode perm
 // (whatever the umask) when missing. An existing name must be a regular
 // file with no other hard link; a link, a FIFO or a device is refused
-// without blocking.
+// without blocking. Whoever creates the file appends too: a log file is
+// shared by several processes (the agent and every hook), and a writer at
+// its own offset would overwrite the lines the others appended since.
 func (d *Dir) OpenAppend(name string, perm fs.FileMode) (*os.File, error) {
-	f, err := d.Create(name, perm)
+	f, err := d.create(name, perm, unix.O_WRONLY|unix.O_APPEND)
 	if err == nil || !errors.Is(err, fs.ErrExist) {
 		return f, err
 	}

@@ -396,3 +396,38 @@ func TestMkdirPrivate(t *testing.T) {
 		})
 	}
 }
+
+// TestOpenAppendSharedLog is the agent and a hook sharing one log file:
+// the agent creates it, a hook appends a line, then the agent writes
+// again. The creator must append too, not write at its own offset over
+// the hook's line (TestSpoolUnwritable's missing hook lines).
+func TestOpenAppendSharedLog(t *testing.T) {
+	d, err := safefs.OpenDir(t.TempDir())
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer d.Close()
+	creator, err := d.OpenAppend("gpuprof.log", 0o640)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer creator.Close()
+	write := func(f *os.File, line string) {
+		t.Helper()
+		if _, err := f.WriteString(line); err != nil {
+			t.Fatal(err)
+		}
+	}
+	write(creator, "agent started\n")
+	hook, err := d.OpenAppend("gpuprof.log", 0o640)
+	if err != nil {
+		t.Fatal(err)
+	}
+	write(hook, "hook=epilog done\n")
+	hook.Close()
+	write(creator, "agent flushed\n")
+	b, err := d.ReadFile("gpuprof.log", 1<<10)
+	if want := "agent started\nhook=epilog done\nagent flushed\n"; err != nil || string(b) != want {
+		t.Errorf("log = %q, %v; want %q", b, err, want)
+	}
+}
