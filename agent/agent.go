@@ -670,7 +670,7 @@ func (a *Agent) endJob(ctx context.Context, je hookproto.JobEnd) error {
 		// Not durable. The job has ended all the same: it stays finished
 		// here (never running again, never sharing its GPUs with the next
 		// job) until the disk takes its record (pending.go); the epilog is
-		// told, and records what it can itself.
+		// told, and spools what it can itself.
 		a.holdUnwritten(j, err)
 		return fmt.Errorf("finish job %s: %w: %v", je.JobID, errHeld, err)
 	}

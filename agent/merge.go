@@ -140,6 +140,12 @@ func (a *Agent) takeHookStart(ctx context.Context, j profile.Job, epilogSpooled 
 	}
 	a.mu.Lock()
 	if st := a.jobs[j.JobID]; st != nil {
+		// What the prolog said of the job ("agent unreachable at job
+		// start", GPUs it could not name) stays, as it did when the
+		// prolog wrote the row itself.
+		for _, r := range j.PartialReasons {
+			st.prof.MarkPartial(r)
+		}
 		st.prof.MarkPartial("the prolog did not reach the agent: no readings before " + now.UTC().Format(time.RFC3339))
 	}
 	a.mu.Unlock()

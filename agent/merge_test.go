@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -155,6 +156,11 @@ func TestSpooledPrologAndEpilogWithAgentMidJob(t *testing.T) {
 	}
 	if !strings.Contains(strings.Join(j.PartialReasons, ";"), "no readings before") {
 		t.Errorf("partial reasons %q, want the missing start of the readings named", j.PartialReasons)
+	}
+	// What the prolog said stays, as when it wrote the row itself (the
+	// hooks now always spool when the agent is away: issue 41).
+	if !slices.Contains(j.PartialReasons, "agent unreachable at job start") {
+		t.Errorf("partial reasons %q, want the prolog's \"agent unreachable at job start\" kept", j.PartialReasons)
 	}
 	if left, _ := f.spool.List(); len(left) != 0 {
 		t.Errorf("%d spool records left", len(left))

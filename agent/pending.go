@@ -22,7 +22,7 @@ import (
 // meanwhile: no running row of it is taken in again (heldLocked) and no
 // process brings it back (discover). What waits here is lost if the agent
 // stops before the disk takes it, as the epilog is told (Response.Held):
-// it records what it can itself.
+// it spools what it can itself.
 
 // errHeld means the finished profile was written neither to the spool nor
 // to the database; the agent keeps it and writes it when it can.

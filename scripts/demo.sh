@@ -103,7 +103,7 @@ run_job 105 erin  3   0 & pids+=($!)                                            
 run_job 106 bob   2   3 --mem 12GiB --util 60 --for 3s & pids+=($!)             # fails with exit 3
 run_job 107 alice 1   0 --mem 2GiB --util 50 --for 100ms & pids+=($!)           # shorter than the interval
 wait "${pids[@]}"
-sleep 1.5   # let the agent's persister write the last profiles
+sleep 2.5   # let the agent's persister write the last profiles and jobcomp's spooled records
 
 echo
 "$BIN" jobs

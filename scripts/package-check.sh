@@ -119,11 +119,13 @@ echo "== the hooks as slurmd runs them"
 # bare environment (no job: gpuprof logs why and does nothing).
 env -i /usr/lib/gpuprof/prolog.sh || fail "the prolog wrapper exited $?"
 
-echo "== root, the SlurmUser and gpuprof all write the database"
-# jobcomp as root creates it (the agent and the hooks are root), as slurm
-# (slurmctld runs jobcomp as its SlurmUser), as gpuprof (serve and import
-# run as that user): one job each. The wrapper exits 0 whatever happens,
-# so the database says whether each write landed.
+echo "== root, the SlurmUser and gpuprof all spool, and gpuprof ingests"
+# jobcomp as root (the agent and the hooks are root), as slurm (slurmctld
+# runs jobcomp as its SlurmUser), as gpuprof (serve and import run as that
+# user): one job each. jobcomp only spools (the database has one writer);
+# gpuprof ingest as gpuprof, the writer of a host where neither the agent
+# nor serve runs, must read and remove all three records. The wrapper
+# exits 0 whatever happens, so the database says whether each landed.
 jobcomp_as() { # USER JOBID [JOB'S UID JOB'S USER]
 	env -i PATH=/usr/bin:/bin:/usr/sbin:/sbin JOBID="$2" ARRAYJOBID=0 ARRAYTASKID=4294967294 UID="${3:-1000}" GID=1000 \
 		USERNAME="${4:-alice}" GROUPNAME=users JOBNAME=train JOBSTATE=COMPLETED PARTITION=gpu QOS=normal ACCOUNT=lab \
@@ -134,6 +136,8 @@ jobcomp_as() { # USER JOBID [JOB'S UID JOB'S USER]
 jobcomp_as root 91
 getent passwd slurm >/dev/null && jobcomp_as slurm 92
 jobcomp_as gpuprof 93
+setpriv --reuid=gpuprof --regid="$(id -g gpuprof)" --init-groups /usr/bin/gpuprof ingest --config /etc/gpuprof/gpuprof.toml >/dev/null ||
+	fail "gpuprof ingest as gpuprof exited $?"
 want="91 93"
 getent passwd slurm >/dev/null && want="91 92 93"
 got=$(sqlite3 /var/lib/gpuprof/gpuprof.db "select group_concat(job_id, ' ') from (select job_id from sched_jobs where cluster = 'pkgcheck' order by job_id)")
@@ -150,6 +154,7 @@ echo "== a user's gpuprof jobs, show and tui (login shell, tmux)"
 # simulated GPU node: this machine has no GPU.
 useradd -m -s /bin/bash "$checkuser"
 jobcomp_as root 94 "$(id -u "$checkuser")" "$checkuser"
+/usr/bin/gpuprof ingest --config /etc/gpuprof/gpuprof.toml >/dev/null || fail "gpuprof ingest exited $?"
 /usr/bin/gpuprof agent --gpu sim --config /etc/gpuprof/gpuprof.toml </dev/null >/tmp/gpuprof-agent.out 2>&1 &
 agent=$!
 for _ in $(seq 100); do [ -S /run/gpuprof/query.sock ] && break; sleep 0.1; done

@@ -25,9 +25,10 @@ import (
 // caused from outside a real driver, so it has no test here.
 
 // TestAgentKilled kills the agent with SIGKILL in the middle of a job. With
-// the agent still down at the epilog, the epilog finishes the job from the
-// agent's last flush; with the agent restarted first, the agent resumes the
-// job and the profile covers both sides of the gap.
+// the agent still down at the epilog, the epilog spools the job's end and
+// the writer (here `gpuprof ingest`) finishes it from the agent's last
+// flush; with the agent restarted first, the agent resumes the job and the
+// profile covers both sides of the gap.
 func TestAgentKilled(t *testing.T) {
 	t.Parallel()
 
@@ -46,6 +47,10 @@ func TestAgentKilled(t *testing.T) {
 		a.kill(t)
 		burn.stop(t)
 		n.hook(t, "epilog", withExit(env, 0))
+		if j := n.profiles(t)["101"]; j.Status == profile.StatusFinished {
+			t.Errorf("job finished in the database before any writer ran: the epilog wrote SQLite")
+		}
+		n.ingest(t, true)
 
 		got := n.mustShow(t, "101")
 		if got.Status != profile.StatusFinished {
