@@ -6,6 +6,7 @@ import (
 	"regexp"
 	"strconv"
 	"strings"
+	"sync"
 
 	"github.com/gpuprof/gpuprof/analysis"
 	"github.com/gpuprof/gpuprof/slurmext"
@@ -92,11 +93,16 @@ func ParseSpecs(s Specs, p *WhatIfParams) error {
 	return nil
 }
 
-var gpuCountRe = regexp.MustCompile(`^([0-9]{1,4})[xX]([A-Za-z0-9][A-Za-z0-9._-]{0,63})(?::([A-Za-z0-9_.-]{1,64}))?$`)
+// gpuCountRe is compiled on first use, not at start-up: its bounded
+// repetitions expand into a large program, and every gpuprof process (a
+// slurmd hook among them) would pay for it (issue #41).
+var gpuCountRe = sync.OnceValue(func() *regexp.Regexp {
+	return regexp.MustCompile(`^([0-9]{1,4})[xX]([A-Za-z0-9][A-Za-z0-9._-]{0,63})(?::([A-Za-z0-9_.-]{1,64}))?$`)
+})
 
 // ParseGPUCount reads "2xH100" or, with a partition, "2xH100:gpu".
 func ParseGPUCount(s string, partitionOK bool) (analysis.Change, error) {
-	m := gpuCountRe.FindStringSubmatch(strings.TrimSpace(s))
+	m := gpuCountRe().FindStringSubmatch(strings.TrimSpace(s))
 	if m == nil || !partitionOK && m[3] != "" {
 		form := `"2xH100"`
 		if partitionOK {

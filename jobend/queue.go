@@ -8,6 +8,7 @@ import (
 	"regexp"
 	"slices"
 	"strings"
+	"sync"
 	"time"
 
 	"golang.org/x/sys/unix"
@@ -32,13 +33,18 @@ type QueuedJob struct {
 
 const lockName = ".lock"
 
+// queueCluster and queueJobID are compiled on first use, not at start-up:
+// their bounded repetitions expand into large programs that every gpuprof
+// process (a slurmd hook among them) would pay for (issue #41).
 var (
-	queueCluster = regexp.MustCompile(`^[a-z0-9][a-z0-9_-]{0,63}$`)
-	queueJobID   = regexp.MustCompile(`^[0-9]{1,20}(_[0-9]{1,10})?(\+[0-9]{1,10})?$`)
+	queueCluster = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`^[a-z0-9][a-z0-9_-]{0,63}$`) })
+	queueJobID   = sync.OnceValue(func() *regexp.Regexp {
+		return regexp.MustCompile(`^[0-9]{1,20}(_[0-9]{1,10})?(\+[0-9]{1,10})?$`)
+	})
 )
 
 func queueName(cluster, jobID string) (string, error) {
-	if !queueCluster.MatchString(cluster) || !queueJobID.MatchString(jobID) {
+	if !queueCluster().MatchString(cluster) || !queueJobID().MatchString(jobID) {
 		return "", fmt.Errorf("admincomment queue: not a cluster and job id: %q %q", cluster, jobID)
 	}
 	return cluster + "." + jobID, nil

@@ -250,7 +250,10 @@ func (f *figure) drawLegend(dc draw.Canvas, legH vg.Length) {
 	}
 }
 
-var xmlProlog = regexp.MustCompile(`(?s)^<\?xml[^>]*\?>\s*(<!--.*?-->\s*)?`)
+// xmlProlog is compiled on first use, not at every gpuprof start-up (issue #41).
+var xmlProlog = sync.OnceValue(func() *regexp.Regexp {
+	return regexp.MustCompile(`(?s)^<\?xml[^>]*\?>\s*(<!--.*?-->\s*)?`)
+})
 
 // svgOf writes c as SVG for inlining in HTML: without the XML prolog and
 // without the namespace declarations, which an inline <svg> does not need
@@ -261,7 +264,7 @@ func svgOf(c *vgsvg.Canvas) (template.HTML, error) {
 	if _, err := c.WriteTo(&b); err != nil {
 		return "", err
 	}
-	s := xmlProlog.ReplaceAllString(b.String(), "")
+	s := xmlProlog().ReplaceAllString(b.String(), "")
 	s = strings.Replace(s, `xmlns="http://www.w3.org/2000/svg"`, "", 1)
 	s = strings.Replace(s, `xmlns:xlink="http://www.w3.org/1999/xlink"`, "", 1)
 	s = strings.Replace(s, "<svg ", `<svg role="img" `, 1)

@@ -6,6 +6,7 @@ import (
 	"html/template"
 	"io"
 	"strings"
+	"sync"
 	"unicode/utf8"
 )
 
@@ -47,7 +48,7 @@ func WriteHTML(w io.Writer, d Data) error {
 		CSS:        template.CSS(styleSheet),
 		Charts:     cs,
 	}
-	if err := htmlTemplate.Execute(w, page); err != nil {
+	if err := htmlTemplate().Execute(w, page); err != nil {
 		return fmt.Errorf("report: write HTML: %w", err)
 	}
 	return nil
@@ -176,21 +177,27 @@ func asciiAlnum(r rune) bool {
 
 func longCell(s string) bool { return len([]rune(s)) > cellMax }
 
-// htmlTemplate is parsed once per process; template.Template is safe for
-// concurrent Execute and never modified after parsing.
-var htmlTemplate = template.Must(template.New("report").Funcs(template.FuncMap{
-	"cell":     cellHTML,
-	"long":     longCell,
-	"short":    func(t *table) bool { return len(t.Rows) <= shortRows },
-	"isPara":   func(b block) bool { return b.Kind == blockPara },
-	"isList":   func(b block) bool { return b.Kind == blockList },
-	"isTable":  func(b block) bool { return b.Kind == blockTable },
-	"isCode":   func(b block) bool { return b.Kind == blockCode },
-	"isChart":  func(b block) bool { return b.Kind == blockChart },
-	"isHead":   func(b block) bool { return b.Kind == blockHeading },
-	"join":     func(lines []string) string { return strings.Join(lines, "\n") },
-	"numClass": func(t *table, i int) bool { return i < len(t.Num) && t.Num[i] },
-}).Parse(htmlSource))
+// htmlTemplate is parsed once per process, on first use rather than at
+// start-up, which every gpuprof process (a slurmd hook among them) would
+// pay for (issue #41); template.Template is safe for concurrent Execute
+// and never modified after parsing.
+var htmlTemplate = sync.OnceValue(func() *template.Template { return parseHTMLTemplate() })
+
+func parseHTMLTemplate() *template.Template {
+	return template.Must(template.New("report").Funcs(template.FuncMap{
+		"cell":     cellHTML,
+		"long":     longCell,
+		"short":    func(t *table) bool { return len(t.Rows) <= shortRows },
+		"isPara":   func(b block) bool { return b.Kind == blockPara },
+		"isList":   func(b block) bool { return b.Kind == blockList },
+		"isTable":  func(b block) bool { return b.Kind == blockTable },
+		"isCode":   func(b block) bool { return b.Kind == blockCode },
+		"isChart":  func(b block) bool { return b.Kind == blockChart },
+		"isHead":   func(b block) bool { return b.Kind == blockHeading },
+		"join":     func(lines []string) string { return strings.Join(lines, "\n") },
+		"numClass": func(t *table, i int) bool { return i < len(t.Num) && t.Num[i] },
+	}).Parse(htmlSource))
+}
 
 const htmlSource = `<!DOCTYPE html>
 <html lang="en">

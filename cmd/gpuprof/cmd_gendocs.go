@@ -7,6 +7,7 @@ import (
 	"path/filepath"
 	"regexp"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/spf13/cobra"
@@ -126,13 +127,18 @@ func writeManPages(root *cobra.Command, dir string) error {
 
 // seeAlso is a reference cobra's generator writes in SEE ALSO, with the
 // section of the page that refers (it knows one section for all pages).
-var seeAlso = regexp.MustCompile(`\\fB(gpuprof(?:-[a-z0-9]+)*)\(([0-9])\)\\fP`)
+// Compiled on first use: only gendocs needs it, and every gpuprof process
+// (a slurmd hook among them) would pay for it at start-up (issue #41).
+var seeAlso = sync.OnceValue(func() *regexp.Regexp {
+	return regexp.MustCompile(`\\fB(gpuprof(?:-[a-z0-9]+)*)\(([0-9])\)\\fP`)
+})
 
 // fixSeeAlso gives each reference to another gpuprof page that page's own
 // section.
 func fixSeeAlso(page []byte, sections map[string]string) []byte {
-	return seeAlso.ReplaceAllFunc(page, func(m []byte) []byte {
-		sm := seeAlso.FindSubmatch(m)
+	re := seeAlso()
+	return re.ReplaceAllFunc(page, func(m []byte) []byte {
+		sm := re.FindSubmatch(m)
 		s, ok := sections[string(sm[1])]
 		if !ok {
 			return m
