@@ -14,6 +14,7 @@ import (
 	"time"
 
 	"github.com/gpuprof/gpuprof/slurmext"
+	"github.com/gpuprof/gpuprof/slurmext/sacct"
 )
 
 // rec is a scheduler record with the sentinels of "not an array, not
@@ -995,7 +996,7 @@ func TestSchedUsageFromRealSacct(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer f.Close()
-	r := slurmext.NewSacctReader(f, nil, slurmext.SacctOptions{})
+	r := sacct.NewReader(f, nil, sacct.Options{})
 	var rs []slurmext.JobRecord
 	for {
 		rec, err := r.Next()
