@@ -1076,3 +1076,32 @@ func TestStateReadThroughParse(t *testing.T) {
 		})
 	}
 }
+
+// TestPutSchedJobsCancelled: the rows' statements run with a context that
+// cannot be cancelled (see schedWriter.exec), so cancellation is checked
+// between rows: a bulk put cancelled on its way stops with
+// context.Canceled, and its transaction stores nothing.
+func TestPutSchedJobsCancelled(t *testing.T) {
+	db := openTest(t, Options{})
+	s, e := t0, t0.Add(time.Hour)
+	var recs []slurmext.JobRecord
+	for i := range 600 {
+		recs = append(recs, jobcompRec(fmt.Sprint(i), "COMPLETED", s, e))
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	err := db.WithTx(ctx, func(tx *Tx) error {
+		// The first chunk goes in, then the put is cancelled.
+		if _, _, _, err := tx.PutSchedJobs(ctx, recs[:schedChunk]); err != nil {
+			return err
+		}
+		cancel()
+		_, _, _, err := tx.PutSchedJobs(ctx, recs[schedChunk:])
+		return err
+	})
+	if !errors.Is(err, context.Canceled) {
+		t.Fatalf("err = %v, want context.Canceled", err)
+	}
+	if _, err := db.GetSchedJob(context.Background(), "lab", "0"); !errors.Is(err, ErrNotFound) {
+		t.Errorf("job 0 after the cancelled transaction: err %v, want ErrNotFound (nothing stored)", err)
+	}
+}
