@@ -15,6 +15,7 @@ import (
 
 	"github.com/gpuprof/gpuprof/profile"
 	"github.com/gpuprof/gpuprof/slurmext"
+	"github.com/gpuprof/gpuprof/slurmext/sacct"
 )
 
 func TestClassify(t *testing.T) {
@@ -502,14 +503,14 @@ func TestClassifyRealSacct(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer f.Close()
-	r := slurmext.NewSacctReader(f, nil, slurmext.SacctOptions{})
+	r := sacct.NewReader(f, nil, sacct.Options{})
 	var jobs []Job
 	for {
 		rec, err := r.Next()
 		if errors.Is(err, io.EOF) {
 			break
 		}
-		var le *slurmext.LineError
+		var le *sacct.LineError
 		if errors.As(err, &le) {
 			continue
 		}

@@ -9,7 +9,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/gpuprof/gpuprof/slurmext"
+	"github.com/gpuprof/gpuprof/slurmext/sacct"
 )
 
 // realJobs reads sacct text of the real 22.05 test cluster
@@ -21,7 +21,7 @@ func realJobs(t *testing.T, parts ...string) []Job {
 		t.Fatal(err)
 	}
 	defer f.Close()
-	r := slurmext.NewSacctReader(f, nil, slurmext.SacctOptions{Cluster: "gpuproftest"})
+	r := sacct.NewReader(f, nil, sacct.Options{Cluster: "gpuproftest"})
 	var jobs []Job
 	for {
 		rec, err := r.Next()

@@ -13,7 +13,7 @@ import (
 
 	"github.com/gpuprof/gpuprof/history"
 	"github.com/gpuprof/gpuprof/hookproto"
-	"github.com/gpuprof/gpuprof/slurmext"
+	"github.com/gpuprof/gpuprof/slurmext/sacct"
 )
 
 // TestNeverStartedRealJobs runs, on the test cluster (one node, 4 GPUs),
@@ -121,7 +121,7 @@ func TestNeverStartedRealJobs(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	fields := slurmext.SacctFields()
+	fields := sacct.Fields()
 	col := func(name string) int {
 		for i, f := range fields {
 			if f == name {

@@ -26,6 +26,7 @@ import (
 	"time"
 
 	"github.com/gpuprof/gpuprof/slurmext"
+	"github.com/gpuprof/gpuprof/slurmext/sacct"
 	"github.com/gpuprof/gpuprof/store"
 )
 
@@ -106,7 +107,7 @@ type Options struct {
 	Cluster string
 	// Columns are the columns of sacct text that has no header line (sacct
 	// --noheader), as --format named them; nil means gpuprof's own
-	// (slurmext.SacctFormat). A header line, where there is one, names the
+	// (sacct.Format). A header line, where there is one, names the
 	// columns of what follows it.
 	Columns []string
 	// Batch is the number of records per transaction; 0 means 50,000. Each
@@ -134,8 +135,8 @@ func (o Options) now() time.Time {
 // time imported, in the same transaction as the records.
 //
 // sacct text that does not fit the columns it is read with (see
-// slurmext.SacctReader) is refused as a whole: Import returns an error
-// wrapping slurmext.ErrSacctLayout and has stored nothing, mark included.
+// sacct.Reader) is refused as a whole: Import returns an error
+// wrapping sacct.ErrLayout and has stored nothing, mark included.
 // Where a later part of concatenated text (after a header line) does not
 // fit, the jobs of the parts before it are stored, the error says how many,
 // and nothing of that part or after it is.
@@ -255,7 +256,7 @@ func Import(ctx context.Context, db *store.DB, r io.Reader, format string, o Opt
 	case FormatText:
 		// The records that name no cluster get o.Cluster in add, which
 		// counts them.
-		sr := slurmext.NewSacctReader(r, o.Columns, slurmext.SacctOptions{})
+		sr := sacct.NewReader(r, o.Columns, sacct.Options{})
 		// The record read last is held until the next one comes: at the
 		// end, a last line cut short is refused (cutLine).
 		var held slurmext.JobRecord
@@ -272,7 +273,7 @@ func Import(ctx context.Context, db *store.DB, r io.Reader, format string, o Opt
 				return res, err
 			}
 			rec, err := sr.Next()
-			var le *slurmext.LineError
+			var le *sacct.LineError
 			switch {
 			case errors.Is(err, io.EOF):
 				if haveHeld {
@@ -289,10 +290,10 @@ func Import(ctx context.Context, db *store.DB, r io.Reader, format string, o Opt
 			case errors.As(err, &le):
 				problem(err)
 				continue
-			case errors.Is(err, slurmext.ErrSacctLayout) && res.Read == 0 && !haveHeld:
+			case errors.Is(err, sacct.ErrLayout) && res.Read == 0 && !haveHeld:
 				res.Took = o.now().Sub(began)
 				return res, fmt.Errorf("sacct text refused, nothing imported: %w", err)
-			case errors.Is(err, slurmext.ErrSacctLayout):
+			case errors.Is(err, sacct.ErrLayout):
 				// The parts before this one fit; keep them, and say so.
 				ferr := errors.Join(release(), flush())
 				res.Took = o.now().Sub(began)
@@ -316,7 +317,7 @@ func Import(ctx context.Context, db *store.DB, r io.Reader, format string, o Opt
 			held, haveHeld = rec, true
 		}
 	case FormatJSON:
-		recs, problems, err := slurmext.ParseSacctJSON(r, "")
+		recs, problems, err := sacct.ParseJSON(r, "")
 		for _, p := range problems {
 			problem(p)
 		}
@@ -404,21 +405,21 @@ const FinalStates = "BF,CA,CD,DL,F,NF,OOM,PR,TO"
 
 // SacctCommand returns the sacct invocation for a window: every user (-a),
 // pipe-separated with a header line (the reader maps columns by name, so a
-// change of SacctFormat cannot misalign them), gpuprof's field list, and
+// change of sacct.Format cannot misalign them), gpuprof's field list, and
 // epoch-second times so time zones cannot skew anything. Steps are listed
 // (no -X): Slurm's GPU readings (TRESUsageInMax/TRESUsageInAve) are step
 // values, which the reader folds into their job.
-func SacctCommand(ctx context.Context, sacct string, since, until time.Time) *exec.Cmd {
+func SacctCommand(ctx context.Context, bin string, since, until time.Time) *exec.Cmd {
 	const layout = "2006-01-02T15:04:05" // what -S/-E accept in every version
 	// With --state, sacct selects jobs that reached one of these states in
 	// the window (by end time), so jobs that never became eligible (held,
 	// then cancelled) are listed too, and the import mark (latest end)
 	// lines up with the selection. Jobs still pending or running come in
 	// a later import, once they have ended.
-	args := []string{"-a", "-P", "--format=" + slurmext.SacctFormat,
+	args := []string{"-a", "-P", "--format=" + sacct.Format,
 		"--state=" + FinalStates,
 		"--starttime", since.Local().Format(layout), "--endtime", until.Local().Format(layout)}
-	cmd := exec.CommandContext(ctx, sacct, args...)
+	cmd := exec.CommandContext(ctx, bin, args...)
 	cmd.Env = append(os.Environ(), "SLURM_TIME_FORMAT=%s")
 	return cmd
 }

@@ -14,7 +14,7 @@ import (
 	"time"
 
 	"github.com/gpuprof/gpuprof/history"
-	"github.com/gpuprof/gpuprof/slurmext"
+	"github.com/gpuprof/gpuprof/slurmext/sacct"
 	"github.com/gpuprof/gpuprof/store"
 )
 
@@ -46,7 +46,7 @@ func row(id string, uid int, start, end time.Time, state, cluster string) string
 		"", "", // TRESUsageInMax, TRESUsageInAve: empty on a job line
 		"", "", "", // TotalCPU (the steps' sum), MaxRSS (per step), ReqMem
 	}
-	if n := len(slurmext.SacctFields()); len(fields) != n {
+	if n := len(sacct.Fields()); len(fields) != n {
 		panic(fmt.Sprintf("row has %d fields, SacctFormat %d", len(fields), n))
 	}
 	return strings.Join(fields, "|")
@@ -87,9 +87,9 @@ func TestImportText(t *testing.T) {
 	}
 	var lineNos []int
 	for _, p := range res.Problems {
-		var le *slurmext.LineError
+		var le *sacct.LineError
 		if !errors.As(p, &le) {
-			t.Errorf("problem %v is not a *slurmext.LineError", p)
+			t.Errorf("problem %v is not a *sacct.LineError", p)
 			continue
 		}
 		lineNos = append(lineNos, le.Line)
@@ -339,7 +339,7 @@ func TestImportJSONTruncated(t *testing.T) {
 	in := fixture(t, "sacctjson", "22.05-dbv0.0.38.json")
 	db := openDB(t)
 	res, err := history.Import(context.Background(), db, bytes.NewReader(in[:len(in)/2]), history.FormatJSON, history.Options{Cluster: "x"})
-	if !errors.Is(err, slurmext.ErrBadSacct) {
+	if !errors.Is(err, sacct.ErrMalformed) {
 		t.Errorf("err = %v, want ErrBadSacct", err)
 	}
 	if res.Read == 0 || res.Read >= 27 || res.Inserted+res.Updated+res.Unchanged != res.Read {
@@ -411,7 +411,7 @@ func TestSacctCommand(t *testing.T) {
 		t.Errorf("Args[0] = %q, want the sacct given", cmd.Args[0])
 	}
 	args := cmd.Args[1:]
-	for _, want := range []string{"-a", "-P", "--format=" + slurmext.SacctFormat} {
+	for _, want := range []string{"-a", "-P", "--format=" + sacct.Format} {
 		if !slices.Contains(args, want) {
 			t.Errorf("args %q lack %q", args, want)
 		}
@@ -451,7 +451,7 @@ func TestSacctCommandRuns(t *testing.T) {
 	if got[0] != "%s" {
 		t.Errorf("sacct saw SLURM_TIME_FORMAT=%q, want %%s", got[0])
 	}
-	if !slices.Contains(got, "--format="+slurmext.SacctFormat) {
+	if !slices.Contains(got, "--format="+sacct.Format) {
 		t.Errorf("sacct saw args %q, want the format list as one argument", got[1:])
 	}
 }
@@ -501,7 +501,7 @@ func TestImportJSONTruncatedNotStored(t *testing.T) {
 	ctx, cancel := context.WithCancel(context.Background())
 	cancel()
 	res, err := history.Import(ctx, openDB(t), bytes.NewReader(in[:len(in)/2]), history.FormatJSON, history.Options{Cluster: "x"})
-	if !errors.Is(err, context.Canceled) || !errors.Is(err, slurmext.ErrBadSacct) {
+	if !errors.Is(err, context.Canceled) || !errors.Is(err, sacct.ErrMalformed) {
 		t.Errorf("err = %v, want both the store's (context.Canceled) and the JSON error", err)
 	}
 	if err != nil && strings.Contains(err.Error(), "were imported") {

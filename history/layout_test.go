@@ -10,6 +10,7 @@ import (
 
 	"github.com/gpuprof/gpuprof/history"
 	"github.com/gpuprof/gpuprof/slurmext"
+	"github.com/gpuprof/gpuprof/slurmext/sacct"
 	"github.com/gpuprof/gpuprof/store"
 )
 
@@ -76,7 +77,7 @@ func TestImportRefusesWhatDoesNotFit(t *testing.T) {
 			before := stateOf(t, db, "lab")
 			res, err := history.Import(context.Background(), db, strings.NewReader(tt.in), history.FormatText,
 				history.Options{Cluster: "lab", Columns: tt.columns})
-			if !errors.Is(err, slurmext.ErrSacctLayout) || !errors.Is(err, slurmext.ErrBadSacct) {
+			if !errors.Is(err, sacct.ErrLayout) || !errors.Is(err, sacct.ErrMalformed) {
 				t.Fatalf("err = %v, want ErrSacctLayout", err)
 			}
 			for _, w := range tt.want {
@@ -213,7 +214,7 @@ func TestImportConcatenated(t *testing.T) {
 	db = openDB(t)
 	in = parts[2] + string(fixture(t, "real", "22.05-no-jobid-XP.txt"))
 	res, err := history.Import(ctx, db, strings.NewReader(in), history.FormatText, history.Options{Cluster: "gpuproftest"})
-	if !errors.Is(err, slurmext.ErrSacctLayout) || !strings.Contains(err.Error(), "the 12 jobs before it were imported") ||
+	if !errors.Is(err, sacct.ErrLayout) || !strings.Contains(err.Error(), "the 12 jobs before it were imported") ||
 		!strings.Contains(err.Error(), "line 29") {
 		t.Fatalf("err = %v, want ErrSacctLayout at line 29 saying the 12 jobs before it were imported", err)
 	}
@@ -225,7 +226,7 @@ func TestImportConcatenated(t *testing.T) {
 // TestImportEmpty: sacct prints nothing (or a header alone) for a window
 // without jobs; that is no jobs, not an error.
 func TestImportEmpty(t *testing.T) {
-	header := strings.Join(slurmext.SacctFields(), "|") + "\n"
+	header := strings.Join(sacct.Fields(), "|") + "\n"
 	for name, in := range map[string]string{"empty": "", "blank lines": "\n\n", "header alone": header} {
 		t.Run(name, func(t *testing.T) {
 			res := importString(t, openDB(t), in, history.FormatText, history.Options{Cluster: "lab"})

@@ -9,7 +9,7 @@ import (
 	"testing"
 
 	"github.com/gpuprof/gpuprof/history"
-	"github.com/gpuprof/gpuprof/slurmext"
+	"github.com/gpuprof/gpuprof/slurmext/sacct"
 	"github.com/gpuprof/gpuprof/store"
 )
 
@@ -51,7 +51,7 @@ func TestImportSwappedSubmitStart(t *testing.T) {
 		t.Fatalf("right order: %+v", countsOf(res))
 	}
 	res, err := history.Import(ctx, db, strings.NewReader(plantedWaits(t, 3600, true)), history.FormatText, o)
-	if !errors.Is(err, slurmext.ErrSacctLayout) || !strings.Contains(err.Error(), "Start before Submit") {
+	if !errors.Is(err, sacct.ErrLayout) || !strings.Contains(err.Error(), "Start before Submit") {
 		t.Fatalf("swapped: %v, want refused for Start before Submit", err)
 	}
 	if res.Read != 0 || res.Updated != 0 {

@@ -155,7 +155,7 @@ func slurmCgroupV1(path string) (CgroupJob, bool) {
 	if !ok {
 		return CgroupJob{}, false
 	}
-	uid, ok := parseDigits(uidText, math.MaxUint32-1)
+	uid, ok := ParseDigits(uidText, math.MaxUint32-1)
 	if !ok || strconv.FormatUint(uid, 10) != uidText {
 		return CgroupJob{}, false
 	}
@@ -195,7 +195,7 @@ func isStepdScope(s string) bool {
 // canonicalNumericJobID accepts a job id as Slurm prints it in job_%u: a
 // number from 1 to maxRawJobID without leading zeros.
 func canonicalNumericJobID(s string) bool {
-	n, ok := parseDigits(s, maxRawJobID)
+	n, ok := ParseDigits(s, maxRawJobID)
 	return ok && n > 0 && strconv.FormatUint(n, 10) == s
 }
 
@@ -221,11 +221,11 @@ func validCgroupStep(s string) bool {
 		return true
 	}
 	num, het, isHet := strings.Cut(s, "+")
-	if _, ok := parseDigits(num, math.MaxUint32); !ok {
+	if _, ok := ParseDigits(num, math.MaxUint32); !ok {
 		return false
 	}
 	if isHet {
-		if _, ok := parseDigits(het, math.MaxUint32); !ok {
+		if _, ok := ParseDigits(het, math.MaxUint32); !ok {
 			return false
 		}
 	}

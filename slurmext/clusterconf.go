@@ -170,7 +170,7 @@ func nodeDecls(lines []ConfLine) ([]nodeDecl, error) {
 		}
 		names, err := ExpandHostlist(name)
 		if err != nil {
-			return nil, fmt.Errorf("slurm.conf %s: NodeName=%s: %v: %w", l.Where(), quoteShort(name), err, ErrBadSlurmConf)
+			return nil, fmt.Errorf("slurm.conf %s: NodeName=%s: %v: %w", l.Where(), QuoteShort(name), err, ErrBadSlurmConf)
 		}
 		var features []string
 		for f := range strings.SplitSeq(ft, ",") {
@@ -202,7 +202,7 @@ func nodeGresOf(decls []nodeDecl) ([]NodeGres, error) {
 		if !ok {
 			var err error
 			if g, err = parseNodeGres(d.gres); err != nil {
-				return nil, fmt.Errorf("slurm.conf %s: Gres=%s: %v: %w", d.where, quoteShort(d.gres), err, ErrBadSlurmConf)
+				return nil, fmt.Errorf("slurm.conf %s: Gres=%s: %v: %w", d.where, QuoteShort(d.gres), err, ErrBadSlurmConf)
 			}
 			cache[d.gres] = g
 		}
@@ -231,7 +231,7 @@ func nodeSetsOf(lines []ConfLine, decls []nodeDecl) (map[string][]string, error)
 			} else {
 				ns, err := ExpandHostlist(v)
 				if err != nil {
-					return nil, fmt.Errorf("slurm.conf %s: NodeSet=%s Nodes=%s: %v: %w", l.Where(), quoteShort(name), quoteShort(v), err, ErrBadSlurmConf)
+					return nil, fmt.Errorf("slurm.conf %s: NodeSet=%s Nodes=%s: %v: %w", l.Where(), QuoteShort(name), QuoteShort(v), err, ErrBadSlurmConf)
 				}
 				members = append(members, ns...)
 			}

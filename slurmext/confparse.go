@@ -83,7 +83,7 @@ func (l ConfLine) Get(key string) (string, bool) {
 
 // Where names the line for an error: "file line N".
 func (l ConfLine) Where() string {
-	return fmt.Sprintf("%s line %d", quoteShort(l.File), l.Line)
+	return fmt.Sprintf("%s line %d", QuoteShort(l.File), l.Line)
 }
 
 // ConfText is a configuration read with every Include followed: its lines
@@ -119,7 +119,7 @@ func ParseConfText(name string, data []byte) (*ConfText, error) {
 		if path == name {
 			return data, nil
 		}
-		return nil, fmt.Errorf("Include %s is not supported in a configuration read from a stream (no file to resolve it from): %w", quoteShort(path), ErrBadConf)
+		return nil, fmt.Errorf("Include %s is not supported in a configuration read from a stream (no file to resolve it from): %w", QuoteShort(path), ErrBadConf)
 	}
 	if err := p.file(name, nil, 0); err != nil {
 		return nil, err
@@ -141,14 +141,14 @@ func ReadConfFile(path string) ([]byte, error) {
 		return nil, err
 	}
 	if !st.Mode().IsRegular() {
-		return nil, fmt.Errorf("%s: not a regular file (%s): %w", quoteShort(path), st.Mode().Type(), ErrBadConf)
+		return nil, fmt.Errorf("%s: not a regular file (%s): %w", QuoteShort(path), st.Mode().Type(), ErrBadConf)
 	}
 	b, err := io.ReadAll(io.LimitReader(f, MaxConfBytes+1))
 	if err != nil {
 		return nil, err
 	}
 	if len(b) > MaxConfBytes {
-		return nil, fmt.Errorf("%s: more than %d bytes: %w", quoteShort(path), MaxConfBytes, ErrTooLarge)
+		return nil, fmt.Errorf("%s: more than %d bytes: %w", QuoteShort(path), MaxConfBytes, ErrTooLarge)
 	}
 	return b, nil
 }
@@ -170,20 +170,20 @@ func (p *confParser) file(path string, stack []string, depth int) error {
 		if errors.As(err, &pe) {
 			err = pe.Err
 			if len(stack) > 0 {
-				return fmt.Errorf("%s (included from %s): %w", quoteShort(path), quoteShort(stack[len(stack)-1]), err)
+				return fmt.Errorf("%s (included from %s): %w", QuoteShort(path), QuoteShort(stack[len(stack)-1]), err)
 			}
-			return fmt.Errorf("%s: %w", quoteShort(path), err)
+			return fmt.Errorf("%s: %w", QuoteShort(path), err)
 		}
 		return err
 	}
 	p.bytes += len(data)
 	if p.bytes > MaxConfBytes {
-		return fmt.Errorf("%s: the configuration is more than %d bytes with its included files: %w", quoteShort(path), MaxConfBytes, ErrTooLarge)
+		return fmt.Errorf("%s: the configuration is more than %d bytes with its included files: %w", QuoteShort(path), MaxConfBytes, ErrTooLarge)
 	}
 	p.text.Files = append(p.text.Files, path)
 	stack = append(stack, path)
 	err = scanConfLines(data, func(lineNo int, line string) error {
-		where := func() string { return fmt.Sprintf("%s line %d", quoteShort(path), lineNo) }
+		where := func() string { return fmt.Sprintf("%s line %d", QuoteShort(path), lineNo) }
 		if name, ok := includeTarget(line); ok {
 			return p.include(name, where(), stack, depth)
 		}
@@ -205,8 +205,8 @@ func (p *confParser) file(path string, stack []string, depth int) error {
 		p.text.Lines = append(p.text.Lines, ConfLine{File: path, Line: lineNo, Pairs: pairs})
 		return nil
 	})
-	if err != nil && !strings.HasPrefix(err.Error(), quoteShort(path)) {
-		return fmt.Errorf("%s %w", quoteShort(path), err)
+	if err != nil && !strings.HasPrefix(err.Error(), QuoteShort(path)) {
+		return fmt.Errorf("%s %w", QuoteShort(path), err)
 	}
 	return err
 }
@@ -214,12 +214,12 @@ func (p *confParser) file(path string, stack []string, depth int) error {
 func (p *confParser) include(name, where string, stack []string, depth int) error {
 	if strings.Contains(name, "%c") {
 		if p.cluster == "" {
-			return fmt.Errorf("%s: Include %s: no ClusterName set before it for %%c: %w", where, quoteShort(name), ErrBadConf)
+			return fmt.Errorf("%s: Include %s: no ClusterName set before it for %%c: %w", where, QuoteShort(name), ErrBadConf)
 		}
 		name = strings.ReplaceAll(name, "%c", p.cluster)
 	}
 	if strings.Contains(name, "*") {
-		return fmt.Errorf("%s: Include %s: Slurm does not expand globs: %w", where, quoteShort(name), ErrBadConf)
+		return fmt.Errorf("%s: Include %s: Slurm does not expand globs: %w", where, QuoteShort(name), ErrBadConf)
 	}
 	if !filepath.IsAbs(name) {
 		rel := name
@@ -236,18 +236,18 @@ func (p *confParser) include(name, where string, stack []string, depth int) erro
 				name = old
 			case errNew == nil && errOld == nil:
 				return fmt.Errorf("%s: Include %s: both %s (Slurm 23.02 and later) and %s (Slurm 22.05 and earlier) exist: which is read depends on the version: %w",
-					where, quoteShort(rel), quoteShort(name), quoteShort(old), ErrBadConf)
+					where, QuoteShort(rel), QuoteShort(name), QuoteShort(old), ErrBadConf)
 			}
 		}
 	}
 	name = filepath.Clean(name)
 	for _, s := range stack {
 		if filepath.Clean(s) == name {
-			return fmt.Errorf("%s: Include %s: an Include cycle: %w", where, quoteShort(name), ErrBadConf)
+			return fmt.Errorf("%s: Include %s: an Include cycle: %w", where, QuoteShort(name), ErrBadConf)
 		}
 	}
 	if depth+1 > MaxConfDepth {
-		return fmt.Errorf("%s: Include %s: more than %d levels of Include: %w", where, quoteShort(name), MaxConfDepth, ErrTooLarge)
+		return fmt.Errorf("%s: Include %s: more than %d levels of Include: %w", where, QuoteShort(name), MaxConfDepth, ErrTooLarge)
 	}
 	if err := p.file(name, stack, depth+1); err != nil {
 		return fmt.Errorf("%s: %w", where, err)
@@ -387,7 +387,7 @@ func splitConfPairs(line string) ([]ConfPair, error) {
 			i++
 		}
 		if key == "" || i == len(line) || line[i] != '=' {
-			return nil, fmt.Errorf("expected Key=Value at %s: %w", quoteShort(line[start:]), ErrBadConf)
+			return nil, fmt.Errorf("expected Key=Value at %s: %w", QuoteShort(line[start:]), ErrBadConf)
 		}
 		i++ // '='
 		skip()
@@ -395,12 +395,12 @@ func splitConfPairs(line string) ([]ConfPair, error) {
 		if i < len(line) && line[i] == '"' {
 			end := strings.IndexByte(line[i+1:], '"')
 			if end < 0 {
-				return nil, fmt.Errorf("unterminated quote in %s: %w", quoteShort(line[start:]), ErrBadConf)
+				return nil, fmt.Errorf("unterminated quote in %s: %w", QuoteShort(line[start:]), ErrBadConf)
 			}
 			value = line[i+1 : i+1+end]
 			i += end + 2
 			if i < len(line) && !isConfSpace(line[i]) {
-				return nil, fmt.Errorf("expected white space after the quoted value in %s: %w", quoteShort(line[start:]), ErrBadConf)
+				return nil, fmt.Errorf("expected white space after the quoted value in %s: %w", QuoteShort(line[start:]), ErrBadConf)
 			}
 		} else {
 			vs := i

@@ -2,7 +2,6 @@ package slurmext
 
 import (
 	"errors"
-	"io"
 	"math"
 	"os"
 	"path/filepath"
@@ -46,7 +45,7 @@ func FuzzParseDuration(f *testing.F) {
 				t.Fatalf("ParseSlurmTime(%q) = %v, %v", s, tm, err)
 			}
 			checkErrorMessage(t, err)
-		} else if !tm.IsZero() && (tm.Unix() < 0 || tm.Unix() > maxUnixSeconds || tm.Location() != time.UTC) {
+		} else if !tm.IsZero() && (tm.Unix() < 0 || tm.Unix() > MaxUnixSeconds || tm.Location() != time.UTC) {
 			t.Fatalf("ParseSlurmTime(%q) = %v", s, tm)
 		}
 	})
@@ -82,7 +81,7 @@ func FuzzParseTRES(f *testing.F) {
 	}
 	f.Fuzz(func(t *testing.T, s string) {
 		m, err := ParseTRES(s)
-		cerr := checkTRES(s)
+		cerr := CheckTRES(s)
 		if err != nil {
 			if !errors.Is(err, ErrBadTRES) || m != nil {
 				t.Fatalf("ParseTRES(%q) = %v, %v", s, m, err)
@@ -90,9 +89,9 @@ func FuzzParseTRES(f *testing.F) {
 			checkErrorMessage(t, err)
 		} else {
 			if cerr != nil {
-				t.Fatalf("checkTRES(%q) = %v but ParseTRES accepts it", s, cerr)
+				t.Fatalf("CheckTRES(%q) = %v but ParseTRES accepts it", s, cerr)
 			}
-			if len(m) > maxTRESItems {
+			if len(m) > MaxTRESItems {
 				t.Fatalf("ParseTRES(%q) has %d items", s, len(m))
 			}
 			for k, v := range m {
@@ -150,42 +149,16 @@ func FuzzParseJobID(f *testing.F) {
 // checkRecord holds for every record any parser returns.
 func checkRecord(t *testing.T, r JobRecord) {
 	t.Helper()
-	if !ValidJobID(r.JobID) {
-		t.Fatalf("record with job id %q", r.JobID)
-	}
-	for name, v := range map[string]string{
-		"Cluster": r.Cluster, "DisplayID": r.DisplayID, "Name": r.Name, "User": r.User, "Account": r.Account,
-		"Partition": r.Partition, "QOS": r.QOS, "State": string(r.State), "Reason": r.Reason, "NodeList": r.NodeList,
-		"ReqTRES": r.ReqTRES, "AllocTRES": r.AllocTRES, "ReqGPUType": r.ReqGPUType, "ArrayTaskSpec": r.ArrayTaskSpec,
-	} {
-		checkSanitised(t, name, v, maxFieldBytes+maxArraySpecBytes)
-	}
-	if r.State != "" && !r.State.Known() {
-		t.Fatalf("state %q", r.State)
-	}
-	if r.ArrayTaskID < -1 || r.HetOffset < -1 || r.UID < -1 || r.CancelledBy < -1 || r.NodeCount < 0 || r.CPUs < 0 ||
-		r.ReqGPUs < 0 || r.ReqShards < 0 || r.Restarts < 0 || r.TimeLimit < 0 || r.Unlimited && r.TimeLimit != 0 {
-		t.Fatalf("out-of-range field: %+v", r)
-	}
-	if r.ExitStatus < 0 || r.ExitStatus > 255 || r.DerivedStatus < 0 || r.DerivedStatus > 255 ||
-		r.ExitSignal < 0 || r.ExitSignal > 127 || r.DerivedSignal < 0 || r.DerivedSignal > 127 {
-		t.Fatalf("exit code out of range: %+v", r)
-	}
-	for _, tm := range []time.Time{r.Submit, r.Eligible, r.Start, r.End} {
-		if !tm.IsZero() && (tm.Unix() < 0 || tm.Unix() > maxUnixSeconds) {
-			t.Fatalf("time %v out of range", tm)
-		}
-	}
-	if r.Source != "sacct" && r.Source != "jobcomp" {
-		t.Fatalf("source %q", r.Source)
+	if err := CheckRecord(r); err != nil {
+		t.Fatal(err)
 	}
 }
 
 func checkNotes(t *testing.T, notes []string) {
 	t.Helper()
 	for _, p := range notes {
-		if len(p) > maxMessage || !isPrintableASCII(p) {
-			t.Fatalf("note unbounded or unescaped (%d bytes): %q", len(p), p)
+		if err := CheckMessage(p); err != nil {
+			t.Fatal(err)
 		}
 	}
 }
@@ -197,83 +170,6 @@ func addFixtureSeeds(f *testing.F, dir string, add func(string)) {
 			add(string(b))
 		}
 	}
-}
-
-func FuzzSacctText(f *testing.F) {
-	// which 0: no column list (a header decides; header-less text is read
-	// with gpuprof's own list, current or the 24-column one before it).
-	addFixtureSeeds(f, "sacct", func(s string) { f.Add(s, uint8(0)) })
-	f.Add(sacctLine("100", map[string]string{"JobName": "a|b\nc"})+"\n"+sacctLine("101", nil), uint8(0))
-	f.Add(strings.Join(SacctFields(), "|")+"|\n"+sacctLine("100", nil)+"|\n", uint8(0))
-	f.Add("6_1|10|COMPLETED\n12+1|13|CANCELLED by 1000\n25_[1-4%2]|25|PENDING\n7.batch|7.batch|x\n", uint8(1))
-	f.Add("1|x|y\n|\n\n||||\n", uint8(2))
-	f.Fuzz(func(t *testing.T, input string, which uint8) {
-		fields := [][]string{nil, {"JobID", "JobIDRaw", "State"}, {"JobIDRaw", "JobName", "Start"}}[int(which)%3]
-		r := NewSacctReader(strings.NewReader(input), fields, SacctOptions{MaxLineBytes: 512, Cluster: "c"})
-		lastLine := 0
-		maxCalls := strings.Count(input, "\n") + 2
-		for call := 0; ; call++ {
-			if call > maxCalls {
-				t.Fatalf("more than %d calls of Next on %d lines", maxCalls, maxCalls-2)
-			}
-			rec, err := r.Next()
-			if errors.Is(err, io.EOF) {
-				break
-			}
-			// Text that does not fit its columns is refused as a whole, with
-			// the same error on every later call.
-			var lay *LayoutError
-			if errors.As(err, &lay) {
-				checkErrorMessage(t, lay)
-				if _, again := r.Next(); !errors.Is(again, ErrSacctLayout) {
-					t.Fatalf("after a layout error, Next = %v", again)
-				}
-				break
-			}
-			var le *LineError
-			if errors.As(err, &le) {
-				if le.Line <= lastLine && !errors.Is(le, ErrTooLarge) {
-					t.Fatalf("line error at line %d after line %d", le.Line, lastLine)
-				}
-				lastLine = le.Line
-				checkErrorMessage(t, le)
-				continue
-			}
-			if err != nil {
-				t.Fatalf("Next = %v, want a record, a *LineError or EOF", err)
-			}
-			checkRecord(t, rec)
-			checkNotes(t, r.Problems())
-			if rec.Source != "sacct" {
-				t.Fatalf("source %q", rec.Source)
-			}
-		}
-	})
-}
-
-func FuzzSacctJSON(f *testing.F) {
-	addFixtureSeeds(f, "sacctjson", func(s string) { f.Add(s) })
-	f.Add(jsonDoc(`{"job_id": 7, "array": {"job_id": 7, "task": "0x1E"}, "state": {"current": ["CANCELLED", "REQUEUED"]}}`))
-	f.Add(`{"errors": [{"error": "x"}], "jobs": [{"job_id": "8", "time": {"limit": {"infinite": true}}, "name": 5}]}`)
-	f.Add(`{"jobs": [{"job_id": 7}, {"job_id": 8, "na`)
-	f.Fuzz(func(t *testing.T, doc string) {
-		recs, problems, err := parseSacctJSON(strings.NewReader(doc), "c", 4096)
-		if err != nil {
-			if !errors.Is(err, ErrBadSacct) && !errors.Is(err, ErrTooLarge) {
-				t.Fatalf("error %v wraps no sentinel", err)
-			}
-			checkErrorMessage(t, err)
-		}
-		for _, p := range problems {
-			if !errors.Is(p, ErrBadSacct) {
-				t.Fatalf("problem %v does not wrap ErrBadSacct", p)
-			}
-			checkErrorMessage(t, p)
-		}
-		for _, r := range recs {
-			checkRecord(t, r)
-		}
-	})
 }
 
 func FuzzParseJobCompEnv(f *testing.F) {

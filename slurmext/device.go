@@ -40,11 +40,11 @@ func MinorFromName(path string) (int, error) {
 		i--
 	}
 	if i == len(base) {
-		return -1, fmt.Errorf("device %s: no trailing number in the name: %w", quoteShort(path), ErrNoMinor)
+		return -1, fmt.Errorf("device %s: no trailing number in the name: %w", QuoteShort(path), ErrNoMinor)
 	}
-	n, ok := parseDigits(base[i:], math.MaxInt32)
+	n, ok := ParseDigits(base[i:], math.MaxInt32)
 	if !ok {
-		return -1, fmt.Errorf("device %s: trailing number too large: %w", quoteShort(path), ErrNoMinor)
+		return -1, fmt.Errorf("device %s: trailing number too large: %w", QuoteShort(path), ErrNoMinor)
 	}
 	return int(n), nil
 }

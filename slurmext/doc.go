@@ -1,7 +1,6 @@
 // Package slurmext holds everything Slurm-shaped that gpuprof needs to
 // understand: the environment of a slurmd Prolog/Epilog and of slurmctld's
-// jobcomp/script, sacct output (-P text and --json of 22.05–25.x), Slurm
-// durations, times, job states (JobState: which are final or lost, their
+// jobcomp/script, Slurm durations, times, job states (JobState: which are final or lost, their
 // outcome classes, the one rule analysis, TUI and report apply), TRES strings and job ids (every
 // job id gpuprof reads passes ValidJobID), hostlist and index list
 // expressions, gres.conf and slurm.conf values, slurmd's layout on a node
@@ -21,7 +20,10 @@
 // touch the filesystem (they read).
 //
 // JobRecord is the scheduler's view of a job that jobcomp and sacct both
-// produce.
+// produce. sacct's output (-P text and --json) has its own reader in the
+// subpackage sacct, built on this package's rules (states, TRES, durations,
+// hostlists, job ids, the notes of a malformed field); CheckRecord and
+// CheckMessage are the bounds every reader here and there guarantees.
 //
 // This package must not import NVML, SQLite, cobra or any other gpuprof
 // package but termtext (the one rule for untrusted text, a leaf), must not

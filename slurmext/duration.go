@@ -45,21 +45,21 @@ func ParseDuration(s string) (d time.Duration, unlimited bool, err error) {
 	case strings.EqualFold(t, "UNLIMITED"), strings.EqualFold(t, "INFINITE"):
 		return 0, true, nil
 	}
-	d, ok := parseClock(t)
+	d, ok := ParseClock(t)
 	if !ok {
 		return 0, false, fmt.Errorf("duration %s: want [D-][HH:]MM:SS[.frac], D-HH[:MM], minutes or UNLIMITED: %w",
-			quoteShort(s), ErrBadDuration)
+			QuoteShort(s), ErrBadDuration)
 	}
 	return d, false, nil
 }
 
-// parseClock parses the numeric forms of ParseDuration.
-func parseClock(t string) (time.Duration, bool) {
+// ParseClock parses the numeric forms of ParseDuration.
+func ParseClock(t string) (time.Duration, bool) {
 	var days uint64
 	rest := t
 	hasDays := false
 	if dayStr, after, ok := strings.Cut(t, "-"); ok {
-		n, ok := parseDigits(dayStr, math.MaxInt64)
+		n, ok := ParseDigits(dayStr, math.MaxInt64)
 		if !ok {
 			return 0, false
 		}
@@ -109,7 +109,7 @@ func parseClock(t string) (time.Duration, bool) {
 		case hasDays || i > 0:
 			limit = 59
 		}
-		n, ok := parseDigits(p, limit)
+		n, ok := ParseDigits(p, limit)
 		if !ok {
 			return 0, false
 		}
@@ -141,7 +141,7 @@ func parseFraction(f string) (time.Duration, bool) {
 	if len(f) == 0 || len(f) > 9 {
 		return 0, false
 	}
-	n, ok := parseDigits(f, math.MaxInt64)
+	n, ok := ParseDigits(f, math.MaxInt64)
 	if !ok {
 		return 0, false
 	}
@@ -207,10 +207,10 @@ func ParseSlurmTime(s string, loc *time.Location) (time.Time, error) {
 		return time.Time{}, nil
 	}
 	if t[0] >= '0' && t[0] <= '9' && !strings.ContainsAny(t, "-T:") {
-		u, ok := parseDigits(t, maxUnixSeconds)
+		u, ok := ParseDigits(t, MaxUnixSeconds)
 		if !ok {
 			return time.Time{}, fmt.Errorf("time %s: not seconds since 1970 up to year 9999: %w",
-				quoteShort(s), ErrBadTime)
+				QuoteShort(s), ErrBadTime)
 		}
 		return time.Unix(int64(u), 0).UTC(), nil
 	}
@@ -223,11 +223,11 @@ func ParseSlurmTime(s string, loc *time.Location) (time.Time, error) {
 		var err2 error
 		if tm, err2 = time.Parse(time.RFC3339Nano, t); err2 != nil {
 			return time.Time{}, fmt.Errorf("time %s: want seconds since 1970 or YYYY-MM-DDTHH:MM:SS: %w",
-				quoteShort(s), ErrBadTime)
+				QuoteShort(s), ErrBadTime)
 		}
 	}
-	if tm.Unix() < 0 || tm.Unix() > maxUnixSeconds {
-		return time.Time{}, fmt.Errorf("time %s: before 1970 or after year 9999: %w", quoteShort(s), ErrBadTime)
+	if tm.Unix() < 0 || tm.Unix() > MaxUnixSeconds {
+		return time.Time{}, fmt.Errorf("time %s: before 1970 or after year 9999: %w", QuoteShort(s), ErrBadTime)
 	}
 	return tm.UTC(), nil
 }

@@ -7,16 +7,12 @@ import (
 	"testing"
 )
 
-// maxMessage bounds an error message or note: a few quoted values of at most
-// maxQuoted bytes each (4 bytes per escaped byte) plus the prose.
-const maxMessage = 1024
-
 // checkErrorMessage fails when an error message could carry raw input into a
 // log: it must be printable ASCII and bounded.
 func checkErrorMessage(t *testing.T, err error) {
 	t.Helper()
-	if msg := err.Error(); len(msg) > maxMessage || !isPrintableASCII(msg) {
-		t.Fatalf("error message unbounded or unescaped (%d bytes): %q", len(msg), msg)
+	if err := CheckMessage(err.Error()); err != nil {
+		t.Fatal(err)
 	}
 }
 
@@ -147,7 +143,7 @@ func FuzzParseHookEnv(f *testing.F) {
 		}
 		checkSanitised(t, "Comment", e.Comment, MaxCommentBytes)
 		for name, v := range map[string]string{"WorkDir": e.WorkDir, "User": e.User, "NodeList": e.NodeList} {
-			checkSanitised(t, name, v, maxFieldBytes)
+			checkSanitised(t, name, v, MaxFieldBytes)
 		}
 		checkSanitised(t, "DerivedEC", e.DerivedEC, maxQuoted)
 		if len(e.GPUs) > MaxIndexList {
@@ -181,7 +177,7 @@ func FuzzParseHookEnv(f *testing.F) {
 			}
 		}
 		for _, p := range e.Problems {
-			if len(p) > maxMessage || !isPrintableASCII(p) {
+			if CheckMessage(p) != nil {
 				t.Fatalf("problem note unbounded or unescaped (%d bytes): %q", len(p), p)
 			}
 		}

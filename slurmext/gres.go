@@ -167,7 +167,7 @@ func gresFor(lines []ConfLine, node string) (GresConf, error) {
 		if hasCount {
 			n, ok := parseGresCount(count)
 			if !ok || n > MaxGresDevices {
-				return GresConf{}, fmt.Errorf("%s: Count=%s: want a count up to %d: %w", where, quoteShort(count), MaxGresDevices, ErrBadGresConf)
+				return GresConf{}, fmt.Errorf("%s: Count=%s: want a count up to %d: %w", where, QuoteShort(count), MaxGresDevices, ErrBadGresConf)
 			}
 			decl.Count, decl.CountKnown = int(n), true
 		}
@@ -195,7 +195,7 @@ func gresFor(lines []ConfLine, node string) (GresConf, error) {
 		}
 		for _, f := range files {
 			if seen[f] {
-				return GresConf{}, fmt.Errorf("%s: device file %s listed twice: %w", where, quoteShort(f), ErrBadGresConf)
+				return GresConf{}, fmt.Errorf("%s: device file %s listed twice: %w", where, QuoteShort(f), ErrBadGresConf)
 			}
 			seen[f] = true
 			conf.Devices = append(conf.Devices, GresDevice{Index: len(conf.Devices), Name: name, Type: typ, File: f})

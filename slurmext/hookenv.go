@@ -13,15 +13,15 @@ import (
 const (
 	// MaxCommentBytes is the most of SLURM_JOB_COMMENT that is kept.
 	MaxCommentBytes = 1024
-	// maxFieldBytes bounds every other text field (PATH_MAX for WorkDir).
-	maxFieldBytes = 4096
+	// MaxFieldBytes bounds every other text field (PATH_MAX for WorkDir).
+	MaxFieldBytes = 4096
 	// maxJobIDLen is the longest job id accepted.
 	maxJobIDLen = 64
 	// maxUUIDLen bounds one GPU or MIG UUID ("MIG-GPU-<uuid>/7/0" is ~50).
 	maxUUIDLen = 128
-	// maxUnixSeconds is 9999-12-31T23:59:59Z: later times cannot be
+	// MaxUnixSeconds is 9999-12-31T23:59:59Z: later times cannot be
 	// formatted as RFC 3339 and are certainly wrong.
-	maxUnixSeconds = 253402300799
+	MaxUnixSeconds = 253402300799
 	// noValExit marks Slurm's NO_VAL/INFINITE (0xfffffffe, 0xffffffff):
 	// an exit code that was never set.
 	noValExit = 0xfffffffe
@@ -92,73 +92,78 @@ func ValidJobID(id string) bool {
 	return true
 }
 
-// notes collects Problems.
-type notes []string
+// Notes collects what a reader noted of the fields it could not take, one
+// line each ("name: why"), with the values quoted short: a hook
+// environment's Problems, a jobcomp or sacct record's notes. Its methods read
+// one field each, noting a malformed value and returning the unknown value
+// of its kind (0, -1, the zero time, "") instead.
+type Notes []string
 
-func (n *notes) add(name, format string, args ...any) {
+// Add notes a problem with the field name.
+func (n *Notes) Add(name, format string, args ...any) {
 	*n = append(*n, name+": "+fmt.Sprintf(format, args...))
 }
 
-// text returns the sanitised value of a text variable, noting any change.
-func (n *notes) text(name, v string, maxBytes int) string {
+// Text returns the sanitised value of a text variable, noting any change.
+func (n *Notes) Text(name, v string, maxBytes int) string {
 	out, removed, truncated := sanitizeText(v, maxBytes)
 	if removed > 0 {
-		n.add(name, "removed or replaced %d control or invalid characters", removed)
+		n.Add(name, "removed or replaced %d control or invalid characters", removed)
 	}
 	if truncated {
-		n.add(name, "truncated from %d to %d bytes", len(v), len(out))
+		n.Add(name, "truncated from %d to %d bytes", len(v), len(out))
 	}
 	return out
 }
 
-// id parses a uid/gid: 0..4294967294 (4294967295 is (uid_t)-1).
-func (n *notes) id(name, v string) int {
+// ID parses a uid/gid: 0..4294967294 (4294967295 is (uid_t)-1).
+func (n *Notes) ID(name, v string) int {
 	if v == "" {
 		return -1
 	}
-	u, ok := parseDigits(strings.TrimSpace(v), math.MaxUint32-1)
+	u, ok := ParseDigits(strings.TrimSpace(v), math.MaxUint32-1)
 	if !ok {
-		n.add(name, "not a user or group id: %s", quoteShort(v))
+		n.Add(name, "not a user or group id: %s", QuoteShort(v))
 		return -1
 	}
 	return int(u)
 }
 
-// count parses a non-negative count such as SLURM_JOB_NUM_NODES.
-func (n *notes) count(name, v string) int {
+// Count parses a non-negative count such as SLURM_JOB_NUM_NODES.
+func (n *Notes) Count(name, v string) int {
 	if v == "" {
 		return 0
 	}
-	u, ok := parseDigits(strings.TrimSpace(v), math.MaxInt32)
+	u, ok := ParseDigits(strings.TrimSpace(v), math.MaxInt32)
 	if !ok {
-		n.add(name, "not a non-negative number: %s", quoteShort(v))
+		n.Add(name, "not a non-negative number: %s", QuoteShort(v))
 		return 0
 	}
 	return int(u)
 }
 
-// sluid parses a SLUID (SLURM_JOB_SLUID) into the form Slurm prints, the
+// SLUID parses a SLUID (SLURM_JOB_SLUID) into the form Slurm prints, the
 // one its 26.05 cgroup directories are named by (SlurmCgroupJob).
-func (n *notes) sluid(name, v string) string {
+func (n *Notes) SLUID(name, v string) string {
 	if v == "" {
 		return ""
 	}
 	s, ok := ParseSLUID(strings.TrimSpace(v))
 	if !ok {
-		n.add(name, "not a SLUID: %s", quoteShort(v))
+		n.Add(name, "not a SLUID: %s", QuoteShort(v))
 		return ""
 	}
 	return s
 }
 
-// epoch parses seconds since 1970; "0" means unset, as in Slurm.
-func (n *notes) epoch(name, v string) time.Time {
+// Epoch parses seconds since 1970; "0" means unset, as in Slurm.
+func (n *Notes) Epoch(name, v string) time.Time {
 	if v == "" {
 		return time.Time{}
 	}
-	u, ok := parseDigits(strings.TrimSpace(v), maxUnixSeconds)
+	u, ok := ParseDigits(strings.TrimSpace(v), MaxUnixSeconds)
 	if !ok {
-		n.add(name, "not a time in seconds since 1970: %s", quoteShort(v))
+		n.Add(name, "not a time in seconds since 1970: %s", QuoteShort(v))
 		return time.Time{}
 	}
 	if u == 0 {
@@ -182,27 +187,27 @@ func ParseHookEnv(getenv func(string) string) (HookEnv, error) {
 		return HookEnv{}, fmt.Errorf("SLURM_JOB_ID: missing: %w", ErrBadEnv)
 	case !ValidJobID(id):
 		return HookEnv{}, fmt.Errorf("SLURM_JOB_ID %s: not 1-%d characters of [A-Za-z0-9_.+-]: %w",
-			quoteShort(id), maxJobIDLen, ErrBadEnv)
+			QuoteShort(id), maxJobIDLen, ErrBadEnv)
 	}
-	var n notes
+	var n Notes
 	e := HookEnv{JobID: id}
-	e.Context = n.text("SLURM_SCRIPT_CONTEXT", getenv("SLURM_SCRIPT_CONTEXT"), maxFieldBytes)
-	e.Cluster = n.text("SLURM_CLUSTER_NAME", getenv("SLURM_CLUSTER_NAME"), maxFieldBytes)
-	e.Node = n.text("SLURMD_NODENAME", getenv("SLURMD_NODENAME"), maxFieldBytes)
-	e.User = n.text("SLURM_JOB_USER", getenv("SLURM_JOB_USER"), maxFieldBytes)
-	e.UID = n.id("SLURM_JOB_UID", getenv("SLURM_JOB_UID"))
-	e.GID = n.id("SLURM_JOB_GID", getenv("SLURM_JOB_GID"))
-	e.Partition = n.text("SLURM_JOB_PARTITION", getenv("SLURM_JOB_PARTITION"), maxFieldBytes)
-	e.Account = n.text("SLURM_JOB_ACCOUNT", getenv("SLURM_JOB_ACCOUNT"), maxFieldBytes)
-	e.WorkDir = n.text("SLURM_JOB_WORK_DIR", getenv("SLURM_JOB_WORK_DIR"), maxFieldBytes)
-	e.Reservation = n.text("SLURM_JOB_RESERVATION", getenv("SLURM_JOB_RESERVATION"), maxFieldBytes)
-	e.Constraints = n.text("SLURM_JOB_CONSTRAINTS", getenv("SLURM_JOB_CONSTRAINTS"), maxFieldBytes)
-	e.Comment = n.text("SLURM_JOB_COMMENT", getenv("SLURM_JOB_COMMENT"), MaxCommentBytes)
-	e.NumNodes = n.count("SLURM_JOB_NUM_NODES", getenv("SLURM_JOB_NUM_NODES"))
-	e.RestartCount = n.count("SLURM_JOB_RESTART_COUNT", getenv("SLURM_JOB_RESTART_COUNT"))
-	e.SLUID = n.sluid("SLURM_JOB_SLUID", getenv("SLURM_JOB_SLUID"))
-	e.Start = n.epoch("SLURM_JOB_START_TIME", getenv("SLURM_JOB_START_TIME"))
-	e.End = n.epoch("SLURM_JOB_END_TIME", getenv("SLURM_JOB_END_TIME"))
+	e.Context = n.Text("SLURM_SCRIPT_CONTEXT", getenv("SLURM_SCRIPT_CONTEXT"), MaxFieldBytes)
+	e.Cluster = n.Text("SLURM_CLUSTER_NAME", getenv("SLURM_CLUSTER_NAME"), MaxFieldBytes)
+	e.Node = n.Text("SLURMD_NODENAME", getenv("SLURMD_NODENAME"), MaxFieldBytes)
+	e.User = n.Text("SLURM_JOB_USER", getenv("SLURM_JOB_USER"), MaxFieldBytes)
+	e.UID = n.ID("SLURM_JOB_UID", getenv("SLURM_JOB_UID"))
+	e.GID = n.ID("SLURM_JOB_GID", getenv("SLURM_JOB_GID"))
+	e.Partition = n.Text("SLURM_JOB_PARTITION", getenv("SLURM_JOB_PARTITION"), MaxFieldBytes)
+	e.Account = n.Text("SLURM_JOB_ACCOUNT", getenv("SLURM_JOB_ACCOUNT"), MaxFieldBytes)
+	e.WorkDir = n.Text("SLURM_JOB_WORK_DIR", getenv("SLURM_JOB_WORK_DIR"), MaxFieldBytes)
+	e.Reservation = n.Text("SLURM_JOB_RESERVATION", getenv("SLURM_JOB_RESERVATION"), MaxFieldBytes)
+	e.Constraints = n.Text("SLURM_JOB_CONSTRAINTS", getenv("SLURM_JOB_CONSTRAINTS"), MaxFieldBytes)
+	e.Comment = n.Text("SLURM_JOB_COMMENT", getenv("SLURM_JOB_COMMENT"), MaxCommentBytes)
+	e.NumNodes = n.Count("SLURM_JOB_NUM_NODES", getenv("SLURM_JOB_NUM_NODES"))
+	e.RestartCount = n.Count("SLURM_JOB_RESTART_COUNT", getenv("SLURM_JOB_RESTART_COUNT"))
+	e.SLUID = n.SLUID("SLURM_JOB_SLUID", getenv("SLURM_JOB_SLUID"))
+	e.Start = n.Epoch("SLURM_JOB_START_TIME", getenv("SLURM_JOB_START_TIME"))
+	e.End = n.Epoch("SLURM_JOB_END_TIME", getenv("SLURM_JOB_END_TIME"))
 
 	nodeListVar := "SLURM_JOB_NODELIST"
 	nodeList := getenv(nodeListVar)
@@ -210,11 +215,11 @@ func ParseHookEnv(getenv func(string) string) (HookEnv, error) {
 		nodeListVar = "SLURM_NODELIST"
 		nodeList = getenv(nodeListVar)
 	}
-	e.NodeList = n.text(nodeListVar, nodeList, maxFieldBytes)
+	e.NodeList = n.Text(nodeListVar, nodeList, MaxFieldBytes)
 	if e.NodeList != "" {
 		// Validate only; expanding could be large and no hook needs it.
 		if _, err := parseHostlist(e.NodeList); err != nil {
-			n.add(nodeListVar, "%v", err)
+			n.Add(nodeListVar, "%v", err)
 		}
 	}
 
@@ -225,7 +230,7 @@ func ParseHookEnv(getenv func(string) string) (HookEnv, error) {
 }
 
 // parseGPUs fills GPUs and GPUUUIDs from the first variable that gives each.
-func (e *HookEnv) parseGPUs(getenv func(string) string, n *notes) {
+func (e *HookEnv) parseGPUs(getenv func(string) string, n *Notes) {
 	var fromVar string
 	for _, name := range []string{"SLURM_JOB_GPUS", "GPU_DEVICE_ORDINAL", "CUDA_VISIBLE_DEVICES"} {
 		v := getenv(name)
@@ -244,15 +249,15 @@ func (e *HookEnv) parseGPUs(getenv func(string) string, n *notes) {
 			idx, uuids, err = parseDeviceList(v)
 		}
 		if err != nil {
-			n.add(name, "%v", err)
+			n.Add(name, "%v", err)
 			continue
 		}
 		switch {
 		case idx != nil && e.GPUs == nil:
 			e.GPUs, fromVar = idx, name
 		case idx != nil && !slices.Equal(idx, e.GPUs):
-			n.add(name, "indices %s disagree with %s %s; using %s",
-				quoteShort(FormatIndexList(idx)), fromVar, quoteShort(FormatIndexList(e.GPUs)), fromVar)
+			n.Add(name, "indices %s disagree with %s %s; using %s",
+				QuoteShort(FormatIndexList(idx)), fromVar, QuoteShort(FormatIndexList(e.GPUs)), fromVar)
 		}
 		if uuids != nil && e.GPUUUIDs == nil {
 			e.GPUUUIDs = uuids
@@ -278,7 +283,7 @@ func parseDeviceList(v string) ([]int, []string, error) {
 	for item := range strings.SplitSeq(v, ",") {
 		item = strings.TrimSpace(item)
 		if !validUUID(item) {
-			return nil, nil, fmt.Errorf("%s is not a GPU-/MIG- UUID in a UUID list: %w", quoteShort(item), ErrBadIndexList)
+			return nil, nil, fmt.Errorf("%s is not a GPU-/MIG- UUID in a UUID list: %w", QuoteShort(item), ErrBadIndexList)
 		}
 		if !slices.Contains(uuids, item) {
 			uuids = append(uuids, item)
@@ -304,31 +309,31 @@ func validUUID(s string) bool {
 }
 
 // parseExit fills the exit fields of an Epilog environment.
-func (e *HookEnv) parseExit(getenv func(string) string, n *notes) {
+func (e *HookEnv) parseExit(getenv func(string) string, n *Notes) {
 	if v := getenv("SLURM_JOB_EXIT_CODE2"); v != "" {
 		status, signal, err := ParseExitCode2(v)
 		if err == nil {
 			e.ExitStatus, e.ExitSignal, e.HasExit = status, signal, true
 		} else {
-			n.add("SLURM_JOB_EXIT_CODE2", "%v", err)
+			n.Add("SLURM_JOB_EXIT_CODE2", "%v", err)
 		}
 	}
 	if v := getenv("SLURM_JOB_EXIT_CODE"); v != "" && !e.HasExit {
-		raw, ok := parseDigits(strings.TrimSpace(v), math.MaxUint32)
+		raw, ok := ParseDigits(strings.TrimSpace(v), math.MaxUint32)
 		switch {
 		case !ok:
-			n.add("SLURM_JOB_EXIT_CODE", "not a wait status: %s", quoteShort(v))
+			n.Add("SLURM_JOB_EXIT_CODE", "not a wait status: %s", QuoteShort(v))
 		case raw >= noValExit:
-			n.add("SLURM_JOB_EXIT_CODE", "%d means no exit code was recorded", raw)
+			n.Add("SLURM_JOB_EXIT_CODE", "%d means no exit code was recorded", raw)
 		default:
 			e.ExitStatus, e.ExitSignal = DecodeWaitStatus(uint32(raw))
 			e.HasExit = true
 		}
 	}
 	if v := getenv("SLURM_JOB_DERIVED_EC"); v != "" {
-		e.DerivedEC = n.text("SLURM_JOB_DERIVED_EC", v, maxQuoted)
-		if _, ok := parseDigits(e.DerivedEC, math.MaxUint32); !ok {
-			n.add("SLURM_JOB_DERIVED_EC", "not a wait status: %s", quoteShort(v))
+		e.DerivedEC = n.Text("SLURM_JOB_DERIVED_EC", v, maxQuoted)
+		if _, ok := ParseDigits(e.DerivedEC, math.MaxUint32); !ok {
+			n.Add("SLURM_JOB_DERIVED_EC", "not a wait status: %s", QuoteShort(v))
 		}
 	}
 }
@@ -355,12 +360,12 @@ func DecodeWaitStatus(raw uint32) (status, signal int) {
 func ParseExitCode2(s string) (status, signal int, err error) {
 	a, b, ok := strings.Cut(strings.TrimSpace(s), ":")
 	if !ok {
-		return 0, 0, fmt.Errorf("exit code %s: want exit:signal: %w", quoteShort(s), ErrBadExitCode)
+		return 0, 0, fmt.Errorf("exit code %s: want exit:signal: %w", QuoteShort(s), ErrBadExitCode)
 	}
-	st, ok1 := parseDigits(a, 255)
-	sig, ok2 := parseDigits(b, 127)
+	st, ok1 := ParseDigits(a, 255)
+	sig, ok2 := ParseDigits(b, 127)
 	if !ok1 || !ok2 {
-		return 0, 0, fmt.Errorf("exit code %s: want exit 0-255 and signal 0-127: %w", quoteShort(s), ErrBadExitCode)
+		return 0, 0, fmt.Errorf("exit code %s: want exit 0-255 and signal 0-127: %w", QuoteShort(s), ErrBadExitCode)
 	}
 	return int(st), int(sig), nil
 }

@@ -7,9 +7,6 @@ import (
 	"strings"
 	"testing"
 	"time"
-	"unicode/utf8"
-
-	"github.com/gpuprof/gpuprof/termtext"
 )
 
 // epilogEnv is an Epilog environment as Slurm 23.02 builds it for a 2-GPU job.
@@ -375,7 +372,7 @@ func TestParseHookEnvBadJobID(t *testing.T) {
 			if !strings.Contains(msg, tt.wantMsg) {
 				t.Errorf("error %q does not contain %q", msg, tt.wantMsg)
 			}
-			if len(msg) > maxMessage || !isPrintableASCII(msg) {
+			if CheckMessage(msg) != nil {
 				t.Errorf("error message unbounded or unescaped (%d bytes): %q", len(msg), msg)
 			}
 		})
@@ -472,28 +469,10 @@ func TestDecodeWaitStatus(t *testing.T) {
 	}
 }
 
-func isPrintableASCII(s string) bool {
-	for i := 0; i < len(s); i++ {
-		if s[i] < 0x20 || s[i] > 0x7e {
-			return false
-		}
-	}
-	return true
-}
-
 // checkSanitised fails when a text field could still forge a log line.
 func checkSanitised(t *testing.T, field, s string, maxBytes int) {
 	t.Helper()
-	if len(s) > maxBytes {
-		t.Errorf("%s is %d bytes, want at most %d", field, len(s), maxBytes)
-	}
-	if !utf8.ValidString(s) {
-		t.Errorf("%s is not valid UTF-8: %q", field, s)
-	}
-	for _, r := range s {
-		if termtext.Unsafe(r) {
-			t.Errorf("%s keeps control character %U: %q", field, r, s)
-			return
-		}
+	if err := CheckText(field, s, maxBytes); err != nil {
+		t.Error(err)
 	}
 }

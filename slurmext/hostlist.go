@@ -67,21 +67,21 @@ func parseHostlist(s string) ([]hlTerm, error) {
 			flushLit(i)
 			end := strings.IndexByte(s[i+1:], ']')
 			if end < 0 {
-				return nil, fmt.Errorf("hostlist %s: '[' at byte %d is not closed: %w", quoteShort(s), i, ErrBadHostlist)
+				return nil, fmt.Errorf("hostlist %s: '[' at byte %d is not closed: %w", QuoteShort(s), i, ErrBadHostlist)
 			}
 			body := s[i+1 : i+1+end]
 			if strings.IndexByte(body, '[') >= 0 {
-				return nil, fmt.Errorf("hostlist %s: nested '[' after byte %d: %w", quoteShort(s), i, ErrBadHostlist)
+				return nil, fmt.Errorf("hostlist %s: nested '[' after byte %d: %w", QuoteShort(s), i, ErrBadHostlist)
 			}
 			ranges, err := parseRangeGroup(body)
 			if err != nil {
-				return nil, fmt.Errorf("hostlist %s: %w", quoteShort(s), err)
+				return nil, fmt.Errorf("hostlist %s: %w", QuoteShort(s), err)
 			}
 			cur = append(cur, hlPart{ranges: ranges})
 			i += end + 2
 			litStart = i
 		case c == ']':
-			return nil, fmt.Errorf("hostlist %s: ']' at byte %d has no '[': %w", quoteShort(s), i, ErrBadHostlist)
+			return nil, fmt.Errorf("hostlist %s: ']' at byte %d has no '[': %w", QuoteShort(s), i, ErrBadHostlist)
 		default:
 			i++
 		}
@@ -101,17 +101,17 @@ func parseRangeGroup(body string) ([]hlRange, error) {
 	var out []hlRange
 	for item := range strings.SplitSeq(body, ",") {
 		loStr, hiStr, isRange := strings.Cut(item, "-")
-		lo, ok := parseDigits(loStr, math.MaxUint32)
+		lo, ok := ParseDigits(loStr, math.MaxUint32)
 		if !ok {
-			return nil, fmt.Errorf("bracket item %s is not a number or range: %w", quoteShort(item), ErrBadHostlist)
+			return nil, fmt.Errorf("bracket item %s is not a number or range: %w", QuoteShort(item), ErrBadHostlist)
 		}
 		hi := lo
 		if isRange {
-			if hi, ok = parseDigits(hiStr, math.MaxUint32); !ok {
-				return nil, fmt.Errorf("bracket item %s is not a number or range: %w", quoteShort(item), ErrBadHostlist)
+			if hi, ok = ParseDigits(hiStr, math.MaxUint32); !ok {
+				return nil, fmt.Errorf("bracket item %s is not a number or range: %w", QuoteShort(item), ErrBadHostlist)
 			}
 			if hi < lo {
-				return nil, fmt.Errorf("reverse range %s: %w", quoteShort(item), ErrBadHostlist)
+				return nil, fmt.Errorf("reverse range %s: %w", QuoteShort(item), ErrBadHostlist)
 			}
 		}
 		out = append(out, hlRange{lo: lo, hi: hi, width: len(loStr)})
@@ -171,10 +171,10 @@ func expandHostlist(s string, maxHosts int) ([]string, error) {
 		total += n
 		bytes += n * uint64(l) // n ≤ limit+1 and l ≤ len(s)+20·groups: no overflow
 		if total > limit {
-			return nil, fmt.Errorf("hostlist %s: more than %d names: %w", quoteShort(s), maxHosts, ErrTooLarge)
+			return nil, fmt.Errorf("hostlist %s: more than %d names: %w", QuoteShort(s), maxHosts, ErrTooLarge)
 		}
 		if bytes > maxHostlistBytes {
-			return nil, fmt.Errorf("hostlist %s: names longer than %d bytes in all: %w", quoteShort(s), maxHostlistBytes, ErrTooLarge)
+			return nil, fmt.Errorf("hostlist %s: names longer than %d bytes in all: %w", QuoteShort(s), maxHostlistBytes, ErrTooLarge)
 		}
 	}
 	if total == 0 {
@@ -216,6 +216,14 @@ func expandTerm(out []string, t hlTerm) []string {
 		out = append(out, string(p))
 	}
 	return out
+}
+
+// CheckHostlist returns an error wrapping ErrBadHostlist (or ErrTooLarge)
+// when s is not a hostlist expression this package can read, without
+// expanding it.
+func CheckHostlist(s string) error {
+	_, err := parseHostlist(s)
+	return err
 }
 
 // ExpandHostlist expands a Slurm hostlist expression:
@@ -280,7 +288,7 @@ func (m *termMatcher) match(part, pos int) bool {
 			if l > r.width && digits[0] == '0' {
 				continue
 			}
-			v, ok := parseDigits(digits, math.MaxUint32)
+			v, ok := ParseDigits(digits, math.MaxUint32)
 			if ok && v >= r.lo && v <= r.hi && m.match(part+1, pos+l) {
 				return true
 			}

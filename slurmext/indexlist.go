@@ -30,31 +30,31 @@ func ParseIndexList(s string) ([]int, error) {
 	for item := range strings.SplitSeq(s, ",") {
 		item = strings.TrimSpace(item)
 		if item == "" {
-			return nil, fmt.Errorf("index list %s: empty item: %w", quoteShort(s), ErrBadIndexList)
+			return nil, fmt.Errorf("index list %s: empty item: %w", QuoteShort(s), ErrBadIndexList)
 		}
 		loStr, hiStr, isRange := strings.Cut(item, "-")
-		lo, ok := parseDigits(strings.TrimSpace(loStr), math.MaxInt32)
+		lo, ok := ParseDigits(strings.TrimSpace(loStr), math.MaxInt32)
 		if !ok {
 			return nil, fmt.Errorf("index list %s: %s is not a non-negative number: %w",
-				quoteShort(s), quoteShort(item), ErrBadIndexList)
+				QuoteShort(s), QuoteShort(item), ErrBadIndexList)
 		}
 		hi := lo
 		if isRange {
-			hi, ok = parseDigits(strings.TrimSpace(hiStr), math.MaxInt32)
+			hi, ok = ParseDigits(strings.TrimSpace(hiStr), math.MaxInt32)
 			if !ok {
 				return nil, fmt.Errorf("index list %s: %s is not a range of non-negative numbers: %w",
-					quoteShort(s), quoteShort(item), ErrBadIndexList)
+					QuoteShort(s), QuoteShort(item), ErrBadIndexList)
 			}
 			if hi < lo {
 				return nil, fmt.Errorf("index list %s: reverse range %s: %w",
-					quoteShort(s), quoteShort(item), ErrBadIndexList)
+					QuoteShort(s), QuoteShort(item), ErrBadIndexList)
 			}
 		}
 		// Check the size before allocating: hi-lo+1 fits in uint64 because
 		// both are at most MaxInt32.
 		if n := hi - lo + 1; n > uint64(MaxIndexList-total) {
 			return nil, fmt.Errorf("index list %s: more than %d indices: %w",
-				quoteShort(s), MaxIndexList, ErrTooLarge)
+				QuoteShort(s), MaxIndexList, ErrTooLarge)
 		}
 		for v := lo; v <= hi; v++ {
 			out = append(out, int(v))

@@ -70,7 +70,7 @@ func TestParseIndexListErrorIsSafe(t *testing.T) {
 	if err == nil {
 		t.Fatal("ParseIndexList accepted escape sequences")
 	}
-	if msg := err.Error(); len(msg) > maxMessage || !isPrintableASCII(msg) {
+	if msg := err.Error(); CheckMessage(msg) != nil {
 		t.Errorf("error message not bounded or not escaped (%d bytes): %q", len(msg), msg)
 	}
 }

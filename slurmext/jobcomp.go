@@ -7,9 +7,9 @@ import (
 	"strings"
 )
 
-// noValTask is Slurm's NO_VAL (0xfffffffe): the ARRAYTASKID of a job that
+// NoValTask is Slurm's NO_VAL (0xfffffffe): the ARRAYTASKID of a job that
 // is not an array task.
-const noValTask = math.MaxUint32 - 1
+const NoValTask = math.MaxUint32 - 1
 
 // ParseJobCompEnv parses the environment jobcomp/script gives its program
 // (slurm.conf JobCompType=jobcomp/script, JobCompLoc=<program>), read through
@@ -56,63 +56,63 @@ func ParseJobCompEnv(getenv func(string) string) (JobRecord, []string, error) {
 		return JobRecord{}, nil, fmt.Errorf("JOBID: missing: %w", ErrBadEnv)
 	case !ValidJobID(id):
 		return JobRecord{}, nil, fmt.Errorf("JOBID %s: not 1-%d characters of [A-Za-z0-9_.+-]: %w",
-			quoteShort(id), maxJobIDLen, ErrBadEnv)
+			QuoteShort(id), maxJobIDLen, ErrBadEnv)
 	}
-	var n notes
+	var n Notes
 	r := JobRecord{
 		JobID: id, DisplayID: id, ArrayTaskID: -1, HetOffset: -1, CancelledBy: -1,
 		Source: "jobcomp",
 	}
-	r.Cluster = n.text("CLUSTER", getenv("CLUSTER"), maxFieldBytes)
-	r.Name = n.text("JOBNAME", getenv("JOBNAME"), maxFieldBytes)
-	r.User = n.text("USERNAME", getenv("USERNAME"), maxFieldBytes)
-	r.UID = n.id("UID", getenv("UID"))
-	r.Account = n.text("ACCOUNT", getenv("ACCOUNT"), maxFieldBytes)
-	r.Partition = n.text("PARTITION", getenv("PARTITION"), maxFieldBytes)
-	r.QOS = n.text("QOS", getenv("QOS"), maxFieldBytes)
-	r.Reason = n.text("STATEREASONPREV", getenv("STATEREASONPREV"), maxFieldBytes)
-	r.Submit = n.epoch("SUBMIT", getenv("SUBMIT"))
-	r.Eligible = n.epoch("ELIGIBLE", getenv("ELIGIBLE"))
-	r.Start = n.epoch("START", getenv("START"))
-	r.End = n.epoch("END", getenv("END"))
-	r.NodeCount = n.count("NODECNT", getenv("NODECNT"))
-	r.CPUs = n.count("PROCS", getenv("PROCS"))
-	r.NodeList = n.text("NODES", getenv("NODES"), maxFieldBytes)
+	r.Cluster = n.Text("CLUSTER", getenv("CLUSTER"), MaxFieldBytes)
+	r.Name = n.Text("JOBNAME", getenv("JOBNAME"), MaxFieldBytes)
+	r.User = n.Text("USERNAME", getenv("USERNAME"), MaxFieldBytes)
+	r.UID = n.ID("UID", getenv("UID"))
+	r.Account = n.Text("ACCOUNT", getenv("ACCOUNT"), MaxFieldBytes)
+	r.Partition = n.Text("PARTITION", getenv("PARTITION"), MaxFieldBytes)
+	r.QOS = n.Text("QOS", getenv("QOS"), MaxFieldBytes)
+	r.Reason = n.Text("STATEREASONPREV", getenv("STATEREASONPREV"), MaxFieldBytes)
+	r.Submit = n.Epoch("SUBMIT", getenv("SUBMIT"))
+	r.Eligible = n.Epoch("ELIGIBLE", getenv("ELIGIBLE"))
+	r.Start = n.Epoch("START", getenv("START"))
+	r.End = n.Epoch("END", getenv("END"))
+	r.NodeCount = n.Count("NODECNT", getenv("NODECNT"))
+	r.CPUs = n.Count("PROCS", getenv("PROCS"))
+	r.NodeList = n.Text("NODES", getenv("NODES"), MaxFieldBytes)
 	if r.NodeList != "" {
 		if _, err := parseHostlist(r.NodeList); err != nil {
-			n.add("NODES", "%v", err)
+			n.Add("NODES", "%v", err)
 		}
 	}
 
 	if v := getenv("JOBSTATE"); v != "" {
 		state, _, err := ParseState(v)
 		if err != nil {
-			n.add("JOBSTATE", "%v", err)
+			n.Add("JOBSTATE", "%v", err)
 		}
 		r.State = state
 	}
 	if v := getenv("LIMIT"); v != "" {
 		d, unlimited, err := ParseDuration(v)
 		if err != nil {
-			n.add("LIMIT", "%v", err)
+			n.Add("LIMIT", "%v", err)
 		}
 		r.TimeLimit, r.Unlimited = d, unlimited
 	}
-	r.ExitStatus, r.ExitSignal = n.exitCode("EXITCODE", getenv("EXITCODE"))
-	r.DerivedStatus, r.DerivedSignal = n.exitCode("DERIVED_EC", getenv("DERIVED_EC"))
+	r.ExitStatus, r.ExitSignal = n.ExitCode("EXITCODE", getenv("EXITCODE"))
+	r.DerivedStatus, r.DerivedSignal = n.ExitCode("DERIVED_EC", getenv("DERIVED_EC"))
 	r.parseJobCompArray(getenv, &n)
 	r.parseJobCompHet(getenv, &n)
 	return r, n, nil
 }
 
-// exitCode parses an "exit:signal" variable; malformed gives 0, 0 and a note.
-func (n *notes) exitCode(name, v string) (status, signal int) {
+// ExitCode parses an "exit:signal" variable; malformed gives 0, 0 and a note.
+func (n *Notes) ExitCode(name, v string) (status, signal int) {
 	if v == "" {
 		return 0, 0
 	}
 	status, signal, err := ParseExitCode2(v)
 	if err != nil {
-		n.add(name, "%v", err)
+		n.Add(name, "%v", err)
 	}
 	return status, signal
 }
@@ -120,14 +120,14 @@ func (n *notes) exitCode(name, v string) (status, signal int) {
 // parseJobCompArray fills the array fields. The record of an array whose
 // tasks never split off (cancelled while pending) has ARRAYJOBID == JOBID and
 // no task id; it keeps ArrayTaskID -1.
-func (r *JobRecord) parseJobCompArray(getenv func(string) string, n *notes) {
+func (r *JobRecord) parseJobCompArray(getenv func(string) string, n *Notes) {
 	arrayJob := strings.TrimSpace(getenv("ARRAYJOBID"))
 	if arrayJob == "" {
 		return
 	}
-	aj, ok := parseDigits(arrayJob, math.MaxUint32)
+	aj, ok := ParseDigits(arrayJob, math.MaxUint32)
 	if !ok {
-		n.add("ARRAYJOBID", "not a job id: %s", quoteShort(arrayJob))
+		n.Add("ARRAYJOBID", "not a job id: %s", QuoteShort(arrayJob))
 		return
 	}
 	if aj == 0 {
@@ -136,14 +136,14 @@ func (r *JobRecord) parseJobCompArray(getenv func(string) string, n *notes) {
 	arrayJob = strconv.FormatUint(aj, 10)
 	r.ArrayJobID = arrayJob
 	task := strings.TrimSpace(getenv("ARRAYTASKID"))
-	t, ok2 := parseDigits(task, math.MaxUint32)
+	t, ok2 := ParseDigits(task, math.MaxUint32)
 	switch {
 	case task == "":
 	case !ok2:
-		n.add("ARRAYTASKID", "not an array index: %s", quoteShort(task))
-	case t >= noValTask:
+		n.Add("ARRAYTASKID", "not an array index: %s", QuoteShort(task))
+	case t >= NoValTask:
 	case t > math.MaxInt32:
-		n.add("ARRAYTASKID", "array index %d out of range", t)
+		n.Add("ARRAYTASKID", "array index %d out of range", t)
 	default:
 		r.ArrayTaskID = int(t)
 		r.DisplayID = arrayJob + "_" + strconv.Itoa(r.ArrayTaskID)
@@ -152,7 +152,7 @@ func (r *JobRecord) parseJobCompArray(getenv func(string) string, n *notes) {
 
 // parseJobCompHet fills the heterogeneous job fields from HETJOBID (20.02+)
 // or PACKJOBID.
-func (r *JobRecord) parseJobCompHet(getenv func(string) string, n *notes) {
+func (r *JobRecord) parseJobCompHet(getenv func(string) string, n *Notes) {
 	idVar, offVar := "HETJOBID", "HETJOBOFFSET"
 	het := strings.TrimSpace(getenv(idVar))
 	if het == "" {
@@ -162,9 +162,9 @@ func (r *JobRecord) parseJobCompHet(getenv func(string) string, n *notes) {
 	if het == "" {
 		return
 	}
-	hj, ok := parseDigits(het, math.MaxUint32)
+	hj, ok := ParseDigits(het, math.MaxUint32)
 	if !ok {
-		n.add(idVar, "not a job id: %s", quoteShort(het))
+		n.Add(idVar, "not a job id: %s", QuoteShort(het))
 		return
 	}
 	if hj == 0 {
@@ -173,9 +173,9 @@ func (r *JobRecord) parseJobCompHet(getenv func(string) string, n *notes) {
 	het = strconv.FormatUint(hj, 10)
 	r.HetJobID = het
 	off := strings.TrimSpace(getenv(offVar))
-	o, ok := parseDigits(off, math.MaxInt32)
+	o, ok := ParseDigits(off, math.MaxInt32)
 	if !ok {
-		n.add(offVar, "not a component offset: %s", quoteShort(off))
+		n.Add(offVar, "not a component offset: %s", QuoteShort(off))
 		return
 	}
 	r.HetOffset = int(o)

@@ -230,7 +230,7 @@ func TestParseJobCompEnv(t *testing.T) {
 		{
 			name:    "hostile name sanitised",
 			changes: map[string]string{"JOBNAME": "x\x1b[2J\ny\u202e" + strings.Repeat("z", 5000)},
-			edit:    func(r *JobRecord) { r.Name = "x[2Jy" + strings.Repeat("z", maxFieldBytes-5) },
+			edit:    func(r *JobRecord) { r.Name = "x[2Jy" + strings.Repeat("z", MaxFieldBytes-5) },
 			wantProblems: []string{
 				"JOBNAME: removed or replaced 3 control or invalid characters",
 				"JOBNAME: truncated from 5010 to 4096 bytes",
@@ -294,7 +294,7 @@ func TestParseJobCompEnv(t *testing.T) {
 				if !strings.Contains(p, tt.wantProblems[i]) {
 					t.Errorf("problem %d = %q, want it to contain %q", i, p, tt.wantProblems[i])
 				}
-				if len(p) > maxMessage || !isPrintableASCII(p) {
+				if CheckMessage(p) != nil {
 					t.Errorf("problem %d unbounded or unescaped: %q", i, p)
 				}
 			}

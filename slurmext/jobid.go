@@ -54,7 +54,7 @@ func ParseJobID(s string) (JobIDParts, error) {
 	t := strings.TrimSpace(s)
 	p := JobIDParts{ArrayTaskID: -1, HetOffset: -1}
 	bad := func(why string) (JobIDParts, error) {
-		return JobIDParts{}, fmt.Errorf("job id %s: %s: %w", quoteShort(s), why, ErrBadJobID)
+		return JobIDParts{}, fmt.Errorf("job id %s: %s: %w", QuoteShort(s), why, ErrBadJobID)
 	}
 	if t == "" {
 		return bad("empty")
@@ -78,13 +78,13 @@ func ParseJobID(s string) (JobIDParts, error) {
 		p.Base = base
 		if strings.HasPrefix(task, "[") {
 			spec, ok := strings.CutSuffix(task[1:], "]")
-			if !ok || !validArraySpec(spec) {
+			if !ok || !ValidArraySpec(spec) {
 				return bad("array task list is not [<digits , - % :>]")
 			}
 			p.ArrayTaskSpec = spec
 			break
 		}
-		n, ok := parseDigits(task, math.MaxInt32)
+		n, ok := ParseDigits(task, math.MaxInt32)
 		if !ok {
 			return bad("array task is not a number")
 		}
@@ -92,7 +92,7 @@ func ParseJobID(s string) (JobIDParts, error) {
 	case strings.Contains(job, "+"):
 		base, off, _ := strings.Cut(job, "+")
 		p.Base = base
-		n, ok := parseDigits(off, math.MaxInt32)
+		n, ok := ParseDigits(off, math.MaxInt32)
 		if !ok {
 			return bad("heterogeneous job offset is not a number")
 		}
@@ -135,8 +135,8 @@ func validStep(st string) bool {
 	return true
 }
 
-// validArraySpec accepts a task list such as "1-5%2", "1,3,5", "0-15:4".
-func validArraySpec(spec string) bool {
+// ValidArraySpec accepts a task list such as "1-5%2", "1,3,5", "0-15:4".
+func ValidArraySpec(spec string) bool {
 	if spec == "" || len(spec) > maxArraySpecBytes {
 		return false
 	}
@@ -208,19 +208,19 @@ const jobRefForms = "want a job id such as 58, an array task 53_1, a heterogeneo
 func ParseJobRef(s string) (JobRef, error) {
 	p, err := ParseJobID(s)
 	if err != nil {
-		return JobRef{}, fmt.Errorf("%s is not a job id (%s): %w", quoteShort(strings.TrimSpace(s)), jobRefForms, ErrBadJobID)
+		return JobRef{}, fmt.Errorf("%s is not a job id (%s): %w", QuoteShort(strings.TrimSpace(s)), jobRefForms, ErrBadJobID)
 	}
 	if p.IsStep() {
-		return JobRef{}, fmt.Errorf("%s is a job step: gpuprof profiles whole jobs, use %s: %w", quoteShort(strings.TrimSpace(s)), p.Job, ErrBadJobID)
+		return JobRef{}, fmt.Errorf("%s is a job step: gpuprof profiles whole jobs, use %s: %w", QuoteShort(strings.TrimSpace(s)), p.Job, ErrBadJobID)
 	}
 	base, ok := canonicalJobID(p.Base)
 	if !ok {
-		return JobRef{}, fmt.Errorf("%s is not a job id (%s): %w", quoteShort(strings.TrimSpace(s)), jobRefForms, ErrBadJobID)
+		return JobRef{}, fmt.Errorf("%s is not a job id (%s): %w", QuoteShort(strings.TrimSpace(s)), jobRefForms, ErrBadJobID)
 	}
 	if !isDigits(base) && (p.ArrayTaskID >= 0 || p.ArrayTaskSpec != "" || p.HetOffset >= 0) {
 		// Array and heterogeneous job ids are numbers even where a SLUID
 		// names the job.
-		return JobRef{}, fmt.Errorf("%s: an array or heterogeneous job id is a number (%s): %w", quoteShort(strings.TrimSpace(s)), jobRefForms, ErrBadJobID)
+		return JobRef{}, fmt.Errorf("%s: an array or heterogeneous job id is a number (%s): %w", QuoteShort(strings.TrimSpace(s)), jobRefForms, ErrBadJobID)
 	}
 	return JobRef{Base: base, ArrayTaskID: p.ArrayTaskID, ArrayTaskSpec: p.ArrayTaskSpec, HetOffset: p.HetOffset}, nil
 }
@@ -234,7 +234,7 @@ const sluidDigits = "0123456789ABCDEFGHJKMNPQRSTVWXYZ"
 // ('s', then 13 upper-case digits; str2sluid also reads lower case and
 // I, L as 1 and O as 0). ok is false for anything else.
 func canonicalJobID(b string) (string, bool) {
-	if n, ok := parseDigits(b, maxRawJobID); ok {
+	if n, ok := ParseDigits(b, maxRawJobID); ok {
 		if n == 0 {
 			return "", false
 		}
@@ -260,7 +260,7 @@ func canonicalJobID(b string) (string, bool) {
 }
 
 func isDigits(s string) bool {
-	_, ok := parseDigits(s, math.MaxUint64)
+	_, ok := ParseDigits(s, math.MaxUint64)
 	return ok
 }
 

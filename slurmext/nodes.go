@@ -79,12 +79,12 @@ func parseNodeGres(v string) (NodeGres, error) {
 				continue
 			}
 			if typ != "" {
-				return g, fmt.Errorf("entry %s: two types", quoteShort(entry))
+				return g, fmt.Errorf("entry %s: two types", QuoteShort(entry))
 			}
 			typ = p
 		}
 		if count > 1<<40 {
-			return g, fmt.Errorf("entry %s: count out of range", quoteShort(entry))
+			return g, fmt.Errorf("entry %s: count out of range", QuoteShort(entry))
 		}
 		switch name {
 		case "gpu":

@@ -81,15 +81,15 @@ func ParsePartitionSpec(spec string) (p PartitionConf, given map[string]bool, er
 			fields[last] += "," + item
 			continue
 		case !hasEq:
-			return PartitionConf{}, nil, bad("item %s is not Key=Value", quoteShort(item))
+			return PartitionConf{}, nil, bad("item %s is not Key=Value", QuoteShort(item))
 		}
 		k, v = strings.TrimSpace(k), strings.TrimSpace(v)
 		key, ok := lookupKey(partitionSpecKeys, k)
 		switch {
 		case k == "":
-			return PartitionConf{}, nil, bad("item %s has no key", quoteShort(item))
+			return PartitionConf{}, nil, bad("item %s has no key", QuoteShort(item))
 		case !ok:
-			return PartitionConf{}, nil, bad("unknown key %s; the keys are %s", quoteShort(k), strings.Join(partitionSpecKeys, ", "))
+			return PartitionConf{}, nil, bad("unknown key %s; the keys are %s", QuoteShort(k), strings.Join(partitionSpecKeys, ", "))
 		}
 		lk := strings.ToLower(key)
 		switch {
@@ -135,23 +135,23 @@ func checkPartitionFields(spec string, fields map[string]string) error {
 			}
 			for _, n := range nodes {
 				if strings.EqualFold(n, "ALL") {
-					return bad("Nodes=%s: ALL stands alone", quoteShort(v))
+					return bad("Nodes=%s: ALL stands alone", QuoteShort(v))
 				}
 			}
 		case "MaxTime", "DefaultTime":
 			if strings.EqualFold(v, "Partition_Limit") {
-				return bad("%s=%s: Partition_Limit is a job's time limit, not a partition's", key, quoteShort(v))
+				return bad("%s=%s: Partition_Limit is a job's time limit, not a partition's", key, QuoteShort(v))
 			}
 			if _, _, err := ParseDuration(v); err != nil {
 				return policyErr(what, spec, err, "%s", key)
 			}
 		case "PriorityTier", "PriorityJobFactor":
-			if _, ok := parseDigits(v, maxPriorityTier); !ok {
-				return bad("%s=%s: want a whole number from 0 to %d", key, quoteShort(v), maxPriorityTier)
+			if _, ok := ParseDigits(v, maxPriorityTier); !ok {
+				return bad("%s=%s: want a whole number from 0 to %d", key, QuoteShort(v), maxPriorityTier)
 			}
 		case "QOS":
 			if !validPolicyName(v) {
-				return bad("QOS=%s: a QOS name holds only letters, digits, '_', '.' and '-'", quoteShort(v))
+				return bad("QOS=%s: a QOS name holds only letters, digits, '_', '.' and '-'", QuoteShort(v))
 			}
 		case "AllowQOS":
 			if strings.EqualFold(v, "ALL") {
@@ -159,18 +159,18 @@ func checkPartitionFields(spec string, fields map[string]string) error {
 			}
 			for q := range strings.SplitSeq(v, ",") {
 				if !validPolicyName(q) {
-					return bad("AllowQOS: %s: want ALL or QOS names of letters, digits, '_', '.' and '-'", quoteShort(q))
+					return bad("AllowQOS: %s: want ALL or QOS names of letters, digits, '_', '.' and '-'", QuoteShort(q))
 				}
 			}
 		case "Default":
 			if !strings.EqualFold(v, "YES") && !strings.EqualFold(v, "NO") {
-				return bad("Default=%s: want YES or NO", quoteShort(v))
+				return bad("Default=%s: want YES or NO", QuoteShort(v))
 			}
 		case "State":
 			switch strings.ToUpper(v) {
 			case "UP", "DOWN", "DRAIN", "INACTIVE":
 			default:
-				return bad("State=%s: want UP, DOWN, DRAIN or INACTIVE", quoteShort(v))
+				return bad("State=%s: want UP, DOWN, DRAIN or INACTIVE", QuoteShort(v))
 			}
 		}
 	}
@@ -297,11 +297,11 @@ func ParseQOSSpec(spec string) (QOSLimits, error) {
 			}
 			switch {
 			case !hasEq:
-				return QOSLimits{}, bad("item %s is not Key=Value", quoteShort(item))
+				return QOSLimits{}, bad("item %s is not Key=Value", QuoteShort(item))
 			case k == "":
-				return QOSLimits{}, bad("item %s has no key", quoteShort(item))
+				return QOSLimits{}, bad("item %s has no key", QuoteShort(item))
 			}
-			return QOSLimits{}, bad("unknown key %s; the keys are %s", quoteShort(k), qosKeyList)
+			return QOSLimits{}, bad("unknown key %s; the keys are %s", QuoteShort(k), qosKeyList)
 		}
 		switch {
 		case seen[key.name]:
@@ -351,10 +351,10 @@ func policyCount(key, v string, zeroOK bool) (int, error) {
 	if v == "-1" {
 		return 0, nil
 	}
-	n, ok := parseDigits(v, maxPolicyCount)
+	n, ok := ParseDigits(v, maxPolicyCount)
 	switch {
 	case !ok:
-		return 0, fmt.Errorf("%s=%s: want a whole number from -1 (no limit) to %d", key, quoteShort(v), maxPolicyCount)
+		return 0, fmt.Errorf("%s=%s: want a whole number from -1 (no limit) to %d", key, QuoteShort(v), maxPolicyCount)
 	case n == 0 && !zeroOK:
 		return 0, fmt.Errorf("%s=0 lets nothing run in Slurm; write -1 for no limit", key)
 	}
@@ -368,7 +368,7 @@ func policyWall(v string) (time.Duration, error) {
 		return 0, nil
 	}
 	if strings.EqualFold(v, "Partition_Limit") {
-		return 0, fmt.Errorf("MaxWall=%s: Partition_Limit is a job's time limit, not a QOS's", quoteShort(v))
+		return 0, fmt.Errorf("MaxWall=%s: Partition_Limit is a job's time limit, not a QOS's", QuoteShort(v))
 	}
 	d, unlimited, err := ParseDuration(v)
 	switch {
@@ -377,7 +377,7 @@ func policyWall(v string) (time.Duration, error) {
 	case unlimited:
 		return 0, nil
 	case d <= 0:
-		return 0, fmt.Errorf("MaxWall=%s lets nothing run in Slurm; write -1 for no limit", quoteShort(v))
+		return 0, fmt.Errorf("MaxWall=%s lets nothing run in Slurm; write -1 for no limit", QuoteShort(v))
 	}
 	return d, nil
 }
@@ -401,7 +401,7 @@ func policyTRESGPUs(key, v string) (gpus int, named bool, err error) {
 		switch {
 		case name == "gres/gpu" || strings.HasPrefix(name, "gres/gpu:"):
 			if typ, isTyped := strings.CutPrefix(name, "gres/gpu:"); isTyped && !validGresType(typ) {
-				return 0, false, fmt.Errorf("%s: %s: a GPU type holds only letters, digits, '_', '.', '+' and '-'", key, quoteShort(name))
+				return 0, false, fmt.Errorf("%s: %s: a GPU type holds only letters, digits, '_', '.', '+' and '-'", key, QuoteShort(name))
 			}
 			n, err := policyCount(key+" "+name, val, false)
 			if err != nil {
@@ -414,9 +414,9 @@ func policyTRESGPUs(key, v string) (gpus int, named bool, err error) {
 				return 0, false, fmt.Errorf("%s: the gres/gpu:TYPE counts add up to more than %d", key, maxPolicyCount)
 			}
 		case !knownTRESName(name):
-			return 0, false, fmt.Errorf("%s: unknown TRES %s (want cpu, mem, node, billing, energy, vmem, pages or a gres/, license/, bb/, fs/ or ic/ name such as gres/gpu), and not a key (%s)", key, quoteShort(name), qosKeyList)
+			return 0, false, fmt.Errorf("%s: unknown TRES %s (want cpu, mem, node, billing, energy, vmem, pages or a gres/, license/, bb/, fs/ or ic/ name such as gres/gpu), and not a key (%s)", key, QuoteShort(name), qosKeyList)
 		case val != "-1" && !validTRESCount(val):
-			return 0, false, fmt.Errorf("%s: %s=%s: want -1 or a count (a size may end in K, M, G, T or P)", key, name, quoteShort(val))
+			return 0, false, fmt.Errorf("%s: %s=%s: want -1 or a count (a size may end in K, M, G, T or P)", key, name, QuoteShort(val))
 		}
 	}
 	if hasUntyped {
@@ -457,7 +457,7 @@ func validTRESCount(v string) bool {
 	if n := len(v); n > 1 && strings.ContainsRune("KMGTPkmgtp", rune(v[n-1])) {
 		v = v[:n-1]
 	}
-	_, ok := parseDigits(v, math.MaxInt64)
+	_, ok := ParseDigits(v, math.MaxInt64)
 	return ok
 }
 
@@ -471,7 +471,7 @@ func splitPolicySpec(what, spec string) (name, body string, err error) {
 	case name == "":
 		return "", "", policyErr(what, spec, nil, "no name before ':'")
 	case !validPolicyName(name):
-		return "", "", policyErr(what, spec, nil, "name %s: want letters, digits, '_', '.' and '-' only", quoteShort(name))
+		return "", "", policyErr(what, spec, nil, "name %s: want letters, digits, '_', '.' and '-' only", QuoteShort(name))
 	case body == "":
 		return "", "", policyErr(what, spec, nil, "nothing after ':'; want at least one Key=Value")
 	}
@@ -536,9 +536,9 @@ func policyErr(what, spec string, cause error, format string, a ...any) error {
 	msg := fmt.Sprintf(format, a...)
 	switch {
 	case cause == nil:
-		return fmt.Errorf("%s %s: %s: %w", what, quoteShort(spec), msg, ErrBadPolicySpec)
+		return fmt.Errorf("%s %s: %s: %w", what, QuoteShort(spec), msg, ErrBadPolicySpec)
 	case msg == "":
-		return fmt.Errorf("%s %s: %w: %w", what, quoteShort(spec), cause, ErrBadPolicySpec)
+		return fmt.Errorf("%s %s: %w: %w", what, QuoteShort(spec), cause, ErrBadPolicySpec)
 	}
-	return fmt.Errorf("%s %s: %s: %w: %w", what, quoteShort(spec), msg, cause, ErrBadPolicySpec)
+	return fmt.Errorf("%s %s: %s: %w: %w", what, QuoteShort(spec), msg, cause, ErrBadPolicySpec)
 }

@@ -157,7 +157,7 @@ func schedOf(lines []ConfLine, sets map[string][]string) (SchedConf, error) {
 			}
 			p, err := parsePartition(name, merged, sets)
 			if err != nil && firstErr == nil {
-				firstErr = badf("PartitionName=%s: %v", quoteShort(name), err)
+				firstErr = badf("PartitionName=%s: %v", QuoteShort(name), err)
 			}
 			if members += len(p.Nodes); members > maxConfMembers {
 				return c, fmt.Errorf("slurm.conf %s: partitions name more than %d nodes in all: %w", l.Where(), maxConfMembers, ErrTooLarge)
@@ -175,7 +175,7 @@ func schedOf(lines []ConfLine, sets map[string][]string) (SchedConf, error) {
 		}
 		for k, v := range fields {
 			if err := c.setKey(k, v, set); err != nil && firstErr == nil {
-				firstErr = badf("%s=%s: %v", k, quoteShort(v), err)
+				firstErr = badf("%s=%s: %v", k, QuoteShort(v), err)
 			}
 		}
 	}
@@ -277,7 +277,7 @@ func (c *SchedConf) setKey(k, v string, set map[string]bool) error {
 func (c *SchedConf) setSchedulerParameters(v string, set map[string]bool) error {
 	for opt := range strings.SplitSeq(v, ",") {
 		k, val, hasVal := strings.Cut(strings.TrimSpace(opt), "=")
-		qval := quoteShort(val)
+		qval := QuoteShort(val)
 		k = strings.ToLower(k)
 		if !hasVal {
 			if k == "bf_continue" {
@@ -288,7 +288,7 @@ func (c *SchedConf) setSchedulerParameters(v string, set map[string]bool) error 
 		n, err := strconv.Atoi(val)
 		num := func() error {
 			if err != nil {
-				return fmt.Errorf("%s=%s: want an integer", quoteShort(k), qval)
+				return fmt.Errorf("%s=%s: want an integer", QuoteShort(k), qval)
 			}
 			return nil
 		}
@@ -320,7 +320,7 @@ func (c *SchedConf) setSchedulerParameters(v string, set map[string]bool) error 
 			c.BfMaxJobTest = n
 		case "bf_max_job_part", "bf_max_job_user":
 			if err := num(); err != nil || n < 0 {
-				return fmt.Errorf("%s=%s: want 0 (no limit) or more", quoteShort(k), qval)
+				return fmt.Errorf("%s=%s: want 0 (no limit) or more", QuoteShort(k), qval)
 			}
 			if k == "bf_max_job_part" {
 				c.BfMaxJobPart = n
@@ -372,7 +372,7 @@ func parsePartition(name string, f map[string]string, sets map[string][]string) 
 		if v, ok := f[key]; ok {
 			n, err := strconv.Atoi(v)
 			if err != nil || n < 0 {
-				return fmt.Errorf("%s=%s: want a non-negative integer", key, quoteShort(v))
+				return fmt.Errorf("%s=%s: want a non-negative integer", key, QuoteShort(v))
 			}
 			*dst = n
 		}
@@ -405,7 +405,7 @@ func (p *PartitionConf) setNodes(v string, sets map[string][]string) error {
 	if _, ok := sets[v]; !ok && !strings.Contains(v, ",") {
 		nodes, err := ExpandHostlist(v)
 		if err != nil {
-			return fmt.Errorf("Nodes=%s: %v", quoteShort(v), err)
+			return fmt.Errorf("Nodes=%s: %v", QuoteShort(v), err)
 		}
 		p.Nodes = nodes
 		return nil
@@ -420,12 +420,12 @@ func (p *PartitionConf) setNodes(v string, sets map[string][]string) error {
 		default:
 			ns, err := ExpandHostlist(item)
 			if err != nil {
-				return fmt.Errorf("Nodes=%s: %v", quoteShort(v), err)
+				return fmt.Errorf("Nodes=%s: %v", QuoteShort(v), err)
 			}
 			nodes = append(nodes, ns...)
 		}
 		if len(nodes) > MaxHostlistHosts {
-			return fmt.Errorf("Nodes=%s: more than %d nodes: %w", quoteShort(v), MaxHostlistHosts, ErrTooLarge)
+			return fmt.Errorf("Nodes=%s: more than %d nodes: %w", QuoteShort(v), MaxHostlistHosts, ErrTooLarge)
 		}
 	}
 	p.Nodes = dedupe(nodes)

@@ -161,7 +161,7 @@ func scontrolRecords(what string, b []byte, first string) ([]ConfLine, error) {
 			k, v, ok := strings.Cut(w, "=")
 			if !ok || !scontrolKey(k) {
 				if len(out) == 0 {
-					return nil, fmt.Errorf("%s: line %d: %q before the first %s=: %w", what, n, quoteShort(w), first, ErrBadConf)
+					return nil, fmt.Errorf("%s: line %d: %q before the first %s=: %w", what, n, QuoteShort(w), first, ErrBadConf)
 				}
 				last := &out[len(out)-1]
 				p := &last.Pairs[len(last.Pairs)-1]
@@ -174,7 +174,7 @@ func scontrolRecords(what string, b []byte, first string) ([]ConfLine, error) {
 				}
 				out = append(out, ConfLine{File: what, Line: n})
 			} else if len(out) == 0 {
-				return nil, fmt.Errorf("%s: line %d: %s before the first %s=: %w", what, n, quoteShort(k), first, ErrBadConf)
+				return nil, fmt.Errorf("%s: line %d: %s before the first %s=: %w", what, n, QuoteShort(k), first, ErrBadConf)
 			}
 			last := &out[len(out)-1]
 			last.Pairs = append(last.Pairs, ConfPair{k, v})

@@ -27,7 +27,7 @@ func ParseSqueueQOSName(out string) (qos, name string, err error) {
 	}
 	q, n, ok := strings.Cut(line, "|")
 	if !ok {
-		return "", "", fmt.Errorf("squeue: unexpected output %s (want %s)", quoteShort(line), SqueueQOSName)
+		return "", "", fmt.Errorf("squeue: unexpected output %s (want %s)", QuoteShort(line), SqueueQOSName)
 	}
 	return strings.TrimSpace(q), n, nil
 }
@@ -102,14 +102,14 @@ func ParseSqueueTRESPerNode(out string) (JobGres, error) {
 		}
 		n := 1 // "gres:gpu" alone asks for one
 		if len(parts) > 1 {
-			v, ok := parseDigits(parts[len(parts)-1], math.MaxInt32)
+			v, ok := ParseDigits(parts[len(parts)-1], math.MaxInt32)
 			switch {
 			case ok:
 				n = int(v)
 			case len(parts) == 2:
 				// "gpu:h100": a type and no count, one.
 			default:
-				return JobGres{}, fmt.Errorf("squeue %%b: %s has no count", quoteShort(item))
+				return JobGres{}, fmt.Errorf("squeue %%b: %s has no count", QuoteShort(item))
 			}
 		}
 		g.Known = true

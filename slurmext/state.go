@@ -164,14 +164,14 @@ func ParseState(s string) (state JobState, cancelledBy int, err error) {
 	cancelledBy = -1
 	if hasBy {
 		if JobState(base) != StateCancelled {
-			return "", -1, fmt.Errorf("job state %s: only CANCELLED has \"by <uid>\": %w", quoteShort(s), ErrBadState)
+			return "", -1, fmt.Errorf("job state %s: only CANCELLED has \"by <uid>\": %w", QuoteShort(s), ErrBadState)
 		}
-		u, ok := parseDigits(strings.TrimSpace(uid), math.MaxUint32-1)
+		u, ok := ParseDigits(strings.TrimSpace(uid), math.MaxUint32-1)
 		switch {
 		case ok && !truncated:
 			cancelledBy = int(u)
 		case !truncated:
-			return "", -1, fmt.Errorf("job state %s: not a uid after \"by\": %w", quoteShort(s), ErrBadState)
+			return "", -1, fmt.Errorf("job state %s: not a uid after \"by\": %w", QuoteShort(s), ErrBadState)
 		}
 		return StateCancelled, cancelledBy, nil
 	}
@@ -182,7 +182,7 @@ func ParseState(s string) (state JobState, cancelledBy int, err error) {
 		return st, -1, nil
 	}
 	if !truncated || t == "" {
-		return "", -1, fmt.Errorf("job state %s: %w", quoteShort(s), ErrBadState)
+		return "", -1, fmt.Errorf("job state %s: %w", QuoteShort(s), ErrBadState)
 	}
 	if strings.HasPrefix(t, "CANCELLED ") {
 		return StateCancelled, -1, nil // "CANCELLED b+"
@@ -194,12 +194,12 @@ func ParseState(s string) (state JobState, cancelledBy int, err error) {
 		}
 		if match != "" {
 			return "", -1, fmt.Errorf("job state %s: cut short, could be %s or %s: %w",
-				quoteShort(s), match, name, ErrBadState)
+				QuoteShort(s), match, name, ErrBadState)
 		}
 		match = name
 	}
 	if match == "" {
-		return "", -1, fmt.Errorf("job state %s: %w", quoteShort(s), ErrBadState)
+		return "", -1, fmt.Errorf("job state %s: %w", QuoteShort(s), ErrBadState)
 	}
 	return match, -1, nil
 }
@@ -275,8 +275,8 @@ func (s JobState) EndedPending(started bool, end time.Time) bool {
 	return !started && !end.IsZero() && s.IsFinal()
 }
 
-// isBase reports the base states (JOB_STATE_BASE) among jobStates.
-func (s JobState) isBase() bool {
+// IsBase reports the base states (JOB_STATE_BASE) among jobStates.
+func (s JobState) IsBase() bool {
 	switch s {
 	case StatePending, StateRunning, StateSuspended, StateCompleted, StateCancelled, StateFailed,
 		StateTimeout, StateNodeFail, StatePreempted, StateBootFail, StateDeadline, StateOutOfMemory:
@@ -339,5 +339,5 @@ func ParseStateName(s string) (JobState, error) {
 		return st, nil
 	}
 	return "", fmt.Errorf("job state %s: %w: want one of %s, or another name Slurm prints (COMPLETING, REQUEUE_HOLD, …)",
-		quoteShort(s), ErrBadState, strings.Join(SacctStateCodes(), ", "))
+		QuoteShort(s), ErrBadState, strings.Join(SacctStateCodes(), ", "))
 }

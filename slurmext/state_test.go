@@ -85,7 +85,7 @@ func TestStateTables(t *testing.T) {
 		if !s.Known() {
 			t.Errorf("%q.Known() = false for a name in jobStates", s)
 		}
-		if s.isBase() {
+		if s.IsBase() {
 			base++
 		}
 		if got, _, err := ParseState(string(s)); err != nil || got != s {
@@ -95,8 +95,8 @@ func TestStateTables(t *testing.T) {
 	if base != 12 {
 		t.Errorf("%d base states in jobStates, want 12", base)
 	}
-	if JobState("EXPLODED").Known() || StateRequeued.isBase() {
-		t.Error("Known or isBase accepts what it must not")
+	if JobState("EXPLODED").Known() || StateRequeued.IsBase() {
+		t.Error("Known or IsBase accepts what it must not")
 	}
 }
 

@@ -13,11 +13,11 @@ import (
 // or a note.
 const maxQuoted = 64
 
-// quoteShort renders an untrusted value for an error message: at most
+// QuoteShort renders an untrusted value for an error message: at most
 // maxQuoted bytes, quoted with %+q so that control characters, invalid UTF-8
 // and anything non-ASCII (look-alikes, bidi controls) are escaped and cannot
 // forge or disguise log lines, with the full length when cut.
-func quoteShort(s string) string {
+func QuoteShort(s string) string {
 	if len(s) <= maxQuoted {
 		return fmt.Sprintf("%+q", s)
 	}
@@ -63,9 +63,9 @@ func sanitizeText(s string, maxBytes int) (out string, removed int, truncated bo
 	return b.String(), removed, truncated
 }
 
-// parseDigits parses a non-negative decimal of ASCII digits only (no sign, no
+// ParseDigits parses a non-negative decimal of ASCII digits only (no sign, no
 // spaces) that is at most maxVal. Leading zeros are allowed.
-func parseDigits(s string, maxVal uint64) (uint64, bool) {
+func ParseDigits(s string, maxVal uint64) (uint64, bool) {
 	if s == "" {
 		return 0, false
 	}

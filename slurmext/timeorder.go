@@ -30,7 +30,7 @@ type TimeOrderError struct {
 
 func (e *TimeOrderError) Error() string {
 	return fmt.Sprintf("job %s: %s %s is %s before %s %s (more than the %s clock-skew tolerance): %v",
-		quoteShort(e.JobID), e.Later, e.LaterT.UTC().Format(time.RFC3339), e.BeforeT.Sub(e.LaterT).Round(time.Second),
+		QuoteShort(e.JobID), e.Later, e.LaterT.UTC().Format(time.RFC3339), e.BeforeT.Sub(e.LaterT).Round(time.Second),
 		e.Before, e.BeforeT.UTC().Format(time.RFC3339), TimeOrderSkew, ErrTimeOrder)
 }
 

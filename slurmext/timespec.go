@@ -49,7 +49,7 @@ const maxSpanSeconds = 100 * 366 * 24 * 3600
 func ParseTimeSpec(s string, now time.Time) (time.Time, error) {
 	t, ok := parseTimeSpec(strings.TrimSpace(s), now.Truncate(time.Second))
 	if !ok {
-		return time.Time{}, fmt.Errorf("time %s: %w: want %s", quoteShort(s), ErrBadTimeSpec, TimeSpecForms)
+		return time.Time{}, fmt.Errorf("time %s: %w: want %s", QuoteShort(s), ErrBadTimeSpec, TimeSpecForms)
 	}
 	return t, nil
 }
@@ -64,7 +64,7 @@ func parseTimeSpec(s string, now time.Time) (time.Time, bool) {
 	}
 	lower := strings.ToLower(s)
 	if rest, ok := strings.CutPrefix(lower, "uts"); ok {
-		n, ok := parseDigits(rest, 1<<40)
+		n, ok := ParseDigits(rest, 1<<40)
 		if !ok || n < 1_000_000 { // Slurm's own lower bound
 			return time.Time{}, false
 		}
@@ -103,7 +103,7 @@ func parseNowOffset(s string) (time.Duration, bool) {
 	for i < len(s) && s[i] >= '0' && s[i] <= '9' {
 		i++
 	}
-	n, ok := parseDigits(s[:i], maxSpanSeconds)
+	n, ok := ParseDigits(s[:i], maxSpanSeconds)
 	if !ok {
 		return 0, false
 	}
@@ -142,7 +142,7 @@ func parseSpan(s string) (time.Duration, bool) {
 	if !ok {
 		return 0, false
 	}
-	n, ok := parseDigits(s[:len(s)-1], maxSpanSeconds)
+	n, ok := ParseDigits(s[:len(s)-1], maxSpanSeconds)
 	if !ok || n*unit > maxSpanSeconds {
 		return 0, false
 	}
@@ -270,7 +270,7 @@ func parsePart(s string, i int) (any, int, bool) {
 		return j
 	}
 	num := func(from, to int) int {
-		n, _ := parseDigits(s[from:to], 9999)
+		n, _ := ParseDigits(s[from:to], 9999)
 		return int(n)
 	}
 	j := digits(i)

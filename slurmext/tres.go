@@ -11,9 +11,9 @@ import (
 // ErrBadTRES means a TRES string such as "cpu=4,gres/gpu=2" is malformed.
 var ErrBadTRES = errors.New("malformed TRES string")
 
-// maxTRESItems bounds how many items a TRES string may have. A cluster
+// MaxTRESItems bounds how many items a TRES string may have. A cluster
 // tracks a few dozen TRES at most.
-const maxTRESItems = 1024
+const MaxTRESItems = 1024
 
 // ParseTRES parses a TRES string as sacct prints ReqTRES/AllocTRES
 // ("billing=4,cpu=4,gres/gpu:h100=2,mem=16G,node=1") into name → value.
@@ -27,36 +27,36 @@ func ParseTRES(s string) (map[string]string, error) {
 	if strings.TrimSpace(s) == "" {
 		return out, nil
 	}
-	if strings.Count(s, ",") >= maxTRESItems {
-		return nil, fmt.Errorf("TRES %s: more than %d items: %w", quoteShort(s), maxTRESItems, ErrBadTRES)
+	if strings.Count(s, ",") >= MaxTRESItems {
+		return nil, fmt.Errorf("TRES %s: more than %d items: %w", QuoteShort(s), MaxTRESItems, ErrBadTRES)
 	}
 	for item := range strings.SplitSeq(s, ",") {
 		name, value, ok := strings.Cut(strings.TrimSpace(item), "=")
 		name, value = strings.TrimSpace(name), strings.TrimSpace(value)
 		switch {
 		case !ok || name == "" || value == "":
-			return nil, fmt.Errorf("TRES %s: item %s is not name=value: %w", quoteShort(s), quoteShort(item), ErrBadTRES)
+			return nil, fmt.Errorf("TRES %s: item %s is not name=value: %w", QuoteShort(s), QuoteShort(item), ErrBadTRES)
 		case out[name] != "":
-			return nil, fmt.Errorf("TRES %s: %s given twice: %w", quoteShort(s), quoteShort(name), ErrBadTRES)
+			return nil, fmt.Errorf("TRES %s: %s given twice: %w", QuoteShort(s), QuoteShort(name), ErrBadTRES)
 		}
 		out[name] = value
 	}
 	return out, nil
 }
 
-// checkTRES reports what ParseTRES would, except names given twice, without
+// CheckTRES reports what ParseTRES would, except names given twice, without
 // building a map: sacct import checks every line.
-func checkTRES(s string) error {
+func CheckTRES(s string) error {
 	if strings.TrimSpace(s) == "" {
 		return nil
 	}
-	if strings.Count(s, ",") >= maxTRESItems {
-		return fmt.Errorf("TRES %s: more than %d items: %w", quoteShort(s), maxTRESItems, ErrBadTRES)
+	if strings.Count(s, ",") >= MaxTRESItems {
+		return fmt.Errorf("TRES %s: more than %d items: %w", QuoteShort(s), MaxTRESItems, ErrBadTRES)
 	}
 	for item := range strings.SplitSeq(s, ",") {
 		name, value, ok := strings.Cut(item, "=")
 		if !ok || strings.TrimSpace(name) == "" || strings.TrimSpace(value) == "" {
-			return fmt.Errorf("TRES %s: item %s is not name=value: %w", quoteShort(s), quoteShort(item), ErrBadTRES)
+			return fmt.Errorf("TRES %s: item %s is not name=value: %w", QuoteShort(s), QuoteShort(item), ErrBadTRES)
 		}
 	}
 	return nil
@@ -108,7 +108,7 @@ func GPUsFromTRES(s string) (gpus int, gpuType string, shards int) {
 		if !ok {
 			continue
 		}
-		n, ok := parseDigits(strings.TrimSpace(value), math.MaxInt32)
+		n, ok := ParseDigits(strings.TrimSpace(value), math.MaxInt32)
 		if !ok {
 			continue
 		}
@@ -141,7 +141,7 @@ func (g *gresCount) addTyped(typ string, n int) {
 		n = math.MaxInt32 - g.typed // saturate: a count this large is nonsense anyway
 	}
 	g.typed += n
-	if validGresType(typ) && n > 0 && len(g.types) < maxTRESItems {
+	if validGresType(typ) && n > 0 && len(g.types) < MaxTRESItems {
 		g.types = append(g.types, typ)
 	}
 }
@@ -179,15 +179,15 @@ const (
 	usageGPUUtil = "gres/gpuutil"
 )
 
-// maxGPUUtil bounds a believable gres/gpuutil reading. A reading of a task
+// MaxGPUUtil bounds a believable gres/gpuutil reading. A reading of a task
 // on several GPUs may exceed 100, so 100 is not the bound; a hundred GPUs'
 // worth is past anything real.
-const maxGPUUtil = 100 * 100
+const MaxGPUUtil = 100 * 100
 
-// usageItem returns the value of the item called name in a TRES usage string
+// UsageItem returns the value of the item called name in a TRES usage string
 // ("cpu=00:56:24,gres/gpumem=40777023488,gres/gpuutil=100,mem=10621726720"),
 // without allocating: it runs once per step line.
-func usageItem(s, name string) (string, bool) {
+func UsageItem(s, name string) (string, bool) {
 	for len(s) > 0 {
 		item, rest, _ := strings.Cut(s, ",")
 		s = rest
@@ -206,13 +206,13 @@ func usageItem(s, name string) (string, bool) {
 // Slurm's markers for "no value" (NO_VAL64, INFINITE64), is an error
 // wrapping ErrBadTRES: the reading is then unknown, never a number.
 func GPUMemFromUsage(s string) (bytes uint64, found bool, err error) {
-	v, found := usageItem(s, usageGPUMem)
+	v, found := UsageItem(s, usageGPUMem)
 	if !found {
 		return 0, false, nil
 	}
-	b, ok := parseSlurmSize(v)
+	b, ok := ParseSize(v)
 	if !ok {
-		return 0, true, fmt.Errorf("%s=%s is not a memory size: %w", usageGPUMem, quoteShort(v), ErrBadTRES)
+		return 0, true, fmt.Errorf("%s=%s is not a memory size: %w", usageGPUMem, QuoteShort(v), ErrBadTRES)
 	}
 	return b, true, nil
 }
@@ -221,25 +221,25 @@ func GPUMemFromUsage(s string) (bytes uint64, found bool, err error) {
 // string; found and err as for GPUMemFromUsage. Slurm records it as a
 // whole number; a fraction is accepted.
 func GPUUtilFromUsage(s string) (pct float64, found bool, err error) {
-	v, found := usageItem(s, usageGPUUtil)
+	v, found := UsageItem(s, usageGPUUtil)
 	if !found {
 		return 0, false, nil
 	}
 	u, ok := parseDecimal(v)
-	if !ok || u > maxGPUUtil {
-		return 0, true, fmt.Errorf("%s=%s is not a utilisation in percent: %w", usageGPUUtil, quoteShort(v), ErrBadTRES)
+	if !ok || u > MaxGPUUtil {
+		return 0, true, fmt.Errorf("%s=%s is not a utilisation in percent: %w", usageGPUUtil, QuoteShort(v), ErrBadTRES)
 	}
 	return u, true, nil
 }
 
-// maxUsageBytes is the largest believable memory reading (1 EiB); Slurm's
+// MaxUsageBytes is the largest believable memory reading (1 EiB); Slurm's
 // NO_VAL64 and INFINITE64 markers lie above it.
-const maxUsageBytes = 1 << 60
+const MaxUsageBytes = 1 << 60
 
-// parseSlurmSize reads a size as sacct prints one: a decimal number of
+// ParseSize reads a size as sacct prints one: a decimal number of
 // bytes, or a number (possibly with a fraction) followed by one of Slurm's
 // binary unit letters K, M, G, T, P (convert_num_unit: powers of 1024).
-func parseSlurmSize(s string) (uint64, bool) {
+func ParseSize(s string) (uint64, bool) {
 	mult := 1.0
 	if n := len(s); n > 0 {
 		switch s[n-1] {
@@ -259,11 +259,11 @@ func parseSlurmSize(s string) (uint64, bool) {
 		}
 	}
 	if mult == 1 {
-		n, ok := parseDigits(s, maxUsageBytes)
+		n, ok := ParseDigits(s, MaxUsageBytes)
 		return n, ok
 	}
 	v, ok := parseDecimal(s)
-	if !ok || v*mult > maxUsageBytes {
+	if !ok || v*mult > MaxUsageBytes {
 		return 0, false
 	}
 	return uint64(math.Round(v * mult)), true
@@ -276,13 +276,13 @@ func parseDecimal(s string) (float64, bool) {
 	if whole == "" || (hasFrac && frac == "") || len(whole) > 18 || len(frac) > 18 {
 		return 0, false
 	}
-	w, ok := parseDigits(whole, math.MaxUint64)
+	w, ok := ParseDigits(whole, math.MaxUint64)
 	if !ok {
 		return 0, false
 	}
 	v := float64(w)
 	if hasFrac {
-		f, ok := parseDigits(frac, math.MaxUint64)
+		f, ok := ParseDigits(frac, math.MaxUint64)
 		if !ok {
 			return 0, false
 		}

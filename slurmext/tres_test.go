@@ -28,8 +28,8 @@ func TestParseTRES(t *testing.T) {
 			if err != nil || !maps.Equal(got, tt.want) {
 				t.Fatalf("ParseTRES(%q) = %v, %v; want %v", tt.in, got, err, tt.want)
 			}
-			if err := checkTRES(tt.in); err != nil {
-				t.Fatalf("checkTRES(%q) = %v, ParseTRES accepts it", tt.in, err)
+			if err := CheckTRES(tt.in); err != nil {
+				t.Fatalf("CheckTRES(%q) = %v, ParseTRES accepts it", tt.in, err)
 			}
 		})
 	}
@@ -39,7 +39,7 @@ func TestParseTRESErrors(t *testing.T) {
 	for _, tt := range []struct {
 		name     string
 		in       string
-		checkToo bool // checkTRES must refuse it as well
+		checkToo bool // CheckTRES must refuse it as well
 	}{
 		{name: "no equals", in: "cpu", checkToo: true},
 		{name: "empty name", in: "=4", checkToo: true},
@@ -47,7 +47,7 @@ func TestParseTRESErrors(t *testing.T) {
 		{name: "empty item", in: "cpu=1,,mem=2", checkToo: true},
 		{name: "trailing comma", in: "cpu=1,", checkToo: true},
 		{name: "duplicate", in: "cpu=1,cpu=2"},
-		{name: "too many items", in: strings.Repeat("a=1,", maxTRESItems) + "a=1", checkToo: true},
+		{name: "too many items", in: strings.Repeat("a=1,", MaxTRESItems) + "a=1", checkToo: true},
 	} {
 		t.Run(tt.name, func(t *testing.T) {
 			got, err := ParseTRES(tt.in)
@@ -55,8 +55,8 @@ func TestParseTRESErrors(t *testing.T) {
 				t.Fatalf("ParseTRES(%q) = %v, %v; want nil, ErrBadTRES", tt.in, got, err)
 			}
 			checkErrorMessage(t, err)
-			if cerr := checkTRES(tt.in); tt.checkToo && !errors.Is(cerr, ErrBadTRES) {
-				t.Fatalf("checkTRES(%q) = %v, want ErrBadTRES", tt.in, cerr)
+			if cerr := CheckTRES(tt.in); tt.checkToo && !errors.Is(cerr, ErrBadTRES) {
+				t.Fatalf("CheckTRES(%q) = %v, want ErrBadTRES", tt.in, cerr)
 			}
 		})
 	}

@@ -15,6 +15,7 @@ import (
 	"github.com/gpuprof/gpuprof/gpu"
 	"github.com/gpuprof/gpuprof/profile"
 	"github.com/gpuprof/gpuprof/slurmext"
+	"github.com/gpuprof/gpuprof/slurmext/sacct"
 	"github.com/gpuprof/gpuprof/tools/benchdb"
 	"github.com/gpuprof/gpuprof/tools/mksacct"
 )
@@ -243,11 +244,11 @@ func sacctRecords(tb testing.TB, n int) []slurmext.JobRecord {
 	tb.Helper()
 	var text bytes.Buffer
 	err := mksacct.Write(&text, mksacct.Options{Jobs: n, Seed: 1, Base: time.Date(2026, 10, 1, 0, 0, 0, 0, time.UTC),
-		Fields: slurmext.SacctFields(), Header: true, Steps: true})
+		Fields: sacct.Fields(), Header: true, Steps: true})
 	if err != nil {
 		tb.Fatal(err)
 	}
-	sr := slurmext.NewSacctReader(&text, nil, slurmext.SacctOptions{Cluster: "lab"})
+	sr := sacct.NewReader(&text, nil, sacct.Options{Cluster: "lab"})
 	rs := make([]slurmext.JobRecord, 0, n)
 	for {
 		r, err := sr.Next()

@@ -444,21 +444,34 @@ func (w *schedWriter) close() {
 	}
 }
 
+// exec and queryRow run one statement of a row. They check ctx first and
+// hand the driver a context that cannot be cancelled: go-sqlite3 runs each
+// statement given a cancellable context on a goroutine of its own, to
+// interrupt it on cancellation, and that hand-over cost more than the
+// insert itself (a goroutine, a channel and a thread wake-up a row). A
+// row's statement takes microseconds, so checking between rows stops an
+// import as soon.
 func (w *schedWriter) exec(ctx context.Context, query string, args ...any) (sql.Result, error) {
+	if err := ctx.Err(); err != nil {
+		return nil, err
+	}
 	s, err := w.stmt(ctx, query)
 	if err != nil {
 		return nil, err
 	}
-	res, err := s.ExecContext(ctx, args...)
+	res, err := s.ExecContext(context.WithoutCancel(ctx), args...)
 	return res, classify(err)
 }
 
 func (w *schedWriter) queryRow(ctx context.Context, query string, args ...any) (*sql.Row, error) {
+	if err := ctx.Err(); err != nil {
+		return nil, err
+	}
 	s, err := w.stmt(ctx, query)
 	if err != nil {
 		return nil, err
 	}
-	return s.QueryRowContext(ctx, args...), nil
+	return s.QueryRowContext(context.WithoutCancel(ctx), args...), nil
 }
 
 const (

@@ -14,6 +14,7 @@ import (
 	"time"
 
 	"github.com/gpuprof/gpuprof/slurmext"
+	"github.com/gpuprof/gpuprof/slurmext/sacct"
 )
 
 // rec is a scheduler record with the sentinels of "not an array, not
@@ -995,7 +996,7 @@ func TestSchedUsageFromRealSacct(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer f.Close()
-	r := slurmext.NewSacctReader(f, nil, slurmext.SacctOptions{})
+	r := sacct.NewReader(f, nil, sacct.Options{})
 	var rs []slurmext.JobRecord
 	for {
 		rec, err := r.Next()
@@ -1073,5 +1074,34 @@ func TestStateReadThroughParse(t *testing.T) {
 				t.Errorf("column %q: got %q, %v; want %q", tt.column, got.State, err, tt.want)
 			}
 		})
+	}
+}
+
+// TestPutSchedJobsCancelled: the rows' statements run with a context that
+// cannot be cancelled (see schedWriter.exec), so cancellation is checked
+// between rows: a bulk put cancelled on its way stops with
+// context.Canceled, and its transaction stores nothing.
+func TestPutSchedJobsCancelled(t *testing.T) {
+	db := openTest(t, Options{})
+	s, e := t0, t0.Add(time.Hour)
+	var recs []slurmext.JobRecord
+	for i := range 600 {
+		recs = append(recs, jobcompRec(fmt.Sprint(i), "COMPLETED", s, e))
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	err := db.WithTx(ctx, func(tx *Tx) error {
+		// The first chunk goes in, then the put is cancelled.
+		if _, _, _, err := tx.PutSchedJobs(ctx, recs[:schedChunk]); err != nil {
+			return err
+		}
+		cancel()
+		_, _, _, err := tx.PutSchedJobs(ctx, recs[schedChunk:])
+		return err
+	})
+	if !errors.Is(err, context.Canceled) {
+		t.Fatalf("err = %v, want context.Canceled", err)
+	}
+	if _, err := db.GetSchedJob(context.Background(), "lab", "0"); !errors.Is(err, ErrNotFound) {
+		t.Errorf("job 0 after the cancelled transaction: err %v, want ErrNotFound (nothing stored)", err)
 	}
 }

@@ -18,6 +18,7 @@ import (
 	"github.com/gpuprof/gpuprof/gpu"
 	"github.com/gpuprof/gpuprof/profile"
 	"github.com/gpuprof/gpuprof/slurmext"
+	"github.com/gpuprof/gpuprof/slurmext/sacct"
 )
 
 var vbase = time.Date(2025, 4, 1, 0, 0, 0, 0, time.UTC)
@@ -958,7 +959,7 @@ func slurmIDFixture(t *testing.T, db *DB) {
 		defer f.Close()
 		fields := strings.Split("JobID,JobIDRaw,JobName,User,UID,Account,Partition,QOS,Submit,Eligible,Start,End,"+
 			"Elapsed,Timelimit,State,ExitCode,DerivedExitCode,NodeList,NNodes,NCPUS,ReqTRES,AllocTRES,Reason,Cluster", ",")
-		r := slurmext.NewSacctReader(f, fields, slurmext.SacctOptions{Cluster: "lab"})
+		r := sacct.NewReader(f, fields, sacct.Options{Cluster: "lab"})
 		for {
 			rec, err := r.Next()
 			if errors.Is(err, io.EOF) {

@@ -14,7 +14,7 @@ import (
 
 	"github.com/gpuprof/gpuprof/cliview"
 	"github.com/gpuprof/gpuprof/history"
-	"github.com/gpuprof/gpuprof/slurmext"
+	"github.com/gpuprof/gpuprof/slurmext/sacct"
 	"github.com/gpuprof/gpuprof/store"
 	"github.com/gpuprof/gpuprof/termtext"
 )
@@ -159,7 +159,7 @@ func importInto(ctx context.Context, db *store.DB, sacctPath string, cluster his
 		if o.Format == history.FormatJSON {
 			return history.Result{}, usagef("--columns applies to text, not to sacct --json")
 		}
-		if columns, err = slurmext.ParseSacctColumns(o.Columns); err != nil {
+		if columns, err = sacct.ParseColumns(o.Columns); err != nil {
 			return history.Result{}, usagef("--columns: %v", err)
 		}
 	}
@@ -184,7 +184,7 @@ func importInto(ctx context.Context, db *store.DB, sacctPath string, cluster his
 			err = werr
 		}
 	}
-	if errors.Is(err, slurmext.ErrSacctLayout) && res.Read == 0 {
+	if errors.Is(err, sacct.ErrLayout) && res.Read == 0 {
 		return res, err // refused as a whole: no counts to show
 	}
 	cliview.ImportResult(stdout, stderr, res, cluster)

@@ -11,7 +11,7 @@ import (
 	"time"
 
 	"github.com/gpuprof/gpuprof/history"
-	"github.com/gpuprof/gpuprof/slurmext"
+	"github.com/gpuprof/gpuprof/slurmext/sacct"
 	"github.com/gpuprof/gpuprof/store"
 )
 
@@ -68,7 +68,7 @@ func TestImportCommandRefuses(t *testing.T) {
 	}{
 		{name: "header without a job id column", args: []string{"--file", realSacct("22.05-no-jobid-XP.txt")}, want: "neither JobID nor JobIDRaw"},
 		{name: "header-less, another layout", args: []string{"--file", realSacct("22.05-issue-XP-noheader.txt")},
-			want: fmt.Sprintf("expected %d columns", len(slurmext.SacctFields()))}, // gpuprof's own, the first tried
+			want: fmt.Sprintf("expected %d columns", len(sacct.Fields()))}, // gpuprof's own, the first tried
 		{name: "header-less, wrong --columns", args: []string{"--file", realSacct("22.05-issue-XP-noheader.txt"), "--columns", "JobIDRaw,State,Start"},
 			want: "expected 3 columns"},
 		{name: "squeue output", args: []string{"--file", realSacct("squeue.txt")}, want: "does not fit"},
@@ -81,7 +81,7 @@ func TestImportCommandRefuses(t *testing.T) {
 			if code := exitCode(err); code != exitError {
 				t.Fatalf("exit %d (%v), want %d", code, err, exitError)
 			}
-			if !errors.Is(err, slurmext.ErrSacctLayout) || !strings.Contains(err.Error(), tt.want) ||
+			if !errors.Is(err, sacct.ErrLayout) || !strings.Contains(err.Error(), tt.want) ||
 				!strings.Contains(err.Error(), "nothing imported") {
 				t.Errorf("error %v, want ErrSacctLayout saying %q and that nothing was imported", err, tt.want)
 			}

@@ -75,6 +75,7 @@ var leaves = []struct {
 	why     string
 }{
 	{"slurmext", []string{module + "/termtext"}, "slurmext is the one home of every Slurm rule (job ids, states and their outcome classes, cgroup layout, step sockets, gres.conf), asked by analysis, the TUI, the report, the agent, hooks and the store: it imports nothing of gpuprof but termtext (the one rule for untrusted text), so every package can ask it and it can borrow no rule from one"},
+	{"slurmext/sacct", []string{module + "/slurmext", module + "/termtext"}, "sacct's reader builds records with slurmext's rules and borrows none from elsewhere, so every package may ask it"},
 	{"internal/texttable", nil, "texttable lays out cells it is handed, for the CLI and the digest mail alike: it imports nothing of gpuprof, so every front end can use it"},
 	{"internal/present", []string{module + "/gpu", module + "/slurmext"}, "present is the one presenter: every number a person reads (durations, instants, bytes, percentages, energy, GPU-hours, plurals and lists) and the job facts show and the TUI both render are written by it for the CLI, the TUI, the report, notice mails and analysis prose alike; values in, text out, so it imports only the XID table it names codes from and Slurm's forms of durations and instants, and every front end (and analysis) can import it without a cycle"},
 }
@@ -286,14 +287,14 @@ var confTextReaders = map[string]bool{
 	"ReadGresConf": true, "ParseGresConf": true, "ParseConfText": true, "ReadConfText": true, "ReadClusterConf": true,
 }
 
-// TestOnlySlurmextParsesSlurmConf: only slurmext reads Slurm's
+// TestOnlySlurmextParsesSlurmConf: only slurmext (and its subpackages) reads Slurm's
 // configuration syntax (issue #37): no other package compares text with a
 // configuration key or calls slurmext's text readers.
 func TestOnlySlurmextParsesSlurmConf(t *testing.T) {
 	checked := 0
 	for _, p := range listPackages(t) {
 		rel := strings.TrimPrefix(strings.TrimPrefix(p.ImportPath, module), "/")
-		if rel == "slurmext" || strings.HasPrefix(rel, "internal/archtest") {
+		if rel == "slurmext" || strings.HasPrefix(rel, "slurmext/") || strings.HasPrefix(rel, "internal/archtest") {
 			continue
 		}
 		for _, name := range p.GoFiles {
@@ -422,4 +423,70 @@ func importName(f *ast.File, path, def string) string {
 		}
 	}
 	return def
+}
+
+// slurmMarkers are pieces of Slurm's output syntax that a reader splits or
+// matches on: sacct -P's field separator, the gres/ items of TRES and GRES
+// strings, the variables of a hook's or a job's environment, scontrol's
+// key=value words, sacct's column names. A package that splits or matches
+// text on one of them is reading Slurm's output itself.
+var slurmMarkers = []string{"|", "gres/", "SLURM_JOB", "JobId=", "JobState=", "NodeList=", "JobIDRaw", "TRESUsageIn"}
+
+// slurmTextFuncs are the strings and bytes functions a reader splits or
+// matches text with.
+var slurmTextFuncs = map[string]bool{
+	"Split": true, "SplitN": true, "SplitAfter": true, "Cut": true, "CutPrefix": true, "CutSuffix": true,
+	"HasPrefix": true, "HasSuffix": true, "TrimPrefix": true, "TrimSuffix": true, "Index": true,
+	"LastIndex": true, "Contains": true, "Count": true, "EqualFold": true, "FieldsFunc": true,
+}
+
+// slurmOutputExceptions may match one marker, each for its reason.
+var slurmOutputExceptions = map[string]string{
+	"agent/identity.go": "the agent tells which job a process runs from SLURM_JOB_ID in the process's own environment (/proc/PID/environ), a value it checks with slurmext.ValidJobID: identity, not Slurm's output",
+}
+
+// TestOnlySlurmextParsesSlurmOutput: only slurmext and its subpackages
+// (slurmext/sacct: sacct's text and JSON) read Slurm's output formats
+// (issue #41): no other package splits or matches text on a piece of
+// Slurm's syntax. Two readers of one format drift apart (sacct's columns
+// had two once); tools/, which writes Slurm's formats for tests and
+// benchmarks, reads none.
+func TestOnlySlurmextParsesSlurmOutput(t *testing.T) {
+	skip := func(rel string) bool {
+		return rel == "slurmext" || strings.HasPrefix(rel, "slurmext/") || strings.HasPrefix(rel, "tools/") || strings.HasPrefix(rel, "internal/archtest")
+	}
+	files := goFilesOf(t, func(rel string, _ pkg) bool { return !skip(rel) })
+	for _, pf := range files {
+		where := pf.where
+		ast.Inspect(pf.file, func(n ast.Node) bool {
+			call, ok := n.(*ast.CallExpr)
+			if !ok {
+				return true
+			}
+			sel, ok := call.Fun.(*ast.SelectorExpr)
+			if !ok || !slurmTextFuncs[sel.Sel.Name] {
+				return true
+			}
+			if x, ok := sel.X.(*ast.Ident); !ok || x.Name != "strings" && x.Name != "bytes" {
+				return true
+			}
+			ast.Inspect(call, func(a ast.Node) bool {
+				lit, ok := a.(*ast.BasicLit)
+				if !ok || lit.Kind != token.STRING {
+					return true
+				}
+				s := strings.Trim(lit.Value, "\"`")
+				for _, m := range slurmMarkers {
+					if (s == m || m != "|" && strings.Contains(s, m)) && slurmOutputExceptions[where] == "" {
+						t.Errorf("%s: %s.%s on %q reads Slurm's output: only slurmext and its subpackages parse Slurm's formats; ask them", where, sel.X, sel.Sel.Name, s)
+					}
+				}
+				return true
+			})
+			return true
+		})
+	}
+	if len(files) < 50 {
+		t.Fatalf("checked %d files; the rule would check nothing", len(files))
+	}
 }

@@ -26,7 +26,7 @@ type Options struct {
 	Jobs   int       // number of jobs (allocation lines)
 	Seed   uint64    // the same seed gives the same file
 	Base   time.Time // the first submission
-	Fields []string  // sacct field names, in output order (slurmext.SacctFields)
+	Fields []string  // sacct field names, in output order (sacct.Fields)
 	// Header writes the field names first, as sacct -P does without
 	// --noheader.
 	Header bool

@@ -9,13 +9,13 @@ import (
 	"testing"
 	"time"
 
-	"github.com/gpuprof/gpuprof/slurmext"
+	"github.com/gpuprof/gpuprof/slurmext/sacct"
 )
 
 func generated(t *testing.T, jobs int, seed uint64, steps bool) []byte {
 	t.Helper()
 	var b bytes.Buffer
-	o := Options{Jobs: jobs, Seed: seed, Base: time.Date(2026, 10, 1, 0, 0, 0, 0, time.UTC), Fields: slurmext.SacctFields(),
+	o := Options{Jobs: jobs, Seed: seed, Base: time.Date(2026, 10, 1, 0, 0, 0, 0, time.UTC), Fields: sacct.Fields(),
 		Header: steps, Steps: steps}
 	if err := Write(&b, o); err != nil {
 		t.Fatal(err)
@@ -35,7 +35,7 @@ func TestGeneratedLinesParse(t *testing.T) {
 			if n := bytes.Count(out, []byte("\n")); (n != jobs) == !steps || n < jobs {
 				t.Fatalf("%d lines for %d jobs (steps %v)", n, jobs, steps)
 			}
-			sr := slurmext.NewSacctReader(bytes.NewReader(out), nil, slurmext.SacctOptions{Cluster: "lab"})
+			sr := sacct.NewReader(bytes.NewReader(out), nil, sacct.Options{Cluster: "lab"})
 			ids := map[string]bool{}
 			var arrays, het, pending, gpus, mem, util int
 			states := map[string]int{}

@@ -1,5 +1,5 @@
 // Command mksacct writes mksacct's sacct -P text (epoch times) in gpuprof's
-// own field order (slurmext.SacctFields), for scripts/bench-import.sh: by
+// own field order (sacct.Fields), for scripts/bench-import.sh: by
 // default what gpuprof's own sacct command prints (a header line, each job
 // followed by its steps), with -allocs what sacct -X --noheader prints.
 //
@@ -13,7 +13,7 @@ import (
 	"os"
 	"time"
 
-	"github.com/gpuprof/gpuprof/slurmext"
+	"github.com/gpuprof/gpuprof/slurmext/sacct"
 	"github.com/gpuprof/gpuprof/tools/mksacct"
 )
 
@@ -46,7 +46,7 @@ func run(out string, jobs int, seed uint64, start string, allocs bool) error {
 		defer f.Close()
 	}
 	bw := bufio.NewWriterSize(f, 1<<20)
-	if err := mksacct.Write(bw, mksacct.Options{Jobs: jobs, Seed: seed, Base: base, Fields: slurmext.SacctFields(), Header: !allocs, Steps: !allocs}); err != nil {
+	if err := mksacct.Write(bw, mksacct.Options{Jobs: jobs, Seed: seed, Base: base, Fields: sacct.Fields(), Header: !allocs, Steps: !allocs}); err != nil {
 		return err
 	}
 	if err := bw.Flush(); err != nil {

@@ -1,31 +1,32 @@
-package slurmext
+package sacct
 
 import (
 	"bufio"
 	"bytes"
 	"errors"
 	"fmt"
+	"github.com/gpuprof/gpuprof/slurmext"
 	"io"
 	"math"
 	"strings"
 	"time"
 )
 
-// ErrBadSacct means sacct output cannot be read: a line with the wrong
+// ErrMalformed means sacct output cannot be read: a line with the wrong
 // number of columns, a missing job id, or a field list without JobID or
 // JobIDRaw.
-var ErrBadSacct = errors.New("malformed sacct output")
+var ErrMalformed = errors.New("malformed sacct output")
 
-// ErrSacctLayout means sacct text does not fit the columns it is read with
+// ErrLayout means sacct text does not fit the columns it is read with
 // (see LayoutError): the whole input is refused, not read line by line. It
-// wraps ErrBadSacct.
-var ErrSacctLayout = fmt.Errorf("sacct text does not fit its columns: %w", ErrBadSacct)
+// wraps ErrMalformed.
+var ErrLayout = fmt.Errorf("sacct text does not fit its columns: %w", ErrMalformed)
 
-// SacctFormat is the --format list gpuprof asks sacct for, in order; every
+// Format is the --format list gpuprof asks sacct for, in order; every
 // name exists in Slurm 22.05 (sacct --helpformat, and SEEN on 22.05.8). Run
 // sacct as
 //
-//	SLURM_TIME_FORMAT=%s sacct -a -P --format=<SacctFormat> -S … -E …
+//	SLURM_TIME_FORMAT=%s sacct -a -P --format=<Format> -S … -E …
 //
 // -P separates fields with '|', the header line names the columns (the
 // reader maps them by name), and SLURM_TIME_FORMAT=%s prints times as
@@ -33,15 +34,15 @@ var ErrSacctLayout = fmt.Errorf("sacct text does not fit its columns: %w", ErrBa
 // Step lines are asked for (no -X) because TRESUsageInMax/TRESUsageInAve,
 // where Slurm's GPU accounting fills them, are step values: the job line has
 // them empty (SEEN on 22.05.8). TotalCPU and MaxRSS are step values too
-// (see HostUsage); ReqMem is the job's memory request. sacct has no restart
+// (see slurmext.HostUsage); ReqMem is the job's memory request. sacct has no restart
 // count column; the JSON output has one.
-const SacctFormat = "JobID,JobIDRaw,JobName,User,UID,Account,Partition,QOS," +
+const Format = "JobID,JobIDRaw,JobName,User,UID,Account,Partition,QOS," +
 	"Submit,Eligible,Start,End,Elapsed,Timelimit,State,ExitCode,DerivedExitCode," +
 	"NodeList,NNodes,NCPUS,ReqTRES,AllocTRES,Reason,Cluster,TRESUsageInMax,TRESUsageInAve," +
 	"TotalCPU,MaxRSS,ReqMem"
 
-// SacctFields returns the names in SacctFormat, a new slice each call.
-func SacctFields() []string { return strings.Split(SacctFormat, ",") }
+// Fields returns the names in Format, a new slice each call.
+func Fields() []string { return strings.Split(Format, ",") }
 
 // earlierSacctFormats are the SacctFormats of earlier gpuprofs, newest
 // first: before the CPU and host-memory columns (TotalCPU, MaxRSS, ReqMem),
@@ -57,16 +58,16 @@ var earlierSacctFormats = []string{
 		"NodeList,NNodes,NCPUS,ReqTRES,AllocTRES,Reason,Cluster",
 }
 
-// ParseSacctColumns reads a column list as --format takes it ("JobIDRaw,
+// ParseColumns reads a column list as --format takes it ("JobIDRaw,
 // State,JobName%30"): names separated by commas, each a sacct field name
 // with an optional %width. The list must name JobID or JobIDRaw. Errors wrap
-// ErrBadSacct.
-func ParseSacctColumns(list string) ([]string, error) {
+// ErrMalformed.
+func ParseColumns(list string) ([]string, error) {
 	var fields []string
 	for f := range strings.SplitSeq(list, ",") {
 		f = strings.TrimSpace(f)
 		if !fieldNameShaped(f) {
-			return nil, fmt.Errorf("column list %s: %s is not a sacct field name: %w", quoteShort(list), quoteShort(f), ErrBadSacct)
+			return nil, fmt.Errorf("column list %s: %s is not a sacct field name: %w", slurmext.QuoteShort(list), slurmext.QuoteShort(f), ErrMalformed)
 		}
 		fields = append(fields, f)
 	}
@@ -76,23 +77,23 @@ func ParseSacctColumns(list string) ([]string, error) {
 	return fields, nil
 }
 
-// DefaultMaxSacctLine bounds one record of sacct text; a longer line is
+// DefaultMaxLine bounds one record of sacct text; a longer line is
 // skipped with a *LineError, never held in memory whole.
-const DefaultMaxSacctLine = 1 << 20
+const DefaultMaxLine = 1 << 20
 
 // maxJoinedLines bounds how many physical lines one record may span (a job
-// name with newlines, see SacctReader).
+// name with newlines, see Reader).
 const maxJoinedLines = 64
 
-// The probe (see SacctReader) looks at up to probeLines non-blank lines or
+// The probe (see Reader) looks at up to probeLines non-blank lines or
 // probeBytes bytes, whichever comes first, of each part of the input.
 const (
 	probeLines = 100
 	probeBytes = 1 << 20
 )
 
-// SacctOptions adjusts a SacctReader.
-type SacctOptions struct {
+// Options adjusts a Reader.
+type Options struct {
 	// Cluster is the cluster of every record when the fields have no
 	// Cluster column, or it is empty on a line.
 	Cluster string
@@ -100,7 +101,7 @@ type SacctOptions struct {
 	// default format is the local time of the host that ran it); nil means
 	// UTC. Not needed with SLURM_TIME_FORMAT=%s.
 	Location *time.Location
-	// MaxLineBytes bounds one record; 0 means DefaultMaxSacctLine.
+	// MaxLineBytes bounds one record; 0 means DefaultMaxLine.
 	MaxLineBytes int
 }
 
@@ -120,7 +121,7 @@ func (e *LineError) Unwrap() error { return e.Err }
 // fewer than half of the first records of a part of the input (the whole
 // input, or what follows a header line) have exactly the columns expected
 // and values of the right kind (a job id, a state, a time, a limit) where
-// the columns say they are. It wraps ErrSacctLayout.
+// the columns say they are. It wraps ErrLayout.
 type LayoutError struct {
 	Line    int    // first line of the part that does not fit
 	Columns string // the columns it was read with, '|'-separated
@@ -147,9 +148,9 @@ func (e *LayoutError) Error() string {
 // its columns were assumed rather than read.
 func (e *LayoutError) NoHeader() bool { return strings.HasPrefix(e.Source, "no header line") }
 
-func (e *LayoutError) Unwrap() error { return ErrSacctLayout }
+func (e *LayoutError) Unwrap() error { return ErrLayout }
 
-// quoteUpTo is quoteShort with another bound: a layout error quotes a whole
+// quoteUpTo is slurmext.QuoteShort with another bound: a layout error quotes a whole
 // column list and the start of a line.
 func quoteUpTo(s string, n int) string {
 	if len(s) <= n {
@@ -158,7 +159,7 @@ func quoteUpTo(s string, n int) string {
 	return fmt.Sprintf("%+q... (%d bytes)", s[:n], len(s))
 }
 
-// sacctColumn identifies a column SacctReader understands.
+// sacctColumn identifies a column Reader understands.
 type sacctColumn int
 
 const (
@@ -273,7 +274,7 @@ func fieldNameShaped(s string) bool {
 		}
 	}
 	if hasWidth {
-		if _, ok := parseDigits(width, 1<<16); !ok {
+		if _, ok := slurmext.ParseDigits(width, 1<<16); !ok {
 			return false
 		}
 	}
@@ -297,7 +298,7 @@ type sacctLayout struct {
 
 // newSacctLayout maps field names to columns; names are matched without
 // regard to case, "%width" suffixes are dropped and unknown names are read
-// past. A list without JobID or JobIDRaw is an error wrapping ErrBadSacct.
+// past. A list without JobID or JobIDRaw is an error wrapping ErrMalformed.
 func newSacctLayout(fields []string, fromHeader bool) (sacctLayout, error) {
 	l := sacctLayout{nFields: len(fields)}
 	for i := range l.cols {
@@ -317,7 +318,7 @@ func newSacctLayout(fields []string, fromHeader bool) (sacctLayout, error) {
 		if fromHeader {
 			what = "sacct header"
 		}
-		return l, fmt.Errorf("%s %s: neither JobID nor JobIDRaw: %w", what, quoteUpTo(strings.Join(fields, ","), 400), ErrBadSacct)
+		return l, fmt.Errorf("%s %s: neither JobID nor JobIDRaw: %w", what, quoteUpTo(strings.Join(fields, ","), 400), ErrMalformed)
 	}
 	return l, nil
 }
@@ -329,19 +330,19 @@ func (l *sacctLayout) hasUsage() bool {
 		l.cols[colTotalCPU] >= 0 || l.cols[colMaxRSS] >= 0
 }
 
-// SacctReader reads the records of `sacct -P` (or -p) text one at a time.
+// Reader reads the records of `sacct -P` (or -p) text one at a time.
 //
 // Columns are mapped by name from sacct's header line, in any order and any
 // subset that names JobID or JobIDRaw (names match without regard to case,
 // "JobName%30" widths are dropped, unknown columns are read past; Elapsed
-// is only checked: JobRecord.Elapsed derives it). A line is a header when
+// is only checked: slurmext.JobRecord.Elapsed derives it). A line is a header when
 // every '|'-separated column is shaped like a field name and one of them is
 // a column the reader knows; one that names neither JobID nor JobIDRaw
 // stops the reader with a *LayoutError. A header further down starts a new
 // part with its own columns, so several sacct outputs concatenated, each
 // with its own --format, are read as one. Text before any header (all of
 // it, with --noheader) is read with the field list given to
-// NewSacctReader; nil means gpuprof's own (SacctFormat, or the one before
+// NewReader; nil means gpuprof's own (Format, or the one before
 // it, whichever fits). A part whose header ends in a '|' is -p
 // (--parsable) output, whose lines end in one; without a header, the probe
 // finds out which of -P and -p fits.
@@ -352,7 +353,7 @@ func (l *sacctLayout) hasUsage() bool {
 // id is, and a state, times, limits, exit codes and counts of the right
 // kind where those columns are (at least half of them, and at least one,
 // must). When they do not, Next returns a
-// *LayoutError (wrapping ErrSacctLayout) for that part and for every later
+// *LayoutError (wrapping ErrLayout) for that part and for every later
 // call: text in another layout is refused, not read into wrong fields. In a
 // part that fits, a line that does not is skipped with a *LineError, and a
 // malformed value is noted (Problems) and left unknown. Empty input, or a
@@ -384,9 +385,9 @@ func (l *sacctLayout) hasUsage() bool {
 // With -D, every run of a requeued job is a line of its own (State REQUEUED,
 // then the final run), all with the same JobIDRaw, oldest first.
 // Memory is bounded by MaxLineBytes whatever the input.
-type SacctReader struct {
+type Reader struct {
 	br   *bufio.Reader
-	opts SacctOptions
+	opts Options
 
 	layout sacctLayout // the columns lines are read with now
 	// candidates are the layouts the first part may have when it has no
@@ -409,67 +410,67 @@ type SacctReader struct {
 
 	line     int // number of the last line consumed
 	split    []string
-	cur      notes // notes of the record being built
-	problems notes // notes of the record Next returned last
+	cur      slurmext.Notes // notes of the record being built
+	problems slurmext.Notes // notes of the record Next returned last
 	steps    int
 	err      error // sticky: the input cannot be read on
 
 	// With usage columns, the job read last is held until its steps have
 	// passed.
-	pending      JobRecord
+	pending      slurmext.JobRecord
 	havePending  bool
-	pendingNotes notes
+	pendingNotes slurmext.Notes
 	memBad       bool // a reading of the pending job was malformed
 	utilBad      bool
 
-	// CPU and host-memory accounting (HostUsage): of the line built last
+	// CPU and host-memory accounting (slurmext.HostUsage): of the line built last
 	// (with what was malformed in it), of the job held, and of the record
 	// Next returned last.
 	lu           lineUsage
-	pendingUsage HostUsage
+	pendingUsage slurmext.HostUsage
 	stepID       string // the JobID of the step line read last ("7.batch")
 	cpuSteps     int    // steps of the held job that reported a TotalCPU
 	cpuBad       bool   // a TotalCPU of the held job or its steps was malformed
 	rssBad       bool   // a memory peak of the held job or its steps was malformed
 	// pendingSteps counts the held job's step lines; pendingCPUCol and
 	// pendingRSSCol say its layout has TotalCPU and a memory peak
-	// (MaxRSS, TRESUsageInMax): HostUsage.TotalCPURead, MemPeakRead.
+	// (MaxRSS, TRESUsageInMax): slurmext.HostUsage.TotalCPURead, MemPeakRead.
 	pendingSteps                 int
 	pendingCPUCol, pendingRSSCol bool
-	usage                        HostUsage
+	usage                        slurmext.HostUsage
 }
 
-// lineUsage is the HostUsage of one sacct line and which of its values were
+// lineUsage is the slurmext.HostUsage of one sacct line and which of its values were
 // malformed.
 type lineUsage struct {
-	HostUsage
+	slurmext.HostUsage
 	cpuBad, rssBad bool
 }
 
 // queuedLine is a physical line read ahead: its number, its text without the
-// line break, or ErrTooLarge.
+// line break, or slurmext.ErrTooLarge.
 type queuedLine struct {
 	no   int
 	text []byte
 	err  error
 }
 
-// NewSacctReader returns a reader of sacct text in r. fields are the
-// columns of text before any header line (see SacctReader); nil means
+// NewReader returns a reader of sacct text in r. fields are the
+// columns of text before any header line (see Reader); nil means
 // gpuprof's own. A field list without JobID or JobIDRaw makes every Next
-// fail with an error wrapping ErrBadSacct.
-func NewSacctReader(r io.Reader, fields []string, opts SacctOptions) *SacctReader {
+// fail with an error wrapping ErrMalformed.
+func NewReader(r io.Reader, fields []string, opts Options) *Reader {
 	if opts.MaxLineBytes <= 0 {
-		opts.MaxLineBytes = DefaultMaxSacctLine
+		opts.MaxLineBytes = DefaultMaxLine
 	}
-	sr := &SacctReader{
+	sr := &Reader{
 		br:        bufio.NewReaderSize(r, 64<<10),
 		opts:      opts,
 		firstPart: true,
 		needProbe: true,
 	}
 	if fields == nil {
-		for i, format := range append([]string{SacctFormat}, earlierSacctFormats...) {
+		for i, format := range append([]string{Format}, earlierSacctFormats...) {
 			l, err := newSacctLayout(strings.Split(format, ","), false)
 			if err != nil {
 				panic(err) // a constant above is wrong
@@ -495,23 +496,23 @@ func NewSacctReader(r io.Reader, fields []string, opts SacctOptions) *SacctReade
 // Problems returns notes on malformed values of the record the last Next
 // returned ("State: …"); those fields keep their unknown value. The slice is
 // valid until the next call of Next.
-func (r *SacctReader) Problems() []string { return r.problems }
+func (r *Reader) Problems() []string { return r.problems }
 
 // Usage returns the CPU and host-memory accounting of the record the last
-// Next returned (see HostUsage); the zero HostUsage, every value unknown,
+// Next returned (see slurmext.HostUsage); the zero slurmext.HostUsage, every value unknown,
 // after an error.
-func (r *SacctReader) Usage() HostUsage { return r.usage }
+func (r *Reader) Usage() slurmext.HostUsage { return r.usage }
 
 // StepsSkipped returns how many step lines Next has read past so far.
-func (r *SacctReader) StepsSkipped() int { return r.steps }
+func (r *Reader) StepsSkipped() int { return r.steps }
 
 // Next returns the next job record. It returns io.EOF at the end, a
 // *LineError for a line it skipped (call Next again to go on), a
 // *LayoutError when a part of the input does not fit its columns, and any
 // other error when the input cannot be read further; after a *LayoutError or
 // such an error, every later call returns it again.
-func (r *SacctReader) Next() (JobRecord, error) {
-	var rec JobRecord
+func (r *Reader) Next() (slurmext.JobRecord, error) {
+	var rec slurmext.JobRecord
 	for {
 		if r.err == nil && r.needProbe {
 			r.needProbe = false
@@ -523,8 +524,8 @@ func (r *SacctReader) Next() (JobRecord, error) {
 			if r.havePending {
 				return r.takePending(), nil
 			}
-			r.problems, r.usage = r.problems[:0], HostUsage{}
-			return JobRecord{}, r.err
+			r.problems, r.usage = r.problems[:0], slurmext.HostUsage{}
+			return slurmext.JobRecord{}, r.err
 		}
 		kind, err := r.scan(&rec)
 		switch kind {
@@ -532,8 +533,8 @@ func (r *SacctReader) Next() (JobRecord, error) {
 			if r.havePending {
 				return r.takePending(), nil
 			}
-			r.problems, r.usage = r.problems[:0], HostUsage{}
-			return JobRecord{}, io.EOF
+			r.problems, r.usage = r.problems[:0], slurmext.HostUsage{}
+			return slurmext.JobRecord{}, io.EOF
 		case scanFatal:
 			r.err = err
 		case scanHeader:
@@ -542,8 +543,8 @@ func (r *SacctReader) Next() (JobRecord, error) {
 				return r.takePending(), nil
 			}
 		case scanSkip:
-			r.problems, r.usage = r.problems[:0], HostUsage{}
-			return JobRecord{}, err
+			r.problems, r.usage = r.problems[:0], slurmext.HostUsage{}
+			return slurmext.JobRecord{}, err
 		case scanStep:
 			r.steps++
 			if r.havePending && r.stepOfPending(&rec) {
@@ -567,7 +568,7 @@ func (r *SacctReader) Next() (JobRecord, error) {
 }
 
 // hold keeps a job until its step lines have been read.
-func (r *SacctReader) hold(rec *JobRecord) {
+func (r *Reader) hold(rec *slurmext.JobRecord) {
 	r.pending, r.havePending = *rec, true
 	r.pendingNotes = append(r.pendingNotes[:0], r.cur...)
 	r.memBad, r.utilBad = r.usageBad(rec)
@@ -584,7 +585,7 @@ func (r *SacctReader) hold(rec *JobRecord) {
 
 // usageBad reports which of the job line's own readings were malformed
 // (build notes them and leaves them invalid).
-func (r *SacctReader) usageBad(rec *JobRecord) (mem, util bool) {
+func (r *Reader) usageBad(rec *slurmext.JobRecord) (mem, util bool) {
 	for _, n := range r.cur {
 		if strings.HasPrefix(n, "TRESUsageInMax:") {
 			mem = true
@@ -598,7 +599,7 @@ func (r *SacctReader) usageBad(rec *JobRecord) (mem, util bool) {
 
 // takePending returns the job held, with its notes, and makes a malformed
 // step reading the job's unknown.
-func (r *SacctReader) takePending() JobRecord {
+func (r *Reader) takePending() slurmext.JobRecord {
 	r.havePending = false
 	rec := r.pending
 	if r.memBad {
@@ -624,14 +625,14 @@ func (r *SacctReader) takePending() JobRecord {
 	return rec
 }
 
-// finish makes u the HostUsage of the record Next returns now.
-func (r *SacctReader) finish(rec *JobRecord, u HostUsage) {
+// finish makes u the slurmext.HostUsage of the record Next returns now.
+func (r *Reader) finish(rec *slurmext.JobRecord, u slurmext.HostUsage) {
 	rec.Usage, r.usage = u, u
 }
 
 // stepOfPending reports whether a step line (JobID: the raw job id before
 // the '.', DisplayID: the JobID before the '.') belongs to the job held.
-func (r *SacctReader) stepOfPending(step *JobRecord) bool {
+func (r *Reader) stepOfPending(step *slurmext.JobRecord) bool {
 	if step.JobID != "" {
 		return step.JobID == r.pending.JobID
 	}
@@ -639,7 +640,7 @@ func (r *SacctReader) stepOfPending(step *JobRecord) bool {
 }
 
 // fold takes the readings of a step into the job held: the highest of each.
-func (r *SacctReader) fold(step *JobRecord) {
+func (r *Reader) fold(step *slurmext.JobRecord) {
 	p := &r.pending
 	r.pendingSteps++
 	if step.SlurmGPUMemValid && (!p.SlurmGPUMemValid || step.SlurmGPUMem > p.SlurmGPUMem) {
@@ -666,7 +667,7 @@ func (r *SacctReader) fold(step *JobRecord) {
 	r.rssBad = r.rssBad || su.rssBad
 	for _, n := range r.cur {
 		if len(r.pendingNotes) < maxStepNotes {
-			r.pendingNotes = append(r.pendingNotes, "step "+quoteShort(r.stepID)+": "+n)
+			r.pendingNotes = append(r.pendingNotes, "step "+slurmext.QuoteShort(r.stepID)+": "+n)
 		}
 		if strings.HasPrefix(n, "TRESUsageInMax:") {
 			r.memBad = true
@@ -693,7 +694,7 @@ const (
 )
 
 // scan reads the next record (or header) into rec.
-func (r *SacctReader) scan(rec *JobRecord) (scanKind, error) {
+func (r *Reader) scan(rec *slurmext.JobRecord) (scanKind, error) {
 	r.misfit, r.misfitCols = "", 0
 	for {
 		line, err := r.readLine()
@@ -701,7 +702,7 @@ func (r *SacctReader) scan(rec *JobRecord) (scanKind, error) {
 		switch {
 		case errors.Is(err, io.EOF):
 			return scanEOF, io.EOF
-		case errors.Is(err, ErrTooLarge):
+		case errors.Is(err, slurmext.ErrTooLarge):
 			r.misfit = "longer than the line limit"
 			return scanSkip, &LineError{Line: no, Err: err}
 		case err != nil:
@@ -732,7 +733,7 @@ func (r *SacctReader) scan(rec *JobRecord) (scanKind, error) {
 		}
 		isStep, berr := r.build(fields, rec)
 		switch {
-		case errors.Is(berr, ErrTimeOrder):
+		case errors.Is(berr, slurmext.ErrTimeOrder):
 			r.misfit = "time order"
 			return scanSkip, &LineError{Line: no, Err: berr}
 		case berr != nil:
@@ -748,7 +749,7 @@ func (r *SacctReader) scan(rec *JobRecord) (scanKind, error) {
 // header tells a header line from a data line. isHeader comes with the
 // header's layout; why is set for a line that is a header by its shape but
 // names neither JobID nor JobIDRaw.
-func (r *SacctReader) header(line []byte, no int) (lay sacctLayout, isHeader bool, why string) {
+func (r *Reader) header(line []byte, no int) (lay sacctLayout, isHeader bool, why string) {
 	// Cheap test first: a data line starts with a job id, a digit (or, for
 	// a SLUID, an 's': those take the full test).
 	if t := bytes.TrimLeft(line, " "); len(t) == 0 || !isLetter(t[0]) {
@@ -789,7 +790,7 @@ func (r *SacctReader) header(line []byte, no int) (lay sacctLayout, isHeader boo
 // dataLine reports whether a line shaped like a header is a data line of
 // the current layout after all: the right number of columns, and a job id
 // in the job id column (a SLUID is shaped like a name).
-func (r *SacctReader) dataLine(s string) bool {
+func (r *Reader) dataLine(s string) bool {
 	if r.layout.trailing {
 		s = strings.TrimSuffix(s, "|")
 	}
@@ -799,7 +800,7 @@ func (r *SacctReader) dataLine(s string) bool {
 	}
 	for _, c := range []sacctColumn{colJobIDRaw, colJobID} {
 		if i := r.layout.cols[c]; i >= 0 {
-			p, err := ParseJobID(cols[i])
+			p, err := slurmext.ParseJobID(cols[i])
 			return err == nil && plausibleJobID(p.Base)
 		}
 	}
@@ -807,10 +808,10 @@ func (r *SacctReader) dataLine(s string) bool {
 }
 
 // probe checks that the part of the input about to be read fits the
-// columns it will be read with (see SacctReader), trying each candidate
+// columns it will be read with (see Reader), trying each candidate
 // layout of a header-less first part in turn; it returns a *LayoutError
 // when none fits. It reads ahead but consumes nothing.
-func (r *SacctReader) probe() error {
+func (r *Reader) probe() error {
 	r.fillWindow()
 	cands := []sacctLayout{r.layout}
 	if r.firstPart {
@@ -852,7 +853,7 @@ func (r *SacctReader) probe() error {
 
 // fillWindow reads ahead up to probeLines non-blank lines (probeBytes
 // bytes), stopping after a header line: the probe window of a part.
-func (r *SacctReader) fillWindow() {
+func (r *Reader) fillWindow() {
 	if r.qhead == len(r.queue) {
 		r.queue, r.qhead = r.queue[:0], 0
 	}
@@ -889,7 +890,7 @@ type probeStats struct {
 	badID        int
 	badValue     int
 	value        string // the first value of the wrong kind
-	badOrder     int    // times in an impossible order (ErrTimeOrder)
+	badOrder     int    // times in an impossible order (slurmext.ErrTimeOrder)
 	tooLong      int
 	first        string
 	firstNo      int
@@ -924,11 +925,11 @@ func (s *probeStats) reason(want int) string {
 
 // dryRun reads the probe window as Next would and counts the records that
 // fit; the reader is left as it was.
-func (r *SacctReader) dryRun() probeStats {
+func (r *Reader) dryRun() probeStats {
 	qhead, line, steps := r.qhead, r.line, r.steps
 	r.probing, r.probeFirst, r.probeNo = true, "", 0
 	var st probeStats
-	var rec JobRecord
+	var rec slurmext.JobRecord
 	for {
 		kind, _ := r.scan(&rec)
 		if kind != scanJob && kind != scanStep && kind != scanSkip {
@@ -964,7 +965,7 @@ func (r *SacctReader) dryRun() probeStats {
 }
 
 // fill reads one physical line from br onto the queue.
-func (r *SacctReader) fill() error {
+func (r *Reader) fill() error {
 	switch {
 	case r.srcErr != nil:
 		return r.srcErr
@@ -983,7 +984,7 @@ func (r *SacctReader) fill() error {
 	case errors.Is(err, io.EOF):
 		r.queue, r.srcEOF = r.queue[:n], true
 		return err
-	case errors.Is(err, ErrTooLarge):
+	case errors.Is(err, slurmext.ErrTooLarge):
 		q.text, q.err = q.text[:0], err
 	case err != nil:
 		r.queue, r.srcErr = r.queue[:n], err
@@ -1004,9 +1005,9 @@ const utf8BOM = "\xef\xbb\xbf"
 
 // readLine returns the next physical line, from the queue or else from br.
 // The text is valid until the next call. A line longer than MaxLineBytes
-// is reported as an error wrapping ErrTooLarge; at the end of input (or of
+// is reported as an error wrapping slurmext.ErrTooLarge; at the end of input (or of
 // the probe window, in a dry run) it returns io.EOF.
-func (r *SacctReader) readLine() ([]byte, error) {
+func (r *Reader) readLine() ([]byte, error) {
 	if r.qhead == len(r.queue) {
 		if r.probing {
 			return nil, io.EOF
@@ -1026,15 +1027,15 @@ func (r *SacctReader) readLine() ([]byte, error) {
 }
 
 // unread gives back the line readLine returned last.
-func (r *SacctReader) unread() {
+func (r *Reader) unread() {
 	r.qhead--
 	r.line = r.queue[r.qhead].no - 1
 }
 
 // readSource reads one physical line from br into buf, without its line
 // break. A line longer than MaxLineBytes is consumed and reported as an
-// error wrapping ErrTooLarge. At the end of input it returns io.EOF.
-func (r *SacctReader) readSource(buf []byte) ([]byte, error) {
+// error wrapping slurmext.ErrTooLarge. At the end of input it returns io.EOF.
+func (r *Reader) readSource(buf []byte) ([]byte, error) {
 	tooLong := false
 	for {
 		chunk, err := r.br.ReadSlice('\n')
@@ -1057,7 +1058,7 @@ func (r *SacctReader) readSource(buf []byte) ([]byte, error) {
 			return buf, err
 		}
 		if tooLong {
-			return buf, fmt.Errorf("line longer than %d bytes: %w", r.opts.MaxLineBytes, ErrTooLarge)
+			return buf, fmt.Errorf("line longer than %d bytes: %w", r.opts.MaxLineBytes, slurmext.ErrTooLarge)
 		}
 		line := bytes.TrimSuffix(buf, []byte{'\n'})
 		return bytes.TrimSuffix(line, []byte{'\r'}), nil
@@ -1068,7 +1069,7 @@ func (r *SacctReader) readSource(buf []byte) ([]byte, error) {
 // line break) into exactly nFields values. A record that needed joining or
 // merging counts as a misfit in a probe: another layout can look like that,
 // while real names with '|' or line breaks are rare.
-func (r *SacctReader) record(line []byte) ([]string, error) {
+func (r *Reader) record(line []byte) ([]string, error) {
 	l := &r.layout
 	n := r.countCols(line)
 	nameCol := l.cols[colJobName]
@@ -1079,7 +1080,7 @@ func (r *SacctReader) record(line []byte) ([]string, error) {
 		for range maxJoinedLines {
 			next, err := r.readLine()
 			if err != nil {
-				if errors.Is(err, ErrTooLarge) {
+				if errors.Is(err, slurmext.ErrTooLarge) {
 					r.unread() // reported on its own
 				}
 				break
@@ -1109,10 +1110,10 @@ func (r *SacctReader) record(line []byte) ([]string, error) {
 		return r.split, nil
 	case len(r.split) < l.nFields:
 		r.misfit, r.misfitCols = "columns", len(r.split)
-		return nil, fmt.Errorf("%d of %d columns (truncated line?): %w", len(r.split), l.nFields, ErrBadSacct)
+		return nil, fmt.Errorf("%d of %d columns (truncated line?): %w", len(r.split), l.nFields, ErrMalformed)
 	case nameCol < 0:
 		r.misfit, r.misfitCols = "columns", len(r.split)
-		return nil, fmt.Errorf("%d columns, want %d: %w", len(r.split), l.nFields, ErrBadSacct)
+		return nil, fmt.Errorf("%d columns, want %d: %w", len(r.split), l.nFields, ErrMalformed)
 	}
 	// The job name held '|': it takes the surplus columns.
 	if r.misfit == "" {
@@ -1126,7 +1127,7 @@ func (r *SacctReader) record(line []byte) ([]string, error) {
 }
 
 // countCols counts the '|'-separated columns of a line as record will.
-func (r *SacctReader) countCols(line []byte) int {
+func (r *Reader) countCols(line []byte) int {
 	n := bytes.Count(line, []byte{'|'}) + 1
 	if r.layout.trailing && bytes.HasSuffix(line, []byte{'|'}) {
 		n--
@@ -1146,7 +1147,7 @@ func (r *SacctReader) countCols(line []byte) int {
 // marks (r.shape) around the columns whose kind is known; each column is a
 // line or two, and the parsing of each kind is already its own (n.text,
 // r.time, r.tres, r.gpuUsage).
-func (r *SacctReader) build(f []string, rec *JobRecord) (isStep bool, err error) {
+func (r *Reader) build(f []string, rec *slurmext.JobRecord) (isStep bool, err error) {
 	cols := &r.layout.cols
 	get := func(c sacctColumn) string {
 		if i := cols[c]; i >= 0 {
@@ -1162,7 +1163,7 @@ func (r *SacctReader) build(f []string, rec *JobRecord) (isStep bool, err error)
 	if idText == "" {
 		idText = raw
 	}
-	parts, err := ParseJobID(idText)
+	parts, err := slurmext.ParseJobID(idText)
 	if err != nil {
 		return false, err
 	}
@@ -1171,7 +1172,7 @@ func (r *SacctReader) build(f []string, rec *JobRecord) (isStep bool, err error)
 	}
 	r.lu = lineUsage{}
 	if parts.IsStep() || strings.Contains(raw, ".") {
-		*rec = JobRecord{}
+		*rec = slurmext.JobRecord{}
 		if r.layout.hasUsage() {
 			rec.JobID, _, _ = strings.Cut(raw, ".")
 			rec.DisplayID = parts.Job
@@ -1182,12 +1183,12 @@ func (r *SacctReader) build(f []string, rec *JobRecord) (isStep bool, err error)
 		return true, nil
 	}
 	switch {
-	case raw != "" && !ValidJobID(raw):
-		return false, fmt.Errorf("JobIDRaw %s is not a job id: %w", quoteShort(raw), ErrBadJobID)
+	case raw != "" && !slurmext.ValidJobID(raw):
+		return false, fmt.Errorf("JobIDRaw %s is not a job id: %w", slurmext.QuoteShort(raw), slurmext.ErrBadJobID)
 	case raw == "" && (parts.ArrayTaskID >= 0 || parts.HetOffset >= 0):
 		// The raw id of an array task or het component is its own job id,
 		// which only JobIDRaw gives.
-		return false, fmt.Errorf("JobID %s needs the JobIDRaw column: %w", quoteShort(disp), ErrBadSacct)
+		return false, fmt.Errorf("JobID %s needs the JobIDRaw column: %w", slurmext.QuoteShort(disp), ErrMalformed)
 	case raw == "":
 		raw = parts.Base
 	}
@@ -1197,7 +1198,7 @@ func (r *SacctReader) build(f []string, rec *JobRecord) (isStep bool, err error)
 	if cols[colJobID] < 0 {
 		display = ""
 	}
-	*rec = JobRecord{
+	*rec = slurmext.JobRecord{
 		JobID: raw, DisplayID: display, ArrayTaskID: parts.ArrayTaskID,
 		ArrayTaskSpec: parts.ArrayTaskSpec, HetOffset: parts.HetOffset,
 		UID: -1, CancelledBy: -1, Source: "sacct",
@@ -1209,73 +1210,73 @@ func (r *SacctReader) build(f []string, rec *JobRecord) (isStep bool, err error)
 		rec.HetJobID = parts.Base
 	}
 
-	rec.Cluster = n.text("Cluster", get(colCluster), maxFieldBytes)
+	rec.Cluster = n.Text("Cluster", get(colCluster), slurmext.MaxFieldBytes)
 	if rec.Cluster == "" {
 		rec.Cluster = r.opts.Cluster
 	}
-	rec.Name = n.text("JobName", get(colJobName), maxFieldBytes)
-	rec.User = n.text("User", get(colUser), maxFieldBytes)
+	rec.Name = n.Text("JobName", get(colJobName), slurmext.MaxFieldBytes)
+	rec.User = n.Text("User", get(colUser), slurmext.MaxFieldBytes)
 	mark := len(*n)
-	rec.UID = n.id("UID", get(colUID))
+	rec.UID = n.ID("UID", get(colUID))
 	r.shape(mark)
-	rec.Account = n.text("Account", get(colAccount), maxFieldBytes)
-	rec.Partition = n.text("Partition", get(colPartition), maxFieldBytes)
-	rec.QOS = n.text("QOS", get(colQOS), maxFieldBytes)
-	rec.Reason = n.text("Reason", get(colReason), maxFieldBytes)
+	rec.Account = n.Text("Account", get(colAccount), slurmext.MaxFieldBytes)
+	rec.Partition = n.Text("Partition", get(colPartition), slurmext.MaxFieldBytes)
+	rec.QOS = n.Text("QOS", get(colQOS), slurmext.MaxFieldBytes)
+	rec.Reason = n.Text("Reason", get(colReason), slurmext.MaxFieldBytes)
 	mark = len(*n)
 	rec.Submit = r.time(n, "Submit", get(colSubmit))
 	rec.Eligible = r.time(n, "Eligible", get(colEligible))
 	rec.Start = r.time(n, "Start", get(colStart))
 	rec.End = r.time(n, "End", get(colEnd))
-	if err := CheckTimeOrder(rec); err != nil {
+	if err := slurmext.CheckTimeOrder(rec); err != nil {
 		return false, err
 	}
-	if EligibleBeforeSubmit(rec) {
-		n.add("Eligible", "%s is before Submit %s by more than %s: left unknown",
-			rec.Eligible.UTC().Format(time.RFC3339), rec.Submit.UTC().Format(time.RFC3339), TimeOrderSkew)
+	if slurmext.EligibleBeforeSubmit(rec) {
+		n.Add("Eligible", "%s is before Submit %s by more than %s: left unknown",
+			rec.Eligible.UTC().Format(time.RFC3339), rec.Submit.UTC().Format(time.RFC3339), slurmext.TimeOrderSkew)
 		rec.Eligible = time.Time{}
 	}
 	if v := get(colState); v != "" {
-		st, by, err := ParseState(v)
+		st, by, err := slurmext.ParseState(v)
 		if err != nil {
-			n.add("State", "%v", err)
+			n.Add("State", "%v", err)
 		}
 		rec.State, rec.CancelledBy = st, by
 	}
-	d, unlimited, err := ParseDuration(get(colTimelimit))
+	d, unlimited, err := slurmext.ParseDuration(get(colTimelimit))
 	if err != nil {
-		n.add("Timelimit", "%v", err)
+		n.Add("Timelimit", "%v", err)
 	}
 	rec.TimeLimit, rec.Unlimited = d, unlimited
 	if cols[colElapsed] >= 0 && r.probing {
 		// Not kept (End-Start is), but a layout check: a duration goes
 		// here. Only while probing: it costs an allocation per line.
-		if _, _, err := ParseDuration(get(colElapsed)); err != nil {
-			n.add("Elapsed", "%v", err)
+		if _, _, err := slurmext.ParseDuration(get(colElapsed)); err != nil {
+			n.Add("Elapsed", "%v", err)
 		}
 	}
 	exit := get(colExitCode)
-	rec.ExitStatus, rec.ExitSignal = n.exitCode("ExitCode", exit)
-	if _, _, err := ParseExitCode2(exit); err != nil || exit == "" {
+	rec.ExitStatus, rec.ExitSignal = n.ExitCode("ExitCode", exit)
+	if _, _, err := slurmext.ParseExitCode2(exit); err != nil || exit == "" {
 		rec.ExitUnknown = true // not reported, or malformed: not 0:0
 	}
-	rec.DerivedStatus, rec.DerivedSignal = n.exitCode("DerivedExitCode", get(colDerivedExitCode))
-	rec.NodeCount = n.count("NNodes", get(colNNodes))
-	rec.CPUs = n.count("NCPUS", get(colNCPUS))
+	rec.DerivedStatus, rec.DerivedSignal = n.ExitCode("DerivedExitCode", get(colDerivedExitCode))
+	rec.NodeCount = n.Count("NNodes", get(colNNodes))
+	rec.CPUs = n.Count("NCPUS", get(colNCPUS))
 	r.shape(mark)
 	if nl := get(colNodeList); nl != "None assigned" {
-		rec.NodeList = n.text("NodeList", nl, maxFieldBytes)
+		rec.NodeList = n.Text("NodeList", nl, slurmext.MaxFieldBytes)
 		if rec.NodeList != "" {
-			if _, err := parseHostlist(rec.NodeList); err != nil {
+			if err := slurmext.CheckHostlist(rec.NodeList); err != nil {
 				mark = len(*n)
-				n.add("NodeList", "%v", err)
+				n.Add("NodeList", "%v", err)
 				r.shape(mark)
 			}
 		}
 	}
 	rec.ReqTRES = r.tres(n, "ReqTRES", get(colReqTRES))
 	rec.AllocTRES = r.tres(n, "AllocTRES", get(colAllocTRES))
-	rec.ReqGPUs, rec.ReqGPUType, rec.ReqShards, rec.GPUsFrom = RequestedGPUs(rec.ReqTRES, rec.AllocTRES)
+	rec.ReqGPUs, rec.ReqGPUType, rec.ReqShards, rec.GPUsFrom = slurmext.RequestedGPUs(rec.ReqTRES, rec.AllocTRES)
 	r.gpuUsage(n, rec, get(colTRESUsageInMax), get(colTRESUsageInAve))
 	r.hostUsage(n, get)
 	r.reqMem(n, rec, get(colReqMem))
@@ -1283,33 +1284,33 @@ func (r *SacctReader) build(f []string, rec *JobRecord) (isStep bool, err error)
 }
 
 // plausibleJobID is the probe's view of a job id: a number, or shaped like a
-// SLUID ('s' and 13 more letters or digits). ParseJobID accepts any id of
+// SLUID ('s' and 13 more letters or digits). slurmext.ParseJobID accepts any id of
 // the characters Slurm uses; a probe wants a word like "gpu" in the job id
 // column to count against the layout.
 func plausibleJobID(base string) bool {
-	if _, ok := parseDigits(base, 1<<32); ok {
+	if _, ok := slurmext.ParseDigits(base, 1<<32); ok {
 		return true
 	}
 	return len(base) == 14 && (base[0] == 's' || base[0] == 'S')
 }
 
 // shape records as the line's misfit the first note added since mark.
-func (r *SacctReader) shape(mark int) {
+func (r *Reader) shape(mark int) {
 	if r.misfit == "" && len(r.cur) > mark {
-		r.misfit = quoteShort(r.cur[mark])
+		r.misfit = slurmext.QuoteShort(r.cur[mark])
 	}
 }
 
 // gpuUsage reads Slurm's GPU readings from the usage columns into rec; a
 // malformed usage string or reading is noted (under the column's name, which
 // fold and hold look for) and leaves the reading unknown.
-func (r *SacctReader) gpuUsage(n *notes, rec *JobRecord, maxText, aveText string) {
+func (r *Reader) gpuUsage(n *slurmext.Notes, rec *slurmext.JobRecord, maxText, aveText string) {
 	if maxText != "" {
 		mark := len(*n)
-		if err := checkTRES(maxText); err != nil {
-			n.add("TRESUsageInMax", "%v", err)
-		} else if b, found, err := GPUMemFromUsage(maxText); err != nil {
-			n.add("TRESUsageInMax", "%v", err)
+		if err := slurmext.CheckTRES(maxText); err != nil {
+			n.Add("TRESUsageInMax", "%v", err)
+		} else if b, found, err := slurmext.GPUMemFromUsage(maxText); err != nil {
+			n.Add("TRESUsageInMax", "%v", err)
 		} else if found {
 			rec.SlurmGPUMem, rec.SlurmGPUMemValid = b, true
 		}
@@ -1317,10 +1318,10 @@ func (r *SacctReader) gpuUsage(n *notes, rec *JobRecord, maxText, aveText string
 	}
 	if aveText != "" {
 		mark := len(*n)
-		if err := checkTRES(aveText); err != nil {
-			n.add("TRESUsageInAve", "%v", err)
-		} else if u, found, err := GPUUtilFromUsage(aveText); err != nil {
-			n.add("TRESUsageInAve", "%v", err)
+		if err := slurmext.CheckTRES(aveText); err != nil {
+			n.Add("TRESUsageInAve", "%v", err)
+		} else if u, found, err := slurmext.GPUUtilFromUsage(aveText); err != nil {
+			n.Add("TRESUsageInAve", "%v", err)
 		} else if found {
 			rec.SlurmGPUUtil, rec.SlurmGPUUtilValid = u, true
 		}
@@ -1329,71 +1330,24 @@ func (r *SacctReader) gpuUsage(n *notes, rec *JobRecord, maxText, aveText string
 }
 
 // time parses a time column, noting a malformed value.
-func (r *SacctReader) time(n *notes, name, v string) time.Time {
-	t, err := ParseSlurmTime(v, r.opts.Location)
+func (r *Reader) time(n *slurmext.Notes, name, v string) time.Time {
+	t, err := slurmext.ParseSlurmTime(v, r.opts.Location)
 	if err != nil {
-		n.add(name, "%v", err)
+		n.Add(name, "%v", err)
 	}
 	return t
 }
 
 // tres sanitises a TRES column and notes one that does not parse; the text
 // is kept either way, since GPUsFromTRES reads what it can.
-func (r *SacctReader) tres(n *notes, name, v string) string {
-	v = n.text(name, v, maxFieldBytes)
-	if err := checkTRES(v); err != nil {
+func (r *Reader) tres(n *slurmext.Notes, name, v string) string {
+	v = n.Text(name, v, slurmext.MaxFieldBytes)
+	if err := slurmext.CheckTRES(v); err != nil {
 		mark := len(*n)
-		n.add(name, "%v", err)
+		n.Add(name, "%v", err)
 		r.shape(mark)
 	}
 	return v
-}
-
-// HostUsage is what Slurm's accounting measured of a job's CPUs and host
-// memory, and the memory it asked for: what `gpuprof show` turns into CPU
-// efficiency (TotalCPU ÷ (Elapsed × AllocCPUS), see CPUEfficiency) and
-// "host memory peak … of … requested". Each value comes with a Valid flag:
-// a value sacct did not report, or reported malformed, is unknown, never 0.
-type HostUsage struct {
-	// TotalCPU is the CPU time (user + system) of all the job's steps: the
-	// sum of their sacct TotalCPU. Only step lines carry it; the job line's
-	// is their sum with steps and 00:00:00 without (sacct -X), so a job
-	// read without its steps has it unknown.
-	TotalCPU      time.Duration `json:"total_cpu_ns,omitempty"`
-	TotalCPUValid bool          `json:"total_cpu_valid,omitempty"`
-	// MemPeak is the host memory peak in bytes: the highest sacct MaxRSS
-	// (or, without that column, the mem item of TRESUsageInMax) of any
-	// step, that is the resident memory of the largest task, as
-	// jobacct_gather sampled it. Steps that ended before the first sample
-	// report none.
-	MemPeak      uint64 `json:"mem_peak,omitempty"`
-	MemPeakValid bool   `json:"mem_peak_valid,omitempty"`
-	// ReqMem is the host memory the job requested, in bytes, in total:
-	// sacct ReqMem (see ParseReqMem). ReqTRES holds the same request
-	// (MemFromTRES) where the layout has no ReqMem.
-	ReqMem      uint64 `json:"req_mem,omitempty"`
-	ReqMemValid bool   `json:"req_mem_valid,omitempty"`
-	// TotalCPURead and MemPeakRead say that the import read the job's
-	// steps in a layout with that column (MaxRSS or TRESUsageInMax for
-	// the peak), each well-formed: a value then unknown is one Slurm's
-	// accounting has none of (a step that ended before its first
-	// sample), and sacct -j shows none either. False: not imported
-	// (jobcomp, sacct -X, a layout without the column), where sacct may
-	// have it.
-	TotalCPURead bool `json:"total_cpu_read,omitempty"`
-	MemPeakRead  bool `json:"mem_peak_read,omitempty"`
-}
-
-// CPUEfficiency returns the share of the allocated CPU time the job used,
-// TotalCPU ÷ (elapsed × cpus) as seff and jobstats compute it, and whether
-// it is known: it needs TotalCPU, a positive run time and the allocated
-// CPU count (sacct AllocCPUS/NCPUS). Elapsed is whole seconds in sacct, so a
-// job that kept every CPU busy may come out a little above 1.
-func (u HostUsage) CPUEfficiency(elapsed time.Duration, cpus int) (float64, bool) {
-	if !u.TotalCPUValid || elapsed <= 0 || cpus <= 0 {
-		return 0, false
-	}
-	return u.TotalCPU.Seconds() / (elapsed.Seconds() * float64(cpus)), true
 }
 
 // ErrBadUsage means a CPU time or memory size of sacct's accounting
@@ -1409,11 +1363,11 @@ var ErrBadUsage = errors.New("malformed sacct accounting value")
 func ParseCPUTime(s string) (time.Duration, error) {
 	t := strings.TrimSpace(s)
 	if strings.Contains(t, ":") {
-		if d, ok := parseClock(t); ok {
+		if d, ok := slurmext.ParseClock(t); ok {
 			return d, nil
 		}
 	}
-	return 0, fmt.Errorf("CPU time %s: want [D-][HH:]MM:SS[.mmm]: %w", quoteShort(s), ErrBadUsage)
+	return 0, fmt.Errorf("CPU time %s: want [D-][HH:]MM:SS[.mmm]: %w", slurmext.QuoteShort(s), ErrBadUsage)
 }
 
 // ParseReqMem parses sacct's ReqMem, the memory a job requested, into bytes
@@ -1437,18 +1391,18 @@ func ParseReqMem(s string, cpus, nodes int) (bytes uint64, known bool, err error
 	case 'c':
 		per, t = cpus, t[:len(t)-1]
 	}
-	v, ok := parseSlurmSize(t)
+	v, ok := slurmext.ParseSize(t)
 	if ok && v != 0 && t[len(t)-1] >= '0' && t[len(t)-1] <= '9' {
 		ok = false // no unit letter
 	}
 	if !ok {
-		return 0, false, fmt.Errorf("ReqMem %s: want a size such as 16000M, 4G or 4000Mc: %w", quoteShort(s), ErrBadUsage)
+		return 0, false, fmt.Errorf("ReqMem %s: want a size such as 16000M, 4G or 4000Mc: %w", slurmext.QuoteShort(s), ErrBadUsage)
 	}
 	if v == 0 || per <= 0 {
 		return 0, false, nil
 	}
-	if v > maxUsageBytes/uint64(per) {
-		return 0, false, fmt.Errorf("ReqMem %s × %d: too large: %w", quoteShort(s), per, ErrBadUsage)
+	if v > slurmext.MaxUsageBytes/uint64(per) {
+		return 0, false, fmt.Errorf("ReqMem %s × %d: too large: %w", slurmext.QuoteShort(s), per, ErrBadUsage)
 	}
 	return v * uint64(per), true, nil
 }
@@ -1460,9 +1414,9 @@ func ParseReqMem(s string, cpus, nodes int) (bytes uint64, known bool, err error
 // sampled, not a measurement.
 func parseRSS(s string) (bytes uint64, known bool, err error) {
 	t := strings.TrimSpace(s)
-	v, ok := parseSlurmSize(t)
+	v, ok := slurmext.ParseSize(t)
 	if !ok {
-		return 0, false, fmt.Errorf("memory size %s: want bytes or a size such as 6292K: %w", quoteShort(s), ErrBadUsage)
+		return 0, false, fmt.Errorf("memory size %s: want bytes or a size such as 6292K: %w", slurmext.QuoteShort(s), ErrBadUsage)
 	}
 	return v, v > 0, nil
 }
@@ -1470,12 +1424,12 @@ func parseRSS(s string) (bytes uint64, known bool, err error) {
 // hostUsage reads the CPU time and memory peak of a line into r.lu,
 // noting a malformed value with its line; the probe counts it against the
 // layout.
-func (r *SacctReader) hostUsage(n *notes, get func(sacctColumn) string) {
+func (r *Reader) hostUsage(n *slurmext.Notes, get func(sacctColumn) string) {
 	lu := &r.lu
 	if v := get(colTotalCPU); strings.TrimSpace(v) != "" {
 		mark := len(*n)
 		if d, err := ParseCPUTime(v); err != nil {
-			n.add("TotalCPU", "line %d: %v", r.line, err)
+			n.Add("TotalCPU", "line %d: %v", r.line, err)
 			lu.cpuBad = true
 		} else {
 			lu.TotalCPU, lu.TotalCPUValid = d, true
@@ -1487,12 +1441,12 @@ func (r *SacctReader) hostUsage(n *notes, get func(sacctColumn) string) {
 		// Without a MaxRSS column, TRESUsageInMax holds the same peak.
 		// gpuUsage has noted a malformed string already.
 		tres := get(colTRESUsageInMax)
-		if checkTRES(tres) != nil {
+		if slurmext.CheckTRES(tres) != nil {
 			lu.rssBad = true
 			return
 		}
 		column, v = "TRESUsageInMax", ""
-		if m, ok := usageItem(tres, "mem"); ok {
+		if m, ok := slurmext.UsageItem(tres, "mem"); ok {
 			v = m
 		}
 	}
@@ -1501,7 +1455,7 @@ func (r *SacctReader) hostUsage(n *notes, get func(sacctColumn) string) {
 	}
 	mark := len(*n)
 	if b, known, err := parseRSS(v); err != nil {
-		n.add(column, "line %d: %v", r.line, err)
+		n.Add(column, "line %d: %v", r.line, err)
 		lu.rssBad = true
 	} else if known {
 		lu.MemPeak, lu.MemPeakValid = b, true
@@ -1511,36 +1465,21 @@ func (r *SacctReader) hostUsage(n *notes, get func(sacctColumn) string) {
 
 // reqMem reads a job line's ReqMem into r.lu. ReqTRES, which holds the
 // same request, stays as it is (see MemFromTRES).
-func (r *SacctReader) reqMem(n *notes, rec *JobRecord, v string) {
+func (r *Reader) reqMem(n *slurmext.Notes, rec *slurmext.JobRecord, v string) {
 	if strings.TrimSpace(v) == "" {
 		return
 	}
 	mark := len(*n)
 	b, known, err := ParseReqMem(v, rec.CPUs, rec.NodeCount)
 	if err != nil {
-		n.add("ReqMem", "line %d: %v", r.line, err)
+		n.Add("ReqMem", "line %d: %v", r.line, err)
 	}
 	r.lu.ReqMem, r.lu.ReqMemValid = b, known
 	r.shape(mark)
 }
 
-// MemFromTRES returns the mem item of a TRES string in bytes ("mem=16000M"
-// in ReqTRES: the job's memory request in total, the ReqMem of a layout
-// without that column), and whether there is one that is a size above 0.
-func MemFromTRES(tres string) (uint64, bool) {
-	if checkTRES(tres) != nil {
-		return 0, false
-	}
-	m, ok := usageItem(tres, "mem")
-	if !ok {
-		return 0, false
-	}
-	b, ok := parseSlurmSize(m)
-	return b, ok && b > 0
-}
-
-// jobUsage is the HostUsage a job line gives its job by itself.
-func (lu *lineUsage) jobUsage() HostUsage {
+// jobUsage is the slurmext.HostUsage a job line gives its job by itself.
+func (lu *lineUsage) jobUsage() slurmext.HostUsage {
 	u := lu.HostUsage
 	if lu.cpuBad {
 		u.TotalCPU, u.TotalCPUValid = 0, false

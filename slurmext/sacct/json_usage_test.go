@@ -1,8 +1,9 @@
-package slurmext
+package sacct
 
 import (
 	"encoding/json"
 	"errors"
+	"github.com/gpuprof/gpuprof/slurmext"
 	"strings"
 	"testing"
 	"time"
@@ -10,13 +11,13 @@ import (
 
 // textUsage reads sacct -P text (with its header) and returns each job's
 // HostUsage by job id.
-func textUsage(t *testing.T, text string) map[string]HostUsage {
+func textUsage(t *testing.T, text string) map[string]slurmext.HostUsage {
 	t.Helper()
-	recs, lineErrs, problems := readAllSacct(t, NewSacctReader(strings.NewReader(text), nil, SacctOptions{}))
+	recs, lineErrs, problems := readAllSacct(t, NewReader(strings.NewReader(text), nil, Options{}))
 	if len(lineErrs) != 0 || len(problems) != 0 {
 		t.Fatalf("text: line errors %v, problems %v", lineErrs, problems)
 	}
-	out := make(map[string]HostUsage)
+	out := make(map[string]slurmext.HostUsage)
 	for _, r := range recs {
 		out[r.JobID] = r.Usage
 	}
@@ -25,13 +26,13 @@ func textUsage(t *testing.T, text string) map[string]HostUsage {
 
 // jsonUsage parses a sacct --json document and returns each job's
 // HostUsage by job id, failing on any problem.
-func jsonUsage(t *testing.T, doc string) map[string]HostUsage {
+func jsonUsage(t *testing.T, doc string) map[string]slurmext.HostUsage {
 	t.Helper()
-	recs, problems, err := ParseSacctJSON(strings.NewReader(doc), "")
+	recs, problems, err := ParseJSON(strings.NewReader(doc), "")
 	if err != nil || len(problems) != 0 {
 		t.Fatalf("JSON: err %v, problems %v", err, problems)
 	}
-	out := make(map[string]HostUsage)
+	out := make(map[string]slurmext.HostUsage)
 	for _, r := range recs {
 		out[r.JobID] = r.Usage
 	}
@@ -41,7 +42,7 @@ func jsonUsage(t *testing.T, doc string) map[string]HostUsage {
 // sameUsage compares a JSON job's usage with the text's: TotalCPU within a
 // millisecond per step (sacct -P prints milliseconds, JSON microseconds),
 // the rest exactly.
-func sameUsage(t *testing.T, id string, j, x HostUsage, steps int) {
+func sameUsage(t *testing.T, id string, j, x slurmext.HostUsage, steps int) {
 	t.Helper()
 	d := j.TotalCPU - x.TotalCPU
 	if j.TotalCPUValid != x.TotalCPUValid || d < -time.Duration(steps)*time.Millisecond || d > time.Duration(steps)*time.Millisecond {
@@ -63,12 +64,12 @@ func sameUsage(t *testing.T, id string, j, x HostUsage, steps int) {
 // checked against the steps' own user and system times of the file and
 // the sum worked out by hand from it).
 func TestParseSacctJSONUsageReal(t *testing.T) {
-	recs, problems, err := ParseSacctJSON(openFixture(t, "real", "22.05-steps-usage.json"), "")
+	recs, problems, err := ParseJSON(openFixture(t, "real", "22.05-steps-usage.json"), "")
 	if err != nil || len(problems) != 0 || len(recs) != 2 {
 		t.Fatalf("%d records, problems %v, err %v; want 2, none, nil", len(recs), problems, err)
 	}
-	textRecs, _, _ := readAllSacct(t, NewSacctReader(openFixture(t, "real", "22.05-jobidraw-P-steps.txt"), nil, SacctOptions{}))
-	text := make(map[string]JobRecord)
+	textRecs, _, _ := readAllSacct(t, NewReader(openFixture(t, "real", "22.05-jobidraw-P-steps.txt"), nil, Options{}))
+	text := make(map[string]slurmext.JobRecord)
 	for _, r := range textRecs {
 		text[r.JobID] = r
 	}
@@ -116,7 +117,7 @@ func TestParseSacctJSONUsageReal(t *testing.T) {
 		// The text's job usage: TRESUsageInMax mem of its steps, and
 		// ReqTRES' mem where the layout has no ReqMem (docs/sacct.md).
 		want := tr.Usage
-		want.ReqMem, want.ReqMemValid = MemFromTRES(tr.ReqTRES)
+		want.ReqMem, want.ReqMemValid = slurmext.MemFromTRES(tr.ReqTRES)
 		want.TotalCPU, want.TotalCPUValid = u.TotalCPU, u.TotalCPUValid
 		sameUsage(t, r.JobID, u, want, 0)
 	}
@@ -272,7 +273,7 @@ func TestParseSacctJSONUsageUnknown(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			recs, problems, err := ParseSacctJSON(strings.NewReader(jsonDoc(tt.job)), "")
+			recs, problems, err := ParseJSON(strings.NewReader(jsonDoc(tt.job)), "")
 			if err != nil || len(recs) != 1 {
 				t.Fatalf("%d records, err %v", len(recs), err)
 			}
@@ -290,8 +291,8 @@ func TestParseSacctJSONUsageUnknown(t *testing.T) {
 				t.Fatalf("problems %v, want %q", problems, tt.problems)
 			}
 			for _, p := range problems {
-				if !errors.Is(p, ErrBadSacct) {
-					t.Errorf("problem %v does not wrap ErrBadSacct", p)
+				if !errors.Is(p, ErrMalformed) {
+					t.Errorf("problem %v does not wrap ErrMalformed", p)
 				}
 				for _, want := range tt.problems {
 					if !strings.Contains(p.Error(), want) {

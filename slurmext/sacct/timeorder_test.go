@@ -1,7 +1,8 @@
-package slurmext
+package sacct
 
 import (
 	"errors"
+	"github.com/gpuprof/gpuprof/slurmext"
 	"io"
 	"os"
 	"strconv"
@@ -18,7 +19,7 @@ import (
 // written with --format=…,Start,Eligible,Submit,… and read without a header.
 func plantedWaits(t *testing.T, wait int64, swap bool) string {
 	t.Helper()
-	b, err := os.ReadFile("testdata/real/22.05-own-XP-epoch-noheader.txt")
+	b, err := os.ReadFile(fixtures + "/real/22.05-own-XP-epoch-noheader.txt")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -43,7 +44,7 @@ func plantedWaits(t *testing.T, wait int64, swap bool) string {
 
 func TestSacctReaderRefusesSwappedSubmitStart(t *testing.T) {
 	// The same jobs in the right order read, with their hour of wait.
-	recs, lerrs, _ := readAllSacct(t, NewSacctReader(strings.NewReader(plantedWaits(t, 3600, false)), nil, SacctOptions{}))
+	recs, lerrs, _ := readAllSacct(t, NewReader(strings.NewReader(plantedWaits(t, 3600, false)), nil, Options{}))
 	if len(recs) != 12 || len(lerrs) != 0 {
 		t.Fatalf("right order: %d records, %d skipped; want 12, 0", len(recs), len(lerrs))
 	}
@@ -52,7 +53,7 @@ func TestSacctReaderRefusesSwappedSubmitStart(t *testing.T) {
 	}
 	// Swapped: every record has Start an hour before Submit. The text is
 	// refused as a whole, saying the order is wrong and how to declare it.
-	_, err := NewSacctReader(strings.NewReader(plantedWaits(t, 3600, true)), nil, SacctOptions{}).Next()
+	_, err := NewReader(strings.NewReader(plantedWaits(t, 3600, true)), nil, Options{}).Next()
 	var le *LayoutError
 	if !errors.As(err, &le) {
 		t.Fatalf("swapped columns: %v, want a *LayoutError", err)
@@ -83,12 +84,12 @@ func TestSacctReaderTimeOrderLine(t *testing.T) {
 		}
 		lines[i] = strings.Join(f, "|")
 	}
-	recs, lerrs, problems := readAllSacct(t, NewSacctReader(strings.NewReader(strings.Join(lines, "\n")), nil, SacctOptions{}))
+	recs, lerrs, problems := readAllSacct(t, NewReader(strings.NewReader(strings.Join(lines, "\n")), nil, Options{}))
 	if len(recs) != 11 || len(lerrs) != 1 {
 		t.Fatalf("%d records, %d skipped; want 11, 1", len(recs), len(lerrs))
 	}
-	var toe *TimeOrderError
-	if !errors.As(lerrs[0], &toe) || !errors.Is(lerrs[0], ErrTimeOrder) || toe.JobID != "5" || toe.Later != "End" || toe.Before != "Start" {
+	var toe *slurmext.TimeOrderError
+	if !errors.As(lerrs[0], &toe) || !errors.Is(lerrs[0], slurmext.ErrTimeOrder) || toe.JobID != "5" || toe.Later != "End" || toe.Before != "Start" {
 		t.Fatalf("skipped: %v, want job 5's End before its Start", lerrs[0])
 	}
 	if lerrs[0].Line != 4 || !strings.Contains(lerrs[0].Error(), "2h0m0s before Start") {
@@ -104,20 +105,20 @@ func TestSacctReaderTimeOrderLine(t *testing.T) {
 }
 
 func TestCheckTimeOrder(t *testing.T) {
-	recs, _, _ := readAllSacct(t, NewSacctReader(strings.NewReader(plantedWaits(t, 0, false)), nil, SacctOptions{}))
+	recs, _, _ := readAllSacct(t, NewReader(strings.NewReader(plantedWaits(t, 0, false)), nil, Options{}))
 	for _, r := range recs {
-		if err := CheckTimeOrder(&r); err != nil {
+		if err := slurmext.CheckTimeOrder(&r); err != nil {
 			t.Errorf("real job %s: %v", r.JobID, err)
 		}
 	}
 	// A real job cancelled while pending (Start None, End after Submit,
 	// Eligible after End) is in order.
-	f, err := os.Open("testdata/real/22.05-cancelled-pending-P-epoch-steps.txt")
+	f, err := os.Open(fixtures + "/real/22.05-cancelled-pending-P-epoch-steps.txt")
 	if err != nil {
 		t.Fatal(err)
 	}
 	defer f.Close()
-	sr := NewSacctReader(f, nil, SacctOptions{})
+	sr := NewReader(f, nil, Options{})
 	for {
 		_, err := sr.Next()
 		if errors.Is(err, io.EOF) {
@@ -128,9 +129,9 @@ func TestCheckTimeOrder(t *testing.T) {
 		}
 	}
 	r := recs[0]
-	r.End = r.Submit.Add(-TimeOrderSkew - 1e9)
+	r.End = r.Submit.Add(-slurmext.TimeOrderSkew - 1e9)
 	r.Start = r.End.Add(-1e9)
-	if err := CheckTimeOrder(&r); err == nil || !strings.Contains(err.Error(), "Start") {
+	if err := slurmext.CheckTimeOrder(&r); err == nil || !strings.Contains(err.Error(), "Start") {
 		t.Errorf("Start before Submit: %v", err)
 	}
 }

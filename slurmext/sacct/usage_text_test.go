@@ -1,8 +1,9 @@
-package slurmext
+package sacct
 
 import (
 	"bufio"
 	"errors"
+	"github.com/gpuprof/gpuprof/slurmext"
 	"io"
 	"math"
 	"strings"
@@ -87,10 +88,10 @@ func TestParseReqMem(t *testing.T) {
 }
 
 func TestCPUEfficiency(t *testing.T) {
-	busy := HostUsage{TotalCPU: 2*24*time.Hour + 10*time.Minute, TotalCPUValid: true}
+	busy := slurmext.HostUsage{TotalCPU: 2*24*time.Hour + 10*time.Minute, TotalCPUValid: true}
 	tests := []struct {
 		name    string
-		u       HostUsage
+		u       slurmext.HostUsage
 		elapsed time.Duration
 		cpus    int
 		want    float64
@@ -98,10 +99,10 @@ func TestCPUEfficiency(t *testing.T) {
 	}{
 		// 2-00:10:00 of core time used of 3-04:00:00 allocated (19 h × 4).
 		{"quarter of the cores idle", busy, 19 * time.Hour, 4, (48*60 + 10) / (19 * 60 * 4.0), true},
-		{"TotalCPU unknown", HostUsage{}, time.Hour, 4, 0, false},
+		{"TotalCPU unknown", slurmext.HostUsage{}, time.Hour, 4, 0, false},
 		{"no run time", busy, 0, 4, 0, false},
 		{"CPUs unknown", busy, time.Hour, 0, 0, false},
-		{"nothing used", HostUsage{TotalCPUValid: true}, time.Hour, 2, 0, true},
+		{"nothing used", slurmext.HostUsage{TotalCPUValid: true}, time.Hour, 2, 0, true},
 	}
 	for _, tt := range tests {
 		got, ok := tt.u.CPUEfficiency(tt.elapsed, tt.cpus)
@@ -113,9 +114,9 @@ func TestCPUEfficiency(t *testing.T) {
 
 // usageOf reads a sacct capture and returns each job's record and usage
 // by raw job id.
-func usageOf(t *testing.T, r *SacctReader) (map[string]JobRecord, map[string]HostUsage, map[string][]string) {
+func usageOf(t *testing.T, r *Reader) (map[string]slurmext.JobRecord, map[string]slurmext.HostUsage, map[string][]string) {
 	t.Helper()
-	recs, us, probs := map[string]JobRecord{}, map[string]HostUsage{}, map[string][]string{}
+	recs, us, probs := map[string]slurmext.JobRecord{}, map[string]slurmext.HostUsage{}, map[string][]string{}
 	for {
 		rec, err := r.Next()
 		if errors.Is(err, io.EOF) {
@@ -148,7 +149,7 @@ func TestSacctHostUsageReal(t *testing.T) {
 	}
 	for _, f := range files {
 		t.Run(f.name, func(t *testing.T) {
-			recs, us, probs := usageOf(t, NewSacctReader(openFixture(t, "real", f.name), f.fields, SacctOptions{}))
+			recs, us, probs := usageOf(t, NewReader(openFixture(t, "real", f.name), f.fields, Options{}))
 			if len(recs) != 5 || len(probs) != 0 {
 				t.Fatalf("%d jobs, problems %q; want 5 jobs, no problems", len(recs), probs)
 			}
@@ -255,9 +256,9 @@ func fixedWidth(t *testing.T, text string) []map[string]string {
 // The fixed-width capture holds the same values as the -P one; the reader
 // refuses it as a whole, and its values, read by column, parse alike.
 func TestSacctHostUsageFixedWidth(t *testing.T) {
-	r := NewSacctReader(openFixture(t, "real", "22.05-usage-default.txt"), nil, SacctOptions{})
-	if _, err := r.Next(); !errors.Is(err, ErrSacctLayout) {
-		t.Fatalf("fixed-width output: Next = %v, want it refused (ErrSacctLayout)", err)
+	r := NewReader(openFixture(t, "real", "22.05-usage-default.txt"), nil, Options{})
+	if _, err := r.Next(); !errors.Is(err, ErrLayout) {
+		t.Fatalf("fixed-width output: Next = %v, want it refused (ErrLayout)", err)
 	}
 	fixed := fixedWidth(t, readFixture(t, "real", "22.05-usage-default.txt"))
 	parsable := strings.Split(strings.TrimSpace(readFixture(t, "real", "22.05-usage-P-steps.txt")), "\n")
@@ -318,7 +319,7 @@ func TestSacctHostUsageMalformed(t *testing.T) {
 		"8.0|8.0|COMPLETED|2026-12-03T10:00:00|2026-12-03T11:00:00|4|00:30:00|1G|",
 		"9|9|COMPLETED|2026-12-03T10:00:00|2026-12-03T11:00:00|2|00:00:00||1G",
 	}, "\n") + "\n"
-	recs, us, probs := usageOf(t, NewSacctReader(strings.NewReader(in), nil, SacctOptions{}))
+	recs, us, probs := usageOf(t, NewReader(strings.NewReader(in), nil, Options{}))
 	if len(recs) != 3 {
 		t.Fatalf("%d jobs, want 3", len(recs))
 	}
@@ -351,7 +352,7 @@ func TestSacctHostUsageMalformed(t *testing.T) {
 // unknown; ReqTRES still says what memory was requested.
 func TestSacctHostUsageAbsent(t *testing.T) {
 	for _, f := range []string{"22.05-issue-P-steps.txt", "22.05-reordered-Xp.txt", "22.05-own-P-epoch-steps.txt"} {
-		recs, us, _ := usageOf(t, NewSacctReader(openFixture(t, "real", f), nil, SacctOptions{}))
+		recs, us, _ := usageOf(t, NewReader(openFixture(t, "real", f), nil, Options{}))
 		if len(recs) == 0 {
 			t.Fatalf("%s: no jobs", f)
 		}
@@ -359,7 +360,7 @@ func TestSacctHostUsageAbsent(t *testing.T) {
 			if u.TotalCPUValid || u.ReqMemValid {
 				t.Errorf("%s: job %s: %+v from a layout without TotalCPU or ReqMem", f, id, u)
 			}
-			if b, ok := MemFromTRES(recs[id].ReqTRES); strings.Contains(recs[id].ReqTRES, "mem=16000M") && (!ok || b != 16000<<20) {
+			if b, ok := slurmext.MemFromTRES(recs[id].ReqTRES); strings.Contains(recs[id].ReqTRES, "mem=16000M") && (!ok || b != 16000<<20) {
 				t.Errorf("%s: job %s ReqTRES %s: MemFromTRES = %d, %v; want 16000M", f, id, recs[id].ReqTRES, b, ok)
 			}
 		}
@@ -381,7 +382,7 @@ func TestMemFromTRES(t *testing.T) {
 		{"", 0, false},
 	}
 	for _, tt := range tests {
-		if got, ok := MemFromTRES(tt.in); got != tt.want || ok != tt.ok {
+		if got, ok := slurmext.MemFromTRES(tt.in); got != tt.want || ok != tt.ok {
 			t.Errorf("MemFromTRES(%q) = %d, %v; want %d, %v", tt.in, got, ok, tt.want, tt.ok)
 		}
 	}
@@ -408,7 +409,7 @@ func TestSacctUsageRead(t *testing.T) {
 		"14|14|COMPLETED|2026-12-03T10:00:00|2026-12-03T11:00:00|2|00:00:00||1G",
 		"14.0|14.0|COMPLETED|2026-12-03T10:00:00|2026-12-03T11:00:00|2|00:30:00|12Q|",
 	}, "\n") + "\n"
-	_, us, _ := usageOf(t, NewSacctReader(strings.NewReader(in), nil, SacctOptions{}))
+	_, us, _ := usageOf(t, NewReader(strings.NewReader(in), nil, Options{}))
 	tests := []struct {
 		id       string
 		cpu, rss bool
@@ -424,8 +425,8 @@ func TestSacctUsageRead(t *testing.T) {
 		t.Errorf("job 11: memory peak %+v, want unknown (MaxRSS empty)", u)
 	}
 	// A layout without the columns read nothing.
-	_, us, _ = usageOf(t, NewSacctReader(strings.NewReader("JobID|JobIDRaw|State|Start|End\n"+
-		"15|15|COMPLETED|2026-12-03T10:00:00|2026-12-03T11:00:00\n15.0|15.0|COMPLETED|2026-12-03T10:00:00|2026-12-03T11:00:00\n"), nil, SacctOptions{}))
+	_, us, _ = usageOf(t, NewReader(strings.NewReader("JobID|JobIDRaw|State|Start|End\n"+
+		"15|15|COMPLETED|2026-12-03T10:00:00|2026-12-03T11:00:00\n15.0|15.0|COMPLETED|2026-12-03T10:00:00|2026-12-03T11:00:00\n"), nil, Options{}))
 	if u := us["15"]; u.TotalCPURead || u.MemPeakRead {
 		t.Errorf("job 15 (no usage columns): %+v, want nothing read", u)
 	}

@@ -1,7 +1,8 @@
-package slurmext
+package sacct
 
 import (
 	"bytes"
+	"github.com/gpuprof/gpuprof/slurmext"
 	"os"
 	"path/filepath"
 	"reflect"
@@ -43,21 +44,21 @@ func dropColumn(t *testing.T, text, name string) string {
 // 22.05 capture's with its ReqTRES column cut out.
 func TestSacctReaderAllocTRESOnly(t *testing.T) {
 	text := readFixture(t, "sacct", "22.05-P-steps-iso.txt")
-	both, lineErrs, _ := readAllSacct(t, NewSacctReader(strings.NewReader(text), nil, SacctOptions{}))
+	both, lineErrs, _ := readAllSacct(t, NewReader(strings.NewReader(text), nil, Options{}))
 	if len(lineErrs) != 0 || len(both) != 26 {
 		t.Fatalf("with both columns: %d jobs, %v", len(both), lineErrs)
 	}
-	alloc, lineErrs, problems := readAllSacct(t, NewSacctReader(strings.NewReader(dropColumn(t, text, "ReqTRES")), nil, SacctOptions{}))
+	alloc, lineErrs, problems := readAllSacct(t, NewReader(strings.NewReader(dropColumn(t, text, "ReqTRES")), nil, Options{}))
 	if len(lineErrs) != 0 || len(alloc) != len(both) {
 		t.Fatalf("without ReqTRES: %d jobs, %v, %q", len(alloc), lineErrs, problems)
 	}
 	gpuJobs := 0
 	for i, b := range both {
 		a := alloc[i]
-		if b.GPUsFrom != GPUsFromReqTRES {
-			t.Errorf("job %s with ReqTRES: GPUsFrom %q, want %q", b.JobID, b.GPUsFrom, GPUsFromReqTRES)
+		if b.GPUsFrom != slurmext.GPUsFromReqTRES {
+			t.Errorf("job %s with ReqTRES: GPUsFrom %q, want %q", b.JobID, b.GPUsFrom, slurmext.GPUsFromReqTRES)
 		}
-		wantFrom := GPUsFromAllocTRES
+		wantFrom := slurmext.GPUsFromAllocTRES
 		if b.AllocTRES == "" {
 			wantFrom = "" // never allocated: neither column says anything
 		}
@@ -93,18 +94,18 @@ func TestRequestedGPUs(t *testing.T) {
 		gpuType, from    string
 	}{
 		{name: "both: the request decides", req: "cpu=8,gres/gpu:h100=2,gres/gpu=2", alloc: "cpu=8,gres/gpu:h100=2,gres/gpu=2",
-			gpus: 2, gpuType: "h100", from: GPUsFromReqTRES},
+			gpus: 2, gpuType: "h100", from: slurmext.GPUsFromReqTRES},
 		{name: "request without GPUs is not overridden by the allocation", req: "cpu=1,mem=1G,node=1", alloc: "cpu=1,gres/gpu=1,node=1",
-			from: GPUsFromReqTRES},
-		{name: "allocation only", alloc: "billing=1,cpu=1,gres/gpu=4,node=1", gpus: 4, from: GPUsFromAllocTRES},
-		{name: "allocation only, shards", alloc: "cpu=1,gres/shard=3,node=1", shards: 3, from: GPUsFromAllocTRES},
-		{name: "allocation only, no GPUs", alloc: "cpu=1,node=1", from: GPUsFromAllocTRES},
+			from: slurmext.GPUsFromReqTRES},
+		{name: "allocation only", alloc: "billing=1,cpu=1,gres/gpu=4,node=1", gpus: 4, from: slurmext.GPUsFromAllocTRES},
+		{name: "allocation only, shards", alloc: "cpu=1,gres/shard=3,node=1", shards: 3, from: slurmext.GPUsFromAllocTRES},
+		{name: "allocation only, no GPUs", alloc: "cpu=1,node=1", from: slurmext.GPUsFromAllocTRES},
 		{name: "neither", from: ""},
-		{name: "blank request", req: "  ", alloc: "gres/gpu=1", gpus: 1, from: GPUsFromAllocTRES},
+		{name: "blank request", req: "  ", alloc: "gres/gpu=1", gpus: 1, from: slurmext.GPUsFromAllocTRES},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			gpus, gpuType, shards, from := RequestedGPUs(tt.req, tt.alloc)
+			gpus, gpuType, shards, from := slurmext.RequestedGPUs(tt.req, tt.alloc)
 			if gpus != tt.gpus || gpuType != tt.gpuType || shards != tt.shards || from != tt.from {
 				t.Errorf("RequestedGPUs(%q, %q) = %d, %q, %d, %q; want %d, %q, %d, %q",
 					tt.req, tt.alloc, gpus, gpuType, shards, from, tt.gpus, tt.gpuType, tt.shards, tt.from)
@@ -119,14 +120,14 @@ func TestParseSacctJSONAllocOnly(t *testing.T) {
 	doc := jsonDoc(`{"job_id": 7, "tres": {"requested": [], "allocated": [{"type": "cpu", "count": 4},
 		{"type": "gres", "name": "gpu", "count": 2}, {"type": "gres", "name": "gpu:a100", "count": 2}]}}`,
 		`{"job_id": 8, "tres": {"requested": [{"type": "cpu", "count": 1}], "allocated": [{"type": "gres", "name": "gpu", "count": 2}]}}`)
-	recs, problems, err := ParseSacctJSON(strings.NewReader(doc), "default")
+	recs, problems, err := ParseJSON(strings.NewReader(doc), "default")
 	if err != nil || len(problems) != 0 || len(recs) != 2 {
 		t.Fatalf("%d records, %v, %v", len(recs), problems, err)
 	}
-	if r := recs[0]; r.ReqGPUs != 2 || r.ReqGPUType != "a100" || r.GPUsFrom != GPUsFromAllocTRES {
+	if r := recs[0]; r.ReqGPUs != 2 || r.ReqGPUType != "a100" || r.GPUsFrom != slurmext.GPUsFromAllocTRES {
 		t.Errorf("job 7: %d GPUs (%q) from %q; want 2 (a100) from AllocTRES", r.ReqGPUs, r.ReqGPUType, r.GPUsFrom)
 	}
-	if r := recs[1]; r.ReqGPUs != 0 || r.GPUsFrom != GPUsFromReqTRES {
+	if r := recs[1]; r.ReqGPUs != 0 || r.GPUsFrom != slurmext.GPUsFromReqTRES {
 		t.Errorf("job 8: %d GPUs from %q; want 0 from ReqTRES", r.ReqGPUs, r.GPUsFrom)
 	}
 }
@@ -151,8 +152,8 @@ func TestSacctReaderBOM(t *testing.T) {
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			plain := strings.ReplaceAll(tt.text, utf8BOM, "")
-			want, _, _ := readAllSacct(t, NewSacctReader(strings.NewReader(plain), tt.fields, SacctOptions{}))
-			got, lineErrs, problems := readAllSacct(t, NewSacctReader(strings.NewReader(tt.text), tt.fields, SacctOptions{}))
+			want, _, _ := readAllSacct(t, NewReader(strings.NewReader(plain), tt.fields, Options{}))
+			got, lineErrs, problems := readAllSacct(t, NewReader(strings.NewReader(tt.text), tt.fields, Options{}))
 			if len(lineErrs) != 0 || len(problems) != len(map[string]bool{"14": true, "24": true}) || len(got) != tt.want {
 				t.Fatalf("%d jobs, skipped %v, problems %q; want %d, none, the two names", len(got), lineErrs, problems, tt.want)
 			}
@@ -166,15 +167,15 @@ func TestSacctReaderBOM(t *testing.T) {
 // TestParseSacctJSONBOM: sacct --json output saved with a byte order mark
 // reads as without.
 func TestParseSacctJSONBOM(t *testing.T) {
-	b, err := os.ReadFile(filepath.Join("testdata", "sacctjson", "22.05-dbv0.0.38.json"))
+	b, err := os.ReadFile(filepath.Join(fixtures, "sacctjson", "22.05-dbv0.0.38.json"))
 	if err != nil {
 		t.Fatal(err)
 	}
-	want, _, err := ParseSacctJSON(bytes.NewReader(b), "default")
+	want, _, err := ParseJSON(bytes.NewReader(b), "default")
 	if err != nil {
 		t.Fatal(err)
 	}
-	got, _, err := ParseSacctJSON(strings.NewReader(utf8BOM+string(b)), "default")
+	got, _, err := ParseJSON(strings.NewReader(utf8BOM+string(b)), "default")
 	if err != nil || !reflect.DeepEqual(got, want) {
 		t.Errorf("with a byte order mark: %d records, %v; want the %d without", len(got), err, len(want))
 	}

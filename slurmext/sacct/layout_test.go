@@ -1,8 +1,9 @@
-package slurmext
+package sacct
 
 import (
 	"errors"
 	"fmt"
+	"github.com/gpuprof/gpuprof/slurmext"
 	"io"
 	"reflect"
 	"strings"
@@ -13,7 +14,7 @@ import (
 // gives the same jobs as gpuprof's own layout, field by field for the
 // fields the layout has.
 func TestSacctReaderRealLayouts(t *testing.T) {
-	ref, lineErrs, _ := readAllSacct(t, NewSacctReader(openFixture(t, "real", "22.05-own-P-epoch-steps.txt"), nil, SacctOptions{}))
+	ref, lineErrs, _ := readAllSacct(t, NewReader(openFixture(t, "real", "22.05-own-P-epoch-steps.txt"), nil, Options{}))
 	if len(ref) != 12 || len(lineErrs) != 0 {
 		t.Fatalf("reference: %d jobs, %v", len(ref), lineErrs)
 	}
@@ -34,7 +35,7 @@ func TestSacctReaderRealLayouts(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.file, func(t *testing.T) {
-			got, lineErrs, problems := readAllSacct(t, NewSacctReader(openFixture(t, "real", tt.file), tt.fields, SacctOptions{Cluster: "gpuproftest"}))
+			got, lineErrs, problems := readAllSacct(t, NewReader(openFixture(t, "real", tt.file), tt.fields, Options{Cluster: "gpuproftest"}))
 			if len(lineErrs) != 0 || len(problems) != 0 || len(got) != len(ref) {
 				t.Fatalf("%d jobs, skipped %v, problems %q; want %d, none, none", len(got), lineErrs, problems, len(ref))
 			}
@@ -83,7 +84,7 @@ func TestSacctReaderHeaders(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			r := NewSacctReader(strings.NewReader(tt.input), tt.fields, SacctOptions{})
+			r := NewReader(strings.NewReader(tt.input), tt.fields, Options{})
 			var ids, states []string
 			var layoutErr error
 			for {
@@ -101,12 +102,12 @@ func TestSacctReaderHeaders(t *testing.T) {
 				t.Errorf("jobs %q states %q, want %q %q", ids, states, tt.ids, tt.states)
 			}
 			var le *LayoutError
-			if tt.layout != errors.As(layoutErr, &le) || (layoutErr != nil && !errors.Is(layoutErr, ErrSacctLayout)) {
+			if tt.layout != errors.As(layoutErr, &le) || (layoutErr != nil && !errors.Is(layoutErr, ErrLayout)) {
 				t.Fatalf("error %v, want a LayoutError: %v", layoutErr, tt.layout)
 			}
 			if le != nil {
 				checkErrorMessage(t, le)
-				if _, err := r.Next(); !errors.Is(err, ErrSacctLayout) {
+				if _, err := r.Next(); !errors.Is(err, ErrLayout) {
 					t.Errorf("Next after the LayoutError = %v, want it again", err)
 				}
 			}
@@ -124,14 +125,14 @@ func TestSacctReaderProbeWindow(t *testing.T) {
 	}
 	t.Run("good start", func(t *testing.T) {
 		in := strings.Join(append(good, bad...), "\n") + "\n"
-		recs, lineErrs, _ := readAllSacct(t, NewSacctReader(strings.NewReader(in), nil, SacctOptions{}))
+		recs, lineErrs, _ := readAllSacct(t, NewReader(strings.NewReader(in), nil, Options{}))
 		if len(recs) != 150 || len(lineErrs) != 150 {
 			t.Errorf("%d jobs, %d skipped; want 150 and 150", len(recs), len(lineErrs))
 		}
 	})
 	t.Run("bad start", func(t *testing.T) {
 		in := strings.Join(append(bad, good...), "\n") + "\n"
-		r := NewSacctReader(strings.NewReader(in), nil, SacctOptions{})
+		r := NewReader(strings.NewReader(in), nil, Options{})
 		_, err := r.Next()
 		var le *LayoutError
 		if !errors.As(err, &le) || le.Line != 1 || !strings.Contains(le.Reason, "0 of the first 100 records fit") {
@@ -141,8 +142,8 @@ func TestSacctReaderProbeWindow(t *testing.T) {
 	})
 	t.Run("one long line is no reason to hold the file", func(t *testing.T) {
 		in := strings.Repeat("x", 5000) + "\n" + strings.Join(good[:3], "\n") + "\n"
-		recs, lineErrs, _ := readAllSacct(t, NewSacctReader(strings.NewReader(in), nil, SacctOptions{MaxLineBytes: 1000}))
-		if len(recs) != 3 || len(lineErrs) != 1 || !errors.Is(lineErrs[0], ErrTooLarge) {
+		recs, lineErrs, _ := readAllSacct(t, NewReader(strings.NewReader(in), nil, Options{MaxLineBytes: 1000}))
+		if len(recs) != 3 || len(lineErrs) != 1 || !errors.Is(lineErrs[0], slurmext.ErrTooLarge) {
 			t.Errorf("%d jobs, %v; want 3 and one ErrTooLarge", len(recs), lineErrs)
 		}
 	})
@@ -154,9 +155,9 @@ func TestParseSacctColumns(t *testing.T) {
 		"JobIDRaw,State": true, " JobID , JobName%30 ": true, "State,Start": false, "JobIDRaw,,State": false,
 		"JobIDRaw,St ate": false, "JobIDRaw|State": false, "": false,
 	} {
-		fields, err := ParseSacctColumns(in)
-		if (err == nil) != ok || (err != nil && !errors.Is(err, ErrBadSacct)) {
-			t.Errorf("ParseSacctColumns(%q) = %q, %v; want ok %v", in, fields, err, ok)
+		fields, err := ParseColumns(in)
+		if (err == nil) != ok || (err != nil && !errors.Is(err, ErrMalformed)) {
+			t.Errorf("ParseColumns(%q) = %q, %v; want ok %v", in, fields, err, ok)
 		}
 	}
 }

@@ -1,4 +1,4 @@
-package slurmext
+package sacct
 
 import (
 	"bufio"
@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"github.com/gpuprof/gpuprof/slurmext"
 	"io"
 	"math"
 	"math/big"
@@ -15,19 +16,19 @@ import (
 	"time"
 )
 
-// MaxSacctJSONValue bounds the JSON text of one job (or one other top-level
+// MaxJSONValue bounds the JSON text of one job (or one other top-level
 // value) of `sacct --json`. A job with thousands of steps takes a few MiB;
 // the bound only stops one hostile or corrupt value from exhausting memory.
-const MaxSacctJSONValue = 64 << 20
+const MaxJSONValue = 64 << 20
 
-// ParseSacctJSON reads the output of `sacct --json` (Slurm 22.05, OpenAPI
+// ParseJSON reads the output of `sacct --json` (Slurm 22.05, OpenAPI
 // dbv0.0.38, through the data_parser v0.0.39–v0.0.43 of 23.02–25.05) and
 // returns one record per job, with Source "sacct". cluster is used for jobs
 // that do not name theirs.
 //
 // The document is decoded one job at a time (json.Decoder's token API), so a
 // file of months of history is never held in memory whole; each job's text
-// is bounded by MaxSacctJSONValue. Of the steps, Slurm's GPU readings and
+// is bounded by MaxJSONValue. Of the steps, Slurm's GPU readings and
 // the CPU time and host memory peak are kept, folded into the job (see
 // gpuUsage and hostUsage; the job's Usage as the text reader makes it, with
 // the request from tres.requested or required). The layouts that
@@ -62,17 +63,17 @@ const MaxSacctJSONValue = 64 << 20
 //
 // problems holds one error per job skipped (no valid job_id) or per
 // malformed value (the field keeps its unknown value), and the "errors"
-// sacct itself reported; all wrap ErrBadSacct. err is non-nil when the
+// sacct itself reported; all wrap ErrMalformed. err is non-nil when the
 // document cannot be read on (invalid JSON, a value over the bound, a read
 // error); the records decoded before that point are returned with it, so a
 // truncated file still yields its complete jobs.
-func ParseSacctJSON(r io.Reader, cluster string) (records []JobRecord, problems []error, err error) {
-	return parseSacctJSON(r, cluster, MaxSacctJSONValue)
+func ParseJSON(r io.Reader, cluster string) (records []slurmext.JobRecord, problems []error, err error) {
+	return parseJSON(r, cluster, MaxJSONValue)
 }
 
-// parseSacctJSON is ParseSacctJSON with the bound on one value as a
+// parseJSON is ParseJSON with the bound on one value as a
 // parameter, so that tests can reach it with small input.
-func parseSacctJSON(r io.Reader, cluster string, limit int64) (records []JobRecord, problems []error, err error) {
+func parseJSON(r io.Reader, cluster string, limit int64) (records []slurmext.JobRecord, problems []error, err error) {
 	// A byte order mark (a file saved by a Windows tool) is not JSON.
 	br := bufio.NewReader(r)
 	if head, err := br.Peek(len(utf8BOM)); err == nil && string(head) == utf8BOM {
@@ -80,11 +81,11 @@ func parseSacctJSON(r io.Reader, cluster string, limit int64) (records []JobReco
 	}
 	lr := &valueLimitReader{r: br, limit: limit}
 	dec := json.NewDecoder(lr)
-	fail := func(what string, err error) ([]JobRecord, []error, error) {
-		if errors.Is(err, ErrTooLarge) {
+	fail := func(what string, err error) ([]slurmext.JobRecord, []error, error) {
+		if errors.Is(err, slurmext.ErrTooLarge) {
 			return records, problems, fmt.Errorf("sacct JSON: %s: %w", what, err)
 		}
-		return records, problems, fmt.Errorf("sacct JSON: %s: %w: %w", what, ErrBadSacct, escapedError{err})
+		return records, problems, fmt.Errorf("sacct JSON: %s: %w: %w", what, ErrMalformed, escapedError{err})
 	}
 	if err := expectDelim(dec, '{'); err != nil {
 		return fail("document", err)
@@ -110,14 +111,14 @@ func parseSacctJSON(r io.Reader, cluster string, limit int64) (records []JobReco
 					// The decoder read the whole job and filled what fit;
 					// one field of an unexpected type costs only that field.
 					problems = append(problems, fmt.Errorf("job %d in the list: %s has JSON type %s: %w",
-						jobsSeen+1, quoteShort(typeErr.Field), typeErr.Value, ErrBadSacct))
+						jobsSeen+1, slurmext.QuoteShort(typeErr.Field), typeErr.Value, ErrMalformed))
 				} else if err != nil {
 					return fail(fmt.Sprintf("job %d in the list", jobsSeen+1), err)
 				}
 				jobsSeen++
 				rec, notes, ok := j.record(cluster)
 				for _, n := range notes {
-					problems = append(problems, fmt.Errorf("job %s: %s: %w", quoteShort(rec.JobID), n, ErrBadSacct))
+					problems = append(problems, fmt.Errorf("job %s: %s: %w", slurmext.QuoteShort(rec.JobID), n, ErrMalformed))
 				}
 				if ok {
 					records = append(records, rec)
@@ -132,11 +133,11 @@ func parseSacctJSON(r io.Reader, cluster string, limit int64) (records []JobReco
 				return fail("errors", err)
 			}
 			for _, e := range errs {
-				problems = append(problems, fmt.Errorf("sacct reported: %s: %w", e.text(), ErrBadSacct))
+				problems = append(problems, fmt.Errorf("sacct reported: %s: %w", e.text(), ErrMalformed))
 			}
 		default:
 			if err := skipValue(dec); err != nil {
-				return fail(fmt.Sprintf("value of %s", quoteShort(key)), err)
+				return fail(fmt.Sprintf("value of %s", slurmext.QuoteShort(key)), err)
 			}
 		}
 	}
@@ -151,7 +152,7 @@ func parseSacctJSON(r io.Reader, cluster string, limit int64) (records []JobReco
 // errors.Is and errors.As.
 type escapedError struct{ err error }
 
-func (e escapedError) Error() string { return quoteShort(e.err.Error()) }
+func (e escapedError) Error() string { return slurmext.QuoteShort(e.err.Error()) }
 
 func (e escapedError) Unwrap() error { return e.err }
 
@@ -162,7 +163,7 @@ func expectDelim(dec *json.Decoder, d json.Delim) error {
 		return err
 	}
 	if got, ok := tok.(json.Delim); !ok || got != d {
-		return fmt.Errorf("want %q, got %s", rune(d), quoteShort(fmt.Sprint(tok)))
+		return fmt.Errorf("want %q, got %s", rune(d), slurmext.QuoteShort(fmt.Sprint(tok)))
 	}
 	return nil
 }
@@ -202,7 +203,7 @@ func (l *valueLimitReader) reset() { l.n = 0 }
 
 func (l *valueLimitReader) Read(p []byte) (int, error) {
 	if l.n > l.limit {
-		return 0, fmt.Errorf("a value longer than %d bytes: %w", l.limit, ErrTooLarge)
+		return 0, fmt.Errorf("a value longer than %d bytes: %w", l.limit, slurmext.ErrTooLarge)
 	}
 	n, err := l.r.Read(p)
 	l.n += int64(n)
@@ -220,7 +221,7 @@ func (e sjError) text() string {
 	if msg == "" {
 		msg = "unspecified error"
 	}
-	return quoteShort(msg)
+	return slurmext.QuoteShort(msg)
 }
 
 // sjNum is a number in any of the shapes sacct --json uses: a plain number,
@@ -322,7 +323,7 @@ type sjTRES struct {
 	Count sjNum  `json:"count"`
 }
 
-// sjJob holds the fields of a sacct --json job that a JobRecord needs; the
+// sjJob holds the fields of a sacct --json job that a slurmext.JobRecord needs; the
 // decoder reads past the rest (steps included) without keeping them.
 type sjJob struct {
 	JobID           sjNum  `json:"job_id"`
@@ -409,7 +410,7 @@ func (c sjCPUTime) duration() (d time.Duration, reported bool, err error) {
 	}
 	switch {
 	case s.Bad != "" || us.Bad != "":
-		return 0, true, fmt.Errorf("not a number: %s", quoteShort(s.Bad+us.Bad))
+		return 0, true, fmt.Errorf("not a number: %s", slurmext.QuoteShort(s.Bad+us.Bad))
 	case !s.Set || !us.Set:
 		return 0, true, errors.New("seconds or microseconds missing")
 	case s.Number < 0 || s.Number > maxCPUSeconds || us.Number < 0 || us.Number >= 1e6:
@@ -419,55 +420,55 @@ func (c sjCPUTime) duration() (d time.Duration, reported bool, err error) {
 }
 
 // record converts a decoded job; ok is false when the job has no usable id.
-func (j *sjJob) record(cluster string) (rec JobRecord, problems notes, ok bool) {
+func (j *sjJob) record(cluster string) (rec slurmext.JobRecord, problems slurmext.Notes, ok bool) {
 	n := &problems
 	if !j.JobID.Set || j.JobID.Number <= 0 || j.JobID.Number > math.MaxUint32 {
-		n.add("job_id", "missing or not a job id")
-		return JobRecord{}, problems, false
+		n.Add("job_id", "missing or not a job id")
+		return slurmext.JobRecord{}, problems, false
 	}
 	id := strconv.FormatInt(j.JobID.Number, 10)
-	rec = JobRecord{
+	rec = slurmext.JobRecord{
 		JobID: id, DisplayID: id, ArrayTaskID: -1, HetOffset: -1, UID: -1, CancelledBy: -1,
 		Source: "sacct",
 	}
-	rec.Cluster = n.text("cluster", j.Cluster, maxFieldBytes)
+	rec.Cluster = n.Text("cluster", j.Cluster, slurmext.MaxFieldBytes)
 	if rec.Cluster == "" {
 		rec.Cluster = cluster
 	}
-	rec.Name = n.text("name", j.Name, maxFieldBytes)
-	rec.User = n.text("user", j.User, maxFieldBytes)
-	rec.Account = n.text("account", j.Account, maxFieldBytes)
-	rec.Partition = n.text("partition", j.Partition, maxFieldBytes)
-	rec.QOS = n.text("qos", j.QOS, maxFieldBytes)
-	rec.Reason = n.text("state.reason", j.State.Reason, maxFieldBytes)
+	rec.Name = n.Text("name", j.Name, slurmext.MaxFieldBytes)
+	rec.User = n.Text("user", j.User, slurmext.MaxFieldBytes)
+	rec.Account = n.Text("account", j.Account, slurmext.MaxFieldBytes)
+	rec.Partition = n.Text("partition", j.Partition, slurmext.MaxFieldBytes)
+	rec.QOS = n.Text("qos", j.QOS, slurmext.MaxFieldBytes)
+	rec.Reason = n.Text("state.reason", j.State.Reason, slurmext.MaxFieldBytes)
 	if j.Nodes != "None assigned" {
-		rec.NodeList = n.text("nodes", j.Nodes, maxFieldBytes)
+		rec.NodeList = n.Text("nodes", j.Nodes, slurmext.MaxFieldBytes)
 		if rec.NodeList != "" {
-			if _, err := parseHostlist(rec.NodeList); err != nil {
-				n.add("nodes", "%v", err)
+			if err := slurmext.CheckHostlist(rec.NodeList); err != nil {
+				n.Add("nodes", "%v", err)
 			}
 		}
 	}
-	rec.Restarts = n.jsonCount("restart_cnt", j.RestartCnt)
-	rec.Submit = n.jsonTime("time.submission", j.Time.Submission)
-	rec.Eligible = n.jsonTime("time.eligible", j.Time.Eligible)
-	rec.Start = n.jsonTime("time.start", j.Time.Start)
-	rec.End = n.jsonTime("time.end", j.Time.End)
-	rec.TimeLimit, rec.Unlimited = n.jsonLimit("time.limit", j.Time.Limit)
-	rec.ExitStatus, rec.ExitSignal = n.jsonExit("exit_code", j.ExitCode)
-	rec.DerivedStatus, rec.DerivedSignal = n.jsonExit("derived_exit_code", j.DerivedExitCode)
-	rec.State = n.jsonState(j.State.Current)
+	rec.Restarts = jsonCount(n, "restart_cnt", j.RestartCnt)
+	rec.Submit = jsonTime(n, "time.submission", j.Time.Submission)
+	rec.Eligible = jsonTime(n, "time.eligible", j.Time.Eligible)
+	rec.Start = jsonTime(n, "time.start", j.Time.Start)
+	rec.End = jsonTime(n, "time.end", j.Time.End)
+	rec.TimeLimit, rec.Unlimited = jsonLimit(n, "time.limit", j.Time.Limit)
+	rec.ExitStatus, rec.ExitSignal = jsonExit(n, "exit_code", j.ExitCode)
+	rec.DerivedStatus, rec.DerivedSignal = jsonExit(n, "derived_exit_code", j.DerivedExitCode)
+	rec.State = jsonState(n, j.State.Current)
 
-	rec.ReqTRES = n.text("tres.requested", tresText(j.TRES.Requested), maxFieldBytes)
-	rec.AllocTRES = n.text("tres.allocated", tresText(j.TRES.Allocated), maxFieldBytes)
-	rec.ReqGPUs, rec.ReqGPUType, rec.ReqShards, rec.GPUsFrom = RequestedGPUs(rec.ReqTRES, rec.AllocTRES)
-	rec.NodeCount = n.jsonCount("allocation_nodes", j.AllocationNodes)
+	rec.ReqTRES = n.Text("tres.requested", tresText(j.TRES.Requested), slurmext.MaxFieldBytes)
+	rec.AllocTRES = n.Text("tres.allocated", tresText(j.TRES.Allocated), slurmext.MaxFieldBytes)
+	rec.ReqGPUs, rec.ReqGPUType, rec.ReqShards, rec.GPUsFrom = slurmext.RequestedGPUs(rec.ReqTRES, rec.AllocTRES)
+	rec.NodeCount = jsonCount(n, "allocation_nodes", j.AllocationNodes)
 	if rec.NodeCount == 0 {
 		rec.NodeCount = tresCount(j.TRES.Requested, "node") // not started: as requested, like sacct -P
 	}
 	rec.CPUs = tresCount(j.TRES.Allocated, "cpu")
 	if rec.CPUs == 0 {
-		rec.CPUs = n.jsonCount("required.CPUs", j.Required.CPUs)
+		rec.CPUs = jsonCount(n, "required.CPUs", j.Required.CPUs)
 	}
 	j.arrayAndHet(&rec, n)
 	j.gpuUsage(&rec, n)
@@ -476,7 +477,7 @@ func (j *sjJob) record(cluster string) (rec JobRecord, problems notes, ok bool) 
 }
 
 // hostUsage reads the job's CPU time, host memory peak and memory request
-// by the rules of the text reader (see HostUsage), from --json's own
+// by the rules of the text reader (see slurmext.HostUsage), from --json's own
 // fields:
 //
 //	TotalCPU  the sum of steps[].time.total (user + system, to the
@@ -493,8 +494,8 @@ func (j *sjJob) record(cluster string) (rec JobRecord, problems notes, ok bool) 
 //
 // A malformed value in any step leaves that value of the job unknown, with
 // a note.
-func (j *sjJob) hostUsage(rec *JobRecord, n *notes) HostUsage {
-	var u HostUsage
+func (j *sjJob) hostUsage(rec *slurmext.JobRecord, n *slurmext.Notes) slurmext.HostUsage {
+	var u slurmext.HostUsage
 	cpuBad, memBad := false, false
 	for i := range j.Steps {
 		st := &j.Steps[i]
@@ -502,13 +503,13 @@ func (j *sjJob) hostUsage(rec *JobRecord, n *notes) HostUsage {
 		switch {
 		case err != nil:
 			if !cpuBad {
-				n.add("steps.time.total", "step %d: %v", i+1, err)
+				n.Add("steps.time.total", "step %d: %v", i+1, err)
 			}
 			cpuBad = true
 		case reported:
 			if u.TotalCPU > math.MaxInt64-d {
 				if !cpuBad {
-					n.add("steps.time.total", "the sum over the steps overflows")
+					n.Add("steps.time.total", "the sum over the steps overflows")
 				}
 				cpuBad = true
 			}
@@ -518,9 +519,9 @@ func (j *sjJob) hostUsage(rec *JobRecord, n *notes) HostUsage {
 		v, found := tresItem(st.TRES.Requested.Max, "mem", "")
 		switch {
 		case !found || !v.Set && v.Bad == "":
-		case v.Bad != "" || v.Number < 0 || v.Number > maxUsageBytes:
+		case v.Bad != "" || v.Number < 0 || v.Number > slurmext.MaxUsageBytes:
 			if !memBad {
-				n.add("steps.tres.requested.max", "step %d: mem is not a memory size", i+1)
+				n.Add("steps.tres.requested.max", "step %d: mem is not a memory size", i+1)
 			}
 			memBad = true
 		case v.Number > 0 && (!u.MemPeakValid || uint64(v.Number) > u.MemPeak):
@@ -542,15 +543,15 @@ func (j *sjJob) hostUsage(rec *JobRecord, n *notes) HostUsage {
 
 // reqMem returns the job's memory request in bytes, in total (see
 // hostUsage), and whether it is known.
-func (j *sjJob) reqMem(rec *JobRecord, n *notes) (uint64, bool) {
+func (j *sjJob) reqMem(rec *slurmext.JobRecord, n *slurmext.Notes) (uint64, bool) {
 	const mib = 1 << 20
 	size := func(name string, v sjNum, per int) (uint64, bool) {
 		switch {
 		case v.Bad != "":
-			n.add(name, "not a number of megabytes: %s", quoteShort(v.Bad))
+			n.Add(name, "not a number of megabytes: %s", slurmext.QuoteShort(v.Bad))
 		case !v.Set || v.Number == 0 || per <= 0:
-		case v.Number < 0 || uint64(v.Number) > maxUsageBytes/mib/uint64(per):
-			n.add(name, "%d megabytes × %d out of range", v.Number, per)
+		case v.Number < 0 || uint64(v.Number) > slurmext.MaxUsageBytes/mib/uint64(per):
+			n.Add(name, "%d megabytes × %d out of range", v.Number, per)
 		default:
 			return uint64(v.Number) * mib * uint64(per), true
 		}
@@ -566,10 +567,10 @@ func (j *sjJob) reqMem(rec *JobRecord, n *notes) (uint64, bool) {
 }
 
 // tresItem finds the item of type typ and name name ("" for none) in a
-// TRES list, looking at no more than maxTRESItems.
+// TRES list, looking at no more than slurmext.MaxTRESItems.
 func tresItem(items []sjTRES, typ, name string) (sjNum, bool) {
 	for i, t := range items {
-		if i >= maxTRESItems {
+		if i >= slurmext.MaxTRESItems {
 			break
 		}
 		if t.Type == typ && t.Name == name {
@@ -579,19 +580,19 @@ func tresItem(items []sjTRES, typ, name string) (sjNum, bool) {
 	return sjNum{}, false
 }
 
-// gpuUsage folds the steps' GPU readings into the job as SacctReader does
+// gpuUsage folds the steps' GPU readings into the job as Reader does
 // for text: the most memory of any step, the highest mean utilisation of
 // any step; a reading that is not a number in any step (NO_VAL64 and
 // INFINITE64 do not fit an int64) leaves the job's unknown.
-func (j *sjJob) gpuUsage(rec *JobRecord, n *notes) {
+func (j *sjJob) gpuUsage(rec *slurmext.JobRecord, n *slurmext.Notes) {
 	memBad, utilBad := false, false
 	for i, st := range j.Steps {
-		if i >= maxTRESItems {
+		if i >= slurmext.MaxTRESItems {
 			break
 		}
 		if v, found := usageCount(st.TRES.Requested.Max, "gpumem"); found {
 			switch {
-			case !v.Set || v.Number < 0 || v.Number > maxUsageBytes:
+			case !v.Set || v.Number < 0 || v.Number > slurmext.MaxUsageBytes:
 				memBad = true
 			case !rec.SlurmGPUMemValid || uint64(v.Number) > rec.SlurmGPUMem:
 				rec.SlurmGPUMem, rec.SlurmGPUMemValid = uint64(v.Number), true
@@ -599,7 +600,7 @@ func (j *sjJob) gpuUsage(rec *JobRecord, n *notes) {
 		}
 		if v, found := usageCount(st.TRES.Requested.Average, "gpuutil"); found {
 			switch {
-			case !v.Set || v.Number < 0 || v.Number > maxGPUUtil:
+			case !v.Set || v.Number < 0 || v.Number > slurmext.MaxGPUUtil:
 				utilBad = true
 			case !rec.SlurmGPUUtilValid || float64(v.Number) > rec.SlurmGPUUtil:
 				rec.SlurmGPUUtil, rec.SlurmGPUUtilValid = float64(v.Number), true
@@ -607,11 +608,11 @@ func (j *sjJob) gpuUsage(rec *JobRecord, n *notes) {
 		}
 	}
 	if memBad {
-		n.add("steps.tres.requested.max", "gres/gpumem is not a memory size in some step")
+		n.Add("steps.tres.requested.max", "gres/gpumem is not a memory size in some step")
 		rec.SlurmGPUMem, rec.SlurmGPUMemValid = 0, false
 	}
 	if utilBad {
-		n.add("steps.tres.requested.average", "gres/gpuutil is not a utilisation in some step")
+		n.Add("steps.tres.requested.average", "gres/gpuutil is not a utilisation in some step")
 		rec.SlurmGPUUtil, rec.SlurmGPUUtilValid = 0, false
 	}
 }
@@ -627,7 +628,7 @@ func usageCount(items []sjTRES, name string) (sjNum, bool) {
 }
 
 // arrayAndHet fills the array and heterogeneous job fields and DisplayID.
-func (j *sjJob) arrayAndHet(rec *JobRecord, n *notes) {
+func (j *sjJob) arrayAndHet(rec *slurmext.JobRecord, n *slurmext.Notes) {
 	if a := j.Array.JobID; a.Set && a.Number > 0 && a.Number <= math.MaxUint32 {
 		rec.ArrayJobID = strconv.FormatInt(a.Number, 10)
 		switch t := j.Array.TaskID; {
@@ -635,13 +636,13 @@ func (j *sjJob) arrayAndHet(rec *JobRecord, n *notes) {
 			rec.ArrayTaskID = int(t.Number)
 			rec.DisplayID = rec.ArrayJobID + "_" + strconv.Itoa(rec.ArrayTaskID)
 		case t.Bad != "":
-			n.add("array.task_id", "not an array index: %s", quoteShort(t.Bad))
-		case t.Set && t.Number < noValTask:
-			n.add("array.task_id", "array index %d out of range", t.Number)
+			n.Add("array.task_id", "not an array index: %s", slurmext.QuoteShort(t.Bad))
+		case t.Set && t.Number < slurmext.NoValTask:
+			n.Add("array.task_id", "array index %d out of range", t.Number)
 		case j.Array.Task != "":
 			spec, err := arrayTaskSpec(j.Array.Task)
 			if err != nil {
-				n.add("array.task", "%v", err)
+				n.Add("array.task", "%v", err)
 				break
 			}
 			rec.ArrayTaskSpec = spec
@@ -654,7 +655,7 @@ func (j *sjJob) arrayAndHet(rec *JobRecord, n *notes) {
 			rec.HetOffset = int(o.Number)
 			rec.DisplayID = rec.HetJobID + "+" + strconv.Itoa(rec.HetOffset)
 		} else if o.Bad != "" || o.Set {
-			n.add("het.job_offset", "not a component offset")
+			n.Add("het.job_offset", "not a component offset")
 		}
 	}
 }
@@ -666,18 +667,18 @@ func arrayTaskSpec(task string) (string, error) {
 	t := strings.TrimSpace(task)
 	hex, isHex := strings.CutPrefix(strings.ToLower(t), "0x")
 	if !isHex {
-		if !validArraySpec(t) {
-			return "", fmt.Errorf("task list %s is neither 0x<hex bitmap> nor a list of indices: %w", quoteShort(task), ErrBadSacct)
+		if !slurmext.ValidArraySpec(t) {
+			return "", fmt.Errorf("task list %s is neither 0x<hex bitmap> nor a list of indices: %w", slurmext.QuoteShort(task), ErrMalformed)
 		}
 		return t, nil
 	}
 	// Each hex digit is 4 indices: bound the bitmap before decoding it.
-	if hex == "" || len(hex) > MaxIndexList/4 {
-		return "", fmt.Errorf("task bitmap %s: empty or over %d indices: %w", quoteShort(task), MaxIndexList, ErrBadSacct)
+	if hex == "" || len(hex) > slurmext.MaxIndexList/4 {
+		return "", fmt.Errorf("task bitmap %s: empty or over %d indices: %w", slurmext.QuoteShort(task), slurmext.MaxIndexList, ErrMalformed)
 	}
 	bits, ok := new(big.Int).SetString(hex, 16)
 	if !ok {
-		return "", fmt.Errorf("task bitmap %s is not hexadecimal: %w", quoteShort(task), ErrBadSacct)
+		return "", fmt.Errorf("task bitmap %s is not hexadecimal: %w", slurmext.QuoteShort(task), ErrMalformed)
 	}
 	var idx []int
 	for i := range bits.BitLen() {
@@ -686,7 +687,7 @@ func arrayTaskSpec(task string) (string, error) {
 		}
 	}
 	if len(idx) == 0 {
-		return "", fmt.Errorf("task bitmap %s names no task: %w", quoteShort(task), ErrBadSacct)
+		return "", fmt.Errorf("task bitmap %s names no task: %w", slurmext.QuoteShort(task), ErrMalformed)
 	}
 	return formatIndexRanges(idx), nil
 }
@@ -717,8 +718,8 @@ func formatIndexRanges(idx []int) string {
 // gres and the like as "type/name", memory in megabytes with an M, and
 // items without a count (null, or NO_VAL's -2) left out.
 func tresText(items []sjTRES) string {
-	if len(items) > maxTRESItems {
-		items = items[:maxTRESItems]
+	if len(items) > slurmext.MaxTRESItems {
+		items = items[:slurmext.MaxTRESItems]
 	}
 	type item struct{ name, value string }
 	kept := make([]item, 0, len(items))
@@ -759,13 +760,13 @@ func tresCount(items []sjTRES, typ string) int {
 }
 
 // jsonCount reads a non-negative count; unset is 0.
-func (n *notes) jsonCount(name string, v sjNum) int {
+func jsonCount(n *slurmext.Notes, name string, v sjNum) int {
 	switch {
 	case v.Bad != "":
-		n.add(name, "not a number: %s", quoteShort(v.Bad))
+		n.Add(name, "not a number: %s", slurmext.QuoteShort(v.Bad))
 	case !v.Set:
 	case v.Number < 0 || v.Number > math.MaxInt32:
-		n.add(name, "%d out of range", v.Number)
+		n.Add(name, "%d out of range", v.Number)
 	default:
 		return int(v.Number)
 	}
@@ -773,13 +774,13 @@ func (n *notes) jsonCount(name string, v sjNum) int {
 }
 
 // jsonTime reads seconds since 1970; 0 and unset are the zero time.
-func (n *notes) jsonTime(name string, v sjNum) time.Time {
+func jsonTime(n *slurmext.Notes, name string, v sjNum) time.Time {
 	switch {
 	case v.Bad != "":
-		n.add(name, "not a time: %s", quoteShort(v.Bad))
+		n.Add(name, "not a time: %s", slurmext.QuoteShort(v.Bad))
 	case !v.Set || v.Number == 0:
-	case v.Number < 0 || v.Number > maxUnixSeconds:
-		n.add(name, "%d is before 1970 or after year 9999", v.Number)
+	case v.Number < 0 || v.Number > slurmext.MaxUnixSeconds:
+		n.Add(name, "%d is before 1970 or after year 9999", v.Number)
 	default:
 		return time.Unix(v.Number, 0).UTC()
 	}
@@ -788,15 +789,15 @@ func (n *notes) jsonTime(name string, v sjNum) time.Time {
 
 // jsonLimit reads a time limit in minutes: infinite (or INFINITE,
 // 0xffffffff) is unlimited, unset (or NO_VAL) unknown.
-func (n *notes) jsonLimit(name string, v sjNum) (time.Duration, bool) {
+func jsonLimit(n *slurmext.Notes, name string, v sjNum) (time.Duration, bool) {
 	switch {
 	case v.Bad != "":
-		n.add(name, "not a number of minutes: %s", quoteShort(v.Bad))
+		n.Add(name, "not a number of minutes: %s", slurmext.QuoteShort(v.Bad))
 	case v.Infinite || v.Set && v.Number == math.MaxUint32:
 		return 0, true
-	case !v.Set || v.Number == noValTask:
+	case !v.Set || v.Number == slurmext.NoValTask:
 	case v.Number < 0 || v.Number > math.MaxUint32:
-		n.add(name, "%d minutes out of range", v.Number)
+		n.Add(name, "%d minutes out of range", v.Number)
 	default:
 		return time.Duration(v.Number) * time.Minute, false
 	}
@@ -805,12 +806,12 @@ func (n *notes) jsonLimit(name string, v sjNum) (time.Duration, bool) {
 
 // jsonExit reads an exit code object: the return code when set, and the
 // signal when the status says the job was signalled (or a signal is set).
-func (n *notes) jsonExit(name string, e sjExit) (status, signal int) {
+func jsonExit(n *slurmext.Notes, name string, e sjExit) (status, signal int) {
 	if rc := e.ReturnCode; rc.Bad != "" {
-		n.add(name, "return_code not a number: %s", quoteShort(rc.Bad))
+		n.Add(name, "return_code not a number: %s", slurmext.QuoteShort(rc.Bad))
 	} else if rc.Set {
 		if rc.Number < 0 || rc.Number > 255 {
-			n.add(name, "return_code %d outside 0-255", rc.Number)
+			n.Add(name, "return_code %d outside 0-255", rc.Number)
 		} else {
 			status = int(rc.Number)
 		}
@@ -820,10 +821,10 @@ func (n *notes) jsonExit(name string, e sjExit) (status, signal int) {
 		sig = e.Signal.SignalID
 	}
 	if sig.Bad != "" {
-		n.add(name, "signal not a number: %s", quoteShort(sig.Bad))
+		n.Add(name, "signal not a number: %s", slurmext.QuoteShort(sig.Bad))
 	} else if sig.Set {
 		if sig.Number < 0 || sig.Number > 127 {
-			n.add(name, "signal %d outside 0-127", sig.Number)
+			n.Add(name, "signal %d outside 0-127", sig.Number)
 		} else {
 			signal = int(sig.Number)
 		}
@@ -833,21 +834,21 @@ func (n *notes) jsonExit(name string, e sjExit) (status, signal int) {
 
 // jsonState picks the state of a state.current value: the first base state
 // when the array also holds flags, else the first state that parses.
-func (n *notes) jsonState(current sjStrings) JobState {
+func jsonState(n *slurmext.Notes, current sjStrings) slurmext.JobState {
 	if current.Bad {
-		n.add("state.current", "neither a string nor a list of strings")
+		n.Add("state.current", "neither a string nor a list of strings")
 	}
-	var first JobState
+	var first slurmext.JobState
 	for i, s := range current.List {
-		if i >= maxTRESItems {
+		if i >= slurmext.MaxTRESItems {
 			break
 		}
-		st, _, err := ParseState(s)
+		st, _, err := slurmext.ParseState(s)
 		if err != nil {
-			n.add("state.current", "%v", err)
+			n.Add("state.current", "%v", err)
 			continue
 		}
-		if st.isBase() {
+		if st.IsBase() {
 			return st
 		}
 		if first == "" {

@@ -1,9 +1,10 @@
-package slurmext
+package sacct
 
 import (
 	"bufio"
 	"errors"
 	"fmt"
+	"github.com/gpuprof/gpuprof/slurmext"
 	"io"
 	"os"
 	"path/filepath"
@@ -15,14 +16,14 @@ import (
 )
 
 // capturedFields is the --format of the 22.05 captures in testdata/sacct
-// (SacctFormat when they were taken).
+// (Format when they were taken).
 func capturedFields() []string {
 	return strings.Split("JobID,JobIDRaw,JobName,User,UID,Account,Partition,QOS,Submit,Eligible,Start,End,"+
 		"Elapsed,Timelimit,State,ExitCode,DerivedExitCode,NodeList,NNodes,NCPUS,ReqTRES,AllocTRES,Reason,Cluster", ",")
 }
 
 // readAllSacct reads every record, collecting skipped lines and problems.
-func readAllSacct(t *testing.T, r *SacctReader) (recs []JobRecord, lineErrs []*LineError, problems map[string][]string) {
+func readAllSacct(t *testing.T, r *Reader) (recs []slurmext.JobRecord, lineErrs []*LineError, problems map[string][]string) {
 	t.Helper()
 	problems = make(map[string][]string)
 	for {
@@ -47,7 +48,7 @@ func readAllSacct(t *testing.T, r *SacctReader) (recs []JobRecord, lineErrs []*L
 
 func openFixture(t *testing.T, parts ...string) *os.File {
 	t.Helper()
-	f, err := os.Open(filepath.Join(append([]string{"testdata"}, parts...)...))
+	f, err := os.Open(filepath.Join(append([]string{fixtures}, parts...)...))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -56,78 +57,78 @@ func openFixture(t *testing.T, parts ...string) *os.File {
 }
 
 // fixtureBase is what the jobs of the 22.05 capture share.
-func fixtureBase() JobRecord {
-	return JobRecord{
+func fixtureBase() slurmext.JobRecord {
+	return slurmext.JobRecord{
 		Cluster: "gpuproftest", ArrayTaskID: -1, HetOffset: -1, User: "root", UID: 0, Account: "root",
 		Partition: "gpu", QOS: "normal", CancelledBy: -1, Reason: "None", NodeList: "localhost",
-		NodeCount: 1, CPUs: 1, GPUsFrom: GPUsFromReqTRES, Source: "sacct",
+		NodeCount: 1, CPUs: 1, GPUsFrom: slurmext.GPUsFromReqTRES, Source: "sacct",
 	}
 }
 
-func fixtureRecord(edit func(*JobRecord)) JobRecord {
+func fixtureRecord(edit func(*slurmext.JobRecord)) slurmext.JobRecord {
 	r := fixtureBase()
 	edit(&r)
 	return r
 }
 
 // fixtureWant holds the expected records of a few jobs of the 22.05 capture.
-func fixtureWant() map[string]JobRecord {
+func fixtureWant() map[string]slurmext.JobRecord {
 	ts := func(s string) time.Time {
-		tm, err := time.Parse(isoLayout, "2026-12-02T"+s)
+		tm, err := time.Parse("2006-01-02T15:04:05", "2026-12-02T"+s)
 		if err != nil {
 			panic(err)
 		}
 		return tm
 	}
-	return map[string]JobRecord{
-		"1": fixtureRecord(func(r *JobRecord) {
+	return map[string]slurmext.JobRecord{
+		"1": fixtureRecord(func(r *slurmext.JobRecord) {
 			r.JobID, r.DisplayID, r.Name, r.State = "1", "1", "ok", "COMPLETED"
 			r.Submit, r.Eligible, r.Start, r.End = ts("11:26:28"), ts("11:26:28"), ts("11:26:29"), ts("11:26:31")
 			r.TimeLimit, r.ReqGPUs = 10*time.Minute, 2
 			r.ReqTRES, r.AllocTRES = "billing=1,cpu=1,gres/gpu=2,mem=16000M,node=1", "billing=1,cpu=1,gres/gpu=2,node=1"
 		}),
-		"2": fixtureRecord(func(r *JobRecord) {
+		"2": fixtureRecord(func(r *slurmext.JobRecord) {
 			r.JobID, r.DisplayID, r.Name, r.State = "2", "2", "fail3", "FAILED"
 			r.Submit, r.Eligible, r.Start, r.End = ts("11:26:28"), ts("11:26:28"), ts("11:26:29"), ts("11:26:29")
 			r.TimeLimit, r.ExitStatus = 5*time.Minute, 3
 			r.ReqTRES, r.AllocTRES = "billing=1,cpu=1,mem=16000M,node=1", "billing=1,cpu=1,node=1"
 		}),
-		"3": fixtureRecord(func(r *JobRecord) {
+		"3": fixtureRecord(func(r *slurmext.JobRecord) {
 			r.JobID, r.DisplayID, r.Name, r.State = "3", "3", "name|with|pipes", "COMPLETED"
 			r.Submit, r.Eligible, r.Start, r.End = ts("11:26:28"), ts("11:26:28"), ts("11:26:29"), ts("11:26:30")
 			r.Unlimited, r.ReqShards = true, 3
 			r.ReqTRES, r.AllocTRES = "billing=1,cpu=1,gres/shard=3,mem=16000M,node=1", "billing=1,cpu=1,gres/shard=3,node=1"
 		}),
-		"9": fixtureRecord(func(r *JobRecord) {
+		"9": fixtureRecord(func(r *slurmext.JobRecord) {
 			r.JobID, r.DisplayID, r.Name, r.State, r.CancelledBy = "9", "9", "cxl", "CANCELLED", 0
 			r.Submit, r.Eligible, r.Start, r.End = ts("11:26:28"), ts("11:26:28"), ts("11:26:30"), ts("11:26:30")
 			r.NodeList, r.ReqTRES = "", "billing=1,cpu=1,mem=16000M,node=1" // Partition_Limit: unknown
 		}),
-		"10": fixtureRecord(func(r *JobRecord) {
+		"10": fixtureRecord(func(r *slurmext.JobRecord) {
 			r.JobID, r.DisplayID, r.ArrayJobID, r.ArrayTaskID, r.Name, r.State = "10", "6_1", "6", 1, "arr", "COMPLETED"
 			r.Submit, r.Eligible, r.Start, r.End = ts("11:26:28"), ts("11:26:29"), ts("11:26:29"), ts("11:26:32")
 			r.TimeLimit, r.ReqGPUs = 24*time.Hour, 1
 			r.ReqTRES, r.AllocTRES = "billing=1,cpu=1,gres/gpu=1,mem=16000M,node=1", "billing=1,cpu=1,gres/gpu=1,node=1"
 		}),
-		"13": fixtureRecord(func(r *JobRecord) {
+		"13": fixtureRecord(func(r *slurmext.JobRecord) {
 			r.JobID, r.DisplayID, r.HetJobID, r.HetOffset, r.Name, r.State, r.CancelledBy = "13", "12+1", "12", 1, "het", "CANCELLED", 0
 			r.Submit, r.Eligible, r.End = ts("11:26:30"), ts("11:26:30"), ts("11:28:13") // Start None
 			r.TimeLimit, r.ReqGPUs, r.NodeList = 3*time.Minute, 1, ""
 			r.ReqTRES = "billing=1,cpu=1,gres/gpu=1,mem=16000M,node=1"
 		}),
-		"14": fixtureRecord(func(r *JobRecord) {
+		"14": fixtureRecord(func(r *slurmext.JobRecord) {
 			r.JobID, r.DisplayID, r.Name, r.State = "14", "14", "ctl[31mred", "COMPLETED"
 			r.Submit, r.Eligible, r.Start, r.End = ts("11:26:30"), ts("11:26:30"), ts("11:28:13"), ts("11:28:13")
 			r.Unlimited = true
 			r.ReqTRES, r.AllocTRES = "billing=1,cpu=1,mem=16000M,node=1", "billing=1,cpu=1,node=1"
 		}),
-		"24": fixtureRecord(func(r *JobRecord) {
+		"24": fixtureRecord(func(r *slurmext.JobRecord) {
 			r.JobID, r.DisplayID, r.Name, r.State = "24", "24", "nlx", "COMPLETED" // "nl\nx", joined, then cleaned
 			r.Submit, r.Eligible, r.Start, r.End = ts("11:28:17"), ts("11:28:17"), ts("11:29:31"), ts("11:29:31")
 			r.Unlimited = true
 			r.ReqTRES, r.AllocTRES = "billing=1,cpu=1,mem=100M,node=1", "billing=1,cpu=1,node=1"
 		}),
-		"27": fixtureRecord(func(r *JobRecord) {
+		"27": fixtureRecord(func(r *slurmext.JobRecord) {
 			r.JobID, r.DisplayID, r.Name, r.State = "27", "27", "running", "RUNNING"
 			r.Submit, r.Eligible, r.Start = ts("11:33:12"), ts("11:33:12"), ts("11:33:13") // End Unknown
 			r.TimeLimit, r.ReqGPUs = 30*time.Minute, 1
@@ -148,10 +149,10 @@ func TestSacctReaderFixtures(t *testing.T) {
 		{"22.05-XP-epoch-noheader.txt", 0},
 		{"22.05-Xp-trailing-pipe.txt", 0},
 	}
-	var first []JobRecord
+	var first []slurmext.JobRecord
 	for _, f := range files {
 		t.Run(f.name, func(t *testing.T) {
-			r := NewSacctReader(openFixture(t, "sacct", f.name), capturedFields(), SacctOptions{Cluster: "unused"})
+			r := NewReader(openFixture(t, "sacct", f.name), capturedFields(), Options{Cluster: "unused"})
 			recs, lineErrs, problems := readAllSacct(t, r)
 			if len(lineErrs) != 0 {
 				t.Fatalf("skipped lines: %v", lineErrs)
@@ -191,7 +192,7 @@ func TestSacctReaderFixtures(t *testing.T) {
 }
 
 func TestSacctReaderDuplicates(t *testing.T) {
-	r := NewSacctReader(openFixture(t, "sacct", "22.05-P-duplicates.txt"), capturedFields(), SacctOptions{})
+	r := NewReader(openFixture(t, "sacct", "22.05-P-duplicates.txt"), capturedFields(), Options{})
 	recs, lineErrs, _ := readAllSacct(t, r)
 	if len(lineErrs) != 0 || len(recs) != 3 || r.StepsSkipped() != 2 {
 		t.Fatalf("%d records, %v skipped, %d steps; want 3, none, 2", len(recs), lineErrs, r.StepsSkipped())
@@ -221,7 +222,7 @@ func sacctLine(id string, changes map[string]string) string {
 	for k, v := range changes {
 		values[k] = v
 	}
-	fields := SacctFields()
+	fields := Fields()
 	out := make([]string, len(fields))
 	for i, f := range fields {
 		out[i] = values[f]
@@ -229,20 +230,20 @@ func sacctLine(id string, changes map[string]string) string {
 	return strings.Join(out, "|")
 }
 
-func sacctWant(id string) JobRecord {
-	return JobRecord{
+func sacctWant(id string) slurmext.JobRecord {
+	return slurmext.JobRecord{
 		Cluster: "lab", JobID: id, DisplayID: id, ArrayTaskID: -1, HetOffset: -1, Name: "train",
 		User: "alice", UID: 1000, Account: "vision", Partition: "gpu", QOS: "normal", State: "COMPLETED",
 		CancelledBy: -1, Reason: "Priority", Submit: epochUTC(1700000000), Eligible: epochUTC(1700000000),
 		Start: epochUTC(1700000600), End: epochUTC(1700004200), TimeLimit: 2 * time.Hour,
 		NodeList: "gpu01", NodeCount: 1, CPUs: 8, ReqGPUs: 2, ReqGPUType: "h100",
 		ReqTRES:   "billing=8,cpu=8,gres/gpu:h100=2,gres/gpu=2,mem=64G,node=1",
-		AllocTRES: "billing=8,cpu=8,gres/gpu:h100=2,gres/gpu=2,mem=64G,node=1", GPUsFrom: GPUsFromReqTRES, Source: "sacct",
+		AllocTRES: "billing=8,cpu=8,gres/gpu:h100=2,gres/gpu=2,mem=64G,node=1", GPUsFrom: slurmext.GPUsFromReqTRES, Source: "sacct",
 	}
 }
 
 func TestSacctReader(t *testing.T) {
-	header := strings.Join(SacctFields(), "|")
+	header := strings.Join(Fields(), "|")
 	type lineErr struct {
 		line int
 		is   error
@@ -250,9 +251,9 @@ func TestSacctReader(t *testing.T) {
 	tests := []struct {
 		name     string
 		input    string
-		fields   []string // nil: SacctFields()
-		opts     SacctOptions
-		want     []JobRecord
+		fields   []string // nil: Fields()
+		opts     Options
+		want     []slurmext.JobRecord
 		lineErrs []lineErr
 		problems map[string][]string // job id → substrings
 		steps    int
@@ -260,27 +261,27 @@ func TestSacctReader(t *testing.T) {
 		{
 			name:  "header and one job",
 			input: header + "\n" + sacctLine("100", nil) + "\n",
-			want:  []JobRecord{sacctWant("100")},
+			want:  []slurmext.JobRecord{sacctWant("100")},
 		},
 		{
 			name:  "no header, no final newline",
 			input: sacctLine("100", nil),
-			want:  []JobRecord{sacctWant("100")},
+			want:  []slurmext.JobRecord{sacctWant("100")},
 		},
 		{
 			name:  "header in other case, CRLF, blank lines",
 			input: strings.ToUpper(header) + "\r\n\r\n" + sacctLine("100", nil) + "\r\n\n",
-			want:  []JobRecord{sacctWant("100")},
+			want:  []slurmext.JobRecord{sacctWant("100")},
 		},
 		{
 			name:  "concatenated outputs, a header each",
 			input: header + "\n" + sacctLine("100", nil) + "\n" + header + "\n" + sacctLine("101", nil) + "\n",
-			want:  []JobRecord{sacctWant("100"), sacctWant("101")},
+			want:  []slurmext.JobRecord{sacctWant("100"), sacctWant("101")},
 		},
 		{
 			name:  "-p: trailing pipe",
 			input: header + "|\n" + sacctLine("100", nil) + "|\n" + sacctLine("101", map[string]string{"Cluster": ""}) + "|\n",
-			want: []JobRecord{sacctWant("100"), func() JobRecord {
+			want: []slurmext.JobRecord{sacctWant("100"), func() slurmext.JobRecord {
 				r := sacctWant("101")
 				r.Cluster = ""
 				return r
@@ -291,7 +292,7 @@ func TestSacctReader(t *testing.T) {
 			input: sacctLine("100", nil) + "\n" + sacctLine("100.batch", map[string]string{"JobIDRaw": "100.batch"}) + "\n" + sacctLine("100.extern", nil) + "\n" + sacctLine("100.0", nil) + "\n",
 			// The steps were read, with TotalCPU and MaxRSS empty: sacct
 			// has none of either for the job.
-			want: []JobRecord{func() JobRecord {
+			want: []slurmext.JobRecord{func() slurmext.JobRecord {
 				r := sacctWant("100")
 				r.Usage.TotalCPURead, r.Usage.MemPeakRead = true, true
 				return r
@@ -301,7 +302,7 @@ func TestSacctReader(t *testing.T) {
 		{
 			name:  "one pipe in the name",
 			input: sacctLine("100", map[string]string{"JobName": "a|b"}) + "\n" + sacctLine("101", nil) + "\n",
-			want: []JobRecord{func() JobRecord {
+			want: []slurmext.JobRecord{func() slurmext.JobRecord {
 				r := sacctWant("100")
 				r.Name = "a|b"
 				return r
@@ -310,7 +311,7 @@ func TestSacctReader(t *testing.T) {
 		{
 			name:  "pipes only in the name",
 			input: sacctLine("100", map[string]string{"JobName": "||"}) + "\n" + sacctLine("101", nil) + "\n",
-			want: []JobRecord{func() JobRecord {
+			want: []slurmext.JobRecord{func() slurmext.JobRecord {
 				r := sacctWant("100")
 				r.Name = "||"
 				return r
@@ -319,7 +320,7 @@ func TestSacctReader(t *testing.T) {
 		{
 			name:  "newline in the name",
 			input: header + "\n" + sacctLine("100", map[string]string{"JobName": "a\nb"}) + "\n" + sacctLine("101", nil) + "\n",
-			want: []JobRecord{func() JobRecord {
+			want: []slurmext.JobRecord{func() slurmext.JobRecord {
 				r := sacctWant("100")
 				r.Name = "ab"
 				return r
@@ -329,7 +330,7 @@ func TestSacctReader(t *testing.T) {
 		{
 			name:  "two newlines and a pipe in the name",
 			input: sacctLine("100", map[string]string{"JobName": "a\n|b\nc"}) + "\n" + sacctLine("101", nil) + "\n",
-			want: []JobRecord{func() JobRecord {
+			want: []slurmext.JobRecord{func() slurmext.JobRecord {
 				r := sacctWant("100")
 				r.Name = "a|bc"
 				return r
@@ -339,59 +340,59 @@ func TestSacctReader(t *testing.T) {
 		{
 			name:     "truncated last line",
 			input:    sacctLine("100", nil) + "\n" + sacctLine("101", nil)[:40],
-			want:     []JobRecord{sacctWant("100")},
-			lineErrs: []lineErr{{2, ErrBadSacct}},
+			want:     []slurmext.JobRecord{sacctWant("100")},
+			lineErrs: []lineErr{{2, ErrMalformed}},
 		},
 		{
 			name:     "short line before the JobName column is not joined",
 			input:    "100|100\n" + sacctLine("101", nil) + "\n",
-			want:     []JobRecord{sacctWant("101")},
-			lineErrs: []lineErr{{1, ErrBadSacct}},
+			want:     []slurmext.JobRecord{sacctWant("101")},
+			lineErrs: []lineErr{{1, ErrMalformed}},
 		},
 		{
 			name:     "short line is not joined with a complete one",
 			input:    sacctLine("100", nil)[:60] + "\n" + sacctLine("101", nil) + "\n",
-			want:     []JobRecord{sacctWant("101")},
-			lineErrs: []lineErr{{1, ErrBadSacct}},
+			want:     []slurmext.JobRecord{sacctWant("101")},
+			lineErrs: []lineErr{{1, ErrMalformed}},
 		},
 		{
 			name:     "line too long is skipped, the rest read",
 			input:    sacctLine("100", map[string]string{"JobName": strings.Repeat("x", 3000)}) + "\n" + sacctLine("101", nil) + "\n",
-			opts:     SacctOptions{MaxLineBytes: 1000},
-			want:     []JobRecord{sacctWant("101")},
-			lineErrs: []lineErr{{1, ErrTooLarge}},
+			opts:     Options{MaxLineBytes: 1000},
+			want:     []slurmext.JobRecord{sacctWant("101")},
+			lineErrs: []lineErr{{1, slurmext.ErrTooLarge}},
 		},
 		{
 			name:     "overlong line met while joining is reported after",
 			input:    sacctLine("100", nil)[:60] + "\n" + strings.Repeat("y|", 600) + "\n" + sacctLine("102", nil) + "\n" + sacctLine("103", nil) + "\n",
-			opts:     SacctOptions{MaxLineBytes: 1000},
-			want:     []JobRecord{sacctWant("102"), sacctWant("103")},
-			lineErrs: []lineErr{{1, ErrBadSacct}, {2, ErrTooLarge}},
+			opts:     Options{MaxLineBytes: 1000},
+			want:     []slurmext.JobRecord{sacctWant("102"), sacctWant("103")},
+			lineErrs: []lineErr{{1, ErrMalformed}, {2, slurmext.ErrTooLarge}},
 		},
 		{
 			name:     "bad job id",
 			input:    sacctLine("1;reboot", nil) + "\n" + sacctLine("101", nil) + "\n",
-			want:     []JobRecord{sacctWant("101")},
-			lineErrs: []lineErr{{1, ErrBadJobID}},
+			want:     []slurmext.JobRecord{sacctWant("101")},
+			lineErrs: []lineErr{{1, slurmext.ErrBadJobID}},
 		},
 		{
 			name:     "bad JobIDRaw",
 			input:    sacctLine("100", map[string]string{"JobIDRaw": "x y"}) + "\n" + sacctLine("101", nil) + "\n",
-			want:     []JobRecord{sacctWant("101")},
-			lineErrs: []lineErr{{1, ErrBadJobID}},
+			want:     []slurmext.JobRecord{sacctWant("101")},
+			lineErrs: []lineErr{{1, slurmext.ErrBadJobID}},
 		},
 		{
 			name:     "surplus columns without a JobName column",
 			fields:   []string{"JobIDRaw", "State"},
 			input:    "100|COMPLETED|x\n101|FAILED\n",
-			want:     []JobRecord{{JobID: "101", ArrayTaskID: -1, HetOffset: -1, UID: -1, State: "FAILED", CancelledBy: -1, ExitUnknown: true, Source: "sacct"}},
-			lineErrs: []lineErr{{1, ErrBadSacct}},
+			want:     []slurmext.JobRecord{{JobID: "101", ArrayTaskID: -1, HetOffset: -1, UID: -1, State: "FAILED", CancelledBy: -1, ExitUnknown: true, Source: "sacct"}},
+			lineErrs: []lineErr{{1, ErrMalformed}},
 		},
 		{
 			name:   "array, het and pending array ids",
 			fields: []string{"JobID", "JobIDRaw", "State"},
 			input:  "6_1|10|COMPLETED\n12+1|13|CANCELLED by 1000\n25_[1-4%2]|25|PENDING\n",
-			want: []JobRecord{
+			want: []slurmext.JobRecord{
 				{JobID: "10", DisplayID: "6_1", ArrayJobID: "6", ArrayTaskID: 1, HetOffset: -1, UID: -1, State: "COMPLETED", CancelledBy: -1, ExitUnknown: true, Source: "sacct"},
 				{JobID: "13", DisplayID: "12+1", ArrayTaskID: -1, HetJobID: "12", HetOffset: 1, UID: -1, State: "CANCELLED", CancelledBy: 1000, ExitUnknown: true, Source: "sacct"},
 				{JobID: "25", DisplayID: "25_[1-4%2]", ArrayJobID: "25", ArrayTaskID: -1, ArrayTaskSpec: "1-4%2", HetOffset: -1, UID: -1, State: "PENDING", CancelledBy: -1, ExitUnknown: true, Source: "sacct"},
@@ -401,23 +402,23 @@ func TestSacctReader(t *testing.T) {
 			name:     "array task without JobIDRaw",
 			fields:   []string{"JobID", "State"},
 			input:    "6_1|COMPLETED\n7|FAILED\n",
-			want:     []JobRecord{{JobID: "7", DisplayID: "7", ArrayTaskID: -1, HetOffset: -1, UID: -1, State: "FAILED", CancelledBy: -1, ExitUnknown: true, Source: "sacct"}},
-			lineErrs: []lineErr{{1, ErrBadSacct}},
+			want:     []slurmext.JobRecord{{JobID: "7", DisplayID: "7", ArrayTaskID: -1, HetOffset: -1, UID: -1, State: "FAILED", CancelledBy: -1, ExitUnknown: true, Source: "sacct"}},
+			lineErrs: []lineErr{{1, ErrMalformed}},
 		},
 		{
 			name:   "JobIDRaw alone, widths, unknown fields, other names",
 			fields: []string{"JobIDRaw", "JobName%30", "Comment", "AllocCPUS", "TimelimitRaw", "State%20"},
 			input:  "7|x|hello|4|90|CD\n",
-			opts:   SacctOptions{Cluster: "default"},
-			want: []JobRecord{{Cluster: "default", JobID: "7", ArrayTaskID: -1, HetOffset: -1, Name: "x", UID: -1,
+			opts:   Options{Cluster: "default"},
+			want: []slurmext.JobRecord{{Cluster: "default", JobID: "7", ArrayTaskID: -1, HetOffset: -1, Name: "x", UID: -1,
 				CPUs: 4, TimeLimit: 90 * time.Minute, State: "COMPLETED", CancelledBy: -1, ExitUnknown: true, Source: "sacct"}},
 		},
 		{
 			name:   "ISO times read in the given zone",
 			fields: []string{"JobIDRaw", "Start", "End"},
 			input:  "7|2026-11-03T14:05:01|Unknown\n",
-			opts:   SacctOptions{Location: time.FixedZone("CET", 3600)},
-			want: []JobRecord{{JobID: "7", ArrayTaskID: -1, HetOffset: -1, UID: -1, CancelledBy: -1,
+			opts:   Options{Location: time.FixedZone("CET", 3600)},
+			want: []slurmext.JobRecord{{JobID: "7", ArrayTaskID: -1, HetOffset: -1, UID: -1, CancelledBy: -1,
 				Start: time.Date(2026, 11, 3, 13, 5, 1, 0, time.UTC), ExitUnknown: true, Source: "sacct"}},
 		},
 		{
@@ -426,7 +427,7 @@ func TestSacctReader(t *testing.T) {
 				"UID": "x", "Submit": "yesterday", "Timelimit": "soon", "State": "EXPLODED", "ExitCode": "3",
 				"NNodes": "-1", "NodeList": "gpu[01-", "ReqTRES": "gres/gpu=2,junk", "AllocTRES": "cpu=",
 			}) + "\n" + sacctLine("101", nil) + "\n",
-			want: []JobRecord{func() JobRecord {
+			want: []slurmext.JobRecord{func() slurmext.JobRecord {
 				r := sacctWant("100")
 				r.UID, r.Submit, r.TimeLimit, r.State, r.NodeCount = -1, time.Time{}, 0, "", 0
 				r.ExitUnknown = true // "3" is no exit code
@@ -442,7 +443,7 @@ func TestSacctReader(t *testing.T) {
 		{
 			name:  "None assigned is no node list",
 			input: sacctLine("100", map[string]string{"NodeList": "None assigned", "State": "PENDING", "Start": "Unknown", "End": "Unknown"}) + "\n",
-			want: []JobRecord{func() JobRecord {
+			want: []slurmext.JobRecord{func() slurmext.JobRecord {
 				r := sacctWant("100")
 				r.NodeList, r.State, r.Start, r.End = "", "PENDING", time.Time{}, time.Time{}
 				return r
@@ -453,10 +454,10 @@ func TestSacctReader(t *testing.T) {
 		t.Run(tt.name, func(t *testing.T) {
 			fields := tt.fields
 			if fields == nil {
-				fields = SacctFields()
+				fields = Fields()
 			}
-			r := NewSacctReader(strings.NewReader(tt.input), fields, tt.opts)
-			var got []JobRecord
+			r := NewReader(strings.NewReader(tt.input), fields, tt.opts)
+			var got []slurmext.JobRecord
 			var gotErrs []*LineError
 			problems := make(map[string][]string)
 			for {
@@ -498,7 +499,7 @@ func TestSacctReader(t *testing.T) {
 					t.Fatalf("problems of %s = %q, want %d matching %q", id, got, len(want), want)
 				}
 				for i := range want {
-					if !strings.Contains(got[i], want[i]) || len(got[i]) > maxMessage || !isPrintableASCII(got[i]) {
+					if !strings.Contains(got[i], want[i]) || slurmext.CheckMessage(got[i]) != nil {
 						t.Errorf("problem %d of %s = %q, want it to contain %q", i, id, got[i], want[i])
 					}
 				}
@@ -512,17 +513,17 @@ func TestSacctReader(t *testing.T) {
 
 func TestSacctReaderFatal(t *testing.T) {
 	t.Run("no job id column", func(t *testing.T) {
-		r := NewSacctReader(strings.NewReader("x\n"), []string{"JobName", "State"}, SacctOptions{})
+		r := NewReader(strings.NewReader("x\n"), []string{"JobName", "State"}, Options{})
 		for range 2 {
-			if _, err := r.Next(); !errors.Is(err, ErrBadSacct) {
-				t.Fatalf("Next = %v, want ErrBadSacct every time", err)
+			if _, err := r.Next(); !errors.Is(err, ErrMalformed) {
+				t.Fatalf("Next = %v, want ErrMalformed every time", err)
 			}
 		}
 	})
 	t.Run("read error is sticky", func(t *testing.T) {
 		boom := errors.New("disk on fire")
 		in := io.MultiReader(strings.NewReader(sacctLine("100", nil)+"\n"), iotest.ErrReader(boom))
-		r := NewSacctReader(in, SacctFields(), SacctOptions{})
+		r := NewReader(in, Fields(), Options{})
 		if rec, err := r.Next(); err != nil || rec.JobID != "100" {
 			t.Fatalf("first Next = %v, %v", rec.JobID, err)
 		}
@@ -538,7 +539,7 @@ func TestSacctReaderFatal(t *testing.T) {
 		boom := errors.New("disk on fire")
 		good := sacctLine("98", nil) + "\n" + sacctLine("99", nil) + "\n"
 		in := io.MultiReader(strings.NewReader(good+sacctLine("100", nil)[:60]+"\n"), iotest.ErrReader(boom))
-		r := NewSacctReader(in, SacctFields(), SacctOptions{})
+		r := NewReader(in, Fields(), Options{})
 		// With usage columns a job is held until its steps have passed, so
 		// the short line's error may come before job 99.
 		var ids []string
@@ -603,7 +604,7 @@ func TestSacctReaderMillionRows(t *testing.T) {
 	defer f.Close()
 
 	start := time.Now()
-	r := NewSacctReader(f, capturedFields(), SacctOptions{})
+	r := NewReader(f, capturedFields(), Options{})
 	count := 0
 	for {
 		rec, err := r.Next()
@@ -655,7 +656,7 @@ func BenchmarkSacctText(b *testing.B) {
 	b.ReportAllocs()
 	b.ResetTimer()
 	for range b.N {
-		r := NewSacctReader(strings.NewReader(input), capturedFields(), SacctOptions{})
+		r := NewReader(strings.NewReader(input), capturedFields(), Options{})
 		for {
 			if _, err := r.Next(); err != nil {
 				if !errors.Is(err, io.EOF) {
@@ -669,17 +670,17 @@ func BenchmarkSacctText(b *testing.B) {
 }
 
 func TestSacctFields(t *testing.T) {
-	fields := SacctFields()
-	if strings.Join(fields, ",") != SacctFormat {
-		t.Fatalf("SacctFields() = %q, want the names of %q", fields, SacctFormat)
+	fields := Fields()
+	if strings.Join(fields, ",") != Format {
+		t.Fatalf("Fields() = %q, want the names of %q", fields, Format)
 	}
 	for _, f := range fields {
 		if _, ok := sacctColumnOf(strings.ToLower(f)); !ok && f != "Elapsed" {
-			t.Errorf("field %q of SacctFormat is not read", f)
+			t.Errorf("field %q of Format is not read", f)
 		}
 	}
 	fields[0] = "changed"
-	if SacctFields()[0] == "changed" {
-		t.Fatal("SacctFields returns a shared slice")
+	if Fields()[0] == "changed" {
+		t.Fatal("Fields returns a shared slice")
 	}
 }

@@ -1,7 +1,8 @@
-package slurmext
+package sacct
 
 import (
 	"errors"
+	"github.com/gpuprof/gpuprof/slurmext"
 	"io"
 	"reflect"
 	"strings"
@@ -12,9 +13,9 @@ import (
 
 // versionJobs are the five jobs every constructed fixture
 // (testdata/sacctjson/2[345].*.json) holds, as records.
-func versionJobs() []JobRecord {
-	base := func(id string) JobRecord {
-		return JobRecord{Cluster: "lab", JobID: id, DisplayID: id, ArrayTaskID: -1, HetOffset: -1, UID: -1,
+func versionJobs() []slurmext.JobRecord {
+	base := func(id string) slurmext.JobRecord {
+		return slurmext.JobRecord{Cluster: "lab", JobID: id, DisplayID: id, ArrayTaskID: -1, HetOffset: -1, UID: -1,
 			CancelledBy: -1, Source: "sacct"}
 	}
 	a := base("4101")
@@ -60,13 +61,13 @@ func versionJobs() []JobRecord {
 	e.Submit, e.Eligible = epochUTC(1793710000), epochUTC(1793710000)
 	e.NodeCount, e.CPUs, e.ReqGPUs = 1, 1, 1 // as requested: not started
 	e.ReqTRES = "billing=1,cpu=1,gres/gpu=1,mem=8192M,node=1"
-	jobs := []JobRecord{a, b, c, d, e}
+	jobs := []slurmext.JobRecord{a, b, c, d, e}
 	// ReqMem is tres.requested's mem (what sacct's ReqMem prints), not
 	// required.memory_per_node: the fixtures have no steps, so no CPU time
 	// or memory peak.
 	for i, mib := range []uint64{131072, 16384, 4096, 32768, 8192} {
 		jobs[i].Usage.ReqMem, jobs[i].Usage.ReqMemValid = mib<<20, true
-		jobs[i].GPUsFrom = GPUsFromReqTRES
+		jobs[i].GPUsFrom = slurmext.GPUsFromReqTRES
 	}
 	return jobs
 }
@@ -82,7 +83,7 @@ func TestParseSacctJSONVersions(t *testing.T) {
 		{file: "25.05-v0.0.43.json", restarts: 1},
 	} {
 		t.Run(tt.file, func(t *testing.T) {
-			recs, problems, err := ParseSacctJSON(openFixture(t, "sacctjson", tt.file), "default")
+			recs, problems, err := ParseJSON(openFixture(t, "sacctjson", tt.file), "default")
 			if err != nil || len(problems) != 0 {
 				t.Fatalf("err %v, problems %v", err, problems)
 			}
@@ -104,7 +105,7 @@ func TestParseSacctJSONVersions(t *testing.T) {
 // --json and sacct -P and wants the same records, apart from what dbv0.0.38
 // does not carry or gets wrong.
 func TestParseSacctJSONAgreesWithText(t *testing.T) {
-	jsonRecs, problems, err := ParseSacctJSON(openFixture(t, "sacctjson", "22.05-dbv0.0.38.json"), "default")
+	jsonRecs, problems, err := ParseJSON(openFixture(t, "sacctjson", "22.05-dbv0.0.38.json"), "default")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -113,21 +114,21 @@ func TestParseSacctJSONAgreesWithText(t *testing.T) {
 		t.Fatalf("problems = %v, want %q", problems, wantProblems)
 	}
 	for i, p := range problems {
-		if !strings.Contains(p.Error(), wantProblems[i]) || !errors.Is(p, ErrBadSacct) {
-			t.Errorf("problem %d = %v, want %q wrapping ErrBadSacct", i, p, wantProblems[i])
+		if !strings.Contains(p.Error(), wantProblems[i]) || !errors.Is(p, ErrMalformed) {
+			t.Errorf("problem %d = %v, want %q wrapping ErrMalformed", i, p, wantProblems[i])
 		}
 	}
 	if len(jsonRecs) != 27 {
 		t.Fatalf("%d records from JSON, want 27", len(jsonRecs))
 	}
-	text := make(map[string]JobRecord)
-	textRecs, _, _ := readAllSacct(t, NewSacctReader(openFixture(t, "sacct", "22.05-XP-epoch-noheader.txt"), capturedFields(), SacctOptions{}))
+	text := make(map[string]slurmext.JobRecord)
+	textRecs, _, _ := readAllSacct(t, NewReader(openFixture(t, "sacct", "22.05-XP-epoch-noheader.txt"), capturedFields(), Options{}))
 	for _, r := range textRecs {
 		text[r.JobID] = r
 	}
 	// sacct --json of 22.05 also lists the earlier runs of a requeued job,
 	// as sacct -P does only with -D.
-	dupRecs, _, _ := readAllSacct(t, NewSacctReader(openFixture(t, "sacct", "22.05-P-duplicates.txt"), capturedFields(), SacctOptions{}))
+	dupRecs, _, _ := readAllSacct(t, NewReader(openFixture(t, "sacct", "22.05-P-duplicates.txt"), capturedFields(), Options{}))
 	requeued := dupRecs[1]
 	compared := 0
 	for _, j := range jsonRecs {
@@ -158,7 +159,7 @@ func TestParseSacctJSONAgreesWithText(t *testing.T) {
 		}
 		// The capture has no ReqMem column: the text's request is ReqTRES'
 		// mem, as docs/sacct.md says (MemFromTRES).
-		tr.Usage.ReqMem, tr.Usage.ReqMemValid = MemFromTRES(tr.ReqTRES)
+		tr.Usage.ReqMem, tr.Usage.ReqMemValid = slurmext.MemFromTRES(tr.ReqTRES)
 		if !reflect.DeepEqual(j, tr) {
 			t.Errorf("job %s:\nJSON %+v\ntext %+v", j.JobID, j, tr)
 		}
@@ -170,7 +171,7 @@ func TestParseSacctJSONAgreesWithText(t *testing.T) {
 
 func TestParseSacctJSON2205Specials(t *testing.T) {
 	t.Run("steps are read past", func(t *testing.T) {
-		recs, problems, err := ParseSacctJSON(openFixture(t, "sacctjson", "22.05-dbv0.0.38-steps.json"), "")
+		recs, problems, err := ParseJSON(openFixture(t, "sacctjson", "22.05-dbv0.0.38-steps.json"), "")
 		if err != nil || len(problems) != 0 || len(recs) != 2 {
 			t.Fatalf("%d records, problems %v, err %v; want 2, none, nil", len(recs), problems, err)
 		}
@@ -179,14 +180,14 @@ func TestParseSacctJSON2205Specials(t *testing.T) {
 		}
 	})
 	t.Run("pending array bitmap", func(t *testing.T) {
-		recs, problems, err := ParseSacctJSON(openFixture(t, "sacctjson", "22.05-dbv0.0.38-array-pending.json"), "")
+		recs, problems, err := ParseJSON(openFixture(t, "sacctjson", "22.05-dbv0.0.38-array-pending.json"), "")
 		if err != nil || len(problems) != 0 || len(recs) != 1 {
 			t.Fatalf("%d records, problems %v, err %v", len(recs), problems, err)
 		}
-		textRecs, _, _ := readAllSacct(t, NewSacctReader(openFixture(t, "sacct", "22.05-P-duplicates.txt"), capturedFields(), SacctOptions{}))
+		textRecs, _, _ := readAllSacct(t, NewReader(openFixture(t, "sacct", "22.05-P-duplicates.txt"), capturedFields(), Options{}))
 		tr := textRecs[0]
 		tr.UID, tr.CancelledBy = -1, -1
-		tr.Usage.ReqMem, tr.Usage.ReqMemValid = MemFromTRES(tr.ReqTRES) // no ReqMem column
+		tr.Usage.ReqMem, tr.Usage.ReqMemValid = slurmext.MemFromTRES(tr.ReqTRES) // no ReqMem column
 		if !reflect.DeepEqual(recs[0], tr) {
 			t.Errorf("JSON %+v\ntext %+v", recs[0], tr)
 		}
@@ -202,8 +203,8 @@ func TestParseSacctJSONForms(t *testing.T) {
 	tests := []struct {
 		name     string
 		doc      string
-		edit     func(*JobRecord) // applied to a record of job 7 on cluster "default"
-		problems []string         // substrings
+		edit     func(*slurmext.JobRecord) // applied to a record of job 7 on cluster "default"
+		problems []string                  // substrings
 	}{
 		{name: "minimal job", doc: jsonDoc(`{"job_id": 7}`)},
 		{name: "job id as string", doc: jsonDoc(`{"job_id": "7"}`)},
@@ -217,13 +218,13 @@ func TestParseSacctJSONForms(t *testing.T) {
 		{
 			name:     "state flags after the base state",
 			doc:      jsonDoc(`{"job_id": 7, "state": {"current": ["REQUEUED", "COMPLETED"], "reason": "None"}}`),
-			edit:     func(r *JobRecord) { r.State, r.Reason = "COMPLETED", "None" },
+			edit:     func(r *slurmext.JobRecord) { r.State, r.Reason = "COMPLETED", "None" },
 			problems: nil,
 		},
 		{
 			name:     "state only flags",
 			doc:      jsonDoc(`{"job_id": 7, "state": {"current": ["BOGUS", "REQUEUED"]}}`),
-			edit:     func(r *JobRecord) { r.State = "REQUEUED" },
+			edit:     func(r *slurmext.JobRecord) { r.State = "REQUEUED" },
 			problems: []string{"state.current: job state"},
 		},
 		{
@@ -235,7 +236,7 @@ func TestParseSacctJSONForms(t *testing.T) {
 			name: "signal in the 23.11 shape",
 			doc: jsonDoc(`{"job_id": 7, "exit_code": {"status": ["SIGNALED"], "return_code": {"set": false, "infinite": false, "number": 0},
 				"signal": {"id": {"set": true, "infinite": false, "number": 15}, "name": "TERM"}}}`),
-			edit: func(r *JobRecord) { r.ExitSignal = 15 },
+			edit: func(r *slurmext.JobRecord) { r.ExitSignal = 15 },
 		},
 		{
 			name:     "exit code out of range",
@@ -245,7 +246,7 @@ func TestParseSacctJSONForms(t *testing.T) {
 		{
 			name:     "field of an unexpected type costs only that field",
 			doc:      jsonDoc(`{"job_id": 7, "name": 42, "partition": "gpu", "tres": {"requested": {"x": 1}}}`),
-			edit:     func(r *JobRecord) { r.Partition = "gpu" },
+			edit:     func(r *slurmext.JobRecord) { r.Partition = "gpu" },
 			problems: []string{`job 1 in the list: "name" has JSON type number`},
 		},
 		{
@@ -256,44 +257,44 @@ func TestParseSacctJSONForms(t *testing.T) {
 		{
 			name: "array task ids of every shape",
 			doc:  jsonDoc(`{"job_id": 7, "array": {"job_id": 5, "task_id": {"set": true, "infinite": false, "number": 2}}}`),
-			edit: func(r *JobRecord) { r.DisplayID, r.ArrayJobID, r.ArrayTaskID = "5_2", "5", 2 },
+			edit: func(r *slurmext.JobRecord) { r.DisplayID, r.ArrayJobID, r.ArrayTaskID = "5_2", "5", 2 },
 		},
 		{
 			name: "array task list already in text form",
 			doc:  jsonDoc(`{"job_id": 7, "array": {"job_id": 7, "task_id": null, "task": "1-3,7"}}`),
-			edit: func(r *JobRecord) { r.DisplayID, r.ArrayJobID, r.ArrayTaskSpec = "7_[1-3,7]", "7", "1-3,7" },
+			edit: func(r *slurmext.JobRecord) { r.DisplayID, r.ArrayJobID, r.ArrayTaskSpec = "7_[1-3,7]", "7", "1-3,7" },
 		},
 		{
 			name:     "array task bitmap too large",
 			doc:      jsonDoc(`{"job_id": 7, "array": {"job_id": 7, "task": "0x` + strings.Repeat("f", 2000) + `"}}`),
-			edit:     func(r *JobRecord) { r.ArrayJobID = "7" },
+			edit:     func(r *slurmext.JobRecord) { r.ArrayJobID = "7" },
 			problems: []string{"array.task: task bitmap"},
 		},
 		{
 			name:     "array task bad",
 			doc:      jsonDoc(`{"job_id": 7, "array": {"job_id": 7, "task_id": -3, "task": ""}}`),
-			edit:     func(r *JobRecord) { r.ArrayJobID = "7" },
+			edit:     func(r *slurmext.JobRecord) { r.ArrayJobID = "7" },
 			problems: []string{"array.task_id: array index -3 out of range"},
 		},
 		{
 			name: "het offset 0 as plain number",
 			doc:  jsonDoc(`{"job_id": 7, "het": {"job_id": 7, "job_offset": 0}}`),
-			edit: func(r *JobRecord) { r.DisplayID, r.HetJobID, r.HetOffset = "7+0", "7", 0 },
+			edit: func(r *slurmext.JobRecord) { r.DisplayID, r.HetJobID, r.HetOffset = "7+0", "7", 0 },
 		},
 		{
 			name: "tres names, null and negative counts",
 			doc: jsonDoc(`{"job_id": 7, "tres": {"requested": [{"type": "mem", "name": null, "count": 100}, {"type": "gres", "name": "gpu:a100", "count": 2},
 				{"type": "energy", "count": null}, {"type": "fs", "name": "disk", "count": -2}, {"type": "cpu", "name": "", "count": 4}]}}`),
-			edit: func(r *JobRecord) {
+			edit: func(r *slurmext.JobRecord) {
 				r.ReqTRES, r.ReqGPUs, r.ReqGPUType, r.CPUs = "cpu=4,gres/gpu:a100=2,mem=100M", 2, "a100", 0
-				r.GPUsFrom = GPUsFromReqTRES
+				r.GPUsFrom = slurmext.GPUsFromReqTRES
 				r.Usage.ReqMem, r.Usage.ReqMemValid = 100<<20, true
 			},
 		},
 		{
 			name:     "hostile text sanitised",
 			doc:      jsonDoc(`{"job_id": 7, "name": "a\u001b[2Jb\u202e", "cluster": "c\nx", "nodes": "gpu[01-"}`),
-			edit:     func(r *JobRecord) { r.Name, r.Cluster, r.NodeList = "a[2Jb", "cx", "gpu[01-" },
+			edit:     func(r *slurmext.JobRecord) { r.Name, r.Cluster, r.NodeList = "a[2Jb", "cx", "gpu[01-" },
 			problems: []string{"cluster: removed", "name: removed", "nodes: hostlist"},
 		},
 		{
@@ -313,11 +314,11 @@ func TestParseSacctJSONForms(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			recs, problems, err := ParseSacctJSON(strings.NewReader(tt.doc), "default")
+			recs, problems, err := ParseJSON(strings.NewReader(tt.doc), "default")
 			if err != nil {
 				t.Fatal(err)
 			}
-			want := JobRecord{Cluster: "default", JobID: "7", DisplayID: "7", ArrayTaskID: -1, HetOffset: -1, UID: -1, CancelledBy: -1, Source: "sacct"}
+			want := slurmext.JobRecord{Cluster: "default", JobID: "7", DisplayID: "7", ArrayTaskID: -1, HetOffset: -1, UID: -1, CancelledBy: -1, Source: "sacct"}
 			if tt.edit != nil {
 				tt.edit(&want)
 			}
@@ -337,8 +338,8 @@ func TestParseSacctJSONForms(t *testing.T) {
 				t.Fatalf("problems = %v, want %d matching %q", problems, len(tt.problems), tt.problems)
 			}
 			for i, p := range problems {
-				if !strings.Contains(p.Error(), tt.problems[i]) || !errors.Is(p, ErrBadSacct) {
-					t.Errorf("problem %d = %v, want %q wrapping ErrBadSacct", i, p, tt.problems[i])
+				if !strings.Contains(p.Error(), tt.problems[i]) || !errors.Is(p, ErrMalformed) {
+					t.Errorf("problem %d = %v, want %q wrapping ErrMalformed", i, p, tt.problems[i])
 				}
 				checkErrorMessage(t, p)
 			}
@@ -354,23 +355,23 @@ func TestParseSacctJSONFatal(t *testing.T) {
 		is      error
 		records int // returned before the failure
 	}{
-		{name: "empty input", doc: "", is: ErrBadSacct},
-		{name: "not an object", doc: `[]`, is: ErrBadSacct},
-		{name: "jobs not a list", doc: `{"jobs": {}}`, is: ErrBadSacct},
-		{name: "truncated after a job", doc: `{"jobs": [{"job_id": 7}, {"job_id": 8, "na`, is: ErrBadSacct, records: 1},
-		{name: "garbage after a job", doc: `{"jobs": [{"job_id": 7}] x`, is: ErrBadSacct, records: 1},
-		{name: "unclosed document", doc: `{"jobs": [{"job_id": 7}]`, is: ErrBadSacct, records: 1},
-		{name: "job over the bound", doc: jsonDoc(`{"job_id": 7}`, `{"job_id": 8, "name": "`+strings.Repeat("x", 4000)+`"}`), limit: 1000, is: ErrTooLarge, records: 1},
-		{name: "other value over the bound", doc: `{"meta": "` + strings.Repeat("x", 4000) + `", "jobs": []}`, limit: 1000, is: ErrTooLarge},
+		{name: "empty input", doc: "", is: ErrMalformed},
+		{name: "not an object", doc: `[]`, is: ErrMalformed},
+		{name: "jobs not a list", doc: `{"jobs": {}}`, is: ErrMalformed},
+		{name: "truncated after a job", doc: `{"jobs": [{"job_id": 7}, {"job_id": 8, "na`, is: ErrMalformed, records: 1},
+		{name: "garbage after a job", doc: `{"jobs": [{"job_id": 7}] x`, is: ErrMalformed, records: 1},
+		{name: "unclosed document", doc: `{"jobs": [{"job_id": 7}]`, is: ErrMalformed, records: 1},
+		{name: "job over the bound", doc: jsonDoc(`{"job_id": 7}`, `{"job_id": 8, "name": "`+strings.Repeat("x", 4000)+`"}`), limit: 1000, is: slurmext.ErrTooLarge, records: 1},
+		{name: "other value over the bound", doc: `{"meta": "` + strings.Repeat("x", 4000) + `", "jobs": []}`, limit: 1000, is: slurmext.ErrTooLarge},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			limit := tt.limit
 			if limit == 0 {
-				limit = MaxSacctJSONValue
+				limit = MaxJSONValue
 			}
 			// One byte at a time, so the bound is met as it would be on a pipe.
-			recs, _, err := parseSacctJSON(iotest.OneByteReader(strings.NewReader(tt.doc)), "", limit)
+			recs, _, err := parseJSON(iotest.OneByteReader(strings.NewReader(tt.doc)), "", limit)
 			if !errors.Is(err, tt.is) {
 				t.Fatalf("err = %v, want %v", err, tt.is)
 			}
@@ -382,7 +383,7 @@ func TestParseSacctJSONFatal(t *testing.T) {
 	}
 	t.Run("read error", func(t *testing.T) {
 		boom := errors.New("disk on fire")
-		_, _, err := ParseSacctJSON(io.MultiReader(strings.NewReader(`{"jobs": [`), iotest.ErrReader(boom)), "")
+		_, _, err := ParseJSON(io.MultiReader(strings.NewReader(`{"jobs": [`), iotest.ErrReader(boom)), "")
 		if !errors.Is(err, boom) {
 			t.Fatalf("err = %v, want the read error", err)
 		}
@@ -407,9 +408,9 @@ func TestArrayTaskSpec(t *testing.T) {
 			}
 		})
 	}
-	for _, bad := range []string{"", "0x", "0x0", "0xZZ", "abc", "0x" + strings.Repeat("1", MaxIndexList/4+1)} {
-		if got, err := arrayTaskSpec(bad); !errors.Is(err, ErrBadSacct) {
-			t.Errorf("arrayTaskSpec(%q) = %q, %v; want ErrBadSacct", bad, got, err)
+	for _, bad := range []string{"", "0x", "0x0", "0xZZ", "abc", "0x" + strings.Repeat("1", slurmext.MaxIndexList/4+1)} {
+		if got, err := arrayTaskSpec(bad); !errors.Is(err, ErrMalformed) {
+			t.Errorf("arrayTaskSpec(%q) = %q, %v; want ErrMalformed", bad, got, err)
 		}
 	}
 }
