@@ -34,7 +34,7 @@ func TestXIDsOf(t *testing.T) {
 
 // TestExamineView: the fact sheet holds Examine's findings of the job
 // FromView builds, and, node by node and GPU by GPU in the profiles'
-// order, each GPU's facts as ProfileGPU gives them, its GPM metrics, its
+// order, each GPU's facts as FromView makes them, its GPM metrics, its
 // XIDs, the node's notices and the job's caveats, the recorder's text
 // cleaned.
 func TestExamineView(t *testing.T) {
@@ -79,7 +79,7 @@ func TestExamineView(t *testing.T) {
 		}
 		for k, gs := range ns.GPUs {
 			g := &profiles[n].GPUs[k]
-			ag := ProfileGPU(profiles[n].Node, g)
+			ag := fromProfileGPU(profiles[n].Node, g)
 			if gs.GPU != g || gs.Facts != ag.Facts() || !reflect.DeepEqual(gs.XIDs, XIDsOf(g.XIDCount, g.XIDs)) {
 				t.Errorf("node %d GPU %d: readings, facts or XIDs not the GPU's", n, k)
 			}
