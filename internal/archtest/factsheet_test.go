@@ -5,6 +5,7 @@ import (
 	"go/parser"
 	"go/token"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 )
@@ -25,13 +26,17 @@ var sheetDrawers = map[string]bool{"cliview": true, "tui": true}
 // the notice mail: three ways of listing them had drifted apart); and
 // show and the TUI's detail (cliview, tui) do not call analysis.Examine:
 // they draw the sheet analysis.ExamineView builds, so that the two
-// cannot say different things of one job.
+// cannot say different things of one job. The fixture jobs their goldens
+// share (internal/jobfixture) are imported by tests only.
 func TestOneFactSheet(t *testing.T) {
 	checked := 0
 	for _, p := range listPackages(t) {
 		rel := strings.TrimPrefix(strings.TrimPrefix(p.ImportPath, module), "/")
 		if strings.HasPrefix(rel, "internal/archtest") {
 			continue
+		}
+		if slices.Contains(p.Imports, module+"/internal/jobfixture") {
+			t.Errorf("%s imports internal/jobfixture: the fixture jobs are for tests", rel)
 		}
 		for _, name := range p.GoFiles {
 			file := filepath.Join(p.Dir, name)
