@@ -94,12 +94,12 @@ func (s ShowCarbon) SetJSON(out []JobJSON, views []store.JobView, c analysis.Con
 }
 
 // profileElapsed is how long a profile ran, up to its end or, while it
-// runs, up to now (store.JobView.ElapsedAt, the one rule); "-" when
-// unknown.
+// runs, up to now (store.JobView.ElapsedAt, the one rule); present.Missing
+// when unknown.
 func profileElapsed(j profile.Job, now time.Time) string {
 	d, ok := store.JobView{Profiles: []profile.Job{j}}.ElapsedAt(now)
 	if !ok {
-		return "-"
+		return present.Missing
 	}
 	return present.Duration(d)
 }
@@ -281,7 +281,7 @@ func writeSchedView(w io.Writer, v store.JobView) {
 		started = "never (left the queue at its end)" // slurmext.Started: cancelled while pending
 	}
 	printf(w, "  Submitted  %s   Started %s   Ended %s\n", present.Instant(s.Submit, nil), started, present.Instant(s.End, nil))
-	waited, ran := "-", "-"
+	waited, ran := present.Missing, present.Missing
 	if d, ok := s.Wait(); ok {
 		waited = present.Duration(d)
 	}

@@ -106,10 +106,10 @@ func Seconds(sec float64) string {
 }
 
 // Instant writes an instant as sacct does, "2026-11-03T14:05:01" in loc
-// (nil: the local zone), "-" when unset.
+// (nil: the local zone), Missing ("-") when unset.
 func Instant(t time.Time, loc *time.Location) string {
 	if t.IsZero() {
-		return "-"
+		return Missing
 	}
 	return slurmext.FormatTime(t, loc)
 }
