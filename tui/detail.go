@@ -187,10 +187,9 @@ func (m Model) detailView() (title string, body []string, status string) {
 
 // detailLines is the whole detail, wrapped to the screen's width.
 //
-// It stays one function: it reads top to bottom as the screen shows the
-// detail, section by section, each a few add calls on the same wrapped
-// lines; the larger pieces (gpuLines, noticeLines, taskLines, flags) are
-// already their own.
+// It reads top to bottom as the screen shows the detail, section by
+// section, each a few add calls on the same wrapped lines; the larger
+// pieces (headLines, gpuLines, noticeLines, taskLines) are their own.
 func (m Model) detailLines() []string {
 	d := m.detail
 	w := m.width
@@ -209,47 +208,9 @@ func (m Model) detailLines() []string {
 	}
 	j, mt := &d.found.Job, &d.found.Metrics
 	loc := m.opts.Now().Location()
-
-	// The Slurm id, and the raw id the nodes, cgroups and logs know.
-	head := "job " + sanitise(d.v.SlurmID())
-	if d.v.SlurmID() != d.v.JobID {
-		head += " (raw id " + sanitise(d.v.JobID) + ")"
+	for _, l := range m.headLines(d, loc) {
+		add(l)
 	}
-	add(head + " · " + present.OrMissing(sanitise(j.Name)))
-	add(fmt.Sprintf("user %s · account %s · partition %s",
-		present.OrMissing(sanitise(j.User)), present.OrMissing(sanitise(j.Account)), present.OrMissing(sanitise(j.Partition))))
-	state := present.OrMissing(sanitise(string(j.State)))
-	if j.ExitKnown {
-		state += fmt.Sprintf(" · exit %d:%d", j.ExitStatus, j.ExitSignal)
-	}
-	add("state " + state + " · " + mt.Outcome.String())
-	times := "start" + nbsp + slurmext.FormatTime(j.Start, loc) + " · end" + nbsp + slurmext.FormatTime(j.End, loc)
-	if mt.ElapsedValid {
-		times += " · elapsed" + nbsp + present.Duration(mt.Elapsed)
-	} else if !j.Start.IsZero() && !mt.Outcome.Finished() {
-		times += " · running" + nbsp + present.Duration(m.opts.Now().Sub(j.Start))
-	}
-	if mt.WaitValid {
-		times += " · wait" + nbsp + present.Duration(mt.Wait)
-	}
-	if j.TimeLimit > 0 {
-		times += " · limit" + nbsp + present.Duration(j.TimeLimit)
-	}
-	add(times)
-	// Held/used and utilisation: the figures every page shows (analysis.Shown).
-	shown := mt.Shown()
-	gpus := "GPUs " + present.Int(j.ReqGPUs) + " requested"
-	if shown.Shards > 0 {
-		gpus += ", " + present.Count(shown.Shards, "shard", "shards")
-	}
-	gpus += " · held/used" + nbsp + present.GPUs(shown.GPUs, shown.Used, shown.UsedKnown)
-	if shown.UtilKnown {
-		gpus += " · util" + nbsp + present.Util(shown.Util) + "%"
-	}
-	if mt.ElapsedValid {
-		gpus += " · " + present.GPUHours(mt.GPUHours) + " GPU-hours"
-	}
-	add(gpus)
 
 	section("Analysis")
 	cls := "class " + d.found.Class.String()
@@ -324,6 +285,55 @@ func (m Model) detailLines() []string {
 			add(l)
 		}
 	}
+	return out
+}
+
+// headLines are the detail's first lines, before its sections: the
+// job's ids and name, user, account and partition, state, times, and
+// its GPUs requested, held and used. Instants are in loc.
+func (m Model) headLines(d *detailState, loc *time.Location) []string {
+	j, mt := &d.found.Job, &d.found.Metrics
+	var out []string
+	// The Slurm id, and the raw id the nodes, cgroups and logs know.
+	head := "job " + sanitise(d.v.SlurmID())
+	if d.v.SlurmID() != d.v.JobID {
+		head += " (raw id " + sanitise(d.v.JobID) + ")"
+	}
+	out = append(out, head+" · "+present.OrMissing(sanitise(j.Name)))
+	out = append(out, fmt.Sprintf("user %s · account %s · partition %s",
+		present.OrMissing(sanitise(j.User)), present.OrMissing(sanitise(j.Account)), present.OrMissing(sanitise(j.Partition))))
+	state := present.OrMissing(sanitise(string(j.State)))
+	if j.ExitKnown {
+		state += fmt.Sprintf(" · exit %d:%d", j.ExitStatus, j.ExitSignal)
+	}
+	out = append(out, "state "+state+" · "+mt.Outcome.String())
+	times := "start" + nbsp + slurmext.FormatTime(j.Start, loc) + " · end" + nbsp + slurmext.FormatTime(j.End, loc)
+	if mt.ElapsedValid {
+		times += " · elapsed" + nbsp + present.Duration(mt.Elapsed)
+	} else if !j.Start.IsZero() && !mt.Outcome.Finished() {
+		times += " · running" + nbsp + present.Duration(m.opts.Now().Sub(j.Start))
+	}
+	if mt.WaitValid {
+		times += " · wait" + nbsp + present.Duration(mt.Wait)
+	}
+	if j.TimeLimit > 0 {
+		times += " · limit" + nbsp + present.Duration(j.TimeLimit)
+	}
+	out = append(out, times)
+	// Held/used and utilisation: the figures every page shows (analysis.Shown).
+	shown := mt.Shown()
+	gpus := "GPUs " + present.Int(j.ReqGPUs) + " requested"
+	if shown.Shards > 0 {
+		gpus += ", " + present.Count(shown.Shards, "shard", "shards")
+	}
+	gpus += " · held/used" + nbsp + present.GPUs(shown.GPUs, shown.Used, shown.UsedKnown)
+	if shown.UtilKnown {
+		gpus += " · util" + nbsp + present.Util(shown.Util) + "%"
+	}
+	if mt.ElapsedValid {
+		gpus += " · " + present.GPUHours(mt.GPUHours) + " GPU-hours"
+	}
+	out = append(out, gpus)
 	return out
 }
 
