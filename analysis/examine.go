@@ -2,8 +2,9 @@ package analysis
 
 // JobFindings are what the analysis says of one job: its measures, its
 // class with the reasons for it, its bottlenecks and the hints for its
-// next submission. gpuprof show and the TUI's detail both render them,
-// made by Examine, so that the two cannot say different things of a job.
+// next submission, made by Examine. They head the job's fact sheet
+// (Sheet, ExamineView), which gpuprof show and the TUI's detail both
+// draw, so that the two cannot say different things of a job.
 type JobFindings struct {
 	Metrics     Metrics
 	Class       Class

@@ -392,7 +392,3 @@ func (g *GPU) Facts() present.GPUFacts {
 		IdleAllocation: g.IdleAllocation, Preallocated: g.Preallocated, Shared: g.Shared,
 	}
 }
-
-// ProfileGPU is one recorded GPU as the analysis sees it (the GPU of
-// FromView), for a page that walks the profiles node by node.
-func ProfileGPU(node string, p *profile.GPU) GPU { return fromProfileGPU(node, p) }

@@ -5,7 +5,6 @@ package cliview
 
 import (
 	"math"
-	"slices"
 	"time"
 
 	"github.com/gpuprof/gpuprof/analysis"
@@ -172,13 +171,10 @@ func gpuSummaries(profiles []profile.Job) []GPUSummaryJSON {
 			if g.TempValid {
 				s.MaxTempCelsius = jsonPtr(int(g.MaxTempC))
 			}
-			for _, x := range g.XIDs {
-				if !slices.Contains(s.XIDCodes, x.Code) {
-					s.XIDCodes = append(s.XIDCodes, x.Code)
-					info := gpu.XID(x.Code)
-					s.XIDs = append(s.XIDs, XIDJSON{Code: x.Code, Name: info.Name, Class: string(info.Class)})
-				}
-				s.XIDs[slices.Index(s.XIDCodes, x.Code)].Count++
+			// Each code once, as show lists them (analysis.XIDsOf).
+			for _, x := range analysis.XIDsOf(g.XIDCount, g.XIDs).Codes {
+				s.XIDCodes = append(s.XIDCodes, x.Code)
+				s.XIDs = append(s.XIDs, XIDJSON{Code: x.Code, Name: gpu.XID(x.Code).Name, Class: string(x.Class), Count: x.N})
 			}
 			out = append(out, s)
 		}

@@ -48,12 +48,12 @@ type jobsRow struct {
 // --format=help lists them.
 var jobsColumns = []jobsColumn{
 	{key: "jobid", header: "JOBID", help: "Slurm's job id (53_1 for an array task, 60+1 for a heterogeneous component)", cell: func(r *jobsRow) string { return termtext.Short(r.v.SlurmID(), 24) }},
-	{key: "name", header: "NAME", help: "the job's name, cut to 10 cells (name%40 for more)", cut: 10, cell: func(r *jobsRow) string { return texttable.OrDash(r.name) }},
-	{key: "jobname", header: "NAME", help: "the same as name (sacct's JobName)", cut: 10, cell: func(r *jobsRow) string { return texttable.OrDash(r.name) }},
-	{key: "user", header: "USER", help: "the job's user, cut to 7 cells (user%16 for more)", cut: 7, cell: func(r *jobsRow) string { return texttable.OrDash(r.user) }},
-	{key: "account", header: "ACCOUNT", help: "the job's account, cut to 8 cells (account%16 for more)", cut: 8, cell: func(r *jobsRow) string { return texttable.OrDash(r.account) }},
-	{key: "partition", header: "PARTITION", help: "the job's partition, cut to 10 cells", cut: 10, cell: func(r *jobsRow) string { return texttable.OrDash(r.partition) }},
-	{key: "state", header: "STATE", help: "the job's state as sacct writes it, or a profile's status (running, finished)", cell: func(r *jobsRow) string { return texttable.OrDash(r.state) }},
+	{key: "name", header: "NAME", help: "the job's name, cut to 10 cells (name%40 for more)", cut: 10, cell: func(r *jobsRow) string { return present.OrMissing(r.name) }},
+	{key: "jobname", header: "NAME", help: "the same as name (sacct's JobName)", cut: 10, cell: func(r *jobsRow) string { return present.OrMissing(r.name) }},
+	{key: "user", header: "USER", help: "the job's user, cut to 7 cells (user%16 for more)", cut: 7, cell: func(r *jobsRow) string { return present.OrMissing(r.user) }},
+	{key: "account", header: "ACCOUNT", help: "the job's account, cut to 8 cells (account%16 for more)", cut: 8, cell: func(r *jobsRow) string { return present.OrMissing(r.account) }},
+	{key: "partition", header: "PARTITION", help: "the job's partition, cut to 10 cells", cut: 10, cell: func(r *jobsRow) string { return present.OrMissing(r.partition) }},
+	{key: "state", header: "STATE", help: "the job's state as sacct writes it, or a profile's status (running, finished)", cell: func(r *jobsRow) string { return present.OrMissing(r.state) }},
 	{key: "startshort", header: "START", help: "start time, local, month to minute (MM-DDTHH:MM)", cell: func(r *jobsRow) string { return r.startShort }},
 	{key: "start", header: "START", help: "start time, local, as sacct writes it (YYYY-MM-DDTHH:MM:SS)", cell: func(r *jobsRow) string { return r.start }},
 	{key: "wait", header: "WAIT", right: true, help: "time from eligible to start ([D-]HH:MM:SS)", cell: func(r *jobsRow) string { return r.wait }},
@@ -252,7 +252,7 @@ func newJobsRow(v store.JobView, c analysis.Config, now time.Time) jobsRow {
 	for _, m := range missingParts(v) {
 		notes = append(notes, "no "+strings.ReplaceAll(m, "_", "-"))
 	}
-	r.notes = texttable.OrDash(strings.Join(notes, ","))
+	r.notes = present.OrMissing(strings.Join(notes, ","))
 	r.mem, r.util = "-", "-"
 	if peaks > 0 {
 		r.mem = present.GiB(peak) + timesN(peaks)

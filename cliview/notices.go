@@ -8,7 +8,7 @@ import (
 	"time"
 
 	"github.com/gpuprof/gpuprof/analysis"
-	"github.com/gpuprof/gpuprof/internal/texttable"
+	"github.com/gpuprof/gpuprof/internal/present"
 	"github.com/gpuprof/gpuprof/notice"
 	"github.com/gpuprof/gpuprof/profile"
 	"github.com/gpuprof/gpuprof/slurmext"
@@ -61,7 +61,7 @@ func Notices(w io.Writer, rows []notice.Row, since time.Time, loc *time.Location
 			status += " to " + termtext.Short(r.Recipient, 120)
 		}
 		printf(w, "%s  %s on %s  user %s  %s  %s  %s\n", slurmext.FormatTime(r.Time, loc), job, termtext.Short(r.Node, 64),
-			texttable.OrDash(termtext.Short(r.User, 32)), analysis.NoticeRuleWords(r.Rule), gpus, termtext.Short(status, 200))
+			present.OrMissing(termtext.Short(r.User, 32)), analysis.NoticeRuleWords(r.Rule), gpus, termtext.Short(status, 200))
 		if r.JobName != "" {
 			printf(w, "    job name:  %s\n", termtext.Short(r.JobName, 120))
 		}

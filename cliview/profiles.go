@@ -140,7 +140,7 @@ func WriteProfiles(w io.Writer, p ProfilesJSON, top int) error {
 		if ps.LimitRatio.N > 0 {
 			ratio = present.Times(ps.LimitRatio.P50)
 		}
-		tw.Row(texttable.OrDash(termtext.Short(ps.Partition, 16)), fmt.Sprint(ps.Jobs), present.GPUHours(ps.GPUHours), wait50, wait95, ratio)
+		tw.Row(present.OrMissing(termtext.Short(ps.Partition, 16)), fmt.Sprint(ps.Jobs), present.GPUHours(ps.GPUHours), wait50, wait95, ratio)
 	}
 	if err := tw.Write(w); err != nil {
 		return err
@@ -179,7 +179,7 @@ func describeTask(t analysis.TaskProfile, total float64) string {
 	if t.ClassMixed {
 		mostly = "of mixed classes (none holds half its GPU-hours)"
 	}
-	part := texttable.OrDash(termtext.Short(t.Partition, 16))
+	part := present.OrMissing(termtext.Short(t.Partition, 16))
 	if t.PartitionMixed {
 		part = "partitions mixed"
 	}

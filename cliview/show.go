@@ -13,7 +13,6 @@ import (
 	"github.com/gpuprof/gpuprof/gpu"
 	"github.com/gpuprof/gpuprof/internal/present"
 	"github.com/gpuprof/gpuprof/internal/spark"
-	"github.com/gpuprof/gpuprof/internal/texttable"
 	"github.com/gpuprof/gpuprof/profile"
 	"github.com/gpuprof/gpuprof/slurmext"
 	"github.com/gpuprof/gpuprof/store"
@@ -66,12 +65,11 @@ type ShowCarbon struct {
 	Now    time.Time
 }
 
-// line is show's energy-and-CO2e line of a job; "" without a factor.
-func (s ShowCarbon) line(v store.JobView, c analysis.Config) string {
+// line is show's energy-and-CO2e line of job j; "" without a factor.
+func (s ShowCarbon) line(j analysis.Job, c analysis.Config) string {
 	if s.Carbon == nil {
 		return ""
 	}
-	j := analysis.FromView(v.SchedView(), v.Profiles)
 	kWh, kg, ok := s.Carbon.JobCO2e(j, c, s.Now)
 	if !ok {
 		return "CO2e unknown: no energy reading on every GPU, or an hour of the run without a factor (" + termtext.Short(s.Carbon.Source, 200) + ")"
@@ -96,12 +94,12 @@ func (s ShowCarbon) SetJSON(out []JobJSON, views []store.JobView, c analysis.Con
 }
 
 // profileElapsed is how long a profile ran, up to its end or, while it
-// runs, up to now (store.JobView.ElapsedAt, the one rule); "-" when
-// unknown.
+// runs, up to now (store.JobView.ElapsedAt, the one rule); present.Missing
+// when unknown.
 func profileElapsed(j profile.Job, now time.Time) string {
 	d, ok := store.JobView{Profiles: []profile.Job{j}}.ElapsedAt(now)
 	if !ok {
-		return "-"
+		return present.Missing
 	}
 	return present.Duration(d)
 }
@@ -127,18 +125,18 @@ func writeJobDetail(w io.Writer, v store.JobView, c analysis.Config, carbon Show
 	} else {
 		printf(w, "Job %s (cluster %s)\n", termtext.Short(v.JobID, 64), termtext.Short(v.Cluster, 64))
 	}
-	j := analysis.FromView(v.SchedView(), v.Profiles)
+	// The job's fact sheet, which the TUI's detail draws too.
+	found := analysis.ExamineView(v.SchedView(), v.Profiles, c, types)
 	writeSchedView(w, v)
 	if len(v.Profiles) == 0 {
 		printf(w, "\n  No GPU profile: no GPU readings exist for this job.\n")
 	}
-	for _, p := range v.Profiles {
-		writeNodeProfile(w, p, now)
+	for i := range found.Nodes {
+		writeNodeProfile(w, &found.Nodes[i], now)
 	}
-	if l := carbon.line(v, c); l != "" {
+	if l := carbon.line(found.Job, c); l != "" {
 		printf(w, "\n  %s\n", l)
 	}
-	found := analysis.Examine(j, c, types) // what the TUI's detail says too
 	m := found.Metrics
 	printf(w, "\n  Analysis\n")
 	line := "    class " + found.Class.String()
@@ -254,11 +252,11 @@ func writeSchedView(w io.Writer, v store.JobView) {
 		if r.UID >= 0 {
 			uid = fmt.Sprintf(" (uid %d)", r.UID)
 		}
-		printf(w, "  User       %s%s   Account %s   Partition %s\n", texttable.OrDash(termtext.Short(r.User, 32)), uid,
-			texttable.OrDash(termtext.Short(r.Account, 32)), texttable.OrDash(termtext.Short(r.Partition, 32)))
+		printf(w, "  User       %s%s   Account %s   Partition %s\n", present.OrMissing(termtext.Short(r.User, 32)), uid,
+			present.OrMissing(termtext.Short(r.Account, 32)), present.OrMissing(termtext.Short(r.Partition, 32)))
 		printf(w, "  State      RUNNING (from the prolog on its nodes; no scheduler record until it ends)\n")
 		printf(w, "  Started    %s\n", present.Instant(r.Start, nil))
-		printf(w, "  Nodes      %s   GPUs allocated %d (SLURM_JOB_GPUS)\n", texttable.OrDash(termtext.Short(r.NodeList, 200)), r.ReqGPUs)
+		printf(w, "  Nodes      %s   GPUs allocated %d (SLURM_JOB_GPUS)\n", present.OrMissing(termtext.Short(r.NodeList, 200)), r.ReqGPUs)
 		return
 	}
 	if s == nil {
@@ -266,24 +264,24 @@ func writeSchedView(w io.Writer, v store.JobView) {
 		if len(v.Profiles) > 0 {
 			p := v.Profiles[0]
 			printf(w, "  User       %s (uid %d)   Account %s   Partition %s\n", termtext.Short(p.User, 32), p.UID,
-				texttable.OrDash(termtext.Short(p.Account, 32)), texttable.OrDash(termtext.Short(p.Partition, 32)))
+				present.OrMissing(termtext.Short(p.Account, 32)), present.OrMissing(termtext.Short(p.Partition, 32)))
 		}
 		return
 	}
-	printf(w, "  Name       %s\n", texttable.OrDash(termtext.Short(s.Name, 200)))
+	printf(w, "  Name       %s\n", present.OrMissing(termtext.Short(s.Name, 200)))
 	uid := ""
 	if s.UID >= 0 {
 		uid = fmt.Sprintf(" (uid %d)", s.UID)
 	}
-	printf(w, "  User       %s%s   Account %s   Partition %s   QOS %s\n", texttable.OrDash(termtext.Short(s.User, 32)), uid,
-		texttable.OrDash(termtext.Short(s.Account, 32)), texttable.OrDash(termtext.Short(s.Partition, 32)), texttable.OrDash(termtext.Short(s.QOS, 32)))
+	printf(w, "  User       %s%s   Account %s   Partition %s   QOS %s\n", present.OrMissing(termtext.Short(s.User, 32)), uid,
+		present.OrMissing(termtext.Short(s.Account, 32)), present.OrMissing(termtext.Short(s.Partition, 32)), present.OrMissing(termtext.Short(s.QOS, 32)))
 	printf(w, "  State      %s (exit %d:%d, from %s)\n", termtext.Short(string(s.State), 32), s.ExitStatus, s.ExitSignal, termtext.Short(s.Source, 16))
 	started := present.Instant(s.Start, nil)
 	if !s.Started() && !s.End.IsZero() {
 		started = "never (left the queue at its end)" // slurmext.Started: cancelled while pending
 	}
 	printf(w, "  Submitted  %s   Started %s   Ended %s\n", present.Instant(s.Submit, nil), started, present.Instant(s.End, nil))
-	waited, ran := "-", "-"
+	waited, ran := present.Missing, present.Missing
 	if d, ok := s.Wait(); ok {
 		waited = present.Duration(d)
 	}
@@ -311,19 +309,20 @@ func writeSchedView(w io.Writer, v store.JobView) {
 			gpus += " (AllocTRES: no ReqTRES imported)"
 		}
 	}
-	printf(w, "  Nodes      %s   %s\n", texttable.OrDash(termtext.Short(s.NodeList, 200)), gpus)
+	printf(w, "  Nodes      %s   %s\n", present.OrMissing(termtext.Short(s.NodeList, 200)), gpus)
 }
 
 // writeNodeProfile prints what one node's agent recorded: the node line,
 // the notices decided for the job there, then per GPU its memory, its
 // utilisation (the duty cycle) and GPM activity with their timelines,
 // energy, temperature, XID codes named and classed, processes and flags.
-func writeNodeProfile(w io.Writer, j profile.Job, now time.Time) {
+func writeNodeProfile(w io.Writer, ns *analysis.NodeSheet, now time.Time) {
+	j := ns.Profile
 	printf(w, "\n  Node %s: profile %s (from %s), raw id %s, started %s, ran %s\n", termtext.Short(j.Node, 64), j.Status, j.Source,
-		termtext.Short(j.JobID, 64), present.Instant(j.Start, nil), profileElapsed(j, now))
+		termtext.Short(j.JobID, 64), present.Instant(j.Start, nil), profileElapsed(*j, now))
 	var facts []string
 	if j.Driver != "" {
-		facts = append(facts, "driver "+termtext.Short(j.Driver, 32)+", CUDA "+texttable.OrDash(termtext.Short(j.CUDADriver, 32)))
+		facts = append(facts, "driver "+termtext.Short(j.Driver, 32)+", CUDA "+present.OrMissing(termtext.Short(j.CUDADriver, 32)))
 	}
 	if f, ok := j.IO.Fraction(); ok {
 		facts = append(facts, fmt.Sprintf("IO wait %s of the time (measured per %s)", present.Percent(f), j.IO.Scope))
@@ -334,15 +333,15 @@ func writeNodeProfile(w io.Writer, j profile.Job, now time.Time) {
 	for _, r := range j.PartialReasons {
 		printf(w, "    partial: %s\n", termtext.Short(r, 200))
 	}
-	for _, l := range noticeLines(j) {
+	for _, l := range noticeLines(ns.Notices) {
 		printf(w, "    %s\n", l)
 	}
-	for k := range j.GPUs {
-		g := &j.GPUs[k]
-		printf(w, "    GPU %d  %s  %s\n", g.SlurmIndex, texttable.OrDash(termtext.Short(g.Model, 64)), termtext.Short(g.UUID, 64))
+	for k := range ns.GPUs {
+		gs := &ns.GPUs[k]
+		g := gs.GPU
+		printf(w, "    GPU %d  %s  %s\n", g.SlurmIndex, present.OrMissing(termtext.Short(g.Model, 64)), termtext.Short(g.UUID, 64))
 		util, mem := spark.Values(g)
-		ag := analysis.ProfileGPU(j.Node, g)
-		f := ag.Facts() // the facts the TUI's detail shows too
+		f := gs.Facts // the facts the TUI's detail shows too
 		if f.MemKnown {
 			hi := float64(max(g.MemoryTotal, g.MemPeak))
 			printf(w, "      memory %-34s %s\n", f.Memory(), spark.Line(mem, hi, showWidth, true))
@@ -354,15 +353,15 @@ func writeNodeProfile(w io.Writer, j profile.Job, now time.Time) {
 		} else {
 			printf(w, "      util   not measured\n")
 		}
-		writeActivity(w, g)
+		writeActivity(w, gs)
 		more := []string{"energy " + f.Energy()}
 		if g.TempValid {
 			more = append(more, "max "+present.Temperature(g.MaxTempC))
 		}
-		more = append(more, xidWords(g))
+		more = append(more, xidWords(gs.XIDs))
 		printf(w, "      %s\n", strings.Join(more, "; "))
-		for _, l := range xidLines(g) {
-			printf(w, "        XID %s\n", l)
+		for _, x := range gs.XIDs.Codes {
+			printf(w, "        XID %s\n", x)
 		}
 		if len(g.Processes) > 0 {
 			names := make([]string, len(g.Processes))
@@ -379,44 +378,21 @@ func writeNodeProfile(w io.Writer, j profile.Job, now time.Time) {
 
 // xidWords counts a GPU's XID errors and says whose they are (the
 // policy table gpu.XID): "no XID errors", "3 XIDs (3 application)"; the
-// codes follow on lines of their own (xidLines).
-func xidWords(g *profile.GPU) string {
-	if g.XIDCount == 0 {
+// codes follow on lines of their own.
+func xidWords(x analysis.XIDList) string {
+	if x.Count == 0 {
 		return "no XID errors"
 	}
-	word := present.Plural(g.XIDCount, "XID", "XIDs")
-	byClass := map[gpu.XIDClass]int{}
-	for _, x := range g.XIDs {
-		byClass[gpu.XID(x.Code).Class]++
-	}
+	word := present.Plural(x.Count, "XID", "XIDs")
 	var parts []string
 	for _, c := range []gpu.XIDClass{gpu.XIDHardware, gpu.XIDApplication, gpu.XIDUnclassified} {
-		if n := byClass[c]; n > 0 {
+		if n := x.ByClass(c); n > 0 {
 			parts = append(parts, fmt.Sprintf("%d %s", n, present.XIDClass(c)))
 		}
 	}
-	out := fmt.Sprintf("%d %s (%s)", g.XIDCount, word, strings.Join(parts, ", "))
-	if kept := len(g.XIDs); kept < g.XIDCount {
-		out = fmt.Sprintf("%d %s (of the first %d: %s)", g.XIDCount, word, kept, strings.Join(parts, ", "))
-	}
-	return out
-}
-
-// xidLines name each XID code of a GPU once, in order of first
-// appearance, with its class and how often it came: "31 GPU memory page
-// fault: an illegal address (application) ×2".
-func xidLines(g *profile.GPU) []string {
-	counts := map[uint64]int{}
-	var codes []uint64
-	for _, x := range g.XIDs {
-		if counts[x.Code] == 0 {
-			codes = append(codes, x.Code)
-		}
-		counts[x.Code]++
-	}
-	out := make([]string, len(codes))
-	for i, c := range codes {
-		out[i] = present.XID(c, counts[c])
+	out := fmt.Sprintf("%d %s (%s)", x.Count, word, strings.Join(parts, ", "))
+	if kept := x.Kept(); kept < x.Count {
+		out = fmt.Sprintf("%d %s (of the first %d: %s)", x.Count, word, kept, strings.Join(parts, ", "))
 	}
 	return out
 }
@@ -425,26 +401,19 @@ func xidLines(g *profile.GPU) []string {
 // (util): SM and tensor activity with their timelines, DRAM bandwidth,
 // and whose activity it was; unknown where no GPM reading came (a GPU
 // before Hopper, or a profile recorded before gpuprof read GPM).
-func writeActivity(w io.Writer, g *profile.GPU) {
-	a := g.Activity
+func writeActivity(w io.Writer, gs *analysis.GPUSheet) {
+	a := gs.Activity
 	if a == nil {
 		printf(w, "      SM     unknown (no GPM reading: util above is the duty cycle only)\n")
 		return
 	}
-	sm, tensor := spark.Activity(g)
-	line := func(name string, st profile.ActivityStat, timeline []float64) {
-		mean, ok := st.Mean()
-		if !ok {
-			printf(w, "      %-6s unknown\n", name)
+	sm, tensor := spark.Activity(gs.GPU)
+	line := func(name string, st analysis.Stat, timeline []float64) {
+		if !st.Known || timeline == nil {
+			printf(w, "      %-6s %s\n", name, st) // as the TUI's detail writes it
 			return
 		}
-		p95, p95OK := st.Percentile(95)
-		text := present.ActivityStat(mean, p95, p95OK) // as the TUI's detail writes it
-		if timeline == nil {
-			printf(w, "      %-6s %s\n", name, text)
-			return
-		}
-		printf(w, "      %-6s %-34s %s\n", name, text, spark.Line(timeline, 100, showWidth, false))
+		printf(w, "      %-6s %-34s %s\n", name, st, spark.Line(timeline, 100, showWidth, false))
 	}
 	line("SM", a.SM, sm)
 	line("tensor", a.Tensor, tensor)
@@ -458,15 +427,15 @@ func writeActivity(w io.Writer, g *profile.GPU) {
 }
 
 // noticeLines are the lines gpuprof show prints for the notices decided
-// for j on its node, oldest first: one line each in analysis.NoticeLine's
+// for a job on one node (analysis.NodeSheet.Notices), oldest first: one line each in analysis.NoticeLine's
 // words ("notice sent 2026-12-03T14:02:11: GPU 1 idle for 45 min: …",
 // "notice not sent … (daily cap): …"), followed, when the notice named
 // one, by an indented line with the sbatch option that would avoid it.
 // Instants are local, as everywhere in show; the text is made safe for a
 // terminal. None when j has no notice.
-func noticeLines(j profile.Job) []string {
+func noticeLines(notices []profile.Notice) []string {
 	var out []string
-	for _, n := range j.Notices {
+	for _, n := range notices {
 		out = append(out, termtext.Short(analysis.NoticeLine(n, nil), 600))
 		if n.Fix != "" {
 			out = append(out, "  next time: "+termtext.Short(n.Fix, 200))

@@ -68,7 +68,7 @@ func TestNoticeLines(t *testing.T) {
 		{Rule: profile.RuleIdleJob, Status: profile.NoticeSent, Time: at, Evidence: "job \x1b[31mred\x1b[0m\r\nBcc: x@y idle",
 			Fix: "--gres=gpu:1\x1b]0;title\a"},
 	}}
-	got := noticeLines(j)
+	got := noticeLines(j.Notices)
 	want := []string{
 		"notice sent " + stamp + ": " + idle,
 		"  next time: #SBATCH --gres=gpu:1",
@@ -85,7 +85,7 @@ func TestNoticeLines(t *testing.T) {
 	if !strings.HasPrefix(got[3], "notice sent "+stamp+": job ") || !strings.Contains(got[3], "red") {
 		t.Errorf("hostile notice line = %q, want its text kept, without controls", got[3])
 	}
-	if got := noticeLines(profile.Job{}); got != nil {
+	if got := noticeLines(nil); got != nil {
 		t.Errorf("no notices: %q, want none", got)
 	}
 }

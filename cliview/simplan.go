@@ -132,8 +132,8 @@ func WriteSimPlan(w io.Writer, sp capacity.SimPlan, recs []analysis.Recommendati
 		printf(w, "\n4. Buy or rent the purchase's work (per year; purchase written off over the depreciation years)\n")
 		tw := texttable.New("MODEL", "GPUS", "OWNED/YEAR", "BUSY GPU-H/YEAR", "UTILISATION", "RENT/YEAR", "BREAK-EVEN UTILISATION", "CHEAPER")
 		for _, c := range sp.Costs {
-			tw.Row(termtext.Short(c.Model, 40), strconv.Itoa(c.GPUs), fmt.Sprintf("%.0f", c.OwnedPerYear), fmt.Sprintf("%.0f", c.BusyHoursPerYear),
-				present.Percent(c.Utilisation), fmt.Sprintf("%.0f", c.RentPerYear), present.Percent(c.BreakEven), c.Cheaper)
+			tw.Row(termtext.Short(c.Model, 40), strconv.Itoa(c.GPUs), present.Amount(c.OwnedPerYear), present.GPUHours(c.BusyHoursPerYear),
+				present.Percent(c.Utilisation), present.Amount(c.RentPerYear), present.Percent(c.BreakEven), c.Cheaper)
 		}
 		_ = tw.Write(w)
 	}

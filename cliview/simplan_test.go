@@ -48,3 +48,21 @@ func TestSimPlanLeftOutPurchase(t *testing.T) {
 		t.Errorf("purchase row with no job left out:\n%s", b.String())
 	}
 }
+
+// TestSimPlanCosts: the buy-or-rent table writes its amounts and busy
+// hours in the presenter's forms (present.Amount, present.GPUHours), as
+// the report's section 4 does, not as bare %.0f (issue #41).
+func TestSimPlanCosts(t *testing.T) {
+	sp := capacity.SimPlan{Simulated: true, Months: 12, Seeds: 3, Costs: []capacity.Cost{{
+		Model: "A100", GPUs: 4, OwnedPerYear: 123456.4, Utilisation: 0.5, BusyHoursPerYear: 17520,
+		RentPerYear: 52560, BreakEven: 0.7, Cheaper: "rent", DepreciationYears: 4,
+	}}}
+	var b bytes.Buffer
+	WriteSimPlan(&b, sp, nil)
+	out := b.String()
+	for _, want := range []string{"123,456", "17,520", "52,560", "50.0 %", "70.0 %"} {
+		if !strings.Contains(out, want) {
+			t.Errorf("costs table lacks %q:\n%s", want, out)
+		}
+	}
+}

@@ -117,22 +117,16 @@ func (t *Tracker) gpuWords(j *profile.Job, i int) string {
 // xidWords names the XIDs seen on a GPU with their class, so a user can
 // tell a GPU that failed (hardware: the job was its victim) from an error
 // of their program (application): ", XIDs 79 GPU has fallen off the bus
-// (hardware)". Empty without one.
+// (hardware)", each code once (analysis.XIDsOf). Empty without one.
 func xidWords(xids []profile.XID) string {
 	if len(xids) == 0 {
 		return ""
 	}
-	var codes []uint64
-	counts := map[uint64]int{}
-	for _, x := range xids {
-		if counts[x.Code] == 0 {
-			codes = append(codes, x.Code)
-		}
-		counts[x.Code]++
-	}
+	// The one list of a GPU's XIDs (analysis.XIDsOf), as show lists them.
+	codes := analysis.XIDsOf(len(xids), xids).Codes
 	words := make([]string, len(codes))
 	for k, c := range codes {
-		words[k] = present.XID(c, counts[c])
+		words[k] = c.String()
 	}
 	return ", XIDs " + strings.Join(words, " and ")
 }

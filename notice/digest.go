@@ -158,7 +158,7 @@ func (d Digest) WriteBody(w io.Writer) {
 		tb := texttable.New("USER", "IDLE GPU-HOURS", "HELD GPU-HOURS", "JOBS", "NOTICES")
 		tb.Right[1], tb.Right[2], tb.Right[3], tb.Right[4] = true, true, true, true
 		for _, u := range d.Users {
-			tb.Row(texttable.OrDash(termtext.Short(u.Name, 32)), present.GPUHours(u.IdleHours), present.GPUHours(u.HeldHours),
+			tb.Row(present.OrMissing(termtext.Short(u.Name, 32)), present.GPUHours(u.IdleHours), present.GPUHours(u.HeldHours),
 				fmt.Sprint(u.Jobs), fmt.Sprint(u.Notices))
 		}
 		_ = tb.Write(w)
@@ -174,7 +174,7 @@ func (d Digest) WriteBody(w io.Writer) {
 	printf("\nNotices that day (%s):\n\n", Counting(statuses))
 	for _, n := range d.Notices {
 		printf("%s  job %s  user %s  %s  %s\n", n.Time.In(d.Window.From.Location()).Format("15:04:05"),
-			termtext.Short(n.SlurmID, 64), texttable.OrDash(termtext.Short(n.User, 32)), analysis.NoticeRuleWords(n.Rule),
+			termtext.Short(n.SlurmID, 64), present.OrMissing(termtext.Short(n.User, 32)), analysis.NoticeRuleWords(n.Rule),
 			analysis.NoticeStatusWords(n.Status))
 		if n.Evidence != "" {
 			printf("    %s\n", termtext.Short(n.Evidence, 300))

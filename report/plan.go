@@ -276,7 +276,7 @@ func costBlock(s *section, sp *capacity.SimPlan) {
 	}
 	t := newTable("GPU model", "#GPUs", "#Owned per year", "#Busy GPU-hours per year", "#Utilisation", "#Rent per year", "#Break-even utilisation", "Cheaper")
 	for _, c := range sp.Costs {
-		t.row(c.Model, present.Int(c.GPUs), present.Number(c.OwnedPerYear, 0), present.GPUHours(c.BusyHoursPerYear), present.Percent(c.Utilisation), present.Number(c.RentPerYear, 0), present.Percent(c.BreakEven), c.Cheaper)
+		t.row(c.Model, present.Int(c.GPUs), present.Amount(c.OwnedPerYear), present.GPUHours(c.BusyHoursPerYear), present.Percent(c.Utilisation), present.Amount(c.RentPerYear), present.Percent(c.BreakEven), c.Cheaper)
 	}
 	s.table(t)
 	years := 0.0

@@ -5,6 +5,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/gpuprof/gpuprof/analysis"
 	"github.com/gpuprof/gpuprof/gpu"
 	"github.com/gpuprof/gpuprof/profile"
 )
@@ -22,7 +23,8 @@ func TestGPULinesActivityAndXIDs(t *testing.T) {
 	g.AddXID(79, start)
 	g.AddXID(13, start)
 	m := Model{width: 100}
-	text := strings.Join(m.gpuLines("gpu01", &g), "\n")
+	gs := analysis.SheetGPU("gpu01", &g)
+	text := strings.Join(m.gpuLines("gpu01", &gs), "\n")
 	for _, want := range []string{"sm ", "mean 0.02 %, p95 0.02 %", "tc ", "DRAM 0.01 %", "of the whole shared GPU", "XID errors 2 (79 hardware, 13 application)"} {
 		if !strings.Contains(text, want) {
 			t.Errorf("lines lack %q:\n%s", want, text)
@@ -30,7 +32,8 @@ func TestGPULinesActivityAndXIDs(t *testing.T) {
 	}
 	none := profile.NewGPU(gpu.Device{UUID: "GPU-0000000b-1111", Name: "NVIDIA A100-SXM4-80GB", MemoryTotal: 80 << 30}, 1, start, time.Second, 64)
 	none.Observe(profile.Reading{Time: start, Util: gpu.Some[uint32](50)}, time.Second)
-	text = strings.Join(m.gpuLines("gpu01", &none), "\n")
+	gs = analysis.SheetGPU("gpu01", &none)
+	text = strings.Join(m.gpuLines("gpu01", &gs), "\n")
 	if !strings.Contains(text, "sm   - no GPM reading") || strings.Contains(text, "mean 0%") {
 		t.Errorf("a GPU without GPM readings:\n%s\nwant its activity unknown", text)
 	}

@@ -9,10 +9,8 @@ import (
 	tea "charm.land/bubbletea/v2"
 
 	"github.com/gpuprof/gpuprof/analysis"
-	"github.com/gpuprof/gpuprof/gpu"
 	"github.com/gpuprof/gpuprof/internal/present"
 	"github.com/gpuprof/gpuprof/internal/spark"
-	"github.com/gpuprof/gpuprof/internal/texttable"
 	"github.com/gpuprof/gpuprof/profile"
 	"github.com/gpuprof/gpuprof/slurmext"
 	"github.com/gpuprof/gpuprof/store"
@@ -29,8 +27,7 @@ type detailState struct {
 	err     string
 
 	v     store.JobView
-	job   analysis.Job
-	found analysis.JobFindings // the job's findings, as gpuprof show says them
+	found analysis.Sheet // the job's fact sheet, as gpuprof show draws it
 
 	taskLoading bool
 	taskErr     string
@@ -82,10 +79,7 @@ func (m Model) openDetail(r row) (tea.Model, tea.Cmd) {
 // analyseDetail runs the analysis of one job for the detail view; types
 // are its cluster's GPU types (nil: none known).
 func analyseDetail(r row, v store.JobView, cfg analysis.Config, types []analysis.GPUType) *detailState {
-	j := analysis.FromView(v.SchedView(), v.Profiles)
-	d := &detailState{r: r, v: v, job: j, taskLoading: true}
-	d.found = analysis.Examine(j, cfg, types)
-	return d
+	return &detailState{r: r, v: v, found: analysis.ExamineView(v.SchedView(), v.Profiles, cfg, types), taskLoading: true}
 }
 
 func (m Model) gotDetail(msg detailMsg) (tea.Model, tea.Cmd) {
@@ -101,7 +95,7 @@ func (m Model) gotDetail(msg detailMsg) (tea.Model, tea.Cmd) {
 	}
 	m.errMsg = ""
 	m.detail = msg.d
-	return m, m.loadTask(msg.d.job)
+	return m, m.loadTask(msg.d.found.Job)
 }
 
 // loadTask returns the command that loads the other runs of j's task (same
@@ -164,7 +158,7 @@ func namePrefix(name string) string {
 
 func (m Model) gotTask(msg taskMsg) (tea.Model, tea.Cmd) {
 	d := m.detail
-	if d == nil || d.v.Cluster != msg.cluster || d.job.ID != msg.jobID {
+	if d == nil || d.v.Cluster != msg.cluster || d.found.Job.ID != msg.jobID {
 		return m, nil
 	}
 	d.taskLoading = false
@@ -193,10 +187,9 @@ func (m Model) detailView() (title string, body []string, status string) {
 
 // detailLines is the whole detail, wrapped to the screen's width.
 //
-// It stays one function: it reads top to bottom as the screen shows the
-// detail, section by section, each a few add calls on the same wrapped
-// lines; the larger pieces (gpuLines, noticeLines, taskLines, flags) are
-// already their own.
+// It reads top to bottom as the screen shows the detail, section by
+// section, each a few add calls on the same wrapped lines; the larger
+// pieces (headLines, gpuLines, noticeLines, taskLines) are their own.
 func (m Model) detailLines() []string {
 	d := m.detail
 	w := m.width
@@ -213,49 +206,11 @@ func (m Model) detailLines() []string {
 		add("could not load job " + d.r.id + ": " + sanitise(d.err))
 		return out
 	}
-	j, mt := &d.job, &d.found.Metrics
+	j, mt := &d.found.Job, &d.found.Metrics
 	loc := m.opts.Now().Location()
-
-	// The Slurm id, and the raw id the nodes, cgroups and logs know.
-	head := "job " + sanitise(d.v.SlurmID())
-	if d.v.SlurmID() != d.v.JobID {
-		head += " (raw id " + sanitise(d.v.JobID) + ")"
+	for _, l := range m.headLines(d, loc) {
+		add(l)
 	}
-	add(head + " · " + texttable.OrDash(sanitise(j.Name)))
-	add(fmt.Sprintf("user %s · account %s · partition %s",
-		texttable.OrDash(sanitise(j.User)), texttable.OrDash(sanitise(j.Account)), texttable.OrDash(sanitise(j.Partition))))
-	state := texttable.OrDash(sanitise(string(j.State)))
-	if j.ExitKnown {
-		state += fmt.Sprintf(" · exit %d:%d", j.ExitStatus, j.ExitSignal)
-	}
-	add("state " + state + " · " + mt.Outcome.String())
-	times := "start" + nbsp + slurmext.FormatTime(j.Start, loc) + " · end" + nbsp + slurmext.FormatTime(j.End, loc)
-	if mt.ElapsedValid {
-		times += " · elapsed" + nbsp + present.Duration(mt.Elapsed)
-	} else if !j.Start.IsZero() && !mt.Outcome.Finished() {
-		times += " · running" + nbsp + present.Duration(m.opts.Now().Sub(j.Start))
-	}
-	if mt.WaitValid {
-		times += " · wait" + nbsp + present.Duration(mt.Wait)
-	}
-	if j.TimeLimit > 0 {
-		times += " · limit" + nbsp + present.Duration(j.TimeLimit)
-	}
-	add(times)
-	// Held/used and utilisation: the figures every page shows (analysis.Shown).
-	shown := mt.Shown()
-	gpus := "GPUs " + present.Int(j.ReqGPUs) + " requested"
-	if shown.Shards > 0 {
-		gpus += ", " + present.Count(shown.Shards, "shard", "shards")
-	}
-	gpus += " · held/used" + nbsp + present.GPUs(shown.GPUs, shown.Used, shown.UsedKnown)
-	if shown.UtilKnown {
-		gpus += " · util" + nbsp + present.Util(shown.Util) + "%"
-	}
-	if mt.ElapsedValid {
-		gpus += " · " + present.GPUHours(mt.GPUHours) + " GPU-hours"
-	}
-	add(gpus)
 
 	section("Analysis")
 	cls := "class " + d.found.Class.String()
@@ -277,14 +232,14 @@ func (m Model) detailLines() []string {
 		io += " · energy " + present.Energy(mt.EnergyJ)
 	}
 	add(io)
-	for _, f := range d.flags() {
-		add("flag: " + f)
+	for _, f := range d.found.Flags {
+		add("flag: " + f) // clean: analysis.Sheet.Flags
 	}
 	if n := mt.Notes.Total(); n > 0 {
 		add(present.Count(n, "reading", "readings") + " ignored as impossible")
 	}
 
-	if notices := noticeLines(d.v.Profiles, loc); len(notices) > 0 {
+	if notices := noticeLines(d.found.Nodes, loc); len(notices) > 0 {
 		section("Notices")
 		for _, l := range notices {
 			add(l)
@@ -295,18 +250,9 @@ func (m Model) detailLines() []string {
 	if len(j.GPUs) == 0 {
 		add("no GPU profile recorded")
 	}
-	// j.GPUs holds the analysis' view of these GPUs, one per profile GPU
-	// in this order (analysis.FromView): its facts are not worked out again
-	// on every render.
-	i := 0
-	for _, p := range d.v.Profiles {
-		for k := range p.GPUs {
-			if i < len(j.GPUs) {
-				out = append(out, m.gpuLinesOf(p.Node, &p.GPUs[k], &j.GPUs[i])...)
-			} else {
-				out = append(out, m.gpuLines(p.Node, &p.GPUs[k])...)
-			}
-			i++
+	for _, ns := range d.found.Nodes {
+		for k := range ns.GPUs {
+			out = append(out, m.gpuLines(ns.Profile.Node, &ns.GPUs[k])...)
 		}
 	}
 
@@ -342,19 +288,68 @@ func (m Model) detailLines() []string {
 	return out
 }
 
+// headLines are the detail's first lines, before its sections: the
+// job's ids and name, user, account and partition, state, times, and
+// its GPUs requested, held and used. Instants are in loc.
+func (m Model) headLines(d *detailState, loc *time.Location) []string {
+	j, mt := &d.found.Job, &d.found.Metrics
+	var out []string
+	// The Slurm id, and the raw id the nodes, cgroups and logs know.
+	head := "job " + sanitise(d.v.SlurmID())
+	if d.v.SlurmID() != d.v.JobID {
+		head += " (raw id " + sanitise(d.v.JobID) + ")"
+	}
+	out = append(out, head+" · "+present.OrMissing(sanitise(j.Name)))
+	out = append(out, fmt.Sprintf("user %s · account %s · partition %s",
+		present.OrMissing(sanitise(j.User)), present.OrMissing(sanitise(j.Account)), present.OrMissing(sanitise(j.Partition))))
+	state := present.OrMissing(sanitise(string(j.State)))
+	if j.ExitKnown {
+		state += fmt.Sprintf(" · exit %d:%d", j.ExitStatus, j.ExitSignal)
+	}
+	out = append(out, "state "+state+" · "+mt.Outcome.String())
+	times := "start" + nbsp + slurmext.FormatTime(j.Start, loc) + " · end" + nbsp + slurmext.FormatTime(j.End, loc)
+	if mt.ElapsedValid {
+		times += " · elapsed" + nbsp + present.Duration(mt.Elapsed)
+	} else if !j.Start.IsZero() && !mt.Outcome.Finished() {
+		times += " · running" + nbsp + present.Duration(m.opts.Now().Sub(j.Start))
+	}
+	if mt.WaitValid {
+		times += " · wait" + nbsp + present.Duration(mt.Wait)
+	}
+	if j.TimeLimit > 0 {
+		times += " · limit" + nbsp + present.Duration(j.TimeLimit)
+	}
+	out = append(out, times)
+	// Held/used and utilisation: the figures every page shows (analysis.Shown).
+	shown := mt.Shown()
+	gpus := "GPUs " + present.Int(j.ReqGPUs) + " requested"
+	if shown.Shards > 0 {
+		gpus += ", " + present.Count(shown.Shards, "shard", "shards")
+	}
+	gpus += " · held/used" + nbsp + present.GPUs(shown.GPUs, shown.Used, shown.UsedKnown)
+	if shown.UtilKnown {
+		gpus += " · util" + nbsp + present.Util(shown.Util) + "%"
+	}
+	if mt.ElapsedValid {
+		gpus += " · " + present.GPUHours(mt.GPUHours) + " GPU-hours"
+	}
+	out = append(out, gpus)
+	return out
+}
+
 // noticeLines are the notices the agents decided for the job while it
 // ran, node by node and oldest first, in the words gpuprof show uses
 // (analysis.NoticeLine: "notice sent 2026-12-03T14:02:11: GPU 1 idle for
 // 45 min: …", "notice not sent … (daily cap): …"), each with the sbatch
 // option that would avoid it; the node is named when the job ran on
 // several. Instants are in loc.
-func noticeLines(profiles []profile.Job, loc *time.Location) []string {
+func noticeLines(nodes []analysis.NodeSheet, loc *time.Location) []string {
 	var out []string
-	for _, p := range profiles {
-		for _, n := range p.Notices {
+	for _, ns := range nodes {
+		for _, n := range ns.Notices {
 			l := "• " + analysis.NoticeLine(n, loc)
-			if len(profiles) > 1 {
-				l = "• " + p.Node + ": " + analysis.NoticeLine(n, loc)
+			if len(nodes) > 1 {
+				l = "• " + ns.Profile.Node + ": " + analysis.NoticeLine(n, loc)
 			}
 			out = append(out, sanitise(l))
 			if n.Fix != "" {
@@ -365,53 +360,21 @@ func noticeLines(profiles []profile.Job, loc *time.Location) []string {
 	return out
 }
 
-// flags are the job's caveats: GPUs never used, memory a framework
-// reserved, readings missing part of the job.
-func (d *detailState) flags() []string {
-	var fs []string
-	if n := d.found.Metrics.IdleAllocatedGPUs; n > 0 {
-		fs = append(fs, "idle allocation: "+present.Count(n, "GPU", "GPUs")+" never touched by a process")
-	}
-	if d.found.Metrics.Preallocated {
-		fs = append(fs, "preallocated memory: the peak is what a framework reserved, not what it needed")
-	}
-	if d.found.Metrics.Shared {
-		fs = append(fs, "shared GPU: readings are the job's processes', energy not attributable")
-	}
-	for _, p := range d.v.Profiles {
-		if !p.Partial {
-			continue
-		}
-		reasons := "reason not recorded"
-		if len(p.PartialReasons) > 0 {
-			reasons = strings.Join(p.PartialReasons, "; ")
-		}
-		fs = append(fs, "partial data on "+sanitise(p.Node)+": "+sanitise(reasons))
-	}
-	return fs
-}
-
-// gpuLines are one GPU's lines: where it is, its sparklines over the
-// job's life, and its numbers.
-func (m Model) gpuLines(node string, g *profile.GPU) []string {
-	ag := analysis.ProfileGPU(node, g)
-	return m.gpuLinesOf(node, g, &ag)
-}
-
-// gpuLinesOf is gpuLines with the analysis' view of g (ag) already made.
-func (m Model) gpuLinesOf(node string, g *profile.GPU, ag *analysis.GPU) []string {
-	w := m.width
+// gpuLines are the lines of one GPU of the job's fact sheet on node:
+// where it is, its sparklines over the job's life, and its numbers.
+func (m Model) gpuLines(node string, gs *analysis.GPUSheet) []string {
+	w, g := m.width, gs.GPU
 	idx := "#?"
 	if g.SlurmIndex >= 0 {
 		idx = fmt.Sprintf("#%d", g.SlurmIndex)
 	}
-	head := " " + clip(node, 24) + " · " + texttable.OrDash(clip(g.Model, 32)) + " · " + idx + " " + shortUUID(g.UUID)
+	head := " " + clip(node, 24) + " · " + present.OrMissing(clip(g.Model, 32)) + " · " + idx + " " + shortUUID(g.UUID)
 	lines := []string{"", head}
 
 	util, mem := spark.Values(g)
 	// The GPU's facts as gpuprof show writes them (present.GPUFacts).
-	f := ag.Facts()
-	utilText, memText := "util -", "peak -"
+	f := gs.Facts
+	utilText, memText := "util "+present.Missing, "peak "+present.Missing
 	if f.UtilKnown {
 		utilText = f.Util()
 	}
@@ -421,9 +384,9 @@ func (m Model) gpuLinesOf(node string, g *profile.GPU, ag *analysis.GPU) []strin
 	// GPM activity beside the duty cycle (util): SM and tensor.
 	var smText, tcText string
 	var sm, tc []float64
-	if a := g.Activity; a != nil {
+	if a := gs.Activity; a != nil {
 		sm, tc = spark.Activity(g)
-		smText, tcText = activityText(a.SM), activityText(a.Tensor)
+		smText, tcText = a.SM.String(), a.Tensor.String()
 	}
 	sw := max(w-8-max(width(utilText), width(memText), width(smText), width(tcText))-2, 4)
 	memHi := float64(g.MemoryTotal)
@@ -433,12 +396,12 @@ func (m Model) gpuLinesOf(node string, g *profile.GPU, ag *analysis.GPU) []strin
 	lines = append(lines,
 		"   util "+fitClean(spark.Line(util, 100, sw, false), sw)+" "+utilText,
 		"   mem  "+fitClean(spark.Line(mem, memHi, sw, true), sw)+" "+memText)
-	if g.Activity != nil {
+	if gs.Activity != nil {
 		lines = append(lines,
 			"   sm   "+fitClean(spark.Line(sm, 100, sw, false), sw)+" "+smText,
 			"   tc   "+fitClean(spark.Line(tc, 100, sw, false), sw)+" "+tcText)
 	} else {
-		lines = append(lines, "   sm   - no GPM reading: util is the duty cycle only")
+		lines = append(lines, "   sm   "+present.Missing+" no GPM reading: util is the duty cycle only")
 	}
 
 	var facts []string
@@ -448,9 +411,9 @@ func (m Model) gpuLinesOf(node string, g *profile.GPU, ag *analysis.GPU) []strin
 	if g.TempValid {
 		facts = append(facts, "max "+present.Temperature(g.MaxTempC))
 	}
-	if a := g.Activity; a != nil {
-		if m, ok := a.DRAM.Mean(); ok {
-			facts = append(facts, "DRAM "+present.Activity(m)+" %")
+	if a := gs.Activity; a != nil {
+		if a.DRAM.Known {
+			facts = append(facts, "DRAM "+present.Activity(a.DRAM.Mean)+" %")
 		}
 		switch a.Scope {
 		case profile.ActivityScopeSharedGPU:
@@ -459,16 +422,12 @@ func (m Model) gpuLinesOf(node string, g *profile.GPU, ag *analysis.GPU) []strin
 			facts = append(facts, "sm/tc of its MIG instance")
 		}
 	}
-	xid := "XID errors " + present.Int(g.XIDCount)
-	if len(g.XIDs) > 0 {
+	xid := "XID errors " + present.Int(gs.XIDs.Count)
+	if len(gs.XIDs.Codes) > 0 {
 		// Each code once, with whose it is: "79 hardware, 13 application".
-		codes := make([]string, 0, len(g.XIDs))
-		seen := map[uint64]bool{}
-		for _, x := range g.XIDs {
-			if !seen[x.Code] {
-				seen[x.Code] = true
-				codes = append(codes, fmt.Sprint(x.Code)+" "+present.XIDClass(gpu.XID(x.Code).Class))
-			}
+		codes := make([]string, len(gs.XIDs.Codes))
+		for i, x := range gs.XIDs.Codes {
+			codes[i] = fmt.Sprint(x.Code) + " " + present.XIDClass(x.Class)
 		}
 		xid += " (" + strings.Join(codes, ", ") + ")"
 	}
@@ -485,18 +444,6 @@ func (m Model) gpuLinesOf(node string, g *profile.GPU, ag *analysis.GPU) []strin
 		lines = append(lines, "   "+clip("processes "+strings.Join(names, ", "), max(w-3, 1)))
 	}
 	return lines
-}
-
-// activityText is a GPM metric's mean and p95 as the detail writes them
-// (present.ActivityStat: "mean 0.02 %, p95 0.02 %"), or "-" without a
-// reading.
-func activityText(st profile.ActivityStat) string {
-	m, ok := st.Mean()
-	if !ok {
-		return "-"
-	}
-	p95, ok := st.Percentile(95)
-	return present.ActivityStat(m, p95, ok) // as gpuprof show writes it
 }
 
 // taskLines describe the task's runs.

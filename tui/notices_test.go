@@ -9,6 +9,7 @@ import (
 
 	tea "charm.land/bubbletea/v2"
 
+	"github.com/gpuprof/gpuprof/analysis"
 	"github.com/gpuprof/gpuprof/profile"
 )
 
@@ -57,7 +58,7 @@ func TestNoticeLinesNodes(t *testing.T) {
 		{Key: profile.Key{Node: "gpu01"}, Notices: []profile.Notice{{Rule: profile.RuleIdleJob, Status: profile.NoticeSent, Time: at, Evidence: "idle"}}},
 		{Key: profile.Key{Node: "gpu\x1b[31m02"}, Notices: []profile.Notice{{Rule: profile.RuleCancel, Status: profile.NoticeCanceled, Time: at, Evidence: "idle 40 min"}}},
 	}
-	got := noticeLines(ps, time.UTC)
+	got := noticeLines(analysis.ExamineView(nil, ps, analysis.DefaultConfig(), nil).Nodes, time.UTC)
 	want := []string{"• gpu01: notice sent 2026-11-20T09:00:00: idle", "• gpu02: job cancelled 2026-11-20T09:00:00: idle 40 min"}
 	if !slices.Equal(got, want) {
 		t.Errorf("noticeLines = %q, want %q", got, want)

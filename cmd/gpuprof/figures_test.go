@@ -17,6 +17,7 @@ import (
 
 	"github.com/gpuprof/gpuprof/analysis"
 	"github.com/gpuprof/gpuprof/cliview"
+	"github.com/gpuprof/gpuprof/internal/jobfixture"
 	"github.com/gpuprof/gpuprof/internal/present"
 	"github.com/gpuprof/gpuprof/jobsource"
 	"github.com/gpuprof/gpuprof/store"
@@ -41,10 +42,10 @@ func TestOneJobOneAnswer(t *testing.T) {
 	time.Local = time.UTC
 	t.Cleanup(func() { time.Local = loc })
 	db := showDB(t,
-		showJob{id: "7101", name: "pair", state: "COMPLETED", gres: "billing=8,cpu=8,gres/gpu=2,mem=64G,node=1", gpus: 2, minutes: 120,
-			utilOf: func(k, _ int) (uint32, bool) { return []uint32{77, 19}[k], true }, memGiB: steady(20)},
-		showJob{id: "7102", name: "notebook", state: "COMPLETED", gres: "billing=1,cpu=2,gres/shard=1,mem=16G,node=1", gpus: 1, minutes: 120, shared: true,
-			util: steady(14), memGiB: steady(6)},
+		jobfixture.Job{ID: "7101", Name: "pair", State: "COMPLETED", Gres: "billing=8,cpu=8,gres/gpu=2,mem=64G,node=1", GPUs: 2, Minutes: 120,
+			UtilOf: func(k, _ int) (uint32, bool) { return []uint32{77, 19}[k], true }, MemGiB: jobfixture.Steady(20)},
+		jobfixture.Job{ID: "7102", Name: "notebook", State: "COMPLETED", Gres: "billing=1,cpu=2,gres/shard=1,mem=16G,node=1", GPUs: 1, Minutes: 120, Shared: true,
+			Util: jobfixture.Steady(14), MemGiB: jobfixture.Steady(6)},
 	)
 	jobs := []struct{ id, task string }{{"7101", "pair"}, {"7102", "notebook"}}
 	want := map[string]figures{"7101": {"2/2", "48"}, "7102": {"1/1", "14"}}

@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/gpuprof/gpuprof/cliview"
+	"github.com/gpuprof/gpuprof/internal/jobfixture"
 )
 
 // TestShowCO2e: with a configured emission factor show gives a job's CO2e
@@ -20,8 +21,8 @@ func TestShowCO2e(t *testing.T) {
 	loc := time.Local
 	time.Local = time.UTC
 	t.Cleanup(func() { time.Local = loc })
-	db := showDB(t, showJob{id: "7001", name: "train", state: "COMPLETED", gres: "billing=8,cpu=16,gres/gpu=1,mem=128G,node=1",
-		gpus: 1, minutes: 120, util: steady(80), memGiB: steady(10)})
+	db := showDB(t, jobfixture.Job{ID: "7001", Name: "train", State: "COMPLETED", Gres: "billing=8,cpu=16,gres/gpu=1,mem=128G,node=1",
+		GPUs: 1, Minutes: 120, Util: jobfixture.Steady(80), MemGiB: jobfixture.Steady(10)})
 
 	plain, err := runCLI(t, "show", "--db", db, "7001")
 	if err != nil {

@@ -10,7 +10,8 @@
 // percentages (Percent, Share, PercentWhole, WholePercent; Util and Activity
 // for a GPU's readings), GPU-hours, GPUs held, energy (Energy, KWh), CO2e,
 // bytes (GiB, Bytes), temperatures, XID codes, plurals, counts and lists
-// (Plural, Count, List). GPUFacts is one GPU's facts as gpuprof show and
+// (Plural, Count, List), and the one spelling of a missing value (Missing,
+// OrMissing). GPUFacts is one GPU's facts as gpuprof show and
 // the TUI's detail both render them (analysis.GPU.Facts builds it).
 //
 // It must not read anything or decide anything: values in, text out. It

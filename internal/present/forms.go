@@ -9,8 +9,23 @@ import (
 	"github.com/gpuprof/gpuprof/slurmext"
 )
 
-// Dash stands for a number that is missing or cannot be shown.
+// Dash stands for a number that cannot be shown (not finite) in the
+// report's tables and prose.
 const Dash = "—"
+
+// Missing stands for a value nobody recorded, in a field of a table or a
+// line of a job's facts: the one spelling gpuprof show, the terminal UI's
+// detail, the jobs tables and the notice digest write for it (issue #41).
+// Prose says why instead ("not measured", "unknown: …").
+const Missing = "-"
+
+// OrMissing writes an empty value as Missing.
+func OrMissing(s string) string {
+	if s == "" {
+		return Missing
+	}
+	return s
+}
 
 // Number writes v with dec decimals and thousands separators:
 // "12,345.6", "-3"; a non-finite v is a Dash. "-0" is written "0".
@@ -91,10 +106,10 @@ func Seconds(sec float64) string {
 }
 
 // Instant writes an instant as sacct does, "2026-11-03T14:05:01" in loc
-// (nil: the local zone), "-" when unset.
+// (nil: the local zone), Missing ("-") when unset.
 func Instant(t time.Time, loc *time.Location) string {
 	if t.IsZero() {
-		return "-"
+		return Missing
 	}
 	return slurmext.FormatTime(t, loc)
 }
@@ -147,6 +162,12 @@ func GPUHours(h float64) string {
 	}
 	return Number(h, 1)
 }
+
+// Amount writes an amount of money in the configured prices' currency:
+// whole units with thousands separators ("12,345"); a non-finite one is
+// a Dash. The buy-or-rent table of the plan writes its amounts by it in
+// the CLI and the report alike.
+func Amount(v float64) string { return Number(v, 0) }
 
 // KWh writes energy given in kilowatt-hours: one decimal below 1,000,
 // none from 1,000 ("12.3 kWh", "1,234 kWh").

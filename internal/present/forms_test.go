@@ -188,3 +188,20 @@ func TestAccountAndJobName(t *testing.T) {
 		{name: "empty", in: "", want: "(no name)"},
 	})
 }
+
+func TestOrMissing(t *testing.T) {
+	testForm(t, "OrMissing", OrMissing, []formCase[string]{
+		{"empty", "", Missing},
+		{"value", "gpu", "gpu"},
+		{"space kept", " ", " "},
+	})
+}
+
+func TestAmount(t *testing.T) {
+	testForm(t, "Amount", Amount, []formCase[float64]{
+		{"small", 812.4, "812"},
+		{"thousands", 123456.6, "123,457"},
+		{"zero", 0, "0"},
+		{"nan", math.NaN(), Dash},
+	})
+}

@@ -26,7 +26,7 @@ func Activity(v float64) string {
 // GPUs writes the GPUs a job held and used (analysis.Shown): "2/1";
 // "2/-" when which were used is unknown (no utilisation reading).
 func GPUs(held, used int, usedKnown bool) string {
-	u := "-"
+	u := Missing
 	if usedKnown {
 		u = strconv.Itoa(used)
 	}

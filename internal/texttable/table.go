@@ -82,11 +82,3 @@ func FitWidth(s string, n int) string {
 	}
 	return ansi.Truncate(s, n, "…")
 }
-
-// OrDash writes an empty cell as "-".
-func OrDash(s string) string {
-	if s == "" {
-		return "-"
-	}
-	return s
-}
