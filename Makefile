@@ -89,9 +89,9 @@ install: build
 	install -D -m 0755 $(BIN) $(DESTDIR)/usr/local/bin/gpuprof
 	rm -f $(DESTDIR)/usr/local/sbin/gpuprof
 	$(BIN) gendocs --man $(DESTDIR)/usr/local/share/man
-	install -D -m 0755 contrib/slurm/prolog.sh $(DESTDIR)/etc/slurm/prolog.d/50-gpuprof
-	install -D -m 0755 contrib/slurm/epilog.sh $(DESTDIR)/etc/slurm/epilog.d/50-gpuprof
-	install -D -m 0755 contrib/slurm/jobcomp.sh $(DESTDIR)/etc/slurm/gpuprof-jobcomp.sh
+	install -D -m 0755 contrib/slurm/hook.sh $(DESTDIR)/etc/slurm/prolog.d/50-gpuprof
+	install -D -m 0755 contrib/slurm/hook.sh $(DESTDIR)/etc/slurm/epilog.d/50-gpuprof
+	install -D -m 0755 contrib/slurm/hook.sh $(DESTDIR)/etc/slurm/gpuprof-jobcomp.sh
 	install -D -m 0755 contrib/slurm/mailprog.sh $(DESTDIR)/etc/slurm/gpuprof-mailprog.sh
 	install -D -m 0644 contrib/systemd/gpuprof-agent.service $(DESTDIR)/etc/systemd/system/gpuprof-agent.service
 	install -D -m 0644 contrib/systemd/gpuprof-serve.service $(DESTDIR)/etc/systemd/system/gpuprof-serve.service

@@ -244,7 +244,7 @@ func Month(ctx context.Context, opts MonthOptions) (Summary, error) {
 
 	jobs := submissions(opts)
 	sum := Summary{DB: opts.DB, Start: opts.Start, Nodes: len(nodes), Jobs: len(jobs)}
-	deps := jobcomp.Deps{DB: opts.DB, SpoolDir: filepath.Join(opts.Dir, "ctld-spool"), Log: opts.Log}
+	ctld := controller{deps: jobcomp.Deps{SpoolDir: filepath.Join(opts.Dir, "ctld-spool"), Log: opts.Log}, db: db}
 
 	var queue []*job
 	next := 0 // next submission
@@ -267,7 +267,7 @@ func Month(ctx context.Context, opts MonthOptions) (Summary, error) {
 		slices.SortFunc(ending, func(a, b *job) int { return cmp.Or(a.end.Compare(b.end), cmp.Compare(a.id, b.id)) })
 		for _, j := range ending {
 			now = j.end
-			if err := finish(ctx, j, deps); err != nil {
+			if err := finish(ctx, j, ctld); err != nil {
 				return sum, err
 			}
 			done++
@@ -581,7 +581,7 @@ func begin(ctx context.Context, j *job, n *node, gpus []int, t time.Time, opts M
 // finish ends j: the epilog's request (while the process is still on the
 // GPUs, so that the final reading is a working one), the process goes,
 // and slurmctld reports the job to jobcomp.
-func finish(ctx context.Context, j *job, deps jobcomp.Deps) error {
+func finish(ctx context.Context, j *job, ctld controller) error {
 	n := j.node
 	end := hookproto.JobEnd{
 		JobStart: hookproto.JobStart{Cluster: Cluster, JobID: strconv.Itoa(j.id), Node: n.spec.Name, User: j.tmpl.User, UID: j.uid()},
@@ -603,8 +603,23 @@ func finish(ctx context.Context, j *job, deps jobcomp.Deps) error {
 	}
 	n.running = slices.DeleteFunc(n.running, func(x *job) bool { return x == j })
 
-	if _, err := jobcomp.Record(ctx, deps, j.record()); err != nil {
+	return ctld.jobcomp(ctx, j)
+}
+
+// controller is slurmctld's host: jobcomp spools each record and the
+// host's writer (the agent or serve, within seconds) ingests it, here at
+// once.
+type controller struct {
+	deps jobcomp.Deps
+	db   *store.DB
+}
+
+func (c controller) jobcomp(ctx context.Context, j *job) error {
+	if _, err := jobcomp.Record(c.deps, j.record()); err != nil {
 		return fmt.Errorf("demo: jobcomp of job %d: %w", j.id, err)
+	}
+	if _, err := ingest.DrainSpool(ctx, c.db, spool.Dir{Path: c.deps.SpoolDir}, ingest.Options{}, c.deps.Log); err != nil {
+		return fmt.Errorf("demo: ingest jobcomp of job %d: %w", j.id, err)
 	}
 	return nil
 }

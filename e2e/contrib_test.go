@@ -84,6 +84,68 @@ func TestHookWrappers(t *testing.T) {
 	}
 }
 
+// TestHookWrapperOneScript: prolog.sh, epilog.sh and jobcomp.sh are one
+// script (links to hook.sh) that takes its hook from slurmd's
+// SLURM_SCRIPT_CONTEXT, else from the name it runs under, else from
+// jobcomp's JOBID; when none says, it runs nothing, logs why and exits 0.
+func TestHookWrapperOneScript(t *testing.T) {
+	root := filepath.Join(moduleRoot(t), "contrib", "slurm")
+	for _, w := range wrappers {
+		if target, err := os.Readlink(filepath.Join(root, w.file)); err != nil || target != "hook.sh" {
+			t.Errorf("%s is a link to %q (%v), want a link to hook.sh: one wrapper under three names", w.file, target, err)
+		}
+	}
+	src, err := os.ReadFile(filepath.Join(root, "hook.sh"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	run := func(kind string) string { return "3 " + kind + " --config /etc/gpuprof/gpuprof.toml\n" }
+	tests := []struct {
+		name, file string
+		env        []string
+		want       string // gpuprof's arguments; "" when it must not run
+	}{
+		{name: "neutral name, slurmd's prolog", file: "50-gpuprof", env: []string{"SLURM_JOB_ID=7", "SLURM_SCRIPT_CONTEXT=prolog_slurmd"}, want: run("prolog")},
+		{name: "neutral name, slurmd's epilog", file: "50-gpuprof", env: []string{"SLURM_JOB_ID=7", "SLURM_SCRIPT_CONTEXT=epilog_slurmd"}, want: run("epilog")},
+		{name: "slurmd's word beats the name", file: "prolog.sh", env: []string{"SLURM_JOB_ID=7", "SLURM_SCRIPT_CONTEXT=epilog_slurmd"}, want: run("epilog")},
+		{name: "name without slurmd's word", file: "gpuprof-jobcomp.sh", env: []string{"JOBID=7"}, want: run("jobcomp")},
+		{name: "neutral name, jobcomp's environment", file: "50-gpuprof", env: []string{"JOBID=7"}, want: run("jobcomp")},
+		{name: "nothing says", file: "50-gpuprof", env: []string{"SLURM_JOB_ID=7"}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			dir := t.TempDir()
+			path := filepath.Join(dir, tt.file)
+			if err := os.WriteFile(path, src, 0o755); err != nil {
+				t.Fatal(err)
+			}
+			record := filepath.Join(dir, "args")
+			fake := filepath.Join(dir, "gpuprof")
+			if err := os.WriteFile(fake, []byte("#!/bin/sh\necho \"$# $*\" >"+record+"\nexit 0\n"), 0o755); err != nil {
+				t.Fatal(err)
+			}
+			log := filepath.Join(dir, "hooks.log")
+			cmd := exec.Command(path)
+			cmd.Env = append([]string{"GPUPROF_BIN=" + fake, "GPUPROF_HOOK_LOG=" + log}, tt.env...)
+			if out, err := cmd.CombinedOutput(); err != nil || len(out) > 0 {
+				t.Fatalf("%v, output %q; want exit 0 and no output", err, out)
+			}
+			got, err := os.ReadFile(record)
+			switch {
+			case tt.want == "" && err == nil:
+				t.Errorf("gpuprof ran with %q, want it not run", got)
+			case tt.want == "":
+				logged, _ := os.ReadFile(log)
+				if !strings.Contains(string(logged), "gpuprof not run") || !strings.Contains(string(logged), "exiting 0") {
+					t.Errorf("log %q, want a line saying why gpuprof was not run", logged)
+				}
+			case string(got) != tt.want:
+				t.Errorf("gpuprof ran with %q (%v), want %q", got, err, tt.want)
+			}
+		})
+	}
+}
+
 // TestHookWrappersUnwritableLog: a log the wrapper cannot write (jobcomp
 // runs as the SlurmUser, the log may be root's) sends its complaints
 // nowhere, and it still runs gpuprof and exits 0. A failed redirection on

@@ -595,8 +595,28 @@ func decodeViews(t *testing.T, out []byte) map[string]jobJSON {
 // awaited) and returns the views; it fails with pending's last answer.
 func waitViews(t *testing.T, bin, cfgPath string, pending func(map[string]jobJSON) string) map[string]jobJSON {
 	t.Helper()
+	return pollViews(t, bin, cfgPath, nil, pending)
+}
+
+// waitIngestedViews is waitViews on a controller where neither an agent
+// nor serve runs: there an ingest pass is the database's writer, which
+// applies what jobcomp spooled. Each poll runs `gpuprof ingest` first.
+func waitIngestedViews(t *testing.T, bin, cfgPath string, pending func(map[string]jobJSON) string) map[string]jobJSON {
+	t.Helper()
+	return pollViews(t, bin, cfgPath, func() {
+		if out, err := gpuprofOutput(bin, "ingest", "--config", cfgPath); err != nil {
+			t.Fatalf("gpuprof ingest: %v\n%s", err, out)
+		}
+	}, pending)
+}
+
+func pollViews(t *testing.T, bin, cfgPath string, before func(), pending func(map[string]jobJSON) string) map[string]jobJSON {
+	t.Helper()
 	deadline := time.Now().Add(recordTimeout)
 	for {
+		if before != nil {
+			before()
+		}
 		vs := gpuprofViews(t, bin, cfgPath)
 		why := pending(vs)
 		if why == "" {

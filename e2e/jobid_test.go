@@ -228,8 +228,10 @@ func TestJobIDsAsSlurmPrintsThem(t *testing.T) {
 	}
 
 	t.Run("jobcomp", func(t *testing.T) {
-		// jobcomp runs for each task as it ends; wait for all three.
-		waitViews(t, bin, cfgPath, func(vs map[string]jobJSON) string {
+		// jobcomp runs for each task as it ends and spools its record;
+		// no agent runs here, so an ingest pass writes them: wait for all
+		// three.
+		waitIngestedViews(t, bin, cfgPath, func(vs map[string]jobJSON) string {
 			for _, r := range array {
 				if v, ok := vs[r.raw]; !ok || v.Sched == nil {
 					return "no jobcomp record of " + r.id + " (raw id " + r.raw + ")"

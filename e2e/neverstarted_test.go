@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/gpuprof/gpuprof/history"
+	"github.com/gpuprof/gpuprof/hookproto"
 	"github.com/gpuprof/gpuprof/slurmext"
 )
 
@@ -39,7 +40,8 @@ func TestNeverStartedRealJobs(t *testing.T) {
 	// With jobcomp/script, as sites that run gpuprof's jobcomp have it.
 	cfgPath := filepath.Join(work, "gpuprof.toml")
 	c := startCluster(t, clusterOptions{Accounting: true, JobComp: true, GPUProfBin: bin, GPUProfConfig: cfgPath})
-	cfg := fmt.Sprintf("db = %q\nslurm_conf = %q\nlog_file = %q\n", filepath.Join(work, "gpuprof.db"), c.Conf, filepath.Join(work, "gpuprof.log"))
+	spoolDir := filepath.Join(work, "spool")
+	cfg := fmt.Sprintf("db = %q\nspool_dir = %q\nslurm_conf = %q\nlog_file = %q\n", filepath.Join(work, "gpuprof.db"), spoolDir, c.Conf, filepath.Join(work, "gpuprof.log"))
 	if err := os.WriteFile(cfgPath, []byte(cfg), 0o644); err != nil {
 		t.Fatal(err)
 	}
@@ -163,6 +165,20 @@ func TestNeverStartedRealJobs(t *testing.T) {
 		}
 		return out
 	}
+
+	// No agent or serve runs on this controller: an ingest pass writes
+	// what jobcomp (and the hooks) spooled, once jobcomp has reported
+	// every job.
+	for deadline := time.Now().Add(recordTimeout); ; time.Sleep(time.Second) {
+		recs, _ := filepath.Glob(filepath.Join(spoolDir, "*."+hookproto.KindSchedJob+".json"))
+		if len(recs) >= all {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("after %s: %d jobcomp records in the spool, want %d", recordTimeout, len(recs), all)
+		}
+	}
+	gpuprof("ingest")
 
 	// The report of the month: jobs started, cancelled after they started,
 	// GPU-hours.

@@ -1,6 +1,8 @@
 // Package hooks implements gpuprof's slurmd Prolog and Epilog: they tell the
 // node agent that a job starts or ends and, when the agent cannot be
-// reached, record what they can themselves.
+// reached, spool what they know for it. The agent is the one writer of a
+// node's database: a hook never opens it (archtest: hooks import neither
+// store nor ingest).
 //
 // Hooks must never hurt the cluster: a non-zero exit drains the node, so
 // every function here reports its failures to the caller for logging and the
@@ -28,11 +30,9 @@ import (
 	"github.com/gpuprof/gpuprof/config"
 	"github.com/gpuprof/gpuprof/gpu"
 	"github.com/gpuprof/gpuprof/hookproto"
-	"github.com/gpuprof/gpuprof/ingest"
 	"github.com/gpuprof/gpuprof/profile"
 	"github.com/gpuprof/gpuprof/slurmext"
 	"github.com/gpuprof/gpuprof/spool"
-	"github.com/gpuprof/gpuprof/store"
 )
 
 // Deps is what a hook needs. Everything is injected so tests can run a hook
@@ -58,9 +58,8 @@ type Outcome string
 
 // Outcomes of a hook.
 const (
-	ViaAgent Outcome = "agent"    // the agent took it
-	ViaDB    Outcome = "database" // the hook wrote the database itself
-	ViaSpool Outcome = "spool"    // the database was busy: spooled for the agent
+	ViaAgent Outcome = "agent" // the agent took it
+	ViaSpool Outcome = "spool" // the agent did not answer: spooled for it
 	// ViaAgentMemory: nothing could be written (disk full), but the agent
 	// holds the finished job in memory and writes it when the disk takes
 	// it; lost only if the agent stops first.
@@ -170,7 +169,8 @@ func GPURefs(e slurmext.HookEnv, gresConf string, log *slog.Logger) []hookproto.
 	return refs
 }
 
-// Prolog registers the job with the agent, or records it directly.
+// Prolog registers the job with the agent, else spools its start record
+// for the agent to take (agent/merge.go).
 func Prolog(ctx context.Context, d Deps) (Outcome, error) {
 	js := d.jobStart()
 	req := hookproto.Request{Op: hookproto.OpStart, Start: &js}
@@ -180,7 +180,7 @@ func Prolog(ctx context.Context, d Deps) (Outcome, error) {
 	if err == nil {
 		return ViaAgent, nil
 	}
-	d.Log.Warn("agent not reachable at job start; recording directly", "job", js.JobID, "err", err)
+	d.Log.Warn("agent not reachable at job start; spooling the start for it", "job", js.JobID, "err", err)
 	if d.Config.Hooks.AutostartAgent && errors.Is(err, hookproto.ErrUnreachable) {
 		if serr := d.startAgent(); serr != nil {
 			d.Log.Error("agent autostart failed", "job", js.JobID, "err", serr)
@@ -190,13 +190,11 @@ func Prolog(ctx context.Context, d Deps) (Outcome, error) {
 	}
 	j := d.minimalProfile(ctx, js)
 	j.MarkPartial("agent unreachable at job start")
-	return d.record(ctx, hookproto.KindHookStart, j, func(tx *store.Tx) error {
-		_, err := tx.InsertJobIfAbsent(ctx, j)
-		return err
-	})
+	return d.spool(hookproto.KindHookStart, j)
 }
 
-// Epilog asks the agent to finalise the job, or finalises it directly.
+// Epilog asks the agent to finalise the job, else spools its end record
+// for the agent to apply.
 func Epilog(ctx context.Context, d Deps) (Outcome, error) {
 	js := d.jobStart()
 	e := d.Env
@@ -212,30 +210,18 @@ func Epilog(ctx context.Context, d Deps) (Outcome, error) {
 		return ViaAgent, nil
 	}
 	if resp.Held {
-		d.Log.Warn("agent could not write the job's end record; it holds the job finished until the disk takes it; recording directly too",
+		d.Log.Warn("agent could not write the job's end record; it holds the job finished until the disk takes it; spooling the end too",
 			"job", js.JobID, "err", err)
 	} else {
-		d.Log.Warn("agent not reachable at job end; finishing directly", "job", js.JobID, "err", err)
+		d.Log.Warn("agent not reachable at job end; spooling the end for it", "job", js.JobID, "err", err)
 	}
 	je.Job = d.minimalProfile(ctx, js)
-	out, err := d.record(ctx, hookproto.KindHookEnd, je, func(tx *store.Tx) error {
-		return ingest.FinishFromHook(ctx, tx, je)
-	})
-	var nr *notRecordedError
-	if resp.Held && errors.As(err, &nr) {
-		return ViaAgentMemory, fmt.Errorf("end record held by the agent until the disk takes it (lost if the agent stops first); the hook's own attempt: database: %v; spool: %v", nr.db, nr.spool)
+	out, err := d.spool(hookproto.KindHookEnd, je)
+	if resp.Held && err != nil {
+		return ViaAgentMemory, fmt.Errorf("end record held by the agent until the disk takes it (lost if the agent stops first); the hook's own attempt: spool: %v", errors.Unwrap(err))
 	}
 	return out, err
 }
-
-// notRecordedError is a record neither the database nor the spool took.
-type notRecordedError struct{ db, spool error }
-
-func (e *notRecordedError) Error() string {
-	return fmt.Sprintf("record lost: database: %v; spool: %v", e.db, e.spool)
-}
-
-func (e *notRecordedError) Unwrap() error { return e.spool }
 
 // minimalProfile is the profile a hook can build alone: the job, its GPUs
 // (by UUID when the GPU backend answers in time) and no readings.
@@ -317,27 +303,14 @@ func (d Deps) devices(ctx context.Context) []gpu.Device {
 	}
 }
 
-// record writes through the database when it answers within the budget,
-// else spools the record for the agent. It never migrates the database
-// (store.Options.NoMigrate): while its schema is older than this binary's,
-// records go to the spool until the agent or an admin's command migrates it.
-func (d Deps) record(ctx context.Context, kind string, v any, write func(tx *store.Tx) error) (Outcome, error) {
-	busy := budget(ctx, 0.5)
-	db, err := store.Open(ctx, d.Config.DB, store.Options{BusyTimeout: busy, NoMigrate: true})
-	if err == nil {
-		err = db.WithTx(ctx, write)
-		db.Close()
-		if err == nil {
-			return ViaDB, nil
-		}
-	}
-	if store.IsSchemaMismatch(err) {
-		d.Log.Warn("database schema is not this gpuprof's; a hook does not migrate it; spooling", "job", d.Env.JobID, "err", err)
-	} else {
-		d.Log.Warn("database not writable in time; spooling", "job", d.Env.JobID, "err", err)
-	}
-	if _, serr := (spool.Dir{Path: d.Config.SpoolDir}).Put(kind, v); serr != nil {
-		return "", &notRecordedError{db: err, spool: serr}
+// spool makes a record durable in the spool directory (two fsyncs), where
+// the agent, the node database's one writer, takes it (agent/merge.go,
+// ingest.Apply). A hook never opens the database: a second writer would
+// contend with the agent for its lock and, on an older schema, could not
+// write anyway.
+func (d Deps) spool(kind string, v any) (Outcome, error) {
+	if _, err := (spool.Dir{Path: d.Config.SpoolDir}).Put(kind, v); err != nil {
+		return "", fmt.Errorf("record lost: spool: %w", err)
 	}
 	return ViaSpool, nil
 }

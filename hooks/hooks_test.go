@@ -6,10 +6,12 @@ import (
 	"encoding/json"
 	"errors"
 	"io"
+	"io/fs"
 	"log/slog"
 	"net"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"syscall"
 	"testing"
@@ -74,25 +76,56 @@ func withDeadline(t *testing.T, d time.Duration) context.Context {
 	return ctx
 }
 
+// readJob applies the spool to the database as the agent does (its
+// persister drains the spool through ingest: the node database's one
+// writer) and reads the job back.
 func readJob(t *testing.T, d Deps) profile.Job {
 	t.Helper()
-	db, err := store.Open(context.Background(), d.Config.DB, store.Options{})
+	ctx := context.Background()
+	db, err := store.Open(ctx, d.Config.DB, store.Options{})
 	if err != nil {
 		t.Fatal(err)
 	}
 	defer db.Close()
-	j, err := db.GetJob(context.Background(), profile.Key{Cluster: "c", JobID: d.Env.JobID, Node: "n1"})
+	if _, err := ingest.DrainSpool(ctx, db, spool.Dir{Path: d.Config.SpoolDir}, ingest.Options{}, d.Log); err != nil {
+		t.Fatal(err)
+	}
+	j, err := db.GetJob(ctx, profile.Key{Cluster: "c", JobID: d.Env.JobID, Node: "n1"})
 	if err != nil {
 		t.Fatal(err)
 	}
 	return j
 }
 
-func TestNoAgentRecordsDirectly(t *testing.T) {
+// spooled returns the kinds of the records waiting in d's spool.
+func spooled(t *testing.T, d Deps) []string {
+	t.Helper()
+	es, err := spool.Dir{Path: d.Config.SpoolDir}.List()
+	if err != nil {
+		t.Fatal(err)
+	}
+	var kinds []string
+	for _, e := range es {
+		kinds = append(kinds, e.Kind)
+	}
+	return kinds
+}
+
+// TestNoAgentSpoolsForTheAgent: with no agent, the prolog and the epilog
+// spool their records and never touch the database (the agent is its one
+// writer); once applied as the agent applies them, the job is the minimal
+// profile the hooks know, nothing lost.
+func TestNoAgentSpoolsForTheAgent(t *testing.T) {
 	d := deps(t, "77")
 	out, err := Prolog(withDeadline(t, 2*time.Second), d)
-	if err != nil || out != ViaDB {
-		t.Fatalf("prolog: %v via %q, want database", err, out)
+	if err != nil || out != ViaSpool {
+		t.Fatalf("prolog: %v via %q, want spool", err, out)
+	}
+	if _, err := os.Stat(d.Config.DB); !errors.Is(err, fs.ErrNotExist) {
+		t.Fatalf("after the prolog the database exists (%v): a hook wrote SQLite", err)
+	}
+	if got := spooled(t, d); !slices.Equal(got, []string{hookproto.KindHookStart}) {
+		t.Fatalf("spool after the prolog: %v, want one start record", got)
 	}
 	j := readJob(t, d)
 	if j.Status != profile.StatusRunning || j.Source != profile.SourceHook || !j.Partial {
@@ -104,9 +137,19 @@ func TestNoAgentRecordsDirectly(t *testing.T) {
 	}
 
 	d.Now = func() time.Time { return t0.Add(time.Minute) }
+	before, err := os.ReadFile(d.Config.DB)
+	if err != nil {
+		t.Fatal(err)
+	}
 	out, err = Epilog(withDeadline(t, 2*time.Second), d)
-	if err != nil || out != ViaDB {
-		t.Fatalf("epilog: %v via %q", err, out)
+	if err != nil || out != ViaSpool {
+		t.Fatalf("epilog: %v via %q, want spool", err, out)
+	}
+	if after, err := os.ReadFile(d.Config.DB); err != nil || !bytes.Equal(before, after) {
+		t.Fatalf("the epilog changed the database (%v): a hook wrote SQLite", err)
+	}
+	if got := spooled(t, d); !slices.Equal(got, []string{hookproto.KindHookEnd}) {
+		t.Fatalf("spool after the epilog: %v, want one end record", got)
 	}
 	j = readJob(t, d)
 	if j.Status != profile.StatusFinished || !j.ExitKnown || j.ExitStatus != 3 || !j.End.Equal(t0.Add(time.Minute)) {

@@ -52,8 +52,8 @@ func TestGPUInventoryPanicIsRecovered(t *testing.T) {
 				panic("nvml: injected panic")
 			}
 			out, err := tt.hook(withDeadline(t, 2*time.Second), d)
-			if err != nil || out != ViaDB {
-				t.Fatalf("%s: %v via %q, want recorded in the database", tt.name, err, out)
+			if err != nil || out != ViaSpool {
+				t.Fatalf("%s: %v via %q, want spooled for the agent", tt.name, err, out)
 			}
 			j := readJob(t, d)
 			if !j.Partial || len(j.GPUs) != 2 {

@@ -11,14 +11,11 @@ static void gpuprof_fault_segv(void) { volatile int *p = 0; *p = 1; }
 import "C"
 
 import (
-	"context"
 	"os"
 	"syscall"
 	"time"
 
 	"github.com/gpuprof/gpuprof/hooks"
-	"github.com/gpuprof/gpuprof/jobcomp"
-	"github.com/gpuprof/gpuprof/slurmext"
 )
 
 // This file exists only in test builds (go build -tags gpuprof_faults):
@@ -32,18 +29,8 @@ import (
 //	kill       SIGKILL, as the OOM killer sends
 //	hang       stuck in C for a minute (the watchdog exits 0 at the deadline)
 
-func withHookFault(kind string, run hookFunc) hookFunc {
-	return func(ctx context.Context, d hooks.Deps) (hooks.Outcome, error) {
-		injectFault(os.Getenv("GPUPROF_FAULT"))
-		return run(ctx, d)
-	}
-}
-
-func withJobCompFault(record jobCompFunc) jobCompFunc {
-	return func(ctx context.Context, d jobcomp.Deps, r slurmext.JobRecord) (jobcomp.Outcome, error) {
-		injectFault(os.Getenv("GPUPROF_FAULT"))
-		return record(ctx, d, r)
-	}
+func hookFault() func() {
+	return func() { injectFault(os.Getenv("GPUPROF_FAULT")) }
 }
 
 func injectFault(fault string) {

@@ -13,8 +13,6 @@ import (
 	"testing"
 
 	"github.com/gpuprof/gpuprof/hooks"
-	"github.com/gpuprof/gpuprof/jobcomp"
-	"github.com/gpuprof/gpuprof/slurmext"
 )
 
 // exits records the codes a hook passed to its exit function.
@@ -57,10 +55,6 @@ log_file = "` + logPath + `"
 // exits 0 through its exit function — slurmd drains a node whose prolog or
 // epilog fails.
 func TestHookPanicExitsZero(t *testing.T) {
-	panicking := func(v any) (hookFunc, jobCompFunc) {
-		return func(context.Context, hooks.Deps) (hooks.Outcome, error) { panic(v) },
-			func(context.Context, jobcomp.Deps, slurmext.JobRecord) (jobcomp.Outcome, error) { panic(v) }
-	}
 	tests := []struct {
 		name      string
 		kind      string // prolog, epilog or jobcomp
@@ -84,12 +78,9 @@ func TestHookPanicExitsZero(t *testing.T) {
 				Syslog:      func() (io.WriteCloser, error) { return nil, errors.New("no syslog in this test") },
 				CrashOutput: func(f *os.File) { crashFile = f.Name() },
 			}
-			hook, record := panicking(tt.value)
-			if tt.kind == "jobcomp" {
-				runJobComp(context.Background(), g, p, record)
-			} else {
-				runHook(context.Background(), g, tt.kind, p, hook)
-			}
+			rt := hookRuntime(g, p)
+			rt.Before = func() { panic(tt.value) }
+			hooks.Run(context.Background(), hooks.Kind(tt.kind), rt)
 			if got := ex.got(); len(got) != 1 || got[0] != 0 {
 				t.Errorf("exit called with %v, want [0]", got)
 			}
@@ -118,9 +109,7 @@ func TestHookWithoutPanicDoesNotExit(t *testing.T) {
 	g := &globalOptions{ConfigPath: cfgPath, LogLevel: "info"}
 	var ex exits
 	p := hooks.Process{Getenv: func(k string) string { return map[string]string{"SLURM_JOB_ID": "12"}[k] }, Exit: ex.exit}
-	runHook(context.Background(), g, "prolog", p, func(context.Context, hooks.Deps) (hooks.Outcome, error) {
-		return hooks.ViaAgent, nil
-	})
+	runHook(context.Background(), g, hooks.KindProlog, p)
 	if got := ex.got(); len(got) != 0 {
 		t.Errorf("exit called with %v, want not at all", got)
 	}

@@ -167,7 +167,8 @@ func nonZeroBins(h []uint32) map[int]uint32 {
 }
 
 // TestAgentNotRunning runs hooks on a node whose agent is not running: they
-// must finish within the deadline and leave a minimal finished profile,
+// must finish within the deadline and spool, never write the database,
+// what makes a minimal finished profile once the node's writer applies it,
 // with the job's GPUs named by UUID (the hooks ask the GPU backend).
 func TestAgentNotRunning(t *testing.T) {
 	t.Parallel()
@@ -188,6 +189,7 @@ func TestAgentNotRunning(t *testing.T) {
 				n.hook(t, "prolog", env)
 			}
 			n.hook(t, "epilog", withExit(env, 3))
+			n.ingest(t, false)
 
 			got := n.mustShow(t, "201")
 			if got.Status != profile.StatusFinished || got.Source != profile.SourceHook {
@@ -228,7 +230,7 @@ func TestDatabaseLocked(t *testing.T) {
 	n := newNode(t, nil)
 	a := n.startAgent(t) // creates the database
 	// Hooks of a second configuration find no agent (another socket) and
-	// write the database, or the spool, themselves.
+	// spool their records for it.
 	directCfg := n.cfg
 	directCfg.Socket = filepath.Join(n.dir, "no-agent.sock")
 	direct := n.writeConfig(t, "direct.toml", directCfg)
@@ -533,6 +535,7 @@ func TestNVMLMissing(t *testing.T) {
 	env := hookEnv("501", "0,2")
 	n.hook(t, "prolog", env)
 	n.hook(t, "epilog", withExit(env, 0))
+	n.ingest(t, false)
 	got := n.mustShow(t, "501")
 	if got.Status != profile.StatusFinished || got.Source != profile.SourceHook {
 		t.Errorf("status %q source %q, want %q from %q", got.Status, got.Source, profile.StatusFinished, profile.SourceHook)
@@ -618,6 +621,8 @@ func TestMalformedEnvironment(t *testing.T) {
 					}
 					if mode == "agent" {
 						n.waitJob(t, tt.id, "finished", func(j profile.Job) bool { return j.Status == profile.StatusFinished })
+					} else {
+						n.ingest(t, true)
 					}
 					got := n.mustShow(t, tt.id)
 					if got.Status != profile.StatusFinished {
@@ -756,10 +761,12 @@ func TestEpilogBurst(t *testing.T) {
 	wg.Wait()
 	t.Logf("slowest of %d simultaneous epilogs: %s (process), %s (hook's own measure)", jobs, slowest.Round(time.Millisecond), n.slowestHook(t, "epilog"))
 
-	t.Logf("epilogs by outcome: agent %d, database %d, spool %d",
+	t.Logf("epilogs by outcome: agent %d, spool %d",
 		len(n.logLines(t, "hook=epilog", "msg=done", "via=agent")),
-		len(n.logLines(t, "hook=epilog", "msg=done", "via=database")),
 		len(n.logLines(t, "hook=epilog", "msg=done", "via=spool")))
+	if lines := n.logLines(t, "via=database"); len(lines) > 0 {
+		t.Errorf("hooks wrote the database, which only the agent writes:\n%s", strings.Join(lines, "\n"))
+	}
 
 	m := n.waitProfiles(t, "every job finished", func(m map[string]profile.Job) bool {
 		for i := range jobs {

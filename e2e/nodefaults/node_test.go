@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"io/fs"
 	"maps"
 	"net"
 	"os"
@@ -396,6 +397,21 @@ type jobView struct {
 	Cluster  string        `json:"cluster"`
 	JobID    string        `json:"job_id"`
 	Profiles []profile.Job `json:"profiles"`
+}
+
+// ingest is the node's database writer when no agent runs: `gpuprof
+// ingest` applies what the hooks spooled. Unless the database may exist
+// already (an earlier ingest made it), it first checks that the hooks left
+// it alone: a hook never writes SQLite.
+func (n *node) ingest(t *testing.T, dbMayExist bool) {
+	t.Helper()
+	if _, err := os.Stat(n.cfg.DB); !dbMayExist && !errors.Is(err, fs.ErrNotExist) {
+		t.Errorf("the database exists before any writer ran (%v): a hook wrote SQLite", err)
+	}
+	out, err := exec.Command(gpuprofBin, "ingest", "--config", n.config).CombinedOutput()
+	if err != nil {
+		t.Fatalf("gpuprof ingest: %v\n%s", err, out)
+	}
 }
 
 // mustShow is show for a job that must be in the database.
