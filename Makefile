@@ -6,7 +6,7 @@ LDFLAGS  := -X main.version=$(VERSION)
 PKGS     := ./...
 export CGO_ENABLED := 1
 
-.PHONY: all build test test-unit test-e2e demo bench lint fmt vet fuzz update-golden install package package-check clean
+.PHONY: all build test test-full test-smoke test-unit test-e2e demo bench lint fmt vet fuzz update-golden install package package-check clean
 
 all: build
 
@@ -26,6 +26,21 @@ build:
 TEST_PKGS = $(if $(filter ./...,$(PKGS)),./e2e/... $(shell $(GO) list ./... | grep -v /e2e),$(PKGS))
 test: build vet
 	GPUPROF_BIN=$(abspath $(BIN)) $(GO) test -count=1 -timeout 45m $(TEST_PKGS)
+
+# Two tiers of end-to-end tests, chosen by name (go test -run): the smoke
+# tier, E2E_SMOKE — capture, the controller's records, job ids, the TUI,
+# hook crashes and the security tests — for every change (`make
+# test-smoke`: the unit tests and the smoke tier, about a third of the
+# e2e time); the full matrix, every e2e test, by `make test-full`, which
+# is `make test`: CI runs it while the whole CI run stays within 30
+# minutes. e2e/TestSmokeTierNamesTests fails when a name here is no e2e
+# test. No test skips itself for a tier.
+E2E_SMOKE = ^(TestCaptureUnderSlurm|TestSchedulerViewMatchesSacct|TestJobIDsAsSlurmPrintsThem|TestTUIInTmux|TestTUIUsersSeeOwnJobs|TestHookCrashes|TestHookCrashOnCluster|TestForeignProcessesCannotClaimJobs|TestLocalAccessUsersSeeOwnJobs|TestHookWrappersRefusePlantedLog|TestPostinstRefusesPlantedLinks|TestCollectorAuth|TestSlurmFacts|TestSmokeTierNamesTests)$$
+test-full: test
+
+test-smoke: build vet
+	GPUPROF_BIN=$(abspath $(BIN)) $(GO) test -count=1 -timeout 30m -run '$(E2E_SMOKE)' ./e2e/
+	$(GO) test -count=1 $(shell $(GO) list ./... | grep -v /e2e$$)
 
 test-unit:
 	$(GO) test -count=1 $(shell $(GO) list ./... | grep -v /e2e)

@@ -1,0 +1,50 @@
+package e2e
+
+import (
+	"go/ast"
+	"go/parser"
+	"go/token"
+	"os"
+	"path/filepath"
+	"regexp"
+	"strings"
+	"testing"
+)
+
+// TestSmokeTierNamesTests: every name in the Makefile's E2E_SMOKE (the
+// smoke tier, chosen with go test -run) is a test of this package, so a
+// renamed or removed test cannot drop out of the tier unnoticed.
+func TestSmokeTierNamesTests(t *testing.T) {
+	root := moduleRoot(t)
+	mk, err := os.ReadFile(filepath.Join(root, "Makefile"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	m := regexp.MustCompile(`(?m)^E2E_SMOKE = \^\(([A-Za-z0-9_|]+)\)\$\$$`).FindSubmatch(mk)
+	if m == nil {
+		t.Fatal("Makefile: no line E2E_SMOKE = ^(TestA|TestB|…)$$")
+	}
+	pkgs, err := parser.ParseDir(token.NewFileSet(), ".", func(fi os.FileInfo) bool { return strings.HasSuffix(fi.Name(), "_test.go") }, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	tests := map[string]bool{}
+	for _, p := range pkgs {
+		for _, f := range p.Files {
+			for _, d := range f.Decls {
+				if fn, ok := d.(*ast.FuncDecl); ok && fn.Recv == nil && strings.HasPrefix(fn.Name.Name, "Test") {
+					tests[fn.Name.Name] = true
+				}
+			}
+		}
+	}
+	names := strings.Split(string(m[1]), "|")
+	for _, name := range names {
+		if !tests[name] {
+			t.Errorf("E2E_SMOKE names %s, which is no test of package e2e", name)
+		}
+	}
+	if len(names) < 5 {
+		t.Errorf("E2E_SMOKE names %d tests: %v", len(names), names)
+	}
+}
