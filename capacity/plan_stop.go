@@ -79,6 +79,20 @@ func (r *replay) stopRule(scope *stopScope, jobs []queuesim.Job, target float64)
 			rule.Started[p*nn+n] = g
 		}
 	}
+	// Which partitions of a job's in scope it may enter, and where it is
+	// counted while pending, follow from what it asks for: found once per
+	// request (holders) and partition.
+	member := make([][]bool, len(r.cluster.Partitions))
+	for p := range member {
+		member[p] = make([]bool, nn)
+		for _, n := range r.cluster.Partitions[p].Nodes {
+			if n >= 0 && n < nn {
+				member[p][n] = true
+			}
+		}
+	}
+	type enter struct{ some, only bool }
+	seen := map[holdKey]enter{}
 	var hold []int
 	for i := range jobs {
 		q := &jobs[i]
@@ -88,39 +102,74 @@ func (r *replay) stopRule(scope *stopScope, jobs []queuesim.Job, target float64)
 			continue
 		}
 		rule.Counted[i] = true
-		if scope.model != "" {
-			hold = queuesim.Holders(&r.cluster, q, hold[:0])
-		}
+		key, keyed := holdKeyOf(q)
+		held := false
 		for _, p := range q.Partitions {
 			if !inScope(p) {
 				continue
 			}
 			// The groups it may enter: its partitions' (where a node of
 			// the model could hold it).
-			only, some := true, scope.model == ""
-			if scope.model != "" {
-				for _, n := range hold {
-					if slices.Contains(r.cluster.Partitions[p].Nodes, n) {
-						if r.simNodes[n].Model == scope.model {
-							some = true
-						} else {
-							only = false
+			key.p = p
+			e, known := seen[key]
+			if !known || !keyed {
+				e = enter{only: true, some: scope.model == ""}
+				if scope.model != "" {
+					if !held {
+						hold, held = queuesim.Holders(&r.cluster, q, hold[:0]), true
+					}
+					for _, n := range hold {
+						if member[p][n] {
+							if r.simNodes[n].Model == scope.model {
+								e.some = true
+							} else {
+								e.only = false
+							}
 						}
 					}
 				}
+				if keyed {
+					seen[key] = e
+				}
 			}
-			if !some {
+			if !e.some {
 				continue
 			}
 			rule.In = append(rule.In, int32(p))
 			// Counted while pending only where it can start nowhere else.
-			if len(q.Partitions) == 1 && only {
+			if len(q.Partitions) == 1 && e.only {
 				rule.Pending[i] = int32(p)
 			}
 		}
 	}
 	rule.Of[len(jobs)] = int32(len(rule.In))
 	return rule
+}
+
+// holdKey is what decides a job's holders (queuesim.Holders): its GPU
+// type and share, its limit and its partitions (up to two; a job of more
+// is not keyed), with the partition p asked about.
+type holdKey struct {
+	typ            string
+	gpus, shards   int
+	nodes          int
+	limit          time.Duration
+	p0, p1, nparts int
+	p              int
+}
+
+// holdKeyOf is the job's holdKey, and whether it has one.
+func holdKeyOf(q *queuesim.Job) (holdKey, bool) {
+	k := holdKey{typ: q.Type, gpus: q.GPUs, shards: q.Shards, nodes: q.Nodes, limit: q.Limit, nparts: len(q.Partitions), p0: -1, p1: -1}
+	switch len(q.Partitions) {
+	case 2:
+		k.p1 = q.Partitions[1]
+		fallthrough
+	case 1:
+		k.p0 = q.Partitions[0]
+		return k, true
+	}
+	return k, false
 }
 
 // groupName names group g of scope as the plan's words do.

@@ -121,6 +121,8 @@ func (s *sim) steps(n int32) []step {
 // returns the first time from start at which the units are free at all
 // (for however short), or, when there is none up to limit, a time up to
 // which they are not.
+// When it returns never, s.noStartBefore is a time (> limit) before
+// which the node has no start for units and dur.
 func (s *sim) earliestOn(n int32, units int, dur, limit, start int64) (t, fit int64) {
 	cp := s.nodes[n].cap
 	st := s.steps(n)
@@ -145,6 +147,7 @@ func (s *sim) earliestOn(n int32, units int, dur, limit, start int64) (t, fit in
 				if fit < 0 {
 					fit = c
 				}
+				s.noStartBefore = c
 				return never, fit
 			}
 			continue
@@ -156,6 +159,7 @@ func (s *sim) earliestOn(n int32, units int, dur, limit, start int64) (t, fit in
 			return c, fit
 		}
 	}
+	s.noStartBefore = c
 	return c, c
 }
 
@@ -170,6 +174,41 @@ func (s *sim) freeFrom(n int32, units int) (int64, bool) {
 		return max(f.t, s.now), true
 	}
 	return s.now, true
+}
+
+// startFrom returns a time before which the node has no start for units
+// free for dur in this cycle: a start found (or a bound proved) for
+// them for a duration no longer than dur. A longer duration starts no
+// earlier, and the cycle only adds use, so it stays true (the duration
+// bound, docs/whatif.md).
+func (s *sim) startFrom(n int32, units int, dur int64) int64 {
+	if s.reference || units >= freeStride {
+		return s.now
+	}
+	if f := s.startAt[units*s.nodeCount+int(n)]; f.gen == s.tlGen && f.dur <= dur {
+		return f.t
+	}
+	return s.now
+}
+
+// startFound records that the node has no start for units free for dur
+// before t in this cycle; it keeps the mark of the shorter duration, or
+// of the later time for the same one.
+func (s *sim) startFound(n int32, units int, dur, t int64) {
+	if s.reference || units >= freeStride {
+		return
+	}
+	f := &s.startAt[units*s.nodeCount+int(n)]
+	if f.gen != s.tlGen || dur < f.dur || dur == f.dur && t > f.t {
+		*f = startMark{s.tlGen, dur, t}
+	}
+}
+
+// startMark is startAt's entry: in cycle gen, no start before t for a
+// duration of dur or longer.
+type startMark struct {
+	gen    int
+	dur, t int64
 }
 
 // freeStride bounds the units per node whose freeFrom times are kept.
@@ -655,9 +694,27 @@ func (s *sim) search(ji, p int32, dur, limit, from int64) (int64, []int32) {
 				continue // e_n ≥ lb: no start here before best
 			}
 			start := max(from, lb)
+			dlb := s.startFrom(n, u, dur)
+			if dlb > lim {
+				s.durBounded++
+				continue // e_n ≥ dlb: no start here before best
+			}
+			if dlb > start {
+				start = dlb
+			}
 			t, fit := s.earliestOn(n, u, dur, lim, start)
 			if kept && start == lb {
 				s.freeAt[u*s.nodeCount+int(n)] = freeMark{s.tlGen, fit}
+			}
+			if kept {
+				// from and dlb are lower bounds on this node's start
+				// for dur: what the scan found is its start, or a
+				// bound past lim.
+				e := t
+				if t >= never {
+					e = s.noStartBefore
+				}
+				s.startFound(n, u, dur, e)
 			}
 			if t < best {
 				best, node = t, n

@@ -109,9 +109,10 @@ func randomReplay(seed uint64) (Cluster, Priority, Scheduler, []Job, Options) {
 }
 
 // replay runs the jobs through the simulator, on the reference path (every
-// backfill test searched) or not, and returns the result and how many
-// searches the dominance bound answered.
-func replay(t *testing.T, c Cluster, pr Priority, sc Scheduler, jobs []Job, o Options, reference bool) (*Result, int) {
+// backfill test searched, every node scanned) or not, and returns the
+// result, how many searches the dominance bound answered and how many
+// nodes the duration bound passed over.
+func replay(t *testing.T, c Cluster, pr Priority, sc Scheduler, jobs []Job, o Options, reference bool) (*Result, int, int) {
 	t.Helper()
 	s, err := newSim(c, pr, sc, jobs, o)
 	if err != nil {
@@ -119,25 +120,26 @@ func replay(t *testing.T, c Cluster, pr Priority, sc Scheduler, jobs []Job, o Op
 	}
 	s.reference = reference
 	s.loop()
-	return s.result(), s.bounded
+	return s.result(), s.bounded, s.durBounded
 }
 
 // TestDominanceBoundChangesNothing: on random clusters, settings and
 // months, many of them overloaded, the replay with the backfill's
-// dominance bound gives every job the same outcome, start, partition and
-// node, and the same counts, as the reference path that searches every
-// job; and the bound answered searches in most of them, so the test
-// compares something.
+// dominance bound and duration bound gives every job the same outcome,
+// start, partition and node, and the same counts, as the reference path
+// that searches every job on every node; and each bound answered in most
+// of them, so the test compares something. (A duration bound recorded
+// 600 s too late fails it.)
 func TestDominanceBoundChangesNothing(t *testing.T) {
 	runs := 120
 	if testing.Short() {
 		runs = 30
 	}
-	answered, total := 0, 0
+	answered, total, durAnswered, durTotal := 0, 0, 0, 0
 	for seed := range uint64(runs) {
 		c, pr, sc, jobs, o := randomReplay(seed + 1)
-		want, _ := replay(t, c, pr, sc, jobs, o, true)
-		got, bounded := replay(t, c, pr, sc, jobs, o, false)
+		want, _, _ := replay(t, c, pr, sc, jobs, o, true)
+		got, bounded, durBounded := replay(t, c, pr, sc, jobs, o, false)
 		if !reflect.DeepEqual(got.Stats, want.Stats) {
 			t.Errorf("seed %d: stats %+v, want %+v", seed+1, got.Stats, want.Stats)
 		}
@@ -151,9 +153,16 @@ func TestDominanceBoundChangesNothing(t *testing.T) {
 		if bounded > 0 {
 			answered++
 		}
+		durTotal += durBounded
+		if durBounded > 0 {
+			durAnswered++
+		}
 	}
 	if answered < runs/2 {
 		t.Errorf("the bound answered searches in %d of %d replays (%d in all): want at least half", answered, runs, total)
 	}
-	t.Logf("the bound answered %d searches, in %d of %d replays", total, answered, runs)
+	if durAnswered < runs/2 {
+		t.Errorf("the duration bound passed over nodes in %d of %d replays (%d in all): want at least half", durAnswered, runs, durTotal)
+	}
+	t.Logf("the bound answered %d searches, in %d of %d replays; the duration bound passed over %d nodes, in %d", total, answered, runs, durTotal, durAnswered)
 }

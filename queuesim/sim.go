@@ -148,6 +148,10 @@ type sim struct {
 	// freeAt[u·nodes+n]: before its t, node n had no u units free at any
 	// time of the cycle gen (backfill.go's freeFrom).
 	freeAt []freeMark
+	// startAt[u·nodes+n]: the duration bound (backfill.go's startFrom);
+	// noStartBefore is earliestOn's bound when it finds no start.
+	startAt       []startMark
+	noStartBefore int64
 	// fitsNow per shape and partition: the cycle's number<<1 | whether
 	// it fits now (backfill.go's couldStartNow).
 	fitsNow []int
@@ -162,11 +166,13 @@ type sim struct {
 	noStart   []noStartMark
 	// bfHorizon is the current backfill cycle's end of bf_window.
 	bfHorizon int64
-	// reference turns the dominance bound off: the test-only reference
+	// reference turns the dominance and duration bounds off: the test-only reference
 	// path that searches every job (dominance_test.go); bounded counts
 	// the searches the bound answered in its place.
 	reference bool
 	bounded   int
+	// durBounded counts the nodes the duration bound passed over.
+	durBounded int
 }
 
 type fitKey struct {
@@ -278,6 +284,7 @@ func newSim(c Cluster, pr Priority, sc Scheduler, jobs []Job, o Options) (*sim, 
 	}
 	s.nodeCount = len(c.Nodes)
 	s.freeAt = make([]freeMark, len(c.Nodes)*freeStride)
+	s.startAt = make([]startMark, len(c.Nodes)*freeStride)
 	s.parts = make([]pstate, len(c.Partitions))
 	s.blockGen = make([]int, len(c.Partitions))
 	s.nodeGen = make([]int, len(c.Nodes))
