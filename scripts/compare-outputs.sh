@@ -128,7 +128,7 @@ fi
 # a long decimal vary between two runs of the same build on the 1M-job
 # month, so such a number is compared to 9 significant digits there.
 norm() {
-	sed -e "s#$OLD#BIN#g; s#$NEW#BIN#g" -e 's/"generated": "[^"]*"/"generated": "T"/' "$1" |
+	sed -e "s#$OLD#BIN#g; s#$NEW#BIN#g" -e 's/"generated": "[^"]*"/"generated": "T"/; s/generated [0-9-]* [0-9:]* UTC/generated T/' "$1" |
 		if [[ $1 == */big-* ]]; then perl -pe 's/(-?\d+\.\d{6,})/sprintf("%.9g", $1)/ge'; else cat; fi
 }
 same=0
