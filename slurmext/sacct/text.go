@@ -45,7 +45,7 @@ const Format = "JobID,JobIDRaw,JobName,User,UID,Account,Partition,QOS," +
 // Fields returns the names in Format, a new slice each call.
 func Fields() []string { return strings.Split(Format, ",") }
 
-// earlierSacctFormats are the SacctFormats of earlier gpuprofs, newest
+// earlierSacctFormats are the Formats of earlier gpuprofs, newest
 // first: before the CPU and host-memory columns (TotalCPU, MaxRSS, ReqMem),
 // and before the GPU usage columns. Header-less text read with gpuprof's own
 // columns may have any of these layouts; their column counts differ, so the
