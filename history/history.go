@@ -256,7 +256,8 @@ func Import(ctx context.Context, db *store.DB, r io.Reader, format string, o Opt
 	case FormatText:
 		// The records that name no cluster get o.Cluster in add, which
 		// counts them.
-		sr := sacct.NewReader(r, o.Columns, sacct.Options{})
+		sr := readAhead(sacct.NewReader(r, o.Columns, sacct.Options{}))
+		defer sr.Close()
 		// The record read last is held until the next one comes: at the
 		// end, a last line cut short is refused (cutLine).
 		var held slurmext.JobRecord
@@ -303,8 +304,6 @@ func Import(ctx context.Context, db *store.DB, r io.Reader, format string, o Opt
 				_ = flush()
 				return res, fmt.Errorf("read sacct output: %w", err)
 			}
-			// Problems holds the notes of this record only: the next call
-			// of Next clears them.
 			for _, p := range sr.Problems() {
 				res.NoteCount++
 				if len(res.Notes) < MaxProblems {

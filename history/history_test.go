@@ -31,7 +31,7 @@ func openDB(t testing.TB) *store.DB {
 }
 
 // row is one line of `SLURM_TIME_FORMAT=%s sacct -a -X -P --noheader
-// --format=<SacctFormat>`. A zero end prints as sacct prints a running
+// --format=<sacct.Format>`. A zero end prints as sacct prints a running
 // job's: Unknown.
 func row(id string, uid int, start, end time.Time, state, cluster string) string {
 	endField := "Unknown"

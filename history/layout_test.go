@@ -238,7 +238,7 @@ func TestImportEmpty(t *testing.T) {
 }
 
 // TestImportOwnLayouts: gpuprof's own header-less text, in the current
-// SacctFormat or the one before it (24 columns, no usage), both import.
+// sacct.Format or the one before it (24 columns, no usage), both import.
 func TestImportOwnLayouts(t *testing.T) {
 	for _, f := range [][]string{{"real", "22.05-own-XP-epoch-noheader.txt"}, {"sacct", "22.05-XP-epoch-noheader.txt"}} {
 		t.Run(f[1], func(t *testing.T) {

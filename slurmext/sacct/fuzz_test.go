@@ -2,10 +2,11 @@ package sacct
 
 import (
 	"errors"
-	"github.com/gpuprof/gpuprof/slurmext"
 	"io"
 	"strings"
 	"testing"
+
+	"github.com/gpuprof/gpuprof/slurmext"
 )
 
 func FuzzSacctText(f *testing.F) {

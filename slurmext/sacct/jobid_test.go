@@ -2,9 +2,10 @@ package sacct
 
 import (
 	"bufio"
-	"github.com/gpuprof/gpuprof/slurmext"
 	"strings"
 	"testing"
+
+	"github.com/gpuprof/gpuprof/slurmext"
 )
 
 // TestSlurmIDsOfRealSacct checks the id rules against what a real Slurm

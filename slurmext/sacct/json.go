@@ -6,7 +6,6 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"github.com/gpuprof/gpuprof/slurmext"
 	"io"
 	"math"
 	"math/big"
@@ -14,6 +13,8 @@ import (
 	"strconv"
 	"strings"
 	"time"
+
+	"github.com/gpuprof/gpuprof/slurmext"
 )
 
 // MaxJSONValue bounds the JSON text of one job (or one other top-level

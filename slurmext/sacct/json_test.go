@@ -2,13 +2,14 @@ package sacct
 
 import (
 	"errors"
-	"github.com/gpuprof/gpuprof/slurmext"
 	"io"
 	"reflect"
 	"strings"
 	"testing"
 	"testing/iotest"
 	"time"
+
+	"github.com/gpuprof/gpuprof/slurmext"
 )
 
 // versionJobs are the five jobs every constructed fixture

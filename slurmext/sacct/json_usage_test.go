@@ -3,10 +3,11 @@ package sacct
 import (
 	"encoding/json"
 	"errors"
-	"github.com/gpuprof/gpuprof/slurmext"
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/gpuprof/gpuprof/slurmext"
 )
 
 // textUsage reads sacct -P text (with its header) and returns each job's

@@ -3,11 +3,12 @@ package sacct
 import (
 	"errors"
 	"fmt"
-	"github.com/gpuprof/gpuprof/slurmext"
 	"io"
 	"reflect"
 	"strings"
 	"testing"
+
+	"github.com/gpuprof/gpuprof/slurmext"
 )
 
 // TestSacctReaderRealLayouts: the test cluster's sacct text in each layout

@@ -4,7 +4,6 @@ import (
 	"bufio"
 	"errors"
 	"fmt"
-	"github.com/gpuprof/gpuprof/slurmext"
 	"io"
 	"os"
 	"path/filepath"
@@ -13,6 +12,8 @@ import (
 	"testing"
 	"testing/iotest"
 	"time"
+
+	"github.com/gpuprof/gpuprof/slurmext"
 )
 
 // capturedFields is the --format of the 22.05 captures in testdata/sacct

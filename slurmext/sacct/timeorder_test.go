@@ -2,12 +2,13 @@ package sacct
 
 import (
 	"errors"
-	"github.com/gpuprof/gpuprof/slurmext"
 	"io"
 	"os"
 	"strconv"
 	"strings"
 	"testing"
+
+	"github.com/gpuprof/gpuprof/slurmext"
 )
 
 // plantedWaits returns the lines of the real capture

@@ -2,13 +2,14 @@ package sacct
 
 import (
 	"bytes"
-	"github.com/gpuprof/gpuprof/slurmext"
 	"os"
 	"path/filepath"
 	"reflect"
 	"slices"
 	"strings"
 	"testing"
+
+	"github.com/gpuprof/gpuprof/slurmext"
 )
 
 // dropColumn returns sacct -P text without the column named name. A line

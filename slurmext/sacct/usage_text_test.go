@@ -3,12 +3,13 @@ package sacct
 import (
 	"bufio"
 	"errors"
-	"github.com/gpuprof/gpuprof/slurmext"
 	"io"
 	"math"
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/gpuprof/gpuprof/slurmext"
 )
 
 func TestParseCPUTime(t *testing.T) {
