@@ -67,6 +67,7 @@ func TestMain(m *testing.M) {
 		}
 	}
 	code := m.Run()
+	stopShared(code != 0)
 	if binaryBuild.dir != "" {
 		_ = os.RemoveAll(binaryBuild.dir)
 	}
@@ -182,11 +183,45 @@ type clusterOptions struct {
 	Configless bool
 	// GPUs is the node's GPU count (TESTCLUSTER_GPUS); 0: 4.
 	GPUs int
+	// ByPartition makes the hooks hand each job to its partition's
+	// wrappers (testcluster.sh --by-partition; the shared cluster).
+	ByPartition bool
 }
+
+// errNoSlurm is launch's error where Slurm is missing and cannot be
+// installed: the caller skips (or, in CI, fails).
+var errNoSlurm = errors.New("slurm cannot be installed here")
 
 // startCluster starts a cluster in a fresh temporary directory and stops it
 // when the test ends, printing the daemons' logs if the test failed.
 func startCluster(t *testing.T, o clusterOptions) *cluster {
+	t.Helper()
+	requireSlurmHost(t)
+	c := newCluster(t.TempDir())
+	// Registered before start so that a half-started cluster is stopped
+	// too; it runs before t.TempDir's removal (cleanups run last first).
+	t.Cleanup(func() {
+		if err := c.stop(); err != nil {
+			t.Error(err)
+		}
+		if t.Failed() {
+			t.Log(c.logTails())
+		}
+	})
+	took, err := c.launch(o)
+	if errors.Is(err, errNoSlurm) {
+		skipOrFail(t, "%v", err)
+	}
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Logf("cluster up in %s (%s)", c.Dir, took.Round(time.Millisecond))
+	return c
+}
+
+// requireSlurmHost skips (or, in CI, fails) where no test cluster can run:
+// not root, or no Slurm and no apt-get to install it.
+func requireSlurmHost(t testing.TB) {
 	t.Helper()
 	requireClusterHost(t)
 	if _, err := exec.LookPath("apt-get"); err != nil {
@@ -194,27 +229,25 @@ func startCluster(t *testing.T, o clusterOptions) *cluster {
 			skipOrFail(t, "Slurm is not installed and there is no apt-get to install it")
 		}
 	}
-	c := &cluster{
-		Dir:    t.TempDir(),
-		script: filepath.Join(moduleRoot(t), "contrib", "slurm", "testcluster.sh"),
-	}
-	c.Conf = filepath.Join(c.Dir, "etc", "slurm.conf")
-	// Registered before start so that a half-started cluster is stopped
-	// too; it runs before t.TempDir's removal (cleanups run last first).
-	t.Cleanup(func() { c.stop(t) })
+}
 
+func newCluster(dir string) *cluster {
+	// go test runs a package's tests in the package directory, e2e/.
+	script, _ := filepath.Abs(filepath.Join("..", "contrib", "slurm", "testcluster.sh"))
+	return &cluster{Dir: dir, Conf: filepath.Join(dir, "etc", "slurm.conf"), script: script}
+}
+
+// launch starts the cluster (testcluster.sh start) and says how long it
+// took; errNoSlurm where Slurm cannot be installed.
+func (c *cluster) launch(o clusterOptions) (time.Duration, error) {
 	args := []string{c.script, "start", c.Dir}
-	if o.Accounting {
-		args = append(args, "--accounting")
-	}
-	if o.JobComp {
-		args = append(args, "--jobcomp")
-	}
-	if o.Configless {
-		args = append(args, "--configless")
-	}
-	if o.MailProg {
-		args = append(args, "--mailprog")
+	for _, f := range []struct {
+		on   bool
+		flag string
+	}{{o.Accounting, "--accounting"}, {o.JobComp, "--jobcomp"}, {o.Configless, "--configless"}, {o.MailProg, "--mailprog"}, {o.ByPartition, "--by-partition"}} {
+		if f.on {
+			args = append(args, f.flag)
+		}
 	}
 	// Installing Slurm and MariaDB on a fresh machine takes about a minute.
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Minute)
@@ -233,33 +266,37 @@ func startCluster(t *testing.T, o clusterOptions) *cluster {
 	start := time.Now()
 	err := cmd.Run()
 	if ee := (*exec.ExitError)(nil); errors.As(err, &ee) && ee.ExitCode() == exitNoSlurm {
-		skipOrFail(t, "Slurm cannot be installed here:\n%s", stderr.String())
+		return 0, fmt.Errorf("%w:\n%s", errNoSlurm, stderr.String())
 	}
 	if err != nil {
-		t.Fatalf("testcluster.sh start: %v\n%s", err, stderr.String())
+		return 0, fmt.Errorf("testcluster.sh start: %w\n%s", err, stderr.String())
 	}
 	if want := "SLURM_CONF=" + c.Conf; !strings.Contains(stdout.String(), want) {
-		t.Fatalf("testcluster.sh start printed %q, want a line %q", stdout.String(), want)
+		return 0, fmt.Errorf("testcluster.sh start printed %q, want a line %q", stdout.String(), want)
 	}
-	t.Logf("cluster up in %s (%s)", c.Dir, time.Since(start).Round(time.Millisecond))
-	return c
+	return time.Since(start), nil
 }
 
-func (c *cluster) stop(t *testing.T) {
-	t.Helper()
+// stop stops what launch started (testcluster.sh stop); Dir stays.
+func (c *cluster) stop() error {
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
 	defer cancel()
 	out, err := exec.CommandContext(ctx, "bash", c.script, "stop", c.Dir).CombinedOutput()
 	if err != nil {
-		t.Errorf("testcluster.sh stop: %v\n%s", err, out)
+		return fmt.Errorf("testcluster.sh stop: %w\n%s", err, out)
 	}
-	if t.Failed() {
-		for _, name := range []string{"slurmctld.log", "slurmd.log", "slurmdbd.log"} {
-			if tail := c.logTail(name, 60); tail != "" {
-				t.Logf("==== %s (last 60 lines)\n%s", name, tail)
-			}
+	return nil
+}
+
+// logTails returns the last 60 lines of each daemon's log.
+func (c *cluster) logTails() string {
+	var b strings.Builder
+	for _, name := range []string{"slurmctld.log", "slurmd.log", "slurmdbd.log"} {
+		if tail := c.logTail(name, 60); tail != "" {
+			fmt.Fprintf(&b, "==== %s (last 60 lines)\n%s\n", name, tail)
 		}
 	}
+	return b.String()
 }
 
 // env returns the environment for a Slurm command of this cluster.

@@ -11,12 +11,62 @@
 // GPUPROF_BIN to test a prebuilt binary; otherwise the tests build
 // ./cmd/gpuprof once per run.
 //
-// Each real-Slurm test starts a cluster of its own and most spend their
-// minutes waiting on sleeping jobs, so they run in parallel, four at a
-// time unless go test is given -parallel (its default, GOMAXPROCS, is 2 on
-// a 2-core machine); testcluster.sh keeps their ports, directories and
-// slurmstepds apart. The tests that measure wall-clock time
-// (TestJobCompDeadlineWithLockedDB, TestPrometheusScrape) are sequential:
-// go test runs them first, with no other test of this package beside
-// them.
+// # One shared cluster
+//
+// One accounting cluster (slurmdbd and MariaDB, jobcomp, the hooks handed
+// out by partition: testcluster.sh --by-partition) starts once per go test
+// run, when the first test asks for it (sharedCluster), and stops when
+// TestMain ends. Each test on it gets a scope: a partition and an account
+// of its own, under which it submits every job, and that partition's hooks
+// run the test's gpuprof with the test's configuration. Such a test waits
+// on its own jobs (its partition's queue, its job ids, sacct states, log
+// lines), reads sacct for its own ids, and imports its own account only
+// (scope.importOwnAccount). On it: TestSlurmFacts,
+// TestSqueueGresPerNode, TestJobIDsAsSlurmPrintsThem,
+// TestHookCrashOnCluster, TestSchedulerViewMatchesSacct,
+// TestRunningJobShownWhileItRuns, TestRunningJobNameElapsedClass.
+//
+// The others start a cluster of their own (startCluster), because:
+//   - TestConfiglessNode: slurmd runs configless (another start-up, another
+//     slurm.conf path for the hooks).
+//   - TestWhatIfCounterfactual, TestWhatIfFidelityMultifactor: their own
+//     node size (8 and 6 GPUs) and a multifactor slurm.conf; the replay
+//     they check must see the node's whole queue.
+//   - TestWhatIfReplaysRealQueue, TestWhatIfSaysWhatItDoesNotReproduce:
+//     they replay the node's whole queue; another test's jobs on the node
+//     would be waits the replay cannot see.
+//   - TestNeverStartedRealJobs: holds all four GPUs to keep jobs pending,
+//     which would stall every test beside it.
+//   - TestSchedConfAsSlurmReadsIt, TestLiveSlurmSource: compare slurm.conf's
+//     partitions with slurmctld's; the shared cluster's partitions are made
+//     at run time and in no file.
+//   - TestRecommendationsAcceptedBySlurm: applies partition and QOS changes
+//     to slurmctld, for every job on it.
+//   - TestJobEndMailAndAdminComment: MailProg (job mail carries no
+//     partition to hand it out by).
+//   - TestCaptureUnderSlurm: checks that Slurm places the shard jobs
+//     first-fit on one GPU, which holds only with the node's GPUs free.
+//   - TestNoticesUnderSlurm, TestForeignProcessesCannotClaimJobs,
+//     TestSMActivityUnderSlurm, TestSpooledRecordsJoinTheirJob,
+//     TestPrometheusScrape: not moved yet; they are the next to move.
+//     Each needs a look first: notices cancel jobs by partition policy,
+//     the identity test plants look-alike processes of other users beside
+//     the jobs, the spool test stops and restarts its agent around the
+//     cluster's hooks, the scrape test times Prometheus.
+//
+// # Two tiers
+//
+// The smoke tier — capture, the controller's records, job ids, the TUI,
+// hook crashes, security — is the Makefile's E2E_SMOKE, a go test -run
+// pattern: `make test-smoke` runs it for every change. `make test-full`
+// (which is `make test`, what CI runs) runs every test. No test skips
+// itself for a tier; TestSmokeTierNamesTests keeps E2E_SMOKE's names true.
+//
+// The tests mostly wait on sleeping jobs, so they run in parallel, four at
+// a time unless go test is given -parallel (its default, GOMAXPROCS, is 2
+// on a 2-core machine); testcluster.sh keeps the own clusters' ports,
+// directories and slurmstepds apart. The tests that measure wall-clock
+// time (TestJobCompDeadlineWithLockedDB, TestPrometheusScrape) are
+// sequential: go test runs them first, with no other test of this package
+// beside them.
 package e2e

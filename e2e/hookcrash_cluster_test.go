@@ -14,7 +14,8 @@ import (
 // goroutine or on their own goroutine, every job still completes (a failed
 // prolog would requeue and hold it) and the node never drains (a failed
 // prolog or epilog drains it); the wrappers logged each crash with its job
-// id, and the stacks are in log_file.
+// id, and the stacks are in log_file. It runs on the shared cluster, the
+// faulty build its partition's hooks.
 func TestHookCrashOnCluster(t *testing.T) {
 	requireClusterHost(t)
 	t.Parallel()
@@ -40,7 +41,8 @@ gpu = "sim"
 [sim]
 dir = "`+filepath.Join(dir, "sim")+`"
 `)
-	c := startCluster(t, clusterOptions{JobComp: true, GPUProfBin: bin, GPUProfConfig: cfg})
+	c := sharedCluster(t)
+	c.hooks(t, bin, cfg)
 
 	faults := []struct {
 		fault   string
@@ -55,7 +57,7 @@ dir = "`+filepath.Join(dir, "sim")+`"
 	for _, f := range faults {
 		t.Run(f.fault, func(t *testing.T) {
 			writeFile(t, faultFile, f.fault+"\n")
-			id := c.run(t, "sbatch", "--parsable", "-o", "/dev/null", "-J", "crash-"+f.fault, "--gres=gpu:1", "--wrap", "true")
+			id := c.sbatch(t, "-o", "/dev/null", "-J", "crash-"+f.fault, "--gres=gpu:1", "--wrap", "true")
 			// A prolog that failed would leave the job requeued and held.
 			c.waitQueueEmpty(t, []string{id}, time.Minute)
 			if out := c.run(t, "scontrol", "-o", "show", "job", id); !strings.Contains(out, "JobState=COMPLETED") {
@@ -67,7 +69,7 @@ dir = "`+filepath.Join(dir, "sim")+`"
 			}
 			// jobcomp runs at the job's end, concurrently with the epilog:
 			// wait for its line before reading the logs.
-			hooksLog := filepath.Join(c.Dir, "hooks", "hooks.log")
+			hooksLog := c.HooksLog()
 			wantLines := []string{}
 			if f.status != "" {
 				for _, kind := range []string{"prolog", "epilog", "jobcomp"} {

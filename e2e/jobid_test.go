@@ -89,7 +89,8 @@ func inTaskOrder(t *testing.T, rows []slurmJobID) []slurmJobID {
 // a real Slurm with accounting and jobcomp, and checks that `gpuprof show`
 // (by Slurm id, by raw id, by array or het job id), `gpuprof jobs` and the
 // TUI name every allocation as sacct does — from the jobcomp records, then
-// after `gpuprof import sacct`.
+// after `gpuprof import sacct`. It runs on the shared cluster: the
+// import reads its account's jobs only (importOwnAccount).
 func TestJobIDsAsSlurmPrintsThem(t *testing.T) {
 	requireClusterHost(t)
 	t.Parallel()
@@ -99,12 +100,14 @@ func TestJobIDsAsSlurmPrintsThem(t *testing.T) {
 		t.Fatal(err)
 	}
 	cfgPath := filepath.Join(work, "gpuprof.toml")
-	c := startCluster(t, clusterOptions{Accounting: true, JobComp: true, GPUProfBin: bin, GPUProfConfig: cfgPath})
+	c := sharedCluster(t)
+	c.hooks(t, bin, cfgPath)
 	simDir := filepath.Join(work, "sim")
 	if err := os.Mkdir(simDir, 0o777); err != nil {
 		t.Fatal(err)
 	}
 	cfg := writeCaptureConfig(t, cfgPath, work, simDir, filepath.Join(c.Dir, "etc", "gres.conf"))
+	c.importOwnAccount(t, cfgPath, work)
 	t.Cleanup(func() {
 		if t.Failed() {
 			if data, err := os.ReadFile(cfg.LogFile); err == nil {
@@ -113,18 +116,19 @@ func TestJobIDsAsSlurmPrintsThem(t *testing.T) {
 		}
 	})
 
-	common := []string{"--parsable", "-o", "/dev/null", "--chdir", work, "--time=5"}
-	arrayID := c.run(t, "sbatch", append(common, "-J", jobIDPrefix+"array", "--array=1-3", "--wrap", "sleep 1")...)
+	common := []string{"-o", "/dev/null", "--chdir", work, "--time=5"}
+	arrayID := c.sbatch(t, append(common, "-J", jobIDPrefix+"array", "--array=1-3", "--wrap", "sleep 1")...)
 	// A heterogeneous job of two one-CPU components; whether this Slurm
 	// runs it on the single node or not, sacct records both components
 	// (cancelled if it cannot start), and that record is what is checked.
 	hetScript := filepath.Join(work, "het.sh")
-	if err := os.WriteFile(hetScript, []byte("#!/bin/sh\n#SBATCH -n 1\n#SBATCH hetjob\n#SBATCH -n 1\nsleep 1\n"), 0o755); err != nil {
+	// Each component in the scope's partition and account: sbatch's own
+	// -p and -A are the first component's.
+	own := "#SBATCH -n 1 -p " + c.Name + " -A " + c.Name + "\n"
+	if err := os.WriteFile(hetScript, []byte("#!/bin/sh\n"+own+"#SBATCH hetjob\n"+own+"sleep 1\n"), 0o755); err != nil {
 		t.Fatal(err)
 	}
-	hetID := c.run(t, "sbatch", append(common, "-J", jobIDPrefix+"het", hetScript)...)
-	arrayID, _, _ = strings.Cut(arrayID, ";") // --parsable: "id[;cluster]"
-	hetID, _, _ = strings.Cut(hetID, ";")
+	hetID := c.sbatch(t, append(common, "-J", jobIDPrefix+"het", hetScript)...)
 	t.Logf("submitted array %s, heterogeneous job %s", arrayID, hetID)
 	// The array's tasks start within a scheduling cycle or two (seconds);
 	// a het job that has not started in 20 s will not on this node (seen
@@ -146,9 +150,9 @@ func TestJobIDsAsSlurmPrintsThem(t *testing.T) {
 		}
 		time.Sleep(time.Second)
 	}
-	waitQueueDrained(t, c, queueTimeout)
+	c.waitDrained(t, queueTimeout)
 
-	rows := sacctJobIDs(t, c, []string{arrayID, hetID}, 5)
+	rows := sacctJobIDs(t, c.cluster, []string{arrayID, hetID}, 5)
 	var array, het []slurmJobID
 	for _, r := range rows {
 		switch {
@@ -243,7 +247,7 @@ func TestJobIDsAsSlurmPrintsThem(t *testing.T) {
 	})
 
 	t.Run("after-import", func(t *testing.T) {
-		importSacct(t, c, bin, cfgPath)
+		importSacct(t, c.cluster, bin, cfgPath)
 		check(t, array, arrayID)
 		check(t, het, hetID)
 	})

@@ -27,8 +27,9 @@ func TestRunningJobShownWhileItRuns(t *testing.T) {
 		t.Fatal(err)
 	}
 	cfgPath := filepath.Join(work, "gpuprof.toml")
-	c := startCluster(t, clusterOptions{GPUProfBin: bin, GPUProfConfig: cfgPath})
-	checkExampleHooks(t, c)
+	c := sharedCluster(t)
+	c.hooks(t, bin, cfgPath)
+	checkExampleHooks(t, c.cluster)
 	simDir := filepath.Join(work, "sim")
 	if err := os.Mkdir(simDir, 0o777); err != nil {
 		t.Fatal(err)
@@ -49,9 +50,9 @@ func TestRunningJobShownWhileItRuns(t *testing.T) {
 	})
 	waitAgent(t, agent, cfg.Socket, filepath.Join(work, "agent.out"))
 
-	id := c.run(t, "sbatch", "--parsable", "-J", "e2e-running", "--gres=gpu:1", "-o", "/dev/null",
+	id := c.sbatch(t, "-J", "e2e-running", "--gres=gpu:1", "-o", "/dev/null",
 		"--chdir", work, "--export=ALL,GPUPROF_CONFIG="+cfgPath, "--wrap", "sleep 600")
-	t.Cleanup(func() { _, _ = c.output("scancel", id) })
+	// The scope's cleanup cancels it.
 
 	// Running, and the agent has the prolog's record of it.
 	deadline := time.Now().Add(queueTimeout)
@@ -82,8 +83,8 @@ func TestRunningJobShownWhileItRuns(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		if !regexp.MustCompile(`(?m)^` + id + ` +RUNNING +gpu +1/\S+$`).Match(out) {
-			t.Errorf("gpuprof jobs: want job %s RUNNING in partition gpu with GPUS 1/…:\n%s", id, out)
+		if !regexp.MustCompile(`(?m)^` + id + ` +RUNNING +` + c.Name + ` +1/\S+$`).Match(out) {
+			t.Errorf("gpuprof jobs: want job %s RUNNING in partition %s with GPUS 1/…:\n%s", id, c.Name, out)
 		}
 	})
 	t.Run("show", func(t *testing.T) {
@@ -91,7 +92,7 @@ func TestRunningJobShownWhileItRuns(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		for _, want := range []string{"State      RUNNING", "Partition gpu", "GPUs allocated 1 (SLURM_JOB_GPUS)", "GPUs 1/"} {
+		for _, want := range []string{"State      RUNNING", "Partition " + c.Name, "GPUs allocated 1 (SLURM_JOB_GPUS)", "GPUs 1/"} {
 			if !strings.Contains(string(out), want) {
 				t.Errorf("gpuprof show %s lacks %q:\n%s", id, want, out)
 			}
@@ -102,7 +103,7 @@ func TestRunningJobShownWhileItRuns(t *testing.T) {
 		row := regexp.MustCompile(`(?m)^[›> ]*` + id + `\b.*RUNNING.* 1/\S+ `)
 		term.waitFor("job "+id+" RUNNING with 1 GPU in the list", func(s string) bool { return row.MatchString(s) })
 		term.keys("Enter")
-		term.waitFor("the detail of job "+id, containsAll("job "+id, "state RUNNING", "partition gpu", "GPUs 1 requested"))
+		term.waitFor("the detail of job "+id, containsAll("job "+id, "state RUNNING", "partition "+c.Name, "GPUs 1 requested"))
 	})
 }
 

@@ -29,7 +29,8 @@ func TestRunningJobNameElapsedClass(t *testing.T) {
 		t.Fatal(err)
 	}
 	cfgPath := filepath.Join(work, "gpuprof.toml")
-	c := startCluster(t, clusterOptions{JobComp: true, GPUProfBin: bin, GPUProfConfig: cfgPath})
+	c := sharedCluster(t)
+	c.hooks(t, bin, cfgPath)
 	simDir := filepath.Join(work, "sim")
 	if err := os.Mkdir(simDir, 0o777); err != nil {
 		t.Fatal(err)
@@ -64,9 +65,9 @@ func TestRunningJobNameElapsedClass(t *testing.T) {
 	}
 
 	const name = "e2e-idle" // whole in jobs' 10-cell NAME column
-	id := strings.TrimSpace(c.run(t, "sbatch", "--parsable", "-J", name, "--gres=gpu:1", "-o", "/dev/null",
-		"--chdir", work, "--export=ALL,GPUPROF_CONFIG="+cfgPath, "--wrap", "sleep 45"))
-	t.Cleanup(func() { _, _ = c.output("scancel", id) })
+	id := c.sbatch(t, "-J", name, "--gres=gpu:1", "-o", "/dev/null",
+		"--chdir", work, "--export=ALL,GPUPROF_CONFIG="+cfgPath, "--wrap", "sleep 45")
+	// The scope's cleanup cancels it.
 
 	// Running, known to the agent, with a few readings flushed.
 	deadline := time.Now().Add(queueTimeout)

@@ -3,6 +3,8 @@ package e2e
 import (
 	"os"
 	"path/filepath"
+	"regexp"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -12,10 +14,11 @@ import (
 // built on (see the design's slurm-facts): what the prolog and epilog see of
 // a job's GPUs and exit, and what accounting records. A Slurm upgrade that
 // changes any of it fails here first, not in a capture test's symptoms.
+// It runs on the shared cluster, in a partition and account of its own.
 func TestSlurmFacts(t *testing.T) {
 	requireClusterHost(t)
 	t.Parallel()
-	c := startCluster(t, clusterOptions{Accounting: true, HookEnv: true})
+	c := sharedCluster(t)
 	tests := []struct {
 		name   string
 		sbatch []string
@@ -23,46 +26,60 @@ func TestSlurmFacts(t *testing.T) {
 		wantProlog, wantEpilog map[string]string
 		wantState, wantExit    string // sacct State and ExitCode
 		wantTRES               string // in sacct AllocTRES
+		gpus                   int    // GPUs behind the job's GRES
 	}{
 		{
 			name:   "two-gpus",
-			sbatch: []string{"--gres=gpu:2", "--wrap", "true"},
+			sbatch: []string{"--gres=gpu:2", "--wrap", "sleep 3"}, // long enough for scontrol to show its GPUs
 			wantProlog: map[string]string{
-				"SLURM_SCRIPT_CONTEXT": "prolog_slurmd", "SLURM_JOB_GPUS": "0,1", "CUDA_VISIBLE_DEVICES": "0,1",
+				"SLURM_SCRIPT_CONTEXT": "prolog_slurmd", "SLURM_JOB_GPUS": gpusIdx, "CUDA_VISIBLE_DEVICES": gpusIdx,
 				"SLURMD_NODENAME": "localhost", "SLURM_CLUSTER_NAME": "gpuproftest", "SLURM_JOB_UID": "0",
-				"SLURM_JOB_ACCOUNT": "root", "SLURM_JOB_PARTITION": "gpu", "PATH": "", "SLURM_JOB_NAME": "",
+				"SLURM_JOB_ACCOUNT": c.Name, "SLURM_JOB_PARTITION": c.Name, "PATH": "", "SLURM_JOB_NAME": "",
 			},
 			wantEpilog: map[string]string{
-				"SLURM_SCRIPT_CONTEXT": "epilog_slurmd", "SLURM_JOB_GPUS": "0,1",
+				"SLURM_SCRIPT_CONTEXT": "epilog_slurmd", "SLURM_JOB_GPUS": gpusIdx,
 				"SLURM_JOB_EXIT_CODE": "0", "SLURM_JOB_EXIT_CODE2": "0:0", "PATH": "",
 			},
-			wantState: "COMPLETED", wantExit: "0:0", wantTRES: "gres/gpu=2",
+			wantState: "COMPLETED", wantExit: "0:0", wantTRES: "gres/gpu=2", gpus: 2,
 		},
 		{
 			// Shards: the hooks see the GPU behind them and no shard count,
 			// so they cannot tell a shard job from a one-GPU job.
 			name:   "shards-fail",
-			sbatch: []string{"--gres=shard:3", "--wrap", "exit 3"},
+			sbatch: []string{"--gres=shard:3", "--wrap", "sleep 3; exit 3"},
 			wantProlog: map[string]string{
-				"SLURM_JOB_GPUS": "0", "CUDA_VISIBLE_DEVICES": "0", "SLURM_SHARDS_ON_NODE": "",
+				"SLURM_JOB_GPUS": gpusIdx, "CUDA_VISIBLE_DEVICES": gpusIdx, "SLURM_SHARDS_ON_NODE": "",
 			},
 			wantEpilog: map[string]string{
-				"SLURM_JOB_EXIT_CODE": "768", "SLURM_JOB_EXIT_CODE2": "3:0", "SLURM_JOB_GPUS": "0",
+				"SLURM_JOB_EXIT_CODE": "768", "SLURM_JOB_EXIT_CODE2": "3:0", "SLURM_JOB_GPUS": gpusIdx,
 			},
-			wantState: "FAILED", wantExit: "3:0", wantTRES: "gres/shard=3",
+			wantState: "FAILED", wantExit: "3:0", wantTRES: "gres/shard=3", gpus: 1,
 		},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			// One at a time, so that each job gets the first GPUs.
-			id := c.run(t, "sbatch", append([]string{"--parsable", "-o", "/dev/null", "-J", tt.name}, tt.sbatch...)...)
+			// Other tests' jobs share the node, so which GPUs a job gets
+			// is slurmctld's word: its GRES index list (scontrol -d).
+			id := c.sbatch(t, append([]string{"-o", "/dev/null", "-J", tt.name}, tt.sbatch...)...)
+			idx := gresIndex(t, c.cluster, id)
 			c.waitQueueEmpty(t, []string{id}, time.Minute)
+			if idx == "" {
+				// No index list (a shard job's GRES): the GPUs the
+				// prolog saw, which every hook variable must agree with.
+				idx = waitHookEnv(t, filepath.Join(c.Dir, "hooks", "env", "prolog."+id))["SLURM_JOB_GPUS"]
+				if !regexp.MustCompile(`^[0-3](,[0-3])*$`).MatchString(idx) || strings.Count(idx, ",")+1 != tt.gpus {
+					t.Errorf("prolog: SLURM_JOB_GPUS=%q, want %d GPU indices of the node", idx, tt.gpus)
+				}
+			}
 			for _, h := range []struct {
 				kind string
 				want map[string]string
 			}{{"prolog", tt.wantProlog}, {"epilog", tt.wantEpilog}} {
 				env := waitHookEnv(t, filepath.Join(c.Dir, "hooks", "env", h.kind+"."+id))
 				for k, want := range h.want {
+					if want == gpusIdx {
+						want = idx
+					}
 					if got := env[k]; got != want {
 						t.Errorf("%s: %s=%q, want %q", h.kind, k, got, want)
 					}
@@ -103,6 +120,49 @@ func waitHookEnv(t *testing.T, path string) map[string]string {
 		}
 		if time.Now().After(deadline) {
 			t.Fatalf("hook environment %s: %v", path, err)
+		}
+		time.Sleep(200 * time.Millisecond)
+	}
+}
+
+// gpusIdx, in TestSlurmFacts' wants, stands for the job's GPU indices as
+// slurmctld lists them (gresIndex).
+const gpusIdx = "<the job's GPU indices>"
+
+// gresIndex returns the node-global indices of the GPUs slurmctld gave a
+// job, comma-separated as the hooks get them: `scontrol -d show job`'s
+// GRES=gpu(IDX:0-1) or gpu:2(IDX:2,3), waited for while the job is
+// pending; "" for a job that started without such a list.
+func gresIndex(t *testing.T, c *cluster, id string) string {
+	t.Helper()
+	deadline := time.Now().Add(time.Minute)
+	for {
+		out := c.run(t, "scontrol", "-d", "-o", "show", "job", id)
+		if _, after, ok := strings.Cut(out, "(IDX:"); ok {
+			list, _, _ := strings.Cut(after, ")")
+			var idx []string
+			for r := range strings.SplitSeq(list, ",") {
+				lo, hi, isRange := strings.Cut(r, "-")
+				if !isRange {
+					idx = append(idx, lo)
+					continue
+				}
+				a, err1 := strconv.Atoi(lo)
+				b, err2 := strconv.Atoi(hi)
+				if err1 != nil || err2 != nil {
+					t.Fatalf("job %s: GRES index %q", id, list)
+				}
+				for i := a; i <= b; i++ {
+					idx = append(idx, strconv.Itoa(i))
+				}
+			}
+			return strings.Join(idx, ",")
+		}
+		if !strings.Contains(out, "JobState=PENDING") {
+			return ""
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("job %s still pending after a minute:\n%s", id, out)
 		}
 		time.Sleep(200 * time.Millisecond)
 	}

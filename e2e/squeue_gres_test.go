@@ -2,6 +2,10 @@ package e2e
 
 import (
 	"context"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
 	"strings"
 	"testing"
 	"time"
@@ -15,9 +19,11 @@ import (
 // the real Slurm, 2 shards for a --gres=shard:2 job and 1 whole GPU for
 // a --gres=gpu:1 job: the prolog sees the same GPU for both
 // (TestHookEnvironment's shards-fail), so this is how a shard job is told
-// from a one-GPU job.
+// from a one-GPU job. It runs on the shared cluster.
 func TestSqueueGresPerNode(t *testing.T) {
-	c := startCluster(t, clusterOptions{})
+	requireClusterHost(t)
+	t.Parallel()
+	c := sharedCluster(t)
 	tests := []struct {
 		gres string
 		want slurmext.JobGres
@@ -27,17 +33,22 @@ func TestSqueueGresPerNode(t *testing.T) {
 	}
 	ids := map[string]string{}
 	for _, tt := range tests {
-		ids[tt.gres] = c.run(t, "sbatch", "--parsable", "-o", "/dev/null", "--gres="+tt.gres, "--wrap", "sleep 120")
+		ids[tt.gres] = c.sbatch(t, "-o", "/dev/null", "--gres="+tt.gres, "--wrap", "sleep 120")
 	}
-	t.Cleanup(func() {
-		for _, id := range ids {
-			_, _ = c.output("scancel", id)
-		}
-	})
+	// The scope's cleanup cancels them.
 	// squeue as the agent runs it: the program with SLURM_CONF in its
-	// environment (the agent's is slurmd's host's).
-	t.Setenv("SLURM_CONF", c.Conf)
-	sq := notice.Squeue{Program: "squeue", Timeout: 10 * time.Second}
+	// environment (the agent's is slurmd's host's), here set by a script
+	// around squeue, since the tests beside this one have other clusters.
+	squeue, err := exec.LookPath("squeue")
+	if err != nil {
+		t.Fatal(err)
+	}
+	program := filepath.Join(t.TempDir(), "squeue")
+	writeFile(t, program, fmt.Sprintf("#!/bin/sh\nSLURM_CONF=%s exec %s \"$@\"\n", shellQuote(c.Conf), shellQuote(squeue)))
+	if err := os.Chmod(program, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	sq := notice.Squeue{Program: program, Timeout: 10 * time.Second}
 	for _, tt := range tests {
 		id := ids[tt.gres]
 		deadline := time.Now().Add(time.Minute)

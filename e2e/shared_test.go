@@ -1,0 +1,216 @@
+package e2e
+
+import (
+	"errors"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"slices"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"testing"
+	"time"
+)
+
+// shared is the one accounting cluster of a go test run (slurmdbd and
+// MariaDB, jobcomp, the hooks handed out by partition): started by the
+// first test that asks for it (sharedCluster), stopped by TestMain after
+// the last test (stopShared). A test on it works in a scope of its own.
+var shared struct {
+	once sync.Once
+	c    *cluster
+	took time.Duration
+	err  error
+	// scopes counts the scopes handed out: each takes the next name.
+	scopes atomic.Int64
+}
+
+// scope is one test's part of the shared cluster: a partition of the node
+// and an account of its own, both named Name, under which it submits
+// every job (sbatch); that partition's hooks record into the test's own
+// gpuprof (hooks). Tests isolate by partition, account and job ids: they
+// wait on their own jobs (waitDrained), read sacct for their own ids or
+// account, and never for the whole cluster.
+type scope struct {
+	*cluster
+	Name string
+}
+
+// sharedCluster returns a new scope of the run's shared cluster, starting
+// the cluster on the first call. The partition is removed when the test
+// ends, its jobs cancelled first.
+func sharedCluster(t *testing.T) *scope {
+	t.Helper()
+	requireSlurmHost(t)
+	shared.once.Do(func() {
+		dir, err := os.MkdirTemp("", "gpuprof-e2e-shared-")
+		if err == nil {
+			// Jobs, hooks and agents run as other users too.
+			err = os.Chmod(dir, 0o755)
+		}
+		if err != nil {
+			shared.err = err
+			return
+		}
+		shared.c = newCluster(dir)
+		shared.took, shared.err = shared.c.launch(clusterOptions{Accounting: true, JobComp: true, HookEnv: true, ByPartition: true})
+		if shared.err == nil {
+			fmt.Fprintf(os.Stderr, "e2e: shared cluster up in %s (%s)\n", dir, shared.took.Round(time.Millisecond))
+		}
+	})
+	if errors.Is(shared.err, errNoSlurm) {
+		skipOrFail(t, "%v", shared.err)
+	}
+	if shared.err != nil {
+		t.Fatalf("shared cluster: %v", shared.err)
+	}
+	s := &scope{cluster: shared.c, Name: fmt.Sprintf("e2e%d", shared.scopes.Add(1))}
+	s.run(t, "scontrol", "create", "PartitionName="+s.Name, "Nodes=localhost", "MaxTime=INFINITE", "State=UP")
+	s.run(t, "sacctmgr", "-i", "add", "account", s.Name)
+	s.addUser(t, "root")
+	t.Cleanup(func() {
+		_, _ = s.output("scancel", "-p", s.Name)
+		// The partition goes once its cancelled jobs have left it.
+		deadline := time.Now().Add(time.Minute)
+		for {
+			_, err := s.output("scontrol", "delete", "PartitionName="+s.Name)
+			if err == nil {
+				break
+			}
+			if time.Now().After(deadline) {
+				// Harmless: the cluster goes at the end of the run.
+				t.Logf("partition %s not removed: %v", s.Name, err)
+				break
+			}
+			time.Sleep(time.Second)
+		}
+		if t.Failed() {
+			t.Logf("shared cluster %s, this test's partition and account %s\n%s", s.Dir, s.Name, s.logTails())
+		}
+	})
+	t.Logf("shared cluster %s: partition and account %s", s.Dir, s.Name)
+	return s
+}
+
+// stopShared stops the shared cluster, if a test started it, and removes
+// its directory; it prints the daemons' logs when the run failed.
+func stopShared(failed bool) {
+	c := shared.c
+	if c == nil {
+		return
+	}
+	if err := c.stop(); err != nil {
+		fmt.Fprintln(os.Stderr, "e2e: shared cluster:", err)
+		failed = true
+	}
+	if failed {
+		fmt.Fprintf(os.Stderr, "e2e: shared cluster %s\n%s", c.Dir, c.logTails())
+	}
+	_ = os.RemoveAll(c.Dir)
+}
+
+// addUser gives a Unix user an association with the scope's account, so
+// that its jobs can be charged to it.
+func (s *scope) addUser(t testing.TB, user string) {
+	t.Helper()
+	s.run(t, "sacctmgr", "-i", "add", "user", user, "account="+s.Name)
+	// slurmdbd tells slurmctld a moment later; a job charged to the
+	// account before that could be refused.
+	deadline := time.Now().Add(30 * time.Second)
+	for {
+		out, err := s.output("scontrol", "show", "assoc_mgr", "users="+user, "accounts="+s.Name, "flags=assoc")
+		if err == nil && assocListed(out, s.Name, user) {
+			return
+		}
+		if time.Now().After(deadline) {
+			// sbatch says so if it refuses the account.
+			t.Logf("slurmctld does not list user %s in account %s after 30s: %v\n%s", user, s.Name, err, out)
+			return
+		}
+		time.Sleep(200 * time.Millisecond)
+	}
+}
+
+// assocListed says whether `scontrol show assoc_mgr flags=assoc` printed
+// the association of user in account: a line with Account=ACCOUNT and
+// UserName=USER or UserName=USER(UID).
+func assocListed(out, account, user string) bool {
+	for line := range strings.SplitSeq(out, "\n") {
+		f := strings.Fields(line)
+		if slices.Contains(f, "Account="+account) && slices.ContainsFunc(f, func(w string) bool {
+			return w == "UserName="+user || strings.HasPrefix(w, "UserName="+user+"(")
+		}) {
+			return true
+		}
+	}
+	return false
+}
+
+// sbatch submits a job in the scope's partition and account and returns
+// its id (sbatch --parsable; a cluster name after ";" is dropped).
+func (s *scope) sbatch(t testing.TB, args ...string) string {
+	t.Helper()
+	id := s.run(t, "sbatch", append([]string{"--parsable", "-p", s.Name, "-A", s.Name}, args...)...)
+	id, _, _ = strings.Cut(id, ";")
+	return id
+}
+
+// hooks makes the scope's partition run the gpuprof hooks (contrib/slurm's
+// wrappers, as an admin installs them) on bin with config; they log to
+// HooksLog.
+func (s *scope) hooks(t testing.TB, bin, config string) {
+	t.Helper()
+	cmd := exec.Command("bash", s.script, "hooks", s.Dir, s.Name)
+	cmd.Env = append(os.Environ(), "GPUPROF_BIN="+bin, "GPUPROF_CONFIG="+config)
+	if out, err := cmd.CombinedOutput(); err != nil {
+		t.Fatalf("testcluster.sh hooks %s: %v\n%s", s.Name, err, out)
+	}
+}
+
+// HooksLog is the log of the scope's hook wrappers.
+func (s *scope) HooksLog() string {
+	return filepath.Join(s.Dir, "hooks", "p", s.Name, "hooks.log")
+}
+
+// waitDrained waits until none of the scope's jobs is in the queue.
+func (s *scope) waitDrained(t testing.TB, timeout time.Duration) {
+	t.Helper()
+	deadline := time.Now().Add(timeout)
+	for {
+		out := s.run(t, "squeue", "-h", "-p", s.Name, "-o", "%i %T %j %r")
+		if out == "" {
+			return
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("after %s, jobs of partition %s still queued:\n%s", timeout, s.Name, out)
+		}
+		time.Sleep(time.Second)
+	}
+}
+
+// importOwnAccount makes `gpuprof import sacct` with the configuration
+// file cfgPath read the scope's account only: its [import] sacct becomes a
+// script in dir running sacct -A ACCOUNT with the importer's arguments.
+// cfgPath must have no [import] table of its own.
+func (s *scope) importOwnAccount(t *testing.T, cfgPath, dir string) {
+	t.Helper()
+	sacct, err := exec.LookPath("sacct")
+	if err != nil {
+		t.Fatal(err)
+	}
+	script := filepath.Join(dir, "sacct-"+s.Name)
+	writeFile(t, script, fmt.Sprintf("#!/bin/sh\nexec %s -A %s \"$@\"\n", sacct, s.Name))
+	if err := os.Chmod(script, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	f, err := os.OpenFile(cfgPath, os.O_APPEND|os.O_WRONLY, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	if _, err := fmt.Fprintf(f, "\n[import]\nsacct = %q\n", script); err != nil {
+		t.Fatal(err)
+	}
+}
