@@ -560,6 +560,15 @@ func TestCollectorAuth(t *testing.T) {
 	sched("8101", alice, 1)
 	sched("8102", alice, 2)
 	sched("8201", bob, 3)
+	// jobcomp spools; serve stores what it spooled within its drain
+	// interval (2 s): the queries below count the records once stored.
+	waitFor(t, "serve stores jobcomp's three records", 30*time.Second, func() (bool, string) {
+		all := gpuprofViews(t, bin, centralCfg)
+		_, a := all["8101"]
+		_, b := all["8102"]
+		_, c := all["8201"]
+		return a && b && c, fmt.Sprintf("%d jobs stored", len(all))
+	})
 	prof := func(id string, uid int, username string, i int) profile.Job {
 		return profile.Job{
 			Key:  profile.Key{Cluster: cluster, JobID: id, Node: "gpu01"},
