@@ -1,6 +1,7 @@
 # gpuprof — the front door. `make demo` and `make test` are all a new user needs.
 GO       ?= go
 BIN      ?= bin/gpuprof
+HOOKBIN  ?= $(dir $(BIN))gpuprof-hook
 VERSION  ?= $(shell git describe --tags --always --dirty 2>/dev/null || echo devel)
 LDFLAGS  := -X main.version=$(VERSION)
 PKGS     := ./...
@@ -10,8 +11,11 @@ export CGO_ENABLED := 1
 
 all: build
 
+# gpuprof-hook beside gpuprof: the hooks alone, which contrib/slurm/hook.sh
+# runs when it is there (issue #41: a hook starts as fast as a small program).
 build:
 	$(GO) build -ldflags '$(LDFLAGS)' -o $(BIN) ./cmd/gpuprof
+	$(GO) build -o $(HOOKBIN) ./cmd/gpuprof-hook
 
 # Unit tests and the end-to-end tests under a real Slurm (started by the
 # harness in contrib/slurm/testcluster.sh; they skip only when not root or
@@ -84,9 +88,11 @@ update-golden:
 # command (gpuprof jobs, show, tui) as well as the agent and the hooks. An
 # earlier make install's /usr/local/sbin/gpuprof is removed: it would come
 # first on root's PATH. Man pages: users' commands in section 1, daemons
-# and hooks in 8.
+# and hooks in 8. gpuprof-hook goes in /usr/local/lib/gpuprof, where the
+# hook wrapper looks for it (users never run it).
 install: build
 	install -D -m 0755 $(BIN) $(DESTDIR)/usr/local/bin/gpuprof
+	install -D -m 0755 $(HOOKBIN) $(DESTDIR)/usr/local/lib/gpuprof/gpuprof-hook
 	rm -f $(DESTDIR)/usr/local/sbin/gpuprof
 	$(BIN) gendocs --man $(DESTDIR)/usr/local/share/man
 	install -D -m 0755 contrib/slurm/hook.sh $(DESTDIR)/etc/slurm/prolog.d/50-gpuprof
@@ -104,7 +110,7 @@ install: build
 # The Debian and RPM packages in dist/ (packaging/nfpm.yaml, built with
 # nfpm's library by packaging/, a module of its own): the binary in
 # /usr/bin (every user's command; the units and wrappers run it too), hook
-# wrappers in /usr/lib/gpuprof, systemd units, logrotate,
+# wrappers and gpuprof-hook (the hooks alone) in /usr/lib/gpuprof, systemd units, logrotate,
 # /etc/gpuprof/gpuprof.toml as a conffile, examples, a man page per command
 # (section 1 for users' commands, 8 for daemons and hooks) and the shell
 # completions. SOURCE_DATE_EPOCH (the last commit's time) makes the man
@@ -115,6 +121,7 @@ PKG               := build/pkg
 package:
 	rm -rf $(PKG) dist && mkdir -p $(PKG)/systemd $(PKG)/doc
 	CGO_ENABLED=1 $(GO) build -trimpath -buildmode=pie -ldflags '$(LDFLAGS) -s -w' -o $(PKG)/gpuprof ./cmd/gpuprof
+	CGO_ENABLED=1 $(GO) build -trimpath -buildmode=pie -ldflags '-s -w' -o $(PKG)/gpuprof-hook ./cmd/gpuprof-hook
 	SOURCE_DATE_EPOCH=$(SOURCE_DATE_EPOCH) $(PKG)/gpuprof gendocs --man $(PKG)/man --completions $(PKG)/completions
 	gzip -9n $(PKG)/man/man1/*.1 $(PKG)/man/man8/*.8
 	for u in contrib/systemd/*.service contrib/systemd/*.timer; do \

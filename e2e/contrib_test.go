@@ -146,6 +146,57 @@ func TestHookWrapperOneScript(t *testing.T) {
 	}
 }
 
+// TestHookWrappersRunHookBinary: the wrappers run gpuprof-hook, with
+// gpuprof's arguments, when it is installed with gpuprof: beside it (make
+// build's bin/), or in PREFIX/lib/gpuprof for PREFIX/bin/gpuprof (make
+// install, the package); else gpuprof itself.
+func TestHookWrappersRunHookBinary(t *testing.T) {
+	tests := []struct {
+		name, gpuprof, hook string // paths under the test's directory; hook "" when none
+		hookMode            os.FileMode
+		wantHook            bool
+	}{
+		{name: "beside", gpuprof: "bin/gpuprof", hook: "bin/gpuprof-hook", hookMode: 0o755, wantHook: true},
+		{name: "PREFIX/lib/gpuprof", gpuprof: "usr/bin/gpuprof", hook: "usr/lib/gpuprof/gpuprof-hook", hookMode: 0o755, wantHook: true},
+		{name: "none", gpuprof: "usr/bin/gpuprof"},
+		{name: "not executable", gpuprof: "bin/gpuprof", hook: "bin/gpuprof-hook", hookMode: 0o644},
+		{name: "another prefix's", gpuprof: "usr/local/bin/gpuprof", hook: "usr/lib/gpuprof/gpuprof-hook", hookMode: 0o755},
+	}
+	for _, w := range wrappers {
+		for _, tt := range tests {
+			t.Run(w.kind+"/"+tt.name, func(t *testing.T) {
+				dir := t.TempDir()
+				record := filepath.Join(dir, "args")
+				fake := func(rel, who string, mode os.FileMode) string {
+					p := filepath.Join(dir, rel)
+					if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
+						t.Fatal(err)
+					}
+					if err := os.WriteFile(p, []byte("#!/bin/sh\necho \""+who+" $# $*\" >"+record+"\nexit 0\n"), mode); err != nil {
+						t.Fatal(err)
+					}
+					return p
+				}
+				bin := fake(tt.gpuprof, "gpuprof", 0o755)
+				if tt.hook != "" {
+					fake(tt.hook, "gpuprof-hook", tt.hookMode)
+				}
+				if out, err := runWrapper(t, w, dir, bin, nil); err != nil || len(out) > 0 {
+					t.Fatalf("%s: %v, output %q; want exit 0 and no output", w.file, err, out)
+				}
+				got, err := os.ReadFile(record)
+				want := "gpuprof 3 " + w.kind + " --config /etc/gpuprof/gpuprof.toml\n"
+				if tt.wantHook {
+					want = "gpuprof-hook" + strings.TrimPrefix(want, "gpuprof")
+				}
+				if err != nil || string(got) != want {
+					t.Errorf("ran %q (%v), want %q", got, err, want)
+				}
+			})
+		}
+	}
+}
+
 // TestHookWrappersUnwritableLog: a log the wrapper cannot write (jobcomp
 // runs as the SlurmUser, the log may be root's) sends its complaints
 // nowhere, and it still runs gpuprof and exits 0. A failed redirection on

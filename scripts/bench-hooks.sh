@@ -1,7 +1,10 @@
 #!/usr/bin/env bash
-# bench-hooks.sh BIN [N]: prolog and epilog latency, direct and through the
-# contrib/slurm wrappers (what slurmd really runs), side by side with
-# /bin/true and `python3 -c pass` in one interleaved run.
+# bench-hooks.sh BIN [N] [HOOK_BIN]: prolog and epilog latency, direct and
+# through the contrib/slurm wrappers (what slurmd really runs), side by side
+# with /bin/true and `python3 -c pass` in one interleaved run. With HOOK_BIN
+# (gpuprof-hook, the hooks alone), every hook runs as well through it,
+# directly and through the wrappers (which run it when it lies beside
+# gpuprof), in the same rounds.
 #
 # A simulated node (4 GPUs) with a running agent, and a second configuration
 # whose socket has no agent behind it (the hooks' fallback path: they spool
@@ -19,16 +22,27 @@
 # timings carry no extra exec of env(1)). Wall time per exec is measured
 # with time.perf_counter_ns around subprocess.run.
 #
+# Each run's CPU time (user + system, of the process and the children it
+# waited for: getrusage(RUSAGE_CHILDREN) around it) is kept too; on a shared
+# machine CPU time compares binaries where wall time mostly measures the
+# load. The wrapper rows run gpuprof through a directory of links: gpuprof
+# alone, or gpuprof and gpuprof-hook.
+#
 # Prints: command, runs, p50, p99, max (ms, nearest rank), their p50 and
 # p99 over /bin/true's, the wrapper's p50 and p99 over the direct call's,
 # and the hooks' own logged duration (took=) p50 and p99. Exits non-zero on errors (a hook failing, a job not recorded the way
 # it should be), never because a target is missed. BENCH_KEEP=1 keeps the work
 # directory (configurations, databases, logs).
 set -euo pipefail
-BIN=${1:?usage: bench-hooks.sh GPUPROF_BIN [N]}
+BIN=${1:?usage: bench-hooks.sh GPUPROF_BIN [N] [HOOK_BIN]}
 N=${2:-200}
+HOOK_BIN=${3:-}
 BIN=$(cd "$(dirname "$BIN")" && pwd)/$(basename "$BIN")
 [ -x "$BIN" ] || { echo "bench-hooks: $BIN is not executable" >&2; exit 2; }
+if [ -n "$HOOK_BIN" ]; then
+	HOOK_BIN=$(cd "$(dirname "$HOOK_BIN")" && pwd)/$(basename "$HOOK_BIN")
+	[ -x "$HOOK_BIN" ] || { echo "bench-hooks: $HOOK_BIN is not executable" >&2; exit 2; }
+fi
 # The interpreter itself, not a version-manager shim (pyenv's shims are shell
 # scripts that would add their own startup to the python3 row).
 PY=$(python3 -c 'import sys; print(sys.executable)')
@@ -42,7 +56,11 @@ cleanup() {
 }
 trap cleanup EXIT
 
-mkdir -p "$W/dev"
+mkdir -p "$W/dev" "$W/plain" "$W/hooked"
+# What the wrappers run: plain/gpuprof alone; hooked/ has gpuprof-hook beside.
+ln -s "$BIN" "$W/plain/gpuprof"
+ln -s "$BIN" "$W/hooked/gpuprof"
+[ -z "$HOOK_BIN" ] || ln -s "$HOOK_BIN" "$W/hooked/gpuprof-hook"
 for i in 0 1 2 3; do : >"$W/dev/nvidia$i"; done
 cat >"$W/gres.conf" <<GRES
 Name=gpu Type=h100 File=$W/dev/nvidia[0-3]
@@ -85,12 +103,21 @@ for _ in $(seq 100); do [ -S "$W/agent.sock" ] && break; sleep 0.05; done
 # first timed run does not pay for sim.Init.
 "$BIN" simgpu init --config "$W/fallback.toml" >/dev/null 2>&1 || true
 
-"$PY" - "$BIN" "$PY" "$W" "$N" "$CONTRIB" <<'PY'
-import os, random, sqlite3, subprocess, sys, time
+"$PY" - "$BIN" "$PY" "$W" "$N" "$CONTRIB" "$HOOK_BIN" <<'PY'
+import os, random, resource, sqlite3, subprocess, sys, time
 
-bin_, py, w, n, contrib = sys.argv[1], sys.argv[2], sys.argv[3], int(sys.argv[4]), sys.argv[5]
-# Job ids: direct agent 100000+, direct fallback 200000+, wrapped agent
-# 300000+, wrapped fallback 400000+.
+bin_, py, w, n, contrib, hookbin = sys.argv[1], sys.argv[2], sys.argv[3], int(sys.argv[4]), sys.argv[5], sys.argv[6]
+# Job ids: (binary, direct or wrapped, path) -> its own 100000 block, see
+# BASE; the logged took= lines find their row by it.
+BASE = {}
+for b in (("gpuprof", "gpuprof-hook") if hookbin else ("gpuprof",)):
+    for how in ("direct", "wrapped"):
+        for label in ("agent", "no agent"):
+            BASE[(b, how, label)] = 100000 * (len(BASE) + 1)
+def rowname(b, how, kind, label):
+    if how == "direct":
+        return f"{b} {kind} ({label})"
+    return f"{kind}.sh{'+hook' if b == 'gpuprof-hook' else ''} ({label})"
 LAG = 3  # an epilog ends the job its prolog started LAG rounds earlier
 
 def hookenv(job, ctx, extra=None):
@@ -116,30 +143,48 @@ def hookenv(job, ctx, extra=None):
     return e
 
 times = {}
+cpu = {}
 failures = []
 
+def cpu_children():
+    r = resource.getrusage(resource.RUSAGE_CHILDREN)
+    return r.ru_utime + r.ru_stime
+
 def run(name, argv, env):
+    c0 = cpu_children()
     t0 = time.perf_counter_ns()
     p = subprocess.run(argv, env=env, stdin=subprocess.DEVNULL,
                        stdout=subprocess.PIPE, stderr=subprocess.STDOUT)
     dt = time.perf_counter_ns() - t0
     times.setdefault(name, []).append(dt)
+    cpu.setdefault(name, []).append((cpu_children() - c0) * 1e9)
     if p.returncode != 0:
         failures.append(f"{name}: exit {p.returncode}: {p.stdout.decode(errors='replace')[:300]}")
 
-def hook(label, cfg, kind, job):
+def hook(b, label, cfg, kind, job):
     ctx = kind + "_slurmd"
     extra = {"SLURM_JOB_EXIT_CODE": "0"} if kind == "epilog" else None
-    run(f"gpuprof {kind} ({label})", [bin_, kind, "--config", f"{w}/{cfg}.toml"], hookenv(job, ctx, extra))
+    path = hookbin if b == "gpuprof-hook" else bin_
+    run(rowname(b, "direct", kind, label), [path, kind, "--config", f"{w}/{cfg}.toml"], hookenv(job, ctx, extra))
 
-def wrapped(label, cfg, kind, job):
-    # The wrapper as slurmd runs it; the variables point it at this binary,
-    # configuration and a log of its own (empty unless gpuprof failed).
+def wrapped(b, label, cfg, kind, job):
+    # The wrapper as slurmd runs it; the variables point it at this binary
+    # (alone, or with gpuprof-hook beside it), configuration and a log of
+    # its own (empty unless gpuprof failed).
     ctx = kind + "_slurmd"
-    extra = {"GPUPROF_BIN": bin_, "GPUPROF_CONFIG": f"{w}/{cfg}.toml", "GPUPROF_HOOK_LOG": f"{w}/wrapper.log"}
+    gp = f"{w}/hooked/gpuprof" if b == "gpuprof-hook" else f"{w}/plain/gpuprof"
+    extra = {"GPUPROF_BIN": gp, "GPUPROF_CONFIG": f"{w}/{cfg}.toml", "GPUPROF_HOOK_LOG": f"{w}/wrapper.log"}
     if kind == "epilog":
         extra["SLURM_JOB_EXIT_CODE"] = "0"
-    run(f"{kind}.sh ({label})", [f"{contrib}/{kind}.sh"], hookenv(job, ctx, extra))
+    run(rowname(b, "wrapped", kind, label), [f"{contrib}/{kind}.sh"], hookenv(job, ctx, extra))
+
+def hookunits(kind, i):
+    us = []
+    for (b, how, label), base in BASE.items():
+        cfg = "agent" if label == "agent" else "fallback"
+        f = hook if how == "direct" else wrapped
+        us.append(lambda f=f, b=b, label=label, cfg=cfg, job=base + i: f(b, label, cfg, kind, job))
+    return us
 
 rng = random.Random(1)
 pending = []  # (round, agent job, fallback job)
@@ -150,19 +195,11 @@ for i in range(n + LAG):
             lambda i=i: run("/bin/true", ["/bin/true"], hookenv(100000 + i, "prolog_slurmd")),
             lambda i=i: run("python3 -c pass", [py, "-c", "pass"], hookenv(100000 + i, "prolog_slurmd")),
             lambda i=i: run("gpuprof --version", [bin_, "--version"], hookenv(100000 + i, "prolog_slurmd")),
-            lambda i=i: hook("agent", "agent", "prolog", 100000 + i),
-            lambda i=i: hook("no agent", "fallback", "prolog", 200000 + i),
-            lambda i=i: wrapped("agent", "agent", "prolog", 300000 + i),
-            lambda i=i: wrapped("no agent", "fallback", "prolog", 400000 + i),
-        ]
+        ] + hookunits("prolog", i)
+        if hookbin:
+            units.append(lambda i=i: run("gpuprof-hook --help", [hookbin, "--help"], hookenv(100000 + i, "prolog_slurmd")))
     if i >= LAG:
-        j = i - LAG
-        units += [
-            lambda j=j: hook("agent", "agent", "epilog", 100000 + j),
-            lambda j=j: hook("no agent", "fallback", "epilog", 200000 + j),
-            lambda j=j: wrapped("agent", "agent", "epilog", 300000 + j),
-            lambda j=j: wrapped("no agent", "fallback", "epilog", 400000 + j),
-        ]
+        units += hookunits("epilog", i - LAG)
     rng.shuffle(units)
     for u in units:
         u()
@@ -184,10 +221,11 @@ def check(db, source, los):
     c.close()
     return got, total
 errs = []
-for db, source, los in ((f"{w}/agent.db", "agent", (100000, 300000)), (f"{w}/fallback.db", "hook", (200000, 400000))):
+for db, source, label in ((f"{w}/agent.db", "agent", "agent"), (f"{w}/fallback.db", "hook", "no agent")):
+    los = [base for (_, _, l), base in BASE.items() if l == label]
     got, total = check(db, source, los)
-    if got != 2 * n or total != 2 * n:
-        errs.append(f"{os.path.basename(db)}: {got} finished jobs from {source} of {total} rows, want {2 * n}")
+    if got != len(los) * n or total != len(los) * n:
+        errs.append(f"{os.path.basename(db)}: {got} finished jobs from {source} of {total} rows, want {len(los) * n}")
 if os.path.exists(f"{w}/wrapper.log") and os.path.getsize(f"{w}/wrapper.log") > 0:
     errs.append("a wrapper logged a failing gpuprof: " + open(f"{w}/wrapper.log", encoding="utf-8").read()[:300])
 if errs:
@@ -206,7 +244,8 @@ for cfg, label, via in (("agent", "agent", "agent"), ("fallback", "no agent", "s
             continue
         if m.group(3) != via:
             errs.append(f"{cfg}.log: a {m.group(1)} went via {m.group(3)}, want {via}")
-        name = f"gpuprof {m.group(1)} ({label})" if int(m.group(2)) < 300000 else f"{m.group(1)}.sh ({label})"
+        (b, how, _), = [k for k, base in BASE.items() if base <= int(m.group(2)) < base + 100000]
+        name = rowname(b, how, m.group(1), label)
         took.setdefault(name, []).append(float(m.group(4)) * UNIT[m.group(5)])
 for name, v in took.items():
     if len(v) != n:
@@ -221,21 +260,26 @@ def pct(v, p):  # nearest rank
     return s[k - 1]
 
 base, base99 = pct(times["/bin/true"], 50), pct(times["/bin/true"], 99)
-order = ["/bin/true", "python3 -c pass", "gpuprof --version"]
+cbase, cbase99 = pct(cpu["/bin/true"], 50), pct(cpu["/bin/true"], 99)
+order = ["/bin/true", "python3 -c pass", "gpuprof --version"] + (["gpuprof-hook --help"] if hookbin else [])
 for label in ("agent", "no agent"):
     for kind in ("prolog", "epilog"):
-        order += [f"gpuprof {kind} ({label})", f"{kind}.sh ({label})"]
-print(f"{'command':<27} {'runs':>5} {'p50 ms':>8} {'p99 ms':>8} {'max ms':>8} {'p50/true':>9} {'p99/true':>9} {'p50/direct':>11} {'p99/direct':>11} {'in-hook p50':>12} {'p99':>6}")
+        for b in (("gpuprof", "gpuprof-hook") if hookbin else ("gpuprof",)):
+            order += [rowname(b, "direct", kind, label), rowname(b, "wrapped", kind, label)]
+print(f"{'command':<30} {'runs':>5} {'p50 ms':>8} {'p99 ms':>8} {'max ms':>8} {'p50/true':>9} {'p99/true':>9} {'p50/direct':>11} {'p99/direct':>11} {'in-hook p50':>12} {'p99':>6} {'cpu p50':>8} {'cpu p99':>8} {'cpu p50/true':>13} {'cpu p99/true':>13}")
 for name in order:
     v = times[name]
     t = took.get(name)
     inhook = f"{pct(t,50)/1e6:>12.2f} {pct(t,99)/1e6:>6.2f}" if t else f"{'':>12} {'':>6}"
     vs = f"{'':>11} {'':>11}"
-    if name.endswith(")") and ".sh (" in name:
-        kind, label = name.split(".sh (")
-        d = times[f"gpuprof {kind} ({label}"]
+    if ".sh" in name:
+        kind, label = name.split(" (")
+        kind = kind.split(".sh")[0]
+        d = times[f"{'gpuprof-hook' if '+hook' in name else 'gpuprof'} {kind} ({label}"]
         vs = f"{pct(v,50)/pct(d,50):>11.2f} {pct(v,99)/pct(d,99):>11.2f}"
-    print(f"{name:<27} {len(v):>5} {pct(v,50)/1e6:>8.2f} {pct(v,99)/1e6:>8.2f} {max(v)/1e6:>8.2f} {pct(v,50)/base:>9.1f} {pct(v,99)/base99:>9.1f} {vs} {inhook}")
-print("p50/true, p99/true: ratios to /bin/true's p50 and p99 in the same run; p50/direct, p99/direct: a wrapper's over the direct call of the same hook and path;")
-print("in-hook: the hooks' own logged duration (took=), runtime start-up excluded")
+    c = cpu[name]
+    cs = f"{pct(c,50)/1e6:>8.2f} {pct(c,99)/1e6:>8.2f} {pct(c,50)/max(cbase,1):>13.1f} {pct(c,99)/max(cbase99,1):>13.1f}"
+    print(f"{name:<30} {len(v):>5} {pct(v,50)/1e6:>8.2f} {pct(v,99)/1e6:>8.2f} {max(v)/1e6:>8.2f} {pct(v,50)/base:>9.1f} {pct(v,99)/base99:>9.1f} {vs} {inhook} {cs}")
+print("p50/true, p99/true: ratios to /bin/true's p50 and p99 in the same run; p50/direct, p99/direct: a wrapper's over the direct call of the same binary, hook and path;")
+print("in-hook: the hooks' own logged duration (took=), runtime start-up excluded; cpu: user+system CPU ms of the run and the children it waited for; .sh+hook: the wrapper running gpuprof-hook")
 PY

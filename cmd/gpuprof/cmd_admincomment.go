@@ -4,18 +4,16 @@ import (
 	"context"
 	"errors"
 	"log/slog"
-	"os"
-	"os/exec"
-	"path/filepath"
-	"syscall"
 	"time"
 
 	"github.com/spf13/cobra"
 
 	"github.com/gpuprof/gpuprof/analysis"
+	"github.com/gpuprof/gpuprof/cmd/internal/hookcmd"
 	"github.com/gpuprof/gpuprof/config"
 	"github.com/gpuprof/gpuprof/hooks"
 	"github.com/gpuprof/gpuprof/jobend"
+	"github.com/gpuprof/gpuprof/jobend/commentqueue"
 	"github.com/gpuprof/gpuprof/slurmext"
 	"github.com/gpuprof/gpuprof/store"
 )
@@ -60,7 +58,7 @@ logged.`,
 
 // runAdminComment writes job id's AdminComment (see the command's help).
 func runAdminComment(ctx context.Context, g *globalOptions, cluster, jobID string, p hooks.Process) {
-	cfg, log, closeLog := hooks.Setup("admincomment", g.load, g.DB, g.level(), p)
+	cfg, log, closeLog := hooks.Setup("admincomment", g.Load, g.DB, g.Level(), p)
 	defer closeLog()
 	log = log.With("job", jobID)
 	if cluster == "" {
@@ -82,11 +80,11 @@ func runAdminComment(ctx context.Context, g *globalOptions, cluster, jobID strin
 // pass a second, reading the database once per pass; it returns at once
 // when another drainer holds the queue.
 func drainAdminComments(ctx context.Context, g *globalOptions, p hooks.Process) {
-	cfg, log, closeLog := hooks.Setup("admincomment", g.load, g.DB, g.level(), p)
+	cfg, log, closeLog := hooks.Setup("admincomment", g.Load, g.DB, g.Level(), p)
 	defer closeLog()
 	wait := cfg.JobComp.AdminCommentWait.D()
-	q := adminCommentQueue(cfg)
-	ran, err := q.Drain(ctx, time.Second, func(ctx context.Context, jobs []jobend.QueuedJob) (done []jobend.QueuedJob) {
+	q := hookcmd.AdminCommentQueue(cfg)
+	ran, err := q.Drain(ctx, time.Second, func(ctx context.Context, jobs []commentqueue.Job) (done []commentqueue.Job) {
 		src, err := openSource(ctx, g, false)
 		if err != nil {
 			log.Error("AdminComment queue: database not read", "err", err)
@@ -126,10 +124,6 @@ func drainAdminComments(ctx context.Context, g *globalOptions, p hooks.Process) 
 	}
 }
 
-func adminCommentQueue(cfg config.Config) jobend.CommentQueue {
-	return jobend.CommentQueue{Dir: filepath.Join(cfg.SpoolDir, "admincomment")}
-}
-
 // annotate writes v's summary as job id's AdminComment and logs what it did.
 func annotate(ctx context.Context, cfg config.Config, v store.JobView, jobID string, log *slog.Logger) {
 	s := jobend.Summarise(v, analysis.DefaultConfig(), nil)
@@ -144,41 +138,4 @@ func annotate(ctx context.Context, cfg config.Config, v store.JobView, jobID str
 	default:
 		log.Info("AdminComment written", "comment", text)
 	}
-}
-
-// startAdminComment queues job id for its AdminComment when
-// jobcomp.admin_comment is on and, unless a drainer runs, starts
-// `gpuprof admincomment --drain` detached (its own session, no pipe shared
-// with slurmctld) without waiting for it: jobcomp runs one job at a time,
-// and the summary waits for the nodes' epilogs.
-func startAdminComment(g *globalOptions, cfg config.Config, cluster, jobID string) error {
-	if !cfg.JobComp.AdminComment {
-		return nil
-	}
-	q := adminCommentQueue(cfg)
-	if err := q.Add(cluster, jobID); err != nil {
-		return err
-	}
-	if q.Draining() {
-		return nil
-	}
-	self, err := os.Executable()
-	if err != nil {
-		return err
-	}
-	args := []string{"admincomment", "--drain"}
-	if p, explicit := g.configPath(); explicit {
-		args = append(args, "--config", p)
-	}
-	if g.DB != "" {
-		args = append(args, "--db", g.DB)
-	}
-	cmd := exec.Command(self, args...)
-	cmd.SysProcAttr = &syscall.SysProcAttr{Setsid: true}
-	// No stdin, stdout or stderr: the jobcomp wrapper reads its own
-	// pipe to the end, which a child holding it would keep open.
-	if err := cmd.Start(); err != nil {
-		return err
-	}
-	return cmd.Process.Release()
 }

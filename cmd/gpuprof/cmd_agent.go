@@ -2,7 +2,6 @@ package main
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"log/slog"
 	"net"
@@ -16,11 +15,10 @@ import (
 	"github.com/spf13/pflag"
 
 	"github.com/gpuprof/gpuprof/agent"
+	"github.com/gpuprof/gpuprof/cmd/internal/hookcmd"
 	"github.com/gpuprof/gpuprof/collect"
 	"github.com/gpuprof/gpuprof/config"
 	"github.com/gpuprof/gpuprof/gpu"
-	"github.com/gpuprof/gpuprof/gpu/nvml"
-	"github.com/gpuprof/gpuprof/gpu/sim"
 	"github.com/gpuprof/gpuprof/internal/conffile"
 	"github.com/gpuprof/gpuprof/internal/metricsrv"
 	"github.com/gpuprof/gpuprof/jobsource"
@@ -61,7 +59,7 @@ and oversized GPUs while the job runs, and may cancel a wholly idle job
 (see docs/notices.md).`,
 		Args: usageArgs(cobra.NoArgs),
 		RunE: func(cmd *cobra.Command, _ []string) error {
-			cfg, err := g.load()
+			cfg, err := g.Load()
 			if err != nil {
 				return err
 			}
@@ -77,7 +75,7 @@ and oversized GPUs while the job runs, and may cancel a wholly idle job
 			if err := cfg.Validate(); err != nil {
 				return err
 			}
-			log, closeLog := newLogger(cfg.LogFile, os.Stderr, g.level(), "component", "agent")
+			log, closeLog := newLogger(cfg.LogFile, os.Stderr, g.Level(), "component", "agent")
 			defer closeLog()
 			err = runAgent(cmd.Context(), cfg, log)
 			if err != nil {
@@ -100,7 +98,7 @@ func runAgent(ctx context.Context, cfg config.Config, log *slog.Logger) error {
 	if os.Getenv("GOMAXPROCS") == "" {
 		runtime.GOMAXPROCS(1)
 	}
-	sampler, err := openSampler(ctx, cfg, log)
+	sampler, err := hookcmd.OpenSampler(ctx, cfg, log)
 	if err != nil {
 		return err
 	}
@@ -182,39 +180,6 @@ func runAgent(ctx context.Context, cfg config.Config, log *slog.Logger) error {
 	stopQueries := startQueryServer(ctx, cfg, refusals, log)
 	defer stopQueries()
 	return a.Run(ctx)
-}
-
-// openSampler opens the configured GPU backend. A missing NVML library is a
-// clear error, never a crash.
-func openSampler(_ context.Context, cfg config.Config, log *slog.Logger) (gpu.Sampler, error) {
-	switch cfg.Agent.GPU {
-	case "sim":
-		if _, err := sim.Init(cfg.Sim.Dir, simSpec(cfg)); err != nil {
-			return nil, fmt.Errorf("simulated GPU node: %w", err)
-		}
-		n, err := sim.Open(cfg.Sim.Dir, sim.WithProcfs(cfg.Proc.Procfs),
-			sim.WithScanCache(min(cfg.Agent.Interval.D()/2, 500*time.Millisecond)))
-		if err != nil {
-			return nil, fmt.Errorf("simulated GPU node: %w", err)
-		}
-		if cfg.Sim.RealCost {
-			// Benchmarks: each reading costs what NVML's calls do on an H200.
-			log.Info("simulated GPU node charged a real driver's cost per call (sim.real_cost)")
-			return sim.Charge(n, sim.H200Cost), nil
-		}
-		return n, nil
-	case "nvml":
-		s, err := nvml.Open(cfg.NVML.Library, log)
-		if err != nil {
-			return nil, fmt.Errorf("NVML: %w (is the NVIDIA driver installed? for a simulated node use --gpu sim)", err)
-		}
-		return s, nil
-	}
-	return nil, errors.New("unknown GPU backend " + cfg.Agent.GPU)
-}
-
-func simSpec(cfg config.Config) sim.NodeSpec {
-	return sim.NodeSpec{GPUs: cfg.Sim.GPUs, Model: cfg.Sim.Model, MemoryTotal: uint64(cfg.Sim.Memory), Minors: cfg.Sim.Minors}
 }
 
 // readMetricsToken reads agent.metrics_jobs_token_file: the scraper's

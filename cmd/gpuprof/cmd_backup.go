@@ -51,7 +51,7 @@ checks an existing backup the same way. Restore with gpuprof restore
 				printBackupInfo(cmd.OutOrStdout(), o.Check, info)
 				return nil
 			}
-			cfg, err := g.load()
+			cfg, err := g.Load()
 			if err != nil {
 				return err
 			}
@@ -112,7 +112,7 @@ flush; on the collector, nodes re-send only what is still in their outbox
 			if o.From == "" {
 				return usageError{errors.New("--from FILE is required")}
 			}
-			cfg, err := g.load()
+			cfg, err := g.Load()
 			if err != nil {
 				return err
 			}

@@ -6,7 +6,7 @@ import (
 
 	"github.com/spf13/cobra"
 
-	"github.com/gpuprof/gpuprof/config"
+	"github.com/gpuprof/gpuprof/cmd/internal/hookcmd"
 	"github.com/gpuprof/gpuprof/hooks"
 )
 
@@ -49,25 +49,15 @@ agent, gpuprof serve, or gpuprof ingest. It always exits 0.`,
 
 // runHook runs a Slurm hook of kind in process p (hooks.Run: the deadline,
 // the recovery of a panic, the outcome line; exit is called with 0 when
-// the deadline passes or after a panic).
+// the deadline passes or after a panic), wired as gpuprof-hook wires it.
 func runHook(ctx context.Context, g *globalOptions, kind hooks.Kind, p hooks.Process) {
 	hooks.Run(ctx, kind, hookRuntime(g, p))
 }
 
-// hookRuntime wires a hook to this binary: its configuration and flags,
-// its GPU backend, the AdminComment writer jobcomp starts.
+// hookRuntime wires a hook to this binary (hookcmd.Runtime): it is the
+// gpuprof the prolog starts as the agent and jobcomp as the AdminComment
+// writer.
 func hookRuntime(g *globalOptions, p hooks.Process) hooks.Runtime {
 	self, _ := os.Executable()
-	path, _ := g.configPath()
-	return hooks.Runtime{
-		Load:         g.load,
-		DB:           g.DB,
-		Level:        g.level(),
-		Process:      p,
-		ConfigPath:   path,
-		Self:         self,
-		OpenSampler:  openSampler,
-		Before:       hookFault(),
-		AdminComment: func(cfg config.Config, cluster, jobID string) error { return startAdminComment(g, cfg, cluster, jobID) },
-	}
+	return hookcmd.Runtime(g, p, self)
 }

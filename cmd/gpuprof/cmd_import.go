@@ -112,7 +112,7 @@ parsed are reported with their line number and skipped. A progress line
 }
 
 func runImport(ctx context.Context, g *globalOptions, o *importOptions, stdout, stderr io.Writer) error {
-	cfg, err := g.load()
+	cfg, err := g.Load()
 	if err != nil {
 		return err
 	}

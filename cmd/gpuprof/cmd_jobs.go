@@ -167,7 +167,7 @@ func newIngestCommand(g *globalOptions) *cobra.Command {
 directory holds records.`,
 		Args: usageArgs(cobra.NoArgs),
 		RunE: func(cmd *cobra.Command, _ []string) error {
-			cfg, err := g.load()
+			cfg, err := g.Load()
 			if err != nil {
 				return err
 			}
@@ -176,7 +176,7 @@ directory holds records.`,
 				return err
 			}
 			defer db.Close()
-			log, closeLog := newLogger(cfg.LogFile, os.Stderr, g.level(), "component", "ingest")
+			log, closeLog := newLogger(cfg.LogFile, os.Stderr, g.Level(), "component", "ingest")
 			defer closeLog()
 			n, err := ingest.DrainSpool(cmd.Context(), db, spool.Dir{Path: cfg.SpoolDir}, ingest.Options{Outbox: cfg.Collector != ""}, log)
 			printf(cmd.OutOrStdout(), "%d records ingested\n", n)

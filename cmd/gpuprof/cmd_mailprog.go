@@ -43,7 +43,7 @@ owner, reads every job).`,
 // and returns the exit status: the mailer's, or 1 when it could not be
 // run.
 func runMailProg(ctx context.Context, g *globalOptions, args []string, p hooks.Process) int {
-	cfg, log, closeLog := hooks.Setup("mailprog", g.load, g.DB, g.level(), p)
+	cfg, log, closeLog := hooks.Setup("mailprog", g.Load, g.DB, g.Level(), p)
 	defer closeLog()
 	m := jobend.MailProg{
 		Mailer:   cfg.MailProg.Mailer,

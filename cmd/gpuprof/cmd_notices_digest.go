@@ -69,7 +69,7 @@ func runDigest(ctx context.Context, g *globalOptions, o *digestOptions, now time
 	if err != nil {
 		return err
 	}
-	cfg, err := g.load()
+	cfg, err := g.Load()
 	if err != nil {
 		return err
 	}

@@ -50,14 +50,14 @@ GPU (default 128): the job's figures stay what they were, its charts
 coarser.`,
 		Args: usageArgs(cobra.NoArgs),
 		RunE: func(cmd *cobra.Command, _ []string) error {
-			cfg, err := g.load()
+			cfg, err := g.Load()
 			if err != nil {
 				return err
 			}
 			if listen != "" {
 				cfg.Serve.Listen = listen
 			}
-			log, closeLog := newLogger(cfg.LogFile, os.Stderr, g.level(), "component", "serve")
+			log, closeLog := newLogger(cfg.LogFile, os.Stderr, g.Level(), "component", "serve")
 			defer closeLog()
 			return runServe(cmd.Context(), cfg, log)
 		},

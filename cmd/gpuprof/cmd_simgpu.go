@@ -7,6 +7,7 @@ import (
 	"github.com/spf13/cobra"
 	"github.com/spf13/pflag"
 
+	"github.com/gpuprof/gpuprof/cmd/internal/hookcmd"
 	"github.com/gpuprof/gpuprof/gpu/sim"
 )
 
@@ -57,7 +58,7 @@ elapses or it is terminated.`,
 			"  gpuprof simgpu burn --mem 2GiB --util 16 --sm 0.02 --tensor 0 --for 5m   # a loop of tiny kernels: busy by the duty cycle, idle SMs",
 		Args: usageArgs(cobra.NoArgs),
 		RunE: func(cmd *cobra.Command, _ []string) error {
-			cfg, err := g.load()
+			cfg, err := g.Load()
 			if err != nil {
 				return err
 			}
@@ -82,7 +83,7 @@ func newXIDCommand(g *globalOptions) *cobra.Command {
 		Short: "Raise a simulated XID error on a GPU",
 		Args:  usageArgs(cobra.NoArgs),
 		RunE: func(cmd *cobra.Command, _ []string) error {
-			cfg, err := g.load()
+			cfg, err := g.Load()
 			if err != nil {
 				return err
 			}
@@ -107,11 +108,11 @@ func newSimInitCommand(g *globalOptions) *cobra.Command {
 		Short: "Create the simulated node's state directory and print its GPUs",
 		Args:  usageArgs(cobra.NoArgs),
 		RunE: func(cmd *cobra.Command, _ []string) error {
-			cfg, err := g.load()
+			cfg, err := g.Load()
 			if err != nil {
 				return err
 			}
-			devs, err := sim.Init(cfg.Sim.Dir, simSpec(cfg))
+			devs, err := sim.Init(cfg.Sim.Dir, hookcmd.SimSpec(cfg))
 			if err != nil {
 				return err
 			}

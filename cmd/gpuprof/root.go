@@ -4,14 +4,12 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
-	"os"
 	"runtime/debug"
 	"strings"
 
 	"github.com/spf13/cobra"
-	"github.com/spf13/pflag"
 
-	"github.com/gpuprof/gpuprof/config"
+	"github.com/gpuprof/gpuprof/cmd/internal/hookcmd"
 	"github.com/gpuprof/gpuprof/internal/logfile"
 )
 
@@ -28,49 +26,9 @@ func versionString() string {
 	return "devel"
 }
 
-// globalOptions are the flags every command takes.
-type globalOptions struct {
-	ConfigPath string
-	DB         string
-	LogLevel   string
-}
-
-func (g *globalOptions) AddFlags(fs *pflag.FlagSet) {
-	fs.StringVar(&g.ConfigPath, "config", "", "configuration file (default $GPUPROF_CONFIG, else "+config.DefaultPath+")")
-	fs.StringVar(&g.DB, "db", "", "database path (overrides the configuration)")
-	fs.StringVar(&g.LogLevel, "log-level", "info", "log level: debug, info, warn, error")
-}
-
-// configPath returns the file to read and whether it was asked for.
-func (g *globalOptions) configPath() (string, bool) {
-	if g.ConfigPath != "" {
-		return g.ConfigPath, true
-	}
-	if p := os.Getenv("GPUPROF_CONFIG"); p != "" {
-		return p, true
-	}
-	return config.DefaultPath, false
-}
-
-func (g *globalOptions) load() (config.Config, error) {
-	path, explicit := g.configPath()
-	c, err := config.Load(path, explicit)
-	if err != nil {
-		return c, err
-	}
-	if g.DB != "" {
-		c.DB = g.DB
-	}
-	return c, nil
-}
-
-func (g *globalOptions) level() slog.Level {
-	var l slog.Level
-	if err := l.UnmarshalText([]byte(g.LogLevel)); err != nil {
-		return slog.LevelInfo
-	}
-	return l
-}
+// globalOptions are the flags every command takes (hookcmd.Options: one
+// home for them, gpuprof-hook takes them too).
+type globalOptions = hookcmd.Options
 
 // newLogger logs one line per event to the configured file, to syslog, or
 // to fallback. A log that cannot be opened is not fatal: it goes to

@@ -108,7 +108,7 @@ func (e jobNotFound) Unwrap() error { return store.ErrNotFound }
 // the configuration has none (or cannot be read: show reads its jobs
 // without it, and the error shows there).
 func showCarbonOf(g *globalOptions) (cliview.ShowCarbon, error) {
-	cfg, err := g.load()
+	cfg, err := g.Load()
 	if err != nil {
 		return cliview.ShowCarbon{}, nil
 	}

@@ -13,7 +13,7 @@ import (
 // runs the command. local reads this host's jobs (its database, or the
 // agent's query socket) even when a collector is configured.
 func openSource(ctx context.Context, g *globalOptions, local bool) (*jobsource.Source, error) {
-	cfg, err := g.load()
+	cfg, err := g.Load()
 	if err != nil {
 		return nil, err
 	}

@@ -8,6 +8,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"regexp"
 	"slices"
 	"strconv"
 	"strings"
@@ -174,7 +175,8 @@ func nonZeroBins(h []uint32) map[int]uint32 {
 // TestAgentNotRunning runs hooks on a node whose agent is not running: they
 // must finish within the deadline and spool, never write the database,
 // what makes a minimal finished profile once the node's writer applies it,
-// with the job's GPUs named by UUID (the hooks ask the GPU backend).
+// with the job's GPUs named by UUID (the hooks ask the GPU backend). The
+// same from gpuprof's hooks and gpuprof-hook's, to the log lines.
 func TestAgentNotRunning(t *testing.T) {
 	t.Parallel()
 	tests := []struct {
@@ -184,11 +186,25 @@ func TestAgentNotRunning(t *testing.T) {
 	}{
 		{name: "prolog and epilog", prolog: true, wantReason: "agent unreachable at job start"},
 		{name: "epilog only", prolog: false, wantReason: "no readings: the agent never saw this job"},
+		{name: "gpuprof-hook/prolog and epilog", prolog: true, wantReason: "agent unreachable at job start"},
+		{name: "gpuprof-hook/epilog only", prolog: false, wantReason: "no readings: the agent never saw this job"},
 	}
-	for _, tt := range tests {
+	logs := make([]string, len(tests))
+	t.Cleanup(func() {
+		for i := range 2 {
+			if logs[i] != "" && logs[i+2] != "" && logs[i] != logs[i+2] {
+				t.Errorf("%s: gpuprof-hook logged\n%s\ngpuprof logged\n%s", tests[i].name, logs[i+2], logs[i])
+			}
+		}
+	})
+	for i, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			t.Parallel()
 			n := newNode(t, nil)
+			if strings.HasPrefix(tt.name, "gpuprof-hook/") {
+				n.hookBin = hookBin
+			}
+			defer func() { logs[i] = hookLogShape(n.readLog(t), n.dir) }()
 			env := hookEnv("201", "0,3")
 			if tt.prolog {
 				n.hook(t, "prolog", env)
@@ -222,6 +238,13 @@ func TestAgentNotRunning(t *testing.T) {
 			}
 		})
 	}
+}
+
+// hookLogShape is a node's log without what differs from run to run: the
+// times, the durations and the node's directory.
+func hookLogShape(log, dir string) string {
+	log = strings.ReplaceAll(log, dir, "DIR")
+	return regexp.MustCompile(`(time|took)=\S+`).ReplaceAllString(log, "$1=X")
 }
 
 // TestDatabaseLocked holds the database's write lock from another process
@@ -808,16 +831,18 @@ func TestEpilogBurst(t *testing.T) {
 // other command exits 2 for the same mistake.
 func TestHookBadArguments(t *testing.T) {
 	t.Parallel()
-	for _, args := range [][]string{
-		{"prolog", "extra"},
-		{"epilog", "--no-such-flag"},
-		{"jobcomp", "extra", "--no-such-flag"},
-	} {
-		cmd := exec.Command(gpuprofBin, args...)
-		cmd.Env = []string{"PATH=/usr/bin:/bin", "GPUPROF_CONFIG=/nonexistent/gpuprof.toml"}
-		out, err := cmd.CombinedOutput()
-		if err != nil {
-			t.Errorf("gpuprof %v: %v, want exit 0 (a hook never fails)\n%s", args, err, out)
+	for _, bin := range []string{gpuprofBin, hookBin} {
+		for _, args := range [][]string{
+			{"prolog", "extra"},
+			{"epilog", "--no-such-flag"},
+			{"jobcomp", "extra", "--no-such-flag"},
+		} {
+			cmd := exec.Command(bin, args...)
+			cmd.Env = []string{"PATH=/usr/bin:/bin", "GPUPROF_CONFIG=/nonexistent/gpuprof.toml"}
+			out, err := cmd.CombinedOutput()
+			if err != nil {
+				t.Errorf("%s %v: %v, want exit 0 (a hook never fails)\n%s", filepath.Base(bin), args, err, out)
+			}
 		}
 	}
 	out, err := exec.Command(gpuprofBin, "report", "extra").CombinedOutput()

@@ -12,7 +12,8 @@
 //
 // It has no code of its own and must not be imported. Set GPUPROF_BIN to
 // test a prebuilt binary; otherwise TestMain builds ./cmd/gpuprof once per
-// run.
+// run. It builds ./cmd/gpuprof-hook too, which some tests run the hooks
+// with as well: its hooks must behave as gpuprof's.
 package nodefaults
 
 import (
@@ -40,20 +41,21 @@ const (
 	lockerReady = "locked"
 )
 
-// gpuprofBin is the binary under test, set once by TestMain before any test
-// runs and only read afterwards.
-var gpuprofBin string
+// gpuprofBin is the binary under test and hookBin gpuprof-hook beside it
+// (the hooks alone: they must run as gpuprof's do), set once by TestMain
+// before any test runs and only read afterwards.
+var gpuprofBin, hookBin string
 
 func TestMain(m *testing.M) {
 	if db := os.Getenv(lockerDBEnv); db != "" {
 		os.Exit(runLocker(db, os.Getenv(lockerForEnv)))
 	}
-	bin, cleanup, err := buildBinary()
+	bin, hook, cleanup, err := buildBinaries()
 	if err != nil {
 		fmt.Fprintln(os.Stderr, "nodefaults:", err)
 		os.Exit(1)
 	}
-	gpuprofBin = bin
+	gpuprofBin, hookBin = bin, hook
 	code := m.Run()
 	cleanup()
 	os.Exit(code)
@@ -61,28 +63,34 @@ func TestMain(m *testing.M) {
 
 // buildBinary returns $GPUPROF_BIN, or builds gpuprof from this tree into a
 // temporary directory that cleanup removes.
-func buildBinary() (path string, cleanup func(), err error) {
-	if p := os.Getenv("GPUPROF_BIN"); p != "" {
-		abs, err := filepath.Abs(p)
-		if err != nil {
-			return "", nil, fmt.Errorf("GPUPROF_BIN: %w", err)
-		}
-		if fi, err := os.Stat(abs); err != nil || fi.IsDir() || fi.Mode()&0o111 == 0 {
-			return "", nil, fmt.Errorf("GPUPROF_BIN=%s is not an executable file (%v)", p, err)
-		}
-		return abs, func() {}, nil
-	}
+// buildBinaries builds gpuprof (unless GPUPROF_BIN names one) and
+// gpuprof-hook in a temporary directory; gpuprof-hook finds the gpuprof
+// beside it (a link to GPUPROF_BIN), which its prolog starts as the agent.
+func buildBinaries() (gpuprof, hook string, cleanup func(), err error) {
 	dir, err := os.MkdirTemp("", "nodefaults-bin-")
 	if err != nil {
-		return "", nil, fmt.Errorf("build gpuprof: %w", err)
+		return "", "", nil, fmt.Errorf("build gpuprof: %w", err)
 	}
-	path = filepath.Join(dir, "gpuprof")
-	cmd := exec.Command("go", "build", "-o", path, "github.com/gpuprof/gpuprof/cmd/gpuprof")
+	cleanup = func() { os.RemoveAll(dir) }
+	gpuprof, hook = filepath.Join(dir, "gpuprof"), filepath.Join(dir, "gpuprof-hook")
+	pkgs := []string{"github.com/gpuprof/gpuprof/cmd/gpuprof", "github.com/gpuprof/gpuprof/cmd/gpuprof-hook"}
+	if p := os.Getenv("GPUPROF_BIN"); p != "" {
+		abs, err := filepath.Abs(p)
+		if err == nil {
+			err = os.Symlink(abs, gpuprof)
+		}
+		if fi, serr := os.Stat(abs); err != nil || serr != nil || fi.IsDir() || fi.Mode()&0o111 == 0 {
+			cleanup()
+			return "", "", nil, fmt.Errorf("GPUPROF_BIN=%s is not an executable file (%v %v)", p, err, serr)
+		}
+		gpuprof, pkgs = abs, pkgs[1:]
+	}
+	cmd := exec.Command("go", append([]string{"build", "-o", dir + "/"}, pkgs...)...)
 	if out, err := cmd.CombinedOutput(); err != nil {
-		os.RemoveAll(dir)
-		return "", nil, fmt.Errorf("build gpuprof: %w\n%s", err, out)
+		cleanup()
+		return "", "", nil, fmt.Errorf("build gpuprof: %w\n%s", err, out)
 	}
-	return path, func() { os.RemoveAll(dir) }, nil
+	return gpuprof, hook, cleanup, nil
 }
 
 // runLocker holds SQLite's write lock (BEGIN IMMEDIATE) on db for the given

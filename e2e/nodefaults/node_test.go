@@ -58,6 +58,9 @@ type node struct {
 	config string // configuration file
 	cfg    config.Config
 	gres   string
+	// hookBin runs the hooks: gpuprofBin, or hookBin (gpuprof-hook) in
+	// the tests that check the two run the same hook.
+	hookBin string
 }
 
 // newNode creates a node in a fresh directory. edit, when not nil, changes
@@ -110,7 +113,7 @@ func newNode(t *testing.T, edit func(dir string, c *config.Config)) *node {
 	if edit != nil {
 		edit(dir, &c)
 	}
-	n := &node{dir: dir, cfg: c, gres: gres}
+	n := &node{dir: dir, cfg: c, gres: gres, hookBin: gpuprofBin}
 	n.config = n.writeConfig(t, "gpuprof.toml", c)
 	return n
 }
@@ -260,11 +263,12 @@ type hookRun struct {
 	stdout, stderr string
 }
 
-// runHook runs `gpuprof prolog` or `gpuprof epilog` with exactly env (as
-// `env -i` would) plus the SLURM_SCRIPT_CONTEXT slurmd sets.
+// runHook runs `gpuprof prolog` or `gpuprof epilog` (or gpuprof-hook's,
+// n.hookBin) with exactly env (as `env -i` would) plus the
+// SLURM_SCRIPT_CONTEXT slurmd sets.
 func (n *node) runHook(t *testing.T, configPath, kind string, env map[string]string) hookRun {
 	t.Helper()
-	cmd := exec.Command(gpuprofBin, kind, "--config", configPath)
+	cmd := exec.Command(n.hookBin, kind, "--config", configPath)
 	cmd.Env = []string{"SLURM_SCRIPT_CONTEXT=" + kind + "_slurmd"}
 	for _, k := range slices.Sorted(maps.Keys(env)) {
 		cmd.Env = append(cmd.Env, k+"="+env[k])

@@ -1,4 +1,11 @@
-package jobend
+// Package commentqueue is the queue of finished jobs whose AdminComment is
+// still to be written (jobcomp.admin_comment): jobcomp adds to it, and one
+// `gpuprof admincomment --drain` works it. It is apart from jobend, which
+// writes the summary, so that the jobcomp hook links no analysis (issue
+// #41: a hook starts as fast as a small program).
+//
+// It must not summarise a job or talk to Slurm (jobend does).
+package commentqueue
 
 import (
 	"context"
@@ -16,17 +23,17 @@ import (
 	"github.com/gpuprof/gpuprof/internal/safefs"
 )
 
-// CommentQueue is the jobs whose AdminComment is still to be written: one
+// Queue is the jobs whose AdminComment is still to be written: one
 // empty file per job in Dir (jobcomp's spool_dir/admincomment), named
 // cluster.jobid, its time the job's end. jobcomp adds a job and starts one
 // drainer only when none runs, so a burst of job ends costs one process
 // reading the database once a second, not one process per job.
-type CommentQueue struct {
+type Queue struct {
 	Dir string
 }
 
-// QueuedJob is one job in the queue.
-type QueuedJob struct {
+// Job is one job in the queue.
+type Job struct {
 	Cluster, JobID string
 	Queued         time.Time // when jobcomp queued it
 }
@@ -51,7 +58,7 @@ func queueName(cluster, jobID string) (string, error) {
 }
 
 // Add queues job id of cluster; a job already queued stays queued once.
-func (q CommentQueue) Add(cluster, jobID string) error {
+func (q Queue) Add(cluster, jobID string) error {
 	name, err := queueName(cluster, jobID)
 	if err != nil {
 		return err
@@ -73,7 +80,7 @@ func (q CommentQueue) Add(cluster, jobID string) error {
 
 // List returns the queued jobs, oldest first. Names that are not a
 // queued job (planted, or from another version) are left alone.
-func (q CommentQueue) List() ([]QueuedJob, error) {
+func (q Queue) List() ([]Job, error) {
 	dir, err := safefs.OpenDir(q.Dir)
 	if errors.Is(err, fs.ErrNotExist) {
 		return nil, nil
@@ -85,12 +92,12 @@ func (q CommentQueue) List() ([]QueuedJob, error) {
 	return list(dir)
 }
 
-func list(dir *safefs.Dir) ([]QueuedJob, error) {
+func list(dir *safefs.Dir) ([]Job, error) {
 	des, err := dir.ReadDir()
 	if err != nil {
 		return nil, err
 	}
-	var jobs []QueuedJob
+	var jobs []Job
 	for _, de := range des {
 		cluster, jobID, ok := strings.Cut(de.Name(), ".")
 		if !ok || !de.Type().IsRegular() {
@@ -103,16 +110,16 @@ func list(dir *safefs.Dir) ([]QueuedJob, error) {
 		if err != nil {
 			continue // removed since
 		}
-		jobs = append(jobs, QueuedJob{Cluster: cluster, JobID: jobID, Queued: fi.ModTime()})
+		jobs = append(jobs, Job{Cluster: cluster, JobID: jobID, Queued: fi.ModTime()})
 	}
-	slices.SortFunc(jobs, func(a, b QueuedJob) int { return a.Queued.Compare(b.Queued) })
+	slices.SortFunc(jobs, func(a, b Job) int { return a.Queued.Compare(b.Queued) })
 	return jobs, nil
 }
 
 // Draining says whether a drainer holds the queue now. jobcomp asks
 // after Add: a drainer that holds it lists the queue again after it lets
 // go, so the job just added is seen either way.
-func (q CommentQueue) Draining() bool {
+func (q Queue) Draining() bool {
 	dir, err := safefs.OpenDir(q.Dir)
 	if err != nil {
 		return false
@@ -134,7 +141,7 @@ func (q CommentQueue) Draining() bool {
 // every `every` and returns those it is done with (written, or given up),
 // which leave the queue. Only one drainer runs: when another holds the
 // queue, Drain returns at once with ran false.
-func (q CommentQueue) Drain(ctx context.Context, every time.Duration, pass func(context.Context, []QueuedJob) []QueuedJob) (ran bool, err error) {
+func (q Queue) Drain(ctx context.Context, every time.Duration, pass func(context.Context, []Job) []Job) (ran bool, err error) {
 	dir, err := safefs.MkdirAll(q.Dir, 0o700)
 	if err != nil {
 		return false, err

@@ -1,6 +1,6 @@
 //go:build gpuprof_faults
 
-package main
+package hookcmd
 
 /*
 #include <unistd.h>
@@ -29,7 +29,7 @@ import (
 //	kill       SIGKILL, as the OOM killer sends
 //	hang       stuck in C for a minute (the watchdog exits 0 at the deadline)
 
-func hookFault() func() {
+func fault() func() {
 	return func() { injectFault(os.Getenv("GPUPROF_FAULT")) }
 }
 

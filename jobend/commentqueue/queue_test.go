@@ -1,4 +1,4 @@
-package jobend
+package commentqueue
 
 import (
 	"context"
@@ -9,12 +9,12 @@ import (
 	"time"
 )
 
-// TestCommentQueueOneDrainer: a job is queued once however often jobcomp
+// TestQueueOneDrainer: a job is queued once however often jobcomp
 // adds it; names that are not a job are refused or left alone; one
 // drainer works the queue (a second returns at once) and sees a job added
 // while it drains, then leaves the queue empty.
-func TestCommentQueueOneDrainer(t *testing.T) {
-	q := CommentQueue{Dir: filepath.Join(t.TempDir(), "admincomment")}
+func TestQueueOneDrainer(t *testing.T) {
+	q := Queue{Dir: filepath.Join(t.TempDir(), "admincomment")}
 	for range 3 {
 		if err := q.Add("tc", "41"); err != nil {
 			t.Fatal(err)
@@ -38,12 +38,12 @@ func TestCommentQueueOneDrainer(t *testing.T) {
 		ran      bool
 		draining bool
 	}
-	ran, err := q.Drain(context.Background(), 10*time.Millisecond, func(ctx context.Context, jobs []QueuedJob) []QueuedJob {
+	ran, err := q.Drain(context.Background(), 10*time.Millisecond, func(ctx context.Context, jobs []Job) []Job {
 		n := passes.Add(1)
 		if n == 1 {
 			// Meanwhile jobcomp queues another job and sees a drainer.
 			second.draining = q.Draining()
-			second.ran, _ = q.Drain(ctx, time.Millisecond, func(context.Context, []QueuedJob) []QueuedJob {
+			second.ran, _ = q.Drain(ctx, time.Millisecond, func(context.Context, []Job) []Job {
 				t.Error("a second drainer ran")
 				return nil
 			})

@@ -1,0 +1,200 @@
+// Package hookcmd wires the Slurm hooks (hooks.Run) to a binary: the
+// global flags and the configuration they name, the GPU backend, and the
+// gpuprof binary that the prolog starts as the agent and jobcomp as the
+// AdminComment writer. gpuprof's prolog, epilog and jobcomp commands and
+// gpuprof-hook, the hook-only binary, both run their hooks through
+// Runtime, so the two run the same hook.
+//
+// It must not link cobra, plotting, Prometheus, the TUI or gpuprof's
+// analyses (internal/archtest's TestHookPathIsSmall): gpuprof-hook links
+// it, and a hook pays for every initialiser its binary links (issue #41).
+package hookcmd
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"syscall"
+	"time"
+
+	"github.com/spf13/pflag"
+
+	"github.com/gpuprof/gpuprof/config"
+	"github.com/gpuprof/gpuprof/gpu"
+	"github.com/gpuprof/gpuprof/gpu/nvml"
+	"github.com/gpuprof/gpuprof/gpu/sim"
+	"github.com/gpuprof/gpuprof/hooks"
+	"github.com/gpuprof/gpuprof/jobend/commentqueue"
+)
+
+// Options are the flags every gpuprof command takes, gpuprof-hook's too.
+type Options struct {
+	ConfigPath string
+	DB         string
+	LogLevel   string
+}
+
+// AddFlags adds --config, --db and --log-level to fs.
+func (o *Options) AddFlags(fs *pflag.FlagSet) {
+	fs.StringVar(&o.ConfigPath, "config", "", "configuration file (default $GPUPROF_CONFIG, else "+config.DefaultPath+")")
+	fs.StringVar(&o.DB, "db", "", "database path (overrides the configuration)")
+	fs.StringVar(&o.LogLevel, "log-level", "info", "log level: debug, info, warn, error")
+}
+
+// ConfigFile returns the file to read and whether it was asked for.
+func (o *Options) ConfigFile() (string, bool) {
+	if o.ConfigPath != "" {
+		return o.ConfigPath, true
+	}
+	if p := os.Getenv("GPUPROF_CONFIG"); p != "" {
+		return p, true
+	}
+	return config.DefaultPath, false
+}
+
+// Load reads the configuration, with --db over its database.
+func (o *Options) Load() (config.Config, error) {
+	path, explicit := o.ConfigFile()
+	c, err := config.Load(path, explicit)
+	if err != nil {
+		return c, err
+	}
+	if o.DB != "" {
+		c.DB = o.DB
+	}
+	return c, nil
+}
+
+// Level is --log-level's level; info when it names none.
+func (o *Options) Level() slog.Level {
+	var l slog.Level
+	if err := l.UnmarshalText([]byte(o.LogLevel)); err != nil {
+		return slog.LevelInfo
+	}
+	return l
+}
+
+// Runtime wires a hook run in process p to the options: their
+// configuration, the GPU backend, and gpuprof, the path of the gpuprof
+// binary the prolog starts as the agent and jobcomp as the AdminComment
+// writer ("" when unknown: neither is started).
+func Runtime(o *Options, p hooks.Process, gpuprof string) hooks.Runtime {
+	path, _ := o.ConfigFile()
+	return hooks.Runtime{
+		Load:        o.Load,
+		DB:          o.DB,
+		Level:       o.Level(),
+		Process:     p,
+		ConfigPath:  path,
+		Self:        gpuprof,
+		OpenSampler: OpenSampler,
+		Before:      fault(),
+		AdminComment: func(cfg config.Config, cluster, jobID string) error {
+			return StartAdminComment(o, cfg, cluster, jobID, gpuprof)
+		},
+	}
+}
+
+// OpenSampler opens the configured GPU backend. A missing NVML library is a
+// clear error that names the driver.
+func OpenSampler(_ context.Context, cfg config.Config, log *slog.Logger) (gpu.Sampler, error) {
+	switch cfg.Agent.GPU {
+	case "sim":
+		if _, err := sim.Init(cfg.Sim.Dir, SimSpec(cfg)); err != nil {
+			return nil, fmt.Errorf("simulated GPU node: %w", err)
+		}
+		n, err := sim.Open(cfg.Sim.Dir, sim.WithProcfs(cfg.Proc.Procfs),
+			sim.WithScanCache(min(cfg.Agent.Interval.D()/2, 500*time.Millisecond)))
+		if err != nil {
+			return nil, fmt.Errorf("simulated GPU node: %w", err)
+		}
+		if cfg.Sim.RealCost {
+			// Benchmarks: each reading costs what NVML's calls do on an H200.
+			log.Info("simulated GPU node charged a real driver's cost per call (sim.real_cost)")
+			return sim.Charge(n, sim.H200Cost), nil
+		}
+		return n, nil
+	case "nvml":
+		s, err := nvml.Open(cfg.NVML.Library, log)
+		if err != nil {
+			return nil, fmt.Errorf("NVML: %w (is the NVIDIA driver installed? for a simulated node use --gpu sim)", err)
+		}
+		return s, nil
+	}
+	return nil, errors.New("unknown GPU backend " + cfg.Agent.GPU)
+}
+
+// SimSpec is the simulated node the configuration describes.
+func SimSpec(cfg config.Config) sim.NodeSpec {
+	return sim.NodeSpec{GPUs: cfg.Sim.GPUs, Model: cfg.Sim.Model, MemoryTotal: uint64(cfg.Sim.Memory), Minors: cfg.Sim.Minors}
+}
+
+// AdminCommentQueue is the queue of jobs whose AdminComment is to be
+// written: spool_dir/admincomment.
+func AdminCommentQueue(cfg config.Config) commentqueue.Queue {
+	return commentqueue.Queue{Dir: filepath.Join(cfg.SpoolDir, "admincomment")}
+}
+
+// StartAdminComment queues job id for its AdminComment when
+// jobcomp.admin_comment is on and, unless a drainer runs, starts
+// `gpuprof admincomment --drain` (gpuprof the main binary's path) detached
+// (its own session, no pipe shared with slurmctld) without waiting for it:
+// jobcomp runs one job at a time, and the summary waits for the nodes'
+// epilogs.
+func StartAdminComment(o *Options, cfg config.Config, cluster, jobID, gpuprof string) error {
+	if !cfg.JobComp.AdminComment {
+		return nil
+	}
+	q := AdminCommentQueue(cfg)
+	if err := q.Add(cluster, jobID); err != nil {
+		return err
+	}
+	if q.Draining() {
+		return nil
+	}
+	if gpuprof == "" {
+		return errors.New("the gpuprof binary is not found")
+	}
+	args := []string{"admincomment", "--drain"}
+	if p, explicit := o.ConfigFile(); explicit {
+		args = append(args, "--config", p)
+	}
+	if o.DB != "" {
+		args = append(args, "--db", o.DB)
+	}
+	cmd := exec.Command(gpuprof, args...)
+	cmd.SysProcAttr = &syscall.SysProcAttr{Setsid: true}
+	// No stdin, stdout or stderr: the jobcomp wrapper reads its own
+	// pipe to the end, which a child holding it would keep open.
+	if err := cmd.Start(); err != nil {
+		return err
+	}
+	return cmd.Process.Release()
+}
+
+// GPUProfFor is the gpuprof binary that goes with the hook binary at self:
+// the one beside it (make build's bin/, make install's /usr/local/bin),
+// else PREFIX/bin/gpuprof for a hook binary in PREFIX/lib/gpuprof (the
+// package's /usr/lib/gpuprof), else the first of the paths
+// contrib/slurm/hook.sh searches; "" when none is there.
+func GPUProfFor(self string) string {
+	var candidates []string
+	if self != "" {
+		dir := filepath.Dir(self)
+		candidates = append(candidates, filepath.Join(dir, "gpuprof"))
+		if filepath.Base(dir) == "gpuprof" && filepath.Base(filepath.Dir(dir)) == "lib" {
+			candidates = append(candidates, filepath.Join(filepath.Dir(filepath.Dir(dir)), "bin", "gpuprof"))
+		}
+	}
+	candidates = append(candidates, "/usr/local/bin/gpuprof", "/usr/bin/gpuprof")
+	for _, c := range candidates {
+		if fi, err := os.Stat(c); err == nil && fi.Mode().IsRegular() && fi.Mode()&0o111 != 0 {
+			return c
+		}
+	}
+	return ""
+}
