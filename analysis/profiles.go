@@ -2,6 +2,7 @@ package analysis
 
 import (
 	"cmp"
+	"math"
 	"slices"
 	"time"
 )
@@ -388,9 +389,18 @@ func (p *profileAcc) finish() ([]TaskProfile, []int32) {
 	for i := range order {
 		order[i] = int32(i)
 	}
+	// GPU-hours are sums in the order the jobs were read, and a large
+	// window is read by two readers at once: two tasks with the same
+	// GPU-hours can differ in the last bits from one run to the next. The
+	// order compares them to a microhour, so that equal tasks fall to the
+	// tie-breaks every time.
+	hours := make([]float64, ng)
+	for i := range out {
+		hours[i] = math.Round(out[i].GPUHours * 1e6)
+	}
 	slices.SortFunc(order, func(a, b int32) int {
 		x, y := &out[a], &out[b]
-		if c := cmp.Compare(y.GPUHours, x.GPUHours); c != 0 {
+		if c := cmp.Compare(hours[b], hours[a]); c != 0 {
 			return c
 		}
 		if c := cmp.Compare(y.Jobs, x.Jobs); c != 0 {

@@ -1,6 +1,7 @@
 package analysis
 
 import (
+	"fmt"
 	"reflect"
 	"slices"
 	"testing"
@@ -227,5 +228,29 @@ func TestProfileLabelsMixed(t *testing.T) {
 	// Without J5 and the moves, alice's labels are a class and a partition.
 	if b := Profiles(aliceRuns(), DefaultConfig())[0]; b.ClassLabel() != "long_training" || b.PartitionLabel() != "gpu" {
 		t.Errorf("labels %q %q, want long_training gpu", b.ClassLabel(), b.PartitionLabel())
+	}
+}
+
+// Tasks whose GPU-hours differ only in the last bits of their sums (the
+// order the jobs were added in) are equal for the order: they fall to the
+// runs and the key, whatever the order the jobs came in (issue #41: the
+// same records, the same output).
+func TestProfilesOrderIgnoresSumNoise(t *testing.T) {
+	mk := func(name string, run time.Duration) Job {
+		j := job(run, busy(50, 10))
+		j.Name = name
+		return j
+	}
+	// zeta: 0.1 h + 0.2 h = 0.30000000000000004; alpha: 0.15 h + 0.15 h = 0.3.
+	jobs := []Job{mk("zeta", 6*time.Minute), mk("zeta", 12*time.Minute), mk("alpha", 9*time.Minute), mk("alpha", 9*time.Minute)}
+	for _, js := range [][]Job{jobs, {jobs[3], jobs[1], jobs[2], jobs[0]}} {
+		ps := Profiles(js, DefaultConfig())
+		if len(ps) != 2 || ps[0].Name != "alpha" || ps[1].Name != "zeta" {
+			var got []string
+			for _, p := range ps {
+				got = append(got, fmt.Sprintf("%s %.17g", p.Name, p.GPUHours))
+			}
+			t.Errorf("order %v, want alpha then zeta (same GPU-hours, same runs: by key)", got)
+		}
 	}
 }

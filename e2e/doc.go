@@ -23,8 +23,8 @@
 // lines), reads sacct for its own ids, and imports its own account only
 // (scope.importOwnAccount). On it: TestSlurmFacts,
 // TestSqueueGresPerNode, TestJobIDsAsSlurmPrintsThem,
-// TestHookCrashOnCluster, TestSchedulerViewMatchesSacct,
-// TestRunningJobShownWhileItRuns, TestRunningJobNameElapsedClass.
+// TestHookCrashOnCluster, TestRunningJobShownWhileItRuns,
+// TestRunningJobNameElapsedClass.
 //
 // The others start a cluster of their own (startCluster), because:
 //   - TestConfiglessNode: slurmd runs configless (another start-up, another
@@ -44,6 +44,11 @@
 //     to slurmctld, for every job on it.
 //   - TestJobEndMailAndAdminComment: MailProg (job mail carries no
 //     partition to hand it out by).
+//   - TestSchedulerViewMatchesSacct: it requeues a running job and pushes
+//     its begin time to now until it runs again; on the shared cluster,
+//     with other tests' jobs beside it under load, slurmctld sent the
+//     requeued job's launch twice (slurmd: "slurm_script: File exists",
+//     launch failed, requeued held) in three runs of five.
 //   - TestCaptureUnderSlurm: checks that Slurm places the shard jobs
 //     first-fit on one GPU, which holds only with the node's GPUs free.
 //   - TestNoticesUnderSlurm, TestForeignProcessesCannotClaimJobs,

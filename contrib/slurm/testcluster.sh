@@ -550,19 +550,34 @@ start_mariadb() {
 	if [[ ! -d $data/mysql ]]; then
 		log "initialising MariaDB in $data"
 		mkdir -p "$data"
-		mariadb-install-db --no-defaults --user=root --datadir="$data" \
-			--skip-test-db --auth-root-authentication-method=socket \
-			>"$dir/log/mariadb-install.log" 2>&1 ||
-			{
+		# Native AIO off: each server reserves AIO contexts from the host's
+		# fs.aio-max-nr, shared by every cluster the tests start at once.
+		# One retry on a clean directory: an initialisation beside several
+		# others under load failed once (CI, issue #41) without a cause in
+		# its log's last lines; the error lines are shown now.
+		local try
+		for try in 1 2; do
+			mariadb-install-db --no-defaults --user=root --datadir="$data" \
+				--skip-test-db --auth-root-authentication-method=socket \
+				--innodb-use-native-aio=0 \
+				>"$dir/log/mariadb-install.log" 2>&1 && break
+			grep -i -E 'error|fail|abort' "$dir/log/mariadb-install.log" | head -n 20 >&2
+			if [[ $try == 2 ]]; then
 				tail -n 20 "$dir/log/mariadb-install.log" >&2
 				die "mariadb-install-db failed"
-			}
+			fi
+			log "mariadb-install-db failed; once more on a clean $data"
+			rm -rf "$data"
+			mkdir -p "$data"
+			sleep 2
+		done
 	fi
 	log "starting MariaDB on 127.0.0.1:$db_port"
 	setsid /usr/sbin/mariadbd --no-defaults --user=root --datadir="$data" \
 		--socket="$dir/run/mariadb.sock" --port="$db_port" --bind-address=127.0.0.1 \
 		--pid-file="$dir/run/mariadb.pid" --log-error="$dir/log/mariadb.log" \
 		--skip-name-resolve --innodb-buffer-pool-size=64M --innodb-lock-wait-timeout=900 \
+		--innodb-use-native-aio=0 \
 		</dev/null >/dev/null 2>&1 &
 	wait_for 60 MariaDB db_ok || {
 		show_logs
