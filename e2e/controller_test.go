@@ -87,7 +87,7 @@ func ctlJobs(bin string) []ctlJob {
 		// prolog for it) at a sample while slurmd holds its step, and a
 		// loaded CI machine delays samples (3 s once went unseen).
 		{name: "requeue", sbatch: []string{"--gres=gpu:1", "--time=10", "--requeue"},
-			script: `if [ "${SLURM_RESTART_COUNT:-0}" = 0 ]; then ` + burnCmd(bin, "1GiB", "10", 5*time.Minute) +
+			script: `if [ "${SLURM_RESTART_COUNT:-0}" = 0 ]; then touch "requeue-started.$SLURM_JOB_ID"; ` + burnCmd(bin, "1GiB", "10", 5*time.Minute) +
 				"; else " + burnCmd(bin, "3GiB", "10", 8*time.Second) + "; fi",
 			action: "requeue", wantState: "COMPLETED", wantRows: 1, ran: true, wantMemPeak: 3 << 30},
 	}
@@ -148,7 +148,9 @@ func TestSchedulerViewMatchesSacct(t *testing.T) {
 			go func() { errs <- cancelWhenRunning(c, ids[i], 3*time.Second, func() bool { return true }) }()
 		case "requeue":
 			actions++
-			go func() { errs <- requeueWhenRunning(c, ids[i], 4*time.Second) }()
+			go func() {
+				errs <- requeueWhenRunning(c, ids[i], filepath.Join(work, "requeue-started."+ids[i]), 4*time.Second)
+			}()
 		}
 	}
 	t.Logf("submitted %s", strings.Join(ids, ","))
@@ -277,12 +279,26 @@ func TestSchedulerViewMatchesSacct(t *testing.T) {
 	})
 }
 
-// requeueWhenRunning requeues a job once it has run for d, and lets it start
+// requeueWhenRunning requeues a job once its batch script has run for d
+// (started: the file the script's first run creates), and lets it start
 // again at once: Slurm holds a requeued job back for the credential lifetime
-// (120 s by default) otherwise.
-func requeueWhenRunning(c *cluster, id string, d time.Duration) error {
+// (120 s by default) otherwise. RUNNING alone is not enough: slurmctld says
+// RUNNING from the allocation, and a launch still on its way when the job
+// was requeued reached slurmd after the second run's (slurmd:
+// "slurm_script: File exists", launch failed, the job held).
+func requeueWhenRunning(c *cluster, id, started string, d time.Duration) error {
 	if err := waitJobState(c, id, "RUNNING"); err != nil {
 		return fmt.Errorf("requeue: %w", err)
+	}
+	deadline := time.Now().Add(queueTimeout)
+	for {
+		if _, err := os.Stat(started); err == nil {
+			break
+		}
+		if time.Now().After(deadline) {
+			return fmt.Errorf("requeue: job %s's script did not start within %s (no %s)", id, queueTimeout, started)
+		}
+		time.Sleep(200 * time.Millisecond)
 	}
 	time.Sleep(d)
 	if _, err := c.output("scontrol", "requeue", id); err != nil {
@@ -290,7 +306,7 @@ func requeueWhenRunning(c *cluster, id string, d time.Duration) error {
 	}
 	// Until the old run has completed, Slurm may still push the begin time
 	// back: repeat until the job runs again.
-	deadline := time.Now().Add(queueTimeout)
+	deadline = time.Now().Add(queueTimeout)
 	for {
 		state, err := c.jobState(id)
 		switch {

@@ -94,7 +94,7 @@ dir = "`+filepath.Join(dir, "sim")+`"
 				time.Sleep(200 * time.Millisecond)
 			}
 			logged, _ := os.ReadFile(logFile)
-			for _, want := range append(f.inStack, "main.injectFault") {
+			for _, want := range append(f.inStack, "hookcmd.injectFault") {
 				if f.inStack != nil && !strings.Contains(string(logged), want) {
 					t.Errorf("log_file lacks %q", want)
 				}

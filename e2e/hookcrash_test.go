@@ -44,11 +44,11 @@ func TestHookCrashes(t *testing.T) {
 		// wrapperLog, when set, must be in the wrapper's hooks.log.
 		wrapperLog string
 	}{
-		{fault: "panic", direct: 0, inLog: []string{"level=ERROR", "hook panicked", "job=7", "injected fault: panic in a hook", "main.injectFault"}},
-		{fault: "nil", direct: 0, inLog: []string{"level=ERROR", "hook panicked", "job=7", "nil pointer dereference", "main.injectFault"}},
-		{fault: "goroutine", direct: 2, inLog: []string{"panic: injected fault: panic in a goroutine", "main.injectFault"},
+		{fault: "panic", direct: 0, inLog: []string{"level=ERROR", "hook panicked", "job=7", "injected fault: panic in a hook", "hookcmd.injectFault"}},
+		{fault: "nil", direct: 0, inLog: []string{"level=ERROR", "hook panicked", "job=7", "nil pointer dereference", "hookcmd.injectFault"}},
+		{fault: "goroutine", direct: 2, inLog: []string{"panic: injected fault: panic in a goroutine", "hookcmd.injectFault"},
 			wrapperLog: "exited with status 2"},
-		{fault: "segv", direct: 2, inLog: []string{"SIGSEGV", "signal arrived during cgo execution", "main.injectFault"},
+		{fault: "segv", direct: 2, inLog: []string{"SIGSEGV", "signal arrived during cgo execution", "hookcmd.injectFault"},
 			wrapperLog: "exited with status 2"},
 		{fault: "kill", direct: 137, wrapperLog: "exited with status 137"},
 	}
