@@ -192,9 +192,24 @@ func GPUProfFor(self string) string {
 	}
 	candidates = append(candidates, "/usr/local/bin/gpuprof", "/usr/bin/gpuprof")
 	for _, c := range candidates {
-		if fi, err := os.Stat(c); err == nil && fi.Mode().IsRegular() && fi.Mode()&0o111 != 0 {
+		if fi, err := os.Stat(c); err == nil && fi.Mode().IsRegular() && fi.Mode()&0o111 != 0 && trustedBinary(fi) {
 			return c
 		}
 	}
 	return ""
+}
+
+// trustedBinary: the hooks run as root (slurmd) or the SlurmUser
+// (slurmctld), and what they start runs with that identity, so a binary
+// another account could have written is passed over: it must belong to
+// root or to the hook's own user and be writable by no one else.
+func trustedBinary(fi os.FileInfo) bool {
+	st, ok := fi.Sys().(*syscall.Stat_t)
+	if !ok {
+		return false
+	}
+	if st.Uid != 0 && int(st.Uid) != os.Geteuid() {
+		return false
+	}
+	return fi.Mode().Perm()&0o022 == 0
 }

@@ -28,6 +28,11 @@ func TestGPUProfFor(t *testing.T) {
 	if err := os.WriteFile(filepath.Join(root, "notexec", "gpuprof"), nil, 0o644); err != nil {
 		t.Fatal(err)
 	}
+	// A gpuprof any account may rewrite is not run by root's hook.
+	loose := exe(filepath.Join(root, "loose", "gpuprof"))
+	if err := os.Chmod(loose, 0o777); err != nil {
+		t.Fatal(err)
+	}
 	tests := []struct {
 		name, self string
 		want       []string // empty: the fallback, this machine's /usr/local/bin or /usr/bin gpuprof, or ""
@@ -36,6 +41,7 @@ func TestGPUProfFor(t *testing.T) {
 		{name: "PREFIX/lib/gpuprof", self: filepath.Join(root, "usr", "lib", "gpuprof", "gpuprof-hook"), want: []string{prefixed}},
 		{name: "not executable beside", self: filepath.Join(root, "notexec", "gpuprof-hook")},
 		{name: "own path unknown", self: ""},
+		{name: "writable by others beside", self: filepath.Join(root, "loose", "gpuprof-hook")},
 	}
 	fallback := GPUProfFor("")
 	for _, tt := range tests {
