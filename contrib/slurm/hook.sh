@@ -68,7 +68,7 @@ log=${GPUPROF_HOOK_LOG:-/var/log/gpuprof/hooks.log}
 # slurmctld either.
 [ -x "$bin" ] || exit 0
 # gpuprof-hook, installed with gpuprof, runs the same hook with the same
-# arguments and log lines, and starts in half the time: it links nothing
+# arguments and log lines for about two thirds of its CPU (docs/benchmarks.md): it links nothing
 # but the hook (issue #41). It lies beside gpuprof (make build's bin/) or
 # in PREFIX/lib/gpuprof for PREFIX/bin/gpuprof (make install's
 # /usr/local/lib/gpuprof, the package's /usr/lib/gpuprof); without it,
