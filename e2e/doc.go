@@ -24,7 +24,9 @@
 // (scope.importOwnAccount). On it: TestSlurmFacts,
 // TestSqueueGresPerNode, TestJobIDsAsSlurmPrintsThem,
 // TestHookCrashOnCluster, TestRunningJobShownWhileItRuns,
-// TestRunningJobNameElapsedClass, TestSpooledRecordsJoinTheirJob.
+// TestRunningJobNameElapsedClass, TestSpooledRecordsJoinTheirJob,
+// TestPrometheusScrape (sequential, so alone on it; the cluster starts for
+// it when it runs first).
 //
 // The others start a cluster of their own (startCluster), because:
 //   - TestConfiglessNode: slurmd runs configless (another start-up, another
@@ -52,10 +54,10 @@
 //   - TestCaptureUnderSlurm: checks that Slurm places the shard jobs
 //     first-fit on one GPU, which holds only with the node's GPUs free.
 //   - TestNoticesUnderSlurm, TestForeignProcessesCannotClaimJobs,
-//     TestSMActivityUnderSlurm, TestPrometheusScrape: not moved yet; they
-//     are the next to move. Each needs a look first: notices cancel jobs
-//     by partition policy, the identity test plants look-alike processes
-//     of other users beside the jobs, the scrape test times Prometheus.
+//     TestSMActivityUnderSlurm: not moved yet; they are the next to move.
+//     Each needs a look first: notices cancel jobs by partition policy,
+//     the identity test plants look-alike processes of other users beside
+//     the jobs.
 //
 // # Two tiers
 //
