@@ -44,8 +44,6 @@ var shared struct {
 type scope struct {
 	*cluster
 	Name string
-	// parts are the scope's partitions (Name).
-	parts []string
 }
 
 // sharedCluster returns a new scope of the run's shared cluster, starting
@@ -77,29 +75,24 @@ func sharedCluster(t *testing.T) *scope {
 		t.Fatalf("shared cluster: %v", shared.err)
 	}
 	s := &scope{cluster: shared.c, Name: fmt.Sprintf("e2e%d", shared.scopes.Add(1))}
-	s.parts = []string{s.Name}
 	s.run(t, "scontrol", "create", "PartitionName="+s.Name, "Nodes=localhost", "MaxTime=INFINITE", "State=UP")
 	s.addAccount(t)
 	s.addUser(t, "root")
 	t.Cleanup(func() {
-		for _, p := range s.parts {
-			_, _ = s.output("scancel", "-p", p)
-		}
-		// A partition goes once its cancelled jobs have left it.
+		_, _ = s.output("scancel", "-p", s.Name)
+		// The partition goes once its cancelled jobs have left it.
 		deadline := time.Now().Add(time.Minute)
-		for _, p := range s.parts {
-			for {
-				_, err := s.output("scontrol", "delete", "PartitionName="+p)
-				if err == nil {
-					break
-				}
-				if time.Now().After(deadline) {
-					// Harmless: the cluster goes at the end of the run.
-					t.Logf("partition %s not removed: %v", p, err)
-					break
-				}
-				time.Sleep(time.Second)
+		for {
+			_, err := s.output("scontrol", "delete", "PartitionName="+s.Name)
+			if err == nil {
+				break
 			}
+			if time.Now().After(deadline) {
+				// Harmless: the cluster goes at the end of the run.
+				t.Logf("partition %s not removed: %v", s.Name, err)
+				break
+			}
+			time.Sleep(time.Second)
 		}
 		if t.Failed() {
 			t.Logf("shared cluster %s, this test's partition and account %s\n%s", s.Dir, s.Name, s.logTails())
@@ -189,30 +182,26 @@ func (s *scope) sbatch(t testing.TB, args ...string) string {
 	return id
 }
 
-// hooks makes the scope's partitions run the gpuprof hooks (contrib/slurm's
-// wrappers, as an admin installs them) on bin with config; the scope's
-// own partition's log to HooksLog.
+// hooks makes the scope's partition run the gpuprof hooks (contrib/slurm's
+// wrappers, as an admin installs them) on bin with config; they log to
+// HooksLog.
 func (s *scope) hooks(t testing.TB, bin, config string) {
 	t.Helper()
-	for _, p := range s.parts {
-		cmd := exec.Command("bash", s.script, "hooks", s.Dir, p)
-		cmd.Env = append(os.Environ(), "GPUPROF_BIN="+bin, "GPUPROF_CONFIG="+config)
-		if out, err := cmd.CombinedOutput(); err != nil {
-			t.Fatalf("testcluster.sh hooks %s: %v\n%s", p, err, out)
-		}
+	cmd := exec.Command("bash", s.script, "hooks", s.Dir, s.Name)
+	cmd.Env = append(os.Environ(), "GPUPROF_BIN="+bin, "GPUPROF_CONFIG="+config)
+	if out, err := cmd.CombinedOutput(); err != nil {
+		t.Fatalf("testcluster.sh hooks %s: %v\n%s", s.Name, err, out)
 	}
 }
 
-// withoutJobComp removes the jobcomp wrappers hooks wrote: the cluster's
+// withoutJobComp removes the jobcomp wrapper hooks wrote: the cluster's
 // jobcomp then does nothing for the scope's jobs (testcluster.sh
 // --by-partition), as on a cluster with no JobCompType. Call it after
 // hooks.
 func (s *scope) withoutJobComp(t testing.TB) {
 	t.Helper()
-	for _, p := range s.parts {
-		if err := os.Remove(filepath.Join(s.Dir, "hooks", "p", p, "jobcomp")); err != nil {
-			t.Fatal(err)
-		}
+	if err := os.Remove(filepath.Join(s.Dir, "hooks", "p", s.Name, "jobcomp")); err != nil {
+		t.Fatal(err)
 	}
 }
 
