@@ -25,8 +25,8 @@
 // TestSqueueGresPerNode, TestJobIDsAsSlurmPrintsThem,
 // TestHookCrashOnCluster, TestRunningJobShownWhileItRuns,
 // TestRunningJobNameElapsedClass, TestSpooledRecordsJoinTheirJob,
-// TestPrometheusScrape (sequential, so alone on it; the cluster starts for
-// it when it runs first).
+// TestSMActivityUnderSlurm, TestPrometheusScrape (sequential, so alone on
+// it; the cluster starts for it when it runs first).
 //
 // The others start a cluster of their own (startCluster), because:
 //   - TestConfiglessNode: slurmd runs configless (another start-up, another
@@ -69,7 +69,6 @@
 //     agent attribute per process and mark the readings shared
 //     (agent/sample.go), which the test rightly refuses: it would pass or
 //     fail by placement.
-//   - TestSMActivityUnderSlurm: not moved yet.
 //
 // # Two tiers
 //
