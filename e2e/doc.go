@@ -24,7 +24,9 @@
 // (scope.importOwnAccount). On it: TestSlurmFacts,
 // TestSqueueGresPerNode, TestJobIDsAsSlurmPrintsThem,
 // TestHookCrashOnCluster, TestRunningJobShownWhileItRuns,
-// TestRunningJobNameElapsedClass.
+// TestRunningJobNameElapsedClass, TestSpooledRecordsJoinTheirJob,
+// TestPrometheusScrape (sequential, so alone on it; the cluster starts for
+// it when it runs first).
 //
 // The others start a cluster of their own (startCluster), because:
 //   - TestConfiglessNode: slurmd runs configless (another start-up, another
@@ -52,12 +54,10 @@
 //   - TestCaptureUnderSlurm: checks that Slurm places the shard jobs
 //     first-fit on one GPU, which holds only with the node's GPUs free.
 //   - TestNoticesUnderSlurm, TestForeignProcessesCannotClaimJobs,
-//     TestSMActivityUnderSlurm, TestSpooledRecordsJoinTheirJob,
-//     TestPrometheusScrape: not moved yet; they are the next to move.
+//     TestSMActivityUnderSlurm: not moved yet; they are the next to move.
 //     Each needs a look first: notices cancel jobs by partition policy,
 //     the identity test plants look-alike processes of other users beside
-//     the jobs, the spool test stops and restarts its agent around the
-//     cluster's hooks, the scrape test times Prometheus.
+//     the jobs.
 //
 // # Two tiers
 //
