@@ -49,7 +49,7 @@ func rowsFrom(first, n int) string {
 	return lines(rows...)
 }
 
-// A bulk import (the first batch twice the jobs stored, or more) stores
+// A bulk import (the first batch four times the jobs stored, or more) stores
 // the same as batch by batch, and every index is there after it.
 func TestImportBulk(t *testing.T) {
 	ctx := context.Background()
@@ -186,7 +186,7 @@ func importThenDie(path string) {
 		os.Exit(3)
 	}
 	_, err = history.Import(ctx, db, strings.NewReader(rowsFrom(500, 6)), history.FormatText, history.Options{
-		Cluster: "lab", Batch: 2, Progress: func(int, time.Duration) {
+		Cluster: "lab", Batch: 4, Progress: func(int, time.Duration) {
 			raw, err := sql.Open("sqlite3", "file:"+path+"?mode=ro")
 			if err != nil {
 				os.Exit(4)

@@ -141,9 +141,9 @@ func (o Options) now() time.Time {
 // fit, the jobs of the parts before it are stored, the error says how many,
 // and nothing of that part or after it is.
 //
-// Each batch of records is its own transaction, except when the first
-// batch alone is at least twice the jobs the database holds (a first
-// import, typically; store.BulkLoadWorth): then the whole import is one
+// Each batch of records is its own transaction, except when the database
+// holds at most a quarter as many jobs as the first batch (a first import,
+// typically; store.BulkLoadWorth): then the whole import is one
 // store.BulkLoad, which builds sched_jobs' indexes once at the end instead
 // of inserting into them row by row. Such an import stores all or nothing
 // on a database error or cancellation (the error says so and the counts of

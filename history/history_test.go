@@ -169,8 +169,8 @@ func TestImportBatches(t *testing.T) {
 	}
 }
 
-// Each batch is its own transaction when the database holds more than half
-// as many jobs as the first batch (no bulk load): a cancel keeps the
+// Each batch is its own transaction when the database holds more than a
+// quarter as many jobs as the first batch (no bulk load): a cancel keeps the
 // batches committed before it. TestImportBulkCancelled is the other case.
 func TestImportCancelled(t *testing.T) {
 	ctx := context.Background()

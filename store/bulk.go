@@ -34,17 +34,19 @@ type BulkLoad struct {
 var errBulkDone = errors.New("bulk load already committed or rolled back")
 
 // BulkLoadWorth reports whether storing incoming new records is cheaper as
-// a BulkLoad: whether sched_jobs holds at most half as many rows.
-// Building an index from the whole table costs about two thirds of what
-// inserting the same rows into it one by one does (docs/benchmarks.md), so
-// the build of the old and new rows together pays off while the old ones
-// are fewer than half the new. incoming is what the caller knows: a lower
-// bound, such as the size of an import's first batch.
+// a BulkLoad: whether sched_jobs holds at most a quarter as many rows.
+// Building the eight indexes from the whole table cost from under half
+// (whole processes' CPU) to three quarters (CPU profiles) of inserting the
+// same rows into them one by one, over 238,710 jobs (docs/benchmarks.md);
+// the build covers the rows already there too, so it pays off while they
+// are a small part of the new, and a quarter stays on the safe side of
+// both figures. incoming is what the caller knows: a lower bound, such as
+// the size of an import's first batch.
 func (db *DB) BulkLoadWorth(ctx context.Context, incoming int) (bool, error) {
 	if incoming <= 0 {
 		return false, nil
 	}
-	limit := incoming/2 + 1
+	limit := incoming/4 + 1
 	var n int
 	// Counted only up to the limit: a large table is not scanned whole.
 	if err := db.r.QueryRowContext(ctx, `SELECT count(*) FROM (SELECT 1 FROM sched_jobs LIMIT ?)`, limit).Scan(&n); err != nil {
