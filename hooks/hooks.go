@@ -43,9 +43,9 @@ type Deps struct {
 	Env        slurmext.HookEnv
 	Log        *slog.Logger
 	Now        func() time.Time
-	// OpenSampler opens the GPU backend; used only when the agent is
+	// OpenInventory opens the GPU inventory; used only when the agent is
 	// unreachable, to name the job's GPUs by UUID. May be nil.
-	OpenSampler func(ctx context.Context) (gpu.Sampler, error)
+	OpenInventory func(ctx context.Context) (gpu.Inventory, error)
 	// Self is this binary's path, for starting the agent.
 	Self string
 	// ConfRoots are where a configless node keeps slurm.conf (nil:
@@ -227,7 +227,7 @@ func Epilog(ctx context.Context, d Deps) (Outcome, error) {
 // (by UUID when the GPU backend answers in time) and no readings.
 func (d Deps) minimalProfile(ctx context.Context, js hookproto.JobStart) profile.Job {
 	var devs []gpu.Device
-	if d.OpenSampler != nil {
+	if d.OpenInventory != nil {
 		sctx, cancel := context.WithTimeout(ctx, budget(ctx, 0.3))
 		devs = d.devices(sctx)
 		cancel()
@@ -271,6 +271,8 @@ func (d Deps) devices(ctx context.Context) []gpu.Device {
 	}
 	ch := make(chan res, 1)
 	go func() {
+		// The select below bounds the wait: a hung driver leaves this
+		// goroutine behind, and the hook goes on without UUIDs.
 		// A panic here (in the GPU backend) would kill the hook with exit
 		// 2, which no recover on the hook's own goroutine can catch:
 		// recover it here, log its stack, and go on without UUIDs.
@@ -281,14 +283,13 @@ func (d Deps) devices(ctx context.Context) []gpu.Device {
 				ch <- res{err: fmt.Errorf("GPU inventory panicked: %v", p)}
 			}
 		}()
-		s, err := d.OpenSampler(ctx)
+		inv, err := d.OpenInventory(ctx)
 		if err != nil {
 			ch <- res{err: err}
 			return
 		}
-		ts := gpu.WithTimeout(s, budget(ctx, 1))
-		devs, err := ts.Devices(ctx)
-		_ = ts.Close()
+		devs, err := inv.Devices(ctx)
+		_ = inv.Close()
 		ch <- res{devs, err}
 	}()
 	select {

@@ -64,7 +64,7 @@ func deps(t *testing.T, jobID string) Deps {
 		},
 		Log: slog.New(slog.NewTextHandler(io.Discard, nil)),
 		Now: func() time.Time { return t0 },
-		OpenSampler: func(context.Context) (gpu.Sampler, error) {
+		OpenInventory: func(context.Context) (gpu.Inventory, error) {
 			return sim.Open(cfg.Sim.Dir)
 		},
 	}
@@ -309,7 +309,7 @@ func TestGPURefs(t *testing.T) {
 
 func TestHungBackendDoesNotBlock(t *testing.T) {
 	d := deps(t, "82")
-	d.OpenSampler = func(ctx context.Context) (gpu.Sampler, error) {
+	d.OpenInventory = func(ctx context.Context) (gpu.Inventory, error) {
 		<-ctx.Done() // a driver that never answers
 		return nil, errors.New("hung")
 	}

@@ -230,6 +230,52 @@ func TestApplyHookEnd(t *testing.T) {
 	}
 }
 
+// TestApplyHookCompletesGPUs: a hook that named its GPUs from the driver's
+// /proc files (gpu/nvproc: no memory size) is stored with the memory size
+// of the writer's inventory, as when the hook read NVML itself; what the
+// hook read stays.
+func TestApplyHookCompletesGPUs(t *testing.T) {
+	procGPU := func() profile.Job {
+		j := hookProfile()
+		j.GPUs = []profile.GPU{profile.NewGPU(gpu.Device{UUID: "GPU-aaaa", Name: "NVIDIA H100 80GB HBM3", Minor: 2}, 0, t0, time.Second, 0)}
+		return j
+	}
+	inventory := []gpu.Device{
+		{UUID: "GPU-bbbb", Name: "NVIDIA H100 80GB HBM3", MemoryTotal: 80 << 30},
+		{UUID: "GPU-aaaa", Name: "NVIDIA H100 80GB HBM3 (NVML)", Minor: 2, MemoryTotal: 81559 << 20},
+	}
+	tests := []struct {
+		name      string
+		kind      string
+		job       profile.Job
+		devices   []gpu.Device
+		wantMem   uint64
+		wantModel string
+	}{
+		{"start, from /proc", hookproto.KindHookStart, procGPU(), inventory, 81559 << 20, "NVIDIA H100 80GB HBM3"},
+		{"end, from /proc", hookproto.KindHookEnd, procGPU(), inventory, 81559 << 20, "NVIDIA H100 80GB HBM3"},
+		{"no inventory: unknown stays unknown", hookproto.KindHookStart, procGPU(), nil, 0, "NVIDIA H100 80GB HBM3"},
+		{"the hook's own reading stays", hookproto.KindHookStart, hookProfile(), inventory, 80 << 30, "NVIDIA H100 80GB HBM3 (NVML)"},
+		{"a GPU the inventory does not know", hookproto.KindHookStart, procGPU(), inventory[:1], 0, "NVIDIA H100 80GB HBM3"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			db := openDB(t)
+			var v any = tt.job
+			if tt.kind == hookproto.KindHookEnd {
+				v = hookproto.JobEnd{Job: tt.job, End: t0.Add(time.Hour)}
+			}
+			if err := apply(t, db, tt.kind, v, ingest.Options{Devices: tt.devices}); err != nil {
+				t.Fatalf("apply: %v", err)
+			}
+			g := getJob(t, db).GPUs[0]
+			if g.MemoryTotal != tt.wantMem || g.Model != tt.wantModel || g.Minor != 2 && tt.job.GPUs[0].Minor == 2 {
+				t.Errorf("GPU stored with memory %d, model %q, minor %d; want %d, %q, 2", g.MemoryTotal, g.Model, g.Minor, tt.wantMem, tt.wantModel)
+			}
+		})
+	}
+}
+
 func ptr[T any](v T) *T { return &v }
 
 func TestApplySchedJob(t *testing.T) {
