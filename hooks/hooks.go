@@ -23,6 +23,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"runtime/debug"
+	"slices"
 	"strconv"
 	"syscall"
 	"time"
@@ -236,8 +237,16 @@ func (d Deps) minimalProfile(ctx context.Context, js hookproto.JobStart) profile
 	got, idx, problems := hookproto.Resolve(devs, js.GPUs)
 	j := hookproto.NewProfile(js, got, idx, interval, d.Config.Agent.SeriesPoints, gpu.Versions{}, profile.SourceHook)
 	if len(problems) > 0 {
-		// Keep the GPUs by Slurm index even without a UUID.
+		// Keep the GPUs the inventory did not name: by the UUID Slurm gave
+		// (a MIG instance: gpu/nvproc lists physical GPUs only; the agent
+		// names it when it drains the record), else by Slurm index.
 		for _, r := range js.GPUs {
+			if r.UUID != "" {
+				if !slices.ContainsFunc(got, func(g gpu.Device) bool { return g.UUID == r.UUID }) {
+					j.GPUs = append(j.GPUs, profile.NewGPU(gpu.Device{UUID: r.UUID, Minor: r.Minor}, r.SlurmIndex, js.Start, interval, d.Config.Agent.SeriesPoints))
+				}
+				continue
+			}
 			if slicesContainsIndex(idx, r.SlurmIndex) {
 				continue
 			}

@@ -94,8 +94,10 @@ func Apply(ctx context.Context, tx *store.Tx, kind string, data []byte, opts Opt
 var errBadRecord = errors.New("unreadable spool record")
 
 // complete fills, from devs by UUID, what a hook could not read of its
-// job's GPUs: a memory size or model it left unknown. What the hook did
-// read is kept.
+// job's GPUs: a memory size, model or minor it left unknown (a MIG
+// instance the hook kept by UUID alone takes its own memory and name and
+// its parent's minor, as gpu.ByUUID gives them). What the hook did read is
+// kept.
 func complete(j *profile.Job, devs []gpu.Device) {
 	if len(devs) == 0 {
 		return
@@ -112,6 +114,9 @@ func complete(j *profile.Job, devs []gpu.Device) {
 		}
 		if g.Model == "" {
 			g.Model = d.Name
+		}
+		if g.Minor < 0 {
+			g.Minor = d.Minor
 		}
 	}
 }
