@@ -294,6 +294,25 @@ func TestSpooledPrologAndEpilogOfEndedJob(t *testing.T) {
 	}
 }
 
+// TestSpooledHookRecordsTakeMemorySize: the hooks name GPUs from the
+// driver's /proc files (gpu/nvproc), which give no memory size; the agent,
+// draining their records of an ended job, stores the GPU with its own
+// inventory's memory size.
+func TestSpooledHookRecordsTakeMemorySize(t *testing.T) {
+	f := newFixture(t, nil)
+	hp := f.hookProfile("11", f.now, 0)
+	want := hp.GPUs[0].MemoryTotal
+	hp.GPUs[0].MemoryTotal = 0 // as gpu/nvproc leaves it
+	f.spoolPut(hookproto.KindHookStart, hp)
+	f.now = f.now.Add(5 * time.Second)
+	f.spoolPut(hookproto.KindHookEnd, hookproto.JobEnd{Job: hp, End: f.now, ExitKnown: true})
+	f.a.drain(context.Background())
+	j := f.onlyRow("11")
+	if want == 0 || len(j.GPUs) != 1 || j.GPUs[0].MemoryTotal != want {
+		t.Errorf("GPUs %+v, want one with the inventory's memory size %d", j.GPUs, want)
+	}
+}
+
 // A spooled prolog record is a Slurm record like the prolog that reaches
 // the agent: whatever the order in which it, the agent's discovery of the
 // job from its processes and the epilog (direct or spooled) arrive, the
