@@ -308,11 +308,7 @@ func (k *counter) count(j *Job, m *Metrics) {
 	}
 	m.CountStart, m.CountEnd, m.Open = s, e, open
 	m.GPUHours = share * e.Sub(s).Hours()
-	if d := e.Sub(s); share == float64(m.GPUs) {
-		m.gpuTime = gpuTimeOf(m.GPUs, d)
-	} else {
-		m.gpuTime = gpuTimeOfFloat(share * float64(d))
-	}
+	m.gpuTime = gpuTimeHeld(share, m.GPUs, e.Sub(s))
 	if open {
 		m.SoFar = k.end.Sub(m.Start)
 		k.c.OpenJobs++

@@ -36,6 +36,17 @@ func gpuTimeOf(gpus int, d time.Duration) gpuTime {
 	return gpuTime{hi, lo}
 }
 
+// gpuTimeHeld returns the GPU time of share GPUs held for d: exactly
+// gpus × d when share is gpus whole GPUs, else a shard job's share × d to
+// the nearest GPU-nanosecond. The counter and the workload's headline
+// count a run's GPU time by it, as GPUHours is share × d's hours.
+func gpuTimeHeld(share float64, gpus int, d time.Duration) gpuTime {
+	if share == float64(gpus) {
+		return gpuTimeOf(gpus, d)
+	}
+	return gpuTimeOfFloat(share * float64(d))
+}
+
 // gpuTimeOfFloat returns GPU-nanoseconds given as a float64 (a shard
 // job's share × its run), rounded to the nearest; 0 for a value that is
 // not positive or not a number, the largest value for +Inf.

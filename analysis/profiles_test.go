@@ -231,10 +231,10 @@ func TestProfileLabelsMixed(t *testing.T) {
 	}
 }
 
-// Tasks whose GPU-hours differ only in the last bits of their sums (the
-// order the jobs were added in) are equal for the order: they fall to the
-// runs and the key, whatever the order the jobs came in (issue #41: the
-// same records, the same output).
+// Tasks of the same GPU-hours made of different runs (as float hours,
+// 0.1 + 0.2 against 0.15 + 0.15: apart in the last bits) are equal for
+// the order: they fall to the runs and the key, whatever the order the
+// jobs came in (issue #41: the same records, the same output).
 func TestProfilesOrderIgnoresSumNoise(t *testing.T) {
 	mk := func(name string, run time.Duration) Job {
 		j := job(run, busy(50, 10))

@@ -551,6 +551,10 @@ type workloadAcc struct {
 
 	alloc, used, pending spreadAcc
 	started, submitted   []int // per day
+	// allocated is Headline.AllocatedGPUHours exactly (gpuTime), so the
+	// headline is the same in every order the jobs come in, and the
+	// cluster summary's GPU-hours over the same window to the last digit.
+	allocated gpuTime
 
 	users, accounts groupSet
 	modelIndex      map[string]int32
@@ -805,7 +809,7 @@ func (a *workloadAcc) add(j *Job, m *Metrics, c *Config) {
 
 	allocH := m.GPUShare * hours
 	usedH, measH, idleH := usedRate*hours, measured*hours, idleRate*hours
-	h.AllocatedGPUHours += allocH
+	a.allocated.add(gpuTimeHeld(m.GPUShare, m.GPUs, time.Duration(re-rs)))
 	h.UsedGPUHours += usedH
 	h.MeasuredGPUHours += measH
 	h.IdleGPUHours += idleH
@@ -842,6 +846,7 @@ func (a *workloadAcc) finish(nodes []Node, topN int) Workload {
 	w := a.w
 	tl := &a.tl
 	h := &w.Headline
+	h.AllocatedGPUHours = a.allocated.hours()
 
 	invGPUs, modelCards := inventory(nodes)
 
