@@ -108,7 +108,7 @@ func (a *Agent) drain(ctx context.Context) {
 }
 
 func (a *Agent) drainSpool(ctx context.Context) {
-	n, err := ingest.DrainSpool(ctx, a.db, a.spool, ingest.Options{Outbox: a.opts.Outbox}, a.log)
+	n, err := ingest.DrainSpool(ctx, a.db, a.spool, ingest.Options{Outbox: a.opts.Outbox, Devices: a.devices}, a.log)
 	if err != nil {
 		a.log.Warn("spool not drained yet", "applied", n, "err", err)
 	}

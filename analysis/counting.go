@@ -77,6 +77,7 @@ type counter struct {
 	uniformShards float64
 	assumeShards  int
 	c             Counting
+	open          gpuTime // of the jobs counted up to End: Counting.OpenGPUHours
 }
 
 // newCounter builds the counter of in: its window (in.Window; an open
@@ -287,6 +288,7 @@ func (k *counter) share(j *Job, m *Metrics) (share float64, assumed bool) {
 // the job to the Counting record.
 func (k *counter) count(j *Job, m *Metrics) {
 	m.GPUHours, m.CountStart, m.CountEnd, m.Open, m.SoFar = 0, time.Time{}, time.Time{}, false, 0
+	m.gpuTime = gpuTime{}
 	m.GPUShare = float64(m.GPUs)
 	if m.GPUs == 0 {
 		return
@@ -306,15 +308,24 @@ func (k *counter) count(j *Job, m *Metrics) {
 	}
 	m.CountStart, m.CountEnd, m.Open = s, e, open
 	m.GPUHours = share * e.Sub(s).Hours()
+	if d := e.Sub(s); share == float64(m.GPUs) {
+		m.gpuTime = gpuTimeOf(m.GPUs, d)
+	} else {
+		m.gpuTime = gpuTimeOfFloat(share * float64(d))
+	}
 	if open {
 		m.SoFar = k.end.Sub(m.Start)
 		k.c.OpenJobs++
-		k.c.OpenGPUHours += m.GPUHours
+		k.open.add(m.gpuTime)
 	}
 }
 
 // counting returns the record of what was counted so far.
-func (k *counter) counting() Counting { return k.c }
+func (k *counter) counting() Counting {
+	c := k.c
+	c.OpenGPUHours = k.open.hours()
+	return c
+}
 
 // GPUHoursCounter counts jobs' GPU-hours in a window as every output of
 // the analysis counts them (the counter, with the default configuration):

@@ -164,6 +164,9 @@ type Metrics struct {
 	// to Counting.End, in Analyse, Summarise and SummariseWorkload. 0 when
 	// the start is unknown.
 	GPUHours float64
+	// gpuTime is GPUHours exactly, in GPU-nanoseconds (set with it by the
+	// counter): what tables over many jobs add (gpuTime).
+	gpuTime gpuTime
 	// CountStart and CountEnd are the part of the run counted (zero when
 	// none); Open is set for a job without an end, counted up to
 	// Counting.End.

@@ -4,7 +4,10 @@ import (
 	"cmp"
 	"math"
 	"slices"
+	"strings"
 	"time"
+
+	"github.com/gpuprof/gpuprof/slurmext"
 )
 
 // TaskKey identifies a recurring task: the runs of one user with the same
@@ -35,7 +38,8 @@ type KindShare struct {
 // TaskProfile summarises the runs of one recurring task.
 type TaskProfile struct {
 	TaskKey
-	// Account of the latest run (by start, else submit). Partition is the
+	// Account of the latest run (by start, else submit; of runs at the
+	// same time, the first by job id, as Slurm lists them). Partition is the
 	// one holding the most of the task's GPU-hours (by runs when they hold
 	// none; ties: more runs, then by name); PartitionMixed says it holds
 	// less than half, so a label says "mixed" (PartitionLabel).
@@ -165,6 +169,7 @@ type taskAcc struct {
 	lastArray                    string // array of the previous run: arrays run in a row
 	account, partition           string
 	latest, first, last          time.Time
+	latestID                     string // job id of the latest run
 	jobs, withData, arrays       int
 	prealloc                     int
 	nPeakFrac, nPeak, nUtil      int
@@ -172,13 +177,15 @@ type taskAcc struct {
 	gpusReq                      int // over all runs
 	gpusHeld, gpusUsed           int // over the utilJobs runs
 	finished, failures, timeouts int
-	gpuHours                     float64
-	partHours                    map[string]float64 // GPU-hours by partition
-	partJobs                     map[string]int     // runs by partition
-	classJobs                    [numClasses]int32
-	classHours                   [numClasses]float64
-	kindJobs                     [numKinds]int32
-	kindHours                    [numKinds]float64
+	// GPU time exactly (gpuTime), so that no figure depends on the
+	// order the runs came in.
+	gpuTime   gpuTime
+	partTime  map[string]gpuTime // by partition
+	partJobs  map[string]int     // runs by partition
+	classJobs [numClasses]int32
+	classTime [numClasses]gpuTime
+	kindJobs  [numKinds]int32
+	kindTime  [numKinds]gpuTime
 }
 
 // Flags of taskRec.has.
@@ -254,8 +261,8 @@ func (p *profileAcc) add(j *Job, m *Metrics, cls Class, kinds Kinds) {
 	if when.IsZero() {
 		when = m.Submit
 	}
-	if g.jobs == 1 || when.After(g.latest) {
-		g.latest, g.account, g.partition = when, j.Account, j.Partition
+	if g.jobs == 1 || when.After(g.latest) || when.Equal(g.latest) && firstListed(j, g.latestID, g.account) {
+		g.latest, g.latestID, g.account, g.partition = when, j.ID, j.Account, j.Partition
 	}
 	if !m.Start.IsZero() {
 		if g.first.IsZero() || m.Start.Before(g.first) {
@@ -318,21 +325,31 @@ func (p *profileAcc) add(j *Job, m *Metrics, cls Class, kinds Kinds) {
 			g.timeouts++
 		}
 	}
-	g.gpuHours += m.GPUHours
-	if g.partHours == nil {
-		g.partHours, g.partJobs = map[string]float64{}, map[string]int{}
+	g.gpuTime.add(m.gpuTime)
+	if g.partTime == nil {
+		g.partTime, g.partJobs = map[string]gpuTime{}, map[string]int{}
 	}
-	g.partHours[j.Partition] += m.GPUHours
+	pt := g.partTime[j.Partition]
+	pt.add(m.gpuTime)
+	g.partTime[j.Partition] = pt
 	g.partJobs[j.Partition]++
 	g.classJobs[cls]++
-	g.classHours[cls] += m.GPUHours
+	g.classTime[cls].add(m.gpuTime)
 	for k := range numKinds {
 		if kinds.Has(k) {
 			g.kindJobs[k]++
-			g.kindHours[k] += m.GPUHours
+			g.kindTime[k].add(m.gpuTime)
 		}
 	}
 	p.recs = append(p.recs, rec)
+}
+
+// firstListed reports whether j comes before the run of job id and
+// account given, both at the same time: by job id as Slurm lists them,
+// then by the ids' bytes and the account, so that the latest run's
+// account does not depend on the order the runs came in.
+func firstListed(j *Job, id, account string) bool {
+	return cmp.Or(slurmext.CompareJobIDs(j.ID, id), strings.Compare(j.ID, id), strings.Compare(j.Account, account)) < 0
 }
 
 // finish returns the profiles in report order and, for each group index,
@@ -389,11 +406,10 @@ func (p *profileAcc) finish() ([]TaskProfile, []int32) {
 	for i := range order {
 		order[i] = int32(i)
 	}
-	// GPU-hours are sums in the order the jobs were read, and a large
-	// window is read by two readers at once: two tasks with the same
-	// GPU-hours can differ in the last bits from one run to the next. The
-	// order compares them to a microhour, so that equal tasks fall to the
-	// tie-breaks every time.
+	// GPU-hours are exact sums (gpuTime), the same in whatever order the
+	// jobs came; the order compares them to a microhour, so that tasks
+	// whose GPU-hours differ only by a shard job's share rounded to a
+	// GPU-nanosecond fall to the tie-breaks.
 	hours := make([]float64, ng)
 	for i := range out {
 		hours[i] = math.Round(out[i].GPUHours * 1e6)
@@ -443,7 +459,7 @@ func (g *taskAcc) profile(peakFrac, peak, util, dur []float64) TaskProfile {
 		Finished:     g.finished,
 		Failures:     g.failures,
 		Timeouts:     g.timeouts,
-		GPUHours:     g.gpuHours,
+		GPUHours:     g.gpuTime.hours(),
 	}
 	if g.jobs > 0 {
 		tp.GPUsRequested = float64(g.gpusReq) / float64(g.jobs)
@@ -466,36 +482,38 @@ func (g *taskAcc) profile(peakFrac, peak, util, dur []float64) TaskProfile {
 		if n == 0 {
 			continue
 		}
-		tp.ByClass = append(tp.ByClass, ClassShare{Class: cls, Jobs: int(n), GPUHours: g.classHours[cls]})
-		h, bh := g.classHours[cls], g.classHours[best]
-		if g.classJobs[best] == 0 || h > bh || (h == bh && n > g.classJobs[best]) {
+		tp.ByClass = append(tp.ByClass, ClassShare{Class: cls, Jobs: int(n), GPUHours: g.classTime[cls].hours()})
+		c := g.classTime[cls].cmp(g.classTime[best])
+		if g.classJobs[best] == 0 || c > 0 || (c == 0 && n > g.classJobs[best]) {
 			best = cls
 		}
 	}
 	tp.Class = best
-	if g.gpuHours > 0 {
-		tp.ClassMixed = 2*g.classHours[best] < g.gpuHours
+	none := gpuTime{}
+	if g.gpuTime != none {
+		tp.ClassMixed = g.classTime[best].twice().cmp(g.gpuTime) < 0
 	} else {
 		tp.ClassMixed = 2*int(g.classJobs[best]) < g.jobs
 	}
-	if len(g.partHours) > 0 {
-		top, topH, topN := "", -1.0, 0
-		for part, ph := range g.partHours {
+	if len(g.partTime) > 0 {
+		top, topT, topN := "", gpuTime{}, -1
+		for part, pt := range g.partTime {
 			pn := g.partJobs[part]
-			if ph > topH || (ph == topH && (pn > topN || pn == topN && part < top)) {
-				top, topH, topN = part, ph, pn
+			c := pt.cmp(topT)
+			if topN < 0 || c > 0 || (c == 0 && (pn > topN || pn == topN && part < top)) {
+				top, topT, topN = part, pt, pn
 			}
 		}
 		tp.Partition = top
-		if g.gpuHours > 0 {
-			tp.PartitionMixed = 2*topH < g.gpuHours
+		if g.gpuTime != none {
+			tp.PartitionMixed = topT.twice().cmp(g.gpuTime) < 0
 		} else {
 			tp.PartitionMixed = 2*topN < g.jobs
 		}
 	}
 	for k := range numKinds {
 		if g.kindJobs[k] > 0 {
-			tp.ByBottleneck = append(tp.ByBottleneck, KindShare{Kind: k, Jobs: int(g.kindJobs[k]), GPUHours: g.kindHours[k]})
+			tp.ByBottleneck = append(tp.ByBottleneck, KindShare{Kind: k, Jobs: int(g.kindJobs[k]), GPUHours: g.kindTime[k].hours()})
 		}
 	}
 	if tp.ByBottleneck == nil {

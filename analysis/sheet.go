@@ -13,10 +13,11 @@ import (
 // Sheet is the fact sheet of one job: the analysis' findings (Examine)
 // with, node by node and GPU by GPU, what was recorded there: each GPU's
 // facts, its GPM activity and its XID errors, the notices decided for
-// the job on each node, and the job's caveats. gpuprof show and the
-// terminal UI's detail draw this one value (ExamineView builds it), and
-// the notice mail lists XIDs by XIDsOf, so that no two of them work out
-// a fact of the job each its own way (issue #41).
+// the job on each node, and the job's caveats. gpuprof show, the
+// terminal UI's detail and the job-end mail draw this one value
+// (ExamineView builds it), and the notice mail's evidence takes its GPUs'
+// figures and XIDs from the sheet's GPU part (SheetGPU), so that no two
+// of them work out a fact of the job each its own way (issue #41).
 type Sheet struct {
 	JobFindings
 	// Job is the job as the analysis sees it (FromView).
@@ -125,8 +126,8 @@ func (x XIDList) ByClass(c gpu.XIDClass) int {
 }
 
 // XIDsOf lists the XIDs of a GPU that saw count of them, xids the events
-// kept: the one rule show, the TUI's detail and the notice mail list
-// them by.
+// kept: the one rule the sheet (and so show, the TUI's detail and the
+// notice mail) lists them by.
 func XIDsOf(count int, xids []profile.XID) XIDList {
 	out := XIDList{Count: count}
 	at := map[uint64]int{}

@@ -117,21 +117,24 @@ func SummariseInput(in Input, c Config) ClusterSummary {
 // job's distribution values in a compact record and scatters them into
 // flat per-partition segments at the end, rather than growing a slice per
 // partition.
+// GPU time is added exactly (gpuTime), so that no figure depends on the
+// order the jobs came in.
 type summaryAcc struct {
-	s          ClusterSummary
-	classJobs  [numClasses]int
-	classHours [numClasses]float64
-	kindJobs   [numKinds]int
-	kindHours  [numKinds]float64
-	index      map[string]int32
-	parts      []partAcc
-	recs       []partRec
+	s         ClusterSummary
+	gpuTime   gpuTime
+	classJobs [numClasses]int
+	classTime [numClasses]gpuTime
+	kindJobs  [numKinds]int
+	kindTime  [numKinds]gpuTime
+	index     map[string]int32
+	parts     []partAcc
+	recs      []partRec
 }
 
 type partAcc struct {
 	name                  string
 	jobs                  int
-	gpuHours              float64
+	gpuTime               gpuTime
 	nWait, nRatios, nRuns int
 	noLimit               int
 }
@@ -178,13 +181,13 @@ func (a *summaryAcc) add(j *Job, m *Metrics, c *Config, cls Class, kinds Kinds) 
 	} else {
 		a.s.WithoutGPUData++
 	}
-	a.s.GPUHours += m.GPUHours
+	a.gpuTime.add(m.gpuTime)
 	a.classJobs[cls]++
-	a.classHours[cls] += m.GPUHours
+	a.classTime[cls].add(m.gpuTime)
 	for k := range numKinds {
 		if kinds.Has(k) {
 			a.kindJobs[k]++
-			a.kindHours[k] += m.GPUHours
+			a.kindTime[k].add(m.gpuTime)
 		}
 	}
 
@@ -196,7 +199,7 @@ func (a *summaryAcc) add(j *Job, m *Metrics, c *Config, cls Class, kinds Kinds) 
 	}
 	p := &a.parts[pi]
 	p.jobs++
-	p.gpuHours += m.GPUHours
+	p.gpuTime.add(m.gpuTime)
 	r := partRec{part: pi}
 	if m.WaitValid {
 		r.has |= recWait
@@ -226,13 +229,14 @@ func (a *summaryAcc) add(j *Job, m *Metrics, c *Config, cls Class, kinds Kinds) 
 func (a *summaryAcc) finish() ClusterSummary {
 	s := a.s
 	s.PercentileMethod = PercentileMethod
+	s.GPUHours = a.gpuTime.hours()
 	s.ByClass = make([]ClassShare, numClasses)
 	for cls := range numClasses {
-		s.ByClass[cls] = ClassShare{Class: cls, Jobs: a.classJobs[cls], GPUHours: a.classHours[cls]}
+		s.ByClass[cls] = ClassShare{Class: cls, Jobs: a.classJobs[cls], GPUHours: a.classTime[cls].hours()}
 	}
 	s.ByBottleneck = make([]KindShare, numKinds)
 	for k := range numKinds {
-		s.ByBottleneck[k] = KindShare{Kind: k, Jobs: a.kindJobs[k], GPUHours: a.kindHours[k]}
+		s.ByBottleneck[k] = KindShare{Kind: k, Jobs: a.kindJobs[k], GPUHours: a.kindTime[k].hours()}
 	}
 
 	type offs struct{ wait, ratio, run int }
@@ -266,7 +270,7 @@ func (a *summaryAcc) finish() ClusterSummary {
 		s.Partitions[i] = PartitionSummary{
 			Partition:  p.name,
 			Jobs:       p.jobs,
-			GPUHours:   p.gpuHours,
+			GPUHours:   p.gpuTime.hours(),
 			Wait:       distOf(waits[st.wait:e.wait]),
 			Run:        distOf(runs[st.run:e.run]),
 			LimitRatio: distOf(ratios[st.ratio:e.ratio]),

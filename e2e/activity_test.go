@@ -21,7 +21,8 @@ import (
 // the same duty cycle. The first gets the low_sm_activity finding and its
 // SM activity in show, the TUI's detail (in show's words and figures) and
 // the report (effective GPU-hours); the second's activity is unknown
-// everywhere, never 0 (issue #28).
+// everywhere, never 0 (issue #28). It runs on the shared cluster, its
+// agents and its partition's hooks recording into its own gpuprof.
 func TestSMActivityUnderSlurm(t *testing.T) {
 	requireClusterHost(t)
 	t.Parallel()
@@ -31,7 +32,8 @@ func TestSMActivityUnderSlurm(t *testing.T) {
 		t.Fatal(err)
 	}
 	cfgPath := filepath.Join(work, "gpuprof.toml")
-	c := startCluster(t, clusterOptions{GPUProfBin: bin, GPUProfConfig: cfgPath})
+	c := sharedCluster(t)
+	c.hooks(t, bin, cfgPath)
 	outDir := filepath.Join(work, "out")
 	mkdirAll777(t, outDir)
 	gresConf := filepath.Join(c.Dir, "etc", "gres.conf")
@@ -73,10 +75,13 @@ func TestSMActivityUnderSlurm(t *testing.T) {
 		agent := startProcess(t, agentOut, os.Environ(), bin, "agent", "--config", cfgPath)
 		waitAgent(t, agent, filepath.Join(work, "agent.sock"), agentOut)
 		cmd := `echo "gpuprof-e2e gpus=$SLURM_JOB_GPUS"; ` + shellQuote(bin) + " simgpu burn --mem 2GiB " + burn + " --for 12s"
-		id := c.run(t, "sbatch", "--parsable", "-J", "e2e-"+name, "-o", filepath.Join(outDir, "%j.out"), "--chdir", work,
+		id := c.sbatch(t, "-J", "e2e-"+name, "-o", filepath.Join(outDir, "%j.out"), "--chdir", work,
 			"--export=ALL,GPUPROF_CONFIG="+cfgPath, "--gres=gpu:1", "--wrap", cmd)
 		c.waitQueueEmpty(t, []string{id}, queueTimeout)
 		waitProfiles(t, bin, cfgPath, []string{id})
+		// jobcomp's record names the job, which the TUI filters by; it
+		// may reach the agent after the epilog's.
+		waitSched(t, bin, cfgPath, id)
 		_ = agent.cmd.Process.Signal(syscall.SIGTERM)
 		select {
 		case <-agent.done:
@@ -101,7 +106,9 @@ func TestSMActivityUnderSlurm(t *testing.T) {
 		if a == nil {
 			t.Fatalf("job %s on the H100: no activity", tiny)
 		}
-		if sm, ok := a.SM.Mean(); !ok || math.Abs(sm-0.02) > 0.01 || a.Scope != "gpu" {
+		// 0.01 or 0.02 (see below); the bound holds the float mean of a
+		// 0.01 (seen: 0.009999999999999998, which failed a bound of 0.01).
+		if sm, ok := a.SM.Mean(); !ok || math.Abs(sm-0.02) > 0.01+1e-9 || a.Scope != "gpu" {
 			t.Errorf("job %s: SM activity %v (%v), scope %q; want 0.02 %%, gpu", tiny, sm, ok, a.Scope)
 		}
 		// The mean counts the samples before the burn starts and after it
@@ -154,7 +161,7 @@ func TestSMActivityUnderSlurm(t *testing.T) {
 			shellQuote(bin)+" tui --config "+shellQuote(cfgPath))
 		term.waitFor("the job list", containsAll("JOBID", "short_debug"))
 
-		detail := openTUIDetail(term, tiny, noGPM)
+		detail := openTUIDetail(term, tiny, "tiny-kernels", noGPM)
 		if flat := flatten(detail); !strings.Contains(flat, flatten(finding)) {
 			t.Errorf("the TUI's detail of job %s lacks show's finding %q:\n%s", tiny, finding, detail)
 		}
@@ -164,7 +171,7 @@ func TestSMActivityUnderSlurm(t *testing.T) {
 		term.escape()
 		term.waitFor("the list again", containsAll("JOBID"))
 
-		detail = openTUIDetail(term, noGPM, tiny)
+		detail = openTUIDetail(term, noGPM, "no-gpm", tiny)
 		if !strings.Contains(detail, "sm   - no GPM reading: util is the duty cycle only") {
 			t.Errorf("the TUI's detail of job %s (A100, no GPM) does not say the activity is unknown:\n%s", noGPM, detail)
 		}
@@ -220,8 +227,9 @@ func TestSMActivityUnderSlurm(t *testing.T) {
 			switch {
 			case strings.Contains(m.Model, "H100"):
 				h100 = m.GPUHours
-				// 0.02 % of the SMs: effective = GPU-hours × 0.0002.
-				if e := m.Effective; e.MeasuredGPUHours <= 0 || math.Abs(e.GPUHours-m.GPUHours*0.0002) > m.GPUHours*0.0001 || math.Abs(e.Coverage-1) > 0.05 {
+				// 0.02 % of the SMs: effective = GPU-hours × 0.0002, half
+				// that at a mean of 0.01 % (show's check says why).
+				if e := m.Effective; e.MeasuredGPUHours <= 0 || math.Abs(e.GPUHours-m.GPUHours*0.0002) > m.GPUHours*(0.0001+1e-9) || math.Abs(e.Coverage-1) > 0.05 {
 					t.Errorf("H100 effective = %+v of %v GPU-hours, want 0.02 %% of them, coverage 1", e, m.GPUHours)
 				}
 			case strings.Contains(m.Model, "A100"):
@@ -262,6 +270,24 @@ func TestSMActivityUnderSlurm(t *testing.T) {
 	})
 }
 
+// waitSched waits until gpuprof shows job id with its scheduler record
+// (jobcomp's).
+func waitSched(t *testing.T, bin, cfgPath, id string) {
+	t.Helper()
+	deadline := time.Now().Add(30 * time.Second)
+	for {
+		out, err := gpuprofOutput(bin, "show", id, "--config", cfgPath, "--json")
+		var vs []jobJSON
+		if err == nil && json.Unmarshal(out, &vs) == nil && len(vs) == 1 && vs[0].Sched != nil {
+			return
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("job %s: no scheduler record (jobcomp's) after 30 s: %v\n%s", id, err, out)
+		}
+		time.Sleep(500 * time.Millisecond)
+	}
+}
+
 func mkdirAll777(t *testing.T, d string) {
 	t.Helper()
 	if err := os.MkdirAll(d, 0o777); err != nil {
@@ -280,17 +306,19 @@ var (
 	smActivityTUI  = regexp.MustCompile(`(?m)^\s*sm\s.*?mean ([0-9.]+) %, p95 ([0-9.]+) %`)
 )
 
-// openTUIDetail filters the TUI's list to job id (other, a job that must
-// leave the list), opens its detail and returns the screen once the
-// detail of job id and its GPU are on it. Jobs here have no scheduler
-// record (no jobcomp), hence no name: the id is what the list shows.
-func openTUIDetail(term *tmuxTerm, id, other string) string {
+// openTUIDetail filters the TUI's list to job id by text, which only that
+// job's row holds (other, a job that must leave the list), opens its
+// detail and returns the screen once the detail of job id and its GPU are
+// on it. The filter matches ids, names, users, accounts and partitions
+// within: on the shared cluster an id can be part of another id (2, 12)
+// or of the partition and account (e2e2), a job's name is the test's own.
+func openTUIDetail(term *tmuxTerm, id, text, other string) string {
 	term.t.Helper()
 	row := func(id string) *regexp.Regexp {
 		return regexp.MustCompile(`(?m)^[ ›]+` + regexp.QuoteMeta(id) + `\s`)
 	}
 	term.keys("/", "C-u")
-	term.text(id)
+	term.text(text)
 	term.keys("Enter")
 	term.waitFor("the list filtered to job "+id, func(s string) bool {
 		return row(id).MatchString(s) && !row(other).MatchString(s)

@@ -24,7 +24,9 @@
 // (scope.importOwnAccount). On it: TestSlurmFacts,
 // TestSqueueGresPerNode, TestJobIDsAsSlurmPrintsThem,
 // TestHookCrashOnCluster, TestRunningJobShownWhileItRuns,
-// TestRunningJobNameElapsedClass.
+// TestRunningJobNameElapsedClass, TestSpooledRecordsJoinTheirJob,
+// TestSMActivityUnderSlurm, TestPrometheusScrape (sequential, so alone on
+// it; the cluster starts for it when it runs first).
 //
 // The others start a cluster of their own (startCluster), because:
 //   - TestConfiglessNode: slurmd runs configless (another start-up, another
@@ -51,13 +53,22 @@
 //     launch failed, requeued held) in three runs of five.
 //   - TestCaptureUnderSlurm: checks that Slurm places the shard jobs
 //     first-fit on one GPU, which holds only with the node's GPUs free.
-//   - TestNoticesUnderSlurm, TestForeignProcessesCannotClaimJobs,
-//     TestSMActivityUnderSlurm, TestSpooledRecordsJoinTheirJob,
-//     TestPrometheusScrape: not moved yet; they are the next to move.
-//     Each needs a look first: notices cancel jobs by partition policy,
-//     the identity test plants look-alike processes of other users beside
-//     the jobs, the spool test stops and restarts its agent around the
-//     cluster's hooks, the scrape test times Prometheus.
+//   - TestNoticesUnderSlurm: its first phase holds all four GPUs at once
+//     for 50–80 s (four one-GPU jobs that sleep or burn that long; two
+//     more queue behind them). Tests beside it wait at most a minute for
+//     a job to start or leave the queue. Tried on the shared cluster (its
+//     exempt and cancel partitions the scope's own), it passed, and
+//     TestHookCrashOnCluster ("after 1m0s, jobs still queued") and
+//     TestSpooledRecordsJoinTheirJob (no spooled prolog record after a
+//     minute) failed behind it, as behind TestNeverStartedRealJobs.
+//   - TestForeignProcessesCannotClaimJobs: user A's look-alike programs
+//     sit on GPUs 2 and 3, which on its own cluster the victim, the first
+//     job, never gets (GPU 0). On the shared cluster Slurm gives a
+//     one-GPU job whichever GPU other tests left free (seen: GPU 3 while
+//     0–2 were held), and a foreign process on the victim's GPU makes the
+//     agent attribute per process and mark the readings shared
+//     (agent/sample.go), which the test rightly refuses: it would pass or
+//     fail by placement.
 //
 // # Two tiers
 //

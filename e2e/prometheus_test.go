@@ -41,7 +41,10 @@ var promPhases = []struct {
 // endpoints' live output.
 //
 // Not parallel: it compares scrapes made every second with the agent's
-// samples, and other tests' load delays both.
+// samples, and other tests' load delays both. It runs on the shared
+// cluster (go test runs it before the parallel tests, so alone there too;
+// the cluster starts for it), with its partition's prolog and epilog and
+// no jobcomp.
 func TestPrometheusScrape(t *testing.T) {
 	requireClusterHost(t)
 	promBin, err := exec.LookPath("prometheus")
@@ -58,7 +61,9 @@ func TestPrometheusScrape(t *testing.T) {
 		t.Fatal(err)
 	}
 	nodeCfg := filepath.Join(work, "gpuprof.toml")
-	c := startCluster(t, clusterOptions{GPUProfBin: bin, GPUProfConfig: nodeCfg})
+	c := sharedCluster(t)
+	c.hooks(t, bin, nodeCfg)
+	c.withoutJobComp(t)
 	ensureMunge(t)
 
 	simDir, outDir, centralDir := filepath.Join(work, "sim"), filepath.Join(work, "out"), filepath.Join(work, "central")
@@ -95,8 +100,8 @@ func TestPrometheusScrape(t *testing.T) {
 		cc.Serve.NodeHosts = map[string][]string{host: {"localhost"}}
 		t.Logf("munge reports this host as %s, which localhost does not resolve to: serve.node_hosts lists it", host)
 	}
-	// No jobcomp feeds this collector (the test cluster's jobcomp writes
-	// its own database): the node's word places its jobs.
+	// No jobcomp feeds this collector (none runs for the test's
+	// partition): the node's word places its jobs.
 	cc.Serve.Placement = "sender"
 	centralCfg := writeConfigFile(t, filepath.Join(centralDir, "gpuprof.toml"), cc)
 	startServe(t, bin, centralCfg, serveAddr, filepath.Join(centralDir, "serve.out"))
@@ -185,7 +190,7 @@ scrape_configs:
 	for _, ph := range promPhases {
 		script = append(script, fmt.Sprintf("%s simgpu burn --mem 6GiB --util %d --for %s", shellQuote(bin), ph.util, ph.d))
 	}
-	id := c.run(t, "sbatch", "--parsable", "-J", "e2e-prometheus", "-o", filepath.Join(outDir, "%j.out"), "--chdir", work,
+	id := c.sbatch(t, "-J", "e2e-prometheus", "-o", filepath.Join(outDir, "%j.out"), "--chdir", work,
 		"--export=ALL,GPUPROF_CONFIG="+nodeCfg, "--gres=gpu:1", "--wrap", strings.Join(script, "; "))
 	t.Logf("job %s submitted", id)
 

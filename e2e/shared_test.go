@@ -25,6 +25,14 @@ var shared struct {
 	err  error
 	// scopes counts the scopes handed out: each takes the next name.
 	scopes atomic.Int64
+	// sacctmgr serialises the scopes' accounting changes. Tests adding
+	// their accounts at the same moment deadlocked MariaDB inside
+	// slurmdbd (slurmdbd.log: "deadlock detected attempt 1/10"); slurmdbd
+	// retried the failed query alone, after InnoDB had rolled back its
+	// transaction, so sacctmgr said the account was added and the next
+	// `add user` found none (seen: two of four tests that got the
+	// cluster at once).
+	sacctmgr sync.Mutex
 }
 
 // scope is one test's part of the shared cluster: a partition of the node
@@ -68,7 +76,7 @@ func sharedCluster(t *testing.T) *scope {
 	}
 	s := &scope{cluster: shared.c, Name: fmt.Sprintf("e2e%d", shared.scopes.Add(1))}
 	s.run(t, "scontrol", "create", "PartitionName="+s.Name, "Nodes=localhost", "MaxTime=INFINITE", "State=UP")
-	s.run(t, "sacctmgr", "-i", "add", "account", s.Name)
+	s.addAccount(t)
 	s.addUser(t, "root")
 	t.Cleanup(func() {
 		_, _ = s.output("scancel", "-p", s.Name)
@@ -111,11 +119,28 @@ func stopShared(failed bool) {
 	_ = os.RemoveAll(c.Dir)
 }
 
+// addAccount adds the scope's account, one scope at a time, and checks
+// that slurmdbd kept it (shared.sacctmgr says why).
+func (s *scope) addAccount(t testing.TB) {
+	t.Helper()
+	shared.sacctmgr.Lock()
+	defer shared.sacctmgr.Unlock()
+	s.run(t, "sacctmgr", "-i", "add", "account", s.Name)
+	if out := s.run(t, "sacctmgr", "-n", "-P", "show", "account", s.Name, "format=account"); out != s.Name {
+		t.Fatalf("sacctmgr added account %s, but show account lists %q", s.Name, out)
+	}
+}
+
 // addUser gives a Unix user an association with the scope's account, so
 // that its jobs can be charged to it.
 func (s *scope) addUser(t testing.TB, user string) {
 	t.Helper()
-	s.run(t, "sacctmgr", "-i", "add", "user", user, "account="+s.Name)
+	func() {
+		// t.Fatal in run must not leave the lock held.
+		shared.sacctmgr.Lock()
+		defer shared.sacctmgr.Unlock()
+		s.run(t, "sacctmgr", "-i", "add", "user", user, "account="+s.Name)
+	}()
 	// slurmdbd tells slurmctld a moment later; a job charged to the
 	// account before that could be refused.
 	deadline := time.Now().Add(30 * time.Second)
@@ -166,6 +191,17 @@ func (s *scope) hooks(t testing.TB, bin, config string) {
 	cmd.Env = append(os.Environ(), "GPUPROF_BIN="+bin, "GPUPROF_CONFIG="+config)
 	if out, err := cmd.CombinedOutput(); err != nil {
 		t.Fatalf("testcluster.sh hooks %s: %v\n%s", s.Name, err, out)
+	}
+}
+
+// withoutJobComp removes the jobcomp wrapper hooks wrote: the cluster's
+// jobcomp then does nothing for the scope's jobs (testcluster.sh
+// --by-partition), as on a cluster with no JobCompType. Call it after
+// hooks.
+func (s *scope) withoutJobComp(t testing.TB) {
+	t.Helper()
+	if err := os.Remove(filepath.Join(s.Dir, "hooks", "p", s.Name, "jobcomp")); err != nil {
+		t.Fatal(err)
 	}
 }
 

@@ -74,14 +74,16 @@ func (l *dbLock) release() {
 // cluster and node names (the configuration names neither, as a new
 // admin's does not; slurmd's node is "localhost", not the host name), with
 // the agent's readings when the agent ran during the job, and the
-// scheduler view from jobcomp.
+// scheduler view from jobcomp. It runs on the shared cluster, its
+// partition's hooks (jobcomp among them) recording into its own gpuprof.
 func TestSpooledRecordsJoinTheirJob(t *testing.T) {
 	requireClusterHost(t)
 	t.Parallel()
 	bin := gpuprofBinary(t)
 	work := sharedTempDir(t, "gpuprof-e2e-spool-")
 	cfgPath := filepath.Join(work, "gpuprof.toml")
-	c := startCluster(t, clusterOptions{GPUProfBin: bin, GPUProfConfig: cfgPath, JobComp: true})
+	c := sharedCluster(t)
+	c.hooks(t, bin, cfgPath)
 	simDir := filepath.Join(work, "sim")
 	if err := os.Mkdir(simDir, 0o777); err != nil {
 		t.Fatal(err)
@@ -150,7 +152,7 @@ memory = "80GiB"
 	}
 	submit := func(name, mem string, d time.Duration) string {
 		t.Helper()
-		return c.run(t, "sbatch", "--parsable", "-J", name, "--gres=gpu:1", "-o", filepath.Join(work, "%j.out"),
+		return c.sbatch(t, "-J", name, "--gres=gpu:1", "-o", filepath.Join(work, "%j.out"),
 			"--chdir", work, "--export=ALL,GPUPROF_CONFIG="+cfgPath,
 			"--wrap", fmt.Sprintf("%s simgpu burn --mem %s --util 50 --for %s", shellQuote(bin), mem, d))
 	}

@@ -2,7 +2,8 @@
 // GPU UUID, behind one small interface (Sampler).
 //
 // Implementations live in sub-packages: gpu/nvml (the only importer of
-// go-nvml) and gpu/sim (a simulated node for tests and the demo). This
+// go-nvml), gpu/sim (a simulated node for tests and the demo) and
+// gpu/nvproc (an Inventory only, from the driver's /proc files). This
 // package must not import either of them, nor touch Slurm, SQLite or cobra.
 package gpu
 
@@ -148,6 +149,20 @@ type AccountingStats struct {
 	Running   bool
 }
 
+// Inventory is what a Slurm hook reads of a node's GPUs: which there are,
+// by UUID, minor number and PCI bus. Every Sampler is one; gpu/nvproc is one
+// that only reads the driver's /proc files (no NVML, no cgo), for the
+// hook-only binary.
+//
+// Contract: Devices lists the physical GPUs the backend can name by UUID,
+// each once. A field the backend cannot read keeps its unknown value
+// (Minor -1, MemoryTotal 0, Name "", MIG nil), never a guess. Close
+// releases the backend.
+type Inventory interface {
+	Devices(ctx context.Context) ([]Device, error)
+	Close() error
+}
+
 // Sampler is what gpuprof reads from the GPUs of one node.
 //
 // Contract:
@@ -168,7 +183,7 @@ type AccountingStats struct {
 //   - Implementations are safe for use by one goroutine at a time; the agent
 //     serialises calls. Close releases the backend; calls after Close fail.
 type Sampler interface {
-	Devices(ctx context.Context) ([]Device, error)
+	Inventory
 	Versions(ctx context.Context) (Versions, error)
 	SampleDevice(ctx context.Context, uuid string) (DeviceSample, error)
 	Processes(ctx context.Context, uuid string) ([]ProcessSample, error)
@@ -177,5 +192,4 @@ type Sampler interface {
 	// Energy reads the GPU's total-energy counter: millijoules since the
 	// driver loaded, monotonic while it stays loaded.
 	Energy(ctx context.Context, uuid string) (uint64, error)
-	Close() error
 }

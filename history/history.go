@@ -141,10 +141,27 @@ func (o Options) now() time.Time {
 // fit, the jobs of the parts before it are stored, the error says how many,
 // and nothing of that part or after it is.
 //
+// Each batch of records is its own transaction, except when the database
+// holds at most a quarter as many jobs as the first batch (a first import,
+// typically; store.BulkLoadWorth): then the whole import is one
+// store.BulkLoad, which builds sched_jobs' indexes once at the end instead
+// of inserting into them row by row. Such an import stores all or nothing
+// on a database error or cancellation (the error says so and the counts of
+// stored jobs are 0); where the input fails (a later part refused, a read
+// error) the jobs before are stored, as above.
+func Import(ctx context.Context, db *store.DB, r io.Reader, format string, o Options) (Result, error) {
+	st := &storer{db: db}
+	defer st.abandon() // a panic: release the write lock
+	res, err := importRecords(ctx, st, r, format, o)
+	return st.finish(ctx, res, err)
+}
+
+// importRecords is Import, storing through st.
+//
 // It stays one function: flush, problem and add are closures over one
 // batch and one Result that both formats feed, so the batch, the import
 // mark and the counts move together in one place.
-func Import(ctx context.Context, db *store.DB, r io.Reader, format string, o Options) (Result, error) {
+func importRecords(ctx context.Context, st *storer, r io.Reader, format string, o Options) (Result, error) {
 	br := bufio.NewReaderSize(r, 1<<20)
 	if format == FormatAuto {
 		head, _ := br.Peek(512)
@@ -167,7 +184,7 @@ func Import(ctx context.Context, db *store.DB, r io.Reader, format string, o Opt
 				last = rec.End
 			}
 		}
-		err := db.WithTx(ctx, func(tx *store.Tx) error {
+		err := st.write(ctx, len(batch), func(tx *store.Tx) error {
 			ins, upd, same, err := tx.PutSchedJobs(ctx, batch)
 			if err != nil {
 				return err

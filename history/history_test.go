@@ -169,9 +169,14 @@ func TestImportBatches(t *testing.T) {
 	}
 }
 
+// Each batch is its own transaction when the database holds more than a
+// quarter as many jobs as the first batch (no bulk load): a cancel keeps the
+// batches committed before it. TestImportBulkCancelled is the other case.
 func TestImportCancelled(t *testing.T) {
 	ctx := context.Background()
 	db := openDB(t)
+	importString(t, db, lines(row("1", 1001, t0, t0.Add(time.Minute), "COMPLETED", "seed"),
+		row("2", 1001, t0, t0.Add(time.Minute), "COMPLETED", "seed")), history.FormatText, history.Options{Cluster: "seed"})
 	var rows []string
 	for i := range 5 {
 		rows = append(rows, row(strconv.Itoa(300+i), 1001, t0.Add(time.Duration(i)*time.Hour), t0.Add(time.Duration(i)*time.Hour+time.Minute), "COMPLETED", "lab"))

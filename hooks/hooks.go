@@ -23,6 +23,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"runtime/debug"
+	"slices"
 	"strconv"
 	"syscall"
 	"time"
@@ -43,9 +44,9 @@ type Deps struct {
 	Env        slurmext.HookEnv
 	Log        *slog.Logger
 	Now        func() time.Time
-	// OpenSampler opens the GPU backend; used only when the agent is
+	// OpenInventory opens the GPU inventory; used only when the agent is
 	// unreachable, to name the job's GPUs by UUID. May be nil.
-	OpenSampler func(ctx context.Context) (gpu.Sampler, error)
+	OpenInventory func(ctx context.Context) (gpu.Inventory, error)
 	// Self is this binary's path, for starting the agent.
 	Self string
 	// ConfRoots are where a configless node keeps slurm.conf (nil:
@@ -227,7 +228,7 @@ func Epilog(ctx context.Context, d Deps) (Outcome, error) {
 // (by UUID when the GPU backend answers in time) and no readings.
 func (d Deps) minimalProfile(ctx context.Context, js hookproto.JobStart) profile.Job {
 	var devs []gpu.Device
-	if d.OpenSampler != nil {
+	if d.OpenInventory != nil {
 		sctx, cancel := context.WithTimeout(ctx, budget(ctx, 0.3))
 		devs = d.devices(sctx)
 		cancel()
@@ -236,8 +237,16 @@ func (d Deps) minimalProfile(ctx context.Context, js hookproto.JobStart) profile
 	got, idx, problems := hookproto.Resolve(devs, js.GPUs)
 	j := hookproto.NewProfile(js, got, idx, interval, d.Config.Agent.SeriesPoints, gpu.Versions{}, profile.SourceHook)
 	if len(problems) > 0 {
-		// Keep the GPUs by Slurm index even without a UUID.
+		// Keep the GPUs the inventory did not name: by the UUID Slurm gave
+		// (a MIG instance: gpu/nvproc lists physical GPUs only; the agent
+		// names it when it drains the record), else by Slurm index.
 		for _, r := range js.GPUs {
+			if r.UUID != "" {
+				if !slices.ContainsFunc(got, func(g gpu.Device) bool { return g.UUID == r.UUID }) {
+					j.GPUs = append(j.GPUs, profile.NewGPU(gpu.Device{UUID: r.UUID, Minor: r.Minor}, r.SlurmIndex, js.Start, interval, d.Config.Agent.SeriesPoints))
+				}
+				continue
+			}
 			if slicesContainsIndex(idx, r.SlurmIndex) {
 				continue
 			}
@@ -271,6 +280,8 @@ func (d Deps) devices(ctx context.Context) []gpu.Device {
 	}
 	ch := make(chan res, 1)
 	go func() {
+		// The select below bounds the wait: a hung driver leaves this
+		// goroutine behind, and the hook goes on without UUIDs.
 		// A panic here (in the GPU backend) would kill the hook with exit
 		// 2, which no recover on the hook's own goroutine can catch:
 		// recover it here, log its stack, and go on without UUIDs.
@@ -281,14 +292,13 @@ func (d Deps) devices(ctx context.Context) []gpu.Device {
 				ch <- res{err: fmt.Errorf("GPU inventory panicked: %v", p)}
 			}
 		}()
-		s, err := d.OpenSampler(ctx)
+		inv, err := d.OpenInventory(ctx)
 		if err != nil {
 			ch <- res{err: err}
 			return
 		}
-		ts := gpu.WithTimeout(s, budget(ctx, 1))
-		devs, err := ts.Devices(ctx)
-		_ = ts.Close()
+		devs, err := inv.Devices(ctx)
+		_ = inv.Close()
 		ch <- res{devs, err}
 	}()
 	select {

@@ -64,7 +64,7 @@ func deps(t *testing.T, jobID string) Deps {
 		},
 		Log: slog.New(slog.NewTextHandler(io.Discard, nil)),
 		Now: func() time.Time { return t0 },
-		OpenSampler: func(context.Context) (gpu.Sampler, error) {
+		OpenInventory: func(context.Context) (gpu.Inventory, error) {
 			return sim.Open(cfg.Sim.Dir)
 		},
 	}
@@ -307,9 +307,29 @@ func TestGPURefs(t *testing.T) {
 	}
 }
 
+// TestUnnamedUUIDKept: a GPU Slurm gave by UUID that the inventory does
+// not list (a MIG instance: gpu/nvproc lists physical GPUs only) is kept
+// under that UUID, for the agent to name when it drains the record, with
+// the reason; before, it became "unresolved-slurm-gpu--1".
+func TestUnnamedUUIDKept(t *testing.T) {
+	const mig = "MIG-5a6b7c8d-9e0f-4a1b-8c2d-3e4f5a6b7c8d"
+	d := deps(t, "83")
+	d.Env.GPUs, d.Env.GPUUUIDs = []int{1}, []string{mig}
+	if _, err := Prolog(withDeadline(t, 2*time.Second), d); err != nil {
+		t.Fatal(err)
+	}
+	j := readJob(t, d)
+	if len(j.GPUs) != 1 || j.GPUs[0].UUID != mig || j.GPUs[0].Minor != -1 {
+		t.Fatalf("GPUs %+v, want the one MIG instance by its UUID, minor unknown", j.GPUs)
+	}
+	if !j.Partial || !slices.ContainsFunc(j.PartialReasons, func(r string) bool { return strings.Contains(r, mig) }) {
+		t.Errorf("partial %v %q, want a reason naming %s", j.Partial, j.PartialReasons, mig)
+	}
+}
+
 func TestHungBackendDoesNotBlock(t *testing.T) {
 	d := deps(t, "82")
-	d.OpenSampler = func(ctx context.Context) (gpu.Sampler, error) {
+	d.OpenInventory = func(ctx context.Context) (gpu.Inventory, error) {
 		<-ctx.Done() // a driver that never answers
 		return nil, errors.New("hung")
 	}

@@ -48,7 +48,7 @@ func TestGPUInventoryPanicIsRecovered(t *testing.T) {
 			d := deps(t, "90")
 			var logged syncBuffer
 			d.Log = slog.New(slog.NewTextHandler(&logged, nil))
-			d.OpenSampler = func(context.Context) (gpu.Sampler, error) {
+			d.OpenInventory = func(context.Context) (gpu.Inventory, error) {
 				panic("nvml: injected panic")
 			}
 			out, err := tt.hook(withDeadline(t, 2*time.Second), d)

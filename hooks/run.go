@@ -50,9 +50,9 @@ type Runtime struct {
 	// ConfigPath and Self start the agent when the prolog may (Deps).
 	ConfigPath string
 	Self       string
-	// OpenSampler opens the GPU backend for the node hooks when the agent
-	// does not answer. May be nil.
-	OpenSampler func(ctx context.Context, cfg config.Config, log *slog.Logger) (gpu.Sampler, error)
+	// OpenInventory opens the GPU inventory for the node hooks when the
+	// agent does not answer. May be nil.
+	OpenInventory func(ctx context.Context, cfg config.Config, log *slog.Logger) (gpu.Inventory, error)
 	// Before runs just before the hook's work, once its environment is
 	// read; nil in production (a test build injects its faults there).
 	Before func()
@@ -105,8 +105,8 @@ func (rt Runtime) node(ctx context.Context, kind Kind, cfg config.Config, log *s
 		log.Warn("environment problem", "job", env.JobID, "problem", p)
 	}
 	d := Deps{Config: cfg, ConfigPath: rt.ConfigPath, Env: env, Log: log, Now: time.Now, Self: rt.Self}
-	if rt.OpenSampler != nil {
-		d.OpenSampler = func(ctx context.Context) (gpu.Sampler, error) { return rt.OpenSampler(ctx, cfg, log) }
+	if rt.OpenInventory != nil {
+		d.OpenInventory = func(ctx context.Context) (gpu.Inventory, error) { return rt.OpenInventory(ctx, cfg, log) }
 	}
 	work := Prolog
 	if kind == KindEpilog {

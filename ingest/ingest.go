@@ -12,6 +12,7 @@ import (
 	"log/slog"
 	"time"
 
+	"github.com/gpuprof/gpuprof/gpu"
 	"github.com/gpuprof/gpuprof/hookproto"
 	"github.com/gpuprof/gpuprof/profile"
 	"github.com/gpuprof/gpuprof/slurmext"
@@ -27,6 +28,12 @@ type Options struct {
 	// Outbox queues every finished profile for delivery to the collector
 	// (multi-node mode), in the same transaction that stores it.
 	Outbox bool
+	// Devices are the node's GPUs as the writer's backend names them (the
+	// agent's NVML inventory), or nil. A hook's record takes from the
+	// device of the same UUID what the hook could not read: the hooks name
+	// GPUs from the driver's /proc files (gpu/nvproc), which give no
+	// memory size.
+	Devices []gpu.Device
 }
 
 // Apply writes one record to the database within tx.
@@ -60,6 +67,7 @@ func Apply(ctx context.Context, tx *store.Tx, kind string, data []byte, opts Opt
 		if err := json.Unmarshal(data, &j); err != nil {
 			return fmt.Errorf("%w: %v", errBadRecord, err)
 		}
+		complete(&j, opts.Devices)
 		_, err := tx.InsertJobIfAbsent(ctx, j)
 		return err
 	case hookproto.KindHookEnd:
@@ -67,6 +75,7 @@ func Apply(ctx context.Context, tx *store.Tx, kind string, data []byte, opts Opt
 		if err := json.Unmarshal(data, &h); err != nil {
 			return fmt.Errorf("%w: %v", errBadRecord, err)
 		}
+		complete(&h.Job, opts.Devices)
 		if err := FinishFromHook(ctx, tx, h); err != nil {
 			return err
 		}
@@ -83,6 +92,34 @@ func Apply(ctx context.Context, tx *store.Tx, kind string, data []byte, opts Opt
 }
 
 var errBadRecord = errors.New("unreadable spool record")
+
+// complete fills, from devs by UUID, what a hook could not read of its
+// job's GPUs: a memory size, model or minor it left unknown (a MIG
+// instance the hook kept by UUID alone takes its own memory and name and
+// its parent's minor, as gpu.ByUUID gives them). What the hook did read is
+// kept.
+func complete(j *profile.Job, devs []gpu.Device) {
+	if len(devs) == 0 {
+		return
+	}
+	byUUID := gpu.ByUUID(devs)
+	for i := range j.GPUs {
+		g := &j.GPUs[i]
+		d, ok := byUUID[g.UUID]
+		if !ok {
+			continue
+		}
+		if g.MemoryTotal == 0 {
+			g.MemoryTotal = d.MemoryTotal
+		}
+		if g.Model == "" {
+			g.Model = d.Name
+		}
+		if g.Minor < 0 {
+			g.Minor = d.Minor
+		}
+	}
+}
 
 // FinishFromHook closes a job in the database without the agent: what the
 // agent last flushed is kept, the job is finished at the epilog's end time

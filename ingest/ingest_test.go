@@ -230,6 +230,61 @@ func TestApplyHookEnd(t *testing.T) {
 	}
 }
 
+// TestApplyHookCompletesGPUs: a hook that named its GPUs from the driver's
+// /proc files (gpu/nvproc: no memory size) is stored with the memory size
+// of the writer's inventory, as when the hook read NVML itself; what the
+// hook read stays.
+func TestApplyHookCompletesGPUs(t *testing.T) {
+	procGPU := func() profile.Job {
+		j := hookProfile()
+		j.GPUs = []profile.GPU{profile.NewGPU(gpu.Device{UUID: "GPU-aaaa", Name: "NVIDIA H100 80GB HBM3", Minor: 2}, 0, t0, time.Second, 0)}
+		return j
+	}
+	migGPU := func() profile.Job {
+		j := hookProfile()
+		j.GPUs = []profile.GPU{profile.NewGPU(gpu.Device{UUID: "MIG-aaaa", Minor: -1}, -1, t0, time.Second, 0)}
+		return j
+	}
+	migInventory := []gpu.Device{{UUID: "GPU-cccc", Name: "NVIDIA A100-SXM4-40GB", Minor: 2, MemoryTotal: 40 << 30,
+		MIGEnabled: true, MIG: []gpu.MIGDevice{{UUID: "MIG-aaaa", ParentUUID: "GPU-cccc", Profile: "1g.10gb", MemoryTotal: 10 << 30}}}}
+	inventory := []gpu.Device{
+		{UUID: "GPU-bbbb", Name: "NVIDIA H100 80GB HBM3", MemoryTotal: 80 << 30},
+		{UUID: "GPU-aaaa", Name: "NVIDIA H100 80GB HBM3 (NVML)", Minor: 2, MemoryTotal: 81559 << 20},
+	}
+	tests := []struct {
+		name      string
+		kind      string
+		job       profile.Job
+		devices   []gpu.Device
+		wantMem   uint64
+		wantModel string
+		wantMinor int
+	}{
+		{"start, from /proc", hookproto.KindHookStart, procGPU(), inventory, 81559 << 20, "NVIDIA H100 80GB HBM3", 2},
+		{"end, from /proc", hookproto.KindHookEnd, procGPU(), inventory, 81559 << 20, "NVIDIA H100 80GB HBM3", 2},
+		{"no inventory: unknown stays unknown", hookproto.KindHookStart, procGPU(), nil, 0, "NVIDIA H100 80GB HBM3", 2},
+		{"the hook's own reading stays", hookproto.KindHookStart, hookProfile(), inventory, 80 << 30, "NVIDIA H100 80GB HBM3 (NVML)", 0},
+		{"a GPU the inventory does not know", hookproto.KindHookStart, procGPU(), inventory[:1], 0, "NVIDIA H100 80GB HBM3", 2},
+		{"a MIG instance kept by UUID", hookproto.KindHookStart, migGPU(), migInventory, 10 << 30, "NVIDIA A100-SXM4-40GB MIG 1g.10gb", 2},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			db := openDB(t)
+			var v any = tt.job
+			if tt.kind == hookproto.KindHookEnd {
+				v = hookproto.JobEnd{Job: tt.job, End: t0.Add(time.Hour)}
+			}
+			if err := apply(t, db, tt.kind, v, ingest.Options{Devices: tt.devices}); err != nil {
+				t.Fatalf("apply: %v", err)
+			}
+			g := getJob(t, db).GPUs[0]
+			if g.MemoryTotal != tt.wantMem || g.Model != tt.wantModel || g.Minor != tt.wantMinor {
+				t.Errorf("GPU stored with memory %d, model %q, minor %d; want %d, %q, %d", g.MemoryTotal, g.Model, g.Minor, tt.wantMem, tt.wantModel, tt.wantMinor)
+			}
+		})
+	}
+}
+
 func ptr[T any](v T) *T { return &v }
 
 func TestApplySchedJob(t *testing.T) {

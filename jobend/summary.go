@@ -35,8 +35,9 @@ type Summary struct {
 	Hint *analysis.Hint
 }
 
-// Summarise examines v under c (types: the GPU types of its cluster, nil
-// when none known) as gpuprof show does.
+// Summarise draws v's fact sheet under c (types: the GPU types of its
+// cluster, nil when none known): the one show and the TUI's detail draw
+// (analysis.ExamineView), so that the mail says what they say.
 func Summarise(v store.JobView, c analysis.Config, types []analysis.GPUType) Summary {
 	s := Summary{Cluster: v.Cluster, JobID: v.JobID, SlurmID: v.SlurmID(), Profiled: len(v.Profiles) > 0, Final: len(v.Profiles) > 0}
 	for _, p := range v.Profiles {
@@ -47,7 +48,7 @@ func Summarise(v store.JobView, c analysis.Config, types []analysis.GPUType) Sum
 			s.LastSample = p.LastSample
 		}
 	}
-	f := analysis.Examine(analysis.FromView(v.SchedView(), v.Profiles), c, types)
+	f := analysis.ExamineView(v.SchedView(), v.Profiles, c, types)
 	s.Metrics, s.Class = f.Metrics, f.Class
 	if len(f.Hints) > 0 {
 		h := f.Hints[0]

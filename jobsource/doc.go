@@ -6,10 +6,12 @@
 // store.Caller, where the jobs are read from, the scoped reader), which
 // the pipeline binds to the one cluster an answer is for (Scope.Bind,
 // with the one rule that binds a slurm.conf to a cluster's jobs:
-// BindSlurmConf, BindConf) and reads windows through (Scope.Input). It
-// imports nothing of the pipeline. The admins' digest still reads its
-// day through an adapter (Source.Digest, notice.DaySource, the day's jobs
-// and notices in one pass: Source.InputAndNotices).
+// BindSlurmConf, BindConf) and reads windows through (Scope.Input; a
+// day's jobs with its notices in one pass, Scope.InputAndNotices, for the
+// admins' digest; the newest jobs of a month bound to their one cluster
+// after the read, Query.Newest and ConfOfRead, for the TUI's summary). It
+// imports nothing of the pipeline, and hands an analysis input out only
+// through a Scope (internal/archtest).
 //
 // It reads files (slurm.conf, gres.conf) and opens the database or a
 // socket; it decides no access itself (the store and the servers in

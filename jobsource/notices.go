@@ -58,11 +58,11 @@ func (s *Source) Notices(ctx context.Context, q NoticeQuery) ([]notice.Row, erro
 	return nj.rows(ctx, s)
 }
 
-// InputAndNotices reads the jobs f selects into the analysis input with
+// inputAndNotices reads the jobs f selects into the analysis input with
 // the clock at now (inputSized) and, from the same pass, the notices q
 // selects (Notices, newest first): the jobs are read once where Input
 // and Notices would read them twice. q.Jobs must select the jobs f does.
-func (s *Source) InputAndNotices(ctx context.Context, f store.ViewFilter, now time.Time, q NoticeQuery) (analysis.Input, []notice.Row, error) {
+func (s *Source) inputAndNotices(ctx context.Context, f store.ViewFilter, now time.Time, q NoticeQuery) (analysis.Input, []notice.Row, error) {
 	if s.Reader() == nil {
 		// Through a client the notices come with the profiles.
 		var rows []notice.Row

@@ -123,7 +123,7 @@ func TestNoticesManyJobs(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		in, got, err := src.InputAndNotices(ctx, store.ViewFilter{Lean: true}, noticesBase, q)
+		in, got, err := src.inputAndNotices(ctx, store.ViewFilter{Lean: true}, noticesBase, q)
 		if err != nil {
 			t.Fatal(err)
 		}

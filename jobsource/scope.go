@@ -5,6 +5,7 @@ import (
 	"time"
 
 	"github.com/gpuprof/gpuprof/analysis"
+	"github.com/gpuprof/gpuprof/notice"
 	"github.com/gpuprof/gpuprof/profile"
 	"github.com/gpuprof/gpuprof/slurmext"
 	"github.com/gpuprof/gpuprof/store"
@@ -55,6 +56,19 @@ type Query struct {
 	// Input sizes the input by it instead of counting again (0: not
 	// counted).
 	Jobs int
+	// Now is the input's clock: jobs still running count up to it (zero:
+	// the time of the read).
+	Now time.Time
+	// Newest, when above 0, reads only the newest Newest jobs, in the
+	// jobs list's order, a page at a time: a view that must answer
+	// quickly (the TUI's summary) reads no more.
+	Newest int
+	// ConfOfRead binds, once the jobs are read, the Slurm configuration
+	// of the one cluster they are of (none when they are of several or of
+	// none; a file that cannot be read is said, analysis.ConfUse.NotUsed,
+	// not an error): a read not bound before (the TUI's summary, whose
+	// cluster is that of the jobs it read).
+	ConfOfRead bool
 }
 
 // Reads is what a Scope reads through: the Source's scoped reader, or a
@@ -75,6 +89,11 @@ type Reads interface {
 	// host's) and binds its Slurm configuration, with how many jobs of it
 	// q selects when they were counted to choose it (0: not counted).
 	Bind(ctx context.Context, q Query, cluster string) (string, *Conf, int, error)
+	// InputAndNotices is Input (no Slurm configuration: every cluster's
+	// jobs) with, from the same pass, the notices decided in q's window
+	// that the caller may see, newest first (ties by cluster, job, node,
+	// rule).
+	InputAndNotices(ctx context.Context, q Query) (analysis.Input, []notice.Row, error)
 }
 
 // NewScope is the scope of c reading through r (tests; Source.Scope for
@@ -107,6 +126,13 @@ func (sc Scope) Count(ctx context.Context, q Query) (int, error) {
 // same pass.
 func (sc Scope) Input(ctx context.Context, q Query, each func(*slurmext.JobRecord, []profile.Job)) (analysis.Input, error) {
 	return sc.r.Input(ctx, sc.of(q), sc.Conf, each)
+}
+
+// InputAndNotices reads every job q selects into the analysis input and,
+// from the same pass, the notices decided in q's window
+// (Reads.InputAndNotices): the admins' digest of a day.
+func (sc Scope) InputAndNotices(ctx context.Context, q Query) (analysis.Input, []notice.Row, error) {
+	return sc.r.InputAndNotices(ctx, sc.of(q))
 }
 
 // Clusters names the clusters of the jobs q selects (Reads.Clusters).
@@ -150,7 +176,24 @@ func (r sourceReads) Input(ctx context.Context, q Query, conf *Conf, each func(*
 	if each != nil {
 		fn = func(v store.JobView) { each(v.Sched, v.Profiles) }
 	}
-	return r.s.inputSized(ctx, r.filter(q), time.Now(), q.Jobs, conf, fn)
+	if q.Newest > 0 || q.ConfOfRead {
+		return r.s.inputNewest(ctx, r.filter(q), readTime(q), q, conf, fn)
+	}
+	return r.s.inputSized(ctx, r.filter(q), readTime(q), q.Jobs, conf, fn)
+}
+
+func (r sourceReads) InputAndNotices(ctx context.Context, q Query) (analysis.Input, []notice.Row, error) {
+	f := r.filter(q)
+	jobs := store.ViewFilter{Cluster: f.Cluster, User: f.User, Since: f.Since, Until: f.Until}
+	return r.s.inputAndNotices(ctx, f, readTime(q), NoticeQuery{Jobs: jobs, Since: f.Since, Until: f.Until})
+}
+
+// readTime is q's clock: Now, else the time of the read.
+func readTime(q Query) time.Time {
+	if q.Now.IsZero() {
+		return time.Now()
+	}
+	return q.Now
 }
 
 func (r sourceReads) Clusters(ctx context.Context, q Query) ([]string, int, error) {

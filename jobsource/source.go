@@ -5,8 +5,10 @@ import (
 	"errors"
 	"fmt"
 	"io/fs"
+	"math"
 	"net"
 	"os/user"
+	"slices"
 	"strconv"
 	"sync"
 	"time"
@@ -263,6 +265,63 @@ func (s *Source) inputSized(ctx context.Context, f store.ViewFilter, now time.Ti
 	return in, nil
 }
 
+// newestPage is how many jobs a page of a read of the newest jobs
+// (Query.Newest) holds.
+const newestPage = 500
+
+// inputNewest reads the jobs f selects into the analysis input, whose
+// window is f's and whose Now is now, as q asks: the newest q.Newest of
+// them (every one when 0; at most q.Jobs when counted) in the jobs
+// list's order, a page at a time (Jobs: a running job named as the list
+// names it), and, with q.ConfOfRead, the Slurm configuration of the one
+// cluster they are of (ClusterConf), else conf (nil: none). each, when
+// not nil, sees every view read.
+func (s *Source) inputNewest(ctx context.Context, f store.ViewFilter, now time.Time, q Query, conf *Conf, each func(store.JobView)) (analysis.Input, error) {
+	b := analysis.NewInputBuilder()
+	if conf != nil && !q.ConfOfRead {
+		b.SetConf(conf.Use, conf.Nodes)
+	}
+	n := q.Newest
+	if n <= 0 {
+		n = math.MaxInt
+	}
+	upTo := n // the pages asked for, the last one whole as the count may be late
+	if q.Jobs > 0 {
+		upTo = min(n, q.Jobs)
+	}
+	var clusters []string
+	var err error
+	for off := 0; off < upTo; off += newestPage {
+		page := f
+		page.Offset, page.Limit = off, min(newestPage, n-off)
+		var vs []store.JobView
+		if vs, err = s.Jobs(ctx, page); err != nil {
+			break
+		}
+		for _, v := range vs {
+			if !slices.Contains(clusters, v.Cluster) {
+				clusters = append(clusters, v.Cluster)
+			}
+			b.Add(v.Sched, v.Profiles)
+			if each != nil {
+				each(v)
+			}
+		}
+		if len(vs) < page.Limit {
+			break
+		}
+	}
+	if q.ConfOfRead && len(clusters) == 1 {
+		b.SetConf(s.ClusterConf(clusters[0]))
+	}
+	// Input waits for the conversions even after an error.
+	in := b.Input(analysis.Window{From: f.Since, To: f.Until}, now)
+	if err != nil {
+		return analysis.Input{}, err
+	}
+	return in, nil
+}
+
 // Count implements tui.Source.
 func (s *Source) Count(ctx context.Context, f store.ViewFilter) (int, error) {
 	if s.client != nil {
@@ -287,9 +346,10 @@ func (s *Source) Job(ctx context.Context, cluster, jobID string) (store.JobView,
 	return vs[0], nil
 }
 
-// ClusterConf implements tui.NodeSource: the Slurm configuration bound to
-// cluster's jobs (BindConf), nil nodes when none is used or it cannot be
-// read.
+// ClusterConf is the Slurm configuration bound to cluster's jobs
+// (BindConf), nil nodes when none is used or it cannot be read (said in
+// NotUsed): what a read bound after it (Query.ConfOfRead: the TUI's
+// summary) and GPUTypes count with.
 func (s *Source) ClusterConf(cluster string) (analysis.ConfUse, []slurmext.NodeGres) {
 	c, err := BindConf(cluster, s.cfg)
 	if err != nil {
@@ -366,6 +426,5 @@ func viewStart(vs []store.JobView) time.Time {
 
 var (
 	_ tui.Source     = (*Source)(nil)
-	_ tui.NodeSource = (*Source)(nil)
 	_ tui.TypeSource = (*Source)(nil)
 )

@@ -165,7 +165,7 @@ func TestInputAndNoticesNamesArraysThroughTheSocket(t *testing.T) {
 	day := store.ViewFilter{Since: start.Add(-time.Hour), Until: start.Add(24 * time.Hour)}
 	lean := day
 	lean.Lean = true
-	_, rows, err := src.InputAndNotices(ctx, lean, start.Add(24*time.Hour), NoticeQuery{Jobs: day, Since: day.Since, Until: day.Until})
+	_, rows, err := src.inputAndNotices(ctx, lean, start.Add(24*time.Hour), NoticeQuery{Jobs: day, Since: day.Since, Until: day.Until})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -174,7 +174,7 @@ func TestInputAndNoticesNamesArraysThroughTheSocket(t *testing.T) {
 	}
 	// The local database's lean read names it alike.
 	local := ForCaller(served, store.Caller{Admin: true})
-	if _, rows, err := local.InputAndNotices(ctx, lean, start.Add(24*time.Hour), NoticeQuery{Jobs: day, Since: day.Since, Until: day.Until}); err != nil ||
+	if _, rows, err := local.inputAndNotices(ctx, lean, start.Add(24*time.Hour), NoticeQuery{Jobs: day, Since: day.Since, Until: day.Until}); err != nil ||
 		len(rows) != 1 || rows[0].SlurmID != "53_[1-3]" {
 		t.Errorf("local rows %+v, %v; want one notice of 53_[1-3]", rows, err)
 	}

@@ -1,6 +1,7 @@
 // Package monthly is the window pipeline: the one reader of a window of
 // jobs (internal/archtest) for gpuprof report, plan, recommend, profiles
-// and whatif. It takes the caller's jobsource.Scope and what the command
+// and whatif, the admins' digest of a day (Digest) and the terminal UI's
+// month summary (SummaryMonth). It takes the caller's jobsource.Scope and what the command
 // asks (Ask: a window, a cluster), chooses the default window when none
 // is given (DefaultWindow: the last complete month with jobs, else the
 // data's span), binds the one cluster of the answer with its own Slurm

@@ -14,6 +14,7 @@ import (
 	"github.com/gpuprof/gpuprof/analysis"
 	"github.com/gpuprof/gpuprof/capacity"
 	"github.com/gpuprof/gpuprof/jobsource"
+	"github.com/gpuprof/gpuprof/notice"
 	"github.com/gpuprof/gpuprof/profile"
 	"github.com/gpuprof/gpuprof/report"
 	"github.com/gpuprof/gpuprof/slurmext"
@@ -27,6 +28,7 @@ type fakeSource struct {
 	mu       sync.Mutex
 	jobs     map[string][]analysis.Job
 	notices  []profile.Notice // given to each with the report month's first job
+	rows     []notice.Row     // the day's notices (InputAndNotices), newest first
 	queries  []jobsource.Query
 	counts   []jobsource.Query
 	fail     string // a month whose read fails
@@ -54,6 +56,11 @@ func (s *fakeSource) Input(_ context.Context, q jobsource.Query, _ *jobsource.Co
 		each(&slurmext.JobRecord{JobID: jobs[0].ID, User: jobs[0].User}, []profile.Job{{Key: profile.Key{Cluster: "lab", JobID: jobs[0].ID, Node: "gpu01"}, Notices: s.notices}})
 	}
 	return analysis.Input{Window: q.Window, Jobs: slices.Clone(jobs)}, nil
+}
+
+func (s *fakeSource) InputAndNotices(ctx context.Context, q jobsource.Query) (analysis.Input, []notice.Row, error) {
+	in, err := s.Input(ctx, q, nil, nil)
+	return in, slices.Clone(s.rows), err
 }
 
 func (s *fakeSource) Clusters(context.Context, jobsource.Query) ([]string, int, error) {

@@ -18,13 +18,21 @@ import (
 // it next time (empty when none would). j is the job's profile (its GPUs
 // in the tracker's order); loc is the zone of the times in the evidence
 // (nil: local, as sacct prints them). The notice's status is pending.
+// What the evidence says of the job's GPUs (their memory, mean
+// utilisation or SM activity, XIDs) comes from the job's fact sheet
+// (analysis.SheetGPU, the facts show and the TUI's detail draw); what
+// the latest reading showed is the tracker's own.
 func (t *Tracker) Describe(f Finding, now time.Time, j *profile.Job, loc *time.Location) profile.Notice {
 	n := profile.Notice{Rule: f.Rule, Time: now, Since: f.Since, Status: profile.NoticePending}
+	sheet := make([]analysis.GPUSheet, len(j.GPUs))
+	for i := range j.GPUs {
+		sheet[i] = analysis.SheetGPU(j.Node, &j.GPUs[i])
+	}
 	var labels []string
 	for i := range j.GPUs {
 		if f.GPUs&(1<<i) != 0 && i < len(t.gpus) {
 			n.GPUs = append(n.GPUs, gpuIndex(j, i))
-			labels = append(labels, t.gpuWords(j, i))
+			labels = append(labels, t.gpuWords(j, i, sheet[i].XIDs))
 		}
 	}
 	total := len(j.GPUs)
@@ -64,15 +72,18 @@ func (t *Tracker) Describe(f Finding, now time.Time, j *profile.Job, loc *time.L
 			n.Evidence += "; no GPU work since the job started"
 		}
 	case profile.RuleOversized:
-		g := &j.GPUs[0]
-		mean, _ := g.UtilMean()
-		what, value := "mean utilisation", strconv.FormatFloat(mean, 'f', 0, 64)
-		if sm, ok := profileSM(g); ok {
-			what, value = "mean SM activity", present.Activity(sm)
+		g := &sheet[0]
+		what, value := "mean utilisation", present.Missing
+		if g.Facts.UtilKnown {
+			value = strconv.FormatFloat(g.Facts.UtilMean, 'f', 0, 64)
+		}
+		if a := g.Activity; a != nil && a.SM.Known && !g.GPU.Activity.Shared() {
+			// The job's own SM activity (a shared GPU's is everyone's).
+			what, value = "mean SM activity", present.Activity(a.SM.Mean)
 		}
 		n.GPUs = []int{gpuIndex(j, 0)}
 		n.Evidence = fmt.Sprintf("GPU %d (%s, %s) for %s: memory peak %s (a need of %s with the %s× margin), %s %s %%",
-			gpuIndex(j, 0), g.Model, present.Bytes(g.MemoryTotal), dur, present.Bytes(g.MemPeak), present.Bytes(f.Need),
+			gpuIndex(j, 0), g.GPU.Model, present.Bytes(g.Facts.MemTotal), dur, present.Bytes(g.Facts.MemPeak), present.Bytes(f.Need),
 			strconv.FormatFloat(t.rules.Oversized.Margin, 'f', -1, 64), what, value)
 		if f.Target == "shard" {
 			n.Fix = "--gres=shard:1"
@@ -86,8 +97,9 @@ func (t *Tracker) Describe(f Finding, now time.Time, j *profile.Job, loc *time.L
 	return n
 }
 
-// gpuWords says what GPU i's latest reading showed.
-func (t *Tracker) gpuWords(j *profile.Job, i int) string {
+// gpuWords says what GPU i's latest reading showed, with the XIDs its
+// fact sheet lists.
+func (t *Tracker) gpuWords(j *profile.Job, i int, xids analysis.XIDList) string {
 	g := &t.gpus[i]
 	var b strings.Builder
 	fmt.Fprintf(&b, "GPU %d: ", gpuIndex(j, i))
@@ -108,24 +120,21 @@ func (t *Tracker) gpuWords(j *profile.Job, i int) string {
 	if g.memValid {
 		b.WriteString(", memory " + present.Bytes(g.mem))
 	}
-	if i < len(j.GPUs) {
-		b.WriteString(xidWords(j.GPUs[i].XIDs))
-	}
+	b.WriteString(xidWords(xids))
 	return b.String()
 }
 
 // xidWords names the XIDs seen on a GPU with their class, so a user can
 // tell a GPU that failed (hardware: the job was its victim) from an error
 // of their program (application): ", XIDs 79 GPU has fallen off the bus
-// (hardware)", each code once (analysis.XIDsOf). Empty without one.
-func xidWords(xids []profile.XID) string {
-	if len(xids) == 0 {
+// (hardware)", each code once, as the fact sheet lists them (show lists
+// them so). Empty without one.
+func xidWords(xids analysis.XIDList) string {
+	if len(xids.Codes) == 0 {
 		return ""
 	}
-	// The one list of a GPU's XIDs (analysis.XIDsOf), as show lists them.
-	codes := analysis.XIDsOf(len(xids), xids).Codes
-	words := make([]string, len(codes))
-	for k, c := range codes {
+	words := make([]string, len(xids.Codes))
+	for k, c := range xids.Codes {
 		words[k] = c.String()
 	}
 	return ", XIDs " + strings.Join(words, " and ")

@@ -30,27 +30,6 @@ func DayWindow(spec string, now time.Time) (analysis.Window, error) {
 	return analysis.Window{From: from, To: from.AddDate(0, 0, 1)}, nil
 }
 
-// DaySource is what the digest reads a day through: every user's jobs
-// (the caller is an admin), already scoped by the reader.
-type DaySource interface {
-	// Day reads the jobs of w into the analysis input, with the clock at
-	// now, and the notices decided in w, newest first, in one pass over
-	// the jobs.
-	Day(ctx context.Context, w analysis.Window, now time.Time) (analysis.Input, []Row, error)
-}
-
-// BuildDigest reads the day w from src and sums it (SummariseDay), with
-// the day's notices oldest first.
-func BuildDigest(ctx context.Context, src DaySource, w analysis.Window, now time.Time, c analysis.Config) (Digest, error) {
-	in, notices, err := src.Day(ctx, w, now)
-	if err != nil {
-		return Digest{}, err
-	}
-	// Oldest first in a day's account.
-	slices.Reverse(notices)
-	return SummariseDay(in, w, now, notices, c), nil
-}
-
 // Digest is what the admins' digest of one day (gpuprof notices digest)
 // says: the GPU-hours held and idle, in all and per user, and how many
 // notices each user's jobs got. The notices themselves are the caller's

@@ -114,20 +114,11 @@ func TestDayWindow(t *testing.T) {
 	}
 }
 
-// daySource serves a fixed day, as jobsource.Source.Digest reads it.
-type daySource struct {
-	in      analysis.Input
-	notices []Row
-}
-
-func (d daySource) Day(context.Context, analysis.Window, time.Time) (analysis.Input, []Row, error) {
-	return d.in, slices.Clone(d.notices), nil
-}
-
-// TestBuildDigest: the day's notices, read newest first, are listed
-// oldest first, counted per user and by status, and named in the body;
-// the subject names the clusters of the jobs and the notices.
-func TestBuildDigest(t *testing.T) {
+// TestSummariseDayBody: the day's notices are listed in the order given
+// (oldest first: monthly.Digest reverses the read), counted per user and
+// by status, and named in the body; the subject names the clusters of
+// the jobs and the notices.
+func TestSummariseDayBody(t *testing.T) {
 	day := analysis.Window{From: time.Date(2026, 10, 5, 0, 0, 0, 0, time.UTC), To: time.Date(2026, 10, 6, 0, 0, 0, 0, time.UTC)}
 	start := day.From.Add(8 * time.Hour)
 	in := analysis.Input{Window: day, Jobs: []analysis.Job{{Cluster: "lab", ID: "101", User: "alice", Partition: "gpu", State: "COMPLETED",
@@ -136,14 +127,10 @@ func TestBuildDigest(t *testing.T) {
 	n := func(id, rule, status string, at time.Duration) Row {
 		return Row{Cluster: "lab", SlurmID: id, User: "alice", Notice: profile.Notice{Rule: rule, Status: status, Time: start.Add(at), Evidence: "seen " + id}}
 	}
-	src := daySource{in: in, notices: []Row{
-		n("101", profile.RuleIdleJob, profile.NoticeSent, 30*time.Minute),
+	d := SummariseDay(in, day, day.To, []Row{
 		n("101", profile.RuleIdleGPU, profile.NoticeSent, 10*time.Minute),
-	}}
-	d, err := BuildDigest(context.Background(), src, day, day.To, analysis.DefaultConfig())
-	if err != nil {
-		t.Fatal(err)
-	}
+		n("101", profile.RuleIdleJob, profile.NoticeSent, 30*time.Minute),
+	}, analysis.DefaultConfig())
 	if len(d.Notices) != 2 || d.Notices[0].Rule != profile.RuleIdleGPU {
 		t.Errorf("notices = %+v, want the idle_gpu one first", d.Notices)
 	}

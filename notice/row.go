@@ -6,7 +6,7 @@ import "github.com/gpuprof/gpuprof/profile"
 // and --json prints it (docs/notices.md): the notice's own fields (rule,
 // time, since, gpus, recipient, status, evidence, fix, detail) beside the
 // job's. jobsource.Source.Notices reads them; cliview lists them, and the
-// admins' digest counts and lists the day's (DaySource).
+// admins' digest counts and lists the day's (monthly.Digest).
 type Row struct {
 	Cluster string `json:"cluster"`
 	JobID   string `json:"job_id"`

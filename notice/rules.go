@@ -4,8 +4,8 @@
 // delivery through a sendmail-compatible program (Mailer), recipients,
 // exemptions and opt-outs, the job name and QOS from squeue, and the
 // optional cancel action (Canceller); and the admins' daily digest: its
-// day (DayWindow), read once through a DaySource the caller's scoped
-// reader implements (BuildDigest), its sums (SummariseDay: per user, the
+// day (DayWindow; the window pipeline, monthly.Digest, reads it once
+// through the caller's scope), its sums (SummariseDay: per user, the
 // GPU-hours held and idle, and the notices), its text (Digest.Subject,
 // Digest.WriteBody, laid out by internal/texttable) and its mail
 // (SendDigest).

@@ -6,6 +6,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/gpuprof/gpuprof/analysis"
 	"github.com/gpuprof/gpuprof/gpu"
 	"github.com/gpuprof/gpuprof/profile"
 )
@@ -525,10 +526,63 @@ func TestIdleBySMActivity(t *testing.T) {
 	j := &profile.Job{Start: start, GPUs: []profile.GPU{g}}
 	tr.Observe(0, profile.Reading{Time: start, Util: gpu.Some(uint32(90)), Processes: 1, MemUsed: gpu.Some(uint64(500 << 20)),
 		Activity: act(0.02), ActivityScope: profile.ActivityScopeGPU})
-	words := tr.gpuWords(j, 0)
+	words := tr.gpuWords(j, 0, analysis.SheetGPU(j.Node, &j.GPUs[0]).XIDs)
 	for _, want := range []string{"utilisation 90 %", "SM activity 0.02 %", "XIDs 79 GPU has fallen off the bus (hardware)"} {
 		if !strings.Contains(words, want) {
 			t.Errorf("evidence %q lacks %q", words, want)
 		}
+	}
+}
+
+// TestOversizedEvidenceWords pins the oversized notice's evidence: the
+// GPU's model, card, memory peak and mean utilisation — or the job's own
+// mean SM activity where GPM measured it on a GPU the job held alone —
+// as the job's fact sheet has them (analysis.SheetGPU), and the XIDs of
+// an idle GPU as the sheet lists them. The same words as before the
+// mail drew the sheet (issue #41: byte-identical).
+func TestOversizedEvidenceWords(t *testing.T) {
+	r := testRules()
+	r.Oversized = OversizedRule{Enabled: true, Window: 100 * time.Second, UtilBelow: 30, MemoryShare: 0.25, Margin: 1.2, Shards: true}
+	sm := func(v float64, scope string) func(*profile.Reading) {
+		return func(rd *profile.Reading) {
+			rd.Activity, rd.ActivityScope = gpu.Some(gpu.Activity{Interval: time.Second, SM: gpu.Some(v)}), scope
+		}
+	}
+	for _, tt := range []struct {
+		name string
+		set  func(*profile.Reading)
+		want string
+	}{
+		{"utilisation", nil, "GPU 0 (NVIDIA H100 80GB HBM3, 80 GiB) for 00:02:00: memory peak 4 GiB (a need of 4.8 GiB with the 1.2× margin), mean utilisation 10 %"},
+		{"SM activity", sm(3.25, profile.ActivityScopeGPU), "GPU 0 (NVIDIA H100 80GB HBM3, 80 GiB) for 00:02:00: memory peak 4 GiB (a need of 4.8 GiB with the 1.2× margin), mean SM activity 3.2 %"},
+		{"shared GPU's activity", sm(3.25, profile.ActivityScopeSharedGPU), "GPU 0 (NVIDIA H100 80GB HBM3, 80 GiB) for 00:02:00: memory peak 4 GiB (a need of 4.8 GiB with the 1.2× margin), mean utilisation 10 %"},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			gpus := gpusOf(1, 80*gib)
+			tr := NewTracker(r, 1, nil)
+			for s := range 120 {
+				rd := rdOf(10, 4*gib, 1)
+				rd.Time = t0.Add(time.Duration(s) * time.Second)
+				if tt.set != nil {
+					tt.set(rd)
+				}
+				tr.Observe(0, *rd)
+				gpus[0].Observe(*rd, time.Second)
+			}
+			f := Finding{Rule: profile.RuleOversized, Since: t0, GPUs: 1, Need: 48 * gib / 10, Target: "shard"}
+			n := tr.Describe(f, t0.Add(2*time.Minute), &profile.Job{Start: t0, GPUs: gpus}, time.UTC)
+			if want := tt.want + ": fits a shard (at most 25 % of the card)"; n.Evidence != want {
+				t.Errorf("evidence\n%q\nwant\n%q", n.Evidence, want)
+			}
+		})
+	}
+	gpus := gpusOf(2, 80*gib)
+	gpus[1].XIDs, gpus[1].XIDCount = []profile.XID{{Code: 13, Time: t0}, {Code: 79, Time: t0}, {Code: 13, Time: t0}}, 3
+	tr := NewTracker(r, 2, nil)
+	tr.Observe(1, profile.Reading{Time: t0, Util: gpu.Some(uint32(0)), MemUsed: gpu.Some(uint64(gib))})
+	n := tr.Describe(Finding{Rule: profile.RuleIdleGPU, Since: t0, GPUs: 2}, t0.Add(time.Minute), &profile.Job{Start: t0, GPUs: gpus}, time.UTC)
+	if want := "1 of 2 GPUs idle for 00:01:00 (since 2026-12-03T09:00:00): GPU 1: no process, utilisation 0 %, memory 1 GiB, XIDs " +
+		analysis.XIDsOf(3, gpus[1].XIDs).Codes[0].String() + " and " + analysis.XIDsOf(3, gpus[1].XIDs).Codes[1].String(); n.Evidence != want {
+		t.Errorf("idle GPU's evidence\n%q\nwant\n%q", n.Evidence, want)
 	}
 }

@@ -1,10 +1,13 @@
 #!/usr/bin/env bash
-# bench-hooks.sh BIN [N] [HOOK_BIN]: prolog and epilog latency, direct and
+# bench-hooks.sh BIN [N] [HOOK_BIN [BASE_HOOK_BIN]]: prolog and epilog latency, direct and
 # through the contrib/slurm wrappers (what slurmd really runs), side by side
 # with /bin/true and `python3 -c pass` in one interleaved run. With HOOK_BIN
 # (gpuprof-hook, the hooks alone), every hook runs as well through it,
 # directly and through the wrappers (which run it when it lies beside
-# gpuprof), in the same rounds.
+# gpuprof), in the same rounds. With BASE_HOOK_BIN (another build of
+# gpuprof-hook, e.g. the base commit's), it runs too, in rows marked @base,
+# so that a change to the hook binary is measured before and after in one
+# run.
 #
 # A simulated node (4 GPUs) with a running agent, and a second configuration
 # whose socket has no agent behind it (the hooks' fallback path: they spool
@@ -37,11 +40,17 @@ set -euo pipefail
 BIN=${1:?usage: bench-hooks.sh GPUPROF_BIN [N] [HOOK_BIN]}
 N=${2:-200}
 HOOK_BIN=${3:-}
+BASE_HOOK_BIN=${4:-}
 BIN=$(cd "$(dirname "$BIN")" && pwd)/$(basename "$BIN")
 [ -x "$BIN" ] || { echo "bench-hooks: $BIN is not executable" >&2; exit 2; }
 if [ -n "$HOOK_BIN" ]; then
 	HOOK_BIN=$(cd "$(dirname "$HOOK_BIN")" && pwd)/$(basename "$HOOK_BIN")
 	[ -x "$HOOK_BIN" ] || { echo "bench-hooks: $HOOK_BIN is not executable" >&2; exit 2; }
+fi
+if [ -n "$BASE_HOOK_BIN" ]; then
+	[ -n "$HOOK_BIN" ] || { echo "bench-hooks: BASE_HOOK_BIN without HOOK_BIN" >&2; exit 2; }
+	BASE_HOOK_BIN=$(cd "$(dirname "$BASE_HOOK_BIN")" && pwd)/$(basename "$BASE_HOOK_BIN")
+	[ -x "$BASE_HOOK_BIN" ] || { echo "bench-hooks: $BASE_HOOK_BIN is not executable" >&2; exit 2; }
 fi
 # The interpreter itself, not a version-manager shim (pyenv's shims are shell
 # scripts that would add their own startup to the python3 row).
@@ -56,11 +65,13 @@ cleanup() {
 }
 trap cleanup EXIT
 
-mkdir -p "$W/dev" "$W/plain" "$W/hooked"
+mkdir -p "$W/dev" "$W/plain" "$W/hooked" "$W/hooked-base"
 # What the wrappers run: plain/gpuprof alone; hooked/ has gpuprof-hook beside.
 ln -s "$BIN" "$W/plain/gpuprof"
 ln -s "$BIN" "$W/hooked/gpuprof"
 [ -z "$HOOK_BIN" ] || ln -s "$HOOK_BIN" "$W/hooked/gpuprof-hook"
+ln -s "$BIN" "$W/hooked-base/gpuprof"
+[ -z "$BASE_HOOK_BIN" ] || ln -s "$BASE_HOOK_BIN" "$W/hooked-base/gpuprof-hook"
 for i in 0 1 2 3; do : >"$W/dev/nvidia$i"; done
 cat >"$W/gres.conf" <<GRES
 Name=gpu Type=h100 File=$W/dev/nvidia[0-3]
@@ -103,21 +114,26 @@ for _ in $(seq 100); do [ -S "$W/agent.sock" ] && break; sleep 0.05; done
 # first timed run does not pay for sim.Init.
 "$BIN" simgpu init --config "$W/fallback.toml" >/dev/null 2>&1 || true
 
-"$PY" - "$BIN" "$PY" "$W" "$N" "$CONTRIB" "$HOOK_BIN" <<'PY'
+"$PY" - "$BIN" "$PY" "$W" "$N" "$CONTRIB" "$HOOK_BIN" "$BASE_HOOK_BIN" <<'PY'
 import os, random, resource, sqlite3, subprocess, sys, time
 
-bin_, py, w, n, contrib, hookbin = sys.argv[1], sys.argv[2], sys.argv[3], int(sys.argv[4]), sys.argv[5], sys.argv[6]
+bin_, py, w, n, contrib, hookbin, basehook = sys.argv[1], sys.argv[2], sys.argv[3], int(sys.argv[4]), sys.argv[5], sys.argv[6], sys.argv[7]
+# The hook binaries besides gpuprof, by row name: the one measured and,
+# optionally, the base build it is compared with.
+HOOKBINS = {k: v for k, v in (("gpuprof-hook", hookbin), ("gpuprof-hook@base", basehook)) if v}
+BINS = ("gpuprof",) + tuple(HOOKBINS)
+WRAPDIR = {"gpuprof": "plain", "gpuprof-hook": "hooked", "gpuprof-hook@base": "hooked-base"}
 # Job ids: (binary, direct or wrapped, path) -> its own 100000 block, see
 # BASE; the logged took= lines find their row by it.
 BASE = {}
-for b in (("gpuprof", "gpuprof-hook") if hookbin else ("gpuprof",)):
+for b in BINS:
     for how in ("direct", "wrapped"):
         for label in ("agent", "no agent"):
             BASE[(b, how, label)] = 100000 * (len(BASE) + 1)
 def rowname(b, how, kind, label):
     if how == "direct":
         return f"{b} {kind} ({label})"
-    return f"{kind}.sh{'+hook' if b == 'gpuprof-hook' else ''} ({label})"
+    return f"{kind}.sh{b.replace('gpuprof-hook', '+hook').replace('gpuprof', '')} ({label})"
 LAG = 3  # an epilog ends the job its prolog started LAG rounds earlier
 
 def hookenv(job, ctx, extra=None):
@@ -164,7 +180,7 @@ def run(name, argv, env):
 def hook(b, label, cfg, kind, job):
     ctx = kind + "_slurmd"
     extra = {"SLURM_JOB_EXIT_CODE": "0"} if kind == "epilog" else None
-    path = hookbin if b == "gpuprof-hook" else bin_
+    path = HOOKBINS.get(b, bin_)
     run(rowname(b, "direct", kind, label), [path, kind, "--config", f"{w}/{cfg}.toml"], hookenv(job, ctx, extra))
 
 def wrapped(b, label, cfg, kind, job):
@@ -172,7 +188,7 @@ def wrapped(b, label, cfg, kind, job):
     # (alone, or with gpuprof-hook beside it), configuration and a log of
     # its own (empty unless gpuprof failed).
     ctx = kind + "_slurmd"
-    gp = f"{w}/hooked/gpuprof" if b == "gpuprof-hook" else f"{w}/plain/gpuprof"
+    gp = f"{w}/{WRAPDIR[b]}/gpuprof"
     extra = {"GPUPROF_BIN": gp, "GPUPROF_CONFIG": f"{w}/{cfg}.toml", "GPUPROF_HOOK_LOG": f"{w}/wrapper.log"}
     if kind == "epilog":
         extra["SLURM_JOB_EXIT_CODE"] = "0"
@@ -196,8 +212,8 @@ for i in range(n + LAG):
             lambda i=i: run("python3 -c pass", [py, "-c", "pass"], hookenv(100000 + i, "prolog_slurmd")),
             lambda i=i: run("gpuprof --version", [bin_, "--version"], hookenv(100000 + i, "prolog_slurmd")),
         ] + hookunits("prolog", i)
-        if hookbin:
-            units.append(lambda i=i: run("gpuprof-hook --help", [hookbin, "--help"], hookenv(100000 + i, "prolog_slurmd")))
+        for b, path in HOOKBINS.items():
+            units.append(lambda i=i, b=b, path=path: run(f"{b} --help", [path, "--help"], hookenv(100000 + i, "prolog_slurmd")))
     if i >= LAG:
         units += hookunits("epilog", i - LAG)
     rng.shuffle(units)
@@ -261,12 +277,12 @@ def pct(v, p):  # nearest rank
 
 base, base99 = pct(times["/bin/true"], 50), pct(times["/bin/true"], 99)
 cbase, cbase99 = pct(cpu["/bin/true"], 50), pct(cpu["/bin/true"], 99)
-order = ["/bin/true", "python3 -c pass", "gpuprof --version"] + (["gpuprof-hook --help"] if hookbin else [])
+order = ["/bin/true", "python3 -c pass", "gpuprof --version"] + [f"{b} --help" for b in HOOKBINS]
 for label in ("agent", "no agent"):
     for kind in ("prolog", "epilog"):
-        for b in (("gpuprof", "gpuprof-hook") if hookbin else ("gpuprof",)):
+        for b in BINS:
             order += [rowname(b, "direct", kind, label), rowname(b, "wrapped", kind, label)]
-print(f"{'command':<30} {'runs':>5} {'p50 ms':>8} {'p99 ms':>8} {'max ms':>8} {'p50/true':>9} {'p99/true':>9} {'p50/direct':>11} {'p99/direct':>11} {'in-hook p50':>12} {'p99':>6} {'cpu p50':>8} {'cpu p99':>8} {'cpu p50/true':>13} {'cpu p99/true':>13}")
+print(f"{'command':<36} {'runs':>5} {'p50 ms':>8} {'p99 ms':>8} {'max ms':>8} {'p50/true':>9} {'p99/true':>9} {'p50/direct':>11} {'p99/direct':>11} {'in-hook p50':>12} {'p99':>6} {'cpu p50':>8} {'cpu p99':>8} {'cpu p50/true':>13} {'cpu p99/true':>13}")
 for name in order:
     v = times[name]
     t = took.get(name)
@@ -274,12 +290,12 @@ for name in order:
     vs = f"{'':>11} {'':>11}"
     if ".sh" in name:
         kind, label = name.split(" (")
-        kind = kind.split(".sh")[0]
-        d = times[f"{'gpuprof-hook' if '+hook' in name else 'gpuprof'} {kind} ({label}"]
+        kind, suffix = kind.split(".sh")
+        d = times[f"gpuprof{suffix.replace('+hook', '-hook')} {kind} ({label}"]
         vs = f"{pct(v,50)/pct(d,50):>11.2f} {pct(v,99)/pct(d,99):>11.2f}"
     c = cpu[name]
     cs = f"{pct(c,50)/1e6:>8.2f} {pct(c,99)/1e6:>8.2f} {pct(c,50)/max(cbase,1):>13.1f} {pct(c,99)/max(cbase99,1):>13.1f}"
-    print(f"{name:<30} {len(v):>5} {pct(v,50)/1e6:>8.2f} {pct(v,99)/1e6:>8.2f} {max(v)/1e6:>8.2f} {pct(v,50)/base:>9.1f} {pct(v,99)/base99:>9.1f} {vs} {inhook} {cs}")
+    print(f"{name:<36} {len(v):>5} {pct(v,50)/1e6:>8.2f} {pct(v,99)/1e6:>8.2f} {max(v)/1e6:>8.2f} {pct(v,50)/base:>9.1f} {pct(v,99)/base99:>9.1f} {vs} {inhook} {cs}")
 print("p50/true, p99/true: ratios to /bin/true's p50 and p99 in the same run; p50/direct, p99/direct: a wrapper's over the direct call of the same binary, hook and path;")
-print("in-hook: the hooks' own logged duration (took=), runtime start-up excluded; cpu: user+system CPU ms of the run and the children it waited for; .sh+hook: the wrapper running gpuprof-hook")
+print("in-hook: the hooks' own logged duration (took=), runtime start-up excluded; cpu: user+system CPU ms of the run and the children it waited for; .sh+hook: the wrapper running gpuprof-hook; @base: the BASE_HOOK_BIN build")
 PY

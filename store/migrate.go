@@ -65,6 +65,18 @@ type header struct {
 	appID   int64
 	version int
 	objects int // entries in sqlite_master
+	// schedIndexes counts the indexes of schedIndexes present: fewer than
+	// all in a database of the current version means they are to be
+	// re-created (see migrateTo).
+	schedIndexes int
+}
+
+// current reports whether a database with this header needs nothing done to
+// reach version target: its schema is there and, at SchemaVersion, so is
+// every index of schedIndexes.
+func (h header) current(target int) bool {
+	return h.appID == ApplicationID && h.version >= target &&
+		(target < SchemaVersion || h.schedIndexes == len(schedIndexes))
 }
 
 type queryRower interface {
@@ -77,8 +89,9 @@ func readHeader(ctx context.Context, q queryRower) (header, error) {
 	// migration could commit between the reads and show its schema without
 	// its application id.
 	err := q.QueryRowContext(ctx, `SELECT (SELECT application_id FROM pragma_application_id),
-		(SELECT user_version FROM pragma_user_version), (SELECT count(*) FROM sqlite_master)`).
-		Scan(&h.appID, &h.version, &h.objects)
+		(SELECT user_version FROM pragma_user_version), (SELECT count(*) FROM sqlite_master), (`+
+		schedIndexesPresentSQL+`)`).
+		Scan(&h.appID, &h.version, &h.objects, &h.schedIndexes)
 	if err != nil {
 		return h, fmt.Errorf("read header: %w", classify(err))
 	}
@@ -114,7 +127,9 @@ func (h header) checkOpen(target int, upgrade bool) error {
 // migrateTo brings the schema to version target (SchemaVersion, except in
 // tests that build the databases older releases wrote) in one immediate
 // transaction, so concurrent openers of a new file serialise and the second
-// finds the work done. A current schema needs no transaction at all.
+// finds the work done; at SchemaVersion, that includes re-creating any
+// index of schedIndexes that is missing. A current schema with all its
+// indexes needs no transaction at all.
 // Without upgrade, only an empty database is initialised (checkOpen).
 func migrateTo(ctx context.Context, w *sql.DB, busy time.Duration, target int, upgrade bool) error {
 	ms, err := loadMigrations()
@@ -138,7 +153,7 @@ func migrateTo(ctx context.Context, w *sql.DB, busy time.Duration, target int, u
 		if err := h.checkOpen(target, upgrade); err != nil {
 			return err
 		}
-		if h.version >= target && h.appID == ApplicationID {
+		if h.current(target) {
 			return nil
 		}
 	}
@@ -155,12 +170,21 @@ func migrateTo(ctx context.Context, w *sql.DB, busy time.Duration, target int, u
 	if err := h.checkOpen(target, upgrade); err != nil {
 		return err
 	}
-	if h.version >= target && h.appID == ApplicationID {
+	if h.current(target) {
 		return nil
 	}
-	for _, m := range ms[h.version:target] {
+	for _, m := range ms[min(h.version, target):target] {
 		if _, err := stx.ExecContext(ctx, m.sql); err != nil {
 			return fmt.Errorf("migrate: %s: %w", m.name, classify(err))
+		}
+	}
+	if target == SchemaVersion {
+		// An index missing from a database of this version (dropped by
+		// hand or another tool: BulkLoad drops them only inside its own
+		// transaction, so no crash leaves them dropped) would leave every
+		// read silently slow: made again here, where every writer passes.
+		if err := createSchedIndexes(ctx, stx); err != nil {
+			return fmt.Errorf("migrate: %w", err)
 		}
 	}
 	// Pragmas cannot take bound parameters; both values are constants.

@@ -35,6 +35,9 @@ type fakeSource struct {
 
 	mu    sync.Mutex
 	pages []store.ViewFilter // every Jobs call
+	// clusterConf, when set, is the Slurm configuration bound to a
+	// cluster's jobs (jobsource.Source.ClusterConf).
+	clusterConf func(cluster string) (analysis.ConfUse, []slurmext.NodeGres)
 }
 
 var _ Source = (*fakeSource)(nil)
@@ -88,6 +91,36 @@ func (s *fakeSource) Job(ctx context.Context, cluster, jobID string) (store.JobV
 	}
 	return store.JobView{}, fmt.Errorf("job %s/%s: %w", cluster, jobID, store.ErrNotFound)
 }
+
+// Month reads a month as the window pipeline does (monthly.SummaryMonth over
+// jobsource's Scope): counted, the newest read, the Slurm configuration
+// of their one cluster bound.
+func (s *fakeSource) Month(ctx context.Context, user string, w analysis.Window, now time.Time, newest int) (analysis.Input, int, error) {
+	f := store.ViewFilter{User: user, Since: w.From, Until: w.To}
+	total, err := s.Count(ctx, f)
+	if err != nil {
+		return analysis.Input{}, 0, fmt.Errorf("count this month's jobs: %w", err)
+	}
+	f.Limit = min(total, newest)
+	vs, err := s.Jobs(ctx, f)
+	if err != nil {
+		return analysis.Input{}, 0, fmt.Errorf("load this month's jobs: %w", err)
+	}
+	b := analysis.NewInputBuilder()
+	var clusters []string
+	for _, v := range vs {
+		if !slices.Contains(clusters, v.Cluster) {
+			clusters = append(clusters, v.Cluster)
+		}
+		b.Add(v.Sched, v.Profiles)
+	}
+	if s.clusterConf != nil && len(clusters) == 1 {
+		b.SetConf(s.clusterConf(clusters[0]))
+	}
+	return b.Input(w, now), total, nil
+}
+
+var _ MonthSource = (*fakeSource)(nil)
 
 // calls returns the filters of the Jobs calls so far.
 func (s *fakeSource) calls() []store.ViewFilter {

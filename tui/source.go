@@ -2,9 +2,9 @@ package tui
 
 import (
 	"context"
+	"time"
 
 	"github.com/gpuprof/gpuprof/analysis"
-	"github.com/gpuprof/gpuprof/slurmext"
 	"github.com/gpuprof/gpuprof/store"
 )
 
@@ -25,13 +25,16 @@ type Source interface {
 	Job(ctx context.Context, cluster, jobID string) (store.JobView, error)
 }
 
-// NodeSource is implemented by a Source that knows the Slurm
-// configuration of a cluster: the summary then counts shard jobs by their
-// node's shards, as the CLI and the report do. ClusterConf returns what
-// is bound to cluster's jobs (only the slurm.conf whose ClusterName is
-// cluster's: docs/configuration.md) and its nodes, nil when none is used.
-type NodeSource interface {
-	ClusterConf(cluster string) (analysis.ConfUse, []slurmext.NodeGres)
+// MonthSource is implemented by a Source that reads a month for the
+// summary through the window pipeline (monthly.SummaryMonth): Month reads
+// user's jobs ("": everyone's) of the window w, the newest newest of
+// them, with the clock at now, into the analysis input, which carries the
+// Slurm configuration of the one cluster they are of (only the slurm.conf
+// whose ClusterName is that cluster's: docs/configuration.md), so that
+// the summary counts shard jobs by their node's shards as the CLI and the
+// report do; total is how many jobs the window holds.
+type MonthSource interface {
+	Month(ctx context.Context, user string, w analysis.Window, now time.Time, newest int) (in analysis.Input, total int, err error)
 }
 
 // TypeSource is implemented by a Source that knows the GPU types of a

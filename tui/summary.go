@@ -3,6 +3,7 @@ package tui
 import (
 	"cmp"
 	"context"
+	"errors"
 	"fmt"
 	"slices"
 	"strings"
@@ -12,16 +13,11 @@ import (
 
 	"github.com/gpuprof/gpuprof/analysis"
 	"github.com/gpuprof/gpuprof/internal/present"
-	"github.com/gpuprof/gpuprof/slurmext"
-	"github.com/gpuprof/gpuprof/store"
 )
 
-// Bounds of the summary's loading: it reads the month's jobs in pages of
-// summaryPage, at most maxSummaryJobs, and says when it stopped short.
-const (
-	summaryPage    = 500
-	maxSummaryJobs = 5000
-)
+// maxSummaryJobs bounds the summary's loading: it reads the month's
+// newest jobs, at most maxSummaryJobs, and says when it stopped short.
+const maxSummaryJobs = 5000
 
 // summaryState is "my summary": this month's numbers for one user (or,
 // for an admin looking at everyone, for all).
@@ -92,48 +88,32 @@ func monthOf(now time.Time) analysis.Window {
 	return analysis.Window{From: from, To: from.AddDate(0, 1, 0)}
 }
 
-// loadSummary reads who's jobs of now's month page by page (at most
-// maxSummaryJobs) and summarises them with the analysis.
+// loadSummary reads who's jobs of now's month (at most maxSummaryJobs,
+// the newest) through the window pipeline (MonthSource) and summarises
+// them with the analysis.
 func loadSummary(ctx context.Context, src Source, who string, now time.Time, cfg analysis.Config) (*summaryResult, error) {
 	win := monthOf(now)
-	f := store.ViewFilter{User: who, Since: win.From, Until: win.To}
-	total, err := src.Count(ctx, f)
-	if err != nil {
-		return nil, fmt.Errorf("count this month's jobs: %w", err)
+	ms, ok := src.(MonthSource)
+	if !ok {
+		return nil, errors.New("this source reads no month's summary")
 	}
-	// The same conversion and counting as the CLI and the report.
-	b := analysis.NewInputBuilder()
-	var clusters []string
-	for off := 0; off < min(total, maxSummaryJobs); off += summaryPage {
-		f.Offset, f.Limit = off, min(summaryPage, maxSummaryJobs-off)
-		vs, err := src.Jobs(ctx, f)
-		if err != nil {
-			return nil, fmt.Errorf("load this month's jobs: %w", err)
-		}
-		for _, v := range vs {
-			if !slices.Contains(clusters, v.Cluster) {
-				clusters = append(clusters, v.Cluster)
-			}
-			b.Add(v.Sched, v.Profiles)
-		}
-		if len(vs) < f.Limit {
-			break
-		}
+	in, total, err := ms.Month(ctx, who, win, now, maxSummaryJobs)
+	if err != nil {
+		return nil, err
 	}
 	// A summary is of one cluster, counted with its own slurm.conf only.
+	var clusters []string
+	for i := range in.Jobs {
+		if c := in.Jobs[i].Cluster; !slices.Contains(clusters, c) {
+			clusters = append(clusters, c)
+		}
+	}
 	if len(clusters) > 1 {
 		slices.Sort(clusters)
-		_ = b.Input(win, now) // the builder waits for its conversions
 		return nil, fmt.Errorf("this month's jobs are of %d clusters (%s): a summary is of one; start gpuprof tui --cluster NAME",
 			len(clusters), sanitise(strings.Join(clusters, ", ")))
 	}
-	var conf analysis.ConfUse
-	if ns, ok := src.(NodeSource); ok && len(clusters) == 1 {
-		var nodes []slurmext.NodeGres
-		conf, nodes = ns.ClusterConf(clusters[0])
-		b.SetConf(conf, nodes)
-	}
-	in := b.Input(win, now)
+	conf := in.Conf
 	jobs := in.Jobs
 	res := &summaryResult{
 		notUsed:   conf.NotUsed,

@@ -10,6 +10,7 @@ import (
 
 	"github.com/gpuprof/gpuprof/analysis"
 	"github.com/gpuprof/gpuprof/slurmext"
+	"github.com/gpuprof/gpuprof/store"
 )
 
 // confSource is a fakeSource that knows the Slurm configuration of each
@@ -20,12 +21,14 @@ type confSource struct {
 	asked []string
 }
 
-func (s *confSource) ClusterConf(cluster string) (analysis.ConfUse, []slurmext.NodeGres) {
-	s.asked = append(s.asked, cluster)
-	return analysis.ConfUse{Cluster: cluster, NotUsed: "slurm.conf /etc/slurm/slurm.conf is cluster lab2's, the jobs are " + cluster + "'s: not used"}, nil
+func newConfSource(jobs []store.JobView) *confSource {
+	s := &confSource{fakeSource: &fakeSource{jobs: jobs, admin: true}}
+	s.clusterConf = func(cluster string) (analysis.ConfUse, []slurmext.NodeGres) {
+		s.asked = append(s.asked, cluster)
+		return analysis.ConfUse{Cluster: cluster, NotUsed: "slurm.conf /etc/slurm/slurm.conf is cluster lab2's, the jobs are " + cluster + "'s: not used"}, nil
+	}
+	return s
 }
-
-var _ NodeSource = (*confSource)(nil)
 
 // TestSummaryOfOneCluster: the month's summary is of one cluster, counted
 // with that cluster's own Slurm configuration (asked for by name), and
@@ -33,7 +36,7 @@ var _ NodeSource = (*confSource)(nil)
 // holding jobs of two clusters is not summarised, and says to choose one.
 func TestSummaryOfOneCluster(t *testing.T) {
 	cfg := analysis.DefaultConfig()
-	src := &confSource{fakeSource: &fakeSource{jobs: genJobs(40), admin: true}}
+	src := newConfSource(genJobs(40))
 	res, err := loadSummary(context.Background(), src, "", testNow, cfg)
 	if err != nil {
 		t.Fatal(err)
@@ -49,7 +52,7 @@ func TestSummaryOfOneCluster(t *testing.T) {
 		t.Errorf("the summary does not show the line:\n%s", out)
 	}
 
-	two := &confSource{fakeSource: &fakeSource{jobs: genJobs(40), admin: true}}
+	two := newConfSource(genJobs(40))
 	for i := range two.jobs {
 		if i%2 == 0 {
 			two.jobs[i].Cluster = "dlrm"

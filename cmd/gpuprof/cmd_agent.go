@@ -2,6 +2,7 @@ package main
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"log/slog"
 	"net"
@@ -19,6 +20,7 @@ import (
 	"github.com/gpuprof/gpuprof/collect"
 	"github.com/gpuprof/gpuprof/config"
 	"github.com/gpuprof/gpuprof/gpu"
+	"github.com/gpuprof/gpuprof/gpu/nvml"
 	"github.com/gpuprof/gpuprof/internal/conffile"
 	"github.com/gpuprof/gpuprof/internal/metricsrv"
 	"github.com/gpuprof/gpuprof/jobsource"
@@ -98,7 +100,7 @@ func runAgent(ctx context.Context, cfg config.Config, log *slog.Logger) error {
 	if os.Getenv("GOMAXPROCS") == "" {
 		runtime.GOMAXPROCS(1)
 	}
-	sampler, err := hookcmd.OpenSampler(ctx, cfg, log)
+	sampler, err := openSampler(cfg, log)
 	if err != nil {
 		return err
 	}
@@ -197,4 +199,21 @@ func readMetricsToken(path string) (string, error) {
 		return "", fmt.Errorf("agent.metrics_jobs_token_file %s: the token must be one word of at least 16 characters", path)
 	}
 	return token, nil
+}
+
+// openSampler opens the agent's GPU backend: NVML for "nvml" (a missing
+// library is a clear error that names the driver), the simulated node for
+// "sim". The hooks take an inventory only (hookcmd.OpenInventory).
+func openSampler(cfg config.Config, log *slog.Logger) (gpu.Sampler, error) {
+	switch cfg.Agent.GPU {
+	case "sim":
+		return hookcmd.OpenSim(cfg, log)
+	case "nvml":
+		s, err := nvml.Open(cfg.NVML.Library, log)
+		if err != nil {
+			return nil, fmt.Errorf("NVML: %w (is the NVIDIA driver installed? for a simulated node use --gpu sim)", err)
+		}
+		return s, nil
+	}
+	return nil, errors.New("unknown GPU backend " + cfg.Agent.GPU)
 }

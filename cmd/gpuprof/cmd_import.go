@@ -98,7 +98,11 @@ summary says how many and as which. Import another cluster's trace with
 jobs (docs/configuration.md).
 
 Re-importing a window changes nothing; without --since the import continues
-where the last one stopped. Within text that fits, lines that cannot be
+where the last one stopped. Jobs are stored in batches of 50,000, each
+committed on its own, except in a database holding at most a quarter as
+many jobs as the first batch (a first import): there the whole import is one
+transaction that builds the job indexes once at its end, and an import
+interrupted or failing on the database stores nothing (docs/sacct.md). Within text that fits, lines that cannot be
 parsed are reported with their line number and skipped. A progress line
 (jobs/s) is shown on a terminal.`,
 		Args: usageArgs(cobra.NoArgs),

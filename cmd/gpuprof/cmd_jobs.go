@@ -163,8 +163,10 @@ func newIngestCommand(g *globalOptions) *cobra.Command {
 	return &cobra.Command{
 		Use:   "ingest",
 		Short: "Write spooled records (kept while the database was busy) into the database",
-		Long: `The agent does this on its own; run it when the agent is stopped and the spool
-directory holds records.`,
+		Long: `Hooks and jobcomp never write the database: they spool. The agent (on a GPU
+node) and serve (on a collector) store the spool on their own; where neither
+runs, gpuprof-import.service runs this before each sacct import. Run it by
+hand when the agent is stopped and the spool directory holds records.`,
 		Args: usageArgs(cobra.NoArgs),
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			cfg, err := g.Load()

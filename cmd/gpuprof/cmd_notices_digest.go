@@ -10,6 +10,7 @@ import (
 	"github.com/spf13/pflag"
 
 	"github.com/gpuprof/gpuprof/analysis"
+	"github.com/gpuprof/gpuprof/monthly"
 	"github.com/gpuprof/gpuprof/notice"
 	"github.com/gpuprof/gpuprof/termtext"
 )
@@ -78,11 +79,8 @@ func runDigest(ctx context.Context, g *globalOptions, o *digestOptions, now time
 		return err
 	}
 	defer src.Close()
-	// It is about every user's jobs.
-	if err := src.Identity().RequireAdmin("gpuprof notices digest names every user's idle GPUs"); err != nil {
-		return err
-	}
-	d, err := notice.BuildDigest(ctx, src.Digest(), w, now, c)
+	// It is about every user's jobs: for admins only (monthly.Digest).
+	d, err := monthly.Digest(ctx, src.Scope(), w, now, c)
 	if err != nil {
 		return err
 	}

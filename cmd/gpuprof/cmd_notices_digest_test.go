@@ -12,6 +12,7 @@ import (
 
 	"github.com/gpuprof/gpuprof/analysis"
 	"github.com/gpuprof/gpuprof/jobsource"
+	"github.com/gpuprof/gpuprof/monthly"
 	"github.com/gpuprof/gpuprof/notice"
 	"github.com/gpuprof/gpuprof/store"
 )
@@ -21,7 +22,7 @@ func TestNoticesDigest(t *testing.T) {
 	now := time.Date(2026, 10, 6, 7, 0, 0, 0, time.UTC)
 	w := analysis.Window{From: time.Date(2026, 10, 5, 0, 0, 0, 0, time.UTC), To: time.Date(2026, 10, 6, 0, 0, 0, 0, time.UTC)}
 	src := jobsource.ForCaller(db, store.Caller{Admin: true})
-	d, err := notice.BuildDigest(context.Background(), src.Digest(), w, now, analysis.DefaultConfig())
+	d, err := monthly.Digest(context.Background(), src.Scope(), w, now, analysis.DefaultConfig())
 	if err != nil {
 		t.Fatal(err)
 	}

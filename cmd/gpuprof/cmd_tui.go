@@ -1,13 +1,32 @@
 package main
 
 import (
+	"context"
 	"os"
+	"time"
 
 	"github.com/spf13/cobra"
 
 	"github.com/gpuprof/gpuprof/analysis"
+	"github.com/gpuprof/gpuprof/jobsource"
+	"github.com/gpuprof/gpuprof/monthly"
 	"github.com/gpuprof/gpuprof/slurmext"
 	"github.com/gpuprof/gpuprof/tui"
+)
+
+// tuiSource is the TUI's Source, whose month summary the window pipeline
+// reads (monthly.SummaryMonth, through the caller's Scope).
+type tuiSource struct{ *jobsource.Source }
+
+// Month implements tui.MonthSource.
+func (s tuiSource) Month(ctx context.Context, user string, w analysis.Window, now time.Time, newest int) (analysis.Input, int, error) {
+	r, err := monthly.SummaryMonth(ctx, s.Scope(), user, w, now, newest)
+	return r.Input, r.Total, err
+}
+
+var (
+	_ tui.MonthSource = tuiSource{}
+	_ tui.TypeSource  = tuiSource{}
 )
 
 func newTUICommand(g *globalOptions) *cobra.Command {
@@ -66,7 +85,7 @@ database, or, when you cannot open it, through the agent's query socket
 				}
 			}
 			opts := tui.Options{PageSize: pageSize, NoColor: noColor, Config: c, User: user, Account: account, Everyone: all}
-			return tui.Run(cmd.Context(), src, src.Identity(), opts,
+			return tui.Run(cmd.Context(), tuiSource{src}, src.Identity(), opts,
 				cmd.InOrStdin(), cmd.OutOrStdout())
 		},
 	}

@@ -515,8 +515,10 @@ func runWithin(t *testing.T, limit time.Duration, name string, args ...string) (
 
 // TestNVMLMissing configures the real GPU backend on a node without the
 // NVIDIA library. The agent must fail fast with a message naming NVML,
-// not a crash; the hooks must record the jobs minimally as on any node
-// whose agent is down, with the GPUs known by Slurm index only.
+// not a crash; the hooks, which name GPUs from the driver's /proc files
+// (gpu/nvproc), find none on this node and must record the jobs minimally
+// as on any node whose agent is down, with the GPUs known by Slurm index
+// only.
 func TestNVMLMissing(t *testing.T) {
 	t.Parallel()
 	n := newNode(t, func(_ string, c *config.Config) {
@@ -578,8 +580,8 @@ func TestNVMLMissing(t *testing.T) {
 	if !slices.Equal(idx, []int{0, 2}) {
 		t.Errorf("GPUs by slurm index = %v, want [0 2] (kept without UUIDs)", idx)
 	}
-	if lines := n.logLines(t, "job=501", "GPU inventory unavailable", "NVML"); len(lines) == 0 {
-		t.Errorf("no log line saying the hooks could not ask NVML\nlog:\n%s", n.readLog(t))
+	if lines := n.logLines(t, "job=501", "GPU inventory unavailable", "nvidia kernel module"); len(lines) == 0 {
+		t.Errorf("no log line saying the hooks found no NVIDIA driver\nlog:\n%s", n.readLog(t))
 	}
 }
 

@@ -37,7 +37,8 @@ var rules = []struct {
 	{"slurmext", []string{"github.com/NVIDIA/go-nvml", "github.com/mattn/go-sqlite3", "github.com/spf13/cobra", module + "/store", module + "/agent", module + "/gpu"}, "Slurm parsing is pure"},
 	{"store", []string{"github.com/NVIDIA/go-nvml", "github.com/spf13/cobra", module + "/agent", module + "/hooks", module + "/gpu/nvml", module + "/gpu/sim"}, "the store knows profiles, not GPUs or hooks"},
 	{"agent", []string{"github.com/NVIDIA/go-nvml", "github.com/spf13/cobra", module + "/gpu/nvml", module + "/gpu/sim"}, "the agent reads GPUs through gpu.Sampler only (slurmext, pure, is the one home of the job-id rule it applies)"},
-	{"hooks", []string{"github.com/NVIDIA/go-nvml", "github.com/spf13/cobra", module + "/gpu/nvml", module + "/gpu/sim"}, "hooks get their sampler injected"},
+	{"hooks", []string{"github.com/NVIDIA/go-nvml", "github.com/spf13/cobra", module + "/gpu/nvml", module + "/gpu/sim", module + "/gpu/nvproc"}, "hooks get their GPU inventory injected"},
+	{"gpu/nvproc", []string{"github.com/NVIDIA/go-nvml", "github.com/mattn/go-sqlite3", module + "/gpu/nvml", module + "/gpu/sim"}, "nvproc names GPUs from the driver's /proc files for gpuprof-hook, which builds without cgo: it may link nothing that needs cgo"},
 	{"hooks", []string{module + "/agent"}, "the hooks are the agent's client (and may have to start it): they speak hookproto, never import the daemon"},
 	{"hooks", []string{"github.com/mattn/go-sqlite3", "database/sql", module + "/store", module + "/ingest"}, "a node's database has one writer, the agent (with ingest under it): a hook talks to the agent or spools for it, and never opens SQLite (a second writer contends for the lock the agent needs and cannot write an older schema anyway)"},
 	{"jobcomp", []string{"github.com/NVIDIA/go-nvml", module + "/agent", module + "/hooks", module + "/gpu/nvml", module + "/gpu/sim"}, "jobcomp runs in slurmctld: it samples no GPU and talks to no node agent, it spools a hookproto record"},
@@ -239,8 +240,11 @@ func rawReader(fd *ast.FuncDecl) bool {
 	return (r == "DB" || r == "Tx") && (strings.Contains(n, "View") || strings.Contains(n, "Notices"))
 }
 
-// recvName is the type name of fd's receiver.
+// recvName is the type name of fd's receiver ("" for a function).
 func recvName(fd *ast.FuncDecl) string {
+	if fd.Recv == nil || len(fd.Recv.List) == 0 {
+		return ""
+	}
 	t := fd.Recv.List[0].Type
 	if s, ok := t.(*ast.StarExpr); ok {
 		t = s.X
@@ -353,38 +357,100 @@ func TestOnlySlurmextParsesSlurmConf(t *testing.T) {
 }
 
 // windowReaders may name jobsource.Query, the one way to a window's jobs
-// (jobsource.Scope's Count and Input take it): the window pipeline
-// (monthly) and jobsource itself (its notices and the digest's day).
-var windowReaders = map[string]bool{"monthly": true, "jobsource": true}
+// (jobsource.Scope's Count, Input and InputAndNotices take it): the
+// window pipeline (monthly) alone. The admins' digest of a day and the
+// TUI's month summary read through it too (monthly.Digest,
+// monthly.SummaryMonth); before, each read its window beside it (an
+// adapter of jobsource's, notice.DaySource, and the TUI's own paging
+// into an analysis.InputBuilder).
+var windowReaders = map[string]bool{"monthly": true}
+
+// inputBuilders may turn stored jobs into an analysis input
+// (analysis.NewInputBuilder): jobsource, where a Scope's reads build it.
+var inputBuilders = map[string]bool{"jobsource": true}
 
 // TestOnlyPipelineReadsWindow: only the window pipeline (monthly) reads a
 // window's jobs (issue #41). The default window, the cluster bound with
 // its own slurm.conf, the count that sizes the read and whether the
 // replay needs it in full are decided there once, so report, plan,
-// recommend, profiles and whatif read a window alike; a command asks
-// with a monthly.Ask and renders what comes back. jobsource.Query is the
-// only way to ask a Scope for jobs of a window, so no other package
-// names it.
+// recommend, profiles, whatif, the admins' digest and the TUI's month
+// summary read a window alike; a command asks with a monthly.Ask (or the
+// digest's day, the summary's month) and renders what comes back.
+// jobsource.Query is the only way to ask a Scope for jobs of a window, so
+// no other package names it; no other package builds an analysis input
+// from jobs it read itself (analysis.NewInputBuilder: jobsource's reads
+// alone); and jobsource hands an analysis input out through a Scope
+// only (its reads, behind the Scope, are of an unexported type), so that
+// no side door (an adapter for one reader) comes back.
 func TestOnlyPipelineReadsWindow(t *testing.T) {
+	forbidName(t, windowReaders, "jobsource", "Query", 5,
+		"names jobsource.Query: only the window pipeline (monthly) reads a window's jobs; ask it with a monthly.Ask")
+	forbidName(t, inputBuilders, "analysis", "NewInputBuilder", 20,
+		"builds an analysis input from jobs it read itself: read the window through the pipeline (monthly), which asks the caller's jobsource.Scope")
+	for _, pf := range goFilesOf(t, func(rel string, _ pkg) bool { return rel == "jobsource" }) {
+		for _, d := range pf.file.Decls {
+			fd, ok := d.(*ast.FuncDecl)
+			if !ok {
+				continue
+			}
+			recv := recvName(fd)
+			if fd.Name.IsExported() && returnsInput(fd) && recv != "Scope" && (recv == "" || ast.IsExported(recv)) {
+				t.Errorf("%s: %s hands out an analysis input outside a Scope: the window pipeline reads through jobsource.Scope alone", pf.where, fd.Name.Name)
+			}
+		}
+	}
+}
+
+// forbidName fails every non-test file, of a package outside allowed
+// that imports the module's package pkg, that names pkg.name (why says
+// what it does instead); fewer than least files checked fails the rule.
+func forbidName(t *testing.T, allowed map[string]bool, pkgName, name string, least int, why string) {
+	t.Helper()
+	path := module + "/" + pkgName
 	files := goFilesOf(t, func(rel string, p pkg) bool {
-		return !windowReaders[rel] && slices.Contains(p.Imports, module+"/jobsource")
+		return !allowed[rel] && slices.Contains(p.Imports, path)
 	})
 	for _, pf := range files {
-		alias := importName(pf.file, module+"/jobsource", "jobsource")
-		ast.Inspect(pf.file, func(n ast.Node) bool {
-			sel, ok := n.(*ast.SelectorExpr)
-			if !ok {
+		if selectorsOf(pf.file, path, pkgName, name) > 0 {
+			t.Errorf("%s %s", pf.where, why)
+		}
+	}
+	if len(files) < least {
+		t.Fatalf("checked %d files for %s.%s; the rule would check nothing", len(files), pkgName, name)
+	}
+}
+
+// selectorsOf counts where f names pkg.name, pkg imported from path
+// (def: its name when f gives it none).
+func selectorsOf(f *ast.File, path, def, name string) int {
+	alias := importName(f, path, def)
+	n := 0
+	ast.Inspect(f, func(node ast.Node) bool {
+		sel, ok := node.(*ast.SelectorExpr)
+		if !ok {
+			return true
+		}
+		if x, isIdent := sel.X.(*ast.Ident); isIdent && x.Name == alias && sel.Sel.Name == name {
+			n++
+		}
+		return true
+	})
+	return n
+}
+
+// returnsInput says whether fd's results name analysis.Input.
+func returnsInput(fd *ast.FuncDecl) bool {
+	if fd.Type.Results == nil {
+		return false
+	}
+	for _, r := range fd.Type.Results.List {
+		if sel, ok := r.Type.(*ast.SelectorExpr); ok && sel.Sel.Name == "Input" {
+			if x, isIdent := sel.X.(*ast.Ident); isIdent && x.Name == "analysis" {
 				return true
 			}
-			if x, isIdent := sel.X.(*ast.Ident); isIdent && x.Name == alias && sel.Sel.Name == "Query" {
-				t.Errorf("%s names jobsource.Query: only the window pipeline (monthly) reads a window's jobs; ask it with a monthly.Ask", pf.where)
-			}
-			return true
-		})
+		}
 	}
-	if len(files) < 5 {
-		t.Fatalf("checked %d files; the rule would check nothing", len(files))
-	}
+	return false
 }
 
 // goFile is one parsed Go file of a package, where says which.

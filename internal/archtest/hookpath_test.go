@@ -60,3 +60,40 @@ func TestHookPathIsSmall(t *testing.T) {
 		}
 	}
 }
+
+// TestHookBinaryWithoutCgo: gpuprof-hook builds without cgo (the Makefile
+// builds it with CGO_ENABLED=0), a static binary that starts without the
+// dynamic loader, whose start alone cost 3.7× /bin/true (issue #41,
+// docs/benchmarks.md). No package of its build may need cgo: with
+// CGO_ENABLED=0 every dependency must still have Go files to build (a
+// cgo-only package such as go-nvml's has none then), and none outside the
+// standard library (whose net and runtime/cgo build without cgo too) may
+// have cgo files at all. The hooks name GPUs from the driver's /proc files
+// (gpu/nvproc); NVML and SQLite stay in the gpuprof binary.
+func TestHookBinaryWithoutCgo(t *testing.T) {
+	const bin = module + "/cmd/gpuprof-hook"
+	for _, cgo := range []string{"0", "1"} {
+		cmd := exec.Command("go", "list", "-e", "-deps", "-f", "{{.ImportPath}}\t{{.Standard}}\t{{len .CgoFiles}}\t{{if .Error}}{{.Error}}{{end}}", bin)
+		cmd.Env = append(cmd.Environ(), "CGO_ENABLED="+cgo)
+		out, err := cmd.Output()
+		if err != nil {
+			t.Fatalf("CGO_ENABLED=%s go list -deps %s: %v", cgo, bin, err)
+		}
+		lines := strings.Split(strings.TrimRight(string(out), "\n"), "\n")
+		if len(lines) < 8 {
+			t.Fatalf("go list saw %d dependencies of %s; the rule would check nothing", len(lines), bin)
+		}
+		for _, l := range lines {
+			f := strings.SplitN(l, "\t", 4)
+			if len(f) != 4 {
+				t.Fatalf("go list line %q", l)
+			}
+			switch {
+			case f[3] != "":
+				t.Errorf("CGO_ENABLED=%s: %s does not build: %s (a package that needs cgo?); keep it out of gpuprof-hook", cgo, f[0], f[3])
+			case f[1] == "false" && f[2] != "0":
+				t.Errorf("CGO_ENABLED=%s: %s has %s cgo files; gpuprof-hook must build without cgo (it names GPUs through gpu/nvproc, not NVML)", cgo, f[0], f[2])
+			}
+		}
+	}
+}

@@ -6,8 +6,10 @@
 // Runtime, so the two run the same hook.
 //
 // It must not link cobra, plotting, Prometheus, the TUI or gpuprof's
-// analyses (internal/archtest's TestHookPathIsSmall): gpuprof-hook links
-// it, and a hook pays for every initialiser its binary links (issue #41).
+// analyses (internal/archtest's TestHookPathIsSmall), nor NVML or anything
+// else that needs cgo (TestHookBinaryWithoutCgo): gpuprof-hook links it,
+// and a hook pays for every initialiser its binary links and, when cgo is
+// in, for the dynamic loader (issue #41).
 package hookcmd
 
 import (
@@ -25,7 +27,7 @@ import (
 
 	"github.com/gpuprof/gpuprof/config"
 	"github.com/gpuprof/gpuprof/gpu"
-	"github.com/gpuprof/gpuprof/gpu/nvml"
+	"github.com/gpuprof/gpuprof/gpu/nvproc"
 	"github.com/gpuprof/gpuprof/gpu/sim"
 	"github.com/gpuprof/gpuprof/hooks"
 	"github.com/gpuprof/gpuprof/jobend/commentqueue"
@@ -85,47 +87,60 @@ func (o *Options) Level() slog.Level {
 func Runtime(o *Options, p hooks.Process, gpuprof string) hooks.Runtime {
 	path, _ := o.ConfigFile()
 	return hooks.Runtime{
-		Load:        o.Load,
-		DB:          o.DB,
-		Level:       o.Level(),
-		Process:     p,
-		ConfigPath:  path,
-		Self:        gpuprof,
-		OpenSampler: OpenSampler,
-		Before:      fault(),
+		Load:          o.Load,
+		DB:            o.DB,
+		Level:         o.Level(),
+		Process:       p,
+		ConfigPath:    path,
+		Self:          gpuprof,
+		OpenInventory: OpenInventory,
+		Before:        fault(),
 		AdminComment: func(cfg config.Config, cluster, jobID string) error {
 			return StartAdminComment(o, cfg, cluster, jobID, gpuprof)
 		},
 	}
 }
 
-// OpenSampler opens the configured GPU backend. A missing NVML library is a
-// clear error that names the driver.
-func OpenSampler(_ context.Context, cfg config.Config, log *slog.Logger) (gpu.Sampler, error) {
+// OpenInventory opens the GPU inventory of the configured backend for a
+// hook whose agent does not answer: the simulated node for "sim", the
+// driver's /proc files (gpu/nvproc, under proc.procfs) for "nvml". A hook
+// names the job's GPUs from it and reads nothing else, so it needs no NVML:
+// gpuprof-hook is a static binary without cgo, and the gpuprof binary's
+// hooks take the same inventory, so both record the same. What /proc does
+// not say (the memory size, MIG instances) the agent fills when it takes
+// the spooled record (docs/architecture.md).
+func OpenInventory(_ context.Context, cfg config.Config, log *slog.Logger) (gpu.Inventory, error) {
 	switch cfg.Agent.GPU {
 	case "sim":
-		if _, err := sim.Init(cfg.Sim.Dir, SimSpec(cfg)); err != nil {
-			return nil, fmt.Errorf("simulated GPU node: %w", err)
-		}
-		n, err := sim.Open(cfg.Sim.Dir, sim.WithProcfs(cfg.Proc.Procfs),
-			sim.WithScanCache(min(cfg.Agent.Interval.D()/2, 500*time.Millisecond)))
+		return OpenSim(cfg, log)
+	case "nvml":
+		n, err := nvproc.Open(cfg.Proc.Procfs)
 		if err != nil {
-			return nil, fmt.Errorf("simulated GPU node: %w", err)
-		}
-		if cfg.Sim.RealCost {
-			// Benchmarks: each reading costs what NVML's calls do on an H200.
-			log.Info("simulated GPU node charged a real driver's cost per call (sim.real_cost)")
-			return sim.Charge(n, sim.H200Cost), nil
+			return nil, fmt.Errorf("GPU inventory: %w (for a simulated node use --gpu sim)", err)
 		}
 		return n, nil
-	case "nvml":
-		s, err := nvml.Open(cfg.NVML.Library, log)
-		if err != nil {
-			return nil, fmt.Errorf("NVML: %w (is the NVIDIA driver installed? for a simulated node use --gpu sim)", err)
-		}
-		return s, nil
 	}
 	return nil, errors.New("unknown GPU backend " + cfg.Agent.GPU)
+}
+
+// OpenSim opens the simulated GPU node the configuration describes,
+// creating it on first use; the agent's backend and the hooks' inventory
+// for the "sim" backend.
+func OpenSim(cfg config.Config, log *slog.Logger) (gpu.Sampler, error) {
+	if _, err := sim.Init(cfg.Sim.Dir, SimSpec(cfg)); err != nil {
+		return nil, fmt.Errorf("simulated GPU node: %w", err)
+	}
+	n, err := sim.Open(cfg.Sim.Dir, sim.WithProcfs(cfg.Proc.Procfs),
+		sim.WithScanCache(min(cfg.Agent.Interval.D()/2, 500*time.Millisecond)))
+	if err != nil {
+		return nil, fmt.Errorf("simulated GPU node: %w", err)
+	}
+	if cfg.Sim.RealCost {
+		// Benchmarks: each reading costs what NVML's calls do on an H200.
+		log.Info("simulated GPU node charged a real driver's cost per call (sim.real_cost)")
+		return sim.Charge(n, sim.H200Cost), nil
+	}
+	return n, nil
 }
 
 // SimSpec is the simulated node the configuration describes.
