@@ -140,15 +140,7 @@ func TestDominanceBoundChangesNothing(t *testing.T) {
 		c, pr, sc, jobs, o := randomReplay(seed + 1)
 		want, _, _ := replay(t, c, pr, sc, jobs, o, true)
 		got, bounded, durBounded := replay(t, c, pr, sc, jobs, o, false)
-		if !reflect.DeepEqual(got.Stats, want.Stats) {
-			t.Errorf("seed %d: stats %+v, want %+v", seed+1, got.Stats, want.Stats)
-		}
-		for i := range want.Jobs {
-			if !reflect.DeepEqual(got.Jobs[i], want.Jobs[i]) {
-				t.Errorf("seed %d: job %d: %+v, want %+v", seed+1, i, got.Jobs[i], want.Jobs[i])
-				break
-			}
-		}
+		sameReplay(t, seed+1, got, want)
 		total += bounded
 		if bounded > 0 {
 			answered++
@@ -165,4 +157,20 @@ func TestDominanceBoundChangesNothing(t *testing.T) {
 		t.Errorf("the duration bound passed over nodes in %d of %d replays (%d in all): want at least half", durAnswered, runs, durTotal)
 	}
 	t.Logf("the bound answered %d searches, in %d of %d replays; the duration bound passed over %d nodes, in %d", total, answered, runs, durTotal, durAnswered)
+}
+
+// sameReplay reports each difference between two replays of one random
+// month: the counts, and the first job whose outcome, start, partition or
+// node differs.
+func sameReplay(t *testing.T, seed uint64, got, want *Result) {
+	t.Helper()
+	if !reflect.DeepEqual(got.Stats, want.Stats) {
+		t.Errorf("seed %d: stats %+v, want %+v", seed, got.Stats, want.Stats)
+	}
+	for i := range want.Jobs {
+		if !reflect.DeepEqual(got.Jobs[i], want.Jobs[i]) {
+			t.Errorf("seed %d: job %d: %+v, want %+v", seed, i, got.Jobs[i], want.Jobs[i])
+			return
+		}
+	}
 }

@@ -173,6 +173,19 @@ type sim struct {
 	bounded   int
 	// durBounded counts the nodes the duration bound passed over.
 	durBounded int
+	// orders holds, per single-node request (GPU type, GPUs, shards;
+	// orderOf per shape) and partition, the cycle's candidate nodes
+	// sorted by when each may first have the request's units free
+	// (backfill.go's searchOrdered).
+	orders  []nodeOrder
+	orderOf []int32
+	merge   []uint64 // scratch for searchOrdered's re-sort
+	// directSearch scans every candidate node in the partition's order
+	// instead (searchDirect): the test-only path the ordered search is
+	// compared with; checkSearch runs both on every single-node search
+	// and counts in searchDiffs the searches whose answers differ.
+	directSearch, checkSearch bool
+	searchChecks, searchDiffs int
 }
 
 type fitKey struct {
@@ -364,6 +377,7 @@ func newSim(c Cluster, pr Priority, sc Scheduler, jobs []Job, o Options) (*sim, 
 		j.shape = id
 	}
 	s.domClasses(shapes)
+	s.orderShapes(shapes, len(c.Partitions))
 	s.wholeOnly = true
 	for i := range c.Nodes {
 		s.wholeOnly = s.wholeOnly && c.Nodes[i].ShardsPerGPU == 0
@@ -411,6 +425,23 @@ func newSim(c Cluster, pr Priority, sc Scheduler, jobs []Job, o Options) (*sim, 
 		s.bfPhase = secs(sc.BfPhase) % interval
 	}
 	return s, nil
+}
+
+// orderShapes gives each shape its single-node search order's id: the
+// shapes that differ only in their limit share one (searchOrdered).
+func (s *sim) orderShapes(shapes map[fitKey]int32, parts int) {
+	ids := map[fitKey]int32{}
+	s.orderOf = make([]int32, len(shapes))
+	for k, id := range shapes {
+		ok := fitKey{typ: k.typ, gpus: k.gpus, shard: k.shard}
+		o, seen := ids[ok]
+		if !seen {
+			o = int32(len(ids))
+			ids[ok] = o
+		}
+		s.orderOf[id] = o
+	}
+	s.orders = make([]nodeOrder, len(ids)*parts)
 }
 
 // domClasses sorts the shapes into the dominance bound's classes and

@@ -1,0 +1,50 @@
+package queuesim
+
+import "testing"
+
+// TestOrderedSearchAsDirect: on random clusters, settings and months
+// (randomReplay: overloaded ones among them, shards, types, several
+// partitions), every single-node backfill search answers the same start
+// and node read in the order of the nodes' bounds (searchOrdered) as
+// scanning every node in the partition's order (searchDirect) — each
+// search run both ways on the same timelines — and the replay with the
+// ordered search gives every job the same outcome, start, partition and
+// node, and the same counts, as the one with the direct search.
+func TestOrderedSearchAsDirect(t *testing.T) {
+	runs := 120
+	if testing.Short() {
+		runs = 30
+	}
+	checks := 0
+	for seed := range uint64(runs) {
+		c, pr, sc, jobs, o := randomReplay(seed + 1)
+		want := searchReplay(t, c, pr, sc, jobs, o, func(s *sim) { s.directSearch = true })
+		var checked *sim
+		searchReplay(t, c, pr, sc, jobs, o, func(s *sim) { s.checkSearch, checked = true, s })
+		if checked.searchDiffs > 0 {
+			t.Errorf("seed %d: %d of %d searches answered differently in order", seed+1, checked.searchDiffs, checked.searchChecks)
+		}
+		checks += checked.searchChecks
+		got := searchReplay(t, c, pr, sc, jobs, o, nil)
+		sameReplay(t, seed+1, got, want)
+	}
+	if checks < 10000 {
+		t.Errorf("%d searches compared: want at least 10,000", checks)
+	}
+	t.Logf("%d single-node searches compared", checks)
+}
+
+// searchReplay runs the jobs through the simulator with set applied to
+// it first (nil: as Run does).
+func searchReplay(t *testing.T, c Cluster, pr Priority, sc Scheduler, jobs []Job, o Options, set func(*sim)) *Result {
+	t.Helper()
+	s, err := newSim(c, pr, sc, jobs, o)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if set != nil {
+		set(s)
+	}
+	s.loop()
+	return s.result()
+}
