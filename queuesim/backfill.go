@@ -685,7 +685,7 @@ func (s *sim) search(ji, p int32, dur, limit, from int64) (int64, []int32) {
 	cand := s.candidates(ji, p)
 	if in.Nodes == 1 {
 		units := s.memo[int(s.js[ji].shape)*len(s.parts)+int(p)].candUnits
-		if s.directSearch {
+		if s.directSearch || len(cand) < s.orderFrom {
 			return s.searchDirect(cand, units, dur, limit, from)
 		}
 		if !s.checkSearch {

@@ -9,7 +9,8 @@ import "testing"
 // scanning every node in the partition's order (searchDirect) — each
 // search run both ways on the same timelines — and the replay with the
 // ordered search gives every job the same outcome, start, partition and
-// node, and the same counts, as the one with the direct search.
+// node, and the same counts, as the one with the direct search. Every
+// candidate list is searched in order here (orderFrom 0), however short.
 func TestOrderedSearchAsDirect(t *testing.T) {
 	runs := 120
 	if testing.Short() {
@@ -20,12 +21,12 @@ func TestOrderedSearchAsDirect(t *testing.T) {
 		c, pr, sc, jobs, o := randomReplay(seed + 1)
 		want := searchReplay(t, c, pr, sc, jobs, o, func(s *sim) { s.directSearch = true })
 		var checked *sim
-		searchReplay(t, c, pr, sc, jobs, o, func(s *sim) { s.checkSearch, checked = true, s })
+		searchReplay(t, c, pr, sc, jobs, o, func(s *sim) { s.checkSearch, s.orderFrom, checked = true, 0, s })
 		if checked.searchDiffs > 0 {
 			t.Errorf("seed %d: %d of %d searches answered differently in order", seed+1, checked.searchDiffs, checked.searchChecks)
 		}
 		checks += checked.searchChecks
-		got := searchReplay(t, c, pr, sc, jobs, o, nil)
+		got := searchReplay(t, c, pr, sc, jobs, o, func(s *sim) { s.orderFrom = 0 })
 		sameReplay(t, seed+1, got, want)
 	}
 	if checks < 10000 {
