@@ -194,7 +194,9 @@ func parseInformation(text, busID string) (gpu.Device, bool, error) {
 			if !ok || b != busID {
 				return d, false, fmt.Errorf("bus location %q is not its directory's PCI bus id: %w", clip(value), ErrFormat)
 			}
-		case "GPU Excluded":
+		case "GPU Excluded", "Blacklisted":
+			// Drivers before the rename (the 450 series and older) write
+			// the same flag as "Blacklisted:\t Yes".
 			excluded = value == "Yes"
 		}
 	}

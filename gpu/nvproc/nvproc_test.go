@@ -221,3 +221,28 @@ func TestNormalBusID(t *testing.T) {
 		})
 	}
 }
+
+// TestOlderDriverBlacklisted: drivers before the flag's rename write an
+// excluded GPU as "Blacklisted:\t Yes" (nv-procfs.c's format strings of
+// those releases, copied here line for line with a made-up UUID), and
+// such a GPU is left out as one marked "GPU Excluded: Yes" is.
+func TestOlderDriverBlacklisted(t *testing.T) {
+	text := "Model: \t\t Tesla V100-SXM2-16GB\n" +
+		"IRQ:   \t\t 48\n" +
+		"GPU UUID: \t GPU-0d3c2b1a-0000-1111-2222-333344445555\n" +
+		"Video BIOS: \t 88.00.4f.00.09\n" +
+		"Bus Type: \t PCIe\n" +
+		"DMA Size: \t 47 bits\n" +
+		"DMA Mask: \t 0x7fffffffffff\n" +
+		"Bus Location: \t 0000:3b:00.0\n" +
+		"Device Minor: \t 1\n"
+	for _, flag := range []string{"No", "Yes"} {
+		d, excluded, err := parseInformation(text+"Blacklisted:\t "+flag+"\n", "00000000:3B:00.0")
+		if err != nil {
+			t.Fatalf("Blacklisted: %s: %v", flag, err)
+		}
+		if excluded != (flag == "Yes") || d.Minor != 1 || d.Name != "Tesla V100-SXM2-16GB" {
+			t.Errorf("Blacklisted: %s: excluded %v, minor %d, model %q", flag, excluded, d.Minor, d.Name)
+		}
+	}
+}

@@ -2,9 +2,7 @@ package archtest
 
 import (
 	"go/ast"
-	"go/parser"
-	"go/token"
-	"path/filepath"
+	"path"
 	"slices"
 	"strings"
 	"testing"
@@ -52,46 +50,39 @@ var (
 // jobs their goldens share (internal/jobfixture) are imported by tests
 // only.
 func TestOneFactSheet(t *testing.T) {
-	checked := 0
-	for _, p := range listPackages(t) {
-		rel := strings.TrimPrefix(strings.TrimPrefix(p.ImportPath, module), "/")
+	files := goFilesOf(t, func(rel string, p pkg) bool {
 		if strings.HasPrefix(rel, "internal/archtest") {
-			continue
+			return false
 		}
 		if slices.Contains(p.Imports, module+"/internal/jobfixture") {
 			t.Errorf("%s imports internal/jobfixture: the fixture jobs are for tests", rel)
 		}
-		for _, name := range p.GoFiles {
-			file := filepath.Join(p.Dir, name)
-			f, err := parser.ParseFile(token.NewFileSet(), file, nil, 0)
-			if err != nil {
-				t.Fatal(err)
-			}
-			checked++
-			where := rel + "/" + name
-			ast.Inspect(f, func(n ast.Node) bool {
-				switch n := n.(type) {
-				case *ast.RangeStmt:
-					if sel, ok := n.X.(*ast.SelectorExpr); ok && sel.Sel.Name == "XIDs" && !xidRecorders[rel] {
-						t.Errorf("%s walks a GPU's XIDs itself: list them by analysis.XIDsOf, the one rule every page follows", where)
-					}
-				case *ast.SelectorExpr:
-					if x, ok := n.X.(*ast.Ident); ok && x.Name == "analysis" && n.Sel.Name == "Examine" && sheetDrawers[rel] {
-						t.Errorf("%s calls analysis.Examine: draw the job's fact sheet (analysis.ExamineView)", where)
-					}
-					if x, ok := n.X.(*ast.Ident); ok && x.Name == "analysis" && n.Sel.Name == "XIDsOf" && !xidListers[rel] {
-						t.Errorf("%s lists XIDs by analysis.XIDsOf itself: take the fact sheet's list (GPUSheet.XIDs)", where)
-					}
-				case *ast.CallExpr:
-					if sel, ok := n.Fun.(*ast.SelectorExpr); ok && gpuFigures[sel.Sel.Name] && mailWords[rel] && !ruleFiles[where] {
-						t.Errorf("%s works a GPU's %s out of its profile: a mail takes its figures from the job's fact sheet (analysis.ExamineView, SheetGPU)", where, sel.Sel.Name)
-					}
+		return true
+	})
+	for _, gf := range files {
+		where, rel := gf.where, path.Dir(gf.where)
+		ast.Inspect(gf.file, func(n ast.Node) bool {
+			switch n := n.(type) {
+			case *ast.RangeStmt:
+				if sel, ok := n.X.(*ast.SelectorExpr); ok && sel.Sel.Name == "XIDs" && !xidRecorders[rel] {
+					t.Errorf("%s walks a GPU's XIDs itself: list them by analysis.XIDsOf, the one rule every page follows", where)
 				}
-				return true
-			})
-		}
+			case *ast.SelectorExpr:
+				if x, ok := n.X.(*ast.Ident); ok && x.Name == "analysis" && n.Sel.Name == "Examine" && sheetDrawers[rel] {
+					t.Errorf("%s calls analysis.Examine: draw the job's fact sheet (analysis.ExamineView)", where)
+				}
+				if x, ok := n.X.(*ast.Ident); ok && x.Name == "analysis" && n.Sel.Name == "XIDsOf" && !xidListers[rel] {
+					t.Errorf("%s lists XIDs by analysis.XIDsOf itself: take the fact sheet's list (GPUSheet.XIDs)", where)
+				}
+			case *ast.CallExpr:
+				if sel, ok := n.Fun.(*ast.SelectorExpr); ok && gpuFigures[sel.Sel.Name] && mailWords[rel] && !ruleFiles[where] {
+					t.Errorf("%s works a GPU's %s out of its profile: a mail takes its figures from the job's fact sheet (analysis.ExamineView, SheetGPU)", where, sel.Sel.Name)
+				}
+			}
+			return true
+		})
 	}
-	if checked < 50 {
-		t.Fatalf("checked %d files; the rule would check nothing", checked)
+	if len(files) < 50 {
+		t.Fatalf("checked %d files; the rule would check nothing", len(files))
 	}
 }
