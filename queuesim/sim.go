@@ -184,7 +184,7 @@ type sim struct {
 	// (backfill.go's searchOrdered).
 	orders  []nodeOrder
 	orderOf []int32
-	merge   []uint64 // scratch for searchOrdered's re-sort
+	merge   []uint64 // scratch for searchOrdered's re-sort and startOrder
 	// directSearch scans every candidate node in the partition's order
 	// instead (searchDirect): the test-only path the ordered search is
 	// compared with; checkSearch runs both on every single-node search
