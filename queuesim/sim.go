@@ -59,6 +59,11 @@ type pstate struct {
 	maxTime int64 // never when unlimited
 	tier    int32
 	factor  float64
+	// mostFree[t]: in backfill cycle freeGen, the most whole GPUs free
+	// now on one node of GPU type id t, the last entry on one node of
+	// any type (backfill.go's mostFreeWhole).
+	mostFree []int
+	freeGen  int
 }
 
 type qosUse struct{ gpus, jobs int }
@@ -191,6 +196,11 @@ type sim struct {
 	// The test searches every list in order (0).
 	orderFrom                 int
 	searchChecks, searchDiffs int
+	// checkFits answers each fits-now question of a backfill cycle that
+	// mostFreeWhole answers by findNow too, the test-only check: fitsDiffs
+	// counts the answers that differ.
+	checkFits             bool
+	fitsChecks, fitsDiffs int
 }
 
 type fitKey struct {
