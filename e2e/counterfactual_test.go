@@ -8,6 +8,7 @@ import (
 	"math/rand/v2"
 	"os"
 	"os/exec"
+	"path/filepath"
 	"slices"
 	"strings"
 	"testing"
@@ -93,6 +94,11 @@ type cfRun struct {
 // 72 jobs of 20–90 s and a second 8-GPU run for Slurm's own spread (each
 // run about 12 minutes, GOMAXPROCS of them at once: 27 minutes on 2
 // cores). docs/whatif.md holds the table.
+//
+// GPUPROF_FIDELITY_KEEP=DIR keeps each run's evidence in DIR/<run> (8gpus,
+// 6gpus, 8gpus-again): the database, slurm.conf, slurmctld's log (its
+// millisecond lines say when each job started and ended, and which
+// scheduler started it), sacct's lines, the window and whatif's JSON.
 func TestWhatIfCounterfactual(t *testing.T) {
 	requireClusterHost(t)
 	requireUserTools(t)
@@ -114,7 +120,7 @@ func TestWhatIfCounterfactual(t *testing.T) {
 		for i, c := range configs {
 			t.Run(c.name, func(t *testing.T) {
 				t.Parallel()
-				runs[i] = runCounterfactual(t, bin, c.gpus, fmt.Sprintf("c%d", i), jobs, c.change)
+				runs[i] = runCounterfactual(t, bin, c.gpus, fmt.Sprintf("c%d", i), c.name, jobs, c.change)
 			})
 		}
 	})
@@ -179,7 +185,9 @@ func TestWhatIfCounterfactual(t *testing.T) {
 
 // runCounterfactual runs the workload on a multifactor cluster of one node
 // of gpus GPUs, imports it and replays it with the change ("" none).
-func runCounterfactual(t *testing.T, bin string, gpus int, prefix string, jobs []cfJob, change string) *cfRun {
+// With GPUPROF_FIDELITY_KEEP set it keeps the run in its name's directory
+// there.
+func runCounterfactual(t *testing.T, bin string, gpus int, prefix, name string, jobs []cfJob, change string) *cfRun {
 	mc := startMultifactorCluster(t, gpus, prefix)
 	c := mc.c
 	// The first scheduling pass after a restart comes a few seconds late.
@@ -204,6 +212,11 @@ func runCounterfactual(t *testing.T, bin string, gpus int, prefix string, jobs [
 	cmd := exec.Command(bin, args...)
 	cmd.Env = c.env()
 	out, err := cmd.CombinedOutput()
+	if keep := os.Getenv("GPUPROF_FIDELITY_KEEP"); keep != "" {
+		dir := filepath.Join(keep, name)
+		keepFidelityRun(t, c, dir, mc.work, mc.from, until)
+		_ = os.WriteFile(filepath.Join(dir, "whatif.json"), out, 0o644)
+	}
 	if err != nil {
 		t.Fatalf("gpuprof %s: %v\n%s", strings.Join(args, " "), err, out)
 	}

@@ -15,7 +15,8 @@
 # installed Slurm; builds bin/gpuprof first. Prints the machine, the
 # commit and the date, then the test's log, whose table lines are what
 # docs/whatif.md records ("A real Slurm, counterfactual"). The exit
-# status is the test's.
+# status is the test's. GPUPROF_FIDELITY_KEEP=DIR keeps each run's
+# evidence (sacct, slurmctld's log, whatif's JSON) in DIR/<run>.
 set -euo pipefail
 mode=${1:-full}
 case $mode in full | reduced) ;; *)
