@@ -228,18 +228,11 @@ func dailyChart(d *Data) (chart, error) {
 		notes = append(notes, "no GPU readings: used is not known")
 	}
 	if topOf(pending) > 0 {
-		pts := make(plotter.XYs, n)
-		for i, v := range pending {
-			pts[i] = plotter.XY{X: float64(i), Y: v}
-		}
-		l, s, err := plotter.NewLinePoints(pts)
+		li, err := addPending(p, pending)
 		if err != nil {
 			return c, err
 		}
-		l.Color, l.Width, l.Dashes = colFourth, vg.Points(1.5), []vg.Length{vg.Points(4), vg.Points(2)}
-		s.Color, s.Shape, s.Radius = colFourth, draw.CircleGlyph{}, vg.Points(1.8)
-		p.Add(l, s)
-		legend = append(legend, item("pending demand (GPUs requested × hours waiting)", l, s))
+		legend = append(legend, li)
 	} else {
 		notes = append(notes, "no GPU job waited in the queue")
 	}
@@ -292,6 +285,24 @@ func dailyChart(d *Data) (chart, error) {
 	svg, err := f.render()
 	c.SVG = svg
 	return c, err
+}
+
+// addPending draws the daily chart's pending demand, a day's GPUs
+// requested × hours waiting, as a dashed line with a point per day, and
+// returns its legend item.
+func addPending(p *plot.Plot, pending []float64) (legendItem, error) {
+	pts := make(plotter.XYs, len(pending))
+	for i, v := range pending {
+		pts[i] = plotter.XY{X: float64(i), Y: v}
+	}
+	l, s, err := plotter.NewLinePoints(pts)
+	if err != nil {
+		return legendItem{}, err
+	}
+	l.Color, l.Width, l.Dashes = colFourth, vg.Points(1.5), []vg.Length{vg.Points(4), vg.Points(2)}
+	s.Color, s.Shape, s.Radius = colFourth, draw.CircleGlyph{}, vg.Points(1.8)
+	p.Add(l, s)
+	return item("pending demand (GPUs requested × hours waiting)", l, s), nil
 }
 
 // percentAxis is a second y axis for the strip right of a panel: from 0
