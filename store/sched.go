@@ -554,6 +554,14 @@ func (w *schedWriter) insertFresh(ctx context.Context, rs []slurmext.JobRecord) 
 	}
 	now := time.Now().Unix()
 	err := w.conn.Raw(func(dc any) error {
+		// The connection outlives its transaction: database/sql rolls a
+		// transaction back on its own when the context it began with
+		// ends, and rows inserted after that would be committed one by
+		// one. Raw holds the connection's lock until it returns, so no
+		// rollback can come between this check and the rows.
+		if ac, ok := dc.(interface{ AutoCommit() bool }); !ok || ac.AutoCommit() {
+			return fmt.Errorf("insert sched jobs: %w", sql.ErrTxDone)
+		}
 		pc, ok := dc.(driver.ConnPrepareContext)
 		if !ok {
 			return fmt.Errorf("insert sched jobs: driver connection %T cannot prepare", dc)
