@@ -832,9 +832,12 @@ func (s *sim) searchOrdered(ji, p int32, cand, units []int32, dur, limit, from i
 
 // startOrder makes the order's first entries of a cycle: each candidate
 // keyed by the first time its timeline, as it stands, has the request's
-// units free (recorded as its freeFrom bound too), sorted.
+// units free (recorded as its freeFrom bound too), sorted. The nodes free
+// now (key 0) come in the candidates' order, already sorted, ahead of the
+// rest: only the rest is sorted.
 func (s *sim) startOrder(o *nodeOrder, cand, units []int32) {
 	o.gen, o.ent = s.tlGen, o.ent[:0]
+	s.merge = s.merge[:0]
 	for i, n := range cand {
 		u := int(units[i])
 		lb, kept := s.freeFrom(n, u)
@@ -844,11 +847,15 @@ func (s *sim) startOrder(o *nodeOrder, cand, units []int32) {
 				s.freeAt[u*s.nodeCount+int(n)] = freeMark{s.tlGen, t}
 			}
 		}
-		if lb <= s.bfHorizon {
-			o.ent = append(o.ent, uint64(lb-s.now)<<orderBits|uint64(i))
+		switch {
+		case lb <= s.now:
+			o.ent = append(o.ent, uint64(i))
+		case lb <= s.bfHorizon:
+			s.merge = append(s.merge, uint64(lb-s.now)<<orderBits|uint64(i))
 		}
 	}
-	slices.Sort(o.ent)
+	slices.Sort(s.merge)
+	o.ent = append(o.ent, s.merge...)
 }
 
 // firstFree returns the first time from from on at which the node's
