@@ -43,6 +43,10 @@ func (r *orderReads) InputAndNotices(ctx context.Context, q jobsource.Query) (an
 	return in, nil, err
 }
 
+func (r *orderReads) Newest(context.Context, jobsource.Query) (time.Time, error) {
+	return r.now, nil
+}
+
 func (r *orderReads) Clusters(context.Context, jobsource.Query) ([]string, int, error) {
 	return []string{"lab"}, len(r.jobs), nil
 }
