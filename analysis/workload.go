@@ -451,13 +451,15 @@ func (tl *timeline) clip(s, e time.Time) (cs, ce int64, ok bool) {
 // GPU-hours: the partial segments at both ends directly, the whole ones in
 // between through a difference array, so a month-long job costs two
 // binary searches.
+// Both are exact sums (ExactSum), so a segment's GPU-hours are the same
+// in every order of the jobs.
 type spreadAcc struct {
-	edge []float64 // GPU-hours
-	diff []float64 // rate changes at segment starts
+	edge []ExactSum // GPU-hours
+	diff []ExactSum // rate changes at segment starts
 }
 
 func newSpread(n int) spreadAcc {
-	return spreadAcc{edge: make([]float64, n), diff: make([]float64, n+1)}
+	return spreadAcc{edge: make([]ExactSum, n), diff: make([]ExactSum, n+1)}
 }
 
 const nsPerHour = float64(time.Hour)
@@ -468,14 +470,14 @@ func (sp *spreadAcc) add(tl *timeline, s, e int64, rate float64) {
 	}
 	a, b := tl.segment(s), tl.segment(e-1)
 	if a == b {
-		sp.edge[a] += rate * float64(e-s) / nsPerHour
+		sp.edge[a].Add(rate * float64(e-s) / nsPerHour)
 		return
 	}
-	sp.edge[a] += rate * float64(tl.starts[a+1]-s) / nsPerHour
-	sp.edge[b] += rate * float64(e-tl.starts[b]) / nsPerHour
+	sp.edge[a].Add(rate * float64(tl.starts[a+1]-s) / nsPerHour)
+	sp.edge[b].Add(rate * float64(e-tl.starts[b]) / nsPerHour)
 	if b > a+1 {
-		sp.diff[a+1] += rate
-		sp.diff[b] -= rate
+		sp.diff[a+1].Add(rate)
+		sp.diff[b].Add(-rate)
 	}
 }
 
@@ -484,10 +486,10 @@ func (sp *spreadAcc) hours(tl *timeline) []float64 {
 	out := make([]float64, len(sp.edge))
 	rate := 0.0
 	for k := range out {
-		rate += sp.diff[k]
+		rate += sp.diff[k].Float()
 		// The running sum of ± rates can leave a rounding residue where
 		// the true rate is 0.
-		out[k] = max(0, sp.edge[k]+max(0, rate)*float64(tl.starts[k+1]-tl.starts[k])/nsPerHour)
+		out[k] = max(0, sp.edge[k].Float()+max(0, rate)*float64(tl.starts[k+1]-tl.starts[k])/nsPerHour)
 	}
 	return out
 }
@@ -500,6 +502,7 @@ type groupAcc struct {
 	classHours                        [numClasses]float64
 	energy                            energyAcc
 	effective                         effAcc
+	sums                              groupSums // settled into the floats above
 }
 
 // groupSet indexes groups by name; last caches the previous lookup, since
@@ -532,6 +535,7 @@ type modelAcc struct {
 	nFracs         int
 	energy         energyAcc
 	effective      effAcc
+	sums           modelSums // settled into u and the floats above
 }
 
 // waitRec is one job's queue wait, kept for the groups' medians.
@@ -577,6 +581,8 @@ type workloadAcc struct {
 	// a known wait; energy sums the whole window's.
 	modelWaits []modelWait
 	energy     energyAcc
+	// sums are the pass's float sums, exact (settle).
+	sums workloadSums
 }
 
 func newWorkloadAcc(w Window) (*workloadAcc, bool) {
@@ -735,14 +741,14 @@ func (a *workloadAcc) add(j *Job, m *Metrics, c *Config) {
 		g := &j.GPUs[i]
 		mod := a.model(g.Model)
 		mod.u.JobGPUs++
-		mod.u.GPUHours += gpuHours
+		mod.sums.gpuHours.Add(gpuHours)
 		mod.u.MemoryTotal = max(mod.u.MemoryTotal, g.MemoryTotal)
 		if m.WaitValid {
 			a.addModelWait(waitStart, a.lastModelIdx, m.Wait.Seconds())
 		}
 		if g.Preallocated {
 			mod.u.Preallocated++
-			mod.u.PreallocatedGPUHours += gpuHours
+			mod.sums.preallocated.Add(gpuHours)
 		} else if g.VRAMPeakValid && g.MemoryTotal > 0 && g.VRAMPeak <= g.MemoryTotal {
 			frac := float64(g.VRAMPeak) / float64(g.MemoryTotal)
 			a.fracs = append(a.fracs, frac)
@@ -750,18 +756,15 @@ func (a *workloadAcc) add(j *Job, m *Metrics, c *Config) {
 			mod.nFracs++
 			bin := min(int(frac*10), 9)
 			mod.u.VRAMHist[bin]++
-			mod.u.VRAMHistGPUHours[bin] += gpuHours
+			mod.sums.vramHist[bin].Add(gpuHours)
 		}
 		if joules, ok := energyReading(g); ok {
-			e := energyAcc{joules: joules * eShare, hours: gpuHours}
-			if ciOK {
-				e.grams, e.joulesCO2 = e.joules/joulesPerKWh*ci, e.joules
-			}
+			e := energyOf(joules*eShare, gpuHours, ci, ciOK)
 			mod.energy.add(e)
 			jobEnergy.add(e)
 		}
 		if sm, ok := smReading(g); ok {
-			e := effAcc{effective: gpuHours * sm / 100, hours: gpuHours}
+			e := effOf(gpuHours*sm/100, gpuHours)
 			mod.effective.add(e)
 			jobEff.add(e)
 		}
@@ -788,18 +791,18 @@ func (a *workloadAcc) add(j *Job, m *Metrics, c *Config) {
 		measured += per
 		usedRate += per * util / 100
 		idleRate += per * idle
-		mod.measured += per * hours
-		mod.used += per * util / 100 * hours
+		mod.sums.measured.Add(per * hours)
+		mod.sums.used.Add(per * util / 100 * hours)
 		bin := min(int(util/10), 9)
 		a.w.Util.JobGPUs[bin]++
-		a.w.Util.GPUHours[bin] += per * hours
+		a.sums.utilHours[bin].Add(per * hours)
 	}
 	if extra := gpus - recorded; extra > 0 {
 		// GPUs without a record (sacct history, a shard job without a
 		// profile): model unknown.
 		mod := a.model("")
 		mod.u.JobGPUs += extra
-		mod.u.GPUHours += float64(extra) * gpuHours
+		mod.sums.gpuHours.Add(float64(extra) * gpuHours)
 		if m.WaitValid {
 			a.addModelWait(waitStart, a.lastModelIdx, m.Wait.Seconds())
 		}
@@ -810,31 +813,27 @@ func (a *workloadAcc) add(j *Job, m *Metrics, c *Config) {
 	allocH := m.GPUShare * hours
 	usedH, measH, idleH := usedRate*hours, measured*hours, idleRate*hours
 	a.allocated.add(gpuTimeHeld(m.GPUShare, m.GPUs, time.Duration(re-rs)))
-	h.UsedGPUHours += usedH
-	h.MeasuredGPUHours += measH
-	h.IdleGPUHours += idleH
+	a.sums.used.Add(usedH)
+	a.sums.measured.Add(measH)
+	a.sums.idle.Add(idleH)
 	cls := classify(j, m, c, nil)
 	for _, g := range [...]*groupAcc{u, ac} {
-		g.alloc += allocH
-		g.used += usedH
-		g.measured += measH
-		g.idle += idleH
-		g.classHours[cls] += allocH
+		g.sums.add(allocH, usedH, measH, idleH, cls)
 		g.energy.add(jobEnergy)
 		g.effective.add(jobEff)
 	}
 	if li := j.State.LostIndex(); li >= 0 {
 		a.lost[li].Jobs++
-		a.lost[li].GPUHours += allocH
-		a.w.LostGPUHours += allocH
+		a.sums.lost[li].Add(allocH)
+		a.sums.lostAll.Add(allocH)
 		if j.State.LostApart() {
-			a.w.TimeoutGPUHours += allocH
+			a.sums.timeout.Add(allocH)
 		}
-		u.lost += allocH
-		ac.lost += allocH
+		u.sums.lost.Add(allocH)
+		ac.sums.lost.Add(allocH)
 	} else if j.State == slurmext.StateCancelled {
 		a.w.Cancelled.Jobs++
-		a.w.Cancelled.GPUHours += allocH
+		a.sums.cancelled.Add(allocH)
 	}
 	if runIn {
 		a.alloc.add(tl, rs, re, m.GPUShare)
@@ -843,6 +842,7 @@ func (a *workloadAcc) add(j *Job, m *Metrics, c *Config) {
 }
 
 func (a *workloadAcc) finish(nodes []Node, topN int) Workload {
+	a.settle()
 	w := a.w
 	tl := &a.tl
 	h := &w.Headline
