@@ -451,13 +451,15 @@ func (tl *timeline) clip(s, e time.Time) (cs, ce int64, ok bool) {
 // GPU-hours: the partial segments at both ends directly, the whole ones in
 // between through a difference array, so a month-long job costs two
 // binary searches.
+// Both are exact sums (ExactSum), so a segment's GPU-hours are the same
+// in every order of the jobs.
 type spreadAcc struct {
-	edge []float64 // GPU-hours
-	diff []float64 // rate changes at segment starts
+	edge []ExactSum // GPU-hours
+	diff []ExactSum // rate changes at segment starts
 }
 
 func newSpread(n int) spreadAcc {
-	return spreadAcc{edge: make([]float64, n), diff: make([]float64, n+1)}
+	return spreadAcc{edge: make([]ExactSum, n), diff: make([]ExactSum, n+1)}
 }
 
 const nsPerHour = float64(time.Hour)
@@ -468,14 +470,14 @@ func (sp *spreadAcc) add(tl *timeline, s, e int64, rate float64) {
 	}
 	a, b := tl.segment(s), tl.segment(e-1)
 	if a == b {
-		sp.edge[a] += rate * float64(e-s) / nsPerHour
+		sp.edge[a].Add(rate * float64(e-s) / nsPerHour)
 		return
 	}
-	sp.edge[a] += rate * float64(tl.starts[a+1]-s) / nsPerHour
-	sp.edge[b] += rate * float64(e-tl.starts[b]) / nsPerHour
+	sp.edge[a].Add(rate * float64(tl.starts[a+1]-s) / nsPerHour)
+	sp.edge[b].Add(rate * float64(e-tl.starts[b]) / nsPerHour)
 	if b > a+1 {
-		sp.diff[a+1] += rate
-		sp.diff[b] -= rate
+		sp.diff[a+1].Add(rate)
+		sp.diff[b].Add(-rate)
 	}
 }
 
@@ -484,10 +486,10 @@ func (sp *spreadAcc) hours(tl *timeline) []float64 {
 	out := make([]float64, len(sp.edge))
 	rate := 0.0
 	for k := range out {
-		rate += sp.diff[k]
+		rate += sp.diff[k].Float()
 		// The running sum of ± rates can leave a rounding residue where
 		// the true rate is 0.
-		out[k] = max(0, sp.edge[k]+max(0, rate)*float64(tl.starts[k+1]-tl.starts[k])/nsPerHour)
+		out[k] = max(0, sp.edge[k].Float()+max(0, rate)*float64(tl.starts[k+1]-tl.starts[k])/nsPerHour)
 	}
 	return out
 }
@@ -500,6 +502,7 @@ type groupAcc struct {
 	classHours                        [numClasses]float64
 	energy                            energyAcc
 	effective                         effAcc
+	sums                              groupSums // settled into the floats above
 }
 
 // groupSet indexes groups by name; last caches the previous lookup, since
@@ -532,6 +535,7 @@ type modelAcc struct {
 	nFracs         int
 	energy         energyAcc
 	effective      effAcc
+	sums           modelSums // settled into u and the floats above
 }
 
 // waitRec is one job's queue wait, kept for the groups' medians.
@@ -577,6 +581,8 @@ type workloadAcc struct {
 	// a known wait; energy sums the whole window's.
 	modelWaits []modelWait
 	energy     energyAcc
+	// sums are the pass's float sums, exact (settle).
+	sums workloadSums
 }
 
 func newWorkloadAcc(w Window) (*workloadAcc, bool) {
@@ -628,6 +634,7 @@ func usable(v float64, valid bool, hi float64) bool {
 }
 
 func (a *workloadAcc) finish(nodes []Node, topN int) Workload {
+	a.settle()
 	w := a.w
 	tl := &a.tl
 	h := &w.Headline

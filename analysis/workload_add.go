@@ -115,7 +115,7 @@ func (a *workloadAcc) add(j *Job, m *Metrics, c *Config) {
 		// profile): model unknown.
 		mod := a.model("")
 		mod.u.JobGPUs += extra
-		mod.u.GPUHours += float64(extra) * r.gpuHours
+		mod.sums.gpuHours.Add(float64(extra) * r.gpuHours)
 		if m.WaitValid {
 			a.addModelWait(r.waitStart, a.lastModelIdx, r.wait)
 		}
@@ -166,14 +166,14 @@ func (a *workloadAcc) waitSpan(j *Job, m *Metrics, end time.Time) (s, e time.Tim
 func (a *workloadAcc) addGPU(g *GPU, r *jobRun) {
 	mod := a.model(g.Model)
 	mod.u.JobGPUs++
-	mod.u.GPUHours += r.gpuHours
+	mod.sums.gpuHours.Add(r.gpuHours)
 	mod.u.MemoryTotal = max(mod.u.MemoryTotal, g.MemoryTotal)
 	if r.waitValid {
 		a.addModelWait(r.waitStart, a.lastModelIdx, r.wait)
 	}
 	if g.Preallocated {
 		mod.u.Preallocated++
-		mod.u.PreallocatedGPUHours += r.gpuHours
+		mod.sums.preallocated.Add(r.gpuHours)
 	} else if g.VRAMPeakValid && g.MemoryTotal > 0 && g.VRAMPeak <= g.MemoryTotal {
 		frac := float64(g.VRAMPeak) / float64(g.MemoryTotal)
 		a.fracs = append(a.fracs, frac)
@@ -181,18 +181,15 @@ func (a *workloadAcc) addGPU(g *GPU, r *jobRun) {
 		mod.nFracs++
 		bin := min(int(frac*10), 9)
 		mod.u.VRAMHist[bin]++
-		mod.u.VRAMHistGPUHours[bin] += r.gpuHours
+		mod.sums.vramHist[bin].Add(r.gpuHours)
 	}
 	if joules, ok := energyReading(g); ok {
-		e := energyAcc{joules: joules * r.eShare, hours: r.gpuHours}
-		if r.ciOK {
-			e.grams, e.joulesCO2 = e.joules/joulesPerKWh*r.ci, e.joules
-		}
+		e := energyOf(joules*r.eShare, r.gpuHours, r.ci, r.ciOK)
 		mod.energy.add(e)
 		r.energy.add(e)
 	}
 	if sm, ok := smReading(g); ok {
-		e := effAcc{effective: r.gpuHours * sm / 100, hours: r.gpuHours}
+		e := effOf(r.gpuHours*sm/100, r.gpuHours)
 		mod.effective.add(e)
 		r.eff.add(e)
 	}
@@ -220,44 +217,39 @@ func (a *workloadAcc) addGPU(g *GPU, r *jobRun) {
 	r.measured += per
 	r.usedRate += per * util / 100
 	r.idleRate += per * idle
-	mod.measured += per * hours
-	mod.used += per * util / 100 * hours
+	mod.sums.measured.Add(per * hours)
+	mod.sums.used.Add(per * util / 100 * hours)
 	bin := min(int(util/10), 9)
 	a.w.Util.JobGPUs[bin]++
-	a.w.Util.GPUHours[bin] += per * hours
+	a.sums.utilHours[bin].Add(per * hours)
 }
 
 // addTotals adds a job's GPU-hours (allocated, used, measured, idle) to
 // the headline, to its user's and account's groups (with its class), and
 // to the lost states' or the cancelled jobs' tallies.
 func (a *workloadAcc) addTotals(j *Job, m *Metrics, c *Config, groups [2]*groupAcc, r *jobRun) {
-	h := &a.w.Headline
 	allocH := m.GPUShare * r.hours
 	usedH, measH, idleH := r.usedRate*r.hours, r.measured*r.hours, r.idleRate*r.hours
-	h.UsedGPUHours += usedH
-	h.MeasuredGPUHours += measH
-	h.IdleGPUHours += idleH
+	a.sums.used.Add(usedH)
+	a.sums.measured.Add(measH)
+	a.sums.idle.Add(idleH)
 	cls := classify(j, m, c, nil)
 	for _, g := range groups {
-		g.alloc += allocH
-		g.used += usedH
-		g.measured += measH
-		g.idle += idleH
-		g.classHours[cls] += allocH
+		g.sums.add(allocH, usedH, measH, idleH, cls)
 		g.energy.add(r.energy)
 		g.effective.add(r.eff)
 	}
 	if li := j.State.LostIndex(); li >= 0 {
 		a.lost[li].Jobs++
-		a.lost[li].GPUHours += allocH
-		a.w.LostGPUHours += allocH
+		a.sums.lost[li].Add(allocH)
+		a.sums.lostAll.Add(allocH)
 		if j.State.LostApart() {
-			a.w.TimeoutGPUHours += allocH
+			a.sums.timeout.Add(allocH)
 		}
-		groups[0].lost += allocH
-		groups[1].lost += allocH
+		groups[0].sums.lost.Add(allocH)
+		groups[1].sums.lost.Add(allocH)
 	} else if j.State == slurmext.StateCancelled {
 		a.w.Cancelled.Jobs++
-		a.w.Cancelled.GPUHours += allocH
+		a.sums.cancelled.Add(allocH)
 	}
 }

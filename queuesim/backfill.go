@@ -521,7 +521,19 @@ func (s *sim) couldStartNow(ji int32, parts uint64) bool {
 		// answer per shape and partition, stamped with the cycle's number.
 		fits := &s.fitsNow[shape+p]
 		if *fits>>1 != s.stats.BackfillPasses {
-			_, ok := s.findNow(ji, int32(p))
+			ok := false
+			if in := &s.in[ji]; in.Nodes == 1 && in.Shards == 0 && in.GPUs > 0 {
+				ok = s.mostFreeWhole(int32(p), s.js[ji].typ) >= in.GPUs
+				if s.checkFits {
+					_, want := s.findNow(ji, int32(p))
+					s.fitsChecks++
+					if ok != want {
+						s.fitsDiffs++
+					}
+				}
+			} else {
+				_, ok = s.findNow(ji, int32(p))
+			}
 			*fits = s.stats.BackfillPasses << 1
 			if ok {
 				*fits |= 1
@@ -532,6 +544,33 @@ func (s *sim) couldStartNow(ji int32, parts uint64) bool {
 		}
 	}
 	return false
+}
+
+// mostFreeWhole returns the most whole GPUs free now on one node of the
+// partition of GPU type id typ (any type when typ < 0): a single-node
+// request of whole GPUs fits now (findNow) exactly when it asks for no
+// more. One reading of the partition's nodes per backfill cycle answers
+// every such request; nothing starts or ends while the cycle picks its
+// jobs.
+func (s *sim) mostFreeWhole(p, typ int32) int {
+	ps := &s.parts[p]
+	anyType := len(s.freeType)
+	if ps.freeGen != s.stats.BackfillPasses || len(ps.mostFree) != anyType+1 {
+		ps.freeGen = s.stats.BackfillPasses
+		if len(ps.mostFree) != anyType+1 {
+			ps.mostFree = make([]int, anyType+1)
+		}
+		clear(ps.mostFree)
+		for _, n := range ps.nodes {
+			ns := &s.nodes[n]
+			ps.mostFree[ns.typ] = max(ps.mostFree[ns.typ], ns.freeWhole)
+			ps.mostFree[anyType] = max(ps.mostFree[anyType], ns.freeWhole)
+		}
+	}
+	if typ < 0 {
+		return ps.mostFree[anyType]
+	}
+	return ps.mostFree[typ]
 }
 
 // placeable reports whether the job fits now, exactly, on the nodes.
@@ -793,9 +832,12 @@ func (s *sim) searchOrdered(ji, p int32, cand, units []int32, dur, limit, from i
 
 // startOrder makes the order's first entries of a cycle: each candidate
 // keyed by the first time its timeline, as it stands, has the request's
-// units free (recorded as its freeFrom bound too), sorted.
+// units free (recorded as its freeFrom bound too), sorted. The nodes free
+// now (key 0) come in the candidates' order, already sorted, ahead of the
+// rest: only the rest is sorted.
 func (s *sim) startOrder(o *nodeOrder, cand, units []int32) {
 	o.gen, o.ent = s.tlGen, o.ent[:0]
+	s.merge = s.merge[:0]
 	for i, n := range cand {
 		u := int(units[i])
 		lb, kept := s.freeFrom(n, u)
@@ -805,11 +847,15 @@ func (s *sim) startOrder(o *nodeOrder, cand, units []int32) {
 				s.freeAt[u*s.nodeCount+int(n)] = freeMark{s.tlGen, t}
 			}
 		}
-		if lb <= s.bfHorizon {
-			o.ent = append(o.ent, uint64(lb-s.now)<<orderBits|uint64(i))
+		switch {
+		case lb <= s.now:
+			o.ent = append(o.ent, uint64(i))
+		case lb <= s.bfHorizon:
+			s.merge = append(s.merge, uint64(lb-s.now)<<orderBits|uint64(i))
 		}
 	}
-	slices.Sort(o.ent)
+	slices.Sort(s.merge)
+	o.ent = append(o.ent, s.merge...)
 }
 
 // firstFree returns the first time from from on at which the node's

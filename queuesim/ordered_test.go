@@ -12,12 +12,8 @@ import "testing"
 // node, and the same counts, as the one with the direct search. Every
 // candidate list is searched in order here (orderFrom 0), however short.
 func TestOrderedSearchAsDirect(t *testing.T) {
-	runs := 120
-	if testing.Short() {
-		runs = 30
-	}
 	checks := 0
-	for seed := range uint64(runs) {
+	for seed := range uint64(randomRuns()) {
 		c, pr, sc, jobs, o := randomReplay(seed + 1)
 		want := searchReplay(t, c, pr, sc, jobs, o, func(s *sim) { s.directSearch = true })
 		var checked *sim
@@ -48,4 +44,35 @@ func searchReplay(t *testing.T, c Cluster, pr Priority, sc Scheduler, jobs []Job
 	}
 	s.loop()
 	return s.result()
+}
+
+// TestMostFreeAsFindNow: on random clusters, settings and months
+// (randomReplay), every backfill cycle's answer to whether a single-node
+// request of whole GPUs fits now, read from the partition's most free
+// GPUs on one node per type (mostFreeWhole), is the one findNow gives by
+// reading the partition's nodes.
+func TestMostFreeAsFindNow(t *testing.T) {
+	checks := 0
+	for seed := range uint64(randomRuns()) {
+		var checked *sim
+		c, pr, sc, jobs, o := randomReplay(seed + 1)
+		searchReplay(t, c, pr, sc, jobs, o, func(s *sim) { s.checkFits, checked = true, s })
+		if checked.fitsDiffs > 0 {
+			t.Errorf("seed %d: %d of %d fits-now answers differ from findNow's", seed+1, checked.fitsDiffs, checked.fitsChecks)
+		}
+		checks += checked.fitsChecks
+	}
+	if checks < 10000 {
+		t.Errorf("%d fits-now answers compared: want at least 10,000", checks)
+	}
+	t.Logf("%d fits-now answers compared", checks)
+}
+
+// randomRuns is how many random replays a test compares: 120, or 30 with
+// -short.
+func randomRuns() int {
+	if testing.Short() {
+		return 30
+	}
+	return 120
 }

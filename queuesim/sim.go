@@ -59,6 +59,11 @@ type pstate struct {
 	maxTime int64 // never when unlimited
 	tier    int32
 	factor  float64
+	// mostFree[t]: in backfill cycle freeGen, the most whole GPUs free
+	// now on one node of GPU type id t, the last entry on one node of
+	// any type (backfill.go's mostFreeWhole).
+	mostFree []int
+	freeGen  int
 }
 
 type qosUse struct{ gpus, jobs int }
@@ -102,7 +107,7 @@ type sim struct {
 	pick     []int32
 
 	qosGrp  []int
-	qosUser map[int64]qosUse
+	qosUser []qosUse // per QOS and user: QOS·users + user
 
 	// Fair-share usage per user (GPU-seconds, decayed), users seen.
 	usage      []float64
@@ -179,7 +184,7 @@ type sim struct {
 	// (backfill.go's searchOrdered).
 	orders  []nodeOrder
 	orderOf []int32
-	merge   []uint64 // scratch for searchOrdered's re-sort
+	merge   []uint64 // scratch for searchOrdered's re-sort and startOrder
 	// directSearch scans every candidate node in the partition's order
 	// instead (searchDirect): the test-only path the ordered search is
 	// compared with; checkSearch runs both on every single-node search
@@ -191,6 +196,11 @@ type sim struct {
 	// The test searches every list in order (0).
 	orderFrom                 int
 	searchChecks, searchDiffs int
+	// checkFits answers each fits-now question of a backfill cycle that
+	// mostFreeWhole answers by findNow too, the test-only check: fitsDiffs
+	// counts the answers that differ.
+	checkFits             bool
+	fitsChecks, fitsDiffs int
 }
 
 type fitKey struct {
@@ -273,7 +283,7 @@ func newSim(c Cluster, pr Priority, sc Scheduler, jobs []Job, o Options) (*sim, 
 	if len(c.Partitions) > 64 {
 		return nil, badf("%d partitions: at most 64", len(c.Partitions))
 	}
-	s := &sim{c: c, in: jobs, pr: pr, sc: sc, qos: c.QOS, bf: sc.Backfill, qosUser: map[int64]qosUse{}, fits: map[fitKey]bool{}}
+	s := &sim{c: c, in: jobs, pr: pr, sc: sc, qos: c.QOS, bf: sc.Backfill, fits: map[fitKey]bool{}}
 	types := map[string]int32{}
 	typeID := func(t string) int32 {
 		if id, ok := types[t]; ok {
@@ -399,6 +409,7 @@ func newSim(c Cluster, pr Priority, sc Scheduler, jobs []Job, o Options) (*sim, 
 		s.ft = newFairTree(jobs)
 	}
 	s.seenUser = make([]bool, maxUser+1)
+	s.qosUser = make([]qosUse, len(c.QOS)*(maxUser+1))
 	s.arrivals = make([]int32, 0, len(jobs))
 	for i := range jobs {
 		if !jobs[i].Running {
@@ -782,7 +793,7 @@ func (s *sim) qosAllows(ji int32) bool {
 	if q.MaxGPUsPerUser == 0 && q.MaxJobsPerUser == 0 {
 		return true
 	}
-	u := s.qosUser[int64(in.QOS)<<32|int64(in.User)]
+	u := s.qosUser[in.QOS*len(s.seenUser)+in.User]
 	return (q.MaxGPUsPerUser == 0 || u.gpus+gpus <= q.MaxGPUsPerUser) && (q.MaxJobsPerUser == 0 || u.jobs < q.MaxJobsPerUser)
 }
 
@@ -793,11 +804,9 @@ func (s *sim) qosAdd(ji int32, sign int) {
 	}
 	gpus := in.GPUs * in.Nodes
 	s.qosGrp[in.QOS] += sign * gpus
-	k := int64(in.QOS)<<32 | int64(in.User)
-	u := s.qosUser[k]
+	u := &s.qosUser[in.QOS*len(s.seenUser)+in.User]
 	u.gpus += sign * gpus
 	u.jobs += sign
-	s.qosUser[k] = u
 }
 
 // mainPass is Slurm's main scheduler: up to depth pending jobs in
