@@ -46,12 +46,16 @@ func planChart(d *Data) (chart, error) {
 		c.Empty = empty
 		return c, nil
 	}
-	if len(models) > len(palette6) {
+	more := len(models) > len(palette6)
+	if more {
 		models = models[:len(palette6)]
 	}
 	s := newPlanScale(sp, models)
 	c.Caption = fmt.Sprintf("Predicted p95 queue wait the search compares with the target (each GPU model's jobs, or its jobs in one partition when theirs is longer) at the %d-month horizon (%s) against GPUs of that model added: median of %s (points), p10–p90 (whiskers), ± the calibration error %s (shaded); dashed: the %s target",
 		sp.Months, freeWords(sp), present.Count(sp.Seeds, "seed", "seeds"), wait(s.calErr), wait(s.target))
+	if more {
+		c.Caption += fmt.Sprintf(" (the first %d models searched, furthest over the target first)", len(palette6))
+	}
 	p := newPlot("", "GPUs of the model added", "p95 wait, "+s.unitName)
 	var legend []legendItem
 	var notes []string
