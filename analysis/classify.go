@@ -99,9 +99,10 @@ func Classify(j Job, c Config) (Class, []Reason) {
 // classify applies the rules to measured metrics. why, when not nil,
 // receives the reasons; the bulk paths pass nil and allocate nothing.
 //
-// It stays one function: the rules are tried in order and the first that
-// holds is the class, so the order is the rule; read top to bottom, it is
-// the classification.
+// The rules are tried here in order and the first that holds is the
+// class, so the order is the rule; read top to bottom, it is the
+// classification. The longer reasons are built apart (idleReason,
+// serviceReason), only when asked for.
 func classify(j *Job, m *Metrics, c *Config, why *[]Reason) Class {
 	cl := &c.Classes
 	say := func(r Reason) {
@@ -136,17 +137,7 @@ func classify(j *Job, m *Metrics, c *Config, why *[]Reason) Class {
 	// jobs.
 	if use, measure, ok := m.Compute(); ok && use < cl.IdleUtilMax {
 		if why != nil {
-			r := Reason{Rule: "idle_allocation", Checks: []Check{
-				{measure, use, OpLT, cl.IdleUtilMax},
-			}}
-			r.Note = "over " + present.Count(m.MeasuredGPUs, "GPU", "GPUs")
-			if m.MeasuredGPUs < m.GPUs {
-				r.Note = fmt.Sprintf("over the %d of %d held GPUs that have readings", m.MeasuredGPUs, m.GPUs)
-			}
-			if m.IdleAllocatedGPUs > 0 {
-				r.Note += fmt.Sprintf(", %d never touched by a process", m.IdleAllocatedGPUs)
-			}
-			say(r)
+			say(idleReason(m, measure, use, cl.IdleUtilMax))
 		}
 		return ClassIdleAllocation
 	}
@@ -173,20 +164,7 @@ func classify(j *Job, m *Metrics, c *Config, why *[]Reason) Class {
 		bursty := m.UtilP50Valid && m.UtilP95Valid && m.UtilP95-m.UtilP50 >= cl.ServiceBurstSpread
 		if low || bursty {
 			if why != nil {
-				r := Reason{Rule: "inference_service", Checks: []Check{
-					{MetricElapsed, ran.Seconds(), OpGE, cl.ServiceMinDuration.D().Seconds()},
-				}, Note: stillRunning(m)}
-				if m.VRAMSteadyValid {
-					r.Checks = append(r.Checks, Check{MetricVRAMSteady, m.VRAMSteady, OpGE, cl.ServiceSteadyMin})
-				} else {
-					r.Note = joinNotes(r.Note, "memory steadiness not measured")
-				}
-				if low {
-					r.Checks = append(r.Checks, Check{MetricUtilMean, m.UtilMean, OpLT, cl.LowUtilMax})
-				} else {
-					r.Checks = append(r.Checks, Check{MetricUtilSpread, m.UtilP95 - m.UtilP50, OpGE, cl.ServiceBurstSpread})
-				}
-				say(r)
+				say(serviceReason(m, ran, low, c))
 			}
 			return ClassInferenceService
 		}
@@ -225,6 +203,44 @@ func runTime(m *Metrics) (time.Duration, bool) {
 func longRun(m *Metrics, d time.Duration) bool {
 	ran, ok := runTime(m)
 	return ok && ran >= d
+}
+
+// idleReason is why a job is an idle allocation: its measure of use
+// (SM activity or duty cycle) under the limit, over the GPUs that have
+// readings, with those no process touched.
+func idleReason(m *Metrics, measure Metric, use, limit float64) Reason {
+	r := Reason{Rule: "idle_allocation", Checks: []Check{
+		{measure, use, OpLT, limit},
+	}}
+	r.Note = "over " + present.Count(m.MeasuredGPUs, "GPU", "GPUs")
+	if m.MeasuredGPUs < m.GPUs {
+		r.Note = fmt.Sprintf("over the %d of %d held GPUs that have readings", m.MeasuredGPUs, m.GPUs)
+	}
+	if m.IdleAllocatedGPUs > 0 {
+		r.Note += fmt.Sprintf(", %d never touched by a process", m.IdleAllocatedGPUs)
+	}
+	return r
+}
+
+// serviceReason is why a job that ran ran long enough is an inference
+// service: its run time, its memory steadiness where measured, and its
+// low mean utilisation (low) or else its bursty one.
+func serviceReason(m *Metrics, ran time.Duration, low bool, c *Config) Reason {
+	cl := &c.Classes
+	r := Reason{Rule: "inference_service", Checks: []Check{
+		{MetricElapsed, ran.Seconds(), OpGE, cl.ServiceMinDuration.D().Seconds()},
+	}, Note: stillRunning(m)}
+	if m.VRAMSteadyValid {
+		r.Checks = append(r.Checks, Check{MetricVRAMSteady, m.VRAMSteady, OpGE, cl.ServiceSteadyMin})
+	} else {
+		r.Note = joinNotes(r.Note, "memory steadiness not measured")
+	}
+	if low {
+		r.Checks = append(r.Checks, Check{MetricUtilMean, m.UtilMean, OpLT, cl.LowUtilMax})
+	} else {
+		r.Checks = append(r.Checks, Check{MetricUtilSpread, m.UtilP95 - m.UtilP50, OpGE, cl.ServiceBurstSpread})
+	}
+	return r
 }
 
 // stillRunning notes a run time that is only a lower bound.

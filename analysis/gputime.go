@@ -17,6 +17,9 @@ import (
 // written to the hour) printed one way in one run and the other way in the
 // next. An integer sum is the same in every order; hours are made of it
 // once, when the table is finished (hours).
+// Sums that are not whole GPU-nanoseconds (used and idle GPU-hours,
+// energy, the plan's and recommendations' shares) keep the same rule
+// with ExactSum (exactsum.go): exact, rounded once.
 //
 // Bound: a job's GPU time is at most GPUs × its counted run, each below
 // 2^63, so below 2^126, and 128 bits hold any four such jobs; a thousand

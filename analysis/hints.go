@@ -107,10 +107,11 @@ func SuggestedLimit(run time.Duration) time.Duration {
 // fire, the larger_gpu option carries the reduced count, so it replaces
 // the unused_gpus one.
 //
-// It stays one function: the hints are tried in the order of the Hint*
-// constants, which is their printed order, each one guarded add over the
-// same metrics, GPUs used and compute measure, and add drops an option a
-// hint before gave already.
+// The hints are tried here in the order of the Hint* constants, which is
+// their printed order, each one guarded add over the same metrics, GPUs
+// used and compute measure (a hinter carries them to the longer ones,
+// unusedGPUs and smallerShare), and add drops an option a hint before
+// gave already.
 func Hints(j Job, c Config, types []GPUType) []Hint {
 	var m Metrics
 	measure(&j, &c, &m)
@@ -134,68 +135,10 @@ func Hints(j Job, c Config, types []GPUType) []Hint {
 	// What the job's kernels did: SM activity where GPM measured it, else
 	// the duty cycle, said as such.
 	did := computeNote(&m)
-	if whole && m.UnusedGPUs > 0 && m.GPUs > 0 && used < m.GPUs {
-		idle := fmt.Sprintf("mean utilisation below %s or never touched", formatPercent(c.Classes.IdleUtilMax))
-		quiet := idle
-		if did != "" {
-			quiet += "; " + did
-		}
-		switch {
-		case used == 0:
-			add(HintUnusedGPUs, "",
-				fmt.Sprintf("%s (%s): submit it without --gres=gpu or --gpus, to a CPU partition.", noneUsed(m.GPUs), quiet))
-		case used > m.GPUs-m.UnusedGPUs && vramBound:
-			// Every GPU was quiet, but one's memory was full: it was used.
-			add(HintUnusedGPUs, gpuOption(j.ReqGPUType, used, nodes),
-				fmt.Sprintf("%s quiet (%s), but GPU memory peaked at %s of a card: ask for the %d whose memory it used.",
-					allQuiet(m.GPUs), quiet, present.Share(m.VRAMPeakFrac), used))
-		case used > m.GPUs-m.UnusedGPUs:
-			// Every GPU was quiet, but it held GPU memory: a program that
-			// allocates GPU memory fails without a GPU.
-			add(HintUnusedGPUs, gpuOption(j.ReqGPUType, used, nodes),
-				fmt.Sprintf("%s quiet (%s), but it held GPU memory (peak %s of a card), and a program that allocates GPU memory fails without a GPU: it used %d of its %s, so ask for %d.",
-					allQuiet(m.GPUs), quiet, present.Share(m.VRAMPeakFrac), used, present.Count(m.GPUs, "GPU", "GPUs"), used))
-		default:
-			add(HintUnusedGPUs, gpuOption(j.ReqGPUType, used, nodes),
-				fmt.Sprintf("%d of the %d GPUs were unused (%s): it used %d of its %d GPUs, so ask for %d.", m.UnusedGPUs, m.GPUs, idle, used, m.GPUs, used))
-		}
-	}
-
+	h := hinter{j: &j, m: &m, c: &c, nodes: nodes, used: used, vramBound: vramBound, whole: whole, did: did, add: add}
+	h.unusedGPUs()
 	rc := &c.Recommend
-	// A shard of one GPU: a single-GPU job, or one whose GPUs were all
-	// quiet and that held memory on one (what it used, above), whose
-	// memory peak fits a shard by the sharing rule (fitsShard) and whose
-	// GPUs were barely used by the compute measure the sharing rule reads
-	// (SM activity where GPM measured it, else the duty cycle). Full
-	// memory asks for a larger GPU below: never also for a shard.
-	compute, _, computeOK := m.Compute()
-	oneUsed := used == 1 && nodes == 1 && (m.GPUs == 1 || m.UnusedGPUs == m.GPUs)
-	if whole && oneUsed && !vramBound && m.VRAMPeakValid && m.VRAMPeakBytesValid && !m.Preallocated &&
-		fitsShard(m.VRAMPeak, m.VRAMCard, rc) && computeOK && compute < c.Classes.LowUtilMax {
-		add(HintShard, "--gres=shard:1",
-			fmt.Sprintf("It used %s of the %s GPU memory (%s) and barely used its GPU (%s): if this cluster offers GPU shards (gres/shard), a shard instead of a whole GPU leaves the rest to others.",
-				present.GiB(m.VRAMPeak)+" GiB", present.GiB(m.VRAMCard)+" GiB", present.Share(m.VRAMPeakFrac), did))
-	}
-
-	// A smaller GPU type: the same compute measure as the shard hint, on
-	// the GPUs it used, and a peak that fits a smaller card of the
-	// cluster with the sharing rule's margin (fitsCard).
-	if whole && used > 0 && !vramBound && m.VRAMPeakValid && m.VRAMPeakBytesValid && !m.Preallocated &&
-		computeOK && compute < c.Classes.LowUtilMax {
-		if t, ok := smallerType(&m, types, &c); ok {
-			its := "its card"
-			if m.VRAMModel != "" {
-				its = "its " + m.VRAMModel
-			}
-			gpus := "its GPU"
-			if m.GPUs > 1 {
-				gpus = "its GPUs"
-			}
-			add(HintSmallerGPU, gpuOption(t.Type, used, nodes),
-				fmt.Sprintf("GPU memory peaked at %s of the %s of %s and it barely used %s (%s): type %s (%s, %s per GPU) is the smallest GPU type of this cluster that holds that peak with the %s margin, and leaves the larger card to jobs that need it.",
-					present.GiB(m.VRAMPeak)+" GiB", present.GiB(m.VRAMCard)+" GiB", its, gpus, did, t.Type, t.Model, present.GiB(t.Memory)+" GiB", present.Times(c.Recommend.SharingMargin)))
-		}
-	}
+	h.smallerShare(types)
 
 	if vramBound {
 		n := used // at least one: gpusUsed counts the GPU whose memory filled
@@ -245,6 +188,96 @@ func Hints(j Job, c Config, types []GPUType) []Hint {
 				present.Share(m.IOWait), formatPercent(m.UtilMean)))
 	}
 	return out
+}
+
+// hinter is what the hints of one job read, computed once by Hints: its
+// measured metrics, the nodes and GPUs it used and what its kernels did;
+// add appends a hint unless one before gave its option already.
+type hinter struct {
+	j         *Job
+	m         *Metrics
+	c         *Config
+	nodes     int  // the nodes it ran on
+	used      int  // the GPUs it used (gpusUsed)
+	vramBound bool // a GPU's memory filled
+	whole     bool // it held whole GPUs, not shards
+	did       string
+	add       func(rule, option, why string)
+}
+
+// unusedGPUs is the unused_gpus hint: ask for the GPUs it used, or for
+// none (a CPU partition) where it used none; a quiet GPU whose memory the
+// job held or filled counts as used, and the hint says why.
+func (h hinter) unusedGPUs() {
+	j, m, c, used, nodes, vramBound, whole, did, add := h.j, h.m, h.c, h.used, h.nodes, h.vramBound, h.whole, h.did, h.add
+	if whole && m.UnusedGPUs > 0 && m.GPUs > 0 && used < m.GPUs {
+		idle := fmt.Sprintf("mean utilisation below %s or never touched", formatPercent(c.Classes.IdleUtilMax))
+		quiet := idle
+		if did != "" {
+			quiet += "; " + did
+		}
+		switch {
+		case used == 0:
+			add(HintUnusedGPUs, "",
+				fmt.Sprintf("%s (%s): submit it without --gres=gpu or --gpus, to a CPU partition.", noneUsed(m.GPUs), quiet))
+		case used > m.GPUs-m.UnusedGPUs && vramBound:
+			// Every GPU was quiet, but one's memory was full: it was used.
+			add(HintUnusedGPUs, gpuOption(j.ReqGPUType, used, nodes),
+				fmt.Sprintf("%s quiet (%s), but GPU memory peaked at %s of a card: ask for the %d whose memory it used.",
+					allQuiet(m.GPUs), quiet, present.Share(m.VRAMPeakFrac), used))
+		case used > m.GPUs-m.UnusedGPUs:
+			// Every GPU was quiet, but it held GPU memory: a program that
+			// allocates GPU memory fails without a GPU.
+			add(HintUnusedGPUs, gpuOption(j.ReqGPUType, used, nodes),
+				fmt.Sprintf("%s quiet (%s), but it held GPU memory (peak %s of a card), and a program that allocates GPU memory fails without a GPU: it used %d of its %s, so ask for %d.",
+					allQuiet(m.GPUs), quiet, present.Share(m.VRAMPeakFrac), used, present.Count(m.GPUs, "GPU", "GPUs"), used))
+		default:
+			add(HintUnusedGPUs, gpuOption(j.ReqGPUType, used, nodes),
+				fmt.Sprintf("%d of the %d GPUs were unused (%s): it used %d of its %d GPUs, so ask for %d.", m.UnusedGPUs, m.GPUs, idle, used, m.GPUs, used))
+		}
+	}
+}
+
+// smallerShare is the hints for a job that barely computed and whose
+// memory peak fits less than it held: a shard of one GPU, and a smaller
+// GPU type of the cluster.
+func (h hinter) smallerShare(types []GPUType) {
+	m, c, used, nodes, vramBound, whole, did, add := h.m, h.c, h.used, h.nodes, h.vramBound, h.whole, h.did, h.add
+	rc := &c.Recommend
+	// A shard of one GPU: a single-GPU job, or one whose GPUs were all
+	// quiet and that held memory on one (what it used, above), whose
+	// memory peak fits a shard by the sharing rule (fitsShard) and whose
+	// GPUs were barely used by the compute measure the sharing rule reads
+	// (SM activity where GPM measured it, else the duty cycle). Full
+	// memory asks for a larger GPU below: never also for a shard.
+	compute, _, computeOK := m.Compute()
+	oneUsed := used == 1 && nodes == 1 && (m.GPUs == 1 || m.UnusedGPUs == m.GPUs)
+	if whole && oneUsed && !vramBound && m.VRAMPeakValid && m.VRAMPeakBytesValid && !m.Preallocated &&
+		fitsShard(m.VRAMPeak, m.VRAMCard, rc) && computeOK && compute < c.Classes.LowUtilMax {
+		add(HintShard, "--gres=shard:1",
+			fmt.Sprintf("It used %s of the %s GPU memory (%s) and barely used its GPU (%s): if this cluster offers GPU shards (gres/shard), a shard instead of a whole GPU leaves the rest to others.",
+				present.GiB(m.VRAMPeak)+" GiB", present.GiB(m.VRAMCard)+" GiB", present.Share(m.VRAMPeakFrac), did))
+	}
+
+	// A smaller GPU type: the same compute measure as the shard hint, on
+	// the GPUs it used, and a peak that fits a smaller card of the
+	// cluster with the sharing rule's margin (fitsCard).
+	if whole && used > 0 && !vramBound && m.VRAMPeakValid && m.VRAMPeakBytesValid && !m.Preallocated &&
+		computeOK && compute < c.Classes.LowUtilMax {
+		if t, ok := smallerType(m, types, c); ok {
+			its := "its card"
+			if m.VRAMModel != "" {
+				its = "its " + m.VRAMModel
+			}
+			gpus := "its GPU"
+			if m.GPUs > 1 {
+				gpus = "its GPUs"
+			}
+			add(HintSmallerGPU, gpuOption(t.Type, used, nodes),
+				fmt.Sprintf("GPU memory peaked at %s of the %s of %s and it barely used %s (%s): type %s (%s, %s per GPU) is the smallest GPU type of this cluster that holds that peak with the %s margin, and leaves the larger card to jobs that need it.",
+					present.GiB(m.VRAMPeak)+" GiB", present.GiB(m.VRAMCard)+" GiB", its, gpus, did, t.Type, t.Model, present.GiB(t.Memory)+" GiB", present.Times(c.Recommend.SharingMargin)))
+		}
+	}
 }
 
 // GPUType is a GPU type of a cluster, as a job asks for it.

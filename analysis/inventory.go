@@ -145,6 +145,7 @@ type held struct {
 
 func heldGPUs(in *Input) held {
 	var h held
+	var gpuHours ExactSum // the same in every order of the jobs
 	k := newCounter(in, 0)
 	var n DataNotes
 	type edge struct {
@@ -168,11 +169,12 @@ func heldGPUs(in *Input) held {
 			m.GPUs = 1
 		}
 		k.count(j, &m)
-		h.gpuHours += m.GPUHours
+		gpuHours.Add(m.GPUHours)
 		if m.GPUHours > 0 && m.CountEnd.After(m.CountStart) {
 			edges = append(edges, edge{m.CountStart, m.GPUShare}, edge{m.CountEnd, -m.GPUShare})
 		}
 	}
+	h.gpuHours = gpuHours.Float()
 	if k.to.After(k.from) {
 		h.hours = k.to.Sub(k.from).Hours()
 	}

@@ -239,12 +239,106 @@ func Measure(j Job, c Config) Metrics {
 }
 
 // measure fills m from j: its times, GPUs and the per-GPU readings' means,
-// with the impossible readings noted, and counts its whole run. It stays
-// one function: it runs once per job in every bulk pass, and the loop over
-// the GPUs fills a dozen sums and counts at once; split, those would be
-// passed by pointer or recomputed on the analysis's hottest path.
+// with the impossible readings noted, and counts its whole run. It runs
+// once per job in every bulk pass: the loop over the GPUs stays here and
+// fills its sums and counts at once, in one gpuSums on the stack.
 func measure(j *Job, c *Config, m *Metrics) {
 	*m = Metrics{Outcome: outcomeOf(j)}
+	n := &m.Notes
+	measureTimes(j, m)
+
+	m.GPUs = max(j.ReqGPUs, len(j.GPUs))
+	if m.GPUs == 0 && j.ReqShards > 0 {
+		m.GPUs = 1
+	}
+	m.Shards = max(j.ReqShards, 0)
+
+	var sum gpuSums
+	for i := range j.GPUs {
+		g := &j.GPUs[i]
+		measured := false
+		meanOK := n.number(g.UtilMean, g.UtilMeanValid, 100, &n.UtilOver100)
+		if meanOK {
+			sum.mean += g.UtilMean
+			sum.nMean++
+			measured = true
+		}
+		if n.number(g.UtilP50, g.UtilPctValid, 100, &n.UtilOver100) {
+			sum.p50 += g.UtilP50
+			sum.nP50++
+			measured = true
+		}
+		if n.number(g.UtilP95, g.UtilPctValid, 100, &n.UtilOver100) {
+			sum.p95 += g.UtilP95
+			sum.nP95++
+			measured = true
+		}
+		if n.number(g.UtilMax, g.UtilMaxValid, 100, &n.UtilOver100) {
+			m.UtilMax = max(m.UtilMax, g.UtilMax)
+			m.UtilMaxValid = true
+			measured = true
+		}
+		if n.number(g.IdleFraction, g.IdleValid, 1, &n.FracOver1) {
+			sum.idle += g.IdleFraction
+			sum.nIdle++
+		}
+		if measureVRAM(g, m) {
+			measured = true
+		}
+		smOK := n.number(g.SMMean, g.ActivityValid, 100, &n.UtilOver100) &&
+			n.number(g.TensorMean, g.ActivityValid, 100, &n.UtilOver100)
+		if smOK {
+			sum.sm += g.SMMean
+			sum.tensor += g.TensorMean
+			m.SMGPUs++
+			measured = true
+			if g.ActivityScope == profile.ActivityScopeSharedGPU {
+				m.SMShared = true
+			}
+		}
+		if measured {
+			m.MeasuredGPUs++
+			// No upper bound for energy: over stays untouched.
+			if n.number(g.EnergyJ, g.EnergyValid, math.MaxFloat64, &n.Negative) {
+				m.EnergyJ += g.EnergyJ
+				sum.nEnergy++
+			}
+		}
+		if g.Shared {
+			m.Shared = true
+		}
+		if g.IdleAllocation {
+			m.IdleAllocatedGPUs++
+		}
+		// The idle test reads the GPU's SM activity where GPM measured the
+		// job's own (not a shared GPU's device), else its duty cycle.
+		idle := meanOK && g.UtilMean < c.Classes.IdleUtilMax
+		if smOK && g.ActivityScope != profile.ActivityScopeSharedGPU {
+			idle = g.SMMean < c.Classes.IdleUtilMax
+		}
+		if g.IdleAllocation || idle {
+			m.UnusedGPUs++
+			if !g.IdleAllocation && g.VRAMPeakValid && g.VRAMPeak > 0 {
+				m.MemoryHeldGPUs++
+			}
+		}
+	}
+	sum.averages(m)
+	m.EnergyValid = sum.nEnergy > 0 && sum.nEnergy == m.MeasuredGPUs
+
+	if n.number(j.IOWait, j.IOWaitValid, 1, &n.FracOver1) && j.IOScope != profile.IOScopeNone {
+		m.IOWait, m.IOWaitValid, m.IOScope = j.IOWait, true, j.IOScope
+	}
+	// The whole run, with no window: a caller that counts a period
+	// recounts with its counter.
+	k := counter{assumeShards: c.Counting.shardsPerGPU()}
+	k.count(j, m)
+}
+
+// measureTimes fills m's start, submission, elapsed time and wait from j,
+// each time checked (Notes.checkTime); an elapsed time or a wait that is
+// negative or longer than maxSpan is noted as a bad time and left unset.
+func measureTimes(j *Job, m *Metrics) {
 	n := &m.Notes
 	if j.Started() {
 		m.Start = n.checkTime(j.Start)
@@ -269,109 +363,34 @@ func measure(j *Job, c *Config, m *Metrics) {
 			n.BadTimes++
 		}
 	}
+}
 
-	m.GPUs = max(j.ReqGPUs, len(j.GPUs))
-	if m.GPUs == 0 && j.ReqShards > 0 {
-		m.GPUs = 1
-	}
-	m.Shards = max(j.ReqShards, 0)
+// gpuSums is what measure sums over a job's GPUs for the means: the sums
+// and how many GPUs had each reading.
+type gpuSums struct {
+	mean, p50, p95, idle, sm, tensor  float64
+	nMean, nP50, nP95, nIdle, nEnergy int
+}
 
-	var sumMean, sumP50, sumP95, sumIdle, sumSM, sumTensor float64
-	var nMean, nP50, nP95, nIdle, nEnergy int
-	for i := range j.GPUs {
-		g := &j.GPUs[i]
-		measured := false
-		meanOK := n.number(g.UtilMean, g.UtilMeanValid, 100, &n.UtilOver100)
-		if meanOK {
-			sumMean += g.UtilMean
-			nMean++
-			measured = true
-		}
-		if n.number(g.UtilP50, g.UtilPctValid, 100, &n.UtilOver100) {
-			sumP50 += g.UtilP50
-			nP50++
-			measured = true
-		}
-		if n.number(g.UtilP95, g.UtilPctValid, 100, &n.UtilOver100) {
-			sumP95 += g.UtilP95
-			nP95++
-			measured = true
-		}
-		if n.number(g.UtilMax, g.UtilMaxValid, 100, &n.UtilOver100) {
-			m.UtilMax = max(m.UtilMax, g.UtilMax)
-			m.UtilMaxValid = true
-			measured = true
-		}
-		if n.number(g.IdleFraction, g.IdleValid, 1, &n.FracOver1) {
-			sumIdle += g.IdleFraction
-			nIdle++
-		}
-		if measureVRAM(g, m) {
-			measured = true
-		}
-		smOK := n.number(g.SMMean, g.ActivityValid, 100, &n.UtilOver100) &&
-			n.number(g.TensorMean, g.ActivityValid, 100, &n.UtilOver100)
-		if smOK {
-			sumSM += g.SMMean
-			sumTensor += g.TensorMean
-			m.SMGPUs++
-			measured = true
-			if g.ActivityScope == profile.ActivityScopeSharedGPU {
-				m.SMShared = true
-			}
-		}
-		if measured {
-			m.MeasuredGPUs++
-			// No upper bound for energy: over stays untouched.
-			if n.number(g.EnergyJ, g.EnergyValid, math.MaxFloat64, &n.Negative) {
-				m.EnergyJ += g.EnergyJ
-				nEnergy++
-			}
-		}
-		if g.Shared {
-			m.Shared = true
-		}
-		if g.IdleAllocation {
-			m.IdleAllocatedGPUs++
-		}
-		// The idle test reads the GPU's SM activity where GPM measured the
-		// job's own (not a shared GPU's device), else its duty cycle.
-		idle := meanOK && g.UtilMean < c.Classes.IdleUtilMax
-		if smOK && g.ActivityScope != profile.ActivityScopeSharedGPU {
-			idle = g.SMMean < c.Classes.IdleUtilMax
-		}
-		if g.IdleAllocation || idle {
-			m.UnusedGPUs++
-			if !g.IdleAllocation && g.VRAMPeakValid && g.VRAMPeak > 0 {
-				m.MemoryHeldGPUs++
-			}
-		}
+// averages sets m's per-GPU means from the sums, each valid where a GPU
+// had the reading; the SM and tensor means are over m.SMGPUs.
+func (s *gpuSums) averages(m *Metrics) {
+	if s.nMean > 0 {
+		m.UtilMean, m.UtilMeanValid = s.mean/float64(s.nMean), true
 	}
-	if nMean > 0 {
-		m.UtilMean, m.UtilMeanValid = sumMean/float64(nMean), true
+	if s.nP50 > 0 {
+		m.UtilP50, m.UtilP50Valid = s.p50/float64(s.nP50), true
 	}
-	if nP50 > 0 {
-		m.UtilP50, m.UtilP50Valid = sumP50/float64(nP50), true
+	if s.nP95 > 0 {
+		m.UtilP95, m.UtilP95Valid = s.p95/float64(s.nP95), true
 	}
-	if nP95 > 0 {
-		m.UtilP95, m.UtilP95Valid = sumP95/float64(nP95), true
-	}
-	if nIdle > 0 {
-		m.IdleFraction, m.IdleValid = sumIdle/float64(nIdle), true
+	if s.nIdle > 0 {
+		m.IdleFraction, m.IdleValid = s.idle/float64(s.nIdle), true
 	}
 	if m.SMGPUs > 0 {
-		m.SMMean, m.SMMeanValid = sumSM/float64(m.SMGPUs), true
-		m.TensorMean, m.TensorMeanValid = sumTensor/float64(m.SMGPUs), true
+		m.SMMean, m.SMMeanValid = s.sm/float64(m.SMGPUs), true
+		m.TensorMean, m.TensorMeanValid = s.tensor/float64(m.SMGPUs), true
 	}
-	m.EnergyValid = nEnergy > 0 && nEnergy == m.MeasuredGPUs
-
-	if n.number(j.IOWait, j.IOWaitValid, 1, &n.FracOver1) && j.IOScope != profile.IOScopeNone {
-		m.IOWait, m.IOWaitValid, m.IOScope = j.IOWait, true, j.IOScope
-	}
-	// The whole run, with no window: a caller that counts a period
-	// recounts with its counter.
-	k := counter{assumeShards: c.Counting.shardsPerGPU()}
-	k.count(j, m)
 }
 
 // Compute is the measure of how much of its GPUs a job used that the idle

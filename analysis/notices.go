@@ -257,10 +257,12 @@ func freedHours(spans []freedSpan, capGPUs int) (byJob, capped float64) {
 		d  int
 	}
 	ev := make([]event, 0, 2*len(spans))
+	var sum ExactSum // the spans come in the read's order
 	for _, sp := range spans {
-		byJob += float64(sp.gpus) * sp.to.Sub(sp.from).Hours()
+		sum.Add(float64(sp.gpus) * sp.to.Sub(sp.from).Hours())
 		ev = append(ev, event{sp.from, sp.gpus}, event{sp.to, -sp.gpus})
 	}
+	byJob = sum.Float()
 	if capGPUs <= 0 {
 		return byJob, byJob
 	}

@@ -156,36 +156,9 @@ func plan(in *Input, f *facts, k *counter, p PlanParams, c *Config) CapacityPlan
 		return cp
 	}
 
-	var jobs [numClasses]int
-	var run, gpus, hours [numClasses]float64
-	var total, waste, vram, io float64
-	var runJobs [numClasses]int
-	for i := range f.jobs {
-		j := &f.jobs[i]
-		if j.cs == 0 {
-			continue // nothing of it counted in the period
-		}
-		jobs[j.cls]++
-		if j.elapsedOK {
-			run[j.cls] += j.elapsed / 3600
-			runJobs[j.cls]++
-		}
-		gpus[j.cls] += j.share
-		hours[j.cls] += j.gpuHours
-		total += j.gpuHours
-		switch {
-		case j.cls == ClassIdleAllocation:
-			waste += j.gpuHours
-		case j.gpus > 0 && j.unused > 0:
-			waste += j.gpuHours * float64(j.unused) / float64(j.gpus)
-		}
-		if j.kinds.Has(KindVRAMBound) {
-			vram += j.gpuHours
-		}
-		if j.kinds.Has(KindIOBound) {
-			io += j.gpuHours
-		}
-	}
+	ps := planSumsOf(f.jobs)
+	jobs, runJobs, run, gpus, hours := ps.jobs, ps.runJobs, ps.run, ps.gpus, ps.hours
+	total, waste, vram, io := ps.total.Float(), ps.waste.Float(), ps.vram.Float(), ps.io.Float()
 	for cls := range numClasses {
 		if jobs[cls] == 0 {
 			continue
@@ -281,11 +254,55 @@ func plan(in *Input, f *facts, k *counter, p PlanParams, c *Config) CapacityPlan
 	return cp
 }
 
+// planSums are the plan's sums over the jobs counted in the period, per
+// class and in all; the GPU-hours exact (ExactSum), so that the plan is
+// the same in every order of the jobs.
+type planSums struct {
+	jobs, runJobs          [numClasses]int
+	run, gpus, hours       [numClasses]float64 // hours run, GPUs, GPU-hours
+	total, waste, vram, io ExactSum            // GPU-hours
+}
+
+func planSumsOf(jobs []jobFact) planSums {
+	var ps planSums
+	var run, gpus, hours [numClasses]ExactSum
+	for i := range jobs {
+		j := &jobs[i]
+		if j.cs == 0 {
+			continue // nothing of it counted in the period
+		}
+		ps.jobs[j.cls]++
+		if j.elapsedOK {
+			run[j.cls].Add(j.elapsed / 3600)
+			ps.runJobs[j.cls]++
+		}
+		gpus[j.cls].Add(j.share)
+		hours[j.cls].Add(j.gpuHours)
+		ps.total.Add(j.gpuHours)
+		switch {
+		case j.cls == ClassIdleAllocation:
+			ps.waste.Add(j.gpuHours)
+		case j.gpus > 0 && j.unused > 0:
+			ps.waste.Add(j.gpuHours * float64(j.unused) / float64(j.gpus))
+		}
+		if j.kinds.Has(KindVRAMBound) {
+			ps.vram.Add(j.gpuHours)
+		}
+		if j.kinds.Has(KindIOBound) {
+			ps.io.Add(j.gpuHours)
+		}
+	}
+	for cls := range numClasses {
+		ps.run[cls], ps.gpus[cls], ps.hours[cls] = run[cls].Float(), gpus[cls].Float(), hours[cls].Float()
+	}
+	return ps
+}
+
 // scaling compares, per task (user and normalised name), the mean
 // utilisation of its multi-GPU runs with that of its single-GPU runs.
 func scaling(f *facts) Scaling {
 	type acc struct {
-		u1, un, hn float64
+		u1, un, hn ExactSum
 		n1, nn     int
 	}
 	tasks := map[[2]string]*acc{}
@@ -301,27 +318,29 @@ func scaling(f *facts) Scaling {
 			tasks[k] = a
 		}
 		if j.gpus == 1 {
-			a.u1 += j.util
+			a.u1.Add(j.util)
 			a.n1++
 		} else {
-			a.un += j.util * j.gpuHours
-			a.hn += j.gpuHours
+			a.un.Add(j.util * j.gpuHours)
+			a.hn.Add(j.gpuHours)
 			a.nn++
 		}
 	}
+	// The tasks come in the map's order: the sums over them are exact too.
 	var s Scaling
-	var num, den float64
+	var num, den ExactSum
 	for _, a := range tasks {
-		if a.n1 == 0 || a.nn == 0 || a.u1 <= 0 || a.hn <= 0 {
+		u1, un, hn := a.u1.Float(), a.un.Float(), a.hn.Float()
+		if a.n1 == 0 || a.nn == 0 || u1 <= 0 || hn <= 0 {
 			continue
 		}
 		s.Tasks++
-		eff := (a.un / a.hn) / (a.u1 / float64(a.n1))
-		num += eff * a.hn
-		den += a.hn
+		eff := (un / hn) / (u1 / float64(a.n1))
+		num.Add(eff * hn)
+		den.Add(hn)
 	}
-	if den > 0 {
-		s.Efficiency, s.Valid = num/den, true
+	if d := den.Float(); d > 0 {
+		s.Efficiency, s.Valid = num.Float()/d, true
 	}
 	return s
 }

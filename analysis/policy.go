@@ -300,18 +300,21 @@ func recommendDefaultTime(b *recBuilder, f *facts, fd *Findings) {
 func recommendStorage(b *recBuilder, f *facts) {
 	rc := &b.c.Recommend
 	type task struct {
-		hours float64
+		hours float64 // sum, once every job is added
+		sum   ExactSum
 		jobs  int
 	}
 	tasks := map[string]*task{}
 	users := map[string]bool{}
-	hours, n := 0.0, 0
+	// The GPU-hours exact (ExactSum): the same in every order of the jobs.
+	var sum ExactSum
+	n := 0
 	for i := range f.jobs {
 		j := &f.jobs[i]
 		if !j.kinds.Has(KindIOBound) {
 			continue
 		}
-		hours += j.gpuHours
+		sum.Add(j.gpuHours)
 		n++
 		users[j.user] = true
 		k := j.user + "/" + NormaliseName(j.name)
@@ -320,12 +323,16 @@ func recommendStorage(b *recBuilder, f *facts) {
 			t = &task{}
 			tasks[k] = t
 		}
-		t.hours += j.gpuHours
+		t.sum.Add(j.gpuHours)
 		t.jobs++
 	}
+	for _, t := range tasks {
+		t.hours = t.sum.Float()
+	}
+	hours, all := sum.Float(), f.gpuHours.Float()
 	share := 0.0
-	if f.gpuHours > 0 {
-		share = hours / f.gpuHours
+	if all > 0 {
+		share = hours / all
 	}
 	if n < rc.MinUserJobs || share < rc.IOShareMin {
 		b.nothing(RecStorage, "IO-bound jobs hold %s of the GPU-hours (threshold %s, %d jobs): storage is not the bottleneck",
@@ -344,7 +351,7 @@ func recommendStorage(b *recBuilder, f *facts) {
 		Change: fmt.Sprintf("Stage input data to node-local disk before the GPU work and stagger checkpoints; first for %s. Users: %s.",
 			strings.Join(names, ", "), strings.Join(sortedKeys(users), ", ")),
 		Evidence: []Reason{{Rule: "storage.share", Checks: []Check{{Metric("io_bound_share"), share, OpGE, rc.IOShareMin}},
-			Note: fmt.Sprintf("%s, %s of %s GPU-hours", present.Count(n, "IO-bound job", "IO-bound jobs"), present.GPUHours(hours), present.GPUHours(f.gpuHours))}},
+			Note: fmt.Sprintf("%s, %s of %s GPU-hours", present.Count(n, "IO-bound job", "IO-bound jobs"), present.GPUHours(hours), present.GPUHours(all))}},
 		Effect: fmt.Sprintf("Up to %s GPU-hours spent waiting on IO could do work.", present.GPUHours(hours)),
 		Replay: &ReplaySpec{Why: "faster storage shortens runs by their IO waits; the replay takes run times as recorded"},
 	}, n, share, rc.IOShareMin)
@@ -355,9 +362,10 @@ func recommendStorage(b *recBuilder, f *facts) {
 func recommendIdleAccounts(b *recBuilder, f *facts) {
 	rc := &b.c.Recommend
 	type acc struct {
-		hours, idle float64
-		jobs, idles int
-		idleJobs    map[int]bool
+		hours, idle       float64 // sums, once every job is added
+		sumHours, sumIdle ExactSum
+		jobs, idles       int
+		idleJobs          map[int]bool
 	}
 	accs := map[string]*acc{}
 	everyone := map[int]bool{}
@@ -368,11 +376,11 @@ func recommendIdleAccounts(b *recBuilder, f *facts) {
 			a = &acc{idleJobs: map[int]bool{}}
 			accs[j.account] = a
 		}
-		a.hours += j.gpuHours
+		a.sumHours.Add(j.gpuHours)
 		a.jobs++
 		everyone[int(j.idx)] = true
 		if j.cls == ClassIdleAllocation {
-			a.idle += j.gpuHours
+			a.sumIdle.Add(j.gpuHours)
 			a.idles++
 			a.idleJobs[int(j.idx)] = true
 		}
@@ -380,6 +388,7 @@ func recommendIdleAccounts(b *recBuilder, f *facts) {
 	named := 0
 	for _, name := range sortedKeys(accs) {
 		a := accs[name]
+		a.hours, a.idle = a.sumHours.Float(), a.sumIdle.Float()
 		if a.idles < rc.MinUserJobs || a.hours <= 0 || a.idle/a.hours < rc.IdleShareMin {
 			continue
 		}

@@ -145,8 +145,8 @@ type jobFact struct {
 // facts is one pass over the jobs.
 type facts struct {
 	jobs     []jobFact
-	gpuHours float64
-	seen     int32 // jobs offered to add, GPU or not: the next one's index
+	gpuHours ExactSum // the same in every order of the jobs
+	seen     int32    // jobs offered to add, GPU or not: the next one's index
 }
 
 func collect(in *Input, c *Config) (*facts, *counter) {
@@ -202,7 +202,7 @@ func (f *facts) add(j *Job, m *Metrics, cls Class, kinds Kinds) {
 		jf.limit, jf.limitOK = j.TimeLimit.Seconds(), true
 	}
 	jf.model, jf.card, jf.need = vramNeed(j, m)
-	f.gpuHours += m.GPUHours
+	f.gpuHours.Add(m.GPUHours)
 	f.jobs = append(f.jobs, jf)
 }
 

@@ -66,7 +66,8 @@ func recommendSharing(b *recBuilder, in *Input, f *facts) map[string]sharingPlan
 	rc, low := &b.c.Recommend, b.c.Classes.LowUtilMax
 	type acc struct {
 		card                uint64
-		hours, candHours    float64
+		hours, candHours    float64 // sums, once every job is added
+		sumHours, sumCand   ExactSum
 		needs               []float64
 		utils               []float64
 		users               map[string]bool
@@ -87,7 +88,7 @@ func recommendSharing(b *recBuilder, in *Input, f *facts) map[string]sharingPlan
 			a = &acc{card: j.card, users: map[string]bool{}, cands: map[int]bool{}}
 			models[j.model] = a
 		}
-		a.hours += j.gpuHours
+		a.sumHours.Add(j.gpuHours)
 		a.jobs++
 		// How much of the GPU a job used is its SM activity where GPM
 		// measured it (a job that kept the GPU nominally busy with tiny
@@ -104,7 +105,7 @@ func recommendSharing(b *recBuilder, in *Input, f *facts) map[string]sharingPlan
 		if !fitsShard(j.need, j.card, rc) {
 			continue
 		}
-		a.candHours += j.gpuHours
+		a.sumCand.Add(j.gpuHours)
 		a.cands[int(j.idx)] = true
 		a.needs = append(a.needs, float64(j.need))
 		a.utils = append(a.utils, j.compute)
@@ -119,6 +120,7 @@ func recommendSharing(b *recBuilder, in *Input, f *facts) map[string]sharingPlan
 	}
 	for _, model := range sortedKeys(models) {
 		a := models[model]
+		a.hours, a.candHours = a.sumHours.Float(), a.sumCand.Float()
 		n := len(a.needs)
 		share := 0.0
 		if a.hours > 0 {

@@ -451,13 +451,15 @@ func (tl *timeline) clip(s, e time.Time) (cs, ce int64, ok bool) {
 // GPU-hours: the partial segments at both ends directly, the whole ones in
 // between through a difference array, so a month-long job costs two
 // binary searches.
+// Both are exact sums (ExactSum), so a segment's GPU-hours are the same
+// in every order of the jobs.
 type spreadAcc struct {
-	edge []float64 // GPU-hours
-	diff []float64 // rate changes at segment starts
+	edge []ExactSum // GPU-hours
+	diff []ExactSum // rate changes at segment starts
 }
 
 func newSpread(n int) spreadAcc {
-	return spreadAcc{edge: make([]float64, n), diff: make([]float64, n+1)}
+	return spreadAcc{edge: make([]ExactSum, n), diff: make([]ExactSum, n+1)}
 }
 
 const nsPerHour = float64(time.Hour)
@@ -468,14 +470,14 @@ func (sp *spreadAcc) add(tl *timeline, s, e int64, rate float64) {
 	}
 	a, b := tl.segment(s), tl.segment(e-1)
 	if a == b {
-		sp.edge[a] += rate * float64(e-s) / nsPerHour
+		sp.edge[a].Add(rate * float64(e-s) / nsPerHour)
 		return
 	}
-	sp.edge[a] += rate * float64(tl.starts[a+1]-s) / nsPerHour
-	sp.edge[b] += rate * float64(e-tl.starts[b]) / nsPerHour
+	sp.edge[a].Add(rate * float64(tl.starts[a+1]-s) / nsPerHour)
+	sp.edge[b].Add(rate * float64(e-tl.starts[b]) / nsPerHour)
 	if b > a+1 {
-		sp.diff[a+1] += rate
-		sp.diff[b] -= rate
+		sp.diff[a+1].Add(rate)
+		sp.diff[b].Add(-rate)
 	}
 }
 
@@ -484,10 +486,10 @@ func (sp *spreadAcc) hours(tl *timeline) []float64 {
 	out := make([]float64, len(sp.edge))
 	rate := 0.0
 	for k := range out {
-		rate += sp.diff[k]
+		rate += sp.diff[k].Float()
 		// The running sum of ± rates can leave a rounding residue where
 		// the true rate is 0.
-		out[k] = max(0, sp.edge[k]+max(0, rate)*float64(tl.starts[k+1]-tl.starts[k])/nsPerHour)
+		out[k] = max(0, sp.edge[k].Float()+max(0, rate)*float64(tl.starts[k+1]-tl.starts[k])/nsPerHour)
 	}
 	return out
 }
@@ -500,6 +502,7 @@ type groupAcc struct {
 	classHours                        [numClasses]float64
 	energy                            energyAcc
 	effective                         effAcc
+	sums                              groupSums // settled into the floats above
 }
 
 // groupSet indexes groups by name; last caches the previous lookup, since
@@ -532,6 +535,7 @@ type modelAcc struct {
 	nFracs         int
 	energy         energyAcc
 	effective      effAcc
+	sums           modelSums // settled into u and the floats above
 }
 
 // waitRec is one job's queue wait, kept for the groups' medians.
@@ -577,6 +581,8 @@ type workloadAcc struct {
 	// a known wait; energy sums the whole window's.
 	modelWaits []modelWait
 	energy     energyAcc
+	// sums are the pass's float sums, exact (settle).
+	sums workloadSums
 }
 
 func newWorkloadAcc(w Window) (*workloadAcc, bool) {
@@ -627,222 +633,8 @@ func usable(v float64, valid bool, hi float64) bool {
 	return valid && v >= 0 && v <= hi // NaN fails both comparisons
 }
 
-// add folds one job in; open-ended jobs must wait for setDataEnd.
-//
-// It stays one function on purpose: the headline, the days, the models,
-// the groups and the lost states must all count the same clipped run, wait
-// and per-GPU share, and the loop over the job's GPUs feeds several of
-// those sums at once; split, the pieces would pass a dozen locals between
-// them or recompute the clip.
-func (a *workloadAcc) add(j *Job, m *Metrics, c *Config) {
-	tl := &a.tl
-	end := j.End
-	if !plausible(end) {
-		end = time.Time{}
-	}
-
-	// The run, as the counter counted it.
-	runS, runE := m.CountStart, m.CountEnd
-	hasRun := !runS.IsZero()
-
-	// The wait: until the start, or for a job that never started, until
-	// it was cancelled or (still queued) until DataEnd.
-	var waitS, waitE time.Time
-	hasWait := false
-	if m.WaitValid {
-		waitS, waitE, hasWait = m.Start.Add(-m.Wait), m.Start, true
-	} else if m.Start.IsZero() {
-		w0 := j.Eligible
-		if !plausible(w0) {
-			w0 = m.Submit
-		}
-		w1 := time.Time{}
-		switch {
-		case m.Outcome == OutcomeCancelled && !end.IsZero():
-			w1 = end
-		case j.End.IsZero() && openEnded(m.Outcome):
-			w1 = a.now
-		}
-		if !w0.IsZero() && !w1.IsZero() {
-			if d := w1.Sub(w0); d >= 0 && d <= maxSpan {
-				waitS, waitE, hasWait = w0, w1, true
-			}
-		}
-	}
-
-	rs, re, runIn := int64(0), int64(0), false
-	if hasRun {
-		rs, re, runIn = tl.clip(runS, runE)
-	}
-	ws, we, waitIn := int64(0), int64(0), false
-	if hasWait {
-		ws, we, waitIn = tl.clip(waitS, waitE)
-	}
-	startIn, submitIn := tl.inside(m.Start), tl.inside(m.Submit)
-
-	h := &a.w.Headline
-	h.Jobs++
-	a.w.Notes.Add(m.Notes)
-	gpus := m.GPUs
-	if gpus > 0 {
-		h.GPUJobs++
-	}
-	if gpus > maxJobGPUs || gpus < 0 {
-		a.w.AbsurdGPUCounts++
-		gpus = 0
-	}
-	if startIn {
-		a.started[tl.day[tl.segment(int64(m.Start.Sub(tl.from)))]]++
-	}
-	if submitIn {
-		a.submitted[tl.day[tl.segment(int64(m.Submit.Sub(tl.from)))]]++
-	}
-	ui, ai := a.users.of(j.User), a.accounts.of(j.Account)
-	u, ac := &a.users.groups[ui], &a.accounts.groups[ai]
-	u.jobs++
-	ac.jobs++
-	if m.WaitValid {
-		a.waits = append(a.waits, waitRec{ui, ai, m.Wait.Seconds(), gpus > 0})
-		u.nWait++
-		ac.nWait++
-	}
-	if waitIn && gpus > 0 {
-		a.pending.add(tl, ws, we, m.GPUShare)
-	}
-	// A job that ran inside the window, even for no time, shows its GPUs
-	// in the per-GPU distributions.
-	ran := runIn || (hasRun && runS.Equal(runE) && startIn)
-	if !ran || gpus == 0 {
-		return
-	}
-
-	// The same expression as Metrics.GPUHours, so the headline counts
-	// exactly what the cluster summary counts. per is each GPU's share: 1
-	// for whole GPUs, shards held ÷ shards on the GPU for a shard job.
-	hours := time.Duration(re - rs).Hours()
-	per := m.GPUShare / float64(gpus)
-	gpuHours := per * hours // each GPU's
-	// Energy is recorded over the whole run: the window takes its share.
-	eShare := inWindowShare(m, re-rs, a.analysisNow)
-	var jobEnergy energyAcc
-	var jobEff effAcc
-	// The emission factor over the part of the run counted.
-	ci, ciOK := a.carbon.Intensity(tl.from.Add(time.Duration(rs)), tl.from.Add(time.Duration(re)))
-	waitStart := len(a.modelWaits)
-	var usedRate, idleRate, measured float64
-	recorded := min(len(j.GPUs), gpus)
-	for i := range recorded {
-		g := &j.GPUs[i]
-		mod := a.model(g.Model)
-		mod.u.JobGPUs++
-		mod.u.GPUHours += gpuHours
-		mod.u.MemoryTotal = max(mod.u.MemoryTotal, g.MemoryTotal)
-		if m.WaitValid {
-			a.addModelWait(waitStart, a.lastModelIdx, m.Wait.Seconds())
-		}
-		if g.Preallocated {
-			mod.u.Preallocated++
-			mod.u.PreallocatedGPUHours += gpuHours
-		} else if g.VRAMPeakValid && g.MemoryTotal > 0 && g.VRAMPeak <= g.MemoryTotal {
-			frac := float64(g.VRAMPeak) / float64(g.MemoryTotal)
-			a.fracs = append(a.fracs, frac)
-			a.fracModel = append(a.fracModel, a.lastModelIdx)
-			mod.nFracs++
-			bin := min(int(frac*10), 9)
-			mod.u.VRAMHist[bin]++
-			mod.u.VRAMHistGPUHours[bin] += gpuHours
-		}
-		if joules, ok := energyReading(g); ok {
-			e := energyAcc{joules: joules * eShare, hours: gpuHours}
-			if ciOK {
-				e.grams, e.joulesCO2 = e.joules/joulesPerKWh*ci, e.joules
-			}
-			mod.energy.add(e)
-			jobEnergy.add(e)
-		}
-		if sm, ok := smReading(g); ok {
-			e := effAcc{effective: gpuHours * sm / 100, hours: gpuHours}
-			mod.effective.add(e)
-			jobEff.add(e)
-		}
-		a.addXIDs(g)
-		util, ok := 0.0, false
-		switch {
-		case usable(g.UtilMean, g.UtilMeanValid, 100):
-			util, ok = g.UtilMean, true
-		case g.IdleAllocation:
-			ok = true // never touched: 0 %
-		}
-		if !ok {
-			continue
-		}
-		idle := 0.0
-		switch {
-		case g.IdleAllocation:
-			idle = 1
-		case usable(g.IdleFraction, g.IdleValid, 1):
-			idle = g.IdleFraction
-		case util == 0:
-			idle = 1 // a mean of 0 % is every sample at 0 %
-		}
-		measured += per
-		usedRate += per * util / 100
-		idleRate += per * idle
-		mod.measured += per * hours
-		mod.used += per * util / 100 * hours
-		bin := min(int(util/10), 9)
-		a.w.Util.JobGPUs[bin]++
-		a.w.Util.GPUHours[bin] += per * hours
-	}
-	if extra := gpus - recorded; extra > 0 {
-		// GPUs without a record (sacct history, a shard job without a
-		// profile): model unknown.
-		mod := a.model("")
-		mod.u.JobGPUs += extra
-		mod.u.GPUHours += float64(extra) * gpuHours
-		if m.WaitValid {
-			a.addModelWait(waitStart, a.lastModelIdx, m.Wait.Seconds())
-		}
-	}
-	a.energy.add(jobEnergy)
-	a.effective.add(jobEff)
-
-	allocH := m.GPUShare * hours
-	usedH, measH, idleH := usedRate*hours, measured*hours, idleRate*hours
-	a.allocated.add(gpuTimeHeld(m.GPUShare, m.GPUs, time.Duration(re-rs)))
-	h.UsedGPUHours += usedH
-	h.MeasuredGPUHours += measH
-	h.IdleGPUHours += idleH
-	cls := classify(j, m, c, nil)
-	for _, g := range [...]*groupAcc{u, ac} {
-		g.alloc += allocH
-		g.used += usedH
-		g.measured += measH
-		g.idle += idleH
-		g.classHours[cls] += allocH
-		g.energy.add(jobEnergy)
-		g.effective.add(jobEff)
-	}
-	if li := j.State.LostIndex(); li >= 0 {
-		a.lost[li].Jobs++
-		a.lost[li].GPUHours += allocH
-		a.w.LostGPUHours += allocH
-		if j.State.LostApart() {
-			a.w.TimeoutGPUHours += allocH
-		}
-		u.lost += allocH
-		ac.lost += allocH
-	} else if j.State == slurmext.StateCancelled {
-		a.w.Cancelled.Jobs++
-		a.w.Cancelled.GPUHours += allocH
-	}
-	if runIn {
-		a.alloc.add(tl, rs, re, m.GPUShare)
-		a.used.add(tl, rs, re, usedRate)
-	}
-}
-
 func (a *workloadAcc) finish(nodes []Node, topN int) Workload {
+	a.settle()
 	w := a.w
 	tl := &a.tl
 	h := &w.Headline

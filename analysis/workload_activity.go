@@ -31,23 +31,33 @@ type Effective struct {
 // Known reports whether any GPU-hour had SM activity.
 func (e Effective) Known() bool { return e.MeasuredGPUHours > 0 }
 
-// effAcc sums SM-weighted GPU-hours and the GPU-hours measured.
+// effAcc sums SM-weighted GPU-hours and the GPU-hours measured, exactly
+// (ExactSum): the same in every order of the jobs.
 type effAcc struct {
-	effective, hours float64
+	effective, hours ExactSum
+}
+
+// effOf is one GPU's SM-weighted GPU-hours of hours measured.
+func effOf(effective, hours float64) effAcc {
+	var e effAcc
+	e.effective.Add(effective)
+	e.hours.Add(hours)
+	return e
 }
 
 func (e *effAcc) add(o effAcc) {
-	e.effective += o.effective
-	e.hours += o.hours
+	e.effective.AddSum(o.effective)
+	e.hours.AddSum(o.hours)
 }
 
 func (e effAcc) summary(allocated float64) Effective {
-	if !(e.hours > 0) {
+	hours := e.hours.Float()
+	if !(hours > 0) {
 		return Effective{}
 	}
-	out := Effective{GPUHours: e.effective, MeasuredGPUHours: e.hours}
+	out := Effective{GPUHours: e.effective.Float(), MeasuredGPUHours: hours}
 	if allocated > 0 {
-		out.Coverage = min(1, e.hours/allocated)
+		out.Coverage = min(1, hours/allocated)
 	}
 	return out
 }

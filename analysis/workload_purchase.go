@@ -41,33 +41,48 @@ type Energy struct {
 // Known reports whether any GPU-hour had an energy reading.
 func (e Energy) Known() bool { return e.MeasuredGPUHours > 0 }
 
-// energyAcc sums joules and the GPU-hours they were drawn in.
+// energyAcc sums joules and the GPU-hours they were drawn in, exactly
+// (ExactSum): the same in every order of the jobs.
 type energyAcc struct {
-	joules, hours float64
+	joules, hours ExactSum
 	// grams of CO2e of joulesCO2, the joules that had a factor.
-	grams, joulesCO2 float64
+	grams, joulesCO2 ExactSum
+}
+
+// energyOf is one GPU's energy: joules drawn in hours GPU-hours, with
+// their CO2e at ci grams per kWh when ciOK.
+func energyOf(joules, hours, ci float64, ciOK bool) energyAcc {
+	var e energyAcc
+	e.joules.Add(joules)
+	e.hours.Add(hours)
+	if ciOK {
+		e.grams.Add(joules / joulesPerKWh * ci)
+		e.joulesCO2.Add(joules)
+	}
+	return e
 }
 
 func (e *energyAcc) add(o energyAcc) {
-	e.joules += o.joules
-	e.hours += o.hours
-	e.grams += o.grams
-	e.joulesCO2 += o.joulesCO2
+	e.joules.AddSum(o.joules)
+	e.hours.AddSum(o.hours)
+	e.grams.AddSum(o.grams)
+	e.joulesCO2.AddSum(o.joulesCO2)
 }
 
 // energy returns the summary of e against allocated GPU-hours.
 func (e energyAcc) energy(allocated float64) Energy {
-	if !(e.hours > 0) {
+	hours, joules, joulesCO2 := e.hours.Float(), e.joules.Float(), e.joulesCO2.Float()
+	if !(hours > 0) {
 		return Energy{}
 	}
-	out := Energy{KWh: e.joules / joulesPerKWh, MeasuredGPUHours: e.hours}
+	out := Energy{KWh: joules / joulesPerKWh, MeasuredGPUHours: hours}
 	if allocated > 0 {
-		out.Coverage = min(1, e.hours/allocated)
+		out.Coverage = min(1, hours/allocated)
 	}
-	if e.joulesCO2 > 0 {
-		kg := e.grams / 1000
+	if joulesCO2 > 0 {
+		kg := e.grams.Float() / 1000
 		out.CO2eKg = &kg
-		out.CO2eCoverage = min(1, e.joulesCO2/e.joules)
+		out.CO2eCoverage = min(1, joulesCO2/joules)
 	}
 	return out
 }

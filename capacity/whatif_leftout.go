@@ -17,7 +17,7 @@ import (
 type leftOuts struct {
 	gh     *analysis.GPUHoursCounter
 	jobs   int
-	total  float64
+	total  analysis.ExactSum // the same in every order of the jobs
 	groups map[leftOutKey]*leftOutGroup
 }
 
@@ -31,7 +31,7 @@ type leftOutKey struct {
 type leftOutGroup struct {
 	key   leftOutKey
 	jobs  int
-	hours float64
+	hours analysis.ExactSum
 	asked int // the most any of its jobs asked for
 	ids   []string
 }
@@ -49,7 +49,7 @@ func newLeftOuts(in analysis.Input, w analysis.Window) *leftOuts {
 func (l *leftOuts) count(j *analysis.Job) float64 {
 	h := l.gh.GPUHours(j)
 	l.jobs++
-	l.total += h
+	l.total.Add(h)
 	return h
 }
 
@@ -62,7 +62,7 @@ func (l *leftOuts) leave(j *analysis.Job, k leftOutKey, asked int, hours float64
 		l.groups[k] = g
 	}
 	g.jobs++
-	g.hours += hours
+	g.hours.Add(hours)
 	g.asked = max(g.asked, asked)
 	if len(g.ids) < leftOutIDs {
 		g.ids = append(g.ids, j.ID)
@@ -71,15 +71,17 @@ func (l *leftOuts) leave(j *analysis.Job, k leftOutKey, asked int, hours float64
 
 // fill writes the counts into s (whose Replayed is set).
 func (l *leftOuts) fill(s *SimJobs) {
-	s.GPUJobs, s.LeftOut, s.LeftOutGPUHours, s.GPUHours = l.jobs, 0, 0, l.total
+	s.GPUJobs, s.LeftOut, s.GPUHours = l.jobs, 0, l.total.Float()
+	var leftOut analysis.ExactSum // the groups come in the map's order
 	s.LeftOutReasons, s.LeftOutWhy = []LeftOutReason{}, []string{}
 	for _, g := range l.groups {
 		s.LeftOut += g.jobs
-		s.LeftOutGPUHours += g.hours
+		leftOut.AddSum(g.hours)
 		need, hw := g.need()
-		s.LeftOutReasons = append(s.LeftOutReasons, LeftOutReason{Kind: g.key.kind, Text: g.text(), Jobs: g.jobs, GPUHours: g.hours, JobIDs: g.ids,
+		s.LeftOutReasons = append(s.LeftOutReasons, LeftOutReason{Kind: g.key.kind, Text: g.text(), Jobs: g.jobs, GPUHours: g.hours.Float(), JobIDs: g.ids,
 			Partition: g.key.part, GPUType: g.key.typ, Asked: g.asked, Have: g.key.have, Need: need, Hardware: hw})
 	}
+	s.LeftOutGPUHours = leftOut.Float()
 	slices.SortFunc(s.LeftOutReasons, func(a, b LeftOutReason) int {
 		if c := cmp.Compare(b.Jobs, a.Jobs); c != 0 {
 			return c

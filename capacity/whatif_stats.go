@@ -15,12 +15,15 @@ import (
 
 // groupRun is one run's numbers for one partition or model.
 type groupRun struct {
-	waits            []float64
-	gpuSec, queuedGH float64
+	waits []float64
+	// gpuSec and queuedGH are exact (analysis.ExactSum): the same in
+	// every order of the jobs.
+	gpuSec, queuedGH analysis.ExactSum
 	// addedSec is the GPU time used on added nodes; full the seconds in
 	// the window when every GPU of the group was busy (models only).
-	addedSec, full float64
-	evs            []busyEvent
+	addedSec analysis.ExactSum
+	full     float64
+	evs      []busyEvent
 }
 
 // busyEvent is a change in the GPUs busy at a time (seconds).
@@ -113,10 +116,10 @@ func (r *replay) reduce(res *queuesim.Result, jobs []queuesim.Job) seedStats {
 		}
 		m := slices.Index(models, r.simNodes[jr.Node].Model)
 		used := eq * overlap(jr.Start.Seconds(), jr.End.Seconds(), 0, span)
-		pr[jr.Partition].gpuSec += used
-		mr[m].gpuSec += used
+		pr[jr.Partition].gpuSec.Add(used)
+		mr[m].gpuSec.Add(used)
 		if r.simNodes[jr.Node].Added {
-			mr[m].addedSec += used
+			mr[m].addedSec.Add(used)
 		}
 		if a, b := max(jr.Start.Seconds(), 0), min(jr.End.Seconds(), span); b > a {
 			mr[m].evs = append(mr[m].evs, busyEvent{a, eq}, busyEvent{b, -eq})
@@ -127,7 +130,7 @@ func (r *replay) reduce(res *queuesim.Result, jobs []queuesim.Job) seedStats {
 		w := (jr.Start - q.Arrival).Seconds()
 		for _, g := range []*groupRun{&pr[jr.Partition], &mr[m]} {
 			g.waits = append(g.waits, w)
-			g.queuedGH += w * eq / 3600
+			g.queuedGH.Add(w * eq / 3600)
 		}
 		k := jr.Partition*len(models) + m
 		cells[k] = append(cells[k], w)
@@ -163,7 +166,7 @@ func (r *replay) combine(stats []seedStats) Scenario {
 		for _, run := range perModel[k] {
 			full = append(full, run.full/3600)
 			if a := modelAdded[m]; a > 0 && span > 0 {
-				added = append(added, run.addedSec/(float64(a)*span))
+				added = append(added, run.addedSec.Float()/(float64(a)*span))
 			}
 		}
 		g.FullHours = spreadOf(full)
@@ -217,9 +220,9 @@ func groupOf(name string, gpus int, span float64, runs []groupRun) analysis.Grou
 	for _, r := range runs {
 		jobs = append(jobs, float64(len(r.waits)))
 		if gpus > 0 && span > 0 {
-			occ = append(occ, r.gpuSec/(float64(gpus)*span))
+			occ = append(occ, r.gpuSec.Float()/(float64(gpus)*span))
 		}
-		queued = append(queued, r.queuedGH)
+		queued = append(queued, r.queuedGH.Float())
 		if len(r.waits) == 0 {
 			continue
 		}
@@ -234,23 +237,21 @@ func groupOf(name string, gpus int, span float64, runs []groupRun) analysis.Grou
 	return g
 }
 
+// sumOf is the sum of v, exact (analysis.ExactSum): the same in every
+// order of its terms, which follows the jobs' order.
 func sumOf(v []float64) float64 {
-	s := 0.0
+	var s analysis.ExactSum
 	for _, x := range v {
-		s += x
+		s.Add(x)
 	}
-	return s
+	return s.Float()
 }
 
 func meanOf(v []float64) float64 {
 	if len(v) == 0 {
 		return 0
 	}
-	s := 0.0
-	for _, x := range v {
-		s += x
-	}
-	return s / float64(len(v))
+	return sumOf(v) / float64(len(v))
 }
 
 func overlap(a, b, from, to float64) float64 { return max(0, min(b, to)-max(a, from)) }
@@ -273,7 +274,7 @@ func (r *replay) calibrate(res *queuesim.Result) Calibration {
 	var pairs []pair
 	obs := map[string][]float64{}
 	sim := map[string][]float64{}
-	var absErr float64
+	var absErr analysis.ExactSum // the same in every order of the jobs
 	within := 0
 	for i, jr := range res.Jobs {
 		q, j := &r.jobs[i], r.ref[i]
@@ -284,7 +285,7 @@ func (r *replay) calibrate(res *queuesim.Result) Calibration {
 		s := jr.Start.Seconds()
 		pairs = append(pairs, pair{real, s, i})
 		d := math.Abs(real - s)
-		absErr += d
+		absErr.Add(d)
 		if d <= 10 {
 			within++
 		}
@@ -294,7 +295,7 @@ func (r *replay) calibrate(res *queuesim.Result) Calibration {
 	}
 	c.Jobs = len(pairs)
 	if c.Jobs > 0 {
-		c.StartMAE = absErr / float64(c.Jobs)
+		c.StartMAE = absErr.Float() / float64(c.Jobs)
 		c.Within10s = float64(within) / float64(c.Jobs)
 		reals, sims := make([]float64, c.Jobs), make([]float64, c.Jobs)
 		for k, p := range pairs {
@@ -348,13 +349,13 @@ func (r *replay) calibrate(res *queuesim.Result) Calibration {
 		}
 	}
 	if c.Jobs > 0 {
-		var waits float64
+		var waits analysis.ExactSum // the partitions come in the map's order
 		for _, o := range obs {
 			for _, w := range o {
-				waits += w
+				waits.Add(w)
 			}
 		}
-		tol := math.Max(floor, calibMAEShare*waits/float64(c.Jobs))
+		tol := math.Max(floor, calibMAEShare*waits.Float()/float64(c.Jobs))
 		if c.StartMAE > tol {
 			c.Problems = append(c.Problems, fmt.Sprintf("start times replayed %s off on average (more than %s)", present.Seconds(c.StartMAE), present.Seconds(tol)))
 		}
@@ -409,13 +410,14 @@ func (r *replay) notModelled() []string {
 func spearman(a, b []float64) float64 {
 	ra, rb := ranks(a), ranks(b)
 	ma, mb := meanOf(ra), meanOf(rb)
-	var sab, saa, sbb float64
+	var sumAB, sumAA, sumBB analysis.ExactSum // the same in every order of the jobs
 	for i := range ra {
 		da, db := ra[i]-ma, rb[i]-mb
-		sab += da * db
-		saa += da * da
-		sbb += db * db
+		sumAB.Add(da * db)
+		sumAA.Add(da * da)
+		sumBB.Add(db * db)
 	}
+	sab, saa, sbb := sumAB.Float(), sumAA.Float(), sumBB.Float()
 	if saa == 0 || sbb == 0 {
 		if saa == sbb {
 			return 1

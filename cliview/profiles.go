@@ -50,6 +50,41 @@ func WriteProfiles(w io.Writer, p ProfilesJSON, top int) error {
 			present.Count(s.NeverStarted, "GPU job", "GPU jobs"))
 	}
 	printf(w, "\n")
+	if err := writeTaskTable(w, p.Profiles); err != nil {
+		return err
+	}
+	if top > 0 {
+		printf(w, "\n")
+	}
+	for i, t := range p.Profiles {
+		if i >= top {
+			break
+		}
+		printf(w, "%s\n", describeTask(t, s.GPUHours))
+	}
+
+	printf(w, "\nCluster: %d jobs (%d with GPU readings, %d without, %d CPU-only), %s GPU-hours.\n",
+		s.Jobs, s.WithGPUData, s.WithoutGPUData, s.CPUJobs, present.GPUHours(s.GPUHours))
+	if l := measureSentence(s); l != "" {
+		printf(w, "%s\n", l)
+	}
+	if err := writeClusterTables(w, s); err != nil {
+		return err
+	}
+	printf(w, "(percentiles: %s)\n", s.PercentileMethod)
+	if l := s.NoLimitSentence(); l != "" {
+		printf(w, "%s\n", l)
+	}
+	// The data window, the same line as plan's and the report's, and an
+	// assumption the GPU-hours above rest on (the shards per GPU of shard
+	// jobs whose node's count is unknown).
+	Counting(w, p.Counting)
+	return nil
+}
+
+// writeTaskTable writes the task table, and under it what a GPUS USED
+// cell of "–" or "*" means where one has it.
+func writeTaskTable(w io.Writer, profiles []analysis.TaskProfile) error {
 	// Tables pad by display width (table), so that a CJK or emoji task
 	// name keeps the columns after it straight.
 	tasks := texttable.New("USER", "TASK", "CLASS", "RUNS", "GPU-H", "GPUS REQ/USED", "VRAM P95", "UTIL P50", "RUN P50", "RUN P95", "FAILED", "TIMEOUT")
@@ -57,7 +92,7 @@ func WriteProfiles(w io.Writer, p ProfilesJSON, top int) error {
 		tasks.Right[c] = true
 	}
 	noUse, partUse := false, false
-	for _, t := range p.Profiles {
+	for _, t := range profiles {
 		vram := "-"
 		switch {
 		case t.VRAMPeakFrac.N > 0:
@@ -95,21 +130,12 @@ func WriteProfiles(w io.Writer, p ProfilesJSON, top int) error {
 	case partUse:
 		printf(w, "(GPUS USED: * over the runs with GPU utilisation readings only)\n")
 	}
-	if top > 0 {
-		printf(w, "\n")
-	}
-	for i, t := range p.Profiles {
-		if i >= top {
-			break
-		}
-		printf(w, "%s\n", describeTask(t, s.GPUHours))
-	}
+	return nil
+}
 
-	printf(w, "\nCluster: %d jobs (%d with GPU readings, %d without, %d CPU-only), %s GPU-hours.\n",
-		s.Jobs, s.WithGPUData, s.WithoutGPUData, s.CPUJobs, present.GPUHours(s.GPUHours))
-	if l := measureSentence(s); l != "" {
-		printf(w, "%s\n", l)
-	}
+// writeClusterTables writes the cluster's GPU-hours by class, by
+// bottleneck (where a job has one) and the queue wait per partition.
+func writeClusterTables(w io.Writer, s analysis.ClusterSummary) error {
 	// The three tables share their column widths, as one tabwriter
 	// block did: the blank lines between them are rows of no cells.
 	tw := texttable.New("CLASS", "JOBS", "GPU-H", "SHARE")
@@ -142,18 +168,7 @@ func WriteProfiles(w io.Writer, p ProfilesJSON, top int) error {
 		}
 		tw.Row(present.OrMissing(termtext.Short(ps.Partition, 16)), fmt.Sprint(ps.Jobs), present.GPUHours(ps.GPUHours), wait50, wait95, ratio)
 	}
-	if err := tw.Write(w); err != nil {
-		return err
-	}
-	printf(w, "(percentiles: %s)\n", s.PercentileMethod)
-	if l := s.NoLimitSentence(); l != "" {
-		printf(w, "%s\n", l)
-	}
-	// The data window, the same line as plan's and the report's, and an
-	// assumption the GPU-hours above rest on (the shards per GPU of shard
-	// jobs whose node's count is unknown).
-	Counting(w, p.Counting)
-	return nil
+	return tw.Write(w)
 }
 
 // gpusReqUsed is the GPUS REQ/USED cell: the GPUs requested per run (the

@@ -117,7 +117,7 @@ const showWidth = 40
 // cluster lab)", since the node hooks, cgroups and logs know only the raw
 // id. Durations are Slurm's [D-]HH:MM:SS and instants sacct's
 // YYYY-MM-DDTHH:MM:SS in local time; a value nobody measured says so.
-// types are the GPU types of the job's cluster (jobsource.Source.GPUTypes; nil:
+// types are the GPU types of the job's cluster (monthly.GPUTypes; nil:
 // none known), which the hints may suggest a smaller one of.
 func writeJobDetail(w io.Writer, v store.JobView, c analysis.Config, carbon ShowCarbon, types []analysis.GPUType, now time.Time) {
 	if id := v.SlurmID(); id != v.JobID {

@@ -15,11 +15,11 @@ import (
 )
 
 // WriteSimPlan writes the simulated plan: its verdict first, then the free
-// changes, the purchase per model, the timeline and the costs. It is one
-// function on purpose: it is the page read top to bottom, each part in
-// the order `gpuprof plan` prints it and docs/whatif.md describes, with
-// nothing computed in it (every number is the plan's, in the presenter's
-// form); split, the order would live in a list of calls with nothing else.
+// changes, the purchase per model, the timeline and the costs. It is the
+// page read top to bottom, each part in the order `gpuprof plan` prints it
+// and docs/whatif.md describes, with nothing computed in it (every number
+// is the plan's, in the presenter's form); the two tables of parts 1 and
+// 2 are written by writeEffects and writePurchase.
 func WriteSimPlan(w io.Writer, sp capacity.SimPlan, recs []analysis.Recommendation) {
 	WriteConfNote(w, sp.Conf)
 	if sp.Conf.Cluster != "" {
@@ -64,57 +64,12 @@ func WriteSimPlan(w io.Writer, sp capacity.SimPlan, recs []analysis.Recommendati
 	if !sp.Simulated {
 		return
 	}
-	if len(sp.Effects) > 0 {
-		printf(w, "\n1. Policy changes, each replayed alone at today's load (median of the seeds; p10–p90)\n")
-		tw := texttable.New("ID", "RECOMMENDATION", "JOBS MEASURED", "P95 WAIT BEFORE", "AFTER", "ALL JOBS' MEAN WAIT", "OUTCOME")
-		for i, e := range sp.Effects {
-			title := ""
-			if i < len(recs) {
-				title = termtext.Short(recs[i].Title, 60)
-			}
-			if !e.Simulated {
-				tw.Row(e.ID, title, "–", "–", "–", "–", "not simulated: "+e.Why)
-				continue
-			}
-			tw.Row(e.ID, title, fmt.Sprintf("%s (%d)", e.Group, e.Jobs),
-				present.Seconds(e.Before.WaitP95.Median), durSpread(e.After.WaitP95),
-				present.Seconds(e.AllFrom.WaitMean.Median)+" → "+present.Seconds(e.AllTo.WaitMean.Median), analysis.OutcomeWords(e.Outcome))
-		}
-		_ = tw.Write(w)
-	} else {
-		// The section is there either way, as in the report: its numbering
-		// stays the same.
-		printf(w, "\n1. Policy changes: no recommendation to replay (no rule found a change to make).\n")
-	}
+	writeEffects(w, sp, recs)
 	free := "no policy change"
 	if len(sp.Free) > 0 {
 		free = strings.Join(sp.Free, ", ") + " applied"
 	}
-	printf(w, "\n2. Purchase per GPU model at the %d-month horizon, %s (target %s)\n", sp.Months, free, present.Seconds(sp.TargetP95Wait))
-	tw := texttable.New("MODEL", "GPUS", "REPLAYED P95 WAIT TODAY", "AT THE HORIZON", "BUY", "REPLAYED P95 WAIT BY GPUS ADDED")
-	for _, m := range sp.Models {
-		today, hz, label := "–", "–", termtext.Short(m.Model, 40)
-		if g := modelGroup(sp.Today, m.Model); g != nil {
-			today = present.Seconds(g.WaitP95.Median)
-			label = modelLabel(analysis.Group{Name: termtext.Short(m.Model, 40), Demand: g.Demand, Placeable: g.Placeable})
-		}
-		if len(m.Curve) > 0 {
-			hz = curveWait(m.Curve[0], durSpread(m.Curve[0].ModelP95))
-		}
-		buy := sp.Jobs.NoPurchaseWords()
-		switch {
-		case m.Needed > 0:
-			buy = "+" + strconv.Itoa(m.Needed)
-		case m.Needed < 0:
-			buy = "no size meets it: " + m.Why
-		}
-		var pts []string
-		for _, c := range m.Curve {
-			pts = append(pts, "+"+strconv.Itoa(c.Added)+" "+curveWait(c, present.Seconds(c.ModelP95.Median)))
-		}
-		tw.Row(label, strconv.Itoa(m.GPUs), today, hz, buy, strings.Join(pts, ", "))
-	}
-	_ = tw.Write(w)
+	writePurchase(w, sp, free)
 	if tl := sp.Timeline; tl != nil {
 		printf(w, "\n3. Without a purchase (%s): ", free)
 		switch {
@@ -143,6 +98,65 @@ func WriteSimPlan(w io.Writer, sp capacity.SimPlan, recs []analysis.Recommendati
 	if sp.NotSimulated != "" {
 		printf(w, "Not simulated: %s\n", sp.NotSimulated)
 	}
+}
+
+// writeEffects writes part 1 of the simulated plan: each recommended
+// policy change replayed alone at today's load, or that there was none to
+// replay (the part is there either way, so that the numbering stays).
+func writeEffects(w io.Writer, sp capacity.SimPlan, recs []analysis.Recommendation) {
+	if len(sp.Effects) > 0 {
+		printf(w, "\n1. Policy changes, each replayed alone at today's load (median of the seeds; p10–p90)\n")
+		tw := texttable.New("ID", "RECOMMENDATION", "JOBS MEASURED", "P95 WAIT BEFORE", "AFTER", "ALL JOBS' MEAN WAIT", "OUTCOME")
+		for i, e := range sp.Effects {
+			title := ""
+			if i < len(recs) {
+				title = termtext.Short(recs[i].Title, 60)
+			}
+			if !e.Simulated {
+				tw.Row(e.ID, title, "–", "–", "–", "–", "not simulated: "+e.Why)
+				continue
+			}
+			tw.Row(e.ID, title, fmt.Sprintf("%s (%d)", e.Group, e.Jobs),
+				present.Seconds(e.Before.WaitP95.Median), durSpread(e.After.WaitP95),
+				present.Seconds(e.AllFrom.WaitMean.Median)+" → "+present.Seconds(e.AllTo.WaitMean.Median), analysis.OutcomeWords(e.Outcome))
+		}
+		_ = tw.Write(w)
+	} else {
+		// The section is there either way, as in the report: its numbering
+		// stays the same.
+		printf(w, "\n1. Policy changes: no recommendation to replay (no rule found a change to make).\n")
+	}
+}
+
+// writePurchase writes part 2 of the simulated plan: per GPU model, the
+// replayed p95 wait today and at the horizon (free, the changes applied),
+// the GPUs to buy and the wait at each size the search tried.
+func writePurchase(w io.Writer, sp capacity.SimPlan, free string) {
+	printf(w, "\n2. Purchase per GPU model at the %d-month horizon, %s (target %s)\n", sp.Months, free, present.Seconds(sp.TargetP95Wait))
+	tw := texttable.New("MODEL", "GPUS", "REPLAYED P95 WAIT TODAY", "AT THE HORIZON", "BUY", "REPLAYED P95 WAIT BY GPUS ADDED")
+	for _, m := range sp.Models {
+		today, hz, label := "–", "–", termtext.Short(m.Model, 40)
+		if g := modelGroup(sp.Today, m.Model); g != nil {
+			today = present.Seconds(g.WaitP95.Median)
+			label = modelLabel(analysis.Group{Name: termtext.Short(m.Model, 40), Demand: g.Demand, Placeable: g.Placeable})
+		}
+		if len(m.Curve) > 0 {
+			hz = curveWait(m.Curve[0], durSpread(m.Curve[0].ModelP95))
+		}
+		buy := sp.Jobs.NoPurchaseWords()
+		switch {
+		case m.Needed > 0:
+			buy = "+" + strconv.Itoa(m.Needed)
+		case m.Needed < 0:
+			buy = "no size meets it: " + m.Why
+		}
+		var pts []string
+		for _, c := range m.Curve {
+			pts = append(pts, "+"+strconv.Itoa(c.Added)+" "+curveWait(c, present.Seconds(c.ModelP95.Median)))
+		}
+		tw.Row(label, strconv.Itoa(m.GPUs), today, hz, buy, strings.Join(pts, ", "))
+	}
+	_ = tw.Write(w)
 }
 
 // modelGroup is the group of a GPU model in a scenario, nil if none.

@@ -706,10 +706,17 @@ func SplitNode(entry string) (cluster, node string, err error) {
 	return cluster, node, nil
 }
 
-// signalNames are the signals scancel --signal takes by name (without
-// "SIG") that make sense for a job: the ones Slurm's own docs use.
-var signalNames = map[string]bool{"TERM": true, "INT": true, "HUP": true, "KILL": true,
-	"USR1": true, "USR2": true, "QUIT": true, "CONT": true, "STOP": true}
+// isSignalName reports whether name is a signal scancel --signal takes by
+// name (without "SIG") that makes sense for a job: the ones Slurm's own
+// docs use. A switch, not a map: a map literal is built before main in
+// every binary that links config, a hook's too (issue #41).
+func isSignalName(name string) bool {
+	switch name {
+	case "TERM", "INT", "HUP", "KILL", "USR1", "USR2", "QUIT", "CONT", "STOP":
+		return true
+	}
+	return false
+}
 
 // validate checks the notices section, whether or not it is enabled, so a
 // mistake shows when the file is written, not when notices are turned on.
@@ -767,7 +774,7 @@ func (n NoticesConfig) validate() error {
 		return errors.New("cancel.partitions must name the partitions where jobs may be cancelled")
 	case c.Grace.D() <= 0:
 		return errors.New("cancel.grace must be positive")
-	case !signalNames[strings.TrimPrefix(c.Signal, "SIG")]:
+	case !isSignalName(strings.TrimPrefix(c.Signal, "SIG")):
 		return fmt.Errorf("cancel.signal %q is not one of TERM, INT, HUP, KILL, USR1, USR2, QUIT, CONT, STOP", c.Signal)
 	case c.Wait.D() < 0:
 		return errors.New("cancel.wait must not be negative")

@@ -211,11 +211,11 @@ type job struct {
 // recorded. The result depends only on the options (seed included), not on
 // the machine or the time of day.
 //
-// It stays one function: the clock, the queue and the nodes are state of
-// the one tick loop, and within a tick its order (endings, submissions,
-// placements, samples, drains) is what slurmctld and the agents would see;
-// the steps themselves (finish, begin, place, advance, drainAll) are their
-// own functions.
+// The clock, the queue and the nodes are state of the one tick loop here,
+// and within a tick its order (endings, submissions, placements, samples,
+// drains) is what slurmctld and the agents would see; the steps
+// themselves (endDue, startQueued, advance, drainAll) are their own
+// functions.
 func Month(ctx context.Context, opts MonthOptions) (Summary, error) {
 	began := time.Now()
 	if err := opts.defaults(); err != nil {
@@ -254,53 +254,19 @@ func Month(ctx context.Context, opts MonthOptions) (Summary, error) {
 		if err := ctx.Err(); err != nil {
 			return sum, err
 		}
-		// Jobs ending in (previous tick, tick], in order of their end:
-		// the epilog's request, then slurmctld's jobcomp record.
-		var ending []*job
-		for _, n := range nodes {
-			for _, j := range n.running {
-				if !j.end.After(tick) {
-					ending = append(ending, j)
-				}
-			}
+		ended, err := endDue(ctx, nodes, tick, ctld, &now, &sum)
+		if err != nil {
+			return sum, err
 		}
-		slices.SortFunc(ending, func(a, b *job) int { return cmp.Or(a.end.Compare(b.end), cmp.Compare(a.id, b.id)) })
-		for _, j := range ending {
-			now = j.end
-			if err := finish(ctx, j, ctld); err != nil {
-				return sum, err
-			}
-			done++
-			sum.GPUHours += float64(len(j.gpus)) * j.end.Sub(j.start).Hours()
-			switch j.state {
-			case slurmext.StateFailed:
-				sum.Failed++
-			case slurmext.StateTimeout:
-				sum.TimedOut++
-			}
-		}
+		done += ended
 		now = tick
 		for next < len(jobs) && !jobs[next].submit.After(tick) {
 			queue = append(queue, jobs[next])
 			next++
 		}
-		// Submission order with backfill, as Slurm's: a job starts on
-		// free GPUs that no job before it holds for the span of its time
-		// limit; a job that cannot start holds, within a day, the GPUs
-		// where it can start earliest by the running jobs' time limits.
-		pl := newPlanner(nodes, tick)
-		kept := queue[:0]
-		for _, j := range queue {
-			if n, gpus := pl.place(nodes, j); n != nil {
-				if err := begin(ctx, j, n, gpus, tick, opts); err != nil {
-					return sum, err
-				}
-			} else {
-				j.waited = true
-				kept = append(kept, j)
-			}
+		if queue, err = startQueued(ctx, nodes, queue, tick, opts); err != nil {
+			return sum, err
 		}
-		queue = kept
 
 		for _, n := range nodes {
 			if len(n.running) == 0 {
@@ -325,6 +291,59 @@ func Month(ctx context.Context, opts MonthOptions) (Summary, error) {
 	}
 	sum.Wall = time.Since(began)
 	return sum, nil
+}
+
+// endDue finishes the jobs ending in (previous tick, tick], in order of
+// their end — the epilog's request, then slurmctld's jobcomp record —
+// with the clock (*now) at each one's end, counts them in sum and returns
+// how many ended.
+func endDue(ctx context.Context, nodes []*node, tick time.Time, ctld controller, now *time.Time, sum *Summary) (int, error) {
+	var ending []*job
+	for _, n := range nodes {
+		for _, j := range n.running {
+			if !j.end.After(tick) {
+				ending = append(ending, j)
+			}
+		}
+	}
+	slices.SortFunc(ending, func(a, b *job) int { return cmp.Or(a.end.Compare(b.end), cmp.Compare(a.id, b.id)) })
+	done := 0
+	for _, j := range ending {
+		*now = j.end
+		if err := finish(ctx, j, ctld); err != nil {
+			return done, err
+		}
+		done++
+		sum.GPUHours += float64(len(j.gpus)) * j.end.Sub(j.start).Hours()
+		switch j.state {
+		case slurmext.StateFailed:
+			sum.Failed++
+		case slurmext.StateTimeout:
+			sum.TimedOut++
+		}
+	}
+	return done, nil
+}
+
+// startQueued starts the queued jobs that can start at tick, and returns
+// those left waiting. Submission order with backfill, as Slurm's: a job
+// starts on free GPUs that no job before it holds for the span of its
+// time limit; a job that cannot start holds, within a day, the GPUs where
+// it can start earliest by the running jobs' time limits.
+func startQueued(ctx context.Context, nodes []*node, queue []*job, tick time.Time, opts MonthOptions) ([]*job, error) {
+	pl := newPlanner(nodes, tick)
+	kept := queue[:0]
+	for _, j := range queue {
+		if n, gpus := pl.place(nodes, j); n != nil {
+			if err := begin(ctx, j, n, gpus, tick, opts); err != nil {
+				return kept, err
+			}
+		} else {
+			j.waited = true
+			kept = append(kept, j)
+		}
+	}
+	return kept, nil
 }
 
 func resetDir(opts MonthOptions) error {

@@ -382,8 +382,8 @@ func asUserEnv(c *cluster, u unixUser, name string, args ...string) ([]byte, str
 }
 
 // keepFidelityRun copies what a replay of the run needs (the database,
-// slurm.conf, slurmctld's log, sacct's view of the jobs and the window)
-// to dir, for studying the replay after the cluster is gone.
+// slurm.conf, slurmctld's and slurmd's logs, sacct's view of the jobs and
+// the window) to dir, for studying the replay after the cluster is gone.
 func keepFidelityRun(t *testing.T, c *cluster, dir, work string, from, until time.Time) {
 	t.Helper()
 	if err := os.MkdirAll(dir, 0o755); err != nil {
@@ -394,6 +394,7 @@ func keepFidelityRun(t *testing.T, c *cluster, dir, work string, from, until tim
 		c.Conf:                                       "slurm.conf",
 		filepath.Join(c.Dir, "etc", "gres.conf"):     "gres.conf",
 		filepath.Join(c.Dir, "log", "slurmctld.log"): "slurmctld.log",
+		filepath.Join(c.Dir, "log", "slurmd.log"):    "slurmd.log",
 	} {
 		if b, err := os.ReadFile(src); err == nil {
 			_ = os.WriteFile(filepath.Join(dir, dst), b, 0o644)

@@ -9,8 +9,13 @@ import (
 	"github.com/gpuprof/gpuprof/slurmext/sacct"
 )
 
-// aheadRecords is how many records an aheadReader reads ahead of the store.
-const aheadRecords = 1024
+// aheadRecords is how many records an aheadReader reads ahead of the store,
+// handed over aheadBatch at a time: one channel operation (and, when the
+// other side waits, one goroutine wake-up) a batch instead of a record.
+const (
+	aheadRecords = 1024
+	aheadBatch   = 128
+)
 
 // aheadReader reads sacct text on a goroutine of its own, up to
 // aheadRecords records ahead of Import: parsing (a tenth of an import's CPU
@@ -19,8 +24,9 @@ const aheadRecords = 1024
 // order; after an error other than a *sacct.LineError (io.EOF among them)
 // nothing more is read. Close stops the goroutine.
 type aheadReader struct {
-	records chan aheadRecord
+	batches chan []aheadRecord
 	stop    chan struct{}
+	batch   []aheadRecord // what is left of the batch received last
 	cur     aheadRecord
 }
 
@@ -31,23 +37,29 @@ type aheadRecord struct {
 }
 
 func readAhead(sr *sacct.Reader) *aheadReader {
-	a := &aheadReader{records: make(chan aheadRecord, aheadRecords), stop: make(chan struct{})}
+	a := &aheadReader{batches: make(chan []aheadRecord, aheadRecords/aheadBatch), stop: make(chan struct{})}
 	go func() {
-		defer close(a.records)
+		defer close(a.batches)
+		batch := make([]aheadRecord, 0, aheadBatch)
 		for {
 			rec, err := sr.Next()
 			// Problems holds the notes of this record only: the next
 			// call of Next clears them.
-			next := aheadRecord{rec: rec, err: err, problems: slices.Clone(sr.Problems())}
+			batch = append(batch, aheadRecord{rec: rec, err: err, problems: slices.Clone(sr.Problems())})
+			var le *sacct.LineError
+			last := err != nil && !errors.As(err, &le)
+			if len(batch) < aheadBatch && !last {
+				continue
+			}
 			select {
-			case a.records <- next:
+			case a.batches <- batch:
 			case <-a.stop:
 				return
 			}
-			var le *sacct.LineError
-			if err != nil && !errors.As(err, &le) {
+			if last {
 				return
 			}
+			batch = make([]aheadRecord, 0, aheadBatch)
 		}
 	}()
 	return a
@@ -55,13 +67,16 @@ func readAhead(sr *sacct.Reader) *aheadReader {
 
 // Next returns the next record or error, as sacct.Reader.Next.
 func (a *aheadReader) Next() (slurmext.JobRecord, error) {
-	r, ok := <-a.records
-	if !ok {
-		// Only after Next has returned the error that ended the reading.
-		return slurmext.JobRecord{}, io.EOF
+	if len(a.batch) == 0 {
+		b, ok := <-a.batches
+		if !ok {
+			// Only after Next has returned the error that ended the reading.
+			return slurmext.JobRecord{}, io.EOF
+		}
+		a.batch = b
 	}
-	a.cur = r
-	return r.rec, r.err
+	a.cur, a.batch = a.batch[0], a.batch[1:]
+	return a.cur.rec, a.cur.err
 }
 
 // Problems returns the notes of the record Next returned last.

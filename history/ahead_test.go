@@ -51,7 +51,7 @@ func TestReadAheadSameAsReader(t *testing.T) {
 	noted[0], noted[1], noted[13] = "900", "900", "forever" // a Timelimit that is no duration: noted
 	bad := []string{"1|2|3", strings.Join(noted, "|")}
 	text := strings.Join(append(append(lines[:4:4], bad...), lines[4:]...), "\n") + "\n"
-	for _, n := range []int{1, 3, 40} {
+	for _, n := range []int{1, 3, 40, 120} {
 		// n copies: more records than the read-ahead's channel holds.
 		in := strings.Repeat(text, n)
 		sr := sacct.NewReader(strings.NewReader(in), nil, sacct.Options{})
@@ -92,6 +92,6 @@ func TestReadAheadClose(t *testing.T) {
 		t.Fatal(err)
 	}
 	a.Close()
-	for range a.records {
+	for range a.batches {
 	}
 }

@@ -94,6 +94,10 @@ type Reads interface {
 	// that the caller may see, newest first (ties by cluster, job, node,
 	// rule).
 	InputAndNotices(ctx context.Context, q Query) (analysis.Input, []notice.Row, error)
+	// Newest is when the newest job q selects started, as the jobs list
+	// orders them (the scheduler's start, else its submit time, else its
+	// earliest profile's start); zero when q selects none.
+	Newest(ctx context.Context, q Query) (time.Time, error)
 }
 
 // NewScope is the scope of c reading through r (tests; Source.Scope for
@@ -133,6 +137,11 @@ func (sc Scope) Input(ctx context.Context, q Query, each func(*slurmext.JobRecor
 // (Reads.InputAndNotices): the admins' digest of a day.
 func (sc Scope) InputAndNotices(ctx context.Context, q Query) (analysis.Input, []notice.Row, error) {
 	return sc.r.InputAndNotices(ctx, sc.of(q))
+}
+
+// Newest is when the newest job q selects started (Reads.Newest).
+func (sc Scope) Newest(ctx context.Context, q Query) (time.Time, error) {
+	return sc.r.Newest(ctx, sc.of(q))
 }
 
 // Clusters names the clusters of the jobs q selects (Reads.Clusters).
@@ -198,6 +207,16 @@ func readTime(q Query) time.Time {
 
 func (r sourceReads) Clusters(ctx context.Context, q Query) ([]string, int, error) {
 	return r.s.clusters(ctx, r.filter(q))
+}
+
+func (r sourceReads) Newest(ctx context.Context, q Query) (time.Time, error) {
+	f := r.filter(q)
+	f.Limit = 1
+	vs, err := r.s.Jobs(ctx, f)
+	if err != nil {
+		return time.Time{}, err
+	}
+	return viewStart(vs), nil
 }
 
 func (r sourceReads) Bind(ctx context.Context, q Query, cluster string) (string, *Conf, int, error) {

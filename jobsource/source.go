@@ -10,7 +10,6 @@ import (
 	"os/user"
 	"slices"
 	"strconv"
-	"sync"
 	"time"
 
 	"github.com/gpuprof/gpuprof/analysis"
@@ -43,9 +42,6 @@ type Source struct {
 	cfg    config.Config
 	// cluster, when not "", is forced into every query (tui --cluster).
 	cluster string
-	// types caches GPUTypes per cluster: the TUI asks on every detail.
-	typesMu sync.Mutex
-	types   map[string][]analysis.GPUType
 	// noNames: no squeue for running jobs' names (SkipNames).
 	noNames bool
 	// adminWarning says why no one but root is an admin (AdminWarning).
@@ -349,56 +345,13 @@ func (s *Source) Job(ctx context.Context, cluster, jobID string) (store.JobView,
 // ClusterConf is the Slurm configuration bound to cluster's jobs
 // (BindConf), nil nodes when none is used or it cannot be read (said in
 // NotUsed): what a read bound after it (Query.ConfOfRead: the TUI's
-// summary) and GPUTypes count with.
+// summary) counts with.
 func (s *Source) ClusterConf(cluster string) (analysis.ConfUse, []slurmext.NodeGres) {
 	c, err := BindConf(cluster, s.cfg)
 	if err != nil {
 		return analysis.ConfUse{Cluster: cluster, NotUsed: err.Error() + ": not used"}, nil
 	}
 	return c.Use, c.Nodes
-}
-
-// inventoryWindow is how far back GPUTypes looks for the GPUs of a
-// cluster, from its newest job: a month of profiles names the models in
-// use without reading a whole history.
-const inventoryWindow = 31 * 24 * time.Hour
-
-// GPUTypes implements tui.TypeSource, and is what show passes to the
-// hints: the GPU types of cluster's inventory (analysis.GPUTypes), built
-// as the analysis commands build it (analysis.InputBuilder, with the
-// cluster's own slurm.conf) from the jobs this source lets the caller
-// read in the inventoryWindow before the newest one's start — so a
-// user's inventory is the GPUs their own jobs ran on, an admin's the
-// cluster's; the newest job, not the clock, ends the window, so that a
-// database of last year's jobs still names last year's GPUs. nil when
-// none is known or the jobs cannot be read: the hints then name no GPU
-// type. Cached per cluster.
-func (s *Source) GPUTypes(ctx context.Context, cluster string) []analysis.GPUType {
-	s.typesMu.Lock()
-	defer s.typesMu.Unlock()
-	if t, ok := s.types[cluster]; ok {
-		return t
-	}
-	var types []analysis.GPUType
-	newest, err := s.Jobs(ctx, store.ViewFilter{Cluster: cluster, Limit: 1})
-	if last := viewStart(newest); err == nil && !last.IsZero() {
-		f := store.ViewFilter{Cluster: cluster, Since: last.Add(-inventoryWindow), Lean: true}
-		b := analysis.NewInputBuilder()
-		b.SetConf(s.ClusterConf(cluster))
-		err = s.Each(ctx, f, func(v store.JobView) error {
-			b.Add(v.Sched, v.Profiles)
-			return nil
-		})
-		in := b.Input(analysis.Window{From: f.Since}, time.Now()) // waits for the conversions
-		if err == nil {
-			types = analysis.GPUTypes(in.Nodes)
-		}
-	}
-	if s.types == nil {
-		s.types = map[string][]analysis.GPUType{}
-	}
-	s.types[cluster] = types
-	return types
 }
 
 // viewStart is the sort time of the first of vs as ListViews orders by
@@ -424,7 +377,4 @@ func viewStart(vs []store.JobView) time.Time {
 	return t
 }
 
-var (
-	_ tui.Source     = (*Source)(nil)
-	_ tui.TypeSource = (*Source)(nil)
-)
+var _ tui.Source = (*Source)(nil)

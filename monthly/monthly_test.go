@@ -63,6 +63,10 @@ func (s *fakeSource) InputAndNotices(ctx context.Context, q jobsource.Query) (an
 	return in, slices.Clone(s.rows), err
 }
 
+func (s *fakeSource) Newest(context.Context, jobsource.Query) (time.Time, error) {
+	return time.Time{}, nil
+}
+
 func (s *fakeSource) Clusters(context.Context, jobsource.Query) ([]string, int, error) {
 	if len(s.clusters) == 1 {
 		return s.clusters, 7, nil

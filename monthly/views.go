@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"slices"
+	"sync"
 	"time"
 
 	"github.com/gpuprof/gpuprof/analysis"
@@ -57,4 +58,64 @@ func SummaryMonth(ctx context.Context, sc jobsource.Scope, user string, w analys
 		return MonthRead{}, fmt.Errorf("load this month's jobs: %w", err)
 	}
 	return MonthRead{Input: in, Total: total}, nil
+}
+
+// inventoryWindow is how far back GPUTypes looks for the GPUs of a
+// cluster, from its newest job: a month of profiles names the models in
+// use without reading a whole history.
+const inventoryWindow = 31 * 24 * time.Hour
+
+// GPUTypes is the GPU types of cluster's inventory (analysis.GPUTypes)
+// that show's and the TUI detail's hints may suggest, built as the
+// analysis commands build it (with the cluster's own Slurm
+// configuration, Scope.Bind) from the jobs sc lets its caller read in
+// the inventoryWindow before the newest one's start — so a user's
+// inventory is the GPUs their own jobs ran on, an admin's the cluster's;
+// the newest job, not the clock, ends the window, so that a database of
+// last year's jobs still names last year's GPUs. A configuration that
+// cannot be read is left out (the jobs' own GPUs then make the
+// inventory, as the analysis says of it). nil when none is known or the
+// jobs cannot be read: the hints then name no GPU type.
+func GPUTypes(ctx context.Context, sc jobsource.Scope, cluster string) []analysis.GPUType {
+	last, err := sc.Newest(ctx, jobsource.Query{Cluster: cluster})
+	if err != nil || last.IsZero() {
+		return nil
+	}
+	q := jobsource.Query{Cluster: cluster, Window: analysis.Window{From: last.Add(-inventoryWindow)}, Lean: true}
+	bound, err := sc.Bind(ctx, q, cluster)
+	if err != nil {
+		bound.Cluster, bound.Conf = cluster, nil
+	}
+	in, err := bound.Input(ctx, q, nil)
+	if err != nil {
+		return nil
+	}
+	return analysis.GPUTypes(in.Nodes)
+}
+
+// Inventories are the GPU types of each cluster a scope reads
+// (GPUTypes), each read once: the TUI's detail asks on every job, show
+// once per cluster of a job.
+type Inventories struct {
+	sc    jobsource.Scope
+	mu    sync.Mutex
+	types map[string][]analysis.GPUType
+}
+
+// NewInventories reads through sc.
+func NewInventories(sc jobsource.Scope) *Inventories {
+	return &Inventories{sc: sc, types: map[string][]analysis.GPUType{}}
+}
+
+// GPUTypes is GPUTypes of the cluster, read the first time it is asked;
+// it implements tui.TypeSource.
+func (v *Inventories) GPUTypes(ctx context.Context, cluster string) []analysis.GPUType {
+	v.mu.Lock()
+	defer v.mu.Unlock()
+	if t, ok := v.types[cluster]; ok {
+		return t
+	}
+	t := GPUTypes(ctx, v.sc, cluster)
+	v.types[cluster] = t
+	return t
 }

@@ -25,36 +25,37 @@ const (
 // from 1 %. A reading goes to the nearest level (on a log scale below 1 %,
 // to 0 below 0.005 %), so a percentile is exact to ±0.5 percentage points
 // from 1 % up and to a factor of about 1.6 below.
-var ActivityLevels = func() []float64 {
-	levels := []float64{0, 0.01, 0.02, 0.05, 0.1, 0.2, 0.5}
-	for p := 1; p <= 100; p++ {
-		levels = append(levels, float64(p))
-	}
-	return levels
-}()
+//
+// A literal, and the boundaries below computed where they are used, not
+// tables built before main: every gpuprof process, a hook among them, ran
+// that code at start (issue #41). TestActivityLevelsLadder holds the
+// literal to the ladder.
+var ActivityLevels = []float64{0, 0.01, 0.02, 0.05, 0.1, 0.2, 0.5,
+	1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15, 16, 17, 18, 19, 20,
+	21, 22, 23, 24, 25, 26, 27, 28, 29, 30, 31, 32, 33, 34, 35, 36, 37, 38, 39, 40,
+	41, 42, 43, 44, 45, 46, 47, 48, 49, 50, 51, 52, 53, 54, 55, 56, 57, 58, 59, 60,
+	61, 62, 63, 64, 65, 66, 67, 68, 69, 70, 71, 72, 73, 74, 75, 76, 77, 78, 79, 80,
+	81, 82, 83, 84, 85, 86, 87, 88, 89, 90, 91, 92, 93, 94, 95, 96, 97, 98, 99, 100,
+}
 
-// activityBounds[i] is the boundary between ActivityLevels i and i+1.
-var activityBounds = func() []float64 {
-	b := make([]float64, len(ActivityLevels)-1)
-	for i := range b {
-		lo, hi := ActivityLevels[i], ActivityLevels[i+1]
-		switch {
-		case lo == 0:
-			b[i] = hi / 2
-		case hi <= 1:
-			b[i] = math.Sqrt(lo * hi)
-		default:
-			b[i] = (lo + hi) / 2
-		}
+// activityBound is the boundary between ActivityLevels i and i+1: halfway
+// above 0, the geometric mean below 1 %, else halfway.
+func activityBound(i int) float64 {
+	lo, hi := ActivityLevels[i], ActivityLevels[i+1]
+	switch {
+	case lo == 0:
+		return hi / 2
+	case hi <= 1:
+		return math.Sqrt(lo * hi)
 	}
-	return b
-}()
+	return (lo + hi) / 2
+}
 
 // activityBin is the index of the level nearest v (v in 0–100).
 func activityBin(v float64) int {
 	// The first boundary at or above v; a value on a boundary goes up, as
 	// 0.5 rounds to 1.
-	return sort.Search(len(activityBounds), func(i int) bool { return activityBounds[i] > v })
+	return sort.Search(len(ActivityLevels)-1, func(i int) bool { return activityBound(i) > v })
 }
 
 // ActivityStat accumulates one activity metric of a GPU over a job: the

@@ -2,6 +2,9 @@ package profile
 
 import (
 	"encoding/json"
+	"math"
+	"slices"
+	"sort"
 	"testing"
 
 	"github.com/gpuprof/gpuprof/gpu"
@@ -166,5 +169,43 @@ func TestActivityJSON(t *testing.T) {
 	}
 	if p, ok := back.Activity.SM.Percentile(50); !ok || p != 0.02 {
 		t.Errorf("after a round trip SM p50 = %v, %v; want 0.02", p, ok)
+	}
+}
+
+// TestActivityLevelsLadder: the literal ActivityLevels is the ladder its
+// comment describes, built as it was built at start before issue #41, and
+// activityBin bins every value as the table of boundaries built then did.
+func TestActivityLevelsLadder(t *testing.T) {
+	want := []float64{0, 0.01, 0.02, 0.05, 0.1, 0.2, 0.5}
+	for p := 1; p <= 100; p++ {
+		want = append(want, float64(p))
+	}
+	if !slices.Equal(ActivityLevels, want) {
+		t.Fatalf("ActivityLevels = %v,\nwant %v", ActivityLevels, want)
+	}
+	bounds := make([]float64, len(want)-1)
+	for i := range bounds {
+		lo, hi := want[i], want[i+1]
+		switch {
+		case lo == 0:
+			bounds[i] = hi / 2
+		case hi <= 1:
+			bounds[i] = math.Sqrt(lo * hi)
+		default:
+			bounds[i] = (lo + hi) / 2
+		}
+	}
+	values := slices.Clone(bounds)
+	for _, b := range bounds {
+		values = append(values, math.Nextafter(b, -1), math.Nextafter(b, 200))
+	}
+	for v := 0.0; v <= 100; v += 0.001 {
+		values = append(values, v)
+	}
+	for _, v := range values {
+		old := sort.Search(len(bounds), func(i int) bool { return bounds[i] > v })
+		if got := activityBin(v); got != old {
+			t.Fatalf("activityBin(%v) = %d, want %d", v, got, old)
+		}
 	}
 }

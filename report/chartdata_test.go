@@ -239,6 +239,15 @@ func TestPlanChartSizes(t *testing.T) {
 	if c.SVG != "" || !strings.Contains(c.Empty, "No purchase was searched") || !strings.Contains(c.Empty, "model-6 00:10:00") {
 		t.Errorf("seven models at +0 only: drawn %v, says %q", c.SVG != "", c.Empty)
 	}
+	// Seven models searched: the chart draws six and its caption says so.
+	for i := range seven {
+		seven[i].Needed = 8 - i
+		seven[i].Curve = []capacity.CurvePoint{pt(0, 13000), pt(8-i, 3000)}
+	}
+	c = renderCharts(t, planWith(seven...))[chartPlan]
+	if c.SVG == "" || !strings.Contains(c.Caption, "(the first 6 models searched, furthest over the target first)") || strings.Contains(string(c.SVG), "model-6") {
+		t.Errorf("seven models searched: drawn %v, model-6 drawn %v, caption %q", c.SVG != "", strings.Contains(string(c.SVG), "model-6"), c.Caption)
+	}
 
 	// Three models whose searches tried sizes 0, 2, 4, 8 and 0, 4, 6 and
 	// 0 only: five sizes, five x positions, each model's points on them.

@@ -14,7 +14,6 @@ import (
 	"gonum.org/v1/plot/vg/draw"
 
 	"github.com/gpuprof/gpuprof/analysis"
-	"github.com/gpuprof/gpuprof/capacity"
 	"github.com/gpuprof/gpuprof/internal/present"
 )
 
@@ -150,6 +149,30 @@ func bars(vs []float64, width vg.Length, col color.Color, offset vg.Length) (*pl
 	return b, nil
 }
 
+// addLines draws each segment of a series that has two points or more as
+// a line 1.5 points wide in col, and returns the last one drawn, or, where
+// none has two points, a line of the same style (not drawn) for the
+// legend's thumbnail. segs is not empty.
+func addLines(p *plot.Plot, segs []plotter.XYs, col color.Color) (*plotter.Line, error) {
+	var line *plotter.Line
+	for _, seg := range segs {
+		if len(seg) < 2 {
+			continue
+		}
+		l, err := plotter.NewLine(seg)
+		if err != nil {
+			return nil, err
+		}
+		l.Color, l.Width = col, vg.Points(1.5)
+		p.Add(l)
+		line = l
+	}
+	if line == nil {
+		line = &plotter.Line{XYs: segs[0][:1], LineStyle: draw.LineStyle{Color: col, Width: vg.Points(1.5)}}
+	}
+	return line, nil
+}
+
 // fixedTicks returns a ticker with the given positions and labels.
 func fixedTicks(ts []plot.Tick) plot.Ticker {
 	return plot.TickerFunc(func(_, _ float64) []plot.Tick { return ts })
@@ -205,18 +228,11 @@ func dailyChart(d *Data) (chart, error) {
 		notes = append(notes, "no GPU readings: used is not known")
 	}
 	if topOf(pending) > 0 {
-		pts := make(plotter.XYs, n)
-		for i, v := range pending {
-			pts[i] = plotter.XY{X: float64(i), Y: v}
-		}
-		l, s, err := plotter.NewLinePoints(pts)
+		li, err := addPending(p, pending)
 		if err != nil {
 			return c, err
 		}
-		l.Color, l.Width, l.Dashes = colFourth, vg.Points(1.5), []vg.Length{vg.Points(4), vg.Points(2)}
-		s.Color, s.Shape, s.Radius = colFourth, draw.CircleGlyph{}, vg.Points(1.8)
-		p.Add(l, s)
-		legend = append(legend, item("pending demand (GPUs requested × hours waiting)", l, s))
+		legend = append(legend, li)
 	} else {
 		notes = append(notes, "no GPU job waited in the queue")
 	}
@@ -269,6 +285,24 @@ func dailyChart(d *Data) (chart, error) {
 	svg, err := f.render()
 	c.SVG = svg
 	return c, err
+}
+
+// addPending draws the daily chart's pending demand, a day's GPUs
+// requested × hours waiting, as a dashed line with a point per day, and
+// returns its legend item.
+func addPending(p *plot.Plot, pending []float64) (legendItem, error) {
+	pts := make(plotter.XYs, len(pending))
+	for i, v := range pending {
+		pts[i] = plotter.XY{X: float64(i), Y: v}
+	}
+	l, s, err := plotter.NewLinePoints(pts)
+	if err != nil {
+		return legendItem{}, err
+	}
+	l.Color, l.Width, l.Dashes = colFourth, vg.Points(1.5), []vg.Length{vg.Points(4), vg.Points(2)}
+	s.Color, s.Shape, s.Radius = colFourth, draw.CircleGlyph{}, vg.Points(1.8)
+	p.Add(l, s)
+	return item("pending demand (GPUs requested × hours waiting)", l, s), nil
 }
 
 // percentAxis is a second y axis for the strip right of a panel: from 0
@@ -657,290 +691,4 @@ func heatmapChart(d *Data) (chart, error) {
 	svg, err := f.render()
 	c.SVG = svg
 	return c, err
-}
-
-// curveErrs is one model's purchase curve for plotter.NewYErrorBars: the
-// median p95 wait at each size tried, with its p10–p90 as the bar.
-type curveErrs struct {
-	xys      plotter.XYs
-	low, top []float64 // distances below and above the median
-}
-
-func (c curveErrs) Len() int                    { return len(c.xys) }
-func (c curveErrs) XY(i int) (float64, float64) { return c.xys[i].X, c.xys[i].Y }
-func (c curveErrs) YError(i int) (float64, float64) {
-	return c.low[i], c.top[i]
-}
-
-// planChart is the simulated plan's purchase search: per GPU model, the
-// predicted p95 wait at the horizon (free changes applied) against the
-// GPUs of that model added — the median of the seeds as a line and
-// points, the p10–p90 as whiskers, ± the calibration error as a shaded
-// band — with the target as a dashed horizontal line.
-//
-// It stays one function: the unit, the models' offsets and the x range are
-// decided from all the curves before any is drawn, and each model's band,
-// line, whiskers and legend item share its colour and offset; the plot is
-// built in one place in the order it is layered.
-func planChart(d *Data) (chart, error) {
-	c := chart{ID: chartPlan, Caption: "Predicted p95 queue wait against GPUs added, per GPU model"}
-	sp := d.SimPlan
-	switch {
-	case sp == nil:
-		c.Empty = "Not simulated: no queue replay ran for this report."
-		return c, nil
-	case !sp.Simulated:
-		c.Empty = "Not simulated: " + strings.TrimSuffix(sp.NotSimulated, ".") + "."
-		return c, nil
-	}
-	var models []capacity.ModelPlan
-	for _, m := range sp.Models {
-		if len(m.Curve) > 0 {
-			models = append(models, m)
-		}
-	}
-	if len(models) == 0 {
-		c.Empty = "No GPU model was searched: the replay found no model with jobs."
-		return c, nil
-	}
-	// A chart of one size (none added) for models that meet the target
-	// shows no search: said in words, with the waits.
-	searched := false
-	var met []string
-	for _, m := range models {
-		if len(m.Curve) > 1 || m.Curve[0].Added != 0 || m.Needed != 0 || m.Curve[0].Over != nil {
-			searched = true
-			break
-		}
-		met = append(met, fmt.Sprintf("%s %s", m.Model, wait(comparedP95(m.Curve[0]).Median)))
-	}
-	if !searched {
-		c.Empty = fmt.Sprintf("No purchase was searched: every GPU model meets the target p95 wait of %s at the %d-month horizon with the GPUs it has (predicted p95: %s).",
-			wait(sp.TargetP95Wait), sp.Months, strings.Join(met, ", "))
-		return c, nil
-	}
-	if len(models) > len(palette6) {
-		c.Caption += fmt.Sprintf(" (the first %d models searched, furthest over the target first)", len(palette6))
-		models = models[:len(palette6)]
-	}
-	calErr, target := sp.CalibrationError, sp.TargetP95Wait
-	top, maxAdded, anyOver := target, 0, false
-	for _, m := range models {
-		for _, p := range m.Curve {
-			maxAdded = max(maxAdded, p.Added)
-			if p.Over != nil {
-				anyOver = true
-				continue
-			}
-			w := comparedP95(p)
-			top = max(top, w.Median+calErr, w.P90)
-		}
-	}
-	// The axis reaches at most planChartCut times the target: a busy
-	// month's smallest sizes (a p95 of days) would otherwise flatten the
-	// sizes near the answer onto the target line. A computed wait above
-	// the cut is marked at the top like a size proved over the target;
-	// the table has its figure.
-	cut := planChartCut * target
-	clipped := false
-	if target > 0 && top > cut {
-		top, clipped = cut, true
-	}
-	// Sizes a replay stopped early proved over the target have no wait to
-	// plot: a triangle at the top of the chart marks each.
-	if anyOver {
-		top = max(top, 1.5*target)
-	}
-	// Minutes for short waits, hours for long ones.
-	unit, unitName := 3600.0, "hours"
-	if top < 2*3600 {
-		unit, unitName = 60, "minutes"
-	}
-	c.Caption = fmt.Sprintf("Predicted p95 queue wait the search compares with the target (each GPU model's jobs, or its jobs in one partition when theirs is longer) at the %d-month horizon (%s) against GPUs of that model added: median of %s (points), p10–p90 (whiskers), ± the calibration error %s (shaded); dashed: the %s target",
-		sp.Months, freeWords(sp), present.Count(sp.Seeds, "seed", "seeds"), wait(calErr), wait(target))
-	p := newPlot("", "GPUs of the model added", "p95 wait, "+unitName)
-	var legend []legendItem
-	var notes []string
-	// Every model's points stand at the size tried, one x per purchase
-	// size: models are told apart by colour, not by a shift that would
-	// read as another size.
-	for k, m := range models {
-		col := palette6[k]
-		var computed []capacity.CurvePoint
-		var over plotter.XYs
-		for _, pt := range m.Curve {
-			if pt.Over != nil || (clipped && comparedP95(pt).Median > top) {
-				over = append(over, plotter.XY{X: float64(pt.Added), Y: top / unit})
-				continue
-			}
-			computed = append(computed, pt)
-		}
-		var overPts *plotter.Scatter
-		if len(over) > 0 {
-			sc, err := plotter.NewScatter(over)
-			if err != nil {
-				return c, err
-			}
-			sc.Color, sc.Shape, sc.Radius = col, draw.TriangleGlyph{}, vg.Points(3.5)
-			p.Add(sc)
-			overPts = sc
-		}
-		if len(computed) == 0 {
-			legend = append(legend, legendItem{label: legendText(m.Model) + " (every size tried above the chart)", thumbs: []plot.Thumbnailer{overPts}})
-			continue
-		}
-		n := len(computed)
-		e := curveErrs{xys: make(plotter.XYs, n), low: make([]float64, n), top: make([]float64, n)}
-		band := make(plotter.XYs, 0, 2*n)
-		for i, pt := range computed {
-			w := comparedP95(pt)
-			y := w.Median / unit
-			e.xys[i] = plotter.XY{X: float64(pt.Added), Y: y}
-			e.low[i] = max(0, y-w.P10/unit)
-			e.top[i] = max(0, min(w.P90, top)/unit-y)
-			band = append(band, plotter.XY{X: e.xys[i].X, Y: min(y+calErr/unit, top/unit)})
-		}
-		for i := n - 1; i >= 0; i-- {
-			band = append(band, plotter.XY{X: e.xys[i].X, Y: max(0, e.xys[i].Y-calErr/unit)})
-		}
-		if calErr > 0 {
-			poly, err := plotter.NewPolygon(band)
-			if err != nil {
-				return c, err
-			}
-			r, g, b, _ := col.RGBA()
-			poly.Color = color.NRGBA{R: uint8(r >> 8), G: uint8(g >> 8), B: uint8(b >> 8), A: 0x48}
-			poly.LineStyle.Width = 0
-			p.Add(poly)
-		}
-		// The line joins sizes tried one after another, and is broken
-		// where a size proved over the target lies between two, and
-		// across the sizes the offered load ruled out (not replayed).
-		var segs []plotter.XYs
-		start := 0
-		for i := 1; i <= n; i++ {
-			if i < n && !curveGap(m, computed[i-1].Added, computed[i].Added) {
-				continue
-			}
-			segs = append(segs, e.xys[start:i])
-			start = i
-		}
-		var line *plotter.Line
-		for _, seg := range segs {
-			if len(seg) < 2 {
-				continue
-			}
-			l, err := plotter.NewLine(seg)
-			if err != nil {
-				return c, err
-			}
-			l.Color, l.Width = col, vg.Points(1.5)
-			p.Add(l)
-			line = l
-		}
-		if line == nil {
-			// For the legend's thumbnail only.
-			line = &plotter.Line{XYs: e.xys[:1], LineStyle: draw.LineStyle{Color: col, Width: vg.Points(1.5)}}
-		}
-		if m.LoadBound > 1 {
-			notes = append(notes, fmt.Sprintf("%s: +1 to +%d not replayed (the offered load rules them out)", legendText(m.Model), m.LoadBound-1))
-		}
-		pts, err := plotter.NewScatter(e.xys)
-		if err != nil {
-			return c, err
-		}
-		pts.Color, pts.Shape, pts.Radius = col, draw.CircleGlyph{}, vg.Points(2.5)
-		bars, err := plotter.NewYErrorBars(e)
-		if err != nil {
-			return c, err
-		}
-		bars.Color = col
-		p.Add(pts, bars)
-		label := legendText(m.Model)
-		if m.Needed > 0 {
-			label += fmt.Sprintf(" (+%d meets it)", m.Needed)
-		}
-		legend = append(legend, legendItem{label: label, thumbs: []plot.Thumbnailer{line, pts}})
-	}
-	if calErr > 0 {
-		band, err := plotter.NewPolygon(plotter.XYs{{X: 0, Y: 0}, {X: 1, Y: 0}, {X: 1, Y: 1}})
-		if err != nil {
-			return c, err
-		}
-		band.Color, band.LineStyle.Width = color.NRGBA{R: 0x80, G: 0x80, B: 0x80, A: 0x50}, 0
-		legend = append(legend, item("± calibration error "+wait(calErr), band))
-	}
-	xMin, xMax := -0.5, float64(maxAdded)+0.5
-	tl, err := plotter.NewLine(plotter.XYs{{X: xMin, Y: target / unit}, {X: xMax, Y: target / unit}})
-	if err != nil {
-		return c, err
-	}
-	tl.Color, tl.Width = colInk, vg.Points(1.2)
-	tl.Dashes = []vg.Length{vg.Points(6), vg.Points(3)}
-	p.Add(tl)
-	legend = append(legend, item("target: p95 ≤ "+wait(target), tl))
-	if anyOver || clipped {
-		mark, err := plotter.NewScatter(plotter.XYs{{X: 0, Y: 0}})
-		if err != nil {
-			return c, err
-		}
-		mark.Color, mark.Shape, mark.Radius = colInk, draw.TriangleGlyph{}, vg.Points(3.5)
-		switch {
-		case anyOver && clipped:
-			legend = append(legend, item("above the chart (proved over the target, or over "+fmt.Sprint(planChartCut)+"× it)", mark))
-			c.Caption += fmt.Sprintf("; triangles at the top: sizes proved over the target by a replay stopped early (the bound is in the table) or whose p95 is over %d× the target, the axis' end (the wait is in the table)", planChartCut)
-		case anyOver:
-			legend = append(legend, item("over the target (the replay stopped once it proved so)", mark))
-			c.Caption += "; triangles at the top: sizes proved over the target by a replay stopped early (the bound is in the table)"
-		default:
-			legend = append(legend, item("p95 over "+fmt.Sprint(planChartCut)+"× the target (in the table)", mark))
-			c.Caption += fmt.Sprintf("; triangles at the top: sizes whose p95 is over %d× the target, the axis' end (the wait is in the table)", planChartCut)
-		}
-	}
-	if len(notes) > 0 {
-		c.Caption += "; " + strings.Join(notes, "; ")
-	}
-	p.X.Min, p.X.Max = xMin, xMax
-	p.X.Tick.Marker = plot.TickerFunc(func(lo, hi float64) []plot.Tick {
-		step := int(max(1, niceStep(float64(maxAdded)/10)))
-		var ts []plot.Tick
-		for x := 0; x <= maxAdded; x += step {
-			ts = append(ts, plot.Tick{Value: float64(x), Label: fmt.Sprintf("+%d", x)})
-		}
-		return ts
-	})
-	p.Y.Min, p.Y.Max = 0, top/unit*1.05
-	svg, err := one(p, legend...).render()
-	c.SVG = svg
-	return c, err
-}
-
-// comparedP95 is the wait a purchase size is judged by: the model's p95,
-// or its jobs' in one partition when that is longer (CurvePoint.Compared);
-// the model's own where a curve carries no compared wait.
-func comparedP95(p capacity.CurvePoint) analysis.Spread {
-	if p.Compared.Median < p.ModelP95.Median {
-		return p.ModelP95
-	}
-	return p.Compared
-}
-
-// planChartCut is how many times the target p95 wait the purchase
-// chart's axis reaches at most.
-const planChartCut = 4
-
-// curveGap says whether the plan chart's line breaks between two sizes a
-// model's curve computed waits for, a then b: a size between them was
-// proved over the target (no wait to join through), or the offered load's
-// bound lies between them (the sizes below it were not replayed).
-func curveGap(m capacity.ModelPlan, a, b int) bool {
-	if m.LoadBound > 1 && a < m.LoadBound && b >= m.LoadBound && b-a > 1 {
-		return true
-	}
-	for _, pt := range m.Curve {
-		if pt.Over != nil && pt.Added > a && pt.Added < b {
-			return true
-		}
-	}
-	return false
 }

@@ -84,18 +84,9 @@ func trendChart(d *Data) (chart, error) {
 				continue
 			}
 			col := palette6[s.col]
-			l := &plotter.Line{XYs: pts[:1], LineStyle: draw.LineStyle{Color: col, Width: vg.Points(1.5)}}
-			for _, sg := range segs {
-				if len(sg) < 2 {
-					continue
-				}
-				sl, err := plotter.NewLine(sg)
-				if err != nil {
-					return nil, err
-				}
-				sl.Color, sl.Width = col, vg.Points(1.5)
-				p.Add(sl)
-				l = sl
+			l, err := addLines(p, segs, col)
+			if err != nil {
+				return nil, err
 			}
 			sc, err := plotter.NewScatter(pts)
 			if err != nil {

@@ -35,7 +35,10 @@
 # p99 over /bin/true's, the wrapper's p50 and p99 over the direct call's,
 # and the hooks' own logged duration (took=) p50 and p99. Exits non-zero on errors (a hook failing, a job not recorded the way
 # it should be), never because a target is missed. BENCH_KEEP=1 keeps the work
-# directory (configurations, databases, logs).
+# directory (configurations, databases, logs). BENCH_FLOOR=PATH adds a row
+# for that program run bare, e.g. an empty static Go program
+# (`func main() { os.Exit(0) }`, CGO_ENABLED=0): Go's own start, the floor
+# of any Go hook.
 set -euo pipefail
 BIN=${1:?usage: bench-hooks.sh GPUPROF_BIN [N] [HOOK_BIN]}
 N=${2:-200}
@@ -120,6 +123,7 @@ import os, random, resource, sqlite3, subprocess, sys, time
 bin_, py, w, n, contrib, hookbin, basehook = sys.argv[1], sys.argv[2], sys.argv[3], int(sys.argv[4]), sys.argv[5], sys.argv[6], sys.argv[7]
 # The hook binaries besides gpuprof, by row name: the one measured and,
 # optionally, the base build it is compared with.
+FLOOR = os.environ.get("BENCH_FLOOR", "")
 HOOKBINS = {k: v for k, v in (("gpuprof-hook", hookbin), ("gpuprof-hook@base", basehook)) if v}
 BINS = ("gpuprof",) + tuple(HOOKBINS)
 WRAPDIR = {"gpuprof": "plain", "gpuprof-hook": "hooked", "gpuprof-hook@base": "hooked-base"}
@@ -212,6 +216,8 @@ for i in range(n + LAG):
             lambda i=i: run("python3 -c pass", [py, "-c", "pass"], hookenv(100000 + i, "prolog_slurmd")),
             lambda i=i: run("gpuprof --version", [bin_, "--version"], hookenv(100000 + i, "prolog_slurmd")),
         ] + hookunits("prolog", i)
+        if FLOOR:
+            units.append(lambda i=i: run("floor (BENCH_FLOOR)", [FLOOR], hookenv(100000 + i, "prolog_slurmd")))
         for b, path in HOOKBINS.items():
             units.append(lambda i=i, b=b, path=path: run(f"{b} --help", [path, "--help"], hookenv(100000 + i, "prolog_slurmd")))
     if i >= LAG:
@@ -277,7 +283,7 @@ def pct(v, p):  # nearest rank
 
 base, base99 = pct(times["/bin/true"], 50), pct(times["/bin/true"], 99)
 cbase, cbase99 = pct(cpu["/bin/true"], 50), pct(cpu["/bin/true"], 99)
-order = ["/bin/true", "python3 -c pass", "gpuprof --version"] + [f"{b} --help" for b in HOOKBINS]
+order = ["/bin/true", "python3 -c pass"] + (["floor (BENCH_FLOOR)"] if FLOOR else []) + ["gpuprof --version"] + [f"{b} --help" for b in HOOKBINS]
 for label in ("agent", "no agent"):
     for kind in ("prolog", "epilog"):
         for b in BINS:

@@ -8,14 +8,15 @@
 # replay of the other cluster (--remove 2xgpu, --add 2xgpu) is compared
 # with the other real run: per partition mean, p50 and p95 wait, and the
 # start order's rank correlation. full (the default) is issue 36's 72
-# jobs of 20–90 s with a second 8-GPU run for Slurm's own spread (each
-# run about 12 minutes; go test runs GOMAXPROCS of them at once, so on a
-# 2-core machine two, then the third: 27 minutes on 2026-12-06); reduced
-# is CI's 36 jobs of 15–35 s (about 4 minutes). Needs root (Slurm daemons, useradd) and apt or an
+# jobs of 20–90 s with a second run of each cluster for Slurm's own
+# spread, the four runs side by side (-parallel 4; each run 10–13
+# minutes, sleeping jobs: about 14 minutes in all); reduced is CI's 36
+# jobs of 15–35 s (about 4 minutes). Needs root (Slurm daemons, useradd) and apt or an
 # installed Slurm; builds bin/gpuprof first. Prints the machine, the
 # commit and the date, then the test's log, whose table lines are what
 # docs/whatif.md records ("A real Slurm, counterfactual"). The exit
-# status is the test's.
+# status is the test's. GPUPROF_FIDELITY_KEEP=DIR keeps each run's
+# evidence (sacct, slurmctld's log, whatif's JSON) in DIR/<run>.
 set -euo pipefail
 mode=${1:-full}
 case $mode in full | reduced) ;; *)
@@ -26,5 +27,5 @@ esac
 cd "$(dirname "$0")/.."
 make build >/dev/null
 echo "machine: $(nproc) CPUs ($(awk -F': ' '/model name/ {print $2; exit}' /proc/cpuinfo)); commit $(git rev-parse --short HEAD)$(git diff --quiet HEAD -- . || echo ' (dirty)'); $(date -u '+%F %T UTC'); load $(cut -d' ' -f1-3 /proc/loadavg)"
-echo "command: GPUPROF_COUNTERFACTUAL=$mode go test -count=1 -v -run 'TestWhatIfCounterfactual\$' ./e2e"
-GPUPROF_BIN=$PWD/bin/gpuprof GPUPROF_COUNTERFACTUAL=$mode go test -count=1 -v -timeout 40m -run 'TestWhatIfCounterfactual$' ./e2e
+echo "command: GPUPROF_COUNTERFACTUAL=$mode go test -count=1 -v -parallel 4 -run 'TestWhatIfCounterfactual\$' ./e2e"
+GPUPROF_BIN=$PWD/bin/gpuprof GPUPROF_COUNTERFACTUAL=$mode go test -count=1 -v -parallel 4 -timeout 40m -run 'TestWhatIfCounterfactual$' ./e2e

@@ -46,11 +46,16 @@ func (c *ClusterConf) Setting(key string) (string, bool) {
 	return v, ok
 }
 
-// recordKeys are the keys that start a record line in slurm.conf: the rest
-// of such a line belongs to the record. Any other line is settings.
-var recordKeys = map[string]bool{
-	"nodename": true, "partitionname": true, "nodeset": true, "frontendname": true,
-	"downnodes": true, "switchname": true,
+// isRecordKey reports whether key (lowercased) starts a record line in
+// slurm.conf: the rest of such a line belongs to the record. Any other
+// line is settings. A switch, not a map: a map literal is built before
+// main in every binary that links slurmext, a hook's too (issue #41).
+func isRecordKey(key string) bool {
+	switch key {
+	case "nodename", "partitionname", "nodeset", "frontendname", "downnodes", "switchname":
+		return true
+	}
+	return false
 }
 
 // maxConfMembers bounds the nodes all partitions, and all node sets,
@@ -117,7 +122,7 @@ func (c *ClusterConf) GresConfPath() string {
 func settingsOf(lines []ConfLine) map[string]string {
 	m := map[string]string{}
 	for _, l := range lines {
-		if recordKeys[strings.ToLower(l.Pairs[0].Key)] {
+		if isRecordKey(strings.ToLower(l.Pairs[0].Key)) {
 			continue
 		}
 		for _, p := range l.Pairs {

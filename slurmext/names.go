@@ -54,7 +54,7 @@ func ConfClusterName(path string) (string, error) {
 	}
 	name := ""
 	for _, l := range t.Lines {
-		if v, ok := l.Get("ClusterName"); ok && !recordKeys[strings.ToLower(l.Pairs[0].Key)] {
+		if v, ok := l.Get("ClusterName"); ok && !isRecordKey(strings.ToLower(l.Pairs[0].Key)) {
 			name = strings.ToLower(v)
 		}
 	}

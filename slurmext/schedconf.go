@@ -170,7 +170,7 @@ func schedOf(lines []ConfLine, sets map[string][]string) (SchedConf, error) {
 			}
 			continue
 		}
-		if recordKeys[first] {
+		if isRecordKey(first) {
 			continue
 		}
 		for k, v := range fields {

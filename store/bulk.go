@@ -26,6 +26,7 @@ import (
 // the load writes (no checkpoint can copy them while it is open; the next
 // checkpoint after it does).
 type BulkLoad struct {
+	tx   *Tx
 	stx  *sql.Tx
 	done bool
 }
@@ -62,15 +63,16 @@ func (db *DB) BeginBulkLoad(ctx context.Context) (*BulkLoad, error) {
 	if db.readOnly {
 		return nil, ErrReadOnly
 	}
-	stx, err := beginWrite(ctx, db.w, db.busy)
+	tx, err := beginWrite(ctx, db.w, db.busy)
 	if err != nil {
 		return nil, fmt.Errorf("begin bulk load: %w", classify(err))
 	}
-	if err := dropSchedIndexes(ctx, stx); err != nil {
-		_ = stx.Rollback()
+	if err := dropSchedIndexes(ctx, tx.tx); err != nil {
+		_ = tx.tx.Rollback()
+		tx.end()
 		return nil, fmt.Errorf("begin bulk load: %w", err)
 	}
-	return &BulkLoad{stx: stx}, nil
+	return &BulkLoad{tx: tx, stx: tx.tx}, nil
 }
 
 // Do runs fn inside the load's transaction and returns its error
@@ -81,7 +83,7 @@ func (b *BulkLoad) Do(fn func(tx *Tx) error) error {
 	if b.done {
 		return errBulkDone
 	}
-	return fn(&Tx{tx: b.stx})
+	return fn(b.tx)
 }
 
 // Commit builds the indexes again and commits everything. If either fails,
@@ -91,6 +93,7 @@ func (b *BulkLoad) Commit(ctx context.Context) error {
 		return errBulkDone
 	}
 	b.done = true
+	defer b.tx.end()
 	if err := createSchedIndexes(ctx, b.stx); err != nil {
 		_ = b.stx.Rollback()
 		return fmt.Errorf("bulk load: %w", err)
@@ -110,6 +113,7 @@ func (b *BulkLoad) Rollback() error {
 		return nil
 	}
 	b.done = true
+	defer b.tx.end()
 	if err := b.stx.Rollback(); err != nil {
 		return fmt.Errorf("bulk load: rollback: %w", classify(err))
 	}

@@ -352,3 +352,65 @@ func bulkLoadThenDie(path string) {
 	_ = syscall.Kill(os.Getpid(), syscall.SIGKILL)
 	select {}
 }
+
+// The rows of a bulk insert go to the driver on the transaction's
+// connection (insertFresh): once the transaction is gone — database/sql
+// rolls it back when the context it began with ends — they are refused,
+// not committed one by one outside it. (database/sql discards the
+// connection then, as go-sqlite3 cannot reset a session; insertFresh's
+// own check refuses where a driver keeps it.)
+func TestInsertFreshOutsideTransaction(t *testing.T) {
+	recs := sacctRecords(t, 300)
+	db := openTest(t, Options{})
+	ctx, cancel := context.WithCancel(context.Background())
+	bl, err := db.BeginBulkLoad(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer bl.Rollback()
+	cancel()
+	for deadline := time.Now().Add(10 * time.Second); ; time.Sleep(time.Millisecond) {
+		if _, err := bl.stx.Exec(`SELECT 1`); errors.Is(err, sql.ErrTxDone) {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatal("the transaction was not rolled back after its context ended")
+		}
+	}
+	w := bl.tx.newSchedWriter()
+	defer w.close()
+	if err := w.insertFresh(context.Background(), recs); err == nil {
+		t.Error("insertFresh after the rollback succeeded, want an error")
+	}
+	if n := countRows(t, db, "sched_jobs"); n != 0 {
+		t.Errorf("after the rollback: %d jobs stored, want 0", n)
+	}
+	wantSchedIndexes(t, db.r, "after the rollback")
+}
+
+// TestInsertFreshChecksTransaction: where the connection has left its
+// transaction while database/sql still holds it open (here by a COMMIT
+// behind its back), insertFresh refuses with sql.ErrTxDone rather than
+// store each row in a transaction of its own. Fails without the check:
+// the 300 jobs are stored.
+func TestInsertFreshChecksTransaction(t *testing.T) {
+	recs := sacctRecords(t, 300)
+	db := openTest(t, Options{})
+	ctx := context.Background()
+	bl, err := db.BeginBulkLoad(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer bl.Rollback()
+	if _, err := bl.stx.Exec(`COMMIT`); err != nil {
+		t.Fatal(err)
+	}
+	w := bl.tx.newSchedWriter()
+	defer w.close()
+	if err := w.insertFresh(ctx, recs); !errors.Is(err, sql.ErrTxDone) {
+		t.Errorf("insertFresh outside a transaction: %v, want sql.ErrTxDone", err)
+	}
+	if n := countRows(t, db, "sched_jobs"); n != 0 {
+		t.Errorf("%d jobs stored outside the transaction, want 0", n)
+	}
+}

@@ -157,10 +157,12 @@ func migrateTo(ctx context.Context, w *sql.DB, busy time.Duration, target int, u
 			return nil
 		}
 	}
-	stx, err := beginWrite(ctx, w, busy)
+	tx, err := beginWrite(ctx, w, busy)
 	if err != nil {
 		return fmt.Errorf("migrate: begin: %w", classify(err))
 	}
+	defer tx.end()
+	stx := tx.tx
 	defer stx.Rollback() //nolint:errcheck // no-op after Commit
 	// Again under the lock: another process may have migrated meanwhile.
 	h, err = readHeader(ctx, stx)

@@ -570,6 +570,17 @@ func (db *DB) Path() string { return db.path }
 // transaction rolls back: the method may have done part of its work.
 type Tx struct {
 	tx *sql.Tx
+	// conn is the connection a write transaction runs on (nil in a read
+	// one), for what must reach the driver itself: see insertFresh.
+	conn *sql.Conn
+}
+
+// end releases a write transaction's connection to the writer pool, after
+// its commit or rollback.
+func (t *Tx) end() {
+	if t.conn != nil {
+		_ = t.conn.Close()
+	}
 }
 
 // WithTx runs fn in one immediate (write-locking) transaction and commits
@@ -580,18 +591,25 @@ func (db *DB) WithTx(ctx context.Context, fn func(tx *Tx) error) error {
 	if db.readOnly {
 		return ErrReadOnly
 	}
-	return runTx(func() (*sql.Tx, error) { return beginWrite(ctx, db.w, db.busy) }, fn)
+	return runTx(func() (*Tx, error) { return beginWrite(ctx, db.w, db.busy) }, fn)
 }
 
 // beginWrite starts an immediate transaction, waiting up to busy for the
-// write lock while honouring ctx (see busySlice).
-func beginWrite(ctx context.Context, w *sql.DB, busy time.Duration) (*sql.Tx, error) {
+// write lock while honouring ctx (see busySlice). It holds the writer's
+// connection as a *sql.Conn beside the transaction (Tx.conn): call
+// Tx.end after the commit or rollback.
+func beginWrite(ctx context.Context, w *sql.DB, busy time.Duration) (*Tx, error) {
 	deadline := time.Now().Add(busy)
 	for {
-		tx, err := w.BeginTx(ctx, nil)
-		if err == nil {
-			return tx, nil
+		conn, err := w.Conn(ctx)
+		if err != nil {
+			return nil, err
 		}
+		tx, err := conn.BeginTx(ctx, nil)
+		if err == nil {
+			return &Tx{tx: tx, conn: conn}, nil
+		}
+		_ = conn.Close()
 		if !errors.Is(classify(err), ErrLocked) || !time.Now().Before(deadline) {
 			return nil, err
 		}
@@ -610,14 +628,22 @@ func beginWrite(ctx context.Context, w *sql.DB, busy time.Duration) (*sql.Tx, er
 // read runs fn in a deferred (read) transaction on the reader pool, so the
 // rows of one call come from one snapshot.
 func (db *DB) read(ctx context.Context, fn func(tx *Tx) error) error {
-	return runTx(func() (*sql.Tx, error) { return db.r.BeginTx(ctx, nil) }, fn)
+	return runTx(func() (*Tx, error) {
+		stx, err := db.r.BeginTx(ctx, nil)
+		if err != nil {
+			return nil, err
+		}
+		return &Tx{tx: stx}, nil
+	}, fn)
 }
 
-func runTx(begin func() (*sql.Tx, error), fn func(tx *Tx) error) (err error) {
-	stx, err := begin()
+func runTx(begin func() (*Tx, error), fn func(tx *Tx) error) (err error) {
+	tx, err := begin()
 	if err != nil {
 		return fmt.Errorf("begin transaction: %w", classify(err))
 	}
+	defer tx.end()
+	stx := tx.tx
 	done := false
 	defer func() {
 		if !done {
@@ -626,7 +652,7 @@ func runTx(begin func() (*sql.Tx, error), fn func(tx *Tx) error) (err error) {
 			_ = stx.Rollback()
 		}
 	}()
-	if err := fn(&Tx{tx: stx}); err != nil {
+	if err := fn(tx); err != nil {
 		done = true
 		_ = stx.Rollback()
 		return err

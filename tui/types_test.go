@@ -10,7 +10,7 @@ import (
 )
 
 // typeSource is a fakeSource that knows each cluster's GPU types, as the
-// CLI's source does (jobsource.Source.GPUTypes), and records which clusters it
+// CLI's source does (monthly.GPUTypes), and records which clusters it
 // was asked about.
 type typeSource struct {
 	*fakeSource

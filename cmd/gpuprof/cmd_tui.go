@@ -14,9 +14,18 @@ import (
 	"github.com/gpuprof/gpuprof/tui"
 )
 
-// tuiSource is the TUI's Source, whose month summary the window pipeline
-// reads (monthly.SummaryMonth, through the caller's Scope).
-type tuiSource struct{ *jobsource.Source }
+// tuiSource is the TUI's Source, whose month summary and the GPU types
+// of the detail's hints the window pipeline reads (monthly.SummaryMonth,
+// monthly.Inventories, through the caller's Scope).
+type tuiSource struct {
+	*jobsource.Source
+	*monthly.Inventories
+}
+
+// newTUISource is src as the TUI reads it.
+func newTUISource(src *jobsource.Source) tuiSource {
+	return tuiSource{src, monthly.NewInventories(src.Scope())}
+}
 
 // Month implements tui.MonthSource.
 func (s tuiSource) Month(ctx context.Context, user string, w analysis.Window, now time.Time, newest int) (analysis.Input, int, error) {
@@ -85,7 +94,7 @@ database, or, when you cannot open it, through the agent's query socket
 				}
 			}
 			opts := tui.Options{PageSize: pageSize, NoColor: noColor, Config: c, User: user, Account: account, Everyone: all}
-			return tui.Run(cmd.Context(), tuiSource{src}, src.Identity(), opts,
+			return tui.Run(cmd.Context(), newTUISource(src), src.Identity(), opts,
 				cmd.InOrStdin(), cmd.OutOrStdout())
 		},
 	}

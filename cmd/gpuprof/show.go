@@ -11,6 +11,7 @@ import (
 
 	"github.com/gpuprof/gpuprof/analysis"
 	"github.com/gpuprof/gpuprof/cliview"
+	"github.com/gpuprof/gpuprof/monthly"
 	"github.com/gpuprof/gpuprof/slurmext"
 	"github.com/gpuprof/gpuprof/store"
 )
@@ -87,7 +88,8 @@ func runShow(ctx context.Context, g *globalOptions, o *showOptions, id string, w
 		carbon.SetJSON(out, views, c)
 		return cliview.WriteJSON(w, out)
 	}
-	cliview.Show(w, ref, views, c, carbon, func(cluster string) []analysis.GPUType { return src.GPUTypes(ctx, cluster) }, now)
+	types := monthly.NewInventories(src.Scope())
+	cliview.Show(w, ref, views, c, carbon, func(cluster string) []analysis.GPUType { return types.GPUTypes(ctx, cluster) }, now)
 	return nil
 }
 

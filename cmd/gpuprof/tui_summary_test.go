@@ -42,7 +42,7 @@ func TestTUISummaryThroughPipeline(t *testing.T) {
 		m = settle(t, m, func() tea.Msg { return tea.KeyPressMsg{Code: 'm', Text: "m"} })
 		return m.View().Content
 	}
-	screen := summary(tuiSource{src})
+	screen := summary(newTUISource(src))
 	for _, want := range []string{"November 2026 (2026-11-01 to 2026-11-30)", "2 jobs, 2 with GPUs", "GPU-hours           5.0", "Jobs by class"} {
 		if !strings.Contains(screen, want) {
 			t.Errorf("summary lacks %q:\n%s", want, screen)

@@ -380,8 +380,11 @@ var inputBuilders = map[string]bool{"jobsource": true}
 // no other package names it; no other package builds an analysis input
 // from jobs it read itself (analysis.NewInputBuilder: jobsource's reads
 // alone); and jobsource hands an analysis input out through a Scope
-// only (its reads, behind the Scope, are of an unexported type), so that
-// no side door (an adapter for one reader) comes back.
+// only (its reads, behind the Scope, are of an unexported type), and no
+// exported function of it builds one (analysis.NewInputBuilder), so that
+// no side door (an adapter for one reader) comes back. The last such door,
+// Source.GPUTypes (the hints' inventory, a month of jobs read beside the
+// pipeline), is the pipeline's now: monthly.GPUTypes, through the Scope.
 func TestOnlyPipelineReadsWindow(t *testing.T) {
 	forbidName(t, windowReaders, "jobsource", "Query", 5,
 		"names jobsource.Query: only the window pipeline (monthly) reads a window's jobs; ask it with a monthly.Ask")
@@ -397,8 +400,27 @@ func TestOnlyPipelineReadsWindow(t *testing.T) {
 			if fd.Name.IsExported() && returnsInput(fd) && recv != "Scope" && (recv == "" || ast.IsExported(recv)) {
 				t.Errorf("%s: %s hands out an analysis input outside a Scope: the window pipeline reads through jobsource.Scope alone", pf.where, fd.Name.Name)
 			}
+			if fd.Name.IsExported() && namesSelector(fd, "analysis", "NewInputBuilder") {
+				t.Errorf("%s: %s builds an analysis input from jobs it reads itself: only a Scope's reads (unexported, behind jobsource.Scope) do; read the window through the pipeline (monthly)", pf.where, fd.Name.Name)
+			}
 		}
 	}
+}
+
+// namesSelector reports whether fd's body names pkg.name.
+func namesSelector(fd *ast.FuncDecl, pkg, name string) bool {
+	found := false
+	if fd.Body != nil {
+		ast.Inspect(fd.Body, func(n ast.Node) bool {
+			if sel, ok := n.(*ast.SelectorExpr); ok && sel.Sel.Name == name {
+				if x, isIdent := sel.X.(*ast.Ident); isIdent && x.Name == pkg {
+					found = true
+				}
+			}
+			return !found
+		})
+	}
+	return found
 }
 
 // forbidName fails every non-test file, of a package outside allowed

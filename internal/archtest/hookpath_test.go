@@ -2,6 +2,7 @@ package archtest
 
 import (
 	"os/exec"
+	"path/filepath"
 	"strings"
 	"testing"
 )
@@ -11,8 +12,12 @@ import (
 // templates, HTTP, and gpuprof's own analyses and front ends. Each of them
 // initialises eagerly (gonum/plot parses its fonts, blackfriday builds its
 // entity table, prometheus registers its collectors), which Go runs before
-// main in every binary that links them.
+// main in every binary that links them. regexp too: it links unicode's
+// category and script tables, which Go builds at start (11 KB in 16
+// allocations, and regexp/syntax's own 2 KB); the hooks' few names are
+// checked by hand (commentqueue).
 var heavyForHooks = []string{
+	"regexp",
 	"gonum.org/v1/plot",
 	"codeberg.org/go-latex",
 	"github.com/prometheus",
@@ -95,5 +100,45 @@ func TestHookBinaryWithoutCgo(t *testing.T) {
 				t.Errorf("CGO_ENABLED=%s: %s has %s cgo files; gpuprof-hook must build without cgo (it names GPUs through gpu/nvproc, not NVML)", cgo, f[0], f[2])
 			}
 		}
+	}
+}
+
+// TestHookInitAllocatesNothing: no package of this module that
+// gpuprof-hook links builds anything before main. Go runs every linked
+// package's initialiser in every process, a hook's too, and a hook lives
+// a few milliseconds: a table is built where it is used (a literal, a
+// switch, a function), never at start. Built without cgo as the Makefile
+// builds it, gpuprof-hook runs with GODEBUG=inittrace=1, which reports
+// each initialiser's heap allocations; the module's must be none (issue
+// #41; profile's activity tables, slurmext's and config's maps and
+// commentqueue's compiled-on-first-use expressions were).
+func TestHookInitAllocatesNothing(t *testing.T) {
+	bin := filepath.Join(t.TempDir(), "gpuprof-hook")
+	build := exec.Command("go", "build", "-o", bin, module+"/cmd/gpuprof-hook")
+	build.Env = append(build.Environ(), "CGO_ENABLED=0")
+	if out, err := build.CombinedOutput(); err != nil {
+		t.Fatalf("go build gpuprof-hook: %v\n%s", err, out)
+	}
+	run := exec.Command(bin, "--help")
+	run.Env = []string{"GODEBUG=inittrace=1"}
+	var stderr strings.Builder
+	run.Stderr = &stderr
+	if err := run.Run(); err != nil {
+		t.Fatalf("gpuprof-hook --help: %v\n%s", err, stderr.String())
+	}
+	// init PKG @T ms, C ms clock, B bytes, A allocs
+	seen := 0
+	for _, l := range strings.Split(stderr.String(), "\n") {
+		f := strings.Fields(l)
+		if len(f) != 11 || f[0] != "init" {
+			continue
+		}
+		seen++
+		if (f[1] == module || strings.HasPrefix(f[1], module+"/")) && (f[7] != "0" || f[9] != "0") {
+			t.Errorf("%s allocates %s bytes in %s allocations before main; build it where it is used (a hook pays for it)", f[1], f[7], f[9])
+		}
+	}
+	if seen < 8 {
+		t.Fatalf("inittrace reported %d initialisers; the rule would check nothing:\n%s", seen, stderr.String())
 	}
 }

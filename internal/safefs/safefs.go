@@ -131,11 +131,11 @@ func MkdirPrivate(path string, perm fs.FileMode) (*Dir, error) {
 // followed only when its directory is Trusted; ".." goes back to the
 // directory it came from. With create, a missing component is made.
 //
-// It stays one function: fds and names are the stack of the directories
-// opened so far, which every case (".", "..", a directory, one to make, a
-// link) changes, and the deferred loop that closes them is easier to check
-// with all of them in view; split, each piece would take and return the
-// stack.
+// fds and names are the stack of the directories opened so far, which
+// every case (".", "..", a directory, one to make, a link) changes: they
+// stay here, with the deferred loop that closes them, in view. The checks
+// that only read a directory (trustedChild, trustedForCaller,
+// trustedLink) are apart; none of them opens or closes a descriptor.
 func walk(path string, perm fs.FileMode, create, private bool) (*Dir, error) {
 	fail := func(err error) (*Dir, error) {
 		return nil, &fs.PathError{Op: "open directory", Path: path, Err: err}
@@ -179,12 +179,7 @@ func walk(path string, perm fs.FileMode, create, private bool) (*Dir, error) {
 		case err == nil:
 			fds, names = append(fds, fd), append(names, c)
 			if private {
-				var dst, cst unix.Stat_t
-				err := errors.Join(unix.Fstat(cur, &dst), unix.Fstat(fd, &cst))
-				if err == nil && !Trusted(dst.Uid, dst.Mode, cst.Uid) {
-					err = ErrShared
-				}
-				if err != nil {
+				if err := trustedChild(cur, fd); err != nil {
 					return nil, &fs.PathError{Op: "open directory", Path: "/" + strings.Join(names, "/"), Err: err}
 				}
 			}
@@ -193,12 +188,7 @@ func walk(path string, perm fs.FileMode, create, private bool) (*Dir, error) {
 			made++ // bounds a race with someone removing what we make
 			// MkdirPrivate makes nothing where it would be refused.
 			if private {
-				var dst unix.Stat_t
-				err := unix.Fstat(cur, &dst)
-				if err == nil && !Trusted(dst.Uid, dst.Mode, uint32(os.Geteuid())) {
-					err = ErrShared
-				}
-				if err != nil {
+				if err := trustedForCaller(cur); err != nil {
 					return nil, &fs.PathError{Op: "mkdir", Path: "/" + strings.Join(append(names[:len(names):len(names)], c), "/"), Err: err}
 				}
 			}
@@ -211,19 +201,10 @@ func walk(path string, perm fs.FileMode, create, private bool) (*Dir, error) {
 			return fail(err)
 		}
 		// Not a directory: a link (followed when trusted) or something else.
-		var dst, lst unix.Stat_t
-		if err := fstatat(cur, c, &lst, unix.AT_SYMLINK_NOFOLLOW); err != nil {
+		if err := trustedLink(cur, c); errors.Is(err, ErrLink) {
+			return nil, &fs.PathError{Op: "open directory", Path: "/" + strings.Join(append(names[:len(names):len(names)], c), "/"), Err: ErrLink}
+		} else if err != nil {
 			return fail(err)
-		}
-		if lst.Mode&unix.S_IFMT != unix.S_IFLNK {
-			return fail(unix.ENOTDIR)
-		}
-		if err := unix.Fstat(cur, &dst); err != nil {
-			return fail(err)
-		}
-		at := "/" + strings.Join(append(names[:len(names):len(names)], c), "/")
-		if !Trusted(dst.Uid, dst.Mode, lst.Uid) {
-			return nil, &fs.PathError{Op: "open directory", Path: at, Err: ErrLink}
 		}
 		if links++; links > maxLinks {
 			return fail(unix.ELOOP)
@@ -242,12 +223,7 @@ func walk(path string, perm fs.FileMode, create, private bool) (*Dir, error) {
 	}
 	resolved := "/" + strings.Join(names, "/")
 	if private { // the entries to be made in it are the caller's
-		var st unix.Stat_t
-		err := unix.Fstat(fds[len(fds)-1], &st)
-		if err == nil && !Trusted(st.Uid, st.Mode, uint32(os.Geteuid())) {
-			err = ErrShared
-		}
-		if err != nil {
+		if err := trustedForCaller(fds[len(fds)-1]); err != nil {
 			return nil, &fs.PathError{Op: "open directory", Path: resolved, Err: err}
 		}
 	}
@@ -256,6 +232,51 @@ func walk(path string, perm fs.FileMode, create, private bool) (*Dir, error) {
 		return fail(err)
 	}
 	return &Dir{f: os.NewFile(uintptr(fd), resolved), path: resolved}, nil
+}
+
+// trustedChild checks a directory child just opened in parent for
+// MkdirPrivate: parent is Trusted for child's owner, else ErrShared.
+func trustedChild(parent, child int) error {
+	var dst, cst unix.Stat_t
+	err := errors.Join(unix.Fstat(parent, &dst), unix.Fstat(child, &cst))
+	if err == nil && !Trusted(dst.Uid, dst.Mode, cst.Uid) {
+		err = ErrShared
+	}
+	return err
+}
+
+// trustedForCaller checks the directory fd for an entry the caller makes
+// in it (MkdirPrivate): fd is Trusted for the effective user, else
+// ErrShared.
+func trustedForCaller(fd int) error {
+	var st unix.Stat_t
+	err := unix.Fstat(fd, &st)
+	if err == nil && !Trusted(st.Uid, st.Mode, uint32(os.Geteuid())) {
+		err = ErrShared
+	}
+	return err
+}
+
+// trustedLink checks the entry name of the directory dir, which is not a
+// directory, for walk to follow: unix.ENOTDIR where it is not a link,
+// ErrLink where dir is not Trusted for the link's owner (another account
+// could have put it there), nil where it may be followed. It reads the
+// entry without following it (AT_SYMLINK_NOFOLLOW).
+func trustedLink(dir int, name string) error {
+	var dst, lst unix.Stat_t
+	if err := fstatat(dir, name, &lst, unix.AT_SYMLINK_NOFOLLOW); err != nil {
+		return err
+	}
+	if lst.Mode&unix.S_IFMT != unix.S_IFLNK {
+		return unix.ENOTDIR
+	}
+	if err := unix.Fstat(dir, &dst); err != nil {
+		return err
+	}
+	if !Trusted(dst.Uid, dst.Mode, lst.Uid) {
+		return ErrLink
+	}
+	return nil
 }
 
 // OpenFileDir opens the directory of the file at path (made with mode

@@ -12,10 +12,8 @@ import (
 	"errors"
 	"fmt"
 	"io/fs"
-	"regexp"
 	"slices"
 	"strings"
-	"sync"
 	"time"
 
 	"golang.org/x/sys/unix"
@@ -40,21 +38,53 @@ type Job struct {
 
 const lockName = ".lock"
 
-// queueCluster and queueJobID are compiled on first use, not at start-up:
-// their bounded repetitions expand into large programs that every gpuprof
-// process (a slurmd hook among them) would pay for (issue #41).
-var (
-	queueCluster = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`^[a-z0-9][a-z0-9_-]{0,63}$`) })
-	queueJobID   = sync.OnceValue(func() *regexp.Regexp {
-		return regexp.MustCompile(`^[0-9]{1,20}(_[0-9]{1,10})?(\+[0-9]{1,10})?$`)
-	})
-)
-
+// queueName is job id of cluster's file in the queue, cluster.jobid: a
+// cluster of 1–64 of [a-z0-9_-], starting with a letter or a digit, and a
+// numeric job id, with its array task and het component (123_4+1), so
+// that the name has one '.' and nothing a path could read.
 func queueName(cluster, jobID string) (string, error) {
-	if !queueCluster().MatchString(cluster) || !queueJobID().MatchString(jobID) {
+	if !queueCluster(cluster) || !queueJobID(jobID) {
 		return "", fmt.Errorf("admincomment queue: not a cluster and job id: %q %q", cluster, jobID)
 	}
 	return cluster + "." + jobID, nil
+}
+
+// queueCluster matches ^[a-z0-9][a-z0-9_-]{0,63}$, and queueJobID
+// ^[0-9]{1,20}(_[0-9]{1,10})?(\+[0-9]{1,10})?$ (TestQueueNameRules holds
+// them to those expressions): by hand, not with regexp, which would link
+// unicode's category and script tables into gpuprof-hook, built before
+// main in every hook (issue #41; internal/archtest's TestHookPathIsSmall).
+func queueCluster(s string) bool {
+	if len(s) == 0 || len(s) > 64 || s[0] == '_' || s[0] == '-' {
+		return false
+	}
+	for i := 0; i < len(s); i++ {
+		if c := s[i]; !(c >= 'a' && c <= 'z' || c >= '0' && c <= '9' || c == '_' || c == '-') {
+			return false
+		}
+	}
+	return true
+}
+
+func queueJobID(s string) bool {
+	rest, ok := cutDigits(s, 20)
+	if ok && strings.HasPrefix(rest, "_") {
+		rest, ok = cutDigits(rest[1:], 10)
+	}
+	if ok && strings.HasPrefix(rest, "+") {
+		rest, ok = cutDigits(rest[1:], 10)
+	}
+	return ok && rest == ""
+}
+
+// cutDigits returns s without its leading ASCII digits, and whether there
+// were 1 to most of them.
+func cutDigits(s string, most int) (string, bool) {
+	n := 0
+	for n < len(s) && s[n] >= '0' && s[n] <= '9' {
+		n++
+	}
+	return s[n:], n >= 1 && n <= most
 }
 
 // Add queues job id of cluster; a job already queued stays queued once.

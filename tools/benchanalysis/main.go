@@ -64,9 +64,9 @@ func main() {
 // run plants n jobs, writes them to an SQLite table in dir and, for each
 // of rounds, times the analysis and plan (A), a raw scan of the table (B)
 // and, withReport, the whole report (C), then writes the medians' table to
-// w. It stays one function: within a round the order of GC,
-// high-water-mark reset, reads and timers is the measurement itself, and
-// it reads best as one script.
+// w. Within a round the order of GC, high-water-mark reset, reads and
+// timers is the measurement itself: each side's steps stay together, side
+// A's in roundA.
 func run(w io.Writer, n, rounds int, cli, dir string, withReport bool) error {
 	if n < 1 || rounds < 1 {
 		return fmt.Errorf("need n ≥ 1 and rounds ≥ 1, got %d and %d", n, rounds)
@@ -83,21 +83,10 @@ func run(w io.Writer, n, rounds int, cli, dir string, withReport bool) error {
 		runtime.NumCPU(), runtime.GOMAXPROCS(0), runtime.Version(), runtime.GOOS, runtime.GOARCH,
 		envOr("GOGC", "100"), envOr("GOMEMLIMIT", "off"))
 
-	t := time.Now()
-	in := analysis.Input{Jobs: analysis.Plant(spec(n), 1), Nodes: inventory()}
-	gen := time.Since(t)
-	runtime.GC()
-	var ms runtime.MemStats
-	runtime.ReadMemStats(&ms)
-	gpus := 0
-	for i := range in.Jobs {
-		gpus += len(in.Jobs[i].GPUs)
-	}
-	fmt.Fprintf(w, "input: %d jobs, %d GPU records, generated in %s; live heap after GC %.0f MiB (%.0f B/job)\n",
-		len(in.Jobs), gpus, gen.Round(time.Millisecond), mib(ms.HeapAlloc), float64(ms.HeapAlloc)/float64(len(in.Jobs)))
+	in := plantInput(w, n)
 
 	db := filepath.Join(dir, "jobs.db")
-	t = time.Now()
+	t := time.Now()
 	if err := writeTable(db, in.Jobs); err != nil {
 		return err
 	}
@@ -119,64 +108,21 @@ func run(w io.Writer, n, rounds int, cli, dir string, withReport bool) error {
 	debug.FreeOSMemory()
 
 	c := analysis.DefaultConfig()
-	var aWall, aAnalyse, aPlan, aCPU, aHWM, aAlloc, aLive, bWall, cWall, cHWM []float64
-	hwmNote := ""
+	var sm samples
 	var f analysis.Findings
 	var cp analysis.CapacityPlan
 	for r := range rounds {
 		// A: the analysis.
-		runtime.GC()
-		debug.FreeOSMemory()
-		if err := resetHWM(); err != nil {
-			hwmNote = err.Error()
-		}
-		base, _ := procStatus("VmRSS")
-		var m0, m1 runtime.MemStats
-		runtime.ReadMemStats(&m0)
-		cpu0 := cpuTime()
-		t0 := time.Now()
-		f, err = analysis.Analyse(in, c)
-		if err != nil {
-			return fmt.Errorf("analyse: %w", err)
-		}
-		t1 := time.Now()
-		hwmAnalyse, err := procStatus("VmHWM")
-		if err != nil {
+		if f, cp, err = roundA(w, r, in, c, &sm); err != nil {
 			return err
 		}
-		cp, err = analysis.Plan(in, f, analysis.PlanParams{Growth: c.Plan.Growth, Months: c.Plan.HorizonMonths,
-			NewDemand: c.Plan.NewDemand, Headroom: c.Plan.Headroom}, c)
-		if err != nil {
-			return fmt.Errorf("plan: %w", err)
-		}
-		t2 := time.Now()
-		cpu := cpuTime() - cpu0
-		hwm, err := procStatus("VmHWM")
-		if err != nil {
-			return err
-		}
-		aAnalyse = append(aAnalyse, t1.Sub(t0).Seconds())
-		aPlan = append(aPlan, t2.Sub(t1).Seconds())
-		aWall = append(aWall, t2.Sub(t0).Seconds())
-		aCPU = append(aCPU, cpu.Seconds())
-		aHWM = append(aHWM, float64(hwm)/1024)
-		// What the analysis allocated in all, and what it keeps (the
-		// findings) once its garbage is collected: the peak above lies
-		// between the two, where the GC's pacing puts it.
-		runtime.ReadMemStats(&m1)
-		aAlloc = append(aAlloc, mib(m1.TotalAlloc-m0.TotalAlloc))
-		runtime.GC()
-		runtime.ReadMemStats(&m1)
-		aLive = append(aLive, mib(m1.HeapAlloc)-mib(m0.HeapAlloc))
-		fmt.Fprintf(w, "round %d A analyse+plan: %.2f s (analyse %.2f, plan %.2f), CPU %.2f s, RSS before %.0f MiB, peak %.0f MiB (%.0f by the end of Analyse); allocated %.0f MiB, findings keep %.0f MiB\n",
-			r+1, aWall[r], aAnalyse[r], aPlan[r], aCPU[r], float64(base)/1024, aHWM[r], float64(hwmAnalyse)/1024, aAlloc[r], aLive[r])
 
 		// B: the raw scan.
 		sec, rows, err := scan()
 		if err != nil {
 			return err
 		}
-		bWall = append(bWall, sec)
+		sm.bWall = append(sm.bWall, sec)
 		fmt.Fprintf(w, "round %d B sqlite3 scan:   %.3f s, %d groups\n", r+1, sec, rows)
 
 		if withReport {
@@ -193,14 +139,14 @@ func run(w io.Writer, n, rounds int, cli, dir string, withReport bool) error {
 			if err != nil {
 				return err
 			}
-			cWall = append(cWall, rs.total)
-			cHWM = append(cHWM, float64(hwm)/1024)
+			sm.cWall = append(sm.cWall, rs.total)
+			sm.cHWM = append(sm.cHWM, float64(hwm)/1024)
 			fmt.Fprintf(w, "round %d C report: %.2f s (analyse+plan %.2f, workload %.2f, html %.2f, md %.2f, json %.2f), peak %.0f MiB; html %.0f KiB\n",
-				r+1, rs.total, rs.analyse, rs.workload, rs.html, rs.md, rs.json, cHWM[r], rs.htmlKiB)
+				r+1, rs.total, rs.analyse, rs.workload, rs.html, rs.md, rs.json, sm.cHWM[r], rs.htmlKiB)
 		}
 	}
-	if hwmNote != "" {
-		fmt.Fprintf(w, "NOTE: %s; the peaks above may belong to generation or the table write\n", hwmNote)
+	if sm.hwmNote != "" {
+		fmt.Fprintf(w, "NOTE: %s; the peaks above may belong to generation or the table write\n", sm.hwmNote)
 	}
 	if f.Summary.Jobs != len(in.Jobs) {
 		return fmt.Errorf("analysis summarised %d of %d jobs", f.Summary.Jobs, len(in.Jobs))
@@ -208,22 +154,108 @@ func run(w io.Writer, n, rounds int, cli, dir string, withReport bool) error {
 	fmt.Fprintf(w, "findings: %d task profiles, %d recommendations, %d no-change; plan: C_now %.0f GPUs, need %d of %d (%s)\n",
 		len(f.Profiles), len(f.Recommendations), len(f.NoChange), cp.CNow, cp.GPUsNeeded, cp.CurrentGPUs, cp.Constraint)
 
-	ma, ms2 := median(aWall), median(bWall)
+	writeMedians(w, &sm, withReport)
+	return nil
+}
+
+// plantInput plants n jobs on the inventory and writes how long that took
+// and the live heap they take.
+func plantInput(w io.Writer, n int) analysis.Input {
+	t := time.Now()
+	in := analysis.Input{Jobs: analysis.Plant(spec(n), 1), Nodes: inventory()}
+	gen := time.Since(t)
+	runtime.GC()
+	var ms runtime.MemStats
+	runtime.ReadMemStats(&ms)
+	gpus := 0
+	for i := range in.Jobs {
+		gpus += len(in.Jobs[i].GPUs)
+	}
+	fmt.Fprintf(w, "input: %d jobs, %d GPU records, generated in %s; live heap after GC %.0f MiB (%.0f B/job)\n",
+		len(in.Jobs), gpus, gen.Round(time.Millisecond), mib(ms.HeapAlloc), float64(ms.HeapAlloc)/float64(len(in.Jobs)))
+	return in
+}
+
+// samples is each round's figures, one slice a measure, for the medians'
+// table; hwmNote says why the peak could not be reset, where it could not.
+type samples struct {
+	aWall, aAnalyse, aPlan, aCPU, aHWM, aAlloc, aLive []float64
+	bWall, cWall, cHWM                                []float64
+	hwmNote                                           string
+}
+
+// roundA is round r's side A: the analysis and the plan of in, timed, with
+// the CPU time, the peak RSS, what they allocated and what the findings
+// keep, each added to s and written to w as one line. The order of GC,
+// high-water-mark reset, reads and timers is the measurement itself.
+func roundA(w io.Writer, r int, in analysis.Input, c analysis.Config, s *samples) (analysis.Findings, analysis.CapacityPlan, error) {
+	var cp analysis.CapacityPlan
+	runtime.GC()
+	debug.FreeOSMemory()
+	if err := resetHWM(); err != nil {
+		s.hwmNote = err.Error()
+	}
+	base, _ := procStatus("VmRSS")
+	var m0, m1 runtime.MemStats
+	runtime.ReadMemStats(&m0)
+	cpu0 := cpuTime()
+	t0 := time.Now()
+	f, err := analysis.Analyse(in, c)
+	if err != nil {
+		return f, cp, fmt.Errorf("analyse: %w", err)
+	}
+	t1 := time.Now()
+	hwmAnalyse, err := procStatus("VmHWM")
+	if err != nil {
+		return f, cp, err
+	}
+	cp, err = analysis.Plan(in, f, analysis.PlanParams{Growth: c.Plan.Growth, Months: c.Plan.HorizonMonths,
+		NewDemand: c.Plan.NewDemand, Headroom: c.Plan.Headroom}, c)
+	if err != nil {
+		return f, cp, fmt.Errorf("plan: %w", err)
+	}
+	t2 := time.Now()
+	cpu := cpuTime() - cpu0
+	hwm, err := procStatus("VmHWM")
+	if err != nil {
+		return f, cp, err
+	}
+	s.aAnalyse = append(s.aAnalyse, t1.Sub(t0).Seconds())
+	s.aPlan = append(s.aPlan, t2.Sub(t1).Seconds())
+	s.aWall = append(s.aWall, t2.Sub(t0).Seconds())
+	s.aCPU = append(s.aCPU, cpu.Seconds())
+	s.aHWM = append(s.aHWM, float64(hwm)/1024)
+	// What the analysis allocated in all, and what it keeps (the
+	// findings) once its garbage is collected: the peak above lies
+	// between the two, where the GC's pacing puts it.
+	runtime.ReadMemStats(&m1)
+	s.aAlloc = append(s.aAlloc, mib(m1.TotalAlloc-m0.TotalAlloc))
+	runtime.GC()
+	runtime.ReadMemStats(&m1)
+	s.aLive = append(s.aLive, mib(m1.HeapAlloc)-mib(m0.HeapAlloc))
+	fmt.Fprintf(w, "round %d A analyse+plan: %.2f s (analyse %.2f, plan %.2f), CPU %.2f s, RSS before %.0f MiB, peak %.0f MiB (%.0f by the end of Analyse); allocated %.0f MiB, findings keep %.0f MiB\n",
+		r+1, s.aWall[r], s.aAnalyse[r], s.aPlan[r], s.aCPU[r], float64(base)/1024, s.aHWM[r], float64(hwmAnalyse)/1024, s.aAlloc[r], s.aLive[r])
+	return f, cp, nil
+}
+
+// writeMedians writes the medians' table of the rounds and the ratios
+// the targets are judged by.
+func writeMedians(w io.Writer, s *samples, withReport bool) {
+	ma, ms2 := median(s.aWall), median(s.bWall)
 	fmt.Fprintf(w, "\n| side | rounds (s) | median (s) | peak RSS median (MiB) |\n|---|---|---|---|\n")
-	fmt.Fprintf(w, "| A analyse+plan | %s | %.2f | %.0f |\n", list(aWall, 2), ma, median(aHWM))
-	fmt.Fprintf(w, "|   of which Analyse | %s | %.2f | |\n", list(aAnalyse, 2), median(aAnalyse))
-	fmt.Fprintf(w, "|   of which Plan | %s | %.2f | |\n", list(aPlan, 2), median(aPlan))
-	fmt.Fprintf(w, "|   A CPU time | %s | %.2f | |\n", list(aCPU, 2), median(aCPU))
-	fmt.Fprintf(w, "|   A allocated (MiB) | %s | %.0f | |\n", list(aAlloc, 0), median(aAlloc))
-	fmt.Fprintf(w, "|   A findings kept (MiB) | %s | %.0f | |\n", list(aLive, 0), median(aLive))
-	fmt.Fprintf(w, "| B sqlite3 scan | %s | %.3f | |\n", list(bWall, 3), ms2)
+	fmt.Fprintf(w, "| A analyse+plan | %s | %.2f | %.0f |\n", list(s.aWall, 2), ma, median(s.aHWM))
+	fmt.Fprintf(w, "|   of which Analyse | %s | %.2f | |\n", list(s.aAnalyse, 2), median(s.aAnalyse))
+	fmt.Fprintf(w, "|   of which Plan | %s | %.2f | |\n", list(s.aPlan, 2), median(s.aPlan))
+	fmt.Fprintf(w, "|   A CPU time | %s | %.2f | |\n", list(s.aCPU, 2), median(s.aCPU))
+	fmt.Fprintf(w, "|   A allocated (MiB) | %s | %.0f | |\n", list(s.aAlloc, 0), median(s.aAlloc))
+	fmt.Fprintf(w, "|   A findings kept (MiB) | %s | %.0f | |\n", list(s.aLive, 0), median(s.aLive))
+	fmt.Fprintf(w, "| B sqlite3 scan | %s | %.3f | |\n", list(s.bWall, 3), ms2)
 	if withReport {
-		fmt.Fprintf(w, "| C report | %s | %.2f | %.0f |\n", list(cWall, 2), median(cWall), median(cHWM))
-		fmt.Fprintf(w, "\nratio C/A (medians): %.2f×; target at 1,000,000 jobs: C ≤ 15 s (%s)\n", median(cWall)/ma, verdict(median(cWall) <= 15))
+		fmt.Fprintf(w, "| C report | %s | %.2f | %.0f |\n", list(s.cWall, 2), median(s.cWall), median(s.cHWM))
+		fmt.Fprintf(w, "\nratio C/A (medians): %.2f×; target at 1,000,000 jobs: C ≤ 15 s (%s)\n", median(s.cWall)/ma, verdict(median(s.cWall) <= 15))
 	}
 	fmt.Fprintf(w, "\nratio A/B (medians): %.1f×; targets at 1,000,000 jobs: A ≤ 10 s (%s), peak RSS ≤ 1 GB = 953.7 MiB (%s)\n",
-		ma/ms2, verdict(ma <= 10), verdict(median(aHWM) <= 1e9/(1<<20)))
-	return nil
+		ma/ms2, verdict(ma <= 10), verdict(median(s.aHWM) <= 1e9/(1<<20)))
 }
 
 // spec is a planted month with the shapes the recommendations look for,

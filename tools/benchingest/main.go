@@ -87,11 +87,101 @@ func run(ctx context.Context, o options) error {
 	if err := os.MkdirAll(o.dir, 0o755); err != nil {
 		return err
 	}
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	addr, pid, stopServe, err := o.startServe()
 	if err != nil {
 		return err
 	}
-	addr := ln.Addr().String()
+	defer stopServe()
+	url := "http://" + addr
+
+	// The pushes and their first credentials, before the burst.
+	pushes := make([]push, 0, o.nodes*o.jobsPerNode)
+	for n := range o.nodes {
+		for k := range o.jobsPerNode {
+			pushes = append(pushes, push{node: n, job: k})
+		}
+	}
+	t := time.Now()
+	if err := o.credentials(pushes); err != nil {
+		return err
+	}
+	fmt.Printf("credentials for %d pushes made in %s\n", len(pushes), time.Since(t).Round(time.Millisecond))
+	pushBytes := len(o.body(0, 0))
+
+	query, queryURI := o.userQuery(ctx, url)
+	var idle []time.Duration
+	for range 10 {
+		d, _, err := query()
+		if err != nil {
+			return err
+		}
+		idle = append(idle, d)
+		time.Sleep(100 * time.Millisecond)
+	}
+
+	cpu0, err := procCPU(pid)
+	if err != nil {
+		return err
+	}
+	side := o.watch(pid, query)
+	start := time.Now()
+	ps := o.pushAll(ctx, url, pushes)
+	wall := time.Since(start)
+	side.end()
+	cpu1, err := procCPU(pid)
+	if err != nil {
+		return err
+	}
+	hwm, _ := procHWM(pid)
+	_, rowsAfter, err := query()
+	if err != nil {
+		return err
+	}
+	var dbBytes int64
+	for _, f := range []string{"central.db", "central.db-wal"} {
+		if st, err := os.Stat(filepath.Join(o.dir, f)); err == nil {
+			dbBytes += st.Size()
+		}
+	}
+
+	lat := ps.lat
+	slices.Sort(lat)
+	slices.Sort(idle)
+	during := side.during
+	slices.Sort(during)
+	gpus := len(lat) * o.gpusPerJob
+	fmt.Printf("burst: %d nodes × %d jobs × %d GPUs (%d-point series, %d-byte push bodies)\n",
+		o.nodes, o.jobsPerNode, o.gpusPerJob, o.seconds, pushBytes)
+	fmt.Printf("accepted %d pushes (%d GPU profiles) in %.1f s: %.1f pushes/s, %.1f GPU profiles/s; %d attempts, %d refused as busy and retried, %d failed\n",
+		len(lat), gpus, wall.Seconds(), float64(len(lat))/wall.Seconds(), float64(gpus)/wall.Seconds(), ps.attempts.Load(), ps.refused.Load(), ps.failed.Load())
+	fmt.Printf("push latency (first send to acceptance, retries included): p50 %s  p99 %s  max %s\n",
+		pct(lat, 50), pct(lat, 99), pct(lat, 100))
+	c := cpu1 - cpu0
+	fmt.Printf("collector CPU: %.1f s over %.1f s wall (%.2f cores), %.1f ms a push; peak RSS %d MiB (VmHWM %d MiB)\n",
+		c, wall.Seconds(), c/wall.Seconds(), 1000*c/float64(max(len(lat), 1)), side.peakRSS>>20, hwm>>20)
+	fmt.Printf("user query from %s (%s, %d rows during, %d after): idle p50 %s p99 %s; during the burst (%d queries) p50 %s p99 %s max %s\n",
+		cmp.Or(o.userAddr, "the nodes' address"), queryURI, side.queryRows, rowsAfter, pct(idle, 50), pct(idle, 99), len(during), pct(during, 50), pct(during, 99), pct(during, 100))
+	fmt.Printf("database after the burst: %d bytes (%.0f a GPU profile)\n", dbBytes, float64(dbBytes)/float64(max(gpus, 1)))
+	return nil
+}
+
+// push is one job's profile to push: its node, its number there and the
+// credential made for its first send.
+type push struct {
+	node, job int
+	cred      string
+}
+
+// startServe writes the collector's configuration under o.dir (a fresh
+// database, every node's name accepted from 127.0.0.1) and starts
+// `gpuprof serve` with it on a free loopback port. stop ends it (SIGTERM)
+// and waits for it.
+func (o options) startServe() (addr string, pid int, stop func(), err error) {
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		return "", 0, nil, err
+	}
+	addr = ln.Addr().String()
 	ln.Close()
 	names := make([]string, o.nodes)
 	for i := range names {
@@ -110,7 +200,7 @@ node_hosts = { "127.0.0.1" = [%s] }
 `, filepath.Join(o.dir, "central.db"), filepath.Join(o.dir, "spool"), filepath.Join(o.dir, "serve.log"), addr, strings.Join(names, ", "))
 	confPath := filepath.Join(o.dir, "gpuprof.toml")
 	if err := os.WriteFile(confPath, []byte(conf), 0o644); err != nil {
-		return err
+		return "", 0, nil, err
 	}
 	for _, f := range []string{"central.db", "central.db-wal", "central.db-shm"} {
 		os.Remove(filepath.Join(o.dir, f))
@@ -118,30 +208,22 @@ node_hosts = { "127.0.0.1" = [%s] }
 	serve := exec.Command(o.bin, "serve", "--config", confPath)
 	serve.Stdout, serve.Stderr = os.Stderr, os.Stderr
 	if err := serve.Start(); err != nil {
-		return err
+		return "", 0, nil, err
 	}
-	defer func() {
+	stop = func() {
 		serve.Process.Signal(syscall.SIGTERM)
 		serve.Wait()
-	}()
+	}
 	if err := waitListening(addr, 20*time.Second); err != nil {
-		return err
+		stop()
+		return "", 0, nil, err
 	}
-	pid := serve.Process.Pid
-	url := "http://" + addr
+	return addr, serve.Process.Pid, stop, nil
+}
 
-	// The pushes and their first credentials, before the burst.
-	type push struct {
-		node, job int
-		cred      string
-	}
-	pushes := make([]push, 0, o.nodes*o.jobsPerNode)
-	for n := range o.nodes {
-		for k := range o.jobsPerNode {
-			pushes = append(pushes, push{node: n, job: k})
-		}
-	}
-	t := time.Now()
+// credentials makes each push's first credential with o.encodeWorkers
+// munge processes at once, before the burst.
+func (o options) credentials(pushes []push) error {
 	var encErr atomic.Value
 	var wg sync.WaitGroup
 	next := atomic.Int64{}
@@ -166,9 +248,14 @@ node_hosts = { "127.0.0.1" = [%s] }
 	if e, _ := encErr.Load().(error); e != nil {
 		return e
 	}
-	fmt.Printf("credentials for %d pushes made in %s\n", len(pushes), time.Since(t).Round(time.Millisecond))
-	pushBytes := len(o.body(0, 0))
+	return nil
+}
 
+// userQuery is a user's query, timed, and its URI: the first page of
+// their jobs as `gpuprof jobs` asks, with a fresh credential each time,
+// from o.userAddr where it is set. It returns how long the answer took
+// and how many jobs it had.
+func (o options) userQuery(ctx context.Context, url string) (query func() (time.Duration, int, error), uri string) {
 	// The user asks from another host than the nodes (as from a login
 	// node): the collector shares its decode slots out by host.
 	userClient := client
@@ -177,17 +264,17 @@ node_hosts = { "127.0.0.1" = [%s] }
 		userClient = &http.Client{Transport: &http.Transport{DialContext: d.DialContext}, Timeout: 2 * time.Minute}
 	}
 	// A user's query: the first page of their jobs as `gpuprof jobs` asks.
-	queryURI := "/v1/jobs"
+	uri = "/v1/jobs"
 	if q := collect.ViewFilterQuery(store.ViewFilter{Limit: 50}); q != "" {
-		queryURI += "?" + q
+		uri += "?" + q
 	}
-	query := func() (time.Duration, int, error) {
-		cred, err := encode(o.userUID, collect.Binding(http.MethodGet, queryURI, nil))
+	query = func() (time.Duration, int, error) {
+		cred, err := encode(o.userUID, collect.Binding(http.MethodGet, uri, nil))
 		if err != nil {
 			return 0, 0, err
 		}
 		t := time.Now()
-		code, body, err := sendWith(ctx, userClient, http.MethodGet, url+queryURI, nil, cred)
+		code, body, err := sendWith(ctx, userClient, http.MethodGet, url+uri, nil, cred)
 		d := time.Since(t)
 		if err == nil && code != 200 {
 			err = fmt.Errorf("query: %d %s", code, body)
@@ -198,34 +285,30 @@ node_hosts = { "127.0.0.1" = [%s] }
 		}
 		return d, len(views), err
 	}
-	var idle []time.Duration
-	for range 10 {
-		d, _, err := query()
-		if err != nil {
-			return err
-		}
-		idle = append(idle, d)
-		time.Sleep(100 * time.Millisecond)
-	}
+	return query, uri
+}
 
-	cpu0, err := procCPU(pid)
-	if err != nil {
-		return err
-	}
-	var mu sync.Mutex
-	var lat []time.Duration // accepted pushes, first send to acceptance
-	var attempts, refused, failed atomic.Int64
-	var during []time.Duration
-	var queryRows int
-	var peakRSS int64
-	stop := make(chan struct{})
-	var side sync.WaitGroup
-	side.Go(func() {
+// sideWatch is what runs beside the burst: a user's query every
+// o.queryEvery (their latencies, and the rows of the last) and the
+// collector's RSS every 200 ms (its peak). Its fields are read after end.
+type sideWatch struct {
+	mu        sync.Mutex
+	during    []time.Duration
+	queryRows int
+	peakRSS   int64
+	stop      chan struct{}
+	wg        sync.WaitGroup
+}
+
+// watch starts the side watch of the collector pid.
+func (o options) watch(pid int, query func() (time.Duration, int, error)) *sideWatch {
+	w := &sideWatch{stop: make(chan struct{})}
+	w.wg.Go(func() {
 		tk := time.NewTicker(o.queryEvery)
 		defer tk.Stop()
 		for {
 			select {
-			case <-stop:
+			case <-w.stop:
 				return
 			case <-tk.C:
 			}
@@ -234,26 +317,49 @@ node_hosts = { "127.0.0.1" = [%s] }
 				fmt.Fprintln(os.Stderr, "query during the burst:", err)
 				continue
 			}
-			mu.Lock()
-			during, queryRows = append(during, d), n
-			mu.Unlock()
+			w.mu.Lock()
+			w.during, w.queryRows = append(w.during, d), n
+			w.mu.Unlock()
 		}
 	})
-	side.Go(func() {
+	w.wg.Go(func() {
 		tk := time.NewTicker(200 * time.Millisecond)
 		defer tk.Stop()
 		for {
-			if r, err := procRSS(pid); err == nil && r > peakRSS {
-				peakRSS = r
+			if r, err := procRSS(pid); err == nil && r > w.peakRSS {
+				w.peakRSS = r
 			}
 			select {
-			case <-stop:
+			case <-w.stop:
 				return
 			case <-tk.C:
 			}
 		}
 	})
-	start := time.Now()
+	return w
+}
+
+// end stops the side watch and waits for it.
+func (w *sideWatch) end() {
+	close(w.stop)
+	w.wg.Wait()
+}
+
+// pushStats is what the burst's pushes did: the accepted ones' latency
+// (first send to acceptance), the sends, those refused as busy and
+// retried, and those that failed for good.
+type pushStats struct {
+	mu                        sync.Mutex
+	lat                       []time.Duration
+	attempts, refused, failed atomic.Int64
+}
+
+// pushAll sends every push, each node's in turn from a goroutine of its
+// own, retrying a busy refusal with the agent's backoff and a fresh
+// credential, and returns what they did.
+func (o options) pushAll(ctx context.Context, url string, pushes []push) *pushStats {
+	st := &pushStats{}
+	var wg sync.WaitGroup
 	for n := range o.nodes {
 		wg.Go(func() {
 			for k := range o.jobsPerNode {
@@ -265,68 +371,33 @@ node_hosts = { "127.0.0.1" = [%s] }
 					if try > 0 {
 						c, err := encode(0, collect.Binding(http.MethodPost, "/v1/profiles", body))
 						if err != nil {
-							failed.Add(1)
+							st.failed.Add(1)
 							fmt.Fprintln(os.Stderr, "munge:", err)
 							return
 						}
 						cred = c
 					}
-					attempts.Add(1)
+					st.attempts.Add(1)
 					code, msg, err := send(ctx, http.MethodPost, url+"/v1/profiles", body, cred)
 					if err == nil && code < 300 {
-						mu.Lock()
-						lat = append(lat, time.Since(t))
-						mu.Unlock()
+						st.mu.Lock()
+						st.lat = append(st.lat, time.Since(t))
+						st.mu.Unlock()
 						break
 					}
 					if err == nil && code != http.StatusTooManyRequests && code != http.StatusServiceUnavailable {
-						failed.Add(1)
+						st.failed.Add(1)
 						fmt.Fprintf(os.Stderr, "push %s/%d refused for good: %d %s\n", nodeName(p.node), p.job, code, msg)
 						break
 					}
-					refused.Add(1)
+					st.refused.Add(1)
 					time.Sleep(min(time.Second<<min(try+1, 16), 5*time.Minute)) // the agent's backoff
 				}
 			}
 		})
 	}
 	wg.Wait()
-	wall := time.Since(start)
-	close(stop)
-	side.Wait()
-	cpu1, err := procCPU(pid)
-	if err != nil {
-		return err
-	}
-	hwm, _ := procHWM(pid)
-	_, rowsAfter, err := query()
-	if err != nil {
-		return err
-	}
-	var dbBytes int64
-	for _, f := range []string{"central.db", "central.db-wal"} {
-		if st, err := os.Stat(filepath.Join(o.dir, f)); err == nil {
-			dbBytes += st.Size()
-		}
-	}
-
-	slices.Sort(lat)
-	slices.Sort(idle)
-	slices.Sort(during)
-	gpus := len(lat) * o.gpusPerJob
-	fmt.Printf("burst: %d nodes × %d jobs × %d GPUs (%d-point series, %d-byte push bodies)\n",
-		o.nodes, o.jobsPerNode, o.gpusPerJob, o.seconds, pushBytes)
-	fmt.Printf("accepted %d pushes (%d GPU profiles) in %.1f s: %.1f pushes/s, %.1f GPU profiles/s; %d attempts, %d refused as busy and retried, %d failed\n",
-		len(lat), gpus, wall.Seconds(), float64(len(lat))/wall.Seconds(), float64(gpus)/wall.Seconds(), attempts.Load(), refused.Load(), failed.Load())
-	fmt.Printf("push latency (first send to acceptance, retries included): p50 %s  p99 %s  max %s\n",
-		pct(lat, 50), pct(lat, 99), pct(lat, 100))
-	c := cpu1 - cpu0
-	fmt.Printf("collector CPU: %.1f s over %.1f s wall (%.2f cores), %.1f ms a push; peak RSS %d MiB (VmHWM %d MiB)\n",
-		c, wall.Seconds(), c/wall.Seconds(), 1000*c/float64(max(len(lat), 1)), peakRSS>>20, hwm>>20)
-	fmt.Printf("user query from %s (%s, %d rows during, %d after): idle p50 %s p99 %s; during the burst (%d queries) p50 %s p99 %s max %s\n",
-		cmp.Or(o.userAddr, "the nodes' address"), queryURI, queryRows, rowsAfter, pct(idle, 50), pct(idle, 99), len(during), pct(during, 50), pct(during, 99), pct(during, 100))
-	fmt.Printf("database after the burst: %d bytes (%.0f a GPU profile)\n", dbBytes, float64(dbBytes)/float64(max(gpus, 1)))
-	return nil
+	return st
 }
 
 // body is the push of job k of node n: a finished profile of gpusPerJob

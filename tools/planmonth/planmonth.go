@@ -56,10 +56,9 @@ const month = 30 * 24 * time.Hour
 // Month makes the month: its Input (the jobs as recorded, the
 // inventory) and the scheduler settings of its slurm.conf.
 //
-// It stays one function: the arrivals, users, sizes and runs are drawn
-// from one random stream in a fixed order, on which the month and its
-// golden (testdata) depend; split, that order would be spread over helpers
-// and easy to change unseen.
+// The arrivals, users, sizes and runs are drawn here from one random
+// stream in a fixed order, on which the month and its golden (testdata)
+// depend; the steps apart (cluster, recorded) draw nothing from it.
 func Month(s Shape) (analysis.Input, capacity.WhatIfParams, error) {
 	if s.GPUs < 8 || s.GPUs%8 != 0 || s.Jobs < 1 || s.Occupancy <= 0 {
 		return analysis.Input{}, capacity.WhatIfParams{}, fmt.Errorf("planmonth: %d jobs on %d GPUs at %.2f: need GPUs a multiple of 8", s.Jobs, s.GPUs, s.Occupancy)
@@ -67,40 +66,9 @@ func Month(s Shape) (analysis.Input, capacity.WhatIfParams, error) {
 	rng := rand.New(rand.NewPCG(s.Seed, uint64(s.Jobs)<<20|uint64(s.GPUs)))
 	nodes := s.GPUs / 8
 	var in analysis.Input
-	sc := slurmext.DefaultSchedConf()
-	sc.PriorityType = "priority/multifactor"
-	sc.WeightAge, sc.WeightFairshare, sc.WeightJobSize, sc.WeightPartition = 1000, 10000, 100, 1000
-	sc.PriorityMaxAge, sc.PriorityDecayHalfLife = 3*24*time.Hour, 7*24*time.Hour
-	gpuPart := slurmext.PartitionConf{Name: "gpu", MaxTime: 48 * time.Hour, PriorityTier: 1, State: "UP", Default: true}
-	short := slurmext.PartitionConf{Name: "short", MaxTime: 4 * time.Hour, PriorityTier: 2, State: "UP"}
-	qc := queuesim.Cluster{Partitions: []queuesim.Partition{
-		{Name: "gpu", MaxTime: gpuPart.MaxTime, PriorityTier: 1, PriorityFactor: 1},
-		{Name: "short", MaxTime: short.MaxTime, PriorityTier: 2, PriorityFactor: 1},
-	}}
-	for i := range nodes {
-		model, typ, name := H100, "h100", fmt.Sprintf("h%03d", i)
-		if i%2 == 1 && !s.Uniform {
-			model, typ, name = A100, "a100", fmt.Sprintf("a%03d", i)
-		}
-		parts := []string{"gpu"}
-		qc.Partitions[0].Nodes = append(qc.Partitions[0].Nodes, i)
-		gpuPart.Nodes = append(gpuPart.Nodes, name)
-		if typ == "h100" && !s.Uniform {
-			parts = append(parts, "short")
-			qc.Partitions[1].Nodes = append(qc.Partitions[1].Nodes, i)
-			short.Nodes = append(short.Nodes, name)
-		}
-		in.Nodes = append(in.Nodes, analysis.Node{Name: name, GPUModel: model, GPUs: 8, MemoryTotal: 80 << 30, Partitions: parts})
-		qc.Nodes = append(qc.Nodes, queuesim.Node{Name: name, Type: typ, GPUs: 8})
-	}
-	sc.Partitions = []slurmext.PartitionConf{gpuPart, short}
-	if s.Uniform {
-		sc = slurmext.DefaultSchedConf()
-		gpuPart.MaxTime, gpuPart.MaxTimeUnlimited = 0, true
-		sc.Partitions = []slurmext.PartitionConf{gpuPart}
-		qc.Partitions = qc.Partitions[:1]
-		qc.Partitions[0].MaxTime = 0
-	}
+	var sc slurmext.SchedConf
+	var qc queuesim.Cluster
+	in.Nodes, sc, qc = cluster(s)
 
 	// Job sizes and run times: the mean GPU-seconds per job sets the
 	// median run for the occupancy asked for.
@@ -167,7 +135,66 @@ func Month(s Shape) (analysis.Input, capacity.WhatIfParams, error) {
 	if err != nil {
 		return analysis.Input{}, capacity.WhatIfParams{}, err
 	}
+	jobs, latest, err := recorded(qc, qjobs, res)
+	if err != nil {
+		return analysis.Input{}, capacity.WhatIfParams{}, err
+	}
+	in.Jobs = jobs
+	in.Window = analysis.Window{From: From, To: From.Add(month)}
+	in.Now = latest
+	return in, capacity.WhatIfParams{Sched: sc, SchedKnown: true}, nil
+}
+
+// cluster is the month's cluster: its nodes (eight GPUs each, H100 and
+// A100 by turns unless Uniform), the scheduler settings of its slurm.conf
+// and the replay's view of the same nodes and partitions. It draws nothing
+// from the month's random stream.
+func cluster(s Shape) ([]analysis.Node, slurmext.SchedConf, queuesim.Cluster) {
+	var nodes []analysis.Node
+	sc := slurmext.DefaultSchedConf()
+	sc.PriorityType = "priority/multifactor"
+	sc.WeightAge, sc.WeightFairshare, sc.WeightJobSize, sc.WeightPartition = 1000, 10000, 100, 1000
+	sc.PriorityMaxAge, sc.PriorityDecayHalfLife = 3*24*time.Hour, 7*24*time.Hour
+	gpuPart := slurmext.PartitionConf{Name: "gpu", MaxTime: 48 * time.Hour, PriorityTier: 1, State: "UP", Default: true}
+	short := slurmext.PartitionConf{Name: "short", MaxTime: 4 * time.Hour, PriorityTier: 2, State: "UP"}
+	qc := queuesim.Cluster{Partitions: []queuesim.Partition{
+		{Name: "gpu", MaxTime: gpuPart.MaxTime, PriorityTier: 1, PriorityFactor: 1},
+		{Name: "short", MaxTime: short.MaxTime, PriorityTier: 2, PriorityFactor: 1},
+	}}
+	for i := range s.GPUs / 8 {
+		model, typ, name := H100, "h100", fmt.Sprintf("h%03d", i)
+		if i%2 == 1 && !s.Uniform {
+			model, typ, name = A100, "a100", fmt.Sprintf("a%03d", i)
+		}
+		parts := []string{"gpu"}
+		qc.Partitions[0].Nodes = append(qc.Partitions[0].Nodes, i)
+		gpuPart.Nodes = append(gpuPart.Nodes, name)
+		if typ == "h100" && !s.Uniform {
+			parts = append(parts, "short")
+			qc.Partitions[1].Nodes = append(qc.Partitions[1].Nodes, i)
+			short.Nodes = append(short.Nodes, name)
+		}
+		nodes = append(nodes, analysis.Node{Name: name, GPUModel: model, GPUs: 8, MemoryTotal: 80 << 30, Partitions: parts})
+		qc.Nodes = append(qc.Nodes, queuesim.Node{Name: name, Type: typ, GPUs: 8})
+	}
+	sc.Partitions = []slurmext.PartitionConf{gpuPart, short}
+	if s.Uniform {
+		sc = slurmext.DefaultSchedConf()
+		gpuPart.MaxTime, gpuPart.MaxTimeUnlimited = 0, true
+		sc.Partitions = []slurmext.PartitionConf{gpuPart}
+		qc.Partitions = qc.Partitions[:1]
+		qc.Partitions[0].MaxTime = 0
+	}
+	return nodes, sc, qc
+}
+
+// recorded is the replayed jobs as the month records them: each ran where
+// and when the replay ran it. latest is the last end, or the month's end
+// when none ends later. A job the replay did not run is an error: the
+// occupancy asked for is too high.
+func recorded(qc queuesim.Cluster, qjobs []queuesim.Job, res *queuesim.Result) ([]analysis.Job, time.Time, error) {
 	latest := From.Add(month)
+	var jobs []analysis.Job
 	for i, q := range qjobs {
 		r := res.Jobs[i]
 		u := fmt.Sprintf("u%03d", q.User)
@@ -186,13 +213,11 @@ func Month(s Shape) (analysis.Input, capacity.WhatIfParams, error) {
 				latest = job.End
 			}
 		default:
-			return analysis.Input{}, capacity.WhatIfParams{}, fmt.Errorf("planmonth: job %d did not run (%v): lower the occupancy", i, r.Outcome)
+			return nil, time.Time{}, fmt.Errorf("planmonth: job %d did not run (%v): lower the occupancy", i, r.Outcome)
 		}
-		in.Jobs = append(in.Jobs, job)
+		jobs = append(jobs, job)
 	}
-	in.Window = analysis.Window{From: From, To: From.Add(month)}
-	in.Now = latest
-	return in, capacity.WhatIfParams{Sched: sc, SchedKnown: true}, nil
+	return jobs, latest, nil
 }
 
 // arrival draws an arrival in the month: twice the rate on weekdays
