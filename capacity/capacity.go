@@ -317,8 +317,6 @@ type planner struct {
 	planned  int
 	// fullReplays and noLoadBound are SimPlanParams'.
 	fullReplays, noLoadBound bool
-	// spec runs seeds ahead on workers a batch leaves idle.
-	spec specPool
 }
 
 // evalResult is a configuration's replays, as later steps read them: the
@@ -895,16 +893,6 @@ func (pl *planner) searchModel(g analysis.Group, changes []analysis.Change, maxG
 	}
 	for hi-lo > 1 {
 		mid := (lo + hi) / 2
-		// The next size is one of two, whichever way mid's answer goes:
-		// the workers mid's seeds leave idle replay them ahead.
-		var next []evalReq
-		if mid-lo > 1 {
-			next = append(next, req((lo+mid)/2))
-		}
-		if hi-mid > 1 {
-			next = append(next, req((mid+hi)/2))
-		}
-		pl.hint(next...)
 		mg, err := at(mid)
 		if err != nil {
 			return mp, nil, err

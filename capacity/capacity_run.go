@@ -82,9 +82,6 @@ type batchItem struct {
 	// abort ends its seeds still replaying: the answer no longer needs
 	// them (commit decided it on the seeds before them).
 	abort atomic.Bool
-	// ahead are its seeds run ahead (plan_spec.go), adopted; nil where
-	// a seed was not.
-	ahead []*specSeed
 	// first is the item of the same configuration earlier in the batch;
 	// out the item's result once committed.
 	first *batchItem
@@ -109,9 +106,7 @@ func evalKey(changes []analysis.Change, m int) string {
 // replays themselves run in parallel on GOMAXPROCS workers, taken in the
 // same order; work done past a stop or a budget is thrown away, so which
 // replays count, the counts and every answer are the same with any
-// number of workers. A worker left without work replays seeds the caller
-// hinted for the next batch (plan_spec.go); a seed of reqs replayed so
-// is taken as it is, as the same replay.
+// number of workers.
 func (pl *planner) evalAll(reqs []evalReq, then func(i int, o evalOut) bool) []evalOut {
 	outs := make([]evalOut, len(reqs))
 	for i := range outs {
@@ -122,8 +117,6 @@ func (pl *planner) evalAll(reqs []evalReq, then func(i int, o evalOut) bool) []e
 	var tasks []task
 	queued := map[string]*batchItem{}
 	reps := map[string]*sharedReplay{}
-	ahead, aheadReps := pl.beginBatch()
-	defer pl.endBatch()
 	for i, q := range reqs {
 		it := &batchItem{req: q, key: evalKey(q.changes, q.m)}
 		items[i] = it
@@ -139,24 +132,17 @@ func (pl *planner) evalAll(reqs []evalReq, then func(i int, o evalOut) bool) []e
 			ck = "\x02" + it.key
 		}
 		if it.rep = reps[ck]; it.rep == nil {
-			if it.rep = aheadReps[ck]; it.rep == nil || q.r != nil {
-				it.rep = &sharedReplay{}
-			}
+			it.rep = &sharedReplay{}
 			reps[ck] = it.rep
 		}
 		it.rep.users++
 		it.seeds = make([]seedOut, pl.seeds)
 		it.done = make([]chan struct{}, pl.seeds)
-		it.ahead = make([]*specSeed, pl.seeds)
 		for s := range pl.seeds {
 			it.done[s] = make(chan struct{})
-			if !q.keep && q.r == nil {
-				it.ahead[s] = pl.spec.adoptAhead(ahead, q, s)
-			}
 			tasks = append(tasks, task{i, s})
 		}
 	}
-	dropAhead(ahead)
 	var stopped atomic.Bool
 	var next atomic.Int64
 	var wg sync.WaitGroup
@@ -165,16 +151,12 @@ func (pl *planner) evalAll(reqs []evalReq, then func(i int, o evalOut) bool) []e
 			for {
 				k := int(next.Add(1) - 1)
 				if k >= len(tasks) {
-					go pl.runAhead()
 					return
 				}
 				t := tasks[k]
 				it := items[t.item]
 				if stopped.Load() || it.skip.Load() {
 					it.seeds[t.seed].err = errSkipped
-				} else if ss := it.ahead[t.seed]; ss != nil {
-					<-ss.done
-					it.seeds[t.seed] = ss.out
 				} else {
 					it.seeds[t.seed] = pl.runSeed(it, t.seed)
 				}
@@ -191,9 +173,6 @@ func (pl *planner) evalAll(reqs []evalReq, then func(i int, o evalOut) bool) []e
 	}
 	stopped.Store(true)
 	wg.Wait()
-	for _, it := range items {
-		it.abortAhead()
-	}
 	return outs
 }
 
@@ -307,7 +286,6 @@ func (pl *planner) commit(it *batchItem) evalOut {
 		if b := r.stopVerdict(it.req.stop, it.seeds[:s+1], pl.seeds, pl.target); b != nil {
 			it.skip.Store(true)
 			it.abort.Store(true)
-			it.abortAhead()
 			for t := s + 1; t < pl.seeds; t++ {
 				<-it.done[t]
 			}
