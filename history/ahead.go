@@ -52,8 +52,7 @@ func readAhead(sr *sacct.Reader) *aheadReader {
 			// Problems holds the notes of this record only: the next
 			// call of Next clears them.
 			batch = append(batch, aheadRecord{rec: rec, err: err, problems: slices.Clone(sr.Problems())})
-			var le *sacct.LineError
-			last := err != nil && !errors.As(err, &le)
+			last := err != nil && !isLineError(err)
 			if len(batch) < aheadBatch && !last {
 				continue
 			}
@@ -100,6 +99,18 @@ func (a *aheadReader) Next() (slurmext.JobRecord, error) {
 
 // Problems returns the notes of the record Next returned last.
 func (a *aheadReader) Problems() []string { return a.cur.problems }
+
+// isLineError reports whether err is a *sacct.LineError: a line skipped,
+// after which the reading goes on. The target of errors.As escapes to the
+// heap where it is declared, so it is declared here, where only errors
+// reach: declared beside each record's Next, it cost an allocation a record.
+func isLineError(err error) bool {
+	if err == nil {
+		return false
+	}
+	var le *sacct.LineError
+	return errors.As(err, &le)
+}
 
 // Close stops the reading goroutine; call it once, when done.
 func (a *aheadReader) Close() { close(a.stop) }
