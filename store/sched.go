@@ -944,7 +944,18 @@ func setSchedArgs(args []any, r slurmext.JobRecord, seq int64) {
 
 	str(r.Cluster)
 	str(r.JobID)
-	str(r.DisplayID)
+	same := func(v string, col int) {
+		// A value equal to another column's of this row (a plain job's
+		// display id is its id; AllocTRES mostly is ReqTRES) takes that
+		// column's.
+		if s, ok := args[col].(string); ok && s == v {
+			args[k] = args[col]
+			k++
+			return
+		}
+		str(v)
+	}
+	same(r.DisplayID, 1)
 	str(r.ArrayJobID)
 	i(r.ArrayTaskID)
 	str(r.ArrayTaskSpec)
@@ -981,7 +992,7 @@ func setSchedArgs(args []any, r slurmext.JobRecord, seq int64) {
 	str(r.ReqGPUType)
 	i(r.ReqShards)
 	str(r.ReqTRES)
-	str(r.AllocTRES)
+	same(r.AllocTRES, k-1)
 	str(r.GPUsFrom)
 	// NULL: not recorded, or not reported.
 	if r.SlurmGPUMemValid {
