@@ -32,6 +32,13 @@ func TestDuplicatesConflicts(t *testing.T) {
 		{name: "a requeued run, then the last", recs: []slurmext.JobRecord{requeued, done}, want: []bool{false, false}},
 		{name: "the last run, then a requeued one", recs: []slurmext.JobRecord{done, requeued}, want: []bool{false, false}},
 		{name: "another cluster's job of the same id", recs: []slurmext.JobRecord{done, otherCluster}, want: []bool{false, false}},
+		{name: "back to the first cluster", recs: []slurmext.JobRecord{done, otherCluster, failed}, want: []bool{false, false, true}},
+		// Ids kept as numbers and as text are never the same job.
+		{name: "a leading zero is another id", recs: []slurmext.JobRecord{done, job("07", "FAILED", at.Add(time.Hour))}, want: []bool{false, false}},
+		{name: "ids as text conflict", recs: []slurmext.JobRecord{job("07", "COMPLETED", at), job("07", "FAILED", at)}, want: []bool{false, true}},
+		{name: "a SLUID", recs: []slurmext.JobRecord{job("s0123456789abc", "COMPLETED", at), job("s0123456789abc", "FAILED", at)}, want: []bool{false, true}},
+		{name: "the largest 19 digits", recs: []slurmext.JobRecord{job("9999999999999999999", "COMPLETED", at), job("9999999999999999999", "FAILED", at)}, want: []bool{false, true}},
+		{name: "20 digits, as text", recs: []slurmext.JobRecord{job("18446744073709551617", "COMPLETED", at), job("1", "FAILED", at), job("18446744073709551617", "FAILED", at)}, want: []bool{false, false, true}},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

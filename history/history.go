@@ -291,7 +291,6 @@ func importRecords(ctx context.Context, st *storer, r io.Reader, format string, 
 				return res, err
 			}
 			rec, err := sr.Next()
-			var le *sacct.LineError
 			switch {
 			case errors.Is(err, io.EOF):
 				if haveHeld {
@@ -305,7 +304,7 @@ func importRecords(ctx context.Context, st *storer, r io.Reader, format string, 
 				err := errors.Join(release(), flush())
 				res.Took = o.now().Sub(began)
 				return res, err
-			case errors.As(err, &le):
+			case isLineError(err):
 				problem(err)
 				continue
 			case errors.Is(err, sacct.ErrLayout) && res.Read == 0 && !haveHeld:

@@ -65,10 +65,23 @@ func ParseClock(t string) (time.Duration, bool) {
 		}
 		days, rest, hasDays = n, after, true
 	}
-	parts := strings.Split(rest, ":")
-	if len(parts) > 3 {
-		return 0, false
+	// At most three ':'-separated fields, cut without allocating: this
+	// runs for every line of sacct text.
+	var fields [3]string
+	nf := 0
+	for {
+		if nf == len(fields) {
+			return 0, false
+		}
+		f, after, more := strings.Cut(rest, ":")
+		fields[nf] = f
+		nf++
+		if !more {
+			break
+		}
+		rest = after
 	}
+	parts := fields[:nf]
 	// Only the last field of a seconds-bearing form may carry a fraction.
 	var frac time.Duration
 	last := parts[len(parts)-1]

@@ -56,6 +56,8 @@ func TestParseDurationErrors(t *testing.T) {
 		{name: "INVALID as sacct prints it", in: "INVALID"},
 		{name: "negative", in: "-5"},
 		{name: "four fields", in: "1:2:3:4"},
+		{name: "four fields, the last empty", in: "1:2:3:"},
+		{name: "days and four fields", in: "1-1:2:3:4"},
 		{name: "seconds 60", in: "00:00:60"},
 		{name: "minutes 60 after hours", in: "01:60:00"},
 		{name: "hours 24 after days", in: "1-24:00:00"},

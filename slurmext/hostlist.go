@@ -44,12 +44,17 @@ func isHostlistSpace(c byte) bool {
 // parseHostlist splits an expression into terms. Commas and white space
 // outside brackets separate terms (as in Slurm's hostlist_create); empty terms
 // are skipped. It allocates in proportion to the input only.
-func parseHostlist(s string) ([]hlTerm, error) {
+func parseHostlist(s string) ([]hlTerm, error) { return scanHostlist(s, true) }
+
+// scanHostlist is parseHostlist; without keep it only checks s and returns
+// no terms, allocating nothing unless s is malformed (CheckHostlist runs
+// on every job an import reads).
+func scanHostlist(s string, keep bool) ([]hlTerm, error) {
 	var terms []hlTerm
 	var cur hlTerm
 	litStart := 0
 	flushLit := func(end int) {
-		if end > litStart {
+		if keep && end > litStart {
 			cur = append(cur, hlPart{lit: s[litStart:end]})
 		}
 	}
@@ -73,11 +78,13 @@ func parseHostlist(s string) ([]hlTerm, error) {
 			if strings.IndexByte(body, '[') >= 0 {
 				return nil, fmt.Errorf("hostlist %s: nested '[' after byte %d: %w", QuoteShort(s), i, ErrBadHostlist)
 			}
-			ranges, err := parseRangeGroup(body)
+			ranges, err := parseRangeGroup(body, keep)
 			if err != nil {
 				return nil, fmt.Errorf("hostlist %s: %w", QuoteShort(s), err)
 			}
-			cur = append(cur, hlPart{ranges: ranges})
+			if keep {
+				cur = append(cur, hlPart{ranges: ranges})
+			}
 			i += end + 2
 			litStart = i
 		case c == ']':
@@ -93,8 +100,9 @@ func parseHostlist(s string) ([]hlTerm, error) {
 	return terms, nil
 }
 
-// parseRangeGroup parses the inside of brackets: "01-04,07".
-func parseRangeGroup(body string) ([]hlRange, error) {
+// parseRangeGroup parses the inside of brackets: "01-04,07"; without keep
+// it only checks it and returns nil.
+func parseRangeGroup(body string, keep bool) ([]hlRange, error) {
 	if body == "" {
 		return nil, fmt.Errorf("empty brackets: %w", ErrBadHostlist)
 	}
@@ -114,7 +122,9 @@ func parseRangeGroup(body string) ([]hlRange, error) {
 				return nil, fmt.Errorf("reverse range %s: %w", QuoteShort(item), ErrBadHostlist)
 			}
 		}
-		out = append(out, hlRange{lo: lo, hi: hi, width: len(loStr)})
+		if keep {
+			out = append(out, hlRange{lo: lo, hi: hi, width: len(loStr)})
+		}
 	}
 	return out, nil
 }
@@ -222,7 +232,7 @@ func expandTerm(out []string, t hlTerm) []string {
 // when s is not a hostlist expression this package can read, without
 // expanding it.
 func CheckHostlist(s string) error {
-	_, err := parseHostlist(s)
+	_, err := scanHostlist(s, false)
 	return err
 }
 

@@ -160,3 +160,25 @@ func TestHostlistContainsAgreesWithExpand(t *testing.T) {
 		}
 	}
 }
+
+// TestCheckHostlistAllocates: an import checks every job's NodeList; a
+// well-formed list is checked without allocating (it was parsed into terms
+// before, two or more allocations a list), and a malformed one still fails.
+func TestCheckHostlistAllocates(t *testing.T) {
+	for _, s := range []string{"gpu[53-54]", "gpu01", "gpu[01-04,07],login1", "r[1-2]n[1-2]", ""} {
+		if err := CheckHostlist(s); err != nil {
+			t.Fatalf("CheckHostlist(%q) = %v", s, err)
+		}
+		if n := testing.AllocsPerRun(100, func() { _ = CheckHostlist(s) }); n != 0 {
+			t.Errorf("CheckHostlist(%q): %v allocations, want 0", s, n)
+		}
+	}
+	for _, s := range []string{"gpu[1-", "gpu]", "gpu[]", "gpu[2-1]", "gpu[a]", "gpu[1[2]]"} {
+		if err := CheckHostlist(s); !errors.Is(err, ErrBadHostlist) {
+			t.Errorf("CheckHostlist(%q) = %v, want ErrBadHostlist", s, err)
+		}
+		if _, err := ExpandHostlist(s); !errors.Is(err, ErrBadHostlist) {
+			t.Errorf("ExpandHostlist(%q) = %v, want ErrBadHostlist", s, err)
+		}
+	}
+}

@@ -182,6 +182,11 @@ func (t *Tx) PutSchedJobs(ctx context.Context, rs []slurmext.JobRecord) (inserte
 			return 0, 0, 0, fmt.Errorf("put sched jobs: %w", err)
 		}
 	}
+	// Reused from chunk to chunk: a record is hundreds of bytes, and a
+	// slice grown by append for each chunk was most of what an import
+	// allocated.
+	fresh := make([]slurmext.JobRecord, 0, min(len(rs), schedChunk))
+	var rest []slurmext.JobRecord
 	for len(rs) > 0 {
 		chunk := rs[:min(len(rs), schedChunk)]
 		rs = rs[len(chunk):]
@@ -197,7 +202,7 @@ func (t *Tx) PutSchedJobs(ctx context.Context, rs []slurmext.JobRecord) (inserte
 		// A job's first record in the chunk, when the database has never
 		// heard of the job, is inserted as is, without looking it up.
 		// The others follow in order, each merged into what came before.
-		var fresh, rest []slurmext.JobRecord
+		fresh, rest = fresh[:0], rest[:0]
 		for _, r := range chunk {
 			if k := (viewKey{r.Cluster, r.JobID}); !known[k] {
 				known[k] = true
@@ -542,7 +547,7 @@ func (w *schedWriter) known(ctx context.Context, rs []slurmext.JobRecord) (map[v
 // call each, which together cost more than SQLite's insert of the row
 // (docs/benchmarks.md, "The sacct import through the driver"). The
 // driver's Query binds, steps and resets a statement of standard values
-// (string, int64, float64, bool, nil: all appendSchedArgs gives) in one
+// (string, int64, float64, bool, nil: all setSchedArgs gives) in one
 // cgo call, and its Close resets it; the values bound are the same either
 // way.
 func (w *schedWriter) insertFresh(ctx context.Context, rs []slurmext.JobRecord) error {
@@ -575,19 +580,26 @@ func (w *schedWriter) insertFresh(ctx context.Context, rs []slurmext.JobRecord) 
 		if !ok {
 			return fmt.Errorf("insert sched jobs: driver statement %T cannot query", ds)
 		}
-		args := make([]any, 0, schedColumnCount)
+		// One args for every row: setSchedArgs keeps the values a row
+		// repeats from the row before.
+		args := make([]any, schedColumnCount)
+		args[schedColumnCount-1] = now
 		nv := make([]driver.NamedValue, schedColumnCount)
+		for i := range nv {
+			nv[i].Ordinal = i + 1
+		}
+		// Checked between rows, and a context that cannot be cancelled
+		// handed on (see exec).
+		qctx := context.WithoutCancel(ctx)
 		for _, r := range rs {
-			// Checked between rows, and a context that cannot be
-			// cancelled handed on (see exec).
 			if err := ctx.Err(); err != nil {
 				return err
 			}
-			args = append(appendSchedArgs(args[:0], NormalizeRecord(r), 1), now)
+			setSchedArgs(args, NormalizeRecord(r), 1)
 			for i, a := range args {
-				nv[i] = driver.NamedValue{Ordinal: i + 1, Value: a}
+				nv[i].Value = a
 			}
-			rows, err := q.QueryContext(context.WithoutCancel(ctx), nv)
+			rows, err := q.QueryContext(qctx, nv)
 			if err == nil {
 				err = rows.Close()
 			}
@@ -884,43 +896,136 @@ func fill(w, l slurmext.JobRecord) slurmext.JobRecord {
 }
 
 func schedArgs(r slurmext.JobRecord, seq int64) []any {
-	return appendSchedArgs(make([]any, 0, schedColumnCount), r, seq)
+	args := make([]any, schedColumnCount-1, schedColumnCount)
+	setSchedArgs(args, r, seq)
+	return args
 }
 
-// appendSchedArgs appends the values of schedColumns for r to dst. Numbers
-// go as int64: database/sql converts any other integer type by reflection,
-// one allocation each.
-func appendSchedArgs(dst []any, r slurmext.JobRecord, seq int64) []any {
-	var limit any
-	if !r.Unlimited && r.TimeLimit > 0 {
-		limit = int64(r.TimeLimit / time.Second)
+// setSchedArgs sets args[:schedColumnCount-1] to the values of
+// schedColumns for r. Numbers go as int64: database/sql converts any other
+// integer type by reflection, one allocation each. A value equal to the one
+// args holds already, of the same type (the row before's, when args is
+// reused), is kept as it is: putting a string or a number into an any
+// allocates, and a bulk insert's rows repeat most of their values (the
+// cluster, a partition, a state; -1 for the ids a job has not).
+func setSchedArgs(args []any, r slurmext.JobRecord, seq int64) {
+	args = args[:schedColumnCount-1]
+	k := 0
+	str := func(v string) {
+		if old, ok := args[k].(string); !ok || old != v {
+			args[k] = v
+		}
+		k++
 	}
-	var gpuMem, gpuUtil any // NULL: not recorded
+	num := func(v int64) {
+		if old, ok := args[k].(int64); !ok || old != v {
+			args[k] = v
+		}
+		k++
+	}
+	float := func(v float64) {
+		// Compared by their bits: -0 and NaN are not == to what
+		// would be bound.
+		if old, ok := args[k].(float64); !ok || math.Float64bits(old) != math.Float64bits(v) {
+			args[k] = v
+		}
+		k++
+	}
+	null := func() { args[k] = nil; k++ }
+	flag := func(v bool) { args[k] = v; k++ } // a bool in an any allocates nothing
+	i := func(n int) { num(int64(n)) }
+	unix := func(t time.Time) {
+		if t.IsZero() {
+			null()
+		} else {
+			num(t.Unix())
+		}
+	}
+
+	str(r.Cluster)
+	str(r.JobID)
+	same := func(v string, col int) {
+		// A value equal to another column's of this row (a plain job's
+		// display id is its id; AllocTRES mostly is ReqTRES) takes that
+		// column's.
+		if s, ok := args[col].(string); ok && s == v {
+			args[k] = args[col]
+			k++
+			return
+		}
+		str(v)
+	}
+	same(r.DisplayID, 1)
+	str(r.ArrayJobID)
+	i(r.ArrayTaskID)
+	str(r.ArrayTaskSpec)
+	str(r.HetJobID)
+	i(r.HetOffset)
+	str(r.Name)
+	str(r.User)
+	i(r.UID)
+	str(r.Account)
+	str(r.Partition)
+	str(r.QOS)
+	str(string(r.State))
+	i(r.CancelledBy)
+	str(r.Reason)
+	unix(r.Submit)
+	unix(r.Eligible)
+	unix(r.Start)
+	unix(r.End)
+	if !r.Unlimited && r.TimeLimit > 0 {
+		num(int64(r.TimeLimit / time.Second))
+	} else {
+		null()
+	}
+	flag(r.Unlimited)
+	i(r.ExitStatus)
+	i(r.ExitSignal)
+	i(r.DerivedStatus)
+	i(r.DerivedSignal)
+	flag(r.ExitUnknown)
+	str(r.NodeList)
+	i(r.NodeCount)
+	i(r.CPUs)
+	i(r.ReqGPUs)
+	str(r.ReqGPUType)
+	i(r.ReqShards)
+	str(r.ReqTRES)
+	same(r.AllocTRES, k-1)
+	str(r.GPUsFrom)
+	// NULL: not recorded, or not reported.
 	if r.SlurmGPUMemValid {
-		gpuMem = int64(r.SlurmGPUMem) // validRecord keeps it within int64
+		num(int64(r.SlurmGPUMem)) // validRecord keeps it within int64
+	} else {
+		null()
 	}
 	if r.SlurmGPUUtilValid {
-		gpuUtil = r.SlurmGPUUtil
+		float(r.SlurmGPUUtil)
+	} else {
+		null()
 	}
-	var totalCPU, memPeak, reqMem any // NULL: not reported
-	if u := r.Usage; u.TotalCPUValid {
-		totalCPU = u.TotalCPU.Seconds()
+	u := r.Usage
+	if u.TotalCPUValid {
+		float(u.TotalCPU.Seconds())
+	} else {
+		null()
 	}
-	if u := r.Usage; u.MemPeakValid {
-		memPeak = int64(u.MemPeak) // validRecord keeps it within int64
+	if u.MemPeakValid {
+		num(int64(u.MemPeak)) // validRecord keeps it within int64
+	} else {
+		null()
 	}
-	if u := r.Usage; u.ReqMemValid {
-		reqMem = int64(u.ReqMem)
+	if u.ReqMemValid {
+		num(int64(u.ReqMem))
+	} else {
+		null()
 	}
-	i := func(n int) any { return int64(n) }
-	return append(dst,
-		r.Cluster, r.JobID, r.DisplayID, r.ArrayJobID, i(r.ArrayTaskID), r.ArrayTaskSpec,
-		r.HetJobID, i(r.HetOffset), r.Name, r.User, i(r.UID), r.Account, r.Partition, r.QOS,
-		string(r.State), i(r.CancelledBy), r.Reason, unixOrNull(r.Submit), unixOrNull(r.Eligible), unixOrNull(r.Start), unixOrNull(r.End),
-		limit, r.Unlimited, i(r.ExitStatus), i(r.ExitSignal), i(r.DerivedStatus), i(r.DerivedSignal), r.ExitUnknown,
-		r.NodeList, i(r.NodeCount), i(r.CPUs), i(r.ReqGPUs), r.ReqGPUType, i(r.ReqShards), r.ReqTRES, r.AllocTRES, r.GPUsFrom,
-		gpuMem, gpuUtil, totalCPU, memPeak, reqMem, r.Usage.TotalCPURead, r.Usage.MemPeakRead, i(r.Restarts), r.Source, seq,
-	)
+	flag(u.TotalCPURead)
+	flag(u.MemPeakRead)
+	i(r.Restarts)
+	str(r.Source)
+	num(seq)
 }
 
 type scanner interface {
