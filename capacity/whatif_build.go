@@ -238,7 +238,7 @@ func (r *replay) setScheduler(p WhatIfParams, confSource string) {
 		r.prio.FairTree = !sc.NoFairTree
 		if sc.WeightFairshare != 0 {
 			if r.prio.FairTree {
-				r.assume("fair-share: Fair Tree, every account and every user in an account an equal share, usage in GPU-seconds (the association tree is not read)")
+				r.assume("fair-share: Fair Tree, every account and every user in an account an equal share, beside the cluster's root user, usage in GPU-seconds (the association tree is not read)")
 			} else {
 				r.assume("fair-share: classic 2^(−usage/shares) (PriorityFlags NO_FAIR_TREE), every user an equal share, usage in GPU-seconds (the association tree is not read)")
 			}

@@ -89,6 +89,15 @@ type Priority struct {
 	// associations. Every account and every user in an account has an
 	// equal share. Off, fair-share is classic 2^(−U/S) per user.
 	FairTree bool
+	// RootUsers is, for Fair Tree, the number of user associations
+	// directly under the tree's root that run no job in the replay:
+	// slurmdbd creates one, the cluster's root user, with every cluster
+	// (DefaultPriority: 1). Each has no usage, so an infinite level
+	// fair-share: it ranks above every association with usage and counts
+	// in the number the ranks are divided by (with the root user and three
+	// accounts of one user each, Slurm's factors are 3/4, 2/4 and 1/4, not
+	// 1, 2/3 and 1/3).
+	RootUsers int
 }
 
 // Scheduler holds the main scheduler's and the backfill's settings, named

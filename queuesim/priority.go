@@ -125,6 +125,9 @@ type fairTree struct {
 	factor []float64 // 1 until ranked
 	seen   []bool
 	nSeen  int
+	// rootUsers are the user associations under the tree's root that run
+	// no job here (Priority.RootUsers): ranked first, counted in n.
+	rootUsers int
 	// Per association, its account's index; the associations grouped by
 	// account (byAcct[acctStart[k]:acctStart[k+1]]); the accounts' ids.
 	acctOf    []int32
@@ -217,14 +220,19 @@ func (ft *fairTree) factorOf(a int32) float64 {
 
 // rank is Fair Tree's ranking (Slurm's fair_tree.c, _calc_tree_fs): the
 // accounts in descending order of their level fair-share S/U (S their
-// share of the shares, equal; U their share of all usage; no usage is
+// share of the shares, equal among the accounts and the root users; U
+// their share of all usage; no usage is
 // infinite), and within each its users in descending order of theirs
 // (U the user's share of the account's usage). Ranks count down from the
 // number of associations in that order; siblings with equal level
 // fair-share share a rank, and so does an account's first user with the
 // previous account's last when the two accounts tie. The factor is
-// rank / associations. Only the associations seen count; sums run in
-// association order, so the answer does not depend on map order.
+// rank / associations. Only the associations seen count, and the
+// rootUsers: siblings of the accounts with no usage (infinite level
+// fair-share), so they take the top rank, which an account of no usage
+// shares with them (fair_tree.c: a user ties with a sibling account of
+// equal level fair-share). Sums run in association order, so the answer
+// does not depend on map order.
 func (ft *fairTree) rank() {
 	if ft.nSeen == 0 {
 		return
@@ -252,7 +260,7 @@ func (ft *fairTree) rank() {
 			ft.order = append(ft.order, int32(k))
 		}
 	}
-	nAcct := float64(len(ft.order))
+	nAcct := float64(len(ft.order) + ft.rootUsers)
 	for _, k := range ft.order {
 		ft.acctLevel[k] = level(1/nAcct, ft.acctUse[k], total)
 	}
@@ -262,9 +270,14 @@ func (ft *fairTree) rank() {
 		}
 		return cmp.Compare(ft.acctIDs[a], ft.acctIDs[b])
 	})
-	n := ft.nSeen
+	n := ft.nSeen + ft.rootUsers
 	rank, next := n, n
 	prevAcct, prevUser := math.NaN(), math.NaN()
+	if ft.rootUsers > 0 {
+		// The root users tie among themselves at the top rank.
+		next -= ft.rootUsers
+		prevAcct = math.Inf(1)
+	}
 	for _, k := range ft.order {
 		ft.users = ft.users[:0]
 		nu := float64(ft.acctUsers[k])

@@ -244,9 +244,10 @@ func DefaultScheduler() Scheduler {
 
 // DefaultPriority returns priority/basic with multifactor's defaults for
 // when weights are set: PriorityMaxAge and PriorityDecayHalfLife 7 days,
-// PriorityCalcPeriod 5 minutes.
+// PriorityCalcPeriod 5 minutes; for Fair Tree, the cluster's root user
+// association beside the replay's (RootUsers 1).
 func DefaultPriority() Priority {
-	return Priority{MaxAge: 7 * 24 * time.Hour, DecayHalfLife: 7 * 24 * time.Hour, CalcPeriod: 5 * time.Minute}
+	return Priority{MaxAge: 7 * 24 * time.Hour, DecayHalfLife: 7 * 24 * time.Hour, CalcPeriod: 5 * time.Minute, RootUsers: 1}
 }
 
 func secs(d time.Duration) int64 { return int64(d.Round(time.Second) / time.Second) }
@@ -406,7 +407,11 @@ func newSim(c Cluster, pr Priority, sc Scheduler, jobs []Job, o Options) (*sim, 
 	s.bfPartN, s.bfUserN = make([]int, len(c.Partitions)), make([]int, maxUser+1)
 	s.usage = make([]float64, maxUser+1)
 	if pr.FairTree {
+		if pr.RootUsers < 0 {
+			return nil, badf("Fair Tree with %d root users: want 0 or more", pr.RootUsers)
+		}
 		s.ft = newFairTree(jobs)
+		s.ft.rootUsers = pr.RootUsers
 	}
 	s.seenUser = make([]bool, maxUser+1)
 	s.qosUser = make([]qosUse, len(c.QOS)*(maxUser+1))
