@@ -518,12 +518,25 @@ func (pl *planner) makePlan(sp *SimPlan, findings *analysis.Findings, pc *analys
 			which = append(which, i)
 		}
 	}
+	// With no recommendation replayed no change is free, so the
+	// timeline (3), with the free changes and no purchase, needs nothing
+	// from the steps between: its months join this batch, on the workers
+	// the horizon's replays leave idle, charged right after them.
+	var ts *timelineScan
+	nh := len(reqs)
+	if len(which) == 0 {
+		ts = pl.newTimelineScan(nil, pl.timelineMonths(), sp.Window.To, pc.LeadTimeMonths)
+		reqs = append(reqs, ts.reqs...)
+	}
 	var hz *evalResult
 	var kept []*evalResult
 	outs := pl.evalAll(reqs, func(k int, o evalOut) bool {
 		if k == 0 {
 			hz = o.e
 			return o.err != nil
+		}
+		if k >= nh {
+			return ts.read(k-nh, o)
 		}
 		effects[which[k-1]] = pl.effectOf(&recs[which[k-1]], o, sp.CalibrationError)
 		if o.e != nil && o.e != pl.base {
@@ -540,6 +553,9 @@ func (pl *planner) makePlan(sp *SimPlan, findings *analysis.Findings, pc *analys
 	}
 	base.r, base.runs = nil, nil
 	sp.Horizon = &hz.sc
+	if ts != nil && ts.err != nil {
+		return ts.err
+	}
 	// The free changes: those that help, added one at a time at the
 	// horizon's load, each kept only if the worst wait with it is not
 	// materially longer than without (two changes that each help may
@@ -603,11 +619,18 @@ func (pl *planner) makePlan(sp *SimPlan, findings *analysis.Findings, pc *analys
 	}
 
 	// (3) With the free changes and no purchase: when growth breaks it.
-	tl, err := pl.timeline(free, pl.timelineMonths(), sp.Window.To, pc.LeadTimeMonths)
-	if err != nil {
-		return err
+	if ts == nil {
+		tl, err := pl.timeline(free, pl.timelineMonths(), sp.Window.To, pc.LeadTimeMonths)
+		if err != nil {
+			return err
+		}
+		sp.Timeline = tl
+		return nil
 	}
-	sp.Timeline = tl
+	if ts.err != nil {
+		return ts.err
+	}
+	sp.Timeline = ts.tl
 	return nil
 }
 
@@ -715,13 +738,14 @@ func (pl *planner) effectOf(r *analysis.Recommendation, o evalOut, calErr float6
 
 // searchModel finds the smallest purchase of g's model that brings the
 // model's p95 wait at the horizon under the target, on top of the changes
-// given: doubling, then bisecting between the last miss and the first hit.
+// given: doubling, then narrowing between the last miss and the first hit
+// (narrow: bisecting, or with one seed two sizes a step).
 // A model no job needed (Group.PlacedOnly) is searched on the waits that
 // count for it, as worst does: the worst p95 of the partitions it is in,
 // where the jobs the replay placed on it count; its curve shows that wait.
 //
-// It stays one function: req, point and at are closures over the model's
-// partitions, node size and curve, which the doubling and the bisection
+// It stays one function: req and point are closures over the model's
+// partitions, node size and curve, which the doubling and the narrowing
 // both use, and the curve records every size either tried.
 func (pl *planner) searchModel(g analysis.Group, changes []analysis.Change, maxGPUs int, wf *evalResult) (ModelPlan, []analysis.Change, error) {
 	mp := ModelPlan{Model: g.Name, GPUs: g.GPUs, Curve: []CurvePoint{}}
@@ -796,13 +820,6 @@ func (pl *planner) searchModel(g analysis.Group, changes []analysis.Change, maxG
 		// The search compares that wait with the target.
 		mg.WaitP95 = cmp
 		return mg
-	}
-	at := func(k int) (analysis.Group, error) {
-		o := pl.evalAll([]evalReq{req(k)}, nil)[0]
-		if o.err != nil {
-			return analysis.Group{}, o.err
-		}
-		return point(k, o.e), nil
 	}
 	defer func() {
 		slices.SortFunc(mp.Curve, func(a, b CurvePoint) int { return a.Added - b.Added })
@@ -891,17 +908,26 @@ func (pl *planner) searchModel(g analysis.Group, changes []analysis.Change, maxG
 			return mp, nil, nil
 		}
 	}
-	for hi-lo > 1 {
-		mid := (lo + hi) / 2
-		mg, err := at(mid)
-		if err != nil {
-			return mp, nil, err
+	// Then narrowed between them (plan_search.go), the sizes of a step
+	// replayed together, up to the first that meets the target.
+	hi, err = narrow(lo, hi, stepWidth(pl.seeds), func(ks []int) ([]bool, error) {
+		reqs := make([]evalReq, len(ks))
+		for i, k := range ks {
+			reqs[i] = req(k)
 		}
-		if mg.WaitP95.Median <= pl.target {
-			hi = mid
-		} else {
-			lo = mid
-		}
+		var met []bool
+		var err error
+		pl.evalAll(reqs, func(i int, o evalOut) bool {
+			if err = o.err; err != nil {
+				return true
+			}
+			met = append(met, point(ks[i], o.e).WaitP95.Median <= pl.target)
+			return met[i]
+		})
+		return met, err
+	})
+	if err != nil {
+		return mp, nil, err
 	}
 	mp.Needed = hi
 	return mp, addChanges(g.Name, hi, mp.NodeGPUs), nil
@@ -927,40 +953,60 @@ func addChanges(model string, k, nodeGPUs int) []analysis.Change {
 // dip hides. The months run in parallel, charged in order; the work past
 // the first miss is thrown away.
 func (pl *planner) timeline(changes []analysis.Change, maxMonths int, end time.Time, lead int) (*Timeline, error) {
+	ts := pl.newTimelineScan(changes, maxMonths, end, lead)
+	pl.evalAll(ts.reqs, ts.read)
+	if ts.err != nil {
+		return nil, ts.err
+	}
+	return ts.tl, nil
+}
+
+// timelineScan is the timeline's months as requests of a batch (the
+// timeline's own, or the horizon's when they need nothing from the steps
+// between) and the reading of their results in order.
+type timelineScan struct {
+	pl   *planner
+	tl   *Timeline
+	reqs []evalReq
+	end  time.Time
+	lead int
+	err  error
+}
+
+func (pl *planner) newTimelineScan(changes []analysis.Change, maxMonths int, end time.Time, lead int) *timelineScan {
 	maxMonths = min(maxMonths, 120)
-	tl := &Timeline{SearchedMonths: maxMonths, BreachMonth: -1}
-	reqs := make([]evalReq, maxMonths+1)
-	for m := range reqs {
-		reqs[m] = evalReq{changes: changes, m: m, stop: &stopScope{}}
+	ts := &timelineScan{pl: pl, tl: &Timeline{SearchedMonths: maxMonths, BreachMonth: -1}, reqs: make([]evalReq, maxMonths+1), end: end, lead: lead}
+	for m := range ts.reqs {
+		ts.reqs[m] = evalReq{changes: changes, m: m, stop: &stopScope{}, scan: true}
 	}
-	var err error
-	pl.evalAll(reqs, func(m int, o evalOut) bool {
-		if err = o.err; err != nil {
-			return true
-		}
-		if b := o.e.over; b != nil {
-			tl.Group, tl.Over = b.Group, b
-		} else {
-			if pl.meets(o.e.sc) {
-				return false
-			}
-			var p95 analysis.Spread
-			tl.Group, p95 = worst(o.e.sc, false)
-			tl.P95 = &p95
-		}
-		tl.BreachMonth = m
-		// Both dates count months from the window's end: the order-by
-		// date is month m − lead, not the breach date less lead months
-		// (from a 31st, that would step through a normalised date).
-		tl.BreachDate = end.AddDate(0, m, 0)
-		tl.OrderBy = end.AddDate(0, m-lead, 0)
-		tl.Late = !tl.OrderBy.After(end)
+	return ts
+}
+
+// read takes month m's result, and says whether the scan is over: the
+// month misses the target (the breach), or its replay failed (err).
+func (ts *timelineScan) read(m int, o evalOut) bool {
+	tl := ts.tl
+	if ts.err = o.err; ts.err != nil {
 		return true
-	})
-	if err != nil {
-		return nil, err
 	}
-	return tl, nil
+	if b := o.e.over; b != nil {
+		tl.Group, tl.Over = b.Group, b
+	} else {
+		if ts.pl.meets(o.e.sc) {
+			return false
+		}
+		var p95 analysis.Spread
+		tl.Group, p95 = worst(o.e.sc, false)
+		tl.P95 = &p95
+	}
+	tl.BreachMonth = m
+	// Both dates count months from the window's end: the order-by
+	// date is month m − lead, not the breach date less lead months
+	// (from a 31st, that would step through a normalised date).
+	tl.BreachDate = ts.end.AddDate(0, m, 0)
+	tl.OrderBy = ts.end.AddDate(0, m-ts.lead, 0)
+	tl.Late = !tl.OrderBy.After(ts.end)
+	return true
 }
 
 // costs prices each purchase with a configured price.
