@@ -739,7 +739,7 @@ func (pl *planner) effectOf(r *analysis.Recommendation, o evalOut, calErr float6
 // searchModel finds the smallest purchase of g's model that brings the
 // model's p95 wait at the horizon under the target, on top of the changes
 // given: doubling, then narrowing between the last miss and the first hit
-// (narrow: bisecting; with one seed, tripling, then two sizes a step).
+// (narrow: bisecting, or with one seed two sizes a step).
 // A model no job needed (Group.PlacedOnly) is searched on the waits that
 // count for it, as worst does: the worst p95 of the partitions it is in,
 // where the jobs the replay placed on it count; its curve shows that wait.
@@ -824,11 +824,11 @@ func (pl *planner) searchModel(g analysis.Group, changes []analysis.Change, maxG
 	defer func() {
 		slices.SortFunc(mp.Curve, func(a, b CurvePoint) int { return a.Added - b.Added })
 	}()
-	// None, then doubling (tripling with one seed) from the load's lower
-	// bound up to the largest size (plan.max_purchase, else doubling the
-	// model): replayed together, up to the first size that meets the
-	// target (or one that ends the search). Sizes below the bound
-	// provably miss it: not replayed.
+	// None, then doubling from the load's lower bound up to the largest
+	// size (plan.max_purchase, else doubling the model): replayed
+	// together, up to the first size that meets the target (or one that
+	// ends the search). Sizes below the bound provably miss it: not
+	// replayed.
 	configured := maxGPUs
 	maxGPUs = maxPurchaseOf(configured, g.GPUs)
 	base, why, err := pl.loadBound(g.Name, scope, req)
@@ -850,14 +850,8 @@ func (pl *planner) searchModel(g analysis.Group, changes []analysis.Change, maxG
 		})
 		return mp, nil, err
 	}
-	// The sizes grow by the narrowing's factor (stepWidth + 1): by 2
-	// with several seeds; by 3 with one, where each step of the
-	// narrowing after them divides the sizes left by 3 — fewer sizes
-	// far below the answer, each a replay that runs long before it
-	// proves the target missed.
-	width := stepWidth(pl.seeds)
 	sizes := []int{0}
-	for k := max(base, 1); ; k *= width + 1 {
+	for k := max(base, 1); ; k *= 2 {
 		k = min(k, maxGPUs)
 		sizes = append(sizes, k)
 		if k == maxGPUs {
@@ -916,7 +910,7 @@ func (pl *planner) searchModel(g analysis.Group, changes []analysis.Change, maxG
 	}
 	// Then narrowed between them (plan_search.go), the sizes of a step
 	// replayed together, up to the first that meets the target.
-	hi, err = narrow(lo, hi, width, func(ks []int) ([]bool, error) {
+	hi, err = narrow(lo, hi, stepWidth(pl.seeds), func(ks []int) ([]bool, error) {
 		reqs := make([]evalReq, len(ks))
 		for i, k := range ks {
 			reqs[i] = req(k)
