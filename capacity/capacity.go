@@ -36,6 +36,10 @@ type SimPlanParams struct {
 	// NoLoadBound tries every purchase size from 1, without the offered
 	// load's lower bound (plan_bound.go): for checking the bound.
 	NoLoadBound bool
+	// Bisect makes the purchase search double upwards and bisect
+	// whatever the seeds: tests compare it with the search of a plan of
+	// one seed (plan_search.go).
+	Bisect bool
 }
 
 // SimPlan is the capacity plan made on the queue replay (docs/whatif.md):
@@ -255,7 +259,7 @@ func SimulatePlan(in analysis.Input, findings *analysis.Findings, p SimPlanParam
 		return sp, nil
 	}
 	pl := &planner{in: in, wp: p.WhatIf, params: p.Plan, cNow: findings.Plan.CNow, target: sp.TargetP95Wait,
-		budget: pc.ReplayBudget, stepBudget: pc.StepBudget, cache: map[string]*evalResult{}, progress: p.Progress, fullReplays: p.FullReplays, noLoadBound: p.NoLoadBound}
+		budget: pc.ReplayBudget, stepBudget: pc.StepBudget, cache: map[string]*evalResult{}, progress: p.Progress, fullReplays: p.FullReplays, noLoadBound: p.NoLoadBound, bisect: p.Bisect}
 	pl.wp.Changes, pl.wp.Growth, pl.wp.Months = nil, 0, 0
 	pl.wp.Target = pc.TargetP95Wait.D()
 	pl.wp.ShardsPerGPU = c.Counting.ShardsPerGPU
@@ -315,8 +319,8 @@ type planner struct {
 	// replays the plan is estimated to take.
 	progress func(PlanProgress)
 	planned  int
-	// fullReplays and noLoadBound are SimPlanParams'.
-	fullReplays, noLoadBound bool
+	// fullReplays, noLoadBound and bisect are SimPlanParams'.
+	fullReplays, noLoadBound, bisect bool
 }
 
 // evalResult is a configuration's replays, as later steps read them: the
@@ -739,7 +743,8 @@ func (pl *planner) effectOf(r *analysis.Recommendation, o evalOut, calErr float6
 // searchModel finds the smallest purchase of g's model that brings the
 // model's p95 wait at the horizon under the target, on top of the changes
 // given: doubling, then narrowing between the last miss and the first hit
-// (narrow: bisecting, or with one seed two sizes a step).
+// (narrow: bisecting; with one seed the doubling's sizes from the largest
+// down and two sizes a step, each pair replayed side by side).
 // A model no job needed (Group.PlacedOnly) is searched on the waits that
 // count for it, as worst does: the worst p95 of the partitions it is in,
 // where the jobs the replay placed on it count; its curve shows that wait.
@@ -858,12 +863,25 @@ func (pl *planner) searchModel(g analysis.Group, changes []analysis.Change, maxG
 			break
 		}
 	}
-	reqs := make([]evalReq, len(sizes))
-	for i, k := range sizes {
-		reqs[i] = req(k)
+	width := stepWidth(pl.seeds)
+	if pl.bisect {
+		width = 1
+	}
+	// batch is the batch of the doubling's sizes ks, taken in their
+	// order: none first; with one seed, the sizes from the largest down.
+	batch := func(ks []int) []evalReq {
+		reqs := make([]evalReq, len(ks))
+		for i, k := range ks {
+			reqs[i] = req(k)
+		}
+		return reqs
+	}
+	first := sizes
+	if width > 1 {
+		first = sizes[:1]
 	}
 	groups := make([]analysis.Group, 0, len(sizes))
-	pl.evalAll(reqs, func(i int, o evalOut) bool {
+	pl.evalAll(batch(first), func(i int, o evalOut) bool {
 		if err = o.err; err != nil {
 			return true
 		}
@@ -886,31 +904,72 @@ func (pl *planner) searchModel(g analysis.Group, changes []analysis.Change, maxG
 		mp.Why = fmt.Sprintf("its jobs wait (p95 %s) while some of its GPUs are free at every moment: limits, reservations or job shapes, not capacity", present.Seconds(g0.WaitP95.Median))
 		return mp, nil, nil
 	}
-	lo, hi := max(base-1, 0), 0
-	for i, mg := range groups[1:] {
-		k := sizes[i+1]
-		if mg.WaitP95.Median <= pl.target {
-			hi = k
-			break
+	// noneMeets is the answer when the largest size, k, misses too.
+	noneMeets := func(k int, mg analysis.Group) {
+		mp.Needed = -1
+		whose := ""
+		if c := mp.Curve[len(mp.Curve)-1].ComparedGroup; strings.HasPrefix(c, "partition ") && strings.Contains(c, " on ") {
+			whose = " for the jobs of " + strings.TrimSuffix(c, " on "+g.Name) + " on it"
 		}
-		lo = k
-		if k == maxGPUs {
-			mp.Needed = -1
-			whose := ""
-			if c := mp.Curve[len(mp.Curve)-1].ComparedGroup; strings.HasPrefix(c, "partition ") && strings.Contains(c, " on ") {
-				whose = " for the jobs of " + strings.TrimSuffix(c, " on "+g.Name) + " on it"
+		wait := present.Seconds(mg.WaitP95.Median)
+		if b := mp.Curve[len(mp.Curve)-1].Over; b != nil {
+			wait = b.String()
+		}
+		mp.Why = fmt.Sprintf("%d more GPUs still leave a p95 wait of %s%s (%s)", k, wait, whose, maxWords(configured, maxGPUs, g.GPUs))
+	}
+	lo, hi := max(base-1, 0), 0
+	if width == 1 {
+		for i, mg := range groups[1:] {
+			k := sizes[i+1]
+			if mg.WaitP95.Median <= pl.target {
+				hi = k
+				break
 			}
-			wait := present.Seconds(mg.WaitP95.Median)
-			if b := mp.Curve[len(mp.Curve)-1].Over; b != nil {
-				wait = b.String()
+			lo = k
+			if k == maxGPUs {
+				noneMeets(k, mg)
+				return mp, nil, nil
 			}
-			mp.Why = fmt.Sprintf("%d more GPUs still leave a p95 wait of %s%s (%s)", k, wait, whose, maxWords(configured, maxGPUs, g.GPUs))
-			return mp, nil, nil
+		}
+	} else {
+		// With one seed the doubling's sizes are replayed from the
+		// largest down, width at a time, up to the first that misses:
+		// the bracket (the last miss, the first hit) is the one the
+		// sizes taken upwards give where they meet the target from one
+		// size on, for fewer replays when the answer is large — the
+		// sizes far below it run long before they prove a miss, those
+		// above it are quick.
+		missed := false
+		for j := len(sizes) - 1; j >= 1 && !missed; j -= width {
+			var ks []int
+			for i := j; i >= max(1, j-width+1); i-- {
+				ks = append(ks, sizes[i])
+			}
+			var last analysis.Group
+			pl.evalAll(batch(ks), func(i int, o evalOut) bool {
+				if err = o.err; err != nil {
+					return true
+				}
+				last = point(ks[i], o.e)
+				if last.WaitP95.Median <= pl.target {
+					hi = ks[i]
+					return false
+				}
+				lo, missed = ks[i], true
+				return true
+			})
+			if err != nil {
+				return mp, nil, err
+			}
+			if lo == maxGPUs {
+				noneMeets(lo, last)
+				return mp, nil, nil
+			}
 		}
 	}
 	// Then narrowed between them (plan_search.go), the sizes of a step
 	// replayed together, up to the first that meets the target.
-	hi, err = narrow(lo, hi, stepWidth(pl.seeds), func(ks []int) ([]bool, error) {
+	hi, err = narrow(lo, hi, width, func(ks []int) ([]bool, error) {
 		reqs := make([]evalReq, len(ks))
 		for i, k := range ks {
 			reqs[i] = req(k)

@@ -1,6 +1,7 @@
 package planmonth
 
 import (
+	"slices"
 	"testing"
 
 	"github.com/gpuprof/gpuprof/analysis"
@@ -30,4 +31,47 @@ func TestLargeClusterBuysPastOldMax(t *testing.T) {
 	if sp.Verdict.Code != capacity.VerdictBuy || most <= 32 {
 		t.Errorf("verdict %s, largest purchase of a model %d: want buy, above 32", sp.Verdict.Code, most)
 	}
+}
+
+// TestOneSeedSearchFindsBisectionsPurchase: a plan of one seed searches
+// its purchase from the largest size down and three ways
+// (capacity/plan_search.go); on a busy month it buys what the doubling
+// upwards and bisection buy from the same replays, with fewer replays.
+func TestOneSeedSearchFindsBisectionsPurchase(t *testing.T) {
+	if testing.Short() {
+		t.Skip("plans a month twice")
+	}
+	in, wp, err := Month(Shape{Jobs: 6000, GPUs: 48, Occupancy: 0.8, Seed: 1})
+	if err != nil {
+		t.Fatal(err)
+	}
+	c := analysis.DefaultConfig()
+	c.Plan.Seeds = 1
+	f, err := analysis.Analyse(in, c)
+	if err != nil {
+		t.Fatal(err)
+	}
+	plan := func(bisect bool) capacity.SimPlan {
+		ff := f
+		ff.Recommendations = slices.Clone(f.Recommendations)
+		sp, err := capacity.SimulatePlan(in, &ff, capacity.SimPlanParams{WhatIf: wp, Plan: c.Plan.Params(), Bisect: bisect}, c)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return sp
+	}
+	one, bis := plan(false), plan(true)
+	if one.Seeds != 1 || len(bis.Purchase) == 0 {
+		t.Fatalf("seeds %d, purchase %v: want a one-seed plan that buys", one.Seeds, bis.Purchase)
+	}
+	for i, m := range bis.Models {
+		t.Logf("%s: bisection +%d in %d sizes, one-seed search +%d in %d sizes", m.Model, m.Needed, len(m.Curve), one.Models[i].Needed, len(one.Models[i].Curve))
+		if one.Models[i].Needed != m.Needed {
+			t.Errorf("%s: the one-seed search buys %d, bisection %d", m.Model, one.Models[i].Needed, m.Needed)
+		}
+	}
+	if one.Verdict.Code != bis.Verdict.Code || one.Verdict.Text != bis.Verdict.Text {
+		t.Errorf("verdicts differ:\n%s\n%s", one.Verdict.Text, bis.Verdict.Text)
+	}
+	t.Logf("replays %d (bisection %d), steps %d (%d)", one.Replays, bis.Replays, one.Steps, bis.Steps)
 }
