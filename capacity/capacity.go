@@ -742,15 +742,15 @@ func (pl *planner) effectOf(r *analysis.Recommendation, o evalOut, calErr float6
 
 // searchModel finds the smallest purchase of g's model that brings the
 // model's p95 wait at the horizon under the target, on top of the changes
-// given: doubling, then narrowing between the last miss and the first hit
-// (narrow: bisecting; with one seed the doubling's sizes from the largest
-// down and two sizes a step, each pair replayed side by side).
+// given: doubling, then bisecting between the last miss and the first hit
+// (narrow); with one seed the doubling's sizes from the largest down, two
+// side by side, and each bisection step's next midpoint run ahead.
 // A model no job needed (Group.PlacedOnly) is searched on the waits that
 // count for it, as worst does: the worst p95 of the partitions it is in,
 // where the jobs the replay placed on it count; its curve shows that wait.
 //
 // It stays one function: req and point are closures over the model's
-// partitions, node size and curve, which the doubling and the narrowing
+// partitions, node size and curve, which the doubling and the bisection
 // both use, and the curve records every size either tried.
 func (pl *planner) searchModel(g analysis.Group, changes []analysis.Change, maxGPUs int, wf *evalResult) (ModelPlan, []analysis.Change, error) {
 	mp := ModelPlan{Model: g.Name, GPUs: g.GPUs, Curve: []CurvePoint{}}
@@ -967,9 +967,10 @@ func (pl *planner) searchModel(g analysis.Group, changes []analysis.Change, maxG
 			}
 		}
 	}
-	// Then narrowed between them (plan_search.go), the sizes of a step
-	// replayed together, up to the first that meets the target.
-	hi, err = narrow(lo, hi, width, func(ks []int) ([]bool, error) {
+	// Then bisected between them (plan_search.go), with one seed the
+	// next midpoint replayed beside each, up to the first that meets the
+	// target.
+	hi, err = narrow(lo, hi, width > 1, func(ks []int) ([]bool, error) {
 		reqs := make([]evalReq, len(ks))
 		for i, k := range ks {
 			reqs[i] = req(k)

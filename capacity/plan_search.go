@@ -2,10 +2,13 @@ package capacity
 
 import "errors"
 
-// The purchase search's narrowing (docs/whatif.md, "The smallest purchase
-// per GPU model"): between a size that misses the target and one that
-// meets it, the least size that meets it, assuming (as the search does)
-// that a size meeting the target means every larger one does.
+// The purchase search's bisection (docs/whatif.md, "The smallest
+// purchase per GPU model"): between a size that misses the target and
+// one that meets it, the size a bisection finds — the least that meets
+// it where a size meeting it means every larger one does, as the search
+// assumes. The replayed waits are not monotone at the scale of one GPU
+// (a scheduler's anomalies, one seed), so any other choice of sizes may
+// find another answer: the bisection's path is kept, and only run ahead.
 
 // planWidth is the replays the plan is sized to run at once: the two
 // cores of the machine it is measured on. It is a constant, not
@@ -13,37 +16,27 @@ import "errors"
 // count, curve and answer — is the same with any number of workers.
 const planWidth = 2
 
-// stepWidth is how many sizes a step of the narrowing replays together:
+// stepWidth is how many sizes a step of the search replays together:
 // as many as leave no worker of planWidth idle while the plan's seeds of
-// one size run (two with one seed, else one: plain bisection).
+// one size run (two with one seed, else one).
 func stepWidth(seeds int) int { return max(1, planWidth/max(seeds, 1)) }
 
-// stepSizes are the sizes one step between lo (a miss) and hi (a hit)
-// replays: width of them, splitting (lo, hi) into width + 1 near-equal
-// parts, ascending, each strictly between; with width 1, the midpoint
-// (lo + hi) / 2, as a bisection's.
-func stepSizes(lo, hi, width int) []int {
-	var ks []int
-	for i := 1; i <= width; i++ {
-		k := lo + i*(hi-lo)/(width+1)
-		if k > lo && k < hi && (len(ks) == 0 || k > ks[len(ks)-1]) {
-			ks = append(ks, k)
-		}
-	}
-	return ks
-}
-
-// narrow is the least size in (lo, hi] that meets the target, lo a size
-// that misses it and hi one that meets it. Each step replays stepSizes
-// through try, which answers, in their order, whether each meets the
-// target — up to the first that does (the sizes after it are not
-// needed) or all of them — and the step keeps the interval between the
-// last miss and the first hit. With width w a step divides the sizes
-// left by w + 1 for the wall time of one replay when the w replays run
-// side by side.
-func narrow(lo, hi, width int, try func(ks []int) ([]bool, error)) (int, error) {
+// narrow is the size the bisection between lo (a miss) and hi (a hit)
+// finds. Each step replays the midpoint through try; with ahead, beside
+// it the midpoint the bisection takes next should the first miss
+// ((mid + hi) / 2). try answers, in their order, whether each meets the
+// target — up to the first that does (the size after a hit is not
+// needed) or all of them. A step whose guess was right takes two of the
+// bisection's steps for the wall time of one when the two replays run
+// side by side; one whose guess was wrong stops the guess's replay as
+// soon as the midpoint's answer is in.
+func narrow(lo, hi int, ahead bool, try func(ks []int) ([]bool, error)) (int, error) {
 	for hi-lo > 1 {
-		ks := stepSizes(lo, hi, width)
+		mid := (lo + hi) / 2
+		ks := []int{mid}
+		if next := (mid + hi) / 2; ahead && next > mid {
+			ks = append(ks, next)
+		}
 		met, err := try(ks)
 		if err != nil {
 			return 0, err
@@ -51,12 +44,17 @@ func narrow(lo, hi, width int, try func(ks []int) ([]bool, error)) (int, error) 
 		if len(met) == 0 {
 			return 0, errors.New("capacity: a search step answered for no size")
 		}
-		for i, ok := range met {
-			if ok {
-				hi = ks[i]
-				break
+		if met[0] {
+			hi = mid
+			continue
+		}
+		lo = mid
+		if len(met) > 1 {
+			if met[1] {
+				hi = ks[1]
+			} else {
+				lo = ks[1]
 			}
-			lo = ks[i]
 		}
 	}
 	return hi, nil
