@@ -524,11 +524,16 @@ func (pl *planner) makePlan(sp *SimPlan, findings *analysis.Findings, pc *analys
 	}
 	// With no recommendation replayed no change is free, so the
 	// timeline (3), with the free changes and no purchase, needs nothing
-	// from the steps between: its months join this batch, on the workers
-	// the horizon's replays leave idle, charged right after them.
+	// from the steps between: with one seed its months join this batch,
+	// on the worker the horizon's one replay leaves idle, charged right
+	// after it — where today meets the target (else month 0, today's, is
+	// the breach, and every month replayed beside the horizon would be
+	// thrown away). With several seeds, a breach decided on whole runs'
+	// medians cuts no month short, and the months replayed past it
+	// while the horizon runs cost more than the idle worker saves.
 	var ts *timelineScan
 	nh := len(reqs)
-	if len(which) == 0 {
+	if len(which) == 0 && stepWidth(pl.seeds) > 1 && pl.meets(base.sc) {
 		ts = pl.newTimelineScan(nil, pl.timelineMonths(), sp.Window.To, pc.LeadTimeMonths)
 		reqs = append(reqs, ts.reqs...)
 	}

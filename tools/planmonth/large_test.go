@@ -1,6 +1,7 @@
 package planmonth
 
 import (
+	"encoding/json"
 	"slices"
 	"testing"
 
@@ -72,6 +73,32 @@ func TestOneSeedSearchFindsBisectionsPurchase(t *testing.T) {
 	}
 	if one.Verdict.Code != bis.Verdict.Code || one.Verdict.Text != bis.Verdict.Text {
 		t.Errorf("verdicts differ:\n%s\n%s", one.Verdict.Text, bis.Verdict.Text)
+	}
+	// Every number shown is the same: the plan but for the sizes the
+	// searches tried and what they cost, and each size both tried.
+	strip := func(sp capacity.SimPlan) capacity.SimPlan {
+		sp.Models = slices.Clone(sp.Models)
+		for i := range sp.Models {
+			sp.Models[i].Curve = nil
+		}
+		sp.Replays, sp.ReplayedJobs, sp.Steps = 0, 0, 0
+		return sp
+	}
+	a, _ := json.Marshal(strip(one))
+	b, _ := json.Marshal(strip(bis))
+	if string(a) != string(b) {
+		t.Errorf("the plans differ beyond the sizes tried:\n%s\n%s", a, b)
+	}
+	for i, m := range bis.Models {
+		for _, p := range m.Curve {
+			for _, q := range one.Models[i].Curve {
+				x, _ := json.Marshal(p)
+				y, _ := json.Marshal(q)
+				if p.Added == q.Added && string(x) != string(y) {
+					t.Errorf("%s +%d: %s, bisection %s", m.Model, p.Added, y, x)
+				}
+			}
+		}
 	}
 	t.Logf("replays %d (bisection %d), steps %d (%d)", one.Replays, bis.Replays, one.Steps, bis.Steps)
 }
