@@ -36,6 +36,10 @@ type SimPlanParams struct {
 	// NoLoadBound tries every purchase size from 1, without the offered
 	// load's lower bound (plan_bound.go): for checking the bound.
 	NoLoadBound bool
+	// Bisect makes the purchase search double upwards and bisect
+	// whatever the seeds: tests compare it with the search of a plan of
+	// one seed (plan_search.go).
+	Bisect bool
 }
 
 // SimPlan is the capacity plan made on the queue replay (docs/whatif.md):
@@ -255,7 +259,7 @@ func SimulatePlan(in analysis.Input, findings *analysis.Findings, p SimPlanParam
 		return sp, nil
 	}
 	pl := &planner{in: in, wp: p.WhatIf, params: p.Plan, cNow: findings.Plan.CNow, target: sp.TargetP95Wait,
-		budget: pc.ReplayBudget, stepBudget: pc.StepBudget, cache: map[string]*evalResult{}, progress: p.Progress, fullReplays: p.FullReplays, noLoadBound: p.NoLoadBound}
+		budget: pc.ReplayBudget, stepBudget: pc.StepBudget, cache: map[string]*evalResult{}, progress: p.Progress, fullReplays: p.FullReplays, noLoadBound: p.NoLoadBound, bisect: p.Bisect}
 	pl.wp.Changes, pl.wp.Growth, pl.wp.Months = nil, 0, 0
 	pl.wp.Target = pc.TargetP95Wait.D()
 	pl.wp.ShardsPerGPU = c.Counting.ShardsPerGPU
@@ -315,8 +319,8 @@ type planner struct {
 	// replays the plan is estimated to take.
 	progress func(PlanProgress)
 	planned  int
-	// fullReplays and noLoadBound are SimPlanParams'.
-	fullReplays, noLoadBound bool
+	// fullReplays, noLoadBound and bisect are SimPlanParams'.
+	fullReplays, noLoadBound, bisect bool
 }
 
 // evalResult is a configuration's replays, as later steps read them: the
@@ -518,12 +522,30 @@ func (pl *planner) makePlan(sp *SimPlan, findings *analysis.Findings, pc *analys
 			which = append(which, i)
 		}
 	}
+	// With no recommendation replayed no change is free, so the
+	// timeline (3), with the free changes and no purchase, needs nothing
+	// from the steps between: with one seed its months join this batch,
+	// on the worker the horizon's one replay leaves idle, charged right
+	// after it — where today meets the target (else month 0, today's, is
+	// the breach, and every month replayed beside the horizon would be
+	// thrown away). With several seeds, a breach decided on whole runs'
+	// medians cuts no month short, and the months replayed past it
+	// while the horizon runs cost more than the idle worker saves.
+	var ts *timelineScan
+	nh := len(reqs)
+	if len(which) == 0 && stepWidth(pl.seeds) > 1 && pl.meets(base.sc) {
+		ts = pl.newTimelineScan(nil, pl.timelineMonths(), sp.Window.To, pc.LeadTimeMonths)
+		reqs = append(reqs, ts.reqs...)
+	}
 	var hz *evalResult
 	var kept []*evalResult
 	outs := pl.evalAll(reqs, func(k int, o evalOut) bool {
 		if k == 0 {
 			hz = o.e
 			return o.err != nil
+		}
+		if k >= nh {
+			return ts.read(k-nh, o)
 		}
 		effects[which[k-1]] = pl.effectOf(&recs[which[k-1]], o, sp.CalibrationError)
 		if o.e != nil && o.e != pl.base {
@@ -540,6 +562,9 @@ func (pl *planner) makePlan(sp *SimPlan, findings *analysis.Findings, pc *analys
 	}
 	base.r, base.runs = nil, nil
 	sp.Horizon = &hz.sc
+	if ts != nil && ts.err != nil {
+		return ts.err
+	}
 	// The free changes: those that help, added one at a time at the
 	// horizon's load, each kept only if the worst wait with it is not
 	// materially longer than without (two changes that each help may
@@ -603,11 +628,18 @@ func (pl *planner) makePlan(sp *SimPlan, findings *analysis.Findings, pc *analys
 	}
 
 	// (3) With the free changes and no purchase: when growth breaks it.
-	tl, err := pl.timeline(free, pl.timelineMonths(), sp.Window.To, pc.LeadTimeMonths)
-	if err != nil {
-		return err
+	if ts == nil {
+		tl, err := pl.timeline(free, pl.timelineMonths(), sp.Window.To, pc.LeadTimeMonths)
+		if err != nil {
+			return err
+		}
+		sp.Timeline = tl
+		return nil
 	}
-	sp.Timeline = tl
+	if ts.err != nil {
+		return ts.err
+	}
+	sp.Timeline = ts.tl
 	return nil
 }
 
@@ -715,12 +747,14 @@ func (pl *planner) effectOf(r *analysis.Recommendation, o evalOut, calErr float6
 
 // searchModel finds the smallest purchase of g's model that brings the
 // model's p95 wait at the horizon under the target, on top of the changes
-// given: doubling, then bisecting between the last miss and the first hit.
+// given: doubling, then bisecting between the last miss and the first hit
+// (narrow); with one seed the doubling's sizes from the largest down, two
+// side by side, and each bisection step's next midpoint run ahead.
 // A model no job needed (Group.PlacedOnly) is searched on the waits that
 // count for it, as worst does: the worst p95 of the partitions it is in,
 // where the jobs the replay placed on it count; its curve shows that wait.
 //
-// It stays one function: req, point and at are closures over the model's
+// It stays one function: req and point are closures over the model's
 // partitions, node size and curve, which the doubling and the bisection
 // both use, and the curve records every size either tried.
 func (pl *planner) searchModel(g analysis.Group, changes []analysis.Change, maxGPUs int, wf *evalResult) (ModelPlan, []analysis.Change, error) {
@@ -797,13 +831,6 @@ func (pl *planner) searchModel(g analysis.Group, changes []analysis.Change, maxG
 		mg.WaitP95 = cmp
 		return mg
 	}
-	at := func(k int) (analysis.Group, error) {
-		o := pl.evalAll([]evalReq{req(k)}, nil)[0]
-		if o.err != nil {
-			return analysis.Group{}, o.err
-		}
-		return point(k, o.e), nil
-	}
 	defer func() {
 		slices.SortFunc(mp.Curve, func(a, b CurvePoint) int { return a.Added - b.Added })
 	}()
@@ -841,12 +868,25 @@ func (pl *planner) searchModel(g analysis.Group, changes []analysis.Change, maxG
 			break
 		}
 	}
-	reqs := make([]evalReq, len(sizes))
-	for i, k := range sizes {
-		reqs[i] = req(k)
+	width := stepWidth(pl.seeds)
+	if pl.bisect {
+		width = 1
+	}
+	// batch is the batch of the doubling's sizes ks, taken in their
+	// order: none first; with one seed, the sizes from the largest down.
+	batch := func(ks []int) []evalReq {
+		reqs := make([]evalReq, len(ks))
+		for i, k := range ks {
+			reqs[i] = req(k)
+		}
+		return reqs
+	}
+	first := sizes
+	if width > 1 {
+		first = sizes[:1]
 	}
 	groups := make([]analysis.Group, 0, len(sizes))
-	pl.evalAll(reqs, func(i int, o evalOut) bool {
+	pl.evalAll(batch(first), func(i int, o evalOut) bool {
 		if err = o.err; err != nil {
 			return true
 		}
@@ -869,39 +909,90 @@ func (pl *planner) searchModel(g analysis.Group, changes []analysis.Change, maxG
 		mp.Why = fmt.Sprintf("its jobs wait (p95 %s) while some of its GPUs are free at every moment: limits, reservations or job shapes, not capacity", present.Seconds(g0.WaitP95.Median))
 		return mp, nil, nil
 	}
-	lo, hi := max(base-1, 0), 0
-	for i, mg := range groups[1:] {
-		k := sizes[i+1]
-		if mg.WaitP95.Median <= pl.target {
-			hi = k
-			break
+	// noneMeets is the answer when the largest size, k, misses too.
+	noneMeets := func(k int, mg analysis.Group) {
+		mp.Needed = -1
+		whose := ""
+		if c := mp.Curve[len(mp.Curve)-1].ComparedGroup; strings.HasPrefix(c, "partition ") && strings.Contains(c, " on ") {
+			whose = " for the jobs of " + strings.TrimSuffix(c, " on "+g.Name) + " on it"
 		}
-		lo = k
-		if k == maxGPUs {
-			mp.Needed = -1
-			whose := ""
-			if c := mp.Curve[len(mp.Curve)-1].ComparedGroup; strings.HasPrefix(c, "partition ") && strings.Contains(c, " on ") {
-				whose = " for the jobs of " + strings.TrimSuffix(c, " on "+g.Name) + " on it"
+		wait := present.Seconds(mg.WaitP95.Median)
+		if b := mp.Curve[len(mp.Curve)-1].Over; b != nil {
+			wait = b.String()
+		}
+		mp.Why = fmt.Sprintf("%d more GPUs still leave a p95 wait of %s%s (%s)", k, wait, whose, maxWords(configured, maxGPUs, g.GPUs))
+	}
+	lo, hi := max(base-1, 0), 0
+	if width == 1 {
+		for i, mg := range groups[1:] {
+			k := sizes[i+1]
+			if mg.WaitP95.Median <= pl.target {
+				hi = k
+				break
 			}
-			wait := present.Seconds(mg.WaitP95.Median)
-			if b := mp.Curve[len(mp.Curve)-1].Over; b != nil {
-				wait = b.String()
+			lo = k
+			if k == maxGPUs {
+				noneMeets(k, mg)
+				return mp, nil, nil
 			}
-			mp.Why = fmt.Sprintf("%d more GPUs still leave a p95 wait of %s%s (%s)", k, wait, whose, maxWords(configured, maxGPUs, g.GPUs))
-			return mp, nil, nil
+		}
+	} else {
+		// With one seed the doubling's sizes are replayed from the
+		// largest down, width at a time, up to the first that misses:
+		// the bracket (the last miss, the first hit) is the one the
+		// sizes taken upwards give where they meet the target from one
+		// size on, for fewer replays when the answer is large — the
+		// sizes far below it run long before they prove a miss, those
+		// above it are quick.
+		missed := false
+		for j := len(sizes) - 1; j >= 1 && !missed; j -= width {
+			var ks []int
+			for i := j; i >= max(1, j-width+1); i-- {
+				ks = append(ks, sizes[i])
+			}
+			var last analysis.Group
+			pl.evalAll(batch(ks), func(i int, o evalOut) bool {
+				if err = o.err; err != nil {
+					return true
+				}
+				last = point(ks[i], o.e)
+				if last.WaitP95.Median <= pl.target {
+					hi = ks[i]
+					return false
+				}
+				lo, missed = ks[i], true
+				return true
+			})
+			if err != nil {
+				return mp, nil, err
+			}
+			if lo == maxGPUs {
+				noneMeets(lo, last)
+				return mp, nil, nil
+			}
 		}
 	}
-	for hi-lo > 1 {
-		mid := (lo + hi) / 2
-		mg, err := at(mid)
-		if err != nil {
-			return mp, nil, err
+	// Then bisected between them (plan_search.go), with one seed the
+	// next midpoint replayed beside each, up to the first that meets the
+	// target.
+	hi, err = narrow(lo, hi, width > 1, func(ks []int) ([]bool, error) {
+		reqs := make([]evalReq, len(ks))
+		for i, k := range ks {
+			reqs[i] = req(k)
 		}
-		if mg.WaitP95.Median <= pl.target {
-			hi = mid
-		} else {
-			lo = mid
-		}
+		var met []bool
+		var err error
+		pl.evalAll(reqs, func(i int, o evalOut) bool {
+			if err = o.err; err != nil {
+				return true
+			}
+			met = append(met, point(ks[i], o.e).WaitP95.Median <= pl.target)
+			return met[i]
+		})
+		return met, err
+	})
+	if err != nil {
+		return mp, nil, err
 	}
 	mp.Needed = hi
 	return mp, addChanges(g.Name, hi, mp.NodeGPUs), nil
@@ -927,40 +1018,60 @@ func addChanges(model string, k, nodeGPUs int) []analysis.Change {
 // dip hides. The months run in parallel, charged in order; the work past
 // the first miss is thrown away.
 func (pl *planner) timeline(changes []analysis.Change, maxMonths int, end time.Time, lead int) (*Timeline, error) {
+	ts := pl.newTimelineScan(changes, maxMonths, end, lead)
+	pl.evalAll(ts.reqs, ts.read)
+	if ts.err != nil {
+		return nil, ts.err
+	}
+	return ts.tl, nil
+}
+
+// timelineScan is the timeline's months as requests of a batch (the
+// timeline's own, or the horizon's when they need nothing from the steps
+// between) and the reading of their results in order.
+type timelineScan struct {
+	pl   *planner
+	tl   *Timeline
+	reqs []evalReq
+	end  time.Time
+	lead int
+	err  error
+}
+
+func (pl *planner) newTimelineScan(changes []analysis.Change, maxMonths int, end time.Time, lead int) *timelineScan {
 	maxMonths = min(maxMonths, 120)
-	tl := &Timeline{SearchedMonths: maxMonths, BreachMonth: -1}
-	reqs := make([]evalReq, maxMonths+1)
-	for m := range reqs {
-		reqs[m] = evalReq{changes: changes, m: m, stop: &stopScope{}}
+	ts := &timelineScan{pl: pl, tl: &Timeline{SearchedMonths: maxMonths, BreachMonth: -1}, reqs: make([]evalReq, maxMonths+1), end: end, lead: lead}
+	for m := range ts.reqs {
+		ts.reqs[m] = evalReq{changes: changes, m: m, stop: &stopScope{}, scan: true}
 	}
-	var err error
-	pl.evalAll(reqs, func(m int, o evalOut) bool {
-		if err = o.err; err != nil {
-			return true
-		}
-		if b := o.e.over; b != nil {
-			tl.Group, tl.Over = b.Group, b
-		} else {
-			if pl.meets(o.e.sc) {
-				return false
-			}
-			var p95 analysis.Spread
-			tl.Group, p95 = worst(o.e.sc, false)
-			tl.P95 = &p95
-		}
-		tl.BreachMonth = m
-		// Both dates count months from the window's end: the order-by
-		// date is month m − lead, not the breach date less lead months
-		// (from a 31st, that would step through a normalised date).
-		tl.BreachDate = end.AddDate(0, m, 0)
-		tl.OrderBy = end.AddDate(0, m-lead, 0)
-		tl.Late = !tl.OrderBy.After(end)
+	return ts
+}
+
+// read takes month m's result, and says whether the scan is over: the
+// month misses the target (the breach), or its replay failed (err).
+func (ts *timelineScan) read(m int, o evalOut) bool {
+	tl := ts.tl
+	if ts.err = o.err; ts.err != nil {
 		return true
-	})
-	if err != nil {
-		return nil, err
 	}
-	return tl, nil
+	if b := o.e.over; b != nil {
+		tl.Group, tl.Over = b.Group, b
+	} else {
+		if ts.pl.meets(o.e.sc) {
+			return false
+		}
+		var p95 analysis.Spread
+		tl.Group, p95 = worst(o.e.sc, false)
+		tl.P95 = &p95
+	}
+	tl.BreachMonth = m
+	// Both dates count months from the window's end: the order-by
+	// date is month m − lead, not the breach date less lead months
+	// (from a 31st, that would step through a normalised date).
+	tl.BreachDate = ts.end.AddDate(0, m, 0)
+	tl.OrderBy = ts.end.AddDate(0, m-ts.lead, 0)
+	tl.Late = !tl.OrderBy.After(ts.end)
+	return true
 }
 
 // costs prices each purchase with a configured price.

@@ -40,6 +40,11 @@ type evalReq struct {
 	// missed (plan_stop.go): the caller reads only meets or misses, and
 	// an OverBound where it misses.
 	stop *stopScope
+	// scan marks a month of a scan that ends at its first miss (the
+	// timeline): once the seeds of one of the batch's scan requests that
+	// stopped prove it a miss, the scan requests after it are not
+	// replayed (commit reads none of them).
+	scan bool
 }
 
 // evalOut is a configuration's result, or why there is none.
@@ -80,8 +85,13 @@ type batchItem struct {
 	done  []chan struct{}
 	skip  atomic.Bool
 	// abort ends its seeds still replaying: the answer no longer needs
-	// them (commit decided it on the seeds before them).
+	// them (commit decided it on the seeds before them, or the batch
+	// stopped before it).
 	abort atomic.Bool
+	// proved counts, per group, its seeds that stopped proving the
+	// group over the target (a scan request's; under mu).
+	mu     sync.Mutex
+	proved []int
 	// first is the item of the same configuration earlier in the batch;
 	// out the item's result once committed.
 	first *batchItem
@@ -145,6 +155,10 @@ func (pl *planner) evalAll(reqs []evalReq, then func(i int, o evalOut) bool) []e
 	}
 	var stopped atomic.Bool
 	var next atomic.Int64
+	// cut is the first scan request its stopped seeds proved a miss:
+	// those after it are past the scan's end.
+	var cut atomic.Int64
+	cut.Store(math.MaxInt64)
 	var wg sync.WaitGroup
 	for range min(runtime.GOMAXPROCS(0), len(tasks)) {
 		wg.Go(func() {
@@ -155,10 +169,13 @@ func (pl *planner) evalAll(reqs []evalReq, then func(i int, o evalOut) bool) []e
 				}
 				t := tasks[k]
 				it := items[t.item]
-				if stopped.Load() || it.skip.Load() {
+				if stopped.Load() || it.skip.Load() || it.req.scan && int64(t.item) > cut.Load() {
 					it.seeds[t.seed].err = errSkipped
 				} else {
 					it.seeds[t.seed] = pl.runSeed(it, t.seed)
+					if it.req.scan && it.provesMiss(it.seeds[t.seed].stopped, pl.seeds) {
+						pl.cutScan(items, t.item, &cut)
+					}
 				}
 				close(it.done[t.seed])
 			}
@@ -168,12 +185,57 @@ func (pl *planner) evalAll(reqs []evalReq, then func(i int, o evalOut) bool) []e
 		it.out = pl.commit(it)
 		outs[i] = it.out
 		if then != nil && then(i, outs[i]) {
+			// Nothing after it is read: its seeds still replaying end.
+			for _, later := range items[i+1:] {
+				later.skip.Store(true)
+				later.abort.Store(true)
+			}
 			break
 		}
 	}
 	stopped.Store(true)
 	wg.Wait()
 	return outs
+}
+
+// provesMiss counts a seed of it that stopped, and says whether its
+// stopped seeds prove it a miss: more than half of its n seeds proved
+// one group over the target. commit then finds it a miss too
+// (stopVerdict counts those seeds, and the others only add to them).
+func (it *batchItem) provesMiss(st *queuesim.Stopped, n int) bool {
+	if st == nil {
+		return false
+	}
+	it.mu.Lock()
+	defer it.mu.Unlock()
+	for g, ok := range st.Proved {
+		if !ok {
+			continue
+		}
+		for len(it.proved) <= g {
+			it.proved = append(it.proved, 0)
+		}
+		if it.proved[g]++; 2*it.proved[g] > n {
+			return true
+		}
+	}
+	return false
+}
+
+// cutScan ends the scan at request i, proved a miss: the scan requests
+// after it are not started, and those replaying end.
+func (pl *planner) cutScan(items []*batchItem, i int, cut *atomic.Int64) {
+	for {
+		c := cut.Load()
+		if int64(i) >= c || cut.CompareAndSwap(c, int64(i)) {
+			break
+		}
+	}
+	for _, later := range items[i+1:] {
+		if later.req.scan {
+			later.abort.Store(true)
+		}
+	}
 }
 
 // cached is the configuration's result when it was replayed before.
