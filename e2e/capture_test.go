@@ -154,7 +154,7 @@ func (j captureJob) command(bin string) string {
 func shellQuote(s string) string { return "'" + strings.ReplaceAll(s, "'", `'\''`) + "'" }
 
 // TestCaptureUnderSlurm runs a mix of jobs on a real Slurm whose hooks are
-// gpuprof's, against an agent sampling the simulated GPU node, and checks
+// gpuprof's (the shared cluster's node, held alone through wholeNode), against an agent sampling the simulated GPU node, and checks
 // every job's profile: memory peaks, utilisation, GPU identity, exit status,
 // idle allocations and shared GPUs. The node must not be drained and no
 // hook may fail.
@@ -169,7 +169,18 @@ func TestCaptureUnderSlurm(t *testing.T) {
 		t.Fatal(err)
 	}
 	cfgPath := filepath.Join(work, "gpuprof.toml")
-	c := startCluster(t, clusterOptions{GPUProfBin: bin, GPUProfConfig: cfgPath})
+	// The node to itself: Slurm places the shard jobs first-fit on one
+	// GPU only with the node's GPUs free.
+	c := wholeNode(t)
+	c.hooks(t, bin, cfgPath)
+	c.withoutJobComp(t) // as on its own cluster before, with no JobCompType
+	// slurmd.log is the shared cluster's: this test reads what comes
+	// after this point.
+	slurmdLog := filepath.Join(c.Dir, "log", "slurmd.log")
+	var slurmdFrom int64
+	if fi, err := os.Stat(slurmdLog); err == nil {
+		slurmdFrom = fi.Size()
+	}
 
 	simDir := filepath.Join(work, "sim")
 	outDir := filepath.Join(work, "out")
@@ -200,10 +211,10 @@ func TestCaptureUnderSlurm(t *testing.T) {
 	ids := make([]string, len(jobs))
 	env := "--export=ALL,GPUPROF_CONFIG=" + cfgPath
 	for i, j := range jobs {
-		args := append([]string{"--parsable", "-J", "e2e-" + j.name, "-o", filepath.Join(outDir, "%j.out"),
+		args := append([]string{"-J", "e2e-" + j.name, "-o", filepath.Join(outDir, "%j.out"),
 			"--chdir", work, env}, j.sbatch...)
 		args = append(args, "--wrap", j.command(bin))
-		ids[i] = c.run(t, "sbatch", args...)
+		ids[i] = c.sbatch(t, args...)
 	}
 	t.Logf("submitted %d jobs: %s", len(ids), strings.Join(ids, ","))
 
@@ -213,7 +224,7 @@ func TestCaptureUnderSlurm(t *testing.T) {
 		if j.cancelAfter > 0 {
 			cancels++
 			go func() {
-				cancelErrs <- cancelWhenRunning(c, ids[i], j.cancelAfter, func() bool { return programSeen(bin, cfgPath, ids[i]) })
+				cancelErrs <- cancelWhenRunning(c.cluster, ids[i], j.cancelAfter, func() bool { return programSeen(bin, cfgPath, ids[i]) })
 			}()
 		}
 	}
@@ -277,11 +288,11 @@ func TestCaptureUnderSlurm(t *testing.T) {
 		if drained := c.run(t, "sinfo", "-R", "-h"); drained != "" {
 			t.Errorf("sinfo -R: %s, want no drained node", drained)
 		}
-		log, err := os.ReadFile(filepath.Join(c.Dir, "log", "slurmd.log"))
+		log, err := os.ReadFile(slurmdLog)
 		if err != nil {
 			t.Fatal(err)
 		}
-		for line := range strings.SplitSeq(string(log), "\n") {
+		for line := range strings.SplitSeq(string(log[min(slurmdFrom, int64(len(log))):]), "\n") {
 			if strings.Contains(line, "prolog failed") || strings.Contains(line, "epilog failed") {
 				t.Errorf("slurmd.log: %s", line)
 			}

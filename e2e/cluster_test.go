@@ -9,6 +9,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"regexp"
 	"runtime"
 	"slices"
 	"strconv"
@@ -41,6 +42,38 @@ var binaryBuild struct {
 // alone in this package).
 const clusterTestsAtOnce = 4
 
+// wholeNodeTests are the tests that take the shared cluster's node to
+// themselves (wholeNode). Only one of them works at a time; each of the
+// others waits for the lease in a go test parallel slot, using no CPU, so
+// TestMain gives the package a slot for each of them on top of
+// clusterTestsAtOnce (doc.go, "The node's lease").
+var wholeNodeTests = []string{
+	"TestCaptureUnderSlurm",
+	"TestForeignProcessesCannotClaimJobs",
+	"TestNeverStartedRealJobs",
+	"TestNoticesUnderSlurm",
+	"TestWhatIfReplaysRealQueue",
+	"TestWhatIfSaysWhatItDoesNotReproduce",
+}
+
+// leaseWaiters is how many whole-node tests of this run can wait for the
+// node's lease at once: those -test.run selects, but one.
+func leaseWaiters() int {
+	pattern := ""
+	if f := flag.Lookup("test.run"); f != nil {
+		// The top-level part: the tests, not their subtests.
+		pattern, _, _ = strings.Cut(f.Value.String(), "/")
+	}
+	re, err := regexp.Compile(pattern)
+	n := 0
+	for _, name := range wholeNodeTests {
+		if err != nil || re.MatchString(name) {
+			n++
+		}
+	}
+	return max(0, n-1)
+}
+
 // timedSlots bounds a test's parallel subtests that hold a wall-clock time
 // to GOMAXPROCS at once, as go test's default -parallel ran them before
 // TestMain raised it for the cluster tests: their stand-ins spin or
@@ -60,8 +93,8 @@ func TestMain(m *testing.M) {
 	flag.Parse()
 	explicit := false
 	flag.Visit(func(f *flag.Flag) { explicit = explicit || f.Name == "test.parallel" })
-	if n := runtime.GOMAXPROCS(0); !explicit && n < clusterTestsAtOnce {
-		if err := flag.Set("test.parallel", strconv.Itoa(clusterTestsAtOnce)); err != nil {
+	if n, want := runtime.GOMAXPROCS(0), clusterTestsAtOnce+leaseWaiters(); !explicit && n < want {
+		if err := flag.Set("test.parallel", strconv.Itoa(want)); err != nil {
 			fmt.Fprintf(os.Stderr, "e2e: -test.parallel: %v\n", err)
 			os.Exit(2)
 		}

@@ -15,18 +15,77 @@
 //
 // One accounting cluster (slurmdbd and MariaDB, jobcomp, the hooks handed
 // out by partition: testcluster.sh --by-partition) starts once per go test
-// run, when the first test asks for it (sharedCluster), and stops when
-// TestMain ends. Each test on it gets a scope: a partition and an account
-// of its own, under which it submits every job, and that partition's hooks
-// run the test's gpuprof with the test's configuration. Such a test waits
-// on its own jobs (its partition's queue, its job ids, sacct states, log
-// lines), reads sacct for its own ids, and imports its own account only
-// (scope.importOwnAccount). On it: TestSlurmFacts,
-// TestSqueueGresPerNode, TestJobIDsAsSlurmPrintsThem,
-// TestHookCrashOnCluster, TestRunningJobShownWhileItRuns,
-// TestRunningJobNameElapsedClass, TestSpooledRecordsJoinTheirJob,
-// TestSMActivityUnderSlurm, TestPrometheusScrape (sequential, so alone on
-// it; the cluster starts for it when it runs first).
+// run, when the first test asks for it (sharedCluster or wholeNode), and
+// stops when TestMain ends. Each test on it gets a scope: a partition and
+// an account of its own (and more partitions of its own if it needs them,
+// scope.addPartition), under which it submits every job, and those
+// partitions' hooks run the test's gpuprof with the test's configuration.
+// Such a test waits on its own jobs (its partition's queue, its job ids,
+// sacct states, log lines), reads sacct for its own ids, and imports its
+// own account only (scope.importOwnAccount). On it, sharing the node
+// (sharedCluster): TestSlurmFacts, TestSqueueGresPerNode,
+// TestJobIDsAsSlurmPrintsThem, TestHookCrashOnCluster,
+// TestRunningJobShownWhileItRuns, TestRunningJobNameElapsedClass,
+// TestSpooledRecordsJoinTheirJob, TestSMActivityUnderSlurm,
+// TestPrometheusScrape (sequential, so alone on it; the cluster starts for
+// it when it runs first).
+//
+// On it too, with the node to themselves (wholeNode, the list
+// wholeNodeTests): TestNeverStartedRealJobs and TestNoticesUnderSlurm
+// (they hold all four GPUs at once, which would stall every test beside
+// them), TestCaptureUnderSlurm (Slurm places the shard jobs first-fit on
+// one GPU only with the node's GPUs free), TestForeignProcessesCannotClaimJobs
+// (the victim must get GPU 0, not one of the GPUs user A's look-alike
+// programs sit on: on a node other tests share, Slurm gives a one-GPU job
+// whichever GPU they left free), TestWhatIfReplaysRealQueue and
+// TestWhatIfSaysWhatItDoesNotReproduce (the replay sees only the jobs
+// they import, so another test's jobs on the node would be waits it cannot
+// explain; the latter drains the node for 75 s). Their jobs are the only
+// ones on the node while they run, and those of their scope. The what-if
+// tests and TestNeverStartedRealJobs (which replays its jobs too) submit
+// to partition gpu, slurm.conf's, since gpuprof whatif builds the cluster
+// it replays from slurm.conf and leaves out jobs of other partitions; they
+// take it into their scope while they hold the node (scope.confPartition:
+// its wrappers are theirs, its jobs cancelled when they end) and submit
+// under their own account, the one they import.
+//
+// # The node's lease
+//
+// The shared cluster's node has a reader/writer lease (shared.node, a
+// sync.RWMutex): a scoped test holds it shared from sharedCluster to its
+// end, a whole-node test exclusively from wholeNode to its end. Taking it
+// exclusively waits until no scoped test is running and keeps new ones
+// out (sync.RWMutex prefers a waiting writer); then wholeNode waits until
+// squeue lists no job at all, since a scope's cancelled jobs may still be
+// completing when its test ends. The lease is released last, after the
+// scope's partitions are removed and with them its jobs.
+//
+// go test runs a parallel test in one of -parallel slots, and a test
+// waiting for the lease waits in its slot. This cannot deadlock because:
+//   - The lease is taken after t.Parallel, never before: before it a test
+//     runs in go test's sequential phase, and a whole-node test holding
+//     the lease there would pause in t.Parallel until that phase ends,
+//     while a second whole-node test, or TestPrometheusScrape (sequential
+//     and scoped), waited in that same phase for the lease.
+//   - Sequential tests (TestPrometheusScrape) take the lease only in the
+//     sequential phase, when no parallel test has started: nobody else
+//     holds it or waits for it.
+//   - A holder waits for nothing but its own jobs and processes, so it
+//     ends and frees the lease, whoever waits in the other slots. That is
+//     why a test holding the lease must take it once (a second RLock
+//     behind a waiting writer never returns) and must have no parallel
+//     subtests (they would need slots that tests waiting for the lease may
+//     all hold).
+//
+// A whole-node test waiting in a slot uses no CPU, so TestMain adds one
+// slot for each whole-node test the run selects, but one, to the four it
+// gives the package (clusterTestsAtOnce), so that own-cluster tests (the
+// long what-if runs among them) still get slots while whole-node tests
+// queue. The whole-node tests run one after another; the scoped tests that
+// wait behind one run as soon as it ends (sync.RWMutex lets the readers
+// waiting at Unlock in before the next writer), so a scoped test waits at
+// most for the scoped tests already running and one whole-node test; while
+// it waits it holds a slot too.
 //
 // The others start a cluster of their own (startCluster), because:
 //   - TestConfiglessNode: slurmd runs configless (another start-up, another
@@ -34,11 +93,6 @@
 //   - TestWhatIfCounterfactual, TestWhatIfFidelityMultifactor: their own
 //     node size (8 and 6 GPUs) and a multifactor slurm.conf; the replay
 //     they check must see the node's whole queue.
-//   - TestWhatIfReplaysRealQueue, TestWhatIfSaysWhatItDoesNotReproduce:
-//     they replay the node's whole queue; another test's jobs on the node
-//     would be waits the replay cannot see.
-//   - TestNeverStartedRealJobs: holds all four GPUs to keep jobs pending,
-//     which would stall every test beside it.
 //   - TestSchedConfAsSlurmReadsIt, TestLiveSlurmSource: compare slurm.conf's
 //     partitions with slurmctld's; the shared cluster's partitions are made
 //     at run time and in no file.
@@ -51,24 +105,6 @@
 //     with other tests' jobs beside it under load, slurmctld sent the
 //     requeued job's launch twice (slurmd: "slurm_script: File exists",
 //     launch failed, requeued held) in three runs of five.
-//   - TestCaptureUnderSlurm: checks that Slurm places the shard jobs
-//     first-fit on one GPU, which holds only with the node's GPUs free.
-//   - TestNoticesUnderSlurm: its first phase holds all four GPUs at once
-//     for 50–80 s (four one-GPU jobs that sleep or burn that long; two
-//     more queue behind them). Tests beside it wait at most a minute for
-//     a job to start or leave the queue. Tried on the shared cluster (its
-//     exempt and cancel partitions the scope's own), it passed, and
-//     TestHookCrashOnCluster ("after 1m0s, jobs still queued") and
-//     TestSpooledRecordsJoinTheirJob (no spooled prolog record after a
-//     minute) failed behind it, as behind TestNeverStartedRealJobs.
-//   - TestForeignProcessesCannotClaimJobs: user A's look-alike programs
-//     sit on GPUs 2 and 3, which on its own cluster the victim, the first
-//     job, never gets (GPU 0). On the shared cluster Slurm gives a
-//     one-GPU job whichever GPU other tests left free (seen: GPU 3 while
-//     0–2 were held), and a foreign process on the victim's GPU makes the
-//     agent attribute per process and mark the readings shared
-//     (agent/sample.go), which the test rightly refuses: it would pass or
-//     fail by placement.
 //
 // # Two tiers
 //
@@ -79,8 +115,9 @@
 // itself for a tier; TestSmokeTierNamesTests keeps E2E_SMOKE's names true.
 //
 // The tests mostly wait on sleeping jobs, so they run in parallel, four at
-// a time unless go test is given -parallel (its default, GOMAXPROCS, is 2
-// on a 2-core machine); testcluster.sh keeps the own clusters' ports,
+// a time (and a slot for each whole-node test waiting for the lease) unless
+// go test is given -parallel (its default, GOMAXPROCS, is 2 on a 2-core
+// machine); testcluster.sh keeps the own clusters' ports,
 // directories and slurmstepds apart. The tests that measure wall-clock
 // time (TestJobCompDeadlineWithLockedDB, TestPrometheusScrape) are
 // sequential: go test runs them first, with no other test of this package

@@ -37,15 +37,13 @@ func TestForeignProcessesCannotClaimJobs(t *testing.T) {
 	bin := gpuprofBinary(t)
 	work := sharedTempDir(t, "gpuprof-e2e-identity-")
 	cfgPath := filepath.Join(work, "gpuprof.toml")
-	c := startCluster(t, clusterOptions{GPUProfBin: bin, GPUProfConfig: cfgPath})
-	// B submits jobs: B's sbatch reads slurm.conf, under t.TempDir (the
-	// test's own parent directory is private to root).
-	for _, d := range []string{filepath.Dir(c.Dir), c.Dir, filepath.Dir(c.Conf)} {
-		if err := os.Chmod(d, 0o755); err != nil {
-			t.Fatal(err)
-		}
-	}
-	c.run(t, "scontrol", "create", "PartitionName=cancel", "Nodes=localhost", "MaxTime=INFINITE", "State=UP")
+	// The node to itself: on a node other tests' jobs share, Slurm gives
+	// the victim whichever GPU they left free, possibly one of A's.
+	c := wholeNode(t)
+	// The scope's partition is the one where the cancel action is on.
+	cancel := c.Name
+	c.hooks(t, bin, cfgPath)
+	c.withoutJobComp(t) // as on its own cluster before, with no JobCompType
 	simDir, outDir, mailDir := filepath.Join(work, "sim"), filepath.Join(work, "out"), filepath.Join(work, "mail")
 	for _, d := range []string{simDir, outDir, mailDir} {
 		if err := os.Mkdir(d, 0o777); err != nil {
@@ -56,10 +54,12 @@ func TestForeignProcessesCannotClaimJobs(t *testing.T) {
 		}
 	}
 	logFile := writeNoticesConfig(t, cfgPath, work, simDir, filepath.Join(c.Dir, "etc", "gres.conf"),
-		writeStandInSendmail(t, work, mailDir), false)
+		writeStandInSendmail(t, work, mailDir), cancel+"-none", cancel, false)
 	suffix := strconv.Itoa(os.Getpid() % 100000)
 	a := addUser(t, "gpuprof-a-"+suffix)
 	b := addUser(t, "gpuprof-b-"+suffix)
+	// B's jobs are charged to the scope's account.
+	c.addUser(t, b.name)
 
 	agents := 0
 	startAgent := func() *process {
@@ -80,7 +80,7 @@ func TestForeignProcessesCannotClaimJobs(t *testing.T) {
 	uuidByMinor := simUUIDs(t, simDir)
 
 	// B's busy job, held so that A's programs are there first.
-	victim := sbatchAs(t, c, b, "--hold", "-p", "cancel", "--gres=gpu:1", "-J", "e2e-victim", "-o", filepath.Join(outDir, "%j.out"),
+	victim := sbatchAs(t, c.cluster, b, "--hold", "-p", cancel, "-A", c.Name, "--gres=gpu:1", "-J", "e2e-victim", "-o", filepath.Join(outDir, "%j.out"),
 		"--chdir", work, "--wrap", `echo "gpuprof-e2e gpus=$SLURM_JOB_GPUS"; `+shellQuote(bin)+
 			" simgpu burn --config "+shellQuote(cfgPath)+" --mem 70GiB --util 99 --for 70s; echo finished")
 
@@ -119,7 +119,7 @@ func TestForeignProcessesCannotClaimJobs(t *testing.T) {
 	time.Sleep(5 * time.Second) // several samples see A's programs first
 
 	c.run(t, "scontrol", "release", victim)
-	control := sbatchAs(t, c, b, "-p", "cancel", "--gres=gpu:1", "-J", "e2e-control", "-o", filepath.Join(outDir, "%j.out"),
+	control := sbatchAs(t, c.cluster, b, "-p", cancel, "-A", c.Name, "--gres=gpu:1", "-J", "e2e-control", "-o", filepath.Join(outDir, "%j.out"),
 		"--chdir", work, "--wrap", "sleep 90")
 	t.Logf("victim %s, control %s; A's programs: pid %d (environment), pid %d (cgroup)", victim, control, byEnv.Process.Pid, byCgroup.Process.Pid)
 	c.waitQueueEmpty(t, []string{victim, control}, queueTimeout)

@@ -16,11 +16,12 @@ import (
 	"github.com/gpuprof/gpuprof/slurmext/sacct"
 )
 
-// TestNeverStartedRealJobs runs, on the test cluster (one node, 4 GPUs),
-// GPU jobs that start and GPU jobs cancelled while pending in each way a
-// job waits: held until later (sbatch --begin=now+1hour), held by its user
-// (sbatch -H), and waiting for GPUs another job holds; and one job
-// cancelled while it ran. It imports them with sacct and wants none of the
+// TestNeverStartedRealJobs runs, on the test cluster (one node, 4 GPUs:
+// the shared cluster's node, held alone through wholeNode), GPU jobs that
+// start and GPU jobs cancelled while pending in each way a job waits:
+// held until later (sbatch --begin=now+1hour), held by its user (sbatch
+// -H), and waiting for GPUs another job holds; and one job cancelled
+// while it ran. It imports them with sacct and wants none of the
 // pending ones counted as started: not in the report's jobs_started, not
 // among the jobs cancelled after they started, no GPU-hours, not in the
 // what-if's calibration, and show says they never started. Slurm gives
@@ -39,15 +40,20 @@ func TestNeverStartedRealJobs(t *testing.T) {
 	}
 	// With jobcomp/script, as sites that run gpuprof's jobcomp have it.
 	cfgPath := filepath.Join(work, "gpuprof.toml")
-	c := startCluster(t, clusterOptions{Accounting: true, JobComp: true, GPUProfBin: bin, GPUProfConfig: cfgPath})
+	// It holds all four GPUs (the blocker) to keep jobs pending. Its jobs
+	// run in slurm.conf's partition, which the what-if replays.
+	c := wholeNode(t)
+	part := c.confPartition(t, "gpu")
+	c.hooks(t, bin, cfgPath)
 	spoolDir := filepath.Join(work, "spool")
 	cfg := fmt.Sprintf("db = %q\nspool_dir = %q\nslurm_conf = %q\nlog_file = %q\n", filepath.Join(work, "gpuprof.db"), spoolDir, c.Conf, filepath.Join(work, "gpuprof.log"))
 	if err := os.WriteFile(cfgPath, []byte(cfg), 0o644); err != nil {
 		t.Fatal(err)
 	}
+	c.importOwnAccount(t, cfgPath, work)
 	from := time.Now().Add(-2 * time.Second).Truncate(time.Second)
 	sbatch := func(name string, args ...string) string {
-		return c.run(t, "sbatch", append([]string{"--parsable", "-J", name, "-o", "/dev/null", "--chdir", work}, args...)...)
+		return c.run(t, "sbatch", append([]string{"--parsable", "-p", part, "-A", c.Name, "-J", name, "-o", "/dev/null", "--chdir", work}, args...)...)
 	}
 	waitRunning := func(id string) {
 		t.Helper()
@@ -86,7 +92,7 @@ func TestNeverStartedRealJobs(t *testing.T) {
 	waitRunning(killed)
 	time.Sleep(2 * time.Second)
 	c.run(t, "scancel", killed)
-	waitQueueDrained(t, c, queueTimeout)
+	waitQueueDrained(t, c.cluster, queueTimeout)
 	until := time.Now().Add(2 * time.Second)
 	t.Logf("started %v, cancelled while pending %v", started, never)
 
@@ -97,8 +103,10 @@ func TestNeverStartedRealJobs(t *testing.T) {
 	for {
 		// What gpuprof import runs: jobs that ended in the window in a
 		// final state (without --state, sacct leaves out a job that was
-		// eligible only after the window, as --begin=now+1hour makes it).
+		// eligible only after the window, as --begin=now+1hour makes it),
+		// of the test's own account.
 		cmd := history.SacctCommand(context.Background(), "sacct", from, until)
+		cmd.Args = append(cmd.Args, "-A", c.Name)
 		cmd.Env = c.env("SLURM_TIME_FORMAT=%s")
 		out, err := cmd.Output()
 		if err != nil {
@@ -147,7 +155,7 @@ func TestNeverStartedRealJobs(t *testing.T) {
 		}
 	}
 
-	out := importSacct(t, c, bin, cfgPath)
+	out := importSacct(t, c.cluster, bin, cfgPath)
 	if read, _, _, _, _ := importCounts(t, out); read != all {
 		t.Fatalf("imported %d jobs, want %d", read, all)
 	}

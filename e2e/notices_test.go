@@ -49,7 +49,9 @@ type noticeJob struct {
 	workedFor time.Duration
 }
 
-// TestNoticesUnderSlurm runs jobs on the real test cluster against an agent
+// TestNoticesUnderSlurm runs jobs on the real test cluster (the shared
+// cluster's node, held alone through wholeNode; the partitions named gpu,
+// exempt and cancel below are its scope's) against an agent
 // with notices on (windows of 20 s) and a stand-in sendmail that writes
 // every message to a directory, and checks: an idle job gets exactly one
 // notice naming its GPU and the fix, even across an agent restart; a job
@@ -69,10 +71,11 @@ func TestNoticesUnderSlurm(t *testing.T) {
 		t.Fatal(err)
 	}
 	cfgPath := filepath.Join(work, "gpuprof.toml")
-	c := startCluster(t, clusterOptions{Accounting: true, GPUProfBin: bin, GPUProfConfig: cfgPath})
-	for _, p := range []string{"exempt", "cancel"} {
-		c.run(t, "scontrol", "create", "PartitionName="+p, "Nodes=localhost", "MaxTime=INFINITE", "State=UP")
-	}
+	// Its first phase holds all four GPUs at once for 50–80 s.
+	c := wholeNode(t)
+	gpu, exempt, cancel := c.Name, c.addPartition(t, "x"), c.addPartition(t, "c")
+	c.hooks(t, bin, cfgPath)
+	c.withoutJobComp(t) // as on its own cluster before, with no JobCompType
 
 	simDir, outDir, mailDir := filepath.Join(work, "sim"), filepath.Join(work, "out"), filepath.Join(work, "mail")
 	for _, d := range []string{simDir, outDir, mailDir} {
@@ -85,7 +88,7 @@ func TestNoticesUnderSlurm(t *testing.T) {
 	}
 	sendmail := writeStandInSendmail(t, work, mailDir)
 	gresConf := filepath.Join(c.Dir, "etc", "gres.conf")
-	logFile := writeNoticesConfig(t, cfgPath, work, simDir, gresConf, sendmail, false)
+	logFile := writeNoticesConfig(t, cfgPath, work, simDir, gresConf, sendmail, exempt, cancel, false)
 
 	agentEnv := c.env() // squeue and scancel find the cluster
 	agents := 0
@@ -131,32 +134,32 @@ func TestNoticesUnderSlurm(t *testing.T) {
 	hostileName := hostilePrefix + strings.Repeat("A", 1000-len(hostilePrefix))
 	jobs := []noticeJob{
 		// Phase 1: four jobs, one GPU each.
-		{name: "idle", partition: "gpu", script: "sleep 80",
+		{name: "idle", partition: gpu, script: "sleep 80",
 			wantStatus: map[string]string{profile.RuleIdleJob: profile.NoticeSent}, wantMail: 1, wantState: "COMPLETED"},
-		{name: "busy-then-idle", partition: "gpu", script: burn("60", 30*time.Second) + "; sleep 45",
+		{name: "busy-then-idle", partition: gpu, script: burn("60", 30*time.Second) + "; sleep 45",
 			wantStatus: map[string]string{profile.RuleIdleJob: profile.NoticeSent}, wantMail: 1, wantState: "COMPLETED",
 			workedFor: 30 * time.Second},
-		{name: "busy", partition: "gpu", script: burn("70", 60*time.Second), wantStatus: map[string]string{}, wantState: "COMPLETED"},
-		{name: "exempt", partition: "exempt", script: "sleep 50", wantStatus: map[string]string{}, wantState: "COMPLETED"},
+		{name: "busy", partition: gpu, script: burn("70", 60*time.Second), wantStatus: map[string]string{}, wantState: "COMPLETED"},
+		{name: "exempt", partition: exempt, script: "sleep 50", wantStatus: map[string]string{}, wantState: "COMPLETED"},
 		// Phase 2: the cancel action, and a hostile name.
-		{name: "cancel", partition: "cancel", script: stepTrap,
+		{name: "cancel", partition: cancel, script: stepTrap,
 			wantStatus: map[string]string{profile.RuleIdleJob: profile.NoticeSent, profile.RuleCancel: profile.NoticeCanceled},
 			wantMail:   2, wantState: "CANCELLED"},
-		{name: hostileName, partition: "gpu", script: "sleep 45",
+		{name: hostileName, partition: gpu, script: "sleep 45",
 			wantStatus: map[string]string{profile.RuleIdleJob: profile.NoticeSent}, wantMail: 1, wantState: "COMPLETED"},
 	}
-	dryJob := noticeJob{name: "dry-run", partition: "cancel", script: "sleep 60",
+	dryJob := noticeJob{name: "dry-run", partition: cancel, script: "sleep 60",
 		wantStatus: map[string]string{profile.RuleIdleJob: profile.NoticeSent, profile.RuleCancel: profile.NoticeDryRun},
 		wantMail:   1, wantState: "COMPLETED"}
 
 	submit := func(j noticeJob) string {
 		script := strings.ReplaceAll(j.script, "%OUT%", outDir)
-		return c.run(t, "sbatch", "--parsable", "-J", j.name, "-p", j.partition, "--gres=gpu:1",
+		return c.run(t, "sbatch", "--parsable", "-J", j.name, "-p", j.partition, "-A", c.Name, "--gres=gpu:1",
 			"-o", filepath.Join(outDir, "%j.out"), "--chdir", work, "--export=ALL,GPUPROF_CONFIG="+cfgPath,
 			"--wrap", `echo "gpuprof-e2e gpus=$SLURM_JOB_GPUS"; `+script)
 	}
 	// A 2,000-character name never reaches a node: sbatch refuses it.
-	if out, err := c.output("sbatch", "--parsable", "-J", hostilePrefix+strings.Repeat("A", 2000), "-p", "gpu",
+	if out, err := c.output("sbatch", "--parsable", "-J", hostilePrefix+strings.Repeat("A", 2000), "-p", gpu, "-A", c.Name,
 		"-o", "/dev/null", "--wrap", "true"); err == nil || !strings.Contains(err.Error(), "too long") {
 		t.Errorf("sbatch of a 2,000-character job name: %q, %v; want it refused as too long", out, err)
 	}
@@ -183,7 +186,7 @@ func TestNoticesUnderSlurm(t *testing.T) {
 
 	// Phase 3: dry run. The agent restarts with cancel.dry_run = true.
 	stopProcess(t, agent)
-	writeNoticesConfig(t, cfgPath, work, simDir, gresConf, sendmail, true)
+	writeNoticesConfig(t, cfgPath, work, simDir, gresConf, sendmail, exempt, cancel, true)
 	agent = startAgent()
 	ids[dryJob.name] = submit(dryJob)
 	c.waitQueueEmpty(t, []string{ids[dryJob.name]}, 3*time.Minute)
@@ -258,7 +261,7 @@ func TestNoticesUnderSlurm(t *testing.T) {
 					t.Errorf("job %s: message of a job idle from its start lacks its fix (no --gres=gpu):\n%s", id, m.body)
 				}
 			}
-			if state := sacctState(t, c, id); !strings.HasPrefix(state, j.wantState) {
+			if state := sacctState(t, c.cluster, id); !strings.HasPrefix(state, j.wantState) {
 				t.Errorf("job %s: sacct State %q, want %s", id, state, j.wantState)
 			}
 		})
@@ -368,9 +371,10 @@ cat > "$f.tmp" && mv "$f.tmp" "$f.eml"
 	return path
 }
 
-// writeNoticesConfig writes the agent's configuration with notices on
-// and returns its log file.
-func writeNoticesConfig(t *testing.T, path, work, simDir, gresConf, sendmail string, dryRun bool) string {
+// writeNoticesConfig writes the agent's configuration with notices on,
+// jobs in partition exempt exempt from them and the cancel action on in
+// partition cancel, and returns its log file.
+func writeNoticesConfig(t *testing.T, path, work, simDir, gresConf, sendmail, exempt, cancel string, dryRun bool) string {
 	t.Helper()
 	logFile := filepath.Join(work, "gpuprof.log")
 	text := fmt.Sprintf(`cluster = "gpuproftest"
@@ -404,7 +408,7 @@ sendmail = %q
 squeue = "/usr/bin/squeue"
 daily_cap = 0
 home_opt_out = ""
-exempt_partitions = ["exempt"]
+exempt_partitions = [%q]
 
 [notices.idle_gpu]
 window = %q
@@ -417,14 +421,14 @@ enabled = false
 
 [notices.cancel]
 enabled = true
-partitions = ["cancel"]
+partitions = [%q]
 grace = %q
 signal = "TERM"
 wait = %q
 scancel = "/usr/bin/scancel"
 dry_run = %t
 `, filepath.Join(work, "gpuprof.db"), filepath.Join(work, "spool"), filepath.Join(work, "agent.sock"), filepath.Join(work, "run", "query.sock"), logFile,
-		gresConf, simDir, sendmail, noticeWindow.String(), noticeWindow.String(), noticeGrace.String(), noticeWait.String(), dryRun)
+		gresConf, simDir, sendmail, exempt, noticeWindow.String(), noticeWindow.String(), cancel, noticeGrace.String(), noticeWait.String(), dryRun)
 	if err := os.WriteFile(path, []byte(text), 0o644); err != nil {
 		t.Fatal(err)
 	}

@@ -33,6 +33,12 @@ var shared struct {
 	// `add user` found none (seen: two of four tests that got the
 	// cluster at once).
 	sacctmgr sync.Mutex
+	// node is the lease on the cluster's one node (lease): a scope
+	// holds it shared for its whole test (sharedCluster), a whole-node
+	// test exclusively (wholeNode). sync.RWMutex prefers the writer: once
+	// a whole-node test waits, new scopes wait behind it, so it runs
+	// as soon as the scopes already there have ended.
+	node sync.RWMutex
 }
 
 // scope is one test's part of the shared cluster: a partition of the node
@@ -40,18 +46,78 @@ var shared struct {
 // every job (sbatch); that partition's hooks record into the test's own
 // gpuprof (hooks). Tests isolate by partition, account and job ids: they
 // wait on their own jobs (waitDrained), read sacct for their own ids or
-// account, and never for the whole cluster.
+// account, and never for the whole cluster. A test may add partitions of
+// its own (addPartition), named after Name.
 type scope struct {
 	*cluster
 	Name string
+	// parts are the scope's partitions: Name, then addPartition's and
+	// confPartition's.
+	parts []string
+	// exclusive: the scope holds the node's lease exclusively (wholeNode).
+	exclusive bool
 }
 
 // sharedCluster returns a new scope of the run's shared cluster, starting
-// the cluster on the first call. The partition is removed when the test
-// ends, its jobs cancelled first.
+// the cluster on the first call, and holds the node's lease shared until
+// the test ends: other scopes run beside it, a whole-node test
+// (wholeNode) not. The partition is removed when the test ends, its jobs
+// cancelled first.
 func sharedCluster(t *testing.T) *scope {
 	t.Helper()
+	return newScope(t, false)
+}
+
+// wholeNode returns a new scope of the run's shared cluster for a test
+// that needs the node to itself: all four GPUs free, Slurm's placement as
+// on an idle node, every job on it the test's. It takes the node's lease
+// exclusively — it waits until no other test's scope is open and keeps new
+// ones out (lease) — and then waits until squeue lists no job at all (a
+// scope's cancelled jobs may still be completing). The test still submits
+// under its scope's partitions and account, its partitions' hooks run its
+// own gpuprof, and it reads sacct for its own account: the lease is what
+// keeps other jobs off the node, not a wider scope. Call it after
+// t.Parallel (doc.go says why).
+func wholeNode(t *testing.T) *scope {
+	t.Helper()
+	s := newScope(t, true)
+	deadline := time.Now().Add(2 * time.Minute)
+	for {
+		out := s.run(t, "squeue", "-h", "-o", "%i %P %T %j")
+		if out == "" {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("the node's lease is this test's, but after 2m0s squeue still lists jobs:\n%s", out)
+		}
+		time.Sleep(time.Second)
+	}
+	t.Logf("the shared cluster's node is this test's alone (exclusive lease, queue empty)")
+	return s
+}
+
+// lease takes the shared cluster's node lease, shared or exclusive, until t
+// ends. Its cleanup is registered first, so it runs last: after the
+// scope's partitions are gone, and with them its jobs.
+func lease(t *testing.T, exclusive bool) {
+	t.Helper()
+	start := time.Now()
+	if exclusive {
+		shared.node.Lock()
+		t.Cleanup(shared.node.Unlock)
+	} else {
+		shared.node.RLock()
+		t.Cleanup(shared.node.RUnlock)
+	}
+	if waited := time.Since(start); waited > time.Second {
+		t.Logf("waited %s for the shared node's lease (exclusive: %t)", waited.Round(time.Second), exclusive)
+	}
+}
+
+func newScope(t *testing.T, exclusive bool) *scope {
+	t.Helper()
 	requireSlurmHost(t)
+	lease(t, exclusive)
 	shared.once.Do(func() {
 		dir, err := os.MkdirTemp("", "gpuprof-e2e-shared-")
 		if err == nil {
@@ -74,32 +140,81 @@ func sharedCluster(t *testing.T) *scope {
 	if shared.err != nil {
 		t.Fatalf("shared cluster: %v", shared.err)
 	}
-	s := &scope{cluster: shared.c, Name: fmt.Sprintf("e2e%d", shared.scopes.Add(1))}
-	s.run(t, "scontrol", "create", "PartitionName="+s.Name, "Nodes=localhost", "MaxTime=INFINITE", "State=UP")
+	s := &scope{cluster: shared.c, Name: fmt.Sprintf("e2e%d", shared.scopes.Add(1)), exclusive: exclusive}
+	s.createPartition(t, s.Name)
 	s.addAccount(t)
 	s.addUser(t, "root")
 	t.Cleanup(func() {
-		_, _ = s.output("scancel", "-p", s.Name)
+		if t.Failed() {
+			t.Logf("shared cluster %s, this test's partitions %v and account %s\n%s", s.Dir, s.parts, s.Name, s.logTails())
+		}
+	})
+	t.Logf("shared cluster %s: partition and account %s", s.Dir, s.Name)
+	return s
+}
+
+// addPartition adds a partition of the node to the scope, named Name and
+// suffix (letters, digits, - and _), and returns its name. Jobs in it are
+// the scope's (submit them with -A Name); hooks installs its wrappers
+// too. It is removed when the test ends, its jobs cancelled first.
+func (s *scope) addPartition(t testing.TB, suffix string) string {
+	t.Helper()
+	p := s.Name + suffix
+	s.createPartition(t, p)
+	return p
+}
+
+// confPartition adds slurm.conf's partition name (testcluster.sh's gpu)
+// to a whole-node scope, for a test whose jobs must run in a partition of
+// slurm.conf: gpuprof whatif builds the cluster it replays from
+// slurm.conf and leaves out jobs of any other partition. Only a test
+// holding the node (wholeNode) may: while it does, the partition's jobs
+// are its own. hooks installs the partition's wrappers too; when the test
+// ends its jobs in it are cancelled and the wrappers removed, the
+// partition kept.
+func (s *scope) confPartition(t testing.TB, name string) string {
+	t.Helper()
+	if !s.exclusive {
+		t.Fatalf("partition %s of slurm.conf is every test's: only a test holding the node (wholeNode) may use it", name)
+	}
+	s.parts = append(s.parts, name)
+	t.Cleanup(func() {
+		_, _ = s.output("scancel", "-p", name)
+		deadline := time.Now().Add(time.Minute)
+		for {
+			out, err := s.output("squeue", "-h", "-p", name)
+			if err == nil && out == "" || time.Now().After(deadline) {
+				break
+			}
+			time.Sleep(time.Second)
+		}
+		_ = os.RemoveAll(filepath.Join(s.Dir, "hooks", "p", name))
+	})
+	return name
+}
+
+// createPartition creates partition p and removes it when the test ends.
+func (s *scope) createPartition(t testing.TB, p string) {
+	t.Helper()
+	s.run(t, "scontrol", "create", "PartitionName="+p, "Nodes=localhost", "MaxTime=INFINITE", "State=UP")
+	s.parts = append(s.parts, p)
+	t.Cleanup(func() {
+		_, _ = s.output("scancel", "-p", p)
 		// The partition goes once its cancelled jobs have left it.
 		deadline := time.Now().Add(time.Minute)
 		for {
-			_, err := s.output("scontrol", "delete", "PartitionName="+s.Name)
+			_, err := s.output("scontrol", "delete", "PartitionName="+p)
 			if err == nil {
 				break
 			}
 			if time.Now().After(deadline) {
 				// Harmless: the cluster goes at the end of the run.
-				t.Logf("partition %s not removed: %v", s.Name, err)
+				t.Logf("partition %s not removed: %v", p, err)
 				break
 			}
 			time.Sleep(time.Second)
 		}
-		if t.Failed() {
-			t.Logf("shared cluster %s, this test's partition and account %s\n%s", s.Dir, s.Name, s.logTails())
-		}
 	})
-	t.Logf("shared cluster %s: partition and account %s", s.Dir, s.Name)
-	return s
 }
 
 // stopShared stops the shared cluster, if a test started it, and removes
@@ -182,26 +297,31 @@ func (s *scope) sbatch(t testing.TB, args ...string) string {
 	return id
 }
 
-// hooks makes the scope's partition run the gpuprof hooks (contrib/slurm's
-// wrappers, as an admin installs them) on bin with config; they log to
-// HooksLog.
+// hooks makes the scope's partitions (those added so far) run the gpuprof
+// hooks (contrib/slurm's wrappers, as an admin installs them) on bin with
+// config; they log to HooksLog (the scope's first partition's) and beside
+// it for the others.
 func (s *scope) hooks(t testing.TB, bin, config string) {
 	t.Helper()
-	cmd := exec.Command("bash", s.script, "hooks", s.Dir, s.Name)
-	cmd.Env = append(os.Environ(), "GPUPROF_BIN="+bin, "GPUPROF_CONFIG="+config)
-	if out, err := cmd.CombinedOutput(); err != nil {
-		t.Fatalf("testcluster.sh hooks %s: %v\n%s", s.Name, err, out)
+	for _, p := range s.parts {
+		cmd := exec.Command("bash", s.script, "hooks", s.Dir, p)
+		cmd.Env = append(os.Environ(), "GPUPROF_BIN="+bin, "GPUPROF_CONFIG="+config)
+		if out, err := cmd.CombinedOutput(); err != nil {
+			t.Fatalf("testcluster.sh hooks %s: %v\n%s", p, err, out)
+		}
 	}
 }
 
-// withoutJobComp removes the jobcomp wrapper hooks wrote: the cluster's
+// withoutJobComp removes the jobcomp wrappers hooks wrote: the cluster's
 // jobcomp then does nothing for the scope's jobs (testcluster.sh
 // --by-partition), as on a cluster with no JobCompType. Call it after
 // hooks.
 func (s *scope) withoutJobComp(t testing.TB) {
 	t.Helper()
-	if err := os.Remove(filepath.Join(s.Dir, "hooks", "p", s.Name, "jobcomp")); err != nil {
-		t.Fatal(err)
+	for _, p := range s.parts {
+		if err := os.Remove(filepath.Join(s.Dir, "hooks", "p", p, "jobcomp")); err != nil {
+			t.Fatal(err)
+		}
 	}
 }
 

@@ -48,3 +48,44 @@ func TestSmokeTierNamesTests(t *testing.T) {
 		t.Errorf("E2E_SMOKE names %d tests: %v", len(names), names)
 	}
 }
+
+// TestWholeNodeTestsListed: wholeNodeTests, from which TestMain counts the
+// slots of tests waiting for the node's lease, names exactly the tests
+// that call wholeNode.
+func TestWholeNodeTestsListed(t *testing.T) {
+	pkgs, err := parser.ParseDir(token.NewFileSet(), ".", func(fi os.FileInfo) bool { return strings.HasSuffix(fi.Name(), "_test.go") }, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	calling := map[string]bool{}
+	for _, p := range pkgs {
+		for _, f := range p.Files {
+			for _, d := range f.Decls {
+				fn, ok := d.(*ast.FuncDecl)
+				if !ok || fn.Recv != nil || !strings.HasPrefix(fn.Name.Name, "Test") || fn.Body == nil {
+					continue
+				}
+				ast.Inspect(fn.Body, func(n ast.Node) bool {
+					if c, ok := n.(*ast.CallExpr); ok {
+						if id, ok := c.Fun.(*ast.Ident); ok && id.Name == "wholeNode" {
+							calling[fn.Name.Name] = true
+						}
+					}
+					return true
+				})
+			}
+		}
+	}
+	listed := map[string]bool{}
+	for _, name := range wholeNodeTests {
+		listed[name] = true
+		if !calling[name] {
+			t.Errorf("wholeNodeTests names %s, which does not call wholeNode", name)
+		}
+	}
+	for name := range calling {
+		if !listed[name] {
+			t.Errorf("%s calls wholeNode but is not in wholeNodeTests", name)
+		}
+	}
+}

@@ -26,12 +26,18 @@ func TestWhatIfSaysWhatItDoesNotReproduce(t *testing.T) {
 	if err := os.Chmod(work, 0o755); err != nil {
 		t.Fatal(err)
 	}
-	c := startCluster(t, clusterOptions{Accounting: true})
+	// The node to itself: the replay sees only the jobs it imports, so
+	// another test's jobs on the node would be waits it cannot explain.
+	// Its jobs run in partition gpu, slurm.conf's (the replay's cluster
+	// is slurm.conf's), under the scope's account, the one it imports.
+	c := wholeNode(t)
+	part := c.confPartition(t, "gpu")
 	cfgPath := filepath.Join(work, "gpuprof.toml")
 	cfg := fmt.Sprintf("db = %q\nslurm_conf = %q\nlog_file = %q\n", filepath.Join(work, "gpuprof.db"), c.Conf, filepath.Join(work, "gpuprof.log"))
 	if err := os.WriteFile(cfgPath, []byte(cfg), 0o644); err != nil {
 		t.Fatal(err)
 	}
+	c.importOwnAccount(t, cfgPath, work)
 
 	from := time.Now().Add(-2 * time.Second).Truncate(time.Second)
 	c.run(t, "scontrol", "update", "nodename=localhost", "state=drain", "reason=gpuprof-e2e")
@@ -44,19 +50,19 @@ func TestWhatIfSaysWhatItDoesNotReproduce(t *testing.T) {
 	const jobs = 24
 	var ids []string
 	for range jobs {
-		ids = append(ids, c.run(t, "sbatch", "--parsable", "-J", "drained", "-o", "/dev/null", "--chdir", work,
+		ids = append(ids, c.run(t, "sbatch", "--parsable", "-p", part, "-A", c.Name, "-J", "drained", "-o", "/dev/null", "--chdir", work,
 			"--gres=gpu:1", "--time=2", "--wrap", "sleep 1"))
 	}
 	time.Sleep(75 * time.Second)
 	c.run(t, "scontrol", "update", "nodename=localhost", "state=resume")
 	resumed = true
 	t.Logf("submitted %d jobs to a drained node, resumed it after 75 s: %s", len(ids), strings.Join(ids, ","))
-	waitQueueDrained(t, c, queueTimeout)
+	waitQueueDrained(t, c.cluster, queueTimeout)
 	until := time.Now().Add(2 * time.Second)
 
 	deadline := time.Now().Add(time.Minute)
 	for {
-		out := importSacct(t, c, bin, cfgPath)
+		out := importSacct(t, c.cluster, bin, cfgPath)
 		var read int
 		fmt.Sscanf(out, "%d jobs read", &read)
 		if read >= len(ids) || time.Now().After(deadline) {

@@ -29,12 +29,18 @@ func TestWhatIfReplaysRealQueue(t *testing.T) {
 	if err := os.Chmod(work, 0o755); err != nil {
 		t.Fatal(err)
 	}
-	c := startCluster(t, clusterOptions{Accounting: true})
+	// The node to itself: the replay sees only the jobs it imports, so
+	// another test's jobs on the node would be waits it cannot explain.
+	// Its jobs run in partition gpu, slurm.conf's (the replay's cluster
+	// is slurm.conf's), under the scope's account, the one it imports.
+	c := wholeNode(t)
+	part := c.confPartition(t, "gpu")
 	cfgPath := filepath.Join(work, "gpuprof.toml")
 	cfg := fmt.Sprintf("db = %q\nslurm_conf = %q\nlog_file = %q\n", filepath.Join(work, "gpuprof.db"), c.Conf, filepath.Join(work, "gpuprof.log"))
 	if err := os.WriteFile(cfgPath, []byte(cfg), 0o644); err != nil {
 		t.Fatal(err)
 	}
+	c.importOwnAccount(t, cfgPath, work)
 
 	from := time.Now().Add(-2 * time.Second).Truncate(time.Second)
 	rng := rand.New(rand.NewPCG(12, 12))
@@ -48,7 +54,7 @@ func TestWhatIfReplaysRealQueue(t *testing.T) {
 			}
 			limit := 1 + rng.IntN(3) // minutes
 			sleep := 2 + rng.IntN(5) // seconds
-			ids = append(ids, c.run(t, "sbatch", "--parsable", "-J", "whatif", "-o", "/dev/null", "--chdir", work,
+			ids = append(ids, c.run(t, "sbatch", "--parsable", "-p", part, "-A", c.Name, "-J", "whatif", "-o", "/dev/null", "--chdir", work,
 				fmt.Sprintf("--gres=gpu:%d", gpus), fmt.Sprintf("--time=%d", limit), "--wrap", fmt.Sprintf("sleep %d", sleep)))
 		}
 		if b < bursts-1 {
@@ -56,13 +62,13 @@ func TestWhatIfReplaysRealQueue(t *testing.T) {
 		}
 	}
 	t.Logf("submitted %d jobs: %s", len(ids), strings.Join(ids, ","))
-	waitQueueDrained(t, c, queueTimeout)
+	waitQueueDrained(t, c.cluster, queueTimeout)
 	until := time.Now().Add(2 * time.Second)
 
 	// sacct may lag slurmctld a moment: import until every job is there.
 	deadline := time.Now().Add(time.Minute)
 	for {
-		out := importSacct(t, c, bin, cfgPath)
+		out := importSacct(t, c.cluster, bin, cfgPath)
 		var read int
 		fmt.Sscanf(out, "%d jobs read", &read)
 		if read >= len(ids) || time.Now().After(deadline) {
