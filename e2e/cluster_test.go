@@ -460,3 +460,26 @@ func (p *process) running() bool {
 		return true
 	}
 }
+
+// TestClusterDatabaseTmpdir: each test cluster's MariaDB keeps its
+// temporary files in a directory of its own. At start-up, and in
+// mariadb-install-db's bootstrap, MariaDB deletes every "#sql*" file in
+// its tmpdir as left over from an earlier run; with the default /tmp, one
+// cluster's server starting deleted another cluster's bootstrap tables
+// while several started at once (mariadb-install-db failed: "Unknown
+// table 'mysql.tmp_user_sys'"). Fails on a testcluster.sh without
+// --tmpdir (the server says /tmp).
+func TestClusterDatabaseTmpdir(t *testing.T) {
+	requireClusterHost(t)
+	t.Parallel()
+	c := sharedCluster(t)
+	out, err := exec.Command("mariadb", "--no-defaults", "-S", filepath.Join(c.Dir, "run", "mariadb.sock"),
+		"-u", "root", "-N", "-B", "-e", "SELECT @@tmpdir").CombinedOutput()
+	if err != nil {
+		t.Fatalf("mariadb: %v\n%s", err, out)
+	}
+	got := strings.TrimRight(strings.TrimSpace(string(out)), "/")
+	if want := filepath.Join(c.Dir, "dbtmp"); got != want {
+		t.Errorf("MariaDB's tmpdir is %q, want the cluster's own %q", got, want)
+	}
+}

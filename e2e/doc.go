@@ -27,7 +27,7 @@
 // TestJobIDsAsSlurmPrintsThem, TestHookCrashOnCluster,
 // TestRunningJobShownWhileItRuns, TestRunningJobNameElapsedClass,
 // TestSpooledRecordsJoinTheirJob, TestSMActivityUnderSlurm,
-// TestPrometheusScrape (sequential, so alone on it; the cluster starts for
+// TestClusterDatabaseTmpdir, TestPrometheusScrape (sequential, so alone on it; the cluster starts for
 // it when it runs first).
 //
 // On it too, with the node to themselves (wholeNode, the list

@@ -549,17 +549,23 @@ start_mariadb() {
 	alive "$dir/run/mariadb.pid" mariadbd && db_ok >/dev/null 2>&1 && return 0
 	if [[ ! -d $data/mysql ]]; then
 		log "initialising MariaDB in $data"
-		mkdir -p "$data"
+		mkdir -p "$data" "$dir/dbtmp"
 		# Native AIO off: each server reserves AIO contexts from the host's
 		# fs.aio-max-nr, shared by every cluster the tests start at once.
-		# One retry on a clean directory: an initialisation beside several
-		# others under load failed once (CI, issue #41) without a cause in
-		# its log's last lines; the error lines are shown now.
+		# A temporary directory of the cluster's own: at start-up (and in
+		# mariadb-install-db's bootstrap) MariaDB deletes every "#sql*"
+		# file in its tmpdir as left over from an earlier run, so with the
+		# default /tmp one cluster's server starting deleted another's
+		# bootstrap tables ("Could not remove temporary table
+		# '/tmp/#sql-temptable-…'", "Unknown table 'mysql.tmp_user_sys'";
+		# seen 2026-12-07 with four clusters starting at once). One retry on
+		# a clean directory is kept for other causes; the error lines are
+		# shown.
 		local try
 		for try in 1 2; do
 			mariadb-install-db --no-defaults --user=root --datadir="$data" \
 				--skip-test-db --auth-root-authentication-method=socket \
-				--innodb-use-native-aio=0 \
+				--innodb-use-native-aio=0 --tmpdir="$dir/dbtmp" \
 				>"$dir/log/mariadb-install.log" 2>&1 && break
 			grep -i -E 'error|fail|abort' "$dir/log/mariadb-install.log" | head -n 20 >&2
 			if [[ $try == 2 ]]; then
@@ -573,11 +579,12 @@ start_mariadb() {
 		done
 	fi
 	log "starting MariaDB on 127.0.0.1:$db_port"
+	mkdir -p "$dir/dbtmp"
 	setsid /usr/sbin/mariadbd --no-defaults --user=root --datadir="$data" \
 		--socket="$dir/run/mariadb.sock" --port="$db_port" --bind-address=127.0.0.1 \
 		--pid-file="$dir/run/mariadb.pid" --log-error="$dir/log/mariadb.log" \
 		--skip-name-resolve --innodb-buffer-pool-size=64M --innodb-lock-wait-timeout=900 \
-		--innodb-use-native-aio=0 \
+		--innodb-use-native-aio=0 --tmpdir="$dir/dbtmp" \
 		</dev/null >/dev/null 2>&1 &
 	wait_for 60 MariaDB db_ok || {
 		show_logs
