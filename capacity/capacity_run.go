@@ -331,11 +331,7 @@ func (pl *planner) commit(it *batchItem) evalOut {
 		if so.err != nil {
 			return evalOut{err: so.err}
 		}
-		pl.steps += so.steps
-		pl.budget -= so.jobs
-		pl.replayed += so.jobs
-		pl.replays++
-		pl.report(false, false)
+		pl.charge(so)
 		if so.stopped != nil {
 			stopped++
 		}
@@ -351,20 +347,12 @@ func (pl *planner) commit(it *batchItem) evalOut {
 			for t := s + 1; t < pl.seeds; t++ {
 				<-it.done[t]
 			}
-			e.over, e.scope = b, it.req.stop
-			e.sc = Scenario{Jobs: r.counts}
-			pl.cache[it.key] = e
-			pl.release(it)
-			return evalOut{e: e}
+			return pl.provedOver(it, e, r, b)
 		}
 	}
 	if stopped > 0 {
 		if b := r.stopVerdict(it.req.stop, it.seeds, pl.seeds, pl.target); b != nil {
-			e.over, e.scope = b, it.req.stop
-			e.sc = Scenario{Jobs: r.counts}
-			pl.cache[it.key] = e
-			pl.release(it)
-			return evalOut{e: e}
+			return pl.provedOver(it, e, r, b)
 		}
 		// Not proved by most seeds: the seeds that stopped run again to
 		// their end, in turn (their steps count too), and the answer is
@@ -379,11 +367,7 @@ func (pl *planner) commit(it *batchItem) evalOut {
 			if so.err != nil {
 				return evalOut{err: so.err}
 			}
-			pl.steps += so.steps
-			pl.budget -= so.jobs
-			pl.replayed += so.jobs
-			pl.replays++
-			pl.report(false, false)
+			pl.charge(&so)
 			it.seeds[s] = so
 		}
 	}
@@ -400,6 +384,27 @@ func (pl *planner) commit(it *batchItem) evalOut {
 	if it.req.keep {
 		e.r = r
 	}
+	pl.cache[it.key] = e
+	pl.release(it)
+	return evalOut{e: e}
+}
+
+// charge counts a seed's replay against the plan's budgets and in its
+// progress.
+func (pl *planner) charge(so *seedOut) {
+	pl.steps += so.steps
+	pl.budget -= so.jobs
+	pl.replayed += so.jobs
+	pl.replays++
+	pl.report(false, false)
+}
+
+// provedOver settles it as over the target with the bound b its stopped
+// seeds proved (no number the replays did not compute), caches it and
+// lets its replay go.
+func (pl *planner) provedOver(it *batchItem, e *evalResult, r *replay, b *OverBound) evalOut {
+	e.over, e.scope = b, it.req.stop
+	e.sc = Scenario{Jobs: r.counts}
 	pl.cache[it.key] = e
 	pl.release(it)
 	return evalOut{e: e}
