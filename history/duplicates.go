@@ -2,6 +2,7 @@ package history
 
 import (
 	"hash/maphash"
+	"math"
 	"strings"
 
 	"github.com/gpuprof/gpuprof/slurmext"
@@ -98,18 +99,11 @@ func (d *duplicates) cluster(name string) *clusterJobs {
 
 // decimalID returns a job id's number when it is written in plain decimal,
 // as only that number is: digits without a leading zero ("0" itself
-// aside), within uint64.
+// aside), at most 19 of them (within uint64); slurmext.ParseDigits reads
+// the digits.
 func decimalID(id string) (uint64, bool) {
-	if len(id) == 0 || len(id) > 19 || id[0] == '0' && len(id) > 1 {
+	if len(id) > 19 || len(id) > 1 && id[0] == '0' {
 		return 0, false
 	}
-	var n uint64
-	for i := 0; i < len(id); i++ {
-		c := id[i]
-		if c < '0' || c > '9' {
-			return 0, false
-		}
-		n = n*10 + uint64(c-'0')
-	}
-	return n, true
+	return slurmext.ParseDigits(id, math.MaxUint64)
 }
