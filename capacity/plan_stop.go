@@ -236,6 +236,26 @@ func countAtMost(sorted []float64, x float64) int {
 	return i
 }
 
+// WaitText is a purchase size's wait as the plan's tables show it:
+// computed (drawn by the caller), or "over the target" with the bound a
+// replay stopped early proved — never a number it did not compute.
+func (c CurvePoint) WaitText(computed string) string {
+	if c.Over != nil {
+		return "over the target (" + c.Over.String() + ")"
+	}
+	return computed
+}
+
+// WaitText is the breach month's replayed p95 wait as the plan's tables
+// show it: drawn by spread (each view spells a spread its own way), or the
+// bound a replay stopped early proved.
+func (tl *Timeline) WaitText(spread func(analysis.Spread) string) string {
+	if tl.Over != nil || tl.P95 == nil {
+		return tl.P95Text()
+	}
+	return spread(*tl.P95)
+}
+
 // P95Text is the breach month's replayed p95 wait as the verdict prints
 // it: the median over the seeds, or the bound a replay stopped early
 // proved.

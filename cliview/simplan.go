@@ -74,10 +74,10 @@ func WriteSimPlan(w io.Writer, sp capacity.SimPlan, recs []analysis.Recommendati
 		printf(w, "\n3. Without a purchase (%s): ", free)
 		switch {
 		case tl.BreachMonth == 0:
-			printf(w, "the target is missed already (%s, p95 %s).\n", tl.Group, timelineWait(tl))
+			printf(w, "the target is missed already (%s, p95 %s).\n", tl.Group, tl.WaitText(durSpread))
 		case tl.BreachMonth > 0:
 			printf(w, "growth breaks the target in month %d (%s; %s p95 %s); order by %s (lead time %d months)%s.\n",
-				tl.BreachMonth, tl.BreachDate.Format("2006-01"), tl.Group, timelineWait(tl), tl.OrderBy.Format("2006-01-02"),
+				tl.BreachMonth, tl.BreachDate.Format("2006-01"), tl.Group, tl.WaitText(durSpread), tl.OrderBy.Format("2006-01-02"),
 				sp.LeadTimeMonths, map[bool]string{true: ", already past: order now", false: ""}[tl.Late])
 		default:
 			printf(w, "the target holds for the %d months searched.\n", tl.SearchedMonths)
@@ -141,7 +141,7 @@ func writePurchase(w io.Writer, sp capacity.SimPlan, free string) {
 			label = modelLabel(analysis.Group{Name: termtext.Short(m.Model, 40), Demand: g.Demand, Placeable: g.Placeable})
 		}
 		if len(m.Curve) > 0 {
-			hz = curveWait(m.Curve[0], durSpread(m.Curve[0].ModelP95))
+			hz = m.Curve[0].WaitText(durSpread(m.Curve[0].ModelP95))
 		}
 		buy := sp.Jobs.NoPurchaseWords()
 		switch {
@@ -152,7 +152,7 @@ func writePurchase(w io.Writer, sp capacity.SimPlan, free string) {
 		}
 		var pts []string
 		for _, c := range m.Curve {
-			pts = append(pts, "+"+strconv.Itoa(c.Added)+" "+curveWait(c, present.Seconds(c.ModelP95.Median)))
+			pts = append(pts, "+"+strconv.Itoa(c.Added)+" "+c.WaitText(present.Seconds(c.ModelP95.Median)))
 		}
 		tw.Row(label, strconv.Itoa(m.GPUs), today, hz, buy, strings.Join(pts, ", "))
 	}
@@ -170,22 +170,4 @@ func modelGroup(sc *capacity.Scenario, model string) *analysis.Group {
 		}
 	}
 	return nil
-}
-
-// curveWait is a purchase size's wait as computed, or "over the target"
-// with the bound a replay stopped early proved: never a number it did not
-// compute.
-func curveWait(c capacity.CurvePoint, computed string) string {
-	if c.Over != nil {
-		return "over the target (" + c.Over.String() + ")"
-	}
-	return computed
-}
-
-// timelineWait is the breach month's p95 spread, or its bound.
-func timelineWait(tl *capacity.Timeline) string {
-	if tl.Over != nil || tl.P95 == nil {
-		return tl.P95Text()
-	}
-	return durSpread(*tl.P95)
 }

@@ -199,7 +199,7 @@ func purchaseBlock(s *section, sp *capacity.SimPlan) {
 			}
 		}
 		if len(m.Curve) > 0 && m.Curve[0].Added == 0 {
-			hz = curveWait(m.Curve[0], spread(m.Curve[0].ModelP95))
+			hz = m.Curve[0].WaitText(spread(m.Curve[0].ModelP95))
 		}
 		buy := sp.Jobs.NoPurchaseWords()
 		switch {
@@ -213,7 +213,7 @@ func purchaseBlock(s *section, sp *capacity.SimPlan) {
 		}
 		var pts []string
 		for _, c := range m.Curve {
-			pts = append(pts, fmt.Sprintf("+%d: %s", c.Added, curveWait(c, wait(c.ModelP95.Median))))
+			pts = append(pts, fmt.Sprintf("+%d: %s", c.Added, c.WaitText(wait(c.ModelP95.Median))))
 		}
 		curve := strings.Join(pts, ", ")
 		if curve == "" {
@@ -246,11 +246,11 @@ func timelineBlock(s *section, sp *capacity.SimPlan) {
 	switch {
 	case tl.BreachMonth == 0:
 		t.row("First month that misses the target", "missed already, at today's load")
-		t.row("First to miss it", tl.Group+": replayed p95 wait "+timelineWait(tl))
+		t.row("First to miss it", tl.Group+": replayed p95 wait "+tl.WaitText(spread))
 		t.row("Order by (lead time "+present.Count(sp.LeadTimeMonths, "month", "months")+")", "now: the target is missed already")
 	case tl.BreachMonth > 0:
 		t.row("First month that misses the target", fmt.Sprintf("month %d after the window (%s)", tl.BreachMonth, tl.BreachDate.Format("2006-01")))
-		t.row("First to miss it", tl.Group+": replayed p95 wait "+timelineWait(tl))
+		t.row("First to miss it", tl.Group+": replayed p95 wait "+tl.WaitText(spread))
 		order := tl.OrderBy.Format("2006-01-02")
 		if tl.Late {
 			order += " (already past: order now)"
@@ -358,24 +358,6 @@ func constraintWords(c string) string {
 		return "not enough data"
 	}
 	return words(c)
-}
-
-// curveWait is a purchase size's wait as computed, or "over the target"
-// with the bound a replay stopped early proved: never a number it did not
-// compute.
-func curveWait(c capacity.CurvePoint, computed string) string {
-	if c.Over != nil {
-		return "over the target (" + c.Over.String() + ")"
-	}
-	return computed
-}
-
-// timelineWait is the breach month's p95 spread, or its bound.
-func timelineWait(tl *capacity.Timeline) string {
-	if tl.Over != nil || tl.P95 == nil {
-		return tl.P95Text()
-	}
-	return spread(*tl.P95)
 }
 
 // planHeadline adds the plan's answer to the headline numbers: the
