@@ -263,7 +263,9 @@ func (a *Agent) publishLocked(readings map[string]reading, idle map[string]readi
 			}
 			if readings != nil {
 				r := readings[g.UUID]
-				jg.mem, jg.util = a.ownShare(st.prof.JobID, r)
+				if r.err == nil || len(r.procs) > 0 {
+					jg.mem, jg.util = a.ownShare(st.prof.JobID, r.procs, nil)
+				}
 				if act := a.jobActivity(&st.prof, r.ds, a.now()); r.err == nil && act.Valid {
 					jg.sm, jg.tensor = act.Value.SM, act.Value.Tensor
 					switch {
@@ -320,41 +322,6 @@ func (a *Agent) publishLocked(readings map[string]reading, idle map[string]readi
 	for _, x := range xids {
 		o.xids[x.UUID]++
 	}
-}
-
-// ownShare is a job's own use of a GPU: the sum of its processes' memory
-// and SM utilisation, valid when every one of its processes reported it.
-func (a *Agent) ownShare(job string, r reading) (gpu.Opt[uint64], gpu.Opt[uint32]) {
-	if r.err != nil && len(r.procs) == 0 {
-		return gpu.Opt[uint64]{}, gpu.Opt[uint32]{}
-	}
-	var mem uint64
-	var util uint32
-	memOK, utilOK := true, true
-	for _, p := range r.procs {
-		if a.pids[p.PID].job != job {
-			continue
-		}
-		if p.MemoryUsed.Valid {
-			mem += p.MemoryUsed.Value
-		} else {
-			memOK = false
-		}
-		if p.SMUtil.Valid {
-			util += p.SMUtil.Value
-		} else {
-			utilOK = false
-		}
-	}
-	var m gpu.Opt[uint64]
-	var u gpu.Opt[uint32]
-	if memOK {
-		m = gpu.Some(mem)
-	}
-	if utilOK {
-		u = gpu.Some(min(util, 100))
-	}
-	return m, u
 }
 
 // readIdle reads the devices no running job holds, for the per-GPU series

@@ -861,3 +861,42 @@ func TestMetricsJobSeriesOnlyToScraper(t *testing.T) {
 		}
 	}
 }
+
+// TestOwnShareCountsTheJobsOwnProcesses: a job's share of a GPU, for its
+// profile and its /metrics gauges alike, sums only the processes
+// attributed to it (procOwn): not another job's, not a foreign one, not
+// one whose class says it belongs to a job the agent did not hold when it
+// was seen (procOtherJob) even where its job id matches. Before the one
+// rule, the gauges' own sum counted that last one.
+func TestOwnShareCountsTheJobsOwnProcesses(t *testing.T) {
+	a := &Agent{}
+	a.pids = map[int]pidInfo{
+		1: {job: "7", class: procOwn, name: "train"},
+		2: {job: "7", class: procOtherJob, name: "stale"},
+		3: {class: procForeign, name: "miner"},
+		4: {job: "8", class: procOwn, name: "other"},
+		5: {job: "7", class: procOwn, name: "eval"},
+	}
+	mib := func(n uint64) gpu.Opt[uint64] { return gpu.Some(n << 20) }
+	procs := []gpu.ProcessSample{
+		{PID: 1, MemoryUsed: mib(100), SMUtil: gpu.Some[uint32](60)},
+		{PID: 2, MemoryUsed: mib(1000), SMUtil: gpu.Some[uint32](30)},
+		{PID: 3, MemoryUsed: mib(1000), SMUtil: gpu.Some[uint32](30)},
+		{PID: 4, MemoryUsed: mib(1000), SMUtil: gpu.Some[uint32](30)},
+		{PID: 5, MemoryUsed: mib(20), SMUtil: gpu.Some[uint32](50)},
+	}
+	var seen []string
+	mem, util := a.ownShare("7", procs, func(info pidInfo) { seen = append(seen, info.name) })
+	if mem != mib(120) || util != gpu.Some[uint32](100) {
+		t.Errorf("job 7's share = %v, %v; want 120 MiB and 100 %% (60+50, at most 100)", mem, util)
+	}
+	if strings.Join(seen, ",") != "train,eval" {
+		t.Errorf("processes seen = %v, want train,eval", seen)
+	}
+	// One own process without a memory reading: the sum is unknown, not
+	// the others' alone.
+	procs[4].MemoryUsed = gpu.Opt[uint64]{}
+	if mem, util := a.ownShare("7", procs, nil); mem.Valid || util != gpu.Some[uint32](100) {
+		t.Errorf("with one reading missing: %v, %v; want memory unknown, 100 %%", mem, util)
+	}
+}

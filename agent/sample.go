@@ -314,32 +314,10 @@ func (a *Agent) apply(now time.Time, st *jobState, readings map[string]reading) 
 			}
 		} else {
 			rd.Shared = true
-			var mem uint64
-			var util uint32
-			memOK, utilOK := true, true
-			for _, p := range r.procs {
-				if !a.pids[p.PID].ownedBy(st.prof.JobID) {
-					continue
-				}
+			rd.MemUsed, rd.Util = a.ownShare(st.prof.JobID, r.procs, func(info pidInfo) {
 				rd.Processes++
-				g.AddProcessName(a.pids[p.PID].name)
-				if p.MemoryUsed.Valid {
-					mem += p.MemoryUsed.Value
-				} else {
-					memOK = false
-				}
-				if p.SMUtil.Valid {
-					util += p.SMUtil.Value
-				} else {
-					utilOK = false
-				}
-			}
-			if memOK {
-				rd.MemUsed = gpu.Some(mem)
-			}
-			if utilOK {
-				rd.Util = gpu.Some(min(util, 100))
-			}
+				g.AddProcessName(info.name)
+			})
 		}
 		g.Observe(rd, a.opts.Interval)
 		if st.notes.tracker != nil {
@@ -347,6 +325,45 @@ func (a *Agent) apply(now time.Time, st *jobState, readings map[string]reading) 
 		}
 		st.noticeObserve(i, rd)
 	}
+}
+
+// ownShare is a job's own use of a GPU: the sum of the memory and SM
+// utilisation (at most 100 %) of the processes it owns (pidInfo.ownedBy),
+// each valid when every one of them reported it. each, when not nil, sees
+// each of those processes. The job's profile on a shared GPU and its
+// /metrics gauges both read it.
+func (a *Agent) ownShare(job string, procs []gpu.ProcessSample, each func(pidInfo)) (gpu.Opt[uint64], gpu.Opt[uint32]) {
+	var mem uint64
+	var util uint32
+	memOK, utilOK := true, true
+	for _, p := range procs {
+		info := a.pids[p.PID]
+		if !info.ownedBy(job) {
+			continue
+		}
+		if each != nil {
+			each(info)
+		}
+		if p.MemoryUsed.Valid {
+			mem += p.MemoryUsed.Value
+		} else {
+			memOK = false
+		}
+		if p.SMUtil.Valid {
+			util += p.SMUtil.Value
+		} else {
+			utilOK = false
+		}
+	}
+	var m gpu.Opt[uint64]
+	var u gpu.Opt[uint32]
+	if memOK {
+		m = gpu.Some(mem)
+	}
+	if utilOK {
+		u = gpu.Some(min(util, 100))
+	}
+	return m, u
 }
 
 // holders counts the running jobs that hold a GPU now.
