@@ -71,7 +71,8 @@ func TestNoticesUnderSlurm(t *testing.T) {
 		t.Fatal(err)
 	}
 	cfgPath := filepath.Join(work, "gpuprof.toml")
-	// Its first phase holds all four GPUs at once for 50–80 s.
+	// Its first phase holds all four GPUs at once for 50–80 s; shared
+	// once phase 2's jobs are placed.
 	c := wholeNode(t)
 	gpu, exempt, cancel := c.Name, c.addPartition(t, "x"), c.addPartition(t, "c")
 	c.hooks(t, bin, cfgPath)
@@ -182,6 +183,10 @@ func TestNoticesUnderSlurm(t *testing.T) {
 		ids[j.name] = submit(j)
 		phase2 = append(phase2, ids[j.name])
 	}
+	// Every job placed (phase 1's four at once): from here other tests'
+	// jobs may run beside them, and phase 3's job may wait for a GPU.
+	c.waitPlaced(t, 4*time.Minute)
+	c.share(t)
 	c.waitQueueEmpty(t, append(phase1, phase2...), 4*time.Minute)
 
 	// Phase 3: dry run. The agent restarts with cancel.dry_run = true.

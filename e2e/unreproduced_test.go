@@ -59,6 +59,8 @@ func TestWhatIfSaysWhatItDoesNotReproduce(t *testing.T) {
 	t.Logf("submitted %d jobs to a drained node, resumed it after 75 s: %s", len(ids), strings.Join(ids, ","))
 	waitQueueDrained(t, c.cluster, queueTimeout)
 	until := time.Now().Add(2 * time.Second)
+	// The rest reads sacct and replays: the node is no longer needed.
+	c.end(t)
 
 	deadline := time.Now().Add(time.Minute)
 	for {
