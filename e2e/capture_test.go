@@ -228,9 +228,16 @@ func TestCaptureUnderSlurm(t *testing.T) {
 			}()
 		}
 	}
-	// Placed, the shards first-fit on one GPU of a free node: what runs
-	// beside them from now on changes nothing this test checks.
-	c.waitPlaced(t, queueTimeout)
+	// The shards placed, first-fit on one GPU of a free node: what runs
+	// beside them from now on changes nothing this test checks (its other
+	// jobs may wait longer for a GPU, no more).
+	var shards []string
+	for i, j := range jobs {
+		if j.sharded {
+			shards = append(shards, ids[i])
+		}
+	}
+	c.waitPlaced(t, queueTimeout, shards...)
 	c.share(t)
 	c.waitQueueEmpty(t, ids, queueTimeout)
 	for range cancels {

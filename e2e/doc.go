@@ -40,7 +40,7 @@
 // whichever GPU they left free), TestWhatIfReplaysRealQueue and
 // TestWhatIfSaysWhatItDoesNotReproduce (the replay sees only the jobs
 // they import, so another test's jobs on the node would be waits it cannot
-// explain; the latter drains the node for 75 s). Their jobs are the only
+// explain; the latter drains the node for 65 s). Their jobs are the only
 // ones on the node while they hold it alone, and those of their scope.
 // The what-if tests and TestNeverStartedRealJobs (which replays its jobs
 // too) submit to partition gpu, slurm.conf's, since gpuprof whatif builds

@@ -128,6 +128,9 @@ func TestForeignProcessesCannotClaimJobs(t *testing.T) {
 	c.waitPlaced(t, queueTimeout)
 	c.share(t)
 	c.waitQueueEmpty(t, []string{victim, control}, queueTimeout)
+	// What follows reads the agent's records and restarts it: the node
+	// is no longer needed.
+	c.end(t)
 
 	checkVictim := func(when string) {
 		t.Helper()

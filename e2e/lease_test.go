@@ -33,7 +33,7 @@ func (l *nodeLease) until(t *testing.T, what string, want leaseState) {
 // it, at most scopedAtOnce; once a whole-node test waits, scoped tests
 // wait behind it, but for a whole-node test that shared the node; a
 // waiting whole-node test gets the node after every holder, scoped tests
-// let in by a share among them.
+// let in by a share among them; waiting whole-node tests go by rank.
 func TestNodeLeaseOrder(t *testing.T) {
 	var l nodeLease
 	done := func(f func()) chan struct{} {
@@ -44,7 +44,7 @@ func TestNodeLeaseOrder(t *testing.T) {
 	// A scoped test, then a whole-node test waiting behind it, then a
 	// scoped test that must wait behind that one.
 	l.lockScoped()
-	w1 := done(l.lockAlone)
+	w1 := done(func() { l.lockAlone(1) })
 	l.until(t, "whole-node test waiting", leaseState{scoped: 1, waiting: 1})
 	r2 := done(l.lockScoped)
 	l.until(t, "scoped test behind it", leaseState{scoped: 1, waiting: 1, queued: 1})
@@ -54,7 +54,7 @@ func TestNodeLeaseOrder(t *testing.T) {
 
 	// A second whole-node test waits; the first shares the node: the
 	// scoped test comes in, the second whole-node test still waits.
-	w2 := done(l.lockAlone)
+	w2 := done(func() { l.lockAlone(1) })
 	l.until(t, "second whole-node test waiting", leaseState{alone: true, waiting: 1, queued: 1})
 	l.share()
 	<-r2
@@ -79,5 +79,17 @@ func TestNodeLeaseOrder(t *testing.T) {
 		<-c
 	}
 	l.until(t, "the last scoped test in", leaseState{scoped: 1})
+
+	// Whole-node tests waiting go by rank, whatever their arrival.
+	late := done(func() { l.lockAlone(5) })
+	l.until(t, "rank 5 waiting", leaseState{scoped: 1, waiting: 1})
+	early := done(func() { l.lockAlone(0) })
+	l.until(t, "rank 0 waiting", leaseState{scoped: 1, waiting: 2})
 	l.unlockScoped()
+	<-early
+	l.until(t, "rank 0 alone, rank 5 waiting", leaseState{alone: true, waiting: 1})
+	l.unlockWhole(false)
+	<-late
+	l.until(t, "rank 5 alone", leaseState{alone: true})
+	l.unlockWhole(false)
 }

@@ -60,6 +60,30 @@ type nodeLease struct {
 	// tests holding it after they shared it; waiting the whole-node tests
 	// waiting for it, queued the scoped ones.
 	scoped, opened, waiting, queued int
+	// ranks are the waiting whole-node tests' ranks (wholeNodeRank): the
+	// lowest goes first.
+	ranks []int
+}
+
+// wholeNodeOrder is the order in which waiting whole-node tests get the
+// node: first those that share it early and long (their scoped tests run
+// beside them), last those that keep it alone to their end, so that no
+// scoped test is left to wait after them. A test not listed goes last.
+var wholeNodeOrder = []string{
+	"TestNoticesUnderSlurm",
+	"TestForeignProcessesCannotClaimJobs",
+	"TestCaptureUnderSlurm",
+	"TestWhatIfReplaysRealQueue",
+	"TestWhatIfSaysWhatItDoesNotReproduce",
+	"TestNeverStartedRealJobs",
+}
+
+// wholeNodeRank is a whole-node test's place in wholeNodeOrder.
+func wholeNodeRank(name string) int {
+	if i := slices.Index(wholeNodeOrder, name); i >= 0 {
+		return i
+	}
+	return len(wholeNodeOrder)
 }
 
 // wait waits on the lease's condition; l.mu is held.
@@ -96,17 +120,21 @@ func (l *nodeLease) unlockScoped() {
 	l.wake()
 }
 
-// lockAlone takes the lease for a whole-node test.
-func (l *nodeLease) lockAlone() {
+// lockAlone takes the lease for a whole-node test of rank rank: once no
+// one holds it and no waiting whole-node test has a lower rank.
+func (l *nodeLease) lockAlone(rank int) {
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	l.waiting++
+	l.ranks = append(l.ranks, rank)
 	l.wake()
-	for l.alone || l.scoped > 0 || l.opened > 0 {
+	for l.alone || l.scoped > 0 || l.opened > 0 || rank > slices.Min(l.ranks) {
 		l.wait()
 	}
 	l.waiting--
+	l.ranks = slices.Delete(l.ranks, slices.Index(l.ranks, rank), slices.Index(l.ranks, rank)+1)
 	l.alone = true
+	l.wake()
 }
 
 // share turns a whole-node test's lease into a shared one: scoped tests
@@ -223,8 +251,8 @@ func (s *scope) share(t testing.TB) {
 // only what its jobs left (sacct, its own files).
 func (s *scope) end(t testing.TB) {
 	t.Helper()
-	if s.exclusive && !s.shared && !s.closed && !s.alone.IsZero() {
-		t.Logf("the shared cluster's node given back after %s alone", time.Since(s.alone).Round(time.Second))
+	if s.exclusive && !s.closed && !s.alone.IsZero() {
+		t.Logf("the shared cluster's node given back %s after this test got it alone", time.Since(s.alone).Round(time.Second))
 	}
 	s.close()
 }
@@ -248,7 +276,7 @@ func (s *scope) lease(t *testing.T) {
 	t.Helper()
 	start := time.Now()
 	if s.exclusive {
-		shared.node.lockAlone()
+		shared.node.lockAlone(wholeNodeRank(t.Name()))
 		s.release = func() { shared.node.unlockWhole(false) }
 	} else {
 		shared.node.lockScoped()
@@ -454,22 +482,29 @@ func (s *scope) sbatch(t testing.TB, args ...string) string {
 func (s *scope) hooks(t testing.TB, bin, config string) {
 	t.Helper()
 	for _, p := range s.parts {
-		cmd := exec.Command("bash", s.script, "hooks", s.Dir, p)
-		cmd.Env = append(os.Environ(), "GPUPROF_BIN="+bin, "GPUPROF_CONFIG="+config)
-		if out, err := cmd.CombinedOutput(); err != nil {
-			t.Fatalf("testcluster.sh hooks %s: %v\n%s", p, err, out)
-		}
+		s.partitionHooks(t, p, bin, config)
+	}
+}
+
+// partitionHooks makes the scope's partition p run the gpuprof hooks on
+// bin with config, as hooks does for all of them.
+func (s *scope) partitionHooks(t testing.TB, p, bin, config string) {
+	t.Helper()
+	cmd := exec.Command("bash", s.script, "hooks", s.Dir, p)
+	cmd.Env = append(os.Environ(), "GPUPROF_BIN="+bin, "GPUPROF_CONFIG="+config)
+	if out, err := cmd.CombinedOutput(); err != nil {
+		t.Fatalf("testcluster.sh hooks %s: %v\n%s", p, err, out)
 	}
 }
 
 // withoutJobComp removes the jobcomp wrappers hooks wrote: the cluster's
 // jobcomp then does nothing for the scope's jobs (testcluster.sh
 // --by-partition), as on a cluster with no JobCompType. Call it after
-// hooks.
+// hooks (or partitionHooks), again after adding more.
 func (s *scope) withoutJobComp(t testing.TB) {
 	t.Helper()
 	for _, p := range s.parts {
-		if err := os.Remove(filepath.Join(s.Dir, "hooks", "p", p, "jobcomp")); err != nil {
+		if err := os.Remove(filepath.Join(s.Dir, "hooks", "p", p, "jobcomp")); err != nil && !os.IsNotExist(err) {
 			t.Fatal(err)
 		}
 	}
@@ -480,13 +515,22 @@ func (s *scope) HooksLog() string {
 	return filepath.Join(s.Dir, "hooks", "p", s.Name, "hooks.log")
 }
 
-// waitPlaced waits until none of the scope's jobs is pending: Slurm has
-// placed every one (those that ran already have left the queue).
-func (s *scope) waitPlaced(t testing.TB, timeout time.Duration) {
+// waitPlaced waits until none of the scope's jobs is pending, or none of
+// ids where ids are given: Slurm has placed every one (those that ran
+// already have left the queue).
+func (s *scope) waitPlaced(t testing.TB, timeout time.Duration, ids ...string) {
 	t.Helper()
 	deadline := time.Now().Add(timeout)
 	for {
-		out := s.run(t, "squeue", "-h", "-t", "PENDING", "-p", strings.Join(s.parts, ","), "-o", "%i %T %j %r")
+		// Read by partition and kept by id: squeue -j fails for an id
+		// slurmctld has forgotten.
+		var pending []string
+		for line := range strings.SplitSeq(s.run(t, "squeue", "-h", "-t", "PENDING", "-p", strings.Join(s.parts, ","), "-o", "%i %T %j %r"), "\n") {
+			if f := strings.Fields(line); len(f) > 0 && (len(ids) == 0 || slices.Contains(ids, f[0])) {
+				pending = append(pending, line)
+			}
+		}
+		out := strings.Join(pending, "\n")
 		if out == "" {
 			return
 		}
