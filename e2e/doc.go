@@ -51,26 +51,28 @@
 // they import.
 //
 // A whole-node test gives the node back as soon as it no longer needs it
-// alone. Notices (once phase 2's jobs are placed, phase 1's four having
-// run together), capture (once its jobs are placed, the shards on one
-// GPU) and the foreign-process test (once the victim has GPU 0) share it
-// (scope.share): their jobs run on, scoped tests come in beside them, and
-// what they check from then on is their own agent's, simulated GPUs' and
-// jobs': other tests' jobs on the other GPUs change none of it. The two
-// what-if tests end their scope (scope.end) once their jobs have left the
-// queue: the import and the replays read sacct of their own account, not
-// the node.
+// alone. Notices (once phase 2's jobs and the dry run's are placed, phase
+// 1's four having run together), capture (once its shards are placed, on
+// one GPU) and the foreign-process test (once the victim has GPU 0) share
+// it (scope.share): their jobs run on, scoped tests come in beside them,
+// and what they check from then on is their own agents', simulated GPUs'
+// and jobs': other tests' jobs on the other GPUs change none of it. The
+// two what-if tests and the foreign-process test end their scope
+// (scope.end) once their jobs have left the queue: what follows reads
+// sacct of their own account, or their own agent, not the node.
 //
 // # The node's lease
 //
 // The shared cluster's node has a lease (shared.node, a nodeLease): a
 // scoped test holds it shared from sharedCluster to its end, a whole-node
 // test alone from wholeNode until it shares it or ends. A whole-node test
-// gets it once no test holds it; while one waits, scoped tests wait too,
-// so the whole-node tests run one after another, each as soon as the
-// previous one and the scoped tests beside it are done; but while a
-// whole-node test has shared the node, scoped tests come in beside it
-// though others wait. At most scopedAtOnce scoped tests hold it at once
+// gets it once no test holds it, in the order wholeNodeOrder gives the
+// waiting ones (those that share it early first, those that keep it alone
+// to their end last, so that no scoped test is left to wait after them);
+// while one waits, scoped tests wait too, so the whole-node tests run one
+// after another, each as soon as the previous one and the scoped tests
+// beside it are done; but while a whole-node test has shared the node,
+// scoped tests come in beside it though others wait. At most scopedAtOnce scoped tests hold it at once
 // (beside a whole-node test's jobs, more would queue for GPUs past their
 // waits). Having the lease, wholeNode waits until squeue lists no job at
 // all, since a scope's cancelled jobs may still be completing when it is
