@@ -170,7 +170,7 @@ func TestCaptureUnderSlurm(t *testing.T) {
 	}
 	cfgPath := filepath.Join(work, "gpuprof.toml")
 	// The node to itself: Slurm places the shard jobs first-fit on one
-	// GPU only with the node's GPUs free.
+	// GPU only with the node's GPUs free. Shared once they are placed.
 	c := wholeNode(t)
 	c.hooks(t, bin, cfgPath)
 	c.withoutJobComp(t) // as on its own cluster before, with no JobCompType
@@ -228,6 +228,17 @@ func TestCaptureUnderSlurm(t *testing.T) {
 			}()
 		}
 	}
+	// The shards placed, first-fit on one GPU of a free node: what runs
+	// beside them from now on changes nothing this test checks (its other
+	// jobs may wait longer for a GPU, no more).
+	var shards []string
+	for i, j := range jobs {
+		if j.sharded {
+			shards = append(shards, ids[i])
+		}
+	}
+	c.waitPlaced(t, queueTimeout, shards...)
+	c.share(t)
 	c.waitQueueEmpty(t, ids, queueTimeout)
 	for range cancels {
 		if err := <-cancelErrs; err != nil {

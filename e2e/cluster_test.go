@@ -9,7 +9,6 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
-	"regexp"
 	"runtime"
 	"slices"
 	"strconv"
@@ -34,45 +33,25 @@ var binaryBuild struct {
 	err  error
 }
 
-// clusterTestsAtOnce is how many of this package's parallel tests run at
-// once when go test is given no -parallel. Its default, GOMAXPROCS, is 2
-// on CI's 2-core machine, but most of these tests spend their minutes
-// waiting on sleeping Slurm jobs, not on a CPU. Tests that measure
-// wall-clock time stay sequential (they run before the parallel ones,
-// alone in this package).
+// clusterTestsAtOnce is how many tests of this package run a cluster of
+// their own at once (ownClusters). Most of these tests spend their minutes
+// waiting on sleeping Slurm jobs, not on a CPU, but four clusters starting
+// and working at once is what CI's 2-core machine was measured to bear.
 const clusterTestsAtOnce = 4
 
-// wholeNodeTests are the tests that take the shared cluster's node to
-// themselves (wholeNode). Only one of them works at a time; each of the
-// others waits for the lease in a go test parallel slot, using no CPU, so
-// TestMain gives the package a slot for each of them on top of
-// clusterTestsAtOnce (doc.go, "The node's lease").
-var wholeNodeTests = []string{
-	"TestCaptureUnderSlurm",
-	"TestForeignProcessesCannotClaimJobs",
-	"TestNeverStartedRealJobs",
-	"TestNoticesUnderSlurm",
-	"TestWhatIfReplaysRealQueue",
-	"TestWhatIfSaysWhatItDoesNotReproduce",
-}
+// parallelSlots is the -parallel TestMain gives the package when go test
+// is given none: enough for every parallel test of the package at once.
+// What bounds the work is not go test's slots but ownClusters (tests with
+// a cluster of their own) and the shared node's lease (tests on the shared
+// cluster), whose waiters use no CPU: with fewer slots, tests waiting for
+// the lease held slots that tests with a cluster of their own (the long
+// what-if runs among them) then waited for (doc.go, "The node's lease").
+const parallelSlots = 32
 
-// leaseWaiters is how many whole-node tests of this run can wait for the
-// node's lease at once: those -test.run selects, but one.
-func leaseWaiters() int {
-	pattern := ""
-	if f := flag.Lookup("test.run"); f != nil {
-		// The top-level part: the tests, not their subtests.
-		pattern, _, _ = strings.Cut(f.Value.String(), "/")
-	}
-	re, err := regexp.Compile(pattern)
-	n := 0
-	for _, name := range wholeNodeTests {
-		if err != nil || re.MatchString(name) {
-			n++
-		}
-	}
-	return max(0, n-1)
-}
+// ownClusters holds a token for each test running a cluster of its own
+// (startCluster), at most clusterTestsAtOnce. It is set once, before any
+// test runs, and never replaced.
+var ownClusters = make(chan struct{}, clusterTestsAtOnce)
 
 // timedSlots bounds a test's parallel subtests that hold a wall-clock time
 // to GOMAXPROCS at once, as go test's default -parallel ran them before
@@ -93,8 +72,8 @@ func TestMain(m *testing.M) {
 	flag.Parse()
 	explicit := false
 	flag.Visit(func(f *flag.Flag) { explicit = explicit || f.Name == "test.parallel" })
-	if n, want := runtime.GOMAXPROCS(0), clusterTestsAtOnce+leaseWaiters(); !explicit && n < want {
-		if err := flag.Set("test.parallel", strconv.Itoa(want)); err != nil {
+	if n := runtime.GOMAXPROCS(0); !explicit && n < parallelSlots {
+		if err := flag.Set("test.parallel", strconv.Itoa(parallelSlots)); err != nil {
 			fmt.Fprintf(os.Stderr, "e2e: -test.parallel: %v\n", err)
 			os.Exit(2)
 		}
@@ -227,10 +206,19 @@ type clusterOptions struct {
 var errNoSlurm = errors.New("slurm cannot be installed here")
 
 // startCluster starts a cluster in a fresh temporary directory and stops it
-// when the test ends, printing the daemons' logs if the test failed.
+// when the test ends, printing the daemons' logs if the test failed. It
+// first waits for a token of ownClusters, held until the test ends: call
+// it once a test.
 func startCluster(t *testing.T, o clusterOptions) *cluster {
 	t.Helper()
 	requireSlurmHost(t)
+	start := time.Now()
+	ownClusters <- struct{}{}
+	// Registered first, so it runs last: after the cluster's stop.
+	t.Cleanup(func() { <-ownClusters })
+	if waited := time.Since(start); waited > time.Second {
+		t.Logf("waited %s for one of the %d own clusters at once", waited.Round(time.Second), clusterTestsAtOnce)
+	}
 	c := newCluster(t.TempDir())
 	// Registered before start so that a half-started cluster is stopped
 	// too; it runs before t.TempDir's removal (cleanups run last first).

@@ -30,35 +30,56 @@
 // TestClusterDatabaseTmpdir, TestPrometheusScrape (sequential, so alone on it; the cluster starts for
 // it when it runs first).
 //
-// On it too, with the node to themselves (wholeNode, the list
-// wholeNodeTests): TestNeverStartedRealJobs and TestNoticesUnderSlurm
-// (they hold all four GPUs at once, which would stall every test beside
-// them), TestCaptureUnderSlurm (Slurm places the shard jobs first-fit on
-// one GPU only with the node's GPUs free), TestForeignProcessesCannotClaimJobs
+// On it too, with the node to themselves (wholeNode) for as long as they
+// need it: TestNeverStartedRealJobs and TestNoticesUnderSlurm (they hold
+// all four GPUs at once, which would stall every test beside them),
+// TestCaptureUnderSlurm (Slurm places the shard jobs first-fit on one GPU
+// only with the node's GPUs free), TestForeignProcessesCannotClaimJobs
 // (the victim must get GPU 0, not one of the GPUs user A's look-alike
 // programs sit on: on a node other tests share, Slurm gives a one-GPU job
 // whichever GPU they left free), TestWhatIfReplaysRealQueue and
 // TestWhatIfSaysWhatItDoesNotReproduce (the replay sees only the jobs
 // they import, so another test's jobs on the node would be waits it cannot
-// explain; the latter drains the node for 75 s). Their jobs are the only
-// ones on the node while they run, and those of their scope. The what-if
-// tests and TestNeverStartedRealJobs (which replays its jobs too) submit
-// to partition gpu, slurm.conf's, since gpuprof whatif builds the cluster
-// it replays from slurm.conf and leaves out jobs of other partitions; they
-// take it into their scope while they hold the node (scope.confPartition:
-// its wrappers are theirs, its jobs cancelled when they end) and submit
-// under their own account, the one they import.
+// explain; the latter drains the node for 65 s). Their jobs are the only
+// ones on the node while they hold it alone, and those of their scope.
+// The what-if tests and TestNeverStartedRealJobs (which replays its jobs
+// too) submit to partition gpu, slurm.conf's, since gpuprof whatif builds
+// the cluster it replays from slurm.conf and leaves out jobs of other
+// partitions; they take it into their scope while they hold the node
+// (scope.confPartition: its wrappers are theirs, its jobs cancelled when
+// they give the node back) and submit under their own account, the one
+// they import.
+//
+// A whole-node test gives the node back as soon as it no longer needs it
+// alone. Notices (once phase 2's jobs and the dry run's are placed, phase
+// 1's four having run together), capture (once its shards are placed, on
+// one GPU) and the foreign-process test (once the victim has GPU 0) share
+// it (scope.share): their jobs run on, scoped tests come in beside them,
+// and what they check from then on is their own agents', simulated GPUs'
+// and jobs': other tests' jobs on the other GPUs change none of it. The
+// two what-if tests and the foreign-process test end their scope
+// (scope.end) once their jobs have left the queue: what follows reads
+// sacct of their own account, or their own agent, not the node.
 //
 // # The node's lease
 //
-// The shared cluster's node has a reader/writer lease (shared.node, a
-// sync.RWMutex): a scoped test holds it shared from sharedCluster to its
-// end, a whole-node test exclusively from wholeNode to its end. Taking it
-// exclusively waits until no scoped test is running and keeps new ones
-// out (sync.RWMutex prefers a waiting writer); then wholeNode waits until
-// squeue lists no job at all, since a scope's cancelled jobs may still be
-// completing when its test ends. The lease is released last, after the
-// scope's partitions are removed and with them its jobs.
+// The shared cluster's node has a lease (shared.node, a nodeLease): a
+// scoped test holds it shared from sharedCluster to its end, a whole-node
+// test alone from wholeNode until it shares it or ends. A whole-node test
+// gets it once no test holds it, in the order wholeNodeOrder gives the
+// waiting ones (those that share it early first, those that keep it alone
+// to their end last, so that no scoped test is left to wait after them);
+// while one waits, scoped tests wait too, so the whole-node tests run one
+// after another, each as soon as the previous one and the scoped tests
+// beside it are done; but while a whole-node test has shared the node,
+// scoped tests come in beside it though others wait. At most scopedAtOnce scoped tests hold it at once
+// (beside a whole-node test's jobs, more would queue for GPUs past their
+// waits). Having the lease, wholeNode waits until squeue lists no job at
+// all, since a scope's cancelled jobs may still be completing when it is
+// given back. A scope's partition, account and association are made before
+// its lease is taken (that changes nothing on the node), and the lease is
+// given back last, after the scope's partitions are removed and with them
+// its jobs.
 //
 // go test runs a parallel test in one of -parallel slots, and a test
 // waiting for the lease waits in its slot. This cannot deadlock because:
@@ -72,20 +93,18 @@
 //     holds it or waits for it.
 //   - A holder waits for nothing but its own jobs and processes, so it
 //     ends and frees the lease, whoever waits in the other slots. That is
-//     why a test holding the lease must take it once (a second RLock
-//     behind a waiting writer never returns) and must have no parallel
-//     subtests (they would need slots that tests waiting for the lease may
-//     all hold).
+//     why a test holding the lease must take it once and must have no
+//     parallel subtests (they would need slots that tests waiting for the
+//     lease may all hold).
 //
-// A whole-node test waiting in a slot uses no CPU, so TestMain adds one
-// slot for each whole-node test the run selects, but one, to the four it
-// gives the package (clusterTestsAtOnce), so that own-cluster tests (the
-// long what-if runs among them) still get slots while whole-node tests
-// queue. The whole-node tests run one after another; the scoped tests that
-// wait behind one run as soon as it ends (sync.RWMutex lets the readers
-// waiting at Unlock in before the next writer), so a scoped test waits at
-// most for the scoped tests already running and one whole-node test; while
-// it waits it holds a slot too.
+// Tests waiting for the lease use no CPU, and they must not keep the tests
+// with a cluster of their own (the long what-if runs among them) out of
+// go test's slots: before, with four slots and one more per whole-node
+// test, the counterfactual's two runs got slots nine minutes into the run.
+// So TestMain gives the package parallelSlots, enough for every parallel
+// test at once, and what bounds the work is the lease on the shared
+// cluster and, for the others, ownClusters: startCluster waits for one of
+// clusterTestsAtOnce tokens. A token holder waits for nothing else.
 //
 // The others start a cluster of their own (startCluster), because:
 //   - TestConfiglessNode: slurmd runs configless (another start-up, another
@@ -114,10 +133,10 @@
 // (which is `make test`, what CI runs) runs every test. No test skips
 // itself for a tier; TestSmokeTierNamesTests keeps E2E_SMOKE's names true.
 //
-// The tests mostly wait on sleeping jobs, so they run in parallel, four at
-// a time (and a slot for each whole-node test waiting for the lease) unless
-// go test is given -parallel (its default, GOMAXPROCS, is 2 on a 2-core
-// machine); testcluster.sh keeps the own clusters' ports,
+// The tests mostly wait on sleeping jobs, so they run in parallel: four own
+// clusters at a time, the shared cluster's tests as its lease lets them,
+// unless go test is given -parallel (its default, GOMAXPROCS, is 2 on a
+// 2-core machine); testcluster.sh keeps the own clusters' ports,
 // directories and slurmstepds apart. The tests that measure wall-clock
 // time (TestJobCompDeadlineWithLockedDB, TestPrometheusScrape) are
 // sequential: go test runs them first, with no other test of this package

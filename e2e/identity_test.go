@@ -122,7 +122,15 @@ func TestForeignProcessesCannotClaimJobs(t *testing.T) {
 	control := sbatchAs(t, c.cluster, b, "-p", cancel, "-A", c.Name, "--gres=gpu:1", "-J", "e2e-control", "-o", filepath.Join(outDir, "%j.out"),
 		"--chdir", work, "--wrap", "sleep 90")
 	t.Logf("victim %s, control %s; A's programs: pid %d (environment), pid %d (cgroup)", victim, control, byEnv.Process.Pid, byCgroup.Process.Pid)
+	// The victim on GPU 0 and the control placed: other tests' jobs on
+	// the GPUs left, each with its own agent and simulated GPUs, change
+	// nothing this test checks.
+	c.waitPlaced(t, queueTimeout)
+	c.share(t)
 	c.waitQueueEmpty(t, []string{victim, control}, queueTimeout)
+	// What follows reads the agent's records and restarts it: the node
+	// is no longer needed.
+	c.end(t)
 
 	checkVictim := func(when string) {
 		t.Helper()

@@ -50,8 +50,9 @@ type noticeJob struct {
 }
 
 // TestNoticesUnderSlurm runs jobs on the real test cluster (the shared
-// cluster's node, held alone through wholeNode; the partitions named gpu,
-// exempt and cancel below are its scope's) against an agent
+// cluster's node, held alone through wholeNode until its jobs are placed;
+// the partitions named gpu, exempt, cancel and dry below are its scope's)
+// against an agent
 // with notices on (windows of 20 s) and a stand-in sendmail that writes
 // every message to a directory, and checks: an idle job gets exactly one
 // notice naming its GPU and the fix, even across an agent restart; a job
@@ -59,7 +60,8 @@ type noticeJob struct {
 // exempt partition get none; in the partition where the cancel action is
 // on, an idle job is warned, signalled and cancelled after the grace (sacct
 // says CANCELLED) with its evidence logged, while an idle job elsewhere is
-// not; in dry-run mode nothing is cancelled; a hostile job name gives one
+// not; in dry-run mode (a second agent, for partition dry, beside the
+// first) nothing is cancelled; a hostile job name gives one
 // well-formed message to one recipient; `gpuprof notices --json` lists it
 // all.
 func TestNoticesUnderSlurm(t *testing.T) {
@@ -71,14 +73,25 @@ func TestNoticesUnderSlurm(t *testing.T) {
 		t.Fatal(err)
 	}
 	cfgPath := filepath.Join(work, "gpuprof.toml")
-	// Its first phase holds all four GPUs at once for 50–80 s.
+	// Its first phase holds all four GPUs at once for 50–80 s; shared
+	// once phase 2's jobs are placed.
 	c := wholeNode(t)
 	gpu, exempt, cancel := c.Name, c.addPartition(t, "x"), c.addPartition(t, "c")
 	c.hooks(t, bin, cfgPath)
+	// The dry run's partition has an agent of its own, started with
+	// cancel.dry_run = true beside the first: its job runs beside phase 2.
+	dryWork := filepath.Join(work, "dry")
+	if err := os.Mkdir(dryWork, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	dryCfg := filepath.Join(dryWork, "gpuprof.toml")
+	dry := c.addPartition(t, "d")
+	c.partitionHooks(t, dry, bin, dryCfg)
 	c.withoutJobComp(t) // as on its own cluster before, with no JobCompType
 
 	simDir, outDir, mailDir := filepath.Join(work, "sim"), filepath.Join(work, "out"), filepath.Join(work, "mail")
-	for _, d := range []string{simDir, outDir, mailDir} {
+	drySim := filepath.Join(dryWork, "sim")
+	for _, d := range []string{simDir, outDir, mailDir, drySim} {
 		if err := os.Mkdir(d, 0o777); err != nil {
 			t.Fatal(err)
 		}
@@ -89,6 +102,7 @@ func TestNoticesUnderSlurm(t *testing.T) {
 	sendmail := writeStandInSendmail(t, work, mailDir)
 	gresConf := filepath.Join(c.Dir, "etc", "gres.conf")
 	logFile := writeNoticesConfig(t, cfgPath, work, simDir, gresConf, sendmail, exempt, cancel, false)
+	dryLog := writeNoticesConfig(t, dryCfg, dryWork, drySim, gresConf, sendmail, exempt, dry, true)
 
 	agentEnv := c.env() // squeue and scancel find the cluster
 	agents := 0
@@ -106,12 +120,17 @@ func TestNoticesUnderSlurm(t *testing.T) {
 					t.Logf("==== agent%d.out (last 40 lines)\n%s", i, lastLines(string(data), 40))
 				}
 			}
-			if data, err := os.ReadFile(logFile); err == nil {
-				t.Logf("==== %s (last 80 lines)\n%s", logFile, lastLines(string(data), 80))
+			for _, f := range []string{logFile, filepath.Join(dryWork, "agent.out"), dryLog} {
+				if data, err := os.ReadFile(f); err == nil {
+					t.Logf("==== %s (last 80 lines)\n%s", f, lastLines(string(data), 80))
+				}
 			}
 		}
 	})
 	agent := startAgent()
+	dryOut := filepath.Join(dryWork, "agent.out")
+	dryAgent := startProcess(t, dryOut, agentEnv, bin, "agent", "--config", dryCfg)
+	waitAgent(t, dryAgent, filepath.Join(dryWork, "agent.sock"), dryOut)
 
 	burn := func(util string, d time.Duration) string {
 		return fmt.Sprintf("%s simgpu burn --mem 2GiB --util %s --for %s", shellQuote(bin), util, d)
@@ -148,14 +167,18 @@ func TestNoticesUnderSlurm(t *testing.T) {
 		{name: hostileName, partition: gpu, script: "sleep 45",
 			wantStatus: map[string]string{profile.RuleIdleJob: profile.NoticeSent}, wantMail: 1, wantState: "COMPLETED"},
 	}
-	dryJob := noticeJob{name: "dry-run", partition: cancel, script: "sleep 60",
+	dryJob := noticeJob{name: "dry-run", partition: dry, script: "sleep 60",
 		wantStatus: map[string]string{profile.RuleIdleJob: profile.NoticeSent, profile.RuleCancel: profile.NoticeDryRun},
 		wantMail:   1, wantState: "COMPLETED"}
 
 	submit := func(j noticeJob) string {
 		script := strings.ReplaceAll(j.script, "%OUT%", outDir)
+		cfg := cfgPath
+		if j.partition == dry {
+			cfg = dryCfg
+		}
 		return c.run(t, "sbatch", "--parsable", "-J", j.name, "-p", j.partition, "-A", c.Name, "--gres=gpu:1",
-			"-o", filepath.Join(outDir, "%j.out"), "--chdir", work, "--export=ALL,GPUPROF_CONFIG="+cfgPath,
+			"-o", filepath.Join(outDir, "%j.out"), "--chdir", work, "--export=ALL,GPUPROF_CONFIG="+cfg,
 			"--wrap", `echo "gpuprof-e2e gpus=$SLURM_JOB_GPUS"; `+script)
 	}
 	// A 2,000-character name never reaches a node: sbatch refuses it.
@@ -178,31 +201,31 @@ func TestNoticesUnderSlurm(t *testing.T) {
 	agent = startAgent()
 	t.Logf("agent restarted while job %s runs", ids["idle"])
 
-	for _, j := range jobs[4:] {
+	// Phase 2, and the dry run on its own agent.
+	for _, j := range append(jobs[4:], dryJob) {
 		ids[j.name] = submit(j)
 		phase2 = append(phase2, ids[j.name])
 	}
+	// Every job placed (phase 1's four at once): from here other tests'
+	// jobs may run beside them, and phase 3's job may wait for a GPU.
+	c.waitPlaced(t, 4*time.Minute)
+	c.share(t)
 	c.waitQueueEmpty(t, append(phase1, phase2...), 4*time.Minute)
-
-	// Phase 3: dry run. The agent restarts with cancel.dry_run = true.
-	stopProcess(t, agent)
-	writeNoticesConfig(t, cfgPath, work, simDir, gresConf, sendmail, exempt, cancel, true)
-	agent = startAgent()
-	ids[dryJob.name] = submit(dryJob)
-	c.waitQueueEmpty(t, []string{ids[dryJob.name]}, 3*time.Minute)
 	jobs = append(jobs, dryJob)
 
-	all := slices.Collect(func(yield func(string) bool) {
-		for _, id := range ids {
-			if !yield(id) {
-				return
-			}
+	var all []string
+	for name, id := range ids {
+		if name != dryJob.name {
+			all = append(all, id)
 		}
-	})
+	}
 	waitProfiles(t, bin, cfgPath, all)
+	waitProfiles(t, bin, dryCfg, []string{ids[dryJob.name]})
 	notices := noticesByJob(t, bin, cfgPath)
+	maps.Copy(notices, noticesByJob(t, bin, dryCfg))
 	mails := readMails(t, mailDir)
 	logText, _ := os.ReadFile(logFile)
+	dryText, _ := os.ReadFile(dryLog)
 
 	for _, j := range jobs {
 		id := ids[j.name]
@@ -321,7 +344,7 @@ func TestNoticesUnderSlurm(t *testing.T) {
 		if n == nil || !strings.Contains(n.Detail, "would run") {
 			t.Fatalf("job %s: dry-run notice %+v, want the scancel runs it would have made", id, n)
 		}
-		if !logHas(string(logText), "dry run", "job="+id, "evidence=") {
+		if !logHas(string(dryText), "dry run", "job="+id, "evidence=") {
 			t.Errorf("the agent's log has no dry-run line for job %s with its evidence", id)
 		}
 	})
@@ -347,6 +370,9 @@ func TestNoticesUnderSlurm(t *testing.T) {
 	t.Run("node-healthy", func(t *testing.T) {
 		if !agent.running() {
 			t.Errorf("the agent exited: %v", agent.err)
+		}
+		if !dryAgent.running() {
+			t.Errorf("the dry run's agent exited: %v", dryAgent.err)
 		}
 		if drained := c.run(t, "sinfo", "-R", "-h"); drained != "" {
 			t.Errorf("sinfo -R: %s, want no drained node", drained)

@@ -33,12 +33,130 @@ var shared struct {
 	// `add user` found none (seen: two of four tests that got the
 	// cluster at once).
 	sacctmgr sync.Mutex
-	// node is the lease on the cluster's one node (lease): a scope
-	// holds it shared for its whole test (sharedCluster), a whole-node
-	// test exclusively (wholeNode). sync.RWMutex prefers the writer: once
-	// a whole-node test waits, new scopes wait behind it, so it runs
-	// as soon as the scopes already there have ended.
-	node sync.RWMutex
+	// node is the lease on the cluster's one node (nodeLease): a scoped
+	// test holds it shared for its whole test (sharedCluster), a
+	// whole-node test alone (wholeNode) until it shares it or ends.
+	node nodeLease
+}
+
+// scopedAtOnce is how many scoped tests may hold the node's lease at once:
+// as many as ran together before, when go test's slots bounded them, less
+// one, since beside a whole-node test that shared the node its own jobs
+// hold a GPU or two.
+const scopedAtOnce = 3
+
+// nodeLease is the shared cluster's node lease (doc.go, "The node's
+// lease"). A whole-node test takes it alone once no one holds it; while
+// any whole-node test waits, scoped tests wait too, so the whole-node
+// tests run one after another, except while one of them has shared the
+// node (share): then scoped tests come in beside it, scopedAtOnce at
+// most, and a waiting whole-node test waits for them too.
+type nodeLease struct {
+	mu   sync.Mutex
+	cond *sync.Cond
+	// alone: a whole-node test holds the node alone.
+	alone bool
+	// scoped counts the scoped tests holding it; opened the whole-node
+	// tests holding it after they shared it; waiting the whole-node tests
+	// waiting for it, queued the scoped ones.
+	scoped, opened, waiting, queued int
+	// ranks are the waiting whole-node tests' ranks (wholeNodeRank): the
+	// lowest goes first.
+	ranks []int
+}
+
+// wholeNodeOrder is the order in which waiting whole-node tests get the
+// node: first those that share it early and long (their scoped tests run
+// beside them), last those that keep it alone to their end, so that no
+// scoped test is left to wait after them. A test not listed goes last.
+var wholeNodeOrder = []string{
+	"TestNoticesUnderSlurm",
+	"TestForeignProcessesCannotClaimJobs",
+	"TestCaptureUnderSlurm",
+	"TestWhatIfReplaysRealQueue",
+	"TestWhatIfSaysWhatItDoesNotReproduce",
+	"TestNeverStartedRealJobs",
+}
+
+// wholeNodeRank is a whole-node test's place in wholeNodeOrder.
+func wholeNodeRank(name string) int {
+	if i := slices.Index(wholeNodeOrder, name); i >= 0 {
+		return i
+	}
+	return len(wholeNodeOrder)
+}
+
+// wait waits on the lease's condition; l.mu is held.
+func (l *nodeLease) wait() {
+	if l.cond == nil {
+		l.cond = sync.NewCond(&l.mu)
+	}
+	l.cond.Wait()
+}
+
+func (l *nodeLease) wake() {
+	if l.cond != nil {
+		l.cond.Broadcast()
+	}
+}
+
+// lockScoped takes the lease for a scoped test.
+func (l *nodeLease) lockScoped() {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	l.queued++
+	l.wake()
+	for l.alone || l.scoped >= scopedAtOnce || l.waiting > 0 && l.opened == 0 {
+		l.wait()
+	}
+	l.queued--
+	l.scoped++
+}
+
+func (l *nodeLease) unlockScoped() {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	l.scoped--
+	l.wake()
+}
+
+// lockAlone takes the lease for a whole-node test of rank rank: once no
+// one holds it and no waiting whole-node test has a lower rank.
+func (l *nodeLease) lockAlone(rank int) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	l.waiting++
+	l.ranks = append(l.ranks, rank)
+	l.wake()
+	for l.alone || l.scoped > 0 || l.opened > 0 || rank > slices.Min(l.ranks) {
+		l.wait()
+	}
+	l.waiting--
+	l.ranks = slices.Delete(l.ranks, slices.Index(l.ranks, rank), slices.Index(l.ranks, rank)+1)
+	l.alone = true
+	l.wake()
+}
+
+// share turns a whole-node test's lease into a shared one: scoped tests
+// may come in beside it.
+func (l *nodeLease) share() {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	l.alone = false
+	l.opened++
+	l.wake()
+}
+
+// unlockWhole releases a whole-node test's lease, shared or not.
+func (l *nodeLease) unlockWhole(shared bool) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	if shared {
+		l.opened--
+	} else {
+		l.alone = false
+	}
+	l.wake()
 }
 
 // scope is one test's part of the shared cluster: a partition of the node
@@ -54,8 +172,19 @@ type scope struct {
 	// parts are the scope's partitions: Name, then addPartition's and
 	// confPartition's.
 	parts []string
-	// exclusive: the scope holds the node's lease exclusively (wholeNode).
+	// exclusive: the scope is a whole-node test's (wholeNode).
 	exclusive bool
+	// undo removes what the scope made on the cluster (its partitions,
+	// confPartition's jobs and wrappers), last first; release gives back
+	// its lease. end runs both, once.
+	undo    []func()
+	release func()
+	ended   sync.Once
+	// alone is when a whole-node scope got the node to itself; shared
+	// whether it has shared it since (share).
+	alone  time.Time
+	shared bool
+	closed bool
 }
 
 // sharedCluster returns a new scope of the run's shared cluster, starting
@@ -77,7 +206,10 @@ func sharedCluster(t *testing.T) *scope {
 // under its scope's partitions and account, its partitions' hooks run its
 // own gpuprof, and it reads sacct for its own account: the lease is what
 // keeps other jobs off the node, not a wider scope. Call it after
-// t.Parallel (doc.go says why).
+// t.Parallel (doc.go says why). Once the test no longer needs the node to
+// itself, it gives it back early: share when its jobs are placed and
+// other tests' jobs beside them change nothing it checks, end when its
+// jobs have left the queue and the rest reads only what they left.
 func wholeNode(t *testing.T) *scope {
 	t.Helper()
 	s := newScope(t, true)
@@ -92,32 +224,75 @@ func wholeNode(t *testing.T) *scope {
 		}
 		time.Sleep(time.Second)
 	}
+	s.alone = time.Now()
 	t.Logf("the shared cluster's node is this test's alone (exclusive lease, queue empty)")
 	return s
 }
 
-// lease takes the shared cluster's node lease, shared or exclusive, until t
-// ends. Its cleanup is registered first, so it runs last: after the
-// scope's partitions are gone, and with them its jobs.
-func lease(t *testing.T, exclusive bool) {
+// share lets scoped tests onto the node beside a whole-node test's jobs,
+// which stay its own: call it once Slurm has placed the jobs that needed
+// the node to themselves and what the test checks from then on cannot
+// change with other tests' jobs beside them (another whole-node test still
+// waits until this one ends).
+func (s *scope) share(t testing.TB) {
+	t.Helper()
+	if !s.exclusive || s.shared {
+		t.Fatalf("share: scope %s holds no whole-node lease of its own", s.Name)
+	}
+	shared.node.share()
+	s.shared = true
+	s.release = func() { shared.node.unlockWhole(true) }
+	t.Logf("the shared cluster's node shared after %s alone", time.Since(s.alone).Round(time.Second))
+}
+
+// end gives back the scope at once rather than when the test ends: its
+// jobs are cancelled, its partitions removed, confPartition's wrappers
+// too, and its lease released. Call it when the rest of the test reads
+// only what its jobs left (sacct, its own files).
+func (s *scope) end(t testing.TB) {
+	t.Helper()
+	if s.exclusive && !s.closed && !s.alone.IsZero() {
+		t.Logf("the shared cluster's node given back %s after this test got it alone", time.Since(s.alone).Round(time.Second))
+	}
+	s.close()
+}
+
+// close runs the scope's undo, last first, then releases its lease; once.
+func (s *scope) close() {
+	s.ended.Do(func() {
+		s.closed = true
+		for i := len(s.undo) - 1; i >= 0; i-- {
+			s.undo[i]()
+		}
+		if s.release != nil {
+			s.release()
+		}
+	})
+}
+
+// lease takes the shared cluster's node lease for s, alone or shared
+// (s.exclusive), and says in s.release how to give it back.
+func (s *scope) lease(t *testing.T) {
 	t.Helper()
 	start := time.Now()
-	if exclusive {
-		shared.node.Lock()
-		t.Cleanup(shared.node.Unlock)
+	if s.exclusive {
+		shared.node.lockAlone(wholeNodeRank(t.Name()))
+		s.release = func() { shared.node.unlockWhole(false) }
 	} else {
-		shared.node.RLock()
-		t.Cleanup(shared.node.RUnlock)
+		shared.node.lockScoped()
+		s.release = shared.node.unlockScoped
 	}
 	if waited := time.Since(start); waited > time.Second {
-		t.Logf("waited %s for the shared node's lease (exclusive: %t)", waited.Round(time.Second), exclusive)
+		t.Logf("waited %s for the shared node's lease (whole node: %t)", waited.Round(time.Second), s.exclusive)
 	}
 }
 
+// newScope makes a scope (partition, account, root's association) and
+// then takes the node's lease for it: making them changes nothing on the
+// node, so a test does it while another holds the node.
 func newScope(t *testing.T, exclusive bool) *scope {
 	t.Helper()
 	requireSlurmHost(t)
-	lease(t, exclusive)
 	shared.once.Do(func() {
 		dir, err := os.MkdirTemp("", "gpuprof-e2e-shared-")
 		if err == nil {
@@ -141,14 +316,17 @@ func newScope(t *testing.T, exclusive bool) *scope {
 		t.Fatalf("shared cluster: %v", shared.err)
 	}
 	s := &scope{cluster: shared.c, Name: fmt.Sprintf("e2e%d", shared.scopes.Add(1)), exclusive: exclusive}
-	s.createPartition(t, s.Name)
-	s.addAccount(t)
-	s.addUser(t, "root")
+	// Registered first, so it runs last.
+	t.Cleanup(func() { s.end(t) })
 	t.Cleanup(func() {
 		if t.Failed() {
 			t.Logf("shared cluster %s, this test's partitions %v and account %s\n%s", s.Dir, s.parts, s.Name, s.logTails())
 		}
 	})
+	s.createPartition(t, s.Name)
+	s.addAccount(t)
+	s.addUser(t, "root")
+	s.lease(t)
 	t.Logf("shared cluster %s: partition and account %s", s.Dir, s.Name)
 	return s
 }
@@ -178,7 +356,7 @@ func (s *scope) confPartition(t testing.TB, name string) string {
 		t.Fatalf("partition %s of slurm.conf is every test's: only a test holding the node (wholeNode) may use it", name)
 	}
 	s.parts = append(s.parts, name)
-	t.Cleanup(func() {
+	s.undo = append(s.undo, func() {
 		_, _ = s.output("scancel", "-p", name)
 		deadline := time.Now().Add(time.Minute)
 		for {
@@ -198,7 +376,7 @@ func (s *scope) createPartition(t testing.TB, p string) {
 	t.Helper()
 	s.run(t, "scontrol", "create", "PartitionName="+p, "Nodes=localhost", "MaxTime=INFINITE", "State=UP")
 	s.parts = append(s.parts, p)
-	t.Cleanup(func() {
+	s.undo = append(s.undo, func() {
 		_, _ = s.output("scancel", "-p", p)
 		// The partition goes once its cancelled jobs have left it.
 		deadline := time.Now().Add(time.Minute)
@@ -304,22 +482,29 @@ func (s *scope) sbatch(t testing.TB, args ...string) string {
 func (s *scope) hooks(t testing.TB, bin, config string) {
 	t.Helper()
 	for _, p := range s.parts {
-		cmd := exec.Command("bash", s.script, "hooks", s.Dir, p)
-		cmd.Env = append(os.Environ(), "GPUPROF_BIN="+bin, "GPUPROF_CONFIG="+config)
-		if out, err := cmd.CombinedOutput(); err != nil {
-			t.Fatalf("testcluster.sh hooks %s: %v\n%s", p, err, out)
-		}
+		s.partitionHooks(t, p, bin, config)
+	}
+}
+
+// partitionHooks makes the scope's partition p run the gpuprof hooks on
+// bin with config, as hooks does for all of them.
+func (s *scope) partitionHooks(t testing.TB, p, bin, config string) {
+	t.Helper()
+	cmd := exec.Command("bash", s.script, "hooks", s.Dir, p)
+	cmd.Env = append(os.Environ(), "GPUPROF_BIN="+bin, "GPUPROF_CONFIG="+config)
+	if out, err := cmd.CombinedOutput(); err != nil {
+		t.Fatalf("testcluster.sh hooks %s: %v\n%s", p, err, out)
 	}
 }
 
 // withoutJobComp removes the jobcomp wrappers hooks wrote: the cluster's
 // jobcomp then does nothing for the scope's jobs (testcluster.sh
 // --by-partition), as on a cluster with no JobCompType. Call it after
-// hooks.
+// hooks (or partitionHooks), again after adding more.
 func (s *scope) withoutJobComp(t testing.TB) {
 	t.Helper()
 	for _, p := range s.parts {
-		if err := os.Remove(filepath.Join(s.Dir, "hooks", "p", p, "jobcomp")); err != nil {
+		if err := os.Remove(filepath.Join(s.Dir, "hooks", "p", p, "jobcomp")); err != nil && !os.IsNotExist(err) {
 			t.Fatal(err)
 		}
 	}
@@ -328,6 +513,32 @@ func (s *scope) withoutJobComp(t testing.TB) {
 // HooksLog is the log of the scope's hook wrappers.
 func (s *scope) HooksLog() string {
 	return filepath.Join(s.Dir, "hooks", "p", s.Name, "hooks.log")
+}
+
+// waitPlaced waits until none of the scope's jobs is pending, or none of
+// ids where ids are given: Slurm has placed every one (those that ran
+// already have left the queue).
+func (s *scope) waitPlaced(t testing.TB, timeout time.Duration, ids ...string) {
+	t.Helper()
+	deadline := time.Now().Add(timeout)
+	for {
+		// Read by partition and kept by id: squeue -j fails for an id
+		// slurmctld has forgotten.
+		var pending []string
+		for line := range strings.SplitSeq(s.run(t, "squeue", "-h", "-t", "PENDING", "-p", strings.Join(s.parts, ","), "-o", "%i %T %j %r"), "\n") {
+			if f := strings.Fields(line); len(f) > 0 && (len(ids) == 0 || slices.Contains(ids, f[0])) {
+				pending = append(pending, line)
+			}
+		}
+		out := strings.Join(pending, "\n")
+		if out == "" {
+			return
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("after %s, jobs of partitions %v still pending:\n%s", timeout, s.parts, out)
+		}
+		time.Sleep(500 * time.Millisecond)
+	}
 }
 
 // waitDrained waits until none of the scope's jobs is in the queue.

@@ -13,7 +13,7 @@ import (
 
 // TestWhatIfSaysWhatItDoesNotReproduce ("What must be shown" 4 of issue
 // #26): the test cluster's one node is drained by an admin while 24
-// one-GPU jobs wait, then resumed after 75 s. The jobs waited for a cause
+// one-GPU jobs wait, then resumed after 65 s. The jobs waited for a cause
 // the replay does not model (a drained node: sacct records no drain), so
 // the replay starts them at once. The calibration must name the
 // partition as reproducing less than half of its observed p95 wait, even
@@ -53,12 +53,14 @@ func TestWhatIfSaysWhatItDoesNotReproduce(t *testing.T) {
 		ids = append(ids, c.run(t, "sbatch", "--parsable", "-p", part, "-A", c.Name, "-J", "drained", "-o", "/dev/null", "--chdir", work,
 			"--gres=gpu:1", "--time=2", "--wrap", "sleep 1"))
 	}
-	time.Sleep(75 * time.Second)
+	time.Sleep(65 * time.Second) // every job waits past the 60 s checked below
 	c.run(t, "scontrol", "update", "nodename=localhost", "state=resume")
 	resumed = true
-	t.Logf("submitted %d jobs to a drained node, resumed it after 75 s: %s", len(ids), strings.Join(ids, ","))
+	t.Logf("submitted %d jobs to a drained node, resumed it after 65 s: %s", len(ids), strings.Join(ids, ","))
 	waitQueueDrained(t, c.cluster, queueTimeout)
 	until := time.Now().Add(2 * time.Second)
+	// The rest reads sacct and replays: the node is no longer needed.
+	c.end(t)
 
 	deadline := time.Now().Add(time.Minute)
 	for {

@@ -64,6 +64,8 @@ func TestWhatIfReplaysRealQueue(t *testing.T) {
 	t.Logf("submitted %d jobs: %s", len(ids), strings.Join(ids, ","))
 	waitQueueDrained(t, c.cluster, queueTimeout)
 	until := time.Now().Add(2 * time.Second)
+	// The rest reads sacct and replays: the node is no longer needed.
+	c.end(t)
 
 	// sacct may lag slurmctld a moment: import until every job is there.
 	deadline := time.Now().Add(time.Minute)
