@@ -48,3 +48,44 @@ func TestSmokeTierNamesTests(t *testing.T) {
 		t.Errorf("E2E_SMOKE names %d tests: %v", len(names), names)
 	}
 }
+
+// TestWholeNodeTestsListed: wholeNodeOrder, the order in which waiting
+// whole-node tests get the node, names exactly the tests that call
+// wholeNode (a test left out would go last, a renamed one silently).
+func TestWholeNodeTestsListed(t *testing.T) {
+	pkgs, err := parser.ParseDir(token.NewFileSet(), ".", func(fi os.FileInfo) bool { return strings.HasSuffix(fi.Name(), "_test.go") }, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	calling := map[string]bool{}
+	for _, p := range pkgs {
+		for _, f := range p.Files {
+			for _, d := range f.Decls {
+				fn, ok := d.(*ast.FuncDecl)
+				if !ok || fn.Recv != nil || !strings.HasPrefix(fn.Name.Name, "Test") || fn.Body == nil {
+					continue
+				}
+				ast.Inspect(fn.Body, func(n ast.Node) bool {
+					if c, ok := n.(*ast.CallExpr); ok {
+						if id, ok := c.Fun.(*ast.Ident); ok && id.Name == "wholeNode" {
+							calling[fn.Name.Name] = true
+						}
+					}
+					return true
+				})
+			}
+		}
+	}
+	listed := map[string]bool{}
+	for _, name := range wholeNodeOrder {
+		listed[name] = true
+		if !calling[name] {
+			t.Errorf("wholeNodeOrder names %s, which does not call wholeNode", name)
+		}
+	}
+	for name := range calling {
+		if !listed[name] {
+			t.Errorf("%s calls wholeNode but is not in wholeNodeOrder", name)
+		}
+	}
+}
