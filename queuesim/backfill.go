@@ -170,17 +170,10 @@ func (s *sim) freeFrom(n int32, units int) (int64, bool) {
 	if units >= freeStride {
 		return s.now, false
 	}
-	if f := &s.marks[units*s.nodeCount+int(n)]; f.fgen == int32(s.tlGen) {
-		return max(f.ft, s.now), true
+	if f := s.freeAt[units*s.nodeCount+int(n)]; f.gen == s.tlGen {
+		return max(f.t, s.now), true
 	}
 	return s.now, true
-}
-
-// freeSeen records freeFrom's bound t for the node and units (kept by
-// freeFrom) in this cycle.
-func (s *sim) freeSeen(n int32, units int, t int64) {
-	f := &s.marks[units*s.nodeCount+int(n)]
-	f.fgen, f.ft = int32(s.tlGen), t
 }
 
 // startFrom returns a time before which the node has no start for units
@@ -192,8 +185,8 @@ func (s *sim) startFrom(n int32, units int, dur int64) int64 {
 	if s.reference || units >= freeStride {
 		return s.now
 	}
-	if f := &s.marks[units*s.nodeCount+int(n)]; f.sgen == int32(s.tlGen) && f.sdur <= dur {
-		return f.st
+	if f := s.startAt[units*s.nodeCount+int(n)]; f.gen == s.tlGen && f.dur <= dur {
+		return f.t
 	}
 	return s.now
 }
@@ -205,25 +198,26 @@ func (s *sim) startFound(n int32, units int, dur, t int64) {
 	if s.reference || units >= freeStride {
 		return
 	}
-	f := &s.marks[units*s.nodeCount+int(n)]
-	if g := int32(s.tlGen); f.sgen != g || dur < f.sdur || dur == f.sdur && t > f.st {
-		f.sgen, f.sdur, f.st = g, dur, t
+	f := &s.startAt[units*s.nodeCount+int(n)]
+	if f.gen != s.tlGen || dur < f.dur || dur == f.dur && t > f.t {
+		*f = startMark{s.tlGen, dur, t}
 	}
 }
 
-// nodeMark is what a cycle keeps of one node's room for a number of
-// units (sim.marks): the freeFrom bound — in cycle fgen, the node had no
-// units free at any time before ft — and the duration bound — in cycle
-// sgen, no start before st for a duration of sdur or longer. The two sit
-// in one entry, as a search reads both of each node it looks at. The
-// cycles' numbers are kept in 32 bits (a replay's cycles are far fewer).
-type nodeMark struct {
-	fgen, sgen   int32
-	ft, sdur, st int64
+// startMark is startAt's entry: in cycle gen, no start before t for a
+// duration of dur or longer.
+type startMark struct {
+	gen    int
+	dur, t int64
 }
 
-// freeStride bounds the units per node whose bounds are kept.
+// freeStride bounds the units per node whose freeFrom times are kept.
 const freeStride = 65
+
+type freeMark struct {
+	gen int
+	t   int64
+}
 
 // freeDuring reports whether the node has units free from c for dur.
 func (s *sim) freeDuring(n int32, units int, c, dur int64) bool {
@@ -850,7 +844,7 @@ func (s *sim) startOrder(o *nodeOrder, cand, units []int32) {
 		if t := s.firstFree(n, u, lb); t > lb {
 			lb = t
 			if kept {
-				s.freeSeen(n, u, t)
+				s.freeAt[u*s.nodeCount+int(n)] = freeMark{s.tlGen, t}
 			}
 		}
 		switch {
@@ -906,7 +900,7 @@ func (s *sim) startOn(n int32, u int, tie bool, dur, limit, best, from int64) (t
 		return t, lb
 	}
 	if start == lb {
-		s.freeSeen(n, u, fit)
+		s.freeAt[u*s.nodeCount+int(n)] = freeMark{s.tlGen, fit}
 		lb = max(fit, s.now)
 	}
 	e := t
@@ -975,7 +969,7 @@ func (s *sim) searchDirect(cand, units []int32, dur, limit, from int64) (int64, 
 		}
 		t, fit := s.earliestOn(n, u, dur, lim, start)
 		if kept && start == lb {
-			s.freeSeen(n, u, fit)
+			s.freeAt[u*s.nodeCount+int(n)] = freeMark{s.tlGen, fit}
 		}
 		if kept {
 			// from and dlb are lower bounds on this node's start

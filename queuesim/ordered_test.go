@@ -1,11 +1,6 @@
 package queuesim
 
-import (
-	"math"
-	"math/rand/v2"
-	"slices"
-	"testing"
-)
+import "testing"
 
 // TestOrderedSearchAsDirect: on random clusters, settings and months
 // (randomReplay: overloaded ones among them, shards, types, several
@@ -80,71 +75,4 @@ func randomRuns() int {
 		return 30
 	}
 	return 120
-}
-
-// TestQueueKeptAsFullSort: on random clusters, settings and months
-// (randomReplay: overloaded ones, cancels, multifactor and Fair Tree among
-// them), every compact of the queue that stops reading once it dropped
-// the jobs counted as gone leaves the queue that dropping every entry no
-// longer pending leaves, and every re-sort after a recalc that sorts only
-// the jobs out of order (sortQueue) gives the order of a full sort by
-// cmpQueue.
-func TestQueueKeptAsFullSort(t *testing.T) {
-	checks := 0
-	for seed := range uint64(randomRuns()) {
-		var checked *sim
-		c, pr, sc, jobs, o := randomReplay(seed + 1)
-		searchReplay(t, c, pr, sc, jobs, o, func(s *sim) { s.checkQueue, checked = true, s })
-		if checked.queueDiffs > 0 {
-			t.Errorf("seed %d: %d of %d queues differ from the full compact or sort", seed+1, checked.queueDiffs, checked.queueChecks)
-		}
-		checks += checked.queueChecks
-	}
-	if checks < 10000 {
-		t.Errorf("%d queues compared: want at least 10,000", checks)
-	}
-	t.Logf("%d queues compared", checks)
-}
-
-// TestSortQueuePlanted: sortQueue on planted queues — sorted by old
-// priorities, then a few jobs moved, whole users moved together, most of
-// the queue moved, equal priorities, a NaN — gives the order of a full
-// sort by cmpQueue.
-func TestSortQueuePlanted(t *testing.T) {
-	rng := rand.New(rand.NewPCG(5, 9))
-	for trial := range 400 {
-		n := 1 + rng.IntN(300)
-		s := &sim{js: make([]jstate, n)}
-		for i := range s.js {
-			s.js[i] = jstate{prio: float64(rng.IntN(50)), order: int64(rng.IntN(n)), tie: rng.Uint64() % 4, tier: int32(rng.IntN(2))}
-			s.pending = append(s.pending, int32(i))
-		}
-		slices.SortFunc(s.pending, s.cmpQueue)
-		users := 1 + rng.IntN(8)
-		shift := make([]float64, users)
-		for u := range shift {
-			if rng.IntN(2) == 0 {
-				shift[u] = float64(rng.IntN(21) - 10)
-			}
-		}
-		for i := range s.js {
-			switch mode := trial % 4; {
-			case mode == 0 && rng.IntN(20) == 0:
-				s.js[i].prio = float64(rng.IntN(50))
-			case mode == 1:
-				s.js[i].prio += shift[i%users]
-			case mode == 2 && rng.IntN(2) == 0:
-				s.js[i].prio = -s.js[i].prio
-			}
-		}
-		if trial%50 == 3 {
-			s.js[rng.IntN(n)].prio = math.NaN()
-		}
-		want := slices.Clone(s.pending)
-		slices.SortFunc(want, s.cmpQueue)
-		s.sortQueue()
-		if !slices.Equal(s.pending, want) {
-			t.Fatalf("trial %d (%d jobs): sortQueue's order differs from a full sort", trial, n)
-		}
-	}
 }

@@ -106,60 +106,7 @@ func (s *sim) recalc() {
 	for _, ji := range s.pending {
 		s.js[ji].prio = s.priority(ji)
 	}
-	s.sortQueue()
-}
-
-// sortQueue sorts pending by cmpQueue again after new priorities. The
-// queue was sorted by the old ones, and a recalc moves few jobs against
-// the others (age grows alike for all; a user's jobs move together), so
-// it sorts only the jobs out of order: it keeps the queue's jobs that
-// are in order, in one pass, sorts the others (the moved ones) and merges
-// the two. cmpQueue is a total order (the job's index breaks the last
-// tie), so the queue comes out exactly as a full sort leaves it; only
-// when a priority is NaN (not an order) or most of the queue moved does
-// it sort the whole queue as before. The one pass picks which of two
-// jobs out of order moves by the job before them: it keeps the later
-// one when that one is still in order there (the earlier jumped ahead).
-func (s *sim) sortQueue() {
-	if s.checkQueue {
-		want := slices.Clone(s.pending)
-		slices.SortFunc(want, s.cmpQueue)
-		defer s.checkedQueue(want)
-	}
-	keys, moved := s.keys[:0], s.moved[:0]
-	for _, ji := range s.pending {
-		k := s.queueKey(ji)
-		if k.prio != k.prio {
-			slices.SortFunc(s.pending, s.cmpQueue)
-			return
-		}
-		w := len(keys)
-		switch {
-		case w == 0 || cmpKeys(keys[w-1], k) < 0:
-			keys = append(keys, k)
-		case w >= 2 && cmpKeys(keys[w-2], k) < 0:
-			moved = append(moved, keys[w-1])
-			keys[w-1] = k
-		default:
-			moved = append(moved, k)
-		}
-	}
-	s.keys, s.moved = keys, moved
-	if 2*len(moved) > len(s.pending) {
-		slices.SortFunc(s.pending, s.cmpQueue)
-		return
-	}
-	slices.SortFunc(moved, cmpKeys)
-	i, m := 0, 0
-	for at := range s.pending {
-		if m == len(moved) || i < len(keys) && cmpKeys(keys[i], moved[m]) < 0 {
-			s.pending[at] = keys[i].j
-			i++
-		} else {
-			s.pending[at] = moved[m].j
-			m++
-		}
-	}
+	slices.SortFunc(s.pending, s.cmpQueue)
 }
 
 // assoc is a Slurm association: an account and a user in it.

@@ -92,8 +92,6 @@ type sim struct {
 	now      int64
 	arrivals []int32 // job indices by arrival
 	pending  []int32 // by priority; entries no longer pending are skipped
-	// keys and moved are sortQueue's scratch.
-	keys, moved []queueKey
 	// leftQueue counts the jobs that left pending since the last compact.
 	leftQueue int
 	running   []int32
@@ -152,10 +150,12 @@ type sim struct {
 	// memo holds, per request shape and partition, the earliest start the
 	// current backfill cycle found (backfill.go).
 	memo []memo
-	// marks[u·nodes+n]: the cycle's freeFrom and duration bounds for node
-	// n and u units (backfill.go's nodeMark); noStartBefore is
-	// earliestOn's bound when it finds no start.
-	marks         []nodeMark
+	// freeAt[u·nodes+n]: before its t, node n had no u units free at any
+	// time of the cycle gen (backfill.go's freeFrom).
+	freeAt []freeMark
+	// startAt[u·nodes+n]: the duration bound (backfill.go's startFrom);
+	// noStartBefore is earliestOn's bound when it finds no start.
+	startAt       []startMark
 	noStartBefore int64
 	// fitsNow per shape and partition: the cycle's number<<1 | whether
 	// it fits now (backfill.go's couldStartNow).
@@ -201,12 +201,6 @@ type sim struct {
 	// counts the answers that differ.
 	checkFits             bool
 	fitsChecks, fitsDiffs int
-	// checkQueue compares each compact of the queue with dropping every
-	// entry no longer pending, and each sortQueue with a full sort by
-	// cmpQueue, the test-only check: queueDiffs counts the queues that
-	// differ.
-	checkQueue              bool
-	queueChecks, queueDiffs int
 }
 
 type fitKey struct {
@@ -318,7 +312,8 @@ func newSim(c Cluster, pr Priority, sc Scheduler, jobs []Job, o Options) (*sim, 
 		s.freeAll += n.GPUs
 	}
 	s.nodeCount = len(c.Nodes)
-	s.marks = make([]nodeMark, len(c.Nodes)*freeStride)
+	s.freeAt = make([]freeMark, len(c.Nodes)*freeStride)
+	s.startAt = make([]startMark, len(c.Nodes)*freeStride)
 	s.parts = make([]pstate, len(c.Partitions))
 	s.blockGen = make([]int, len(c.Partitions))
 	s.nodeGen = make([]int, len(c.Nodes))
@@ -767,45 +762,26 @@ func (s *sim) runnable(ji int32) uint64 {
 func (s *sim) typeMatches(typ int32, ns *nstate) bool { return typ < 0 || ns.typ == typ }
 
 // cmpQueue orders the queue: higher tier, higher priority, earlier
-// submission, then the tie-break (cmpKeys, the rule).
-func (s *sim) cmpQueue(a, b int32) int { return cmpKeys(s.queueKey(a), s.queueKey(b)) }
-
-// queueKey is what the queue's order reads of one job, copied out of its
-// state so that a sort of the whole queue (recalc) compares keys side by
-// side in memory instead of reaching into each job's state.
-type queueKey struct {
-	prio  float64
-	order int64
-	tie   uint64
-	tier  int32
-	j     int32
-}
-
-func (s *sim) queueKey(ji int32) queueKey {
-	j := &s.js[ji]
-	return queueKey{prio: j.prio, order: j.order, tie: j.tie, tier: j.tier, j: ji}
-}
-
-// cmpKeys is the queue's order: higher tier, higher priority, earlier
-// submission, then the tie-break, then the job's index.
-func cmpKeys(a, b queueKey) int {
+// submission, then the tie-break.
+func (s *sim) cmpQueue(a, b int32) int {
+	ja, jb := &s.js[a], &s.js[b]
 	switch {
-	case a.tier != b.tier:
-		return cmpInt(int64(b.tier), int64(a.tier))
-	case a.prio != b.prio:
-		if a.prio > b.prio {
+	case ja.tier != jb.tier:
+		return cmpInt(int64(jb.tier), int64(ja.tier))
+	case ja.prio != jb.prio:
+		if ja.prio > jb.prio {
 			return -1
 		}
 		return 1
-	case a.order != b.order:
-		return cmpInt(a.order, b.order)
-	case a.tie != b.tie:
-		if a.tie < b.tie {
+	case ja.order != jb.order:
+		return cmpInt(ja.order, jb.order)
+	case ja.tie != jb.tie:
+		if ja.tie < jb.tie {
 			return -1
 		}
 		return 1
 	}
-	return cmpInt(int64(a.j), int64(b.j))
+	return cmpInt(int64(a), int64(b))
 }
 
 // qosAllows reports whether the job's QOS limits let it start now.
@@ -891,46 +867,13 @@ func (s *sim) mainPass(depth int) {
 
 // compact drops the queue's entries that are no longer pending: none
 // when no job has left the queue since the last compact (a queue of
-// thousands is not read for nothing after every pass). leftQueue counts
-// those entries exactly (a job leaves pending only by place or a cancel,
-// each counting it once), so once that many are dropped the rest of the
-// queue is moved up unread: the jobs that leave are mostly near its head
-// (started by a pass or a cycle), and reading every job's state behind
-// them costs a cache miss each on a long queue.
+// thousands is not read for nothing after every pass).
 func (s *sim) compact() {
-	left := s.leftQueue
-	if left == 0 {
+	if s.leftQueue == 0 {
 		return
 	}
 	s.leftQueue = 0
-	var want []int32
-	if s.checkQueue {
-		want = slices.DeleteFunc(slices.Clone(s.pending), func(ji int32) bool { return s.js[ji].status != stPending })
-	}
-	q, w := s.pending, 0
-	for r, ji := range q {
-		if s.js[ji].status == stPending {
-			q[w] = ji
-			w++
-			continue
-		}
-		if left--; left == 0 {
-			w += copy(q[w:], q[r+1:])
-			break
-		}
-	}
-	s.pending = q[:w]
-	if s.checkQueue {
-		s.checkedQueue(want)
-	}
-}
-
-// checkedQueue counts a check of the queue against want (checkQueue).
-func (s *sim) checkedQueue(want []int32) {
-	s.queueChecks++
-	if !slices.Equal(s.pending, want) {
-		s.queueDiffs++
-	}
+	s.pending = slices.DeleteFunc(s.pending, func(ji int32) bool { return s.js[ji].status != stPending })
 }
 
 // fitsNodeNow reports whether one node has room now for the job's share.
