@@ -28,8 +28,8 @@ build:
 # with the whole-node tests on the shared cluster (10 clusters, not 16),
 # 830 s within a whole run of 14 minutes on 2026-12-07 (the whole-node
 # tests run one after another under the node's lease); with whole-node
-# tests that give the node back once they no longer need it alone, 688 s
-# alone, 10 clusters (docs/benchmarks.md, h-e2e3). It is
+# tests that give the node back once they no longer need it alone,
+# 688–707 s alone, 10 clusters (docs/benchmarks.md, h-e2e3). It is
 # named first so that go test starts it first: the longest package,
 # it would otherwise wait for those before it alphabetically while the
 # rest run beside it. The timeout leaves room for a slower machine, CI's
