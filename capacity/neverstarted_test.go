@@ -142,3 +142,41 @@ func TestEndedPendingLeavesTheReplayQueue(t *testing.T) {
 		}
 	}
 }
+
+// TestFairTreeRootUserCountedOnce: Fair Tree counts the cluster's root
+// user association (account root, user root, which slurmdbd creates with
+// every cluster) beside the replay's associations; where root's own jobs
+// under the root account are replayed, that association is among them
+// and is not counted a second time.
+func TestFairTreeRootUserCountedOnce(t *testing.T) {
+	in, _, _, _ := neverStartedMonth()
+	at := in.Window.From.Add(2 * time.Hour)
+	for _, j := range []analysis.Job{
+		{ID: "as-alice", User: "alice", Account: "root"},
+		{ID: "as-root", User: "root", Account: "physics"},
+	} {
+		j.Partition, j.ReqGPUs, j.TimeLimit, j.State, j.NodeCount = "gpu", 1, time.Hour, slurmext.StateCompleted, 1
+		j.Submit, j.Eligible, j.Start, j.End = at, at, at, at.Add(10*time.Minute)
+		in.Jobs = append(in.Jobs, j)
+	}
+	roots := func(in analysis.Input) int {
+		t.Helper()
+		r, err := newReplay(in, multifactorConf(in), nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if !r.prio.FairTree {
+			t.Fatal("multifactor without NO_FAIR_TREE: want Fair Tree")
+		}
+		return r.prio.RootUsers
+	}
+	if n := roots(in); n != 1 {
+		t.Errorf("no job of root's under the root account: %d root users beside the replay's, want 1", n)
+	}
+	j := in.Jobs[len(in.Jobs)-1]
+	j.ID, j.Account = "root-own", "root"
+	in.Jobs = append(in.Jobs, j)
+	if n := roots(in); n != 0 {
+		t.Errorf("root's own jobs under the root account replayed: %d root users besides, want 0 (counted once)", n)
+	}
+}

@@ -826,6 +826,11 @@ func (r *replay) setJobs(in analysis.Input, added []int) {
 	}
 	r.counts.Replayed = len(r.jobs)
 	lo.fill(&r.counts)
+	if r.prio.FairTree && r.rootRunsAsRoot() {
+		// The cluster's root user association is (account root, user
+		// root): replayed with its own jobs, it is not one more.
+		r.prio.RootUsers = 0
+	}
 	if noLimit > 0 {
 		r.assume("%d jobs without a known time limit: their partition's MaxTime (or none) is their limit", noLimit)
 	}
@@ -838,6 +843,22 @@ func (r *replay) setJobs(in analysis.Input, added []int) {
 	if len(r.cluster.QOS) == 0 {
 		r.assume("no QOS limits (sacctmgr's are not read; --qos sets them)")
 	}
+}
+
+// slurmRoot is the name of the cluster's root account and of its root
+// user, whose association slurmdbd creates with every cluster.
+const slurmRoot = "root"
+
+// rootRunsAsRoot reports whether a replayed job is the root user's under
+// the root account: the association Fair Tree counts beside the replay's
+// (queuesim.Priority.RootUsers) is then among them.
+func (r *replay) rootRunsAsRoot() bool {
+	for _, j := range r.ref {
+		if j.Account == slurmRoot && j.User == slurmRoot {
+			return true
+		}
+	}
+	return false
 }
 
 // unfitKey names what a job asks for that the cluster does not have, in
