@@ -133,17 +133,6 @@ norm() {
 	sed -e "s#$OLD#BIN#g; s#$NEW#BIN#g" -e 's/"generated": "[^"]*"/"generated": "T"/; s/generated [0-9-]* [0-9:]* UTC/generated T/' "$1" |
 		if [[ $1 == */big-* && $1 != */big-profiles* ]]; then perl -pe 's/(-?\d+\.\d{6,})/sprintf("%.9g", $1)/ge'; else cat; fi
 }
-same=0
-differ=0
-for f in "$OUT"/old/*/*.out; do
-	g=${f/\/old\//\/new\/}
-	if diff -q <(norm "$f") <(norm "$g") >/dev/null; then
-		same=$((same + 1))
-	else
-		differ=$((differ + 1))
-		echo "DIFFERS: ${f#"$OUT"/old/}"
-		diff <(norm "$f") <(norm "$g") | head -20 || true
-	fi
-done
-echo "compare-outputs: $same identical, $differ differ (outputs under $OUT)"
-[ "$differ" = 0 ]
+# shellcheck source=scripts/compare-lib.sh
+. "$ROOT/scripts/compare-lib.sh"
+compare_old_new "$OUT" '*.out' compare-outputs outputs

@@ -137,17 +137,6 @@ run_tui month-"$OTHER" "$OTHER" --db "$MONTH"
 
 # Lines that carry the binary's own path are not output.
 norm() { sed -e "s#$OLD#BIN#g; s#$NEW#BIN#g" "$1"; }
-same=0
-differ=0
-for f in "$OUT"/old/*/*.txt; do
-	g=${f/\/old\//\/new\/}
-	if diff -q <(norm "$f") <(norm "$g") >/dev/null; then
-		same=$((same + 1))
-	else
-		differ=$((differ + 1))
-		echo "DIFFERS: ${f#"$OUT"/old/}"
-		diff <(norm "$f") <(norm "$g") | head -20 || true
-	fi
-done
-echo "compare-tui: $same screens identical, $differ differ (screens under $OUT)"
-[ "$differ" = 0 ]
+# shellcheck source=scripts/compare-lib.sh
+. "$ROOT/scripts/compare-lib.sh"
+compare_old_new "$OUT" '*.txt' compare-tui screens
