@@ -30,6 +30,12 @@
 // TestClusterDatabaseTmpdir, TestPrometheusScrape (sequential, so alone on it; the cluster starts for
 // it when it runs first).
 //
+// On it too, with no scope and no lease, since they submit nothing and
+// read only its configuration (sharedConf): TestSchedConfAsSlurmReadsIt
+// and TestLiveSlurmSource compare slurm.conf with slurmctld's view of it.
+// The partitions the scopes make at run time (scopeMade) are slurmctld's
+// and in no file: they leave those out.
+//
 // On it too, with the node to themselves (wholeNode) for as long as they
 // need it: TestNeverStartedRealJobs and TestNoticesUnderSlurm (they hold
 // all four GPUs at once, which would stall every test beside them),
@@ -40,7 +46,10 @@
 // whichever GPU they left free), TestWhatIfReplaysRealQueue and
 // TestWhatIfSaysWhatItDoesNotReproduce (the replay sees only the jobs
 // they import, so another test's jobs on the node would be waits it cannot
-// explain; the latter drains the node for 65 s). Their jobs are the only
+// explain; the latter drains the node for 65 s; the former asks for the
+// node only once the shared slurmctld's first backfill cycle is past,
+// waitFirstBackfill, since a replay cannot know when slurmctld started
+// and a fresh one backfills nothing for bf_interval). Their jobs are the only
 // ones on the node while they hold it alone, and those of their scope.
 // The what-if tests and TestNeverStartedRealJobs (which replays its jobs
 // too) submit to partition gpu, slurm.conf's, since gpuprof whatif builds
@@ -112,9 +121,6 @@
 //   - TestWhatIfCounterfactual, TestWhatIfFidelityMultifactor: their own
 //     node size (8 and 6 GPUs) and a multifactor slurm.conf; the replay
 //     they check must see the node's whole queue.
-//   - TestSchedConfAsSlurmReadsIt, TestLiveSlurmSource: compare slurm.conf's
-//     partitions with slurmctld's; the shared cluster's partitions are made
-//     at run time and in no file.
 //   - TestRecommendationsAcceptedBySlurm: applies partition and QOS changes
 //     to slurmctld, for every job on it.
 //   - TestJobEndMailAndAdminComment: MailProg (job mail carries no

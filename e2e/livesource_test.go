@@ -14,14 +14,16 @@ import (
 )
 
 // TestLiveSlurmSource: with slurm_source = "scontrol", `gpuprof plan
-// --json` on the test cluster's host takes the nodes and partitions from
-// its slurmctld (conf.source "scontrol", no file named) and finds the same
-// inventory as the files give; for another cluster's jobs the live
-// cluster is not used, and the answer says so.
+// --json` on the shared test cluster's host takes the nodes and
+// partitions from its slurmctld (conf.source "scontrol", no file named)
+// and finds the same nodes and inventory as the files give (the
+// partitions the tests' scopes create at run time, which no file lists,
+// change neither); for another cluster's jobs the live cluster is not
+// used, and the answer says so. It submits nothing: no scope, no lease.
 func TestLiveSlurmSource(t *testing.T) {
 	requireClusterHost(t)
 	t.Parallel()
-	c := startCluster(t, clusterOptions{})
+	c := sharedConf(t)
 	bin := gpuprofBinary(t)
 	dir := t.TempDir()
 

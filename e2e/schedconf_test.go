@@ -10,14 +10,16 @@ import (
 	"github.com/gpuprof/gpuprof/slurmext"
 )
 
-// TestSchedConfAsSlurmReadsIt: slurmext.ReadSchedConf reads the test
-// cluster's slurm.conf as slurmctld does — its partitions as `scontrol show
-// partition` reports them, and the priority and backfill settings (Slurm's
-// defaults where the file says nothing) as `scontrol show config` does.
+// TestSchedConfAsSlurmReadsIt: slurmext.ReadSchedConf reads the shared
+// test cluster's slurm.conf as slurmctld does — its partitions as
+// `scontrol show partition` reports them, and the priority and backfill
+// settings (Slurm's defaults where the file says nothing) as `scontrol show
+// config` does. The partitions the tests' scopes create at run time are
+// slurmctld's only: the file does not list them.
 func TestSchedConfAsSlurmReadsIt(t *testing.T) {
 	requireClusterHost(t)
 	t.Parallel()
-	c := startCluster(t, clusterOptions{})
+	c := sharedConf(t)
 	f, err := os.Open(c.Conf)
 	if err != nil {
 		t.Fatal(err)
@@ -62,7 +64,9 @@ func TestSchedConfAsSlurmReadsIt(t *testing.T) {
 				fields[k] = v
 			}
 		}
-		parts[fields["PartitionName"]] = fields
+		if name := fields["PartitionName"]; name != "" && !scopeMade(name) {
+			parts[name] = fields
+		}
 	}
 	if len(parts) != len(got.Partitions) {
 		t.Fatalf("%d partitions read, scontrol shows %d", len(got.Partitions), len(parts))

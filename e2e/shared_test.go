@@ -22,7 +22,9 @@ var shared struct {
 	once sync.Once
 	c    *cluster
 	took time.Duration
-	err  error
+	// up is when the cluster's daemons were up (launch returned).
+	up  time.Time
+	err error
 	// scopes counts the scopes handed out: each takes the next name.
 	scopes atomic.Int64
 	// sacctmgr serialises the scopes' accounting changes. Tests adding
@@ -287,10 +289,9 @@ func (s *scope) lease(t *testing.T) {
 	}
 }
 
-// newScope makes a scope (partition, account, root's association) and
-// then takes the node's lease for it: making them changes nothing on the
-// node, so a test does it while another holds the node.
-func newScope(t *testing.T, exclusive bool) *scope {
+// startShared starts the shared cluster on the first call and fails (or
+// skips) the test where it did not start.
+func startShared(t *testing.T) {
 	t.Helper()
 	requireSlurmHost(t)
 	shared.once.Do(func() {
@@ -305,6 +306,7 @@ func newScope(t *testing.T, exclusive bool) *scope {
 		}
 		shared.c = newCluster(dir)
 		shared.took, shared.err = shared.c.launch(clusterOptions{Accounting: true, JobComp: true, HookEnv: true, ByPartition: true})
+		shared.up = time.Now()
 		if shared.err == nil {
 			fmt.Fprintf(os.Stderr, "e2e: shared cluster up in %s (%s)\n", dir, shared.took.Round(time.Millisecond))
 		}
@@ -315,7 +317,61 @@ func newScope(t *testing.T, exclusive bool) *scope {
 	if shared.err != nil {
 		t.Fatalf("shared cluster: %v", shared.err)
 	}
-	s := &scope{cluster: shared.c, Name: fmt.Sprintf("e2e%d", shared.scopes.Add(1)), exclusive: exclusive}
+}
+
+// firstBackfill is how long after slurmctld starts its first backfill
+// cycle may run: the backfill agent counts bf_interval from its own start
+// (backfill.c, backfill_agent: last_backfill_time is set when the agent
+// starts, then it sleeps bf_interval), and the test cluster runs Slurm's
+// default of 30 s; 5 s more for the agent's start and the cycle's checks.
+const firstBackfill = 35 * time.Second
+
+// waitFirstBackfill starts the shared cluster if no test has and waits
+// until its slurmctld's first backfill cycle is past. A test that compares
+// a replay's start times with Slurm's calls it before it submits: a
+// replay sees only sacct, not when slurmctld started, so it backfills
+// from the window's start where a fresh slurmctld cannot yet (a CI run's
+// queue replay, the first whole-node test, submitted 3 s after the
+// cluster was up; its backfilled jobs started up to 20 s after their
+// replayed start, 64 % within 10 s). Call it before wholeNode, so that
+// the node serves other tests while it waits.
+func waitFirstBackfill(t *testing.T) {
+	t.Helper()
+	startShared(t)
+	if d := time.Until(shared.up.Add(firstBackfill)); d > 0 {
+		t.Logf("waiting %s for the shared cluster's first backfill cycle (slurmctld up %s)", d.Round(time.Second), time.Since(shared.up).Round(time.Second))
+		time.Sleep(d)
+	}
+}
+
+// scopePrefix begins the name of every scope (e2e1, e2e2, …) and so of
+// every partition a scope makes (its own, addPartition's).
+const scopePrefix = "e2e"
+
+// scopeMade says whether a partition of the shared cluster is one a scope
+// made at run time (scontrol create): slurm.conf does not list it.
+func scopeMade(partition string) bool {
+	rest, ok := strings.CutPrefix(partition, scopePrefix)
+	return ok && rest != "" && rest[0] >= '0' && rest[0] <= '9'
+}
+
+// sharedConf starts the shared cluster if no test has and returns it, for
+// a test that only reads its configuration (slurm.conf, scontrol): such a
+// test needs no scope and no lease, since it submits nothing. Partitions
+// for which scopeMade is true come and go as the scopes do.
+func sharedConf(t *testing.T) *cluster {
+	t.Helper()
+	startShared(t)
+	return shared.c
+}
+
+// newScope makes a scope (partition, account, root's association) and
+// then takes the node's lease for it: making them changes nothing on the
+// node, so a test does it while another holds the node.
+func newScope(t *testing.T, exclusive bool) *scope {
+	t.Helper()
+	startShared(t)
+	s := &scope{cluster: shared.c, Name: fmt.Sprintf("%s%d", scopePrefix, shared.scopes.Add(1)), exclusive: exclusive}
 	// Registered first, so it runs last.
 	t.Cleanup(func() { s.end(t) })
 	t.Cleanup(func() {

@@ -29,6 +29,9 @@ func TestWhatIfReplaysRealQueue(t *testing.T) {
 	if err := os.Chmod(work, 0o755); err != nil {
 		t.Fatal(err)
 	}
+	// Its jobs start as they would on a slurmctld that has run a while:
+	// after its first backfill cycle.
+	waitFirstBackfill(t)
 	// The node to itself: the replay sees only the jobs it imports, so
 	// another test's jobs on the node would be waits it cannot explain.
 	// Its jobs run in partition gpu, slurm.conf's (the replay's cluster
