@@ -49,7 +49,8 @@
 // explain; the latter drains the node for 65 s; the former asks for the
 // node only once the shared slurmctld's first backfill cycle is past,
 // waitFirstBackfill, since a replay cannot know when slurmctld started
-// and a fresh one backfills nothing for bf_interval). Their jobs are the only
+// and a fresh one backfills nothing for bf_interval: that matters when it
+// runs alone). Their jobs are the only
 // ones on the node while they hold it alone, and those of their scope.
 // The what-if tests and TestNeverStartedRealJobs (which replays its jobs
 // too) submit to partition gpu, slurm.conf's, since gpuprof whatif builds

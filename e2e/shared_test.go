@@ -330,11 +330,11 @@ const firstBackfill = 35 * time.Second
 // until its slurmctld's first backfill cycle is past. A test that compares
 // a replay's start times with Slurm's calls it before it submits: a
 // replay sees only sacct, not when slurmctld started, so it backfills
-// from the window's start where a fresh slurmctld cannot yet (a CI run's
-// queue replay, the first whole-node test, submitted 3 s after the
-// cluster was up; its backfilled jobs started up to 20 s after their
-// replayed start, 64 % within 10 s). Call it before wholeNode, so that
-// the node serves other tests while it waits.
+// from the window's start where a fresh slurmctld cannot yet. In a full
+// run TestPrometheusScrape has started the cluster well before (the
+// sequential phase) and this waits for nothing; run alone (go test -run),
+// the test would submit seconds after the cluster came up. Call it before
+// wholeNode, so that the node serves other tests while it waits.
 func waitFirstBackfill(t *testing.T) {
 	t.Helper()
 	startShared(t)
