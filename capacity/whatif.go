@@ -87,6 +87,9 @@ type WhatIfParams struct {
 	// another record of the same workload. Not with growth: the copies
 	// growth adds are no recorded job.
 	JobStarts bool
+	// fittedPhase is the backfill phase today's replay fitted to the real
+	// starts (replay.fitted): the replays with changes take it.
+	fittedPhase *time.Duration
 }
 
 // WhatIf is a what-if's answer: the cluster it replayed, the calibration
@@ -400,6 +403,7 @@ func RunWhatIf(in analysis.Input, p WhatIfParams) (WhatIf, error) {
 	if len(p.Changes) == 0 && p.Growth == 0 {
 		return w, nil
 	}
+	p.fittedPhase = base.fitted()
 	ch, err := newReplay(in, p, p.Changes)
 	if err != nil {
 		var nj *NoJobsError

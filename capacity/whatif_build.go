@@ -34,9 +34,11 @@ type replay struct {
 	counts     SimJobs
 	jobs       []queuesim.Job
 	ref        []*analysis.Job // the recorded job of each replayed one
-	refIdx     []int           // its index in the Input's Jobs
-	jobsOnly   map[int]bool
-	rewrites   []*analysis.JobRewrite
+	// phaseFitted: fitPhase chose sched.BfPhase (fitted).
+	phaseFitted bool
+	refIdx      []int // its index in the Input's Jobs
+	jobsOnly    map[int]bool
+	rewrites    []*analysis.JobRewrite
 	// demand and placeable count, per GPU model, the replayed jobs that
 	// could run on that model only and those that could run on it and on
 	// another (modelDemand).
@@ -75,7 +77,7 @@ func newReplay(in analysis.Input, p WhatIfParams, changes []analysis.Change) (*r
 	if r.counts.Replayed == 0 {
 		return nil, &NoJobsError{Jobs: r.counts}
 	}
-	r.estimatePhase()
+	r.estimatePhase(p, changes)
 	r.modelDemand()
 	return r, nil
 }
@@ -133,9 +135,12 @@ func (r *replay) modelDemand() {
 // neither the job's own arrival nor another job's end (within a second)
 // explains was made by a cycle, and cycles repeat every bf_interval. When
 // such starts agree on the phase (a resultant length of their angles on
-// the bf_interval circle of at least 0.8), the replay's cycles run then;
-// otherwise each seed draws its own phase.
-func (r *replay) estimatePhase() {
+// the bf_interval circle of at least 0.8), the replay's cycles run then.
+// Otherwise today's replay (no changes) fits the phase to the real starts
+// where they say something of it (fitPhase), and a replay with changes
+// takes today's fitted phase (WhatIfParams.fittedPhase, set by the caller
+// from fitted); else each seed draws its own.
+func (r *replay) estimatePhase(p WhatIfParams, changes []analysis.Change) {
 	if !r.sched.Backfill || r.sched.BfInterval <= 0 {
 		return
 	}
@@ -166,12 +171,101 @@ func (r *replay) estimatePhase() {
 		n++
 	}
 	if n < 3 || math.Hypot(sx, sy)/float64(n) < 0.8 {
+		switch {
+		case p.fittedPhase != nil:
+			// Today's replay fitted it: the changed cluster's cycles run
+			// when today's do.
+			r.sched.BfPhase, r.sched.BfPhaseKnown = *p.fittedPhase, true
+		case len(changes) == 0:
+			r.fitPhase()
+		}
 		return
 	}
 	abs := math.Mod(math.Atan2(sy, sx)/(2*math.Pi)*interval+interval, interval)
 	rel := math.Mod(abs-math.Mod(float64(r.window.From.Unix()), interval)+interval, interval)
 	r.sched.BfPhase, r.sched.BfPhaseKnown = time.Duration(math.Round(rel))*time.Second, true
 	r.assume("backfill cycles at %.0f s past each %.0f s (from %d starts that no arrival or job end explains)", abs, interval, n)
+}
+
+// phaseFitMaxJobs is the largest window, in replayed jobs, whose backfill
+// phase fitPhase fits; phaseFitSteps the phases it tries.
+const (
+	phaseFitMaxJobs = 2000
+	phaseFitSteps   = 10
+)
+
+// fitPhase, where no start alone showed the real backfill cycles' phase
+// (estimatePhase), tries phaseFitSteps phases evenly over bf_interval and
+// keeps the one whose replay (seed 1, the calibration's) starts the jobs
+// nearest their real starts (least mean absolute error; the earliest
+// phase among equals) — unless the phases' errors are within half a
+// second of each other, when the starts say nothing of it. A small window turns on it: a job that fitted a
+// backfill but waited for the next cycle starts up to bf_interval early
+// in a replay whose cycles fall elsewhere, and the jobs behind it with
+// it. Larger windows (over phaseFitMaxJobs replayed jobs) keep a drawn
+// phase per seed: there the phase moves their waits by seconds against
+// hours, and each try would be a whole replay. The fit uses the starts
+// the calibration compares, so the assumption says so.
+func (r *replay) fitPhase() {
+	interval := secondsOf(r.sched.BfInterval)
+	if len(r.jobs) > phaseFitMaxJobs || interval < phaseFitSteps {
+		return
+	}
+	drawn := r.sched
+	best, bestErr, worstErr := int64(0), math.Inf(1), math.Inf(-1)
+	for k := range int64(phaseFitSteps) {
+		phase := k * interval / phaseFitSteps
+		r.sched.BfPhase, r.sched.BfPhaseKnown = time.Duration(phase)*time.Second, true
+		res, err := r.run(r.jobs, 1)
+		if err != nil {
+			r.sched = drawn // the seeded runs will say what failed
+			return
+		}
+		e, n := r.startError(res)
+		if n == 0 {
+			r.sched = drawn // no real start to fit to
+			return
+		}
+		if e < bestErr {
+			best, bestErr = phase, e
+		}
+		worstErr = max(worstErr, e)
+	}
+	if worstErr-bestErr < 0.5 {
+		// The phase moves no start by a second on average: the
+		// starts say nothing of it, and each seed draws its own.
+		r.sched = drawn
+		return
+	}
+	r.sched.BfPhase, r.phaseFitted = time.Duration(best)*time.Second, true
+	abs := (r.window.From.Unix() + best) % interval
+	r.assume("backfill cycles at %d s past each %d s: of %d phases tried, the one whose replay starts the jobs nearest their real starts (no start alone showed it)", abs, interval, phaseFitSteps)
+}
+
+// fitted is the backfill phase fitPhase chose for today's replay, for the
+// replays with changes (WhatIfParams.fittedPhase); nil where it chose none.
+func (r *replay) fitted() *time.Duration {
+	if !r.phaseFitted {
+		return nil
+	}
+	ph := r.sched.BfPhase
+	return &ph
+}
+
+// startError is the mean absolute error, in seconds, between the real and
+// the replayed starts of the jobs the calibration compares (compared),
+// and their count.
+func (r *replay) startError(res *queuesim.Result) (float64, int) {
+	var sum analysis.ExactSum
+	n := 0
+	r.compared(res, func(_ int, real, sim float64) {
+		sum.Add(math.Abs(real - sim))
+		n++
+	})
+	if n == 0 {
+		return 0, 0
+	}
+	return sum.Float() / float64(n), n
 }
 
 func (r *replay) setWindow(in analysis.Input) error {

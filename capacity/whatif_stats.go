@@ -261,6 +261,20 @@ func overlap(a, b, from, to float64) float64 { return max(0, min(b, to)-max(a, f
 // It stays one function: one pass over the replayed jobs gathers the start
 // pairs and each partition's waits, which the checks after it compare
 // against the same floor, appending problems in the order they print.
+// compared calls f for each job the calibration compares — replayed
+// from its arrival, started in the window for real and in the replay —
+// with its index and its real and replayed starts, in seconds from the
+// window's start.
+func (r *replay) compared(res *queuesim.Result, f func(i int, real, sim float64)) {
+	for i, jr := range res.Jobs {
+		q, j := &r.jobs[i], r.ref[i]
+		if q.Running || q.Arrival < 0 || !j.Started() || jr.Outcome != queuesim.Ran || !j.Start.Before(r.window.To) {
+			continue
+		}
+		f(i, j.Start.Sub(r.window.From).Seconds(), jr.Start.Seconds())
+	}
+}
+
 func (r *replay) calibrate(res *queuesim.Result) Calibration {
 	c := Calibration{Partitions: []CalibratedP{}, Problems: []string{}, NotModelled: []string{}, Worst: []StartError{}, Unreproduced: []string{},
 		TargetP95Wait: r.target}
@@ -276,13 +290,8 @@ func (r *replay) calibrate(res *queuesim.Result) Calibration {
 	sim := map[string][]float64{}
 	var absErr analysis.ExactSum // the same in every order of the jobs
 	within := 0
-	for i, jr := range res.Jobs {
-		q, j := &r.jobs[i], r.ref[i]
-		if q.Running || q.Arrival < 0 || !j.Started() || jr.Outcome != queuesim.Ran || !j.Start.Before(r.window.To) {
-			continue
-		}
-		real := j.Start.Sub(r.window.From).Seconds()
-		s := jr.Start.Seconds()
+	r.compared(res, func(i int, real, s float64) {
+		q := &r.jobs[i]
 		pairs = append(pairs, pair{real, s, i})
 		d := math.Abs(real - s)
 		absErr.Add(d)
@@ -292,7 +301,7 @@ func (r *replay) calibrate(res *queuesim.Result) Calibration {
 		part := r.simParts[q.Partitions[0]].Name
 		obs[part] = append(obs[part], real-q.Arrival.Seconds())
 		sim[part] = append(sim[part], s-q.Arrival.Seconds())
-	}
+	})
 	c.Jobs = len(pairs)
 	if c.Jobs > 0 {
 		c.StartMAE = absErr.Float() / float64(c.Jobs)
