@@ -34,11 +34,11 @@ type replay struct {
 	counts     SimJobs
 	jobs       []queuesim.Job
 	ref        []*analysis.Job // the recorded job of each replayed one
+	refIdx     []int           // its index in the Input's Jobs
+	jobsOnly   map[int]bool
+	rewrites   []*analysis.JobRewrite
 	// phaseFitted: fitPhase chose sched.BfPhase (fitted).
 	phaseFitted bool
-	refIdx      []int // its index in the Input's Jobs
-	jobsOnly    map[int]bool
-	rewrites    []*analysis.JobRewrite
 	// demand and placeable count, per GPU model, the replayed jobs that
 	// could run on that model only and those that could run on it and on
 	// another (modelDemand).
@@ -199,10 +199,10 @@ const (
 // keeps the one whose replay (seed 1, the calibration's) starts the jobs
 // nearest their real starts (least mean absolute error; the earliest
 // phase among equals) — unless the phases' errors are within half a
-// second of each other, when the starts say nothing of it. A small window turns on it: a job that fitted a
-// backfill but waited for the next cycle starts up to bf_interval early
-// in a replay whose cycles fall elsewhere, and the jobs behind it with
-// it. Larger windows (over phaseFitMaxJobs replayed jobs) keep a drawn
+// second of each other, when the starts say nothing of it. A small
+// window turns on it: a job that fitted a backfill but waited for the
+// next cycle starts up to bf_interval early in a replay whose cycles fall
+// elsewhere, and the jobs behind it with it. Larger windows (over phaseFitMaxJobs replayed jobs) keep a drawn
 // phase per seed: there the phase moves their waits by seconds against
 // hours, and each try would be a whole replay. The fit uses the starts
 // the calibration compares, so the assumption says so.

@@ -77,6 +77,37 @@ func TestWhatIfFitsBackfillPhase(t *testing.T) {
 	}
 }
 
+// TestChangedReplayTakesTodaysPhase: a replay with changes does not fit
+// a phase of its own against the real starts (its cluster is not the one
+// they ran on); it takes today's, so that a change is not compared across
+// two phases.
+func TestChangedReplayTakesTodaysPhase(t *testing.T) {
+	in := queueReplayInput()
+	add := []analysis.Change{{Kind: analysis.ChangeAdd, Count: 1, Model: "gpu", Spec: "1xgpu"}}
+	base, err := newReplay(in, WhatIfParams{}, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ph := base.fitted()
+	if ph == nil {
+		t.Fatal("today's replay fitted no phase")
+	}
+	ch, err := newReplay(in, WhatIfParams{fittedPhase: ph}, add)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !ch.sched.BfPhaseKnown || ch.sched.BfPhase != *ph {
+		t.Errorf("with 1xgpu added: phase %v (known %v), want today's %v", ch.sched.BfPhase, ch.sched.BfPhaseKnown, *ph)
+	}
+	alone, err := newReplay(in, WhatIfParams{}, add)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if alone.sched.BfPhaseKnown || alone.fitted() != nil {
+		t.Errorf("with 1xgpu added and no phase of today's: phase %v known, want none fitted on the changed cluster", alone.sched.BfPhase)
+	}
+}
+
 // TestWhatIfKeepsDrawnPhaseWhenStartsSayNothing: where no phase moves a
 // start (one GPU, jobs one after another, nothing to backfill), the
 // replay fits none and says nothing of one.
