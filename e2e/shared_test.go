@@ -434,12 +434,20 @@ func (s *scope) createPartition(t testing.TB, p string) {
 	s.parts = append(s.parts, p)
 	s.undo = append(s.undo, func() {
 		_, _ = s.output("scancel", "-p", p)
-		// The partition goes once its cancelled jobs have left it.
+		// The partition goes once its cancelled jobs have left the
+		// queue, their epilogs done: slurmctld deletes a partition whose
+		// jobs are still completing, and their epilog (the test's own
+		// hooks) then wrote into the test's directory while go test
+		// removed it ("TempDir RemoveAll cleanup: … directory not
+		// empty", TestRunningJobShownWhileItRuns in one CI run of
+		// 2cd9544). squeue lists a completing job until its epilog ends.
 		deadline := time.Now().Add(time.Minute)
 		for {
-			_, err := s.output("scontrol", "delete", "PartitionName="+p)
-			if err == nil {
-				break
+			out, err := s.output("squeue", "-h", "-p", p)
+			if err == nil && strings.TrimSpace(out) == "" {
+				if _, err = s.output("scontrol", "delete", "PartitionName="+p); err == nil {
+					break
+				}
 			}
 			if time.Now().After(deadline) {
 				// Harmless: the cluster goes at the end of the run.
