@@ -347,8 +347,8 @@ func (pl *planner) start(pc *analysis.PlanConfig, recs int) error {
 	if err != nil {
 		return err
 	}
-	// The replays with changes run their backfill cycles when today's do.
-	pl.wp.fittedPhase = r.fitted()
+	// The later replays run their backfill cycles when today's do.
+	pl.wp.todaysPhase = r.fitted()
 	models := map[string]int{}
 	for _, n := range r.simNodes {
 		models[n.Model] += n.GPUs

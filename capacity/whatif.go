@@ -87,9 +87,17 @@ type WhatIfParams struct {
 	// another record of the same workload. Not with growth: the copies
 	// growth adds are no recorded job.
 	JobStarts bool
-	// fittedPhase is the backfill phase today's replay fitted to the real
-	// starts (replay.fitted): the replays with changes take it.
-	fittedPhase *time.Duration
+	// todaysPhase is what today's replay made of the backfill phase
+	// (replay.fitted): the later replays take it rather than fit again.
+	// Nil before today's replay is built.
+	todaysPhase *phaseFit
+}
+
+// phaseFit is today's replay's backfill phase as fitPhase left it: the
+// phase it fitted, or none (fitted false: each seed draws its own).
+type phaseFit struct {
+	fitted bool
+	phase  time.Duration
 }
 
 // WhatIf is a what-if's answer: the cluster it replayed, the calibration
@@ -403,7 +411,7 @@ func RunWhatIf(in analysis.Input, p WhatIfParams) (WhatIf, error) {
 	if len(p.Changes) == 0 && p.Growth == 0 {
 		return w, nil
 	}
-	p.fittedPhase = base.fitted()
+	p.todaysPhase = base.fitted()
 	ch, err := newReplay(in, p, p.Changes)
 	if err != nil {
 		var nj *NoJobsError

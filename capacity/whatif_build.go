@@ -138,7 +138,7 @@ func (r *replay) modelDemand() {
 // the bf_interval circle of at least 0.8), the replay's cycles run then.
 // Otherwise today's replay (no changes) fits the phase to the real starts
 // where they say something of it (fitPhase), and a replay with changes
-// takes today's fitted phase (WhatIfParams.fittedPhase, set by the caller
+// takes today's fitted phase (WhatIfParams.todaysPhase, set by the caller
 // from fitted); else each seed draws its own.
 func (r *replay) estimatePhase(p WhatIfParams, changes []analysis.Change) {
 	if !r.sched.Backfill || r.sched.BfInterval <= 0 {
@@ -172,10 +172,12 @@ func (r *replay) estimatePhase(p WhatIfParams, changes []analysis.Change) {
 	}
 	if n < 3 || math.Hypot(sx, sy)/float64(n) < 0.8 {
 		switch {
-		case p.fittedPhase != nil:
-			// Today's replay fitted it: the changed cluster's cycles run
-			// when today's do.
-			r.sched.BfPhase, r.sched.BfPhaseKnown = *p.fittedPhase, true
+		case p.todaysPhase != nil:
+			// Today's replay decided it: the later replays' cycles run
+			// when today's do (or draw theirs, as today's did).
+			if p.todaysPhase.fitted {
+				r.sched.BfPhase, r.sched.BfPhaseKnown = p.todaysPhase.phase, true
+			}
 		case len(changes) == 0:
 			r.fitPhase()
 		}
@@ -242,14 +244,10 @@ func (r *replay) fitPhase() {
 	r.assume("backfill cycles at %d s past each %d s: of %d phases tried, the one whose replay starts the jobs nearest their real starts (no start alone showed it)", abs, interval, phaseFitSteps)
 }
 
-// fitted is the backfill phase fitPhase chose for today's replay, for the
-// replays with changes (WhatIfParams.fittedPhase); nil where it chose none.
-func (r *replay) fitted() *time.Duration {
-	if !r.phaseFitted {
-		return nil
-	}
-	ph := r.sched.BfPhase
-	return &ph
+// fitted is what fitPhase made of today's backfill phase, for the later
+// replays (WhatIfParams.todaysPhase).
+func (r *replay) fitted() *phaseFit {
+	return &phaseFit{fitted: r.phaseFitted, phase: r.sched.BfPhase}
 }
 
 // startError is the mean absolute error, in seconds, between the real and

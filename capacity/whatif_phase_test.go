@@ -89,21 +89,30 @@ func TestChangedReplayTakesTodaysPhase(t *testing.T) {
 		t.Fatal(err)
 	}
 	ph := base.fitted()
-	if ph == nil {
+	if !ph.fitted {
 		t.Fatal("today's replay fitted no phase")
 	}
-	ch, err := newReplay(in, WhatIfParams{fittedPhase: ph}, add)
+	ch, err := newReplay(in, WhatIfParams{todaysPhase: ph}, add)
 	if err != nil {
 		t.Fatal(err)
 	}
-	if !ch.sched.BfPhaseKnown || ch.sched.BfPhase != *ph {
-		t.Errorf("with 1xgpu added: phase %v (known %v), want today's %v", ch.sched.BfPhase, ch.sched.BfPhaseKnown, *ph)
+	if !ch.sched.BfPhaseKnown || ch.sched.BfPhase != ph.phase {
+		t.Errorf("with 1xgpu added: phase %v (known %v), want today's %v", ch.sched.BfPhase, ch.sched.BfPhaseKnown, ph.phase)
+	}
+	// Today's replay without changes, built again (the plan's later
+	// replays): it takes today's phase and fits none again.
+	again, err := newReplay(in, WhatIfParams{todaysPhase: &phaseFit{}}, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if again.sched.BfPhaseKnown || again.fitted().fitted {
+		t.Errorf("today's replay again, today's having fitted none: phase %v known, want it drawn, not fitted again", again.sched.BfPhase)
 	}
 	alone, err := newReplay(in, WhatIfParams{}, add)
 	if err != nil {
 		t.Fatal(err)
 	}
-	if alone.sched.BfPhaseKnown || alone.fitted() != nil {
+	if alone.sched.BfPhaseKnown || alone.fitted().fitted {
 		t.Errorf("with 1xgpu added and no phase of today's: phase %v known, want none fitted on the changed cluster", alone.sched.BfPhase)
 	}
 }

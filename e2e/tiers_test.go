@@ -24,19 +24,9 @@ func TestSmokeTierNamesTests(t *testing.T) {
 	if m == nil {
 		t.Fatal("Makefile: no line E2E_SMOKE = ^(TestA|TestB|…)$$")
 	}
-	pkgs, err := parser.ParseDir(token.NewFileSet(), ".", func(fi os.FileInfo) bool { return strings.HasSuffix(fi.Name(), "_test.go") }, 0)
-	if err != nil {
-		t.Fatal(err)
-	}
 	tests := map[string]bool{}
-	for _, p := range pkgs {
-		for _, f := range p.Files {
-			for _, d := range f.Decls {
-				if fn, ok := d.(*ast.FuncDecl); ok && fn.Recv == nil && strings.HasPrefix(fn.Name.Name, "Test") {
-					tests[fn.Name.Name] = true
-				}
-			}
-		}
+	for _, fn := range testFuncs(t) {
+		tests[fn.Name.Name] = true
 	}
 	names := strings.Split(string(m[1]), "|")
 	for _, name := range names {
@@ -53,28 +43,19 @@ func TestSmokeTierNamesTests(t *testing.T) {
 // whole-node tests get the node, names exactly the tests that call
 // wholeNode (a test left out would go last, a renamed one silently).
 func TestWholeNodeTestsListed(t *testing.T) {
-	pkgs, err := parser.ParseDir(token.NewFileSet(), ".", func(fi os.FileInfo) bool { return strings.HasSuffix(fi.Name(), "_test.go") }, 0)
-	if err != nil {
-		t.Fatal(err)
-	}
 	calling := map[string]bool{}
-	for _, p := range pkgs {
-		for _, f := range p.Files {
-			for _, d := range f.Decls {
-				fn, ok := d.(*ast.FuncDecl)
-				if !ok || fn.Recv != nil || !strings.HasPrefix(fn.Name.Name, "Test") || fn.Body == nil {
-					continue
-				}
-				ast.Inspect(fn.Body, func(n ast.Node) bool {
-					if c, ok := n.(*ast.CallExpr); ok {
-						if id, ok := c.Fun.(*ast.Ident); ok && id.Name == "wholeNode" {
-							calling[fn.Name.Name] = true
-						}
-					}
-					return true
-				})
-			}
+	for _, fn := range testFuncs(t) {
+		if fn.Body == nil {
+			continue
 		}
+		ast.Inspect(fn.Body, func(n ast.Node) bool {
+			if c, ok := n.(*ast.CallExpr); ok {
+				if id, ok := c.Fun.(*ast.Ident); ok && id.Name == "wholeNode" {
+					calling[fn.Name.Name] = true
+				}
+			}
+			return true
+		})
 	}
 	listed := map[string]bool{}
 	for _, name := range wholeNodeOrder {
@@ -88,4 +69,25 @@ func TestWholeNodeTestsListed(t *testing.T) {
 			t.Errorf("%s calls wholeNode but is not in wholeNodeOrder", name)
 		}
 	}
+}
+
+// testFuncs returns the package's top-level Test functions, parsed from
+// its _test.go files.
+func testFuncs(t *testing.T) []*ast.FuncDecl {
+	t.Helper()
+	pkgs, err := parser.ParseDir(token.NewFileSet(), ".", func(fi os.FileInfo) bool { return strings.HasSuffix(fi.Name(), "_test.go") }, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var fns []*ast.FuncDecl
+	for _, p := range pkgs {
+		for _, f := range p.Files {
+			for _, d := range f.Decls {
+				if fn, ok := d.(*ast.FuncDecl); ok && fn.Recv == nil && strings.HasPrefix(fn.Name.Name, "Test") {
+					fns = append(fns, fn)
+				}
+			}
+		}
+	}
+	return fns
 }
