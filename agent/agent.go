@@ -26,6 +26,7 @@ import (
 
 	"github.com/gpuprof/gpuprof/gpu"
 	"github.com/gpuprof/gpuprof/hookproto"
+	"github.com/gpuprof/gpuprof/hookproto/fwd"
 	"github.com/gpuprof/gpuprof/internal/safefs"
 	"github.com/gpuprof/gpuprof/notice"
 	"github.com/gpuprof/gpuprof/profile"
@@ -88,6 +89,11 @@ type Options struct {
 	// DefaultEnergyEvery. Each read costs ~4 ms on a real driver; power is
 	// integrated in between (profile.GPU).
 	EnergyEvery time.Duration
+	// Forwarded builds the request of a prolog or epilog gpuprof-hook
+	// forwarded (hookproto.OpHook) and the function to call with its
+	// outcome (hooks.Forwarder.Request); nil refuses forwarded hooks, and
+	// gpuprof-hook then runs the full hook.
+	Forwarded func(fwd.Hook) (hookproto.Request, func(error), error)
 }
 
 // DefaultEnergyEvery is Options.EnergyEvery's default: at most one energy
@@ -512,6 +518,23 @@ func (a *Agent) Handle(ctx context.Context, req hookproto.Request, resp *hookpro
 		}
 		err := a.endJob(ctx, *req.End)
 		resp.Held = errors.Is(err, errHeld)
+		return err
+	case hookproto.OpHook:
+		if req.Hook == nil {
+			return errors.New("hook without its environment")
+		}
+		if a.opts.Forwarded == nil {
+			return errors.New("this agent takes no forwarded hook")
+		}
+		inner, finish, err := a.opts.Forwarded(*req.Hook)
+		if err != nil {
+			return err
+		}
+		if inner.Op != hookproto.OpStart && inner.Op != hookproto.OpEnd {
+			return fmt.Errorf("forwarded hook built a %q request", inner.Op)
+		}
+		err = a.Handle(ctx, inner, resp)
+		finish(err)
 		return err
 	case hookproto.OpStatus:
 		a.mu.Lock()

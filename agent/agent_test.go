@@ -3,10 +3,12 @@ package agent
 import (
 	"bytes"
 	"context"
+	"errors"
 	"fmt"
 	"log/slog"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"sync"
 	"testing"
@@ -15,6 +17,7 @@ import (
 	"github.com/gpuprof/gpuprof/gpu"
 	"github.com/gpuprof/gpuprof/gpu/sim"
 	"github.com/gpuprof/gpuprof/hookproto"
+	"github.com/gpuprof/gpuprof/hookproto/fwd"
 	"github.com/gpuprof/gpuprof/ingest"
 	"github.com/gpuprof/gpuprof/profile"
 	"github.com/gpuprof/gpuprof/spool"
@@ -587,5 +590,47 @@ func TestOneJobSampleKeepsOtherPIDs(t *testing.T) {
 	}
 	if g := got.GPUs[0]; g.UtilMax != 0 || g.MemPeak != 0 {
 		t.Errorf("job 14 on GPU 0: util max %d, memory peak %d; want 0 and 0 (the load is job 11's exited program)", g.UtilMax, g.MemPeak)
+	}
+}
+
+// TestForwardedHook: a hook gpuprof-hook forwarded (OpHook) runs as the
+// request Options.Forwarded builds from it, and that request's outcome is
+// reported back (finish); an agent without Forwarded, or a hook Forwarded
+// refuses, records nothing, so gpuprof-hook hands the hook to the full one.
+func TestForwardedHook(t *testing.T) {
+	f := newFixture(t, nil)
+	ctx := context.Background()
+	hook := &fwd.Hook{Kind: "prolog", ConfigSum: "s"}
+	running := func() []string {
+		var resp hookproto.Response
+		if err := f.a.Handle(ctx, hookproto.Request{Op: hookproto.OpStatus}, &resp); err != nil {
+			t.Fatal(err)
+		}
+		return resp.Running
+	}
+	var resp hookproto.Response
+	if err := f.a.Handle(ctx, hookproto.Request{Op: hookproto.OpHook, Hook: hook}, &resp); err == nil || !strings.Contains(err.Error(), "no forwarded hook") {
+		t.Errorf("agent without Forwarded: %v", err)
+	}
+	var finished []error
+	f.a.opts.Forwarded = func(h fwd.Hook) (hookproto.Request, func(error), error) {
+		if h.ConfigSum != "s" {
+			return hookproto.Request{}, nil, errors.New("another configuration")
+		}
+		return hookproto.Request{Op: hookproto.OpStart, Start: &hookproto.JobStart{JobID: "90", User: "u90", UID: fixtureUID, Start: f.now,
+				GPUs: []hookproto.GPURef{{SlurmIndex: 0, Minor: -1}}}},
+			func(err error) { finished = append(finished, err) }, nil
+	}
+	if err := f.a.Handle(ctx, hookproto.Request{Op: hookproto.OpHook, Hook: &fwd.Hook{Kind: "prolog", ConfigSum: "t"}}, &resp); err == nil || len(finished) != 0 || len(running()) != 0 {
+		t.Errorf("refused hook: err %v, finished %v, running %v", err, finished, running())
+	}
+	if err := f.a.Handle(ctx, hookproto.Request{Op: hookproto.OpHook}, &resp); err == nil {
+		t.Error("OpHook without its hook taken")
+	}
+	if err := f.a.Handle(ctx, hookproto.Request{Op: hookproto.OpHook, Hook: hook}, &resp); err != nil {
+		t.Fatal(err)
+	}
+	if len(finished) != 1 || finished[0] != nil || !slices.Equal(running(), []string{"90"}) {
+		t.Errorf("forwarded prolog: finished %v, running %v", finished, running())
 	}
 }

@@ -534,23 +534,33 @@ func Default() Config {
 // Load reads path over the defaults. A missing file at the default path is
 // not an error (defaults apply); a missing file that was asked for is.
 func Load(path string, explicit bool) (Config, error) {
+	c, _, err := LoadFile(path, explicit)
+	return c, err
+}
+
+// LoadFile is Load with the fingerprint of the bytes it read
+// (conffile.Sum; "" when it read no file): the agent's, which takes the
+// hooks gpuprof-hook forwards only from a hook that read the same bytes
+// (hooks.Forwarder).
+func LoadFile(path string, explicit bool) (Config, string, error) {
 	c := Default()
 	// Root's own file: never waited on (a FIFO in its place), bounded.
 	data, err := conffile.Read(path, conffile.MaxSize)
 	if err != nil {
 		if errors.Is(err, os.ErrNotExist) && !explicit {
-			return c, nil
+			return c, "", nil
 		}
-		return c, fmt.Errorf("read config: %w", err)
+		return c, "", fmt.Errorf("read config: %w", err)
 	}
+	sum := conffile.Sum(data)
 	md, err := toml.Decode(string(data), &c)
 	if err != nil {
-		return c, fmt.Errorf("%w: %s: %v", ErrConfig, path, err)
+		return c, sum, fmt.Errorf("%w: %s: %v", ErrConfig, path, err)
 	}
 	if undec := md.Undecoded(); len(undec) > 0 {
-		return c, fmt.Errorf("%w: %s: unknown key %q", ErrConfig, path, undec[0].String())
+		return c, sum, fmt.Errorf("%w: %s: unknown key %q", ErrConfig, path, undec[0].String())
 	}
-	return c, c.Validate()
+	return c, sum, c.Validate()
 }
 
 // Validate checks values that would make a command misbehave.

@@ -9,6 +9,7 @@ import (
 	"net"
 	"time"
 
+	"github.com/gpuprof/gpuprof/hookproto/fwd"
 	"github.com/gpuprof/gpuprof/profile"
 )
 
@@ -18,6 +19,9 @@ const (
 	OpStart  = "start"  // a job begins on this node (prolog)
 	OpEnd    = "end"    // a job ended on this node (epilog): finalise it
 	OpStatus = "status" // liveness and running jobs
+	// OpHook: a prolog or epilog gpuprof-hook forwarded whole (Hook), which
+	// the agent runs as OpStart or OpEnd (hooks.Forwarder).
+	OpHook = fwd.Op
 )
 
 // GPURef names one GPU of a job as the hook found it. The agent resolves it
@@ -69,6 +73,9 @@ type Request struct {
 	Op    string    `json:"op"`
 	Start *JobStart `json:"start,omitempty"`
 	End   *JobEnd   `json:"end,omitempty"`
+	// Hook is OpHook's forwarded hook. Only gpuprof-hook sends it, written
+	// by hand (fwd.Hook.AppendRequest).
+	Hook *fwd.Hook `json:"hook,omitempty"`
 }
 
 // Response is the agent's answer. OK means the request's effect is durable

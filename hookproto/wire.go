@@ -16,6 +16,8 @@ import (
 // TestRequestWire holds the bytes to the plain encoding.
 func (r Request) MarshalJSON() ([]byte, error) {
 	switch {
+	case r.Hook != nil:
+		return json.Marshal(plainRequest(r))
 	case r.End == nil:
 		return json.Marshal(startRequest{Op: r.Op, Start: r.Start})
 	case reflect.ValueOf(r.End.Job).IsZero(): // omitzero's test: Job is left out

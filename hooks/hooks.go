@@ -128,6 +128,25 @@ func (d Deps) jobStart() hookproto.JobStart {
 	}
 }
 
+// request is the agent request of a node hook of kind: the prolog's start
+// (OpStart with jobStart), the epilog's end (OpEnd: jobStart with the end
+// and exit the environment gives, the end now when it gives none). The
+// hooks send it themselves (Prolog, Epilog); the agent builds it for a
+// hook gpuprof-hook forwarded (Forwarder), so both record a job alike.
+func (d Deps) request(kind Kind) hookproto.Request {
+	js := d.jobStart()
+	if kind != KindEpilog {
+		return hookproto.Request{Op: hookproto.OpStart, Start: &js}
+	}
+	e := d.Env
+	end := e.End
+	if end.IsZero() {
+		end = d.Now()
+	}
+	return hookproto.Request{Op: hookproto.OpEnd, End: &hookproto.JobEnd{JobStart: js, End: end,
+		ExitKnown: e.HasExit, ExitStatus: e.ExitStatus, ExitSignal: e.ExitSignal}}
+}
+
 // GPURefs maps the job's Slurm GPU indices to device files through
 // gres.conf (position i in the node's gpu File= list is Slurm index i) and
 // names each by the file's minor number. Without gres.conf files, or with
@@ -173,8 +192,8 @@ func GPURefs(e slurmext.HookEnv, gresConf string, log *slog.Logger) []hookproto.
 // Prolog registers the job with the agent, else spools its start record
 // for the agent to take (agent/merge.go).
 func Prolog(ctx context.Context, d Deps) (Outcome, error) {
-	js := d.jobStart()
-	req := hookproto.Request{Op: hookproto.OpStart, Start: &js}
+	req := d.request(KindProlog)
+	js := *req.Start
 	actx, cancel := context.WithTimeout(ctx, budget(ctx, 0.4))
 	_, err := hookproto.Client{Socket: d.Config.Socket}.Do(actx, req)
 	cancel()
@@ -197,15 +216,11 @@ func Prolog(ctx context.Context, d Deps) (Outcome, error) {
 // Epilog asks the agent to finalise the job, else spools its end record
 // for the agent to apply.
 func Epilog(ctx context.Context, d Deps) (Outcome, error) {
-	js := d.jobStart()
-	e := d.Env
-	end := e.End
-	if end.IsZero() {
-		end = d.Now()
-	}
-	je := hookproto.JobEnd{JobStart: js, End: end, ExitKnown: e.HasExit, ExitStatus: e.ExitStatus, ExitSignal: e.ExitSignal}
+	req := d.request(KindEpilog)
+	je := *req.End
+	js := je.JobStart
 	actx, cancel := context.WithTimeout(ctx, budget(ctx, 0.5))
-	resp, err := hookproto.Client{Socket: d.Config.Socket}.Do(actx, hookproto.Request{Op: hookproto.OpEnd, End: &je})
+	resp, err := hookproto.Client{Socket: d.Config.Socket}.Do(actx, req)
 	cancel()
 	if err == nil {
 		return ViaAgent, nil

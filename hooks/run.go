@@ -59,6 +59,11 @@ type Runtime struct {
 	// AdminComment starts the writer of a finished job's AdminComment
 	// after jobcomp recorded it (docs/notices.md). May be nil.
 	AdminComment func(cfg config.Config, cluster, jobID string) error
+	// Began, when set, is when gpuprof-hook started the hook it hands
+	// over (--hook-began): the hook's deadline counts from then (but
+	// leaves it at least half) and its took includes that time. Zero, in
+	// the future or older than the deadline: the hook counts from now.
+	Began time.Time
 }
 
 // Run is every Slurm hook's sequence: the recovery of a panic, the
@@ -74,7 +79,11 @@ func Run(ctx context.Context, kind Kind, rt Runtime) {
 	defer rec.Done()
 	cfg, log, closeLog := Setup(string(kind), rt.Load, rt.DB, rt.Level, p)
 	rec.Log, rec.CloseLog = log, closeLog
-	ctx, stop := Guard(ctx, kind.deadline(cfg), log, rec.Job, p.Exit)
+	deadline := kind.deadline(cfg)
+	if spent := began.Sub(rt.Began); !rt.Began.IsZero() && spent >= 0 && spent < deadline {
+		began, deadline = rt.Began, max(deadline-spent, deadline/2)
+	}
+	ctx, stop := Guard(ctx, deadline, log, rec.Job, p.Exit)
 	defer stop()
 
 	done := func(attrs []any, via string, err error) {

@@ -45,7 +45,13 @@ type ConfRoots struct {
 
 // DefaultConfRoots are the production roots.
 func DefaultConfRoots() ConfRoots {
-	return ConfRoots{Env: os.Getenv("SLURM_CONF"), RunDir: ConfiglessRunDir, SpoolDirs: []string{DefaultSlurmdSpoolDir}}
+	return ConfRootsFrom(os.Getenv)
+}
+
+// ConfRootsFrom is DefaultConfRoots for the environment getenv reads: a
+// hook's, which the agent reads for a hook gpuprof-hook forwarded.
+func ConfRootsFrom(getenv func(string) string) ConfRoots {
+	return ConfRoots{Env: getenv("SLURM_CONF"), RunDir: ConfiglessRunDir, SpoolDirs: []string{DefaultSlurmdSpoolDir}}
 }
 
 // FindSlurmConf chooses the slurm.conf to read: the configured path when it

@@ -9,6 +9,7 @@ import (
 	"testing"
 
 	"github.com/gpuprof/gpuprof/config"
+	"github.com/gpuprof/gpuprof/hooks"
 )
 
 func TestRunAgentRefusesBadNoticeConfig(t *testing.T) {
@@ -23,7 +24,7 @@ func TestRunAgentRefusesBadNoticeConfig(t *testing.T) {
 	cfg.SlurmConf = filepath.Join(dir, "slurm.conf")
 	cfg.Notices.Enabled = true
 	cfg.Notices.AddressMap = filepath.Join(dir, "absent.map")
-	err := runAgent(context.Background(), cfg, slog.New(slog.NewTextHandler(io.Discard, nil)))
+	err := runAgent(context.Background(), cfg, hooks.Forwarder{}, slog.New(slog.NewTextHandler(io.Discard, nil)))
 	if !errors.Is(err, config.ErrConfig) {
 		t.Errorf("runAgent with a missing address map: %v, want ErrConfig", err)
 	}

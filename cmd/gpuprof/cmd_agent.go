@@ -21,6 +21,7 @@ import (
 	"github.com/gpuprof/gpuprof/config"
 	"github.com/gpuprof/gpuprof/gpu"
 	"github.com/gpuprof/gpuprof/gpu/nvml"
+	"github.com/gpuprof/gpuprof/hooks"
 	"github.com/gpuprof/gpuprof/internal/conffile"
 	"github.com/gpuprof/gpuprof/internal/metricsrv"
 	"github.com/gpuprof/gpuprof/jobsource"
@@ -61,10 +62,14 @@ and oversized GPUs while the job runs, and may cancel a wholly idle job
 (see docs/notices.md).`,
 		Args: usageArgs(cobra.NoArgs),
 		RunE: func(cmd *cobra.Command, _ []string) error {
-			cfg, err := g.Load()
+			cfg, sum, err := g.LoadFile()
 			if err != nil {
 				return err
 			}
+			path, _ := g.ConfigFile()
+			// The file's configuration, as a hook that reads it has it:
+			// before this command's flags and runAgent's slurm.conf lookup.
+			hooksFile := hooks.Forwarder{Config: cfg, ConfigPath: path, Sum: sum}
 			if o.GPU != "" {
 				cfg.Agent.GPU = o.GPU
 			}
@@ -79,7 +84,7 @@ and oversized GPUs while the job runs, and may cancel a wholly idle job
 			}
 			log, closeLog := newLogger(cfg.LogFile, os.Stderr, g.Level(), "component", "agent")
 			defer closeLog()
-			err = runAgent(cmd.Context(), cfg, log)
+			err = runAgent(cmd.Context(), cfg, hooksFile, log)
 			if err != nil {
 				log.Error("agent stopped on error", "err", err)
 			}
@@ -90,7 +95,7 @@ and oversized GPUs while the job runs, and may cancel a wholly idle job
 	return cmd
 }
 
-func runAgent(ctx context.Context, cfg config.Config, log *slog.Logger) error {
+func runAgent(ctx context.Context, cfg config.Config, forwarded hooks.Forwarder, log *slog.Logger) error {
 	// One P: the agent's goroutines (sampling, persisting, the sockets)
 	// take turns and never need two cores, while handing work between
 	// threads wakes parked ones (futex, a context switch) every tick: 26 %
@@ -175,6 +180,7 @@ func runAgent(ctx context.Context, cfg config.Config, log *slog.Logger) error {
 		},
 		RetentionEvery: cfg.Retention.Every.D(),
 		ConvertBelow:   int64(min(uint64(cfg.Retention.ConvertBelow), 1<<62)),
+		Forwarded:      forwarded.Request,
 	}, sampler, db, spool.Dir{Path: cfg.SpoolDir}, log)
 	if err != nil {
 		return err

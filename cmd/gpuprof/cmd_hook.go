@@ -3,16 +3,19 @@ package main
 import (
 	"context"
 	"os"
+	"time"
 
 	"github.com/spf13/cobra"
 
+	"github.com/gpuprof/gpuprof/cmd/internal/hookbin"
 	"github.com/gpuprof/gpuprof/cmd/internal/hookcmd"
 	"github.com/gpuprof/gpuprof/hooks"
 )
 
 func newHookCommand(g *globalOptions, name string) *cobra.Command {
 	kind := hooks.Kind(name)
-	return &cobra.Command{
+	var began string
+	cmd := &cobra.Command{
 		Use:   string(kind),
 		Short: "slurmd " + string(kind) + " hook (always exits 0)",
 		Long: "Run by slurmd as its " + string(kind) + ` (directly, or through contrib/slurm/` + string(kind) + `.sh).
@@ -23,10 +26,18 @@ whatever happens, so it never drains the node.
 Log lines go to log_file (default: syslog), never to the job's output.`,
 		Args: cobra.ArbitraryArgs, // slurmd passes none; a wrapper's extra ones are ignored
 		RunE: func(cmd *cobra.Command, _ []string) error {
-			runHook(cmd.Context(), g, kind, hooks.OSProcess())
+			rt := hookRuntime(g, hooks.OSProcess())
+			// gpuprof-hook's hand-over (cmd/gpuprof-hook): the time it
+			// started, which the hook's deadline counts from. A bad value
+			// counts from now.
+			rt.Began, _ = time.Parse(time.RFC3339Nano, began)
+			hooks.Run(cmd.Context(), kind, rt)
 			return nil
 		},
 	}
+	cmd.Flags().StringVar(&began, hookbin.BeganFlag, "", "when gpuprof-hook started the hook it hands over (RFC 3339)")
+	_ = cmd.Flags().MarkHidden(hookbin.BeganFlag)
+	return cmd
 }
 
 func newJobCompCommand(g *globalOptions) *cobra.Command {

@@ -67,9 +67,10 @@ log=${GPUPROF_HOOK_LOG:-/var/log/gpuprof/hooks.log}
 # A removed or half-installed binary must not drain the node or stall
 # slurmctld either.
 [ -x "$bin" ] || exit 0
-# gpuprof-hook, installed with gpuprof, runs the same hook with the same
-# arguments and log lines for about two thirds of its CPU (docs/benchmarks.md): it links nothing
-# but the hook (issue #41). It lies beside gpuprof (make build's bin/) or
+# gpuprof-hook, installed with gpuprof, takes the same arguments and
+# leaves the same log lines at a fraction of the start-up: it forwards a
+# prolog or epilog to the agent and hands anything else to gpuprof
+# (docs/architecture.md, issue #41). It lies beside gpuprof (make build's bin/) or
 # in PREFIX/lib/gpuprof for PREFIX/bin/gpuprof (make install's
 # /usr/local/lib/gpuprof, the package's /usr/lib/gpuprof); without it,
 # gpuprof runs the hook itself.

@@ -3,6 +3,7 @@ package archtest
 import (
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 )
@@ -140,5 +141,53 @@ func TestHookInitAllocatesNothing(t *testing.T) {
 	}
 	if seen < 8 {
 		t.Fatalf("inittrace reported %d initialisers; the rule would check nothing:\n%s", seen, stderr.String())
+	}
+}
+
+// thinHookMay is all gpuprof-hook may link beyond the standard library:
+// it forwards a prolog or epilog to the agent (hookproto/fwd) with its
+// configuration file's sum (internal/conffile) and hands the rest to
+// gpuprof (cmd/internal/hookbin). The hook's work — the configuration's
+// meaning, the environment, gres.conf, the spool — is hooks', in the
+// agent (hooks.Forwarder) or in gpuprof.
+var thinHookMay = []string{
+	module + "/cmd/gpuprof-hook",
+	module + "/cmd/internal/hookbin",
+	module + "/hookproto/fwd",
+	module + "/internal/conffile",
+	"golang.org/x/sys/unix",
+}
+
+// thinHookMustNot are standard packages gpuprof-hook must not link: each
+// costs a prolog page faults at start or in use (the net poller and its
+// resolver's tables, reflection-driven encoding, the crypto self-tests,
+// log/slog's handlers; docs/benchmarks.md, issue #41).
+var thinHookMustNot = []string{"net", "encoding/json", "log/slog", "log/syslog", "crypto", "os/exec", "os/signal", "regexp", "text/template"}
+
+// TestThinHookIsSmall: gpuprof-hook, the binary slurmd runs for every
+// job's prolog and epilog, links what thinHookMay lists and the standard
+// library without thinHookMustNot.
+func TestThinHookIsSmall(t *testing.T) {
+	out, err := exec.Command("go", "list", "-deps", "-f", "{{.ImportPath}}\t{{.Standard}}", module+"/cmd/gpuprof-hook").Output()
+	if err != nil {
+		t.Fatalf("go list -deps gpuprof-hook: %v", err)
+	}
+	lines := strings.Split(strings.TrimSpace(string(out)), "\n")
+	if len(lines) < 8 {
+		t.Fatalf("go list saw %d dependencies; the rule would check nothing", len(lines))
+	}
+	for _, l := range lines {
+		pkg, std, _ := strings.Cut(l, "\t")
+		if std == "true" {
+			for _, m := range thinHookMustNot {
+				if pkg == m || strings.HasPrefix(pkg, m+"/") {
+					t.Errorf("gpuprof-hook links %s: a prolog would pay for it; the agent or gpuprof does that work", pkg)
+				}
+			}
+			continue
+		}
+		if !slices.Contains(thinHookMay, pkg) {
+			t.Errorf("gpuprof-hook links %s: only %v may be (the hook's work is the agent's or gpuprof's)", pkg, thinHookMay)
+		}
 	}
 }

@@ -60,24 +60,27 @@ func (o *Options) ConfigFile() (string, bool) {
 
 // Load reads the configuration, with --db over its database.
 func (o *Options) Load() (config.Config, error) {
+	c, _, err := o.LoadFile()
+	return c, err
+}
+
+// LoadFile is Load with the fingerprint of the file's bytes
+// (config.LoadFile).
+func (o *Options) LoadFile() (config.Config, string, error) {
 	path, explicit := o.ConfigFile()
-	c, err := config.Load(path, explicit)
+	c, sum, err := config.LoadFile(path, explicit)
 	if err != nil {
-		return c, err
+		return c, sum, err
 	}
 	if o.DB != "" {
 		c.DB = o.DB
 	}
-	return c, nil
+	return c, sum, nil
 }
 
-// Level is --log-level's level; info when it names none.
+// Level is --log-level's level; info when it names none (hooks.ParseLevel).
 func (o *Options) Level() slog.Level {
-	var l slog.Level
-	if err := l.UnmarshalText([]byte(o.LogLevel)); err != nil {
-		return slog.LevelInfo
-	}
-	return l
+	return hooks.ParseLevel(o.LogLevel)
 }
 
 // Runtime wires a hook run in process p to the options: their
@@ -189,42 +192,4 @@ func StartAdminComment(o *Options, cfg config.Config, cluster, jobID, gpuprof st
 		return err
 	}
 	return cmd.Process.Release()
-}
-
-// GPUProfFor is the gpuprof binary that goes with the hook binary at self:
-// the one beside it (make build's bin/, make install's /usr/local/bin),
-// else PREFIX/bin/gpuprof for a hook binary in PREFIX/lib/gpuprof (the
-// package's /usr/lib/gpuprof), else the first of the paths
-// contrib/slurm/hook.sh searches; "" when none is there.
-func GPUProfFor(self string) string {
-	var candidates []string
-	if self != "" {
-		dir := filepath.Dir(self)
-		candidates = append(candidates, filepath.Join(dir, "gpuprof"))
-		if filepath.Base(dir) == "gpuprof" && filepath.Base(filepath.Dir(dir)) == "lib" {
-			candidates = append(candidates, filepath.Join(filepath.Dir(filepath.Dir(dir)), "bin", "gpuprof"))
-		}
-	}
-	candidates = append(candidates, "/usr/local/bin/gpuprof", "/usr/bin/gpuprof")
-	for _, c := range candidates {
-		if fi, err := os.Stat(c); err == nil && fi.Mode().IsRegular() && fi.Mode()&0o111 != 0 && trustedBinary(fi) {
-			return c
-		}
-	}
-	return ""
-}
-
-// trustedBinary: the hooks run as root (slurmd) or the SlurmUser
-// (slurmctld), and what they start runs with that identity, so a binary
-// another account could have written is passed over: it must belong to
-// root or to the hook's own user and be writable by no one else.
-func trustedBinary(fi os.FileInfo) bool {
-	st, ok := fi.Sys().(*syscall.Stat_t)
-	if !ok {
-		return false
-	}
-	if st.Uid != 0 && int(st.Uid) != os.Geteuid() {
-		return false
-	}
-	return fi.Mode().Perm()&0o022 == 0
 }

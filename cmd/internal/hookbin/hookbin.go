@@ -1,0 +1,55 @@
+// Package hookbin is what gpuprof-hook, the thin hook binary, shares with
+// gpuprof without linking gpuprof's hook runtime: which gpuprof binary it
+// hands a hook over to, and the hidden flag that tells that binary when
+// the hook began. It imports the standard library only
+// (internal/archtest's TestThinHookIsSmall).
+package hookbin
+
+import (
+	"os"
+	"path/filepath"
+	"syscall"
+)
+
+// BeganFlag is gpuprof prolog's and epilog's hidden flag through which
+// gpuprof-hook, handing a hook over, tells when it started it
+// (hooks.Runtime.Began), in RFC 3339 with nanoseconds.
+const BeganFlag = "hook-began"
+
+// GPUProfFor is the gpuprof binary that goes with the hook binary at self:
+// the one beside it (make build's bin/, make install's /usr/local/bin),
+// else PREFIX/bin/gpuprof for a hook binary in PREFIX/lib/gpuprof (the
+// package's /usr/lib/gpuprof), else the first of the paths
+// contrib/slurm/hook.sh searches; "" when none is there.
+func GPUProfFor(self string) string {
+	var candidates []string
+	if self != "" {
+		dir := filepath.Dir(self)
+		candidates = append(candidates, filepath.Join(dir, "gpuprof"))
+		if filepath.Base(dir) == "gpuprof" && filepath.Base(filepath.Dir(dir)) == "lib" {
+			candidates = append(candidates, filepath.Join(filepath.Dir(filepath.Dir(dir)), "bin", "gpuprof"))
+		}
+	}
+	candidates = append(candidates, "/usr/local/bin/gpuprof", "/usr/bin/gpuprof")
+	for _, c := range candidates {
+		if fi, err := os.Stat(c); err == nil && fi.Mode().IsRegular() && fi.Mode()&0o111 != 0 && trustedBinary(fi) {
+			return c
+		}
+	}
+	return ""
+}
+
+// trustedBinary: the hooks run as root (slurmd) or the SlurmUser
+// (slurmctld), and what they start runs with that identity, so a binary
+// another account could have written is passed over: it must belong to
+// root or to the hook's own user and be writable by no one else.
+func trustedBinary(fi os.FileInfo) bool {
+	st, ok := fi.Sys().(*syscall.Stat_t)
+	if !ok {
+		return false
+	}
+	if st.Uid != 0 && int(st.Uid) != os.Geteuid() {
+		return false
+	}
+	return fi.Mode().Perm()&0o022 == 0
+}

@@ -1,0 +1,59 @@
+package hookbin
+
+import (
+	"os"
+	"path/filepath"
+	"testing"
+)
+
+// TestGPUProfFor: gpuprof-hook finds the gpuprof that goes with it, as
+// contrib/slurm/hook.sh found gpuprof-hook from gpuprof: beside it, else
+// PREFIX/bin/gpuprof for PREFIX/lib/gpuprof/gpuprof-hook.
+func TestGPUProfFor(t *testing.T) {
+	root := t.TempDir()
+	exe := func(p string) string {
+		if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(p, []byte("#!/bin/sh\n"), 0o755); err != nil {
+			t.Fatal(err)
+		}
+		return p
+	}
+	beside := exe(filepath.Join(root, "bin", "gpuprof"))
+	prefixed := exe(filepath.Join(root, "usr", "bin", "gpuprof"))
+	if err := os.MkdirAll(filepath.Join(root, "notexec"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(root, "notexec", "gpuprof"), nil, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	// A gpuprof any account may rewrite is not run by root's hook.
+	loose := exe(filepath.Join(root, "loose", "gpuprof"))
+	if err := os.Chmod(loose, 0o777); err != nil {
+		t.Fatal(err)
+	}
+	tests := []struct {
+		name, self string
+		want       []string // empty: the fallback, this machine's /usr/local/bin or /usr/bin gpuprof, or ""
+	}{
+		{name: "beside", self: filepath.Join(root, "bin", "gpuprof-hook"), want: []string{beside}},
+		{name: "PREFIX/lib/gpuprof", self: filepath.Join(root, "usr", "lib", "gpuprof", "gpuprof-hook"), want: []string{prefixed}},
+		{name: "not executable beside", self: filepath.Join(root, "notexec", "gpuprof-hook")},
+		{name: "own path unknown", self: ""},
+		{name: "writable by others beside", self: filepath.Join(root, "loose", "gpuprof-hook")},
+	}
+	fallback := GPUProfFor("")
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			got := GPUProfFor(tt.self)
+			want := fallback
+			if len(tt.want) > 0 {
+				want = tt.want[0]
+			}
+			if got != want {
+				t.Errorf("GPUProfFor(%q) = %q, want %q", tt.self, got, want)
+			}
+		})
+	}
+}
