@@ -11,8 +11,10 @@ export CGO_ENABLED := 1
 
 all: build
 
-# gpuprof-hook beside gpuprof: the hooks alone, which contrib/slurm/hook.sh
-# runs when it is there (issue #41: a hook starts as fast as a small program).
+# gpuprof-hook beside gpuprof: the thin hook, which contrib/slurm/hook.sh
+# runs when it is there (issue #41: a hook starts as fast as a small
+# program); it forwards a prolog or epilog to the agent and hands anything
+# else to the gpuprof beside it.
 # It builds without cgo, a static binary that needs no dynamic loader
 # (archtest's TestHookBinaryWithoutCgo keeps it buildable so).
 build:
@@ -119,7 +121,7 @@ install: build
 # The Debian and RPM packages in dist/ (packaging/nfpm.yaml, built with
 # nfpm's library by packaging/, a module of its own): the binary in
 # /usr/bin (every user's command; the units and wrappers run it too), hook
-# wrappers and gpuprof-hook (the hooks alone) in /usr/lib/gpuprof, systemd units, logrotate,
+# wrappers and gpuprof-hook (the thin hook) in /usr/lib/gpuprof, systemd units, logrotate,
 # /etc/gpuprof/gpuprof.toml as a conffile, examples, a man page per command
 # (section 1 for users' commands, 8 for daemons and hooks) and the shell
 # completions. SOURCE_DATE_EPOCH (the last commit's time) makes the man

@@ -292,6 +292,28 @@ func TestCaptureUnderSlurm(t *testing.T) {
 		}
 	})
 
+	// gpuprof-hook forwards each prolog and epilog to the agent, which
+	// takes it when it loaded the same configuration and writes the
+	// hook's done line (hooks.Forwarder): under slurmd's own environment,
+	// every job's two hooks reached the agent, none spooled.
+	t.Run("hooks-forwarded", func(t *testing.T) {
+		log, err := os.ReadFile(cfg.LogFile)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, id := range ids {
+			for _, kind := range []string{"prolog", "epilog"} {
+				want := "msg=done hook=" + kind + " job=" + id + " via=agent err=<nil>"
+				if !strings.Contains(string(log), want) {
+					t.Errorf("log_file lacks %q", want)
+				}
+			}
+		}
+		if t.Failed() {
+			t.Logf("log_file (last 60 lines):\n%s", lastLines(string(log), 60))
+		}
+	})
+
 	t.Run("node-healthy", func(t *testing.T) {
 		if !agent.running() {
 			t.Errorf("the agent exited during the run: %v", agent.err)

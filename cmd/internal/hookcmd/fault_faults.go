@@ -41,12 +41,15 @@ func injectFault(fault string) {
 		var d *hooks.Deps
 		d.Config.DB = "" // a nil pointer dereference: a runtime panic
 	case "goroutine":
-		done := make(chan struct{})
+		// The hook waits for the goroutine's panic to end the process. It
+		// waited on a channel the goroutine closed in a defer before:
+		// the panic runs its defers first, so the hook could wake, finish
+		// and exit 0 before the runtime exited 2 (a jobcomp, quick to
+		// finish, did so once under load).
 		go func() {
-			defer close(done)
 			panic("injected fault: panic in a goroutine")
 		}()
-		<-done
+		time.Sleep(time.Minute)
 	case "segv":
 		C.gpuprof_fault_segv()
 	case "kill":
