@@ -129,6 +129,12 @@ type Agent struct {
 	// each bounded by notices.squeue's timeout; Run waits for them.
 	lookups sync.WaitGroup
 
+	// otherConfigs are the configuration sums of forwarded hooks the
+	// agent refused as another configuration's, logged once each
+	// (firstOtherConfig).
+	otherConfigsMu sync.Mutex
+	otherConfigs   map[string]bool
+
 	// gpuSem serialises use of the sampler (its contract) while letting a
 	// caller give up waiting when its context ends.
 	gpuSem chan struct{}
@@ -527,6 +533,10 @@ func (a *Agent) Handle(ctx context.Context, req hookproto.Request, resp *hookpro
 			return errors.New("this agent takes no forwarded hook")
 		}
 		inner, finish, err := a.opts.Forwarded(*req.Hook)
+		if errors.Is(err, fwd.ErrOtherConfig) && a.firstOtherConfig(req.Hook.ConfigSum) {
+			a.log.Warn("hooks read another configuration than the agent loaded; they run whole (slower) until the agent restarts on it",
+				"err", err)
+		}
 		if err != nil {
 			return err
 		}
@@ -547,6 +557,22 @@ func (a *Agent) Handle(ctx context.Context, req hookproto.Request, resp *hookpro
 		return nil
 	}
 	return fmt.Errorf("unknown op %q", req.Op)
+}
+
+// firstOtherConfig reports whether sum is a configuration sum no
+// forwarded hook brought before: the agent says once per edit of the
+// file that the hooks run whole, not once per job.
+func (a *Agent) firstOtherConfig(sum string) bool {
+	a.otherConfigsMu.Lock()
+	defer a.otherConfigsMu.Unlock()
+	if a.otherConfigs == nil {
+		a.otherConfigs = map[string]bool{}
+	}
+	if a.otherConfigs[sum] || len(a.otherConfigs) >= 64 {
+		return false
+	}
+	a.otherConfigs[sum] = true
+	return true
 }
 
 type limitedReader struct {

@@ -3,7 +3,6 @@ package agent
 import (
 	"bytes"
 	"context"
-	"errors"
 	"fmt"
 	"log/slog"
 	"os"
@@ -615,14 +614,20 @@ func TestForwardedHook(t *testing.T) {
 	var finished []error
 	f.a.opts.Forwarded = func(h fwd.Hook) (hookproto.Request, func(error), error) {
 		if h.ConfigSum != "s" {
-			return hookproto.Request{}, nil, errors.New("another configuration")
+			return hookproto.Request{}, nil, fmt.Errorf("%w: sum %s", fwd.ErrOtherConfig, h.ConfigSum)
 		}
 		return hookproto.Request{Op: hookproto.OpStart, Start: &hookproto.JobStart{JobID: "90", User: "u90", UID: fixtureUID, Start: f.now,
 				GPUs: []hookproto.GPURef{{SlurmIndex: 0, Minor: -1}}}},
 			func(err error) { finished = append(finished, err) }, nil
 	}
-	if err := f.a.Handle(ctx, hookproto.Request{Op: hookproto.OpHook, Hook: &fwd.Hook{Kind: "prolog", ConfigSum: "t"}}, &resp); err == nil || len(finished) != 0 || len(running()) != 0 {
-		t.Errorf("refused hook: err %v, finished %v, running %v", err, finished, running())
+	for range 3 {
+		if err := f.a.Handle(ctx, hookproto.Request{Op: hookproto.OpHook, Hook: &fwd.Hook{Kind: "prolog", ConfigSum: "t"}}, &resp); err == nil || len(finished) != 0 || len(running()) != 0 {
+			t.Errorf("refused hook: err %v, finished %v, running %v", err, finished, running())
+		}
+	}
+	// Another configuration is said once per sum, not once per hook.
+	if n := strings.Count(f.logs.String(), "hooks read another configuration"); n != 1 {
+		t.Errorf("another configuration logged %d times, want once:\n%s", n, f.logs.String())
 	}
 	if err := f.a.Handle(ctx, hookproto.Request{Op: hookproto.OpHook}, &resp); err == nil {
 		t.Error("OpHook without its hook taken")

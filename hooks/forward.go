@@ -59,7 +59,7 @@ func (f Forwarder) Request(h fwd.Hook) (req hookproto.Request, finish func(error
 	case f.Sum == "":
 		return req, nil, errors.New("the agent read no configuration file: forwarded hooks are the full hook's")
 	case h.ConfigSum != f.Sum:
-		return req, nil, fmt.Errorf("the hook read another configuration than the agent's %s (sum %s, the agent's %s)", f.ConfigPath, h.ConfigSum, f.Sum)
+		return req, nil, fmt.Errorf("%w: %s when the agent started (sum %s, the hook's %s)", fwd.ErrOtherConfig, f.ConfigPath, f.Sum, h.ConfigSum)
 	}
 	env, err := slurmext.ParseHookEnv(h.Getenv)
 	if err != nil {

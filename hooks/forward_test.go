@@ -83,7 +83,7 @@ func TestForwardedHookRefused(t *testing.T) {
 		h    fwd.Hook
 		want string
 	}{
-		{name: "another configuration", f: Forwarder{Config: d.Config, Sum: "a"}, h: fwd.Hook{Kind: "prolog", ConfigSum: "b", Env: hookEnv("prolog_slurmd", "78")}, want: "another configuration"},
+		{name: "another configuration", f: Forwarder{Config: d.Config, Sum: "a"}, h: fwd.Hook{Kind: "prolog", ConfigSum: "b", Env: hookEnv("prolog_slurmd", "78")}, want: "another configuration than the agent"},
 		{name: "agent read no file", f: Forwarder{Config: d.Config}, h: fwd.Hook{Kind: "prolog", Env: hookEnv("prolog_slurmd", "78")}, want: "no configuration file"},
 		{name: "jobcomp", f: Forwarder{Config: d.Config, Sum: "a"}, h: fwd.Hook{Kind: "jobcomp", ConfigSum: "a", Env: []string{"JOBID=78"}}, want: "neither a prolog nor an epilog"},
 		{name: "bad environment", f: Forwarder{Config: d.Config, Sum: "a"}, h: fwd.Hook{Kind: "epilog", ConfigSum: "a", Env: []string{"SLURM_JOB_ID=7;rm"}}, want: "bad environment"},

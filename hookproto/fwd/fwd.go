@@ -113,6 +113,11 @@ func appendString(b []byte, s string) []byte {
 	return append(b, '"')
 }
 
+// ErrOtherConfig: the hook read other configuration bytes than the agent
+// loaded (the file edited since the agent started, or another file); the
+// hook runs whole (hooks.Forwarder, the agent logs it once a sum).
+var ErrOtherConfig = errors.New("the hook read another configuration than the agent")
+
 // OK is the agent's whole answer when it took the hook: encoding/json's
 // encoding of hookproto.Response{OK: true} (TestOKIsTheAgentsAnswer).
 const OK = `{"ok":true}`
