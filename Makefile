@@ -2,6 +2,7 @@
 GO       ?= go
 BIN      ?= bin/gpuprof
 HOOKBIN  ?= $(dir $(BIN))gpuprof-hook
+FULLHOOKBIN ?= $(dir $(BIN))gpuprof-hook-full
 VERSION  ?= $(shell git describe --tags --always --dirty 2>/dev/null || echo devel)
 LDFLAGS  := -X main.version=$(VERSION)
 PKGS     := ./...
@@ -14,12 +15,13 @@ all: build
 # gpuprof-hook beside gpuprof: the thin hook, which contrib/slurm/hook.sh
 # runs when it is there (issue #41: a hook starts as fast as a small
 # program); it forwards a prolog or epilog to the agent and hands anything
-# else to the gpuprof beside it.
+# else to gpuprof-hook-full beside it, which runs the hook whole.
 # It builds without cgo, a static binary that needs no dynamic loader
 # (archtest's TestHookBinaryWithoutCgo keeps it buildable so).
 build:
 	$(GO) build -ldflags '$(LDFLAGS)' -o $(BIN) ./cmd/gpuprof
 	CGO_ENABLED=0 $(GO) build -o $(HOOKBIN) ./cmd/gpuprof-hook
+	CGO_ENABLED=0 $(GO) build -o $(FULLHOOKBIN) ./cmd/gpuprof-hook-full
 
 # Unit tests and the end-to-end tests under a real Slurm (started by the
 # harness in contrib/slurm/testcluster.sh; they skip only when not root or
@@ -100,10 +102,12 @@ update-golden:
 # earlier make install's /usr/local/sbin/gpuprof is removed: it would come
 # first on root's PATH. Man pages: users' commands in section 1, daemons
 # and hooks in 8. gpuprof-hook goes in /usr/local/lib/gpuprof, where the
-# hook wrapper looks for it (users never run it).
+# hook wrapper looks for it (users never run it), with gpuprof-hook-full,
+# which it hands hooks to.
 install: build
 	install -D -m 0755 $(BIN) $(DESTDIR)/usr/local/bin/gpuprof
 	install -D -m 0755 $(HOOKBIN) $(DESTDIR)/usr/local/lib/gpuprof/gpuprof-hook
+	install -D -m 0755 $(FULLHOOKBIN) $(DESTDIR)/usr/local/lib/gpuprof/gpuprof-hook-full
 	rm -f $(DESTDIR)/usr/local/sbin/gpuprof
 	$(BIN) gendocs --man $(DESTDIR)/usr/local/share/man
 	install -D -m 0755 contrib/slurm/hook.sh $(DESTDIR)/etc/slurm/prolog.d/50-gpuprof
@@ -121,7 +125,7 @@ install: build
 # The Debian and RPM packages in dist/ (packaging/nfpm.yaml, built with
 # nfpm's library by packaging/, a module of its own): the binary in
 # /usr/bin (every user's command; the units and wrappers run it too), hook
-# wrappers and gpuprof-hook (the thin hook) in /usr/lib/gpuprof, systemd units, logrotate,
+# wrappers, gpuprof-hook (the thin hook) and gpuprof-hook-full in /usr/lib/gpuprof, systemd units, logrotate,
 # /etc/gpuprof/gpuprof.toml as a conffile, examples, a man page per command
 # (section 1 for users' commands, 8 for daemons and hooks) and the shell
 # completions. SOURCE_DATE_EPOCH (the last commit's time) makes the man
@@ -137,6 +141,7 @@ package:
 	# external linking to a static PIE needs cgo; the start-up is what the
 	# binary is for (docs/benchmarks.md). It holds no C code.
 	CGO_ENABLED=0 $(GO) build -trimpath -ldflags '-s -w' -o $(PKG)/gpuprof-hook ./cmd/gpuprof-hook
+	CGO_ENABLED=0 $(GO) build -trimpath -ldflags '-s -w' -o $(PKG)/gpuprof-hook-full ./cmd/gpuprof-hook-full
 	SOURCE_DATE_EPOCH=$(SOURCE_DATE_EPOCH) $(PKG)/gpuprof gendocs --man $(PKG)/man --completions $(PKG)/completions
 	gzip -9n $(PKG)/man/man1/*.1 $(PKG)/man/man8/*.8
 	for u in contrib/systemd/*.service contrib/systemd/*.timer; do \

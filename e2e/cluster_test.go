@@ -140,11 +140,12 @@ func gpuprofBinary(t testing.TB) string {
 		}
 		path := filepath.Join(dir, "gpuprof")
 		// go test puts its own toolchain first in PATH. gpuprof-hook
-		// beside gpuprof: the hook wrappers run it, as on an installed node.
-		cmd := exec.Command("go", "build", "-o", dir+"/", "./cmd/gpuprof", "./cmd/gpuprof-hook")
+		// beside gpuprof: the hook wrappers run it, as on an installed node,
+		// and it hands what the agent does not take to gpuprof-hook-full.
+		cmd := exec.Command("go", "build", "-o", dir+"/", "./cmd/gpuprof", "./cmd/gpuprof-hook", "./cmd/gpuprof-hook-full")
 		cmd.Dir = root
 		if out, err := cmd.CombinedOutput(); err != nil {
-			binaryBuild.err = fmt.Errorf("go build ./cmd/gpuprof ./cmd/gpuprof-hook: %w\n%s", err, out)
+			binaryBuild.err = fmt.Errorf("go build ./cmd/gpuprof ./cmd/gpuprof-hook ./cmd/gpuprof-hook-full: %w\n%s", err, out)
 			return
 		}
 		binaryBuild.path = path

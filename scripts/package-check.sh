@@ -118,9 +118,12 @@ echo "== the hooks as slurmd runs them"
 # The packaged wrapper finds /usr/bin/gpuprof and exits 0 with slurmd's
 # bare environment (no job: gpuprof logs why and does nothing).
 env -i /usr/lib/gpuprof/prolog.sh || fail "the prolog wrapper exited $?"
-# The wrappers run the hooks alone, installed with /usr/bin/gpuprof (the
-# jobcomp records below go through it).
+# The wrappers run the thin hook, installed with /usr/bin/gpuprof, which
+# hands what the agent does not take (jobcomp: the records below) to
+# gpuprof-hook-full.
 [ -x /usr/lib/gpuprof/gpuprof-hook ] || fail "/usr/lib/gpuprof/gpuprof-hook not installed"
+[ -x /usr/lib/gpuprof/gpuprof-hook-full ] || fail "/usr/lib/gpuprof/gpuprof-hook-full not installed"
+env -i /usr/lib/gpuprof/gpuprof-hook-full epilog || fail "gpuprof-hook-full epilog exited $?"
 env -i /usr/lib/gpuprof/gpuprof-hook epilog || fail "gpuprof-hook epilog exited $?"
 
 echo "== root, the SlurmUser and gpuprof all spool, and gpuprof ingests"

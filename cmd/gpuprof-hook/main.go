@@ -11,10 +11,10 @@
 // record and writes the hook's log lines (hooks.Forwarder). Everything
 // else — jobcomp, no agent, an agent on another configuration or one that
 // did not take the hook, a file it cannot read — it hands over: it execs
-// the gpuprof beside it (hookbin.GPUProfFor) as `gpuprof prolog|epilog|
-// jobcomp` with the same flags, which runs the hook whole (hooks.Run:
-// spool, autostart, the defaults on a broken file) within what is left of
-// hooks.deadline.
+// gpuprof-hook-full beside it, else the gpuprof that goes with it
+// (hookbin.HandOverTo), as `gpuprof-hook-full prolog|epilog|jobcomp` with
+// the same flags, which runs the hook whole (hooks.Run: spool, autostart,
+// the defaults on a broken file) within what is left of hooks.deadline.
 //
 // It links no TOML decoder, no reflection-driven JSON, no net package and
 // no hook runtime (internal/archtest's TestThinHookIsSmall): a Go
@@ -41,7 +41,7 @@ func main() {
 	began := time.Now()
 	self, _ := os.Executable()
 	h := thin{began: began, getenv: os.Getenv, environ: os.Environ(), stdout: os.Stdout, stderr: os.Stderr,
-		gpuprof: func() string { return hookbin.GPUProfFor(self) }, exec: syscall.Exec, send: fwd.Send}
+		handTo: func() string { return hookbin.HandOverTo(self) }, exec: syscall.Exec, send: fwd.Send}
 	os.Exit(h.run(os.Args[1:]))
 }
 
@@ -84,10 +84,10 @@ type thin struct {
 	environ []string
 	stdout  io.Writer
 	stderr  io.Writer
-	// gpuprof is the binary a hand-over execs ("" when none is found).
-	gpuprof func() string
-	exec    func(path string, argv, env []string) error
-	send    func(socket string, h fwd.Hook, timeout time.Duration) error
+	// handTo is the binary a hand-over execs ("" when none is found).
+	handTo func() string
+	exec   func(path string, argv, env []string) error
+	send   func(socket string, h fwd.Hook, timeout time.Duration) error
 }
 
 // flags are the hook's arguments.
@@ -148,16 +148,17 @@ func (t thin) run(args []string) (code int) {
 	return 0
 }
 
-// handOver execs `gpuprof KIND` with the hook's flags and the time it
-// began; why, when not empty, goes to stderr first. It returns 0 when the
-// exec fails (said on stderr: the record is lost, the node is not).
+// handOver execs `gpuprof-hook-full KIND` (else `gpuprof KIND`) with the
+// hook's flags and the time it began; why, when not empty, goes to stderr
+// first. It returns 0 when the exec fails (said on stderr: the record is
+// lost, the node is not).
 func (t thin) handOver(f flags, why string) int {
 	if why != "" {
-		_, _ = fmt.Fprintf(t.stderr, "Error: %s; handing the hook to gpuprof\n", why)
+		_, _ = fmt.Fprintf(t.stderr, "Error: %s; handing the hook over\n", why)
 	}
-	bin := t.gpuprof()
+	bin := t.handTo()
 	if bin == "" {
-		_, _ = fmt.Fprintf(t.stderr, "Error: job not recorded: the gpuprof binary that goes with gpuprof-hook is not found\n")
+		_, _ = fmt.Fprintf(t.stderr, "Error: job not recorded: neither gpuprof-hook-full nor the gpuprof binary that goes with gpuprof-hook is found\n")
 		return 0
 	}
 	argv := []string{bin, f.kind}

@@ -41,7 +41,7 @@ func (f *fake) thin() thin {
 		getenv:  func(k string) string { return f.env[k] },
 		environ: environ,
 		stdout:  &f.stdout, stderr: &f.stderr,
-		gpuprof: func() string { return "/opt/bin/gpuprof" },
+		handTo: func() string { return "/opt/bin/gpuprof" },
 		exec: func(path string, argv, env []string) error {
 			if path != argv[0] {
 				f.t.Errorf("exec %s with argv[0] %s", path, argv[0])
@@ -154,7 +154,8 @@ func equalHooks(a, b fwd.Hook) bool {
 }
 
 // TestHandsOver: what the agent does not take, and what the thin hook
-// does not forward, is gpuprof's to run: exec'd with the hook's name, the
+// does not forward, is the whole hook's to run (gpuprof-hook-full, else
+// gpuprof: the fake's /opt/bin/gpuprof): exec'd with the hook's name, the
 // flags it was given and, for a node hook, the time it began.
 func TestHandsOver(t *testing.T) {
 	dir := t.TempDir()
@@ -199,13 +200,13 @@ func TestHandsOver(t *testing.T) {
 	}
 }
 
-// TestNoGPUProfToHandTo: without the gpuprof binary a hand-over cannot
-// happen; the hook says so and exits 0.
+// TestNoGPUProfToHandTo: without gpuprof-hook-full or the gpuprof binary
+// a hand-over cannot happen; the hook says so and exits 0.
 func TestNoGPUProfToHandTo(t *testing.T) {
 	f := &fake{t: t}
 	th := f.thin()
-	th.gpuprof = func() string { return "" }
-	if code := th.run([]string{"jobcomp"}); code != 0 || !strings.Contains(f.stderr.String(), "gpuprof binary that goes with gpuprof-hook is not found") {
+	th.handTo = func() string { return "" }
+	if code := th.run([]string{"jobcomp"}); code != 0 || !strings.Contains(f.stderr.String(), "neither gpuprof-hook-full nor the gpuprof binary") {
 		t.Errorf("exit %d, stderr %q", code, f.stderr.String())
 	}
 }

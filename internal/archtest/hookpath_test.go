@@ -42,13 +42,13 @@ var heavyForHooks = []string{
 	module + "/store",
 }
 
-// TestHookPathIsSmall: gpuprof-hook, the hook-only binary, and the hooks
+// TestHookPathIsSmall: gpuprof-hook, gpuprof-hook-full and the hooks
 // package with everything they import stay free of the heavy packages
 // above, so that a hook starts as fast as a small program (issue #41:
 // prolog and epilog p99 ≤ 3× /bin/true). The gpuprof binary links them for
 // its other commands; contrib/slurm/hook.sh runs gpuprof-hook instead.
 func TestHookPathIsSmall(t *testing.T) {
-	for _, pkg := range []string{module + "/hooks", module + "/cmd/gpuprof-hook"} {
+	for _, pkg := range []string{module + "/hooks", module + "/cmd/gpuprof-hook", module + "/cmd/gpuprof-hook-full"} {
 		out, err := exec.Command("go", "list", "-deps", pkg).Output()
 		if err != nil {
 			t.Fatalf("go list -deps %s: %v", pkg, err)
@@ -67,9 +67,9 @@ func TestHookPathIsSmall(t *testing.T) {
 	}
 }
 
-// TestHookBinaryWithoutCgo: gpuprof-hook builds without cgo (the Makefile
-// builds it with CGO_ENABLED=0), a static binary that starts without the
-// dynamic loader, whose start alone cost 3.7× /bin/true (issue #41,
+// TestHookBinaryWithoutCgo: gpuprof-hook and gpuprof-hook-full build
+// without cgo (the Makefile builds them with CGO_ENABLED=0), static
+// binaries that start without the dynamic loader, whose start alone cost 3.7× /bin/true (issue #41,
 // docs/benchmarks.md). No package of its build may need cgo: with
 // CGO_ENABLED=0 every dependency must still have Go files to build (a
 // cgo-only package such as go-nvml's has none then), and none outside the
@@ -77,7 +77,12 @@ func TestHookPathIsSmall(t *testing.T) {
 // have cgo files at all. The hooks name GPUs from the driver's /proc files
 // (gpu/nvproc); NVML and SQLite stay in the gpuprof binary.
 func TestHookBinaryWithoutCgo(t *testing.T) {
-	const bin = module + "/cmd/gpuprof-hook"
+	for _, bin := range []string{module + "/cmd/gpuprof-hook", module + "/cmd/gpuprof-hook-full"} {
+		hookBinaryWithoutCgo(t, bin)
+	}
+}
+
+func hookBinaryWithoutCgo(t *testing.T, bin string) {
 	for _, cgo := range []string{"0", "1"} {
 		cmd := exec.Command("go", "list", "-e", "-deps", "-f", "{{.ImportPath}}\t{{.Standard}}\t{{len .CgoFiles}}\t{{if .Error}}{{.Error}}{{end}}", bin)
 		cmd.Env = append(cmd.Environ(), "CGO_ENABLED="+cgo)
@@ -96,9 +101,9 @@ func TestHookBinaryWithoutCgo(t *testing.T) {
 			}
 			switch {
 			case f[3] != "":
-				t.Errorf("CGO_ENABLED=%s: %s does not build: %s (a package that needs cgo?); keep it out of gpuprof-hook", cgo, f[0], f[3])
+				t.Errorf("CGO_ENABLED=%s: %s does not build: %s (a package that needs cgo?); keep it out of %s", cgo, f[0], f[3], bin)
 			case f[1] == "false" && f[2] != "0":
-				t.Errorf("CGO_ENABLED=%s: %s has %s cgo files; gpuprof-hook must build without cgo (it names GPUs through gpu/nvproc, not NVML)", cgo, f[0], f[2])
+				t.Errorf("CGO_ENABLED=%s: %s has %s cgo files; %s must build without cgo (it names GPUs through gpu/nvproc, not NVML)", cgo, f[0], f[2], bin)
 			}
 		}
 	}
@@ -114,18 +119,24 @@ func TestHookBinaryWithoutCgo(t *testing.T) {
 // #41; profile's activity tables, slurmext's and config's maps and
 // commentqueue's compiled-on-first-use expressions were).
 func TestHookInitAllocatesNothing(t *testing.T) {
-	bin := filepath.Join(t.TempDir(), "gpuprof-hook")
-	build := exec.Command("go", "build", "-o", bin, module+"/cmd/gpuprof-hook")
+	for _, name := range []string{"gpuprof-hook", "gpuprof-hook-full"} {
+		t.Run(name, func(t *testing.T) { hookInitAllocatesNothing(t, name) })
+	}
+}
+
+func hookInitAllocatesNothing(t *testing.T, name string) {
+	bin := filepath.Join(t.TempDir(), name)
+	build := exec.Command("go", "build", "-o", bin, module+"/cmd/"+name)
 	build.Env = append(build.Environ(), "CGO_ENABLED=0")
 	if out, err := build.CombinedOutput(); err != nil {
-		t.Fatalf("go build gpuprof-hook: %v\n%s", err, out)
+		t.Fatalf("go build %s: %v\n%s", name, err, out)
 	}
 	run := exec.Command(bin, "--help")
 	run.Env = []string{"GODEBUG=inittrace=1"}
 	var stderr strings.Builder
 	run.Stderr = &stderr
 	if err := run.Run(); err != nil {
-		t.Fatalf("gpuprof-hook --help: %v\n%s", err, stderr.String())
+		t.Fatalf("%s --help: %v\n%s", name, err, stderr.String())
 	}
 	// init PKG @T ms, C ms clock, B bytes, A allocs
 	seen := 0
@@ -181,13 +192,13 @@ func TestThinHookIsSmall(t *testing.T) {
 		if std == "true" {
 			for _, m := range thinHookMustNot {
 				if pkg == m || strings.HasPrefix(pkg, m+"/") {
-					t.Errorf("gpuprof-hook links %s: a prolog would pay for it; the agent or gpuprof does that work", pkg)
+					t.Errorf("gpuprof-hook links %s: a prolog would pay for it; the agent or gpuprof-hook-full does that work", pkg)
 				}
 			}
 			continue
 		}
 		if !slices.Contains(thinHookMay, pkg) {
-			t.Errorf("gpuprof-hook links %s: only %v may be (the hook's work is the agent's or gpuprof's)", pkg, thinHookMay)
+			t.Errorf("gpuprof-hook links %s: only %v may be (the hook's work is the agent's or gpuprof-hook-full's)", pkg, thinHookMay)
 		}
 	}
 }

@@ -1,7 +1,8 @@
 // Package hookbin is what gpuprof-hook, the thin hook binary, shares with
-// gpuprof without linking gpuprof's hook runtime: which gpuprof binary it
-// hands a hook over to, and the hidden flag that tells that binary when
-// the hook began. It imports the standard library only
+// gpuprof and gpuprof-hook-full without linking the hook runtime: which
+// binary it hands a hook over to, which gpuprof goes with a hook binary,
+// and the hidden flag that tells the binary handed to when the hook
+// began. It imports the standard library only
 // (internal/archtest's TestThinHookIsSmall).
 package hookbin
 
@@ -15,6 +16,25 @@ import (
 // gpuprof-hook, handing a hook over, tells when it started it
 // (hooks.Runtime.Began), in RFC 3339 with nanoseconds.
 const BeganFlag = "hook-began"
+
+// FullHook is the name of the binary that runs a hook whole
+// (cmd/gpuprof-hook-full), installed beside gpuprof-hook.
+const FullHook = "gpuprof-hook-full"
+
+// HandOverTo is the binary gpuprof-hook at self hands a hook to:
+// gpuprof-hook-full beside it, else the gpuprof that goes with it
+// (GPUProfFor); both run it whole with the same arguments. "" when neither
+// is there. Either must be a regular executable that belongs to root or to
+// the hook's own user and that no one else may write.
+func HandOverTo(self string) string {
+	if self != "" {
+		full := filepath.Join(filepath.Dir(self), FullHook)
+		if fi, err := os.Stat(full); err == nil && fi.Mode().IsRegular() && fi.Mode()&0o111 != 0 && trustedBinary(fi) {
+			return full
+		}
+	}
+	return GPUProfFor(self)
+}
 
 // GPUProfFor is the gpuprof binary that goes with the hook binary at self:
 // the one beside it (make build's bin/, make install's /usr/local/bin),

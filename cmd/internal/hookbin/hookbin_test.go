@@ -57,3 +57,38 @@ func TestGPUProfFor(t *testing.T) {
 		})
 	}
 }
+
+// TestHandOverTo: gpuprof-hook hands a hook to gpuprof-hook-full beside
+// it, when that is an executable no other account may write; else to the
+// gpuprof that goes with it.
+func TestHandOverTo(t *testing.T) {
+	root := t.TempDir()
+	write := func(p string, mode os.FileMode) string {
+		if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(p, []byte("#!/bin/sh\n"), 0o755); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.Chmod(p, mode); err != nil {
+			t.Fatal(err)
+		}
+		return p
+	}
+	full := write(filepath.Join(root, "ok", FullHook), 0o755)
+	gpuprof := write(filepath.Join(root, "nofull", "gpuprof"), 0o755)
+	write(filepath.Join(root, "loose", FullHook), 0o777)
+	looseGpuprof := write(filepath.Join(root, "loose", "gpuprof"), 0o755)
+	write(filepath.Join(root, "notexec", FullHook), 0o644)
+	notexecGpuprof := write(filepath.Join(root, "notexec", "gpuprof"), 0o755)
+	for self, want := range map[string]string{
+		filepath.Join(root, "ok", "gpuprof-hook"):      full,
+		filepath.Join(root, "nofull", "gpuprof-hook"):  gpuprof,
+		filepath.Join(root, "loose", "gpuprof-hook"):   looseGpuprof,
+		filepath.Join(root, "notexec", "gpuprof-hook"): notexecGpuprof,
+	} {
+		if got := HandOverTo(self); got != want {
+			t.Errorf("HandOverTo(%s) = %s, want %s", self, got, want)
+		}
+	}
+}

@@ -2,12 +2,12 @@
 // global flags and the configuration they name, the GPU backend, and the
 // gpuprof binary that the prolog starts as the agent and jobcomp as the
 // AdminComment writer. gpuprof's prolog, epilog and jobcomp commands and
-// gpuprof-hook, the hook-only binary, both run their hooks through
+// gpuprof-hook-full, the whole hooks alone, both run their hooks through
 // Runtime, so the two run the same hook.
 //
 // It must not link cobra, plotting, Prometheus, the TUI or gpuprof's
 // analyses (internal/archtest's TestHookPathIsSmall), nor NVML or anything
-// else that needs cgo (TestHookBinaryWithoutCgo): gpuprof-hook links it,
+// else that needs cgo (TestHookBinaryWithoutCgo): gpuprof-hook-full links it,
 // and a hook pays for every initialiser its binary links and, when cgo is
 // in, for the dynamic loader (issue #41).
 package hookcmd
@@ -33,7 +33,7 @@ import (
 	"github.com/gpuprof/gpuprof/jobend/commentqueue"
 )
 
-// Options are the flags every gpuprof command takes, gpuprof-hook's too.
+// Options are the flags every gpuprof command takes, gpuprof-hook-full's too.
 type Options struct {
 	ConfigPath string
 	DB         string
@@ -108,7 +108,7 @@ func Runtime(o *Options, p hooks.Process, gpuprof string) hooks.Runtime {
 // hook whose agent does not answer: the simulated node for "sim", the
 // driver's /proc files (gpu/nvproc, under proc.procfs) for "nvml". A hook
 // names the job's GPUs from it and reads nothing else, so it needs no NVML:
-// gpuprof-hook is a static binary without cgo, and the gpuprof binary's
+// gpuprof-hook-full is a static binary without cgo, and the gpuprof binary's
 // hooks take the same inventory, so both record the same. What /proc does
 // not say (the memory size, MIG instances) the agent fills when it takes
 // the spooled record (docs/architecture.md).

@@ -1,0 +1,72 @@
+package main
+
+import (
+	"bytes"
+	"context"
+	"strings"
+	"testing"
+
+	"github.com/gpuprof/gpuprof/hooks"
+)
+
+// TestRunArguments: gpuprof-hook-full takes gpuprof's hook arguments: the hook's
+// name (or slurmd's SLURM_SCRIPT_CONTEXT without one) and --config, --db,
+// --log-level in either order; a bad flag is on stderr and exits 0, as
+// gpuprof's hooks do; no hook name is a usage error.
+func TestRunArguments(t *testing.T) {
+	tests := []struct {
+		name       string
+		args       []string
+		context    string
+		wantCode   int
+		wantStderr string
+		wantStdout string
+	}{
+		{name: "no hook", args: nil, wantCode: 2, wantStderr: "no hook named"},
+		{name: "unknown hook", args: []string{"report"}, wantCode: 2, wantStderr: "no hook named"},
+		{name: "bad flag", args: []string{"epilog", "--no-such-flag"}, wantCode: 0, wantStderr: "Error: unknown flag: --no-such-flag"},
+		{name: "help", args: []string{"--help"}, wantCode: 0, wantStdout: "--log-level"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			var stdout, stderr bytes.Buffer
+			p := hooks.Process{Getenv: func(k string) string {
+				if k == "SLURM_SCRIPT_CONTEXT" {
+					return tt.context
+				}
+				return ""
+			}, Exit: func(c int) { t.Fatalf("exit %d", c) }}
+			code := run(context.Background(), tt.args, p, &stdout, &stderr)
+			if code != tt.wantCode || !strings.Contains(stderr.String(), tt.wantStderr) || !strings.Contains(stdout.String(), tt.wantStdout) {
+				t.Errorf("run(%q) = %d, stdout %q, stderr %q; want %d, stdout with %q, stderr with %q",
+					tt.args, code, stdout.String(), stderr.String(), tt.wantCode, tt.wantStdout, tt.wantStderr)
+			}
+		})
+	}
+}
+
+func TestHookKind(t *testing.T) {
+	tests := []struct {
+		name    string
+		args    []string
+		context string
+		want    hooks.Kind
+		ok      bool
+	}{
+		{name: "prolog", args: []string{"prolog"}, want: hooks.KindProlog, ok: true},
+		{name: "jobcomp, extra args ignored", args: []string{"jobcomp", "extra"}, want: hooks.KindJobComp, ok: true},
+		{name: "slurmd's epilog, no args", context: "epilog_slurmd", want: hooks.KindEpilog, ok: true},
+		{name: "slurmd's prolog, no args", context: "prolog_slurmd", want: hooks.KindProlog, ok: true},
+		{name: "the name beats the context", args: []string{"epilog"}, context: "prolog_slurmd", want: hooks.KindEpilog, ok: true},
+		{name: "nothing", ok: false},
+		{name: "agent", args: []string{"agent"}, ok: false},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			got, ok := hookKind(tt.args, func(string) string { return tt.context })
+			if got != tt.want || ok != tt.ok {
+				t.Errorf("hookKind(%q, %q) = %q, %v; want %q, %v", tt.args, tt.context, got, ok, tt.want, tt.ok)
+			}
+		})
+	}
+}
