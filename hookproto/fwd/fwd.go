@@ -151,6 +151,11 @@ func Send(path string, h Hook, timeout time.Duration) error {
 	}
 	req := h.AppendRequest(make([]byte, 0, 4096))
 	for len(req) > 0 {
+		// Each call gets only the time left, so partial writes to an
+		// agent that reads slowly stay within timeout in all.
+		if err := setTimeouts(fd, deadline); err != nil {
+			return err
+		}
 		var n int
 		err := retry(deadline, func() (err error) { n, err = syscall.Write(fd, req); return err })
 		if err != nil {

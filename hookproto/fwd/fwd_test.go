@@ -203,3 +203,19 @@ func TestSend(t *testing.T) {
 		}
 	})
 }
+
+// TestSendBoundedWhenTheAgentDoesNotRead: an agent that accepts but never
+// reads a request larger than the socket's buffer cannot hold the hook
+// past its timeout, however many partial writes it lets through.
+func TestSendBoundedWhenTheAgentDoesNotRead(t *testing.T) {
+	path, _ := serve(t, "", false)
+	big := make([]string, 0, 4096)
+	for i := range 4096 {
+		big = append(big, strings.Repeat("x", 1000)+string(rune('a'+i%26)))
+	}
+	start := time.Now()
+	err := fwd.Send(path, fwd.Hook{Kind: "prolog", Env: big}, 300*time.Millisecond)
+	if took := time.Since(start); err == nil || took > 1500*time.Millisecond {
+		t.Errorf("err %v after %s", err, took)
+	}
+}
