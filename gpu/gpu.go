@@ -151,8 +151,8 @@ type AccountingStats struct {
 
 // Inventory is what a Slurm hook reads of a node's GPUs: which there are,
 // by UUID, minor number and PCI bus. Every Sampler is one; gpu/nvproc is one
-// that only reads the driver's /proc files (no NVML, no cgo), for the
-// hook-only binary.
+// that only reads the driver's /proc files (no NVML, no cgo), for
+// gpuprof-hook-full.
 //
 // Contract: Devices lists the physical GPUs the backend can name by UUID,
 // each once. A field the backend cannot read keeps its unknown value

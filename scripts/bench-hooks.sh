@@ -2,7 +2,8 @@
 # bench-hooks.sh BIN [N] [HOOK_BIN [BASE_HOOK_BIN]]: prolog and epilog latency, direct and
 # through the contrib/slurm wrappers (what slurmd really runs), side by side
 # with /bin/true and `python3 -c pass` in one interleaved run. With HOOK_BIN
-# (gpuprof-hook, the hooks alone), every hook runs as well through it,
+# (gpuprof-hook, the thin hook; gpuprof-hook-full beside it takes its
+# hand-overs), every hook runs as well through it,
 # directly and through the wrappers (which run it when it lies beside
 # gpuprof), in the same rounds. With BASE_HOOK_BIN (another build of
 # gpuprof-hook, e.g. the base commit's), it runs too, in rows marked @base,

@@ -42,8 +42,9 @@ const (
 )
 
 // gpuprofBin is the binary under test and hookBin gpuprof-hook beside it
-// (the hooks alone: they must run as gpuprof's do), set once by TestMain
-// before any test runs and only read afterwards.
+// (the thin hook, which forwards to the agent and hands the rest to
+// gpuprof-hook-full: the hooks must record as gpuprof's do), set once by
+// TestMain before any test runs and only read afterwards.
 var gpuprofBin, hookBin string
 
 func TestMain(m *testing.M) {
