@@ -6,40 +6,29 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/gpuprof/gpuprof/cmd/internal/hookbin/hookbintest"
 	"github.com/gpuprof/gpuprof/hooks"
 )
 
-// TestRunArguments: gpuprof-hook-full takes gpuprof's hook arguments: the hook's
-// name (or slurmd's SLURM_SCRIPT_CONTEXT without one) and --config, --db,
-// --log-level in either order; a bad flag is on stderr and exits 0, as
-// gpuprof's hooks do; no hook name is a usage error.
+// TestRunArguments: gpuprof-hook-full treats every command line of
+// hookbintest.ArgumentCases as the other hook binary does: the hook's name
+// (or slurmd's SLURM_SCRIPT_CONTEXT without one) and --config, --db,
+// --log-level; a bad flag is on stderr and exits 0, as gpuprof's hooks
+// do; no hook name is a usage error.
 func TestRunArguments(t *testing.T) {
-	tests := []struct {
-		name       string
-		args       []string
-		context    string
-		wantCode   int
-		wantStderr string
-		wantStdout string
-	}{
-		{name: "no hook", args: nil, wantCode: 2, wantStderr: "no hook named"},
-		{name: "unknown hook", args: []string{"report"}, wantCode: 2, wantStderr: "no hook named"},
-		{name: "bad flag", args: []string{"epilog", "--no-such-flag"}, wantCode: 0, wantStderr: "Error: unknown flag: --no-such-flag"},
-		{name: "help", args: []string{"--help"}, wantCode: 0, wantStdout: "--log-level"},
-	}
-	for _, tt := range tests {
-		t.Run(tt.name, func(t *testing.T) {
+	for _, tt := range hookbintest.ArgumentCases {
+		t.Run(tt.Name, func(t *testing.T) {
 			var stdout, stderr bytes.Buffer
 			p := hooks.Process{Getenv: func(k string) string {
 				if k == "SLURM_SCRIPT_CONTEXT" {
-					return tt.context
+					return tt.Context
 				}
 				return ""
 			}, Exit: func(c int) { t.Fatalf("exit %d", c) }}
-			code := run(context.Background(), tt.args, p, &stdout, &stderr)
-			if code != tt.wantCode || !strings.Contains(stderr.String(), tt.wantStderr) || !strings.Contains(stdout.String(), tt.wantStdout) {
+			code := run(context.Background(), tt.Args, p, &stdout, &stderr)
+			if code != tt.WantCode || !strings.Contains(stderr.String(), tt.WantStderr) || !strings.Contains(stdout.String(), tt.WantStdout) {
 				t.Errorf("run(%q) = %d, stdout %q, stderr %q; want %d, stdout with %q, stderr with %q",
-					tt.args, code, stdout.String(), stderr.String(), tt.wantCode, tt.wantStdout, tt.wantStderr)
+					tt.Args, code, stdout.String(), stderr.String(), tt.WantCode, tt.WantStdout, tt.WantStderr)
 			}
 		})
 	}

@@ -10,6 +10,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/gpuprof/gpuprof/cmd/internal/hookbin/hookbintest"
 	"github.com/gpuprof/gpuprof/config"
 	"github.com/gpuprof/gpuprof/hookproto/fwd"
 	"github.com/gpuprof/gpuprof/internal/conffile"
@@ -57,35 +58,22 @@ func (f *fake) thin() thin {
 	}
 }
 
-// TestRunArguments: gpuprof-hook takes gpuprof's hook arguments: the hook's
-// name (or slurmd's SLURM_SCRIPT_CONTEXT without one) and --config, --db,
-// --log-level in either order; a bad flag is on stderr and exits 0, as
-// gpuprof's hooks do; no hook name is a usage error.
+// TestRunArguments: gpuprof-hook treats every command line of
+// hookbintest.ArgumentCases as the other hook binary does: the hook's name
+// (or slurmd's SLURM_SCRIPT_CONTEXT without one) and --config, --db,
+// --log-level; a bad flag is on stderr and exits 0, as gpuprof's hooks
+// do; no hook name is a usage error.
 func TestRunArguments(t *testing.T) {
-	tests := []struct {
-		name       string
-		args       []string
-		context    string
-		wantCode   int
-		wantStderr string
-		wantStdout string
-	}{
-		{name: "no hook", args: nil, wantCode: 2, wantStderr: "no hook named"},
-		{name: "unknown hook", args: []string{"report"}, wantCode: 2, wantStderr: "no hook named"},
-		{name: "bad flag", args: []string{"epilog", "--no-such-flag"}, wantCode: 0, wantStderr: "Error: unknown flag: --no-such-flag"},
-		{name: "flag without its value", args: []string{"epilog", "--config"}, wantCode: 0, wantStderr: "Error: flag needs an argument: --config"},
-		{name: "help", args: []string{"--help"}, wantCode: 0, wantStdout: "--log-level"},
-	}
-	for _, tt := range tests {
-		t.Run(tt.name, func(t *testing.T) {
-			f := &fake{t: t, env: map[string]string{"SLURM_SCRIPT_CONTEXT": tt.context}}
-			code := f.thin().run(tt.args)
-			if code != tt.wantCode || !strings.Contains(f.stderr.String(), tt.wantStderr) || !strings.Contains(f.stdout.String(), tt.wantStdout) {
+	for _, tt := range hookbintest.ArgumentCases {
+		t.Run(tt.Name, func(t *testing.T) {
+			f := &fake{t: t, env: map[string]string{"SLURM_SCRIPT_CONTEXT": tt.Context}}
+			code := f.thin().run(tt.Args)
+			if code != tt.WantCode || !strings.Contains(f.stderr.String(), tt.WantStderr) || !strings.Contains(f.stdout.String(), tt.WantStdout) {
 				t.Errorf("run(%q) = %d, stdout %q, stderr %q; want %d, stdout with %q, stderr with %q",
-					tt.args, code, f.stdout.String(), f.stderr.String(), tt.wantCode, tt.wantStdout, tt.wantStderr)
+					tt.Args, code, f.stdout.String(), f.stderr.String(), tt.WantCode, tt.WantStdout, tt.WantStderr)
 			}
 			if len(f.sent) > 0 || f.execd != nil {
-				t.Errorf("run(%q) ran a hook: sent %d, exec %q", tt.args, len(f.sent), f.execd)
+				t.Errorf("run(%q) ran a hook: sent %d, exec %q", tt.Args, len(f.sent), f.execd)
 			}
 		})
 	}
