@@ -74,6 +74,12 @@ func (f Forwarder) Request(h fwd.Hook) (req hookproto.Request, finish func(error
 	roots := slurmext.ConfRootsFrom(h.Getenv)
 	d := Deps{Config: f.Config, ConfigPath: f.ConfigPath, Env: env, Log: log, Now: now, ConfRoots: &roots}
 	req = d.request(kind)
+	began := h.Began
+	if began.IsZero() {
+		// A hook that did not say when it began: from when the agent
+		// got it.
+		began = now()
+	}
 	finish = func(err error) {
 		if err != nil {
 			return
@@ -84,7 +90,7 @@ func (f Forwarder) Request(h fwd.Hook) (req hookproto.Request, finish func(error
 		for _, r := range held.records {
 			_ = out.Handler().Handle(ctx, r)
 		}
-		out.Info("done", "job", env.JobID, "via", string(ViaAgent), "err", nil, "took", max(now().Sub(h.Began), 0).Round(time.Microsecond))
+		out.Info("done", "job", env.JobID, "via", string(ViaAgent), "err", nil, "took", max(now().Sub(began), 0).Round(time.Microsecond))
 	}
 	return req, finish, nil
 }

@@ -172,3 +172,21 @@ func TestHandedOverHookCountsFromItsStart(t *testing.T) {
 		})
 	}
 }
+
+// TestForwardedHookWithoutItsStart: a forwarded hook that does not say
+// when it began counts its took from when the agent got it.
+func TestForwardedHookWithoutItsStart(t *testing.T) {
+	d := deps(t, "81")
+	d.Config.LogFile = filepath.Join(t.TempDir(), "hooks.log")
+	now := t0
+	f := Forwarder{Config: d.Config, Sum: "s", Now: func() time.Time { return now }}
+	_, finish, err := f.Request(fwd.Hook{Kind: "prolog", ConfigSum: "s", Env: hookEnv("prolog_slurmd", "81")})
+	if err != nil {
+		t.Fatal(err)
+	}
+	now = now.Add(2 * time.Millisecond)
+	finish(nil)
+	if b, err := os.ReadFile(d.Config.LogFile); err != nil || !strings.Contains(string(b), "via=agent err=<nil> took=2ms") {
+		t.Errorf("log %q (%v), want took=2ms", b, err)
+	}
+}
