@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"io"
 	"log/slog"
 	"time"
 
@@ -37,9 +36,6 @@ type Forwarder struct {
 	// Sum is conffile.Sum of the file's bytes; "" (no file read) takes
 	// no hook.
 	Sum string
-	// Syslog connects to the local syslog for the hook's lines; nil means
-	// log/syslog's (LogDest).
-	Syslog func() (io.WriteCloser, error)
 	// Now is the clock; nil means time.Now.
 	Now func() time.Time
 }
@@ -84,7 +80,7 @@ func (f Forwarder) Request(h fwd.Hook) (req hookproto.Request, finish func(error
 		if err != nil {
 			return
 		}
-		out, _, closeLog := LogDest{Dest: f.Config.LogFile, SpoolDir: f.Config.SpoolDir, Level: level, Syslog: f.Syslog}.Open("hook", string(kind))
+		out, _, closeLog := LogDest{Dest: f.Config.LogFile, SpoolDir: f.Config.SpoolDir, Level: level}.Open("hook", string(kind))
 		defer closeLog()
 		ctx := context.Background()
 		for _, r := range held.records {

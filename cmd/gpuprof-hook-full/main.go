@@ -62,8 +62,8 @@ func run(ctx context.Context, args []string, p hooks.Process, stdout, stderr io.
 		_, _ = io.WriteString(stdout, usage+"\nFlags:\n"+fs.FlagUsages())
 		return 0
 	}
-	kind, ok := hookKind(fs.Args(), p.Getenv)
-	if !ok {
+	kind := hooks.Kind(hookbin.Kind(fs.Args(), p.Getenv))
+	if kind == "" {
 		_, _ = fmt.Fprintf(stderr, "Error: no hook named (prolog, epilog or jobcomp)\n%s", usage)
 		return 2
 	}
@@ -79,25 +79,4 @@ func run(ctx context.Context, args []string, p hooks.Process, stdout, stderr io.
 	rt.Began, _ = time.Parse(time.RFC3339Nano, began) // a bad value counts from now
 	hooks.Run(ctx, kind, rt)
 	return 0
-}
-
-// hookKind is the hook args name; with no argument, the one slurmd's
-// SLURM_SCRIPT_CONTEXT says (installed directly as Prolog= or Epilog=, as
-// gpuprof is). Arguments after the name are ignored, as gpuprof ignores
-// them.
-func hookKind(args []string, getenv func(string) string) (hooks.Kind, bool) {
-	if len(args) == 0 {
-		switch getenv("SLURM_SCRIPT_CONTEXT") {
-		case "prolog_slurmd":
-			return hooks.KindProlog, true
-		case "epilog_slurmd":
-			return hooks.KindEpilog, true
-		}
-		return "", false
-	}
-	switch k := hooks.Kind(args[0]); k {
-	case hooks.KindProlog, hooks.KindEpilog, hooks.KindJobComp:
-		return k, true
-	}
-	return "", false
 }

@@ -33,29 +33,3 @@ func TestRunArguments(t *testing.T) {
 		})
 	}
 }
-
-func TestHookKind(t *testing.T) {
-	tests := []struct {
-		name    string
-		args    []string
-		context string
-		want    hooks.Kind
-		ok      bool
-	}{
-		{name: "prolog", args: []string{"prolog"}, want: hooks.KindProlog, ok: true},
-		{name: "jobcomp, extra args ignored", args: []string{"jobcomp", "extra"}, want: hooks.KindJobComp, ok: true},
-		{name: "slurmd's epilog, no args", context: "epilog_slurmd", want: hooks.KindEpilog, ok: true},
-		{name: "slurmd's prolog, no args", context: "prolog_slurmd", want: hooks.KindProlog, ok: true},
-		{name: "the name beats the context", args: []string{"epilog"}, context: "prolog_slurmd", want: hooks.KindEpilog, ok: true},
-		{name: "nothing", ok: false},
-		{name: "agent", args: []string{"agent"}, ok: false},
-	}
-	for _, tt := range tests {
-		t.Run(tt.name, func(t *testing.T) {
-			got, ok := hookKind(tt.args, func(string) string { return tt.context })
-			if got != tt.want || ok != tt.ok {
-				t.Errorf("hookKind(%q, %q) = %q, %v; want %q, %v", tt.args, tt.context, got, ok, tt.want, tt.ok)
-			}
-		})
-	}
-}

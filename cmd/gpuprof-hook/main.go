@@ -124,12 +124,7 @@ func (t thin) run(args []string) (code int) {
 	if f.kind == "jobcomp" {
 		return t.handOver(f, "")
 	}
-	path := f.config
-	if !f.configSet {
-		if path = t.getenv("GPUPROF_CONFIG"); path == "" {
-			path = defaultConfig
-		}
-	}
+	path, _ := hookbin.ConfigFile(f.config, t.getenv, defaultConfig)
 	data, err := conffile.Read(path, conffile.MaxSize)
 	if err != nil {
 		// Missing (the defaults), unreadable or not a file: the full hook
@@ -231,28 +226,8 @@ func parse(args []string, getenv func(string) string) (f flags, help bool, err e
 		}
 		*dst, *set = value, true
 	}
-	f.kind = hookKind(rest, getenv)
+	f.kind = hookbin.Kind(rest, getenv)
 	return f, false, err
-}
-
-// hookKind is the hook rest names; with no argument, the one slurmd's
-// SLURM_SCRIPT_CONTEXT says (installed directly as Prolog= or Epilog=, as
-// gpuprof is); "" for none.
-func hookKind(rest []string, getenv func(string) string) string {
-	if len(rest) == 0 {
-		switch getenv("SLURM_SCRIPT_CONTEXT") {
-		case "prolog_slurmd":
-			return "prolog"
-		case "epilog_slurmd":
-			return "epilog"
-		}
-		return ""
-	}
-	switch rest[0] {
-	case "prolog", "epilog", "jobcomp":
-		return rest[0]
-	}
-	return ""
 }
 
 // settings reads what the thin hook needs of the configuration file: the

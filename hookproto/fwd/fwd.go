@@ -18,6 +18,7 @@
 package fwd
 
 import (
+	"bytes"
 	"errors"
 	"fmt"
 	"syscall"
@@ -178,7 +179,7 @@ func Send(path string, h Hook, timeout time.Duration) error {
 			return errors.New("read answer: connection closed before a whole line")
 		}
 		answer = append(answer, buf[:n]...)
-		if i := indexNewline(answer); i >= 0 {
+		if i := bytes.IndexByte(answer, '\n'); i >= 0 {
 			if string(answer[:i]) == OK {
 				return nil
 			}
@@ -188,15 +189,6 @@ func Send(path string, h Hook, timeout time.Duration) error {
 			return fmt.Errorf("read answer: over %d bytes without a newline", MaxAnswer)
 		}
 	}
-}
-
-func indexNewline(b []byte) int {
-	for i, c := range b {
-		if c == '\n' {
-			return i
-		}
-	}
-	return -1
 }
 
 // setTimeouts sets the socket's send and receive timeouts to the time left

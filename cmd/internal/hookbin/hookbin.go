@@ -17,6 +17,43 @@ import (
 // (hooks.Runtime.Began), in RFC 3339 with nanoseconds.
 const BeganFlag = "hook-began"
 
+// Kind is the hook a hook binary's arguments name (rest: what is left
+// after the flags), as gpuprof's hook commands take it: its first
+// argument, prolog, epilog or jobcomp (the ones after it ignored); with
+// none, the one slurmd's SLURM_SCRIPT_CONTEXT says (installed directly as
+// Prolog= or Epilog=); "" for none. contrib/slurm/hook.sh applies the same
+// rule in shell.
+func Kind(rest []string, getenv func(string) string) string {
+	if len(rest) == 0 {
+		switch getenv("SLURM_SCRIPT_CONTEXT") {
+		case "prolog_slurmd":
+			return "prolog"
+		case "epilog_slurmd":
+			return "epilog"
+		}
+		return ""
+	}
+	switch rest[0] {
+	case "prolog", "epilog", "jobcomp":
+		return rest[0]
+	}
+	return ""
+}
+
+// ConfigFile is the configuration file every gpuprof command reads, and
+// whether it was asked for: flag (--config) when not empty, else
+// $GPUPROF_CONFIG when not empty, else def (config.DefaultPath, which the
+// hook binaries cannot import without the TOML decoder).
+func ConfigFile(flag string, getenv func(string) string, def string) (string, bool) {
+	if flag != "" {
+		return flag, true
+	}
+	if p := getenv("GPUPROF_CONFIG"); p != "" {
+		return p, true
+	}
+	return def, false
+}
+
 // FullHook is the name of the binary that runs a hook whole
 // (cmd/gpuprof-hook-full), installed beside gpuprof-hook.
 const FullHook = "gpuprof-hook-full"
@@ -28,8 +65,7 @@ const FullHook = "gpuprof-hook-full"
 // the hook's own user and that no one else may write.
 func HandOverTo(self string) string {
 	if self != "" {
-		full := filepath.Join(filepath.Dir(self), FullHook)
-		if fi, err := os.Stat(full); err == nil && fi.Mode().IsRegular() && fi.Mode()&0o111 != 0 && trustedBinary(fi) {
+		if full := filepath.Join(filepath.Dir(self), FullHook); runnable(full) {
 			return full
 		}
 	}
@@ -52,11 +88,18 @@ func GPUProfFor(self string) string {
 	}
 	candidates = append(candidates, "/usr/local/bin/gpuprof", "/usr/bin/gpuprof")
 	for _, c := range candidates {
-		if fi, err := os.Stat(c); err == nil && fi.Mode().IsRegular() && fi.Mode()&0o111 != 0 && trustedBinary(fi) {
+		if runnable(c) {
 			return c
 		}
 	}
 	return ""
+}
+
+// runnable: path is a regular executable file a hook may run
+// (trustedBinary).
+func runnable(path string) bool {
+	fi, err := os.Stat(path)
+	return err == nil && fi.Mode().IsRegular() && fi.Mode()&0o111 != 0 && trustedBinary(fi)
 }
 
 // trustedBinary: the hooks run as root (slurmd) or the SlurmUser

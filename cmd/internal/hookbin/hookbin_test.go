@@ -92,3 +92,56 @@ func TestHandOverTo(t *testing.T) {
 		}
 	}
 }
+
+// TestKind: the hook a hook binary's arguments name, as both gpuprof-hook
+// and gpuprof-hook-full read them.
+func TestKind(t *testing.T) {
+	tests := []struct {
+		name    string
+		rest    []string
+		context string
+		want    string
+	}{
+		{name: "prolog", rest: []string{"prolog"}, want: "prolog"},
+		{name: "jobcomp, extra args ignored", rest: []string{"jobcomp", "extra"}, want: "jobcomp"},
+		{name: "slurmd's epilog, no args", context: "epilog_slurmd", want: "epilog"},
+		{name: "slurmd's prolog, no args", context: "prolog_slurmd", want: "prolog"},
+		{name: "the name beats the context", rest: []string{"epilog"}, context: "prolog_slurmd", want: "epilog"},
+		{name: "nothing"},
+		{name: "agent", rest: []string{"agent"}},
+		{name: "another context", context: "prolog_slurmctld"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			if got := Kind(tt.rest, func(string) string { return tt.context }); got != tt.want {
+				t.Errorf("Kind(%q, %q) = %q, want %q", tt.rest, tt.context, got, tt.want)
+			}
+		})
+	}
+}
+
+// TestConfigFile: --config, else $GPUPROF_CONFIG, else the default; an
+// empty flag or variable counts as unset.
+func TestConfigFile(t *testing.T) {
+	env := func(v string) func(string) string {
+		return func(k string) string {
+			if k == "GPUPROF_CONFIG" {
+				return v
+			}
+			return ""
+		}
+	}
+	for _, tt := range []struct {
+		flag, env, want string
+		explicit        bool
+	}{
+		{flag: "/a.toml", env: "/b.toml", want: "/a.toml", explicit: true},
+		{env: "/b.toml", want: "/b.toml", explicit: true},
+		{want: "/etc/gpuprof/gpuprof.toml"},
+	} {
+		got, explicit := ConfigFile(tt.flag, env(tt.env), "/etc/gpuprof/gpuprof.toml")
+		if got != tt.want || explicit != tt.explicit {
+			t.Errorf("ConfigFile(%q, $GPUPROF_CONFIG=%q) = %q, %v; want %q, %v", tt.flag, tt.env, got, explicit, tt.want, tt.explicit)
+		}
+	}
+}

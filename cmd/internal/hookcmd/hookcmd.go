@@ -25,6 +25,7 @@ import (
 
 	"github.com/spf13/pflag"
 
+	"github.com/gpuprof/gpuprof/cmd/internal/hookbin"
 	"github.com/gpuprof/gpuprof/config"
 	"github.com/gpuprof/gpuprof/gpu"
 	"github.com/gpuprof/gpuprof/gpu/nvproc"
@@ -49,13 +50,7 @@ func (o *Options) AddFlags(fs *pflag.FlagSet) {
 
 // ConfigFile returns the file to read and whether it was asked for.
 func (o *Options) ConfigFile() (string, bool) {
-	if o.ConfigPath != "" {
-		return o.ConfigPath, true
-	}
-	if p := os.Getenv("GPUPROF_CONFIG"); p != "" {
-		return p, true
-	}
-	return config.DefaultPath, false
+	return hookbin.ConfigFile(o.ConfigPath, os.Getenv, config.DefaultPath)
 }
 
 // Load reads the configuration, with --db over its database.
