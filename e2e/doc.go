@@ -27,8 +27,11 @@
 // TestJobIDsAsSlurmPrintsThem, TestHookCrashOnCluster,
 // TestRunningJobShownWhileItRuns, TestRunningJobNameElapsedClass,
 // TestSpooledRecordsJoinTheirJob, TestSMActivityUnderSlurm,
-// TestClusterDatabaseTmpdir, TestPrometheusScrape (sequential, so alone on it; the cluster starts for
-// it when it runs first).
+// TestClusterDatabaseTmpdir, TestJobEndMailAndAdminComment (its jobs'
+// mail too goes to its partition's wrapper: slurmctld gives MailProg
+// SLURM_JOB_PARTITION, as its other scripts), TestPrometheusScrape
+// (sequential, so alone on it; the cluster starts for it when it runs
+// first).
 //
 // On it too, with no scope and no lease, since they submit nothing and
 // read only its configuration (sharedConf): TestSchedConfAsSlurmReadsIt
@@ -124,8 +127,6 @@
 //     they check must see the node's whole queue.
 //   - TestRecommendationsAcceptedBySlurm: applies partition and QOS changes
 //     to slurmctld, for every job on it.
-//   - TestJobEndMailAndAdminComment: MailProg (job mail carries no
-//     partition to hand it out by).
 //   - TestSchedulerViewMatchesSacct: it requeues a running job and pushes
 //     its begin time to now until it runs again; on the shared cluster,
 //     with other tests' jobs beside it under load, slurmctld sent the

@@ -41,7 +41,13 @@ func TestJobEndMailAndAdminComment(t *testing.T) {
 		t.Fatal(err)
 	}
 	cfgPath := filepath.Join(work, "gpuprof.toml")
-	c := startCluster(t, clusterOptions{Accounting: true, JobComp: true, MailProg: true, GPUProfBin: bin, GPUProfConfig: cfgPath})
+	// The shared cluster's MailProg= is the example's line; testcluster.sh
+	// --by-partition hands each job's mail to its partition's wrapper by
+	// SLURM_JOB_PARTITION, which slurmctld sets for MailProg as for its
+	// other scripts (job_common_env_vars). This scope's partition runs
+	// contrib/slurm/mailprog.sh around this test's gpuprof.
+	c := sharedCluster(t)
+	c.hooks(t, bin, cfgPath)
 	simDir, mailDir := filepath.Join(work, "sim"), filepath.Join(work, "mail")
 	for _, d := range []string{simDir, mailDir} {
 		if err := os.Mkdir(d, 0o777); err != nil {
@@ -53,6 +59,9 @@ func TestJobEndMailAndAdminComment(t *testing.T) {
 	}
 	if conf, err := os.ReadFile(c.Conf); err != nil || !strings.Contains(string(conf), "MailProg="+filepath.Join(c.Dir, "hooks", "mailprog")+"\n") {
 		t.Fatalf("the cluster's slurm.conf does not name the example's MailProg wrapper (%v):\n%s", err, conf)
+	}
+	if w, err := os.ReadFile(filepath.Join(c.Dir, "hooks", "p", c.Name, "mailprog")); err != nil || !strings.Contains(string(w), "contrib/slurm/mailprog.sh") {
+		t.Fatalf("partition %s's MailProg is not the example's wrapper (%v):\n%s", c.Name, err, w)
 	}
 
 	// slurmctld gives its scripts an environment of its own: sacct and
@@ -114,7 +123,7 @@ deadline = "5s"
 	agent := startProcess(t, filepath.Join(work, "agent.out"), os.Environ(), bin, "agent", "--config", cfgPath)
 	t.Cleanup(func() {
 		if t.Failed() {
-			for _, f := range []string{filepath.Join(work, "agent.out"), base.LogFile, filepath.Join(c.Dir, "hooks", "hooks.log")} {
+			for _, f := range []string{filepath.Join(work, "agent.out"), base.LogFile, c.HooksLog()} {
 				if data, err := os.ReadFile(f); err == nil {
 					t.Logf("==== %s (last 60 lines)\n%s", f, lastLines(string(data), 60))
 				}
@@ -127,12 +136,10 @@ deadline = "5s"
 	submit := func(name string) string {
 		t.Helper()
 		burn := shellQuote(bin) + " simgpu burn --mem 6GiB --util 40 --for 8s"
-		id := c.run(t, "sbatch", "--parsable", "-J", name, "--gres=gpu:1", "-o", "/dev/null",
+		id := c.sbatch(t, "-J", name, "--gres=gpu:1", "-o", "/dev/null",
 			"--mail-type=END", "--mail-user="+mailRecipient,
 			"--chdir", work, "--export=ALL,GPUPROF_CONFIG="+cfgPath, "--wrap", burn)
-		id = strings.TrimSpace(id)
-		t.Cleanup(func() { _, _ = c.output("scancel", id) })
-		return id
+		return strings.TrimSpace(id)
 	}
 
 	hostile := "e2e-mail\nBcc: victim@example.org"
@@ -292,7 +299,7 @@ func waitMail(t *testing.T, dir, id string, timeout time.Duration) ([]string, st
 
 // waitAdminComment polls sacct -o AdminComment of job id until ok says
 // so, and returns it.
-func waitAdminComment(t *testing.T, c *cluster, id string, timeout time.Duration, ok func(string) bool) string {
+func waitAdminComment(t *testing.T, c *scope, id string, timeout time.Duration, ok func(string) bool) string {
 	t.Helper()
 	deadline := time.Now().Add(timeout)
 	for {

@@ -305,7 +305,7 @@ func startShared(t *testing.T) {
 			return
 		}
 		shared.c = newCluster(dir)
-		shared.took, shared.err = shared.c.launch(clusterOptions{Accounting: true, JobComp: true, HookEnv: true, ByPartition: true})
+		shared.took, shared.err = shared.c.launch(clusterOptions{Accounting: true, JobComp: true, MailProg: true, HookEnv: true, ByPartition: true})
 		shared.up = time.Now()
 		if shared.err == nil {
 			fmt.Fprintf(os.Stderr, "e2e: shared cluster up in %s (%s)\n", dir, shared.took.Round(time.Millisecond))
