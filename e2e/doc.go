@@ -29,7 +29,12 @@
 // TestSpooledRecordsJoinTheirJob, TestSMActivityUnderSlurm,
 // TestClusterDatabaseTmpdir, TestJobEndMailAndAdminComment (its jobs'
 // mail too goes to its partition's wrapper: slurmctld gives MailProg
-// SLURM_JOB_PARTITION, as its other scripts), TestPrometheusScrape
+// SLURM_JOB_PARTITION, as its other scripts), TestSchedulerViewMatchesSacct
+// (its requeue waits until the first run's script has started: a launch
+// still on its way when the job was requeued reached slurmd after the
+// second run's, "slurm_script: File exists", and the job was held; under
+// load beside other tests' jobs that happened in three runs of five before
+// that wait), TestPrometheusScrape
 // (sequential, so alone on it; the cluster starts for it when it runs
 // first).
 //
@@ -127,11 +132,6 @@
 //     they check must see the node's whole queue.
 //   - TestRecommendationsAcceptedBySlurm: applies partition and QOS changes
 //     to slurmctld, for every job on it.
-//   - TestSchedulerViewMatchesSacct: it requeues a running job and pushes
-//     its begin time to now until it runs again; on the shared cluster,
-//     with other tests' jobs beside it under load, slurmctld sent the
-//     requeued job's launch twice (slurmd: "slurm_script: File exists",
-//     launch failed, requeued held) in three runs of five.
 //
 // # Two tiers
 //
