@@ -30,13 +30,12 @@
 // TestClusterDatabaseTmpdir, TestJobEndMailAndAdminComment (its jobs'
 // mail too goes to its partition's wrapper: slurmctld gives MailProg
 // SLURM_JOB_PARTITION, as its other scripts), TestSchedulerViewMatchesSacct
-// (its requeue waits until the first run's script has started: a launch
-// still on its way when the job was requeued reached slurmd after the
-// second run's, "slurm_script: File exists", and the job was held; under
-// load beside other tests' jobs that happened in three runs of five before
-// that wait), TestPrometheusScrape
-// (sequential, so alone on it; the cluster starts for it when it runs
-// first).
+// (it requeues its job only once the first run's script has started:
+// requeued as soon as squeue said RUNNING, the first launch could reach
+// slurmd after the second's — "slurm_script: File exists", the job held —
+// which on this node beside other tests' jobs happened in three runs of
+// five), TestPrometheusScrape (sequential, so alone on it; the cluster
+// starts for it when it runs first).
 //
 // On it too, with no scope and no lease, since they submit nothing and
 // read only its configuration (sharedConf): TestSchedConfAsSlurmReadsIt

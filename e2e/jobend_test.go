@@ -194,7 +194,7 @@ deadline = "5s"
 		}
 	})
 	t.Run("AdminComment", func(t *testing.T) {
-		comment := waitAdminComment(t, c, id, 90*time.Second, func(s string) bool { return s != "" })
+		comment := waitAdminComment(t, c.cluster, id, 90*time.Second, func(s string) bool { return s != "" })
 		if !regexp.MustCompile(`^gpuprof:v1:gpus=1,.*class=[a-z_]+`).MatchString(comment) || len(comment) > 300 {
 			t.Errorf("sacct -o AdminComment of job %s: %q, want gpuprof's summary", id, comment)
 		}
@@ -299,7 +299,7 @@ func waitMail(t *testing.T, dir, id string, timeout time.Duration) ([]string, st
 
 // waitAdminComment polls sacct -o AdminComment of job id until ok says
 // so, and returns it.
-func waitAdminComment(t *testing.T, c *scope, id string, timeout time.Duration, ok func(string) bool) string {
+func waitAdminComment(t *testing.T, c *cluster, id string, timeout time.Duration, ok func(string) bool) string {
 	t.Helper()
 	deadline := time.Now().Add(timeout)
 	for {
