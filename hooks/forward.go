@@ -25,8 +25,8 @@ import (
 // What it does not take — another configuration than the agent's, an
 // environment that does not parse, a request the agent fails — it refuses
 // without a log line, and gpuprof-hook hands the hook to the full one
-// (`gpuprof prolog|epilog`), which runs it as it always did (Run) and logs
-// it once.
+// (gpuprof-hook-full, else `gpuprof prolog|epilog`), which runs it as it
+// always did (Run) and logs it once.
 type Forwarder struct {
 	// Config is the configuration file's, as a hook reading it has it:
 	// before the agent's own flags and with slurm_conf as written (the

@@ -17,6 +17,7 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/gpuprof/gpuprof/cmd/internal/hookbin"
 	"github.com/gpuprof/gpuprof/config"
 	"github.com/gpuprof/gpuprof/jobsource"
 )
@@ -26,13 +27,11 @@ func main() {
 	defer stop()
 	args := os.Args[1:]
 	// Installed directly as Prolog=/usr/local/bin/gpuprof, slurmd runs us
-	// with no arguments: the hook context says which hook we are.
+	// with no arguments: the hook context says which hook we are
+	// (hookbin.Kind, the hook binaries' rule).
 	if len(args) == 0 {
-		switch os.Getenv("SLURM_SCRIPT_CONTEXT") {
-		case "prolog_slurmd":
-			args = []string{"prolog"}
-		case "epilog_slurmd":
-			args = []string{"epilog"}
+		if kind := hookbin.Kind(nil, os.Getenv); kind != "" {
+			args = []string{kind}
 		}
 	}
 	root := newCLI()

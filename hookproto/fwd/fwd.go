@@ -10,7 +10,8 @@
 // span and grown stack costs some (issue #41, docs/benchmarks.md). The
 // agent, which already holds the validated configuration, does the
 // hook's work (hooks.Forwarder); whatever the agent does not take, the
-// thin hook hands to the full one (`gpuprof prolog|epilog`).
+// thin hook hands to the full one (gpuprof-hook-full, else `gpuprof
+// prolog|epilog`).
 //
 // The request is hookproto.Request with Op "hook" and Hook set, decoded by
 // the agent with encoding/json; TestRequestDecodes holds the bytes

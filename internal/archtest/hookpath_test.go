@@ -158,7 +158,7 @@ func hookInitAllocatesNothing(t *testing.T, name string) {
 // thinHookMay is all gpuprof-hook may link beyond the standard library:
 // it forwards a prolog or epilog to the agent (hookproto/fwd) with its
 // configuration file's sum (internal/conffile) and hands the rest to
-// gpuprof (cmd/internal/hookbin). The hook's work — the configuration's
+// gpuprof-hook-full, else gpuprof (cmd/internal/hookbin). The hook's work — the configuration's
 // meaning, the environment, gres.conf, the spool — is hooks', in the
 // agent (hooks.Forwarder) or in gpuprof.
 var thinHookMay = []string{

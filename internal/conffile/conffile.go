@@ -13,6 +13,7 @@ package conffile
 import (
 	"errors"
 	"fmt"
+	"hash/fnv"
 	"io"
 	"os"
 
@@ -64,21 +65,12 @@ func Read(path string, max int64) ([]byte, error) {
 }
 
 // Sum is the fingerprint of a configuration file's bytes: FNV-1a, 64 bits,
-// in hex. The agent keeps its configuration's (config.Config.FileSum) and
-// takes a forwarded hook only when the hook read the same bytes
-// (hooks.Forwarder); it tells an edit apart, not an adversary (only root
-// writes the file).
+// 16 hex digits. The agent keeps its configuration's (config.LoadFile
+// returns it) and takes a forwarded hook only when the hook read the same
+// bytes (hooks.Forwarder); it tells an edit apart, not an adversary (only
+// root writes the file).
 func Sum(data []byte) string {
-	const offset, prime = 14695981039346656037, 1099511628211
-	h := uint64(offset)
-	for _, c := range data {
-		h ^= uint64(c)
-		h *= prime
-	}
-	var b [16]byte
-	for i := 15; i >= 0; i-- {
-		b[i] = "0123456789abcdef"[h&0xf]
-		h >>= 4
-	}
-	return string(b[:])
+	h := fnv.New64a()
+	_, _ = h.Write(data) // a hash.Hash never fails
+	return fmt.Sprintf("%016x", h.Sum64())
 }

@@ -61,3 +61,18 @@ func TestRead(t *testing.T) {
 		})
 	}
 }
+
+// TestSumIsFNV1a: Sum is FNV-1a of 64 bits in 16 hex digits, held to the
+// published test vectors of the FNV reference (Fowler, Noll, Vo), which
+// the thin hook and the agent must both compute alike.
+func TestSumIsFNV1a(t *testing.T) {
+	for in, want := range map[string]string{
+		"":       "cbf29ce484222325",
+		"a":      "af63dc4c8601ec8c",
+		"foobar": "85944171f73967e8",
+	} {
+		if got := Sum([]byte(in)); got != want {
+			t.Errorf("Sum(%q) = %s, want %s", in, got, want)
+		}
+	}
+}
