@@ -97,7 +97,6 @@ func ctlJobs(bin string) []ctlJob {
 // accounting whose jobcomp/script is `gpuprof jobcomp`, then compares the
 // scheduler view `gpuprof jobs --json` gives — from jobcomp alone, then
 // after `gpuprof import sacct` — with sacct, job by job and field by field.
-// It runs on the shared cluster; the import reads its account only.
 func TestSchedulerViewMatchesSacct(t *testing.T) {
 	requireClusterHost(t)
 	t.Parallel()
@@ -107,8 +106,7 @@ func TestSchedulerViewMatchesSacct(t *testing.T) {
 		t.Fatal(err)
 	}
 	cfgPath := filepath.Join(work, "gpuprof.toml")
-	c := sharedCluster(t)
-	c.hooks(t, bin, cfgPath)
+	c := startCluster(t, clusterOptions{Accounting: true, JobComp: true, GPUProfBin: bin, GPUProfConfig: cfgPath, HookEnv: true})
 	simDir := filepath.Join(work, "sim")
 	if err := os.Mkdir(simDir, 0o777); err != nil {
 		t.Fatal(err)
@@ -118,7 +116,6 @@ func TestSchedulerViewMatchesSacct(t *testing.T) {
 	}
 	// One database for the agent and jobcomp: the single-host setup.
 	cfg := writeCaptureConfig(t, cfgPath, work, simDir, filepath.Join(c.Dir, "etc", "gres.conf"))
-	c.importOwnAccount(t, cfgPath, work)
 	agentOut := filepath.Join(work, "agent.out")
 	agent := startProcess(t, agentOut, os.Environ(), bin, "agent", "--config", cfgPath)
 	t.Cleanup(func() {
@@ -140,31 +137,31 @@ func TestSchedulerViewMatchesSacct(t *testing.T) {
 	for i := range jobs {
 		j := &jobs[i]
 		byName[ctlPrefix+j.name] = j
-		args := append([]string{"-J", ctlPrefix + j.name, "-o", "/dev/null", "--chdir", work,
+		args := append([]string{"--parsable", "-J", ctlPrefix + j.name, "-o", "/dev/null", "--chdir", work,
 			"--export=ALL,GPUPROF_CONFIG=" + cfgPath}, j.sbatch...)
-		ids[i] = c.sbatch(t, append(args, "--wrap", j.script)...)
+		ids[i] = c.run(t, "sbatch", append(args, "--wrap", j.script)...)
 		switch j.action {
 		case "cancel-pending":
 			c.run(t, "scancel", ids[i])
 		case "cancel-running":
 			actions++
-			go func() { errs <- cancelWhenRunning(c.cluster, ids[i], 3*time.Second, func() bool { return true }) }()
+			go func() { errs <- cancelWhenRunning(c, ids[i], 3*time.Second, func() bool { return true }) }()
 		case "requeue":
 			actions++
 			go func() {
-				errs <- requeueWhenRunning(c.cluster, ids[i], filepath.Join(work, "requeue-started."+ids[i]), 4*time.Second)
+				errs <- requeueWhenRunning(c, ids[i], filepath.Join(work, "requeue-started."+ids[i]), 4*time.Second)
 			}()
 		}
 	}
 	t.Logf("submitted %s", strings.Join(ids, ","))
-	c.waitDrained(t, queueTimeout)
+	waitQueueDrained(t, c, queueTimeout)
 	for range actions {
 		if err := <-errs; err != nil {
 			t.Error(err)
 		}
 	}
 
-	rows := waitSacct(t, c.cluster, ids, jobs)
+	rows := waitSacct(t, c, ids, jobs)
 	for _, r := range rows {
 		j := byName[r.name]
 		if j == nil {
@@ -205,7 +202,7 @@ func TestSchedulerViewMatchesSacct(t *testing.T) {
 	})
 
 	t.Run("after-import", func(t *testing.T) {
-		out := importSacct(t, c.cluster, bin, cfgPath)
+		out := importSacct(t, c, bin, cfgPath)
 		if read, _, _, _, skipped := importCounts(t, out); skipped != 0 || read == 0 {
 			t.Errorf("import: %q, want every line read and none skipped", out)
 		}
@@ -246,7 +243,7 @@ func TestSchedulerViewMatchesSacct(t *testing.T) {
 			t.Errorf("gpuprof jobs lists %d jobs, sacct %d: %v vs %v", len(views), len(rows), keys(views), rowIDs(rows))
 		}
 		// Re-importing the same window changes nothing.
-		out = importSacct(t, c.cluster, bin, cfgPath)
+		out = importSacct(t, c, bin, cfgPath)
 		if read, ins, upd, same, _ := importCounts(t, out); ins != 0 || upd != 0 || same != read {
 			t.Errorf("second import: %q, want every job unchanged", out)
 		}

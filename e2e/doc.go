@@ -29,13 +29,9 @@
 // TestSpooledRecordsJoinTheirJob, TestSMActivityUnderSlurm,
 // TestClusterDatabaseTmpdir, TestJobEndMailAndAdminComment (its jobs'
 // mail too goes to its partition's wrapper: slurmctld gives MailProg
-// SLURM_JOB_PARTITION, as its other scripts), TestSchedulerViewMatchesSacct
-// (it requeues its job only once the first run's script has started:
-// requeued as soon as squeue said RUNNING, the first launch could reach
-// slurmd after the second's — "slurm_script: File exists", the job held —
-// which on this node beside other tests' jobs happened in three runs of
-// five), TestPrometheusScrape (sequential, so alone on it; the cluster
-// starts for it when it runs first).
+// SLURM_JOB_PARTITION, as its other scripts), TestPrometheusScrape
+// (sequential, so alone on it; the cluster starts for it when it runs
+// first).
 //
 // On it too, with no scope and no lease, since they submit nothing and
 // read only its configuration (sharedConf): TestSchedConfAsSlurmReadsIt
@@ -131,6 +127,13 @@
 //     they check must see the node's whole queue.
 //   - TestRecommendationsAcceptedBySlurm: applies partition and QOS changes
 //     to slurmctld, for every job on it.
+//   - TestSchedulerViewMatchesSacct: its jobs hold the node's GPUs for
+//     minutes (a job run to its time limit, one cancelled, one requeued,
+//     an array); on the shared node they kept a scoped test's job pending
+//     past its wait (TestHookCrashOnCluster/kill, one run of six). Its
+//     requeue now waits until the first run's script has started, which
+//     ended the double launch ("slurm_script: File exists") that first
+//     sent it back.
 //
 // # Two tiers
 //

@@ -59,7 +59,7 @@ dir = "`+filepath.Join(dir, "sim")+`"
 			writeFile(t, faultFile, f.fault+"\n")
 			id := c.sbatch(t, "-o", "/dev/null", "-J", "crash-"+f.fault, "--gres=gpu:1", "--wrap", "true")
 			// A prolog that failed would leave the job requeued and held.
-			c.waitQueueEmpty(t, []string{id}, time.Minute)
+			c.waitQueueEmpty(t, []string{id}, queueTimeout)
 			if out := c.run(t, "scontrol", "-o", "show", "job", id); !strings.Contains(out, "JobState=COMPLETED") {
 				t.Errorf("job %s: %s, want COMPLETED", id, out)
 			}

@@ -62,7 +62,7 @@ func TestSlurmFacts(t *testing.T) {
 			// is slurmctld's word: its GRES index list (scontrol -d).
 			id := c.sbatch(t, append([]string{"-o", "/dev/null", "-J", tt.name}, tt.sbatch...)...)
 			idx := gresIndex(t, c.cluster, id)
-			c.waitQueueEmpty(t, []string{id}, time.Minute)
+			c.waitQueueEmpty(t, []string{id}, queueTimeout)
 			if idx == "" {
 				// No index list (a shard job's GRES): the GPUs the
 				// prolog saw, which every hook variable must agree with.
@@ -135,7 +135,7 @@ const gpusIdx = "<the job's GPU indices>"
 // pending; "" for a job that started without such a list.
 func gresIndex(t *testing.T, c *cluster, id string) string {
 	t.Helper()
-	deadline := time.Now().Add(time.Minute)
+	deadline := time.Now().Add(queueTimeout) // other tests' jobs may hold the GPUs
 	for {
 		out := c.run(t, "scontrol", "-d", "-o", "show", "job", id)
 		if _, after, ok := strings.Cut(out, "(IDX:"); ok {
@@ -162,7 +162,7 @@ func gresIndex(t *testing.T, c *cluster, id string) string {
 			return ""
 		}
 		if time.Now().After(deadline) {
-			t.Fatalf("job %s still pending after a minute:\n%s", id, out)
+			t.Fatalf("job %s still pending after %s:\n%s", id, queueTimeout, out)
 		}
 		time.Sleep(200 * time.Millisecond)
 	}

@@ -156,9 +156,11 @@ memory = "80GiB"
 			"--chdir", work, "--export=ALL,GPUPROF_CONFIG="+cfgPath,
 			"--wrap", fmt.Sprintf("%s simgpu burn --mem %s --util 50 --for %s", shellQuote(bin), mem, d))
 	}
+	// A job may first wait for GPUs other tests' jobs hold on the shared
+	// node: each wait is queueTimeout.
 	waitSpooled := func(kind, id string) {
 		t.Helper()
-		deadline := time.Now().Add(time.Minute)
+		deadline := time.Now().Add(queueTimeout)
 		for time.Now().Before(deadline) {
 			names, _ := filepath.Glob(filepath.Join(spoolDir, "*."+kind+".json"))
 			for _, n := range names {
@@ -168,11 +170,11 @@ memory = "80GiB"
 			}
 			time.Sleep(200 * time.Millisecond)
 		}
-		t.Fatalf("no %s record of job %s in the spool after a minute", kind, id)
+		t.Fatalf("no %s record of job %s in the spool after %s", kind, id, queueTimeout)
 	}
 	waitSeen := func(id string) {
 		t.Helper()
-		deadline := time.Now().Add(time.Minute)
+		deadline := time.Now().Add(queueTimeout)
 		for !programSeen(bin, cfgPath, id) {
 			if time.Now().After(deadline) {
 				t.Fatalf("the agent never recorded job %s's program", id)

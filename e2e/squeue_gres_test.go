@@ -51,10 +51,11 @@ func TestSqueueGresPerNode(t *testing.T) {
 	sq := notice.Squeue{Program: program, Timeout: 10 * time.Second}
 	for _, tt := range tests {
 		id := ids[tt.gres]
-		deadline := time.Now().Add(time.Minute)
+		// Other tests' jobs may hold the shared node's GPUs a while.
+		deadline := time.Now().Add(queueTimeout)
 		for strings.TrimSpace(c.run(t, "squeue", "--noheader", "--jobs="+id, "--format=%T")) != "RUNNING" {
 			if time.Now().After(deadline) {
-				t.Fatalf("job %s (--gres=%s) not running after a minute", id, tt.gres)
+				t.Fatalf("job %s (--gres=%s) not running after %s", id, tt.gres, queueTimeout)
 			}
 			time.Sleep(time.Second)
 		}
