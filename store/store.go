@@ -480,11 +480,22 @@ func (c *connector) checkNames() error {
 		if err != nil {
 			return err
 		}
-		if st, ok := fi.Sys().(*unix.Stat_t); !fi.Mode().IsRegular() || !ok || st.Nlink != 1 {
+		if !sideFileOK(fi) {
 			return fmt.Errorf("%w: %s%s is not a regular file with one name", ErrReplaced, c.file, suffix)
 		}
 	}
 	return nil
+}
+
+// sideFileOK says whether a -wal, -shm or -journal file that Lstat found
+// may stand beside the database: a regular file with one name, or with
+// none left. SQLite unlinks the WAL when its last connection closes (in
+// this process or another), and a stat racing that unlink reports the
+// file it looked up with no name: the file's absence, which checkNames
+// accepts, not a link planted beside the database (two names or more).
+func sideFileOK(fi fs.FileInfo) bool {
+	st, ok := fi.Sys().(*unix.Stat_t)
+	return ok && fi.Mode().IsRegular() && st.Nlink <= 1
 }
 
 func (c *connector) Driver() driver.Driver { return c.drv }
